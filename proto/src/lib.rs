@@ -1,0 +1,26 @@
+//! Nano-consensus protocol: the one definition.
+//!
+//! - [`wire`]: every packet kind, zero-copy parse with validation, and emit.
+//! - [`frame`]: Ethernet/IPv4/UDP framing around those packets.
+//! - [`regs`]: the register map (addresses, widths, reset values, legal ranges) and config validation.
+//! - [`node`] (feature `alloc`): the sans-IO LOWI reference model (RSBCAST, OWI, LOWI; §4 and §5.2).
+//! - [`apply`] (feature `alloc`): exactly-once application of decided entries per (client, seq).
+//! - [`transfer`] (feature `alloc`): the state-transfer half of a join (snapshot chunking and reassembly).
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+pub mod frame;
+pub mod regs;
+#[cfg(feature = "alloc")]
+pub mod rsbcast;
+pub mod wire;
+
+#[cfg(feature = "alloc")]
+pub mod apply;
+#[cfg(feature = "alloc")]
+pub mod node;
+#[cfg(feature = "alloc")]
+pub mod transfer;

@@ -1,0 +1,1082 @@
+//! The LOWI reference model: one node as a sans-IO state machine.
+//!
+//! Drivers (the RTL harness, the software engine's sockets, the simulator)
+//! feed it events and carry out the [`Action`]s it returns; it never does I/O
+//! and never reads a clock. Time is an abstract integer (`now`): clock cycles
+//! for the RTL, nanoseconds for software. Every input first runs the
+//! time-driven transitions due at `now` ([`Node::tick`] does only that), so
+//! a driver may call `tick` every cycle (RTL) or only at
+//! [`Node::next_deadline`] (software, simulator): both give the same result.
+//!
+//! Semantics (paper Alg. 1–3 with the hardware rules of §5.2):
+//! - **Loop (leader).** A send happens when `now ≥ next_send`; then
+//!   `next_send = now + loop_period` (the loop counter resets after each
+//!   send). Requests never touch the loop counter. A send takes up to
+//!   `batch_max` requests from the egress FIFO (within the MTU) as one
+//!   BATCH instance, or one CONFIG request as a CONFIG instance, or sends a
+//!   heartbeat ⊥ when the FIFO is empty. The leader decides at send time:
+//!   it RSBCASTs one copy per tree, hands the decision to its host and
+//!   answers each client OK.
+//! - **Heartbeats** carry the next instance (`last decided + 1`) and do not
+//!   consume it: the instance repeats until a value is decided.
+//! - **Receive (follower).** Every accepted copy resets the timeout counter.
+//!   A DECIDE is delivered when RSBCAST completes it ([`crate::rsbcast`]).
+//!   A delivered value must be the next instance; anything else means this
+//!   node's log and the leader's differ, and the node exits safely.
+//! - **Succession (OWI).** When `timeout` passes without an accepted copy,
+//!   `epoch += 1` and the leader is `epoch mod node_count` — no messages.
+//!   The node whose id matches starts looping at once. A copy from a higher
+//!   epoch is adopted (that leader timed out earlier); a copy from a lower
+//!   epoch is stale: ignored and counted as a synchrony violation.
+//! - **NET-FAULT safe exit.** A missing copy, a gap in a tree's sequence or
+//!   an instance mismatch stops the node: it decides nothing more until it is
+//!   disabled and re-enabled (as a joining node).
+//! - **Rate limiting.** Requests beyond `fifo_depth` are dropped and counted;
+//!   requests that cannot fit in one DECIDE are dropped and counted.
+//! - **START** (§5.2). The designated leader (id = 0 mod n at epoch 0) sends
+//!   START; armed followers that deliver it become active.
+//! - **Joining** (§5.2). An enabled joining node locks onto the live stream
+//!   (no START), delivers every decision from then on, and becomes active
+//!   when the control software says the state transfer is done.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use crate::regs::{self, Config, Counter, RegError, addr, ctrl, status};
+use crate::rsbcast::{CopyOutcome, FaultKind, Receiver};
+use crate::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
+
+/// Lifecycle of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// `CTRL.ENABLE` = 0: configuration writable, nothing runs.
+    Disabled,
+    /// Enabled, waiting for START.
+    Armed,
+    /// Enabled with `CTRL.JOIN`: following the live stream, state transfer pending.
+    Joining,
+    /// A running member.
+    Active,
+    /// Safe exit after a NET-FAULT.
+    Faulted,
+}
+
+/// Why a node made a safe exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetFault {
+    /// RSBCAST gave up on a message.
+    Rsbcast(FaultKind),
+    /// A delivered DECIDE does not continue this node's log.
+    InstanceMismatch {
+        /// Instance this node expected next.
+        expected: u64,
+        /// Instance the message carried.
+        got: u64,
+    },
+    /// A new epoch began while copies of an older message were still arriving.
+    EpochChangeInFlight,
+}
+
+/// A synchrony violation the node observed (it is counted and reported, never hidden).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// The leader sent `late` time units after its loop deadline (more than `late_tick_slack`).
+    LateTick {
+        /// How late.
+        late: u64,
+    },
+    /// A copy from an epoch this node already left.
+    StaleEpoch {
+        /// The copy's epoch.
+        epoch: u32,
+    },
+    /// A copy came after its message's RSBCAST window.
+    LateCopy {
+        /// The tree.
+        tree: u8,
+    },
+    /// This leader saw a copy from a later epoch: it was timed out on while alive.
+    Deposed {
+        /// The later epoch.
+        epoch: u32,
+    },
+}
+
+/// A decision handed to the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The instance decided.
+    pub instance: u64,
+    /// Epoch of the leader that decided it.
+    pub epoch: u32,
+    /// `Batch` or `Config`.
+    pub kind: DecideKind,
+    /// The DECIDE packet (UDP payload) as sent or completed; consumers ignore its `tree` field.
+    pub packet: Vec<u8>,
+}
+
+impl Decision {
+    /// The decided entries, parsed from `packet`.
+    pub fn decide(&self, cluster_id: u32) -> Decide<'_> {
+        match wire::parse(&self.packet, cluster_id) {
+            Ok((_, Packet::Decide(d))) => d,
+            // A Decision is only built from packets this crate emitted or validated.
+            _ => unreachable!("a Decision always holds a valid DECIDE"),
+        }
+    }
+}
+
+/// What the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send `packet` (a UDP payload) on tree `tree`'s multicast group.
+    Send {
+        /// Tree index.
+        tree: u8,
+        /// UDP payload.
+        packet: Vec<u8>,
+    },
+    /// Send `packet` (a UDP payload) to the client `client_id` (the driver knows its address).
+    Reply {
+        /// Client to answer.
+        client_id: u32,
+        /// UDP payload.
+        packet: Vec<u8>,
+    },
+    /// Hand a decision to the host (the DECIDE frame of the host path).
+    Deliver(Decision),
+    /// The leader changed (timeout or a later epoch seen).
+    LeaderChanged {
+        /// New epoch.
+        epoch: u32,
+        /// New leader id.
+        leader: u8,
+    },
+    /// The node's state changed.
+    StateChanged(State),
+    /// NET-FAULT: the node made a safe exit.
+    NetFault(NetFault),
+    /// A synchrony violation was observed.
+    Violation(Violation),
+}
+
+/// Control operations (the strobes and mode bits of `CTRL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// ENABLE=1: armed, waiting for START.
+    Enable,
+    /// ENABLE=1, JOIN=1: join a running cluster.
+    EnableJoin,
+    /// ENABLE=0: stop; protocol state back to reset values (counters kept).
+    Disable,
+    /// START strobe: the designated leader starts the cluster.
+    Start,
+    /// ACTIVATE strobe: a joining node's state transfer is done.
+    Activate,
+    /// CLEAR_COUNTERS strobe.
+    ClearCounters,
+}
+
+/// Deliberate bugs, compiled only with the `mutations` feature: the simulator's
+/// tests switch them on to show that its checker catches a broken protocol.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mutations {
+    /// Deliver a message on its first copy instead of waiting for all |G| (breaks RSBCAST).
+    pub deliver_on_first_copy: bool,
+    /// Followers accept any instance number (no log continuity check).
+    pub skip_instance_check: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Queued {
+    client_id: u32,
+    seq: u64,
+    flags: u8,
+    payload: Vec<u8>,
+}
+
+impl Queued {
+    fn entry(&self) -> Entry<'_> {
+        Entry {
+            client_id: self.client_id,
+            seq: self.seq,
+            flags: self.flags,
+            payload: &self.payload,
+        }
+    }
+}
+
+/// Joining node, before it has locked onto the stream: first (epoch, seq) seen per tree.
+#[derive(Clone, Debug, Default)]
+struct Sync {
+    first: [Option<(u32, u32)>; regs::MAX_TREES as usize],
+}
+
+/// One node of the cluster.
+#[derive(Clone, Debug)]
+pub struct Node {
+    cfg: Config,
+    state: State,
+    epoch: u32,
+    /// Last decided instance (`lins`); `None` for a joining node that has not delivered yet.
+    lins: Option<u64>,
+    // Leader side.
+    next_send: u64,
+    send_seq: u32,
+    fifo: VecDeque<Queued>,
+    // Follower side.
+    last_rx: u64,
+    rx: Option<Receiver>,
+    /// Joining: copies with a smaller seq belong to messages that started before we locked on.
+    skip_below: u32,
+    sync: Option<Sync>,
+    first_logged: Option<u64>,
+    counters: [u64; Counter::ALL.len()],
+    sync_violation: bool,
+    /// Deliberate bugs for checker tests.
+    #[cfg(feature = "mutations")]
+    pub mutations: Mutations,
+}
+
+impl Node {
+    /// A disabled node with this configuration (refused with a named error if illegal).
+    pub fn new(cfg: Config) -> Result<Node, regs::ConfigError> {
+        cfg.validate()?;
+        Ok(Node {
+            cfg,
+            state: State::Disabled,
+            epoch: 0,
+            lins: Some(0),
+            next_send: 0,
+            send_seq: 0,
+            fifo: VecDeque::new(),
+            last_rx: 0,
+            rx: None,
+            skip_below: 0,
+            sync: None,
+            first_logged: None,
+            counters: [0; Counter::ALL.len()],
+            sync_violation: false,
+            #[cfg(feature = "mutations")]
+            mutations: Mutations::default(),
+        })
+    }
+
+    // ----- observers -------------------------------------------------------
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    /// Lifecycle state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+    /// Current epoch (leader counter).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+    /// Current leader id (`epoch mod node_count`).
+    pub fn leader(&self) -> u8 {
+        (self.epoch % self.cfg.node_count as u32) as u8
+    }
+    /// Whether this node is the running leader.
+    pub fn is_leader(&self) -> bool {
+        self.running() && self.lins.is_some() && self.leader() == self.cfg.node_id
+    }
+    /// Last decided instance (0 before the first; `None` for a joining node not yet locked on).
+    pub fn last_decided(&self) -> Option<u64> {
+        self.lins
+    }
+    /// First instance a joining node delivered (the state transfer must cover everything before it).
+    pub fn first_logged(&self) -> Option<u64> {
+        self.first_logged
+    }
+    /// Requests waiting in the egress FIFO.
+    pub fn fifo_len(&self) -> usize {
+        self.fifo.len()
+    }
+    /// A counter's value.
+    pub fn counter(&self, c: Counter) -> u64 {
+        self.counters[c as usize]
+    }
+    /// The `STATUS` register.
+    pub fn status_bits(&self) -> u32 {
+        let mut s = 0;
+        if self.is_leader() {
+            s |= status::LEADER;
+        }
+        match self.state {
+            State::Joining => s |= status::JOINING,
+            State::Active => s |= status::ACTIVE,
+            State::Faulted => s |= status::NET_FAULT,
+            State::Armed => s |= status::ARMED,
+            State::Disabled => {}
+        }
+        if self.sync_violation {
+            s |= status::SYNC_VIOLATION;
+        }
+        if self.state == State::Joining && self.sync.is_none() {
+            s |= status::SYNCED;
+        }
+        s
+    }
+
+    /// The earliest time at which `tick` has something to do (None: only an input can change anything).
+    pub fn next_deadline(&self) -> Option<u64> {
+        if !self.running() {
+            return None;
+        }
+        let mut d: Option<u64> = None;
+        let mut at = |t: u64| d = Some(d.map_or(t, |x| x.min(t)));
+        if self.is_leader() {
+            at(self.next_send);
+        } else if self.timer_running() {
+            at(self.last_rx + self.cfg.timeout as u64);
+        }
+        if let Some(r) = &self.rx
+            && let Some(t) = r.deadline()
+        {
+            at(t);
+        }
+        d
+    }
+
+    // ----- registers -------------------------------------------------------
+
+    /// Read a 32-bit word of the register map.
+    pub fn read_register(&self, a: u16) -> Result<u32, RegError> {
+        let (reg, high) = regs::word(a).ok_or(RegError::UnknownAddress(a))?;
+        let v: u64 = match reg.addr {
+            addr::MAGIC => regs::MAGIC_VALUE as u64,
+            addr::CTRL => match self.state {
+                State::Disabled => 0,
+                State::Joining => (ctrl::ENABLE | ctrl::JOIN) as u64,
+                _ => ctrl::ENABLE as u64,
+            },
+            addr::STATUS => self.status_bits() as u64,
+            addr::EPOCH => self.epoch as u64,
+            addr::LEADER => self.leader() as u64,
+            addr::INSTANCE => self.lins.unwrap_or(0),
+            a if a >= addr::COUNTERS => self.counters[((a - addr::COUNTERS) / 8) as usize],
+            a => self.cfg.get(a).ok_or(RegError::UnknownAddress(a))?,
+        };
+        Ok(if high { (v >> 32) as u32 } else { v as u32 })
+    }
+
+    /// Write a 32-bit register: configuration (only while disabled, range and
+    /// cross-field rules checked) or `CTRL`. Refused writes change nothing.
+    pub fn write_register(
+        &mut self,
+        now: u64,
+        a: u16,
+        value: u32,
+        out: &mut Vec<Action>,
+    ) -> Result<(), RegError> {
+        let (reg, high) = regs::word(a).ok_or(RegError::UnknownAddress(a))?;
+        match reg.access {
+            regs::Access::ReadOnly => Err(RegError::ReadOnly(reg.name)),
+            _ if high => Err(RegError::ReadOnly(reg.name)),
+            regs::Access::Control => {
+                regs::check_range(&reg, value as u64)?;
+                self.write_ctrl(now, value, out)
+            }
+            regs::Access::Config => {
+                if self.state != State::Disabled {
+                    return Err(RegError::WhileEnabled(reg.name));
+                }
+                let mut c = self.cfg;
+                c.set(a, value as u64)?;
+                c.validate().map_err(RegError::Config)?;
+                self.cfg = c;
+                Ok(())
+            }
+        }
+    }
+
+    fn write_ctrl(&mut self, now: u64, v: u32, out: &mut Vec<Action>) -> Result<(), RegError> {
+        let want_enable = v & ctrl::ENABLE != 0;
+        let want_join = v & ctrl::JOIN != 0;
+        // Check every strobe before doing anything, so a refused write changes nothing.
+        let may_start = want_enable
+            && !want_join
+            && self.cfg.node_id == 0
+            && matches!(self.state, State::Armed | State::Disabled);
+        if v & ctrl::START != 0 && !may_start {
+            return Err(RegError::Control(
+                "START needs ENABLE=1 on the designated leader (node_id = 0 mod node_count) while armed",
+            ));
+        }
+        if v & ctrl::ACTIVATE != 0 && !(want_enable && self.can_activate()) {
+            return Err(RegError::Control(
+                "ACTIVATE needs a joining node that has locked onto the live stream",
+            ));
+        }
+        if want_join && !want_enable {
+            return Err(RegError::Control("JOIN needs ENABLE"));
+        }
+        if v & ctrl::CLEAR_COUNTERS != 0 {
+            self.control(now, Control::ClearCounters, out)
+                .map_err(RegError::Control)?;
+        }
+        let mode = match (want_enable, want_join) {
+            (false, _) => Control::Disable,
+            (true, false) => Control::Enable,
+            (true, true) => Control::EnableJoin,
+        };
+        let same = matches!(
+            (mode, self.state),
+            (Control::Disable, State::Disabled)
+                | (Control::EnableJoin, State::Joining)
+                | (
+                    Control::Enable,
+                    State::Armed | State::Active | State::Faulted
+                )
+        );
+        if !same {
+            self.control(now, mode, out).map_err(RegError::Control)?;
+        }
+        if v & ctrl::START != 0 {
+            self.control(now, Control::Start, out)
+                .map_err(RegError::Control)?;
+        }
+        if v & ctrl::ACTIVATE != 0 {
+            self.control(now, Control::Activate, out)
+                .map_err(RegError::Control)?;
+        }
+        Ok(())
+    }
+
+    fn can_start(&self) -> bool {
+        self.state == State::Armed && self.cfg.node_id == 0
+    }
+
+    fn can_activate(&self) -> bool {
+        self.state == State::Joining && self.sync.is_none() && self.lins.is_some()
+    }
+
+    // ----- inputs ----------------------------------------------------------
+
+    /// A control operation. Refused operations change nothing.
+    pub fn control(
+        &mut self,
+        now: u64,
+        c: Control,
+        out: &mut Vec<Action>,
+    ) -> Result<(), &'static str> {
+        self.advance(now, out);
+        match c {
+            Control::ClearCounters => self.counters = [0; Counter::ALL.len()],
+            Control::Disable => {
+                self.reset_protocol();
+                self.set_state(State::Disabled, out);
+            }
+            Control::Enable => {
+                self.reset_protocol();
+                self.set_state(State::Armed, out);
+            }
+            Control::EnableJoin => {
+                self.reset_protocol();
+                self.lins = None;
+                self.sync = Some(Sync::default());
+                self.set_state(State::Joining, out);
+            }
+            Control::Start => {
+                if !self.can_start() {
+                    return Err(
+                        "START: only the designated leader (node 0) can start, and only while armed",
+                    );
+                }
+                self.set_state(State::Active, out);
+                self.next_send = now;
+                self.leader_send(now, Some(DecideKind::Start), out);
+            }
+            Control::Activate => {
+                if !self.can_activate() {
+                    return Err(
+                        "ACTIVATE: only a joining node that has locked onto the live stream",
+                    );
+                }
+                self.set_state(State::Active, out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the time-driven transitions due at `now` (window expiry, timeout, loop send).
+    pub fn tick(&mut self, now: u64, out: &mut Vec<Action>) {
+        self.advance(now, out);
+    }
+
+    /// A UDP payload that arrived on tree `tree` (the DECIDE port).
+    pub fn receive_tree(&mut self, now: u64, tree: u8, bytes: &[u8], out: &mut Vec<Action>) {
+        self.advance(now, out);
+        let d = match self.parse(bytes) {
+            Some((h, Packet::Decide(d))) if h.sender != self.cfg.node_id => d,
+            Some(_) => return self.count(Counter::Ignored),
+            None => return,
+        };
+        if tree >= self.cfg.trees || d.meta.tree != tree {
+            // A copy must travel on the tree its header names.
+            return self.count(Counter::Ignored);
+        }
+        match self.state {
+            State::Disabled | State::Faulted => self.count(Counter::Ignored),
+            State::Armed if d.meta.kind != DecideKind::Start => self.count(Counter::Ignored),
+            State::Joining if self.sync.is_some() => self.sync_copy(now, &d),
+            _ => self.copy(now, bytes, &d, out),
+        }
+    }
+
+    /// A UDP payload that arrived on the client port.
+    pub fn receive_client(&mut self, now: u64, bytes: &[u8], out: &mut Vec<Action>) {
+        self.advance(now, out);
+        let e = match self.parse(bytes) {
+            Some((_, Packet::Request(e))) => e,
+            Some(_) => return self.count(Counter::Ignored),
+            None => return,
+        };
+        if !self.is_leader() {
+            self.count(Counter::NotLeaderReplies);
+            let leader = if self.running() {
+                self.leader()
+            } else {
+                wire::SENDER_NONE
+            };
+            let p = Packet::ReplyNotLeader(wire::ReplyNotLeader {
+                client_id: e.client_id,
+                seq: e.seq,
+                leader,
+                epoch: self.epoch,
+            });
+            return self.reply(e.client_id, &p, out);
+        }
+        if e.wire_len() + wire::HEADER_LEN + wire::DECIDE_HEADER_LEN > self.cfg.max_packet() {
+            return self.count(Counter::RequestsOversize);
+        }
+        if self.fifo.len() >= self.cfg.fifo_depth as usize {
+            return self.count(Counter::RequestsDropped);
+        }
+        self.count(Counter::RequestsAccepted);
+        self.fifo.push_back(Queued {
+            client_id: e.client_id,
+            seq: e.seq,
+            flags: e.flags,
+            payload: e.payload.to_vec(),
+        });
+    }
+
+    // ----- internals -------------------------------------------------------
+
+    fn running(&self) -> bool {
+        matches!(self.state, State::Active | State::Joining) && self.sync.is_none()
+    }
+
+    fn timer_running(&self) -> bool {
+        self.running() && !self.is_leader()
+    }
+
+    fn count(&mut self, c: Counter) {
+        self.counters[c as usize] += 1;
+    }
+
+    fn parse<'a>(&mut self, bytes: &'a [u8]) -> Option<(wire::Header, Packet<'a>)> {
+        match wire::parse(bytes, self.cfg.cluster_id) {
+            Ok(p) => Some(p),
+            Err(ParseError::Foreign(_)) => {
+                self.count(Counter::Foreign);
+                None
+            }
+            Err(ParseError::Malformed(_)) => {
+                self.count(Counter::Malformed);
+                None
+            }
+        }
+    }
+
+    fn reset_protocol(&mut self) {
+        self.epoch = 0;
+        self.lins = Some(0);
+        self.next_send = 0;
+        self.send_seq = 0;
+        self.fifo.clear();
+        self.last_rx = 0;
+        self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
+        self.skip_below = 0;
+        self.sync = None;
+        self.first_logged = None;
+    }
+
+    fn set_state(&mut self, s: State, out: &mut Vec<Action>) {
+        if self.state != s {
+            self.state = s;
+            out.push(Action::StateChanged(s));
+        }
+    }
+
+    fn violation(&mut self, v: Violation, out: &mut Vec<Action>) {
+        self.sync_violation = true;
+        out.push(Action::Violation(v));
+    }
+
+    fn fault(&mut self, f: NetFault, out: &mut Vec<Action>) {
+        self.count(Counter::NetFaults);
+        self.fifo.clear();
+        self.set_state(State::Faulted, out);
+        out.push(Action::NetFault(f));
+    }
+
+    fn advance(&mut self, now: u64, out: &mut Vec<Action>) {
+        if !self.running() {
+            return;
+        }
+        // 1. RSBCAST window (Alg. 1 line 12).
+        if let Some(f) = self.rx.as_ref().and_then(|r| r.expire(now)) {
+            return self.fault(NetFault::Rsbcast(f), out);
+        }
+        // 2. Timeout → deterministic succession (Alg. 2 lines 11–13).
+        let t = self.cfg.timeout as u64;
+        while self.timer_running() && now >= self.last_rx + t {
+            self.last_rx += t;
+            self.count(Counter::Timeouts);
+            self.new_epoch(self.epoch.wrapping_add(1), out);
+            if self.is_leader() {
+                self.next_send = self.last_rx;
+                self.send_seq = 0;
+            }
+        }
+        // 3. The loop (Alg. 3 line 7).
+        if self.is_leader() && now >= self.next_send {
+            self.leader_send(now, None, out);
+        }
+    }
+
+    fn new_epoch(&mut self, epoch: u32, out: &mut Vec<Action>) {
+        self.epoch = epoch;
+        self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
+        self.skip_below = 0;
+        self.fifo.clear();
+        out.push(Action::LeaderChanged {
+            epoch,
+            leader: self.leader(),
+        });
+    }
+
+    /// One leader send: START, a value from the FIFO, or a heartbeat.
+    fn leader_send(&mut self, now: u64, forced: Option<DecideKind>, out: &mut Vec<Action>) {
+        let late = now - self.next_send;
+        if forced.is_none() && late > self.cfg.late_tick_slack as u64 {
+            self.count(Counter::LateTicks);
+            self.violation(Violation::LateTick { late }, out);
+        }
+        let lins = self.lins.unwrap_or(0);
+        // Take the batch (Alg. 3 lines 9–11; DET = FIFO order).
+        let mut take = 0;
+        let mut kind = forced.unwrap_or(DecideKind::Heartbeat);
+        if forced.is_none() && !self.fifo.is_empty() {
+            if self.fifo[0].flags & wire::ENTRY_FLAG_CONFIG != 0 {
+                kind = DecideKind::Config;
+                take = 1;
+            } else {
+                kind = DecideKind::Batch;
+                let room = self.cfg.max_packet() - wire::HEADER_LEN - wire::DECIDE_HEADER_LEN;
+                let mut used = 0;
+                for q in self.fifo.iter() {
+                    let n = q.entry().wire_len();
+                    if take == self.cfg.batch_max as usize
+                        || q.flags & wire::ENTRY_FLAG_CONFIG != 0
+                        || used + n > room
+                    {
+                        break;
+                    }
+                    used += n;
+                    take += 1;
+                }
+            }
+        }
+        let batch: Vec<Queued> = self.fifo.drain(..take).collect();
+        let instance = lins + 1;
+        let mut raw = alloc::vec![0u8; batch.iter().map(|q| q.entry().wire_len()).sum()];
+        let entries: Vec<Entry<'_>> = batch.iter().map(Queued::entry).collect();
+        // Sizes were checked when the requests were queued; emitting cannot fail.
+        let _ = wire::emit_entries(entries.iter(), &mut raw);
+        let seq = self.send_seq;
+        self.send_seq = self.send_seq.wrapping_add(1);
+        let mut host_copy = Vec::new();
+        for tree in 0..self.cfg.trees {
+            let p = Packet::Decide(Decide {
+                meta: DecideMeta {
+                    instance,
+                    epoch: self.epoch,
+                    msg_seq: seq,
+                    tree,
+                    kind,
+                },
+                count: take as u16,
+                entries_raw: &raw,
+            });
+            let packet = p
+                .to_vec(self.cfg.cluster_id, self.cfg.node_id)
+                .unwrap_or_default();
+            if tree == 0 {
+                host_copy = packet.clone();
+            }
+            out.push(Action::Send { tree, packet });
+        }
+        self.next_send = now + self.cfg.loop_period as u64;
+        if kind.is_value() {
+            self.count(Counter::SentValues);
+            self.decide(instance, kind, host_copy, out);
+            for (index, q) in batch.iter().enumerate() {
+                let ok = Packet::ReplyOk(wire::ReplyOk {
+                    client_id: q.client_id,
+                    seq: q.seq,
+                    instance,
+                    index: index as u16,
+                });
+                self.reply(q.client_id, &ok, out);
+            }
+        } else {
+            self.count(Counter::SentHeartbeats);
+        }
+    }
+
+    fn reply(&mut self, client_id: u32, p: &Packet<'_>, out: &mut Vec<Action>) {
+        if let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) {
+            out.push(Action::Reply { client_id, packet });
+        }
+    }
+
+    /// Record a decision (leader at send, follower at delivery) and hand it to the host.
+    fn decide(&mut self, instance: u64, kind: DecideKind, packet: Vec<u8>, out: &mut Vec<Action>) {
+        self.lins = Some(instance);
+        if self.first_logged.is_none() && self.state == State::Joining {
+            self.first_logged = Some(instance);
+        }
+        self.count(Counter::Delivered);
+        let d = Decision {
+            instance,
+            epoch: self.epoch,
+            kind,
+            packet,
+        };
+        if kind == DecideKind::Config {
+            self.apply_config(&d);
+        }
+        out.push(Action::Deliver(d));
+    }
+
+    /// CONFIG instances may only raise the timeout (§5.2); everything else is refused and counted,
+    /// identically on every node because every node decides the same entries.
+    fn apply_config(&mut self, d: &Decision) {
+        let items: Vec<wire::ConfigItem> = d
+            .decide(self.cfg.cluster_id)
+            .entries()
+            .flat_map(|e| e.config_items())
+            .collect();
+        for item in items {
+            let mut c = self.cfg;
+            let ok = item.addr == addr::TIMEOUT
+                && item.value >= self.cfg.timeout
+                && c.set(item.addr, item.value as u64).is_ok()
+                && c.validate().is_ok();
+            if ok {
+                self.cfg = c;
+                self.count(Counter::ConfigApplied);
+            } else {
+                self.count(Counter::ConfigRejected);
+            }
+        }
+    }
+
+    /// A joining node locks onto the stream: once every tree has shown a copy
+    /// of the same epoch, the first message all trees still have to deliver in
+    /// full is the first one it takes.
+    fn sync_copy(&mut self, now: u64, d: &Decide<'_>) {
+        let Some(sync) = self.sync.as_mut() else {
+            return;
+        };
+        let (e, s) = (d.meta.epoch, d.meta.msg_seq);
+        if sync.first.iter().flatten().any(|&(fe, _)| fe != e) {
+            *sync = Sync::default();
+        }
+        let slot = &mut sync.first[d.meta.tree as usize];
+        if slot.is_none() {
+            *slot = Some((e, s));
+        }
+        let trees = &sync.first[..self.cfg.trees as usize];
+        if trees.iter().all(Option::is_some) {
+            let start = trees.iter().flatten().map(|&(_, s)| s).max().unwrap_or(0) + 1;
+            self.sync = None;
+            self.epoch = e;
+            self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), start));
+            self.skip_below = start;
+            self.last_rx = now;
+        }
+        self.count(Counter::Ignored);
+    }
+
+    /// One DECIDE copy through epoch rules and RSBCAST.
+    fn copy(&mut self, now: u64, bytes: &[u8], d: &Decide<'_>, out: &mut Vec<Action>) {
+        let m = d.meta;
+        if m.epoch < self.epoch {
+            self.count(Counter::StaleEpoch);
+            return self.violation(Violation::StaleEpoch { epoch: m.epoch }, out);
+        }
+        if m.epoch > self.epoch {
+            if self.is_leader() {
+                self.violation(Violation::Deposed { epoch: m.epoch }, out);
+            }
+            if self.rx.as_ref().is_some_and(|r| r.in_flight() > 0) {
+                return self.fault(NetFault::EpochChangeInFlight, out);
+            }
+            self.new_epoch(m.epoch, out);
+        } else if self.is_leader() {
+            // Our own epoch from someone else: cannot happen unless two nodes share an id.
+            return self.count(Counter::Ignored);
+        }
+        if m.msg_seq < self.skip_below {
+            return self.count(Counter::Ignored);
+        }
+        let Some(rx) = self.rx.as_mut() else { return };
+        let outcome = rx.copy(now, m.tree, m.msg_seq);
+        #[cfg(feature = "mutations")]
+        let outcome = match outcome {
+            CopyOutcome::First if self.mutations.deliver_on_first_copy => CopyOutcome::Deliver,
+            CopyOutcome::Deliver if self.mutations.deliver_on_first_copy && self.cfg.trees > 1 => {
+                CopyOutcome::More
+            }
+            o => o,
+        };
+        match outcome {
+            CopyOutcome::Duplicate => self.count(Counter::DuplicateCopies),
+            CopyOutcome::Fault(f) => {
+                if let FaultKind::MissingCopy { missing } = f
+                    && missing & (1 << m.tree) != 0
+                {
+                    self.count(Counter::LateCopies);
+                    self.violation(Violation::LateCopy { tree: m.tree }, out);
+                }
+                self.fault(NetFault::Rsbcast(f), out)
+            }
+            CopyOutcome::First | CopyOutcome::More => self.last_rx = now,
+            CopyOutcome::Deliver => {
+                self.last_rx = now;
+                self.deliver(d, bytes, out)
+            }
+        }
+    }
+
+    /// A complete message (Alg. 3 lines 14–19).
+    fn deliver(&mut self, d: &Decide<'_>, bytes: &[u8], out: &mut Vec<Action>) {
+        let m = d.meta;
+        if self.state == State::Armed {
+            // START (the only kind an armed node lets through): the loop begins.
+            self.lins = Some(m.instance - 1);
+            self.set_state(State::Active, out);
+            return;
+        }
+        let expected = match self.lins {
+            Some(l) => l + 1,
+            None => m.instance, // joining: the first delivered message sets our place in the log
+        };
+        #[cfg(feature = "mutations")]
+        let expected = if self.mutations.skip_instance_check {
+            m.instance
+        } else {
+            expected
+        };
+        if m.instance != expected {
+            return self.fault(
+                NetFault::InstanceMismatch {
+                    expected,
+                    got: m.instance,
+                },
+                out,
+            );
+        }
+        if m.kind.is_value() {
+            self.decide(m.instance, m.kind, bytes.to_vec(), out);
+        } else if self.lins.is_none() {
+            self.lins = Some(m.instance - 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(id: u8) -> Config {
+        Config {
+            node_id: id,
+            node_count: 3,
+            trees: 2,
+            loop_period: 100,
+            delta: 40,
+            drift: 0,
+            timeout: 300,
+            ..Config::default()
+        }
+    }
+
+    fn request(client_id: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+        Packet::Request(Entry {
+            client_id,
+            seq,
+            flags: 0,
+            payload,
+        })
+        .to_vec(1, wire::SENDER_NONE)
+        .unwrap()
+    }
+
+    fn sends(out: &[Action]) -> Vec<(u8, Vec<u8>)> {
+        out.iter()
+            .filter_map(|a| match a {
+                Action::Send { tree, packet } => Some((*tree, packet.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn leader_loops_heartbeats_repeat_and_requests_do_not_reset_the_loop() {
+        let mut l = Node::new(cfg(0)).unwrap();
+        let mut out = Vec::new();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        l.control(0, Control::Start, &mut out).unwrap();
+        assert_eq!(sends(&out).len(), 2);
+        assert_eq!(l.next_deadline(), Some(100));
+        out.clear();
+        l.tick(99, &mut out);
+        assert!(sends(&out).is_empty());
+        l.tick(100, &mut out);
+        let s = sends(&out);
+        let (_, Packet::Decide(d)) = wire::parse(&s[0].1, 1).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (d.meta.kind, d.meta.instance, d.meta.msg_seq),
+            (DecideKind::Heartbeat, 1, 1)
+        );
+        out.clear();
+        l.receive_client(150, &request(7, 1, b"x"), &mut out);
+        assert_eq!(
+            l.next_deadline(),
+            Some(200),
+            "a request must not move the loop"
+        );
+        l.tick(200, &mut out);
+        assert!(
+            out.iter()
+                .any(|a| matches!(a, Action::Deliver(d) if d.instance == 1))
+        );
+        assert!(
+            out.iter()
+                .any(|a| matches!(a, Action::Reply { client_id: 7, .. }))
+        );
+        assert_eq!(l.last_decided(), Some(1));
+    }
+
+    #[test]
+    fn follower_delivers_times_out_and_successor_leads() {
+        let mut l = Node::new(cfg(0)).unwrap();
+        let mut f = Node::new(cfg(1)).unwrap();
+        let mut out = Vec::new();
+        f.control(0, Control::Enable, &mut out).unwrap();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        out.clear();
+        l.control(0, Control::Start, &mut out).unwrap();
+        for (t, p) in sends(&out) {
+            f.receive_tree(10, t, &p, &mut Vec::new());
+        }
+        assert_eq!(f.state(), State::Active);
+        out.clear();
+        l.receive_client(20, &request(1, 1, b"v"), &mut out);
+        l.tick(100, &mut out);
+        let mut fo = Vec::new();
+        for (t, p) in sends(&out) {
+            f.receive_tree(120, t, &p, &mut fo);
+        }
+        assert!(
+            fo.iter()
+                .any(|a| matches!(a, Action::Deliver(d) if d.instance == 1))
+        );
+        // The leader dies; the follower times out at 120 + 300 and leads (epoch 1 → node 1).
+        assert_eq!(f.next_deadline(), Some(420));
+        fo.clear();
+        f.tick(420, &mut fo);
+        assert!(f.is_leader());
+        assert!(fo.iter().any(|a| matches!(
+            a,
+            Action::LeaderChanged {
+                epoch: 1,
+                leader: 1
+            }
+        )));
+        let s = sends(&fo);
+        let (_, Packet::Decide(d)) = wire::parse(&s[0].1, 1).unwrap() else {
+            panic!()
+        };
+        assert_eq!((d.meta.epoch, d.meta.instance, d.meta.msg_seq), (1, 2, 0));
+    }
+
+    #[test]
+    fn missing_copy_is_a_safe_exit() {
+        let mut l = Node::new(cfg(0)).unwrap();
+        let mut f = Node::new(cfg(1)).unwrap();
+        let mut out = Vec::new();
+        f.control(0, Control::Enable, &mut out).unwrap();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        out.clear();
+        l.control(0, Control::Start, &mut out).unwrap();
+        for (t, p) in sends(&out) {
+            f.receive_tree(10, t, &p, &mut Vec::new());
+        }
+        out.clear();
+        l.receive_client(20, &request(1, 1, b"v"), &mut out);
+        l.tick(100, &mut out);
+        let s = sends(&out);
+        let mut fo = Vec::new();
+        f.receive_tree(110, 0, &s[0].1, &mut fo);
+        f.tick(150, &mut fo);
+        assert!(fo.is_empty(), "the window is still open at first + window");
+        f.tick(151, &mut fo);
+        assert!(fo.iter().any(|a| matches!(a, Action::NetFault(_))));
+        assert_eq!(f.state(), State::Faulted);
+        fo.clear();
+        f.receive_tree(151, 1, &s[1].1, &mut fo);
+        assert!(!fo.iter().any(|a| matches!(a, Action::Deliver(_))));
+    }
+
+    #[test]
+    fn illegal_register_writes_change_nothing() {
+        let mut n = Node::new(cfg(1)).unwrap();
+        let mut out = Vec::new();
+        let before = n.config().timeout;
+        let e = n
+            .write_register(0, addr::TIMEOUT, 10, &mut out)
+            .unwrap_err();
+        assert!(matches!(e, RegError::Config(c) if c.field == "timeout"));
+        assert_eq!(n.config().timeout, before);
+        assert!(matches!(
+            n.write_register(0, addr::NODE_ID, 9, &mut out),
+            Err(RegError::Config(_))
+        ));
+        n.write_register(0, addr::CTRL, ctrl::ENABLE, &mut out)
+            .unwrap();
+        assert_eq!(
+            n.write_register(0, addr::TIMEOUT, 1000, &mut out),
+            Err(RegError::WhileEnabled("timeout"))
+        );
+        assert!(matches!(
+            n.write_register(0, addr::CTRL, ctrl::ENABLE | ctrl::START, &mut out),
+            Err(RegError::Control(_))
+        ));
+        assert_eq!(n.state(), State::Armed);
+        assert_eq!(n.read_register(addr::STATUS).unwrap(), status::ARMED);
+        assert_eq!(n.read_register(addr::MAGIC).unwrap(), regs::MAGIC_VALUE);
+    }
+}

@@ -1,0 +1,877 @@
+//! The register map: one table for the RTL's CSR block, soc-ctl and the software engine.
+//!
+//! The bus is 32 bits wide with byte addresses. 64-bit registers take two
+//! words: the low half at `addr`, the high half at `addr + 4` (read high, low,
+//! high again to get a consistent value while counters run).
+//!
+//! Times are in *time units*: clock cycles in the RTL, nanoseconds in the
+//! software engine. Configuration registers can only be written while
+//! `CTRL.ENABLE` is 0; a running cluster changes its timeout through a CONFIG
+//! consensus instance instead (only increases, as §5.2 says).
+//!
+//! [`REGISTERS`] is the table; [`addr`] names the addresses; [`Config`] is the
+//! typed configuration with [`Config::validate`], which refuses illegal
+//! combinations with an error naming the field and the legal range.
+
+use core::fmt;
+
+/// Largest cluster (leader ids are 0..n, the leader counter wraps modulo n).
+pub const MAX_NODES: u32 = 64;
+/// Largest number of redundant multicast trees |G|.
+pub const MAX_TREES: u32 = 4;
+/// Most DECIDE messages a receiver tracks at once while their copies arrive
+/// (RSBCAST window / loop period + 1 must not exceed it).
+pub const MAX_IN_FLIGHT: u32 = 16;
+/// Largest egress FIFO depth (requests).
+pub const MAX_FIFO_DEPTH: u32 = 4096;
+/// Largest number of requests in one DECIDE.
+pub const MAX_BATCH: u32 = 255;
+/// Value of the read-only `MAGIC` register: "NC", 0, wire version.
+pub const MAGIC_VALUE: u32 = 0x4E43_0000 | crate::wire::VERSION as u32;
+
+/// Who may write a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Configuration: read/write, only while `CTRL.ENABLE` = 0.
+    Config,
+    /// Control: read/write at any time (`CTRL`).
+    Control,
+    /// Read only (status, counters).
+    ReadOnly,
+}
+
+/// One register of the map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Register {
+    /// Name used by soc-ctl and in error messages (lower case).
+    pub name: &'static str,
+    /// Byte address on the CSR bus.
+    pub addr: u16,
+    /// 32 or 64.
+    pub width: u8,
+    /// Who may write it.
+    pub access: Access,
+    /// Value after reset.
+    pub reset: u64,
+    /// Smallest legal value.
+    pub min: u64,
+    /// Largest legal value.
+    pub max: u64,
+    /// One line for `soc-ctl regs dump` and the README table.
+    pub doc: &'static str,
+}
+
+/// Register addresses.
+pub mod addr {
+    #![allow(missing_docs)]
+    pub const MAGIC: u16 = 0x000;
+    pub const CTRL: u16 = 0x004;
+    pub const STATUS: u16 = 0x008;
+    pub const NODE_ID: u16 = 0x010;
+    pub const NODE_COUNT: u16 = 0x014;
+    pub const CLUSTER_ID: u16 = 0x018;
+    pub const TREES: u16 = 0x01C;
+    pub const LOOP_PERIOD: u16 = 0x020;
+    pub const TIMEOUT: u16 = 0x024;
+    pub const DELTA: u16 = 0x028;
+    pub const DRIFT: u16 = 0x02C;
+    pub const FIFO_DEPTH: u16 = 0x030;
+    pub const BATCH_MAX: u16 = 0x034;
+    pub const MTU: u16 = 0x038;
+    pub const DECIDE_PORT: u16 = 0x03C;
+    pub const CLIENT_PORT: u16 = 0x040;
+    pub const HOST_PORT: u16 = 0x044;
+    pub const LATE_TICK_SLACK: u16 = 0x048;
+    pub const TREE_GROUP0: u16 = 0x050;
+    pub const TREE_GROUP1: u16 = 0x054;
+    pub const TREE_GROUP2: u16 = 0x058;
+    pub const TREE_GROUP3: u16 = 0x05C;
+    pub const EPOCH: u16 = 0x080;
+    pub const LEADER: u16 = 0x084;
+    pub const INSTANCE: u16 = 0x088;
+    /// First counter; counter `i` (see [`super::Counter`]) is at `COUNTERS + 8 * i`.
+    pub const COUNTERS: u16 = 0x100;
+}
+
+/// `CTRL` bits.
+pub mod ctrl {
+    /// 1: the engine runs (armed for START, or joining when `JOIN` is also set). 0: stopped; config writable.
+    pub const ENABLE: u32 = 1 << 0;
+    /// With `ENABLE`: enter as a joining node (follow live decisions, no START needed).
+    pub const JOIN: u32 = 1 << 1;
+    /// Write 1 (strobe): the designated leader sends START (initial synchronisation).
+    pub const START: u32 = 1 << 2;
+    /// Write 1 (strobe): a joining node whose state transfer is done becomes active.
+    pub const ACTIVATE: u32 = 1 << 3;
+    /// Write 1 (strobe): zero all counters.
+    pub const CLEAR_COUNTERS: u32 = 1 << 4;
+    /// Every defined bit.
+    pub const ALL: u32 = ENABLE | JOIN | START | ACTIVATE | CLEAR_COUNTERS;
+}
+
+/// `STATUS` bits.
+pub mod status {
+    /// This node is the leader (it loops and sends).
+    pub const LEADER: u32 = 1 << 0;
+    /// Joining: following live decisions, state transfer not yet done.
+    pub const JOINING: u32 = 1 << 1;
+    /// Active member of the running cluster.
+    pub const ACTIVE: u32 = 1 << 2;
+    /// Safe exit after a network fault: decides nothing until re-enabled.
+    pub const NET_FAULT: u32 = 1 << 3;
+    /// Enabled, waiting for START.
+    pub const ARMED: u32 = 1 << 4;
+    /// Sticky: a synchrony violation was observed (late tick, late copy, stale epoch).
+    pub const SYNC_VIOLATION: u32 = 1 << 5;
+    /// Joining node has locked onto the live message stream.
+    pub const SYNCED: u32 = 1 << 6;
+}
+
+macro_rules! counters {
+    ($($(#[doc = $d:literal])* $v:ident = $name:literal,)*) => {
+        /// The 64-bit counters, in register order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Counter { $($(#[doc = $d])* $v,)* }
+        impl Counter {
+            /// Every counter in register order.
+            pub const ALL: &'static [Counter] = &[$(Counter::$v,)*];
+            /// Register name.
+            pub fn name(self) -> &'static str { match self { $(Counter::$v => $name,)* } }
+            /// One-line description.
+            pub fn doc(self) -> &'static str { match self { $(Counter::$v => concat!($($d),*).trim_ascii(),)* } }
+            /// Byte address.
+            pub fn addr(self) -> u16 { addr::COUNTERS + 8 * self as u16 }
+        }
+    };
+}
+
+counters! {
+    /// DECIDE messages with a value (batch or config) sent by this node as leader.
+    SentValues = "sent_values",
+    /// Heartbeats (and START) sent by this node as leader.
+    SentHeartbeats = "sent_heartbeats",
+    /// Decisions handed to the host.
+    Delivered = "delivered",
+    /// Client requests queued in the egress FIFO.
+    RequestsAccepted = "requests_accepted",
+    /// Client requests dropped because the FIFO was full (rate limiting).
+    RequestsDropped = "requests_dropped",
+    /// Client requests dropped because they cannot fit in one DECIDE at this MTU.
+    RequestsOversize = "requests_oversize",
+    /// NOT_LEADER replies sent.
+    NotLeaderReplies = "not_leader_replies",
+    /// Packets of ours that broke the format (dropped).
+    Malformed = "malformed",
+    /// Packets of another cluster, version or protocol (dropped).
+    Foreign = "foreign",
+    /// NET-FAULTs raised (safe exits).
+    NetFaults = "net_faults",
+    /// Timeouts: leader counter advanced.
+    Timeouts = "timeouts",
+    /// DECIDE copies from an older epoch (a leader we already timed out on: synchrony violation).
+    StaleEpoch = "stale_epoch",
+    /// Second copy of one message on one tree (dropped).
+    DuplicateCopies = "duplicate_copies",
+    /// Copies that arrived after the RSBCAST window (synchrony violation).
+    LateCopies = "late_copies",
+    /// Loop ticks later than the loop period by more than LATE_TICK_SLACK (synchrony violation).
+    LateTicks = "late_ticks",
+    /// CONFIG register changes applied.
+    ConfigApplied = "config_applied",
+    /// CONFIG register changes refused (illegal value or a decrease).
+    ConfigRejected = "config_rejected",
+    /// Packets ignored in the current state (e.g. a DECIDE while armed, a copy on an unknown tree).
+    Ignored = "ignored",
+}
+
+const fn cfg(
+    name: &'static str,
+    addr: u16,
+    reset: u64,
+    min: u64,
+    max: u64,
+    doc: &'static str,
+) -> Register {
+    Register {
+        name,
+        addr,
+        width: 32,
+        access: Access::Config,
+        reset,
+        min,
+        max,
+        doc,
+    }
+}
+
+const fn ro(name: &'static str, addr: u16, width: u8, reset: u64, doc: &'static str) -> Register {
+    Register {
+        name,
+        addr,
+        width,
+        access: Access::ReadOnly,
+        reset,
+        min: 0,
+        max: if width == 64 {
+            u64::MAX
+        } else {
+            u32::MAX as u64
+        },
+        doc,
+    }
+}
+
+const U32: u64 = u32::MAX as u64;
+const GROUP_MIN: u64 = 0xE000_0000;
+const GROUP_MAX: u64 = 0xEFFF_FFFF;
+
+/// Every register except the counters (those follow [`Counter::ALL`] from [`addr::COUNTERS`]).
+pub const REGISTERS: &[Register] = &[
+    ro(
+        "magic",
+        addr::MAGIC,
+        32,
+        MAGIC_VALUE as u64,
+        "\"NC\", 0, wire version",
+    ),
+    Register {
+        name: "ctrl",
+        addr: addr::CTRL,
+        width: 32,
+        access: Access::Control,
+        reset: 0,
+        min: 0,
+        max: ctrl::ALL as u64,
+        doc: "bit0 ENABLE, bit1 JOIN, bit2 START (strobe), bit3 ACTIVATE (strobe), bit4 CLEAR_COUNTERS (strobe)",
+    },
+    ro(
+        "status",
+        addr::STATUS,
+        32,
+        0,
+        "bit0 LEADER, bit1 JOINING, bit2 ACTIVE, bit3 NET_FAULT, bit4 ARMED, bit5 SYNC_VIOLATION, bit6 SYNCED",
+    ),
+    cfg(
+        "node_id",
+        addr::NODE_ID,
+        0,
+        0,
+        MAX_NODES as u64 - 1,
+        "this node's id; must be < node_count",
+    ),
+    cfg(
+        "node_count",
+        addr::NODE_COUNT,
+        3,
+        1,
+        MAX_NODES as u64,
+        "n: number of nodes; leader = epoch mod n",
+    ),
+    cfg(
+        "cluster_id",
+        addr::CLUSTER_ID,
+        1,
+        0,
+        U32,
+        "packets of other clusters are foreign",
+    ),
+    cfg(
+        "trees",
+        addr::TREES,
+        2,
+        1,
+        MAX_TREES as u64,
+        "|G|: redundant multicast trees; DELIVER needs a copy from each",
+    ),
+    cfg(
+        "loop_period",
+        addr::LOOP_PERIOD,
+        125,
+        1,
+        U32,
+        "time between two leader sends (the loop / heartbeat register)",
+    ),
+    cfg(
+        "timeout",
+        addr::TIMEOUT,
+        375,
+        1,
+        U32,
+        "follower timeout; must exceed max(2*delta, loop_period + delta) + drift",
+    ),
+    cfg(
+        "delta",
+        addr::DELTA,
+        125,
+        1,
+        U32,
+        "Δ_I: bound on one-way interaction latency between two nodes",
+    ),
+    cfg(
+        "drift",
+        addr::DRIFT,
+        2,
+        0,
+        U32,
+        "Δ_D: bound on clock drift between two nodes; RSBCAST window = delta + drift",
+    ),
+    cfg(
+        "fifo_depth",
+        addr::FIFO_DEPTH,
+        64,
+        1,
+        MAX_FIFO_DEPTH as u64,
+        "egress FIFO capacity in requests; more are dropped and counted",
+    ),
+    cfg(
+        "batch_max",
+        addr::BATCH_MAX,
+        16,
+        1,
+        MAX_BATCH as u64,
+        "most requests in one DECIDE (also bounded by the MTU)",
+    ),
+    cfg(
+        "mtu",
+        addr::MTU,
+        1500,
+        576,
+        9000,
+        "IP MTU of the trees; a DECIDE never exceeds it",
+    ),
+    cfg(
+        "decide_port",
+        addr::DECIDE_PORT,
+        7400,
+        1,
+        65535,
+        "UDP port of DECIDE traffic on the trees",
+    ),
+    cfg(
+        "client_port",
+        addr::CLIENT_PORT,
+        7401,
+        1,
+        65535,
+        "UDP port clients send requests to",
+    ),
+    cfg(
+        "host_port",
+        addr::HOST_PORT,
+        7402,
+        1,
+        65535,
+        "UDP port of the DECIDE copies handed to the host",
+    ),
+    cfg(
+        "late_tick_slack",
+        addr::LATE_TICK_SLACK,
+        0,
+        0,
+        U32,
+        "a send later than loop_period + this is counted as a late tick",
+    ),
+    cfg(
+        "tree_group0",
+        addr::TREE_GROUP0,
+        0xEF4E_4301,
+        GROUP_MIN,
+        GROUP_MAX,
+        "IPv4 multicast group of tree 0 (224.0.0.0/4)",
+    ),
+    cfg(
+        "tree_group1",
+        addr::TREE_GROUP1,
+        0xEF4E_4302,
+        GROUP_MIN,
+        GROUP_MAX,
+        "IPv4 multicast group of tree 1",
+    ),
+    cfg(
+        "tree_group2",
+        addr::TREE_GROUP2,
+        0xEF4E_4303,
+        GROUP_MIN,
+        GROUP_MAX,
+        "IPv4 multicast group of tree 2",
+    ),
+    cfg(
+        "tree_group3",
+        addr::TREE_GROUP3,
+        0xEF4E_4304,
+        GROUP_MIN,
+        GROUP_MAX,
+        "IPv4 multicast group of tree 3",
+    ),
+    ro(
+        "epoch",
+        addr::EPOCH,
+        32,
+        0,
+        "leader counter (advances at every timeout)",
+    ),
+    ro(
+        "leader",
+        addr::LEADER,
+        32,
+        0,
+        "current leader id = epoch mod node_count",
+    ),
+    ro("instance", addr::INSTANCE, 64, 0, "last decided instance"),
+];
+
+/// Look a register (or counter) up by its name.
+pub fn by_name(name: &str) -> Option<Register> {
+    REGISTERS
+        .iter()
+        .copied()
+        .chain(Counter::ALL.iter().map(|c| counter_register(*c)))
+        .find(|r| r.name == name)
+}
+
+/// Look a register (or counter) up by the address of its first word.
+pub fn by_addr(a: u16) -> Option<Register> {
+    REGISTERS
+        .iter()
+        .copied()
+        .chain(Counter::ALL.iter().map(|c| counter_register(*c)))
+        .find(|r| r.addr == a)
+}
+
+/// The register-table row of a counter.
+pub fn counter_register(c: Counter) -> Register {
+    ro(c.name(), c.addr(), 64, 0, c.doc())
+}
+
+/// Which register a 32-bit word address falls in, and whether it is the high half.
+pub fn word(a: u16) -> Option<(Register, bool)> {
+    if a % 4 != 0 {
+        return None;
+    }
+    if let Some(r) = by_addr(a) {
+        return Some((r, false));
+    }
+    match by_addr(a.wrapping_sub(4)) {
+        Some(r) if r.width == 64 => Some((r, true)),
+        _ => None,
+    }
+}
+
+/// A refused register access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegError {
+    /// No register at this address (or not 4-byte aligned).
+    UnknownAddress(u16),
+    /// No register of this name.
+    UnknownName,
+    /// The register is read-only.
+    ReadOnly(&'static str),
+    /// A configuration register written while the engine is enabled.
+    WhileEnabled(&'static str),
+    /// The value is outside the register's legal range.
+    OutOfRange {
+        /// Register name.
+        field: &'static str,
+        /// Value given.
+        value: u64,
+        /// Smallest legal value.
+        min: u64,
+        /// Largest legal value.
+        max: u64,
+    },
+    /// The value is in range, but together with the other registers it is illegal.
+    Config(ConfigError),
+    /// A control action not possible in the current state (e.g. START on a follower).
+    Control(&'static str),
+}
+
+impl fmt::Display for RegError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegError::UnknownAddress(a) => write!(f, "no register at address {a:#05x}"),
+            RegError::UnknownName => write!(f, "no register of that name"),
+            RegError::ReadOnly(n) => write!(f, "{n} is read-only"),
+            RegError::WhileEnabled(n) => write!(
+                f,
+                "{n} can only be written while ctrl.ENABLE=0 (a running cluster raises its timeout through a CONFIG instance)"
+            ),
+            RegError::OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            } => {
+                write!(
+                    f,
+                    "{field}={value} is out of range: legal values are {min}..={max}"
+                )
+            }
+            RegError::Config(e) => e.fmt(f),
+            RegError::Control(why) => write!(f, "ctrl: {why}"),
+        }
+    }
+}
+
+/// Check that `value` is within `reg`'s legal range (not the cross-field rules).
+pub fn check_range(reg: &Register, value: u64) -> Result<(), RegError> {
+    if value < reg.min || value > reg.max {
+        return Err(RegError::OutOfRange {
+            field: reg.name,
+            value,
+            min: reg.min,
+            max: reg.max,
+        });
+    }
+    Ok(())
+}
+
+/// The typed configuration of one node (the values of the `Config` registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// This node's id, `0..node_count`.
+    pub node_id: u8,
+    /// n.
+    pub node_count: u8,
+    /// Cluster id carried in every packet.
+    pub cluster_id: u32,
+    /// |G|.
+    pub trees: u8,
+    /// Time between leader sends.
+    pub loop_period: u32,
+    /// Follower timeout.
+    pub timeout: u32,
+    /// Δ_I.
+    pub delta: u32,
+    /// Δ_D.
+    pub drift: u32,
+    /// Egress FIFO capacity.
+    pub fifo_depth: u16,
+    /// Most requests per DECIDE.
+    pub batch_max: u8,
+    /// IP MTU.
+    pub mtu: u16,
+    /// UDP port of tree traffic.
+    pub decide_port: u16,
+    /// UDP port for client requests.
+    pub client_port: u16,
+    /// UDP port of host copies.
+    pub host_port: u16,
+    /// Allowed lateness of a leader send before it counts as a late tick.
+    pub late_tick_slack: u32,
+    /// Multicast group per tree (IPv4, host order).
+    pub tree_groups: [u32; MAX_TREES as usize],
+}
+
+/// An illegal configuration: names the field, the value and what would be legal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The register name of the field to change.
+    pub field: &'static str,
+    /// Its current value.
+    pub value: u64,
+    /// Smallest legal value given the other fields.
+    pub min: u64,
+    /// Largest legal value given the other fields.
+    pub max: u64,
+    /// The rule that was broken.
+    pub rule: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={} is illegal: {} (legal here: {}..={})",
+            self.field, self.value, self.rule, self.min, self.max
+        )
+    }
+}
+
+impl Default for Config {
+    /// The reset values of the register map.
+    fn default() -> Self {
+        let r = |a| by_addr(a).map(|r| r.reset).unwrap_or(0);
+        Config {
+            node_id: r(addr::NODE_ID) as u8,
+            node_count: r(addr::NODE_COUNT) as u8,
+            cluster_id: r(addr::CLUSTER_ID) as u32,
+            trees: r(addr::TREES) as u8,
+            loop_period: r(addr::LOOP_PERIOD) as u32,
+            timeout: r(addr::TIMEOUT) as u32,
+            delta: r(addr::DELTA) as u32,
+            drift: r(addr::DRIFT) as u32,
+            fifo_depth: r(addr::FIFO_DEPTH) as u16,
+            batch_max: r(addr::BATCH_MAX) as u8,
+            mtu: r(addr::MTU) as u16,
+            decide_port: r(addr::DECIDE_PORT) as u16,
+            client_port: r(addr::CLIENT_PORT) as u16,
+            host_port: r(addr::HOST_PORT) as u16,
+            late_tick_slack: r(addr::LATE_TICK_SLACK) as u32,
+            tree_groups: [
+                r(addr::TREE_GROUP0) as u32,
+                r(addr::TREE_GROUP1) as u32,
+                r(addr::TREE_GROUP2) as u32,
+                r(addr::TREE_GROUP3) as u32,
+            ],
+        }
+    }
+}
+
+impl Config {
+    /// The RSBCAST window: all copies of a message must arrive within this of the first (Δ_I + Δ_D).
+    pub fn window(&self) -> u64 {
+        self.delta as u64 + self.drift as u64
+    }
+
+    /// The smallest legal timeout for the other fields: max(2·Δ_I, loop_period + Δ_I) + Δ_D + 1.
+    pub fn min_timeout(&self) -> u64 {
+        let d = self.delta as u64;
+        (2 * d).max(self.loop_period as u64 + d) + self.drift as u64 + 1
+    }
+
+    /// Largest entry payload that fits one DECIDE at this MTU.
+    pub fn max_entry_payload(&self) -> usize {
+        (self.mtu as usize)
+            .saturating_sub(crate::frame::IPV4_LEN + crate::frame::UDP_LEN)
+            .saturating_sub(
+                crate::wire::HEADER_LEN
+                    + crate::wire::DECIDE_HEADER_LEN
+                    + crate::wire::ENTRY_HEADER_LEN,
+            )
+    }
+
+    /// Largest UDP payload (a whole DECIDE) at this MTU.
+    pub fn max_packet(&self) -> usize {
+        (self.mtu as usize).saturating_sub(crate::frame::IPV4_LEN + crate::frame::UDP_LEN)
+    }
+
+    /// Read a config field by register address (None if `a` is not a config register).
+    pub fn get(&self, a: u16) -> Option<u64> {
+        Some(match a {
+            addr::NODE_ID => self.node_id as u64,
+            addr::NODE_COUNT => self.node_count as u64,
+            addr::CLUSTER_ID => self.cluster_id as u64,
+            addr::TREES => self.trees as u64,
+            addr::LOOP_PERIOD => self.loop_period as u64,
+            addr::TIMEOUT => self.timeout as u64,
+            addr::DELTA => self.delta as u64,
+            addr::DRIFT => self.drift as u64,
+            addr::FIFO_DEPTH => self.fifo_depth as u64,
+            addr::BATCH_MAX => self.batch_max as u64,
+            addr::MTU => self.mtu as u64,
+            addr::DECIDE_PORT => self.decide_port as u64,
+            addr::CLIENT_PORT => self.client_port as u64,
+            addr::HOST_PORT => self.host_port as u64,
+            addr::LATE_TICK_SLACK => self.late_tick_slack as u64,
+            addr::TREE_GROUP0 => self.tree_groups[0] as u64,
+            addr::TREE_GROUP1 => self.tree_groups[1] as u64,
+            addr::TREE_GROUP2 => self.tree_groups[2] as u64,
+            addr::TREE_GROUP3 => self.tree_groups[3] as u64,
+            _ => return None,
+        })
+    }
+
+    /// Set a config field by register address after checking its range
+    /// (the cross-field rules are [`Config::validate`]'s job).
+    pub fn set(&mut self, a: u16, v: u64) -> Result<(), RegError> {
+        let reg = by_addr(a).ok_or(RegError::UnknownAddress(a))?;
+        if reg.access != Access::Config {
+            return Err(RegError::ReadOnly(reg.name));
+        }
+        check_range(&reg, v)?;
+        match a {
+            addr::NODE_ID => self.node_id = v as u8,
+            addr::NODE_COUNT => self.node_count = v as u8,
+            addr::CLUSTER_ID => self.cluster_id = v as u32,
+            addr::TREES => self.trees = v as u8,
+            addr::LOOP_PERIOD => self.loop_period = v as u32,
+            addr::TIMEOUT => self.timeout = v as u32,
+            addr::DELTA => self.delta = v as u32,
+            addr::DRIFT => self.drift = v as u32,
+            addr::FIFO_DEPTH => self.fifo_depth = v as u16,
+            addr::BATCH_MAX => self.batch_max = v as u8,
+            addr::MTU => self.mtu = v as u16,
+            addr::DECIDE_PORT => self.decide_port = v as u16,
+            addr::CLIENT_PORT => self.client_port = v as u16,
+            addr::HOST_PORT => self.host_port = v as u16,
+            addr::LATE_TICK_SLACK => self.late_tick_slack = v as u32,
+            addr::TREE_GROUP0 => self.tree_groups[0] = v as u32,
+            addr::TREE_GROUP1 => self.tree_groups[1] = v as u32,
+            addr::TREE_GROUP2 => self.tree_groups[2] = v as u32,
+            addr::TREE_GROUP3 => self.tree_groups[3] = v as u32,
+            _ => return Err(RegError::UnknownAddress(a)),
+        }
+        Ok(())
+    }
+
+    /// Check every field's range and the rules between fields.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for reg in REGISTERS.iter().filter(|r| r.access == Access::Config) {
+            let v = self.get(reg.addr).unwrap_or(0);
+            if v < reg.min || v > reg.max {
+                return Err(ConfigError {
+                    field: reg.name,
+                    value: v,
+                    min: reg.min,
+                    max: reg.max,
+                    rule: "out of the register's range",
+                });
+            }
+        }
+        if self.node_id >= self.node_count {
+            return Err(ConfigError {
+                field: "node_id",
+                value: self.node_id as u64,
+                min: 0,
+                max: self.node_count as u64 - 1,
+                rule: "node_id must be < node_count",
+            });
+        }
+        let min_t = self.min_timeout();
+        if (self.timeout as u64) < min_t {
+            return Err(ConfigError {
+                field: "timeout",
+                value: self.timeout as u64,
+                min: min_t,
+                max: U32,
+                rule: "timeout must exceed max(2*delta, loop_period + delta) + drift (§5.2: followers must not time out on a live leader)",
+            });
+        }
+        // Messages whose copies are still arriving: at most window / loop_period + 1.
+        let min_period = self.window().div_ceil(MAX_IN_FLIGHT as u64 - 1).max(1);
+        if (self.loop_period as u64) < min_period {
+            return Err(ConfigError {
+                field: "loop_period",
+                value: self.loop_period as u64,
+                min: min_period,
+                max: U32,
+                rule: "too many messages in flight: (delta + drift) / loop_period must be < MAX_IN_FLIGHT - 1",
+            });
+        }
+        let min_mtu = (crate::frame::IPV4_LEN
+            + crate::frame::UDP_LEN
+            + crate::wire::HEADER_LEN
+            + crate::wire::DECIDE_HEADER_LEN
+            + crate::wire::ENTRY_HEADER_LEN
+            + 1) as u64;
+        if (self.mtu as u64) < min_mtu {
+            return Err(ConfigError {
+                field: "mtu",
+                value: self.mtu as u64,
+                min: min_mtu,
+                max: 9000,
+                rule: "a DECIDE with one request must fit",
+            });
+        }
+        for t in 1..self.trees as usize {
+            for u in 0..t {
+                if self.tree_groups[t] == self.tree_groups[u] {
+                    return Err(ConfigError {
+                        field: ["tree_group0", "tree_group1", "tree_group2", "tree_group3"][t],
+                        value: self.tree_groups[t] as u64,
+                        min: GROUP_MIN,
+                        max: GROUP_MAX,
+                        rule: "each tree needs its own multicast group",
+                    });
+                }
+            }
+        }
+        let ports = [
+            ("decide_port", self.decide_port),
+            ("client_port", self.client_port),
+            ("host_port", self.host_port),
+        ];
+        for i in 1..ports.len() {
+            for j in 0..i {
+                if ports[i].1 == ports[j].1 {
+                    return Err(ConfigError {
+                        field: ports[i].0,
+                        value: ports[i].1 as u64,
+                        min: 1,
+                        max: 65535,
+                        rule: "decide_port, client_port and host_port must differ",
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_unique_aligned_and_reset_values_legal() {
+        let all: [Register; REGISTERS.len()] = core::array::from_fn(|i| REGISTERS[i]);
+        for (i, r) in all.iter().enumerate() {
+            assert_eq!(r.addr % 4, 0, "{}", r.name);
+            assert!(
+                r.reset >= r.min && r.reset <= r.max,
+                "{} reset out of range",
+                r.name
+            );
+            for s in &all[..i] {
+                assert_ne!(r.addr, s.addr, "{} and {}", r.name, s.name);
+                assert_ne!(r.name, s.name);
+            }
+        }
+        for c in Counter::ALL {
+            let r = counter_register(*c);
+            assert!(r.addr >= addr::COUNTERS && !all.iter().any(|s| s.addr == r.addr));
+            assert!(!r.doc.is_empty());
+            assert_eq!(by_name(c.name()).unwrap().addr, c.addr());
+        }
+        Config::default().validate().unwrap();
+    }
+
+    #[test]
+    fn words_of_64_bit_registers() {
+        assert_eq!(
+            word(addr::INSTANCE).unwrap(),
+            (by_name("instance").unwrap(), false)
+        );
+        assert_eq!(
+            word(addr::INSTANCE + 4).unwrap(),
+            (by_name("instance").unwrap(), true)
+        );
+        assert_eq!(word(addr::LEADER + 4), None.or(word(addr::INSTANCE)));
+        assert_eq!(word(0x3), None);
+        assert_eq!(word(0xFFC), None);
+    }
+
+    #[test]
+    fn illegal_combinations_name_the_field() {
+        let mut c = Config::default();
+        c.node_id = 3;
+        assert_eq!(c.validate().unwrap_err().field, "node_id");
+        let mut c = Config::default();
+        c.timeout = (2 * c.delta + c.drift) as u32;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.field, "timeout");
+        assert_eq!(e.min, c.min_timeout());
+        let mut c = Config::default();
+        c.trees = 0;
+        assert_eq!(c.validate().unwrap_err().field, "trees");
+        let mut c = Config::default();
+        c.tree_groups[1] = c.tree_groups[0];
+        assert_eq!(c.validate().unwrap_err().field, "tree_group1");
+        let mut c = Config::default();
+        c.loop_period = 1;
+        c.timeout = 1000;
+        assert_eq!(c.validate().unwrap_err().field, "loop_period");
+        let mut c = Config::default();
+        assert_eq!(
+            c.set(addr::TREES, 5),
+            Err(RegError::OutOfRange {
+                field: "trees",
+                value: 5,
+                min: 1,
+                max: 4
+            })
+        );
+        assert_eq!(c.set(addr::EPOCH, 1), Err(RegError::ReadOnly("epoch")));
+    }
+}
