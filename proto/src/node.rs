@@ -184,8 +184,8 @@ pub enum Control {
 pub struct Mutations {
     /// Deliver a message on its first copy instead of waiting for all |G| (breaks RSBCAST).
     pub deliver_on_first_copy: bool,
-    /// Followers accept any instance number (no log continuity check).
-    pub skip_instance_check: bool,
+    /// Receiving a copy does not reset the follower's timeout counter (followers depose a live leader).
+    pub skip_timeout_reset: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -207,10 +207,10 @@ impl Queued {
     }
 }
 
-/// Joining node, before it has locked onto the stream: first (epoch, seq) seen per tree.
+/// Joining node, before it has locked onto the stream: last (epoch, seq) seen per tree.
 #[derive(Clone, Debug, Default)]
 struct Sync {
-    first: [Option<(u32, u32)>; regs::MAX_TREES as usize],
+    last: [Option<(u32, u32)>; 4],
 }
 
 /// One node of the cluster.
@@ -523,7 +523,14 @@ impl Node {
         }
         match self.state {
             State::Disabled | State::Faulted => self.count(Counter::Ignored),
-            State::Armed if d.meta.kind != DecideKind::Start => self.count(Counter::Ignored),
+            // An armed node listens from the first START copy on (later messages may
+            // overtake START's other copies when the loop period is below the window).
+            State::Armed
+                if d.meta.kind != DecideKind::Start
+                    && self.rx.as_ref().is_none_or(|r| r.in_flight() == 0) =>
+            {
+                self.count(Counter::Ignored)
+            }
             State::Joining if self.sync.is_some() => self.sync_copy(now, &d),
             _ => self.copy(now, bytes, &d, out),
         }
@@ -791,21 +798,18 @@ impl Node {
     }
 
     /// A joining node locks onto the stream: once every tree has shown a copy
-    /// of the same epoch, the first message all trees still have to deliver in
-    /// full is the first one it takes.
+    /// of the same epoch, it starts with the first message no tree has shown
+    /// yet, so every copy of it is still to come.
     fn sync_copy(&mut self, now: u64, d: &Decide<'_>) {
         let Some(sync) = self.sync.as_mut() else {
             return;
         };
         let (e, s) = (d.meta.epoch, d.meta.msg_seq);
-        if sync.first.iter().flatten().any(|&(fe, _)| fe != e) {
+        if sync.last.iter().flatten().any(|&(le, _)| le != e) {
             *sync = Sync::default();
         }
-        let slot = &mut sync.first[d.meta.tree as usize];
-        if slot.is_none() {
-            *slot = Some((e, s));
-        }
-        let trees = &sync.first[..self.cfg.trees as usize];
+        sync.last[d.meta.tree as usize] = Some((e, s));
+        let trees = &sync.last[..self.cfg.trees as usize];
         if trees.iter().all(Option::is_some) {
             let start = trees.iter().flatten().map(|&(_, s)| s).max().unwrap_or(0) + 1;
             self.sync = None;
@@ -860,32 +864,38 @@ impl Node {
                 }
                 self.fault(NetFault::Rsbcast(f), out)
             }
-            CopyOutcome::First | CopyOutcome::More => self.last_rx = now,
+            CopyOutcome::First | CopyOutcome::More => self.reset_timer(now),
             CopyOutcome::Deliver => {
-                self.last_rx = now;
+                self.reset_timer(now);
                 self.deliver(d, bytes, out)
             }
         }
+    }
+
+    /// Every accepted receive resets the timeout counter (§5.2).
+    fn reset_timer(&mut self, now: u64) {
+        #[cfg(feature = "mutations")]
+        if self.mutations.skip_timeout_reset && self.state != State::Armed {
+            return;
+        }
+        self.last_rx = now;
     }
 
     /// A complete message (Alg. 3 lines 14–19).
     fn deliver(&mut self, d: &Decide<'_>, bytes: &[u8], out: &mut Vec<Action>) {
         let m = d.meta;
         if self.state == State::Armed {
-            // START (the only kind an armed node lets through): the loop begins.
-            self.lins = Some(m.instance - 1);
+            // START is seq 0, so it completes before anything an armed node lets through.
+            if m.kind != DecideKind::Start {
+                return self.count(Counter::Ignored);
+            }
+            self.lins = Some(m.instance.saturating_sub(1));
             self.set_state(State::Active, out);
             return;
         }
         let expected = match self.lins {
             Some(l) => l + 1,
             None => m.instance, // joining: the first delivered message sets our place in the log
-        };
-        #[cfg(feature = "mutations")]
-        let expected = if self.mutations.skip_instance_check {
-            m.instance
-        } else {
-            expected
         };
         if m.instance != expected {
             return self.fault(
@@ -899,7 +909,7 @@ impl Node {
         if m.kind.is_value() {
             self.decide(m.instance, m.kind, bytes.to_vec(), out);
         } else if self.lins.is_none() {
-            self.lins = Some(m.instance - 1);
+            self.lins = Some(m.instance.saturating_sub(1));
         }
     }
 }

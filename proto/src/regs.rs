@@ -26,6 +26,7 @@ pub const MAX_IN_FLIGHT: u32 = 16;
 pub const MAX_FIFO_DEPTH: u32 = 4096;
 /// Largest number of requests in one DECIDE.
 pub const MAX_BATCH: u32 = 255;
+const _: () = assert!(MAX_TREES == 4);
 /// Value of the read-only `MAGIC` register: "NC", 0, wire version.
 pub const MAGIC_VALUE: u32 = 0x4E43_0000 | crate::wire::VERSION as u32;
 
@@ -559,8 +560,9 @@ pub struct Config {
     pub host_port: u16,
     /// Allowed lateness of a leader send before it counts as a late tick.
     pub late_tick_slack: u32,
-    /// Multicast group per tree (IPv4, host order).
-    pub tree_groups: [u32; MAX_TREES as usize],
+    /// Multicast group per tree (IPv4, host order). (A literal 4 = MAX_TREES: rustc 1.95
+    /// ICEs on struct-update syntax when this length is a const expression.)
+    pub tree_groups: [u32; 4],
 }
 
 /// An illegal configuration: names the field, the value and what would be legal.

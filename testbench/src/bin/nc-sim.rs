@@ -1,1 +1,147 @@
-fn main() {}
+//! `nc-sim`: run the deterministic cluster simulator over many seeds and check every run.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use testbench::campaign::campaign;
+use testbench::faults::{CLASSES, Faults};
+use testbench::sim::{SimConfig, run};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "nc-sim",
+    version,
+    about = "Deterministic Nano-consensus cluster simulator: runs seeds with injected faults and checks \
+             agreement, validity, integrity, liveness and safe exit on every run",
+    after_help = fault_help()
+)]
+struct Args {
+    /// Number of nodes n (1..=64).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=64))]
+    nodes: u8,
+    /// Number of redundant multicast trees |G| (1..=4).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
+    trees: u8,
+    /// How many seeds to run.
+    #[arg(long, default_value_t = 1000)]
+    seeds: u64,
+    /// First seed of the campaign.
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Replay exactly this seed and print its event trace.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Fault classes to draw from: a comma-separated list, `all` or `none`.
+    #[arg(long, default_value = "all", value_parser = Faults::parse)]
+    faults: Faults,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// With --seed: print only the verdict, not the trace.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn fault_help() -> String {
+    let mut s = String::from("Fault classes:\n");
+    for (name, _, doc) in CLASSES {
+        s.push_str(&format!("  {name:<10} {doc}\n"));
+    }
+    s.push_str("\nThe last line is always `seeds=K violations=V`; the exit code is 1 when V > 0.");
+    s
+}
+
+fn replay_cmd(a: &Args, seed: u64) -> String {
+    format!(
+        "cargo run --release -p nc-testbench --bin nc-sim -- --nodes {} --trees {} --faults {} --seed {seed}",
+        a.nodes, a.trees, a.faults
+    )
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let cfg = SimConfig {
+        nodes: a.nodes,
+        trees: a.trees,
+        faults: a.faults,
+        trace: a.seed.is_some() && !a.quiet,
+        node_hook: None,
+    };
+    if let Some(seed) = a.seed {
+        let r = run(seed, &cfg);
+        let c = &r.timing.cfg;
+        println!(
+            "seed {seed}: n={} |G|={} loop_period={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
+            c.node_count,
+            c.trees,
+            c.loop_period,
+            c.timeout,
+            c.delta,
+            c.drift,
+            c.fifo_depth,
+            c.batch_max,
+            r.timing.clients,
+            r.timing.requests
+        );
+        println!("faults: {}", r.plan);
+        for line in &r.trace {
+            println!("{line}");
+        }
+        let h = &r.history;
+        println!(
+            "events={} decisions={} oks={} net_faults={} synchrony_violation_injected={} redundancy_exceeded={} safety_claimed={} liveness_claimed={}",
+            h.events,
+            h.decisions.len(),
+            h.oks.len(),
+            h.faulted_at.iter().filter(|f| f.is_some()).count(),
+            h.late_injected,
+            h.redundancy_exceeded,
+            r.verdict.safety_claimed,
+            r.verdict.liveness_claimed
+        );
+        for u in &r.verdict.unclaimed {
+            println!("not claimed (synchrony violation or redundancy exceeded injected): {u}");
+        }
+        for v in &r.verdict.violations {
+            println!("VIOLATION: {v}");
+        }
+        println!("seeds=1 violations={}", r.verdict.violations.len().min(1));
+        return if r.verdict.violations.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let start = std::time::Instant::now();
+    let s = campaign(&cfg, a.first_seed, a.seeds, threads);
+    let secs = start.elapsed().as_secs_f64();
+    for r in &s.failed {
+        println!("FAIL seed={}: {}", r.seed, r.verdict.violations.join("; "));
+        println!("  replay: {}", replay_cmd(&a, r.seed));
+    }
+    println!(
+        "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} synchrony_violations_injected={} (detected by a node: {}) \
+         redundancy_exceeded={} unclaimed_failures={} decisions={} net_faults={} events={} time={secs:.1}s",
+        a.nodes,
+        a.trees,
+        a.faults,
+        s.safety_claimed,
+        s.liveness_claimed,
+        s.late_injected,
+        s.late_detected,
+        s.redundancy_exceeded,
+        s.unclaimed_failures,
+        s.decisions,
+        s.net_faults,
+        s.events
+    );
+    println!("seeds={} violations={}", s.seeds, s.failed.len());
+    if s.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

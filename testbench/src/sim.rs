@@ -1,0 +1,1183 @@
+//! The deterministic cluster simulator.
+//!
+//! All nodes run proto's [`Node`] in one process. An in-memory network joins
+//! them with |G| trees (per-link delay within the bound Δ_I, FIFO per link
+//! and tree, as a multicast tree is); clients talk to nodes over their own
+//! links. Everything random — timing registers, link delays, client load,
+//! faults — comes from one seed, so a seed replays the same run exactly.
+//! Nodes are ticked exactly at their [`Node::next_deadline`], so the run is
+//! the same as ticking every time unit, only faster.
+//!
+//! The simulator plays the host application too: it records every decision,
+//! and for a joining node it runs the state transfer (JOIN_REQUEST to a
+//! member, STATE_CHUNK back, reassembly with CRC) and then activates it.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use proto::node::{Action, Control, Node, State};
+use proto::regs::{self, Config, Counter};
+use proto::transfer::{Reassembly, chunk_packets};
+use proto::wire::{self, DecideKind, Entry, Packet};
+
+use crate::check;
+use crate::faults::{Fault, FaultPlan, Faults};
+use crate::rng::Rng;
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// n.
+    pub nodes: u8,
+    /// |G|.
+    pub trees: u8,
+    /// Fault classes the seed may draw from.
+    pub faults: Faults,
+    /// Record the event trace (for replays).
+    pub trace: bool,
+    /// Called on every node after it is created (tests use it to switch on deliberate bugs).
+    pub node_hook: Option<fn(&mut Node)>,
+}
+
+/// The timing and load a seed chose.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Node configuration shared by all (node_id set per node).
+    pub cfg: Config,
+    /// Smallest one-way tree latency.
+    pub min_delay: u64,
+    /// Clients.
+    pub clients: usize,
+    /// Requests per client.
+    pub requests: u32,
+    /// Mean time between a client's requests.
+    pub interval: u64,
+    /// A client resends after this long without a reply.
+    pub client_timeout: u64,
+}
+
+/// One decision as a node's host saw it.
+#[derive(Clone, Debug)]
+pub struct DecisionRec {
+    /// When.
+    pub time: u64,
+    /// Which node.
+    pub node: u8,
+    /// Instance.
+    pub instance: u64,
+    /// Leader epoch.
+    pub epoch: u32,
+    /// Batch or config.
+    pub kind: DecideKind,
+    /// Number of entries.
+    pub count: u16,
+    /// The decided entries (wire bytes), shared by every node's record of the same message.
+    pub entries: Arc<[u8]>,
+}
+
+/// One message a leader sent (all its copies).
+#[derive(Clone, Debug)]
+pub struct SendRec {
+    /// When.
+    pub time: u64,
+    /// Which node.
+    pub node: u8,
+    /// Its epoch.
+    pub epoch: u32,
+    /// Its msg_seq.
+    pub seq: u32,
+    /// Trees it actually went out on (fewer than |G| when the leader crashed mid-send).
+    pub trees_sent: u8,
+}
+
+/// Everything a run recorded, for the checker.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// Decisions in the order they happened.
+    pub decisions: Vec<DecisionRec>,
+    /// Leader sends.
+    pub sends: Vec<SendRec>,
+    /// (node, time, client, seq): requests a leader queued.
+    pub accepted: Vec<(u8, u64, u32, u64)>,
+    /// (client, seq) → (flags, payload) of every request a client sent.
+    pub requests: HashMap<(u32, u64), (u8, Vec<u8>)>,
+    /// (time, client, seq, instance, index) of every OK a client got.
+    pub oks: Vec<(u64, u32, u64, u64, u16)>,
+    /// Requests each client still had unanswered at the end.
+    pub unanswered: usize,
+    /// Per node: crash time.
+    pub crashed_at: Vec<Option<u64>>,
+    /// Per node: NET-FAULT time.
+    pub faulted_at: Vec<Option<u64>>,
+    /// Per node: when it was enabled (None: never).
+    pub enabled_at: Vec<Option<u64>>,
+    /// Per node: (time, snapshot instance c) when a joining node finished its state transfer.
+    pub joined: Vec<Option<(u64, u64)>>,
+    /// Per node: log taken over from a snapshot: instance → (kind, count, entries).
+    pub snapshot_log: Vec<BTreeMap<u64, (u8, u16, Vec<u8>)>>,
+    /// Per node: first instance it logged itself as a joining node.
+    pub first_logged: Vec<Option<u64>>,
+    /// Per node at the end: state, last decided, counters.
+    pub final_state: Vec<(State, Option<u64>)>,
+    /// Per node: synchrony violations it reported.
+    pub violations_seen: Vec<u64>,
+    /// Per node: deliveries after its NET-FAULT (must stay 0).
+    pub delivered_after_fault: Vec<u64>,
+    /// The largest timeout any node ended with.
+    pub max_timeout: u64,
+    /// A packet was delayed beyond Δ_I (injected synchrony violation).
+    pub late_injected: bool,
+    /// Some live receiver lost every copy of a message that went out on all trees.
+    pub redundancy_exceeded: bool,
+    /// Network faults (drops, link downs, late packets, mid-send crashes) were injected.
+    pub network_faults: bool,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated end time.
+    pub end: u64,
+}
+
+/// The result of one seed.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The seed.
+    pub seed: u64,
+    /// Timing and load the seed chose.
+    pub timing: Timing,
+    /// The faults the seed drew.
+    pub plan: FaultPlan,
+    /// What happened.
+    pub history: History,
+    /// The checker's verdict.
+    pub verdict: check::Verdict,
+    /// The event trace (when asked for).
+    pub trace: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+enum Target {
+    Node(u8),
+    Leader,
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Tick(u8),
+    Tree {
+        to: u8,
+        tree: u8,
+        bytes: Arc<Vec<u8>>,
+    },
+    ToNode {
+        to: u8,
+        bytes: Vec<u8>,
+    },
+    ToClient {
+        client: usize,
+        bytes: Vec<u8>,
+    },
+    Peer {
+        to: u8,
+        bytes: Vec<u8>,
+    },
+    ClientWake(usize),
+    Start,
+    Crash(Target),
+    ArmMidsend {
+        target: Target,
+        after: u8,
+    },
+    Link {
+        node: u8,
+        tree: u8,
+        up: bool,
+    },
+    JoinEnable(u8),
+    JoinRetry(u8),
+}
+
+struct Queued {
+    time: u64,
+    order: u64,
+    ev: Ev,
+}
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.order) == (o.time, o.order)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.time, self.order).cmp(&(o.time, o.order))
+    }
+}
+
+struct SimNode {
+    node: Node,
+    alive: bool,
+    tick_at: Option<u64>,
+    midsend: Option<u8>,
+    link_up: Vec<bool>,
+    log: BTreeMap<u64, (u8, u16, Arc<[u8]>)>,
+    // Joining host side.
+    join_requested: bool,
+    reassembly: Option<Reassembly>,
+    join_attempt: u32,
+}
+
+struct Outstanding {
+    flags: u8,
+    payload: Vec<u8>,
+    resend_at: u64,
+    hinted: bool,
+}
+
+struct Client {
+    id: u32,
+    next_seq: u64,
+    left: u32,
+    next_new: u64,
+    guess: u8,
+    out: BTreeMap<u64, Outstanding>,
+    wake_at: Option<u64>,
+    config_at: Option<u32>,
+}
+
+struct Sim {
+    cfg: SimConfig,
+    t: Timing,
+    rng: Rng,
+    now: u64,
+    order: u64,
+    queue: BinaryHeap<Reverse<Queued>>,
+    nodes: Vec<SimNode>,
+    clients: Vec<Client>,
+    /// Last delivery time per (src, dst, tree) link: trees are FIFO.
+    link_last: HashMap<(u8, u8, u8), u64>,
+    /// Copies of (src, epoch, seq) lost per receiver; sent trees.
+    lost: HashMap<(u8, u32, u32), (u8, Vec<u8>, Vec<bool>)>,
+    drop_window: Option<(u64, u64, f64, Option<u8>)>,
+    late_pending: Option<(u64, u8, u64)>,
+    h: History,
+    trace: Vec<String>,
+    out: Vec<Action>,
+}
+
+/// Run one seed.
+pub fn run(seed: u64, cfg: &SimConfig) -> RunReport {
+    let mut rng = Rng::new(seed);
+    let t = choose_timing(&mut rng, cfg);
+    let plan = FaultPlan::draw(&mut rng.fork(), cfg.nodes, cfg.trees, &t, cfg.faults);
+    let mut sim = Sim::new(cfg.clone(), t, rng.fork());
+    sim.schedule_plan(&plan);
+    sim.run();
+    let history = sim.finish();
+    let verdict = check::check(&history, &t, cfg.nodes, cfg.trees);
+    RunReport {
+        seed,
+        timing: t,
+        plan,
+        history,
+        verdict,
+        trace: sim.trace,
+    }
+}
+
+/// Timing registers and load for a seed: always a legal configuration.
+pub fn choose_timing(rng: &mut Rng, cfg: &SimConfig) -> Timing {
+    let delta = rng.pick(&[400u64, 1000, 2500]);
+    let drift = rng.range(0, delta / 10);
+    let window = delta + drift;
+    // Loop periods below and above the window (several messages in flight, or one).
+    let loop_period = match rng.range(0, 3) {
+        0 => window / 4,
+        1 => window / 2 + 1,
+        2 => window + rng.range(1, window),
+        _ => 3 * window,
+    };
+    let mut c = Config {
+        node_id: 0,
+        node_count: cfg.nodes,
+        trees: cfg.trees,
+        loop_period: loop_period as u32,
+        delta: delta as u32,
+        drift: drift as u32,
+        timeout: 0,
+        fifo_depth: rng.range(4, 64) as u16,
+        batch_max: rng.range(1, 8) as u8,
+        cluster_id: rng.next_u64() as u32,
+        ..Config::default()
+    };
+    c.timeout = (c.min_timeout() + rng.range(0, 2 * delta)) as u32;
+    debug_assert!(c.validate().is_ok(), "{c:?}");
+    Timing {
+        cfg: c,
+        min_delay: delta / 10,
+        clients: rng.range(1, 4) as usize,
+        requests: rng.range(10, 40) as u32,
+        interval: loop_period * rng.range(1, 4),
+        client_timeout: 3 * c.timeout as u64 + 4 * delta,
+    }
+}
+
+impl Sim {
+    fn new(cfg: SimConfig, t: Timing, mut rng: Rng) -> Sim {
+        let n = cfg.nodes as usize;
+        let nodes = (0..cfg.nodes)
+            .map(|i| {
+                let mut node = Node::new(Config {
+                    node_id: i,
+                    ..t.cfg
+                })
+                .expect("choose_timing makes legal configs");
+                if let Some(hook) = cfg.node_hook {
+                    hook(&mut node);
+                }
+                SimNode {
+                    node,
+                    alive: true,
+                    tick_at: None,
+                    midsend: None,
+                    link_up: vec![true; cfg.trees as usize],
+                    log: BTreeMap::new(),
+                    join_requested: false,
+                    reassembly: None,
+                    join_attempt: 0,
+                }
+            })
+            .collect();
+        let clients = (0..t.clients)
+            .map(|i| Client {
+                id: 100 + i as u32,
+                next_seq: 1,
+                left: t.requests,
+                next_new: 0,
+                guess: rng.range(0, n as u64 - 1) as u8,
+                out: BTreeMap::new(),
+                wake_at: None,
+                config_at: None,
+            })
+            .collect();
+        let h = History {
+            crashed_at: vec![None; n],
+            faulted_at: vec![None; n],
+            enabled_at: vec![None; n],
+            joined: vec![None; n],
+            snapshot_log: vec![BTreeMap::new(); n],
+            first_logged: vec![None; n],
+            violations_seen: vec![0; n],
+            delivered_after_fault: vec![0; n],
+            ..History::default()
+        };
+        Sim {
+            cfg,
+            t,
+            rng,
+            now: 0,
+            order: 0,
+            queue: BinaryHeap::new(),
+            nodes,
+            clients,
+            link_last: HashMap::new(),
+            lost: HashMap::new(),
+            drop_window: None,
+            late_pending: None,
+            h,
+            trace: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn at(&mut self, time: u64, ev: Ev) {
+        self.order += 1;
+        self.queue.push(Reverse(Queued {
+            time,
+            order: self.order,
+            ev,
+        }));
+    }
+
+    fn log(&mut self, f: impl FnOnce() -> String) {
+        if self.cfg.trace {
+            let line = format!("{:>10} {}", self.now, f());
+            self.trace.push(line);
+        }
+    }
+
+    fn schedule_plan(&mut self, plan: &FaultPlan) {
+        let joiner = plan.faults.iter().find_map(|f| match f {
+            Fault::Join { node, at } => Some((*node, *at)),
+            _ => None,
+        });
+        for i in 0..self.cfg.nodes {
+            if joiner.map(|(j, _)| j) == Some(i) {
+                continue;
+            }
+            let mut out = std::mem::take(&mut self.out);
+            self.nodes[i as usize]
+                .node
+                .control(0, Control::Enable, &mut out)
+                .expect("enable");
+            self.out = out;
+            self.out.clear();
+            self.h.enabled_at[i as usize] = Some(0);
+        }
+        let start = self.t.cfg.delta as u64;
+        self.at(start, Ev::Start);
+        for c in 0..self.clients.len() {
+            let first = start + self.t.cfg.timeout as u64 + self.rng.range(0, self.t.interval);
+            self.clients[c].next_new = first;
+            self.wake_client(c, first);
+        }
+        for f in &plan.faults {
+            match *f {
+                Fault::Crash { node, at } => self.at(at, Ev::Crash(Target::Node(node))),
+                Fault::CrashLeader { at } => self.at(at, Ev::Crash(Target::Leader)),
+                Fault::MidSend { at, after } => {
+                    self.h.network_faults = true;
+                    self.at(
+                        at,
+                        Ev::ArmMidsend {
+                            target: Target::Leader,
+                            after,
+                        },
+                    )
+                }
+                Fault::LinkDown {
+                    node,
+                    tree,
+                    at,
+                    until,
+                } => {
+                    self.h.network_faults = true;
+                    self.at(
+                        at,
+                        Ev::Link {
+                            node,
+                            tree,
+                            up: false,
+                        },
+                    );
+                    if let Some(u) = until {
+                        self.at(
+                            u,
+                            Ev::Link {
+                                node,
+                                tree,
+                                up: true,
+                            },
+                        );
+                    }
+                }
+                Fault::Partition { nodes, at } => {
+                    self.h.network_faults = true;
+                    for node in nodes.iter() {
+                        self.at(
+                            at,
+                            Ev::Link {
+                                node,
+                                tree: 0,
+                                up: false,
+                            },
+                        );
+                    }
+                    self.at(
+                        at,
+                        Ev::ArmMidsend {
+                            target: Target::Leader,
+                            after: 1,
+                        },
+                    );
+                }
+                Fault::Drop {
+                    from,
+                    until,
+                    p,
+                    tree,
+                } => {
+                    self.h.network_faults = true;
+                    self.drop_window = Some((from, until, p, tree));
+                }
+                Fault::Late { at, to, extra } => {
+                    self.late_pending = Some((at, to, extra));
+                }
+                Fault::Join { node, at } => self.at(at, Ev::JoinEnable(node)),
+                Fault::Config { client, nth } => {
+                    if let Some(c) = self.clients.get_mut(client as usize) {
+                        c.config_at = Some(nth);
+                    }
+                }
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        let p = self.t.cfg.loop_period as u64;
+        let t_out = self.t.cfg.timeout as u64;
+        let cap = 4000 * p + 60 * t_out + 200 * self.t.client_timeout;
+        let mut quiet_since: Option<u64> = None;
+        while let Some(Reverse(q)) = self.queue.pop() {
+            if q.time > cap {
+                break;
+            }
+            self.now = q.time;
+            self.h.events += 1;
+            self.step(q.ev);
+            let clients_done = self.clients.iter().all(|c| c.left == 0 && c.out.is_empty());
+            if clients_done {
+                let since = *quiet_since.get_or_insert(self.now);
+                // Let heartbeats run a while so every follower catches up and timeouts are exercised.
+                if self.now > since + 3 * self.h_max_timeout() + 4 * self.t.cfg.delta as u64 + 4 * p
+                {
+                    break;
+                }
+            } else if self.clients.iter().all(|c| c.left == 0) && self.now > cap / 2 {
+                break;
+            }
+        }
+        self.h.end = self.now;
+    }
+
+    fn h_max_timeout(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.node.config().timeout as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn step(&mut self, ev: Ev) {
+        match ev {
+            Ev::Tick(i) => {
+                let n = &mut self.nodes[i as usize];
+                if n.tick_at == Some(self.now) {
+                    n.tick_at = None;
+                }
+                if n.alive {
+                    let now = self.now;
+                    self.with_node(i, |node, out| node.tick(now, out));
+                }
+            }
+            Ev::Tree { to, tree, bytes } => {
+                if self.nodes[to as usize].alive && self.nodes[to as usize].link_up[tree as usize] {
+                    let now = self.now;
+                    self.with_node(to, |node, out| node.receive_tree(now, tree, &bytes, out));
+                }
+            }
+            Ev::ToNode { to, bytes } => {
+                if self.nodes[to as usize].alive {
+                    let now = self.now;
+                    let before = self.nodes[to as usize]
+                        .node
+                        .counter(Counter::RequestsAccepted);
+                    self.with_node(to, |node, out| node.receive_client(now, &bytes, out));
+                    if self.nodes[to as usize]
+                        .node
+                        .counter(Counter::RequestsAccepted)
+                        > before
+                        && let Ok((_, Packet::Request(e))) =
+                            wire::parse(&bytes, self.t.cfg.cluster_id)
+                    {
+                        self.h.accepted.push((to, now, e.client_id, e.seq));
+                    }
+                }
+            }
+            Ev::ToClient { client, bytes } => self.client_receive(client, &bytes),
+            Ev::Peer { to, bytes } => self.peer_receive(to, &bytes),
+            Ev::ClientWake(c) => {
+                if self.clients[c].wake_at == Some(self.now) {
+                    self.clients[c].wake_at = None;
+                }
+                self.client_wake(c);
+            }
+            Ev::Start => {
+                let now = self.now;
+                self.log(|| "control: START on node 0".into());
+                if self.nodes[0].alive {
+                    self.with_node(0, |node, out| {
+                        let _ = node.control(now, Control::Start, out);
+                    });
+                }
+            }
+            Ev::Crash(target) => {
+                if let Some(i) = self.resolve(&target) {
+                    self.crash(i, "crash");
+                }
+            }
+            Ev::ArmMidsend { target, after } => {
+                if let Some(i) = self.resolve(&target) {
+                    self.log(|| {
+                        format!("fault: node {i} will crash after {after} copies of its next send")
+                    });
+                    self.nodes[i as usize].midsend = Some(after);
+                }
+            }
+            Ev::Link { node, tree, up } => {
+                self.log(|| {
+                    format!(
+                        "fault: node {node} link on tree {tree} {}",
+                        if up { "up" } else { "down" }
+                    )
+                });
+                self.nodes[node as usize].link_up[tree as usize] = up;
+            }
+            Ev::JoinEnable(i) => {
+                if self.nodes[i as usize].alive {
+                    let now = self.now;
+                    self.log(|| format!("control: node {i} enabled as joining"));
+                    self.h.enabled_at[i as usize] = Some(now);
+                    self.with_node(i, |node, out| {
+                        let _ = node.control(now, Control::EnableJoin, out);
+                    });
+                }
+            }
+            Ev::JoinRetry(i) => {
+                if self.nodes[i as usize].alive
+                    && self.nodes[i as usize].node.state() == State::Joining
+                {
+                    self.nodes[i as usize].join_requested = false;
+                    self.maybe_request_snapshot(i);
+                }
+            }
+        }
+    }
+
+    /// Which node a fault aims at: a given one, or whoever leads now (if alive).
+    fn resolve(&self, t: &Target) -> Option<u8> {
+        match *t {
+            Target::Node(i) => self.nodes[i as usize].alive.then_some(i),
+            Target::Leader => self
+                .nodes
+                .iter()
+                .position(|n| n.alive && n.node.is_leader())
+                .map(|i| i as u8),
+        }
+    }
+
+    fn crash(&mut self, i: u8, why: &str) {
+        if !self.nodes[i as usize].alive {
+            return;
+        }
+        // Never crash the last member standing: the model tolerates n−1 crashes, not n
+        // (a node still joining is not a member until its state transfer is done).
+        let members = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(j, n)| {
+                *j != i as usize
+                    && n.alive
+                    && matches!(n.node.state(), State::Active | State::Armed)
+            })
+            .count();
+        if members == 0 {
+            return;
+        }
+        self.nodes[i as usize].alive = false;
+        self.h.crashed_at[i as usize] = Some(self.now);
+        self.log(|| format!("fault: node {i} {why}"));
+    }
+
+    /// Run `f` on node `i` and carry out the actions it returns.
+    fn with_node(&mut self, i: u8, f: impl FnOnce(&mut Node, &mut Vec<Action>)) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        f(&mut self.nodes[i as usize].node, &mut out);
+        let mut sent_trees = 0u8;
+        let mut msg: Option<(u32, u32)> = None;
+        for a in out.drain(..) {
+            if !self.nodes[i as usize].alive {
+                break;
+            }
+            match a {
+                Action::Send { tree, packet } => {
+                    if self.nodes[i as usize].midsend == Some(sent_trees) {
+                        self.crash(i, "crashed in the middle of an RSBCAST");
+                        if !self.nodes[i as usize].alive {
+                            break;
+                        }
+                    }
+                    if let Ok((_, Packet::Decide(d))) = wire::parse(&packet, self.t.cfg.cluster_id)
+                    {
+                        msg = Some((d.meta.epoch, d.meta.msg_seq));
+                        if tree == 0 {
+                            let (e, s, k, inst) =
+                                (d.meta.epoch, d.meta.msg_seq, d.meta.kind, d.meta.instance);
+                            self.log(|| {
+                                format!("n{i} send epoch={e} seq={s} {k:?} instance={inst}")
+                            });
+                        }
+                    }
+                    sent_trees += 1;
+                    self.multicast(i, tree, Arc::new(packet));
+                }
+                Action::Reply { client_id, packet } => {
+                    let c = (client_id - 100) as usize;
+                    let d = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
+                    self.at(
+                        self.now + d,
+                        Ev::ToClient {
+                            client: c,
+                            bytes: packet,
+                        },
+                    );
+                }
+                Action::Deliver(d) => {
+                    let (count, entries): (u16, Arc<[u8]>) = {
+                        let dd = d.decide(self.t.cfg.cluster_id);
+                        (dd.count, Arc::from(dd.entries_raw))
+                    };
+                    let now = self.now;
+                    let inst = d.instance;
+                    self.log(|| {
+                        format!(
+                            "n{i} decide instance={inst} {:?} {} bytes",
+                            d.kind,
+                            entries.len()
+                        )
+                    });
+                    if self.h.faulted_at[i as usize].is_some() {
+                        self.h.delivered_after_fault[i as usize] += 1;
+                    }
+                    let sn = &mut self.nodes[i as usize];
+                    sn.log
+                        .insert(d.instance, (d.kind as u8, count, entries.clone()));
+                    self.h.decisions.push(DecisionRec {
+                        time: now,
+                        node: i,
+                        instance: d.instance,
+                        epoch: d.epoch,
+                        kind: d.kind,
+                        count,
+                        entries,
+                    });
+                }
+                Action::NetFault(f) => {
+                    self.log(|| format!("n{i} NET-FAULT {f:?}"));
+                    self.h.faulted_at[i as usize].get_or_insert(self.now);
+                }
+                Action::Violation(v) => {
+                    self.log(|| format!("n{i} synchrony violation {v:?}"));
+                    self.h.violations_seen[i as usize] += 1;
+                }
+                Action::LeaderChanged { epoch, leader } => {
+                    self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
+                }
+                Action::StateChanged(s) => self.log(|| format!("n{i} state {s:?}")),
+            }
+        }
+        if let Some((epoch, seq)) = msg {
+            self.h.sends.push(SendRec {
+                time: self.now,
+                node: i,
+                epoch,
+                seq,
+                trees_sent: sent_trees,
+            });
+            if let Some(e) = self.lost.get_mut(&(i, epoch, seq)) {
+                e.0 = sent_trees;
+            }
+        }
+        self.out = out;
+        if self.nodes[i as usize].alive {
+            self.reschedule(i);
+            self.maybe_request_snapshot(i);
+        }
+    }
+
+    fn reschedule(&mut self, i: u8) {
+        let now = self.now;
+        let n = &mut self.nodes[i as usize];
+        if let Some(t) = n.node.next_deadline() {
+            let t = t.max(now + 1);
+            if n.tick_at.is_none_or(|s| t < s) {
+                n.tick_at = Some(t);
+                self.at(t, Ev::Tick(i));
+            }
+        }
+    }
+
+    /// One copy on tree `tree` from `src` to every other node: link state, drops, delays, FIFO order.
+    fn multicast(&mut self, src: u8, tree: u8, bytes: Arc<Vec<u8>>) {
+        let (epoch, seq) = match wire::parse(&bytes, self.t.cfg.cluster_id) {
+            Ok((_, Packet::Decide(d))) => (d.meta.epoch, d.meta.msg_seq),
+            _ => (0, 0),
+        };
+        let n = self.cfg.nodes as usize;
+        let up_src = self.nodes[src as usize].link_up[tree as usize];
+        for dst in 0..self.cfg.nodes {
+            if dst == src {
+                continue;
+            }
+            // Would this receiver take part? (for the redundancy bookkeeping)
+            let live = {
+                let d = &self.nodes[dst as usize];
+                d.alive && !matches!(d.node.state(), State::Disabled | State::Faulted)
+            };
+            let mut lost = !up_src || !self.nodes[dst as usize].link_up[tree as usize];
+            if let Some((from, until, p, only)) = self.drop_window
+                && self.now >= from
+                && self.now < until
+                && only.is_none_or(|t| t == tree)
+                && self.rng.chance(p)
+            {
+                lost = true;
+                self.log(|| {
+                    format!("fault: drop tree {tree} copy {src}->{dst} epoch={epoch} seq={seq}")
+                });
+            }
+            let rec = self
+                .lost
+                .entry((src, epoch, seq))
+                .or_insert_with(|| (0, vec![0; n], vec![false; n]));
+            rec.2[dst as usize] |= live;
+            if lost {
+                rec.1[dst as usize] += 1;
+                continue;
+            }
+            let mut delay = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
+            if let Some((at, to, extra)) = self.late_pending
+                && self.now >= at
+                && to == dst
+            {
+                self.late_pending = None;
+                self.h.late_injected = true;
+                delay = self.t.cfg.delta as u64 + extra;
+                self.log(|| {
+                    format!("fault: tree {tree} copy {src}->{dst} delayed by {delay} (beyond Δ_I)")
+                });
+            }
+            let key = (src, dst, tree);
+            let when = (self.now + delay).max(self.link_last.get(&key).copied().unwrap_or(0));
+            self.link_last.insert(key, when);
+            self.at(
+                when,
+                Ev::Tree {
+                    to: dst,
+                    tree,
+                    bytes: bytes.clone(),
+                },
+            );
+        }
+    }
+
+    // ----- clients -----------------------------------------------------------
+
+    fn wake_client(&mut self, c: usize, t: u64) {
+        let cl = &mut self.clients[c];
+        if cl.wake_at.is_none_or(|w| t < w) {
+            cl.wake_at = Some(t);
+            self.at(t, Ev::ClientWake(c));
+        }
+    }
+
+    fn client_send(&mut self, c: usize, seq: u64) {
+        let n = self.cfg.nodes;
+        let cl = &mut self.clients[c];
+        let o = &cl.out[&seq];
+        let to = cl.guess % n;
+        let bytes = Packet::Request(Entry {
+            client_id: cl.id,
+            seq,
+            flags: o.flags,
+            payload: &o.payload,
+        })
+        .to_vec(self.t.cfg.cluster_id, wire::SENDER_NONE)
+        .expect("client requests fit");
+        let d = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
+        self.at(self.now + d, Ev::ToNode { to, bytes });
+    }
+
+    fn client_wake(&mut self, c: usize) {
+        let now = self.now;
+        let n = self.cfg.nodes;
+        // Resends: after a NOT_LEADER hint go to the named node; after silence try the next one.
+        let due: Vec<u64> = self.clients[c]
+            .out
+            .iter()
+            .filter(|(_, o)| now >= o.resend_at)
+            .map(|(s, _)| *s)
+            .collect();
+        for seq in due {
+            let cl = &mut self.clients[c];
+            let o = cl.out.get_mut(&seq).expect("due");
+            if !o.hinted {
+                cl.guess = (cl.guess + 1) % n;
+            }
+            o.hinted = false;
+            o.resend_at = now + self.t.client_timeout;
+            self.client_send(c, seq);
+        }
+        let cl = &mut self.clients[c];
+        if cl.left > 0 && now >= cl.next_new && cl.out.len() < 2 {
+            let seq = cl.next_seq;
+            cl.next_seq += 1;
+            cl.left -= 1;
+            let nth = self.clients[c].next_seq as u32 - 1;
+            let (flags, payload) = if self.clients[c].config_at == Some(nth) {
+                let v = self.t.cfg.timeout + self.rng.range(1, 2 * self.t.cfg.delta as u64) as u32;
+                let item = wire::ConfigItem {
+                    addr: regs::addr::TIMEOUT,
+                    value: v,
+                };
+                (wire::ENTRY_FLAG_CONFIG, item.to_bytes().to_vec())
+            } else {
+                let len = self.rng.range(1, 48) as usize;
+                (0, (0..len).map(|_| self.rng.next_u64() as u8).collect())
+            };
+            let id = self.clients[c].id;
+            self.h.requests.insert((id, seq), (flags, payload.clone()));
+            self.clients[c].out.insert(
+                seq,
+                Outstanding {
+                    flags,
+                    payload,
+                    resend_at: now + self.t.client_timeout,
+                    hinted: false,
+                },
+            );
+            self.client_send(c, seq);
+            let gap = self
+                .rng
+                .range(self.t.interval / 2, self.t.interval * 3 / 2)
+                .max(1);
+            self.clients[c].next_new = now + gap;
+        }
+        let cl = &self.clients[c];
+        let mut next = cl.out.values().map(|o| o.resend_at).min();
+        // A new request is due at next_new, but only once a pipeline slot is free (a reply wakes us).
+        if cl.left > 0 && cl.out.len() < 2 {
+            let nn = cl.next_new.max(now + 1);
+            next = Some(next.map_or(nn, |x| x.min(nn)));
+        }
+        if let Some(t) = next {
+            self.wake_client(c, t.max(now + 1));
+        }
+    }
+
+    fn client_receive(&mut self, c: usize, bytes: &[u8]) {
+        let now = self.now;
+        let p = self.t.cfg.loop_period as u64;
+        match wire::parse(bytes, self.t.cfg.cluster_id) {
+            Ok((_, Packet::ReplyOk(r))) => {
+                self.h
+                    .oks
+                    .push((now, r.client_id, r.seq, r.instance, r.index));
+                self.clients[c].out.remove(&r.seq);
+                self.wake_client(c, now + 1);
+            }
+            Ok((_, Packet::ReplyNotLeader(r))) => {
+                let n = self.cfg.nodes;
+                let cl = &mut self.clients[c];
+                cl.guess = if r.leader == wire::SENDER_NONE {
+                    (cl.guess + 1) % n
+                } else {
+                    r.leader
+                };
+                if let Some(o) = cl.out.get_mut(&r.seq) {
+                    o.hinted = true;
+                    o.resend_at = now + p.max(1);
+                    let t = o.resend_at;
+                    self.wake_client(c, t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ----- join / state transfer (the host application's part) -------------
+
+    fn maybe_request_snapshot(&mut self, j: u8) {
+        let sn = &self.nodes[j as usize];
+        if sn.join_requested || sn.node.state() != State::Joining {
+            return;
+        }
+        let Some(lins) = sn.node.last_decided() else {
+            return;
+        };
+        let min_instance = sn.node.first_logged().map_or(lins, |f| f - 1);
+        let members: Vec<u8> = (0..self.cfg.nodes)
+            .filter(|&m| {
+                m != j
+                    && self.nodes[m as usize].alive
+                    && self.nodes[m as usize].node.state() == State::Active
+            })
+            .collect();
+        if members.is_empty() {
+            return;
+        }
+        let m = self.rng.pick(&members);
+        let sn = &mut self.nodes[j as usize];
+        sn.join_requested = true;
+        sn.join_attempt += 1;
+        let transfer_id = sn.join_attempt;
+        sn.reassembly = Some(Reassembly::new(transfer_id));
+        let bytes = Packet::JoinRequest(wire::JoinRequest {
+            transfer_id,
+            max_chunk: 256,
+            min_instance,
+        })
+        .to_vec(self.t.cfg.cluster_id, j)
+        .expect("join request fits");
+        self.log(|| format!("n{j} asks n{m} for a snapshot covering instance {min_instance}"));
+        // If the member dies or the transfer stalls, ask again.
+        let retry = self.now + 20 * self.t.cfg.timeout as u64;
+        self.at(retry, Ev::JoinRetry(j));
+        self.peer_send(j, m, bytes);
+    }
+
+    /// Node-to-node control traffic (state transfer): a reliable, ordered stream, like TCP.
+    fn peer_send(&mut self, from: u8, to: u8, bytes: Vec<u8>) {
+        let key = (from, to, u8::MAX);
+        let d = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
+        let when = (self.now + d).max(self.link_last.get(&key).copied().unwrap_or(0));
+        self.link_last.insert(key, when);
+        self.at(when, Ev::Peer { to, bytes });
+    }
+
+    fn peer_receive(&mut self, to: u8, bytes: &[u8]) {
+        if !self.nodes[to as usize].alive {
+            return;
+        }
+        let Ok((h, p)) = wire::parse(bytes, self.t.cfg.cluster_id) else {
+            return;
+        };
+        match p {
+            Packet::JoinRequest(r) => {
+                let sn = &self.nodes[to as usize];
+                let lins = sn.node.last_decided().unwrap_or(0);
+                let packets = if sn.node.state() == State::Active && lins >= r.min_instance {
+                    let mut snap = Vec::new();
+                    for (i, (k, count, e)) in sn.log.range(..=lins) {
+                        snap.extend_from_slice(&i.to_be_bytes());
+                        snap.push(*k);
+                        snap.extend_from_slice(&count.to_be_bytes());
+                        snap.extend_from_slice(&(e.len() as u32).to_be_bytes());
+                        snap.extend_from_slice(e);
+                    }
+                    chunk_packets(
+                        self.t.cfg.cluster_id,
+                        to,
+                        r.transfer_id,
+                        lins,
+                        &snap,
+                        r.max_chunk as usize,
+                    )
+                } else {
+                    let reason = b"member is behind or not active";
+                    vec![
+                        Packet::StateChunk(wire::StateChunk {
+                            transfer_id: r.transfer_id,
+                            flags: wire::CHUNK_FLAG_ERROR,
+                            instance: lins,
+                            offset: 0,
+                            total_len: 0,
+                            crc32: 0,
+                            data: reason,
+                        })
+                        .to_vec(self.t.cfg.cluster_id, to)
+                        .expect("fits"),
+                    ]
+                };
+                for bytes in packets {
+                    self.peer_send(to, h.sender, bytes);
+                }
+            }
+            Packet::StateChunk(c) => {
+                let now = self.now;
+                let sn = &mut self.nodes[to as usize];
+                let Some(r) = sn.reassembly.as_mut() else {
+                    return;
+                };
+                match r.accept(&c) {
+                    Ok(None) => {}
+                    Ok(Some((instance, snap))) => {
+                        sn.reassembly = None;
+                        let first = sn.node.first_logged();
+                        // Replay from c + 1 needs every decision after c: the own log must start by then.
+                        let covered = first.is_none_or(|f| f <= instance + 1)
+                            && sn.node.last_decided().is_some_and(|l| l >= instance);
+                        if !covered || sn.node.state() != State::Joining {
+                            self.log(|| format!("n{to} snapshot at {instance} does not meet its log ({first:?}); retrying"));
+                            self.at(now + self.t.cfg.loop_period as u64, Ev::JoinRetry(to));
+                            return;
+                        }
+                        let mut log = BTreeMap::new();
+                        let mut b = &snap[..];
+                        while b.len() >= 15 {
+                            let i = u64::from_be_bytes(b[..8].try_into().expect("8"));
+                            let k = b[8];
+                            let count = u16::from_be_bytes([b[9], b[10]]);
+                            let len = u32::from_be_bytes(b[11..15].try_into().expect("4")) as usize;
+                            log.insert(i, (k, count, b[15..15 + len].to_vec()));
+                            b = &b[15 + len..];
+                        }
+                        self.h.snapshot_log[to as usize] = log;
+                        self.h.joined[to as usize] = Some((now, instance));
+                        self.h.first_logged[to as usize] = first;
+                        self.log(|| {
+                            format!("n{to} state transfer done at instance {instance}; activating")
+                        });
+                        self.with_node(to, |node, out| {
+                            let _ = node.control(now, Control::Activate, out);
+                        });
+                    }
+                    Err(e) => {
+                        sn.reassembly = None;
+                        self.log(|| format!("n{to} state transfer failed: {e}; retrying"));
+                        self.at(now + self.t.cfg.timeout as u64, Ev::JoinRetry(to));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self) -> History {
+        let g = self.cfg.trees;
+        for (sent, lost, live) in self.lost.values() {
+            if *sent == g && lost.iter().zip(live).any(|(l, live)| *live && *l >= g) {
+                self.h.redundancy_exceeded = true;
+            }
+        }
+        self.h.final_state = self
+            .nodes
+            .iter()
+            .map(|n| (n.node.state(), n.node.last_decided()))
+            .collect();
+        self.h.max_timeout = self.h_max_timeout();
+        self.h.unanswered = self
+            .clients
+            .iter()
+            .map(|c| c.out.len() + c.left as usize)
+            .sum();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if self.h.first_logged[i].is_none() {
+                self.h.first_logged[i] = n.node.first_logged();
+            }
+        }
+        if self.cfg.trace {
+            let mut s = String::new();
+            for (i, n) in self.nodes.iter().enumerate() {
+                let _ = write!(
+                    s,
+                    "node {i}: alive={} state={:?} epoch={} last_decided={:?}; ",
+                    n.alive,
+                    n.node.state(),
+                    n.node.epoch(),
+                    n.node.last_decided()
+                );
+            }
+            self.trace.push(format!("{:>10} end: {s}", self.now));
+        }
+        std::mem::take(&mut self.h)
+    }
+}
