@@ -68,7 +68,8 @@ pub fn parse_udp(frame: &[u8]) -> Result<(UdpMeta, &[u8]), FrameError> {
     let ip = Ipv4Slice::from_slice(eth.payload_slice())
         .map_err(|_| FrameError::Malformed("IPv4 header or total_len"))?;
     let h = ip.header();
-    if h.to_header().calc_header_checksum() != h.header_checksum() {
+    // Verify over the raw header bytes (every bit counts, the reserved flag bit included).
+    if ones_complement_sum(h.slice()) != 0xFFFF {
         return Err(FrameError::Malformed("IPv4 header checksum"));
     }
     if ip.is_payload_fragmented() {
@@ -137,6 +138,18 @@ pub fn emit_udp(meta: &UdpMeta, payload: &[u8], buf: &mut [u8]) -> Result<usize,
     Ok(n)
 }
 
+/// The 16-bit ones' complement sum of `b` (RFC 1071); a correct IPv4 header sums to 0xFFFF.
+fn ones_complement_sum(b: &[u8]) -> u16 {
+    let mut s: u32 = b
+        .chunks(2)
+        .map(|w| u32::from(w[0]) << 8 | u32::from(*w.get(1).unwrap_or(&0)))
+        .sum();
+    while s > 0xFFFF {
+        s = (s & 0xFFFF) + (s >> 16);
+    }
+    s as u16
+}
+
 /// The Ethernet multicast MAC of an IPv4 multicast group (01:00:5e + low 23 bits).
 pub fn multicast_mac(group: [u8; 4]) -> [u8; 6] {
     [0x01, 0x00, 0x5e, group[1] & 0x7f, group[2], group[3]]
@@ -196,6 +209,12 @@ mod tests {
             parse_udp(&buf[..n - 1]),
             Err(FrameError::Malformed(_))
         ));
+        let mut evil = buf;
+        evil[ETH_LEN + 6] ^= 0x80; // the reserved flag bit
+        assert_eq!(
+            parse_udp(&evil[..n]),
+            Err(FrameError::Malformed("IPv4 header checksum"))
+        );
         let mut arp = buf;
         arp[12..14].copy_from_slice(&[0x08, 0x06]);
         assert_eq!(

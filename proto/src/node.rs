@@ -283,7 +283,7 @@ impl Node {
     }
     /// Whether this node is the running leader.
     pub fn is_leader(&self) -> bool {
-        self.running() && self.lins.is_some() && self.leader() == self.cfg.node_id
+        self.state == State::Active && self.leader() == self.cfg.node_id
     }
     /// Last decided instance (0 before the first; `None` for a joining node not yet locked on).
     pub fn last_decided(&self) -> Option<u64> {
@@ -383,8 +383,19 @@ impl Node {
                 self.write_ctrl(now, value, out)
             }
             regs::Access::Config => {
-                if self.state != State::Disabled {
+                // A joining node takes the cluster's timeout (from the state transfer) before it
+                // activates: the only config write allowed while enabled, and only upwards.
+                let joining_timeout = self.state == State::Joining && a == addr::TIMEOUT;
+                if self.state != State::Disabled && !joining_timeout {
                     return Err(RegError::WhileEnabled(reg.name));
+                }
+                if joining_timeout && value < self.cfg.timeout {
+                    return Err(RegError::OutOfRange {
+                        field: reg.name,
+                        value: value as u64,
+                        min: self.cfg.timeout as u64,
+                        max: reg.max,
+                    });
                 }
                 let mut c = self.cfg;
                 c.set(a, value as u64)?;
@@ -580,8 +591,10 @@ impl Node {
         matches!(self.state, State::Active | State::Joining) && self.sync.is_none()
     }
 
+    /// Only active members time out: a joining node listens (it adopts the
+    /// epochs it sees) but never deposes a leader, whose timeout it may not know yet.
     fn timer_running(&self) -> bool {
-        self.running() && !self.is_leader()
+        self.state == State::Active && !self.is_leader()
     }
 
     fn count(&mut self, c: Counter) {

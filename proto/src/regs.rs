@@ -447,7 +447,7 @@ pub fn counter_register(c: Counter) -> Register {
 
 /// Which register a 32-bit word address falls in, and whether it is the high half.
 pub fn word(a: u16) -> Option<(Register, bool)> {
-    if a % 4 != 0 {
+    if !a.is_multiple_of(4) {
         return None;
     }
     if let Some(r) = by_addr(a) {
@@ -731,6 +731,16 @@ impl Config {
             });
         }
         let min_t = self.min_timeout();
+        if min_t > U32 {
+            return Err(ConfigError {
+                field: "delta",
+                value: self.delta as u64,
+                min: 1,
+                max: (U32.saturating_sub(self.drift as u64 + self.loop_period as u64 + 1))
+                    .min(U32.saturating_sub(self.drift as u64 + 1) / 2),
+                rule: "no 32-bit timeout can exceed max(2*delta, loop_period + delta) + drift: lower delta, loop_period or drift",
+            });
+        }
         if (self.timeout as u64) < min_t {
             return Err(ConfigError {
                 field: "timeout",
@@ -846,23 +856,29 @@ mod tests {
 
     #[test]
     fn illegal_combinations_name_the_field() {
-        let mut c = Config::default();
-        c.node_id = 3;
+        let c = Config {
+            node_id: 3,
+            ..Config::default()
+        };
         assert_eq!(c.validate().unwrap_err().field, "node_id");
         let mut c = Config::default();
-        c.timeout = (2 * c.delta + c.drift) as u32;
+        c.timeout = 2 * c.delta + c.drift;
         let e = c.validate().unwrap_err();
         assert_eq!(e.field, "timeout");
         assert_eq!(e.min, c.min_timeout());
-        let mut c = Config::default();
-        c.trees = 0;
+        let c = Config {
+            trees: 0,
+            ..Config::default()
+        };
         assert_eq!(c.validate().unwrap_err().field, "trees");
         let mut c = Config::default();
         c.tree_groups[1] = c.tree_groups[0];
         assert_eq!(c.validate().unwrap_err().field, "tree_group1");
-        let mut c = Config::default();
-        c.loop_period = 1;
-        c.timeout = 1000;
+        let c = Config {
+            loop_period: 1,
+            timeout: 1000,
+            ..Config::default()
+        };
         assert_eq!(c.validate().unwrap_err().field, "loop_period");
         let mut c = Config::default();
         assert_eq!(

@@ -6,7 +6,13 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::wire::{CHUNK_FLAG_ERROR, CHUNK_FLAG_LAST, Packet, StateChunk};
+use crate::wire::{
+    CHUNK_FLAG_ERROR, CHUNK_FLAG_LAST, HEADER_LEN, MAX_PACKET_LEN, Packet, STATE_CHUNK_HEADER_LEN,
+    StateChunk,
+};
+
+/// Largest chunk data that fits one STATE_CHUNK packet.
+pub const MAX_CHUNK: usize = MAX_PACKET_LEN - HEADER_LEN - STATE_CHUNK_HEADER_LEN;
 
 /// CRC-32 (ISO-HDLC: the zlib / Ethernet polynomial, reflected), bitwise.
 pub fn crc32(data: &[u8]) -> u32 {
@@ -24,16 +30,30 @@ pub fn crc32(data: &[u8]) -> u32 {
     !c
 }
 
-/// The STATE_CHUNK packets (UDP payloads) that carry `snapshot`, taken after `instance`.
+/// A reassembled snapshot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// It holds every decision up to and including this instance.
+    pub instance: u64,
+    /// The member's timeout register at that point (the joiner raises its own to it).
+    pub timeout: u32,
+    /// The application state.
+    pub data: Vec<u8>,
+}
+
+/// The STATE_CHUNK packets (UDP payloads) that carry `snapshot`, taken after `instance`
+/// by a member whose timeout register is `timeout`.
 pub fn chunk_packets(
     cluster_id: u32,
     sender: u8,
     transfer_id: u32,
     instance: u64,
+    timeout: u32,
     snapshot: &[u8],
     max_chunk: usize,
 ) -> Vec<Vec<u8>> {
-    let max_chunk = max_chunk.clamp(1, u16::MAX as usize);
+    // A chunk must fit a packet: MAX_PACKET_LEN minus the header and the chunk header.
+    let max_chunk = max_chunk.clamp(1, MAX_CHUNK);
     let crc = crc32(snapshot);
     let total = snapshot.len() as u64;
     let mut out = Vec::new();
@@ -48,10 +68,13 @@ pub fn chunk_packets(
             offset: offset as u64,
             total_len: total,
             crc32: crc,
+            timeout,
             data: &snapshot[offset..end],
         });
-        // Lengths are within the format by construction.
-        out.push(p.to_vec(cluster_id, sender).unwrap_or_default());
+        out.push(
+            p.to_vec(cluster_id, sender)
+                .expect("chunk lengths are within the format by construction"),
+        );
         if last {
             return out;
         }
@@ -71,7 +94,7 @@ pub enum TransferError {
         /// Offset received.
         got: u64,
     },
-    /// The chunks disagree about the snapshot (instance, length or CRC changed).
+    /// The chunks disagree about the snapshot (instance, length, CRC or timeout changed).
     Inconsistent,
     /// The reassembled snapshot fails its CRC.
     Crc,
@@ -103,7 +126,7 @@ impl fmt::Display for TransferError {
 #[derive(Clone, Debug)]
 pub struct Reassembly {
     transfer_id: u32,
-    head: Option<(u64, u64, u32)>,
+    head: Option<(u64, u64, u32, u32)>,
     data: Vec<u8>,
 }
 
@@ -117,15 +140,15 @@ impl Reassembly {
         }
     }
 
-    /// Take one chunk; returns `(instance, snapshot)` when the last one arrived intact.
-    pub fn accept(&mut self, c: &StateChunk<'_>) -> Result<Option<(u64, Vec<u8>)>, TransferError> {
+    /// Take one chunk; returns the snapshot when the last one arrived intact.
+    pub fn accept(&mut self, c: &StateChunk<'_>) -> Result<Option<Snapshot>, TransferError> {
         if c.transfer_id != self.transfer_id {
             return Err(TransferError::WrongTransfer);
         }
         if c.flags & CHUNK_FLAG_ERROR != 0 {
             return Err(TransferError::Refused(c.data.to_vec()));
         }
-        let head = (c.instance, c.total_len, c.crc32);
+        let head = (c.instance, c.total_len, c.crc32, c.timeout);
         if *self.head.get_or_insert(head) != head {
             return Err(TransferError::Inconsistent);
         }
@@ -142,7 +165,11 @@ impl Reassembly {
         if crc32(&self.data) != c.crc32 {
             return Err(TransferError::Crc);
         }
-        Ok(Some((c.instance, core::mem::take(&mut self.data))))
+        Ok(Some(Snapshot {
+            instance: c.instance,
+            timeout: c.timeout,
+            data: core::mem::take(&mut self.data),
+        }))
     }
 }
 
@@ -159,7 +186,7 @@ mod tests {
     #[test]
     fn snapshot_round_trip_and_corruption() {
         let snap: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
-        let pkts = chunk_packets(9, 1, 42, 77, &snap, 300);
+        let pkts = chunk_packets(9, 1, 42, 77, 5000, &snap, 300);
         assert_eq!(pkts.len(), 4);
         let mut r = Reassembly::new(42);
         let mut done = None;
@@ -169,7 +196,14 @@ mod tests {
             };
             done = r.accept(&c).unwrap();
         }
-        assert_eq!(done, Some((77, snap.clone())));
+        assert_eq!(
+            done,
+            Some(Snapshot {
+                instance: 77,
+                timeout: 5000,
+                data: snap.clone()
+            })
+        );
         // Out of order.
         let mut r = Reassembly::new(42);
         let (_, Packet::StateChunk(c)) = parse(&pkts[1], 9).unwrap() else {
@@ -182,14 +216,17 @@ mod tests {
                 got: 300
             })
         ));
+        // Oversized chunk requests are clamped, never turned into empty packets.
+        let big = alloc::vec![7u8; 20000];
+        let pkts = chunk_packets(9, 1, 1, 5, 5000, &big, 10_000);
+        assert_eq!(pkts.len(), 3);
+        assert!(pkts.iter().all(|p| parse(p, 9).is_ok()));
         // Empty snapshot is one last chunk.
-        let pkts = chunk_packets(9, 1, 1, 5, &[], 300);
+        let pkts = chunk_packets(9, 1, 1, 5, 5000, &[], 300);
         let (_, Packet::StateChunk(c)) = parse(&pkts[0], 9).unwrap() else {
             panic!()
         };
-        assert_eq!(
-            Reassembly::new(1).accept(&c).unwrap(),
-            Some((5, Vec::new()))
-        );
+        let s = Reassembly::new(1).accept(&c).unwrap().unwrap();
+        assert_eq!((s.instance, s.timeout, s.data.len()), (5, 5000, 0));
     }
 }

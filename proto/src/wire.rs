@@ -226,17 +226,9 @@ impl<'a> Entry<'a> {
         }
         let payload = &b[ENTRY_HEADER_LEN..end];
         if flags & ENTRY_FLAG_CONFIG != 0 {
-            if payload.is_empty() || payload.len() % CONFIG_ITEM_LEN != 0 {
-                return Err(ParseError::Malformed(
-                    "config entry payload_len must be a non-zero multiple of 8",
-                ));
-            }
-            for item in payload.chunks_exact(CONFIG_ITEM_LEN) {
-                if be16(item, 2) != 0 {
-                    return Err(ParseError::Malformed("config item reserved field not zero"));
-                }
-            }
+            check_config_payload(payload)?;
         }
+
         Ok((
             Entry {
                 client_id,
@@ -256,6 +248,9 @@ impl<'a> Entry<'a> {
         }
         if self.seq == 0 {
             return Err(EmitError::Invalid("entry seq 0 is reserved"));
+        }
+        if self.is_config() {
+            check_config_payload(self.payload).map_err(|e| EmitError::Invalid(e.what()))?;
         }
         let n = self.wire_len();
         need(b, n)?;
@@ -425,6 +420,10 @@ pub struct StateChunk<'a> {
     pub total_len: u64,
     /// CRC-32 (ISO-HDLC, as zlib) of the whole snapshot.
     pub crc32: u32,
+    /// The member's `timeout` register when it took the snapshot: the joining node raises its own
+    /// to at least this before it activates (CONFIG instances up to `instance` are in the snapshot,
+    /// not in the joiner's log).
+    pub timeout: u32,
     /// This chunk's bytes.
     pub data: &'a [u8],
 }
@@ -540,7 +539,7 @@ impl<'a> Packet<'a> {
                 put64(b, 16, c.offset);
                 put64(b, 24, c.total_len);
                 put32(b, 32, c.crc32);
-                put32(b, 36, 0);
+                put32(b, 36, c.timeout);
                 b[STATE_CHUNK_HEADER_LEN..].copy_from_slice(c.data);
             }
         }
@@ -564,6 +563,9 @@ impl<'a> Packet<'a> {
 pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), ParseError> {
     if bytes.len() < 4 {
         return Err(ParseError::Foreign("shorter than magic and version"));
+    }
+    if bytes.len() > MAX_PACKET_LEN {
+        return Err(ParseError::Malformed("packet longer than MAX_PACKET_LEN"));
     }
     if be16(bytes, 0) != MAGIC {
         return Err(ParseError::Foreign("magic"));
@@ -668,7 +670,7 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
                     "state_chunk data_len does not match body_len",
                 ));
             }
-            if b[7] != 0 || be32(b, 36) != 0 {
+            if b[7] != 0 {
                 return Err(ParseError::Malformed("state_chunk reserved field not zero"));
             }
             let c = StateChunk {
@@ -678,6 +680,7 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
                 offset: be64(b, 16),
                 total_len: be64(b, 24),
                 crc32: be32(b, 32),
+                timeout: be32(b, 36),
                 data: &b[STATE_CHUNK_HEADER_LEN..],
             };
             check_chunk(&c)?;
@@ -726,6 +729,22 @@ fn check_decide(meta: &DecideMeta, count: u16, raw: &[u8]) -> Result<(), ParseEr
         return Err(ParseError::Malformed(
             "decide has bytes after its last entry",
         ));
+    }
+    Ok(())
+}
+
+/// A CONFIG entry's payload: a non-empty list of 8-byte items with zero reserved fields.
+fn check_config_payload(payload: &[u8]) -> Result<(), ParseError> {
+    if payload.is_empty() || !payload.len().is_multiple_of(CONFIG_ITEM_LEN) {
+        return Err(ParseError::Malformed(
+            "config entry payload_len must be a non-zero multiple of 8",
+        ));
+    }
+    if payload
+        .chunks_exact(CONFIG_ITEM_LEN)
+        .any(|item| be16(item, 2) != 0)
+    {
+        return Err(ParseError::Malformed("config item reserved field not zero"));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use proto::apply::Applier;
 use proto::node::State;
 use proto::wire::{Decide, DecideKind, DecideMeta};
 
-use crate::sim::{History, Timing};
+use crate::sim::{History, Log, Logged, Timing};
 
 /// The checker's verdict on one run.
 #[derive(Clone, Debug, Default)]
@@ -61,13 +61,7 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
     let nn = n as usize;
 
     // Each node's effective log: snapshot (joiners) + own decisions.
-    let mut logs: Vec<BTreeMap<u64, (DecideKind, u16, Vec<u8>)>> = vec![BTreeMap::new(); nn];
-    for (i, snap) in h.snapshot_log.iter().enumerate() {
-        for (inst, (k, c, e)) in snap {
-            let kind = DecideKind::from_u8(*k).unwrap_or(DecideKind::Heartbeat);
-            logs[i].insert(*inst, (kind, *c, e.clone()));
-        }
-    }
+    let mut logs: Vec<Log> = h.snapshot_log.clone();
 
     // Integrity: per node, instances decided once each, consecutively.
     let mut last: Vec<Option<u64>> = vec![None; nn];
@@ -110,13 +104,20 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
             ));
         }
         // (A repeat would have broken the consecutive check above.)
-        logs[i].insert(d.instance, (d.kind, d.count, d.entries.to_vec()));
+        logs[i].insert(
+            d.instance,
+            Logged {
+                kind: d.kind,
+                count: d.count,
+                entries: d.entries.to_vec(),
+            },
+        );
     }
     // Snapshots must agree too (they are some member's log).
     for (i, snap) in h.snapshot_log.iter().enumerate() {
-        for (inst, (k, c, e)) in snap {
+        for (inst, l) in snap {
             if let Some((j, k2, c2, e2)) = agreed.get(inst)
-                && (*k2 as u8, *c2, &e2[..]) != (*k, *c, &e[..])
+                && (*k2, *c2, &e2[..]) != (l.kind, l.count, &l.entries[..])
             {
                 safety.push(format!("uniform agreement: node {i}'s snapshot differs from node {j} at instance {inst}"));
             }
@@ -172,8 +173,8 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
         .map(|log| {
             let mut a = Applier::new();
             let mut out = Vec::new();
-            for (_, c, raw) in log.values() {
-                for (client, seq, _, _) in entries(*c, raw) {
+            for l in log.values() {
+                for (client, seq, _, _) in entries(l.count, &l.entries) {
                     if a.admit(client, seq) {
                         out.push((client, seq));
                     }
@@ -215,7 +216,7 @@ fn liveness(
     h: &History,
     t: &Timing,
     n: u8,
-    logs: &[BTreeMap<u64, (DecideKind, u16, Vec<u8>)>],
+    logs: &[Log],
     survivors: &[usize],
     out: &mut Vec<String>,
 ) {
@@ -282,6 +283,12 @@ fn liveness(
                 ));
             }
         }
+    }
+    if h.hit_cap {
+        out.push(format!(
+            "liveness: the run was still busy at the time cap (t={})",
+            h.end
+        ));
     }
     if h.unanswered > 0 {
         out.push(format!(

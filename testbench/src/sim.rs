@@ -77,6 +77,30 @@ pub struct DecisionRec {
     pub entries: Arc<[u8]>,
 }
 
+/// A decided value as a log holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Logged {
+    /// Batch or config.
+    pub kind: DecideKind,
+    /// Number of entries.
+    pub count: u16,
+    /// The entries (wire bytes).
+    pub entries: Vec<u8>,
+}
+
+/// A log: instance → decided value.
+pub type Log = BTreeMap<u64, Logged>;
+
+/// How the copies of one message fared, per receiver.
+struct CopyLoss {
+    /// Trees the message went out on.
+    sent_trees: u8,
+    /// Copies lost per receiver.
+    lost: Vec<u8>,
+    /// Receiver was taking part when the message was sent.
+    live: Vec<bool>,
+}
+
 /// One message a leader sent (all its copies).
 #[derive(Clone, Debug)]
 pub struct SendRec {
@@ -115,8 +139,8 @@ pub struct History {
     pub enabled_at: Vec<Option<u64>>,
     /// Per node: (time, snapshot instance c) when a joining node finished its state transfer.
     pub joined: Vec<Option<(u64, u64)>>,
-    /// Per node: log taken over from a snapshot: instance → (kind, count, entries).
-    pub snapshot_log: Vec<BTreeMap<u64, (u8, u16, Vec<u8>)>>,
+    /// Per node: log taken over from a snapshot.
+    pub snapshot_log: Vec<Log>,
     /// Per node: first instance it logged itself as a joining node.
     pub first_logged: Vec<Option<u64>>,
     /// Per node at the end: state, last decided, counters.
@@ -135,6 +159,8 @@ pub struct History {
     pub network_faults: bool,
     /// Events processed.
     pub events: u64,
+    /// The run was cut off by the time cap instead of ending quietly.
+    pub hit_cap: bool,
     /// Simulated end time.
     pub end: u64,
 }
@@ -169,6 +195,8 @@ enum Ev {
         to: u8,
         tree: u8,
         bytes: Arc<Vec<u8>>,
+        /// (src, epoch, msg_seq) of the message, for loss bookkeeping.
+        msg: (u8, u32, u32),
     },
     ToNode {
         to: u8,
@@ -195,7 +223,7 @@ enum Ev {
         up: bool,
     },
     JoinEnable(u8),
-    JoinRetry(u8),
+    JoinRetry(u8, u32),
 }
 
 struct Queued {
@@ -226,7 +254,7 @@ struct SimNode {
     tick_at: Option<u64>,
     midsend: Option<u8>,
     link_up: Vec<bool>,
-    log: BTreeMap<u64, (u8, u16, Arc<[u8]>)>,
+    log: BTreeMap<u64, (DecideKind, u16, Arc<[u8]>)>,
     // Joining host side.
     join_requested: bool,
     reassembly: Option<Reassembly>,
@@ -263,7 +291,7 @@ struct Sim {
     /// Last delivery time per (src, dst, tree) link: trees are FIFO.
     link_last: HashMap<(u8, u8, u8), u64>,
     /// Copies of (src, epoch, seq) lost per receiver; sent trees.
-    lost: HashMap<(u8, u32, u32), (u8, Vec<u8>, Vec<bool>)>,
+    lost: HashMap<(u8, u32, u32), CopyLoss>,
     drop_window: Option<(u64, u64, f64, Option<u8>)>,
     late_pending: Option<(u64, u8, u64)>,
     h: History,
@@ -324,7 +352,10 @@ pub fn choose_timing(rng: &mut Rng, cfg: &SimConfig) -> Timing {
         clients: rng.range(1, 4) as usize,
         requests: rng.range(10, 40) as u32,
         interval: loop_period * rng.range(1, 4),
-        client_timeout: 3 * c.timeout as u64 + 4 * delta,
+        // Longer than a full FIFO takes to drain, so a client does not resend what is merely queued.
+        client_timeout: 3 * c.timeout as u64
+            + 4 * delta
+            + (c.fifo_depth as u64).div_ceil(c.batch_max as u64) * 2 * loop_period,
     }
 }
 
@@ -532,18 +563,23 @@ impl Sim {
             self.h.events += 1;
             self.step(q.ev);
             let clients_done = self.clients.iter().all(|c| c.left == 0 && c.out.is_empty());
-            if clients_done {
+            let joining = self
+                .nodes
+                .iter()
+                .any(|n| n.alive && n.node.state() == State::Joining);
+            if clients_done && !joining {
                 let since = *quiet_since.get_or_insert(self.now);
                 // Let heartbeats run a while so every follower catches up and timeouts are exercised.
                 if self.now > since + 3 * self.h_max_timeout() + 4 * self.t.cfg.delta as u64 + 4 * p
                 {
                     break;
                 }
-            } else if self.clients.iter().all(|c| c.left == 0) && self.now > cap / 2 {
-                break;
+            } else {
+                quiet_since = None;
             }
         }
         self.h.end = self.now;
+        self.h.hit_cap = self.queue.peek().is_some_and(|Reverse(q)| q.time > cap);
     }
 
     fn h_max_timeout(&self) -> u64 {
@@ -566,8 +602,18 @@ impl Sim {
                     self.with_node(i, |node, out| node.tick(now, out));
                 }
             }
-            Ev::Tree { to, tree, bytes } => {
-                if self.nodes[to as usize].alive && self.nodes[to as usize].link_up[tree as usize] {
+            Ev::Tree {
+                to,
+                tree,
+                bytes,
+                msg,
+            } => {
+                if !self.nodes[to as usize].link_up[tree as usize] {
+                    // The link went down while the copy was on its way.
+                    if let Some(c) = self.lost.get_mut(&msg) {
+                        c.lost[to as usize] += 1;
+                    }
+                } else if self.nodes[to as usize].alive {
                     let now = self.now;
                     self.with_node(to, |node, out| node.receive_tree(now, tree, &bytes, out));
                 }
@@ -639,10 +685,10 @@ impl Sim {
                     });
                 }
             }
-            Ev::JoinRetry(i) => {
-                if self.nodes[i as usize].alive
-                    && self.nodes[i as usize].node.state() == State::Joining
-                {
+            Ev::JoinRetry(i, attempt) => {
+                let sn = &self.nodes[i as usize];
+                // Only the retry of the current attempt counts (older ones are stale).
+                if sn.alive && sn.node.state() == State::Joining && sn.join_attempt == attempt {
                     self.nodes[i as usize].join_requested = false;
                     self.maybe_request_snapshot(i);
                 }
@@ -748,8 +794,7 @@ impl Sim {
                         self.h.delivered_after_fault[i as usize] += 1;
                     }
                     let sn = &mut self.nodes[i as usize];
-                    sn.log
-                        .insert(d.instance, (d.kind as u8, count, entries.clone()));
+                    sn.log.insert(d.instance, (d.kind, count, entries.clone()));
                     self.h.decisions.push(DecisionRec {
                         time: now,
                         node: i,
@@ -783,7 +828,7 @@ impl Sim {
                 trees_sent: sent_trees,
             });
             if let Some(e) = self.lost.get_mut(&(i, epoch, seq)) {
-                e.0 = sent_trees;
+                e.sent_trees = sent_trees;
             }
         }
         self.out = out;
@@ -837,10 +882,14 @@ impl Sim {
             let rec = self
                 .lost
                 .entry((src, epoch, seq))
-                .or_insert_with(|| (0, vec![0; n], vec![false; n]));
-            rec.2[dst as usize] |= live;
+                .or_insert_with(|| CopyLoss {
+                    sent_trees: 0,
+                    lost: vec![0; n],
+                    live: vec![false; n],
+                });
+            rec.live[dst as usize] |= live;
             if lost {
-                rec.1[dst as usize] += 1;
+                rec.lost[dst as usize] += 1;
                 continue;
             }
             let mut delay = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
@@ -864,6 +913,7 @@ impl Sim {
                     to: dst,
                     tree,
                     bytes: bytes.clone(),
+                    msg: (src, epoch, seq),
                 },
             );
         }
@@ -1029,8 +1079,8 @@ impl Sim {
         .expect("join request fits");
         self.log(|| format!("n{j} asks n{m} for a snapshot covering instance {min_instance}"));
         // If the member dies or the transfer stalls, ask again.
-        let retry = self.now + 20 * self.t.cfg.timeout as u64;
-        self.at(retry, Ev::JoinRetry(j));
+        let retry = self.now + 4 * self.t.cfg.timeout as u64 + 4 * self.t.cfg.delta as u64;
+        self.at(retry, Ev::JoinRetry(j, transfer_id));
         self.peer_send(j, m, bytes);
     }
 
@@ -1058,7 +1108,7 @@ impl Sim {
                     let mut snap = Vec::new();
                     for (i, (k, count, e)) in sn.log.range(..=lins) {
                         snap.extend_from_slice(&i.to_be_bytes());
-                        snap.push(*k);
+                        snap.push(*k as u8);
                         snap.extend_from_slice(&count.to_be_bytes());
                         snap.extend_from_slice(&(e.len() as u32).to_be_bytes());
                         snap.extend_from_slice(e);
@@ -1068,6 +1118,7 @@ impl Sim {
                         to,
                         r.transfer_id,
                         lins,
+                        sn.node.config().timeout,
                         &snap,
                         r.max_chunk as usize,
                     )
@@ -1081,6 +1132,7 @@ impl Sim {
                             offset: 0,
                             total_len: 0,
                             crc32: 0,
+                            timeout: 0,
                             data: reason,
                         })
                         .to_vec(self.t.cfg.cluster_id, to)
@@ -1099,15 +1151,20 @@ impl Sim {
                 };
                 match r.accept(&c) {
                     Ok(None) => {}
-                    Ok(Some((instance, snap))) => {
+                    Ok(Some(snapshot)) => {
+                        let (instance, snap) = (snapshot.instance, snapshot.data);
                         sn.reassembly = None;
                         let first = sn.node.first_logged();
                         // Replay from c + 1 needs every decision after c: the own log must start by then.
                         let covered = first.is_none_or(|f| f <= instance + 1)
                             && sn.node.last_decided().is_some_and(|l| l >= instance);
                         if !covered || sn.node.state() != State::Joining {
+                            let attempt = sn.join_attempt;
                             self.log(|| format!("n{to} snapshot at {instance} does not meet its log ({first:?}); retrying"));
-                            self.at(now + self.t.cfg.loop_period as u64, Ev::JoinRetry(to));
+                            self.at(
+                                now + self.t.cfg.loop_period as u64,
+                                Ev::JoinRetry(to, attempt),
+                            );
                             return;
                         }
                         let mut log = BTreeMap::new();
@@ -1117,7 +1174,16 @@ impl Sim {
                             let k = b[8];
                             let count = u16::from_be_bytes([b[9], b[10]]);
                             let len = u32::from_be_bytes(b[11..15].try_into().expect("4")) as usize;
-                            log.insert(i, (k, count, b[15..15 + len].to_vec()));
+                            let kind = DecideKind::from_u8(k).unwrap_or(DecideKind::Batch);
+                            let entries = b[15..15 + len].to_vec();
+                            log.insert(
+                                i,
+                                Logged {
+                                    kind,
+                                    count,
+                                    entries,
+                                },
+                            );
                             b = &b[15 + len..];
                         }
                         self.h.snapshot_log[to as usize] = log;
@@ -1126,14 +1192,21 @@ impl Sim {
                         self.log(|| {
                             format!("n{to} state transfer done at instance {instance}; activating")
                         });
+                        // Take the cluster's timeout (CONFIG instances up to c are only in the
+                        // snapshot), then activate.
+                        let timeout = snapshot
+                            .timeout
+                            .max(self.nodes[to as usize].node.config().timeout);
                         self.with_node(to, |node, out| {
+                            let _ = node.write_register(now, regs::addr::TIMEOUT, timeout, out);
                             let _ = node.control(now, Control::Activate, out);
                         });
                     }
                     Err(e) => {
                         sn.reassembly = None;
+                        let attempt = sn.join_attempt;
                         self.log(|| format!("n{to} state transfer failed: {e}; retrying"));
-                        self.at(now + self.t.cfg.timeout as u64, Ev::JoinRetry(to));
+                        self.at(now + self.t.cfg.timeout as u64, Ev::JoinRetry(to, attempt));
                     }
                 }
             }
@@ -1143,8 +1216,8 @@ impl Sim {
 
     fn finish(&mut self) -> History {
         let g = self.cfg.trees;
-        for (sent, lost, live) in self.lost.values() {
-            if *sent == g && lost.iter().zip(live).any(|(l, live)| *live && *l >= g) {
+        for c in self.lost.values() {
+            if c.sent_trees == g && c.lost.iter().zip(&c.live).any(|(l, live)| *live && *l >= g) {
                 self.h.redundancy_exceeded = true;
             }
         }
