@@ -221,6 +221,10 @@ pub struct Node {
     epoch: u32,
     /// Last decided instance (`lins`); `None` for a joining node that has not delivered yet.
     lins: Option<u64>,
+    /// The epoch this node entered as its leader (by START or its own timeout).
+    lead_epoch: Option<u32>,
+    /// ACTIVATE came after a silence: become active at the next accepted copy.
+    activate_on_rx: bool,
     // Leader side.
     next_send: u64,
     send_seq: u32,
@@ -248,6 +252,8 @@ impl Node {
             state: State::Disabled,
             epoch: 0,
             lins: Some(0),
+            lead_epoch: None,
+            activate_on_rx: false,
             next_send: 0,
             send_seq: 0,
             fifo: VecDeque::new(),
@@ -281,9 +287,12 @@ impl Node {
     pub fn leader(&self) -> u8 {
         (self.epoch % self.cfg.node_count as u32) as u8
     }
-    /// Whether this node is the running leader.
+    /// Whether this node is the running leader: an active node leads an epoch
+    /// only if it entered that epoch through its own timeout (or START), when
+    /// the followers' timers expect it. A node that becomes active later in an
+    /// epoch that maps to it waits, like a follower, for the next one.
     pub fn is_leader(&self) -> bool {
-        self.state == State::Active && self.leader() == self.cfg.node_id
+        self.state == State::Active && self.lead_epoch == Some(self.epoch)
     }
     /// Last decided instance (0 before the first; `None` for a joining node not yet locked on).
     pub fn last_decided(&self) -> Option<u64> {
@@ -500,6 +509,7 @@ impl Node {
                     );
                 }
                 self.set_state(State::Active, out);
+                self.lead_epoch = Some(self.epoch);
                 self.next_send = now;
                 self.leader_send(now, Some(DecideKind::Start), out);
             }
@@ -509,7 +519,15 @@ impl Node {
                         "ACTIVATE: only a joining node that has locked onto the live stream",
                     );
                 }
-                self.set_state(State::Active, out);
+                // The timeout counter must be in step with the members': that holds
+                // if a copy arrived within the last timeout. After a silence (the
+                // cluster may have moved on through timeouts a joining node does not
+                // run) it becomes active at the next copy, which carries the current epoch.
+                if now < self.last_rx + self.cfg.timeout as u64 {
+                    self.set_state(State::Active, out);
+                } else {
+                    self.activate_on_rx = true;
+                }
             }
         }
         Ok(())
@@ -617,6 +635,8 @@ impl Node {
 
     fn reset_protocol(&mut self) {
         self.epoch = 0;
+        self.lead_epoch = None;
+        self.activate_on_rx = false;
         self.lins = Some(0);
         self.next_send = 0;
         self.send_seq = 0;
@@ -661,7 +681,8 @@ impl Node {
             self.last_rx += t;
             self.count(Counter::Timeouts);
             self.new_epoch(self.epoch.wrapping_add(1), out);
-            if self.is_leader() {
+            if self.leader() == self.cfg.node_id {
+                self.lead_epoch = Some(self.epoch);
                 self.next_send = self.last_rx;
                 self.send_seq = 0;
             }
@@ -877,16 +898,20 @@ impl Node {
                 }
                 self.fault(NetFault::Rsbcast(f), out)
             }
-            CopyOutcome::First | CopyOutcome::More => self.reset_timer(now),
+            CopyOutcome::First | CopyOutcome::More => self.reset_timer(now, out),
             CopyOutcome::Deliver => {
-                self.reset_timer(now);
+                self.reset_timer(now, out);
                 self.deliver(d, bytes, out)
             }
         }
     }
 
     /// Every accepted receive resets the timeout counter (§5.2).
-    fn reset_timer(&mut self, now: u64) {
+    fn reset_timer(&mut self, now: u64, out: &mut Vec<Action>) {
+        if self.activate_on_rx && self.state == State::Joining {
+            self.activate_on_rx = false;
+            self.set_state(State::Active, out);
+        }
         #[cfg(feature = "mutations")]
         if self.mutations.skip_timeout_reset && self.state != State::Armed {
             return;

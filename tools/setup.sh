@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Idempotent setup of everything the demo and the tests need on a fresh Debian 12 machine.
+# Safe to run again: each step checks first and installs only what is missing.
+# (Later parts of the project add their own steps here: apt packages, the cocotb venv,
+# bpf-linker, rust-src.)
+set -euo pipefail
+
+say() { printf '[setup] %s\n' "$*"; }
+
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        say "error: no Rust toolchain (cargo) found; this project needs Rust stable >= 1.95 (rustup)." >&2
+        exit 1
+    fi
+fi
+
+need=1.95
+have=$(rustc --version | awk '{print $2}')
+if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1)" != "$need" ]; then
+    say "error: rustc $have is older than the required $need" >&2
+    exit 1
+fi
+
+for comp in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
+        say "installing rustup component $comp"
+        rustup component add "$comp"
+    fi
+done
+
+say "ok: rustc $have, rustfmt and clippy present"
