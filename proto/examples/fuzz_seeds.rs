@@ -161,6 +161,9 @@ fn main() {
         assert_eq!(wire::parse(&bytes, CLUSTER).map(|(_, q)| q), Ok(*p));
         let mut f = vec![0u8; frame::PAYLOAD_OFFSET + bytes.len()];
         frame::emit_udp(&udp, &bytes, &mut f).expect("frame");
+        // The framed seed must get past parse_udp (IPv4 header checksum over the raw bytes,
+        // UDP length and checksum), or the fuzzer starts from frames it rejects.
+        assert_eq!(frame::parse_udp(&f), Ok((udp, &bytes[..])));
         for (file, data) in [(name.to_string(), &bytes), (format!("{name}.frame"), &f)] {
             let path = std::path::Path::new(&dir).join(file);
             std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -1127,4 +1127,179 @@ mod tests {
         assert_eq!(n.read_register(addr::STATUS).unwrap(), status::ARMED);
         assert_eq!(n.read_register(addr::MAGIC).unwrap(), regs::MAGIC_VALUE);
     }
+
+    /// Feed every Send in `out` to `to` at `at`.
+    fn relay(out: &[Action], to: &mut Node, at: u64, fo: &mut Vec<Action>) {
+        for (t, p) in sends(out) {
+            to.receive_tree(at, t, &p, fo);
+        }
+    }
+
+    #[test]
+    fn joining_node_locks_on_logs_and_activates_in_step() {
+        // n = 3: node 2 joins a running cluster of 0 and 1.
+        let mut l = Node::new(cfg(0)).unwrap();
+        let mut j = Node::new(cfg(2)).unwrap();
+        let mut out = Vec::new();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        l.control(0, Control::Start, &mut out).unwrap();
+        j.control(0, Control::EnableJoin, &mut Vec::new()).unwrap();
+        let mut jo = Vec::new();
+        // Messages seq 0..: the joiner locks on after seeing every tree, then delivers.
+        for k in 1..=6u64 {
+            out.clear();
+            if k == 4 {
+                l.receive_client(k * 100 - 50, &request(9, 1, b"w"), &mut out);
+            }
+            l.tick(k * 100, &mut out);
+            relay(&out, &mut j, k * 100 + 10, &mut jo);
+        }
+        assert!(
+            jo.iter()
+                .any(|a| matches!(a, Action::Deliver(d) if d.instance == 1))
+        );
+        assert_eq!(j.first_logged(), Some(1));
+        assert_eq!(j.last_decided(), Some(1));
+        // A joining node neither times out nor leads, however long the silence.
+        jo.clear();
+        j.tick(10_000, &mut jo);
+        assert!(jo.is_empty() && j.epoch() == 0 && j.state() == State::Joining);
+        // Its timeout may only go up while joining.
+        assert!(matches!(
+            j.write_register(10_000, addr::TIMEOUT, 299, &mut jo),
+            Err(RegError::OutOfRange {
+                field: "timeout",
+                ..
+            })
+        ));
+        j.write_register(10_000, addr::TIMEOUT, 400, &mut jo)
+            .unwrap();
+        assert_eq!(j.config().timeout, 400);
+        // After a silence, ACTIVATE waits for the next copy (the cluster may have moved on).
+        j.control(10_000, Control::Activate, &mut jo).unwrap();
+        assert_eq!(j.state(), State::Joining);
+        out.clear();
+        l.tick(10_000, &mut out);
+        relay(&out, &mut j, 10_010, &mut jo);
+        assert_eq!(j.state(), State::Active);
+        assert_eq!(j.next_deadline(), Some(10_410));
+    }
+
+    #[test]
+    fn an_activated_joiner_times_out_in_step_and_leads_its_epoch() {
+        // Node 1 joins, activates, then the leader dies.
+        let mut l = Node::new(cfg(0)).unwrap();
+        let mut j = Node::new(cfg(1)).unwrap();
+        let mut out = Vec::new();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        l.control(0, Control::Start, &mut out).unwrap();
+        j.control(0, Control::EnableJoin, &mut Vec::new()).unwrap();
+        let mut jo = Vec::new();
+        for k in 1..=3u64 {
+            out.clear();
+            l.tick(k * 100, &mut out);
+            relay(&out, &mut j, k * 100 + 10, &mut jo);
+        }
+        j.control(320, Control::Activate, &mut jo).unwrap();
+        assert_eq!(j.state(), State::Active);
+        // The leader dies; node 1 times out into epoch 1, which is its own: it leads.
+        jo.clear();
+        j.tick(310 + 300, &mut jo);
+        assert!(j.is_leader(), "entered epoch 1 by its own timeout");
+    }
+
+    #[test]
+    fn rate_limit_oversize_not_leader_config_and_stale_epoch_are_counted() {
+        let mut c = cfg(0);
+        c.fifo_depth = 2;
+        let mut l = Node::new(c).unwrap();
+        let mut f = Node::new(cfg(1)).unwrap();
+        let mut out = Vec::new();
+        l.control(0, Control::Enable, &mut out).unwrap();
+        f.control(0, Control::Enable, &mut out).unwrap();
+        out.clear();
+        l.control(0, Control::Start, &mut out).unwrap();
+        relay(&out, &mut f, 5, &mut Vec::new());
+        // FIFO of 2: the third request is dropped, a too-large one too.
+        for s in 1..=3 {
+            l.receive_client(10, &request(1, s, b"x"), &mut out);
+        }
+        l.receive_client(10, &request(2, 1, &[0u8; 1500]), &mut out);
+        assert_eq!(l.counter(Counter::RequestsAccepted), 2);
+        assert_eq!(l.counter(Counter::RequestsDropped), 1);
+        assert_eq!(l.counter(Counter::RequestsOversize), 1);
+        // A follower answers NOT_LEADER naming the leader.
+        let mut fo = Vec::new();
+        f.receive_client(10, &request(3, 1, b"y"), &mut fo);
+        let Some(Action::Reply { packet, .. }) = fo.last() else {
+            panic!()
+        };
+        let (_, Packet::ReplyNotLeader(r)) = wire::parse(packet, 1).unwrap() else {
+            panic!()
+        };
+        assert_eq!((r.leader, r.client_id, r.seq), (0, 3, 1));
+        // The batch of two goes out at the first loop tick.
+        out.clear();
+        l.tick(100, &mut out);
+        relay(&out, &mut f, 105, &mut fo);
+        // CONFIG: a larger timeout is applied on both, a smaller one refused on both.
+        for (seq, v) in [(1u64, 500u32), (2, 450)] {
+            let item = wire::ConfigItem {
+                addr: addr::TIMEOUT,
+                value: v,
+            }
+            .to_bytes();
+            let p = Packet::Request(Entry {
+                client_id: 50,
+                seq,
+                flags: wire::ENTRY_FLAG_CONFIG,
+                payload: &item,
+            })
+            .to_vec(1, wire::SENDER_NONE)
+            .unwrap();
+            l.receive_client(120, &p, &mut out);
+        }
+        for k in 2..=4u64 {
+            out.clear();
+            l.tick(k * 100, &mut out);
+            relay(&out, &mut f, k * 100 + 5, &mut fo);
+        }
+        for n in [&l, &f] {
+            assert_eq!(n.config().timeout, 500);
+            assert_eq!(
+                (
+                    n.counter(Counter::ConfigApplied),
+                    n.counter(Counter::ConfigRejected)
+                ),
+                (1, 1)
+            );
+            assert_eq!(n.last_decided(), Some(3));
+        }
+        // A copy from an older epoch is stale: ignored and reported.
+        let old = Packet::Decide(Decide {
+            meta: DecideMeta {
+                instance: 4,
+                epoch: 0,
+                msg_seq: 99,
+                tree: 0,
+                kind: DecideKind::Heartbeat,
+            },
+            count: 0,
+            entries_raw: &[],
+        })
+        .to_vec(1, 2)
+        .unwrap();
+        let mut g = f.clone();
+        let mut go = Vec::new();
+        g.tick(905, &mut go); // 405 + timeout 500: into epoch 1 (leader 1)
+        assert_eq!(g.epoch(), 1);
+        go.clear();
+        g.receive_tree(906, 0, &old, &mut go);
+        assert_eq!(g.counter(Counter::StaleEpoch), 1);
+        assert!(
+            go.iter()
+                .any(|a| matches!(a, Action::Violation(Violation::StaleEpoch { epoch: 0 })))
+        );
+        assert_ne!(g.status_bits() & status::SYNC_VIOLATION, 0);
+    }
 }

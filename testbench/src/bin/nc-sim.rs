@@ -1,11 +1,21 @@
 //! `nc-sim`: run the deterministic cluster simulator over many seeds and check every run.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser;
 use testbench::campaign::campaign;
 use testbench::faults::{CLASSES, Faults};
 use testbench::sim::{SimConfig, run};
+
+/// `println!` that ends the program quietly when stdout is closed (e.g. piped into `head`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        if writeln!(std::io::stdout().lock(), $($t)*).is_err() {
+            std::process::exit(0);
+        }
+    };
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -70,7 +80,7 @@ fn main() -> ExitCode {
     if let Some(seed) = a.seed {
         let r = run(seed, &cfg);
         let c = &r.timing.cfg;
-        println!(
+        say!(
             "seed {seed}: n={} |G|={} loop_period={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
             c.node_count,
             c.trees,
@@ -83,12 +93,12 @@ fn main() -> ExitCode {
             r.timing.clients,
             r.timing.requests
         );
-        println!("faults: {}", r.plan);
+        say!("faults: {}", r.plan);
         for line in &r.trace {
-            println!("{line}");
+            say!("{line}");
         }
         let h = &r.history;
-        println!(
+        say!(
             "events={} decisions={} oks={} net_faults={} synchrony_violation_injected={} redundancy_exceeded={} safety_claimed={} liveness_claimed={}",
             h.events,
             h.decisions.len(),
@@ -100,12 +110,12 @@ fn main() -> ExitCode {
             r.verdict.liveness_claimed
         );
         for u in &r.verdict.unclaimed {
-            println!("not claimed (synchrony violation or redundancy exceeded injected): {u}");
+            say!("not claimed (synchrony violation or redundancy exceeded injected): {u}");
         }
         for v in &r.verdict.violations {
-            println!("VIOLATION: {v}");
+            say!("VIOLATION: {v}");
         }
-        println!("seeds=1 violations={}", r.verdict.violations.len().min(1));
+        say!("seeds=1 violations={}", r.verdict.violations.len().min(1));
         return if r.verdict.violations.is_empty() {
             ExitCode::SUCCESS
         } else {
@@ -119,10 +129,10 @@ fn main() -> ExitCode {
     let s = campaign(&cfg, a.first_seed, a.seeds, threads);
     let secs = start.elapsed().as_secs_f64();
     for r in &s.failed {
-        println!("FAIL seed={}: {}", r.seed, r.verdict.violations.join("; "));
-        println!("  replay: {}", replay_cmd(&a, r.seed));
+        say!("FAIL seed={}: {}", r.seed, r.verdict.violations.join("; "));
+        say!("  replay: {}", replay_cmd(&a, r.seed));
     }
-    println!(
+    say!(
         "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} synchrony_violations_injected={} (detected by a node: {}) \
          redundancy_exceeded={} unclaimed_failures={} decisions={} net_faults={} events={} time={secs:.1}s",
         a.nodes,
@@ -138,7 +148,7 @@ fn main() -> ExitCode {
         s.net_faults,
         s.events
     );
-    println!("seeds={} violations={}", s.seeds, s.failed.len());
+    say!("seeds={} violations={}", s.seeds, s.failed.len());
     if s.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
