@@ -989,12 +989,33 @@ mod tests {
             .collect()
     }
 
+    /// A node enabled in `mode` (Enable or EnableJoin).
+    fn enabled(c: Config, mode: Control) -> Node {
+        let mut n = Node::new(c).unwrap();
+        n.control(0, mode, &mut Vec::new()).unwrap();
+        n
+    }
+
+    /// A leader (node 0 of `c`) that has sent START at time 0, and START's actions.
+    fn started(c: Config) -> (Node, Vec<Action>) {
+        let mut l = enabled(c, Control::Enable);
+        let mut out = Vec::new();
+        l.control(0, Control::Start, &mut out).unwrap();
+        (l, out)
+    }
+
+    /// A started leader and an armed follower that delivered START at time 10.
+    fn pair(leader: Config) -> (Node, Node) {
+        let (l, out) = started(leader);
+        let mut f = enabled(cfg(1), Control::Enable);
+        relay(&out, &mut f, 10, &mut Vec::new());
+        assert_eq!(f.state(), State::Active);
+        (l, f)
+    }
+
     #[test]
     fn leader_loops_heartbeats_repeat_and_requests_do_not_reset_the_loop() {
-        let mut l = Node::new(cfg(0)).unwrap();
-        let mut out = Vec::new();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        l.control(0, Control::Start, &mut out).unwrap();
+        let (mut l, mut out) = started(cfg(0));
         assert_eq!(sends(&out).len(), 2);
         assert_eq!(l.next_deadline(), Some(100));
         out.clear();
@@ -1030,18 +1051,8 @@ mod tests {
 
     #[test]
     fn follower_delivers_times_out_and_successor_leads() {
-        let mut l = Node::new(cfg(0)).unwrap();
-        let mut f = Node::new(cfg(1)).unwrap();
+        let (mut l, mut f) = pair(cfg(0));
         let mut out = Vec::new();
-        f.control(0, Control::Enable, &mut out).unwrap();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        out.clear();
-        l.control(0, Control::Start, &mut out).unwrap();
-        for (t, p) in sends(&out) {
-            f.receive_tree(10, t, &p, &mut Vec::new());
-        }
-        assert_eq!(f.state(), State::Active);
-        out.clear();
         l.receive_client(20, &request(1, 1, b"v"), &mut out);
         l.tick(100, &mut out);
         let mut fo = Vec::new();
@@ -1073,17 +1084,8 @@ mod tests {
 
     #[test]
     fn missing_copy_is_a_safe_exit() {
-        let mut l = Node::new(cfg(0)).unwrap();
-        let mut f = Node::new(cfg(1)).unwrap();
+        let (mut l, mut f) = pair(cfg(0));
         let mut out = Vec::new();
-        f.control(0, Control::Enable, &mut out).unwrap();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        out.clear();
-        l.control(0, Control::Start, &mut out).unwrap();
-        for (t, p) in sends(&out) {
-            f.receive_tree(10, t, &p, &mut Vec::new());
-        }
-        out.clear();
         l.receive_client(20, &request(1, 1, b"v"), &mut out);
         l.tick(100, &mut out);
         let s = sends(&out);
@@ -1138,12 +1140,8 @@ mod tests {
     #[test]
     fn joining_node_locks_on_logs_and_activates_in_step() {
         // n = 3: node 2 joins a running cluster of 0 and 1.
-        let mut l = Node::new(cfg(0)).unwrap();
-        let mut j = Node::new(cfg(2)).unwrap();
-        let mut out = Vec::new();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        l.control(0, Control::Start, &mut out).unwrap();
-        j.control(0, Control::EnableJoin, &mut Vec::new()).unwrap();
+        let (mut l, mut out) = started(cfg(0));
+        let mut j = enabled(cfg(2), Control::EnableJoin);
         let mut jo = Vec::new();
         // Messages seq 0..: the joiner locks on after seeing every tree, then delivers.
         for k in 1..=6u64 {
@@ -1188,12 +1186,8 @@ mod tests {
     #[test]
     fn an_activated_joiner_times_out_in_step_and_leads_its_epoch() {
         // Node 1 joins, activates, then the leader dies.
-        let mut l = Node::new(cfg(0)).unwrap();
-        let mut j = Node::new(cfg(1)).unwrap();
-        let mut out = Vec::new();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        l.control(0, Control::Start, &mut out).unwrap();
-        j.control(0, Control::EnableJoin, &mut Vec::new()).unwrap();
+        let (mut l, mut out) = started(cfg(0));
+        let mut j = enabled(cfg(1), Control::EnableJoin);
         let mut jo = Vec::new();
         for k in 1..=3u64 {
             out.clear();
@@ -1210,16 +1204,11 @@ mod tests {
 
     #[test]
     fn rate_limit_oversize_not_leader_config_and_stale_epoch_are_counted() {
-        let mut c = cfg(0);
-        c.fifo_depth = 2;
-        let mut l = Node::new(c).unwrap();
-        let mut f = Node::new(cfg(1)).unwrap();
+        let (mut l, mut f) = pair(Config {
+            fifo_depth: 2,
+            ..cfg(0)
+        });
         let mut out = Vec::new();
-        l.control(0, Control::Enable, &mut out).unwrap();
-        f.control(0, Control::Enable, &mut out).unwrap();
-        out.clear();
-        l.control(0, Control::Start, &mut out).unwrap();
-        relay(&out, &mut f, 5, &mut Vec::new());
         // FIFO of 2: the third request is dropped, a too-large one too.
         for s in 1..=3 {
             l.receive_client(10, &request(1, s, b"x"), &mut out);
