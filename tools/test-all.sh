@@ -30,13 +30,14 @@ step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 step "unit, property and checker tests" cargo test --workspace --locked
 step "build nc-sim (release)" cargo build --release --locked -p nc-testbench --bin nc-sim
 sim=./target/release/nc-sim
-# A smoke version of the simulator campaigns (the full 10000-seed runs are the demo).
-step "nc-sim n=3 |G|=2" "$sim" --nodes 3 --trees 2 --seeds 3000
-step "nc-sim n=5 |G|=2" "$sim" --nodes 5 --trees 2 --seeds 2000
-step "nc-sim n=9 |G|=2" "$sim" --nodes 9 --trees 2 --seeds 1000
-step "nc-sim n=3 |G|=1" "$sim" --nodes 3 --trees 1 --seeds 1000
-step "nc-sim n=4 |G|=3" "$sim" --nodes 4 --trees 3 --seeds 1000
-step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 300
+# Simulator campaigns: a smaller version of the demo's, plus other n and |G| (a minute in all).
+step "nc-sim n=3 |G|=2" "$sim" --nodes 3 --trees 2 --seeds 10000
+step "nc-sim n=5 |G|=2" "$sim" --nodes 5 --trees 2 --seeds 5000
+step "nc-sim n=9 |G|=2" "$sim" --nodes 9 --trees 2 --seeds 3000
+step "nc-sim n=3 |G|=1" "$sim" --nodes 3 --trees 1 --seeds 3000
+step "nc-sim n=4 |G|=3" "$sim" --nodes 4 --trees 3 --seeds 2000
+step "nc-sim n=2 |G|=4" "$sim" --nodes 2 --trees 4 --seeds 2000
+step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 1000
 
 echo
 if [ "$failed" -gt 0 ]; then

@@ -50,6 +50,33 @@ struct Args {
     /// With --seed: print only the verdict, not the trace.
     #[arg(long)]
     quiet: bool,
+    /// Plant a deliberate protocol bug in every node to watch the checker fail
+    /// (needs `--features mutations`): deliver-on-first-copy, skip-timeout-reset.
+    #[arg(long, value_parser = ["deliver-on-first-copy", "skip-timeout-reset"])]
+    mutate: Option<String>,
+}
+
+#[cfg(feature = "mutations")]
+fn mutation_hook(name: Option<&str>) -> Result<Option<fn(&mut proto::node::Node)>, String> {
+    fn first_copy(n: &mut proto::node::Node) {
+        n.mutations.deliver_on_first_copy = true;
+    }
+    fn no_reset(n: &mut proto::node::Node) {
+        n.mutations.skip_timeout_reset = true;
+    }
+    Ok(match name {
+        None => None,
+        Some("deliver-on-first-copy") => Some(first_copy),
+        Some(_) => Some(no_reset),
+    })
+}
+
+#[cfg(not(feature = "mutations"))]
+fn mutation_hook(name: Option<&str>) -> Result<Option<fn(&mut proto::node::Node)>, String> {
+    match name {
+        None => Ok(None),
+        Some(_) => Err("--mutate needs a build with `--features mutations`".into()),
+    }
 }
 
 fn fault_help() -> String {
@@ -62,20 +89,31 @@ fn fault_help() -> String {
 }
 
 fn replay_cmd(a: &Args, seed: u64) -> String {
+    let (features, mutate) = match &a.mutate {
+        Some(m) => (" --features mutations", format!(" --mutate {m}")),
+        None => ("", String::new()),
+    };
     format!(
-        "cargo run --release -p nc-testbench --bin nc-sim -- --nodes {} --trees {} --faults {} --seed {seed}",
+        "cargo run --release -p nc-testbench{features} --bin nc-sim -- --nodes {} --trees {} --faults {}{mutate} --seed {seed}",
         a.nodes, a.trees, a.faults
     )
 }
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    let node_hook = match mutation_hook(a.mutate.as_deref()) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("nc-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let cfg = SimConfig {
         nodes: a.nodes,
         trees: a.trees,
         faults: a.faults,
         trace: a.seed.is_some() && !a.quiet,
-        node_hook: None,
+        node_hook,
     };
     if let Some(seed) = a.seed {
         let r = run(seed, &cfg);
