@@ -27,6 +27,7 @@ step() {
 
 step "format" cargo fmt --all -- --check
 step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+step "proto without alloc (parse/emit/registers only)" cargo build -p nc-proto --no-default-features --locked
 step "unit, property and checker tests" cargo test --workspace --locked
 step "build nc-sim (release)" cargo build --release --locked -p nc-testbench --bin nc-sim
 sim=./target/release/nc-sim
