@@ -75,6 +75,8 @@ pub enum NetFault {
     },
     /// A new epoch began while copies of an older message were still arriving.
     EpochChangeInFlight,
+    /// The 32-bit leader counter would wrap (only after a copy claiming a huge epoch).
+    EpochExhausted,
 }
 
 /// A synchrony violation the node observed (it is counted and reported, never hidden).
@@ -225,6 +227,10 @@ pub struct Node {
     lead_epoch: Option<u32>,
     /// ACTIVATE came after a silence: become active at the next accepted copy.
     activate_on_rx: bool,
+    /// Joining: TIMEOUT was written (from the state transfer) since enabling.
+    timeout_from_member: bool,
+    /// Joining: the largest valid timeout of the CONFIG instances logged so far.
+    joining_config_timeout: Option<u32>,
     // Leader side.
     next_send: u64,
     send_seq: u32,
@@ -232,8 +238,9 @@ pub struct Node {
     // Follower side.
     last_rx: u64,
     rx: Option<Receiver>,
-    /// Joining: copies with a smaller seq belong to messages that started before we locked on.
-    skip_below: u32,
+    /// Joining: copies of seqs before this one belong to messages that started before we
+    /// locked on (cleared at the first delivery).
+    skip_below: Option<u32>,
     sync: Option<Sync>,
     first_logged: Option<u64>,
     counters: [u64; Counter::ALL.len()],
@@ -254,12 +261,14 @@ impl Node {
             lins: Some(0),
             lead_epoch: None,
             activate_on_rx: false,
+            timeout_from_member: false,
+            joining_config_timeout: None,
             next_send: 0,
             send_seq: 0,
             fifo: VecDeque::new(),
             last_rx: 0,
             rx: None,
-            skip_below: 0,
+            skip_below: None,
             sync: None,
             first_logged: None,
             counters: [0; Counter::ALL.len()],
@@ -334,7 +343,7 @@ impl Node {
 
     /// The earliest time at which `tick` has something to do (None: only an input can change anything).
     pub fn next_deadline(&self) -> Option<u64> {
-        if !self.running() {
+        if !self.running() && self.state != State::Armed {
             return None;
         }
         let mut d: Option<u64> = None;
@@ -392,24 +401,18 @@ impl Node {
                 self.write_ctrl(now, value, out)
             }
             regs::Access::Config => {
-                // A joining node takes the cluster's timeout (from the state transfer) before it
-                // activates: the only config write allowed while enabled, and only upwards.
+                // A joining node takes the members' timeout (STATE_CHUNK `timeout`) before it
+                // activates: the one config write allowed while enabled. Every node must run
+                // the same timeout; a joining node never times out, so the value is free here.
                 let joining_timeout = self.state == State::Joining && a == addr::TIMEOUT;
                 if self.state != State::Disabled && !joining_timeout {
                     return Err(RegError::WhileEnabled(reg.name));
-                }
-                if joining_timeout && value < self.cfg.timeout {
-                    return Err(RegError::OutOfRange {
-                        field: reg.name,
-                        value: value as u64,
-                        min: self.cfg.timeout as u64,
-                        max: reg.max,
-                    });
                 }
                 let mut c = self.cfg;
                 c.set(a, value as u64)?;
                 c.validate().map_err(RegError::Config)?;
                 self.cfg = c;
+                self.timeout_from_member |= joining_timeout;
                 Ok(())
             }
         }
@@ -428,9 +431,10 @@ impl Node {
                 "START needs ENABLE=1 on the designated leader (node_id = 0 mod node_count) while armed",
             ));
         }
-        if v & ctrl::ACTIVATE != 0 && !(want_enable && self.can_activate()) {
+        if v & ctrl::ACTIVATE != 0 && !(want_enable && want_join && self.can_activate()) {
             return Err(RegError::Control(
-                "ACTIVATE needs a joining node that has locked onto the live stream",
+                "ACTIVATE needs ENABLE|JOIN on a joining node that has locked onto the live stream \
+                 and whose timeout was set from the state transfer",
             ));
         }
         if want_join && !want_enable {
@@ -473,7 +477,10 @@ impl Node {
     }
 
     fn can_activate(&self) -> bool {
-        self.state == State::Joining && self.sync.is_none() && self.lins.is_some()
+        self.state == State::Joining
+            && self.sync.is_none()
+            && self.lins.is_some()
+            && self.timeout_from_member
     }
 
     // ----- inputs ----------------------------------------------------------
@@ -487,7 +494,10 @@ impl Node {
     ) -> Result<(), &'static str> {
         self.advance(now, out);
         match c {
-            Control::ClearCounters => self.counters = [0; Counter::ALL.len()],
+            Control::ClearCounters => {
+                self.counters = [0; Counter::ALL.len()];
+                self.sync_violation = false;
+            }
             Control::Disable => {
                 self.reset_protocol();
                 self.set_state(State::Disabled, out);
@@ -516,8 +526,16 @@ impl Node {
             Control::Activate => {
                 if !self.can_activate() {
                     return Err(
-                        "ACTIVATE: only a joining node that has locked onto the live stream",
+                        "ACTIVATE: only a joining node that has locked onto the live stream and \
+                         whose timeout was written from the state transfer",
                     );
+                }
+                // CONFIG instances this node logged while joining: the members applied those
+                // after the snapshot, and timeouts only grow, so the largest valid one wins.
+                if let Some(t) = self.joining_config_timeout.take()
+                    && t > self.cfg.timeout
+                {
+                    self.cfg.timeout = t;
                 }
                 // The timeout counter must be in step with the members': that holds
                 // if a copy arrived within the last timeout. After a silence (the
@@ -560,7 +578,7 @@ impl Node {
             {
                 self.count(Counter::Ignored)
             }
-            State::Joining if self.sync.is_some() => self.sync_copy(now, &d),
+            State::Joining if self.sync.is_some() => self.sync_copy(now, &d, out),
             _ => self.copy(now, bytes, &d, out),
         }
     }
@@ -575,7 +593,7 @@ impl Node {
         };
         if !self.is_leader() {
             self.count(Counter::NotLeaderReplies);
-            let leader = if self.running() {
+            let leader = if self.running() && self.leader() != self.cfg.node_id {
                 self.leader()
             } else {
                 wire::SENDER_NONE
@@ -637,13 +655,16 @@ impl Node {
         self.epoch = 0;
         self.lead_epoch = None;
         self.activate_on_rx = false;
+        self.timeout_from_member = false;
+        self.joining_config_timeout = None;
+        self.sync_violation = false;
         self.lins = Some(0);
         self.next_send = 0;
         self.send_seq = 0;
         self.fifo.clear();
         self.last_rx = 0;
         self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
-        self.skip_below = 0;
+        self.skip_below = None;
         self.sync = None;
         self.first_logged = None;
     }
@@ -660,18 +681,24 @@ impl Node {
         out.push(Action::Violation(v));
     }
 
+    /// Drop every queued request (counted: their clients get no OK and resend).
+    fn drop_fifo(&mut self) {
+        self.counters[Counter::RequestsDropped as usize] += self.fifo.len() as u64;
+        self.fifo.clear();
+    }
+
     fn fault(&mut self, f: NetFault, out: &mut Vec<Action>) {
         self.count(Counter::NetFaults);
-        self.fifo.clear();
+        self.drop_fifo();
         self.set_state(State::Faulted, out);
         out.push(Action::NetFault(f));
     }
 
     fn advance(&mut self, now: u64, out: &mut Vec<Action>) {
-        if !self.running() {
+        if !self.running() && self.state != State::Armed {
             return;
         }
-        // 1. RSBCAST window (Alg. 1 line 12).
+        // 1. RSBCAST window (Alg. 1 line 12); an armed node may be receiving START.
         if let Some(f) = self.rx.as_ref().and_then(|r| r.expire(now)) {
             return self.fault(NetFault::Rsbcast(f), out);
         }
@@ -680,7 +707,10 @@ impl Node {
         while self.timer_running() && now >= self.last_rx + t {
             self.last_rx += t;
             self.count(Counter::Timeouts);
-            self.new_epoch(self.epoch.wrapping_add(1), out);
+            let Some(next) = self.epoch.checked_add(1) else {
+                return self.fault(NetFault::EpochExhausted, out);
+            };
+            self.new_epoch(next, out);
             if self.leader() == self.cfg.node_id {
                 self.lead_epoch = Some(self.epoch);
                 self.next_send = self.last_rx;
@@ -696,8 +726,8 @@ impl Node {
     fn new_epoch(&mut self, epoch: u32, out: &mut Vec<Action>) {
         self.epoch = epoch;
         self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
-        self.skip_below = 0;
-        self.fifo.clear();
+        self.skip_below = None;
+        self.drop_fifo();
         out.push(Action::LeaderChanged {
             epoch,
             leader: self.leader(),
@@ -817,6 +847,19 @@ impl Node {
             .flat_map(|e| e.config_items())
             .collect();
         for item in items {
+            if self.state == State::Joining {
+                // Judged against the members' timeout, which this node learns only at
+                // activation: keep the largest candidate for then.
+                let mut c = self.cfg;
+                if item.addr == addr::TIMEOUT
+                    && c.set(item.addr, item.value as u64).is_ok()
+                    && c.validate().is_ok()
+                {
+                    let best = self.joining_config_timeout.get_or_insert(item.value);
+                    *best = (*best).max(item.value);
+                }
+                continue;
+            }
             let mut c = self.cfg;
             let ok = item.addr == addr::TIMEOUT
                 && item.value >= self.cfg.timeout
@@ -834,7 +877,7 @@ impl Node {
     /// A joining node locks onto the stream: once every tree has shown a copy
     /// of the same epoch, it starts with the first message no tree has shown
     /// yet, so every copy of it is still to come.
-    fn sync_copy(&mut self, now: u64, d: &Decide<'_>) {
+    fn sync_copy(&mut self, now: u64, d: &Decide<'_>, out: &mut Vec<Action>) {
         let Some(sync) = self.sync.as_mut() else {
             return;
         };
@@ -845,11 +888,24 @@ impl Node {
         sync.last[d.meta.tree as usize] = Some((e, s));
         let trees = &sync.last[..self.cfg.trees as usize];
         if trees.iter().all(Option::is_some) {
-            let start = trees.iter().flatten().map(|&(_, s)| s).max().unwrap_or(0) + 1;
+            // The newest seq any tree has shown (serial-number order), plus one.
+            let newest = trees
+                .iter()
+                .flatten()
+                .map(|&(_, s)| s)
+                .reduce(|a, b| if (b.wrapping_sub(a) as i32) > 0 { b } else { a })
+                .unwrap_or(0);
+            let start = newest.wrapping_add(1);
             self.sync = None;
-            self.epoch = e;
+            if self.epoch != e {
+                self.epoch = e;
+                out.push(Action::LeaderChanged {
+                    epoch: e,
+                    leader: self.leader(),
+                });
+            }
             self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), start));
-            self.skip_below = start;
+            self.skip_below = Some(start);
             self.last_rx = now;
         }
         self.count(Counter::Ignored);
@@ -874,7 +930,10 @@ impl Node {
             // Our own epoch from someone else: cannot happen unless two nodes share an id.
             return self.count(Counter::Ignored);
         }
-        if m.msg_seq < self.skip_below {
+        if self
+            .skip_below
+            .is_some_and(|s| (m.msg_seq.wrapping_sub(s) as i32) < 0)
+        {
             return self.count(Counter::Ignored);
         }
         let Some(rx) = self.rx.as_mut() else { return };
@@ -900,6 +959,7 @@ impl Node {
             }
             CopyOutcome::First | CopyOutcome::More => self.reset_timer(now, out),
             CopyOutcome::Deliver => {
+                self.skip_below = None;
                 self.reset_timer(now, out);
                 self.deliver(d, bytes, out)
             }
@@ -927,15 +987,26 @@ impl Node {
             if m.kind != DecideKind::Start {
                 return self.count(Counter::Ignored);
             }
-            self.lins = Some(m.instance.saturating_sub(1));
+            if !(1..u64::MAX).contains(&m.instance) {
+                return self.fault(
+                    NetFault::InstanceMismatch {
+                        expected: 1,
+                        got: m.instance,
+                    },
+                    out,
+                );
+            }
+            self.lins = Some(m.instance - 1);
             self.set_state(State::Active, out);
             return;
         }
+        // Instances run 1..u64::MAX; the last one is never decided, so `lins + 1` cannot overflow.
         let expected = match self.lins {
             Some(l) => l + 1,
-            None => m.instance, // joining: the first delivered message sets our place in the log
+            None if (1..u64::MAX).contains(&m.instance) => m.instance, // joining: the first message sets our place
+            None => 1,
         };
-        if m.instance != expected {
+        if m.instance != expected || m.instance == u64::MAX {
             return self.fault(
                 NetFault::InstanceMismatch {
                     expected,
@@ -1162,14 +1233,22 @@ mod tests {
         jo.clear();
         j.tick(10_000, &mut jo);
         assert!(jo.is_empty() && j.epoch() == 0 && j.state() == State::Joining);
-        // Its timeout may only go up while joining.
+        // ACTIVATE is refused until the members' timeout (from the state transfer) is written;
+        // that write is free while joining, but still checked against the other registers.
+        assert!(j.control(10_000, Control::Activate, &mut jo).is_err());
         assert!(matches!(
-            j.write_register(10_000, addr::TIMEOUT, 299, &mut jo),
-            Err(RegError::OutOfRange {
-                field: "timeout",
-                ..
-            })
+            j.write_register(10_000, addr::TIMEOUT, 10, &mut jo),
+            Err(RegError::Config(e)) if e.field == "timeout"
         ));
+        assert!(matches!(
+            j.write_register(10_000, addr::CTRL, ctrl::ENABLE | ctrl::ACTIVATE, &mut jo),
+            Err(RegError::Control(_))
+        ));
+        assert_eq!(
+            j.state(),
+            State::Joining,
+            "a refused ACTIVATE changes nothing"
+        );
         j.write_register(10_000, addr::TIMEOUT, 400, &mut jo)
             .unwrap();
         assert_eq!(j.config().timeout, 400);
@@ -1194,6 +1273,7 @@ mod tests {
             l.tick(k * 100, &mut out);
             relay(&out, &mut j, k * 100 + 10, &mut jo);
         }
+        j.write_register(320, addr::TIMEOUT, 300, &mut jo).unwrap();
         j.control(320, Control::Activate, &mut jo).unwrap();
         assert_eq!(j.state(), State::Active);
         // The leader dies; node 1 times out into epoch 1, which is its own: it leads.

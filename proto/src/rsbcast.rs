@@ -7,7 +7,8 @@
 //! on its tree means that tree lost a message: NET-FAULT at once (without
 //! waiting for the window). Several messages may be in flight when the loop
 //! period is shorter than the window; their first-copy times wait in a queue
-//! of at most [`crate::regs::MAX_IN_FLIGHT`].
+//! of at most [`crate::regs::MAX_IN_FLIGHT`]. Sequence numbers are compared
+//! as serial numbers (RFC 1982), so an epoch may run past 2^32 messages.
 //!
 //! State: `next[t]` (next seq expected on tree t), `base = min_t next[t]`
 //! (oldest incomplete message) and `first[i]` = arrival time of the first copy
@@ -105,8 +106,9 @@ impl Receiver {
 
     /// Trees that have not delivered seq `s`.
     fn missing_of(&self, s: u32) -> u8 {
+        let off = s.wrapping_sub(self.base);
         (0..self.trees)
-            .filter(|&t| self.next[t as usize] <= s)
+            .filter(|&t| self.next[t as usize].wrapping_sub(self.base) <= off)
             .fold(0, |m, t| m | 1 << t)
     }
 
@@ -117,18 +119,22 @@ impl Receiver {
         }
         let t = tree as usize;
         let expected = self.next[t];
-        if seq < expected {
-            return CopyOutcome::Duplicate;
+        // Serial-number comparison: how far `seq` is ahead of what this tree owes us.
+        match (seq.wrapping_sub(expected) as i32).signum() {
+            -1 => return CopyOutcome::Duplicate,
+            1 => {
+                return CopyOutcome::Fault(FaultKind::SeqGap {
+                    tree,
+                    expected,
+                    got: seq,
+                });
+            }
+            _ => {}
         }
-        if seq > expected {
-            return CopyOutcome::Fault(FaultKind::SeqGap {
-                tree,
-                expected,
-                got: seq,
-            });
-        }
-        let newest = self.base + self.first.len() as u32;
-        if seq == newest {
+        // Offsets from `base` are 0..=in_flight, so they never wrap.
+        let newest = self.first.len() as u32;
+        let off = seq.wrapping_sub(self.base);
+        if off == newest {
             if self.first.len() >= MAX_IN_FLIGHT as usize {
                 return CopyOutcome::Fault(FaultKind::TooManyInFlight);
             }
@@ -136,20 +142,19 @@ impl Receiver {
         }
         // A further copy of an older message: its window is no older than the
         // oldest one's, which `expire` has just checked.
-        self.next[t] = seq + 1;
+        self.next[t] = seq.wrapping_add(1);
         let min = self.next[..self.trees as usize]
             .iter()
-            .copied()
+            .map(|n| n.wrapping_sub(self.base))
             .min()
-            .unwrap_or(seq + 1);
-        if min > self.base {
+            .unwrap_or(off + 1);
+        if min > 0 {
             // Exactly one message completes: the one this copy belongs to.
-            debug_assert_eq!(min, self.base + 1);
-            debug_assert_eq!(seq, self.base);
+            debug_assert_eq!((min, off), (1, 0));
             self.first.pop_front();
-            self.base = min;
+            self.base = self.base.wrapping_add(1);
             CopyOutcome::Deliver
-        } else if seq == newest {
+        } else if off == newest {
             CopyOutcome::First
         } else {
             CopyOutcome::More
@@ -225,6 +230,26 @@ mod tests {
         assert_eq!(
             r.copy(16, 1, 1),
             CopyOutcome::Fault(FaultKind::MissingCopy { missing: 0b10 })
+        );
+    }
+
+    #[test]
+    fn sequence_numbers_wrap() {
+        let mut r = Receiver::new(2, 10, u32::MAX - 1);
+        for (i, s) in [u32::MAX - 1, u32::MAX, 0, 1].into_iter().enumerate() {
+            let at = 10 * i as u64;
+            assert_eq!(r.copy(at, 0, s), CopyOutcome::First);
+            assert_eq!(r.copy(at + 1, 1, s), CopyOutcome::Deliver);
+            assert_eq!(r.copy(at + 2, 1, s), CopyOutcome::Duplicate);
+        }
+        assert_eq!(r.base(), 2);
+        assert_eq!(
+            r.copy(50, 0, 4),
+            CopyOutcome::Fault(FaultKind::SeqGap {
+                tree: 0,
+                expected: 2,
+                got: 4
+            })
         );
     }
 

@@ -1192,14 +1192,15 @@ impl Sim {
                         self.log(|| {
                             format!("n{to} state transfer done at instance {instance}; activating")
                         });
-                        // Take the cluster's timeout (CONFIG instances up to c are only in the
-                        // snapshot), then activate.
-                        let timeout = snapshot
-                            .timeout
-                            .max(self.nodes[to as usize].node.config().timeout);
+                        // Take the members' timeout as of the snapshot (CONFIG instances up to c
+                        // are only in the snapshot; later ones the node applies itself), then activate.
+                        let timeout = snapshot.timeout;
                         self.with_node(to, |node, out| {
-                            let _ = node.write_register(now, regs::addr::TIMEOUT, timeout, out);
-                            let _ = node.control(now, Control::Activate, out);
+                            node.write_register(now, regs::addr::TIMEOUT, timeout, out)
+                                .expect("a member's timeout is legal here");
+                            node.control(now, Control::Activate, out).expect(
+                                "a locked-on joining node with the members' timeout activates",
+                            );
                         });
                     }
                     Err(e) => {
