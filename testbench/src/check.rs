@@ -10,7 +10,7 @@
 //! skipped, all clients answered, joins completed, identical final logs — is
 //! claimed only for runs whose faults are crashes, joins and CONFIG changes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proto::apply::Applier;
 use proto::node::State;
@@ -183,14 +183,31 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
             out
         })
         .collect();
-    for w in survivors.windows(2) {
-        let (a, b) = (&applied[w[0]], &applied[w[1]]);
-        let k = a.len().min(b.len());
-        if a[..k] != b[..k] {
+    for (i, log) in logs.iter().enumerate() {
+        // Independently of the Applier: each distinct (client, seq) in the log applied exactly once.
+        let distinct: HashSet<(u32, u64)> = log
+            .values()
+            .flat_map(|l| entries(l.count, &l.entries).into_iter().map(|e| (e.0, e.1)))
+            .collect();
+        let once: HashSet<&(u32, u64)> = applied[i].iter().collect();
+        if once.len() != applied[i].len() || once.len() != distinct.len() {
             safety.push(format!(
-                "application: nodes {} and {} applied different request sequences",
-                w[0], w[1]
+                "application: node {i} applied {} entries for {} distinct requests",
+                applied[i].len(),
+                distinct.len()
             ));
+        }
+    }
+    // Every survivor applies the same sequence (compared with the first; shorter = still behind).
+    if let Some(&a) = survivors.first() {
+        for &b in &survivors[1..] {
+            let (x, y) = (&applied[a], &applied[b]);
+            let k = x.len().min(y.len());
+            if x[..k] != y[..k] {
+                safety.push(format!(
+                    "application: nodes {a} and {b} applied different request sequences"
+                ));
+            }
         }
     }
 
@@ -255,6 +272,12 @@ fn liveness(
     let mut epochs: BTreeMap<u32, (u8, u64, u64)> = BTreeMap::new();
     for s in &h.sends {
         let e = epochs.entry(s.epoch).or_insert((s.node, s.time, s.time));
+        if e.0 != s.node {
+            out.push(format!(
+                "failover: nodes {} and {} both sent as leader of epoch {}",
+                e.0, s.node, s.epoch
+            ));
+        }
         e.2 = s.time;
     }
     let timeout = h.max_timeout;
@@ -276,10 +299,22 @@ fn liveness(
         for e in e1 + 1..e2 {
             let i = (e % n as u32) as usize;
             let dead = h.crashed_at[i].is_some_and(|c| c <= first2);
-            let joiner = h.enabled_at[i] != Some(0);
-            if !dead && !joiner {
+            // A joining node does not lead until it is active.
+            let not_yet_member = h.active_at[i].is_none_or(|a| a > first2);
+            if !dead && !not_yet_member {
                 out.push(format!(
                     "failover: node {i} was alive but skipped as leader of epoch {e}"
+                ));
+            }
+        }
+    }
+    // CONFIG instances change every node's timeout at the same instance.
+    if let Some(&a) = survivors.first() {
+        for &b in &survivors[1..] {
+            if h.final_timeout[a] != h.final_timeout[b] {
+                out.push(format!(
+                    "config: nodes {a} and {b} ended with timeouts {} and {}",
+                    h.final_timeout[a], h.final_timeout[b]
                 ));
             }
         }

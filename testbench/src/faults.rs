@@ -120,7 +120,8 @@ pub enum Fault {
     Crash { node: u8, at: u64 },
     /// Crash whoever leads at `at`.
     CrashLeader { at: u64 },
-    /// The leader at `at` crashes after `after` copies of its next send.
+    /// The leader at `at` crashes before step `after` of its next send with a value
+    /// (steps: its |G| copies, then its decision, then its OKs).
     MidSend { at: u64, after: u8 },
     /// `node`'s link on `tree` is down from `at` (until `until`).
     LinkDown {
@@ -186,10 +187,12 @@ impl FaultPlan {
                 crashes_left -= 1;
             }
         }
-        if enabled.has("midsend") && g > 1 && crashes_left > 0 && rng.chance(0.3) {
+        if enabled.has("midsend") && crashes_left > 0 && rng.chance(0.3) {
+            // Between two copies (|G| > 1), after the copies but before the decision (g),
+            // or after the decision but before the OKs (g + 1).
             faults.push(Fault::MidSend {
                 at: when(rng),
-                after: rng.range(1, g as u64 - 1) as u8,
+                after: rng.range(1, g as u64 + 1) as u8,
             });
             crashes_left -= 1;
         }

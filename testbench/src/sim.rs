@@ -143,8 +143,12 @@ pub struct History {
     pub snapshot_log: Vec<Log>,
     /// Per node: first instance it logged itself as a joining node.
     pub first_logged: Vec<Option<u64>>,
-    /// Per node at the end: state, last decided, counters.
+    /// Per node at the end: state, last decided.
     pub final_state: Vec<(State, Option<u64>)>,
+    /// Per node at the end: its timeout register.
+    pub final_timeout: Vec<u32>,
+    /// Per node: when it became active (START delivered, or a join completed).
+    pub active_at: Vec<Option<u64>>,
     /// Per node: synchrony violations it reported.
     pub violations_seen: Vec<u64>,
     /// Per node: deliveries after its NET-FAULT (must stay 0).
@@ -405,6 +409,7 @@ impl Sim {
             snapshot_log: vec![BTreeMap::new(); n],
             first_logged: vec![None; n],
             violations_seen: vec![0; n],
+            active_at: vec![None; n],
             delivered_after_fault: vec![0; n],
             ..History::default()
         };
@@ -473,7 +478,9 @@ impl Sim {
                 Fault::Crash { node, at } => self.at(at, Ev::Crash(Target::Node(node))),
                 Fault::CrashLeader { at } => self.at(at, Ev::Crash(Target::Leader)),
                 Fault::MidSend { at, after } => {
-                    self.h.network_faults = true;
+                    // Stopping between copies leaves a message on some trees only; after all
+                    // copies it is a plain crash.
+                    self.h.network_faults |= after < self.cfg.trees;
                     self.at(
                         at,
                         Ev::ArmMidsend {
@@ -562,6 +569,14 @@ impl Sim {
             self.now = q.time;
             self.h.events += 1;
             self.step(q.ev);
+            // Nothing can decide any more: every node crashed or made a safe exit.
+            if self
+                .nodes
+                .iter()
+                .all(|n| !n.alive || matches!(n.node.state(), State::Faulted))
+            {
+                break;
+            }
             let clients_done = self.clients.iter().all(|c| c.left == 0 && c.out.is_empty());
             let joining = self
                 .nodes
@@ -661,7 +676,7 @@ impl Sim {
             Ev::ArmMidsend { target, after } => {
                 if let Some(i) = self.resolve(&target) {
                     self.log(|| {
-                        format!("fault: node {i} will crash after {after} copies of its next send")
+                        format!("fault: node {i} will crash before step {after} of its next send (copies, decision, OKs)")
                     });
                     self.nodes[i as usize].midsend = Some(after);
                 }
@@ -739,18 +754,30 @@ impl Sim {
         f(&mut self.nodes[i as usize].node, &mut out);
         let mut sent_trees = 0u8;
         let mut msg: Option<(u32, u32)> = None;
+        // A mid-send crash falls before step k of a leader send: its copies (one step
+        // each), then its decision, then its OKs.
+        let leader_send = out.iter().any(|a| matches!(a, Action::Send { .. }));
+        let mut step = 0u8;
         for a in out.drain(..) {
             if !self.nodes[i as usize].alive {
                 break;
             }
+            if leader_send
+                && matches!(
+                    a,
+                    Action::Send { .. } | Action::Deliver(_) | Action::Reply { .. }
+                )
+            {
+                if self.nodes[i as usize].midsend == Some(step) {
+                    self.crash(i, "crashed in the middle of a leader send");
+                    if !self.nodes[i as usize].alive {
+                        break;
+                    }
+                }
+                step = step.saturating_add(1);
+            }
             match a {
                 Action::Send { tree, packet } => {
-                    if self.nodes[i as usize].midsend == Some(sent_trees) {
-                        self.crash(i, "crashed in the middle of an RSBCAST");
-                        if !self.nodes[i as usize].alive {
-                            break;
-                        }
-                    }
                     if let Ok((_, Packet::Decide(d))) = wire::parse(&packet, self.t.cfg.cluster_id)
                     {
                         msg = Some((d.meta.epoch, d.meta.msg_seq));
@@ -816,7 +843,12 @@ impl Sim {
                 Action::LeaderChanged { epoch, leader } => {
                     self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
                 }
-                Action::StateChanged(s) => self.log(|| format!("n{i} state {s:?}")),
+                Action::StateChanged(s) => {
+                    if s == State::Active {
+                        self.h.active_at[i as usize].get_or_insert(self.now);
+                    }
+                    self.log(|| format!("n{i} state {s:?}"))
+                }
             }
         }
         if let Some((epoch, seq)) = msg {
@@ -896,6 +928,7 @@ impl Sim {
             if let Some((at, to, extra)) = self.late_pending
                 && self.now >= at
                 && to == dst
+                && live
             {
                 self.late_pending = None;
                 self.h.late_injected = true;
@@ -1228,6 +1261,7 @@ impl Sim {
             .map(|n| (n.node.state(), n.node.last_decided()))
             .collect();
         self.h.max_timeout = self.h_max_timeout();
+        self.h.final_timeout = self.nodes.iter().map(|n| n.node.config().timeout).collect();
         self.h.unanswered = self
             .clients
             .iter()
