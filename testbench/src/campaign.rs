@@ -67,12 +67,12 @@ fn add(s: &mut Summary, r: RunReport) {
     s.liveness_claimed += r.verdict.liveness_claimed as u64;
     s.late_injected += h.late_injected as u64;
     s.late_detected += (h.late_injected
-        && (h.violations_seen.iter().any(|&v| v > 0) || h.faulted_at.iter().any(Option::is_some)))
+        && (h.violations_seen.iter().any(|&v| v > 0) || h.net_faults.iter().any(|&f| f > 0)))
         as u64;
     s.redundancy_exceeded += h.redundancy_exceeded as u64;
     s.unclaimed_failures += (!r.verdict.unclaimed.is_empty()) as u64;
     s.decisions += h.decisions.len() as u64;
-    s.net_faults += h.faulted_at.iter().filter(|f| f.is_some()).count() as u64;
+    s.net_faults += h.net_faults.iter().map(|&f| f as u64).sum::<u64>();
     s.events += h.events;
     if !r.verdict.violations.is_empty() {
         s.failed.push(r);

@@ -64,11 +64,20 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
     let mut logs: Vec<Log> = h.snapshot_log.clone();
 
     // Integrity: per node, instances decided once each, consecutively.
+    // (A restarted node starts a new incarnation: its count starts again.)
     let mut last: Vec<Option<u64>> = vec![None; nn];
+    let mut last_time: Vec<u64> = vec![0; nn];
     let mut first_time: HashMap<u64, u64> = HashMap::new();
     let mut agreed: BTreeMap<u64, (u8, DecideKind, u16, Vec<u8>)> = BTreeMap::new();
     for d in &h.decisions {
         let i = d.node as usize;
+        if h.restarts[i]
+            .iter()
+            .any(|&r| last_time[i] < r && r <= d.time)
+        {
+            last[i] = None;
+        }
+        last_time[i] = d.time;
         if let Some(l) = last[i]
             && d.instance != l + 1
         {
@@ -229,6 +238,14 @@ pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
     v
 }
 
+/// The membership span of node `i` that contains time `t`.
+fn span(h: &History, i: usize, t: u64) -> Option<(u64, Option<u64>)> {
+    h.member[i]
+        .iter()
+        .copied()
+        .find(|&(from, end)| from <= t && end.is_none_or(|e| t < e))
+}
+
 fn liveness(
     h: &History,
     t: &Timing,
@@ -240,10 +257,10 @@ fn liveness(
     let p = t.cfg.loop_period as u64;
     let delta = t.cfg.delta as u64;
     let nn = n as usize;
-    for (i, f) in h.faulted_at.iter().enumerate() {
-        if let Some(f) = f {
+    for (i, f) in h.net_faults.iter().enumerate() {
+        if *f > 0 {
             out.push(format!(
-                "liveness: node {i} made a safe exit at t={f} in a run without network faults"
+                "liveness: node {i} made {f} safe exit(s) in a run without network faults"
             ));
         }
     }
@@ -257,7 +274,8 @@ fn liveness(
         }
     }
     for &(node, ta, client, seq) in &h.accepted {
-        if h.crashed_at[node as usize].is_some_and(|c| c <= ta + bound) {
+        // Only while the leader stays a member (no crash before the bound).
+        if span(h, node as usize, ta).is_none_or(|(_, end)| end.is_some_and(|e| e <= ta + bound)) {
             continue;
         }
         match decided_at.get(&(node, client, seq)) {
@@ -291,17 +309,18 @@ fn liveness(
                 "failover: epoch {e2} began sending at t={first2}, more than {k}·timeout + Δ_I after epoch {e1}'s last send at t={last1}"
             ));
         }
-        if h.crashed_at[l1 as usize].is_none_or(|c| c > first2) {
+        if span(h, l1 as usize, last1).is_some_and(|(_, end)| end.is_none_or(|e| e > first2)) {
             out.push(format!(
                 "failover: epoch {e1}'s leader {l1} was alive when epoch {e2} began (two leaders)"
             ));
         }
         for e in e1 + 1..e2 {
             let i = (e % n as u32) as usize;
-            let dead = h.crashed_at[i].is_some_and(|c| c <= first2);
-            // A joining node does not lead until it is active.
-            let not_yet_member = h.active_at[i].is_none_or(|a| a > first2);
-            if !dead && !not_yet_member {
+            // Skipping is right for a node that was not an active member all along
+            // (crashed, made a safe exit, or still joining).
+            let member_throughout =
+                span(h, i, last1).is_some_and(|(_, end)| end.is_none_or(|e| e > first2));
+            if member_throughout {
                 out.push(format!(
                     "failover: node {i} was alive but skipped as leader of epoch {e}"
                 ));

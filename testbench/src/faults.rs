@@ -47,11 +47,16 @@ pub const CLASSES: &[(&str, u16, &str)] = &[
         1 << 7,
         "tree 0 goes down for some nodes just as the leader crashes after its tree-0 copy",
     ),
+    (
+        "restart",
+        1 << 8,
+        "a crashed node, or one that made a safe exit, restarts and joins again",
+    ),
 ];
 
 impl Faults {
     /// Every class.
-    pub const ALL: Faults = Faults(0xFF);
+    pub const ALL: Faults = Faults(0x1FF);
     /// No faults.
     pub const NONE: Faults = Faults(0);
 
@@ -141,6 +146,8 @@ pub enum Fault {
     },
     /// The first copy to `to` after `at` is delayed by Δ_I + `extra`.
     Late { at: u64, to: u8, extra: u64 },
+    /// `node` restarts at `at` if it is down (crashed or safe-exited) and joins again.
+    Restart { node: u8, at: u64 },
     /// `node` is absent at START and is enabled as a joining node at `at`.
     Join { node: u8, at: u64 },
     /// Client `client`'s `nth` request is a CONFIG raising the timeout.
@@ -238,6 +245,16 @@ impl FaultPlan {
                 to: to_node,
                 extra: rng.range(1, 3 * to),
             });
+        }
+        if enabled.has("restart") && n >= 2 && rng.chance(0.5) {
+            // Restarts only act on nodes that are down then; the horizon is stretched so they
+            // also land after the crashes and safe exits drawn above.
+            for _ in 0..rng.range(1, n as u64) {
+                faults.push(Fault::Restart {
+                    node: rng.range(0, n as u64 - 1) as u8,
+                    at: rng.range(begin, horizon + 4 * to),
+                });
+            }
         }
         if enabled.has("config") && rng.chance(0.3) {
             faults.push(Fault::Config {

@@ -147,8 +147,13 @@ pub struct History {
     pub final_state: Vec<(State, Option<u64>)>,
     /// Per node at the end: its timeout register.
     pub final_timeout: Vec<u32>,
-    /// Per node: when it became active (START delivered, or a join completed).
-    pub active_at: Vec<Option<u64>>,
+    /// Per node: the spans during which it was an active member (START delivered or a
+    /// join completed, until it crashed or made a safe exit); `None` = still is at the end.
+    pub member: Vec<Vec<(u64, Option<u64>)>>,
+    /// Per node: when it was restarted (after a crash or a safe exit) to join again.
+    pub restarts: Vec<Vec<u64>>,
+    /// Per node: NET-FAULTs over the whole run (every incarnation).
+    pub net_faults: Vec<u32>,
     /// Per node: synchrony violations it reported.
     pub violations_seen: Vec<u64>,
     /// Per node: deliveries after its NET-FAULT (must stay 0).
@@ -227,6 +232,7 @@ enum Ev {
         up: bool,
     },
     JoinEnable(u8),
+    Restart(u8),
     JoinRetry(u8, u32),
 }
 
@@ -409,7 +415,9 @@ impl Sim {
             snapshot_log: vec![BTreeMap::new(); n],
             first_logged: vec![None; n],
             violations_seen: vec![0; n],
-            active_at: vec![None; n],
+            member: vec![Vec::new(); n],
+            restarts: vec![Vec::new(); n],
+            net_faults: vec![0; n],
             delivered_after_fault: vec![0; n],
             ..History::default()
         };
@@ -476,6 +484,7 @@ impl Sim {
         for f in &plan.faults {
             match *f {
                 Fault::Crash { node, at } => self.at(at, Ev::Crash(Target::Node(node))),
+                Fault::Restart { node, at } => self.at(at, Ev::Restart(node)),
                 Fault::CrashLeader { at } => self.at(at, Ev::Crash(Target::Leader)),
                 Fault::MidSend { at, after } => {
                     // Stopping between copies leaves a message on some trees only; after all
@@ -691,7 +700,8 @@ impl Sim {
                 self.nodes[node as usize].link_up[tree as usize] = up;
             }
             Ev::JoinEnable(i) => {
-                if self.nodes[i as usize].alive {
+                // (A restart may have brought the node in already.)
+                if self.nodes[i as usize].alive && self.h.enabled_at[i as usize].is_none() {
                     let now = self.now;
                     self.log(|| format!("control: node {i} enabled as joining"));
                     self.h.enabled_at[i as usize] = Some(now);
@@ -700,6 +710,7 @@ impl Sim {
                     });
                 }
             }
+            Ev::Restart(i) => self.restart(i),
             Ev::JoinRetry(i, attempt) => {
                 let sn = &self.nodes[i as usize];
                 // Only the retry of the current attempt counts (older ones are stale).
@@ -744,7 +755,60 @@ impl Sim {
         }
         self.nodes[i as usize].alive = false;
         self.h.crashed_at[i as usize] = Some(self.now);
+        self.end_membership(i);
         self.log(|| format!("fault: node {i} {why}"));
+    }
+
+    fn end_membership(&mut self, i: u8) {
+        if let Some((_, end @ None)) = self.h.member[i as usize].last_mut() {
+            *end = Some(self.now);
+        }
+    }
+
+    /// A crashed node restarts (a new process, empty state), or a node that made a safe
+    /// exit is disabled and re-enabled; either way it joins again with a state transfer.
+    fn restart(&mut self, i: u8) {
+        let now = self.now;
+        let sn = &mut self.nodes[i as usize];
+        let crashed = !sn.alive;
+        if !crashed && sn.node.state() != State::Faulted {
+            return;
+        }
+        if crashed {
+            let cfg = Config {
+                node_id: i,
+                ..self.t.cfg
+            };
+            sn.node = Node::new(cfg).expect("the run's config is legal");
+            if let Some(hook) = self.cfg.node_hook {
+                hook(&mut sn.node);
+            }
+            sn.alive = true;
+            sn.midsend = None;
+        }
+        sn.tick_at = None;
+        sn.log.clear();
+        sn.join_requested = false;
+        sn.reassembly = None;
+        self.h.restarts[i as usize].push(now);
+        self.h.enabled_at[i as usize].get_or_insert(now);
+        self.h.crashed_at[i as usize] = None;
+        self.h.faulted_at[i as usize] = None;
+        self.h.first_logged[i as usize] = None;
+        self.log(|| {
+            format!(
+                "fault: node {i} restarts ({}) and joins again",
+                if crashed {
+                    "after a crash"
+                } else {
+                    "after its safe exit"
+                }
+            )
+        });
+        self.with_node(i, |node, out| {
+            let _ = node.control(now, Control::Disable, out);
+            let _ = node.control(now, Control::EnableJoin, out);
+        });
     }
 
     /// Run `f` on node `i` and carry out the actions it returns.
@@ -835,6 +899,8 @@ impl Sim {
                 Action::NetFault(f) => {
                     self.log(|| format!("n{i} NET-FAULT {f:?}"));
                     self.h.faulted_at[i as usize].get_or_insert(self.now);
+                    self.h.net_faults[i as usize] += 1;
+                    self.end_membership(i);
                 }
                 Action::Violation(v) => {
                     self.log(|| format!("n{i} synchrony violation {v:?}"));
@@ -845,7 +911,7 @@ impl Sim {
                 }
                 Action::StateChanged(s) => {
                     if s == State::Active {
-                        self.h.active_at[i as usize].get_or_insert(self.now);
+                        self.h.member[i as usize].push((self.now, None));
                     }
                     self.log(|| format!("n{i} state {s:?}"))
                 }
@@ -1218,6 +1284,13 @@ impl Sim {
                                 },
                             );
                             b = &b[15 + len..];
+                        }
+                        // The application now holds the snapshot, then its own log from c + 1
+                        // (this is what it serves to the next joiner).
+                        let app = &mut self.nodes[to as usize].log;
+                        for (i, l) in &log {
+                            app.entry(*i)
+                                .or_insert_with(|| (l.kind, l.count, Arc::from(&l.entries[..])));
                         }
                         self.h.snapshot_log[to as usize] = log;
                         self.h.joined[to as usize] = Some((now, instance));

@@ -141,7 +141,7 @@ fn main() -> ExitCode {
             h.events,
             h.decisions.len(),
             h.oks.len(),
-            h.faulted_at.iter().filter(|f| f.is_some()).count(),
+            h.net_faults.iter().sum::<u32>(),
             h.late_injected,
             h.redundancy_exceeded,
             r.verdict.safety_claimed,
