@@ -52,7 +52,7 @@ fn entries(count: u16, raw: &[u8]) -> Vec<Entry> {
 }
 
 /// Check every property of a run.
-pub fn check(h: &History, t: &Timing, n: u8, _g: u8) -> Verdict {
+pub fn check(h: &History, t: &Timing, n: u8) -> Verdict {
     let safety_claimed = !h.late_injected && !h.redundancy_exceeded;
     let liveness_claimed = safety_claimed && !h.network_faults;
     let mut safety = Vec::new();

@@ -67,8 +67,6 @@ pub struct DecisionRec {
     pub node: u8,
     /// Instance.
     pub instance: u64,
-    /// Leader epoch.
-    pub epoch: u32,
     /// Batch or config.
     pub kind: DecideKind,
     /// Number of entries.
@@ -110,10 +108,6 @@ pub struct SendRec {
     pub node: u8,
     /// Its epoch.
     pub epoch: u32,
-    /// Its msg_seq.
-    pub seq: u32,
-    /// Trees it actually went out on (fewer than |G| when the leader crashed mid-send).
-    pub trees_sent: u8,
 }
 
 /// Everything a run recorded, for the checker.
@@ -137,12 +131,8 @@ pub struct History {
     pub faulted_at: Vec<Option<u64>>,
     /// Per node: when it was enabled (None: never).
     pub enabled_at: Vec<Option<u64>>,
-    /// Per node: (time, snapshot instance c) when a joining node finished its state transfer.
-    pub joined: Vec<Option<(u64, u64)>>,
     /// Per node: log taken over from a snapshot.
     pub snapshot_log: Vec<Log>,
-    /// Per node: first instance it logged itself as a joining node.
-    pub first_logged: Vec<Option<u64>>,
     /// Per node at the end: state, last decided.
     pub final_state: Vec<(State, Option<u64>)>,
     /// Per node at the end: its timeout register.
@@ -318,7 +308,7 @@ pub fn run(seed: u64, cfg: &SimConfig) -> RunReport {
     sim.schedule_plan(&plan);
     sim.run();
     let history = sim.finish();
-    let verdict = check::check(&history, &t, cfg.nodes, cfg.trees);
+    let verdict = check::check(&history, &t, cfg.nodes);
     RunReport {
         seed,
         timing: t,
@@ -411,9 +401,7 @@ impl Sim {
             crashed_at: vec![None; n],
             faulted_at: vec![None; n],
             enabled_at: vec![None; n],
-            joined: vec![None; n],
             snapshot_log: vec![BTreeMap::new(); n],
-            first_logged: vec![None; n],
             violations_seen: vec![0; n],
             member: vec![Vec::new(); n],
             restarts: vec![Vec::new(); n],
@@ -794,7 +782,6 @@ impl Sim {
         self.h.enabled_at[i as usize].get_or_insert(now);
         self.h.crashed_at[i as usize] = None;
         self.h.faulted_at[i as usize] = None;
-        self.h.first_logged[i as usize] = None;
         self.log(|| {
             format!(
                 "fault: node {i} restarts ({}) and joins again",
@@ -890,7 +877,6 @@ impl Sim {
                         time: now,
                         node: i,
                         instance: d.instance,
-                        epoch: d.epoch,
                         kind: d.kind,
                         count,
                         entries,
@@ -922,8 +908,6 @@ impl Sim {
                 time: self.now,
                 node: i,
                 epoch,
-                seq,
-                trees_sent: sent_trees,
             });
             if let Some(e) = self.lost.get_mut(&(i, epoch, seq)) {
                 e.sent_trees = sent_trees;
@@ -1293,8 +1277,6 @@ impl Sim {
                                 .or_insert_with(|| (l.kind, l.count, Arc::from(&l.entries[..])));
                         }
                         self.h.snapshot_log[to as usize] = log;
-                        self.h.joined[to as usize] = Some((now, instance));
-                        self.h.first_logged[to as usize] = first;
                         self.log(|| {
                             format!("n{to} state transfer done at instance {instance}; activating")
                         });
@@ -1340,11 +1322,6 @@ impl Sim {
             .iter()
             .map(|c| c.out.len() + c.left as usize)
             .sum();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if self.h.first_logged[i].is_none() {
-                self.h.first_logged[i] = n.node.first_logged();
-            }
-        }
         if self.cfg.trace {
             let mut s = String::new();
             for (i, n) in self.nodes.iter().enumerate() {
