@@ -1,0 +1,441 @@
+//! soc-ctl: configure, start, join and monitor a Nano-consensus node (card or software engine).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use proto::regs::{self, Access, ctrl, status};
+use proto::wire;
+use serde_json::{Value, json};
+use soc_ctl::client::Client;
+use soc_ctl::cluster::ClusterFile;
+use soc_ctl::regfile::{EngineBus, MmioBus, RegAccessError, RegisterBus, Registers};
+
+/// Control a Nano-consensus node: the FPGA card through its PCIe BAR (--bar) or the software
+/// engine through its control socket (--ctl / --node, the default).
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// The engine's control socket [default: $TMPDIR/nc-engine-<node>.sock].
+    #[arg(long, env = "NC_CTL", global = true, conflicts_with = "bar")]
+    ctl: Option<PathBuf>,
+    /// Node id, to find its engine's default control socket.
+    #[arg(long, short, global = true, default_value_t = 0)]
+    node: u64,
+    /// A memory-mapped PCIe BAR instead of an engine: /dev/uioN or .../resource0.
+    #[arg(long, env = "NC_BAR", global = true)]
+    bar: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Read and write registers by name (names, ranges and docs from the register map).
+    Regs {
+        #[command(subcommand)]
+        op: RegsOp,
+    },
+    /// Write a node's registers from cluster.toml and enable it (armed, waiting for START).
+    Init {
+        /// The cluster file.
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// START the cluster: the designated leader (node 0) sends the initial synchronisation.
+    Start,
+    /// Role, leader, instance and counters.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Live counters, refreshed every --interval-ms (Ctrl-C to stop).
+    Watch {
+        #[arg(long, default_value_t = 1000)]
+        interval_ms: u64,
+        /// Stop after this many refreshes (0 = never).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+    },
+    /// Join a running cluster (§5.2): enter joining, log live decisions, fetch a snapshot from
+    /// a member, replay from its instance + 1, go active. The members never pause.
+    Join {
+        /// The member to fetch the state from.
+        #[arg(long)]
+        member: u64,
+    },
+    /// Raise every node's timeout through a CONFIG consensus instance (only increases).
+    SetTimeout {
+        /// The cluster file (to reach the leader).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// New timeout in the engine's time unit (ns in software, cycles on the card).
+        value: u32,
+    },
+    /// The engine's decision log: instance, kind, entries, CRC-32 of the entries.
+    Log {
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = u64::MAX)]
+        to: u64,
+    },
+    /// Print a loopback cluster.toml (software defaults: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms).
+    GenConfig {
+        #[arg(long, default_value_t = 3)]
+        nodes: u8,
+        #[arg(long, default_value_t = 2)]
+        trees: u8,
+        /// Second byte of the 127.x.y.z addresses (to run several clusters side by side).
+        #[arg(long, default_value_t = 0)]
+        net: u8,
+        /// Decide port; client and host ports follow it.
+        #[arg(long, default_value_t = 7400)]
+        port: u16,
+    },
+    /// Engine test hook (loopback transport): drop everything received on a tree, or stop dropping.
+    DropTree { tree: u8, state: OnOff },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Subcommand)]
+enum RegsOp {
+    /// Every register and counter with its value.
+    Dump,
+    /// One register or counter.
+    Get { name: String },
+    /// Write a register (refused with the legal range if illegal).
+    Set {
+        name: String,
+        /// Decimal, 0x hex, or a dotted IPv4 group for tree_groupN.
+        value: String,
+    },
+}
+
+enum Backend {
+    Engine(Registers<EngineBus>),
+    Bar(Registers<MmioBus>),
+}
+
+macro_rules! with_regs {
+    ($b:expr, $r:ident => $body:expr) => {
+        match $b {
+            Backend::Engine($r) => $body,
+            Backend::Bar($r) => $body,
+        }
+    };
+}
+
+fn fail(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("soc-ctl: {e}");
+    ExitCode::FAILURE
+}
+
+fn parse_value(s: &str) -> Result<u64, String> {
+    if let Ok(ip) = s.parse::<std::net::Ipv4Addr>() {
+        return Ok(u32::from(ip) as u64);
+    }
+    let r = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+        None => s.replace('_', "").parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a number (decimal, 0x hex or a dotted IPv4 group)"))
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match a.cmd {
+        Cmd::GenConfig {
+            nodes,
+            trees,
+            net,
+            port,
+        } => {
+            let f = ClusterFile::loopback(nodes, trees, net, port);
+            return match f.validate() {
+                Ok(()) => {
+                    print!("{}", f.to_toml());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            };
+        }
+        Cmd::SetTimeout { config, value } => return set_timeout(&config, value),
+        _ => {}
+    }
+    let ctl = a.ctl.clone().unwrap_or_else(|| soc_ctl::default_ctl_path(a.node));
+    let backend = match &a.bar {
+        Some(p) => MmioBus::open(p).map(|b| Backend::Bar(Registers::new(b))),
+        None => EngineBus::connect(&ctl).map(|b| Backend::Engine(Registers::new(b))),
+    };
+    let mut b = match backend {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let r = match a.cmd {
+        Cmd::Regs { op } => with_regs!(&mut b, r => regs_cmd(r, op)),
+        Cmd::Init { config } => with_regs!(&mut b, r => init(r, &config, a.node)),
+        Cmd::Start => with_regs!(&mut b, r => start(r)),
+        Cmd::Status { json } => status_cmd(&mut b, json),
+        Cmd::Watch { interval_ms, count } => watch(&mut b, interval_ms, count),
+        Cmd::Join { member } => join(&mut b, member),
+        Cmd::Log { from, to } => engine_only(&mut b, &format!("log {from} {to}")).map(|v| {
+            for l in v.as_array().into_iter().flatten() {
+                println!("{}", l.as_str().unwrap_or_default());
+            }
+        }),
+        Cmd::DropTree { tree, state } => {
+            let s = match state {
+                OnOff::On => "on",
+                OnOff::Off => "off",
+            };
+            engine_only(&mut b, &format!("drop-tree {tree} {s}")).map(drop)
+        }
+        Cmd::GenConfig { .. } | Cmd::SetTimeout { .. } => unreachable!("handled above"),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+fn engine_only(b: &mut Backend, req: &str) -> Result<Value, String> {
+    match b {
+        Backend::Engine(r) => r.bus.request(req).map_err(|e| e.to_string()),
+        Backend::Bar(_) => Err(format!(
+            "'{}' needs the software engine (--ctl); a card's BAR has no such function",
+            req.split_whitespace().next().unwrap_or(req)
+        )),
+    }
+}
+
+fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), String> {
+    match op {
+        RegsOp::Dump => {
+            let all = r.dump().map_err(|e| e.to_string())?;
+            println!("{:<22} {:>6} {:>4} {:>20}  doc", "name", "addr", "acc", "value");
+            for (reg, v) in all {
+                let acc = match reg.access {
+                    Access::ReadOnly => "ro",
+                    Access::Config => "rw",
+                    Access::Control => "ctl",
+                };
+                println!("{:<22} {:#06x} {:>4} {:>20}  {}", reg.name, reg.addr, acc, v, reg.doc);
+            }
+            Ok(())
+        }
+        RegsOp::Get { name } => {
+            let v = r.get(&name).map_err(|e| e.to_string())?;
+            println!("{v}");
+            Ok(())
+        }
+        RegsOp::Set { name, value } => {
+            let v = parse_value(&value)?;
+            r.set(&name, v).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Write every configuration register of `node` from the file, then ENABLE. The device checks
+/// the rules between fields on every write, so writes that are illegal only because of an
+/// older value of another field are retried after the others (a fixed point, at most one
+/// pass per register); what is still refused at the end is reported with its field.
+fn init<B: RegisterBus>(r: &mut Registers<B>, config: &PathBuf, node: u64) -> Result<(), String> {
+    let file = ClusterFile::load(config).map_err(|e| format!("{}: {e}", config.display()))?;
+    let setup = file.node(node).map_err(|e| e.to_string())?;
+    r.set("ctrl", 0).map_err(|e| e.to_string())?;
+    let mut todo: Vec<(&'static str, u64)> = regs::REGISTERS
+        .iter()
+        .filter(|reg| reg.access == Access::Config)
+        .map(|reg| (reg.name, setup.config.get(reg.addr).expect("a config register")))
+        .collect();
+    let mut last_err = None;
+    while !todo.is_empty() {
+        let before = todo.len();
+        let mut left = Vec::new();
+        for (name, v) in todo {
+            if r.get(name).map_err(|e| e.to_string())? == v {
+                continue;
+            }
+            if let Err(e) = r.set(name, v) {
+                last_err = Some(e);
+                left.push((name, v));
+            }
+        }
+        todo = left;
+        if todo.len() == before {
+            return Err(format!(
+                "{} (while writing {})",
+                last_err.map(|e| e.to_string()).unwrap_or_default(),
+                todo.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    r.set("ctrl", ctrl::ENABLE as u64).map_err(|e| e.to_string())?;
+    println!(
+        "node {node}: configured from {} and enabled (armed){}",
+        config.display(),
+        if node == 0 { "; run `soc-ctl start` to start the cluster" } else { "" }
+    );
+    Ok(())
+}
+
+fn start<B: RegisterBus>(r: &mut Registers<B>) -> Result<(), String> {
+    r.set("ctrl", (ctrl::ENABLE | ctrl::START) as u64)
+        .map_err(|e| e.to_string())?;
+    println!("START sent");
+    Ok(())
+}
+
+fn role(bits: u64) -> &'static str {
+    let b = bits as u32;
+    if b & status::NET_FAULT != 0 {
+        "faulted (NET-FAULT: rejoin to continue)"
+    } else if b & status::LEADER != 0 {
+        "leader"
+    } else if b & status::JOINING != 0 {
+        "joining"
+    } else if b & status::ACTIVE != 0 {
+        "follower"
+    } else if b & status::ARMED != 0 {
+        "armed (waiting for START)"
+    } else {
+        "disabled"
+    }
+}
+
+fn status_value(b: &mut Backend) -> Result<Value, String> {
+    let mut v = with_regs!(b, r => {
+        let mut m = serde_json::Map::new();
+        for name in ["status", "node_id", "node_count", "epoch", "leader", "instance", "timeout", "loop_period"] {
+            m.insert(name.into(), json!(r.get(name).map_err(|e| e.to_string())?));
+        }
+        let mut c = serde_json::Map::new();
+        for k in regs::Counter::ALL {
+            c.insert(k.name().into(), json!(r.get(k.name()).map_err(|e| e.to_string())?));
+        }
+        m.insert("counters".into(), Value::Object(c));
+        Value::Object(m)
+    });
+    v["role"] = json!(role(v["status"].as_u64().unwrap_or(0)));
+    if let Backend::Engine(r) = b {
+        let e = r.bus.request("status").map_err(|e| e.to_string())?;
+        v["engine"] = e["engine"].clone();
+        v["log_len"] = e["log_len"].clone();
+    }
+    Ok(v)
+}
+
+fn status_cmd(b: &mut Backend, as_json: bool) -> Result<(), String> {
+    let v = status_value(b)?;
+    if as_json {
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "node {} of {}: {}; leader {} (epoch {}); last instance {}",
+        v["node_id"], v["node_count"], v["role"].as_str().unwrap_or(""), v["leader"], v["epoch"], v["instance"]
+    );
+    println!("timeout {} loop_period {}", v["timeout"], v["loop_period"]);
+    for (k, c) in v["counters"].as_object().into_iter().flatten() {
+        if c.as_u64() != Some(0) {
+            println!("  {k:<20} {c}");
+        }
+    }
+    if let Some(e) = v.get("engine") {
+        println!("engine: {e}");
+    }
+    Ok(())
+}
+
+fn watch(b: &mut Backend, interval_ms: u64, count: u64) -> Result<(), String> {
+    let mut prev: Option<Value> = None;
+    let mut i = 0;
+    loop {
+        let v = status_value(b)?;
+        let rate = |k: &str| -> i64 {
+            let now = v["counters"][k].as_i64().unwrap_or(0);
+            prev.as_ref().map_or(0, |p| now - p["counters"][k].as_i64().unwrap_or(0))
+        };
+        println!(
+            "{} epoch {} leader {} instance {} | delivered +{} sent +{}/+{} hb | dropped +{} late ticks {} late copies {} net faults {}",
+            v["role"].as_str().unwrap_or(""),
+            v["epoch"],
+            v["leader"],
+            v["instance"],
+            rate("delivered"),
+            rate("sent_values"),
+            rate("sent_heartbeats"),
+            rate("requests_dropped"),
+            v["counters"]["late_ticks"],
+            v["counters"]["late_copies"],
+            v["counters"]["net_faults"],
+        );
+        prev = Some(v);
+        i += 1;
+        if count != 0 && i >= count {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(interval_ms));
+    }
+}
+
+fn join(b: &mut Backend, member: u64) -> Result<(), String> {
+    let Backend::Engine(r) = b else {
+        return Err(
+            "join over a card's BAR needs the host application's state transfer; \
+             soc-ctl drives joins of the software engine (--ctl)"
+                .into(),
+        );
+    };
+    r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN) as u64)
+        .map_err(|e| e.to_string())?;
+    println!("joining: following the live stream, fetching state from node {member}");
+    let v = r
+        .bus
+        .request(&format!("join {member}"))
+        .map_err(|e: RegAccessError| e.to_string())?;
+    println!(
+        "joined: snapshot at instance {} ({} entries, {} bytes), {} attempt(s), {:.1} ms; now active",
+        v["snapshot_instance"], v["snapshot_entries"], v["transfer_bytes"], v["attempts"], v["join_ms"].as_f64().unwrap_or(0.0)
+    );
+    Ok(())
+}
+
+fn set_timeout(config: &PathBuf, value: u32) -> ExitCode {
+    let file = match ClusterFile::load(config) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{}: {e}", config.display())),
+    };
+    let reg = regs::by_name("timeout").expect("timeout register");
+    if let Err(e) = regs::check_range(&reg, value as u64) {
+        return fail(e);
+    }
+    let item = wire::ConfigItem {
+        addr: regs::addr::TIMEOUT,
+        value,
+    };
+    let root = nix::unistd::geteuid().is_root();
+    let file = if root { file } else { file.as_loopback() };
+    let client_id = 0x5C00_0000 | std::process::id();
+    let mut c = match Client::new(file.cluster_id as u32, client_id, file.client_addrs()) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    match c.request(wire::ENTRY_FLAG_CONFIG, &item.to_bytes(), Duration::from_secs(10)) {
+        Ok(ok) => {
+            println!(
+                "CONFIG timeout={value} decided at instance {} (nodes refuse a decrease: check `soc-ctl status`, counter config_rejected)",
+                ok.instance
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}

@@ -1,0 +1,249 @@
+//! A Nano-consensus client over UDP: sends REQUESTs to the leader, follows NOT_LEADER redirects,
+//! retransmits the same (client id, seq) on silence (the application's apply step makes that
+//! idempotent), and a pipelined load generator that measures request → OK latency.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use proto::wire::{self, Entry, Packet};
+
+/// A decided request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ok {
+    /// The instance that decided it.
+    pub instance: u64,
+    /// Its index in that instance's batch.
+    pub index: u16,
+}
+
+/// A client of one cluster.
+pub struct Client {
+    sock: UdpSocket,
+    cluster_id: u32,
+    /// Client id (distinguishes its requests from everyone else's).
+    pub client_id: u32,
+    nodes: Vec<SocketAddrV4>,
+    /// Index of the node believed to lead.
+    pub leader: usize,
+    next_seq: u64,
+    /// Retransmit after this much silence.
+    pub retry_after: Duration,
+}
+
+impl Client {
+    /// A client that knows every node's client address.
+    pub fn new(cluster_id: u32, client_id: u32, nodes: Vec<SocketAddrV4>) -> io::Result<Client> {
+        let sock = UdpSocket::bind("0.0.0.0:0")?;
+        Ok(Client {
+            sock,
+            cluster_id,
+            client_id,
+            nodes,
+            leader: 0,
+            next_seq: 1,
+            retry_after: Duration::from_millis(100),
+        })
+    }
+
+    fn send(&self, seq: u64, flags: u8, payload: &[u8]) -> io::Result<()> {
+        let p = Packet::Request(Entry {
+            client_id: self.client_id,
+            seq,
+            flags,
+            payload,
+        })
+        .to_vec(self.cluster_id, wire::SENDER_NONE)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{e:?}")))?;
+        self.sock.send_to(&p, self.nodes[self.leader])?;
+        Ok(())
+    }
+
+    fn follow(&mut self, leader: u8) {
+        if (leader as usize) < self.nodes.len() {
+            self.leader = leader as usize;
+        } else {
+            // No leader known to that node: try the next one.
+            self.leader = (self.leader + 1) % self.nodes.len();
+        }
+    }
+
+    /// Submit one request and wait until it is decided (or `give_up` passes).
+    pub fn request(&mut self, flags: u8, payload: &[u8], give_up: Duration) -> io::Result<Ok> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let t0 = Instant::now();
+        let mut buf = [0u8; 2048];
+        self.send(seq, flags, payload)?;
+        let mut sent = Instant::now();
+        loop {
+            if t0.elapsed() > give_up {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("request seq {seq} not decided within {give_up:?}"),
+                ));
+            }
+            self.sock
+                .set_read_timeout(Some(self.retry_after.saturating_sub(sent.elapsed()).max(Duration::from_millis(1))))?;
+            match self.sock.recv_from(&mut buf) {
+                Ok((n, _)) => match wire::parse(&buf[..n], self.cluster_id) {
+                    Ok((_, Packet::ReplyOk(r))) if r.seq == seq && r.client_id == self.client_id => {
+                        return Ok(Ok {
+                            instance: r.instance,
+                            index: r.index,
+                        });
+                    }
+                    Ok((_, Packet::ReplyNotLeader(r))) if r.seq == seq => {
+                        self.follow(r.leader);
+                        std::thread::sleep(Duration::from_millis(1));
+                        self.send(seq, flags, payload)?;
+                        sent = Instant::now();
+                    }
+                    _ => {}
+                },
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    if sent.elapsed() >= self.retry_after {
+                        self.leader = (self.leader + 1) % self.nodes.len();
+                        self.send(seq, flags, payload)?;
+                        sent = Instant::now();
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Result of a load run.
+#[derive(Debug)]
+pub struct LoadReport {
+    /// Requests decided (OK received).
+    pub decided: u64,
+    /// Retransmissions (after silence or a redirect).
+    pub retransmits: u64,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// Request → OK latency in ns (first send of a seq to its OK).
+    pub latency: Histogram<u64>,
+    /// (instance, index) → (client id, seq) of every OK (for agreement checks).
+    pub oks: BTreeMap<(u64, u16), (u32, u64)>,
+}
+
+impl LoadReport {
+    /// Decided requests per second.
+    pub fn rate(&self) -> f64 {
+        self.decided as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// One line of percentiles in µs.
+    pub fn summary(&self) -> String {
+        let us = |q: f64| self.latency.value_at_quantile(q) as f64 / 1000.0;
+        format!(
+            "{} decided in {:.2} s = {:.0}/s, {} retransmits; latency µs p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
+            self.decided,
+            self.elapsed.as_secs_f64(),
+            self.rate(),
+            self.retransmits,
+            us(0.5),
+            us(0.99),
+            us(0.999),
+            self.latency.max() as f64 / 1000.0
+        )
+    }
+}
+
+/// Drive `total` requests of `payload_len` bytes with up to `window` outstanding, one client id.
+pub fn load(
+    cluster_id: u32,
+    client_id: u32,
+    nodes: Vec<SocketAddrV4>,
+    total: u64,
+    window: usize,
+    payload_len: usize,
+    give_up: Duration,
+) -> io::Result<LoadReport> {
+    let mut c = Client::new(cluster_id, client_id, nodes)?;
+    c.sock.set_nonblocking(true)?;
+    let payload = vec![0xA5u8; payload_len];
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let mut outstanding: BTreeMap<u64, (Instant, Instant)> = BTreeMap::new();
+    let mut oks = BTreeMap::new();
+    let mut next = 1u64;
+    let mut retransmits = 0u64;
+    let t0 = Instant::now();
+    let mut buf = [0u8; 2048];
+    let mut last_progress = Instant::now();
+    while (oks.len() as u64) < total {
+        while outstanding.len() < window && next <= total {
+            c.send(next, 0, &payload)?;
+            let now = Instant::now();
+            outstanding.insert(next, (now, now));
+            next += 1;
+        }
+        let mut got = false;
+        loop {
+            match c.sock.recv_from(&mut buf) {
+                Ok((n, from)) => {
+                    got = true;
+                    match wire::parse(&buf[..n], cluster_id) {
+                        Ok((_, Packet::ReplyOk(r))) if r.client_id == client_id => {
+                            if let Some((first, _)) = outstanding.remove(&r.seq) {
+                                let ns = first.elapsed().as_nanos() as u64;
+                                latency.saturating_record(ns.max(1));
+                                oks.insert((r.instance, r.index), (r.client_id, r.seq));
+                                last_progress = Instant::now();
+                            }
+                        }
+                        Ok((_, Packet::ReplyNotLeader(r))) if outstanding.contains_key(&r.seq) => {
+                            let redirected = c.nodes.get(c.leader).map(|a| SocketAddr::V4(*a)) == Some(from);
+                            if redirected {
+                                c.follow(r.leader);
+                            }
+                            if let Some((_, sent)) = outstanding.get_mut(&r.seq) {
+                                // Resend after a short pause (the new leader may still be taking over).
+                                *sent = Instant::now() - c.retry_after + Duration::from_millis(2);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        let now = Instant::now();
+        let mut silent = false;
+        for (seq, (_, sent)) in outstanding.iter_mut() {
+            if now.duration_since(*sent) >= c.retry_after {
+                silent = true;
+                c.send(*seq, 0, &payload)?;
+                *sent = now;
+                retransmits += 1;
+            }
+        }
+        if silent && now.duration_since(last_progress) >= c.retry_after * 2 {
+            // Nothing decided for a while: the leader may be gone; try the next node.
+            c.leader = (c.leader + 1) % c.nodes.len();
+            last_progress = now;
+        }
+        if t0.elapsed() > give_up {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{} of {total} decided within {give_up:?}", oks.len()),
+            ));
+        }
+        if !got {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+    Ok(LoadReport {
+        decided: oks.len() as u64,
+        retransmits,
+        elapsed: t0.elapsed(),
+        latency,
+        oks,
+    })
+}

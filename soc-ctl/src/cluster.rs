@@ -1,0 +1,487 @@
+//! `cluster.toml`: the cluster's nodes, trees, ports and timing, validated with errors that name
+//! the key. It fills proto's [`Config`] (the registers) and the socket plumbing the registers do
+//! not cover (interfaces and addresses).
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::Path;
+
+use proto::regs::{self, Config};
+use serde::{Deserialize, Serialize};
+
+/// How tree traffic travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// IP multicast: one send per tree to the tree's group, on the tree's interface.
+    Multicast,
+    /// 127.0.0.0/8: one unicast copy per peer and tree stands in for the multicast group
+    /// (same protocol, same counters; for machines without root or namespaces).
+    Loopback,
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Transport::Multicast => "multicast",
+            Transport::Loopback => "loopback",
+        })
+    }
+}
+
+/// Timing, in nanoseconds (the software engine's time unit).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Loop period: time between two leader sends.
+    pub loop_period_ns: u64,
+    /// Follower timeout.
+    pub timeout_ns: u64,
+    /// Δ_I: bound on one-way latency between two nodes.
+    pub delta_ns: u64,
+    /// Δ_D: bound on clock drift.
+    pub drift_ns: u64,
+    /// A leader send later than this past its deadline counts as a late tick.
+    pub late_tick_slack_ns: u64,
+}
+
+/// Queue and packet limits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Egress FIFO capacity (requests beyond it are dropped and counted).
+    pub fifo_depth: u64,
+    /// Most requests per DECIDE.
+    pub batch_max: u64,
+    /// IP MTU of the tree interfaces.
+    pub mtu: u64,
+}
+
+/// UDP ports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ports {
+    /// Tree traffic (DECIDE).
+    pub decide: u64,
+    /// Client requests and replies (UDP), state transfer (TCP).
+    pub client: u64,
+    /// Host path: DECIDE frames to the host.
+    pub host: u64,
+}
+
+/// One multicast tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tree {
+    /// IPv4 multicast group (224.0.0.0/4).
+    pub group: Ipv4Addr,
+}
+
+/// One node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeEntry {
+    /// Node id, 0..n.
+    pub id: u64,
+    /// Address clients send requests to (UDP) and joiners fetch state from (TCP).
+    pub client_addr: Ipv4Addr,
+    /// Where the host path sends DECIDE frames (the host end of the PCIe stand-in).
+    pub host_addr: Ipv4Addr,
+    /// This node's address on each tree, in tree order.
+    pub tree_addrs: Vec<Ipv4Addr>,
+    /// This node's interface on each tree, in tree order (multicast transport only).
+    #[serde(default)]
+    pub tree_ifaces: Vec<String>,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterFile {
+    /// Cluster id carried in every packet.
+    pub cluster_id: u64,
+    /// `multicast` or `loopback`.
+    pub transport: Transport,
+    /// Timing in ns.
+    pub timing: Timing,
+    /// Queue and packet limits.
+    pub limits: Limits,
+    /// UDP ports.
+    pub ports: Ports,
+    /// The trees (|G| = their number).
+    pub trees: Vec<Tree>,
+    /// The nodes (n = their number), ids 0..n.
+    pub nodes: Vec<NodeEntry>,
+}
+
+/// An error in `cluster.toml`, naming the key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterError {
+    /// The key, e.g. `timing.timeout_ns` or `nodes[1].tree_addrs`.
+    pub key: String,
+    /// What is wrong and what would be legal.
+    pub message: String,
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ClusterError {}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> ClusterError {
+    ClusterError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// The `cluster.toml` key of a configuration register.
+pub fn key_of_register(name: &str) -> String {
+    match name {
+        "node_id" => "nodes[].id".into(),
+        "node_count" => "nodes (their number)".into(),
+        "cluster_id" => "cluster_id".into(),
+        "trees" => "trees (their number)".into(),
+        "loop_period" => "timing.loop_period_ns".into(),
+        "timeout" => "timing.timeout_ns".into(),
+        "delta" => "timing.delta_ns".into(),
+        "drift" => "timing.drift_ns".into(),
+        "late_tick_slack" => "timing.late_tick_slack_ns".into(),
+        "fifo_depth" | "batch_max" | "mtu" => format!("limits.{name}"),
+        "decide_port" => "ports.decide".into(),
+        "client_port" => "ports.client".into(),
+        "host_port" => "ports.host".into(),
+        g if g.starts_with("tree_group") => format!("trees[{}].group", &g[10..]),
+        other => other.into(),
+    }
+}
+
+/// Everything one node needs: its registers and its sockets' addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSetup {
+    /// The register values (validated by proto).
+    pub config: Config,
+    /// Transport of tree traffic.
+    pub transport: Transport,
+    /// Every node's addresses, by id (this node is `nodes[config.node_id]`).
+    pub nodes: Vec<NodeEntry>,
+}
+
+impl NodeSetup {
+    /// This node's entry.
+    pub fn me(&self) -> &NodeEntry {
+        &self.nodes[self.config.node_id as usize]
+    }
+
+    /// A node's client socket address (UDP requests, TCP state transfer).
+    pub fn client_sock(&self, id: u8) -> SocketAddrV4 {
+        SocketAddrV4::new(self.nodes[id as usize].client_addr, self.config.client_port)
+    }
+
+    /// Where this node's host path sends DECIDE frames.
+    pub fn host_sock(&self) -> SocketAddrV4 {
+        SocketAddrV4::new(self.me().host_addr, self.config.host_port)
+    }
+}
+
+impl ClusterFile {
+    /// Read and validate a file.
+    pub fn load(path: &Path) -> Result<ClusterFile, ClusterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
+        Self::parse(&text)
+    }
+
+    /// Parse and validate TOML text.
+    pub fn parse(text: &str) -> Result<ClusterFile, ClusterError> {
+        let f: ClusterFile = toml::from_str(text).map_err(|e| {
+            let key = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start].lines().count().max(1);
+                    format!("line {line}")
+                })
+                .unwrap_or_else(|| "cluster.toml".into());
+            err(key, e.message().to_string())
+        })?;
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// Serialize (for `soc-ctl gen-config`).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a ClusterFile always serializes")
+    }
+
+    /// A loopback cluster of `n` nodes with `trees` trees: node i's tree t address is
+    /// 127.(base).(1+t).(1+i), its client address 127.(base).10.(1+i), its host 127.(base).20.(1+i).
+    /// Software-friendly timing: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms.
+    pub fn loopback(n: u8, trees: u8, base: u8, port_base: u16) -> ClusterFile {
+        ClusterFile {
+            cluster_id: 7,
+            transport: Transport::Loopback,
+            timing: Timing {
+                loop_period_ns: 300_000,
+                timeout_ns: 50_000_000,
+                delta_ns: 4_000_000,
+                drift_ns: 500_000,
+                late_tick_slack_ns: 1_000_000,
+            },
+            limits: Limits {
+                fifo_depth: 4096,
+                batch_max: 64,
+                mtu: 9000,
+            },
+            ports: Ports {
+                decide: port_base as u64,
+                client: port_base as u64 + 1,
+                host: port_base as u64 + 2,
+            },
+            trees: (0..trees)
+                .map(|t| Tree {
+                    group: Ipv4Addr::new(239, 77, base, 1 + t),
+                })
+                .collect(),
+            nodes: (0..n)
+                .map(|i| NodeEntry {
+                    id: i as u64,
+                    client_addr: Ipv4Addr::new(127, base, 10, 1 + i),
+                    host_addr: Ipv4Addr::new(127, base, 20, 1 + i),
+                    tree_addrs: (0..trees)
+                        .map(|t| Ipv4Addr::new(127, base, 1 + t, 1 + i))
+                        .collect(),
+                    tree_ifaces: vec![],
+                })
+                .collect(),
+        }
+    }
+
+    /// The same cluster on 127.0.0.0/8 (what `--transport loopback` runs): node i's tree t
+    /// address becomes 127.0.(1+t).(1+i), its client address 127.0.10.(1+i), its host 127.0.20.(1+i).
+    pub fn as_loopback(&self) -> ClusterFile {
+        let mut f = self.clone();
+        if f.transport == Transport::Loopback {
+            return f;
+        }
+        f.transport = Transport::Loopback;
+        for (i, n) in f.nodes.iter_mut().enumerate() {
+            let i = i as u8;
+            n.client_addr = Ipv4Addr::new(127, 0, 10, 1 + i);
+            n.host_addr = Ipv4Addr::new(127, 0, 20, 1 + i);
+            n.tree_addrs = (0..self.trees.len() as u8)
+                .map(|t| Ipv4Addr::new(127, 0, 1 + t, 1 + i))
+                .collect();
+            n.tree_ifaces.clear();
+        }
+        f
+    }
+
+    /// Every node's client address (UDP requests).
+    pub fn client_addrs(&self) -> Vec<SocketAddrV4> {
+        self.nodes
+            .iter()
+            .map(|n| SocketAddrV4::new(n.client_addr, self.ports.client as u16))
+            .collect()
+    }
+
+    /// The registers of node `id` (everything but node_id is the same on every node).
+    fn config(&self, id: u8) -> Result<Config, ClusterError> {
+        let mut c = Config::default();
+        let mut set = |name: &str, v: u64| -> Result<(), ClusterError> {
+            let reg = regs::by_name(name).expect("a register of the map");
+            c.set(reg.addr, v).map_err(|e| match e {
+                regs::RegError::OutOfRange { min, max, .. } => err(
+                    key_of_register(name),
+                    format!("{v} is out of range: legal values are {min}..={max}"),
+                ),
+                other => err(key_of_register(name), other.to_string()),
+            })
+        };
+        set("node_count", self.nodes.len() as u64)?;
+        set("node_id", id as u64)?;
+        set("cluster_id", self.cluster_id)?;
+        set("trees", self.trees.len() as u64)?;
+        set("loop_period", self.timing.loop_period_ns)?;
+        set("timeout", self.timing.timeout_ns)?;
+        set("delta", self.timing.delta_ns)?;
+        set("drift", self.timing.drift_ns)?;
+        set("late_tick_slack", self.timing.late_tick_slack_ns)?;
+        set("fifo_depth", self.limits.fifo_depth)?;
+        set("batch_max", self.limits.batch_max)?;
+        set("mtu", self.limits.mtu)?;
+        set("decide_port", self.ports.decide)?;
+        set("client_port", self.ports.client)?;
+        set("host_port", self.ports.host)?;
+        for (t, tree) in self.trees.iter().enumerate() {
+            set(&format!("tree_group{t}"), u32::from(tree.group) as u64)?;
+        }
+        c.validate().map_err(|e| {
+            err(
+                key_of_register(e.field),
+                format!(
+                    "{} is illegal: {} (legal here: {}..={})",
+                    e.value, e.rule, e.min, e.max
+                ),
+            )
+        })?;
+        Ok(c)
+    }
+
+    /// Check everything (registers through proto, then addresses and interfaces).
+    pub fn validate(&self) -> Result<(), ClusterError> {
+        if self.nodes.is_empty() || self.nodes.len() > regs::MAX_NODES as usize {
+            return Err(err(
+                "nodes",
+                format!("{} nodes: legal are 1..={}", self.nodes.len(), regs::MAX_NODES),
+            ));
+        }
+        if self.trees.is_empty() || self.trees.len() > regs::MAX_TREES as usize {
+            return Err(err(
+                "trees",
+                format!("{} trees: legal are 1..={}", self.trees.len(), regs::MAX_TREES),
+            ));
+        }
+        for (t, tree) in self.trees.iter().enumerate() {
+            if !tree.group.is_multicast() {
+                return Err(err(
+                    format!("trees[{t}].group"),
+                    format!("{} is not an IPv4 multicast group (224.0.0.0/4)", tree.group),
+                ));
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.id != i as u64 {
+                return Err(err(
+                    format!("nodes[{i}].id"),
+                    format!("is {}: nodes must be listed in id order 0..{}", node.id, self.nodes.len()),
+                ));
+            }
+            if node.tree_addrs.len() != self.trees.len() {
+                return Err(err(
+                    format!("nodes[{i}].tree_addrs"),
+                    format!(
+                        "{} addresses for {} trees: give one per tree",
+                        node.tree_addrs.len(),
+                        self.trees.len()
+                    ),
+                ));
+            }
+            match self.transport {
+                Transport::Multicast if node.tree_ifaces.len() != self.trees.len() => {
+                    return Err(err(
+                        format!("nodes[{i}].tree_ifaces"),
+                        format!(
+                            "{} interfaces for {} trees: the multicast transport needs one per tree",
+                            node.tree_ifaces.len(),
+                            self.trees.len()
+                        ),
+                    ));
+                }
+                Transport::Loopback => {
+                    for (t, a) in node.tree_addrs.iter().enumerate() {
+                        if !a.is_loopback() {
+                            return Err(err(
+                                format!("nodes[{i}].tree_addrs[{t}]"),
+                                format!("{a} is not in 127.0.0.0/8 (transport = \"loopback\")"),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for (j, other) in self.nodes[..i].iter().enumerate() {
+                if other.client_addr == node.client_addr {
+                    return Err(err(
+                        format!("nodes[{i}].client_addr"),
+                        format!("{} is also nodes[{j}]'s", node.client_addr),
+                    ));
+                }
+                for (t, a) in node.tree_addrs.iter().enumerate() {
+                    if other.tree_addrs.get(t) == Some(a) {
+                        return Err(err(
+                            format!("nodes[{i}].tree_addrs[{t}]"),
+                            format!("{a} is also nodes[{j}]'s"),
+                        ));
+                    }
+                }
+            }
+        }
+        for id in 0..self.nodes.len() {
+            self.config(id as u8)?;
+        }
+        Ok(())
+    }
+
+    /// Node `id`'s setup.
+    pub fn node(&self, id: u64) -> Result<NodeSetup, ClusterError> {
+        if id >= self.nodes.len() as u64 {
+            return Err(err(
+                "--node",
+                format!("{id} is not a node of this cluster: legal are 0..={}", self.nodes.len() - 1),
+            ));
+        }
+        Ok(NodeSetup {
+            config: self.config(id as u8)?,
+            transport: self.transport,
+            nodes: self.nodes.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_file_round_trips_and_validates() {
+        let f = ClusterFile::loopback(3, 2, 0, 7400);
+        let back = ClusterFile::parse(&f.to_toml()).unwrap();
+        assert_eq!(back, f);
+        let s = back.node(2).unwrap();
+        assert_eq!(s.config.node_id, 2);
+        assert_eq!(s.config.node_count, 3);
+        assert_eq!(s.config.timeout, 50_000_000);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.timing.timeout_ns = 1000;
+        let e = ClusterFile::parse(&f.to_toml()).unwrap_err();
+        assert_eq!(e.key, "timing.timeout_ns");
+        assert!(e.message.contains("legal here"), "{e}");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.timing.delta_ns = 1 << 40;
+        let e = ClusterFile::parse(&f.to_toml()).unwrap_err();
+        assert_eq!(e.key, "timing.delta_ns");
+        assert!(e.message.contains("legal values are 1..=4294967295"), "{e}");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.nodes[1].tree_addrs.pop();
+        assert_eq!(f.validate().unwrap_err().key, "nodes[1].tree_addrs");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.trees[1].group = Ipv4Addr::new(10, 0, 0, 1);
+        assert_eq!(f.validate().unwrap_err().key, "trees[1].group");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.trees[1].group = f.trees[0].group;
+        assert_eq!(f.validate().unwrap_err().key, "trees[1].group");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.ports.host = f.ports.client;
+        assert_eq!(f.validate().unwrap_err().key, "ports.host");
+
+        let mut f = ClusterFile::loopback(3, 2, 0, 7400);
+        f.transport = Transport::Multicast;
+        assert_eq!(f.validate().unwrap_err().key, "nodes[0].tree_ifaces");
+
+        let e = ClusterFile::parse("cluster_id = 1\nbogus = 2\n").unwrap_err();
+        assert!(e.message.contains("bogus") || e.message.contains("unknown"), "{e}");
+        assert!(ClusterFile::loopback(3, 2, 0, 7400).node(3).is_err());
+    }
+}

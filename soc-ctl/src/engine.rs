@@ -1,0 +1,930 @@
+//! `nc-engine`: one node's software datapath. It runs proto's [`Node`] over real UDP sockets and
+//! carries out its actions; it holds no protocol logic of its own.
+//!
+//! Threads: the *engine* thread owns the node and every datapath socket and is the only one that
+//! touches the node; the *control* thread serves the Unix socket (0600) and forwards each request
+//! to the engine thread over a channel (plus a wake-up datagram, so a sleeping engine sees it);
+//! the *state* thread serves snapshots of the decision log to joining nodes over TCP.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use proto::node::{Action, Node, State, Violation};
+use proto::regs::{self, Counter};
+use proto::transfer::{self, Reassembly, Snapshot};
+use proto::wire::{self, Packet};
+use serde_json::{Value, json};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use crate::cluster::{NodeSetup, Transport};
+use crate::log::{DecisionLog, Logged};
+
+/// How the engine thread waits for its next deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimerMode {
+    /// Sleep in poll(2) on the sockets and a CLOCK_MONOTONIC timerfd armed at the next deadline.
+    Timerfd,
+    /// Spin on non-blocking sockets and the clock (one core at 100%, the lowest jitter).
+    Busy,
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC: the engine's `now`.
+pub fn now_ns() -> u64 {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+/// A request to the engine thread.
+#[derive(Debug)]
+pub enum Cmd {
+    /// Read a 32-bit register word.
+    Read(u16),
+    /// Write a 32-bit register word.
+    Write(u16, u32),
+    /// Everything `soc-ctl status` shows.
+    Status,
+    /// Decision log lines over `from..=to`.
+    Log(u64, u64),
+    /// Install a snapshot from a member, take its timeout and ACTIVATE (joining nodes).
+    Install(Snapshot),
+    /// Test hook for the loopback transport: drop (and count) everything received on a tree.
+    DropTree(u8, bool),
+    /// Clear the engine's own statistics (takeover time, longest send gap).
+    ResetStats,
+}
+
+type Reply = Result<Value, String>;
+
+/// A way to talk to a running engine thread.
+#[derive(Clone)]
+pub struct EngineHandle {
+    tx: mpsc::Sender<(Cmd, mpsc::Sender<Reply>)>,
+    wake: Arc<UnixDatagram>,
+}
+
+impl EngineHandle {
+    /// Run `cmd` on the engine thread and wait for its answer.
+    pub fn call(&self, cmd: Cmd) -> Reply {
+        let (tx, rx) = mpsc::channel();
+        self.tx
+            .send((cmd, tx))
+            .map_err(|_| "engine stopped".to_string())?;
+        let _ = self.wake.send(&[1]);
+        rx.recv().map_err(|_| "engine stopped".to_string())?
+    }
+}
+
+/// What the state thread serves (updated by the engine thread).
+#[derive(Default)]
+struct Shared {
+    log: DecisionLog,
+    lins: Option<u64>,
+    timeout: u32,
+    active: bool,
+}
+
+/// The engine's own measurements (not protocol state).
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    /// Last time a datagram arrived on a tree.
+    last_tree_rx: Option<u64>,
+    /// Took over as leader by timeout: waiting for the first send.
+    takeover_pending: Option<u64>,
+    /// Last takeover: last tree receive → first own send, ns.
+    takeover_ns: Option<u64>,
+    /// Leader: time of the last message sent (a message = its |G| copies).
+    last_send: Option<u64>,
+    /// Leader: the longest time between two messages since the last reset.
+    max_send_gap_ns: u64,
+    /// Datagrams dropped by the DropTree test hook.
+    fault_drops: u64,
+    /// Synchrony violations by kind.
+    late_tick_max_ns: u64,
+    deposed: u64,
+    /// Sends that failed at the socket.
+    send_errors: u64,
+    /// Replies for a client whose address is unknown.
+    reply_unknown_client: u64,
+}
+
+struct Sockets {
+    /// Per tree: the receive socket (loopback: also the send socket).
+    rx: Vec<UdpSocket>,
+    /// Per tree: the send socket (multicast only).
+    tx: Vec<UdpSocket>,
+    client: UdpSocket,
+    host: UdpSocket,
+}
+
+/// The engine (owned by the engine thread).
+pub struct Engine {
+    setup: NodeSetup,
+    node: Node,
+    socks: Sockets,
+    clients: HashMap<u32, SocketAddr>,
+    shared: Arc<Mutex<Shared>>,
+    stats: Stats,
+    drop_tree: [bool; 4],
+    timer: TimerMode,
+    rx: mpsc::Receiver<(Cmd, mpsc::Sender<Reply>)>,
+    wake: UnixDatagram,
+    out: Vec<Action>,
+    verbose: bool,
+}
+
+fn udp(addr: SocketAddrV4, reuse: bool) -> io::Result<Socket> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_address(reuse)?;
+    // Bursts of copies and requests: a large buffer keeps the kernel from dropping them.
+    let _ = s.set_recv_buffer_size(4 << 20);
+    s.bind(&SockAddr::from(addr))?;
+    Ok(s)
+}
+
+fn ctx<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> io::Result<T> {
+    r.map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", what())))
+}
+
+fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
+    let c = &s.config;
+    let me = s.me();
+    let mut rx = Vec::new();
+    let mut tx = Vec::new();
+    for t in 0..c.trees as usize {
+        let local = me.tree_addrs[t];
+        match s.transport {
+            Transport::Loopback => {
+                let a = SocketAddrV4::new(local, c.decide_port);
+                rx.push(ctx(udp(a, false), || format!("tree {t}: bind {a}"))?.into());
+            }
+            Transport::Multicast => {
+                let group = Ipv4Addr::from(c.tree_groups[t]);
+                let iface = &me.tree_ifaces[t];
+                let a = SocketAddrV4::new(group, c.decide_port);
+                let r = ctx(udp(a, true), || format!("tree {t}: bind {a}"))?;
+                ctx(r.bind_device(Some(iface.as_bytes())), || {
+                    format!("tree {t}: SO_BINDTODEVICE {iface} (needs root)")
+                })?;
+                ctx(r.join_multicast_v4(&group, &local), || {
+                    format!("tree {t}: join {group} on {local}")
+                })?;
+                r.set_multicast_all_v4(false)?;
+                rx.push(r.into());
+                let a = SocketAddrV4::new(local, 0);
+                let w = ctx(udp(a, false), || format!("tree {t}: bind {a}"))?;
+                w.bind_device(Some(iface.as_bytes()))?;
+                w.set_multicast_if_v4(&local)?;
+                w.set_multicast_ttl_v4(1)?;
+                w.set_multicast_loop_v4(false)?;
+                tx.push(w.into());
+            }
+        }
+    }
+    let ca = SocketAddrV4::new(me.client_addr, c.client_port);
+    let client: UdpSocket = ctx(udp(ca, false), || format!("client port: bind {ca}"))?.into();
+    let host: UdpSocket = ctx(udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false), || {
+        "host path socket".into()
+    })?
+    .into();
+    for sock in rx.iter().chain([&client]) {
+        sock.set_nonblocking(true)?;
+    }
+    Ok(Sockets {
+        rx,
+        tx,
+        client,
+        host,
+    })
+}
+
+/// Options of a running engine.
+pub struct EngineOpts {
+    /// The node's setup from cluster.toml.
+    pub setup: NodeSetup,
+    /// How to wait for deadlines.
+    pub timer: TimerMode,
+    /// The control socket path.
+    pub ctl_path: PathBuf,
+    /// Print every state change and violation to stderr.
+    pub verbose: bool,
+    /// Run the engine thread SCHED_FIFO with this priority (1..=99) and lock memory (root).
+    pub realtime: Option<u8>,
+}
+
+/// Make the calling thread SCHED_FIFO at `priority` and lock the process's memory, so that
+/// neither ordinary processes nor page faults delay the loop (needs root or CAP_SYS_NICE).
+#[allow(unsafe_code)]
+pub fn make_realtime(priority: u8) -> io::Result<()> {
+    let param = nix::libc::sched_param {
+        sched_priority: priority.clamp(1, 99) as i32,
+    };
+    // SAFETY: sched_setscheduler reads `param` (a valid, initialised struct) and changes only
+    // the scheduling policy of the calling thread (pid 0).
+    let r = unsafe { nix::libc::sched_setscheduler(0, nix::libc::SCHED_FIFO, &param) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    nix::sys::mman::mlockall(
+        nix::sys::mman::MlockAllFlags::MCL_CURRENT | nix::sys::mman::MlockAllFlags::MCL_FUTURE,
+    )?;
+    Ok(())
+}
+
+/// Start an engine: open every socket (errors name the socket), start the state and control
+/// threads, and run the engine loop on the calling thread (it returns only on error).
+pub fn run(opts: EngineOpts) -> io::Result<()> {
+    let setup = opts.setup;
+    let node = Node::new(setup.config)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let socks = open_sockets(&setup)?;
+    let shared = Arc::new(Mutex::new(Shared {
+        timeout: setup.config.timeout,
+        ..Shared::default()
+    }));
+    let state_addr = setup.client_sock(setup.config.node_id);
+    let listener = ctx(TcpListener::bind(state_addr), || {
+        format!("state transfer: bind TCP {state_addr}")
+    })?;
+    let (wake_engine, wake_ctl) = UnixDatagram::pair()?;
+    wake_engine.set_nonblocking(true)?;
+    let (tx, rx) = mpsc::channel();
+    let handle = EngineHandle {
+        tx,
+        wake: Arc::new(wake_ctl),
+    };
+    let ctl = bind_control(&opts.ctl_path)?;
+    {
+        let shared = shared.clone();
+        let cluster = setup.config.cluster_id;
+        let id = setup.config.node_id;
+        std::thread::Builder::new()
+            .name("state".into())
+            .spawn(move || serve_state(listener, shared, cluster, id))?;
+    }
+    {
+        let setup = setup.clone();
+        std::thread::Builder::new()
+            .name("control".into())
+            .spawn(move || serve_control(ctl, handle, setup))?;
+    }
+    if let Some(p) = opts.realtime {
+        ctx(make_realtime(p), || format!("SCHED_FIFO priority {p}"))?;
+    }
+    let mut e = Engine {
+        setup,
+        node,
+        socks,
+        clients: HashMap::new(),
+        shared,
+        stats: Stats::default(),
+        drop_tree: [false; 4],
+        timer: opts.timer,
+        rx,
+        wake: wake_engine,
+        out: Vec::new(),
+        verbose: opts.verbose,
+    };
+    e.run()
+}
+
+fn bind_control(path: &Path) -> io::Result<UnixListener> {
+    if path.exists() {
+        // A live engine answers; a stale socket file from a killed one does not.
+        if UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("{}: another engine is running on this control socket", path.display()),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    let l = ctx(UnixListener::bind(path), || {
+        format!("control socket {}", path.display())
+    })?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+impl Engine {
+    fn run(&mut self) -> io::Result<()> {
+        let timerfd = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        let mut buf = vec![0u8; 65536];
+        let trace = std::env::var_os("NC_TRACE_WAKE").is_some();
+        let mut marks = [0u64; 5];
+        loop {
+            marks[0] = now_ns();
+            self.commands();
+            marks[1] = now_ns();
+            for t in 0..self.socks.rx.len() {
+                // Bounded per round so a flood on one socket cannot starve the loop.
+                for _ in 0..64 {
+                    match self.socks.rx[t].recv_from(&mut buf) {
+                        Ok((n, _)) => self.tree_datagram(t as u8, &buf[..n]),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(_) => break,
+                    }
+                }
+            }
+            marks[2] = now_ns();
+            for _ in 0..64 {
+                match self.socks.client.recv_from(&mut buf) {
+                    Ok((n, from)) => self.client_datagram(from, &buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(_) => break,
+                }
+            }
+            marks[3] = now_ns();
+            if let Some(d) = self.node.next_deadline() {
+                let now = now_ns();
+                if now >= d {
+                    self.node.tick(now, &mut self.out);
+                    self.carry_out(now);
+                }
+            }
+            marks[4] = now_ns();
+            if trace && marks[4] - marks[0] > 5_000_000 {
+                let m: Vec<u64> = marks.windows(2).map(|w| (w[1] - w[0]) / 1000).collect();
+                eprintln!("slow round: commands/trees/clients/tick us {m:?}");
+            }
+            let before_sleep = now_ns();
+            let deadline = self.node.next_deadline();
+            match self.timer {
+                TimerMode::Busy => std::hint::spin_loop(),
+                TimerMode::Timerfd => self.sleep(&timerfd)?,
+            }
+            if trace {
+                let n = now_ns();
+                if let Some(d) = deadline
+                    && n > d + 5_000_000
+                {
+                    eprintln!("late wake: slept {} us, {} us past the deadline", (n - before_sleep) / 1000, (n - d) / 1000);
+                }
+            }
+        }
+    }
+
+    fn sleep(&mut self, timerfd: &TimerFd) -> io::Result<()> {
+        match self.node.next_deadline() {
+            Some(d) => {
+                if d <= now_ns() {
+                    return Ok(());
+                }
+                let ts = TimeSpec::new(
+                    (d / 1_000_000_000) as nix::libc::time_t,
+                    (d % 1_000_000_000) as nix::libc::c_long,
+                );
+                timerfd.set(
+                    Expiration::OneShot(ts),
+                    TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+                )?;
+            }
+            None => timerfd.unset()?,
+        }
+        let mut fds: Vec<PollFd> = self
+            .socks
+            .rx
+            .iter()
+            .map(|s| PollFd::new(s.as_fd(), PollFlags::POLLIN))
+            .collect();
+        fds.push(PollFd::new(self.socks.client.as_fd(), PollFlags::POLLIN));
+        fds.push(PollFd::new(self.wake.as_fd(), PollFlags::POLLIN));
+        fds.push(PollFd::new(timerfd.as_fd(), PollFlags::POLLIN));
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        // Drain the timer's expiry count (non-blocking: it may not have fired).
+        let _ = timerfd.wait();
+        Ok(())
+    }
+
+    fn tree_datagram(&mut self, tree: u8, bytes: &[u8]) {
+        if self.drop_tree[tree as usize] {
+            self.stats.fault_drops += 1;
+            return;
+        }
+        let now = now_ns();
+        self.stats.last_tree_rx = Some(now);
+        self.node.receive_tree(now, tree, bytes, &mut self.out);
+        self.carry_out(now);
+    }
+
+    fn client_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
+        if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
+            self.clients.insert(e.client_id, from);
+        }
+        let now = now_ns();
+        self.node.receive_client(now, bytes, &mut self.out);
+        self.carry_out(now);
+    }
+
+    fn send_copy(&mut self, tree: u8, packet: &[u8]) -> io::Result<()> {
+        let c = &self.setup.config;
+        let t = tree as usize;
+        match self.setup.transport {
+            Transport::Multicast => {
+                let group = SocketAddrV4::new(Ipv4Addr::from(c.tree_groups[t]), c.decide_port);
+                self.socks.tx[t].send_to(packet, group)?;
+            }
+            Transport::Loopback => {
+                for (j, n) in self.setup.nodes.iter().enumerate() {
+                    if j != c.node_id as usize && j < c.node_count as usize {
+                        let to = SocketAddrV4::new(n.tree_addrs[t], c.decide_port);
+                        self.socks.rx[t].send_to(packet, to)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Carry out the node's actions in the order it emitted them.
+    fn carry_out(&mut self, now: u64) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let mut sent_message = false;
+        let mut logged = Vec::new();
+        for a in out.drain(..) {
+            match a {
+                Action::Send { tree, packet } => {
+                    if self.send_copy(tree, &packet).is_err() {
+                        self.stats.send_errors += 1;
+                    }
+                    sent_message = true;
+                }
+                Action::Reply { client_id, packet } => match self.clients.get(&client_id) {
+                    Some(to) => {
+                        if self.socks.client.send_to(&packet, to).is_err() {
+                            self.stats.send_errors += 1;
+                        }
+                    }
+                    None => self.stats.reply_unknown_client += 1,
+                },
+                Action::Deliver(d) => {
+                    if self.socks.host.send_to(&d.packet, self.setup.host_sock()).is_err() {
+                        self.stats.send_errors += 1;
+                    }
+                    if let Some(l) = Logged::from_packet(&d.packet, self.setup.config.cluster_id) {
+                        logged.push(l);
+                    }
+                }
+                Action::LeaderChanged { epoch, leader } => {
+                    if leader == self.setup.config.node_id && self.node.is_leader() {
+                        self.stats.takeover_pending = Some(now);
+                        self.stats.last_send = None;
+                    }
+                    self.say(|| format!("epoch {epoch}: leader is node {leader}"));
+                }
+                Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
+                Action::NetFault(f) => {
+                    eprintln!("nc-engine node {}: NET-FAULT {f:?}: safe exit", self.setup.config.node_id)
+                }
+                Action::Violation(v) => {
+                    match v {
+                        Violation::LateTick { late } => {
+                            self.stats.late_tick_max_ns = self.stats.late_tick_max_ns.max(late)
+                        }
+                        Violation::Deposed { .. } => self.stats.deposed += 1,
+                        _ => {}
+                    }
+                    self.say(|| format!("synchrony violation {v:?}"));
+                }
+            }
+        }
+        self.out = out;
+        if sent_message {
+            if self.stats.takeover_pending.take().is_some()
+                && let Some(rx) = self.stats.last_tree_rx
+            {
+                self.stats.takeover_ns = Some(now.saturating_sub(rx));
+            }
+            if let Some(prev) = self.stats.last_send {
+                self.stats.max_send_gap_ns = self.stats.max_send_gap_ns.max(now - prev);
+            }
+            self.stats.last_send = Some(now);
+        }
+        self.publish(logged);
+    }
+
+    fn publish(&mut self, logged: Vec<(u64, Logged)>) {
+        let mut sh = self.shared.lock().expect("state lock");
+        for (i, l) in logged {
+            sh.log.map.insert(i, l);
+        }
+        sh.lins = self.node.last_decided();
+        sh.timeout = self.node.config().timeout;
+        sh.active = self.node.state() == State::Active;
+    }
+
+    fn say(&self, what: impl FnOnce() -> String) {
+        if self.verbose {
+            eprintln!(
+                "nc-engine node {} @{}: {}",
+                self.setup.config.node_id,
+                now_ns(),
+                what()
+            );
+        }
+    }
+
+    fn commands(&mut self) {
+        let mut b = [0u8; 64];
+        while self.wake.recv(&mut b).is_ok() {}
+        while let Ok((cmd, reply)) = self.rx.try_recv() {
+            let r = self.command(cmd);
+            let _ = reply.send(r);
+        }
+    }
+
+    fn command(&mut self, cmd: Cmd) -> Reply {
+        let now = now_ns();
+        let r = match cmd {
+            Cmd::Read(a) => self
+                .node
+                .read_register(a)
+                .map(|v| json!(v))
+                .map_err(|e| e.to_string()),
+            Cmd::Write(a, v) => {
+                let r = self
+                    .node
+                    .write_register(now, a, v, &mut self.out)
+                    .map(|()| Value::Null)
+                    .map_err(|e| e.to_string());
+                if a == regs::addr::CTRL && v & regs::ctrl::CLEAR_COUNTERS != 0 && r.is_ok() {
+                    self.stats = Stats::default();
+                }
+                r
+            }
+            Cmd::Status => Ok(self.status()),
+            Cmd::Log(from, to) => {
+                let sh = self.shared.lock().expect("state lock");
+                Ok(json!(sh.log.lines(from, to)))
+            }
+            Cmd::Install(snap) => self.install(now, snap),
+            Cmd::DropTree(t, on) => {
+                if t >= self.node.config().trees {
+                    Err(format!("tree {t}: legal are 0..={}", self.node.config().trees - 1))
+                } else {
+                    self.drop_tree[t as usize] = on;
+                    Ok(Value::Null)
+                }
+            }
+            Cmd::ResetStats => {
+                self.stats.max_send_gap_ns = 0;
+                self.stats.takeover_ns = None;
+                Ok(Value::Null)
+            }
+        };
+        self.carry_out(now);
+        r
+    }
+
+    fn install(&mut self, now: u64, snap: Snapshot) -> Reply {
+        if self.node.state() != State::Joining {
+            return Err(format!("not joining (state {:?})", self.node.state()));
+        }
+        let c = snap.instance;
+        let lins = self.node.last_decided();
+        let first = self.node.first_logged();
+        if !(first.is_none_or(|f| f <= c + 1) && lins.is_some_and(|l| l >= c)) {
+            return Err(format!(
+                "retry: snapshot at instance {c} does not meet this node's log \
+                 (first logged {first:?}, last decided {lins:?})"
+            ));
+        }
+        let snapshot_log = DecisionLog::decode(&snap.data).map_err(|e| e.to_string())?;
+        let entries = snapshot_log.map.len();
+        let added = {
+            let mut sh = self.shared.lock().expect("state lock");
+            sh.log.merge(snapshot_log).map_err(|i| {
+                format!("AGREEMENT VIOLATION: the snapshot's instance {i} differs from this node's")
+            })?
+        };
+        self.node
+            .write_register(now, regs::addr::TIMEOUT, snap.timeout, &mut self.out)
+            .map_err(|e| format!("timeout from the member: {e}"))?;
+        self.node
+            .write_register(
+                now,
+                regs::addr::CTRL,
+                regs::ctrl::ENABLE | regs::ctrl::JOIN | regs::ctrl::ACTIVATE,
+                &mut self.out,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(json!({
+            "snapshot_instance": c,
+            "snapshot_entries": entries,
+            "added": added,
+            "first_logged": first,
+            "timeout": snap.timeout,
+        }))
+    }
+
+    fn status(&self) -> Value {
+        let n = &self.node;
+        let counters: serde_json::Map<String, Value> = Counter::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), json!(n.counter(*c))))
+            .collect();
+        let log_len = self.shared.lock().expect("state lock").log.map.len();
+        json!({
+            "node_id": n.config().node_id,
+            "state": format!("{:?}", n.state()),
+            "is_leader": n.is_leader(),
+            "epoch": n.epoch(),
+            "leader": n.leader(),
+            "last_decided": n.last_decided(),
+            "first_logged": n.first_logged(),
+            "fifo_len": n.fifo_len(),
+            "status_bits": n.status_bits(),
+            "timeout": n.config().timeout,
+            "loop_period": n.config().loop_period,
+            "log_len": log_len,
+            "counters": counters,
+            "engine": {
+                "transport": self.setup.transport.to_string(),
+                "timer": format!("{:?}", self.timer).to_lowercase(),
+                "takeover_ns": self.stats.takeover_ns,
+                "max_send_gap_ns": self.stats.max_send_gap_ns,
+                "late_tick_max_ns": self.stats.late_tick_max_ns,
+                "deposed": self.stats.deposed,
+                "fault_drops": self.stats.fault_drops,
+                "send_errors": self.stats.send_errors,
+                "reply_unknown_client": self.stats.reply_unknown_client,
+            }
+        })
+    }
+}
+
+
+// ----- state transfer (TCP) -------------------------------------------------
+
+/// Read one packet of ours from a stream (the header's body_len delimits it).
+pub fn read_packet(s: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut b = vec![0u8; wire::HEADER_LEN];
+    s.read_exact(&mut b)?;
+    let body = u16::from_be_bytes([b[8], b[9]]) as usize;
+    b.resize(wire::HEADER_LEN + body, 0);
+    s.read_exact(&mut b[wire::HEADER_LEN..])?;
+    Ok(b)
+}
+
+fn serve_state(l: TcpListener, shared: Arc<Mutex<Shared>>, cluster: u32, id: u8) {
+    for conn in l.incoming() {
+        let Ok(mut s) = conn else { continue };
+        let shared = shared.clone();
+        std::thread::spawn(move || {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let Ok(p) = read_packet(&mut s) else { return };
+            let Ok((_, Packet::JoinRequest(r))) = wire::parse(&p, cluster) else {
+                return;
+            };
+            let packets = {
+                let sh = shared.lock().expect("state lock");
+                match sh.lins {
+                    Some(lins) if sh.active && lins >= r.min_instance => transfer::chunk_packets(
+                        cluster,
+                        id,
+                        r.transfer_id,
+                        lins,
+                        sh.timeout,
+                        &sh.log.encode(lins),
+                        r.max_chunk as usize,
+                    ),
+                    _ => {
+                        let why = format!(
+                            "node {id} cannot serve instance {}: active={}, last decided {:?}",
+                            r.min_instance, sh.active, sh.lins
+                        );
+                        vec![
+                            Packet::StateChunk(wire::StateChunk {
+                                transfer_id: r.transfer_id,
+                                flags: wire::CHUNK_FLAG_ERROR,
+                                instance: sh.lins.unwrap_or(0),
+                                offset: 0,
+                                total_len: 0,
+                                crc32: 0,
+                                timeout: 0,
+                                data: why.as_bytes(),
+                            })
+                            .to_vec(cluster, id)
+                            .expect("an error chunk fits"),
+                        ]
+                    }
+                }
+            };
+            for p in packets {
+                if s.write_all(&p).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Fetch a snapshot covering `min_instance` from a member over TCP.
+pub fn fetch_snapshot(
+    member: SocketAddrV4,
+    cluster: u32,
+    me: u8,
+    transfer_id: u32,
+    min_instance: u64,
+) -> Result<Snapshot, String> {
+    let mut s = TcpStream::connect_timeout(&member.into(), Duration::from_secs(2))
+        .map_err(|e| format!("connect {member}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let req = Packet::JoinRequest(wire::JoinRequest {
+        transfer_id,
+        max_chunk: transfer::MAX_CHUNK as u32,
+        min_instance,
+    })
+    .to_vec(cluster, me)
+    .expect("a join request fits");
+    s.write_all(&req).map_err(|e| e.to_string())?;
+    let mut r = Reassembly::new(transfer_id);
+    loop {
+        let p = read_packet(&mut s).map_err(|e| format!("state from {member}: {e}"))?;
+        match wire::parse(&p, cluster) {
+            Ok((_, Packet::StateChunk(c))) => match r.accept(&c) {
+                Ok(Some(snap)) => return Ok(snap),
+                Ok(None) => {}
+                Err(e) => return Err(format!("state from {member}: {e}")),
+            },
+            Ok(_) => return Err(format!("state from {member}: unexpected packet")),
+            Err(e) => return Err(format!("state from {member}: {e:?}")),
+        }
+    }
+}
+
+// ----- control socket -------------------------------------------------------
+
+fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup) {
+    for conn in l.incoming() {
+        let Ok(s) = conn else { continue };
+        let h = h.clone();
+        let setup = setup.clone();
+        std::thread::spawn(move || {
+            let mut w = match s.try_clone() {
+                Ok(w) => w,
+                Err(_) => return,
+            };
+            for line in BufReader::new(s).lines() {
+                let Ok(line) = line else { return };
+                let r = control_request(&h, &setup, line.trim());
+                let v = match r {
+                    Ok(v) => json!({ "ok": v }),
+                    Err(e) => json!({ "err": e }),
+                };
+                if writeln!(w, "{v}").is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+fn num(s: Option<&str>, what: &str) -> Result<u64, String> {
+    let s = s.ok_or_else(|| format!("missing {what}"))?;
+    let r = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("{what}: '{s}' is not a number"))
+}
+
+/// One request of the control protocol: a line of words; the answer is one JSON line,
+/// `{"ok": value}` or `{"err": "message"}`.
+///
+/// `read ADDR` · `write ADDR VALUE` · `status` · `log FROM TO` · `join MEMBER_ID` ·
+/// `drop-tree TREE on|off` · `reset-stats`
+fn control_request(h: &EngineHandle, setup: &NodeSetup, line: &str) -> Reply {
+    let mut w = line.split_whitespace();
+    let verb = w.next().unwrap_or("");
+    let addr16 = |v: u64| u16::try_from(v).map_err(|_| format!("address {v:#x} out of range"));
+    match verb {
+        "read" => h.call(Cmd::Read(addr16(num(w.next(), "address")?)?)),
+        "write" => {
+            let a = addr16(num(w.next(), "address")?)?;
+            let v = num(w.next(), "value")?;
+            let v = u32::try_from(v).map_err(|_| format!("value {v} does not fit 32 bits"))?;
+            h.call(Cmd::Write(a, v))
+        }
+        "status" => h.call(Cmd::Status),
+        "log" => {
+            let from = num(w.next(), "from")?;
+            let to = num(w.next(), "to")?;
+            h.call(Cmd::Log(from, to))
+        }
+        "join" => join(h, setup, num(w.next(), "member id")?),
+        "drop-tree" => {
+            let t = num(w.next(), "tree")?;
+            let on = match w.next() {
+                Some("on") => true,
+                Some("off") => false,
+                _ => return Err("drop-tree TREE on|off".into()),
+            };
+            h.call(Cmd::DropTree(t.min(255) as u8, on))
+        }
+        "reset-stats" => h.call(Cmd::ResetStats),
+        "" => Err("empty request".into()),
+        other => Err(format!(
+            "unknown request '{other}': read, write, status, log, join, drop-tree, reset-stats"
+        )),
+    }
+}
+
+/// The §5.2 join, run by the engine's control thread: (CTRL was set to ENABLE|JOIN) wait until
+/// the node has locked onto the live stream, fetch a snapshot covering the first logged instance
+/// from a member, wait until the own log reaches the snapshot, install it (the member's timeout,
+/// then ACTIVATE). The members never pause.
+fn join(h: &EngineHandle, setup: &NodeSetup, member: u64) -> Reply {
+    let me = setup.config.node_id;
+    if member >= setup.nodes.len() as u64 || member == me as u64 {
+        return Err(format!(
+            "member {member}: give another node's id, 0..={}",
+            setup.nodes.len() - 1
+        ));
+    }
+    let t0 = now_ns();
+    let deadline = t0 + 30_000_000_000;
+    let poll_every = Duration::from_millis(2);
+    let status = |h: &EngineHandle| -> Result<Value, String> { h.call(Cmd::Status) };
+    let mut attempt = 0u32;
+    loop {
+        if now_ns() > deadline {
+            return Err("join did not complete within 30 s".into());
+        }
+        let st = status(h)?;
+        if st["state"] != "Joining" {
+            return Err(format!(
+                "not joining (state {}): set ctrl to ENABLE|JOIN first",
+                st["state"]
+            ));
+        }
+        let Some(lins) = st["last_decided"].as_u64() else {
+            std::thread::sleep(poll_every);
+            continue;
+        };
+        let min_instance = st["first_logged"].as_u64().map_or(lins, |f| f - 1);
+        attempt += 1;
+        let snap = match fetch_snapshot(
+            setup.client_sock(member as u8),
+            setup.config.cluster_id,
+            me,
+            attempt,
+            min_instance,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("join attempt {attempt}: {e}; retrying");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let bytes = snap.data.len();
+        // The own log must reach the snapshot's instance before it can be installed.
+        loop {
+            match h.call(Cmd::Install(snap.clone())) {
+                Ok(v) => {
+                    let mut v = v;
+                    v["transfer_bytes"] = json!(bytes);
+                    v["attempts"] = json!(attempt);
+                    v["join_ms"] = json!((now_ns() - t0) as f64 / 1e6);
+                    return Ok(v);
+                }
+                Err(e) if e.starts_with("retry:") && now_ns() < deadline => {
+                    let st = status(h)?;
+                    let behind = st["last_decided"].as_u64().is_none_or(|l| l < snap.instance);
+                    if !behind {
+                        // The snapshot does not reach back to the first logged instance: refetch.
+                        break;
+                    }
+                    std::thread::sleep(poll_every);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Register access: one trait ([`RegisterBus`]) with two backends — a memory-mapped PCIe BAR
+//! ([`MmioBus`]: a UIO device or a sysfs `resource` file) and the software engine's control
+//! socket ([`EngineBus`]) — and the named, checked layer on top ([`Registers`]) that every
+//! `soc-ctl` command uses. Names, addresses, widths and legal ranges come from proto's map.
+
+use std::fmt;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+use proto::regs::{self, Access, Register};
+use serde_json::Value;
+
+/// A failed register access.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegAccessError {
+    /// Refused by the register map or the device (names the field and the legal range).
+    Refused(String),
+    /// The backend is unreachable (socket, file).
+    Io(String),
+}
+
+impl fmt::Display for RegAccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegAccessError::Refused(m) => write!(f, "refused: {m}"),
+            RegAccessError::Io(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for RegAccessError {}
+
+/// 32-bit register words at byte addresses: what both backends provide.
+pub trait RegisterBus {
+    /// Read the word at `addr`.
+    fn read32(&mut self, addr: u16) -> Result<u32, RegAccessError>;
+    /// Write the word at `addr`.
+    fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError>;
+    /// Which backend this is, for messages.
+    fn describe(&self) -> String;
+}
+
+// ----- the software engine's control socket ------------------------------------
+
+/// The software engine's register file, through its Unix control socket.
+pub struct EngineBus {
+    path: PathBuf,
+    w: UnixStream,
+    r: BufReader<UnixStream>,
+}
+
+impl EngineBus {
+    /// Connect to an engine's control socket.
+    pub fn connect(path: &Path) -> Result<EngineBus, RegAccessError> {
+        let s = UnixStream::connect(path).map_err(|e| {
+            RegAccessError::Io(format!(
+                "cannot reach the engine at {}: {e} (is nc-engine running with --ctl {}?)",
+                path.display(),
+                path.display()
+            ))
+        })?;
+        let r = BufReader::new(s.try_clone().map_err(|e| RegAccessError::Io(e.to_string()))?);
+        Ok(EngineBus {
+            path: path.to_path_buf(),
+            w: s,
+            r,
+        })
+    }
+
+    /// Send one control request, get its JSON answer.
+    pub fn request(&mut self, line: &str) -> Result<Value, RegAccessError> {
+        let io = |e: std::io::Error| RegAccessError::Io(format!("{}: {e}", self.path.display()));
+        writeln!(self.w, "{line}").map_err(io)?;
+        let mut answer = String::new();
+        self.r.read_line(&mut answer).map_err(io)?;
+        if answer.is_empty() {
+            return Err(RegAccessError::Io(format!(
+                "{}: the engine closed the connection",
+                self.path.display()
+            )));
+        }
+        let v: Value = serde_json::from_str(&answer)
+            .map_err(|e| RegAccessError::Io(format!("bad answer from the engine: {e}")))?;
+        match (v.get("ok"), v.get("err")) {
+            (Some(ok), _) => Ok(ok.clone()),
+            (_, Some(e)) => Err(RegAccessError::Refused(
+                e.as_str().unwrap_or("error").to_string(),
+            )),
+            _ => Err(RegAccessError::Io(format!("bad answer from the engine: {answer}"))),
+        }
+    }
+}
+
+impl RegisterBus for EngineBus {
+    fn read32(&mut self, addr: u16) -> Result<u32, RegAccessError> {
+        let v = self.request(&format!("read {addr:#x}"))?;
+        v.as_u64()
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(|| RegAccessError::Io(format!("bad register value {v}")))
+    }
+
+    fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError> {
+        self.request(&format!("write {addr:#x} {value}")).map(drop)
+    }
+
+    fn describe(&self) -> String {
+        format!("engine {}", self.path.display())
+    }
+}
+
+// ----- a memory-mapped PCIe BAR -------------------------------------------------
+
+/// A memory-mapped PCIe BAR: a UIO device (`/dev/uioN`) or a sysfs `resource` file
+/// (`/sys/bus/pci/devices/…/resource0`), or for tests any file of that layout.
+/// Accesses are aligned 32-bit volatile loads and stores, as the card's CSR bus expects.
+pub struct MmioBus {
+    path: PathBuf,
+    map: memmap2::MmapRaw,
+}
+
+/// Bytes the register map spans (counters included).
+pub fn map_span() -> usize {
+    let last = regs::REGISTERS
+        .iter()
+        .map(|r| r.addr as usize + r.width as usize / 8)
+        .chain(
+            regs::Counter::ALL
+                .iter()
+                .map(|c| c.addr() as usize + 8),
+        )
+        .max()
+        .unwrap_or(0);
+    last.next_multiple_of(4096)
+}
+
+impl MmioBus {
+    /// Map `path` read-write.
+    pub fn open(path: &Path) -> Result<MmioBus, RegAccessError> {
+        let io = |e: std::io::Error| RegAccessError::Io(format!("{}: {e}", path.display()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
+        let len = f.metadata().map_err(io)?.len() as usize;
+        // Device files report 0 (UIO) or the BAR size (sysfs); regular files their length.
+        let span = map_span();
+        if len != 0 && len < span {
+            return Err(RegAccessError::Io(format!(
+                "{}: {len} bytes, the register map needs {span}",
+                path.display()
+            )));
+        }
+        let map = memmap2::MmapOptions::new()
+            .len(span)
+            .map_raw(&f)
+            .map_err(io)?;
+        Ok(MmioBus {
+            path: path.to_path_buf(),
+            map,
+        })
+    }
+
+    fn check(&self, addr: u16) -> Result<usize, RegAccessError> {
+        let a = addr as usize;
+        if !a.is_multiple_of(4) || a + 4 > self.map.len() {
+            return Err(RegAccessError::Refused(format!(
+                "address {addr:#05x} is not an aligned word of the BAR"
+            )));
+        }
+        Ok(a)
+    }
+}
+
+impl RegisterBus for MmioBus {
+    #[allow(unsafe_code)]
+    fn read32(&mut self, addr: u16) -> Result<u32, RegAccessError> {
+        let a = self.check(addr)?;
+        // SAFETY: `a` is 4-aligned and a + 4 <= the mapping's length (checked above); the
+        // mapping lives as long as `self`. A BAR needs volatile access (each load is a bus read).
+        let v = unsafe { std::ptr::read_volatile(self.map.as_ptr().add(a) as *const u32) };
+        Ok(u32::from_le(v))
+    }
+
+    #[allow(unsafe_code)]
+    fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError> {
+        let a = self.check(addr)?;
+        // SAFETY: as in read32; the mapping is writable (opened read-write, map_raw).
+        unsafe { std::ptr::write_volatile(self.map.as_mut_ptr().add(a) as *mut u32, value.to_le()) };
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("BAR {}", self.path.display())
+    }
+}
+
+/// Fill a file with the register map's reset values (a freshly reset card), for tests and
+/// for `soc-ctl regs init-file`.
+pub fn write_reset_image(path: &Path) -> std::io::Result<()> {
+    let mut img = vec![0u8; map_span()];
+    for r in regs::REGISTERS {
+        let a = r.addr as usize;
+        img[a..a + 4].copy_from_slice(&(r.reset as u32).to_le_bytes());
+        if r.width == 64 {
+            img[a + 4..a + 8].copy_from_slice(&((r.reset >> 32) as u32).to_le_bytes());
+        }
+    }
+    std::fs::write(path, img)
+}
+
+// ----- the named, checked layer --------------------------------------------------
+
+/// Registers by name over any backend. Writes are checked against proto's map first (name,
+/// access, legal range), so an illegal value is refused with the field and its range and never
+/// reaches the device; the device (or engine) applies the cross-field rules on top.
+pub struct Registers<B: RegisterBus> {
+    /// The backend.
+    pub bus: B,
+}
+
+/// Find a register (or counter) by name, with a helpful error.
+pub fn lookup(name: &str) -> Result<Register, RegAccessError> {
+    regs::by_name(name).ok_or_else(|| {
+        let names: Vec<&str> = regs::REGISTERS.iter().map(|r| r.name).collect();
+        RegAccessError::Refused(format!(
+            "no register named '{name}' (registers: {}; counters: see `soc-ctl regs dump`)",
+            names.join(", ")
+        ))
+    })
+}
+
+impl<B: RegisterBus> Registers<B> {
+    /// Wrap a backend.
+    pub fn new(bus: B) -> Self {
+        Registers { bus }
+    }
+
+    /// Read a register (64-bit ones as low word then high word).
+    pub fn read(&mut self, reg: &Register) -> Result<u64, RegAccessError> {
+        let lo = self.bus.read32(reg.addr)? as u64;
+        if reg.width == 64 {
+            let hi = self.bus.read32(reg.addr + 4)? as u64;
+            Ok(hi << 32 | lo)
+        } else {
+            Ok(lo)
+        }
+    }
+
+    /// Read by name.
+    pub fn get(&mut self, name: &str) -> Result<u64, RegAccessError> {
+        let r = lookup(name)?;
+        self.read(&r)
+    }
+
+    /// Write by name: refused unless writable and within the legal range.
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), RegAccessError> {
+        let r = lookup(name)?;
+        if r.access == Access::ReadOnly {
+            return Err(RegAccessError::Refused(format!("{} is read-only", r.name)));
+        }
+        regs::check_range(&r, value).map_err(|e| RegAccessError::Refused(e.to_string()))?;
+        self.bus.write32(r.addr, value as u32)
+    }
+
+    /// Every register and counter with its value, in map order.
+    pub fn dump(&mut self) -> Result<Vec<(Register, u64)>, RegAccessError> {
+        let mut out = Vec::new();
+        for r in regs::REGISTERS {
+            out.push((*r, self.read(r)?));
+        }
+        for c in regs::Counter::ALL {
+            let r = regs::counter_register(*c);
+            out.push((r, self.read(&r)?));
+        }
+        Ok(out)
+    }
+}
