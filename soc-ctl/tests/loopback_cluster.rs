@@ -1,0 +1,240 @@
+//! Real `nc-engine` processes on 127.0.0.0/8 (the loopback transport): decisions, the host
+//! path, failover after kill -9, a tree failing at one follower, bad packets, CONFIG.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddrV4, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Cluster, counter, test_file};
+use proto::wire::{self, Decide, DecideKind, DecideMeta, Packet};
+use soc_ctl::client::load;
+
+/// Every DECIDE frame that reaches a host address, by instance: (client id, seq) per entry.
+fn host_listener(
+    addr: SocketAddrV4,
+    cluster: u32,
+) -> (Arc<AtomicBool>, std::thread::JoinHandle<BTreeMap<u64, Vec<(u32, u64)>>>) {
+    let sock = UdpSocket::bind(addr).expect("bind the host address");
+    sock.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let h = std::thread::spawn(move || {
+        let mut got = BTreeMap::new();
+        let mut buf = [0u8; 65536];
+        while !s2.load(Ordering::Relaxed) {
+            if let Ok(n) = sock.recv(&mut buf) {
+                let Ok((_, Packet::Decide(d))) = wire::parse(&buf[..n], cluster) else {
+                    panic!("the host path carried something that is not a DECIDE");
+                };
+                let e: Vec<(u32, u64)> = d.entries().map(|e| (e.client_id, e.seq)).collect();
+                assert!(
+                    got.insert(d.meta.instance, e).is_none(),
+                    "instance {} handed to the host twice",
+                    d.meta.instance
+                );
+            }
+        }
+        got
+    });
+    (stop, h)
+}
+
+#[test]
+fn three_nodes_decide_identical_logs_and_feed_the_host() {
+    let file = test_file(3, 2, 31);
+    let cluster_id = file.cluster_id as u32;
+    let host1 = SocketAddrV4::new(file.nodes[1].host_addr, file.ports.host as u16);
+    let (stop, host) = host_listener(host1, cluster_id);
+    let mut c = Cluster::new(file);
+    c.start(&[0, 1, 2]);
+    assert_eq!(c.status(0)["is_leader"], true);
+
+    let r = load(cluster_id, 11, c.client_addrs(), 3000, 16, 32, Duration::from_secs(60))
+        .expect("load");
+    println!("3-node loopback (test timing, 2 ms loop): {}", r.summary());
+    assert_eq!(r.decided, 3000);
+    c.settle(&[0, 1, 2]);
+    let logs: Vec<Vec<String>> = (0..3).map(|i| c.log(i)).collect();
+    assert!(!logs[0].is_empty());
+    assert_eq!(logs[0], logs[1], "node 0 and node 1 logs differ");
+    assert_eq!(logs[0], logs[2], "node 0 and node 2 logs differ");
+    // Instances are contiguous from 1.
+    for (k, line) in logs[0].iter().enumerate() {
+        assert!(line.starts_with(&format!("{} ", k + 1)), "gap at {line}");
+    }
+
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    let frames = host.join().expect("host listener");
+    // The host path got exactly the logged instances, and every OK names the right entry.
+    assert_eq!(frames.len(), logs[1].len(), "host frames vs node 1's log");
+    for ((instance, index), (client, seq)) in &r.oks {
+        let e = frames.get(instance).unwrap_or_else(|| panic!("instance {instance} not at the host"));
+        assert_eq!(e[*index as usize], (*client, *seq), "OK for instance {instance} index {index}");
+    }
+    for i in 0..3 {
+        let st = c.status(i);
+        assert_eq!(counter(&st, "net_faults"), 0, "node {i}: {st}");
+        println!(
+            "node {i}: late ticks {} late copies {} stale {}",
+            counter(&st, "late_ticks"),
+            counter(&st, "late_copies"),
+            counter(&st, "stale_epoch")
+        );
+    }
+
+    // Bad input at a follower's tree socket and client port: dropped and counted, nothing else.
+    let before = c.status(1);
+    let log_before = c.log(1);
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let tree0 = SocketAddrV4::new(c.file.nodes[1].tree_addrs[0], c.file.ports.decide as u16);
+    let client1 = SocketAddrV4::new(c.file.nodes[1].client_addr, c.file.ports.client as u16);
+    let good = Packet::Decide(Decide {
+        meta: DecideMeta {
+            instance: 1_000_000,
+            epoch: 0,
+            msg_seq: 0,
+            tree: 0,
+            kind: DecideKind::Heartbeat,
+        },
+        count: 0,
+        entries_raw: &[],
+    });
+    let foreign = good.to_vec(cluster_id + 1, 0).unwrap();
+    let mut truncated = good.to_vec(cluster_id, 0).unwrap();
+    truncated.truncate(20);
+    let mut bad_len = good.to_vec(cluster_id, 0).unwrap();
+    bad_len[9] ^= 0x40; // body_len no longer matches
+    for p in [&foreign, &truncated, &bad_len] {
+        s.send_to(p, tree0).unwrap();
+        s.send_to(p, client1).unwrap();
+    }
+    c.wait(Duration::from_secs(5), "the bad packets counted", |c| {
+        let st = c.status(1);
+        counter(&st, "foreign") >= counter(&before, "foreign") + 2
+            && counter(&st, "malformed") >= counter(&before, "malformed") + 4
+    });
+    let after = c.status(1);
+    assert_eq!(counter(&after, "foreign"), counter(&before, "foreign") + 2);
+    assert_eq!(counter(&after, "malformed"), counter(&before, "malformed") + 4);
+    assert_eq!(after["state"], "Active");
+    assert_eq!(counter(&after, "net_faults"), 0);
+    assert_eq!(c.log(1), log_before, "bad packets changed the log");
+
+    // CONFIG: raise the timeout everywhere through consensus; a decrease is refused everywhere.
+    let cfg = c.cfg.display().to_string();
+    c.soc_ctl(0, &["set-timeout", "--config", &cfg, "300000000"]);
+    c.settle(&[0, 1, 2]);
+    for i in 0..3 {
+        assert_eq!(c.soc_ctl(i, &["regs", "get", "timeout"]).trim(), "300000000");
+    }
+    c.soc_ctl(0, &["set-timeout", "--config", &cfg, "250000000"]);
+    c.settle(&[0, 1, 2]);
+    for i in 0..3 {
+        let st = c.status(i);
+        assert_eq!(st["timeout"], 300_000_000, "node {i} took a decrease");
+        assert_eq!(counter(&st, "config_rejected"), 1, "node {i}");
+    }
+}
+
+#[test]
+fn kill_the_leader_and_the_next_node_takes_over() {
+    let file = test_file(3, 2, 32);
+    let cluster_id = file.cluster_id as u32;
+    let timeout = file.timing.timeout_ns;
+    let period = file.timing.loop_period_ns;
+    let mut c = Cluster::new(file);
+    c.start(&[0, 1, 2]);
+    let addrs = c.client_addrs();
+    let client = std::thread::spawn(move || {
+        load(cluster_id, 21, addrs, 3000, 2, 16, Duration::from_secs(60))
+    });
+    c.wait(Duration::from_secs(10), "some decisions", |c| {
+        c.status(1)["last_decided"].as_u64().unwrap_or(0) > 100
+    });
+    let t_kill = Instant::now();
+    c.kill(0);
+    c.wait(Duration::from_secs(10), "node 1 leads", |c| c.status(1)["is_leader"] == true);
+    let seen = t_kill.elapsed();
+    let r = client.join().unwrap().expect("every request decided despite the failover");
+    assert_eq!(r.decided, 3000);
+    let st1 = c.status(1);
+    let takeover = st1["engine"]["takeover_ns"].as_u64().expect("node 1 took over");
+    let late = counter(&st1, "late_ticks");
+    println!(
+        "failover: last copy from node 0 → node 1's first send = {:.3} ms (timeout {} ms + loop {} ms); \
+         kill → node 1 seen leading {:.1} ms; late ticks at node 1: {late}; client: {}",
+        takeover as f64 / 1e6,
+        timeout / 1_000_000,
+        period / 1_000_000,
+        seen.as_secs_f64() * 1e3,
+        r.summary()
+    );
+    assert!(
+        takeover <= timeout + 2 * period || late > 0,
+        "takeover took {takeover} ns > timeout + 2 loop periods, and no late tick explains it"
+    );
+    assert!(takeover >= timeout, "took over before the timeout: {takeover} ns");
+    c.settle(&[1, 2]);
+    assert_eq!(c.log(1), c.log(2));
+    assert_eq!(c.status(2)["leader"], 1);
+
+    // A DECIDE from the dead leader's epoch (stale) is dropped and counted, nothing delivered.
+    let before = c.status(2);
+    let last = before["last_decided"].as_u64().unwrap();
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for tree in 0..2u8 {
+        let p = Packet::Decide(Decide {
+            meta: DecideMeta {
+                instance: last,
+                epoch: 0,
+                msg_seq: 999,
+                tree,
+                kind: DecideKind::Heartbeat,
+            },
+            count: 0,
+            entries_raw: &[],
+        })
+        .to_vec(cluster_id, 0)
+        .unwrap();
+        let to = SocketAddrV4::new(c.file.nodes[2].tree_addrs[tree as usize], c.file.ports.decide as u16);
+        s.send_to(&p, to).unwrap();
+    }
+    c.wait(Duration::from_secs(5), "stale copies counted", |c| {
+        counter(&c.status(2), "stale_epoch") >= counter(&before, "stale_epoch") + 2
+    });
+    let after = c.status(2);
+    assert_eq!(after["state"], "Active");
+    assert_eq!(after["epoch"], before["epoch"]);
+    assert_eq!(counter(&after, "delivered"), counter(&before, "delivered"));
+}
+
+#[test]
+fn a_tree_down_at_one_follower_faults_only_that_follower() {
+    let file = test_file(3, 2, 33);
+    let cluster_id = file.cluster_id as u32;
+    let mut c = Cluster::new(file);
+    c.start(&[0, 1, 2]);
+    load(cluster_id, 31, c.client_addrs(), 200, 4, 16, Duration::from_secs(30)).expect("load");
+    c.soc_ctl(2, &["drop-tree", "1", "on"]);
+    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| c.status(2)["state"] == "Faulted");
+    let st2 = c.status(2);
+    assert_eq!(counter(&st2, "net_faults"), 1);
+    let out = c.soc_ctl(2, &["status"]);
+    assert!(out.contains("NET-FAULT"), "{out}");
+    let frozen = c.log(2);
+    let r = load(cluster_id, 32, c.client_addrs(), 1000, 4, 16, Duration::from_secs(30))
+        .expect("the others go on");
+    assert_eq!(r.decided, 1000);
+    c.settle(&[0, 1]);
+    assert_eq!(c.log(0), c.log(1));
+    assert!(c.log(0).len() > frozen.len());
+    assert_eq!(c.log(2), frozen, "a faulted node delivered after its NET-FAULT");
+    assert_eq!(c.log(0)[..frozen.len()], frozen[..], "the faulted node's prefix agrees");
+    assert_eq!(c.status(0)["state"], "Active");
+    assert_eq!(c.status(1)["state"], "Active");
+}
