@@ -54,8 +54,6 @@ pub enum Cmd {
     Write(u16, u32),
     /// Everything `soc-ctl status` shows.
     Status,
-    /// Decision log lines over `from..=to`.
-    Log(u64, u64),
     /// Install a snapshot from a member, take its timeout and ACTIVATE (joining nodes).
     Install(Snapshot),
     /// Test hook for the loopback transport: drop (and count) everything received on a tree.
@@ -274,9 +272,10 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
     }
     {
         let setup = setup.clone();
+        let shared = shared.clone();
         std::thread::Builder::new()
             .name("control".into())
-            .spawn(move || serve_control(ctl, handle, setup))?;
+            .spawn(move || serve_control(ctl, handle, setup, shared))?;
     }
     if let Some(p) = opts.realtime {
         ctx(make_realtime(p), || format!("SCHED_FIFO priority {p}"))?;
@@ -530,7 +529,7 @@ impl Engine {
     fn publish(&mut self, logged: Vec<(u64, Logged)>) {
         let mut sh = self.shared.lock().expect("state lock");
         for (i, l) in logged {
-            sh.log.map.insert(i, l);
+            sh.log.map.insert(i, Arc::new(l));
         }
         sh.lins = self.node.last_decided();
         sh.timeout = self.node.config().timeout;
@@ -577,10 +576,6 @@ impl Engine {
                 r
             }
             Cmd::Status => Ok(self.status()),
-            Cmd::Log(from, to) => {
-                let sh = self.shared.lock().expect("state lock");
-                Ok(json!(sh.log.lines(from, to)))
-            }
             Cmd::Install(snap) => self.install(now, snap),
             Cmd::DropTree(t, on) => {
                 if t >= self.node.config().trees {
@@ -700,28 +695,37 @@ fn serve_state(l: TcpListener, shared: Arc<Mutex<Shared>>, cluster: u32, id: u8)
             let Ok((_, Packet::JoinRequest(r))) = wire::parse(&p, cluster) else {
                 return;
             };
-            let packets = {
+            // Copy (shared pointers) under the lock; encode outside it, so the engine
+            // thread never waits for a transfer.
+            let (lins, active, timeout, range) = {
                 let sh = shared.lock().expect("state lock");
-                match sh.lins {
-                    Some(lins) if sh.active && lins >= r.min_instance => transfer::chunk_packets(
+                let range = match sh.lins {
+                    Some(l) if sh.active && l >= r.min_instance => sh.log.range(0, l),
+                    _ => Vec::new(),
+                };
+                (sh.lins, sh.active, sh.timeout, range)
+            };
+            let packets = {
+                match lins {
+                    Some(lins) if active && lins >= r.min_instance => transfer::chunk_packets(
                         cluster,
                         id,
                         r.transfer_id,
                         lins,
-                        sh.timeout,
-                        &sh.log.encode(lins),
+                        timeout,
+                        &crate::log::encode(&range),
                         r.max_chunk as usize,
                     ),
                     _ => {
                         let why = format!(
-                            "node {id} cannot serve instance {}: active={}, last decided {:?}",
-                            r.min_instance, sh.active, sh.lins
+                            "node {id} cannot serve instance {}: active={active}, last decided {lins:?}",
+                            r.min_instance
                         );
                         vec![
                             Packet::StateChunk(wire::StateChunk {
                                 transfer_id: r.transfer_id,
                                 flags: wire::CHUNK_FLAG_ERROR,
-                                instance: sh.lins.unwrap_or(0),
+                                instance: lins.unwrap_or(0),
                                 offset: 0,
                                 total_len: 0,
                                 crc32: 0,
@@ -780,11 +784,12 @@ pub fn fetch_snapshot(
 
 // ----- control socket -------------------------------------------------------
 
-fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup) {
+fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup, shared: Arc<Mutex<Shared>>) {
     for conn in l.incoming() {
         let Ok(s) = conn else { continue };
         let h = h.clone();
         let setup = setup.clone();
+        let shared = shared.clone();
         std::thread::spawn(move || {
             let mut w = match s.try_clone() {
                 Ok(w) => w,
@@ -792,7 +797,7 @@ fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup) {
             };
             for line in BufReader::new(s).lines() {
                 let Ok(line) = line else { return };
-                let r = control_request(&h, &setup, line.trim());
+                let r = control_request(&h, &setup, &shared, line.trim());
                 let v = match r {
                     Ok(v) => json!({ "ok": v }),
                     Err(e) => json!({ "err": e }),
@@ -819,7 +824,12 @@ fn num(s: Option<&str>, what: &str) -> Result<u64, String> {
 ///
 /// `read ADDR` · `write ADDR VALUE` · `status` · `log FROM TO` · `join MEMBER_ID` ·
 /// `drop-tree TREE on|off` · `reset-stats`
-fn control_request(h: &EngineHandle, setup: &NodeSetup, line: &str) -> Reply {
+fn control_request(
+    h: &EngineHandle,
+    setup: &NodeSetup,
+    shared: &Mutex<Shared>,
+    line: &str,
+) -> Reply {
     let mut w = line.split_whitespace();
     let verb = w.next().unwrap_or("");
     let addr16 = |v: u64| u16::try_from(v).map_err(|_| format!("address {v:#x} out of range"));
@@ -835,7 +845,9 @@ fn control_request(h: &EngineHandle, setup: &NodeSetup, line: &str) -> Reply {
         "log" => {
             let from = num(w.next(), "from")?;
             let to = num(w.next(), "to")?;
-            h.call(Cmd::Log(from, to))
+            // Read by this thread, formatted outside the lock: the engine thread never waits.
+            let range = shared.lock().expect("state lock").log.range(from, to);
+            Ok(json!(crate::log::lines(&range)))
         }
         "join" => join(h, setup, num(w.next(), "member id")?),
         "drop-tree" => {

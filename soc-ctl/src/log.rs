@@ -5,6 +5,7 @@
 //! fields are how it travelled, not what was decided, and are not compared.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use proto::transfer::crc32;
 use proto::wire::{DecideKind, Packet};
@@ -60,8 +61,8 @@ impl std::fmt::Display for SnapshotError {
 /// The decision log: instance → decided value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DecisionLog {
-    /// The entries.
-    pub map: BTreeMap<u64, Logged>,
+    /// The entries (shared, so readers copy a range cheaply and format it outside any lock).
+    pub map: BTreeMap<u64, Arc<Logged>>,
 }
 
 const REC_HEADER: usize = 8 + 1 + 2 + 4;
@@ -70,15 +71,7 @@ impl DecisionLog {
     /// Encode every instance up to and including `upto`: per instance
     /// `instance u64 BE, kind u8, count u16 BE, len u32 BE, entries`.
     pub fn encode(&self, upto: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (i, l) in self.map.range(..=upto) {
-            out.extend_from_slice(&i.to_be_bytes());
-            out.push(l.kind as u8);
-            out.extend_from_slice(&l.count.to_be_bytes());
-            out.extend_from_slice(&(l.entries.len() as u32).to_be_bytes());
-            out.extend_from_slice(&l.entries);
-        }
-        out
+        encode(&self.range(0, upto))
     }
 
     /// Decode [`DecisionLog::encode`]'s output (every length checked).
@@ -104,11 +97,11 @@ impl DecisionLog {
             last = Some(i);
             map.insert(
                 i,
-                Logged {
+                Arc::new(Logged {
                     kind,
                     count,
                     entries: b[REC_HEADER..REC_HEADER + len].to_vec(),
-                },
+                }),
             );
             b = &b[REC_HEADER + len..];
         }
@@ -132,25 +125,51 @@ impl DecisionLog {
         Ok(self.map.len() - before)
     }
 
-    /// Lines for `soc-ctl log` over `from..=to`.
-    pub fn lines(&self, from: u64, to: u64) -> Vec<String> {
+    /// The entries over `from..=to` (cheap: shared pointers).
+    pub fn range(&self, from: u64, to: u64) -> Vec<(u64, Arc<Logged>)> {
         self.map
             .range(from..=to)
-            .map(|(i, l)| l.line(*i))
+            .map(|(i, l)| (*i, l.clone()))
             .collect()
     }
+
+    /// Lines for `soc-ctl log` over `from..=to`.
+    pub fn lines(&self, from: u64, to: u64) -> Vec<String> {
+        lines(&self.range(from, to))
+    }
+}
+
+/// Lines for `soc-ctl log`.
+pub fn lines(range: &[(u64, Arc<Logged>)]) -> Vec<String> {
+    range.iter().map(|(i, l)| l.line(*i)).collect()
+}
+
+/// Encode entries as [`DecisionLog::encode`] does.
+pub fn encode(range: &[(u64, Arc<Logged>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, l) in range {
+        out.extend_from_slice(&i.to_be_bytes());
+        out.push(l.kind as u8);
+        out.extend_from_slice(&l.count.to_be_bytes());
+        out.extend_from_slice(&(l.entries.len() as u32).to_be_bytes());
+        out.extend_from_slice(&l.entries);
+    }
+    out
+}
+
+impl DecisionLog {
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn logged(n: u8) -> Logged {
-        Logged {
+    fn logged(n: u8) -> Arc<Logged> {
+        Arc::new(Logged {
             kind: DecideKind::Batch,
             count: 1,
             entries: vec![n; 20],
-        }
+        })
     }
 
     #[test]
