@@ -1,0 +1,143 @@
+//! The register file behaves identically behind both backends: the same suite runs on the
+//! software engine's control socket and on a memory-mapped file laid out like the card's BAR.
+//! Also the CLI's refusals (named field, legal range, nothing written).
+
+mod common;
+
+use std::process::Command;
+
+use common::{Cluster, SOC_CTL, test_file};
+use proto::regs::{self, MAGIC_VALUE};
+use soc_ctl::regfile::{EngineBus, MmioBus, RegAccessError, RegisterBus, Registers, write_reset_image};
+
+/// The shared suite: `r` is a freshly reset, disabled node.
+fn suite<B: RegisterBus>(r: &mut Registers<B>) {
+    let what = r.bus.describe();
+    assert_eq!(r.get("magic").unwrap(), MAGIC_VALUE as u64, "{what}");
+    // Reset values of every configuration register.
+    for reg in regs::REGISTERS.iter().filter(|g| g.access == regs::Access::Config) {
+        if reg.name == "node_id" || reg.name == "node_count" || reg.name == "cluster_id" {
+            continue; // the engine is started from a cluster file
+        }
+        let _ = r.read(reg).unwrap();
+    }
+    // A legal write reads back.
+    r.set("fifo_depth", 100).unwrap();
+    assert_eq!(r.get("fifo_depth").unwrap(), 100, "{what}");
+    r.set("batch_max", 7).unwrap();
+    assert_eq!(r.get("batch_max").unwrap(), 7, "{what}");
+    // Out of range: refused, naming the field and the legal range; nothing written.
+    let e = r.set("trees", 9).unwrap_err();
+    let RegAccessError::Refused(m) = &e else {
+        panic!("{what}: {e}")
+    };
+    assert!(m.contains("trees") && m.contains("1..=4"), "{what}: {m}");
+    let e = r.set("fifo_depth", 1_000_000).unwrap_err().to_string();
+    assert!(e.contains("fifo_depth") && e.contains("1..=4096"), "{what}: {e}");
+    assert_eq!(r.get("fifo_depth").unwrap(), 100, "{what}: a refused write changed the value");
+    // Read-only registers and counters: refused, unchanged.
+    let before = r.get("epoch").unwrap();
+    let e = r.set("epoch", 5).unwrap_err().to_string();
+    assert!(e.contains("epoch") && e.contains("read-only"), "{what}: {e}");
+    assert_eq!(r.get("epoch").unwrap(), before);
+    let e = r.set("delivered", 1).unwrap_err().to_string();
+    assert!(e.contains("read-only"), "{what}: {e}");
+    // Unknown names.
+    let e = r.get("no_such_register").unwrap_err().to_string();
+    assert!(e.contains("no register named 'no_such_register'"), "{what}: {e}");
+    // 64-bit registers read as two words.
+    assert_eq!(r.get("instance").unwrap(), 0, "{what}");
+    assert_eq!(r.get("delivered").unwrap(), 0, "{what}");
+    // The dump lists every register and counter, in map order.
+    let d = r.dump().unwrap();
+    assert_eq!(d.len(), regs::REGISTERS.len() + regs::Counter::ALL.len());
+    assert_eq!(d[0].0.name, "magic");
+    // Put things back.
+    r.set("fifo_depth", regs::by_name("fifo_depth").unwrap().reset).unwrap();
+    r.set("batch_max", regs::by_name("batch_max").unwrap().reset).unwrap();
+}
+
+#[test]
+fn suite_on_the_engine_socket() {
+    let mut c = Cluster::new(test_file(1, 2, 51));
+    c.spawn(0);
+    let mut r = Registers::new(EngineBus::connect(&c.ctl(0)).unwrap());
+    suite(&mut r);
+    // What only a live device can do: the cross-field rules and the enabled state.
+    let e = r.set("timeout", 10).unwrap_err().to_string();
+    assert!(e.contains("timeout") && e.contains("legal here"), "{e}");
+    r.set("ctrl", regs::ctrl::ENABLE as u64).unwrap();
+    let e = r.set("fifo_depth", 10).unwrap_err().to_string();
+    assert!(e.contains("ENABLE=0"), "{e}");
+}
+
+#[test]
+fn suite_on_a_mapped_bar_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let mut r = Registers::new(MmioBus::open(&bar).unwrap());
+    suite(&mut r);
+    // Words land little-endian at the map's addresses (what the card's CSR bus decodes).
+    r.set("loop_period", 0x0102_0304).unwrap();
+    let img = std::fs::read(&bar).unwrap();
+    let a = regs::addr::LOOP_PERIOD as usize;
+    assert_eq!(img[a..a + 4], [4, 3, 2, 1]);
+    // A file too small for the map is refused.
+    let small = dir.path().join("small");
+    std::fs::write(&small, [0u8; 64]).unwrap();
+    let e = MmioBus::open(&small).err().expect("refused").to_string();
+    assert!(e.contains("needs"), "{e}");
+}
+
+#[test]
+fn cli_refuses_illegal_values_with_the_field_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let before = std::fs::read(&bar).unwrap();
+    for (args, needle) in [
+        (vec!["regs", "set", "trees", "9"], "trees=9 is out of range: legal values are 1..=4"),
+        (vec!["regs", "set", "tree_group0", "10.0.0.1"], "tree_group0"),
+        (vec!["regs", "set", "status", "1"], "status is read-only"),
+        (vec!["regs", "set", "loop_period", "ten"], "not a number"),
+        (vec!["regs", "get", "nope"], "no register named 'nope'"),
+        (vec!["join", "--member", "1"], "needs the host application"),
+    ] {
+        let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&bar).unwrap(), before, "a refused command wrote to the BAR");
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .args(["regs", "set", "tree_group1", "239.1.2.3"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(["regs", "get", "tree_group1"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), (u32::from(std::net::Ipv4Addr::new(239, 1, 2, 3))).to_string());
+    let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(["regs", "dump"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("loop_period") && out.contains("late_copies"), "{out}");
+}
+
+#[test]
+fn bad_cluster_files_are_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut f = test_file(3, 2, 52);
+    f.timing.timeout_ns = 1000;
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, f.to_toml()).unwrap();
+    let o = Command::new(common::ENGINE).arg("--config").arg(&p).args(["--node", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("timing.timeout_ns") && err.contains("legal here"), "{err}");
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, test_file(3, 2, 52).to_toml()).unwrap();
+    let o = Command::new(common::ENGINE).arg("--config").arg(&good).args(["--node", "3"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--node") && err.contains("0..=2"), "{err}");
+}
