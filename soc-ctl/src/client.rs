@@ -85,11 +85,16 @@ impl Client {
                     format!("request seq {seq} not decided within {give_up:?}"),
                 ));
             }
-            self.sock
-                .set_read_timeout(Some(self.retry_after.saturating_sub(sent.elapsed()).max(Duration::from_millis(1))))?;
+            self.sock.set_read_timeout(Some(
+                self.retry_after
+                    .saturating_sub(sent.elapsed())
+                    .max(Duration::from_millis(1)),
+            ))?;
             match self.sock.recv_from(&mut buf) {
                 Ok((n, _)) => match wire::parse(&buf[..n], self.cluster_id) {
-                    Ok((_, Packet::ReplyOk(r))) if r.seq == seq && r.client_id == self.client_id => {
+                    Ok((_, Packet::ReplyOk(r)))
+                        if r.seq == seq && r.client_id == self.client_id =>
+                    {
                         return Ok(Ok {
                             instance: r.instance,
                             index: r.index,
@@ -103,7 +108,12 @@ impl Client {
                     }
                     _ => {}
                 },
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
                     if sent.elapsed() >= self.retry_after {
                         self.leader = (self.leader + 1) % self.nodes.len();
                         self.send(seq, flags, payload)?;
@@ -198,7 +208,8 @@ pub fn load(
                             }
                         }
                         Ok((_, Packet::ReplyNotLeader(r))) if outstanding.contains_key(&r.seq) => {
-                            let redirected = c.nodes.get(c.leader).map(|a| SocketAddr::V4(*a)) == Some(from);
+                            let redirected =
+                                c.nodes.get(c.leader).map(|a| SocketAddr::V4(*a)) == Some(from);
                             if redirected {
                                 c.follow(r.leader);
                             }

@@ -335,20 +335,31 @@ impl ClusterFile {
         if self.nodes.is_empty() || self.nodes.len() > regs::MAX_NODES as usize {
             return Err(err(
                 "nodes",
-                format!("{} nodes: legal are 1..={}", self.nodes.len(), regs::MAX_NODES),
+                format!(
+                    "{} nodes: legal are 1..={}",
+                    self.nodes.len(),
+                    regs::MAX_NODES
+                ),
             ));
         }
         if self.trees.is_empty() || self.trees.len() > regs::MAX_TREES as usize {
             return Err(err(
                 "trees",
-                format!("{} trees: legal are 1..={}", self.trees.len(), regs::MAX_TREES),
+                format!(
+                    "{} trees: legal are 1..={}",
+                    self.trees.len(),
+                    regs::MAX_TREES
+                ),
             ));
         }
         for (t, tree) in self.trees.iter().enumerate() {
             if !tree.group.is_multicast() {
                 return Err(err(
                     format!("trees[{t}].group"),
-                    format!("{} is not an IPv4 multicast group (224.0.0.0/4)", tree.group),
+                    format!(
+                        "{} is not an IPv4 multicast group (224.0.0.0/4)",
+                        tree.group
+                    ),
                 ));
             }
         }
@@ -356,7 +367,11 @@ impl ClusterFile {
             if node.id != i as u64 {
                 return Err(err(
                     format!("nodes[{i}].id"),
-                    format!("is {}: nodes must be listed in id order 0..{}", node.id, self.nodes.len()),
+                    format!(
+                        "is {}: nodes must be listed in id order 0..{}",
+                        node.id,
+                        self.nodes.len()
+                    ),
                 ));
             }
             if node.tree_addrs.len() != self.trees.len() {
@@ -420,7 +435,10 @@ impl ClusterFile {
         if id >= self.nodes.len() as u64 {
             return Err(err(
                 "--node",
-                format!("{id} is not a node of this cluster: legal are 0..={}", self.nodes.len() - 1),
+                format!(
+                    "{id} is not a node of this cluster: legal are 0..={}",
+                    self.nodes.len() - 1
+                ),
             ));
         }
         Ok(NodeSetup {
@@ -481,7 +499,10 @@ mod tests {
         assert_eq!(f.validate().unwrap_err().key, "nodes[0].tree_ifaces");
 
         let e = ClusterFile::parse("cluster_id = 1\nbogus = 2\n").unwrap_err();
-        assert!(e.message.contains("bogus") || e.message.contains("unknown"), "{e}");
+        assert!(
+            e.message.contains("bogus") || e.message.contains("unknown"),
+            "{e}"
+        );
         assert!(ClusterFile::loopback(3, 2, 0, 7400).node(3).is_err());
     }
 }

@@ -191,9 +191,10 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
     }
     let ca = SocketAddrV4::new(me.client_addr, c.client_port);
     let client: UdpSocket = ctx(udp(ca, false), || format!("client port: bind {ca}"))?.into();
-    let host: UdpSocket = ctx(udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false), || {
-        "host path socket".into()
-    })?
+    let host: UdpSocket = ctx(
+        udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false),
+        || "host path socket".into(),
+    )?
     .into();
     for sock in rx.iter().chain([&client]) {
         sock.set_nonblocking(true)?;
@@ -303,7 +304,10 @@ fn bind_control(path: &Path) -> io::Result<UnixListener> {
         if UnixStream::connect(path).is_ok() {
             return Err(io::Error::new(
                 io::ErrorKind::AddrInUse,
-                format!("{}: another engine is running on this control socket", path.display()),
+                format!(
+                    "{}: another engine is running on this control socket",
+                    path.display()
+                ),
             ));
         }
         std::fs::remove_file(path)?;
@@ -375,7 +379,11 @@ impl Engine {
                 if let Some(d) = deadline
                     && n > d + 5_000_000
                 {
-                    eprintln!("late wake: slept {} us, {} us past the deadline", (n - before_sleep) / 1000, (n - d) / 1000);
+                    eprintln!(
+                        "late wake: slept {} us, {} us past the deadline",
+                        (n - before_sleep) / 1000,
+                        (n - d) / 1000
+                    );
                 }
             }
         }
@@ -481,7 +489,12 @@ impl Engine {
                     None => self.stats.reply_unknown_client += 1,
                 },
                 Action::Deliver(d) => {
-                    if self.socks.host.send_to(&d.packet, self.setup.host_sock()).is_err() {
+                    if self
+                        .socks
+                        .host
+                        .send_to(&d.packet, self.setup.host_sock())
+                        .is_err()
+                    {
                         self.stats.send_errors += 1;
                     }
                     if let Some(l) = Logged::from_packet(&d.packet, self.setup.config.cluster_id) {
@@ -497,7 +510,10 @@ impl Engine {
                 }
                 Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
                 Action::NetFault(f) => {
-                    eprintln!("nc-engine node {}: NET-FAULT {f:?}: safe exit", self.setup.config.node_id)
+                    eprintln!(
+                        "nc-engine node {}: NET-FAULT {f:?}: safe exit",
+                        self.setup.config.node_id
+                    )
                 }
                 Action::Violation(v) => {
                     match v {
@@ -579,7 +595,10 @@ impl Engine {
             Cmd::Install(snap) => self.install(now, snap),
             Cmd::DropTree(t, on) => {
                 if t >= self.node.config().trees {
-                    Err(format!("tree {t}: legal are 0..={}", self.node.config().trees - 1))
+                    Err(format!(
+                        "tree {t}: legal are 0..={}",
+                        self.node.config().trees - 1
+                    ))
                 } else {
                     self.drop_tree[t as usize] = on;
                     Ok(Value::Null)
@@ -671,7 +690,6 @@ impl Engine {
         })
     }
 }
-
 
 // ----- state transfer (TCP) -------------------------------------------------
 
@@ -928,7 +946,9 @@ fn join(h: &EngineHandle, setup: &NodeSetup, member: u64) -> Reply {
                 }
                 Err(e) if e.starts_with("retry:") && now_ns() < deadline => {
                     let st = status(h)?;
-                    let behind = st["last_decided"].as_u64().is_none_or(|l| l < snap.instance);
+                    let behind = st["last_decided"]
+                        .as_u64()
+                        .is_none_or(|l| l < snap.instance);
                     if !behind {
                         // The snapshot does not reach back to the first logged instance: refetch.
                         break;

@@ -89,7 +89,9 @@ impl DecisionLog {
             let count = u16::from_be_bytes([b[9], b[10]]);
             let len = u32::from_be_bytes(b[11..15].try_into().expect("4 bytes")) as usize;
             if b.len() < REC_HEADER + len {
-                return Err(SnapshotError(format!("instance {i}: {len} bytes announced")));
+                return Err(SnapshotError(format!(
+                    "instance {i}: {len} bytes announced"
+                )));
             }
             if last.is_some_and(|l| i <= l) {
                 return Err(SnapshotError(format!("instance {i} out of order")));
@@ -157,8 +159,7 @@ pub fn encode(range: &[(u64, Arc<Logged>)]) -> Vec<u8> {
     out
 }
 
-impl DecisionLog {
-}
+impl DecisionLog {}
 
 #[cfg(test)]
 mod tests {

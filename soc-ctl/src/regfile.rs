@@ -60,7 +60,10 @@ impl EngineBus {
                 path.display()
             ))
         })?;
-        let r = BufReader::new(s.try_clone().map_err(|e| RegAccessError::Io(e.to_string()))?);
+        let r = BufReader::new(
+            s.try_clone()
+                .map_err(|e| RegAccessError::Io(e.to_string()))?,
+        );
         Ok(EngineBus {
             path: path.to_path_buf(),
             w: s,
@@ -87,7 +90,9 @@ impl EngineBus {
             (_, Some(e)) => Err(RegAccessError::Refused(
                 e.as_str().unwrap_or("error").to_string(),
             )),
-            _ => Err(RegAccessError::Io(format!("bad answer from the engine: {answer}"))),
+            _ => Err(RegAccessError::Io(format!(
+                "bad answer from the engine: {answer}"
+            ))),
         }
     }
 }
@@ -124,11 +129,7 @@ pub fn map_span() -> usize {
     let last = regs::REGISTERS
         .iter()
         .map(|r| r.addr as usize + r.width as usize / 8)
-        .chain(
-            regs::Counter::ALL
-                .iter()
-                .map(|c| c.addr() as usize + 8),
-        )
+        .chain(regs::Counter::ALL.iter().map(|c| c.addr() as usize + 8))
         .max()
         .unwrap_or(0);
     last.next_multiple_of(4096)
@@ -187,7 +188,9 @@ impl RegisterBus for MmioBus {
     fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError> {
         let a = self.check(addr)?;
         // SAFETY: as in read32; the mapping is writable (opened read-write, map_raw).
-        unsafe { std::ptr::write_volatile(self.map.as_mut_ptr().add(a) as *mut u32, value.to_le()) };
+        unsafe {
+            std::ptr::write_volatile(self.map.as_mut_ptr().add(a) as *mut u32, value.to_le())
+        };
         Ok(())
     }
 

@@ -17,15 +17,26 @@ fn a_node_joins_during_load_and_nobody_misses_an_instance() {
     let mut c = Cluster::new(file);
     c.start(&[0, 1, 2]);
     // Some history before the join, so the snapshot is not empty.
-    load(cluster_id, 41, c.client_addrs(), 500, 8, 24, Duration::from_secs(30)).expect("warm-up");
+    load(
+        cluster_id,
+        41,
+        c.client_addrs(),
+        500,
+        8,
+        24,
+        Duration::from_secs(30),
+    )
+    .expect("warm-up");
     let before: Vec<_> = (0..3).map(|i| c.status(i)).collect();
     c.request(0, "reset-stats").unwrap();
 
     let addrs = c.client_addrs();
-    let client =
-        std::thread::spawn(move || load(cluster_id, 42, addrs, 4000, 4, 24, Duration::from_secs(60)));
+    let client = std::thread::spawn(move || {
+        load(cluster_id, 42, addrs, 4000, 4, 24, Duration::from_secs(60))
+    });
     c.wait(Duration::from_secs(10), "load running", |c| {
-        c.status(0)["last_decided"].as_u64().unwrap() > before[0]["last_decided"].as_u64().unwrap() + 50
+        c.status(0)["last_decided"].as_u64().unwrap()
+            > before[0]["last_decided"].as_u64().unwrap() + 50
     });
     c.spawn(3);
     let out = c.soc_ctl(3, &["join", "--member", "1"]);
@@ -41,7 +52,10 @@ fn a_node_joins_during_load_and_nobody_misses_an_instance() {
         assert_eq!(logs[0], logs[i], "node {i}'s log differs from node 0's");
     }
     for (k, line) in logs[0].iter().enumerate() {
-        assert!(line.starts_with(&format!("{} ", k + 1)), "gap in the log at {line}");
+        assert!(
+            line.starts_with(&format!("{} ", k + 1)),
+            "gap in the log at {line}"
+        );
     }
     let st0 = c.status(0);
     let gap = st0["engine"]["max_send_gap_ns"].as_u64().unwrap();
@@ -54,7 +68,11 @@ fn a_node_joins_during_load_and_nobody_misses_an_instance() {
     for (i, b) in before.iter().enumerate() {
         let st = c.status(i as u8);
         assert_eq!(st["state"], "Active", "node {i}");
-        assert_eq!(counter(&st, "timeouts"), counter(b, "timeouts"), "node {i} timed out during the join");
+        assert_eq!(
+            counter(&st, "timeouts"),
+            counter(b, "timeouts"),
+            "node {i} timed out during the join"
+        );
         assert_eq!(counter(&st, "net_faults"), 0, "node {i}");
     }
     assert_eq!(st0["is_leader"], true, "the leader never changed");

@@ -13,13 +13,17 @@ use common::{Cluster, counter, test_file};
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Packet};
 use soc_ctl::client::load;
 
-/// Every DECIDE frame that reaches a host address, by instance: (client id, seq) per entry.
+/// What the host path delivered: instance → (client id, seq) of each entry.
+type HostFrames = BTreeMap<u64, Vec<(u32, u64)>>;
+
+/// Every DECIDE frame that reaches a host address, by instance.
 fn host_listener(
     addr: SocketAddrV4,
     cluster: u32,
-) -> (Arc<AtomicBool>, std::thread::JoinHandle<BTreeMap<u64, Vec<(u32, u64)>>>) {
+) -> (Arc<AtomicBool>, std::thread::JoinHandle<HostFrames>) {
     let sock = UdpSocket::bind(addr).expect("bind the host address");
-    sock.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
     let h = std::thread::spawn(move || {
@@ -53,8 +57,16 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     c.start(&[0, 1, 2]);
     assert_eq!(c.status(0)["is_leader"], true);
 
-    let r = load(cluster_id, 11, c.client_addrs(), 3000, 16, 32, Duration::from_secs(60))
-        .expect("load");
+    let r = load(
+        cluster_id,
+        11,
+        c.client_addrs(),
+        3000,
+        16,
+        32,
+        Duration::from_secs(60),
+    )
+    .expect("load");
     println!("3-node loopback (test timing, 2 ms loop): {}", r.summary());
     assert_eq!(r.decided, 3000);
     c.settle(&[0, 1, 2]);
@@ -73,8 +85,14 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     // The host path got exactly the logged instances, and every OK names the right entry.
     assert_eq!(frames.len(), logs[1].len(), "host frames vs node 1's log");
     for ((instance, index), (client, seq)) in &r.oks {
-        let e = frames.get(instance).unwrap_or_else(|| panic!("instance {instance} not at the host"));
-        assert_eq!(e[*index as usize], (*client, *seq), "OK for instance {instance} index {index}");
+        let e = frames
+            .get(instance)
+            .unwrap_or_else(|| panic!("instance {instance} not at the host"));
+        assert_eq!(
+            e[*index as usize],
+            (*client, *seq),
+            "OK for instance {instance} index {index}"
+        );
     }
     for i in 0..3 {
         let st = c.status(i);
@@ -120,7 +138,10 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     });
     let after = c.status(1);
     assert_eq!(counter(&after, "foreign"), counter(&before, "foreign") + 2);
-    assert_eq!(counter(&after, "malformed"), counter(&before, "malformed") + 4);
+    assert_eq!(
+        counter(&after, "malformed"),
+        counter(&before, "malformed") + 4
+    );
     assert_eq!(after["state"], "Active");
     assert_eq!(counter(&after, "net_faults"), 0);
     assert_eq!(c.log(1), log_before, "bad packets changed the log");
@@ -130,7 +151,10 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     c.soc_ctl(0, &["set-timeout", "--config", &cfg, "300000000"]);
     c.settle(&[0, 1, 2]);
     for i in 0..3 {
-        assert_eq!(c.soc_ctl(i, &["regs", "get", "timeout"]).trim(), "300000000");
+        assert_eq!(
+            c.soc_ctl(i, &["regs", "get", "timeout"]).trim(),
+            "300000000"
+        );
     }
     c.soc_ctl(0, &["set-timeout", "--config", &cfg, "250000000"]);
     c.settle(&[0, 1, 2]);
@@ -158,12 +182,19 @@ fn kill_the_leader_and_the_next_node_takes_over() {
     });
     let t_kill = Instant::now();
     c.kill(0);
-    c.wait(Duration::from_secs(10), "node 1 leads", |c| c.status(1)["is_leader"] == true);
+    c.wait(Duration::from_secs(10), "node 1 leads", |c| {
+        c.status(1)["is_leader"] == true
+    });
     let seen = t_kill.elapsed();
-    let r = client.join().unwrap().expect("every request decided despite the failover");
+    let r = client
+        .join()
+        .unwrap()
+        .expect("every request decided despite the failover");
     assert_eq!(r.decided, 3000);
     let st1 = c.status(1);
-    let takeover = st1["engine"]["takeover_ns"].as_u64().expect("node 1 took over");
+    let takeover = st1["engine"]["takeover_ns"]
+        .as_u64()
+        .expect("node 1 took over");
     let late = counter(&st1, "late_ticks");
     println!(
         "failover: last copy from node 0 → node 1's first send = {:.3} ms (timeout {} ms + loop {} ms); \
@@ -178,7 +209,10 @@ fn kill_the_leader_and_the_next_node_takes_over() {
         takeover <= timeout + 2 * period || late > 0,
         "takeover took {takeover} ns > timeout + 2 loop periods, and no late tick explains it"
     );
-    assert!(takeover >= timeout, "took over before the timeout: {takeover} ns");
+    assert!(
+        takeover >= timeout,
+        "took over before the timeout: {takeover} ns"
+    );
     c.settle(&[1, 2]);
     assert_eq!(c.log(1), c.log(2));
     assert_eq!(c.status(2)["leader"], 1);
@@ -201,7 +235,10 @@ fn kill_the_leader_and_the_next_node_takes_over() {
         })
         .to_vec(cluster_id, 0)
         .unwrap();
-        let to = SocketAddrV4::new(c.file.nodes[2].tree_addrs[tree as usize], c.file.ports.decide as u16);
+        let to = SocketAddrV4::new(
+            c.file.nodes[2].tree_addrs[tree as usize],
+            c.file.ports.decide as u16,
+        );
         s.send_to(&p, to).unwrap();
     }
     c.wait(Duration::from_secs(5), "stale copies counted", |c| {
@@ -219,22 +256,49 @@ fn a_tree_down_at_one_follower_faults_only_that_follower() {
     let cluster_id = file.cluster_id as u32;
     let mut c = Cluster::new(file);
     c.start(&[0, 1, 2]);
-    load(cluster_id, 31, c.client_addrs(), 200, 4, 16, Duration::from_secs(30)).expect("load");
+    load(
+        cluster_id,
+        31,
+        c.client_addrs(),
+        200,
+        4,
+        16,
+        Duration::from_secs(30),
+    )
+    .expect("load");
     c.soc_ctl(2, &["drop-tree", "1", "on"]);
-    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| c.status(2)["state"] == "Faulted");
+    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| {
+        c.status(2)["state"] == "Faulted"
+    });
     let st2 = c.status(2);
     assert_eq!(counter(&st2, "net_faults"), 1);
     let out = c.soc_ctl(2, &["status"]);
     assert!(out.contains("NET-FAULT"), "{out}");
     let frozen = c.log(2);
-    let r = load(cluster_id, 32, c.client_addrs(), 1000, 4, 16, Duration::from_secs(30))
-        .expect("the others go on");
+    let r = load(
+        cluster_id,
+        32,
+        c.client_addrs(),
+        1000,
+        4,
+        16,
+        Duration::from_secs(30),
+    )
+    .expect("the others go on");
     assert_eq!(r.decided, 1000);
     c.settle(&[0, 1]);
     assert_eq!(c.log(0), c.log(1));
     assert!(c.log(0).len() > frozen.len());
-    assert_eq!(c.log(2), frozen, "a faulted node delivered after its NET-FAULT");
-    assert_eq!(c.log(0)[..frozen.len()], frozen[..], "the faulted node's prefix agrees");
+    assert_eq!(
+        c.log(2),
+        frozen,
+        "a faulted node delivered after its NET-FAULT"
+    );
+    assert_eq!(
+        c.log(0)[..frozen.len()],
+        frozen[..],
+        "the faulted node's prefix agrees"
+    );
     assert_eq!(c.status(0)["state"], "Active");
     assert_eq!(c.status(1)["state"], "Active");
 }

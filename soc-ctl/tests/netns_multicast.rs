@@ -13,7 +13,10 @@ use common::{Cluster, counter, test_file};
 use soc_ctl::cluster::Transport;
 
 fn sh(args: &[&str]) {
-    let o = Command::new(args[0]).args(&args[1..]).output().expect("run");
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .expect("run");
     assert!(
         o.status.success(),
         "{args:?}: {}",
@@ -54,14 +57,28 @@ fn three_engines_over_real_multicast_in_namespaces() {
     for br in ["tra", "trb"] {
         sh(&["ip", "-n", &sw, "link", "add", br, "type", "bridge"]);
         // No IGMP snooping: the bridge floods multicast like a simple tree.
-        sh(&["ip", "-n", &sw, "link", "set", br, "type", "bridge", "mcast_snooping", "0"]);
+        sh(&[
+            "ip",
+            "-n",
+            &sw,
+            "link",
+            "set",
+            br,
+            "type",
+            "bridge",
+            "mcast_snooping",
+            "0",
+        ]);
         sh(&["ip", "-n", &sw, "link", "set", br, "up"]);
     }
     let mut file = test_file(3, 2, 61);
     file.transport = Transport::Multicast;
     let groups = [file.trees[0].group, file.trees[1].group];
     let attach = |ns: &str, ifname: &str, peer: &str, br: &str, addr: &str| {
-        sh(&["ip", "link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", peer, "netns", &sw]);
+        sh(&[
+            "ip", "link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", peer,
+            "netns", &sw,
+        ]);
         sh(&["ip", "-n", &sw, "link", "set", peer, "master", br]);
         sh(&["ip", "-n", &sw, "link", "set", peer, "up"]);
         sh(&["ip", "-n", ns, "addr", "add", addr, "dev", ifname]);
@@ -73,8 +90,26 @@ fn three_engines_over_real_multicast_in_namespaces() {
         let b = Ipv4Addr::new(10, 71, 2, 1 + i);
         attach(ns, "ta", &format!("pa{i}"), "tra", &format!("{a}/24"));
         attach(ns, "tb", &format!("pb{i}"), "trb", &format!("{b}/24"));
-        sh(&["ip", "-n", ns, "route", "add", &format!("{}/32", groups[0]), "dev", "ta"]);
-        sh(&["ip", "-n", ns, "route", "add", &format!("{}/32", groups[1]), "dev", "tb"]);
+        sh(&[
+            "ip",
+            "-n",
+            ns,
+            "route",
+            "add",
+            &format!("{}/32", groups[0]),
+            "dev",
+            "ta",
+        ]);
+        sh(&[
+            "ip",
+            "-n",
+            ns,
+            "route",
+            "add",
+            &format!("{}/32", groups[1]),
+            "dev",
+            "tb",
+        ]);
         let n = &mut file.nodes[i as usize];
         n.tree_addrs = vec![a, b];
         n.tree_ifaces = vec!["ta".into(), "tb".into()];
@@ -87,20 +122,45 @@ fn three_engines_over_real_multicast_in_namespaces() {
     let mut c = Cluster::new(file);
     let ns2 = node_ns.clone();
     c.wrap = Some(Box::new(move |i| {
-        vec!["ip".into(), "netns".into(), "exec".into(), ns2[i as usize].clone()]
+        vec![
+            "ip".into(),
+            "netns".into(),
+            "exec".into(),
+            ns2[i as usize].clone(),
+        ]
     }));
     c.start(&[0, 1, 2]);
-    assert!(c.engine_log(0).contains("multicast transport"), "{}", c.engine_log(0));
+    assert!(
+        c.engine_log(0).contains("multicast transport"),
+        "{}",
+        c.engine_log(0)
+    );
 
     let client = |total: u32, id: u32| {
         let o = Command::new("ip")
-            .args(["netns", "exec", &cl, env!("CARGO_BIN_EXE_nc-client"), "--config"])
+            .args([
+                "netns",
+                "exec",
+                &cl,
+                env!("CARGO_BIN_EXE_nc-client"),
+                "--config",
+            ])
             .arg(&c.cfg)
-            .args(["--client-id", &id.to_string(), "load", "--total", &total.to_string()])
+            .args([
+                "--client-id",
+                &id.to_string(),
+                "load",
+                "--total",
+                &total.to_string(),
+            ])
             .args(["--window", "4", "--timeout-s", "60"])
             .output()
             .unwrap();
-        assert!(o.status.success(), "nc-client: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "nc-client: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
     println!("multicast, 3 namespaces: {}", client(2000, 1));
@@ -115,7 +175,9 @@ fn three_engines_over_real_multicast_in_namespaces() {
 
     // Tree b's link at follower 2 goes down: it raises NET-FAULT and stops; the others go on.
     sh(&["ip", "-n", &node_ns[2], "link", "set", "tb", "down"]);
-    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| c.status(2)["state"] == "Faulted");
+    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| {
+        c.status(2)["state"] == "Faulted"
+    });
     let frozen = c.log(2);
     println!("after the link failure: {}", client(1000, 2));
     c.settle(&[0, 1]);

@@ -8,14 +8,19 @@ use std::process::Command;
 
 use common::{Cluster, SOC_CTL, test_file};
 use proto::regs::{self, MAGIC_VALUE};
-use soc_ctl::regfile::{EngineBus, MmioBus, RegAccessError, RegisterBus, Registers, write_reset_image};
+use soc_ctl::regfile::{
+    EngineBus, MmioBus, RegAccessError, RegisterBus, Registers, write_reset_image,
+};
 
 /// The shared suite: `r` is a freshly reset, disabled node.
 fn suite<B: RegisterBus>(r: &mut Registers<B>) {
     let what = r.bus.describe();
     assert_eq!(r.get("magic").unwrap(), MAGIC_VALUE as u64, "{what}");
     // Reset values of every configuration register.
-    for reg in regs::REGISTERS.iter().filter(|g| g.access == regs::Access::Config) {
+    for reg in regs::REGISTERS
+        .iter()
+        .filter(|g| g.access == regs::Access::Config)
+    {
         if reg.name == "node_id" || reg.name == "node_count" || reg.name == "cluster_id" {
             continue; // the engine is started from a cluster file
         }
@@ -33,18 +38,31 @@ fn suite<B: RegisterBus>(r: &mut Registers<B>) {
     };
     assert!(m.contains("trees") && m.contains("1..=4"), "{what}: {m}");
     let e = r.set("fifo_depth", 1_000_000).unwrap_err().to_string();
-    assert!(e.contains("fifo_depth") && e.contains("1..=4096"), "{what}: {e}");
-    assert_eq!(r.get("fifo_depth").unwrap(), 100, "{what}: a refused write changed the value");
+    assert!(
+        e.contains("fifo_depth") && e.contains("1..=4096"),
+        "{what}: {e}"
+    );
+    assert_eq!(
+        r.get("fifo_depth").unwrap(),
+        100,
+        "{what}: a refused write changed the value"
+    );
     // Read-only registers and counters: refused, unchanged.
     let before = r.get("epoch").unwrap();
     let e = r.set("epoch", 5).unwrap_err().to_string();
-    assert!(e.contains("epoch") && e.contains("read-only"), "{what}: {e}");
+    assert!(
+        e.contains("epoch") && e.contains("read-only"),
+        "{what}: {e}"
+    );
     assert_eq!(r.get("epoch").unwrap(), before);
     let e = r.set("delivered", 1).unwrap_err().to_string();
     assert!(e.contains("read-only"), "{what}: {e}");
     // Unknown names.
     let e = r.get("no_such_register").unwrap_err().to_string();
-    assert!(e.contains("no register named 'no_such_register'"), "{what}: {e}");
+    assert!(
+        e.contains("no register named 'no_such_register'"),
+        "{what}: {e}"
+    );
     // 64-bit registers read as two words.
     assert_eq!(r.get("instance").unwrap(), 0, "{what}");
     assert_eq!(r.get("delivered").unwrap(), 0, "{what}");
@@ -53,8 +71,10 @@ fn suite<B: RegisterBus>(r: &mut Registers<B>) {
     assert_eq!(d.len(), regs::REGISTERS.len() + regs::Counter::ALL.len());
     assert_eq!(d[0].0.name, "magic");
     // Put things back.
-    r.set("fifo_depth", regs::by_name("fifo_depth").unwrap().reset).unwrap();
-    r.set("batch_max", regs::by_name("batch_max").unwrap().reset).unwrap();
+    r.set("fifo_depth", regs::by_name("fifo_depth").unwrap().reset)
+        .unwrap();
+    r.set("batch_max", regs::by_name("batch_max").unwrap().reset)
+        .unwrap();
 }
 
 #[test]
@@ -97,19 +117,34 @@ fn cli_refuses_illegal_values_with_the_field_and_range() {
     write_reset_image(&bar).unwrap();
     let before = std::fs::read(&bar).unwrap();
     for (args, needle) in [
-        (vec!["regs", "set", "trees", "9"], "trees=9 is out of range: legal values are 1..=4"),
-        (vec!["regs", "set", "tree_group0", "10.0.0.1"], "tree_group0"),
+        (
+            vec!["regs", "set", "trees", "9"],
+            "trees=9 is out of range: legal values are 1..=4",
+        ),
+        (
+            vec!["regs", "set", "tree_group0", "10.0.0.1"],
+            "tree_group0",
+        ),
         (vec!["regs", "set", "status", "1"], "status is read-only"),
         (vec!["regs", "set", "loop_period", "ten"], "not a number"),
         (vec!["regs", "get", "nope"], "no register named 'nope'"),
         (vec!["join", "--member", "1"], "needs the host application"),
     ] {
-        let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(&args).output().unwrap();
+        let o = Command::new(SOC_CTL)
+            .arg("--bar")
+            .arg(&bar)
+            .args(&args)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
-    assert_eq!(std::fs::read(&bar).unwrap(), before, "a refused command wrote to the BAR");
+    assert_eq!(
+        std::fs::read(&bar).unwrap(),
+        before,
+        "a refused command wrote to the BAR"
+    );
     let o = Command::new(SOC_CTL)
         .arg("--bar")
         .arg(&bar)
@@ -117,11 +152,27 @@ fn cli_refuses_illegal_values_with_the_field_and_range() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(["regs", "get", "tree_group1"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), (u32::from(std::net::Ipv4Addr::new(239, 1, 2, 3))).to_string());
-    let o = Command::new(SOC_CTL).arg("--bar").arg(&bar).args(["regs", "dump"]).output().unwrap();
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .args(["regs", "get", "tree_group1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        (u32::from(std::net::Ipv4Addr::new(239, 1, 2, 3))).to_string()
+    );
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .args(["regs", "dump"])
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("loop_period") && out.contains("late_copies"), "{out}");
+    assert!(
+        out.contains("loop_period") && out.contains("late_copies"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -131,13 +182,26 @@ fn bad_cluster_files_are_refused_naming_the_key() {
     f.timing.timeout_ns = 1000;
     let p = dir.path().join("bad.toml");
     std::fs::write(&p, f.to_toml()).unwrap();
-    let o = Command::new(common::ENGINE).arg("--config").arg(&p).args(["--node", "0"]).output().unwrap();
+    let o = Command::new(common::ENGINE)
+        .arg("--config")
+        .arg(&p)
+        .args(["--node", "0"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("timing.timeout_ns") && err.contains("legal here"), "{err}");
+    assert!(
+        err.contains("timing.timeout_ns") && err.contains("legal here"),
+        "{err}"
+    );
     let good = dir.path().join("good.toml");
     std::fs::write(&good, test_file(3, 2, 52).to_toml()).unwrap();
-    let o = Command::new(common::ENGINE).arg("--config").arg(&good).args(["--node", "3"]).output().unwrap();
+    let o = Command::new(common::ENGINE)
+        .arg("--config")
+        .arg(&good)
+        .args(["--node", "3"])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--node") && err.contains("0..=2"), "{err}");
 }

@@ -10,12 +10,15 @@ use soc_ctl::engine::{self, EngineOpts, TimerMode};
 /// One Nano-consensus node in software: the paper's SoC path (③b) over UDP multicast
 /// (or 127.0.0.0/8 unicast fan-out). Configure and start it with `soc-ctl`.
 #[derive(Parser)]
-#[command(version, after_help = "\
+#[command(
+    version,
+    after_help = "\
 Typical use (3 nodes on loopback):
   soc-ctl gen-config --nodes 3 > cluster.toml
   nc-engine --config cluster.toml --node 0 &   (and --node 1, --node 2)
   soc-ctl --node I init --config cluster.toml   (on every node)
-  soc-ctl --node 0 start")]
+  soc-ctl --node 0 start"
+)]
 struct Args {
     /// The cluster file (nodes, trees, ports, timing).
     #[arg(long, short)]
@@ -61,7 +64,9 @@ fn main() -> ExitCode {
         Some(TransportArg::Loopback) => Transport::Loopback,
         Some(TransportArg::Multicast) => Transport::Multicast,
         None if !root && file.transport == Transport::Multicast => {
-            eprintln!("nc-engine: not root: running the multicast cluster on loopback (127.0.0.0/8 unicast fan-out)");
+            eprintln!(
+                "nc-engine: not root: running the multicast cluster on loopback (127.0.0.0/8 unicast fan-out)"
+            );
             Transport::Loopback
         }
         None => file.transport,
@@ -69,7 +74,9 @@ fn main() -> ExitCode {
     if want == Transport::Loopback {
         file = file.as_loopback();
     } else if file.transport != Transport::Multicast {
-        eprintln!("nc-engine: --transport multicast needs a file with transport = \"multicast\" (interfaces per tree)");
+        eprintln!(
+            "nc-engine: --transport multicast needs a file with transport = \"multicast\" (interfaces per tree)"
+        );
         return ExitCode::from(2);
     }
     let setup = match file.node(a.node) {
@@ -87,7 +94,9 @@ fn main() -> ExitCode {
         (None, _) => None,
     };
     if realtime.is_some() && a.timer == TimerMode::Busy {
-        eprintln!("nc-engine: warning: a busy-polling SCHED_FIFO thread owns its core (the kernel's RT throttling leaves 5%)");
+        eprintln!(
+            "nc-engine: warning: a busy-polling SCHED_FIFO thread owns its core (the kernel's RT throttling leaves 5%)"
+        );
     }
     eprintln!(
         "nc-engine: node {} of {}, {} transport, {} trees, timer {:?}, realtime {:?}, control socket {}",

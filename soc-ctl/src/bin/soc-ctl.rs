@@ -1,6 +1,6 @@
 //! soc-ctl: configure, start, join and monitor a Nano-consensus node (card or software engine).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -169,7 +169,10 @@ fn main() -> ExitCode {
         Cmd::SetTimeout { config, value } => return set_timeout(&config, value),
         _ => {}
     }
-    let ctl = a.ctl.clone().unwrap_or_else(|| soc_ctl::default_ctl_path(a.node));
+    let ctl = a
+        .ctl
+        .clone()
+        .unwrap_or_else(|| soc_ctl::default_ctl_path(a.node));
     let backend = match &a.bar {
         Some(p) => MmioBus::open(p).map(|b| Backend::Bar(Registers::new(b))),
         None => EngineBus::connect(&ctl).map(|b| Backend::Engine(Registers::new(b))),
@@ -219,14 +222,20 @@ fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), Stri
     match op {
         RegsOp::Dump => {
             let all = r.dump().map_err(|e| e.to_string())?;
-            println!("{:<22} {:>6} {:>4} {:>20}  doc", "name", "addr", "acc", "value");
+            println!(
+                "{:<22} {:>6} {:>4} {:>20}  doc",
+                "name", "addr", "acc", "value"
+            );
             for (reg, v) in all {
                 let acc = match reg.access {
                     Access::ReadOnly => "ro",
                     Access::Config => "rw",
                     Access::Control => "ctl",
                 };
-                println!("{:<22} {:#06x} {:>4} {:>20}  {}", reg.name, reg.addr, acc, v, reg.doc);
+                println!(
+                    "{:<22} {:#06x} {:>4} {:>20}  {}",
+                    reg.name, reg.addr, acc, v, reg.doc
+                );
             }
             Ok(())
         }
@@ -246,14 +255,19 @@ fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), Stri
 /// the rules between fields on every write, so writes that are illegal only because of an
 /// older value of another field are retried after the others (a fixed point, at most one
 /// pass per register); what is still refused at the end is reported with its field.
-fn init<B: RegisterBus>(r: &mut Registers<B>, config: &PathBuf, node: u64) -> Result<(), String> {
+fn init<B: RegisterBus>(r: &mut Registers<B>, config: &Path, node: u64) -> Result<(), String> {
     let file = ClusterFile::load(config).map_err(|e| format!("{}: {e}", config.display()))?;
     let setup = file.node(node).map_err(|e| e.to_string())?;
     r.set("ctrl", 0).map_err(|e| e.to_string())?;
     let mut todo: Vec<(&'static str, u64)> = regs::REGISTERS
         .iter()
         .filter(|reg| reg.access == Access::Config)
-        .map(|reg| (reg.name, setup.config.get(reg.addr).expect("a config register")))
+        .map(|reg| {
+            (
+                reg.name,
+                setup.config.get(reg.addr).expect("a config register"),
+            )
+        })
         .collect();
     let mut last_err = None;
     while !todo.is_empty() {
@@ -273,15 +287,23 @@ fn init<B: RegisterBus>(r: &mut Registers<B>, config: &PathBuf, node: u64) -> Re
             return Err(format!(
                 "{} (while writing {})",
                 last_err.map(|e| e.to_string()).unwrap_or_default(),
-                todo.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ")
+                todo.iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
     }
-    r.set("ctrl", ctrl::ENABLE as u64).map_err(|e| e.to_string())?;
+    r.set("ctrl", ctrl::ENABLE as u64)
+        .map_err(|e| e.to_string())?;
     println!(
         "node {node}: configured from {} and enabled (armed){}",
         config.display(),
-        if node == 0 { "; run `soc-ctl start` to start the cluster" } else { "" }
+        if node == 0 {
+            "; run `soc-ctl start` to start the cluster"
+        } else {
+            ""
+        }
     );
     Ok(())
 }
@@ -340,7 +362,12 @@ fn status_cmd(b: &mut Backend, as_json: bool) -> Result<(), String> {
     }
     println!(
         "node {} of {}: {}; leader {} (epoch {}); last instance {}",
-        v["node_id"], v["node_count"], v["role"].as_str().unwrap_or(""), v["leader"], v["epoch"], v["instance"]
+        v["node_id"],
+        v["node_count"],
+        v["role"].as_str().unwrap_or(""),
+        v["leader"],
+        v["epoch"],
+        v["instance"]
     );
     println!("timeout {} loop_period {}", v["timeout"], v["loop_period"]);
     for (k, c) in v["counters"].as_object().into_iter().flatten() {
@@ -361,7 +388,8 @@ fn watch(b: &mut Backend, interval_ms: u64, count: u64) -> Result<(), String> {
         let v = status_value(b)?;
         let rate = |k: &str| -> i64 {
             let now = v["counters"][k].as_i64().unwrap_or(0);
-            prev.as_ref().map_or(0, |p| now - p["counters"][k].as_i64().unwrap_or(0))
+            prev.as_ref()
+                .map_or(0, |p| now - p["counters"][k].as_i64().unwrap_or(0))
         };
         println!(
             "{} epoch {} leader {} instance {} | delivered +{} sent +{}/+{} hb | dropped +{} late ticks {} late copies {} net faults {}",
@@ -403,12 +431,16 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
         .map_err(|e: RegAccessError| e.to_string())?;
     println!(
         "joined: snapshot at instance {} ({} entries, {} bytes), {} attempt(s), {:.1} ms; now active",
-        v["snapshot_instance"], v["snapshot_entries"], v["transfer_bytes"], v["attempts"], v["join_ms"].as_f64().unwrap_or(0.0)
+        v["snapshot_instance"],
+        v["snapshot_entries"],
+        v["transfer_bytes"],
+        v["attempts"],
+        v["join_ms"].as_f64().unwrap_or(0.0)
     );
     Ok(())
 }
 
-fn set_timeout(config: &PathBuf, value: u32) -> ExitCode {
+fn set_timeout(config: &Path, value: u32) -> ExitCode {
     let file = match ClusterFile::load(config) {
         Ok(f) => f,
         Err(e) => return fail(format!("{}: {e}", config.display())),
@@ -428,7 +460,11 @@ fn set_timeout(config: &PathBuf, value: u32) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    match c.request(wire::ENTRY_FLAG_CONFIG, &item.to_bytes(), Duration::from_secs(10)) {
+    match c.request(
+        wire::ENTRY_FLAG_CONFIG,
+        &item.to_bytes(),
+        Duration::from_secs(10),
+    ) {
         Ok(ok) => {
             println!(
                 "CONFIG timeout={value} decided at instance {} (nodes refuse a decrease: check `soc-ctl status`, counter config_rejected)",

@@ -87,7 +87,10 @@ impl Cluster {
             if let Some(Ok(Some(st))) = self.procs[i as usize].as_mut().map(|c| c.try_wait()) {
                 panic!("nc-engine {i} exited ({st}):\n{}", self.engine_log(i));
             }
-            assert!(t0.elapsed() < Duration::from_secs(20), "engine {i} did not come up");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "engine {i} did not come up"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -158,10 +161,17 @@ impl Cluster {
 
     /// Wait until every listed node has decided the same last instance (the stream is idle).
     pub fn settle(&self, nodes: &[u8]) {
-        self.wait(Duration::from_secs(10), "all nodes at the same instance", |c| {
-            let l: Vec<Value> = nodes.iter().map(|&i| c.status(i)["last_decided"].clone()).collect();
-            l.windows(2).all(|w| w[0] == w[1])
-        });
+        self.wait(
+            Duration::from_secs(10),
+            "all nodes at the same instance",
+            |c| {
+                let l: Vec<Value> = nodes
+                    .iter()
+                    .map(|&i| c.status(i)["last_decided"].clone())
+                    .collect();
+                l.windows(2).all(|w| w[0] == w[1])
+            },
+        );
     }
 
     pub fn kill(&mut self, i: u8) {
@@ -182,7 +192,10 @@ impl Cluster {
                 s += &format!("--- node {i} status: {:?}\n", self.request(i, "status"));
                 let log = self.engine_log(i);
                 let tail: Vec<&str> = log.lines().rev().take(15).collect();
-                s += &format!("--- node {i} stderr (last lines):\n{}\n", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+                s += &format!(
+                    "--- node {i} stderr (last lines):\n{}\n",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
             }
         }
         s
@@ -203,5 +216,7 @@ impl Drop for Cluster {
 
 /// Counter value from a status.
 pub fn counter(st: &Value, name: &str) -> u64 {
-    st["counters"][name].as_u64().unwrap_or_else(|| panic!("counter {name} in {st}"))
+    st["counters"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counter {name} in {st}"))
 }
