@@ -837,51 +837,86 @@ fn num(s: Option<&str>, what: &str) -> Result<u64, String> {
     r.map_err(|_| format!("{what}: '{s}' is not a number"))
 }
 
-/// One request of the control protocol: a line of words; the answer is one JSON line,
-/// `{"ok": value}` or `{"err": "message"}`.
-///
-/// `read ADDR` · `write ADDR VALUE` · `status` · `log FROM TO` · `join MEMBER_ID` ·
-/// `drop-tree TREE on|off` · `reset-stats`
+/// A request of the control protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CtlRequest {
+    /// `read ADDR`
+    Read(u16),
+    /// `write ADDR VALUE`
+    Write(u16, u32),
+    /// `status`
+    Status,
+    /// `log FROM TO`
+    Log(u64, u64),
+    /// `join MEMBER_ID`
+    Join(u64),
+    /// `drop-tree TREE on|off`
+    DropTree(u8, bool),
+    /// `reset-stats`
+    ResetStats,
+}
+
+/// Parse one line of the control protocol (words separated by blanks; numbers decimal or 0x hex).
+/// Anything else is refused with a message saying what was expected.
+pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
+    let mut w = line.split_whitespace();
+    let verb = w.next().unwrap_or("");
+    let addr16 = |v: u64| u16::try_from(v).map_err(|_| format!("address {v:#x} out of range"));
+    let r = match verb {
+        "read" => CtlRequest::Read(addr16(num(w.next(), "address")?)?),
+        "write" => {
+            let a = addr16(num(w.next(), "address")?)?;
+            let v = num(w.next(), "value")?;
+            let v = u32::try_from(v).map_err(|_| format!("value {v} does not fit 32 bits"))?;
+            CtlRequest::Write(a, v)
+        }
+        "status" => CtlRequest::Status,
+        "log" => CtlRequest::Log(num(w.next(), "from")?, num(w.next(), "to")?),
+        "join" => CtlRequest::Join(num(w.next(), "member id")?),
+        "drop-tree" => {
+            let t = num(w.next(), "tree")?;
+            let t = u8::try_from(t).map_err(|_| format!("tree {t} out of range"))?;
+            let on = match w.next() {
+                Some("on") => true,
+                Some("off") => false,
+                _ => return Err("drop-tree TREE on|off".into()),
+            };
+            CtlRequest::DropTree(t, on)
+        }
+        "reset-stats" => CtlRequest::ResetStats,
+        "" => return Err("empty request".into()),
+        other => {
+            return Err(format!(
+                "unknown request '{other}': read, write, status, log, join, drop-tree, reset-stats"
+            ));
+        }
+    };
+    if let Some(extra) = w.next() {
+        return Err(format!("{verb}: unexpected '{extra}'"));
+    }
+    Ok(r)
+}
+
+/// One request of the control protocol; the answer is one JSON line, `{"ok": value}` or
+/// `{"err": "message"}`.
 fn control_request(
     h: &EngineHandle,
     setup: &NodeSetup,
     shared: &Mutex<Shared>,
     line: &str,
 ) -> Reply {
-    let mut w = line.split_whitespace();
-    let verb = w.next().unwrap_or("");
-    let addr16 = |v: u64| u16::try_from(v).map_err(|_| format!("address {v:#x} out of range"));
-    match verb {
-        "read" => h.call(Cmd::Read(addr16(num(w.next(), "address")?)?)),
-        "write" => {
-            let a = addr16(num(w.next(), "address")?)?;
-            let v = num(w.next(), "value")?;
-            let v = u32::try_from(v).map_err(|_| format!("value {v} does not fit 32 bits"))?;
-            h.call(Cmd::Write(a, v))
-        }
-        "status" => h.call(Cmd::Status),
-        "log" => {
-            let from = num(w.next(), "from")?;
-            let to = num(w.next(), "to")?;
+    match parse_control_line(line)? {
+        CtlRequest::Read(a) => h.call(Cmd::Read(a)),
+        CtlRequest::Write(a, v) => h.call(Cmd::Write(a, v)),
+        CtlRequest::Status => h.call(Cmd::Status),
+        CtlRequest::Log(from, to) => {
             // Read by this thread, formatted outside the lock: the engine thread never waits.
             let range = shared.lock().expect("state lock").log.range(from, to);
             Ok(json!(crate::log::lines(&range)))
         }
-        "join" => join(h, setup, num(w.next(), "member id")?),
-        "drop-tree" => {
-            let t = num(w.next(), "tree")?;
-            let on = match w.next() {
-                Some("on") => true,
-                Some("off") => false,
-                _ => return Err("drop-tree TREE on|off".into()),
-            };
-            h.call(Cmd::DropTree(t.min(255) as u8, on))
-        }
-        "reset-stats" => h.call(Cmd::ResetStats),
-        "" => Err("empty request".into()),
-        other => Err(format!(
-            "unknown request '{other}': read, write, status, log, join, drop-tree, reset-stats"
-        )),
+        CtlRequest::Join(member) => join(h, setup, member),
+        CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
+        CtlRequest::ResetStats => h.call(Cmd::ResetStats),
     }
 }
 

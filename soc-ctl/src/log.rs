@@ -129,6 +129,9 @@ impl DecisionLog {
 
     /// The entries over `from..=to` (cheap: shared pointers).
     pub fn range(&self, from: u64, to: u64) -> Vec<(u64, Arc<Logged>)> {
+        if from > to {
+            return Vec::new();
+        }
         self.map
             .range(from..=to)
             .map(|(i, l)| (*i, l.clone()))
