@@ -146,6 +146,16 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     assert_eq!(counter(&after, "net_faults"), 0);
     assert_eq!(c.log(1), log_before, "bad packets changed the log");
 
+    // The monitoring commands a user runs.
+    let w = c.soc_ctl(1, &["watch", "--count", "2", "--interval-ms", "20"]);
+    assert_eq!(w.lines().count(), 2, "{w}");
+    assert!(w.starts_with("follower epoch 0 leader 0"), "{w}");
+    let j: serde_json::Value = serde_json::from_str(&c.soc_ctl(0, &["status", "--json"])).unwrap();
+    assert_eq!(j["role"], "leader");
+    assert!(j["counters"]["sent_values"].as_u64().unwrap() > 0);
+    let d = c.soc_ctl(2, &["regs", "dump"]);
+    assert!(d.contains("delivered") && d.contains("tree_group1"), "{d}");
+
     // CONFIG: raise the timeout everywhere through consensus; a decrease is refused everywhere.
     let cfg = c.cfg.display().to_string();
     c.soc_ctl(0, &["set-timeout", "--config", &cfg, "300000000"]);
@@ -301,4 +311,32 @@ fn a_tree_down_at_one_follower_faults_only_that_follower() {
     );
     assert_eq!(c.status(0)["state"], "Active");
     assert_eq!(c.status(1)["state"], "Active");
+}
+
+#[test]
+fn one_node_with_the_busy_poll_timer() {
+    let file = test_file(1, 2, 34);
+    let cluster_id = file.cluster_id as u32;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec![
+        "--timer".into(),
+        "busy".into(),
+        "--realtime".into(),
+        "0".into(),
+    ];
+    c.start(&[0]);
+    let r = load(
+        cluster_id,
+        41,
+        c.client_addrs(),
+        300,
+        4,
+        8,
+        Duration::from_secs(30),
+    )
+    .expect("load");
+    assert_eq!(r.decided, 300);
+    let st = c.status(0);
+    assert_eq!(st["engine"]["timer"], "busy");
+    assert_eq!(counter(&st, "delivered"), c.log(0).len() as u64);
 }
