@@ -90,7 +90,7 @@ pub struct NodeEntry {
     /// This node's address on each tree, in tree order.
     pub tree_addrs: Vec<Ipv4Addr>,
     /// This node's interface on each tree, in tree order (multicast transport only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree_ifaces: Vec<String>,
 }
 

@@ -81,6 +81,9 @@ fn suite<B: RegisterBus>(r: &mut Registers<B>) {
 fn suite_on_the_engine_socket() {
     let mut c = Cluster::new(test_file(1, 2, 51));
     c.spawn(0);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(c.ctl(0)).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the control socket must be private");
     let mut r = Registers::new(EngineBus::connect(&c.ctl(0)).unwrap());
     suite(&mut r);
     // What only a live device can do: the cross-field rules and the enabled state.
