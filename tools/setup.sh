@@ -31,3 +31,10 @@ for comp in rustfmt clippy; do
 done
 
 say "ok: rustc $have, rustfmt and clippy present"
+
+# --- nc-lab (tools): nftables for `nc-lab fault drop` (iproute2 is part of Debian's base) ---
+if [ "$(id -u)" = 0 ] && ! command -v nft >/dev/null 2>&1; then
+    say "installing nftables (nc-lab fault drop)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null
+fi

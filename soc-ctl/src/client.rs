@@ -44,7 +44,7 @@ impl Client {
             nodes,
             leader: 0,
             next_seq: 1,
-            retry_after: Duration::from_millis(100),
+            retry_after: Duration::from_millis(50),
         })
     }
 
@@ -139,6 +139,8 @@ pub struct LoadReport {
     pub latency: Histogram<u64>,
     /// (instance, index) → (client id, seq) of every OK (for agreement checks).
     pub oks: BTreeMap<(u64, u16), (u32, u64)>,
+    /// The longest time without any OK while requests were outstanding (a failover shows here).
+    pub max_ok_gap: Duration,
 }
 
 impl LoadReport {
@@ -174,6 +176,30 @@ pub fn load(
     payload_len: usize,
     give_up: Duration,
 ) -> io::Result<LoadReport> {
+    load_with(
+        cluster_id,
+        client_id,
+        nodes,
+        total,
+        window,
+        payload_len,
+        give_up,
+        &mut |_| {},
+    )
+}
+
+/// [`load`], calling `progress(decided)` about every 100 ms.
+#[allow(clippy::too_many_arguments)]
+pub fn load_with(
+    cluster_id: u32,
+    client_id: u32,
+    nodes: Vec<SocketAddrV4>,
+    total: u64,
+    window: usize,
+    payload_len: usize,
+    give_up: Duration,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<LoadReport> {
     let mut c = Client::new(cluster_id, client_id, nodes)?;
     c.sock.set_nonblocking(true)?;
     let payload = vec![0xA5u8; payload_len];
@@ -186,7 +212,14 @@ pub fn load(
     let t0 = Instant::now();
     let mut buf = [0u8; 2048];
     let mut last_progress = Instant::now();
+    let mut last_ok = Instant::now();
+    let mut max_ok_gap = Duration::ZERO;
+    let mut reported = Instant::now();
     while (oks.len() as u64) < total {
+        if reported.elapsed() >= Duration::from_millis(100) {
+            progress(oks.len() as u64);
+            reported = Instant::now();
+        }
         while outstanding.len() < window && next <= total {
             c.send(next, 0, &payload)?;
             let now = Instant::now();
@@ -205,6 +238,8 @@ pub fn load(
                                 latency.saturating_record(ns.max(1));
                                 oks.insert((r.instance, r.index), (r.client_id, r.seq));
                                 last_progress = Instant::now();
+                                max_ok_gap = max_ok_gap.max(last_ok.elapsed());
+                                last_ok = last_progress;
                             }
                         }
                         Ok((_, Packet::ReplyNotLeader(r))) if outstanding.contains_key(&r.seq) => {
@@ -226,19 +261,21 @@ pub fn load(
             }
         }
         let now = Instant::now();
-        let mut silent = false;
+        if outstanding
+            .values()
+            .any(|(_, sent)| now.duration_since(*sent) >= c.retry_after)
+            && now.duration_since(last_progress) >= c.retry_after
+        {
+            // Nothing decided for a while: the leader may be gone; try the next node.
+            c.leader = (c.leader + 1) % c.nodes.len();
+            last_progress = now;
+        }
         for (seq, (_, sent)) in outstanding.iter_mut() {
             if now.duration_since(*sent) >= c.retry_after {
-                silent = true;
                 c.send(*seq, 0, &payload)?;
                 *sent = now;
                 retransmits += 1;
             }
-        }
-        if silent && now.duration_since(last_progress) >= c.retry_after * 2 {
-            // Nothing decided for a while: the leader may be gone; try the next node.
-            c.leader = (c.leader + 1) % c.nodes.len();
-            last_progress = now;
         }
         if t0.elapsed() > give_up {
             return Err(io::Error::new(
@@ -250,11 +287,13 @@ pub fn load(
             std::thread::sleep(Duration::from_micros(20));
         }
     }
+    progress(oks.len() as u64);
     Ok(LoadReport {
         decided: oks.len() as u64,
         retransmits,
         elapsed: t0.elapsed(),
         latency,
         oks,
+        max_ok_gap,
     })
 }

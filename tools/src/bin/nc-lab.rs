@@ -1,0 +1,235 @@
+//! nc-lab: the Nano-consensus testbed in network namespaces, its demo and its benchmarks.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use nc_tools::demo::{self, Bins, DemoOpts};
+use nc_tools::netlab::{Lab, LabError, TreeName};
+
+/// The Nano-consensus lab: per node a nic-I and a host-I namespace (joined by a veth, the PCIe
+/// stand-in), two bridges as the two multicast trees, a clients namespace. As root it uses
+/// namespaces and IP multicast; otherwise the same cluster runs on loopback.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Prefix of every namespace the lab creates (and the only ones `down` deletes).
+    #[arg(long, default_value = "ncl", global = true)]
+    prefix: String,
+    /// State folder (cluster.toml, engine logs, pids, control sockets)
+    /// [default: $TMPDIR/nc-lab-<prefix>-<uid>].
+    #[arg(long, global = true)]
+    state: Option<PathBuf>,
+    /// Run on loopback even as root (no namespaces).
+    #[arg(long, global = true)]
+    loopback: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the testbed for N nodes (idempotent) and write its cluster.toml.
+    Up {
+        #[arg(long, default_value_t = 3)]
+        nodes: u8,
+    },
+    /// Stop the lab's engines and delete its namespaces and state (idempotent).
+    Down,
+    /// Start engines on the lab, configure them and START the cluster.
+    Start {
+        /// Nodes to start [default: all].
+        #[arg(long, value_delimiter = ',')]
+        nodes: Vec<u8>,
+    },
+    /// Which engines run, their roles and counters.
+    Status,
+    /// Inject a fault.
+    Fault {
+        #[command(subcommand)]
+        what: Fault,
+    },
+    /// The main job: 3 nodes, client load with a progress bar, the leader killed midway,
+    /// a fourth node joining; prints the figures and checks that all logs agree.
+    Demo {
+        #[arg(long, default_value_t = 3)]
+        nodes: u8,
+        #[arg(long, default_value_t = 60_000)]
+        requests: u64,
+        /// Outstanding client requests.
+        #[arg(long, default_value_t = 8)]
+        window: usize,
+        /// Request payload bytes.
+        #[arg(long, default_value_t = 64)]
+        payload: usize,
+        /// Leave the lab up afterwards (for `nc-lab status`, `soc-ctl`, ...).
+        #[arg(long)]
+        keep: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum Fault {
+    /// Take node I's interface on a tree down.
+    LinkDown {
+        #[arg(long)]
+        node: u8,
+        #[arg(long, value_enum)]
+        tree: TreeName,
+    },
+    /// Bring it back up.
+    LinkUp {
+        #[arg(long)]
+        node: u8,
+        #[arg(long, value_enum)]
+        tree: TreeName,
+    },
+    /// kill -9 node I's engine.
+    Kill {
+        #[arg(long)]
+        node: u8,
+    },
+    /// Drop P percent of what node I receives on a tree (nftables; 0 removes the rule).
+    Drop {
+        #[arg(long)]
+        node: u8,
+        #[arg(long, value_enum)]
+        tree: TreeName,
+        #[arg(long)]
+        rate: u8,
+    },
+    /// SIGSTOP node I's engine for X ms, then SIGCONT (a synchrony violation on purpose).
+    Stall {
+        #[arg(long)]
+        node: u8,
+        #[arg(long)]
+        ms: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let mut lab = Lab::new(&a.prefix, a.state.clone());
+    lab.netns &= !a.loopback;
+    match run(&lab, a.cmd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("nc-lab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
+    match cmd {
+        Cmd::Up { nodes } => {
+            let f = lab.up(nodes)?;
+            println!(
+                "lab '{}' up: {} nodes, {}; cluster file {}",
+                lab.prefix,
+                f.nodes.len(),
+                if lab.netns {
+                    "namespaces + IP multicast"
+                } else {
+                    "loopback (not root)"
+                },
+                lab.cfg_path().display()
+            );
+        }
+        Cmd::Down => {
+            lab.down()?;
+            println!("lab '{}' down", lab.prefix);
+        }
+        Cmd::Start { nodes } => {
+            let f = lab.load()?;
+            let nodes = if nodes.is_empty() {
+                (0..f.nodes.len() as u8).collect()
+            } else {
+                nodes
+            };
+            demo::start_cluster(lab, &Bins::beside_me()?, &nodes)?;
+            println!(
+                "started nodes {nodes:?}; control sockets in {}",
+                lab.dir.display()
+            );
+        }
+        Cmd::Status => {
+            let f = lab.load()?;
+            for i in 0..f.nodes.len() as u8 {
+                match demo::request(lab, i, "status") {
+                    Ok(s) => println!(
+                        "node {i}: {} epoch {} leader {} instance {} delivered {} net_faults {} late_ticks {}",
+                        s["state"],
+                        s["epoch"],
+                        s["leader"],
+                        s["last_decided"],
+                        s["counters"]["delivered"],
+                        s["counters"]["net_faults"],
+                        s["counters"]["late_ticks"]
+                    ),
+                    Err(_) => println!("node {i}: not running"),
+                }
+            }
+        }
+        Cmd::Fault { what } => match what {
+            Fault::LinkDown { node, tree } => lab.link(node, tree, false)?,
+            Fault::LinkUp { node, tree } => lab.link(node, tree, true)?,
+            Fault::Kill { node } => {
+                if !lab.running(node) {
+                    return Err(LabError(format!("node {node}'s engine is not running")));
+                }
+                lab.kill(node)
+            }
+            Fault::Drop { node, tree, rate } => lab.drop_rate(node, tree, rate)?,
+            Fault::Stall { node, ms } => lab.stall(node, ms)?,
+        },
+        Cmd::Demo {
+            nodes,
+            requests,
+            window,
+            payload,
+            keep,
+        } => {
+            if !(2..=62).contains(&nodes) {
+                return Err(LabError(format!(
+                    "--nodes {nodes}: legal values are 2..=62 (one more joins)"
+                )));
+            }
+            let bins = Bins::beside_me()?;
+            {
+                let lab = lab.clone();
+                ctrlc::set_handler(move || {
+                    eprintln!("\nnc-lab: interrupted; cleaning up");
+                    let _ = lab.down();
+                    std::process::exit(130);
+                })
+                .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))?;
+            }
+            lab.up(nodes + 1)?;
+            let r = demo::run_demo(
+                lab,
+                &bins,
+                &DemoOpts {
+                    nodes,
+                    requests,
+                    window,
+                    payload,
+                    progress: true,
+                },
+            );
+            if !keep {
+                lab.down()?;
+            }
+            let r = r?;
+            for l in &r.lines {
+                println!("{l}");
+            }
+            return Ok(if r.agree {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,4 @@
+//! nc-lab: the network-namespace testbed, the demo and the benchmarks.
+
+pub mod demo;
+pub mod netlab;

@@ -1,0 +1,515 @@
+//! The testbed of DESIGN.md in network namespaces: per node a `nic-I` namespace (the engine, as
+//! on the card) and a `host-I` namespace (the host) joined by a veth (the PCIe stand-in); every
+//! `nic-I` on two bridges `tree-a` and `tree-b` (the two multicast trees) and on a `clients`
+//! bridge; a `clients` namespace. The bridges live in a switch namespace of their own, so the
+//! lab never touches the root namespace. Every name carries the prefix (default `ncl`); `down`
+//! deletes exactly the namespaces that match the prefix's pattern.
+//!
+//! Without root the same lab runs on loopback (127.0.0.0/8 unicast fan-out), with no namespaces.
+
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use soc_ctl::cluster::{ClusterFile, Transport, Tree};
+use soc_ctl::regfile::EngineBus;
+
+/// A failed lab operation (what was run and what it said).
+#[derive(Debug)]
+pub struct LabError(pub String);
+
+impl fmt::Display for LabError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LabError {}
+
+impl From<std::io::Error> for LabError {
+    fn from(e: std::io::Error) -> Self {
+        LabError(e.to_string())
+    }
+}
+
+/// Result of lab operations.
+pub type Result<T> = std::result::Result<T, LabError>;
+
+/// Run a command; its stderr becomes the error.
+pub fn run(args: &[&str]) -> Result<String> {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| LabError(format!("{}: {e}", args.join(" "))))?;
+    if !o.status.success() {
+        return Err(LabError(format!(
+            "`{}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// Whether this process is root (namespaces need it).
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Which tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TreeName {
+    /// Tree 0.
+    A,
+    /// Tree 1.
+    B,
+}
+
+impl TreeName {
+    /// Interface name inside `nic-I`.
+    pub fn iface(self) -> &'static str {
+        match self {
+            TreeName::A => "tree-a",
+            TreeName::B => "tree-b",
+        }
+    }
+}
+
+/// One lab: its prefix, its state folder and its cluster file.
+#[derive(Clone, Debug)]
+pub struct Lab {
+    /// Name prefix of every namespace.
+    pub prefix: String,
+    /// State folder: cluster.toml, engine pids, logs and control sockets.
+    pub dir: PathBuf,
+    /// Namespaces (root) or loopback.
+    pub netns: bool,
+}
+
+/// Addresses of node i (netns mode).
+fn tree_addr(t: u8, i: u8) -> Ipv4Addr {
+    Ipv4Addr::new(10, 81, 1 + t, 1 + i)
+}
+
+fn client_addr(i: u8) -> Ipv4Addr {
+    Ipv4Addr::new(10, 81, 3, 1 + i)
+}
+
+/// The clients namespace's address.
+pub const CLIENTS_ADDR: Ipv4Addr = Ipv4Addr::new(10, 81, 3, 200);
+
+fn pcie_addr(i: u8, host: bool) -> Ipv4Addr {
+    Ipv4Addr::new(10, 82, i, if host { 2 } else { 1 })
+}
+
+impl Lab {
+    /// A lab handle (nothing is created until `up`).
+    pub fn new(prefix: &str, dir: Option<PathBuf>) -> Lab {
+        let dir = dir.unwrap_or_else(|| {
+            std::env::temp_dir().join(format!(
+                "nc-lab-{prefix}-{}",
+                nix::unistd::geteuid().as_raw()
+            ))
+        });
+        Lab {
+            prefix: prefix.to_string(),
+            dir,
+            netns: is_root(),
+        }
+    }
+
+    /// Namespace names.
+    pub fn sw(&self) -> String {
+        format!("{}-sw", self.prefix)
+    }
+    /// `nic-I`.
+    pub fn nic(&self, i: u8) -> String {
+        format!("{}-nic-{i}", self.prefix)
+    }
+    /// `host-I`.
+    pub fn host(&self, i: u8) -> String {
+        format!("{}-host-{i}", self.prefix)
+    }
+    /// `clients`.
+    pub fn clients(&self) -> String {
+        format!("{}-clients", self.prefix)
+    }
+
+    /// The lab's cluster file.
+    pub fn cfg_path(&self) -> PathBuf {
+        self.dir.join("cluster.toml")
+    }
+
+    /// Node i's control socket.
+    pub fn ctl(&self, i: u8) -> PathBuf {
+        self.dir.join(format!("e{i}.sock"))
+    }
+
+    /// Node i's engine log.
+    pub fn engine_log(&self, i: u8) -> PathBuf {
+        self.dir.join(format!("e{i}.log"))
+    }
+
+    fn pid_path(&self, i: u8) -> PathBuf {
+        self.dir.join(format!("e{i}.pid"))
+    }
+
+    /// The cluster file of a lab of `n` nodes.
+    pub fn cluster_file(&self, n: u8) -> ClusterFile {
+        let mut f = ClusterFile::loopback(n, 2, 0, 7400);
+        f.cluster_id = 0x4E43_4C42;
+        f.trees = vec![
+            Tree {
+                group: Ipv4Addr::new(239, 81, 0, 1),
+            },
+            Tree {
+                group: Ipv4Addr::new(239, 81, 0, 2),
+            },
+        ];
+        if self.netns {
+            f.transport = Transport::Multicast;
+            for (i, node) in f.nodes.iter_mut().enumerate() {
+                let i = i as u8;
+                node.tree_addrs = vec![tree_addr(0, i), tree_addr(1, i)];
+                node.tree_ifaces = vec!["tree-a".into(), "tree-b".into()];
+                node.client_addr = client_addr(i);
+                node.host_addr = pcie_addr(i, true);
+            }
+        }
+        f
+    }
+
+    /// The lab's current cluster file.
+    pub fn load(&self) -> Result<ClusterFile> {
+        ClusterFile::load(&self.cfg_path()).map_err(|e| {
+            LabError(format!(
+                "no lab is up under {} ({e}); run `nc-lab up` first",
+                self.dir.display()
+            ))
+        })
+    }
+
+    /// Every namespace of this prefix that exists now.
+    pub fn existing_namespaces(&self) -> Vec<String> {
+        let list = run(&["ip", "netns", "list"]).unwrap_or_default();
+        let p = &self.prefix;
+        list.lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| {
+                n.strip_prefix(p.as_str()).is_some_and(|rest| {
+                    rest == "-sw"
+                        || rest == "-clients"
+                        || rest
+                            .strip_prefix("-nic-")
+                            .or_else(|| rest.strip_prefix("-host-"))
+                            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                })
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Build the lab for `n` nodes (idempotent: a lab of the same size is kept as it is).
+    pub fn up(&self, n: u8) -> Result<ClusterFile> {
+        std::fs::create_dir_all(&self.dir)?;
+        if let Ok(f) = self.load()
+            && f.nodes.len() == n as usize
+            && (!self.netns || self.existing_namespaces().len() == 2 + 2 * n as usize)
+        {
+            return Ok(f);
+        }
+        self.down()?;
+        std::fs::create_dir_all(&self.dir)?;
+        let f = self.cluster_file(n);
+        f.validate().map_err(|e| LabError(e.to_string()))?;
+        if self.netns
+            && let Err(e) = self.build_namespaces(n)
+        {
+            let _ = self.down();
+            return Err(e);
+        }
+        std::fs::write(self.cfg_path(), f.to_toml())?;
+        Ok(f)
+    }
+
+    fn build_namespaces(&self, n: u8) -> Result<()> {
+        let sw = self.sw();
+        let mut all = vec![sw.clone(), self.clients()];
+        for i in 0..n {
+            all.push(self.nic(i));
+            all.push(self.host(i));
+        }
+        for ns in &all {
+            run(&["ip", "netns", "add", ns])?;
+            run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+        }
+        for br in ["tree-a", "tree-b", "clients"] {
+            run(&["ip", "-n", &sw, "link", "add", br, "type", "bridge"])?;
+            // A plain flooding tree: no IGMP snooping state to warm up.
+            run(&[
+                "ip",
+                "-n",
+                &sw,
+                "link",
+                "set",
+                br,
+                "type",
+                "bridge",
+                "mcast_snooping",
+                "0",
+            ])?;
+            run(&["ip", "-n", &sw, "link", "set", br, "up"])?;
+        }
+        let attach = |ns: &str, ifname: &str, port: &str, br: &str, addr: Ipv4Addr, len: u8| {
+            run(&[
+                "ip", "link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", port,
+                "netns", &sw,
+            ])?;
+            run(&["ip", "-n", &sw, "link", "set", port, "master", br])?;
+            run(&["ip", "-n", &sw, "link", "set", port, "up"])?;
+            run(&[
+                "ip",
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{addr}/{len}"),
+                "dev",
+                ifname,
+            ])?;
+            run(&["ip", "-n", ns, "link", "set", ifname, "up"])
+        };
+        let f = self.cluster_file(n);
+        for i in 0..n {
+            let nic = self.nic(i);
+            attach(
+                &nic,
+                "tree-a",
+                &format!("a{i}"),
+                "tree-a",
+                tree_addr(0, i),
+                24,
+            )?;
+            attach(
+                &nic,
+                "tree-b",
+                &format!("b{i}"),
+                "tree-b",
+                tree_addr(1, i),
+                24,
+            )?;
+            attach(
+                &nic,
+                "clients",
+                &format!("c{i}"),
+                "clients",
+                client_addr(i),
+                24,
+            )?;
+            for (t, ifname) in ["tree-a", "tree-b"].iter().enumerate() {
+                let g = format!("{}/32", f.trees[t].group);
+                run(&["ip", "-n", &nic, "route", "add", &g, "dev", ifname])?;
+            }
+            // The PCIe stand-in: a veth between nic-I and host-I.
+            let host = self.host(i);
+            run(&[
+                "ip", "link", "add", "pcie", "netns", &nic, "type", "veth", "peer", "name", "pcie",
+                "netns", &host,
+            ])?;
+            for (ns, h) in [(&nic, false), (&host, true)] {
+                run(&[
+                    "ip",
+                    "-n",
+                    ns,
+                    "addr",
+                    "add",
+                    &format!("{}/30", pcie_addr(i, h)),
+                    "dev",
+                    "pcie",
+                ])?;
+                run(&["ip", "-n", ns, "link", "set", "pcie", "up"])?;
+            }
+        }
+        attach(
+            &self.clients(),
+            "clients",
+            "cc",
+            "clients",
+            CLIENTS_ADDR,
+            24,
+        )?;
+        Ok(())
+    }
+
+    /// Stop every engine of the lab and delete its namespaces and state (idempotent).
+    pub fn down(&self) -> Result<()> {
+        for i in 0..=255u8 {
+            if self.pid_path(i).exists() {
+                self.kill(i);
+            }
+        }
+        for ns in self.existing_namespaces() {
+            run(&["ip", "netns", "del", &ns])?;
+        }
+        if self.dir.exists() {
+            std::fs::remove_dir_all(&self.dir)?;
+        }
+        Ok(())
+    }
+
+    /// The command prefix that runs something in node i's NIC namespace (none on loopback).
+    pub fn in_nic(&self, i: u8) -> Vec<String> {
+        if self.netns {
+            vec!["ip".into(), "netns".into(), "exec".into(), self.nic(i)]
+        } else {
+            vec![]
+        }
+    }
+
+    /// Start node i's engine (detached; pid, log and control socket in the state folder).
+    pub fn start_engine(&self, i: u8, engine: &Path) -> Result<()> {
+        if self.running(i) {
+            return Err(LabError(format!("node {i}'s engine is already running")));
+        }
+        let _ = std::fs::remove_file(self.ctl(i));
+        let log = std::fs::File::create(self.engine_log(i))?;
+        let mut argv = self.in_nic(i);
+        argv.push(engine.display().to_string());
+        argv.extend([
+            "--config".into(),
+            self.cfg_path().display().to_string(),
+            "--node".into(),
+            i.to_string(),
+            "--ctl".into(),
+            self.ctl(i).display().to_string(),
+            "--verbose".into(),
+        ]);
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| LabError(format!("{}: {e}", argv[0])))?;
+        std::fs::write(self.pid_path(i), child.id().to_string())?;
+        // The engine is reaped by whoever outlives it; do not leave a zombie in this process.
+        std::thread::spawn(move || {
+            let mut c = child;
+            let _ = c.wait();
+        });
+        let t0 = Instant::now();
+        while EngineBus::connect(&self.ctl(i)).is_err() {
+            if !self.running(i) {
+                let log = std::fs::read_to_string(self.engine_log(i)).unwrap_or_default();
+                return Err(LabError(format!("node {i}'s engine exited:\n{log}")));
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                return Err(LabError(format!("node {i}'s engine did not come up")));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// The pid of node i's engine, if it runs.
+    pub fn pid(&self, i: u8) -> Option<i32> {
+        let p: i32 = std::fs::read_to_string(self.pid_path(i))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        // Signal 0: does the process exist (and is it not a zombie we reaped)?
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let state = stat.rsplit(')').next()?.split_whitespace().next()?;
+        (state != "Z").then_some(p)
+    }
+
+    /// Whether node i's engine runs.
+    pub fn running(&self, i: u8) -> bool {
+        self.pid(i).is_some()
+    }
+
+    /// kill -9 node i's engine.
+    pub fn kill(&self, i: u8) {
+        if let Some(p) = self.pid(i) {
+            let pid = nix::unistd::Pid::from_raw(p);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let t0 = Instant::now();
+            while self.running(i) && t0.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let _ = std::fs::remove_file(self.pid_path(i));
+        let _ = std::fs::remove_file(self.ctl(i));
+    }
+
+    /// SIGSTOP node i's engine for `ms`, then SIGCONT: a synchrony violation on purpose.
+    pub fn stall(&self, i: u8, ms: u64) -> Result<()> {
+        let p = self
+            .pid(i)
+            .ok_or_else(|| LabError(format!("node {i}'s engine is not running")))?;
+        let pid = nix::unistd::Pid::from_raw(p);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP)
+            .map_err(|e| LabError(format!("SIGSTOP: {e}")))?;
+        std::thread::sleep(Duration::from_millis(ms));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT)
+            .map_err(|e| LabError(format!("SIGCONT: {e}")))?;
+        Ok(())
+    }
+
+    fn need_netns(&self, what: &str) -> Result<()> {
+        if self.netns {
+            Ok(())
+        } else {
+            Err(LabError(format!(
+                "{what} needs the namespace lab (root); on loopback use `soc-ctl drop-tree`"
+            )))
+        }
+    }
+
+    /// Take node i's interface on a tree down or up.
+    pub fn link(&self, i: u8, tree: TreeName, up: bool) -> Result<()> {
+        self.need_netns("link-down/link-up")?;
+        let state = if up { "up" } else { "down" };
+        run(&["ip", "-n", &self.nic(i), "link", "set", tree.iface(), state])?;
+        Ok(())
+    }
+
+    /// Drop `rate` percent of what node i receives on a tree (nftables, netdev ingress);
+    /// rate 0 removes the rule.
+    pub fn drop_rate(&self, i: u8, tree: TreeName, rate: u8) -> Result<()> {
+        self.need_netns("drop")?;
+        if rate > 100 {
+            return Err(LabError(format!(
+                "--rate {rate}: legal values are 0..=100 (percent)"
+            )));
+        }
+        let ns = self.nic(i);
+        let table = format!("nclab_{}", tree.iface().replace('-', "_"));
+        let _ = run(&[
+            "ip", "netns", "exec", &ns, "nft", "delete", "table", "netdev", &table,
+        ]);
+        if rate == 0 {
+            return Ok(());
+        }
+        let rules = format!(
+            "table netdev {table} {{\n chain drop_in {{\n  type filter hook ingress device \"{}\" priority 0; policy accept;\n  numgen random mod 100 < {rate} counter drop\n }}\n}}\n",
+            tree.iface()
+        );
+        let path = self.dir.join(format!("{table}-{i}.nft"));
+        std::fs::write(&path, rules)?;
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            &ns,
+            "nft",
+            "-f",
+            &path.display().to_string(),
+        ])?;
+        Ok(())
+    }
+}
