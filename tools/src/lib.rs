@@ -2,3 +2,4 @@
 
 pub mod demo;
 pub mod netlab;
+pub mod raft_node;

@@ -260,6 +260,7 @@ impl Lab {
                 "mcast_snooping",
                 "0",
             ])?;
+            run(&["ip", "-n", &sw, "link", "set", br, "mtu", "9000"])?;
             run(&["ip", "-n", &sw, "link", "set", br, "up"])?;
         }
         let attach = |ns: &str, ifname: &str, port: &str, br: &str, addr: Ipv4Addr, len: u8| {
@@ -268,6 +269,9 @@ impl Lab {
                 "netns", &sw,
             ])?;
             run(&["ip", "-n", &sw, "link", "set", port, "master", br])?;
+            // Jumbo frames, like the card's links: a full DECIDE (MTU 9000) is one frame.
+            run(&["ip", "-n", &sw, "link", "set", port, "mtu", "9000"])?;
+            run(&["ip", "-n", ns, "link", "set", ifname, "mtu", "9000"])?;
             run(&["ip", "-n", &sw, "link", "set", port, "up"])?;
             run(&[
                 "ip",
@@ -329,6 +333,7 @@ impl Lab {
                     "dev",
                     "pcie",
                 ])?;
+                run(&["ip", "-n", ns, "link", "set", "pcie", "mtu", "9000"])?;
                 run(&["ip", "-n", ns, "link", "set", "pcie", "up"])?;
             }
         }
@@ -345,9 +350,15 @@ impl Lab {
 
     /// Stop every engine of the lab and delete its namespaces and state (idempotent).
     pub fn down(&self) -> Result<()> {
-        for i in 0..=255u8 {
-            if self.pid_path(i).exists() {
-                self.kill(i);
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(stem) = name.strip_suffix(".pid")
+                    && let Some(pos) = stem.find(|c: char| c.is_ascii_digit())
+                    && let Ok(i) = stem[pos..].parse::<u8>()
+                {
+                    self.kill_tagged(&stem[..pos], i);
+                }
             }
         }
         for ns in self.existing_namespaces() {
@@ -374,31 +385,16 @@ impl Lab {
             return Err(LabError(format!("node {i}'s engine is already running")));
         }
         let _ = std::fs::remove_file(self.ctl(i));
-        let log = std::fs::File::create(self.engine_log(i))?;
-        let mut argv = self.in_nic(i);
-        argv.push(engine.display().to_string());
-        argv.extend([
-            "--config".into(),
+        let args = [
+            "--config".to_string(),
             self.cfg_path().display().to_string(),
             "--node".into(),
             i.to_string(),
             "--ctl".into(),
             self.ctl(i).display().to_string(),
             "--verbose".into(),
-        ]);
-        let child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|e| LabError(format!("{}: {e}", argv[0])))?;
-        std::fs::write(self.pid_path(i), child.id().to_string())?;
-        // The engine is reaped by whoever outlives it; do not leave a zombie in this process.
-        std::thread::spawn(move || {
-            let mut c = child;
-            let _ = c.wait();
-        });
+        ];
+        self.spawn_in_nic(i, "e", engine, &args)?;
         let t0 = Instant::now();
         while EngineBus::connect(&self.ctl(i)).is_err() {
             if !self.running(i) {
@@ -413,18 +409,49 @@ impl Lab {
         Ok(())
     }
 
+    /// Start `program ARGS` in node i's NIC namespace, detached, with its pid in
+    /// `<tag><i>.pid` and its stderr in `<tag><i>.log` (tag "e" is the engine).
+    pub fn spawn_in_nic(&self, i: u8, tag: &str, program: &Path, args: &[String]) -> Result<()> {
+        let log = std::fs::File::create(self.dir.join(format!("{tag}{i}.log")))?;
+        let mut argv = self.in_nic(i);
+        argv.push(program.display().to_string());
+        argv.extend(args.iter().cloned());
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| LabError(format!("{}: {e}", argv[0])))?;
+        std::fs::write(
+            self.dir.join(format!("{tag}{i}.pid")),
+            child.id().to_string(),
+        )?;
+        // Reap it when it ends, so it never lingers as a zombie of this process.
+        std::thread::spawn(move || {
+            let mut c = child;
+            let _ = c.wait();
+        });
+        Ok(())
+    }
+
+    /// kill -9 the process started with `tag` on node i.
+    pub fn kill_tagged(&self, tag: &str, i: u8) {
+        let path = self.dir.join(format!("{tag}{i}.pid"));
+        if let Some(p) = pid_alive(&path) {
+            let pid = nix::unistd::Pid::from_raw(p);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let t0 = Instant::now();
+            while pid_alive(&path).is_some() && t0.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let _ = std::fs::remove_file(path);
+    }
+
     /// The pid of node i's engine, if it runs.
     pub fn pid(&self, i: u8) -> Option<i32> {
-        let p: i32 = std::fs::read_to_string(self.pid_path(i))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        // Signal 0: does the process exist (and is it not a zombie we reaped)?
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-        let state = stat.rsplit(')').next()?.split_whitespace().next()?;
-        (state != "Z").then_some(p)
+        pid_alive(&self.pid_path(i))
     }
 
     /// Whether node i's engine runs.
@@ -434,15 +461,7 @@ impl Lab {
 
     /// kill -9 node i's engine.
     pub fn kill(&self, i: u8) {
-        if let Some(p) = self.pid(i) {
-            let pid = nix::unistd::Pid::from_raw(p);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            let t0 = Instant::now();
-            while self.running(i) && t0.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-        let _ = std::fs::remove_file(self.pid_path(i));
+        self.kill_tagged("e", i);
         let _ = std::fs::remove_file(self.ctl(i));
     }
 
@@ -512,4 +531,13 @@ impl Lab {
         ])?;
         Ok(())
     }
+}
+
+/// The pid in a pid file, if that process is alive (not a zombie).
+fn pid_alive(path: &Path) -> Option<i32> {
+    let p: i32 = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+    let state = stat.rsplit(')').next()?.split_whitespace().next()?;
+    (state != "Z").then_some(p)
 }

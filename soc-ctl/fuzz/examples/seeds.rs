@@ -18,7 +18,9 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
 }
 
 fn main() {
-    let root = std::env::args().nth(1).unwrap_or_else(|| "corpus".to_string());
+    let root = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "corpus".to_string());
     let root = Path::new(&root);
     let dirs = ["cluster_toml", "snapshot", "control_line"].map(|t| {
         let d = root.join(t);
@@ -31,14 +33,22 @@ fn main() {
     for (n, trees) in [(1, 1), (3, 2), (5, 3), (8, 4)] {
         let f = ClusterFile::loopback(n, trees, 0, 7400);
         f.validate().expect("a valid loopback file");
-        write(&dirs[0], &format!("loopback-{n}-{trees}.toml"), f.to_toml().as_bytes());
+        write(
+            &dirs[0],
+            &format!("loopback-{n}-{trees}.toml"),
+            f.to_toml().as_bytes(),
+        );
         let mut m = f.clone();
         m.transport = Transport::Multicast;
         for node in &mut m.nodes {
             node.tree_ifaces = (0..trees).map(|t| format!("veth{t}")).collect();
         }
         m.validate().expect("a valid multicast file");
-        write(&dirs[0], &format!("multicast-{n}-{trees}.toml"), m.to_toml().as_bytes());
+        write(
+            &dirs[0],
+            &format!("multicast-{n}-{trees}.toml"),
+            m.to_toml().as_bytes(),
+        );
         n_files += 2;
     }
 
@@ -53,12 +63,28 @@ fn main() {
     let logs: [BTreeMap<u64, Arc<Logged>>; 4] = [
         BTreeMap::new(),
         [
-            (1, rec(DecideKind::Batch, 1, &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 42])),
+            (
+                1,
+                rec(
+                    DecideKind::Batch,
+                    1,
+                    &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 42],
+                ),
+            ),
             (2, rec(DecideKind::Config, 1, &[0; 24])),
         ]
         .into(),
         (10..20)
-            .map(|i| (i, rec(DecideKind::Batch, (i % 3) as u16, &vec![i as u8; i as usize])))
+            .map(|i| {
+                (
+                    i,
+                    rec(
+                        DecideKind::Batch,
+                        (i % 3) as u16,
+                        &vec![i as u8; i as usize],
+                    ),
+                )
+            })
             .collect(),
         [
             (0, rec(DecideKind::Config, 0, &[])),

@@ -38,7 +38,11 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => assert!(!e.is_empty(), "{line:?}: empty error"),
         Ok(req) => {
             let canonical = text(&req);
-            assert_eq!(parse_control_line(&canonical), Ok(req), "{line:?} -> {canonical:?}");
+            assert_eq!(
+                parse_control_line(&canonical),
+                Ok(req),
+                "{line:?} -> {canonical:?}"
+            );
             let longer = format!("{canonical} x");
             assert!(parse_control_line(&longer).is_err(), "{longer:?} accepted");
         }

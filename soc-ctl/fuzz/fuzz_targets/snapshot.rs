@@ -39,7 +39,11 @@ fuzz_target!(|data: &[u8]| {
         }
         for cut in 0..data.len() {
             let r = DecisionLog::decode(&data[..cut]);
-            assert_eq!(r.is_ok(), boundaries.contains(&cut), "prefix of {cut} bytes");
+            assert_eq!(
+                r.is_ok(),
+                boundaries.contains(&cut),
+                "prefix of {cut} bytes"
+            );
         }
     }
 });

@@ -1,0 +1,60 @@
+//! nc-raft: the Raft baseline node (raft-rs over UDP, same client protocol as nc-engine).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use nc_tools::raft_node::{self, RaftOpts};
+use soc_ctl::cluster::{ClusterFile, Transport};
+
+/// One raft-rs node for benchmarks: peers on ports.decide + 10 at the tree-a address, clients on
+/// the client port with nc-engine's REQUEST / REPLY_OK / NOT_LEADER packets.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// The cluster file (the same one nc-engine uses).
+    #[arg(long, short)]
+    config: PathBuf,
+    /// This node's id (0-based; raft id = node + 1).
+    #[arg(long, short)]
+    node: u64,
+    /// Raft tick in ms (heartbeat = 1 tick, election timeout = 10 ticks).
+    #[arg(long, default_value_t = 5)]
+    tick_ms: u64,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let file = match ClusterFile::load(&a.config) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("nc-raft: {}: {e}", a.config.display());
+            return ExitCode::from(2);
+        }
+    };
+    let root = nix::unistd::geteuid().is_root();
+    let file = if !root && file.transport == Transport::Multicast {
+        file.as_loopback()
+    } else {
+        file
+    };
+    let setup = match file.node(a.node) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("nc-raft: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = RaftOpts {
+        tick: Duration::from_millis(a.tick_ms.max(1)),
+        ..RaftOpts::default()
+    };
+    match raft_node::run(&setup, opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nc-raft: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
