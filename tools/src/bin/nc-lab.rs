@@ -66,6 +66,24 @@ enum Cmd {
         #[arg(long)]
         keep: bool,
     },
+    /// LOWI against a raft-rs baseline on the same lab: sweeps client windows (offered load)
+    /// and LOWI batch sizes; writes results.md and latency-throughput.svg; then one-way latency
+    /// idle and with CPU stress.
+    Bench {
+        #[arg(long, default_value_t = 20_000)]
+        requests: u64,
+        #[arg(long, value_delimiter = ',', default_value = "1,4,16,64")]
+        windows: Vec<usize>,
+        #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+        batches: Vec<u8>,
+        #[arg(long, default_value_t = 64)]
+        payload: usize,
+        /// Seconds per interaction-stability run (0 skips it).
+        #[arg(long, default_value_t = 10)]
+        stability_secs: u64,
+        #[arg(long, default_value = "target/nc-lab-bench")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -229,6 +247,55 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             } else {
                 ExitCode::FAILURE
             });
+        }
+        Cmd::Bench {
+            requests,
+            windows,
+            batches,
+            payload,
+            stability_secs,
+            out,
+        } => {
+            let bins = Bins::beside_me()?;
+            let raft = bins.engine.with_file_name("nc-raft");
+            if !raft.exists() {
+                return Err(LabError(format!(
+                    "{} is missing: cargo build --release -p nc-tools",
+                    raft.display()
+                )));
+            }
+            if batches.contains(&0) {
+                return Err(LabError("--batches 0: legal values are 1..=255".into()));
+            }
+            if windows.contains(&0) {
+                return Err(LabError("--windows 0: legal values are 1 and more".into()));
+            }
+            {
+                let lab = lab.clone();
+                ctrlc::set_handler(move || {
+                    eprintln!("\nnc-lab: interrupted; cleaning up");
+                    let _ = lab.down();
+                    std::process::exit(130);
+                })
+                .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))?;
+            }
+            lab.up(3)?;
+            let r = nc_tools::bench::run_bench(
+                lab,
+                &bins,
+                &raft,
+                &nc_tools::bench::BenchOpts {
+                    requests,
+                    windows,
+                    batches,
+                    payload,
+                    stability_secs,
+                    out: out.clone(),
+                },
+            );
+            lab.down()?;
+            println!("{}", r?);
+            println!("(also in {})", out.join("results.md").display());
         }
     }
     Ok(ExitCode::SUCCESS)

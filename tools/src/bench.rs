@@ -1,0 +1,409 @@
+//! `nc-lab bench`: LOWI (nc-engine) against a Raft baseline (raft-rs in nc-raft). Both run on the
+//! same lab, with the same UDP client, payloads and client windows. The bench writes a markdown
+//! table with ratios and an SVG plot of latency against throughput. It also runs an
+//! interaction-stability test in the spirit of the paper's Table 1: one-way latency between two
+//! nodes, idle and with CPU-stress neighbours.
+
+use std::fmt::Write as _;
+use std::net::{SocketAddrV4, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde_json::Value;
+use soc_ctl::client::{LoadReport, load};
+
+use crate::demo::{Bins, in_netns, request, start_cluster, wait_for};
+use crate::netlab::{Lab, LabError, Result};
+use crate::raft_node;
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct BenchOpts {
+    /// Requests per point.
+    pub requests: u64,
+    /// Client windows (outstanding requests): the offered load.
+    pub windows: Vec<usize>,
+    /// LOWI batch sizes (batch_max).
+    pub batches: Vec<u8>,
+    /// Request payload bytes.
+    pub payload: usize,
+    /// Seconds per interaction-stability run (0 = skip).
+    pub stability_secs: u64,
+    /// Output folder (results.md, latency-throughput.svg).
+    pub out: PathBuf,
+}
+
+/// One measured point.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// "LOWI b=64" or "Raft".
+    pub system: String,
+    /// Client window.
+    pub window: usize,
+    /// Decided requests per second.
+    pub rate: f64,
+    /// Request → OK latency.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Packets the leader sent per decided request.
+    pub leader_pkts: f64,
+}
+
+fn point(system: &str, window: usize, r: &LoadReport, pkts: f64) -> Point {
+    Point {
+        system: system.into(),
+        window,
+        rate: r.rate(),
+        p50_us: r.latency.value_at_quantile(0.5) as f64 / 1000.0,
+        p99_us: r.latency.value_at_quantile(0.99) as f64 / 1000.0,
+        leader_pkts: pkts,
+    }
+}
+
+fn client_ns(lab: &Lab) -> Option<String> {
+    lab.netns.then(|| lab.clients())
+}
+
+fn run_load(lab: &Lab, id: u32, total: u64, window: usize, payload: usize) -> Result<LoadReport> {
+    let f = lab.load()?;
+    let (cluster, addrs) = (f.cluster_id as u32, f.client_addrs());
+    in_netns(client_ns(lab), move || {
+        load(
+            cluster,
+            id,
+            addrs,
+            total,
+            window,
+            payload,
+            Duration::from_secs(300),
+        )
+    })
+    .join()
+    .map_err(|_| LabError("client thread panicked".into()))?
+    .map_err(|e| LabError(format!("client: {e}")))
+}
+
+/// LOWI at one batch size over every window.
+fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Result<Vec<Point>> {
+    let mut f = lab.load()?;
+    f.limits.batch_max = batch as u64;
+    std::fs::write(lab.cfg_path(), f.to_toml())?;
+    start_cluster(lab, bins, &[0, 1, 2])?;
+    let fanout = if lab.netns {
+        1
+    } else {
+        f.nodes.len() as u64 - 1
+    };
+    let trees = f.trees.len() as u64;
+    let mut out = Vec::new();
+    for &w in &o.windows {
+        let before = request(lab, 0, "status")?;
+        *id += 1;
+        let r = run_load(lab, *id, o.requests, w, o.payload)?;
+        let after = request(lab, 0, "status")?;
+        let d = |k: &str| {
+            after["counters"][k].as_u64().unwrap_or(0) - before["counters"][k].as_u64().unwrap_or(0)
+        };
+        let pkts = (d("sent_values") + d("sent_heartbeats")) * trees * fanout;
+        out.push(point(
+            &format!("LOWI b={batch}"),
+            w,
+            &r,
+            pkts as f64 / r.decided as f64,
+        ));
+        eprintln!("  LOWI b={batch:<3} window {w:<3} {}", r.summary());
+    }
+    for i in 0..3 {
+        lab.kill(i);
+    }
+    Ok(out)
+}
+
+fn raft_stats(lab: &Lab, addr: SocketAddrV4) -> Option<Value> {
+    in_netns(client_ns(lab), move || {
+        let s = UdpSocket::bind("0.0.0.0:0").ok()?;
+        s.set_read_timeout(Some(Duration::from_millis(200))).ok()?;
+        s.send_to(raft_node::STATS_REQUEST, addr).ok()?;
+        let mut b = [0u8; 512];
+        let n = s.recv(&mut b).ok()?;
+        serde_json::from_slice(&b[..n]).ok()
+    })
+    .join()
+    .ok()
+    .flatten()
+}
+
+fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<Point>> {
+    let f = lab.load()?;
+    let addrs = f.client_addrs();
+    for i in 0..3u8 {
+        let args = [
+            "--config".to_string(),
+            lab.cfg_path().display().to_string(),
+            "--node".into(),
+            i.to_string(),
+        ];
+        lab.spawn_in_nic(i, "r", raft_bin, &args)?;
+    }
+    let mut leader = None;
+    wait_for(Duration::from_secs(20), "a raft leader", || {
+        leader = (0..3).find(|&i| raft_stats(lab, addrs[i]).is_some_and(|s| s["leader"] == true));
+        leader.is_some()
+    })?;
+    let mut out = Vec::new();
+    for &w in &o.windows {
+        let l = (0..3)
+            .find(|&i| raft_stats(lab, addrs[i]).is_some_and(|s| s["leader"] == true))
+            .or(leader)
+            .expect("a leader");
+        let before = raft_stats(lab, addrs[l]).unwrap_or_default();
+        *id += 1;
+        let r = run_load(lab, *id, o.requests, w, o.payload)?;
+        let after = raft_stats(lab, addrs[l]).unwrap_or_default();
+        let pkts = after["peer_packets"].as_u64().unwrap_or(0)
+            - before["peer_packets"].as_u64().unwrap_or(0);
+        out.push(point("Raft", w, &r, pkts as f64 / r.decided as f64));
+        eprintln!("  Raft        window {w:<3} {}", r.summary());
+    }
+    for i in 0..3 {
+        lab.kill_tagged("r", i);
+    }
+    Ok(out)
+}
+
+/// One-way latency percentiles (ns) between node 0 and node 1 on tree a, for `secs` seconds,
+/// one datagram every 100 µs, with `stress` CPU-burning neighbour threads.
+pub fn stability(lab: &Lab, secs: u64, stress: usize) -> Result<Histogram<u64>> {
+    let f = lab.load()?;
+    let to = SocketAddrV4::new(f.nodes[1].tree_addrs[0], 7499);
+    let from = SocketAddrV4::new(f.nodes[0].tree_addrs[0], 0);
+    let ns = |i: u8| lab.netns.then(|| lab.nic(i));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let burners: Vec<_> = (0..stress)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    std::hint::black_box(x);
+                }
+            })
+        })
+        .collect();
+    let rx = UdpSocketInNs::bind(ns(1), to)?;
+    let end = Instant::now() + Duration::from_secs(secs);
+    let sender = in_netns(ns(0), move || -> std::io::Result<()> {
+        let s = UdpSocket::bind(from)?;
+        while Instant::now() < end {
+            let t = soc_ctl::engine::now_ns().to_be_bytes();
+            s.send_to(&t, to)?;
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(())
+    });
+    let hist = in_netns(None, move || {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
+        let mut b = [0u8; 64];
+        let _ = rx.0.set_read_timeout(Some(Duration::from_millis(200)));
+        while Instant::now() < end + Duration::from_millis(100) {
+            if let Ok(n) = rx.0.recv(&mut b)
+                && n == 8
+            {
+                let sent = u64::from_be_bytes(b[..8].try_into().expect("8"));
+                h.saturating_record(soc_ctl::engine::now_ns().saturating_sub(sent).max(1));
+            }
+        }
+        h
+    })
+    .join()
+    .map_err(|_| LabError("receiver panicked".into()))?;
+    let _ = sender.join();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for b in burners {
+        let _ = b.join();
+    }
+    Ok(hist)
+}
+
+/// A socket created inside a namespace (it stays there when used from another thread).
+struct UdpSocketInNs(UdpSocket);
+
+impl UdpSocketInNs {
+    fn bind(ns: Option<String>, a: SocketAddrV4) -> Result<UdpSocketInNs> {
+        in_netns(ns, move || UdpSocket::bind(a))
+            .join()
+            .map_err(|_| LabError("bind thread panicked".into()))?
+            .map(UdpSocketInNs)
+            .map_err(|e| LabError(format!("bind {a}: {e}")))
+    }
+}
+
+fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
+    use plotters::prelude::*;
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| LabError(format!("plot: {e}"));
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let max_x = points.iter().map(|p| p.rate / 1000.0).fold(1.0, f64::max) * 1.1;
+    let max_y = points.iter().map(|p| p.p50_us).fold(1.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "3 nodes: request → OK latency (p50) vs throughput",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..max_x, 0.0..max_y)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("decided requests per second (thousands)")
+        .y_desc("p50 latency (µs)")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let mut systems: Vec<String> = points.iter().map(|p| p.system.clone()).collect();
+    systems.dedup();
+    for (k, s) in systems.iter().enumerate() {
+        let color = Palette99::pick(k).to_rgba();
+        let pts: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| &p.system == s)
+            .map(|p| (p.rate / 1000.0, p.p50_us))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(s.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+            )
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+fn pct(h: &Histogram<u64>, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / 1000.0
+}
+
+/// Run the whole bench on an (already up) 3-node lab; returns the markdown report.
+pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Result<String> {
+    std::fs::create_dir_all(&o.out)?;
+    let mut id = 1000;
+    let mut points = Vec::new();
+    for &b in &o.batches {
+        points.extend(lowi(lab, bins, o, b, &mut id)?);
+    }
+    let raft = raft(lab, raft_bin, o, &mut id)?;
+    points.extend(raft.iter().cloned());
+    let mut md = String::new();
+    let f = lab.load()?;
+    let _ = writeln!(
+        md,
+        "Transport: {}. LOWI timing: loop {} µs, Δ {} ms, timeout {} ms. Raft: raft-rs 0.7, 5 ms tick \
+         (heartbeat 1 tick, election 10 ticks), MemStorage. One client, {} requests of {} B per point; \
+         closed loop with the given window.\n",
+        if lab.netns {
+            "IP multicast in network namespaces (veth + bridges, MTU 9000)"
+        } else {
+            "loopback (unicast fan-out)"
+        },
+        f.timing.loop_period_ns / 1000,
+        f.timing.delta_ns / 1_000_000,
+        f.timing.timeout_ns / 1_000_000,
+        o.requests,
+        o.payload
+    );
+    let _ = writeln!(
+        md,
+        "| system | window | decisions/s | p50 µs | p99 µs | leader packets / request |"
+    );
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    for p in &points {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.3} |",
+            p.system, p.window, p.rate, p.p50_us, p.p99_us, p.leader_pkts
+        );
+    }
+    let best = format!("LOWI b={}", o.batches.iter().max().copied().unwrap_or(1));
+    let _ = writeln!(
+        md,
+        "\nRatios, {best} ÷ Raft at the same window (throughput: higher is better; latency and packets: lower is better):\n"
+    );
+    let _ = writeln!(
+        md,
+        "| window | throughput × | p50 × | p99 × | leader packets × |"
+    );
+    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: |");
+    for r in &raft {
+        if let Some(l) = points
+            .iter()
+            .find(|p| p.system == best && p.window == r.window)
+        {
+            let _ = writeln!(
+                md,
+                "| {} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                r.window,
+                l.rate / r.rate,
+                l.p50_us / r.p50_us,
+                l.p99_us / r.p99_us,
+                l.leader_pkts / r.leader_pkts
+            );
+        }
+    }
+    let svg = o.out.join("latency-throughput.svg");
+    svg_plot(&points, &svg)?;
+    let _ = writeln!(md, "\nPlot: `{}`", svg.display());
+    if o.stability_secs > 0 {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let _ = writeln!(
+            md,
+            "\nInteraction stability: one-way latency node 0 → node 1 on tree a, one datagram per 100 µs for {} s \
+             (normal-priority sockets, CLOCK_MONOTONIC on both ends):\n",
+            o.stability_secs
+        );
+        let _ = writeln!(
+            md,
+            "| load | samples | p50 µs | p90 | p99 | p99.9 | p99.99 | p100 |"
+        );
+        let _ = writeln!(
+            md,
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        );
+        for (name, stress) in [
+            ("idle", 0),
+            ("CPU stress (one spinning thread per core)", cores),
+        ] {
+            let h = stability(lab, o.stability_secs, stress)?;
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                h.len(),
+                pct(&h, 0.5),
+                pct(&h, 0.9),
+                pct(&h, 0.99),
+                pct(&h, 0.999),
+                pct(&h, 0.9999),
+                h.max() as f64 / 1000.0
+            );
+        }
+    }
+    std::fs::write(o.out.join("results.md"), &md)?;
+    Ok(md)
+}
