@@ -32,6 +32,8 @@ pub struct BenchOpts {
     pub stability_secs: u64,
     /// Output folder (results.md, latency-throughput.svg).
     pub out: PathBuf,
+    /// Client threads sharing each window (one client process cannot saturate the leader).
+    pub clients: usize,
 }
 
 /// One measured point.
@@ -66,23 +68,55 @@ fn client_ns(lab: &Lab) -> Option<String> {
     lab.netns.then(|| lab.clients())
 }
 
-fn run_load(lab: &Lab, id: u32, total: u64, window: usize, payload: usize) -> Result<LoadReport> {
+/// `clients` client threads (ids `id`, `id + 1`, …) share `total` requests and the window.
+fn run_load(
+    lab: &Lab,
+    id: u32,
+    total: u64,
+    window: usize,
+    payload: usize,
+    clients: usize,
+) -> Result<LoadReport> {
     let f = lab.load()?;
     let (cluster, addrs) = (f.cluster_id as u32, f.client_addrs());
-    in_netns(client_ns(lab), move || {
-        load(
-            cluster,
-            id,
-            addrs,
-            total,
-            window,
-            payload,
-            Duration::from_secs(300),
-        )
-    })
-    .join()
-    .map_err(|_| LabError("client thread panicked".into()))?
-    .map_err(|e| LabError(format!("client: {e}")))
+    let k = clients.clamp(1, window.max(1));
+    let threads: Vec<_> = (0..k)
+        .map(|c| {
+            let addrs = addrs.clone();
+            let share = total / k as u64 + u64::from((c as u64) < total % k as u64);
+            let w = window / k + usize::from(c < window % k);
+            in_netns(client_ns(lab), move || {
+                load(
+                    cluster,
+                    id + c as u32,
+                    addrs,
+                    share,
+                    w,
+                    payload,
+                    Duration::from_secs(300),
+                )
+            })
+        })
+        .collect();
+    let mut merged: Option<LoadReport> = None;
+    for t in threads {
+        let r = t
+            .join()
+            .map_err(|_| LabError("client thread panicked".into()))?
+            .map_err(|e| LabError(format!("client: {e}")))?;
+        merged = Some(match merged {
+            None => r,
+            Some(mut m) => {
+                m.decided += r.decided;
+                m.retransmits += r.retransmits;
+                m.elapsed = m.elapsed.max(r.elapsed);
+                m.latency.add(&r.latency).expect("same histogram bounds");
+                m.max_ok_gap = m.max_ok_gap.max(r.max_ok_gap);
+                m
+            }
+        });
+    }
+    Ok(merged.expect("at least one client"))
 }
 
 /// LOWI at one batch size over every window.
@@ -100,8 +134,8 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
     let mut out = Vec::new();
     for &w in &o.windows {
         let before = request(lab, 0, "status")?;
-        *id += 1;
-        let r = run_load(lab, *id, o.requests, w, o.payload)?;
+        *id += 16;
+        let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
         let after = request(lab, 0, "status")?;
         let d = |k: &str| {
             after["counters"][k].as_u64().unwrap_or(0) - before["counters"][k].as_u64().unwrap_or(0)
@@ -159,8 +193,8 @@ fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<P
             .or(leader)
             .expect("a leader");
         let before = raft_stats(lab, addrs[l]).unwrap_or_default();
-        *id += 1;
-        let r = run_load(lab, *id, o.requests, w, o.payload)?;
+        *id += 16;
+        let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
         let after = raft_stats(lab, addrs[l]).unwrap_or_default();
         let pkts = after["peer_packets"].as_u64().unwrap_or(0)
             - before["peer_packets"].as_u64().unwrap_or(0);
@@ -247,7 +281,13 @@ fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
     let err = |e: &dyn std::fmt::Display| LabError(format!("plot: {e}"));
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let max_x = points.iter().map(|p| p.rate / 1000.0).fold(1.0, f64::max) * 1.1;
-    let max_y = points.iter().map(|p| p.p50_us).fold(1.0, f64::max) * 1.1;
+    let max_y = points.iter().map(|p| p.p50_us).fold(1.0, f64::max) * 1.5;
+    let min_y = points
+        .iter()
+        .map(|p| p.p50_us)
+        .fold(f64::MAX, f64::min)
+        .max(1.0)
+        / 1.5;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "3 nodes: request → OK latency (p50) vs throughput",
@@ -256,12 +296,12 @@ fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.0..max_x, 0.0..max_y)
+        .build_cartesian_2d(0.0..max_x, (min_y..max_y).log_scale())
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
         .x_desc("decided requests per second (thousands)")
-        .y_desc("p50 latency (µs)")
+        .y_desc("p50 latency (µs, log scale)")
         .draw()
         .map_err(|e| err(&e))?;
     let mut systems: Vec<String> = points.iter().map(|p| p.system.clone()).collect();
@@ -316,8 +356,8 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     let _ = writeln!(
         md,
         "Transport: {}. LOWI timing: loop {} µs, Δ {} ms, timeout {} ms. Raft: raft-rs 0.7, 5 ms tick \
-         (heartbeat 1 tick, election 10 ticks), MemStorage. One client, {} requests of {} B per point; \
-         closed loop with the given window.\n",
+         (heartbeat 1 tick, election 10 ticks), MemStorage. {} client thread(s) sharing the window, {} requests of {} B per point; \
+         closed loop.\n",
         if lab.netns {
             "IP multicast in network namespaces (veth + bridges, MTU 9000)"
         } else {
@@ -326,6 +366,7 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
         f.timing.loop_period_ns / 1000,
         f.timing.delta_ns / 1_000_000,
         f.timing.timeout_ns / 1_000_000,
+        o.clients,
         o.requests,
         o.payload
     );

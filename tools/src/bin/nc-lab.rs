@@ -83,6 +83,9 @@ enum Cmd {
         stability_secs: u64,
         #[arg(long, default_value = "target/nc-lab-bench")]
         out: PathBuf,
+        /// Client threads sharing each window (one client thread cannot saturate the leader).
+        #[arg(long, default_value_t = 4)]
+        clients: usize,
     },
 }
 
@@ -255,6 +258,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             payload,
             stability_secs,
             out,
+            clients,
         } => {
             let bins = Bins::beside_me()?;
             let raft = bins.engine.with_file_name("nc-raft");
@@ -291,6 +295,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     payload,
                     stability_secs,
                     out: out.clone(),
+                    clients,
                 },
             );
             lab.down()?;
