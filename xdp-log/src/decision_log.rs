@@ -33,7 +33,8 @@ pub enum LogError {
     Gap {
         /// The instance the reader needed next.
         expected: u64,
-        /// The oldest instance the log holds now, if any.
+        /// The oldest instance the log holds now, if any (when `expected` went missing rather
+        /// than overwritten, this can be below `expected`: resume above `expected`).
         oldest_available: Option<u64>,
     },
     /// A committed slot that does not hold a valid decision (should not happen; reported, never
@@ -258,7 +259,16 @@ impl DecisionLog {
                 }),
             };
         }
+        // Not there. Read the head first, then the commit word again: anything the kernel
+        // logged before that head was published is visible in the second read (it sets commit
+        // before it raises head), so "head moved past the window and the slot still lacks the
+        // instance" really means missed, not "logged while we were looking".
         let head = self.head()?;
+        fence(Ordering::Acquire);
+        let c = self.map.commit(idx);
+        if c == want_commit {
+            return Ok(None); // arrived meanwhile: the next call reads it
+        }
         if c > want_commit || head > want_commit.saturating_add(self.reorder_window) {
             let g = LogError::Gap {
                 expected: want,
