@@ -97,6 +97,8 @@ fn simple(instance: u64) -> Vec<u8> {
 /// semantics: one slot per instance mod capacity, a duplicate or older lap is not logged).
 struct Model {
     slots: HashMap<u64, u64>,
+    /// The packet each slot holds (by instance), for the differential test.
+    held: HashMap<u64, Vec<u8>>,
     head: u64,
     logged: Vec<u64>,
     duplicates: u64,
@@ -108,11 +110,21 @@ impl Model {
     fn new() -> Model {
         Model {
             slots: HashMap::new(),
+            held: HashMap::new(),
             head: 0,
             logged: vec![],
             duplicates: 0,
             stale: 0,
             gaps: 0,
+        }
+    }
+    fn offer_packet(&mut self, i: u64, packet: &[u8]) {
+        let before = self.logged.len();
+        self.offer(i);
+        if self.logged.len() > before {
+            let cap = u64::from(common::LOG_CAPACITY);
+            self.held.retain(|&j, _| j % cap != i % cap);
+            self.held.insert(i, packet.to_vec());
         }
     }
     fn offer(&mut self, i: u64) {
@@ -542,4 +554,212 @@ fn skb_mode() {
 #[test]
 fn native_mode_consuming() {
     scenario(Mode::Native, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Differential test of the kernel-side parser: random valid and mutated frames through the real
+// XDP program; the oracle is proto (frame::parse_udp + wire::parse) plus the documented rules
+// (other packet kinds of our cluster are foreign without their body checked; instance u64::MAX
+// is refused). Counters and log contents must match exactly.
+
+use proptest::prelude::*;
+use proto::frame::parse_udp;
+use proto::wire::{ParseError, header_offset};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Class {
+    NotCandidate,
+    Malformed,
+    Foreign,
+    Heartbeat,
+    Value(u64, Vec<u8>),
+}
+
+fn oracle(frame: &[u8]) -> Class {
+    let candidate = frame.len() >= proto::frame::PAYLOAD_OFFSET
+        && frame[12..14] == [0x08, 0x00]
+        && frame[14] == 0x45
+        && frame[23] == 17
+        && u16::from_be_bytes([frame[36], frame[37]]) == PORT;
+    if !candidate {
+        return Class::NotCandidate;
+    }
+    let Ok((_, payload)) = parse_udp(frame) else {
+        return Class::Malformed;
+    };
+    match proto::wire::parse(payload, CLUSTER) {
+        Ok((_, Packet::Decide(d))) if d.meta.kind.is_value() => {
+            if d.meta.instance == u64::MAX {
+                Class::Malformed
+            } else {
+                Class::Value(d.meta.instance, payload.to_vec())
+            }
+        }
+        Ok((_, Packet::Decide(_))) => Class::Heartbeat,
+        Ok(_) => Class::Foreign,
+        Err(ParseError::Foreign(_)) => Class::Foreign,
+        Err(ParseError::Malformed(_)) => {
+            // A header of ours with a known kind other than DECIDE: foreign, body unchecked.
+            let b = payload;
+            let header_ok = b.len() >= proto::wire::HEADER_LEN
+                && proto::wire::Kind::from_u8(b[header_offset::KIND]).is_some()
+                && b[header_offset::KIND] != proto::wire::Kind::Decide as u8
+                && usize::from(u16::from_be_bytes([
+                    b[header_offset::BODY_LEN],
+                    b[header_offset::BODY_LEN + 1],
+                ])) + proto::wire::HEADER_LEN
+                    == b.len()
+                && b[header_offset::RESERVED] == 0;
+            if header_ok {
+                Class::Foreign
+            } else {
+                Class::Malformed
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Gen {
+    kind: u8,
+    instance: u64,
+    entries: u8,
+    plen: u8,
+    op: u8,
+    idx: u16,
+    val: u8,
+}
+
+fn gen_strategy() -> impl Strategy<Value = Gen> {
+    (
+        0u8..5,
+        1u64..40,
+        1u8..4,
+        0u8..40,
+        0u8..8,
+        any::<u16>(),
+        any::<u8>(),
+    )
+        .prop_map(|(kind, instance, entries, plen, op, idx, val)| Gen {
+            kind,
+            instance,
+            entries,
+            plen,
+            op,
+            idx,
+            val,
+        })
+}
+
+fn build(tb: &Testbed, g: &Gen) -> Vec<u8> {
+    let mut payload = match g.kind {
+        0 | 1 => batch(
+            g.instance,
+            &(0..g.entries)
+                .map(|k| {
+                    (
+                        u32::from(k),
+                        g.instance * 4 + u64::from(k),
+                        vec![g.val ^ k; usize::from(g.plen)],
+                    )
+                })
+                .collect::<Vec<_>>(),
+        ),
+        2 => config(g.instance),
+        3 => heartbeat(g.instance),
+        _ => Packet::Request(Entry {
+            client_id: 9,
+            seq: g.instance,
+            flags: 0,
+            payload: &[1, 2, 3],
+        })
+        .to_vec(CLUSTER, proto::wire::SENDER_NONE)
+        .unwrap(),
+    };
+    let n = payload.len();
+    match g.op {
+        2 => payload[usize::from(g.idx) % n] ^= g.val | 1,
+        3 => payload.truncate(n - 1 - usize::from(g.idx) % 8.min(n - 1)),
+        4 => payload.extend(std::iter::repeat_n(g.val, 1 + usize::from(g.val % 4))),
+        _ => {}
+    }
+    let mut f = tb.frame(PORT, &payload);
+    let fl = f.len();
+    match g.op {
+        5 => f[usize::from(g.idx) % fl] ^= g.val | 1,
+        6 => f.truncate(fl - 1 - usize::from(g.idx) % 8),
+        _ => {}
+    }
+    f
+}
+
+fn differential(gens: &[Gen], mode: Mode) -> Result<(), TestCaseError> {
+    let tb = Testbed::new().expect("namespaces");
+    let _att = tb
+        .run_in(&tb.host_ns, || {
+            loader::attach(&AttachOptions {
+                iface: tb.host_if.clone(),
+                mode,
+                pin_dir: tb.pin_dir.clone(),
+                cluster_id: CLUSTER,
+                port: PORT,
+                consume: false,
+            })
+        })
+        .unwrap()
+        .expect("attach");
+    let frames: Vec<Vec<u8>> = gens.iter().map(|g| build(&tb, g)).collect();
+    let mut model = Model::new();
+    let (mut seen, mut malformed, mut foreign, mut heartbeats) = (0u64, 0u64, 0u64, 0u64);
+    for f in &frames {
+        match oracle(f) {
+            Class::NotCandidate => continue,
+            Class::Malformed => malformed += 1,
+            Class::Foreign => foreign += 1,
+            Class::Heartbeat => heartbeats += 1,
+            Class::Value(i, p) => model.offer_packet(i, &p),
+        }
+        seen += 1;
+    }
+    send_all(&tb, &frames);
+    // Wait until the program has seen every candidate (it runs in the receive path).
+    let mut s = loader::read_stats(&tb.pin_dir).unwrap();
+    for _ in 0..2000 {
+        if s.get(common::counter::SEEN) >= seen {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        s = loader::read_stats(&tb.pin_dir).unwrap();
+    }
+    use common::counter as c;
+    prop_assert_eq!(s.get(c::SEEN), seen, "{:?}", s);
+    prop_assert_eq!(s.get(c::MALFORMED), malformed, "{:?}", s);
+    prop_assert_eq!(s.get(c::FOREIGN), foreign, "{:?}", s);
+    prop_assert_eq!(s.get(c::HEARTBEATS), heartbeats);
+    prop_assert_eq!(s.get(c::LOGGED), model.logged.len() as u64);
+    prop_assert_eq!(s.get(c::DUPLICATES), model.duplicates);
+    prop_assert_eq!(s.get(c::STALE), model.stale);
+    prop_assert_eq!(s.get(c::GAPS), model.gaps);
+    for (&i, p) in &model.held {
+        let mut log = DecisionLog::open_at(&tb.pin_dir, i).unwrap();
+        let d = log.try_next().unwrap();
+        prop_assert_eq!(d.map(|d| d.packet), Some(p.clone()), "instance {}", i);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 4,
+        max_shrink_iters: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+    #[test]
+    fn xdp_parser_agrees_with_proto(gens in prop::collection::vec(gen_strategy(), 150..300), native in any::<bool>()) {
+        if skipped() {
+            return Ok(());
+        }
+        differential(&gens, if native { Mode::Native } else { Mode::Skb })?;
+    }
 }
