@@ -381,16 +381,12 @@ fn udp_checksum_ok(h: &[u8; PAYLOAD_OFFSET], s: *const u8, len: usize) -> Result
     let mut hdr = [0u8; 20];
     let ip = ETH_LEN;
     let udp = ETH_LEN + IPV4_LEN;
-    for k in 0..8 {
-        hdr[k] = h[ip + 12 + k];
-    }
+    hdr[..8].copy_from_slice(&h[ip + 12..ip + 20]);
     hdr[9] = IPPROTO_UDP;
     let ulen = (len + UDP_LEN) as u16;
     hdr[10] = (ulen >> 8) as u8;
     hdr[11] = ulen as u8;
-    for k in 0..8 {
-        hdr[12 + k] = h[udp + k];
-    }
+    hdr[12..20].copy_from_slice(&h[udp..udp + 8]);
     // SAFETY: hdr is 20 initialised stack bytes; a null `from` with size 0 is allowed.
     let mut acc =
         unsafe { bpf_csum_diff(core::ptr::null_mut(), 0, hdr.as_mut_ptr().cast(), 20, 0) };
@@ -447,8 +443,10 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
         return;
     };
     let commit = instance + 1;
-    // SAFETY: slot is a map value of this array; fields are written with volatile stores so the
-    // order below (commit cleared, body, commit set) is the order in the compiled program.
+    // SAFETY: slot is a map value of this array. The fields are written with volatile stores,
+    // which the compiler keeps in program order, and the packet copy is an opaque helper call
+    // between them: commit cleared, body, commit set. (No fence instruction: the BPF backend
+    // cannot select one; x86 keeps stores in order. See README, "Torn reads".)
     unsafe {
         let old = read_volatile(addr_of_mut!((*slot).commit));
         if old == commit {
