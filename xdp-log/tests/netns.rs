@@ -441,6 +441,7 @@ fn scenario(mode: Mode, consume: bool) {
     assert_eq!(s.get(c::GAPS), 1);
     assert_eq!(s.get(c::STALE), 0);
     assert_eq!(s.get(c::RING_FULL), 0);
+    assert_eq!(s.get(c::INTERNAL), 0);
     assert!(s.get(c::FRAMES) >= plan.frames.len() as u64 + 2);
     let decides = plan.to_port_decides;
     if consume {
@@ -740,6 +741,7 @@ fn differential(gens: &[Gen], mode: Mode) -> Result<(), TestCaseError> {
     prop_assert_eq!(s.get(c::DUPLICATES), model.duplicates);
     prop_assert_eq!(s.get(c::STALE), model.stale);
     prop_assert_eq!(s.get(c::GAPS), model.gaps);
+    prop_assert_eq!(s.get(c::INTERNAL), 0);
     for (&i, p) in &model.held {
         let mut log = DecisionLog::open_at(&tb.pin_dir, i).unwrap();
         let d = log.try_next().unwrap();

@@ -140,8 +140,10 @@ pub mod counter {
     pub const RING_FULL: u32 = 9;
     /// Valid DECIDE frames dropped (consumed) because the consume flag is set.
     pub const CONSUMED: u32 = 10;
+    /// A map lookup or packet copy that cannot fail did fail (the slot is left empty).
+    pub const INTERNAL: u32 = 11;
     /// Number of counters.
-    pub const COUNT: u32 = 11;
+    pub const COUNT: u32 = 12;
     /// Names, in index order (for `stats`).
     pub const NAMES: [&str; COUNT as usize] = [
         "frames",
@@ -155,6 +157,7 @@ pub mod counter {
         "heartbeats",
         "ring_full",
         "consumed",
+        "internal",
     ];
 }
 

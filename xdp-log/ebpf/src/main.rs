@@ -430,6 +430,7 @@ fn udp_checksum_ok(h: &[u8; PAYLOAD_OFFSET], s: *const u8, len: usize) -> Result
 #[inline(always)]
 fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
     let Some(head_p) = NCXDP_STATE.get_ptr_mut(state::HEAD) else {
+        count(counter::INTERNAL);
         return;
     };
     // SAFETY: a map value; concurrent writers (other CPUs) only ever raise it.
@@ -440,6 +441,7 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
     }
     let idx = (instance & u64::from(LOG_CAPACITY - 1)) as u32;
     let Some(slot) = NCXDP_LOG.get_ptr_mut(idx) else {
+        count(counter::INTERNAL);
         return;
     };
     let commit = instance + 1;
@@ -481,6 +483,8 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
         write_volatile(addr_of_mut!((*slot).cpu), bpf_get_smp_processor_id());
         let n = (len & MASK) as u32;
         if n == 0 || n as usize > SLOT_DATA_LEN {
+            // Cannot happen (checked before); the slot stays empty (commit 0) and is counted.
+            count(counter::INTERNAL);
             return;
         }
         if bpf_xdp_load_bytes(
@@ -490,6 +494,7 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
             n,
         ) != 0
         {
+            count(counter::INTERNAL);
             return;
         }
         write_volatile(addr_of_mut!((*slot).commit), commit);
@@ -504,6 +509,7 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
     count(counter::LOGGED);
     let rec = (SLOT_HEADER_LEN + len) as u64;
     if rec > (SLOT_HEADER_LEN + SLOT_DATA_LEN) as u64 {
+        count(counter::INTERNAL);
         return;
     }
     // SAFETY: `rec` bytes of the slot value, bounded just above.
