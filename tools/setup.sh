@@ -65,3 +65,14 @@ if [ ! -x "$cargo_bin/bpf-linker" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want
     printf '%s' "$want_stamp" >"$stamp"
 fi
 say "ok: rust-src and bpf-linker $bpf_linker_version (for $(rustc --version)) present"
+# The xdp-log namespace tests and benchmark create namespaces and veths with `ip` (iproute2),
+# which minimal Debian images lack. Only root can install it (and only root runs those tests).
+if ! command -v ip >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing iproute2 (for the xdp-log namespace tests)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2
+    else
+        say "note: iproute2 (ip) missing; the xdp-log namespace tests need it and root"
+    fi
+fi

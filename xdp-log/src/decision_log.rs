@@ -320,3 +320,10 @@ impl DecisionLog {
         }
     }
 }
+
+/// A `DecisionLog` can move to the thread that applies decisions.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<DecisionLog>();
+    send::<Decision>();
+};
