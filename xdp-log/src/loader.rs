@@ -92,7 +92,8 @@ fn ensure_bpffs(pin_dir: &Path) -> Result<()> {
 /// An attached program; [`Attached::detach`] (or drop) detaches it and removes the pins.
 pub struct Attached {
     pin_dir: PathBuf,
-    _ebpf: Ebpf,
+    /// Holds the program and map fds while attached.
+    ebpf: Ebpf,
     done: bool,
 }
 
@@ -115,10 +116,10 @@ pub fn attach(o: &AttachOptions) -> Result<Attached> {
         .with_context(|| format!("create pin folder {}", o.pin_dir.display()))?;
     let mut att = Attached {
         pin_dir: o.pin_dir.clone(),
-        _ebpf: Ebpf::load(EBPF_OBJECT).context("load the eBPF object")?,
+        ebpf: Ebpf::load(EBPF_OBJECT).context("load the eBPF object")?,
         done: false,
     };
-    let ebpf = &mut att._ebpf;
+    let ebpf = &mut att.ebpf;
     {
         let mut cfgmap: Array<_, u32> = Array::try_from(
             ebpf.map_mut(map_name::CONFIG)

@@ -201,14 +201,10 @@ impl RawSender {
         sa.sll_family = libc::AF_PACKET as u16;
         sa.sll_ifindex = self.ifindex;
         sa.sll_halen = 6;
-        sa.sll_addr[..6].copy_from_slice(
-            &frame[..6.min(frame.len())]
-                .iter()
-                .copied()
-                .chain([0; 6])
-                .take(6)
-                .collect::<Vec<_>>(),
-        );
+        // Destination MAC (the frame's first 6 bytes; frames shorter than that keep zeros).
+        for (d, b) in sa.sll_addr.iter_mut().zip(frame.iter().take(6)) {
+            *d = *b;
+        }
         loop {
             // SAFETY: frame and sa are valid for the call.
             let r = unsafe {
