@@ -7,7 +7,7 @@
 //! reader saw), and their ratio.
 //!
 //! `cargo run --release -p xdp-log --example bench -- [--frames N] [--mode native|skb]
-//!  [--entries K] [--payload BYTES]`
+//!  [--entries K] [--payload BYTES] [--pps RATE]` (`--pps`: pace the sender, 0 = as fast as it can)
 
 use anyhow::{Context, Result, bail};
 use proto::wire::{Decide, DecideKind, DecideMeta, Entry, Packet, emit_entries};
@@ -69,6 +69,7 @@ fn main() -> Result<()> {
     };
     let entries: usize = arg("--entries", 1);
     let payload: usize = arg("--payload", 64);
+    let pps: u64 = arg("--pps", 0);
 
     let tb = Testbed::new()?;
     let att = tb.run_in(&tb.host_ns, || {
@@ -149,7 +150,14 @@ fn main() -> Result<()> {
     let t0 = Instant::now();
     let t_send = tb.run_in(&tb.nic_ns, || -> Result<Duration> {
         let s = RawSender::new(&tb.nic_if)?;
-        for p in &pkts {
+        for (k, p) in pkts.iter().enumerate() {
+            if pps > 0 {
+                // Frame k leaves no earlier than k / pps seconds after the start.
+                let due = Duration::from_secs_f64(k as f64 / pps as f64);
+                while t0.elapsed() < due {
+                    std::hint::spin_loop();
+                }
+            }
             s.send(p)?;
         }
         Ok(t0.elapsed())
@@ -182,8 +190,13 @@ fn main() -> Result<()> {
     let since = |t: Option<Instant>| t.map(|t| t - t0).unwrap_or(Duration::ZERO);
     let (t_udp, t_app) = (since(udp_last), since(app_last));
     println!(
-        "xdp-log bench: {frames} DECIDE frames of {frame_len} B ({entries} entr{} x {payload} B), mode {mode:?}",
-        if entries == 1 { "y" } else { "ies" }
+        "xdp-log bench: {frames} DECIDE frames of {frame_len} B ({entries} entr{} x {payload} B), mode {mode:?}, sender {}",
+        if entries == 1 { "y" } else { "ies" },
+        if pps > 0 {
+            format!("paced at {pps} frames/s")
+        } else {
+            "unpaced".to_string()
+        }
     );
     println!(
         "sender (AF_PACKET, nic ns):   {frames} sent in {:.3} s = {:.0} frames/s",
