@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-bash tools/setup.sh
+bash tools/setup.sh demo
 cargo build --release --locked -q -p soc-ctl -p nc-tools
 exec ./target/release/nc-lab demo "$@"

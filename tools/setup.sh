@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent setup of everything the demo and the tests need on a fresh Debian 12 machine.
 # Safe to run again: each step checks first and installs only what is missing.
-# (Later parts of the project add their own steps here: apt packages, the cocotb venv,
-# bpf-linker, rust-src.)
+#   bash tools/setup.sh        everything the tests need
+#   bash tools/setup.sh demo   only what the demo needs (Rust; iproute2 as root)
 set -euo pipefail
+mode=${1:-all}
 
 say() { printf '[setup] %s\n' "$*"; }
 
@@ -23,6 +24,24 @@ if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1)" != "$need" ]; t
     exit 1
 fi
 
+say "ok: rustc $have"
+
+# The namespace lab (demo, nc-lab) and the xdp-log tests create namespaces and veths with `ip`
+# (iproute2), which minimal Debian images lack. Only root can install it (and only root uses it).
+if ! command -v ip >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing iproute2 (network namespaces for nc-lab and the xdp-log tests)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2
+    else
+        say "note: iproute2 (ip) missing; without root the lab runs on loopback anyway"
+    fi
+fi
+
+if [ "$mode" = demo ]; then
+    exit 0
+fi
+
 for comp in rustfmt clippy; do
     if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
         say "installing rustup component $comp"
@@ -30,11 +49,45 @@ for comp in rustfmt clippy; do
     fi
 done
 
-say "ok: rustc $have, rustfmt and clippy present"
+say "ok: rustfmt and clippy present"
 
-# --- nc-lab (tools): nftables for `nc-lab fault drop` (iproute2 is part of Debian's base) ---
+# --- nc-lab (tools): nftables for `nc-lab fault drop` ---
 if [ "$(id -u)" = 0 ] && ! command -v nft >/dev/null 2>&1; then
     say "installing nftables (nc-lab fault drop)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null
 fi
+
+# --- xdp-log: eBPF build tools (rust-src for -Z build-std=core, bpf-linker 0.13.0) ---
+# The kernel-side crate xdp-log/ebpf targets bpfel-unknown-none; xdp-log/build.rs builds it with
+# RUSTC_BOOTSTRAP=1 -Z build-std=core, which needs the rust-src component and bpf-linker.
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+    say "installing rustup component rust-src"
+    rustup component add rust-src
+fi
+# bpf-linker must link against the LLVM of the rustc in use (Debian's LLVM 14 is too old), so it is
+# built against rustc's own libLLVM and cached keyed on `rustc -vV`: a stamp next to the binary
+# records which rustc it was built for, and a different rustc rebuilds it.
+bpf_linker_version=0.13.0
+cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin"
+stamp="$cargo_bin/.bpf-linker.stamp"
+want_stamp="bpf-linker $bpf_linker_version; $(rustc -vV | tr '\n' ' ')"
+if [ ! -x "$cargo_bin/bpf-linker" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
+    sysroot_lib="$(rustc --print sysroot)/lib"
+    llvm_so=$(find "$sysroot_lib" -maxdepth 1 -name 'libLLVM.so.*' | head -n1)
+    llvm_major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+    if [ -z "$llvm_so" ] || [ -z "$llvm_major" ]; then
+        say "error: cannot find rustc's libLLVM.so.* in $sysroot_lib (needed to build bpf-linker)" >&2
+        exit 1
+    fi
+    llvm_prefix="${XDG_CACHE_HOME:-$HOME/.cache}/nano-consensus/rustc-llvm-$llvm_major"
+    mkdir -p "$llvm_prefix/lib"
+    ln -sf "$llvm_so" "$llvm_prefix/lib/libLLVM.so"
+    say "building bpf-linker $bpf_linker_version against rustc's LLVM $llvm_major (about a minute)"
+    LLVM_PREFIX="$llvm_prefix" \
+        RUSTFLAGS="-C link-arg=-Wl,-rpath,$sysroot_lib -L $llvm_prefix/lib" \
+        cargo install "bpf-linker@$bpf_linker_version" --locked --force \
+        --no-default-features --features "llvm-$llvm_major"
+    printf '%s' "$want_stamp" >"$stamp"
+fi
+say "ok: rust-src and bpf-linker $bpf_linker_version (for $(rustc --version)) present"

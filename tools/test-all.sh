@@ -29,6 +29,18 @@ step "format" cargo fmt --all -- --check
 step "clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 step "proto without alloc (parse/emit/registers only)" cargo build -p nc-proto --no-default-features --locked
 step "unit, property and checker tests" cargo test --workspace --locked
+# --- xdp-log ---
+# The XDP program (xdp-log/ebpf, its own workspace, target bpfel-unknown-none) is built from source
+# by xdp-log/build.rs inside the clippy/test steps above (rust-src + bpf-linker from tools/setup.sh).
+# Its namespace and CLI tests (xdp-log/tests/{netns,cli}.rs) are part of `cargo test --workspace`:
+# they need root and print SKIPPED without it; CI runs as root, so they run. Here: the kernel
+# crate's own format and lint checks, which the root workspace does not cover.
+step "xdp-log eBPF crate: format" bash -c 'cd xdp-log/ebpf && cargo fmt -- --check'
+step "xdp-log eBPF crate: clippy (bpfel)" bash -c 'cd xdp-log/ebpf && RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=../../target/xdp-log-ebpf-clippy cargo clippy --release --locked --target bpfel-unknown-none -Z build-std=core -- -D warnings'
+if [ "$(id -u)" != 0 ]; then
+    echo "NOTE: not root: the xdp-log namespace and CLI tests were SKIPPED (they run in CI as root)"
+fi
+# --- end xdp-log ---
 step "build nc-sim (release)" cargo build --release --locked -p nc-testbench --bin nc-sim
 sim=./target/release/nc-sim
 # Simulator campaigns: a smaller version of the demo's, plus other n and |G| (a minute in all).

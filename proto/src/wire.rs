@@ -36,6 +36,69 @@ pub const SENDER_NONE: u8 = 0xFF;
 /// Largest UDP payload a packet may have (a 9000-byte jumbo IP MTU minus IPv4 and UDP headers).
 pub const MAX_PACKET_LEN: usize = 9000 - 20 - 8;
 
+/// Byte offsets of the common header's fields, from the start of the packet (for code that
+/// cannot call [`parse`], such as the XDP program; `parse` and `emit` use the same layout).
+pub mod header_offset {
+    /// `u16` [`MAGIC`](super::MAGIC).
+    pub const MAGIC: usize = 0;
+    /// `u8` [`VERSION`](super::VERSION).
+    pub const VERSION: usize = 2;
+    /// `u8` [`Kind`](super::Kind).
+    pub const KIND: usize = 3;
+    /// `u32` cluster id.
+    pub const CLUSTER_ID: usize = 4;
+    /// `u16` bytes after the common header.
+    pub const BODY_LEN: usize = 8;
+    /// `u8` sender node id.
+    pub const SENDER: usize = 10;
+    /// `u8` reserved, 0.
+    pub const RESERVED: usize = 11;
+}
+
+/// Byte offsets of the DECIDE body's fields, from the start of the body (packet offset
+/// [`HEADER_LEN`]); the entries start at [`DECIDE_HEADER_LEN`](super::DECIDE_HEADER_LEN).
+pub mod decide_offset {
+    /// `u64` instance.
+    pub const INSTANCE: usize = 0;
+    /// `u32` epoch.
+    pub const EPOCH: usize = 8;
+    /// `u32` msg_seq.
+    pub const MSG_SEQ: usize = 12;
+    /// `u8` tree.
+    pub const TREE: usize = 16;
+    /// `u8` [`DecideKind`](super::DecideKind).
+    pub const KIND: usize = 17;
+    /// `u16` number of entries.
+    pub const COUNT: usize = 18;
+    /// `u32` reserved, 0.
+    pub const RESERVED: usize = 20;
+}
+
+/// Byte offsets of an entry header's fields, from the start of the entry; the payload follows
+/// at [`ENTRY_HEADER_LEN`](super::ENTRY_HEADER_LEN).
+pub mod entry_offset {
+    /// `u32` client id.
+    pub const CLIENT_ID: usize = 0;
+    /// `u16` payload length.
+    pub const PAYLOAD_LEN: usize = 4;
+    /// `u8` flags.
+    pub const FLAGS: usize = 6;
+    /// `u8` reserved, 0.
+    pub const RESERVED: usize = 7;
+    /// `u64` client sequence number (never 0).
+    pub const SEQ: usize = 8;
+}
+
+/// Byte offsets of a CONFIG item's fields, from the start of the item.
+pub mod config_item_offset {
+    /// `u16` register address.
+    pub const ADDR: usize = 0;
+    /// `u16` reserved, 0.
+    pub const RESERVED: usize = 2;
+    /// `u32` value.
+    pub const VALUE: usize = 4;
+}
+
 /// Entry flag: the payload is a list of register writes decided by a CONFIG instance.
 pub const ENTRY_FLAG_CONFIG: u8 = 0x01;
 /// STATE_CHUNK flag: this is the last chunk of the snapshot.
@@ -899,6 +962,61 @@ mod tests {
             [it.next().unwrap(), it.next().unwrap()]
         };
         assert_eq!(got, es);
+    }
+
+    #[test]
+    fn published_offsets_match_emit() {
+        let e = Entry {
+            client_id: 0x0102_0304,
+            seq: 0x1112_1314_1516_1718,
+            flags: ENTRY_FLAG_CONFIG,
+            payload: &ConfigItem {
+                addr: 0x2122,
+                value: 0x3132_3334,
+            }
+            .to_bytes(),
+        };
+        let mut raw = [0u8; 64];
+        let rn = emit_entries([&e], &mut raw).unwrap();
+        let p = Packet::Decide(Decide {
+            meta: DecideMeta {
+                instance: 0x4142_4344_4546_4748,
+                epoch: 0x5152_5354,
+                msg_seq: 0x6162_6364,
+                tree: 0x71,
+                kind: DecideKind::Config,
+            },
+            count: 1,
+            entries_raw: &raw[..rn],
+        });
+        let mut buf = [0u8; 128];
+        let n = p.emit(0xA1A2_A3A4, 0x7E, &mut buf).unwrap();
+        let b = &buf[..n];
+        assert_eq!(be16(b, header_offset::MAGIC), MAGIC);
+        assert_eq!(b[header_offset::VERSION], VERSION);
+        assert_eq!(b[header_offset::KIND], Kind::Decide as u8);
+        assert_eq!(be32(b, header_offset::CLUSTER_ID), 0xA1A2_A3A4);
+        assert_eq!(be16(b, header_offset::BODY_LEN) as usize, n - HEADER_LEN);
+        assert_eq!(b[header_offset::SENDER], 0x7E);
+        assert_eq!(b[header_offset::RESERVED], 0);
+        let d = &b[HEADER_LEN..];
+        assert_eq!(be64(d, decide_offset::INSTANCE), 0x4142_4344_4546_4748);
+        assert_eq!(be32(d, decide_offset::EPOCH), 0x5152_5354);
+        assert_eq!(be32(d, decide_offset::MSG_SEQ), 0x6162_6364);
+        assert_eq!(d[decide_offset::TREE], 0x71);
+        assert_eq!(d[decide_offset::KIND], DecideKind::Config as u8);
+        assert_eq!(be16(d, decide_offset::COUNT), 1);
+        assert_eq!(be32(d, decide_offset::RESERVED), 0);
+        let en = &d[DECIDE_HEADER_LEN..];
+        assert_eq!(be32(en, entry_offset::CLIENT_ID), 0x0102_0304);
+        assert_eq!(be16(en, entry_offset::PAYLOAD_LEN), 8);
+        assert_eq!(en[entry_offset::FLAGS], ENTRY_FLAG_CONFIG);
+        assert_eq!(en[entry_offset::RESERVED], 0);
+        assert_eq!(be64(en, entry_offset::SEQ), 0x1112_1314_1516_1718);
+        let item = &en[ENTRY_HEADER_LEN..];
+        assert_eq!(be16(item, config_item_offset::ADDR), 0x2122);
+        assert_eq!(be16(item, config_item_offset::RESERVED), 0);
+        assert_eq!(be32(item, config_item_offset::VALUE), 0x3132_3334);
     }
 
     #[test]

@@ -1,0 +1,181 @@
+//! `xdp-log`: attach / detach the decision-logging XDP program, print its counters, tail the
+//! decisions it logs.
+
+use anyhow::{Context, Result};
+use aya::maps::{MapData, RingBuf};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use xdp_log::loader::{self, AttachOptions, DEFAULT_PIN_DIR, Mode};
+
+#[derive(Parser)]
+#[command(
+    name = "xdp-log",
+    about = "Nano-consensus: hand decisions to host applications via XDP"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Load and attach the program, pin its maps; stays in the foreground until Ctrl-C / SIGTERM
+    /// or `detach` (then detaches cleanly), unless --keep.
+    Attach {
+        /// Interface (the host end of the veth).
+        #[arg(long)]
+        iface: String,
+        /// Attach mode.
+        #[arg(long, value_enum, default_value = "native")]
+        mode: Mode,
+        /// bpffs folder for the pins.
+        #[arg(long, default_value = DEFAULT_PIN_DIR)]
+        pin: PathBuf,
+        /// Cluster id whose DECIDEs are logged (register cluster_id).
+        #[arg(long, default_value_t = 1)]
+        cluster_id: u32,
+        /// UDP port of the host copies (register host_port).
+        #[arg(long, default_value_t = 7402)]
+        port: u16,
+        /// Drop valid DECIDE frames after logging (the host stack never sees them).
+        #[arg(long)]
+        consume: bool,
+        /// Exit right after attaching; the program stays attached until `detach`.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Detach the program pinned under --pin and remove the pins.
+    Detach {
+        #[arg(long, default_value = DEFAULT_PIN_DIR)]
+        pin: PathBuf,
+    },
+    /// Print the counters (summed over CPUs).
+    Stats {
+        #[arg(long, default_value = DEFAULT_PIN_DIR)]
+        pin: PathBuf,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print decisions as they are logged (from the ring buffer).
+    Tail {
+        #[arg(long, default_value = DEFAULT_PIN_DIR)]
+        pin: PathBuf,
+        /// Stop after this many decisions.
+        #[arg(long)]
+        count: Option<u64>,
+    },
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Attach {
+            iface,
+            mode,
+            pin,
+            cluster_id,
+            port,
+            consume,
+            keep,
+        } => {
+            let att = loader::attach(&AttachOptions {
+                iface: iface.clone(),
+                mode,
+                pin_dir: pin.clone(),
+                cluster_id,
+                port,
+                consume,
+            })?;
+            println!(
+                "attached to {iface} ({mode:?}), cluster {cluster_id}, port {port}, maps pinned under {}",
+                pin.display()
+            );
+            if keep {
+                // The pinned link keeps the program attached after this process exits.
+                std::mem::forget(att);
+                return Ok(());
+            }
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            let mut tick = tokio::time::interval(Duration::from_millis(200));
+            loop {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => break,
+                    _ = term.recv() => break,
+                    _ = tick.tick() => {
+                        if !att.still_pinned() {
+                            println!("detached by `xdp-log detach`");
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            att.detach()?;
+            println!("detached from {iface}");
+        }
+        Cmd::Detach { pin } => {
+            loader::detach_pinned(&pin)?;
+            println!("detached; pins under {} removed", pin.display());
+        }
+        Cmd::Stats { pin, json } => {
+            let s = loader::read_stats(&pin)?;
+            if json {
+                println!("{}", s.to_json());
+            } else {
+                for (k, v) in s.named() {
+                    println!("{k:>12} {v}");
+                }
+            }
+        }
+        Cmd::Tail { pin, count } => tail(pin, count).await?,
+    }
+    Ok(())
+}
+
+async fn tail(pin: PathBuf, count: Option<u64>) -> Result<()> {
+    let cluster = loader::read_config(&pin)?[common::config::CLUSTER_ID as usize];
+    let data = MapData::from_pin(pin.join(common::map_name::RING))
+        .with_context(|| format!("open the ring buffer under {}", pin.display()))?;
+    let ring = RingBuf::try_from(aya::maps::Map::from_map_data(data)?)?;
+    // SAFETY: the ring buffer owns its fd for as long as the AsyncFd holds it (it is never closed
+    // or handed elsewhere while registered).
+    let mut fd = unsafe { AsyncFd::register(ring) }
+        .map_err(|e| anyhow::anyhow!("register the ring buffer fd: {e}"))?;
+    let mut n = 0u64;
+    loop {
+        let mut guard = tokio::select! {
+            g = fd.readable_mut() => g?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let ring = guard.get_inner_mut();
+        while let Some(item) = ring.next() {
+            match xdp_log::record::parse_record(&item, cluster) {
+                Ok(d) => {
+                    let e: Vec<String> = d
+                        .decide()
+                        .entries()
+                        .map(|e| format!("{}:{}({}B)", e.client_id, e.seq, e.payload.len()))
+                        .collect();
+                    println!(
+                        "instance {} epoch {} {:?} sender {} entries {} [{}]",
+                        d.instance,
+                        d.epoch,
+                        d.kind,
+                        d.sender,
+                        d.count,
+                        e.join(" ")
+                    );
+                }
+                Err(e) => println!("bad ring record: {e}"),
+            }
+            n += 1;
+            if count.is_some_and(|c| n >= c) {
+                return Ok(());
+            }
+        }
+        guard.clear_ready();
+    }
+}

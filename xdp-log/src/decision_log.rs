@@ -1,0 +1,329 @@
+//! [`DecisionLog`]: what a host application uses to read decisions in instance order from the
+//! pinned log, in any process.
+//!
+//! The log is a BPF array mapped into this process (BPF_F_MMAPABLE), so reading a decision is
+//! a memory copy, no system call. A slot is read like a seqlock: `commit` (= instance + 1)
+//! before and after copying it must be equal and name the wanted instance; the kernel clears
+//! `commit` before rewriting a slot and sets it last, so a torn copy is never returned.
+
+use crate::loader::{check_log_layout, open_map, read_config};
+use crate::record::{self, Decision, RecordError};
+use aya::maps::{Array, Map, MapData};
+use common::{LOG_CAPACITY, SLOT_HEADER_LEN, SLOT_LEN, config, map_name, slot, state};
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::atomic::{Ordering, fence};
+use std::time::{Duration, Instant};
+
+/// Default number of instances the log may run ahead of a missing one before the missing one
+/// is declared a gap (it may still arrive late, out of order, until then).
+pub const DEFAULT_REORDER_WINDOW: u64 = 16;
+
+/// What the application must handle.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LogError {
+    /// Instance `expected` was missed: overwritten by a later lap (the reader fell more than
+    /// the log capacity behind) or never logged while the log moved on by more than the reorder
+    /// window. The application must resynchronise (state transfer) and then
+    /// [`DecisionLog::seek`] past its snapshot; until then every read returns this error.
+    #[error(
+        "gap: instance {expected} was missed (oldest instance still in the log: {oldest_available:?}); resynchronise by state transfer"
+    )]
+    Gap {
+        /// The instance the reader needed next.
+        expected: u64,
+        /// The oldest instance the log holds now, if any (when `expected` went missing rather
+        /// than overwritten, this can be below `expected`: resume above `expected`).
+        oldest_available: Option<u64>,
+    },
+    /// A committed slot that does not hold a valid decision (should not happen; reported, never
+    /// skipped).
+    #[error("corrupt slot for instance {instance}: {why}")]
+    Corrupt {
+        /// The instance read.
+        instance: u64,
+        /// What is wrong.
+        why: RecordError,
+    },
+    /// The pinned maps could not be opened or read.
+    #[error("xdp-log maps: {0}")]
+    Maps(String),
+}
+
+/// The pinned log mapped read-only into this process.
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory; readers only copy from it.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    fn new(map: &MapData) -> Result<Mapping, LogError> {
+        let len = SLOT_LEN * LOG_CAPACITY as usize;
+        let fd = map.fd().as_fd().as_raw_fd();
+        // SAFETY: mapping a BPF_F_MMAPABLE array read-only; the kernel checks the length.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(LogError::Maps(format!(
+                "mmap of the log failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Mapping {
+            ptr: NonNull::new(p.cast()).expect("mmap returned a non-null address"),
+            len,
+        })
+    }
+
+    /// The commit word of slot `idx`.
+    fn commit(&self, idx: usize) -> u64 {
+        debug_assert!(idx < LOG_CAPACITY as usize);
+        // SAFETY: inside the mapping and 8-aligned (SLOT_LEN is a multiple of 8).
+        unsafe { std::ptr::read_volatile(self.ptr.as_ptr().add(idx * SLOT_LEN).cast::<u64>()) }
+    }
+
+    /// Copy slot `idx` (header and `len` packet bytes) into `out`; None when torn or not `want`.
+    fn copy(&self, idx: usize, want_commit: u64, out: &mut Vec<u8>) -> bool {
+        let base = idx * SLOT_LEN;
+        if self.commit(idx) != want_commit {
+            return false;
+        }
+        fence(Ordering::Acquire);
+        // SAFETY: inside the mapping.
+        let len_b = unsafe {
+            std::ptr::read_volatile(self.ptr.as_ptr().add(base + slot::LEN).cast::<[u8; 2]>())
+        };
+        let n = SLOT_HEADER_LEN + usize::from(u16::from_le_bytes(len_b)).min(common::SLOT_DATA_LEN);
+        out.clear();
+        out.reserve(n + 8);
+        // Whole 8-byte words (a slot is 8-aligned and a multiple of 8 long), then cut to n.
+        for w in 0..n.div_ceil(8) {
+            // SAFETY: base + 8 * ceil(n / 8) <= base + SLOT_LEN, inside the mapping, 8-aligned.
+            // Volatile: the kernel may be writing concurrently; the commit re-check below rejects
+            // such a copy.
+            let v = unsafe {
+                std::ptr::read_volatile(self.ptr.as_ptr().add(base + 8 * w).cast::<u64>())
+            };
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        out.truncate(n);
+        fence(Ordering::Acquire);
+        self.commit(idx) == want_commit
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the region this struct mapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Reads decisions in instance order from the log pinned by `xdp-log attach`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), xdp_log::LogError> {
+/// let mut log = xdp_log::DecisionLog::open_at("/sys/fs/bpf/nc-xdp-log".as_ref(), 1)?;
+/// loop {
+///     match log.next_blocking() {
+///         Ok(d) => { for e in d.decide().entries() { let _ = (e.client_id, e.seq, e.payload); } }
+///         Err(xdp_log::LogError::Gap { expected, .. }) => {
+///             // state transfer up to some instance s >= expected, then:
+///             # let s = expected;
+///             log.seek(s + 1);
+///         }
+///         Err(e) => return Err(e),
+///     }
+/// }
+/// # }
+/// ```
+pub struct DecisionLog {
+    map: Mapping,
+    _log: MapData,
+    state: Array<MapData, u64>,
+    cluster_id: u32,
+    next: Option<u64>,
+    reorder_window: u64,
+    gap: Option<LogError>,
+    buf: Vec<u8>,
+}
+
+impl DecisionLog {
+    /// Open the log pinned under `pin_dir`, starting at the oldest instance it holds now (or,
+    /// if it is empty, at the first instance logged from now on).
+    pub fn open(pin_dir: &Path) -> Result<DecisionLog, LogError> {
+        let err = |e: anyhow::Error| LogError::Maps(format!("{e:#}"));
+        let log = MapData::from_pin(pin_dir.join(map_name::LOG))
+            .map_err(|e| LogError::Maps(format!("open {}: {e}", map_name::LOG)))?;
+        check_log_layout(&log).map_err(err)?;
+        let map = Mapping::new(&log)?;
+        let state = match open_map(pin_dir, map_name::STATE).map_err(err)? {
+            m @ Map::Array(_) => Array::try_from(m).map_err(|e| LogError::Maps(e.to_string()))?,
+            _ => return Err(LogError::Maps("NCXDP_STATE is not an array".into())),
+        };
+        let cluster_id = read_config(pin_dir).map_err(err)?[config::CLUSTER_ID as usize];
+        Ok(DecisionLog {
+            map,
+            _log: log,
+            state,
+            cluster_id,
+            next: None,
+            reorder_window: DEFAULT_REORDER_WINDOW,
+            gap: None,
+            buf: Vec::with_capacity(SLOT_LEN),
+        })
+    }
+
+    /// Open the log and start at `next_instance` (e.g. a snapshot's instance + 1).
+    pub fn open_at(pin_dir: &Path, next_instance: u64) -> Result<DecisionLog, LogError> {
+        let mut l = DecisionLog::open(pin_dir)?;
+        l.seek(next_instance);
+        Ok(l)
+    }
+
+    /// Continue at `next_instance` (after a state transfer); clears a reported gap.
+    pub fn seek(&mut self, next_instance: u64) {
+        self.next = Some(next_instance);
+        self.gap = None;
+    }
+
+    /// The instance the next successful read returns (None: not decided yet, see [`open`](Self::open)).
+    pub fn next_instance(&self) -> Option<u64> {
+        self.next
+    }
+
+    /// How far the log may run ahead of a missing instance before it is a gap (default 16).
+    pub fn set_reorder_window(&mut self, instances: u64) {
+        self.reorder_window = instances;
+    }
+
+    /// The cluster id the program is configured for.
+    pub fn cluster_id(&self) -> u32 {
+        self.cluster_id
+    }
+
+    /// Highest instance logged + 1 (0: nothing logged yet).
+    pub fn head(&self) -> Result<u64, LogError> {
+        self.state
+            .get(&state::HEAD, 0)
+            .map_err(|e| LogError::Maps(e.to_string()))
+    }
+
+    /// The oldest instance the log holds (committed slots within one capacity below the head).
+    pub fn oldest_available(&self) -> Result<Option<u64>, LogError> {
+        let head = self.head()?;
+        let low = head.saturating_sub(u64::from(LOG_CAPACITY));
+        Ok((0..LOG_CAPACITY as usize)
+            .map(|i| self.map.commit(i))
+            .filter(|&c| c > low && c <= head)
+            .map(|c| c - 1)
+            .min())
+    }
+
+    /// The next decision if it is in the log now; `Ok(None)` if it has not arrived (yet).
+    pub fn try_next(&mut self) -> Result<Option<Decision>, LogError> {
+        if let Some(g) = &self.gap {
+            return Err(g.clone());
+        }
+        let want = match self.next {
+            Some(n) => n,
+            None => match self.oldest_available()? {
+                Some(o) => {
+                    self.next = Some(o);
+                    o
+                }
+                None => return Ok(None),
+            },
+        };
+        let idx = (want % u64::from(LOG_CAPACITY)) as usize;
+        let want_commit = want + 1;
+        let c = self.map.commit(idx);
+        if c == want_commit {
+            if !self.map.copy(idx, want_commit, &mut self.buf) {
+                return Ok(None); // rewritten while copying: it is a later lap now; next call sees it
+            }
+            return match record::parse_record(&self.buf, self.cluster_id) {
+                Ok(d) => {
+                    self.next = Some(want + 1);
+                    Ok(Some(d))
+                }
+                Err(why) => Err(LogError::Corrupt {
+                    instance: want,
+                    why,
+                }),
+            };
+        }
+        // Not there. Read the head first, then the commit word again: anything the kernel
+        // logged before that head was published is visible in the second read (it sets commit
+        // before it raises head), so "head moved past the window and the slot still lacks the
+        // instance" really means missed, not "logged while we were looking".
+        let head = self.head()?;
+        fence(Ordering::Acquire);
+        let c = self.map.commit(idx);
+        if c == want_commit {
+            return Ok(None); // arrived meanwhile: the next call reads it
+        }
+        if c > want_commit || head > want_commit.saturating_add(self.reorder_window) {
+            let g = LogError::Gap {
+                expected: want,
+                oldest_available: self.oldest_available()?,
+            };
+            self.gap = Some(g.clone());
+            return Err(g);
+        }
+        Ok(None)
+    }
+
+    /// Wait up to `timeout` for the next decision (`Ok(None)` on timeout). Polls the mapped log:
+    /// a few spins, then sleeps growing from 20 µs to 1 ms.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Decision>, LogError> {
+        let t0 = Instant::now();
+        let mut nap = Duration::from_micros(20);
+        let mut spins = 0u32;
+        loop {
+            if let Some(d) = self.try_next()? {
+                return Ok(Some(d));
+            }
+            let waited = t0.elapsed();
+            if waited >= timeout {
+                return Ok(None);
+            }
+            if spins < 64 {
+                spins += 1;
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(nap.min(timeout - waited));
+                nap = (nap * 2).min(Duration::from_millis(1));
+            }
+        }
+    }
+
+    /// Wait for the next decision as long as it takes (a gap is returned as an error).
+    pub fn next_blocking(&mut self) -> Result<Decision, LogError> {
+        loop {
+            if let Some(d) = self.next_timeout(Duration::from_secs(3600))? {
+                return Ok(d);
+            }
+        }
+    }
+}
+
+/// A `DecisionLog` can move to the thread that applies decisions.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<DecisionLog>();
+    send::<Decision>();
+};
