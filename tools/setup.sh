@@ -38,6 +38,13 @@ if ! command -v ip >/dev/null 2>&1; then
     fi
 fi
 
+# The lab turns checksum offload off on the PCIe stand-in (the card computes full checksums).
+if [ "$(id -u)" = 0 ] && ! command -v ethtool >/dev/null 2>&1; then
+    say "installing ethtool (nc-lab: full checksums on the PCIe veth)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q ethtool
+fi
+
 if [ "$mode" = demo ]; then
     exit 0
 fi

@@ -337,14 +337,20 @@ impl Engine {
             marks[0] = now_ns();
             self.commands();
             marks[1] = now_ns();
-            for t in 0..self.socks.rx.len() {
-                // Bounded per round so a flood on one socket cannot starve the loop.
-                for _ in 0..64 {
-                    match self.socks.rx[t].recv_from(&mut buf) {
-                        Ok((n, _)) => self.tree_datagram(t as u8, &buf[..n]),
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                        Err(_) => break,
+            // One datagram per tree in turn: after a stall the queued copies of each message are
+            // taken together, in the order they were sent, as the network delivered them (draining
+            // one tree first would open more messages than RSBCAST may track). Bounded per round
+            // so that a flood cannot starve the loop.
+            for _ in 0..64 {
+                let mut any = false;
+                for t in 0..self.socks.rx.len() {
+                    if let Ok((n, _)) = self.socks.rx[t].recv_from(&mut buf) {
+                        any = true;
+                        self.tree_datagram(t as u8, &buf[..n]);
                     }
+                }
+                if !any {
+                    break;
                 }
             }
             marks[2] = now_ns();
