@@ -141,6 +141,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// On Ctrl-C or SIGTERM: stop the lab's processes and delete its namespaces, then exit 130.
+fn clean_up_on_interrupt(lab: &Lab) -> Result<(), LabError> {
+    let lab = lab.clone();
+    ctrlc::set_handler(move || {
+        eprintln!("\nnc-lab: interrupted; cleaning up");
+        let _ = lab.down();
+        std::process::exit(130);
+    })
+    .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))
+}
+
 fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
     match cmd {
         Cmd::Up { nodes } => {
@@ -217,15 +228,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                 )));
             }
             let bins = Bins::beside_me()?;
-            {
-                let lab = lab.clone();
-                ctrlc::set_handler(move || {
-                    eprintln!("\nnc-lab: interrupted; cleaning up");
-                    let _ = lab.down();
-                    std::process::exit(130);
-                })
-                .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))?;
-            }
+            clean_up_on_interrupt(lab)?;
             lab.up(nodes + 1)?;
             let r = demo::run_demo(
                 lab,
@@ -274,15 +277,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             if windows.contains(&0) {
                 return Err(LabError("--windows 0: legal values are 1 and more".into()));
             }
-            {
-                let lab = lab.clone();
-                ctrlc::set_handler(move || {
-                    eprintln!("\nnc-lab: interrupted; cleaning up");
-                    let _ = lab.down();
-                    std::process::exit(130);
-                })
-                .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))?;
-            }
+            clean_up_on_interrupt(lab)?;
             lab.up(3)?;
             let r = nc_tools::bench::run_bench(
                 lab,
