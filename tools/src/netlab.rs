@@ -37,10 +37,21 @@ impl From<std::io::Error> for LabError {
 /// Result of lab operations.
 pub type Result<T> = std::result::Result<T, LabError>;
 
-/// Run a command; its stderr becomes the error.
+/// Serialises building and removing labs: an interrupt handler's `down` waits until a running
+/// `up` has finished instead of racing it.
+static LAB_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn lab_lock() -> std::sync::MutexGuard<'static, ()> {
+    LAB_LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Run a command; its stderr becomes the error. It runs in its own process group, so a Ctrl-C
+/// at the terminal reaches nc-lab (which cleans up) and not a half-done `ip` command.
 pub fn run(args: &[&str]) -> Result<String> {
+    use std::os::unix::process::CommandExt;
     let o = Command::new(args[0])
         .args(&args[1..])
+        .process_group(0)
         .output()
         .map_err(|e| LabError(format!("{}: {e}", args.join(" "))))?;
     if !o.status.success() {
@@ -213,6 +224,7 @@ impl Lab {
 
     /// Build the lab for `n` nodes (idempotent: a lab of the same size is kept as it is).
     pub fn up(&self, n: u8) -> Result<ClusterFile> {
+        let _lock = lab_lock();
         std::fs::create_dir_all(&self.dir)?;
         if let Ok(f) = self.load()
             && f.nodes.len() == n as usize
@@ -220,14 +232,14 @@ impl Lab {
         {
             return Ok(f);
         }
-        self.down()?;
+        self.down_locked()?;
         std::fs::create_dir_all(&self.dir)?;
         let f = self.cluster_file(n);
         f.validate().map_err(|e| LabError(e.to_string()))?;
         if self.netns
             && let Err(e) = self.build_namespaces(n)
         {
-            let _ = self.down();
+            let _ = self.down_locked();
             return Err(e);
         }
         std::fs::write(self.cfg_path(), f.to_toml())?;
@@ -355,6 +367,11 @@ impl Lab {
 
     /// Stop every engine of the lab and delete its namespaces and state (idempotent).
     pub fn down(&self) -> Result<()> {
+        let _lock = lab_lock();
+        self.down_locked()
+    }
+
+    fn down_locked(&self) -> Result<()> {
         if let Ok(rd) = std::fs::read_dir(&self.dir) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -417,12 +434,19 @@ impl Lab {
     /// Start `program ARGS` in node i's NIC namespace, detached, with its pid in
     /// `<tag><i>.pid` and its stderr in `<tag><i>.log` (tag "e" is the engine).
     pub fn spawn_in_nic(&self, i: u8, tag: &str, program: &Path, args: &[String]) -> Result<()> {
+        // Spawn and record the pid atomically with respect to `down`, so no process escapes it.
+        let _lock = lab_lock();
+        if !self.dir.exists() {
+            return Err(LabError("the lab is being taken down".into()));
+        }
         let log = std::fs::File::create(self.dir.join(format!("{tag}{i}.log")))?;
         let mut argv = self.in_nic(i);
         argv.push(program.display().to_string());
         argv.extend(args.iter().cloned());
+        use std::os::unix::process::CommandExt;
         let child = Command::new(&argv[0])
             .args(&argv[1..])
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
