@@ -147,3 +147,47 @@ fn demo_on_loopback() {
     check_demo(&out);
     assert!(out.contains("loopback"), "{out}");
 }
+
+#[test]
+fn ctrl_c_during_the_demo_leaves_nothing_behind() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIPPED: the namespace lab needs root (CI runs it as root)");
+        return;
+    }
+    build_engine();
+    let prefix = format!("ncc{}", std::process::id() % 10_000);
+    let state = tempfile::tempdir().unwrap();
+    let st = state.path().join("lab");
+    // Interrupt at several points: while the namespaces are built, while engines start, under load.
+    for ms in [300u64, 1200, 2500] {
+        let mut child = Command::new(LAB)
+            .args(["--prefix", &prefix, "--state"])
+            .arg(&st)
+            .args(["demo", "--requests", "10000000"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "interrupted at {ms} ms but exited 0");
+        assert!(
+            namespaces(&prefix).is_empty(),
+            "namespaces left after Ctrl-C at {ms} ms"
+        );
+        assert!(!st.exists(), "state left after Ctrl-C at {ms} ms");
+        let engines = Command::new("pgrep")
+            .args(["-f", &st.display().to_string()])
+            .output()
+            .unwrap();
+        assert!(
+            engines.stdout.is_empty(),
+            "engines left after Ctrl-C at {ms} ms"
+        );
+    }
+}
