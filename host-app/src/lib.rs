@@ -1,0 +1,4 @@
+//! Host applications on Nano-consensus (Redis-NC, ZooKeeper-NC): the building blocks landed so
+//! far. See README.md for what exists and what does not yet.
+
+pub mod lincheck;
