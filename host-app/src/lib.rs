@@ -2,3 +2,4 @@
 //! far. See README.md for what exists and what does not yet.
 
 pub mod lincheck;
+pub mod resp;
