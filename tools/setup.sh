@@ -65,6 +65,18 @@ if [ "$(id -u)" = 0 ] && ! command -v nft >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null
 fi
 
+# --- host-app: the real redis-server (and redis-cli, redis-benchmark) the Redis-NC tests drive ---
+if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing redis-server and redis-tools (host-app)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server redis-tools
+    else
+        say "error: redis-server is missing and only root can install it (apt-get install redis-server redis-tools)" >&2
+        exit 1
+    fi
+fi
+
 # --- xdp-log: eBPF build tools (rust-src for -Z build-std=core, bpf-linker 0.13.0) ---
 # The kernel-side crate xdp-log/ebpf targets bpfel-unknown-none; xdp-log/build.rs builds it with
 # RUSTC_BOOTSTRAP=1 -Z build-std=core, which needs the rust-src component and bpf-linker.

@@ -2,4 +2,5 @@
 //! far. See README.md for what exists and what does not yet.
 
 pub mod lincheck;
+pub mod redis;
 pub mod resp;
