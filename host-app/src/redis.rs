@@ -16,7 +16,7 @@ use crate::resp::{self, Value};
 /// A redis-server we started (killed on drop). Persistence is off: the replicated log is the
 /// durable state, and a restarted node rejoins by state transfer.
 pub struct RedisServer {
-    child: Child,
+    child: std::sync::Mutex<Child>,
     /// Its Unix socket.
     pub socket: PathBuf,
     dir: PathBuf,
@@ -39,6 +39,9 @@ impl RedisServer {
                 "--appendonly",
                 "no",
             ])
+            // DEBUG DIGEST compares replicas. The server listens only on its private 0700 socket,
+            // and Redis-NC's front lets DEBUG DIGEST through, nothing else of DEBUG.
+            .args(["--enable-debug-command", "yes"])
             .args(["--daemonize", "no", "--dir"])
             .arg(dir)
             .arg("--logfile")
@@ -55,8 +58,8 @@ impl RedisServer {
                     ),
                 )
             })?;
-        let mut s = RedisServer {
-            child,
+        let s = RedisServer {
+            child: std::sync::Mutex::new(child),
             socket,
             dir: dir.to_path_buf(),
         };
@@ -67,7 +70,7 @@ impl RedisServer {
             {
                 return Ok(s);
             }
-            if let Some(st) = s.child.try_wait()? {
+            if let Some(st) = s.child.lock().expect("child lock").try_wait()? {
                 return Err(io::Error::other(format!(
                     "redis-server exited ({st}): {}",
                     std::fs::read_to_string(&log).unwrap_or_default()
@@ -94,10 +97,18 @@ impl RedisServer {
     }
 }
 
+impl RedisServer {
+    /// Kill the server and wait for it.
+    pub fn stop(&self) {
+        let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }
 

@@ -109,6 +109,11 @@ fn decided_commands_apply_once_in_order_and_replicas_agree() {
             .call(&Value::command(&[b"DEBUG", b"DIGEST"]))
             .unwrap()
     };
+    assert!(
+        matches!(digest(&s1), Value::Simple(ref d) if d.len() == 40),
+        "{:?}",
+        digest(&s1)
+    );
     assert_eq!(digest(&s1), digest(&s2));
     assert_ne!(
         digest(&s1),

@@ -48,6 +48,11 @@ impl Client {
         })
     }
 
+    /// The sequence number of the last request submitted.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
     fn send(&self, seq: u64, flags: u8, payload: &[u8]) -> io::Result<()> {
         let p = Packet::Request(Entry {
             client_id: self.client_id,

@@ -108,6 +108,11 @@ fn client_addr(i: u8) -> Ipv4Addr {
     Ipv4Addr::new(10, 81, 3, 1 + i)
 }
 
+/// Node i's host on the client network (Redis-NC's front).
+pub fn host_client_addr(i: u8) -> Ipv4Addr {
+    Ipv4Addr::new(10, 81, 3, 101 + i)
+}
+
 /// The clients namespace's address.
 pub const CLIENTS_ADDR: Ipv4Addr = Ipv4Addr::new(10, 81, 3, 200);
 
@@ -328,6 +333,16 @@ impl Lab {
                 let g = format!("{}/32", f.trees[t].group);
                 run(&["ip", "-n", &nic, "route", "add", &g, "dev", ifname])?;
             }
+            // The host reaches the client network too (Redis-NC's front: stock clients connect
+            // to it, and it sends requests to the leader's NIC).
+            attach(
+                &self.host(i),
+                "clients",
+                &format!("h{i}"),
+                "clients",
+                host_client_addr(i),
+                24,
+            )?;
             // The PCIe stand-in: a veth between nic-I and host-I.
             let host = self.host(i);
             run(&[
