@@ -2,6 +2,7 @@
 //! far. See README.md for what exists and what does not yet.
 
 pub mod front;
+pub mod lab;
 pub mod lincheck;
 pub mod redis;
 pub mod resp;
