@@ -83,12 +83,17 @@ pub fn apply_loop(
     };
     loop {
         let packet = match &mut source {
-            Source::Xdp(log) => match log.next_blocking() {
-                Ok(d) => d.packet,
-                Err(e) => {
-                    return fail(format!(
-                        "decision log: {e} (resynchronise by state transfer)"
-                    ));
+            // Poll the mapped log every 20 µs: a decision waits at most that long to be applied
+            // (next_blocking backs off to 1 ms when idle, which would add to every write).
+            Source::Xdp(log) => loop {
+                match log.try_next() {
+                    Ok(Some(d)) => break d.packet,
+                    Ok(None) => std::thread::sleep(Duration::from_micros(20)),
+                    Err(e) => {
+                        return fail(format!(
+                            "decision log: {e} (resynchronise by state transfer)"
+                        ));
+                    }
                 }
             },
             Source::Udp(s) => match s.recv(&mut buf) {

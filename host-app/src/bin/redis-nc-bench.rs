@@ -1,0 +1,307 @@
+//! redis-nc-bench: SET throughput and latency of Redis-NC (n = 1, 2, 3) against an unreplicated
+//! redis-server and against redis-server with one replica and `WAIT 1 0` after each write, all
+//! on the namespace lab, with the same RESP client; plus one `redis-benchmark -t set` run against
+//! Redis-NC to show the stock tool works. Needs root.
+
+use std::fmt::Write as _;
+use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use hdrhistogram::Histogram;
+use host_app::lab::{RedisNcLab, connect_in, front};
+use host_app::resp::Value;
+use nc_tools::demo::Bins;
+use nc_tools::netlab::host_client_addr;
+
+/// Redis-NC SET benchmark against Redis (unreplicated) and Redis + WAIT, on the namespace lab.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Cluster sizes for Redis-NC.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    nodes: Vec<u8>,
+    /// SETs per run.
+    #[arg(long, default_value_t = 20_000)]
+    ops: u64,
+    /// Client connections (each one request at a time, like redis-benchmark -P 1).
+    #[arg(long, default_value_t = 32)]
+    conns: u64,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 64)]
+    size: usize,
+    /// Also write the table here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+struct Run {
+    name: String,
+    rate: f64,
+    lat: Histogram<u64>,
+}
+
+/// `conns` connections from the clients namespace, `ops` SETs in all; `wait` adds WAIT 1 0.
+fn load(
+    clients: &str,
+    addr: SocketAddrV4,
+    ops: u64,
+    conns: u64,
+    size: usize,
+    wait: bool,
+) -> Result<(f64, Histogram<u64>), String> {
+    let t0 = Instant::now();
+    let threads: Vec<_> = (0..conns)
+        .map(|c| {
+            let ns = Some(clients.to_string());
+            let n = ops / conns + u64::from(c < ops % conns);
+            std::thread::spawn(move || -> Result<Histogram<u64>, String> {
+                let mut h =
+                    Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
+                let mut r =
+                    connect_in(ns, addr, Duration::from_secs(10)).map_err(|e| e.to_string())?;
+                let v = vec![b'x'; size];
+                for i in 0..n {
+                    let key = format!("key:{c}:{i}");
+                    let s = Instant::now();
+                    match r
+                        .call(&[b"SET", key.as_bytes(), &v])
+                        .map_err(|e| e.to_string())?
+                    {
+                        Value::Simple(ok) if ok == "OK" => {}
+                        other => return Err(format!("SET answered {other:?}")),
+                    }
+                    if wait {
+                        match r.call(&[b"WAIT", b"1", b"0"]).map_err(|e| e.to_string())? {
+                            Value::Integer(1) => {}
+                            other => return Err(format!("WAIT answered {other:?}")),
+                        }
+                    }
+                    h.saturating_record(s.elapsed().as_nanos() as u64);
+                }
+                Ok(h)
+            })
+        })
+        .collect();
+    let mut all = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
+    for t in threads {
+        let h = t
+            .join()
+            .map_err(|_| "client thread panicked".to_string())??;
+        all.add(&h).map_err(|e| e.to_string())?;
+    }
+    Ok((ops as f64 / t0.elapsed().as_secs_f64(), all))
+}
+
+fn nsenter(ns: &str, args: &[&str], log: &Path) -> std::io::Result<Child> {
+    Command::new("nsenter")
+        .arg(format!("--net=/run/netns/{ns}"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log)?)
+        .spawn()
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match run(&a) {
+        Ok(table) => {
+            println!("{table}");
+            if let Some(p) = &a.out
+                && let Err(e) = std::fs::write(p, &table)
+            {
+                eprintln!("redis-nc-bench: {}: {e}", p.display());
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("redis-nc-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: &Args) -> Result<String, String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err("needs root (network namespaces, XDP)".into());
+    }
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = me.parent().expect("a folder").to_path_buf();
+    let bins = Bins {
+        engine: dir.join("nc-engine"),
+        soc_ctl: dir.join("soc-ctl"),
+    };
+    let redis_nc = dir.join("redis-nc");
+    for p in [&bins.engine, &bins.soc_ctl, &redis_nc] {
+        if !p.exists() {
+            return Err(format!(
+                "{} missing: cargo build --release -p soc-ctl -p host-app",
+                p.display()
+            ));
+        }
+    }
+    let tmp = std::env::temp_dir().join(format!("redis-nc-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let mut runs = Vec::new();
+    let mut stock = String::new();
+    let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
+    for &n in &a.nodes {
+        let d = tmp.join(format!("nc{n}"));
+        let rl = RedisNcLab::start("ncrb", &d, n, &bins, &redis_nc).map_err(|e| e.to_string())?;
+        let clients = rl.lab.clients();
+        // Warm up (leader known, connections open), then measure at the leader's host.
+        load(&clients, front(0), 500, 4, a.size, false)?;
+        let (rate, lat) = load(&clients, front(0), a.ops, a.conns, a.size, false)?;
+        eprintln!("Redis-NC n={n}: {rate:.0} SET/s");
+        runs.push(Run {
+            name: format!("Redis-NC, n = {n}"),
+            rate,
+            lat,
+        });
+        if n == max_n.min(3) || n == *a.nodes.last().unwrap_or(&3) {
+            // The stock tool against the same front.
+            let out = Command::new("ip")
+                .args(["netns", "exec", &clients, "redis-benchmark", "-h"])
+                .arg(host_client_addr(0).to_string())
+                .args(["-p", "6379", "-t", "set", "-q", "--csv"])
+                .args([
+                    "-n",
+                    &a.ops.to_string(),
+                    "-c",
+                    &a.conns.to_string(),
+                    "-d",
+                    &a.size.to_string(),
+                ])
+                .output()
+                .map_err(|e| format!("redis-benchmark: {e}"))?;
+            stock = format!(
+                "`redis-benchmark -t set -n {} -c {} -d {}` against Redis-NC (n = {n}) front: {}",
+                a.ops,
+                a.conns,
+                a.size,
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .last()
+                    .unwrap_or("(no output)")
+            );
+        }
+        // Baselines on the largest lab: plain redis-server in host-0, and a replica in host-1.
+        if n == max_n {
+            let primary = SocketAddrV4::new(host_client_addr(0), 6390);
+            let p = nsenter(
+                &rl.lab.host(0),
+                &[
+                    "redis-server",
+                    "--port",
+                    "6390",
+                    "--bind",
+                    &host_client_addr(0).to_string(),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--protected-mode",
+                    "no",
+                ],
+                &d.join("primary.log"),
+            )
+            .map_err(|e| e.to_string())?;
+            let mut kill = vec![p];
+            let res = (|| -> Result<(), String> {
+                load(&clients, primary, 500, 4, a.size, false)?;
+                let (rate, lat) = load(&clients, primary, a.ops, a.conns, a.size, false)?;
+                eprintln!("redis-server unreplicated: {rate:.0} SET/s");
+                runs.push(Run {
+                    name: "redis-server, unreplicated".into(),
+                    rate,
+                    lat,
+                });
+                let r = nsenter(
+                    &rl.lab.host(1),
+                    &[
+                        "redis-server",
+                        "--port",
+                        "6390",
+                        "--bind",
+                        &host_client_addr(1).to_string(),
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--protected-mode",
+                        "no",
+                        "--replicaof",
+                        &host_client_addr(0).to_string(),
+                        "6390",
+                    ],
+                    &d.join("replica.log"),
+                )
+                .map_err(|e| e.to_string())?;
+                kill.push(r);
+                // Wait for the replica to connect (WAIT 1 0 must return 1).
+                let mut c = connect_in(Some(clients.clone()), primary, Duration::from_secs(5))
+                    .map_err(|e| e.to_string())?;
+                let t0 = Instant::now();
+                while c
+                    .call(&[b"WAIT", b"1", b"100"])
+                    .map_err(|e| e.to_string())?
+                    != Value::Integer(1)
+                {
+                    if t0.elapsed() > Duration::from_secs(20) {
+                        return Err("the replica did not connect".into());
+                    }
+                }
+                let (rate, lat) = load(&clients, primary, a.ops, a.conns, a.size, true)?;
+                eprintln!("redis-server + replica, WAIT 1 0: {rate:.0} SET/s");
+                runs.push(Run {
+                    name: "redis-server + 1 replica, WAIT 1 0 after each SET".into(),
+                    rate,
+                    lat,
+                });
+                Ok(())
+            })();
+            for mut k in kill {
+                let _ = k.kill();
+                let _ = k.wait();
+            }
+            res?;
+        }
+        drop(rl);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let base = runs
+        .iter()
+        .find(|r| r.name.starts_with("redis-server, unreplicated"))
+        .map(|r| r.rate);
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} SETs of {} B per run, {} connections (one request at a time each), from the clients namespace; Redis-NC measured at the leader's host front.\n",
+        a.ops, a.size, a.conns
+    );
+    let _ = writeln!(
+        t,
+        "| system | SET/s | p50 µs | p99 µs | max µs | × unreplicated redis |"
+    );
+    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    for r in &runs {
+        let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
+        let _ = writeln!(
+            t,
+            "| {} | {:.0} | {:.1} | {:.1} | {:.1} | {} |",
+            r.name,
+            r.rate,
+            q(0.5),
+            q(0.99),
+            r.lat.max() as f64 / 1000.0,
+            base.map_or("-".into(), |b| format!("{:.2}", r.rate / b))
+        );
+    }
+    if !stock.is_empty() {
+        let _ = writeln!(t, "\n{stock}");
+    }
+    Ok(t)
+}
