@@ -77,6 +77,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
     fi
 fi
 
+# --- host-app: Debian's ZooKeeper (standalone servers driven by ZooKeeper-NC; Java is a dependency) ---
+if [ ! -x /usr/share/zookeeper/bin/zkServer.sh ]; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing zookeeper (host-app)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper
+    else
+        say "error: zookeeper is missing and only root can install it (apt-get install zookeeper)" >&2
+        exit 1
+    fi
+fi
+
 # --- xdp-log: eBPF build tools (rust-src for -Z build-std=core, bpf-linker 0.13.0) ---
 # The kernel-side crate xdp-log/ebpf targets bpfel-unknown-none; xdp-log/build.rs builds it with
 # RUSTC_BOOTSTRAP=1 -Z build-std=core, which needs the rust-src component and bpf-linker.

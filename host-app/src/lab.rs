@@ -43,6 +43,37 @@ impl RedisNcLab {
         bins: &Bins,
         redis_nc: &Path,
     ) -> io::Result<RedisNcLab> {
+        let me = Self::start_app(prefix, dir, n, bins, redis_nc, &|i, cfg, pin, dir| {
+            let mut a: Vec<String> = vec!["--config".into(), cfg.display().to_string()];
+            a.extend([
+                "--node".into(),
+                i.to_string(),
+                "--listen".into(),
+                front(i).to_string(),
+            ]);
+            a.extend(["--pin".into(), pin.display().to_string()]);
+            a.extend([
+                "--dir".into(),
+                dir.join(format!("redis-{i}")).display().to_string(),
+            ]);
+            a
+        })?;
+        for i in 0..n {
+            me.connect(i)?;
+        }
+        Ok(me)
+    }
+
+    /// Bring up `n` nodes with `program ARGS(i, cluster file, pin folder, dir)` on every host
+    /// (in the host's network namespace), after the engines and xdp-log.
+    pub fn start_app(
+        prefix: &str,
+        dir: &Path,
+        n: u8,
+        bins: &Bins,
+        program: &Path,
+        args: &dyn Fn(u8, &Path, &Path, &Path) -> Vec<String>,
+    ) -> io::Result<RedisNcLab> {
         let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
         let mut lab = Lab::new(prefix, Some(dir.join("lab")));
         lab.netns = true;
@@ -84,29 +115,15 @@ impl RedisNcLab {
             me.stop_xdp.push(tx);
             // nsenter switches only the network namespace, so the bpffs pins stay visible
             // (`ip netns exec` would remount /sys).
-            let log = std::fs::File::create(dir.join(format!("redis-nc-{i}.log")))?;
+            let log = std::fs::File::create(dir.join(format!("app-{i}.log")))?;
             let child = Command::new("nsenter")
                 .arg(format!("--net=/run/netns/{}", lab.host(i)))
-                .arg(redis_nc)
-                .arg("--config")
-                .arg(lab.cfg_path())
-                .args([
-                    "--node",
-                    &i.to_string(),
-                    "--listen",
-                    &front(i).to_string(),
-                    "--pin",
-                ])
-                .arg(&pin)
-                .arg("--dir")
-                .arg(dir.join(format!("redis-{i}")))
+                .arg(program)
+                .args(args(i, &lab.cfg_path(), &pin, dir))
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()?;
             me.procs.push(child);
-        }
-        for i in 0..n {
-            me.connect(i)?;
         }
         Ok(me)
     }

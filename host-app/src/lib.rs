@@ -6,3 +6,4 @@ pub mod lab;
 pub mod lincheck;
 pub mod redis;
 pub mod resp;
+pub mod zk;

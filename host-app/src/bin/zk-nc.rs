@@ -1,0 +1,221 @@
+//! zk-nc: ZooKeeper replicated by Nano-consensus. `zk-nc node` runs one node (a real standalone
+//! ZooKeeper plus the apply loop); `zk-nc write` submits a create / set / delete to the cluster.
+//! Reads go to any node's ZooKeeper directly (zkCli.sh -server ADDR get PATH).
+
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use host_app::zk::{ZkApplier, ZkOp, ZkOutcome, ZkServer};
+use proto::wire::{self, Packet};
+use soc_ctl::client::Client;
+use soc_ctl::cluster::{ClusterFile, Transport};
+
+#[derive(Parser)]
+#[command(version, about = "ZooKeeper replicated by Nano-consensus")]
+struct Args {
+    /// The cluster file.
+    #[arg(long, short, global = true, default_value = "cluster.toml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one node: a standalone ZooKeeper on --zk, fed by the decision log.
+    Node {
+        #[arg(long, short)]
+        node: u8,
+        /// Folder for ZooKeeper's data and logs.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Where ZooKeeper listens (clients read here).
+        #[arg(long)]
+        zk: SocketAddrV4,
+        /// Decisions from the XDP log pinned here; without it, from a UDP socket on the host port.
+        #[arg(long)]
+        pin: Option<PathBuf>,
+    },
+    /// Submit a write and wait until the cluster decided it.
+    Write {
+        #[command(subcommand)]
+        op: WriteOp,
+        /// Client id [default: from the process id].
+        #[arg(long)]
+        client_id: Option<u32>,
+    },
+}
+
+#[derive(Subcommand)]
+enum WriteOp {
+    /// create PATH DATA
+    Create { path: String, data: String },
+    /// setData PATH DATA
+    Set {
+        path: String,
+        data: String,
+        #[arg(long)]
+        version: Option<i32>,
+    },
+    /// delete PATH
+    Delete {
+        path: String,
+        #[arg(long)]
+        version: Option<i32>,
+    },
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let file = match ClusterFile::load(&a.config) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("zk-nc: {}: {e}", a.config.display());
+            return ExitCode::from(2);
+        }
+    };
+    let file = if !nix::unistd::geteuid().is_root() && file.transport == Transport::Multicast {
+        file.as_loopback()
+    } else {
+        file
+    };
+    let r = match a.cmd {
+        Cmd::Node { node, dir, zk, pin } => run_node(&file, node, &dir, zk, pin),
+        Cmd::Write { op, client_id } => {
+            let op = match op {
+                WriteOp::Create { path, data } => ZkOp::Create {
+                    path,
+                    data: data.into_bytes(),
+                },
+                WriteOp::Set {
+                    path,
+                    data,
+                    version,
+                } => ZkOp::Set {
+                    path,
+                    data: data.into_bytes(),
+                    version,
+                },
+                WriteOp::Delete { path, version } => ZkOp::Delete { path, version },
+            };
+            // Refuse what every replica would refuse, before it costs an instance.
+            match ZkOp::decode(&op.encode()) {
+                Err(e) => Err(e),
+                Ok(_) => {
+                    let id = client_id.unwrap_or(0x7A00_0000 | (std::process::id() & 0xFF_FFFF));
+                    Client::new(file.cluster_id as u32, id, file.client_addrs())
+                        .map_err(|e| e.to_string())
+                        .and_then(|mut c| {
+                            c.request(0, &op.encode(), Duration::from_secs(10)).map_err(|e| e.to_string())
+                        })
+                        .map(|ok| {
+                            println!(
+                                "decided at instance {}; every replica applies it there (read back with zkCli.sh -server NODE get PATH)",
+                                ok.instance
+                            )
+                        })
+                }
+            }
+        }
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("zk-nc: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_node(
+    file: &ClusterFile,
+    node: u8,
+    dir: &std::path::Path,
+    zk: SocketAddrV4,
+    pin: Option<PathBuf>,
+) -> Result<(), String> {
+    let setup = file.node(node as u64).map_err(|e| e.to_string())?;
+    let cluster = file.cluster_id as u32;
+    let server = Arc::new(ZkServer::start(dir, zk).map_err(|e| e.to_string())?);
+    {
+        let server = server.clone();
+        let _ = ctrlc::set_handler(move || {
+            server.stop();
+            std::process::exit(130);
+        });
+    }
+    // A blocking reader hands decided packets to the async applier.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(4096);
+    match pin {
+        Some(pin) => {
+            let mut log = xdp_log::DecisionLog::open_at(&pin, 1).map_err(|e| e.to_string())?;
+            std::thread::spawn(move || {
+                loop {
+                    match log.try_next() {
+                        Ok(Some(d)) => {
+                            if tx.blocking_send(d.packet).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => std::thread::sleep(Duration::from_micros(20)),
+                        Err(e) => {
+                            eprintln!(
+                                "zk-nc: decision log: {e} (resynchronise by state transfer); apply stopped"
+                            );
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        None => {
+            let s = std::net::UdpSocket::bind(setup.host_sock())
+                .map_err(|e| format!("{}: {e}", setup.host_sock()))?;
+            std::thread::spawn(move || {
+                let mut b = vec![0u8; 65536];
+                while let Ok(n) = s.recv(&mut b) {
+                    if tx.blocking_send(b[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
+        eprintln!("zk-nc: node {node} applying decisions to ZooKeeper at {zk}");
+        let mut refused = 0u64;
+        while let Some(p) = rx.recv().await {
+            let Ok((_, Packet::Decide(d))) = wire::parse(&p, cluster) else {
+                continue;
+            };
+            if !d.meta.kind.is_value() || d.meta.instance <= applier.applied {
+                continue;
+            }
+            for (_, _, o) in applier
+                .apply(d.meta.instance, &d)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                if let ZkOutcome::Refused(why) = o {
+                    refused += 1;
+                    if refused <= 10 {
+                        eprintln!(
+                            "zk-nc: instance {}: refused by ZooKeeper (on every replica): {why}",
+                            d.meta.instance
+                        );
+                    }
+                }
+            }
+        }
+        Err::<(), String>("the decision reader stopped".into())
+    })
+}

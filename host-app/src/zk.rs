@@ -1,0 +1,300 @@
+//! ZooKeeper-NC: a real standalone ZooKeeper per node (Debian's `zookeeper`, started by our
+//! tooling), driven by the decision log through the ZooKeeper client protocol
+//! (`zookeeper-client`): create, setData and delete (with versions) are decided through
+//! Nano-consensus and applied in instance order, exactly once per (client id, seq); reads go to
+//! the local server (zkCli works against it).
+
+use std::io;
+use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proto::apply::Applier;
+use proto::wire::Decide;
+use zookeeper_client as zkc;
+
+/// One write operation, as decided (the entry payload).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkOp {
+    /// create PATH DATA (persistent, open ACL).
+    Create {
+        /// Node path.
+        path: String,
+        /// Data.
+        data: Vec<u8>,
+    },
+    /// setData PATH DATA [VERSION].
+    Set {
+        /// Node path.
+        path: String,
+        /// Data.
+        data: Vec<u8>,
+        /// Expected version (`None`: any).
+        version: Option<i32>,
+    },
+    /// delete PATH [VERSION].
+    Delete {
+        /// Node path.
+        path: String,
+        /// Expected version (`None`: any).
+        version: Option<i32>,
+    },
+}
+
+/// Largest path accepted.
+pub const MAX_PATH: usize = 4096;
+
+impl ZkOp {
+    /// The payload: tag u8 (1 create, 2 set, 3 delete), version i32 BE (-1: any), path length
+    /// u16 BE, path (UTF-8), then the data (the rest).
+    pub fn encode(&self) -> Vec<u8> {
+        let (tag, path, data, version): (u8, &str, &[u8], Option<i32>) = match self {
+            ZkOp::Create { path, data } => (1, path, data, None),
+            ZkOp::Set {
+                path,
+                data,
+                version,
+            } => (2, path, data, *version),
+            ZkOp::Delete { path, version } => (3, path, &[], *version),
+        };
+        let mut v = vec![tag];
+        v.extend_from_slice(&version.unwrap_or(-1).to_be_bytes());
+        v.extend_from_slice(&(path.len() as u16).to_be_bytes());
+        v.extend_from_slice(path.as_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    /// Parse a payload (every length checked; the path must be an absolute ZooKeeper path).
+    pub fn decode(b: &[u8]) -> Result<ZkOp, String> {
+        if b.len() < 7 {
+            return Err(format!(
+                "{} bytes: shorter than the 7-byte op header",
+                b.len()
+            ));
+        }
+        let version = i32::from_be_bytes(b[1..5].try_into().expect("4 bytes"));
+        let version = match version {
+            -1 => None,
+            v if v >= 0 => Some(v),
+            v => return Err(format!("version {v}: legal are -1 (any) and 0.. ")),
+        };
+        let plen = u16::from_be_bytes([b[5], b[6]]) as usize;
+        if plen == 0 || plen > MAX_PATH || b.len() < 7 + plen {
+            return Err(format!("path length {plen} does not fit"));
+        }
+        let path = std::str::from_utf8(&b[7..7 + plen])
+            .map_err(|_| "path is not UTF-8".to_string())?
+            .to_string();
+        if !path.starts_with('/') || (path.len() > 1 && path.ends_with('/')) || path.contains("//")
+        {
+            return Err(format!("'{path}' is not an absolute ZooKeeper path"));
+        }
+        let data = b[7 + plen..].to_vec();
+        match b[0] {
+            1 if version.is_none() => Ok(ZkOp::Create { path, data }),
+            2 => Ok(ZkOp::Set {
+                path,
+                data,
+                version,
+            }),
+            3 if data.is_empty() => Ok(ZkOp::Delete { path, version }),
+            t => Err(format!(
+                "tag {t} with version {version:?} and {} data bytes",
+                data.len()
+            )),
+        }
+    }
+}
+
+/// A standalone ZooKeeper we started (killed on drop).
+pub struct ZkServer {
+    child: std::sync::Mutex<Child>,
+    /// Where clients connect.
+    pub addr: SocketAddrV4,
+    dir: PathBuf,
+}
+
+/// Debian's launcher.
+pub const ZK_SERVER: &str = "/usr/share/zookeeper/bin/zkServer.sh";
+
+impl ZkServer {
+    /// Start a standalone ZooKeeper listening on `addr`, its data and log under `dir`; wait until
+    /// it serves (ZooKeeper takes a few seconds to start).
+    pub fn start(dir: &Path, addr: SocketAddrV4) -> io::Result<ZkServer> {
+        std::fs::create_dir_all(dir.join("data"))?;
+        let cfg = dir.join("zoo.cfg");
+        std::fs::write(
+            &cfg,
+            format!(
+                "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress={}\nadmin.enableServer=false\nmaxClientCnxns=0\n4lw.commands.whitelist=ruok\n",
+                dir.join("data").display(),
+                addr.port(),
+                addr.ip()
+            ),
+        )?;
+        use std::os::unix::process::CommandExt;
+        // Its own process group: zkServer.sh runs java as a child, and stopping must reach both.
+        let child = Command::new(ZK_SERVER)
+            .process_group(0)
+            .arg("start-foreground")
+            .arg(&cfg)
+            .env("ZOO_LOG_DIR", dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("zk.log"))?)
+            .spawn()
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("{ZK_SERVER}: {e} (tools/setup.sh installs Debian's zookeeper)"),
+                )
+            })?;
+        let s = ZkServer {
+            child: std::sync::Mutex::new(child),
+            addr,
+            dir: dir.to_path_buf(),
+        };
+        let t0 = Instant::now();
+        loop {
+            if ruok(addr) {
+                return Ok(s);
+            }
+            if let Some(st) = s.child.lock().expect("child lock").try_wait()? {
+                return Err(io::Error::other(format!(
+                    "ZooKeeper exited ({st}): {}",
+                    std::fs::read_to_string(dir.join("zk.log")).unwrap_or_default()
+                )));
+            }
+            if t0.elapsed() > Duration::from_secs(60) {
+                return Err(io::Error::other(
+                    "ZooKeeper did not answer 'ruok' within 60 s",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Stop it (the launcher and the JVM: the whole process group).
+    pub fn stop(&self) {
+        let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let pgid = nix::unistd::Pid::from_raw(c.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = c.wait();
+    }
+}
+
+impl Drop for ZkServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// ZooKeeper's four-letter health check.
+fn ruok(addr: SocketAddrV4) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr.into(), Duration::from_millis(500))
+    else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut b = [0u8; 4];
+    s.write_all(b"ruok").is_ok() && s.read_exact(&mut b).is_ok() && &b == b"imok"
+}
+
+/// The outcome of one applied operation, as ZooKeeper reported it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkOutcome {
+    /// Done.
+    Ok,
+    /// ZooKeeper refused it (node exists, no node, bad version, not empty, ...): the same on
+    /// every replica, since they all apply the same operations in the same order.
+    Refused(String),
+    /// A retransmission already applied: not executed again.
+    Duplicate,
+}
+
+/// The apply side of ZooKeeper-NC on one node.
+pub struct ZkApplier {
+    client: zkc::Client,
+    dedupe: Applier,
+    /// The last instance applied.
+    pub applied: u64,
+}
+
+impl ZkApplier {
+    /// Connect to the local server.
+    pub async fn connect(addr: SocketAddrV4, applied: u64) -> io::Result<ZkApplier> {
+        let client = zkc::Client::connect(&addr.to_string())
+            .await
+            .map_err(|e| io::Error::other(format!("ZooKeeper at {addr}: {e}")))?;
+        Ok(ZkApplier {
+            client,
+            dedupe: Applier::new(),
+            applied,
+        })
+    }
+
+    /// Apply decided instance `instance` (must be the next one).
+    pub async fn apply(
+        &mut self,
+        instance: u64,
+        d: &Decide<'_>,
+    ) -> io::Result<Vec<(u32, u64, ZkOutcome)>> {
+        if instance != self.applied + 1 {
+            return Err(io::Error::other(format!(
+                "instance {instance} is not the next one ({}): a gap must be filled by state transfer",
+                self.applied + 1
+            )));
+        }
+        let mut out = Vec::new();
+        for e in d.entries() {
+            if e.is_config() {
+                continue;
+            }
+            if !self.dedupe.admit(e.client_id, e.seq) {
+                out.push((e.client_id, e.seq, ZkOutcome::Duplicate));
+                continue;
+            }
+            let outcome = match ZkOp::decode(e.payload) {
+                Err(why) => ZkOutcome::Refused(format!("not a ZooKeeper-NC operation: {why}")),
+                Ok(op) => {
+                    let r = match &op {
+                        ZkOp::Create { path, data } => {
+                            let opts =
+                                zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+                            self.client.create(path, data, &opts).await.map(drop)
+                        }
+                        ZkOp::Set {
+                            path,
+                            data,
+                            version,
+                        } => self.client.set_data(path, data, *version).await.map(drop),
+                        ZkOp::Delete { path, version } => self.client.delete(path, *version).await,
+                    };
+                    match r {
+                        Ok(()) => ZkOutcome::Ok,
+                        // Connection trouble is not an outcome: stop, the replica is unusable.
+                        Err(
+                            e @ (zkc::Error::ConnectionLoss
+                            | zkc::Error::SessionExpired
+                            | zkc::Error::ClientClosed),
+                        ) => {
+                            return Err(io::Error::other(format!("ZooKeeper: {e}")));
+                        }
+                        Err(e) => ZkOutcome::Refused(e.to_string()),
+                    }
+                }
+            };
+            out.push((e.client_id, e.seq, outcome));
+        }
+        self.applied = instance;
+        Ok(out)
+    }
+}
