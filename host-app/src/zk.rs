@@ -123,15 +123,23 @@ impl ZkServer {
     /// Start a standalone ZooKeeper listening on `addr`, its data and log under `dir`; wait until
     /// it serves (ZooKeeper takes a few seconds to start).
     pub fn start(dir: &Path, addr: SocketAddrV4) -> io::Result<ZkServer> {
+        Self::start_with(dir, addr, true)
+    }
+
+    /// [`ZkServer::start`], choosing whether ZooKeeper fsyncs its transaction log per write
+    /// (`forceSync`). In ZooKeeper-NC the replicated decision log, not the local server, is what
+    /// survives a crash (a restarted node rejoins by state transfer).
+    pub fn start_with(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<ZkServer> {
         std::fs::create_dir_all(dir.join("data"))?;
         let cfg = dir.join("zoo.cfg");
         std::fs::write(
             &cfg,
             format!(
-                "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress={}\nadmin.enableServer=false\nmaxClientCnxns=0\n4lw.commands.whitelist=ruok\n",
+                "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress={}\nadmin.enableServer=false\nmaxClientCnxns=0\n4lw.commands.whitelist=ruok\nforceSync={}\n",
                 dir.join("data").display(),
                 addr.port(),
-                addr.ip()
+                addr.ip(),
+                if fsync { "yes" } else { "no" }
             ),
         )?;
         use std::os::unix::process::CommandExt;
@@ -247,54 +255,93 @@ impl ZkApplier {
         instance: u64,
         d: &Decide<'_>,
     ) -> io::Result<Vec<(u32, u64, ZkOutcome)>> {
-        if instance != self.applied + 1 {
-            return Err(io::Error::other(format!(
-                "instance {instance} is not the next one ({}): a gap must be filled by state transfer",
-                self.applied + 1
-            )));
+        self.apply_many(&[(instance, d)]).await
+    }
+
+    /// Apply consecutive decided instances in one pipelined batch (the first must be the next
+    /// instance; each following one the next after it).
+    pub async fn apply_many(
+        &mut self,
+        batch: &[(u64, &Decide<'_>)],
+    ) -> io::Result<Vec<(u32, u64, ZkOutcome)>> {
+        for (k, (instance, _)) in batch.iter().enumerate() {
+            if *instance != self.applied + 1 + k as u64 {
+                return Err(io::Error::other(format!(
+                    "instance {instance} is not the next one ({}): a gap must be filled by state transfer",
+                    self.applied + 1 + k as u64
+                )));
+            }
         }
-        let mut out = Vec::new();
-        for e in d.entries() {
+        // Pipelined: every operation of the batch is sent before any reply is awaited. One
+        // session executes its requests in order (ZooKeeper's FIFO client order), so the result
+        // is the one of sequential execution, without one fsync wait per operation.
+        type Pending<'c> = std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<(), zkc::Error>> + Send + 'c>,
+        >;
+        enum Step<'c> {
+            Done(ZkOutcome),
+            Wait(Pending<'c>),
+        }
+        let mut plan: Vec<(u32, u64, Result<ZkOp, ZkOutcome>)> = Vec::new();
+        for e in batch.iter().flat_map(|(_, d)| d.entries()) {
             if e.is_config() {
                 continue;
             }
-            if !self.dedupe.admit(e.client_id, e.seq) {
-                out.push((e.client_id, e.seq, ZkOutcome::Duplicate));
-                continue;
-            }
-            let outcome = match ZkOp::decode(e.payload) {
-                Err(why) => ZkOutcome::Refused(format!("not a ZooKeeper-NC operation: {why}")),
-                Ok(op) => {
-                    let r = match &op {
-                        ZkOp::Create { path, data } => {
-                            let opts =
-                                zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
-                            self.client.create(path, data, &opts).await.map(drop)
-                        }
-                        ZkOp::Set {
-                            path,
-                            data,
-                            version,
-                        } => self.client.set_data(path, data, *version).await.map(drop),
-                        ZkOp::Delete { path, version } => self.client.delete(path, *version).await,
-                    };
-                    match r {
-                        Ok(()) => ZkOutcome::Ok,
-                        // Connection trouble is not an outcome: stop, the replica is unusable.
-                        Err(
-                            e @ (zkc::Error::ConnectionLoss
-                            | zkc::Error::SessionExpired
-                            | zkc::Error::ClientClosed),
-                        ) => {
-                            return Err(io::Error::other(format!("ZooKeeper: {e}")));
-                        }
-                        Err(e) => ZkOutcome::Refused(e.to_string()),
-                    }
-                }
+            let op = if !self.dedupe.admit(e.client_id, e.seq) {
+                Err(ZkOutcome::Duplicate)
+            } else {
+                ZkOp::decode(e.payload).map_err(|why| {
+                    ZkOutcome::Refused(format!("not a ZooKeeper-NC operation: {why}"))
+                })
             };
-            out.push((e.client_id, e.seq, outcome));
+            plan.push((e.client_id, e.seq, op));
         }
-        self.applied = instance;
+        let client = &self.client;
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        let steps: Vec<(u32, u64, Step<'_>)> = plan
+            .iter()
+            .map(|(c, q, op)| {
+                let step = match op {
+                    Err(o) => Step::Done(o.clone()),
+                    Ok(ZkOp::Create { path, data }) => {
+                        let f = client.create(path, data, &opts);
+                        Step::Wait(Box::pin(async move { f.await.map(drop) }))
+                    }
+                    Ok(ZkOp::Set {
+                        path,
+                        data,
+                        version,
+                    }) => {
+                        let f = client.set_data(path, data, *version);
+                        Step::Wait(Box::pin(async move { f.await.map(drop) }))
+                    }
+                    Ok(ZkOp::Delete { path, version }) => {
+                        Step::Wait(Box::pin(client.delete(path, *version)))
+                    }
+                };
+                (*c, *q, step)
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (c, q, step) in steps {
+            let outcome = match step {
+                Step::Done(o) => o,
+                Step::Wait(f) => match f.await {
+                    Ok(()) => ZkOutcome::Ok,
+                    // Connection trouble is not an outcome: stop, the replica is unusable.
+                    Err(
+                        e @ (zkc::Error::ConnectionLoss
+                        | zkc::Error::SessionExpired
+                        | zkc::Error::ClientClosed),
+                    ) => {
+                        return Err(io::Error::other(format!("ZooKeeper: {e}")));
+                    }
+                    Err(e) => ZkOutcome::Refused(e.to_string()),
+                },
+            };
+            out.push((c, q, outcome));
+        }
+        self.applied += batch.len() as u64;
         Ok(out)
     }
 }

@@ -53,8 +53,12 @@ fn tree(ns: String, addr: SocketAddrV4) -> Vec<(String, Vec<u8>)> {
             let mut out = Vec::new();
             for n in names {
                 let p = format!("/{n}");
-                let (data, _) = c.get_data(&p).await.expect("get");
-                out.push((p, data));
+                // A node may be deleted between the listing and the read (applies go on).
+                match c.get_data(&p).await {
+                    Ok((data, _)) => out.push((p, data)),
+                    Err(zookeeper_client::Error::NoNode) => {}
+                    Err(e) => panic!("get {p}: {e}"),
+                }
             }
             out
         })

@@ -39,6 +39,10 @@ enum Cmd {
         /// Decisions from the XDP log pinned here; without it, from a UDP socket on the host port.
         #[arg(long)]
         pin: Option<PathBuf>,
+        /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
+        /// is what survives a crash here).
+        #[arg(long)]
+        no_fsync: bool,
     },
     /// Submit a write and wait until the cluster decided it.
     Write {
@@ -84,7 +88,13 @@ fn main() -> ExitCode {
         file
     };
     let r = match a.cmd {
-        Cmd::Node { node, dir, zk, pin } => run_node(&file, node, &dir, zk, pin),
+        Cmd::Node {
+            node,
+            dir,
+            zk,
+            pin,
+            no_fsync,
+        } => run_node(&file, node, &dir, zk, pin, !no_fsync),
         Cmd::Write { op, client_id } => {
             let op = match op {
                 WriteOp::Create { path, data } => ZkOp::Create {
@@ -137,10 +147,11 @@ fn run_node(
     dir: &std::path::Path,
     zk: SocketAddrV4,
     pin: Option<PathBuf>,
+    fsync: bool,
 ) -> Result<(), String> {
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
     let cluster = file.cluster_id as u32;
-    let server = Arc::new(ZkServer::start(dir, zk).map_err(|e| e.to_string())?);
+    let server = Arc::new(ZkServer::start_with(dir, zk, fsync).map_err(|e| e.to_string())?);
     {
         let server = server.clone();
         let _ = ctrlc::set_handler(move || {
@@ -193,24 +204,33 @@ fn run_node(
         let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
         eprintln!("zk-nc: node {node} applying decisions to ZooKeeper at {zk}");
         let mut refused = 0u64;
-        while let Some(p) = rx.recv().await {
-            let Ok((_, Packet::Decide(d))) = wire::parse(&p, cluster) else {
-                continue;
-            };
-            if !d.meta.kind.is_value() || d.meta.instance <= applier.applied {
-                continue;
-            }
-            for (_, _, o) in applier
-                .apply(d.meta.instance, &d)
-                .await
-                .map_err(|e| e.to_string())?
+        while let Some(first) = rx.recv().await {
+            // Everything that is already waiting goes into one pipelined batch.
+            let mut packets = vec![first];
+            while packets.len() < 512
+                && let Ok(p) = rx.try_recv()
             {
+                packets.push(p);
+            }
+            let mut batch = Vec::new();
+            let mut next = applier.applied + 1;
+            for p in &packets {
+                let Ok((_, Packet::Decide(d))) = wire::parse(p, cluster) else {
+                    continue;
+                };
+                if !d.meta.kind.is_value() || d.meta.instance < next {
+                    continue; // heartbeats, duplicate host copies
+                }
+                next = d.meta.instance + 1;
+                batch.push((d.meta.instance, d));
+            }
+            let refs: Vec<(u64, &wire::Decide<'_>)> = batch.iter().map(|(i, d)| (*i, d)).collect();
+            for (_, _, o) in applier.apply_many(&refs).await.map_err(|e| e.to_string())? {
                 if let ZkOutcome::Refused(why) = o {
                     refused += 1;
                     if refused <= 10 {
                         eprintln!(
-                            "zk-nc: instance {}: refused by ZooKeeper (on every replica): {why}",
-                            d.meta.instance
+                            "zk-nc: refused by ZooKeeper (identically on every replica): {why}"
                         );
                     }
                 }
