@@ -31,3 +31,23 @@ for comp in rustfmt clippy; do
 done
 
 say "ok: rustc $have, rustfmt and clippy present"
+
+# RTL tools (rtl/lint.sh and rtl/README.md's synthesis figures): Verilator (lint), Icarus Verilog
+# (compile check) and Yosys (synthesis statistics), from Debian's packages.
+rtl_missing=()
+for tool in verilator:verilator iverilog:iverilog yosys:yosys; do
+    cmd=${tool%%:*}
+    pkg=${tool##*:}
+    command -v "$cmd" >/dev/null 2>&1 || rtl_missing+=("$pkg")
+done
+if [ "${#rtl_missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        say "error: missing ${rtl_missing[*]} and not root; install them: apt-get install -y ${rtl_missing[*]}" >&2
+        exit 1
+    fi
+    say "installing ${rtl_missing[*]} (apt)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${rtl_missing[@]}" >/dev/null
+fi
+say "ok: verilator, iverilog and yosys present"

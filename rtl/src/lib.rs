@@ -1,0 +1,9 @@
+//! The Nano-consensus FPGA core in rust-hdl (see `rtl/README.md`).
+#![allow(missing_docs)]
+
+pub mod csr;
+pub mod egress_fifo;
+pub mod export;
+pub mod lowi_core;
+pub mod nc_core;
+pub mod rsbcast_rx;

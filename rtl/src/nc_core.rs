@@ -1,0 +1,287 @@
+//! `nc_core`: `lowi_core`, `egress_fifo` and `csr` wired together, with the packet interfaces
+//! at the level of parsed fields (what a packet parser extracts from a frame, what a packet
+//! generator needs to build one). See `rtl/README.md` for what this covers.
+
+use rust_hdl::prelude::*;
+
+use crate::csr::Csr;
+use crate::egress_fifo::{EgressFifo, ReqEntry};
+use crate::lowi_core::{CoreState, LowiCore};
+
+/// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
+pub const FIFO_ADDR_BITS: usize = 6;
+
+/// The core.
+#[derive(LogicBlock)]
+pub struct NcCore {
+    pub clock: Signal<In, Clock>,
+    /// CSR bus: byte address.
+    pub csr_addr: Signal<In, Bits<16>>,
+    /// CSR bus: write data.
+    pub csr_wdata: Signal<In, Bits<32>>,
+    /// CSR bus: write strobe.
+    pub csr_write: Signal<In, Bit>,
+    /// CSR bus: read data.
+    pub csr_rdata: Signal<Out, Bits<32>>,
+    pub rx_valid: Signal<In, Bit>,
+    pub rx_port: Signal<In, Bits<2>>,
+    pub rx_class: Signal<In, Bits<2>>,
+    pub rx_sender: Signal<In, Bits<8>>,
+    pub rx_epoch: Signal<In, Bits<32>>,
+    pub rx_seq: Signal<In, Bits<32>>,
+    pub rx_tree: Signal<In, Bits<8>>,
+    pub rx_kind: Signal<In, Bits<2>>,
+    pub rx_instance: Signal<In, Bits<64>>,
+    pub cl_valid: Signal<In, Bit>,
+    pub cl_class: Signal<In, Bits<2>>,
+    pub cl_len: Signal<In, Bits<16>>,
+    pub cl_client: Signal<In, Bits<32>>,
+    pub cl_seq: Signal<In, Bits<64>>,
+    pub cl_payload: Signal<In, Bits<64>>,
+    pub send: Signal<Out, Bit>,
+    pub send_kind: Signal<Out, Bits<2>>,
+    pub send_count: Signal<Out, Bits<8>>,
+    pub send_instance: Signal<Out, Bits<64>>,
+    pub send_epoch: Signal<Out, Bits<32>>,
+    pub send_seq: Signal<Out, Bits<32>>,
+    pub lead_deliver: Signal<Out, Bit>,
+    pub rx_deliver: Signal<Out, Bit>,
+    pub tick_leader_changed: Signal<Out, Bit>,
+    pub tick_epoch: Signal<Out, Bits<32>>,
+    pub tick_leader: Signal<Out, Bits<8>>,
+    pub rx_leader_changed: Signal<Out, Bit>,
+    pub tick_fault: Signal<Out, Bit>,
+    pub tick_fault_code: Signal<Out, Bits<3>>,
+    pub tick_fault_missing: Signal<Out, Bits<4>>,
+    pub rx_fault: Signal<Out, Bit>,
+    pub rx_fault_code: Signal<Out, Bits<3>>,
+    pub state_mode: Signal<Out, Bit>,
+    pub mode_state: Signal<Out, CoreState>,
+    pub state_start: Signal<Out, Bit>,
+    pub state_rx_active: Signal<Out, Bit>,
+    pub viol_stale: Signal<Out, Bit>,
+    pub viol_deposed: Signal<Out, Bit>,
+    pub nl_reply: Signal<Out, Bit>,
+    pub nl_leader: Signal<Out, Bits<8>>,
+    pub nl_epoch: Signal<Out, Bits<32>>,
+    pub state: Signal<Out, CoreState>,
+    pub status: Signal<Out, Bits<32>>,
+    pub epoch: Signal<Out, Bits<32>>,
+    pub leader: Signal<Out, Bits<8>>,
+    pub leader_busy: Signal<Out, Bit>,
+    pub last_instance: Signal<Out, Bits<64>>,
+    pub ok_valid: Signal<Out, Bit>,
+    pub ok_client: Signal<Out, Bits<32>>,
+    pub ok_seq: Signal<Out, Bits<64>>,
+    pub ok_instance: Signal<Out, Bits<64>>,
+    pub ok_index: Signal<Out, Bits<16>>,
+    pub ok_payload: Signal<Out, Bits<64>>,
+    pub ok_len: Signal<Out, Bits<8>>,
+    /// Configuration the packet generator needs.
+    pub cfg_node_id: Signal<Out, Bits<8>>,
+    pub cfg_cluster_id: Signal<Out, Bits<32>>,
+    pub cfg_trees: Signal<Out, Bits<8>>,
+    core: LowiCore,
+    fifo: EgressFifo<FIFO_ADDR_BITS>,
+    regs: Csr,
+    entry: Signal<Local, ReqEntry>,
+    ok_inst: DFF<Bits<64>>,
+    ok_idx: DFF<Bits<16>>,
+    k0_16: Constant<Bits<16>>,
+    k1_16: Constant<Bits<16>>,
+}
+
+impl Default for NcCore {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            csr_addr: Default::default(),
+            csr_wdata: Default::default(),
+            csr_write: Default::default(),
+            csr_rdata: Default::default(),
+            rx_valid: Default::default(),
+            rx_port: Default::default(),
+            rx_class: Default::default(),
+            rx_sender: Default::default(),
+            rx_epoch: Default::default(),
+            rx_seq: Default::default(),
+            rx_tree: Default::default(),
+            rx_kind: Default::default(),
+            rx_instance: Default::default(),
+            cl_valid: Default::default(),
+            cl_class: Default::default(),
+            cl_len: Default::default(),
+            cl_client: Default::default(),
+            cl_seq: Default::default(),
+            cl_payload: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            lead_deliver: Default::default(),
+            rx_deliver: Default::default(),
+            tick_leader_changed: Default::default(),
+            tick_epoch: Default::default(),
+            tick_leader: Default::default(),
+            rx_leader_changed: Default::default(),
+            tick_fault: Default::default(),
+            tick_fault_code: Default::default(),
+            tick_fault_missing: Default::default(),
+            rx_fault: Default::default(),
+            rx_fault_code: Default::default(),
+            state_mode: Default::default(),
+            mode_state: Default::default(),
+            state_start: Default::default(),
+            state_rx_active: Default::default(),
+            viol_stale: Default::default(),
+            viol_deposed: Default::default(),
+            nl_reply: Default::default(),
+            nl_leader: Default::default(),
+            nl_epoch: Default::default(),
+            state: Default::default(),
+            status: Default::default(),
+            epoch: Default::default(),
+            leader: Default::default(),
+            leader_busy: Default::default(),
+            last_instance: Default::default(),
+            ok_valid: Default::default(),
+            ok_client: Default::default(),
+            ok_seq: Default::default(),
+            ok_instance: Default::default(),
+            ok_index: Default::default(),
+            ok_payload: Default::default(),
+            ok_len: Default::default(),
+            cfg_node_id: Default::default(),
+            cfg_cluster_id: Default::default(),
+            cfg_trees: Default::default(),
+            core: Default::default(),
+            fifo: Default::default(),
+            regs: Default::default(),
+            entry: Default::default(),
+            ok_inst: Default::default(),
+            ok_idx: Default::default(),
+            k0_16: Constant::new(0.into()),
+            k1_16: Constant::new(1.into()),
+        }
+    }
+}
+
+impl Logic for NcCore {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, core, fifo, regs);
+        dff_setup!(self, clock, ok_inst, ok_idx);
+        // CSR bus and configuration.
+        self.regs.bus_addr.next = self.csr_addr.val();
+        self.regs.bus_wdata.next = self.csr_wdata.val();
+        self.regs.bus_write.next = self.csr_write.val();
+        self.csr_rdata.next = self.regs.bus_rdata.val();
+        self.core.node_id.next = self.regs.cfg_node_id.val();
+        self.core.node_count.next = self.regs.cfg_node_count.val();
+        self.core.trees.next = self.regs.cfg_trees.val();
+        self.core.loop_period.next = self.regs.cfg_loop_period.val();
+        self.core.timeout.next = self.regs.cfg_timeout.val();
+        self.core.window.next = self.regs.window.val();
+        self.core.batch_max.next = self.regs.cfg_batch_max.val();
+        self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val();
+        self.core.mtu.next = self.regs.cfg_mtu.val();
+        self.core.ctrl_write.next = self.regs.ctrl_write.val();
+        self.core.ctrl_value.next = self.regs.ctrl_value.val();
+        self.cfg_node_id.next = self.regs.cfg_node_id.val();
+        self.cfg_cluster_id.next = self.regs.cfg_cluster_id.val();
+        self.cfg_trees.next = self.regs.cfg_trees.val();
+        self.regs.state.next = self.core.state.val();
+        self.regs.status.next = self.core.status.val();
+        self.regs.epoch.next = self.core.epoch.val();
+        self.regs.leader.next = self.core.leader.val();
+        self.regs.last_instance.next = self.core.last_instance.val();
+        self.regs.clear_counters.next = self.core.clear_counters.val();
+        self.regs.tick_net_fault.next = self.core.tick_net_fault.val();
+        self.regs.tick_timeout.next = self.core.tick_timeout.val();
+        self.regs.tick_sent_value.next = self.core.tick_sent_value.val();
+        self.regs.tick_sent_hb.next = self.core.tick_sent_hb.val();
+        self.regs.ev_foreign.next = self.core.ev_foreign.val();
+        self.regs.ev_malformed.next = self.core.ev_malformed.val();
+        self.regs.ev_ignored.next = self.core.ev_ignored.val();
+        self.regs.ev_stale.next = self.core.ev_stale.val();
+        self.regs.ev_duplicate.next = self.core.ev_duplicate.val();
+        self.regs.ev_net_fault.next = self.core.ev_net_fault.val();
+        self.regs.ev_delivered.next = self.core.ev_delivered.val();
+        self.regs.ev_accepted.next = self.core.ev_accepted.val();
+        self.regs.ev_not_leader.next = self.core.ev_not_leader.val();
+        self.regs.ev_sent_hb.next = self.core.ev_sent_hb.val();
+        self.regs.ev_oversize.next = self.core.ev_oversize.val();
+        self.regs.tick_dropped.next = self.core.tick_dropped.val();
+        self.regs.ev_dropped.next = self.core.ev_dropped.val();
+        self.core.rx_valid.next = self.rx_valid.val();
+        self.core.rx_port.next = self.rx_port.val();
+        self.core.rx_class.next = self.rx_class.val();
+        self.core.rx_sender.next = self.rx_sender.val();
+        self.core.rx_epoch.next = self.rx_epoch.val();
+        self.core.rx_seq.next = self.rx_seq.val();
+        self.core.rx_tree.next = self.rx_tree.val();
+        self.core.rx_kind.next = self.rx_kind.val();
+        self.core.rx_instance.next = self.rx_instance.val();
+        self.core.cl_valid.next = self.cl_valid.val();
+        self.core.cl_class.next = self.cl_class.val();
+        self.core.cl_len.next = self.cl_len.val();
+        self.send.next = self.core.send.val();
+        self.send_kind.next = self.core.send_kind.val();
+        self.send_count.next = self.core.send_count.val();
+        self.send_instance.next = self.core.send_instance.val();
+        self.send_epoch.next = self.core.send_epoch.val();
+        self.send_seq.next = self.core.send_seq.val();
+        self.lead_deliver.next = self.core.lead_deliver.val();
+        self.rx_deliver.next = self.core.rx_deliver.val();
+        self.tick_leader_changed.next = self.core.tick_leader_changed.val();
+        self.tick_epoch.next = self.core.tick_epoch.val();
+        self.tick_leader.next = self.core.tick_leader.val();
+        self.rx_leader_changed.next = self.core.rx_leader_changed.val();
+        self.tick_fault.next = self.core.tick_fault.val();
+        self.tick_fault_code.next = self.core.tick_fault_code.val();
+        self.tick_fault_missing.next = self.core.tick_fault_missing.val();
+        self.rx_fault.next = self.core.rx_fault.val();
+        self.rx_fault_code.next = self.core.rx_fault_code.val();
+        self.state_mode.next = self.core.state_mode.val();
+        self.mode_state.next = self.core.mode_state.val();
+        self.state_start.next = self.core.state_start.val();
+        self.state_rx_active.next = self.core.state_rx_active.val();
+        self.viol_stale.next = self.core.viol_stale.val();
+        self.viol_deposed.next = self.core.viol_deposed.val();
+        self.nl_reply.next = self.core.nl_reply.val();
+        self.nl_leader.next = self.core.nl_leader.val();
+        self.nl_epoch.next = self.core.nl_epoch.val();
+        self.state.next = self.core.state.val();
+        self.status.next = self.core.status.val();
+        self.epoch.next = self.core.epoch.val();
+        self.leader.next = self.core.leader.val();
+        self.leader_busy.next = self.core.leader_busy.val();
+        self.last_instance.next = self.core.last_instance.val();
+        // Egress FIFO.
+        self.core.fifo_len.next = self.fifo.len.val();
+        self.fifo.push.next = self.core.fifo_push.val();
+        self.fifo.clear.next = self.core.fifo_clear.val();
+        self.fifo.reserve.next = self.core.fifo_reserve.val();
+        self.entry.next.payload = self.cl_payload.val();
+        self.entry.next.len = self.cl_len.val().get_bits::<8>(0);
+        self.entry.next.seq = self.cl_seq.val();
+        self.entry.next.client = self.cl_client.val();
+        self.fifo.push_data.next = self.entry.val();
+        // OK replies: the taken entries stream out of the FIFO in order, numbered per batch.
+        if self.core.lead_deliver.val() {
+            self.ok_inst.d.next = self.core.send_instance.val();
+            self.ok_idx.d.next = self.k0_16.val();
+        } else if self.fifo.out_valid.val() {
+            self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_16.val();
+        }
+        self.ok_valid.next = self.fifo.out_valid.val();
+        self.ok_client.next = self.fifo.out_data.val().client;
+        self.ok_seq.next = self.fifo.out_data.val().seq;
+        self.ok_payload.next = self.fifo.out_data.val().payload;
+        self.ok_len.next = self.fifo.out_data.val().len;
+        self.ok_instance.next = self.ok_inst.q.val();
+        self.ok_index.next = self.ok_idx.q.val();
+    }
+}
