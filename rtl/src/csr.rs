@@ -14,7 +14,8 @@ use proto::regs::{self, Counter, Register, addr, ctrl};
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
-use crate::lowi_core::CoreState;
+use crate::lowi_core::state;
+use crate::prim::ZeroExtend;
 
 fn reg(a: u16) -> &'static Register {
     regs::REGISTERS
@@ -27,7 +28,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-/// One 32-bit configuration register.
+/// One 32-bit configuration register with a legal range narrower than all of `u32`.
 #[derive(LogicBlock)]
 pub struct ConfigReg {
     pub clock: Signal<In, Clock>,
@@ -42,7 +43,7 @@ pub struct ConfigReg {
     r: DFFWithInit<Bits<32>>,
     address: Constant<Bits<16>>,
     min: Constant<Bits<32>>,
-    max: Constant<Bits<32>>,
+    span: Constant<Bits<32>>,
     zero: Constant<Bits<32>>,
 }
 
@@ -51,6 +52,10 @@ impl ConfigReg {
     pub fn new(a: u16) -> Self {
         let r = reg(a);
         assert!(r.width == 32 && r.access == regs::Access::Config);
+        assert!(
+            r.max - r.min < u32::MAX as u64,
+            "full-range registers use ConfigRegAny"
+        );
         Self {
             clock: Default::default(),
             bus_addr: Default::default(),
@@ -62,7 +67,7 @@ impl ConfigReg {
             r: DFFWithInit::new(Bits::<32>::from(r.reset)),
             address: k(r.addr as u64),
             min: k(r.min),
-            max: k(r.max),
+            span: k(r.max - r.min),
             zero: k(0),
         }
     }
@@ -73,11 +78,11 @@ impl Logic for ConfigReg {
     fn update(&mut self) {
         self.r.clock.next = self.clock.val();
         self.r.d.next = self.r.q.val();
+        // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping).
         if self.bus_write.val()
             && self.writable.val()
             && (self.bus_addr.val() == self.address.val())
-            && (self.bus_wdata.val() >= self.min.val())
-            && (self.bus_wdata.val() <= self.max.val())
+            && ((self.bus_wdata.val() - self.min.val()) <= self.span.val())
         {
             self.r.d.next = self.bus_wdata.val();
         }
@@ -90,11 +95,65 @@ impl Logic for ConfigReg {
     }
 }
 
-/// A 13-bit amount zero-extended to 64 bits (a struct, so the Verilog is a slice assignment).
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct Widen13 {
-    pub lo: Bits<13>,
-    pub hi: Bits<51>,
+/// One 32-bit configuration register whose legal range is every `u32` (no check).
+#[derive(LogicBlock)]
+pub struct ConfigRegAny {
+    pub clock: Signal<In, Clock>,
+    pub bus_addr: Signal<In, Bits<16>>,
+    pub bus_wdata: Signal<In, Bits<32>>,
+    pub bus_write: Signal<In, Bit>,
+    /// Configuration writes allowed (core Disabled).
+    pub writable: Signal<In, Bit>,
+    pub value: Signal<Out, Bits<32>>,
+    /// `value` when addressed, else 0 (OR-ed into the read data).
+    pub rdata: Signal<Out, Bits<32>>,
+    r: DFFWithInit<Bits<32>>,
+    address: Constant<Bits<16>>,
+    zero: Constant<Bits<32>>,
+}
+
+impl ConfigRegAny {
+    /// The register at `a` in `proto::regs::REGISTERS`.
+    pub fn new(a: u16) -> Self {
+        let r = reg(a);
+        assert!(r.width == 32 && r.access == regs::Access::Config);
+        assert!(
+            r.min == 0 && r.max == u32::MAX as u64,
+            "ranged registers use ConfigReg"
+        );
+        Self {
+            clock: Default::default(),
+            bus_addr: Default::default(),
+            bus_wdata: Default::default(),
+            bus_write: Default::default(),
+            writable: Default::default(),
+            value: Default::default(),
+            rdata: Default::default(),
+            r: DFFWithInit::new(Bits::<32>::from(r.reset)),
+            address: k(r.addr as u64),
+            zero: k(0),
+        }
+    }
+}
+
+impl Logic for ConfigRegAny {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.r.clock.next = self.clock.val();
+        self.r.d.next = self.r.q.val();
+        if self.bus_write.val()
+            && self.writable.val()
+            && (self.bus_addr.val() == self.address.val())
+        {
+            self.r.d.next = self.bus_wdata.val();
+        }
+        self.value.next = self.r.q.val();
+        if self.bus_addr.val() == self.address.val() {
+            self.rdata.next = self.r.q.val();
+        } else {
+            self.rdata.next = self.zero.val();
+        }
+    }
 }
 
 /// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
@@ -108,7 +167,6 @@ pub struct Counter64 {
     pub tick_n: Signal<In, Bits<13>>,
     pub ev: Signal<In, Bit>,
     pub ev_n: Signal<In, Bits<13>>,
-    pub value: Signal<Out, Bits<64>>,
     pub rdata: Signal<Out, Bits<32>>,
     r: DFF<Bits<64>>,
     s1: Signal<Local, Bits<64>>,
@@ -118,12 +176,9 @@ pub struct Counter64 {
     hi: Constant<Bits<16>>,
     zero: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
-    zero51: Constant<Bits<51>>,
     zero32: Constant<Bits<32>>,
-    wide_n: Signal<Local, Bits<64>>,
-    wide_m: Signal<Local, Bits<64>>,
-    xn: Signal<Local, Widen13>,
-    xm: Signal<Local, Widen13>,
+    xn: ZeroExtend<13, 64>,
+    xm: ZeroExtend<13, 64>,
 }
 
 impl Counter64 {
@@ -137,7 +192,6 @@ impl Counter64 {
             tick_n: Default::default(),
             ev: Default::default(),
             ev_n: Default::default(),
-            value: Default::default(),
             rdata: Default::default(),
             r: Default::default(),
             s1: Default::default(),
@@ -147,10 +201,7 @@ impl Counter64 {
             hi: k(c.addr() as u64 + 4),
             zero: k(0),
             one: k(1),
-            zero51: k(0),
             zero32: k(0),
-            wide_n: Default::default(),
-            wide_m: Default::default(),
             xn: Default::default(),
             xm: Default::default(),
         }
@@ -162,16 +213,12 @@ impl Logic for Counter64 {
     fn update(&mut self) {
         dff_setup!(self, clock, r);
         // Zero-extend the 13-bit amounts.
-        self.xn.next.lo = self.tick_n.val();
-        self.xn.next.hi = self.zero51.val();
-        self.xm.next.lo = self.ev_n.val();
-        self.xm.next.hi = self.zero51.val();
-        self.wide_n.next = self.xn.val().into();
-        self.wide_m.next = self.xm.val().into();
+        self.xn.narrow.next = self.tick_n.val();
+        self.xm.narrow.next = self.ev_n.val();
         if self.tick.val() {
-            self.s1.next = self.r.q.val() + self.wide_n.val() + self.one.val();
+            self.s1.next = self.r.q.val() + self.xn.wide.val() + self.one.val();
         } else {
-            self.s1.next = self.r.q.val() + self.wide_n.val();
+            self.s1.next = self.r.q.val() + self.xn.wide.val();
         }
         if self.clear.val() {
             self.s2.next = self.zero.val();
@@ -179,12 +226,11 @@ impl Logic for Counter64 {
             self.s2.next = self.s1.val();
         }
         if self.ev.val() {
-            self.s3.next = self.s2.val() + self.wide_m.val() + self.one.val();
+            self.s3.next = self.s2.val() + self.xm.wide.val() + self.one.val();
         } else {
-            self.s3.next = self.s2.val() + self.wide_m.val();
+            self.s3.next = self.s2.val() + self.xm.wide.val();
         }
         self.r.d.next = self.s3.val();
-        self.value.next = self.r.q.val();
         if self.bus_addr.val() == self.lo.val() {
             self.rdata.next = self.r.q.val().get_bits::<32>(0);
         } else if self.bus_addr.val() == self.hi.val() {
@@ -234,7 +280,7 @@ pub struct Csr {
     pub ctrl_write: Signal<Out, Bit>,
     /// Its value.
     pub ctrl_value: Signal<Out, Bits<32>>,
-    pub state: Signal<In, CoreState>,
+    pub state: Signal<In, Bits<2>>,
     pub status: Signal<In, Bits<32>>,
     pub epoch: Signal<In, Bits<32>>,
     pub leader: Signal<In, Bits<8>>,
@@ -257,20 +303,20 @@ pub struct Csr {
     pub ev_oversize: Signal<In, Bit>,
     pub tick_dropped: Signal<In, Bits<13>>,
     pub ev_dropped: Signal<In, Bits<13>>,
-    pub cfg_node_id: Signal<Out, Bits<8>>,
-    pub cfg_node_count: Signal<Out, Bits<8>>,
+    pub cfg_node_id: Signal<Out, Bits<32>>,
+    pub cfg_node_count: Signal<Out, Bits<32>>,
     pub cfg_cluster_id: Signal<Out, Bits<32>>,
-    pub cfg_trees: Signal<Out, Bits<8>>,
+    pub cfg_trees: Signal<Out, Bits<32>>,
     pub cfg_loop_period: Signal<Out, Bits<32>>,
     pub cfg_timeout: Signal<Out, Bits<32>>,
     pub cfg_delta: Signal<Out, Bits<32>>,
     pub cfg_drift: Signal<Out, Bits<32>>,
-    pub cfg_fifo_depth: Signal<Out, Bits<13>>,
-    pub cfg_batch_max: Signal<Out, Bits<13>>,
-    pub cfg_mtu: Signal<Out, Bits<16>>,
-    pub cfg_decide_port: Signal<Out, Bits<16>>,
-    pub cfg_client_port: Signal<Out, Bits<16>>,
-    pub cfg_host_port: Signal<Out, Bits<16>>,
+    pub cfg_fifo_depth: Signal<Out, Bits<32>>,
+    pub cfg_batch_max: Signal<Out, Bits<32>>,
+    pub cfg_mtu: Signal<Out, Bits<32>>,
+    pub cfg_decide_port: Signal<Out, Bits<32>>,
+    pub cfg_client_port: Signal<Out, Bits<32>>,
+    pub cfg_host_port: Signal<Out, Bits<32>>,
     pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
     pub cfg_tree_group0: Signal<Out, Bits<32>>,
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
@@ -280,19 +326,19 @@ pub struct Csr {
     pub window: Signal<Out, Bits<32>>,
     r_node_id: ConfigReg,
     r_node_count: ConfigReg,
-    r_cluster_id: ConfigReg,
+    r_cluster_id: ConfigRegAny,
     r_trees: ConfigReg,
     r_loop_period: ConfigReg,
     r_timeout: ConfigReg,
     r_delta: ConfigReg,
-    r_drift: ConfigReg,
+    r_drift: ConfigRegAny,
     r_fifo_depth: ConfigReg,
     r_batch_max: ConfigReg,
     r_mtu: ConfigReg,
     r_decide_port: ConfigReg,
     r_client_port: ConfigReg,
     r_host_port: ConfigReg,
-    r_late_tick_slack: ConfigReg,
+    r_late_tick_slack: ConfigRegAny,
     r_tree_group0: ConfigReg,
     r_tree_group1: ConfigReg,
     r_tree_group2: ConfigReg,
@@ -315,7 +361,8 @@ pub struct Csr {
     c_config_applied: Counter64,
     c_config_rejected: Counter64,
     c_ignored: Counter64,
-    leader32: Signal<Local, Widen8>,
+    leader32: ZeroExtend<8, 32>,
+    s_disabled: Constant<Bits<2>>,
     fixed: Signal<Local, Bits<32>>,
     a_magic: Constant<Bits<16>>,
     a_ctrl: Constant<Bits<16>>,
@@ -327,7 +374,6 @@ pub struct Csr {
     v_magic: Constant<Bits<32>>,
     v_enable: Constant<Bits<32>>,
     zero32: Constant<Bits<32>>,
-    zero24: Constant<Bits<24>>,
     zero13: Constant<Bits<13>>,
 }
 
@@ -386,19 +432,19 @@ impl Default for Csr {
             window: Default::default(),
             r_node_id: ConfigReg::new(addr::NODE_ID),
             r_node_count: ConfigReg::new(addr::NODE_COUNT),
-            r_cluster_id: ConfigReg::new(addr::CLUSTER_ID),
+            r_cluster_id: ConfigRegAny::new(addr::CLUSTER_ID),
             r_trees: ConfigReg::new(addr::TREES),
             r_loop_period: ConfigReg::new(addr::LOOP_PERIOD),
             r_timeout: ConfigReg::new(addr::TIMEOUT),
             r_delta: ConfigReg::new(addr::DELTA),
-            r_drift: ConfigReg::new(addr::DRIFT),
+            r_drift: ConfigRegAny::new(addr::DRIFT),
             r_fifo_depth: ConfigReg::new(addr::FIFO_DEPTH),
             r_batch_max: ConfigReg::new(addr::BATCH_MAX),
             r_mtu: ConfigReg::new(addr::MTU),
             r_decide_port: ConfigReg::new(addr::DECIDE_PORT),
             r_client_port: ConfigReg::new(addr::CLIENT_PORT),
             r_host_port: ConfigReg::new(addr::HOST_PORT),
-            r_late_tick_slack: ConfigReg::new(addr::LATE_TICK_SLACK),
+            r_late_tick_slack: ConfigRegAny::new(addr::LATE_TICK_SLACK),
             r_tree_group0: ConfigReg::new(addr::TREE_GROUP0),
             r_tree_group1: ConfigReg::new(addr::TREE_GROUP1),
             r_tree_group2: ConfigReg::new(addr::TREE_GROUP2),
@@ -422,6 +468,7 @@ impl Default for Csr {
             c_config_rejected: Counter64::new(Counter::ConfigRejected),
             c_ignored: Counter64::new(Counter::Ignored),
             leader32: Default::default(),
+            s_disabled: k(state::DISABLED),
             fixed: Default::default(),
             a_magic: k(addr::MAGIC as u64),
             a_ctrl: k(addr::CTRL as u64),
@@ -433,7 +480,6 @@ impl Default for Csr {
             v_magic: k(regs::MAGIC_VALUE as u64),
             v_enable: k(ctrl::ENABLE as u64),
             zero32: k(0),
-            zero24: k(0),
             zero13: k(0),
         }
     }
@@ -486,97 +532,97 @@ impl Logic for Csr {
         self.r_node_id.bus_addr.next = self.bus_addr.val();
         self.r_node_id.bus_wdata.next = self.bus_wdata.val();
         self.r_node_id.bus_write.next = self.bus_write.val();
-        self.r_node_id.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_node_id.next = self.r_node_id.value.val().get_bits::<8>(0);
+        self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_node_id.next = self.r_node_id.value.val();
         self.r_node_count.bus_addr.next = self.bus_addr.val();
         self.r_node_count.bus_wdata.next = self.bus_wdata.val();
         self.r_node_count.bus_write.next = self.bus_write.val();
-        self.r_node_count.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_node_count.next = self.r_node_count.value.val().get_bits::<8>(0);
+        self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_node_count.next = self.r_node_count.value.val();
         self.r_cluster_id.bus_addr.next = self.bus_addr.val();
         self.r_cluster_id.bus_wdata.next = self.bus_wdata.val();
         self.r_cluster_id.bus_write.next = self.bus_write.val();
-        self.r_cluster_id.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_cluster_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_cluster_id.next = self.r_cluster_id.value.val();
         self.r_trees.bus_addr.next = self.bus_addr.val();
         self.r_trees.bus_wdata.next = self.bus_wdata.val();
         self.r_trees.bus_write.next = self.bus_write.val();
-        self.r_trees.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_trees.next = self.r_trees.value.val().get_bits::<8>(0);
+        self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_trees.next = self.r_trees.value.val();
         self.r_loop_period.bus_addr.next = self.bus_addr.val();
         self.r_loop_period.bus_wdata.next = self.bus_wdata.val();
         self.r_loop_period.bus_write.next = self.bus_write.val();
-        self.r_loop_period.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_loop_period.next = self.r_loop_period.value.val();
         self.r_timeout.bus_addr.next = self.bus_addr.val();
         self.r_timeout.bus_wdata.next = self.bus_wdata.val();
         self.r_timeout.bus_write.next = self.bus_write.val();
-        self.r_timeout.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_timeout.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_timeout.next = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
         self.r_delta.bus_wdata.next = self.bus_wdata.val();
         self.r_delta.bus_write.next = self.bus_write.val();
-        self.r_delta.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_delta.next = self.r_delta.value.val();
         self.r_drift.bus_addr.next = self.bus_addr.val();
         self.r_drift.bus_wdata.next = self.bus_wdata.val();
         self.r_drift.bus_write.next = self.bus_write.val();
-        self.r_drift.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_drift.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_drift.next = self.r_drift.value.val();
         self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
         self.r_fifo_depth.bus_wdata.next = self.bus_wdata.val();
         self.r_fifo_depth.bus_write.next = self.bus_write.val();
-        self.r_fifo_depth.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_fifo_depth.next = self.r_fifo_depth.value.val().get_bits::<13>(0);
+        self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_fifo_depth.next = self.r_fifo_depth.value.val();
         self.r_batch_max.bus_addr.next = self.bus_addr.val();
         self.r_batch_max.bus_wdata.next = self.bus_wdata.val();
         self.r_batch_max.bus_write.next = self.bus_write.val();
-        self.r_batch_max.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_batch_max.next = self.r_batch_max.value.val().get_bits::<13>(0);
+        self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_batch_max.next = self.r_batch_max.value.val();
         self.r_mtu.bus_addr.next = self.bus_addr.val();
         self.r_mtu.bus_wdata.next = self.bus_wdata.val();
         self.r_mtu.bus_write.next = self.bus_write.val();
-        self.r_mtu.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_mtu.next = self.r_mtu.value.val().get_bits::<16>(0);
+        self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_mtu.next = self.r_mtu.value.val();
         self.r_decide_port.bus_addr.next = self.bus_addr.val();
         self.r_decide_port.bus_wdata.next = self.bus_wdata.val();
         self.r_decide_port.bus_write.next = self.bus_write.val();
-        self.r_decide_port.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_decide_port.next = self.r_decide_port.value.val().get_bits::<16>(0);
+        self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_decide_port.next = self.r_decide_port.value.val();
         self.r_client_port.bus_addr.next = self.bus_addr.val();
         self.r_client_port.bus_wdata.next = self.bus_wdata.val();
         self.r_client_port.bus_write.next = self.bus_write.val();
-        self.r_client_port.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_client_port.next = self.r_client_port.value.val().get_bits::<16>(0);
+        self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_client_port.next = self.r_client_port.value.val();
         self.r_host_port.bus_addr.next = self.bus_addr.val();
         self.r_host_port.bus_wdata.next = self.bus_wdata.val();
         self.r_host_port.bus_write.next = self.bus_write.val();
-        self.r_host_port.writable.next = self.state.val() == CoreState::Disabled;
-        self.cfg_host_port.next = self.r_host_port.value.val().get_bits::<16>(0);
+        self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_host_port.next = self.r_host_port.value.val();
         self.r_late_tick_slack.bus_addr.next = self.bus_addr.val();
         self.r_late_tick_slack.bus_wdata.next = self.bus_wdata.val();
         self.r_late_tick_slack.bus_write.next = self.bus_write.val();
-        self.r_late_tick_slack.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_late_tick_slack.next = self.r_late_tick_slack.value.val();
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
         self.r_tree_group0.bus_wdata.next = self.bus_wdata.val();
         self.r_tree_group0.bus_write.next = self.bus_write.val();
-        self.r_tree_group0.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group0.next = self.r_tree_group0.value.val();
         self.r_tree_group1.bus_addr.next = self.bus_addr.val();
         self.r_tree_group1.bus_wdata.next = self.bus_wdata.val();
         self.r_tree_group1.bus_write.next = self.bus_write.val();
-        self.r_tree_group1.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group1.next = self.r_tree_group1.value.val();
         self.r_tree_group2.bus_addr.next = self.bus_addr.val();
         self.r_tree_group2.bus_wdata.next = self.bus_wdata.val();
         self.r_tree_group2.bus_write.next = self.bus_write.val();
-        self.r_tree_group2.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group2.next = self.r_tree_group2.value.val();
         self.r_tree_group3.bus_addr.next = self.bus_addr.val();
         self.r_tree_group3.bus_wdata.next = self.bus_wdata.val();
         self.r_tree_group3.bus_write.next = self.bus_write.val();
-        self.r_tree_group3.writable.next = self.state.val() == CoreState::Disabled;
+        self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group3.next = self.r_tree_group3.value.val();
         self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.c_sent_values.bus_addr.next = self.bus_addr.val();
@@ -689,13 +735,12 @@ impl Logic for Csr {
         self.c_ignored.ev_n.next = self.zero13.val();
         self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
         self.ctrl_value.next = self.bus_wdata.val();
-        self.leader32.next.lo = self.leader.val();
-        self.leader32.next.hi = self.zero24.val();
+        self.leader32.narrow.next = self.leader.val();
         self.fixed.next = self.zero32.val();
         if self.bus_addr.val() == self.a_magic.val() {
             self.fixed.next = self.v_magic.val();
         } else if self.bus_addr.val() == self.a_ctrl.val() {
-            if self.state.val() != CoreState::Disabled {
+            if self.state.val() != self.s_disabled.val() {
                 self.fixed.next = self.v_enable.val();
             }
         } else if self.bus_addr.val() == self.a_status.val() {
@@ -703,7 +748,7 @@ impl Logic for Csr {
         } else if self.bus_addr.val() == self.a_epoch.val() {
             self.fixed.next = self.epoch.val();
         } else if self.bus_addr.val() == self.a_leader.val() {
-            self.fixed.next = self.leader32.val().into();
+            self.fixed.next = self.leader32.wide.val();
         } else if self.bus_addr.val() == self.a_instance.val() {
             self.fixed.next = self.last_instance.val().get_bits::<32>(0);
         } else if self.bus_addr.val() == self.a_instance_hi.val() {
@@ -748,11 +793,4 @@ impl Logic for Csr {
             | self.c_config_rejected.rdata.val()
             | self.c_ignored.rdata.val();
     }
-}
-
-/// `Bits<8>` zero-extended to 32 bits.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct Widen8 {
-    pub lo: Bits<8>,
-    pub hi: Bits<24>,
 }

@@ -12,45 +12,6 @@
 
 use rust_hdl::prelude::*;
 
-/// One queued request (the fields of a DECIDE entry the RTL keeps; payloads of up to
-/// `lowi_core::MAX_PAYLOAD` bytes, left-aligned big-endian in `payload`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct ReqEntry {
-    /// Payload bytes, first byte in bits 63..56.
-    pub payload: Bits<64>,
-    /// `payload_len` (0..=8).
-    pub len: Bits<8>,
-    /// `seq`.
-    pub seq: Bits<64>,
-    /// `client_id`.
-    pub client: Bits<32>,
-}
-
-impl ReqEntry {
-    /// An entry for a request.
-    pub fn new(client_id: u32, seq: u64, payload: &[u8]) -> Self {
-        let n = payload.len().min(8);
-        let mut p = [0u8; 8];
-        p[..n].copy_from_slice(&payload[..n]);
-        ReqEntry {
-            payload: u64::from_be_bytes(p).into(),
-            len: (payload.len() as u64).into(),
-            seq: seq.into(),
-            client: (client_id as u64).into(),
-        }
-    }
-    /// (client_id, seq, payload).
-    pub fn fields(&self) -> (u32, u64, Vec<u8>) {
-        let len = (self.len.index() as usize).min(8);
-        let word = (self.payload.index() as u64).to_be_bytes();
-        (
-            self.client.index() as u32,
-            self.seq.index() as u64,
-            word[..len].to_vec(),
-        )
-    }
-}
-
 /// The FIFO (`A`: address bits of the RAM).
 #[derive(LogicBlock)]
 pub struct EgressFifo<const A: usize> {
@@ -58,8 +19,14 @@ pub struct EgressFifo<const A: usize> {
     pub clock: Signal<In, Clock>,
     /// Queue `push_data`.
     pub push: Signal<In, Bit>,
-    /// The request.
-    pub push_data: Signal<In, ReqEntry>,
+    /// The request: client_id.
+    pub push_client: Signal<In, Bits<32>>,
+    /// seq.
+    pub push_seq: Signal<In, Bits<64>>,
+    /// payload_len (0..=8).
+    pub push_len: Signal<In, Bits<8>>,
+    /// Payload bytes, first byte in bits 63..56.
+    pub push_payload: Signal<In, Bits<64>>,
     /// Requests taken by this cycle's send.
     pub reserve: Signal<In, Bits<13>>,
     /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
@@ -68,9 +35,15 @@ pub struct EgressFifo<const A: usize> {
     pub len: Signal<Out, Bits<13>>,
     /// A taken request streams out this cycle.
     pub out_valid: Signal<Out, Bit>,
-    /// It.
-    pub out_data: Signal<Out, ReqEntry>,
-    ram: RAM<ReqEntry, A>,
+    /// Its client_id, seq, payload_len and payload.
+    pub out_client: Signal<Out, Bits<32>>,
+    pub out_seq: Signal<Out, Bits<64>>,
+    pub out_len: Signal<Out, Bits<8>>,
+    pub out_payload: Signal<Out, Bits<64>>,
+    ram_client: RAM<Bits<32>, A>,
+    ram_seq: RAM<Bits<64>, A>,
+    ram_len: RAM<Bits<8>, A>,
+    ram_payload: RAM<Bits<64>, A>,
     wr: DFF<Bits<13>>,
     res: DFF<Bits<13>>,
     rd: DFF<Bits<13>>,
@@ -89,13 +62,22 @@ impl<const A: usize> Default for EgressFifo<A> {
         Self {
             clock: Default::default(),
             push: Default::default(),
-            push_data: Default::default(),
+            push_client: Default::default(),
+            push_seq: Default::default(),
+            push_len: Default::default(),
+            push_payload: Default::default(),
             reserve: Default::default(),
             clear: Default::default(),
             len: Default::default(),
             out_valid: Default::default(),
-            out_data: Default::default(),
-            ram: Default::default(),
+            out_client: Default::default(),
+            out_seq: Default::default(),
+            out_len: Default::default(),
+            out_payload: Default::default(),
+            ram_client: Default::default(),
+            ram_seq: Default::default(),
+            ram_len: Default::default(),
+            ram_payload: Default::default(),
             wr: Default::default(),
             res: Default::default(),
             rd: Default::default(),
@@ -114,17 +96,32 @@ impl<const A: usize> Logic for EgressFifo<A> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, wr, res, rd, count, valid);
-        self.ram.write_clock.next = self.clock.val();
-        self.ram.read_clock.next = self.clock.val();
+        self.ram_client.write_clock.next = self.clock.val();
+        self.ram_client.read_clock.next = self.clock.val();
+        self.ram_seq.write_clock.next = self.clock.val();
+        self.ram_seq.read_clock.next = self.clock.val();
+        self.ram_len.write_clock.next = self.clock.val();
+        self.ram_len.read_clock.next = self.clock.val();
+        self.ram_payload.write_clock.next = self.clock.val();
+        self.ram_payload.read_clock.next = self.clock.val();
         self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
         if self.clear.val() {
             self.waddr.next = self.res_next.val();
         } else {
             self.waddr.next = self.wr.q.val();
         }
-        self.ram.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram.write_data.next = self.push_data.val();
-        self.ram.write_enable.next = self.push.val();
+        self.ram_client.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_client.write_data.next = self.push_client.val();
+        self.ram_client.write_enable.next = self.push.val();
+        self.ram_seq.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_seq.write_data.next = self.push_seq.val();
+        self.ram_seq.write_enable.next = self.push.val();
+        self.ram_len.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_len.write_data.next = self.push_len.val();
+        self.ram_len.write_enable.next = self.push.val();
+        self.ram_payload.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_payload.write_data.next = self.push_payload.val();
+        self.ram_payload.write_enable.next = self.push.val();
         self.res.d.next = self.res_next.val();
         if self.push.val() {
             self.wr.d.next = (self.waddr.val() + self.k1_13.val()) & self.k_mask.val();
@@ -144,12 +141,18 @@ impl<const A: usize> Logic for EgressFifo<A> {
         }
         self.len.next = self.count.q.val();
         // Read-out of taken entries: the RAM read is registered, so data follow one cycle later.
-        self.ram.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_client.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_seq.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_len.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_payload.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.valid.d.next = self.rd.q.val() != self.res.q.val();
         if self.rd.q.val() != self.res.q.val() {
             self.rd.d.next = (self.rd.q.val() + self.k1_13.val()) & self.k_mask.val();
         }
         self.out_valid.next = self.valid.q.val();
-        self.out_data.next = self.ram.read_data.val();
+        self.out_client.next = self.ram_client.read_data.val();
+        self.out_seq.next = self.ram_seq.read_data.val();
+        self.out_len.next = self.ram_len.read_data.val();
+        self.out_payload.next = self.ram_payload.read_data.val();
     }
 }

@@ -6,4 +6,5 @@ pub mod egress_fifo;
 pub mod export;
 pub mod lowi_core;
 pub mod nc_core;
+pub mod prim;
 pub mod rsbcast_rx;

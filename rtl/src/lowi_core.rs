@@ -20,19 +20,20 @@ use proto::regs::status;
 use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
 
-use crate::rsbcast_rx::{RsbcastRx, outcome};
+use crate::rsbcast_rx::outcome;
 
-/// Lifecycle state (the subset of `proto::node::State` the RTL implements).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum CoreState {
+/// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
+/// implements). Plain 2-bit codes rather than a rust-hdl enum, whose Verilog localparams would be
+/// declared unused in every register module.
+pub mod state {
     /// CTRL.ENABLE = 0.
-    Disabled,
+    pub const DISABLED: u64 = 0;
     /// Enabled, waiting for START.
-    Armed,
+    pub const ARMED: u64 = 1;
     /// Running member.
-    Active,
+    pub const ACTIVE: u64 = 2;
     /// Safe exit after a NET-FAULT.
-    Faulted,
+    pub const FAULTED: u64 = 3;
 }
 
 /// Values of the fault code outputs (`tick_fault_code`, `rx_fault_code`).
@@ -86,8 +87,6 @@ pub struct LowiCore {
     pub loop_period: Signal<In, Bits<32>>,
     /// `timeout` (cycles).
     pub timeout: Signal<In, Bits<32>>,
-    /// `delta + drift` (cycles).
-    pub window: Signal<In, Bits<32>>,
     /// `batch_max`.
     pub batch_max: Signal<In, Bits<13>>,
     /// `fifo_depth`.
@@ -109,8 +108,6 @@ pub struct LowiCore {
     pub rx_sender: Signal<In, Bits<8>>,
     /// DECIDE `epoch`.
     pub rx_epoch: Signal<In, Bits<32>>,
-    /// DECIDE `msg_seq`.
-    pub rx_seq: Signal<In, Bits<32>>,
     /// DECIDE `tree`.
     pub rx_tree: Signal<In, Bits<8>>,
     /// DECIDE `decide_kind`.
@@ -123,6 +120,20 @@ pub struct LowiCore {
     pub cl_class: Signal<In, Bits<2>>,
     /// Entry `payload_len`.
     pub cl_len: Signal<In, Bits<16>>,
+    /// From `rsbcast_rx`: the oldest message's window expired.
+    pub rx_expired: Signal<In, Bit>,
+    /// From `rsbcast_rx`: trees that missed it.
+    pub rx_missing: Signal<In, Bits<4>>,
+    /// From `rsbcast_rx`: messages in flight.
+    pub rx_in_flight: Signal<In, Bits<3>>,
+    /// From `rsbcast_rx`: what this cycle's copy does (registered state).
+    pub rx_outcome: Signal<In, Bits<3>>,
+    /// From `rsbcast_rx`: what it does against a fresh receiver.
+    pub rx_outcome_fresh: Signal<In, Bits<3>>,
+    /// To `rsbcast_rx`: record this cycle's copy.
+    pub rx_apply: Signal<Out, Bit>,
+    /// To `rsbcast_rx`: start afresh (new epoch or protocol reset).
+    pub rx_restart: Signal<Out, Bit>,
     /// Logical egress FIFO length (requests not yet taken by a send).
     pub fifo_len: Signal<In, Bits<13>>,
     // ---- egress FIFO control
@@ -170,7 +181,7 @@ pub struct LowiCore {
     /// State changed by CTRL (to `mode_state`).
     pub state_mode: Signal<Out, Bit>,
     /// The state CTRL set.
-    pub mode_state: Signal<Out, CoreState>,
+    pub mode_state: Signal<Out, Bits<2>>,
     /// START made this node Active.
     pub state_start: Signal<Out, Bit>,
     /// Delivering START made this armed node Active.
@@ -207,7 +218,7 @@ pub struct LowiCore {
     pub ev_oversize: Signal<Out, Bit>,
     // ---- registers seen by the CSR block
     /// Lifecycle state.
-    pub state: Signal<Out, CoreState>,
+    pub state: Signal<Out, Bits<2>>,
     /// STATUS register.
     pub status: Signal<Out, Bits<32>>,
     /// Leader counter.
@@ -218,8 +229,7 @@ pub struct LowiCore {
     pub leader_busy: Signal<Out, Bit>,
     /// Last decided instance.
     pub last_instance: Signal<Out, Bits<64>>,
-    rx: RsbcastRx,
-    r_state: DFF<CoreState>,
+    r_state: DFF<Bits<2>>,
     r_epoch: DFF<Bits<32>>,
     r_lead: DFF<Bit>,
     r_lins: DFF<Bits<64>>,
@@ -247,7 +257,7 @@ pub struct LowiCore {
     d_bit: Signal<Local, Bits<8>>,
     d_shift: Signal<Local, Bits<8>>,
     t_seq: Signal<Local, Bits<32>>,
-    p_state: Signal<Local, CoreState>,
+    p_state: Signal<Local, Bits<2>>,
     p_epoch: Signal<Local, Bits<32>>,
     p_lead: Signal<Local, Bit>,
     p_leader: Signal<Local, Bits<8>>,
@@ -290,6 +300,11 @@ pub struct LowiCore {
     q_req: Signal<Local, Bit>,
     q_oversize: Signal<Local, Bit>,
     k0_2: Constant<Bits<2>>,
+    s_disabled: Constant<Bits<2>>,
+    s_armed: Constant<Bits<2>>,
+    s_active: Constant<Bits<2>>,
+    s_faulted: Constant<Bits<2>>,
+    r_out: Signal<Local, Bits<3>>,
     k1_2: Constant<Bits<2>>,
     k2_2: Constant<Bits<2>>,
     k3_2: Constant<Bits<2>>,
@@ -351,7 +366,6 @@ impl Default for LowiCore {
             trees: Default::default(),
             loop_period: Default::default(),
             timeout: Default::default(),
-            window: Default::default(),
             batch_max: Default::default(),
             fifo_depth: Default::default(),
             mtu: Default::default(),
@@ -362,7 +376,6 @@ impl Default for LowiCore {
             rx_class: Default::default(),
             rx_sender: Default::default(),
             rx_epoch: Default::default(),
-            rx_seq: Default::default(),
             rx_tree: Default::default(),
             rx_kind: Default::default(),
             rx_instance: Default::default(),
@@ -370,6 +383,13 @@ impl Default for LowiCore {
             cl_class: Default::default(),
             cl_len: Default::default(),
             fifo_len: Default::default(),
+            rx_expired: Default::default(),
+            rx_missing: Default::default(),
+            rx_in_flight: Default::default(),
+            rx_outcome: Default::default(),
+            rx_outcome_fresh: Default::default(),
+            rx_apply: Default::default(),
+            rx_restart: Default::default(),
             fifo_push: Default::default(),
             fifo_clear: Default::default(),
             fifo_reserve: Default::default(),
@@ -423,7 +443,6 @@ impl Default for LowiCore {
             leader: Default::default(),
             leader_busy: Default::default(),
             last_instance: Default::default(),
-            rx: Default::default(),
             r_state: Default::default(),
             r_epoch: Default::default(),
             r_lead: Default::default(),
@@ -491,6 +510,11 @@ impl Default for LowiCore {
             q_req: Default::default(),
             q_oversize: Default::default(),
             k0_2: k(0),
+            s_disabled: k(state::DISABLED),
+            s_armed: k(state::ARMED),
+            s_active: k(state::ACTIVE),
+            s_faulted: k(state::FAULTED),
+            r_out: Default::default(),
             k1_2: k(1),
             k2_2: k(2),
             k3_2: k(3),
@@ -559,16 +583,13 @@ impl Logic for LowiCore {
             r_div_num,
             r_div_cnt
         );
-        clock!(self, clock, rx);
-        self.rx.trees.next = self.trees.val().get_bits::<3>(0);
-        self.rx.window.next = self.window.val();
 
         // ================= tick phase =================
-        self.t_on.next = (self.r_state.q.val() == CoreState::Armed)
-            || (self.r_state.q.val() == CoreState::Active);
-        self.t_expire.next = self.t_on.val() && self.rx.expired.val();
+        self.t_on.next = (self.r_state.q.val() == self.s_armed.val())
+            || (self.r_state.q.val() == self.s_active.val());
+        self.t_expire.next = self.t_on.val() && self.rx_expired.val();
         self.t_timeout.next = !self.t_expire.val()
-            && (self.r_state.q.val() == CoreState::Active)
+            && (self.r_state.q.val() == self.s_active.val())
             && !self.r_lead.q.val()
             && (self.r_since_rx.q.val() >= self.timeout.val());
         self.t_exhaust.next = self.t_timeout.val() && (self.r_epoch.q.val() == self.k_max_32.val());
@@ -583,13 +604,13 @@ impl Logic for LowiCore {
 
         self.p_state.next = self.r_state.q.val();
         if self.t_fault.val() {
-            self.p_state.next = CoreState::Faulted;
+            self.p_state.next = self.s_faulted.val();
         }
         self.p_epoch.next = self.r_epoch.q.val();
         self.p_lead.next = self.r_lead.q.val();
         self.p_leader.next = self.r_leader.q.val();
         self.p_since_rx.next = self.r_since_rx.q.val();
-        self.p_in_flight.next = self.rx.in_flight.val();
+        self.p_in_flight.next = self.rx_in_flight.val();
         self.p_fifo_len.next = self.fifo_len.val();
         if self.t_fault.val() {
             self.p_fifo_len.next = self.k0_13.val();
@@ -602,7 +623,7 @@ impl Logic for LowiCore {
             self.p_in_flight.next = self.k0_3.val();
             self.p_fifo_len.next = self.k0_13.val();
         }
-        self.p_is_leader.next = (self.p_state.val() == CoreState::Active) && self.p_lead.val();
+        self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
         // Fig. 4: the send trigger is loop counter AND leader; the FIFO state picks the kind.
         self.t_send.next = self.p_is_leader.val()
             && (self.t_become.val() || (self.r_loop.q.val() >= self.loop_period.val()));
@@ -633,18 +654,18 @@ impl Logic for LowiCore {
         self.c_may_start.next = self.c_en.val()
             && !self.ctrl_value.val().get_bit(1)
             && !self.node_id.val().any()
-            && ((self.p_state.val() == CoreState::Armed)
-                || (self.p_state.val() == CoreState::Disabled));
+            && ((self.p_state.val() == self.s_armed.val())
+                || (self.p_state.val() == self.s_disabled.val()));
         // JOIN and ACTIVATE (the join protocol) are not implemented: such writes are refused.
         self.c_ok.next = self.ctrl_write.val()
             && (self.ctrl_value.val() <= self.k_ctrl_max.val())
-            && !(self.ctrl_value.val().get_bit(2) && !self.c_may_start.val())
+            && (!self.ctrl_value.val().get_bit(2) || self.c_may_start.val())
             && !self.ctrl_value.val().get_bit(3)
             && !self.ctrl_value.val().get_bit(1);
         self.c_clear.next = self.c_ok.val() && self.ctrl_value.val().get_bit(4);
         self.c_mode.next = self.c_ok.val()
-            && ((self.c_en.val() && (self.p_state.val() == CoreState::Disabled))
-                || (!self.c_en.val() && (self.p_state.val() != CoreState::Disabled)));
+            && ((self.c_en.val() && (self.p_state.val() == self.s_disabled.val()))
+                || (!self.c_en.val() && (self.p_state.val() != self.s_disabled.val())));
         self.c_start.next = self.c_ok.val() && self.ctrl_value.val().get_bit(2);
 
         // ================= event phase: DECIDE copy =================
@@ -653,8 +674,8 @@ impl Logic for LowiCore {
         self.r_port_ok.next = (self.rx_tree.val() < self.trees.val())
             && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
             && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
-        self.r_listen.next = (self.p_state.val() == CoreState::Active)
-            || ((self.p_state.val() == CoreState::Armed)
+        self.r_listen.next = (self.p_state.val() == self.s_active.val())
+            || ((self.p_state.val() == self.s_armed.val())
                 && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val().any()));
         self.r_go.next = self.rx_valid.val()
             && self.r_decide.val()
@@ -671,21 +692,23 @@ impl Logic for LowiCore {
             && !self.r_stale.val()
             && !self.r_inflight_fault.val()
             && !self.r_own.val();
-        self.rx.restart.next = self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val();
-        self.rx.copy_valid.next = self.r_copy.val();
-        self.rx.copy_tree.next = self.rx_port.val();
-        self.rx.copy_seq.next = self.rx_seq.val();
-        self.r_dup.next = self.r_copy.val() && (self.rx.outcome.val() == self.k_o_dup.val());
+        self.rx_restart.next = self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val();
+        self.rx_apply.next = self.r_copy.val();
+        if self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() {
+            self.r_out.next = self.rx_outcome_fresh.val();
+        } else {
+            self.r_out.next = self.rx_outcome.val();
+        }
+        self.r_dup.next = self.r_copy.val() && (self.r_out.val() == self.k_o_dup.val());
         self.r_seq_fault.next = self.r_copy.val()
-            && ((self.rx.outcome.val() == self.k_o_gap.val())
-                || (self.rx.outcome.val() == self.k_o_too_many.val()));
-        self.r_complete.next =
-            self.r_copy.val() && (self.rx.outcome.val() == self.k_o_deliver.val());
+            && ((self.r_out.val() == self.k_o_gap.val())
+                || (self.r_out.val() == self.k_o_too_many.val()));
+        self.r_complete.next = self.r_copy.val() && (self.r_out.val() == self.k_o_deliver.val());
         self.r_accept.next = self.r_complete.val()
             || (self.r_copy.val()
-                && ((self.rx.outcome.val() == self.k_o_first.val())
-                    || (self.rx.outcome.val() == self.k_o_more.val())));
-        self.r_armed.next = self.p_state.val() == CoreState::Armed;
+                && ((self.r_out.val() == self.k_o_first.val())
+                    || (self.r_out.val() == self.k_o_more.val())));
+        self.r_armed.next = self.p_state.val() == self.s_armed.val();
         self.r_start_kind.next = self.rx_kind.val() == self.k_start.val();
         self.r_value_kind.next = (self.rx_kind.val() == self.k_batch.val())
             || (self.rx_kind.val() == self.k_config.val());
@@ -737,7 +760,7 @@ impl Logic for LowiCore {
         self.tick_epoch.next = self.p_epoch.val();
         self.tick_leader.next = self.t_leader.val();
         self.tick_fault.next = self.t_fault.val();
-        self.tick_fault_missing.next = self.rx.missing.val();
+        self.tick_fault_missing.next = self.rx_missing.val();
         if self.t_expire.val() {
             self.tick_fault_code.next = self.k_f_missing.val();
         } else {
@@ -749,7 +772,7 @@ impl Logic for LowiCore {
         if self.r_inflight_fault.val() {
             self.rx_fault_code.next = self.k_f_in_flight.val();
         } else if self.r_seq_fault.val() {
-            if self.rx.outcome.val() == self.k_o_gap.val() {
+            if self.r_out.val() == self.k_o_gap.val() {
                 self.rx_fault_code.next = self.k_f_gap.val();
             } else {
                 self.rx_fault_code.next = self.k_f_too_many.val();
@@ -761,9 +784,9 @@ impl Logic for LowiCore {
             && self.r_value_kind.val();
         self.state_mode.next = self.c_mode.val();
         if self.c_en.val() {
-            self.mode_state.next = CoreState::Armed;
+            self.mode_state.next = self.s_armed.val();
         } else {
-            self.mode_state.next = CoreState::Disabled;
+            self.mode_state.next = self.s_disabled.val();
         }
         self.state_start.next = self.c_start.val();
         self.state_rx_active.next = self.r_complete.val()
@@ -773,7 +796,8 @@ impl Logic for LowiCore {
         self.viol_stale.next = self.r_stale.val();
         self.viol_deposed.next = self.r_higher.val() && self.p_is_leader.val();
         self.nl_reply.next = self.q_req.val() && !self.p_is_leader.val();
-        if (self.p_state.val() == CoreState::Active) && (self.p_leader.val() != self.node_id.val())
+        if (self.p_state.val() == self.s_active.val())
+            && (self.p_leader.val() != self.node_id.val())
         {
             self.nl_leader.next = self.p_leader.val();
         } else {
@@ -876,9 +900,9 @@ impl Logic for LowiCore {
         }
         if self.c_mode.val() {
             if self.c_en.val() {
-                self.r_state.d.next = CoreState::Armed;
+                self.r_state.d.next = self.s_armed.val();
             } else {
-                self.r_state.d.next = CoreState::Disabled;
+                self.r_state.d.next = self.s_disabled.val();
             }
             self.r_epoch.d.next = self.k0_32.val();
             self.r_lead.d.next = false;
@@ -890,7 +914,7 @@ impl Logic for LowiCore {
             self.r_div_busy.d.next = false;
         }
         if self.c_start.val() {
-            self.r_state.d.next = CoreState::Active;
+            self.r_state.d.next = self.s_active.val();
             self.r_lead.d.next = true;
             if self.c_mode.val() {
                 self.r_send_seq.d.next = self.k1_32.val();
@@ -911,14 +935,14 @@ impl Logic for LowiCore {
             self.r_since_rx.d.next = self.k1_32.val();
         }
         if self.state_rx_active.val() {
-            self.r_state.d.next = CoreState::Active;
+            self.r_state.d.next = self.s_active.val();
             self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
         }
         if self.rx_deliver.val() {
             self.r_lins.d.next = self.rx_instance.val();
         }
         if self.r_any_fault.val() {
-            self.r_state.d.next = CoreState::Faulted;
+            self.r_state.d.next = self.s_faulted.val();
         }
 
         // ================= registers out =================
@@ -928,15 +952,15 @@ impl Logic for LowiCore {
         self.leader_busy.next = self.r_div_busy.q.val();
         self.last_instance.next = self.r_lins.q.val();
         self.s_base.next = self.k_st_zero.val();
-        if self.r_state.q.val() == CoreState::Active {
+        if self.r_state.q.val() == self.s_active.val() {
             if self.r_lead.q.val() {
                 self.s_base.next = self.k_st_active.val() | self.k_st_leader.val();
             } else {
                 self.s_base.next = self.k_st_active.val();
             }
-        } else if self.r_state.q.val() == CoreState::Faulted {
+        } else if self.r_state.q.val() == self.s_faulted.val() {
             self.s_base.next = self.k_st_fault.val();
-        } else if self.r_state.q.val() == CoreState::Armed {
+        } else if self.r_state.q.val() == self.s_armed.val() {
             self.s_base.next = self.k_st_armed.val();
         }
         if self.r_sync_viol.q.val() {

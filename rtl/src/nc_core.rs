@@ -5,8 +5,9 @@
 use rust_hdl::prelude::*;
 
 use crate::csr::Csr;
-use crate::egress_fifo::{EgressFifo, ReqEntry};
-use crate::lowi_core::{CoreState, LowiCore};
+use crate::egress_fifo::EgressFifo;
+use crate::lowi_core::LowiCore;
+use crate::rsbcast_rx::RsbcastRx;
 
 /// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
 pub const FIFO_ADDR_BITS: usize = 6;
@@ -56,7 +57,7 @@ pub struct NcCore {
     pub rx_fault: Signal<Out, Bit>,
     pub rx_fault_code: Signal<Out, Bits<3>>,
     pub state_mode: Signal<Out, Bit>,
-    pub mode_state: Signal<Out, CoreState>,
+    pub mode_state: Signal<Out, Bits<2>>,
     pub state_start: Signal<Out, Bit>,
     pub state_rx_active: Signal<Out, Bit>,
     pub viol_stale: Signal<Out, Bit>,
@@ -64,7 +65,7 @@ pub struct NcCore {
     pub nl_reply: Signal<Out, Bit>,
     pub nl_leader: Signal<Out, Bits<8>>,
     pub nl_epoch: Signal<Out, Bits<32>>,
-    pub state: Signal<Out, CoreState>,
+    pub state: Signal<Out, Bits<2>>,
     pub status: Signal<Out, Bits<32>>,
     pub epoch: Signal<Out, Bits<32>>,
     pub leader: Signal<Out, Bits<8>>,
@@ -77,14 +78,30 @@ pub struct NcCore {
     pub ok_index: Signal<Out, Bits<16>>,
     pub ok_payload: Signal<Out, Bits<64>>,
     pub ok_len: Signal<Out, Bits<8>>,
-    /// Configuration the packet generator needs.
-    pub cfg_node_id: Signal<Out, Bits<8>>,
+    /// The configuration registers (for the packet parser and generator).
+    pub cfg_node_id: Signal<Out, Bits<32>>,
+    pub cfg_node_count: Signal<Out, Bits<32>>,
     pub cfg_cluster_id: Signal<Out, Bits<32>>,
-    pub cfg_trees: Signal<Out, Bits<8>>,
+    pub cfg_trees: Signal<Out, Bits<32>>,
+    pub cfg_loop_period: Signal<Out, Bits<32>>,
+    pub cfg_timeout: Signal<Out, Bits<32>>,
+    pub cfg_delta: Signal<Out, Bits<32>>,
+    pub cfg_drift: Signal<Out, Bits<32>>,
+    pub cfg_fifo_depth: Signal<Out, Bits<32>>,
+    pub cfg_batch_max: Signal<Out, Bits<32>>,
+    pub cfg_mtu: Signal<Out, Bits<32>>,
+    pub cfg_decide_port: Signal<Out, Bits<32>>,
+    pub cfg_client_port: Signal<Out, Bits<32>>,
+    pub cfg_host_port: Signal<Out, Bits<32>>,
+    pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
+    pub cfg_tree_group0: Signal<Out, Bits<32>>,
+    pub cfg_tree_group1: Signal<Out, Bits<32>>,
+    pub cfg_tree_group2: Signal<Out, Bits<32>>,
+    pub cfg_tree_group3: Signal<Out, Bits<32>>,
     core: LowiCore,
+    rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
     regs: Csr,
-    entry: Signal<Local, ReqEntry>,
     ok_inst: DFF<Bits<64>>,
     ok_idx: DFF<Bits<16>>,
     k0_16: Constant<Bits<16>>,
@@ -154,12 +171,28 @@ impl Default for NcCore {
             ok_payload: Default::default(),
             ok_len: Default::default(),
             cfg_node_id: Default::default(),
+            cfg_node_count: Default::default(),
             cfg_cluster_id: Default::default(),
             cfg_trees: Default::default(),
+            cfg_loop_period: Default::default(),
+            cfg_timeout: Default::default(),
+            cfg_delta: Default::default(),
+            cfg_drift: Default::default(),
+            cfg_fifo_depth: Default::default(),
+            cfg_batch_max: Default::default(),
+            cfg_mtu: Default::default(),
+            cfg_decide_port: Default::default(),
+            cfg_client_port: Default::default(),
+            cfg_host_port: Default::default(),
+            cfg_late_tick_slack: Default::default(),
+            cfg_tree_group0: Default::default(),
+            cfg_tree_group1: Default::default(),
+            cfg_tree_group2: Default::default(),
+            cfg_tree_group3: Default::default(),
             core: Default::default(),
+            rx: Default::default(),
             fifo: Default::default(),
             regs: Default::default(),
-            entry: Default::default(),
             ok_inst: Default::default(),
             ok_idx: Default::default(),
             k0_16: Constant::new(0.into()),
@@ -171,27 +204,53 @@ impl Default for NcCore {
 impl Logic for NcCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, core, fifo, regs);
+        clock!(self, clock, core, rx, fifo, regs);
         dff_setup!(self, clock, ok_inst, ok_idx);
         // CSR bus and configuration.
         self.regs.bus_addr.next = self.csr_addr.val();
         self.regs.bus_wdata.next = self.csr_wdata.val();
         self.regs.bus_write.next = self.csr_write.val();
         self.csr_rdata.next = self.regs.bus_rdata.val();
-        self.core.node_id.next = self.regs.cfg_node_id.val();
-        self.core.node_count.next = self.regs.cfg_node_count.val();
-        self.core.trees.next = self.regs.cfg_trees.val();
+        self.core.node_id.next = self.regs.cfg_node_id.val().get_bits::<8>(0);
+        self.core.node_count.next = self.regs.cfg_node_count.val().get_bits::<8>(0);
+        self.core.trees.next = self.regs.cfg_trees.val().get_bits::<8>(0);
         self.core.loop_period.next = self.regs.cfg_loop_period.val();
         self.core.timeout.next = self.regs.cfg_timeout.val();
-        self.core.window.next = self.regs.window.val();
-        self.core.batch_max.next = self.regs.cfg_batch_max.val();
-        self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val();
-        self.core.mtu.next = self.regs.cfg_mtu.val();
+        self.rx.trees.next = self.regs.cfg_trees.val().get_bits::<3>(0);
+        self.rx.window.next = self.regs.window.val();
+        self.rx.copy_tree.next = self.rx_port.val();
+        self.rx.copy_seq.next = self.rx_seq.val();
+        self.rx.apply.next = self.core.rx_apply.val();
+        self.rx.restart.next = self.core.rx_restart.val();
+        self.core.rx_expired.next = self.rx.expired.val();
+        self.core.rx_missing.next = self.rx.missing.val();
+        self.core.rx_in_flight.next = self.rx.in_flight.val();
+        self.core.rx_outcome.next = self.rx.outcome.val();
+        self.core.rx_outcome_fresh.next = self.rx.outcome_fresh.val();
+        self.core.batch_max.next = self.regs.cfg_batch_max.val().get_bits::<13>(0);
+        self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
+        self.core.mtu.next = self.regs.cfg_mtu.val().get_bits::<16>(0);
         self.core.ctrl_write.next = self.regs.ctrl_write.val();
         self.core.ctrl_value.next = self.regs.ctrl_value.val();
         self.cfg_node_id.next = self.regs.cfg_node_id.val();
+        self.cfg_node_count.next = self.regs.cfg_node_count.val();
         self.cfg_cluster_id.next = self.regs.cfg_cluster_id.val();
         self.cfg_trees.next = self.regs.cfg_trees.val();
+        self.cfg_loop_period.next = self.regs.cfg_loop_period.val();
+        self.cfg_timeout.next = self.regs.cfg_timeout.val();
+        self.cfg_delta.next = self.regs.cfg_delta.val();
+        self.cfg_drift.next = self.regs.cfg_drift.val();
+        self.cfg_fifo_depth.next = self.regs.cfg_fifo_depth.val();
+        self.cfg_batch_max.next = self.regs.cfg_batch_max.val();
+        self.cfg_mtu.next = self.regs.cfg_mtu.val();
+        self.cfg_decide_port.next = self.regs.cfg_decide_port.val();
+        self.cfg_client_port.next = self.regs.cfg_client_port.val();
+        self.cfg_host_port.next = self.regs.cfg_host_port.val();
+        self.cfg_late_tick_slack.next = self.regs.cfg_late_tick_slack.val();
+        self.cfg_tree_group0.next = self.regs.cfg_tree_group0.val();
+        self.cfg_tree_group1.next = self.regs.cfg_tree_group1.val();
+        self.cfg_tree_group2.next = self.regs.cfg_tree_group2.val();
+        self.cfg_tree_group3.next = self.regs.cfg_tree_group3.val();
         self.regs.state.next = self.core.state.val();
         self.regs.status.next = self.core.status.val();
         self.regs.epoch.next = self.core.epoch.val();
@@ -220,7 +279,6 @@ impl Logic for NcCore {
         self.core.rx_class.next = self.rx_class.val();
         self.core.rx_sender.next = self.rx_sender.val();
         self.core.rx_epoch.next = self.rx_epoch.val();
-        self.core.rx_seq.next = self.rx_seq.val();
         self.core.rx_tree.next = self.rx_tree.val();
         self.core.rx_kind.next = self.rx_kind.val();
         self.core.rx_instance.next = self.rx_instance.val();
@@ -264,11 +322,10 @@ impl Logic for NcCore {
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();
         self.fifo.reserve.next = self.core.fifo_reserve.val();
-        self.entry.next.payload = self.cl_payload.val();
-        self.entry.next.len = self.cl_len.val().get_bits::<8>(0);
-        self.entry.next.seq = self.cl_seq.val();
-        self.entry.next.client = self.cl_client.val();
-        self.fifo.push_data.next = self.entry.val();
+        self.fifo.push_payload.next = self.cl_payload.val();
+        self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);
+        self.fifo.push_seq.next = self.cl_seq.val();
+        self.fifo.push_client.next = self.cl_client.val();
         // OK replies: the taken entries stream out of the FIFO in order, numbered per batch.
         if self.core.lead_deliver.val() {
             self.ok_inst.d.next = self.core.send_instance.val();
@@ -277,10 +334,10 @@ impl Logic for NcCore {
             self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_16.val();
         }
         self.ok_valid.next = self.fifo.out_valid.val();
-        self.ok_client.next = self.fifo.out_data.val().client;
-        self.ok_seq.next = self.fifo.out_data.val().seq;
-        self.ok_payload.next = self.fifo.out_data.val().payload;
-        self.ok_len.next = self.fifo.out_data.val().len;
+        self.ok_client.next = self.fifo.out_client.val();
+        self.ok_seq.next = self.fifo.out_seq.val();
+        self.ok_payload.next = self.fifo.out_payload.val();
+        self.ok_len.next = self.fifo.out_len.val();
         self.ok_instance.next = self.ok_inst.q.val();
         self.ok_index.next = self.ok_idx.q.val();
     }
