@@ -4,7 +4,9 @@
 pub mod csr;
 pub mod egress_fifo;
 pub mod export;
+pub mod lockstep;
 pub mod lowi_core;
 pub mod nc_core;
 pub mod prim;
 pub mod rsbcast_rx;
+pub mod sim;

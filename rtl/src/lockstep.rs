@@ -1,0 +1,999 @@
+//! Lockstep of `nc_core` against `proto::node::Node`: both are fed the same events, one per
+//! cycle, with the model's `now` equal to the RTL's cycle; every cycle their actions must be the
+//! same (in the same order), and after every cycle their state registers too. At the end every
+//! register word is read over the CSR bus and compared with `Node::read_register`.
+//!
+//! `nc_core` takes parsed fields, not frames: here `proto::wire::parse` plays the packet parser
+//! (the same function the model uses), and the DECIDE headers the RTL sends are compared field
+//! by field with the packets the model emits. What the RTL covers, and so what [`Env`]
+//! generates, is listed in `rtl/README.md` ("Lockstep").
+
+use std::collections::{BTreeMap, VecDeque};
+
+use proto::node::{Action, NetFault, Node, State, Violation};
+use proto::regs::{self, Config, Counter, addr, ctrl};
+use proto::rsbcast::FaultKind;
+use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
+use rust_hdl::prelude::*;
+
+use crate::lowi_core::{class, fault, state};
+use crate::nc_core::NcCore;
+use crate::sim::{Cycle, Rng};
+
+/// One input event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A UDP payload on tree port `tree`.
+    Tree { tree: u8, bytes: Vec<u8> },
+    /// A UDP payload on the client port.
+    Client { bytes: Vec<u8> },
+    /// A CSR write.
+    Write { addr: u16, value: u32 },
+}
+
+/// An action, in a form both sides produce.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rec {
+    Send {
+        tree: u8,
+        kind: u8,
+        count: u16,
+        instance: u64,
+        epoch: u32,
+        seq: u32,
+    },
+    Deliver {
+        instance: u64,
+        epoch: u32,
+        kind: u8,
+    },
+    /// `leader: None` (RTL, epoch adopted from a copy): the remainder unit is still computing it;
+    /// the leader register is compared once it is done.
+    Leader {
+        epoch: u32,
+        leader: Option<u8>,
+    },
+    State(u64),
+    Fault {
+        code: u64,
+        missing: Option<u8>,
+    },
+    Stale(u32),
+    Deposed(u32),
+    NotLeader {
+        client: u32,
+        seq: u64,
+        leader: u8,
+        epoch: u32,
+    },
+    /// A model action outside what the RTL produces.
+    Unsupported(String),
+}
+
+fn same(a: &Rec, b: &Rec) -> bool {
+    match (a, b) {
+        (
+            Rec::Leader {
+                epoch: e1,
+                leader: l1,
+            },
+            Rec::Leader {
+                epoch: e2,
+                leader: l2,
+            },
+        ) => e1 == e2 && (l1.is_none() || l2.is_none() || l1 == l2),
+        _ => a == b,
+    }
+}
+
+fn state_code(s: State) -> Option<u64> {
+    Some(match s {
+        State::Disabled => state::DISABLED,
+        State::Armed => state::ARMED,
+        State::Active => state::ACTIVE,
+        State::Faulted => state::FAULTED,
+        State::Joining => return None,
+    })
+}
+
+fn fault_rec(f: NetFault) -> Rec {
+    match f {
+        NetFault::Rsbcast(FaultKind::MissingCopy { missing }) => Rec::Fault {
+            code: fault::MISSING_COPY,
+            missing: Some(missing),
+        },
+        NetFault::Rsbcast(FaultKind::SeqGap { .. }) => Rec::Fault {
+            code: fault::SEQ_GAP,
+            missing: None,
+        },
+        NetFault::Rsbcast(FaultKind::TooManyInFlight) => Rec::Fault {
+            code: fault::TOO_MANY_IN_FLIGHT,
+            missing: None,
+        },
+        NetFault::InstanceMismatch { .. } => Rec::Fault {
+            code: fault::INSTANCE_MISMATCH,
+            missing: None,
+        },
+        NetFault::EpochChangeInFlight => Rec::Fault {
+            code: fault::EPOCH_CHANGE_IN_FLIGHT,
+            missing: None,
+        },
+        NetFault::EpochExhausted => Rec::Fault {
+            code: fault::EPOCH_EXHAUSTED,
+            missing: None,
+        },
+    }
+}
+
+/// An OK reply the RTL owes: (cycle due, client, seq, payload, instance, index).
+type Ok = (u64, u32, u64, Vec<u8>, u64, u16);
+
+fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+
+fn val<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+/// The two sides and the trace so far.
+pub struct Lockstep {
+    /// The RTL.
+    pub rtl: Cycle<NcCore>,
+    /// The reference model.
+    pub model: Node,
+    oks: VecDeque<Ok>,
+    /// Every event with its cycle (printed on a mismatch).
+    pub trace: Vec<(u64, Event)>,
+    /// How often each kind of model action was compared (coverage of the traces).
+    pub seen: BTreeMap<String, u64>,
+}
+
+impl Default for Lockstep {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Lockstep {
+    /// Both sides at reset (the model with the register map's reset values).
+    pub fn new() -> Self {
+        Lockstep {
+            rtl: Cycle::new(NcCore::default(), |c| &mut c.clock),
+            model: Node::new(Config::default()).expect("reset values are a legal configuration"),
+            oks: VecDeque::new(),
+            trace: Vec::new(),
+            seen: BTreeMap::new(),
+        }
+    }
+
+    /// The current cycle (the model's `now`).
+    pub fn now(&self) -> u64 {
+        self.rtl.cycle
+    }
+
+    /// The remainder unit is busy (the leader id is not known yet).
+    pub fn leader_busy(&self) -> bool {
+        self.rtl.uut.leader_busy.val()
+    }
+
+    fn fail(&self, what: String) -> String {
+        let cluster = self.model.config().cluster_id;
+        let mut s = format!(
+            "lockstep mismatch at cycle {}: {what}\ntrace:\n",
+            self.now()
+        );
+        for (t, e) in &self.trace {
+            s += &format!("  {t:6}: {}\n", describe(e, cluster));
+        }
+        s
+    }
+
+    /// One cycle with at most one event. Err: the first difference, with the whole trace.
+    pub fn step(&mut self, ev: Option<Event>) -> Result<(), String> {
+        let t = self.now();
+        if let Some(e) = &ev {
+            self.trace.push((t, e.clone()));
+        }
+        let cluster = self.model.config().cluster_id;
+        // ---- model
+        let mut out = Vec::new();
+        self.model.tick(t, &mut out);
+        match &ev {
+            Some(Event::Tree { tree, bytes }) => self.model.receive_tree(t, *tree, bytes, &mut out),
+            Some(Event::Client { bytes }) => self.model.receive_client(t, bytes, &mut out),
+            Some(Event::Write { addr, value }) => {
+                let _ = self.model.write_register(t, *addr, *value, &mut out);
+            }
+            None => {}
+        }
+        // ---- RTL inputs
+        let u = self.rtl.uut.as_mut();
+        u.rx_valid.next = false;
+        u.cl_valid.next = false;
+        u.csr_write.next = false;
+        match &ev {
+            Some(Event::Tree { tree, bytes }) => {
+                u.rx_valid.next = true;
+                u.rx_port.next = bits(*tree as u64);
+                let (c, d, sender) = match wire::parse(bytes, cluster) {
+                    Ok((h, Packet::Decide(d))) => (class::EXPECTED, Some(d.meta), h.sender),
+                    Ok((h, _)) => (class::OTHER, None, h.sender),
+                    Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
+                    Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
+                };
+                u.rx_class.next = bits(c);
+                u.rx_sender.next = bits(sender as u64);
+                let m = d.unwrap_or(DecideMeta {
+                    instance: 0,
+                    epoch: 0,
+                    msg_seq: 0,
+                    tree: 0,
+                    kind: DecideKind::Heartbeat,
+                });
+                u.rx_epoch.next = bits(m.epoch as u64);
+                u.rx_seq.next = bits(m.msg_seq as u64);
+                u.rx_tree.next = bits(m.tree as u64);
+                u.rx_kind.next = bits(m.kind as u64);
+                u.rx_instance.next = bits(m.instance);
+            }
+            Some(Event::Client { bytes }) => {
+                u.cl_valid.next = true;
+                let (c, e) = match wire::parse(bytes, cluster) {
+                    Ok((_, Packet::Request(e))) => (class::EXPECTED, Some(e)),
+                    Ok(_) => (class::OTHER, None),
+                    Err(ParseError::Foreign(_)) => (class::FOREIGN, None),
+                    Err(ParseError::Malformed(_)) => (class::MALFORMED, None),
+                };
+                u.cl_class.next = bits(c);
+                let e = e.unwrap_or(Entry {
+                    client_id: 0,
+                    seq: 0,
+                    flags: 0,
+                    payload: &[],
+                });
+                let mut p = [0u8; 8];
+                let n = e.payload.len().min(8);
+                p[..n].copy_from_slice(&e.payload[..n]);
+                u.cl_client.next = bits(e.client_id as u64);
+                u.cl_seq.next = bits(e.seq);
+                u.cl_len.next = bits(e.payload.len() as u64);
+                u.cl_payload.next = bits(u64::from_be_bytes(p));
+            }
+            Some(Event::Write { addr, value }) => {
+                u.csr_write.next = true;
+                u.csr_addr.next = bits(*addr as u64);
+                u.csr_wdata.next = bits(*value as u64);
+            }
+            None => {}
+        }
+        self.rtl.settle();
+        // ---- compare this cycle's actions
+        let want = self.model_recs(t, &out)?;
+        let got = self.rtl_recs(&ev, cluster);
+        let me = self.model.config().node_id;
+        for r in &want {
+            let key = match r {
+                Rec::Send { kind, .. } => format!("send {:?}", DecideKind::from_u8(*kind)),
+                Rec::Leader { leader, .. } if *leader == Some(me) => "leader: this node".into(),
+                Rec::Fault { code, .. } => format!("net fault {code}"),
+                other => format!("{other:?}")
+                    .split([' ', '('])
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            *self.seen.entry(key).or_default() += 1;
+        }
+        if !self.oks.is_empty() {
+            *self.seen.entry("ok reply".into()).or_default() += 1;
+        }
+        if want.len() != got.len() || want.iter().zip(&got).any(|(a, b)| !same(a, b)) {
+            return Err(self.fail(format!(
+                "actions differ\n  model: {want:?}\n  rtl:   {got:?}"
+            )));
+        }
+        // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
+        let u = self.rtl.uut.as_ref();
+        let rtl_ok = u.ok_valid.val().then(|| {
+            let len = (val(u.ok_len.val()) as usize).min(8);
+            let p = val(u.ok_payload.val()).to_be_bytes();
+            (
+                t,
+                val(u.ok_client.val()) as u32,
+                val(u.ok_seq.val()),
+                p[..len].to_vec(),
+                val(u.ok_instance.val()),
+                val(u.ok_index.val()) as u16,
+            )
+        });
+        let due = self.oks.front().filter(|o| o.0 <= t).cloned();
+        if rtl_ok != due {
+            return Err(self.fail(format!(
+                "OK reply differs\n  model: {due:?}\n  rtl:   {rtl_ok:?}"
+            )));
+        }
+        if due.is_some() {
+            self.oks.pop_front();
+        }
+        // ---- clock edge, then the state registers
+        self.rtl.edge();
+        let u = self.rtl.uut.as_ref();
+        let m = &self.model;
+        let rs = val(u.status.val()) as u32;
+        if rs != m.status_bits() {
+            return Err(self.fail(format!("STATUS model {:#x} rtl {rs:#x}", m.status_bits())));
+        }
+        if Some(val(u.state.val())) != state_code(m.state()) {
+            return Err(self.fail(format!(
+                "state model {:?} rtl {}",
+                m.state(),
+                val(u.state.val())
+            )));
+        }
+        if val(u.epoch.val()) != m.epoch() as u64 {
+            return Err(self.fail(format!(
+                "epoch model {} rtl {}",
+                m.epoch(),
+                val(u.epoch.val())
+            )));
+        }
+        if val(u.last_instance.val()) != m.last_decided().unwrap_or(0) {
+            return Err(self.fail(format!(
+                "last decided model {:?} rtl {}",
+                m.last_decided(),
+                val(u.last_instance.val())
+            )));
+        }
+        if !u.leader_busy.val() && val(u.leader.val()) != m.leader() as u64 {
+            return Err(self.fail(format!(
+                "leader model {} rtl {}",
+                m.leader(),
+                val(u.leader.val())
+            )));
+        }
+        Ok(())
+    }
+
+    fn model_recs(&mut self, t: u64, out: &[Action]) -> Result<Vec<Rec>, String> {
+        let cluster = self.model.config().cluster_id;
+        let mut recs = Vec::new();
+        let mut batch: Vec<(u32, u64, Vec<u8>)> = Vec::new();
+        let mut oks = Vec::new();
+        for a in out {
+            match a {
+                Action::Send { tree, packet } => match wire::parse(packet, cluster) {
+                    Ok((_, Packet::Decide(d))) => {
+                        if *tree == 0 {
+                            batch = d
+                                .entries()
+                                .map(|e| (e.client_id, e.seq, e.payload.to_vec()))
+                                .collect();
+                        }
+                        recs.push(Rec::Send {
+                            tree: *tree,
+                            kind: d.meta.kind as u8,
+                            count: d.count,
+                            instance: d.meta.instance,
+                            epoch: d.meta.epoch,
+                            seq: d.meta.msg_seq,
+                        });
+                    }
+                    _ => recs.push(Rec::Unsupported(format!("unparsable send {packet:?}"))),
+                },
+                Action::Reply { packet, .. } => match wire::parse(packet, cluster) {
+                    Ok((_, Packet::ReplyOk(r))) => oks.push(r),
+                    Ok((_, Packet::ReplyNotLeader(r))) => recs.push(Rec::NotLeader {
+                        client: r.client_id,
+                        seq: r.seq,
+                        leader: r.leader,
+                        epoch: r.epoch,
+                    }),
+                    _ => recs.push(Rec::Unsupported(format!("reply {packet:?}"))),
+                },
+                Action::Deliver(d) => recs.push(Rec::Deliver {
+                    instance: d.instance,
+                    epoch: d.epoch,
+                    kind: d.kind as u8,
+                }),
+                Action::LeaderChanged { epoch, leader } => recs.push(Rec::Leader {
+                    epoch: *epoch,
+                    leader: Some(*leader),
+                }),
+                Action::StateChanged(s) => recs.push(match state_code(*s) {
+                    Some(c) => Rec::State(c),
+                    None => Rec::Unsupported(format!("{s:?}")),
+                }),
+                Action::NetFault(f) => recs.push(fault_rec(*f)),
+                Action::Violation(Violation::StaleEpoch { epoch }) => recs.push(Rec::Stale(*epoch)),
+                Action::Violation(Violation::Deposed { epoch }) => recs.push(Rec::Deposed(*epoch)),
+                Action::Violation(v) => recs.push(Rec::Unsupported(format!("{v:?}"))),
+            }
+        }
+        // The model's OKs must be exactly the batch it sent, in order (a check of the harness).
+        if !oks.is_empty() && oks.len() != batch.len() {
+            return Err(self.fail(format!(
+                "model OKs {oks:?} do not match its batch {batch:?}"
+            )));
+        }
+        for (i, (r, (client, seq, payload))) in oks.iter().zip(batch).enumerate() {
+            if r.client_id != client || r.seq != seq || r.index as usize != i {
+                return Err(self.fail(format!("model OK {r:?} is not entry {i} of its batch")));
+            }
+            self.oks
+                .push_back((t + 2 + i as u64, client, seq, payload, r.instance, r.index));
+        }
+        Ok(recs)
+    }
+
+    fn rtl_recs(&self, ev: &Option<Event>, _cluster: u32) -> Vec<Rec> {
+        let u = self.rtl.uut.as_ref();
+        let trees = self.model.config().trees;
+        let mut r = Vec::new();
+        let sends = |r: &mut Vec<Rec>| {
+            for tree in 0..trees {
+                r.push(Rec::Send {
+                    tree,
+                    kind: val(u.send_kind.val()) as u8,
+                    count: val(u.send_count.val()) as u16,
+                    instance: val(u.send_instance.val()),
+                    epoch: val(u.send_epoch.val()) as u32,
+                    seq: val(u.send_seq.val()) as u32,
+                });
+            }
+        };
+        // Tick phase.
+        if u.tick_fault.val() {
+            r.push(Rec::State(state::FAULTED));
+            let code = val(u.tick_fault_code.val());
+            r.push(Rec::Fault {
+                code,
+                missing: (code == fault::MISSING_COPY)
+                    .then(|| val(u.tick_fault_missing.val()) as u8),
+            });
+        }
+        if u.tick_leader_changed.val() {
+            r.push(Rec::Leader {
+                epoch: val(u.tick_epoch.val()) as u32,
+                leader: Some(val(u.tick_leader.val()) as u8),
+            });
+        }
+        if u.send.val() && !u.state_start.val() {
+            sends(&mut r);
+            if u.lead_deliver.val() {
+                r.push(Rec::Deliver {
+                    instance: val(u.send_instance.val()),
+                    epoch: val(u.send_epoch.val()) as u32,
+                    kind: DecideKind::Batch as u8,
+                });
+            }
+        }
+        // Event phase: CTRL.
+        if u.state_mode.val() {
+            r.push(Rec::State(val(u.mode_state.val())));
+        }
+        if u.state_start.val() {
+            r.push(Rec::State(state::ACTIVE));
+            sends(&mut r);
+        }
+        // Event phase: DECIDE copy.
+        let rx_epoch = val(u.rx_epoch.val()) as u32;
+        if u.viol_stale.val() {
+            r.push(Rec::Stale(rx_epoch));
+        }
+        if u.viol_deposed.val() {
+            r.push(Rec::Deposed(rx_epoch));
+        }
+        let rx_fault = u.rx_fault.val().then(|| val(u.rx_fault_code.val()));
+        if rx_fault == Some(fault::EPOCH_CHANGE_IN_FLIGHT) {
+            r.push(Rec::State(state::FAULTED));
+            r.push(Rec::Fault {
+                code: fault::EPOCH_CHANGE_IN_FLIGHT,
+                missing: None,
+            });
+        }
+        if u.rx_leader_changed.val() {
+            r.push(Rec::Leader {
+                epoch: rx_epoch,
+                leader: None,
+            });
+        }
+        if let Some(code) = rx_fault.filter(|&c| c != fault::EPOCH_CHANGE_IN_FLIGHT) {
+            r.push(Rec::State(state::FAULTED));
+            r.push(Rec::Fault {
+                code,
+                missing: None,
+            });
+        }
+        if u.state_rx_active.val() {
+            r.push(Rec::State(state::ACTIVE));
+        }
+        if u.rx_deliver.val() {
+            r.push(Rec::Deliver {
+                instance: val(u.rx_instance.val()),
+                epoch: rx_epoch,
+                kind: val(u.rx_kind.val()) as u8,
+            });
+        }
+        // Event phase: client request.
+        if u.nl_reply.val()
+            && let Some(Event::Client { .. }) = ev
+        {
+            r.push(Rec::NotLeader {
+                client: val(u.cl_client.val()) as u32,
+                seq: val(u.cl_seq.val()),
+                leader: val(u.nl_leader.val()) as u8,
+                epoch: val(u.nl_epoch.val()) as u32,
+            });
+        }
+        r
+    }
+
+    /// Read every register word over the CSR bus and compare with the model.
+    pub fn compare_registers(&mut self) -> Result<(), String> {
+        let mut words: Vec<u16> = Vec::new();
+        for r in regs::REGISTERS {
+            words.push(r.addr);
+            if r.width == 64 {
+                words.push(r.addr + 4);
+            }
+        }
+        for c in Counter::ALL {
+            words.push(c.addr());
+            words.push(c.addr() + 4);
+        }
+        for a in words {
+            let want = self
+                .model
+                .read_register(a)
+                .map_err(|e| format!("model read {a:#x}: {e:?}"))?;
+            let u = self.rtl.uut.as_mut();
+            u.csr_write.next = false;
+            u.rx_valid.next = false;
+            u.cl_valid.next = false;
+            u.csr_addr.next = bits(a as u64);
+            self.rtl.settle();
+            let got = val(self.rtl.uut.csr_rdata.val()) as u32;
+            if got != want {
+                let name = regs::word(a).map(|(r, _)| r.name).unwrap_or("?");
+                return Err(self.fail(format!(
+                    "register {name} ({a:#x}): model {want:#x} rtl {got:#x}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An event in words (the packet parsed, if it parses).
+pub fn describe(e: &Event, cluster: u32) -> String {
+    let p = |b: &[u8]| match wire::parse(b, cluster) {
+        Ok((h, Packet::Decide(d))) => format!(
+            "DECIDE {:?} from {} epoch {} seq {} tree {} instance {} count {}",
+            d.meta.kind,
+            h.sender,
+            d.meta.epoch,
+            d.meta.msg_seq,
+            d.meta.tree,
+            d.meta.instance,
+            d.count
+        ),
+        Ok((_, Packet::Request(e))) => {
+            format!(
+                "REQUEST client {} seq {} payload {} B",
+                e.client_id,
+                e.seq,
+                e.payload.len()
+            )
+        }
+        Ok((_, other)) => format!("{:?}", other.kind()),
+        Err(e) => format!("{e:?} ({} B)", b.len()),
+    };
+    match e {
+        Event::Tree { tree, bytes } => format!("tree {tree}: {}", p(bytes)),
+        Event::Client { bytes } => format!("client: {}", p(bytes)),
+        Event::Write { addr, value } => {
+            let name = regs::word(*addr).map(|(r, _)| r.name).unwrap_or("?");
+            format!("write {name} ({addr:#x}) = {value:#x}")
+        }
+    }
+}
+
+/// Helpers to build packets.
+pub fn decide(
+    cluster: u32,
+    sender: u8,
+    meta: DecideMeta,
+    entries: &[(u32, u64, Vec<u8>)],
+) -> Vec<u8> {
+    let list: Vec<Entry<'_>> = entries
+        .iter()
+        .map(|(c, s, p)| Entry {
+            client_id: *c,
+            seq: *s,
+            flags: 0,
+            payload: p,
+        })
+        .collect();
+    let len: usize = list.iter().map(|e| e.wire_len()).sum();
+    let mut raw = vec![0u8; len];
+    let _ = wire::emit_entries(list.iter(), &mut raw);
+    Packet::Decide(Decide {
+        meta,
+        count: list.len() as u16,
+        entries_raw: &raw,
+    })
+    .to_vec(cluster, sender)
+    .expect("a DECIDE the harness builds is valid")
+}
+
+/// A client REQUEST.
+pub fn request(cluster: u32, client_id: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+    Packet::Request(Entry {
+        client_id,
+        seq,
+        flags: 0,
+        payload,
+    })
+    .to_vec(cluster, wire::SENDER_NONE)
+    .expect("a REQUEST the harness builds is valid")
+}
+
+/// The register writes that bring the reset configuration to `target`, in an order in which
+/// every intermediate configuration is legal (writes that stay illegal are left out).
+pub fn config_writes(target: &Config) -> Vec<(u16, u32)> {
+    let mut cur = Config::default();
+    let mut todo: Vec<u16> = regs::REGISTERS
+        .iter()
+        .filter(|r| r.access == regs::Access::Config)
+        .map(|r| r.addr)
+        .filter(|&a| cur.get(a) != target.get(a))
+        .collect();
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        todo.retain(|&a| {
+            let v = target.get(a).unwrap_or(0);
+            let mut c = cur;
+            if c.set(a, v).is_ok() && c.validate().is_ok() {
+                cur = c;
+                out.push((a, v as u32));
+                false
+            } else {
+                true
+            }
+        });
+    }
+    out
+}
+
+/// The random environment around the node under test: a configuration, other nodes that lead
+/// (START, heartbeats, batches, with copies delayed within the window, sometimes lost,
+/// duplicated, late, stale or from a later epoch), clients, junk frames and CSR writes.
+pub struct Env {
+    rng: Rng,
+    /// The configuration the trace runs with.
+    pub cfg: Config,
+    queue: BTreeMap<u64, VecDeque<Event>>,
+    leader: Option<(u32, u32, u64)>, // (epoch, next msg_seq, next send cycle)
+    client_seq: [u64; 4],
+    started: bool,
+    reenable_at: Option<u64>,
+}
+
+impl Env {
+    /// A random configuration in the covered subset and its setup writes (scheduled from cycle 0).
+    pub fn new(seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let mut cfg = Config::default();
+        cfg.node_count = rng.range(1, 5) as u8;
+        cfg.node_id = rng.range(0, cfg.node_count as u64 - 1) as u8;
+        if rng.pct(20) {
+            cfg.node_id = 0;
+        }
+        cfg.cluster_id = rng.next_u64() as u32;
+        cfg.trees = rng.range(1, 4) as u8;
+        cfg.delta = rng.range(12, 30) as u32;
+        cfg.drift = rng.range(0, 4) as u32;
+        cfg.batch_max = rng.range(1, 4) as u8;
+        cfg.fifo_depth = rng.range(1, 8) as u16;
+        let w = cfg.window();
+        // At most IN_FLIGHT (4) messages in flight, and batches drained before the next send.
+        let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3);
+        cfg.loop_period = rng.range(lo, lo + w) as u32;
+        cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
+        assert!(cfg.validate().is_ok(), "{cfg:?}");
+        let mut e = Env {
+            rng,
+            cfg,
+            queue: BTreeMap::new(),
+            leader: None,
+            client_seq: [0; 4],
+            started: false,
+            reenable_at: None,
+        };
+        let mut t = 0;
+        for (a, v) in config_writes(&cfg) {
+            e.at(t, Event::Write { addr: a, value: v });
+            t += 1;
+        }
+        e.at(
+            t + 1,
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE,
+            },
+        );
+        e
+    }
+
+    fn at(&mut self, t: u64, ev: Event) {
+        self.queue.entry(t).or_default().push_back(ev);
+    }
+
+    fn sender(&self, epoch: u32) -> u8 {
+        let n = self.cfg.node_count as u32;
+        let s = (epoch % n) as u8;
+        if s == self.cfg.node_id {
+            ((s as u32 + 1) % n) as u8
+        } else {
+            s
+        }
+    }
+
+    /// Schedule one message's copies (with faults now and then).
+    fn message(&mut self, t: u64, meta: DecideMeta, entries: &[(u32, u64, Vec<u8>)]) {
+        let w = self.cfg.window();
+        let trees = self.cfg.trees;
+        let lose = if self.rng.pct(1) {
+            Some(self.rng.range(0, trees as u64 - 1) as u8)
+        } else {
+            None
+        };
+        for tree in 0..trees {
+            if lose == Some(tree) {
+                continue;
+            }
+            let mut m = meta;
+            m.tree = tree;
+            let bytes = decide(self.cfg.cluster_id, self.sender(meta.epoch), m, entries);
+            let mut d = self.rng.range(0, w);
+            if self.rng.one_in(200) {
+                d = w + self.rng.range(1, 8);
+            }
+            if self.rng.pct(2) {
+                let dup = t + d + self.rng.range(0, 5);
+                self.at(
+                    dup,
+                    Event::Tree {
+                        tree,
+                        bytes: bytes.clone(),
+                    },
+                );
+            }
+            self.at(t + d, Event::Tree { tree, bytes });
+        }
+    }
+
+    /// The event for cycle `t` (at most one; the rest wait).
+    pub fn next(&mut self, t: u64, ls: &Lockstep) -> Option<Event> {
+        let m = &ls.model;
+        let cluster = self.cfg.cluster_id;
+        let enabled = m.state() != State::Disabled;
+        let mode = if enabled { ctrl::ENABLE } else { 0 };
+        // START: node 0 starts itself; otherwise node 0 (simulated here) sends START.
+        if m.state() == State::Armed && !self.started && t > 0 {
+            self.started = true;
+            if self.cfg.node_id == 0 {
+                let at = t + self.rng.range(1, 10);
+                self.at(
+                    at,
+                    Event::Write {
+                        addr: addr::CTRL,
+                        value: ctrl::ENABLE | ctrl::START,
+                    },
+                );
+            } else {
+                let meta = DecideMeta {
+                    instance: 1,
+                    epoch: 0,
+                    msg_seq: 0,
+                    tree: 0,
+                    kind: DecideKind::Start,
+                };
+                let at = t + self.rng.range(1, 10);
+                self.message(at, meta, &[]);
+                self.leader = Some((0, 1, at + self.cfg.loop_period as u64));
+            }
+        }
+        if m.is_leader() {
+            if self.leader.is_some_and(|(e, _, _)| e <= m.epoch()) {
+                self.leader = None;
+            }
+            if self.leader.is_none() && self.rng.one_in(400) {
+                // A node that timed out on us (we are alive but were late, or it was cut off):
+                // its later epoch deposes this leader.
+                let e = m.epoch() + self.rng.range(1, 3) as u32;
+                self.leader = Some((e, 0, t + 1));
+            }
+        } else if self.leader.is_none() && m.state() == State::Active && self.rng.one_in(300) {
+            // Another node leads now (after a timeout it ran too, or a later epoch).
+            let e = m.epoch()
+                + if self.rng.pct(40) {
+                    self.rng.range(1, 3) as u32
+                } else {
+                    0
+                };
+            if (e % self.cfg.node_count as u32) as u8 != self.cfg.node_id || self.rng.pct(20) {
+                self.leader = Some((e, 0, t + 1));
+            }
+        }
+        if let Some((e, s, next)) = self.leader
+            && t >= next
+        {
+            let lins = m.last_decided().unwrap_or(0);
+            let instance = if self.rng.one_in(200) {
+                lins + 2
+            } else {
+                lins + 1
+            };
+            let mut entries = Vec::new();
+            let kind = if self.rng.pct(40) {
+                for _ in 0..self.rng.range(1, 3) {
+                    let len = self.rng.range(0, 12) as usize;
+                    entries.push((
+                        self.rng.range(1, 9) as u32,
+                        self.rng.range(1, 1000),
+                        vec![0xA5; len],
+                    ));
+                }
+                DecideKind::Batch
+            } else {
+                DecideKind::Heartbeat
+            };
+            let meta = DecideMeta {
+                instance,
+                epoch: e,
+                msg_seq: s,
+                tree: 0,
+                kind,
+            };
+            self.message(t, meta, &entries);
+            self.leader = if self.rng.pct(6) {
+                None // crashed: the node under test will time out
+            } else {
+                Some((e, s + 1, t + self.cfg.loop_period as u64))
+            };
+            if self.rng.pct(1) && e > 0 {
+                let stale = DecideMeta {
+                    epoch: e - 1,
+                    kind: DecideKind::Heartbeat,
+                    ..meta
+                };
+                self.message(t + 1, stale, &[]);
+            }
+        }
+        // Clients and junk.
+        if self.rng.pct(6) {
+            let c = self.rng.range(0, 3) as usize;
+            self.client_seq[c] += 1;
+            let len = self.rng.range(0, 8) as usize;
+            let bytes = request(
+                cluster,
+                c as u32 + 1,
+                self.client_seq[c],
+                &vec![c as u8 + 0x30; len],
+            );
+            self.at(t, Event::Client { bytes });
+        }
+        if self.rng.pct(1) {
+            let good = request(cluster, 7, 1, b"x");
+            let bytes = match self.rng.range(0, 3) {
+                0 => request(cluster ^ 1, 7, 1, b"x"), // another cluster: foreign
+                1 => good[..self.rng.range(4, 11) as usize].to_vec(), // truncated: malformed
+                2 => decide(
+                    cluster,
+                    1,
+                    DecideMeta {
+                        instance: 1,
+                        epoch: 0,
+                        msg_seq: 0,
+                        tree: 0,
+                        kind: DecideKind::Heartbeat,
+                    },
+                    &[],
+                ),
+                _ => {
+                    let mut b = good.clone();
+                    b[11] = 1; // reserved byte: malformed
+                    b
+                }
+            };
+            if self.rng.pct(50) {
+                self.at(t, Event::Client { bytes });
+            } else {
+                let tree = self.rng.range(0, 3) as u8;
+                self.at(t, Event::Tree { tree, bytes });
+            }
+        }
+        // CSR writes.
+        if self.rng.pct(1) {
+            let w = match self.rng.range(0, 4) {
+                0 => (addr::CTRL, mode | ctrl::CLEAR_COUNTERS),
+                1 => (addr::TIMEOUT, self.cfg.timeout + 1), // refused while enabled
+                2 => (addr::CTRL, mode | ctrl::START),      // refused unless node 0 armed
+                3 => (addr::MTU, 100),                      // out of range: refused
+                _ => (addr::EPOCH, 5),                      // read-only: refused
+            };
+            self.at(
+                t,
+                Event::Write {
+                    addr: w.0,
+                    value: w.1,
+                },
+            );
+        }
+        if enabled && self.reenable_at.is_none() && self.rng.one_in(600) {
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: 0,
+                },
+            );
+            self.reenable_at = Some(t + self.rng.range(5, 40));
+        }
+        if let Some(r) = self.reenable_at
+            && t >= r
+        {
+            self.reenable_at = None;
+            self.started = false;
+            self.leader = None;
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: ctrl::ENABLE,
+                },
+            );
+        }
+        // One event this cycle: the earliest due. A request waits while the leader id is being
+        // computed (the client port is not ready then).
+        let (&k, _) = self.queue.first_key_value()?;
+        if k > t {
+            return None;
+        }
+        let q = self.queue.get_mut(&k)?;
+        let ev = q.pop_front()?;
+        if q.is_empty() {
+            self.queue.remove(&k);
+        }
+        if matches!(ev, Event::Client { .. }) && ls.leader_busy() {
+            self.at(t + 1, ev);
+            return None;
+        }
+        Some(ev)
+    }
+}
+
+/// Run one random trace of `cycles` cycles; Err describes the first mismatch with the trace.
+pub fn run(seed: u64, cycles: u64, setup: impl FnOnce(&mut Lockstep)) -> Result<Lockstep, String> {
+    let mut ls = Lockstep::new();
+    setup(&mut ls);
+    let mut env = Env::new(seed);
+    for t in 0..cycles {
+        let ev = env.next(t, &ls);
+        ls.step(ev)
+            .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    }
+    // Let the remainder unit finish (idle cycles, still in lockstep) before reading LEADER.
+    for _ in 0..40 {
+        if !ls.leader_busy() {
+            break;
+        }
+        ls.step(None)
+            .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    }
+    ls.compare_registers()
+        .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    Ok(ls)
+}
