@@ -147,6 +147,8 @@ pub struct Lockstep {
     pub trace: Vec<(u64, Event)>,
     /// How often each kind of model action was compared (coverage of the traces).
     pub seen: BTreeMap<String, u64>,
+    /// The RTL's actions in the last cycle stepped.
+    pub last: Vec<Rec>,
 }
 
 impl Default for Lockstep {
@@ -164,6 +166,7 @@ impl Lockstep {
             oks: VecDeque::new(),
             trace: Vec::new(),
             seen: BTreeMap::new(),
+            last: Vec::new(),
         }
     }
 
@@ -293,6 +296,7 @@ impl Lockstep {
                 "actions differ\n  model: {want:?}\n  rtl:   {got:?}"
             )));
         }
+        self.last = got;
         // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
         let u = self.rtl.uut.as_ref();
         let rtl_ok = u.ok_valid.val().then(|| {
