@@ -6,6 +6,7 @@ use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
 use crate::lowi_core::LowiCore;
 use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
+use crate::pkt_parser::PktParser;
 use crate::rsbcast_rx::RsbcastRx;
 
 fn export<B: Block>(mut b: B, name: &str) -> String {
@@ -29,6 +30,7 @@ pub fn all() -> Vec<(&'static str, String)> {
             export(EgressFifo::<FIFO_ADDR_BITS>::default(), "egress_fifo"),
         ),
         ("csr.v", export(Csr::default(), "csr")),
+        ("pkt_parser.v", export(PktParser::default(), "pkt_parser")),
         ("nc_core.v", export(NcCore::default(), "nc_core")),
     ]
 }

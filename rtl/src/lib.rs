@@ -4,9 +4,11 @@
 pub mod csr;
 pub mod egress_fifo;
 pub mod export;
+pub mod layout;
 pub mod lockstep;
 pub mod lowi_core;
 pub mod nc_core;
+pub mod pkt_parser;
 pub mod prim;
 pub mod rsbcast_rx;
 pub mod sim;

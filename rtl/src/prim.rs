@@ -25,3 +25,84 @@ impl<const N: usize, const M: usize> Logic for ZeroExtend<N, M> {
         Verilog::Custom(format!("always @(*) wide = {{{}'d0, narrow}};", M - N))
     }
 }
+
+/// `out = {h9, …, h0}`: 78 header bytes (nine 64-bit beats and six bytes of the tenth) as one vector (beat 0 in the low bits, so
+/// frame byte `x` is `out[8x +: 8]`).
+#[derive(LogicBlock, Default)]
+pub struct JoinBeats {
+    pub h0: Signal<In, Bits<64>>,
+    pub h1: Signal<In, Bits<64>>,
+    pub h2: Signal<In, Bits<64>>,
+    pub h3: Signal<In, Bits<64>>,
+    pub h4: Signal<In, Bits<64>>,
+    pub h5: Signal<In, Bits<64>>,
+    pub h6: Signal<In, Bits<64>>,
+    pub h7: Signal<In, Bits<64>>,
+    pub h8: Signal<In, Bits<64>>,
+    pub h9: Signal<In, Bits<48>>,
+    /// The joined vector.
+    pub out: Signal<Out, Bits<624>>,
+}
+
+impl Logic for JoinBeats {
+    fn update(&mut self) {
+        let mut v = bit_cast::<624, 48>(self.h9.val());
+        let h = [
+            self.h8.val(),
+            self.h7.val(),
+            self.h6.val(),
+            self.h5.val(),
+            self.h4.val(),
+            self.h3.val(),
+            self.h2.val(),
+            self.h1.val(),
+            self.h0.val(),
+        ];
+        for b in h {
+            v = (v << 64) | bit_cast::<624, 64>(b);
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};".into())
+    }
+}
+
+/// `out` = `inp` with its bytes in reverse order (a big-endian field read from a little-endian
+/// lane order).
+#[derive(LogicBlock, Default)]
+pub struct ByteSwap<const N: usize> {
+    /// Input (N a multiple of 8).
+    pub inp: Signal<In, Bits<N>>,
+    /// Bytes reversed.
+    pub out: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize> Logic for ByteSwap<N> {
+    fn update(&mut self) {
+        let x = self.inp.val();
+        let mut v = Bits::<N>::default();
+        for i in 0..N / 8 {
+            for b in 0..8 {
+                v = v.replace_bit(N - 8 * (i + 1) + b, x.get_bit(8 * i + b));
+            }
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        assert!(N.is_multiple_of(8) && N >= 8);
+        if N == 8 {
+            return Verilog::Custom("always @(*) out = inp;".into());
+        }
+        let parts: Vec<String> = (0..N / 8)
+            .map(|i| format!("inp[{}:{}]", 8 * i + 7, 8 * i))
+            .collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+    }
+}
