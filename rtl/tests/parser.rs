@@ -35,12 +35,12 @@ fn frame(payload: &[u8], port: u16) -> Vec<u8> {
     buf
 }
 
+/// (class, DECIDE meta, REQUEST (client, seq, payload)).
+type Verdict = (u64, Option<DecideMeta>, Option<(u32, u64, Vec<u8>)>);
+
 /// What proto makes of a frame: (class, DECIDE meta or REQUEST fields), or None when the frame
 /// is outside what the RTL checks (see rtl/README.md).
-fn expected(
-    f: &[u8],
-    client_mode: bool,
-) -> Option<(u64, Option<DecideMeta>, Option<(u32, u64, Vec<u8>)>)> {
+fn expected(f: &[u8], client_mode: bool) -> Option<Verdict> {
     if f.len() > 14 && f[12..14] == [8, 0] && f.len() > 14 && f[14] >> 4 == 4 && f[14] & 15 > 5 {
         return None; // IPv4 options: proto takes them, the RTL does not
     }
@@ -106,7 +106,7 @@ impl Parser {
     /// Stream frames back to back; returns the verdicts (one per frame) with their fields.
     fn run(&mut self, frames: &[Vec<u8>]) -> Vec<(u64, u64, Vec<u64>)> {
         let mut out = Vec::new();
-        let mut collect = |c: &Cycle<PktParser>, out: &mut Vec<(u64, u64, Vec<u64>)>| {
+        let collect = |c: &Cycle<PktParser>, out: &mut Vec<(u64, u64, Vec<u64>)>| {
             let u = &c.uut;
             if u.valid.val() {
                 out.push((
@@ -202,7 +202,7 @@ fn random_request(rng: &mut Rng) -> Vec<u8> {
 /// Break a frame: flip a header byte, truncate it, change its port, or leave it valid.
 fn mangle(rng: &mut Rng, mut f: Vec<u8>) -> Vec<u8> {
     match rng.range(0, 9) {
-        0 | 1 | 2 => {
+        0..=2 => {
             let i = rng.range(0, (f.len() - 1).min(77) as u64) as usize;
             f[i] ^= 1 << rng.range(0, 7);
         }
