@@ -183,7 +183,7 @@ fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
 fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     let c = cfg();
     let mut e = started(&c);
-    let good = |e: &mut Engine| copy(&c, 1, 0, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
+    let good = || copy(&c, 1, 0, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
     // Move to epoch 1 (its leader's heartbeat on both trees) so that epoch 0 is stale.
     e.frame(0, &copy(&c, 1, 0, 0, 1, DecideKind::Heartbeat, &[]));
     e.frame(1, &copy(&c, 1, 0, 1, 1, DecideKind::Heartbeat, &[]));
@@ -193,16 +193,12 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
         e.counter(Counter::Malformed),
         e.counter(Counter::Delivered),
     );
-    let mut wrong_port = good(&mut e);
-    wrong_port = {
-        let p = &wrong_port[frame::PAYLOAD_OFFSET..];
-        udp(&c, p, c.decide_port + 1, 0)
-    };
-    let mut truncated = good(&mut e);
+    let wrong_port = udp(&c, &good()[frame::PAYLOAD_OFFSET..], c.decide_port + 1, 0);
+    let mut truncated = good();
     truncated.truncate(frame::PAYLOAD_OFFSET + 20); // IPv4/UDP lengths now exceed the frame
-    let mut bad_magic = good(&mut e)[frame::PAYLOAD_OFFSET..].to_vec();
+    let mut bad_magic = good()[frame::PAYLOAD_OFFSET..].to_vec();
     bad_magic[0] ^= 0x80;
-    let mut bad_cluster = good(&mut e)[frame::PAYLOAD_OFFSET..].to_vec();
+    let mut bad_cluster = good()[frame::PAYLOAD_OFFSET..].to_vec();
     bad_cluster[7] ^= 1;
     // An oversize batch: one entry whose payload makes the packet longer than MAX_PACKET_LEN.
     let big = vec![0x55u8; wire::MAX_PACKET_LEN];
