@@ -58,6 +58,26 @@ done
 
 say "ok: rustfmt and clippy present"
 
+# RTL tools (rtl/lint.sh and rtl/README.md's synthesis figures): Verilator (lint), Icarus Verilog
+# (compile check) and Yosys (synthesis statistics), from Debian's packages.
+rtl_missing=()
+for tool in verilator:verilator iverilog:iverilog yosys:yosys; do
+    cmd=${tool%%:*}
+    pkg=${tool##*:}
+    command -v "$cmd" >/dev/null 2>&1 || rtl_missing+=("$pkg")
+done
+if [ "${#rtl_missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        say "error: missing ${rtl_missing[*]} and not root; install them: apt-get install -y ${rtl_missing[*]}" >&2
+        exit 1
+    fi
+    say "installing ${rtl_missing[*]} (apt)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${rtl_missing[@]}" >/dev/null
+fi
+say "ok: verilator, iverilog and yosys present"
+
 # --- nc-lab (tools): nftables for `nc-lab fault drop` ---
 if [ "$(id -u)" = 0 ] && ! command -v nft >/dev/null 2>&1; then
     say "installing nftables (nc-lab fault drop)"

@@ -54,6 +54,10 @@ step "nc-sim n=3 |G|=1" "$sim" --nodes 3 --trees 1 --seeds 3000
 step "nc-sim n=4 |G|=3" "$sim" --nodes 4 --trees 3 --seeds 2000
 step "nc-sim n=2 |G|=4" "$sim" --nodes 2 --trees 4 --seeds 2000
 step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 1000
+# --- rtl --- (the rust-hdl simulation tests, the lockstep test and the Verilog freshness
+# test run in "unit, property and checker tests" above)
+step "rtl: verilator -Wall lint and iverilog -g2012 compile of rtl/verilog" bash rtl/lint.sh
+step "rtl: yosys synthesis of nc_engine (the top)" bash rtl/synth.sh nc_engine
 
 echo
 if [ "$failed" -gt 0 ]; then

@@ -1,0 +1,796 @@
+//! `csr`: the register file on a simple memory-mapped bus (32-bit data, byte addresses,
+//! one write strobe, combinational read data).
+//!
+//! Every address, reset value and legal range comes from `proto::regs` when the circuit is
+//! built (they become sized `localparam`s in the Verilog): `REGISTERS` for the configuration
+//! registers and `addr` / `Counter::addr` for the rest. Configuration writes are taken only
+//! while the core is Disabled and only inside the register's legal range (refused writes change
+//! nothing, as in the model). The cross-field rules of `Config::validate` (node_id < node_count,
+//! the timeout bound, distinct groups and ports) are the control software's job (soc-ctl refuses
+//! such configurations before writing them); the RTL does not re-check them.
+//! Reset values are the registers' initial values (FPGA power-on, no reset wire).
+
+use proto::regs::{self, Counter, Register, addr, ctrl};
+use rust_hdl::prelude::*;
+use rust_hdl::widgets::dff_with_init::DFFWithInit;
+
+use crate::lowi_core::state;
+use crate::prim::ZeroExtend;
+
+fn reg(a: u16) -> &'static Register {
+    regs::REGISTERS
+        .iter()
+        .find(|r| r.addr == a)
+        .expect("address from proto::regs::addr")
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+
+/// One 32-bit configuration register with a legal range narrower than all of `u32`.
+#[derive(LogicBlock)]
+pub struct ConfigReg {
+    pub clock: Signal<In, Clock>,
+    pub bus_addr: Signal<In, Bits<16>>,
+    pub bus_wdata: Signal<In, Bits<32>>,
+    pub bus_write: Signal<In, Bit>,
+    /// Configuration writes allowed (core Disabled).
+    pub writable: Signal<In, Bit>,
+    pub value: Signal<Out, Bits<32>>,
+    /// `value` when addressed, else 0 (OR-ed into the read data).
+    pub rdata: Signal<Out, Bits<32>>,
+    r: DFFWithInit<Bits<32>>,
+    address: Constant<Bits<16>>,
+    min: Constant<Bits<32>>,
+    span: Constant<Bits<32>>,
+    zero: Constant<Bits<32>>,
+}
+
+impl ConfigReg {
+    /// The register at `a` in `proto::regs::REGISTERS`.
+    pub fn new(a: u16) -> Self {
+        let r = reg(a);
+        assert!(r.width == 32 && r.access == regs::Access::Config);
+        assert!(
+            r.max - r.min < u32::MAX as u64,
+            "full-range registers use ConfigRegAny"
+        );
+        Self {
+            clock: Default::default(),
+            bus_addr: Default::default(),
+            bus_wdata: Default::default(),
+            bus_write: Default::default(),
+            writable: Default::default(),
+            value: Default::default(),
+            rdata: Default::default(),
+            r: DFFWithInit::new(Bits::<32>::from(r.reset)),
+            address: k(r.addr as u64),
+            min: k(r.min),
+            span: k(r.max - r.min),
+            zero: k(0),
+        }
+    }
+}
+
+impl Logic for ConfigReg {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.r.clock.next = self.clock.val();
+        self.r.d.next = self.r.q.val();
+        // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping).
+        if self.bus_write.val()
+            && self.writable.val()
+            && (self.bus_addr.val() == self.address.val())
+            && ((self.bus_wdata.val() - self.min.val()) <= self.span.val())
+        {
+            self.r.d.next = self.bus_wdata.val();
+        }
+        self.value.next = self.r.q.val();
+        if self.bus_addr.val() == self.address.val() {
+            self.rdata.next = self.r.q.val();
+        } else {
+            self.rdata.next = self.zero.val();
+        }
+    }
+}
+
+/// One 32-bit configuration register whose legal range is every `u32` (no check).
+#[derive(LogicBlock)]
+pub struct ConfigRegAny {
+    pub clock: Signal<In, Clock>,
+    pub bus_addr: Signal<In, Bits<16>>,
+    pub bus_wdata: Signal<In, Bits<32>>,
+    pub bus_write: Signal<In, Bit>,
+    /// Configuration writes allowed (core Disabled).
+    pub writable: Signal<In, Bit>,
+    pub value: Signal<Out, Bits<32>>,
+    /// `value` when addressed, else 0 (OR-ed into the read data).
+    pub rdata: Signal<Out, Bits<32>>,
+    r: DFFWithInit<Bits<32>>,
+    address: Constant<Bits<16>>,
+    zero: Constant<Bits<32>>,
+}
+
+impl ConfigRegAny {
+    /// The register at `a` in `proto::regs::REGISTERS`.
+    pub fn new(a: u16) -> Self {
+        let r = reg(a);
+        assert!(r.width == 32 && r.access == regs::Access::Config);
+        assert!(
+            r.min == 0 && r.max == u32::MAX as u64,
+            "ranged registers use ConfigReg"
+        );
+        Self {
+            clock: Default::default(),
+            bus_addr: Default::default(),
+            bus_wdata: Default::default(),
+            bus_write: Default::default(),
+            writable: Default::default(),
+            value: Default::default(),
+            rdata: Default::default(),
+            r: DFFWithInit::new(Bits::<32>::from(r.reset)),
+            address: k(r.addr as u64),
+            zero: k(0),
+        }
+    }
+}
+
+impl Logic for ConfigRegAny {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.r.clock.next = self.clock.val();
+        self.r.d.next = self.r.q.val();
+        if self.bus_write.val()
+            && self.writable.val()
+            && (self.bus_addr.val() == self.address.val())
+        {
+            self.r.d.next = self.bus_wdata.val();
+        }
+        self.value.next = self.r.q.val();
+        if self.bus_addr.val() == self.address.val() {
+            self.rdata.next = self.r.q.val();
+        } else {
+            self.rdata.next = self.zero.val();
+        }
+    }
+}
+
+/// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
+/// (the model's order within one cycle: tick phase, CLEAR_COUNTERS, event phase).
+#[derive(LogicBlock)]
+pub struct Counter64 {
+    pub clock: Signal<In, Clock>,
+    pub bus_addr: Signal<In, Bits<16>>,
+    pub clear: Signal<In, Bit>,
+    pub tick: Signal<In, Bit>,
+    pub tick_n: Signal<In, Bits<13>>,
+    pub ev: Signal<In, Bit>,
+    pub ev_n: Signal<In, Bits<13>>,
+    pub rdata: Signal<Out, Bits<32>>,
+    r: DFF<Bits<64>>,
+    s1: Signal<Local, Bits<64>>,
+    s2: Signal<Local, Bits<64>>,
+    s3: Signal<Local, Bits<64>>,
+    lo: Constant<Bits<16>>,
+    hi: Constant<Bits<16>>,
+    zero: Constant<Bits<64>>,
+    one: Constant<Bits<64>>,
+    zero32: Constant<Bits<32>>,
+    xn: ZeroExtend<13, 64>,
+    xm: ZeroExtend<13, 64>,
+}
+
+impl Counter64 {
+    /// The counter `c` (address from `proto::regs::Counter::addr`).
+    pub fn new(c: Counter) -> Self {
+        Self {
+            clock: Default::default(),
+            bus_addr: Default::default(),
+            clear: Default::default(),
+            tick: Default::default(),
+            tick_n: Default::default(),
+            ev: Default::default(),
+            ev_n: Default::default(),
+            rdata: Default::default(),
+            r: Default::default(),
+            s1: Default::default(),
+            s2: Default::default(),
+            s3: Default::default(),
+            lo: k(c.addr() as u64),
+            hi: k(c.addr() as u64 + 4),
+            zero: k(0),
+            one: k(1),
+            zero32: k(0),
+            xn: Default::default(),
+            xm: Default::default(),
+        }
+    }
+}
+
+impl Logic for Counter64 {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r);
+        // Zero-extend the 13-bit amounts.
+        self.xn.narrow.next = self.tick_n.val();
+        self.xm.narrow.next = self.ev_n.val();
+        if self.tick.val() {
+            self.s1.next = self.r.q.val() + self.xn.wide.val() + self.one.val();
+        } else {
+            self.s1.next = self.r.q.val() + self.xn.wide.val();
+        }
+        if self.clear.val() {
+            self.s2.next = self.zero.val();
+        } else {
+            self.s2.next = self.s1.val();
+        }
+        if self.ev.val() {
+            self.s3.next = self.s2.val() + self.xm.wide.val() + self.one.val();
+        } else {
+            self.s3.next = self.s2.val() + self.xm.wide.val();
+        }
+        self.r.d.next = self.s3.val();
+        if self.bus_addr.val() == self.lo.val() {
+            self.rdata.next = self.r.q.val().get_bits::<32>(0);
+        } else if self.bus_addr.val() == self.hi.val() {
+            self.rdata.next = self.r.q.val().get_bits::<32>(32);
+        } else {
+            self.rdata.next = self.zero32.val();
+        }
+    }
+}
+
+/// The counters in register order, as the `Csr` fields are declared (checked against
+/// `proto::regs::Counter::ALL` by a test).
+pub const COUNTER_FIELDS: [Counter; 18] = [
+    Counter::SentValues,
+    Counter::SentHeartbeats,
+    Counter::Delivered,
+    Counter::RequestsAccepted,
+    Counter::RequestsDropped,
+    Counter::RequestsOversize,
+    Counter::NotLeaderReplies,
+    Counter::Malformed,
+    Counter::Foreign,
+    Counter::NetFaults,
+    Counter::Timeouts,
+    Counter::StaleEpoch,
+    Counter::DuplicateCopies,
+    Counter::LateCopies,
+    Counter::LateTicks,
+    Counter::ConfigApplied,
+    Counter::ConfigRejected,
+    Counter::Ignored,
+];
+
+/// The register file.
+#[derive(LogicBlock)]
+pub struct Csr {
+    pub clock: Signal<In, Clock>,
+    /// Byte address.
+    pub bus_addr: Signal<In, Bits<16>>,
+    /// Write data.
+    pub bus_wdata: Signal<In, Bits<32>>,
+    /// Write strobe.
+    pub bus_write: Signal<In, Bit>,
+    /// Read data of `bus_addr` (combinational; reads have no side effects).
+    pub bus_rdata: Signal<Out, Bits<32>>,
+    /// A write to CTRL (handled by `lowi_core`).
+    pub ctrl_write: Signal<Out, Bit>,
+    /// Its value.
+    pub ctrl_value: Signal<Out, Bits<32>>,
+    pub state: Signal<In, Bits<2>>,
+    pub status: Signal<In, Bits<32>>,
+    pub epoch: Signal<In, Bits<32>>,
+    pub leader: Signal<In, Bits<8>>,
+    pub last_instance: Signal<In, Bits<64>>,
+    pub clear_counters: Signal<In, Bit>,
+    pub tick_net_fault: Signal<In, Bit>,
+    pub tick_timeout: Signal<In, Bit>,
+    pub tick_sent_value: Signal<In, Bit>,
+    pub tick_sent_hb: Signal<In, Bit>,
+    pub ev_foreign: Signal<In, Bit>,
+    pub ev_malformed: Signal<In, Bit>,
+    pub ev_ignored: Signal<In, Bit>,
+    pub ev_stale: Signal<In, Bit>,
+    pub ev_duplicate: Signal<In, Bit>,
+    pub ev_net_fault: Signal<In, Bit>,
+    pub ev_delivered: Signal<In, Bit>,
+    pub ev_accepted: Signal<In, Bit>,
+    pub ev_not_leader: Signal<In, Bit>,
+    pub ev_sent_hb: Signal<In, Bit>,
+    pub ev_oversize: Signal<In, Bit>,
+    pub tick_dropped: Signal<In, Bits<13>>,
+    pub ev_dropped: Signal<In, Bits<13>>,
+    pub cfg_node_id: Signal<Out, Bits<32>>,
+    pub cfg_node_count: Signal<Out, Bits<32>>,
+    pub cfg_cluster_id: Signal<Out, Bits<32>>,
+    pub cfg_trees: Signal<Out, Bits<32>>,
+    pub cfg_loop_period: Signal<Out, Bits<32>>,
+    pub cfg_timeout: Signal<Out, Bits<32>>,
+    pub cfg_delta: Signal<Out, Bits<32>>,
+    pub cfg_drift: Signal<Out, Bits<32>>,
+    pub cfg_fifo_depth: Signal<Out, Bits<32>>,
+    pub cfg_batch_max: Signal<Out, Bits<32>>,
+    pub cfg_mtu: Signal<Out, Bits<32>>,
+    pub cfg_decide_port: Signal<Out, Bits<32>>,
+    pub cfg_client_port: Signal<Out, Bits<32>>,
+    pub cfg_host_port: Signal<Out, Bits<32>>,
+    pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
+    pub cfg_tree_group0: Signal<Out, Bits<32>>,
+    pub cfg_tree_group1: Signal<Out, Bits<32>>,
+    pub cfg_tree_group2: Signal<Out, Bits<32>>,
+    pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    /// `delta + drift`: the RSBCAST window.
+    pub window: Signal<Out, Bits<32>>,
+    r_node_id: ConfigReg,
+    r_node_count: ConfigReg,
+    r_cluster_id: ConfigRegAny,
+    r_trees: ConfigReg,
+    r_loop_period: ConfigReg,
+    r_timeout: ConfigReg,
+    r_delta: ConfigReg,
+    r_drift: ConfigRegAny,
+    r_fifo_depth: ConfigReg,
+    r_batch_max: ConfigReg,
+    r_mtu: ConfigReg,
+    r_decide_port: ConfigReg,
+    r_client_port: ConfigReg,
+    r_host_port: ConfigReg,
+    r_late_tick_slack: ConfigRegAny,
+    r_tree_group0: ConfigReg,
+    r_tree_group1: ConfigReg,
+    r_tree_group2: ConfigReg,
+    r_tree_group3: ConfigReg,
+    c_sent_values: Counter64,
+    c_sent_heartbeats: Counter64,
+    c_delivered: Counter64,
+    c_requests_accepted: Counter64,
+    c_requests_dropped: Counter64,
+    c_requests_oversize: Counter64,
+    c_not_leader_replies: Counter64,
+    c_malformed: Counter64,
+    c_foreign: Counter64,
+    c_net_faults: Counter64,
+    c_timeouts: Counter64,
+    c_stale_epoch: Counter64,
+    c_duplicate_copies: Counter64,
+    c_late_copies: Counter64,
+    c_late_ticks: Counter64,
+    c_config_applied: Counter64,
+    c_config_rejected: Counter64,
+    c_ignored: Counter64,
+    leader32: ZeroExtend<8, 32>,
+    s_disabled: Constant<Bits<2>>,
+    fixed: Signal<Local, Bits<32>>,
+    a_magic: Constant<Bits<16>>,
+    a_ctrl: Constant<Bits<16>>,
+    a_status: Constant<Bits<16>>,
+    a_epoch: Constant<Bits<16>>,
+    a_leader: Constant<Bits<16>>,
+    a_instance: Constant<Bits<16>>,
+    a_instance_hi: Constant<Bits<16>>,
+    v_magic: Constant<Bits<32>>,
+    v_enable: Constant<Bits<32>>,
+    zero32: Constant<Bits<32>>,
+    zero13: Constant<Bits<13>>,
+}
+
+impl Default for Csr {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            bus_addr: Default::default(),
+            bus_wdata: Default::default(),
+            bus_write: Default::default(),
+            bus_rdata: Default::default(),
+            ctrl_write: Default::default(),
+            ctrl_value: Default::default(),
+            state: Default::default(),
+            status: Default::default(),
+            epoch: Default::default(),
+            leader: Default::default(),
+            last_instance: Default::default(),
+            clear_counters: Default::default(),
+            tick_net_fault: Default::default(),
+            tick_timeout: Default::default(),
+            tick_sent_value: Default::default(),
+            tick_sent_hb: Default::default(),
+            ev_foreign: Default::default(),
+            ev_malformed: Default::default(),
+            ev_ignored: Default::default(),
+            ev_stale: Default::default(),
+            ev_duplicate: Default::default(),
+            ev_net_fault: Default::default(),
+            ev_delivered: Default::default(),
+            ev_accepted: Default::default(),
+            ev_not_leader: Default::default(),
+            ev_sent_hb: Default::default(),
+            ev_oversize: Default::default(),
+            tick_dropped: Default::default(),
+            ev_dropped: Default::default(),
+            cfg_node_id: Default::default(),
+            cfg_node_count: Default::default(),
+            cfg_cluster_id: Default::default(),
+            cfg_trees: Default::default(),
+            cfg_loop_period: Default::default(),
+            cfg_timeout: Default::default(),
+            cfg_delta: Default::default(),
+            cfg_drift: Default::default(),
+            cfg_fifo_depth: Default::default(),
+            cfg_batch_max: Default::default(),
+            cfg_mtu: Default::default(),
+            cfg_decide_port: Default::default(),
+            cfg_client_port: Default::default(),
+            cfg_host_port: Default::default(),
+            cfg_late_tick_slack: Default::default(),
+            cfg_tree_group0: Default::default(),
+            cfg_tree_group1: Default::default(),
+            cfg_tree_group2: Default::default(),
+            cfg_tree_group3: Default::default(),
+            window: Default::default(),
+            r_node_id: ConfigReg::new(addr::NODE_ID),
+            r_node_count: ConfigReg::new(addr::NODE_COUNT),
+            r_cluster_id: ConfigRegAny::new(addr::CLUSTER_ID),
+            r_trees: ConfigReg::new(addr::TREES),
+            r_loop_period: ConfigReg::new(addr::LOOP_PERIOD),
+            r_timeout: ConfigReg::new(addr::TIMEOUT),
+            r_delta: ConfigReg::new(addr::DELTA),
+            r_drift: ConfigRegAny::new(addr::DRIFT),
+            r_fifo_depth: ConfigReg::new(addr::FIFO_DEPTH),
+            r_batch_max: ConfigReg::new(addr::BATCH_MAX),
+            r_mtu: ConfigReg::new(addr::MTU),
+            r_decide_port: ConfigReg::new(addr::DECIDE_PORT),
+            r_client_port: ConfigReg::new(addr::CLIENT_PORT),
+            r_host_port: ConfigReg::new(addr::HOST_PORT),
+            r_late_tick_slack: ConfigRegAny::new(addr::LATE_TICK_SLACK),
+            r_tree_group0: ConfigReg::new(addr::TREE_GROUP0),
+            r_tree_group1: ConfigReg::new(addr::TREE_GROUP1),
+            r_tree_group2: ConfigReg::new(addr::TREE_GROUP2),
+            r_tree_group3: ConfigReg::new(addr::TREE_GROUP3),
+            c_sent_values: Counter64::new(Counter::SentValues),
+            c_sent_heartbeats: Counter64::new(Counter::SentHeartbeats),
+            c_delivered: Counter64::new(Counter::Delivered),
+            c_requests_accepted: Counter64::new(Counter::RequestsAccepted),
+            c_requests_dropped: Counter64::new(Counter::RequestsDropped),
+            c_requests_oversize: Counter64::new(Counter::RequestsOversize),
+            c_not_leader_replies: Counter64::new(Counter::NotLeaderReplies),
+            c_malformed: Counter64::new(Counter::Malformed),
+            c_foreign: Counter64::new(Counter::Foreign),
+            c_net_faults: Counter64::new(Counter::NetFaults),
+            c_timeouts: Counter64::new(Counter::Timeouts),
+            c_stale_epoch: Counter64::new(Counter::StaleEpoch),
+            c_duplicate_copies: Counter64::new(Counter::DuplicateCopies),
+            c_late_copies: Counter64::new(Counter::LateCopies),
+            c_late_ticks: Counter64::new(Counter::LateTicks),
+            c_config_applied: Counter64::new(Counter::ConfigApplied),
+            c_config_rejected: Counter64::new(Counter::ConfigRejected),
+            c_ignored: Counter64::new(Counter::Ignored),
+            leader32: Default::default(),
+            s_disabled: k(state::DISABLED),
+            fixed: Default::default(),
+            a_magic: k(addr::MAGIC as u64),
+            a_ctrl: k(addr::CTRL as u64),
+            a_status: k(addr::STATUS as u64),
+            a_epoch: k(addr::EPOCH as u64),
+            a_leader: k(addr::LEADER as u64),
+            a_instance: k(addr::INSTANCE as u64),
+            a_instance_hi: k(addr::INSTANCE as u64 + 4),
+            v_magic: k(regs::MAGIC_VALUE as u64),
+            v_enable: k(ctrl::ENABLE as u64),
+            zero32: k(0),
+            zero13: k(0),
+        }
+    }
+}
+
+impl Logic for Csr {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(
+            self,
+            clock,
+            r_node_id,
+            r_node_count,
+            r_cluster_id,
+            r_trees,
+            r_loop_period,
+            r_timeout,
+            r_delta,
+            r_drift,
+            r_fifo_depth,
+            r_batch_max,
+            r_mtu,
+            r_decide_port,
+            r_client_port,
+            r_host_port,
+            r_late_tick_slack,
+            r_tree_group0,
+            r_tree_group1,
+            r_tree_group2,
+            r_tree_group3,
+            c_sent_values,
+            c_sent_heartbeats,
+            c_delivered,
+            c_requests_accepted,
+            c_requests_dropped,
+            c_requests_oversize,
+            c_not_leader_replies,
+            c_malformed,
+            c_foreign,
+            c_net_faults,
+            c_timeouts,
+            c_stale_epoch,
+            c_duplicate_copies,
+            c_late_copies,
+            c_late_ticks,
+            c_config_applied,
+            c_config_rejected,
+            c_ignored
+        );
+        self.r_node_id.bus_addr.next = self.bus_addr.val();
+        self.r_node_id.bus_wdata.next = self.bus_wdata.val();
+        self.r_node_id.bus_write.next = self.bus_write.val();
+        self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_node_id.next = self.r_node_id.value.val();
+        self.r_node_count.bus_addr.next = self.bus_addr.val();
+        self.r_node_count.bus_wdata.next = self.bus_wdata.val();
+        self.r_node_count.bus_write.next = self.bus_write.val();
+        self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_node_count.next = self.r_node_count.value.val();
+        self.r_cluster_id.bus_addr.next = self.bus_addr.val();
+        self.r_cluster_id.bus_wdata.next = self.bus_wdata.val();
+        self.r_cluster_id.bus_write.next = self.bus_write.val();
+        self.r_cluster_id.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_cluster_id.next = self.r_cluster_id.value.val();
+        self.r_trees.bus_addr.next = self.bus_addr.val();
+        self.r_trees.bus_wdata.next = self.bus_wdata.val();
+        self.r_trees.bus_write.next = self.bus_write.val();
+        self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_trees.next = self.r_trees.value.val();
+        self.r_loop_period.bus_addr.next = self.bus_addr.val();
+        self.r_loop_period.bus_wdata.next = self.bus_wdata.val();
+        self.r_loop_period.bus_write.next = self.bus_write.val();
+        self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_loop_period.next = self.r_loop_period.value.val();
+        self.r_timeout.bus_addr.next = self.bus_addr.val();
+        self.r_timeout.bus_wdata.next = self.bus_wdata.val();
+        self.r_timeout.bus_write.next = self.bus_write.val();
+        self.r_timeout.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_timeout.next = self.r_timeout.value.val();
+        self.r_delta.bus_addr.next = self.bus_addr.val();
+        self.r_delta.bus_wdata.next = self.bus_wdata.val();
+        self.r_delta.bus_write.next = self.bus_write.val();
+        self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_delta.next = self.r_delta.value.val();
+        self.r_drift.bus_addr.next = self.bus_addr.val();
+        self.r_drift.bus_wdata.next = self.bus_wdata.val();
+        self.r_drift.bus_write.next = self.bus_write.val();
+        self.r_drift.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_drift.next = self.r_drift.value.val();
+        self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
+        self.r_fifo_depth.bus_wdata.next = self.bus_wdata.val();
+        self.r_fifo_depth.bus_write.next = self.bus_write.val();
+        self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_fifo_depth.next = self.r_fifo_depth.value.val();
+        self.r_batch_max.bus_addr.next = self.bus_addr.val();
+        self.r_batch_max.bus_wdata.next = self.bus_wdata.val();
+        self.r_batch_max.bus_write.next = self.bus_write.val();
+        self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_batch_max.next = self.r_batch_max.value.val();
+        self.r_mtu.bus_addr.next = self.bus_addr.val();
+        self.r_mtu.bus_wdata.next = self.bus_wdata.val();
+        self.r_mtu.bus_write.next = self.bus_write.val();
+        self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_mtu.next = self.r_mtu.value.val();
+        self.r_decide_port.bus_addr.next = self.bus_addr.val();
+        self.r_decide_port.bus_wdata.next = self.bus_wdata.val();
+        self.r_decide_port.bus_write.next = self.bus_write.val();
+        self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_decide_port.next = self.r_decide_port.value.val();
+        self.r_client_port.bus_addr.next = self.bus_addr.val();
+        self.r_client_port.bus_wdata.next = self.bus_wdata.val();
+        self.r_client_port.bus_write.next = self.bus_write.val();
+        self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_client_port.next = self.r_client_port.value.val();
+        self.r_host_port.bus_addr.next = self.bus_addr.val();
+        self.r_host_port.bus_wdata.next = self.bus_wdata.val();
+        self.r_host_port.bus_write.next = self.bus_write.val();
+        self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_host_port.next = self.r_host_port.value.val();
+        self.r_late_tick_slack.bus_addr.next = self.bus_addr.val();
+        self.r_late_tick_slack.bus_wdata.next = self.bus_wdata.val();
+        self.r_late_tick_slack.bus_write.next = self.bus_write.val();
+        self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_late_tick_slack.next = self.r_late_tick_slack.value.val();
+        self.r_tree_group0.bus_addr.next = self.bus_addr.val();
+        self.r_tree_group0.bus_wdata.next = self.bus_wdata.val();
+        self.r_tree_group0.bus_write.next = self.bus_write.val();
+        self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_tree_group0.next = self.r_tree_group0.value.val();
+        self.r_tree_group1.bus_addr.next = self.bus_addr.val();
+        self.r_tree_group1.bus_wdata.next = self.bus_wdata.val();
+        self.r_tree_group1.bus_write.next = self.bus_write.val();
+        self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_tree_group1.next = self.r_tree_group1.value.val();
+        self.r_tree_group2.bus_addr.next = self.bus_addr.val();
+        self.r_tree_group2.bus_wdata.next = self.bus_wdata.val();
+        self.r_tree_group2.bus_write.next = self.bus_write.val();
+        self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_tree_group2.next = self.r_tree_group2.value.val();
+        self.r_tree_group3.bus_addr.next = self.bus_addr.val();
+        self.r_tree_group3.bus_wdata.next = self.bus_wdata.val();
+        self.r_tree_group3.bus_write.next = self.bus_write.val();
+        self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_tree_group3.next = self.r_tree_group3.value.val();
+        self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
+        self.c_sent_values.bus_addr.next = self.bus_addr.val();
+        self.c_sent_values.clear.next = self.clear_counters.val();
+        self.c_sent_values.tick.next = self.tick_sent_value.val();
+        self.c_sent_values.tick_n.next = self.zero13.val();
+        self.c_sent_values.ev.next = false;
+        self.c_sent_values.ev_n.next = self.zero13.val();
+        self.c_sent_heartbeats.bus_addr.next = self.bus_addr.val();
+        self.c_sent_heartbeats.clear.next = self.clear_counters.val();
+        self.c_sent_heartbeats.tick.next = self.tick_sent_hb.val();
+        self.c_sent_heartbeats.tick_n.next = self.zero13.val();
+        self.c_sent_heartbeats.ev.next = self.ev_sent_hb.val();
+        self.c_sent_heartbeats.ev_n.next = self.zero13.val();
+        self.c_delivered.bus_addr.next = self.bus_addr.val();
+        self.c_delivered.clear.next = self.clear_counters.val();
+        self.c_delivered.tick.next = self.tick_sent_value.val();
+        self.c_delivered.tick_n.next = self.zero13.val();
+        self.c_delivered.ev.next = self.ev_delivered.val();
+        self.c_delivered.ev_n.next = self.zero13.val();
+        self.c_requests_accepted.bus_addr.next = self.bus_addr.val();
+        self.c_requests_accepted.clear.next = self.clear_counters.val();
+        self.c_requests_accepted.tick.next = false;
+        self.c_requests_accepted.tick_n.next = self.zero13.val();
+        self.c_requests_accepted.ev.next = self.ev_accepted.val();
+        self.c_requests_accepted.ev_n.next = self.zero13.val();
+        self.c_requests_dropped.bus_addr.next = self.bus_addr.val();
+        self.c_requests_dropped.clear.next = self.clear_counters.val();
+        self.c_requests_dropped.tick.next = false;
+        self.c_requests_dropped.tick_n.next = self.tick_dropped.val();
+        self.c_requests_dropped.ev.next = false;
+        self.c_requests_dropped.ev_n.next = self.ev_dropped.val();
+        self.c_requests_oversize.bus_addr.next = self.bus_addr.val();
+        self.c_requests_oversize.clear.next = self.clear_counters.val();
+        self.c_requests_oversize.tick.next = false;
+        self.c_requests_oversize.tick_n.next = self.zero13.val();
+        self.c_requests_oversize.ev.next = self.ev_oversize.val();
+        self.c_requests_oversize.ev_n.next = self.zero13.val();
+        self.c_not_leader_replies.bus_addr.next = self.bus_addr.val();
+        self.c_not_leader_replies.clear.next = self.clear_counters.val();
+        self.c_not_leader_replies.tick.next = false;
+        self.c_not_leader_replies.tick_n.next = self.zero13.val();
+        self.c_not_leader_replies.ev.next = self.ev_not_leader.val();
+        self.c_not_leader_replies.ev_n.next = self.zero13.val();
+        self.c_malformed.bus_addr.next = self.bus_addr.val();
+        self.c_malformed.clear.next = self.clear_counters.val();
+        self.c_malformed.tick.next = false;
+        self.c_malformed.tick_n.next = self.zero13.val();
+        self.c_malformed.ev.next = self.ev_malformed.val();
+        self.c_malformed.ev_n.next = self.zero13.val();
+        self.c_foreign.bus_addr.next = self.bus_addr.val();
+        self.c_foreign.clear.next = self.clear_counters.val();
+        self.c_foreign.tick.next = false;
+        self.c_foreign.tick_n.next = self.zero13.val();
+        self.c_foreign.ev.next = self.ev_foreign.val();
+        self.c_foreign.ev_n.next = self.zero13.val();
+        self.c_net_faults.bus_addr.next = self.bus_addr.val();
+        self.c_net_faults.clear.next = self.clear_counters.val();
+        self.c_net_faults.tick.next = self.tick_net_fault.val();
+        self.c_net_faults.tick_n.next = self.zero13.val();
+        self.c_net_faults.ev.next = self.ev_net_fault.val();
+        self.c_net_faults.ev_n.next = self.zero13.val();
+        self.c_timeouts.bus_addr.next = self.bus_addr.val();
+        self.c_timeouts.clear.next = self.clear_counters.val();
+        self.c_timeouts.tick.next = self.tick_timeout.val();
+        self.c_timeouts.tick_n.next = self.zero13.val();
+        self.c_timeouts.ev.next = false;
+        self.c_timeouts.ev_n.next = self.zero13.val();
+        self.c_stale_epoch.bus_addr.next = self.bus_addr.val();
+        self.c_stale_epoch.clear.next = self.clear_counters.val();
+        self.c_stale_epoch.tick.next = false;
+        self.c_stale_epoch.tick_n.next = self.zero13.val();
+        self.c_stale_epoch.ev.next = self.ev_stale.val();
+        self.c_stale_epoch.ev_n.next = self.zero13.val();
+        self.c_duplicate_copies.bus_addr.next = self.bus_addr.val();
+        self.c_duplicate_copies.clear.next = self.clear_counters.val();
+        self.c_duplicate_copies.tick.next = false;
+        self.c_duplicate_copies.tick_n.next = self.zero13.val();
+        self.c_duplicate_copies.ev.next = self.ev_duplicate.val();
+        self.c_duplicate_copies.ev_n.next = self.zero13.val();
+        self.c_late_copies.bus_addr.next = self.bus_addr.val();
+        self.c_late_copies.clear.next = self.clear_counters.val();
+        self.c_late_copies.tick.next = false;
+        self.c_late_copies.tick_n.next = self.zero13.val();
+        self.c_late_copies.ev.next = false;
+        self.c_late_copies.ev_n.next = self.zero13.val();
+        self.c_late_ticks.bus_addr.next = self.bus_addr.val();
+        self.c_late_ticks.clear.next = self.clear_counters.val();
+        self.c_late_ticks.tick.next = false;
+        self.c_late_ticks.tick_n.next = self.zero13.val();
+        self.c_late_ticks.ev.next = false;
+        self.c_late_ticks.ev_n.next = self.zero13.val();
+        self.c_config_applied.bus_addr.next = self.bus_addr.val();
+        self.c_config_applied.clear.next = self.clear_counters.val();
+        self.c_config_applied.tick.next = false;
+        self.c_config_applied.tick_n.next = self.zero13.val();
+        self.c_config_applied.ev.next = false;
+        self.c_config_applied.ev_n.next = self.zero13.val();
+        self.c_config_rejected.bus_addr.next = self.bus_addr.val();
+        self.c_config_rejected.clear.next = self.clear_counters.val();
+        self.c_config_rejected.tick.next = false;
+        self.c_config_rejected.tick_n.next = self.zero13.val();
+        self.c_config_rejected.ev.next = false;
+        self.c_config_rejected.ev_n.next = self.zero13.val();
+        self.c_ignored.bus_addr.next = self.bus_addr.val();
+        self.c_ignored.clear.next = self.clear_counters.val();
+        self.c_ignored.tick.next = false;
+        self.c_ignored.tick_n.next = self.zero13.val();
+        self.c_ignored.ev.next = self.ev_ignored.val();
+        self.c_ignored.ev_n.next = self.zero13.val();
+        self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
+        self.ctrl_value.next = self.bus_wdata.val();
+        self.leader32.narrow.next = self.leader.val();
+        self.fixed.next = self.zero32.val();
+        if self.bus_addr.val() == self.a_magic.val() {
+            self.fixed.next = self.v_magic.val();
+        } else if self.bus_addr.val() == self.a_ctrl.val() {
+            if self.state.val() != self.s_disabled.val() {
+                self.fixed.next = self.v_enable.val();
+            }
+        } else if self.bus_addr.val() == self.a_status.val() {
+            self.fixed.next = self.status.val();
+        } else if self.bus_addr.val() == self.a_epoch.val() {
+            self.fixed.next = self.epoch.val();
+        } else if self.bus_addr.val() == self.a_leader.val() {
+            self.fixed.next = self.leader32.wide.val();
+        } else if self.bus_addr.val() == self.a_instance.val() {
+            self.fixed.next = self.last_instance.val().get_bits::<32>(0);
+        } else if self.bus_addr.val() == self.a_instance_hi.val() {
+            self.fixed.next = self.last_instance.val().get_bits::<32>(32);
+        }
+        self.bus_rdata.next = self.fixed.val()
+            | self.r_node_id.rdata.val()
+            | self.r_node_count.rdata.val()
+            | self.r_cluster_id.rdata.val()
+            | self.r_trees.rdata.val()
+            | self.r_loop_period.rdata.val()
+            | self.r_timeout.rdata.val()
+            | self.r_delta.rdata.val()
+            | self.r_drift.rdata.val()
+            | self.r_fifo_depth.rdata.val()
+            | self.r_batch_max.rdata.val()
+            | self.r_mtu.rdata.val()
+            | self.r_decide_port.rdata.val()
+            | self.r_client_port.rdata.val()
+            | self.r_host_port.rdata.val()
+            | self.r_late_tick_slack.rdata.val()
+            | self.r_tree_group0.rdata.val()
+            | self.r_tree_group1.rdata.val()
+            | self.r_tree_group2.rdata.val()
+            | self.r_tree_group3.rdata.val()
+            | self.c_sent_values.rdata.val()
+            | self.c_sent_heartbeats.rdata.val()
+            | self.c_delivered.rdata.val()
+            | self.c_requests_accepted.rdata.val()
+            | self.c_requests_dropped.rdata.val()
+            | self.c_requests_oversize.rdata.val()
+            | self.c_not_leader_replies.rdata.val()
+            | self.c_malformed.rdata.val()
+            | self.c_foreign.rdata.val()
+            | self.c_net_faults.rdata.val()
+            | self.c_timeouts.rdata.val()
+            | self.c_stale_epoch.rdata.val()
+            | self.c_duplicate_copies.rdata.val()
+            | self.c_late_copies.rdata.val()
+            | self.c_late_ticks.rdata.val()
+            | self.c_config_applied.rdata.val()
+            | self.c_config_rejected.rdata.val()
+            | self.c_ignored.rdata.val();
+    }
+}

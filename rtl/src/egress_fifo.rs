@@ -1,0 +1,158 @@
+//! `egress_fifo`: the leader's queue of client requests (rate limiting, §5.2).
+//!
+//! Three pointers over a RAM of `2^A` entries: `rd` (next entry to read out), `res` (entries
+//! before it were taken by a send: decided, their OKs still to be sent) and `wr`. The logical
+//! length `len = wr - res` is what the loop and the `fifo_depth` limit see; `reserve` moves `res`
+//! forward by a send's batch; `clear` drops every entry not yet taken (a new epoch, a fault or a
+//! reset). Taken entries stream out one per cycle on `out_*` (for the OK replies and the DECIDE
+//! body), two cycles after the send that took them. The FIFO never stalls anything: whether a
+//! request may be queued is decided by `lowi_core` against `fifo_depth` (drops are counted
+//! there). `2^A` must be at least twice the largest `fifo_depth` used, so that taken entries
+//! still being read out never collide with new ones.
+
+use rust_hdl::prelude::*;
+
+/// The FIFO (`A`: address bits of the RAM).
+#[derive(LogicBlock)]
+pub struct EgressFifo<const A: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Queue `push_data`.
+    pub push: Signal<In, Bit>,
+    /// The request: client_id.
+    pub push_client: Signal<In, Bits<32>>,
+    /// seq.
+    pub push_seq: Signal<In, Bits<64>>,
+    /// payload_len (0..=8).
+    pub push_len: Signal<In, Bits<8>>,
+    /// Payload bytes, first byte in bits 63..56.
+    pub push_payload: Signal<In, Bits<64>>,
+    /// Requests taken by this cycle's send.
+    pub reserve: Signal<In, Bits<13>>,
+    /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
+    pub clear: Signal<In, Bit>,
+    /// Logical length.
+    pub len: Signal<Out, Bits<13>>,
+    /// A taken request streams out this cycle.
+    pub out_valid: Signal<Out, Bit>,
+    /// Its client_id, seq, payload_len and payload.
+    pub out_client: Signal<Out, Bits<32>>,
+    pub out_seq: Signal<Out, Bits<64>>,
+    pub out_len: Signal<Out, Bits<8>>,
+    pub out_payload: Signal<Out, Bits<64>>,
+    ram_client: RAM<Bits<32>, A>,
+    ram_seq: RAM<Bits<64>, A>,
+    ram_len: RAM<Bits<8>, A>,
+    ram_payload: RAM<Bits<64>, A>,
+    wr: DFF<Bits<13>>,
+    res: DFF<Bits<13>>,
+    rd: DFF<Bits<13>>,
+    count: DFF<Bits<13>>,
+    valid: DFF<Bit>,
+    res_next: Signal<Local, Bits<13>>,
+    waddr: Signal<Local, Bits<13>>,
+    k0_13: Constant<Bits<13>>,
+    k1_13: Constant<Bits<13>>,
+    k_mask: Constant<Bits<13>>,
+}
+
+impl<const A: usize> Default for EgressFifo<A> {
+    fn default() -> Self {
+        assert!(A <= 12, "egress_fifo: at most 2^12 entries");
+        Self {
+            clock: Default::default(),
+            push: Default::default(),
+            push_client: Default::default(),
+            push_seq: Default::default(),
+            push_len: Default::default(),
+            push_payload: Default::default(),
+            reserve: Default::default(),
+            clear: Default::default(),
+            len: Default::default(),
+            out_valid: Default::default(),
+            out_client: Default::default(),
+            out_seq: Default::default(),
+            out_len: Default::default(),
+            out_payload: Default::default(),
+            ram_client: Default::default(),
+            ram_seq: Default::default(),
+            ram_len: Default::default(),
+            ram_payload: Default::default(),
+            wr: Default::default(),
+            res: Default::default(),
+            rd: Default::default(),
+            count: Default::default(),
+            valid: Default::default(),
+            res_next: Default::default(),
+            waddr: Default::default(),
+            k0_13: Constant::new(0.into()),
+            k1_13: Constant::new(1.into()),
+            k_mask: Constant::new(((1u64 << A) - 1).into()),
+        }
+    }
+}
+
+impl<const A: usize> Logic for EgressFifo<A> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, wr, res, rd, count, valid);
+        self.ram_client.write_clock.next = self.clock.val();
+        self.ram_client.read_clock.next = self.clock.val();
+        self.ram_seq.write_clock.next = self.clock.val();
+        self.ram_seq.read_clock.next = self.clock.val();
+        self.ram_len.write_clock.next = self.clock.val();
+        self.ram_len.read_clock.next = self.clock.val();
+        self.ram_payload.write_clock.next = self.clock.val();
+        self.ram_payload.read_clock.next = self.clock.val();
+        self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
+        if self.clear.val() {
+            self.waddr.next = self.res_next.val();
+        } else {
+            self.waddr.next = self.wr.q.val();
+        }
+        self.ram_client.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_client.write_data.next = self.push_client.val();
+        self.ram_client.write_enable.next = self.push.val();
+        self.ram_seq.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_seq.write_data.next = self.push_seq.val();
+        self.ram_seq.write_enable.next = self.push.val();
+        self.ram_len.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_len.write_data.next = self.push_len.val();
+        self.ram_len.write_enable.next = self.push.val();
+        self.ram_payload.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_payload.write_data.next = self.push_payload.val();
+        self.ram_payload.write_enable.next = self.push.val();
+        self.res.d.next = self.res_next.val();
+        if self.push.val() {
+            self.wr.d.next = (self.waddr.val() + self.k1_13.val()) & self.k_mask.val();
+        } else {
+            self.wr.d.next = self.waddr.val();
+        }
+        if self.clear.val() {
+            if self.push.val() {
+                self.count.d.next = self.k1_13.val();
+            } else {
+                self.count.d.next = self.k0_13.val();
+            }
+        } else if self.push.val() {
+            self.count.d.next = self.count.q.val() - self.reserve.val() + self.k1_13.val();
+        } else {
+            self.count.d.next = self.count.q.val() - self.reserve.val();
+        }
+        self.len.next = self.count.q.val();
+        // Read-out of taken entries: the RAM read is registered, so data follow one cycle later.
+        self.ram_client.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_seq.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_len.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_payload.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.valid.d.next = self.rd.q.val() != self.res.q.val();
+        if self.rd.q.val() != self.res.q.val() {
+            self.rd.d.next = (self.rd.q.val() + self.k1_13.val()) & self.k_mask.val();
+        }
+        self.out_valid.next = self.valid.q.val();
+        self.out_client.next = self.ram_client.read_data.val();
+        self.out_seq.next = self.ram_seq.read_data.val();
+        self.out_len.next = self.ram_len.read_data.val();
+        self.out_payload.next = self.ram_payload.read_data.val();
+    }
+}

@@ -1,0 +1,1386 @@
+//! Lockstep of `nc_core` against `proto::node::Node`: both are fed the same events, one per
+//! cycle, with the model's `now` equal to the RTL's cycle; every cycle their actions must be the
+//! same (in the same order), and after every cycle their state registers too. At the end every
+//! register word is read over the CSR bus and compared with `Node::read_register`.
+//!
+//! `nc_core` takes parsed fields, not frames: here `proto::wire::parse` plays the packet parser
+//! (the same function the model uses), and the DECIDE headers the RTL sends are compared field
+//! by field with the packets the model emits. What the RTL covers, and so what [`Env`]
+//! generates, is listed in `rtl/README.md` ("Lockstep").
+
+use std::collections::{BTreeMap, VecDeque};
+
+use proto::frame::{self, UdpMeta};
+use proto::node::{Action, NetFault, Node, State, Violation};
+use proto::regs::{self, Config, Counter, addr, ctrl};
+use proto::rsbcast::FaultKind;
+use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
+use rust_hdl::prelude::*;
+
+use crate::lowi_core::{class, fault, state};
+use crate::nc_core::NcCore;
+use crate::nc_engine::NcEngine;
+use crate::sim::{Cycle, Rng};
+
+/// One input event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A UDP payload on tree port `tree`.
+    Tree { tree: u8, bytes: Vec<u8> },
+    /// A UDP payload on the client port.
+    Client { bytes: Vec<u8> },
+    /// A CSR write.
+    Write { addr: u16, value: u32 },
+}
+
+/// An action, in a form both sides produce.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rec {
+    Send {
+        tree: u8,
+        kind: u8,
+        count: u16,
+        instance: u64,
+        epoch: u32,
+        seq: u32,
+    },
+    Deliver {
+        instance: u64,
+        epoch: u32,
+        kind: u8,
+    },
+    /// `leader: None` (RTL, epoch adopted from a copy): the remainder unit is still computing it;
+    /// the leader register is compared once it is done.
+    Leader {
+        epoch: u32,
+        leader: Option<u8>,
+    },
+    State(u64),
+    Fault {
+        code: u64,
+        missing: Option<u8>,
+    },
+    Stale(u32),
+    Deposed(u32),
+    NotLeader {
+        client: u32,
+        seq: u64,
+        leader: u8,
+        epoch: u32,
+    },
+    /// A model action outside what the RTL produces.
+    Unsupported(String),
+}
+
+fn same(a: &Rec, b: &Rec) -> bool {
+    match (a, b) {
+        (
+            Rec::Leader {
+                epoch: e1,
+                leader: l1,
+            },
+            Rec::Leader {
+                epoch: e2,
+                leader: l2,
+            },
+        ) => e1 == e2 && (l1.is_none() || l2.is_none() || l1 == l2),
+        _ => a == b,
+    }
+}
+
+fn state_code(s: State) -> Option<u64> {
+    Some(match s {
+        State::Disabled => state::DISABLED,
+        State::Armed => state::ARMED,
+        State::Active => state::ACTIVE,
+        State::Faulted => state::FAULTED,
+        State::Joining => return None,
+    })
+}
+
+fn fault_rec(f: NetFault) -> Rec {
+    match f {
+        NetFault::Rsbcast(FaultKind::MissingCopy { missing }) => Rec::Fault {
+            code: fault::MISSING_COPY,
+            missing: Some(missing),
+        },
+        NetFault::Rsbcast(FaultKind::SeqGap { .. }) => Rec::Fault {
+            code: fault::SEQ_GAP,
+            missing: None,
+        },
+        NetFault::Rsbcast(FaultKind::TooManyInFlight) => Rec::Fault {
+            code: fault::TOO_MANY_IN_FLIGHT,
+            missing: None,
+        },
+        NetFault::InstanceMismatch { .. } => Rec::Fault {
+            code: fault::INSTANCE_MISMATCH,
+            missing: None,
+        },
+        NetFault::EpochChangeInFlight => Rec::Fault {
+            code: fault::EPOCH_CHANGE_IN_FLIGHT,
+            missing: None,
+        },
+        NetFault::EpochExhausted => Rec::Fault {
+            code: fault::EPOCH_EXHAUSTED,
+            missing: None,
+        },
+    }
+}
+
+/// An OK reply the RTL owes: (cycle due, client, seq, payload, instance, index).
+type Ok = (u64, u32, u64, Vec<u8>, u64, u16);
+
+fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+
+fn val<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+/// The RTL side: `nc_core` fed parsed fields, or `nc_engine` fed frames on its streams.
+pub enum Rtl {
+    /// `nc_core`; `proto::wire::parse` stands in for the packet parser.
+    Core(Cycle<NcCore>),
+    /// `nc_engine`: every payload is framed (`proto::frame::emit_udp`) and streamed on its port.
+    Engine(Box<EngineSide>),
+}
+
+/// `nc_engine` with the frames still streaming into each port (trees 0..3, then the client).
+pub struct EngineSide {
+    /// The circuit.
+    pub c: Cycle<NcEngine>,
+    beats: [VecDeque<(u64, u64, bool)>; 5],
+    payloads: [VecDeque<Vec<u8>>; 5],
+    /// DECIDE frames the model's sends call for, per tree, not yet seen on the output.
+    want_frames: [VecDeque<Vec<u8>>; 4],
+    /// The frame being received on each output stream.
+    got_frame: [Vec<u8>; 4],
+    /// Frames compared so far.
+    pub frames_compared: u64,
+}
+
+/// The DECIDE frame `pkt_gen` must send on `tree` for a packet the model sent.
+fn decide_frame(cfg: &Config, tree: u8, packet: &[u8]) -> Vec<u8> {
+    use crate::pkt_gen::{SRC_IP, SRC_MAC, TTL};
+    let g = cfg.tree_groups[tree as usize].to_be_bytes();
+    let meta = UdpMeta {
+        src_mac: SRC_MAC,
+        dst_mac: frame::multicast_mac(g),
+        src_ip: SRC_IP,
+        dst_ip: g,
+        src_port: cfg.decide_port,
+        dst_port: cfg.decide_port,
+        ttl: TTL,
+    };
+    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
+    let n = frame::emit_udp(&meta, packet, &mut f).expect("the frame fits");
+    f.truncate(n);
+    // pkt_gen sends UDP checksum 0 ("none").
+    f[frame::ETH_LEN + frame::IPV4_LEN + 6] = 0;
+    f[frame::ETH_LEN + frame::IPV4_LEN + 7] = 0;
+    f
+}
+
+impl EngineSide {
+    /// Queue the event's frame on its port (or put a CSR write on the bus) and drive one beat
+    /// per port.
+    fn drive(&mut self, ev: &Option<Event>, cfg: &Config) {
+        let mut frame_on = |port: usize, bytes: &[u8], dst_port: u16, group: u32| {
+            let meta = UdpMeta {
+                src_mac: [2, 0, 0, 0, 0, 9],
+                dst_mac: frame::multicast_mac(group.to_be_bytes()),
+                src_ip: [10, 0, 0, 9],
+                dst_ip: group.to_be_bytes(),
+                src_port: 40000,
+                dst_port,
+                ttl: 8,
+            };
+            // Frames shorter than Ethernet's minimum (60 bytes before the FCS) are padded, as
+            // a MAC does; the UDP length, not the frame, delimits the packet.
+            let mut f = vec![0u8; (frame::PAYLOAD_OFFSET + bytes.len()).max(60)];
+            frame::emit_udp(&meta, bytes, &mut f).expect("the frame fits");
+            let chunks: Vec<&[u8]> = f.chunks(8).collect();
+            for (i, c) in chunks.iter().enumerate() {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                self.beats[port].push_back((
+                    u64::from_le_bytes(w),
+                    (1u64 << c.len()) - 1,
+                    i + 1 == chunks.len(),
+                ));
+            }
+            self.payloads[port].push_back(bytes.to_vec());
+        };
+        let u = self.c.uut.as_mut();
+        u.csr_write.next = false;
+        match ev {
+            Some(Event::Tree { tree, bytes }) => frame_on(
+                *tree as usize,
+                bytes,
+                cfg.decide_port,
+                cfg.tree_groups[*tree as usize],
+            ),
+            Some(Event::Client { bytes }) => frame_on(4, bytes, cfg.client_port, 0x0A00_0001),
+            Some(Event::Write { addr, value }) => {
+                u.csr_write.next = true;
+                u.csr_addr.next = bits(*addr as u64);
+                u.csr_wdata.next = bits(*value as u64);
+            }
+            None => {}
+        }
+        macro_rules! port {
+            ($i:expr, $d:ident, $k:ident, $v:ident, $l:ident) => {
+                match self.beats[$i].pop_front() {
+                    Some((d, k, l)) => {
+                        u.$d.next = bits(d);
+                        u.$k.next = bits(k);
+                        u.$v.next = true;
+                        u.$l.next = l;
+                    }
+                    None => {
+                        u.$v.next = false;
+                        u.$l.next = false;
+                    }
+                }
+            };
+        }
+        port!(0, t0_data, t0_keep, t0_valid, t0_last);
+        port!(1, t1_data, t1_keep, t1_valid, t1_last);
+        port!(2, t2_data, t2_keep, t2_valid, t2_last);
+        port!(3, t3_data, t3_keep, t3_valid, t3_last);
+        port!(4, c_data, c_keep, c_valid, c_last);
+    }
+}
+
+/// The RTL outputs one cycle's comparison reads (the same names on both tops).
+#[derive(Clone, Debug, Default)]
+struct Snap {
+    send: bool,
+    send_kind: u64,
+    send_count: u64,
+    send_instance: u64,
+    send_epoch: u64,
+    send_seq: u64,
+    lead_deliver: bool,
+    rx_deliver: bool,
+    tick_leader_changed: bool,
+    tick_epoch: u64,
+    tick_leader: u64,
+    rx_leader_changed: bool,
+    tick_fault: bool,
+    tick_fault_code: u64,
+    tick_fault_missing: u64,
+    rx_fault: bool,
+    rx_fault_code: u64,
+    state_mode: bool,
+    mode_state: u64,
+    state_start: bool,
+    state_rx_active: bool,
+    viol_stale: bool,
+    viol_deposed: bool,
+    nl_reply: bool,
+    nl_leader: u64,
+    nl_epoch: u64,
+    ev_client: u64,
+    ev_seq: u64,
+    ev_epoch: u64,
+    ev_instance: u64,
+    ev_kind: u64,
+    ok_valid: bool,
+    ok_client: u64,
+    ok_seq: u64,
+    ok_instance: u64,
+    ok_index: u64,
+    ok_payload: u64,
+    ok_len: u64,
+    status: u64,
+    state: u64,
+    epoch: u64,
+    last_instance: u64,
+    leader: u64,
+    leader_busy: bool,
+}
+
+macro_rules! snap {
+    ($u:expr, $cc:ident, $cs:ident, $re:ident, $ri:ident, $rk:ident) => {
+        Snap {
+            send: $u.send.val(),
+            send_kind: val($u.send_kind.val()),
+            send_count: val($u.send_count.val()),
+            send_instance: val($u.send_instance.val()),
+            send_epoch: val($u.send_epoch.val()),
+            send_seq: val($u.send_seq.val()),
+            lead_deliver: $u.lead_deliver.val(),
+            rx_deliver: $u.rx_deliver.val(),
+            tick_leader_changed: $u.tick_leader_changed.val(),
+            tick_epoch: val($u.tick_epoch.val()),
+            tick_leader: val($u.tick_leader.val()),
+            rx_leader_changed: $u.rx_leader_changed.val(),
+            tick_fault: $u.tick_fault.val(),
+            tick_fault_code: val($u.tick_fault_code.val()),
+            tick_fault_missing: val($u.tick_fault_missing.val()),
+            rx_fault: $u.rx_fault.val(),
+            rx_fault_code: val($u.rx_fault_code.val()),
+            state_mode: $u.state_mode.val(),
+            mode_state: val($u.mode_state.val()),
+            state_start: $u.state_start.val(),
+            state_rx_active: $u.state_rx_active.val(),
+            viol_stale: $u.viol_stale.val(),
+            viol_deposed: $u.viol_deposed.val(),
+            nl_reply: $u.nl_reply.val(),
+            nl_leader: val($u.nl_leader.val()),
+            nl_epoch: val($u.nl_epoch.val()),
+            ev_client: val($u.$cc.val()),
+            ev_seq: val($u.$cs.val()),
+            ev_epoch: val($u.$re.val()),
+            ev_instance: val($u.$ri.val()),
+            ev_kind: val($u.$rk.val()),
+            ok_valid: $u.ok_valid.val(),
+            ok_client: val($u.ok_client.val()),
+            ok_seq: val($u.ok_seq.val()),
+            ok_instance: val($u.ok_instance.val()),
+            ok_index: val($u.ok_index.val()),
+            ok_payload: val($u.ok_payload.val()),
+            ok_len: val($u.ok_len.val()),
+            status: val($u.status.val()),
+            state: val($u.state.val()),
+            epoch: val($u.epoch.val()),
+            last_instance: val($u.last_instance.val()),
+            leader: val($u.leader.val()),
+            leader_busy: $u.leader_busy.val(),
+        }
+    };
+}
+
+impl Rtl {
+    fn snap(&self) -> Snap {
+        match self {
+            Rtl::Core(c) => snap!(c.uut, cl_client, cl_seq, rx_epoch, rx_instance, rx_kind),
+            Rtl::Engine(e) => snap!(
+                e.c.uut,
+                ev_client,
+                ev_req_seq,
+                ev_epoch,
+                ev_decide_instance,
+                ev_decide_kind
+            ),
+        }
+    }
+    fn cycle(&self) -> u64 {
+        match self {
+            Rtl::Core(c) => c.cycle,
+            Rtl::Engine(e) => e.c.cycle,
+        }
+    }
+    fn edge(&mut self) {
+        match self {
+            Rtl::Core(c) => c.edge(),
+            Rtl::Engine(e) => e.c.edge(),
+        }
+    }
+    /// Read a CSR word (no write this cycle).
+    fn read(&mut self, a: u16) -> u32 {
+        macro_rules! rd {
+            ($c:expr) => {{
+                $c.uut.csr_write.next = false;
+                $c.uut.csr_addr.next = bits(a as u64);
+                $c.settle();
+                val($c.uut.csr_rdata.val()) as u32
+            }};
+        }
+        match self {
+            Rtl::Core(c) => {
+                c.uut.rx_valid.next = false;
+                c.uut.cl_valid.next = false;
+                rd!(c)
+            }
+            Rtl::Engine(e) => rd!(e.c),
+        }
+    }
+}
+
+/// The two sides and the trace so far.
+pub struct Lockstep {
+    /// The RTL.
+    pub rtl: Rtl,
+    /// The reference model.
+    pub model: Node,
+    oks: VecDeque<Ok>,
+    /// Every event with its cycle (printed on a mismatch).
+    pub trace: Vec<(u64, Event)>,
+    /// How often each kind of model action was compared (coverage of the traces).
+    pub seen: BTreeMap<String, u64>,
+    /// The RTL's actions in the last cycle stepped.
+    pub last: Vec<Rec>,
+}
+
+impl Default for Lockstep {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Lockstep {
+    /// Both sides at reset (the model with the register map's reset values), `nc_core`.
+    pub fn new() -> Self {
+        Self::with(Rtl::Core(Cycle::new(NcCore::default(), |c| &mut c.clock)))
+    }
+
+    /// The same against `nc_engine` (frames on streams).
+    pub fn engine() -> Self {
+        Self::with(Rtl::Engine(Box::new(EngineSide {
+            c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
+            beats: Default::default(),
+            payloads: Default::default(),
+            want_frames: Default::default(),
+            got_frame: Default::default(),
+            frames_compared: 0,
+        })))
+    }
+
+    fn with(rtl: Rtl) -> Self {
+        Lockstep {
+            rtl,
+            model: Node::new(Config::default()).expect("reset values are a legal configuration"),
+            oks: VecDeque::new(),
+            trace: Vec::new(),
+            seen: BTreeMap::new(),
+            last: Vec::new(),
+        }
+    }
+
+    /// The current cycle (the model's `now`).
+    pub fn now(&self) -> u64 {
+        self.rtl.cycle()
+    }
+
+    /// Events must wait while the remainder unit is busy (the leader id is not known yet):
+    /// `nc_core` only; `nc_engine` holds a waiting request itself.
+    pub fn client_must_wait(&self) -> bool {
+        match &self.rtl {
+            Rtl::Core(c) => c.uut.leader_busy.val(),
+            Rtl::Engine(_) => false,
+        }
+    }
+
+    /// The leader id is being computed.
+    pub fn leader_busy(&self) -> bool {
+        match &self.rtl {
+            Rtl::Core(c) => c.uut.leader_busy.val(),
+            Rtl::Engine(e) => e.c.uut.leader_busy.val(),
+        }
+    }
+
+    fn fail(&self, what: String) -> String {
+        let cluster = self.model.config().cluster_id;
+        let mut s = format!(
+            "lockstep mismatch at cycle {}: {what}\ntrace:\n",
+            self.now()
+        );
+        for (t, e) in &self.trace {
+            s += &format!("  {t:6}: {}\n", describe(e, cluster));
+        }
+        s
+    }
+
+    /// One cycle with at most one event. Err: the first difference, with the whole trace.
+    pub fn step(&mut self, ev: Option<Event>) -> Result<(), String> {
+        let t = self.now();
+        let cluster = self.model.config().cluster_id;
+        // ---- RTL inputs; the event the model gets this cycle (for nc_engine: the frame the
+        // core takes this cycle, which may have arrived earlier).
+        let model_ev = match &mut self.rtl {
+            Rtl::Core(c) => {
+                drive_core(c, &ev, cluster);
+                c.settle();
+                ev.clone()
+            }
+            Rtl::Engine(e) => {
+                let cfg = *self.model.config();
+                e.drive(&ev, &cfg);
+                e.c.settle();
+                let u = &e.c.uut;
+                if u.cl_taken.val() {
+                    e.payloads[4]
+                        .pop_front()
+                        .map(|bytes| Event::Client { bytes })
+                } else if u.rx_taken.val() {
+                    let tree = val(u.rx_port.val()) as u8;
+                    e.payloads[tree as usize]
+                        .pop_front()
+                        .map(|bytes| Event::Tree { tree, bytes })
+                } else {
+                    ev.clone().filter(|e| matches!(e, Event::Write { .. }))
+                }
+            }
+        };
+        if let Some(e) = &model_ev {
+            self.trace.push((t, e.clone()));
+        }
+        // ---- model
+        let mut out = Vec::new();
+        self.model.tick(t, &mut out);
+        match &model_ev {
+            Some(Event::Tree { tree, bytes }) => self.model.receive_tree(t, *tree, bytes, &mut out),
+            Some(Event::Client { bytes }) => self.model.receive_client(t, bytes, &mut out),
+            Some(Event::Write { addr, value }) => {
+                let _ = self.model.write_register(t, *addr, *value, &mut out);
+            }
+            None => {}
+        }
+        // ---- compare this cycle's actions
+        let want = self.model_recs(t, &out)?;
+        let snap = self.rtl.snap();
+        let got = rtl_recs(&snap, self.model.config().trees);
+        let me = self.model.config().node_id;
+        for r in &want {
+            let key = match r {
+                Rec::Send { kind, .. } => format!("send {:?}", DecideKind::from_u8(*kind)),
+                Rec::Leader { leader, .. } if *leader == Some(me) => "leader: this node".into(),
+                Rec::Fault { code, .. } => format!("net fault {code}"),
+                other => format!("{other:?}")
+                    .split([' ', '('])
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            *self.seen.entry(key).or_default() += 1;
+        }
+        if !self.oks.is_empty() {
+            *self.seen.entry("ok reply".into()).or_default() += 1;
+        }
+        if want.len() != got.len() || want.iter().zip(&got).any(|(a, b)| !same(a, b)) {
+            return Err(self.fail(format!(
+                "actions differ\n  model: {want:?}\n  rtl:   {got:?}"
+            )));
+        }
+        self.last = got;
+        // nc_engine: the DECIDE frames on the output streams must be the model's sends, framed.
+        if let Rtl::Engine(e) = &mut self.rtl {
+            let cfg = *self.model.config();
+            for a in &out {
+                if let Action::Send { tree, packet } = a {
+                    e.want_frames[*tree as usize].push_back(decide_frame(&cfg, *tree, packet));
+                }
+            }
+            let u = &e.c.uut;
+            if u.gen_overrun.val() {
+                return Err(self.fail("pkt_gen overrun (a send while a frame waited)".into()));
+            }
+            let outs = [
+                (
+                    u.g0_valid.val(),
+                    val(u.g0_data.val()),
+                    val(u.g0_keep.val()),
+                    u.g0_last.val(),
+                ),
+                (
+                    u.g1_valid.val(),
+                    val(u.g1_data.val()),
+                    val(u.g1_keep.val()),
+                    u.g1_last.val(),
+                ),
+                (
+                    u.g2_valid.val(),
+                    val(u.g2_data.val()),
+                    val(u.g2_keep.val()),
+                    u.g2_last.val(),
+                ),
+                (
+                    u.g3_valid.val(),
+                    val(u.g3_data.val()),
+                    val(u.g3_keep.val()),
+                    u.g3_last.val(),
+                ),
+            ];
+            let mut bad = None;
+            for (t, (v, d, k, l)) in outs.into_iter().enumerate() {
+                if !v {
+                    continue;
+                }
+                let n = k.count_ones() as usize;
+                e.got_frame[t].extend_from_slice(&d.to_le_bytes()[..n]);
+                if l {
+                    let got = std::mem::take(&mut e.got_frame[t]);
+                    let want = e.want_frames[t].pop_front();
+                    if want.as_ref() != Some(&got) {
+                        bad = Some(format!(
+                            "DECIDE frame on tree {t}\n  model: {want:02x?}\n  rtl:   {got:02x?}"
+                        ));
+                    }
+                    e.frames_compared += 1;
+                }
+            }
+            if let Some(b) = bad {
+                return Err(self.fail(b));
+            }
+        }
+        // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
+        let u = &snap;
+        let rtl_ok = u.ok_valid.then(|| {
+            let len = (u.ok_len as usize).min(8);
+            let p = u.ok_payload.to_be_bytes();
+            (
+                t,
+                u.ok_client as u32,
+                u.ok_seq,
+                p[..len].to_vec(),
+                u.ok_instance,
+                u.ok_index as u16,
+            )
+        });
+        let due = self.oks.front().filter(|o| o.0 <= t).cloned();
+        if rtl_ok != due {
+            return Err(self.fail(format!(
+                "OK reply differs\n  model: {due:?}\n  rtl:   {rtl_ok:?}"
+            )));
+        }
+        if due.is_some() {
+            self.oks.pop_front();
+        }
+        // ---- clock edge, then the state registers
+        self.rtl.edge();
+        let u = self.rtl.snap();
+        let m = &self.model;
+        if u.status as u32 != m.status_bits() {
+            return Err(self.fail(format!(
+                "STATUS model {:#x} rtl {:#x}",
+                m.status_bits(),
+                u.status
+            )));
+        }
+        if Some(u.state) != state_code(m.state()) {
+            return Err(self.fail(format!("state model {:?} rtl {}", m.state(), u.state)));
+        }
+        if u.epoch != m.epoch() as u64 {
+            return Err(self.fail(format!("epoch model {} rtl {}", m.epoch(), u.epoch)));
+        }
+        if u.last_instance != m.last_decided().unwrap_or(0) {
+            return Err(self.fail(format!(
+                "last decided model {:?} rtl {}",
+                m.last_decided(),
+                u.last_instance
+            )));
+        }
+        if !u.leader_busy && u.leader != m.leader() as u64 {
+            return Err(self.fail(format!("leader model {} rtl {}", m.leader(), u.leader)));
+        }
+        Ok(())
+    }
+
+    fn model_recs(&mut self, t: u64, out: &[Action]) -> Result<Vec<Rec>, String> {
+        let cluster = self.model.config().cluster_id;
+        let mut recs = Vec::new();
+        let mut batch: Vec<(u32, u64, Vec<u8>)> = Vec::new();
+        let mut oks = Vec::new();
+        for a in out {
+            match a {
+                Action::Send { tree, packet } => match wire::parse(packet, cluster) {
+                    Ok((_, Packet::Decide(d))) => {
+                        if *tree == 0 {
+                            batch = d
+                                .entries()
+                                .map(|e| (e.client_id, e.seq, e.payload.to_vec()))
+                                .collect();
+                        }
+                        recs.push(Rec::Send {
+                            tree: *tree,
+                            kind: d.meta.kind as u8,
+                            count: d.count,
+                            instance: d.meta.instance,
+                            epoch: d.meta.epoch,
+                            seq: d.meta.msg_seq,
+                        });
+                    }
+                    _ => recs.push(Rec::Unsupported(format!("unparsable send {packet:?}"))),
+                },
+                Action::Reply { packet, .. } => match wire::parse(packet, cluster) {
+                    Ok((_, Packet::ReplyOk(r))) => oks.push(r),
+                    Ok((_, Packet::ReplyNotLeader(r))) => recs.push(Rec::NotLeader {
+                        client: r.client_id,
+                        seq: r.seq,
+                        leader: r.leader,
+                        epoch: r.epoch,
+                    }),
+                    _ => recs.push(Rec::Unsupported(format!("reply {packet:?}"))),
+                },
+                Action::Deliver(d) => recs.push(Rec::Deliver {
+                    instance: d.instance,
+                    epoch: d.epoch,
+                    kind: d.kind as u8,
+                }),
+                Action::LeaderChanged { epoch, leader } => recs.push(Rec::Leader {
+                    epoch: *epoch,
+                    leader: Some(*leader),
+                }),
+                Action::StateChanged(s) => recs.push(match state_code(*s) {
+                    Some(c) => Rec::State(c),
+                    None => Rec::Unsupported(format!("{s:?}")),
+                }),
+                Action::NetFault(f) => recs.push(fault_rec(*f)),
+                Action::Violation(Violation::StaleEpoch { epoch }) => recs.push(Rec::Stale(*epoch)),
+                Action::Violation(Violation::Deposed { epoch }) => recs.push(Rec::Deposed(*epoch)),
+                Action::Violation(v) => recs.push(Rec::Unsupported(format!("{v:?}"))),
+            }
+        }
+        // The model's OKs must be exactly the batch it sent, in order (a check of the harness).
+        if !oks.is_empty() && oks.len() != batch.len() {
+            return Err(self.fail(format!(
+                "model OKs {oks:?} do not match its batch {batch:?}"
+            )));
+        }
+        for (i, (r, (client, seq, payload))) in oks.iter().zip(batch).enumerate() {
+            if r.client_id != client || r.seq != seq || r.index as usize != i {
+                return Err(self.fail(format!("model OK {r:?} is not entry {i} of its batch")));
+            }
+            self.oks
+                .push_back((t + 2 + i as u64, client, seq, payload, r.instance, r.index));
+        }
+        Ok(recs)
+    }
+
+    /// Read every register word over the CSR bus and compare with the model.
+    pub fn compare_registers(&mut self) -> Result<(), String> {
+        let mut words: Vec<u16> = Vec::new();
+        for r in regs::REGISTERS {
+            words.push(r.addr);
+            if r.width == 64 {
+                words.push(r.addr + 4);
+            }
+        }
+        for c in Counter::ALL {
+            words.push(c.addr());
+            words.push(c.addr() + 4);
+        }
+        for a in words {
+            let want = self
+                .model
+                .read_register(a)
+                .map_err(|e| format!("model read {a:#x}: {e:?}"))?;
+            let got = self.rtl.read(a);
+            if got != want {
+                let name = regs::word(a).map(|(r, _)| r.name).unwrap_or("?");
+                return Err(self.fail(format!(
+                    "register {name} ({a:#x}): model {want:#x} rtl {got:#x}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
+    let mut r = Vec::new();
+    let sends = |r: &mut Vec<Rec>| {
+        for tree in 0..trees {
+            r.push(Rec::Send {
+                tree,
+                kind: u.send_kind as u8,
+                count: u.send_count as u16,
+                instance: u.send_instance,
+                epoch: u.send_epoch as u32,
+                seq: u.send_seq as u32,
+            });
+        }
+    };
+    // Tick phase.
+    if u.tick_fault {
+        r.push(Rec::State(state::FAULTED));
+        let code = u.tick_fault_code;
+        r.push(Rec::Fault {
+            code,
+            missing: (code == fault::MISSING_COPY).then_some(u.tick_fault_missing as u8),
+        });
+    }
+    if u.tick_leader_changed {
+        r.push(Rec::Leader {
+            epoch: u.tick_epoch as u32,
+            leader: Some(u.tick_leader as u8),
+        });
+    }
+    if u.send && !u.state_start {
+        sends(&mut r);
+        if u.lead_deliver {
+            r.push(Rec::Deliver {
+                instance: u.send_instance,
+                epoch: u.send_epoch as u32,
+                kind: DecideKind::Batch as u8,
+            });
+        }
+    }
+    // Event phase: CTRL.
+    if u.state_mode {
+        r.push(Rec::State(u.mode_state));
+    }
+    if u.state_start {
+        r.push(Rec::State(state::ACTIVE));
+        sends(&mut r);
+    }
+    // Event phase: DECIDE copy.
+    let rx_epoch = u.ev_epoch as u32;
+    if u.viol_stale {
+        r.push(Rec::Stale(rx_epoch));
+    }
+    if u.viol_deposed {
+        r.push(Rec::Deposed(rx_epoch));
+    }
+    let rx_fault = u.rx_fault.then_some(u.rx_fault_code);
+    if rx_fault == Some(fault::EPOCH_CHANGE_IN_FLIGHT) {
+        r.push(Rec::State(state::FAULTED));
+        r.push(Rec::Fault {
+            code: fault::EPOCH_CHANGE_IN_FLIGHT,
+            missing: None,
+        });
+    }
+    if u.rx_leader_changed {
+        r.push(Rec::Leader {
+            epoch: rx_epoch,
+            leader: None,
+        });
+    }
+    if let Some(code) = rx_fault.filter(|&c| c != fault::EPOCH_CHANGE_IN_FLIGHT) {
+        r.push(Rec::State(state::FAULTED));
+        r.push(Rec::Fault {
+            code,
+            missing: None,
+        });
+    }
+    if u.state_rx_active {
+        r.push(Rec::State(state::ACTIVE));
+    }
+    if u.rx_deliver {
+        r.push(Rec::Deliver {
+            instance: u.ev_instance,
+            epoch: rx_epoch,
+            kind: u.ev_kind as u8,
+        });
+    }
+    // Event phase: client request.
+    if u.nl_reply {
+        r.push(Rec::NotLeader {
+            client: u.ev_client as u32,
+            seq: u.ev_seq,
+            leader: u.nl_leader as u8,
+            epoch: u.nl_epoch as u32,
+        });
+    }
+    r
+}
+
+fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
+    let u = c.uut.as_mut();
+    u.rx_valid.next = false;
+    u.cl_valid.next = false;
+    u.csr_write.next = false;
+    match ev {
+        Some(Event::Tree { tree, bytes }) => {
+            u.rx_valid.next = true;
+            u.rx_port.next = bits(*tree as u64);
+            let (c, d, sender) = match wire::parse(bytes, cluster) {
+                Ok((h, Packet::Decide(d))) => (class::EXPECTED, Some(d.meta), h.sender),
+                Ok((h, _)) => (class::OTHER, None, h.sender),
+                Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
+                Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
+            };
+            u.rx_class.next = bits(c);
+            u.rx_sender.next = bits(sender as u64);
+            let m = d.unwrap_or(DecideMeta {
+                instance: 0,
+                epoch: 0,
+                msg_seq: 0,
+                tree: 0,
+                kind: DecideKind::Heartbeat,
+            });
+            u.rx_epoch.next = bits(m.epoch as u64);
+            u.rx_seq.next = bits(m.msg_seq as u64);
+            u.rx_tree.next = bits(m.tree as u64);
+            u.rx_kind.next = bits(m.kind as u64);
+            u.rx_instance.next = bits(m.instance);
+        }
+        Some(Event::Client { bytes }) => {
+            u.cl_valid.next = true;
+            let (c, e) = match wire::parse(bytes, cluster) {
+                Ok((_, Packet::Request(e))) => (class::EXPECTED, Some(e)),
+                Ok(_) => (class::OTHER, None),
+                Err(ParseError::Foreign(_)) => (class::FOREIGN, None),
+                Err(ParseError::Malformed(_)) => (class::MALFORMED, None),
+            };
+            u.cl_class.next = bits(c);
+            let e = e.unwrap_or(Entry {
+                client_id: 0,
+                seq: 0,
+                flags: 0,
+                payload: &[],
+            });
+            let mut p = [0u8; 8];
+            let n = e.payload.len().min(8);
+            p[..n].copy_from_slice(&e.payload[..n]);
+            u.cl_client.next = bits(e.client_id as u64);
+            u.cl_seq.next = bits(e.seq);
+            u.cl_len.next = bits(e.payload.len() as u64);
+            u.cl_payload.next = bits(u64::from_be_bytes(p));
+        }
+        Some(Event::Write { addr, value }) => {
+            u.csr_write.next = true;
+            u.csr_addr.next = bits(*addr as u64);
+            u.csr_wdata.next = bits(*value as u64);
+        }
+        None => {}
+    }
+}
+
+/// An event in words (the packet parsed, if it parses).
+pub fn describe(e: &Event, cluster: u32) -> String {
+    let p = |b: &[u8]| match wire::parse(b, cluster) {
+        Ok((h, Packet::Decide(d))) => format!(
+            "DECIDE {:?} from {} epoch {} seq {} tree {} instance {} count {}",
+            d.meta.kind,
+            h.sender,
+            d.meta.epoch,
+            d.meta.msg_seq,
+            d.meta.tree,
+            d.meta.instance,
+            d.count
+        ),
+        Ok((_, Packet::Request(e))) => {
+            format!(
+                "REQUEST client {} seq {} payload {} B",
+                e.client_id,
+                e.seq,
+                e.payload.len()
+            )
+        }
+        Ok((_, other)) => format!("{:?}", other.kind()),
+        Err(e) => format!("{e:?} ({} B)", b.len()),
+    };
+    match e {
+        Event::Tree { tree, bytes } => format!("tree {tree}: {}", p(bytes)),
+        Event::Client { bytes } => format!("client: {}", p(bytes)),
+        Event::Write { addr, value } => {
+            let name = regs::word(*addr).map(|(r, _)| r.name).unwrap_or("?");
+            format!("write {name} ({addr:#x}) = {value:#x}")
+        }
+    }
+}
+
+/// Helpers to build packets.
+pub fn decide(
+    cluster: u32,
+    sender: u8,
+    meta: DecideMeta,
+    entries: &[(u32, u64, Vec<u8>)],
+) -> Vec<u8> {
+    let list: Vec<Entry<'_>> = entries
+        .iter()
+        .map(|(c, s, p)| Entry {
+            client_id: *c,
+            seq: *s,
+            flags: 0,
+            payload: p,
+        })
+        .collect();
+    let len: usize = list.iter().map(|e| e.wire_len()).sum();
+    let mut raw = vec![0u8; len];
+    let _ = wire::emit_entries(list.iter(), &mut raw);
+    Packet::Decide(Decide {
+        meta,
+        count: list.len() as u16,
+        entries_raw: &raw,
+    })
+    .to_vec(cluster, sender)
+    .expect("a DECIDE the harness builds is valid")
+}
+
+/// A client REQUEST.
+pub fn request(cluster: u32, client_id: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+    Packet::Request(Entry {
+        client_id,
+        seq,
+        flags: 0,
+        payload,
+    })
+    .to_vec(cluster, wire::SENDER_NONE)
+    .expect("a REQUEST the harness builds is valid")
+}
+
+/// The register writes that bring the reset configuration to `target`, in an order in which
+/// every intermediate configuration is legal (writes that stay illegal are left out).
+pub fn config_writes(target: &Config) -> Vec<(u16, u32)> {
+    let mut cur = Config::default();
+    let mut todo: Vec<u16> = regs::REGISTERS
+        .iter()
+        .filter(|r| r.access == regs::Access::Config)
+        .map(|r| r.addr)
+        .filter(|&a| cur.get(a) != target.get(a))
+        .collect();
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        todo.retain(|&a| {
+            let v = target.get(a).unwrap_or(0);
+            let mut c = cur;
+            if c.set(a, v).is_ok() && c.validate().is_ok() {
+                cur = c;
+                out.push((a, v as u32));
+                false
+            } else {
+                true
+            }
+        });
+    }
+    out
+}
+
+/// The random environment around the node under test: a configuration, other nodes that lead
+/// (START, heartbeats, batches, with copies delayed within the window, sometimes lost,
+/// duplicated, late, stale or from a later epoch), clients, junk frames and CSR writes.
+pub struct Env {
+    rng: Rng,
+    /// The configuration the trace runs with.
+    pub cfg: Config,
+    queue: BTreeMap<u64, VecDeque<Event>>,
+    leader: Option<(u32, u32, u64)>, // (epoch, next msg_seq, next send cycle)
+    client_seq: [u64; 4],
+    started: bool,
+    reenable_at: Option<u64>,
+}
+
+impl Env {
+    /// A random configuration in the covered subset and its setup writes (scheduled from cycle 0).
+    pub fn new(seed: u64) -> Self {
+        Self::with_min_loop(seed, 0)
+    }
+
+    /// The same with `loop_period` at least `min_loop` (nc_engine: a frame must leave
+    /// before the next send, see `pkt_gen`).
+    pub fn with_min_loop(seed: u64, min_loop: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let mut cfg = Config::default();
+        cfg.node_count = rng.range(1, 5) as u8;
+        cfg.node_id = rng.range(0, cfg.node_count as u64 - 1) as u8;
+        if rng.pct(20) {
+            cfg.node_id = 0;
+        }
+        cfg.cluster_id = rng.next_u64() as u32;
+        cfg.trees = rng.range(1, 4) as u8;
+        cfg.delta = rng.range(12, 30) as u32;
+        cfg.drift = rng.range(0, 4) as u32;
+        cfg.batch_max = rng.range(1, 4) as u8;
+        cfg.fifo_depth = rng.range(1, 8) as u16;
+        let w = cfg.window();
+        // At most IN_FLIGHT (4) messages in flight, and batches drained before the next send.
+        let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3).max(min_loop);
+        cfg.loop_period = rng.range(lo, lo + w) as u32;
+        cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
+        assert!(cfg.validate().is_ok(), "{cfg:?}");
+        let mut e = Env {
+            rng,
+            cfg,
+            queue: BTreeMap::new(),
+            leader: None,
+            client_seq: [0; 4],
+            started: false,
+            reenable_at: None,
+        };
+        let mut t = 0;
+        for (a, v) in config_writes(&cfg) {
+            e.at(t, Event::Write { addr: a, value: v });
+            t += 1;
+        }
+        e.at(
+            t + 1,
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE,
+            },
+        );
+        e
+    }
+
+    fn at(&mut self, t: u64, ev: Event) {
+        self.queue.entry(t).or_default().push_back(ev);
+    }
+
+    fn sender(&self, epoch: u32) -> u8 {
+        let n = self.cfg.node_count as u32;
+        let s = (epoch % n) as u8;
+        if s == self.cfg.node_id {
+            ((s as u32 + 1) % n) as u8
+        } else {
+            s
+        }
+    }
+
+    /// Schedule one message's copies (with faults now and then).
+    fn message(&mut self, t: u64, meta: DecideMeta, entries: &[(u32, u64, Vec<u8>)]) {
+        let w = self.cfg.window();
+        let trees = self.cfg.trees;
+        let lose = if self.rng.pct(1) {
+            Some(self.rng.range(0, trees as u64 - 1) as u8)
+        } else {
+            None
+        };
+        for tree in 0..trees {
+            if lose == Some(tree) {
+                continue;
+            }
+            let mut m = meta;
+            m.tree = tree;
+            let bytes = decide(self.cfg.cluster_id, self.sender(meta.epoch), m, entries);
+            let mut d = self.rng.range(0, w);
+            if self.rng.one_in(200) {
+                d = w + self.rng.range(1, 8);
+            }
+            if self.rng.pct(2) {
+                let dup = t + d + self.rng.range(0, 5);
+                self.at(
+                    dup,
+                    Event::Tree {
+                        tree,
+                        bytes: bytes.clone(),
+                    },
+                );
+            }
+            self.at(t + d, Event::Tree { tree, bytes });
+        }
+    }
+
+    /// The event for cycle `t` (at most one; the rest wait).
+    pub fn next(&mut self, t: u64, ls: &Lockstep) -> Option<Event> {
+        let m = &ls.model;
+        let cluster = self.cfg.cluster_id;
+        let enabled = m.state() != State::Disabled;
+        let mode = if enabled { ctrl::ENABLE } else { 0 };
+        // START: node 0 starts itself; otherwise node 0 (simulated here) sends START.
+        if m.state() == State::Armed && !self.started && t > 0 {
+            self.started = true;
+            if self.cfg.node_id == 0 {
+                let at = t + self.rng.range(1, 10);
+                self.at(
+                    at,
+                    Event::Write {
+                        addr: addr::CTRL,
+                        value: ctrl::ENABLE | ctrl::START,
+                    },
+                );
+            } else {
+                let meta = DecideMeta {
+                    instance: 1,
+                    epoch: 0,
+                    msg_seq: 0,
+                    tree: 0,
+                    kind: DecideKind::Start,
+                };
+                let at = t + self.rng.range(1, 10);
+                self.message(at, meta, &[]);
+                self.leader = Some((0, 1, at + self.cfg.loop_period as u64));
+            }
+        }
+        if m.is_leader() {
+            if self.leader.is_some_and(|(e, _, _)| e <= m.epoch()) {
+                self.leader = None;
+            }
+            if self.leader.is_none() && self.rng.one_in(400) {
+                // A node that timed out on us (we are alive but were late, or it was cut off):
+                // its later epoch deposes this leader.
+                let e = m.epoch() + self.rng.range(1, 3) as u32;
+                self.leader = Some((e, 0, t + 1));
+            }
+        } else if self.leader.is_none() && m.state() == State::Active && self.rng.one_in(300) {
+            // Another node leads now (after a timeout it ran too, or a later epoch).
+            let e = m.epoch()
+                + if self.rng.pct(40) {
+                    self.rng.range(1, 3) as u32
+                } else {
+                    0
+                };
+            if (e % self.cfg.node_count as u32) as u8 != self.cfg.node_id || self.rng.pct(20) {
+                self.leader = Some((e, 0, t + 1));
+            }
+        }
+        if let Some((e, s, next)) = self.leader
+            && t >= next
+        {
+            let lins = m.last_decided().unwrap_or(0);
+            let instance = if self.rng.one_in(200) {
+                lins + 2
+            } else {
+                lins + 1
+            };
+            let mut entries = Vec::new();
+            let kind = if self.rng.pct(40) {
+                for _ in 0..self.rng.range(1, 3) {
+                    let len = self.rng.range(0, 12) as usize;
+                    entries.push((
+                        self.rng.range(1, 9) as u32,
+                        self.rng.range(1, 1000),
+                        vec![0xA5; len],
+                    ));
+                }
+                DecideKind::Batch
+            } else {
+                DecideKind::Heartbeat
+            };
+            let meta = DecideMeta {
+                instance,
+                epoch: e,
+                msg_seq: s,
+                tree: 0,
+                kind,
+            };
+            self.message(t, meta, &entries);
+            self.leader = if self.rng.pct(6) {
+                None // crashed: the node under test will time out
+            } else {
+                Some((e, s + 1, t + self.cfg.loop_period as u64))
+            };
+            if self.rng.pct(1) && e > 0 {
+                let stale = DecideMeta {
+                    epoch: e - 1,
+                    kind: DecideKind::Heartbeat,
+                    ..meta
+                };
+                self.message(t + 1, stale, &[]);
+            }
+        }
+        // Clients and junk.
+        if self.rng.pct(6) {
+            let c = self.rng.range(0, 3) as usize;
+            self.client_seq[c] += 1;
+            let len = self.rng.range(0, 8) as usize;
+            let bytes = request(
+                cluster,
+                c as u32 + 1,
+                self.client_seq[c],
+                &vec![c as u8 + 0x30; len],
+            );
+            self.at(t, Event::Client { bytes });
+        }
+        if self.rng.pct(1) {
+            let good = request(cluster, 7, 1, b"x");
+            let bytes = match self.rng.range(0, 3) {
+                0 => request(cluster ^ 1, 7, 1, b"x"), // another cluster: foreign
+                1 => good[..self.rng.range(4, 11) as usize].to_vec(), // truncated: malformed
+                2 => decide(
+                    cluster,
+                    1,
+                    DecideMeta {
+                        instance: 1,
+                        epoch: 0,
+                        msg_seq: 0,
+                        tree: 0,
+                        kind: DecideKind::Heartbeat,
+                    },
+                    &[],
+                ),
+                _ => {
+                    let mut b = good.clone();
+                    b[11] = 1; // reserved byte: malformed
+                    b
+                }
+            };
+            if self.rng.pct(50) {
+                self.at(t, Event::Client { bytes });
+            } else {
+                let tree = self.rng.range(0, 3) as u8;
+                self.at(t, Event::Tree { tree, bytes });
+            }
+        }
+        // CSR writes.
+        if self.rng.pct(1) {
+            let w = match self.rng.range(0, 4) {
+                0 => (addr::CTRL, mode | ctrl::CLEAR_COUNTERS),
+                1 => (addr::TIMEOUT, self.cfg.timeout + 1), // refused while enabled
+                2 => (addr::CTRL, mode | ctrl::START),      // refused unless node 0 armed
+                3 => (addr::MTU, 100),                      // out of range: refused
+                _ => (addr::EPOCH, 5),                      // read-only: refused
+            };
+            self.at(
+                t,
+                Event::Write {
+                    addr: w.0,
+                    value: w.1,
+                },
+            );
+        }
+        if enabled && self.reenable_at.is_none() && self.rng.one_in(600) {
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: 0,
+                },
+            );
+            self.reenable_at = Some(t + self.rng.range(5, 40));
+        }
+        if let Some(r) = self.reenable_at
+            && t >= r
+        {
+            self.reenable_at = None;
+            self.started = false;
+            self.leader = None;
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: ctrl::ENABLE,
+                },
+            );
+        }
+        // One event this cycle: the earliest due. A request waits while the leader id is being
+        // computed (the client port is not ready then).
+        let (&k, _) = self.queue.first_key_value()?;
+        if k > t {
+            return None;
+        }
+        let q = self.queue.get_mut(&k)?;
+        let ev = q.pop_front()?;
+        if q.is_empty() {
+            self.queue.remove(&k);
+        }
+        if matches!(ev, Event::Client { .. }) && ls.client_must_wait() {
+            self.at(t + 1, ev);
+            return None;
+        }
+        Some(ev)
+    }
+}
+
+/// Run one random trace of `cycles` cycles against `nc_core`; Err describes the first mismatch
+/// with the trace.
+pub fn run(seed: u64, cycles: u64, setup: impl FnOnce(&mut Lockstep)) -> Result<Lockstep, String> {
+    let mut ls = Lockstep::new();
+    setup(&mut ls);
+    drive_env(ls, Env::new(seed), seed, cycles)
+}
+
+/// The same against `nc_engine`: every packet travels as a frame on its stream.
+pub fn run_engine(
+    seed: u64,
+    cycles: u64,
+    setup: impl FnOnce(&mut Lockstep),
+) -> Result<Lockstep, String> {
+    let mut ls = Lockstep::engine();
+    setup(&mut ls);
+    // A DECIDE frame of up to 4 entries is 22 beats; its entries leave the FIFO within 6 cycles.
+    drive_env(ls, Env::with_min_loop(seed, 30), seed, cycles)
+}
+
+fn drive_env(mut ls: Lockstep, mut env: Env, seed: u64, cycles: u64) -> Result<Lockstep, String> {
+    for t in 0..cycles {
+        let ev = env.next(t, &ls);
+        ls.step(ev)
+            .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    }
+    // Let the remainder unit finish (idle cycles, still in lockstep) before reading LEADER.
+    for _ in 0..40 {
+        if !ls.leader_busy() {
+            break;
+        }
+        ls.step(None)
+            .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    }
+    ls.compare_registers()
+        .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
+    Ok(ls)
+}

@@ -1,0 +1,1097 @@
+//! `lowi_core`: the LOWI engine of one node (paper Alg. 2–3, Fig. 4, §5.2) as
+//! `proto::node::Node` defines it, for the states Disabled, Armed, Active and Faulted.
+//!
+//! Every cycle runs two phases in one combinational pass, in the model's order:
+//! 1. *tick* (`Node::tick`): RSBCAST window expiry → NET-FAULT; timeout → `epoch += 1`,
+//!    the leader counter advances modulo n, and the node whose id matches starts looping at
+//!    once; the loop send (Fig. 4: loop counter ≥ period AND leader AND FIFO state picks batch
+//!    or heartbeat).
+//! 2. *event*: at most one of a CTRL write (ENABLE / START / CLEAR_COUNTERS), a parsed DECIDE
+//!    copy from a tree, or a parsed client request.
+//!
+//! Its outputs are the actions of that cycle (strobes with their fields) and counter
+//! increments, split into the tick part and the event part so that CLEAR_COUNTERS (an event)
+//! clears what the tick counted earlier in the same cycle, exactly as the model does.
+//!
+//! `epoch mod node_count` after a jump to a copy's epoch is computed by a sequential remainder,
+//! eight bits per cycle (`leader_busy` is high for 5 cycles); timeouts advance the leader counter directly.
+
+use proto::regs::status;
+use proto::wire::DecideKind;
+use rust_hdl::prelude::*;
+
+use crate::rsbcast_rx::outcome;
+
+/// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
+/// implements). Plain 2-bit codes rather than a rust-hdl enum, whose Verilog localparams would be
+/// declared unused in every register module.
+pub mod state {
+    /// CTRL.ENABLE = 0.
+    pub const DISABLED: u64 = 0;
+    /// Enabled, waiting for START.
+    pub const ARMED: u64 = 1;
+    /// Running member.
+    pub const ACTIVE: u64 = 2;
+    /// Safe exit after a NET-FAULT.
+    pub const FAULTED: u64 = 3;
+}
+
+/// Values of the fault code outputs (`tick_fault_code`, `rx_fault_code`).
+pub mod fault {
+    /// RSBCAST window expired (`FaultKind::MissingCopy`).
+    pub const MISSING_COPY: u64 = 1;
+    /// A tree skipped a seq (`FaultKind::SeqGap`).
+    pub const SEQ_GAP: u64 = 2;
+    /// More in flight than tracked (`FaultKind::TooManyInFlight`).
+    pub const TOO_MANY_IN_FLIGHT: u64 = 3;
+    /// Delivered instance does not continue the log (`NetFault::InstanceMismatch`).
+    pub const INSTANCE_MISMATCH: u64 = 4;
+    /// New epoch while copies were in flight (`NetFault::EpochChangeInFlight`).
+    pub const EPOCH_CHANGE_IN_FLIGHT: u64 = 5;
+    /// The 32-bit leader counter would wrap (`NetFault::EpochExhausted`).
+    pub const EPOCH_EXHAUSTED: u64 = 6;
+}
+
+/// Values of `rx_class` / `cl_class` (what the packet parser made of a frame).
+pub mod class {
+    /// A valid packet of the expected kind (DECIDE on a tree port, REQUEST on the client port).
+    pub const EXPECTED: u64 = 0;
+    /// A valid packet of another kind (counted as ignored).
+    pub const OTHER: u64 = 1;
+    /// Not ours (counted as foreign).
+    pub const FOREIGN: u64 = 2;
+    /// Ours but malformed (counted as malformed).
+    pub const MALFORMED: u64 = 3;
+}
+
+/// Largest request payload the RTL stores in its egress FIFO entry (bytes).
+pub const MAX_PAYLOAD: u64 = 8;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+
+/// The core.
+#[derive(LogicBlock)]
+pub struct LowiCore {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    // ---- configuration (from the CSR block)
+    /// `node_id`.
+    pub node_id: Signal<In, Bits<8>>,
+    /// `node_count`.
+    pub node_count: Signal<In, Bits<8>>,
+    /// `trees` (|G|).
+    pub trees: Signal<In, Bits<8>>,
+    /// `loop_period` (cycles).
+    pub loop_period: Signal<In, Bits<32>>,
+    /// `timeout` (cycles).
+    pub timeout: Signal<In, Bits<32>>,
+    /// `batch_max`.
+    pub batch_max: Signal<In, Bits<13>>,
+    /// `fifo_depth`.
+    pub fifo_depth: Signal<In, Bits<13>>,
+    /// `mtu`.
+    pub mtu: Signal<In, Bits<16>>,
+    // ---- events
+    /// A CTRL register write this cycle.
+    pub ctrl_write: Signal<In, Bit>,
+    /// Its value.
+    pub ctrl_value: Signal<In, Bits<32>>,
+    /// A frame from a tree port this cycle (parsed).
+    pub rx_valid: Signal<In, Bit>,
+    /// Which tree port.
+    pub rx_port: Signal<In, Bits<2>>,
+    /// What the parser made of it (see [`class`]).
+    pub rx_class: Signal<In, Bits<2>>,
+    /// Header `sender`.
+    pub rx_sender: Signal<In, Bits<8>>,
+    /// DECIDE `epoch`.
+    pub rx_epoch: Signal<In, Bits<32>>,
+    /// DECIDE `tree`.
+    pub rx_tree: Signal<In, Bits<8>>,
+    /// DECIDE `decide_kind`.
+    pub rx_kind: Signal<In, Bits<2>>,
+    /// DECIDE `instance`.
+    pub rx_instance: Signal<In, Bits<64>>,
+    /// A frame from the client port this cycle (parsed).
+    pub cl_valid: Signal<In, Bit>,
+    /// What the parser made of it (see [`class`]).
+    pub cl_class: Signal<In, Bits<2>>,
+    /// Entry `payload_len`.
+    pub cl_len: Signal<In, Bits<16>>,
+    /// From `rsbcast_rx`: the oldest message's window expired.
+    pub rx_expired: Signal<In, Bit>,
+    /// From `rsbcast_rx`: trees that missed it.
+    pub rx_missing: Signal<In, Bits<4>>,
+    /// From `rsbcast_rx`: messages in flight.
+    pub rx_in_flight: Signal<In, Bits<3>>,
+    /// From `rsbcast_rx`: what this cycle's copy does (registered state).
+    pub rx_outcome: Signal<In, Bits<3>>,
+    /// From `rsbcast_rx`: what it does against a fresh receiver.
+    pub rx_outcome_fresh: Signal<In, Bits<3>>,
+    /// To `rsbcast_rx`: record this cycle's copy.
+    pub rx_apply: Signal<Out, Bit>,
+    /// To `rsbcast_rx`: start afresh (new epoch or protocol reset).
+    pub rx_restart: Signal<Out, Bit>,
+    /// Logical egress FIFO length (requests not yet taken by a send).
+    pub fifo_len: Signal<In, Bits<13>>,
+    // ---- egress FIFO control
+    /// Queue this cycle's client request.
+    pub fifo_push: Signal<Out, Bit>,
+    /// Drop every queued request (after this cycle's reservation).
+    pub fifo_clear: Signal<Out, Bit>,
+    /// Requests taken by this cycle's send.
+    pub fifo_reserve: Signal<Out, Bits<13>>,
+    // ---- actions
+    /// A DECIDE goes out on every tree this cycle.
+    pub send: Signal<Out, Bit>,
+    /// Its `decide_kind`.
+    pub send_kind: Signal<Out, Bits<2>>,
+    /// Its `count`.
+    pub send_count: Signal<Out, Bits<8>>,
+    /// Its `instance`.
+    pub send_instance: Signal<Out, Bits<64>>,
+    /// Its `epoch`.
+    pub send_epoch: Signal<Out, Bits<32>>,
+    /// Its `msg_seq`.
+    pub send_seq: Signal<Out, Bits<32>>,
+    /// The leader decides this cycle's send (a BATCH): hand it to the host.
+    pub lead_deliver: Signal<Out, Bit>,
+    /// This cycle's DECIDE copy completed a value: hand it to the host.
+    pub rx_deliver: Signal<Out, Bit>,
+    /// A timeout advanced the leader counter (epoch/leader: `epoch`, `leader` after the edge).
+    pub tick_leader_changed: Signal<Out, Bit>,
+    /// The new epoch of a timeout.
+    pub tick_epoch: Signal<Out, Bits<32>>,
+    /// The new leader of a timeout.
+    pub tick_leader: Signal<Out, Bits<8>>,
+    /// This cycle's copy carried a later epoch, which was adopted (`rx_epoch`).
+    pub rx_leader_changed: Signal<Out, Bit>,
+    /// NET-FAULT in the tick phase.
+    pub tick_fault: Signal<Out, Bit>,
+    /// Its code (see [`fault`]).
+    pub tick_fault_code: Signal<Out, Bits<3>>,
+    /// Trees that missed the expired message.
+    pub tick_fault_missing: Signal<Out, Bits<4>>,
+    /// NET-FAULT in the event phase.
+    pub rx_fault: Signal<Out, Bit>,
+    /// Its code (see [`fault`]).
+    pub rx_fault_code: Signal<Out, Bits<3>>,
+    /// State changed by CTRL (to `mode_state`).
+    pub state_mode: Signal<Out, Bit>,
+    /// The state CTRL set.
+    pub mode_state: Signal<Out, Bits<2>>,
+    /// START made this node Active.
+    pub state_start: Signal<Out, Bit>,
+    /// Delivering START made this armed node Active.
+    pub state_rx_active: Signal<Out, Bit>,
+    /// Stale-epoch violation.
+    pub viol_stale: Signal<Out, Bit>,
+    /// Deposed violation (epoch `rx_epoch`).
+    pub viol_deposed: Signal<Out, Bit>,
+    /// NOT_LEADER reply to this cycle's request.
+    pub nl_reply: Signal<Out, Bit>,
+    /// Its `leader`.
+    pub nl_leader: Signal<Out, Bits<8>>,
+    /// Its `epoch`.
+    pub nl_epoch: Signal<Out, Bits<32>>,
+    // ---- counter increments (tick phase, then event phase; see module doc)
+    /// CLEAR_COUNTERS strobe (between the phases).
+    pub clear_counters: Signal<Out, Bit>,
+    pub tick_net_fault: Signal<Out, Bit>,
+    pub tick_timeout: Signal<Out, Bit>,
+    pub tick_sent_value: Signal<Out, Bit>,
+    pub tick_sent_hb: Signal<Out, Bit>,
+    pub tick_dropped: Signal<Out, Bits<13>>,
+    pub ev_foreign: Signal<Out, Bit>,
+    pub ev_malformed: Signal<Out, Bit>,
+    pub ev_ignored: Signal<Out, Bit>,
+    pub ev_stale: Signal<Out, Bit>,
+    pub ev_duplicate: Signal<Out, Bit>,
+    pub ev_net_fault: Signal<Out, Bit>,
+    pub ev_delivered: Signal<Out, Bit>,
+    pub ev_dropped: Signal<Out, Bits<13>>,
+    pub ev_accepted: Signal<Out, Bit>,
+    pub ev_not_leader: Signal<Out, Bit>,
+    pub ev_sent_hb: Signal<Out, Bit>,
+    pub ev_oversize: Signal<Out, Bit>,
+    // ---- registers seen by the CSR block
+    /// Lifecycle state.
+    pub state: Signal<Out, Bits<2>>,
+    /// STATUS register.
+    pub status: Signal<Out, Bits<32>>,
+    /// Leader counter.
+    pub epoch: Signal<Out, Bits<32>>,
+    /// `epoch mod node_count` (stale while `leader_busy`).
+    pub leader: Signal<Out, Bits<8>>,
+    /// The remainder unit is computing `leader`.
+    pub leader_busy: Signal<Out, Bit>,
+    /// Last decided instance.
+    pub last_instance: Signal<Out, Bits<64>>,
+    r_state: DFF<Bits<2>>,
+    r_epoch: DFF<Bits<32>>,
+    r_lead: DFF<Bit>,
+    r_lins: DFF<Bits<64>>,
+    r_send_seq: DFF<Bits<32>>,
+    r_loop: DFF<Bits<32>>,
+    r_since_rx: DFF<Bits<32>>,
+    r_sync_viol: DFF<Bit>,
+    r_leader: DFF<Bits<8>>,
+    r_div_busy: DFF<Bit>,
+    r_div_rem: DFF<Bits<8>>,
+    r_div_num: DFF<Bits<32>>,
+    r_div_cnt: DFF<Bits<6>>,
+    // tick phase
+    t_on: Signal<Local, Bit>,
+    t_expire: Signal<Local, Bit>,
+    t_timeout: Signal<Local, Bit>,
+    t_exhaust: Signal<Local, Bit>,
+    t_new_epoch: Signal<Local, Bit>,
+    t_fault: Signal<Local, Bit>,
+    t_leader: Signal<Local, Bits<8>>,
+    t_become: Signal<Local, Bit>,
+    t_send: Signal<Local, Bit>,
+    t_value: Signal<Local, Bit>,
+    t_count: Signal<Local, Bits<13>>,
+    d_bit0: Signal<Local, Bits<8>>,
+    d_shift0: Signal<Local, Bits<8>>,
+    d_rem0: Signal<Local, Bits<8>>,
+    d_bit1: Signal<Local, Bits<8>>,
+    d_shift1: Signal<Local, Bits<8>>,
+    d_rem1: Signal<Local, Bits<8>>,
+    d_bit2: Signal<Local, Bits<8>>,
+    d_shift2: Signal<Local, Bits<8>>,
+    d_rem2: Signal<Local, Bits<8>>,
+    d_bit3: Signal<Local, Bits<8>>,
+    d_shift3: Signal<Local, Bits<8>>,
+    d_rem3: Signal<Local, Bits<8>>,
+    d_bit4: Signal<Local, Bits<8>>,
+    d_shift4: Signal<Local, Bits<8>>,
+    d_rem4: Signal<Local, Bits<8>>,
+    d_bit5: Signal<Local, Bits<8>>,
+    d_shift5: Signal<Local, Bits<8>>,
+    d_rem5: Signal<Local, Bits<8>>,
+    d_bit6: Signal<Local, Bits<8>>,
+    d_shift6: Signal<Local, Bits<8>>,
+    d_rem6: Signal<Local, Bits<8>>,
+    d_bit7: Signal<Local, Bits<8>>,
+    d_shift7: Signal<Local, Bits<8>>,
+    d_rem7: Signal<Local, Bits<8>>,
+    t_seq: Signal<Local, Bits<32>>,
+    p_state: Signal<Local, Bits<2>>,
+    p_epoch: Signal<Local, Bits<32>>,
+    p_lead: Signal<Local, Bit>,
+    p_leader: Signal<Local, Bits<8>>,
+    p_is_leader: Signal<Local, Bit>,
+    p_fifo_len: Signal<Local, Bits<13>>,
+    p_lins: Signal<Local, Bits<64>>,
+    p_send_seq: Signal<Local, Bits<32>>,
+    p_since_rx: Signal<Local, Bits<32>>,
+    p_in_flight: Signal<Local, Bits<3>>,
+    e_len: Signal<Local, Bits<13>>,
+    // ctrl
+    c_en: Signal<Local, Bit>,
+    c_may_start: Signal<Local, Bit>,
+    c_ok: Signal<Local, Bit>,
+    c_mode: Signal<Local, Bit>,
+    c_start: Signal<Local, Bit>,
+    c_clear: Signal<Local, Bit>,
+    // rx
+    r_decide: Signal<Local, Bit>,
+    r_port_ok: Signal<Local, Bit>,
+    r_listen: Signal<Local, Bit>,
+    r_go: Signal<Local, Bit>,
+    r_stale: Signal<Local, Bit>,
+    r_higher: Signal<Local, Bit>,
+    r_inflight_fault: Signal<Local, Bit>,
+    r_adopt: Signal<Local, Bit>,
+    r_own: Signal<Local, Bit>,
+    r_copy: Signal<Local, Bit>,
+    r_dup: Signal<Local, Bit>,
+    r_seq_fault: Signal<Local, Bit>,
+    r_accept: Signal<Local, Bit>,
+    r_complete: Signal<Local, Bit>,
+    r_armed: Signal<Local, Bit>,
+    r_start_kind: Signal<Local, Bit>,
+    r_value_kind: Signal<Local, Bit>,
+    r_bad_start: Signal<Local, Bit>,
+    r_mismatch: Signal<Local, Bit>,
+    r_any_fault: Signal<Local, Bit>,
+    // client
+    q_req: Signal<Local, Bit>,
+    q_oversize: Signal<Local, Bit>,
+    k0_2: Constant<Bits<2>>,
+    s_disabled: Constant<Bits<2>>,
+    s_armed: Constant<Bits<2>>,
+    s_active: Constant<Bits<2>>,
+    s_faulted: Constant<Bits<2>>,
+    r_out: Signal<Local, Bits<3>>,
+    k1_2: Constant<Bits<2>>,
+    k2_2: Constant<Bits<2>>,
+    k3_2: Constant<Bits<2>>,
+    k_hb: Constant<Bits<2>>,
+    k_batch: Constant<Bits<2>>,
+    k_start: Constant<Bits<2>>,
+    k_config: Constant<Bits<2>>,
+    k0_3: Constant<Bits<3>>,
+    k_f_missing: Constant<Bits<3>>,
+    k_f_gap: Constant<Bits<3>>,
+    k_f_too_many: Constant<Bits<3>>,
+    k_f_mismatch: Constant<Bits<3>>,
+    k_f_in_flight: Constant<Bits<3>>,
+    k_f_exhausted: Constant<Bits<3>>,
+    k_o_first: Constant<Bits<3>>,
+    k_o_more: Constant<Bits<3>>,
+    k_o_deliver: Constant<Bits<3>>,
+    k_o_dup: Constant<Bits<3>>,
+    k_o_gap: Constant<Bits<3>>,
+    k_o_too_many: Constant<Bits<3>>,
+    k0_6: Constant<Bits<6>>,
+    k1_6: Constant<Bits<6>>,
+    k4_6: Constant<Bits<6>>,
+    k8_32: Constant<Bits<32>>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+    k_sender_none: Constant<Bits<8>>,
+    k0_13: Constant<Bits<13>>,
+    k1_13: Constant<Bits<13>>,
+    s_base: Signal<Local, Bits<32>>,
+    k0_32: Constant<Bits<32>>,
+    k1_32: Constant<Bits<32>>,
+    k_max_32: Constant<Bits<32>>,
+    k0_64: Constant<Bits<64>>,
+    k1_64: Constant<Bits<64>>,
+    k_max_64: Constant<Bits<64>>,
+    k_ctrl_max: Constant<Bits<32>>,
+    k_overhead: Constant<Bits<16>>,
+    k_max_payload: Constant<Bits<16>>,
+    k_st_leader: Constant<Bits<32>>,
+    k_st_active: Constant<Bits<32>>,
+    k_st_fault: Constant<Bits<32>>,
+    k_st_armed: Constant<Bits<32>>,
+    k_st_sync: Constant<Bits<32>>,
+    k_st_zero: Constant<Bits<32>>,
+}
+
+impl Default for LowiCore {
+    fn default() -> Self {
+        use proto::frame::{IPV4_LEN, UDP_LEN};
+        use proto::wire::{DECIDE_HEADER_LEN, ENTRY_HEADER_LEN, HEADER_LEN, SENDER_NONE};
+        // A request of payload_len p is oversize when HEADER + DECIDE header + entry header + p
+        // exceeds the largest UDP payload at this MTU (mtu - IPv4 - UDP): p + overhead > mtu.
+        let overhead =
+            (IPV4_LEN + UDP_LEN + HEADER_LEN + DECIDE_HEADER_LEN + ENTRY_HEADER_LEN) as u64;
+        Self {
+            clock: Default::default(),
+            node_id: Default::default(),
+            node_count: Default::default(),
+            trees: Default::default(),
+            loop_period: Default::default(),
+            timeout: Default::default(),
+            batch_max: Default::default(),
+            fifo_depth: Default::default(),
+            mtu: Default::default(),
+            ctrl_write: Default::default(),
+            ctrl_value: Default::default(),
+            rx_valid: Default::default(),
+            rx_port: Default::default(),
+            rx_class: Default::default(),
+            rx_sender: Default::default(),
+            rx_epoch: Default::default(),
+            rx_tree: Default::default(),
+            rx_kind: Default::default(),
+            rx_instance: Default::default(),
+            cl_valid: Default::default(),
+            cl_class: Default::default(),
+            cl_len: Default::default(),
+            fifo_len: Default::default(),
+            rx_expired: Default::default(),
+            rx_missing: Default::default(),
+            rx_in_flight: Default::default(),
+            rx_outcome: Default::default(),
+            rx_outcome_fresh: Default::default(),
+            rx_apply: Default::default(),
+            rx_restart: Default::default(),
+            fifo_push: Default::default(),
+            fifo_clear: Default::default(),
+            fifo_reserve: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            lead_deliver: Default::default(),
+            rx_deliver: Default::default(),
+            tick_leader_changed: Default::default(),
+            tick_epoch: Default::default(),
+            tick_leader: Default::default(),
+            rx_leader_changed: Default::default(),
+            tick_fault: Default::default(),
+            tick_fault_code: Default::default(),
+            tick_fault_missing: Default::default(),
+            rx_fault: Default::default(),
+            rx_fault_code: Default::default(),
+            state_mode: Default::default(),
+            mode_state: Default::default(),
+            state_start: Default::default(),
+            state_rx_active: Default::default(),
+            viol_stale: Default::default(),
+            viol_deposed: Default::default(),
+            nl_reply: Default::default(),
+            nl_leader: Default::default(),
+            nl_epoch: Default::default(),
+            clear_counters: Default::default(),
+            tick_net_fault: Default::default(),
+            tick_timeout: Default::default(),
+            tick_sent_value: Default::default(),
+            tick_sent_hb: Default::default(),
+            tick_dropped: Default::default(),
+            ev_foreign: Default::default(),
+            ev_malformed: Default::default(),
+            ev_ignored: Default::default(),
+            ev_stale: Default::default(),
+            ev_duplicate: Default::default(),
+            ev_net_fault: Default::default(),
+            ev_delivered: Default::default(),
+            ev_dropped: Default::default(),
+            ev_accepted: Default::default(),
+            ev_not_leader: Default::default(),
+            ev_sent_hb: Default::default(),
+            ev_oversize: Default::default(),
+            state: Default::default(),
+            status: Default::default(),
+            epoch: Default::default(),
+            leader: Default::default(),
+            leader_busy: Default::default(),
+            last_instance: Default::default(),
+            r_state: Default::default(),
+            r_epoch: Default::default(),
+            r_lead: Default::default(),
+            r_lins: Default::default(),
+            r_send_seq: Default::default(),
+            r_loop: Default::default(),
+            r_since_rx: Default::default(),
+            r_sync_viol: Default::default(),
+            r_leader: Default::default(),
+            r_div_busy: Default::default(),
+            r_div_rem: Default::default(),
+            r_div_num: Default::default(),
+            r_div_cnt: Default::default(),
+            t_on: Default::default(),
+            t_expire: Default::default(),
+            t_timeout: Default::default(),
+            t_exhaust: Default::default(),
+            t_new_epoch: Default::default(),
+            t_fault: Default::default(),
+            t_leader: Default::default(),
+            t_become: Default::default(),
+            t_send: Default::default(),
+            t_value: Default::default(),
+            t_count: Default::default(),
+            d_bit0: Default::default(),
+            d_shift0: Default::default(),
+            d_rem0: Default::default(),
+            d_bit1: Default::default(),
+            d_shift1: Default::default(),
+            d_rem1: Default::default(),
+            d_bit2: Default::default(),
+            d_shift2: Default::default(),
+            d_rem2: Default::default(),
+            d_bit3: Default::default(),
+            d_shift3: Default::default(),
+            d_rem3: Default::default(),
+            d_bit4: Default::default(),
+            d_shift4: Default::default(),
+            d_rem4: Default::default(),
+            d_bit5: Default::default(),
+            d_shift5: Default::default(),
+            d_rem5: Default::default(),
+            d_bit6: Default::default(),
+            d_shift6: Default::default(),
+            d_rem6: Default::default(),
+            d_bit7: Default::default(),
+            d_shift7: Default::default(),
+            d_rem7: Default::default(),
+            t_seq: Default::default(),
+            p_state: Default::default(),
+            p_epoch: Default::default(),
+            p_lead: Default::default(),
+            p_leader: Default::default(),
+            p_is_leader: Default::default(),
+            p_fifo_len: Default::default(),
+            p_lins: Default::default(),
+            p_send_seq: Default::default(),
+            p_since_rx: Default::default(),
+            p_in_flight: Default::default(),
+            e_len: Default::default(),
+            c_en: Default::default(),
+            c_may_start: Default::default(),
+            c_ok: Default::default(),
+            c_mode: Default::default(),
+            c_start: Default::default(),
+            c_clear: Default::default(),
+            r_decide: Default::default(),
+            r_port_ok: Default::default(),
+            r_listen: Default::default(),
+            r_go: Default::default(),
+            r_stale: Default::default(),
+            r_higher: Default::default(),
+            r_inflight_fault: Default::default(),
+            r_adopt: Default::default(),
+            r_own: Default::default(),
+            r_copy: Default::default(),
+            r_dup: Default::default(),
+            r_seq_fault: Default::default(),
+            r_accept: Default::default(),
+            r_complete: Default::default(),
+            r_armed: Default::default(),
+            r_start_kind: Default::default(),
+            r_value_kind: Default::default(),
+            r_bad_start: Default::default(),
+            r_mismatch: Default::default(),
+            r_any_fault: Default::default(),
+            q_req: Default::default(),
+            q_oversize: Default::default(),
+            k0_2: k(0),
+            s_disabled: k(state::DISABLED),
+            s_armed: k(state::ARMED),
+            s_active: k(state::ACTIVE),
+            s_faulted: k(state::FAULTED),
+            r_out: Default::default(),
+            k1_2: k(1),
+            k2_2: k(2),
+            k3_2: k(3),
+            k_hb: k(DecideKind::Heartbeat as u64),
+            k_batch: k(DecideKind::Batch as u64),
+            k_start: k(DecideKind::Start as u64),
+            k_config: k(DecideKind::Config as u64),
+            k0_3: k(0),
+            k_f_missing: k(fault::MISSING_COPY),
+            k_f_gap: k(fault::SEQ_GAP),
+            k_f_too_many: k(fault::TOO_MANY_IN_FLIGHT),
+            k_f_mismatch: k(fault::INSTANCE_MISMATCH),
+            k_f_in_flight: k(fault::EPOCH_CHANGE_IN_FLIGHT),
+            k_f_exhausted: k(fault::EPOCH_EXHAUSTED),
+            k_o_first: k(outcome::FIRST),
+            k_o_more: k(outcome::MORE),
+            k_o_deliver: k(outcome::DELIVER),
+            k_o_dup: k(outcome::DUPLICATE),
+            k_o_gap: k(outcome::GAP),
+            k_o_too_many: k(outcome::TOO_MANY),
+            k0_6: k(0),
+            k1_6: k(1),
+            k4_6: k(4),
+            k8_32: k(8),
+            k0_8: k(0),
+            k1_8: k(1),
+            k_sender_none: k(SENDER_NONE as u64),
+            k0_13: k(0),
+            k1_13: k(1),
+            s_base: Default::default(),
+            k0_32: k(0),
+            k1_32: k(1),
+            k_max_32: k(u32::MAX as u64),
+            k0_64: k(0),
+            k1_64: k(1),
+            k_max_64: k(u64::MAX),
+            k_ctrl_max: k(proto::regs::ctrl::ALL as u64),
+            k_overhead: k(overhead),
+            k_max_payload: k(MAX_PAYLOAD),
+            k_st_leader: k(status::LEADER as u64),
+            k_st_active: k(status::ACTIVE as u64),
+            k_st_fault: k(status::NET_FAULT as u64),
+            k_st_armed: k(status::ARMED as u64),
+            k_st_sync: k(status::SYNC_VIOLATION as u64),
+            k_st_zero: k(0),
+        }
+    }
+}
+
+impl Logic for LowiCore {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            r_state,
+            r_epoch,
+            r_lead,
+            r_lins,
+            r_send_seq,
+            r_loop,
+            r_since_rx,
+            r_sync_viol,
+            r_leader,
+            r_div_busy,
+            r_div_rem,
+            r_div_num,
+            r_div_cnt
+        );
+
+        // ================= tick phase =================
+        self.t_on.next = (self.r_state.q.val() == self.s_armed.val())
+            || (self.r_state.q.val() == self.s_active.val());
+        self.t_expire.next = self.t_on.val() && self.rx_expired.val();
+        self.t_timeout.next = !self.t_expire.val()
+            && (self.r_state.q.val() == self.s_active.val())
+            && !self.r_lead.q.val()
+            && (self.r_since_rx.q.val() >= self.timeout.val());
+        self.t_exhaust.next = self.t_timeout.val() && (self.r_epoch.q.val() == self.k_max_32.val());
+        self.t_new_epoch.next = self.t_timeout.val() && !self.t_exhaust.val();
+        self.t_fault.next = self.t_expire.val() || self.t_exhaust.val();
+        if (self.r_leader.q.val() + self.k1_8.val()) == self.node_count.val() {
+            self.t_leader.next = self.k0_8.val();
+        } else {
+            self.t_leader.next = self.r_leader.q.val() + self.k1_8.val();
+        }
+        self.t_become.next = self.t_new_epoch.val() && (self.t_leader.val() == self.node_id.val());
+
+        self.p_state.next = self.r_state.q.val();
+        if self.t_fault.val() {
+            self.p_state.next = self.s_faulted.val();
+        }
+        self.p_epoch.next = self.r_epoch.q.val();
+        self.p_lead.next = self.r_lead.q.val();
+        self.p_leader.next = self.r_leader.q.val();
+        self.p_since_rx.next = self.r_since_rx.q.val();
+        self.p_in_flight.next = self.rx_in_flight.val();
+        self.p_fifo_len.next = self.fifo_len.val();
+        if self.t_fault.val() {
+            self.p_fifo_len.next = self.k0_13.val();
+        }
+        if self.t_new_epoch.val() {
+            self.p_epoch.next = self.r_epoch.q.val() + self.k1_32.val();
+            self.p_lead.next = self.t_become.val();
+            self.p_leader.next = self.t_leader.val();
+            self.p_since_rx.next = self.r_since_rx.q.val() - self.timeout.val();
+            self.p_in_flight.next = self.k0_3.val();
+            self.p_fifo_len.next = self.k0_13.val();
+        }
+        self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
+        // Fig. 4: the send trigger is loop counter AND leader; the FIFO state picks the kind.
+        self.t_send.next = self.p_is_leader.val()
+            && (self.t_become.val() || (self.r_loop.q.val() >= self.loop_period.val()));
+        self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
+        if self.p_fifo_len.val() >= self.batch_max.val() {
+            self.t_count.next = self.batch_max.val();
+        } else {
+            self.t_count.next = self.p_fifo_len.val();
+        }
+        if self.t_become.val() {
+            self.t_seq.next = self.k0_32.val();
+        } else {
+            self.t_seq.next = self.r_send_seq.q.val();
+        }
+        self.p_lins.next = self.r_lins.q.val();
+        self.p_send_seq.next = self.t_seq.val();
+        self.e_len.next = self.p_fifo_len.val();
+        if self.t_send.val() {
+            self.p_send_seq.next = self.t_seq.val() + self.k1_32.val();
+        }
+        if self.t_value.val() {
+            self.p_lins.next = self.r_lins.q.val() + self.k1_64.val();
+            self.e_len.next = self.p_fifo_len.val() - self.t_count.val();
+        }
+
+        // ================= event phase: CTRL =================
+        self.c_en.next = self.ctrl_value.val().get_bit(0);
+        self.c_may_start.next = self.c_en.val()
+            && !self.ctrl_value.val().get_bit(1)
+            && !self.node_id.val().any()
+            && ((self.p_state.val() == self.s_armed.val())
+                || (self.p_state.val() == self.s_disabled.val()));
+        // JOIN and ACTIVATE (the join protocol) are not implemented: such writes are refused.
+        self.c_ok.next = self.ctrl_write.val()
+            && (self.ctrl_value.val() <= self.k_ctrl_max.val())
+            && (!self.ctrl_value.val().get_bit(2) || self.c_may_start.val())
+            && !self.ctrl_value.val().get_bit(3)
+            && !self.ctrl_value.val().get_bit(1);
+        self.c_clear.next = self.c_ok.val() && self.ctrl_value.val().get_bit(4);
+        self.c_mode.next = self.c_ok.val()
+            && ((self.c_en.val() && (self.p_state.val() == self.s_disabled.val()))
+                || (!self.c_en.val() && (self.p_state.val() != self.s_disabled.val())));
+        self.c_start.next = self.c_ok.val() && self.ctrl_value.val().get_bit(2);
+
+        // ================= event phase: DECIDE copy =================
+        self.r_decide.next = (self.rx_class.val() == self.k0_2.val())
+            && (self.rx_sender.val() != self.node_id.val());
+        self.r_port_ok.next = (self.rx_tree.val() < self.trees.val())
+            && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
+            && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
+        self.r_listen.next = (self.p_state.val() == self.s_active.val())
+            || ((self.p_state.val() == self.s_armed.val())
+                && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val().any()));
+        self.r_go.next = self.rx_valid.val()
+            && self.r_decide.val()
+            && self.r_port_ok.val()
+            && self.r_listen.val();
+        self.r_stale.next = self.r_go.val() && (self.rx_epoch.val() < self.p_epoch.val());
+        self.r_higher.next = self.r_go.val() && (self.rx_epoch.val() > self.p_epoch.val());
+        self.r_inflight_fault.next = self.r_higher.val() && self.p_in_flight.val().any();
+        self.r_adopt.next = self.r_higher.val() && !self.p_in_flight.val().any();
+        self.r_own.next = self.r_go.val()
+            && (self.rx_epoch.val() == self.p_epoch.val())
+            && self.p_is_leader.val();
+        self.r_copy.next = self.r_go.val()
+            && !self.r_stale.val()
+            && !self.r_inflight_fault.val()
+            && !self.r_own.val();
+        self.rx_restart.next = self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val();
+        self.rx_apply.next = self.r_copy.val();
+        if self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() {
+            self.r_out.next = self.rx_outcome_fresh.val();
+        } else {
+            self.r_out.next = self.rx_outcome.val();
+        }
+        self.r_dup.next = self.r_copy.val() && (self.r_out.val() == self.k_o_dup.val());
+        self.r_seq_fault.next = self.r_copy.val()
+            && ((self.r_out.val() == self.k_o_gap.val())
+                || (self.r_out.val() == self.k_o_too_many.val()));
+        self.r_complete.next = self.r_copy.val() && (self.r_out.val() == self.k_o_deliver.val());
+        self.r_accept.next = self.r_complete.val()
+            || (self.r_copy.val()
+                && ((self.r_out.val() == self.k_o_first.val())
+                    || (self.r_out.val() == self.k_o_more.val())));
+        self.r_armed.next = self.p_state.val() == self.s_armed.val();
+        self.r_start_kind.next = self.rx_kind.val() == self.k_start.val();
+        self.r_value_kind.next = (self.rx_kind.val() == self.k_batch.val())
+            || (self.rx_kind.val() == self.k_config.val());
+        self.r_bad_start.next = self.r_complete.val()
+            && self.r_armed.val()
+            && self.r_start_kind.val()
+            && ((self.rx_instance.val() == self.k0_64.val())
+                || (self.rx_instance.val() == self.k_max_64.val()));
+        self.r_mismatch.next = self.r_complete.val()
+            && !self.r_armed.val()
+            && ((self.rx_instance.val() != (self.p_lins.val() + self.k1_64.val()))
+                || (self.rx_instance.val() == self.k_max_64.val()));
+        self.r_any_fault.next = self.r_inflight_fault.val()
+            || self.r_seq_fault.val()
+            || self.r_bad_start.val()
+            || self.r_mismatch.val();
+
+        // ================= event phase: client request =================
+        self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.k0_2.val());
+        // The RTL stores payloads of up to MAX_PAYLOAD bytes; longer ones count as oversize.
+        self.q_oversize.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())
+            || (self.cl_len.val() > self.k_max_payload.val());
+
+        // ================= outputs =================
+        self.send.next = self.t_send.val() || self.c_start.val();
+        self.send_count.next = self.k0_8.val();
+        self.send_kind.next = self.k_hb.val();
+        self.send_instance.next = self.r_lins.q.val() + self.k1_64.val();
+        self.send_epoch.next = self.p_epoch.val();
+        self.send_seq.next = self.t_seq.val();
+        if self.t_value.val() {
+            self.send_kind.next = self.k_batch.val();
+            self.send_count.next = self.t_count.val().get_bits::<8>(0);
+        }
+        if self.c_start.val() {
+            self.send_kind.next = self.k_start.val();
+            if self.c_mode.val() {
+                self.send_instance.next = self.k1_64.val();
+                self.send_epoch.next = self.k0_32.val();
+                self.send_seq.next = self.k0_32.val();
+            }
+        }
+        self.lead_deliver.next = self.t_value.val();
+        self.fifo_reserve.next = self.k0_13.val();
+        if self.t_value.val() {
+            self.fifo_reserve.next = self.t_count.val();
+        }
+        self.tick_leader_changed.next = self.t_new_epoch.val();
+        self.tick_epoch.next = self.p_epoch.val();
+        self.tick_leader.next = self.t_leader.val();
+        self.tick_fault.next = self.t_fault.val();
+        self.tick_fault_missing.next = self.rx_missing.val();
+        if self.t_expire.val() {
+            self.tick_fault_code.next = self.k_f_missing.val();
+        } else {
+            self.tick_fault_code.next = self.k_f_exhausted.val();
+        }
+        self.rx_leader_changed.next = self.r_adopt.val();
+        self.rx_fault.next = self.r_any_fault.val();
+        self.rx_fault_code.next = self.k_f_mismatch.val();
+        if self.r_inflight_fault.val() {
+            self.rx_fault_code.next = self.k_f_in_flight.val();
+        } else if self.r_seq_fault.val() {
+            if self.r_out.val() == self.k_o_gap.val() {
+                self.rx_fault_code.next = self.k_f_gap.val();
+            } else {
+                self.rx_fault_code.next = self.k_f_too_many.val();
+            }
+        }
+        self.rx_deliver.next = self.r_complete.val()
+            && !self.r_armed.val()
+            && !self.r_mismatch.val()
+            && self.r_value_kind.val();
+        self.state_mode.next = self.c_mode.val();
+        if self.c_en.val() {
+            self.mode_state.next = self.s_armed.val();
+        } else {
+            self.mode_state.next = self.s_disabled.val();
+        }
+        self.state_start.next = self.c_start.val();
+        self.state_rx_active.next = self.r_complete.val()
+            && self.r_armed.val()
+            && self.r_start_kind.val()
+            && !self.r_bad_start.val();
+        self.viol_stale.next = self.r_stale.val();
+        self.viol_deposed.next = self.r_higher.val() && self.p_is_leader.val();
+        self.nl_reply.next = self.q_req.val() && !self.p_is_leader.val();
+        if (self.p_state.val() == self.s_active.val())
+            && (self.p_leader.val() != self.node_id.val())
+        {
+            self.nl_leader.next = self.p_leader.val();
+        } else {
+            self.nl_leader.next = self.k_sender_none.val();
+        }
+        self.nl_epoch.next = self.p_epoch.val();
+        self.fifo_push.next = self.q_req.val()
+            && self.p_is_leader.val()
+            && !self.q_oversize.val()
+            && (self.e_len.val() < self.fifo_depth.val());
+        self.fifo_clear.next = self.t_fault.val()
+            || self.t_new_epoch.val()
+            || self.r_adopt.val()
+            || self.r_any_fault.val()
+            || self.c_mode.val();
+
+        // counters
+        self.clear_counters.next = self.c_clear.val();
+        self.tick_net_fault.next = self.t_fault.val();
+        self.tick_timeout.next = self.t_timeout.val();
+        self.tick_sent_value.next = self.t_value.val();
+        self.tick_sent_hb.next = self.t_send.val() && !self.t_value.val();
+        self.tick_dropped.next = self.k0_13.val();
+        if self.t_fault.val() || self.t_new_epoch.val() {
+            self.tick_dropped.next = self.fifo_len.val();
+        }
+        self.ev_foreign.next = (self.rx_valid.val() && (self.rx_class.val() == self.k2_2.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.k2_2.val()));
+        self.ev_malformed.next = (self.rx_valid.val() && (self.rx_class.val() == self.k3_2.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.k3_2.val()));
+        self.ev_ignored.next = (self.rx_valid.val() && (self.rx_class.val() == self.k1_2.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.k1_2.val()))
+            || (self.rx_valid.val()
+                && (self.rx_class.val() == self.k0_2.val())
+                && !(self.r_decide.val() && self.r_port_ok.val() && self.r_listen.val()))
+            || self.r_own.val()
+            || (self.r_complete.val() && self.r_armed.val() && !self.r_start_kind.val());
+        self.ev_stale.next = self.r_stale.val();
+        self.ev_duplicate.next = self.r_dup.val();
+        self.ev_net_fault.next = self.r_any_fault.val();
+        self.ev_delivered.next = self.rx_deliver.val();
+        self.ev_dropped.next = self.k0_13.val();
+        if self.r_adopt.val() || self.r_any_fault.val() {
+            self.ev_dropped.next = self.e_len.val();
+        }
+        if self.q_req.val()
+            && self.p_is_leader.val()
+            && !self.q_oversize.val()
+            && (self.e_len.val() >= self.fifo_depth.val())
+        {
+            self.ev_dropped.next = self.k1_13.val();
+        }
+        self.ev_accepted.next = self.fifo_push.val();
+        self.ev_not_leader.next = self.nl_reply.val();
+        self.ev_sent_hb.next = self.c_start.val();
+        self.ev_oversize.next = self.q_req.val() && self.p_is_leader.val() && self.q_oversize.val();
+
+        // ================= next state =================
+        self.r_state.d.next = self.p_state.val();
+        self.r_epoch.d.next = self.p_epoch.val();
+        self.r_lead.d.next = self.p_lead.val();
+        self.r_leader.d.next = self.p_leader.val();
+        self.r_lins.d.next = self.p_lins.val();
+        self.r_send_seq.d.next = self.p_send_seq.val();
+        if self.r_since_rx.q.val() == self.k_max_32.val() {
+            self.r_since_rx.d.next = self.p_since_rx.val();
+        } else {
+            self.r_since_rx.d.next = self.p_since_rx.val() + self.k1_32.val();
+        }
+        if self.t_send.val() || self.c_start.val() {
+            self.r_loop.d.next = self.k1_32.val();
+        } else if self.r_loop.q.val() != self.k_max_32.val() {
+            self.r_loop.d.next = self.r_loop.q.val() + self.k1_32.val();
+        }
+        self.r_sync_viol.d.next =
+            self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();
+        // The remainder unit: one bit of epoch per cycle, 32 cycles.
+        // The remainder unit: restoring division, eight bits of the epoch per cycle (4 cycles).
+        if self.r_div_num.q.val().get_bit(31) {
+            self.d_bit0.next = self.k1_8.val();
+        } else {
+            self.d_bit0.next = self.k0_8.val();
+        }
+        self.d_shift0.next = (self.r_div_rem.q.val() << self.k1_8.val()) | self.d_bit0.val();
+        if self.d_shift0.val() >= self.node_count.val() {
+            self.d_rem0.next = self.d_shift0.val() - self.node_count.val();
+        } else {
+            self.d_rem0.next = self.d_shift0.val();
+        }
+        if self.r_div_num.q.val().get_bit(30) {
+            self.d_bit1.next = self.k1_8.val();
+        } else {
+            self.d_bit1.next = self.k0_8.val();
+        }
+        self.d_shift1.next = (self.d_rem0.val() << self.k1_8.val()) | self.d_bit1.val();
+        if self.d_shift1.val() >= self.node_count.val() {
+            self.d_rem1.next = self.d_shift1.val() - self.node_count.val();
+        } else {
+            self.d_rem1.next = self.d_shift1.val();
+        }
+        if self.r_div_num.q.val().get_bit(29) {
+            self.d_bit2.next = self.k1_8.val();
+        } else {
+            self.d_bit2.next = self.k0_8.val();
+        }
+        self.d_shift2.next = (self.d_rem1.val() << self.k1_8.val()) | self.d_bit2.val();
+        if self.d_shift2.val() >= self.node_count.val() {
+            self.d_rem2.next = self.d_shift2.val() - self.node_count.val();
+        } else {
+            self.d_rem2.next = self.d_shift2.val();
+        }
+        if self.r_div_num.q.val().get_bit(28) {
+            self.d_bit3.next = self.k1_8.val();
+        } else {
+            self.d_bit3.next = self.k0_8.val();
+        }
+        self.d_shift3.next = (self.d_rem2.val() << self.k1_8.val()) | self.d_bit3.val();
+        if self.d_shift3.val() >= self.node_count.val() {
+            self.d_rem3.next = self.d_shift3.val() - self.node_count.val();
+        } else {
+            self.d_rem3.next = self.d_shift3.val();
+        }
+        if self.r_div_num.q.val().get_bit(27) {
+            self.d_bit4.next = self.k1_8.val();
+        } else {
+            self.d_bit4.next = self.k0_8.val();
+        }
+        self.d_shift4.next = (self.d_rem3.val() << self.k1_8.val()) | self.d_bit4.val();
+        if self.d_shift4.val() >= self.node_count.val() {
+            self.d_rem4.next = self.d_shift4.val() - self.node_count.val();
+        } else {
+            self.d_rem4.next = self.d_shift4.val();
+        }
+        if self.r_div_num.q.val().get_bit(26) {
+            self.d_bit5.next = self.k1_8.val();
+        } else {
+            self.d_bit5.next = self.k0_8.val();
+        }
+        self.d_shift5.next = (self.d_rem4.val() << self.k1_8.val()) | self.d_bit5.val();
+        if self.d_shift5.val() >= self.node_count.val() {
+            self.d_rem5.next = self.d_shift5.val() - self.node_count.val();
+        } else {
+            self.d_rem5.next = self.d_shift5.val();
+        }
+        if self.r_div_num.q.val().get_bit(25) {
+            self.d_bit6.next = self.k1_8.val();
+        } else {
+            self.d_bit6.next = self.k0_8.val();
+        }
+        self.d_shift6.next = (self.d_rem5.val() << self.k1_8.val()) | self.d_bit6.val();
+        if self.d_shift6.val() >= self.node_count.val() {
+            self.d_rem6.next = self.d_shift6.val() - self.node_count.val();
+        } else {
+            self.d_rem6.next = self.d_shift6.val();
+        }
+        if self.r_div_num.q.val().get_bit(24) {
+            self.d_bit7.next = self.k1_8.val();
+        } else {
+            self.d_bit7.next = self.k0_8.val();
+        }
+        self.d_shift7.next = (self.d_rem6.val() << self.k1_8.val()) | self.d_bit7.val();
+        if self.d_shift7.val() >= self.node_count.val() {
+            self.d_rem7.next = self.d_shift7.val() - self.node_count.val();
+        } else {
+            self.d_rem7.next = self.d_shift7.val();
+        }
+        if self.r_div_busy.q.val() {
+            self.r_div_rem.d.next = self.d_rem7.val();
+            self.r_div_num.d.next = self.r_div_num.q.val() << self.k8_32.val();
+            self.r_div_cnt.d.next = self.r_div_cnt.q.val() + self.k1_6.val();
+            if self.r_div_cnt.q.val() == self.k4_6.val() {
+                self.r_div_busy.d.next = false;
+                self.r_leader.d.next = self.r_div_rem.q.val();
+            }
+        }
+        // CTRL: CLEAR_COUNTERS, then the mode (reset_protocol), then START.
+        if self.c_clear.val() {
+            self.r_sync_viol.d.next = false;
+        }
+        if self.c_mode.val() {
+            if self.c_en.val() {
+                self.r_state.d.next = self.s_armed.val();
+            } else {
+                self.r_state.d.next = self.s_disabled.val();
+            }
+            self.r_epoch.d.next = self.k0_32.val();
+            self.r_lead.d.next = false;
+            self.r_leader.d.next = self.k0_8.val();
+            self.r_lins.d.next = self.k0_64.val();
+            self.r_send_seq.d.next = self.k0_32.val();
+            self.r_since_rx.d.next = self.k0_32.val();
+            self.r_sync_viol.d.next = false;
+            self.r_div_busy.d.next = false;
+        }
+        if self.c_start.val() {
+            self.r_state.d.next = self.s_active.val();
+            self.r_lead.d.next = true;
+            if self.c_mode.val() {
+                self.r_send_seq.d.next = self.k1_32.val();
+            } else {
+                self.r_send_seq.d.next = self.p_send_seq.val() + self.k1_32.val();
+            }
+        }
+        // DECIDE copy.
+        if self.r_adopt.val() {
+            self.r_epoch.d.next = self.rx_epoch.val();
+            self.r_lead.d.next = false;
+            self.r_div_busy.d.next = true;
+            self.r_div_num.d.next = self.rx_epoch.val();
+            self.r_div_rem.d.next = self.k0_8.val();
+            self.r_div_cnt.d.next = self.k0_6.val();
+        }
+        if self.r_accept.val() {
+            self.r_since_rx.d.next = self.k1_32.val();
+        }
+        if self.state_rx_active.val() {
+            self.r_state.d.next = self.s_active.val();
+            self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
+        }
+        if self.rx_deliver.val() {
+            self.r_lins.d.next = self.rx_instance.val();
+        }
+        if self.r_any_fault.val() {
+            self.r_state.d.next = self.s_faulted.val();
+        }
+
+        // ================= registers out =================
+        self.state.next = self.r_state.q.val();
+        self.epoch.next = self.r_epoch.q.val();
+        self.leader.next = self.r_leader.q.val();
+        self.leader_busy.next = self.r_div_busy.q.val();
+        self.last_instance.next = self.r_lins.q.val();
+        self.s_base.next = self.k_st_zero.val();
+        if self.r_state.q.val() == self.s_active.val() {
+            if self.r_lead.q.val() {
+                self.s_base.next = self.k_st_active.val() | self.k_st_leader.val();
+            } else {
+                self.s_base.next = self.k_st_active.val();
+            }
+        } else if self.r_state.q.val() == self.s_faulted.val() {
+            self.s_base.next = self.k_st_fault.val();
+        } else if self.r_state.q.val() == self.s_armed.val() {
+            self.s_base.next = self.k_st_armed.val();
+        }
+        if self.r_sync_viol.q.val() {
+            self.status.next = self.s_base.val() | self.k_st_sync.val();
+        } else {
+            self.status.next = self.s_base.val();
+        }
+    }
+}

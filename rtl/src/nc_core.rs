@@ -1,0 +1,408 @@
+//! `nc_core`: `lowi_core`, `egress_fifo` and `csr` wired together, with the packet interfaces
+//! at the level of parsed fields (what a packet parser extracts from a frame, what a packet
+//! generator needs to build one). See `rtl/README.md` for what this covers.
+
+use rust_hdl::prelude::*;
+
+use crate::csr::Csr;
+use crate::egress_fifo::EgressFifo;
+use crate::lowi_core::LowiCore;
+use crate::rsbcast_rx::RsbcastRx;
+
+/// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
+pub const FIFO_ADDR_BITS: usize = 6;
+
+/// The core.
+#[derive(LogicBlock)]
+pub struct NcCore {
+    pub clock: Signal<In, Clock>,
+    /// CSR bus: byte address.
+    pub csr_addr: Signal<In, Bits<16>>,
+    /// CSR bus: write data.
+    pub csr_wdata: Signal<In, Bits<32>>,
+    /// CSR bus: write strobe.
+    pub csr_write: Signal<In, Bit>,
+    /// CSR bus: read data.
+    pub csr_rdata: Signal<Out, Bits<32>>,
+    pub rx_valid: Signal<In, Bit>,
+    pub rx_port: Signal<In, Bits<2>>,
+    pub rx_class: Signal<In, Bits<2>>,
+    pub rx_sender: Signal<In, Bits<8>>,
+    pub rx_epoch: Signal<In, Bits<32>>,
+    pub rx_seq: Signal<In, Bits<32>>,
+    pub rx_tree: Signal<In, Bits<8>>,
+    pub rx_kind: Signal<In, Bits<2>>,
+    pub rx_instance: Signal<In, Bits<64>>,
+    pub cl_valid: Signal<In, Bit>,
+    pub cl_class: Signal<In, Bits<2>>,
+    pub cl_len: Signal<In, Bits<16>>,
+    pub cl_client: Signal<In, Bits<32>>,
+    pub cl_seq: Signal<In, Bits<64>>,
+    pub cl_payload: Signal<In, Bits<64>>,
+    pub send: Signal<Out, Bit>,
+    pub send_kind: Signal<Out, Bits<2>>,
+    pub send_count: Signal<Out, Bits<8>>,
+    pub send_instance: Signal<Out, Bits<64>>,
+    pub send_epoch: Signal<Out, Bits<32>>,
+    pub send_seq: Signal<Out, Bits<32>>,
+    pub lead_deliver: Signal<Out, Bit>,
+    pub rx_deliver: Signal<Out, Bit>,
+    pub tick_leader_changed: Signal<Out, Bit>,
+    pub tick_epoch: Signal<Out, Bits<32>>,
+    pub tick_leader: Signal<Out, Bits<8>>,
+    pub rx_leader_changed: Signal<Out, Bit>,
+    pub tick_fault: Signal<Out, Bit>,
+    pub tick_fault_code: Signal<Out, Bits<3>>,
+    pub tick_fault_missing: Signal<Out, Bits<4>>,
+    pub rx_fault: Signal<Out, Bit>,
+    pub rx_fault_code: Signal<Out, Bits<3>>,
+    pub state_mode: Signal<Out, Bit>,
+    pub mode_state: Signal<Out, Bits<2>>,
+    pub state_start: Signal<Out, Bit>,
+    pub state_rx_active: Signal<Out, Bit>,
+    pub viol_stale: Signal<Out, Bit>,
+    pub viol_deposed: Signal<Out, Bit>,
+    pub nl_reply: Signal<Out, Bit>,
+    pub nl_leader: Signal<Out, Bits<8>>,
+    pub nl_epoch: Signal<Out, Bits<32>>,
+    pub state: Signal<Out, Bits<2>>,
+    pub status: Signal<Out, Bits<32>>,
+    pub epoch: Signal<Out, Bits<32>>,
+    pub leader: Signal<Out, Bits<8>>,
+    pub leader_busy: Signal<Out, Bit>,
+    pub last_instance: Signal<Out, Bits<64>>,
+    pub ok_valid: Signal<Out, Bit>,
+    pub ok_client: Signal<Out, Bits<32>>,
+    pub ok_seq: Signal<Out, Bits<64>>,
+    pub ok_instance: Signal<Out, Bits<64>>,
+    pub ok_index: Signal<Out, Bits<8>>,
+    pub ok_payload: Signal<Out, Bits<64>>,
+    pub ok_len: Signal<Out, Bits<8>>,
+    /// The configuration registers (for the packet parser and generator).
+    pub cfg_node_id: Signal<Out, Bits<32>>,
+    pub cfg_node_count: Signal<Out, Bits<32>>,
+    pub cfg_cluster_id: Signal<Out, Bits<32>>,
+    pub cfg_trees: Signal<Out, Bits<32>>,
+    pub cfg_loop_period: Signal<Out, Bits<32>>,
+    pub cfg_timeout: Signal<Out, Bits<32>>,
+    pub cfg_delta: Signal<Out, Bits<32>>,
+    pub cfg_drift: Signal<Out, Bits<32>>,
+    pub cfg_fifo_depth: Signal<Out, Bits<32>>,
+    pub cfg_batch_max: Signal<Out, Bits<32>>,
+    pub cfg_mtu: Signal<Out, Bits<32>>,
+    pub cfg_decide_port: Signal<Out, Bits<32>>,
+    pub cfg_client_port: Signal<Out, Bits<32>>,
+    pub cfg_host_port: Signal<Out, Bits<32>>,
+    pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
+    pub cfg_tree_group0: Signal<Out, Bits<32>>,
+    pub cfg_tree_group1: Signal<Out, Bits<32>>,
+    pub cfg_tree_group2: Signal<Out, Bits<32>>,
+    pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    core: LowiCore,
+    rx: RsbcastRx,
+    fifo: EgressFifo<FIFO_ADDR_BITS>,
+    regs: Csr,
+    // OK replies: the batches whose entries are still streaming out of the FIFO, oldest first
+    // (instance, count), and the index within the oldest.
+    rec_n: DFF<Bits<3>>,
+    rec_inst0: DFF<Bits<64>>,
+    rec_inst1: DFF<Bits<64>>,
+    rec_inst2: DFF<Bits<64>>,
+    rec_inst3: DFF<Bits<64>>,
+    rec_cnt0: DFF<Bits<8>>,
+    rec_cnt1: DFF<Bits<8>>,
+    rec_cnt2: DFF<Bits<8>>,
+    rec_cnt3: DFF<Bits<8>>,
+    ok_idx: DFF<Bits<8>>,
+    pop: Signal<Local, Bit>,
+    slot: Signal<Local, Bits<3>>,
+    k0_3: Constant<Bits<3>>,
+    k1_3: Constant<Bits<3>>,
+    k2_3: Constant<Bits<3>>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+}
+
+impl Default for NcCore {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            csr_addr: Default::default(),
+            csr_wdata: Default::default(),
+            csr_write: Default::default(),
+            csr_rdata: Default::default(),
+            rx_valid: Default::default(),
+            rx_port: Default::default(),
+            rx_class: Default::default(),
+            rx_sender: Default::default(),
+            rx_epoch: Default::default(),
+            rx_seq: Default::default(),
+            rx_tree: Default::default(),
+            rx_kind: Default::default(),
+            rx_instance: Default::default(),
+            cl_valid: Default::default(),
+            cl_class: Default::default(),
+            cl_len: Default::default(),
+            cl_client: Default::default(),
+            cl_seq: Default::default(),
+            cl_payload: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            lead_deliver: Default::default(),
+            rx_deliver: Default::default(),
+            tick_leader_changed: Default::default(),
+            tick_epoch: Default::default(),
+            tick_leader: Default::default(),
+            rx_leader_changed: Default::default(),
+            tick_fault: Default::default(),
+            tick_fault_code: Default::default(),
+            tick_fault_missing: Default::default(),
+            rx_fault: Default::default(),
+            rx_fault_code: Default::default(),
+            state_mode: Default::default(),
+            mode_state: Default::default(),
+            state_start: Default::default(),
+            state_rx_active: Default::default(),
+            viol_stale: Default::default(),
+            viol_deposed: Default::default(),
+            nl_reply: Default::default(),
+            nl_leader: Default::default(),
+            nl_epoch: Default::default(),
+            state: Default::default(),
+            status: Default::default(),
+            epoch: Default::default(),
+            leader: Default::default(),
+            leader_busy: Default::default(),
+            last_instance: Default::default(),
+            ok_valid: Default::default(),
+            ok_client: Default::default(),
+            ok_seq: Default::default(),
+            ok_instance: Default::default(),
+            ok_index: Default::default(),
+            ok_payload: Default::default(),
+            ok_len: Default::default(),
+            cfg_node_id: Default::default(),
+            cfg_node_count: Default::default(),
+            cfg_cluster_id: Default::default(),
+            cfg_trees: Default::default(),
+            cfg_loop_period: Default::default(),
+            cfg_timeout: Default::default(),
+            cfg_delta: Default::default(),
+            cfg_drift: Default::default(),
+            cfg_fifo_depth: Default::default(),
+            cfg_batch_max: Default::default(),
+            cfg_mtu: Default::default(),
+            cfg_decide_port: Default::default(),
+            cfg_client_port: Default::default(),
+            cfg_host_port: Default::default(),
+            cfg_late_tick_slack: Default::default(),
+            cfg_tree_group0: Default::default(),
+            cfg_tree_group1: Default::default(),
+            cfg_tree_group2: Default::default(),
+            cfg_tree_group3: Default::default(),
+            core: Default::default(),
+            rx: Default::default(),
+            fifo: Default::default(),
+            regs: Default::default(),
+            rec_n: Default::default(),
+            rec_inst0: Default::default(),
+            rec_inst1: Default::default(),
+            rec_inst2: Default::default(),
+            rec_inst3: Default::default(),
+            rec_cnt0: Default::default(),
+            rec_cnt1: Default::default(),
+            rec_cnt2: Default::default(),
+            rec_cnt3: Default::default(),
+            ok_idx: Default::default(),
+            pop: Default::default(),
+            slot: Default::default(),
+            k0_3: Constant::new(0.into()),
+            k1_3: Constant::new(1.into()),
+            k2_3: Constant::new(2.into()),
+            k0_8: Constant::new(0.into()),
+            k1_8: Constant::new(1.into()),
+        }
+    }
+}
+
+impl Logic for NcCore {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, core, rx, fifo, regs);
+        dff_setup!(
+            self, clock, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0, rec_cnt1,
+            rec_cnt2, rec_cnt3, ok_idx
+        );
+        // CSR bus and configuration.
+        self.regs.bus_addr.next = self.csr_addr.val();
+        self.regs.bus_wdata.next = self.csr_wdata.val();
+        self.regs.bus_write.next = self.csr_write.val();
+        self.csr_rdata.next = self.regs.bus_rdata.val();
+        self.core.node_id.next = self.regs.cfg_node_id.val().get_bits::<8>(0);
+        self.core.node_count.next = self.regs.cfg_node_count.val().get_bits::<8>(0);
+        self.core.trees.next = self.regs.cfg_trees.val().get_bits::<8>(0);
+        self.core.loop_period.next = self.regs.cfg_loop_period.val();
+        self.core.timeout.next = self.regs.cfg_timeout.val();
+        self.rx.trees.next = self.regs.cfg_trees.val().get_bits::<3>(0);
+        self.rx.window.next = self.regs.window.val();
+        self.rx.copy_tree.next = self.rx_port.val();
+        self.rx.copy_seq.next = self.rx_seq.val();
+        self.rx.apply.next = self.core.rx_apply.val();
+        self.rx.restart.next = self.core.rx_restart.val();
+        self.core.rx_expired.next = self.rx.expired.val();
+        self.core.rx_missing.next = self.rx.missing.val();
+        self.core.rx_in_flight.next = self.rx.in_flight.val();
+        self.core.rx_outcome.next = self.rx.outcome.val();
+        self.core.rx_outcome_fresh.next = self.rx.outcome_fresh.val();
+        self.core.batch_max.next = self.regs.cfg_batch_max.val().get_bits::<13>(0);
+        self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
+        self.core.mtu.next = self.regs.cfg_mtu.val().get_bits::<16>(0);
+        self.core.ctrl_write.next = self.regs.ctrl_write.val();
+        self.core.ctrl_value.next = self.regs.ctrl_value.val();
+        self.cfg_node_id.next = self.regs.cfg_node_id.val();
+        self.cfg_node_count.next = self.regs.cfg_node_count.val();
+        self.cfg_cluster_id.next = self.regs.cfg_cluster_id.val();
+        self.cfg_trees.next = self.regs.cfg_trees.val();
+        self.cfg_loop_period.next = self.regs.cfg_loop_period.val();
+        self.cfg_timeout.next = self.regs.cfg_timeout.val();
+        self.cfg_delta.next = self.regs.cfg_delta.val();
+        self.cfg_drift.next = self.regs.cfg_drift.val();
+        self.cfg_fifo_depth.next = self.regs.cfg_fifo_depth.val();
+        self.cfg_batch_max.next = self.regs.cfg_batch_max.val();
+        self.cfg_mtu.next = self.regs.cfg_mtu.val();
+        self.cfg_decide_port.next = self.regs.cfg_decide_port.val();
+        self.cfg_client_port.next = self.regs.cfg_client_port.val();
+        self.cfg_host_port.next = self.regs.cfg_host_port.val();
+        self.cfg_late_tick_slack.next = self.regs.cfg_late_tick_slack.val();
+        self.cfg_tree_group0.next = self.regs.cfg_tree_group0.val();
+        self.cfg_tree_group1.next = self.regs.cfg_tree_group1.val();
+        self.cfg_tree_group2.next = self.regs.cfg_tree_group2.val();
+        self.cfg_tree_group3.next = self.regs.cfg_tree_group3.val();
+        self.regs.state.next = self.core.state.val();
+        self.regs.status.next = self.core.status.val();
+        self.regs.epoch.next = self.core.epoch.val();
+        self.regs.leader.next = self.core.leader.val();
+        self.regs.last_instance.next = self.core.last_instance.val();
+        self.regs.clear_counters.next = self.core.clear_counters.val();
+        self.regs.tick_net_fault.next = self.core.tick_net_fault.val();
+        self.regs.tick_timeout.next = self.core.tick_timeout.val();
+        self.regs.tick_sent_value.next = self.core.tick_sent_value.val();
+        self.regs.tick_sent_hb.next = self.core.tick_sent_hb.val();
+        self.regs.ev_foreign.next = self.core.ev_foreign.val();
+        self.regs.ev_malformed.next = self.core.ev_malformed.val();
+        self.regs.ev_ignored.next = self.core.ev_ignored.val();
+        self.regs.ev_stale.next = self.core.ev_stale.val();
+        self.regs.ev_duplicate.next = self.core.ev_duplicate.val();
+        self.regs.ev_net_fault.next = self.core.ev_net_fault.val();
+        self.regs.ev_delivered.next = self.core.ev_delivered.val();
+        self.regs.ev_accepted.next = self.core.ev_accepted.val();
+        self.regs.ev_not_leader.next = self.core.ev_not_leader.val();
+        self.regs.ev_sent_hb.next = self.core.ev_sent_hb.val();
+        self.regs.ev_oversize.next = self.core.ev_oversize.val();
+        self.regs.tick_dropped.next = self.core.tick_dropped.val();
+        self.regs.ev_dropped.next = self.core.ev_dropped.val();
+        self.core.rx_valid.next = self.rx_valid.val();
+        self.core.rx_port.next = self.rx_port.val();
+        self.core.rx_class.next = self.rx_class.val();
+        self.core.rx_sender.next = self.rx_sender.val();
+        self.core.rx_epoch.next = self.rx_epoch.val();
+        self.core.rx_tree.next = self.rx_tree.val();
+        self.core.rx_kind.next = self.rx_kind.val();
+        self.core.rx_instance.next = self.rx_instance.val();
+        self.core.cl_valid.next = self.cl_valid.val();
+        self.core.cl_class.next = self.cl_class.val();
+        self.core.cl_len.next = self.cl_len.val();
+        self.send.next = self.core.send.val();
+        self.send_kind.next = self.core.send_kind.val();
+        self.send_count.next = self.core.send_count.val();
+        self.send_instance.next = self.core.send_instance.val();
+        self.send_epoch.next = self.core.send_epoch.val();
+        self.send_seq.next = self.core.send_seq.val();
+        self.lead_deliver.next = self.core.lead_deliver.val();
+        self.rx_deliver.next = self.core.rx_deliver.val();
+        self.tick_leader_changed.next = self.core.tick_leader_changed.val();
+        self.tick_epoch.next = self.core.tick_epoch.val();
+        self.tick_leader.next = self.core.tick_leader.val();
+        self.rx_leader_changed.next = self.core.rx_leader_changed.val();
+        self.tick_fault.next = self.core.tick_fault.val();
+        self.tick_fault_code.next = self.core.tick_fault_code.val();
+        self.tick_fault_missing.next = self.core.tick_fault_missing.val();
+        self.rx_fault.next = self.core.rx_fault.val();
+        self.rx_fault_code.next = self.core.rx_fault_code.val();
+        self.state_mode.next = self.core.state_mode.val();
+        self.mode_state.next = self.core.mode_state.val();
+        self.state_start.next = self.core.state_start.val();
+        self.state_rx_active.next = self.core.state_rx_active.val();
+        self.viol_stale.next = self.core.viol_stale.val();
+        self.viol_deposed.next = self.core.viol_deposed.val();
+        self.nl_reply.next = self.core.nl_reply.val();
+        self.nl_leader.next = self.core.nl_leader.val();
+        self.nl_epoch.next = self.core.nl_epoch.val();
+        self.state.next = self.core.state.val();
+        self.status.next = self.core.status.val();
+        self.epoch.next = self.core.epoch.val();
+        self.leader.next = self.core.leader.val();
+        self.leader_busy.next = self.core.leader_busy.val();
+        self.last_instance.next = self.core.last_instance.val();
+        // Egress FIFO.
+        self.core.fifo_len.next = self.fifo.len.val();
+        self.fifo.push.next = self.core.fifo_push.val();
+        self.fifo.clear.next = self.core.fifo_clear.val();
+        self.fifo.reserve.next = self.core.fifo_reserve.val();
+        self.fifo.push_payload.next = self.cl_payload.val();
+        self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);
+        self.fifo.push_seq.next = self.cl_seq.val();
+        self.fifo.push_client.next = self.cl_client.val();
+        // OK replies: the taken entries stream out of the FIFO in order; each belongs to the
+        // oldest batch record, whose count says when to move on to the next.
+        self.pop.next = self.fifo.out_valid.val()
+            && ((self.ok_idx.q.val() + self.k1_8.val()) == self.rec_cnt0.q.val());
+        if self.fifo.out_valid.val() {
+            if self.pop.val() {
+                self.ok_idx.d.next = self.k0_8.val();
+            } else {
+                self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_8.val();
+            }
+        }
+        if self.pop.val() {
+            self.rec_inst0.d.next = self.rec_inst1.q.val();
+            self.rec_inst1.d.next = self.rec_inst2.q.val();
+            self.rec_inst2.d.next = self.rec_inst3.q.val();
+            self.rec_cnt0.d.next = self.rec_cnt1.q.val();
+            self.rec_cnt1.d.next = self.rec_cnt2.q.val();
+            self.rec_cnt2.d.next = self.rec_cnt3.q.val();
+            self.slot.next = self.rec_n.q.val() - self.k1_3.val();
+        } else {
+            self.slot.next = self.rec_n.q.val();
+        }
+        if self.core.lead_deliver.val() {
+            if self.slot.val() == self.k0_3.val() {
+                self.rec_inst0.d.next = self.core.send_instance.val();
+                self.rec_cnt0.d.next = self.core.send_count.val();
+            } else if self.slot.val() == self.k1_3.val() {
+                self.rec_inst1.d.next = self.core.send_instance.val();
+                self.rec_cnt1.d.next = self.core.send_count.val();
+            } else if self.slot.val() == self.k2_3.val() {
+                self.rec_inst2.d.next = self.core.send_instance.val();
+                self.rec_cnt2.d.next = self.core.send_count.val();
+            } else {
+                self.rec_inst3.d.next = self.core.send_instance.val();
+                self.rec_cnt3.d.next = self.core.send_count.val();
+            }
+            self.rec_n.d.next = self.slot.val() + self.k1_3.val();
+        } else {
+            self.rec_n.d.next = self.slot.val();
+        }
+        self.ok_valid.next = self.fifo.out_valid.val();
+        self.ok_client.next = self.fifo.out_client.val();
+        self.ok_seq.next = self.fifo.out_seq.val();
+        self.ok_payload.next = self.fifo.out_payload.val();
+        self.ok_len.next = self.fifo.out_len.val();
+        self.ok_instance.next = self.rec_inst0.q.val();
+        self.ok_index.next = self.ok_idx.q.val();
+    }
+}

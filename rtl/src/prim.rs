@@ -1,0 +1,196 @@
+//! Small primitives whose Verilog is written by hand because rust-hdl 0.46 cannot express them
+//! without width warnings (zero extension). Each has a Rust `update` for the simulator and a
+//! one-line Verilog body that does the same.
+
+use rust_hdl::prelude::*;
+
+/// `wide = {0, narrow}`.
+#[derive(LogicBlock, Default)]
+pub struct ZeroExtend<const N: usize, const M: usize> {
+    /// Input.
+    pub narrow: Signal<In, Bits<N>>,
+    /// `narrow` zero-extended to M bits.
+    pub wide: Signal<Out, Bits<M>>,
+}
+
+impl<const N: usize, const M: usize> Logic for ZeroExtend<N, M> {
+    fn update(&mut self) {
+        self.wide.next = bit_cast::<M, N>(self.narrow.val());
+    }
+    fn connect(&mut self) {
+        self.wide.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        assert!(M > N, "ZeroExtend widens");
+        Verilog::Custom(format!("always @(*) wide = {{{}'d0, narrow}};", M - N))
+    }
+}
+
+/// `out = {h9, …, h0}`: 78 header bytes (nine 64-bit beats and six bytes of the tenth) as one vector (beat 0 in the low bits, so
+/// frame byte `x` is `out[8x +: 8]`).
+#[derive(LogicBlock, Default)]
+pub struct JoinBeats {
+    pub h0: Signal<In, Bits<64>>,
+    pub h1: Signal<In, Bits<64>>,
+    pub h2: Signal<In, Bits<64>>,
+    pub h3: Signal<In, Bits<64>>,
+    pub h4: Signal<In, Bits<64>>,
+    pub h5: Signal<In, Bits<64>>,
+    pub h6: Signal<In, Bits<64>>,
+    pub h7: Signal<In, Bits<64>>,
+    pub h8: Signal<In, Bits<64>>,
+    pub h9: Signal<In, Bits<48>>,
+    /// The joined vector.
+    pub out: Signal<Out, Bits<624>>,
+}
+
+impl Logic for JoinBeats {
+    fn update(&mut self) {
+        let mut v = bit_cast::<624, 48>(self.h9.val());
+        let h = [
+            self.h8.val(),
+            self.h7.val(),
+            self.h6.val(),
+            self.h5.val(),
+            self.h4.val(),
+            self.h3.val(),
+            self.h2.val(),
+            self.h1.val(),
+            self.h0.val(),
+        ];
+        for b in h {
+            v = (v << 64) | bit_cast::<624, 64>(b);
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};".into())
+    }
+}
+
+/// `out` = `inp` with its bytes in reverse order (a big-endian field read from a little-endian
+/// lane order).
+#[derive(LogicBlock, Default)]
+pub struct ByteSwap<const N: usize> {
+    /// Input (N a multiple of 8).
+    pub inp: Signal<In, Bits<N>>,
+    /// Bytes reversed.
+    pub out: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize> Logic for ByteSwap<N> {
+    fn update(&mut self) {
+        let x = self.inp.val();
+        let mut v = Bits::<N>::default();
+        for i in 0..N / 8 {
+            for b in 0..8 {
+                v = v.replace_bit(N - 8 * (i + 1) + b, x.get_bit(8 * i + b));
+            }
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        assert!(N.is_multiple_of(8) && N >= 8);
+        if N == 8 {
+            return Verilog::Custom("always @(*) out = inp;".into());
+        }
+        let parts: Vec<String> = (0..N / 8)
+            .map(|i| format!("inp[{}:{}]", 8 * i + 7, 8 * i))
+            .collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+    }
+}
+
+/// Where one byte of a [`byte_map!`] output comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteSrc {
+    /// A constant byte.
+    Const(u8),
+    /// Byte `j` (0 = most significant) of input `i`.
+    Field(usize, usize),
+}
+
+fn u64_of<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+/// A block whose output bytes are constants or bytes of its inputs, by a map fixed when the
+/// circuit is built (output byte `x` in bits `8x+7..8x`: frame order on a little-endian bus).
+macro_rules! byte_map {
+    ($(#[$doc:meta])* $name:ident, $bits:expr, [$($f:ident : $w:expr),* $(,)?]) => {
+        $(#[$doc])*
+        #[derive(LogicBlock)]
+        pub struct $name {
+            $(pub $f: Signal<In, Bits<{ 8 * $w }>>,)*
+            /// The bytes.
+            pub out: Signal<Out, Bits<$bits>>,
+            _map: Vec<ByteSrc>,
+        }
+
+        impl $name {
+            /// Input names and widths in bytes, in declaration order.
+            pub const INPUTS: &'static [(&'static str, usize)] = &[$((stringify!($f), $w)),*];
+            /// A block with this byte map (one entry per output byte).
+            pub fn new(map: Vec<ByteSrc>) -> Self {
+                assert_eq!(map.len() * 8, $bits);
+                Self { $($f: Default::default(),)* out: Default::default(), _map: map }
+            }
+        }
+
+        impl Logic for $name {
+            fn update(&mut self) {
+                let ins: Vec<(u64, usize)> = vec![$((u64_of(self.$f.val()), $w)),*];
+                let mut v = Bits::<$bits>::default();
+                for src in self._map.iter().rev() {
+                    let byte = match *src {
+                        ByteSrc::Const(b) => b as u64,
+                        ByteSrc::Field(i, j) => (ins[i].0 >> (8 * (ins[i].1 - 1 - j))) & 0xFF,
+                    };
+                    v = (v << 8) | bit_cast::<$bits, 8>(Bits::<8>::from(byte));
+                }
+                self.out.next = v;
+            }
+            fn connect(&mut self) {
+                self.out.connect();
+            }
+            fn hdl(&self) -> Verilog {
+                let parts: Vec<String> = self
+                    ._map
+                    .iter()
+                    .rev()
+                    .map(|src| match *src {
+                        ByteSrc::Const(b) => format!("8'h{b:02x}"),
+                        ByteSrc::Field(i, j) => {
+                            let (name, w) = Self::INPUTS[i];
+                            let lo = 8 * (w - 1 - j);
+                            format!("{name}[{}:{lo}]", lo + 7)
+                        }
+                    })
+                    .collect();
+                Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+            }
+        }
+    };
+}
+
+byte_map!(
+    /// The 78 header bytes of a DECIDE frame (Ethernet, IPv4, UDP, common header, DECIDE
+    /// header), map from `pkt_gen::header_map`.
+    HeaderBytes,
+    624,
+    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2]
+);
+
+byte_map!(
+    /// The 24 bytes of a DECIDE entry with a payload of up to 8 bytes (bytes past the
+    /// payload are zero), map from `pkt_gen::entry_map`.
+    EntryBytes,
+    192,
+    [client: 4, len: 1, seq: 8, payload: 8]
+);

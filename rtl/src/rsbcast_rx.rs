@@ -1,0 +1,535 @@
+//! `rsbcast_rx`: the RSBCAST receiver (paper Alg. 1) the way `proto::rsbcast::Receiver` does it.
+//!
+//! Per tree `t` it keeps `next[t]`, the sequence number that tree owes next; `base` is the oldest
+//! message not yet delivered and `first[i]` the cycle at which the first copy of message
+//! `base + i` arrived (a shift queue of [`IN_FLIGHT`] entries). The bitmask of copies seen for
+//! a message is implicit: tree `t` has delivered message `s` iff `next[t] > s` (trees are FIFO);
+//! `missing` is that mask for the oldest message, and `expired` says its Δ window (counted from
+//! its first copy) has passed.
+//!
+//! Two combinational halves: [`RxJudge`] says what this cycle's copy would do, against the
+//! registered state (`outcome`) and against a fresh receiver (`outcome_fresh`), from the state
+//! and the copy's tree and seq only; [`RxUpdate`] computes the next state from `apply` and
+//! `restart`. The caller (`lowi_core`) decides from the outcome whether to apply the copy; as the
+//! outcome never depends on `apply`, there is no combinational loop (and Verilator sees none,
+//! because this top only wires the halves).
+
+use rust_hdl::prelude::*;
+
+/// Messages in flight the hardware tracks (the model tracks `proto::regs::MAX_IN_FLIGHT`; a
+/// configuration whose window spans more than `IN_FLIGHT - 1` loop periods is outside what
+/// this RTL covers, and a copy of a fifth message in flight faults as "too many in flight").
+pub const IN_FLIGHT: u64 = 4;
+
+/// Values of `outcome`.
+pub mod outcome {
+    /// First copy of a new message (|G| > 1).
+    pub const FIRST: u64 = 1;
+    /// A further copy; the message still misses copies.
+    pub const MORE: u64 = 2;
+    /// This copy completed its message: DELIVER.
+    pub const DELIVER: u64 = 3;
+    /// The tree already delivered this seq.
+    pub const DUPLICATE: u64 = 4;
+    /// The tree skipped a seq: NET-FAULT.
+    pub const GAP: u64 = 5;
+    /// More messages in flight than [`super::IN_FLIGHT`]: NET-FAULT.
+    pub const TOO_MANY: u64 = 6;
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+/// What a copy does, from the registered state (combinational).
+#[derive(LogicBlock)]
+pub struct RxJudge {
+    pub trees: Signal<In, Bits<3>>,
+    pub window: Signal<In, Bits<32>>,
+    pub copy_tree: Signal<In, Bits<2>>,
+    pub copy_seq: Signal<In, Bits<32>>,
+    pub q_now: Signal<In, Bits<32>>,
+    pub q_next0: Signal<In, Bits<32>>,
+    pub q_next1: Signal<In, Bits<32>>,
+    pub q_next2: Signal<In, Bits<32>>,
+    pub q_next3: Signal<In, Bits<32>>,
+    pub q_base: Signal<In, Bits<32>>,
+    pub q_count: Signal<In, Bits<3>>,
+    pub q_first0: Signal<In, Bits<32>>,
+    pub expired: Signal<Out, Bit>,
+    pub missing: Signal<Out, Bits<4>>,
+    pub in_flight: Signal<Out, Bits<3>>,
+    pub outcome: Signal<Out, Bits<3>>,
+    pub outcome_fresh: Signal<Out, Bits<3>>,
+    pub push: Signal<Out, Bit>,
+    pub n0: Signal<Out, Bits<32>>,
+    pub n1: Signal<Out, Bits<32>>,
+    pub n2: Signal<Out, Bits<32>>,
+    pub n3: Signal<Out, Bits<32>>,
+    expected: Signal<Local, Bits<32>>,
+    diff: Signal<Local, Bits<32>>,
+    off: Signal<Local, Bits<32>>,
+    seq1: Signal<Local, Bits<32>>,
+    done0: Signal<Local, Bit>,
+    done1: Signal<Local, Bit>,
+    done2: Signal<Local, Bit>,
+    done3: Signal<Local, Bit>,
+    m0: Signal<Local, Bits<4>>,
+    m1: Signal<Local, Bits<4>>,
+    m2: Signal<Local, Bits<4>>,
+    m3: Signal<Local, Bits<4>>,
+    o_cur: Signal<Local, Bits<3>>,
+    o_fresh: Signal<Local, Bits<3>>,
+    p: Signal<Local, Bit>,
+    c0_29: Constant<Bits<29>>,
+    c1_32: Constant<Bits<32>>,
+    c1_3: Constant<Bits<3>>,
+    c2_3: Constant<Bits<3>>,
+    c3_3: Constant<Bits<3>>,
+    c_in_flight: Constant<Bits<3>>,
+    c0_4: Constant<Bits<4>>,
+    bit0_4: Constant<Bits<4>>,
+    bit1_4: Constant<Bits<4>>,
+    bit2_4: Constant<Bits<4>>,
+    bit3_4: Constant<Bits<4>>,
+    tree0: Constant<Bits<2>>,
+    tree1: Constant<Bits<2>>,
+    tree2: Constant<Bits<2>>,
+    o_first: Constant<Bits<3>>,
+    o_more: Constant<Bits<3>>,
+    o_deliver: Constant<Bits<3>>,
+    o_duplicate: Constant<Bits<3>>,
+    o_gap: Constant<Bits<3>>,
+    o_too_many: Constant<Bits<3>>,
+}
+
+impl Default for RxJudge {
+    fn default() -> Self {
+        Self {
+            trees: Default::default(),
+            window: Default::default(),
+            copy_tree: Default::default(),
+            copy_seq: Default::default(),
+            q_now: Default::default(),
+            q_next0: Default::default(),
+            q_next1: Default::default(),
+            q_next2: Default::default(),
+            q_next3: Default::default(),
+            q_base: Default::default(),
+            q_count: Default::default(),
+            q_first0: Default::default(),
+            expired: Default::default(),
+            missing: Default::default(),
+            in_flight: Default::default(),
+            outcome: Default::default(),
+            outcome_fresh: Default::default(),
+            push: Default::default(),
+            n0: Default::default(),
+            n1: Default::default(),
+            n2: Default::default(),
+            n3: Default::default(),
+            expected: Default::default(),
+            diff: Default::default(),
+            off: Default::default(),
+            seq1: Default::default(),
+            done0: Default::default(),
+            done1: Default::default(),
+            done2: Default::default(),
+            done3: Default::default(),
+            m0: Default::default(),
+            m1: Default::default(),
+            m2: Default::default(),
+            m3: Default::default(),
+            o_cur: Default::default(),
+            o_fresh: Default::default(),
+            p: Default::default(),
+            c0_29: k(0),
+            c1_32: k(1),
+            c1_3: k(1),
+            c2_3: k(2),
+            c3_3: k(3),
+            c_in_flight: k(IN_FLIGHT),
+            c0_4: k(0),
+            bit0_4: k(1),
+            bit1_4: k(2),
+            bit2_4: k(4),
+            bit3_4: k(8),
+            tree0: k(0),
+            tree1: k(1),
+            tree2: k(2),
+            o_first: k(outcome::FIRST),
+            o_more: k(outcome::MORE),
+            o_deliver: k(outcome::DELIVER),
+            o_duplicate: k(outcome::DUPLICATE),
+            o_gap: k(outcome::GAP),
+            o_too_many: k(outcome::TOO_MANY),
+        }
+    }
+}
+
+impl Logic for RxJudge {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Window check of the oldest incomplete message, and the trees it still misses.
+        self.expired.next = self.q_count.val().any()
+            && ((self.q_now.val() - self.q_first0.val()) > self.window.val());
+        if self.q_next0.val() == self.q_base.val() {
+            self.m0.next = self.bit0_4.val();
+        } else {
+            self.m0.next = self.c0_4.val();
+        }
+        if (self.trees.val() > self.c1_3.val()) && (self.q_next1.val() == self.q_base.val()) {
+            self.m1.next = self.bit1_4.val();
+        } else {
+            self.m1.next = self.c0_4.val();
+        }
+        if (self.trees.val() > self.c2_3.val()) && (self.q_next2.val() == self.q_base.val()) {
+            self.m2.next = self.bit2_4.val();
+        } else {
+            self.m2.next = self.c0_4.val();
+        }
+        if (self.trees.val() > self.c3_3.val()) && (self.q_next3.val() == self.q_base.val()) {
+            self.m3.next = self.bit3_4.val();
+        } else {
+            self.m3.next = self.c0_4.val();
+        }
+        self.missing.next = self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val();
+        self.in_flight.next = self.q_count.val();
+        // Against a fresh receiver: seq 0 is the first copy (complete at once if |G| = 1).
+        if self.copy_seq.val().any() {
+            if self.copy_seq.val().get_bit(31) {
+                self.o_fresh.next = self.o_duplicate.val();
+            } else {
+                self.o_fresh.next = self.o_gap.val();
+            }
+        } else if self.trees.val() == self.c1_3.val() {
+            self.o_fresh.next = self.o_deliver.val();
+        } else {
+            self.o_fresh.next = self.o_first.val();
+        }
+        self.outcome_fresh.next = self.o_fresh.val();
+        // Against the registered state. Serial-number order: `seq - expected` negative is a
+        // duplicate, positive a gap.
+        if self.copy_tree.val() == self.tree0.val() {
+            self.expected.next = self.q_next0.val();
+        } else if self.copy_tree.val() == self.tree1.val() {
+            self.expected.next = self.q_next1.val();
+        } else if self.copy_tree.val() == self.tree2.val() {
+            self.expected.next = self.q_next2.val();
+        } else {
+            self.expected.next = self.q_next3.val();
+        }
+        self.diff.next = self.copy_seq.val() - self.expected.val();
+        self.off.next = self.copy_seq.val() - self.q_base.val();
+        // A new message: its offset from `base` equals the number in flight.
+        self.p.next = (self.off.val().get_bits::<29>(3) == self.c0_29.val())
+            && (self.off.val().get_bits::<3>(0) == self.q_count.val());
+        self.push.next = self.p.val();
+        self.seq1.next = self.copy_seq.val() + self.c1_32.val();
+        self.n0.next = self.q_next0.val();
+        self.n1.next = self.q_next1.val();
+        self.n2.next = self.q_next2.val();
+        self.n3.next = self.q_next3.val();
+        if self.copy_tree.val() == self.tree0.val() {
+            self.n0.next = self.seq1.val();
+        } else if self.copy_tree.val() == self.tree1.val() {
+            self.n1.next = self.seq1.val();
+        } else if self.copy_tree.val() == self.tree2.val() {
+            self.n2.next = self.seq1.val();
+        } else {
+            self.n3.next = self.seq1.val();
+        }
+        // The oldest message is complete when every tree in use is past it.
+        self.done0.next = self.n0.val() != self.q_base.val();
+        self.done1.next =
+            (self.trees.val() <= self.c1_3.val()) || (self.n1.val() != self.q_base.val());
+        self.done2.next =
+            (self.trees.val() <= self.c2_3.val()) || (self.n2.val() != self.q_base.val());
+        self.done3.next =
+            (self.trees.val() <= self.c3_3.val()) || (self.n3.val() != self.q_base.val());
+        if self.diff.val().get_bit(31) {
+            self.o_cur.next = self.o_duplicate.val();
+        } else if self.diff.val().any() {
+            self.o_cur.next = self.o_gap.val();
+        } else if self.p.val() && (self.q_count.val() == self.c_in_flight.val()) {
+            self.o_cur.next = self.o_too_many.val();
+        } else if self.done0.val() && self.done1.val() && self.done2.val() && self.done3.val() {
+            self.o_cur.next = self.o_deliver.val();
+        } else if self.p.val() {
+            self.o_cur.next = self.o_first.val();
+        } else {
+            self.o_cur.next = self.o_more.val();
+        }
+        self.outcome.next = self.o_cur.val();
+    }
+}
+
+/// The receiver's next state.
+#[derive(LogicBlock)]
+pub struct RxUpdate {
+    pub restart: Signal<In, Bit>,
+    pub apply: Signal<In, Bit>,
+    pub copy_tree: Signal<In, Bits<2>>,
+    pub outcome: Signal<In, Bits<3>>,
+    pub outcome_fresh: Signal<In, Bits<3>>,
+    pub push: Signal<In, Bit>,
+    pub n0: Signal<In, Bits<32>>,
+    pub n1: Signal<In, Bits<32>>,
+    pub n2: Signal<In, Bits<32>>,
+    pub n3: Signal<In, Bits<32>>,
+    pub q_now: Signal<In, Bits<32>>,
+    pub q_next0: Signal<In, Bits<32>>,
+    pub q_next1: Signal<In, Bits<32>>,
+    pub q_next2: Signal<In, Bits<32>>,
+    pub q_next3: Signal<In, Bits<32>>,
+    pub q_base: Signal<In, Bits<32>>,
+    pub q_count: Signal<In, Bits<3>>,
+    pub q_first0: Signal<In, Bits<32>>,
+    pub q_first1: Signal<In, Bits<32>>,
+    pub q_first2: Signal<In, Bits<32>>,
+    pub q_first3: Signal<In, Bits<32>>,
+    pub d_now: Signal<Out, Bits<32>>,
+    pub d_next0: Signal<Out, Bits<32>>,
+    pub d_next1: Signal<Out, Bits<32>>,
+    pub d_next2: Signal<Out, Bits<32>>,
+    pub d_next3: Signal<Out, Bits<32>>,
+    pub d_base: Signal<Out, Bits<32>>,
+    pub d_count: Signal<Out, Bits<3>>,
+    pub d_first0: Signal<Out, Bits<32>>,
+    pub d_first1: Signal<Out, Bits<32>>,
+    pub d_first2: Signal<Out, Bits<32>>,
+    pub d_first3: Signal<Out, Bits<32>>,
+    c0_32: Constant<Bits<32>>,
+    c1_32: Constant<Bits<32>>,
+    c0_3: Constant<Bits<3>>,
+    c1_3: Constant<Bits<3>>,
+    c2_3: Constant<Bits<3>>,
+    tree0: Constant<Bits<2>>,
+    tree1: Constant<Bits<2>>,
+    tree2: Constant<Bits<2>>,
+    o_first: Constant<Bits<3>>,
+    o_more: Constant<Bits<3>>,
+    o_deliver: Constant<Bits<3>>,
+}
+
+impl Default for RxUpdate {
+    fn default() -> Self {
+        Self {
+            restart: Default::default(),
+            apply: Default::default(),
+            copy_tree: Default::default(),
+            outcome: Default::default(),
+            outcome_fresh: Default::default(),
+            push: Default::default(),
+            n0: Default::default(),
+            n1: Default::default(),
+            n2: Default::default(),
+            n3: Default::default(),
+            q_now: Default::default(),
+            q_next0: Default::default(),
+            q_next1: Default::default(),
+            q_next2: Default::default(),
+            q_next3: Default::default(),
+            q_base: Default::default(),
+            q_count: Default::default(),
+            q_first0: Default::default(),
+            q_first1: Default::default(),
+            q_first2: Default::default(),
+            q_first3: Default::default(),
+            d_now: Default::default(),
+            d_next0: Default::default(),
+            d_next1: Default::default(),
+            d_next2: Default::default(),
+            d_next3: Default::default(),
+            d_base: Default::default(),
+            d_count: Default::default(),
+            d_first0: Default::default(),
+            d_first1: Default::default(),
+            d_first2: Default::default(),
+            d_first3: Default::default(),
+            c0_32: k(0),
+            c1_32: k(1),
+            c0_3: k(0),
+            c1_3: k(1),
+            c2_3: k(2),
+            tree0: k(0),
+            tree1: k(1),
+            tree2: k(2),
+            o_first: k(outcome::FIRST),
+            o_more: k(outcome::MORE),
+            o_deliver: k(outcome::DELIVER),
+        }
+    }
+}
+
+impl Logic for RxUpdate {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.d_next0.next = self.q_next0.val();
+        self.d_next1.next = self.q_next1.val();
+        self.d_next2.next = self.q_next2.val();
+        self.d_next3.next = self.q_next3.val();
+        self.d_base.next = self.q_base.val();
+        self.d_count.next = self.q_count.val();
+        self.d_first0.next = self.q_first0.val();
+        self.d_first1.next = self.q_first1.val();
+        self.d_first2.next = self.q_first2.val();
+        self.d_first3.next = self.q_first3.val();
+        self.d_now.next = self.q_now.val() + self.c1_32.val();
+        if self.restart.val() {
+            self.d_next0.next = self.c0_32.val();
+            self.d_next1.next = self.c0_32.val();
+            self.d_next2.next = self.c0_32.val();
+            self.d_next3.next = self.c0_32.val();
+            self.d_base.next = self.c0_32.val();
+            self.d_count.next = self.c0_3.val();
+            if self.apply.val() {
+                if self.outcome_fresh.val() == self.o_deliver.val() {
+                    // |G| = 1: seq 0 delivered at once.
+                    self.d_next0.next = self.c1_32.val();
+                    self.d_base.next = self.c1_32.val();
+                } else if self.outcome_fresh.val() == self.o_first.val() {
+                    if self.copy_tree.val() == self.tree0.val() {
+                        self.d_next0.next = self.c1_32.val();
+                    } else if self.copy_tree.val() == self.tree1.val() {
+                        self.d_next1.next = self.c1_32.val();
+                    } else if self.copy_tree.val() == self.tree2.val() {
+                        self.d_next2.next = self.c1_32.val();
+                    } else {
+                        self.d_next3.next = self.c1_32.val();
+                    }
+                    self.d_count.next = self.c1_3.val();
+                    self.d_first0.next = self.q_now.val();
+                }
+            }
+        } else if self.apply.val()
+            && ((self.outcome.val() == self.o_deliver.val())
+                || (self.outcome.val() == self.o_first.val())
+                || (self.outcome.val() == self.o_more.val()))
+        {
+            self.d_next0.next = self.n0.val();
+            self.d_next1.next = self.n1.val();
+            self.d_next2.next = self.n2.val();
+            self.d_next3.next = self.n3.val();
+            if self.outcome.val() == self.o_deliver.val() {
+                self.d_base.next = self.q_base.val() + self.c1_32.val();
+                if !self.push.val() {
+                    self.d_count.next = self.q_count.val() - self.c1_3.val();
+                    self.d_first0.next = self.q_first1.val();
+                    self.d_first1.next = self.q_first2.val();
+                    self.d_first2.next = self.q_first3.val();
+                }
+            } else if self.push.val() {
+                self.d_count.next = self.q_count.val() + self.c1_3.val();
+                if self.q_count.val() == self.c0_3.val() {
+                    self.d_first0.next = self.q_now.val();
+                } else if self.q_count.val() == self.c1_3.val() {
+                    self.d_first1.next = self.q_now.val();
+                } else if self.q_count.val() == self.c2_3.val() {
+                    self.d_first2.next = self.q_now.val();
+                } else {
+                    self.d_first3.next = self.q_now.val();
+                }
+            }
+        }
+    }
+}
+
+/// The receiver: registers, [`RxJudge`] and [`RxUpdate`] (this block only wires them).
+///
+/// Inputs: `restart` starts afresh this cycle (seq 0 expected everywhere; a copy applied in the
+/// same cycle is judged by `outcome_fresh`); `apply` records this cycle's copy
+/// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
+#[derive(LogicBlock, Default)]
+pub struct RsbcastRx {
+    pub clock: Signal<In, Clock>,
+    pub restart: Signal<In, Bit>,
+    pub apply: Signal<In, Bit>,
+    pub copy_tree: Signal<In, Bits<2>>,
+    pub copy_seq: Signal<In, Bits<32>>,
+    pub trees: Signal<In, Bits<3>>,
+    pub window: Signal<In, Bits<32>>,
+    pub expired: Signal<Out, Bit>,
+    pub missing: Signal<Out, Bits<4>>,
+    pub in_flight: Signal<Out, Bits<3>>,
+    pub outcome: Signal<Out, Bits<3>>,
+    pub outcome_fresh: Signal<Out, Bits<3>>,
+    judge: RxJudge,
+    upd: RxUpdate,
+    r_now: DFF<Bits<32>>,
+    r_next0: DFF<Bits<32>>,
+    r_next1: DFF<Bits<32>>,
+    r_next2: DFF<Bits<32>>,
+    r_next3: DFF<Bits<32>>,
+    r_base: DFF<Bits<32>>,
+    r_count: DFF<Bits<3>>,
+    r_first0: DFF<Bits<32>>,
+    r_first1: DFF<Bits<32>>,
+    r_first2: DFF<Bits<32>>,
+    r_first3: DFF<Bits<32>>,
+}
+
+impl Logic for RsbcastRx {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.r_now.clock.next = self.clock.val();
+        self.r_now.d.next = self.upd.d_now.val();
+        self.judge.q_now.next = self.r_now.q.val();
+        self.upd.q_now.next = self.r_now.q.val();
+        self.r_next0.clock.next = self.clock.val();
+        self.r_next0.d.next = self.upd.d_next0.val();
+        self.judge.q_next0.next = self.r_next0.q.val();
+        self.upd.q_next0.next = self.r_next0.q.val();
+        self.r_next1.clock.next = self.clock.val();
+        self.r_next1.d.next = self.upd.d_next1.val();
+        self.judge.q_next1.next = self.r_next1.q.val();
+        self.upd.q_next1.next = self.r_next1.q.val();
+        self.r_next2.clock.next = self.clock.val();
+        self.r_next2.d.next = self.upd.d_next2.val();
+        self.judge.q_next2.next = self.r_next2.q.val();
+        self.upd.q_next2.next = self.r_next2.q.val();
+        self.r_next3.clock.next = self.clock.val();
+        self.r_next3.d.next = self.upd.d_next3.val();
+        self.judge.q_next3.next = self.r_next3.q.val();
+        self.upd.q_next3.next = self.r_next3.q.val();
+        self.r_base.clock.next = self.clock.val();
+        self.r_base.d.next = self.upd.d_base.val();
+        self.judge.q_base.next = self.r_base.q.val();
+        self.upd.q_base.next = self.r_base.q.val();
+        self.r_count.clock.next = self.clock.val();
+        self.r_count.d.next = self.upd.d_count.val();
+        self.judge.q_count.next = self.r_count.q.val();
+        self.upd.q_count.next = self.r_count.q.val();
+        self.r_first0.clock.next = self.clock.val();
+        self.r_first0.d.next = self.upd.d_first0.val();
+        self.judge.q_first0.next = self.r_first0.q.val();
+        self.upd.q_first0.next = self.r_first0.q.val();
+        self.r_first1.clock.next = self.clock.val();
+        self.r_first1.d.next = self.upd.d_first1.val();
+        self.upd.q_first1.next = self.r_first1.q.val();
+        self.r_first2.clock.next = self.clock.val();
+        self.r_first2.d.next = self.upd.d_first2.val();
+        self.upd.q_first2.next = self.r_first2.q.val();
+        self.r_first3.clock.next = self.clock.val();
+        self.r_first3.d.next = self.upd.d_first3.val();
+        self.upd.q_first3.next = self.r_first3.q.val();
+        self.judge.trees.next = self.trees.val();
+        self.judge.window.next = self.window.val();
+        self.judge.copy_tree.next = self.copy_tree.val();
+        self.judge.copy_seq.next = self.copy_seq.val();
+        self.upd.restart.next = self.restart.val();
+        self.upd.apply.next = self.apply.val();
+        self.upd.copy_tree.next = self.copy_tree.val();
+        self.upd.outcome.next = self.judge.outcome.val();
+        self.upd.outcome_fresh.next = self.judge.outcome_fresh.val();
+        self.upd.push.next = self.judge.push.val();
+        self.upd.n0.next = self.judge.n0.val();
+        self.upd.n1.next = self.judge.n1.val();
+        self.upd.n2.next = self.judge.n2.val();
+        self.upd.n3.next = self.judge.n3.val();
+        self.expired.next = self.judge.expired.val();
+        self.missing.next = self.judge.missing.val();
+        self.in_flight.next = self.judge.in_flight.val();
+        self.outcome.next = self.judge.outcome.val();
+        self.outcome_fresh.next = self.judge.outcome_fresh.val();
+    }
+}

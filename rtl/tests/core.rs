@@ -1,0 +1,258 @@
+//! Directed tests of lowi_core (inside nc_core, next to rsbcast_rx and the FIFO), each also in
+//! lockstep with the model; the cycle counts asserted here are the ones rtl/README.md reports.
+
+use proto::regs::{Config, Counter, addr, ctrl};
+use proto::wire::{DecideKind, DecideMeta};
+use rtl::lockstep::{Event, Lockstep, Rec, config_writes, decide, request};
+
+fn setup(cfg: &Config) -> Lockstep {
+    let mut ls = Lockstep::new();
+    for (a, v) in config_writes(cfg) {
+        ls.step(Some(Event::Write { addr: a, value: v })).unwrap();
+    }
+    assert_eq!(
+        ls.model.config(),
+        cfg,
+        "every configuration write was taken"
+    );
+    ls.step(Some(Event::Write {
+        addr: addr::CTRL,
+        value: ctrl::ENABLE,
+    }))
+    .unwrap();
+    ls
+}
+
+fn cfg(node_id: u8) -> Config {
+    Config {
+        node_id,
+        node_count: 3,
+        cluster_id: 9,
+        trees: 2,
+        loop_period: 30,
+        delta: 20,
+        drift: 1,
+        timeout: 60,
+        batch_max: 4,
+        fifo_depth: 8,
+        ..Config::default()
+    }
+}
+
+fn copy(c: &Config, epoch: u32, seq: u32, tree: u8, instance: u64, kind: DecideKind) -> Event {
+    let meta = DecideMeta {
+        instance,
+        epoch,
+        msg_seq: seq,
+        tree,
+        kind,
+    };
+    Event::Tree {
+        tree,
+        bytes: decide(c.cluster_id, (epoch % c.node_count as u32) as u8, meta, &[]),
+    }
+}
+
+fn sends(recs: &[Rec]) -> Vec<(u8, u32, u32)> {
+    recs.iter()
+        .filter_map(|r| match r {
+            Rec::Send {
+                kind, epoch, seq, ..
+            } => Some((*kind, *epoch, *seq)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_leader_loops_every_period_and_requests_do_not_move_the_loop() {
+    let c = cfg(0);
+    let mut ls = setup(&c);
+    ls.step(Some(Event::Write {
+        addr: addr::CTRL,
+        value: ctrl::ENABLE | ctrl::START,
+    }))
+    .unwrap();
+    let start = ls.now() - 1;
+    assert_eq!(
+        sends(&ls.last).len(),
+        2,
+        "START on both trees: {:?} {:?}",
+        ls.last,
+        ls.model.state()
+    );
+    let mut send_cycles = vec![start];
+    for i in 0..100 {
+        // A request now and then (never resets the loop counter).
+        let ev = (i % 7 == 3).then(|| Event::Client {
+            bytes: request(c.cluster_id, 1, i + 1, b"abc"),
+        });
+        ls.step(ev).unwrap();
+        if !sends(&ls.last).is_empty() {
+            send_cycles.push(ls.now() - 1);
+        }
+    }
+    let gaps: Vec<u64> = send_cycles.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps.len() >= 3 && gaps.iter().all(|&g| g == c.loop_period as u64),
+        "{gaps:?}"
+    );
+    assert!(ls.model.counter(Counter::SentValues) > 0);
+    ls.compare_registers().unwrap();
+}
+
+#[test]
+fn a_follower_delivers_in_the_cycle_of_the_last_copy_and_succession_is_exact() {
+    let c = cfg(1);
+    let mut ls = setup(&c);
+    // Node 0's START, then one batch-free heartbeat.
+    ls.step(Some(copy(&c, 0, 0, 0, 1, DecideKind::Start)))
+        .unwrap();
+    ls.step(Some(copy(&c, 0, 0, 1, 1, DecideKind::Start)))
+        .unwrap();
+    assert!(ls.last.contains(&Rec::State(rtl::lowi_core::state::ACTIVE)));
+    // A BATCH from node 0: delivered in the very cycle its last copy is taken.
+    let meta = |tree| DecideMeta {
+        instance: 1,
+        epoch: 0,
+        msg_seq: 1,
+        tree,
+        kind: DecideKind::Batch,
+    };
+    let entries = [(5, 1, b"v".to_vec())];
+    ls.step(Some(Event::Tree {
+        tree: 1,
+        bytes: decide(c.cluster_id, 0, meta(1), &entries),
+    }))
+    .unwrap();
+    assert!(!ls.last.iter().any(|r| matches!(r, Rec::Deliver { .. })));
+    ls.step(Some(Event::Tree {
+        tree: 0,
+        bytes: decide(c.cluster_id, 0, meta(0), &entries),
+    }))
+    .unwrap();
+    let last_rx = ls.now() - 1;
+    assert!(
+        ls.last
+            .iter()
+            .any(|r| matches!(r, Rec::Deliver { instance: 1, .. })),
+        "{:?}",
+        ls.last
+    );
+    // Node 0 falls silent: node 1 (epoch 1) sends its first heartbeat exactly `timeout` cycles
+    // after the last copy it took.
+    let mut first_send = None;
+    for _ in 0..(c.timeout as u64 + 5) {
+        ls.step(None).unwrap();
+        if first_send.is_none() && !sends(&ls.last).is_empty() {
+            first_send = Some((ls.now() - 1, sends(&ls.last)));
+        }
+    }
+    let (at, s) = first_send.expect("the next leader sends");
+    assert_eq!(at - last_rx, c.timeout as u64);
+    assert_eq!(s[0], (DecideKind::Heartbeat as u8, 1, 0));
+    ls.compare_registers().unwrap();
+}
+
+#[test]
+fn bad_input_is_dropped_and_counted_and_nothing_is_delivered() {
+    let c = cfg(2);
+    let mut ls = setup(&c);
+    ls.step(Some(copy(&c, 0, 0, 0, 1, DecideKind::Start)))
+        .unwrap();
+    ls.step(Some(copy(&c, 0, 0, 1, 1, DecideKind::Start)))
+        .unwrap();
+    // Epoch 1 takes over (its first copy adopts the epoch).
+    ls.step(Some(copy(&c, 1, 0, 0, 1, DecideKind::Heartbeat)))
+        .unwrap();
+    ls.step(Some(copy(&c, 1, 0, 1, 1, DecideKind::Heartbeat)))
+        .unwrap();
+    for _ in 0..40 {
+        ls.step(None).unwrap(); // let the leader id be computed
+    }
+    let good = decide(
+        c.cluster_id,
+        0,
+        DecideMeta {
+            instance: 1,
+            epoch: 0,
+            msg_seq: 1,
+            tree: 0,
+            kind: DecideKind::Batch,
+        },
+        &[(1, 1, vec![1])],
+    );
+    let mut truncated = good.clone();
+    truncated.truncate(20);
+    let mut bad_magic = good.clone();
+    bad_magic[0] ^= 0xFF;
+    let mut bad_cluster = good.clone();
+    bad_cluster[4] ^= 1;
+    let bad = [
+        truncated,   // header cut short: malformed
+        bad_magic,   // foreign
+        bad_cluster, // foreign
+        good,        // a DECIDE of epoch 0 after epoch 1: stale leader counter
+    ];
+    for b in bad {
+        ls.step(Some(Event::Tree { tree: 0, bytes: b })).unwrap();
+        assert!(!ls.last.iter().any(|r| matches!(r, Rec::Deliver { .. })));
+    }
+    let m = &ls.model;
+    assert_eq!(m.counter(Counter::Malformed), 1);
+    assert_eq!(m.counter(Counter::Foreign), 2);
+    assert_eq!(m.counter(Counter::StaleEpoch), 1);
+    assert_eq!(m.counter(Counter::Delivered), 0);
+    ls.compare_registers().unwrap();
+}
+
+/// The core at the smallest legal loop period (1 cycle) with a request arriving every cycle:
+/// it decides one value per cycle (the figure in rtl/README.md), in lockstep with the model.
+#[test]
+fn at_loop_period_one_the_core_decides_every_cycle() {
+    let c = Config {
+        node_id: 0,
+        node_count: 3,
+        cluster_id: 9,
+        trees: 2,
+        loop_period: 1,
+        delta: 1,
+        drift: 0,
+        timeout: 3,
+        batch_max: 1,
+        fifo_depth: 32,
+        ..Config::default()
+    };
+    let mut ls = setup(&c);
+    ls.step(Some(Event::Write {
+        addr: addr::CTRL,
+        value: ctrl::ENABLE | ctrl::START,
+    }))
+    .unwrap();
+    let (mut cycles, mut values, mut heartbeats) = (0u64, 0u64, 0u64);
+    for i in 0..300u64 {
+        ls.step(Some(Event::Client {
+            bytes: request(c.cluster_id, 1, i + 1, b"12345678"),
+        }))
+        .unwrap();
+        if i >= 10 {
+            cycles += 1;
+            for r in &ls.last {
+                match r {
+                    Rec::Deliver { .. } => values += 1,
+                    Rec::Send { tree: 0, kind, .. } if *kind == DecideKind::Heartbeat as u8 => {
+                        heartbeats += 1
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    eprintln!("{values} decisions and {heartbeats} heartbeats in {cycles} cycles");
+    assert_eq!(
+        (values, heartbeats),
+        (cycles, 0),
+        "one decision every cycle"
+    );
+    assert_eq!(ls.model.counter(Counter::RequestsDropped), 0);
+}

@@ -1,0 +1,341 @@
+//! Per-module simulation tests: rsbcast_rx (differential against proto::rsbcast::Receiver),
+//! egress_fifo, csr. lowi_core needs rsbcast_rx beside it; its directed tests are in
+//! tests/core.rs on nc_core.
+
+use proto::regs::{self, Access, Counter};
+use proto::rsbcast::{CopyOutcome, FaultKind, Receiver};
+use rtl::csr::{COUNTER_FIELDS, Csr};
+use rtl::egress_fifo::EgressFifo;
+use rtl::lowi_core::state;
+use rtl::rsbcast_rx::{IN_FLIGHT, RsbcastRx, outcome};
+use rtl::sim::{Cycle, Rng};
+use rust_hdl::prelude::*;
+
+fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+fn val<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+// ---------------------------------------------------------------- rsbcast_rx
+
+fn rx(trees: u8, window: u64) -> Cycle<RsbcastRx> {
+    let mut c = Cycle::new(RsbcastRx::default(), |r| &mut r.clock);
+    c.uut.trees.next = bits(trees as u64);
+    c.uut.window.next = bits(window);
+    c.settle();
+    c
+}
+
+/// Offer a copy this cycle; returns (outcome, outcome_fresh) and applies it if `apply`.
+fn offer(c: &mut Cycle<RsbcastRx>, tree: u8, seq: u32, apply: bool) -> (u64, u64) {
+    c.uut.copy_tree.next = bits(tree as u64);
+    c.uut.copy_seq.next = bits(seq as u64);
+    c.uut.apply.next = apply;
+    c.settle();
+    let o = (val(c.uut.outcome.val()), val(c.uut.outcome_fresh.val()));
+    c.edge();
+    c.uut.apply.next = false;
+    c.settle();
+    o
+}
+
+fn idle(c: &mut Cycle<RsbcastRx>, n: u64) {
+    for _ in 0..n {
+        c.edge();
+    }
+}
+
+#[test]
+fn rsbcast_rx_delivers_when_every_tree_arrived_within_the_window() {
+    let mut c = rx(3, 10);
+    assert_eq!(offer(&mut c, 0, 0, true).0, outcome::FIRST);
+    assert_eq!(val(c.uut.in_flight.val()), 1);
+    assert_eq!(val(c.uut.missing.val()), 0b110);
+    idle(&mut c, 4);
+    assert_eq!(offer(&mut c, 2, 0, true).0, outcome::MORE);
+    assert_eq!(offer(&mut c, 2, 0, true).0, outcome::DUPLICATE);
+    assert_eq!(val(c.uut.missing.val()), 0b010);
+    assert!(!c.uut.expired.val());
+    assert_eq!(offer(&mut c, 1, 0, true).0, outcome::DELIVER);
+    assert_eq!(val(c.uut.in_flight.val()), 0);
+    assert_eq!(offer(&mut c, 1, 2, true).0, outcome::GAP);
+}
+
+#[test]
+fn rsbcast_rx_window_expiry_names_the_missing_tree() {
+    let mut c = rx(2, 10);
+    offer(&mut c, 1, 0, true); // first copy at cycle 0
+    // The window closes when now > first + window: expired from cycle 11 on.
+    for now in 1..=10 {
+        assert!(!c.uut.expired.val(), "expired early at cycle {now}");
+        c.edge();
+    }
+    assert!(c.uut.expired.val());
+    assert_eq!(val(c.uut.missing.val()), 0b01);
+}
+
+#[test]
+fn rsbcast_rx_tracks_at_most_four_in_flight_and_judges_fresh_copies() {
+    let mut c = rx(2, 100);
+    for s in 0..IN_FLIGHT as u32 {
+        assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
+    }
+    assert_eq!(
+        offer(&mut c, 0, IN_FLIGHT as u32, false).0,
+        outcome::TOO_MANY
+    );
+    // The same copies complete in order on the other tree.
+    for s in 0..IN_FLIGHT as u32 {
+        assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
+    }
+    // Against a fresh receiver: seq 0 is a first copy, others a gap or a duplicate.
+    assert_eq!(offer(&mut c, 0, 0, false).1, outcome::FIRST);
+    assert_eq!(offer(&mut c, 0, 7, false).1, outcome::GAP);
+    assert_eq!(offer(&mut c, 0, u32::MAX, false).1, outcome::DUPLICATE);
+    // restart + apply: seq 0 starts the new epoch's receiver.
+    c.uut.restart.next = true;
+    offer(&mut c, 1, 0, true);
+    c.uut.restart.next = false;
+    c.settle();
+    assert_eq!(val(c.uut.in_flight.val()), 1);
+    assert_eq!(val(c.uut.missing.val()), 0b01);
+}
+
+/// Random copies (in order, duplicated, skipping) at random times against the model receiver.
+#[test]
+fn rsbcast_rx_matches_the_model_receiver_on_random_copies() {
+    let code = |o: CopyOutcome| match o {
+        CopyOutcome::First => outcome::FIRST,
+        CopyOutcome::More => outcome::MORE,
+        CopyOutcome::Deliver => outcome::DELIVER,
+        CopyOutcome::Duplicate => outcome::DUPLICATE,
+        CopyOutcome::Fault(FaultKind::SeqGap { .. }) => outcome::GAP,
+        CopyOutcome::Fault(FaultKind::TooManyInFlight) => outcome::TOO_MANY,
+        CopyOutcome::Fault(FaultKind::MissingCopy { .. }) => 99,
+    };
+    let mut copies = 0;
+    for seed in 0..120 {
+        let mut rng = Rng::new(seed);
+        let trees = rng.range(1, 4) as u8;
+        let window = rng.range(3, 30);
+        let mut c = rx(trees, window);
+        let mut m = Receiver::new(trees, window, 0);
+        let mut next = [0u32; 4];
+        for _ in 0..150 {
+            let now = c.cycle;
+            // Window first, as the node does before it takes a copy.
+            let exp = m.expire(now);
+            assert_eq!(
+                c.uut.expired.val(),
+                exp.is_some(),
+                "seed {seed} cycle {now}"
+            );
+            if let Some(FaultKind::MissingCopy { missing }) = exp {
+                assert_eq!(val(c.uut.missing.val()), missing as u64, "seed {seed}");
+                break;
+            }
+            if rng.pct(40) {
+                // Mostly the tree furthest behind, so that messages complete.
+                let behind = (0..trees).min_by_key(|&t| next[t as usize]).unwrap_or(0);
+                let t = if rng.pct(60) {
+                    behind
+                } else {
+                    rng.range(0, trees as u64 - 1) as u8
+                };
+                let seq = match rng.range(0, 39) {
+                    0 => next[t as usize].wrapping_sub(1),
+                    1 => next[t as usize] + 1,
+                    _ => next[t as usize],
+                };
+                if m.in_flight() as u64 == IN_FLIGHT
+                    && seq.wrapping_sub(m.base()) as u64 == IN_FLIGHT
+                {
+                    break; // beyond what the RTL tracks (documented)
+                }
+                let want = m.copy(now, t, seq);
+                let (got, _) = offer(&mut c, t, seq, true);
+                copies += 1;
+                assert_eq!(
+                    got,
+                    code(want),
+                    "seed {seed} cycle {now} tree {t} seq {seq}"
+                );
+                if matches!(want, CopyOutcome::Fault(_)) {
+                    break;
+                }
+                if matches!(
+                    want,
+                    CopyOutcome::First | CopyOutcome::More | CopyOutcome::Deliver
+                ) {
+                    next[t as usize] = seq + 1;
+                }
+                assert_eq!(
+                    val(c.uut.in_flight.val()),
+                    m.in_flight() as u64,
+                    "seed {seed}"
+                );
+            } else {
+                idle(&mut c, rng.range(1, window / 2 + 1));
+            }
+        }
+    }
+    assert!(copies > 1000, "only {copies} copies compared");
+}
+
+// ---------------------------------------------------------------- egress_fifo
+
+#[test]
+fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
+    let mut c = Cycle::new(EgressFifo::<3>::default(), |f| &mut f.clock);
+    let push = |c: &mut Cycle<EgressFifo<3>>, id: u64| {
+        c.uut.push.next = true;
+        c.uut.push_client.next = bits(id);
+        c.uut.push_seq.next = bits(id * 100);
+        c.uut.push_len.next = bits(2);
+        c.uut.push_payload.next = bits(id << 56);
+        c.edge();
+        c.uut.push.next = false;
+    };
+    let mut next_id = 1;
+    let mut outs = Vec::new();
+    // Many rounds so that the 8-entry RAM wraps around.
+    for round in 0..6 {
+        for _ in 0..3 {
+            push(&mut c, next_id);
+            next_id += 1;
+        }
+        c.settle();
+        assert_eq!(val(c.uut.len.val()), 3, "round {round}");
+        // Take 2 of the 3; the third is dropped by a clear one cycle later.
+        c.uut.reserve.next = bits(2);
+        c.settle();
+        let t_send = c.cycle;
+        c.edge();
+        c.uut.reserve.next = bits(0);
+        c.uut.clear.next = true;
+        c.settle();
+        assert_eq!(val(c.uut.len.val()), 1);
+        c.edge();
+        c.uut.clear.next = false;
+        for _ in 0..4 {
+            c.settle();
+            if c.uut.out_valid.val() {
+                outs.push((
+                    c.cycle - t_send,
+                    val(c.uut.out_client.val()),
+                    val(c.uut.out_seq.val()),
+                    val(c.uut.out_payload.val()) >> 56,
+                ));
+            }
+            c.edge();
+        }
+        c.settle();
+        assert_eq!(val(c.uut.len.val()), 0);
+    }
+    let expect: Vec<_> = (0..6u64)
+        .flat_map(|r| {
+            let a = r * 3 + 1;
+            [(2, a, a * 100, a), (3, a + 1, (a + 1) * 100, a + 1)]
+        })
+        .collect();
+    assert_eq!(
+        outs, expect,
+        "(cycles after the send, client, seq, first payload byte)"
+    );
+}
+
+// ---------------------------------------------------------------- csr
+
+fn csr() -> Cycle<Csr> {
+    Cycle::new(Csr::default(), |c| &mut c.clock)
+}
+
+fn read(c: &mut Cycle<Csr>, a: u16) -> u32 {
+    c.uut.bus_write.next = false;
+    c.uut.bus_addr.next = bits(a as u64);
+    c.settle();
+    val(c.uut.bus_rdata.val()) as u32
+}
+
+fn write(c: &mut Cycle<Csr>, a: u16, v: u32) {
+    c.uut.bus_addr.next = bits(a as u64);
+    c.uut.bus_wdata.next = bits(v as u64);
+    c.uut.bus_write.next = true;
+    c.edge();
+    c.uut.bus_write.next = false;
+    c.settle();
+}
+
+#[test]
+fn csr_counter_fields_follow_the_register_map() {
+    assert_eq!(&COUNTER_FIELDS[..], Counter::ALL);
+}
+
+#[test]
+fn csr_reset_values_and_ranges_come_from_the_register_map() {
+    let mut c = csr();
+    for r in regs::REGISTERS
+        .iter()
+        .filter(|r| r.access == Access::Config)
+    {
+        assert_eq!(read(&mut c, r.addr) as u64, r.reset, "{} reset", r.name);
+        // Out of range below and above: refused; the bounds themselves: taken.
+        if r.min > 0 {
+            write(&mut c, r.addr, (r.min - 1) as u32);
+            assert_eq!(read(&mut c, r.addr) as u64, r.reset, "{} below min", r.name);
+        }
+        if r.max < u32::MAX as u64 {
+            write(&mut c, r.addr, (r.max + 1) as u32);
+            assert_eq!(read(&mut c, r.addr) as u64, r.reset, "{} above max", r.name);
+        }
+        for v in [r.min, r.max] {
+            write(&mut c, r.addr, v as u32);
+            assert_eq!(read(&mut c, r.addr) as u64, v, "{} = {v}", r.name);
+        }
+    }
+    assert_eq!(read(&mut c, regs::addr::MAGIC), regs::MAGIC_VALUE);
+    // Configuration is locked while the core is enabled.
+    c.uut.state.next = bits(state::ACTIVE);
+    let before = read(&mut c, regs::addr::TIMEOUT);
+    write(&mut c, regs::addr::TIMEOUT, before - 1);
+    assert_eq!(read(&mut c, regs::addr::TIMEOUT), before);
+    assert_eq!(read(&mut c, regs::addr::CTRL), regs::ctrl::ENABLE);
+    // Read-only registers ignore writes.
+    write(&mut c, regs::addr::MAGIC, 0);
+    assert_eq!(read(&mut c, regs::addr::MAGIC), regs::MAGIC_VALUE);
+}
+
+#[test]
+fn csr_counters_count_tick_then_clear_then_event() {
+    let mut c = csr();
+    let a = Counter::RequestsDropped.addr();
+    c.uut.tick_dropped.next = bits(5);
+    c.edge();
+    c.edge();
+    c.uut.tick_dropped.next = bits(0);
+    assert_eq!(read(&mut c, a), 10);
+    // One cycle with a tick increment, CLEAR_COUNTERS and an event increment: only the event stays.
+    c.uut.tick_dropped.next = bits(3);
+    c.uut.clear_counters.next = true;
+    c.uut.ev_dropped.next = bits(2);
+    c.edge();
+    c.uut.tick_dropped.next = bits(0);
+    c.uut.clear_counters.next = false;
+    c.uut.ev_dropped.next = bits(0);
+    assert_eq!(read(&mut c, a), 2);
+    assert_eq!(read(&mut c, a + 4), 0);
+    // Every counter answers at its own address.
+    c.uut.ev_ignored.next = true;
+    c.edge();
+    c.uut.ev_ignored.next = false;
+    for k in Counter::ALL {
+        let want = match k {
+            Counter::RequestsDropped => 2,
+            Counter::Ignored => 1,
+            _ => 0,
+        };
+        assert_eq!(read(&mut c, k.addr()), want, "{}", k.name());
+    }
+}

@@ -1,0 +1,309 @@
+//! pkt_parser against proto (`frame::parse_udp` then `wire::parse`) on valid frames and on
+//! frames broken in their headers, streamed back to back on the 64-bit bus.
+
+use proto::frame::{self, UdpMeta};
+use proto::wire::{self, DecideKind, DecideMeta, Entry, Packet, ParseError};
+use rtl::lockstep::{decide, request};
+use rtl::lowi_core::class;
+use rtl::pkt_parser::PktParser;
+use rtl::sim::{Cycle, Rng};
+use rust_hdl::prelude::*;
+
+fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+fn val<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+const CLUSTER: u32 = 0xC0FFEE;
+const PORT: u16 = 7400;
+
+fn frame(payload: &[u8], port: u16) -> Vec<u8> {
+    let meta = UdpMeta {
+        src_mac: [2, 0, 0, 0, 0, 1],
+        dst_mac: frame::multicast_mac([239, 78, 67, 1]),
+        src_ip: [10, 0, 0, 1],
+        dst_ip: [239, 78, 67, 1],
+        src_port: 5555,
+        dst_port: port,
+        ttl: 8,
+    };
+    let mut buf = vec![0u8; frame::PAYLOAD_OFFSET + payload.len()];
+    let n = frame::emit_udp(&meta, payload, &mut buf).expect("frame fits");
+    buf.truncate(n);
+    buf
+}
+
+/// (class, DECIDE meta, REQUEST (client, seq, payload)).
+type Verdict = (u64, Option<DecideMeta>, Option<(u32, u64, Vec<u8>)>);
+
+/// What proto makes of a frame: (class, DECIDE meta or REQUEST fields), or None when the frame
+/// is outside what the RTL checks (see rtl/README.md).
+fn expected(f: &[u8], client_mode: bool) -> Option<Verdict> {
+    if f.len() > 14 && f[12..14] == [8, 0] && f.len() > 14 && f[14] >> 4 == 4 && f[14] & 15 > 5 {
+        return None; // IPv4 options: proto takes them, the RTL does not
+    }
+    let (meta, payload) = match frame::parse_udp(f) {
+        Err(frame::FrameError::NotUdp(_)) => return Some((class::FOREIGN, None, None)),
+        Err(frame::FrameError::Malformed(_)) => return Some((class::MALFORMED, None, None)),
+        Ok(x) => x,
+    };
+    if meta.dst_port != PORT {
+        return Some((class::FOREIGN, None, None));
+    }
+    let kind_expected = if client_mode {
+        wire::Kind::Request
+    } else {
+        wire::Kind::Decide
+    };
+    Some(match wire::parse(payload, CLUSTER) {
+        Err(ParseError::Foreign(_)) => (class::FOREIGN, None, None),
+        Err(ParseError::Malformed(why)) => {
+            let inside = [
+                "entry ",
+                "batch entry",
+                "config entry",
+                "config item",
+                "decide has bytes after",
+            ];
+            let kind = payload.get(3).copied();
+            if kind != Some(kind_expected as u8) || inside.iter().any(|w| why.starts_with(w)) {
+                return None; // bodies the RTL does not look into
+            }
+            (class::MALFORMED, None, None)
+        }
+        Ok((_, Packet::Decide(d))) if !client_mode => (class::EXPECTED, Some(d.meta), None),
+        Ok((_, Packet::Request(e))) if client_mode => {
+            if e.is_config() {
+                (class::OTHER, None, None)
+            } else {
+                (
+                    class::EXPECTED,
+                    None,
+                    Some((e.client_id, e.seq, e.payload.to_vec())),
+                )
+            }
+        }
+        Ok(_) => (class::OTHER, None, None),
+    })
+}
+
+struct Parser {
+    c: Cycle<PktParser>,
+}
+
+impl Parser {
+    fn new(client_mode: bool) -> Self {
+        let mut c = Cycle::new(PktParser::default(), |p| &mut p.clock);
+        c.uut.client_mode.next = client_mode;
+        c.uut.port.next = bits(PORT as u64);
+        c.uut.cluster_id.next = bits(CLUSTER as u64);
+        c.settle();
+        Parser { c }
+    }
+
+    /// Stream frames back to back; returns the verdicts (one per frame) with their fields.
+    fn run(&mut self, frames: &[Vec<u8>]) -> Vec<(u64, u64, Vec<u64>)> {
+        let mut out = Vec::new();
+        let collect = |c: &Cycle<PktParser>, out: &mut Vec<(u64, u64, Vec<u64>)>| {
+            let u = &c.uut;
+            if u.valid.val() {
+                out.push((
+                    c.cycle,
+                    val(u.verdict.val()),
+                    vec![
+                        val(u.decide_instance.val()),
+                        val(u.epoch.val()),
+                        val(u.seq.val()),
+                        val(u.tree.val()),
+                        val(u.decide_kind.val()),
+                        val(u.client.val()),
+                        val(u.req_seq.val()),
+                        val(u.req_len.val()),
+                        val(u.req_payload.val()),
+                        val(u.frame_len.val()),
+                    ],
+                ));
+            }
+        };
+        for f in frames {
+            let beats = f.chunks(8).collect::<Vec<_>>();
+            for (i, b) in beats.iter().enumerate() {
+                let mut w = [0u8; 8];
+                w[..b.len()].copy_from_slice(b);
+                let u = self.c.uut.as_mut();
+                u.s_data.next = bits(u64::from_le_bytes(w));
+                u.s_keep.next = bits((1u64 << b.len()) - 1);
+                u.s_valid.next = true;
+                u.s_last.next = i + 1 == beats.len();
+                self.c.settle();
+                assert!(self.c.uut.s_ready.val());
+                collect(&self.c, &mut out);
+                self.c.edge();
+            }
+        }
+        self.c.uut.s_valid.next = false;
+        self.c.uut.s_last.next = false;
+        self.c.settle();
+        collect(&self.c, &mut out);
+        self.c.edge();
+        out
+    }
+}
+
+fn random_decide(rng: &mut Rng) -> Vec<u8> {
+    let kind =
+        [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
+    let entries: Vec<(u32, u64, Vec<u8>)> = if kind == DecideKind::Batch {
+        (0..rng.range(1, 3))
+            .map(|_| {
+                (
+                    rng.next_u64() as u32,
+                    rng.range(1, 1 << 40),
+                    vec![7; rng.range(0, 20) as usize],
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let meta = DecideMeta {
+        instance: rng.next_u64() >> rng.range(0, 63),
+        epoch: rng.next_u64() as u32,
+        msg_seq: rng.next_u64() as u32,
+        tree: rng.range(0, 3) as u8,
+        kind,
+    };
+    decide(CLUSTER, rng.range(0, 5) as u8, meta, &entries)
+}
+
+fn random_request(rng: &mut Rng) -> Vec<u8> {
+    let len = rng.range(0, 8) as usize;
+    let payload: Vec<u8> = (0..len).map(|i| i as u8 + 1).collect();
+    if rng.pct(5) {
+        return Packet::Request(Entry {
+            client_id: 3,
+            seq: 4,
+            flags: wire::ENTRY_FLAG_CONFIG,
+            payload: &[0; 8],
+        })
+        .to_vec(CLUSTER, wire::SENDER_NONE)
+        .unwrap();
+    }
+    request(
+        CLUSTER,
+        rng.next_u64() as u32,
+        rng.range(1, u64::MAX),
+        &payload,
+    )
+}
+
+/// Break a frame: flip a header byte, truncate it, change its port, or leave it valid.
+fn mangle(rng: &mut Rng, mut f: Vec<u8>) -> Vec<u8> {
+    match rng.range(0, 9) {
+        0..=2 => {
+            let i = rng.range(0, (f.len() - 1).min(77) as u64) as usize;
+            f[i] ^= 1 << rng.range(0, 7);
+        }
+        3 => {
+            let n = rng.range(1, f.len() as u64 - 1) as usize;
+            f.truncate(n);
+        }
+        4 => {
+            // Flip a byte in the payload's header region and fix nothing: the UDP checksum breaks.
+            let i = rng.range(42, (f.len() - 1).min(77) as u64) as usize;
+            f[i] ^= 0x10;
+        }
+        _ => {}
+    }
+    f
+}
+
+fn check(client_mode: bool, seeds: u64) {
+    let mut p = Parser::new(client_mode);
+    let mut compared = [0u64; 4];
+    for seed in 0..seeds {
+        let mut rng = Rng::new(seed);
+        let mut frames = Vec::new();
+        for _ in 0..8 {
+            // Mostly the port's own kind; sometimes the other one (counted as ignored).
+            let own = !rng.pct(8);
+            let payload = if client_mode == own {
+                random_request(&mut rng)
+            } else {
+                random_decide(&mut rng)
+            };
+            let port = if rng.pct(5) { PORT + 1 } else { PORT };
+            let mut f = frame(&payload, port);
+            if rng.pct(20) {
+                // Re-emit the payload with a header byte changed (valid checksums).
+                let mut pl = payload.clone();
+                let i = rng.range(0, (pl.len() - 1).min(35) as u64) as usize;
+                pl[i] ^= 1 << rng.range(0, 7);
+                f = frame(&pl, port);
+            }
+            frames.push(mangle(&mut rng, f));
+        }
+        let got = p.run(&frames);
+        assert_eq!(got.len(), frames.len(), "one verdict per frame");
+        for (f, (_, verdict, fields)) in frames.iter().zip(&got) {
+            let Some((want, meta, req)) = expected(f, client_mode) else {
+                continue;
+            };
+            compared[want as usize] += 1;
+            assert_eq!(*verdict, want, "seed {seed}: frame {f:02x?}");
+            assert_eq!(fields[9], f.len() as u64);
+            if let Some(m) = meta {
+                assert_eq!(
+                    &fields[..5],
+                    &[
+                        m.instance,
+                        m.epoch as u64,
+                        m.msg_seq as u64,
+                        m.tree as u64,
+                        m.kind as u64
+                    ],
+                    "seed {seed}"
+                );
+            }
+            if let Some((c, s, pl)) = req {
+                let mut w = [0u8; 8];
+                w[..pl.len()].copy_from_slice(&pl);
+                assert_eq!(
+                    &fields[5..9],
+                    &[c as u64, s, pl.len() as u64, u64::from_be_bytes(w)],
+                    "seed {seed}"
+                );
+            }
+        }
+    }
+    eprintln!("compared (expected, other, foreign, malformed): {compared:?}");
+    assert!(
+        compared.iter().all(|&n| n > 10),
+        "every verdict must occur: {compared:?}"
+    );
+}
+
+#[test]
+fn tree_port_verdicts_and_fields_match_proto() {
+    check(false, 60);
+}
+
+#[test]
+fn client_port_verdicts_and_fields_match_proto() {
+    check(true, 60);
+}
+
+#[test]
+fn verdict_comes_one_cycle_after_the_last_beat() {
+    let mut p = Parser::new(false);
+    let f = frame(&random_decide(&mut Rng::new(1)), PORT);
+    let beats = f.len().div_ceil(8) as u64;
+    let got = p.run(&[f.clone(), f]);
+    // Frame 1's last beat is cycle beats-1; its verdict is valid in cycle `beats`, while
+    // frame 2 is already streaming (no idle beat needed between frames).
+    assert_eq!(got[0].0, beats);
+    assert_eq!(got[1].0, 2 * beats);
+    assert_eq!(got[0].1, class::EXPECTED);
+}
