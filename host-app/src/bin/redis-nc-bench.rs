@@ -96,7 +96,9 @@ fn load(
 }
 
 fn nsenter(ns: &str, args: &[&str], log: &Path) -> std::io::Result<Child> {
+    // Run in the log's folder: a replica's RDB sync writes dump.rdb into its working directory.
     Command::new("nsenter")
+        .current_dir(log.parent().unwrap_or(Path::new("/tmp")))
         .arg(format!("--net=/run/netns/{ns}"))
         .args(args)
         .stdout(Stdio::null())
