@@ -5,7 +5,6 @@
 //! DEBUG DIGESTs are equal, and the recorded history on a few keys is linearizable.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -16,20 +15,12 @@ use host_app::resp::Value;
 use nc_tools::demo::{Bins, request, wait_for};
 
 fn bins() -> Bins {
-    let ok = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "soc-ctl", "--bins"])
-        .status()
-        .expect("cargo")
-        .success();
-    assert!(ok, "building soc-ctl's binaries failed");
-    let dir = PathBuf::from(env!("CARGO_BIN_EXE_redis-nc"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    Bins {
-        engine: dir.join("nc-engine"),
-        soc_ctl: dir.join("soc-ctl"),
-    }
+    Bins::built_for_tests(
+        env!("CARGO"),
+        PathBuf::from(env!("CARGO_BIN_EXE_redis-nc"))
+            .parent()
+            .unwrap(),
+    )
 }
 
 #[test]

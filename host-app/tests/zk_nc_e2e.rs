@@ -6,7 +6,6 @@
 
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use host_app::lab::RedisNcLab;
@@ -16,20 +15,10 @@ use nc_tools::netlab::host_client_addr;
 use soc_ctl::client::Client;
 
 fn bins() -> Bins {
-    let ok = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "soc-ctl", "--bins"])
-        .status()
-        .expect("cargo")
-        .success();
-    assert!(ok, "building soc-ctl's binaries failed");
-    let dir = PathBuf::from(env!("CARGO_BIN_EXE_zk-nc"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    Bins {
-        engine: dir.join("nc-engine"),
-        soc_ctl: dir.join("soc-ctl"),
-    }
+    Bins::built_for_tests(
+        env!("CARGO"),
+        PathBuf::from(env!("CARGO_BIN_EXE_zk-nc")).parent().unwrap(),
+    )
 }
 
 fn zk_addr(i: u8) -> SocketAddrV4 {

@@ -4,7 +4,7 @@
 //! the logs agree.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,23 @@ impl Bins {
             }
         }
         Ok(b)
+    }
+}
+
+impl Bins {
+    /// For tests: build soc-ctl's binaries with `cargo` (the test's own, same profile) and take
+    /// them from `dir` (the folder of the test's binaries).
+    pub fn built_for_tests(cargo: &str, dir: &Path) -> Bins {
+        let ok = Command::new(cargo)
+            .args(["build", "-q", "-p", "soc-ctl", "--bins"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "building soc-ctl's binaries failed");
+        Bins {
+            engine: dir.join("nc-engine"),
+            soc_ctl: dir.join("soc-ctl"),
+        }
     }
 }
 

@@ -13,20 +13,12 @@ use xdp_log::DecisionLog;
 use xdp_log::loader::{AttachOptions, Mode, attach, read_stats};
 
 fn bins() -> Bins {
-    let ok = std::process::Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "soc-ctl", "--bins"])
-        .status()
-        .expect("cargo")
-        .success();
-    assert!(ok, "building soc-ctl's binaries failed");
-    let dir = PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    Bins {
-        engine: dir.join("nc-engine"),
-        soc_ctl: dir.join("soc-ctl"),
-    }
+    Bins::built_for_tests(
+        env!("CARGO"),
+        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
+            .parent()
+            .unwrap(),
+    )
 }
 
 fn run(mode: Mode, tag: &str) {

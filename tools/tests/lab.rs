@@ -7,12 +7,10 @@ const LAB: &str = env!("CARGO_BIN_EXE_nc-lab");
 
 /// nc-lab finds nc-engine and soc-ctl beside itself: make sure they are built (same profile).
 fn build_engine() {
-    let ok = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "soc-ctl", "--bins"])
-        .status()
-        .expect("cargo")
-        .success();
-    assert!(ok, "building soc-ctl's binaries failed");
+    nc_tools::demo::Bins::built_for_tests(
+        env!("CARGO"),
+        std::path::Path::new(LAB).parent().unwrap(),
+    );
 }
 
 fn lab(prefix: &str, state: &std::path::Path, args: &[&str]) -> (bool, String, String) {
