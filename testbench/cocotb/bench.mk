@@ -1,0 +1,46 @@
+# One cocotb bench on one simulator (cocotb's own Makefile.sim does the work).
+# Called by testbench/Makefile:  make -f cocotb/bench.mk BENCH=<name> SIM=<icarus|verilator>
+# Optional: TESTCASE=<test function> (cocotb's), WAVES=1 (VCD in build/<sim>/<bench>/).
+BENCH ?= nc_node
+SIM ?= icarus
+TOPLEVEL_LANG := verilog
+R := $(abspath ../rtl/verilog)
+H := $(abspath cocotb/hdl)
+
+ifeq ($(BENCH),cluster)
+TOPLEVEL := cluster3
+VERILOG_SOURCES := $(H)/cluster3.v $(H)/nc_node.v $(R)/nc_core.v $(R)/pkt_parser.v
+else ifeq ($(BENCH),nc_node)
+TOPLEVEL := nc_node
+VERILOG_SOURCES := $(H)/nc_node.v $(R)/nc_core.v $(R)/pkt_parser.v
+else
+TOPLEVEL := $(BENCH)
+VERILOG_SOURCES := $(R)/$(BENCH).v
+endif
+MODULE := test_$(BENCH)
+SIM_BUILD := $(abspath build/$(SIM)/$(BENCH))
+export COCOTB_RESULTS_FILE := $(SIM_BUILD)/results.xml
+export PYTHONPATH := $(abspath cocotb):$(PYTHONPATH)
+export COCOTB_REDUCED_LOG_FMT := 1
+
+ifeq ($(SIM),verilator)
+# The exported Verilog is -Wall clean; the bench wrappers leave unused outputs open.
+EXTRA_ARGS += -Wno-fatal -Wno-PINCONNECTEMPTY -Wno-UNUSED
+ifeq ($(WAVES),1)
+EXTRA_ARGS += --trace
+endif
+endif
+
+ifeq ($(SIM),icarus)
+ifeq ($(WAVES),1)
+# A VCD (cocotb's own WAVES=1 writes FST on Icarus): a dump module as a second root.
+VERILOG_SOURCES += $(SIM_BUILD)/nc_vcd_dump.v
+COMPILE_ARGS += -s nc_vcd_dump
+$(SIM_BUILD)/nc_vcd_dump.v: | $(SIM_BUILD)
+	printf 'module nc_vcd_dump();\ninitial begin\n$$dumpfile("%s");\n$$dumpvars(0, %s);\nend\nendmodule\n' \
+	  "$(SIM_BUILD)/$(TOPLEVEL).vcd" "$(TOPLEVEL)" > $@
+endif
+endif
+override WAVES :=
+
+include $(shell cocotb-config --makefiles)/Makefile.sim
