@@ -42,7 +42,7 @@ step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 1000
 # --- rtl --- (the rust-hdl simulation tests, the lockstep test and the Verilog freshness
 # test run in "unit, property and checker tests" above)
 step "rtl: verilator -Wall lint and iverilog -g2012 compile of rtl/verilog" bash rtl/lint.sh
-step "rtl: yosys synthesis of nc_core" bash rtl/synth.sh
+step "rtl: yosys synthesis of nc_engine (the top)" bash rtl/synth.sh nc_engine
 
 echo
 if [ "$failed" -gt 0 ]; then

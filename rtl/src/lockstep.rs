@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use proto::frame::{self, UdpMeta};
 use proto::node::{Action, NetFault, Node, State, Violation};
 use proto::regs::{self, Config, Counter, addr, ctrl};
 use proto::rsbcast::FaultKind;
@@ -18,6 +19,7 @@ use rust_hdl::prelude::*;
 
 use crate::lowi_core::{class, fault, state};
 use crate::nc_core::NcCore;
+use crate::nc_engine::NcEngine;
 use crate::sim::{Cycle, Rng};
 
 /// One input event.
@@ -136,10 +138,242 @@ fn val<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
 }
 
+/// The RTL side: `nc_core` fed parsed fields, or `nc_engine` fed frames on its streams.
+pub enum Rtl {
+    /// `nc_core`; `proto::wire::parse` stands in for the packet parser.
+    Core(Cycle<NcCore>),
+    /// `nc_engine`: every payload is framed (`proto::frame::emit_udp`) and streamed on its port.
+    Engine(Box<EngineSide>),
+}
+
+/// `nc_engine` with the frames still streaming into each port (trees 0..3, then the client).
+pub struct EngineSide {
+    /// The circuit.
+    pub c: Cycle<NcEngine>,
+    beats: [VecDeque<(u64, u64, bool)>; 5],
+    payloads: [VecDeque<Vec<u8>>; 5],
+}
+
+impl EngineSide {
+    /// Queue the event's frame on its port (or put a CSR write on the bus) and drive one beat
+    /// per port.
+    fn drive(&mut self, ev: &Option<Event>, cfg: &Config) {
+        let mut frame_on = |port: usize, bytes: &[u8], dst_port: u16, group: u32| {
+            let meta = UdpMeta {
+                src_mac: [2, 0, 0, 0, 0, 9],
+                dst_mac: frame::multicast_mac(group.to_be_bytes()),
+                src_ip: [10, 0, 0, 9],
+                dst_ip: group.to_be_bytes(),
+                src_port: 40000,
+                dst_port,
+                ttl: 8,
+            };
+            let mut f = vec![0u8; frame::PAYLOAD_OFFSET + bytes.len()];
+            let n = frame::emit_udp(&meta, bytes, &mut f).expect("the frame fits");
+            let chunks: Vec<&[u8]> = f[..n].chunks(8).collect();
+            for (i, c) in chunks.iter().enumerate() {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                self.beats[port].push_back((
+                    u64::from_le_bytes(w),
+                    (1u64 << c.len()) - 1,
+                    i + 1 == chunks.len(),
+                ));
+            }
+            self.payloads[port].push_back(bytes.to_vec());
+        };
+        let u = self.c.uut.as_mut();
+        u.csr_write.next = false;
+        match ev {
+            Some(Event::Tree { tree, bytes }) => frame_on(
+                *tree as usize,
+                bytes,
+                cfg.decide_port,
+                cfg.tree_groups[*tree as usize],
+            ),
+            Some(Event::Client { bytes }) => frame_on(4, bytes, cfg.client_port, 0x0A00_0001),
+            Some(Event::Write { addr, value }) => {
+                u.csr_write.next = true;
+                u.csr_addr.next = bits(*addr as u64);
+                u.csr_wdata.next = bits(*value as u64);
+            }
+            None => {}
+        }
+        macro_rules! port {
+            ($i:expr, $d:ident, $k:ident, $v:ident, $l:ident) => {
+                match self.beats[$i].pop_front() {
+                    Some((d, k, l)) => {
+                        u.$d.next = bits(d);
+                        u.$k.next = bits(k);
+                        u.$v.next = true;
+                        u.$l.next = l;
+                    }
+                    None => {
+                        u.$v.next = false;
+                        u.$l.next = false;
+                    }
+                }
+            };
+        }
+        port!(0, t0_data, t0_keep, t0_valid, t0_last);
+        port!(1, t1_data, t1_keep, t1_valid, t1_last);
+        port!(2, t2_data, t2_keep, t2_valid, t2_last);
+        port!(3, t3_data, t3_keep, t3_valid, t3_last);
+        port!(4, c_data, c_keep, c_valid, c_last);
+    }
+}
+
+/// The RTL outputs one cycle's comparison reads (the same names on both tops).
+#[derive(Clone, Debug, Default)]
+struct Snap {
+    send: bool,
+    send_kind: u64,
+    send_count: u64,
+    send_instance: u64,
+    send_epoch: u64,
+    send_seq: u64,
+    lead_deliver: bool,
+    rx_deliver: bool,
+    tick_leader_changed: bool,
+    tick_epoch: u64,
+    tick_leader: u64,
+    rx_leader_changed: bool,
+    tick_fault: bool,
+    tick_fault_code: u64,
+    tick_fault_missing: u64,
+    rx_fault: bool,
+    rx_fault_code: u64,
+    state_mode: bool,
+    mode_state: u64,
+    state_start: bool,
+    state_rx_active: bool,
+    viol_stale: bool,
+    viol_deposed: bool,
+    nl_reply: bool,
+    nl_leader: u64,
+    nl_epoch: u64,
+    ev_client: u64,
+    ev_seq: u64,
+    ev_epoch: u64,
+    ev_instance: u64,
+    ev_kind: u64,
+    ok_valid: bool,
+    ok_client: u64,
+    ok_seq: u64,
+    ok_instance: u64,
+    ok_index: u64,
+    ok_payload: u64,
+    ok_len: u64,
+    status: u64,
+    state: u64,
+    epoch: u64,
+    last_instance: u64,
+    leader: u64,
+    leader_busy: bool,
+}
+
+macro_rules! snap {
+    ($u:expr, $cc:ident, $cs:ident, $re:ident, $ri:ident, $rk:ident) => {
+        Snap {
+            send: $u.send.val(),
+            send_kind: val($u.send_kind.val()),
+            send_count: val($u.send_count.val()),
+            send_instance: val($u.send_instance.val()),
+            send_epoch: val($u.send_epoch.val()),
+            send_seq: val($u.send_seq.val()),
+            lead_deliver: $u.lead_deliver.val(),
+            rx_deliver: $u.rx_deliver.val(),
+            tick_leader_changed: $u.tick_leader_changed.val(),
+            tick_epoch: val($u.tick_epoch.val()),
+            tick_leader: val($u.tick_leader.val()),
+            rx_leader_changed: $u.rx_leader_changed.val(),
+            tick_fault: $u.tick_fault.val(),
+            tick_fault_code: val($u.tick_fault_code.val()),
+            tick_fault_missing: val($u.tick_fault_missing.val()),
+            rx_fault: $u.rx_fault.val(),
+            rx_fault_code: val($u.rx_fault_code.val()),
+            state_mode: $u.state_mode.val(),
+            mode_state: val($u.mode_state.val()),
+            state_start: $u.state_start.val(),
+            state_rx_active: $u.state_rx_active.val(),
+            viol_stale: $u.viol_stale.val(),
+            viol_deposed: $u.viol_deposed.val(),
+            nl_reply: $u.nl_reply.val(),
+            nl_leader: val($u.nl_leader.val()),
+            nl_epoch: val($u.nl_epoch.val()),
+            ev_client: val($u.$cc.val()),
+            ev_seq: val($u.$cs.val()),
+            ev_epoch: val($u.$re.val()),
+            ev_instance: val($u.$ri.val()),
+            ev_kind: val($u.$rk.val()),
+            ok_valid: $u.ok_valid.val(),
+            ok_client: val($u.ok_client.val()),
+            ok_seq: val($u.ok_seq.val()),
+            ok_instance: val($u.ok_instance.val()),
+            ok_index: val($u.ok_index.val()),
+            ok_payload: val($u.ok_payload.val()),
+            ok_len: val($u.ok_len.val()),
+            status: val($u.status.val()),
+            state: val($u.state.val()),
+            epoch: val($u.epoch.val()),
+            last_instance: val($u.last_instance.val()),
+            leader: val($u.leader.val()),
+            leader_busy: $u.leader_busy.val(),
+        }
+    };
+}
+
+impl Rtl {
+    fn snap(&self) -> Snap {
+        match self {
+            Rtl::Core(c) => snap!(c.uut, cl_client, cl_seq, rx_epoch, rx_instance, rx_kind),
+            Rtl::Engine(e) => snap!(
+                e.c.uut,
+                ev_client,
+                ev_req_seq,
+                ev_epoch,
+                ev_decide_instance,
+                ev_decide_kind
+            ),
+        }
+    }
+    fn cycle(&self) -> u64 {
+        match self {
+            Rtl::Core(c) => c.cycle,
+            Rtl::Engine(e) => e.c.cycle,
+        }
+    }
+    fn edge(&mut self) {
+        match self {
+            Rtl::Core(c) => c.edge(),
+            Rtl::Engine(e) => e.c.edge(),
+        }
+    }
+    /// Read a CSR word (no write this cycle).
+    fn read(&mut self, a: u16) -> u32 {
+        macro_rules! rd {
+            ($c:expr) => {{
+                $c.uut.csr_write.next = false;
+                $c.uut.csr_addr.next = bits(a as u64);
+                $c.settle();
+                val($c.uut.csr_rdata.val()) as u32
+            }};
+        }
+        match self {
+            Rtl::Core(c) => {
+                c.uut.rx_valid.next = false;
+                c.uut.cl_valid.next = false;
+                rd!(c)
+            }
+            Rtl::Engine(e) => rd!(e.c),
+        }
+    }
+}
+
 /// The two sides and the trace so far.
 pub struct Lockstep {
     /// The RTL.
-    pub rtl: Cycle<NcCore>,
+    pub rtl: Rtl,
     /// The reference model.
     pub model: Node,
     oks: VecDeque<Ok>,
@@ -158,10 +392,23 @@ impl Default for Lockstep {
 }
 
 impl Lockstep {
-    /// Both sides at reset (the model with the register map's reset values).
+    /// Both sides at reset (the model with the register map's reset values), `nc_core`.
     pub fn new() -> Self {
+        Self::with(Rtl::Core(Cycle::new(NcCore::default(), |c| &mut c.clock)))
+    }
+
+    /// The same against `nc_engine` (frames on streams).
+    pub fn engine() -> Self {
+        Self::with(Rtl::Engine(Box::new(EngineSide {
+            c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
+            beats: Default::default(),
+            payloads: Default::default(),
+        })))
+    }
+
+    fn with(rtl: Rtl) -> Self {
         Lockstep {
-            rtl: Cycle::new(NcCore::default(), |c| &mut c.clock),
+            rtl,
             model: Node::new(Config::default()).expect("reset values are a legal configuration"),
             oks: VecDeque::new(),
             trace: Vec::new(),
@@ -172,12 +419,24 @@ impl Lockstep {
 
     /// The current cycle (the model's `now`).
     pub fn now(&self) -> u64 {
-        self.rtl.cycle
+        self.rtl.cycle()
     }
 
-    /// The remainder unit is busy (the leader id is not known yet).
+    /// Events must wait while the remainder unit is busy (the leader id is not known yet):
+    /// `nc_core` only; `nc_engine` holds a waiting request itself.
+    pub fn client_must_wait(&self) -> bool {
+        match &self.rtl {
+            Rtl::Core(c) => c.uut.leader_busy.val(),
+            Rtl::Engine(_) => false,
+        }
+    }
+
+    /// The leader id is being computed.
     pub fn leader_busy(&self) -> bool {
-        self.rtl.uut.leader_busy.val()
+        match &self.rtl {
+            Rtl::Core(c) => c.uut.leader_busy.val(),
+            Rtl::Engine(e) => e.c.uut.leader_busy.val(),
+        }
     }
 
     fn fail(&self, what: String) -> String {
@@ -195,14 +454,41 @@ impl Lockstep {
     /// One cycle with at most one event. Err: the first difference, with the whole trace.
     pub fn step(&mut self, ev: Option<Event>) -> Result<(), String> {
         let t = self.now();
-        if let Some(e) = &ev {
+        let cluster = self.model.config().cluster_id;
+        // ---- RTL inputs; the event the model gets this cycle (for nc_engine: the frame the
+        // core takes this cycle, which may have arrived earlier).
+        let model_ev = match &mut self.rtl {
+            Rtl::Core(c) => {
+                drive_core(c, &ev, cluster);
+                c.settle();
+                ev.clone()
+            }
+            Rtl::Engine(e) => {
+                let cfg = *self.model.config();
+                e.drive(&ev, &cfg);
+                e.c.settle();
+                let u = &e.c.uut;
+                if u.cl_taken.val() {
+                    e.payloads[4]
+                        .pop_front()
+                        .map(|bytes| Event::Client { bytes })
+                } else if u.rx_taken.val() {
+                    let tree = val(u.rx_port.val()) as u8;
+                    e.payloads[tree as usize]
+                        .pop_front()
+                        .map(|bytes| Event::Tree { tree, bytes })
+                } else {
+                    ev.clone().filter(|e| matches!(e, Event::Write { .. }))
+                }
+            }
+        };
+        if let Some(e) = &model_ev {
             self.trace.push((t, e.clone()));
         }
-        let cluster = self.model.config().cluster_id;
         // ---- model
         let mut out = Vec::new();
         self.model.tick(t, &mut out);
-        match &ev {
+        match &model_ev {
             Some(Event::Tree { tree, bytes }) => self.model.receive_tree(t, *tree, bytes, &mut out),
             Some(Event::Client { bytes }) => self.model.receive_client(t, bytes, &mut out),
             Some(Event::Write { addr, value }) => {
@@ -210,70 +496,10 @@ impl Lockstep {
             }
             None => {}
         }
-        // ---- RTL inputs
-        let u = self.rtl.uut.as_mut();
-        u.rx_valid.next = false;
-        u.cl_valid.next = false;
-        u.csr_write.next = false;
-        match &ev {
-            Some(Event::Tree { tree, bytes }) => {
-                u.rx_valid.next = true;
-                u.rx_port.next = bits(*tree as u64);
-                let (c, d, sender) = match wire::parse(bytes, cluster) {
-                    Ok((h, Packet::Decide(d))) => (class::EXPECTED, Some(d.meta), h.sender),
-                    Ok((h, _)) => (class::OTHER, None, h.sender),
-                    Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
-                    Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
-                };
-                u.rx_class.next = bits(c);
-                u.rx_sender.next = bits(sender as u64);
-                let m = d.unwrap_or(DecideMeta {
-                    instance: 0,
-                    epoch: 0,
-                    msg_seq: 0,
-                    tree: 0,
-                    kind: DecideKind::Heartbeat,
-                });
-                u.rx_epoch.next = bits(m.epoch as u64);
-                u.rx_seq.next = bits(m.msg_seq as u64);
-                u.rx_tree.next = bits(m.tree as u64);
-                u.rx_kind.next = bits(m.kind as u64);
-                u.rx_instance.next = bits(m.instance);
-            }
-            Some(Event::Client { bytes }) => {
-                u.cl_valid.next = true;
-                let (c, e) = match wire::parse(bytes, cluster) {
-                    Ok((_, Packet::Request(e))) => (class::EXPECTED, Some(e)),
-                    Ok(_) => (class::OTHER, None),
-                    Err(ParseError::Foreign(_)) => (class::FOREIGN, None),
-                    Err(ParseError::Malformed(_)) => (class::MALFORMED, None),
-                };
-                u.cl_class.next = bits(c);
-                let e = e.unwrap_or(Entry {
-                    client_id: 0,
-                    seq: 0,
-                    flags: 0,
-                    payload: &[],
-                });
-                let mut p = [0u8; 8];
-                let n = e.payload.len().min(8);
-                p[..n].copy_from_slice(&e.payload[..n]);
-                u.cl_client.next = bits(e.client_id as u64);
-                u.cl_seq.next = bits(e.seq);
-                u.cl_len.next = bits(e.payload.len() as u64);
-                u.cl_payload.next = bits(u64::from_be_bytes(p));
-            }
-            Some(Event::Write { addr, value }) => {
-                u.csr_write.next = true;
-                u.csr_addr.next = bits(*addr as u64);
-                u.csr_wdata.next = bits(*value as u64);
-            }
-            None => {}
-        }
-        self.rtl.settle();
         // ---- compare this cycle's actions
         let want = self.model_recs(t, &out)?;
-        let got = self.rtl_recs(&ev, cluster);
+        let snap = self.rtl.snap();
+        let got = rtl_recs(&snap, self.model.config().trees);
         let me = self.model.config().node_id;
         for r in &want {
             let key = match r {
@@ -298,17 +524,17 @@ impl Lockstep {
         }
         self.last = got;
         // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
-        let u = self.rtl.uut.as_ref();
-        let rtl_ok = u.ok_valid.val().then(|| {
-            let len = (val(u.ok_len.val()) as usize).min(8);
-            let p = val(u.ok_payload.val()).to_be_bytes();
+        let u = &snap;
+        let rtl_ok = u.ok_valid.then(|| {
+            let len = (u.ok_len as usize).min(8);
+            let p = u.ok_payload.to_be_bytes();
             (
                 t,
-                val(u.ok_client.val()) as u32,
-                val(u.ok_seq.val()),
+                u.ok_client as u32,
+                u.ok_seq,
                 p[..len].to_vec(),
-                val(u.ok_instance.val()),
-                val(u.ok_index.val()) as u16,
+                u.ok_instance,
+                u.ok_index as u16,
             )
         });
         let due = self.oks.front().filter(|o| o.0 <= t).cloned();
@@ -322,39 +548,30 @@ impl Lockstep {
         }
         // ---- clock edge, then the state registers
         self.rtl.edge();
-        let u = self.rtl.uut.as_ref();
+        let u = self.rtl.snap();
         let m = &self.model;
-        let rs = val(u.status.val()) as u32;
-        if rs != m.status_bits() {
-            return Err(self.fail(format!("STATUS model {:#x} rtl {rs:#x}", m.status_bits())));
-        }
-        if Some(val(u.state.val())) != state_code(m.state()) {
+        if u.status as u32 != m.status_bits() {
             return Err(self.fail(format!(
-                "state model {:?} rtl {}",
-                m.state(),
-                val(u.state.val())
+                "STATUS model {:#x} rtl {:#x}",
+                m.status_bits(),
+                u.status
             )));
         }
-        if val(u.epoch.val()) != m.epoch() as u64 {
-            return Err(self.fail(format!(
-                "epoch model {} rtl {}",
-                m.epoch(),
-                val(u.epoch.val())
-            )));
+        if Some(u.state) != state_code(m.state()) {
+            return Err(self.fail(format!("state model {:?} rtl {}", m.state(), u.state)));
         }
-        if val(u.last_instance.val()) != m.last_decided().unwrap_or(0) {
+        if u.epoch != m.epoch() as u64 {
+            return Err(self.fail(format!("epoch model {} rtl {}", m.epoch(), u.epoch)));
+        }
+        if u.last_instance != m.last_decided().unwrap_or(0) {
             return Err(self.fail(format!(
                 "last decided model {:?} rtl {}",
                 m.last_decided(),
-                val(u.last_instance.val())
+                u.last_instance
             )));
         }
-        if !u.leader_busy.val() && val(u.leader.val()) != m.leader() as u64 {
-            return Err(self.fail(format!(
-                "leader model {} rtl {}",
-                m.leader(),
-                val(u.leader.val())
-            )));
+        if !u.leader_busy && u.leader != m.leader() as u64 {
+            return Err(self.fail(format!("leader model {} rtl {}", m.leader(), u.leader)));
         }
         Ok(())
     }
@@ -430,109 +647,6 @@ impl Lockstep {
         Ok(recs)
     }
 
-    fn rtl_recs(&self, ev: &Option<Event>, _cluster: u32) -> Vec<Rec> {
-        let u = self.rtl.uut.as_ref();
-        let trees = self.model.config().trees;
-        let mut r = Vec::new();
-        let sends = |r: &mut Vec<Rec>| {
-            for tree in 0..trees {
-                r.push(Rec::Send {
-                    tree,
-                    kind: val(u.send_kind.val()) as u8,
-                    count: val(u.send_count.val()) as u16,
-                    instance: val(u.send_instance.val()),
-                    epoch: val(u.send_epoch.val()) as u32,
-                    seq: val(u.send_seq.val()) as u32,
-                });
-            }
-        };
-        // Tick phase.
-        if u.tick_fault.val() {
-            r.push(Rec::State(state::FAULTED));
-            let code = val(u.tick_fault_code.val());
-            r.push(Rec::Fault {
-                code,
-                missing: (code == fault::MISSING_COPY)
-                    .then(|| val(u.tick_fault_missing.val()) as u8),
-            });
-        }
-        if u.tick_leader_changed.val() {
-            r.push(Rec::Leader {
-                epoch: val(u.tick_epoch.val()) as u32,
-                leader: Some(val(u.tick_leader.val()) as u8),
-            });
-        }
-        if u.send.val() && !u.state_start.val() {
-            sends(&mut r);
-            if u.lead_deliver.val() {
-                r.push(Rec::Deliver {
-                    instance: val(u.send_instance.val()),
-                    epoch: val(u.send_epoch.val()) as u32,
-                    kind: DecideKind::Batch as u8,
-                });
-            }
-        }
-        // Event phase: CTRL.
-        if u.state_mode.val() {
-            r.push(Rec::State(val(u.mode_state.val())));
-        }
-        if u.state_start.val() {
-            r.push(Rec::State(state::ACTIVE));
-            sends(&mut r);
-        }
-        // Event phase: DECIDE copy.
-        let rx_epoch = val(u.rx_epoch.val()) as u32;
-        if u.viol_stale.val() {
-            r.push(Rec::Stale(rx_epoch));
-        }
-        if u.viol_deposed.val() {
-            r.push(Rec::Deposed(rx_epoch));
-        }
-        let rx_fault = u.rx_fault.val().then(|| val(u.rx_fault_code.val()));
-        if rx_fault == Some(fault::EPOCH_CHANGE_IN_FLIGHT) {
-            r.push(Rec::State(state::FAULTED));
-            r.push(Rec::Fault {
-                code: fault::EPOCH_CHANGE_IN_FLIGHT,
-                missing: None,
-            });
-        }
-        if u.rx_leader_changed.val() {
-            r.push(Rec::Leader {
-                epoch: rx_epoch,
-                leader: None,
-            });
-        }
-        if let Some(code) = rx_fault.filter(|&c| c != fault::EPOCH_CHANGE_IN_FLIGHT) {
-            r.push(Rec::State(state::FAULTED));
-            r.push(Rec::Fault {
-                code,
-                missing: None,
-            });
-        }
-        if u.state_rx_active.val() {
-            r.push(Rec::State(state::ACTIVE));
-        }
-        if u.rx_deliver.val() {
-            r.push(Rec::Deliver {
-                instance: val(u.rx_instance.val()),
-                epoch: rx_epoch,
-                kind: val(u.rx_kind.val()) as u8,
-            });
-        }
-        // Event phase: client request.
-        if u.nl_reply.val()
-            && let Some(Event::Client { .. }) = ev
-        {
-            r.push(Rec::NotLeader {
-                client: val(u.cl_client.val()) as u32,
-                seq: val(u.cl_seq.val()),
-                leader: val(u.nl_leader.val()) as u8,
-                epoch: val(u.nl_epoch.val()) as u32,
-            });
-        }
-        r
-    }
-
     /// Read every register word over the CSR bus and compare with the model.
     pub fn compare_registers(&mut self) -> Result<(), String> {
         let mut words: Vec<u16> = Vec::new();
@@ -551,13 +665,7 @@ impl Lockstep {
                 .model
                 .read_register(a)
                 .map_err(|e| format!("model read {a:#x}: {e:?}"))?;
-            let u = self.rtl.uut.as_mut();
-            u.csr_write.next = false;
-            u.rx_valid.next = false;
-            u.cl_valid.next = false;
-            u.csr_addr.next = bits(a as u64);
-            self.rtl.settle();
-            let got = val(self.rtl.uut.csr_rdata.val()) as u32;
+            let got = self.rtl.read(a);
             if got != want {
                 let name = regs::word(a).map(|(r, _)| r.name).unwrap_or("?");
                 return Err(self.fail(format!(
@@ -566,6 +674,166 @@ impl Lockstep {
             }
         }
         Ok(())
+    }
+}
+
+fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
+    let mut r = Vec::new();
+    let sends = |r: &mut Vec<Rec>| {
+        for tree in 0..trees {
+            r.push(Rec::Send {
+                tree,
+                kind: u.send_kind as u8,
+                count: u.send_count as u16,
+                instance: u.send_instance,
+                epoch: u.send_epoch as u32,
+                seq: u.send_seq as u32,
+            });
+        }
+    };
+    // Tick phase.
+    if u.tick_fault {
+        r.push(Rec::State(state::FAULTED));
+        let code = u.tick_fault_code;
+        r.push(Rec::Fault {
+            code,
+            missing: (code == fault::MISSING_COPY).then_some(u.tick_fault_missing as u8),
+        });
+    }
+    if u.tick_leader_changed {
+        r.push(Rec::Leader {
+            epoch: u.tick_epoch as u32,
+            leader: Some(u.tick_leader as u8),
+        });
+    }
+    if u.send && !u.state_start {
+        sends(&mut r);
+        if u.lead_deliver {
+            r.push(Rec::Deliver {
+                instance: u.send_instance,
+                epoch: u.send_epoch as u32,
+                kind: DecideKind::Batch as u8,
+            });
+        }
+    }
+    // Event phase: CTRL.
+    if u.state_mode {
+        r.push(Rec::State(u.mode_state));
+    }
+    if u.state_start {
+        r.push(Rec::State(state::ACTIVE));
+        sends(&mut r);
+    }
+    // Event phase: DECIDE copy.
+    let rx_epoch = u.ev_epoch as u32;
+    if u.viol_stale {
+        r.push(Rec::Stale(rx_epoch));
+    }
+    if u.viol_deposed {
+        r.push(Rec::Deposed(rx_epoch));
+    }
+    let rx_fault = u.rx_fault.then_some(u.rx_fault_code);
+    if rx_fault == Some(fault::EPOCH_CHANGE_IN_FLIGHT) {
+        r.push(Rec::State(state::FAULTED));
+        r.push(Rec::Fault {
+            code: fault::EPOCH_CHANGE_IN_FLIGHT,
+            missing: None,
+        });
+    }
+    if u.rx_leader_changed {
+        r.push(Rec::Leader {
+            epoch: rx_epoch,
+            leader: None,
+        });
+    }
+    if let Some(code) = rx_fault.filter(|&c| c != fault::EPOCH_CHANGE_IN_FLIGHT) {
+        r.push(Rec::State(state::FAULTED));
+        r.push(Rec::Fault {
+            code,
+            missing: None,
+        });
+    }
+    if u.state_rx_active {
+        r.push(Rec::State(state::ACTIVE));
+    }
+    if u.rx_deliver {
+        r.push(Rec::Deliver {
+            instance: u.ev_instance,
+            epoch: rx_epoch,
+            kind: u.ev_kind as u8,
+        });
+    }
+    // Event phase: client request.
+    if u.nl_reply {
+        r.push(Rec::NotLeader {
+            client: u.ev_client as u32,
+            seq: u.ev_seq,
+            leader: u.nl_leader as u8,
+            epoch: u.nl_epoch as u32,
+        });
+    }
+    r
+}
+
+fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
+    let u = c.uut.as_mut();
+    u.rx_valid.next = false;
+    u.cl_valid.next = false;
+    u.csr_write.next = false;
+    match ev {
+        Some(Event::Tree { tree, bytes }) => {
+            u.rx_valid.next = true;
+            u.rx_port.next = bits(*tree as u64);
+            let (c, d, sender) = match wire::parse(bytes, cluster) {
+                Ok((h, Packet::Decide(d))) => (class::EXPECTED, Some(d.meta), h.sender),
+                Ok((h, _)) => (class::OTHER, None, h.sender),
+                Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
+                Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
+            };
+            u.rx_class.next = bits(c);
+            u.rx_sender.next = bits(sender as u64);
+            let m = d.unwrap_or(DecideMeta {
+                instance: 0,
+                epoch: 0,
+                msg_seq: 0,
+                tree: 0,
+                kind: DecideKind::Heartbeat,
+            });
+            u.rx_epoch.next = bits(m.epoch as u64);
+            u.rx_seq.next = bits(m.msg_seq as u64);
+            u.rx_tree.next = bits(m.tree as u64);
+            u.rx_kind.next = bits(m.kind as u64);
+            u.rx_instance.next = bits(m.instance);
+        }
+        Some(Event::Client { bytes }) => {
+            u.cl_valid.next = true;
+            let (c, e) = match wire::parse(bytes, cluster) {
+                Ok((_, Packet::Request(e))) => (class::EXPECTED, Some(e)),
+                Ok(_) => (class::OTHER, None),
+                Err(ParseError::Foreign(_)) => (class::FOREIGN, None),
+                Err(ParseError::Malformed(_)) => (class::MALFORMED, None),
+            };
+            u.cl_class.next = bits(c);
+            let e = e.unwrap_or(Entry {
+                client_id: 0,
+                seq: 0,
+                flags: 0,
+                payload: &[],
+            });
+            let mut p = [0u8; 8];
+            let n = e.payload.len().min(8);
+            p[..n].copy_from_slice(&e.payload[..n]);
+            u.cl_client.next = bits(e.client_id as u64);
+            u.cl_seq.next = bits(e.seq);
+            u.cl_len.next = bits(e.payload.len() as u64);
+            u.cl_payload.next = bits(u64::from_be_bytes(p));
+        }
+        Some(Event::Write { addr, value }) => {
+            u.csr_write.next = true;
+            u.csr_addr.next = bits(*addr as u64);
+            u.csr_wdata.next = bits(*value as u64);
+        }
+        None => {}
     }
 }
 
@@ -971,7 +1239,7 @@ impl Env {
         if q.is_empty() {
             self.queue.remove(&k);
         }
-        if matches!(ev, Event::Client { .. }) && ls.leader_busy() {
+        if matches!(ev, Event::Client { .. }) && ls.client_must_wait() {
             self.at(t + 1, ev);
             return None;
         }
@@ -979,10 +1247,26 @@ impl Env {
     }
 }
 
-/// Run one random trace of `cycles` cycles; Err describes the first mismatch with the trace.
+/// Run one random trace of `cycles` cycles against `nc_core`; Err describes the first mismatch
+/// with the trace.
 pub fn run(seed: u64, cycles: u64, setup: impl FnOnce(&mut Lockstep)) -> Result<Lockstep, String> {
     let mut ls = Lockstep::new();
     setup(&mut ls);
+    drive(ls, seed, cycles)
+}
+
+/// The same against `nc_engine`: every packet travels as a frame on its stream.
+pub fn run_engine(
+    seed: u64,
+    cycles: u64,
+    setup: impl FnOnce(&mut Lockstep),
+) -> Result<Lockstep, String> {
+    let mut ls = Lockstep::engine();
+    setup(&mut ls);
+    drive(ls, seed, cycles)
+}
+
+fn drive(mut ls: Lockstep, seed: u64, cycles: u64) -> Result<Lockstep, String> {
     let mut env = Env::new(seed);
     for t in 0..cycles {
         let ev = env.next(t, &ls);

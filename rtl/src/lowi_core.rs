@@ -13,8 +13,8 @@
 //! increments, split into the tick part and the event part so that CLEAR_COUNTERS (an event)
 //! clears what the tick counted earlier in the same cycle, exactly as the model does.
 //!
-//! `epoch mod node_count` after a jump to a copy's epoch is computed by a 32-cycle sequential
-//! remainder (`leader_busy` is high meanwhile); timeouts advance the leader counter directly.
+//! `epoch mod node_count` after a jump to a copy's epoch is computed by a sequential remainder,
+//! four bits per cycle (`leader_busy` is high for 9 cycles); timeouts advance the leader counter directly.
 
 use proto::regs::status;
 use proto::wire::DecideKind;
@@ -254,8 +254,18 @@ pub struct LowiCore {
     t_send: Signal<Local, Bit>,
     t_value: Signal<Local, Bit>,
     t_count: Signal<Local, Bits<13>>,
-    d_bit: Signal<Local, Bits<8>>,
-    d_shift: Signal<Local, Bits<8>>,
+    d_bit0: Signal<Local, Bits<8>>,
+    d_shift0: Signal<Local, Bits<8>>,
+    d_rem0: Signal<Local, Bits<8>>,
+    d_bit1: Signal<Local, Bits<8>>,
+    d_shift1: Signal<Local, Bits<8>>,
+    d_rem1: Signal<Local, Bits<8>>,
+    d_bit2: Signal<Local, Bits<8>>,
+    d_shift2: Signal<Local, Bits<8>>,
+    d_rem2: Signal<Local, Bits<8>>,
+    d_bit3: Signal<Local, Bits<8>>,
+    d_shift3: Signal<Local, Bits<8>>,
+    d_rem3: Signal<Local, Bits<8>>,
     t_seq: Signal<Local, Bits<32>>,
     p_state: Signal<Local, Bits<2>>,
     p_epoch: Signal<Local, Bits<32>>,
@@ -327,7 +337,8 @@ pub struct LowiCore {
     k_o_too_many: Constant<Bits<3>>,
     k0_6: Constant<Bits<6>>,
     k1_6: Constant<Bits<6>>,
-    k32_6: Constant<Bits<6>>,
+    k8_6: Constant<Bits<6>>,
+    k4_32: Constant<Bits<32>>,
     k0_8: Constant<Bits<8>>,
     k1_8: Constant<Bits<8>>,
     k_sender_none: Constant<Bits<8>>,
@@ -467,8 +478,18 @@ impl Default for LowiCore {
             t_send: Default::default(),
             t_value: Default::default(),
             t_count: Default::default(),
-            d_bit: Default::default(),
-            d_shift: Default::default(),
+            d_bit0: Default::default(),
+            d_shift0: Default::default(),
+            d_rem0: Default::default(),
+            d_bit1: Default::default(),
+            d_shift1: Default::default(),
+            d_rem1: Default::default(),
+            d_bit2: Default::default(),
+            d_shift2: Default::default(),
+            d_rem2: Default::default(),
+            d_bit3: Default::default(),
+            d_shift3: Default::default(),
+            d_rem3: Default::default(),
             t_seq: Default::default(),
             p_state: Default::default(),
             p_epoch: Default::default(),
@@ -537,7 +558,8 @@ impl Default for LowiCore {
             k_o_too_many: k(outcome::TOO_MANY),
             k0_6: k(0),
             k1_6: k(1),
-            k32_6: k(32),
+            k8_6: k(8),
+            k4_32: k(4),
             k0_8: k(0),
             k1_8: k(1),
             k_sender_none: k(SENDER_NONE as u64),
@@ -875,21 +897,56 @@ impl Logic for LowiCore {
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();
         // The remainder unit: one bit of epoch per cycle, 32 cycles.
+        // The remainder unit: restoring division, four bits of the epoch per cycle (8 cycles).
         if self.r_div_num.q.val().get_bit(31) {
-            self.d_bit.next = self.k1_8.val();
+            self.d_bit0.next = self.k1_8.val();
         } else {
-            self.d_bit.next = self.k0_8.val();
+            self.d_bit0.next = self.k0_8.val();
         }
-        self.d_shift.next = (self.r_div_rem.q.val() << self.k1_8.val()) | self.d_bit.val();
+        self.d_shift0.next = (self.r_div_rem.q.val() << self.k1_8.val()) | self.d_bit0.val();
+        if self.d_shift0.val() >= self.node_count.val() {
+            self.d_rem0.next = self.d_shift0.val() - self.node_count.val();
+        } else {
+            self.d_rem0.next = self.d_shift0.val();
+        }
+        if self.r_div_num.q.val().get_bit(30) {
+            self.d_bit1.next = self.k1_8.val();
+        } else {
+            self.d_bit1.next = self.k0_8.val();
+        }
+        self.d_shift1.next = (self.d_rem0.val() << self.k1_8.val()) | self.d_bit1.val();
+        if self.d_shift1.val() >= self.node_count.val() {
+            self.d_rem1.next = self.d_shift1.val() - self.node_count.val();
+        } else {
+            self.d_rem1.next = self.d_shift1.val();
+        }
+        if self.r_div_num.q.val().get_bit(29) {
+            self.d_bit2.next = self.k1_8.val();
+        } else {
+            self.d_bit2.next = self.k0_8.val();
+        }
+        self.d_shift2.next = (self.d_rem1.val() << self.k1_8.val()) | self.d_bit2.val();
+        if self.d_shift2.val() >= self.node_count.val() {
+            self.d_rem2.next = self.d_shift2.val() - self.node_count.val();
+        } else {
+            self.d_rem2.next = self.d_shift2.val();
+        }
+        if self.r_div_num.q.val().get_bit(28) {
+            self.d_bit3.next = self.k1_8.val();
+        } else {
+            self.d_bit3.next = self.k0_8.val();
+        }
+        self.d_shift3.next = (self.d_rem2.val() << self.k1_8.val()) | self.d_bit3.val();
+        if self.d_shift3.val() >= self.node_count.val() {
+            self.d_rem3.next = self.d_shift3.val() - self.node_count.val();
+        } else {
+            self.d_rem3.next = self.d_shift3.val();
+        }
         if self.r_div_busy.q.val() {
-            if self.d_shift.val() >= self.node_count.val() {
-                self.r_div_rem.d.next = self.d_shift.val() - self.node_count.val();
-            } else {
-                self.r_div_rem.d.next = self.d_shift.val();
-            }
-            self.r_div_num.d.next = self.r_div_num.q.val() << self.k1_32.val();
+            self.r_div_rem.d.next = self.d_rem3.val();
+            self.r_div_num.d.next = self.r_div_num.q.val() << self.k4_32.val();
             self.r_div_cnt.d.next = self.r_div_cnt.q.val() + self.k1_6.val();
-            if self.r_div_cnt.q.val() == self.k32_6.val() {
+            if self.r_div_cnt.q.val() == self.k8_6.val() {
                 self.r_div_busy.d.next = false;
                 self.r_leader.d.next = self.r_div_rem.q.val();
             }

@@ -75,7 +75,7 @@ pub struct NcCore {
     pub ok_client: Signal<Out, Bits<32>>,
     pub ok_seq: Signal<Out, Bits<64>>,
     pub ok_instance: Signal<Out, Bits<64>>,
-    pub ok_index: Signal<Out, Bits<16>>,
+    pub ok_index: Signal<Out, Bits<8>>,
     pub ok_payload: Signal<Out, Bits<64>>,
     pub ok_len: Signal<Out, Bits<8>>,
     /// The configuration registers (for the packet parser and generator).
@@ -102,10 +102,25 @@ pub struct NcCore {
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
     regs: Csr,
-    ok_inst: DFF<Bits<64>>,
-    ok_idx: DFF<Bits<16>>,
-    k0_16: Constant<Bits<16>>,
-    k1_16: Constant<Bits<16>>,
+    // OK replies: the batches whose entries are still streaming out of the FIFO, oldest first
+    // (instance, count), and the index within the oldest.
+    rec_n: DFF<Bits<3>>,
+    rec_inst0: DFF<Bits<64>>,
+    rec_inst1: DFF<Bits<64>>,
+    rec_inst2: DFF<Bits<64>>,
+    rec_inst3: DFF<Bits<64>>,
+    rec_cnt0: DFF<Bits<8>>,
+    rec_cnt1: DFF<Bits<8>>,
+    rec_cnt2: DFF<Bits<8>>,
+    rec_cnt3: DFF<Bits<8>>,
+    ok_idx: DFF<Bits<8>>,
+    pop: Signal<Local, Bit>,
+    slot: Signal<Local, Bits<3>>,
+    k0_3: Constant<Bits<3>>,
+    k1_3: Constant<Bits<3>>,
+    k2_3: Constant<Bits<3>>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
 }
 
 impl Default for NcCore {
@@ -193,10 +208,23 @@ impl Default for NcCore {
             rx: Default::default(),
             fifo: Default::default(),
             regs: Default::default(),
-            ok_inst: Default::default(),
+            rec_n: Default::default(),
+            rec_inst0: Default::default(),
+            rec_inst1: Default::default(),
+            rec_inst2: Default::default(),
+            rec_inst3: Default::default(),
+            rec_cnt0: Default::default(),
+            rec_cnt1: Default::default(),
+            rec_cnt2: Default::default(),
+            rec_cnt3: Default::default(),
             ok_idx: Default::default(),
-            k0_16: Constant::new(0.into()),
-            k1_16: Constant::new(1.into()),
+            pop: Default::default(),
+            slot: Default::default(),
+            k0_3: Constant::new(0.into()),
+            k1_3: Constant::new(1.into()),
+            k2_3: Constant::new(2.into()),
+            k0_8: Constant::new(0.into()),
+            k1_8: Constant::new(1.into()),
         }
     }
 }
@@ -205,7 +233,10 @@ impl Logic for NcCore {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, core, rx, fifo, regs);
-        dff_setup!(self, clock, ok_inst, ok_idx);
+        dff_setup!(
+            self, clock, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0, rec_cnt1,
+            rec_cnt2, rec_cnt3, ok_idx
+        );
         // CSR bus and configuration.
         self.regs.bus_addr.next = self.csr_addr.val();
         self.regs.bus_wdata.next = self.csr_wdata.val();
@@ -326,19 +357,52 @@ impl Logic for NcCore {
         self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);
         self.fifo.push_seq.next = self.cl_seq.val();
         self.fifo.push_client.next = self.cl_client.val();
-        // OK replies: the taken entries stream out of the FIFO in order, numbered per batch.
+        // OK replies: the taken entries stream out of the FIFO in order; each belongs to the
+        // oldest batch record, whose count says when to move on to the next.
+        self.pop.next = self.fifo.out_valid.val()
+            && ((self.ok_idx.q.val() + self.k1_8.val()) == self.rec_cnt0.q.val());
+        if self.fifo.out_valid.val() {
+            if self.pop.val() {
+                self.ok_idx.d.next = self.k0_8.val();
+            } else {
+                self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_8.val();
+            }
+        }
+        if self.pop.val() {
+            self.rec_inst0.d.next = self.rec_inst1.q.val();
+            self.rec_inst1.d.next = self.rec_inst2.q.val();
+            self.rec_inst2.d.next = self.rec_inst3.q.val();
+            self.rec_cnt0.d.next = self.rec_cnt1.q.val();
+            self.rec_cnt1.d.next = self.rec_cnt2.q.val();
+            self.rec_cnt2.d.next = self.rec_cnt3.q.val();
+            self.slot.next = self.rec_n.q.val() - self.k1_3.val();
+        } else {
+            self.slot.next = self.rec_n.q.val();
+        }
         if self.core.lead_deliver.val() {
-            self.ok_inst.d.next = self.core.send_instance.val();
-            self.ok_idx.d.next = self.k0_16.val();
-        } else if self.fifo.out_valid.val() {
-            self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_16.val();
+            if self.slot.val() == self.k0_3.val() {
+                self.rec_inst0.d.next = self.core.send_instance.val();
+                self.rec_cnt0.d.next = self.core.send_count.val();
+            } else if self.slot.val() == self.k1_3.val() {
+                self.rec_inst1.d.next = self.core.send_instance.val();
+                self.rec_cnt1.d.next = self.core.send_count.val();
+            } else if self.slot.val() == self.k2_3.val() {
+                self.rec_inst2.d.next = self.core.send_instance.val();
+                self.rec_cnt2.d.next = self.core.send_count.val();
+            } else {
+                self.rec_inst3.d.next = self.core.send_instance.val();
+                self.rec_cnt3.d.next = self.core.send_count.val();
+            }
+            self.rec_n.d.next = self.slot.val() + self.k1_3.val();
+        } else {
+            self.rec_n.d.next = self.slot.val();
         }
         self.ok_valid.next = self.fifo.out_valid.val();
         self.ok_client.next = self.fifo.out_client.val();
         self.ok_seq.next = self.fifo.out_seq.val();
         self.ok_payload.next = self.fifo.out_payload.val();
         self.ok_len.next = self.fifo.out_len.val();
-        self.ok_instance.next = self.ok_inst.q.val();
+        self.ok_instance.next = self.rec_inst0.q.val();
         self.ok_index.next = self.ok_idx.q.val();
     }
 }

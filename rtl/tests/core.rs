@@ -205,3 +205,54 @@ fn bad_input_is_dropped_and_counted_and_nothing_is_delivered() {
     assert_eq!(m.counter(Counter::Delivered), 0);
     ls.compare_registers().unwrap();
 }
+
+/// The core at the smallest legal loop period (1 cycle) with a request arriving every cycle:
+/// it decides one value per cycle (the figure in rtl/README.md), in lockstep with the model.
+#[test]
+fn at_loop_period_one_the_core_decides_every_cycle() {
+    let c = Config {
+        node_id: 0,
+        node_count: 3,
+        cluster_id: 9,
+        trees: 2,
+        loop_period: 1,
+        delta: 1,
+        drift: 0,
+        timeout: 3,
+        batch_max: 1,
+        fifo_depth: 32,
+        ..Config::default()
+    };
+    let mut ls = setup(&c);
+    ls.step(Some(Event::Write {
+        addr: addr::CTRL,
+        value: ctrl::ENABLE | ctrl::START,
+    }))
+    .unwrap();
+    let (mut cycles, mut values, mut heartbeats) = (0u64, 0u64, 0u64);
+    for i in 0..300u64 {
+        ls.step(Some(Event::Client {
+            bytes: request(c.cluster_id, 1, i + 1, b"12345678"),
+        }))
+        .unwrap();
+        if i >= 10 {
+            cycles += 1;
+            for r in &ls.last {
+                match r {
+                    Rec::Deliver { .. } => values += 1,
+                    Rec::Send { tree: 0, kind, .. } if *kind == DecideKind::Heartbeat as u8 => {
+                        heartbeats += 1
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    eprintln!("{values} decisions and {heartbeats} heartbeats in {cycles} cycles");
+    assert_eq!(
+        (values, heartbeats),
+        (cycles, 0),
+        "one decision every cycle"
+    );
+    assert_eq!(ls.model.counter(Counter::RequestsDropped), 0);
+}

@@ -117,7 +117,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
     localparam  k_o_too_many = 3'b110;
     localparam  k0_6 = 6'b0;
     localparam  k1_6 = 6'b1;
-    localparam  k32_6 = 6'b100000;
+    localparam  k8_6 = 6'b1000;
+    localparam  k4_32 = 32'h4;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
@@ -192,8 +193,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
     reg  t_send;
     reg  t_value;
     reg  [12:0] t_count;
-    reg  [7:0] d_bit;
-    reg  [7:0] d_shift;
+    reg  [7:0] d_bit0;
+    reg  [7:0] d_shift0;
+    reg  [7:0] d_rem0;
+    reg  [7:0] d_bit1;
+    reg  [7:0] d_shift1;
+    reg  [7:0] d_rem1;
+    reg  [7:0] d_bit2;
+    reg  [7:0] d_shift2;
+    reg  [7:0] d_rem2;
+    reg  [7:0] d_bit3;
+    reg  [7:0] d_shift3;
+    reg  [7:0] d_rem3;
     reg  [31:0] t_seq;
     reg  [1:0] p_state;
     reg  [31:0] p_epoch;
@@ -544,22 +555,62 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (r_div_num$q[32'h1f]) begin
-            d_bit = k1_8;
+            d_bit0 = k1_8;
         end
         else begin
-            d_bit = k0_8;
+            d_bit0 = k0_8;
         end
-        d_shift = (r_div_rem$q << k1_8) | d_bit;
+        d_shift0 = (r_div_rem$q << k1_8) | d_bit0;
+        if (d_shift0 >= node_count) begin
+            d_rem0 = d_shift0 - node_count;
+        end
+        else begin
+            d_rem0 = d_shift0;
+        end
+        if (r_div_num$q[32'h1e]) begin
+            d_bit1 = k1_8;
+        end
+        else begin
+            d_bit1 = k0_8;
+        end
+        d_shift1 = (d_rem0 << k1_8) | d_bit1;
+        if (d_shift1 >= node_count) begin
+            d_rem1 = d_shift1 - node_count;
+        end
+        else begin
+            d_rem1 = d_shift1;
+        end
+        if (r_div_num$q[32'h1d]) begin
+            d_bit2 = k1_8;
+        end
+        else begin
+            d_bit2 = k0_8;
+        end
+        d_shift2 = (d_rem1 << k1_8) | d_bit2;
+        if (d_shift2 >= node_count) begin
+            d_rem2 = d_shift2 - node_count;
+        end
+        else begin
+            d_rem2 = d_shift2;
+        end
+        if (r_div_num$q[32'h1c]) begin
+            d_bit3 = k1_8;
+        end
+        else begin
+            d_bit3 = k0_8;
+        end
+        d_shift3 = (d_rem2 << k1_8) | d_bit3;
+        if (d_shift3 >= node_count) begin
+            d_rem3 = d_shift3 - node_count;
+        end
+        else begin
+            d_rem3 = d_shift3;
+        end
         if (r_div_busy$q) begin
-            if (d_shift >= node_count) begin
-                r_div_rem$d = d_shift - node_count;
-            end
-            else begin
-                r_div_rem$d = d_shift;
-            end
-            r_div_num$d = r_div_num$q << k1_32;
+            r_div_rem$d = d_rem3;
+            r_div_num$d = r_div_num$q << k4_32;
             r_div_cnt$d = r_div_cnt$q + k1_6;
-            if (r_div_cnt$q == k32_6) begin
+            if (r_div_cnt$q == k8_6) begin
                 r_div_busy$d = 1'b0;
                 r_leader$d = r_div_rem$q;
             end

@@ -61,7 +61,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] ok_client;
     output reg  [63:0] ok_seq;
     output reg  [63:0] ok_instance;
-    output reg  [15:0] ok_index;
+    output reg  [7:0] ok_index;
     output reg  [63:0] ok_payload;
     output reg  [7:0] ok_len;
     output reg  [31:0] cfg_node_id;
@@ -85,8 +85,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_tree_group3;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
-    localparam  k1_16 = 16'h1;
+    localparam  k0_3 = 3'b0;
+    localparam  k1_3 = 3'b1;
+    localparam  k2_3 = 3'b10;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     
     // Stub signals
     reg  core$clock;
@@ -248,12 +251,40 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] regs$cfg_tree_group2;
     wire  [31:0] regs$cfg_tree_group3;
     wire  [31:0] regs$window;
-    reg  [63:0] ok_inst$d;
-    wire  [63:0] ok_inst$q;
-    reg  ok_inst$clock;
-    reg  [15:0] ok_idx$d;
-    wire  [15:0] ok_idx$q;
+    reg  [2:0] rec_n$d;
+    wire  [2:0] rec_n$q;
+    reg  rec_n$clock;
+    reg  [63:0] rec_inst0$d;
+    wire  [63:0] rec_inst0$q;
+    reg  rec_inst0$clock;
+    reg  [63:0] rec_inst1$d;
+    wire  [63:0] rec_inst1$q;
+    reg  rec_inst1$clock;
+    reg  [63:0] rec_inst2$d;
+    wire  [63:0] rec_inst2$q;
+    reg  rec_inst2$clock;
+    reg  [63:0] rec_inst3$d;
+    wire  [63:0] rec_inst3$q;
+    reg  rec_inst3$clock;
+    reg  [7:0] rec_cnt0$d;
+    wire  [7:0] rec_cnt0$q;
+    reg  rec_cnt0$clock;
+    reg  [7:0] rec_cnt1$d;
+    wire  [7:0] rec_cnt1$q;
+    reg  rec_cnt1$clock;
+    reg  [7:0] rec_cnt2$d;
+    wire  [7:0] rec_cnt2$q;
+    reg  rec_cnt2$clock;
+    reg  [7:0] rec_cnt3$d;
+    wire  [7:0] rec_cnt3$q;
+    reg  rec_cnt3$clock;
+    reg  [7:0] ok_idx$d;
+    wire  [7:0] ok_idx$q;
     reg  ok_idx$clock;
+    
+    // Local signals
+    reg  pop;
+    reg  [2:0] slot;
     
     // Sub module instances
     nc_core$core core(
@@ -423,10 +454,50 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .cfg_tree_group3(regs$cfg_tree_group3),
         .window(regs$window)
     );
-    nc_core$ok_inst ok_inst(
-        .d(ok_inst$d),
-        .q(ok_inst$q),
-        .clock(ok_inst$clock)
+    nc_core$rec_n rec_n(
+        .d(rec_n$d),
+        .q(rec_n$q),
+        .clock(rec_n$clock)
+    );
+    nc_core$rec_inst0 rec_inst0(
+        .d(rec_inst0$d),
+        .q(rec_inst0$q),
+        .clock(rec_inst0$clock)
+    );
+    nc_core$rec_inst1 rec_inst1(
+        .d(rec_inst1$d),
+        .q(rec_inst1$q),
+        .clock(rec_inst1$clock)
+    );
+    nc_core$rec_inst2 rec_inst2(
+        .d(rec_inst2$d),
+        .q(rec_inst2$q),
+        .clock(rec_inst2$clock)
+    );
+    nc_core$rec_inst3 rec_inst3(
+        .d(rec_inst3$d),
+        .q(rec_inst3$q),
+        .clock(rec_inst3$clock)
+    );
+    nc_core$rec_cnt0 rec_cnt0(
+        .d(rec_cnt0$d),
+        .q(rec_cnt0$q),
+        .clock(rec_cnt0$clock)
+    );
+    nc_core$rec_cnt1 rec_cnt1(
+        .d(rec_cnt1$d),
+        .q(rec_cnt1$q),
+        .clock(rec_cnt1$clock)
+    );
+    nc_core$rec_cnt2 rec_cnt2(
+        .d(rec_cnt2$d),
+        .q(rec_cnt2$q),
+        .clock(rec_cnt2$clock)
+    );
+    nc_core$rec_cnt3 rec_cnt3(
+        .d(rec_cnt3$d),
+        .q(rec_cnt3$q),
+        .clock(rec_cnt3$clock)
     );
     nc_core$ok_idx ok_idx(
         .d(ok_idx$d),
@@ -440,9 +511,25 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rx$clock = clock;
         fifo$clock = clock;
         regs$clock = clock;
-        ok_inst$clock = clock;
+        rec_n$clock = clock;
+        rec_inst0$clock = clock;
+        rec_inst1$clock = clock;
+        rec_inst2$clock = clock;
+        rec_inst3$clock = clock;
+        rec_cnt0$clock = clock;
+        rec_cnt1$clock = clock;
+        rec_cnt2$clock = clock;
+        rec_cnt3$clock = clock;
         ok_idx$clock = clock;
-        ok_inst$d = ok_inst$q;
+        rec_n$d = rec_n$q;
+        rec_inst0$d = rec_inst0$q;
+        rec_inst1$d = rec_inst1$q;
+        rec_inst2$d = rec_inst2$q;
+        rec_inst3$d = rec_inst3$q;
+        rec_cnt0$d = rec_cnt0$q;
+        rec_cnt1$d = rec_cnt1$q;
+        rec_cnt2$d = rec_cnt2$q;
+        rec_cnt3$d = rec_cnt3$q;
         ok_idx$d = ok_idx$q;
         regs$bus_addr = csr_addr;
         regs$bus_wdata = csr_wdata;
@@ -562,19 +649,55 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         fifo$push_len = cl_len[(32'h0)+:(8)];
         fifo$push_seq = cl_seq;
         fifo$push_client = cl_client;
-        if (core$lead_deliver) begin
-            ok_inst$d = core$send_instance;
-            ok_idx$d = k0_16;
+        pop = fifo$out_valid && ((ok_idx$q + k1_8) == rec_cnt0$q);
+        if (fifo$out_valid) begin
+            if (pop) begin
+                ok_idx$d = k0_8;
+            end
+            else begin
+                ok_idx$d = ok_idx$q + k1_8;
+            end
         end
-        else if (fifo$out_valid) begin
-            ok_idx$d = ok_idx$q + k1_16;
+        if (pop) begin
+            rec_inst0$d = rec_inst1$q;
+            rec_inst1$d = rec_inst2$q;
+            rec_inst2$d = rec_inst3$q;
+            rec_cnt0$d = rec_cnt1$q;
+            rec_cnt1$d = rec_cnt2$q;
+            rec_cnt2$d = rec_cnt3$q;
+            slot = rec_n$q - k1_3;
+        end
+        else begin
+            slot = rec_n$q;
+        end
+        if (core$lead_deliver) begin
+            if (slot == k0_3) begin
+                rec_inst0$d = core$send_instance;
+                rec_cnt0$d = core$send_count;
+            end
+            else if (slot == k1_3) begin
+                rec_inst1$d = core$send_instance;
+                rec_cnt1$d = core$send_count;
+            end
+            else if (slot == k2_3) begin
+                rec_inst2$d = core$send_instance;
+                rec_cnt2$d = core$send_count;
+            end
+            else begin
+                rec_inst3$d = core$send_instance;
+                rec_cnt3$d = core$send_count;
+            end
+            rec_n$d = slot + k1_3;
+        end
+        else begin
+            rec_n$d = slot;
         end
         ok_valid = fifo$out_valid;
         ok_client = fifo$out_client;
         ok_seq = fifo$out_seq;
         ok_payload = fifo$out_payload;
         ok_len = fifo$out_len;
-        ok_instance = ok_inst$q;
+        ok_instance = rec_inst0$q;
         ok_index = ok_idx$q;
     end
     
@@ -696,7 +819,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max
     localparam  k_o_too_many = 3'b110;
     localparam  k0_6 = 6'b0;
     localparam  k1_6 = 6'b1;
-    localparam  k32_6 = 6'b100000;
+    localparam  k8_6 = 6'b1000;
+    localparam  k4_32 = 32'h4;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
@@ -771,8 +895,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max
     reg  t_send;
     reg  t_value;
     reg  [12:0] t_count;
-    reg  [7:0] d_bit;
-    reg  [7:0] d_shift;
+    reg  [7:0] d_bit0;
+    reg  [7:0] d_shift0;
+    reg  [7:0] d_rem0;
+    reg  [7:0] d_bit1;
+    reg  [7:0] d_shift1;
+    reg  [7:0] d_rem1;
+    reg  [7:0] d_bit2;
+    reg  [7:0] d_shift2;
+    reg  [7:0] d_rem2;
+    reg  [7:0] d_bit3;
+    reg  [7:0] d_shift3;
+    reg  [7:0] d_rem3;
     reg  [31:0] t_seq;
     reg  [1:0] p_state;
     reg  [31:0] p_epoch;
@@ -1123,22 +1257,62 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (r_div_num$q[32'h1f]) begin
-            d_bit = k1_8;
+            d_bit0 = k1_8;
         end
         else begin
-            d_bit = k0_8;
+            d_bit0 = k0_8;
         end
-        d_shift = (r_div_rem$q << k1_8) | d_bit;
+        d_shift0 = (r_div_rem$q << k1_8) | d_bit0;
+        if (d_shift0 >= node_count) begin
+            d_rem0 = d_shift0 - node_count;
+        end
+        else begin
+            d_rem0 = d_shift0;
+        end
+        if (r_div_num$q[32'h1e]) begin
+            d_bit1 = k1_8;
+        end
+        else begin
+            d_bit1 = k0_8;
+        end
+        d_shift1 = (d_rem0 << k1_8) | d_bit1;
+        if (d_shift1 >= node_count) begin
+            d_rem1 = d_shift1 - node_count;
+        end
+        else begin
+            d_rem1 = d_shift1;
+        end
+        if (r_div_num$q[32'h1d]) begin
+            d_bit2 = k1_8;
+        end
+        else begin
+            d_bit2 = k0_8;
+        end
+        d_shift2 = (d_rem1 << k1_8) | d_bit2;
+        if (d_shift2 >= node_count) begin
+            d_rem2 = d_shift2 - node_count;
+        end
+        else begin
+            d_rem2 = d_shift2;
+        end
+        if (r_div_num$q[32'h1c]) begin
+            d_bit3 = k1_8;
+        end
+        else begin
+            d_bit3 = k0_8;
+        end
+        d_shift3 = (d_rem2 << k1_8) | d_bit3;
+        if (d_shift3 >= node_count) begin
+            d_rem3 = d_shift3 - node_count;
+        end
+        else begin
+            d_rem3 = d_shift3;
+        end
         if (r_div_busy$q) begin
-            if (d_shift >= node_count) begin
-                r_div_rem$d = d_shift - node_count;
-            end
-            else begin
-                r_div_rem$d = d_shift;
-            end
-            r_div_num$d = r_div_num$q << k1_32;
+            r_div_rem$d = d_rem3;
+            r_div_num$d = r_div_num$q << k4_32;
             r_div_cnt$d = r_div_cnt$q + k1_6;
-            if (r_div_cnt$q == k32_6) begin
+            if (r_div_cnt$q == k8_6) begin
                 r_div_busy$d = 1'b0;
                 r_leader$d = r_div_rem$q;
             end
@@ -1899,13 +2073,13 @@ endmodule // nc_core$fifo$wr
 module nc_core$ok_idx(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -1915,7 +2089,83 @@ module nc_core$ok_idx(d,q,clock);
 endmodule // nc_core$ok_idx
 
 
-module nc_core$ok_inst(d,q,clock);
+module nc_core$rec_cnt0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_cnt0
+
+
+module nc_core$rec_cnt1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_cnt1
+
+
+module nc_core$rec_cnt2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_cnt2
+
+
+module nc_core$rec_cnt3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_cnt3
+
+
+module nc_core$rec_inst0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -1931,7 +2181,83 @@ module nc_core$ok_inst(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$ok_inst
+endmodule // nc_core$rec_inst0
+
+
+module nc_core$rec_inst1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_inst1
+
+
+module nc_core$rec_inst2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_inst2
+
+
+module nc_core$rec_inst3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_inst3
+
+
+module nc_core$rec_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_n
 
 
 module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,window);

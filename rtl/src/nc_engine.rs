@@ -1,0 +1,888 @@
+//! `nc_engine`: the receive side of a node on streams: one 64-bit stream in per tree (up to
+//! four) and one for the client port, each through its own `pkt_parser`, into `nc_core`; the
+//! CSR bus; and `nc_core`'s action outputs, with the record of the frame the core took this
+//! cycle (`ev_*`: its fields and the sender's addresses) — the interface a packet generator
+//! takes (see rtl/README.md: the generator itself is not written yet).
+//!
+//! Each parser's verdict waits in a one-deep holding register until the core takes it; the core
+//! takes at most one event per cycle: a CSR write first, then the client port (unless the
+//! leader id is being computed), then trees 0..3. A port's next verdict comes at least eight
+//! cycles (a minimum Ethernet frame) after the previous one, so with five ports and one CSR
+//! writer a holding register is free again in time. `rx_taken` / `cl_taken` say which event the
+//! core took this cycle.
+
+use rust_hdl::prelude::*;
+
+use crate::nc_core::NcCore;
+use crate::pkt_parser::PktParser;
+
+/// The engine.
+#[derive(LogicBlock)]
+pub struct NcEngine {
+    pub clock: Signal<In, Clock>,
+    pub csr_addr: Signal<In, Bits<16>>,
+    pub csr_wdata: Signal<In, Bits<32>>,
+    pub csr_write: Signal<In, Bit>,
+    pub csr_rdata: Signal<Out, Bits<32>>,
+    /// Tree 0 stream in.
+    pub t0_data: Signal<In, Bits<64>>,
+    pub t0_keep: Signal<In, Bits<8>>,
+    pub t0_valid: Signal<In, Bit>,
+    pub t0_last: Signal<In, Bit>,
+    pub t0_ready: Signal<Out, Bit>,
+    /// Tree 1 stream in.
+    pub t1_data: Signal<In, Bits<64>>,
+    pub t1_keep: Signal<In, Bits<8>>,
+    pub t1_valid: Signal<In, Bit>,
+    pub t1_last: Signal<In, Bit>,
+    pub t1_ready: Signal<Out, Bit>,
+    /// Tree 2 stream in.
+    pub t2_data: Signal<In, Bits<64>>,
+    pub t2_keep: Signal<In, Bits<8>>,
+    pub t2_valid: Signal<In, Bit>,
+    pub t2_last: Signal<In, Bit>,
+    pub t2_ready: Signal<Out, Bit>,
+    /// Tree 3 stream in.
+    pub t3_data: Signal<In, Bits<64>>,
+    pub t3_keep: Signal<In, Bits<8>>,
+    pub t3_valid: Signal<In, Bit>,
+    pub t3_last: Signal<In, Bit>,
+    pub t3_ready: Signal<Out, Bit>,
+    /// Client port stream in.
+    pub c_data: Signal<In, Bits<64>>,
+    pub c_keep: Signal<In, Bits<8>>,
+    pub c_valid: Signal<In, Bit>,
+    pub c_last: Signal<In, Bit>,
+    pub c_ready: Signal<Out, Bit>,
+    /// A tree frame was taken by the core this cycle (from tree `rx_port`).
+    pub rx_taken: Signal<Out, Bit>,
+    pub rx_port: Signal<Out, Bits<2>>,
+    /// A client frame was taken by the core this cycle.
+    pub cl_taken: Signal<Out, Bit>,
+    /// The taken frame's record (as `pkt_parser` gave it).
+    pub ev_verdict: Signal<Out, Bits<2>>,
+    pub ev_sender: Signal<Out, Bits<8>>,
+    pub ev_epoch: Signal<Out, Bits<32>>,
+    pub ev_seq: Signal<Out, Bits<32>>,
+    pub ev_tree: Signal<Out, Bits<8>>,
+    pub ev_decide_kind: Signal<Out, Bits<2>>,
+    pub ev_decide_instance: Signal<Out, Bits<64>>,
+    pub ev_client: Signal<Out, Bits<32>>,
+    pub ev_req_seq: Signal<Out, Bits<64>>,
+    pub ev_req_len: Signal<Out, Bits<16>>,
+    pub ev_req_payload: Signal<Out, Bits<64>>,
+    pub ev_frame_len: Signal<Out, Bits<16>>,
+    pub ev_eth_src: Signal<Out, Bits<48>>,
+    pub ev_eth_dst: Signal<Out, Bits<48>>,
+    pub ev_ip_src: Signal<Out, Bits<32>>,
+    pub ev_udp_src: Signal<Out, Bits<16>>,
+    pub send: Signal<Out, Bit>,
+    pub send_kind: Signal<Out, Bits<2>>,
+    pub send_count: Signal<Out, Bits<8>>,
+    pub send_instance: Signal<Out, Bits<64>>,
+    pub send_epoch: Signal<Out, Bits<32>>,
+    pub send_seq: Signal<Out, Bits<32>>,
+    pub lead_deliver: Signal<Out, Bit>,
+    pub rx_deliver: Signal<Out, Bit>,
+    pub tick_leader_changed: Signal<Out, Bit>,
+    pub tick_epoch: Signal<Out, Bits<32>>,
+    pub tick_leader: Signal<Out, Bits<8>>,
+    pub rx_leader_changed: Signal<Out, Bit>,
+    pub tick_fault: Signal<Out, Bit>,
+    pub tick_fault_code: Signal<Out, Bits<3>>,
+    pub tick_fault_missing: Signal<Out, Bits<4>>,
+    pub rx_fault: Signal<Out, Bit>,
+    pub rx_fault_code: Signal<Out, Bits<3>>,
+    pub state_mode: Signal<Out, Bit>,
+    pub mode_state: Signal<Out, Bits<2>>,
+    pub state_start: Signal<Out, Bit>,
+    pub state_rx_active: Signal<Out, Bit>,
+    pub viol_stale: Signal<Out, Bit>,
+    pub viol_deposed: Signal<Out, Bit>,
+    pub nl_reply: Signal<Out, Bit>,
+    pub nl_leader: Signal<Out, Bits<8>>,
+    pub nl_epoch: Signal<Out, Bits<32>>,
+    pub state: Signal<Out, Bits<2>>,
+    pub status: Signal<Out, Bits<32>>,
+    pub epoch: Signal<Out, Bits<32>>,
+    pub leader: Signal<Out, Bits<8>>,
+    pub leader_busy: Signal<Out, Bit>,
+    pub last_instance: Signal<Out, Bits<64>>,
+    pub ok_valid: Signal<Out, Bit>,
+    pub ok_client: Signal<Out, Bits<32>>,
+    pub ok_seq: Signal<Out, Bits<64>>,
+    pub ok_instance: Signal<Out, Bits<64>>,
+    pub ok_index: Signal<Out, Bits<8>>,
+    pub ok_payload: Signal<Out, Bits<64>>,
+    pub ok_len: Signal<Out, Bits<8>>,
+    pub cfg_node_id: Signal<Out, Bits<32>>,
+    pub cfg_node_count: Signal<Out, Bits<32>>,
+    pub cfg_cluster_id: Signal<Out, Bits<32>>,
+    pub cfg_trees: Signal<Out, Bits<32>>,
+    pub cfg_loop_period: Signal<Out, Bits<32>>,
+    pub cfg_timeout: Signal<Out, Bits<32>>,
+    pub cfg_delta: Signal<Out, Bits<32>>,
+    pub cfg_drift: Signal<Out, Bits<32>>,
+    pub cfg_fifo_depth: Signal<Out, Bits<32>>,
+    pub cfg_batch_max: Signal<Out, Bits<32>>,
+    pub cfg_mtu: Signal<Out, Bits<32>>,
+    pub cfg_decide_port: Signal<Out, Bits<32>>,
+    pub cfg_client_port: Signal<Out, Bits<32>>,
+    pub cfg_host_port: Signal<Out, Bits<32>>,
+    pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
+    pub cfg_tree_group0: Signal<Out, Bits<32>>,
+    pub cfg_tree_group1: Signal<Out, Bits<32>>,
+    pub cfg_tree_group2: Signal<Out, Bits<32>>,
+    pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    core: NcCore,
+    p0: PktParser,
+    p1: PktParser,
+    p2: PktParser,
+    p3: PktParser,
+    pc: PktParser,
+    h0_valid: DFF<Bit>,
+    h0_verdict: DFF<Bits<2>>,
+    h0_sender: DFF<Bits<8>>,
+    h0_epoch: DFF<Bits<32>>,
+    h0_seq: DFF<Bits<32>>,
+    h0_tree: DFF<Bits<8>>,
+    h0_decide_kind: DFF<Bits<2>>,
+    h0_decide_instance: DFF<Bits<64>>,
+    h0_client: DFF<Bits<32>>,
+    h0_req_seq: DFF<Bits<64>>,
+    h0_req_len: DFF<Bits<16>>,
+    h0_req_payload: DFF<Bits<64>>,
+    h0_frame_len: DFF<Bits<16>>,
+    h0_eth_src: DFF<Bits<48>>,
+    h0_eth_dst: DFF<Bits<48>>,
+    h0_ip_src: DFF<Bits<32>>,
+    h0_udp_src: DFF<Bits<16>>,
+    take0: Signal<Local, Bit>,
+    h1_valid: DFF<Bit>,
+    h1_verdict: DFF<Bits<2>>,
+    h1_sender: DFF<Bits<8>>,
+    h1_epoch: DFF<Bits<32>>,
+    h1_seq: DFF<Bits<32>>,
+    h1_tree: DFF<Bits<8>>,
+    h1_decide_kind: DFF<Bits<2>>,
+    h1_decide_instance: DFF<Bits<64>>,
+    h1_client: DFF<Bits<32>>,
+    h1_req_seq: DFF<Bits<64>>,
+    h1_req_len: DFF<Bits<16>>,
+    h1_req_payload: DFF<Bits<64>>,
+    h1_frame_len: DFF<Bits<16>>,
+    h1_eth_src: DFF<Bits<48>>,
+    h1_eth_dst: DFF<Bits<48>>,
+    h1_ip_src: DFF<Bits<32>>,
+    h1_udp_src: DFF<Bits<16>>,
+    take1: Signal<Local, Bit>,
+    h2_valid: DFF<Bit>,
+    h2_verdict: DFF<Bits<2>>,
+    h2_sender: DFF<Bits<8>>,
+    h2_epoch: DFF<Bits<32>>,
+    h2_seq: DFF<Bits<32>>,
+    h2_tree: DFF<Bits<8>>,
+    h2_decide_kind: DFF<Bits<2>>,
+    h2_decide_instance: DFF<Bits<64>>,
+    h2_client: DFF<Bits<32>>,
+    h2_req_seq: DFF<Bits<64>>,
+    h2_req_len: DFF<Bits<16>>,
+    h2_req_payload: DFF<Bits<64>>,
+    h2_frame_len: DFF<Bits<16>>,
+    h2_eth_src: DFF<Bits<48>>,
+    h2_eth_dst: DFF<Bits<48>>,
+    h2_ip_src: DFF<Bits<32>>,
+    h2_udp_src: DFF<Bits<16>>,
+    take2: Signal<Local, Bit>,
+    h3_valid: DFF<Bit>,
+    h3_verdict: DFF<Bits<2>>,
+    h3_sender: DFF<Bits<8>>,
+    h3_epoch: DFF<Bits<32>>,
+    h3_seq: DFF<Bits<32>>,
+    h3_tree: DFF<Bits<8>>,
+    h3_decide_kind: DFF<Bits<2>>,
+    h3_decide_instance: DFF<Bits<64>>,
+    h3_client: DFF<Bits<32>>,
+    h3_req_seq: DFF<Bits<64>>,
+    h3_req_len: DFF<Bits<16>>,
+    h3_req_payload: DFF<Bits<64>>,
+    h3_frame_len: DFF<Bits<16>>,
+    h3_eth_src: DFF<Bits<48>>,
+    h3_eth_dst: DFF<Bits<48>>,
+    h3_ip_src: DFF<Bits<32>>,
+    h3_udp_src: DFF<Bits<16>>,
+    take3: Signal<Local, Bit>,
+    hc_valid: DFF<Bit>,
+    hc_verdict: DFF<Bits<2>>,
+    hc_sender: DFF<Bits<8>>,
+    hc_epoch: DFF<Bits<32>>,
+    hc_seq: DFF<Bits<32>>,
+    hc_tree: DFF<Bits<8>>,
+    hc_decide_kind: DFF<Bits<2>>,
+    hc_decide_instance: DFF<Bits<64>>,
+    hc_client: DFF<Bits<32>>,
+    hc_req_seq: DFF<Bits<64>>,
+    hc_req_len: DFF<Bits<16>>,
+    hc_req_payload: DFF<Bits<64>>,
+    hc_frame_len: DFF<Bits<16>>,
+    hc_eth_src: DFF<Bits<48>>,
+    hc_eth_dst: DFF<Bits<48>>,
+    hc_ip_src: DFF<Bits<32>>,
+    hc_udp_src: DFF<Bits<16>>,
+    takec: Signal<Local, Bit>,
+    k0_2: Constant<Bits<2>>,
+    k1_2: Constant<Bits<2>>,
+    k2_2: Constant<Bits<2>>,
+    k3_2: Constant<Bits<2>>,
+}
+
+impl Default for NcEngine {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            csr_addr: Default::default(),
+            csr_wdata: Default::default(),
+            csr_write: Default::default(),
+            csr_rdata: Default::default(),
+            t0_data: Default::default(),
+            t0_keep: Default::default(),
+            t0_valid: Default::default(),
+            t0_last: Default::default(),
+            t0_ready: Default::default(),
+            t1_data: Default::default(),
+            t1_keep: Default::default(),
+            t1_valid: Default::default(),
+            t1_last: Default::default(),
+            t1_ready: Default::default(),
+            t2_data: Default::default(),
+            t2_keep: Default::default(),
+            t2_valid: Default::default(),
+            t2_last: Default::default(),
+            t2_ready: Default::default(),
+            t3_data: Default::default(),
+            t3_keep: Default::default(),
+            t3_valid: Default::default(),
+            t3_last: Default::default(),
+            t3_ready: Default::default(),
+            c_data: Default::default(),
+            c_keep: Default::default(),
+            c_valid: Default::default(),
+            c_last: Default::default(),
+            c_ready: Default::default(),
+            rx_taken: Default::default(),
+            rx_port: Default::default(),
+            cl_taken: Default::default(),
+            ev_verdict: Default::default(),
+            ev_sender: Default::default(),
+            ev_epoch: Default::default(),
+            ev_seq: Default::default(),
+            ev_tree: Default::default(),
+            ev_decide_kind: Default::default(),
+            ev_decide_instance: Default::default(),
+            ev_client: Default::default(),
+            ev_req_seq: Default::default(),
+            ev_req_len: Default::default(),
+            ev_req_payload: Default::default(),
+            ev_frame_len: Default::default(),
+            ev_eth_src: Default::default(),
+            ev_eth_dst: Default::default(),
+            ev_ip_src: Default::default(),
+            ev_udp_src: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            lead_deliver: Default::default(),
+            rx_deliver: Default::default(),
+            tick_leader_changed: Default::default(),
+            tick_epoch: Default::default(),
+            tick_leader: Default::default(),
+            rx_leader_changed: Default::default(),
+            tick_fault: Default::default(),
+            tick_fault_code: Default::default(),
+            tick_fault_missing: Default::default(),
+            rx_fault: Default::default(),
+            rx_fault_code: Default::default(),
+            state_mode: Default::default(),
+            mode_state: Default::default(),
+            state_start: Default::default(),
+            state_rx_active: Default::default(),
+            viol_stale: Default::default(),
+            viol_deposed: Default::default(),
+            nl_reply: Default::default(),
+            nl_leader: Default::default(),
+            nl_epoch: Default::default(),
+            state: Default::default(),
+            status: Default::default(),
+            epoch: Default::default(),
+            leader: Default::default(),
+            leader_busy: Default::default(),
+            last_instance: Default::default(),
+            ok_valid: Default::default(),
+            ok_client: Default::default(),
+            ok_seq: Default::default(),
+            ok_instance: Default::default(),
+            ok_index: Default::default(),
+            ok_payload: Default::default(),
+            ok_len: Default::default(),
+            cfg_node_id: Default::default(),
+            cfg_node_count: Default::default(),
+            cfg_cluster_id: Default::default(),
+            cfg_trees: Default::default(),
+            cfg_loop_period: Default::default(),
+            cfg_timeout: Default::default(),
+            cfg_delta: Default::default(),
+            cfg_drift: Default::default(),
+            cfg_fifo_depth: Default::default(),
+            cfg_batch_max: Default::default(),
+            cfg_mtu: Default::default(),
+            cfg_decide_port: Default::default(),
+            cfg_client_port: Default::default(),
+            cfg_host_port: Default::default(),
+            cfg_late_tick_slack: Default::default(),
+            cfg_tree_group0: Default::default(),
+            cfg_tree_group1: Default::default(),
+            cfg_tree_group2: Default::default(),
+            cfg_tree_group3: Default::default(),
+            core: Default::default(),
+            p0: Default::default(),
+            p1: Default::default(),
+            p2: Default::default(),
+            p3: Default::default(),
+            pc: Default::default(),
+            h0_valid: Default::default(),
+            h0_verdict: Default::default(),
+            h0_sender: Default::default(),
+            h0_epoch: Default::default(),
+            h0_seq: Default::default(),
+            h0_tree: Default::default(),
+            h0_decide_kind: Default::default(),
+            h0_decide_instance: Default::default(),
+            h0_client: Default::default(),
+            h0_req_seq: Default::default(),
+            h0_req_len: Default::default(),
+            h0_req_payload: Default::default(),
+            h0_frame_len: Default::default(),
+            h0_eth_src: Default::default(),
+            h0_eth_dst: Default::default(),
+            h0_ip_src: Default::default(),
+            h0_udp_src: Default::default(),
+            take0: Default::default(),
+            h1_valid: Default::default(),
+            h1_verdict: Default::default(),
+            h1_sender: Default::default(),
+            h1_epoch: Default::default(),
+            h1_seq: Default::default(),
+            h1_tree: Default::default(),
+            h1_decide_kind: Default::default(),
+            h1_decide_instance: Default::default(),
+            h1_client: Default::default(),
+            h1_req_seq: Default::default(),
+            h1_req_len: Default::default(),
+            h1_req_payload: Default::default(),
+            h1_frame_len: Default::default(),
+            h1_eth_src: Default::default(),
+            h1_eth_dst: Default::default(),
+            h1_ip_src: Default::default(),
+            h1_udp_src: Default::default(),
+            take1: Default::default(),
+            h2_valid: Default::default(),
+            h2_verdict: Default::default(),
+            h2_sender: Default::default(),
+            h2_epoch: Default::default(),
+            h2_seq: Default::default(),
+            h2_tree: Default::default(),
+            h2_decide_kind: Default::default(),
+            h2_decide_instance: Default::default(),
+            h2_client: Default::default(),
+            h2_req_seq: Default::default(),
+            h2_req_len: Default::default(),
+            h2_req_payload: Default::default(),
+            h2_frame_len: Default::default(),
+            h2_eth_src: Default::default(),
+            h2_eth_dst: Default::default(),
+            h2_ip_src: Default::default(),
+            h2_udp_src: Default::default(),
+            take2: Default::default(),
+            h3_valid: Default::default(),
+            h3_verdict: Default::default(),
+            h3_sender: Default::default(),
+            h3_epoch: Default::default(),
+            h3_seq: Default::default(),
+            h3_tree: Default::default(),
+            h3_decide_kind: Default::default(),
+            h3_decide_instance: Default::default(),
+            h3_client: Default::default(),
+            h3_req_seq: Default::default(),
+            h3_req_len: Default::default(),
+            h3_req_payload: Default::default(),
+            h3_frame_len: Default::default(),
+            h3_eth_src: Default::default(),
+            h3_eth_dst: Default::default(),
+            h3_ip_src: Default::default(),
+            h3_udp_src: Default::default(),
+            take3: Default::default(),
+            hc_valid: Default::default(),
+            hc_verdict: Default::default(),
+            hc_sender: Default::default(),
+            hc_epoch: Default::default(),
+            hc_seq: Default::default(),
+            hc_tree: Default::default(),
+            hc_decide_kind: Default::default(),
+            hc_decide_instance: Default::default(),
+            hc_client: Default::default(),
+            hc_req_seq: Default::default(),
+            hc_req_len: Default::default(),
+            hc_req_payload: Default::default(),
+            hc_frame_len: Default::default(),
+            hc_eth_src: Default::default(),
+            hc_eth_dst: Default::default(),
+            hc_ip_src: Default::default(),
+            hc_udp_src: Default::default(),
+            takec: Default::default(),
+            k0_2: Constant::new(0.into()),
+            k1_2: Constant::new(1.into()),
+            k2_2: Constant::new(2.into()),
+            k3_2: Constant::new(3.into()),
+        }
+    }
+}
+
+impl Logic for NcEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, core, p0, p1, p2, p3, pc);
+        dff_setup!(
+            self,
+            clock,
+            h0_valid,
+            h1_valid,
+            h2_valid,
+            h3_valid,
+            hc_valid,
+            h0_verdict,
+            h0_sender,
+            h0_epoch,
+            h0_seq,
+            h0_tree,
+            h0_decide_kind,
+            h0_decide_instance,
+            h0_client,
+            h0_req_seq,
+            h0_req_len,
+            h0_req_payload,
+            h0_frame_len,
+            h0_eth_src,
+            h0_eth_dst,
+            h0_ip_src,
+            h0_udp_src,
+            h1_verdict,
+            h1_sender,
+            h1_epoch,
+            h1_seq,
+            h1_tree,
+            h1_decide_kind,
+            h1_decide_instance,
+            h1_client,
+            h1_req_seq,
+            h1_req_len,
+            h1_req_payload,
+            h1_frame_len,
+            h1_eth_src,
+            h1_eth_dst,
+            h1_ip_src,
+            h1_udp_src,
+            h2_verdict,
+            h2_sender,
+            h2_epoch,
+            h2_seq,
+            h2_tree,
+            h2_decide_kind,
+            h2_decide_instance,
+            h2_client,
+            h2_req_seq,
+            h2_req_len,
+            h2_req_payload,
+            h2_frame_len,
+            h2_eth_src,
+            h2_eth_dst,
+            h2_ip_src,
+            h2_udp_src,
+            h3_verdict,
+            h3_sender,
+            h3_epoch,
+            h3_seq,
+            h3_tree,
+            h3_decide_kind,
+            h3_decide_instance,
+            h3_client,
+            h3_req_seq,
+            h3_req_len,
+            h3_req_payload,
+            h3_frame_len,
+            h3_eth_src,
+            h3_eth_dst,
+            h3_ip_src,
+            h3_udp_src,
+            hc_verdict,
+            hc_sender,
+            hc_epoch,
+            hc_seq,
+            hc_tree,
+            hc_decide_kind,
+            hc_decide_instance,
+            hc_client,
+            hc_req_seq,
+            hc_req_len,
+            hc_req_payload,
+            hc_frame_len,
+            hc_eth_src,
+            hc_eth_dst,
+            hc_ip_src,
+            hc_udp_src
+        );
+        self.core.csr_addr.next = self.csr_addr.val();
+        self.core.csr_wdata.next = self.csr_wdata.val();
+        self.core.csr_write.next = self.csr_write.val();
+        self.csr_rdata.next = self.core.csr_rdata.val();
+        self.p0.s_data.next = self.t0_data.val();
+        self.p0.s_keep.next = self.t0_keep.val();
+        self.p0.s_valid.next = self.t0_valid.val();
+        self.p0.s_last.next = self.t0_last.val();
+        self.t0_ready.next = self.p0.s_ready.val();
+        self.p0.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p0.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p0.client_mode.next = false;
+        self.p1.s_data.next = self.t1_data.val();
+        self.p1.s_keep.next = self.t1_keep.val();
+        self.p1.s_valid.next = self.t1_valid.val();
+        self.p1.s_last.next = self.t1_last.val();
+        self.t1_ready.next = self.p1.s_ready.val();
+        self.p1.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p1.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p1.client_mode.next = false;
+        self.p2.s_data.next = self.t2_data.val();
+        self.p2.s_keep.next = self.t2_keep.val();
+        self.p2.s_valid.next = self.t2_valid.val();
+        self.p2.s_last.next = self.t2_last.val();
+        self.t2_ready.next = self.p2.s_ready.val();
+        self.p2.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p2.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p2.client_mode.next = false;
+        self.p3.s_data.next = self.t3_data.val();
+        self.p3.s_keep.next = self.t3_keep.val();
+        self.p3.s_valid.next = self.t3_valid.val();
+        self.p3.s_last.next = self.t3_last.val();
+        self.t3_ready.next = self.p3.s_ready.val();
+        self.p3.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p3.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p3.client_mode.next = false;
+        self.pc.s_data.next = self.c_data.val();
+        self.pc.s_keep.next = self.c_keep.val();
+        self.pc.s_valid.next = self.c_valid.val();
+        self.pc.s_last.next = self.c_last.val();
+        self.c_ready.next = self.pc.s_ready.val();
+        self.pc.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
+        self.pc.client_mode.next = true;
+        // Arbitration: a CSR write, else the client (unless the leader id is being computed),
+        // else the lowest tree with a verdict waiting.
+        self.takec.next =
+            !self.csr_write.val() && self.hc_valid.q.val() && !self.core.leader_busy.val();
+        self.take0.next = !self.csr_write.val() && !self.takec.val() && self.h0_valid.q.val();
+        self.take1.next = !self.csr_write.val()
+            && !self.takec.val()
+            && !self.h0_valid.q.val()
+            && self.h1_valid.q.val();
+        self.take2.next = !self.csr_write.val()
+            && !self.takec.val()
+            && !self.h0_valid.q.val()
+            && !self.h1_valid.q.val()
+            && self.h2_valid.q.val();
+        self.take3.next = !self.csr_write.val()
+            && !self.takec.val()
+            && !self.h0_valid.q.val()
+            && !self.h1_valid.q.val()
+            && !self.h2_valid.q.val()
+            && self.h3_valid.q.val();
+        if self.take0.val() {
+            self.h0_valid.d.next = false;
+        }
+        if self.p0.valid.val() {
+            self.h0_valid.d.next = true;
+            self.h0_verdict.d.next = self.p0.verdict.val();
+            self.h0_sender.d.next = self.p0.sender.val();
+            self.h0_epoch.d.next = self.p0.epoch.val();
+            self.h0_seq.d.next = self.p0.seq.val();
+            self.h0_tree.d.next = self.p0.tree.val();
+            self.h0_decide_kind.d.next = self.p0.decide_kind.val();
+            self.h0_decide_instance.d.next = self.p0.decide_instance.val();
+            self.h0_client.d.next = self.p0.client.val();
+            self.h0_req_seq.d.next = self.p0.req_seq.val();
+            self.h0_req_len.d.next = self.p0.req_len.val();
+            self.h0_req_payload.d.next = self.p0.req_payload.val();
+            self.h0_frame_len.d.next = self.p0.frame_len.val();
+            self.h0_eth_src.d.next = self.p0.eth_src.val();
+            self.h0_eth_dst.d.next = self.p0.eth_dst.val();
+            self.h0_ip_src.d.next = self.p0.ip_src.val();
+            self.h0_udp_src.d.next = self.p0.udp_src.val();
+        }
+        if self.take1.val() {
+            self.h1_valid.d.next = false;
+        }
+        if self.p1.valid.val() {
+            self.h1_valid.d.next = true;
+            self.h1_verdict.d.next = self.p1.verdict.val();
+            self.h1_sender.d.next = self.p1.sender.val();
+            self.h1_epoch.d.next = self.p1.epoch.val();
+            self.h1_seq.d.next = self.p1.seq.val();
+            self.h1_tree.d.next = self.p1.tree.val();
+            self.h1_decide_kind.d.next = self.p1.decide_kind.val();
+            self.h1_decide_instance.d.next = self.p1.decide_instance.val();
+            self.h1_client.d.next = self.p1.client.val();
+            self.h1_req_seq.d.next = self.p1.req_seq.val();
+            self.h1_req_len.d.next = self.p1.req_len.val();
+            self.h1_req_payload.d.next = self.p1.req_payload.val();
+            self.h1_frame_len.d.next = self.p1.frame_len.val();
+            self.h1_eth_src.d.next = self.p1.eth_src.val();
+            self.h1_eth_dst.d.next = self.p1.eth_dst.val();
+            self.h1_ip_src.d.next = self.p1.ip_src.val();
+            self.h1_udp_src.d.next = self.p1.udp_src.val();
+        }
+        if self.take2.val() {
+            self.h2_valid.d.next = false;
+        }
+        if self.p2.valid.val() {
+            self.h2_valid.d.next = true;
+            self.h2_verdict.d.next = self.p2.verdict.val();
+            self.h2_sender.d.next = self.p2.sender.val();
+            self.h2_epoch.d.next = self.p2.epoch.val();
+            self.h2_seq.d.next = self.p2.seq.val();
+            self.h2_tree.d.next = self.p2.tree.val();
+            self.h2_decide_kind.d.next = self.p2.decide_kind.val();
+            self.h2_decide_instance.d.next = self.p2.decide_instance.val();
+            self.h2_client.d.next = self.p2.client.val();
+            self.h2_req_seq.d.next = self.p2.req_seq.val();
+            self.h2_req_len.d.next = self.p2.req_len.val();
+            self.h2_req_payload.d.next = self.p2.req_payload.val();
+            self.h2_frame_len.d.next = self.p2.frame_len.val();
+            self.h2_eth_src.d.next = self.p2.eth_src.val();
+            self.h2_eth_dst.d.next = self.p2.eth_dst.val();
+            self.h2_ip_src.d.next = self.p2.ip_src.val();
+            self.h2_udp_src.d.next = self.p2.udp_src.val();
+        }
+        if self.take3.val() {
+            self.h3_valid.d.next = false;
+        }
+        if self.p3.valid.val() {
+            self.h3_valid.d.next = true;
+            self.h3_verdict.d.next = self.p3.verdict.val();
+            self.h3_sender.d.next = self.p3.sender.val();
+            self.h3_epoch.d.next = self.p3.epoch.val();
+            self.h3_seq.d.next = self.p3.seq.val();
+            self.h3_tree.d.next = self.p3.tree.val();
+            self.h3_decide_kind.d.next = self.p3.decide_kind.val();
+            self.h3_decide_instance.d.next = self.p3.decide_instance.val();
+            self.h3_client.d.next = self.p3.client.val();
+            self.h3_req_seq.d.next = self.p3.req_seq.val();
+            self.h3_req_len.d.next = self.p3.req_len.val();
+            self.h3_req_payload.d.next = self.p3.req_payload.val();
+            self.h3_frame_len.d.next = self.p3.frame_len.val();
+            self.h3_eth_src.d.next = self.p3.eth_src.val();
+            self.h3_eth_dst.d.next = self.p3.eth_dst.val();
+            self.h3_ip_src.d.next = self.p3.ip_src.val();
+            self.h3_udp_src.d.next = self.p3.udp_src.val();
+        }
+        if self.takec.val() {
+            self.hc_valid.d.next = false;
+        }
+        if self.pc.valid.val() {
+            self.hc_valid.d.next = true;
+            self.hc_verdict.d.next = self.pc.verdict.val();
+            self.hc_sender.d.next = self.pc.sender.val();
+            self.hc_epoch.d.next = self.pc.epoch.val();
+            self.hc_seq.d.next = self.pc.seq.val();
+            self.hc_tree.d.next = self.pc.tree.val();
+            self.hc_decide_kind.d.next = self.pc.decide_kind.val();
+            self.hc_decide_instance.d.next = self.pc.decide_instance.val();
+            self.hc_client.d.next = self.pc.client.val();
+            self.hc_req_seq.d.next = self.pc.req_seq.val();
+            self.hc_req_len.d.next = self.pc.req_len.val();
+            self.hc_req_payload.d.next = self.pc.req_payload.val();
+            self.hc_frame_len.d.next = self.pc.frame_len.val();
+            self.hc_eth_src.d.next = self.pc.eth_src.val();
+            self.hc_eth_dst.d.next = self.pc.eth_dst.val();
+            self.hc_ip_src.d.next = self.pc.ip_src.val();
+            self.hc_udp_src.d.next = self.pc.udp_src.val();
+        }
+        self.cl_taken.next = self.takec.val();
+        self.rx_taken.next =
+            self.take0.val() || self.take1.val() || self.take2.val() || self.take3.val();
+        self.core.cl_valid.next = self.takec.val();
+        self.core.cl_class.next = self.hc_verdict.q.val();
+        self.core.cl_client.next = self.hc_client.q.val();
+        self.core.cl_seq.next = self.hc_req_seq.q.val();
+        self.core.cl_len.next = self.hc_req_len.q.val();
+        self.core.cl_payload.next = self.hc_req_payload.q.val();
+        self.core.rx_valid.next =
+            self.take0.val() || self.take1.val() || self.take2.val() || self.take3.val();
+        self.rx_port.next = self.k0_2.val();
+        if self.takec.val() {
+            self.ev_verdict.next = self.hc_verdict.q.val();
+            self.ev_sender.next = self.hc_sender.q.val();
+            self.ev_epoch.next = self.hc_epoch.q.val();
+            self.ev_seq.next = self.hc_seq.q.val();
+            self.ev_tree.next = self.hc_tree.q.val();
+            self.ev_decide_kind.next = self.hc_decide_kind.q.val();
+            self.ev_decide_instance.next = self.hc_decide_instance.q.val();
+            self.ev_client.next = self.hc_client.q.val();
+            self.ev_req_seq.next = self.hc_req_seq.q.val();
+            self.ev_req_len.next = self.hc_req_len.q.val();
+            self.ev_req_payload.next = self.hc_req_payload.q.val();
+            self.ev_frame_len.next = self.hc_frame_len.q.val();
+            self.ev_eth_src.next = self.hc_eth_src.q.val();
+            self.ev_eth_dst.next = self.hc_eth_dst.q.val();
+            self.ev_ip_src.next = self.hc_ip_src.q.val();
+            self.ev_udp_src.next = self.hc_udp_src.q.val();
+        } else if self.take1.val() {
+            self.rx_port.next = self.k1_2.val();
+            self.ev_verdict.next = self.h1_verdict.q.val();
+            self.ev_sender.next = self.h1_sender.q.val();
+            self.ev_epoch.next = self.h1_epoch.q.val();
+            self.ev_seq.next = self.h1_seq.q.val();
+            self.ev_tree.next = self.h1_tree.q.val();
+            self.ev_decide_kind.next = self.h1_decide_kind.q.val();
+            self.ev_decide_instance.next = self.h1_decide_instance.q.val();
+            self.ev_client.next = self.h1_client.q.val();
+            self.ev_req_seq.next = self.h1_req_seq.q.val();
+            self.ev_req_len.next = self.h1_req_len.q.val();
+            self.ev_req_payload.next = self.h1_req_payload.q.val();
+            self.ev_frame_len.next = self.h1_frame_len.q.val();
+            self.ev_eth_src.next = self.h1_eth_src.q.val();
+            self.ev_eth_dst.next = self.h1_eth_dst.q.val();
+            self.ev_ip_src.next = self.h1_ip_src.q.val();
+            self.ev_udp_src.next = self.h1_udp_src.q.val();
+        } else if self.take2.val() {
+            self.rx_port.next = self.k2_2.val();
+            self.ev_verdict.next = self.h2_verdict.q.val();
+            self.ev_sender.next = self.h2_sender.q.val();
+            self.ev_epoch.next = self.h2_epoch.q.val();
+            self.ev_seq.next = self.h2_seq.q.val();
+            self.ev_tree.next = self.h2_tree.q.val();
+            self.ev_decide_kind.next = self.h2_decide_kind.q.val();
+            self.ev_decide_instance.next = self.h2_decide_instance.q.val();
+            self.ev_client.next = self.h2_client.q.val();
+            self.ev_req_seq.next = self.h2_req_seq.q.val();
+            self.ev_req_len.next = self.h2_req_len.q.val();
+            self.ev_req_payload.next = self.h2_req_payload.q.val();
+            self.ev_frame_len.next = self.h2_frame_len.q.val();
+            self.ev_eth_src.next = self.h2_eth_src.q.val();
+            self.ev_eth_dst.next = self.h2_eth_dst.q.val();
+            self.ev_ip_src.next = self.h2_ip_src.q.val();
+            self.ev_udp_src.next = self.h2_udp_src.q.val();
+        } else if self.take3.val() {
+            self.rx_port.next = self.k3_2.val();
+            self.ev_verdict.next = self.h3_verdict.q.val();
+            self.ev_sender.next = self.h3_sender.q.val();
+            self.ev_epoch.next = self.h3_epoch.q.val();
+            self.ev_seq.next = self.h3_seq.q.val();
+            self.ev_tree.next = self.h3_tree.q.val();
+            self.ev_decide_kind.next = self.h3_decide_kind.q.val();
+            self.ev_decide_instance.next = self.h3_decide_instance.q.val();
+            self.ev_client.next = self.h3_client.q.val();
+            self.ev_req_seq.next = self.h3_req_seq.q.val();
+            self.ev_req_len.next = self.h3_req_len.q.val();
+            self.ev_req_payload.next = self.h3_req_payload.q.val();
+            self.ev_frame_len.next = self.h3_frame_len.q.val();
+            self.ev_eth_src.next = self.h3_eth_src.q.val();
+            self.ev_eth_dst.next = self.h3_eth_dst.q.val();
+            self.ev_ip_src.next = self.h3_ip_src.q.val();
+            self.ev_udp_src.next = self.h3_udp_src.q.val();
+        } else {
+            self.ev_verdict.next = self.h0_verdict.q.val();
+            self.ev_sender.next = self.h0_sender.q.val();
+            self.ev_epoch.next = self.h0_epoch.q.val();
+            self.ev_seq.next = self.h0_seq.q.val();
+            self.ev_tree.next = self.h0_tree.q.val();
+            self.ev_decide_kind.next = self.h0_decide_kind.q.val();
+            self.ev_decide_instance.next = self.h0_decide_instance.q.val();
+            self.ev_client.next = self.h0_client.q.val();
+            self.ev_req_seq.next = self.h0_req_seq.q.val();
+            self.ev_req_len.next = self.h0_req_len.q.val();
+            self.ev_req_payload.next = self.h0_req_payload.q.val();
+            self.ev_frame_len.next = self.h0_frame_len.q.val();
+            self.ev_eth_src.next = self.h0_eth_src.q.val();
+            self.ev_eth_dst.next = self.h0_eth_dst.q.val();
+            self.ev_ip_src.next = self.h0_ip_src.q.val();
+            self.ev_udp_src.next = self.h0_udp_src.q.val();
+        }
+        self.core.rx_port.next = self.rx_port.val();
+        self.core.rx_class.next = self.ev_verdict.val();
+        self.core.rx_sender.next = self.ev_sender.val();
+        self.core.rx_epoch.next = self.ev_epoch.val();
+        self.core.rx_seq.next = self.ev_seq.val();
+        self.core.rx_tree.next = self.ev_tree.val();
+        self.core.rx_kind.next = self.ev_decide_kind.val();
+        self.core.rx_instance.next = self.ev_decide_instance.val();
+        self.send.next = self.core.send.val();
+        self.send_kind.next = self.core.send_kind.val();
+        self.send_count.next = self.core.send_count.val();
+        self.send_instance.next = self.core.send_instance.val();
+        self.send_epoch.next = self.core.send_epoch.val();
+        self.send_seq.next = self.core.send_seq.val();
+        self.lead_deliver.next = self.core.lead_deliver.val();
+        self.rx_deliver.next = self.core.rx_deliver.val();
+        self.tick_leader_changed.next = self.core.tick_leader_changed.val();
+        self.tick_epoch.next = self.core.tick_epoch.val();
+        self.tick_leader.next = self.core.tick_leader.val();
+        self.rx_leader_changed.next = self.core.rx_leader_changed.val();
+        self.tick_fault.next = self.core.tick_fault.val();
+        self.tick_fault_code.next = self.core.tick_fault_code.val();
+        self.tick_fault_missing.next = self.core.tick_fault_missing.val();
+        self.rx_fault.next = self.core.rx_fault.val();
+        self.rx_fault_code.next = self.core.rx_fault_code.val();
+        self.state_mode.next = self.core.state_mode.val();
+        self.mode_state.next = self.core.mode_state.val();
+        self.state_start.next = self.core.state_start.val();
+        self.state_rx_active.next = self.core.state_rx_active.val();
+        self.viol_stale.next = self.core.viol_stale.val();
+        self.viol_deposed.next = self.core.viol_deposed.val();
+        self.nl_reply.next = self.core.nl_reply.val();
+        self.nl_leader.next = self.core.nl_leader.val();
+        self.nl_epoch.next = self.core.nl_epoch.val();
+        self.state.next = self.core.state.val();
+        self.status.next = self.core.status.val();
+        self.epoch.next = self.core.epoch.val();
+        self.leader.next = self.core.leader.val();
+        self.leader_busy.next = self.core.leader_busy.val();
+        self.last_instance.next = self.core.last_instance.val();
+        self.ok_valid.next = self.core.ok_valid.val();
+        self.ok_client.next = self.core.ok_client.val();
+        self.ok_seq.next = self.core.ok_seq.val();
+        self.ok_instance.next = self.core.ok_instance.val();
+        self.ok_index.next = self.core.ok_index.val();
+        self.ok_payload.next = self.core.ok_payload.val();
+        self.ok_len.next = self.core.ok_len.val();
+        self.cfg_node_id.next = self.core.cfg_node_id.val();
+        self.cfg_node_count.next = self.core.cfg_node_count.val();
+        self.cfg_cluster_id.next = self.core.cfg_cluster_id.val();
+        self.cfg_trees.next = self.core.cfg_trees.val();
+        self.cfg_loop_period.next = self.core.cfg_loop_period.val();
+        self.cfg_timeout.next = self.core.cfg_timeout.val();
+        self.cfg_delta.next = self.core.cfg_delta.val();
+        self.cfg_drift.next = self.core.cfg_drift.val();
+        self.cfg_fifo_depth.next = self.core.cfg_fifo_depth.val();
+        self.cfg_batch_max.next = self.core.cfg_batch_max.val();
+        self.cfg_mtu.next = self.core.cfg_mtu.val();
+        self.cfg_decide_port.next = self.core.cfg_decide_port.val();
+        self.cfg_client_port.next = self.core.cfg_client_port.val();
+        self.cfg_host_port.next = self.core.cfg_host_port.val();
+        self.cfg_late_tick_slack.next = self.core.cfg_late_tick_slack.val();
+        self.cfg_tree_group0.next = self.core.cfg_tree_group0.val();
+        self.cfg_tree_group1.next = self.core.cfg_tree_group1.val();
+        self.cfg_tree_group2.next = self.core.cfg_tree_group2.val();
+        self.cfg_tree_group3.next = self.core.cfg_tree_group3.val();
+    }
+}

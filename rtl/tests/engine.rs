@@ -1,0 +1,250 @@
+//! nc_engine driven with frames only (no model): latency from a frame's last beat to the
+//! decision, and bad frames at the frame level (wrong UDP port, truncated header, wrong magic
+//! or cluster, an oversize batch, a DECIDE from a stale leader counter): each dropped and
+//! counted, nothing delivered.
+
+use proto::frame::{self, UdpMeta};
+use proto::regs::{Config, Counter, addr, ctrl};
+use proto::wire::{self, DecideKind, DecideMeta};
+use rtl::lockstep::{config_writes, decide};
+use rtl::nc_engine::NcEngine;
+use rtl::sim::Cycle;
+use rust_hdl::prelude::*;
+
+fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+fn val<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+struct Engine {
+    c: Cycle<NcEngine>,
+    delivered_at: Vec<u64>,
+}
+
+impl Engine {
+    fn new(cfg: &Config) -> Self {
+        let mut e = Engine {
+            c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
+            delivered_at: Vec::new(),
+        };
+        for (a, v) in config_writes(cfg) {
+            e.write(a, v);
+        }
+        e.write(addr::CTRL, ctrl::ENABLE);
+        e
+    }
+    fn cycle(&mut self) {
+        self.c.settle();
+        if self.c.uut.rx_deliver.val() {
+            self.delivered_at.push(self.c.cycle);
+        }
+        self.c.edge();
+    }
+    fn write(&mut self, a: u16, v: u32) {
+        let u = self.c.uut.as_mut();
+        u.csr_addr.next = bits(a as u64);
+        u.csr_wdata.next = bits(v as u64);
+        u.csr_write.next = true;
+        self.cycle();
+        self.c.uut.csr_write.next = false;
+    }
+    fn read(&mut self, a: u16) -> u64 {
+        self.c.uut.csr_addr.next = bits(a as u64);
+        self.c.settle();
+        val(self.c.uut.csr_rdata.val())
+    }
+    fn counter(&mut self, c: Counter) -> u64 {
+        self.read(c.addr())
+    }
+    /// Stream a frame on tree `t`; returns the cycle of its last beat.
+    fn frame(&mut self, t: usize, f: &[u8]) -> u64 {
+        let chunks: Vec<&[u8]> = f.chunks(8).collect();
+        let mut last = 0;
+        for (i, ch) in chunks.iter().enumerate() {
+            let mut w = [0u8; 8];
+            w[..ch.len()].copy_from_slice(ch);
+            let u = self.c.uut.as_mut();
+            let (d, k, v, l) = match t {
+                0 => (
+                    &mut u.t0_data,
+                    &mut u.t0_keep,
+                    &mut u.t0_valid,
+                    &mut u.t0_last,
+                ),
+                _ => (
+                    &mut u.t1_data,
+                    &mut u.t1_keep,
+                    &mut u.t1_valid,
+                    &mut u.t1_last,
+                ),
+            };
+            d.next = bits(u64::from_le_bytes(w));
+            k.next = bits((1u64 << ch.len()) - 1);
+            v.next = true;
+            l.next = i + 1 == chunks.len();
+            last = self.c.cycle;
+            self.cycle();
+        }
+        let u = self.c.uut.as_mut();
+        u.t0_valid.next = false;
+        u.t1_valid.next = false;
+        u.t0_last.next = false;
+        u.t1_last.next = false;
+        last
+    }
+    fn idle(&mut self, n: u64) {
+        for _ in 0..n {
+            self.cycle();
+        }
+    }
+}
+
+fn cfg() -> Config {
+    Config {
+        node_id: 1,
+        node_count: 3,
+        cluster_id: 77,
+        trees: 2,
+        loop_period: 40,
+        delta: 30,
+        drift: 0,
+        timeout: 80,
+        ..Config::default()
+    }
+}
+
+fn udp(c: &Config, payload: &[u8], port: u16, tree: usize) -> Vec<u8> {
+    let meta = UdpMeta {
+        src_mac: [2, 0, 0, 0, 0, 5],
+        dst_mac: frame::multicast_mac(c.tree_groups[tree].to_be_bytes()),
+        src_ip: [10, 0, 0, 5],
+        dst_ip: c.tree_groups[tree].to_be_bytes(),
+        src_port: 7400,
+        dst_port: port,
+        ttl: 4,
+    };
+    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + payload.len()];
+    let n = frame::emit_udp(&meta, payload, &mut f).unwrap();
+    f.truncate(n);
+    f
+}
+
+fn copy(
+    c: &Config,
+    epoch: u32,
+    seq: u32,
+    tree: u8,
+    instance: u64,
+    kind: DecideKind,
+    entries: &[(u32, u64, Vec<u8>)],
+) -> Vec<u8> {
+    let meta = DecideMeta {
+        instance,
+        epoch,
+        msg_seq: seq,
+        tree,
+        kind,
+    };
+    udp(
+        c,
+        &decide(c.cluster_id, 0, meta, entries),
+        c.decide_port,
+        tree as usize,
+    )
+}
+
+fn started(c: &Config) -> Engine {
+    let mut e = Engine::new(c);
+    e.frame(0, &copy(c, 0, 0, 0, 1, DecideKind::Start, &[]));
+    e.frame(1, &copy(c, 0, 0, 1, 1, DecideKind::Start, &[]));
+    e.idle(3);
+    assert_eq!(e.read(addr::STATUS) & 0b100, 0b100, "ACTIVE after START");
+    e
+}
+
+#[test]
+fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
+    let c = cfg();
+    let mut e = started(&c);
+    let entries = [(9, 1, b"abc".to_vec())];
+    e.frame(0, &copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries));
+    e.idle(2);
+    assert!(e.delivered_at.is_empty(), "not before the last copy");
+    let last = e.frame(1, &copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries));
+    e.idle(4);
+    // Verdict one cycle after the last beat (pkt_parser), one cycle in the holding register.
+    assert_eq!(e.delivered_at, vec![last + 2]);
+    assert_eq!(e.counter(Counter::Delivered), 1);
+}
+
+#[test]
+fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
+    let c = cfg();
+    let mut e = started(&c);
+    let good = || copy(&c, 1, 0, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
+    // Move to epoch 1 (its leader's heartbeat on both trees) so that epoch 0 is stale.
+    e.frame(0, &copy(&c, 1, 0, 0, 1, DecideKind::Heartbeat, &[]));
+    e.frame(1, &copy(&c, 1, 0, 1, 1, DecideKind::Heartbeat, &[]));
+    e.idle(12); // the leader id is computed
+    let before = (
+        e.counter(Counter::Foreign),
+        e.counter(Counter::Malformed),
+        e.counter(Counter::Delivered),
+    );
+    let wrong_port = udp(&c, &good()[frame::PAYLOAD_OFFSET..], c.decide_port + 1, 0);
+    let mut truncated = good();
+    truncated.truncate(frame::PAYLOAD_OFFSET + 20); // IPv4/UDP lengths now exceed the frame
+    let mut bad_magic = good()[frame::PAYLOAD_OFFSET..].to_vec();
+    bad_magic[0] ^= 0x80;
+    let mut bad_cluster = good()[frame::PAYLOAD_OFFSET..].to_vec();
+    bad_cluster[7] ^= 1;
+    // An oversize batch: one entry whose payload makes the packet longer than MAX_PACKET_LEN.
+    let big = vec![0x55u8; wire::MAX_PACKET_LEN];
+    let mut oversize = decide(
+        c.cluster_id,
+        0,
+        DecideMeta {
+            instance: 1,
+            epoch: 1,
+            msg_seq: 1,
+            tree: 0,
+            kind: DecideKind::Batch,
+        },
+        &[(1, 1, vec![1])],
+    );
+    let extra = big.len();
+    let body = u16::from_be_bytes([oversize[8], oversize[9]]) as usize + extra;
+    oversize[8..10].copy_from_slice(&(body as u16).to_be_bytes());
+    let plen_at = wire::HEADER_LEN + wire::DECIDE_HEADER_LEN + 4;
+    let plen = u16::from_be_bytes([oversize[plen_at], oversize[plen_at + 1]]) as usize + extra;
+    oversize[plen_at..plen_at + 2].copy_from_slice(&(plen as u16).to_be_bytes());
+    oversize.extend_from_slice(&big);
+    let stale = copy(&c, 0, 2, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
+    for (f, _what) in [
+        (wrong_port, "wrong UDP port"),
+        (truncated, "truncated header"),
+        (udp(&c, &bad_magic, c.decide_port, 0), "wrong magic"),
+        (udp(&c, &bad_cluster, c.decide_port, 0), "wrong cluster id"),
+        (udp(&c, &oversize, c.decide_port, 0), "oversize batch"),
+        (stale, "stale leader counter"),
+    ] {
+        e.frame(0, &f);
+        e.idle(3);
+    }
+    let after = (
+        e.counter(Counter::Foreign),
+        e.counter(Counter::Malformed),
+        e.counter(Counter::Delivered),
+    );
+    assert_eq!(
+        after.0 - before.0,
+        3,
+        "foreign: wrong port, wrong magic, wrong cluster"
+    );
+    assert_eq!(after.1 - before.1, 2, "malformed: truncated, oversize");
+    assert_eq!(e.counter(Counter::StaleEpoch), 1);
+    assert_eq!(after.2, before.2, "nothing delivered");
+    assert!(e.delivered_at.is_empty());
+}
