@@ -48,10 +48,10 @@ always @(*) begin
 `ifdef P1
     // P1: the leader id is always < n.
     assert(r_leader$q < node_count);
-    // auxiliary invariant of the 32-cycle remainder unit (epoch mod n after an adopted epoch)
+    // auxiliary invariant of the remainder unit (8 steps of 4 bits) (epoch mod n after an adopted epoch)
     if (r_div_busy$q) begin
         assert(r_div_rem$q < node_count);
-        assert(r_div_cnt$q <= 6'd32);
+        assert(r_div_cnt$q <= 6'd8);
     end
 `endif
 `ifdef P2
