@@ -1,7 +1,7 @@
 # One cocotb bench on one simulator (cocotb's own Makefile.sim does the work).
 # Called by testbench/Makefile:  make -f cocotb/bench.mk BENCH=<name> SIM=<icarus|verilator>
 # Optional: TESTCASE=<test function> (cocotb's), WAVES=1 (VCD in build/<sim>/<bench>/).
-BENCH ?= nc_node
+BENCH ?= nc_engine
 SIM ?= icarus
 TOPLEVEL_LANG := verilog
 R := $(abspath ../rtl/verilog)
@@ -9,10 +9,7 @@ H := $(abspath cocotb/hdl)
 
 ifeq ($(BENCH),cluster)
 TOPLEVEL := cluster3
-VERILOG_SOURCES := $(H)/cluster3.v $(H)/nc_node.v $(R)/nc_core.v $(R)/pkt_parser.v
-else ifeq ($(BENCH),nc_node)
-TOPLEVEL := nc_node
-VERILOG_SOURCES := $(H)/nc_node.v $(R)/nc_core.v $(R)/pkt_parser.v
+VERILOG_SOURCES := $(H)/cluster3.v $(R)/nc_engine.v
 else
 TOPLEVEL := $(BENCH)
 VERILOG_SOURCES := $(R)/$(BENCH).v

@@ -48,22 +48,22 @@ class Port:
 
 
 class Node:
-    """Drives one nc_node (nc_core + pkt_parser): CSR bus and the frame stream."""
+    """Drives one nc_engine: the CSR bus and its five frame streams (t0..t3 for the trees, c
+    for the client port)."""
+
+    PORTS = ("t0_", "t1_", "t2_", "t3_", "c_")
 
     def __init__(self, dut, prefix=""):
         self.p = Port(dut, prefix)
         self.clock = dut.clock
-        self.stream_busy = False
+        self.busy = set()
         p = self.p
         p.csr_addr.value = 0
         p.csr_wdata.value = 0
         p.csr_write.value = 0
-        p.s_data.value = 0
-        p.s_keep.value = 0
-        p.s_valid.value = 0
-        p.s_last.value = 0
-        p.s_client.value = 0
-        p.s_tree.value = 0
+        for port in self.PORTS:
+            for sig in ("data", "keep", "valid", "last"):
+                getattr(p, port + sig).value = 0
 
     async def write(self, addr, value):
         """One CSR write (one cycle), then the bus idles."""
@@ -112,28 +112,38 @@ class Node:
             got = await self.read(addr[k])
             assert got == v, f"register {k}: wrote {v}, reads {got}"
 
-    async def stream(self, frame, client=False, tree=0):
-        """Push one frame, one 8-byte beat per cycle, then hold `s_client`/`s_tree` through the
-        cycle in which the parser's verdict is valid (one idle cycle)."""
-        assert not self.stream_busy, "one frame at a time per node"
-        self.stream_busy = True
+    async def stream(self, frame, client=False, tree=0, wait_taken=True):
+        """Push one frame on a tree port (or the client port), one 8-byte beat per cycle.
+        With `wait_taken`, return in the read-only phase of the cycle in which the core takes
+        the parsed frame (`rx_taken` with `rx_port` = tree, or `cl_taken`), with its verdict;
+        None if it was never taken."""
+        port = "c_" if client else f"t{tree}_"
+        assert port not in self.busy, "one frame at a time per port"
+        self.busy.add(port)
         p = self.p
+        data_s, keep_s = getattr(p, port + "data"), getattr(p, port + "keep")
+        valid_s, last_s = getattr(p, port + "valid"), getattr(p, port + "last")
         for data, keep, last in nf.beats(frame):
             await RisingEdge(self.clock)
-            p.s_client.value = int(client)
-            p.s_tree.value = tree
-            p.s_data.value = data
-            p.s_keep.value = keep
-            p.s_valid.value = 1
-            p.s_last.value = int(last)
+            data_s.value = data
+            keep_s.value = keep
+            valid_s.value = 1
+            last_s.value = int(last)
         await RisingEdge(self.clock)
-        p.s_valid.value = 0
-        p.s_last.value = 0
-        p.s_keep.value = 0
-        await ReadOnly()
-        verdict = int(p.p_verdict.value) if int(p.p_valid.value) else None
-        self.stream_busy = False
-        return verdict
+        valid_s.value = 0
+        last_s.value = 0
+        keep_s.value = 0
+        self.busy.discard(port)
+        if not wait_taken:
+            return None
+        for _ in range(16):
+            await ReadOnly()
+            if client and int(p.cl_taken.value):
+                return int(p.ev_verdict.value)
+            if not client and int(p.rx_taken.value) and int(p.rx_port.value) == tree:
+                return int(p.ev_verdict.value)
+            await RisingEdge(self.clock)
+        return None
 
 
 async def cycles(clock, n):

@@ -1,9 +1,9 @@
-"""Three nodes (hdl/cluster3.v: 3 x nc_core + pkt_parser) joined by a cocotb network model.
+"""Three nodes (hdl/cluster3.v: 3 x nc_engine) joined by a cocotb network model.
 
 The model plays the two multicast trees: when a node's `send` strobe fires it builds that
 DECIDE (with the batch's entries, read from the leader's OK stream) once per tree in Python
-(ncframes.py) and streams each copy into every other node's parser after a per-(sender,
-receiver, tree) delay. Links can be cut and senders silenced. Clients stream REQUEST frames to
+(ncframes.py) and streams each copy into that tree's port of every other node after a
+per-(sender, receiver, tree) delay. Links can be cut and senders silenced. Clients stream REQUEST frames to
 the node whose STATUS says LEADER."""
 
 import heapq
@@ -33,7 +33,8 @@ class Cluster:
         self.clock = dut.clock
         self.nodes = [nctb.Node(dut, f"n{i}_") for i in range(N)]
         self.cycle = 0
-        self.queue = [[] for _ in range(N)]  # heap of (due, order, frame, client, tree)
+        # per (node, port): heap of (due, order, frame, client, tree); port TREES = client port
+        self.queue = {(i, q): [] for i in range(N) for q in range(TREES + 1)}
         self.order = 0
         self.cut = set()       # (dst, tree): that tree's link into dst is down
         self.silent = set()    # senders whose copies the network no longer carries
@@ -46,7 +47,8 @@ class Cluster:
         cocotb.start_soon(self.count())
         for i in range(N):
             cocotb.start_soon(self.watch(i))
-            cocotb.start_soon(self.feed(i))
+            for q in range(TREES + 1):
+                cocotb.start_soon(self.feed(i, q))
 
     async def count(self):
         while True:
@@ -66,7 +68,8 @@ class Cluster:
 
     def push(self, dst, due, frame, client, tree):
         self.order += 1
-        heapq.heappush(self.queue[dst], (due, self.order, frame, client, tree))
+        heapq.heappush(self.queue[(dst, TREES if client else tree)],
+                       (due, self.order, frame, client, tree))
 
     async def watch(self, i):
         p = self.nodes[i].p
@@ -79,7 +82,7 @@ class Cluster:
             if deliver_prev:
                 self.delivered[i].append(int(p.last_instance.value))
             deliver_prev = bool(int(p.rx_deliver.value))
-            if int(p.p_valid.value) and not int(p.s_client.value):
+            if int(p.rx_taken.value):
                 self.took_copy[i].append(cyc)
             if int(p.tick_fault.value) or int(p.rx_fault.value):
                 self.faults[i].append(cyc)
@@ -101,9 +104,9 @@ class Cluster:
                 self.emit(i, c, kind, inst, ep, seq, ents)
                 pending = None
 
-    async def feed(self, i):
+    async def feed(self, i, port):
         node = self.nodes[i]
-        q = self.queue[i]
+        q = self.queue[(i, port)]
         while True:
             await RisingEdge(self.clock)
             if q and q[0][0] <= self.cycle:

@@ -1,5 +1,6 @@
-"""Bench of the core (nc_core) with the exported pkt_parser in front (hdl/nc_node.v): registers
-over the CSR bus, Ethernet frames built in Python (ncframes.py) on the streaming port."""
+"""Bench of the top, nc_engine (nc_core behind a pkt_parser per tree port and one for the client
+port): registers over the CSR bus, Ethernet frames built in Python (ncframes.py) on the
+streaming ports."""
 
 import cocotb
 from cocotb.triggers import RisingEdge
