@@ -4,7 +4,10 @@
 BENCH ?= nc_engine
 SIM ?= icarus
 TOPLEVEL_LANG := verilog
-R := $(abspath ../rtl/verilog)
+# RTL_DIR: where the exported Verilog is read from (default rtl/verilog; a mutated copy
+# elsewhere shows that the benches catch a bug, see testbench/README.md)
+RTL_DIR ?= ../rtl/verilog
+R := $(abspath $(RTL_DIR))
 H := $(abspath cocotb/hdl)
 
 ifeq ($(BENCH),cluster)
@@ -15,7 +18,8 @@ TOPLEVEL := $(BENCH)
 VERILOG_SOURCES := $(R)/$(BENCH).v
 endif
 MODULE := test_$(BENCH)
-SIM_BUILD := $(abspath build/$(SIM)/$(BENCH))
+BUILD ?= build
+SIM_BUILD := $(abspath $(BUILD)/$(SIM)/$(BENCH))
 export COCOTB_RESULTS_FILE := $(SIM_BUILD)/results.xml
 export PYTHONPATH := $(abspath cocotb):$(PYTHONPATH)
 export COCOTB_REDUCED_LOG_FMT := 1
