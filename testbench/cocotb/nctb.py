@@ -96,9 +96,28 @@ class Node:
     async def counters(self):
         return {k: await self.counter(k) for k in COUNTERS}
 
+    async def flush(self):
+        """End any frame a previous test left half-streamed (cocotb stops a test's coroutines
+        wherever they are): one last beat on every port, then let the verdicts drain."""
+        await RisingEdge(self.clock)
+        for port in self.PORTS:
+            getattr(self.p, port + "valid").value = 1
+            getattr(self.p, port + "last").value = 1
+            getattr(self.p, port + "keep").value = 0xFF
+            getattr(self.p, port + "data").value = 0
+        await RisingEdge(self.clock)
+        for port in self.PORTS:
+            getattr(self.p, port + "valid").value = 0
+            getattr(self.p, port + "last").value = 0
+            getattr(self.p, port + "keep").value = 0
+        for _ in range(12):
+            await RisingEdge(self.clock)
+
     async def reset(self):
         """The RTL has no reset wire (power-on values) and cocotb runs every test of a module in
-        one simulation: each test starts by disabling the node and clearing its counters."""
+        one simulation: each test starts by ending any half-streamed frame, disabling the node
+        and clearing its counters."""
+        await self.flush()
         await self.write(CTRL, 0)
         await self.write(CTRL, CLEAR_COUNTERS)
 

@@ -45,6 +45,9 @@ class Core(nctb.Node):
                 self.sends.append((int(d.send_kind.value), int(d.send_instance.value),
                                    int(d.send_count.value)))
 
+    async def flush(self):
+        pass  # no frame streams at this interface
+
     async def event(self, **sigs):
         await RisingEdge(self.clock)
         for k, v in sigs.items():
