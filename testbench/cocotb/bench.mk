@@ -1,6 +1,7 @@
 # One cocotb bench on one simulator (cocotb's own Makefile.sim does the work).
 # Called by testbench/Makefile:  make -f cocotb/bench.mk BENCH=<name> SIM=<icarus|verilator>
-# Optional: TESTCASE=<test function> (cocotb's), WAVES=1 (VCD in build/<sim>/<bench>/).
+# Optional: TESTCASE=<test function> (cocotb's), WAVES=1 (a VCD: $(BUILD)/icarus/<bench>/<top>.vcd
+# on Icarus, dump.vcd in testbench/ on Verilator; use a separate BUILD, see README).
 BENCH ?= nc_engine
 SIM ?= icarus
 TOPLEVEL_LANG := verilog
@@ -24,28 +25,40 @@ export COCOTB_RESULTS_FILE := $(SIM_BUILD)/results.xml
 export PYTHONPATH := $(abspath cocotb):$(PYTHONPATH)
 export COCOTB_REDUCED_LOG_FMT := 1
 
+# WAVES=1 asks for a VCD; cocotb's own WAVES handling is switched off below (it writes FST on
+# Icarus), and Makefile.sim calls make again, so the request travels as NC_VCD.
+ifeq ($(origin NC_VCD),undefined)
+NC_VCD := $(WAVES)
+endif
+export NC_VCD
+
 ifeq ($(SIM),verilator)
 # The exported Verilog is -Wall clean; the bench wrappers leave unused outputs open.
 COMPILE_ARGS += -Wno-fatal -Wno-PINCONNECTEMPTY -Wno-UNUSED
 # The benches are short: compile time dominates, so build the C++ model without optimisation
 # (about 3x faster to build on 2 cores than Verilator's default -Os), two jobs at a time.
 BUILD_ARGS += OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0 -j2
-ifeq ($(WAVES),1)
+ifeq ($(NC_VCD),1)
 # cocotb's own switch for a VCD (dump.vcd in testbench/) with Verilator
 export VERILATOR_TRACE := 1
 endif
 endif
 
 ifeq ($(SIM),icarus)
-ifeq ($(WAVES),1)
+ifeq ($(NC_VCD),1)
 # A VCD (cocotb's own WAVES=1 writes FST on Icarus): a dump module as a second root.
 VERILOG_SOURCES += $(SIM_BUILD)/nc_vcd_dump.v
 COMPILE_ARGS += -s nc_vcd_dump
-$(SIM_BUILD)/nc_vcd_dump.v: | $(SIM_BUILD)
-	printf 'module nc_vcd_dump();\ninitial begin\n$$dumpfile("%s");\n$$dumpvars(0, %s);\nend\nendmodule\n' \
-	  "$(SIM_BUILD)/$(TOPLEVEL).vcd" "$(TOPLEVEL)" > $@
 endif
 endif
+ICARUS_VCD := $(filter %/nc_vcd_dump.v,$(VERILOG_SOURCES))
 override WAVES :=
 
 include $(shell cocotb-config --makefiles)/Makefile.sim
+
+# (after the include, so that it is not the default goal)
+ifneq ($(ICARUS_VCD),)
+$(ICARUS_VCD): | $(SIM_BUILD)
+	printf 'module nc_vcd_dump();\ninitial begin\n$$dumpfile("%s");\n$$dumpvars(0, %s);\nend\nendmodule\n' \
+	  "$(SIM_BUILD)/$(TOPLEVEL).vcd" "$(TOPLEVEL)" > $@
+endif

@@ -176,6 +176,8 @@ async def rsbcast_missing_copy_is_net_fault_and_nothing_after(dut):
     await both_trees(node, 2, 0, 2, nf.BATCH, [nf.entry(5, 2, b"w")])
     await nctb.cycles(dut.clock, cfg["timeout"] * 2)
     assert mon.delivers == [] and mon.sends == []
+    assert len(mon.faults) == 1, "a faulted node takes no copy (no second fault either)"
+    assert await node.counter("ignored") == 2, "both copies ignored in Faulted"
     assert await node.counter("timeouts") == 0
     # re-enable clears the fault (armed again)
     await node.write(nctb.CTRL, 0)
