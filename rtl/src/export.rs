@@ -7,6 +7,7 @@ use crate::egress_fifo::EgressFifo;
 use crate::lowi_core::LowiCore;
 use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
 use crate::nc_engine::NcEngine;
+use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 use crate::rsbcast_rx::RsbcastRx;
 
@@ -32,6 +33,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         ("csr.v", export(Csr::default(), "csr")),
         ("pkt_parser.v", export(PktParser::default(), "pkt_parser")),
+        ("pkt_gen.v", export(PktGen::default(), "pkt_gen")),
         ("nc_core.v", export(NcCore::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
     ]

@@ -9,6 +9,7 @@ pub mod lockstep;
 pub mod lowi_core;
 pub mod nc_core;
 pub mod nc_engine;
+pub mod pkt_gen;
 pub mod pkt_parser;
 pub mod prim;
 pub mod rsbcast_rx;

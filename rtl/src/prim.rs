@@ -106,3 +106,91 @@ impl<const N: usize> Logic for ByteSwap<N> {
         Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
     }
 }
+
+/// Where one byte of a [`byte_map!`] output comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteSrc {
+    /// A constant byte.
+    Const(u8),
+    /// Byte `j` (0 = most significant) of input `i`.
+    Field(usize, usize),
+}
+
+fn u64_of<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
+}
+
+/// A block whose output bytes are constants or bytes of its inputs, by a map fixed when the
+/// circuit is built (output byte `x` in bits `8x+7..8x`: frame order on a little-endian bus).
+macro_rules! byte_map {
+    ($(#[$doc:meta])* $name:ident, $bits:expr, [$($f:ident : $w:expr),* $(,)?]) => {
+        $(#[$doc])*
+        #[derive(LogicBlock)]
+        pub struct $name {
+            $(pub $f: Signal<In, Bits<{ 8 * $w }>>,)*
+            /// The bytes.
+            pub out: Signal<Out, Bits<$bits>>,
+            _map: Vec<ByteSrc>,
+        }
+
+        impl $name {
+            /// Input names and widths in bytes, in declaration order.
+            pub const INPUTS: &'static [(&'static str, usize)] = &[$((stringify!($f), $w)),*];
+            /// A block with this byte map (one entry per output byte).
+            pub fn new(map: Vec<ByteSrc>) -> Self {
+                assert_eq!(map.len() * 8, $bits);
+                Self { $($f: Default::default(),)* out: Default::default(), _map: map }
+            }
+        }
+
+        impl Logic for $name {
+            fn update(&mut self) {
+                let ins: Vec<(u64, usize)> = vec![$((u64_of(self.$f.val()), $w)),*];
+                let mut v = Bits::<$bits>::default();
+                for src in self._map.iter().rev() {
+                    let byte = match *src {
+                        ByteSrc::Const(b) => b as u64,
+                        ByteSrc::Field(i, j) => (ins[i].0 >> (8 * (ins[i].1 - 1 - j))) & 0xFF,
+                    };
+                    v = (v << 8) | bit_cast::<$bits, 8>(Bits::<8>::from(byte));
+                }
+                self.out.next = v;
+            }
+            fn connect(&mut self) {
+                self.out.connect();
+            }
+            fn hdl(&self) -> Verilog {
+                let parts: Vec<String> = self
+                    ._map
+                    .iter()
+                    .rev()
+                    .map(|src| match *src {
+                        ByteSrc::Const(b) => format!("8'h{b:02x}"),
+                        ByteSrc::Field(i, j) => {
+                            let (name, w) = Self::INPUTS[i];
+                            let lo = 8 * (w - 1 - j);
+                            format!("{name}[{}:{lo}]", lo + 7)
+                        }
+                    })
+                    .collect();
+                Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+            }
+        }
+    };
+}
+
+byte_map!(
+    /// The 78 header bytes of a DECIDE frame (Ethernet, IPv4, UDP, common header, DECIDE
+    /// header), map from `pkt_gen::header_map`.
+    HeaderBytes,
+    624,
+    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2]
+);
+
+byte_map!(
+    /// The 24 bytes of a DECIDE entry with a payload of up to 8 bytes (bytes past the
+    /// payload are zero), map from `pkt_gen::entry_map`.
+    EntryBytes,
+    192,
+    [client: 4, len: 1, seq: 8, payload: 8]
+);

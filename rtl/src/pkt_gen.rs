@@ -1,0 +1,920 @@
+//! `pkt_gen`: DECIDE frames on one 64-bit stream per tree (AXI-Stream shape: `data`, `keep`,
+//! `valid`, `last`; the receiving MAC takes a beat every cycle), built from `nc_core`'s send
+//! command and the batch's entries (the `ok_*` stream of the egress FIFO).
+//!
+//! A send latches its command; once the batch's entries have arrived the whole frame image is
+//! latched (header + entries, at most [`SLOTS`] entries of up to 8 payload bytes) and streamed,
+//! one beat per cycle, identically on every tree except each tree's destination MAC/IP, IPv4
+//! checksum and `tree` byte. The next frame starts in the cycle after the last beat when it
+//! is ready (back to back). A send while another is still waiting to start is dropped
+//! (`overrun`). UDP checksum 0 ("none", which proto accepts). Every byte's place comes from
+//! proto: the constant bytes are those of a frame emitted by `proto::frame::emit_udp` with
+//! the generation-time source MAC, IP and TTL (proto's register map has none for them), and
+//! the field bytes are placed by [`crate::layout::Layout`].
+
+use proto::frame::{self, UdpMeta};
+use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet};
+use rust_hdl::prelude::*;
+
+use crate::layout::{Field, Layout};
+use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, ZeroExtend};
+
+/// Entries one frame can carry (covered: `batch_max` ≤ SLOTS).
+pub const SLOTS: usize = 4;
+/// Source MAC address of the generated frames (generation-time parameter).
+pub const SRC_MAC: [u8; 6] = [0x02, 0x4E, 0x43, 0x00, 0x00, 0x01];
+/// Source IPv4 address (generation-time parameter).
+pub const SRC_IP: [u8; 4] = [10, 78, 67, 1];
+/// IPv4 TTL (generation-time parameter).
+pub const TTL: u8 = 16;
+/// Image width: the header and SLOTS entries of at most 24 bytes, rounded up to whole beats.
+pub const IMG_BITS: usize = 1408;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+
+/// The reference frame whose constant bytes the generator copies (any field values).
+fn reference() -> Vec<u8> {
+    let meta = DecideMeta {
+        instance: 1,
+        epoch: 1,
+        msg_seq: 1,
+        tree: 0,
+        kind: DecideKind::Heartbeat,
+    };
+    let p = Packet::Decide(Decide {
+        meta,
+        count: 0,
+        entries_raw: &[],
+    })
+    .to_vec(1, 1)
+    .expect("valid");
+    let udp = UdpMeta {
+        src_mac: SRC_MAC,
+        dst_mac: frame::multicast_mac([239, 0, 0, 1]),
+        src_ip: SRC_IP,
+        dst_ip: [239, 0, 0, 1],
+        src_port: 1,
+        dst_port: 1,
+        ttl: TTL,
+    };
+    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + p.len()];
+    frame::emit_udp(&udp, &p, &mut f).expect("fits");
+    f
+}
+
+fn place(map: &mut [ByteSrc], base: usize, f: Field, input: usize) {
+    for j in 0..f.len {
+        map[f.off - base + j] = ByteSrc::Field(input, j);
+    }
+}
+
+/// The header byte map (inputs in `HeaderBytes::INPUTS` order).
+pub fn header_map() -> Vec<ByteSrc> {
+    let l = Layout::probe();
+    let r = reference();
+    let mut m: Vec<ByteSrc> = r[..78].iter().map(|&b| ByteSrc::Const(b)).collect();
+    place(
+        &mut m,
+        0,
+        Field {
+            off: l.eth_dst.off + 3,
+            len: 3,
+        },
+        0,
+    );
+    place(&mut m, 0, l.ip_total_len, 1);
+    place(&mut m, 0, l.ip_csum, 2);
+    place(&mut m, 0, l.ip_dst, 3);
+    place(&mut m, 0, l.udp_len, 4);
+    place(&mut m, 0, l.udp_src, 5);
+    place(&mut m, 0, l.udp_dst, 5);
+    for j in 0..l.udp_csum.len {
+        m[l.udp_csum.off + j] = ByteSrc::Const(0);
+    }
+    place(&mut m, 0, l.cluster, 6);
+    place(&mut m, 0, l.body_len, 7);
+    place(&mut m, 0, l.sender, 8);
+    place(&mut m, 0, l.d_instance, 9);
+    place(&mut m, 0, l.d_epoch, 10);
+    place(&mut m, 0, l.d_seq, 11);
+    place(&mut m, 0, l.d_tree, 12);
+    place(&mut m, 0, l.d_kind, 13);
+    place(&mut m, 0, l.d_count, 14);
+    m
+}
+
+/// The entry byte map (inputs in `EntryBytes::INPUTS` order): a batch entry (flags 0).
+pub fn entry_map() -> Vec<ByteSrc> {
+    let l = Layout::probe();
+    let base = frame::PAYLOAD_OFFSET + wire::HEADER_LEN;
+    let e = Entry {
+        client_id: 1,
+        seq: 1,
+        flags: 0,
+        payload: &[0; 8],
+    };
+    let r = Packet::Request(e)
+        .to_vec(1, wire::SENDER_NONE)
+        .expect("valid");
+    let mut m: Vec<ByteSrc> = r[wire::HEADER_LEN..]
+        .iter()
+        .map(|&b| ByteSrc::Const(b))
+        .collect();
+    assert_eq!(m.len(), 24);
+    place(&mut m, base, l.e_client, 0);
+    m[l.e_len.off - base] = ByteSrc::Const(0);
+    place(
+        &mut m,
+        base,
+        Field {
+            off: l.e_len.off + 1,
+            len: 1,
+        },
+        1,
+    );
+    place(&mut m, base, l.e_seq, 2);
+    place(&mut m, base, l.e_payload, 3);
+    m
+}
+
+/// One's-complement sum (IPv4 checksum) of the reference header's words that do not change:
+/// everything but total_len, checksum and the destination address.
+fn ip_const_sum() -> u64 {
+    let l = Layout::probe();
+    let r = reference();
+    let ip = l.ip_vihl.off;
+    let mut s: u64 = 0;
+    for w in 0..10 {
+        let off = ip + 2 * w;
+        if off == l.ip_total_len.off
+            || off == l.ip_csum.off
+            || off == l.ip_dst.off
+            || off == l.ip_dst.off + 2
+        {
+            continue;
+        }
+        s += u16::from_be_bytes([r[off], r[off + 1]]) as u64;
+    }
+    while s > 0xFFFF {
+        s = (s & 0xFFFF) + (s >> 16);
+    }
+    s
+}
+
+/// The generator.
+#[derive(LogicBlock)]
+pub struct PktGen {
+    pub clock: Signal<In, Clock>,
+    pub send: Signal<In, Bit>,
+    pub send_kind: Signal<In, Bits<2>>,
+    pub send_count: Signal<In, Bits<8>>,
+    pub send_instance: Signal<In, Bits<64>>,
+    pub send_epoch: Signal<In, Bits<32>>,
+    pub send_seq: Signal<In, Bits<32>>,
+    pub e_valid: Signal<In, Bit>,
+    pub e_client: Signal<In, Bits<32>>,
+    pub e_seq: Signal<In, Bits<64>>,
+    pub e_len: Signal<In, Bits<8>>,
+    pub e_payload: Signal<In, Bits<64>>,
+    pub sender: Signal<In, Bits<8>>,
+    pub cluster: Signal<In, Bits<32>>,
+    pub trees: Signal<In, Bits<8>>,
+    pub port: Signal<In, Bits<16>>,
+    pub group0: Signal<In, Bits<32>>,
+    pub group1: Signal<In, Bits<32>>,
+    pub group2: Signal<In, Bits<32>>,
+    pub group3: Signal<In, Bits<32>>,
+    pub m0_data: Signal<Out, Bits<64>>,
+    pub m0_keep: Signal<Out, Bits<8>>,
+    pub m0_valid: Signal<Out, Bit>,
+    pub m0_last: Signal<Out, Bit>,
+    pub m1_data: Signal<Out, Bits<64>>,
+    pub m1_keep: Signal<Out, Bits<8>>,
+    pub m1_valid: Signal<Out, Bit>,
+    pub m1_last: Signal<Out, Bit>,
+    pub m2_data: Signal<Out, Bits<64>>,
+    pub m2_keep: Signal<Out, Bits<8>>,
+    pub m2_valid: Signal<Out, Bit>,
+    pub m2_last: Signal<Out, Bit>,
+    pub m3_data: Signal<Out, Bits<64>>,
+    pub m3_keep: Signal<Out, Bits<8>>,
+    pub m3_valid: Signal<Out, Bit>,
+    pub m3_last: Signal<Out, Bit>,
+    pub busy: Signal<Out, Bit>,
+    pub overrun: Signal<Out, Bit>,
+    r_c_pending: DFF<Bit>,
+    r_c_kind: DFF<Bits<2>>,
+    r_c_count: DFF<Bits<8>>,
+    r_c_instance: DFF<Bits<64>>,
+    r_c_epoch: DFF<Bits<32>>,
+    r_c_seq: DFF<Bits<32>>,
+    r_n_got: DFF<Bits<8>>,
+    r_streaming: DFF<Bit>,
+    r_beat: DFF<Bits<8>>,
+    r_nbeats: DFF<Bits<8>>,
+    r_lastkeep: DFF<Bits<8>>,
+    r_img: DFF<Bits<1408>>,
+    r_f_len: DFF<Bits<16>>,
+    r_f_kind: DFF<Bits<2>>,
+    r_f_count: DFF<Bits<8>>,
+    r_f_instance: DFF<Bits<64>>,
+    r_f_epoch: DFF<Bits<32>>,
+    r_f_seq: DFF<Bits<32>>,
+    r_s0_client: DFF<Bits<32>>,
+    r_s0_len: DFF<Bits<8>>,
+    r_s0_seq: DFF<Bits<64>>,
+    r_s0_payload: DFF<Bits<64>>,
+    r_s1_client: DFF<Bits<32>>,
+    r_s1_len: DFF<Bits<8>>,
+    r_s1_seq: DFF<Bits<64>>,
+    r_s1_payload: DFF<Bits<64>>,
+    r_s2_client: DFF<Bits<32>>,
+    r_s2_len: DFF<Bits<8>>,
+    r_s2_seq: DFF<Bits<64>>,
+    r_s2_payload: DFF<Bits<64>>,
+    r_s3_client: DFF<Bits<32>>,
+    r_s3_len: DFF<Bits<8>>,
+    r_s3_seq: DFF<Bits<64>>,
+    r_s3_payload: DFF<Bits<64>>,
+    start: Signal<Local, Bit>,
+    last_beat: Signal<Local, Bit>,
+    wslot: Signal<Local, Bits<8>>,
+    l_len: Signal<Local, Bits<16>>,
+    l_nbeats: Signal<Local, Bits<16>>,
+    l_lastbytes: Signal<Local, Bits<16>>,
+    boff: Signal<Local, Bits<11>>,
+    e_img: Signal<Local, Bits<1408>>,
+    total_len: Signal<Local, Bits<16>>,
+    udp_len: Signal<Local, Bits<16>>,
+    body_len: Signal<Local, Bits<16>>,
+    pm0: Signal<Local, Bits<64>>,
+    off0: Signal<Local, Bits<16>>,
+    t0: Signal<Local, Bits<1408>>,
+    pm1: Signal<Local, Bits<64>>,
+    off1: Signal<Local, Bits<16>>,
+    t1: Signal<Local, Bits<1408>>,
+    pm2: Signal<Local, Bits<64>>,
+    off2: Signal<Local, Bits<16>>,
+    t2: Signal<Local, Bits<1408>>,
+    pm3: Signal<Local, Bits<64>>,
+    off3: Signal<Local, Bits<16>>,
+    t3: Signal<Local, Bits<1408>>,
+    off4: Signal<Local, Bits<16>>,
+    cs0_a: Signal<Local, Bits<16>>,
+    cs0_b: Signal<Local, Bits<16>>,
+    cs0_c: Signal<Local, Bits<16>>,
+    cs0_d: Signal<Local, Bits<16>>,
+    cs0_e: Signal<Local, Bits<16>>,
+    cs0_f: Signal<Local, Bits<16>>,
+    frame0: Signal<Local, Bits<1408>>,
+    cs1_a: Signal<Local, Bits<16>>,
+    cs1_b: Signal<Local, Bits<16>>,
+    cs1_c: Signal<Local, Bits<16>>,
+    cs1_d: Signal<Local, Bits<16>>,
+    cs1_e: Signal<Local, Bits<16>>,
+    cs1_f: Signal<Local, Bits<16>>,
+    frame1: Signal<Local, Bits<1408>>,
+    cs2_a: Signal<Local, Bits<16>>,
+    cs2_b: Signal<Local, Bits<16>>,
+    cs2_c: Signal<Local, Bits<16>>,
+    cs2_d: Signal<Local, Bits<16>>,
+    cs2_e: Signal<Local, Bits<16>>,
+    cs2_f: Signal<Local, Bits<16>>,
+    frame2: Signal<Local, Bits<1408>>,
+    cs3_a: Signal<Local, Bits<16>>,
+    cs3_b: Signal<Local, Bits<16>>,
+    cs3_c: Signal<Local, Bits<16>>,
+    cs3_d: Signal<Local, Bits<16>>,
+    cs3_e: Signal<Local, Bits<16>>,
+    cs3_f: Signal<Local, Bits<16>>,
+    frame3: Signal<Local, Bits<1408>>,
+    lenw0: ZeroExtend<8, 16>,
+    lenw1: ZeroExtend<8, 16>,
+    lenw2: ZeroExtend<8, 16>,
+    lenw3: ZeroExtend<8, 16>,
+    beatw: ZeroExtend<8, 11>,
+    kindw: ZeroExtend<2, 8>,
+    countw: ZeroExtend<8, 16>,
+    ent0: EntryBytes,
+    ent1: EntryBytes,
+    ent2: EntryBytes,
+    ent3: EntryBytes,
+    xe0: ZeroExtend<192, 1408>,
+    xe1: ZeroExtend<192, 1408>,
+    xe2: ZeroExtend<192, 1408>,
+    xe3: ZeroExtend<192, 1408>,
+    hdr0: HeaderBytes,
+    hdr1: HeaderBytes,
+    hdr2: HeaderBytes,
+    hdr3: HeaderBytes,
+    xh0: ZeroExtend<624, 1408>,
+    xh1: ZeroExtend<624, 1408>,
+    xh2: ZeroExtend<624, 1408>,
+    xh3: ZeroExtend<624, 1408>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+    k4_8: Constant<Bits<8>>,
+    k1_16: Constant<Bits<16>>,
+    k3_16: Constant<Bits<16>>,
+    k6_11: Constant<Bits<11>>,
+    k7_16: Constant<Bits<16>>,
+    k8_16: Constant<Bits<16>>,
+    k16_16: Constant<Bits<16>>,
+    k_hdr_len: Constant<Bits<16>>,
+    k_eth: Constant<Bits<16>>,
+    k_udp_off: Constant<Bits<16>>,
+    k_pkt_off: Constant<Bits<16>>,
+    k_ipsum: Constant<Bits<16>>,
+    k_ff8: Constant<Bits<8>>,
+    k0_64: Constant<Bits<64>>,
+    k_ones64: Constant<Bits<64>>,
+    k64_16: Constant<Bits<16>>,
+    k_mac_mask: Constant<Bits<24>>,
+    k0_img: Constant<Bits<1408>>,
+    kt0: Constant<Bits<8>>,
+    kt1: Constant<Bits<8>>,
+    kt2: Constant<Bits<8>>,
+    kt3: Constant<Bits<8>>,
+    k0_8i: Constant<Bits<8>>,
+    k1_8i: Constant<Bits<8>>,
+    k2_8i: Constant<Bits<8>>,
+    k3_8i: Constant<Bits<8>>,
+}
+
+impl Default for PktGen {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            e_valid: Default::default(),
+            e_client: Default::default(),
+            e_seq: Default::default(),
+            e_len: Default::default(),
+            e_payload: Default::default(),
+            sender: Default::default(),
+            cluster: Default::default(),
+            trees: Default::default(),
+            port: Default::default(),
+            group0: Default::default(),
+            group1: Default::default(),
+            group2: Default::default(),
+            group3: Default::default(),
+            m0_data: Default::default(),
+            m0_keep: Default::default(),
+            m0_valid: Default::default(),
+            m0_last: Default::default(),
+            m1_data: Default::default(),
+            m1_keep: Default::default(),
+            m1_valid: Default::default(),
+            m1_last: Default::default(),
+            m2_data: Default::default(),
+            m2_keep: Default::default(),
+            m2_valid: Default::default(),
+            m2_last: Default::default(),
+            m3_data: Default::default(),
+            m3_keep: Default::default(),
+            m3_valid: Default::default(),
+            m3_last: Default::default(),
+            busy: Default::default(),
+            overrun: Default::default(),
+            r_c_pending: Default::default(),
+            r_c_kind: Default::default(),
+            r_c_count: Default::default(),
+            r_c_instance: Default::default(),
+            r_c_epoch: Default::default(),
+            r_c_seq: Default::default(),
+            r_n_got: Default::default(),
+            r_streaming: Default::default(),
+            r_beat: Default::default(),
+            r_nbeats: Default::default(),
+            r_lastkeep: Default::default(),
+            r_img: Default::default(),
+            r_f_len: Default::default(),
+            r_f_kind: Default::default(),
+            r_f_count: Default::default(),
+            r_f_instance: Default::default(),
+            r_f_epoch: Default::default(),
+            r_f_seq: Default::default(),
+            r_s0_client: Default::default(),
+            r_s0_len: Default::default(),
+            r_s0_seq: Default::default(),
+            r_s0_payload: Default::default(),
+            r_s1_client: Default::default(),
+            r_s1_len: Default::default(),
+            r_s1_seq: Default::default(),
+            r_s1_payload: Default::default(),
+            r_s2_client: Default::default(),
+            r_s2_len: Default::default(),
+            r_s2_seq: Default::default(),
+            r_s2_payload: Default::default(),
+            r_s3_client: Default::default(),
+            r_s3_len: Default::default(),
+            r_s3_seq: Default::default(),
+            r_s3_payload: Default::default(),
+            start: Default::default(),
+            last_beat: Default::default(),
+            wslot: Default::default(),
+            l_len: Default::default(),
+            l_nbeats: Default::default(),
+            l_lastbytes: Default::default(),
+            boff: Default::default(),
+            e_img: Default::default(),
+            total_len: Default::default(),
+            udp_len: Default::default(),
+            body_len: Default::default(),
+            pm0: Default::default(),
+            off0: Default::default(),
+            t0: Default::default(),
+            pm1: Default::default(),
+            off1: Default::default(),
+            t1: Default::default(),
+            pm2: Default::default(),
+            off2: Default::default(),
+            t2: Default::default(),
+            pm3: Default::default(),
+            off3: Default::default(),
+            t3: Default::default(),
+            off4: Default::default(),
+            cs0_a: Default::default(),
+            cs0_b: Default::default(),
+            cs0_c: Default::default(),
+            cs0_d: Default::default(),
+            cs0_e: Default::default(),
+            cs0_f: Default::default(),
+            frame0: Default::default(),
+            cs1_a: Default::default(),
+            cs1_b: Default::default(),
+            cs1_c: Default::default(),
+            cs1_d: Default::default(),
+            cs1_e: Default::default(),
+            cs1_f: Default::default(),
+            frame1: Default::default(),
+            cs2_a: Default::default(),
+            cs2_b: Default::default(),
+            cs2_c: Default::default(),
+            cs2_d: Default::default(),
+            cs2_e: Default::default(),
+            cs2_f: Default::default(),
+            frame2: Default::default(),
+            cs3_a: Default::default(),
+            cs3_b: Default::default(),
+            cs3_c: Default::default(),
+            cs3_d: Default::default(),
+            cs3_e: Default::default(),
+            cs3_f: Default::default(),
+            frame3: Default::default(),
+            lenw0: Default::default(),
+            lenw1: Default::default(),
+            lenw2: Default::default(),
+            lenw3: Default::default(),
+            beatw: Default::default(),
+            kindw: Default::default(),
+            countw: Default::default(),
+            ent0: EntryBytes::new(entry_map()),
+            ent1: EntryBytes::new(entry_map()),
+            ent2: EntryBytes::new(entry_map()),
+            ent3: EntryBytes::new(entry_map()),
+            xe0: Default::default(),
+            xe1: Default::default(),
+            xe2: Default::default(),
+            xe3: Default::default(),
+            hdr0: HeaderBytes::new(header_map()),
+            hdr1: HeaderBytes::new(header_map()),
+            hdr2: HeaderBytes::new(header_map()),
+            hdr3: HeaderBytes::new(header_map()),
+            xh0: Default::default(),
+            xh1: Default::default(),
+            xh2: Default::default(),
+            xh3: Default::default(),
+            k0_8: k(0),
+            k1_8: k(1),
+            k4_8: k(4),
+            k1_16: k(1),
+            k3_16: k(3),
+            k6_11: k(6),
+            k7_16: k(7),
+            k8_16: k(8),
+            k16_16: k(wire::ENTRY_HEADER_LEN as u64),
+            k_hdr_len: k(78),
+            k_eth: k(frame::ETH_LEN as u64),
+            k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
+            k_pkt_off: k((frame::PAYLOAD_OFFSET + wire::HEADER_LEN) as u64),
+            k_ipsum: k(ip_const_sum()),
+            k_ff8: k(0xFF),
+            k0_64: k(0),
+            k_ones64: k(u64::MAX),
+            k64_16: k(64),
+            k_mac_mask: k(0x7F_FFFF),
+            k0_img: k(0),
+            kt0: k(0),
+            kt1: k(1),
+            kt2: k(2),
+            kt3: k(3),
+            k0_8i: k(0),
+            k1_8i: k(1),
+            k2_8i: k(2),
+            k3_8i: k(3),
+        }
+    }
+}
+
+impl Logic for PktGen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            r_c_pending,
+            r_c_kind,
+            r_c_count,
+            r_c_instance,
+            r_c_epoch,
+            r_c_seq,
+            r_n_got,
+            r_streaming,
+            r_beat,
+            r_nbeats,
+            r_lastkeep,
+            r_img,
+            r_f_len,
+            r_f_kind,
+            r_f_count,
+            r_f_instance,
+            r_f_epoch,
+            r_f_seq,
+            r_s0_client,
+            r_s0_len,
+            r_s0_seq,
+            r_s0_payload,
+            r_s1_client,
+            r_s1_len,
+            r_s1_seq,
+            r_s1_payload,
+            r_s2_client,
+            r_s2_len,
+            r_s2_seq,
+            r_s2_payload,
+            r_s3_client,
+            r_s3_len,
+            r_s3_seq,
+            r_s3_payload
+        );
+        // Entry 0: its payload bytes past payload_len are zero.
+        if self.r_s0_len.q.val() == self.k0_8.val() {
+            self.pm0.next = self.k0_64.val();
+        } else {
+            self.pm0.next = self.r_s0_payload.q.val()
+                & (self.k_ones64.val()
+                    << (self.k64_16.val() - (self.lenw0.wide.val() << self.k3_16.val())));
+        }
+        self.lenw0.narrow.next = self.r_s0_len.q.val();
+        self.ent0.client.next = self.r_s0_client.q.val();
+        self.ent0.len.next = self.r_s0_len.q.val();
+        self.ent0.seq.next = self.r_s0_seq.q.val();
+        self.ent0.payload.next = self.pm0.val();
+        self.xe0.narrow.next = self.ent0.out.val();
+        // Entry 1: its payload bytes past payload_len are zero.
+        if self.r_s1_len.q.val() == self.k0_8.val() {
+            self.pm1.next = self.k0_64.val();
+        } else {
+            self.pm1.next = self.r_s1_payload.q.val()
+                & (self.k_ones64.val()
+                    << (self.k64_16.val() - (self.lenw1.wide.val() << self.k3_16.val())));
+        }
+        self.lenw1.narrow.next = self.r_s1_len.q.val();
+        self.ent1.client.next = self.r_s1_client.q.val();
+        self.ent1.len.next = self.r_s1_len.q.val();
+        self.ent1.seq.next = self.r_s1_seq.q.val();
+        self.ent1.payload.next = self.pm1.val();
+        self.xe1.narrow.next = self.ent1.out.val();
+        // Entry 2: its payload bytes past payload_len are zero.
+        if self.r_s2_len.q.val() == self.k0_8.val() {
+            self.pm2.next = self.k0_64.val();
+        } else {
+            self.pm2.next = self.r_s2_payload.q.val()
+                & (self.k_ones64.val()
+                    << (self.k64_16.val() - (self.lenw2.wide.val() << self.k3_16.val())));
+        }
+        self.lenw2.narrow.next = self.r_s2_len.q.val();
+        self.ent2.client.next = self.r_s2_client.q.val();
+        self.ent2.len.next = self.r_s2_len.q.val();
+        self.ent2.seq.next = self.r_s2_seq.q.val();
+        self.ent2.payload.next = self.pm2.val();
+        self.xe2.narrow.next = self.ent2.out.val();
+        // Entry 3: its payload bytes past payload_len are zero.
+        if self.r_s3_len.q.val() == self.k0_8.val() {
+            self.pm3.next = self.k0_64.val();
+        } else {
+            self.pm3.next = self.r_s3_payload.q.val()
+                & (self.k_ones64.val()
+                    << (self.k64_16.val() - (self.lenw3.wide.val() << self.k3_16.val())));
+        }
+        self.lenw3.narrow.next = self.r_s3_len.q.val();
+        self.ent3.client.next = self.r_s3_client.q.val();
+        self.ent3.len.next = self.r_s3_len.q.val();
+        self.ent3.seq.next = self.r_s3_seq.q.val();
+        self.ent3.payload.next = self.pm3.val();
+        self.xe3.narrow.next = self.ent3.out.val();
+        self.off0.next = self.k_hdr_len.val();
+        if self.k0_8i.val() < self.r_c_count.q.val() {
+            self.t0.next = self.xe0.wide.val() << (self.off0.val() << self.k3_16.val());
+            self.off1.next = self.off0.val() + self.k16_16.val() + self.lenw0.wide.val();
+        } else {
+            self.t0.next = self.k0_img.val();
+            self.off1.next = self.off0.val();
+        }
+        if self.k1_8i.val() < self.r_c_count.q.val() {
+            self.t1.next = self.xe1.wide.val() << (self.off1.val() << self.k3_16.val());
+            self.off2.next = self.off1.val() + self.k16_16.val() + self.lenw1.wide.val();
+        } else {
+            self.t1.next = self.k0_img.val();
+            self.off2.next = self.off1.val();
+        }
+        if self.k2_8i.val() < self.r_c_count.q.val() {
+            self.t2.next = self.xe2.wide.val() << (self.off2.val() << self.k3_16.val());
+            self.off3.next = self.off2.val() + self.k16_16.val() + self.lenw2.wide.val();
+        } else {
+            self.t2.next = self.k0_img.val();
+            self.off3.next = self.off2.val();
+        }
+        if self.k3_8i.val() < self.r_c_count.q.val() {
+            self.t3.next = self.xe3.wide.val() << (self.off3.val() << self.k3_16.val());
+            self.off4.next = self.off3.val() + self.k16_16.val() + self.lenw3.wide.val();
+        } else {
+            self.t3.next = self.k0_img.val();
+            self.off4.next = self.off3.val();
+        }
+        self.e_img.next = self.t0.val() | self.t1.val() | self.t2.val() | self.t3.val();
+        self.l_len.next = self.off4.val();
+        self.l_nbeats.next = (self.l_len.val() + self.k7_16.val()) >> self.k3_16.val();
+        self.l_lastbytes.next =
+            self.l_len.val() - ((self.l_nbeats.val() - self.k1_16.val()) << self.k3_16.val());
+        // Control: a frame starts when its command is waiting, its entries have arrived, and the
+        // previous frame is ending (or none is running).
+        self.last_beat.next = self.r_streaming.q.val()
+            && (self.r_beat.q.val() == self.r_nbeats.q.val() - self.k1_8.val());
+        self.start.next = self.r_c_pending.q.val()
+            && (!self.r_streaming.q.val() || self.last_beat.val())
+            && (self.r_n_got.q.val() == self.r_c_count.q.val());
+        self.overrun.next = self.send.val() && self.r_c_pending.q.val() && !self.start.val();
+        self.busy.next = self.r_c_pending.q.val() || self.r_streaming.q.val();
+        if self.start.val() {
+            self.r_c_pending.d.next = false;
+            self.r_streaming.d.next = true;
+            self.r_beat.d.next = self.k0_8.val();
+            self.r_nbeats.d.next = self.l_nbeats.val().get_bits::<8>(0);
+            self.r_lastkeep.d.next =
+                self.k_ff8.val() >> (self.k8_16.val() - self.l_lastbytes.val());
+            self.r_img.d.next = self.e_img.val();
+            self.r_f_len.d.next = self.l_len.val();
+            self.r_f_kind.d.next = self.r_c_kind.q.val();
+            self.r_f_count.d.next = self.r_c_count.q.val();
+            self.r_f_instance.d.next = self.r_c_instance.q.val();
+            self.r_f_epoch.d.next = self.r_c_epoch.q.val();
+            self.r_f_seq.d.next = self.r_c_seq.q.val();
+        } else if self.last_beat.val() {
+            self.r_streaming.d.next = false;
+        } else if self.r_streaming.q.val() {
+            self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+        }
+        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+            self.r_c_pending.d.next = true;
+            self.r_c_kind.d.next = self.send_kind.val();
+            self.r_c_count.d.next = self.send_count.val();
+            self.r_c_instance.d.next = self.send_instance.val();
+            self.r_c_epoch.d.next = self.send_epoch.val();
+            self.r_c_seq.d.next = self.send_seq.val();
+        }
+        // Entries of the waiting command, in order.
+        if self.start.val() {
+            self.wslot.next = self.k0_8.val();
+        } else {
+            self.wslot.next = self.r_n_got.q.val();
+        }
+        if self.start.val() {
+            self.r_n_got.d.next = self.k0_8.val();
+        }
+        if self.e_valid.val() && (self.wslot.val() < self.k4_8.val()) {
+            self.r_n_got.d.next = self.wslot.val() + self.k1_8.val();
+            if self.wslot.val() == self.k0_8i.val() {
+                self.r_s0_client.d.next = self.e_client.val();
+                self.r_s0_len.d.next = self.e_len.val();
+                self.r_s0_seq.d.next = self.e_seq.val();
+                self.r_s0_payload.d.next = self.e_payload.val();
+            }
+            if self.wslot.val() == self.k1_8i.val() {
+                self.r_s1_client.d.next = self.e_client.val();
+                self.r_s1_len.d.next = self.e_len.val();
+                self.r_s1_seq.d.next = self.e_seq.val();
+                self.r_s1_payload.d.next = self.e_payload.val();
+            }
+            if self.wslot.val() == self.k2_8i.val() {
+                self.r_s2_client.d.next = self.e_client.val();
+                self.r_s2_len.d.next = self.e_len.val();
+                self.r_s2_seq.d.next = self.e_seq.val();
+                self.r_s2_payload.d.next = self.e_payload.val();
+            }
+            if self.wslot.val() == self.k3_8i.val() {
+                self.r_s3_client.d.next = self.e_client.val();
+                self.r_s3_len.d.next = self.e_len.val();
+                self.r_s3_seq.d.next = self.e_seq.val();
+                self.r_s3_payload.d.next = self.e_payload.val();
+            }
+        }
+        // The frame's lengths.
+        self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
+        self.udp_len.next = self.r_f_len.q.val() - self.k_udp_off.val();
+        self.body_len.next = self.r_f_len.q.val() - self.k_pkt_off.val();
+        self.beatw.narrow.next = self.r_beat.q.val();
+        self.kindw.narrow.next = self.r_f_kind.q.val();
+        self.countw.narrow.next = self.r_f_count.q.val();
+        self.boff.next = self.beatw.wide.val() << self.k6_11.val();
+        // Tree 0: its header (destination, IPv4 checksum, tree byte) over the shared image.
+        self.hdr0.mac_lo.next = self.group0.val().get_bits::<24>(0) & self.k_mac_mask.val();
+        self.hdr0.total_len.next = self.total_len.val();
+        self.hdr0.dst_ip.next = self.group0.val();
+        self.hdr0.udp_len.next = self.udp_len.val();
+        self.hdr0.port.next = self.port.val();
+        self.hdr0.cluster.next = self.cluster.val();
+        self.hdr0.body_len.next = self.body_len.val();
+        self.hdr0.sender.next = self.sender.val();
+        self.hdr0.inst.next = self.r_f_instance.q.val();
+        self.hdr0.epoch.next = self.r_f_epoch.q.val();
+        self.hdr0.seq.next = self.r_f_seq.q.val();
+        self.hdr0.tree.next = self.kt0.val();
+        self.hdr0.kind.next = self.kindw.wide.val();
+        self.hdr0.count.next = self.countw.wide.val();
+        // One's-complement sum: constant words + total_len + both halves of the group address.
+        self.cs0_a.next = self.k_ipsum.val() + self.total_len.val();
+        if self.cs0_a.val() < self.total_len.val() {
+            self.cs0_b.next = self.cs0_a.val() + self.k1_16.val();
+        } else {
+            self.cs0_b.next = self.cs0_a.val();
+        }
+        self.cs0_c.next = self.cs0_b.val() + self.group0.val().get_bits::<16>(16);
+        if self.cs0_c.val() < self.cs0_b.val() {
+            self.cs0_d.next = self.cs0_c.val() + self.k1_16.val();
+        } else {
+            self.cs0_d.next = self.cs0_c.val();
+        }
+        self.cs0_e.next = self.cs0_d.val() + self.group0.val().get_bits::<16>(0);
+        if self.cs0_e.val() < self.cs0_d.val() {
+            self.cs0_f.next = self.cs0_e.val() + self.k1_16.val();
+        } else {
+            self.cs0_f.next = self.cs0_e.val();
+        }
+        self.hdr0.ip_csum.next = !self.cs0_f.val();
+        self.xh0.narrow.next = self.hdr0.out.val();
+        self.frame0.next = self.xh0.wide.val() | self.r_img.q.val();
+        self.m0_data.next = self.frame0.val().get_bits::<64>(self.boff.val().index());
+        self.m0_valid.next = self.r_streaming.q.val() && (self.kt0.val() < self.trees.val());
+        self.m0_last.next = self.last_beat.val();
+        if self.last_beat.val() {
+            self.m0_keep.next = self.r_lastkeep.q.val();
+        } else {
+            self.m0_keep.next = self.k_ff8.val();
+        }
+        // Tree 1: its header (destination, IPv4 checksum, tree byte) over the shared image.
+        self.hdr1.mac_lo.next = self.group1.val().get_bits::<24>(0) & self.k_mac_mask.val();
+        self.hdr1.total_len.next = self.total_len.val();
+        self.hdr1.dst_ip.next = self.group1.val();
+        self.hdr1.udp_len.next = self.udp_len.val();
+        self.hdr1.port.next = self.port.val();
+        self.hdr1.cluster.next = self.cluster.val();
+        self.hdr1.body_len.next = self.body_len.val();
+        self.hdr1.sender.next = self.sender.val();
+        self.hdr1.inst.next = self.r_f_instance.q.val();
+        self.hdr1.epoch.next = self.r_f_epoch.q.val();
+        self.hdr1.seq.next = self.r_f_seq.q.val();
+        self.hdr1.tree.next = self.kt1.val();
+        self.hdr1.kind.next = self.kindw.wide.val();
+        self.hdr1.count.next = self.countw.wide.val();
+        // One's-complement sum: constant words + total_len + both halves of the group address.
+        self.cs1_a.next = self.k_ipsum.val() + self.total_len.val();
+        if self.cs1_a.val() < self.total_len.val() {
+            self.cs1_b.next = self.cs1_a.val() + self.k1_16.val();
+        } else {
+            self.cs1_b.next = self.cs1_a.val();
+        }
+        self.cs1_c.next = self.cs1_b.val() + self.group1.val().get_bits::<16>(16);
+        if self.cs1_c.val() < self.cs1_b.val() {
+            self.cs1_d.next = self.cs1_c.val() + self.k1_16.val();
+        } else {
+            self.cs1_d.next = self.cs1_c.val();
+        }
+        self.cs1_e.next = self.cs1_d.val() + self.group1.val().get_bits::<16>(0);
+        if self.cs1_e.val() < self.cs1_d.val() {
+            self.cs1_f.next = self.cs1_e.val() + self.k1_16.val();
+        } else {
+            self.cs1_f.next = self.cs1_e.val();
+        }
+        self.hdr1.ip_csum.next = !self.cs1_f.val();
+        self.xh1.narrow.next = self.hdr1.out.val();
+        self.frame1.next = self.xh1.wide.val() | self.r_img.q.val();
+        self.m1_data.next = self.frame1.val().get_bits::<64>(self.boff.val().index());
+        self.m1_valid.next = self.r_streaming.q.val() && (self.kt1.val() < self.trees.val());
+        self.m1_last.next = self.last_beat.val();
+        if self.last_beat.val() {
+            self.m1_keep.next = self.r_lastkeep.q.val();
+        } else {
+            self.m1_keep.next = self.k_ff8.val();
+        }
+        // Tree 2: its header (destination, IPv4 checksum, tree byte) over the shared image.
+        self.hdr2.mac_lo.next = self.group2.val().get_bits::<24>(0) & self.k_mac_mask.val();
+        self.hdr2.total_len.next = self.total_len.val();
+        self.hdr2.dst_ip.next = self.group2.val();
+        self.hdr2.udp_len.next = self.udp_len.val();
+        self.hdr2.port.next = self.port.val();
+        self.hdr2.cluster.next = self.cluster.val();
+        self.hdr2.body_len.next = self.body_len.val();
+        self.hdr2.sender.next = self.sender.val();
+        self.hdr2.inst.next = self.r_f_instance.q.val();
+        self.hdr2.epoch.next = self.r_f_epoch.q.val();
+        self.hdr2.seq.next = self.r_f_seq.q.val();
+        self.hdr2.tree.next = self.kt2.val();
+        self.hdr2.kind.next = self.kindw.wide.val();
+        self.hdr2.count.next = self.countw.wide.val();
+        // One's-complement sum: constant words + total_len + both halves of the group address.
+        self.cs2_a.next = self.k_ipsum.val() + self.total_len.val();
+        if self.cs2_a.val() < self.total_len.val() {
+            self.cs2_b.next = self.cs2_a.val() + self.k1_16.val();
+        } else {
+            self.cs2_b.next = self.cs2_a.val();
+        }
+        self.cs2_c.next = self.cs2_b.val() + self.group2.val().get_bits::<16>(16);
+        if self.cs2_c.val() < self.cs2_b.val() {
+            self.cs2_d.next = self.cs2_c.val() + self.k1_16.val();
+        } else {
+            self.cs2_d.next = self.cs2_c.val();
+        }
+        self.cs2_e.next = self.cs2_d.val() + self.group2.val().get_bits::<16>(0);
+        if self.cs2_e.val() < self.cs2_d.val() {
+            self.cs2_f.next = self.cs2_e.val() + self.k1_16.val();
+        } else {
+            self.cs2_f.next = self.cs2_e.val();
+        }
+        self.hdr2.ip_csum.next = !self.cs2_f.val();
+        self.xh2.narrow.next = self.hdr2.out.val();
+        self.frame2.next = self.xh2.wide.val() | self.r_img.q.val();
+        self.m2_data.next = self.frame2.val().get_bits::<64>(self.boff.val().index());
+        self.m2_valid.next = self.r_streaming.q.val() && (self.kt2.val() < self.trees.val());
+        self.m2_last.next = self.last_beat.val();
+        if self.last_beat.val() {
+            self.m2_keep.next = self.r_lastkeep.q.val();
+        } else {
+            self.m2_keep.next = self.k_ff8.val();
+        }
+        // Tree 3: its header (destination, IPv4 checksum, tree byte) over the shared image.
+        self.hdr3.mac_lo.next = self.group3.val().get_bits::<24>(0) & self.k_mac_mask.val();
+        self.hdr3.total_len.next = self.total_len.val();
+        self.hdr3.dst_ip.next = self.group3.val();
+        self.hdr3.udp_len.next = self.udp_len.val();
+        self.hdr3.port.next = self.port.val();
+        self.hdr3.cluster.next = self.cluster.val();
+        self.hdr3.body_len.next = self.body_len.val();
+        self.hdr3.sender.next = self.sender.val();
+        self.hdr3.inst.next = self.r_f_instance.q.val();
+        self.hdr3.epoch.next = self.r_f_epoch.q.val();
+        self.hdr3.seq.next = self.r_f_seq.q.val();
+        self.hdr3.tree.next = self.kt3.val();
+        self.hdr3.kind.next = self.kindw.wide.val();
+        self.hdr3.count.next = self.countw.wide.val();
+        // One's-complement sum: constant words + total_len + both halves of the group address.
+        self.cs3_a.next = self.k_ipsum.val() + self.total_len.val();
+        if self.cs3_a.val() < self.total_len.val() {
+            self.cs3_b.next = self.cs3_a.val() + self.k1_16.val();
+        } else {
+            self.cs3_b.next = self.cs3_a.val();
+        }
+        self.cs3_c.next = self.cs3_b.val() + self.group3.val().get_bits::<16>(16);
+        if self.cs3_c.val() < self.cs3_b.val() {
+            self.cs3_d.next = self.cs3_c.val() + self.k1_16.val();
+        } else {
+            self.cs3_d.next = self.cs3_c.val();
+        }
+        self.cs3_e.next = self.cs3_d.val() + self.group3.val().get_bits::<16>(0);
+        if self.cs3_e.val() < self.cs3_d.val() {
+            self.cs3_f.next = self.cs3_e.val() + self.k1_16.val();
+        } else {
+            self.cs3_f.next = self.cs3_e.val();
+        }
+        self.hdr3.ip_csum.next = !self.cs3_f.val();
+        self.xh3.narrow.next = self.hdr3.out.val();
+        self.frame3.next = self.xh3.wide.val() | self.r_img.q.val();
+        self.m3_data.next = self.frame3.val().get_bits::<64>(self.boff.val().index());
+        self.m3_valid.next = self.r_streaming.q.val() && (self.kt3.val() < self.trees.val());
+        self.m3_last.next = self.last_beat.val();
+        if self.last_beat.val() {
+            self.m3_keep.next = self.r_lastkeep.q.val();
+        } else {
+            self.m3_keep.next = self.k_ff8.val();
+        }
+    }
+}
