@@ -1,12 +1,13 @@
-"""Three nodes (hdl/cluster3.v: 3 x nc_engine) joined by a cocotb network model.
+"""Three nodes (hdl/cluster3.v: 3 x nc_engine + pkt_gen) joined by a cocotb network model.
 
-The model plays the two multicast trees: when a node's `send` strobe fires it builds that
-DECIDE (with the batch's entries, read from the leader's OK stream) once per tree in Python
-(ncframes.py) and streams each copy into that tree's port of every other node after a
-per-(sender, receiver, tree) delay. Links can be cut and senders silenced. Clients stream REQUEST frames to
-the node whose STATUS says LEADER."""
+The model plays the two multicast trees: it collects the DECIDE frames each node's pkt_gen
+streams out on its tree t output and streams each into tree port t of every other node after a
+per-(sender, receiver, tree) delay, counted from the frame's first beat. Links can be cut and
+senders silenced. Clients stream REQUEST frames (built in Python, ncframes.py) to the node whose
+STATUS says LEADER."""
 
 import heapq
+import struct
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
@@ -43,6 +44,8 @@ class Cluster:
         self.delivered = [[] for _ in range(N)]  # instances delivered (follower)
         self.faults = [[] for _ in range(N)]
         self.took_copy = [[] for _ in range(N)]  # cycles in which a DECIDE copy reached the core
+        self.generated = [[] for _ in range(N)]  # (tree, frame) as each pkt_gen streamed them
+        self.overruns = [0] * N
         self.client_seq = 0
         cocotb.start_soon(self.count())
         for i in range(N):
@@ -55,16 +58,14 @@ class Cluster:
             await RisingEdge(self.clock)
             self.cycle += 1
 
-    def emit(self, src, cyc, kind, instance, epoch, seq, entries):
+    def forward(self, src, tree, start, frame):
+        """A generated frame of `src` on tree `tree` (first beat in cycle `start`)."""
+        self.generated[src].append((tree, frame))
         if src in self.silent:
             return
-        for t in range(TREES):
-            pkt = nf.decide(CLUSTER, src, instance, epoch, seq, t, kind, entries)
-            frame = nf.udp_frame(pkt, dst_port=nf.DECIDE_PORT, src_ip=0x0A000001 + src,
-                                 dst_ip=0xEF4E4301 + t)
-            for dst in range(N):
-                if dst != src and (dst, t) not in self.cut:
-                    self.push(dst, cyc + delay(src, dst, t), frame, False, t)
+        for dst in range(N):
+            if dst != src and (dst, tree) not in self.cut:
+                self.push(dst, start + delay(src, dst, tree), frame, False, tree)
 
     def push(self, dst, due, frame, client, tree):
         self.order += 1
@@ -73,8 +74,8 @@ class Cluster:
 
     async def watch(self, i):
         p = self.nodes[i].p
-        pending = None
         deliver_prev = False
+        cur = [None] * TREES
         while True:
             await RisingEdge(self.clock)
             await ReadOnly()
@@ -86,23 +87,26 @@ class Cluster:
                 self.took_copy[i].append(cyc)
             if int(p.tick_fault.value) or int(p.rx_fault.value):
                 self.faults[i].append(cyc)
-            if pending is not None and int(p.ok_valid.value):
-                n = int(p.ok_len.value)
-                payload = int(p.ok_payload.value).to_bytes(8, "big")[:n]
-                pending[1].append(nf.entry(int(p.ok_client.value), int(p.ok_seq.value), payload))
+            if int(p.gen_overrun.value):
+                self.overruns[i] += 1
             if int(p.send.value):
                 msg = (cyc, int(p.send_kind.value), int(p.send_instance.value),
                        int(p.send_epoch.value), int(p.send_seq.value), int(p.send_count.value))
                 self.sends[i].append(msg)
                 if msg[1] == nf.BATCH:
                     self.decided[i].append(msg[2])
-                    pending = (msg, [])
-                else:
-                    self.emit(i, cyc, msg[1], msg[2], msg[3], msg[4], [])
-            if pending is not None and len(pending[1]) == pending[0][5]:
-                (c, kind, inst, ep, seq, _), ents = pending
-                self.emit(i, c, kind, inst, ep, seq, ents)
-                pending = None
+            # the generated frames, one 64-bit beat per cycle per tree
+            for t in range(TREES):
+                if not int(getattr(p, f"m{t}_valid").value):
+                    continue
+                n = bin(int(getattr(p, f"m{t}_keep").value)).count("1")
+                data = int(getattr(p, f"m{t}_data").value).to_bytes(8, "little")[:n]
+                if cur[t] is None:
+                    cur[t] = [cyc, b""]
+                cur[t][1] += data
+                if int(getattr(p, f"m{t}_last").value):
+                    self.forward(i, t, cur[t][0], cur[t][1])
+                    cur[t] = None
 
     async def feed(self, i, port):
         node = self.nodes[i]
@@ -162,6 +166,14 @@ async def start_steady_decisions_then_leader_stops_and_node1_takes_over(dut):
     await nctb.tick(c.clock, 100)
     logs = check_consistent(c, range(N))
     assert len(logs[0]) >= 3 and logs[1] == logs[0] and logs[2] == logs[0], logs
+    # every send went out as one generated frame per tree, carrying that send's fields
+    sent = [(s[1], s[2], s[3], s[4]) for s in c.sends[0]]
+    for t in range(TREES):
+        frames = [f for tt, f in c.generated[0] if tt == t]
+        hdr = [struct.unpack(">QIIBB", f[42 + 12:42 + 30]) for f in frames]
+        assert [(k, inst, ep, seq) for inst, ep, seq, tree, k in hdr] == sent[:len(hdr)], t
+        assert len(hdr) >= len(sent) - 1 and all(h[3] == t for h in hdr)
+    assert c.overruns == [0, 0, 0]
     assert c.faults == [[], [], []]
     gaps = [b[0] - a[0] for a, b in zip(c.sends[0], c.sends[0][1:])]
     assert gaps and all(g == CFG["loop_period"] for g in gaps), gaps

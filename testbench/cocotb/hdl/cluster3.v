@@ -1,9 +1,10 @@
-// Test scaffolding (not shipped RTL), written by a short script: three exported nc_engine
-// nodes in one simulation, the ports the benches use flattened to the top as nI_<port> so both
-// simulators reach them through VPI (other outputs are left open). The network between the
-// nodes (two trees, per-link delays, cut links) is the cocotb model in test_cluster.py: it
-// turns each node's `send` strobes into DECIDE frames and streams them into the other nodes'
-// tree ports.
+// Test scaffolding (not shipped RTL), written by a short script: three exported nodes in one
+// simulation, each the exported nc_engine (receive side, core, CSR) with the exported pkt_gen
+// on its send command and OK stream (as rtl/README.md describes the generator's interface).
+// The ports the benches use are flattened to the top as nI_<port> so both simulators reach
+// them through VPI (other outputs are left open). The network between the nodes (two trees,
+// per-link delays, cut links) is the cocotb model in test_cluster.py: it collects each node's
+// generated frames from its m<tree> streams and streams them into the other nodes' tree ports.
 `timescale 1ns / 1ps
 module cluster3(
     input wire clock,
@@ -63,6 +64,24 @@ module cluster3(
     output wire [7:0] n0_ok_index,
     output wire [63:0] n0_ok_payload,
     output wire [7:0] n0_ok_len,
+    output wire [63:0] n0_m0_data,
+    output wire [7:0] n0_m0_keep,
+    output wire n0_m0_valid,
+    output wire n0_m0_last,
+    output wire [63:0] n0_m1_data,
+    output wire [7:0] n0_m1_keep,
+    output wire n0_m1_valid,
+    output wire n0_m1_last,
+    output wire [63:0] n0_m2_data,
+    output wire [7:0] n0_m2_keep,
+    output wire n0_m2_valid,
+    output wire n0_m2_last,
+    output wire [63:0] n0_m3_data,
+    output wire [7:0] n0_m3_keep,
+    output wire n0_m3_valid,
+    output wire n0_m3_last,
+    output wire n0_gen_busy,
+    output wire n0_gen_overrun,
     input  wire [15:0] n1_csr_addr,
     input  wire [31:0] n1_csr_wdata,
     input  wire n1_csr_write,
@@ -119,6 +138,24 @@ module cluster3(
     output wire [7:0] n1_ok_index,
     output wire [63:0] n1_ok_payload,
     output wire [7:0] n1_ok_len,
+    output wire [63:0] n1_m0_data,
+    output wire [7:0] n1_m0_keep,
+    output wire n1_m0_valid,
+    output wire n1_m0_last,
+    output wire [63:0] n1_m1_data,
+    output wire [7:0] n1_m1_keep,
+    output wire n1_m1_valid,
+    output wire n1_m1_last,
+    output wire [63:0] n1_m2_data,
+    output wire [7:0] n1_m2_keep,
+    output wire n1_m2_valid,
+    output wire n1_m2_last,
+    output wire [63:0] n1_m3_data,
+    output wire [7:0] n1_m3_keep,
+    output wire n1_m3_valid,
+    output wire n1_m3_last,
+    output wire n1_gen_busy,
+    output wire n1_gen_overrun,
     input  wire [15:0] n2_csr_addr,
     input  wire [31:0] n2_csr_wdata,
     input  wire n2_csr_write,
@@ -174,8 +211,34 @@ module cluster3(
     output wire [63:0] n2_ok_instance,
     output wire [7:0] n2_ok_index,
     output wire [63:0] n2_ok_payload,
-    output wire [7:0] n2_ok_len
+    output wire [7:0] n2_ok_len,
+    output wire [63:0] n2_m0_data,
+    output wire [7:0] n2_m0_keep,
+    output wire n2_m0_valid,
+    output wire n2_m0_last,
+    output wire [63:0] n2_m1_data,
+    output wire [7:0] n2_m1_keep,
+    output wire n2_m1_valid,
+    output wire n2_m1_last,
+    output wire [63:0] n2_m2_data,
+    output wire [7:0] n2_m2_keep,
+    output wire n2_m2_valid,
+    output wire n2_m2_last,
+    output wire [63:0] n2_m3_data,
+    output wire [7:0] n2_m3_keep,
+    output wire n2_m3_valid,
+    output wire n2_m3_last,
+    output wire n2_gen_busy,
+    output wire n2_gen_overrun
 );
+    wire [31:0] n0_cfg_node_id;
+    wire [31:0] n0_cfg_cluster_id;
+    wire [31:0] n0_cfg_trees;
+    wire [31:0] n0_cfg_decide_port;
+    wire [31:0] n0_cfg_tree_group0;
+    wire [31:0] n0_cfg_tree_group1;
+    wire [31:0] n0_cfg_tree_group2;
+    wire [31:0] n0_cfg_tree_group3;
     nc_engine n0(
         .clock(clock),
         .csr_addr(n0_csr_addr),
@@ -233,8 +296,64 @@ module cluster3(
         .ok_instance(n0_ok_instance),
         .ok_index(n0_ok_index),
         .ok_payload(n0_ok_payload),
-        .ok_len(n0_ok_len)
+        .ok_len(n0_ok_len),
+        .cfg_node_id(n0_cfg_node_id),
+        .cfg_cluster_id(n0_cfg_cluster_id),
+        .cfg_trees(n0_cfg_trees),
+        .cfg_decide_port(n0_cfg_decide_port),
+        .cfg_tree_group0(n0_cfg_tree_group0),
+        .cfg_tree_group1(n0_cfg_tree_group1),
+        .cfg_tree_group2(n0_cfg_tree_group2),
+        .cfg_tree_group3(n0_cfg_tree_group3)
     );
+    pkt_gen g0(
+        .clock(clock),
+        .send(n0_send),
+        .send_kind(n0_send_kind),
+        .send_count(n0_send_count),
+        .send_instance(n0_send_instance),
+        .send_epoch(n0_send_epoch),
+        .send_seq(n0_send_seq),
+        .e_valid(n0_ok_valid),
+        .e_client(n0_ok_client),
+        .e_seq(n0_ok_seq),
+        .e_len(n0_ok_len),
+        .e_payload(n0_ok_payload),
+        .sender(n0_cfg_node_id[7:0]),
+        .cluster(n0_cfg_cluster_id),
+        .trees(n0_cfg_trees[7:0]),
+        .port(n0_cfg_decide_port[15:0]),
+        .group0(n0_cfg_tree_group0),
+        .group1(n0_cfg_tree_group1),
+        .group2(n0_cfg_tree_group2),
+        .group3(n0_cfg_tree_group3),
+        .m0_data(n0_m0_data),
+        .m0_keep(n0_m0_keep),
+        .m0_valid(n0_m0_valid),
+        .m0_last(n0_m0_last),
+        .m1_data(n0_m1_data),
+        .m1_keep(n0_m1_keep),
+        .m1_valid(n0_m1_valid),
+        .m1_last(n0_m1_last),
+        .m2_data(n0_m2_data),
+        .m2_keep(n0_m2_keep),
+        .m2_valid(n0_m2_valid),
+        .m2_last(n0_m2_last),
+        .m3_data(n0_m3_data),
+        .m3_keep(n0_m3_keep),
+        .m3_valid(n0_m3_valid),
+        .m3_last(n0_m3_last),
+        .busy(n0_gen_busy),
+        .overrun(n0_gen_overrun)
+    );
+    wire [31:0] n1_cfg_node_id;
+    wire [31:0] n1_cfg_cluster_id;
+    wire [31:0] n1_cfg_trees;
+    wire [31:0] n1_cfg_decide_port;
+    wire [31:0] n1_cfg_tree_group0;
+    wire [31:0] n1_cfg_tree_group1;
+    wire [31:0] n1_cfg_tree_group2;
+    wire [31:0] n1_cfg_tree_group3;
     nc_engine n1(
         .clock(clock),
         .csr_addr(n1_csr_addr),
@@ -292,8 +411,64 @@ module cluster3(
         .ok_instance(n1_ok_instance),
         .ok_index(n1_ok_index),
         .ok_payload(n1_ok_payload),
-        .ok_len(n1_ok_len)
+        .ok_len(n1_ok_len),
+        .cfg_node_id(n1_cfg_node_id),
+        .cfg_cluster_id(n1_cfg_cluster_id),
+        .cfg_trees(n1_cfg_trees),
+        .cfg_decide_port(n1_cfg_decide_port),
+        .cfg_tree_group0(n1_cfg_tree_group0),
+        .cfg_tree_group1(n1_cfg_tree_group1),
+        .cfg_tree_group2(n1_cfg_tree_group2),
+        .cfg_tree_group3(n1_cfg_tree_group3)
     );
+    pkt_gen g1(
+        .clock(clock),
+        .send(n1_send),
+        .send_kind(n1_send_kind),
+        .send_count(n1_send_count),
+        .send_instance(n1_send_instance),
+        .send_epoch(n1_send_epoch),
+        .send_seq(n1_send_seq),
+        .e_valid(n1_ok_valid),
+        .e_client(n1_ok_client),
+        .e_seq(n1_ok_seq),
+        .e_len(n1_ok_len),
+        .e_payload(n1_ok_payload),
+        .sender(n1_cfg_node_id[7:0]),
+        .cluster(n1_cfg_cluster_id),
+        .trees(n1_cfg_trees[7:0]),
+        .port(n1_cfg_decide_port[15:0]),
+        .group0(n1_cfg_tree_group0),
+        .group1(n1_cfg_tree_group1),
+        .group2(n1_cfg_tree_group2),
+        .group3(n1_cfg_tree_group3),
+        .m0_data(n1_m0_data),
+        .m0_keep(n1_m0_keep),
+        .m0_valid(n1_m0_valid),
+        .m0_last(n1_m0_last),
+        .m1_data(n1_m1_data),
+        .m1_keep(n1_m1_keep),
+        .m1_valid(n1_m1_valid),
+        .m1_last(n1_m1_last),
+        .m2_data(n1_m2_data),
+        .m2_keep(n1_m2_keep),
+        .m2_valid(n1_m2_valid),
+        .m2_last(n1_m2_last),
+        .m3_data(n1_m3_data),
+        .m3_keep(n1_m3_keep),
+        .m3_valid(n1_m3_valid),
+        .m3_last(n1_m3_last),
+        .busy(n1_gen_busy),
+        .overrun(n1_gen_overrun)
+    );
+    wire [31:0] n2_cfg_node_id;
+    wire [31:0] n2_cfg_cluster_id;
+    wire [31:0] n2_cfg_trees;
+    wire [31:0] n2_cfg_decide_port;
+    wire [31:0] n2_cfg_tree_group0;
+    wire [31:0] n2_cfg_tree_group1;
+    wire [31:0] n2_cfg_tree_group2;
+    wire [31:0] n2_cfg_tree_group3;
     nc_engine n2(
         .clock(clock),
         .csr_addr(n2_csr_addr),
@@ -351,6 +526,54 @@ module cluster3(
         .ok_instance(n2_ok_instance),
         .ok_index(n2_ok_index),
         .ok_payload(n2_ok_payload),
-        .ok_len(n2_ok_len)
+        .ok_len(n2_ok_len),
+        .cfg_node_id(n2_cfg_node_id),
+        .cfg_cluster_id(n2_cfg_cluster_id),
+        .cfg_trees(n2_cfg_trees),
+        .cfg_decide_port(n2_cfg_decide_port),
+        .cfg_tree_group0(n2_cfg_tree_group0),
+        .cfg_tree_group1(n2_cfg_tree_group1),
+        .cfg_tree_group2(n2_cfg_tree_group2),
+        .cfg_tree_group3(n2_cfg_tree_group3)
+    );
+    pkt_gen g2(
+        .clock(clock),
+        .send(n2_send),
+        .send_kind(n2_send_kind),
+        .send_count(n2_send_count),
+        .send_instance(n2_send_instance),
+        .send_epoch(n2_send_epoch),
+        .send_seq(n2_send_seq),
+        .e_valid(n2_ok_valid),
+        .e_client(n2_ok_client),
+        .e_seq(n2_ok_seq),
+        .e_len(n2_ok_len),
+        .e_payload(n2_ok_payload),
+        .sender(n2_cfg_node_id[7:0]),
+        .cluster(n2_cfg_cluster_id),
+        .trees(n2_cfg_trees[7:0]),
+        .port(n2_cfg_decide_port[15:0]),
+        .group0(n2_cfg_tree_group0),
+        .group1(n2_cfg_tree_group1),
+        .group2(n2_cfg_tree_group2),
+        .group3(n2_cfg_tree_group3),
+        .m0_data(n2_m0_data),
+        .m0_keep(n2_m0_keep),
+        .m0_valid(n2_m0_valid),
+        .m0_last(n2_m0_last),
+        .m1_data(n2_m1_data),
+        .m1_keep(n2_m1_keep),
+        .m1_valid(n2_m1_valid),
+        .m1_last(n2_m1_last),
+        .m2_data(n2_m2_data),
+        .m2_keep(n2_m2_keep),
+        .m2_valid(n2_m2_valid),
+        .m2_last(n2_m2_last),
+        .m3_data(n2_m3_data),
+        .m3_keep(n2_m3_keep),
+        .m3_valid(n2_m3_valid),
+        .m3_last(n2_m3_last),
+        .busy(n2_gen_busy),
+        .overrun(n2_gen_overrun)
     );
 endmodule
