@@ -56,6 +56,8 @@ def bad_frames():
         ("REQUEST entry flags", cf(nf.request(9, 4, 1, b"r", flags=0x02)), True, nf.MALFORMED),
         ("REQUEST entry reserved", cf(patch(req, 12 + 7, b"\x01")), True, nf.MALFORMED),
         ("REQUEST payload_len past end", cf(patch(req, 12 + 4, b"\x00\x09")), True, nf.MALFORMED),
+        # a valid batch whose UDP payload (9002 bytes) exceeds MAX_PACKET_LEN = 8972
+        ("oversize batch", tf(nf.decide(9, 0, 1, 0, 1, 0, nf.BATCH, [nf.entry(5, 1, bytes(8950))])), False, nf.MALFORMED),
         ("REQUEST on a tree port", tf(req), False, nf.OTHER),
         ("DECIDE on the client port", cf(good), True, nf.OTHER),
         ("REPLY_OK on a tree port", tf(nf.reply_ok(9, 0, 1, 0, 1, 1)), False, nf.OTHER),
