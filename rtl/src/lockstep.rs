@@ -152,6 +152,34 @@ pub struct EngineSide {
     pub c: Cycle<NcEngine>,
     beats: [VecDeque<(u64, u64, bool)>; 5],
     payloads: [VecDeque<Vec<u8>>; 5],
+    /// DECIDE frames the model's sends call for, per tree, not yet seen on the output.
+    want_frames: [VecDeque<Vec<u8>>; 4],
+    /// The frame being received on each output stream.
+    got_frame: [Vec<u8>; 4],
+    /// Frames compared so far.
+    pub frames_compared: u64,
+}
+
+/// The DECIDE frame `pkt_gen` must send on `tree` for a packet the model sent.
+fn decide_frame(cfg: &Config, tree: u8, packet: &[u8]) -> Vec<u8> {
+    use crate::pkt_gen::{SRC_IP, SRC_MAC, TTL};
+    let g = cfg.tree_groups[tree as usize].to_be_bytes();
+    let meta = UdpMeta {
+        src_mac: SRC_MAC,
+        dst_mac: frame::multicast_mac(g),
+        src_ip: SRC_IP,
+        dst_ip: g,
+        src_port: cfg.decide_port,
+        dst_port: cfg.decide_port,
+        ttl: TTL,
+    };
+    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
+    let n = frame::emit_udp(&meta, packet, &mut f).expect("the frame fits");
+    f.truncate(n);
+    // pkt_gen sends UDP checksum 0 ("none").
+    f[frame::ETH_LEN + frame::IPV4_LEN + 6] = 0;
+    f[frame::ETH_LEN + frame::IPV4_LEN + 7] = 0;
+    f
 }
 
 impl EngineSide {
@@ -403,6 +431,9 @@ impl Lockstep {
             c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
             beats: Default::default(),
             payloads: Default::default(),
+            want_frames: Default::default(),
+            got_frame: Default::default(),
+            frames_compared: 0,
         })))
     }
 
@@ -523,6 +554,66 @@ impl Lockstep {
             )));
         }
         self.last = got;
+        // nc_engine: the DECIDE frames on the output streams must be the model's sends, framed.
+        if let Rtl::Engine(e) = &mut self.rtl {
+            let cfg = *self.model.config();
+            for a in &out {
+                if let Action::Send { tree, packet } = a {
+                    e.want_frames[*tree as usize].push_back(decide_frame(&cfg, *tree, packet));
+                }
+            }
+            let u = &e.c.uut;
+            if u.gen_overrun.val() {
+                return Err(self.fail("pkt_gen overrun (a send while a frame waited)".into()));
+            }
+            let outs = [
+                (
+                    u.g0_valid.val(),
+                    val(u.g0_data.val()),
+                    val(u.g0_keep.val()),
+                    u.g0_last.val(),
+                ),
+                (
+                    u.g1_valid.val(),
+                    val(u.g1_data.val()),
+                    val(u.g1_keep.val()),
+                    u.g1_last.val(),
+                ),
+                (
+                    u.g2_valid.val(),
+                    val(u.g2_data.val()),
+                    val(u.g2_keep.val()),
+                    u.g2_last.val(),
+                ),
+                (
+                    u.g3_valid.val(),
+                    val(u.g3_data.val()),
+                    val(u.g3_keep.val()),
+                    u.g3_last.val(),
+                ),
+            ];
+            let mut bad = None;
+            for (t, (v, d, k, l)) in outs.into_iter().enumerate() {
+                if !v {
+                    continue;
+                }
+                let n = k.count_ones() as usize;
+                e.got_frame[t].extend_from_slice(&d.to_le_bytes()[..n]);
+                if l {
+                    let got = std::mem::take(&mut e.got_frame[t]);
+                    let want = e.want_frames[t].pop_front();
+                    if want.as_ref() != Some(&got) {
+                        bad = Some(format!(
+                            "DECIDE frame on tree {t}\n  model: {want:02x?}\n  rtl:   {got:02x?}"
+                        ));
+                    }
+                    e.frames_compared += 1;
+                }
+            }
+            if let Some(b) = bad {
+                return Err(self.fail(b));
+            }
+        }
         // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
         let u = &snap;
         let rtl_ok = u.ok_valid.then(|| {
@@ -955,6 +1046,12 @@ pub struct Env {
 impl Env {
     /// A random configuration in the covered subset and its setup writes (scheduled from cycle 0).
     pub fn new(seed: u64) -> Self {
+        Self::with_min_loop(seed, 0)
+    }
+
+    /// The same with `loop_period` at least `min_loop` (nc_engine: a frame must leave
+    /// before the next send, see `pkt_gen`).
+    pub fn with_min_loop(seed: u64, min_loop: u64) -> Self {
         let mut rng = Rng::new(seed);
         let mut cfg = Config::default();
         cfg.node_count = rng.range(1, 5) as u8;
@@ -970,7 +1067,7 @@ impl Env {
         cfg.fifo_depth = rng.range(1, 8) as u16;
         let w = cfg.window();
         // At most IN_FLIGHT (4) messages in flight, and batches drained before the next send.
-        let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3);
+        let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3).max(min_loop);
         cfg.loop_period = rng.range(lo, lo + w) as u32;
         cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
         assert!(cfg.validate().is_ok(), "{cfg:?}");
@@ -1252,7 +1349,7 @@ impl Env {
 pub fn run(seed: u64, cycles: u64, setup: impl FnOnce(&mut Lockstep)) -> Result<Lockstep, String> {
     let mut ls = Lockstep::new();
     setup(&mut ls);
-    drive(ls, seed, cycles)
+    drive_env(ls, Env::new(seed), seed, cycles)
 }
 
 /// The same against `nc_engine`: every packet travels as a frame on its stream.
@@ -1263,11 +1360,11 @@ pub fn run_engine(
 ) -> Result<Lockstep, String> {
     let mut ls = Lockstep::engine();
     setup(&mut ls);
-    drive(ls, seed, cycles)
+    // A DECIDE frame of up to 4 entries is 22 beats; its entries leave the FIFO within 6 cycles.
+    drive_env(ls, Env::with_min_loop(seed, 30), seed, cycles)
 }
 
-fn drive(mut ls: Lockstep, seed: u64, cycles: u64) -> Result<Lockstep, String> {
-    let mut env = Env::new(seed);
+fn drive_env(mut ls: Lockstep, mut env: Env, seed: u64, cycles: u64) -> Result<Lockstep, String> {
     for t in 0..cycles {
         let ev = env.next(t, &ls);
         ls.step(ev)

@@ -1,8 +1,9 @@
-//! `nc_engine`: the receive side of a node on streams: one 64-bit stream in per tree (up to
-//! four) and one for the client port, each through its own `pkt_parser`, into `nc_core`; the
-//! CSR bus; and `nc_core`'s action outputs, with the record of the frame the core took this
-//! cycle (`ev_*`: its fields and the sender's addresses) — the interface a packet generator
-//! takes (see rtl/README.md: the generator itself is not written yet).
+//! `nc_engine`: the node on streams: one 64-bit stream in per tree (up to four) and one for
+//! the client port, each through its own `pkt_parser`, into `nc_core`; one 64-bit stream out
+//! per tree from `pkt_gen` (the DECIDE copies); the CSR bus; and `nc_core`'s action outputs
+//! with the record of the frame the core took this cycle (`ev_*`: its fields and the sender's
+//! addresses) for the host path and the client replies, which have no frame generator yet
+//! (see rtl/README.md).
 //!
 //! Each parser's verdict waits in a one-deep holding register until the core takes it; the core
 //! takes at most one event per cycle: a CSR write first, then the client port (unless the
@@ -14,6 +15,7 @@
 use rust_hdl::prelude::*;
 
 use crate::nc_core::NcCore;
+use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 
 /// The engine.
@@ -134,7 +136,30 @@ pub struct NcEngine {
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
     pub cfg_tree_group2: Signal<Out, Bits<32>>,
     pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    /// DECIDE frames out, one stream per tree.
+    pub g0_data: Signal<Out, Bits<64>>,
+    pub g0_keep: Signal<Out, Bits<8>>,
+    pub g0_valid: Signal<Out, Bit>,
+    pub g0_last: Signal<Out, Bit>,
+    pub g1_data: Signal<Out, Bits<64>>,
+    pub g1_keep: Signal<Out, Bits<8>>,
+    pub g1_valid: Signal<Out, Bit>,
+    pub g1_last: Signal<Out, Bit>,
+    pub g2_data: Signal<Out, Bits<64>>,
+    pub g2_keep: Signal<Out, Bits<8>>,
+    pub g2_valid: Signal<Out, Bit>,
+    pub g2_last: Signal<Out, Bit>,
+    pub g3_data: Signal<Out, Bits<64>>,
+    pub g3_keep: Signal<Out, Bits<8>>,
+    pub g3_valid: Signal<Out, Bit>,
+    pub g3_last: Signal<Out, Bit>,
+    /// A send came while the previous one still waited for its frame (dropped: the loop
+    /// period is shorter than a frame).
+    pub gen_overrun: Signal<Out, Bit>,
+    /// The generator has a frame waiting or streaming.
+    pub gen_busy: Signal<Out, Bit>,
     core: NcCore,
+    decide_gen: PktGen,
     p0: PktParser,
     p1: PktParser,
     p2: PktParser,
@@ -346,7 +371,26 @@ impl Default for NcEngine {
             cfg_tree_group1: Default::default(),
             cfg_tree_group2: Default::default(),
             cfg_tree_group3: Default::default(),
+            g0_data: Default::default(),
+            g0_keep: Default::default(),
+            g0_valid: Default::default(),
+            g0_last: Default::default(),
+            g1_data: Default::default(),
+            g1_keep: Default::default(),
+            g1_valid: Default::default(),
+            g1_last: Default::default(),
+            g2_data: Default::default(),
+            g2_keep: Default::default(),
+            g2_valid: Default::default(),
+            g2_last: Default::default(),
+            g3_data: Default::default(),
+            g3_keep: Default::default(),
+            g3_valid: Default::default(),
+            g3_last: Default::default(),
+            gen_overrun: Default::default(),
+            gen_busy: Default::default(),
             core: Default::default(),
+            decide_gen: Default::default(),
             p0: Default::default(),
             p1: Default::default(),
             p2: Default::default(),
@@ -453,7 +497,7 @@ impl Default for NcEngine {
 impl Logic for NcEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, core, p0, p1, p2, p3, pc);
+        clock!(self, clock, core, decide_gen, p0, p1, p2, p3, pc);
         dff_setup!(
             self,
             clock,
@@ -818,6 +862,44 @@ impl Logic for NcEngine {
             self.ev_ip_src.next = self.h0_ip_src.q.val();
             self.ev_udp_src.next = self.h0_udp_src.q.val();
         }
+        // DECIDE frames: the send command, then the batch's entries as they leave the FIFO.
+        self.decide_gen.send.next = self.core.send.val();
+        self.decide_gen.send_kind.next = self.core.send_kind.val();
+        self.decide_gen.send_count.next = self.core.send_count.val();
+        self.decide_gen.send_instance.next = self.core.send_instance.val();
+        self.decide_gen.send_epoch.next = self.core.send_epoch.val();
+        self.decide_gen.send_seq.next = self.core.send_seq.val();
+        self.decide_gen.e_valid.next = self.core.ok_valid.val();
+        self.decide_gen.e_client.next = self.core.ok_client.val();
+        self.decide_gen.e_seq.next = self.core.ok_seq.val();
+        self.decide_gen.e_len.next = self.core.ok_len.val();
+        self.decide_gen.e_payload.next = self.core.ok_payload.val();
+        self.decide_gen.sender.next = self.core.cfg_node_id.val().get_bits::<8>(0);
+        self.decide_gen.cluster.next = self.core.cfg_cluster_id.val();
+        self.decide_gen.trees.next = self.core.cfg_trees.val().get_bits::<8>(0);
+        self.decide_gen.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.decide_gen.group0.next = self.core.cfg_tree_group0.val();
+        self.decide_gen.group1.next = self.core.cfg_tree_group1.val();
+        self.decide_gen.group2.next = self.core.cfg_tree_group2.val();
+        self.decide_gen.group3.next = self.core.cfg_tree_group3.val();
+        self.g0_data.next = self.decide_gen.m0_data.val();
+        self.g0_keep.next = self.decide_gen.m0_keep.val();
+        self.g0_valid.next = self.decide_gen.m0_valid.val();
+        self.g0_last.next = self.decide_gen.m0_last.val();
+        self.g1_data.next = self.decide_gen.m1_data.val();
+        self.g1_keep.next = self.decide_gen.m1_keep.val();
+        self.g1_valid.next = self.decide_gen.m1_valid.val();
+        self.g1_last.next = self.decide_gen.m1_last.val();
+        self.g2_data.next = self.decide_gen.m2_data.val();
+        self.g2_keep.next = self.decide_gen.m2_keep.val();
+        self.g2_valid.next = self.decide_gen.m2_valid.val();
+        self.g2_last.next = self.decide_gen.m2_last.val();
+        self.g3_data.next = self.decide_gen.m3_data.val();
+        self.g3_keep.next = self.decide_gen.m3_keep.val();
+        self.g3_valid.next = self.decide_gen.m3_valid.val();
+        self.g3_last.next = self.decide_gen.m3_last.val();
+        self.gen_overrun.next = self.decide_gen.overrun.val();
+        self.gen_busy.next = self.decide_gen.busy.val();
         self.core.rx_port.next = self.rx_port.val();
         self.core.rx_class.next = self.ev_verdict.val();
         self.core.rx_sender.next = self.ev_sender.val();

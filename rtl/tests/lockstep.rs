@@ -63,31 +63,43 @@ fn a_model_that_ignores_receives_for_its_timeout_is_caught() {
 }
 
 /// nc_engine: the same traces, every packet framed and streamed on its port through
-/// pkt_parser; the model gets each packet in the cycle the core takes it.
+/// pkt_parser; the model gets each packet in the cycle the core takes it; every DECIDE frame
+/// pkt_gen sends must be the model's send, framed by proto.
 #[test]
 fn random_frame_traces_through_nc_engine_match_the_model() {
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut frames = 0;
     for seed in 0..ENGINE_TRACES {
         let ls =
             lockstep::run_engine(1000 + seed, CYCLES, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        if let lockstep::Rtl::Engine(e) = &ls.rtl {
+            frames += e.frames_compared;
+        }
         for (k, v) in ls.seen {
             *seen.entry(k).or_default() += v;
         }
     }
-    eprintln!("nc_engine: actions compared over {ENGINE_TRACES} traces: {seen:#?}");
+    eprintln!(
+        "nc_engine: {frames} DECIDE frames and these actions compared over {ENGINE_TRACES} traces: {seen:#?}"
+    );
+    assert!(frames > 50, "only {frames} DECIDE frames compared");
     for kind in [
         "send Some(Batch)",
         "Deliver",
         "ok reply",
         "NotLeader",
         "Leader",
-        "net fault 2",
+        "send Some(Start)",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,
             "no trace produced {kind:?}: {seen:?}"
         );
     }
+    assert!(
+        seen.keys().any(|k| k.starts_with("net fault")),
+        "no NET-FAULT: {seen:?}"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy);
     
     // Module arguments
     input wire  clock;
@@ -112,6 +112,24 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [63:0] g0_data;
+    output reg  [7:0] g0_keep;
+    output reg  g0_valid;
+    output reg  g0_last;
+    output reg  [63:0] g1_data;
+    output reg  [7:0] g1_keep;
+    output reg  g1_valid;
+    output reg  g1_last;
+    output reg  [63:0] g2_data;
+    output reg  [7:0] g2_keep;
+    output reg  g2_valid;
+    output reg  g2_last;
+    output reg  [63:0] g3_data;
+    output reg  [7:0] g3_keep;
+    output reg  g3_valid;
+    output reg  g3_last;
+    output reg  gen_overrun;
+    output reg  gen_busy;
     
     // Constant declarations
     localparam  k0_2 = 2'b0;
@@ -198,6 +216,44 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$cfg_tree_group1;
     wire  [31:0] core$cfg_tree_group2;
     wire  [31:0] core$cfg_tree_group3;
+    reg  decide_gen$clock;
+    reg  decide_gen$send;
+    reg  [1:0] decide_gen$send_kind;
+    reg  [7:0] decide_gen$send_count;
+    reg  [63:0] decide_gen$send_instance;
+    reg  [31:0] decide_gen$send_epoch;
+    reg  [31:0] decide_gen$send_seq;
+    reg  decide_gen$e_valid;
+    reg  [31:0] decide_gen$e_client;
+    reg  [63:0] decide_gen$e_seq;
+    reg  [7:0] decide_gen$e_len;
+    reg  [63:0] decide_gen$e_payload;
+    reg  [7:0] decide_gen$sender;
+    reg  [31:0] decide_gen$cluster;
+    reg  [7:0] decide_gen$trees;
+    reg  [15:0] decide_gen$port;
+    reg  [31:0] decide_gen$group0;
+    reg  [31:0] decide_gen$group1;
+    reg  [31:0] decide_gen$group2;
+    reg  [31:0] decide_gen$group3;
+    wire  [63:0] decide_gen$m0_data;
+    wire  [7:0] decide_gen$m0_keep;
+    wire  decide_gen$m0_valid;
+    wire  decide_gen$m0_last;
+    wire  [63:0] decide_gen$m1_data;
+    wire  [7:0] decide_gen$m1_keep;
+    wire  decide_gen$m1_valid;
+    wire  decide_gen$m1_last;
+    wire  [63:0] decide_gen$m2_data;
+    wire  [7:0] decide_gen$m2_keep;
+    wire  decide_gen$m2_valid;
+    wire  decide_gen$m2_last;
+    wire  [63:0] decide_gen$m3_data;
+    wire  [7:0] decide_gen$m3_keep;
+    wire  decide_gen$m3_valid;
+    wire  decide_gen$m3_last;
+    wire  decide_gen$busy;
+    wire  decide_gen$overrun;
     reg  p0$clock;
     reg  [63:0] p0$s_data;
     reg  [7:0] p0$s_keep;
@@ -671,6 +727,46 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cfg_tree_group1(core$cfg_tree_group1),
         .cfg_tree_group2(core$cfg_tree_group2),
         .cfg_tree_group3(core$cfg_tree_group3)
+    );
+    nc_engine$decide_gen decide_gen(
+        .clock(decide_gen$clock),
+        .send(decide_gen$send),
+        .send_kind(decide_gen$send_kind),
+        .send_count(decide_gen$send_count),
+        .send_instance(decide_gen$send_instance),
+        .send_epoch(decide_gen$send_epoch),
+        .send_seq(decide_gen$send_seq),
+        .e_valid(decide_gen$e_valid),
+        .e_client(decide_gen$e_client),
+        .e_seq(decide_gen$e_seq),
+        .e_len(decide_gen$e_len),
+        .e_payload(decide_gen$e_payload),
+        .sender(decide_gen$sender),
+        .cluster(decide_gen$cluster),
+        .trees(decide_gen$trees),
+        .port(decide_gen$port),
+        .group0(decide_gen$group0),
+        .group1(decide_gen$group1),
+        .group2(decide_gen$group2),
+        .group3(decide_gen$group3),
+        .m0_data(decide_gen$m0_data),
+        .m0_keep(decide_gen$m0_keep),
+        .m0_valid(decide_gen$m0_valid),
+        .m0_last(decide_gen$m0_last),
+        .m1_data(decide_gen$m1_data),
+        .m1_keep(decide_gen$m1_keep),
+        .m1_valid(decide_gen$m1_valid),
+        .m1_last(decide_gen$m1_last),
+        .m2_data(decide_gen$m2_data),
+        .m2_keep(decide_gen$m2_keep),
+        .m2_valid(decide_gen$m2_valid),
+        .m2_last(decide_gen$m2_last),
+        .m3_data(decide_gen$m3_data),
+        .m3_keep(decide_gen$m3_keep),
+        .m3_valid(decide_gen$m3_valid),
+        .m3_last(decide_gen$m3_last),
+        .busy(decide_gen$busy),
+        .overrun(decide_gen$overrun)
     );
     nc_engine$p0 p0(
         .clock(p0$clock),
@@ -1241,6 +1337,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     // Update code
     always @(*) begin
         core$clock = clock;
+        decide_gen$clock = clock;
         p0$clock = clock;
         p1$clock = clock;
         p2$clock = clock;
@@ -1678,6 +1775,43 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             ev_ip_src = h0_ip_src$q;
             ev_udp_src = h0_udp_src$q;
         end
+        decide_gen$send = core$send;
+        decide_gen$send_kind = core$send_kind;
+        decide_gen$send_count = core$send_count;
+        decide_gen$send_instance = core$send_instance;
+        decide_gen$send_epoch = core$send_epoch;
+        decide_gen$send_seq = core$send_seq;
+        decide_gen$e_valid = core$ok_valid;
+        decide_gen$e_client = core$ok_client;
+        decide_gen$e_seq = core$ok_seq;
+        decide_gen$e_len = core$ok_len;
+        decide_gen$e_payload = core$ok_payload;
+        decide_gen$sender = core$cfg_node_id[(32'h0)+:(8)];
+        decide_gen$cluster = core$cfg_cluster_id;
+        decide_gen$trees = core$cfg_trees[(32'h0)+:(8)];
+        decide_gen$port = core$cfg_decide_port[(32'h0)+:(16)];
+        decide_gen$group0 = core$cfg_tree_group0;
+        decide_gen$group1 = core$cfg_tree_group1;
+        decide_gen$group2 = core$cfg_tree_group2;
+        decide_gen$group3 = core$cfg_tree_group3;
+        g0_data = decide_gen$m0_data;
+        g0_keep = decide_gen$m0_keep;
+        g0_valid = decide_gen$m0_valid;
+        g0_last = decide_gen$m0_last;
+        g1_data = decide_gen$m1_data;
+        g1_keep = decide_gen$m1_keep;
+        g1_valid = decide_gen$m1_valid;
+        g1_last = decide_gen$m1_last;
+        g2_data = decide_gen$m2_data;
+        g2_keep = decide_gen$m2_keep;
+        g2_valid = decide_gen$m2_valid;
+        g2_last = decide_gen$m2_last;
+        g3_data = decide_gen$m3_data;
+        g3_keep = decide_gen$m3_keep;
+        g3_valid = decide_gen$m3_valid;
+        g3_last = decide_gen$m3_last;
+        gen_overrun = decide_gen$overrun;
+        gen_busy = decide_gen$busy;
         core$rx_port = rx_port;
         core$rx_class = ev_verdict;
         core$rx_sender = ev_sender;
@@ -9973,6 +10107,2072 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
     end
     
 endmodule // nc_engine$core$rx$upd
+
+
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  send;
+    input wire  [1:0] send_kind;
+    input wire  [7:0] send_count;
+    input wire  [63:0] send_instance;
+    input wire  [31:0] send_epoch;
+    input wire  [31:0] send_seq;
+    input wire  e_valid;
+    input wire  [31:0] e_client;
+    input wire  [63:0] e_seq;
+    input wire  [7:0] e_len;
+    input wire  [63:0] e_payload;
+    input wire  [7:0] sender;
+    input wire  [31:0] cluster;
+    input wire  [7:0] trees;
+    input wire  [15:0] port;
+    input wire  [31:0] group0;
+    input wire  [31:0] group1;
+    input wire  [31:0] group2;
+    input wire  [31:0] group3;
+    output reg  [63:0] m0_data;
+    output reg  [7:0] m0_keep;
+    output reg  m0_valid;
+    output reg  m0_last;
+    output reg  [63:0] m1_data;
+    output reg  [7:0] m1_keep;
+    output reg  m1_valid;
+    output reg  m1_last;
+    output reg  [63:0] m2_data;
+    output reg  [7:0] m2_keep;
+    output reg  m2_valid;
+    output reg  m2_last;
+    output reg  [63:0] m3_data;
+    output reg  [7:0] m3_keep;
+    output reg  m3_valid;
+    output reg  m3_last;
+    output reg  busy;
+    output reg  overrun;
+    
+    // Constant declarations
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k4_8 = 8'h4;
+    localparam  k1_16 = 16'h1;
+    localparam  k3_16 = 16'h3;
+    localparam  k6_11 = 11'b110;
+    localparam  k7_16 = 16'h7;
+    localparam  k8_16 = 16'h8;
+    localparam  k16_16 = 16'h10;
+    localparam  k_hdr_len = 16'h4e;
+    localparam  k_eth = 16'he;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_pkt_off = 16'h36;
+    localparam  k_ipsum = 16'he260;
+    localparam  k_ff8 = 8'hff;
+    localparam  k0_64 = 64'h0;
+    localparam  k_ones64 = 64'hffffffffffffffff;
+    localparam  k64_16 = 16'h40;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_img = 1408'h0;
+    localparam  kt0 = 8'h0;
+    localparam  kt1 = 8'h1;
+    localparam  kt2 = 8'h2;
+    localparam  kt3 = 8'h3;
+    localparam  k0_8i = 8'h0;
+    localparam  k1_8i = 8'h1;
+    localparam  k2_8i = 8'h2;
+    localparam  k3_8i = 8'h3;
+    
+    // Stub signals
+    reg  r_c_pending$d;
+    wire  r_c_pending$q;
+    reg  r_c_pending$clock;
+    reg  [1:0] r_c_kind$d;
+    wire  [1:0] r_c_kind$q;
+    reg  r_c_kind$clock;
+    reg  [7:0] r_c_count$d;
+    wire  [7:0] r_c_count$q;
+    reg  r_c_count$clock;
+    reg  [63:0] r_c_instance$d;
+    wire  [63:0] r_c_instance$q;
+    reg  r_c_instance$clock;
+    reg  [31:0] r_c_epoch$d;
+    wire  [31:0] r_c_epoch$q;
+    reg  r_c_epoch$clock;
+    reg  [31:0] r_c_seq$d;
+    wire  [31:0] r_c_seq$q;
+    reg  r_c_seq$clock;
+    reg  [7:0] r_n_got$d;
+    wire  [7:0] r_n_got$q;
+    reg  r_n_got$clock;
+    reg  r_streaming$d;
+    wire  r_streaming$q;
+    reg  r_streaming$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  [7:0] r_nbeats$d;
+    wire  [7:0] r_nbeats$q;
+    reg  r_nbeats$clock;
+    reg  [7:0] r_lastkeep$d;
+    wire  [7:0] r_lastkeep$q;
+    reg  r_lastkeep$clock;
+    reg  [1407:0] r_img$d;
+    wire  [1407:0] r_img$q;
+    reg  r_img$clock;
+    reg  [15:0] r_f_len$d;
+    wire  [15:0] r_f_len$q;
+    reg  r_f_len$clock;
+    reg  [1:0] r_f_kind$d;
+    wire  [1:0] r_f_kind$q;
+    reg  r_f_kind$clock;
+    reg  [7:0] r_f_count$d;
+    wire  [7:0] r_f_count$q;
+    reg  r_f_count$clock;
+    reg  [63:0] r_f_instance$d;
+    wire  [63:0] r_f_instance$q;
+    reg  r_f_instance$clock;
+    reg  [31:0] r_f_epoch$d;
+    wire  [31:0] r_f_epoch$q;
+    reg  r_f_epoch$clock;
+    reg  [31:0] r_f_seq$d;
+    wire  [31:0] r_f_seq$q;
+    reg  r_f_seq$clock;
+    reg  [31:0] r_s0_client$d;
+    wire  [31:0] r_s0_client$q;
+    reg  r_s0_client$clock;
+    reg  [7:0] r_s0_len$d;
+    wire  [7:0] r_s0_len$q;
+    reg  r_s0_len$clock;
+    reg  [63:0] r_s0_seq$d;
+    wire  [63:0] r_s0_seq$q;
+    reg  r_s0_seq$clock;
+    reg  [63:0] r_s0_payload$d;
+    wire  [63:0] r_s0_payload$q;
+    reg  r_s0_payload$clock;
+    reg  [31:0] r_s1_client$d;
+    wire  [31:0] r_s1_client$q;
+    reg  r_s1_client$clock;
+    reg  [7:0] r_s1_len$d;
+    wire  [7:0] r_s1_len$q;
+    reg  r_s1_len$clock;
+    reg  [63:0] r_s1_seq$d;
+    wire  [63:0] r_s1_seq$q;
+    reg  r_s1_seq$clock;
+    reg  [63:0] r_s1_payload$d;
+    wire  [63:0] r_s1_payload$q;
+    reg  r_s1_payload$clock;
+    reg  [31:0] r_s2_client$d;
+    wire  [31:0] r_s2_client$q;
+    reg  r_s2_client$clock;
+    reg  [7:0] r_s2_len$d;
+    wire  [7:0] r_s2_len$q;
+    reg  r_s2_len$clock;
+    reg  [63:0] r_s2_seq$d;
+    wire  [63:0] r_s2_seq$q;
+    reg  r_s2_seq$clock;
+    reg  [63:0] r_s2_payload$d;
+    wire  [63:0] r_s2_payload$q;
+    reg  r_s2_payload$clock;
+    reg  [31:0] r_s3_client$d;
+    wire  [31:0] r_s3_client$q;
+    reg  r_s3_client$clock;
+    reg  [7:0] r_s3_len$d;
+    wire  [7:0] r_s3_len$q;
+    reg  r_s3_len$clock;
+    reg  [63:0] r_s3_seq$d;
+    wire  [63:0] r_s3_seq$q;
+    reg  r_s3_seq$clock;
+    reg  [63:0] r_s3_payload$d;
+    wire  [63:0] r_s3_payload$q;
+    reg  r_s3_payload$clock;
+    reg  [7:0] lenw0$narrow;
+    wire  [15:0] lenw0$wide;
+    reg  [7:0] lenw1$narrow;
+    wire  [15:0] lenw1$wide;
+    reg  [7:0] lenw2$narrow;
+    wire  [15:0] lenw2$wide;
+    reg  [7:0] lenw3$narrow;
+    wire  [15:0] lenw3$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [10:0] beatw$wide;
+    reg  [1:0] kindw$narrow;
+    wire  [7:0] kindw$wide;
+    reg  [7:0] countw$narrow;
+    wire  [15:0] countw$wide;
+    reg  [31:0] ent0$client;
+    reg  [7:0] ent0$len;
+    reg  [63:0] ent0$seq;
+    reg  [63:0] ent0$payload;
+    wire  [191:0] ent0$out;
+    reg  [31:0] ent1$client;
+    reg  [7:0] ent1$len;
+    reg  [63:0] ent1$seq;
+    reg  [63:0] ent1$payload;
+    wire  [191:0] ent1$out;
+    reg  [31:0] ent2$client;
+    reg  [7:0] ent2$len;
+    reg  [63:0] ent2$seq;
+    reg  [63:0] ent2$payload;
+    wire  [191:0] ent2$out;
+    reg  [31:0] ent3$client;
+    reg  [7:0] ent3$len;
+    reg  [63:0] ent3$seq;
+    reg  [63:0] ent3$payload;
+    wire  [191:0] ent3$out;
+    reg  [191:0] xe0$narrow;
+    wire  [1407:0] xe0$wide;
+    reg  [191:0] xe1$narrow;
+    wire  [1407:0] xe1$wide;
+    reg  [191:0] xe2$narrow;
+    wire  [1407:0] xe2$wide;
+    reg  [191:0] xe3$narrow;
+    wire  [1407:0] xe3$wide;
+    reg  [23:0] hdr0$mac_lo;
+    reg  [15:0] hdr0$total_len;
+    reg  [15:0] hdr0$ip_csum;
+    reg  [31:0] hdr0$dst_ip;
+    reg  [15:0] hdr0$udp_len;
+    reg  [15:0] hdr0$port;
+    reg  [31:0] hdr0$cluster;
+    reg  [15:0] hdr0$body_len;
+    reg  [7:0] hdr0$sender;
+    reg  [63:0] hdr0$inst;
+    reg  [31:0] hdr0$epoch;
+    reg  [31:0] hdr0$seq;
+    reg  [7:0] hdr0$tree;
+    reg  [7:0] hdr0$kind;
+    reg  [15:0] hdr0$count;
+    wire  [623:0] hdr0$out;
+    reg  [23:0] hdr1$mac_lo;
+    reg  [15:0] hdr1$total_len;
+    reg  [15:0] hdr1$ip_csum;
+    reg  [31:0] hdr1$dst_ip;
+    reg  [15:0] hdr1$udp_len;
+    reg  [15:0] hdr1$port;
+    reg  [31:0] hdr1$cluster;
+    reg  [15:0] hdr1$body_len;
+    reg  [7:0] hdr1$sender;
+    reg  [63:0] hdr1$inst;
+    reg  [31:0] hdr1$epoch;
+    reg  [31:0] hdr1$seq;
+    reg  [7:0] hdr1$tree;
+    reg  [7:0] hdr1$kind;
+    reg  [15:0] hdr1$count;
+    wire  [623:0] hdr1$out;
+    reg  [23:0] hdr2$mac_lo;
+    reg  [15:0] hdr2$total_len;
+    reg  [15:0] hdr2$ip_csum;
+    reg  [31:0] hdr2$dst_ip;
+    reg  [15:0] hdr2$udp_len;
+    reg  [15:0] hdr2$port;
+    reg  [31:0] hdr2$cluster;
+    reg  [15:0] hdr2$body_len;
+    reg  [7:0] hdr2$sender;
+    reg  [63:0] hdr2$inst;
+    reg  [31:0] hdr2$epoch;
+    reg  [31:0] hdr2$seq;
+    reg  [7:0] hdr2$tree;
+    reg  [7:0] hdr2$kind;
+    reg  [15:0] hdr2$count;
+    wire  [623:0] hdr2$out;
+    reg  [23:0] hdr3$mac_lo;
+    reg  [15:0] hdr3$total_len;
+    reg  [15:0] hdr3$ip_csum;
+    reg  [31:0] hdr3$dst_ip;
+    reg  [15:0] hdr3$udp_len;
+    reg  [15:0] hdr3$port;
+    reg  [31:0] hdr3$cluster;
+    reg  [15:0] hdr3$body_len;
+    reg  [7:0] hdr3$sender;
+    reg  [63:0] hdr3$inst;
+    reg  [31:0] hdr3$epoch;
+    reg  [31:0] hdr3$seq;
+    reg  [7:0] hdr3$tree;
+    reg  [7:0] hdr3$kind;
+    reg  [15:0] hdr3$count;
+    wire  [623:0] hdr3$out;
+    reg  [623:0] xh0$narrow;
+    wire  [1407:0] xh0$wide;
+    reg  [623:0] xh1$narrow;
+    wire  [1407:0] xh1$wide;
+    reg  [623:0] xh2$narrow;
+    wire  [1407:0] xh2$wide;
+    reg  [623:0] xh3$narrow;
+    wire  [1407:0] xh3$wide;
+    
+    // Local signals
+    reg  start;
+    reg  last_beat;
+    reg  [7:0] wslot;
+    reg  [15:0] l_len;
+    reg  [15:0] l_nbeats;
+    reg  [15:0] l_lastbytes;
+    reg  [10:0] boff;
+    reg  [1407:0] e_img;
+    reg  [15:0] total_len;
+    reg  [15:0] udp_len;
+    reg  [15:0] body_len;
+    reg  [63:0] pm0;
+    reg  [15:0] off0;
+    reg  [1407:0] t0;
+    reg  [63:0] pm1;
+    reg  [15:0] off1;
+    reg  [1407:0] t1;
+    reg  [63:0] pm2;
+    reg  [15:0] off2;
+    reg  [1407:0] t2;
+    reg  [63:0] pm3;
+    reg  [15:0] off3;
+    reg  [1407:0] t3;
+    reg  [15:0] off4;
+    reg  [15:0] cs0_a;
+    reg  [15:0] cs0_b;
+    reg  [15:0] cs0_c;
+    reg  [15:0] cs0_d;
+    reg  [15:0] cs0_e;
+    reg  [15:0] cs0_f;
+    reg  [1407:0] frame0;
+    reg  [15:0] cs1_a;
+    reg  [15:0] cs1_b;
+    reg  [15:0] cs1_c;
+    reg  [15:0] cs1_d;
+    reg  [15:0] cs1_e;
+    reg  [15:0] cs1_f;
+    reg  [1407:0] frame1;
+    reg  [15:0] cs2_a;
+    reg  [15:0] cs2_b;
+    reg  [15:0] cs2_c;
+    reg  [15:0] cs2_d;
+    reg  [15:0] cs2_e;
+    reg  [15:0] cs2_f;
+    reg  [1407:0] frame2;
+    reg  [15:0] cs3_a;
+    reg  [15:0] cs3_b;
+    reg  [15:0] cs3_c;
+    reg  [15:0] cs3_d;
+    reg  [15:0] cs3_e;
+    reg  [15:0] cs3_f;
+    reg  [1407:0] frame3;
+    
+    // Sub module instances
+    nc_engine$decide_gen$r_c_pending r_c_pending(
+        .d(r_c_pending$d),
+        .q(r_c_pending$q),
+        .clock(r_c_pending$clock)
+    );
+    nc_engine$decide_gen$r_c_kind r_c_kind(
+        .d(r_c_kind$d),
+        .q(r_c_kind$q),
+        .clock(r_c_kind$clock)
+    );
+    nc_engine$decide_gen$r_c_count r_c_count(
+        .d(r_c_count$d),
+        .q(r_c_count$q),
+        .clock(r_c_count$clock)
+    );
+    nc_engine$decide_gen$r_c_instance r_c_instance(
+        .d(r_c_instance$d),
+        .q(r_c_instance$q),
+        .clock(r_c_instance$clock)
+    );
+    nc_engine$decide_gen$r_c_epoch r_c_epoch(
+        .d(r_c_epoch$d),
+        .q(r_c_epoch$q),
+        .clock(r_c_epoch$clock)
+    );
+    nc_engine$decide_gen$r_c_seq r_c_seq(
+        .d(r_c_seq$d),
+        .q(r_c_seq$q),
+        .clock(r_c_seq$clock)
+    );
+    nc_engine$decide_gen$r_n_got r_n_got(
+        .d(r_n_got$d),
+        .q(r_n_got$q),
+        .clock(r_n_got$clock)
+    );
+    nc_engine$decide_gen$r_streaming r_streaming(
+        .d(r_streaming$d),
+        .q(r_streaming$q),
+        .clock(r_streaming$clock)
+    );
+    nc_engine$decide_gen$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$decide_gen$r_nbeats r_nbeats(
+        .d(r_nbeats$d),
+        .q(r_nbeats$q),
+        .clock(r_nbeats$clock)
+    );
+    nc_engine$decide_gen$r_lastkeep r_lastkeep(
+        .d(r_lastkeep$d),
+        .q(r_lastkeep$q),
+        .clock(r_lastkeep$clock)
+    );
+    nc_engine$decide_gen$r_img r_img(
+        .d(r_img$d),
+        .q(r_img$q),
+        .clock(r_img$clock)
+    );
+    nc_engine$decide_gen$r_f_len r_f_len(
+        .d(r_f_len$d),
+        .q(r_f_len$q),
+        .clock(r_f_len$clock)
+    );
+    nc_engine$decide_gen$r_f_kind r_f_kind(
+        .d(r_f_kind$d),
+        .q(r_f_kind$q),
+        .clock(r_f_kind$clock)
+    );
+    nc_engine$decide_gen$r_f_count r_f_count(
+        .d(r_f_count$d),
+        .q(r_f_count$q),
+        .clock(r_f_count$clock)
+    );
+    nc_engine$decide_gen$r_f_instance r_f_instance(
+        .d(r_f_instance$d),
+        .q(r_f_instance$q),
+        .clock(r_f_instance$clock)
+    );
+    nc_engine$decide_gen$r_f_epoch r_f_epoch(
+        .d(r_f_epoch$d),
+        .q(r_f_epoch$q),
+        .clock(r_f_epoch$clock)
+    );
+    nc_engine$decide_gen$r_f_seq r_f_seq(
+        .d(r_f_seq$d),
+        .q(r_f_seq$q),
+        .clock(r_f_seq$clock)
+    );
+    nc_engine$decide_gen$r_s0_client r_s0_client(
+        .d(r_s0_client$d),
+        .q(r_s0_client$q),
+        .clock(r_s0_client$clock)
+    );
+    nc_engine$decide_gen$r_s0_len r_s0_len(
+        .d(r_s0_len$d),
+        .q(r_s0_len$q),
+        .clock(r_s0_len$clock)
+    );
+    nc_engine$decide_gen$r_s0_seq r_s0_seq(
+        .d(r_s0_seq$d),
+        .q(r_s0_seq$q),
+        .clock(r_s0_seq$clock)
+    );
+    nc_engine$decide_gen$r_s0_payload r_s0_payload(
+        .d(r_s0_payload$d),
+        .q(r_s0_payload$q),
+        .clock(r_s0_payload$clock)
+    );
+    nc_engine$decide_gen$r_s1_client r_s1_client(
+        .d(r_s1_client$d),
+        .q(r_s1_client$q),
+        .clock(r_s1_client$clock)
+    );
+    nc_engine$decide_gen$r_s1_len r_s1_len(
+        .d(r_s1_len$d),
+        .q(r_s1_len$q),
+        .clock(r_s1_len$clock)
+    );
+    nc_engine$decide_gen$r_s1_seq r_s1_seq(
+        .d(r_s1_seq$d),
+        .q(r_s1_seq$q),
+        .clock(r_s1_seq$clock)
+    );
+    nc_engine$decide_gen$r_s1_payload r_s1_payload(
+        .d(r_s1_payload$d),
+        .q(r_s1_payload$q),
+        .clock(r_s1_payload$clock)
+    );
+    nc_engine$decide_gen$r_s2_client r_s2_client(
+        .d(r_s2_client$d),
+        .q(r_s2_client$q),
+        .clock(r_s2_client$clock)
+    );
+    nc_engine$decide_gen$r_s2_len r_s2_len(
+        .d(r_s2_len$d),
+        .q(r_s2_len$q),
+        .clock(r_s2_len$clock)
+    );
+    nc_engine$decide_gen$r_s2_seq r_s2_seq(
+        .d(r_s2_seq$d),
+        .q(r_s2_seq$q),
+        .clock(r_s2_seq$clock)
+    );
+    nc_engine$decide_gen$r_s2_payload r_s2_payload(
+        .d(r_s2_payload$d),
+        .q(r_s2_payload$q),
+        .clock(r_s2_payload$clock)
+    );
+    nc_engine$decide_gen$r_s3_client r_s3_client(
+        .d(r_s3_client$d),
+        .q(r_s3_client$q),
+        .clock(r_s3_client$clock)
+    );
+    nc_engine$decide_gen$r_s3_len r_s3_len(
+        .d(r_s3_len$d),
+        .q(r_s3_len$q),
+        .clock(r_s3_len$clock)
+    );
+    nc_engine$decide_gen$r_s3_seq r_s3_seq(
+        .d(r_s3_seq$d),
+        .q(r_s3_seq$q),
+        .clock(r_s3_seq$clock)
+    );
+    nc_engine$decide_gen$r_s3_payload r_s3_payload(
+        .d(r_s3_payload$d),
+        .q(r_s3_payload$q),
+        .clock(r_s3_payload$clock)
+    );
+    nc_engine$decide_gen$lenw0 lenw0(
+        .narrow(lenw0$narrow),
+        .wide(lenw0$wide)
+    );
+    nc_engine$decide_gen$lenw1 lenw1(
+        .narrow(lenw1$narrow),
+        .wide(lenw1$wide)
+    );
+    nc_engine$decide_gen$lenw2 lenw2(
+        .narrow(lenw2$narrow),
+        .wide(lenw2$wide)
+    );
+    nc_engine$decide_gen$lenw3 lenw3(
+        .narrow(lenw3$narrow),
+        .wide(lenw3$wide)
+    );
+    nc_engine$decide_gen$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    nc_engine$decide_gen$kindw kindw(
+        .narrow(kindw$narrow),
+        .wide(kindw$wide)
+    );
+    nc_engine$decide_gen$countw countw(
+        .narrow(countw$narrow),
+        .wide(countw$wide)
+    );
+    nc_engine$decide_gen$ent0 ent0(
+        .client(ent0$client),
+        .len(ent0$len),
+        .seq(ent0$seq),
+        .payload(ent0$payload),
+        .out(ent0$out)
+    );
+    nc_engine$decide_gen$ent1 ent1(
+        .client(ent1$client),
+        .len(ent1$len),
+        .seq(ent1$seq),
+        .payload(ent1$payload),
+        .out(ent1$out)
+    );
+    nc_engine$decide_gen$ent2 ent2(
+        .client(ent2$client),
+        .len(ent2$len),
+        .seq(ent2$seq),
+        .payload(ent2$payload),
+        .out(ent2$out)
+    );
+    nc_engine$decide_gen$ent3 ent3(
+        .client(ent3$client),
+        .len(ent3$len),
+        .seq(ent3$seq),
+        .payload(ent3$payload),
+        .out(ent3$out)
+    );
+    nc_engine$decide_gen$xe0 xe0(
+        .narrow(xe0$narrow),
+        .wide(xe0$wide)
+    );
+    nc_engine$decide_gen$xe1 xe1(
+        .narrow(xe1$narrow),
+        .wide(xe1$wide)
+    );
+    nc_engine$decide_gen$xe2 xe2(
+        .narrow(xe2$narrow),
+        .wide(xe2$wide)
+    );
+    nc_engine$decide_gen$xe3 xe3(
+        .narrow(xe3$narrow),
+        .wide(xe3$wide)
+    );
+    nc_engine$decide_gen$hdr0 hdr0(
+        .mac_lo(hdr0$mac_lo),
+        .total_len(hdr0$total_len),
+        .ip_csum(hdr0$ip_csum),
+        .dst_ip(hdr0$dst_ip),
+        .udp_len(hdr0$udp_len),
+        .port(hdr0$port),
+        .cluster(hdr0$cluster),
+        .body_len(hdr0$body_len),
+        .sender(hdr0$sender),
+        .inst(hdr0$inst),
+        .epoch(hdr0$epoch),
+        .seq(hdr0$seq),
+        .tree(hdr0$tree),
+        .kind(hdr0$kind),
+        .count(hdr0$count),
+        .out(hdr0$out)
+    );
+    nc_engine$decide_gen$hdr1 hdr1(
+        .mac_lo(hdr1$mac_lo),
+        .total_len(hdr1$total_len),
+        .ip_csum(hdr1$ip_csum),
+        .dst_ip(hdr1$dst_ip),
+        .udp_len(hdr1$udp_len),
+        .port(hdr1$port),
+        .cluster(hdr1$cluster),
+        .body_len(hdr1$body_len),
+        .sender(hdr1$sender),
+        .inst(hdr1$inst),
+        .epoch(hdr1$epoch),
+        .seq(hdr1$seq),
+        .tree(hdr1$tree),
+        .kind(hdr1$kind),
+        .count(hdr1$count),
+        .out(hdr1$out)
+    );
+    nc_engine$decide_gen$hdr2 hdr2(
+        .mac_lo(hdr2$mac_lo),
+        .total_len(hdr2$total_len),
+        .ip_csum(hdr2$ip_csum),
+        .dst_ip(hdr2$dst_ip),
+        .udp_len(hdr2$udp_len),
+        .port(hdr2$port),
+        .cluster(hdr2$cluster),
+        .body_len(hdr2$body_len),
+        .sender(hdr2$sender),
+        .inst(hdr2$inst),
+        .epoch(hdr2$epoch),
+        .seq(hdr2$seq),
+        .tree(hdr2$tree),
+        .kind(hdr2$kind),
+        .count(hdr2$count),
+        .out(hdr2$out)
+    );
+    nc_engine$decide_gen$hdr3 hdr3(
+        .mac_lo(hdr3$mac_lo),
+        .total_len(hdr3$total_len),
+        .ip_csum(hdr3$ip_csum),
+        .dst_ip(hdr3$dst_ip),
+        .udp_len(hdr3$udp_len),
+        .port(hdr3$port),
+        .cluster(hdr3$cluster),
+        .body_len(hdr3$body_len),
+        .sender(hdr3$sender),
+        .inst(hdr3$inst),
+        .epoch(hdr3$epoch),
+        .seq(hdr3$seq),
+        .tree(hdr3$tree),
+        .kind(hdr3$kind),
+        .count(hdr3$count),
+        .out(hdr3$out)
+    );
+    nc_engine$decide_gen$xh0 xh0(
+        .narrow(xh0$narrow),
+        .wide(xh0$wide)
+    );
+    nc_engine$decide_gen$xh1 xh1(
+        .narrow(xh1$narrow),
+        .wide(xh1$wide)
+    );
+    nc_engine$decide_gen$xh2 xh2(
+        .narrow(xh2$narrow),
+        .wide(xh2$wide)
+    );
+    nc_engine$decide_gen$xh3 xh3(
+        .narrow(xh3$narrow),
+        .wide(xh3$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_c_pending$clock = clock;
+        r_c_kind$clock = clock;
+        r_c_count$clock = clock;
+        r_c_instance$clock = clock;
+        r_c_epoch$clock = clock;
+        r_c_seq$clock = clock;
+        r_n_got$clock = clock;
+        r_streaming$clock = clock;
+        r_beat$clock = clock;
+        r_nbeats$clock = clock;
+        r_lastkeep$clock = clock;
+        r_img$clock = clock;
+        r_f_len$clock = clock;
+        r_f_kind$clock = clock;
+        r_f_count$clock = clock;
+        r_f_instance$clock = clock;
+        r_f_epoch$clock = clock;
+        r_f_seq$clock = clock;
+        r_s0_client$clock = clock;
+        r_s0_len$clock = clock;
+        r_s0_seq$clock = clock;
+        r_s0_payload$clock = clock;
+        r_s1_client$clock = clock;
+        r_s1_len$clock = clock;
+        r_s1_seq$clock = clock;
+        r_s1_payload$clock = clock;
+        r_s2_client$clock = clock;
+        r_s2_len$clock = clock;
+        r_s2_seq$clock = clock;
+        r_s2_payload$clock = clock;
+        r_s3_client$clock = clock;
+        r_s3_len$clock = clock;
+        r_s3_seq$clock = clock;
+        r_s3_payload$clock = clock;
+        r_c_pending$d = r_c_pending$q;
+        r_c_kind$d = r_c_kind$q;
+        r_c_count$d = r_c_count$q;
+        r_c_instance$d = r_c_instance$q;
+        r_c_epoch$d = r_c_epoch$q;
+        r_c_seq$d = r_c_seq$q;
+        r_n_got$d = r_n_got$q;
+        r_streaming$d = r_streaming$q;
+        r_beat$d = r_beat$q;
+        r_nbeats$d = r_nbeats$q;
+        r_lastkeep$d = r_lastkeep$q;
+        r_img$d = r_img$q;
+        r_f_len$d = r_f_len$q;
+        r_f_kind$d = r_f_kind$q;
+        r_f_count$d = r_f_count$q;
+        r_f_instance$d = r_f_instance$q;
+        r_f_epoch$d = r_f_epoch$q;
+        r_f_seq$d = r_f_seq$q;
+        r_s0_client$d = r_s0_client$q;
+        r_s0_len$d = r_s0_len$q;
+        r_s0_seq$d = r_s0_seq$q;
+        r_s0_payload$d = r_s0_payload$q;
+        r_s1_client$d = r_s1_client$q;
+        r_s1_len$d = r_s1_len$q;
+        r_s1_seq$d = r_s1_seq$q;
+        r_s1_payload$d = r_s1_payload$q;
+        r_s2_client$d = r_s2_client$q;
+        r_s2_len$d = r_s2_len$q;
+        r_s2_seq$d = r_s2_seq$q;
+        r_s2_payload$d = r_s2_payload$q;
+        r_s3_client$d = r_s3_client$q;
+        r_s3_len$d = r_s3_len$q;
+        r_s3_seq$d = r_s3_seq$q;
+        r_s3_payload$d = r_s3_payload$q;
+        if (r_s0_len$q == k0_8) begin
+            pm0 = k0_64;
+        end
+        else begin
+            pm0 = r_s0_payload$q & (k_ones64 << (k64_16 - (lenw0$wide << k3_16)));
+        end
+        lenw0$narrow = r_s0_len$q;
+        ent0$client = r_s0_client$q;
+        ent0$len = r_s0_len$q;
+        ent0$seq = r_s0_seq$q;
+        ent0$payload = pm0;
+        xe0$narrow = ent0$out;
+        if (r_s1_len$q == k0_8) begin
+            pm1 = k0_64;
+        end
+        else begin
+            pm1 = r_s1_payload$q & (k_ones64 << (k64_16 - (lenw1$wide << k3_16)));
+        end
+        lenw1$narrow = r_s1_len$q;
+        ent1$client = r_s1_client$q;
+        ent1$len = r_s1_len$q;
+        ent1$seq = r_s1_seq$q;
+        ent1$payload = pm1;
+        xe1$narrow = ent1$out;
+        if (r_s2_len$q == k0_8) begin
+            pm2 = k0_64;
+        end
+        else begin
+            pm2 = r_s2_payload$q & (k_ones64 << (k64_16 - (lenw2$wide << k3_16)));
+        end
+        lenw2$narrow = r_s2_len$q;
+        ent2$client = r_s2_client$q;
+        ent2$len = r_s2_len$q;
+        ent2$seq = r_s2_seq$q;
+        ent2$payload = pm2;
+        xe2$narrow = ent2$out;
+        if (r_s3_len$q == k0_8) begin
+            pm3 = k0_64;
+        end
+        else begin
+            pm3 = r_s3_payload$q & (k_ones64 << (k64_16 - (lenw3$wide << k3_16)));
+        end
+        lenw3$narrow = r_s3_len$q;
+        ent3$client = r_s3_client$q;
+        ent3$len = r_s3_len$q;
+        ent3$seq = r_s3_seq$q;
+        ent3$payload = pm3;
+        xe3$narrow = ent3$out;
+        off0 = k_hdr_len;
+        if (k0_8i < r_c_count$q) begin
+            t0 = xe0$wide << (off0 << k3_16);
+            off1 = off0 + k16_16 + lenw0$wide;
+        end
+        else begin
+            t0 = k0_img;
+            off1 = off0;
+        end
+        if (k1_8i < r_c_count$q) begin
+            t1 = xe1$wide << (off1 << k3_16);
+            off2 = off1 + k16_16 + lenw1$wide;
+        end
+        else begin
+            t1 = k0_img;
+            off2 = off1;
+        end
+        if (k2_8i < r_c_count$q) begin
+            t2 = xe2$wide << (off2 << k3_16);
+            off3 = off2 + k16_16 + lenw2$wide;
+        end
+        else begin
+            t2 = k0_img;
+            off3 = off2;
+        end
+        if (k3_8i < r_c_count$q) begin
+            t3 = xe3$wide << (off3 << k3_16);
+            off4 = off3 + k16_16 + lenw3$wide;
+        end
+        else begin
+            t3 = k0_img;
+            off4 = off3;
+        end
+        e_img = t0 | t1 | t2 | t3;
+        l_len = off4;
+        l_nbeats = (l_len + k7_16) >> k3_16;
+        l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
+        last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
+        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
+        overrun = send && r_c_pending$q && ~start;
+        busy = r_c_pending$q || r_streaming$q;
+        if (start) begin
+            r_c_pending$d = 1'b0;
+            r_streaming$d = 1'b1;
+            r_beat$d = k0_8;
+            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
+            r_lastkeep$d = k_ff8 >> (k8_16 - l_lastbytes);
+            r_img$d = e_img;
+            r_f_len$d = l_len;
+            r_f_kind$d = r_c_kind$q;
+            r_f_count$d = r_c_count$q;
+            r_f_instance$d = r_c_instance$q;
+            r_f_epoch$d = r_c_epoch$q;
+            r_f_seq$d = r_c_seq$q;
+        end
+        else if (last_beat) begin
+            r_streaming$d = 1'b0;
+        end
+        else if (r_streaming$q) begin
+            r_beat$d = r_beat$q + k1_8;
+        end
+        if (send && (~r_c_pending$q || start)) begin
+            r_c_pending$d = 1'b1;
+            r_c_kind$d = send_kind;
+            r_c_count$d = send_count;
+            r_c_instance$d = send_instance;
+            r_c_epoch$d = send_epoch;
+            r_c_seq$d = send_seq;
+        end
+        if (start) begin
+            wslot = k0_8;
+        end
+        else begin
+            wslot = r_n_got$q;
+        end
+        if (start) begin
+            r_n_got$d = k0_8;
+        end
+        if (e_valid && (wslot < k4_8)) begin
+            r_n_got$d = wslot + k1_8;
+            if (wslot == k0_8i) begin
+                r_s0_client$d = e_client;
+                r_s0_len$d = e_len;
+                r_s0_seq$d = e_seq;
+                r_s0_payload$d = e_payload;
+            end
+            if (wslot == k1_8i) begin
+                r_s1_client$d = e_client;
+                r_s1_len$d = e_len;
+                r_s1_seq$d = e_seq;
+                r_s1_payload$d = e_payload;
+            end
+            if (wslot == k2_8i) begin
+                r_s2_client$d = e_client;
+                r_s2_len$d = e_len;
+                r_s2_seq$d = e_seq;
+                r_s2_payload$d = e_payload;
+            end
+            if (wslot == k3_8i) begin
+                r_s3_client$d = e_client;
+                r_s3_len$d = e_len;
+                r_s3_seq$d = e_seq;
+                r_s3_payload$d = e_payload;
+            end
+        end
+        total_len = r_f_len$q - k_eth;
+        udp_len = r_f_len$q - k_udp_off;
+        body_len = r_f_len$q - k_pkt_off;
+        beatw$narrow = r_beat$q;
+        kindw$narrow = r_f_kind$q;
+        countw$narrow = r_f_count$q;
+        boff = beatw$wide << k6_11;
+        hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
+        hdr0$total_len = total_len;
+        hdr0$dst_ip = group0;
+        hdr0$udp_len = udp_len;
+        hdr0$port = port;
+        hdr0$cluster = cluster;
+        hdr0$body_len = body_len;
+        hdr0$sender = sender;
+        hdr0$inst = r_f_instance$q;
+        hdr0$epoch = r_f_epoch$q;
+        hdr0$seq = r_f_seq$q;
+        hdr0$tree = kt0;
+        hdr0$kind = kindw$wide;
+        hdr0$count = countw$wide;
+        cs0_a = k_ipsum + total_len;
+        if (cs0_a < total_len) begin
+            cs0_b = cs0_a + k1_16;
+        end
+        else begin
+            cs0_b = cs0_a;
+        end
+        cs0_c = cs0_b + group0[(32'h10)+:(16)];
+        if (cs0_c < cs0_b) begin
+            cs0_d = cs0_c + k1_16;
+        end
+        else begin
+            cs0_d = cs0_c;
+        end
+        cs0_e = cs0_d + group0[(32'h0)+:(16)];
+        if (cs0_e < cs0_d) begin
+            cs0_f = cs0_e + k1_16;
+        end
+        else begin
+            cs0_f = cs0_e;
+        end
+        hdr0$ip_csum = ~cs0_f;
+        xh0$narrow = hdr0$out;
+        frame0 = xh0$wide | r_img$q;
+        m0_data = frame0[(boff)+:(64)];
+        m0_valid = r_streaming$q && (kt0 < trees);
+        m0_last = last_beat;
+        if (last_beat) begin
+            m0_keep = r_lastkeep$q;
+        end
+        else begin
+            m0_keep = k_ff8;
+        end
+        hdr1$mac_lo = group1[(32'h0)+:(24)] & k_mac_mask;
+        hdr1$total_len = total_len;
+        hdr1$dst_ip = group1;
+        hdr1$udp_len = udp_len;
+        hdr1$port = port;
+        hdr1$cluster = cluster;
+        hdr1$body_len = body_len;
+        hdr1$sender = sender;
+        hdr1$inst = r_f_instance$q;
+        hdr1$epoch = r_f_epoch$q;
+        hdr1$seq = r_f_seq$q;
+        hdr1$tree = kt1;
+        hdr1$kind = kindw$wide;
+        hdr1$count = countw$wide;
+        cs1_a = k_ipsum + total_len;
+        if (cs1_a < total_len) begin
+            cs1_b = cs1_a + k1_16;
+        end
+        else begin
+            cs1_b = cs1_a;
+        end
+        cs1_c = cs1_b + group1[(32'h10)+:(16)];
+        if (cs1_c < cs1_b) begin
+            cs1_d = cs1_c + k1_16;
+        end
+        else begin
+            cs1_d = cs1_c;
+        end
+        cs1_e = cs1_d + group1[(32'h0)+:(16)];
+        if (cs1_e < cs1_d) begin
+            cs1_f = cs1_e + k1_16;
+        end
+        else begin
+            cs1_f = cs1_e;
+        end
+        hdr1$ip_csum = ~cs1_f;
+        xh1$narrow = hdr1$out;
+        frame1 = xh1$wide | r_img$q;
+        m1_data = frame1[(boff)+:(64)];
+        m1_valid = r_streaming$q && (kt1 < trees);
+        m1_last = last_beat;
+        if (last_beat) begin
+            m1_keep = r_lastkeep$q;
+        end
+        else begin
+            m1_keep = k_ff8;
+        end
+        hdr2$mac_lo = group2[(32'h0)+:(24)] & k_mac_mask;
+        hdr2$total_len = total_len;
+        hdr2$dst_ip = group2;
+        hdr2$udp_len = udp_len;
+        hdr2$port = port;
+        hdr2$cluster = cluster;
+        hdr2$body_len = body_len;
+        hdr2$sender = sender;
+        hdr2$inst = r_f_instance$q;
+        hdr2$epoch = r_f_epoch$q;
+        hdr2$seq = r_f_seq$q;
+        hdr2$tree = kt2;
+        hdr2$kind = kindw$wide;
+        hdr2$count = countw$wide;
+        cs2_a = k_ipsum + total_len;
+        if (cs2_a < total_len) begin
+            cs2_b = cs2_a + k1_16;
+        end
+        else begin
+            cs2_b = cs2_a;
+        end
+        cs2_c = cs2_b + group2[(32'h10)+:(16)];
+        if (cs2_c < cs2_b) begin
+            cs2_d = cs2_c + k1_16;
+        end
+        else begin
+            cs2_d = cs2_c;
+        end
+        cs2_e = cs2_d + group2[(32'h0)+:(16)];
+        if (cs2_e < cs2_d) begin
+            cs2_f = cs2_e + k1_16;
+        end
+        else begin
+            cs2_f = cs2_e;
+        end
+        hdr2$ip_csum = ~cs2_f;
+        xh2$narrow = hdr2$out;
+        frame2 = xh2$wide | r_img$q;
+        m2_data = frame2[(boff)+:(64)];
+        m2_valid = r_streaming$q && (kt2 < trees);
+        m2_last = last_beat;
+        if (last_beat) begin
+            m2_keep = r_lastkeep$q;
+        end
+        else begin
+            m2_keep = k_ff8;
+        end
+        hdr3$mac_lo = group3[(32'h0)+:(24)] & k_mac_mask;
+        hdr3$total_len = total_len;
+        hdr3$dst_ip = group3;
+        hdr3$udp_len = udp_len;
+        hdr3$port = port;
+        hdr3$cluster = cluster;
+        hdr3$body_len = body_len;
+        hdr3$sender = sender;
+        hdr3$inst = r_f_instance$q;
+        hdr3$epoch = r_f_epoch$q;
+        hdr3$seq = r_f_seq$q;
+        hdr3$tree = kt3;
+        hdr3$kind = kindw$wide;
+        hdr3$count = countw$wide;
+        cs3_a = k_ipsum + total_len;
+        if (cs3_a < total_len) begin
+            cs3_b = cs3_a + k1_16;
+        end
+        else begin
+            cs3_b = cs3_a;
+        end
+        cs3_c = cs3_b + group3[(32'h10)+:(16)];
+        if (cs3_c < cs3_b) begin
+            cs3_d = cs3_c + k1_16;
+        end
+        else begin
+            cs3_d = cs3_c;
+        end
+        cs3_e = cs3_d + group3[(32'h0)+:(16)];
+        if (cs3_e < cs3_d) begin
+            cs3_f = cs3_e + k1_16;
+        end
+        else begin
+            cs3_f = cs3_e;
+        end
+        hdr3$ip_csum = ~cs3_f;
+        xh3$narrow = hdr3$out;
+        frame3 = xh3$wide | r_img$q;
+        m3_data = frame3[(boff)+:(64)];
+        m3_valid = r_streaming$q && (kt3 < trees);
+        m3_last = last_beat;
+        if (last_beat) begin
+            m3_keep = r_lastkeep$q;
+        end
+        else begin
+            m3_keep = k_ff8;
+        end
+    end
+    
+endmodule // nc_engine$decide_gen
+
+
+module nc_engine$decide_gen$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$decide_gen$beatw
+
+
+module nc_engine$decide_gen$countw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$countw
+
+
+module nc_engine$decide_gen$ent0(client,len,seq,payload,out);
+    
+    // Module arguments
+    input wire  [31:0] client;
+    input wire  [7:0] len;
+    input wire  [63:0] seq;
+    input wire  [63:0] payload;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // nc_engine$decide_gen$ent0
+
+
+module nc_engine$decide_gen$ent1(client,len,seq,payload,out);
+    
+    // Module arguments
+    input wire  [31:0] client;
+    input wire  [7:0] len;
+    input wire  [63:0] seq;
+    input wire  [63:0] payload;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // nc_engine$decide_gen$ent1
+
+
+module nc_engine$decide_gen$ent2(client,len,seq,payload,out);
+    
+    // Module arguments
+    input wire  [31:0] client;
+    input wire  [7:0] len;
+    input wire  [63:0] seq;
+    input wire  [63:0] payload;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // nc_engine$decide_gen$ent2
+
+
+module nc_engine$decide_gen$ent3(client,len,seq,payload,out);
+    
+    // Module arguments
+    input wire  [31:0] client;
+    input wire  [7:0] len;
+    input wire  [63:0] seq;
+    input wire  [63:0] payload;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // nc_engine$decide_gen$ent3
+
+
+module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$hdr0
+
+
+module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$hdr1
+
+
+module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$hdr2
+
+
+module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$hdr3
+
+
+module nc_engine$decide_gen$kindw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [7:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {6'd0, narrow};
+endmodule // nc_engine$decide_gen$kindw
+
+
+module nc_engine$decide_gen$lenw0(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$lenw0
+
+
+module nc_engine$decide_gen$lenw1(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$lenw1
+
+
+module nc_engine$decide_gen$lenw2(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$lenw2
+
+
+module nc_engine$decide_gen$lenw3(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$lenw3
+
+
+module nc_engine$decide_gen$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_beat
+
+
+module nc_engine$decide_gen$r_c_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_count
+
+
+module nc_engine$decide_gen$r_c_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_epoch
+
+
+module nc_engine$decide_gen$r_c_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_instance
+
+
+module nc_engine$decide_gen$r_c_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_kind
+
+
+module nc_engine$decide_gen$r_c_pending(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_pending
+
+
+module nc_engine$decide_gen$r_c_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_c_seq
+
+
+module nc_engine$decide_gen$r_f_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_count
+
+
+module nc_engine$decide_gen$r_f_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_epoch
+
+
+module nc_engine$decide_gen$r_f_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_instance
+
+
+module nc_engine$decide_gen$r_f_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_kind
+
+
+module nc_engine$decide_gen$r_f_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_len
+
+
+module nc_engine$decide_gen$r_f_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_seq
+
+
+module nc_engine$decide_gen$r_img(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_img
+
+
+module nc_engine$decide_gen$r_lastkeep(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_lastkeep
+
+
+module nc_engine$decide_gen$r_n_got(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_n_got
+
+
+module nc_engine$decide_gen$r_nbeats(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_nbeats
+
+
+module nc_engine$decide_gen$r_s0_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s0_client
+
+
+module nc_engine$decide_gen$r_s0_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s0_len
+
+
+module nc_engine$decide_gen$r_s0_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s0_payload
+
+
+module nc_engine$decide_gen$r_s0_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s0_seq
+
+
+module nc_engine$decide_gen$r_s1_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s1_client
+
+
+module nc_engine$decide_gen$r_s1_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s1_len
+
+
+module nc_engine$decide_gen$r_s1_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s1_payload
+
+
+module nc_engine$decide_gen$r_s1_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s1_seq
+
+
+module nc_engine$decide_gen$r_s2_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s2_client
+
+
+module nc_engine$decide_gen$r_s2_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s2_len
+
+
+module nc_engine$decide_gen$r_s2_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s2_payload
+
+
+module nc_engine$decide_gen$r_s2_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s2_seq
+
+
+module nc_engine$decide_gen$r_s3_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s3_client
+
+
+module nc_engine$decide_gen$r_s3_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s3_len
+
+
+module nc_engine$decide_gen$r_s3_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s3_payload
+
+
+module nc_engine$decide_gen$r_s3_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_s3_seq
+
+
+module nc_engine$decide_gen$r_streaming(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_streaming
+
+
+module nc_engine$decide_gen$xe0(narrow,wide);
+    
+    // Module arguments
+    input wire  [191:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1216'd0, narrow};
+endmodule // nc_engine$decide_gen$xe0
+
+
+module nc_engine$decide_gen$xe1(narrow,wide);
+    
+    // Module arguments
+    input wire  [191:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1216'd0, narrow};
+endmodule // nc_engine$decide_gen$xe1
+
+
+module nc_engine$decide_gen$xe2(narrow,wide);
+    
+    // Module arguments
+    input wire  [191:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1216'd0, narrow};
+endmodule // nc_engine$decide_gen$xe2
+
+
+module nc_engine$decide_gen$xe3(narrow,wide);
+    
+    // Module arguments
+    input wire  [191:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1216'd0, narrow};
+endmodule // nc_engine$decide_gen$xe3
+
+
+module nc_engine$decide_gen$xh0(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {784'd0, narrow};
+endmodule // nc_engine$decide_gen$xh0
+
+
+module nc_engine$decide_gen$xh1(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {784'd0, narrow};
+endmodule // nc_engine$decide_gen$xh1
+
+
+module nc_engine$decide_gen$xh2(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {784'd0, narrow};
+endmodule // nc_engine$decide_gen$xh2
+
+
+module nc_engine$decide_gen$xh3(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {784'd0, narrow};
+endmodule // nc_engine$decide_gen$xh3
 
 
 module nc_engine$h0_client(d,q,clock);
