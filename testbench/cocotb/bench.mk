@@ -13,7 +13,7 @@ H := $(abspath cocotb/hdl)
 
 ifeq ($(BENCH),cluster)
 TOPLEVEL := cluster3
-VERILOG_SOURCES := $(H)/cluster3.v $(R)/nc_engine.v $(R)/pkt_gen.v
+VERILOG_SOURCES := $(H)/cluster3.v $(R)/nc_engine.v
 else
 TOPLEVEL := $(BENCH)
 VERILOG_SOURCES := $(R)/$(BENCH).v

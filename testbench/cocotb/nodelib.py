@@ -27,6 +27,8 @@ class Monitor:
         self.oks = []        # (cycle, client, seq, instance, index, payload, len)
         self.leader_changes = []  # (cycle, epoch after)
         self.nl = []         # cycles with a NOT_LEADER reply
+        self.gen = [[] for _ in range(4)]  # per tree: generated frames (first cycle, bytes)
+        self._cur = [None] * 4
         cocotb.start_soon(self.run())
 
     async def run(self):
@@ -52,6 +54,17 @@ class Monitor:
                 self.leader_changes.append(self.cycle)
             if int(p.nl_reply.value):
                 self.nl.append(self.cycle)
+            for t in range(4):
+                if not int(getattr(p, f"g{t}_valid").value):
+                    continue
+                n = bin(int(getattr(p, f"g{t}_keep").value)).count("1")
+                data = int(getattr(p, f"g{t}_data").value).to_bytes(8, "little")[:n]
+                if self._cur[t] is None:
+                    self._cur[t] = [self.cycle, b""]
+                self._cur[t][1] += data
+                if int(getattr(p, f"g{t}_last").value):
+                    self.gen[t].append(tuple(self._cur[t]))
+                    self._cur[t] = None
             if int(p.ok_valid.value):
                 self.oks.append((self.cycle, int(p.ok_client.value), int(p.ok_seq.value),
                                  int(p.ok_instance.value), int(p.ok_index.value),
@@ -96,3 +109,21 @@ async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
     await nctb.cycles(node.clock, gap)
     v1 = await node.stream(decide_frame(1, instance, epoch, seq, kind, entries), tree=1)
     assert (v0, v1) == (nf.EXPECTED, nf.EXPECTED), f"parser verdicts {v0}, {v1}"
+
+
+# pkt_gen's generation-time constants (rtl/src/pkt_gen.rs: SRC_MAC, SRC_IP, TTL)
+GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
+GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
+GEN_TTL = 16
+GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]  # tree_group reset values
+
+
+def generated_decide(cluster, sender, tree, kind, instance, epoch, seq, entries=(), port=7400):
+    """The DECIDE frame pkt_gen must put on tree `tree`, built from proto/README.md's layout:
+    entries are (client, seq, payload); UDP checksum 0 ("none"), DF set as proto emits."""
+    ents = [nf.entry(c, s, p) for c, s, p in entries]
+    pkt = nf.decide(cluster, sender, instance, epoch, seq, tree, kind, ents)
+    return nf.udp_frame(pkt, dst_port=port, src_port=port, src_ip=GEN_SRC_IP,
+                        dst_ip=GROUPS[tree], src_mac=GEN_SRC_MAC, udp_csum=False, ttl=GEN_TTL,
+                        frag=0x4000)
+

@@ -1,7 +1,8 @@
-"""Three nodes (hdl/cluster3.v: 3 x nc_engine + pkt_gen) joined by a cocotb network model.
+"""Three nodes (hdl/cluster3.v: 3 x nc_engine, its pkt_gen included) joined by a cocotb network
+model.
 
-The model plays the two multicast trees: it collects the DECIDE frames each node's pkt_gen
-streams out on its tree t output and streams each into tree port t of every other node after a
+The model plays the two multicast trees: it collects the DECIDE frames each node generates on
+its tree t output (g<t>) and streams each into tree port t of every other node after a
 per-(sender, receiver, tree) delay, counted from the frame's first beat. Links can be cut and
 senders silenced. Clients stream REQUEST frames (built in Python, ncframes.py) to the node whose
 STATUS says LEADER."""
@@ -97,14 +98,14 @@ class Cluster:
                     self.decided[i].append(msg[2])
             # the generated frames, one 64-bit beat per cycle per tree
             for t in range(TREES):
-                if not int(getattr(p, f"m{t}_valid").value):
+                if not int(getattr(p, f"g{t}_valid").value):
                     continue
-                n = bin(int(getattr(p, f"m{t}_keep").value)).count("1")
-                data = int(getattr(p, f"m{t}_data").value).to_bytes(8, "little")[:n]
+                n = bin(int(getattr(p, f"g{t}_keep").value)).count("1")
+                data = int(getattr(p, f"g{t}_data").value).to_bytes(8, "little")[:n]
                 if cur[t] is None:
                     cur[t] = [cyc, b""]
                 cur[t][1] += data
-                if int(getattr(p, f"m{t}_last").value):
+                if int(getattr(p, f"g{t}_last").value):
                     self.forward(i, t, cur[t][0], cur[t][1])
                     cur[t] = None
 

@@ -8,7 +8,7 @@ from cocotb.triggers import RisingEdge
 import ncframes as nf
 import nctb
 from badframes import bad_frames
-from nodelib import CFG, WINDOW, both_trees, client_frame, decide_frame, make_node
+from nodelib import CFG, CLUSTER, WINDOW, generated_decide, both_trees, client_frame, decide_frame, make_node
 
 
 async def boot(dut, node_id, **over):
@@ -87,6 +87,17 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
         mine = [o for o in mon.oks if o[3] == x["instance"]]
         assert [o[4] for o in mine] == list(range(x["count"]))
     assert [o[5] >> 56 for o in mon.oks] == [0x41, 0x42, 0x43, 0x44, 0x45], "payload bytes"
+    # every send leaves as one generated DECIDE frame per tree, byte for byte the Python one
+    for t in range(2):
+        want = []
+        for x in s:
+            ents = [(o[1], o[2], o[5].to_bytes(8, "big")[:o[6]]) for o in mon.oks
+                    if x["kind"] == nf.BATCH and o[3] == x["instance"]]
+            want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
+                                         x["seq"], ents))
+        got = [f[1] for f in mon.gen[t]]
+        assert got == want[:len(got)] and len(got) >= len(want) - 1, (t, len(got), len(want))
+    assert mon.gen[2] == [] and mon.gen[3] == []
     hb = sum(1 for x in s if x["kind"] in (nf.HEARTBEAT, nf.START))
     assert await node.counter("sent_heartbeats") == hb
     assert await node.counter("sent_values") == len(decided)

@@ -8,19 +8,14 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import ncframes as nf
 import nctb
+from nodelib import generated_decide
 
 CLUSTER, PORT, SENDER = 0x0A0B0C0D, 7400, 2
 GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]
-SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])  # rtl/src/pkt_gen.rs: SRC_MAC, SRC_IP, TTL
-SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
-TTL = 16
 
 
 def expected(tree, kind, instance, epoch, seq, entries=()):
-    ents = [nf.entry(c, s, p) for c, s, p in entries]
-    pkt = nf.decide(CLUSTER, SENDER, instance, epoch, seq, tree, kind, ents)
-    return nf.udp_frame(pkt, dst_port=PORT, src_port=PORT, src_ip=SRC_IP, dst_ip=GROUPS[tree],
-                        src_mac=SRC_MAC, udp_csum=False, ttl=TTL, frag=0x4000)  # DF, as proto emits
+    return generated_decide(CLUSTER, SENDER, tree, kind, instance, epoch, seq, entries, PORT)
 
 
 class Gen:
