@@ -196,9 +196,11 @@ impl EngineSide {
                 dst_port,
                 ttl: 8,
             };
-            let mut f = vec![0u8; frame::PAYLOAD_OFFSET + bytes.len()];
-            let n = frame::emit_udp(&meta, bytes, &mut f).expect("the frame fits");
-            let chunks: Vec<&[u8]> = f[..n].chunks(8).collect();
+            // Frames shorter than Ethernet's minimum (60 bytes before the FCS) are padded, as
+            // a MAC does; the UDP length, not the frame, delimits the packet.
+            let mut f = vec![0u8; (frame::PAYLOAD_OFFSET + bytes.len()).max(60)];
+            frame::emit_udp(&meta, bytes, &mut f).expect("the frame fits");
+            let chunks: Vec<&[u8]> = f.chunks(8).collect();
             for (i, c) in chunks.iter().enumerate() {
                 let mut w = [0u8; 8];
                 w[..c.len()].copy_from_slice(c);

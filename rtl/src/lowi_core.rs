@@ -14,7 +14,7 @@
 //! clears what the tick counted earlier in the same cycle, exactly as the model does.
 //!
 //! `epoch mod node_count` after a jump to a copy's epoch is computed by a sequential remainder,
-//! four bits per cycle (`leader_busy` is high for 9 cycles); timeouts advance the leader counter directly.
+//! eight bits per cycle (`leader_busy` is high for 5 cycles); timeouts advance the leader counter directly.
 
 use proto::regs::status;
 use proto::wire::DecideKind;
@@ -266,6 +266,18 @@ pub struct LowiCore {
     d_bit3: Signal<Local, Bits<8>>,
     d_shift3: Signal<Local, Bits<8>>,
     d_rem3: Signal<Local, Bits<8>>,
+    d_bit4: Signal<Local, Bits<8>>,
+    d_shift4: Signal<Local, Bits<8>>,
+    d_rem4: Signal<Local, Bits<8>>,
+    d_bit5: Signal<Local, Bits<8>>,
+    d_shift5: Signal<Local, Bits<8>>,
+    d_rem5: Signal<Local, Bits<8>>,
+    d_bit6: Signal<Local, Bits<8>>,
+    d_shift6: Signal<Local, Bits<8>>,
+    d_rem6: Signal<Local, Bits<8>>,
+    d_bit7: Signal<Local, Bits<8>>,
+    d_shift7: Signal<Local, Bits<8>>,
+    d_rem7: Signal<Local, Bits<8>>,
     t_seq: Signal<Local, Bits<32>>,
     p_state: Signal<Local, Bits<2>>,
     p_epoch: Signal<Local, Bits<32>>,
@@ -337,8 +349,8 @@ pub struct LowiCore {
     k_o_too_many: Constant<Bits<3>>,
     k0_6: Constant<Bits<6>>,
     k1_6: Constant<Bits<6>>,
-    k8_6: Constant<Bits<6>>,
-    k4_32: Constant<Bits<32>>,
+    k4_6: Constant<Bits<6>>,
+    k8_32: Constant<Bits<32>>,
     k0_8: Constant<Bits<8>>,
     k1_8: Constant<Bits<8>>,
     k_sender_none: Constant<Bits<8>>,
@@ -490,6 +502,18 @@ impl Default for LowiCore {
             d_bit3: Default::default(),
             d_shift3: Default::default(),
             d_rem3: Default::default(),
+            d_bit4: Default::default(),
+            d_shift4: Default::default(),
+            d_rem4: Default::default(),
+            d_bit5: Default::default(),
+            d_shift5: Default::default(),
+            d_rem5: Default::default(),
+            d_bit6: Default::default(),
+            d_shift6: Default::default(),
+            d_rem6: Default::default(),
+            d_bit7: Default::default(),
+            d_shift7: Default::default(),
+            d_rem7: Default::default(),
             t_seq: Default::default(),
             p_state: Default::default(),
             p_epoch: Default::default(),
@@ -558,8 +582,8 @@ impl Default for LowiCore {
             k_o_too_many: k(outcome::TOO_MANY),
             k0_6: k(0),
             k1_6: k(1),
-            k8_6: k(8),
-            k4_32: k(4),
+            k4_6: k(4),
+            k8_32: k(8),
             k0_8: k(0),
             k1_8: k(1),
             k_sender_none: k(SENDER_NONE as u64),
@@ -897,7 +921,7 @@ impl Logic for LowiCore {
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();
         // The remainder unit: one bit of epoch per cycle, 32 cycles.
-        // The remainder unit: restoring division, four bits of the epoch per cycle (8 cycles).
+        // The remainder unit: restoring division, eight bits of the epoch per cycle (4 cycles).
         if self.r_div_num.q.val().get_bit(31) {
             self.d_bit0.next = self.k1_8.val();
         } else {
@@ -942,11 +966,55 @@ impl Logic for LowiCore {
         } else {
             self.d_rem3.next = self.d_shift3.val();
         }
+        if self.r_div_num.q.val().get_bit(27) {
+            self.d_bit4.next = self.k1_8.val();
+        } else {
+            self.d_bit4.next = self.k0_8.val();
+        }
+        self.d_shift4.next = (self.d_rem3.val() << self.k1_8.val()) | self.d_bit4.val();
+        if self.d_shift4.val() >= self.node_count.val() {
+            self.d_rem4.next = self.d_shift4.val() - self.node_count.val();
+        } else {
+            self.d_rem4.next = self.d_shift4.val();
+        }
+        if self.r_div_num.q.val().get_bit(26) {
+            self.d_bit5.next = self.k1_8.val();
+        } else {
+            self.d_bit5.next = self.k0_8.val();
+        }
+        self.d_shift5.next = (self.d_rem4.val() << self.k1_8.val()) | self.d_bit5.val();
+        if self.d_shift5.val() >= self.node_count.val() {
+            self.d_rem5.next = self.d_shift5.val() - self.node_count.val();
+        } else {
+            self.d_rem5.next = self.d_shift5.val();
+        }
+        if self.r_div_num.q.val().get_bit(25) {
+            self.d_bit6.next = self.k1_8.val();
+        } else {
+            self.d_bit6.next = self.k0_8.val();
+        }
+        self.d_shift6.next = (self.d_rem5.val() << self.k1_8.val()) | self.d_bit6.val();
+        if self.d_shift6.val() >= self.node_count.val() {
+            self.d_rem6.next = self.d_shift6.val() - self.node_count.val();
+        } else {
+            self.d_rem6.next = self.d_shift6.val();
+        }
+        if self.r_div_num.q.val().get_bit(24) {
+            self.d_bit7.next = self.k1_8.val();
+        } else {
+            self.d_bit7.next = self.k0_8.val();
+        }
+        self.d_shift7.next = (self.d_rem6.val() << self.k1_8.val()) | self.d_bit7.val();
+        if self.d_shift7.val() >= self.node_count.val() {
+            self.d_rem7.next = self.d_shift7.val() - self.node_count.val();
+        } else {
+            self.d_rem7.next = self.d_shift7.val();
+        }
         if self.r_div_busy.q.val() {
-            self.r_div_rem.d.next = self.d_rem3.val();
-            self.r_div_num.d.next = self.r_div_num.q.val() << self.k4_32.val();
+            self.r_div_rem.d.next = self.d_rem7.val();
+            self.r_div_num.d.next = self.r_div_num.q.val() << self.k8_32.val();
             self.r_div_cnt.d.next = self.r_div_cnt.q.val() + self.k1_6.val();
-            if self.r_div_cnt.q.val() == self.k8_6.val() {
+            if self.r_div_cnt.q.val() == self.k4_6.val() {
                 self.r_div_busy.d.next = false;
                 self.r_leader.d.next = self.r_div_rem.q.val();
             }

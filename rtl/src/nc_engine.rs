@@ -7,9 +7,9 @@
 //!
 //! Each parser's verdict waits in a one-deep holding register until the core takes it; the core
 //! takes at most one event per cycle: a CSR write first, then the client port (unless the
-//! leader id is being computed), then trees 0..3. A port's next verdict comes at least eight
-//! cycles (a minimum Ethernet frame) after the previous one, so with five ports and one CSR
-//! writer a holding register is free again in time. `rx_taken` / `cl_taken` say which event the
+//! leader id is being computed: 5 cycles), then trees 0..3. A port's next verdict comes at
+//! least eight cycles (a minimum Ethernet frame, 60 bytes) after the previous one, so with five
+//! ports and CSR writes in bursts of fewer than eight a holding register is free again in time. `rx_taken` / `cl_taken` say which event the
 //! core took this cycle.
 
 use rust_hdl::prelude::*;

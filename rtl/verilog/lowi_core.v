@@ -117,8 +117,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
     localparam  k_o_too_many = 3'b110;
     localparam  k0_6 = 6'b0;
     localparam  k1_6 = 6'b1;
-    localparam  k8_6 = 6'b1000;
-    localparam  k4_32 = 32'h4;
+    localparam  k4_6 = 6'b100;
+    localparam  k8_32 = 32'h8;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
@@ -205,6 +205,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
     reg  [7:0] d_bit3;
     reg  [7:0] d_shift3;
     reg  [7:0] d_rem3;
+    reg  [7:0] d_bit4;
+    reg  [7:0] d_shift4;
+    reg  [7:0] d_rem4;
+    reg  [7:0] d_bit5;
+    reg  [7:0] d_shift5;
+    reg  [7:0] d_rem5;
+    reg  [7:0] d_bit6;
+    reg  [7:0] d_shift6;
+    reg  [7:0] d_rem6;
+    reg  [7:0] d_bit7;
+    reg  [7:0] d_shift7;
+    reg  [7:0] d_rem7;
     reg  [31:0] t_seq;
     reg  [1:0] p_state;
     reg  [31:0] p_epoch;
@@ -606,11 +618,63 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fi
         else begin
             d_rem3 = d_shift3;
         end
+        if (r_div_num$q[32'h1b]) begin
+            d_bit4 = k1_8;
+        end
+        else begin
+            d_bit4 = k0_8;
+        end
+        d_shift4 = (d_rem3 << k1_8) | d_bit4;
+        if (d_shift4 >= node_count) begin
+            d_rem4 = d_shift4 - node_count;
+        end
+        else begin
+            d_rem4 = d_shift4;
+        end
+        if (r_div_num$q[32'h1a]) begin
+            d_bit5 = k1_8;
+        end
+        else begin
+            d_bit5 = k0_8;
+        end
+        d_shift5 = (d_rem4 << k1_8) | d_bit5;
+        if (d_shift5 >= node_count) begin
+            d_rem5 = d_shift5 - node_count;
+        end
+        else begin
+            d_rem5 = d_shift5;
+        end
+        if (r_div_num$q[32'h19]) begin
+            d_bit6 = k1_8;
+        end
+        else begin
+            d_bit6 = k0_8;
+        end
+        d_shift6 = (d_rem5 << k1_8) | d_bit6;
+        if (d_shift6 >= node_count) begin
+            d_rem6 = d_shift6 - node_count;
+        end
+        else begin
+            d_rem6 = d_shift6;
+        end
+        if (r_div_num$q[32'h18]) begin
+            d_bit7 = k1_8;
+        end
+        else begin
+            d_bit7 = k0_8;
+        end
+        d_shift7 = (d_rem6 << k1_8) | d_bit7;
+        if (d_shift7 >= node_count) begin
+            d_rem7 = d_shift7 - node_count;
+        end
+        else begin
+            d_rem7 = d_shift7;
+        end
         if (r_div_busy$q) begin
-            r_div_rem$d = d_rem3;
-            r_div_num$d = r_div_num$q << k4_32;
+            r_div_rem$d = d_rem7;
+            r_div_num$d = r_div_num$q << k8_32;
             r_div_cnt$d = r_div_cnt$q + k1_6;
-            if (r_div_cnt$q == k8_6) begin
+            if (r_div_cnt$q == k4_6) begin
                 r_div_busy$d = 1'b0;
                 r_leader$d = r_div_rem$q;
             end
