@@ -48,10 +48,11 @@ always @(*) begin
 `ifdef P1
     // P1: the leader id is always < n.
     assert(r_leader$q < node_count);
-    // auxiliary invariant of the remainder unit (8 steps of 4 bits) (epoch mod n after an adopted epoch)
+    // auxiliary invariant of the remainder unit (epoch mod n after an adopted epoch); DIV_STEPS
+    // is its step count, read from the exported Verilog by run.sh
     if (r_div_busy$q) begin
         assert(r_div_rem$q < node_count);
-        assert(r_div_cnt$q <= 6'd8);
+        assert(r_div_cnt$q <= `DIV_STEPS);
     end
 `endif
 `ifdef P2
