@@ -142,3 +142,38 @@ if [ ! -x "$cargo_bin/bpf-linker" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want
     printf '%s' "$want_stamp" >"$stamp"
 fi
 say "ok: rust-src and bpf-linker $bpf_linker_version (for $(rustc --version)) present"
+
+# cocotb benches (testbench/Makefile): a Python venv at the repository root (.venv/, gitignored)
+# with cocotb 1.9.2, the last release that accepts Debian's Verilator 5.006 (cocotb 2.x wants
+# Verilator >= 5.036). Created with Debian's python3 (the venv needs python3-venv; cocotb's
+# Verilator and Icarus interfaces link libpython3.11 from it).
+repo=$(cd "$(dirname "$0")/.." && pwd)
+venv="$repo/.venv"
+cocotb_version=1.9.2
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3 || true)
+if [ -z "$py" ]; then
+    say "error: no python3 found; install python3 and python3-venv" >&2
+    exit 1
+fi
+if ! "$py" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ]; then
+        say "error: python3 has no venv/ensurepip and not root; install it: apt-get install -y python3-venv" >&2
+        exit 1
+    fi
+    say "installing python3-venv (apt)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq python3-venv >/dev/null
+fi
+have_cocotb=$("$venv/bin/cocotb-config" --version 2>/dev/null || true)
+if [ ! -x "$venv/bin/python" ] || [ "$have_cocotb" != "$cocotb_version" ]; then
+    say "creating $venv with cocotb==$cocotb_version (had: ${have_cocotb:-none})"
+    [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+    "$venv/bin/pip" install -q "cocotb==$cocotb_version"
+fi
+[ "$("$venv/bin/cocotb-config" --version)" = "$cocotb_version" ] || {
+    say "error: cocotb $cocotb_version did not install into $venv" >&2
+    exit 1
+}
+say "ok: $venv with cocotb $cocotb_version"

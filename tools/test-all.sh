@@ -59,6 +59,13 @@ step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 1000
 step "rtl: verilator -Wall lint and iverilog -g2012 compile of rtl/verilog" bash rtl/lint.sh
 step "rtl: yosys synthesis of nc_engine (the top)" bash rtl/synth.sh nc_engine
 
+# --- cocotb / formal --- (testbench/README.md: every cocotb bench on each simulator, then the
+# yosys proofs; formal/run.sh also requires that three deliberately broken copies of lowi_core
+# fail their proofs). Each fails loudly when cocotb (.venv), the simulator or yosys is missing.
+step "cocotb benches on Icarus" make -C testbench SIM=icarus
+step "cocotb benches on Verilator" make -C testbench SIM=verilator
+step "formal: yosys sat -tempinduct on lowi_core (and broken copies must fail)" make -C testbench formal
+
 echo
 if [ "$failed" -gt 0 ]; then
     printf 'failed: %s\n' "${failures[@]}"

@@ -1,0 +1,118 @@
+"""Bench of pkt_gen alone: a send command (and a batch's entries, as the FIFO's OK stream gives
+them) in, one DECIDE frame per tree out on the 64-bit streams. Each frame must be byte for byte
+the frame ncframes.py builds from proto/README.md's layout (with pkt_gen's documented
+generation-time source MAC/IP/TTL and UDP checksum 0)."""
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+import ncframes as nf
+import nctb
+from nodelib import generated_decide
+
+CLUSTER, PORT, SENDER = 0x0A0B0C0D, 7400, 2
+GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]
+
+
+def expected(tree, kind, instance, epoch, seq, entries=()):
+    return generated_decide(CLUSTER, SENDER, tree, kind, instance, epoch, seq, entries, PORT)
+
+
+class Gen:
+    def __init__(self, dut, trees=2):
+        self.dut = dut
+        for s in ("send", "send_kind", "send_count", "send_instance", "send_epoch", "send_seq",
+                  "e_valid", "e_client", "e_seq", "e_len", "e_payload"):
+            getattr(dut, s).value = 0
+        dut.sender.value = SENDER
+        dut.cluster.value = CLUSTER
+        dut.trees.value = trees
+        dut.port.value = PORT
+        for i, g in enumerate(GROUPS):
+            getattr(dut, f"group{i}").value = g
+        self.frames = [[] for _ in range(4)]  # per tree: (first cycle, last cycle, bytes)
+        self.cur = [None] * 4
+        self.cycle = 0
+        self.overruns = 0
+        nctb.start_clock(dut.clock)
+        cocotb.start_soon(self.watch())
+
+    async def watch(self):
+        d = self.dut
+        while True:
+            await RisingEdge(d.clock)
+            self.cycle += 1
+            await ReadOnly()
+            self.overruns += int(d.overrun.value)
+            for t in range(4):
+                if not int(getattr(d, f"m{t}_valid").value):
+                    continue
+                keep = int(getattr(d, f"m{t}_keep").value)
+                n = bin(keep).count("1")
+                assert keep == (1 << n) - 1, f"keep {keep:#x} not contiguous from lane 0"
+                data = int(getattr(d, f"m{t}_data").value).to_bytes(8, "little")[:n]
+                if self.cur[t] is None:
+                    self.cur[t] = [self.cycle, b""]
+                self.cur[t][1] += data
+                if int(getattr(d, f"m{t}_last").value):
+                    self.frames[t].append((self.cur[t][0], self.cycle, self.cur[t][1]))
+                    self.cur[t] = None
+
+    async def send(self, kind, instance, epoch, seq, entries=()):
+        d = self.dut
+        await RisingEdge(d.clock)
+        d.send.value = 1
+        d.send_kind.value = kind
+        d.send_count.value = len(entries)
+        d.send_instance.value = instance
+        d.send_epoch.value = epoch
+        d.send_seq.value = seq
+        await RisingEdge(d.clock)
+        d.send.value = 0
+        await RisingEdge(d.clock)  # the FIFO's entries follow two cycles after the send
+        for c, s, p in entries:
+            d.e_valid.value = 1
+            d.e_client.value = c
+            d.e_seq.value = s
+            d.e_len.value = len(p)
+            d.e_payload.value = int.from_bytes(p.ljust(8, b"\0"), "big")
+            await RisingEdge(d.clock)
+        d.e_valid.value = 0
+
+
+def diff(a, b):
+    return [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:8], len(a), len(b)
+
+
+@cocotb.test()
+async def heartbeat_and_batch_frames_on_every_tree(dut):
+    g = Gen(dut, trees=2)
+    await g.send(nf.HEARTBEAT, 7, 3, 11)
+    await nctb.cycles(dut.clock, 30)
+    ents = [(0x11223344, 0x0102030405060708, b"abc"), (5, 6, b""), (7, 8, b"12345678")]
+    await g.send(nf.BATCH, 7, 3, 12, ents)
+    await nctb.cycles(dut.clock, 40)
+    for t in range(2):
+        got = [f[2] for f in g.frames[t]]
+        want = [expected(t, nf.HEARTBEAT, 7, 3, 11), expected(t, nf.BATCH, 7, 3, 12, ents)]
+        assert len(got) == 2, (t, len(got))
+        for k in range(2):
+            assert got[k] == want[k], (t, k, diff(got[k], want[k]))
+        # one beat per cycle, no gap inside a frame
+        assert all(f[1] - f[0] + 1 == (len(f[2]) + 7) // 8 for f in g.frames[t])
+    assert g.frames[2] == [] and g.frames[3] == [], "trees = 2: nothing on trees 2 and 3"
+    assert g.overruns == 0
+
+
+@cocotb.test()
+async def start_on_four_trees_and_back_to_back_frames(dut):
+    g = Gen(dut, trees=4)
+    await g.send(nf.START, 1, 0, 0)
+    await g.send(nf.HEARTBEAT, 1, 0, 1)  # a send right after: the frames follow back to back
+    await nctb.cycles(dut.clock, 40)
+    for t in range(4):
+        got = [f[2] for f in g.frames[t]]
+        assert got == [expected(t, nf.START, 1, 0, 0), expected(t, nf.HEARTBEAT, 1, 0, 1)], \
+            (t, [diff(a, b) for a, b in zip(got, [expected(t, nf.START, 1, 0, 0)])])
+        (f0, l0, _), (f1, _, _) = g.frames[t]
+        assert f1 == l0 + 1, f"tree {t}: frames back to back ({l0} → {f1})"

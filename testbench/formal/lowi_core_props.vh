@@ -1,0 +1,80 @@
+// Formal properties of lowi_core, included at the end of the module (formal/run.sh inserts
+// `include "lowi_core_props.vh" before `endmodule // lowi_core` in a copy of the exported file,
+// so these can name the internal registers: r_state$q, r_leader$q, r_loop$q, ...).
+// Proved with yosys 0.23: sat -tempinduct -prove-asserts -set-assumes (see formal/run.sh).
+
+// ---- assumptions: the configuration is constant while the core runs (csr.v takes config
+// writes only while Disabled) and inside its legal range.
+reg [7:0]  f_n;
+reg [7:0]  f_id;
+reg [31:0] f_period;
+always @(posedge clock) begin
+    f_n <= f_n;
+    f_id <= f_id;
+    f_period <= f_period;
+end
+always @(*) begin
+    assume(node_count == f_n);
+    assume(node_id == f_id);
+    assume(loop_period == f_period);
+    assume(node_count >= 8'd1 && node_count <= 8'd64);
+    assume(node_id < node_count);
+    assume(loop_period >= 32'd1);
+end
+
+// ---- observer state
+reg        f_had_send = 1'b0;   // some send happened
+reg [31:0] f_since = 32'd0;     // cycles since the last send (saturating, as r_loop)
+reg [31:0] f_last_epoch = 32'd0; // epoch of the last send
+reg        f_was_faulted = 1'b0; // last cycle: state was FAULTED
+reg        f_disable_write = 1'b0; // last cycle: a CTRL write with ENABLE = 0
+reg        f_ctrl = 1'b0;       // a CTRL write since the last send (a disable/enable resets
+                                // the protocol state: a new loop, not a continuation)
+always @(posedge clock) begin
+    f_ctrl <= ctrl_write || (f_ctrl && !send);
+    if (send) begin
+        f_had_send <= 1'b1;
+        f_since <= 32'd1;
+        f_last_epoch <= send_epoch;
+    end else if (f_since != 32'hffffffff) begin
+        f_since <= f_since + 32'd1;
+    end
+    f_was_faulted <= (r_state$q == s_faulted);
+    f_disable_write <= ctrl_write && !ctrl_value[0];
+end
+
+// Each property group is proved separately (run.sh defines one of P1, P2, P3 per proof).
+always @(*) begin
+`ifdef P1
+    // P1: the leader id is always < n.
+    assert(r_leader$q < node_count);
+    // auxiliary invariant of the remainder unit (epoch mod n after an adopted epoch); DIV_STEPS
+    // is its step count, read from the exported Verilog by run.sh
+    if (r_div_busy$q) begin
+        assert(r_div_rem$q < node_count);
+        assert(r_div_cnt$q <= `DIV_STEPS);
+    end
+`endif
+`ifdef P2
+    // P2: no DELIVER (nor any send) while faulted, and FAULTED is left only by a CTRL write
+    // that clears ENABLE (re-enable to rejoin).
+    if (r_state$q == s_faulted) begin
+        assert(!rx_deliver);
+        assert(!lead_deliver);
+        assert(!send);
+    end
+    if (f_was_faulted && r_state$q != s_faulted)
+        assert(f_disable_write);
+`endif
+`ifdef P3
+    // P3: never two sends of one epoch within one loop period (a START or a new epoch's first
+    // send may follow sooner: those are new loops), unless CTRL was written since the last send.
+    if (send && f_had_send && send_epoch == f_last_epoch && !ctrl_write && !f_ctrl)
+        assert(f_since >= loop_period);
+    // auxiliary invariants
+    if (f_had_send)
+        assert(r_loop$q == f_since);
+    if (f_had_send && !f_ctrl)
+        assert(r_epoch$q >= f_last_epoch);
+`endif
+end
