@@ -35,6 +35,9 @@ struct Args {
     /// Also write the table here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write a bar chart of SET/s (SVG) here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 struct Run {
@@ -274,6 +277,10 @@ fn run(a: &Args) -> Result<String, String> {
         drop(rl);
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    if let Some(p) = &a.plot {
+        let bars: Vec<(String, f64)> = runs.iter().map(|r| (r.name.clone(), r.rate)).collect();
+        host_app::plot::bars(p, "SET throughput (same client, same lab)", "SET/s", &bars)?;
+    }
     let base = runs
         .iter()
         .find(|r| r.name.starts_with("redis-server, unreplicated"))

@@ -3,6 +3,7 @@
 //! the same number of concurrent writers creating 64-byte znodes. Needs root.
 
 use std::net::SocketAddrV4;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,12 @@ struct Args {
     /// Concurrent writers (each one write at a time).
     #[arg(long, default_value_t = 16)]
     writers: u64,
+    /// ZooKeeper-NC cluster sizes.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    nodes: Vec<u8>,
+    /// Write a bar chart of creates/s (SVG) here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 fn hist() -> Histogram<u64> {
@@ -74,19 +81,27 @@ fn run(a: &Args) -> Result<String, String> {
     let zk = |i: u8, port: u16| SocketAddrV4::new(host_client_addr(i), port);
     let mut rows = Vec::new();
 
-    // 1. ZooKeeper-NC, with the replicas' ZooKeeper fsyncing, then without.
+    // 1. ZooKeeper-NC at each size, its replicas' ZooKeeper fsyncing; at the largest size
+    //    also without fsync.
     let mut nc_rate = 0.0;
-    for no_fsync in [false, true] {
-        let (r, rate) = zk_nc_run(
-            a,
-            &bins,
-            &zk_nc,
-            &tmp.join(format!("nc-{no_fsync}")),
-            no_fsync,
-        )?;
-        rows.extend(r);
-        if !no_fsync {
-            nc_rate = rate;
+    let mut bars = Vec::new();
+    let largest = a.nodes.iter().copied().max().unwrap_or(3);
+    for &n in &a.nodes {
+        let settings: &[bool] = if n == largest {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &no_fsync in settings {
+            let d = tmp.join(format!("nc-{n}-{no_fsync}"));
+            let (r, rate, applied) = zk_nc_run(a, n, &bins, &zk_nc, &d, no_fsync)?;
+            rows.extend(r);
+            let sync = if no_fsync { ", forceSync=no" } else { "" };
+            bars.push((format!("ZooKeeper-NC n={n}{sync}, decided"), rate));
+            bars.push((format!("ZooKeeper-NC n={n}{sync}, applied"), applied));
+            if n == largest && !no_fsync {
+                nc_rate = rate;
+            }
         }
     }
 
@@ -195,6 +210,15 @@ fn run(a: &Args) -> Result<String, String> {
         )
     };
     rows.push(zab_row);
+    bars.push(("ZooKeeper ensemble (ZAB), 3 servers".into(), zab_rate));
+    if let Some(p) = &a.plot {
+        host_app::plot::bars(
+            p,
+            "ZooKeeper writes: creates/s (same writers, same lab)",
+            "creates/s",
+            &bars,
+        )?;
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(format!(
         "{} creates of 64 B, {} concurrent writers, from the clients namespace\n\n| system | creates/s | p50 µs | p99 µs | max µs |\n| --- | ---: | ---: | ---: | ---: |\n{}\n\nZooKeeper-NC ÷ ensemble throughput: {:.2}×",
@@ -208,15 +232,16 @@ fn run(a: &Args) -> Result<String, String> {
 /// One ZooKeeper-NC run: rows of the table and the decided rate.
 fn zk_nc_run(
     a: &Args,
+    n: u8,
     bins: &Bins,
     zk_nc: &std::path::Path,
     tmp: &std::path::Path,
     no_fsync: bool,
-) -> Result<(Vec<String>, f64), String> {
+) -> Result<(Vec<String>, f64, f64), String> {
     let zk = |i: u8, port: u16| SocketAddrV4::new(host_client_addr(i), port);
     let mut rows = Vec::new();
     let rate = {
-        let rl = RedisNcLab::start_app("nczb", tmp, 3, bins, zk_nc, &|i, cfg, pin, d| {
+        let rl = RedisNcLab::start_app("nczb", tmp, n, bins, zk_nc, &|i, cfg, pin, d| {
             let mut v: Vec<String> = vec![
                 "node".into(),
                 "--config".into(),
@@ -237,7 +262,7 @@ fn zk_nc_run(
         })
         .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
-        for i in 0..3 {
+        for i in 0..n {
             wait_zk(&clients, zk(i, 2181))?;
         }
         let f = rl.lab.load().map_err(|e| e.to_string())?;
@@ -246,12 +271,12 @@ fn zk_nc_run(
         let threads: Vec<_> = (0..a.writers)
             .map(|w| {
                 let (ns, addrs) = (Some(clients.clone()), addrs.clone());
-                let n = a.ops / a.writers;
+                let per_writer = a.ops / a.writers;
                 in_netns(ns, move || -> Result<Histogram<u64>, String> {
                     let mut c = Client::new(cluster, 0x7B00_0000 | w as u32, addrs)
                         .map_err(|e| e.to_string())?;
                     let mut h = hist();
-                    for i in 0..n {
+                    for i in 0..per_writer {
                         let op = ZkOp::Create {
                             path: format!("/w{w}-{i}"),
                             data: vec![b'x'; 64],
@@ -271,16 +296,19 @@ fn zk_nc_run(
                 .map_err(|e| e.to_string())?;
         }
         let secs = t0.elapsed().as_secs_f64();
-        // The creates reached every replica's ZooKeeper (poll node 2's count).
+        // The creates reached the last replica's ZooKeeper (poll its count).
         let want = (a.ops / a.writers) * a.writers;
+        let last = n - 1;
         let t1 = Instant::now();
         loop {
-            let n = count(&clients, zk(2, 2181))?;
-            if n >= want {
+            let have = count(&clients, zk(last, 2181))?;
+            if have >= want {
                 break;
             }
-            if t1.elapsed() > Duration::from_secs(30) {
-                return Err(format!("node 2's ZooKeeper holds {n} of {want} znodes"));
+            if t1.elapsed() > Duration::from_secs(60) {
+                return Err(format!(
+                    "node {last}'s ZooKeeper holds {have} of {want} znodes"
+                ));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -291,7 +319,7 @@ fn zk_nc_run(
             "forceSync=yes"
         };
         let (r, rate) = report(
-            &format!("ZooKeeper-NC, n = 3, replicas {sync}: acknowledged when decided"),
+            &format!("ZooKeeper-NC, n = {n}, replicas {sync}: acknowledged when decided"),
             want,
             secs,
             &h,
@@ -299,11 +327,11 @@ fn zk_nc_run(
         rows.push(r);
         let applied_rate = want as f64 / applied_secs;
         rows.push(format!(
-            "| ZooKeeper-NC, n = 3, replicas {sync}: until applied on node 2's ZooKeeper | {applied_rate:.0} | – | – | – |"
+            "| ZooKeeper-NC, n = {n}, replicas {sync}: until applied on node {last}'s ZooKeeper | {applied_rate:.0} | – | – | – |"
         ));
-        rate
+        (rate, applied_rate)
     };
-    Ok((rows, rate))
+    Ok((rows, rate.0, rate.1))
 }
 
 fn wait_zk(clients: &str, addr: SocketAddrV4) -> Result<(), String> {
