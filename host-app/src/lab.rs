@@ -28,6 +28,32 @@ pub struct RedisNcLab {
     pub dir: PathBuf,
 }
 
+/// Node i's ZooKeeper (ZooKeeper-NC) address.
+pub fn zk_addr(i: u8) -> SocketAddrV4 {
+    SocketAddrV4::new(host_client_addr(i), 2181)
+}
+
+/// The arguments of `zk-nc node` for node i on the lab (for [`RedisNcLab::start_app`]).
+pub fn zk_nc_node_args(i: u8, cfg: &Path, pin: &Path, dir: &Path, no_fsync: bool) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "node".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--node".into(),
+        i.to_string(),
+        "--dir".into(),
+        dir.join(format!("zk-{i}")).display().to_string(),
+        "--zk".into(),
+        zk_addr(i).to_string(),
+        "--pin".into(),
+        pin.display().to_string(),
+    ];
+    if no_fsync {
+        v.push("--no-fsync".into());
+    }
+    v
+}
+
 /// Node i's front address.
 pub fn front(i: u8) -> SocketAddrV4 {
     SocketAddrV4::new(host_client_addr(i), FRONT_PORT)

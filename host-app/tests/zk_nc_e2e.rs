@@ -8,10 +8,9 @@ use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use host_app::lab::RedisNcLab;
+use host_app::lab::{RedisNcLab, zk_addr, zk_nc_node_args};
 use host_app::zk::ZkOp;
 use nc_tools::demo::{Bins, in_netns, request};
-use nc_tools::netlab::host_client_addr;
 use soc_ctl::client::Client;
 
 fn bins() -> Bins {
@@ -19,10 +18,6 @@ fn bins() -> Bins {
         env!("CARGO"),
         PathBuf::from(env!("CARGO_BIN_EXE_zk-nc")).parent().unwrap(),
     )
-}
-
-fn zk_addr(i: u8) -> SocketAddrV4 {
-    SocketAddrV4::new(host_client_addr(i), 2181)
 }
 
 /// (path, data) of every node under / on one server, read with the ZooKeeper client protocol.
@@ -71,21 +66,7 @@ fn zk_nc_survives_a_leader_kill_and_replicas_agree() {
         3,
         &bins(),
         &zk_nc,
-        &|i, cfg, pin, dir| {
-            vec![
-                "node".into(),
-                "--config".into(),
-                cfg.display().to_string(),
-                "--node".into(),
-                i.to_string(),
-                "--dir".into(),
-                dir.join(format!("zk-{i}")).display().to_string(),
-                "--zk".into(),
-                zk_addr(i).to_string(),
-                "--pin".into(),
-                pin.display().to_string(),
-            ]
-        },
+        &|i, cfg, pin, dir| zk_nc_node_args(i, cfg, pin, dir, false),
     )
     .expect("ZooKeeper-NC lab");
     // Every node's ZooKeeper answers before the writes start (it takes seconds to boot).

@@ -98,6 +98,35 @@ fn load(
     Ok((ops as f64 / t0.elapsed().as_secs_f64(), all))
 }
 
+/// A plain redis-server (no persistence) on host i's client address, port 6390, in that host's
+/// namespace; `replica_of` makes it a replica of that host's server.
+fn baseline_redis(
+    lab: &nc_tools::netlab::Lab,
+    i: u8,
+    replica_of: Option<u8>,
+    log: &Path,
+) -> std::io::Result<Child> {
+    let bind = host_client_addr(i).to_string();
+    let mut args = vec![
+        "redis-server",
+        "--port",
+        "6390",
+        "--bind",
+        &bind,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "no",
+    ];
+    let primary = replica_of.map(|p| host_client_addr(p).to_string());
+    if let Some(p) = &primary {
+        args.extend(["--replicaof", p, "6390"]);
+    }
+    nsenter(&lab.host(i), &args, log)
+}
+
 fn nsenter(ns: &str, args: &[&str], log: &Path) -> std::io::Result<Child> {
     // Run in the log's folder: a replica's RDB sync writes dump.rdb into its working directory.
     Command::new("nsenter")
@@ -196,24 +225,8 @@ fn run(a: &Args) -> Result<String, String> {
         // Baselines on the largest lab: plain redis-server in host-0, and a replica in host-1.
         if n == max_n {
             let primary = SocketAddrV4::new(host_client_addr(0), 6390);
-            let p = nsenter(
-                &rl.lab.host(0),
-                &[
-                    "redis-server",
-                    "--port",
-                    "6390",
-                    "--bind",
-                    &host_client_addr(0).to_string(),
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--protected-mode",
-                    "no",
-                ],
-                &d.join("primary.log"),
-            )
-            .map_err(|e| e.to_string())?;
+            let p = baseline_redis(&rl.lab, 0, None, &d.join("primary.log"))
+                .map_err(|e| e.to_string())?;
             let mut kill = vec![p];
             let res = (|| -> Result<(), String> {
                 load(&clients, primary, 500, 4, a.size, false)?;
@@ -224,27 +237,8 @@ fn run(a: &Args) -> Result<String, String> {
                     rate,
                     lat,
                 });
-                let r = nsenter(
-                    &rl.lab.host(1),
-                    &[
-                        "redis-server",
-                        "--port",
-                        "6390",
-                        "--bind",
-                        &host_client_addr(1).to_string(),
-                        "--save",
-                        "",
-                        "--appendonly",
-                        "no",
-                        "--protected-mode",
-                        "no",
-                        "--replicaof",
-                        &host_client_addr(0).to_string(),
-                        "6390",
-                    ],
-                    &d.join("replica.log"),
-                )
-                .map_err(|e| e.to_string())?;
+                let r = baseline_redis(&rl.lab, 1, Some(0), &d.join("replica.log"))
+                    .map_err(|e| e.to_string())?;
                 kill.push(r);
                 // Wait for the replica to connect (WAIT 1 0 must return 1).
                 let mut c = connect_in(Some(clients.clone()), primary, Duration::from_secs(5))

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
-use host_app::lab::RedisNcLab;
+use host_app::lab::{RedisNcLab, zk_nc_node_args};
 use host_app::zk::{ZK_SERVER, ZkOp};
 use nc_tools::demo::{Bins, in_netns};
 use nc_tools::netlab::host_client_addr;
@@ -242,23 +242,7 @@ fn zk_nc_run(
     let mut rows = Vec::new();
     let rate = {
         let rl = RedisNcLab::start_app("nczb", tmp, n, bins, zk_nc, &|i, cfg, pin, d| {
-            let mut v: Vec<String> = vec![
-                "node".into(),
-                "--config".into(),
-                cfg.display().to_string(),
-                "--node".into(),
-                i.to_string(),
-                "--dir".into(),
-                d.join(format!("zk-{i}")).display().to_string(),
-                "--zk".into(),
-                zk(i, 2181).to_string(),
-                "--pin".into(),
-                pin.display().to_string(),
-            ];
-            if no_fsync {
-                v.push("--no-fsync".into());
-            }
-            v
+            zk_nc_node_args(i, cfg, pin, d, no_fsync)
         })
         .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
