@@ -87,6 +87,12 @@ pub mod addr {
     pub const TREE_GROUP1: u16 = 0x054;
     pub const TREE_GROUP2: u16 = 0x058;
     pub const TREE_GROUP3: u16 = 0x05C;
+    pub const SRC_MAC_HI: u16 = 0x060;
+    pub const SRC_MAC_LO: u16 = 0x064;
+    pub const SRC_IP: u16 = 0x068;
+    pub const HOST_MAC_HI: u16 = 0x06C;
+    pub const HOST_MAC_LO: u16 = 0x070;
+    pub const HOST_IP: u16 = 0x074;
     pub const EPOCH: u16 = 0x080;
     pub const LEADER: u16 = 0x084;
     pub const INSTANCE: u16 = 0x088;
@@ -405,6 +411,54 @@ pub const REGISTERS: &[Register] = &[
         GROUP_MAX,
         "IPv4 multicast group of tree 3",
     ),
+    cfg(
+        "src_mac_hi",
+        addr::SRC_MAC_HI,
+        0x024E,
+        0,
+        0xFFFF,
+        "this node's MAC address, first two bytes (a unicast address: bit 8 clear)",
+    ),
+    cfg(
+        "src_mac_lo",
+        addr::SRC_MAC_LO,
+        0x4300_0001,
+        0,
+        U32,
+        "this node's MAC address, last four bytes",
+    ),
+    cfg(
+        "src_ip",
+        addr::SRC_IP,
+        0x0A4E_4301,
+        0,
+        U32,
+        "this node's IPv4 address: source of every frame the FPGA datapath sends",
+    ),
+    cfg(
+        "host_mac_hi",
+        addr::HOST_MAC_HI,
+        0x024E,
+        0,
+        0xFFFF,
+        "the host's MAC address (host-path copies), first two bytes (unicast: bit 8 clear)",
+    ),
+    cfg(
+        "host_mac_lo",
+        addr::HOST_MAC_LO,
+        0x4300_00FE,
+        0,
+        U32,
+        "the host's MAC address, last four bytes",
+    ),
+    cfg(
+        "host_ip",
+        addr::HOST_IP,
+        0x0A4E_43FE,
+        0,
+        U32,
+        "the host's IPv4 address: destination of the host-path copies",
+    ),
     ro(
         "epoch",
         addr::EPOCH,
@@ -563,6 +617,14 @@ pub struct Config {
     /// Multicast group per tree (IPv4, host order). (A literal 4 = MAX_TREES: rustc 1.95
     /// ICEs on struct-update syntax when this length is a const expression.)
     pub tree_groups: [u32; 4],
+    /// This node's MAC address (48 bits; registers `src_mac_hi`, `src_mac_lo`).
+    pub src_mac: u64,
+    /// This node's IPv4 address (host order).
+    pub src_ip: u32,
+    /// The host's MAC address (48 bits; `host_mac_hi`, `host_mac_lo`).
+    pub host_mac: u64,
+    /// The host's IPv4 address (host order).
+    pub host_ip: u32,
 }
 
 /// An illegal configuration: names the field, the value and what would be legal.
@@ -616,6 +678,10 @@ impl Default for Config {
                 r(addr::TREE_GROUP2) as u32,
                 r(addr::TREE_GROUP3) as u32,
             ],
+            src_mac: r(addr::SRC_MAC_HI) << 32 | r(addr::SRC_MAC_LO),
+            src_ip: r(addr::SRC_IP) as u32,
+            host_mac: r(addr::HOST_MAC_HI) << 32 | r(addr::HOST_MAC_LO),
+            host_ip: r(addr::HOST_IP) as u32,
         }
     }
 }
@@ -670,6 +736,12 @@ impl Config {
             addr::TREE_GROUP1 => self.tree_groups[1] as u64,
             addr::TREE_GROUP2 => self.tree_groups[2] as u64,
             addr::TREE_GROUP3 => self.tree_groups[3] as u64,
+            addr::SRC_MAC_HI => self.src_mac >> 32,
+            addr::SRC_MAC_LO => self.src_mac & U32,
+            addr::SRC_IP => self.src_ip as u64,
+            addr::HOST_MAC_HI => self.host_mac >> 32,
+            addr::HOST_MAC_LO => self.host_mac & U32,
+            addr::HOST_IP => self.host_ip as u64,
             _ => return None,
         })
     }
@@ -702,6 +774,12 @@ impl Config {
             addr::TREE_GROUP1 => self.tree_groups[1] = v as u32,
             addr::TREE_GROUP2 => self.tree_groups[2] = v as u32,
             addr::TREE_GROUP3 => self.tree_groups[3] = v as u32,
+            addr::SRC_MAC_HI => self.src_mac = v << 32 | (self.src_mac & U32),
+            addr::SRC_MAC_LO => self.src_mac = (self.src_mac & !U32) | v,
+            addr::SRC_IP => self.src_ip = v as u32,
+            addr::HOST_MAC_HI => self.host_mac = v << 32 | (self.host_mac & U32),
+            addr::HOST_MAC_LO => self.host_mac = (self.host_mac & !U32) | v,
+            addr::HOST_IP => self.host_ip = v as u32,
             _ => return Err(RegError::UnknownAddress(a)),
         }
         Ok(())
@@ -718,6 +796,17 @@ impl Config {
                     min: reg.min,
                     max: reg.max,
                     rule: "out of the register's range",
+                });
+            }
+        }
+        for (field, mac) in [("src_mac_hi", self.src_mac), ("host_mac_hi", self.host_mac)] {
+            if mac >> 40 & 1 == 1 {
+                return Err(ConfigError {
+                    field,
+                    value: mac >> 32,
+                    min: 0,
+                    max: 0xFFFF,
+                    rule: "a MAC address must be unicast: the first byte's lowest bit (bit 8 of the _hi register) must be 0",
                 });
             }
         }

@@ -704,6 +704,12 @@ fn poke(c: &mut Config, a: u16, v: u64) {
         addr::TREE_GROUP1 => c.tree_groups[1] = v as u32,
         addr::TREE_GROUP2 => c.tree_groups[2] = v as u32,
         addr::TREE_GROUP3 => c.tree_groups[3] = v as u32,
+        addr::SRC_MAC_HI => c.src_mac = v << 32 | (c.src_mac & 0xFFFF_FFFF),
+        addr::SRC_MAC_LO => c.src_mac = (c.src_mac & !0xFFFF_FFFF) | (v & 0xFFFF_FFFF),
+        addr::SRC_IP => c.src_ip = v as u32,
+        addr::HOST_MAC_HI => c.host_mac = v << 32 | (c.host_mac & 0xFFFF_FFFF),
+        addr::HOST_MAC_LO => c.host_mac = (c.host_mac & !0xFFFF_FFFF) | (v & 0xFFFF_FFFF),
+        addr::HOST_IP => c.host_ip = v as u32,
         _ => panic!("poke: {a:#x} is not a config register"),
     }
 }

@@ -322,6 +322,12 @@ pub struct Csr {
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
     pub cfg_tree_group2: Signal<Out, Bits<32>>,
     pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_src_ip: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_host_ip: Signal<Out, Bits<32>>,
     /// `delta + drift`: the RSBCAST window.
     pub window: Signal<Out, Bits<32>>,
     r_node_id: ConfigReg,
@@ -343,6 +349,12 @@ pub struct Csr {
     r_tree_group1: ConfigReg,
     r_tree_group2: ConfigReg,
     r_tree_group3: ConfigReg,
+    r_src_mac_hi: ConfigReg,
+    r_src_mac_lo: ConfigRegAny,
+    r_src_ip: ConfigRegAny,
+    r_host_mac_hi: ConfigReg,
+    r_host_mac_lo: ConfigRegAny,
+    r_host_ip: ConfigRegAny,
     c_sent_values: Counter64,
     c_sent_heartbeats: Counter64,
     c_delivered: Counter64,
@@ -429,6 +441,12 @@ impl Default for Csr {
             cfg_tree_group1: Default::default(),
             cfg_tree_group2: Default::default(),
             cfg_tree_group3: Default::default(),
+            cfg_src_mac_hi: Default::default(),
+            cfg_src_mac_lo: Default::default(),
+            cfg_src_ip: Default::default(),
+            cfg_host_mac_hi: Default::default(),
+            cfg_host_mac_lo: Default::default(),
+            cfg_host_ip: Default::default(),
             window: Default::default(),
             r_node_id: ConfigReg::new(addr::NODE_ID),
             r_node_count: ConfigReg::new(addr::NODE_COUNT),
@@ -449,6 +467,12 @@ impl Default for Csr {
             r_tree_group1: ConfigReg::new(addr::TREE_GROUP1),
             r_tree_group2: ConfigReg::new(addr::TREE_GROUP2),
             r_tree_group3: ConfigReg::new(addr::TREE_GROUP3),
+            r_src_mac_hi: ConfigReg::new(addr::SRC_MAC_HI),
+            r_src_mac_lo: ConfigRegAny::new(addr::SRC_MAC_LO),
+            r_src_ip: ConfigRegAny::new(addr::SRC_IP),
+            r_host_mac_hi: ConfigReg::new(addr::HOST_MAC_HI),
+            r_host_mac_lo: ConfigRegAny::new(addr::HOST_MAC_LO),
+            r_host_ip: ConfigRegAny::new(addr::HOST_IP),
             c_sent_values: Counter64::new(Counter::SentValues),
             c_sent_heartbeats: Counter64::new(Counter::SentHeartbeats),
             c_delivered: Counter64::new(Counter::Delivered),
@@ -510,6 +534,12 @@ impl Logic for Csr {
             r_tree_group1,
             r_tree_group2,
             r_tree_group3,
+            r_src_mac_hi,
+            r_src_mac_lo,
+            r_src_ip,
+            r_host_mac_hi,
+            r_host_mac_lo,
+            r_host_ip,
             c_sent_values,
             c_sent_heartbeats,
             c_delivered,
@@ -624,6 +654,36 @@ impl Logic for Csr {
         self.r_tree_group3.bus_write.next = self.bus_write.val();
         self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group3.next = self.r_tree_group3.value.val();
+        self.r_src_mac_hi.bus_addr.next = self.bus_addr.val();
+        self.r_src_mac_hi.bus_wdata.next = self.bus_wdata.val();
+        self.r_src_mac_hi.bus_write.next = self.bus_write.val();
+        self.r_src_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_src_mac_hi.next = self.r_src_mac_hi.value.val();
+        self.r_src_mac_lo.bus_addr.next = self.bus_addr.val();
+        self.r_src_mac_lo.bus_wdata.next = self.bus_wdata.val();
+        self.r_src_mac_lo.bus_write.next = self.bus_write.val();
+        self.r_src_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_src_mac_lo.next = self.r_src_mac_lo.value.val();
+        self.r_src_ip.bus_addr.next = self.bus_addr.val();
+        self.r_src_ip.bus_wdata.next = self.bus_wdata.val();
+        self.r_src_ip.bus_write.next = self.bus_write.val();
+        self.r_src_ip.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_src_ip.next = self.r_src_ip.value.val();
+        self.r_host_mac_hi.bus_addr.next = self.bus_addr.val();
+        self.r_host_mac_hi.bus_wdata.next = self.bus_wdata.val();
+        self.r_host_mac_hi.bus_write.next = self.bus_write.val();
+        self.r_host_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_host_mac_hi.next = self.r_host_mac_hi.value.val();
+        self.r_host_mac_lo.bus_addr.next = self.bus_addr.val();
+        self.r_host_mac_lo.bus_wdata.next = self.bus_wdata.val();
+        self.r_host_mac_lo.bus_write.next = self.bus_write.val();
+        self.r_host_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_host_mac_lo.next = self.r_host_mac_lo.value.val();
+        self.r_host_ip.bus_addr.next = self.bus_addr.val();
+        self.r_host_ip.bus_wdata.next = self.bus_wdata.val();
+        self.r_host_ip.bus_write.next = self.bus_write.val();
+        self.r_host_ip.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_host_ip.next = self.r_host_ip.value.val();
         self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.c_sent_values.bus_addr.next = self.bus_addr.val();
         self.c_sent_values.clear.next = self.clear_counters.val();
@@ -774,6 +834,12 @@ impl Logic for Csr {
             | self.r_tree_group1.rdata.val()
             | self.r_tree_group2.rdata.val()
             | self.r_tree_group3.rdata.val()
+            | self.r_src_mac_hi.rdata.val()
+            | self.r_src_mac_lo.rdata.val()
+            | self.r_src_ip.rdata.val()
+            | self.r_host_mac_hi.rdata.val()
+            | self.r_host_mac_lo.rdata.val()
+            | self.r_host_ip.rdata.val()
             | self.c_sent_values.rdata.val()
             | self.c_sent_heartbeats.rdata.val()
             | self.c_delivered.rdata.val()

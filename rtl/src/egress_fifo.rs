@@ -5,7 +5,8 @@
 //! length `len = wr - res` is what the loop and the `fifo_depth` limit see; `reserve` moves `res`
 //! forward by a send's batch; `clear` drops every entry not yet taken (a new epoch, a fault or a
 //! reset). Taken entries stream out one per cycle on `out_*` (for the OK replies and the DECIDE
-//! body), two cycles after the send that took them. The FIFO never stalls anything: whether a
+//! body), two cycles after the send that took them, with the client's MAC, IPv4 address and
+//! UDP port as its request came (where the OK reply goes). The FIFO never stalls anything: whether a
 //! request may be queued is decided by `lowi_core` against `fifo_depth` (drops are counted
 //! there). `2^A` must be at least twice the largest `fifo_depth` used, so that taken entries
 //! still being read out never collide with new ones.
@@ -27,6 +28,9 @@ pub struct EgressFifo<const A: usize> {
     pub push_len: Signal<In, Bits<8>>,
     /// Payload bytes, first byte in bits 63..56.
     pub push_payload: Signal<In, Bits<64>>,
+    pub push_mac: Signal<In, Bits<48>>,
+    pub push_ip: Signal<In, Bits<32>>,
+    pub push_port: Signal<In, Bits<16>>,
     /// Requests taken by this cycle's send.
     pub reserve: Signal<In, Bits<13>>,
     /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
@@ -40,10 +44,16 @@ pub struct EgressFifo<const A: usize> {
     pub out_seq: Signal<Out, Bits<64>>,
     pub out_len: Signal<Out, Bits<8>>,
     pub out_payload: Signal<Out, Bits<64>>,
+    pub out_mac: Signal<Out, Bits<48>>,
+    pub out_ip: Signal<Out, Bits<32>>,
+    pub out_port: Signal<Out, Bits<16>>,
     ram_client: RAM<Bits<32>, A>,
     ram_seq: RAM<Bits<64>, A>,
     ram_len: RAM<Bits<8>, A>,
     ram_payload: RAM<Bits<64>, A>,
+    ram_mac: RAM<Bits<48>, A>,
+    ram_ip: RAM<Bits<32>, A>,
+    ram_port: RAM<Bits<16>, A>,
     wr: DFF<Bits<13>>,
     res: DFF<Bits<13>>,
     rd: DFF<Bits<13>>,
@@ -66,6 +76,9 @@ impl<const A: usize> Default for EgressFifo<A> {
             push_seq: Default::default(),
             push_len: Default::default(),
             push_payload: Default::default(),
+            push_mac: Default::default(),
+            push_ip: Default::default(),
+            push_port: Default::default(),
             reserve: Default::default(),
             clear: Default::default(),
             len: Default::default(),
@@ -74,10 +87,16 @@ impl<const A: usize> Default for EgressFifo<A> {
             out_seq: Default::default(),
             out_len: Default::default(),
             out_payload: Default::default(),
+            out_mac: Default::default(),
+            out_ip: Default::default(),
+            out_port: Default::default(),
             ram_client: Default::default(),
             ram_seq: Default::default(),
             ram_len: Default::default(),
             ram_payload: Default::default(),
+            ram_mac: Default::default(),
+            ram_ip: Default::default(),
+            ram_port: Default::default(),
             wr: Default::default(),
             res: Default::default(),
             rd: Default::default(),
@@ -104,6 +123,12 @@ impl<const A: usize> Logic for EgressFifo<A> {
         self.ram_len.read_clock.next = self.clock.val();
         self.ram_payload.write_clock.next = self.clock.val();
         self.ram_payload.read_clock.next = self.clock.val();
+        self.ram_mac.write_clock.next = self.clock.val();
+        self.ram_mac.read_clock.next = self.clock.val();
+        self.ram_ip.write_clock.next = self.clock.val();
+        self.ram_ip.read_clock.next = self.clock.val();
+        self.ram_port.write_clock.next = self.clock.val();
+        self.ram_port.read_clock.next = self.clock.val();
         self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
         if self.clear.val() {
             self.waddr.next = self.res_next.val();
@@ -122,6 +147,15 @@ impl<const A: usize> Logic for EgressFifo<A> {
         self.ram_payload.write_address.next = self.waddr.val().get_bits::<A>(0);
         self.ram_payload.write_data.next = self.push_payload.val();
         self.ram_payload.write_enable.next = self.push.val();
+        self.ram_mac.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_mac.write_data.next = self.push_mac.val();
+        self.ram_mac.write_enable.next = self.push.val();
+        self.ram_ip.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_ip.write_data.next = self.push_ip.val();
+        self.ram_ip.write_enable.next = self.push.val();
+        self.ram_port.write_address.next = self.waddr.val().get_bits::<A>(0);
+        self.ram_port.write_data.next = self.push_port.val();
+        self.ram_port.write_enable.next = self.push.val();
         self.res.d.next = self.res_next.val();
         if self.push.val() {
             self.wr.d.next = (self.waddr.val() + self.k1_13.val()) & self.k_mask.val();
@@ -145,6 +179,9 @@ impl<const A: usize> Logic for EgressFifo<A> {
         self.ram_seq.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.ram_len.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.ram_payload.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_mac.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_ip.read_address.next = self.rd.q.val().get_bits::<A>(0);
+        self.ram_port.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.valid.d.next = self.rd.q.val() != self.res.q.val();
         if self.rd.q.val() != self.res.q.val() {
             self.rd.d.next = (self.rd.q.val() + self.k1_13.val()) & self.k_mask.val();
@@ -154,5 +191,8 @@ impl<const A: usize> Logic for EgressFifo<A> {
         self.out_seq.next = self.ram_seq.read_data.val();
         self.out_len.next = self.ram_len.read_data.val();
         self.out_payload.next = self.ram_payload.read_data.val();
+        self.out_mac.next = self.ram_mac.read_data.val();
+        self.out_ip.next = self.ram_ip.read_data.val();
+        self.out_port.next = self.ram_port.read_data.val();
     }
 }

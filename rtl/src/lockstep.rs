@@ -160,14 +160,20 @@ pub struct EngineSide {
     pub frames_compared: u64,
 }
 
+/// A 48-bit MAC register value as its six bytes (first byte most significant).
+pub fn mac(v: u64) -> [u8; 6] {
+    let b = v.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
 /// The DECIDE frame `pkt_gen` must send on `tree` for a packet the model sent.
 fn decide_frame(cfg: &Config, tree: u8, packet: &[u8]) -> Vec<u8> {
-    use crate::pkt_gen::{SRC_IP, SRC_MAC, TTL};
+    use crate::pkt_gen::TTL;
     let g = cfg.tree_groups[tree as usize].to_be_bytes();
     let meta = UdpMeta {
-        src_mac: SRC_MAC,
+        src_mac: mac(cfg.src_mac),
         dst_mac: frame::multicast_mac(g),
-        src_ip: SRC_IP,
+        src_ip: cfg.src_ip.to_be_bytes(),
         dst_ip: g,
         src_port: cfg.decide_port,
         dst_port: cfg.decide_port,
@@ -1072,6 +1078,11 @@ impl Env {
         let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3).max(min_loop);
         cfg.loop_period = rng.range(lo, lo + w) as u32;
         cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
+        // Frame addresses (unicast MACs: bit 40 clear).
+        cfg.src_mac = rng.next_u64() & 0xFEFF_FFFF_FFFF;
+        cfg.src_ip = rng.next_u64() as u32;
+        cfg.host_mac = rng.next_u64() & 0xFEFF_FFFF_FFFF;
+        cfg.host_ip = rng.next_u64() as u32;
         assert!(cfg.validate().is_ok(), "{cfg:?}");
         let mut e = Env {
             rng,

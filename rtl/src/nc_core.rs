@@ -39,6 +39,12 @@ pub struct NcCore {
     pub cl_client: Signal<In, Bits<32>>,
     pub cl_seq: Signal<In, Bits<64>>,
     pub cl_payload: Signal<In, Bits<64>>,
+    /// Request: the client's MAC address (source of its request frame).
+    pub cl_mac: Signal<In, Bits<48>>,
+    /// Request: its IPv4 address.
+    pub cl_ip: Signal<In, Bits<32>>,
+    /// Request: its UDP port.
+    pub cl_port: Signal<In, Bits<16>>,
     pub send: Signal<Out, Bit>,
     pub send_kind: Signal<Out, Bits<2>>,
     pub send_count: Signal<Out, Bits<8>>,
@@ -78,6 +84,12 @@ pub struct NcCore {
     pub ok_index: Signal<Out, Bits<8>>,
     pub ok_payload: Signal<Out, Bits<64>>,
     pub ok_len: Signal<Out, Bits<8>>,
+    /// OK reply: the client's MAC address (source of its request frame).
+    pub ok_mac: Signal<Out, Bits<48>>,
+    /// OK reply: its IPv4 address.
+    pub ok_ip: Signal<Out, Bits<32>>,
+    /// OK reply: its UDP port.
+    pub ok_port: Signal<Out, Bits<16>>,
     /// The configuration registers (for the packet parser and generator).
     pub cfg_node_id: Signal<Out, Bits<32>>,
     pub cfg_node_count: Signal<Out, Bits<32>>,
@@ -98,6 +110,12 @@ pub struct NcCore {
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
     pub cfg_tree_group2: Signal<Out, Bits<32>>,
     pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_src_ip: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_host_ip: Signal<Out, Bits<32>>,
     core: LowiCore,
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
@@ -146,6 +164,9 @@ impl Default for NcCore {
             cl_client: Default::default(),
             cl_seq: Default::default(),
             cl_payload: Default::default(),
+            cl_mac: Default::default(),
+            cl_ip: Default::default(),
+            cl_port: Default::default(),
             send: Default::default(),
             send_kind: Default::default(),
             send_count: Default::default(),
@@ -185,6 +206,9 @@ impl Default for NcCore {
             ok_index: Default::default(),
             ok_payload: Default::default(),
             ok_len: Default::default(),
+            ok_mac: Default::default(),
+            ok_ip: Default::default(),
+            ok_port: Default::default(),
             cfg_node_id: Default::default(),
             cfg_node_count: Default::default(),
             cfg_cluster_id: Default::default(),
@@ -204,6 +228,12 @@ impl Default for NcCore {
             cfg_tree_group1: Default::default(),
             cfg_tree_group2: Default::default(),
             cfg_tree_group3: Default::default(),
+            cfg_src_mac_hi: Default::default(),
+            cfg_src_mac_lo: Default::default(),
+            cfg_src_ip: Default::default(),
+            cfg_host_mac_hi: Default::default(),
+            cfg_host_mac_lo: Default::default(),
+            cfg_host_ip: Default::default(),
             core: Default::default(),
             rx: Default::default(),
             fifo: Default::default(),
@@ -282,6 +312,12 @@ impl Logic for NcCore {
         self.cfg_tree_group1.next = self.regs.cfg_tree_group1.val();
         self.cfg_tree_group2.next = self.regs.cfg_tree_group2.val();
         self.cfg_tree_group3.next = self.regs.cfg_tree_group3.val();
+        self.cfg_src_mac_hi.next = self.regs.cfg_src_mac_hi.val();
+        self.cfg_src_mac_lo.next = self.regs.cfg_src_mac_lo.val();
+        self.cfg_src_ip.next = self.regs.cfg_src_ip.val();
+        self.cfg_host_mac_hi.next = self.regs.cfg_host_mac_hi.val();
+        self.cfg_host_mac_lo.next = self.regs.cfg_host_mac_lo.val();
+        self.cfg_host_ip.next = self.regs.cfg_host_ip.val();
         self.regs.state.next = self.core.state.val();
         self.regs.status.next = self.core.status.val();
         self.regs.epoch.next = self.core.epoch.val();
@@ -357,6 +393,9 @@ impl Logic for NcCore {
         self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);
         self.fifo.push_seq.next = self.cl_seq.val();
         self.fifo.push_client.next = self.cl_client.val();
+        self.fifo.push_mac.next = self.cl_mac.val();
+        self.fifo.push_ip.next = self.cl_ip.val();
+        self.fifo.push_port.next = self.cl_port.val();
         // OK replies: the taken entries stream out of the FIFO in order; each belongs to the
         // oldest batch record, whose count says when to move on to the next.
         self.pop.next = self.fifo.out_valid.val()
@@ -402,6 +441,9 @@ impl Logic for NcCore {
         self.ok_seq.next = self.fifo.out_seq.val();
         self.ok_payload.next = self.fifo.out_payload.val();
         self.ok_len.next = self.fifo.out_len.val();
+        self.ok_mac.next = self.fifo.out_mac.val();
+        self.ok_ip.next = self.fifo.out_ip.val();
+        self.ok_port.next = self.fifo.out_port.val();
         self.ok_instance.next = self.rec_inst0.q.val();
         self.ok_index.next = self.ok_idx.q.val();
     }

@@ -17,6 +17,7 @@ use rust_hdl::prelude::*;
 use crate::nc_core::NcCore;
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
+use crate::prim::JoinMac;
 
 /// The engine.
 #[derive(LogicBlock)]
@@ -136,6 +137,12 @@ pub struct NcEngine {
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
     pub cfg_tree_group2: Signal<Out, Bits<32>>,
     pub cfg_tree_group3: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_src_ip: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
+    pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
+    pub cfg_host_ip: Signal<Out, Bits<32>>,
     /// DECIDE frames out, one stream per tree.
     pub g0_data: Signal<Out, Bits<64>>,
     pub g0_keep: Signal<Out, Bits<8>>,
@@ -160,6 +167,8 @@ pub struct NcEngine {
     pub gen_busy: Signal<Out, Bit>,
     core: NcCore,
     decide_gen: PktGen,
+    src_mac: JoinMac,
+    host_mac: JoinMac,
     p0: PktParser,
     p1: PktParser,
     p2: PktParser,
@@ -371,6 +380,12 @@ impl Default for NcEngine {
             cfg_tree_group1: Default::default(),
             cfg_tree_group2: Default::default(),
             cfg_tree_group3: Default::default(),
+            cfg_src_mac_hi: Default::default(),
+            cfg_src_mac_lo: Default::default(),
+            cfg_src_ip: Default::default(),
+            cfg_host_mac_hi: Default::default(),
+            cfg_host_mac_lo: Default::default(),
+            cfg_host_ip: Default::default(),
             g0_data: Default::default(),
             g0_keep: Default::default(),
             g0_valid: Default::default(),
@@ -391,6 +406,8 @@ impl Default for NcEngine {
             gen_busy: Default::default(),
             core: Default::default(),
             decide_gen: Default::default(),
+            src_mac: Default::default(),
+            host_mac: Default::default(),
             p0: Default::default(),
             p1: Default::default(),
             p2: Default::default(),
@@ -770,6 +787,9 @@ impl Logic for NcEngine {
         self.core.cl_seq.next = self.hc_req_seq.q.val();
         self.core.cl_len.next = self.hc_req_len.q.val();
         self.core.cl_payload.next = self.hc_req_payload.q.val();
+        self.core.cl_mac.next = self.hc_eth_src.q.val();
+        self.core.cl_ip.next = self.hc_ip_src.q.val();
+        self.core.cl_port.next = self.hc_udp_src.q.val();
         self.core.rx_valid.next =
             self.take0.val() || self.take1.val() || self.take2.val() || self.take3.val();
         self.rx_port.next = self.k0_2.val();
@@ -882,6 +902,12 @@ impl Logic for NcEngine {
         self.decide_gen.group1.next = self.core.cfg_tree_group1.val();
         self.decide_gen.group2.next = self.core.cfg_tree_group2.val();
         self.decide_gen.group3.next = self.core.cfg_tree_group3.val();
+        self.src_mac.hi.next = self.core.cfg_src_mac_hi.val().get_bits::<16>(0);
+        self.src_mac.lo.next = self.core.cfg_src_mac_lo.val();
+        self.host_mac.hi.next = self.core.cfg_host_mac_hi.val().get_bits::<16>(0);
+        self.host_mac.lo.next = self.core.cfg_host_mac_lo.val();
+        self.decide_gen.src_mac.next = self.src_mac.out.val();
+        self.decide_gen.src_ip.next = self.core.cfg_src_ip.val();
         self.g0_data.next = self.decide_gen.m0_data.val();
         self.g0_keep.next = self.decide_gen.m0_keep.val();
         self.g0_valid.next = self.decide_gen.m0_valid.val();
@@ -966,5 +992,11 @@ impl Logic for NcEngine {
         self.cfg_tree_group1.next = self.core.cfg_tree_group1.val();
         self.cfg_tree_group2.next = self.core.cfg_tree_group2.val();
         self.cfg_tree_group3.next = self.core.cfg_tree_group3.val();
+        self.cfg_src_mac_hi.next = self.core.cfg_src_mac_hi.val();
+        self.cfg_src_mac_lo.next = self.core.cfg_src_mac_lo.val();
+        self.cfg_src_ip.next = self.core.cfg_src_ip.val();
+        self.cfg_host_mac_hi.next = self.core.cfg_host_mac_hi.val();
+        self.cfg_host_mac_lo.next = self.core.cfg_host_mac_lo.val();
+        self.cfg_host_ip.next = self.core.cfg_host_ip.val();
     }
 }

@@ -9,8 +9,13 @@
 //! is ready (back to back). A send while another is still waiting to start is dropped
 //! (`overrun`). UDP checksum 0 ("none", which proto accepts). Every byte's place comes from
 //! proto: the constant bytes are those of a frame emitted by `proto::frame::emit_udp` with
-//! the generation-time source MAC, IP and TTL (proto's register map has none for them), and
-//! the field bytes are placed by [`crate::layout::Layout`].
+//! the generation-time TTL (proto's register map has no register for it), and the field
+//! bytes — the source MAC and IPv4 address from the `src_mac_*` / `src_ip` registers among
+//! them — are placed by [`crate::layout::Layout`].
+//!
+//! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load`
+//! is high with tree 0's whole frame image on `h_img` and its length on `h_len`, for
+//! `host_gen` to readdress (the model's host copy is tree 0's packet).
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet};
@@ -21,11 +26,9 @@ use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, ZeroExtend};
 
 /// Entries one frame can carry (covered: `batch_max` ≤ SLOTS).
 pub const SLOTS: usize = 4;
-/// Source MAC address of the generated frames (generation-time parameter).
-pub const SRC_MAC: [u8; 6] = [0x02, 0x4E, 0x43, 0x00, 0x00, 0x01];
-/// Source IPv4 address (generation-time parameter).
-pub const SRC_IP: [u8; 4] = [10, 78, 67, 1];
-/// IPv4 TTL (generation-time parameter).
+/// Source MAC of the reference frame (any: the generated frames take it from `src_mac`).
+const REF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
+/// IPv4 TTL of every frame the datapath generates (generation-time parameter).
 pub const TTL: u8 = 16;
 /// Image width: the header and SLOTS entries of at most 24 bytes, rounded up to whole beats.
 pub const IMG_BITS: usize = 1408;
@@ -51,9 +54,9 @@ fn reference() -> Vec<u8> {
     .to_vec(1, 1)
     .expect("valid");
     let udp = UdpMeta {
-        src_mac: SRC_MAC,
+        src_mac: REF_MAC,
         dst_mac: frame::multicast_mac([239, 0, 0, 1]),
-        src_ip: SRC_IP,
+        src_ip: [10, 0, 0, 1],
         dst_ip: [239, 0, 0, 1],
         src_port: 1,
         dst_port: 1,
@@ -102,6 +105,8 @@ pub fn header_map() -> Vec<ByteSrc> {
     place(&mut m, 0, l.d_tree, 12);
     place(&mut m, 0, l.d_kind, 13);
     place(&mut m, 0, l.d_count, 14);
+    place(&mut m, 0, l.eth_src, 15);
+    place(&mut m, 0, l.ip_src, 16);
     m
 }
 
@@ -140,7 +145,7 @@ pub fn entry_map() -> Vec<ByteSrc> {
 }
 
 /// One's-complement sum (IPv4 checksum) of the reference header's words that do not change:
-/// everything but total_len, checksum and the destination address.
+/// everything but total_len, checksum and the source and destination addresses.
 fn ip_const_sum() -> u64 {
     let l = Layout::probe();
     let r = reference();
@@ -152,6 +157,8 @@ fn ip_const_sum() -> u64 {
             || off == l.ip_csum.off
             || off == l.ip_dst.off
             || off == l.ip_dst.off + 2
+            || off == l.ip_src.off
+            || off == l.ip_src.off + 2
         {
             continue;
         }
@@ -186,6 +193,10 @@ pub struct PktGen {
     pub group1: Signal<In, Bits<32>>,
     pub group2: Signal<In, Bits<32>>,
     pub group3: Signal<In, Bits<32>>,
+    /// This node's MAC address (register `src_mac_hi`:`src_mac_lo`), first byte most significant.
+    pub src_mac: Signal<In, Bits<48>>,
+    /// This node's IPv4 address (register `src_ip`).
+    pub src_ip: Signal<In, Bits<32>>,
     pub m0_data: Signal<Out, Bits<64>>,
     pub m0_keep: Signal<Out, Bits<8>>,
     pub m0_valid: Signal<Out, Bit>,
@@ -204,6 +215,12 @@ pub struct PktGen {
     pub m3_last: Signal<Out, Bit>,
     pub busy: Signal<Out, Bit>,
     pub overrun: Signal<Out, Bit>,
+    /// First beat of a value frame (a decision): its tree-0 image is on `h_img`.
+    pub h_load: Signal<Out, Bit>,
+    /// Tree 0's whole frame image (byte x in bits 8x+7..8x) while a frame streams.
+    pub h_img: Signal<Out, Bits<1408>>,
+    /// The frame's length in bytes.
+    pub h_len: Signal<Out, Bits<16>>,
     r_c_pending: DFF<Bit>,
     r_c_kind: DFF<Bits<2>>,
     r_c_count: DFF<Bits<8>>,
@@ -239,6 +256,10 @@ pub struct PktGen {
     r_s3_seq: DFF<Bits<64>>,
     r_s3_payload: DFF<Bits<64>>,
     start: Signal<Local, Bit>,
+    ps_a: Signal<Local, Bits<16>>,
+    ps_b: Signal<Local, Bits<16>>,
+    ps_c: Signal<Local, Bits<16>>,
+    ps_d: Signal<Local, Bits<16>>,
     last_beat: Signal<Local, Bit>,
     wslot: Signal<Local, Bits<8>>,
     l_len: Signal<Local, Bits<16>>,
@@ -314,6 +335,8 @@ pub struct PktGen {
     xh2: ZeroExtend<624, 1408>,
     xh3: ZeroExtend<624, 1408>,
     k0_8: Constant<Bits<8>>,
+    k_batch: Constant<Bits<2>>,
+    k_config: Constant<Bits<2>>,
     k1_8: Constant<Bits<8>>,
     k4_8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
@@ -366,6 +389,8 @@ impl Default for PktGen {
             group1: Default::default(),
             group2: Default::default(),
             group3: Default::default(),
+            src_mac: Default::default(),
+            src_ip: Default::default(),
             m0_data: Default::default(),
             m0_keep: Default::default(),
             m0_valid: Default::default(),
@@ -384,6 +409,9 @@ impl Default for PktGen {
             m3_last: Default::default(),
             busy: Default::default(),
             overrun: Default::default(),
+            h_load: Default::default(),
+            h_img: Default::default(),
+            h_len: Default::default(),
             r_c_pending: Default::default(),
             r_c_kind: Default::default(),
             r_c_count: Default::default(),
@@ -419,6 +447,10 @@ impl Default for PktGen {
             r_s3_seq: Default::default(),
             r_s3_payload: Default::default(),
             start: Default::default(),
+            ps_a: Default::default(),
+            ps_b: Default::default(),
+            ps_c: Default::default(),
+            ps_d: Default::default(),
             last_beat: Default::default(),
             wslot: Default::default(),
             l_len: Default::default(),
@@ -494,6 +526,8 @@ impl Default for PktGen {
             xh2: Default::default(),
             xh3: Default::default(),
             k0_8: k(0),
+            k_batch: k(DecideKind::Batch as u64),
+            k_config: k(DecideKind::Config as u64),
             k1_8: k(1),
             k4_8: k(4),
             k1_16: k(1),
@@ -736,6 +770,19 @@ impl Logic for PktGen {
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
         self.boff.next = self.beatw.wide.val() << self.k6_11.val();
+        // The part of the IPv4 checksum common to all trees: constant words + source address.
+        self.ps_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
+        if self.ps_a.val() < self.k_ipsum.val() {
+            self.ps_b.next = self.ps_a.val() + self.k1_16.val();
+        } else {
+            self.ps_b.next = self.ps_a.val();
+        }
+        self.ps_c.next = self.ps_b.val() + self.src_ip.val().get_bits::<16>(0);
+        if self.ps_c.val() < self.ps_b.val() {
+            self.ps_d.next = self.ps_c.val() + self.k1_16.val();
+        } else {
+            self.ps_d.next = self.ps_c.val();
+        }
         // Tree 0: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr0.mac_lo.next = self.group0.val().get_bits::<24>(0) & self.k_mac_mask.val();
         self.hdr0.total_len.next = self.total_len.val();
@@ -751,8 +798,11 @@ impl Logic for PktGen {
         self.hdr0.tree.next = self.kt0.val();
         self.hdr0.kind.next = self.kindw.wide.val();
         self.hdr0.count.next = self.countw.wide.val();
-        // One's-complement sum: constant words + total_len + both halves of the group address.
-        self.cs0_a.next = self.k_ipsum.val() + self.total_len.val();
+        self.hdr0.src_mac.next = self.src_mac.val();
+        self.hdr0.src_ip.next = self.src_ip.val();
+        // One's-complement sum: constant words and source address (ps_d) + total_len + both
+        // halves of the group address.
+        self.cs0_a.next = self.ps_d.val() + self.total_len.val();
         if self.cs0_a.val() < self.total_len.val() {
             self.cs0_b.next = self.cs0_a.val() + self.k1_16.val();
         } else {
@@ -776,6 +826,13 @@ impl Logic for PktGen {
         self.m0_data.next = self.frame0.val().get_bits::<64>(self.boff.val().index());
         self.m0_valid.next = self.r_streaming.q.val() && (self.kt0.val() < self.trees.val());
         self.m0_last.next = self.last_beat.val();
+        // The host copy of a decision: tree 0's frame, in its first beat.
+        self.h_img.next = self.frame0.val();
+        self.h_len.next = self.r_f_len.q.val();
+        self.h_load.next = self.r_streaming.q.val()
+            && (self.r_beat.q.val() == self.k0_8.val())
+            && ((self.r_f_kind.q.val() == self.k_batch.val())
+                || (self.r_f_kind.q.val() == self.k_config.val()));
         if self.last_beat.val() {
             self.m0_keep.next = self.r_lastkeep.q.val();
         } else {
@@ -796,8 +853,11 @@ impl Logic for PktGen {
         self.hdr1.tree.next = self.kt1.val();
         self.hdr1.kind.next = self.kindw.wide.val();
         self.hdr1.count.next = self.countw.wide.val();
-        // One's-complement sum: constant words + total_len + both halves of the group address.
-        self.cs1_a.next = self.k_ipsum.val() + self.total_len.val();
+        self.hdr1.src_mac.next = self.src_mac.val();
+        self.hdr1.src_ip.next = self.src_ip.val();
+        // One's-complement sum: constant words and source address (ps_d) + total_len + both
+        // halves of the group address.
+        self.cs1_a.next = self.ps_d.val() + self.total_len.val();
         if self.cs1_a.val() < self.total_len.val() {
             self.cs1_b.next = self.cs1_a.val() + self.k1_16.val();
         } else {
@@ -841,8 +901,11 @@ impl Logic for PktGen {
         self.hdr2.tree.next = self.kt2.val();
         self.hdr2.kind.next = self.kindw.wide.val();
         self.hdr2.count.next = self.countw.wide.val();
-        // One's-complement sum: constant words + total_len + both halves of the group address.
-        self.cs2_a.next = self.k_ipsum.val() + self.total_len.val();
+        self.hdr2.src_mac.next = self.src_mac.val();
+        self.hdr2.src_ip.next = self.src_ip.val();
+        // One's-complement sum: constant words and source address (ps_d) + total_len + both
+        // halves of the group address.
+        self.cs2_a.next = self.ps_d.val() + self.total_len.val();
         if self.cs2_a.val() < self.total_len.val() {
             self.cs2_b.next = self.cs2_a.val() + self.k1_16.val();
         } else {
@@ -886,8 +949,11 @@ impl Logic for PktGen {
         self.hdr3.tree.next = self.kt3.val();
         self.hdr3.kind.next = self.kindw.wide.val();
         self.hdr3.count.next = self.countw.wide.val();
-        // One's-complement sum: constant words + total_len + both halves of the group address.
-        self.cs3_a.next = self.k_ipsum.val() + self.total_len.val();
+        self.hdr3.src_mac.next = self.src_mac.val();
+        self.hdr3.src_ip.next = self.src_ip.val();
+        // One's-complement sum: constant words and source address (ps_d) + total_len + both
+        // halves of the group address.
+        self.cs3_a.next = self.ps_d.val() + self.total_len.val();
         if self.cs3_a.val() < self.total_len.val() {
             self.cs3_b.next = self.cs3_a.val() + self.k1_16.val();
         } else {

@@ -71,6 +71,28 @@ impl Logic for JoinBeats {
     }
 }
 
+/// `out = {hi, lo}`: a 48-bit MAC address from its two registers (`*_mac_hi`: first two bytes).
+#[derive(LogicBlock, Default)]
+pub struct JoinMac {
+    pub hi: Signal<In, Bits<16>>,
+    pub lo: Signal<In, Bits<32>>,
+    /// The address, first byte most significant.
+    pub out: Signal<Out, Bits<48>>,
+}
+
+impl Logic for JoinMac {
+    fn update(&mut self) {
+        self.out.next =
+            (bit_cast::<48, 16>(self.hi.val()) << 32) | bit_cast::<48, 32>(self.lo.val());
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) out = {hi, lo};".into())
+    }
+}
+
 /// `out` = `inp` with its bytes in reverse order (a big-endian field read from a little-endian
 /// lane order).
 #[derive(LogicBlock, Default)]
@@ -184,7 +206,7 @@ byte_map!(
     /// header), map from `pkt_gen::header_map`.
     HeaderBytes,
     624,
-    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2]
+    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2, src_mac: 6, src_ip: 4]
 );
 
 byte_map!(

@@ -4,8 +4,8 @@
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
-use rtl::lockstep::decide;
-use rtl::pkt_gen::{PktGen, SRC_IP, SRC_MAC, TTL};
+use rtl::lockstep::{decide, mac};
+use rtl::pkt_gen::{PktGen, TTL};
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
@@ -23,13 +23,17 @@ const SENDER: u8 = 3;
 
 type Entries = Vec<(u32, u64, Vec<u8>)>;
 
-fn expected(meta: DecideMeta, entries: &Entries, tree: u8) -> Vec<u8> {
+/// This node's MAC and IPv4 address (the `src_mac_*` and `src_ip` registers).
+type Src = (u64, u32);
+const SRC: Src = (0x024E_4300_0001, 0x0A4E_4301);
+
+fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> {
     let p = decide(CLUSTER, SENDER, DecideMeta { tree, ..meta }, entries);
     let g = GROUPS[tree as usize].to_be_bytes();
     let m = UdpMeta {
-        src_mac: SRC_MAC,
+        src_mac: mac(src.0),
         dst_mac: frame::multicast_mac(g),
-        src_ip: SRC_IP,
+        src_ip: src.1.to_be_bytes(),
         dst_ip: g,
         src_port: PORT,
         dst_port: PORT,
@@ -48,10 +52,12 @@ struct Gen {
     cur: [Vec<u8>; 4],
     first_beats: Vec<u64>,
     last_beats: Vec<u64>,
+    /// Host copies offered (`h_load`): the image's first `h_len` bytes, and the cycle.
+    host: Vec<(Vec<u8>, u64)>,
 }
 
 impl Gen {
-    fn new(trees: u8) -> Self {
+    fn new(trees: u8, src: Src) -> Self {
         let mut c = Cycle::new(PktGen::default(), |g| &mut g.clock);
         let u = c.uut.as_mut();
         u.sender.next = bits(SENDER as u64);
@@ -62,12 +68,15 @@ impl Gen {
         u.group1.next = bits(GROUPS[1] as u64);
         u.group2.next = bits(GROUPS[2] as u64);
         u.group3.next = bits(GROUPS[3] as u64);
+        u.src_mac.next = bits(src.0);
+        u.src_ip.next = bits(src.1 as u64);
         Gen {
             c,
             frames: Default::default(),
             cur: Default::default(),
             first_beats: vec![],
             last_beats: vec![],
+            host: vec![],
         }
     }
     fn cycle(&mut self) {
@@ -99,6 +108,14 @@ impl Gen {
                 u.m3_last.val(),
             ),
         ];
+        if u.h_load.val() {
+            let len = val(u.h_len.val()) as usize;
+            let img = u.h_img.val();
+            let bytes = (0..len)
+                .map(|x| val(img.get_bits::<8>(8 * x)) as u8)
+                .collect();
+            self.host.push((bytes, self.c.cycle));
+        }
         for (t, (v, d, k, l)) in outs.into_iter().enumerate() {
             if !v {
                 continue;
@@ -174,7 +191,8 @@ fn every_tree_gets_the_frame_proto_emits() {
     for seed in 0..30 {
         let mut rng = Rng::new(seed);
         let trees = rng.range(1, 4) as u8;
-        let mut g = Gen::new(trees);
+        let src = (rng.next_u64() & 0xFEFF_FFFF_FFFF, rng.next_u64() as u32);
+        let mut g = Gen::new(trees, src);
         let mut want = Vec::new();
         for _ in 0..3 {
             let (meta, entries) = random_batch(&mut rng);
@@ -198,9 +216,30 @@ fn every_tree_gets_the_frame_proto_emits() {
             }
             assert_eq!(got.len(), want.len(), "seed {seed} tree {t}");
             for (f, (meta, entries)) in got.iter().zip(&want) {
-                assert_eq!(f, &expected(*meta, entries, t), "seed {seed} tree {t}");
+                assert_eq!(f, &expected(*meta, entries, t, src), "seed {seed} tree {t}");
                 assert!(frame::parse_udp(f).is_ok());
             }
+        }
+        // The host copy: tree 0's frame of every decision (BATCH), offered in its first beat.
+        let values: Vec<_> = want
+            .iter()
+            .filter(|(m, _)| m.kind == DecideKind::Batch)
+            .collect();
+        assert_eq!(
+            g.host.len(),
+            values.len(),
+            "seed {seed}: one host copy per decision"
+        );
+        for ((img, at), (meta, entries)) in g.host.iter().zip(values) {
+            assert_eq!(
+                img,
+                &expected(*meta, entries, 0, src),
+                "seed {seed} host copy"
+            );
+            assert!(
+                g.first_beats.contains(at),
+                "seed {seed}: offered in the first beat"
+            );
         }
     }
 }
@@ -209,7 +248,7 @@ fn every_tree_gets_the_frame_proto_emits() {
 /// beat (line rate of the 64-bit bus), and decisions per cycle = 1 / beats per frame.
 #[test]
 fn full_batches_leave_back_to_back() {
-    let mut g = Gen::new(2);
+    let mut g = Gen::new(2, SRC);
     let entries: Entries = (0..4).map(|i| (i, i as u64 + 1, vec![7; 8])).collect();
     let beats = expected(
         DecideMeta {
@@ -221,6 +260,7 @@ fn full_batches_leave_back_to_back() {
         },
         &entries,
         0,
+        SRC,
     )
     .len()
     .div_ceil(8) as u64;

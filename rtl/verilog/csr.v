@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,window);
+module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
     
     // Module arguments
     input wire  clock;
@@ -54,6 +54,12 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -204,6 +210,48 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
+    reg  r_src_mac_hi$clock;
+    reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
+    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$writable;
+    wire  [31:0] r_src_mac_hi$value;
+    wire  [31:0] r_src_mac_hi$rdata;
+    reg  r_src_mac_lo$clock;
+    reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [31:0] r_src_mac_lo$bus_wdata;
+    reg  r_src_mac_lo$bus_write;
+    reg  r_src_mac_lo$writable;
+    wire  [31:0] r_src_mac_lo$value;
+    wire  [31:0] r_src_mac_lo$rdata;
+    reg  r_src_ip$clock;
+    reg  [15:0] r_src_ip$bus_addr;
+    reg  [31:0] r_src_ip$bus_wdata;
+    reg  r_src_ip$bus_write;
+    reg  r_src_ip$writable;
+    wire  [31:0] r_src_ip$value;
+    wire  [31:0] r_src_ip$rdata;
+    reg  r_host_mac_hi$clock;
+    reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
+    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$writable;
+    wire  [31:0] r_host_mac_hi$value;
+    wire  [31:0] r_host_mac_hi$rdata;
+    reg  r_host_mac_lo$clock;
+    reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [31:0] r_host_mac_lo$bus_wdata;
+    reg  r_host_mac_lo$bus_write;
+    reg  r_host_mac_lo$writable;
+    wire  [31:0] r_host_mac_lo$value;
+    wire  [31:0] r_host_mac_lo$rdata;
+    reg  r_host_ip$clock;
+    reg  [15:0] r_host_ip$bus_addr;
+    reg  [31:0] r_host_ip$bus_wdata;
+    reg  r_host_ip$bus_write;
+    reg  r_host_ip$writable;
+    wire  [31:0] r_host_ip$value;
+    wire  [31:0] r_host_ip$rdata;
     reg  c_sent_values$clock;
     reg  [15:0] c_sent_values$bus_addr;
     reg  c_sent_values$clear;
@@ -526,6 +574,60 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
     );
+    csr$r_src_mac_hi r_src_mac_hi(
+        .clock(r_src_mac_hi$clock),
+        .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
+        .bus_write(r_src_mac_hi$bus_write),
+        .writable(r_src_mac_hi$writable),
+        .value(r_src_mac_hi$value),
+        .rdata(r_src_mac_hi$rdata)
+    );
+    csr$r_src_mac_lo r_src_mac_lo(
+        .clock(r_src_mac_lo$clock),
+        .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_wdata(r_src_mac_lo$bus_wdata),
+        .bus_write(r_src_mac_lo$bus_write),
+        .writable(r_src_mac_lo$writable),
+        .value(r_src_mac_lo$value),
+        .rdata(r_src_mac_lo$rdata)
+    );
+    csr$r_src_ip r_src_ip(
+        .clock(r_src_ip$clock),
+        .bus_addr(r_src_ip$bus_addr),
+        .bus_wdata(r_src_ip$bus_wdata),
+        .bus_write(r_src_ip$bus_write),
+        .writable(r_src_ip$writable),
+        .value(r_src_ip$value),
+        .rdata(r_src_ip$rdata)
+    );
+    csr$r_host_mac_hi r_host_mac_hi(
+        .clock(r_host_mac_hi$clock),
+        .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
+        .bus_write(r_host_mac_hi$bus_write),
+        .writable(r_host_mac_hi$writable),
+        .value(r_host_mac_hi$value),
+        .rdata(r_host_mac_hi$rdata)
+    );
+    csr$r_host_mac_lo r_host_mac_lo(
+        .clock(r_host_mac_lo$clock),
+        .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_wdata(r_host_mac_lo$bus_wdata),
+        .bus_write(r_host_mac_lo$bus_write),
+        .writable(r_host_mac_lo$writable),
+        .value(r_host_mac_lo$value),
+        .rdata(r_host_mac_lo$rdata)
+    );
+    csr$r_host_ip r_host_ip(
+        .clock(r_host_ip$clock),
+        .bus_addr(r_host_ip$bus_addr),
+        .bus_wdata(r_host_ip$bus_wdata),
+        .bus_write(r_host_ip$bus_write),
+        .writable(r_host_ip$writable),
+        .value(r_host_ip$value),
+        .rdata(r_host_ip$rdata)
+    );
     csr$c_sent_values c_sent_values(
         .clock(c_sent_values$clock),
         .bus_addr(c_sent_values$bus_addr),
@@ -732,6 +834,12 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         r_tree_group1$clock = clock;
         r_tree_group2$clock = clock;
         r_tree_group3$clock = clock;
+        r_src_mac_hi$clock = clock;
+        r_src_mac_lo$clock = clock;
+        r_src_ip$clock = clock;
+        r_host_mac_hi$clock = clock;
+        r_host_mac_lo$clock = clock;
+        r_host_ip$clock = clock;
         c_sent_values$clock = clock;
         c_sent_heartbeats$clock = clock;
         c_delivered$clock = clock;
@@ -845,6 +953,36 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         r_tree_group3$bus_write = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
+        r_src_mac_hi$bus_addr = bus_addr;
+        r_src_mac_hi$bus_wdata = bus_wdata;
+        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$writable = state == s_disabled;
+        cfg_src_mac_hi = r_src_mac_hi$value;
+        r_src_mac_lo$bus_addr = bus_addr;
+        r_src_mac_lo$bus_wdata = bus_wdata;
+        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$writable = state == s_disabled;
+        cfg_src_mac_lo = r_src_mac_lo$value;
+        r_src_ip$bus_addr = bus_addr;
+        r_src_ip$bus_wdata = bus_wdata;
+        r_src_ip$bus_write = bus_write;
+        r_src_ip$writable = state == s_disabled;
+        cfg_src_ip = r_src_ip$value;
+        r_host_mac_hi$bus_addr = bus_addr;
+        r_host_mac_hi$bus_wdata = bus_wdata;
+        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$writable = state == s_disabled;
+        cfg_host_mac_hi = r_host_mac_hi$value;
+        r_host_mac_lo$bus_addr = bus_addr;
+        r_host_mac_lo$bus_wdata = bus_wdata;
+        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$writable = state == s_disabled;
+        cfg_host_mac_lo = r_host_mac_lo$value;
+        r_host_ip$bus_addr = bus_addr;
+        r_host_ip$bus_wdata = bus_wdata;
+        r_host_ip$bus_write = bus_write;
+        r_host_ip$writable = state == s_disabled;
+        cfg_host_ip = r_host_ip$value;
         window = r_delta$value + r_drift$value;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
@@ -981,7 +1119,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
     end
     
 endmodule // csr
@@ -3991,6 +4129,299 @@ module csr$r_fifo_depth$r$dff(d,q,clock);
 endmodule // csr$r_fifo_depth$r$dff
 
 
+module csr$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h74;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_host_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_host_ip
+
+
+module csr$r_host_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e43fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_host_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_host_ip$r
+
+
+module csr$r_host_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_ip$r$dff
+
+
+module csr$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h6c;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_host_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_host_mac_hi
+
+
+module csr$r_host_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_host_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_host_mac_hi$r
+
+
+module csr$r_host_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_mac_hi$r$dff
+
+
+module csr$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h70;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_host_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_host_mac_lo
+
+
+module csr$r_host_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h430000fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_host_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_host_mac_lo$r
+
+
+module csr$r_host_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_mac_lo$r$dff
+
+
 module csr$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
@@ -4581,6 +5012,299 @@ module csr$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_node_id$r$dff
+
+
+module csr$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h68;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_src_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_src_ip
+
+
+module csr$r_src_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e4301;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_src_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_src_ip$r
+
+
+module csr$r_src_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_ip$r$dff
+
+
+module csr$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h60;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_src_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_src_mac_hi
+
+
+module csr$r_src_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_src_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_src_mac_hi$r
+
+
+module csr$r_src_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_mac_hi$r$dff
+
+
+module csr$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h64;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    csr$r_src_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // csr$r_src_mac_lo
+
+
+module csr$r_src_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h43000001;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    csr$r_src_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // csr$r_src_mac_lo$r
+
+
+module csr$r_src_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_mac_lo$r$dff
 
 
 module csr$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);

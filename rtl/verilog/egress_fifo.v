@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -11,6 +11,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
     input wire  [63:0] push_payload;
+    input wire  [47:0] push_mac;
+    input wire  [31:0] push_ip;
+    input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
     output reg  [12:0] len;
@@ -19,6 +22,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
     output reg  [63:0] out_payload;
+    output reg  [47:0] out_mac;
+    output reg  [31:0] out_ip;
+    output reg  [15:0] out_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -54,6 +60,27 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
     reg  ram_payload$write_clock;
     reg  [63:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
+    reg  [5:0] ram_mac$read_address;
+    reg  ram_mac$read_clock;
+    wire  [47:0] ram_mac$read_data;
+    reg  [5:0] ram_mac$write_address;
+    reg  ram_mac$write_clock;
+    reg  [47:0] ram_mac$write_data;
+    reg  ram_mac$write_enable;
+    reg  [5:0] ram_ip$read_address;
+    reg  ram_ip$read_clock;
+    wire  [31:0] ram_ip$read_data;
+    reg  [5:0] ram_ip$write_address;
+    reg  ram_ip$write_clock;
+    reg  [31:0] ram_ip$write_data;
+    reg  ram_ip$write_enable;
+    reg  [5:0] ram_port$read_address;
+    reg  ram_port$read_clock;
+    wire  [15:0] ram_port$read_data;
+    reg  [5:0] ram_port$write_address;
+    reg  ram_port$write_clock;
+    reg  [15:0] ram_port$write_data;
+    reg  ram_port$write_enable;
     reg  [12:0] wr$d;
     wire  [12:0] wr$q;
     reg  wr$clock;
@@ -111,6 +138,33 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
         .write_data(ram_payload$write_data),
         .write_enable(ram_payload$write_enable)
     );
+    egress_fifo$ram_mac ram_mac(
+        .read_address(ram_mac$read_address),
+        .read_clock(ram_mac$read_clock),
+        .read_data(ram_mac$read_data),
+        .write_address(ram_mac$write_address),
+        .write_clock(ram_mac$write_clock),
+        .write_data(ram_mac$write_data),
+        .write_enable(ram_mac$write_enable)
+    );
+    egress_fifo$ram_ip ram_ip(
+        .read_address(ram_ip$read_address),
+        .read_clock(ram_ip$read_clock),
+        .read_data(ram_ip$read_data),
+        .write_address(ram_ip$write_address),
+        .write_clock(ram_ip$write_clock),
+        .write_data(ram_ip$write_data),
+        .write_enable(ram_ip$write_enable)
+    );
+    egress_fifo$ram_port ram_port(
+        .read_address(ram_port$read_address),
+        .read_clock(ram_port$read_clock),
+        .read_data(ram_port$read_data),
+        .write_address(ram_port$write_address),
+        .write_clock(ram_port$write_clock),
+        .write_data(ram_port$write_data),
+        .write_enable(ram_port$write_enable)
+    );
     egress_fifo$wr wr(
         .d(wr$d),
         .q(wr$q),
@@ -157,6 +211,12 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
         ram_len$read_clock = clock;
         ram_payload$write_clock = clock;
         ram_payload$read_clock = clock;
+        ram_mac$write_clock = clock;
+        ram_mac$read_clock = clock;
+        ram_ip$write_clock = clock;
+        ram_ip$read_clock = clock;
+        ram_port$write_clock = clock;
+        ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
         if (clear) begin
             waddr = res_next;
@@ -176,6 +236,15 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
         ram_payload$write_address = waddr[(32'h0)+:(6)];
         ram_payload$write_data = push_payload;
         ram_payload$write_enable = push;
+        ram_mac$write_address = waddr[(32'h0)+:(6)];
+        ram_mac$write_data = push_mac;
+        ram_mac$write_enable = push;
+        ram_ip$write_address = waddr[(32'h0)+:(6)];
+        ram_ip$write_data = push_ip;
+        ram_ip$write_enable = push;
+        ram_port$write_address = waddr[(32'h0)+:(6)];
+        ram_port$write_data = push_port;
+        ram_port$write_enable = push;
         res$d = res_next;
         if (push) begin
             wr$d = (waddr + k1_13) & k_mask;
@@ -202,6 +271,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
         ram_payload$read_address = rd$q[(32'h0)+:(6)];
+        ram_mac$read_address = rd$q[(32'h0)+:(6)];
+        ram_ip$read_address = rd$q[(32'h0)+:(6)];
+        ram_port$read_address = rd$q[(32'h0)+:(6)];
         valid$d = rd$q != res$q;
         if (rd$q != res$q) begin
             rd$d = (rd$q + k1_13) & k_mask;
@@ -211,6 +283,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve
         out_seq = ram_seq$read_data;
         out_len = ram_len$read_data;
         out_payload = ram_payload$read_data;
+        out_mac = ram_mac$read_data;
+        out_ip = ram_ip$read_data;
+        out_port = ram_port$read_data;
     end
     
 endmodule // egress_fifo
@@ -264,6 +339,35 @@ module egress_fifo$ram_client(read_address,read_clock,read_data,write_address,wr
 endmodule // egress_fifo$ram_client
 
 
+module egress_fifo$ram_ip(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // egress_fifo$ram_ip
+
+
 module egress_fifo$ram_len(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -293,6 +397,35 @@ module egress_fifo$ram_len(read_address,read_clock,read_data,write_address,write
 endmodule // egress_fifo$ram_len
 
 
+module egress_fifo$ram_mac(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [47:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [47:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[47:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // egress_fifo$ram_mac
+
+
 module egress_fifo$ram_payload(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -320,6 +453,35 @@ module egress_fifo$ram_payload(read_address,read_clock,read_data,write_address,w
     end
                 
 endmodule // egress_fifo$ram_payload
+
+
+module egress_fifo$ram_port(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [15:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [15:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[15:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // egress_fifo$ram_port
 
 
 module egress_fifo$ram_seq(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
     
     // Module arguments
     input wire  clock;
@@ -25,6 +25,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
     input wire  [63:0] cl_payload;
+    input wire  [47:0] cl_mac;
+    input wire  [31:0] cl_ip;
+    input wire  [15:0] cl_port;
     output reg  send;
     output reg  [1:0] send_kind;
     output reg  [7:0] send_count;
@@ -64,6 +67,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [7:0] ok_index;
     output reg  [63:0] ok_payload;
     output reg  [7:0] ok_len;
+    output reg  [47:0] ok_mac;
+    output reg  [31:0] ok_ip;
+    output reg  [15:0] ok_port;
     output reg  [31:0] cfg_node_id;
     output reg  [31:0] cfg_node_count;
     output reg  [31:0] cfg_cluster_id;
@@ -83,6 +89,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     
     // Constant declarations
     localparam  k0_3 = 3'b0;
@@ -193,6 +205,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [63:0] fifo$push_seq;
     reg  [7:0] fifo$push_len;
     reg  [63:0] fifo$push_payload;
+    reg  [47:0] fifo$push_mac;
+    reg  [31:0] fifo$push_ip;
+    reg  [15:0] fifo$push_port;
     reg  [12:0] fifo$reserve;
     reg  fifo$clear;
     wire  [12:0] fifo$len;
@@ -201,6 +216,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [63:0] fifo$out_seq;
     wire  [7:0] fifo$out_len;
     wire  [63:0] fifo$out_payload;
+    wire  [47:0] fifo$out_mac;
+    wire  [31:0] fifo$out_ip;
+    wire  [15:0] fifo$out_port;
     reg  regs$clock;
     reg  [15:0] regs$bus_addr;
     reg  [31:0] regs$bus_wdata;
@@ -250,6 +268,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] regs$cfg_tree_group1;
     wire  [31:0] regs$cfg_tree_group2;
     wire  [31:0] regs$cfg_tree_group3;
+    wire  [31:0] regs$cfg_src_mac_hi;
+    wire  [31:0] regs$cfg_src_mac_lo;
+    wire  [31:0] regs$cfg_src_ip;
+    wire  [31:0] regs$cfg_host_mac_hi;
+    wire  [31:0] regs$cfg_host_mac_lo;
+    wire  [31:0] regs$cfg_host_ip;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -393,6 +417,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .push_seq(fifo$push_seq),
         .push_len(fifo$push_len),
         .push_payload(fifo$push_payload),
+        .push_mac(fifo$push_mac),
+        .push_ip(fifo$push_ip),
+        .push_port(fifo$push_port),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
         .len(fifo$len),
@@ -400,7 +427,10 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .out_client(fifo$out_client),
         .out_seq(fifo$out_seq),
         .out_len(fifo$out_len),
-        .out_payload(fifo$out_payload)
+        .out_payload(fifo$out_payload),
+        .out_mac(fifo$out_mac),
+        .out_ip(fifo$out_ip),
+        .out_port(fifo$out_port)
     );
     nc_core$regs regs(
         .clock(regs$clock),
@@ -452,6 +482,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .cfg_tree_group1(regs$cfg_tree_group1),
         .cfg_tree_group2(regs$cfg_tree_group2),
         .cfg_tree_group3(regs$cfg_tree_group3),
+        .cfg_src_mac_hi(regs$cfg_src_mac_hi),
+        .cfg_src_mac_lo(regs$cfg_src_mac_lo),
+        .cfg_src_ip(regs$cfg_src_ip),
+        .cfg_host_mac_hi(regs$cfg_host_mac_hi),
+        .cfg_host_mac_lo(regs$cfg_host_mac_lo),
+        .cfg_host_ip(regs$cfg_host_ip),
         .window(regs$window)
     );
     nc_core$rec_n rec_n(
@@ -575,6 +611,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         cfg_tree_group1 = regs$cfg_tree_group1;
         cfg_tree_group2 = regs$cfg_tree_group2;
         cfg_tree_group3 = regs$cfg_tree_group3;
+        cfg_src_mac_hi = regs$cfg_src_mac_hi;
+        cfg_src_mac_lo = regs$cfg_src_mac_lo;
+        cfg_src_ip = regs$cfg_src_ip;
+        cfg_host_mac_hi = regs$cfg_host_mac_hi;
+        cfg_host_mac_lo = regs$cfg_host_mac_lo;
+        cfg_host_ip = regs$cfg_host_ip;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -649,6 +691,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         fifo$push_len = cl_len[(32'h0)+:(8)];
         fifo$push_seq = cl_seq;
         fifo$push_client = cl_client;
+        fifo$push_mac = cl_mac;
+        fifo$push_ip = cl_ip;
+        fifo$push_port = cl_port;
         pop = fifo$out_valid && ((ok_idx$q + k1_8) == rec_cnt0$q);
         if (fifo$out_valid) begin
             if (pop) begin
@@ -697,6 +742,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         ok_seq = fifo$out_seq;
         ok_payload = fifo$out_payload;
         ok_len = fifo$out_len;
+        ok_mac = fifo$out_mac;
+        ok_ip = fifo$out_ip;
+        ok_port = fifo$out_port;
         ok_instance = rec_inst0$q;
         ok_index = ok_idx$q;
     end
@@ -1709,7 +1757,7 @@ module nc_core$core$r_sync_viol(d,q,clock);
 endmodule // nc_core$core$r_sync_viol
 
 
-module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload);
+module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -1718,6 +1766,9 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
     input wire  [63:0] push_payload;
+    input wire  [47:0] push_mac;
+    input wire  [31:0] push_ip;
+    input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
     output reg  [12:0] len;
@@ -1726,6 +1777,9 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
     output reg  [63:0] out_payload;
+    output reg  [47:0] out_mac;
+    output reg  [31:0] out_ip;
+    output reg  [15:0] out_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -1761,6 +1815,27 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
     reg  ram_payload$write_clock;
     reg  [63:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
+    reg  [5:0] ram_mac$read_address;
+    reg  ram_mac$read_clock;
+    wire  [47:0] ram_mac$read_data;
+    reg  [5:0] ram_mac$write_address;
+    reg  ram_mac$write_clock;
+    reg  [47:0] ram_mac$write_data;
+    reg  ram_mac$write_enable;
+    reg  [5:0] ram_ip$read_address;
+    reg  ram_ip$read_clock;
+    wire  [31:0] ram_ip$read_data;
+    reg  [5:0] ram_ip$write_address;
+    reg  ram_ip$write_clock;
+    reg  [31:0] ram_ip$write_data;
+    reg  ram_ip$write_enable;
+    reg  [5:0] ram_port$read_address;
+    reg  ram_port$read_clock;
+    wire  [15:0] ram_port$read_data;
+    reg  [5:0] ram_port$write_address;
+    reg  ram_port$write_clock;
+    reg  [15:0] ram_port$write_data;
+    reg  ram_port$write_enable;
     reg  [12:0] wr$d;
     wire  [12:0] wr$q;
     reg  wr$clock;
@@ -1818,6 +1893,33 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
         .write_data(ram_payload$write_data),
         .write_enable(ram_payload$write_enable)
     );
+    nc_core$fifo$ram_mac ram_mac(
+        .read_address(ram_mac$read_address),
+        .read_clock(ram_mac$read_clock),
+        .read_data(ram_mac$read_data),
+        .write_address(ram_mac$write_address),
+        .write_clock(ram_mac$write_clock),
+        .write_data(ram_mac$write_data),
+        .write_enable(ram_mac$write_enable)
+    );
+    nc_core$fifo$ram_ip ram_ip(
+        .read_address(ram_ip$read_address),
+        .read_clock(ram_ip$read_clock),
+        .read_data(ram_ip$read_data),
+        .write_address(ram_ip$write_address),
+        .write_clock(ram_ip$write_clock),
+        .write_data(ram_ip$write_data),
+        .write_enable(ram_ip$write_enable)
+    );
+    nc_core$fifo$ram_port ram_port(
+        .read_address(ram_port$read_address),
+        .read_clock(ram_port$read_clock),
+        .read_data(ram_port$read_data),
+        .write_address(ram_port$write_address),
+        .write_clock(ram_port$write_clock),
+        .write_data(ram_port$write_data),
+        .write_enable(ram_port$write_enable)
+    );
     nc_core$fifo$wr wr(
         .d(wr$d),
         .q(wr$q),
@@ -1864,6 +1966,12 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
         ram_len$read_clock = clock;
         ram_payload$write_clock = clock;
         ram_payload$read_clock = clock;
+        ram_mac$write_clock = clock;
+        ram_mac$read_clock = clock;
+        ram_ip$write_clock = clock;
+        ram_ip$read_clock = clock;
+        ram_port$write_clock = clock;
+        ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
         if (clear) begin
             waddr = res_next;
@@ -1883,6 +1991,15 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
         ram_payload$write_address = waddr[(32'h0)+:(6)];
         ram_payload$write_data = push_payload;
         ram_payload$write_enable = push;
+        ram_mac$write_address = waddr[(32'h0)+:(6)];
+        ram_mac$write_data = push_mac;
+        ram_mac$write_enable = push;
+        ram_ip$write_address = waddr[(32'h0)+:(6)];
+        ram_ip$write_data = push_ip;
+        ram_ip$write_enable = push;
+        ram_port$write_address = waddr[(32'h0)+:(6)];
+        ram_port$write_data = push_port;
+        ram_port$write_enable = push;
         res$d = res_next;
         if (push) begin
             wr$d = (waddr + k1_13) & k_mask;
@@ -1909,6 +2026,9 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
         ram_payload$read_address = rd$q[(32'h0)+:(6)];
+        ram_mac$read_address = rd$q[(32'h0)+:(6)];
+        ram_ip$read_address = rd$q[(32'h0)+:(6)];
+        ram_port$read_address = rd$q[(32'h0)+:(6)];
         valid$d = rd$q != res$q;
         if (rd$q != res$q) begin
             rd$d = (rd$q + k1_13) & k_mask;
@@ -1918,6 +2038,9 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserv
         out_seq = ram_seq$read_data;
         out_len = ram_len$read_data;
         out_payload = ram_payload$read_data;
+        out_mac = ram_mac$read_data;
+        out_ip = ram_ip$read_data;
+        out_port = ram_port$read_data;
     end
     
 endmodule // nc_core$fifo
@@ -1971,6 +2094,35 @@ module nc_core$fifo$ram_client(read_address,read_clock,read_data,write_address,w
 endmodule // nc_core$fifo$ram_client
 
 
+module nc_core$fifo$ram_ip(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_core$fifo$ram_ip
+
+
 module nc_core$fifo$ram_len(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -2000,6 +2152,35 @@ module nc_core$fifo$ram_len(read_address,read_clock,read_data,write_address,writ
 endmodule // nc_core$fifo$ram_len
 
 
+module nc_core$fifo$ram_mac(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [47:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [47:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[47:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_core$fifo$ram_mac
+
+
 module nc_core$fifo$ram_payload(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -2027,6 +2208,35 @@ module nc_core$fifo$ram_payload(read_address,read_clock,read_data,write_address,
     end
                 
 endmodule // nc_core$fifo$ram_payload
+
+
+module nc_core$fifo$ram_port(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [15:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [15:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[15:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_core$fifo$ram_port
 
 
 module nc_core$fifo$ram_seq(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -2324,7 +2534,7 @@ module nc_core$rec_n(d,q,clock);
 endmodule // nc_core$rec_n
 
 
-module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,window);
+module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
     
     // Module arguments
     input wire  clock;
@@ -2376,6 +2586,12 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -2526,6 +2742,48 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
+    reg  r_src_mac_hi$clock;
+    reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
+    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$writable;
+    wire  [31:0] r_src_mac_hi$value;
+    wire  [31:0] r_src_mac_hi$rdata;
+    reg  r_src_mac_lo$clock;
+    reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [31:0] r_src_mac_lo$bus_wdata;
+    reg  r_src_mac_lo$bus_write;
+    reg  r_src_mac_lo$writable;
+    wire  [31:0] r_src_mac_lo$value;
+    wire  [31:0] r_src_mac_lo$rdata;
+    reg  r_src_ip$clock;
+    reg  [15:0] r_src_ip$bus_addr;
+    reg  [31:0] r_src_ip$bus_wdata;
+    reg  r_src_ip$bus_write;
+    reg  r_src_ip$writable;
+    wire  [31:0] r_src_ip$value;
+    wire  [31:0] r_src_ip$rdata;
+    reg  r_host_mac_hi$clock;
+    reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
+    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$writable;
+    wire  [31:0] r_host_mac_hi$value;
+    wire  [31:0] r_host_mac_hi$rdata;
+    reg  r_host_mac_lo$clock;
+    reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [31:0] r_host_mac_lo$bus_wdata;
+    reg  r_host_mac_lo$bus_write;
+    reg  r_host_mac_lo$writable;
+    wire  [31:0] r_host_mac_lo$value;
+    wire  [31:0] r_host_mac_lo$rdata;
+    reg  r_host_ip$clock;
+    reg  [15:0] r_host_ip$bus_addr;
+    reg  [31:0] r_host_ip$bus_wdata;
+    reg  r_host_ip$bus_write;
+    reg  r_host_ip$writable;
+    wire  [31:0] r_host_ip$value;
+    wire  [31:0] r_host_ip$rdata;
     reg  c_sent_values$clock;
     reg  [15:0] c_sent_values$bus_addr;
     reg  c_sent_values$clear;
@@ -2848,6 +3106,60 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
     );
+    nc_core$regs$r_src_mac_hi r_src_mac_hi(
+        .clock(r_src_mac_hi$clock),
+        .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
+        .bus_write(r_src_mac_hi$bus_write),
+        .writable(r_src_mac_hi$writable),
+        .value(r_src_mac_hi$value),
+        .rdata(r_src_mac_hi$rdata)
+    );
+    nc_core$regs$r_src_mac_lo r_src_mac_lo(
+        .clock(r_src_mac_lo$clock),
+        .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_wdata(r_src_mac_lo$bus_wdata),
+        .bus_write(r_src_mac_lo$bus_write),
+        .writable(r_src_mac_lo$writable),
+        .value(r_src_mac_lo$value),
+        .rdata(r_src_mac_lo$rdata)
+    );
+    nc_core$regs$r_src_ip r_src_ip(
+        .clock(r_src_ip$clock),
+        .bus_addr(r_src_ip$bus_addr),
+        .bus_wdata(r_src_ip$bus_wdata),
+        .bus_write(r_src_ip$bus_write),
+        .writable(r_src_ip$writable),
+        .value(r_src_ip$value),
+        .rdata(r_src_ip$rdata)
+    );
+    nc_core$regs$r_host_mac_hi r_host_mac_hi(
+        .clock(r_host_mac_hi$clock),
+        .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
+        .bus_write(r_host_mac_hi$bus_write),
+        .writable(r_host_mac_hi$writable),
+        .value(r_host_mac_hi$value),
+        .rdata(r_host_mac_hi$rdata)
+    );
+    nc_core$regs$r_host_mac_lo r_host_mac_lo(
+        .clock(r_host_mac_lo$clock),
+        .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_wdata(r_host_mac_lo$bus_wdata),
+        .bus_write(r_host_mac_lo$bus_write),
+        .writable(r_host_mac_lo$writable),
+        .value(r_host_mac_lo$value),
+        .rdata(r_host_mac_lo$rdata)
+    );
+    nc_core$regs$r_host_ip r_host_ip(
+        .clock(r_host_ip$clock),
+        .bus_addr(r_host_ip$bus_addr),
+        .bus_wdata(r_host_ip$bus_wdata),
+        .bus_write(r_host_ip$bus_write),
+        .writable(r_host_ip$writable),
+        .value(r_host_ip$value),
+        .rdata(r_host_ip$rdata)
+    );
     nc_core$regs$c_sent_values c_sent_values(
         .clock(c_sent_values$clock),
         .bus_addr(c_sent_values$bus_addr),
@@ -3054,6 +3366,12 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_tree_group1$clock = clock;
         r_tree_group2$clock = clock;
         r_tree_group3$clock = clock;
+        r_src_mac_hi$clock = clock;
+        r_src_mac_lo$clock = clock;
+        r_src_ip$clock = clock;
+        r_host_mac_hi$clock = clock;
+        r_host_mac_lo$clock = clock;
+        r_host_ip$clock = clock;
         c_sent_values$clock = clock;
         c_sent_heartbeats$clock = clock;
         c_delivered$clock = clock;
@@ -3167,6 +3485,36 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_tree_group3$bus_write = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
+        r_src_mac_hi$bus_addr = bus_addr;
+        r_src_mac_hi$bus_wdata = bus_wdata;
+        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$writable = state == s_disabled;
+        cfg_src_mac_hi = r_src_mac_hi$value;
+        r_src_mac_lo$bus_addr = bus_addr;
+        r_src_mac_lo$bus_wdata = bus_wdata;
+        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$writable = state == s_disabled;
+        cfg_src_mac_lo = r_src_mac_lo$value;
+        r_src_ip$bus_addr = bus_addr;
+        r_src_ip$bus_wdata = bus_wdata;
+        r_src_ip$bus_write = bus_write;
+        r_src_ip$writable = state == s_disabled;
+        cfg_src_ip = r_src_ip$value;
+        r_host_mac_hi$bus_addr = bus_addr;
+        r_host_mac_hi$bus_wdata = bus_wdata;
+        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$writable = state == s_disabled;
+        cfg_host_mac_hi = r_host_mac_hi$value;
+        r_host_mac_lo$bus_addr = bus_addr;
+        r_host_mac_lo$bus_wdata = bus_wdata;
+        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$writable = state == s_disabled;
+        cfg_host_mac_lo = r_host_mac_lo$value;
+        r_host_ip$bus_addr = bus_addr;
+        r_host_ip$bus_wdata = bus_wdata;
+        r_host_ip$bus_write = bus_write;
+        r_host_ip$writable = state == s_disabled;
+        cfg_host_ip = r_host_ip$value;
         window = r_delta$value + r_drift$value;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
@@ -3303,7 +3651,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
     end
     
 endmodule // nc_core$regs
@@ -6313,6 +6661,299 @@ module nc_core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_fifo_depth$r$dff
 
 
+module nc_core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h74;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_host_ip
+
+
+module nc_core$regs$r_host_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e43fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_host_ip$r
+
+
+module nc_core$regs$r_host_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_ip$r$dff
+
+
+module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h6c;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_host_mac_hi
+
+
+module nc_core$regs$r_host_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_host_mac_hi$r
+
+
+module nc_core$regs$r_host_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_mac_hi$r$dff
+
+
+module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h70;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_host_mac_lo
+
+
+module nc_core$regs$r_host_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h430000fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_host_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_host_mac_lo$r
+
+
+module nc_core$regs$r_host_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_mac_lo$r$dff
+
+
 module nc_core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
@@ -6903,6 +7544,299 @@ module nc_core$regs$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_node_id$r$dff
+
+
+module nc_core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h68;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_src_ip
+
+
+module nc_core$regs$r_src_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e4301;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_src_ip$r
+
+
+module nc_core$regs$r_src_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_ip$r$dff
+
+
+module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h60;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_src_mac_hi
+
+
+module nc_core$regs$r_src_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_src_mac_hi$r
+
+
+module nc_core$regs$r_src_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_mac_hi$r$dff
+
+
+module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h64;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_core$regs$r_src_mac_lo
+
+
+module nc_core$regs$r_src_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h43000001;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$regs$r_src_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$regs$r_src_mac_lo$r
+
+
+module nc_core$regs$r_src_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_mac_lo$r$dff
 
 
 module nc_core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);

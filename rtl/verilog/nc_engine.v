@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy);
     
     // Module arguments
     input wire  clock;
@@ -112,6 +112,12 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     output reg  [63:0] g0_data;
     output reg  [7:0] g0_keep;
     output reg  g0_valid;
@@ -158,6 +164,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] core$cl_client;
     reg  [63:0] core$cl_seq;
     reg  [63:0] core$cl_payload;
+    reg  [47:0] core$cl_mac;
+    reg  [31:0] core$cl_ip;
+    reg  [15:0] core$cl_port;
     wire  core$send;
     wire  [1:0] core$send_kind;
     wire  [7:0] core$send_count;
@@ -197,6 +206,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [7:0] core$ok_index;
     wire  [63:0] core$ok_payload;
     wire  [7:0] core$ok_len;
+    wire  [47:0] core$ok_mac;
+    wire  [31:0] core$ok_ip;
+    wire  [15:0] core$ok_port;
     wire  [31:0] core$cfg_node_id;
     wire  [31:0] core$cfg_node_count;
     wire  [31:0] core$cfg_cluster_id;
@@ -216,6 +228,12 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$cfg_tree_group1;
     wire  [31:0] core$cfg_tree_group2;
     wire  [31:0] core$cfg_tree_group3;
+    wire  [31:0] core$cfg_src_mac_hi;
+    wire  [31:0] core$cfg_src_mac_lo;
+    wire  [31:0] core$cfg_src_ip;
+    wire  [31:0] core$cfg_host_mac_hi;
+    wire  [31:0] core$cfg_host_mac_lo;
+    wire  [31:0] core$cfg_host_ip;
     reg  decide_gen$clock;
     reg  decide_gen$send;
     reg  [1:0] decide_gen$send_kind;
@@ -236,6 +254,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] decide_gen$group1;
     reg  [31:0] decide_gen$group2;
     reg  [31:0] decide_gen$group3;
+    reg  [47:0] decide_gen$src_mac;
+    reg  [31:0] decide_gen$src_ip;
     wire  [63:0] decide_gen$m0_data;
     wire  [7:0] decide_gen$m0_keep;
     wire  decide_gen$m0_valid;
@@ -254,6 +274,15 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$m3_last;
     wire  decide_gen$busy;
     wire  decide_gen$overrun;
+    wire  decide_gen$h_load;
+    wire  [1407:0] decide_gen$h_img;
+    wire  [15:0] decide_gen$h_len;
+    reg  [15:0] src_mac$hi;
+    reg  [31:0] src_mac$lo;
+    wire  [47:0] src_mac$out;
+    reg  [15:0] host_mac$hi;
+    reg  [31:0] host_mac$lo;
+    wire  [47:0] host_mac$out;
     reg  p0$clock;
     reg  [63:0] p0$s_data;
     reg  [7:0] p0$s_keep;
@@ -669,6 +698,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cl_client(core$cl_client),
         .cl_seq(core$cl_seq),
         .cl_payload(core$cl_payload),
+        .cl_mac(core$cl_mac),
+        .cl_ip(core$cl_ip),
+        .cl_port(core$cl_port),
         .send(core$send),
         .send_kind(core$send_kind),
         .send_count(core$send_count),
@@ -708,6 +740,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .ok_index(core$ok_index),
         .ok_payload(core$ok_payload),
         .ok_len(core$ok_len),
+        .ok_mac(core$ok_mac),
+        .ok_ip(core$ok_ip),
+        .ok_port(core$ok_port),
         .cfg_node_id(core$cfg_node_id),
         .cfg_node_count(core$cfg_node_count),
         .cfg_cluster_id(core$cfg_cluster_id),
@@ -726,7 +761,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cfg_tree_group0(core$cfg_tree_group0),
         .cfg_tree_group1(core$cfg_tree_group1),
         .cfg_tree_group2(core$cfg_tree_group2),
-        .cfg_tree_group3(core$cfg_tree_group3)
+        .cfg_tree_group3(core$cfg_tree_group3),
+        .cfg_src_mac_hi(core$cfg_src_mac_hi),
+        .cfg_src_mac_lo(core$cfg_src_mac_lo),
+        .cfg_src_ip(core$cfg_src_ip),
+        .cfg_host_mac_hi(core$cfg_host_mac_hi),
+        .cfg_host_mac_lo(core$cfg_host_mac_lo),
+        .cfg_host_ip(core$cfg_host_ip)
     );
     nc_engine$decide_gen decide_gen(
         .clock(decide_gen$clock),
@@ -749,6 +790,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .group1(decide_gen$group1),
         .group2(decide_gen$group2),
         .group3(decide_gen$group3),
+        .src_mac(decide_gen$src_mac),
+        .src_ip(decide_gen$src_ip),
         .m0_data(decide_gen$m0_data),
         .m0_keep(decide_gen$m0_keep),
         .m0_valid(decide_gen$m0_valid),
@@ -766,7 +809,20 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .m3_valid(decide_gen$m3_valid),
         .m3_last(decide_gen$m3_last),
         .busy(decide_gen$busy),
-        .overrun(decide_gen$overrun)
+        .overrun(decide_gen$overrun),
+        .h_load(decide_gen$h_load),
+        .h_img(decide_gen$h_img),
+        .h_len(decide_gen$h_len)
+    );
+    nc_engine$src_mac src_mac(
+        .hi(src_mac$hi),
+        .lo(src_mac$lo),
+        .out(src_mac$out)
+    );
+    nc_engine$host_mac host_mac(
+        .hi(host_mac$hi),
+        .lo(host_mac$lo),
+        .out(host_mac$out)
     );
     nc_engine$p0 p0(
         .clock(p0$clock),
@@ -1680,6 +1736,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         core$cl_seq = hc_req_seq$q;
         core$cl_len = hc_req_len$q;
         core$cl_payload = hc_req_payload$q;
+        core$cl_mac = hc_eth_src$q;
+        core$cl_ip = hc_ip_src$q;
+        core$cl_port = hc_udp_src$q;
         core$rx_valid = take0 || take1 || take2 || take3;
         rx_port = k0_2;
         if (takec) begin
@@ -1794,6 +1853,12 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         decide_gen$group1 = core$cfg_tree_group1;
         decide_gen$group2 = core$cfg_tree_group2;
         decide_gen$group3 = core$cfg_tree_group3;
+        src_mac$hi = core$cfg_src_mac_hi[(32'h0)+:(16)];
+        src_mac$lo = core$cfg_src_mac_lo;
+        host_mac$hi = core$cfg_host_mac_hi[(32'h0)+:(16)];
+        host_mac$lo = core$cfg_host_mac_lo;
+        decide_gen$src_mac = src_mac$out;
+        decide_gen$src_ip = core$cfg_src_ip;
         g0_data = decide_gen$m0_data;
         g0_keep = decide_gen$m0_keep;
         g0_valid = decide_gen$m0_valid;
@@ -1878,12 +1943,18 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         cfg_tree_group1 = core$cfg_tree_group1;
         cfg_tree_group2 = core$cfg_tree_group2;
         cfg_tree_group3 = core$cfg_tree_group3;
+        cfg_src_mac_hi = core$cfg_src_mac_hi;
+        cfg_src_mac_lo = core$cfg_src_mac_lo;
+        cfg_src_ip = core$cfg_src_ip;
+        cfg_host_mac_hi = core$cfg_host_mac_hi;
+        cfg_host_mac_lo = core$cfg_host_mac_lo;
+        cfg_host_ip = core$cfg_host_ip;
     end
     
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
     
     // Module arguments
     input wire  clock;
@@ -1906,6 +1977,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
     input wire  [63:0] cl_payload;
+    input wire  [47:0] cl_mac;
+    input wire  [31:0] cl_ip;
+    input wire  [15:0] cl_port;
     output reg  send;
     output reg  [1:0] send_kind;
     output reg  [7:0] send_count;
@@ -1945,6 +2019,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [7:0] ok_index;
     output reg  [63:0] ok_payload;
     output reg  [7:0] ok_len;
+    output reg  [47:0] ok_mac;
+    output reg  [31:0] ok_ip;
+    output reg  [15:0] ok_port;
     output reg  [31:0] cfg_node_id;
     output reg  [31:0] cfg_node_count;
     output reg  [31:0] cfg_cluster_id;
@@ -1964,6 +2041,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     
     // Constant declarations
     localparam  k0_3 = 3'b0;
@@ -2074,6 +2157,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [63:0] fifo$push_seq;
     reg  [7:0] fifo$push_len;
     reg  [63:0] fifo$push_payload;
+    reg  [47:0] fifo$push_mac;
+    reg  [31:0] fifo$push_ip;
+    reg  [15:0] fifo$push_port;
     reg  [12:0] fifo$reserve;
     reg  fifo$clear;
     wire  [12:0] fifo$len;
@@ -2082,6 +2168,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [63:0] fifo$out_seq;
     wire  [7:0] fifo$out_len;
     wire  [63:0] fifo$out_payload;
+    wire  [47:0] fifo$out_mac;
+    wire  [31:0] fifo$out_ip;
+    wire  [15:0] fifo$out_port;
     reg  regs$clock;
     reg  [15:0] regs$bus_addr;
     reg  [31:0] regs$bus_wdata;
@@ -2131,6 +2220,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] regs$cfg_tree_group1;
     wire  [31:0] regs$cfg_tree_group2;
     wire  [31:0] regs$cfg_tree_group3;
+    wire  [31:0] regs$cfg_src_mac_hi;
+    wire  [31:0] regs$cfg_src_mac_lo;
+    wire  [31:0] regs$cfg_src_ip;
+    wire  [31:0] regs$cfg_host_mac_hi;
+    wire  [31:0] regs$cfg_host_mac_lo;
+    wire  [31:0] regs$cfg_host_ip;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -2274,6 +2369,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .push_seq(fifo$push_seq),
         .push_len(fifo$push_len),
         .push_payload(fifo$push_payload),
+        .push_mac(fifo$push_mac),
+        .push_ip(fifo$push_ip),
+        .push_port(fifo$push_port),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
         .len(fifo$len),
@@ -2281,7 +2379,10 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .out_client(fifo$out_client),
         .out_seq(fifo$out_seq),
         .out_len(fifo$out_len),
-        .out_payload(fifo$out_payload)
+        .out_payload(fifo$out_payload),
+        .out_mac(fifo$out_mac),
+        .out_ip(fifo$out_ip),
+        .out_port(fifo$out_port)
     );
     nc_engine$core$regs regs(
         .clock(regs$clock),
@@ -2333,6 +2434,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .cfg_tree_group1(regs$cfg_tree_group1),
         .cfg_tree_group2(regs$cfg_tree_group2),
         .cfg_tree_group3(regs$cfg_tree_group3),
+        .cfg_src_mac_hi(regs$cfg_src_mac_hi),
+        .cfg_src_mac_lo(regs$cfg_src_mac_lo),
+        .cfg_src_ip(regs$cfg_src_ip),
+        .cfg_host_mac_hi(regs$cfg_host_mac_hi),
+        .cfg_host_mac_lo(regs$cfg_host_mac_lo),
+        .cfg_host_ip(regs$cfg_host_ip),
         .window(regs$window)
     );
     nc_engine$core$rec_n rec_n(
@@ -2456,6 +2563,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         cfg_tree_group1 = regs$cfg_tree_group1;
         cfg_tree_group2 = regs$cfg_tree_group2;
         cfg_tree_group3 = regs$cfg_tree_group3;
+        cfg_src_mac_hi = regs$cfg_src_mac_hi;
+        cfg_src_mac_lo = regs$cfg_src_mac_lo;
+        cfg_src_ip = regs$cfg_src_ip;
+        cfg_host_mac_hi = regs$cfg_host_mac_hi;
+        cfg_host_mac_lo = regs$cfg_host_mac_lo;
+        cfg_host_ip = regs$cfg_host_ip;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -2530,6 +2643,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         fifo$push_len = cl_len[(32'h0)+:(8)];
         fifo$push_seq = cl_seq;
         fifo$push_client = cl_client;
+        fifo$push_mac = cl_mac;
+        fifo$push_ip = cl_ip;
+        fifo$push_port = cl_port;
         pop = fifo$out_valid && ((ok_idx$q + k1_8) == rec_cnt0$q);
         if (fifo$out_valid) begin
             if (pop) begin
@@ -2578,6 +2694,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         ok_seq = fifo$out_seq;
         ok_payload = fifo$out_payload;
         ok_len = fifo$out_len;
+        ok_mac = fifo$out_mac;
+        ok_ip = fifo$out_ip;
+        ok_port = fifo$out_port;
         ok_instance = rec_inst0$q;
         ok_index = ok_idx$q;
     end
@@ -3590,7 +3709,7 @@ module nc_engine$core$core$r_sync_viol(d,q,clock);
 endmodule // nc_engine$core$core$r_sync_viol
 
 
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -3599,6 +3718,9 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
     input wire  [63:0] push_payload;
+    input wire  [47:0] push_mac;
+    input wire  [31:0] push_ip;
+    input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
     output reg  [12:0] len;
@@ -3607,6 +3729,9 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
     output reg  [63:0] out_payload;
+    output reg  [47:0] out_mac;
+    output reg  [31:0] out_ip;
+    output reg  [15:0] out_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -3642,6 +3767,27 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  ram_payload$write_clock;
     reg  [63:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
+    reg  [5:0] ram_mac$read_address;
+    reg  ram_mac$read_clock;
+    wire  [47:0] ram_mac$read_data;
+    reg  [5:0] ram_mac$write_address;
+    reg  ram_mac$write_clock;
+    reg  [47:0] ram_mac$write_data;
+    reg  ram_mac$write_enable;
+    reg  [5:0] ram_ip$read_address;
+    reg  ram_ip$read_clock;
+    wire  [31:0] ram_ip$read_data;
+    reg  [5:0] ram_ip$write_address;
+    reg  ram_ip$write_clock;
+    reg  [31:0] ram_ip$write_data;
+    reg  ram_ip$write_enable;
+    reg  [5:0] ram_port$read_address;
+    reg  ram_port$read_clock;
+    wire  [15:0] ram_port$read_data;
+    reg  [5:0] ram_port$write_address;
+    reg  ram_port$write_clock;
+    reg  [15:0] ram_port$write_data;
+    reg  ram_port$write_enable;
     reg  [12:0] wr$d;
     wire  [12:0] wr$q;
     reg  wr$clock;
@@ -3699,6 +3845,33 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         .write_data(ram_payload$write_data),
         .write_enable(ram_payload$write_enable)
     );
+    nc_engine$core$fifo$ram_mac ram_mac(
+        .read_address(ram_mac$read_address),
+        .read_clock(ram_mac$read_clock),
+        .read_data(ram_mac$read_data),
+        .write_address(ram_mac$write_address),
+        .write_clock(ram_mac$write_clock),
+        .write_data(ram_mac$write_data),
+        .write_enable(ram_mac$write_enable)
+    );
+    nc_engine$core$fifo$ram_ip ram_ip(
+        .read_address(ram_ip$read_address),
+        .read_clock(ram_ip$read_clock),
+        .read_data(ram_ip$read_data),
+        .write_address(ram_ip$write_address),
+        .write_clock(ram_ip$write_clock),
+        .write_data(ram_ip$write_data),
+        .write_enable(ram_ip$write_enable)
+    );
+    nc_engine$core$fifo$ram_port ram_port(
+        .read_address(ram_port$read_address),
+        .read_clock(ram_port$read_clock),
+        .read_data(ram_port$read_data),
+        .write_address(ram_port$write_address),
+        .write_clock(ram_port$write_clock),
+        .write_data(ram_port$write_data),
+        .write_enable(ram_port$write_enable)
+    );
     nc_engine$core$fifo$wr wr(
         .d(wr$d),
         .q(wr$q),
@@ -3745,6 +3918,12 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_len$read_clock = clock;
         ram_payload$write_clock = clock;
         ram_payload$read_clock = clock;
+        ram_mac$write_clock = clock;
+        ram_mac$read_clock = clock;
+        ram_ip$write_clock = clock;
+        ram_ip$read_clock = clock;
+        ram_port$write_clock = clock;
+        ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
         if (clear) begin
             waddr = res_next;
@@ -3764,6 +3943,15 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_payload$write_address = waddr[(32'h0)+:(6)];
         ram_payload$write_data = push_payload;
         ram_payload$write_enable = push;
+        ram_mac$write_address = waddr[(32'h0)+:(6)];
+        ram_mac$write_data = push_mac;
+        ram_mac$write_enable = push;
+        ram_ip$write_address = waddr[(32'h0)+:(6)];
+        ram_ip$write_data = push_ip;
+        ram_ip$write_enable = push;
+        ram_port$write_address = waddr[(32'h0)+:(6)];
+        ram_port$write_data = push_port;
+        ram_port$write_enable = push;
         res$d = res_next;
         if (push) begin
             wr$d = (waddr + k1_13) & k_mask;
@@ -3790,6 +3978,9 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
         ram_payload$read_address = rd$q[(32'h0)+:(6)];
+        ram_mac$read_address = rd$q[(32'h0)+:(6)];
+        ram_ip$read_address = rd$q[(32'h0)+:(6)];
+        ram_port$read_address = rd$q[(32'h0)+:(6)];
         valid$d = rd$q != res$q;
         if (rd$q != res$q) begin
             rd$d = (rd$q + k1_13) & k_mask;
@@ -3799,6 +3990,9 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         out_seq = ram_seq$read_data;
         out_len = ram_len$read_data;
         out_payload = ram_payload$read_data;
+        out_mac = ram_mac$read_data;
+        out_ip = ram_ip$read_data;
+        out_port = ram_port$read_data;
     end
     
 endmodule // nc_engine$core$fifo
@@ -3852,6 +4046,35 @@ module nc_engine$core$fifo$ram_client(read_address,read_clock,read_data,write_ad
 endmodule // nc_engine$core$fifo$ram_client
 
 
+module nc_engine$core$fifo$ram_ip(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$core$fifo$ram_ip
+
+
 module nc_engine$core$fifo$ram_len(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -3881,6 +4104,35 @@ module nc_engine$core$fifo$ram_len(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$core$fifo$ram_len
 
 
+module nc_engine$core$fifo$ram_mac(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [47:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [47:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[47:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$core$fifo$ram_mac
+
+
 module nc_engine$core$fifo$ram_payload(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -3908,6 +4160,35 @@ module nc_engine$core$fifo$ram_payload(read_address,read_clock,read_data,write_a
     end
                 
 endmodule // nc_engine$core$fifo$ram_payload
+
+
+module nc_engine$core$fifo$ram_port(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [15:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [15:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[15:0] mem[63:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$core$fifo$ram_port
 
 
 module nc_engine$core$fifo$ram_seq(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -4205,7 +4486,7 @@ module nc_engine$core$rec_n(d,q,clock);
 endmodule // nc_engine$core$rec_n
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
     
     // Module arguments
     input wire  clock;
@@ -4257,6 +4538,12 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
     output reg  [31:0] cfg_tree_group3;
+    output reg  [31:0] cfg_src_mac_hi;
+    output reg  [31:0] cfg_src_mac_lo;
+    output reg  [31:0] cfg_src_ip;
+    output reg  [31:0] cfg_host_mac_hi;
+    output reg  [31:0] cfg_host_mac_lo;
+    output reg  [31:0] cfg_host_ip;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -4407,6 +4694,48 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
+    reg  r_src_mac_hi$clock;
+    reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
+    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$writable;
+    wire  [31:0] r_src_mac_hi$value;
+    wire  [31:0] r_src_mac_hi$rdata;
+    reg  r_src_mac_lo$clock;
+    reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [31:0] r_src_mac_lo$bus_wdata;
+    reg  r_src_mac_lo$bus_write;
+    reg  r_src_mac_lo$writable;
+    wire  [31:0] r_src_mac_lo$value;
+    wire  [31:0] r_src_mac_lo$rdata;
+    reg  r_src_ip$clock;
+    reg  [15:0] r_src_ip$bus_addr;
+    reg  [31:0] r_src_ip$bus_wdata;
+    reg  r_src_ip$bus_write;
+    reg  r_src_ip$writable;
+    wire  [31:0] r_src_ip$value;
+    wire  [31:0] r_src_ip$rdata;
+    reg  r_host_mac_hi$clock;
+    reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
+    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$writable;
+    wire  [31:0] r_host_mac_hi$value;
+    wire  [31:0] r_host_mac_hi$rdata;
+    reg  r_host_mac_lo$clock;
+    reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [31:0] r_host_mac_lo$bus_wdata;
+    reg  r_host_mac_lo$bus_write;
+    reg  r_host_mac_lo$writable;
+    wire  [31:0] r_host_mac_lo$value;
+    wire  [31:0] r_host_mac_lo$rdata;
+    reg  r_host_ip$clock;
+    reg  [15:0] r_host_ip$bus_addr;
+    reg  [31:0] r_host_ip$bus_wdata;
+    reg  r_host_ip$bus_write;
+    reg  r_host_ip$writable;
+    wire  [31:0] r_host_ip$value;
+    wire  [31:0] r_host_ip$rdata;
     reg  c_sent_values$clock;
     reg  [15:0] c_sent_values$bus_addr;
     reg  c_sent_values$clear;
@@ -4729,6 +5058,60 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
     );
+    nc_engine$core$regs$r_src_mac_hi r_src_mac_hi(
+        .clock(r_src_mac_hi$clock),
+        .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
+        .bus_write(r_src_mac_hi$bus_write),
+        .writable(r_src_mac_hi$writable),
+        .value(r_src_mac_hi$value),
+        .rdata(r_src_mac_hi$rdata)
+    );
+    nc_engine$core$regs$r_src_mac_lo r_src_mac_lo(
+        .clock(r_src_mac_lo$clock),
+        .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_wdata(r_src_mac_lo$bus_wdata),
+        .bus_write(r_src_mac_lo$bus_write),
+        .writable(r_src_mac_lo$writable),
+        .value(r_src_mac_lo$value),
+        .rdata(r_src_mac_lo$rdata)
+    );
+    nc_engine$core$regs$r_src_ip r_src_ip(
+        .clock(r_src_ip$clock),
+        .bus_addr(r_src_ip$bus_addr),
+        .bus_wdata(r_src_ip$bus_wdata),
+        .bus_write(r_src_ip$bus_write),
+        .writable(r_src_ip$writable),
+        .value(r_src_ip$value),
+        .rdata(r_src_ip$rdata)
+    );
+    nc_engine$core$regs$r_host_mac_hi r_host_mac_hi(
+        .clock(r_host_mac_hi$clock),
+        .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
+        .bus_write(r_host_mac_hi$bus_write),
+        .writable(r_host_mac_hi$writable),
+        .value(r_host_mac_hi$value),
+        .rdata(r_host_mac_hi$rdata)
+    );
+    nc_engine$core$regs$r_host_mac_lo r_host_mac_lo(
+        .clock(r_host_mac_lo$clock),
+        .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_wdata(r_host_mac_lo$bus_wdata),
+        .bus_write(r_host_mac_lo$bus_write),
+        .writable(r_host_mac_lo$writable),
+        .value(r_host_mac_lo$value),
+        .rdata(r_host_mac_lo$rdata)
+    );
+    nc_engine$core$regs$r_host_ip r_host_ip(
+        .clock(r_host_ip$clock),
+        .bus_addr(r_host_ip$bus_addr),
+        .bus_wdata(r_host_ip$bus_wdata),
+        .bus_write(r_host_ip$bus_write),
+        .writable(r_host_ip$writable),
+        .value(r_host_ip$value),
+        .rdata(r_host_ip$rdata)
+    );
     nc_engine$core$regs$c_sent_values c_sent_values(
         .clock(c_sent_values$clock),
         .bus_addr(c_sent_values$bus_addr),
@@ -4935,6 +5318,12 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_tree_group1$clock = clock;
         r_tree_group2$clock = clock;
         r_tree_group3$clock = clock;
+        r_src_mac_hi$clock = clock;
+        r_src_mac_lo$clock = clock;
+        r_src_ip$clock = clock;
+        r_host_mac_hi$clock = clock;
+        r_host_mac_lo$clock = clock;
+        r_host_ip$clock = clock;
         c_sent_values$clock = clock;
         c_sent_heartbeats$clock = clock;
         c_delivered$clock = clock;
@@ -5048,6 +5437,36 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_tree_group3$bus_write = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
+        r_src_mac_hi$bus_addr = bus_addr;
+        r_src_mac_hi$bus_wdata = bus_wdata;
+        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$writable = state == s_disabled;
+        cfg_src_mac_hi = r_src_mac_hi$value;
+        r_src_mac_lo$bus_addr = bus_addr;
+        r_src_mac_lo$bus_wdata = bus_wdata;
+        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$writable = state == s_disabled;
+        cfg_src_mac_lo = r_src_mac_lo$value;
+        r_src_ip$bus_addr = bus_addr;
+        r_src_ip$bus_wdata = bus_wdata;
+        r_src_ip$bus_write = bus_write;
+        r_src_ip$writable = state == s_disabled;
+        cfg_src_ip = r_src_ip$value;
+        r_host_mac_hi$bus_addr = bus_addr;
+        r_host_mac_hi$bus_wdata = bus_wdata;
+        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$writable = state == s_disabled;
+        cfg_host_mac_hi = r_host_mac_hi$value;
+        r_host_mac_lo$bus_addr = bus_addr;
+        r_host_mac_lo$bus_wdata = bus_wdata;
+        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$writable = state == s_disabled;
+        cfg_host_mac_lo = r_host_mac_lo$value;
+        r_host_ip$bus_addr = bus_addr;
+        r_host_ip$bus_wdata = bus_wdata;
+        r_host_ip$bus_write = bus_write;
+        r_host_ip$writable = state == s_disabled;
+        cfg_host_ip = r_host_ip$value;
         window = r_delta$value + r_drift$value;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
@@ -5184,7 +5603,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
     end
     
 endmodule // nc_engine$core$regs
@@ -8194,6 +8613,299 @@ module nc_engine$core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_fifo_depth$r$dff
 
 
+module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h74;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_host_ip
+
+
+module nc_engine$core$regs$r_host_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e43fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_host_ip$r
+
+
+module nc_engine$core$regs$r_host_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_ip$r$dff
+
+
+module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h6c;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_host_mac_hi
+
+
+module nc_engine$core$regs$r_host_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_host_mac_hi$r
+
+
+module nc_engine$core$regs$r_host_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_mac_hi$r$dff
+
+
+module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h70;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_host_mac_lo
+
+
+module nc_engine$core$regs$r_host_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h430000fe;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_host_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_host_mac_lo$r
+
+
+module nc_engine$core$regs$r_host_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_mac_lo$r$dff
+
+
 module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
@@ -8784,6 +9496,299 @@ module nc_engine$core$regs$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_node_id$r$dff
+
+
+module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h68;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_ip$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_src_ip
+
+
+module nc_engine$core$regs$r_src_ip$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'ha4e4301;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_ip$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_src_ip$r
+
+
+module nc_engine$core$regs$r_src_ip$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_ip$r$dff
+
+
+module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h60;
+    localparam  min = 32'h0;
+    localparam  span = 32'hffff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_mac_hi$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_src_mac_hi
+
+
+module nc_engine$core$regs$r_src_mac_hi$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h24e;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_mac_hi$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_src_mac_hi$r
+
+
+module nc_engine$core$regs$r_src_mac_hi$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_mac_hi$r$dff
+
+
+module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h64;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_mac_lo$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_src_mac_lo
+
+
+module nc_engine$core$regs$r_src_mac_lo$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h43000001;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_src_mac_lo$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_src_mac_lo$r
+
+
+module nc_engine$core$regs$r_src_mac_lo$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_mac_lo$r$dff
 
 
 module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
@@ -10173,7 +11178,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
 endmodule // nc_engine$core$rx$upd
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -10196,6 +11201,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     input wire  [31:0] group1;
     input wire  [31:0] group2;
     input wire  [31:0] group3;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [63:0] m0_data;
     output reg  [7:0] m0_keep;
     output reg  m0_valid;
@@ -10214,9 +11221,14 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     output reg  m3_last;
     output reg  busy;
     output reg  overrun;
+    output reg  h_load;
+    output reg  [1407:0] h_img;
+    output reg  [15:0] h_len;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
+    localparam  k_batch = 2'b1;
+    localparam  k_config = 2'b11;
     localparam  k1_8 = 8'h1;
     localparam  k4_8 = 8'h4;
     localparam  k1_16 = 16'h1;
@@ -10229,7 +11241,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
-    localparam  k_ipsum = 16'he260;
+    localparam  k_ipsum = 16'h9511;
     localparam  k_ff8 = 8'hff;
     localparam  k0_64 = 64'h0;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -10405,6 +11417,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] hdr0$tree;
     reg  [7:0] hdr0$kind;
     reg  [15:0] hdr0$count;
+    reg  [47:0] hdr0$src_mac;
+    reg  [31:0] hdr0$src_ip;
     wire  [623:0] hdr0$out;
     reg  [23:0] hdr1$mac_lo;
     reg  [15:0] hdr1$total_len;
@@ -10421,6 +11435,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] hdr1$tree;
     reg  [7:0] hdr1$kind;
     reg  [15:0] hdr1$count;
+    reg  [47:0] hdr1$src_mac;
+    reg  [31:0] hdr1$src_ip;
     wire  [623:0] hdr1$out;
     reg  [23:0] hdr2$mac_lo;
     reg  [15:0] hdr2$total_len;
@@ -10437,6 +11453,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] hdr2$tree;
     reg  [7:0] hdr2$kind;
     reg  [15:0] hdr2$count;
+    reg  [47:0] hdr2$src_mac;
+    reg  [31:0] hdr2$src_ip;
     wire  [623:0] hdr2$out;
     reg  [23:0] hdr3$mac_lo;
     reg  [15:0] hdr3$total_len;
@@ -10453,6 +11471,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] hdr3$tree;
     reg  [7:0] hdr3$kind;
     reg  [15:0] hdr3$count;
+    reg  [47:0] hdr3$src_mac;
+    reg  [31:0] hdr3$src_ip;
     wire  [623:0] hdr3$out;
     reg  [623:0] xh0$narrow;
     wire  [1407:0] xh0$wide;
@@ -10465,6 +11485,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     
     // Local signals
     reg  start;
+    reg  [15:0] ps_a;
+    reg  [15:0] ps_b;
+    reg  [15:0] ps_c;
+    reg  [15:0] ps_d;
     reg  last_beat;
     reg  [7:0] wslot;
     reg  [15:0] l_len;
@@ -10776,6 +11800,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .tree(hdr0$tree),
         .kind(hdr0$kind),
         .count(hdr0$count),
+        .src_mac(hdr0$src_mac),
+        .src_ip(hdr0$src_ip),
         .out(hdr0$out)
     );
     nc_engine$decide_gen$hdr1 hdr1(
@@ -10794,6 +11820,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .tree(hdr1$tree),
         .kind(hdr1$kind),
         .count(hdr1$count),
+        .src_mac(hdr1$src_mac),
+        .src_ip(hdr1$src_ip),
         .out(hdr1$out)
     );
     nc_engine$decide_gen$hdr2 hdr2(
@@ -10812,6 +11840,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .tree(hdr2$tree),
         .kind(hdr2$kind),
         .count(hdr2$count),
+        .src_mac(hdr2$src_mac),
+        .src_ip(hdr2$src_ip),
         .out(hdr2$out)
     );
     nc_engine$decide_gen$hdr3 hdr3(
@@ -10830,6 +11860,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .tree(hdr3$tree),
         .kind(hdr3$kind),
         .count(hdr3$count),
+        .src_mac(hdr3$src_mac),
+        .src_ip(hdr3$src_ip),
         .out(hdr3$out)
     );
     nc_engine$decide_gen$xh0 xh0(
@@ -11079,6 +12111,20 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         boff = beatw$wide << k6_11;
+        ps_a = k_ipsum + src_ip[(32'h10)+:(16)];
+        if (ps_a < k_ipsum) begin
+            ps_b = ps_a + k1_16;
+        end
+        else begin
+            ps_b = ps_a;
+        end
+        ps_c = ps_b + src_ip[(32'h0)+:(16)];
+        if (ps_c < ps_b) begin
+            ps_d = ps_c + k1_16;
+        end
+        else begin
+            ps_d = ps_c;
+        end
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -11093,7 +12139,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr0$tree = kt0;
         hdr0$kind = kindw$wide;
         hdr0$count = countw$wide;
-        cs0_a = k_ipsum + total_len;
+        hdr0$src_mac = src_mac;
+        hdr0$src_ip = src_ip;
+        cs0_a = ps_d + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
         end
@@ -11120,6 +12168,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         m0_data = frame0[(boff)+:(64)];
         m0_valid = r_streaming$q && (kt0 < trees);
         m0_last = last_beat;
+        h_img = frame0;
+        h_len = r_f_len$q;
+        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
         if (last_beat) begin
             m0_keep = r_lastkeep$q;
         end
@@ -11140,7 +12191,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr1$tree = kt1;
         hdr1$kind = kindw$wide;
         hdr1$count = countw$wide;
-        cs1_a = k_ipsum + total_len;
+        hdr1$src_mac = src_mac;
+        hdr1$src_ip = src_ip;
+        cs1_a = ps_d + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
         end
@@ -11187,7 +12240,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr2$tree = kt2;
         hdr2$kind = kindw$wide;
         hdr2$count = countw$wide;
-        cs2_a = k_ipsum + total_len;
+        hdr2$src_mac = src_mac;
+        hdr2$src_ip = src_ip;
+        cs2_a = ps_d + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
         end
@@ -11234,7 +12289,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr3$tree = kt3;
         hdr3$kind = kindw$wide;
         hdr3$count = countw$wide;
-        cs3_a = k_ipsum + total_len;
+        hdr3$src_mac = src_mac;
+        hdr3$src_ip = src_ip;
+        cs3_a = ps_d + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
         end
@@ -11350,7 +12407,7 @@ module nc_engine$decide_gen$ent3(client,len,seq,payload,out);
 endmodule // nc_engine$decide_gen$ent3
 
 
-module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -11368,14 +12425,16 @@ module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr0
 
 
-module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -11393,14 +12452,16 @@ module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr1
 
 
-module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -11418,14 +12479,16 @@ module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr2
 
 
-module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -11443,10 +12506,12 @@ module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr3
 
 
@@ -13852,6 +14917,18 @@ module nc_engine$hc_verdict(d,q,clock);
     end
           
 endmodule // nc_engine$hc_verdict
+
+
+module nc_engine$host_mac(hi,lo,out);
+    
+    // Module arguments
+    input wire  [15:0] hi;
+    input wire  [31:0] lo;
+    output reg  [47:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {hi, lo};
+endmodule // nc_engine$host_mac
 
 
 module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
@@ -22907,3 +23984,15 @@ module nc_engine$pc$x_w3(narrow,wide);
     // Update code (custom)
     always @(*) wide = {16'd0, narrow};
 endmodule // nc_engine$pc$x_w3
+
+
+module nc_engine$src_mac(hi,lo,out);
+    
+    // Module arguments
+    input wire  [15:0] hi;
+    input wire  [31:0] lo;
+    output reg  [47:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {hi, lo};
+endmodule // nc_engine$src_mac

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -25,6 +25,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     input wire  [31:0] group1;
     input wire  [31:0] group2;
     input wire  [31:0] group3;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [63:0] m0_data;
     output reg  [7:0] m0_keep;
     output reg  m0_valid;
@@ -43,9 +45,14 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  m3_last;
     output reg  busy;
     output reg  overrun;
+    output reg  h_load;
+    output reg  [1407:0] h_img;
+    output reg  [15:0] h_len;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
+    localparam  k_batch = 2'b1;
+    localparam  k_config = 2'b11;
     localparam  k1_8 = 8'h1;
     localparam  k4_8 = 8'h4;
     localparam  k1_16 = 16'h1;
@@ -58,7 +65,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
-    localparam  k_ipsum = 16'he260;
+    localparam  k_ipsum = 16'h9511;
     localparam  k_ff8 = 8'hff;
     localparam  k0_64 = 64'h0;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -234,6 +241,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] hdr0$tree;
     reg  [7:0] hdr0$kind;
     reg  [15:0] hdr0$count;
+    reg  [47:0] hdr0$src_mac;
+    reg  [31:0] hdr0$src_ip;
     wire  [623:0] hdr0$out;
     reg  [23:0] hdr1$mac_lo;
     reg  [15:0] hdr1$total_len;
@@ -250,6 +259,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] hdr1$tree;
     reg  [7:0] hdr1$kind;
     reg  [15:0] hdr1$count;
+    reg  [47:0] hdr1$src_mac;
+    reg  [31:0] hdr1$src_ip;
     wire  [623:0] hdr1$out;
     reg  [23:0] hdr2$mac_lo;
     reg  [15:0] hdr2$total_len;
@@ -266,6 +277,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] hdr2$tree;
     reg  [7:0] hdr2$kind;
     reg  [15:0] hdr2$count;
+    reg  [47:0] hdr2$src_mac;
+    reg  [31:0] hdr2$src_ip;
     wire  [623:0] hdr2$out;
     reg  [23:0] hdr3$mac_lo;
     reg  [15:0] hdr3$total_len;
@@ -282,6 +295,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] hdr3$tree;
     reg  [7:0] hdr3$kind;
     reg  [15:0] hdr3$count;
+    reg  [47:0] hdr3$src_mac;
+    reg  [31:0] hdr3$src_ip;
     wire  [623:0] hdr3$out;
     reg  [623:0] xh0$narrow;
     wire  [1407:0] xh0$wide;
@@ -294,6 +309,10 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     
     // Local signals
     reg  start;
+    reg  [15:0] ps_a;
+    reg  [15:0] ps_b;
+    reg  [15:0] ps_c;
+    reg  [15:0] ps_d;
     reg  last_beat;
     reg  [7:0] wslot;
     reg  [15:0] l_len;
@@ -605,6 +624,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .tree(hdr0$tree),
         .kind(hdr0$kind),
         .count(hdr0$count),
+        .src_mac(hdr0$src_mac),
+        .src_ip(hdr0$src_ip),
         .out(hdr0$out)
     );
     pkt_gen$hdr1 hdr1(
@@ -623,6 +644,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .tree(hdr1$tree),
         .kind(hdr1$kind),
         .count(hdr1$count),
+        .src_mac(hdr1$src_mac),
+        .src_ip(hdr1$src_ip),
         .out(hdr1$out)
     );
     pkt_gen$hdr2 hdr2(
@@ -641,6 +664,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .tree(hdr2$tree),
         .kind(hdr2$kind),
         .count(hdr2$count),
+        .src_mac(hdr2$src_mac),
+        .src_ip(hdr2$src_ip),
         .out(hdr2$out)
     );
     pkt_gen$hdr3 hdr3(
@@ -659,6 +684,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .tree(hdr3$tree),
         .kind(hdr3$kind),
         .count(hdr3$count),
+        .src_mac(hdr3$src_mac),
+        .src_ip(hdr3$src_ip),
         .out(hdr3$out)
     );
     pkt_gen$xh0 xh0(
@@ -908,6 +935,20 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         boff = beatw$wide << k6_11;
+        ps_a = k_ipsum + src_ip[(32'h10)+:(16)];
+        if (ps_a < k_ipsum) begin
+            ps_b = ps_a + k1_16;
+        end
+        else begin
+            ps_b = ps_a;
+        end
+        ps_c = ps_b + src_ip[(32'h0)+:(16)];
+        if (ps_c < ps_b) begin
+            ps_d = ps_c + k1_16;
+        end
+        else begin
+            ps_d = ps_c;
+        end
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -922,7 +963,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr0$tree = kt0;
         hdr0$kind = kindw$wide;
         hdr0$count = countw$wide;
-        cs0_a = k_ipsum + total_len;
+        hdr0$src_mac = src_mac;
+        hdr0$src_ip = src_ip;
+        cs0_a = ps_d + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
         end
@@ -949,6 +992,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         m0_data = frame0[(boff)+:(64)];
         m0_valid = r_streaming$q && (kt0 < trees);
         m0_last = last_beat;
+        h_img = frame0;
+        h_len = r_f_len$q;
+        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
         if (last_beat) begin
             m0_keep = r_lastkeep$q;
         end
@@ -969,7 +1015,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr1$tree = kt1;
         hdr1$kind = kindw$wide;
         hdr1$count = countw$wide;
-        cs1_a = k_ipsum + total_len;
+        hdr1$src_mac = src_mac;
+        hdr1$src_ip = src_ip;
+        cs1_a = ps_d + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
         end
@@ -1016,7 +1064,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr2$tree = kt2;
         hdr2$kind = kindw$wide;
         hdr2$count = countw$wide;
-        cs2_a = k_ipsum + total_len;
+        hdr2$src_mac = src_mac;
+        hdr2$src_ip = src_ip;
+        cs2_a = ps_d + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
         end
@@ -1063,7 +1113,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr3$tree = kt3;
         hdr3$kind = kindw$wide;
         hdr3$count = countw$wide;
-        cs3_a = k_ipsum + total_len;
+        hdr3$src_mac = src_mac;
+        hdr3$src_ip = src_ip;
+        cs3_a = ps_d + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
         end
@@ -1179,7 +1231,7 @@ module pkt_gen$ent3(client,len,seq,payload,out);
 endmodule // pkt_gen$ent3
 
 
-module pkt_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module pkt_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1197,14 +1249,16 @@ module pkt_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_le
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen$hdr0
 
 
-module pkt_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module pkt_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1222,14 +1276,16 @@ module pkt_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_le
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen$hdr1
 
 
-module pkt_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module pkt_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1247,14 +1303,16 @@ module pkt_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_le
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen$hdr2
 
 
-module pkt_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,out);
+module pkt_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1272,10 +1330,12 @@ module pkt_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_le
     input wire  [7:0] tree;
     input wire  [7:0] kind;
     input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], 8'h01, 8'h43, 8'h4e, 8'h0a, ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, 8'h01, 8'h00, 8'h00, 8'h43, 8'h4e, 8'h02, mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen$hdr3
 
 

@@ -152,6 +152,8 @@ pub fn key_of_register(name: &str) -> String {
         "late_tick_slack" => "timing.late_tick_slack_ns".into(),
         "fifo_depth" | "batch_max" | "mtu" => format!("limits.{name}"),
         "decide_port" => "ports.decide".into(),
+        "src_ip" => "nodes[].client_addr".into(),
+        "host_ip" => "nodes[].host_addr".into(),
         "client_port" => "ports.client".into(),
         "host_port" => "ports.host".into(),
         g if g.starts_with("tree_group") => format!("trees[{}].group", &g[10..]),
@@ -287,7 +289,10 @@ impl ClusterFile {
             .collect()
     }
 
-    /// The registers of node `id` (everything but node_id is the same on every node).
+    /// The registers of node `id` (node_id, src_ip and host_ip are per node; the rest is the
+    /// same on every node). src_ip is the node's client address (replies come from it) and
+    /// host_ip its host address; the MAC registers keep their reset values (the software
+    /// datapath's sockets take every address from the OS; the FPGA frame generators use them).
     fn config(&self, id: u8) -> Result<Config, ClusterError> {
         let mut c = Config::default();
         let mut set = |name: &str, v: u64| -> Result<(), ClusterError> {
@@ -315,6 +320,10 @@ impl ClusterFile {
         set("decide_port", self.ports.decide)?;
         set("client_port", self.ports.client)?;
         set("host_port", self.ports.host)?;
+        if let Some(me) = self.nodes.iter().find(|n| n.id == id as u64) {
+            set("src_ip", u32::from(me.client_addr) as u64)?;
+            set("host_ip", u32::from(me.host_addr) as u64)?;
+        }
         for (t, tree) in self.trees.iter().enumerate() {
             set(&format!("tree_group{t}"), u32::from(tree.group) as u64)?;
         }

@@ -111,7 +111,8 @@ async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
     assert (v0, v1) == (nf.EXPECTED, nf.EXPECTED), f"parser verdicts {v0}, {v1}"
 
 
-# pkt_gen's generation-time constants (rtl/src/pkt_gen.rs: SRC_MAC, SRC_IP, TTL)
+# Source MAC / IPv4 of generated frames: the reset values of the src_mac_hi/src_mac_lo/src_ip
+# registers (proto/README.md's register table); TTL: pkt_gen's generation-time constant
 GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
 GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
 GEN_TTL = 16

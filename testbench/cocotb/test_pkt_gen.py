@@ -1,14 +1,14 @@
 """Bench of pkt_gen alone: a send command (and a batch's entries, as the FIFO's OK stream gives
 them) in, one DECIDE frame per tree out on the 64-bit streams. Each frame must be byte for byte
-the frame ncframes.py builds from proto/README.md's layout (with pkt_gen's documented
-generation-time source MAC/IP/TTL and UDP checksum 0)."""
+the frame ncframes.py builds from proto/README.md's layout (with the source MAC/IP of the
+src_mac/src_ip registers' reset values, pkt_gen's generation-time TTL and UDP checksum 0)."""
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 import ncframes as nf
 import nctb
-from nodelib import generated_decide
+from nodelib import GEN_SRC_IP, GEN_SRC_MAC, generated_decide
 
 CLUSTER, PORT, SENDER = 0x0A0B0C0D, 7400, 2
 GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]
@@ -28,6 +28,8 @@ class Gen:
         dut.cluster.value = CLUSTER
         dut.trees.value = trees
         dut.port.value = PORT
+        dut.src_mac.value = int.from_bytes(GEN_SRC_MAC, "big")
+        dut.src_ip.value = GEN_SRC_IP
         for i, g in enumerate(GROUPS):
             getattr(dut, f"group{i}").value = g
         self.frames = [[] for _ in range(4)]  # per tree: (first cycle, last cycle, bytes)
