@@ -98,7 +98,9 @@ pub fn ok_packet(cluster: u32, sender: u8, r: ReplyOk) -> Vec<u8> {
 
 /// REPLY_NOT_LEADER packet as the model emits it (`to_vec(cluster_id, node_id)`).
 pub fn nl_packet(cluster: u32, sender: u8, r: ReplyNotLeader) -> Vec<u8> {
-    Packet::ReplyNotLeader(r).to_vec(cluster, sender).expect("valid")
+    Packet::ReplyNotLeader(r)
+        .to_vec(cluster, sender)
+        .expect("valid")
 }
 
 const FIELDS_A: ReplyFields = ReplyFields {
@@ -168,10 +170,22 @@ impl OkLayout {
         let p = |r: ReplyOk| ok_packet(5, 2, r);
         let a = p(OK_A);
         OkLayout {
-            client: diff(&a, &p(ReplyOk { client_id: !1, ..OK_A })),
+            client: diff(
+                &a,
+                &p(ReplyOk {
+                    client_id: !1,
+                    ..OK_A
+                }),
+            ),
             index: diff(&a, &p(ReplyOk { index: !1, ..OK_A })),
             seq: diff(&a, &p(ReplyOk { seq: !1, ..OK_A })),
-            instance: diff(&a, &p(ReplyOk { instance: !1, ..OK_A })),
+            instance: diff(
+                &a,
+                &p(ReplyOk {
+                    instance: !1,
+                    ..OK_A
+                }),
+            ),
         }
     }
 }
@@ -181,7 +195,13 @@ impl NlLayout {
         let p = |r: ReplyNotLeader| nl_packet(5, 2, r);
         let a = p(NL_A);
         NlLayout {
-            client: diff(&a, &p(ReplyNotLeader { client_id: !1, ..NL_A })),
+            client: diff(
+                &a,
+                &p(ReplyNotLeader {
+                    client_id: !1,
+                    ..NL_A
+                }),
+            ),
             leader: diff(&a, &p(ReplyNotLeader { leader: !1, ..NL_A })),
             seq: diff(&a, &p(ReplyNotLeader { seq: !1, ..NL_A })),
             epoch: diff(&a, &p(ReplyNotLeader { epoch: !1, ..NL_A })),
@@ -241,7 +261,10 @@ fn check_map(m: &[ByteSrc], a: &[u8], b: &[u8]) {
 
 /// The REPLY_OK frame map (inputs in `ReplyOkBytes::INPUTS` order).
 pub fn ok_map() -> Vec<ByteSrc> {
-    let r = emit(&FIELDS_A, &ok_packet(FIELDS_A.cluster, FIELDS_A.sender, OK_A));
+    let r = emit(
+        &FIELDS_A,
+        &ok_packet(FIELDS_A.cluster, FIELDS_A.sender, OK_A),
+    );
     let b = emit(
         &FIELDS_B,
         &ok_packet(
@@ -267,7 +290,10 @@ pub fn ok_map() -> Vec<ByteSrc> {
 
 /// The REPLY_NOT_LEADER frame map (inputs in `ReplyNlBytes::INPUTS` order).
 pub fn nl_map() -> Vec<ByteSrc> {
-    let r = emit(&FIELDS_A, &nl_packet(FIELDS_A.cluster, FIELDS_A.sender, NL_A));
+    let r = emit(
+        &FIELDS_A,
+        &nl_packet(FIELDS_A.cluster, FIELDS_A.sender, NL_A),
+    );
     let b = emit(
         &FIELDS_B,
         &nl_packet(
