@@ -233,7 +233,7 @@ impl<const A: usize> Tb<A> {
             }
         }
         // The model: the head streams one beat per cycle.
-        if busy != !self.queue.is_empty() {
+        if busy == self.queue.is_empty() {
             self.fail(format!("busy {busy}, model queue {}", self.queue.len()));
         }
         let mut pop = false;
