@@ -31,8 +31,9 @@
 //! bytes are copied from frames emitted by proto, the header fields are placed by
 //! [`crate::layout::Layout`], the reply body fields by offsets probed here the same way (two
 //! packets differing in one field), and the IPv4 checksum is a constant partial sum plus the
-//! source and destination addresses (registered from the queue head: it is needed in beat 3
-//! only, and the head does not change while its frame streams).
+//! source and destination addresses, in two registered halves (constant + `src_ip` every
+//! cycle, then + the head's destination: the checksum is needed in beat 3 only, and the head
+//! does not change while its frame streams), which keeps the adders off the output path.
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
@@ -466,6 +467,7 @@ pub struct ReplyGen<const A: usize = 3> {
     r_rp: DFF<Bits<8>>,
     r_wp: DFF<Bits<8>>,
     r_beat: DFF<Bits<8>>,
+    r_src_sum: DFF<Bits<16>>,
     r_csum: DFF<Bits<16>>,
     active: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
@@ -554,6 +556,7 @@ impl<const A: usize> Default for ReplyGen<A> {
             r_rp: Default::default(),
             r_wp: Default::default(),
             r_beat: Default::default(),
+            r_src_sum: Default::default(),
             r_csum: Default::default(),
             active: Default::default(),
             last: Default::default(),
@@ -599,7 +602,7 @@ impl<const A: usize> Default for ReplyGen<A> {
 impl<const A: usize> Logic for ReplyGen<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_count, r_rp, r_wp, r_beat, r_csum);
+        dff_setup!(self, clock, r_count, r_rp, r_wp, r_beat, r_src_sum, r_csum);
         self.q_kind.clock.next = self.clock.val();
         self.q_client.clock.next = self.clock.val();
         self.q_seq.clock.next = self.clock.val();
@@ -712,8 +715,9 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.q_port.wa1.next = self.wa1.val().get_bits::<A>(0);
         self.q_port.wd1.next = self.nl_port.val();
         self.q_port.ra.next = self.r_rp.q.val().get_bits::<A>(0);
-        // IPv4 checksum of the head's frame: constant words + source and destination address,
-        // registered (used in beat 3; the head is stable from beat 0 to the last beat).
+        // IPv4 checksum of the head's frame in two registered halves: constant words + source
+        // address (configuration: `r_src_sum`), then + destination address (the head's:
+        // `r_csum`, used in beat 3; the head is stable from beat 0 to the last beat).
         self.cs_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
         if self.cs_a.val() < self.src_ip.val().get_bits::<16>(16) {
             self.cs_b.next = self.cs_a.val() + self.k1_16.val();
@@ -726,8 +730,9 @@ impl<const A: usize> Logic for ReplyGen<A> {
         } else {
             self.cs_d.next = self.cs_c.val();
         }
-        self.cs_e.next = self.cs_d.val() + self.q_ip.rd.val().get_bits::<16>(16);
-        if self.cs_e.val() < self.cs_d.val() {
+        self.r_src_sum.d.next = self.cs_d.val();
+        self.cs_e.next = self.r_src_sum.q.val() + self.q_ip.rd.val().get_bits::<16>(16);
+        if self.cs_e.val() < self.r_src_sum.q.val() {
             self.cs_f.next = self.cs_e.val() + self.k1_16.val();
         } else {
             self.cs_f.next = self.cs_e.val();

@@ -133,6 +133,9 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
+    reg  [15:0] r_src_sum$d;
+    wire  [15:0] r_src_sum$q;
+    reg  r_src_sum$clock;
     reg  [15:0] r_csum$d;
     wire  [15:0] r_csum$q;
     reg  r_csum$clock;
@@ -304,6 +307,11 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .q(r_beat$q),
         .clock(r_beat$clock)
     );
+    reply_gen$r_src_sum r_src_sum(
+        .d(r_src_sum$d),
+        .q(r_src_sum$q),
+        .clock(r_src_sum$clock)
+    );
     reply_gen$r_csum r_csum(
         .d(r_csum$d),
         .q(r_csum$q),
@@ -364,11 +372,13 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         r_rp$clock = clock;
         r_wp$clock = clock;
         r_beat$clock = clock;
+        r_src_sum$clock = clock;
         r_csum$clock = clock;
         r_count$d = r_count$q;
         r_rp$d = r_rp$q;
         r_wp$d = r_wp$q;
         r_beat$d = r_beat$q;
+        r_src_sum$d = r_src_sum$q;
         r_csum$d = r_csum$q;
         q_kind$clock = clock;
         q_client$clock = clock;
@@ -499,8 +509,9 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         else begin
             cs_d = cs_c;
         end
-        cs_e = cs_d + q_ip$rd[(32'h10)+:(16)];
-        if (cs_e < cs_d) begin
+        r_src_sum$d = cs_d;
+        cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
+        if (cs_e < r_src_sum$q) begin
             cs_f = cs_e + k1_16;
         end
         else begin
@@ -894,6 +905,25 @@ module reply_gen$r_rp(d,q,clock);
     end
           
 endmodule // reply_gen$r_rp
+
+
+module reply_gen$r_src_sum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_src_sum
 
 
 module reply_gen$r_wp(d,q,clock);
