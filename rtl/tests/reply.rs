@@ -251,7 +251,7 @@ impl<const A: usize> Tb<A> {
                 let got = &data.to_le_bytes()[..hi - lo];
                 if !valid || last != want_last || keep != want_keep || got != &f[lo..hi] {
                     self.fail(format!(
-                        "beat {}: want bytes {:02x?} keep {want_keep:02x} last {want_last}",
+                        "beat {}: want bytes {:02x?} keep {want_keep:02x} last {want_last}, got {got:02x?}",
                         self.beat,
                         &f[lo..hi]
                     ));
@@ -527,4 +527,95 @@ fn a_full_queue_drops_and_flags_and_keeps_the_rest_exact() {
     }
     assert!(tb.drops_ok > 0, "OKs dropped when full");
     tb.drain();
+}
+
+/// The replies `proto::node::Node` itself emits (a 1-node leader's OKs for a batch, a follower's
+/// NOT_LEADER), parsed and fed to the generator: the frames' UDP payloads must be the model's
+/// packets byte for byte (this pins the `to_vec(cluster_id, node_id)` arguments).
+#[test]
+fn the_models_own_replies_come_out_byte_for_byte() {
+    use proto::node::{Action, Control, Node};
+    use proto::regs::Config;
+    let request = |client_id: u32, seq: u64| {
+        Packet::Request(wire::Entry {
+            client_id,
+            seq,
+            flags: 0,
+            payload: b"ab",
+        })
+        .to_vec(0x5EED_0001, wire::SENDER_NONE)
+        .unwrap()
+    };
+    let base = Config {
+        cluster_id: 0x5EED_0001,
+        ..Config::default()
+    };
+    let mut replies: Vec<(u8, Vec<u8>)> = Vec::new();
+    let mut collect = |id: u8, out: &[Action]| {
+        for a in out {
+            if let Action::Reply { packet, .. } = a {
+                replies.push((id, packet.clone()));
+            }
+        }
+    };
+    // A leader of a 1-node cluster decides a batch of three.
+    let mut l = Node::new(Config {
+        node_id: 0,
+        node_count: 1,
+        ..base
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    l.control(0, Control::Enable, &mut out).unwrap();
+    l.control(0, Control::Start, &mut out).unwrap();
+    for s in 1..=3 {
+        l.receive_client(1, &request(40 + s as u32, s), &mut out);
+    }
+    for now in 2..=base.loop_period as u64 + 2 {
+        l.tick(now, &mut out);
+    }
+    collect(0, &out);
+    // A follower (not started) refuses a request.
+    let mut f = Node::new(Config {
+        node_id: 2,
+        node_count: 3,
+        ..base
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    f.receive_client(5, &request(99, 7), &mut out);
+    collect(2, &out);
+    let oks = replies
+        .iter()
+        .filter(|(_, p)| matches!(wire::parse(p, base.cluster_id), Ok((_, Packet::ReplyOk(_)))))
+        .count();
+    assert_eq!((oks, replies.len()), (3, 4), "the model replied");
+    for (id, model) in &replies {
+        let cfg = Cfg {
+            sender: *id,
+            cluster: base.cluster_id,
+            ..cfg0()
+        };
+        let mut tb = Tb::<3>::new(0, cfg);
+        let (h, p) = wire::parse(model, base.cluster_id).unwrap();
+        assert_eq!(h.sender, *id);
+        let (mac, ip, port) = (0x0200_0000_0063, 0x0A4E_4363, 40001);
+        let body = match p {
+            Packet::ReplyOk(r) => Body::Ok(r),
+            Packet::ReplyNotLeader(r) => Body::Nl(r),
+            other => panic!("{other:?}"),
+        };
+        let cmd = Cmd {
+            body,
+            mac,
+            ip,
+            port,
+        };
+        match body {
+            Body::Ok(_) => tb.step(Some(cmd), None),
+            Body::Nl(_) => tb.step(None, Some(cmd)),
+        }
+        tb.drain();
+        assert_eq!(&tb.frames[0].1[frame::PAYLOAD_OFFSET..], &model[..]);
+    }
 }
