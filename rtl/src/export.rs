@@ -9,6 +9,7 @@ use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
 use crate::nc_engine::NcEngine;
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
+use crate::reply_gen::ReplyGen;
 use crate::rsbcast_rx::RsbcastRx;
 
 fn export<B: Block>(mut b: B, name: &str) -> String {
@@ -36,5 +37,6 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("pkt_gen.v", export(PktGen::default(), "pkt_gen")),
         ("nc_core.v", export(NcCore::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
+        ("reply_gen.v", export(<ReplyGen>::default(), "reply_gen")),
     ]
 }

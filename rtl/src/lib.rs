@@ -12,5 +12,6 @@ pub mod nc_engine;
 pub mod pkt_gen;
 pub mod pkt_parser;
 pub mod prim;
+pub mod reply_gen;
 pub mod rsbcast_rx;
 pub mod sim;

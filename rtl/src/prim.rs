@@ -216,3 +216,21 @@ byte_map!(
     192,
     [client: 4, len: 1, seq: 8, payload: 8]
 );
+
+// ---- reply_gen ------------------------------------------------------------------------------
+
+byte_map!(
+    /// The whole REPLY_OK frame (Ethernet, IPv4, UDP, common header, reply body; UDP checksum
+    /// 0), map from `reply_gen::ok_map`.
+    ReplyOkBytes,
+    { crate::reply_gen::FRAME_BITS },
+    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, index: 1, seq: 8, inst: 8]
+);
+
+byte_map!(
+    /// The whole REPLY_NOT_LEADER frame (Ethernet, IPv4, UDP, common header, reply body; UDP
+    /// checksum 0), map from `reply_gen::nl_map`.
+    ReplyNlBytes,
+    { crate::reply_gen::FRAME_BITS },
+    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, leader: 1, seq: 8, epoch: 4]
+);

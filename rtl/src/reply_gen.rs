@@ -1,0 +1,795 @@
+//! `reply_gen`: the client reply frames of a node — REPLY_OK for every decided request (the
+//! `ok_*` stream of `nc_core`, one entry per cycle) and REPLY_NOT_LEADER for a request refused
+//! by a node that is not leader (`nl_*`) — on one 64-bit output stream (AXI-Stream shape:
+//! `r_data`, `r_keep`, `r_valid`, `r_last`; no backpressure: the receiver takes a beat every
+//! cycle; byte x of a beat is bits 8x+7..8x, as in `pkt_gen` and `pkt_parser`).
+//!
+//! Ports:
+//! - `ok_valid`, `ok_client`, `ok_seq`, `ok_instance`, `ok_index` and the client's address
+//!   `ok_mac`, `ok_ip`, `ok_port`: one OK command (at most one per cycle);
+//! - `nl_valid`, `nl_client`, `nl_seq`, `nl_leader`, `nl_epoch`, `nl_mac`, `nl_ip`, `nl_port`:
+//!   one NOT_LEADER command (at most one per cycle, possibly with an OK in the same cycle);
+//! - configuration `src_mac`, `src_ip`, `src_port` (the client port), `cluster`, `sender` (this
+//!   node's id): MAC/IP as integers whose most significant byte goes first on the wire. They
+//!   are read while a frame streams, so they must not change while `busy` (they come from
+//!   registers that are written only while the node is disabled);
+//! - `r_data`, `r_keep`, `r_valid`, `r_last`: the frames; `busy`: a frame is streaming or
+//!   queued; `drop_ok` / `drop_nl`: this cycle's OK / NOT_LEADER command found the queue full
+//!   and was dropped (its frame is never sent; the queued ones are untouched).
+//!
+//! Commands are queued in arrival order (an OK before a NOT_LEADER of the same cycle) in a
+//! queue of `2^A` entries (default 8) that includes the frame being streamed; a frame's last
+//! beat frees its entry in the same cycle. The head of the queue streams one beat per cycle,
+//! and the next frame's first beat follows its last beat in the next cycle (back to back). A
+//! command that arrives at an idle generator has its first beat valid in the next cycle (the
+//! queue is a register file with a combinational read port, see [`QueueRam`]).
+//!
+//! Every frame is `proto::frame::emit_udp` of the packet `proto::node::Node` sends
+//! (`Packet::ReplyOk` / `Packet::ReplyNotLeader`, `to_vec(cluster_id, node_id)`) with the
+//! UDP checksum 0 ("none"). Both replies are [`FRAME_LEN`] = 78 bytes, above Ethernet's
+//! 60-byte minimum, so there is no padding question (`emit_udp` does not pad). The constant
+//! bytes are copied from frames emitted by proto, the header fields are placed by
+//! [`crate::layout::Layout`], the reply body fields by offsets probed here the same way (two
+//! packets differing in one field), and the IPv4 checksum is a constant partial sum plus the
+//! source and destination addresses, in two registered halves (constant + `src_ip` every
+//! cycle, then + the head's destination: the checksum is needed in beat 3 only, and the head
+//! does not change while its frame streams), which keeps the adders off the output path.
+
+use proto::frame::{self, UdpMeta};
+use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
+use rust_hdl::prelude::*;
+
+use crate::layout::{Field, Layout};
+use crate::prim::{ByteSrc, ReplyNlBytes, ReplyOkBytes, ZeroExtend};
+
+/// Bytes of a reply frame (both kinds): Ethernet + IPv4 + UDP headers, the common header and
+/// the fixed-size reply body.
+pub const FRAME_LEN: usize = frame::PAYLOAD_OFFSET + wire::HEADER_LEN + wire::REPLY_LEN;
+/// Bits of a reply frame.
+pub const FRAME_BITS: usize = 8 * FRAME_LEN;
+/// Beats of a reply frame on the 64-bit bus.
+pub const BEATS: usize = FRAME_LEN.div_ceil(8);
+/// The frame image rounded up to whole beats.
+pub const IMG_BITS: usize = 64 * BEATS;
+/// Bits of a bit index into the image (exactly, as Verilator's WIDTH lint wants).
+const IDX_BITS: usize = (usize::BITS - (IMG_BITS - 1).leading_zeros()) as usize;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+
+/// The values of every variable field of one reply frame.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplyFields {
+    pub src_mac: u64,
+    pub src_ip: u32,
+    pub src_port: u16,
+    pub dst_mac: u64,
+    pub dst_ip: u32,
+    pub dst_port: u16,
+    pub cluster: u32,
+    pub sender: u8,
+}
+
+fn mac_bytes(m: u64) -> [u8; 6] {
+    let b = m.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+/// The frame proto emits for `packet` (UDP checksum as proto computes it).
+pub fn emit(f: &ReplyFields, packet: &[u8]) -> Vec<u8> {
+    let meta = UdpMeta {
+        src_mac: mac_bytes(f.src_mac),
+        dst_mac: mac_bytes(f.dst_mac),
+        src_ip: f.src_ip.to_be_bytes(),
+        dst_ip: f.dst_ip.to_be_bytes(),
+        src_port: f.src_port,
+        dst_port: f.dst_port,
+        ttl: crate::pkt_gen::TTL,
+    };
+    let mut v = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
+    frame::emit_udp(&meta, packet, &mut v).expect("reply frame fits");
+    v
+}
+
+/// REPLY_OK packet as the model emits it (`to_vec(cluster_id, node_id)`).
+pub fn ok_packet(cluster: u32, sender: u8, r: ReplyOk) -> Vec<u8> {
+    Packet::ReplyOk(r).to_vec(cluster, sender).expect("valid")
+}
+
+/// REPLY_NOT_LEADER packet as the model emits it (`to_vec(cluster_id, node_id)`).
+pub fn nl_packet(cluster: u32, sender: u8, r: ReplyNotLeader) -> Vec<u8> {
+    Packet::ReplyNotLeader(r)
+        .to_vec(cluster, sender)
+        .expect("valid")
+}
+
+const FIELDS_A: ReplyFields = ReplyFields {
+    src_mac: 0x0211_2233_4455,
+    src_ip: 0x0A01_0203,
+    src_port: 0x1234,
+    dst_mac: 0x0266_7788_99AA,
+    dst_ip: 0x0A04_0506,
+    dst_port: 0x5678,
+    cluster: 0x0102_0304,
+    sender: 1,
+};
+const FIELDS_B: ReplyFields = ReplyFields {
+    src_mac: 0xFDEE_DDCC_BBAA,
+    src_ip: 0xF5FE_FDFC,
+    src_port: 0xEDCB,
+    dst_mac: 0xFD99_8877_6655,
+    dst_ip: 0xF5FB_FAF9,
+    dst_port: 0xA987,
+    cluster: 0xFEFD_FCFB,
+    sender: 0xFE,
+};
+const OK_A: ReplyOk = ReplyOk {
+    client_id: 1,
+    seq: 1,
+    instance: 1,
+    index: 1,
+};
+const NL_A: ReplyNotLeader = ReplyNotLeader {
+    client_id: 1,
+    seq: 1,
+    leader: 1,
+    epoch: 1,
+};
+
+/// The bytes where two packets differ, as a frame field.
+fn diff(a: &[u8], b: &[u8]) -> Field {
+    assert_eq!(a.len(), b.len());
+    let first = (0..a.len()).find(|&i| a[i] != b[i]).expect("differ");
+    let last = (0..a.len()).rev().find(|&i| a[i] != b[i]).expect("differ");
+    Field {
+        off: frame::PAYLOAD_OFFSET + first,
+        len: last - first + 1,
+    }
+}
+
+/// Frame offsets of the REPLY_OK body fields, probed from proto.
+#[derive(Clone, Copy, Debug)]
+pub struct OkLayout {
+    pub client: Field,
+    pub index: Field,
+    pub seq: Field,
+    pub instance: Field,
+}
+
+/// Frame offsets of the REPLY_NOT_LEADER body fields, probed from proto.
+#[derive(Clone, Copy, Debug)]
+pub struct NlLayout {
+    pub client: Field,
+    pub leader: Field,
+    pub seq: Field,
+    pub epoch: Field,
+}
+
+impl OkLayout {
+    pub fn probe() -> Self {
+        let p = |r: ReplyOk| ok_packet(5, 2, r);
+        let a = p(OK_A);
+        OkLayout {
+            client: diff(
+                &a,
+                &p(ReplyOk {
+                    client_id: !1,
+                    ..OK_A
+                }),
+            ),
+            index: diff(&a, &p(ReplyOk { index: !1, ..OK_A })),
+            seq: diff(&a, &p(ReplyOk { seq: !1, ..OK_A })),
+            instance: diff(
+                &a,
+                &p(ReplyOk {
+                    instance: !1,
+                    ..OK_A
+                }),
+            ),
+        }
+    }
+}
+
+impl NlLayout {
+    pub fn probe() -> Self {
+        let p = |r: ReplyNotLeader| nl_packet(5, 2, r);
+        let a = p(NL_A);
+        NlLayout {
+            client: diff(
+                &a,
+                &p(ReplyNotLeader {
+                    client_id: !1,
+                    ..NL_A
+                }),
+            ),
+            leader: diff(&a, &p(ReplyNotLeader { leader: !1, ..NL_A })),
+            seq: diff(&a, &p(ReplyNotLeader { seq: !1, ..NL_A })),
+            epoch: diff(&a, &p(ReplyNotLeader { epoch: !1, ..NL_A })),
+        }
+    }
+}
+
+fn place(map: &mut [ByteSrc], f: Field, input: usize) {
+    for j in 0..f.len {
+        map[f.off + j] = ByteSrc::Field(input, j);
+    }
+}
+
+/// Place a 1-byte input in the last (least significant) byte of a wider big-endian field, the
+/// other bytes zero (the OK index is 16 bits on the wire, 8 bits at the port).
+fn place_low(map: &mut [ByteSrc], f: Field, input: usize) {
+    for j in 0..f.len - 1 {
+        map[f.off + j] = ByteSrc::Const(0);
+    }
+    map[f.off + f.len - 1] = ByteSrc::Field(input, 0);
+}
+
+/// The header part of both maps (inputs 0..=8 in the byte maps' order), over `reference`.
+fn header_map(reference: &[u8]) -> Vec<ByteSrc> {
+    assert_eq!(reference.len(), FRAME_LEN, "reply frame length");
+    let l = Layout::probe();
+    let mut m: Vec<ByteSrc> = reference.iter().map(|&b| ByteSrc::Const(b)).collect();
+    place(&mut m, l.eth_dst, 0);
+    place(&mut m, l.eth_src, 1);
+    place(&mut m, l.ip_csum, 2);
+    place(&mut m, l.ip_src, 3);
+    place(&mut m, l.ip_dst, 4);
+    place(&mut m, l.udp_src, 5);
+    place(&mut m, l.udp_dst, 6);
+    for j in 0..l.udp_csum.len {
+        m[l.udp_csum.off + j] = ByteSrc::Const(0);
+    }
+    place(&mut m, l.cluster, 7);
+    place(&mut m, l.sender, 8);
+    m
+}
+
+/// Every byte where two frames with all-different fields differ must come from an input (or
+/// be the UDP checksum, sent as 0): nothing variable is left as a constant.
+fn check_map(m: &[ByteSrc], a: &[u8], b: &[u8]) {
+    let l = Layout::probe();
+    for i in 0..a.len() {
+        let csum = (l.udp_csum.off..l.udp_csum.off + l.udp_csum.len).contains(&i);
+        if a[i] != b[i] && !csum {
+            assert!(
+                matches!(m[i], ByteSrc::Field(..)),
+                "reply frame byte {i} varies but is mapped as a constant"
+            );
+        }
+    }
+}
+
+/// The REPLY_OK frame map (inputs in `ReplyOkBytes::INPUTS` order).
+pub fn ok_map() -> Vec<ByteSrc> {
+    let r = emit(
+        &FIELDS_A,
+        &ok_packet(FIELDS_A.cluster, FIELDS_A.sender, OK_A),
+    );
+    let b = emit(
+        &FIELDS_B,
+        &ok_packet(
+            FIELDS_B.cluster,
+            FIELDS_B.sender,
+            ReplyOk {
+                client_id: !1,
+                seq: !1,
+                instance: !1,
+                index: 0xFE,
+            },
+        ),
+    );
+    let o = OkLayout::probe();
+    let mut m = header_map(&r);
+    place(&mut m, o.client, 9);
+    place_low(&mut m, o.index, 10);
+    place(&mut m, o.seq, 11);
+    place(&mut m, o.instance, 12);
+    check_map(&m, &r, &b);
+    m
+}
+
+/// The REPLY_NOT_LEADER frame map (inputs in `ReplyNlBytes::INPUTS` order).
+pub fn nl_map() -> Vec<ByteSrc> {
+    let r = emit(
+        &FIELDS_A,
+        &nl_packet(FIELDS_A.cluster, FIELDS_A.sender, NL_A),
+    );
+    let b = emit(
+        &FIELDS_B,
+        &nl_packet(
+            FIELDS_B.cluster,
+            FIELDS_B.sender,
+            ReplyNotLeader {
+                client_id: !1,
+                seq: !1,
+                leader: !1,
+                epoch: !1,
+            },
+        ),
+    );
+    let o = NlLayout::probe();
+    let mut m = header_map(&r);
+    place(&mut m, o.client, 9);
+    place(&mut m, o.leader, 10);
+    place(&mut m, o.seq, 11);
+    place(&mut m, o.epoch, 12);
+    check_map(&m, &r, &b);
+    m
+}
+
+/// One's-complement sum of the IPv4 header words of a reply frame that do not change: all but
+/// the checksum and the two addresses (the same for both kinds: same length, TTL, protocol).
+fn ip_const_sum() -> u64 {
+    let l = Layout::probe();
+    let sum = |r: &[u8]| {
+        let ip = l.ip_vihl.off;
+        let skip = |f: Field, off: usize| (f.off..f.off + f.len).contains(&off);
+        let mut s: u64 = 0;
+        for w in 0..frame::IPV4_LEN / 2 {
+            let off = ip + 2 * w;
+            if skip(l.ip_csum, off) || skip(l.ip_src, off) || skip(l.ip_dst, off) {
+                continue;
+            }
+            s += u16::from_be_bytes([r[off], r[off + 1]]) as u64;
+        }
+        while s > 0xFFFF {
+            s = (s & 0xFFFF) + (s >> 16);
+        }
+        s
+    };
+    let ok = sum(&emit(&FIELDS_A, &ok_packet(1, 1, OK_A)));
+    let nl = sum(&emit(&FIELDS_A, &nl_packet(1, 1, NL_A)));
+    assert_eq!(ok, nl, "both reply kinds share the IPv4 header");
+    ok
+}
+
+/// A register file of `2^A` words of `W` bits with two write ports (both may write in one
+/// cycle, to different addresses) and one combinational read port: the reply queue. Written by
+/// hand (as the primitives of `prim.rs`) because rust-hdl's `RAM` has one write port and a
+/// registered read, which would delay a frame's first beat by a cycle.
+#[derive(LogicBlock)]
+pub struct QueueRam<const W: usize, const A: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Write port 0.
+    pub we0: Signal<In, Bit>,
+    pub wa0: Signal<In, Bits<A>>,
+    pub wd0: Signal<In, Bits<W>>,
+    /// Write port 1 (another address than port 0's when both write).
+    pub we1: Signal<In, Bit>,
+    pub wa1: Signal<In, Bits<A>>,
+    pub wd1: Signal<In, Bits<W>>,
+    /// Read address and data (combinational).
+    pub ra: Signal<In, Bits<A>>,
+    pub rd: Signal<Out, Bits<W>>,
+    _mem: Vec<Bits<W>>,
+}
+
+impl<const W: usize, const A: usize> Default for QueueRam<W, A> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            we0: Default::default(),
+            wa0: Default::default(),
+            wd0: Default::default(),
+            we1: Default::default(),
+            wa1: Default::default(),
+            wd1: Default::default(),
+            ra: Default::default(),
+            rd: Default::default(),
+            _mem: vec![Bits::<W>::default(); 1 << A],
+        }
+    }
+}
+
+impl<const W: usize, const A: usize> Logic for QueueRam<W, A> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.we0.val() {
+                self._mem[self.wa0.val().index()] = self.wd0.val();
+            }
+            if self.we1.val() {
+                self._mem[self.wa1.val().index()] = self.wd1.val();
+            }
+        }
+        self.rd.next = self._mem[self.ra.val().index()];
+    }
+    fn connect(&mut self) {
+        self.rd.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "reg [{}:0] mem [0:{}];\n\
+             always @(posedge clock) begin\n\
+             \x20   if (we0) mem[wa0] <= wd0;\n\
+             \x20   if (we1) mem[wa1] <= wd1;\n\
+             end\n\
+             always @(*) rd = mem[ra];",
+            W - 1,
+            (1usize << A) - 1
+        ))
+    }
+}
+
+/// The reply generator (`2^A` queue entries; `ReplyGen` = 8).
+#[derive(LogicBlock)]
+pub struct ReplyGen<const A: usize = 3> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// OK command: a decided request's reply (client_id, seq, instance, index in the batch) and
+    /// the client's address as it sent the request.
+    pub ok_valid: Signal<In, Bit>,
+    pub ok_client: Signal<In, Bits<32>>,
+    pub ok_seq: Signal<In, Bits<64>>,
+    pub ok_instance: Signal<In, Bits<64>>,
+    pub ok_index: Signal<In, Bits<8>>,
+    pub ok_mac: Signal<In, Bits<48>>,
+    pub ok_ip: Signal<In, Bits<32>>,
+    pub ok_port: Signal<In, Bits<16>>,
+    /// NOT_LEADER command: the refused request (client_id, seq), the leader this node believes
+    /// in (or `SENDER_NONE`) and its epoch, and the client's address.
+    pub nl_valid: Signal<In, Bit>,
+    pub nl_client: Signal<In, Bits<32>>,
+    pub nl_seq: Signal<In, Bits<64>>,
+    pub nl_leader: Signal<In, Bits<8>>,
+    pub nl_epoch: Signal<In, Bits<32>>,
+    pub nl_mac: Signal<In, Bits<48>>,
+    pub nl_ip: Signal<In, Bits<32>>,
+    pub nl_port: Signal<In, Bits<16>>,
+    /// Configuration: this node's MAC, IPv4 address and client port, the cluster id and this
+    /// node's id (stable while `busy`).
+    pub src_mac: Signal<In, Bits<48>>,
+    pub src_ip: Signal<In, Bits<32>>,
+    pub src_port: Signal<In, Bits<16>>,
+    pub cluster: Signal<In, Bits<32>>,
+    pub sender: Signal<In, Bits<8>>,
+    /// The reply frames (a beat every cycle while `r_valid`).
+    pub r_data: Signal<Out, Bits<64>>,
+    pub r_keep: Signal<Out, Bits<8>>,
+    pub r_valid: Signal<Out, Bit>,
+    pub r_last: Signal<Out, Bit>,
+    /// A frame is streaming or queued.
+    pub busy: Signal<Out, Bit>,
+    /// This cycle's OK / NOT_LEADER command was dropped: the queue was full.
+    pub drop_ok: Signal<Out, Bit>,
+    pub drop_nl: Signal<Out, Bit>,
+    // The queue: one register file per field; `a` holds the instance (OK) or the epoch (NOT_LEADER),
+    // `b` the index (OK) or the leader (NOT_LEADER); kind 1 = NOT_LEADER.
+    q_kind: QueueRam<1, A>,
+    q_client: QueueRam<32, A>,
+    q_seq: QueueRam<64, A>,
+    q_a: QueueRam<64, A>,
+    q_b: QueueRam<8, A>,
+    q_mac: QueueRam<48, A>,
+    q_ip: QueueRam<32, A>,
+    q_port: QueueRam<16, A>,
+    r_count: DFF<Bits<8>>,
+    r_rp: DFF<Bits<8>>,
+    r_wp: DFF<Bits<8>>,
+    r_beat: DFF<Bits<8>>,
+    r_src_sum: DFF<Bits<16>>,
+    r_csum: DFF<Bits<16>>,
+    active: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    space: Signal<Local, Bits<8>>,
+    space1: Signal<Local, Bits<8>>,
+    acc_ok: Signal<Local, Bit>,
+    acc_nl: Signal<Local, Bit>,
+    wa1: Signal<Local, Bits<8>>,
+    cnt0: Signal<Local, Bits<8>>,
+    cnt1: Signal<Local, Bits<8>>,
+    boff: Signal<Local, Bits<IDX_BITS>>,
+    cs_a: Signal<Local, Bits<16>>,
+    cs_b: Signal<Local, Bits<16>>,
+    cs_c: Signal<Local, Bits<16>>,
+    cs_d: Signal<Local, Bits<16>>,
+    cs_e: Signal<Local, Bits<16>>,
+    cs_f: Signal<Local, Bits<16>>,
+    cs_g: Signal<Local, Bits<16>>,
+    cs_h: Signal<Local, Bits<16>>,
+    beat_ok: Signal<Local, Bits<64>>,
+    beat_nl: Signal<Local, Bits<64>>,
+    epochw: ZeroExtend<32, 64>,
+    beatw: ZeroExtend<8, IDX_BITS>,
+    okb: ReplyOkBytes,
+    nlb: ReplyNlBytes,
+    xok: ZeroExtend<FRAME_BITS, IMG_BITS>,
+    xnl: ZeroExtend<FRAME_BITS, IMG_BITS>,
+    k0_1: Constant<Bits<1>>,
+    k1_1: Constant<Bits<1>>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+    k1_16: Constant<Bits<16>>,
+    k6_idx: Constant<Bits<IDX_BITS>>,
+    k_depth: Constant<Bits<8>>,
+    k_lastbeat: Constant<Bits<8>>,
+    k_lastkeep: Constant<Bits<8>>,
+    k_ff8: Constant<Bits<8>>,
+    k_ipsum: Constant<Bits<16>>,
+}
+
+impl<const A: usize> Default for ReplyGen<A> {
+    fn default() -> Self {
+        assert!((1..=7).contains(&A), "reply_gen: 2 to 128 queue entries");
+        // The IPv4 checksum is registered from the queue head: it must not be in beat 0.
+        assert!(Layout::probe().ip_csum.off >= 8);
+        let last_bytes = FRAME_LEN - 8 * (BEATS - 1);
+        Self {
+            clock: Default::default(),
+            ok_valid: Default::default(),
+            ok_client: Default::default(),
+            ok_seq: Default::default(),
+            ok_instance: Default::default(),
+            ok_index: Default::default(),
+            ok_mac: Default::default(),
+            ok_ip: Default::default(),
+            ok_port: Default::default(),
+            nl_valid: Default::default(),
+            nl_client: Default::default(),
+            nl_seq: Default::default(),
+            nl_leader: Default::default(),
+            nl_epoch: Default::default(),
+            nl_mac: Default::default(),
+            nl_ip: Default::default(),
+            nl_port: Default::default(),
+            src_mac: Default::default(),
+            src_ip: Default::default(),
+            src_port: Default::default(),
+            cluster: Default::default(),
+            sender: Default::default(),
+            r_data: Default::default(),
+            r_keep: Default::default(),
+            r_valid: Default::default(),
+            r_last: Default::default(),
+            busy: Default::default(),
+            drop_ok: Default::default(),
+            drop_nl: Default::default(),
+            q_kind: Default::default(),
+            q_client: Default::default(),
+            q_seq: Default::default(),
+            q_a: Default::default(),
+            q_b: Default::default(),
+            q_mac: Default::default(),
+            q_ip: Default::default(),
+            q_port: Default::default(),
+            r_count: Default::default(),
+            r_rp: Default::default(),
+            r_wp: Default::default(),
+            r_beat: Default::default(),
+            r_src_sum: Default::default(),
+            r_csum: Default::default(),
+            active: Default::default(),
+            last: Default::default(),
+            space: Default::default(),
+            space1: Default::default(),
+            acc_ok: Default::default(),
+            acc_nl: Default::default(),
+            wa1: Default::default(),
+            cnt0: Default::default(),
+            cnt1: Default::default(),
+            boff: Default::default(),
+            cs_a: Default::default(),
+            cs_b: Default::default(),
+            cs_c: Default::default(),
+            cs_d: Default::default(),
+            cs_e: Default::default(),
+            cs_f: Default::default(),
+            cs_g: Default::default(),
+            cs_h: Default::default(),
+            beat_ok: Default::default(),
+            beat_nl: Default::default(),
+            epochw: Default::default(),
+            beatw: Default::default(),
+            okb: ReplyOkBytes::new(ok_map()),
+            nlb: ReplyNlBytes::new(nl_map()),
+            xok: Default::default(),
+            xnl: Default::default(),
+            k0_1: k(0),
+            k1_1: k(1),
+            k0_8: k(0),
+            k1_8: k(1),
+            k1_16: k(1),
+            k6_idx: k(6),
+            k_depth: k(1 << A),
+            k_lastbeat: k(BEATS as u64 - 1),
+            k_lastkeep: k(0xFF >> (8 - last_bytes)),
+            k_ff8: k(0xFF),
+            k_ipsum: k(ip_const_sum()),
+        }
+    }
+}
+
+impl<const A: usize> Logic for ReplyGen<A> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r_count, r_rp, r_wp, r_beat, r_src_sum, r_csum);
+        self.q_kind.clock.next = self.clock.val();
+        self.q_client.clock.next = self.clock.val();
+        self.q_seq.clock.next = self.clock.val();
+        self.q_a.clock.next = self.clock.val();
+        self.q_b.clock.next = self.clock.val();
+        self.q_mac.clock.next = self.clock.val();
+        self.q_ip.clock.next = self.clock.val();
+        self.q_port.clock.next = self.clock.val();
+        // Queue control: the head streams while the queue is not empty; its last beat frees its
+        // entry in this cycle; an OK is queued before a NOT_LEADER of the same cycle.
+        self.active.next = self.r_count.q.val() != self.k0_8.val();
+        self.last.next = self.active.val() && (self.r_beat.q.val() == self.k_lastbeat.val());
+        if self.last.val() {
+            self.space.next = self.k_depth.val() - self.r_count.q.val() + self.k1_8.val();
+        } else {
+            self.space.next = self.k_depth.val() - self.r_count.q.val();
+        }
+        self.acc_ok.next = self.ok_valid.val() && (self.space.val() != self.k0_8.val());
+        if self.acc_ok.val() {
+            self.space1.next = self.space.val() - self.k1_8.val();
+            self.wa1.next = self.r_wp.q.val() + self.k1_8.val();
+        } else {
+            self.space1.next = self.space.val();
+            self.wa1.next = self.r_wp.q.val();
+        }
+        self.acc_nl.next = self.nl_valid.val() && (self.space1.val() != self.k0_8.val());
+        self.drop_ok.next = self.ok_valid.val() && !self.acc_ok.val();
+        self.drop_nl.next = self.nl_valid.val() && !self.acc_nl.val();
+        if self.acc_nl.val() {
+            self.r_wp.d.next = self.wa1.val() + self.k1_8.val();
+        } else {
+            self.r_wp.d.next = self.wa1.val();
+        }
+        if self.last.val() {
+            self.cnt0.next = self.r_count.q.val() - self.k1_8.val();
+            self.r_rp.d.next = self.r_rp.q.val() + self.k1_8.val();
+            self.r_beat.d.next = self.k0_8.val();
+        } else {
+            self.cnt0.next = self.r_count.q.val();
+            if self.active.val() {
+                self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+            }
+        }
+        if self.acc_ok.val() {
+            self.cnt1.next = self.cnt0.val() + self.k1_8.val();
+        } else {
+            self.cnt1.next = self.cnt0.val();
+        }
+        if self.acc_nl.val() {
+            self.r_count.d.next = self.cnt1.val() + self.k1_8.val();
+        } else {
+            self.r_count.d.next = self.cnt1.val();
+        }
+        self.busy.next = self.active.val();
+        // Queue writes: port 0 takes the OK command, port 1 the NOT_LEADER command.
+        self.epochw.narrow.next = self.nl_epoch.val();
+        self.q_kind.we0.next = self.acc_ok.val();
+        self.q_kind.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_kind.wd0.next = self.k0_1.val();
+        self.q_kind.we1.next = self.acc_nl.val();
+        self.q_kind.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_kind.wd1.next = self.k1_1.val();
+        self.q_kind.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_client.we0.next = self.acc_ok.val();
+        self.q_client.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_client.wd0.next = self.ok_client.val();
+        self.q_client.we1.next = self.acc_nl.val();
+        self.q_client.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_client.wd1.next = self.nl_client.val();
+        self.q_client.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_seq.we0.next = self.acc_ok.val();
+        self.q_seq.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_seq.wd0.next = self.ok_seq.val();
+        self.q_seq.we1.next = self.acc_nl.val();
+        self.q_seq.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_seq.wd1.next = self.nl_seq.val();
+        self.q_seq.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_a.we0.next = self.acc_ok.val();
+        self.q_a.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_a.wd0.next = self.ok_instance.val();
+        self.q_a.we1.next = self.acc_nl.val();
+        self.q_a.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_a.wd1.next = self.epochw.wide.val();
+        self.q_a.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_b.we0.next = self.acc_ok.val();
+        self.q_b.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_b.wd0.next = self.ok_index.val();
+        self.q_b.we1.next = self.acc_nl.val();
+        self.q_b.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_b.wd1.next = self.nl_leader.val();
+        self.q_b.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_mac.we0.next = self.acc_ok.val();
+        self.q_mac.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_mac.wd0.next = self.ok_mac.val();
+        self.q_mac.we1.next = self.acc_nl.val();
+        self.q_mac.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_mac.wd1.next = self.nl_mac.val();
+        self.q_mac.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_ip.we0.next = self.acc_ok.val();
+        self.q_ip.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_ip.wd0.next = self.ok_ip.val();
+        self.q_ip.we1.next = self.acc_nl.val();
+        self.q_ip.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_ip.wd1.next = self.nl_ip.val();
+        self.q_ip.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        self.q_port.we0.next = self.acc_ok.val();
+        self.q_port.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
+        self.q_port.wd0.next = self.ok_port.val();
+        self.q_port.we1.next = self.acc_nl.val();
+        self.q_port.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_port.wd1.next = self.nl_port.val();
+        self.q_port.ra.next = self.r_rp.q.val().get_bits::<A>(0);
+        // IPv4 checksum of the head's frame in two registered halves: constant words + source
+        // address (configuration: `r_src_sum`), then + destination address (the head's:
+        // `r_csum`, used in beat 3; the head is stable from beat 0 to the last beat).
+        self.cs_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
+        if self.cs_a.val() < self.src_ip.val().get_bits::<16>(16) {
+            self.cs_b.next = self.cs_a.val() + self.k1_16.val();
+        } else {
+            self.cs_b.next = self.cs_a.val();
+        }
+        self.cs_c.next = self.cs_b.val() + self.src_ip.val().get_bits::<16>(0);
+        if self.cs_c.val() < self.cs_b.val() {
+            self.cs_d.next = self.cs_c.val() + self.k1_16.val();
+        } else {
+            self.cs_d.next = self.cs_c.val();
+        }
+        self.r_src_sum.d.next = self.cs_d.val();
+        self.cs_e.next = self.r_src_sum.q.val() + self.q_ip.rd.val().get_bits::<16>(16);
+        if self.cs_e.val() < self.r_src_sum.q.val() {
+            self.cs_f.next = self.cs_e.val() + self.k1_16.val();
+        } else {
+            self.cs_f.next = self.cs_e.val();
+        }
+        self.cs_g.next = self.cs_f.val() + self.q_ip.rd.val().get_bits::<16>(0);
+        if self.cs_g.val() < self.cs_f.val() {
+            self.cs_h.next = self.cs_g.val() + self.k1_16.val();
+        } else {
+            self.cs_h.next = self.cs_g.val();
+        }
+        self.r_csum.d.next = !self.cs_h.val();
+        // The head's frame, both kinds; the beat is chosen by the head's kind.
+        self.okb.dst_mac.next = self.q_mac.rd.val();
+        self.okb.src_mac.next = self.src_mac.val();
+        self.okb.ip_csum.next = self.r_csum.q.val();
+        self.okb.src_ip.next = self.src_ip.val();
+        self.okb.dst_ip.next = self.q_ip.rd.val();
+        self.okb.src_port.next = self.src_port.val();
+        self.okb.dst_port.next = self.q_port.rd.val();
+        self.okb.cluster.next = self.cluster.val();
+        self.okb.sender.next = self.sender.val();
+        self.okb.client.next = self.q_client.rd.val();
+        self.okb.index.next = self.q_b.rd.val();
+        self.okb.seq.next = self.q_seq.rd.val();
+        self.okb.inst.next = self.q_a.rd.val();
+        self.nlb.dst_mac.next = self.q_mac.rd.val();
+        self.nlb.src_mac.next = self.src_mac.val();
+        self.nlb.ip_csum.next = self.r_csum.q.val();
+        self.nlb.src_ip.next = self.src_ip.val();
+        self.nlb.dst_ip.next = self.q_ip.rd.val();
+        self.nlb.src_port.next = self.src_port.val();
+        self.nlb.dst_port.next = self.q_port.rd.val();
+        self.nlb.cluster.next = self.cluster.val();
+        self.nlb.sender.next = self.sender.val();
+        self.nlb.client.next = self.q_client.rd.val();
+        self.nlb.leader.next = self.q_b.rd.val();
+        self.nlb.seq.next = self.q_seq.rd.val();
+        self.nlb.epoch.next = self.q_a.rd.val().get_bits::<32>(0);
+        self.xok.narrow.next = self.okb.out.val();
+        self.xnl.narrow.next = self.nlb.out.val();
+        self.beatw.narrow.next = self.r_beat.q.val();
+        self.boff.next = self.beatw.wide.val() << self.k6_idx.val();
+        self.beat_ok.next = self.xok.wide.val().get_bits::<64>(self.boff.val().index());
+        self.beat_nl.next = self.xnl.wide.val().get_bits::<64>(self.boff.val().index());
+        if self.q_kind.rd.val() == self.k1_1.val() {
+            self.r_data.next = self.beat_nl.val();
+        } else {
+            self.r_data.next = self.beat_ok.val();
+        }
+        self.r_valid.next = self.active.val();
+        self.r_last.next = self.last.val();
+        if self.last.val() {
+            self.r_keep.next = self.k_lastkeep.val();
+        } else if self.active.val() {
+            self.r_keep.next = self.k_ff8.val();
+        } else {
+            self.r_keep.next = self.k0_8.val();
+        }
+    }
+}
