@@ -210,10 +210,14 @@ pub struct HostGen {
     r_t3_big1: DFF<Bit>,
     r_streaming: DFF<Bit>,
     r_beat: DFF<Bits<8>>,
-    r_nbeats: DFF<Bits<8>>,
+    r_lastidx: DFF<Bits<8>>,
     r_lastkeep: DFF<Bits<8>>,
     r_img: DFF<Bits<1408>>,
     r_ulen: DFF<Bits<16>>,
+    r_asrc: DFF<Bits<16>>,
+    r_adst: DFF<Bits<16>>,
+    r_asum: DFF<Bits<16>>,
+    r_csum: DFF<Bits<16>>,
     r_p_valid: DFF<Bit>,
     r_p_img: DFF<Bits<1408>>,
     r_p_ulen: DFF<Bits<16>>,
@@ -241,9 +245,9 @@ pub struct HostGen {
     p_free: Signal<Local, Bit>,
     p_img: Signal<Local, Bits<1408>>,
     p_ulen: Signal<Local, Bits<16>>,
-    flen: Signal<Local, Bits<16>>,
-    nbeats: Signal<Local, Bits<16>>,
-    lastbytes: Signal<Local, Bits<16>>,
+    lastidx: Signal<Local, Bits<8>>,
+    tail: Signal<Local, Bits<3>>,
+    lastkeep: Signal<Local, Bits<8>>,
     total_len: Signal<Local, Bits<16>>,
     boff: Signal<Local, Bits<11>>,
     frame: Signal<Local, Bits<1408>>,
@@ -277,9 +281,11 @@ pub struct HostGen {
     k_sat8: Constant<Bits<8>>,
     k_ff8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
-    k3_16: Constant<Bits<16>>,
-    k7_16: Constant<Bits<16>>,
     k8_16: Constant<Bits<16>>,
+    k0_3: Constant<Bits<3>>,
+    k3_8: Constant<Bits<8>>,
+    k_lastidx: Constant<Bits<8>>,
+    k_tail: Constant<Bits<3>>,
     k6_11: Constant<Bits<11>>,
     k_udp_off: Constant<Bits<16>>,
     k_ip_len: Constant<Bits<16>>,
@@ -298,6 +304,10 @@ impl Default for HostGen {
         assert_eq!(
             IMG_BITS, 1408,
             "LaneRep and the ports are written for 22 beats"
+        );
+        assert!(
+            Layout::probe().ip_csum.off >= 8,
+            "the registered checksum is right from beat 1 on: it must not be in beat 0"
         );
         Self {
             clock: Default::default(),
@@ -364,10 +374,14 @@ impl Default for HostGen {
             r_t3_big1: Default::default(),
             r_streaming: Default::default(),
             r_beat: Default::default(),
-            r_nbeats: Default::default(),
+            r_lastidx: Default::default(),
             r_lastkeep: Default::default(),
             r_img: Default::default(),
             r_ulen: Default::default(),
+            r_asrc: Default::default(),
+            r_adst: Default::default(),
+            r_asum: Default::default(),
+            r_csum: Default::default(),
             r_p_valid: Default::default(),
             r_p_img: Default::default(),
             r_p_ulen: Default::default(),
@@ -395,9 +409,9 @@ impl Default for HostGen {
             p_free: Default::default(),
             p_img: Default::default(),
             p_ulen: Default::default(),
-            flen: Default::default(),
-            nbeats: Default::default(),
-            lastbytes: Default::default(),
+            lastidx: Default::default(),
+            tail: Default::default(),
+            lastkeep: Default::default(),
             total_len: Default::default(),
             boff: Default::default(),
             frame: Default::default(),
@@ -431,9 +445,11 @@ impl Default for HostGen {
             k_sat8: k(0xFF),
             k_ff8: k(0xFF),
             k1_16: k(1),
-            k3_16: k(3),
-            k7_16: k(7),
             k8_16: k(8),
+            k0_3: k(0),
+            k3_8: k(3),
+            k_lastidx: k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
+            k_tail: k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
             k6_11: k(6),
             k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
             k_ip_len: k(frame::IPV4_LEN as u64),
@@ -485,10 +501,14 @@ impl Logic for HostGen {
             r_t3_big1,
             r_streaming,
             r_beat,
-            r_nbeats,
+            r_lastidx,
             r_lastkeep,
             r_img,
             r_ulen,
+            r_asrc,
+            r_adst,
+            r_asum,
+            r_csum,
             r_p_valid,
             r_p_img,
             r_p_ulen
@@ -697,8 +717,8 @@ impl Logic for HostGen {
         // Who goes where: the pending decision first, then the leader's, then the follower's;
         // the first takes the stream if it is free (idle or in its last beat), the next the
         // pending slot, any other is dropped.
-        self.last_beat.next = self.r_streaming.q.val()
-            && (self.r_beat.q.val() == self.r_nbeats.q.val() - self.k1_8.val());
+        self.last_beat.next =
+            self.r_streaming.q.val() && (self.r_beat.q.val() == self.r_lastidx.q.val());
         self.can_start.next = !self.r_streaming.q.val() || self.last_beat.val();
         self.drop.next = (self.lead_load.val() && !self.lead_ok.val())
             || (self.rx_deliver.val() && !self.rx_ok.val());
@@ -760,17 +780,22 @@ impl Logic for HostGen {
             self.r_p_valid.d.next = false;
         }
         self.busy.next = self.r_streaming.q.val() || self.r_p_valid.q.val();
-        // The stream: a started frame's image and UDP length are latched; its length in beats
-        // and the last beat's keep come from the UDP length.
-        self.flen.next = self.s_ulen.val() + self.k_udp_off.val();
-        self.nbeats.next = (self.flen.val() + self.k7_16.val()) >> self.k3_16.val();
-        self.lastbytes.next =
-            self.flen.val() - ((self.nbeats.val() - self.k1_16.val()) << self.k3_16.val());
+        // The stream: a started frame's image and UDP length are latched; the index of its last
+        // beat ((ulen + 34 + 7) / 8 - 1) and the last beat's keep (frame length mod 8, 0 = all
+        // eight bytes) come straight from the UDP length (at most 142: 8 bits suffice).
+        self.lastidx.next =
+            (self.s_ulen.val().get_bits::<8>(0) + self.k_lastidx.val()) >> self.k3_8.val();
+        self.tail.next = self.s_ulen.val().get_bits::<3>(0) + self.k_tail.val();
+        if self.tail.val() == self.k0_3.val() {
+            self.lastkeep.next = self.k_ff8.val();
+        } else {
+            self.lastkeep.next = !(self.k_ff8.val() << self.tail.val());
+        }
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
-            self.r_nbeats.d.next = self.nbeats.val().get_bits::<8>(0);
-            self.r_lastkeep.d.next = self.k_ff8.val() >> (self.k8_16.val() - self.lastbytes.val());
+            self.r_lastidx.d.next = self.lastidx.val();
+            self.r_lastkeep.d.next = self.lastkeep.val();
             self.r_img.d.next = self.s_img.val();
             self.r_ulen.d.next = self.s_ulen.val();
         } else if self.last_beat.val() {
@@ -778,43 +803,51 @@ impl Logic for HostGen {
         } else if self.r_streaming.q.val() {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
         }
-        // The header from the config inputs and the latched UDP length; the IPv4 checksum is
-        // the constant words' sum plus total_len and the four address words (end-around carry).
-        self.total_len.next = self.r_ulen.q.val() + self.k_ip_len.val();
-        self.cs1.next = self.k_ipsum.val() + self.total_len.val();
-        if self.cs1.val() < self.total_len.val() {
+        // The IPv4 checksum, pipelined (one's-complement adds with end-around carry): the
+        // address words' sums are registered (the config inputs change only while the node is
+        // disabled, so they are settled two cycles later), then the constant words' sum, then
+        // + total_len into `r_csum`, which follows `r_ulen` one cycle later: the checksum is in
+        // beat 3, and a frame's `r_ulen` is set before its beat 0.
+        self.cs1.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
+        if self.cs1.val() < self.src_ip.val().get_bits::<16>(0) {
             self.cs1c.next = self.cs1.val() + self.k1_16.val();
         } else {
             self.cs1c.next = self.cs1.val();
         }
-        self.cs2.next = self.cs1c.val() + self.src_ip.val().get_bits::<16>(16);
-        if self.cs2.val() < self.cs1c.val() {
+        self.r_asrc.d.next = self.cs1c.val();
+        self.cs2.next =
+            self.host_ip.val().get_bits::<16>(16) + self.host_ip.val().get_bits::<16>(0);
+        if self.cs2.val() < self.host_ip.val().get_bits::<16>(0) {
             self.cs2c.next = self.cs2.val() + self.k1_16.val();
         } else {
             self.cs2c.next = self.cs2.val();
         }
-        self.cs3.next = self.cs2c.val() + self.src_ip.val().get_bits::<16>(0);
-        if self.cs3.val() < self.cs2c.val() {
+        self.r_adst.d.next = self.cs2c.val();
+        self.cs3.next = self.r_asrc.q.val() + self.r_adst.q.val();
+        if self.cs3.val() < self.r_adst.q.val() {
             self.cs3c.next = self.cs3.val() + self.k1_16.val();
         } else {
             self.cs3c.next = self.cs3.val();
         }
-        self.cs4.next = self.cs3c.val() + self.host_ip.val().get_bits::<16>(16);
-        if self.cs4.val() < self.cs3c.val() {
+        self.cs4.next = self.cs3c.val() + self.k_ipsum.val();
+        if self.cs4.val() < self.k_ipsum.val() {
             self.cs4c.next = self.cs4.val() + self.k1_16.val();
         } else {
             self.cs4c.next = self.cs4.val();
         }
-        self.cs5.next = self.cs4c.val() + self.host_ip.val().get_bits::<16>(0);
-        if self.cs5.val() < self.cs4c.val() {
+        self.r_asum.d.next = self.cs4c.val();
+        self.total_len.next = self.r_ulen.q.val() + self.k_ip_len.val();
+        self.cs5.next = self.r_asum.q.val() + self.total_len.val();
+        if self.cs5.val() < self.total_len.val() {
             self.cs5c.next = self.cs5.val() + self.k1_16.val();
         } else {
             self.cs5c.next = self.cs5.val();
         }
+        self.r_csum.d.next = !self.cs5c.val();
         self.hdr.dst_mac.next = self.host_mac.val();
         self.hdr.src_mac.next = self.src_mac.val();
         self.hdr.total_len.next = self.total_len.val();
-        self.hdr.ip_csum.next = !self.cs5c.val();
+        self.hdr.ip_csum.next = self.r_csum.q.val();
         self.hdr.src_ip.next = self.src_ip.val();
         self.hdr.dst_ip.next = self.host_ip.val();
         self.hdr.src_port.next = self.src_port.val();

@@ -50,9 +50,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k_sat8 = 8'hff;
     localparam  k_ff8 = 8'hff;
     localparam  k1_16 = 16'h1;
-    localparam  k3_16 = 16'h3;
-    localparam  k7_16 = 16'h7;
     localparam  k8_16 = 16'h8;
+    localparam  k0_3 = 3'b0;
+    localparam  k3_8 = 8'h3;
+    localparam  k_lastidx = 8'h21;
+    localparam  k_tail = 3'b10;
     localparam  k6_11 = 11'b110;
     localparam  k_udp_off = 16'h22;
     localparam  k_ip_len = 16'h14;
@@ -156,9 +158,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
-    reg  [7:0] r_nbeats$d;
-    wire  [7:0] r_nbeats$q;
-    reg  r_nbeats$clock;
+    reg  [7:0] r_lastidx$d;
+    wire  [7:0] r_lastidx$q;
+    reg  r_lastidx$clock;
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
@@ -168,6 +170,18 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] r_ulen$d;
     wire  [15:0] r_ulen$q;
     reg  r_ulen$clock;
+    reg  [15:0] r_asrc$d;
+    wire  [15:0] r_asrc$q;
+    reg  r_asrc$clock;
+    reg  [15:0] r_adst$d;
+    wire  [15:0] r_adst$q;
+    reg  r_adst$clock;
+    reg  [15:0] r_asum$d;
+    wire  [15:0] r_asum$q;
+    reg  r_asum$clock;
+    reg  [15:0] r_csum$d;
+    wire  [15:0] r_csum$q;
+    reg  r_csum$clock;
     reg  r_p_valid$d;
     wire  r_p_valid$q;
     reg  r_p_valid$clock;
@@ -237,9 +251,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  p_free;
     reg  [1407:0] p_img;
     reg  [15:0] p_ulen;
-    reg  [15:0] flen;
-    reg  [15:0] nbeats;
-    reg  [15:0] lastbytes;
+    reg  [7:0] lastidx;
+    reg  [2:0] tail;
+    reg  [7:0] lastkeep;
     reg  [15:0] total_len;
     reg  [10:0] boff;
     reg  [1407:0] frame;
@@ -405,10 +419,10 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .q(r_beat$q),
         .clock(r_beat$clock)
     );
-    host_gen$r_nbeats r_nbeats(
-        .d(r_nbeats$d),
-        .q(r_nbeats$q),
-        .clock(r_nbeats$clock)
+    host_gen$r_lastidx r_lastidx(
+        .d(r_lastidx$d),
+        .q(r_lastidx$q),
+        .clock(r_lastidx$clock)
     );
     host_gen$r_lastkeep r_lastkeep(
         .d(r_lastkeep$d),
@@ -424,6 +438,26 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .d(r_ulen$d),
         .q(r_ulen$q),
         .clock(r_ulen$clock)
+    );
+    host_gen$r_asrc r_asrc(
+        .d(r_asrc$d),
+        .q(r_asrc$q),
+        .clock(r_asrc$clock)
+    );
+    host_gen$r_adst r_adst(
+        .d(r_adst$d),
+        .q(r_adst$q),
+        .clock(r_adst$clock)
+    );
+    host_gen$r_asum r_asum(
+        .d(r_asum$d),
+        .q(r_asum$q),
+        .clock(r_asum$clock)
+    );
+    host_gen$r_csum r_csum(
+        .d(r_csum$d),
+        .q(r_csum$q),
+        .clock(r_csum$clock)
     );
     host_gen$r_p_valid r_p_valid(
         .d(r_p_valid$d),
@@ -529,10 +563,14 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         r_t3_big1$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
-        r_nbeats$clock = clock;
+        r_lastidx$clock = clock;
         r_lastkeep$clock = clock;
         r_img$clock = clock;
         r_ulen$clock = clock;
+        r_asrc$clock = clock;
+        r_adst$clock = clock;
+        r_asum$clock = clock;
+        r_csum$clock = clock;
         r_p_valid$clock = clock;
         r_p_img$clock = clock;
         r_p_ulen$clock = clock;
@@ -566,10 +604,14 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         r_t3_big1$d = r_t3_big1$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
-        r_nbeats$d = r_nbeats$q;
+        r_lastidx$d = r_lastidx$q;
         r_lastkeep$d = r_lastkeep$q;
         r_img$d = r_img$q;
         r_ulen$d = r_ulen$q;
+        r_asrc$d = r_asrc$q;
+        r_adst$d = r_adst$q;
+        r_asum$d = r_asum$q;
+        r_csum$d = r_csum$q;
         r_p_valid$d = r_p_valid$q;
         r_p_img$d = r_p_img$q;
         r_p_ulen$d = r_p_ulen$q;
@@ -774,7 +816,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
         lead_ulen = lead_len - k_udp_off;
         lead_ok = lead_load && (lead_len >= k_min_len) && (lead_len <= k_max_len);
-        last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
+        last_beat = r_streaming$q && (r_beat$q == r_lastidx$q);
         can_start = ~r_streaming$q || last_beat;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
@@ -843,14 +885,19 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
             r_p_valid$d = 1'b0;
         end
         busy = r_streaming$q || r_p_valid$q;
-        flen = s_ulen + k_udp_off;
-        nbeats = (flen + k7_16) >> k3_16;
-        lastbytes = flen - ((nbeats - k1_16) << k3_16);
+        lastidx = (s_ulen[(32'h0)+:(8)] + k_lastidx) >> k3_8;
+        tail = s_ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
-            r_nbeats$d = nbeats[(32'h0)+:(8)];
-            r_lastkeep$d = k_ff8 >> (k8_16 - lastbytes);
+            r_lastidx$d = lastidx;
+            r_lastkeep$d = lastkeep;
             r_img$d = s_img;
             r_ulen$d = s_ulen;
         end
@@ -860,46 +907,50 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         else if (r_streaming$q) begin
             r_beat$d = r_beat$q + k1_8;
         end
-        total_len = r_ulen$q + k_ip_len;
-        cs1 = k_ipsum + total_len;
-        if (cs1 < total_len) begin
+        cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (cs1 < src_ip[(32'h0)+:(16)]) begin
             cs1c = cs1 + k1_16;
         end
         else begin
             cs1c = cs1;
         end
-        cs2 = cs1c + src_ip[(32'h10)+:(16)];
-        if (cs2 < cs1c) begin
+        r_asrc$d = cs1c;
+        cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
+        if (cs2 < host_ip[(32'h0)+:(16)]) begin
             cs2c = cs2 + k1_16;
         end
         else begin
             cs2c = cs2;
         end
-        cs3 = cs2c + src_ip[(32'h0)+:(16)];
-        if (cs3 < cs2c) begin
+        r_adst$d = cs2c;
+        cs3 = r_asrc$q + r_adst$q;
+        if (cs3 < r_adst$q) begin
             cs3c = cs3 + k1_16;
         end
         else begin
             cs3c = cs3;
         end
-        cs4 = cs3c + host_ip[(32'h10)+:(16)];
-        if (cs4 < cs3c) begin
+        cs4 = cs3c + k_ipsum;
+        if (cs4 < k_ipsum) begin
             cs4c = cs4 + k1_16;
         end
         else begin
             cs4c = cs4;
         end
-        cs5 = cs4c + host_ip[(32'h0)+:(16)];
-        if (cs5 < cs4c) begin
+        r_asum$d = cs4c;
+        total_len = r_ulen$q + k_ip_len;
+        cs5 = r_asum$q + total_len;
+        if (cs5 < total_len) begin
             cs5c = cs5 + k1_16;
         end
         else begin
             cs5c = cs5;
         end
+        r_csum$d = ~cs5c;
         hdr$dst_mac = host_mac;
         hdr$src_mac = src_mac;
         hdr$total_len = total_len;
-        hdr$ip_csum = ~cs5c;
+        hdr$ip_csum = r_csum$q;
         hdr$src_ip = src_ip;
         hdr$dst_ip = host_ip;
         hdr$src_port = src_port;
@@ -997,6 +1048,63 @@ module host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst
 endmodule // host_gen$hdr
 
 
+module host_gen$r_adst(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_adst
+
+
+module host_gen$r_asrc(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_asrc
+
+
+module host_gen$r_asum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_asum
+
+
 module host_gen$r_beat(d,q,clock);
     
     // Module arguments
@@ -1014,6 +1122,25 @@ module host_gen$r_beat(d,q,clock);
     end
           
 endmodule // host_gen$r_beat
+
+
+module host_gen$r_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_csum
 
 
 module host_gen$r_img(d,q,clock);
@@ -1035,6 +1162,25 @@ module host_gen$r_img(d,q,clock);
 endmodule // host_gen$r_img
 
 
+module host_gen$r_lastidx(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_lastidx
+
+
 module host_gen$r_lastkeep(d,q,clock);
     
     // Module arguments
@@ -1052,25 +1198,6 @@ module host_gen$r_lastkeep(d,q,clock);
     end
           
 endmodule // host_gen$r_lastkeep
-
-
-module host_gen$r_nbeats(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_nbeats
 
 
 module host_gen$r_p_img(d,q,clock);
