@@ -7,13 +7,15 @@
 //! checksum 0 ("none"): the Ethernet/IPv4/UDP header is regenerated from the config inputs (the
 //! constant bytes copied from a frame emitted by proto, the field bytes placed by the probed
 //! [`crate::layout::Layout`], the IPv4 checksum from a constant partial sum plus the variable
-//! words), and `payload` is the decided DECIDE packet, unchanged byte for byte (its `tree` byte
-//! included): the UDP payload of the decided copy.
+//! words, pipelined: the config inputs change only while the node is disabled, and the
+//! checksum's address part follows them two cycles later), and `payload` is the decided DECIDE
+//! packet, unchanged byte for byte (its `tree` byte included): the UDP payload of the decided
+//! copy.
 //!
 //! Two sources of decisions:
 //! - **Follower** (`rx_deliver`, `rx_port` = p): the four tree input streams are watched exactly
-//!   as `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid)
-//!   and each tree's frames are captured in two images (ping-pong): a frame is written into
+//!   as `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid;
+//!   bytes whose keep bit is 0 are captured as 0) and each tree's frames are captured in two images (ping-pong): a frame is written into
 //!   image `cur`; at its last beat `done` := `cur` and `cur` flips, so the next frame on the
 //!   tree (which may start in the very next cycle) goes into the other image. At `rx_deliver`
 //!   the decided copy is image `done` of tree p, the most recently *completed* frame of that
@@ -35,7 +37,7 @@
 //! one that comes while the stream and the slot are both taken is dropped (`drop` high in its
 //! strobe cycle; two drops in one cycle give one pulse), never a corrupted frame. A frame that
 //! does not fit the image ([`IMG_BITS`] = 176 bytes: a captured frame of more than 22 beats, a UDP
-//! length outside 8..=134, a `lead_len` outside 42..=176) cannot be forwarded: `drop` too.
+//! length outside 8..=142, a `lead_len` outside 42..=176) cannot be forwarded: `drop` too.
 //! Lanes whose `h_keep` bit is 0 carry don't-care bytes.
 
 use proto::frame::{self, UdpMeta};
