@@ -4,6 +4,7 @@ use rust_hdl::prelude::*;
 
 use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
+use crate::host_gen::HostGen;
 use crate::lowi_core::LowiCore;
 use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
 use crate::nc_engine::NcEngine;
@@ -38,5 +39,6 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("nc_core.v", export(NcCore::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
         ("reply_gen.v", export(<ReplyGen>::default(), "reply_gen")),
+        ("host_gen.v", export(HostGen::default(), "host_gen")),
     ]
 }

@@ -4,6 +4,7 @@
 pub mod csr;
 pub mod egress_fifo;
 pub mod export;
+pub mod host_gen;
 pub mod layout;
 pub mod lockstep;
 pub mod lowi_core;

@@ -234,3 +234,59 @@ byte_map!(
     { crate::reply_gen::FRAME_BITS },
     [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, leader: 1, seq: 8, epoch: 4]
 );
+
+// ---- host_gen ---------------------------------------------------------------------------------
+// Primitives of `host_gen` (kept in one block).
+
+/// host_gen: `out` = 22 copies of the 64-bit beat `data` (one per beat lane of a 1408-bit frame
+/// image), with every byte whose `keep` bit is 0 zeroed. The writer ANDs it with the lane mask
+/// of the beat being written.
+#[derive(LogicBlock, Default)]
+pub struct LaneRep {
+    /// The beat (byte x in bits 8x+7..8x).
+    pub data: Signal<In, Bits<64>>,
+    /// Its byte enables.
+    pub keep: Signal<In, Bits<8>>,
+    /// `{22{data & bytemask(keep)}}`.
+    pub out: Signal<Out, Bits<1408>>,
+}
+
+impl Logic for LaneRep {
+    fn update(&mut self) {
+        let k = u64_of(self.keep.val());
+        let mask = (0..8).fold(0u64, |m, b| {
+            if k >> b & 1 == 1 {
+                m | 0xFF << (8 * b)
+            } else {
+                m
+            }
+        });
+        let beat = Bits::<64>::from(u64_of(self.data.val()) & mask);
+        let mut v = Bits::<1408>::default();
+        for lane in 0..22 {
+            v.set_bits::<64>(64 * lane, beat);
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let m: Vec<String> = (0..8)
+            .rev()
+            .map(|b| format!("{{8{{keep[{b}]}}}}"))
+            .collect();
+        Verilog::Custom(format!(
+            "always @(*) out = {{22{{data & {{{}}}}}}};",
+            m.join(", ")
+        ))
+    }
+}
+
+byte_map!(
+    /// host_gen: the 42 Ethernet/IPv4/UDP header bytes of a host-path frame, map from
+    /// `host_gen::header_map` (UDP checksum 0).
+    HostHeader,
+    336,
+    [dst_mac: 6, src_mac: 6, total_len: 2, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, udp_len: 2]
+);
