@@ -158,6 +158,76 @@ pub struct EngineSide {
     got_frame: [Vec<u8>; 4],
     /// Frames compared so far.
     pub frames_compared: u64,
+    /// Host-path frames the model's decisions call for, not yet seen on `h_*`.
+    want_host: VecDeque<Vec<u8>>,
+    got_host: Vec<u8>,
+    /// Host-path frames compared so far.
+    pub host_compared: u64,
+    /// Client reply frames the model's replies call for (OK, NOT_LEADER), not yet seen on `r_*`.
+    want_ok: VecDeque<Vec<u8>>,
+    want_nl: VecDeque<Vec<u8>>,
+    got_reply: Vec<u8>,
+    /// OK and NOT_LEADER frames compared so far.
+    pub oks_compared: u64,
+    /// NOT_LEADER frames compared so far.
+    pub nls_compared: u64,
+    /// Replies the generator dropped (its queue was full), and model replies skipped for them.
+    pub replies_dropped: u64,
+    replies_skipped: u64,
+}
+
+/// The harness's address of client `id` (MAC, IPv4, UDP port): its requests come from it and
+/// the replies must go to it.
+fn client_addr(id: u32) -> ([u8; 6], [u8; 4], u16) {
+    let b = id.to_be_bytes();
+    (
+        [2, 0xC1, b[0], b[1], b[2], b[3]],
+        [10, 1, b[2], b[3]],
+        40000 + (id % 1000) as u16,
+    )
+}
+
+/// A frame as the generators send it: `emit_udp` with the datapath's TTL and UDP checksum 0.
+fn generated_frame(meta: UdpMeta, packet: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
+    let n = frame::emit_udp(&meta, packet, &mut f).expect("the frame fits");
+    f.truncate(n);
+    f[frame::ETH_LEN + frame::IPV4_LEN + 6] = 0;
+    f[frame::ETH_LEN + frame::IPV4_LEN + 7] = 0;
+    f
+}
+
+/// The host-path frame `host_gen` must send for a decision the model handed to the host.
+fn host_frame(cfg: &Config, packet: &[u8]) -> Vec<u8> {
+    generated_frame(
+        UdpMeta {
+            src_mac: mac(cfg.src_mac),
+            dst_mac: mac(cfg.host_mac),
+            src_ip: cfg.src_ip.to_be_bytes(),
+            dst_ip: cfg.host_ip.to_be_bytes(),
+            src_port: cfg.decide_port,
+            dst_port: cfg.host_port,
+            ttl: crate::pkt_gen::TTL,
+        },
+        packet,
+    )
+}
+
+/// The reply frame `reply_gen` must send for a reply the model sent to `client_id`.
+fn reply_frame(cfg: &Config, client_id: u32, packet: &[u8]) -> Vec<u8> {
+    let (m, ip, port) = client_addr(client_id);
+    generated_frame(
+        UdpMeta {
+            src_mac: mac(cfg.src_mac),
+            dst_mac: m,
+            src_ip: cfg.src_ip.to_be_bytes(),
+            dst_ip: ip,
+            src_port: cfg.client_port,
+            dst_port: port,
+            ttl: crate::pkt_gen::TTL,
+        },
+        packet,
+    )
 }
 
 /// A 48-bit MAC register value as its six bytes (first byte most significant).
@@ -193,12 +263,17 @@ impl EngineSide {
     /// per port.
     fn drive(&mut self, ev: &Option<Event>, cfg: &Config) {
         let mut frame_on = |port: usize, bytes: &[u8], dst_port: u16, group: u32| {
+            // A request comes from its client's address (where the replies must go).
+            let (src_mac, src_ip, src_port) = match wire::parse(bytes, cfg.cluster_id) {
+                Ok((_, Packet::Request(e))) if port == 4 => client_addr(e.client_id),
+                _ => ([2, 0, 0, 0, 0, 9], [10, 0, 0, 9], 40000),
+            };
             let meta = UdpMeta {
-                src_mac: [2, 0, 0, 0, 0, 9],
+                src_mac,
                 dst_mac: frame::multicast_mac(group.to_be_bytes()),
-                src_ip: [10, 0, 0, 9],
+                src_ip,
                 dst_ip: group.to_be_bytes(),
-                src_port: 40000,
+                src_port,
                 dst_port,
                 ttl: 8,
             };
@@ -442,6 +517,16 @@ impl Lockstep {
             want_frames: Default::default(),
             got_frame: Default::default(),
             frames_compared: 0,
+            want_host: Default::default(),
+            got_host: Default::default(),
+            host_compared: 0,
+            want_ok: Default::default(),
+            want_nl: Default::default(),
+            got_reply: Default::default(),
+            oks_compared: 0,
+            nls_compared: 0,
+            replies_dropped: 0,
+            replies_skipped: 0,
         })))
     }
 
@@ -566,11 +651,84 @@ impl Lockstep {
         if let Rtl::Engine(e) = &mut self.rtl {
             let cfg = *self.model.config();
             for a in &out {
-                if let Action::Send { tree, packet } = a {
-                    e.want_frames[*tree as usize].push_back(decide_frame(&cfg, *tree, packet));
+                match a {
+                    Action::Send { tree, packet } => {
+                        e.want_frames[*tree as usize].push_back(decide_frame(&cfg, *tree, packet))
+                    }
+                    Action::Deliver(d) => e.want_host.push_back(host_frame(&cfg, &d.packet)),
+                    Action::Reply { client_id, packet } => {
+                        let f = reply_frame(&cfg, *client_id, packet);
+                        match wire::parse(packet, cfg.cluster_id) {
+                            Ok((_, Packet::ReplyNotLeader(_))) => e.want_nl.push_back(f),
+                            _ => e.want_ok.push_back(f),
+                        }
+                    }
+                    _ => {}
                 }
             }
             let u = &e.c.uut;
+            if u.host_drop.val() {
+                return Err(self.fail("host_gen dropped a decision (both slots busy)".into()));
+            }
+            // The host path: one frame per decision, in order.
+            if u.h_valid.val() {
+                let n = val(u.h_keep.val()).count_ones() as usize;
+                e.got_host
+                    .extend_from_slice(&val(u.h_data.val()).to_le_bytes()[..n]);
+                if u.h_last.val() {
+                    let got = std::mem::take(&mut e.got_host);
+                    let want = e.want_host.pop_front();
+                    e.host_compared += 1;
+                    if want.as_ref() != Some(&got) {
+                        return Err(self.fail(format!(
+                            "host-path frame\n  model: {want:02x?}\n  rtl:   {got:02x?}"
+                        )));
+                    }
+                }
+            }
+            let mut reply_bad = None;
+            // Client replies: OK and NOT_LEADER frames each in the model's order; a reply the
+            // generator's full queue dropped (flagged) is skipped, and only those.
+            let u = &e.c.uut;
+            e.replies_dropped += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
+            if u.r_valid.val() {
+                let n = val(u.r_keep.val()).count_ones() as usize;
+                e.got_reply
+                    .extend_from_slice(&val(u.r_data.val()).to_le_bytes()[..n]);
+                if u.r_last.val() {
+                    let got = std::mem::take(&mut e.got_reply);
+                    let is_nl = matches!(
+                        frame::parse_udp(&got).map(|(_, p)| wire::parse(p, cfg.cluster_id)),
+                        Ok(Ok((_, Packet::ReplyNotLeader(_))))
+                    );
+                    let want = if is_nl {
+                        &mut e.want_nl
+                    } else {
+                        &mut e.want_ok
+                    };
+                    let mut skipped = 0;
+                    while want.front().is_some_and(|w| w != &got) {
+                        want.pop_front();
+                        skipped += 1;
+                    }
+                    let found = want.pop_front().is_some();
+                    e.replies_skipped += skipped;
+                    if is_nl {
+                        e.nls_compared += 1;
+                    } else {
+                        e.oks_compared += 1;
+                    }
+                    if !found || e.replies_skipped > e.replies_dropped {
+                        reply_bad = Some(format!(
+                            "client reply frame not the model's next (after {} drops): {got:02x?}",
+                            e.replies_dropped
+                        ));
+                    }
+                }
+            }
+            if let Some(b) = reply_bad {
+                return Err(self.fail(b));
+            }
             if u.gen_overrun.val() {
                 return Err(self.fail("pkt_gen overrun (a send while a frame waited)".into()));
             }

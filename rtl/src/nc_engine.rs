@@ -14,10 +14,12 @@
 
 use rust_hdl::prelude::*;
 
+use crate::host_gen::HostGen;
 use crate::nc_core::NcCore;
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 use crate::prim::JoinMac;
+use crate::reply_gen::ReplyGen;
 
 /// The engine.
 #[derive(LogicBlock)]
@@ -165,8 +167,27 @@ pub struct NcEngine {
     pub gen_overrun: Signal<Out, Bit>,
     /// The generator has a frame waiting or streaming.
     pub gen_busy: Signal<Out, Bit>,
+    /// The host port (`host_gen`): one frame per decision, the decided DECIDE readdressed to the host.
+    pub h_data: Signal<Out, Bits<64>>,
+    pub h_keep: Signal<Out, Bits<8>>,
+    pub h_valid: Signal<Out, Bit>,
+    pub h_last: Signal<Out, Bit>,
+    /// A decision whose host frame could not be sent (both of host_gen's slots busy, or too long).
+    pub host_drop: Signal<Out, Bit>,
+    pub host_busy: Signal<Out, Bit>,
+    /// The client port out (`reply_gen`): REPLY_OK for every decided request, REPLY_NOT_LEADER.
+    pub r_data: Signal<Out, Bits<64>>,
+    pub r_keep: Signal<Out, Bits<8>>,
+    pub r_valid: Signal<Out, Bit>,
+    pub r_last: Signal<Out, Bit>,
+    /// An OK / NOT_LEADER reply dropped because reply_gen's queue was full.
+    pub reply_drop_ok: Signal<Out, Bit>,
+    pub reply_drop_nl: Signal<Out, Bit>,
+    pub reply_busy: Signal<Out, Bit>,
     core: NcCore,
     decide_gen: PktGen,
+    host_gen: HostGen,
+    reply_gen: ReplyGen,
     src_mac: JoinMac,
     host_mac: JoinMac,
     p0: PktParser,
@@ -404,8 +425,23 @@ impl Default for NcEngine {
             g3_last: Default::default(),
             gen_overrun: Default::default(),
             gen_busy: Default::default(),
+            h_data: Default::default(),
+            h_keep: Default::default(),
+            h_valid: Default::default(),
+            h_last: Default::default(),
+            host_drop: Default::default(),
+            host_busy: Default::default(),
+            r_data: Default::default(),
+            r_keep: Default::default(),
+            r_valid: Default::default(),
+            r_last: Default::default(),
+            reply_drop_ok: Default::default(),
+            reply_drop_nl: Default::default(),
+            reply_busy: Default::default(),
             core: Default::default(),
             decide_gen: Default::default(),
+            host_gen: Default::default(),
+            reply_gen: Default::default(),
             src_mac: Default::default(),
             host_mac: Default::default(),
             p0: Default::default(),
@@ -514,7 +550,9 @@ impl Default for NcEngine {
 impl Logic for NcEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, core, decide_gen, p0, p1, p2, p3, pc);
+        clock!(
+            self, clock, core, decide_gen, host_gen, reply_gen, p0, p1, p2, p3, pc
+        );
         dff_setup!(
             self,
             clock,
@@ -926,6 +964,71 @@ impl Logic for NcEngine {
         self.g3_last.next = self.decide_gen.m3_last.val();
         self.gen_overrun.next = self.decide_gen.overrun.val();
         self.gen_busy.next = self.decide_gen.busy.val();
+        // The host path: the copy that completed a follower's delivery (captured from its tree
+        // stream by host_gen), or the leader's tree-0 frame, readdressed to the host.
+        self.host_gen.t0_data.next = self.t0_data.val();
+        self.host_gen.t0_keep.next = self.t0_keep.val();
+        self.host_gen.t0_valid.next = self.t0_valid.val();
+        self.host_gen.t0_last.next = self.t0_last.val();
+        self.host_gen.t1_data.next = self.t1_data.val();
+        self.host_gen.t1_keep.next = self.t1_keep.val();
+        self.host_gen.t1_valid.next = self.t1_valid.val();
+        self.host_gen.t1_last.next = self.t1_last.val();
+        self.host_gen.t2_data.next = self.t2_data.val();
+        self.host_gen.t2_keep.next = self.t2_keep.val();
+        self.host_gen.t2_valid.next = self.t2_valid.val();
+        self.host_gen.t2_last.next = self.t2_last.val();
+        self.host_gen.t3_data.next = self.t3_data.val();
+        self.host_gen.t3_keep.next = self.t3_keep.val();
+        self.host_gen.t3_valid.next = self.t3_valid.val();
+        self.host_gen.t3_last.next = self.t3_last.val();
+        self.host_gen.rx_deliver.next = self.core.rx_deliver.val();
+        self.host_gen.rx_port.next = self.rx_port.val();
+        self.host_gen.lead_load.next = self.decide_gen.h_load.val();
+        self.host_gen.lead_img.next = self.decide_gen.h_img.val();
+        self.host_gen.lead_len.next = self.decide_gen.h_len.val();
+        self.host_gen.src_mac.next = self.src_mac.out.val();
+        self.host_gen.src_ip.next = self.core.cfg_src_ip.val();
+        self.host_gen.src_port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.host_gen.host_mac.next = self.host_mac.out.val();
+        self.host_gen.host_ip.next = self.core.cfg_host_ip.val();
+        self.host_gen.host_port.next = self.core.cfg_host_port.val().get_bits::<16>(0);
+        self.h_data.next = self.host_gen.h_data.val();
+        self.h_keep.next = self.host_gen.h_keep.val();
+        self.h_valid.next = self.host_gen.h_valid.val();
+        self.h_last.next = self.host_gen.h_last.val();
+        self.host_drop.next = self.host_gen.drop.val();
+        self.host_busy.next = self.host_gen.busy.val();
+        // Client replies: OKs as the batch's entries leave the FIFO (with the address each
+        // request came from), NOT_LEADER for the request taken this cycle.
+        self.reply_gen.ok_valid.next = self.core.ok_valid.val();
+        self.reply_gen.ok_client.next = self.core.ok_client.val();
+        self.reply_gen.ok_seq.next = self.core.ok_seq.val();
+        self.reply_gen.ok_instance.next = self.core.ok_instance.val();
+        self.reply_gen.ok_index.next = self.core.ok_index.val();
+        self.reply_gen.ok_mac.next = self.core.ok_mac.val();
+        self.reply_gen.ok_ip.next = self.core.ok_ip.val();
+        self.reply_gen.ok_port.next = self.core.ok_port.val();
+        self.reply_gen.nl_valid.next = self.core.nl_reply.val();
+        self.reply_gen.nl_client.next = self.hc_client.q.val();
+        self.reply_gen.nl_seq.next = self.hc_req_seq.q.val();
+        self.reply_gen.nl_leader.next = self.core.nl_leader.val();
+        self.reply_gen.nl_epoch.next = self.core.nl_epoch.val();
+        self.reply_gen.nl_mac.next = self.hc_eth_src.q.val();
+        self.reply_gen.nl_ip.next = self.hc_ip_src.q.val();
+        self.reply_gen.nl_port.next = self.hc_udp_src.q.val();
+        self.reply_gen.src_mac.next = self.src_mac.out.val();
+        self.reply_gen.src_ip.next = self.core.cfg_src_ip.val();
+        self.reply_gen.src_port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
+        self.reply_gen.cluster.next = self.core.cfg_cluster_id.val();
+        self.reply_gen.sender.next = self.core.cfg_node_id.val().get_bits::<8>(0);
+        self.r_data.next = self.reply_gen.r_data.val();
+        self.r_keep.next = self.reply_gen.r_keep.val();
+        self.r_valid.next = self.reply_gen.r_valid.val();
+        self.r_last.next = self.reply_gen.r_last.val();
+        self.reply_drop_ok.next = self.reply_gen.drop_ok.val();
+        self.reply_drop_nl.next = self.reply_gen.drop_nl.val();
+        self.reply_busy.next = self.reply_gen.busy.val();
         self.core.rx_port.next = self.rx_port.val();
         self.core.rx_class.next = self.ev_verdict.val();
         self.core.rx_sender.next = self.ev_sender.val();

@@ -21,6 +21,9 @@ fn val<const N: usize>(b: Bits<N>) -> u64 {
 struct Engine {
     c: Cycle<NcEngine>,
     delivered_at: Vec<u64>,
+    /// Host-port frames: (cycle of the first beat, bytes).
+    host: Vec<(u64, Vec<u8>)>,
+    host_cur: Option<(u64, Vec<u8>)>,
 }
 
 impl Engine {
@@ -28,6 +31,8 @@ impl Engine {
         let mut e = Engine {
             c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
             delivered_at: Vec::new(),
+            host: Vec::new(),
+            host_cur: None,
         };
         for (a, v) in config_writes(cfg) {
             e.write(a, v);
@@ -39,6 +44,16 @@ impl Engine {
         self.c.settle();
         if self.c.uut.rx_deliver.val() {
             self.delivered_at.push(self.c.cycle);
+        }
+        let u = &self.c.uut;
+        if u.h_valid.val() {
+            let n = val(u.h_keep.val()).count_ones() as usize;
+            let cur = self.host_cur.get_or_insert((self.c.cycle, Vec::new()));
+            cur.1
+                .extend_from_slice(&val(u.h_data.val()).to_le_bytes()[..n]);
+            if u.h_last.val() {
+                self.host.extend(self.host_cur.take());
+            }
         }
         self.c.edge();
     }
@@ -179,6 +194,46 @@ fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
     assert_eq!(e.counter(Counter::Delivered), 1);
 }
 
+/// The host-port latency: the follower's receive of the last copy → the decision out
+/// on the host port, here the first beat of the host frame, and that frame is the decided
+/// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0).
+#[test]
+fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
+    let c = Config {
+        src_mac: 0x0200_1122_3344,
+        src_ip: 0x0A09_0807,
+        host_mac: 0x0255_6677_8899,
+        host_ip: 0xC0A8_0102,
+        host_port: 9911,
+        ..cfg()
+    };
+    let mut e = started(&c);
+    let entries = [(9, 1, b"abc".to_vec()), (4, 7, b"12345678".to_vec())];
+    e.frame(0, &copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries));
+    let f1 = copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries);
+    let last = e.frame(1, &f1);
+    e.idle(30);
+    assert_eq!(e.delivered_at, vec![last + 2]);
+    assert_eq!(e.host.len(), 1, "one host frame per decision");
+    let (first, got) = &e.host[0];
+    assert_eq!(*first, last + 3, "last copy beat → first host beat");
+    let packet = &f1[frame::PAYLOAD_OFFSET..];
+    let meta = UdpMeta {
+        src_mac: rtl::lockstep::mac(c.src_mac),
+        dst_mac: rtl::lockstep::mac(c.host_mac),
+        src_ip: c.src_ip.to_be_bytes(),
+        dst_ip: c.host_ip.to_be_bytes(),
+        src_port: c.decide_port,
+        dst_port: c.host_port,
+        ttl: rtl::pkt_gen::TTL,
+    };
+    let mut want = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
+    frame::emit_udp(&meta, packet, &mut want).unwrap();
+    want[40] = 0;
+    want[41] = 0;
+    assert_eq!(got, &want);
+}
+
 #[test]
 fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     let c = cfg();
@@ -247,4 +302,5 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     assert_eq!(e.counter(Counter::StaleEpoch), 1);
     assert_eq!(after.2, before.2, "nothing delivered");
     assert!(e.delivered_at.is_empty());
+    assert!(e.host.is_empty(), "no host frame without a decision");
 }

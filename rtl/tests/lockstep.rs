@@ -69,20 +69,30 @@ fn a_model_that_ignores_receives_for_its_timeout_is_caught() {
 fn random_frame_traces_through_nc_engine_match_the_model() {
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
     let mut frames = 0;
+    let (mut host, mut oks, mut nls, mut dropped) = (0, 0, 0, 0);
     for seed in 0..ENGINE_TRACES {
         let ls =
             lockstep::run_engine(1000 + seed, CYCLES, |_| {}).unwrap_or_else(|e| panic!("{e}"));
         if let lockstep::Rtl::Engine(e) = &ls.rtl {
             frames += e.frames_compared;
+            host += e.host_compared;
+            oks += e.oks_compared;
+            nls += e.nls_compared;
+            dropped += e.replies_dropped;
         }
         for (k, v) in ls.seen {
             *seen.entry(k).or_default() += v;
         }
     }
     eprintln!(
-        "nc_engine: {frames} DECIDE frames and these actions compared over {ENGINE_TRACES} traces: {seen:#?}"
+        "nc_engine: {frames} DECIDE frames, {host} host-path frames, {oks} OK and {nls} NOT_LEADER \
+         frames ({dropped} replies dropped by a full queue) and these actions compared over \
+         {ENGINE_TRACES} traces: {seen:#?}"
     );
     assert!(frames > 50, "only {frames} DECIDE frames compared");
+    assert!(host > 20, "only {host} host-path frames compared");
+    assert!(oks > 20, "only {oks} OK frames compared");
+    assert!(nls > 0, "no NOT_LEADER frame compared");
     for kind in [
         "send Some(Batch)",
         "Deliver",

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
     
     // Module arguments
     input wire  clock;
@@ -136,6 +136,19 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  g3_last;
     output reg  gen_overrun;
     output reg  gen_busy;
+    output reg  [63:0] h_data;
+    output reg  [7:0] h_keep;
+    output reg  h_valid;
+    output reg  h_last;
+    output reg  host_drop;
+    output reg  host_busy;
+    output reg  [63:0] r_data;
+    output reg  [7:0] r_keep;
+    output reg  r_valid;
+    output reg  r_last;
+    output reg  reply_drop_ok;
+    output reg  reply_drop_nl;
+    output reg  reply_busy;
     
     // Constant declarations
     localparam  k0_2 = 2'b0;
@@ -277,6 +290,69 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$h_load;
     wire  [1407:0] decide_gen$h_img;
     wire  [15:0] decide_gen$h_len;
+    reg  host_gen$clock;
+    reg  [63:0] host_gen$t0_data;
+    reg  [7:0] host_gen$t0_keep;
+    reg  host_gen$t0_valid;
+    reg  host_gen$t0_last;
+    reg  [63:0] host_gen$t1_data;
+    reg  [7:0] host_gen$t1_keep;
+    reg  host_gen$t1_valid;
+    reg  host_gen$t1_last;
+    reg  [63:0] host_gen$t2_data;
+    reg  [7:0] host_gen$t2_keep;
+    reg  host_gen$t2_valid;
+    reg  host_gen$t2_last;
+    reg  [63:0] host_gen$t3_data;
+    reg  [7:0] host_gen$t3_keep;
+    reg  host_gen$t3_valid;
+    reg  host_gen$t3_last;
+    reg  host_gen$rx_deliver;
+    reg  [1:0] host_gen$rx_port;
+    reg  host_gen$lead_load;
+    reg  [1407:0] host_gen$lead_img;
+    reg  [15:0] host_gen$lead_len;
+    reg  [47:0] host_gen$src_mac;
+    reg  [31:0] host_gen$src_ip;
+    reg  [15:0] host_gen$src_port;
+    reg  [47:0] host_gen$host_mac;
+    reg  [31:0] host_gen$host_ip;
+    reg  [15:0] host_gen$host_port;
+    wire  [63:0] host_gen$h_data;
+    wire  [7:0] host_gen$h_keep;
+    wire  host_gen$h_valid;
+    wire  host_gen$h_last;
+    wire  host_gen$busy;
+    wire  host_gen$drop;
+    reg  reply_gen$clock;
+    reg  reply_gen$ok_valid;
+    reg  [31:0] reply_gen$ok_client;
+    reg  [63:0] reply_gen$ok_seq;
+    reg  [63:0] reply_gen$ok_instance;
+    reg  [7:0] reply_gen$ok_index;
+    reg  [47:0] reply_gen$ok_mac;
+    reg  [31:0] reply_gen$ok_ip;
+    reg  [15:0] reply_gen$ok_port;
+    reg  reply_gen$nl_valid;
+    reg  [31:0] reply_gen$nl_client;
+    reg  [63:0] reply_gen$nl_seq;
+    reg  [7:0] reply_gen$nl_leader;
+    reg  [31:0] reply_gen$nl_epoch;
+    reg  [47:0] reply_gen$nl_mac;
+    reg  [31:0] reply_gen$nl_ip;
+    reg  [15:0] reply_gen$nl_port;
+    reg  [47:0] reply_gen$src_mac;
+    reg  [31:0] reply_gen$src_ip;
+    reg  [15:0] reply_gen$src_port;
+    reg  [31:0] reply_gen$cluster;
+    reg  [7:0] reply_gen$sender;
+    wire  [63:0] reply_gen$r_data;
+    wire  [7:0] reply_gen$r_keep;
+    wire  reply_gen$r_valid;
+    wire  reply_gen$r_last;
+    wire  reply_gen$busy;
+    wire  reply_gen$drop_ok;
+    wire  reply_gen$drop_nl;
     reg  [15:0] src_mac$hi;
     reg  [31:0] src_mac$lo;
     wire  [47:0] src_mac$out;
@@ -813,6 +889,73 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .h_load(decide_gen$h_load),
         .h_img(decide_gen$h_img),
         .h_len(decide_gen$h_len)
+    );
+    nc_engine$host_gen host_gen(
+        .clock(host_gen$clock),
+        .t0_data(host_gen$t0_data),
+        .t0_keep(host_gen$t0_keep),
+        .t0_valid(host_gen$t0_valid),
+        .t0_last(host_gen$t0_last),
+        .t1_data(host_gen$t1_data),
+        .t1_keep(host_gen$t1_keep),
+        .t1_valid(host_gen$t1_valid),
+        .t1_last(host_gen$t1_last),
+        .t2_data(host_gen$t2_data),
+        .t2_keep(host_gen$t2_keep),
+        .t2_valid(host_gen$t2_valid),
+        .t2_last(host_gen$t2_last),
+        .t3_data(host_gen$t3_data),
+        .t3_keep(host_gen$t3_keep),
+        .t3_valid(host_gen$t3_valid),
+        .t3_last(host_gen$t3_last),
+        .rx_deliver(host_gen$rx_deliver),
+        .rx_port(host_gen$rx_port),
+        .lead_load(host_gen$lead_load),
+        .lead_img(host_gen$lead_img),
+        .lead_len(host_gen$lead_len),
+        .src_mac(host_gen$src_mac),
+        .src_ip(host_gen$src_ip),
+        .src_port(host_gen$src_port),
+        .host_mac(host_gen$host_mac),
+        .host_ip(host_gen$host_ip),
+        .host_port(host_gen$host_port),
+        .h_data(host_gen$h_data),
+        .h_keep(host_gen$h_keep),
+        .h_valid(host_gen$h_valid),
+        .h_last(host_gen$h_last),
+        .busy(host_gen$busy),
+        .drop(host_gen$drop)
+    );
+    nc_engine$reply_gen reply_gen(
+        .clock(reply_gen$clock),
+        .ok_valid(reply_gen$ok_valid),
+        .ok_client(reply_gen$ok_client),
+        .ok_seq(reply_gen$ok_seq),
+        .ok_instance(reply_gen$ok_instance),
+        .ok_index(reply_gen$ok_index),
+        .ok_mac(reply_gen$ok_mac),
+        .ok_ip(reply_gen$ok_ip),
+        .ok_port(reply_gen$ok_port),
+        .nl_valid(reply_gen$nl_valid),
+        .nl_client(reply_gen$nl_client),
+        .nl_seq(reply_gen$nl_seq),
+        .nl_leader(reply_gen$nl_leader),
+        .nl_epoch(reply_gen$nl_epoch),
+        .nl_mac(reply_gen$nl_mac),
+        .nl_ip(reply_gen$nl_ip),
+        .nl_port(reply_gen$nl_port),
+        .src_mac(reply_gen$src_mac),
+        .src_ip(reply_gen$src_ip),
+        .src_port(reply_gen$src_port),
+        .cluster(reply_gen$cluster),
+        .sender(reply_gen$sender),
+        .r_data(reply_gen$r_data),
+        .r_keep(reply_gen$r_keep),
+        .r_valid(reply_gen$r_valid),
+        .r_last(reply_gen$r_last),
+        .busy(reply_gen$busy),
+        .drop_ok(reply_gen$drop_ok),
+        .drop_nl(reply_gen$drop_nl)
     );
     nc_engine$src_mac src_mac(
         .hi(src_mac$hi),
@@ -1394,6 +1537,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     always @(*) begin
         core$clock = clock;
         decide_gen$clock = clock;
+        host_gen$clock = clock;
+        reply_gen$clock = clock;
         p0$clock = clock;
         p1$clock = clock;
         p2$clock = clock;
@@ -1877,6 +2022,67 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         g3_last = decide_gen$m3_last;
         gen_overrun = decide_gen$overrun;
         gen_busy = decide_gen$busy;
+        host_gen$t0_data = t0_data;
+        host_gen$t0_keep = t0_keep;
+        host_gen$t0_valid = t0_valid;
+        host_gen$t0_last = t0_last;
+        host_gen$t1_data = t1_data;
+        host_gen$t1_keep = t1_keep;
+        host_gen$t1_valid = t1_valid;
+        host_gen$t1_last = t1_last;
+        host_gen$t2_data = t2_data;
+        host_gen$t2_keep = t2_keep;
+        host_gen$t2_valid = t2_valid;
+        host_gen$t2_last = t2_last;
+        host_gen$t3_data = t3_data;
+        host_gen$t3_keep = t3_keep;
+        host_gen$t3_valid = t3_valid;
+        host_gen$t3_last = t3_last;
+        host_gen$rx_deliver = core$rx_deliver;
+        host_gen$rx_port = rx_port;
+        host_gen$lead_load = decide_gen$h_load;
+        host_gen$lead_img = decide_gen$h_img;
+        host_gen$lead_len = decide_gen$h_len;
+        host_gen$src_mac = src_mac$out;
+        host_gen$src_ip = core$cfg_src_ip;
+        host_gen$src_port = core$cfg_decide_port[(32'h0)+:(16)];
+        host_gen$host_mac = host_mac$out;
+        host_gen$host_ip = core$cfg_host_ip;
+        host_gen$host_port = core$cfg_host_port[(32'h0)+:(16)];
+        h_data = host_gen$h_data;
+        h_keep = host_gen$h_keep;
+        h_valid = host_gen$h_valid;
+        h_last = host_gen$h_last;
+        host_drop = host_gen$drop;
+        host_busy = host_gen$busy;
+        reply_gen$ok_valid = core$ok_valid;
+        reply_gen$ok_client = core$ok_client;
+        reply_gen$ok_seq = core$ok_seq;
+        reply_gen$ok_instance = core$ok_instance;
+        reply_gen$ok_index = core$ok_index;
+        reply_gen$ok_mac = core$ok_mac;
+        reply_gen$ok_ip = core$ok_ip;
+        reply_gen$ok_port = core$ok_port;
+        reply_gen$nl_valid = core$nl_reply;
+        reply_gen$nl_client = hc_client$q;
+        reply_gen$nl_seq = hc_req_seq$q;
+        reply_gen$nl_leader = core$nl_leader;
+        reply_gen$nl_epoch = core$nl_epoch;
+        reply_gen$nl_mac = hc_eth_src$q;
+        reply_gen$nl_ip = hc_ip_src$q;
+        reply_gen$nl_port = hc_udp_src$q;
+        reply_gen$src_mac = src_mac$out;
+        reply_gen$src_ip = core$cfg_src_ip;
+        reply_gen$src_port = core$cfg_client_port[(32'h0)+:(16)];
+        reply_gen$cluster = core$cfg_cluster_id;
+        reply_gen$sender = core$cfg_node_id[(32'h0)+:(8)];
+        r_data = reply_gen$r_data;
+        r_keep = reply_gen$r_keep;
+        r_valid = reply_gen$r_valid;
+        r_last = reply_gen$r_last;
+        reply_drop_ok = reply_gen$drop_ok;
+        reply_drop_nl = reply_gen$drop_nl;
+        reply_busy = reply_gen$busy;
         core$rx_port = rx_port;
         core$rx_class = ev_verdict;
         core$rx_sender = ev_sender;
@@ -14919,6 +15125,1890 @@ module nc_engine$hc_verdict(d,q,clock);
 endmodule // nc_engine$hc_verdict
 
 
+module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,h_data,h_keep,h_valid,h_last,busy,drop);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] t0_data;
+    input wire  [7:0] t0_keep;
+    input wire  t0_valid;
+    input wire  t0_last;
+    input wire  [63:0] t1_data;
+    input wire  [7:0] t1_keep;
+    input wire  t1_valid;
+    input wire  t1_last;
+    input wire  [63:0] t2_data;
+    input wire  [7:0] t2_keep;
+    input wire  t2_valid;
+    input wire  t2_last;
+    input wire  [63:0] t3_data;
+    input wire  [7:0] t3_keep;
+    input wire  t3_valid;
+    input wire  t3_last;
+    input wire  rx_deliver;
+    input wire  [1:0] rx_port;
+    input wire  lead_load;
+    input wire  [1407:0] lead_img;
+    input wire  [15:0] lead_len;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [15:0] src_port;
+    input wire  [47:0] host_mac;
+    input wire  [31:0] host_ip;
+    input wire  [15:0] host_port;
+    output reg  [63:0] h_data;
+    output reg  [7:0] h_keep;
+    output reg  h_valid;
+    output reg  h_last;
+    output reg  busy;
+    output reg  drop;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_beats = 8'h16;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_ff8 = 8'hff;
+    localparam  k1_16 = 16'h1;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_3 = 3'b0;
+    localparam  k3_8 = 8'h3;
+    localparam  k_lastidx = 8'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k6_11 = 11'b110;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_ip_len = 16'h14;
+    localparam  k_min_len = 16'h2a;
+    localparam  k_max_len = 16'hb0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h8e;
+    localparam  k_ipsum = 16'h9511;
+    localparam  o_udp_len = 11'b100110000;
+    localparam  k_lane0 = 1408'hffffffffffffffff;
+    localparam  k_paymask = 1408'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    
+    // Stub signals
+    reg  [1407:0] r_t0_b0$d;
+    wire  [1407:0] r_t0_b0$q;
+    reg  r_t0_b0$clock;
+    reg  [1407:0] r_t0_b1$d;
+    wire  [1407:0] r_t0_b1$q;
+    reg  r_t0_b1$clock;
+    reg  [7:0] r_t0_beat$d;
+    wire  [7:0] r_t0_beat$q;
+    reg  r_t0_beat$clock;
+    reg  r_t0_cur$d;
+    wire  r_t0_cur$q;
+    reg  r_t0_cur$clock;
+    reg  r_t0_done$d;
+    wire  r_t0_done$q;
+    reg  r_t0_done$clock;
+    reg  r_t0_big0$d;
+    wire  r_t0_big0$q;
+    reg  r_t0_big0$clock;
+    reg  r_t0_big1$d;
+    wire  r_t0_big1$q;
+    reg  r_t0_big1$clock;
+    reg  [1407:0] r_t1_b0$d;
+    wire  [1407:0] r_t1_b0$q;
+    reg  r_t1_b0$clock;
+    reg  [1407:0] r_t1_b1$d;
+    wire  [1407:0] r_t1_b1$q;
+    reg  r_t1_b1$clock;
+    reg  [7:0] r_t1_beat$d;
+    wire  [7:0] r_t1_beat$q;
+    reg  r_t1_beat$clock;
+    reg  r_t1_cur$d;
+    wire  r_t1_cur$q;
+    reg  r_t1_cur$clock;
+    reg  r_t1_done$d;
+    wire  r_t1_done$q;
+    reg  r_t1_done$clock;
+    reg  r_t1_big0$d;
+    wire  r_t1_big0$q;
+    reg  r_t1_big0$clock;
+    reg  r_t1_big1$d;
+    wire  r_t1_big1$q;
+    reg  r_t1_big1$clock;
+    reg  [1407:0] r_t2_b0$d;
+    wire  [1407:0] r_t2_b0$q;
+    reg  r_t2_b0$clock;
+    reg  [1407:0] r_t2_b1$d;
+    wire  [1407:0] r_t2_b1$q;
+    reg  r_t2_b1$clock;
+    reg  [7:0] r_t2_beat$d;
+    wire  [7:0] r_t2_beat$q;
+    reg  r_t2_beat$clock;
+    reg  r_t2_cur$d;
+    wire  r_t2_cur$q;
+    reg  r_t2_cur$clock;
+    reg  r_t2_done$d;
+    wire  r_t2_done$q;
+    reg  r_t2_done$clock;
+    reg  r_t2_big0$d;
+    wire  r_t2_big0$q;
+    reg  r_t2_big0$clock;
+    reg  r_t2_big1$d;
+    wire  r_t2_big1$q;
+    reg  r_t2_big1$clock;
+    reg  [1407:0] r_t3_b0$d;
+    wire  [1407:0] r_t3_b0$q;
+    reg  r_t3_b0$clock;
+    reg  [1407:0] r_t3_b1$d;
+    wire  [1407:0] r_t3_b1$q;
+    reg  r_t3_b1$clock;
+    reg  [7:0] r_t3_beat$d;
+    wire  [7:0] r_t3_beat$q;
+    reg  r_t3_beat$clock;
+    reg  r_t3_cur$d;
+    wire  r_t3_cur$q;
+    reg  r_t3_cur$clock;
+    reg  r_t3_done$d;
+    wire  r_t3_done$q;
+    reg  r_t3_done$clock;
+    reg  r_t3_big0$d;
+    wire  r_t3_big0$q;
+    reg  r_t3_big0$clock;
+    reg  r_t3_big1$d;
+    wire  r_t3_big1$q;
+    reg  r_t3_big1$clock;
+    reg  r_streaming$d;
+    wire  r_streaming$q;
+    reg  r_streaming$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  [7:0] r_lastidx$d;
+    wire  [7:0] r_lastidx$q;
+    reg  r_lastidx$clock;
+    reg  [7:0] r_lastkeep$d;
+    wire  [7:0] r_lastkeep$q;
+    reg  r_lastkeep$clock;
+    reg  [1407:0] r_img$d;
+    wire  [1407:0] r_img$q;
+    reg  r_img$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_asrc$d;
+    wire  [15:0] r_asrc$q;
+    reg  r_asrc$clock;
+    reg  [15:0] r_adst$d;
+    wire  [15:0] r_adst$q;
+    reg  r_adst$clock;
+    reg  [15:0] r_asum$d;
+    wire  [15:0] r_asum$q;
+    reg  r_asum$clock;
+    reg  [15:0] r_csum$d;
+    wire  [15:0] r_csum$q;
+    reg  r_csum$clock;
+    reg  r_p_valid$d;
+    wire  r_p_valid$q;
+    reg  r_p_valid$clock;
+    reg  [1407:0] r_p_img$d;
+    wire  [1407:0] r_p_img$q;
+    reg  r_p_img$clock;
+    reg  [15:0] r_p_ulen$d;
+    wire  [15:0] r_p_ulen$q;
+    reg  r_p_ulen$clock;
+    reg  [63:0] rep0$data;
+    reg  [7:0] rep0$keep;
+    wire  [1407:0] rep0$out;
+    reg  [7:0] bw0$narrow;
+    wire  [10:0] bw0$wide;
+    reg  [63:0] rep1$data;
+    reg  [7:0] rep1$keep;
+    wire  [1407:0] rep1$out;
+    reg  [7:0] bw1$narrow;
+    wire  [10:0] bw1$wide;
+    reg  [63:0] rep2$data;
+    reg  [7:0] rep2$keep;
+    wire  [1407:0] rep2$out;
+    reg  [7:0] bw2$narrow;
+    wire  [10:0] bw2$wide;
+    reg  [63:0] rep3$data;
+    reg  [7:0] rep3$keep;
+    wire  [1407:0] rep3$out;
+    reg  [7:0] bw3$narrow;
+    wire  [10:0] bw3$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [10:0] beatw$wide;
+    reg  [47:0] hdr$dst_mac;
+    reg  [47:0] hdr$src_mac;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$src_ip;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$src_port;
+    reg  [15:0] hdr$dst_port;
+    reg  [15:0] hdr$udp_len;
+    wire  [335:0] hdr$out;
+    reg  [335:0] xh$narrow;
+    wire  [1407:0] xh$wide;
+    
+    // Local signals
+    reg  [1407:0] bm0;
+    reg  [1407:0] wd0;
+    reg  [1407:0] bm1;
+    reg  [1407:0] wd1;
+    reg  [1407:0] bm2;
+    reg  [1407:0] wd2;
+    reg  [1407:0] bm3;
+    reg  [1407:0] wd3;
+    reg  [1407:0] rx_img;
+    reg  rx_big;
+    reg  [15:0] rx_ulen_le;
+    reg  [15:0] rx_ulen;
+    reg  rx_ok;
+    reg  [15:0] lead_ulen;
+    reg  lead_ok;
+    reg  last_beat;
+    reg  can_start;
+    reg  start;
+    reg  [1407:0] s_img;
+    reg  [15:0] s_ulen;
+    reg  p_load;
+    reg  p_free;
+    reg  [1407:0] p_img;
+    reg  [15:0] p_ulen;
+    reg  [7:0] lastidx;
+    reg  [2:0] tail;
+    reg  [7:0] lastkeep;
+    reg  [15:0] total_len;
+    reg  [10:0] boff;
+    reg  [1407:0] frame;
+    reg  [15:0] cs1;
+    reg  [15:0] cs1c;
+    reg  [15:0] cs2;
+    reg  [15:0] cs2c;
+    reg  [15:0] cs3;
+    reg  [15:0] cs3c;
+    reg  [15:0] cs4;
+    reg  [15:0] cs4c;
+    reg  [15:0] cs5;
+    reg  [15:0] cs5c;
+    
+    // Sub module instances
+    nc_engine$host_gen$r_t0_b0 r_t0_b0(
+        .d(r_t0_b0$d),
+        .q(r_t0_b0$q),
+        .clock(r_t0_b0$clock)
+    );
+    nc_engine$host_gen$r_t0_b1 r_t0_b1(
+        .d(r_t0_b1$d),
+        .q(r_t0_b1$q),
+        .clock(r_t0_b1$clock)
+    );
+    nc_engine$host_gen$r_t0_beat r_t0_beat(
+        .d(r_t0_beat$d),
+        .q(r_t0_beat$q),
+        .clock(r_t0_beat$clock)
+    );
+    nc_engine$host_gen$r_t0_cur r_t0_cur(
+        .d(r_t0_cur$d),
+        .q(r_t0_cur$q),
+        .clock(r_t0_cur$clock)
+    );
+    nc_engine$host_gen$r_t0_done r_t0_done(
+        .d(r_t0_done$d),
+        .q(r_t0_done$q),
+        .clock(r_t0_done$clock)
+    );
+    nc_engine$host_gen$r_t0_big0 r_t0_big0(
+        .d(r_t0_big0$d),
+        .q(r_t0_big0$q),
+        .clock(r_t0_big0$clock)
+    );
+    nc_engine$host_gen$r_t0_big1 r_t0_big1(
+        .d(r_t0_big1$d),
+        .q(r_t0_big1$q),
+        .clock(r_t0_big1$clock)
+    );
+    nc_engine$host_gen$r_t1_b0 r_t1_b0(
+        .d(r_t1_b0$d),
+        .q(r_t1_b0$q),
+        .clock(r_t1_b0$clock)
+    );
+    nc_engine$host_gen$r_t1_b1 r_t1_b1(
+        .d(r_t1_b1$d),
+        .q(r_t1_b1$q),
+        .clock(r_t1_b1$clock)
+    );
+    nc_engine$host_gen$r_t1_beat r_t1_beat(
+        .d(r_t1_beat$d),
+        .q(r_t1_beat$q),
+        .clock(r_t1_beat$clock)
+    );
+    nc_engine$host_gen$r_t1_cur r_t1_cur(
+        .d(r_t1_cur$d),
+        .q(r_t1_cur$q),
+        .clock(r_t1_cur$clock)
+    );
+    nc_engine$host_gen$r_t1_done r_t1_done(
+        .d(r_t1_done$d),
+        .q(r_t1_done$q),
+        .clock(r_t1_done$clock)
+    );
+    nc_engine$host_gen$r_t1_big0 r_t1_big0(
+        .d(r_t1_big0$d),
+        .q(r_t1_big0$q),
+        .clock(r_t1_big0$clock)
+    );
+    nc_engine$host_gen$r_t1_big1 r_t1_big1(
+        .d(r_t1_big1$d),
+        .q(r_t1_big1$q),
+        .clock(r_t1_big1$clock)
+    );
+    nc_engine$host_gen$r_t2_b0 r_t2_b0(
+        .d(r_t2_b0$d),
+        .q(r_t2_b0$q),
+        .clock(r_t2_b0$clock)
+    );
+    nc_engine$host_gen$r_t2_b1 r_t2_b1(
+        .d(r_t2_b1$d),
+        .q(r_t2_b1$q),
+        .clock(r_t2_b1$clock)
+    );
+    nc_engine$host_gen$r_t2_beat r_t2_beat(
+        .d(r_t2_beat$d),
+        .q(r_t2_beat$q),
+        .clock(r_t2_beat$clock)
+    );
+    nc_engine$host_gen$r_t2_cur r_t2_cur(
+        .d(r_t2_cur$d),
+        .q(r_t2_cur$q),
+        .clock(r_t2_cur$clock)
+    );
+    nc_engine$host_gen$r_t2_done r_t2_done(
+        .d(r_t2_done$d),
+        .q(r_t2_done$q),
+        .clock(r_t2_done$clock)
+    );
+    nc_engine$host_gen$r_t2_big0 r_t2_big0(
+        .d(r_t2_big0$d),
+        .q(r_t2_big0$q),
+        .clock(r_t2_big0$clock)
+    );
+    nc_engine$host_gen$r_t2_big1 r_t2_big1(
+        .d(r_t2_big1$d),
+        .q(r_t2_big1$q),
+        .clock(r_t2_big1$clock)
+    );
+    nc_engine$host_gen$r_t3_b0 r_t3_b0(
+        .d(r_t3_b0$d),
+        .q(r_t3_b0$q),
+        .clock(r_t3_b0$clock)
+    );
+    nc_engine$host_gen$r_t3_b1 r_t3_b1(
+        .d(r_t3_b1$d),
+        .q(r_t3_b1$q),
+        .clock(r_t3_b1$clock)
+    );
+    nc_engine$host_gen$r_t3_beat r_t3_beat(
+        .d(r_t3_beat$d),
+        .q(r_t3_beat$q),
+        .clock(r_t3_beat$clock)
+    );
+    nc_engine$host_gen$r_t3_cur r_t3_cur(
+        .d(r_t3_cur$d),
+        .q(r_t3_cur$q),
+        .clock(r_t3_cur$clock)
+    );
+    nc_engine$host_gen$r_t3_done r_t3_done(
+        .d(r_t3_done$d),
+        .q(r_t3_done$q),
+        .clock(r_t3_done$clock)
+    );
+    nc_engine$host_gen$r_t3_big0 r_t3_big0(
+        .d(r_t3_big0$d),
+        .q(r_t3_big0$q),
+        .clock(r_t3_big0$clock)
+    );
+    nc_engine$host_gen$r_t3_big1 r_t3_big1(
+        .d(r_t3_big1$d),
+        .q(r_t3_big1$q),
+        .clock(r_t3_big1$clock)
+    );
+    nc_engine$host_gen$r_streaming r_streaming(
+        .d(r_streaming$d),
+        .q(r_streaming$q),
+        .clock(r_streaming$clock)
+    );
+    nc_engine$host_gen$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$r_lastidx r_lastidx(
+        .d(r_lastidx$d),
+        .q(r_lastidx$q),
+        .clock(r_lastidx$clock)
+    );
+    nc_engine$host_gen$r_lastkeep r_lastkeep(
+        .d(r_lastkeep$d),
+        .q(r_lastkeep$q),
+        .clock(r_lastkeep$clock)
+    );
+    nc_engine$host_gen$r_img r_img(
+        .d(r_img$d),
+        .q(r_img$q),
+        .clock(r_img$clock)
+    );
+    nc_engine$host_gen$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$r_asrc r_asrc(
+        .d(r_asrc$d),
+        .q(r_asrc$q),
+        .clock(r_asrc$clock)
+    );
+    nc_engine$host_gen$r_adst r_adst(
+        .d(r_adst$d),
+        .q(r_adst$q),
+        .clock(r_adst$clock)
+    );
+    nc_engine$host_gen$r_asum r_asum(
+        .d(r_asum$d),
+        .q(r_asum$q),
+        .clock(r_asum$clock)
+    );
+    nc_engine$host_gen$r_csum r_csum(
+        .d(r_csum$d),
+        .q(r_csum$q),
+        .clock(r_csum$clock)
+    );
+    nc_engine$host_gen$r_p_valid r_p_valid(
+        .d(r_p_valid$d),
+        .q(r_p_valid$q),
+        .clock(r_p_valid$clock)
+    );
+    nc_engine$host_gen$r_p_img r_p_img(
+        .d(r_p_img$d),
+        .q(r_p_img$q),
+        .clock(r_p_img$clock)
+    );
+    nc_engine$host_gen$r_p_ulen r_p_ulen(
+        .d(r_p_ulen$d),
+        .q(r_p_ulen$q),
+        .clock(r_p_ulen$clock)
+    );
+    nc_engine$host_gen$rep0 rep0(
+        .data(rep0$data),
+        .keep(rep0$keep),
+        .out(rep0$out)
+    );
+    nc_engine$host_gen$bw0 bw0(
+        .narrow(bw0$narrow),
+        .wide(bw0$wide)
+    );
+    nc_engine$host_gen$rep1 rep1(
+        .data(rep1$data),
+        .keep(rep1$keep),
+        .out(rep1$out)
+    );
+    nc_engine$host_gen$bw1 bw1(
+        .narrow(bw1$narrow),
+        .wide(bw1$wide)
+    );
+    nc_engine$host_gen$rep2 rep2(
+        .data(rep2$data),
+        .keep(rep2$keep),
+        .out(rep2$out)
+    );
+    nc_engine$host_gen$bw2 bw2(
+        .narrow(bw2$narrow),
+        .wide(bw2$wide)
+    );
+    nc_engine$host_gen$rep3 rep3(
+        .data(rep3$data),
+        .keep(rep3$keep),
+        .out(rep3$out)
+    );
+    nc_engine$host_gen$bw3 bw3(
+        .narrow(bw3$narrow),
+        .wide(bw3$wide)
+    );
+    nc_engine$host_gen$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    nc_engine$host_gen$hdr hdr(
+        .dst_mac(hdr$dst_mac),
+        .src_mac(hdr$src_mac),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .src_ip(hdr$src_ip),
+        .dst_ip(hdr$dst_ip),
+        .src_port(hdr$src_port),
+        .dst_port(hdr$dst_port),
+        .udp_len(hdr$udp_len),
+        .out(hdr$out)
+    );
+    nc_engine$host_gen$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_t0_b0$clock = clock;
+        r_t0_b1$clock = clock;
+        r_t0_beat$clock = clock;
+        r_t0_cur$clock = clock;
+        r_t0_done$clock = clock;
+        r_t0_big0$clock = clock;
+        r_t0_big1$clock = clock;
+        r_t1_b0$clock = clock;
+        r_t1_b1$clock = clock;
+        r_t1_beat$clock = clock;
+        r_t1_cur$clock = clock;
+        r_t1_done$clock = clock;
+        r_t1_big0$clock = clock;
+        r_t1_big1$clock = clock;
+        r_t2_b0$clock = clock;
+        r_t2_b1$clock = clock;
+        r_t2_beat$clock = clock;
+        r_t2_cur$clock = clock;
+        r_t2_done$clock = clock;
+        r_t2_big0$clock = clock;
+        r_t2_big1$clock = clock;
+        r_t3_b0$clock = clock;
+        r_t3_b1$clock = clock;
+        r_t3_beat$clock = clock;
+        r_t3_cur$clock = clock;
+        r_t3_done$clock = clock;
+        r_t3_big0$clock = clock;
+        r_t3_big1$clock = clock;
+        r_streaming$clock = clock;
+        r_beat$clock = clock;
+        r_lastidx$clock = clock;
+        r_lastkeep$clock = clock;
+        r_img$clock = clock;
+        r_ulen$clock = clock;
+        r_asrc$clock = clock;
+        r_adst$clock = clock;
+        r_asum$clock = clock;
+        r_csum$clock = clock;
+        r_p_valid$clock = clock;
+        r_p_img$clock = clock;
+        r_p_ulen$clock = clock;
+        r_t0_b0$d = r_t0_b0$q;
+        r_t0_b1$d = r_t0_b1$q;
+        r_t0_beat$d = r_t0_beat$q;
+        r_t0_cur$d = r_t0_cur$q;
+        r_t0_done$d = r_t0_done$q;
+        r_t0_big0$d = r_t0_big0$q;
+        r_t0_big1$d = r_t0_big1$q;
+        r_t1_b0$d = r_t1_b0$q;
+        r_t1_b1$d = r_t1_b1$q;
+        r_t1_beat$d = r_t1_beat$q;
+        r_t1_cur$d = r_t1_cur$q;
+        r_t1_done$d = r_t1_done$q;
+        r_t1_big0$d = r_t1_big0$q;
+        r_t1_big1$d = r_t1_big1$q;
+        r_t2_b0$d = r_t2_b0$q;
+        r_t2_b1$d = r_t2_b1$q;
+        r_t2_beat$d = r_t2_beat$q;
+        r_t2_cur$d = r_t2_cur$q;
+        r_t2_done$d = r_t2_done$q;
+        r_t2_big0$d = r_t2_big0$q;
+        r_t2_big1$d = r_t2_big1$q;
+        r_t3_b0$d = r_t3_b0$q;
+        r_t3_b1$d = r_t3_b1$q;
+        r_t3_beat$d = r_t3_beat$q;
+        r_t3_cur$d = r_t3_cur$q;
+        r_t3_done$d = r_t3_done$q;
+        r_t3_big0$d = r_t3_big0$q;
+        r_t3_big1$d = r_t3_big1$q;
+        r_streaming$d = r_streaming$q;
+        r_beat$d = r_beat$q;
+        r_lastidx$d = r_lastidx$q;
+        r_lastkeep$d = r_lastkeep$q;
+        r_img$d = r_img$q;
+        r_ulen$d = r_ulen$q;
+        r_asrc$d = r_asrc$q;
+        r_adst$d = r_adst$q;
+        r_asum$d = r_asum$q;
+        r_csum$d = r_csum$q;
+        r_p_valid$d = r_p_valid$q;
+        r_p_img$d = r_p_img$q;
+        r_p_ulen$d = r_p_ulen$q;
+        rep0$data = t0_data;
+        rep0$keep = t0_keep;
+        bw0$narrow = r_t0_beat$q;
+        bm0 = k_lane0 << (bw0$wide << k6_11);
+        wd0 = rep0$out & bm0;
+        if (t0_valid) begin
+            if (r_t0_beat$q < k_beats) begin
+                if (r_t0_cur$q) begin
+                    r_t0_b1$d = (r_t0_b1$q & ~bm0) | wd0;
+                end
+                else begin
+                    r_t0_b0$d = (r_t0_b0$q & ~bm0) | wd0;
+                end
+            end
+            if (r_t0_beat$q == k0_8) begin
+                if (r_t0_cur$q) begin
+                    r_t0_big1$d = 1'b0;
+                end
+                else begin
+                    r_t0_big0$d = 1'b0;
+                end
+            end
+            if (r_t0_beat$q >= k_beats) begin
+                if (r_t0_cur$q) begin
+                    r_t0_big1$d = 1'b1;
+                end
+                else begin
+                    r_t0_big0$d = 1'b1;
+                end
+            end
+            if (t0_last) begin
+                r_t0_done$d = r_t0_cur$q;
+                r_t0_cur$d = ~r_t0_cur$q;
+                r_t0_beat$d = k0_8;
+            end
+            else if (r_t0_beat$q != k_sat8) begin
+                r_t0_beat$d = r_t0_beat$q + k1_8;
+            end
+        end
+        rep1$data = t1_data;
+        rep1$keep = t1_keep;
+        bw1$narrow = r_t1_beat$q;
+        bm1 = k_lane0 << (bw1$wide << k6_11);
+        wd1 = rep1$out & bm1;
+        if (t1_valid) begin
+            if (r_t1_beat$q < k_beats) begin
+                if (r_t1_cur$q) begin
+                    r_t1_b1$d = (r_t1_b1$q & ~bm1) | wd1;
+                end
+                else begin
+                    r_t1_b0$d = (r_t1_b0$q & ~bm1) | wd1;
+                end
+            end
+            if (r_t1_beat$q == k0_8) begin
+                if (r_t1_cur$q) begin
+                    r_t1_big1$d = 1'b0;
+                end
+                else begin
+                    r_t1_big0$d = 1'b0;
+                end
+            end
+            if (r_t1_beat$q >= k_beats) begin
+                if (r_t1_cur$q) begin
+                    r_t1_big1$d = 1'b1;
+                end
+                else begin
+                    r_t1_big0$d = 1'b1;
+                end
+            end
+            if (t1_last) begin
+                r_t1_done$d = r_t1_cur$q;
+                r_t1_cur$d = ~r_t1_cur$q;
+                r_t1_beat$d = k0_8;
+            end
+            else if (r_t1_beat$q != k_sat8) begin
+                r_t1_beat$d = r_t1_beat$q + k1_8;
+            end
+        end
+        rep2$data = t2_data;
+        rep2$keep = t2_keep;
+        bw2$narrow = r_t2_beat$q;
+        bm2 = k_lane0 << (bw2$wide << k6_11);
+        wd2 = rep2$out & bm2;
+        if (t2_valid) begin
+            if (r_t2_beat$q < k_beats) begin
+                if (r_t2_cur$q) begin
+                    r_t2_b1$d = (r_t2_b1$q & ~bm2) | wd2;
+                end
+                else begin
+                    r_t2_b0$d = (r_t2_b0$q & ~bm2) | wd2;
+                end
+            end
+            if (r_t2_beat$q == k0_8) begin
+                if (r_t2_cur$q) begin
+                    r_t2_big1$d = 1'b0;
+                end
+                else begin
+                    r_t2_big0$d = 1'b0;
+                end
+            end
+            if (r_t2_beat$q >= k_beats) begin
+                if (r_t2_cur$q) begin
+                    r_t2_big1$d = 1'b1;
+                end
+                else begin
+                    r_t2_big0$d = 1'b1;
+                end
+            end
+            if (t2_last) begin
+                r_t2_done$d = r_t2_cur$q;
+                r_t2_cur$d = ~r_t2_cur$q;
+                r_t2_beat$d = k0_8;
+            end
+            else if (r_t2_beat$q != k_sat8) begin
+                r_t2_beat$d = r_t2_beat$q + k1_8;
+            end
+        end
+        rep3$data = t3_data;
+        rep3$keep = t3_keep;
+        bw3$narrow = r_t3_beat$q;
+        bm3 = k_lane0 << (bw3$wide << k6_11);
+        wd3 = rep3$out & bm3;
+        if (t3_valid) begin
+            if (r_t3_beat$q < k_beats) begin
+                if (r_t3_cur$q) begin
+                    r_t3_b1$d = (r_t3_b1$q & ~bm3) | wd3;
+                end
+                else begin
+                    r_t3_b0$d = (r_t3_b0$q & ~bm3) | wd3;
+                end
+            end
+            if (r_t3_beat$q == k0_8) begin
+                if (r_t3_cur$q) begin
+                    r_t3_big1$d = 1'b0;
+                end
+                else begin
+                    r_t3_big0$d = 1'b0;
+                end
+            end
+            if (r_t3_beat$q >= k_beats) begin
+                if (r_t3_cur$q) begin
+                    r_t3_big1$d = 1'b1;
+                end
+                else begin
+                    r_t3_big0$d = 1'b1;
+                end
+            end
+            if (t3_last) begin
+                r_t3_done$d = r_t3_cur$q;
+                r_t3_cur$d = ~r_t3_cur$q;
+                r_t3_beat$d = k0_8;
+            end
+            else if (r_t3_beat$q != k_sat8) begin
+                r_t3_beat$d = r_t3_beat$q + k1_8;
+            end
+        end
+        if (rx_port == k0_2) begin
+            if (r_t0_done$q) begin
+                rx_img = r_t0_b1$q;
+                rx_big = r_t0_big1$q;
+            end
+            else begin
+                rx_img = r_t0_b0$q;
+                rx_big = r_t0_big0$q;
+            end
+        end
+        else if (rx_port == k1_2) begin
+            if (r_t1_done$q) begin
+                rx_img = r_t1_b1$q;
+                rx_big = r_t1_big1$q;
+            end
+            else begin
+                rx_img = r_t1_b0$q;
+                rx_big = r_t1_big0$q;
+            end
+        end
+        else if (rx_port == k2_2) begin
+            if (r_t2_done$q) begin
+                rx_img = r_t2_b1$q;
+                rx_big = r_t2_big1$q;
+            end
+            else begin
+                rx_img = r_t2_b0$q;
+                rx_big = r_t2_big0$q;
+            end
+        end
+        else begin
+            if (r_t3_done$q) begin
+                rx_img = r_t3_b1$q;
+                rx_big = r_t3_big1$q;
+            end
+            else begin
+                rx_img = r_t3_b0$q;
+                rx_big = r_t3_big0$q;
+            end
+        end
+        rx_ulen_le = rx_img[(o_udp_len)+:(16)];
+        rx_ulen = (rx_ulen_le << k8_16) | (rx_ulen_le >> k8_16);
+        rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
+        lead_ulen = lead_len - k_udp_off;
+        lead_ok = lead_load && (lead_len >= k_min_len) && (lead_len <= k_max_len);
+        last_beat = r_streaming$q && (r_beat$q == r_lastidx$q);
+        can_start = ~r_streaming$q || last_beat;
+        drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
+        start = 1'b0;
+        s_img = r_p_img$q;
+        s_ulen = r_p_ulen$q;
+        p_load = 1'b0;
+        p_free = 1'b0;
+        p_img = lead_img;
+        p_ulen = lead_ulen;
+        if (can_start) begin
+            if (r_p_valid$q) begin
+                start = 1'b1;
+                if (lead_ok) begin
+                    p_load = 1'b1;
+                    if (rx_ok) begin
+                        drop = 1'b1;
+                    end
+                end
+                else if (rx_ok) begin
+                    p_load = 1'b1;
+                    p_img = rx_img;
+                    p_ulen = rx_ulen;
+                end
+                else begin
+                    p_free = 1'b1;
+                end
+            end
+            else if (lead_ok) begin
+                start = 1'b1;
+                s_img = lead_img;
+                s_ulen = lead_ulen;
+                if (rx_ok) begin
+                    p_load = 1'b1;
+                    p_img = rx_img;
+                    p_ulen = rx_ulen;
+                end
+            end
+            else if (rx_ok) begin
+                start = 1'b1;
+                s_img = rx_img;
+                s_ulen = rx_ulen;
+            end
+        end
+        else if (r_p_valid$q) begin
+            if (lead_ok || rx_ok) begin
+                drop = 1'b1;
+            end
+        end
+        else if (lead_ok) begin
+            p_load = 1'b1;
+            if (rx_ok) begin
+                drop = 1'b1;
+            end
+        end
+        else if (rx_ok) begin
+            p_load = 1'b1;
+            p_img = rx_img;
+            p_ulen = rx_ulen;
+        end
+        if (p_load) begin
+            r_p_valid$d = 1'b1;
+            r_p_img$d = p_img;
+            r_p_ulen$d = p_ulen;
+        end
+        else if (p_free) begin
+            r_p_valid$d = 1'b0;
+        end
+        busy = r_streaming$q || r_p_valid$q;
+        lastidx = (s_ulen[(32'h0)+:(8)] + k_lastidx) >> k3_8;
+        tail = s_ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+        if (start) begin
+            r_streaming$d = 1'b1;
+            r_beat$d = k0_8;
+            r_lastidx$d = lastidx;
+            r_lastkeep$d = lastkeep;
+            r_img$d = s_img;
+            r_ulen$d = s_ulen;
+        end
+        else if (last_beat) begin
+            r_streaming$d = 1'b0;
+        end
+        else if (r_streaming$q) begin
+            r_beat$d = r_beat$q + k1_8;
+        end
+        cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (cs1 < src_ip[(32'h0)+:(16)]) begin
+            cs1c = cs1 + k1_16;
+        end
+        else begin
+            cs1c = cs1;
+        end
+        r_asrc$d = cs1c;
+        cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
+        if (cs2 < host_ip[(32'h0)+:(16)]) begin
+            cs2c = cs2 + k1_16;
+        end
+        else begin
+            cs2c = cs2;
+        end
+        r_adst$d = cs2c;
+        cs3 = r_asrc$q + r_adst$q;
+        if (cs3 < r_adst$q) begin
+            cs3c = cs3 + k1_16;
+        end
+        else begin
+            cs3c = cs3;
+        end
+        cs4 = cs3c + k_ipsum;
+        if (cs4 < k_ipsum) begin
+            cs4c = cs4 + k1_16;
+        end
+        else begin
+            cs4c = cs4;
+        end
+        r_asum$d = cs4c;
+        total_len = r_ulen$q + k_ip_len;
+        cs5 = r_asum$q + total_len;
+        if (cs5 < total_len) begin
+            cs5c = cs5 + k1_16;
+        end
+        else begin
+            cs5c = cs5;
+        end
+        r_csum$d = ~cs5c;
+        hdr$dst_mac = host_mac;
+        hdr$src_mac = src_mac;
+        hdr$total_len = total_len;
+        hdr$ip_csum = r_csum$q;
+        hdr$src_ip = src_ip;
+        hdr$dst_ip = host_ip;
+        hdr$src_port = src_port;
+        hdr$dst_port = host_port;
+        hdr$udp_len = r_ulen$q;
+        xh$narrow = hdr$out;
+        frame = xh$wide | (r_img$q & k_paymask);
+        beatw$narrow = r_beat$q;
+        boff = beatw$wide << k6_11;
+        h_data = frame[(boff)+:(64)];
+        h_valid = r_streaming$q;
+        h_last = last_beat;
+        if (last_beat) begin
+            h_keep = r_lastkeep$q;
+        end
+        else begin
+            h_keep = k_ff8;
+        end
+    end
+    
+endmodule // nc_engine$host_gen
+
+
+module nc_engine$host_gen$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$host_gen$beatw
+
+
+module nc_engine$host_gen$bw0(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$host_gen$bw0
+
+
+module nc_engine$host_gen$bw1(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$host_gen$bw1
+
+
+module nc_engine$host_gen$bw2(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$host_gen$bw2
+
+
+module nc_engine$host_gen$bw3(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [10:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$host_gen$bw3
+
+
+module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,out);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [15:0] udp_len;
+    output reg  [335:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // nc_engine$host_gen$hdr
+
+
+module nc_engine$host_gen$r_adst(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_adst
+
+
+module nc_engine$host_gen$r_asrc(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_asrc
+
+
+module nc_engine$host_gen$r_asum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_asum
+
+
+module nc_engine$host_gen$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_beat
+
+
+module nc_engine$host_gen$r_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_csum
+
+
+module nc_engine$host_gen$r_img(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_img
+
+
+module nc_engine$host_gen$r_lastidx(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_lastidx
+
+
+module nc_engine$host_gen$r_lastkeep(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_lastkeep
+
+
+module nc_engine$host_gen$r_p_img(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_p_img
+
+
+module nc_engine$host_gen$r_p_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_p_ulen
+
+
+module nc_engine$host_gen$r_p_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_p_valid
+
+
+module nc_engine$host_gen$r_streaming(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_streaming
+
+
+module nc_engine$host_gen$r_t0_b0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_b0
+
+
+module nc_engine$host_gen$r_t0_b1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_b1
+
+
+module nc_engine$host_gen$r_t0_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_beat
+
+
+module nc_engine$host_gen$r_t0_big0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_big0
+
+
+module nc_engine$host_gen$r_t0_big1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_big1
+
+
+module nc_engine$host_gen$r_t0_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_cur
+
+
+module nc_engine$host_gen$r_t0_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t0_done
+
+
+module nc_engine$host_gen$r_t1_b0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_b0
+
+
+module nc_engine$host_gen$r_t1_b1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_b1
+
+
+module nc_engine$host_gen$r_t1_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_beat
+
+
+module nc_engine$host_gen$r_t1_big0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_big0
+
+
+module nc_engine$host_gen$r_t1_big1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_big1
+
+
+module nc_engine$host_gen$r_t1_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_cur
+
+
+module nc_engine$host_gen$r_t1_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t1_done
+
+
+module nc_engine$host_gen$r_t2_b0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_b0
+
+
+module nc_engine$host_gen$r_t2_b1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_b1
+
+
+module nc_engine$host_gen$r_t2_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_beat
+
+
+module nc_engine$host_gen$r_t2_big0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_big0
+
+
+module nc_engine$host_gen$r_t2_big1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_big1
+
+
+module nc_engine$host_gen$r_t2_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_cur
+
+
+module nc_engine$host_gen$r_t2_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t2_done
+
+
+module nc_engine$host_gen$r_t3_b0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_b0
+
+
+module nc_engine$host_gen$r_t3_b1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1407:0] d;
+    output reg  [1407:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1408'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_b1
+
+
+module nc_engine$host_gen$r_t3_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_beat
+
+
+module nc_engine$host_gen$r_t3_big0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_big0
+
+
+module nc_engine$host_gen$r_t3_big1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_big1
+
+
+module nc_engine$host_gen$r_t3_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_cur
+
+
+module nc_engine$host_gen$r_t3_done(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_t3_done
+
+
+module nc_engine$host_gen$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_ulen
+
+
+module nc_engine$host_gen$rep0(data,keep,out);
+    
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    output reg  [1407:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
+endmodule // nc_engine$host_gen$rep0
+
+
+module nc_engine$host_gen$rep1(data,keep,out);
+    
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    output reg  [1407:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
+endmodule // nc_engine$host_gen$rep1
+
+
+module nc_engine$host_gen$rep2(data,keep,out);
+    
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    output reg  [1407:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
+endmodule // nc_engine$host_gen$rep2
+
+
+module nc_engine$host_gen$rep3(data,keep,out);
+    
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    output reg  [1407:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
+endmodule // nc_engine$host_gen$rep3
+
+
+module nc_engine$host_gen$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [335:0] narrow;
+    output reg  [1407:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1072'd0, narrow};
+endmodule // nc_engine$host_gen$xh
+
+
 module nc_engine$host_mac(hi,lo,out);
     
     // Module arguments
@@ -23984,6 +26074,971 @@ module nc_engine$pc$x_w3(narrow,wide);
     // Update code (custom)
     always @(*) wide = {16'd0, narrow};
 endmodule // nc_engine$pc$x_w3
+
+
+module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  ok_valid;
+    input wire  [31:0] ok_client;
+    input wire  [63:0] ok_seq;
+    input wire  [63:0] ok_instance;
+    input wire  [7:0] ok_index;
+    input wire  [47:0] ok_mac;
+    input wire  [31:0] ok_ip;
+    input wire  [15:0] ok_port;
+    input wire  nl_valid;
+    input wire  [31:0] nl_client;
+    input wire  [63:0] nl_seq;
+    input wire  [7:0] nl_leader;
+    input wire  [31:0] nl_epoch;
+    input wire  [47:0] nl_mac;
+    input wire  [31:0] nl_ip;
+    input wire  [15:0] nl_port;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [15:0] src_port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    output reg  [63:0] r_data;
+    output reg  [7:0] r_keep;
+    output reg  r_valid;
+    output reg  r_last;
+    output reg  busy;
+    output reg  drop_ok;
+    output reg  drop_nl;
+    
+    // Constant declarations
+    localparam  k0_1 = 1'b0;
+    localparam  k1_1 = 1'b1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_idx = 10'b110;
+    localparam  k_depth = 8'h8;
+    localparam  k_lastbeat = 8'h9;
+    localparam  k_lastkeep = 8'h3f;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_ipsum = 16'h9551;
+    
+    // Stub signals
+    reg  q_kind$clock;
+    reg  q_kind$we0;
+    reg  [2:0] q_kind$wa0;
+    reg  q_kind$wd0;
+    reg  q_kind$we1;
+    reg  [2:0] q_kind$wa1;
+    reg  q_kind$wd1;
+    reg  [2:0] q_kind$ra;
+    wire  q_kind$rd;
+    reg  q_client$clock;
+    reg  q_client$we0;
+    reg  [2:0] q_client$wa0;
+    reg  [31:0] q_client$wd0;
+    reg  q_client$we1;
+    reg  [2:0] q_client$wa1;
+    reg  [31:0] q_client$wd1;
+    reg  [2:0] q_client$ra;
+    wire  [31:0] q_client$rd;
+    reg  q_seq$clock;
+    reg  q_seq$we0;
+    reg  [2:0] q_seq$wa0;
+    reg  [63:0] q_seq$wd0;
+    reg  q_seq$we1;
+    reg  [2:0] q_seq$wa1;
+    reg  [63:0] q_seq$wd1;
+    reg  [2:0] q_seq$ra;
+    wire  [63:0] q_seq$rd;
+    reg  q_a$clock;
+    reg  q_a$we0;
+    reg  [2:0] q_a$wa0;
+    reg  [63:0] q_a$wd0;
+    reg  q_a$we1;
+    reg  [2:0] q_a$wa1;
+    reg  [63:0] q_a$wd1;
+    reg  [2:0] q_a$ra;
+    wire  [63:0] q_a$rd;
+    reg  q_b$clock;
+    reg  q_b$we0;
+    reg  [2:0] q_b$wa0;
+    reg  [7:0] q_b$wd0;
+    reg  q_b$we1;
+    reg  [2:0] q_b$wa1;
+    reg  [7:0] q_b$wd1;
+    reg  [2:0] q_b$ra;
+    wire  [7:0] q_b$rd;
+    reg  q_mac$clock;
+    reg  q_mac$we0;
+    reg  [2:0] q_mac$wa0;
+    reg  [47:0] q_mac$wd0;
+    reg  q_mac$we1;
+    reg  [2:0] q_mac$wa1;
+    reg  [47:0] q_mac$wd1;
+    reg  [2:0] q_mac$ra;
+    wire  [47:0] q_mac$rd;
+    reg  q_ip$clock;
+    reg  q_ip$we0;
+    reg  [2:0] q_ip$wa0;
+    reg  [31:0] q_ip$wd0;
+    reg  q_ip$we1;
+    reg  [2:0] q_ip$wa1;
+    reg  [31:0] q_ip$wd1;
+    reg  [2:0] q_ip$ra;
+    wire  [31:0] q_ip$rd;
+    reg  q_port$clock;
+    reg  q_port$we0;
+    reg  [2:0] q_port$wa0;
+    reg  [15:0] q_port$wd0;
+    reg  q_port$we1;
+    reg  [2:0] q_port$wa1;
+    reg  [15:0] q_port$wd1;
+    reg  [2:0] q_port$ra;
+    wire  [15:0] q_port$rd;
+    reg  [7:0] r_count$d;
+    wire  [7:0] r_count$q;
+    reg  r_count$clock;
+    reg  [7:0] r_rp$d;
+    wire  [7:0] r_rp$q;
+    reg  r_rp$clock;
+    reg  [7:0] r_wp$d;
+    wire  [7:0] r_wp$q;
+    reg  r_wp$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  [15:0] r_src_sum$d;
+    wire  [15:0] r_src_sum$q;
+    reg  r_src_sum$clock;
+    reg  [15:0] r_csum$d;
+    wire  [15:0] r_csum$q;
+    reg  r_csum$clock;
+    reg  [31:0] epochw$narrow;
+    wire  [63:0] epochw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
+    reg  [47:0] okb$dst_mac;
+    reg  [47:0] okb$src_mac;
+    reg  [15:0] okb$ip_csum;
+    reg  [31:0] okb$src_ip;
+    reg  [31:0] okb$dst_ip;
+    reg  [15:0] okb$src_port;
+    reg  [15:0] okb$dst_port;
+    reg  [31:0] okb$cluster;
+    reg  [7:0] okb$sender;
+    reg  [31:0] okb$client;
+    reg  [7:0] okb$index;
+    reg  [63:0] okb$seq;
+    reg  [63:0] okb$inst;
+    wire  [623:0] okb$out;
+    reg  [47:0] nlb$dst_mac;
+    reg  [47:0] nlb$src_mac;
+    reg  [15:0] nlb$ip_csum;
+    reg  [31:0] nlb$src_ip;
+    reg  [31:0] nlb$dst_ip;
+    reg  [15:0] nlb$src_port;
+    reg  [15:0] nlb$dst_port;
+    reg  [31:0] nlb$cluster;
+    reg  [7:0] nlb$sender;
+    reg  [31:0] nlb$client;
+    reg  [7:0] nlb$leader;
+    reg  [63:0] nlb$seq;
+    reg  [31:0] nlb$epoch;
+    wire  [623:0] nlb$out;
+    reg  [623:0] xok$narrow;
+    wire  [639:0] xok$wide;
+    reg  [623:0] xnl$narrow;
+    wire  [639:0] xnl$wide;
+    
+    // Local signals
+    reg  active;
+    reg  last;
+    reg  [7:0] space;
+    reg  [7:0] space1;
+    reg  acc_ok;
+    reg  acc_nl;
+    reg  [7:0] wa1;
+    reg  [7:0] cnt0;
+    reg  [7:0] cnt1;
+    reg  [9:0] boff;
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [15:0] cs_g;
+    reg  [15:0] cs_h;
+    reg  [63:0] beat_ok;
+    reg  [63:0] beat_nl;
+    
+    // Sub module instances
+    nc_engine$reply_gen$q_kind q_kind(
+        .clock(q_kind$clock),
+        .we0(q_kind$we0),
+        .wa0(q_kind$wa0),
+        .wd0(q_kind$wd0),
+        .we1(q_kind$we1),
+        .wa1(q_kind$wa1),
+        .wd1(q_kind$wd1),
+        .ra(q_kind$ra),
+        .rd(q_kind$rd)
+    );
+    nc_engine$reply_gen$q_client q_client(
+        .clock(q_client$clock),
+        .we0(q_client$we0),
+        .wa0(q_client$wa0),
+        .wd0(q_client$wd0),
+        .we1(q_client$we1),
+        .wa1(q_client$wa1),
+        .wd1(q_client$wd1),
+        .ra(q_client$ra),
+        .rd(q_client$rd)
+    );
+    nc_engine$reply_gen$q_seq q_seq(
+        .clock(q_seq$clock),
+        .we0(q_seq$we0),
+        .wa0(q_seq$wa0),
+        .wd0(q_seq$wd0),
+        .we1(q_seq$we1),
+        .wa1(q_seq$wa1),
+        .wd1(q_seq$wd1),
+        .ra(q_seq$ra),
+        .rd(q_seq$rd)
+    );
+    nc_engine$reply_gen$q_a q_a(
+        .clock(q_a$clock),
+        .we0(q_a$we0),
+        .wa0(q_a$wa0),
+        .wd0(q_a$wd0),
+        .we1(q_a$we1),
+        .wa1(q_a$wa1),
+        .wd1(q_a$wd1),
+        .ra(q_a$ra),
+        .rd(q_a$rd)
+    );
+    nc_engine$reply_gen$q_b q_b(
+        .clock(q_b$clock),
+        .we0(q_b$we0),
+        .wa0(q_b$wa0),
+        .wd0(q_b$wd0),
+        .we1(q_b$we1),
+        .wa1(q_b$wa1),
+        .wd1(q_b$wd1),
+        .ra(q_b$ra),
+        .rd(q_b$rd)
+    );
+    nc_engine$reply_gen$q_mac q_mac(
+        .clock(q_mac$clock),
+        .we0(q_mac$we0),
+        .wa0(q_mac$wa0),
+        .wd0(q_mac$wd0),
+        .we1(q_mac$we1),
+        .wa1(q_mac$wa1),
+        .wd1(q_mac$wd1),
+        .ra(q_mac$ra),
+        .rd(q_mac$rd)
+    );
+    nc_engine$reply_gen$q_ip q_ip(
+        .clock(q_ip$clock),
+        .we0(q_ip$we0),
+        .wa0(q_ip$wa0),
+        .wd0(q_ip$wd0),
+        .we1(q_ip$we1),
+        .wa1(q_ip$wa1),
+        .wd1(q_ip$wd1),
+        .ra(q_ip$ra),
+        .rd(q_ip$rd)
+    );
+    nc_engine$reply_gen$q_port q_port(
+        .clock(q_port$clock),
+        .we0(q_port$we0),
+        .wa0(q_port$wa0),
+        .wd0(q_port$wd0),
+        .we1(q_port$we1),
+        .wa1(q_port$wa1),
+        .wd1(q_port$wd1),
+        .ra(q_port$ra),
+        .rd(q_port$rd)
+    );
+    nc_engine$reply_gen$r_count r_count(
+        .d(r_count$d),
+        .q(r_count$q),
+        .clock(r_count$clock)
+    );
+    nc_engine$reply_gen$r_rp r_rp(
+        .d(r_rp$d),
+        .q(r_rp$q),
+        .clock(r_rp$clock)
+    );
+    nc_engine$reply_gen$r_wp r_wp(
+        .d(r_wp$d),
+        .q(r_wp$q),
+        .clock(r_wp$clock)
+    );
+    nc_engine$reply_gen$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$reply_gen$r_src_sum r_src_sum(
+        .d(r_src_sum$d),
+        .q(r_src_sum$q),
+        .clock(r_src_sum$clock)
+    );
+    nc_engine$reply_gen$r_csum r_csum(
+        .d(r_csum$d),
+        .q(r_csum$q),
+        .clock(r_csum$clock)
+    );
+    nc_engine$reply_gen$epochw epochw(
+        .narrow(epochw$narrow),
+        .wide(epochw$wide)
+    );
+    nc_engine$reply_gen$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    nc_engine$reply_gen$okb okb(
+        .dst_mac(okb$dst_mac),
+        .src_mac(okb$src_mac),
+        .ip_csum(okb$ip_csum),
+        .src_ip(okb$src_ip),
+        .dst_ip(okb$dst_ip),
+        .src_port(okb$src_port),
+        .dst_port(okb$dst_port),
+        .cluster(okb$cluster),
+        .sender(okb$sender),
+        .client(okb$client),
+        .index(okb$index),
+        .seq(okb$seq),
+        .inst(okb$inst),
+        .out(okb$out)
+    );
+    nc_engine$reply_gen$nlb nlb(
+        .dst_mac(nlb$dst_mac),
+        .src_mac(nlb$src_mac),
+        .ip_csum(nlb$ip_csum),
+        .src_ip(nlb$src_ip),
+        .dst_ip(nlb$dst_ip),
+        .src_port(nlb$src_port),
+        .dst_port(nlb$dst_port),
+        .cluster(nlb$cluster),
+        .sender(nlb$sender),
+        .client(nlb$client),
+        .leader(nlb$leader),
+        .seq(nlb$seq),
+        .epoch(nlb$epoch),
+        .out(nlb$out)
+    );
+    nc_engine$reply_gen$xok xok(
+        .narrow(xok$narrow),
+        .wide(xok$wide)
+    );
+    nc_engine$reply_gen$xnl xnl(
+        .narrow(xnl$narrow),
+        .wide(xnl$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_count$clock = clock;
+        r_rp$clock = clock;
+        r_wp$clock = clock;
+        r_beat$clock = clock;
+        r_src_sum$clock = clock;
+        r_csum$clock = clock;
+        r_count$d = r_count$q;
+        r_rp$d = r_rp$q;
+        r_wp$d = r_wp$q;
+        r_beat$d = r_beat$q;
+        r_src_sum$d = r_src_sum$q;
+        r_csum$d = r_csum$q;
+        q_kind$clock = clock;
+        q_client$clock = clock;
+        q_seq$clock = clock;
+        q_a$clock = clock;
+        q_b$clock = clock;
+        q_mac$clock = clock;
+        q_ip$clock = clock;
+        q_port$clock = clock;
+        active = r_count$q != k0_8;
+        last = active && (r_beat$q == k_lastbeat);
+        if (last) begin
+            space = k_depth - r_count$q + k1_8;
+        end
+        else begin
+            space = k_depth - r_count$q;
+        end
+        acc_ok = ok_valid && (space != k0_8);
+        if (acc_ok) begin
+            space1 = space - k1_8;
+            wa1 = r_wp$q + k1_8;
+        end
+        else begin
+            space1 = space;
+            wa1 = r_wp$q;
+        end
+        acc_nl = nl_valid && (space1 != k0_8);
+        drop_ok = ok_valid && ~acc_ok;
+        drop_nl = nl_valid && ~acc_nl;
+        if (acc_nl) begin
+            r_wp$d = wa1 + k1_8;
+        end
+        else begin
+            r_wp$d = wa1;
+        end
+        if (last) begin
+            cnt0 = r_count$q - k1_8;
+            r_rp$d = r_rp$q + k1_8;
+            r_beat$d = k0_8;
+        end
+        else begin
+            cnt0 = r_count$q;
+            if (active) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (acc_ok) begin
+            cnt1 = cnt0 + k1_8;
+        end
+        else begin
+            cnt1 = cnt0;
+        end
+        if (acc_nl) begin
+            r_count$d = cnt1 + k1_8;
+        end
+        else begin
+            r_count$d = cnt1;
+        end
+        busy = active;
+        epochw$narrow = nl_epoch;
+        q_kind$we0 = acc_ok;
+        q_kind$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_kind$wd0 = k0_1;
+        q_kind$we1 = acc_nl;
+        q_kind$wa1 = wa1[(32'h0)+:(3)];
+        q_kind$wd1 = k1_1;
+        q_kind$ra = r_rp$q[(32'h0)+:(3)];
+        q_client$we0 = acc_ok;
+        q_client$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_client$wd0 = ok_client;
+        q_client$we1 = acc_nl;
+        q_client$wa1 = wa1[(32'h0)+:(3)];
+        q_client$wd1 = nl_client;
+        q_client$ra = r_rp$q[(32'h0)+:(3)];
+        q_seq$we0 = acc_ok;
+        q_seq$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_seq$wd0 = ok_seq;
+        q_seq$we1 = acc_nl;
+        q_seq$wa1 = wa1[(32'h0)+:(3)];
+        q_seq$wd1 = nl_seq;
+        q_seq$ra = r_rp$q[(32'h0)+:(3)];
+        q_a$we0 = acc_ok;
+        q_a$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_a$wd0 = ok_instance;
+        q_a$we1 = acc_nl;
+        q_a$wa1 = wa1[(32'h0)+:(3)];
+        q_a$wd1 = epochw$wide;
+        q_a$ra = r_rp$q[(32'h0)+:(3)];
+        q_b$we0 = acc_ok;
+        q_b$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_b$wd0 = ok_index;
+        q_b$we1 = acc_nl;
+        q_b$wa1 = wa1[(32'h0)+:(3)];
+        q_b$wd1 = nl_leader;
+        q_b$ra = r_rp$q[(32'h0)+:(3)];
+        q_mac$we0 = acc_ok;
+        q_mac$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_mac$wd0 = ok_mac;
+        q_mac$we1 = acc_nl;
+        q_mac$wa1 = wa1[(32'h0)+:(3)];
+        q_mac$wd1 = nl_mac;
+        q_mac$ra = r_rp$q[(32'h0)+:(3)];
+        q_ip$we0 = acc_ok;
+        q_ip$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_ip$wd0 = ok_ip;
+        q_ip$we1 = acc_nl;
+        q_ip$wa1 = wa1[(32'h0)+:(3)];
+        q_ip$wd1 = nl_ip;
+        q_ip$ra = r_rp$q[(32'h0)+:(3)];
+        q_port$we0 = acc_ok;
+        q_port$wa0 = r_wp$q[(32'h0)+:(3)];
+        q_port$wd0 = ok_port;
+        q_port$we1 = acc_nl;
+        q_port$wa1 = wa1[(32'h0)+:(3)];
+        q_port$wd1 = nl_port;
+        q_port$ra = r_rp$q[(32'h0)+:(3)];
+        cs_a = k_ipsum + src_ip[(32'h10)+:(16)];
+        if (cs_a < src_ip[(32'h10)+:(16)]) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + src_ip[(32'h0)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        r_src_sum$d = cs_d;
+        cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
+        if (cs_e < r_src_sum$q) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        cs_g = cs_f + q_ip$rd[(32'h0)+:(16)];
+        if (cs_g < cs_f) begin
+            cs_h = cs_g + k1_16;
+        end
+        else begin
+            cs_h = cs_g;
+        end
+        r_csum$d = ~cs_h;
+        okb$dst_mac = q_mac$rd;
+        okb$src_mac = src_mac;
+        okb$ip_csum = r_csum$q;
+        okb$src_ip = src_ip;
+        okb$dst_ip = q_ip$rd;
+        okb$src_port = src_port;
+        okb$dst_port = q_port$rd;
+        okb$cluster = cluster;
+        okb$sender = sender;
+        okb$client = q_client$rd;
+        okb$index = q_b$rd;
+        okb$seq = q_seq$rd;
+        okb$inst = q_a$rd;
+        nlb$dst_mac = q_mac$rd;
+        nlb$src_mac = src_mac;
+        nlb$ip_csum = r_csum$q;
+        nlb$src_ip = src_ip;
+        nlb$dst_ip = q_ip$rd;
+        nlb$src_port = src_port;
+        nlb$dst_port = q_port$rd;
+        nlb$cluster = cluster;
+        nlb$sender = sender;
+        nlb$client = q_client$rd;
+        nlb$leader = q_b$rd;
+        nlb$seq = q_seq$rd;
+        nlb$epoch = q_a$rd[(32'h0)+:(32)];
+        xok$narrow = okb$out;
+        xnl$narrow = nlb$out;
+        beatw$narrow = r_beat$q;
+        boff = beatw$wide << k6_idx;
+        beat_ok = xok$wide[(boff)+:(64)];
+        beat_nl = xnl$wide[(boff)+:(64)];
+        if (q_kind$rd == k1_1) begin
+            r_data = beat_nl;
+        end
+        else begin
+            r_data = beat_ok;
+        end
+        r_valid = active;
+        r_last = last;
+        if (last) begin
+            r_keep = k_lastkeep;
+        end
+        else if (active) begin
+            r_keep = k_ff8;
+        end
+        else begin
+            r_keep = k0_8;
+        end
+    end
+    
+endmodule // nc_engine$reply_gen
+
+
+module nc_engine$reply_gen$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$reply_gen$beatw
+
+
+module nc_engine$reply_gen$epochw(narrow,wide);
+    
+    // Module arguments
+    input wire  [31:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {32'd0, narrow};
+endmodule // nc_engine$reply_gen$epochw
+
+
+module nc_engine$reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,leader,seq,epoch,out);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [31:0] client;
+    input wire  [7:0] leader;
+    input wire  [63:0] seq;
+    input wire  [31:0] epoch;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, 8'h00, leader[7:0], client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h04, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // nc_engine$reply_gen$nlb
+
+
+module nc_engine$reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,index,seq,inst,out);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [31:0] client;
+    input wire  [7:0] index;
+    input wire  [63:0] seq;
+    input wire  [63:0] inst;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, index[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h03, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // nc_engine$reply_gen$okb
+
+
+module nc_engine$reply_gen$q_a(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [63:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [63:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [63:0] rd;
+    
+    // Update code (custom)
+    reg [63:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_a
+
+
+module nc_engine$reply_gen$q_b(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [7:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [7:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [7:0] rd;
+    
+    // Update code (custom)
+    reg [7:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_b
+
+
+module nc_engine$reply_gen$q_client(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [31:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [31:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [31:0] rd;
+    
+    // Update code (custom)
+    reg [31:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_client
+
+
+module nc_engine$reply_gen$q_ip(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [31:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [31:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [31:0] rd;
+    
+    // Update code (custom)
+    reg [31:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_ip
+
+
+module nc_engine$reply_gen$q_kind(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  wd1;
+    input wire  [2:0] ra;
+    output reg  rd;
+    
+    // Update code (custom)
+    reg [0:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_kind
+
+
+module nc_engine$reply_gen$q_mac(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [47:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [47:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [47:0] rd;
+    
+    // Update code (custom)
+    reg [47:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_mac
+
+
+module nc_engine$reply_gen$q_port(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [15:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [15:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [15:0] rd;
+    
+    // Update code (custom)
+    reg [15:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_port
+
+
+module nc_engine$reply_gen$q_seq(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we0;
+    input wire  [2:0] wa0;
+    input wire  [63:0] wd0;
+    input wire  we1;
+    input wire  [2:0] wa1;
+    input wire  [63:0] wd1;
+    input wire  [2:0] ra;
+    output reg  [63:0] rd;
+    
+    // Update code (custom)
+    reg [63:0] mem [0:7];
+    always @(posedge clock) begin
+        if (we0) mem[wa0] <= wd0;
+        if (we1) mem[wa1] <= wd1;
+    end
+    always @(*) rd = mem[ra];
+endmodule // nc_engine$reply_gen$q_seq
+
+
+module nc_engine$reply_gen$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_beat
+
+
+module nc_engine$reply_gen$r_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_count
+
+
+module nc_engine$reply_gen$r_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_csum
+
+
+module nc_engine$reply_gen$r_rp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_rp
+
+
+module nc_engine$reply_gen$r_src_sum(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_src_sum
+
+
+module nc_engine$reply_gen$r_wp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_wp
+
+
+module nc_engine$reply_gen$xnl(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$reply_gen$xnl
+
+
+module nc_engine$reply_gen$xok(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$reply_gen$xok
 
 
 module nc_engine$src_mac(hi,lo,out);

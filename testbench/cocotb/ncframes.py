@@ -59,6 +59,11 @@ def reply_ok(cluster_id, sender, client_id, index, seq, instance):
     return header(REPLY_OK, cluster_id, len(body), sender) + body
 
 
+def reply_not_leader(cluster_id, sender, client_id, leader, seq, epoch):
+    body = struct.pack(">IBBHQII", client_id, leader, 0, 0, seq, epoch, 0)
+    return header(REPLY_NOT_LEADER, cluster_id, len(body), sender) + body
+
+
 def csum16(data):
     """RFC 1071 one's-complement sum, folded and complemented."""
     if len(data) % 2:

@@ -29,6 +29,9 @@ class Monitor:
         self.nl = []         # cycles with a NOT_LEADER reply
         self.gen = [[] for _ in range(4)]  # per tree: generated frames (first cycle, bytes)
         self._cur = [None] * 4
+        self.host = []       # host-port frames (h_*): (first cycle, bytes)
+        self.replies = []    # client-port frames (r_*): (first cycle, bytes)
+        self._hcur = {}
         cocotb.start_soon(self.run())
 
     async def run(self):
@@ -65,6 +68,15 @@ class Monitor:
                 if int(getattr(p, f"g{t}_last").value):
                     self.gen[t].append(tuple(self._cur[t]))
                     self._cur[t] = None
+            for name, out in (("h", self.host), ("r", self.replies)):
+                if not int(getattr(p, f"{name}_valid").value):
+                    continue
+                n = bin(int(getattr(p, f"{name}_keep").value)).count("1")
+                data = int(getattr(p, f"{name}_data").value).to_bytes(8, "little")[:n]
+                cur = self._hcur.setdefault(name, [self.cycle, b""])
+                cur[1] += data
+                if int(getattr(p, f"{name}_last").value):
+                    out.append(tuple(self._hcur.pop(name)))
             if int(p.ok_valid.value):
                 self.oks.append((self.cycle, int(p.ok_client.value), int(p.ok_seq.value),
                                  int(p.ok_instance.value), int(p.ok_index.value),
@@ -100,7 +112,7 @@ def decide_frame(tree, instance, epoch, seq, kind, entries=(), sender=None, clus
 
 def client_frame(client_id, seq, payload=b"x", cluster=CLUSTER):
     return nf.udp_frame(nf.request(cluster, client_id, seq, payload), dst_port=nf.CLIENT_PORT,
-                        src_ip=0x0A000100 + client_id, dst_ip=0x0A000001)
+                        src_ip=client_ip(client_id), dst_ip=0x0A000001)
 
 
 async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
@@ -116,6 +128,34 @@ async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
 GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
 GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
 GEN_TTL = 16
+# The host_mac_hi/lo, host_ip and port registers' reset values.
+HOST_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0xFE])
+HOST_IP = (10 << 24) | (78 << 16) | (67 << 8) | 254
+HOST_PORT = 7402
+# Where client_frame's requests come from (udp_frame's default source MAC and port).
+CLIENT_MAC, CLIENT_PORT_SRC = b"\x02\x00\x00\x00\x00\x01", 40000
+
+
+def client_ip(client_id):
+    return 0x0A000100 + client_id
+
+
+def host_copy(decide_frame_bytes):
+    """The host-port frame for a decision: the decided copy's UDP payload from this node's
+    source MAC/IP and the decide port to the host's MAC/IP/port (TTL 16, UDP checksum 0)."""
+    udp_len = int.from_bytes(decide_frame_bytes[38:40], "big")
+    payload = decide_frame_bytes[nf.PAYLOAD_OFFSET:34 + udp_len]
+    return nf.udp_frame(payload, dst_port=HOST_PORT, src_port=nf.DECIDE_PORT, src_ip=GEN_SRC_IP,
+                        dst_ip=HOST_IP, src_mac=GEN_SRC_MAC, dst_mac=HOST_MAC, udp_csum=False,
+                        ttl=GEN_TTL, frag=0x4000)
+
+
+def reply_frame(packet, client_id):
+    """A client reply frame: from this node's source MAC/IP and the client port to the address
+    the request came from (TTL 16, UDP checksum 0)."""
+    return nf.udp_frame(packet, dst_port=CLIENT_PORT_SRC, src_port=nf.CLIENT_PORT,
+                        src_ip=GEN_SRC_IP, dst_ip=client_ip(client_id), src_mac=GEN_SRC_MAC,
+                        dst_mac=CLIENT_MAC, udp_csum=False, ttl=GEN_TTL, frag=0x4000)
 GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]  # tree_group reset values
 
 
