@@ -162,6 +162,15 @@ pub enum Action {
     Violation(Violation),
 }
 
+/// An output the driver could not carry out ([`Node::output_dropped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// A client reply (OK or NOT_LEADER).
+    Reply,
+    /// The host copy of a decision.
+    HostCopy,
+}
+
 /// Control operations (the strobes and mode bits of `CTRL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -554,6 +563,16 @@ impl Node {
     /// Run the time-driven transitions due at `now` (window expiry, timeout, loop send).
     pub fn tick(&mut self, now: u64, out: &mut Vec<Action>) {
         self.advance(now, out);
+    }
+
+    /// The driver could not carry out an output action (a [`Action::Reply`] or the host copy
+    /// of an [`Action::Deliver`]): counted in `replies_dropped` / `host_dropped`, the only
+    /// counters the driver rather than the protocol increments.
+    pub fn output_dropped(&mut self, what: Dropped) {
+        self.count(match what {
+            Dropped::Reply => Counter::RepliesDropped,
+            Dropped::HostCopy => Counter::HostDropped,
+        });
     }
 
     /// A UDP payload that arrived on tree `tree` (the DECIDE port).

@@ -190,6 +190,11 @@ counters! {
     ConfigRejected = "config_rejected",
     /// Packets ignored in the current state (e.g. a DECIDE while armed, a copy on an unknown tree).
     Ignored = "ignored",
+    /// Client replies (OK, NOT_LEADER) the datapath could not send: a full reply queue, a failed
+    /// send or an unknown client address. The request itself was handled; only its answer is missing.
+    RepliesDropped = "replies_dropped",
+    /// Decisions whose host copy the datapath could not send (a full host queue or a failed send).
+    HostDropped = "host_dropped",
 }
 
 const fn cfg(

@@ -243,7 +243,7 @@ impl Logic for Counter64 {
 
 /// The counters in register order, as the `Csr` fields are declared (checked against
 /// `proto::regs::Counter::ALL` by a test).
-pub const COUNTER_FIELDS: [Counter; 18] = [
+pub const COUNTER_FIELDS: [Counter; 20] = [
     Counter::SentValues,
     Counter::SentHeartbeats,
     Counter::Delivered,
@@ -262,6 +262,8 @@ pub const COUNTER_FIELDS: [Counter; 18] = [
     Counter::ConfigApplied,
     Counter::ConfigRejected,
     Counter::Ignored,
+    Counter::RepliesDropped,
+    Counter::HostDropped,
 ];
 
 /// The register file.
@@ -293,6 +295,10 @@ pub struct Csr {
     pub ev_foreign: Signal<In, Bit>,
     pub ev_malformed: Signal<In, Bit>,
     pub ev_ignored: Signal<In, Bit>,
+    /// Output drops (reply_gen's full queue; host_gen's busy slots), counted in the event phase.
+    pub drop_reply_ok: Signal<In, Bit>,
+    pub drop_reply_nl: Signal<In, Bit>,
+    pub drop_host: Signal<In, Bit>,
     pub ev_stale: Signal<In, Bit>,
     pub ev_duplicate: Signal<In, Bit>,
     pub ev_net_fault: Signal<In, Bit>,
@@ -373,6 +379,8 @@ pub struct Csr {
     c_config_applied: Counter64,
     c_config_rejected: Counter64,
     c_ignored: Counter64,
+    c_replies_dropped: Counter64,
+    c_host_dropped: Counter64,
     leader32: ZeroExtend<8, 32>,
     s_disabled: Constant<Bits<2>>,
     fixed: Signal<Local, Bits<32>>,
@@ -387,6 +395,7 @@ pub struct Csr {
     v_enable: Constant<Bits<32>>,
     zero32: Constant<Bits<32>>,
     zero13: Constant<Bits<13>>,
+    one13: Constant<Bits<13>>,
 }
 
 impl Default for Csr {
@@ -412,6 +421,9 @@ impl Default for Csr {
             ev_foreign: Default::default(),
             ev_malformed: Default::default(),
             ev_ignored: Default::default(),
+            drop_reply_ok: Default::default(),
+            drop_reply_nl: Default::default(),
+            drop_host: Default::default(),
             ev_stale: Default::default(),
             ev_duplicate: Default::default(),
             ev_net_fault: Default::default(),
@@ -491,6 +503,8 @@ impl Default for Csr {
             c_config_applied: Counter64::new(Counter::ConfigApplied),
             c_config_rejected: Counter64::new(Counter::ConfigRejected),
             c_ignored: Counter64::new(Counter::Ignored),
+            c_replies_dropped: Counter64::new(Counter::RepliesDropped),
+            c_host_dropped: Counter64::new(Counter::HostDropped),
             leader32: Default::default(),
             s_disabled: k(state::DISABLED),
             fixed: Default::default(),
@@ -505,6 +519,7 @@ impl Default for Csr {
             v_enable: k(ctrl::ENABLE as u64),
             zero32: k(0),
             zero13: k(0),
+            one13: k(1),
         }
     }
 }
@@ -557,7 +572,9 @@ impl Logic for Csr {
             c_late_ticks,
             c_config_applied,
             c_config_rejected,
-            c_ignored
+            c_ignored,
+            c_replies_dropped,
+            c_host_dropped
         );
         self.r_node_id.bus_addr.next = self.bus_addr.val();
         self.r_node_id.bus_wdata.next = self.bus_wdata.val();
@@ -793,6 +810,22 @@ impl Logic for Csr {
         self.c_ignored.tick_n.next = self.zero13.val();
         self.c_ignored.ev.next = self.ev_ignored.val();
         self.c_ignored.ev_n.next = self.zero13.val();
+        self.c_replies_dropped.bus_addr.next = self.bus_addr.val();
+        self.c_replies_dropped.clear.next = self.clear_counters.val();
+        self.c_replies_dropped.tick.next = false;
+        self.c_replies_dropped.tick_n.next = self.zero13.val();
+        self.c_replies_dropped.ev.next = self.drop_reply_ok.val();
+        if self.drop_reply_nl.val() {
+            self.c_replies_dropped.ev_n.next = self.one13.val();
+        } else {
+            self.c_replies_dropped.ev_n.next = self.zero13.val();
+        }
+        self.c_host_dropped.bus_addr.next = self.bus_addr.val();
+        self.c_host_dropped.clear.next = self.clear_counters.val();
+        self.c_host_dropped.tick.next = false;
+        self.c_host_dropped.tick_n.next = self.zero13.val();
+        self.c_host_dropped.ev.next = self.drop_host.val();
+        self.c_host_dropped.ev_n.next = self.zero13.val();
         self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
         self.ctrl_value.next = self.bus_wdata.val();
         self.leader32.narrow.next = self.leader.val();
@@ -857,6 +890,8 @@ impl Logic for Csr {
             | self.c_late_ticks.rdata.val()
             | self.c_config_applied.rdata.val()
             | self.c_config_rejected.rdata.val()
-            | self.c_ignored.rdata.val();
+            | self.c_ignored.rdata.val()
+            | self.c_replies_dropped.rdata.val()
+            | self.c_host_dropped.rdata.val();
     }
 }

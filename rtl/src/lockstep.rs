@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use proto::frame::{self, UdpMeta};
-use proto::node::{Action, NetFault, Node, State, Violation};
+use proto::node::{Action, Dropped, NetFault, Node, State, Violation};
 use proto::regs::{self, Config, Counter, addr, ctrl};
 use proto::rsbcast::FaultKind;
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
@@ -690,7 +690,12 @@ impl Lockstep {
             // Client replies: OK and NOT_LEADER frames each in the model's order; a reply the
             // generator's full queue dropped (flagged) is skipped, and only those.
             let u = &e.c.uut;
-            e.replies_dropped += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
+            let drops = u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
+            e.replies_dropped += drops;
+            // The model counts what its driver could not send (`replies_dropped`).
+            for _ in 0..drops {
+                self.model.output_dropped(Dropped::Reply);
+            }
             if u.r_valid.val() {
                 let n = val(u.r_keep.val()).count_ones() as usize;
                 e.got_reply

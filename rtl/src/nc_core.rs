@@ -39,6 +39,10 @@ pub struct NcCore {
     pub cl_client: Signal<In, Bits<32>>,
     pub cl_seq: Signal<In, Bits<64>>,
     pub cl_payload: Signal<In, Bits<64>>,
+    /// Output drops of the frame generators (counted in `replies_dropped` / `host_dropped`).
+    pub drop_reply_ok: Signal<In, Bit>,
+    pub drop_reply_nl: Signal<In, Bit>,
+    pub drop_host: Signal<In, Bit>,
     /// Request: the client's MAC address (source of its request frame).
     pub cl_mac: Signal<In, Bits<48>>,
     /// Request: its IPv4 address.
@@ -164,6 +168,9 @@ impl Default for NcCore {
             cl_client: Default::default(),
             cl_seq: Default::default(),
             cl_payload: Default::default(),
+            drop_reply_ok: Default::default(),
+            drop_reply_nl: Default::default(),
+            drop_host: Default::default(),
             cl_mac: Default::default(),
             cl_ip: Default::default(),
             cl_port: Default::default(),
@@ -331,6 +338,9 @@ impl Logic for NcCore {
         self.regs.ev_foreign.next = self.core.ev_foreign.val();
         self.regs.ev_malformed.next = self.core.ev_malformed.val();
         self.regs.ev_ignored.next = self.core.ev_ignored.val();
+        self.regs.drop_reply_ok.next = self.drop_reply_ok.val();
+        self.regs.drop_reply_nl.next = self.drop_reply_nl.val();
+        self.regs.drop_host.next = self.drop_host.val();
         self.regs.ev_stale.next = self.core.ev_stale.val();
         self.regs.ev_duplicate.next = self.core.ev_duplicate.val();
         self.regs.ev_net_fault.next = self.core.ev_net_fault.val();

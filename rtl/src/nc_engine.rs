@@ -1029,6 +1029,9 @@ impl Logic for NcEngine {
         self.reply_drop_ok.next = self.reply_gen.drop_ok.val();
         self.reply_drop_nl.next = self.reply_gen.drop_nl.val();
         self.reply_busy.next = self.reply_gen.busy.val();
+        self.core.drop_reply_ok.next = self.reply_gen.drop_ok.val();
+        self.core.drop_reply_nl.next = self.reply_gen.drop_nl.val();
+        self.core.drop_host.next = self.host_gen.drop.val();
         self.core.rx_port.next = self.rx_port.val();
         self.core.rx_class.next = self.ev_verdict.val();
         self.core.rx_sender.next = self.ev_sender.val();

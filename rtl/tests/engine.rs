@@ -24,6 +24,9 @@ struct Engine {
     /// Host-port frames: (cycle of the first beat, bytes).
     host: Vec<(u64, Vec<u8>)>,
     host_cur: Option<(u64, Vec<u8>)>,
+    /// Client-port frames sent, and reply drops flagged.
+    replies: u64,
+    reply_drops: u64,
 }
 
 impl Engine {
@@ -33,6 +36,8 @@ impl Engine {
             delivered_at: Vec::new(),
             host: Vec::new(),
             host_cur: None,
+            replies: 0,
+            reply_drops: 0,
         };
         for (a, v) in config_writes(cfg) {
             e.write(a, v);
@@ -46,6 +51,8 @@ impl Engine {
             self.delivered_at.push(self.c.cycle);
         }
         let u = &self.c.uut;
+        self.replies += (u.r_valid.val() && u.r_last.val()) as u64;
+        self.reply_drops += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
         if u.h_valid.val() {
             let n = val(u.h_keep.val()).count_ones() as usize;
             let cur = self.host_cur.get_or_insert((self.c.cycle, Vec::new()));
@@ -88,6 +95,7 @@ impl Engine {
                     &mut u.t0_valid,
                     &mut u.t0_last,
                 ),
+                4 => (&mut u.c_data, &mut u.c_keep, &mut u.c_valid, &mut u.c_last),
                 _ => (
                     &mut u.t1_data,
                     &mut u.t1_keep,
@@ -107,6 +115,8 @@ impl Engine {
         u.t1_valid.next = false;
         u.t0_last.next = false;
         u.t1_last.next = false;
+        u.c_valid.next = false;
+        u.c_last.next = false;
         last
     }
     fn idle(&mut self, n: u64) {
@@ -303,4 +313,39 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     assert_eq!(after.2, before.2, "nothing delivered");
     assert!(e.delivered_at.is_empty());
     assert!(e.host.is_empty(), "no host frame without a decision");
+}
+
+/// Requests faster than NOT_LEADER replies can leave (a 71-byte request is 9 beats, a reply
+/// 10): the reply queue fills, and every reply is either sent or counted in
+/// `replies_dropped` — none disappears silently.
+#[test]
+fn replies_that_do_not_fit_are_counted() {
+    // A follower that does not time out while the requests stream.
+    let c = Config {
+        timeout: 1_000_000,
+        ..cfg()
+    };
+    let mut e = started(&c);
+    let n = 120;
+    for seq in 1..=n {
+        let req = proto::wire::Packet::Request(proto::wire::Entry {
+            client_id: 5,
+            seq,
+            flags: 0,
+            payload: b"v",
+        })
+        .to_vec(c.cluster_id, proto::wire::SENDER_NONE)
+        .unwrap();
+        e.frame(4, &udp(&c, &req, c.client_port, 0));
+    }
+    e.idle(200);
+    assert_eq!(e.counter(Counter::NotLeaderReplies), n);
+    assert!(e.reply_drops > 0, "the queue must have overflowed");
+    assert_eq!(
+        e.replies + e.reply_drops,
+        n,
+        "sent + dropped = replies owed"
+    );
+    assert_eq!(e.counter(Counter::RepliesDropped), e.reply_drops);
+    assert_eq!(e.counter(Counter::HostDropped), 0);
 }

@@ -328,12 +328,21 @@ fn csr_counters_count_tick_then_clear_then_event() {
     assert_eq!(read(&mut c, a + 4), 0);
     // Every counter answers at its own address.
     c.uut.ev_ignored.next = true;
+    // An OK and a NOT_LEADER dropped in one cycle count 2; a host copy dropped counts 1.
+    c.uut.drop_reply_ok.next = true;
+    c.uut.drop_reply_nl.next = true;
+    c.uut.drop_host.next = true;
     c.edge();
     c.uut.ev_ignored.next = false;
+    c.uut.drop_reply_ok.next = false;
+    c.uut.drop_reply_nl.next = false;
+    c.uut.drop_host.next = false;
     for k in Counter::ALL {
         let want = match k {
             Counter::RequestsDropped => 2,
             Counter::Ignored => 1,
+            Counter::RepliesDropped => 2,
+            Counter::HostDropped => 1,
             _ => 0,
         };
         assert_eq!(read(&mut c, k.addr()), want, "{}", k.name());

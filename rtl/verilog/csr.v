@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
+module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
     
     // Module arguments
     input wire  clock;
@@ -25,6 +25,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     input wire  ev_foreign;
     input wire  ev_malformed;
     input wire  ev_ignored;
+    input wire  drop_reply_ok;
+    input wire  drop_reply_nl;
+    input wire  drop_host;
     input wire  ev_stale;
     input wire  ev_duplicate;
     input wire  ev_net_fault;
@@ -75,6 +78,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     localparam  v_enable = 32'h1;
     localparam  zero32 = 32'h0;
     localparam  zero13 = 13'b0;
+    localparam  one13 = 13'b1;
     
     // Stub signals
     reg  r_node_id$clock;
@@ -396,6 +400,22 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
     wire  [31:0] c_ignored$rdata;
+    reg  c_replies_dropped$clock;
+    reg  [15:0] c_replies_dropped$bus_addr;
+    reg  c_replies_dropped$clear;
+    reg  c_replies_dropped$tick;
+    reg  [12:0] c_replies_dropped$tick_n;
+    reg  c_replies_dropped$ev;
+    reg  [12:0] c_replies_dropped$ev_n;
+    wire  [31:0] c_replies_dropped$rdata;
+    reg  c_host_dropped$clock;
+    reg  [15:0] c_host_dropped$bus_addr;
+    reg  c_host_dropped$clear;
+    reg  c_host_dropped$tick;
+    reg  [12:0] c_host_dropped$tick_n;
+    reg  c_host_dropped$ev;
+    reg  [12:0] c_host_dropped$ev_n;
+    wire  [31:0] c_host_dropped$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
     
@@ -808,6 +828,26 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         .ev_n(c_ignored$ev_n),
         .rdata(c_ignored$rdata)
     );
+    csr$c_replies_dropped c_replies_dropped(
+        .clock(c_replies_dropped$clock),
+        .bus_addr(c_replies_dropped$bus_addr),
+        .clear(c_replies_dropped$clear),
+        .tick(c_replies_dropped$tick),
+        .tick_n(c_replies_dropped$tick_n),
+        .ev(c_replies_dropped$ev),
+        .ev_n(c_replies_dropped$ev_n),
+        .rdata(c_replies_dropped$rdata)
+    );
+    csr$c_host_dropped c_host_dropped(
+        .clock(c_host_dropped$clock),
+        .bus_addr(c_host_dropped$bus_addr),
+        .clear(c_host_dropped$clear),
+        .tick(c_host_dropped$tick),
+        .tick_n(c_host_dropped$tick_n),
+        .ev(c_host_dropped$ev),
+        .ev_n(c_host_dropped$ev_n),
+        .rdata(c_host_dropped$rdata)
+    );
     csr$leader32 leader32(
         .narrow(leader32$narrow),
         .wide(leader32$wide)
@@ -858,6 +898,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         c_config_applied$clock = clock;
         c_config_rejected$clock = clock;
         c_ignored$clock = clock;
+        c_replies_dropped$clock = clock;
+        c_host_dropped$clock = clock;
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_wdata = bus_wdata;
         r_node_id$bus_write = bus_write;
@@ -1092,6 +1134,23 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
+        c_replies_dropped$bus_addr = bus_addr;
+        c_replies_dropped$clear = clear_counters;
+        c_replies_dropped$tick = 1'b0;
+        c_replies_dropped$tick_n = zero13;
+        c_replies_dropped$ev = drop_reply_ok;
+        if (drop_reply_nl) begin
+            c_replies_dropped$ev_n = one13;
+        end
+        else begin
+            c_replies_dropped$ev_n = zero13;
+        end
+        c_host_dropped$bus_addr = bus_addr;
+        c_host_dropped$clear = clear_counters;
+        c_host_dropped$tick = 1'b0;
+        c_host_dropped$tick_n = zero13;
+        c_host_dropped$ev = drop_host;
+        c_host_dropped$ev_n = zero13;
         ctrl_write = bus_write && (bus_addr == a_ctrl);
         ctrl_value = bus_wdata;
         leader32$narrow = leader;
@@ -1119,7 +1178,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
     end
     
 endmodule // csr
@@ -1763,6 +1822,134 @@ module csr$c_foreign$xn(narrow,wide);
     // Update code (custom)
     always @(*) wide = {51'd0, narrow};
 endmodule // csr$c_foreign$xn
+
+
+module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  clear;
+    input wire  tick;
+    input wire  [12:0] tick_n;
+    input wire  ev;
+    input wire  [12:0] ev_n;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  lo = 16'h198;
+    localparam  hi = 16'h19c;
+    localparam  zero = 64'h0;
+    localparam  one = 64'h1;
+    localparam  zero32 = 32'h0;
+    
+    // Stub signals
+    reg  [63:0] r$d;
+    wire  [63:0] r$q;
+    reg  r$clock;
+    reg  [12:0] xn$narrow;
+    wire  [63:0] xn$wide;
+    reg  [12:0] xm$narrow;
+    wire  [63:0] xm$wide;
+    
+    // Local signals
+    reg  [63:0] s1;
+    reg  [63:0] s2;
+    reg  [63:0] s3;
+    
+    // Sub module instances
+    csr$c_host_dropped$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    csr$c_host_dropped$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
+    );
+    csr$c_host_dropped$xm xm(
+        .narrow(xm$narrow),
+        .wide(xm$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        xn$narrow = tick_n;
+        xm$narrow = ev_n;
+        if (tick) begin
+            s1 = r$q + xn$wide + one;
+        end
+        else begin
+            s1 = r$q + xn$wide;
+        end
+        if (clear) begin
+            s2 = zero;
+        end
+        else begin
+            s2 = s1;
+        end
+        if (ev) begin
+            s3 = s2 + xm$wide + one;
+        end
+        else begin
+            s3 = s2 + xm$wide;
+        end
+        r$d = s3;
+        if (bus_addr == lo) begin
+            rdata = r$q[(32'h0)+:(32)];
+        end
+        else if (bus_addr == hi) begin
+            rdata = r$q[(32'h20)+:(32)];
+        end
+        else begin
+            rdata = zero32;
+        end
+    end
+    
+endmodule // csr$c_host_dropped
+
+
+module csr$c_host_dropped$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r
+
+
+module csr$c_host_dropped$xm(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // csr$c_host_dropped$xm
+
+
+module csr$c_host_dropped$xn(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // csr$c_host_dropped$xn
 
 
 module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
@@ -2531,6 +2718,134 @@ module csr$c_not_leader_replies$xn(narrow,wide);
     // Update code (custom)
     always @(*) wide = {51'd0, narrow};
 endmodule // csr$c_not_leader_replies$xn
+
+
+module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  clear;
+    input wire  tick;
+    input wire  [12:0] tick_n;
+    input wire  ev;
+    input wire  [12:0] ev_n;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  lo = 16'h190;
+    localparam  hi = 16'h194;
+    localparam  zero = 64'h0;
+    localparam  one = 64'h1;
+    localparam  zero32 = 32'h0;
+    
+    // Stub signals
+    reg  [63:0] r$d;
+    wire  [63:0] r$q;
+    reg  r$clock;
+    reg  [12:0] xn$narrow;
+    wire  [63:0] xn$wide;
+    reg  [12:0] xm$narrow;
+    wire  [63:0] xm$wide;
+    
+    // Local signals
+    reg  [63:0] s1;
+    reg  [63:0] s2;
+    reg  [63:0] s3;
+    
+    // Sub module instances
+    csr$c_replies_dropped$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    csr$c_replies_dropped$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
+    );
+    csr$c_replies_dropped$xm xm(
+        .narrow(xm$narrow),
+        .wide(xm$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        xn$narrow = tick_n;
+        xm$narrow = ev_n;
+        if (tick) begin
+            s1 = r$q + xn$wide + one;
+        end
+        else begin
+            s1 = r$q + xn$wide;
+        end
+        if (clear) begin
+            s2 = zero;
+        end
+        else begin
+            s2 = s1;
+        end
+        if (ev) begin
+            s3 = s2 + xm$wide + one;
+        end
+        else begin
+            s3 = s2 + xm$wide;
+        end
+        r$d = s3;
+        if (bus_addr == lo) begin
+            rdata = r$q[(32'h0)+:(32)];
+        end
+        else if (bus_addr == hi) begin
+            rdata = r$q[(32'h20)+:(32)];
+        end
+        else begin
+            rdata = zero32;
+        end
+    end
+    
+endmodule // csr$c_replies_dropped
+
+
+module csr$c_replies_dropped$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r
+
+
+module csr$c_replies_dropped$xm(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // csr$c_replies_dropped$xm
+
+
+module csr$c_replies_dropped$xn(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // csr$c_replies_dropped$xn
 
 
 module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);

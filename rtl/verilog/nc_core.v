@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
     
     // Module arguments
     input wire  clock;
@@ -25,6 +25,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
     input wire  [63:0] cl_payload;
+    input wire  drop_reply_ok;
+    input wire  drop_reply_nl;
+    input wire  drop_host;
     input wire  [47:0] cl_mac;
     input wire  [31:0] cl_ip;
     input wire  [15:0] cl_port;
@@ -239,6 +242,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  regs$ev_foreign;
     reg  regs$ev_malformed;
     reg  regs$ev_ignored;
+    reg  regs$drop_reply_ok;
+    reg  regs$drop_reply_nl;
+    reg  regs$drop_host;
     reg  regs$ev_stale;
     reg  regs$ev_duplicate;
     reg  regs$ev_net_fault;
@@ -453,6 +459,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .ev_foreign(regs$ev_foreign),
         .ev_malformed(regs$ev_malformed),
         .ev_ignored(regs$ev_ignored),
+        .drop_reply_ok(regs$drop_reply_ok),
+        .drop_reply_nl(regs$drop_reply_nl),
+        .drop_host(regs$drop_host),
         .ev_stale(regs$ev_stale),
         .ev_duplicate(regs$ev_duplicate),
         .ev_net_fault(regs$ev_net_fault),
@@ -630,6 +639,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         regs$ev_foreign = core$ev_foreign;
         regs$ev_malformed = core$ev_malformed;
         regs$ev_ignored = core$ev_ignored;
+        regs$drop_reply_ok = drop_reply_ok;
+        regs$drop_reply_nl = drop_reply_nl;
+        regs$drop_host = drop_host;
         regs$ev_stale = core$ev_stale;
         regs$ev_duplicate = core$ev_duplicate;
         regs$ev_net_fault = core$ev_net_fault;
@@ -2534,7 +2546,7 @@ module nc_core$rec_n(d,q,clock);
 endmodule // nc_core$rec_n
 
 
-module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
+module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
     
     // Module arguments
     input wire  clock;
@@ -2557,6 +2569,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     input wire  ev_foreign;
     input wire  ev_malformed;
     input wire  ev_ignored;
+    input wire  drop_reply_ok;
+    input wire  drop_reply_nl;
+    input wire  drop_host;
     input wire  ev_stale;
     input wire  ev_duplicate;
     input wire  ev_net_fault;
@@ -2607,6 +2622,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     localparam  v_enable = 32'h1;
     localparam  zero32 = 32'h0;
     localparam  zero13 = 13'b0;
+    localparam  one13 = 13'b1;
     
     // Stub signals
     reg  r_node_id$clock;
@@ -2928,6 +2944,22 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
     wire  [31:0] c_ignored$rdata;
+    reg  c_replies_dropped$clock;
+    reg  [15:0] c_replies_dropped$bus_addr;
+    reg  c_replies_dropped$clear;
+    reg  c_replies_dropped$tick;
+    reg  [12:0] c_replies_dropped$tick_n;
+    reg  c_replies_dropped$ev;
+    reg  [12:0] c_replies_dropped$ev_n;
+    wire  [31:0] c_replies_dropped$rdata;
+    reg  c_host_dropped$clock;
+    reg  [15:0] c_host_dropped$bus_addr;
+    reg  c_host_dropped$clear;
+    reg  c_host_dropped$tick;
+    reg  [12:0] c_host_dropped$tick_n;
+    reg  c_host_dropped$ev;
+    reg  [12:0] c_host_dropped$ev_n;
+    wire  [31:0] c_host_dropped$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
     
@@ -3340,6 +3372,26 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .ev_n(c_ignored$ev_n),
         .rdata(c_ignored$rdata)
     );
+    nc_core$regs$c_replies_dropped c_replies_dropped(
+        .clock(c_replies_dropped$clock),
+        .bus_addr(c_replies_dropped$bus_addr),
+        .clear(c_replies_dropped$clear),
+        .tick(c_replies_dropped$tick),
+        .tick_n(c_replies_dropped$tick_n),
+        .ev(c_replies_dropped$ev),
+        .ev_n(c_replies_dropped$ev_n),
+        .rdata(c_replies_dropped$rdata)
+    );
+    nc_core$regs$c_host_dropped c_host_dropped(
+        .clock(c_host_dropped$clock),
+        .bus_addr(c_host_dropped$bus_addr),
+        .clear(c_host_dropped$clear),
+        .tick(c_host_dropped$tick),
+        .tick_n(c_host_dropped$tick_n),
+        .ev(c_host_dropped$ev),
+        .ev_n(c_host_dropped$ev_n),
+        .rdata(c_host_dropped$rdata)
+    );
     nc_core$regs$leader32 leader32(
         .narrow(leader32$narrow),
         .wide(leader32$wide)
@@ -3390,6 +3442,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_config_applied$clock = clock;
         c_config_rejected$clock = clock;
         c_ignored$clock = clock;
+        c_replies_dropped$clock = clock;
+        c_host_dropped$clock = clock;
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_wdata = bus_wdata;
         r_node_id$bus_write = bus_write;
@@ -3624,6 +3678,23 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
+        c_replies_dropped$bus_addr = bus_addr;
+        c_replies_dropped$clear = clear_counters;
+        c_replies_dropped$tick = 1'b0;
+        c_replies_dropped$tick_n = zero13;
+        c_replies_dropped$ev = drop_reply_ok;
+        if (drop_reply_nl) begin
+            c_replies_dropped$ev_n = one13;
+        end
+        else begin
+            c_replies_dropped$ev_n = zero13;
+        end
+        c_host_dropped$bus_addr = bus_addr;
+        c_host_dropped$clear = clear_counters;
+        c_host_dropped$tick = 1'b0;
+        c_host_dropped$tick_n = zero13;
+        c_host_dropped$ev = drop_host;
+        c_host_dropped$ev_n = zero13;
         ctrl_write = bus_write && (bus_addr == a_ctrl);
         ctrl_value = bus_wdata;
         leader32$narrow = leader;
@@ -3651,7 +3722,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
     end
     
 endmodule // nc_core$regs
@@ -4295,6 +4366,134 @@ module nc_core$regs$c_foreign$xn(narrow,wide);
     // Update code (custom)
     always @(*) wide = {51'd0, narrow};
 endmodule // nc_core$regs$c_foreign$xn
+
+
+module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  clear;
+    input wire  tick;
+    input wire  [12:0] tick_n;
+    input wire  ev;
+    input wire  [12:0] ev_n;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  lo = 16'h198;
+    localparam  hi = 16'h19c;
+    localparam  zero = 64'h0;
+    localparam  one = 64'h1;
+    localparam  zero32 = 32'h0;
+    
+    // Stub signals
+    reg  [63:0] r$d;
+    wire  [63:0] r$q;
+    reg  r$clock;
+    reg  [12:0] xn$narrow;
+    wire  [63:0] xn$wide;
+    reg  [12:0] xm$narrow;
+    wire  [63:0] xm$wide;
+    
+    // Local signals
+    reg  [63:0] s1;
+    reg  [63:0] s2;
+    reg  [63:0] s3;
+    
+    // Sub module instances
+    nc_core$regs$c_host_dropped$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    nc_core$regs$c_host_dropped$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
+    );
+    nc_core$regs$c_host_dropped$xm xm(
+        .narrow(xm$narrow),
+        .wide(xm$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        xn$narrow = tick_n;
+        xm$narrow = ev_n;
+        if (tick) begin
+            s1 = r$q + xn$wide + one;
+        end
+        else begin
+            s1 = r$q + xn$wide;
+        end
+        if (clear) begin
+            s2 = zero;
+        end
+        else begin
+            s2 = s1;
+        end
+        if (ev) begin
+            s3 = s2 + xm$wide + one;
+        end
+        else begin
+            s3 = s2 + xm$wide;
+        end
+        r$d = s3;
+        if (bus_addr == lo) begin
+            rdata = r$q[(32'h0)+:(32)];
+        end
+        else if (bus_addr == hi) begin
+            rdata = r$q[(32'h20)+:(32)];
+        end
+        else begin
+            rdata = zero32;
+        end
+    end
+    
+endmodule // nc_core$regs$c_host_dropped
+
+
+module nc_core$regs$c_host_dropped$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$c_host_dropped$r
+
+
+module nc_core$regs$c_host_dropped$xm(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_host_dropped$xm
+
+
+module nc_core$regs$c_host_dropped$xn(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_host_dropped$xn
 
 
 module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
@@ -5063,6 +5262,134 @@ module nc_core$regs$c_not_leader_replies$xn(narrow,wide);
     // Update code (custom)
     always @(*) wide = {51'd0, narrow};
 endmodule // nc_core$regs$c_not_leader_replies$xn
+
+
+module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  clear;
+    input wire  tick;
+    input wire  [12:0] tick_n;
+    input wire  ev;
+    input wire  [12:0] ev_n;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  lo = 16'h190;
+    localparam  hi = 16'h194;
+    localparam  zero = 64'h0;
+    localparam  one = 64'h1;
+    localparam  zero32 = 32'h0;
+    
+    // Stub signals
+    reg  [63:0] r$d;
+    wire  [63:0] r$q;
+    reg  r$clock;
+    reg  [12:0] xn$narrow;
+    wire  [63:0] xn$wide;
+    reg  [12:0] xm$narrow;
+    wire  [63:0] xm$wide;
+    
+    // Local signals
+    reg  [63:0] s1;
+    reg  [63:0] s2;
+    reg  [63:0] s3;
+    
+    // Sub module instances
+    nc_core$regs$c_replies_dropped$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    nc_core$regs$c_replies_dropped$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
+    );
+    nc_core$regs$c_replies_dropped$xm xm(
+        .narrow(xm$narrow),
+        .wide(xm$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        xn$narrow = tick_n;
+        xm$narrow = ev_n;
+        if (tick) begin
+            s1 = r$q + xn$wide + one;
+        end
+        else begin
+            s1 = r$q + xn$wide;
+        end
+        if (clear) begin
+            s2 = zero;
+        end
+        else begin
+            s2 = s1;
+        end
+        if (ev) begin
+            s3 = s2 + xm$wide + one;
+        end
+        else begin
+            s3 = s2 + xm$wide;
+        end
+        r$d = s3;
+        if (bus_addr == lo) begin
+            rdata = r$q[(32'h0)+:(32)];
+        end
+        else if (bus_addr == hi) begin
+            rdata = r$q[(32'h20)+:(32)];
+        end
+        else begin
+            rdata = zero32;
+        end
+    end
+    
+endmodule // nc_core$regs$c_replies_dropped
+
+
+module nc_core$regs$c_replies_dropped$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$c_replies_dropped$r
+
+
+module nc_core$regs$c_replies_dropped$xm(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_replies_dropped$xm
+
+
+module nc_core$regs$c_replies_dropped$xn(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_replies_dropped$xn
 
 
 module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);

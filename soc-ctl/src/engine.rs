@@ -20,7 +20,7 @@ use std::time::Duration;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-use proto::node::{Action, Node, State, Violation};
+use proto::node::{Action, Dropped, Node, State, Violation};
 use proto::regs::{self, Counter};
 use proto::transfer::{self, Reassembly, Snapshot};
 use proto::wire::{self, Packet};
@@ -490,9 +490,13 @@ impl Engine {
                     Some(to) => {
                         if self.socks.client.send_to(&packet, to).is_err() {
                             self.stats.send_errors += 1;
+                            self.node.output_dropped(Dropped::Reply);
                         }
                     }
-                    None => self.stats.reply_unknown_client += 1,
+                    None => {
+                        self.stats.reply_unknown_client += 1;
+                        self.node.output_dropped(Dropped::Reply);
+                    }
                 },
                 Action::Deliver(d) => {
                     if self
@@ -502,6 +506,7 @@ impl Engine {
                         .is_err()
                     {
                         self.stats.send_errors += 1;
+                        self.node.output_dropped(Dropped::HostCopy);
                     }
                     if let Some(l) = Logged::from_packet(&d.packet, self.setup.config.cluster_id) {
                         logged.push(l);
