@@ -8,7 +8,7 @@ use crate::host_gen::HostGen;
 use crate::lowi_core::LowiCore;
 use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
 use crate::nc_engine::NcEngine;
-use crate::pkt_gen::PktGen;
+use crate::pkt_gen::{PktGen, PktGen512};
 use crate::pkt_parser::PktParser;
 use crate::reply_gen::ReplyGen;
 use crate::rsbcast_rx::RsbcastRx;
@@ -35,7 +35,8 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         ("csr.v", export(Csr::default(), "csr")),
         ("pkt_parser.v", export(PktParser::default(), "pkt_parser")),
-        ("pkt_gen.v", export(PktGen::default(), "pkt_gen")),
+        ("pkt_gen.v", export(<PktGen>::default(), "pkt_gen")),
+        ("pkt_gen_512.v", export(PktGen512::default(), "pkt_gen_512")),
         ("nc_core.v", export(NcCore::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
         ("reply_gen.v", export(<ReplyGen>::default(), "reply_gen")),

@@ -1,14 +1,22 @@
-//! `pkt_gen`: DECIDE frames on one 64-bit stream per tree (AXI-Stream shape: `data`, `keep`,
+//! `pkt_gen`: DECIDE frames on one `W`-bit stream per tree (AXI-Stream shape: `data`, `keep`,
 //! `valid`, `last`; the receiving MAC takes a beat every cycle), built from `nc_core`'s send
-//! command and the batch's entries (the `ok_*` stream of the egress FIFO).
+//! command and the batch's entries (the `ok_*` stream of the egress FIFO). `PktGen` is the
+//! 64-bit generator `nc_engine` uses (exported as `pkt_gen`); [`PktGen512`] has 512-bit beats
+//! (exported as `pkt_gen_512`). The frame bytes are the same at every width; only the beat
+//! changes (byte x of the frame is byte x mod W/8 of beat x / (W/8)).
 //!
 //! A send latches its command; once the batch's entries have arrived the whole frame image is
 //! latched (header + entries, at most [`SLOTS`] entries of up to 8 payload bytes) and streamed,
 //! one beat per cycle, identically on every tree except each tree's destination MAC/IP, IPv4
 //! checksum and `tree` byte. The next frame starts in the cycle after the last beat when it
 //! is ready (back to back). A send while another is still waiting to start is dropped
-//! (`overrun`). UDP checksum 0 ("none", which proto accepts). Every byte's place comes from
-//! proto: the constant bytes are those of a frame emitted by `proto::frame::emit_udp` with
+//! (`overrun`) — unless `Q` = 1 (the 512-bit generator), where one such send is queued behind
+//! the waiting one when the waiting one is sure to start before the queued one's first entry can
+//! arrive (the streaming frame ends within 2 cycles; always so for frames of at most 3 beats):
+//! entries come from the FIFO one per cycle, 2 cycles after their send, so without the queue a
+//! full batch's send must wait 6 cycles for the previous one's start, with it 4 (the FIFO's
+//! rate). The entry slots are refilled from the cycle a frame starts (its image is latched then).
+//! UDP checksum 0 ("none", which proto accepts). Every byte's place comes from proto: the constant bytes are those of a frame emitted by `proto::frame::emit_udp` with
 //! the generation-time TTL (proto's register map has no register for it), and the field
 //! bytes — the source MAC and IPv4 address from the `src_mac_*` / `src_ip` registers among
 //! them — are placed by [`crate::layout::Layout`].
@@ -32,6 +40,12 @@ const REF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 pub const TTL: u8 = 16;
 /// Image width: the header and SLOTS entries of at most 24 bytes, rounded up to whole beats.
 pub const IMG_BITS: usize = 1408;
+/// The 512-bit generator's image: [`IMG_BITS`] rounded up to whole 512-bit beats (3).
+pub const IMG_BITS_512: usize = 1536;
+
+/// The 512-bit generator (64 keep bits, a 1536-bit image, one send queued behind the waiting
+/// one), exported as `pkt_gen_512`.
+pub type PktGen512 = PktGen<512, 64, IMG_BITS_512, 1>;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
@@ -170,9 +184,17 @@ fn ip_const_sum() -> u64 {
     s
 }
 
-/// The generator.
+/// The generator: `W`-bit output beats with `K` = `W`/8 keep bits, an image of `I` bits (the
+/// frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends behind
+/// the waiting one. `PktGen` alone is the 64-bit generator `nc_engine` uses; [`PktGen512`] is the
+/// 512-bit one.
 #[derive(LogicBlock)]
-pub struct PktGen {
+pub struct PktGen<
+    const W: usize = 64,
+    const K: usize = 8,
+    const I: usize = IMG_BITS,
+    const Q: usize = 0,
+> {
     pub clock: Signal<In, Clock>,
     pub send: Signal<In, Bit>,
     pub send_kind: Signal<In, Bits<2>>,
@@ -197,20 +219,20 @@ pub struct PktGen {
     pub src_mac: Signal<In, Bits<48>>,
     /// This node's IPv4 address (register `src_ip`).
     pub src_ip: Signal<In, Bits<32>>,
-    pub m0_data: Signal<Out, Bits<64>>,
-    pub m0_keep: Signal<Out, Bits<8>>,
+    pub m0_data: Signal<Out, Bits<W>>,
+    pub m0_keep: Signal<Out, Bits<K>>,
     pub m0_valid: Signal<Out, Bit>,
     pub m0_last: Signal<Out, Bit>,
-    pub m1_data: Signal<Out, Bits<64>>,
-    pub m1_keep: Signal<Out, Bits<8>>,
+    pub m1_data: Signal<Out, Bits<W>>,
+    pub m1_keep: Signal<Out, Bits<K>>,
     pub m1_valid: Signal<Out, Bit>,
     pub m1_last: Signal<Out, Bit>,
-    pub m2_data: Signal<Out, Bits<64>>,
-    pub m2_keep: Signal<Out, Bits<8>>,
+    pub m2_data: Signal<Out, Bits<W>>,
+    pub m2_keep: Signal<Out, Bits<K>>,
     pub m2_valid: Signal<Out, Bit>,
     pub m2_last: Signal<Out, Bit>,
-    pub m3_data: Signal<Out, Bits<64>>,
-    pub m3_keep: Signal<Out, Bits<8>>,
+    pub m3_data: Signal<Out, Bits<W>>,
+    pub m3_keep: Signal<Out, Bits<K>>,
     pub m3_valid: Signal<Out, Bit>,
     pub m3_last: Signal<Out, Bit>,
     pub busy: Signal<Out, Bit>,
@@ -218,7 +240,7 @@ pub struct PktGen {
     /// First beat of a value frame (a decision): its tree-0 image is on `h_img`.
     pub h_load: Signal<Out, Bit>,
     /// Tree 0's whole frame image (byte x in bits 8x+7..8x) while a frame streams.
-    pub h_img: Signal<Out, Bits<1408>>,
+    pub h_img: Signal<Out, Bits<I>>,
     /// The frame's length in bytes.
     pub h_len: Signal<Out, Bits<16>>,
     r_c_pending: DFF<Bit>,
@@ -228,11 +250,20 @@ pub struct PktGen {
     r_c_epoch: DFF<Bits<32>>,
     r_c_seq: DFF<Bits<32>>,
     r_n_got: DFF<Bits<8>>,
+    r_q_pending: DFF<Bit>,
+    r_q_kind: DFF<Bits<2>>,
+    r_q_count: DFF<Bits<8>>,
+    r_q_instance: DFF<Bits<64>>,
+    r_q_epoch: DFF<Bits<32>>,
+    r_q_seq: DFF<Bits<32>>,
+    q_take: Signal<Local, Bit>,
+    k_queue: Constant<Bit>,
+    k3_8: Constant<Bits<8>>,
     r_streaming: DFF<Bit>,
     r_beat: DFF<Bits<8>>,
     r_nbeats: DFF<Bits<8>>,
-    r_lastkeep: DFF<Bits<8>>,
-    r_img: DFF<Bits<1408>>,
+    r_lastkeep: DFF<Bits<K>>,
+    r_img: DFF<Bits<I>>,
     r_f_len: DFF<Bits<16>>,
     r_f_kind: DFF<Bits<2>>,
     r_f_count: DFF<Bits<8>>,
@@ -266,22 +297,22 @@ pub struct PktGen {
     l_nbeats: Signal<Local, Bits<16>>,
     l_lastbytes: Signal<Local, Bits<16>>,
     boff: Signal<Local, Bits<11>>,
-    e_img: Signal<Local, Bits<1408>>,
+    e_img: Signal<Local, Bits<I>>,
     total_len: Signal<Local, Bits<16>>,
     udp_len: Signal<Local, Bits<16>>,
     body_len: Signal<Local, Bits<16>>,
     pm0: Signal<Local, Bits<64>>,
     off0: Signal<Local, Bits<16>>,
-    t0: Signal<Local, Bits<1408>>,
+    t0: Signal<Local, Bits<I>>,
     pm1: Signal<Local, Bits<64>>,
     off1: Signal<Local, Bits<16>>,
-    t1: Signal<Local, Bits<1408>>,
+    t1: Signal<Local, Bits<I>>,
     pm2: Signal<Local, Bits<64>>,
     off2: Signal<Local, Bits<16>>,
-    t2: Signal<Local, Bits<1408>>,
+    t2: Signal<Local, Bits<I>>,
     pm3: Signal<Local, Bits<64>>,
     off3: Signal<Local, Bits<16>>,
-    t3: Signal<Local, Bits<1408>>,
+    t3: Signal<Local, Bits<I>>,
     off4: Signal<Local, Bits<16>>,
     cs0_a: Signal<Local, Bits<16>>,
     cs0_b: Signal<Local, Bits<16>>,
@@ -289,28 +320,28 @@ pub struct PktGen {
     cs0_d: Signal<Local, Bits<16>>,
     cs0_e: Signal<Local, Bits<16>>,
     cs0_f: Signal<Local, Bits<16>>,
-    frame0: Signal<Local, Bits<1408>>,
+    frame0: Signal<Local, Bits<I>>,
     cs1_a: Signal<Local, Bits<16>>,
     cs1_b: Signal<Local, Bits<16>>,
     cs1_c: Signal<Local, Bits<16>>,
     cs1_d: Signal<Local, Bits<16>>,
     cs1_e: Signal<Local, Bits<16>>,
     cs1_f: Signal<Local, Bits<16>>,
-    frame1: Signal<Local, Bits<1408>>,
+    frame1: Signal<Local, Bits<I>>,
     cs2_a: Signal<Local, Bits<16>>,
     cs2_b: Signal<Local, Bits<16>>,
     cs2_c: Signal<Local, Bits<16>>,
     cs2_d: Signal<Local, Bits<16>>,
     cs2_e: Signal<Local, Bits<16>>,
     cs2_f: Signal<Local, Bits<16>>,
-    frame2: Signal<Local, Bits<1408>>,
+    frame2: Signal<Local, Bits<I>>,
     cs3_a: Signal<Local, Bits<16>>,
     cs3_b: Signal<Local, Bits<16>>,
     cs3_c: Signal<Local, Bits<16>>,
     cs3_d: Signal<Local, Bits<16>>,
     cs3_e: Signal<Local, Bits<16>>,
     cs3_f: Signal<Local, Bits<16>>,
-    frame3: Signal<Local, Bits<1408>>,
+    frame3: Signal<Local, Bits<I>>,
     lenw0: ZeroExtend<8, 16>,
     lenw1: ZeroExtend<8, 16>,
     lenw2: ZeroExtend<8, 16>,
@@ -322,18 +353,18 @@ pub struct PktGen {
     ent1: EntryBytes,
     ent2: EntryBytes,
     ent3: EntryBytes,
-    xe0: ZeroExtend<192, 1408>,
-    xe1: ZeroExtend<192, 1408>,
-    xe2: ZeroExtend<192, 1408>,
-    xe3: ZeroExtend<192, 1408>,
+    xe0: ZeroExtend<192, I>,
+    xe1: ZeroExtend<192, I>,
+    xe2: ZeroExtend<192, I>,
+    xe3: ZeroExtend<192, I>,
     hdr0: HeaderBytes,
     hdr1: HeaderBytes,
     hdr2: HeaderBytes,
     hdr3: HeaderBytes,
-    xh0: ZeroExtend<624, 1408>,
-    xh1: ZeroExtend<624, 1408>,
-    xh2: ZeroExtend<624, 1408>,
-    xh3: ZeroExtend<624, 1408>,
+    xh0: ZeroExtend<624, I>,
+    xh1: ZeroExtend<624, I>,
+    xh2: ZeroExtend<624, I>,
+    xh3: ZeroExtend<624, I>,
     k0_8: Constant<Bits<8>>,
     k_batch: Constant<Bits<2>>,
     k_config: Constant<Bits<2>>,
@@ -341,21 +372,22 @@ pub struct PktGen {
     k4_8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
     k3_16: Constant<Bits<16>>,
-    k6_11: Constant<Bits<11>>,
-    k7_16: Constant<Bits<16>>,
-    k8_16: Constant<Bits<16>>,
+    k_lgw_11: Constant<Bits<11>>,
+    k_km1_16: Constant<Bits<16>>,
+    k_lgk_16: Constant<Bits<16>>,
+    k_k_16: Constant<Bits<16>>,
     k16_16: Constant<Bits<16>>,
     k_hdr_len: Constant<Bits<16>>,
     k_eth: Constant<Bits<16>>,
     k_udp_off: Constant<Bits<16>>,
     k_pkt_off: Constant<Bits<16>>,
     k_ipsum: Constant<Bits<16>>,
-    k_ff8: Constant<Bits<8>>,
+    k_keep_all: Constant<Bits<K>>,
     k0_64: Constant<Bits<64>>,
     k_ones64: Constant<Bits<64>>,
     k64_16: Constant<Bits<16>>,
     k_mac_mask: Constant<Bits<24>>,
-    k0_img: Constant<Bits<1408>>,
+    k0_img: Constant<Bits<I>>,
     kt0: Constant<Bits<8>>,
     kt1: Constant<Bits<8>>,
     kt2: Constant<Bits<8>>,
@@ -366,8 +398,23 @@ pub struct PktGen {
     k3_8i: Constant<Bits<8>>,
 }
 
-impl Default for PktGen {
+impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
+    for PktGen<W, K, I, Q>
+{
     fn default() -> Self {
+        assert!(
+            W.is_power_of_two() && W >= 64 && W == 8 * K,
+            "pkt_gen: W = 8K, a power of two"
+        );
+        assert!(
+            I >= IMG_BITS && I.is_multiple_of(W),
+            "pkt_gen: the image is whole beats"
+        );
+        assert!(
+            I - W < 2048 && I / W < 256,
+            "pkt_gen: beat offsets fit 11 bits"
+        );
+        assert!(Q <= 1, "pkt_gen: at most one queued send");
         Self {
             clock: Default::default(),
             send: Default::default(),
@@ -419,6 +466,15 @@ impl Default for PktGen {
             r_c_epoch: Default::default(),
             r_c_seq: Default::default(),
             r_n_got: Default::default(),
+            r_q_pending: Default::default(),
+            r_q_kind: Default::default(),
+            r_q_count: Default::default(),
+            r_q_instance: Default::default(),
+            r_q_epoch: Default::default(),
+            r_q_seq: Default::default(),
+            q_take: Default::default(),
+            k_queue: Constant::new(Q == 1),
+            k3_8: k(3),
             r_streaming: Default::default(),
             r_beat: Default::default(),
             r_nbeats: Default::default(),
@@ -532,16 +588,17 @@ impl Default for PktGen {
             k4_8: k(4),
             k1_16: k(1),
             k3_16: k(3),
-            k6_11: k(6),
-            k7_16: k(7),
-            k8_16: k(8),
+            k_lgw_11: k(W.trailing_zeros() as u64),
+            k_km1_16: k(K as u64 - 1),
+            k_lgk_16: k(K.trailing_zeros() as u64),
+            k_k_16: k(K as u64),
             k16_16: k(wire::ENTRY_HEADER_LEN as u64),
             k_hdr_len: k(78),
             k_eth: k(frame::ETH_LEN as u64),
             k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
             k_pkt_off: k((frame::PAYLOAD_OFFSET + wire::HEADER_LEN) as u64),
             k_ipsum: k(ip_const_sum()),
-            k_ff8: k(0xFF),
+            k_keep_all: Constant::new(Bits::<K>::mask()),
             k0_64: k(0),
             k_ones64: k(u64::MAX),
             k64_16: k(64),
@@ -559,7 +616,7 @@ impl Default for PktGen {
     }
 }
 
-impl Logic for PktGen {
+impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for PktGen<W, K, I, Q> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -572,6 +629,12 @@ impl Logic for PktGen {
             r_c_epoch,
             r_c_seq,
             r_n_got,
+            r_q_pending,
+            r_q_kind,
+            r_q_count,
+            r_q_instance,
+            r_q_epoch,
+            r_q_seq,
             r_streaming,
             r_beat,
             r_nbeats,
@@ -687,9 +750,9 @@ impl Logic for PktGen {
         }
         self.e_img.next = self.t0.val() | self.t1.val() | self.t2.val() | self.t3.val();
         self.l_len.next = self.off4.val();
-        self.l_nbeats.next = (self.l_len.val() + self.k7_16.val()) >> self.k3_16.val();
+        self.l_nbeats.next = (self.l_len.val() + self.k_km1_16.val()) >> self.k_lgk_16.val();
         self.l_lastbytes.next =
-            self.l_len.val() - ((self.l_nbeats.val() - self.k1_16.val()) << self.k3_16.val());
+            self.l_len.val() - ((self.l_nbeats.val() - self.k1_16.val()) << self.k_lgk_16.val());
         // Control: a frame starts when its command is waiting, its entries have arrived, and the
         // previous frame is ending (or none is running).
         self.last_beat.next = self.r_streaming.q.val()
@@ -697,15 +760,29 @@ impl Logic for PktGen {
         self.start.next = self.r_c_pending.q.val()
             && (!self.r_streaming.q.val() || self.last_beat.val())
             && (self.r_n_got.q.val() == self.r_c_count.q.val());
-        self.overrun.next = self.send.val() && self.r_c_pending.q.val() && !self.start.val();
-        self.busy.next = self.r_c_pending.q.val() || self.r_streaming.q.val();
+        // With Q = 1 a send while another waits is queued behind it, when the waiting one is sure
+        // to start before the queued one's first entry can come (at least 2 cycles after the send,
+        // and after the waiting one's entries): no frame streams, or the streaming frame's last
+        // beat is at most 2 cycles away. Otherwise (and always with Q = 0) it is dropped.
+        self.q_take.next = self.k_queue.val()
+            && self.send.val()
+            && self.r_c_pending.q.val()
+            && !self.start.val()
+            && !self.r_q_pending.q.val()
+            && (!self.r_streaming.q.val()
+                || ((self.r_beat.q.val() + self.k3_8.val()) >= self.r_nbeats.q.val()));
+        self.overrun.next = self.send.val()
+            && ((self.r_c_pending.q.val() && !self.start.val() && !self.q_take.val())
+                || (self.start.val() && self.r_q_pending.q.val()));
+        self.busy.next =
+            self.r_c_pending.q.val() || self.r_streaming.q.val() || self.r_q_pending.q.val();
         if self.start.val() {
             self.r_c_pending.d.next = false;
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
             self.r_nbeats.d.next = self.l_nbeats.val().get_bits::<8>(0);
             self.r_lastkeep.d.next =
-                self.k_ff8.val() >> (self.k8_16.val() - self.l_lastbytes.val());
+                self.k_keep_all.val() >> (self.k_k_16.val() - self.l_lastbytes.val());
             self.r_img.d.next = self.e_img.val();
             self.r_f_len.d.next = self.l_len.val();
             self.r_f_kind.d.next = self.r_c_kind.q.val();
@@ -718,13 +795,30 @@ impl Logic for PktGen {
         } else if self.r_streaming.q.val() {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
         }
-        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+        if self.start.val() && self.r_q_pending.q.val() {
+            // The queued send becomes the waiting one (its entries come after this cycle).
+            self.r_q_pending.d.next = false;
+            self.r_c_pending.d.next = true;
+            self.r_c_kind.d.next = self.r_q_kind.q.val();
+            self.r_c_count.d.next = self.r_q_count.q.val();
+            self.r_c_instance.d.next = self.r_q_instance.q.val();
+            self.r_c_epoch.d.next = self.r_q_epoch.q.val();
+            self.r_c_seq.d.next = self.r_q_seq.q.val();
+        } else if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
             self.r_c_pending.d.next = true;
             self.r_c_kind.d.next = self.send_kind.val();
             self.r_c_count.d.next = self.send_count.val();
             self.r_c_instance.d.next = self.send_instance.val();
             self.r_c_epoch.d.next = self.send_epoch.val();
             self.r_c_seq.d.next = self.send_seq.val();
+        }
+        if self.q_take.val() {
+            self.r_q_pending.d.next = true;
+            self.r_q_kind.d.next = self.send_kind.val();
+            self.r_q_count.d.next = self.send_count.val();
+            self.r_q_instance.d.next = self.send_instance.val();
+            self.r_q_epoch.d.next = self.send_epoch.val();
+            self.r_q_seq.d.next = self.send_seq.val();
         }
         // Entries of the waiting command, in order.
         if self.start.val() {
@@ -769,7 +863,7 @@ impl Logic for PktGen {
         self.beatw.narrow.next = self.r_beat.q.val();
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
-        self.boff.next = self.beatw.wide.val() << self.k6_11.val();
+        self.boff.next = self.beatw.wide.val() << self.k_lgw_11.val();
         // The part of the IPv4 checksum common to all trees: constant words + source address.
         self.ps_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
         if self.ps_a.val() < self.k_ipsum.val() {
@@ -823,7 +917,7 @@ impl Logic for PktGen {
         self.hdr0.ip_csum.next = !self.cs0_f.val();
         self.xh0.narrow.next = self.hdr0.out.val();
         self.frame0.next = self.xh0.wide.val() | self.r_img.q.val();
-        self.m0_data.next = self.frame0.val().get_bits::<64>(self.boff.val().index());
+        self.m0_data.next = self.frame0.val().get_bits::<W>(self.boff.val().index());
         self.m0_valid.next = self.r_streaming.q.val() && (self.kt0.val() < self.trees.val());
         self.m0_last.next = self.last_beat.val();
         // The host copy of a decision: tree 0's frame, in its first beat.
@@ -836,7 +930,7 @@ impl Logic for PktGen {
         if self.last_beat.val() {
             self.m0_keep.next = self.r_lastkeep.q.val();
         } else {
-            self.m0_keep.next = self.k_ff8.val();
+            self.m0_keep.next = self.k_keep_all.val();
         }
         // Tree 1: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr1.mac_lo.next = self.group1.val().get_bits::<24>(0) & self.k_mac_mask.val();
@@ -878,13 +972,13 @@ impl Logic for PktGen {
         self.hdr1.ip_csum.next = !self.cs1_f.val();
         self.xh1.narrow.next = self.hdr1.out.val();
         self.frame1.next = self.xh1.wide.val() | self.r_img.q.val();
-        self.m1_data.next = self.frame1.val().get_bits::<64>(self.boff.val().index());
+        self.m1_data.next = self.frame1.val().get_bits::<W>(self.boff.val().index());
         self.m1_valid.next = self.r_streaming.q.val() && (self.kt1.val() < self.trees.val());
         self.m1_last.next = self.last_beat.val();
         if self.last_beat.val() {
             self.m1_keep.next = self.r_lastkeep.q.val();
         } else {
-            self.m1_keep.next = self.k_ff8.val();
+            self.m1_keep.next = self.k_keep_all.val();
         }
         // Tree 2: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr2.mac_lo.next = self.group2.val().get_bits::<24>(0) & self.k_mac_mask.val();
@@ -926,13 +1020,13 @@ impl Logic for PktGen {
         self.hdr2.ip_csum.next = !self.cs2_f.val();
         self.xh2.narrow.next = self.hdr2.out.val();
         self.frame2.next = self.xh2.wide.val() | self.r_img.q.val();
-        self.m2_data.next = self.frame2.val().get_bits::<64>(self.boff.val().index());
+        self.m2_data.next = self.frame2.val().get_bits::<W>(self.boff.val().index());
         self.m2_valid.next = self.r_streaming.q.val() && (self.kt2.val() < self.trees.val());
         self.m2_last.next = self.last_beat.val();
         if self.last_beat.val() {
             self.m2_keep.next = self.r_lastkeep.q.val();
         } else {
-            self.m2_keep.next = self.k_ff8.val();
+            self.m2_keep.next = self.k_keep_all.val();
         }
         // Tree 3: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr3.mac_lo.next = self.group3.val().get_bits::<24>(0) & self.k_mac_mask.val();
@@ -974,13 +1068,13 @@ impl Logic for PktGen {
         self.hdr3.ip_csum.next = !self.cs3_f.val();
         self.xh3.narrow.next = self.hdr3.out.val();
         self.frame3.next = self.xh3.wide.val() | self.r_img.q.val();
-        self.m3_data.next = self.frame3.val().get_bits::<64>(self.boff.val().index());
+        self.m3_data.next = self.frame3.val().get_bits::<W>(self.boff.val().index());
         self.m3_valid.next = self.r_streaming.q.val() && (self.kt3.val() < self.trees.val());
         self.m3_last.next = self.last_beat.val();
         if self.last_beat.val() {
             self.m3_keep.next = self.r_lastkeep.q.val();
         } else {
-            self.m3_keep.next = self.k_ff8.val();
+            self.m3_keep.next = self.k_keep_all.val();
         }
     }
 }

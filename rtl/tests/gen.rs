@@ -1,11 +1,16 @@
 //! pkt_gen against proto: every tree's frame must be the frame `proto::frame::emit_udp` makes
 //! of the DECIDE `proto::wire` emits (UDP checksum 0, which proto's parser accepts), and frames
-//! of consecutive sends follow each other with no idle beat.
+//! of consecutive sends follow each other with no idle beat. Both the 64-bit generator
+//! (`PktGen`, the one in `nc_engine`) and the 512-bit one (`PktGen512`) are tested; the rate
+//! tests feed the entries as `egress_fifo` streams them (one per cycle, from 2 cycles after the
+//! send, behind the previous batch's entries) and print the measured figures (`--nocapture`).
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::lockstep::{decide, mac};
-use rtl::pkt_gen::{PktGen, TTL};
+use std::collections::VecDeque;
+
+use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen, TTL};
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
@@ -21,7 +26,9 @@ const PORT: u16 = 7400;
 const CLUSTER: u32 = 0xAABB_CCDD;
 const SENDER: u8 = 3;
 
-type Entries = Vec<(u32, u64, Vec<u8>)>;
+/// A FIFO entry: client_id, seq, payload.
+type Entry = (u32, u64, Vec<u8>);
+type Entries = Vec<Entry>;
 
 /// This node's MAC and IPv4 address (the `src_mac_*` and `src_ip` registers).
 type Src = (u64, u32);
@@ -46,19 +53,23 @@ fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> 
     f
 }
 
-struct Gen {
-    c: Cycle<PktGen>,
+struct Gen<const W: usize, const K: usize, const I: usize, const Q: usize> {
+    c: Cycle<PktGen<W, K, I, Q>>,
     frames: [Vec<Vec<u8>>; 4],
     cur: [Vec<u8>; 4],
     first_beats: Vec<u64>,
     last_beats: Vec<u64>,
     /// Host copies offered (`h_load`): the image's first `h_len` bytes, and the cycle.
     host: Vec<(Vec<u8>, u64)>,
+    /// Cycles with `overrun` high (a send dropped).
+    overruns: Vec<u64>,
 }
 
-impl Gen {
+type Gen64 = Gen<64, 8, IMG_BITS, 0>;
+
+impl<const W: usize, const K: usize, const I: usize, const Q: usize> Gen<W, K, I, Q> {
     fn new(trees: u8, src: Src) -> Self {
-        let mut c = Cycle::new(PktGen::default(), |g| &mut g.clock);
+        let mut c = Cycle::new(PktGen::<W, K, I, Q>::default(), |g| &mut g.clock);
         let u = c.uut.as_mut();
         u.sender.next = bits(SENDER as u64);
         u.cluster.next = bits(CLUSTER as u64);
@@ -77,6 +88,7 @@ impl Gen {
             first_beats: vec![],
             last_beats: vec![],
             host: vec![],
+            overruns: vec![],
         }
     }
     fn cycle(&mut self) {
@@ -108,6 +120,9 @@ impl Gen {
                 u.m3_last.val(),
             ),
         ];
+        if u.overrun.val() {
+            self.overruns.push(self.c.cycle);
+        }
         if u.h_load.val() {
             let len = val(u.h_len.val()) as usize;
             let img = u.h_img.val();
@@ -123,8 +138,11 @@ impl Gen {
             if t == 0 && self.cur[0].is_empty() {
                 self.first_beats.push(self.c.cycle);
             }
-            let n = val(k).count_ones() as usize;
-            self.cur[t].extend_from_slice(&val(d).to_le_bytes()[..n]);
+            // Keep: the first n bytes of the beat, all of them but in the last beat.
+            let n = (0..K).take_while(|&i| k.get_bit(i)).count();
+            assert!((n..K).all(|i| !k.get_bit(i)), "keep is contiguous");
+            assert!(l || n == K, "only the last beat is partial");
+            self.cur[t].extend((0..n).map(|x| val(d.get_bits::<8>(8 * x)) as u8));
             if l {
                 self.frames[t].push(std::mem::take(&mut self.cur[t]));
                 if t == 0 {
@@ -146,7 +164,7 @@ impl Gen {
         u.send_epoch.next = bits(meta.epoch as u64);
         u.send_seq.next = bits(meta.msg_seq as u64);
     }
-    fn entry(&mut self, e: &(u32, u64, Vec<u8>)) {
+    fn entry(&mut self, e: &Entry) {
         let mut w = [0u8; 8];
         w[..e.2.len()].copy_from_slice(&e.2);
         let u = self.c.uut.as_mut();
@@ -186,13 +204,17 @@ fn random_batch(rng: &mut Rng) -> (DecideMeta, Entries) {
     (meta, entries)
 }
 
-#[test]
-fn every_tree_gets_the_frame_proto_emits() {
+fn every_tree_gets_the_frame_proto_emits<
+    const W: usize,
+    const K: usize,
+    const I: usize,
+    const Q: usize,
+>() {
     for seed in 0..30 {
         let mut rng = Rng::new(seed);
         let trees = rng.range(1, 4) as u8;
         let src = (rng.next_u64() & 0xFEFF_FFFF_FFFF, rng.next_u64() as u32);
-        let mut g = Gen::new(trees, src);
+        let mut g = Gen::<W, K, I, Q>::new(trees, src);
         let mut want = Vec::new();
         for _ in 0..3 {
             let (meta, entries) = random_batch(&mut rng);
@@ -241,14 +263,26 @@ fn every_tree_gets_the_frame_proto_emits() {
                 "seed {seed}: offered in the first beat"
             );
         }
+        assert!(g.overruns.is_empty());
     }
+}
+
+#[test]
+fn every_tree_gets_the_frame_proto_emits_64() {
+    every_tree_gets_the_frame_proto_emits::<64, 8, IMG_BITS, 0>();
+}
+
+/// The same random sequences on the 512-bit generator: the same bytes, in 64-byte beats.
+#[test]
+fn every_tree_gets_the_frame_proto_emits_512() {
+    every_tree_gets_the_frame_proto_emits::<512, 64, IMG_BITS_512, 1>();
 }
 
 /// Full batches sent as fast as their frames leave: the frames follow each other with no idle
 /// beat (line rate of the 64-bit bus), and decisions per cycle = 1 / beats per frame.
 #[test]
 fn full_batches_leave_back_to_back() {
-    let mut g = Gen::new(2, SRC);
+    let mut g = Gen64::new(2, SRC);
     let entries: Entries = (0..4).map(|i| (i, i as u64 + 1, vec![7; 8])).collect();
     let beats = expected(
         DecideMeta {
@@ -302,5 +336,208 @@ fn full_batches_leave_back_to_back() {
     assert!(gaps.iter().all(|&d| d == beats), "back to back: {gaps:?}");
     for (a, b) in g.last_beats.iter().zip(g.first_beats.iter().skip(1)) {
         assert_eq!(b - a, 1, "no idle beat between frames");
+    }
+}
+
+/// What a run at a fixed send period gave (tree 0).
+#[derive(Debug)]
+struct Rate {
+    /// Beats of one frame.
+    beats: u64,
+    /// Frames sent / sends.
+    frames: usize,
+    sends: usize,
+    overruns: usize,
+    /// Cycles between consecutive first beats (steady state: after the first two frames).
+    gaps: Vec<u64>,
+    /// Idle cycles between a frame's last beat and the next first beat, minus one (0 = back to back).
+    idle: Vec<u64>,
+}
+
+/// `sends` sends, one every `period` cycles (the leader loop at `loop_period` = `period` with a
+/// full FIFO), each taking `count` entries of `len` payload bytes, whose entries come as
+/// `egress_fifo` streams them: one per cycle, the first 2 cycles after the send, behind the
+/// previous batches' entries. With no overrun every frame must be proto's, byte for byte.
+fn rate<const W: usize, const K: usize, const I: usize, const Q: usize>(
+    period: u64,
+    count: usize,
+    len: usize,
+    sends: usize,
+) -> Rate {
+    let mut g = Gen::<W, K, I, Q>::new(4, SRC);
+    let kind = if count == 0 {
+        DecideKind::Heartbeat
+    } else {
+        DecideKind::Batch
+    };
+    let meta = |i: usize| DecideMeta {
+        instance: i as u64 + 1,
+        epoch: 5,
+        msg_seq: i as u32,
+        tree: 0,
+        kind,
+    };
+    let batch = |i: usize| -> Entries {
+        (0..count)
+            .map(|j| {
+                let n = (i * count + j) as u32;
+                (n, n as u64 + 1, vec![n as u8; len])
+            })
+            .collect()
+    };
+    let mut fifo: VecDeque<(u64, Entry)> = VecDeque::new();
+    let mut last_out = 0u64;
+    let mut sent = 0;
+    let end = period * sends as u64 + 40;
+    for t in 0..end {
+        if t % period == 0 && sent < sends {
+            g.send(meta(sent), count);
+            for e in batch(sent) {
+                // One per cycle, from 2 cycles after the send, behind the earlier entries.
+                let at = (t + 2).max(last_out + 1);
+                last_out = at;
+                fifo.push_back((at, e));
+            }
+            sent += 1;
+        }
+        if let Some((at, _)) = fifo.front()
+            && *at == g.c.cycle
+        {
+            let (_, e) = fifo.pop_front().unwrap();
+            g.entry(&e);
+        }
+        g.cycle();
+    }
+    let beats = expected(meta(0), &batch(0), 0, SRC).len().div_ceil(W / 8) as u64;
+    if g.overruns.is_empty() {
+        assert_eq!(g.frames[0].len(), sends);
+        for t in 0..4 {
+            for (i, f) in g.frames[t].iter().enumerate() {
+                assert_eq!(f, &expected(meta(i), &batch(i), t as u8, SRC), "frame {i}");
+            }
+        }
+    }
+    let gaps = g
+        .first_beats
+        .windows(2)
+        .skip(1)
+        .map(|w| w[1] - w[0])
+        .collect();
+    let idle = g
+        .last_beats
+        .iter()
+        .zip(g.first_beats.iter().skip(1))
+        .skip(1)
+        .map(|(a, b)| b - a - 1)
+        .collect();
+    Rate {
+        beats,
+        frames: g.frames[0].len(),
+        sends,
+        overruns: g.overruns.len(),
+        gaps,
+        idle,
+    }
+}
+
+/// Every steady-state frame started `gap` cycles after the previous one.
+fn steady(r: &Rate, gap: u64) -> bool {
+    !r.gaps.is_empty() && r.gaps.iter().all(|&d| d == gap)
+}
+
+fn report(what: &str, period: u64, r: &Rate, per_frame: usize) {
+    let Some(&gap) = r.gaps.first() else {
+        eprintln!(
+            "{what}: send every {period} cycles: {} of {} frames, {} overruns (no steady rate)",
+            r.frames, r.sends, r.overruns
+        );
+        return;
+    };
+    eprintln!(
+        "{what}: send every {period} cycles: {} of {} frames, {} overruns, {} beats/frame, a frame every {gap} cycles ({} idle beats) = {:.4} decisions/cycle, {:.4} requests/cycle",
+        r.frames,
+        r.sends,
+        r.overruns,
+        r.beats,
+        r.idle.first().copied().unwrap_or(0),
+        1.0 / gap as f64,
+        per_frame as f64 / gap as f64,
+    );
+}
+
+/// 512-bit, full batches (4 entries of 8 bytes: 174-byte frames, 3 beats). The FIFO streams one
+/// entry per cycle, so a full batch every 4 cycles is the most the FIFO can feed: with the send
+/// queue the generator keeps that rate (a frame every 4 cycles, 1 idle beat per frame, 0.25
+/// decisions and 1 request per cycle); at 3 cycles the entries fall behind and sends are dropped.
+/// Without the queue the send has to wait for the previous frame's start (2 + 4 cycles after its
+/// send): a frame every 6 cycles.
+#[test]
+fn wide_full_batches_every_four_cycles() {
+    let r = rate::<512, 64, IMG_BITS_512, 1>(4, 4, 8, 10);
+    report("512-bit, full batches, queue", 4, &r, 4);
+    assert_eq!((r.beats, r.overruns), (3, 0));
+    assert!(steady(&r, 4) && r.idle.iter().all(|&i| i == 1), "{r:?}");
+    let r = rate::<512, 64, IMG_BITS_512, 1>(3, 4, 8, 10);
+    report("512-bit, full batches, queue", 3, &r, 4);
+    assert!(r.overruns > 0, "faster than the FIFO can feed: {r:?}");
+
+    let r = rate::<512, 64, IMG_BITS_512, 0>(6, 4, 8, 10);
+    report("512-bit, full batches, no queue", 6, &r, 4);
+    assert_eq!(r.overruns, 0);
+    assert!(steady(&r, 6) && r.idle.iter().all(|&i| i == 3), "{r:?}");
+    let r = rate::<512, 64, IMG_BITS_512, 0>(5, 4, 8, 10);
+    report("512-bit, full batches, no queue", 5, &r, 4);
+    assert!(r.overruns > 0, "{r:?}");
+}
+
+/// 512-bit, batch_max = 1 (one entry of 8 bytes: 102-byte frames, 2 beats): with the queue a
+/// frame every 2 cycles, back to back (line rate: 0.5 decisions per cycle); without it every 3.
+#[test]
+fn wide_single_entries_at_line_rate() {
+    let r = rate::<512, 64, IMG_BITS_512, 1>(2, 1, 8, 12);
+    report("512-bit, batch of 1, queue", 2, &r, 1);
+    assert_eq!((r.beats, r.overruns), (2, 0));
+    assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
+    let r = rate::<512, 64, IMG_BITS_512, 1>(1, 1, 8, 12);
+    report("512-bit, batch of 1, queue", 1, &r, 1);
+    assert!(r.overruns > 0, "more than the bus carries: {r:?}");
+
+    let r = rate::<512, 64, IMG_BITS_512, 0>(3, 1, 8, 12);
+    report("512-bit, batch of 1, no queue", 3, &r, 1);
+    assert_eq!(r.overruns, 0);
+    assert!(steady(&r, 3) && r.idle.iter().all(|&i| i == 1), "{r:?}");
+    let r = rate::<512, 64, IMG_BITS_512, 0>(2, 1, 8, 12);
+    report("512-bit, batch of 1, no queue", 2, &r, 1);
+    assert!(r.overruns > 0, "{r:?}");
+}
+
+/// 512-bit heartbeats (78-byte frames, 2 beats): a frame every 2 cycles, back to back, with or
+/// without the queue (no entries to wait for).
+#[test]
+fn wide_heartbeats_at_line_rate() {
+    let r = rate::<512, 64, IMG_BITS_512, 1>(2, 0, 0, 12);
+    report("512-bit, heartbeats, queue", 2, &r, 0);
+    assert_eq!((r.beats, r.overruns), (2, 0));
+    assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
+    let r = rate::<512, 64, IMG_BITS_512, 0>(2, 0, 0, 12);
+    report("512-bit, heartbeats, no queue", 2, &r, 0);
+    assert_eq!(r.overruns, 0);
+    assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
+}
+
+/// The same three loads on the 64-bit generator (no queue, as in `nc_engine`): at the frame's
+/// beat count every frame leaves back to back.
+#[test]
+fn narrow_rates_for_comparison() {
+    for (count, len, what) in [
+        (4, 8, "full batches"),
+        (1, 8, "batch of 1"),
+        (0, 0, "heartbeats"),
+    ] {
+        let beats = rate::<64, 8, IMG_BITS, 0>(1000, count, len, 1).beats;
+        let r = rate::<64, 8, IMG_BITS, 0>(beats, count, len, 6);
+        report(&format!("64-bit, {what}"), beats, &r, count);
+        assert_eq!(r.overruns, 0);
+        assert!(steady(&r, beats) && r.idle.iter().all(|&i| i == 0), "{r:?}");
     }
 }

@@ -11768,6 +11768,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     output reg  [15:0] h_len;
     
     // Constant declarations
+    localparam  k_queue = 1'b0;
+    localparam  k3_8 = 8'h3;
     localparam  k0_8 = 8'h0;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
@@ -11775,16 +11777,17 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k4_8 = 8'h4;
     localparam  k1_16 = 16'h1;
     localparam  k3_16 = 16'h3;
-    localparam  k6_11 = 11'b110;
-    localparam  k7_16 = 16'h7;
-    localparam  k8_16 = 16'h8;
+    localparam  k_lgw_11 = 11'b110;
+    localparam  k_km1_16 = 16'h7;
+    localparam  k_lgk_16 = 16'h3;
+    localparam  k_k_16 = 16'h8;
     localparam  k16_16 = 16'h10;
     localparam  k_hdr_len = 16'h4e;
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
     localparam  k_ipsum = 16'h9511;
-    localparam  k_ff8 = 8'hff;
+    localparam  k_keep_all = 8'hff;
     localparam  k0_64 = 64'h0;
     localparam  k_ones64 = 64'hffffffffffffffff;
     localparam  k64_16 = 16'h40;
@@ -11821,6 +11824,24 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_n_got$d;
     wire  [7:0] r_n_got$q;
     reg  r_n_got$clock;
+    reg  r_q_pending$d;
+    wire  r_q_pending$q;
+    reg  r_q_pending$clock;
+    reg  [1:0] r_q_kind$d;
+    wire  [1:0] r_q_kind$q;
+    reg  r_q_kind$clock;
+    reg  [7:0] r_q_count$d;
+    wire  [7:0] r_q_count$q;
+    reg  r_q_count$clock;
+    reg  [63:0] r_q_instance$d;
+    wire  [63:0] r_q_instance$q;
+    reg  r_q_instance$clock;
+    reg  [31:0] r_q_epoch$d;
+    wire  [31:0] r_q_epoch$q;
+    reg  r_q_epoch$clock;
+    reg  [31:0] r_q_seq$d;
+    wire  [31:0] r_q_seq$q;
+    reg  r_q_seq$clock;
     reg  r_streaming$d;
     wire  r_streaming$q;
     reg  r_streaming$clock;
@@ -12026,6 +12047,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [1407:0] xh3$wide;
     
     // Local signals
+    reg  q_take;
     reg  start;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
@@ -12118,6 +12140,36 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_n_got$d),
         .q(r_n_got$q),
         .clock(r_n_got$clock)
+    );
+    nc_engine$decide_gen$r_q_pending r_q_pending(
+        .d(r_q_pending$d),
+        .q(r_q_pending$q),
+        .clock(r_q_pending$clock)
+    );
+    nc_engine$decide_gen$r_q_kind r_q_kind(
+        .d(r_q_kind$d),
+        .q(r_q_kind$q),
+        .clock(r_q_kind$clock)
+    );
+    nc_engine$decide_gen$r_q_count r_q_count(
+        .d(r_q_count$d),
+        .q(r_q_count$q),
+        .clock(r_q_count$clock)
+    );
+    nc_engine$decide_gen$r_q_instance r_q_instance(
+        .d(r_q_instance$d),
+        .q(r_q_instance$q),
+        .clock(r_q_instance$clock)
+    );
+    nc_engine$decide_gen$r_q_epoch r_q_epoch(
+        .d(r_q_epoch$d),
+        .q(r_q_epoch$q),
+        .clock(r_q_epoch$clock)
+    );
+    nc_engine$decide_gen$r_q_seq r_q_seq(
+        .d(r_q_seq$d),
+        .q(r_q_seq$q),
+        .clock(r_q_seq$clock)
     );
     nc_engine$decide_gen$r_streaming r_streaming(
         .d(r_streaming$d),
@@ -12432,6 +12484,12 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_c_epoch$clock = clock;
         r_c_seq$clock = clock;
         r_n_got$clock = clock;
+        r_q_pending$clock = clock;
+        r_q_kind$clock = clock;
+        r_q_count$clock = clock;
+        r_q_instance$clock = clock;
+        r_q_epoch$clock = clock;
+        r_q_seq$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_nbeats$clock = clock;
@@ -12466,6 +12524,12 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_c_epoch$d = r_c_epoch$q;
         r_c_seq$d = r_c_seq$q;
         r_n_got$d = r_n_got$q;
+        r_q_pending$d = r_q_pending$q;
+        r_q_kind$d = r_q_kind$q;
+        r_q_count$d = r_q_count$q;
+        r_q_instance$d = r_q_instance$q;
+        r_q_epoch$d = r_q_epoch$q;
+        r_q_seq$d = r_q_seq$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_nbeats$d = r_nbeats$q;
@@ -12576,18 +12640,19 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         end
         e_img = t0 | t1 | t2 | t3;
         l_len = off4;
-        l_nbeats = (l_len + k7_16) >> k3_16;
-        l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
+        l_nbeats = (l_len + k_km1_16) >> k_lgk_16;
+        l_lastbytes = l_len - ((l_nbeats - k1_16) << k_lgk_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
         start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
-        overrun = send && r_c_pending$q && ~start;
-        busy = r_c_pending$q || r_streaming$q;
+        q_take = k_queue && send && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
+        overrun = send && ((r_c_pending$q && ~start && ~q_take) || (start && r_q_pending$q));
+        busy = r_c_pending$q || r_streaming$q || r_q_pending$q;
         if (start) begin
             r_c_pending$d = 1'b0;
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
             r_nbeats$d = l_nbeats[(32'h0)+:(8)];
-            r_lastkeep$d = k_ff8 >> (k8_16 - l_lastbytes);
+            r_lastkeep$d = k_keep_all >> (k_k_16 - l_lastbytes);
             r_img$d = e_img;
             r_f_len$d = l_len;
             r_f_kind$d = r_c_kind$q;
@@ -12602,13 +12667,30 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else if (r_streaming$q) begin
             r_beat$d = r_beat$q + k1_8;
         end
-        if (send && (~r_c_pending$q || start)) begin
+        if (start && r_q_pending$q) begin
+            r_q_pending$d = 1'b0;
+            r_c_pending$d = 1'b1;
+            r_c_kind$d = r_q_kind$q;
+            r_c_count$d = r_q_count$q;
+            r_c_instance$d = r_q_instance$q;
+            r_c_epoch$d = r_q_epoch$q;
+            r_c_seq$d = r_q_seq$q;
+        end
+        else if (send && (~r_c_pending$q || start)) begin
             r_c_pending$d = 1'b1;
             r_c_kind$d = send_kind;
             r_c_count$d = send_count;
             r_c_instance$d = send_instance;
             r_c_epoch$d = send_epoch;
             r_c_seq$d = send_seq;
+        end
+        if (q_take) begin
+            r_q_pending$d = 1'b1;
+            r_q_kind$d = send_kind;
+            r_q_count$d = send_count;
+            r_q_instance$d = send_instance;
+            r_q_epoch$d = send_epoch;
+            r_q_seq$d = send_seq;
         end
         if (start) begin
             wslot = k0_8;
@@ -12652,7 +12734,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         beatw$narrow = r_beat$q;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
-        boff = beatw$wide << k6_11;
+        boff = beatw$wide << k_lgw_11;
         ps_a = k_ipsum + src_ip[(32'h10)+:(16)];
         if (ps_a < k_ipsum) begin
             ps_b = ps_a + k1_16;
@@ -12717,7 +12799,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             m0_keep = r_lastkeep$q;
         end
         else begin
-            m0_keep = k_ff8;
+            m0_keep = k_keep_all;
         end
         hdr1$mac_lo = group1[(32'h0)+:(24)] & k_mac_mask;
         hdr1$total_len = total_len;
@@ -12766,7 +12848,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             m1_keep = r_lastkeep$q;
         end
         else begin
-            m1_keep = k_ff8;
+            m1_keep = k_keep_all;
         end
         hdr2$mac_lo = group2[(32'h0)+:(24)] & k_mac_mask;
         hdr2$total_len = total_len;
@@ -12815,7 +12897,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             m2_keep = r_lastkeep$q;
         end
         else begin
-            m2_keep = k_ff8;
+            m2_keep = k_keep_all;
         end
         hdr3$mac_lo = group3[(32'h0)+:(24)] & k_mac_mask;
         hdr3$total_len = total_len;
@@ -12864,7 +12946,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             m3_keep = r_lastkeep$q;
         end
         else begin
-            m3_keep = k_ff8;
+            m3_keep = k_keep_all;
         end
     end
     
@@ -13433,6 +13515,120 @@ module nc_engine$decide_gen$r_nbeats(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_nbeats
+
+
+module nc_engine$decide_gen$r_q_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_count
+
+
+module nc_engine$decide_gen$r_q_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_epoch
+
+
+module nc_engine$decide_gen$r_q_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_instance
+
+
+module nc_engine$decide_gen$r_q_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_kind
+
+
+module nc_engine$decide_gen$r_q_pending(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_pending
+
+
+module nc_engine$decide_gen$r_q_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q_seq
 
 
 module nc_engine$decide_gen$r_s0_client(d,q,clock);
