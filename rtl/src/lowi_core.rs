@@ -136,6 +136,9 @@ pub struct LowiCore {
     pub rx_restart: Signal<Out, Bit>,
     /// Logical egress FIFO length (requests not yet taken by a send).
     pub fifo_len: Signal<In, Bits<13>>,
+    /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
+    /// never dropped). Never high when `loop_period` covers a frame's time (the covered subset).
+    pub tx_hold: Signal<In, Bit>,
     // ---- egress FIFO control
     /// Queue this cycle's client request.
     pub fifo_push: Signal<Out, Bit>,
@@ -406,6 +409,7 @@ impl Default for LowiCore {
             cl_class: Default::default(),
             cl_len: Default::default(),
             fifo_len: Default::default(),
+            tx_hold: Default::default(),
             rx_expired: Default::default(),
             rx_missing: Default::default(),
             rx_in_flight: Default::default(),
@@ -670,8 +674,10 @@ impl Logic for LowiCore {
             self.p_fifo_len.next = self.k0_13.val();
         }
         self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
-        // Fig. 4: the send trigger is loop counter AND leader; the FIFO state picks the kind.
+        // Fig. 4: the send trigger is loop counter AND leader (AND the generator can take it);
+        // the FIFO state picks the kind.
         self.t_send.next = self.p_is_leader.val()
+            && !self.tx_hold.val()
             && (self.t_become.val() || (self.r_loop.q.val() >= self.loop_period.val()));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
         if self.p_fifo_len.val() >= self.batch_max.val() {

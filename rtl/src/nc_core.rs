@@ -43,6 +43,8 @@ pub struct NcCore {
     pub drop_reply_ok: Signal<In, Bit>,
     pub drop_reply_nl: Signal<In, Bit>,
     pub drop_host: Signal<In, Bit>,
+    /// The DECIDE generator cannot take a send this cycle (the loop waits).
+    pub tx_hold: Signal<In, Bit>,
     /// Request: the client's MAC address (source of its request frame).
     pub cl_mac: Signal<In, Bits<48>>,
     /// Request: its IPv4 address.
@@ -123,6 +125,7 @@ pub struct NcCore {
     core: LowiCore,
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
+    k_slots: Constant<Bits<13>>,
     regs: Csr,
     // OK replies: the batches whose entries are still streaming out of the FIFO, oldest first
     // (instance, count), and the index within the oldest.
@@ -171,6 +174,7 @@ impl Default for NcCore {
             drop_reply_ok: Default::default(),
             drop_reply_nl: Default::default(),
             drop_host: Default::default(),
+            tx_hold: Default::default(),
             cl_mac: Default::default(),
             cl_ip: Default::default(),
             cl_port: Default::default(),
@@ -244,6 +248,7 @@ impl Default for NcCore {
             core: Default::default(),
             rx: Default::default(),
             fifo: Default::default(),
+            k_slots: Constant::new(Bits::<13>::from(crate::pkt_gen::SLOTS as u64)),
             regs: Default::default(),
             rec_n: Default::default(),
             rec_inst0: Default::default(),
@@ -295,7 +300,13 @@ impl Logic for NcCore {
         self.core.rx_in_flight.next = self.rx.in_flight.val();
         self.core.rx_outcome.next = self.rx.outcome.val();
         self.core.rx_outcome_fresh.next = self.rx.outcome_fresh.val();
-        self.core.batch_max.next = self.regs.cfg_batch_max.val().get_bits::<13>(0);
+        // A batch is at most what pkt_gen's frame holds (`pkt_gen::SLOTS`): with a larger
+        // `batch_max` the leader decides smaller batches rather than a frame it cannot build.
+        if self.regs.cfg_batch_max.val().get_bits::<13>(0) > self.k_slots.val() {
+            self.core.batch_max.next = self.k_slots.val();
+        } else {
+            self.core.batch_max.next = self.regs.cfg_batch_max.val().get_bits::<13>(0);
+        }
         self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
         self.core.mtu.next = self.regs.cfg_mtu.val().get_bits::<16>(0);
         self.core.ctrl_write.next = self.regs.ctrl_write.val();
@@ -396,6 +407,7 @@ impl Logic for NcCore {
         self.last_instance.next = self.core.last_instance.val();
         // Egress FIFO.
         self.core.fifo_len.next = self.fifo.len.val();
+        self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();
         self.fifo.reserve.next = self.core.fifo_reserve.val();

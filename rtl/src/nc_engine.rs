@@ -1032,6 +1032,8 @@ impl Logic for NcEngine {
         self.core.drop_reply_ok.next = self.reply_gen.drop_ok.val();
         self.core.drop_reply_nl.next = self.reply_gen.drop_nl.val();
         self.core.drop_host.next = self.host_gen.drop.val();
+        // The loop waits for the generator rather than have it drop a decided frame.
+        self.core.tx_hold.next = !self.decide_gen.ready.val();
         self.core.rx_port.next = self.rx_port.val();
         self.core.rx_class.next = self.ev_verdict.val();
         self.core.rx_sender.next = self.ev_sender.val();

@@ -188,6 +188,67 @@ fn ip_const_sum() -> u64 {
 /// frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends behind
 /// the waiting one. `PktGen` alone is the 64-bit generator `nc_engine` uses; [`PktGen512`] is the
 /// 512-bit one.
+/// `ready`: whether a send in this cycle would be taken, computed from the generator's
+/// registers only — its own block, so that the core may gate its send on it without a
+/// combinational loop (Verilator's UNOPTFLAT would see one through `pkt_gen`'s main block,
+/// which reads `send`). The same rules as `start`, `q_room` and `overrun` there.
+#[derive(LogicBlock)]
+pub struct GenReady {
+    pub c_pending: Signal<In, Bit>,
+    pub q_pending: Signal<In, Bit>,
+    pub streaming: Signal<In, Bit>,
+    pub beat: Signal<In, Bits<8>>,
+    pub nbeats: Signal<In, Bits<8>>,
+    pub n_got: Signal<In, Bits<8>>,
+    pub count: Signal<In, Bits<8>>,
+    pub ready: Signal<Out, Bit>,
+    last: Signal<Local, Bit>,
+    start: Signal<Local, Bit>,
+    room: Signal<Local, Bit>,
+    queue: Constant<Bit>,
+    k1: Constant<Bits<8>>,
+    k3: Constant<Bits<8>>,
+}
+
+impl GenReady {
+    fn new(queue: bool) -> Self {
+        Self {
+            c_pending: Default::default(),
+            q_pending: Default::default(),
+            streaming: Default::default(),
+            beat: Default::default(),
+            nbeats: Default::default(),
+            n_got: Default::default(),
+            count: Default::default(),
+            ready: Default::default(),
+            last: Default::default(),
+            start: Default::default(),
+            room: Default::default(),
+            queue: Constant::new(queue),
+            k1: k(1),
+            k3: k(3),
+        }
+    }
+}
+
+impl Logic for GenReady {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.last.next =
+            self.streaming.val() && (self.beat.val() == self.nbeats.val() - self.k1.val());
+        self.start.next = self.c_pending.val()
+            && (!self.streaming.val() || self.last.val())
+            && (self.n_got.val() == self.count.val());
+        self.room.next = self.queue.val()
+            && self.c_pending.val()
+            && !self.start.val()
+            && !self.q_pending.val()
+            && (!self.streaming.val() || ((self.beat.val() + self.k3.val()) >= self.nbeats.val()));
+        self.ready.next = !((self.c_pending.val() && !self.start.val() && !self.room.val())
+            || (self.start.val() && self.q_pending.val()));
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct PktGen<
     const W: usize = 64,
@@ -237,6 +298,10 @@ pub struct PktGen<
     pub m3_last: Signal<Out, Bit>,
     pub busy: Signal<Out, Bit>,
     pub overrun: Signal<Out, Bit>,
+    /// A send in this cycle would be taken (not an overrun); from registers only, so the core
+    /// can hold its loop on it without a combinational loop (`nc_engine` does: a send waits,
+    /// it is never dropped).
+    pub ready: Signal<Out, Bit>,
     /// First beat of a value frame (a decision): its tree-0 image is on `h_img`.
     pub h_load: Signal<Out, Bit>,
     /// Tree 0's whole frame image (byte x in bits 8x+7..8x) while a frame streams.
@@ -250,6 +315,9 @@ pub struct PktGen<
     r_c_epoch: DFF<Bits<32>>,
     r_c_seq: DFF<Bits<32>>,
     r_n_got: DFF<Bits<8>>,
+    /// The IPv4 checksum's constant words + source address, registered (configuration is
+    /// written only while the core is disabled, so it is settled long before a send).
+    r_ps: DFF<Bits<16>>,
     r_q_pending: DFF<Bit>,
     r_q_kind: DFF<Bits<2>>,
     r_q_count: DFF<Bits<8>>,
@@ -257,6 +325,8 @@ pub struct PktGen<
     r_q_epoch: DFF<Bits<32>>,
     r_q_seq: DFF<Bits<32>>,
     q_take: Signal<Local, Bit>,
+    q_room: Signal<Local, Bit>,
+    ready_unit: GenReady,
     k_queue: Constant<Bit>,
     k3_8: Constant<Bits<8>>,
     r_streaming: DFF<Bit>,
@@ -456,6 +526,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             m3_last: Default::default(),
             busy: Default::default(),
             overrun: Default::default(),
+            ready: Default::default(),
             h_load: Default::default(),
             h_img: Default::default(),
             h_len: Default::default(),
@@ -466,6 +537,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             r_c_epoch: Default::default(),
             r_c_seq: Default::default(),
             r_n_got: Default::default(),
+            r_ps: Default::default(),
             r_q_pending: Default::default(),
             r_q_kind: Default::default(),
             r_q_count: Default::default(),
@@ -473,6 +545,8 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             r_q_epoch: Default::default(),
             r_q_seq: Default::default(),
             q_take: Default::default(),
+            q_room: Default::default(),
+            ready_unit: GenReady::new(Q == 1),
             k_queue: Constant::new(Q == 1),
             k3_8: k(3),
             r_streaming: Default::default(),
@@ -622,6 +696,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         dff_setup!(
             self,
             clock,
+            r_ps,
             r_c_pending,
             r_c_kind,
             r_c_count,
@@ -764,13 +839,21 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         // to start before the queued one's first entry can come (at least 2 cycles after the send,
         // and after the waiting one's entries): no frame streams, or the streaming frame's last
         // beat is at most 2 cycles away. Otherwise (and always with Q = 0) it is dropped.
-        self.q_take.next = self.k_queue.val()
-            && self.send.val()
+        self.q_room.next = self.k_queue.val()
             && self.r_c_pending.q.val()
             && !self.start.val()
             && !self.r_q_pending.q.val()
             && (!self.r_streaming.q.val()
                 || ((self.r_beat.q.val() + self.k3_8.val()) >= self.r_nbeats.q.val()));
+        self.q_take.next = self.send.val() && self.q_room.val();
+        self.ready_unit.c_pending.next = self.r_c_pending.q.val();
+        self.ready_unit.q_pending.next = self.r_q_pending.q.val();
+        self.ready_unit.streaming.next = self.r_streaming.q.val();
+        self.ready_unit.beat.next = self.r_beat.q.val();
+        self.ready_unit.nbeats.next = self.r_nbeats.q.val();
+        self.ready_unit.n_got.next = self.r_n_got.q.val();
+        self.ready_unit.count.next = self.r_c_count.q.val();
+        self.ready.next = self.ready_unit.ready.val();
         self.overrun.next = self.send.val()
             && ((self.r_c_pending.q.val() && !self.start.val() && !self.q_take.val())
                 || (self.start.val() && self.r_q_pending.q.val()));
@@ -877,6 +960,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         } else {
             self.ps_d.next = self.ps_c.val();
         }
+        self.r_ps.d.next = self.ps_d.val();
         // Tree 0: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr0.mac_lo.next = self.group0.val().get_bits::<24>(0) & self.k_mac_mask.val();
         self.hdr0.total_len.next = self.total_len.val();
@@ -896,7 +980,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr0.src_ip.next = self.src_ip.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs0_a.next = self.ps_d.val() + self.total_len.val();
+        self.cs0_a.next = self.r_ps.q.val() + self.total_len.val();
         if self.cs0_a.val() < self.total_len.val() {
             self.cs0_b.next = self.cs0_a.val() + self.k1_16.val();
         } else {
@@ -951,7 +1035,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr1.src_ip.next = self.src_ip.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs1_a.next = self.ps_d.val() + self.total_len.val();
+        self.cs1_a.next = self.r_ps.q.val() + self.total_len.val();
         if self.cs1_a.val() < self.total_len.val() {
             self.cs1_b.next = self.cs1_a.val() + self.k1_16.val();
         } else {
@@ -999,7 +1083,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr2.src_ip.next = self.src_ip.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs2_a.next = self.ps_d.val() + self.total_len.val();
+        self.cs2_a.next = self.r_ps.q.val() + self.total_len.val();
         if self.cs2_a.val() < self.total_len.val() {
             self.cs2_b.next = self.cs2_a.val() + self.k1_16.val();
         } else {
@@ -1047,7 +1131,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr3.src_ip.next = self.src_ip.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs3_a.next = self.ps_d.val() + self.total_len.val();
+        self.cs3_a.next = self.r_ps.q.val() + self.total_len.val();
         if self.cs3_a.val() < self.total_len.val() {
             self.cs3_b.next = self.cs3_a.val() + self.k1_16.val();
         } else {

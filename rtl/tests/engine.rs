@@ -27,6 +27,10 @@ struct Engine {
     /// Client-port frames sent, and reply drops flagged.
     replies: u64,
     reply_drops: u64,
+    /// DECIDE frames on tree 0: (first beat cycle, last beat cycle, bytes); overruns seen.
+    decides: Vec<(u64, u64, Vec<u8>)>,
+    decide_cur: Option<(u64, Vec<u8>)>,
+    overruns: u64,
 }
 
 impl Engine {
@@ -38,6 +42,9 @@ impl Engine {
             host_cur: None,
             replies: 0,
             reply_drops: 0,
+            decides: Vec::new(),
+            decide_cur: None,
+            overruns: 0,
         };
         for (a, v) in config_writes(cfg) {
             e.write(a, v);
@@ -52,6 +59,17 @@ impl Engine {
         }
         let u = &self.c.uut;
         self.replies += (u.r_valid.val() && u.r_last.val()) as u64;
+        self.overruns += u.gen_overrun.val() as u64;
+        if u.g0_valid.val() {
+            let n = val(u.g0_keep.val()).count_ones() as usize;
+            let cur = self.decide_cur.get_or_insert((self.c.cycle, Vec::new()));
+            cur.1
+                .extend_from_slice(&val(u.g0_data.val()).to_le_bytes()[..n]);
+            if u.g0_last.val() {
+                let (first, bytes) = self.decide_cur.take().unwrap();
+                self.decides.push((first, self.c.cycle, bytes));
+            }
+        }
         self.reply_drops += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
         if u.h_valid.val() {
             let n = val(u.h_keep.val()).count_ones() as usize;
@@ -348,4 +366,124 @@ fn replies_that_do_not_fit_are_counted() {
     );
     assert_eq!(e.counter(Counter::RepliesDropped), e.reply_drops);
     assert_eq!(e.counter(Counter::HostDropped), 0);
+}
+
+/// The smallest legal loop period (1) with requests streaming in: the loop waits for the
+/// generator (`pkt_gen.ready` holds the send), so DECIDE frames leave back to back with no
+/// idle beat, no send is ever dropped (`gen_overrun`), and every request the leader decided
+/// is in a frame exactly once.
+#[test]
+fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
+    let c = Config {
+        node_id: 0,
+        node_count: 1,
+        trees: 2,
+        loop_period: 1,
+        delta: 3,
+        drift: 0,
+        timeout: 8,
+        batch_max: 4,
+        fifo_depth: 32,
+        ..cfg()
+    };
+    assert!(c.validate().is_ok(), "{:?}", c.validate());
+    let mut e = Engine::new(&c);
+    e.write(addr::CTRL, ctrl::ENABLE | ctrl::START);
+    let n = 40u64;
+    for seq in 1..=n {
+        let req = wire::Packet::Request(wire::Entry {
+            client_id: 3,
+            seq,
+            flags: 0,
+            payload: b"8 bytes!",
+        })
+        .to_vec(c.cluster_id, wire::SENDER_NONE)
+        .unwrap();
+        e.frame(4, &udp(&c, &req, c.client_port, 0));
+    }
+    e.idle(100);
+    assert_eq!(e.overruns, 0, "no send dropped");
+    assert!(e.decides.len() > 20, "{} frames", e.decides.len());
+    for w in e.decides.windows(2) {
+        assert_eq!(w[1].0, w[0].1 + 1, "back to back: {:?}", (w[0].1, w[1].0));
+    }
+    let mut seqs = Vec::new();
+    for (_, _, f) in &e.decides {
+        let (_, p) = frame::parse_udp(f).unwrap();
+        if let Ok((_, wire::Packet::Decide(d))) = wire::parse(p, c.cluster_id) {
+            seqs.extend(d.entries().map(|x| x.seq));
+        }
+    }
+    assert_eq!(
+        seqs,
+        (1..=n).collect::<Vec<_>>(),
+        "every request in one frame, in order"
+    );
+    assert_eq!(e.counter(Counter::RequestsAccepted), n);
+    let cycles = e.decides.last().unwrap().1 - e.decides[0].0 + 1;
+    let beats: u64 = e.decides.iter().map(|d| d.1 - d.0 + 1).sum();
+    eprintln!(
+        "loop_period 1: {} frames in {cycles} cycles, {beats} beats (bus busy {:.3})",
+        e.decides.len(),
+        beats as f64 / cycles as f64
+    );
+    assert_eq!(beats, cycles, "no idle beat");
+}
+
+/// `batch_max` above what a frame holds (the reset value is 16; `pkt_gen` carries 4): the
+/// leader decides batches of at most 4 (`pkt_gen::SLOTS`) and the loop goes on, every request
+/// in one frame, in order.
+#[test]
+fn a_batch_max_above_the_frame_slots_decides_smaller_batches() {
+    let c = Config {
+        node_id: 0,
+        node_count: 1,
+        trees: 1,
+        loop_period: 150,
+        delta: 3,
+        drift: 0,
+        timeout: 160,
+        batch_max: 16,
+        fifo_depth: 32,
+        ..cfg()
+    };
+    assert!(c.validate().is_ok(), "{:?}", c.validate());
+    let mut e = Engine::new(&c);
+    e.write(addr::CTRL, ctrl::ENABLE | ctrl::START);
+    for seq in 1..=10u64 {
+        let req = wire::Packet::Request(wire::Entry {
+            client_id: 3,
+            seq,
+            flags: 0,
+            payload: b"v",
+        })
+        .to_vec(c.cluster_id, wire::SENDER_NONE)
+        .unwrap();
+        e.frame(4, &udp(&c, &req, c.client_port, 0));
+    }
+    e.idle(4 * 150);
+    assert_eq!(e.overruns, 0);
+    let mut batches = Vec::new();
+    for (_, _, f) in &e.decides {
+        let (_, p) = frame::parse_udp(f).unwrap();
+        if let Ok((_, wire::Packet::Decide(d))) = wire::parse(p, c.cluster_id) {
+            let seqs: Vec<u64> = d.entries().map(|x| x.seq).collect();
+            if !seqs.is_empty() {
+                batches.push(seqs);
+            }
+        }
+    }
+    assert!(
+        batches.iter().all(|b| b.len() <= rtl::pkt_gen::SLOTS),
+        "{batches:?}"
+    );
+    assert_eq!(
+        batches.concat(),
+        (1..=10).collect::<Vec<_>>(),
+        "{batches:?}"
+    );
+    assert!(
+        batches.iter().any(|b| b.len() == rtl::pkt_gen::SLOTS),
+        "{batches:?}"
+    );
 }

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
     
     // Module arguments
     input wire  clock;
@@ -28,6 +28,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
     input wire  drop_host;
+    input wire  tx_hold;
     input wire  [47:0] cl_mac;
     input wire  [31:0] cl_ip;
     input wire  [15:0] cl_port;
@@ -100,6 +101,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_host_ip;
     
     // Constant declarations
+    localparam  k_slots = 13'b100;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
@@ -137,6 +139,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  core$rx_apply;
     wire  core$rx_restart;
     reg  [12:0] core$fifo_len;
+    reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
     wire  [12:0] core$fifo_reserve;
@@ -348,6 +351,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .rx_apply(core$rx_apply),
         .rx_restart(core$rx_restart),
         .fifo_len(core$fifo_len),
+        .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
         .fifo_reserve(core$fifo_reserve),
@@ -596,7 +600,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$rx_in_flight = rx$in_flight;
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
-        core$batch_max = regs$cfg_batch_max[(32'h0)+:(13)];
+        if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
+            core$batch_max = k_slots;
+        end
+        else begin
+            core$batch_max = regs$cfg_batch_max[(32'h0)+:(13)];
+        end
         core$fifo_depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
         core$mtu = regs$cfg_mtu[(32'h0)+:(16)];
         core$ctrl_write = regs$ctrl_write;
@@ -696,6 +705,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         leader_busy = core$leader_busy;
         last_instance = core$last_instance;
         core$fifo_len = fifo$len;
+        core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
         fifo$reserve = core$fifo_reserve;
@@ -764,7 +774,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
 endmodule // nc_core
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -797,6 +807,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max
     output reg  rx_apply;
     output reg  rx_restart;
     input wire  [12:0] fifo_len;
+    input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
     output reg  [12:0] fifo_reserve;
@@ -1152,7 +1163,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && (t_become || (r_loop$q >= loop_period));
+        t_send = p_is_leader && ~tx_hold && (t_become || (r_loop$q >= loop_period));
         t_value = t_send && |p_fifo_len;
         if (p_fifo_len >= batch_max) begin
             t_count = batch_max;

@@ -180,6 +180,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  core$drop_reply_ok;
     reg  core$drop_reply_nl;
     reg  core$drop_host;
+    reg  core$tx_hold;
     reg  [47:0] core$cl_mac;
     reg  [31:0] core$cl_ip;
     reg  [15:0] core$cl_port;
@@ -290,6 +291,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$m3_last;
     wire  decide_gen$busy;
     wire  decide_gen$overrun;
+    wire  decide_gen$ready;
     wire  decide_gen$h_load;
     wire  [1407:0] decide_gen$h_img;
     wire  [15:0] decide_gen$h_len;
@@ -780,6 +782,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .drop_reply_ok(core$drop_reply_ok),
         .drop_reply_nl(core$drop_reply_nl),
         .drop_host(core$drop_host),
+        .tx_hold(core$tx_hold),
         .cl_mac(core$cl_mac),
         .cl_ip(core$cl_ip),
         .cl_port(core$cl_port),
@@ -892,6 +895,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .m3_last(decide_gen$m3_last),
         .busy(decide_gen$busy),
         .overrun(decide_gen$overrun),
+        .ready(decide_gen$ready),
         .h_load(decide_gen$h_load),
         .h_img(decide_gen$h_img),
         .h_len(decide_gen$h_len)
@@ -2092,6 +2096,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         core$drop_reply_ok = reply_gen$drop_ok;
         core$drop_reply_nl = reply_gen$drop_nl;
         core$drop_host = host_gen$drop;
+        core$tx_hold = ~decide_gen$ready;
         core$rx_port = rx_port;
         core$rx_class = ev_verdict;
         core$rx_sender = ev_sender;
@@ -2169,7 +2174,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
     
     // Module arguments
     input wire  clock;
@@ -2195,6 +2200,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
     input wire  drop_host;
+    input wire  tx_hold;
     input wire  [47:0] cl_mac;
     input wire  [31:0] cl_ip;
     input wire  [15:0] cl_port;
@@ -2267,6 +2273,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_host_ip;
     
     // Constant declarations
+    localparam  k_slots = 13'b100;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
@@ -2304,6 +2311,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  core$rx_apply;
     wire  core$rx_restart;
     reg  [12:0] core$fifo_len;
+    reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
     wire  [12:0] core$fifo_reserve;
@@ -2515,6 +2523,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .rx_apply(core$rx_apply),
         .rx_restart(core$rx_restart),
         .fifo_len(core$fifo_len),
+        .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
         .fifo_reserve(core$fifo_reserve),
@@ -2763,7 +2772,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$rx_in_flight = rx$in_flight;
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
-        core$batch_max = regs$cfg_batch_max[(32'h0)+:(13)];
+        if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
+            core$batch_max = k_slots;
+        end
+        else begin
+            core$batch_max = regs$cfg_batch_max[(32'h0)+:(13)];
+        end
         core$fifo_depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
         core$mtu = regs$cfg_mtu[(32'h0)+:(16)];
         core$ctrl_write = regs$ctrl_write;
@@ -2863,6 +2877,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         leader_busy = core$leader_busy;
         last_instance = core$last_instance;
         core$fifo_len = fifo$len;
+        core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
         fifo$reserve = core$fifo_reserve;
@@ -2931,7 +2946,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
 endmodule // nc_engine$core
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -2964,6 +2979,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,ba
     output reg  rx_apply;
     output reg  rx_restart;
     input wire  [12:0] fifo_len;
+    input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
     output reg  [12:0] fifo_reserve;
@@ -3319,7 +3335,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,ba
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && (t_become || (r_loop$q >= loop_period));
+        t_send = p_is_leader && ~tx_hold && (t_become || (r_loop$q >= loop_period));
         t_value = t_send && |p_fifo_len;
         if (p_fifo_len >= batch_max) begin
             t_count = batch_max;
@@ -11720,7 +11736,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
 endmodule // nc_engine$core$rx$upd
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,h_load,h_img,h_len);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -11763,6 +11779,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     output reg  m3_last;
     output reg  busy;
     output reg  overrun;
+    output reg  ready;
     output reg  h_load;
     output reg  [1407:0] h_img;
     output reg  [15:0] h_len;
@@ -11824,6 +11841,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_n_got$d;
     wire  [7:0] r_n_got$q;
     reg  r_n_got$clock;
+    reg  [15:0] r_ps$d;
+    wire  [15:0] r_ps$q;
+    reg  r_ps$clock;
     reg  r_q_pending$d;
     wire  r_q_pending$q;
     reg  r_q_pending$clock;
@@ -11842,6 +11862,14 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [31:0] r_q_seq$d;
     wire  [31:0] r_q_seq$q;
     reg  r_q_seq$clock;
+    reg  ready_unit$c_pending;
+    reg  ready_unit$q_pending;
+    reg  ready_unit$streaming;
+    reg  [7:0] ready_unit$beat;
+    reg  [7:0] ready_unit$nbeats;
+    reg  [7:0] ready_unit$n_got;
+    reg  [7:0] ready_unit$count;
+    wire  ready_unit$ready;
     reg  r_streaming$d;
     wire  r_streaming$q;
     reg  r_streaming$clock;
@@ -12048,6 +12076,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     
     // Local signals
     reg  q_take;
+    reg  q_room;
     reg  start;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
@@ -12141,6 +12170,11 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_n_got$q),
         .clock(r_n_got$clock)
     );
+    nc_engine$decide_gen$r_ps r_ps(
+        .d(r_ps$d),
+        .q(r_ps$q),
+        .clock(r_ps$clock)
+    );
     nc_engine$decide_gen$r_q_pending r_q_pending(
         .d(r_q_pending$d),
         .q(r_q_pending$q),
@@ -12170,6 +12204,16 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_q_seq$d),
         .q(r_q_seq$q),
         .clock(r_q_seq$clock)
+    );
+    nc_engine$decide_gen$ready_unit ready_unit(
+        .c_pending(ready_unit$c_pending),
+        .q_pending(ready_unit$q_pending),
+        .streaming(ready_unit$streaming),
+        .beat(ready_unit$beat),
+        .nbeats(ready_unit$nbeats),
+        .n_got(ready_unit$n_got),
+        .count(ready_unit$count),
+        .ready(ready_unit$ready)
     );
     nc_engine$decide_gen$r_streaming r_streaming(
         .d(r_streaming$d),
@@ -12477,6 +12521,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     
     // Update code
     always @(*) begin
+        r_ps$clock = clock;
         r_c_pending$clock = clock;
         r_c_kind$clock = clock;
         r_c_count$clock = clock;
@@ -12517,6 +12562,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_s3_len$clock = clock;
         r_s3_seq$clock = clock;
         r_s3_payload$clock = clock;
+        r_ps$d = r_ps$q;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -12644,7 +12690,16 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         l_lastbytes = l_len - ((l_nbeats - k1_16) << k_lgk_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
         start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
-        q_take = k_queue && send && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
+        q_room = k_queue && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
+        q_take = send && q_room;
+        ready_unit$c_pending = r_c_pending$q;
+        ready_unit$q_pending = r_q_pending$q;
+        ready_unit$streaming = r_streaming$q;
+        ready_unit$beat = r_beat$q;
+        ready_unit$nbeats = r_nbeats$q;
+        ready_unit$n_got = r_n_got$q;
+        ready_unit$count = r_c_count$q;
+        ready = ready_unit$ready;
         overrun = send && ((r_c_pending$q && ~start && ~q_take) || (start && r_q_pending$q));
         busy = r_c_pending$q || r_streaming$q || r_q_pending$q;
         if (start) begin
@@ -12749,6 +12804,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else begin
             ps_d = ps_c;
         end
+        r_ps$d = ps_d;
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -12765,7 +12821,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr0$count = countw$wide;
         hdr0$src_mac = src_mac;
         hdr0$src_ip = src_ip;
-        cs0_a = ps_d + total_len;
+        cs0_a = r_ps$q + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
         end
@@ -12817,7 +12873,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr1$count = countw$wide;
         hdr1$src_mac = src_mac;
         hdr1$src_ip = src_ip;
-        cs1_a = ps_d + total_len;
+        cs1_a = r_ps$q + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
         end
@@ -12866,7 +12922,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr2$count = countw$wide;
         hdr2$src_mac = src_mac;
         hdr2$src_ip = src_ip;
-        cs2_a = ps_d + total_len;
+        cs2_a = r_ps$q + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
         end
@@ -12915,7 +12971,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr3$count = countw$wide;
         hdr3$src_mac = src_mac;
         hdr3$src_ip = src_ip;
-        cs3_a = ps_d + total_len;
+        cs3_a = r_ps$q + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
         end
@@ -13517,6 +13573,25 @@ module nc_engine$decide_gen$r_nbeats(d,q,clock);
 endmodule // nc_engine$decide_gen$r_nbeats
 
 
+module nc_engine$decide_gen$r_ps(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ps
+
+
 module nc_engine$decide_gen$r_q_count(d,q,clock);
     
     // Module arguments
@@ -13952,6 +14027,39 @@ module nc_engine$decide_gen$r_streaming(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_streaming
+
+
+module nc_engine$decide_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,count,ready);
+    
+    // Module arguments
+    input wire  c_pending;
+    input wire  q_pending;
+    input wire  streaming;
+    input wire  [7:0] beat;
+    input wire  [7:0] nbeats;
+    input wire  [7:0] n_got;
+    input wire  [7:0] count;
+    output reg  ready;
+    
+    // Constant declarations
+    localparam  queue = 1'b0;
+    localparam  k1 = 8'h1;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  last;
+    reg  start;
+    reg  room;
+    
+    // Update code
+    always @(*) begin
+        last = streaming && (beat == nbeats - k1);
+        start = c_pending && (~streaming || last) && (n_got == count);
+        room = queue && c_pending && ~start && ~q_pending && (~streaming || ((beat + k3) >= nbeats));
+        ready = ~((c_pending && ~start && ~room) || (start && q_pending));
+    end
+    
+endmodule // nc_engine$decide_gen$ready_unit
 
 
 module nc_engine$decide_gen$xe0(narrow,wide);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,h_load,h_img,h_len);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -45,6 +45,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  m3_last;
     output reg  busy;
     output reg  overrun;
+    output reg  ready;
     output reg  h_load;
     output reg  [1407:0] h_img;
     output reg  [15:0] h_len;
@@ -106,6 +107,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] r_n_got$d;
     wire  [7:0] r_n_got$q;
     reg  r_n_got$clock;
+    reg  [15:0] r_ps$d;
+    wire  [15:0] r_ps$q;
+    reg  r_ps$clock;
     reg  r_q_pending$d;
     wire  r_q_pending$q;
     reg  r_q_pending$clock;
@@ -124,6 +128,14 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [31:0] r_q_seq$d;
     wire  [31:0] r_q_seq$q;
     reg  r_q_seq$clock;
+    reg  ready_unit$c_pending;
+    reg  ready_unit$q_pending;
+    reg  ready_unit$streaming;
+    reg  [7:0] ready_unit$beat;
+    reg  [7:0] ready_unit$nbeats;
+    reg  [7:0] ready_unit$n_got;
+    reg  [7:0] ready_unit$count;
+    wire  ready_unit$ready;
     reg  r_streaming$d;
     wire  r_streaming$q;
     reg  r_streaming$clock;
@@ -330,6 +342,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     
     // Local signals
     reg  q_take;
+    reg  q_room;
     reg  start;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
@@ -423,6 +436,11 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_n_got$q),
         .clock(r_n_got$clock)
     );
+    pkt_gen$r_ps r_ps(
+        .d(r_ps$d),
+        .q(r_ps$q),
+        .clock(r_ps$clock)
+    );
     pkt_gen$r_q_pending r_q_pending(
         .d(r_q_pending$d),
         .q(r_q_pending$q),
@@ -452,6 +470,16 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_q_seq$d),
         .q(r_q_seq$q),
         .clock(r_q_seq$clock)
+    );
+    pkt_gen$ready_unit ready_unit(
+        .c_pending(ready_unit$c_pending),
+        .q_pending(ready_unit$q_pending),
+        .streaming(ready_unit$streaming),
+        .beat(ready_unit$beat),
+        .nbeats(ready_unit$nbeats),
+        .n_got(ready_unit$n_got),
+        .count(ready_unit$count),
+        .ready(ready_unit$ready)
     );
     pkt_gen$r_streaming r_streaming(
         .d(r_streaming$d),
@@ -759,6 +787,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     
     // Update code
     always @(*) begin
+        r_ps$clock = clock;
         r_c_pending$clock = clock;
         r_c_kind$clock = clock;
         r_c_count$clock = clock;
@@ -799,6 +828,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_s3_len$clock = clock;
         r_s3_seq$clock = clock;
         r_s3_payload$clock = clock;
+        r_ps$d = r_ps$q;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -926,7 +956,16 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         l_lastbytes = l_len - ((l_nbeats - k1_16) << k_lgk_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
         start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
-        q_take = k_queue && send && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
+        q_room = k_queue && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
+        q_take = send && q_room;
+        ready_unit$c_pending = r_c_pending$q;
+        ready_unit$q_pending = r_q_pending$q;
+        ready_unit$streaming = r_streaming$q;
+        ready_unit$beat = r_beat$q;
+        ready_unit$nbeats = r_nbeats$q;
+        ready_unit$n_got = r_n_got$q;
+        ready_unit$count = r_c_count$q;
+        ready = ready_unit$ready;
         overrun = send && ((r_c_pending$q && ~start && ~q_take) || (start && r_q_pending$q));
         busy = r_c_pending$q || r_streaming$q || r_q_pending$q;
         if (start) begin
@@ -1031,6 +1070,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         else begin
             ps_d = ps_c;
         end
+        r_ps$d = ps_d;
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -1047,7 +1087,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr0$count = countw$wide;
         hdr0$src_mac = src_mac;
         hdr0$src_ip = src_ip;
-        cs0_a = ps_d + total_len;
+        cs0_a = r_ps$q + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
         end
@@ -1099,7 +1139,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr1$count = countw$wide;
         hdr1$src_mac = src_mac;
         hdr1$src_ip = src_ip;
-        cs1_a = ps_d + total_len;
+        cs1_a = r_ps$q + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
         end
@@ -1148,7 +1188,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr2$count = countw$wide;
         hdr2$src_mac = src_mac;
         hdr2$src_ip = src_ip;
-        cs2_a = ps_d + total_len;
+        cs2_a = r_ps$q + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
         end
@@ -1197,7 +1237,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         hdr3$count = countw$wide;
         hdr3$src_mac = src_mac;
         hdr3$src_ip = src_ip;
-        cs3_a = ps_d + total_len;
+        cs3_a = r_ps$q + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
         end
@@ -1799,6 +1839,25 @@ module pkt_gen$r_nbeats(d,q,clock);
 endmodule // pkt_gen$r_nbeats
 
 
+module pkt_gen$r_ps(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_ps
+
+
 module pkt_gen$r_q_count(d,q,clock);
     
     // Module arguments
@@ -2234,6 +2293,39 @@ module pkt_gen$r_streaming(d,q,clock);
     end
           
 endmodule // pkt_gen$r_streaming
+
+
+module pkt_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,count,ready);
+    
+    // Module arguments
+    input wire  c_pending;
+    input wire  q_pending;
+    input wire  streaming;
+    input wire  [7:0] beat;
+    input wire  [7:0] nbeats;
+    input wire  [7:0] n_got;
+    input wire  [7:0] count;
+    output reg  ready;
+    
+    // Constant declarations
+    localparam  queue = 1'b0;
+    localparam  k1 = 8'h1;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  last;
+    reg  start;
+    reg  room;
+    
+    // Update code
+    always @(*) begin
+        last = streaming && (beat == nbeats - k1);
+        start = c_pending && (~streaming || last) && (n_got == count);
+        room = queue && c_pending && ~start && ~q_pending && (~streaming || ((beat + k3) >= nbeats));
+        ready = ~((c_pending && ~start && ~room) || (start && q_pending));
+    end
+    
+endmodule // pkt_gen$ready_unit
 
 
 module pkt_gen$xe0(narrow,wide);

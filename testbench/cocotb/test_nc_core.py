@@ -21,7 +21,9 @@ class Core(nctb.Node):
         self.p = nctb.Port(dut)
         self.clock = dut.clock
         self.dut = dut
-        for s in ("csr_addr", "csr_wdata", "csr_write") + RX + CL:
+        for s in ("csr_addr", "csr_wdata", "csr_write", "tx_hold", "drop_reply_ok", "drop_reply_nl",
+                  "cl_mac", "cl_ip", "cl_port",
+                  "drop_host") + RX + CL:
             getattr(dut, s).value = 0
         self.cycle = 0
         self.oks = []
