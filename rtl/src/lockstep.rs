@@ -176,6 +176,13 @@ pub struct EngineSide {
     replies_skipped: u64,
 }
 
+/// One beat of an output stream into the frame being received; the whole frame at its last beat.
+fn beat(cur: &mut Vec<u8>, data: u64, keep: u64, last: bool) -> Option<Vec<u8>> {
+    let n = keep.count_ones() as usize;
+    cur.extend_from_slice(&data.to_le_bytes()[..n]);
+    last.then(|| std::mem::take(cur))
+}
+
 /// The harness's address of client `id` (MAC, IPv4, UDP port): its requests come from it and
 /// the replies must go to it.
 fn client_addr(id: u32) -> ([u8; 6], [u8; 4], u16) {
@@ -672,11 +679,8 @@ impl Lockstep {
             }
             // The host path: one frame per decision, in order.
             if u.h_valid.val() {
-                let n = val(u.h_keep.val()).count_ones() as usize;
-                e.got_host
-                    .extend_from_slice(&val(u.h_data.val()).to_le_bytes()[..n]);
-                if u.h_last.val() {
-                    let got = std::mem::take(&mut e.got_host);
+                let (d, k) = (val(u.h_data.val()), val(u.h_keep.val()));
+                if let Some(got) = beat(&mut e.got_host, d, k, u.h_last.val()) {
                     let want = e.want_host.pop_front();
                     e.host_compared += 1;
                     if want.as_ref() != Some(&got) {
@@ -697,11 +701,8 @@ impl Lockstep {
                 self.model.output_dropped(Dropped::Reply);
             }
             if u.r_valid.val() {
-                let n = val(u.r_keep.val()).count_ones() as usize;
-                e.got_reply
-                    .extend_from_slice(&val(u.r_data.val()).to_le_bytes()[..n]);
-                if u.r_last.val() {
-                    let got = std::mem::take(&mut e.got_reply);
+                let (d, k) = (val(u.r_data.val()), val(u.r_keep.val()));
+                if let Some(got) = beat(&mut e.got_reply, d, k, u.r_last.val()) {
                     let is_nl = matches!(
                         frame::parse_udp(&got).map(|(_, p)| wire::parse(p, cfg.cluster_id)),
                         Ok(Ok((_, Packet::ReplyNotLeader(_))))
@@ -768,10 +769,7 @@ impl Lockstep {
                 if !v {
                     continue;
                 }
-                let n = k.count_ones() as usize;
-                e.got_frame[t].extend_from_slice(&d.to_le_bytes()[..n]);
-                if l {
-                    let got = std::mem::take(&mut e.got_frame[t]);
+                if let Some(got) = beat(&mut e.got_frame[t], d, k, l) {
                     let want = e.want_frames[t].pop_front();
                     if want.as_ref() != Some(&got) {
                         bad = Some(format!(
