@@ -175,8 +175,8 @@ async def follower_copy_on_every_tree_and_padded_copy(dut):
         first, last, got = h.frames[-1]
         assert first == dc + 1, f"tree {p}: first beat {first}, strobe {dc}"
         assert last - first + 1 == (len(got) + 7) // 8, "one beat per cycle"
-    # a padded copy (20 junk bytes after the datagram, captured but not forwarded): a heartbeat
-    # on tree 2, followed on the same tree in the very next cycle by nothing else
+    # a padded copy on tree 2: a heartbeat with 20 junk bytes after the datagram, which are
+    # captured but not forwarded (the length comes from the UDP header)
     hb = copy_frame(2, 200, 77, nf.HEARTBEAT)
     padded = hb + bytes(range(0xA0, 0xA0 + 20))
     await h.stream(2, padded)
