@@ -60,8 +60,7 @@ class Monitor:
             for t in range(4):
                 if not int(getattr(p, f"g{t}_valid").value):
                     continue
-                n = bin(int(getattr(p, f"g{t}_keep").value)).count("1")
-                data = int(getattr(p, f"g{t}_data").value).to_bytes(8, "little")[:n]
+                data = nctb.beat_bytes(p, f"g{t}")
                 if self._cur[t] is None:
                     self._cur[t] = [self.cycle, b""]
                 self._cur[t][1] += data
@@ -71,8 +70,7 @@ class Monitor:
             for name, out in (("h", self.host), ("r", self.replies)):
                 if not int(getattr(p, f"{name}_valid").value):
                     continue
-                n = bin(int(getattr(p, f"{name}_keep").value)).count("1")
-                data = int(getattr(p, f"{name}_data").value).to_bytes(8, "little")[:n]
+                data = nctb.beat_bytes(p, name)
                 cur = self._hcur.setdefault(name, [self.cycle, b""])
                 cur[1] += data
                 if int(getattr(p, f"{name}_last").value):

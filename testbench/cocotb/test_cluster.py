@@ -106,8 +106,7 @@ class Cluster:
             for t in range(TREES):
                 if not int(getattr(p, f"g{t}_valid").value):
                     continue
-                n = bin(int(getattr(p, f"g{t}_keep").value)).count("1")
-                data = int(getattr(p, f"g{t}_data").value).to_bytes(8, "little")[:n]
+                data = nctb.beat_bytes(p, f"g{t}")
                 if cur[t] is None:
                     cur[t] = [cyc, b""]
                 cur[t][1] += data

@@ -89,11 +89,8 @@ class Host:
                     self.last_beats[t].append(self.cycle)
             if not int(d.h_valid.value):
                 continue
-            keep = int(d.h_keep.value)
-            n = bin(keep).count("1")
-            assert keep == (1 << n) - 1 and n > 0, f"h_keep {keep:#x} not contiguous from lane 0"
             assert int(d.busy.value), "busy while a frame streams"
-            data = int(d.h_data.value).to_bytes(8, "little")[:n]
+            data = nctb.beat_bytes(d, "h")
             if self.cur is None:
                 self.cur = [self.cycle, b""]
             self.cur[1] += data

@@ -49,10 +49,7 @@ class Gen:
             for t in range(4):
                 if not int(getattr(d, f"m{t}_valid").value):
                     continue
-                keep = int(getattr(d, f"m{t}_keep").value)
-                n = bin(keep).count("1")
-                assert keep == (1 << n) - 1, f"keep {keep:#x} not contiguous from lane 0"
-                data = int(getattr(d, f"m{t}_data").value).to_bytes(8, "little")[:n]
+                data = nctb.beat_bytes(d, f"m{t}")
                 if self.cur[t] is None:
                     self.cur[t] = [self.cycle, b""]
                 self.cur[t][1] += data

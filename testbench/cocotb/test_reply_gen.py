@@ -88,10 +88,7 @@ class Reply:
                 assert self.cur is None, f"cycle {self.cycle}: idle beat inside a frame"
                 continue
             assert int(d.busy.value), "busy while a frame streams"
-            keep = int(d.r_keep.value)
-            n = bin(keep).count("1")
-            assert keep == (1 << n) - 1 and n > 0, f"r_keep {keep:#x} not contiguous from lane 0"
-            data = int(d.r_data.value).to_bytes(8, "little")[:n]
+            data = nctb.beat_bytes(d, "r")
             if self.cur is None:
                 self.cur = [self.cycle, b""]
             self.cur[1] += data
