@@ -7,6 +7,13 @@
 use proto::frame::{ETH_LEN, IPV4_LEN, PAYLOAD_OFFSET};
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet};
 
+/// A 48-bit MAC register value (`*_mac_hi`:`*_mac_lo`, first byte most significant) as the
+/// six bytes of a frame.
+pub fn mac_bytes(v: u64) -> [u8; 6] {
+    let b = v.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
 /// A field: frame offset and width in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {

@@ -17,6 +17,7 @@ use proto::rsbcast::FaultKind;
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
 use rust_hdl::prelude::*;
 
+use crate::layout::mac_bytes;
 use crate::lowi_core::{class, fault, state};
 use crate::nc_core::NcCore;
 use crate::nc_engine::NcEngine;
@@ -194,8 +195,8 @@ fn client_addr(id: u32) -> ([u8; 6], [u8; 4], u16) {
     )
 }
 
-/// A frame as the generators send it: `emit_udp` with the datapath's TTL and UDP checksum 0.
-fn generated_frame(meta: UdpMeta, packet: &[u8]) -> Vec<u8> {
+/// A frame as the generators send it: `emit_udp` of `packet` with UDP checksum 0 ("none").
+pub fn generated_frame(meta: UdpMeta, packet: &[u8]) -> Vec<u8> {
     let mut f = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
     let n = frame::emit_udp(&meta, packet, &mut f).expect("the frame fits");
     f.truncate(n);
@@ -208,8 +209,8 @@ fn generated_frame(meta: UdpMeta, packet: &[u8]) -> Vec<u8> {
 fn host_frame(cfg: &Config, packet: &[u8]) -> Vec<u8> {
     generated_frame(
         UdpMeta {
-            src_mac: mac(cfg.src_mac),
-            dst_mac: mac(cfg.host_mac),
+            src_mac: mac_bytes(cfg.src_mac),
+            dst_mac: mac_bytes(cfg.host_mac),
             src_ip: cfg.src_ip.to_be_bytes(),
             dst_ip: cfg.host_ip.to_be_bytes(),
             src_port: cfg.decide_port,
@@ -225,7 +226,7 @@ fn reply_frame(cfg: &Config, client_id: u32, packet: &[u8]) -> Vec<u8> {
     let (m, ip, port) = client_addr(client_id);
     generated_frame(
         UdpMeta {
-            src_mac: mac(cfg.src_mac),
+            src_mac: mac_bytes(cfg.src_mac),
             dst_mac: m,
             src_ip: cfg.src_ip.to_be_bytes(),
             dst_ip: ip,
@@ -237,32 +238,21 @@ fn reply_frame(cfg: &Config, client_id: u32, packet: &[u8]) -> Vec<u8> {
     )
 }
 
-/// A 48-bit MAC register value as its six bytes (first byte most significant).
-pub fn mac(v: u64) -> [u8; 6] {
-    let b = v.to_be_bytes();
-    [b[2], b[3], b[4], b[5], b[6], b[7]]
-}
-
 /// The DECIDE frame `pkt_gen` must send on `tree` for a packet the model sent.
 fn decide_frame(cfg: &Config, tree: u8, packet: &[u8]) -> Vec<u8> {
-    use crate::pkt_gen::TTL;
     let g = cfg.tree_groups[tree as usize].to_be_bytes();
-    let meta = UdpMeta {
-        src_mac: mac(cfg.src_mac),
-        dst_mac: frame::multicast_mac(g),
-        src_ip: cfg.src_ip.to_be_bytes(),
-        dst_ip: g,
-        src_port: cfg.decide_port,
-        dst_port: cfg.decide_port,
-        ttl: TTL,
-    };
-    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
-    let n = frame::emit_udp(&meta, packet, &mut f).expect("the frame fits");
-    f.truncate(n);
-    // pkt_gen sends UDP checksum 0 ("none").
-    f[frame::ETH_LEN + frame::IPV4_LEN + 6] = 0;
-    f[frame::ETH_LEN + frame::IPV4_LEN + 7] = 0;
-    f
+    generated_frame(
+        UdpMeta {
+            src_mac: mac_bytes(cfg.src_mac),
+            dst_mac: frame::multicast_mac(g),
+            src_ip: cfg.src_ip.to_be_bytes(),
+            dst_ip: g,
+            src_port: cfg.decide_port,
+            dst_port: cfg.decide_port,
+            ttl: crate::pkt_gen::TTL,
+        },
+        packet,
+    )
 }
 
 impl EngineSide {

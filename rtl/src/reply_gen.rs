@@ -39,7 +39,7 @@ use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
 use rust_hdl::prelude::*;
 
-use crate::layout::{Field, Layout};
+use crate::layout::{Field, Layout, mac_bytes};
 use crate::prim::{ByteSrc, ReplyNlBytes, ReplyOkBytes, ZeroExtend};
 
 /// Bytes of a reply frame (both kinds): Ethernet + IPv4 + UDP headers, the common header and
@@ -69,11 +69,6 @@ pub struct ReplyFields {
     pub dst_port: u16,
     pub cluster: u32,
     pub sender: u8,
-}
-
-fn mac_bytes(m: u64) -> [u8; 6] {
-    let b = m.to_be_bytes();
-    [b[2], b[3], b[4], b[5], b[6], b[7]]
 }
 
 /// The frame proto emits for `packet` (UDP checksum as proto computes it).

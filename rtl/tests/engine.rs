@@ -247,19 +247,15 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
     assert_eq!(*first, last + 3, "last copy beat → first host beat");
     let packet = &f1[frame::PAYLOAD_OFFSET..];
     let meta = UdpMeta {
-        src_mac: rtl::lockstep::mac(c.src_mac),
-        dst_mac: rtl::lockstep::mac(c.host_mac),
+        src_mac: rtl::layout::mac_bytes(c.src_mac),
+        dst_mac: rtl::layout::mac_bytes(c.host_mac),
         src_ip: c.src_ip.to_be_bytes(),
         dst_ip: c.host_ip.to_be_bytes(),
         src_port: c.decide_port,
         dst_port: c.host_port,
         ttl: rtl::pkt_gen::TTL,
     };
-    let mut want = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
-    frame::emit_udp(&meta, packet, &mut want).unwrap();
-    want[40] = 0;
-    want[41] = 0;
-    assert_eq!(got, &want);
+    assert_eq!(got, &rtl::lockstep::generated_frame(meta, packet));
 }
 
 #[test]

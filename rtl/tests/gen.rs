@@ -7,7 +7,8 @@
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
-use rtl::lockstep::{decide, mac};
+use rtl::layout::mac_bytes;
+use rtl::lockstep::{decide, generated_frame};
 use std::collections::VecDeque;
 
 use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen, TTL};
@@ -38,7 +39,7 @@ fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> 
     let p = decide(CLUSTER, SENDER, DecideMeta { tree, ..meta }, entries);
     let g = GROUPS[tree as usize].to_be_bytes();
     let m = UdpMeta {
-        src_mac: mac(src.0),
+        src_mac: mac_bytes(src.0),
         dst_mac: frame::multicast_mac(g),
         src_ip: src.1.to_be_bytes(),
         dst_ip: g,
@@ -46,11 +47,7 @@ fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> 
         dst_port: PORT,
         ttl: TTL,
     };
-    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + p.len()];
-    frame::emit_udp(&m, &p, &mut f).unwrap();
-    f[40] = 0; // UDP checksum: the generator sends 0 ("none")
-    f[41] = 0;
-    f
+    generated_frame(m, &p)
 }
 
 struct Gen<const W: usize, const K: usize, const I: usize, const Q: usize> {

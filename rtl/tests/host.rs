@@ -10,7 +10,7 @@
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::host_gen::{HostGen, IMG_BYTES};
-use rtl::lockstep::decide;
+use rtl::lockstep::{decide, generated_frame};
 use rtl::pkt_gen::TTL;
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
@@ -76,11 +76,7 @@ impl Cfg {
     }
     /// The host frame host_gen must send for `payload`.
     fn expected(&self, payload: &[u8]) -> Vec<u8> {
-        let mut f = vec![0u8; frame::PAYLOAD_OFFSET + payload.len()];
-        frame::emit_udp(&self.meta(), payload, &mut f).unwrap();
-        f[40] = 0; // UDP checksum: 0 ("none")
-        f[41] = 0;
-        f
+        generated_frame(self.meta(), payload)
     }
 }
 

@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
-use rtl::layout::Layout;
+use rtl::layout::mac_bytes;
+use rtl::lockstep::generated_frame;
 use rtl::pkt_gen::TTL;
 use rtl::reply_gen::ReplyGen;
 use rtl::sim::{Cycle, Rng};
@@ -20,10 +21,6 @@ fn bits<const N: usize>(v: u64) -> Bits<N> {
 }
 fn val<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
-fn mac(m: u64) -> [u8; 6] {
-    let b = m.to_be_bytes();
-    [b[2], b[3], b[4], b[5], b[6], b[7]]
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,8 +58,8 @@ fn packet(cfg: &Cfg, b: &Body) -> Vec<u8> {
 
 fn udp_meta(cfg: &Cfg, c: &Cmd) -> UdpMeta {
     UdpMeta {
-        src_mac: mac(cfg.src_mac),
-        dst_mac: mac(c.mac),
+        src_mac: mac_bytes(cfg.src_mac),
+        dst_mac: mac_bytes(c.mac),
         src_ip: cfg.src_ip.to_be_bytes(),
         dst_ip: c.ip.to_be_bytes(),
         src_port: cfg.src_port,
@@ -74,13 +71,12 @@ fn udp_meta(cfg: &Cfg, c: &Cmd) -> UdpMeta {
 /// The expected frame: proto's, UDP checksum 0 ("none").
 fn expected(cfg: &Cfg, c: &Cmd) -> Vec<u8> {
     let p = packet(cfg, &c.body);
-    let mut f = vec![0u8; frame::PAYLOAD_OFFSET + p.len()];
-    let n = frame::emit_udp(&udp_meta(cfg, c), &p, &mut f).unwrap();
-    assert_eq!(n, f.len(), "emit_udp does not pad");
-    let l = Layout::probe();
-    for j in 0..l.udp_csum.len {
-        f[l.udp_csum.off + j] = 0;
-    }
+    let f = generated_frame(udp_meta(cfg, c), &p);
+    assert_eq!(
+        f.len(),
+        frame::PAYLOAD_OFFSET + p.len(),
+        "emit_udp does not pad"
+    );
     f
 }
 

@@ -320,7 +320,7 @@ impl ClusterFile {
         set("decide_port", self.ports.decide)?;
         set("client_port", self.ports.client)?;
         set("host_port", self.ports.host)?;
-        if let Some(me) = self.nodes.iter().find(|n| n.id == id as u64) {
+        if let Some(me) = self.nodes.get(id as usize) {
             set("src_ip", u32::from(me.client_addr) as u64)?;
             set("host_ip", u32::from(me.host_addr) as u64)?;
         }
