@@ -7,6 +7,11 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 bash tools/setup.sh || exit 1
 
+# Incremental caches only help repeated local builds; a clean run would write ~5 GB of them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# A full disk shows up as an unrelated rustc/LLVM I/O error, so say how much room there is first.
+echo "disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free where target/ is written"
+
 passed=0
 failed=0
 failures=()
