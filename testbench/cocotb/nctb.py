@@ -166,12 +166,14 @@ class Node:
 
 
 def beat_bytes(port, prefix):
-    """The bytes of this cycle's beat on the 64-bit stream `<prefix>_data` / `<prefix>_keep`
-    of `port` (byte x of the frame's beat in lane x); keep must be contiguous from lane 0."""
+    """The bytes of this cycle's beat on the stream `<prefix>_data` / `<prefix>_keep` of `port`,
+    at the data signal's width (64 or 512 bits; byte x of the frame's beat in lane x); keep must
+    be contiguous from lane 0."""
+    data = getattr(port, f"{prefix}_data")
     keep = int(getattr(port, f"{prefix}_keep").value)
     n = bin(keep).count("1")
     assert keep == (1 << n) - 1 and n > 0, f"{prefix}_keep {keep:#x} not contiguous from lane 0"
-    return int(getattr(port, f"{prefix}_data").value).to_bytes(8, "little")[:n]
+    return int(data.value).to_bytes(len(data) // 8, "little")[:n]
 
 
 async def cycles(clock, n):
