@@ -93,6 +93,7 @@ pub mod addr {
     pub const HOST_MAC_HI: u16 = 0x06C;
     pub const HOST_MAC_LO: u16 = 0x070;
     pub const HOST_IP: u16 = 0x074;
+    pub const TTL: u16 = 0x078;
     pub const EPOCH: u16 = 0x080;
     pub const LEADER: u16 = 0x084;
     pub const INSTANCE: u16 = 0x088;
@@ -464,6 +465,14 @@ pub const REGISTERS: &[Register] = &[
         U32,
         "the host's IPv4 address: destination of the host-path copies",
     ),
+    cfg(
+        "ttl",
+        addr::TTL,
+        16,
+        1,
+        255,
+        "IPv4 TTL of every frame the datapath sends: tree copies, host-path copies, replies",
+    ),
     ro(
         "epoch",
         addr::EPOCH,
@@ -630,6 +639,8 @@ pub struct Config {
     pub host_mac: u64,
     /// The host's IPv4 address (host order).
     pub host_ip: u32,
+    /// IPv4 TTL of the frames the datapath sends.
+    pub ttl: u8,
 }
 
 /// An illegal configuration: names the field, the value and what would be legal.
@@ -687,6 +698,7 @@ impl Default for Config {
             src_ip: r(addr::SRC_IP) as u32,
             host_mac: r(addr::HOST_MAC_HI) << 32 | r(addr::HOST_MAC_LO),
             host_ip: r(addr::HOST_IP) as u32,
+            ttl: r(addr::TTL) as u8,
         }
     }
 }
@@ -747,6 +759,7 @@ impl Config {
             addr::HOST_MAC_HI => self.host_mac >> 32,
             addr::HOST_MAC_LO => self.host_mac & U32,
             addr::HOST_IP => self.host_ip as u64,
+            addr::TTL => self.ttl as u64,
             _ => return None,
         })
     }
@@ -785,6 +798,7 @@ impl Config {
             addr::HOST_MAC_HI => self.host_mac = v << 32 | (self.host_mac & U32),
             addr::HOST_MAC_LO => self.host_mac = (self.host_mac & !U32) | v,
             addr::HOST_IP => self.host_ip = v as u32,
+            addr::TTL => self.ttl = v as u8,
             _ => return Err(RegError::UnknownAddress(a)),
         }
         Ok(())

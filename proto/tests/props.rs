@@ -710,6 +710,7 @@ fn poke(c: &mut Config, a: u16, v: u64) {
         addr::HOST_MAC_HI => c.host_mac = v << 32 | (c.host_mac & 0xFFFF_FFFF),
         addr::HOST_MAC_LO => c.host_mac = (c.host_mac & !0xFFFF_FFFF) | (v & 0xFFFF_FFFF),
         addr::HOST_IP => c.host_ip = v as u32,
+        addr::TTL => c.ttl = v as u8,
         _ => panic!("poke: {a:#x} is not a config register"),
     }
 }
