@@ -102,6 +102,10 @@ pub struct ClusterFile {
     pub cluster_id: u64,
     /// `multicast` or `loopback`.
     pub transport: Transport,
+    /// IPv4 TTL of every frame a node sends (register `ttl`; optional, default its reset
+    /// value).
+    #[serde(default = "default_ttl")]
+    pub ttl: u64,
     /// Timing in ns.
     pub timing: Timing,
     /// Queue and packet limits.
@@ -112,6 +116,10 @@ pub struct ClusterFile {
     pub trees: Vec<Tree>,
     /// The nodes (n = their number), ids 0..n.
     pub nodes: Vec<NodeEntry>,
+}
+
+fn default_ttl() -> u64 {
+    regs::by_name("ttl").expect("a register of the map").reset
 }
 
 /// An error in `cluster.toml`, naming the key.
@@ -225,6 +233,7 @@ impl ClusterFile {
         ClusterFile {
             cluster_id: 7,
             transport: Transport::Loopback,
+            ttl: default_ttl(),
             timing: Timing {
                 loop_period_ns: 300_000,
                 timeout_ns: 50_000_000,
@@ -320,6 +329,7 @@ impl ClusterFile {
         set("decide_port", self.ports.decide)?;
         set("client_port", self.ports.client)?;
         set("host_port", self.ports.host)?;
+        set("ttl", self.ttl)?;
         if let Some(me) = self.nodes.get(id as usize) {
             set("src_ip", u32::from(me.client_addr) as u64)?;
             set("host_ip", u32::from(me.host_addr) as u64)?;
@@ -471,6 +481,29 @@ mod tests {
         assert_eq!(s.config.node_id, 2);
         assert_eq!(s.config.node_count, 3);
         assert_eq!(s.config.timeout, 50_000_000);
+    }
+
+    #[test]
+    fn ttl_is_optional_and_checked() {
+        let f = ClusterFile::loopback(3, 2, 0, 7400);
+        let text = f.to_toml();
+        assert!(text.contains("ttl = 16"), "{text}");
+        let without: String = text
+            .lines()
+            .filter(|l| !l.starts_with("ttl"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let back = ClusterFile::parse(&without).unwrap();
+        assert_eq!(back.ttl, 16, "the register's reset value");
+        assert_eq!(back.node(0).unwrap().config.ttl, 16);
+        let one = ClusterFile::parse(&text.replace("ttl = 16", "ttl = 1")).unwrap();
+        assert_eq!(one.node(1).unwrap().config.ttl, 1);
+        for bad in [0, 256] {
+            let e =
+                ClusterFile::parse(&text.replace("ttl = 16", &format!("ttl = {bad}"))).unwrap_err();
+            assert_eq!(e.key, "ttl");
+            assert!(e.message.contains("legal values are 1..=255"), "{e}");
+        }
     }
 
     #[test]

@@ -183,7 +183,7 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
                 let w = ctx(udp(a, false), || format!("tree {t}: bind {a}"))?;
                 w.bind_device(Some(iface.as_bytes()))?;
                 w.set_multicast_if_v4(&local)?;
-                w.set_multicast_ttl_v4(1)?;
+                w.set_multicast_ttl_v4(c.ttl as u32)?;
                 w.set_multicast_loop_v4(false)?;
                 tx.push(w.into());
             }
@@ -198,6 +198,11 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
     .into();
     for sock in rx.iter().chain([&client]) {
         sock.set_nonblocking(true)?;
+    }
+    // Register `ttl`: unicast sends (replies, host copies, loopback tree copies); the
+    // multicast tree sockets took it as IP_MULTICAST_TTL above.
+    for sock in rx.iter().chain(&tx).chain([&client, &host]) {
+        sock.set_ttl(c.ttl as u32)?;
     }
     Ok(Sockets {
         rx,

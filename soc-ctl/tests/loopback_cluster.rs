@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -339,4 +340,74 @@ fn one_node_with_the_busy_poll_timer() {
     let st = c.status(0);
     assert_eq!(st["engine"]["timer"], "busy");
     assert_eq!(counter(&st, "delivered"), c.log(0).len() as u64);
+}
+
+/// Receive one datagram on `sock` (IP_RECVTTL on) with the TTL it arrived with.
+fn recv_with_ttl(sock: &UdpSocket) -> (Vec<u8>, i32) {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrIn, recvmsg};
+    let mut buf = vec![0u8; 65536];
+    let mut space = nix::cmsg_space!(i32);
+    let (n, ttl) = {
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let m = recvmsg::<SockaddrIn>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::empty(),
+        )
+        .expect("recvmsg");
+        let ttl = m.cmsgs().expect("cmsgs").find_map(|c| match c {
+            ControlMessageOwned::Ipv4Ttl(t) => Some(t),
+            _ => None,
+        });
+        (m.bytes, ttl.expect("IP_RECVTTL gave the TTL"))
+    };
+    buf.truncate(n);
+    (buf, ttl)
+}
+
+/// cluster.toml's `ttl` reaches the wire: the reply to a request and the host-path frame of its
+/// decision arrive with that TTL (read with IP_RECVTTL on the receiving sockets).
+#[test]
+fn replies_and_host_frames_carry_the_configured_ttl() {
+    use nix::sys::socket::{setsockopt, sockopt::Ipv4RecvTtl};
+    let mut file = test_file(1, 2, 35);
+    file.ttl = 42;
+    let cluster_id = file.cluster_id as u32;
+    let host = UdpSocket::bind(SocketAddrV4::new(
+        file.nodes[0].host_addr,
+        file.ports.host as u16,
+    ))
+    .expect("bind the host address");
+    let client = UdpSocket::bind("127.35.30.1:0").expect("bind a client socket");
+    for s in [&host, &client] {
+        setsockopt(s, Ipv4RecvTtl, &true).expect("IP_RECVTTL");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    }
+    let mut c = Cluster::new(file);
+    c.start(&[0]);
+    let req = Packet::Request(wire::Entry {
+        client_id: 77,
+        seq: 1,
+        flags: 0,
+        payload: b"ttl",
+    })
+    .to_vec(cluster_id, wire::SENDER_NONE)
+    .unwrap();
+    client.send_to(&req, c.client_addrs()[0]).unwrap();
+    let (reply, ttl) = recv_with_ttl(&client);
+    assert!(
+        matches!(
+            wire::parse(&reply, cluster_id),
+            Ok((_, Packet::ReplyOk(r))) if r.client_id == 77 && r.seq == 1
+        ),
+        "a REPLY_OK for the request"
+    );
+    assert_eq!(ttl, 42, "the reply's TTL");
+    let (frame, ttl) = recv_with_ttl(&host);
+    let Ok((_, Packet::Decide(d))) = wire::parse(&frame, cluster_id) else {
+        panic!("the host path carried something that is not a DECIDE");
+    };
+    assert_eq!(d.entries().map(|e| e.client_id).collect::<Vec<_>>(), [77]);
+    assert_eq!(ttl, 42, "the host frame's TTL");
 }
