@@ -334,6 +334,7 @@ pub struct Csr {
     pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
+    pub cfg_ttl: Signal<Out, Bits<32>>,
     /// `delta + drift`: the RSBCAST window.
     pub window: Signal<Out, Bits<32>>,
     r_node_id: ConfigReg,
@@ -361,6 +362,7 @@ pub struct Csr {
     r_host_mac_hi: ConfigReg,
     r_host_mac_lo: ConfigRegAny,
     r_host_ip: ConfigRegAny,
+    r_ttl: ConfigReg,
     c_sent_values: Counter64,
     c_sent_heartbeats: Counter64,
     c_delivered: Counter64,
@@ -459,6 +461,7 @@ impl Default for Csr {
             cfg_host_mac_hi: Default::default(),
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
+            cfg_ttl: Default::default(),
             window: Default::default(),
             r_node_id: ConfigReg::new(addr::NODE_ID),
             r_node_count: ConfigReg::new(addr::NODE_COUNT),
@@ -485,6 +488,7 @@ impl Default for Csr {
             r_host_mac_hi: ConfigReg::new(addr::HOST_MAC_HI),
             r_host_mac_lo: ConfigRegAny::new(addr::HOST_MAC_LO),
             r_host_ip: ConfigRegAny::new(addr::HOST_IP),
+            r_ttl: ConfigReg::new(addr::TTL),
             c_sent_values: Counter64::new(Counter::SentValues),
             c_sent_heartbeats: Counter64::new(Counter::SentHeartbeats),
             c_delivered: Counter64::new(Counter::Delivered),
@@ -555,6 +559,7 @@ impl Logic for Csr {
             r_host_mac_hi,
             r_host_mac_lo,
             r_host_ip,
+            r_ttl,
             c_sent_values,
             c_sent_heartbeats,
             c_delivered,
@@ -701,6 +706,11 @@ impl Logic for Csr {
         self.r_host_ip.bus_write.next = self.bus_write.val();
         self.r_host_ip.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_host_ip.next = self.r_host_ip.value.val();
+        self.r_ttl.bus_addr.next = self.bus_addr.val();
+        self.r_ttl.bus_wdata.next = self.bus_wdata.val();
+        self.r_ttl.bus_write.next = self.bus_write.val();
+        self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_ttl.next = self.r_ttl.value.val();
         self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.c_sent_values.bus_addr.next = self.bus_addr.val();
         self.c_sent_values.clear.next = self.clear_counters.val();
@@ -873,6 +883,7 @@ impl Logic for Csr {
             | self.r_host_mac_hi.rdata.val()
             | self.r_host_mac_lo.rdata.val()
             | self.r_host_ip.rdata.val()
+            | self.r_ttl.rdata.val()
             | self.c_sent_values.rdata.val()
             | self.c_sent_heartbeats.rdata.val()
             | self.c_delivered.rdata.val()

@@ -3,7 +3,7 @@
 //! every cycle; byte x of a beat is bits 8x+7..8x, as in `pkt_gen` and `pkt_parser`).
 //!
 //! The frame is `proto::frame::emit_udp(&UdpMeta { src_mac, dst_mac: host_mac, src_ip,
-//! dst_ip: host_ip, src_port, dst_port: host_port, ttl: pkt_gen::TTL }, payload, ..)` with UDP
+//! dst_ip: host_ip, src_port, dst_port: host_port, ttl }, payload, ..)` with UDP
 //! checksum 0 ("none"): the Ethernet/IPv4/UDP header is regenerated from the config inputs (the
 //! constant bytes copied from a frame emitted by proto, the field bytes placed by the probed
 //! [`crate::layout::Layout`], the IPv4 checksum from a constant partial sum plus the variable
@@ -44,7 +44,7 @@ use proto::frame::{self, UdpMeta};
 use rust_hdl::prelude::*;
 
 use crate::layout::{Field, Layout};
-use crate::pkt_gen::{IMG_BITS, TTL};
+use crate::pkt_gen::IMG_BITS;
 use crate::prim::{ByteSrc, HostHeader, LaneRep, ZeroExtend};
 
 /// Beats of a frame image.
@@ -74,7 +74,7 @@ fn reference() -> Vec<u8> {
         dst_ip: [10, 0, 0, 2],
         src_port: 1,
         dst_port: 2,
-        ttl: TTL,
+        ttl: 64,
     };
     let mut f = vec![0u8; frame::PAYLOAD_OFFSET];
     frame::emit_udp(&udp, &[], &mut f).expect("fits");
@@ -101,6 +101,7 @@ pub fn header_map() -> Vec<ByteSrc> {
     place(&mut m, l.udp_src, 6);
     place(&mut m, l.udp_dst, 7);
     place(&mut m, l.udp_len, 8);
+    place(&mut m, l.ip_ttl, 9);
     for j in 0..l.udp_csum.len {
         m[l.udp_csum.off + j] = ByteSrc::Const(0);
     }
@@ -108,7 +109,8 @@ pub fn header_map() -> Vec<ByteSrc> {
 }
 
 /// One's-complement sum (IPv4 checksum) of the reference header's words that do not change:
-/// everything but total_len, the checksum and the two addresses.
+/// everything but total_len, the checksum, the two addresses and the TTL byte (its word counts
+/// the protocol byte only).
 fn ip_const_sum() -> u64 {
     let l = Layout::probe();
     let r = reference();
@@ -125,7 +127,8 @@ fn ip_const_sum() -> u64 {
     for w in 0..frame::IPV4_LEN / 2 {
         let off = ip + 2 * w;
         if !var.contains(&off) {
-            s += u16::from_be_bytes([r[off], r[off + 1]]) as u64;
+            let hi = if off == l.ip_ttl.off { 0 } else { r[off] };
+            s += u16::from_be_bytes([hi, r[off + 1]]) as u64;
         }
     }
     while s > 0xFFFF {
@@ -166,13 +169,14 @@ pub struct HostGen {
     pub lead_img: Signal<In, Bits<1408>>,
     pub lead_len: Signal<In, Bits<16>>,
     /// Config: the node's MAC (most significant byte first on the wire), IPv4 address and
-    /// UDP source port; the host's MAC, IPv4 address and UDP port.
+    /// UDP source port; the host's MAC, IPv4 address and UDP port; the IPv4 TTL (register `ttl`).
     pub src_mac: Signal<In, Bits<48>>,
     pub src_ip: Signal<In, Bits<32>>,
     pub src_port: Signal<In, Bits<16>>,
     pub host_mac: Signal<In, Bits<48>>,
     pub host_ip: Signal<In, Bits<32>>,
     pub host_port: Signal<In, Bits<16>>,
+    pub ttl: Signal<In, Bits<8>>,
     /// The host frame out.
     pub h_data: Signal<Out, Bits<64>>,
     pub h_keep: Signal<Out, Bits<8>>,
@@ -255,6 +259,8 @@ pub struct HostGen {
     frame: Signal<Local, Bits<1408>>,
     cs1: Signal<Local, Bits<16>>,
     cs1c: Signal<Local, Bits<16>>,
+    cs1t: Signal<Local, Bits<16>>,
+    cs1tc: Signal<Local, Bits<16>>,
     cs2: Signal<Local, Bits<16>>,
     cs2c: Signal<Local, Bits<16>>,
     cs3: Signal<Local, Bits<16>>,
@@ -272,6 +278,7 @@ pub struct HostGen {
     rep3: LaneRep,
     bw3: ZeroExtend<8, 11>,
     beatw: ZeroExtend<8, 11>,
+    ttlw: ZeroExtend<8, 16>,
     hdr: HostHeader,
     xh: ZeroExtend<336, 1408>,
     k0_2: Constant<Bits<2>>,
@@ -340,6 +347,7 @@ impl Default for HostGen {
             host_mac: Default::default(),
             host_ip: Default::default(),
             host_port: Default::default(),
+            ttl: Default::default(),
             h_data: Default::default(),
             h_keep: Default::default(),
             h_valid: Default::default(),
@@ -419,6 +427,8 @@ impl Default for HostGen {
             frame: Default::default(),
             cs1: Default::default(),
             cs1c: Default::default(),
+            cs1t: Default::default(),
+            cs1tc: Default::default(),
             cs2: Default::default(),
             cs2c: Default::default(),
             cs3: Default::default(),
@@ -436,6 +446,7 @@ impl Default for HostGen {
             rep3: Default::default(),
             bw3: Default::default(),
             beatw: Default::default(),
+            ttlw: Default::default(),
             hdr: HostHeader::new(header_map()),
             xh: Default::default(),
             k0_2: k(0),
@@ -806,7 +817,8 @@ impl Logic for HostGen {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
         }
         // The IPv4 checksum, pipelined (one's-complement adds with end-around carry): the
-        // address words' sums are registered (the config inputs change only while the node is
+        // address words' sums (the source's with the TTL word's TTL byte) are registered (the
+        // config inputs change only while the node is
         // disabled, so they are settled two cycles later), then the constant words' sum, then
         // + total_len into `r_csum`, which follows `r_ulen` one cycle later: the checksum is in
         // beat 3, and a frame's `r_ulen` is set before its beat 0.
@@ -816,7 +828,14 @@ impl Logic for HostGen {
         } else {
             self.cs1c.next = self.cs1.val();
         }
-        self.r_asrc.d.next = self.cs1c.val();
+        self.ttlw.narrow.next = self.ttl.val();
+        self.cs1t.next = self.cs1c.val() + (self.ttlw.wide.val() << self.k8_16.val());
+        if self.cs1t.val() < self.cs1c.val() {
+            self.cs1tc.next = self.cs1t.val() + self.k1_16.val();
+        } else {
+            self.cs1tc.next = self.cs1t.val();
+        }
+        self.r_asrc.d.next = self.cs1tc.val();
         self.cs2.next =
             self.host_ip.val().get_bits::<16>(16) + self.host_ip.val().get_bits::<16>(0);
         if self.cs2.val() < self.host_ip.val().get_bits::<16>(0) {
@@ -855,6 +874,7 @@ impl Logic for HostGen {
         self.hdr.src_port.next = self.src_port.val();
         self.hdr.dst_port.next = self.host_port.val();
         self.hdr.udp_len.next = self.r_ulen.q.val();
+        self.hdr.ttl.next = self.ttl.val();
         self.xh.narrow.next = self.hdr.out.val();
         self.frame.next = self.xh.wide.val() | (self.r_img.q.val() & self.k_paymask.val());
         self.beatw.narrow.next = self.r_beat.q.val();

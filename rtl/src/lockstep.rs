@@ -215,7 +215,7 @@ fn host_frame(cfg: &Config, packet: &[u8]) -> Vec<u8> {
             dst_ip: cfg.host_ip.to_be_bytes(),
             src_port: cfg.decide_port,
             dst_port: cfg.host_port,
-            ttl: crate::pkt_gen::TTL,
+            ttl: cfg.ttl,
         },
         packet,
     )
@@ -232,7 +232,7 @@ fn reply_frame(cfg: &Config, client_id: u32, packet: &[u8]) -> Vec<u8> {
             dst_ip: ip,
             src_port: cfg.client_port,
             dst_port: port,
-            ttl: crate::pkt_gen::TTL,
+            ttl: cfg.ttl,
         },
         packet,
     )
@@ -249,7 +249,7 @@ fn decide_frame(cfg: &Config, tree: u8, packet: &[u8]) -> Vec<u8> {
             dst_ip: g,
             src_port: cfg.decide_port,
             dst_port: cfg.decide_port,
-            ttl: crate::pkt_gen::TTL,
+            ttl: cfg.ttl,
         },
         packet,
     )
@@ -1229,11 +1229,12 @@ impl Env {
         let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3).max(min_loop);
         cfg.loop_period = rng.range(lo, lo + w) as u32;
         cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
-        // Frame addresses (unicast MACs: bit 40 clear).
+        // Frame addresses (unicast MACs: bit 40 clear) and TTL.
         cfg.src_mac = rng.next_u64() & 0xFEFF_FFFF_FFFF;
         cfg.src_ip = rng.next_u64() as u32;
         cfg.host_mac = rng.next_u64() & 0xFEFF_FFFF_FFFF;
         cfg.host_ip = rng.next_u64() as u32;
+        cfg.ttl = rng.range(1, 255) as u8;
         assert!(cfg.validate().is_ok(), "{cfg:?}");
         let mut e = Env {
             rng,

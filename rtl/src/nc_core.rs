@@ -122,6 +122,7 @@ pub struct NcCore {
     pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
+    pub cfg_ttl: Signal<Out, Bits<32>>,
     core: LowiCore,
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
@@ -245,6 +246,7 @@ impl Default for NcCore {
             cfg_host_mac_hi: Default::default(),
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
+            cfg_ttl: Default::default(),
             core: Default::default(),
             rx: Default::default(),
             fifo: Default::default(),
@@ -336,6 +338,7 @@ impl Logic for NcCore {
         self.cfg_host_mac_hi.next = self.regs.cfg_host_mac_hi.val();
         self.cfg_host_mac_lo.next = self.regs.cfg_host_mac_lo.val();
         self.cfg_host_ip.next = self.regs.cfg_host_ip.val();
+        self.cfg_ttl.next = self.regs.cfg_ttl.val();
         self.regs.state.next = self.core.state.val();
         self.regs.status.next = self.core.status.val();
         self.regs.epoch.next = self.core.epoch.val();

@@ -145,6 +145,7 @@ pub struct NcEngine {
     pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
+    pub cfg_ttl: Signal<Out, Bits<32>>,
     /// DECIDE frames out, one stream per tree.
     pub g0_data: Signal<Out, Bits<64>>,
     pub g0_keep: Signal<Out, Bits<8>>,
@@ -407,6 +408,7 @@ impl Default for NcEngine {
             cfg_host_mac_hi: Default::default(),
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
+            cfg_ttl: Default::default(),
             g0_data: Default::default(),
             g0_keep: Default::default(),
             g0_valid: Default::default(),
@@ -946,6 +948,7 @@ impl Logic for NcEngine {
         self.host_mac.lo.next = self.core.cfg_host_mac_lo.val();
         self.decide_gen.src_mac.next = self.src_mac.out.val();
         self.decide_gen.src_ip.next = self.core.cfg_src_ip.val();
+        self.decide_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
         self.g0_data.next = self.decide_gen.m0_data.val();
         self.g0_keep.next = self.decide_gen.m0_keep.val();
         self.g0_valid.next = self.decide_gen.m0_valid.val();
@@ -992,6 +995,7 @@ impl Logic for NcEngine {
         self.host_gen.src_port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.host_gen.host_mac.next = self.host_mac.out.val();
         self.host_gen.host_ip.next = self.core.cfg_host_ip.val();
+        self.host_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
         self.host_gen.host_port.next = self.core.cfg_host_port.val().get_bits::<16>(0);
         self.h_data.next = self.host_gen.h_data.val();
         self.h_keep.next = self.host_gen.h_keep.val();
@@ -1019,6 +1023,7 @@ impl Logic for NcEngine {
         self.reply_gen.nl_port.next = self.hc_udp_src.q.val();
         self.reply_gen.src_mac.next = self.src_mac.out.val();
         self.reply_gen.src_ip.next = self.core.cfg_src_ip.val();
+        self.reply_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
         self.reply_gen.src_port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
         self.reply_gen.cluster.next = self.core.cfg_cluster_id.val();
         self.reply_gen.sender.next = self.core.cfg_node_id.val().get_bits::<8>(0);
@@ -1106,5 +1111,6 @@ impl Logic for NcEngine {
         self.cfg_host_mac_hi.next = self.core.cfg_host_mac_hi.val();
         self.cfg_host_mac_lo.next = self.core.cfg_host_mac_lo.val();
         self.cfg_host_ip.next = self.core.cfg_host_ip.val();
+        self.cfg_ttl.next = self.core.cfg_ttl.val();
     }
 }

@@ -16,10 +16,10 @@
 //! entries come from the FIFO one per cycle, 2 cycles after their send, so without the queue a
 //! full batch's send must wait 6 cycles for the previous one's start, with it 4 (the FIFO's
 //! rate). The entry slots are refilled from the cycle a frame starts (its image is latched then).
-//! UDP checksum 0 ("none", which proto accepts). Every byte's place comes from proto: the constant bytes are those of a frame emitted by `proto::frame::emit_udp` with
-//! the generation-time TTL (proto's register map has no register for it), and the field
-//! bytes — the source MAC and IPv4 address from the `src_mac_*` / `src_ip` registers among
-//! them — are placed by [`crate::layout::Layout`].
+//! UDP checksum 0 ("none", which proto accepts). Every byte's place comes from proto: the
+//! constant bytes are those of a frame emitted by `proto::frame::emit_udp`, and the field
+//! bytes — the source MAC and IPv4 address from the `src_mac_*` / `src_ip` registers and the
+//! TTL from the `ttl` register among them — are placed by [`crate::layout::Layout`].
 //!
 //! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load`
 //! is high with tree 0's whole frame image on `h_img` and its length on `h_len`, for
@@ -36,8 +36,9 @@ use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, ZeroExtend};
 pub const SLOTS: usize = 4;
 /// Source MAC of the reference frame (any: the generated frames take it from `src_mac`).
 const REF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
-/// IPv4 TTL of every frame the datapath generates (generation-time parameter).
-pub const TTL: u8 = 16;
+/// TTL of the reference frames the byte maps are cut from (any: the generated frames take
+/// it from the `ttl` register).
+const REF_TTL: u8 = 64;
 /// Image width: the header and SLOTS entries of at most 24 bytes, rounded up to whole beats.
 pub const IMG_BITS: usize = 1408;
 /// The 512-bit generator's image: [`IMG_BITS`] rounded up to whole 512-bit beats (3).
@@ -74,7 +75,7 @@ fn reference() -> Vec<u8> {
         dst_ip: [239, 0, 0, 1],
         src_port: 1,
         dst_port: 1,
-        ttl: TTL,
+        ttl: REF_TTL,
     };
     let mut f = vec![0u8; frame::PAYLOAD_OFFSET + p.len()];
     frame::emit_udp(&udp, &p, &mut f).expect("fits");
@@ -121,6 +122,7 @@ pub fn header_map() -> Vec<ByteSrc> {
     place(&mut m, 0, l.d_count, 14);
     place(&mut m, 0, l.eth_src, 15);
     place(&mut m, 0, l.ip_src, 16);
+    place(&mut m, 0, l.ip_ttl, 17);
     m
 }
 
@@ -159,7 +161,8 @@ pub fn entry_map() -> Vec<ByteSrc> {
 }
 
 /// One's-complement sum (IPv4 checksum) of the reference header's words that do not change:
-/// everything but total_len, checksum and the source and destination addresses.
+/// everything but total_len, checksum, the source and destination addresses and the TTL byte
+/// (its word counts the protocol byte only).
 fn ip_const_sum() -> u64 {
     let l = Layout::probe();
     let r = reference();
@@ -176,7 +179,8 @@ fn ip_const_sum() -> u64 {
         {
             continue;
         }
-        s += u16::from_be_bytes([r[off], r[off + 1]]) as u64;
+        let hi = if off == l.ip_ttl.off { 0 } else { r[off] };
+        s += u16::from_be_bytes([hi, r[off + 1]]) as u64;
     }
     while s > 0xFFFF {
         s = (s & 0xFFFF) + (s >> 16);
@@ -280,6 +284,8 @@ pub struct PktGen<
     pub src_mac: Signal<In, Bits<48>>,
     /// This node's IPv4 address (register `src_ip`).
     pub src_ip: Signal<In, Bits<32>>,
+    /// IPv4 TTL of the frames (register `ttl`).
+    pub ttl: Signal<In, Bits<8>>,
     pub m0_data: Signal<Out, Bits<W>>,
     pub m0_keep: Signal<Out, Bits<K>>,
     pub m0_valid: Signal<Out, Bit>,
@@ -315,7 +321,7 @@ pub struct PktGen<
     r_c_epoch: DFF<Bits<32>>,
     r_c_seq: DFF<Bits<32>>,
     r_n_got: DFF<Bits<8>>,
-    /// The IPv4 checksum's constant words + source address, registered (configuration is
+    /// The IPv4 checksum's constant words + source address + TTL, registered (configuration is
     /// written only while the core is disabled, so it is settled long before a send).
     r_ps: DFF<Bits<16>>,
     r_q_pending: DFF<Bit>,
@@ -361,6 +367,8 @@ pub struct PktGen<
     ps_b: Signal<Local, Bits<16>>,
     ps_c: Signal<Local, Bits<16>>,
     ps_d: Signal<Local, Bits<16>>,
+    ps_e: Signal<Local, Bits<16>>,
+    ps_f: Signal<Local, Bits<16>>,
     last_beat: Signal<Local, Bit>,
     wslot: Signal<Local, Bits<8>>,
     l_len: Signal<Local, Bits<16>>,
@@ -419,6 +427,7 @@ pub struct PktGen<
     beatw: ZeroExtend<8, 11>,
     kindw: ZeroExtend<2, 8>,
     countw: ZeroExtend<8, 16>,
+    ttlw: ZeroExtend<8, 16>,
     ent0: EntryBytes,
     ent1: EntryBytes,
     ent2: EntryBytes,
@@ -441,6 +450,7 @@ pub struct PktGen<
     k1_8: Constant<Bits<8>>,
     k4_8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
+    k8_16: Constant<Bits<16>>,
     k3_16: Constant<Bits<16>>,
     k_lgw_11: Constant<Bits<11>>,
     k_km1_16: Constant<Bits<16>>,
@@ -508,6 +518,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             group3: Default::default(),
             src_mac: Default::default(),
             src_ip: Default::default(),
+            ttl: Default::default(),
             m0_data: Default::default(),
             m0_keep: Default::default(),
             m0_valid: Default::default(),
@@ -581,6 +592,8 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             ps_b: Default::default(),
             ps_c: Default::default(),
             ps_d: Default::default(),
+            ps_e: Default::default(),
+            ps_f: Default::default(),
             last_beat: Default::default(),
             wslot: Default::default(),
             l_len: Default::default(),
@@ -639,6 +652,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             beatw: Default::default(),
             kindw: Default::default(),
             countw: Default::default(),
+            ttlw: Default::default(),
             ent0: EntryBytes::new(entry_map()),
             ent1: EntryBytes::new(entry_map()),
             ent2: EntryBytes::new(entry_map()),
@@ -661,6 +675,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             k1_8: k(1),
             k4_8: k(4),
             k1_16: k(1),
+            k8_16: k(8),
             k3_16: k(3),
             k_lgw_11: k(W.trailing_zeros() as u64),
             k_km1_16: k(K as u64 - 1),
@@ -947,20 +962,29 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
         self.boff.next = self.beatw.wide.val() << self.k_lgw_11.val();
-        // The part of the IPv4 checksum common to all trees: constant words + source address.
-        self.ps_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
+        // The part of the IPv4 checksum common to all trees: constant words + source address
+        // + the TTL byte (the high byte of its word).
+        // (as a tree: constant + TTL word and the two address halves in parallel, then their sum)
+        self.ttlw.narrow.next = self.ttl.val();
+        self.ps_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
         if self.ps_a.val() < self.k_ipsum.val() {
             self.ps_b.next = self.ps_a.val() + self.k1_16.val();
         } else {
             self.ps_b.next = self.ps_a.val();
         }
-        self.ps_c.next = self.ps_b.val() + self.src_ip.val().get_bits::<16>(0);
-        if self.ps_c.val() < self.ps_b.val() {
+        self.ps_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
+        if self.ps_c.val() < self.src_ip.val().get_bits::<16>(0) {
             self.ps_d.next = self.ps_c.val() + self.k1_16.val();
         } else {
             self.ps_d.next = self.ps_c.val();
         }
-        self.r_ps.d.next = self.ps_d.val();
+        self.ps_e.next = self.ps_b.val() + self.ps_d.val();
+        if self.ps_e.val() < self.ps_d.val() {
+            self.ps_f.next = self.ps_e.val() + self.k1_16.val();
+        } else {
+            self.ps_f.next = self.ps_e.val();
+        }
+        self.r_ps.d.next = self.ps_f.val();
         // Tree 0: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr0.mac_lo.next = self.group0.val().get_bits::<24>(0) & self.k_mac_mask.val();
         self.hdr0.total_len.next = self.total_len.val();
@@ -978,6 +1002,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr0.count.next = self.countw.wide.val();
         self.hdr0.src_mac.next = self.src_mac.val();
         self.hdr0.src_ip.next = self.src_ip.val();
+        self.hdr0.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
         self.cs0_a.next = self.r_ps.q.val() + self.total_len.val();
@@ -1033,6 +1058,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr1.count.next = self.countw.wide.val();
         self.hdr1.src_mac.next = self.src_mac.val();
         self.hdr1.src_ip.next = self.src_ip.val();
+        self.hdr1.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
         self.cs1_a.next = self.r_ps.q.val() + self.total_len.val();
@@ -1081,6 +1107,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr2.count.next = self.countw.wide.val();
         self.hdr2.src_mac.next = self.src_mac.val();
         self.hdr2.src_ip.next = self.src_ip.val();
+        self.hdr2.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
         self.cs2_a.next = self.r_ps.q.val() + self.total_len.val();
@@ -1129,6 +1156,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for P
         self.hdr3.count.next = self.countw.wide.val();
         self.hdr3.src_mac.next = self.src_mac.val();
         self.hdr3.src_ip.next = self.src_ip.val();
+        self.hdr3.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
         self.cs3_a.next = self.r_ps.q.val() + self.total_len.val();

@@ -206,7 +206,7 @@ byte_map!(
     /// header), map from `pkt_gen::header_map`.
     HeaderBytes,
     624,
-    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2, src_mac: 6, src_ip: 4]
+    [mac_lo: 3, total_len: 2, ip_csum: 2, dst_ip: 4, udp_len: 2, port: 2, cluster: 4, body_len: 2, sender: 1, inst: 8, epoch: 4, seq: 4, tree: 1, kind: 1, count: 2, src_mac: 6, src_ip: 4, ttl: 1]
 );
 
 byte_map!(
@@ -224,7 +224,7 @@ byte_map!(
     /// 0), map from `reply_gen::ok_map`.
     ReplyOkBytes,
     { crate::reply_gen::FRAME_BITS },
-    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, index: 1, seq: 8, inst: 8]
+    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, index: 1, seq: 8, inst: 8, ttl: 1]
 );
 
 byte_map!(
@@ -232,7 +232,7 @@ byte_map!(
     /// checksum 0), map from `reply_gen::nl_map`.
     ReplyNlBytes,
     { crate::reply_gen::FRAME_BITS },
-    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, leader: 1, seq: 8, epoch: 4]
+    [dst_mac: 6, src_mac: 6, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, cluster: 4, sender: 1, client: 4, leader: 1, seq: 8, epoch: 4, ttl: 1]
 );
 
 // ---- host_gen ---------------------------------------------------------------------------------
@@ -288,5 +288,5 @@ byte_map!(
     /// `host_gen::header_map` (UDP checksum 0).
     HostHeader,
     336,
-    [dst_mac: 6, src_mac: 6, total_len: 2, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, udp_len: 2]
+    [dst_mac: 6, src_mac: 6, total_len: 2, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, udp_len: 2, ttl: 1]
 );

@@ -10,7 +10,7 @@
 //! - `nl_valid`, `nl_client`, `nl_seq`, `nl_leader`, `nl_epoch`, `nl_mac`, `nl_ip`, `nl_port`:
 //!   one NOT_LEADER command (at most one per cycle, possibly with an OK in the same cycle);
 //! - configuration `src_mac`, `src_ip`, `src_port` (the client port), `cluster`, `sender` (this
-//!   node's id): MAC/IP as integers whose most significant byte goes first on the wire. They
+//!   node's id), `ttl` (register `ttl`): MAC/IP as integers whose most significant byte goes first on the wire. They
 //!   are read while a frame streams, so they must not change while `busy` (they come from
 //!   registers that are written only while the node is disabled);
 //! - `r_data`, `r_keep`, `r_valid`, `r_last`: the frames; `busy`: a frame is streaming or
@@ -31,9 +31,10 @@
 //! bytes are copied from frames emitted by proto, the header fields are placed by
 //! [`crate::layout::Layout`], the reply body fields by offsets probed here the same way (two
 //! packets differing in one field), and the IPv4 checksum is a constant partial sum plus the
-//! source and destination addresses, in two registered halves (constant + `src_ip` every
-//! cycle, then + the head's destination: the checksum is needed in beat 3 only, and the head
-//! does not change while its frame streams), which keeps the adders off the output path.
+//! source and destination addresses and the TTL, in two registered halves (constant, `src_ip`
+//! and TTL every cycle, then + the head's destination: the checksum is needed in beat 3 only,
+//! and the head does not change while its frame streams), which keeps the adders off the
+//! output path.
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
@@ -69,6 +70,7 @@ pub struct ReplyFields {
     pub dst_port: u16,
     pub cluster: u32,
     pub sender: u8,
+    pub ttl: u8,
 }
 
 /// The frame proto emits for `packet` (UDP checksum as proto computes it).
@@ -80,7 +82,7 @@ pub fn emit(f: &ReplyFields, packet: &[u8]) -> Vec<u8> {
         dst_ip: f.dst_ip.to_be_bytes(),
         src_port: f.src_port,
         dst_port: f.dst_port,
-        ttl: crate::pkt_gen::TTL,
+        ttl: f.ttl,
     };
     let mut v = vec![0u8; frame::PAYLOAD_OFFSET + packet.len()];
     frame::emit_udp(&meta, packet, &mut v).expect("reply frame fits");
@@ -108,6 +110,7 @@ const FIELDS_A: ReplyFields = ReplyFields {
     dst_port: 0x5678,
     cluster: 0x0102_0304,
     sender: 1,
+    ttl: 64,
 };
 const FIELDS_B: ReplyFields = ReplyFields {
     src_mac: 0xFDEE_DDCC_BBAA,
@@ -118,6 +121,7 @@ const FIELDS_B: ReplyFields = ReplyFields {
     dst_port: 0xA987,
     cluster: 0xFEFD_FCFB,
     sender: 0xFE,
+    ttl: 0xF5,
 };
 const OK_A: ReplyOk = ReplyOk {
     client_id: 1,
@@ -220,7 +224,7 @@ fn place_low(map: &mut [ByteSrc], f: Field, input: usize) {
     map[f.off + f.len - 1] = ByteSrc::Field(input, 0);
 }
 
-/// The header part of both maps (inputs 0..=8 in the byte maps' order), over `reference`.
+/// The header part of both maps (inputs 0..=8 and 13 in the byte maps' order), over `reference`.
 fn header_map(reference: &[u8]) -> Vec<ByteSrc> {
     assert_eq!(reference.len(), FRAME_LEN, "reply frame length");
     let l = Layout::probe();
@@ -237,6 +241,7 @@ fn header_map(reference: &[u8]) -> Vec<ByteSrc> {
     }
     place(&mut m, l.cluster, 7);
     place(&mut m, l.sender, 8);
+    place(&mut m, l.ip_ttl, 13);
     m
 }
 
@@ -314,7 +319,8 @@ pub fn nl_map() -> Vec<ByteSrc> {
 }
 
 /// One's-complement sum of the IPv4 header words of a reply frame that do not change: all but
-/// the checksum and the two addresses (the same for both kinds: same length, TTL, protocol).
+/// the checksum, the two addresses and the TTL byte, whose word counts the protocol byte only
+/// (the same for both kinds: same length, protocol).
 fn ip_const_sum() -> u64 {
     let l = Layout::probe();
     let sum = |r: &[u8]| {
@@ -326,7 +332,8 @@ fn ip_const_sum() -> u64 {
             if skip(l.ip_csum, off) || skip(l.ip_src, off) || skip(l.ip_dst, off) {
                 continue;
             }
-            s += u16::from_be_bytes([r[off], r[off + 1]]) as u64;
+            let hi = if off == l.ip_ttl.off { 0 } else { r[off] };
+            s += u16::from_be_bytes([hi, r[off + 1]]) as u64;
         }
         while s > 0xFFFF {
             s = (s & 0xFFFF) + (s >> 16);
@@ -431,13 +438,14 @@ pub struct ReplyGen<const A: usize = 3> {
     pub nl_mac: Signal<In, Bits<48>>,
     pub nl_ip: Signal<In, Bits<32>>,
     pub nl_port: Signal<In, Bits<16>>,
-    /// Configuration: this node's MAC, IPv4 address and client port, the cluster id and this
-    /// node's id (stable while `busy`).
+    /// Configuration: this node's MAC, IPv4 address and client port, the cluster id, this
+    /// node's id and the IPv4 TTL (stable while `busy`).
     pub src_mac: Signal<In, Bits<48>>,
     pub src_ip: Signal<In, Bits<32>>,
     pub src_port: Signal<In, Bits<16>>,
     pub cluster: Signal<In, Bits<32>>,
     pub sender: Signal<In, Bits<8>>,
+    pub ttl: Signal<In, Bits<8>>,
     /// The reply frames (a beat every cycle while `r_valid`).
     pub r_data: Signal<Out, Bits<64>>,
     pub r_keep: Signal<Out, Bits<8>>,
@@ -478,6 +486,8 @@ pub struct ReplyGen<const A: usize = 3> {
     cs_b: Signal<Local, Bits<16>>,
     cs_c: Signal<Local, Bits<16>>,
     cs_d: Signal<Local, Bits<16>>,
+    cs_t: Signal<Local, Bits<16>>,
+    cs_tc: Signal<Local, Bits<16>>,
     cs_e: Signal<Local, Bits<16>>,
     cs_f: Signal<Local, Bits<16>>,
     cs_g: Signal<Local, Bits<16>>,
@@ -485,6 +495,7 @@ pub struct ReplyGen<const A: usize = 3> {
     beat_ok: Signal<Local, Bits<64>>,
     beat_nl: Signal<Local, Bits<64>>,
     epochw: ZeroExtend<32, 64>,
+    ttlw: ZeroExtend<8, 16>,
     beatw: ZeroExtend<8, IDX_BITS>,
     okb: ReplyOkBytes,
     nlb: ReplyNlBytes,
@@ -495,6 +506,7 @@ pub struct ReplyGen<const A: usize = 3> {
     k0_8: Constant<Bits<8>>,
     k1_8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
+    k8_16: Constant<Bits<16>>,
     k6_idx: Constant<Bits<IDX_BITS>>,
     k_depth: Constant<Bits<8>>,
     k_lastbeat: Constant<Bits<8>>,
@@ -532,6 +544,7 @@ impl<const A: usize> Default for ReplyGen<A> {
             src_port: Default::default(),
             cluster: Default::default(),
             sender: Default::default(),
+            ttl: Default::default(),
             r_data: Default::default(),
             r_keep: Default::default(),
             r_valid: Default::default(),
@@ -567,6 +580,8 @@ impl<const A: usize> Default for ReplyGen<A> {
             cs_b: Default::default(),
             cs_c: Default::default(),
             cs_d: Default::default(),
+            cs_t: Default::default(),
+            cs_tc: Default::default(),
             cs_e: Default::default(),
             cs_f: Default::default(),
             cs_g: Default::default(),
@@ -574,6 +589,7 @@ impl<const A: usize> Default for ReplyGen<A> {
             beat_ok: Default::default(),
             beat_nl: Default::default(),
             epochw: Default::default(),
+            ttlw: Default::default(),
             beatw: Default::default(),
             okb: ReplyOkBytes::new(ok_map()),
             nlb: ReplyNlBytes::new(nl_map()),
@@ -584,6 +600,7 @@ impl<const A: usize> Default for ReplyGen<A> {
             k0_8: k(0),
             k1_8: k(1),
             k1_16: k(1),
+            k8_16: k(8),
             k6_idx: k(6),
             k_depth: k(1 << A),
             k_lastbeat: k(BEATS as u64 - 1),
@@ -711,21 +728,30 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.q_port.wd1.next = self.nl_port.val();
         self.q_port.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         // IPv4 checksum of the head's frame in two registered halves: constant words + source
-        // address (configuration: `r_src_sum`), then + destination address (the head's:
+        // address + TTL (configuration: `r_src_sum`), then + destination address (the head's:
         // `r_csum`, used in beat 3; the head is stable from beat 0 to the last beat).
-        self.cs_a.next = self.k_ipsum.val() + self.src_ip.val().get_bits::<16>(16);
-        if self.cs_a.val() < self.src_ip.val().get_bits::<16>(16) {
+        // (as a tree: constant + TTL word and the two address halves in parallel, then their
+        // sum: two adders deep, like the address sum alone)
+        self.ttlw.narrow.next = self.ttl.val();
+        self.cs_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
+        if self.cs_a.val() < self.k_ipsum.val() {
             self.cs_b.next = self.cs_a.val() + self.k1_16.val();
         } else {
             self.cs_b.next = self.cs_a.val();
         }
-        self.cs_c.next = self.cs_b.val() + self.src_ip.val().get_bits::<16>(0);
-        if self.cs_c.val() < self.cs_b.val() {
+        self.cs_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
+        if self.cs_c.val() < self.src_ip.val().get_bits::<16>(0) {
             self.cs_d.next = self.cs_c.val() + self.k1_16.val();
         } else {
             self.cs_d.next = self.cs_c.val();
         }
-        self.r_src_sum.d.next = self.cs_d.val();
+        self.cs_t.next = self.cs_b.val() + self.cs_d.val();
+        if self.cs_t.val() < self.cs_d.val() {
+            self.cs_tc.next = self.cs_t.val() + self.k1_16.val();
+        } else {
+            self.cs_tc.next = self.cs_t.val();
+        }
+        self.r_src_sum.d.next = self.cs_tc.val();
         self.cs_e.next = self.r_src_sum.q.val() + self.q_ip.rd.val().get_bits::<16>(16);
         if self.cs_e.val() < self.r_src_sum.q.val() {
             self.cs_f.next = self.cs_e.val() + self.k1_16.val();
@@ -749,6 +775,7 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.okb.dst_port.next = self.q_port.rd.val();
         self.okb.cluster.next = self.cluster.val();
         self.okb.sender.next = self.sender.val();
+        self.okb.ttl.next = self.ttl.val();
         self.okb.client.next = self.q_client.rd.val();
         self.okb.index.next = self.q_b.rd.val();
         self.okb.seq.next = self.q_seq.rd.val();
@@ -762,6 +789,7 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.nlb.dst_port.next = self.q_port.rd.val();
         self.nlb.cluster.next = self.cluster.val();
         self.nlb.sender.next = self.sender.val();
+        self.nlb.ttl.next = self.ttl.val();
         self.nlb.client.next = self.q_client.rd.val();
         self.nlb.leader.next = self.q_b.rd.val();
         self.nlb.seq.next = self.q_seq.rd.val();

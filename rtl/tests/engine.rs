@@ -233,6 +233,7 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
         host_mac: 0x0255_6677_8899,
         host_ip: 0xC0A8_0102,
         host_port: 9911,
+        ttl: 7,
         ..cfg()
     };
     let mut e = started(&c);
@@ -253,7 +254,7 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
         dst_ip: c.host_ip.to_be_bytes(),
         src_port: c.decide_port,
         dst_port: c.host_port,
-        ttl: rtl::pkt_gen::TTL,
+        ttl: c.ttl,
     };
     assert_eq!(got, &rtl::lockstep::generated_frame(meta, packet));
 }

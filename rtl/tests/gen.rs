@@ -11,7 +11,7 @@ use rtl::layout::mac_bytes;
 use rtl::lockstep::{decide, generated_frame};
 use std::collections::VecDeque;
 
-use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen, TTL};
+use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen};
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
@@ -31,9 +31,10 @@ const SENDER: u8 = 3;
 type Entry = (u32, u64, Vec<u8>);
 type Entries = Vec<Entry>;
 
-/// This node's MAC and IPv4 address (the `src_mac_*` and `src_ip` registers).
-type Src = (u64, u32);
-const SRC: Src = (0x024E_4300_0001, 0x0A4E_4301);
+/// This node's MAC and IPv4 address and the TTL (the `src_mac_*`, `src_ip` and `ttl`
+/// registers).
+type Src = (u64, u32, u8);
+const SRC: Src = (0x024E_4300_0001, 0x0A4E_4301, 16);
 
 fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> {
     let p = decide(CLUSTER, SENDER, DecideMeta { tree, ..meta }, entries);
@@ -45,7 +46,7 @@ fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> 
         dst_ip: g,
         src_port: PORT,
         dst_port: PORT,
-        ttl: TTL,
+        ttl: src.2,
     };
     generated_frame(m, &p)
 }
@@ -78,6 +79,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Gen<W, K, I
         u.group3.next = bits(GROUPS[3] as u64);
         u.src_mac.next = bits(src.0);
         u.src_ip.next = bits(src.1 as u64);
+        u.ttl.next = bits(src.2 as u64);
         Gen {
             c,
             frames: Default::default(),
@@ -210,7 +212,11 @@ fn every_tree_gets_the_frame_proto_emits<
     for seed in 0..30 {
         let mut rng = Rng::new(seed);
         let trees = rng.range(1, 4) as u8;
-        let src = (rng.next_u64() & 0xFEFF_FFFF_FFFF, rng.next_u64() as u32);
+        let src = (
+            rng.next_u64() & 0xFEFF_FFFF_FFFF,
+            rng.next_u64() as u32,
+            rng.range(1, 255) as u8,
+        );
         let mut g = Gen::<W, K, I, Q>::new(trees, src);
         let mut want = Vec::new();
         for _ in 0..3 {

@@ -11,7 +11,6 @@ use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
 use rtl::layout::mac_bytes;
 use rtl::lockstep::generated_frame;
-use rtl::pkt_gen::TTL;
 use rtl::reply_gen::ReplyGen;
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
@@ -30,6 +29,7 @@ struct Cfg {
     src_port: u16,
     cluster: u32,
     sender: u8,
+    ttl: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -64,7 +64,7 @@ fn udp_meta(cfg: &Cfg, c: &Cmd) -> UdpMeta {
         dst_ip: c.ip.to_be_bytes(),
         src_port: cfg.src_port,
         dst_port: c.port,
-        ttl: TTL,
+        ttl: cfg.ttl,
     }
 }
 
@@ -123,6 +123,7 @@ impl<const A: usize> Tb<A> {
         u.src_port.next = bits(cfg.src_port as u64);
         u.cluster.next = bits(cfg.cluster as u64);
         u.sender.next = bits(cfg.sender as u64);
+        u.ttl.next = bits(cfg.ttl as u64);
         Tb {
             seed,
             cfg,
@@ -317,6 +318,7 @@ fn random_cfg(rng: &mut Rng) -> Cfg {
         src_port: rng.next_u64() as u16,
         cluster: rng.next_u64() as u32,
         sender: rng.next_u64() as u8,
+        ttl: rng.range(1, 255) as u8,
     }
 }
 
@@ -444,6 +446,7 @@ fn cfg0() -> Cfg {
         src_port: 7500,
         cluster: 0xAABB_CCDD,
         sender: 2,
+        ttl: 16,
     }
 }
 

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,h_data,h_keep,h_valid,h_last,busy,drop);
+module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -33,6 +33,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     input wire  [47:0] host_mac;
     input wire  [31:0] host_ip;
     input wire  [15:0] host_port;
+    input wire  [7:0] ttl;
     output reg  [63:0] h_data;
     output reg  [7:0] h_keep;
     output reg  h_valid;
@@ -62,7 +63,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k_max_len = 16'hb0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h8e;
-    localparam  k_ipsum = 16'h9511;
+    localparam  k_ipsum = 16'h8511;
     localparam  o_udp_len = 11'b100110000;
     localparam  k_lane0 = 1408'hffffffffffffffff;
     localparam  k_paymask = 1408'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
@@ -213,6 +214,8 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [10:0] bw3$wide;
     reg  [7:0] beatw$narrow;
     wire  [10:0] beatw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [47:0] hdr$dst_mac;
     reg  [47:0] hdr$src_mac;
     reg  [15:0] hdr$total_len;
@@ -222,6 +225,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] hdr$src_port;
     reg  [15:0] hdr$dst_port;
     reg  [15:0] hdr$udp_len;
+    reg  [7:0] hdr$ttl;
     wire  [335:0] hdr$out;
     reg  [335:0] xh$narrow;
     wire  [1407:0] xh$wide;
@@ -259,6 +263,8 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [1407:0] frame;
     reg  [15:0] cs1;
     reg  [15:0] cs1c;
+    reg  [15:0] cs1t;
+    reg  [15:0] cs1tc;
     reg  [15:0] cs2;
     reg  [15:0] cs2c;
     reg  [15:0] cs3;
@@ -514,6 +520,10 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .narrow(beatw$narrow),
         .wide(beatw$wide)
     );
+    host_gen$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     host_gen$hdr hdr(
         .dst_mac(hdr$dst_mac),
         .src_mac(hdr$src_mac),
@@ -524,6 +534,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .src_port(hdr$src_port),
         .dst_port(hdr$dst_port),
         .udp_len(hdr$udp_len),
+        .ttl(hdr$ttl),
         .out(hdr$out)
     );
     host_gen$xh xh(
@@ -914,7 +925,15 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         else begin
             cs1c = cs1;
         end
-        r_asrc$d = cs1c;
+        ttlw$narrow = ttl;
+        cs1t = cs1c + (ttlw$wide << k8_16);
+        if (cs1t < cs1c) begin
+            cs1tc = cs1t + k1_16;
+        end
+        else begin
+            cs1tc = cs1t;
+        end
+        r_asrc$d = cs1tc;
         cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
         if (cs2 < host_ip[(32'h0)+:(16)]) begin
             cs2c = cs2 + k1_16;
@@ -956,6 +975,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         hdr$src_port = src_port;
         hdr$dst_port = host_port;
         hdr$udp_len = r_ulen$q;
+        hdr$ttl = ttl;
         xh$narrow = hdr$out;
         frame = xh$wide | (r_img$q & k_paymask);
         beatw$narrow = r_beat$q;
@@ -1029,7 +1049,7 @@ module host_gen$bw3(narrow,wide);
 endmodule // host_gen$bw3
 
 
-module host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,out);
+module host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -1041,10 +1061,11 @@ module host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst
     input wire  [15:0] src_port;
     input wire  [15:0] dst_port;
     input wire  [15:0] udp_len;
+    input wire  [7:0] ttl;
     output reg  [335:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // host_gen$hdr
 
 
@@ -1873,6 +1894,17 @@ module host_gen$rep3(data,keep,out);
     // Update code (custom)
     always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
 endmodule // host_gen$rep3
+
+
+module host_gen$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // host_gen$ttlw
 
 
 module host_gen$xh(narrow,wide);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
     
     // Module arguments
     input wire  clock;
@@ -118,6 +118,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [31:0] cfg_host_mac_hi;
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
+    output reg  [31:0] cfg_ttl;
     output reg  [63:0] g0_data;
     output reg  [7:0] g0_keep;
     output reg  g0_valid;
@@ -251,6 +252,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$cfg_host_mac_hi;
     wire  [31:0] core$cfg_host_mac_lo;
     wire  [31:0] core$cfg_host_ip;
+    wire  [31:0] core$cfg_ttl;
     reg  decide_gen$clock;
     reg  decide_gen$send;
     reg  [1:0] decide_gen$send_kind;
@@ -273,6 +275,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] decide_gen$group3;
     reg  [47:0] decide_gen$src_mac;
     reg  [31:0] decide_gen$src_ip;
+    reg  [7:0] decide_gen$ttl;
     wire  [63:0] decide_gen$m0_data;
     wire  [7:0] decide_gen$m0_keep;
     wire  decide_gen$m0_valid;
@@ -323,6 +326,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [47:0] host_gen$host_mac;
     reg  [31:0] host_gen$host_ip;
     reg  [15:0] host_gen$host_port;
+    reg  [7:0] host_gen$ttl;
     wire  [63:0] host_gen$h_data;
     wire  [7:0] host_gen$h_keep;
     wire  host_gen$h_valid;
@@ -351,6 +355,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] reply_gen$src_port;
     reg  [31:0] reply_gen$cluster;
     reg  [7:0] reply_gen$sender;
+    reg  [7:0] reply_gen$ttl;
     wire  [63:0] reply_gen$r_data;
     wire  [7:0] reply_gen$r_keep;
     wire  reply_gen$r_valid;
@@ -852,7 +857,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cfg_src_ip(core$cfg_src_ip),
         .cfg_host_mac_hi(core$cfg_host_mac_hi),
         .cfg_host_mac_lo(core$cfg_host_mac_lo),
-        .cfg_host_ip(core$cfg_host_ip)
+        .cfg_host_ip(core$cfg_host_ip),
+        .cfg_ttl(core$cfg_ttl)
     );
     nc_engine$decide_gen decide_gen(
         .clock(decide_gen$clock),
@@ -877,6 +883,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .group3(decide_gen$group3),
         .src_mac(decide_gen$src_mac),
         .src_ip(decide_gen$src_ip),
+        .ttl(decide_gen$ttl),
         .m0_data(decide_gen$m0_data),
         .m0_keep(decide_gen$m0_keep),
         .m0_valid(decide_gen$m0_valid),
@@ -929,6 +936,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .host_mac(host_gen$host_mac),
         .host_ip(host_gen$host_ip),
         .host_port(host_gen$host_port),
+        .ttl(host_gen$ttl),
         .h_data(host_gen$h_data),
         .h_keep(host_gen$h_keep),
         .h_valid(host_gen$h_valid),
@@ -959,6 +967,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .src_port(reply_gen$src_port),
         .cluster(reply_gen$cluster),
         .sender(reply_gen$sender),
+        .ttl(reply_gen$ttl),
         .r_data(reply_gen$r_data),
         .r_keep(reply_gen$r_keep),
         .r_valid(reply_gen$r_valid),
@@ -2014,6 +2023,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_mac$lo = core$cfg_host_mac_lo;
         decide_gen$src_mac = src_mac$out;
         decide_gen$src_ip = core$cfg_src_ip;
+        decide_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
         g0_data = decide_gen$m0_data;
         g0_keep = decide_gen$m0_keep;
         g0_valid = decide_gen$m0_valid;
@@ -2058,6 +2068,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$src_port = core$cfg_decide_port[(32'h0)+:(16)];
         host_gen$host_mac = host_mac$out;
         host_gen$host_ip = core$cfg_host_ip;
+        host_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
         host_gen$host_port = core$cfg_host_port[(32'h0)+:(16)];
         h_data = host_gen$h_data;
         h_keep = host_gen$h_keep;
@@ -2083,6 +2094,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         reply_gen$nl_port = hc_udp_src$q;
         reply_gen$src_mac = src_mac$out;
         reply_gen$src_ip = core$cfg_src_ip;
+        reply_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
         reply_gen$src_port = core$cfg_client_port[(32'h0)+:(16)];
         reply_gen$cluster = core$cfg_cluster_id;
         reply_gen$sender = core$cfg_node_id[(32'h0)+:(8)];
@@ -2169,12 +2181,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         cfg_host_mac_hi = core$cfg_host_mac_hi;
         cfg_host_mac_lo = core$cfg_host_mac_lo;
         cfg_host_ip = core$cfg_host_ip;
+        cfg_ttl = core$cfg_ttl;
     end
     
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl);
     
     // Module arguments
     input wire  clock;
@@ -2271,6 +2284,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_host_mac_hi;
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
+    output reg  [31:0] cfg_ttl;
     
     // Constant declarations
     localparam  k_slots = 13'b100;
@@ -2455,6 +2469,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] regs$cfg_host_mac_hi;
     wire  [31:0] regs$cfg_host_mac_lo;
     wire  [31:0] regs$cfg_host_ip;
+    wire  [31:0] regs$cfg_ttl;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -2673,6 +2688,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .cfg_host_mac_hi(regs$cfg_host_mac_hi),
         .cfg_host_mac_lo(regs$cfg_host_mac_lo),
         .cfg_host_ip(regs$cfg_host_ip),
+        .cfg_ttl(regs$cfg_ttl),
         .window(regs$window)
     );
     nc_engine$core$rec_n rec_n(
@@ -2807,6 +2823,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         cfg_host_mac_hi = regs$cfg_host_mac_hi;
         cfg_host_mac_lo = regs$cfg_host_mac_lo;
         cfg_host_ip = regs$cfg_host_ip;
+        cfg_ttl = regs$cfg_ttl;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -4729,7 +4746,7 @@ module nc_engine$core$rec_n(d,q,clock);
 endmodule // nc_engine$core$rec_n
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,window);
     
     // Module arguments
     input wire  clock;
@@ -4790,6 +4807,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     output reg  [31:0] cfg_host_mac_hi;
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
+    output reg  [31:0] cfg_ttl;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -4983,6 +5001,13 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_host_ip$writable;
     wire  [31:0] r_host_ip$value;
     wire  [31:0] r_host_ip$rdata;
+    reg  r_ttl$clock;
+    reg  [15:0] r_ttl$bus_addr;
+    reg  [31:0] r_ttl$bus_wdata;
+    reg  r_ttl$bus_write;
+    reg  r_ttl$writable;
+    wire  [31:0] r_ttl$value;
+    wire  [31:0] r_ttl$rdata;
     reg  c_sent_values$clock;
     reg  [15:0] c_sent_values$bus_addr;
     reg  c_sent_values$clear;
@@ -5375,6 +5400,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .value(r_host_ip$value),
         .rdata(r_host_ip$rdata)
     );
+    nc_engine$core$regs$r_ttl r_ttl(
+        .clock(r_ttl$clock),
+        .bus_addr(r_ttl$bus_addr),
+        .bus_wdata(r_ttl$bus_wdata),
+        .bus_write(r_ttl$bus_write),
+        .writable(r_ttl$writable),
+        .value(r_ttl$value),
+        .rdata(r_ttl$rdata)
+    );
     nc_engine$core$regs$c_sent_values c_sent_values(
         .clock(c_sent_values$clock),
         .bus_addr(c_sent_values$bus_addr),
@@ -5607,6 +5641,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_host_mac_hi$clock = clock;
         r_host_mac_lo$clock = clock;
         r_host_ip$clock = clock;
+        r_ttl$clock = clock;
         c_sent_values$clock = clock;
         c_sent_heartbeats$clock = clock;
         c_delivered$clock = clock;
@@ -5752,6 +5787,11 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_host_ip$bus_write = bus_write;
         r_host_ip$writable = state == s_disabled;
         cfg_host_ip = r_host_ip$value;
+        r_ttl$bus_addr = bus_addr;
+        r_ttl$bus_wdata = bus_wdata;
+        r_ttl$bus_write = bus_write;
+        r_ttl$writable = state == s_disabled;
+        cfg_ttl = r_ttl$value;
         window = r_delta$value + r_drift$value;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
@@ -5905,7 +5945,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
     end
     
 endmodule // nc_engine$core$regs
@@ -10943,6 +10983,105 @@ module nc_engine$core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_trees$r$dff
 
 
+module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h78;
+    localparam  min = 32'h1;
+    localparam  span = 32'hfe;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_ttl$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_ttl
+
+
+module nc_engine$core$regs$r_ttl$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h10;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_ttl$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_ttl$r
+
+
+module nc_engine$core$regs$r_ttl$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_ttl$r$dff
+
+
 module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
@@ -11736,7 +11875,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
 endmodule // nc_engine$core$rx$upd
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -11761,6 +11900,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     input wire  [31:0] group3;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [63:0] m0_data;
     output reg  [7:0] m0_keep;
     output reg  m0_valid;
@@ -11793,6 +11933,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k1_8 = 8'h1;
     localparam  k4_8 = 8'h4;
     localparam  k1_16 = 16'h1;
+    localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
     localparam  k_lgw_11 = 11'b110;
     localparam  k_km1_16 = 16'h7;
@@ -11803,7 +11944,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
-    localparam  k_ipsum = 16'h9511;
+    localparam  k_ipsum = 16'h8511;
     localparam  k_keep_all = 8'hff;
     localparam  k0_64 = 64'h0;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -11965,6 +12106,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [7:0] kindw$wide;
     reg  [7:0] countw$narrow;
     wire  [15:0] countw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [31:0] ent0$client;
     reg  [7:0] ent0$len;
     reg  [63:0] ent0$seq;
@@ -12010,6 +12153,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] hdr0$count;
     reg  [47:0] hdr0$src_mac;
     reg  [31:0] hdr0$src_ip;
+    reg  [7:0] hdr0$ttl;
     wire  [623:0] hdr0$out;
     reg  [23:0] hdr1$mac_lo;
     reg  [15:0] hdr1$total_len;
@@ -12028,6 +12172,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] hdr1$count;
     reg  [47:0] hdr1$src_mac;
     reg  [31:0] hdr1$src_ip;
+    reg  [7:0] hdr1$ttl;
     wire  [623:0] hdr1$out;
     reg  [23:0] hdr2$mac_lo;
     reg  [15:0] hdr2$total_len;
@@ -12046,6 +12191,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] hdr2$count;
     reg  [47:0] hdr2$src_mac;
     reg  [31:0] hdr2$src_ip;
+    reg  [7:0] hdr2$ttl;
     wire  [623:0] hdr2$out;
     reg  [23:0] hdr3$mac_lo;
     reg  [15:0] hdr3$total_len;
@@ -12064,6 +12210,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] hdr3$count;
     reg  [47:0] hdr3$src_mac;
     reg  [31:0] hdr3$src_ip;
+    reg  [7:0] hdr3$ttl;
     wire  [623:0] hdr3$out;
     reg  [623:0] xh0$narrow;
     wire  [1407:0] xh0$wide;
@@ -12082,6 +12229,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] ps_b;
     reg  [15:0] ps_c;
     reg  [15:0] ps_d;
+    reg  [15:0] ps_e;
+    reg  [15:0] ps_f;
     reg  last_beat;
     reg  [7:0] wslot;
     reg  [15:0] l_len;
@@ -12378,6 +12527,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .narrow(countw$narrow),
         .wide(countw$wide)
     );
+    nc_engine$decide_gen$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     nc_engine$decide_gen$ent0 ent0(
         .client(ent0$client),
         .len(ent0$len),
@@ -12440,6 +12593,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .count(hdr0$count),
         .src_mac(hdr0$src_mac),
         .src_ip(hdr0$src_ip),
+        .ttl(hdr0$ttl),
         .out(hdr0$out)
     );
     nc_engine$decide_gen$hdr1 hdr1(
@@ -12460,6 +12614,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .count(hdr1$count),
         .src_mac(hdr1$src_mac),
         .src_ip(hdr1$src_ip),
+        .ttl(hdr1$ttl),
         .out(hdr1$out)
     );
     nc_engine$decide_gen$hdr2 hdr2(
@@ -12480,6 +12635,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .count(hdr2$count),
         .src_mac(hdr2$src_mac),
         .src_ip(hdr2$src_ip),
+        .ttl(hdr2$ttl),
         .out(hdr2$out)
     );
     nc_engine$decide_gen$hdr3 hdr3(
@@ -12500,6 +12656,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .count(hdr3$count),
         .src_mac(hdr3$src_mac),
         .src_ip(hdr3$src_ip),
+        .ttl(hdr3$ttl),
         .out(hdr3$out)
     );
     nc_engine$decide_gen$xh0 xh0(
@@ -12790,21 +12947,29 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         boff = beatw$wide << k_lgw_11;
-        ps_a = k_ipsum + src_ip[(32'h10)+:(16)];
+        ttlw$narrow = ttl;
+        ps_a = k_ipsum + (ttlw$wide << k8_16);
         if (ps_a < k_ipsum) begin
             ps_b = ps_a + k1_16;
         end
         else begin
             ps_b = ps_a;
         end
-        ps_c = ps_b + src_ip[(32'h0)+:(16)];
-        if (ps_c < ps_b) begin
+        ps_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (ps_c < src_ip[(32'h0)+:(16)]) begin
             ps_d = ps_c + k1_16;
         end
         else begin
             ps_d = ps_c;
         end
-        r_ps$d = ps_d;
+        ps_e = ps_b + ps_d;
+        if (ps_e < ps_d) begin
+            ps_f = ps_e + k1_16;
+        end
+        else begin
+            ps_f = ps_e;
+        end
+        r_ps$d = ps_f;
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -12821,6 +12986,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr0$count = countw$wide;
         hdr0$src_mac = src_mac;
         hdr0$src_ip = src_ip;
+        hdr0$ttl = ttl;
         cs0_a = r_ps$q + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
@@ -12873,6 +13039,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr1$count = countw$wide;
         hdr1$src_mac = src_mac;
         hdr1$src_ip = src_ip;
+        hdr1$ttl = ttl;
         cs1_a = r_ps$q + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
@@ -12922,6 +13089,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr2$count = countw$wide;
         hdr2$src_mac = src_mac;
         hdr2$src_ip = src_ip;
+        hdr2$ttl = ttl;
         cs2_a = r_ps$q + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
@@ -12971,6 +13139,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hdr3$count = countw$wide;
         hdr3$src_mac = src_mac;
         hdr3$src_ip = src_ip;
+        hdr3$ttl = ttl;
         cs3_a = r_ps$q + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
@@ -13087,7 +13256,7 @@ module nc_engine$decide_gen$ent3(client,len,seq,payload,out);
 endmodule // nc_engine$decide_gen$ent3
 
 
-module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -13107,14 +13276,15 @@ module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr0
 
 
-module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -13134,14 +13304,15 @@ module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr1
 
 
-module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -13161,14 +13332,15 @@ module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr2
 
 
-module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -13188,10 +13360,11 @@ module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cl
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // nc_engine$decide_gen$hdr3
 
 
@@ -14060,6 +14233,17 @@ module nc_engine$decide_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats
     end
     
 endmodule // nc_engine$decide_gen$ready_unit
+
+
+module nc_engine$decide_gen$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$ttlw
 
 
 module nc_engine$decide_gen$xe0(narrow,wide);
@@ -15765,7 +15949,7 @@ module nc_engine$hc_verdict(d,q,clock);
 endmodule // nc_engine$hc_verdict
 
 
-module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,h_data,h_keep,h_valid,h_last,busy,drop);
+module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -15796,6 +15980,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     input wire  [47:0] host_mac;
     input wire  [31:0] host_ip;
     input wire  [15:0] host_port;
+    input wire  [7:0] ttl;
     output reg  [63:0] h_data;
     output reg  [7:0] h_keep;
     output reg  h_valid;
@@ -15825,7 +16010,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k_max_len = 16'hb0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h8e;
-    localparam  k_ipsum = 16'h9511;
+    localparam  k_ipsum = 16'h8511;
     localparam  o_udp_len = 11'b100110000;
     localparam  k_lane0 = 1408'hffffffffffffffff;
     localparam  k_paymask = 1408'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
@@ -15976,6 +16161,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [10:0] bw3$wide;
     reg  [7:0] beatw$narrow;
     wire  [10:0] beatw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [47:0] hdr$dst_mac;
     reg  [47:0] hdr$src_mac;
     reg  [15:0] hdr$total_len;
@@ -15985,6 +16172,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] hdr$src_port;
     reg  [15:0] hdr$dst_port;
     reg  [15:0] hdr$udp_len;
+    reg  [7:0] hdr$ttl;
     wire  [335:0] hdr$out;
     reg  [335:0] xh$narrow;
     wire  [1407:0] xh$wide;
@@ -16022,6 +16210,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [1407:0] frame;
     reg  [15:0] cs1;
     reg  [15:0] cs1c;
+    reg  [15:0] cs1t;
+    reg  [15:0] cs1tc;
     reg  [15:0] cs2;
     reg  [15:0] cs2c;
     reg  [15:0] cs3;
@@ -16277,6 +16467,10 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .narrow(beatw$narrow),
         .wide(beatw$wide)
     );
+    nc_engine$host_gen$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     nc_engine$host_gen$hdr hdr(
         .dst_mac(hdr$dst_mac),
         .src_mac(hdr$src_mac),
@@ -16287,6 +16481,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .src_port(hdr$src_port),
         .dst_port(hdr$dst_port),
         .udp_len(hdr$udp_len),
+        .ttl(hdr$ttl),
         .out(hdr$out)
     );
     nc_engine$host_gen$xh xh(
@@ -16677,7 +16872,15 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         else begin
             cs1c = cs1;
         end
-        r_asrc$d = cs1c;
+        ttlw$narrow = ttl;
+        cs1t = cs1c + (ttlw$wide << k8_16);
+        if (cs1t < cs1c) begin
+            cs1tc = cs1t + k1_16;
+        end
+        else begin
+            cs1tc = cs1t;
+        end
+        r_asrc$d = cs1tc;
         cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
         if (cs2 < host_ip[(32'h0)+:(16)]) begin
             cs2c = cs2 + k1_16;
@@ -16719,6 +16922,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         hdr$src_port = src_port;
         hdr$dst_port = host_port;
         hdr$udp_len = r_ulen$q;
+        hdr$ttl = ttl;
         xh$narrow = hdr$out;
         frame = xh$wide | (r_img$q & k_paymask);
         beatw$narrow = r_beat$q;
@@ -16792,7 +16996,7 @@ module nc_engine$host_gen$bw3(narrow,wide);
 endmodule // nc_engine$host_gen$bw3
 
 
-module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,out);
+module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -16804,10 +17008,11 @@ module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,sr
     input wire  [15:0] src_port;
     input wire  [15:0] dst_port;
     input wire  [15:0] udp_len;
+    input wire  [7:0] ttl;
     output reg  [335:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // nc_engine$host_gen$hdr
 
 
@@ -17636,6 +17841,17 @@ module nc_engine$host_gen$rep3(data,keep,out);
     // Update code (custom)
     always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
 endmodule // nc_engine$host_gen$rep3
+
+
+module nc_engine$host_gen$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$host_gen$ttlw
 
 
 module nc_engine$host_gen$xh(narrow,wide);
@@ -26716,7 +26932,7 @@ module nc_engine$pc$x_w3(narrow,wide);
 endmodule // nc_engine$pc$x_w3
 
 
-module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
+module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
     
     // Module arguments
     input wire  clock;
@@ -26741,6 +26957,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     input wire  [15:0] src_port;
     input wire  [31:0] cluster;
     input wire  [7:0] sender;
+    input wire  [7:0] ttl;
     output reg  [63:0] r_data;
     output reg  [7:0] r_keep;
     output reg  r_valid;
@@ -26755,12 +26972,13 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k1_16 = 16'h1;
+    localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
     localparam  k_lastbeat = 8'h9;
     localparam  k_lastkeep = 8'h3f;
     localparam  k_ff8 = 8'hff;
-    localparam  k_ipsum = 16'h9551;
+    localparam  k_ipsum = 16'h8551;
     
     // Stub signals
     reg  q_kind$clock;
@@ -26855,6 +27073,8 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  r_csum$clock;
     reg  [31:0] epochw$narrow;
     wire  [63:0] epochw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [7:0] beatw$narrow;
     wire  [9:0] beatw$wide;
     reg  [47:0] okb$dst_mac;
@@ -26870,6 +27090,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [7:0] okb$index;
     reg  [63:0] okb$seq;
     reg  [63:0] okb$inst;
+    reg  [7:0] okb$ttl;
     wire  [623:0] okb$out;
     reg  [47:0] nlb$dst_mac;
     reg  [47:0] nlb$src_mac;
@@ -26884,6 +27105,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [7:0] nlb$leader;
     reg  [63:0] nlb$seq;
     reg  [31:0] nlb$epoch;
+    reg  [7:0] nlb$ttl;
     wire  [623:0] nlb$out;
     reg  [623:0] xok$narrow;
     wire  [639:0] xok$wide;
@@ -26905,6 +27127,8 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [15:0] cs_b;
     reg  [15:0] cs_c;
     reg  [15:0] cs_d;
+    reg  [15:0] cs_t;
+    reg  [15:0] cs_tc;
     reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [15:0] cs_g;
@@ -27035,6 +27259,10 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .narrow(epochw$narrow),
         .wide(epochw$wide)
     );
+    nc_engine$reply_gen$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     nc_engine$reply_gen$beatw beatw(
         .narrow(beatw$narrow),
         .wide(beatw$wide)
@@ -27053,6 +27281,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .index(okb$index),
         .seq(okb$seq),
         .inst(okb$inst),
+        .ttl(okb$ttl),
         .out(okb$out)
     );
     nc_engine$reply_gen$nlb nlb(
@@ -27069,6 +27298,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .leader(nlb$leader),
         .seq(nlb$seq),
         .epoch(nlb$epoch),
+        .ttl(nlb$ttl),
         .out(nlb$out)
     );
     nc_engine$reply_gen$xok xok(
@@ -27209,21 +27439,29 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         q_port$wa1 = wa1[(32'h0)+:(3)];
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
-        cs_a = k_ipsum + src_ip[(32'h10)+:(16)];
-        if (cs_a < src_ip[(32'h10)+:(16)]) begin
+        ttlw$narrow = ttl;
+        cs_a = k_ipsum + (ttlw$wide << k8_16);
+        if (cs_a < k_ipsum) begin
             cs_b = cs_a + k1_16;
         end
         else begin
             cs_b = cs_a;
         end
-        cs_c = cs_b + src_ip[(32'h0)+:(16)];
-        if (cs_c < cs_b) begin
+        cs_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (cs_c < src_ip[(32'h0)+:(16)]) begin
             cs_d = cs_c + k1_16;
         end
         else begin
             cs_d = cs_c;
         end
-        r_src_sum$d = cs_d;
+        cs_t = cs_b + cs_d;
+        if (cs_t < cs_d) begin
+            cs_tc = cs_t + k1_16;
+        end
+        else begin
+            cs_tc = cs_t;
+        end
+        r_src_sum$d = cs_tc;
         cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
         if (cs_e < r_src_sum$q) begin
             cs_f = cs_e + k1_16;
@@ -27248,6 +27486,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         okb$dst_port = q_port$rd;
         okb$cluster = cluster;
         okb$sender = sender;
+        okb$ttl = ttl;
         okb$client = q_client$rd;
         okb$index = q_b$rd;
         okb$seq = q_seq$rd;
@@ -27261,6 +27500,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         nlb$dst_port = q_port$rd;
         nlb$cluster = cluster;
         nlb$sender = sender;
+        nlb$ttl = ttl;
         nlb$client = q_client$rd;
         nlb$leader = q_b$rd;
         nlb$seq = q_seq$rd;
@@ -27315,7 +27555,7 @@ module nc_engine$reply_gen$epochw(narrow,wide);
 endmodule // nc_engine$reply_gen$epochw
 
 
-module nc_engine$reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,leader,seq,epoch,out);
+module nc_engine$reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,leader,seq,epoch,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -27331,14 +27571,15 @@ module nc_engine$reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,ds
     input wire  [7:0] leader;
     input wire  [63:0] seq;
     input wire  [31:0] epoch;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, 8'h00, leader[7:0], client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h04, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, 8'h00, leader[7:0], client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h04, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // nc_engine$reply_gen$nlb
 
 
-module nc_engine$reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,index,seq,inst,out);
+module nc_engine$reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,index,seq,inst,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -27354,10 +27595,11 @@ module nc_engine$reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,ds
     input wire  [7:0] index;
     input wire  [63:0] seq;
     input wire  [63:0] inst;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, index[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h03, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, index[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h03, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // nc_engine$reply_gen$okb
 
 
@@ -27657,6 +27899,17 @@ module nc_engine$reply_gen$r_wp(d,q,clock);
     end
           
 endmodule // nc_engine$reply_gen$r_wp
+
+
+module nc_engine$reply_gen$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$reply_gen$ttlw
 
 
 module nc_engine$reply_gen$xnl(narrow,wide);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
+module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
     
     // Module arguments
     input wire  clock;
@@ -27,6 +27,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     input wire  [31:0] group3;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [511:0] m0_data;
     output reg  [63:0] m0_keep;
     output reg  m0_valid;
@@ -59,6 +60,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     localparam  k1_8 = 8'h1;
     localparam  k4_8 = 8'h4;
     localparam  k1_16 = 16'h1;
+    localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
     localparam  k_lgw_11 = 11'b1001;
     localparam  k_km1_16 = 16'h3f;
@@ -69,7 +71,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
-    localparam  k_ipsum = 16'h9511;
+    localparam  k_ipsum = 16'h8511;
     localparam  k_keep_all = 64'hffffffffffffffff;
     localparam  k0_64 = 64'h0;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -231,6 +233,8 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     wire  [7:0] kindw$wide;
     reg  [7:0] countw$narrow;
     wire  [15:0] countw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [31:0] ent0$client;
     reg  [7:0] ent0$len;
     reg  [63:0] ent0$seq;
@@ -276,6 +280,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] hdr0$count;
     reg  [47:0] hdr0$src_mac;
     reg  [31:0] hdr0$src_ip;
+    reg  [7:0] hdr0$ttl;
     wire  [623:0] hdr0$out;
     reg  [23:0] hdr1$mac_lo;
     reg  [15:0] hdr1$total_len;
@@ -294,6 +299,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] hdr1$count;
     reg  [47:0] hdr1$src_mac;
     reg  [31:0] hdr1$src_ip;
+    reg  [7:0] hdr1$ttl;
     wire  [623:0] hdr1$out;
     reg  [23:0] hdr2$mac_lo;
     reg  [15:0] hdr2$total_len;
@@ -312,6 +318,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] hdr2$count;
     reg  [47:0] hdr2$src_mac;
     reg  [31:0] hdr2$src_ip;
+    reg  [7:0] hdr2$ttl;
     wire  [623:0] hdr2$out;
     reg  [23:0] hdr3$mac_lo;
     reg  [15:0] hdr3$total_len;
@@ -330,6 +337,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] hdr3$count;
     reg  [47:0] hdr3$src_mac;
     reg  [31:0] hdr3$src_ip;
+    reg  [7:0] hdr3$ttl;
     wire  [623:0] hdr3$out;
     reg  [623:0] xh0$narrow;
     wire  [1535:0] xh0$wide;
@@ -348,6 +356,8 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] ps_b;
     reg  [15:0] ps_c;
     reg  [15:0] ps_d;
+    reg  [15:0] ps_e;
+    reg  [15:0] ps_f;
     reg  last_beat;
     reg  [7:0] wslot;
     reg  [15:0] l_len;
@@ -644,6 +654,10 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .narrow(countw$narrow),
         .wide(countw$wide)
     );
+    pkt_gen_512$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     pkt_gen_512$ent0 ent0(
         .client(ent0$client),
         .len(ent0$len),
@@ -706,6 +720,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .count(hdr0$count),
         .src_mac(hdr0$src_mac),
         .src_ip(hdr0$src_ip),
+        .ttl(hdr0$ttl),
         .out(hdr0$out)
     );
     pkt_gen_512$hdr1 hdr1(
@@ -726,6 +741,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .count(hdr1$count),
         .src_mac(hdr1$src_mac),
         .src_ip(hdr1$src_ip),
+        .ttl(hdr1$ttl),
         .out(hdr1$out)
     );
     pkt_gen_512$hdr2 hdr2(
@@ -746,6 +762,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .count(hdr2$count),
         .src_mac(hdr2$src_mac),
         .src_ip(hdr2$src_ip),
+        .ttl(hdr2$ttl),
         .out(hdr2$out)
     );
     pkt_gen_512$hdr3 hdr3(
@@ -766,6 +783,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .count(hdr3$count),
         .src_mac(hdr3$src_mac),
         .src_ip(hdr3$src_ip),
+        .ttl(hdr3$ttl),
         .out(hdr3$out)
     );
     pkt_gen_512$xh0 xh0(
@@ -1056,21 +1074,29 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         boff = beatw$wide << k_lgw_11;
-        ps_a = k_ipsum + src_ip[(32'h10)+:(16)];
+        ttlw$narrow = ttl;
+        ps_a = k_ipsum + (ttlw$wide << k8_16);
         if (ps_a < k_ipsum) begin
             ps_b = ps_a + k1_16;
         end
         else begin
             ps_b = ps_a;
         end
-        ps_c = ps_b + src_ip[(32'h0)+:(16)];
-        if (ps_c < ps_b) begin
+        ps_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (ps_c < src_ip[(32'h0)+:(16)]) begin
             ps_d = ps_c + k1_16;
         end
         else begin
             ps_d = ps_c;
         end
-        r_ps$d = ps_d;
+        ps_e = ps_b + ps_d;
+        if (ps_e < ps_d) begin
+            ps_f = ps_e + k1_16;
+        end
+        else begin
+            ps_f = ps_e;
+        end
+        r_ps$d = ps_f;
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
         hdr0$dst_ip = group0;
@@ -1087,6 +1113,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr0$count = countw$wide;
         hdr0$src_mac = src_mac;
         hdr0$src_ip = src_ip;
+        hdr0$ttl = ttl;
         cs0_a = r_ps$q + total_len;
         if (cs0_a < total_len) begin
             cs0_b = cs0_a + k1_16;
@@ -1139,6 +1166,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr1$count = countw$wide;
         hdr1$src_mac = src_mac;
         hdr1$src_ip = src_ip;
+        hdr1$ttl = ttl;
         cs1_a = r_ps$q + total_len;
         if (cs1_a < total_len) begin
             cs1_b = cs1_a + k1_16;
@@ -1188,6 +1216,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr2$count = countw$wide;
         hdr2$src_mac = src_mac;
         hdr2$src_ip = src_ip;
+        hdr2$ttl = ttl;
         cs2_a = r_ps$q + total_len;
         if (cs2_a < total_len) begin
             cs2_b = cs2_a + k1_16;
@@ -1237,6 +1266,7 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr3$count = countw$wide;
         hdr3$src_mac = src_mac;
         hdr3$src_ip = src_ip;
+        hdr3$ttl = ttl;
         cs3_a = r_ps$q + total_len;
         if (cs3_a < total_len) begin
             cs3_b = cs3_a + k1_16;
@@ -1353,7 +1383,7 @@ module pkt_gen_512$ent3(client,len,seq,payload,out);
 endmodule // pkt_gen_512$ent3
 
 
-module pkt_gen_512$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module pkt_gen_512$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1373,14 +1403,15 @@ module pkt_gen_512$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,bod
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen_512$hdr0
 
 
-module pkt_gen_512$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module pkt_gen_512$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1400,14 +1431,15 @@ module pkt_gen_512$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,bod
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen_512$hdr1
 
 
-module pkt_gen_512$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module pkt_gen_512$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1427,14 +1459,15 @@ module pkt_gen_512$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,bod
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen_512$hdr2
 
 
-module pkt_gen_512$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,out);
+module pkt_gen_512$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
     
     // Module arguments
     input wire  [23:0] mac_lo;
@@ -1454,10 +1487,11 @@ module pkt_gen_512$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,bod
     input wire  [15:0] count;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
 endmodule // pkt_gen_512$hdr3
 
 
@@ -2326,6 +2360,17 @@ module pkt_gen_512$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,co
     end
     
 endmodule // pkt_gen_512$ready_unit
+
+
+module pkt_gen_512$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // pkt_gen_512$ttlw
 
 
 module pkt_gen_512$xe0(narrow,wide);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
+module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
     
     // Module arguments
     input wire  clock;
@@ -27,6 +27,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     input wire  [15:0] src_port;
     input wire  [31:0] cluster;
     input wire  [7:0] sender;
+    input wire  [7:0] ttl;
     output reg  [63:0] r_data;
     output reg  [7:0] r_keep;
     output reg  r_valid;
@@ -41,12 +42,13 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k1_16 = 16'h1;
+    localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
     localparam  k_lastbeat = 8'h9;
     localparam  k_lastkeep = 8'h3f;
     localparam  k_ff8 = 8'hff;
-    localparam  k_ipsum = 16'h9551;
+    localparam  k_ipsum = 16'h8551;
     
     // Stub signals
     reg  q_kind$clock;
@@ -141,6 +143,8 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  r_csum$clock;
     reg  [31:0] epochw$narrow;
     wire  [63:0] epochw$wide;
+    reg  [7:0] ttlw$narrow;
+    wire  [15:0] ttlw$wide;
     reg  [7:0] beatw$narrow;
     wire  [9:0] beatw$wide;
     reg  [47:0] okb$dst_mac;
@@ -156,6 +160,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [7:0] okb$index;
     reg  [63:0] okb$seq;
     reg  [63:0] okb$inst;
+    reg  [7:0] okb$ttl;
     wire  [623:0] okb$out;
     reg  [47:0] nlb$dst_mac;
     reg  [47:0] nlb$src_mac;
@@ -170,6 +175,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [7:0] nlb$leader;
     reg  [63:0] nlb$seq;
     reg  [31:0] nlb$epoch;
+    reg  [7:0] nlb$ttl;
     wire  [623:0] nlb$out;
     reg  [623:0] xok$narrow;
     wire  [639:0] xok$wide;
@@ -191,6 +197,8 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [15:0] cs_b;
     reg  [15:0] cs_c;
     reg  [15:0] cs_d;
+    reg  [15:0] cs_t;
+    reg  [15:0] cs_tc;
     reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [15:0] cs_g;
@@ -321,6 +329,10 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .narrow(epochw$narrow),
         .wide(epochw$wide)
     );
+    reply_gen$ttlw ttlw(
+        .narrow(ttlw$narrow),
+        .wide(ttlw$wide)
+    );
     reply_gen$beatw beatw(
         .narrow(beatw$narrow),
         .wide(beatw$wide)
@@ -339,6 +351,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .index(okb$index),
         .seq(okb$seq),
         .inst(okb$inst),
+        .ttl(okb$ttl),
         .out(okb$out)
     );
     reply_gen$nlb nlb(
@@ -355,6 +368,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .leader(nlb$leader),
         .seq(nlb$seq),
         .epoch(nlb$epoch),
+        .ttl(nlb$ttl),
         .out(nlb$out)
     );
     reply_gen$xok xok(
@@ -495,21 +509,29 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         q_port$wa1 = wa1[(32'h0)+:(3)];
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
-        cs_a = k_ipsum + src_ip[(32'h10)+:(16)];
-        if (cs_a < src_ip[(32'h10)+:(16)]) begin
+        ttlw$narrow = ttl;
+        cs_a = k_ipsum + (ttlw$wide << k8_16);
+        if (cs_a < k_ipsum) begin
             cs_b = cs_a + k1_16;
         end
         else begin
             cs_b = cs_a;
         end
-        cs_c = cs_b + src_ip[(32'h0)+:(16)];
-        if (cs_c < cs_b) begin
+        cs_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
+        if (cs_c < src_ip[(32'h0)+:(16)]) begin
             cs_d = cs_c + k1_16;
         end
         else begin
             cs_d = cs_c;
         end
-        r_src_sum$d = cs_d;
+        cs_t = cs_b + cs_d;
+        if (cs_t < cs_d) begin
+            cs_tc = cs_t + k1_16;
+        end
+        else begin
+            cs_tc = cs_t;
+        end
+        r_src_sum$d = cs_tc;
         cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
         if (cs_e < r_src_sum$q) begin
             cs_f = cs_e + k1_16;
@@ -534,6 +556,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         okb$dst_port = q_port$rd;
         okb$cluster = cluster;
         okb$sender = sender;
+        okb$ttl = ttl;
         okb$client = q_client$rd;
         okb$index = q_b$rd;
         okb$seq = q_seq$rd;
@@ -547,6 +570,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         nlb$dst_port = q_port$rd;
         nlb$cluster = cluster;
         nlb$sender = sender;
+        nlb$ttl = ttl;
         nlb$client = q_client$rd;
         nlb$leader = q_b$rd;
         nlb$seq = q_seq$rd;
@@ -601,7 +625,7 @@ module reply_gen$epochw(narrow,wide);
 endmodule // reply_gen$epochw
 
 
-module reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,leader,seq,epoch,out);
+module reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,leader,seq,epoch,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -617,14 +641,15 @@ module reply_gen$nlb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,clu
     input wire  [7:0] leader;
     input wire  [63:0] seq;
     input wire  [31:0] epoch;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, 8'h00, leader[7:0], client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h04, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, 8'h00, leader[7:0], client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h04, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // reply_gen$nlb
 
 
-module reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,index,seq,inst,out);
+module reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,cluster,sender,client,index,seq,inst,ttl,out);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -640,10 +665,11 @@ module reply_gen$okb(dst_mac,src_mac,ip_csum,src_ip,dst_ip,src_port,dst_port,clu
     input wire  [7:0] index;
     input wire  [63:0] seq;
     input wire  [63:0] inst;
+    input wire  [7:0] ttl;
     output reg  [623:0] out;
     
     // Update code (custom)
-    always @(*) out = {inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, index[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h03, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, 8'h10, 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+    always @(*) out = {inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, index[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24], 8'h00, sender[7:0], 8'h18, 8'h00, cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h03, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, 8'h2c, 8'h00, dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, 8'h40, 8'h00, 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // reply_gen$okb
 
 
@@ -943,6 +969,17 @@ module reply_gen$r_wp(d,q,clock);
     end
           
 endmodule // reply_gen$r_wp
+
+
+module reply_gen$ttlw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // reply_gen$ttlw
 
 
 module reply_gen$xnl(narrow,wide);
