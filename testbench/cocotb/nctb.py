@@ -17,6 +17,7 @@ NODE_ID, NODE_COUNT, CLUSTER_ID, TREES = 0x010, 0x014, 0x018, 0x01C
 LOOP_PERIOD, TIMEOUT, DELTA, DRIFT = 0x020, 0x024, 0x028, 0x02C
 FIFO_DEPTH, BATCH_MAX, MTU = 0x030, 0x034, 0x038
 DECIDE_PORT_R, CLIENT_PORT_R = 0x03C, 0x040
+TTL_R = 0x078
 EPOCH, LEADER, INSTANCE = 0x080, 0x084, 0x088
 COUNTERS = {
     "sent_values": 0x100, "sent_heartbeats": 0x108, "delivered": 0x110,
@@ -124,7 +125,8 @@ class Node:
     async def configure(self, **regs):
         addr = {"node_id": NODE_ID, "node_count": NODE_COUNT, "cluster_id": CLUSTER_ID,
                 "trees": TREES, "loop_period": LOOP_PERIOD, "timeout": TIMEOUT, "delta": DELTA,
-                "drift": DRIFT, "fifo_depth": FIFO_DEPTH, "batch_max": BATCH_MAX, "mtu": MTU}
+                "drift": DRIFT, "fifo_depth": FIFO_DEPTH, "batch_max": BATCH_MAX, "mtu": MTU,
+                "ttl": TTL_R}
         for k, v in regs.items():
             await self.write(addr[k], v)
         for k, v in regs.items():

@@ -8,8 +8,10 @@ import nctb
 
 CLUSTER = 9
 # A legal small configuration: timeout 70 > max(2*delta, loop_period + delta) + drift = 61.
+# (ttl: the register's reset value, GEN_TTL below, written again at every boot because a bench
+# that changes it leaves it changed for the next test in the same simulation)
 CFG = dict(node_count=3, cluster_id=CLUSTER, trees=2, loop_period=40, delta=20, drift=1,
-           timeout=70, batch_max=4, fifo_depth=4)
+           timeout=70, batch_max=4, fifo_depth=4, ttl=16)
 WINDOW = CFG["delta"] + CFG["drift"]
 
 
@@ -121,8 +123,8 @@ async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
     assert (v0, v1) == (nf.EXPECTED, nf.EXPECTED), f"parser verdicts {v0}, {v1}"
 
 
-# Source MAC / IPv4 of generated frames: the reset values of the src_mac_hi/src_mac_lo/src_ip
-# registers (proto/README.md's register table); TTL: pkt_gen's generation-time constant
+# Source MAC / IPv4 and TTL of generated frames: the reset values of the src_mac_hi/src_mac_lo/
+# src_ip and ttl registers (proto/README.md's register table)
 GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
 GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
 GEN_TTL = 16
@@ -138,31 +140,32 @@ def client_ip(client_id):
     return 0x0A000100 + client_id
 
 
-def host_copy(decide_frame_bytes):
+def host_copy(decide_frame_bytes, ttl=GEN_TTL):
     """The host-port frame for a decision: the decided copy's UDP payload from this node's
-    source MAC/IP and the decide port to the host's MAC/IP/port (TTL 16, UDP checksum 0)."""
+    source MAC/IP and the decide port to the host's MAC/IP/port (TTL `ttl`, UDP checksum 0)."""
     udp_len = int.from_bytes(decide_frame_bytes[38:40], "big")
     payload = decide_frame_bytes[nf.PAYLOAD_OFFSET:34 + udp_len]
     return nf.udp_frame(payload, dst_port=HOST_PORT, src_port=nf.DECIDE_PORT, src_ip=GEN_SRC_IP,
                         dst_ip=HOST_IP, src_mac=GEN_SRC_MAC, dst_mac=HOST_MAC, udp_csum=False,
-                        ttl=GEN_TTL, frag=0x4000)
+                        ttl=ttl, frag=0x4000)
 
 
-def reply_frame(packet, client_id):
+def reply_frame(packet, client_id, ttl=GEN_TTL):
     """A client reply frame: from this node's source MAC/IP and the client port to the address
-    the request came from (TTL 16, UDP checksum 0)."""
+    the request came from (TTL `ttl`, UDP checksum 0)."""
     return nf.udp_frame(packet, dst_port=CLIENT_PORT_SRC, src_port=nf.CLIENT_PORT,
                         src_ip=GEN_SRC_IP, dst_ip=client_ip(client_id), src_mac=GEN_SRC_MAC,
-                        dst_mac=CLIENT_MAC, udp_csum=False, ttl=GEN_TTL, frag=0x4000)
+                        dst_mac=CLIENT_MAC, udp_csum=False, ttl=ttl, frag=0x4000)
 GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]  # tree_group reset values
 
 
-def generated_decide(cluster, sender, tree, kind, instance, epoch, seq, entries=(), port=7400):
+def generated_decide(cluster, sender, tree, kind, instance, epoch, seq, entries=(), port=7400,
+                     ttl=GEN_TTL):
     """The DECIDE frame pkt_gen must put on tree `tree`, built from proto/README.md's layout:
     entries are (client, seq, payload); UDP checksum 0 ("none"), DF set as proto emits."""
     ents = [nf.entry(c, s, p) for c, s, p in entries]
     pkt = nf.decide(cluster, sender, instance, epoch, seq, tree, kind, ents)
     return nf.udp_frame(pkt, dst_port=port, src_port=port, src_ip=GEN_SRC_IP,
-                        dst_ip=GROUPS[tree], src_mac=GEN_SRC_MAC, udp_csum=False, ttl=GEN_TTL,
+                        dst_ip=GROUPS[tree], src_mac=GEN_SRC_MAC, udp_csum=False, ttl=ttl,
                         frag=0x4000)
 

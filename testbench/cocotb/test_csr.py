@@ -59,7 +59,8 @@ async def config_registers_ranges_and_freeze(dut):
     for addr, bad, good in [(nctb.TREES, 0, 4), (nctb.TREES, 5, 1), (nctb.NODE_COUNT, 65, 64),
                             (nctb.NODE_ID, 64, 63), (nctb.FIFO_DEPTH, 4097, 4096),
                             (nctb.BATCH_MAX, 256, 255), (nctb.MTU, 575, 9000),
-                            (nctb.LOOP_PERIOD, 0, 1), (nctb.DECIDE_PORT_R, 0, 65535)]:
+                            (nctb.LOOP_PERIOD, 0, 1), (nctb.DECIDE_PORT_R, 0, 65535),
+                            (nctb.TTL_R, 0, 1), (nctb.TTL_R, 256, 255)]:
         before = await b.read(addr)
         await b.write(addr, bad)
         assert await b.read(addr) == before, f"{addr:#x}: {bad} refused"

@@ -18,11 +18,11 @@ CLUSTER, SENDER = 0x0A0B0C0D, 1
 IMG_BYTES = 176  # lead_img: 1408 bits
 # The registers' reset values (those nodelib.host_copy assumes) ...
 DEFAULT_CFG = dict(src_mac=GEN_SRC_MAC, src_ip=GEN_SRC_IP, src_port=nf.DECIDE_PORT,
-                   host_mac=HOST_MAC, host_ip=HOST_IP, host_port=HOST_PORT)
-# ... and other addresses: every header field must follow the config inputs.
+                   host_mac=HOST_MAC, host_ip=HOST_IP, host_port=HOST_PORT, ttl=GEN_TTL)
+# ... and other addresses and TTL: every header field must follow the config inputs.
 OTHER_CFG = dict(src_mac=bytes([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]), src_ip=0xC0A80703,
                  src_port=0x9C41, host_mac=bytes([0x06, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE]),
-                 host_ip=0xAC10FE09, host_port=0x2329)
+                 host_ip=0xAC10FE09, host_port=0x2329, ttl=201)
 
 
 def host_frame(copy, cfg):
@@ -31,7 +31,7 @@ def host_frame(copy, cfg):
     payload = copy[nf.PAYLOAD_OFFSET:34 + udp_len]
     return nf.udp_frame(payload, dst_port=cfg["host_port"], src_port=cfg["src_port"],
                         src_ip=cfg["src_ip"], dst_ip=cfg["host_ip"], src_mac=cfg["src_mac"],
-                        dst_mac=cfg["host_mac"], udp_csum=False, ttl=GEN_TTL, frag=0x4000)
+                        dst_mac=cfg["host_mac"], udp_csum=False, ttl=cfg["ttl"], frag=0x4000)
 
 
 def copy_frame(tree, instance, seq, kind=nf.BATCH, entries=(), sender=SENDER):
@@ -61,6 +61,7 @@ class Host:
         dut.host_mac.value = int.from_bytes(cfg["host_mac"], "big")
         dut.host_ip.value = cfg["host_ip"]
         dut.host_port.value = cfg["host_port"]
+        dut.ttl.value = cfg["ttl"]
         self.cycle = 0
         self.frames = []       # (first cycle, last cycle, bytes)
         self.cur = None

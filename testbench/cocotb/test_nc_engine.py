@@ -33,13 +33,16 @@ async def registers_reset_values_and_refused_writes(dut):
     for addr, v in [(nctb.NODE_COUNT, 3), (nctb.CLUSTER_ID, 1), (nctb.TREES, 2),
                     (nctb.LOOP_PERIOD, 125), (nctb.TIMEOUT, 375), (nctb.DELTA, 125),
                     (nctb.DRIFT, 2), (nctb.FIFO_DEPTH, 64), (nctb.BATCH_MAX, 16),
-                    (nctb.MTU, 1500), (nctb.STATUS, 0)]:
+                    (nctb.MTU, 1500), (nctb.TTL_R, 16), (nctb.STATUS, 0)]:
         assert await node.read(addr) == v, hex(addr)
     # out of the legal range: refused, nothing changes
     await node.write(nctb.TREES, 5)
     await node.write(nctb.MTU, 100)
+    await node.write(nctb.TTL_R, 0)
+    await node.write(nctb.TTL_R, 256)
     assert await node.read(nctb.TREES) == 2
     assert await node.read(nctb.MTU) == 1500
+    assert await node.read(nctb.TTL_R) == 16
     await node.write(nctb.TREES, 3)
     assert await node.read(nctb.TREES) == 3
     # configuration is frozen while enabled
@@ -54,7 +57,8 @@ async def registers_reset_values_and_refused_writes(dut):
 
 @cocotb.test()
 async def loop_period_heartbeats_and_instance_numbering(dut):
-    node, mon, cfg = await boot(dut, 0, loop_period=40, batch_max=4, fifo_depth=8)
+    # ttl: not the reset value, so every generated frame below shows the register reached it
+    node, mon, cfg = await boot(dut, 0, loop_period=40, batch_max=4, fifo_depth=8, ttl=3)
     await node.write(nctb.CTRL, nctb.ENABLE | nctb.START_BIT)
     await nctb.cycles(dut.clock, 100)
     # requests at odd moments: they must not move the loop
@@ -95,7 +99,7 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
             ents = [(o[1], o[2], o[5].to_bytes(8, "big")[:o[6]]) for o in mon.oks
                     if x["kind"] == nf.BATCH and o[3] == x["instance"]]
             want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
-                                         x["seq"], ents))
+                                         x["seq"], ents, ttl=3))
         got = [f[1] for f in mon.gen[t]]
         assert got == want[:len(got)] and len(got) >= len(want) - 1, (t, len(got), len(want))
     assert mon.gen[2] == [] and mon.gen[3] == []
@@ -105,9 +109,10 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
     for (c, f), x in zip(mon.host, decided):
         assert c - 1 in tree0, "first host beat 1 cycle after the tree-0 frame's first beat"
         assert tree0[c - 1][nf.PAYLOAD_OFFSET + 12:nf.PAYLOAD_OFFSET + 20] == x["instance"].to_bytes(8, "big")
-        assert f == host_copy(tree0[c - 1])
+        assert f == host_copy(tree0[c - 1], ttl=3)
     # the client port: one REPLY_OK per request, to the address it came from, in order
-    want_ok = [reply_frame(nf.reply_ok(CLUSTER, 0, o[1], o[4], o[2], o[3]), o[1]) for o in mon.oks]
+    want_ok = [reply_frame(nf.reply_ok(CLUSTER, 0, o[1], o[4], o[2], o[3]), o[1], ttl=3)
+               for o in mon.oks]
     assert [r[1] for r in mon.replies] == want_ok, mon.replies
     hb = sum(1 for x in s if x["kind"] in (nf.HEARTBEAT, nf.START))
     assert await node.counter("sent_heartbeats") == hb

@@ -8,7 +8,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import ncframes as nf
 import nctb
-from nodelib import GEN_SRC_IP, GEN_SRC_MAC, generated_decide
+from nodelib import GEN_SRC_IP, GEN_SRC_MAC, GEN_TTL, generated_decide
 
 CLUSTER, PORT, SENDER = 0x0A0B0C0D, 7400, 2
 GROUPS = [0xEF4E4301, 0xEF4E4302, 0xEF4E4303, 0xEF4E4304]
@@ -30,6 +30,7 @@ class Gen:
         dut.port.value = PORT
         dut.src_mac.value = int.from_bytes(GEN_SRC_MAC, "big")
         dut.src_ip.value = GEN_SRC_IP
+        dut.ttl.value = GEN_TTL
         for i, g in enumerate(GROUPS):
             getattr(dut, f"group{i}").value = g
         self.frames = [[] for _ in range(4)]  # per tree: (first cycle, last cycle, bytes)

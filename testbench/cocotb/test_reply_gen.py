@@ -63,6 +63,7 @@ class Reply:
         dut.src_port.value = SRC_PORT
         dut.cluster.value = CLUSTER
         dut.sender.value = SENDER
+        dut.ttl.value = GEN_TTL
         self.cycle = 0
         self.frames = []     # (first cycle, last cycle, bytes)
         self.cur = None
