@@ -6,12 +6,18 @@ from cocotb.triggers import ReadOnly, RisingEdge
 import ncframes as nf
 import nctb
 
+# Source MAC / IPv4 and TTL of generated frames: the reset values of the src_mac_hi/src_mac_lo/
+# src_ip and ttl registers (proto/README.md's register table)
+GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
+GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
+GEN_TTL = 16
+
 CLUSTER = 9
 # A legal small configuration: timeout 70 > max(2*delta, loop_period + delta) + drift = 61.
-# (ttl: the register's reset value, GEN_TTL below, written again at every boot because a bench
-# that changes it leaves it changed for the next test in the same simulation)
+# (ttl: the reset value, written again at every boot because a bench that changes it leaves it
+# changed for the next test in the same simulation)
 CFG = dict(node_count=3, cluster_id=CLUSTER, trees=2, loop_period=40, delta=20, drift=1,
-           timeout=70, batch_max=4, fifo_depth=4, ttl=16)
+           timeout=70, batch_max=4, fifo_depth=4, ttl=GEN_TTL)
 WINDOW = CFG["delta"] + CFG["drift"]
 
 
@@ -123,11 +129,6 @@ async def both_trees(node, instance, epoch, seq, kind, entries=(), gap=0):
     assert (v0, v1) == (nf.EXPECTED, nf.EXPECTED), f"parser verdicts {v0}, {v1}"
 
 
-# Source MAC / IPv4 and TTL of generated frames: the reset values of the src_mac_hi/src_mac_lo/
-# src_ip and ttl registers (proto/README.md's register table)
-GEN_SRC_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0x01])
-GEN_SRC_IP = (10 << 24) | (78 << 16) | (67 << 8) | 1
-GEN_TTL = 16
 # The host_mac_hi/lo, host_ip and port registers' reset values.
 HOST_MAC = bytes([0x02, 0x4E, 0x43, 0x00, 0x00, 0xFE])
 HOST_IP = (10 << 24) | (78 << 16) | (67 << 8) | 254
