@@ -263,6 +263,17 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
     lab.kill(0);
     wait_for(Duration::from_secs(10), "node 1 to lead", || {
         request(lab, 1, "status").is_ok_and(|s| s["is_leader"] == true)
+    })
+    .map_err(|e| {
+        // Say why: each live node's state, leader, epoch and fault (a NET-FAULT is the safe
+        // exit when a synchrony bound was broken, e.g. on an overloaded machine).
+        let why: Vec<String> = (1..n)
+            .map(|i| match request(lab, i, "status") {
+                Ok(s) => format!("node {i}: {s}"),
+                Err(e) => format!("node {i}: no status ({e})"),
+            })
+            .collect();
+        LabError(format!("{}\n{}", e.0, why.join("\n")))
     })?;
     let failover_seen = t_kill.elapsed();
     let takeover_ns = request(lab, 1, "status")?["engine"]["takeover_ns"].as_u64();
