@@ -178,6 +178,37 @@ def beat_bytes(port, prefix):
     return int(data.value).to_bytes(len(data) // 8, "little")[:n]
 
 
+class StreamFrames:
+    """The frames of one output stream `<prefix>_data/keep/valid/last` of `port`, assembled beat
+    by beat: call `sample(cycle)` in the read-only phase of every cycle. `frames` lists them as
+    (first cycle, last cycle, bytes)."""
+
+    def __init__(self, port, prefix):
+        self.port, self.prefix = port, prefix
+        self.frames = []
+        self._cur = None
+
+    @property
+    def inside(self):
+        """A frame has begun and not ended."""
+        return self._cur is not None
+
+    def sample(self, cycle):
+        """Take this cycle's beat if `valid`; returns the frame its `last` completes, else None."""
+        p, x = self.port, self.prefix
+        if not int(getattr(p, f"{x}_valid").value):
+            return None
+        if self._cur is None:
+            self._cur = [cycle, b""]
+        self._cur[1] += beat_bytes(p, x)
+        if not int(getattr(p, f"{x}_last").value):
+            return None
+        frame = (self._cur[0], cycle, self._cur[1])
+        self._cur = None
+        self.frames.append(frame)
+        return frame
+
+
 async def cycles(clock, n):
     for _ in range(n):
         await RisingEdge(clock)

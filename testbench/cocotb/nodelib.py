@@ -35,11 +35,12 @@ class Monitor:
         self.oks = []        # (cycle, client, seq, instance, index, payload, len)
         self.leader_changes = []  # (cycle, epoch after)
         self.nl = []         # cycles with a NOT_LEADER reply
-        self.gen = [[] for _ in range(4)]  # per tree: generated frames (first cycle, bytes)
-        self._cur = [None] * 4
-        self.host = []       # host-port frames (h_*): (first cycle, bytes)
-        self.replies = []    # client-port frames (r_*): (first cycle, bytes)
-        self._hcur = {}
+        # frames as (first cycle, last cycle, bytes): generated per tree (g*), host port (h_*),
+        # client port out (r_*)
+        self._streams = [nctb.StreamFrames(self.p, x) for x in ("g0", "g1", "g2", "g3", "h", "r")]
+        self.gen = [s.frames for s in self._streams[:4]]
+        self.host = self._streams[4].frames
+        self.replies = self._streams[5].frames
         cocotb.start_soon(self.run())
 
     async def run(self):
@@ -65,24 +66,8 @@ class Monitor:
                 self.leader_changes.append(self.cycle)
             if int(p.nl_reply.value):
                 self.nl.append(self.cycle)
-            for t in range(4):
-                if not int(getattr(p, f"g{t}_valid").value):
-                    continue
-                data = nctb.beat_bytes(p, f"g{t}")
-                if self._cur[t] is None:
-                    self._cur[t] = [self.cycle, b""]
-                self._cur[t][1] += data
-                if int(getattr(p, f"g{t}_last").value):
-                    self.gen[t].append(tuple(self._cur[t]))
-                    self._cur[t] = None
-            for name, out in (("h", self.host), ("r", self.replies)):
-                if not int(getattr(p, f"{name}_valid").value):
-                    continue
-                data = nctb.beat_bytes(p, name)
-                cur = self._hcur.setdefault(name, [self.cycle, b""])
-                cur[1] += data
-                if int(getattr(p, f"{name}_last").value):
-                    out.append(tuple(self._hcur.pop(name)))
+            for s in self._streams:
+                s.sample(self.cycle)
             if int(p.ok_valid.value):
                 self.oks.append((self.cycle, int(p.ok_client.value), int(p.ok_seq.value),
                                  int(p.ok_instance.value), int(p.ok_index.value),

@@ -82,7 +82,7 @@ class Cluster:
     async def watch(self, i):
         p = self.nodes[i].p
         deliver_prev = False
-        cur = [None] * TREES
+        gen = [nctb.StreamFrames(p, f"g{t}") for t in range(TREES)]
         while Cluster.live is self:
             await RisingEdge(self.clock)
             await ReadOnly()
@@ -104,15 +104,9 @@ class Cluster:
                     self.decided[i].append(msg[2])
             # the generated frames, one 64-bit beat per cycle per tree
             for t in range(TREES):
-                if not int(getattr(p, f"g{t}_valid").value):
-                    continue
-                data = nctb.beat_bytes(p, f"g{t}")
-                if cur[t] is None:
-                    cur[t] = [cyc, b""]
-                cur[t][1] += data
-                if int(getattr(p, f"g{t}_last").value):
-                    self.forward(i, t, cur[t][0], cur[t][1])
-                    cur[t] = None
+                frame = gen[t].sample(cyc)
+                if frame is not None:
+                    self.forward(i, t, frame[0], frame[2])
 
     async def feed(self, i, port):
         node = self.nodes[i]

@@ -63,8 +63,8 @@ class Host:
         dut.host_port.value = cfg["host_port"]
         dut.ttl.value = cfg["ttl"]
         self.cycle = 0
-        self.frames = []       # (first cycle, last cycle, bytes)
-        self.cur = None
+        self.out = nctb.StreamFrames(dut, "h")
+        self.frames = self.out.frames  # (first cycle, last cycle, bytes)
         self.drops = []        # cycles with drop
         self.delivers = []     # cycles with rx_deliver (port)
         self.loads = []        # cycles with lead_load
@@ -91,13 +91,7 @@ class Host:
             if not int(d.h_valid.value):
                 continue
             assert int(d.busy.value), "busy while a frame streams"
-            data = nctb.beat_bytes(d, "h")
-            if self.cur is None:
-                self.cur = [self.cycle, b""]
-            self.cur[1] += data
-            if int(d.h_last.value):
-                self.frames.append((self.cur[0], self.cycle, self.cur[1]))
-                self.cur = None
+            self.out.sample(self.cycle)
 
     async def settle(self):
         """The config's part of the IPv4 checksum follows the inputs 2 cycles later, and a

@@ -100,20 +100,20 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
                     if x["kind"] == nf.BATCH and o[3] == x["instance"]]
             want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
                                          x["seq"], ents, ttl=3))
-        got = [f[1] for f in mon.gen[t]]
+        got = [f[2] for f in mon.gen[t]]
         assert got == want[:len(got)] and len(got) >= len(want) - 1, (t, len(got), len(want))
     assert mon.gen[2] == [] and mon.gen[3] == []
     # the host path: every decision's tree-0 frame readdressed to the host, one cycle behind it
-    tree0 = {c: f for c, f in mon.gen[0]}
+    tree0 = {c: f for c, _, f in mon.gen[0]}
     assert len(mon.host) == len(decided), mon.host
-    for (c, f), x in zip(mon.host, decided):
+    for (c, _, f), x in zip(mon.host, decided):
         assert c - 1 in tree0, "first host beat 1 cycle after the tree-0 frame's first beat"
         assert tree0[c - 1][nf.PAYLOAD_OFFSET + 12:nf.PAYLOAD_OFFSET + 20] == x["instance"].to_bytes(8, "big")
         assert f == host_copy(tree0[c - 1], ttl=3)
     # the client port: one REPLY_OK per request, to the address it came from, in order
     want_ok = [reply_frame(nf.reply_ok(CLUSTER, 0, o[1], o[4], o[2], o[3]), o[1], ttl=3)
                for o in mon.oks]
-    assert [r[1] for r in mon.replies] == want_ok, mon.replies
+    assert [r[2] for r in mon.replies] == want_ok, mon.replies
     hb = sum(1 for x in s if x["kind"] in (nf.HEARTBEAT, nf.START))
     assert await node.counter("sent_heartbeats") == hb
     assert await node.counter("sent_values") == len(decided)
@@ -146,7 +146,7 @@ async def fifo_overflow_drops_oversize_and_not_leader(dut):
     assert len(mon.nl) == n0 + 1
     await nctb.cycles(dut.clock, 12)
     # the NOT_LEADER frame names leader 0 (epoch 0), from node 1, to the client's address
-    assert mon.replies[-1][1] == reply_frame(nf.reply_not_leader(CLUSTER, 1, 3, 0, 50, 0), 3)
+    assert mon.replies[-1][2] == reply_frame(nf.reply_not_leader(CLUSTER, 1, 3, 0, 50, 0), 3)
     assert len(mon.replies) == 3, "two OKs, then the NOT_LEADER"
     assert await node.counter("not_leader_replies") == 1
     assert await node.counter("requests_accepted") == 3
@@ -163,7 +163,7 @@ async def follower_delivers_then_timeout_makes_next_node_leader(dut):
     await nctb.cycles(dut.clock, 12)
     # the decided copy (the last one, tree 1's) goes to the host, first beat 1 cycle after
     copy = decide_frame(1, 1, 0, 1, nf.BATCH, [nf.entry(5, 1, b"v")])
-    assert [h[1] for h in mon.host] == [host_copy(copy)], mon.host
+    assert [h[2] for h in mon.host] == [host_copy(copy)], mon.host
     assert mon.host[0][0] == mon.delivers[0] + 1
     # a heartbeat repeats instance 2 and decides nothing
     await both_trees(node, 2, 0, 2, nf.HEARTBEAT)

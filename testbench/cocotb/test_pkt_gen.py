@@ -33,8 +33,8 @@ class Gen:
         dut.ttl.value = GEN_TTL
         for i, g in enumerate(GROUPS):
             getattr(dut, f"group{i}").value = g
-        self.frames = [[] for _ in range(4)]  # per tree: (first cycle, last cycle, bytes)
-        self.cur = [None] * 4
+        self.streams = [nctb.StreamFrames(dut, f"m{t}") for t in range(4)]
+        self.frames = [s.frames for s in self.streams]  # per tree: (first cycle, last cycle, bytes)
         self.cycle = 0
         self.overruns = 0
         nctb.start_clock(dut.clock)
@@ -47,16 +47,8 @@ class Gen:
             self.cycle += 1
             await ReadOnly()
             self.overruns += int(d.overrun.value)
-            for t in range(4):
-                if not int(getattr(d, f"m{t}_valid").value):
-                    continue
-                data = nctb.beat_bytes(d, f"m{t}")
-                if self.cur[t] is None:
-                    self.cur[t] = [self.cycle, b""]
-                self.cur[t][1] += data
-                if int(getattr(d, f"m{t}_last").value):
-                    self.frames[t].append((self.cur[t][0], self.cycle, self.cur[t][1]))
-                    self.cur[t] = None
+            for s in self.streams:
+                s.sample(self.cycle)
 
     async def send(self, kind, instance, epoch, seq, entries=()):
         d = self.dut

@@ -41,7 +41,8 @@ async def frames_are_pkt_gens_in_64_byte_beats(dut):
     g = Gen(dut)
     for trees in (4, 2):
         dut.trees.value = trees
-        g.frames = [[] for _ in range(4)]
+        for f in g.frames:
+            f.clear()
         one = [(0x11223344, 0x0102030405060708, b"abc")]
         four = [(1, 2, b""), (3, 4, b"x"), (0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, b"12345678"),
                 (5, 6, b"q" * 7)]

@@ -65,8 +65,8 @@ class Reply:
         dut.sender.value = SENDER
         dut.ttl.value = GEN_TTL
         self.cycle = 0
-        self.frames = []     # (first cycle, last cycle, bytes)
-        self.cur = None
+        self.out = nctb.StreamFrames(dut, "r")
+        self.frames = self.out.frames  # (first cycle, last cycle, bytes)
         self.cmds = []       # (cycle, "ok"/"nl") of every command presented
         self.drops = []      # (cycle, drop_ok, drop_nl) of cycles with a drop
         self.idle_busy = []  # cycles where busy disagreed with "a frame streams or is queued"
@@ -86,16 +86,10 @@ class Reply:
             if int(d.drop_ok.value) or int(d.drop_nl.value):
                 self.drops.append((self.cycle, int(d.drop_ok.value), int(d.drop_nl.value)))
             if not int(d.r_valid.value):
-                assert self.cur is None, f"cycle {self.cycle}: idle beat inside a frame"
+                assert not self.out.inside, f"cycle {self.cycle}: idle beat inside a frame"
                 continue
             assert int(d.busy.value), "busy while a frame streams"
-            data = nctb.beat_bytes(d, "r")
-            if self.cur is None:
-                self.cur = [self.cycle, b""]
-            self.cur[1] += data
-            if int(d.r_last.value):
-                self.frames.append((self.cur[0], self.cycle, self.cur[1]))
-                self.cur = None
+            self.out.sample(self.cycle)
 
     async def settle(self):
         """Wait until nothing streams or waits (a previous test may have left frames queued)."""
