@@ -40,6 +40,7 @@
 //!   when the control software says the state transfer is done.
 
 use alloc::collections::VecDeque;
+use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::regs::{self, Config, Counter, RegError, addr, ctrl, status};
@@ -59,6 +60,9 @@ pub enum State {
     Active,
     /// Safe exit after a NET-FAULT.
     Faulted,
+    /// With recovery on (software only): no live leader after a safe exit; electing one with
+    /// the other survivors (a majority of `node_count` must take part).
+    Recovering,
 }
 
 /// Why a node made a safe exit.
@@ -77,6 +81,9 @@ pub enum NetFault {
     EpochChangeInFlight,
     /// The 32-bit leader counter would wrap (only after a copy claiming a huge epoch).
     EpochExhausted,
+    /// The driver could not send every copy of a message ([`Node::copies_failed`]): RSBCAST is
+    /// all or nothing, so the leader makes the safe exit.
+    SendFailed,
 }
 
 /// A synchrony violation the node observed (it is counted and reported, never hidden).
@@ -101,6 +108,12 @@ pub enum Violation {
     Deposed {
         /// The later epoch.
         epoch: u32,
+    },
+    /// With recovery on: this leader's send came so late that its followers may already have
+    /// timed out on it (the lease had passed), so it stepped down instead of deciding.
+    LeaseExpired {
+        /// How far past the loop deadline the send was due.
+        late: u64,
     },
 }
 
@@ -160,6 +173,20 @@ pub enum Action {
     NetFault(NetFault),
     /// A synchrony violation was observed.
     Violation(Violation),
+    /// With recovery on: this node left the cluster (safe exit) and is coming back through the
+    /// join path: the driver must run a state transfer from a live member (as for
+    /// [`Control::EnableJoin`]) once the node has locked onto the stream (`STATUS.SYNCED`).
+    Rejoin,
+    /// With recovery on: a recovery round ended with this node back in service at `epoch`
+    /// (as its leader, or following the elected leader).
+    Recovered {
+        /// The epoch the cluster restarted in.
+        epoch: u32,
+        /// Its leader.
+        leader: u8,
+        /// The last decided instance the restart kept.
+        lins: u64,
+    },
 }
 
 /// An output the driver could not carry out ([`Node::output_dropped`]).
@@ -197,6 +224,10 @@ pub struct Mutations {
     pub deliver_on_first_copy: bool,
     /// Receiving a copy does not reset the follower's timeout counter (followers depose a live leader).
     pub skip_timeout_reset: bool,
+    /// The leader ignores its lease and decides however late its send is.
+    pub skip_lease: bool,
+    /// A recovery candidate leads without the majority of votes.
+    pub recover_without_majority: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -222,6 +253,65 @@ impl Queued {
 #[derive(Clone, Debug, Default)]
 struct Sync {
     last: [Option<(u32, u32)>; 4],
+}
+
+/// Figures of the recovery extension (software only; not registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryStats {
+    /// Safe exits after which this node set out to come back (rejoin or recovery).
+    pub rejoins_started: u64,
+    /// Rejoins that ended with the node active again.
+    pub rejoins_done: u64,
+    /// Recovery rounds this node entered.
+    pub rounds: u64,
+    /// Recoveries that put this node back in service (as leader or follower).
+    pub recoveries: u64,
+    /// Time from the safe exit to the last time this node was back in service.
+    pub last_outage: Option<u64>,
+    /// The longest such time.
+    pub max_outage: u64,
+    /// Leader: times it stopped because every other node had reported a safe exit.
+    pub leader_stops: u64,
+    /// Leader: sends refused because the lease had passed (it stepped down).
+    pub lease_expired: u64,
+    /// START refused because the cluster was seen running.
+    pub start_refused: u64,
+    /// RECOVER packets sent / received.
+    pub recover_sent: u64,
+    /// RECOVER packets received.
+    pub recover_received: u64,
+}
+
+/// What a recovering node knows about its round.
+#[derive(Clone, Debug)]
+struct Round {
+    /// The round (= the epoch to restart in).
+    round: u32,
+    /// When this node entered it.
+    entered: u64,
+    /// Per node: (lins, vote) reported in this round.
+    reports: Vec<Option<(u64, u8)>>,
+    /// Whom this node votes for in this round.
+    vote: u8,
+    /// When to broadcast the next report.
+    next_report: u64,
+    /// The settle time of this round has passed (checked once).
+    settled: bool,
+}
+
+/// A recovering node's round, as `soc-ctl status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundStatus {
+    /// The round (= the epoch the cluster restarts in if it elects `candidate`).
+    pub round: u32,
+    /// Its candidate (`round mod n`).
+    pub candidate: u8,
+    /// Nodes heard from in this round (this one included).
+    pub heard: Vec<u8>,
+    /// Votes for the candidate heard so far (this node's included).
+    pub votes: usize,
+    /// Votes the candidate needs: a majority of `node_count`.
+    pub majority: usize,
 }
 
 /// One node of the cluster.
@@ -254,6 +344,30 @@ pub struct Node {
     first_logged: Option<u64>,
     counters: [u64; Counter::ALL.len()],
     sync_violation: bool,
+    // Recovery extension (software only; see the README's recovery section).
+    recovery_on: bool,
+    /// A node that was a member and is coming back: its last decided instance with no gap
+    /// before it (what it reports in a recovery), and when it made the safe exit.
+    member_lins: Option<(u64, u64)>,
+    /// The epoch this node was in at its safe exit.
+    fault_epoch: u32,
+    /// Rejoining, not yet locked on: when the next FAULT notice is due.
+    next_notice: u64,
+    /// Recovering: the current round.
+    round: Option<Round>,
+    /// Leader: per node, when its last FAULT notice or recovery report arrived.
+    peer_out: Vec<Option<u64>>,
+    /// Leader: time of its last send (the lease runs from it).
+    last_send_at: u64,
+    /// Armed: last time a copy of a running cluster was seen (START guard).
+    armed_seen: Option<u64>,
+    /// The highest recovery round heard of.
+    seen_round: u32,
+    /// Leader: the instance of its last send if it carried a value (rolled back by `copies_failed`).
+    last_value_sent: Option<u64>,
+    /// The latest `now` of any input (time of the safe exit for `fault`).
+    clock: u64,
+    rstats: RecoveryStats,
     /// Deliberate bugs for checker tests.
     #[cfg(feature = "mutations")]
     pub mutations: Mutations,
@@ -282,6 +396,18 @@ impl Node {
             first_logged: None,
             counters: [0; Counter::ALL.len()],
             sync_violation: false,
+            recovery_on: false,
+            member_lins: None,
+            fault_epoch: 0,
+            next_notice: 0,
+            round: None,
+            peer_out: vec![None; cfg.node_count as usize],
+            last_send_at: 0,
+            armed_seen: None,
+            seen_round: 0,
+            last_value_sent: None,
+            clock: 0,
+            rstats: RecoveryStats::default(),
             #[cfg(feature = "mutations")]
             mutations: Mutations::default(),
         })
@@ -320,6 +446,45 @@ impl Node {
     pub fn first_logged(&self) -> Option<u64> {
         self.first_logged
     }
+    /// Switch the recovery extension on or off (off after `new`). It goes beyond the paper, for
+    /// the software datapath: FAULT notices, automatic rejoin after a safe exit, recovery when no
+    /// leader is left (a majority of `node_count` must take part), the leader lease and the
+    /// START guard (see the README). The RTL keeps the paper's safe exit, so its lockstep
+    /// runs the model with this off.
+    pub fn set_recovery(&mut self, on: bool) {
+        self.recovery_on = on;
+    }
+    /// Whether the recovery extension is on.
+    pub fn recovery(&self) -> bool {
+        self.recovery_on
+    }
+    /// The recovery extension's figures.
+    pub fn recovery_stats(&self) -> RecoveryStats {
+        self.rstats
+    }
+    /// A node that made the safe exit and is coming back (rejoining or recovering).
+    pub fn is_rejoining(&self) -> bool {
+        self.member_lins.is_some()
+    }
+    /// Recovering: where its round stands.
+    pub fn recovery_round(&self) -> Option<RoundStatus> {
+        let r = self.round.as_ref()?;
+        let candidate = (r.round % self.cfg.node_count as u32) as u8;
+        Some(RoundStatus {
+            round: r.round,
+            candidate,
+            heard: (0..self.cfg.node_count)
+                .filter(|&i| r.reports[i as usize].is_some())
+                .collect(),
+            votes: r
+                .reports
+                .iter()
+                .flatten()
+                .filter(|x| x.1 == candidate)
+                .count(),
+            majority: self.majority(),
+        })
+    }
     /// Requests waiting in the egress FIFO.
     pub fn fifo_len(&self) -> usize {
         self.fifo.len()
@@ -337,7 +502,7 @@ impl Node {
         match self.state {
             State::Joining => s |= status::JOINING,
             State::Active => s |= status::ACTIVE,
-            State::Faulted => s |= status::NET_FAULT,
+            State::Faulted | State::Recovering => s |= status::NET_FAULT,
             State::Armed => s |= status::ARMED,
             State::Disabled => {}
         }
@@ -352,11 +517,25 @@ impl Node {
 
     /// The earliest time at which `tick` has something to do (None: only an input can change anything).
     pub fn next_deadline(&self) -> Option<u64> {
-        if !self.running() && self.state != State::Armed {
-            return None;
-        }
         let mut d: Option<u64> = None;
         let mut at = |t: u64| d = Some(d.map_or(t, |x| x.min(t)));
+        if let Some(r) = &self.round {
+            at(r.next_report);
+            at(r.entered + self.round_len());
+            if !r.settled {
+                at(r.entered + self.settle());
+            }
+            return d;
+        }
+        if self.state == State::Joining && self.member_lins.is_some() {
+            at(self.last_rx + self.cfg.timeout as u64);
+            if self.sync.is_some() {
+                at(self.next_notice);
+            }
+        }
+        if !self.running() && self.state != State::Armed {
+            return d;
+        }
         if self.is_leader() {
             at(self.next_send);
         } else if self.timer_running() {
@@ -527,6 +706,18 @@ impl Node {
                         "START: only the designated leader (node 0) can start, and only while armed",
                     );
                 }
+                if self.recovery_on
+                    && self
+                        .armed_seen
+                        .is_some_and(|t| now < t + self.cfg.timeout as u64)
+                {
+                    self.rstats.start_refused += 1;
+                    return Err(
+                        "START: this node saw the cluster running within the last timeout \
+                         (a START would decide instance 1 again): enable it with JOIN instead",
+                    );
+                }
+                self.last_send_at = now;
                 self.set_state(State::Active, out);
                 self.lead_epoch = Some(self.epoch);
                 self.next_send = now;
@@ -575,11 +766,33 @@ impl Node {
         });
     }
 
+    /// The driver could not send every copy of the message the last [`Action::Send`]s carried
+    /// (a failed or partial send; RSBCAST is all or nothing). The leader makes the safe exit
+    /// ([`NetFault::SendFailed`]) and the message is not decided by it: `last_decided` goes back
+    /// to before it, and the driver must drop that send's [`Action::Deliver`] and
+    /// [`Action::Reply`]s (the clients were not answered and resend). Call it before carrying
+    /// out any action that came after the copies. A non-leader ignores it.
+    pub fn copies_failed(&mut self, now: u64, out: &mut Vec<Action>) {
+        if !self.is_leader() {
+            return;
+        }
+        self.clock = self.clock.max(now);
+        if let (Some(k), Some(l)) = (self.last_value_sent.take(), self.lins)
+            && k == l
+        {
+            self.lins = Some(k - 1);
+        }
+        self.fault(NetFault::SendFailed, out);
+    }
+
     /// A UDP payload that arrived on tree `tree` (the DECIDE port).
     pub fn receive_tree(&mut self, now: u64, tree: u8, bytes: &[u8], out: &mut Vec<Action>) {
         self.advance(now, out);
         let d = match self.parse(bytes) {
             Some((h, Packet::Decide(d))) if h.sender != self.cfg.node_id => d,
+            Some((h, Packet::Recover(r))) if self.recovery_on && tree < self.cfg.trees => {
+                return self.recover_packet(now, h.sender, r, out);
+            }
             Some(_) => return self.count(Counter::Ignored),
             None => return,
         };
@@ -589,12 +802,14 @@ impl Node {
         }
         match self.state {
             State::Disabled | State::Faulted => self.count(Counter::Ignored),
+            State::Recovering => self.recovering_copy(now, bytes, &d, out),
             // An armed node listens from the first START copy on (later messages may
             // overtake START's other copies when the loop period is below the window).
             State::Armed
                 if d.meta.kind != DecideKind::Start
                     && self.rx.as_ref().is_none_or(|r| r.in_flight() == 0) =>
             {
+                self.armed_seen = Some(now);
                 self.count(Counter::Ignored)
             }
             State::Joining if self.sync.is_some() => self.sync_copy(now, &d, out),
@@ -686,9 +901,25 @@ impl Node {
         self.skip_below = None;
         self.sync = None;
         self.first_logged = None;
+        self.member_lins = None;
+        self.fault_epoch = 0;
+        self.next_notice = 0;
+        self.round = None;
+        self.peer_out = vec![None; self.cfg.node_count as usize];
+        self.last_send_at = 0;
+        self.armed_seen = None;
+        self.seen_round = 0;
+        self.last_value_sent = None;
     }
 
     fn set_state(&mut self, s: State, out: &mut Vec<Action>) {
+        if s == State::Active
+            && let Some((_, at)) = self.member_lins.take()
+        {
+            // A rejoin ended (ACTIVATE after the state transfer).
+            self.rstats.rejoins_done += 1;
+            self.end_outage(at);
+        }
         if self.state != s {
             self.state = s;
             out.push(Action::StateChanged(s));
@@ -707,13 +938,34 @@ impl Node {
     }
 
     fn fault(&mut self, f: NetFault, out: &mut Vec<Action>) {
+        let was_member = matches!(self.state, State::Active | State::Recovering)
+            || self.member_lins.is_some();
         self.count(Counter::NetFaults);
         self.drop_fifo();
         self.set_state(State::Faulted, out);
         out.push(Action::NetFault(f));
+        if self.recovery_on {
+            self.start_rejoin(was_member, out);
+        }
     }
 
     fn advance(&mut self, now: u64, out: &mut Vec<Action>) {
+        self.clock = self.clock.max(now);
+        if self.state == State::Recovering {
+            return self.recovery_step(now, out);
+        }
+        if self.state == State::Joining && self.member_lins.is_some() {
+            // Rejoining: tell the others while not locked onto a stream; a silence of a
+            // timeout means no leader is left: recover with the other survivors.
+            if self.sync.is_some() && now >= self.next_notice {
+                self.send_recover(0, wire::VOTE_NONE, out);
+                self.next_notice = now + (self.cfg.timeout as u64 / 2).max(1);
+            }
+            if now >= self.last_rx + self.cfg.timeout as u64 {
+                let round = self.fault_epoch.saturating_add(1).max(self.seen_round);
+                return self.enter_recovery(now, round, out);
+            }
+        }
         if !self.running() && self.state != State::Armed {
             return;
         }
@@ -733,6 +985,7 @@ impl Node {
             if self.leader() == self.cfg.node_id {
                 self.lead_epoch = Some(self.epoch);
                 self.next_send = self.last_rx;
+                self.last_send_at = self.last_rx;
                 self.send_seq = 0;
             }
         }
@@ -760,6 +1013,26 @@ impl Node {
             self.count(Counter::LateTicks);
             self.violation(Violation::LateTick { late }, out);
         }
+        // The lease: the followers' timers were reset by our last send at the earliest, so
+        // they may time out from `last_send_at + timeout` on. A copy sent now arrives by
+        // `now + window`; if that is not before, a successor may already lead: step down.
+        #[cfg(feature = "mutations")]
+        let skip_lease = self.mutations.skip_lease;
+        #[cfg(not(feature = "mutations"))]
+        let skip_lease = false;
+        if self.recovery_on
+            && forced.is_none()
+            && !skip_lease
+            && now + self.cfg.window() >= self.last_send_at + self.cfg.timeout as u64
+        {
+            self.rstats.lease_expired += 1;
+            self.violation(Violation::LeaseExpired { late }, out);
+            self.lead_epoch = None;
+            self.last_rx = self.last_send_at;
+            self.drop_fifo();
+            return;
+        }
+        self.last_send_at = now;
         let lins = self.lins.unwrap_or(0);
         // Take the batch (Alg. 3 lines 9–11; DET = FIFO order).
         let mut take = 0;
@@ -815,6 +1088,7 @@ impl Node {
             out.push(Action::Send { tree, packet });
         }
         self.next_send = now + self.cfg.loop_period as u64;
+        self.last_value_sent = kind.is_value().then_some(instance);
         if kind.is_value() {
             self.count(Counter::SentValues);
             self.decide(instance, kind, host_copy, out);
@@ -897,6 +1171,8 @@ impl Node {
     /// of the same epoch, it starts with the first message no tree has shown
     /// yet, so every copy of it is still to come.
     fn sync_copy(&mut self, now: u64, d: &Decide<'_>, out: &mut Vec<Action>) {
+        // A stream is alive (a rejoining node's silence timer).
+        self.last_rx = now;
         let Some(sync) = self.sync.as_mut() else {
             return;
         };
@@ -983,6 +1259,311 @@ impl Node {
                 self.deliver(d, bytes, out)
             }
         }
+    }
+
+    // ----- recovery extension (software only; README "Recovery") ------------
+
+    fn majority(&self) -> usize {
+        self.cfg.node_count as usize / 2 + 1
+    }
+
+    /// How long a round gathers reports before its candidate may lead or it is skipped: a
+    /// report sent when a node entered the round reaches everyone within `window`, and nodes
+    /// enter a round at most `window` apart (they move when they hear it).
+    fn settle(&self) -> u64 {
+        2 * self.cfg.window() + self.cfg.loop_period as u64
+    }
+
+    /// A round with a candidate that should have led but whose stream never came ends here.
+    fn round_len(&self) -> u64 {
+        self.settle() + self.cfg.timeout as u64 + 2 * self.cfg.window()
+    }
+
+    fn end_outage(&mut self, fault_at: u64) {
+        let o = self.clock.saturating_sub(fault_at);
+        self.rstats.last_outage = Some(o);
+        self.rstats.max_outage = self.rstats.max_outage.max(o);
+    }
+
+    /// A RECOVER on every tree: a FAULT notice (round 0) or this node's report in `round`.
+    fn send_recover(&mut self, round: u32, vote: u8, out: &mut Vec<Action>) {
+        let lins = self.member_lins.map_or(self.lins.unwrap_or(0), |(l, _)| l);
+        let p = Packet::Recover(wire::Recover {
+            round,
+            epoch: self.fault_epoch,
+            lins,
+            vote,
+        });
+        let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) else {
+            return;
+        };
+        for tree in 0..self.cfg.trees {
+            self.rstats.recover_sent += 1;
+            out.push(Action::Send {
+                tree,
+                packet: packet.clone(),
+            });
+        }
+    }
+
+    /// After a safe exit: come back through the join path (the driver transfers state from a
+    /// live member once the node has locked onto a stream). A node that was a member keeps its
+    /// place (its last decided instance) for a recovery, should no leader be left.
+    fn start_rejoin(&mut self, was_member: bool, out: &mut Vec<Action>) {
+        let now = self.clock;
+        let keep = match self.member_lins {
+            Some(m) => Some(m),
+            None if was_member => Some((self.lins.unwrap_or(0), now)),
+            None => None,
+        };
+        let epoch = self.epoch.max(self.fault_epoch);
+        let seen = self.seen_round;
+        self.reset_protocol();
+        self.epoch = epoch;
+        self.fault_epoch = epoch;
+        self.seen_round = seen;
+        self.member_lins = keep;
+        self.lins = None;
+        self.sync = Some(Sync::default());
+        self.last_rx = now;
+        self.rstats.rejoins_started += 1;
+        self.set_state(State::Joining, out);
+        out.push(Action::Rejoin);
+        if keep.is_some() {
+            self.send_recover(0, wire::VOTE_NONE, out);
+            self.next_notice = now + (self.cfg.timeout as u64 / 2).max(1);
+        }
+    }
+
+    /// No leader is left (or this leader learnt that every other node made the safe exit):
+    /// elect one with the other survivors.
+    fn enter_recovery(&mut self, now: u64, round: u32, out: &mut Vec<Action>) {
+        let Some((lins, _)) = self.member_lins else {
+            // A node that never was a member has no log to bring: it waits for a stream.
+            return;
+        };
+        self.sync = None;
+        self.rx = None;
+        self.lead_epoch = None;
+        self.lins = Some(lins);
+        self.new_round(now, round);
+        self.set_state(State::Recovering, out);
+        self.recovery_step(now, out);
+    }
+
+    fn new_round(&mut self, now: u64, round: u32) {
+        self.rstats.rounds += 1;
+        self.seen_round = self.seen_round.max(round);
+        self.round = Some(Round {
+            round,
+            entered: now,
+            reports: vec![None; self.cfg.node_count as usize],
+            vote: wire::VOTE_NONE,
+            next_report: now,
+            settled: false,
+        });
+    }
+
+    /// One step of a recovery round: vote, lead, skip the round, report.
+    fn recovery_step(&mut self, now: u64, out: &mut Vec<Action>) {
+        let n = self.cfg.node_count as u32;
+        let me = self.cfg.node_id;
+        let my_lins = self.lins.unwrap_or(0);
+        let (settle, round_len, majority) = (self.settle(), self.round_len(), self.majority());
+        let Some(r) = self.round.as_mut() else { return };
+        let cand = (r.round % n) as u8;
+        // Vote: for ourselves if we are the candidate, else for a candidate whose log is at
+        // least as long as ours (it then has every instance we decided).
+        if r.vote == wire::VOTE_NONE {
+            if cand == me {
+                r.vote = me;
+            } else if r.reports[cand as usize].is_some_and(|(l, _)| l >= my_lins) {
+                r.vote = cand;
+                r.next_report = now;
+            }
+        }
+        r.reports[me as usize] = Some((my_lins, r.vote));
+        let max_lins = r.reports.iter().flatten().map(|x| x.0).max().unwrap_or(0);
+        let votes = r.reports.iter().flatten().filter(|x| x.1 == cand).count();
+        #[cfg(feature = "mutations")]
+        let votes = if self.mutations.recover_without_majority {
+            majority
+        } else {
+            votes
+        };
+        let settled = now >= r.entered + settle;
+        if settled && cand == me && votes >= majority && my_lins >= max_lins {
+            let round = r.round;
+            return self.lead_recovered(now, round, out);
+        }
+        // After the settle time, a candidate that cannot win this round (silent, or with a
+        // shorter log than someone's) is skipped at once; any other round ends after round_len.
+        let hopeless = r.reports[cand as usize].is_none_or(|(l, _)| l < max_lins);
+        let skip = (settled && !r.settled && hopeless) || now >= r.entered + round_len;
+        r.settled |= settled;
+        if skip {
+            let next = r.round.checked_add(1);
+            if let Some(next) = next {
+                self.new_round(now, next);
+                return self.recovery_step(now, out);
+            }
+        }
+        let Some(r) = self.round.as_mut() else { return };
+        if now >= r.next_report {
+            r.next_report = now + (self.cfg.loop_period as u64).max(1);
+            let (round, vote) = (r.round, r.vote);
+            self.send_recover(round, vote, out);
+        }
+    }
+
+    /// Elected in `round`: lead it, from our log's end.
+    fn lead_recovered(&mut self, now: u64, round: u32, out: &mut Vec<Action>) {
+        let lins = self.lins.unwrap_or(0);
+        self.round = None;
+        if let Some((_, at)) = self.member_lins.take() {
+            self.end_outage(at);
+        }
+        self.rstats.recoveries += 1;
+        self.epoch = round;
+        self.lead_epoch = Some(round);
+        self.next_send = now;
+        self.last_send_at = now;
+        self.send_seq = 0;
+        self.fifo.clear();
+        self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
+        self.skip_below = None;
+        self.last_rx = now;
+        self.peer_out = vec![None; self.cfg.node_count as usize];
+        self.set_state(State::Active, out);
+        out.push(Action::LeaderChanged {
+            epoch: round,
+            leader: self.cfg.node_id,
+        });
+        out.push(Action::Recovered {
+            epoch: round,
+            leader: self.cfg.node_id,
+            lins,
+        });
+        self.leader_send(now, None, out);
+    }
+
+    /// A DECIDE copy reached a recovering node: a leader is alive (elected by the recovery, or
+    /// one that was never gone). Follow it if our log ends where its stream starts, else rejoin.
+    fn recovering_copy(&mut self, now: u64, bytes: &[u8], d: &Decide<'_>, out: &mut Vec<Action>) {
+        let m = d.meta;
+        if m.epoch < self.fault_epoch {
+            // A stray copy of a leader we left.
+            return self.count(Counter::Ignored);
+        }
+        let lins = self.lins.unwrap_or(0);
+        if m.instance <= lins && m.instance != u64::MAX {
+            // This stream would decide instances we already decided: it cannot be ours (a
+            // recovery elected a leader without our report). Stay out and say so.
+            self.count(Counter::StaleEpoch);
+            return self.violation(Violation::StaleEpoch { epoch: m.epoch }, out);
+        }
+        let round = self.round.as_ref().map_or(0, |r| r.round);
+        if m.epoch >= round && m.msg_seq == 0 && m.instance == lins + 1 {
+            self.round = None;
+            if let Some((_, at)) = self.member_lins.take() {
+                self.end_outage(at);
+            }
+            self.rstats.recoveries += 1;
+            self.epoch = m.epoch;
+            self.lead_epoch = None;
+            self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
+            self.skip_below = None;
+            self.last_rx = now;
+            self.set_state(State::Active, out);
+            out.push(Action::LeaderChanged {
+                epoch: m.epoch,
+                leader: self.leader(),
+            });
+            out.push(Action::Recovered {
+                epoch: m.epoch,
+                leader: self.leader(),
+                lins,
+            });
+            return self.copy(now, bytes, d, out);
+        }
+        // Behind the stream, or joining it mid-way: the join path, keeping our place.
+        self.round = None;
+        let epoch = self.epoch.max(self.fault_epoch);
+        let keep = self.member_lins;
+        let seen = self.seen_round;
+        self.reset_protocol();
+        self.epoch = epoch;
+        self.fault_epoch = epoch;
+        self.seen_round = seen;
+        self.member_lins = keep;
+        self.lins = None;
+        self.sync = Some(Sync::default());
+        self.last_rx = now;
+        self.set_state(State::Joining, out);
+        out.push(Action::Rejoin);
+        self.sync_copy(now, d, out);
+    }
+
+    /// A RECOVER from node `from`.
+    fn recover_packet(&mut self, now: u64, from: u8, r: wire::Recover, out: &mut Vec<Action>) {
+        if from >= self.cfg.node_count || from == self.cfg.node_id {
+            return self.count(Counter::Ignored);
+        }
+        self.rstats.recover_received += 1;
+        if r.round > 0 {
+            self.seen_round = self.seen_round.max(r.round);
+        }
+        match self.state {
+            State::Active if self.is_leader() && r.epoch <= self.epoch => {
+                // A node of our epoch (or an older one) is out. When every other node is, the
+                // writes we acknowledge live on us alone: stop and recover with them.
+                self.peer_out[from as usize] = Some(now);
+                let t = self.cfg.timeout as u64;
+                let me = self.cfg.node_id as usize;
+                let all_out = self
+                    .peer_out
+                    .iter()
+                    .enumerate()
+                    .all(|(i, p)| i == me || p.is_some_and(|at| now < at + t));
+                if all_out {
+                    self.rstats.leader_stops += 1;
+                    self.member_lins = Some((self.lins.unwrap_or(0), now));
+                    self.fault_epoch = self.epoch;
+                    self.drop_fifo();
+                    let round = self.epoch.saturating_add(1).max(self.seen_round);
+                    self.enter_recovery(now, round, out);
+                }
+            }
+            State::Joining if self.member_lins.is_some() && r.round > 0 => {
+                let round = r.round.max(self.fault_epoch.saturating_add(1));
+                self.enter_recovery(now, round, out);
+                self.recover_packet_in_round(now, from, r, out);
+            }
+            State::Recovering => self.recover_packet_in_round(now, from, r, out),
+            _ => self.count(Counter::Ignored),
+        }
+    }
+
+    fn recover_packet_in_round(
+        &mut self,
+        now: u64,
+        from: u8,
+        r: wire::Recover,
+        out: &mut Vec<Action>,
+    ) {
+        let Some(cur) = self.round.as_ref().map(|x| x.round) else {
+            return;
+        };
+        if r.round == 0 || r.round < cur {
+            return;
+        }
+        if r.round > cur {
+            self.new_round(now, r.round);
+        }
+        if let Some(x) = self.round.as_mut() {
+            x.reports[from as usize] = Some((r.lins, r.vote));
+        }
+        self.recovery_step(now, out);
     }
 
     /// Every accepted receive resets the timeout counter (§5.2).

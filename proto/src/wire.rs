@@ -27,6 +27,10 @@ pub const DECIDE_HEADER_LEN: usize = 24;
 pub const REPLY_LEN: usize = 24;
 /// Size of a JOIN_REQUEST body.
 pub const JOIN_REQUEST_LEN: usize = 16;
+/// Size of a RECOVER body.
+pub const RECOVER_LEN: usize = 24;
+/// RECOVER `vote` when the sender votes for nobody (yet).
+pub const VOTE_NONE: u8 = 0xFF;
 /// Size of the STATE_CHUNK body header (before the chunk data).
 pub const STATE_CHUNK_HEADER_LEN: usize = 40;
 /// Size of one register write inside a CONFIG entry's payload.
@@ -122,6 +126,8 @@ pub enum Kind {
     JoinRequest = 5,
     /// Member → joining node: one chunk of the snapshot.
     StateChunk = 6,
+    /// Node → every node, on every tree: a FAULT notice (round 0) or a recovery report and vote.
+    Recover = 7,
 }
 
 impl Kind {
@@ -134,6 +140,7 @@ impl Kind {
             4 => Kind::ReplyNotLeader,
             5 => Kind::JoinRequest,
             6 => Kind::StateChunk,
+            7 => Kind::Recover,
             _ => return None,
         })
     }
@@ -491,6 +498,21 @@ pub struct StateChunk<'a> {
     pub data: &'a [u8],
 }
 
+/// A FAULT notice or a recovery report (beyond the paper; see the recovery section of
+/// proto's README). Sent on every tree; receivers take it from whichever tree brings it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recover {
+    /// 0: a FAULT notice ("I made the safe exit"); ≥ 1: the recovery round, which is also the
+    /// epoch the cluster restarts in if this round elects its candidate (`round mod n`).
+    pub round: u32,
+    /// The sender's epoch when it made the safe exit.
+    pub epoch: u32,
+    /// The sender's last decided instance with no gap before it.
+    pub lins: u64,
+    /// The node the sender votes for in `round`, or [`VOTE_NONE`].
+    pub vote: u8,
+}
+
 /// Every packet kind, parsed (borrowing from the input) or ready to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packet<'a> {
@@ -506,6 +528,8 @@ pub enum Packet<'a> {
     JoinRequest(JoinRequest),
     /// Snapshot chunk.
     StateChunk(StateChunk<'a>),
+    /// FAULT notice / recovery report.
+    Recover(Recover),
 }
 
 impl<'a> Packet<'a> {
@@ -518,6 +542,7 @@ impl<'a> Packet<'a> {
             Packet::ReplyNotLeader(_) => Kind::ReplyNotLeader,
             Packet::JoinRequest(_) => Kind::JoinRequest,
             Packet::StateChunk(_) => Kind::StateChunk,
+            Packet::Recover(_) => Kind::Recover,
         }
     }
 
@@ -529,6 +554,7 @@ impl<'a> Packet<'a> {
             Packet::ReplyOk(_) | Packet::ReplyNotLeader(_) => REPLY_LEN,
             Packet::JoinRequest(_) => JOIN_REQUEST_LEN,
             Packet::StateChunk(c) => STATE_CHUNK_HEADER_LEN + c.data.len(),
+            Packet::Recover(_) => RECOVER_LEN,
         }
     }
 
@@ -604,6 +630,13 @@ impl<'a> Packet<'a> {
                 put32(b, 32, c.crc32);
                 put32(b, 36, c.timeout);
                 b[STATE_CHUNK_HEADER_LEN..].copy_from_slice(c.data);
+            }
+            Packet::Recover(r) => {
+                put32(b, 0, r.round);
+                put32(b, 4, r.epoch);
+                put64(b, 8, r.lins);
+                b[16] = r.vote;
+                b[17..RECOVER_LEN].fill(0);
             }
         }
         Ok(n)
@@ -748,6 +781,18 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
             };
             check_chunk(&c)?;
             Packet::StateChunk(c)
+        }
+        Kind::Recover => {
+            fixed_len(b, RECOVER_LEN, "recover length")?;
+            if b[17..RECOVER_LEN].iter().any(|&x| x != 0) {
+                return Err(ParseError::Malformed("recover reserved field not zero"));
+            }
+            Packet::Recover(Recover {
+                round: be32(b, 0),
+                epoch: be32(b, 4),
+                lins: be64(b, 8),
+                vote: b[16],
+            })
         }
     };
     Ok((header, packet))

@@ -95,7 +95,8 @@ fn state_code(s: State) -> Option<u64> {
         State::Armed => state::ARMED,
         State::Active => state::ACTIVE,
         State::Faulted => state::FAULTED,
-        State::Joining => return None,
+        // The RTL has neither (joining is driven by the SoC; recovery is off in the lockstep).
+        State::Joining | State::Recovering => return None,
     })
 }
 
@@ -125,6 +126,8 @@ fn fault_rec(f: NetFault) -> Rec {
             code: fault::EPOCH_EXHAUSTED,
             missing: None,
         },
+        // Only a software driver reports failed sends (Node::copies_failed).
+        NetFault::SendFailed => Rec::Unsupported("a failed copy send".into()),
     }
 }
 
@@ -879,6 +882,9 @@ impl Lockstep {
                 Action::Violation(Violation::StaleEpoch { epoch }) => recs.push(Rec::Stale(*epoch)),
                 Action::Violation(Violation::Deposed { epoch }) => recs.push(Rec::Deposed(*epoch)),
                 Action::Violation(v) => recs.push(Rec::Unsupported(format!("{v:?}"))),
+                Action::Rejoin | Action::Recovered { .. } => {
+                    recs.push(Rec::Unsupported(format!("{a:?}")))
+                }
             }
         }
         // The model's OKs must be exactly the batch it sent, in order (a check of the harness).

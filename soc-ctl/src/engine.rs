@@ -525,6 +525,15 @@ impl Engine {
                     self.say(|| format!("epoch {epoch}: leader is node {leader}"));
                 }
                 Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
+                Action::Rejoin => self.say(|| "rejoining through the join path".into()),
+                Action::Recovered {
+                    epoch,
+                    leader,
+                    lins,
+                } => eprintln!(
+                    "nc-engine node {}: recovered: epoch {epoch}, leader {leader}, last decided {lins}",
+                    self.setup.config.node_id
+                ),
                 Action::NetFault(f) => {
                     eprintln!(
                         "nc-engine node {}: NET-FAULT {f:?}: safe exit",

@@ -895,6 +895,12 @@ impl Sim {
                 Action::LeaderChanged { epoch, leader } => {
                     self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
                 }
+                Action::Rejoin => self.log(|| format!("n{i} rejoin")),
+                Action::Recovered {
+                    epoch,
+                    leader,
+                    lins,
+                } => self.log(|| format!("n{i} recovered epoch={epoch} leader={leader} lins={lins}")),
                 Action::StateChanged(s) => {
                     if s == State::Active {
                         self.h.member[i as usize].push((self.now, None));
