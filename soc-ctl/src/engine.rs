@@ -13,6 +13,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +30,7 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::cluster::{NodeSetup, Transport};
 use crate::log::{DecisionLog, Logged};
+use crate::mmsg::{self, Datagram};
 
 /// How the engine thread waits for its next deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -114,13 +116,20 @@ struct Stats {
     send_errors: u64,
     /// Replies for a client whose address is unknown.
     reply_unknown_client: u64,
+    /// Messages (all copies of one send) that did not leave whole: the leader's safe exit.
+    partial_sends: u64,
+    /// Automatic join threads started after a safe exit.
+    auto_joins: u64,
 }
 
 struct Sockets {
-    /// Per tree: the receive socket (loopback: also the send socket).
+    /// Per tree: the receive socket.
     rx: Vec<UdpSocket>,
-    /// Per tree: the send socket (multicast only).
-    tx: Vec<UdpSocket>,
+    /// Every tree copy leaves through this one socket, all copies of a message in one
+    /// sendmmsg, each with its tree's source address and interface (IP_PKTINFO).
+    tx: UdpSocket,
+    /// Per tree: (this node's address on the tree, interface index or 0).
+    tree_src: Vec<(Ipv4Addr, u32)>,
     client: UdpSocket,
     host: UdpSocket,
 }
@@ -139,6 +148,12 @@ pub struct Engine {
     wake: UnixDatagram,
     out: Vec<Action>,
     verbose: bool,
+    /// For the automatic join thread.
+    handle: EngineHandle,
+    /// An automatic join is running.
+    joining: Arc<AtomicBool>,
+    crash_after_first_copy: Option<u64>,
+    values_sent: u64,
 }
 
 fn udp(addr: SocketAddrV4, reuse: bool) -> io::Result<Socket> {
@@ -158,13 +173,14 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
     let c = &s.config;
     let me = s.me();
     let mut rx = Vec::new();
-    let mut tx = Vec::new();
+    let mut tree_src = Vec::new();
     for t in 0..c.trees as usize {
         let local = me.tree_addrs[t];
         match s.transport {
             Transport::Loopback => {
                 let a = SocketAddrV4::new(local, c.decide_port);
                 rx.push(ctx(udp(a, false), || format!("tree {t}: bind {a}"))?.into());
+                tree_src.push((local, 0));
             }
             Transport::Multicast => {
                 let group = Ipv4Addr::from(c.tree_groups[t]);
@@ -179,16 +195,26 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
                 })?;
                 r.set_multicast_all_v4(false)?;
                 rx.push(r.into());
-                let a = SocketAddrV4::new(local, 0);
-                let w = ctx(udp(a, false), || format!("tree {t}: bind {a}"))?;
-                w.bind_device(Some(iface.as_bytes()))?;
-                w.set_multicast_if_v4(&local)?;
-                w.set_multicast_ttl_v4(c.ttl as u32)?;
-                w.set_multicast_loop_v4(false)?;
-                tx.push(w.into());
+                let idx = mmsg::ifindex(iface);
+                if idx == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("tree {t}: no interface named {iface}"),
+                    ));
+                }
+                tree_src.push((local, idx));
             }
         }
     }
+    let tx = ctx(
+        udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false),
+        || "tree send socket".into(),
+    )?;
+    tx.set_multicast_ttl_v4(c.ttl as u32)?;
+    tx.set_multicast_loop_v4(false)?;
+    // A whole message must fit: a full send buffer would split it.
+    let _ = tx.set_send_buffer_size(4 << 20);
+    let tx: UdpSocket = tx.into();
     let ca = SocketAddrV4::new(me.client_addr, c.client_port);
     let client: UdpSocket = ctx(udp(ca, false), || format!("client port: bind {ca}"))?.into();
     let host: UdpSocket = ctx(
@@ -201,12 +227,13 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
     }
     // Register `ttl`: unicast sends (replies, host copies, loopback tree copies); the
     // multicast tree sockets took it as IP_MULTICAST_TTL above.
-    for sock in rx.iter().chain(&tx).chain([&client, &host]) {
+    for sock in rx.iter().chain([&tx, &client, &host]) {
         sock.set_ttl(c.ttl as u32)?;
     }
     Ok(Sockets {
         rx,
         tx,
+        tree_src,
         client,
         host,
     })
@@ -224,6 +251,12 @@ pub struct EngineOpts {
     pub verbose: bool,
     /// Run the engine thread SCHED_FIFO with this priority (1..=99) and lock memory (root).
     pub realtime: Option<u8>,
+    /// Survive faults by itself (proto's recovery extension): rejoin after a safe exit, recover
+    /// with the other survivors when no leader is left. Off: the paper's permanent safe exit.
+    pub recovery: bool,
+    /// Fault injection for tests: as leader, send the first copy (tree 0) of this node's N-th
+    /// value message, then SIGKILL itself before the other trees' copies.
+    pub crash_after_first_copy: Option<u64>,
 }
 
 /// Make the calling thread SCHED_FIFO at `priority` and lock the process's memory, so that
@@ -249,8 +282,9 @@ pub fn make_realtime(priority: u8) -> io::Result<()> {
 /// threads, and run the engine loop on the calling thread (it returns only on error).
 pub fn run(opts: EngineOpts) -> io::Result<()> {
     let setup = opts.setup;
-    let node = Node::new(setup.config)
+    let mut node = Node::new(setup.config)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    node.set_recovery(opts.recovery);
     let socks = open_sockets(&setup)?;
     let shared = Arc::new(Mutex::new(Shared {
         timeout: setup.config.timeout,
@@ -276,6 +310,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
             .name("state".into())
             .spawn(move || serve_state(listener, shared, cluster, id))?;
     }
+    let self_handle = handle.clone();
     {
         let setup = setup.clone();
         let shared = shared.clone();
@@ -299,6 +334,10 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         wake: wake_engine,
         out: Vec::new(),
         verbose: opts.verbose,
+        handle: self_handle,
+        joining: Arc::new(AtomicBool::new(false)),
+        crash_after_first_copy: opts.crash_after_first_copy,
+        values_sent: 0,
     };
     e.run()
 }
@@ -341,6 +380,13 @@ impl Engine {
         loop {
             marks[0] = now_ns();
             self.commands();
+            if self.node.state() == State::Joining
+                && self.node.is_rejoining()
+                && !self.joining.load(Ordering::Acquire)
+            {
+                // A join thread that gave up (its member died): start another.
+                self.start_auto_join();
+            }
             marks[1] = now_ns();
             // One datagram per tree in turn: after a stall the queued copies of each message are
             // taken together, in the order they were sent, as the network delivered them (draining
@@ -455,104 +501,168 @@ impl Engine {
         self.carry_out(now);
     }
 
-    fn send_copy(&mut self, tree: u8, packet: &[u8]) -> io::Result<()> {
+    /// The datagrams of one tree copy: one to the tree's group (multicast), or one to each
+    /// peer's address on the tree (loopback).
+    fn copy_datagrams<'a>(&self, tree: u8, packet: &'a [u8], v: &mut Vec<Datagram<'a>>) {
         let c = &self.setup.config;
         let t = tree as usize;
+        let from = Some(self.socks.tree_src[t]);
         match self.setup.transport {
-            Transport::Multicast => {
-                let group = SocketAddrV4::new(Ipv4Addr::from(c.tree_groups[t]), c.decide_port);
-                self.socks.tx[t].send_to(packet, group)?;
-            }
+            Transport::Multicast => v.push(Datagram {
+                payload: packet,
+                to: SocketAddrV4::new(Ipv4Addr::from(c.tree_groups[t]), c.decide_port),
+                from,
+            }),
             Transport::Loopback => {
                 for (j, n) in self.setup.nodes.iter().enumerate() {
                     if j != c.node_id as usize && j < c.node_count as usize {
-                        let to = SocketAddrV4::new(n.tree_addrs[t], c.decide_port);
-                        self.socks.rx[t].send_to(packet, to)?;
+                        v.push(Datagram {
+                            payload: packet,
+                            to: SocketAddrV4::new(n.tree_addrs[t], c.decide_port),
+                            from,
+                        });
                     }
                 }
             }
         }
-        Ok(())
+    }
+
+    /// Send every copy of one message (a run of consecutive `Send` actions) in one sendmmsg.
+    /// Whether every datagram left.
+    fn send_message(&mut self, copies: &[(u8, Vec<u8>)]) -> bool {
+        let mut v = Vec::with_capacity(copies.len() * self.setup.nodes.len());
+        for (tree, p) in copies {
+            self.copy_datagrams(*tree, p, &mut v);
+        }
+        if let Some(nth) = self.crash_after_first_copy
+            && let Ok((_, Packet::Decide(d))) =
+                wire::parse(&copies[0].1, self.setup.config.cluster_id)
+            && d.meta.kind.is_value()
+        {
+            self.values_sent += 1;
+            if self.values_sent == nth {
+                let mut first = Vec::new();
+                self.copy_datagrams(copies[0].0, &copies[0].1, &mut first);
+                let _ = mmsg::send_all(&self.socks.tx, &first);
+                eprintln!(
+                    "nc-engine node {}: fault injection: killed after the tree-{} copy of value message {nth}",
+                    self.setup.config.node_id, copies[0].0
+                );
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        matches!(mmsg::send_all(&self.socks.tx, &v), Ok(k) if k == v.len())
     }
 
     /// Carry out the node's actions in the order it emitted them.
     fn carry_out(&mut self, now: u64) {
-        if self.out.is_empty() {
-            return;
-        }
-        let mut out = std::mem::take(&mut self.out);
         let mut sent_message = false;
         let mut logged = Vec::new();
-        for a in out.drain(..) {
-            match a {
-                Action::Send { tree, packet } => {
-                    if self.send_copy(tree, &packet).is_err() {
-                        self.stats.send_errors += 1;
-                    }
-                    sent_message = true;
-                }
-                Action::Reply { client_id, packet } => match self.clients.get(&client_id) {
-                    Some(to) => {
-                        if self.socks.client.send_to(&packet, to).is_err() {
+        while !self.out.is_empty() {
+            let mut out = std::mem::take(&mut self.out);
+            // A message that did not leave whole is not decided by this node: its host copy
+            // and OKs are dropped (proto's `copies_failed`).
+            let mut failed_send = false;
+            let mut actions = out.drain(..).peekable();
+            while let Some(a) = actions.next() {
+                match a {
+                    Action::Send { tree, packet } => {
+                        let mut copies = vec![(tree, packet)];
+                        while let Some(Action::Send { .. }) = actions.peek() {
+                            if let Some(Action::Send { tree, packet }) = actions.next() {
+                                copies.push((tree, packet));
+                            }
+                        }
+                        let decide = copies[0].1.get(3) == Some(&(wire::Kind::Decide as u8));
+                        if self.send_message(&copies) {
+                            sent_message |= decide;
+                            failed_send = false;
+                        } else {
                             self.stats.send_errors += 1;
+                            if decide {
+                                self.stats.partial_sends += 1;
+                                failed_send = true;
+                                self.node.copies_failed(now, &mut self.out);
+                            }
+                        }
+                    }
+                    Action::Reply { .. } | Action::Deliver(_) if failed_send => {}
+                    Action::Reply { client_id, packet } => match self.clients.get(&client_id) {
+                        Some(to) => {
+                            if self.socks.client.send_to(&packet, to).is_err() {
+                                self.stats.send_errors += 1;
+                                self.node.output_dropped(Dropped::Reply);
+                            }
+                        }
+                        None => {
+                            self.stats.reply_unknown_client += 1;
                             self.node.output_dropped(Dropped::Reply);
                         }
-                    }
-                    None => {
-                        self.stats.reply_unknown_client += 1;
-                        self.node.output_dropped(Dropped::Reply);
-                    }
-                },
-                Action::Deliver(d) => {
-                    if self
-                        .socks
-                        .host
-                        .send_to(&d.packet, self.setup.host_sock())
-                        .is_err()
-                    {
-                        self.stats.send_errors += 1;
-                        self.node.output_dropped(Dropped::HostCopy);
-                    }
-                    if let Some(l) = Logged::from_packet(&d.packet, self.setup.config.cluster_id) {
-                        logged.push(l);
-                    }
-                }
-                Action::LeaderChanged { epoch, leader } => {
-                    if leader == self.setup.config.node_id && self.node.is_leader() {
-                        self.stats.takeover_pending = Some(now);
-                        self.stats.last_send = None;
-                    }
-                    self.say(|| format!("epoch {epoch}: leader is node {leader}"));
-                }
-                Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
-                Action::Rejoin => self.say(|| "rejoining through the join path".into()),
-                Action::Recovered {
-                    epoch,
-                    leader,
-                    lins,
-                } => eprintln!(
-                    "nc-engine node {}: recovered: epoch {epoch}, leader {leader}, last decided {lins}",
-                    self.setup.config.node_id
-                ),
-                Action::NetFault(f) => {
-                    eprintln!(
-                        "nc-engine node {}: NET-FAULT {f:?}: safe exit",
-                        self.setup.config.node_id
-                    )
-                }
-                Action::Violation(v) => {
-                    match v {
-                        Violation::LateTick { late } => {
-                            self.stats.late_tick_max_ns = self.stats.late_tick_max_ns.max(late)
+                    },
+                    Action::Deliver(d) => {
+                        if self
+                            .socks
+                            .host
+                            .send_to(&d.packet, self.setup.host_sock())
+                            .is_err()
+                        {
+                            self.stats.send_errors += 1;
+                            self.node.output_dropped(Dropped::HostCopy);
                         }
-                        Violation::Deposed { .. } => self.stats.deposed += 1,
-                        _ => {}
+                        if let Some(l) =
+                            Logged::from_packet(&d.packet, self.setup.config.cluster_id)
+                        {
+                            logged.push(l);
+                        }
                     }
-                    self.say(|| format!("synchrony violation {v:?}"));
+                    Action::LeaderChanged { epoch, leader } => {
+                        if leader == self.setup.config.node_id && self.node.is_leader() {
+                            self.stats.takeover_pending = Some(now);
+                            self.stats.last_send = None;
+                        }
+                        self.say(|| format!("epoch {epoch}: leader is node {leader}"));
+                    }
+                    Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
+                    Action::Rejoin => {
+                        self.say(|| "rejoining through the join path".into());
+                        self.start_auto_join();
+                    }
+                    Action::Recovered {
+                        epoch,
+                        leader,
+                        lins,
+                    } => eprintln!(
+                        "nc-engine node {}: recovered: epoch {epoch}, leader node {leader}, last decided {lins}",
+                        self.setup.config.node_id
+                    ),
+                    Action::NetFault(f) => {
+                        eprintln!(
+                            "nc-engine node {}: NET-FAULT {f:?}: safe exit{}",
+                            self.setup.config.node_id,
+                            if self.node.recovery() {
+                                "; coming back by itself (rejoin, or recovery with the others)"
+                            } else {
+                                ""
+                            }
+                        )
+                    }
+                    Action::Violation(v) => {
+                        match v {
+                            Violation::LateTick { late } => {
+                                self.stats.late_tick_max_ns = self.stats.late_tick_max_ns.max(late)
+                            }
+                            Violation::Deposed { .. } => self.stats.deposed += 1,
+                            _ => {}
+                        }
+                        self.say(|| format!("synchrony violation {v:?}"));
+                    }
                 }
             }
+            drop(actions);
+            if self.out.is_empty() {
+                self.out = out;
+            }
         }
-        self.out = out;
         if sent_message {
             if self.stats.takeover_pending.take().is_some()
                 && let Some(rx) = self.stats.last_tree_rx
@@ -565,6 +675,25 @@ impl Engine {
             self.stats.last_send = Some(now);
         }
         self.publish(logged);
+    }
+
+    /// A node that made the safe exit comes back through the join path: a thread waits until
+    /// it has locked onto a stream and transfers state from a live member (the leader first).
+    fn start_auto_join(&mut self) {
+        if self.joining.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.stats.auto_joins += 1;
+        let (h, setup, flag) = (self.handle.clone(), self.setup.clone(), self.joining.clone());
+        let spawned = std::thread::Builder::new()
+            .name("rejoin".into())
+            .spawn(move || {
+                auto_join(&h, &setup);
+                flag.store(false, Ordering::Release);
+            });
+        if spawned.is_err() {
+            self.joining.store(false, Ordering::Release);
+        }
     }
 
     fn publish(&mut self, logged: Vec<(u64, Logged)>) {
@@ -680,6 +809,36 @@ impl Engine {
         }))
     }
 
+    fn recovery_status(&self) -> Value {
+        let n = &self.node;
+        let r = n.recovery_stats();
+        json!({
+            "on": n.recovery(),
+            "rejoining": n.is_rejoining(),
+            "rejoins_started": r.rejoins_started,
+            "rejoins_done": r.rejoins_done,
+            "rounds": r.rounds,
+            "recoveries": r.recoveries,
+            "last_outage_ns": r.last_outage,
+            "max_outage_ns": r.max_outage,
+            "leader_stops": r.leader_stops,
+            "lease_expired": r.lease_expired,
+            "start_refused": r.start_refused,
+            "recover_sent": r.recover_sent,
+            "recover_received": r.recover_received,
+            "partial_sends": self.stats.partial_sends,
+            "auto_joins": self.stats.auto_joins,
+            "round": n.recovery_round().map(|x| json!({
+                "round": x.round,
+                "candidate": x.candidate,
+                "heard": x.heard,
+                "votes": x.votes,
+                "majority": x.majority,
+                "waiting_for_majority": x.heard.len() < x.majority,
+            })),
+        })
+    }
+
     fn status(&self) -> Value {
         let n = &self.node;
         let counters: serde_json::Map<String, Value> = Counter::ALL
@@ -701,6 +860,7 @@ impl Engine {
             "loop_period": n.config().loop_period,
             "log_len": log_len,
             "counters": counters,
+            "recovery": self.recovery_status(),
             "engine": {
                 "transport": self.setup.transport.to_string(),
                 "timer": format!("{:?}", self.timer).to_lowercase(),
@@ -939,9 +1099,52 @@ fn control_request(
             let range = shared.lock().expect("state lock").log.range(from, to);
             Ok(json!(crate::log::lines(&range)))
         }
-        CtlRequest::Join(member) => join(h, setup, member),
+        CtlRequest::Join(member) => join(h, setup, member, u32::MAX),
         CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
         CtlRequest::ResetStats => h.call(Cmd::ResetStats),
+    }
+}
+
+/// The automatic join of a node that made the safe exit (the recovery extension): once it has
+/// locked onto a live stream, transfer state from a member, the stream's leader first, then
+/// the others in turn; it ends when the node is active again or no longer joining (it went
+/// into recovery: a new join starts when it rejoins).
+fn auto_join(h: &EngineHandle, setup: &NodeSetup) {
+    let me = setup.config.node_id;
+    let n = (setup.config.node_count as usize).min(setup.nodes.len()) as u8;
+    let mut turn = 0usize;
+    loop {
+        let Ok(st) = h.call(Cmd::Status) else { return };
+        if st["state"] != "Joining" {
+            return;
+        }
+        let synced = st["status_bits"]
+            .as_u64()
+            .is_some_and(|b| b & regs::status::SYNCED as u64 != 0);
+        if !synced || st["last_decided"].is_null() {
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        let leader = st["leader"].as_u64().unwrap_or(0) as u8;
+        let mut members: Vec<u8> = std::iter::once(leader)
+            .chain(0..n)
+            .filter(|&m| m != me && m < n)
+            .collect();
+        members.dedup();
+        let Some(&member) = members.get(turn % members.len().max(1)) else {
+            return;
+        };
+        turn += 1;
+        match join(h, setup, member as u64, 3) {
+            Ok(v) => {
+                eprintln!("nc-engine node {me}: rejoined from node {member}: {v}");
+                return;
+            }
+            Err(e) => {
+                eprintln!("nc-engine node {me}: rejoin from node {member}: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
     }
 }
 
@@ -949,7 +1152,7 @@ fn control_request(
 /// the node has locked onto the live stream, fetch a snapshot covering the first logged instance
 /// from a member, wait until the own log reaches the snapshot, install it (the member's timeout,
 /// then ACTIVATE). The members never pause.
-fn join(h: &EngineHandle, setup: &NodeSetup, member: u64) -> Reply {
+fn join(h: &EngineHandle, setup: &NodeSetup, member: u64, max_attempts: u32) -> Reply {
     let me = setup.config.node_id;
     if member >= setup.nodes.len() as u64 || member == me as u64 {
         return Err(format!(
@@ -987,6 +1190,7 @@ fn join(h: &EngineHandle, setup: &NodeSetup, member: u64) -> Reply {
             min_instance,
         ) {
             Ok(s) => s,
+            Err(e) if attempt >= max_attempts => return Err(e),
             Err(e) => {
                 eprintln!("join attempt {attempt}: {e}; retrying");
                 std::thread::sleep(Duration::from_millis(50));

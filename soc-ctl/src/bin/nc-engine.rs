@@ -42,6 +42,14 @@ struct Args {
     /// Log state changes, leader changes and synchrony violations to stderr.
     #[arg(long, short)]
     verbose: bool,
+    /// Keep the paper's permanent safe exit: no automatic rejoin after a NET-FAULT and no
+    /// recovery when every follower faulted (also no leader lease and no START guard).
+    #[arg(long)]
+    no_recovery: bool,
+    /// Fault injection for tests: as leader, send the tree-0 copy of this node's N-th value
+    /// message, then SIGKILL itself before the other trees' copies leave.
+    #[arg(long, value_name = "N", hide = true)]
+    crash_after_first_copy: Option<u64>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -114,6 +122,8 @@ fn main() -> ExitCode {
         timer: a.timer,
         ctl_path,
         verbose: a.verbose,
+        recovery: !a.no_recovery,
+        crash_after_first_copy: a.crash_after_first_copy,
     });
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,159 @@
+//! Several UDP datagrams in one `sendmmsg(2)`, each with its own destination and, through an
+//! `IP_PKTINFO` control message, its own source address and outgoing interface.
+//!
+//! The engine sends every copy of one RSBCAST message (every tree; in loopback transport every
+//! peer of every tree) in one system call: a process is killed only when a system call returns,
+//! so a crash cannot leave a message on some trees only.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use nix::libc;
+
+/// One datagram of a batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Datagram<'a> {
+    /// The UDP payload.
+    pub payload: &'a [u8],
+    /// Where it goes.
+    pub to: SocketAddrV4,
+    /// Source address and outgoing interface index (0: let the routing table choose).
+    pub from: Option<(Ipv4Addr, u32)>,
+}
+
+/// Control-message room for one `in_pktinfo`, 8-byte aligned as `cmsghdr` needs.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct CmsgBuf([u8; 64]);
+
+#[allow(unsafe_code)]
+fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+    // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
+    let mut s: libc::sockaddr_in = unsafe { zeroed() };
+    s.sin_family = libc::AF_INET as libc::sa_family_t;
+    s.sin_port = a.port().to_be();
+    s.sin_addr.s_addr = u32::from(*a.ip()).to_be();
+    s
+}
+
+/// Send `msgs` with as few `sendmmsg` calls as the kernel allows (one, unless it stops early on
+/// an error, in which case the rest is tried once more). Returns how many were sent, in order;
+/// fewer than `msgs.len()` means the rest failed (the error of the failing call is returned only
+/// when not even the first datagram went out).
+#[allow(unsafe_code)]
+pub fn send_all(sock: &UdpSocket, msgs: &[Datagram<'_>]) -> io::Result<usize> {
+    let n = msgs.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut addrs: Vec<libc::sockaddr_in> = msgs.iter().map(|m| sockaddr(m.to)).collect();
+    let mut iovs: Vec<libc::iovec> = msgs
+        .iter()
+        .map(|m| libc::iovec {
+            iov_base: m.payload.as_ptr() as *mut libc::c_void,
+            iov_len: m.payload.len(),
+        })
+        .collect();
+    let mut cmsgs = vec![CmsgBuf([0; 64]); n];
+    // SAFETY: mmsghdr is plain old data; all-zero is a valid value (null pointers, zero lengths).
+    let mut hdrs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { zeroed() }).collect();
+    let cmsg_space = unsafe { libc::CMSG_SPACE(size_of::<libc::in_pktinfo>() as u32) } as usize;
+    assert!(cmsg_space <= 64);
+    for i in 0..n {
+        let h = &mut hdrs[i].msg_hdr;
+        h.msg_name = (&mut addrs[i]) as *mut libc::sockaddr_in as *mut libc::c_void;
+        h.msg_namelen = size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        h.msg_iov = &mut iovs[i];
+        h.msg_iovlen = 1;
+        if let Some((src, ifindex)) = msgs[i].from {
+            h.msg_control = cmsgs[i].0.as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = cmsg_space as _;
+            // SAFETY: msg_control points at `cmsg_space` bytes (≤ 64) of an 8-aligned buffer
+            // that lives until the call returns; CMSG_FIRSTHDR/CMSG_DATA stay inside it.
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(h);
+                (*c).cmsg_level = libc::IPPROTO_IP;
+                (*c).cmsg_type = libc::IP_PKTINFO;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<libc::in_pktinfo>() as u32) as _;
+                let info = libc::in_pktinfo {
+                    ipi_ifindex: ifindex as libc::c_int,
+                    ipi_spec_dst: libc::in_addr {
+                        s_addr: u32::from(src).to_be(),
+                    },
+                    ipi_addr: libc::in_addr { s_addr: 0 },
+                };
+                std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut libc::in_pktinfo, info);
+            }
+        }
+    }
+    let mut sent = 0usize;
+    let mut tries = 0;
+    while sent < n && tries < 2 {
+        tries += 1;
+        // SAFETY: hdrs[sent..] are initialised mmsghdrs whose pointers (addresses, iovecs,
+        // control buffers, payloads) all outlive this call.
+        let r = unsafe {
+            libc::sendmmsg(
+                sock.as_raw_fd(),
+                hdrs[sent..].as_mut_ptr(),
+                (n - sent) as libc::c_uint,
+                0,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if sent == 0 {
+                return Err(e);
+            }
+            break;
+        }
+        sent += r as usize;
+    }
+    Ok(sent)
+}
+
+/// The index of the interface named `name` (0 if there is none).
+pub fn ifindex(name: &str) -> u32 {
+    nix::net::if_::if_nametoindex(name).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_call_carries_every_datagram_with_its_source() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let to = |s: &UdpSocket| match s.local_addr().unwrap() {
+            std::net::SocketAddr::V4(v) => v,
+            _ => unreachable!(),
+        };
+        let src = Ipv4Addr::new(127, 0, 0, 9);
+        let msgs = [
+            Datagram {
+                payload: b"one",
+                to: to(&a),
+                from: Some((src, 0)),
+            },
+            Datagram {
+                payload: b"two",
+                to: to(&b),
+                from: None,
+            },
+        ];
+        assert_eq!(send_all(&tx, &msgs).unwrap(), 2);
+        let mut buf = [0u8; 16];
+        let (n, from) = a.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"one");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(src), "IP_PKTINFO sets the source");
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"two");
+    }
+}
