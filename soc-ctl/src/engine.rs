@@ -551,7 +551,27 @@ impl Engine {
                 let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
             }
         }
-        matches!(mmsg::send_all(&self.socks.tx, &v), Ok(k) if k == v.len())
+        if copies[0].1.get(3) == Some(&(wire::Kind::Decide as u8)) {
+            return matches!(mmsg::send_all(&self.socks.tx, &v), Ok(k) if k == v.len());
+        }
+        // Anything else (RECOVER notices and reports) is best effort on every tree: a tree
+        // that is down must not keep the others' copies from leaving.
+        let mut all = true;
+        let mut at = 0;
+        while at < v.len() {
+            match mmsg::send_all(&self.socks.tx, &v[at..]) {
+                Ok(k) if at + k == v.len() => break,
+                Ok(k) => {
+                    all = false;
+                    at += k + 1;
+                }
+                Err(_) => {
+                    all = false;
+                    at += 1;
+                }
+            }
+        }
+        all
     }
 
     /// Carry out the node's actions in the order it emitted them.
