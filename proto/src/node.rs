@@ -938,8 +938,8 @@ impl Node {
     }
 
     fn fault(&mut self, f: NetFault, out: &mut Vec<Action>) {
-        let was_member = matches!(self.state, State::Active | State::Recovering)
-            || self.member_lins.is_some();
+        let was_member =
+            matches!(self.state, State::Active | State::Recovering) || self.member_lins.is_some();
         self.count(Counter::NetFaults);
         self.drop_fifo();
         self.set_state(State::Faulted, out);

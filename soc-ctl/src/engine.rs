@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use proto::node::{Action, Dropped, Node, State, Violation};
@@ -39,6 +40,12 @@ pub enum TimerMode {
     Timerfd,
     /// Spin on non-blocking sockets and the clock (one core at 100%, the lowest jitter).
     Busy,
+}
+
+/// Nanoseconds on CLOCK_REALTIME (the clock of the kernel's receive timestamps).
+fn realtime_ns() -> u64 {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME).expect("CLOCK_REALTIME");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC: the engine's `now`.
@@ -154,6 +161,15 @@ pub struct Engine {
     joining: Arc<AtomicBool>,
     crash_after_first_copy: Option<u64>,
     values_sent: u64,
+    /// The time of the last input fed to the node (inputs go in time order).
+    last_input_at: u64,
+}
+
+/// A tree datagram with its kernel arrival time (CLOCK_MONOTONIC ns).
+struct Arrival {
+    at: u64,
+    tree: u8,
+    bytes: Vec<u8>,
 }
 
 fn udp(addr: SocketAddrV4, reuse: bool) -> io::Result<Socket> {
@@ -224,6 +240,12 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
     .into();
     for sock in rx.iter().chain([&client]) {
         sock.set_nonblocking(true)?;
+    }
+    for sock in &rx {
+        // Kernel arrival times (read with recvmsg): a stall of this process is not mistaken
+        // for a silent leader.
+        nix::sys::socket::setsockopt(sock, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
+            .map_err(io::Error::from)?;
     }
     // Register `ttl`: unicast sends (replies, host copies, loopback tree copies); the
     // multicast tree sockets took it as IP_MULTICAST_TTL above.
@@ -338,6 +360,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         joining: Arc::new(AtomicBool::new(false)),
         crash_after_first_copy: opts.crash_after_first_copy,
         values_sent: 0,
+        last_input_at: 0,
     };
     e.run()
 }
@@ -375,6 +398,7 @@ impl Engine {
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
         )?;
         let mut buf = vec![0u8; 65536];
+        let mut arrivals: Vec<Arrival> = Vec::new();
         let trace = std::env::var_os("NC_TRACE_WAKE").is_some();
         let mut marks = [0u64; 5];
         loop {
@@ -388,24 +412,19 @@ impl Engine {
                 self.start_auto_join();
             }
             marks[1] = now_ns();
-            // One datagram per tree in turn: after a stall the queued copies of each message are
-            // taken together, in the order they were sent, as the network delivered them (draining
-            // one tree first would open more messages than RSBCAST may track). Bounded per round
-            // so that a flood cannot starve the loop.
-            for _ in 0..64 {
-                let mut any = false;
-                for t in 0..self.socks.rx.len() {
-                    if let Ok((n, _)) = self.socks.rx[t].recv_from(&mut buf) {
-                        any = true;
-                        self.tree_datagram(t as u8, &buf[..n]);
-                    }
-                }
-                if !any {
-                    break;
-                }
+            // What the tree sockets hold (at most 64 datagrams each, so that a flood cannot
+            // starve the loop), each with the kernel's arrival time, fed to the node in arrival
+            // order: after a stall of this process the copies count as arrived when they did
+            // (a pause is not a silent leader), and the trees' copies interleave as the
+            // network delivered them.
+            let backlog = self.read_trees(&mut arrivals);
+            for a in arrivals.drain(..) {
+                self.tree_datagram(a.tree, &a.bytes, a.at);
             }
             marks[2] = now_ns();
-            for _ in 0..64 {
+            // Requests wait in their socket while tree copies are still queued (time has not
+            // reached them yet).
+            for _ in 0..if backlog { 0 } else { 64 } {
                 match self.socks.client.recv_from(&mut buf) {
                     Ok((n, from)) => self.client_datagram(from, &buf[..n]),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -414,7 +433,14 @@ impl Engine {
             }
             marks[3] = now_ns();
             if let Some(d) = self.node.next_deadline() {
-                let now = now_ns();
+                // With copies still queued, time has only reached the last one read: a timeout
+                // must not fire ahead of copies that arrived before it.
+                let now = if backlog {
+                    self.last_input_at
+                } else {
+                    now_ns()
+                };
+                self.last_input_at = now;
                 if now >= d {
                     self.node.tick(now, &mut self.out);
                     self.carry_out(now);
@@ -481,12 +507,58 @@ impl Engine {
         Ok(())
     }
 
-    fn tree_datagram(&mut self, tree: u8, bytes: &[u8]) {
+    /// Read every tree socket (up to 64 datagrams each) into `into`, sorted by arrival time.
+    /// Whether a socket may hold more (it gave 64).
+    fn read_trees(&mut self, into: &mut Vec<Arrival>) -> bool {
+        let mut backlog = false;
+        let mono = now_ns();
+        let real = realtime_ns();
+        let mut buf = [0u8; 9216];
+        for t in 0..self.socks.rx.len() {
+            let fd = self.socks.rx[t].as_raw_fd();
+            for k in 0..64 {
+                let mut cmsg = nix::cmsg_space!(TimeSpec);
+                let mut iov = [io::IoSliceMut::new(&mut buf)];
+                let (n, stamp) =
+                    match recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::MSG_DONTWAIT) {
+                        Ok(m) => {
+                            let stamp = m.cmsgs().ok().and_then(|mut c| {
+                                c.find_map(|x| match x {
+                                    ControlMessageOwned::ScmTimestampns(ts) => Some(
+                                        ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64,
+                                    ),
+                                    _ => None,
+                                })
+                            });
+                            (m.bytes, stamp)
+                        }
+                        Err(_) => break,
+                    };
+                // The kernel stamps with CLOCK_REALTIME; the engine's clock is CLOCK_MONOTONIC.
+                let at = stamp
+                    .map(|r| mono.saturating_sub(real.saturating_sub(r)))
+                    .unwrap_or(mono)
+                    .clamp(self.last_input_at.min(mono), mono);
+                into.push(Arrival {
+                    at,
+                    tree: t as u8,
+                    bytes: buf[..n].to_vec(),
+                });
+                backlog |= k == 63;
+            }
+        }
+        into.sort_by_key(|a| a.at);
+        backlog
+    }
+
+    fn tree_datagram(&mut self, tree: u8, bytes: &[u8], at: u64) {
         if self.drop_tree[tree as usize] {
             self.stats.fault_drops += 1;
             return;
         }
-        let now = now_ns();
+        // Inputs reach the node in time order.
+        let now = at.max(self.last_input_at);
+        self.last_input_at = now;
         self.stats.last_tree_rx = Some(now);
         self.node.receive_tree(now, tree, bytes, &mut self.out);
         self.carry_out(now);
@@ -497,6 +569,7 @@ impl Engine {
             self.clients.insert(e.client_id, from);
         }
         let now = now_ns();
+        self.last_input_at = now;
         self.node.receive_client(now, bytes, &mut self.out);
         self.carry_out(now);
     }
@@ -704,7 +777,11 @@ impl Engine {
             return;
         }
         self.stats.auto_joins += 1;
-        let (h, setup, flag) = (self.handle.clone(), self.setup.clone(), self.joining.clone());
+        let (h, setup, flag) = (
+            self.handle.clone(),
+            self.setup.clone(),
+            self.joining.clone(),
+        );
         let spawned = std::thread::Builder::new()
             .name("rejoin".into())
             .spawn(move || {

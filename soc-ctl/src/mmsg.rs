@@ -152,7 +152,11 @@ mod tests {
         let mut buf = [0u8; 16];
         let (n, from) = a.recv_from(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"one");
-        assert_eq!(from.ip(), std::net::IpAddr::V4(src), "IP_PKTINFO sets the source");
+        assert_eq!(
+            from.ip(),
+            std::net::IpAddr::V4(src),
+            "IP_PKTINFO sets the source"
+        );
         let (n, _) = b.recv_from(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"two");
     }

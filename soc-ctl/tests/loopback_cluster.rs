@@ -309,7 +309,11 @@ fn a_tree_down_at_one_follower_faults_it_and_it_rejoins_by_itself_when_the_tree_
     );
     assert_eq!(c.status(0)["state"], "Active");
     assert_eq!(c.status(1)["state"], "Active");
-    assert_eq!(c.status(2)["state"], "Joining", "no recovery while a leader runs");
+    assert_eq!(
+        c.status(2)["state"],
+        "Joining",
+        "no recovery while a leader runs"
+    );
     // The tree comes back: node 2 locks on, takes a snapshot from a member, and is active again
     // with the same log, without anyone running a command on it.
     c.soc_ctl(2, &["drop-tree", "1", "off"]);
@@ -376,7 +380,11 @@ fn leader_killed_after_its_first_tree_copy_the_cluster_decides_again() {
     let (s1, s2) = (c.status(1), c.status(2));
     for st in [&s1, &s2] {
         assert_eq!(st["state"], "Active", "{st}");
-        assert_eq!(counter(st, "net_faults"), 1, "each follower faulted once: {st}");
+        assert_eq!(
+            counter(st, "net_faults"),
+            1,
+            "each follower faulted once: {st}"
+        );
         assert_eq!(st["recovery"]["recoveries"], 1, "{st}");
     }
     assert!(s1["epoch"].as_u64().unwrap() >= 1);
@@ -390,7 +398,10 @@ fn leader_killed_after_its_first_tree_copy_the_cluster_decides_again() {
             h.join().expect("host listener")
         })
         .collect();
-    assert_eq!(frames[0], frames[1], "the two hosts got different decisions");
+    assert_eq!(
+        frames[0], frames[1],
+        "the two hosts got different decisions"
+    );
     // Contiguous instances, every acknowledged request in them, none twice.
     let mut seen = std::collections::HashSet::new();
     for (k, (inst, entries)) in frames[0].iter().enumerate() {
@@ -403,7 +414,11 @@ fn leader_killed_after_its_first_tree_copy_the_cluster_decides_again() {
         let e = frames[0]
             .get(instance)
             .unwrap_or_else(|| panic!("acknowledged instance {instance} lost"));
-        assert_eq!(e[*index as usize], (*client, *seq), "OK for {instance}.{index}");
+        assert_eq!(
+            e[*index as usize],
+            (*client, *seq),
+            "OK for {instance}.{index}"
+        );
     }
     println!(
         "leader killed mid-RSBCAST: recovered at epoch {} (max outage node 1 {:.1} ms, node 2 {:.1} ms); \
@@ -415,6 +430,32 @@ fn leader_killed_after_its_first_tree_copy_the_cluster_decides_again() {
         outage.as_secs_f64(),
         r.summary()
     );
+}
+
+/// A follower frozen (SIGSTOP) for twice the timeout while the leader goes on: its socket
+/// holds the copies that arrived meanwhile, and they count as arrived when the kernel stamped
+/// them, so on SIGCONT it does not time out on a leader that never went silent.
+#[test]
+fn a_paused_follower_is_not_fooled_into_a_timeout() {
+    let file = test_file(3, 2, 36);
+    let timeout = file.timing.timeout_ns;
+    let mut c = Cluster::new(file);
+    c.start(&[0, 1, 2]);
+    let pid = nix::unistd::Pid::from_raw(c.procs[2].as_ref().unwrap().id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_nanos(2 * timeout));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let st = c.status(2);
+    assert_eq!(counter(&st, "timeouts"), 0, "{st}");
+    assert_eq!(counter(&st, "stale_epoch"), 0, "{st}");
+    assert_eq!(
+        (st["state"].as_str(), st["epoch"].as_u64()),
+        (Some("Active"), Some(0)),
+        "{st}"
+    );
+    c.settle(&[0, 1, 2]);
+    assert_eq!(c.log(2), c.log(0));
 }
 
 #[test]
