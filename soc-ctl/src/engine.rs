@@ -127,6 +127,10 @@ struct Stats {
     partial_sends: u64,
     /// Automatic join threads started after a safe exit.
     auto_joins: u64,
+    /// Publishes that found the state lock busy (the decisions went with a later one).
+    publish_deferred: u64,
+    /// Instances dropped from the log's old end (it keeps `log_keep`).
+    log_truncated: u64,
 }
 
 struct Sockets {
@@ -163,6 +167,13 @@ pub struct Engine {
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
     last_input_at: u64,
+    /// Decisions not yet in the shared log (its lock was busy).
+    pending: Vec<(u64, Arc<Logged>)>,
+    /// How many instances the log keeps.
+    log_keep: usize,
+    /// The shared log's length and first instance at the last publish.
+    log_len: usize,
+    log_first: Option<u64>,
 }
 
 /// A tree datagram with its kernel arrival time (CLOCK_MONOTONIC ns).
@@ -279,6 +290,9 @@ pub struct EngineOpts {
     /// Fault injection for tests: as leader, send the first copy (tree 0) of this node's N-th
     /// value message, then SIGKILL itself before the other trees' copies.
     pub crash_after_first_copy: Option<u64>,
+    /// The decision log keeps the newest this many instances (what `soc-ctl log` shows and a
+    /// joining node receives); older ones are dropped, so memory stays bounded.
+    pub log_keep: usize,
 }
 
 /// Make the calling thread SCHED_FIFO at `priority` and lock the process's memory, so that
@@ -361,6 +375,10 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         crash_after_first_copy: opts.crash_after_first_copy,
         values_sent: 0,
         last_input_at: 0,
+        pending: Vec::new(),
+        log_keep: opts.log_keep,
+        log_len: 0,
+        log_first: None,
     };
     e.run()
 }
@@ -793,11 +811,28 @@ impl Engine {
         }
     }
 
+    /// Hand new decisions to the state the other threads read. The engine thread never waits
+    /// for that lock (a normal-priority reader may hold it while it copies a range): when it is
+    /// busy, the decisions wait here and go with the next publish. The log keeps the newest
+    /// `log_keep` instances.
     fn publish(&mut self, logged: Vec<(u64, Logged)>) {
-        let mut sh = self.shared.lock().expect("state lock");
-        for (i, l) in logged {
-            sh.log.map.insert(i, Arc::new(l));
+        self.pending
+            .extend(logged.into_iter().map(|(i, l)| (i, Arc::new(l))));
+        let shared = self.shared.clone();
+        let Ok(mut sh) = shared.try_lock() else {
+            self.stats.publish_deferred += 1;
+            return;
+        };
+        self.flush_pending(&mut sh);
+    }
+
+    fn flush_pending(&mut self, sh: &mut Shared) {
+        for (i, l) in self.pending.drain(..) {
+            sh.log.map.insert(i, l);
         }
+        self.stats.log_truncated += sh.log.truncate_to(self.log_keep) as u64;
+        self.log_len = sh.log.map.len();
+        self.log_first = sh.log.map.keys().next().copied();
         sh.lins = self.node.last_decided();
         sh.timeout = self.node.config().timeout;
         sh.active = self.node.state() == State::Active;
@@ -881,7 +916,9 @@ impl Engine {
         let snapshot_log = DecisionLog::decode(&snap.data).map_err(|e| e.to_string())?;
         let entries = snapshot_log.map.len();
         let added = {
-            let mut sh = self.shared.lock().expect("state lock");
+            let shared = self.shared.clone();
+            let mut sh = shared.lock().expect("state lock");
+            self.flush_pending(&mut sh);
             sh.log.merge(snapshot_log).map_err(|i| {
                 format!("AGREEMENT VIOLATION: the snapshot's instance {i} differs from this node's")
             })?
@@ -942,7 +979,7 @@ impl Engine {
             .iter()
             .map(|c| (c.name().to_string(), json!(n.counter(*c))))
             .collect();
-        let log_len = self.shared.lock().expect("state lock").log.map.len();
+        let log_len = self.log_len;
         json!({
             "node_id": n.config().node_id,
             "state": format!("{:?}", n.state()),
@@ -956,6 +993,8 @@ impl Engine {
             "timeout": n.config().timeout,
             "loop_period": n.config().loop_period,
             "log_len": log_len,
+            "log_first": self.log_first,
+            "log_keep": self.log_keep,
             "counters": counters,
             "recovery": self.recovery_status(),
             "engine": {
@@ -968,6 +1007,8 @@ impl Engine {
                 "fault_drops": self.stats.fault_drops,
                 "send_errors": self.stats.send_errors,
                 "reply_unknown_client": self.stats.reply_unknown_client,
+                "publish_deferred": self.stats.publish_deferred,
+                "log_truncated": self.stats.log_truncated,
             }
         })
     }

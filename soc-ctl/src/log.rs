@@ -127,6 +127,17 @@ impl DecisionLog {
         Ok(self.map.len() - before)
     }
 
+    /// Keep the newest `keep` instances (at least one); the older ones are dropped. How many
+    /// were dropped.
+    pub fn truncate_to(&mut self, keep: usize) -> usize {
+        let mut n = 0;
+        while self.map.len() > keep.max(1) {
+            self.map.pop_first();
+            n += 1;
+        }
+        n
+    }
+
     /// The entries over `from..=to` (cheap: shared pointers).
     pub fn range(&self, from: u64, to: u64) -> Vec<(u64, Arc<Logged>)> {
         if from > to {
@@ -162,8 +173,6 @@ pub fn encode(range: &[(u64, Arc<Logged>)]) -> Vec<u8> {
     out
 }
 
-impl DecisionLog {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +198,10 @@ mod tests {
         b.map.insert(4, logged(4));
         assert_eq!(b.merge(snap.clone()), Ok(2));
         assert_eq!(b.lines(0, 10).len(), 4);
+        let mut t = a.clone();
+        assert_eq!(t.truncate_to(2), 3);
+        assert_eq!(t.map.keys().copied().collect::<Vec<_>>(), [4, 5]);
+        assert_eq!(t.truncate_to(0), 1, "at least one instance is kept");
         let mut c = DecisionLog::default();
         c.map.insert(2, logged(9));
         assert_eq!(c.merge(snap), Err(2));

@@ -87,3 +87,57 @@ fn a_node_joins_during_load_and_nobody_misses_an_instance() {
         println!("{}", c.engine_log(0));
     }
 }
+
+/// The decision log is bounded (`--log-keep`): every engine keeps the newest instances only,
+/// the same window on every node, and a node that joins gets that window as its snapshot.
+#[test]
+fn the_log_keeps_the_newest_instances_and_a_joiner_gets_that_window() {
+    let file = test_file(4, 2, 42);
+    let cluster_id = file.cluster_id as u32;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec!["--log-keep".into(), "40".into()];
+    c.start(&[0, 1, 2]);
+    let r = load(
+        cluster_id,
+        43,
+        c.client_addrs(),
+        600,
+        1,
+        24,
+        Duration::from_secs(60),
+    )
+    .expect("load");
+    assert_eq!(r.decided, 600);
+    c.settle(&[0, 1, 2]);
+    let last = c.status(0)["last_decided"].as_u64().unwrap();
+    assert!(last > 40, "not enough instances to truncate: {last}");
+    let logs: Vec<Vec<String>> = (0..3).map(|i| c.log(i)).collect();
+    for (i, l) in logs.iter().enumerate() {
+        assert_eq!(l.len(), 40, "node {i} keeps 40 instances");
+        assert!(
+            l[0].starts_with(&format!("{} ", last - 39)),
+            "node {i}'s window starts at {}",
+            l[0]
+        );
+        let st = c.status(i as u8);
+        assert_eq!(st["log_first"], last - 39);
+        assert!(st["engine"]["log_truncated"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(logs[0], logs[1]);
+    assert_eq!(logs[0], logs[2]);
+    c.spawn(3);
+    let out = c.soc_ctl(3, &["join", "--member", "1"]);
+    assert!(out.contains("joined"), "{out}");
+    load(
+        cluster_id,
+        44,
+        c.client_addrs(),
+        20,
+        1,
+        24,
+        Duration::from_secs(30),
+    )
+    .expect("load");
+    c.settle(&[0, 1, 2, 3]);
+    assert_eq!(c.log(3), c.log(0), "the joiner's window");
+}

@@ -50,6 +50,12 @@ struct Args {
     /// message, then SIGKILL itself before the other trees' copies leave.
     #[arg(long, value_name = "N", hide = true)]
     crash_after_first_copy: Option<u64>,
+    /// Instances the decision log keeps (the newest; what `soc-ctl log` shows and what a
+    /// joining node receives as its snapshot). Bounds the engine's memory: about 1.3 kB per
+    /// instance with full batches of 64-byte requests.
+    #[arg(long, value_name = "N", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    log_keep: u64,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -124,6 +130,7 @@ fn main() -> ExitCode {
         verbose: a.verbose,
         recovery: !a.no_recovery,
         crash_after_first_copy: a.crash_after_first_copy,
+        log_keep: a.log_keep as usize,
     });
     match r {
         Ok(()) => ExitCode::SUCCESS,
