@@ -359,6 +359,8 @@ pub struct Node {
     peer_out: Vec<Option<u64>>,
     /// Leader: time of its last send (the lease runs from it).
     last_send_at: u64,
+    /// Leader: the lease of its last send (the followers may time out from then on).
+    lease_end: u64,
     /// Armed: last time a copy of a running cluster was seen (START guard).
     armed_seen: Option<u64>,
     /// The highest recovery round heard of.
@@ -403,6 +405,7 @@ impl Node {
             round: None,
             peer_out: vec![None; cfg.node_count as usize],
             last_send_at: 0,
+            lease_end: 0,
             armed_seen: None,
             seen_round: 0,
             last_value_sent: None,
@@ -484,6 +487,13 @@ impl Node {
                 .count(),
             majority: self.majority(),
         })
+    }
+    /// Leader with recovery on: when the lease of its last send ends (its followers may time
+    /// out on it from then on). Its copies must have *arrived* before then: a driver that
+    /// finds, once its send system calls return, that `now + delta + drift` has reached this
+    /// must treat the send as failed ([`Node::copies_failed`]) rather than acknowledge it.
+    pub fn lease_end(&self) -> Option<u64> {
+        (self.recovery_on && self.is_leader()).then_some(self.lease_end)
     }
     /// Requests waiting in the egress FIFO.
     pub fn fifo_len(&self) -> usize {
@@ -1032,6 +1042,7 @@ impl Node {
             self.drop_fifo();
             return;
         }
+        self.lease_end = self.last_send_at + self.cfg.timeout as u64;
         self.last_send_at = now;
         let lins = self.lins.unwrap_or(0);
         // Take the batch (Alg. 3 lines 9–11; DET = FIFO order).

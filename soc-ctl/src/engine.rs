@@ -127,6 +127,8 @@ struct Stats {
     partial_sends: u64,
     /// Automatic join threads started after a safe exit.
     auto_joins: u64,
+    /// Sends whose copies left after the lease had passed (treated as failed: not acknowledged).
+    lease_late_sends: u64,
     /// Publishes that found the state lock busy (the decisions went with a later one).
     publish_deferred: u64,
     /// Instances dropped from the log's old end (it keeps `log_keep`).
@@ -685,13 +687,28 @@ impl Engine {
                             }
                         }
                         let decide = copies[0].1.get(3) == Some(&(wire::Kind::Decide as u8));
-                        if self.send_message(&copies) {
+                        let sent = self.send_message(&copies);
+                        // The lease, again after the system call: a stall between the model's
+                        // send and the copies leaving may have let the followers time out.
+                        let window = self.node.config().window();
+                        let late = sent
+                            && decide
+                            && self
+                                .node
+                                .lease_end()
+                                .is_some_and(|end| now_ns() + window >= end);
+                        if late {
+                            self.stats.lease_late_sends += 1;
+                        }
+                        if sent && !late {
                             sent_message |= decide;
                             failed_send = false;
                         } else {
-                            self.stats.send_errors += 1;
+                            if !sent {
+                                self.stats.send_errors += 1;
+                            }
                             if decide {
-                                self.stats.partial_sends += 1;
+                                self.stats.partial_sends += u64::from(!sent);
                                 failed_send = true;
                                 self.node.copies_failed(now, &mut self.out);
                             }
@@ -961,6 +978,7 @@ impl Engine {
             "recover_sent": r.recover_sent,
             "recover_received": r.recover_received,
             "partial_sends": self.stats.partial_sends,
+            "lease_late_sends": self.stats.lease_late_sends,
             "auto_joins": self.stats.auto_joins,
             "round": n.recovery_round().map(|x| json!({
                 "round": x.round,
