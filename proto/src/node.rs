@@ -1129,6 +1129,13 @@ impl Node {
         if self.first_logged.is_none() && self.state == State::Joining {
             self.first_logged = Some(instance);
         }
+        // A rejoining node whose stream took up where its log ended has no gap: its place (for a
+        // recovery) moves with what it decides.
+        if let Some((m, at)) = self.member_lins
+            && self.first_logged.is_some_and(|f| f <= m + 1)
+        {
+            self.member_lins = Some((m.max(instance), at));
+        }
         self.count(Counter::Delivered);
         let d = Decision {
             instance,

@@ -131,6 +131,8 @@ struct Stats {
     lease_late_sends: u64,
     /// Publishes that found the state lock busy (the decisions went with a later one).
     publish_deferred: u64,
+    /// An instance logged again with a different value (must stay 0).
+    log_conflicts: u64,
     /// Instances dropped from the log's old end (it keeps `log_keep`).
     log_truncated: u64,
 }
@@ -845,7 +847,16 @@ impl Engine {
 
     fn flush_pending(&mut self, sh: &mut Shared) {
         for (i, l) in self.pending.drain(..) {
-            sh.log.map.insert(i, l);
+            if let Some(old) = sh.log.map.insert(i, l.clone())
+                && old != l
+            {
+                // Never expected: the protocol decides one value per instance.
+                self.stats.log_conflicts += 1;
+                eprintln!(
+                    "nc-engine node {}: AGREEMENT VIOLATION: instance {i} decided again with another value",
+                    self.setup.config.node_id
+                );
+            }
         }
         self.stats.log_truncated += sh.log.truncate_to(self.log_keep) as u64;
         self.log_len = sh.log.map.len();
@@ -1027,6 +1038,7 @@ impl Engine {
                 "reply_unknown_client": self.stats.reply_unknown_client,
                 "publish_deferred": self.stats.publish_deferred,
                 "log_truncated": self.stats.log_truncated,
+                "log_conflicts": self.stats.log_conflicts,
             }
         })
     }
