@@ -9,7 +9,7 @@ use proto::regs::{self, Access, Config, REGISTERS, RegError};
 use proto::transfer::{Reassembly, Snapshot, chunk_packets};
 use proto::wire::{
     self, CHUNK_FLAG_ERROR, CHUNK_FLAG_LAST, CONFIG_ITEM_LEN, ConfigItem, Decide, DecideKind,
-    DecideMeta, ENTRY_FLAG_CONFIG, Entry, Header, JoinRequest, Kind, Packet, ParseError,
+    DecideMeta, ENTRY_FLAG_CONFIG, Entry, Header, JoinRequest, Kind, Packet, ParseError, Recover,
     ReplyNotLeader, ReplyOk, StateChunk,
 };
 
@@ -61,6 +61,7 @@ enum Owned {
     ReplyNotLeader(ReplyNotLeader),
     JoinRequest(JoinRequest),
     StateChunk(OwnedChunk),
+    Recover(Recover),
 }
 
 impl Owned {
@@ -75,6 +76,7 @@ impl Owned {
             Owned::ReplyOk(r) => Packet::ReplyOk(*r),
             Owned::ReplyNotLeader(r) => Packet::ReplyNotLeader(*r),
             Owned::JoinRequest(j) => Packet::JoinRequest(*j),
+            Owned::Recover(r) => Packet::Recover(*r),
             Owned::StateChunk(c) => Packet::StateChunk(StateChunk {
                 transfer_id: c.transfer_id,
                 flags: c.flags,
@@ -250,6 +252,14 @@ fn owned_packet() -> impl Strategy<Value = Owned> {
             })
         }),
         state_chunk().prop_map(Owned::StateChunk),
+        (u32_any(), u32_any(), u64_any(), any::<u8>()).prop_map(|(round, epoch, lins, vote)| {
+            Owned::Recover(Recover {
+                round,
+                epoch,
+                lins,
+                vote,
+            })
+        }),
     ]
 }
 
@@ -404,7 +414,7 @@ proptest! {
     /// body_len), so that the body checks are reached.
     #[test]
     fn random_bodies_never_panic_and_parse_canonically(
-        kind in 0u8..8,
+        kind in 0u8..9,
         sender in any::<u8>(),
         reserved in prop_oneof![4 => Just(0u8), 1 => any::<u8>()],
         body in prop_oneof![
@@ -435,10 +445,10 @@ proptest! {
 #[test]
 fn every_kind_byte_is_covered() {
     // The generators above cover every `Kind`; keep this list in step with `wire::Kind`.
-    for k in 1..=6u8 {
+    for k in 1..=7u8 {
         assert!(Kind::from_u8(k).is_some());
     }
-    assert!(Kind::from_u8(0).is_none() && Kind::from_u8(7).is_none());
+    assert!(Kind::from_u8(0).is_none() && Kind::from_u8(8).is_none());
     for k in 0..=3u8 {
         assert!(DecideKind::from_u8(k).is_some());
     }
@@ -829,4 +839,35 @@ proptest! {
         }
         prop_assert_eq!(done, Some(Snapshot { instance, timeout, data: snapshot }));
     }
+}
+
+#[test]
+fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
+    let r = Recover {
+        round: 7,
+        epoch: 6,
+        lins: 1234,
+        vote: 1,
+    };
+    let b = Packet::Recover(r).to_vec(CLUSTER, 2).unwrap();
+    assert_eq!(b.len(), wire::HEADER_LEN + wire::RECOVER_LEN);
+    assert_eq!(b[3], Kind::Recover as u8);
+    let (h, p) = wire::parse(&b, CLUSTER).unwrap();
+    assert_eq!((h.sender, p), (2, Packet::Recover(r)));
+    for at in wire::HEADER_LEN + 17..b.len() {
+        let mut bad = b.clone();
+        bad[at] = 1;
+        assert_eq!(
+            wire::parse(&bad, CLUSTER),
+            Err(ParseError::Malformed("recover reserved field not zero")),
+            "reserved byte {at}"
+        );
+    }
+    let mut short = b.clone();
+    short.pop();
+    short[9] -= 1; // body_len agrees with the shorter packet
+    assert_eq!(
+        wire::parse(&short, CLUSTER),
+        Err(ParseError::Malformed("recover length"))
+    );
 }
