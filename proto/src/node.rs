@@ -128,6 +128,9 @@ pub struct Decision {
     pub kind: DecideKind,
     /// The DECIDE packet (UDP payload) as sent or completed; consumers ignore its `tree` field.
     pub packet: Vec<u8>,
+    /// Decided by a recovery from a copy this node kept after its safe exit (its leader sent
+    /// it, but not every tree delivered it), not by RSBCAST within Δ (recovery extension).
+    pub recovered: bool,
 }
 
 impl Decision {
@@ -276,10 +279,50 @@ pub struct RecoveryStats {
     pub lease_expired: u64,
     /// START refused because the cluster was seen running.
     pub start_refused: u64,
+    /// Instances decided when entering a recovery from copies kept after the safe exit.
+    pub kept_after_fault: u64,
     /// RECOVER packets sent / received.
     pub recover_sent: u64,
     /// RECOVER packets received.
     pub recover_received: u64,
+}
+
+/// A follower that made the safe exit keeps the messages its leader went on sending in that
+/// epoch, from any tree, in order and without a gap: the leader decided them (and may have
+/// acknowledged them) although not every tree delivered them. If no leader is left, they join
+/// its log when it enters the recovery, so a leader that crashed after its followers faulted
+/// loses none of its acknowledged writes. If a live stream is found instead, they are dropped
+/// (the state transfer brings whatever was decided).
+#[derive(Clone, Debug)]
+struct Tentative {
+    epoch: u32,
+    next_seq: u32,
+    lins: u64,
+    entries: Vec<(u64, DecideKind, Vec<u8>)>,
+    closed: bool,
+}
+
+impl Tentative {
+    /// The next message of the leader's stream (seq `next_seq`).
+    fn offer(&mut self, d: &Decide<'_>, bytes: &[u8]) {
+        if self.closed {
+            return;
+        }
+        let m = d.meta;
+        if m.epoch != self.epoch || m.msg_seq != self.next_seq {
+            // Another epoch, or a message lost on every tree: the stream has a gap here.
+            self.closed |=
+                m.epoch != self.epoch || (m.msg_seq.wrapping_sub(self.next_seq) as i32) > 0;
+            return;
+        }
+        self.next_seq = self.next_seq.wrapping_add(1);
+        if m.instance != self.lins.wrapping_add(1) {
+            self.closed = true;
+        } else if m.kind.is_value() {
+            self.lins = m.instance;
+            self.entries.push((m.instance, m.kind, bytes.to_vec()));
+        }
+    }
 }
 
 /// What a recovering node knows about its round.
@@ -369,6 +412,10 @@ pub struct Node {
     last_value_sent: Option<u64>,
     /// The latest `now` of any input (time of the safe exit for `fault`).
     clock: u64,
+    /// Follower with recovery on: the first copy of each message in flight (seq, bytes).
+    inflight: VecDeque<(u32, Vec<u8>)>,
+    /// After a follower's safe exit: what its leader went on sending (see `Tentative`).
+    tentative: Option<Tentative>,
     rstats: RecoveryStats,
     /// Deliberate bugs for checker tests.
     #[cfg(feature = "mutations")]
@@ -410,6 +457,8 @@ impl Node {
             seen_round: 0,
             last_value_sent: None,
             clock: 0,
+            inflight: VecDeque::new(),
+            tentative: None,
             rstats: RecoveryStats::default(),
             #[cfg(feature = "mutations")]
             mutations: Mutations::default(),
@@ -822,7 +871,12 @@ impl Node {
                 self.armed_seen = Some(now);
                 self.count(Counter::Ignored)
             }
-            State::Joining if self.sync.is_some() => self.sync_copy(now, &d, out),
+            State::Joining if self.sync.is_some() => {
+                if let Some(t) = self.tentative.as_mut() {
+                    t.offer(&d, bytes);
+                }
+                self.sync_copy(now, &d, out)
+            }
             _ => self.copy(now, bytes, &d, out),
         }
     }
@@ -920,6 +974,8 @@ impl Node {
         self.armed_seen = None;
         self.seen_round = 0;
         self.last_value_sent = None;
+        self.inflight.clear();
+        self.tentative = None;
     }
 
     fn set_state(&mut self, s: State, out: &mut Vec<Action>) {
@@ -950,6 +1006,21 @@ impl Node {
     fn fault(&mut self, f: NetFault, out: &mut Vec<Action>) {
         let was_member =
             matches!(self.state, State::Active | State::Recovering) || self.member_lins.is_some();
+        if self.recovery_on && self.state == State::Active && !self.is_leader() {
+            let mut t = Tentative {
+                epoch: self.epoch,
+                next_seq: self.rx.as_ref().map_or(0, |r| r.base()),
+                lins: self.lins.unwrap_or(0),
+                entries: Vec::new(),
+                closed: false,
+            };
+            for (_, b) in core::mem::take(&mut self.inflight) {
+                if let Ok((_, Packet::Decide(d))) = wire::parse(&b, self.cfg.cluster_id) {
+                    t.offer(&d, &b);
+                }
+            }
+            self.tentative = Some(t);
+        }
         self.count(Counter::NetFaults);
         self.drop_fifo();
         self.set_state(State::Faulted, out);
@@ -1007,6 +1078,7 @@ impl Node {
 
     fn new_epoch(&mut self, epoch: u32, out: &mut Vec<Action>) {
         self.epoch = epoch;
+        self.inflight.clear();
         self.rx = Some(Receiver::new(self.cfg.trees, self.cfg.window(), 0));
         self.skip_below = None;
         self.drop_fifo();
@@ -1142,6 +1214,7 @@ impl Node {
             epoch: self.epoch,
             kind,
             packet,
+            recovered: self.state == State::Recovering,
         };
         if kind == DecideKind::Config {
             self.apply_config(&d);
@@ -1210,6 +1283,8 @@ impl Node {
                 .unwrap_or(0);
             let start = newest.wrapping_add(1);
             self.sync = None;
+            // A live stream: what the state transfer brings replaces the kept copies.
+            self.tentative = None;
             if self.epoch != e {
                 self.epoch = e;
                 out.push(Action::LeaderChanged {
@@ -1270,8 +1345,23 @@ impl Node {
                 }
                 self.fault(NetFault::Rsbcast(f), out)
             }
-            CopyOutcome::First | CopyOutcome::More => self.reset_timer(now, out),
+            CopyOutcome::First | CopyOutcome::More => {
+                if self.recovery_on && self.inflight.back().is_none_or(|b| b.0 != m.msg_seq) {
+                    self.inflight.push_back((m.msg_seq, bytes.to_vec()));
+                    if self.inflight.len() > regs::MAX_IN_FLIGHT as usize {
+                        self.inflight.pop_front();
+                    }
+                }
+                self.reset_timer(now, out)
+            }
             CopyOutcome::Deliver => {
+                while self
+                    .inflight
+                    .front()
+                    .is_some_and(|f| (f.0.wrapping_sub(m.msg_seq) as i32) <= 0)
+                {
+                    self.inflight.pop_front();
+                }
                 self.skip_below = None;
                 self.reset_timer(now, out);
                 self.deliver(d, bytes, out)
@@ -1305,7 +1395,11 @@ impl Node {
 
     /// A RECOVER on every tree: a FAULT notice (round 0) or this node's report in `round`.
     fn send_recover(&mut self, round: u32, vote: u8, out: &mut Vec<Action>) {
-        let lins = self.member_lins.map_or(self.lins.unwrap_or(0), |(l, _)| l);
+        let lins = if self.state == State::Recovering {
+            self.report_lins()
+        } else {
+            self.member_lins.map_or(self.lins.unwrap_or(0), |(l, _)| l)
+        };
         let p = Packet::Recover(wire::Recover {
             round,
             epoch: self.fault_epoch,
@@ -1336,11 +1430,13 @@ impl Node {
         };
         let epoch = self.epoch.max(self.fault_epoch);
         let seen = self.seen_round;
+        let tentative = self.tentative.take().filter(|_| keep.is_some());
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
         self.member_lins = keep;
+        self.tentative = tentative;
         self.lins = None;
         self.sync = Some(Sync::default());
         self.last_rx = now;
@@ -1366,7 +1462,42 @@ impl Node {
         self.lins = Some(lins);
         self.new_round(now, round);
         self.set_state(State::Recovering, out);
+        // What the last leader sent after our safe exit counts in our report, but is decided
+        // only if a recovery restarts from it (`take_tentative`).
+        if self
+            .tentative
+            .as_ref()
+            .is_some_and(|t| t.entries.first().is_none_or(|e| e.0 != lins + 1))
+        {
+            self.tentative = None;
+        }
         self.recovery_step(now, out);
+    }
+
+    /// The log this node brings to a recovery: its decided instances, then the copies it kept
+    /// after its safe exit.
+    fn report_lins(&self) -> u64 {
+        let lins = self.lins.unwrap_or(0);
+        match &self.tentative {
+            Some(t) if self.state == State::Recovering => {
+                t.entries.last().map_or(lins, |e| e.0.max(lins))
+            }
+            _ => lins,
+        }
+    }
+
+    /// The recovery restarts from our report: decide the kept copies now (the leader that sent
+    /// them decided them; it may have acknowledged them).
+    fn take_tentative(&mut self, out: &mut Vec<Action>) {
+        let Some(t) = self.tentative.take() else {
+            return;
+        };
+        for (instance, kind, packet) in t.entries {
+            if Some(instance) == self.lins.map(|l| l + 1) {
+                self.decide(instance, kind, packet, out);
+                self.rstats.kept_after_fault += 1;
+            }
+        }
     }
 
     fn new_round(&mut self, now: u64, round: u32) {
@@ -1386,7 +1517,7 @@ impl Node {
     fn recovery_step(&mut self, now: u64, out: &mut Vec<Action>) {
         let n = self.cfg.node_count as u32;
         let me = self.cfg.node_id;
-        let my_lins = self.lins.unwrap_or(0);
+        let my_lins = self.report_lins();
         let (settle, round_len, majority) = (self.settle(), self.round_len(), self.majority());
         let Some(r) = self.round.as_mut() else { return };
         let cand = (r.round % n) as u8;
@@ -1436,6 +1567,7 @@ impl Node {
 
     /// Elected in `round`: lead it, from our log's end.
     fn lead_recovered(&mut self, now: u64, round: u32, out: &mut Vec<Action>) {
+        self.take_tentative(out);
         let lins = self.lins.unwrap_or(0);
         self.round = None;
         if let Some((_, at)) = self.member_lins.take() {
@@ -1481,7 +1613,15 @@ impl Node {
             return self.violation(Violation::StaleEpoch { epoch: m.epoch }, out);
         }
         let round = self.round.as_ref().map_or(0, |r| r.round);
-        if m.epoch >= round && m.msg_seq == 0 && m.instance == lins + 1 {
+        if m.msg_seq == 0 && m.epoch >= round && m.instance == self.report_lins() + 1 {
+            // The elected leader restarts from our report: our kept copies are decided.
+            self.take_tentative(out);
+        }
+        // Anything else: a leader that never saw our kept copies (the one that sent them
+        // crashed before every tree had them, so they were never acknowledged): drop them.
+        self.tentative = None;
+        let lins = self.lins.unwrap_or(0);
+        if m.msg_seq == 0 && m.instance == lins + 1 {
             self.round = None;
             if let Some((_, at)) = self.member_lins.take() {
                 self.end_outage(at);

@@ -54,7 +54,7 @@ fn entries(count: u16, raw: &[u8]) -> Vec<Entry> {
 /// Check every property of a run.
 pub fn check(h: &History, t: &Timing, n: u8) -> Verdict {
     let safety_claimed = !h.late_injected && !h.redundancy_exceeded;
-    let liveness_claimed = safety_claimed && !h.network_faults;
+    let liveness_claimed = safety_claimed && !h.network_faults && !h.paused;
     let mut safety = Vec::new();
     let mut live = Vec::new();
     let delta = t.cfg.delta as u64;
@@ -106,7 +106,7 @@ pub fn check(h: &History, t: &Timing, n: u8) -> Verdict {
         }
         // One message delay: every decision of an instance within Δ_I of the first.
         let f = *first_time.entry(d.instance).or_insert(d.time);
-        if d.time > f + delta {
+        if d.time > f + delta && !d.recovered {
             safety.push(format!(
                 "timeliness: node {i} decided instance {} at t={}, more than Δ_I={delta} after t={f}",
                 d.instance, d.time

@@ -52,11 +52,26 @@ pub const CLASSES: &[(&str, u16, &str)] = &[
         1 << 8,
         "a crashed node, or one that made a safe exit, restarts and joins again",
     ),
+    (
+        "pause",
+        1 << 9,
+        "a process is frozen (SIGSTOP) about a timeout long, the leader at its lease's edge, or a follower for longer",
+    ),
+    (
+        "recovery-crash",
+        1 << 10,
+        "the node a recovery elects crashes right after it begins to lead",
+    ),
+    (
+        "second-fault",
+        1 << 11,
+        "copies are dropped just after a recovery (a second NET-FAULT during it)",
+    ),
 ];
 
 impl Faults {
     /// Every class.
-    pub const ALL: Faults = Faults(0x1FF);
+    pub const ALL: Faults = Faults(0xFFF);
     /// No faults.
     pub const NONE: Faults = Faults(0);
 
@@ -152,6 +167,12 @@ pub enum Fault {
     Join { node: u8, at: u64 },
     /// Client `client`'s `nth` request is a CONFIG raising the timeout.
     Config { client: u8, nth: u32 },
+    /// The leader (or `node`) is frozen at `at` for `dur`; what reaches it meanwhile waits.
+    Pause { node: Option<u8>, at: u64, dur: u64 },
+    /// The first node a recovery elects crashes as it begins to lead.
+    RecoveryCrash,
+    /// Copies are dropped for a while right after the first recovery.
+    SecondFault,
 }
 
 /// The faults of one run.
@@ -255,6 +276,34 @@ impl FaultPlan {
                     at: rng.range(begin, horizon + 4 * to),
                 });
             }
+        }
+        if enabled.has("pause") && rng.chance(0.3) {
+            let window = t.cfg.window();
+            let (node, dur) = if rng.chance(0.7) {
+                // The leader, resuming around the moment its followers time out on it.
+                (
+                    None,
+                    rng.range(to.saturating_sub(window), to + 2 * t.cfg.delta as u64),
+                )
+            } else {
+                (
+                    Some(rng.range(0, n as u64 - 1) as u8),
+                    rng.range(to, 3 * to),
+                )
+            };
+            faults.push(Fault::Pause {
+                node,
+                at: when(rng),
+                dur,
+            });
+        }
+        if enabled.has("recovery-crash") && crashes_left > 0 && rng.chance(0.3) {
+            faults.push(Fault::RecoveryCrash);
+            crashes_left -= 1;
+        }
+        debug_assert!(crashes_left < n as u64, "at most n-1 crashes");
+        if enabled.has("second-fault") && rng.chance(0.3) {
+            faults.push(Fault::SecondFault);
         }
         if enabled.has("config") && rng.chance(0.3) {
             faults.push(Fault::Config {

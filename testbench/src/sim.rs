@@ -73,6 +73,8 @@ pub struct DecisionRec {
     pub count: u16,
     /// The decided entries (wire bytes), shared by every node's record of the same message.
     pub entries: Arc<[u8]>,
+    /// Decided by a recovery from a copy kept after a safe exit (not within Δ by RSBCAST).
+    pub recovered: bool,
 }
 
 /// A decided value as a log holds it.
@@ -162,6 +164,20 @@ pub struct History {
     pub hit_cap: bool,
     /// Simulated end time.
     pub end: u64,
+    /// Rejoins after a safe exit (the recovery extension).
+    pub rejoins: u64,
+    /// Recoveries: a node elected by a recovery round began to lead.
+    pub recoveries: u64,
+    /// Per node at the end: the longest outage it had (safe exit → back in service).
+    pub max_outage: Vec<u64>,
+    /// The run ended because no node had been active for a long time (a minority left).
+    pub stuck: bool,
+    /// At the end: every link is up and no drop window is open (network faults were transient).
+    pub network_healed: bool,
+    /// At the end: alive nodes that are, or were and can come back as, members (they hold a log).
+    pub capable_at_end: usize,
+    /// A process was paused (frozen) for a while (injected).
+    pub paused: bool,
 }
 
 /// The result of one seed.
@@ -223,6 +239,11 @@ enum Ev {
     },
     JoinEnable(u8),
     Restart(u8),
+    Pause {
+        target: Target,
+        dur: u64,
+    },
+    Resume(u8),
     JoinRetry(u8, u32),
 }
 
@@ -253,6 +274,9 @@ struct SimNode {
     alive: bool,
     tick_at: Option<u64>,
     midsend: Option<u8>,
+    /// Frozen (a paused process) until then: its inputs wait, with their arrival times.
+    paused_until: Option<u64>,
+    deferred: Vec<(u64, Ev)>,
     link_up: Vec<bool>,
     log: BTreeMap<u64, (DecideKind, u16, Arc<[u8]>)>,
     // Joining host side.
@@ -297,6 +321,13 @@ struct Sim {
     h: History,
     trace: Vec<String>,
     out: Vec<Action>,
+    /// Replaying a paused node's inputs: the model runs at their arrival times, but what it
+    /// sends leaves now (the driver checks the lease again, as the engine does after its
+    /// send system call).
+    replaying: bool,
+    replay_time: Option<u64>,
+    recovery_crash_armed: bool,
+    second_fault_armed: bool,
 }
 
 /// Run one seed.
@@ -369,6 +400,7 @@ impl Sim {
                     ..t.cfg
                 })
                 .expect("choose_timing makes legal configs");
+                node.set_recovery(true);
                 if let Some(hook) = cfg.node_hook {
                     hook(&mut node);
                 }
@@ -377,6 +409,8 @@ impl Sim {
                     alive: true,
                     tick_at: None,
                     midsend: None,
+                    paused_until: None,
+                    deferred: Vec::new(),
                     link_up: vec![true; cfg.trees as usize],
                     log: BTreeMap::new(),
                     join_requested: false,
@@ -425,6 +459,10 @@ impl Sim {
             h,
             trace: Vec::new(),
             out: Vec::new(),
+            replaying: false,
+            replay_time: None,
+            recovery_crash_armed: false,
+            second_fault_armed: false,
         }
     }
 
@@ -550,6 +588,12 @@ impl Sim {
                         c.config_at = Some(nth);
                     }
                 }
+                Fault::Pause { node, at, dur } => {
+                    let target = node.map_or(Target::Leader, Target::Node);
+                    self.at(at, Ev::Pause { target, dur });
+                }
+                Fault::RecoveryCrash => self.recovery_crash_armed = true,
+                Fault::SecondFault => self.second_fault_armed = true,
             }
         }
     }
@@ -559,6 +603,10 @@ impl Sim {
         let t_out = self.t.cfg.timeout as u64;
         let cap = 4000 * p + 60 * t_out + 200 * self.t.client_timeout;
         let mut quiet_since: Option<u64> = None;
+        // With recovery, a safe exit is not the end; but a minority that cannot recover stays
+        // out for good: stop when no node has been active for longer than recoveries take.
+        let stuck_after = 8 * t_out + 4 * (self.cfg.nodes as u64 + 2) * self.round_len();
+        let mut last_active = 0u64;
         while let Some(Reverse(q)) = self.queue.pop() {
             if q.time > cap {
                 break;
@@ -566,19 +614,25 @@ impl Sim {
             self.now = q.time;
             self.h.events += 1;
             self.step(q.ev);
-            // Nothing can decide any more: every node crashed or made a safe exit.
             if self
                 .nodes
                 .iter()
-                .all(|n| !n.alive || matches!(n.node.state(), State::Faulted))
+                .any(|n| n.alive && matches!(n.node.state(), State::Active | State::Armed))
             {
+                last_active = self.now;
+            } else if self.now > last_active + stuck_after {
+                self.h.stuck = true;
+                self.log(|| "end: no node active for a long time (stuck)".into());
                 break;
             }
             let clients_done = self.clients.iter().all(|c| c.left == 0 && c.out.is_empty());
-            let joining = self
-                .nodes
-                .iter()
-                .any(|n| n.alive && n.node.state() == State::Joining);
+            // A node coming back after a safe exit holds the run only once it has locked on
+            // (a tree that stays down may keep it out for good).
+            let joining = self.nodes.iter().any(|n| {
+                n.alive
+                    && n.node.state() == State::Joining
+                    && (!n.node.is_rejoining() || n.node.status_bits() & regs::status::SYNCED != 0)
+            });
             if clients_done && !joining {
                 let since = *quiet_since.get_or_insert(self.now);
                 // Let heartbeats run a while so every follower catches up and timeouts are exercised.
@@ -594,6 +648,12 @@ impl Sim {
         self.h.hit_cap = self.queue.peek().is_some_and(|Reverse(q)| q.time > cap);
     }
 
+    /// A recovery round's length (proto's node.rs: settle + timeout + 2·window).
+    fn round_len(&self) -> u64 {
+        let w = self.t.cfg.window();
+        2 * w + self.t.cfg.loop_period as u64 + self.h_max_timeout() + 2 * w
+    }
+
     fn h_max_timeout(&self) -> u64 {
         self.nodes
             .iter()
@@ -603,6 +663,27 @@ impl Sim {
     }
 
     fn step(&mut self, ev: Ev) {
+        // A paused process does nothing; what reaches it waits in its socket.
+        let to = match &ev {
+            Ev::Tick(i) => Some(*i),
+            Ev::Tree { to, .. } | Ev::ToNode { to, .. } | Ev::Peer { to, .. } => Some(*to),
+            _ => None,
+        };
+        if let Some(i) = to
+            && self.nodes[i as usize]
+                .paused_until
+                .is_some_and(|u| self.now < u)
+        {
+            let sn = &mut self.nodes[i as usize];
+            if let Ev::Tick(_) = ev {
+                if sn.tick_at == Some(self.now) {
+                    sn.tick_at = None;
+                }
+            } else {
+                sn.deferred.push((self.now, ev));
+            }
+            return;
+        }
         match ev {
             Ev::Tick(i) => {
                 let n = &mut self.nodes[i as usize];
@@ -699,6 +780,17 @@ impl Sim {
                 }
             }
             Ev::Restart(i) => self.restart(i),
+            Ev::Pause { target, dur } => {
+                if let Some(i) = self.resolve(&target)
+                    && self.nodes[i as usize].paused_until.is_none()
+                {
+                    self.log(|| format!("fault: node {i} paused for {dur}"));
+                    self.h.paused = true;
+                    self.nodes[i as usize].paused_until = Some(self.now + dur);
+                    self.at(self.now + dur, Ev::Resume(i));
+                }
+            }
+            Ev::Resume(i) => self.resume(i),
             Ev::JoinRetry(i, attempt) => {
                 let sn = &self.nodes[i as usize];
                 // Only the retry of the current attempt counts (older ones are stale).
@@ -707,6 +799,61 @@ impl Sim {
                     self.maybe_request_snapshot(i);
                 }
             }
+        }
+    }
+
+    /// A paused node resumes: it reads what queued up meanwhile, in order, each input at its
+    /// arrival time (the engine's kernel receive timestamps), then runs what is due now.
+    fn resume(&mut self, i: u8) {
+        let sn = &mut self.nodes[i as usize];
+        sn.paused_until = None;
+        let events = std::mem::take(&mut sn.deferred);
+        self.log(|| {
+            format!(
+                "fault: node {i} resumes with {} queued input(s)",
+                events.len()
+            )
+        });
+        let mut peer = Vec::new();
+        self.replaying = true;
+        for (t, ev) in events {
+            if !self.nodes[i as usize].alive {
+                break;
+            }
+            self.replay_time = Some(t);
+            match ev {
+                Ev::Tree {
+                    to, tree, bytes, ..
+                } if self.nodes[to as usize].link_up[tree as usize] => {
+                    self.with_node(to, |node, out| node.receive_tree(t, tree, &bytes, out));
+                }
+                Ev::ToNode { to, bytes } => {
+                    let before = self.nodes[to as usize]
+                        .node
+                        .counter(Counter::RequestsAccepted);
+                    self.with_node(to, |node, out| node.receive_client(t, &bytes, out));
+                    if self.nodes[to as usize]
+                        .node
+                        .counter(Counter::RequestsAccepted)
+                        > before
+                        && let Ok((_, Packet::Request(e))) =
+                            wire::parse(&bytes, self.t.cfg.cluster_id)
+                    {
+                        self.h.accepted.push((to, t, e.client_id, e.seq));
+                    }
+                }
+                Ev::Peer { .. } => peer.push(ev),
+                _ => {}
+            }
+        }
+        self.replay_time = None;
+        let now = self.now;
+        if self.nodes[i as usize].alive {
+            self.with_node(i, |node, out| node.tick(now, out));
+        }
+        self.replaying = false;
+        for ev in peer {
+            self.step(ev);
         }
     }
 
@@ -768,6 +915,7 @@ impl Sim {
                 ..self.t.cfg
             };
             sn.node = Node::new(cfg).expect("the run's config is legal");
+            sn.node.set_recovery(true);
             if let Some(hook) = self.cfg.node_hook {
                 hook(&mut sn.node);
             }
@@ -803,15 +951,43 @@ impl Sim {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
         f(&mut self.nodes[i as usize].node, &mut out);
+        self.carry_out(i, out);
+    }
+
+    /// Carry out node `i`'s actions.
+    fn carry_out(&mut self, i: u8, mut out: Vec<Action>) {
         let mut sent_trees = 0u8;
         let mut msg: Option<(u32, u32)> = None;
         // A mid-send crash falls before step k of a leader send: its copies (one step
         // each), then its decision, then its OKs.
         let leader_send = out.iter().any(|a| matches!(a, Action::Send { .. }));
         let mut step = 0u8;
+        // The engine's check after its send system call: copies that leave after the lease are
+        // a failed send (no delivery, no OK; the leader steps out and rejoins).
+        let mut late_send = false;
+        let mut extra = Vec::new();
+        if self.replaying
+            && leader_send
+            && let Some(end) = self.nodes[i as usize].node.lease_end()
+            && self.now + self.t.cfg.window() >= end
+            && out.iter().any(|a| matches!(a, Action::Send { packet, .. } if packet.get(3) == Some(&(wire::Kind::Decide as u8))))
+        {
+            late_send = true;
+            let now = self.now;
+            self.log(|| format!("n{i} resumed past its lease: its send fails"));
+            self.nodes[i as usize].node.copies_failed(now, &mut extra);
+        }
         for a in out.drain(..) {
             if !self.nodes[i as usize].alive {
                 break;
+            }
+            if late_send
+                && matches!(
+                    a,
+                    Action::Send { .. } | Action::Deliver(_) | Action::Reply { .. }
+                )
+            {
+                continue;
             }
             if leader_send
                 && matches!(
@@ -859,7 +1035,8 @@ impl Sim {
                         let dd = d.decide(self.t.cfg.cluster_id);
                         (dd.count, Arc::from(dd.entries_raw))
                     };
-                    let now = self.now;
+                    // A paused node's replayed input decides at its arrival time (model time).
+                    let now = self.replay_time.unwrap_or(self.now);
                     let inst = d.instance;
                     self.log(|| {
                         format!(
@@ -880,6 +1057,7 @@ impl Sim {
                         kind: d.kind,
                         count,
                         entries,
+                        recovered: d.recovered,
                     });
                 }
                 Action::NetFault(f) => {
@@ -895,12 +1073,43 @@ impl Sim {
                 Action::LeaderChanged { epoch, leader } => {
                     self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
                 }
-                Action::Rejoin => self.log(|| format!("n{i} rejoin")),
+                Action::Rejoin => {
+                    // The node left after its safe exit and comes back through the join path:
+                    // a new incarnation for the integrity check; any transfer in progress is
+                    // abandoned (the host asks again once the node has locked on).
+                    self.log(|| format!("n{i} rejoins through the join path"));
+                    let at = self.replay_time.unwrap_or(self.now);
+                    self.h.restarts[i as usize].push(at);
+                    self.h.faulted_at[i as usize] = None;
+                    self.h.rejoins += 1;
+                    let sn = &mut self.nodes[i as usize];
+                    sn.join_requested = false;
+                    sn.reassembly = None;
+                    sn.join_attempt += 1;
+                }
                 Action::Recovered {
                     epoch,
                     leader,
                     lins,
-                } => self.log(|| format!("n{i} recovered epoch={epoch} leader={leader} lins={lins}")),
+                } => {
+                    self.log(|| {
+                        format!("n{i} recovered: epoch={epoch} leader={leader} lins={lins}")
+                    });
+                    if leader == i {
+                        self.h.recoveries += 1;
+                    }
+                    if leader == i && self.recovery_crash_armed {
+                        self.recovery_crash_armed = false;
+                        self.crash(i, "crashed right after the recovery elected it");
+                    }
+                    if leader == i && self.second_fault_armed {
+                        self.second_fault_armed = false;
+                        self.h.network_faults = true;
+                        let p = self.t.cfg.loop_period as u64;
+                        self.drop_window = Some((self.now, self.now + 10 * p, 0.3, None));
+                        self.log(|| "fault: copies dropped (p=0.3) just after the recovery".into());
+                    }
+                }
                 Action::StateChanged(s) => {
                     if s == State::Active {
                         self.h.member[i as usize].push((self.now, None));
@@ -920,6 +1129,9 @@ impl Sim {
             }
         }
         self.out = out;
+        if !extra.is_empty() {
+            return self.carry_out(i, extra);
+        }
         if self.nodes[i as usize].alive {
             self.reschedule(i);
             self.maybe_request_snapshot(i);
@@ -940,10 +1152,12 @@ impl Sim {
 
     /// One copy on tree `tree` from `src` to every other node: link state, drops, delays, FIFO order.
     fn multicast(&mut self, src: u8, tree: u8, bytes: Arc<Vec<u8>>) {
-        let (epoch, seq) = match wire::parse(&bytes, self.t.cfg.cluster_id) {
-            Ok((_, Packet::Decide(d))) => (d.meta.epoch, d.meta.msg_seq),
-            _ => (0, 0),
+        // Loss bookkeeping is for DECIDE copies only (RECOVER packets are not RSBCAST).
+        let decide = match wire::parse(&bytes, self.t.cfg.cluster_id) {
+            Ok((_, Packet::Decide(d))) => Some((d.meta.epoch, d.meta.msg_seq)),
+            _ => None,
         };
+        let (epoch, seq) = decide.unwrap_or((u32::MAX, u32::MAX));
         let n = self.cfg.nodes as usize;
         let up_src = self.nodes[src as usize].link_up[tree as usize];
         for dst in 0..self.cfg.nodes {
@@ -953,7 +1167,11 @@ impl Sim {
             // Would this receiver take part? (for the redundancy bookkeeping)
             let live = {
                 let d = &self.nodes[dst as usize];
-                d.alive && !matches!(d.node.state(), State::Disabled | State::Faulted)
+                d.alive
+                    && !matches!(
+                        d.node.state(),
+                        State::Disabled | State::Faulted | State::Recovering
+                    )
             };
             let mut lost = !up_src || !self.nodes[dst as usize].link_up[tree as usize];
             if let Some((from, until, p, only)) = self.drop_window
@@ -967,17 +1185,21 @@ impl Sim {
                     format!("fault: drop tree {tree} copy {src}->{dst} epoch={epoch} seq={seq}")
                 });
             }
-            let rec = self
-                .lost
-                .entry((src, epoch, seq))
-                .or_insert_with(|| CopyLoss {
-                    sent_trees: 0,
-                    lost: vec![0; n],
-                    live: vec![false; n],
-                });
-            rec.live[dst as usize] |= live;
+            if decide.is_some() {
+                let rec = self
+                    .lost
+                    .entry((src, epoch, seq))
+                    .or_insert_with(|| CopyLoss {
+                        sent_trees: 0,
+                        lost: vec![0; n],
+                        live: vec![false; n],
+                    });
+                rec.live[dst as usize] |= live;
+                if lost {
+                    rec.lost[dst as usize] += 1;
+                }
+            }
             if lost {
-                rec.lost[dst as usize] += 1;
                 continue;
             }
             let mut delay = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
@@ -1322,6 +1544,24 @@ impl Sim {
             .map(|n| (n.node.state(), n.node.last_decided()))
             .collect();
         self.h.max_timeout = self.h_max_timeout();
+        self.h.max_outage = self
+            .nodes
+            .iter()
+            .map(|n| n.node.recovery_stats().max_outage)
+            .collect();
+        self.h.network_healed = self.nodes.iter().all(|n| n.link_up.iter().all(|&u| u))
+            && self
+                .drop_window
+                .is_none_or(|(_, until, _, _)| until <= self.h.end);
+        self.h.capable_at_end = self
+            .nodes
+            .iter()
+            .filter(|n| {
+                n.alive
+                    && (matches!(n.node.state(), State::Active | State::Recovering)
+                        || n.node.is_rejoining())
+            })
+            .count();
         self.h.final_timeout = self.nodes.iter().map(|n| n.node.config().timeout).collect();
         self.h.unanswered = self
             .clients
