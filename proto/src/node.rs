@@ -340,6 +340,11 @@ struct Round {
     next_report: u64,
     /// The settle time of this round has passed (checked once).
     settled: bool,
+    /// At the settle time, the candidate could not win (silent, or a shorter log than someone's).
+    hopeless: bool,
+    /// Having voted for another node, this one stays in the round until then: the candidate may
+    /// lead on our vote until its lead window closes, and its first copy takes up to a window.
+    promised_until: u64,
 }
 
 /// A recovering node's round, as `soc-ctl status` shows it.
@@ -583,6 +588,9 @@ impl Node {
             at(r.entered + self.round_len());
             if !r.settled {
                 at(r.entered + self.settle());
+            }
+            if r.promised_until > r.entered {
+                at(r.promised_until);
             }
             return d;
         }
@@ -1510,6 +1518,8 @@ impl Node {
             vote: wire::VOTE_NONE,
             next_report: now,
             settled: false,
+            hopeless: false,
+            promised_until: 0,
         });
     }
 
@@ -1519,6 +1529,8 @@ impl Node {
         let me = self.cfg.node_id;
         let my_lins = self.report_lins();
         let (settle, round_len, majority) = (self.settle(), self.round_len(), self.majority());
+        let window = self.cfg.window();
+        let seen_round = self.seen_round;
         let Some(r) = self.round.as_mut() else { return };
         let cand = (r.round % n) as u8;
         // Vote: for ourselves if we are the candidate, else for a candidate whose log is at
@@ -1529,6 +1541,7 @@ impl Node {
             } else if r.reports[cand as usize].is_some_and(|(l, _)| l >= my_lins) {
                 r.vote = cand;
                 r.next_report = now;
+                r.promised_until = now + settle + 2 * window;
             }
         }
         r.reports[me as usize] = Some((my_lins, r.vote));
@@ -1541,17 +1554,25 @@ impl Node {
             votes
         };
         let settled = now >= r.entered + settle;
-        if settled && cand == me && votes >= majority && my_lins >= max_lins {
+        // The candidate leads in a short window after the settle time only: a voter is bound
+        // by its vote until that window (and the first copy's trip) has passed.
+        let in_window = now <= r.entered + settle + window;
+        if settled && in_window && cand == me && votes >= majority && my_lins >= max_lins {
             let round = r.round;
             return self.lead_recovered(now, round, out);
         }
         // After the settle time, a candidate that cannot win this round (silent, or with a
-        // shorter log than someone's) is skipped at once; any other round ends after round_len.
-        let hopeless = r.reports[cand as usize].is_none_or(|(l, _)| l < max_lins);
-        let skip = (settled && !r.settled && hopeless) || now >= r.entered + round_len;
-        r.settled |= settled;
+        // shorter log than someone's) is skipped (once our vote no longer binds us); any other
+        // round ends after round_len.
+        if settled && !r.settled {
+            r.settled = true;
+            r.hopeless = r.reports[cand as usize].is_none_or(|(l, _)| l < max_lins);
+        }
+        let promised = now < r.promised_until;
+        let skip =
+            !promised && (r.hopeless || now >= r.entered + round_len || seen_round > r.round);
         if skip {
-            let next = r.round.checked_add(1);
+            let next = r.round.checked_add(1).map(|x| x.max(seen_round));
             if let Some(next) = next {
                 self.new_round(now, next);
                 return self.recovery_step(now, out);
@@ -1603,6 +1624,16 @@ impl Node {
         let m = d.meta;
         if m.epoch < self.fault_epoch {
             // A stray copy of a leader we left.
+            return self.count(Counter::Ignored);
+        }
+        // A late copy of the leader we faulted under, within reach of what we kept: a
+        // straggler of a stream that went silent (a live leader would be far beyond it).
+        if let Some(t) = self.tentative.as_mut()
+            && m.epoch == t.epoch
+            && (m.msg_seq.wrapping_sub(t.next_seq) as i32).unsigned_abs()
+                <= regs::MAX_IN_FLIGHT as u32
+        {
+            t.offer(d, bytes);
             return self.count(Counter::Ignored);
         }
         let lins = self.lins.unwrap_or(0);
@@ -1672,7 +1703,12 @@ impl Node {
             self.seen_round = self.seen_round.max(r.round);
         }
         match self.state {
-            State::Active if self.is_leader() && r.epoch <= self.epoch => {
+            // A FAULT notice from a node of our epoch, or a report of a round beyond it (older
+            // rounds' reports are from nodes that will see our stream).
+            State::Active
+                if self.is_leader()
+                    && ((r.round == 0 && r.epoch == self.epoch) || r.round > self.epoch) =>
+            {
                 // A node of our epoch (or an older one) is out. When every other node is, the
                 // writes we acknowledge live on us alone: stop and recover with them.
                 self.peer_out[from as usize] = Some(now);
@@ -1691,6 +1727,20 @@ impl Node {
                     let round = self.epoch.saturating_add(1).max(self.seen_round);
                     self.enter_recovery(now, round, out);
                 }
+            }
+            // A follower whose leader has gone silent (no copy for a loop period and a window)
+            // hears a recovery of its epoch or a later one: it takes part instead of running
+            // the succession on its own (two ways to a leader at once could decide twice).
+            State::Active
+                if !self.is_leader()
+                    && r.round > 0
+                    && r.round >= self.epoch
+                    && now >= self.last_rx + self.cfg.loop_period as u64 + self.cfg.window() =>
+            {
+                self.member_lins = Some((self.lins.unwrap_or(0), now));
+                self.fault_epoch = self.epoch;
+                self.enter_recovery(now, r.round, out);
+                self.recover_packet_in_round(now, from, r, out);
             }
             State::Joining if self.member_lins.is_some() && r.round > 0 => {
                 let round = r.round.max(self.fault_epoch.saturating_add(1));
@@ -1716,6 +1766,11 @@ impl Node {
             return;
         }
         if r.round > cur {
+            // Move up, unless our vote in this round still binds us (recovery_step moves us
+            // to the highest round heard once it no longer does).
+            if self.round.as_ref().is_some_and(|x| now < x.promised_until) {
+                return self.recovery_step(now, out);
+            }
             self.new_round(now, r.round);
         }
         if let Some(x) = self.round.as_mut() {

@@ -66,18 +66,18 @@ pub fn check(h: &History, t: &Timing, n: u8) -> Verdict {
     // Integrity: per node, instances decided once each, consecutively.
     // (A restarted node starts a new incarnation: its count starts again.)
     let mut last: Vec<Option<u64>> = vec![None; nn];
-    let mut last_time: Vec<u64> = vec![0; nn];
+    let mut last_index: Vec<usize> = vec![0; nn];
     let mut first_time: HashMap<u64, u64> = HashMap::new();
     let mut agreed: BTreeMap<u64, (u8, DecideKind, u16, Vec<u8>)> = BTreeMap::new();
-    for d in &h.decisions {
+    for (k, d) in h.decisions.iter().enumerate() {
         let i = d.node as usize;
-        if h.restarts[i]
+        if h.restart_marks[i]
             .iter()
-            .any(|&r| last_time[i] < r && r <= d.time)
+            .any(|&m| last_index[i] <= m && m <= k)
         {
             last[i] = None;
         }
-        last_time[i] = d.time;
+        last_index[i] = k + 1;
         if let Some(l) = last[i]
             && d.instance != l + 1
         {

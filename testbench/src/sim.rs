@@ -144,6 +144,9 @@ pub struct History {
     pub member: Vec<Vec<(u64, Option<u64>)>>,
     /// Per node: when it was restarted (after a crash or a safe exit) to join again.
     pub restarts: Vec<Vec<u64>>,
+    /// Per node: `decisions.len()` at each restart or rejoin: the node's decisions from that
+    /// index on start a new sequence (for the integrity check).
+    pub restart_marks: Vec<Vec<usize>>,
     /// Per node: NET-FAULTs over the whole run (every incarnation).
     pub net_faults: Vec<u32>,
     /// Per node: synchrony violations it reported.
@@ -439,6 +442,7 @@ impl Sim {
             violations_seen: vec![0; n],
             member: vec![Vec::new(); n],
             restarts: vec![Vec::new(); n],
+            restart_marks: vec![Vec::new(); n],
             net_faults: vec![0; n],
             delivered_after_fault: vec![0; n],
             ..History::default()
@@ -927,6 +931,7 @@ impl Sim {
         sn.join_requested = false;
         sn.reassembly = None;
         self.h.restarts[i as usize].push(now);
+        self.h.restart_marks[i as usize].push(self.h.decisions.len());
         self.h.enabled_at[i as usize].get_or_insert(now);
         self.h.crashed_at[i as usize] = None;
         self.h.faulted_at[i as usize] = None;
@@ -1035,8 +1040,9 @@ impl Sim {
                         let dd = d.decide(self.t.cfg.cluster_id);
                         (dd.count, Arc::from(dd.entries_raw))
                     };
-                    // A paused node's replayed input decides at its arrival time (model time).
-                    let now = self.replay_time.unwrap_or(self.now);
+                    // (A paused node's replayed input decides now: its copies and host frame
+                    // leave now, whatever time the model ran the input at.)
+                    let now = self.now;
                     let inst = d.instance;
                     self.log(|| {
                         format!(
@@ -1057,7 +1063,9 @@ impl Sim {
                         kind: d.kind,
                         count,
                         entries,
-                        recovered: d.recovered,
+                        // Not within Δ by construction: kept copies decided by a recovery, or a
+                        // paused process catching up.
+                        recovered: d.recovered || self.replaying,
                     });
                 }
                 Action::NetFault(f) => {
@@ -1080,6 +1088,7 @@ impl Sim {
                     self.log(|| format!("n{i} rejoins through the join path"));
                     let at = self.replay_time.unwrap_or(self.now);
                     self.h.restarts[i as usize].push(at);
+                    self.h.restart_marks[i as usize].push(self.h.decisions.len());
                     self.h.faulted_at[i as usize] = None;
                     self.h.rejoins += 1;
                     let sn = &mut self.nodes[i as usize];
