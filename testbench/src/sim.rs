@@ -970,6 +970,7 @@ impl Sim {
         // The engine's check after its send system call: copies that leave after the lease are
         // a failed send (no delivery, no OK; the leader steps out and rejoins).
         let mut late_send = false;
+        let mut skipping = false;
         let mut extra = Vec::new();
         if self.replaying
             && leader_send
@@ -986,7 +987,11 @@ impl Sim {
             if !self.nodes[i as usize].alive {
                 break;
             }
-            if late_send
+            // From its first copy on (a decision kept from before, e.g. by a recovery, still goes).
+            if late_send && matches!(&a, Action::Send { packet, .. } if packet.get(3) == Some(&(wire::Kind::Decide as u8))) {
+                skipping = true;
+            }
+            if skipping
                 && matches!(
                     a,
                     Action::Send { .. } | Action::Deliver(_) | Action::Reply { .. }
@@ -1176,11 +1181,7 @@ impl Sim {
             // Would this receiver take part? (for the redundancy bookkeeping)
             let live = {
                 let d = &self.nodes[dst as usize];
-                d.alive
-                    && !matches!(
-                        d.node.state(),
-                        State::Disabled | State::Faulted | State::Recovering
-                    )
+                d.alive && !matches!(d.node.state(), State::Disabled | State::Faulted)
             };
             let mut lost = !up_src || !self.nodes[dst as usize].link_up[tree as usize];
             if let Some((from, until, p, only)) = self.drop_window
