@@ -1742,7 +1742,13 @@ impl Node {
                 self.enter_recovery(now, r.round, out);
                 self.recover_packet_in_round(now, from, r, out);
             }
-            State::Joining if self.member_lins.is_some() && r.round > 0 => {
+            // A rejoining node takes part only if it hears no leader either: one that hears a
+            // live stream (on some tree) is kept out by its own trees, not by a lost leader.
+            State::Joining
+                if self.member_lins.is_some()
+                    && r.round > 0
+                    && now >= self.last_rx + self.cfg.timeout as u64 =>
+            {
                 let round = r.round.max(self.fault_epoch.saturating_add(1));
                 self.enter_recovery(now, round, out);
                 self.recover_packet_in_round(now, from, r, out);
