@@ -1731,15 +1731,17 @@ impl Node {
             // A follower whose leader has gone silent (no copy for a loop period and a window)
             // hears a recovery of its epoch or a later one: it takes part instead of running
             // the succession on its own (two ways to a leader at once could decide twice).
+            // It joins at the round of its own epoch if that is later (the others move up to it:
+            // its epoch's leader, the one it waits for, is that round's candidate).
             State::Active
                 if !self.is_leader()
                     && r.round > 0
-                    && r.round >= self.epoch
                     && now >= self.last_rx + self.cfg.loop_period as u64 + self.cfg.window() =>
             {
                 self.member_lins = Some((self.lins.unwrap_or(0), now));
                 self.fault_epoch = self.epoch;
-                self.enter_recovery(now, r.round, out);
+                let round = r.round.max(self.epoch).max(1);
+                self.enter_recovery(now, round, out);
                 self.recover_packet_in_round(now, from, r, out);
             }
             // A rejoining node takes part only if it hears no leader either: one that hears a

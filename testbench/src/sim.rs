@@ -988,7 +988,9 @@ impl Sim {
                 break;
             }
             // From its first copy on (a decision kept from before, e.g. by a recovery, still goes).
-            if late_send && matches!(&a, Action::Send { packet, .. } if packet.get(3) == Some(&(wire::Kind::Decide as u8))) {
+            if late_send
+                && matches!(&a, Action::Send { packet, .. } if packet.get(3) == Some(&(wire::Kind::Decide as u8)))
+            {
                 skipping = true;
             }
             if skipping
