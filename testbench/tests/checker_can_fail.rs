@@ -56,3 +56,24 @@ fn not_resetting_the_timeout_on_receive_deposes_live_leaders_and_is_caught() {
     let good = campaign(&cfg("none", None), 0, 100, 2);
     assert!(good.failed.is_empty());
 }
+
+#[test]
+fn a_leader_without_its_lease_loses_writes_after_a_pause_and_is_caught() {
+    // A leader frozen about a timeout long resumes when its followers may already have timed
+    // out on it: without the lease it decides (and acknowledges) at once, and the successor
+    // decides the same instance differently.
+    fn broken(n: &mut Node) {
+        n.mutations.skip_lease = true;
+    }
+    let bad = campaign(&cfg("pause", Some(broken)), 0, 400, 2);
+    assert!(
+        failures_mentioning(&bad, "uniform agreement") > 0,
+        "the checker missed a leader that decided past its lease"
+    );
+    let good = campaign(&cfg("pause", None), 0, 400, 2);
+    assert!(
+        good.failed.is_empty(),
+        "real model failed seed {:?}",
+        good.failed.first().map(|r| r.seed)
+    );
+}

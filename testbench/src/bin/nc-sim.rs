@@ -51,8 +51,9 @@ struct Args {
     #[arg(long)]
     quiet: bool,
     /// Plant a deliberate protocol bug in every node to watch the checker fail
-    /// (needs `--features mutations`): deliver-on-first-copy, skip-timeout-reset.
-    #[arg(long, value_parser = ["deliver-on-first-copy", "skip-timeout-reset"])]
+    /// (needs `--features mutations`): deliver-on-first-copy, skip-timeout-reset, skip-lease,
+    /// recover-without-majority.
+    #[arg(long, value_parser = ["deliver-on-first-copy", "skip-timeout-reset", "skip-lease", "recover-without-majority"])]
     mutate: Option<String>,
 }
 
@@ -64,9 +65,17 @@ fn mutation_hook(name: Option<&str>) -> Result<Option<fn(&mut proto::node::Node)
     fn no_reset(n: &mut proto::node::Node) {
         n.mutations.skip_timeout_reset = true;
     }
+    fn no_lease(n: &mut proto::node::Node) {
+        n.mutations.skip_lease = true;
+    }
+    fn no_majority(n: &mut proto::node::Node) {
+        n.mutations.recover_without_majority = true;
+    }
     Ok(match name {
         None => None,
         Some("deliver-on-first-copy") => Some(first_copy),
+        Some("skip-lease") => Some(no_lease),
+        Some("recover-without-majority") => Some(no_majority),
         Some(_) => Some(no_reset),
     })
 }
@@ -82,7 +91,7 @@ fn mutation_hook(name: Option<&str>) -> Result<Option<fn(&mut proto::node::Node)
 fn fault_help() -> String {
     let mut s = String::from("Fault classes:\n");
     for (name, _, doc) in CLASSES {
-        s.push_str(&format!("  {name:<10} {doc}\n"));
+        s.push_str(&format!("  {name:<14} {doc}\n"));
     }
     s.push_str("\nThe last line is always `seeds=K violations=V`; the exit code is 1 when V > 0.");
     s
