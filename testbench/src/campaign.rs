@@ -30,6 +30,15 @@ pub struct Summary {
     pub net_faults: u64,
     /// Events simulated.
     pub events: u64,
+    /// Runs that promised recovery (network faults that healed, a majority able to recover).
+    pub recovery_claimed: u64,
+    /// Rejoins after a safe exit, and recoveries (a node elected by a recovery round led).
+    pub rejoins: u64,
+    /// Recoveries.
+    pub recoveries: u64,
+    /// The longest outage of any node (safe exit → back in service), in timeouts, over runs
+    /// that promised recovery, and its seed.
+    pub max_outage_timeouts: (f64, u64),
 }
 
 /// Run seeds `first..first + count` on `threads` threads.
@@ -74,6 +83,16 @@ fn add(s: &mut Summary, r: RunReport) {
     s.decisions += h.decisions.len() as u64;
     s.net_faults += h.net_faults.iter().map(|&f| f as u64).sum::<u64>();
     s.events += h.events;
+    s.recovery_claimed += r.verdict.recovery_claimed as u64;
+    s.rejoins += h.rejoins;
+    s.recoveries += h.recoveries;
+    if r.verdict.recovery_claimed {
+        let o =
+            h.max_outage.iter().copied().max().unwrap_or(0) as f64 / h.max_timeout.max(1) as f64;
+        if o > s.max_outage_timeouts.0 {
+            s.max_outage_timeouts = (o, r.seed);
+        }
+    }
     if !r.verdict.violations.is_empty() {
         s.failed.push(r);
     }
@@ -90,5 +109,11 @@ fn merge(s: &mut Summary, o: Summary) {
     s.decisions += o.decisions;
     s.net_faults += o.net_faults;
     s.events += o.events;
+    s.recovery_claimed += o.recovery_claimed;
+    s.rejoins += o.rejoins;
+    s.recoveries += o.recoveries;
+    if o.max_outage_timeouts.0 > s.max_outage_timeouts.0 {
+        s.max_outage_timeouts = o.max_outage_timeouts;
+    }
     s.failed.extend(o.failed);
 }

@@ -30,6 +30,9 @@ pub struct Verdict {
     pub safety_claimed: bool,
     /// Liveness was promised.
     pub liveness_claimed: bool,
+    /// Recovery was promised: network faults happened but healed, and at the end a majority of
+    /// the configured nodes could take part in a recovery (they hold a log).
+    pub recovery_claimed: bool,
 }
 
 type Entry = (u32, u64, u8, Vec<u8>);
@@ -223,10 +226,49 @@ pub fn check(h: &History, t: &Timing, n: u8) -> Verdict {
     if liveness_claimed {
         liveness(h, t, n, &logs, &survivors, &mut live);
     }
+    // Faults are survived: after network faults that healed, a majority of the configured nodes
+    // must have brought the cluster back (no person restarts anything in the simulator).
+    let recovery_claimed = safety_claimed
+        && !liveness_claimed
+        && !h.paused
+        && h.network_healed
+        && h.capable_at_end > n as usize / 2;
+    if recovery_claimed {
+        if h.stuck {
+            live.push(
+                "recovery: no node was active for a long time although a majority could recover"
+                    .into(),
+            );
+        }
+        if h.hit_cap {
+            live.push(format!(
+                "recovery: the run was still busy at the time cap (t={})",
+                h.end
+            ));
+        }
+        if h.unanswered > 0 {
+            live.push(format!(
+                "recovery: {} client request(s) never answered OK after the network healed",
+                h.unanswered
+            ));
+        }
+        for i in 0..nn {
+            if h.crashed_at[i].is_none()
+                && h.enabled_at[i].is_some()
+                && matches!(h.final_state[i].0, State::Recovering | State::Faulted)
+            {
+                live.push(format!(
+                    "recovery: node {i} ended {:?} after the network healed",
+                    h.final_state[i].0
+                ));
+            }
+        }
+    }
 
     let mut v = Verdict {
         safety_claimed,
         liveness_claimed,
+        recovery_claimed,
         ..Verdict::default()
     };
     if safety_claimed {

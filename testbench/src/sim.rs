@@ -637,11 +637,16 @@ impl Sim {
                     && n.node.state() == State::Joining
                     && (!n.node.is_rejoining() || n.node.status_bits() & regs::status::SYNCED != 0)
             });
+            // A recovery in progress holds the run too, for as long as recoveries take.
+            let recovering = self
+                .nodes
+                .iter()
+                .any(|n| n.alive && n.node.state() == State::Recovering);
             if clients_done && !joining {
                 let since = *quiet_since.get_or_insert(self.now);
                 // Let heartbeats run a while so every follower catches up and timeouts are exercised.
-                if self.now > since + 3 * self.h_max_timeout() + 4 * self.t.cfg.delta as u64 + 4 * p
-                {
+                let settle = 3 * self.h_max_timeout() + 4 * self.t.cfg.delta as u64 + 4 * p;
+                if self.now > since + settle && (!recovering || self.now > since + stuck_after) {
                     break;
                 }
             } else {

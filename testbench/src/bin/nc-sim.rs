@@ -180,13 +180,19 @@ fn main() -> ExitCode {
         say!("  replay: {}", replay_cmd(&a, r.seed));
     }
     say!(
-        "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} synchrony_violations_injected={} (detected by a node: {}) \
+        "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} recovery_claimed={} rejoins={} recoveries={} \
+         max_outage={:.1} timeouts (seed {}) synchrony_violations_injected={} (detected by a node: {}) \
          redundancy_exceeded={} unclaimed_failures={} decisions={} net_faults={} events={} time={secs:.1}s",
         a.nodes,
         a.trees,
         a.faults,
         s.safety_claimed,
         s.liveness_claimed,
+        s.recovery_claimed,
+        s.rejoins,
+        s.recoveries,
+        s.max_outage_timeouts.0,
+        s.max_outage_timeouts.1,
         s.late_injected,
         s.late_detected,
         s.redundancy_exceeded,
