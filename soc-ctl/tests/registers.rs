@@ -208,3 +208,40 @@ fn bad_cluster_files_are_refused_naming_the_key() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--node") && err.contains("0..=2"), "{err}");
 }
+
+/// `soc-ctl ... | head -1`: a closed pipe ends the command quietly (no panic message), as with
+/// other command-line tools.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_soc-ctl"))
+        .arg("--bar")
+        .arg(&bar)
+        .args(["regs", "dump"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the pipe before it writes (the reader is gone, as `| head -0` would leave it).
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        !err.contains("panicked"),
+        "soc-ctl panicked on a closed pipe: {err}"
+    );
+    assert!(
+        status.success() || std::os::unix::process::ExitStatusExt::signal(&status) == Some(13),
+        "{status:?}: {err}"
+    );
+}

@@ -148,7 +148,23 @@ fn parse_value(s: &str) -> Result<u64, String> {
     r.map_err(|_| format!("'{s}' is not a number (decimal, 0x hex or a dotted IPv4 group)"))
 }
 
+/// Like other command-line tools, end quietly when the reader of our output goes away
+/// (`soc-ctl status | head -1`): the default SIGPIPE action instead of Rust's "ignore", which
+/// turns a closed pipe into a panic in `println!`.
+#[allow(unsafe_code)]
+fn die_quietly_on_closed_pipe() {
+    // SAFETY: installing the default disposition for SIGPIPE, before any other thread exists;
+    // no handler code runs.
+    let _ = unsafe {
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        )
+    };
+}
+
 fn main() -> ExitCode {
+    die_quietly_on_closed_pipe();
     let a = Args::parse();
     match a.cmd {
         Cmd::GenConfig {
