@@ -1630,8 +1630,7 @@ impl Node {
         // straggler of a stream that went silent (a live leader would be far beyond it).
         if let Some(t) = self.tentative.as_mut()
             && m.epoch == t.epoch
-            && (m.msg_seq.wrapping_sub(t.next_seq) as i32).unsigned_abs()
-                <= regs::MAX_IN_FLIGHT as u32
+            && (m.msg_seq.wrapping_sub(t.next_seq) as i32).unsigned_abs() <= regs::MAX_IN_FLIGHT
         {
             t.offer(d, bytes);
             return self.count(Counter::Ignored);

@@ -334,7 +334,7 @@ fn start<B: RegisterBus>(r: &mut Registers<B>) -> Result<(), String> {
 fn role(bits: u64) -> &'static str {
     let b = bits as u32;
     if b & status::NET_FAULT != 0 {
-        "faulted (NET-FAULT: rejoin to continue)"
+        "faulted (NET-FAULT: safe exit)"
     } else if b & status::LEADER != 0 {
         "leader"
     } else if b & status::JOINING != 0 {
@@ -366,6 +366,14 @@ fn status_value(b: &mut Backend) -> Result<Value, String> {
         let e = r.bus.request("status").map_err(|e| e.to_string())?;
         v["engine"] = e["engine"].clone();
         v["log_len"] = e["log_len"].clone();
+        v["recovery"] = e["recovery"].clone();
+        v["state"] = e["state"].clone();
+        // The register view cannot tell a node coming back by itself from a stopped one.
+        if e["state"] == "Recovering" {
+            v["role"] = json!("recovering (no leader left: electing one with the survivors)");
+        } else if e["recovery"]["rejoining"] == true {
+            v["role"] = json!("rejoining (after a NET-FAULT: joining the live stream again)");
+        }
     }
     Ok(v)
 }
@@ -389,6 +397,31 @@ fn status_cmd(b: &mut Backend, as_json: bool) -> Result<(), String> {
     for (k, c) in v["counters"].as_object().into_iter().flatten() {
         if c.as_u64() != Some(0) {
             println!("  {k:<20} {c}");
+        }
+    }
+    if let Some(r) = v.get("recovery").filter(|r| r.is_object()) {
+        println!(
+            "recovery: {} rejoin(s) started, {} done, {} recovery round(s), {} recover(ies), longest outage {:.1} ms",
+            r["rejoins_started"],
+            r["rejoins_done"],
+            r["rounds"],
+            r["recoveries"],
+            r["max_outage_ns"].as_f64().unwrap_or(0.0) / 1e6
+        );
+        if let Some(x) = r.get("round").filter(|x| x.is_object()) {
+            println!(
+                "  round {} (candidate node {}): heard from nodes {}, {} vote(s), a majority is {}{}",
+                x["round"],
+                x["candidate"],
+                x["heard"],
+                x["votes"],
+                x["majority"],
+                if x["waiting_for_majority"] == true {
+                    " — waiting: too few nodes to recover (a minority stays out)"
+                } else {
+                    ""
+                }
+            );
         }
     }
     if let Some(e) = v.get("engine") {
