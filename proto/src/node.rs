@@ -523,6 +523,11 @@ impl Node {
     pub fn is_rejoining(&self) -> bool {
         self.member_lins.is_some()
     }
+    /// A node coming back after a safe exit: its place, the last instance it decided with no gap
+    /// before it (what it brings to a recovery).
+    pub fn place(&self) -> Option<u64> {
+        self.member_lins.map(|(l, _)| l)
+    }
     /// Recovering: where its round stands.
     pub fn recovery_round(&self) -> Option<RoundStatus> {
         let r = self.round.as_ref()?;

@@ -1135,7 +1135,13 @@ impl Sim {
                     if s == State::Active {
                         self.h.member[i as usize].push((self.now, None));
                     }
-                    self.log(|| format!("n{i} state {s:?}"))
+                    let (place, lins) = (
+                        self.nodes[i as usize].node.place(),
+                        self.nodes[i as usize].node.last_decided(),
+                    );
+                    self.log(|| {
+                        format!("n{i} state {s:?} (place {place:?}, last decided {lins:?})")
+                    })
                 }
             }
         }
