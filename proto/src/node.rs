@@ -180,6 +180,18 @@ pub enum Action {
     /// join path: the driver must run a state transfer from a live member (as for
     /// [`Control::EnableJoin`]) once the node has locked onto the stream (`STATUS.SYNCED`).
     Rejoin,
+    /// With recovery on: this recovering node holds decisions beyond a gap in its log (it
+    /// rejoined a stream after missing instances, and no leader is left). The driver must
+    /// transfer a snapshot covering `instance` (the gap's last instance) from node `from`,
+    /// which reported a log without a gap up to there, merge it into its log and call
+    /// [`Node::gap_filled`]. Until then this node cannot lead, and no one that lacks its
+    /// decisions beyond the gap can be elected.
+    FillGap {
+        /// The node to transfer from.
+        from: u8,
+        /// The snapshot must cover this instance.
+        instance: u64,
+    },
     /// With recovery on: a recovery round ended with this node back in service at `epoch`
     /// (as its leader, or following the elected leader).
     Recovered {
@@ -281,6 +293,8 @@ pub struct RecoveryStats {
     pub start_refused: u64,
     /// Instances decided when entering a recovery from copies kept after the safe exit.
     pub kept_after_fault: u64,
+    /// Gaps in this node's log filled by a transfer during a recovery (`FillGap`).
+    pub gaps_filled: u64,
     /// RECOVER packets sent / received.
     pub recover_sent: u64,
     /// RECOVER packets received.
@@ -333,7 +347,8 @@ struct Round {
     /// When this node entered it.
     entered: u64,
     /// Per node: (lins, vote) reported in this round.
-    reports: Vec<Option<(u64, u8)>>,
+    /// Per node: its report in this round (lins, top, vote).
+    reports: Vec<Option<(u64, u64, u8)>>,
     /// Whom this node votes for in this round.
     vote: u8,
     /// When to broadcast the next report.
@@ -360,6 +375,12 @@ pub struct RoundStatus {
     pub votes: usize,
     /// Votes the candidate needs: a majority of `node_count`.
     pub majority: usize,
+    /// The highest decision any report of this round holds: only a candidate whose log
+    /// reaches it with no gap can be elected.
+    pub longest: u64,
+    /// This node's gap, if it holds decisions beyond one: (first missing, last missing);
+    /// it asks a participant that covers it for a transfer.
+    pub gap: Option<(u64, u64)>,
 }
 
 /// One node of the cluster.
@@ -413,6 +434,8 @@ pub struct Node {
     armed_seen: Option<u64>,
     /// The highest recovery round heard of.
     seen_round: u32,
+    /// When a recovery report (round ≥ 1) was last heard.
+    recovery_heard: Option<u64>,
     /// Leader: the instance of its last send if it carried a value (rolled back by `copies_failed`).
     last_value_sent: Option<u64>,
     /// The latest `now` of any input (time of the safe exit for `fault`).
@@ -421,6 +444,13 @@ pub struct Node {
     inflight: VecDeque<(u32, Vec<u8>)>,
     /// After a follower's safe exit: what its leader went on sending (see `Tentative`).
     tentative: Option<Tentative>,
+    /// Recovering with a gap in its log: (first instance it holds after the gap, last one).
+    gap: Option<(u64, u64)>,
+    /// Recovering with a gap: the node asked to fill it, and when.
+    gap_asked: Option<(u8, u64)>,
+    /// A leader elected by a recovery, until its first send is known to have left: its log
+    /// end and kept copies before it decided them (`copies_failed` puts them back).
+    lead_rollback: Option<(Option<u64>, Option<Tentative>)>,
     rstats: RecoveryStats,
     /// Deliberate bugs for checker tests.
     #[cfg(feature = "mutations")]
@@ -464,6 +494,10 @@ impl Node {
             clock: 0,
             inflight: VecDeque::new(),
             tentative: None,
+            gap: None,
+            gap_asked: None,
+            lead_rollback: None,
+            recovery_heard: None,
             rstats: RecoveryStats::default(),
             #[cfg(feature = "mutations")]
             mutations: Mutations::default(),
@@ -542,9 +576,13 @@ impl Node {
                 .reports
                 .iter()
                 .flatten()
-                .filter(|x| x.1 == candidate)
+                .filter(|x| x.2 == candidate)
                 .count(),
             majority: self.majority(),
+            longest: r.reports.iter().flatten().map(|x| x.1).max().unwrap_or(0),
+            gap: self
+                .gap
+                .map(|(first, _)| (self.lins.unwrap_or(0) + 1, first - 1)),
         })
     }
     /// Leader with recovery on: when the lease of its last send ends (its followers may time
@@ -854,6 +892,13 @@ impl Node {
         {
             self.lins = Some(k - 1);
         }
+        if let Some((lins, tentative)) = self.lead_rollback.take() {
+            // The first send of a leader a recovery elected: the kept copies it decided on
+            // its election go with it (the driver drops their host copies, which follow the
+            // send's copies); they are kept copies again.
+            self.lins = lins;
+            self.tentative = tentative;
+        }
         self.fault(NetFault::SendFailed, out);
     }
 
@@ -989,6 +1034,10 @@ impl Node {
         self.last_value_sent = None;
         self.inflight.clear();
         self.tentative = None;
+        self.gap = None;
+        self.gap_asked = None;
+        self.lead_rollback = None;
+        self.recovery_heard = None;
     }
 
     fn set_state(&mut self, s: State, out: &mut Vec<Action>) {
@@ -1072,6 +1121,21 @@ impl Node {
         while self.timer_running() && now >= self.last_rx + t {
             self.last_rx += t;
             self.count(Counter::Timeouts);
+            // One way to a leader at a time: a follower whose leader went silent while a
+            // recovery is running takes part in it instead of running the succession (which
+            // could make it lead from its own log beside the recovery's leader).
+            if self.recovery_on
+                && self.state == State::Active
+                && self
+                    .recovery_heard
+                    .is_some_and(|at| now < at + self.round_len())
+            {
+                self.member_lins = Some((self.lins.unwrap_or(0), now));
+                self.fault_epoch = self.epoch;
+                self.drop_fifo();
+                let round = self.epoch.saturating_add(1).max(self.seen_round);
+                return self.enter_recovery(now, round, out);
+            }
             let Some(next) = self.epoch.checked_add(1) else {
                 return self.fault(NetFault::EpochExhausted, out);
             };
@@ -1127,6 +1191,7 @@ impl Node {
             self.drop_fifo();
             return;
         }
+        self.lead_rollback = None;
         self.lease_end = self.last_send_at + self.cfg.timeout as u64;
         self.last_send_at = now;
         let lins = self.lins.unwrap_or(0);
@@ -1413,10 +1478,12 @@ impl Node {
         } else {
             self.member_lins.map_or(self.lins.unwrap_or(0), |(l, _)| l)
         };
+        let top = self.report_top().max(lins);
         let p = Packet::Recover(wire::Recover {
             round,
             epoch: self.fault_epoch,
             lins,
+            top,
             vote,
         });
         let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) else {
@@ -1442,12 +1509,13 @@ impl Node {
             None => None,
         };
         let epoch = self.epoch.max(self.fault_epoch);
-        let seen = self.seen_round;
+        let (seen, heard) = (self.seen_round, self.recovery_heard);
         let tentative = self.tentative.take().filter(|_| keep.is_some());
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
+        self.recovery_heard = heard;
         self.member_lins = keep;
         self.tentative = tentative;
         self.lins = None;
@@ -1469,6 +1537,16 @@ impl Node {
             // A node that never was a member has no log to bring: it waits for a stream.
             return;
         };
+        // Decisions beyond a gap (a rejoining node that locked onto the stream after missing
+        // instances): the leader may have acknowledged them counting on us, so they count in
+        // our report (`top`) until a transfer fills the gap (`FillGap`).
+        self.gap = match (self.first_logged, self.lins) {
+            (Some(f), Some(l)) if self.state == State::Joining && f > lins + 1 && l >= f => {
+                Some((f, l))
+            }
+            _ => None,
+        };
+        self.gap_asked = None;
         self.sync = None;
         self.rx = None;
         self.lead_epoch = None;
@@ -1497,6 +1575,46 @@ impl Node {
             }
             _ => lins,
         }
+    }
+
+    /// The highest instance this node decided: its report's log end, or beyond it when it holds
+    /// decisions after a gap.
+    fn report_top(&self) -> u64 {
+        let l = self.report_lins();
+        match self.gap {
+            Some((_, top)) if self.state == State::Recovering => top.max(l),
+            _ => l,
+        }
+    }
+
+    /// The driver transferred a snapshot covering `instance` into this node's log (after
+    /// [`Action::FillGap`]): with its own decisions after the gap, its log now has no gap up to
+    /// its highest decided instance. Returns whether the node took it (it is still recovering
+    /// with that gap); if not, the driver keeps the merged entries (they are decided) and
+    /// nothing else changes.
+    pub fn gap_filled(&mut self, now: u64, instance: u64, out: &mut Vec<Action>) -> bool {
+        self.clock = self.clock.max(now);
+        let Some((first, top)) = self.gap else {
+            return false;
+        };
+        if self.state != State::Recovering || instance + 1 < first {
+            return false;
+        }
+        let l = top.max(instance);
+        self.gap = None;
+        self.gap_asked = None;
+        self.lins = Some(l);
+        if let Some((_, at)) = self.member_lins {
+            self.member_lins = Some((l, at));
+        }
+        self.rstats.gaps_filled += 1;
+        self.tentative = None;
+        if let Some(r) = self.round.as_mut() {
+            // Report the longer log at once.
+            r.next_report = now;
+        }
+        self.recovery_step(now, out);
+        true
     }
 
     /// The recovery restarts from our report: decide the kept copies now (the leader that sent
@@ -1533,25 +1651,39 @@ impl Node {
         let n = self.cfg.node_count as u32;
         let me = self.cfg.node_id;
         let my_lins = self.report_lins();
+        let my_top = self.report_top();
         let (settle, round_len, majority) = (self.settle(), self.round_len(), self.majority());
         let window = self.cfg.window();
         let seen_round = self.seen_round;
         let Some(r) = self.round.as_mut() else { return };
         let cand = (r.round % n) as u8;
         // Vote: for ourselves if we are the candidate, else for a candidate whose log is at
-        // least as long as ours (it then has every instance we decided).
+        // least as long as ours (it then has every instance we decided, those beyond a gap
+        // included).
         if r.vote == wire::VOTE_NONE {
             if cand == me {
                 r.vote = me;
-            } else if r.reports[cand as usize].is_some_and(|(l, _)| l >= my_lins) {
+            } else if r.reports[cand as usize].is_some_and(|(l, _, _)| l >= my_top) {
                 r.vote = cand;
                 r.next_report = now;
                 r.promised_until = now + settle + 2 * window;
             }
         }
-        r.reports[me as usize] = Some((my_lins, r.vote));
-        let max_lins = r.reports.iter().flatten().map(|x| x.0).max().unwrap_or(0);
-        let votes = r.reports.iter().flatten().filter(|x| x.1 == cand).count();
+        r.reports[me as usize] = Some((my_lins, my_top, r.vote));
+        // The longest history anyone holds (a gap node's decisions beyond its gap included):
+        // only a candidate whose log reaches it without a gap may lead.
+        let max_lins = r.reports.iter().flatten().map(|x| x.1).max().unwrap_or(0);
+        let votes = r.reports.iter().flatten().filter(|x| x.2 == cand).count();
+        // A gap in our log: ask a participant whose log covers it for a transfer.
+        let fill = match (self.gap, self.gap_asked) {
+            (Some((first, _)), asked) if asked.is_none_or(|(_, at)| now >= at + round_len) => r
+                .reports
+                .iter()
+                .enumerate()
+                .find(|&(i, x)| i != me as usize && x.is_some_and(|(l, _, _)| l + 1 >= first))
+                .map(|(i, _)| (i as u8, first - 1)),
+            _ => None,
+        };
         #[cfg(feature = "mutations")]
         let votes = if self.mutations.recover_without_majority {
             majority
@@ -1571,8 +1703,13 @@ impl Node {
         // round ends after round_len.
         if settled && !r.settled {
             r.settled = true;
-            r.hopeless = r.reports[cand as usize].is_none_or(|(l, _)| l < max_lins);
+            r.hopeless = r.reports[cand as usize].is_none_or(|(l, _, _)| l < max_lins);
         }
+        if let Some((from, instance)) = fill {
+            self.gap_asked = Some((from, now));
+            out.push(Action::FillGap { from, instance });
+        }
+        let Some(r) = self.round.as_mut() else { return };
         let promised = now < r.promised_until;
         let skip =
             !promised && (r.hopeless || now >= r.entered + round_len || seen_round > r.round);
@@ -1593,8 +1730,17 @@ impl Node {
 
     /// Elected in `round`: lead it, from our log's end.
     fn lead_recovered(&mut self, now: u64, round: u32, out: &mut Vec<Action>) {
-        self.take_tentative(out);
+        // The kept copies are decided with the first send: their host copies follow its
+        // copies, so a driver that finds the send failed (or late) drops them with it.
+        let before = (self.lins, self.tentative.clone());
+        let mut kept = Vec::new();
+        self.take_tentative(&mut kept);
         let lins = self.lins.unwrap_or(0);
+        // The voters are bound until the lead window has passed: the first copy must leave
+        // within it (a driver that finds its send later treats it as failed).
+        let window_end = self.round.as_ref().map_or(u64::MAX, |r| {
+            r.entered + self.settle() + 2 * self.cfg.window()
+        });
         self.round = None;
         if let Some((_, at)) = self.member_lins.take() {
             self.end_outage(at);
@@ -1621,6 +1767,14 @@ impl Node {
             lins,
         });
         self.leader_send(now, None, out);
+        if self.is_leader() {
+            self.lease_end = self.lease_end.min(window_end);
+            self.lead_rollback = Some(before);
+            out.extend(kept);
+        } else {
+            // Stepped down at once: nothing was decided.
+            (self.lins, self.tentative) = before;
+        }
     }
 
     /// A DECIDE copy reached a recovering node: a leader is alive (elected by the recovery, or
@@ -1683,11 +1837,12 @@ impl Node {
         self.round = None;
         let epoch = self.epoch.max(self.fault_epoch);
         let keep = self.member_lins;
-        let seen = self.seen_round;
+        let (seen, heard) = (self.seen_round, self.recovery_heard);
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
+        self.recovery_heard = heard;
         self.member_lins = keep;
         self.lins = None;
         self.sync = Some(Sync::default());
@@ -1705,6 +1860,7 @@ impl Node {
         self.rstats.recover_received += 1;
         if r.round > 0 {
             self.seen_round = self.seen_round.max(r.round);
+            self.recovery_heard = Some(now);
         }
         match self.state {
             // A FAULT notice from a node of our epoch, or a report of a round beyond it (older
@@ -1786,7 +1942,7 @@ impl Node {
             self.new_round(now, r.round);
         }
         if let Some(x) = self.round.as_mut() {
-            x.reports[from as usize] = Some((r.lins, r.vote));
+            x.reports[from as usize] = Some((r.lins, r.top.max(r.lins), r.vote));
         }
         self.recovery_step(now, out);
     }

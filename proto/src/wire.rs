@@ -28,7 +28,7 @@ pub const REPLY_LEN: usize = 24;
 /// Size of a JOIN_REQUEST body.
 pub const JOIN_REQUEST_LEN: usize = 16;
 /// Size of a RECOVER body.
-pub const RECOVER_LEN: usize = 24;
+pub const RECOVER_LEN: usize = 32;
 /// RECOVER `vote` when the sender votes for nobody (yet).
 pub const VOTE_NONE: u8 = 0xFF;
 /// Size of the STATE_CHUNK body header (before the chunk data).
@@ -509,6 +509,9 @@ pub struct Recover {
     pub epoch: u32,
     /// The sender's last decided instance with no gap before it.
     pub lins: u64,
+    /// The highest instance the sender decided (≥ `lins`; above it when the sender rejoined
+    /// a stream after a gap in its log and delivered beyond the gap).
+    pub top: u64,
     /// The node the sender votes for in `round`, or [`VOTE_NONE`].
     pub vote: u8,
 }
@@ -635,8 +638,9 @@ impl<'a> Packet<'a> {
                 put32(b, 0, r.round);
                 put32(b, 4, r.epoch);
                 put64(b, 8, r.lins);
-                b[16] = r.vote;
-                b[17..RECOVER_LEN].fill(0);
+                put64(b, 16, r.top);
+                b[24] = r.vote;
+                b[25..RECOVER_LEN].fill(0);
             }
         }
         Ok(n)
@@ -784,14 +788,19 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
         }
         Kind::Recover => {
             fixed_len(b, RECOVER_LEN, "recover length")?;
-            if b[17..RECOVER_LEN].iter().any(|&x| x != 0) {
+            if b[25..RECOVER_LEN].iter().any(|&x| x != 0) {
                 return Err(ParseError::Malformed("recover reserved field not zero"));
+            }
+            let (lins, top) = (be64(b, 8), be64(b, 16));
+            if top < lins {
+                return Err(ParseError::Malformed("recover top below lins"));
             }
             Packet::Recover(Recover {
                 round: be32(b, 0),
                 epoch: be32(b, 4),
-                lins: be64(b, 8),
-                vote: b[16],
+                lins,
+                top,
+                vote: b[24],
             })
         }
     };

@@ -252,14 +252,17 @@ fn owned_packet() -> impl Strategy<Value = Owned> {
             })
         }),
         state_chunk().prop_map(Owned::StateChunk),
-        (u32_any(), u32_any(), u64_any(), any::<u8>()).prop_map(|(round, epoch, lins, vote)| {
-            Owned::Recover(Recover {
-                round,
-                epoch,
-                lins,
-                vote,
-            })
-        }),
+        (u32_any(), u32_any(), u64_any(), u64_any(), any::<u8>()).prop_map(
+            |(round, epoch, a, b, vote)| {
+                Owned::Recover(Recover {
+                    round,
+                    epoch,
+                    lins: a.min(b),
+                    top: a.max(b),
+                    vote,
+                })
+            }
+        ),
     ]
 }
 
@@ -847,6 +850,7 @@ fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
         round: 7,
         epoch: 6,
         lins: 1234,
+        top: 1240,
         vote: 1,
     };
     let b = Packet::Recover(r).to_vec(CLUSTER, 2).unwrap();
@@ -854,7 +858,14 @@ fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
     assert_eq!(b[3], Kind::Recover as u8);
     let (h, p) = wire::parse(&b, CLUSTER).unwrap();
     assert_eq!((h.sender, p), (2, Packet::Recover(r)));
-    for at in wire::HEADER_LEN + 17..b.len() {
+    // A top below lins is refused.
+    let mut low = b.clone();
+    low[wire::HEADER_LEN + 16..wire::HEADER_LEN + 24].copy_from_slice(&1233u64.to_be_bytes());
+    assert_eq!(
+        wire::parse(&low, CLUSTER),
+        Err(ParseError::Malformed("recover top below lins"))
+    );
+    for at in wire::HEADER_LEN + 25..b.len() {
         let mut bad = b.clone();
         bad[at] = 1;
         assert_eq!(

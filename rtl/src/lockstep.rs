@@ -882,7 +882,7 @@ impl Lockstep {
                 Action::Violation(Violation::StaleEpoch { epoch }) => recs.push(Rec::Stale(*epoch)),
                 Action::Violation(Violation::Deposed { epoch }) => recs.push(Rec::Deposed(*epoch)),
                 Action::Violation(v) => recs.push(Rec::Unsupported(format!("{v:?}"))),
-                Action::Rejoin | Action::Recovered { .. } => {
+                Action::Rejoin | Action::Recovered { .. } | Action::FillGap { .. } => {
                     recs.push(Rec::Unsupported(format!("{a:?}")))
                 }
             }

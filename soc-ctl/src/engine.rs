@@ -65,6 +65,8 @@ pub enum Cmd {
     Status,
     /// Install a snapshot from a member, take its timeout and ACTIVATE (joining nodes).
     Install(Snapshot),
+    /// Merge a snapshot that fills the gap in a recovering node's log (`Action::FillGap`).
+    FillGap(Snapshot),
     /// Test hook for the loopback transport: drop (and count) everything received on a tree.
     DropTree(u8, bool),
     /// Clear the engine's own statistics (takeover time, longest send gap).
@@ -127,6 +129,8 @@ struct Stats {
     partial_sends: u64,
     /// Automatic join threads started after a safe exit.
     auto_joins: u64,
+    /// Gap fills started during recoveries (`Action::FillGap`).
+    gap_fills: u64,
     /// Sends whose copies left after the lease had passed (treated as failed: not acknowledged).
     lease_late_sends: u64,
     /// Publishes that found the state lock busy (the decisions went with a later one).
@@ -757,6 +761,7 @@ impl Engine {
                         self.say(|| "rejoining through the join path".into());
                         self.start_auto_join();
                     }
+                    Action::FillGap { from, instance } => self.start_fill_gap(from, instance),
                     Action::Recovered {
                         epoch,
                         leader,
@@ -863,7 +868,9 @@ impl Engine {
         self.log_first = sh.log.map.keys().next().copied();
         sh.lins = self.node.last_decided();
         sh.timeout = self.node.config().timeout;
-        sh.active = self.node.state() == State::Active;
+        // A recovering node serves its log up to its last instance with no gap before it
+        // (another participant may be filling its gap from it).
+        sh.active = matches!(self.node.state(), State::Active | State::Recovering);
     }
 
     fn say(&self, what: impl FnOnce() -> String) {
@@ -907,6 +914,7 @@ impl Engine {
             }
             Cmd::Status => Ok(self.status()),
             Cmd::Install(snap) => self.install(now, snap),
+            Cmd::FillGap(snap) => self.fill_gap(now, snap),
             Cmd::DropTree(t, on) => {
                 if t >= self.node.config().trees {
                     Err(format!(
@@ -926,6 +934,48 @@ impl Engine {
         };
         self.carry_out(now);
         r
+    }
+
+    /// A recovering node's gap: the snapshot's decisions join the log (they were decided; a
+    /// conflict is an agreement violation and is refused), then the node learns its log has
+    /// no gap up to its highest decision.
+    fn fill_gap(&mut self, now: u64, snap: Snapshot) -> Reply {
+        let snapshot_log = DecisionLog::decode(&snap.data).map_err(|e| e.to_string())?;
+        let added = {
+            let shared = self.shared.clone();
+            let mut sh = shared.lock().expect("state lock");
+            self.flush_pending(&mut sh);
+            sh.log.merge(snapshot_log).map_err(|i| {
+                format!("AGREEMENT VIOLATION: the snapshot's instance {i} differs from this node's")
+            })?
+        };
+        let taken = self.node.gap_filled(now, snap.instance, &mut self.out);
+        Ok(json!({ "snapshot_instance": snap.instance, "added": added, "taken": taken }))
+    }
+
+    /// Fetch the gap's instances from `from` on a thread of its own; the engine thread merges
+    /// them (`Cmd::FillGap`). The model asks again if this fails.
+    fn start_fill_gap(&mut self, from: u8, instance: u64) {
+        self.stats.gap_fills += 1;
+        let (h, setup) = (self.handle.clone(), self.setup.clone());
+        let attempt = self.stats.gap_fills as u32;
+        let _ = std::thread::Builder::new()
+            .name("fill-gap".into())
+            .spawn(move || {
+                let me = setup.config.node_id;
+                let r = fetch_snapshot(
+                    setup.client_sock(from),
+                    setup.config.cluster_id,
+                    me,
+                    attempt,
+                    instance,
+                )
+                .and_then(|snap| h.call(Cmd::FillGap(snap)));
+                match r {
+                    Ok(v) => eprintln!("nc-engine node {me}: gap filled from node {from}: {v}"),
+                    Err(e) => eprintln!("nc-engine node {me}: gap fill from node {from}: {e}"),
+                }
+            });
     }
 
     fn install(&mut self, now: u64, snap: Snapshot) -> Reply {
@@ -991,12 +1041,16 @@ impl Engine {
             "partial_sends": self.stats.partial_sends,
             "lease_late_sends": self.stats.lease_late_sends,
             "auto_joins": self.stats.auto_joins,
+            "gap_fills": self.stats.gap_fills,
+            "gaps_filled": r.gaps_filled,
             "round": n.recovery_round().map(|x| json!({
                 "round": x.round,
                 "candidate": x.candidate,
                 "heard": x.heard,
                 "votes": x.votes,
                 "majority": x.majority,
+                "longest": x.longest,
+                "gap": x.gap,
                 "waiting_for_majority": x.heard.len() < x.majority,
             })),
         })

@@ -34,6 +34,8 @@ pub struct Summary {
     pub recovery_claimed: u64,
     /// Rejoins after a safe exit, and recoveries (a node elected by a recovery round led).
     pub rejoins: u64,
+    /// Gap fills during recoveries.
+    pub gap_fills: u64,
     /// Recoveries.
     pub recoveries: u64,
     /// The longest outage of any node (safe exit → back in service), in timeouts, over runs
@@ -85,6 +87,7 @@ fn add(s: &mut Summary, r: RunReport) {
     s.events += h.events;
     s.recovery_claimed += r.verdict.recovery_claimed as u64;
     s.rejoins += h.rejoins;
+    s.gap_fills += h.gap_fills;
     s.recoveries += h.recoveries;
     if r.verdict.recovery_claimed {
         let o =
@@ -111,6 +114,7 @@ fn merge(s: &mut Summary, o: Summary) {
     s.events += o.events;
     s.recovery_claimed += o.recovery_claimed;
     s.rejoins += o.rejoins;
+    s.gap_fills += o.gap_fills;
     s.recoveries += o.recoveries;
     if o.max_outage_timeouts.0 > s.max_outage_timeouts.0 {
         s.max_outage_timeouts = o.max_outage_timeouts;

@@ -169,6 +169,8 @@ pub struct History {
     pub end: u64,
     /// Rejoins after a safe exit (the recovery extension).
     pub rejoins: u64,
+    /// Gap fills asked for during recoveries (`Action::FillGap`).
+    pub gap_fills: u64,
     /// Recoveries: a node elected by a recovery round began to lead.
     pub recoveries: u64,
     /// Per node at the end: the longest outage it had (safe exit → back in service).
@@ -1093,6 +1095,25 @@ impl Sim {
                 Action::LeaderChanged { epoch, leader } => {
                     self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
                 }
+                Action::FillGap { from, instance } => {
+                    // A recovering node with a gap in its log: transfer the gap from `from`.
+                    self.log(|| {
+                        format!("n{i} asks n{from} to fill its gap up to instance {instance}")
+                    });
+                    self.h.gap_fills += 1;
+                    let sn = &mut self.nodes[i as usize];
+                    sn.join_attempt += 1;
+                    let transfer_id = sn.join_attempt;
+                    sn.reassembly = Some(Reassembly::new(transfer_id));
+                    let bytes = Packet::JoinRequest(wire::JoinRequest {
+                        transfer_id,
+                        max_chunk: 256,
+                        min_instance: instance,
+                    })
+                    .to_vec(self.t.cfg.cluster_id, i)
+                    .expect("join request fits");
+                    self.peer_send(i, from, bytes);
+                }
                 Action::Rejoin => {
                     // The node left after its safe exit and comes back through the join path:
                     // a new incarnation for the integrity check; any transfer in progress is
@@ -1438,7 +1459,9 @@ impl Sim {
             Packet::JoinRequest(r) => {
                 let sn = &self.nodes[to as usize];
                 let lins = sn.node.last_decided().unwrap_or(0);
-                let packets = if sn.node.state() == State::Active && lins >= r.min_instance {
+                // A recovering node serves its log without a gap (a gap fill during recovery).
+                let serves = matches!(sn.node.state(), State::Active | State::Recovering);
+                let packets = if serves && lins >= r.min_instance {
                     let mut snap = Vec::new();
                     for (i, (k, count, e)) in sn.log.range(..=lins) {
                         snap.extend_from_slice(&i.to_be_bytes());
@@ -1485,6 +1508,22 @@ impl Sim {
                 };
                 match r.accept(&c) {
                     Ok(None) => {}
+                    Ok(Some(snapshot)) if sn.node.state() == State::Recovering => {
+                        sn.reassembly = None;
+                        let instance = snapshot.instance;
+                        let log = decode_snapshot(&snapshot.data);
+                        let app = &mut self.nodes[to as usize].log;
+                        for (i, l) in &log {
+                            app.entry(*i)
+                                .or_insert_with(|| (l.kind, l.count, Arc::from(&l.entries[..])));
+                        }
+                        self.h.snapshot_log[to as usize].extend(log);
+                        let mut took = false;
+                        self.with_node(to, |node, out| took = node.gap_filled(now, instance, out));
+                        self.log(|| {
+                            format!("n{to} gap filled up to instance {instance}: taken={took}")
+                        });
+                    }
                     Ok(Some(snapshot)) => {
                         let (instance, snap) = (snapshot.instance, snapshot.data);
                         sn.reassembly = None;
@@ -1501,25 +1540,7 @@ impl Sim {
                             );
                             return;
                         }
-                        let mut log = BTreeMap::new();
-                        let mut b = &snap[..];
-                        while b.len() >= 15 {
-                            let i = u64::from_be_bytes(b[..8].try_into().expect("8"));
-                            let k = b[8];
-                            let count = u16::from_be_bytes([b[9], b[10]]);
-                            let len = u32::from_be_bytes(b[11..15].try_into().expect("4")) as usize;
-                            let kind = DecideKind::from_u8(k).unwrap_or(DecideKind::Batch);
-                            let entries = b[15..15 + len].to_vec();
-                            log.insert(
-                                i,
-                                Logged {
-                                    kind,
-                                    count,
-                                    entries,
-                                },
-                            );
-                            b = &b[15 + len..];
-                        }
+                        let log = decode_snapshot(&snap);
                         // The application now holds the snapshot, then its own log from c + 1
                         // (this is what it serves to the next joiner).
                         let app = &mut self.nodes[to as usize].log;
@@ -1607,4 +1628,28 @@ impl Sim {
         }
         std::mem::take(&mut self.h)
     }
+}
+
+/// The simulator's snapshot codec (instance, kind, count, length, entries per decision).
+fn decode_snapshot(snap: &[u8]) -> Log {
+    let mut log = BTreeMap::new();
+    let mut b = snap;
+    while b.len() >= 15 {
+        let i = u64::from_be_bytes(b[..8].try_into().expect("8"));
+        let k = b[8];
+        let count = u16::from_be_bytes([b[9], b[10]]);
+        let len = u32::from_be_bytes(b[11..15].try_into().expect("4")) as usize;
+        let kind = DecideKind::from_u8(k).unwrap_or(DecideKind::Batch);
+        let entries = b[15..15 + len].to_vec();
+        log.insert(
+            i,
+            Logged {
+                kind,
+                count,
+                entries,
+            },
+        );
+        b = &b[15 + len..];
+    }
+    log
 }

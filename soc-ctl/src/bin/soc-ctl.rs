@@ -422,6 +422,13 @@ fn status_cmd(b: &mut Backend, as_json: bool) -> Result<(), String> {
                     ""
                 }
             );
+            if let Some(g) = x["gap"].as_array() {
+                println!(
+                    "  this node lacks instances {}..={} (it holds decisions up to {}): \
+                     filling them from a participant; no one can lead before they are covered",
+                    g[0], g[1], x["longest"]
+                );
+            }
         }
     }
     if let Some(e) = v.get("engine") {

@@ -180,7 +180,7 @@ fn main() -> ExitCode {
         say!("  replay: {}", replay_cmd(&a, r.seed));
     }
     say!(
-        "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} recovery_claimed={} rejoins={} recoveries={} \
+        "n={} |G|={} faults={} safety_claimed={} liveness_claimed={} recovery_claimed={} rejoins={} gap_fills={} recoveries={} \
          max_outage={:.1} timeouts (seed {}) synchrony_violations_injected={} (detected by a node: {}) \
          redundancy_exceeded={} unclaimed_failures={} decisions={} net_faults={} events={} time={secs:.1}s",
         a.nodes,
@@ -190,6 +190,7 @@ fn main() -> ExitCode {
         s.liveness_claimed,
         s.recovery_claimed,
         s.rejoins,
+        s.gap_fills,
         s.recoveries,
         s.max_outage_timeouts.0,
         s.max_outage_timeouts.1,
