@@ -418,6 +418,17 @@ pub struct Entries<'a> {
     left: u16,
 }
 
+impl<'a> Entries<'a> {
+    /// The entries of a DECIDE kept as raw bytes (a decision log stores `entries_raw` and
+    /// `count`). Stops at the first entry that does not parse.
+    pub fn of(entries_raw: &'a [u8], count: u16) -> Entries<'a> {
+        Entries {
+            rest: entries_raw,
+            left: count,
+        }
+    }
+}
+
 impl<'a> Iterator for Entries<'a> {
     type Item = Entry<'a>;
     fn next(&mut self) -> Option<Entry<'a>> {

@@ -205,6 +205,72 @@ pub fn load_with(
     give_up: Duration,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<LoadReport> {
+    drive(
+        cluster_id,
+        client_id,
+        nodes,
+        Until::Total(total),
+        true,
+        window,
+        payload_len,
+        give_up,
+        progress,
+    )
+}
+
+/// Drive requests with up to `window` outstanding until `stop` is set (requests still
+/// outstanding then are left unanswered), calling `progress(decided)` about every 100 ms.
+/// With `keep_oks` false the report's `oks` stays empty (long runs).
+#[allow(clippy::too_many_arguments)]
+pub fn load_until(
+    cluster_id: u32,
+    client_id: u32,
+    nodes: Vec<SocketAddrV4>,
+    window: usize,
+    payload_len: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    keep_oks: bool,
+    give_up: Duration,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<LoadReport> {
+    drive(
+        cluster_id,
+        client_id,
+        nodes,
+        Until::Stop(stop),
+        keep_oks,
+        window,
+        payload_len,
+        give_up,
+        progress,
+    )
+}
+
+enum Until<'a> {
+    Total(u64),
+    Stop(&'a std::sync::atomic::AtomicBool),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    cluster_id: u32,
+    client_id: u32,
+    nodes: Vec<SocketAddrV4>,
+    until: Until<'_>,
+    keep_oks: bool,
+    window: usize,
+    payload_len: usize,
+    give_up: Duration,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<LoadReport> {
+    let total = match until {
+        Until::Total(t) => t,
+        Until::Stop(_) => u64::MAX,
+    };
+    let stopped = || match until {
+        Until::Stop(f) => f.load(std::sync::atomic::Ordering::Relaxed),
+        Until::Total(_) => false,
+    };
     let mut c = Client::new(cluster_id, client_id, nodes)?;
     c.sock.set_nonblocking(true)?;
     let payload = vec![0xA5u8; payload_len];
@@ -212,6 +278,7 @@ pub fn load_with(
         .map_err(|e| io::Error::other(e.to_string()))?;
     let mut outstanding: BTreeMap<u64, (Instant, Instant)> = BTreeMap::new();
     let mut oks = BTreeMap::new();
+    let mut decided = 0u64;
     let mut next = 1u64;
     let mut retransmits = 0u64;
     let t0 = Instant::now();
@@ -220,9 +287,9 @@ pub fn load_with(
     let mut last_ok = Instant::now();
     let mut max_ok_gap = Duration::ZERO;
     let mut reported = Instant::now();
-    while (oks.len() as u64) < total {
+    while decided < total && !stopped() {
         if reported.elapsed() >= Duration::from_millis(100) {
-            progress(oks.len() as u64);
+            progress(decided);
             reported = Instant::now();
         }
         while outstanding.len() < window && next <= total {
@@ -241,7 +308,10 @@ pub fn load_with(
                             if let Some((first, _)) = outstanding.remove(&r.seq) {
                                 let ns = first.elapsed().as_nanos() as u64;
                                 latency.saturating_record(ns.max(1));
-                                oks.insert((r.instance, r.index), (r.client_id, r.seq));
+                                decided += 1;
+                                if keep_oks {
+                                    oks.insert((r.instance, r.index), (r.client_id, r.seq));
+                                }
                                 last_progress = Instant::now();
                                 max_ok_gap = max_ok_gap.max(last_ok.elapsed());
                                 last_ok = last_progress;
@@ -285,16 +355,16 @@ pub fn load_with(
         if t0.elapsed() > give_up {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("{} of {total} decided within {give_up:?}", oks.len()),
+                format!("{decided} of {total} decided within {give_up:?}"),
             ));
         }
         if !got {
             std::thread::sleep(Duration::from_micros(20));
         }
     }
-    progress(oks.len() as u64);
+    progress(decided);
     Ok(LoadReport {
-        decided: oks.len() as u64,
+        decided,
         retransmits,
         elapsed: t0.elapsed(),
         latency,

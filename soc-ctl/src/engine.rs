@@ -1255,6 +1255,8 @@ pub enum CtlRequest {
     Status,
     /// `log FROM TO`
     Log(u64, u64),
+    /// `entries FROM TO`: the requests each decided instance holds (at most 10 000 instances)
+    Entries(u64, u64),
     /// `join MEMBER_ID`
     Join(u64),
     /// `drop-tree TREE on|off`
@@ -1262,6 +1264,9 @@ pub enum CtlRequest {
     /// `reset-stats`
     ResetStats,
 }
+
+/// The most instances one `entries` request returns (ask again from the last one + 1).
+pub const ENTRIES_MAX: usize = 10_000;
 
 /// Parse one line of the control protocol (words separated by blanks; numbers decimal or 0x hex).
 /// Anything else is refused with a message saying what was expected.
@@ -1279,6 +1284,7 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
         }
         "status" => CtlRequest::Status,
         "log" => CtlRequest::Log(num(w.next(), "from")?, num(w.next(), "to")?),
+        "entries" => CtlRequest::Entries(num(w.next(), "from")?, num(w.next(), "to")?),
         "join" => CtlRequest::Join(num(w.next(), "member id")?),
         "drop-tree" => {
             let t = num(w.next(), "tree")?;
@@ -1294,7 +1300,7 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
         "" => return Err("empty request".into()),
         other => {
             return Err(format!(
-                "unknown request '{other}': read, write, status, log, join, drop-tree, reset-stats"
+                "unknown request '{other}': read, write, status, log, entries, join, drop-tree, reset-stats"
             ));
         }
     };
@@ -1320,6 +1326,19 @@ fn control_request(
             // Read by this thread, formatted outside the lock: the engine thread never waits.
             let range = shared.lock().expect("state lock").log.range(from, to);
             Ok(json!(crate::log::lines(&range)))
+        }
+        CtlRequest::Entries(from, to) => {
+            // At most ENTRIES_MAX instances per request, copied under the lock, formatted outside.
+            let range = {
+                let sh = shared.lock().expect("state lock");
+                sh.log.range_max(from, to, ENTRIES_MAX)
+            };
+            Ok(json!(
+                range
+                    .iter()
+                    .map(|(i, l)| json!([i, l.requests()]))
+                    .collect::<Vec<_>>()
+            ))
         }
         CtlRequest::Join(member) => join(h, setup, member, u32::MAX),
         CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),

@@ -37,6 +37,13 @@ impl Logged {
         }
     }
 
+    /// The requests in this decision, in order: (client id, seq).
+    pub fn requests(&self) -> Vec<(u32, u64)> {
+        proto::wire::Entries::of(&self.entries, self.count)
+            .map(|e| (e.client_id, e.seq))
+            .collect()
+    }
+
     /// One line for `soc-ctl log`: instance, kind, entry count, CRC-32 of the entries.
     pub fn line(&self, instance: u64) -> String {
         format!(
@@ -140,11 +147,17 @@ impl DecisionLog {
 
     /// The entries over `from..=to` (cheap: shared pointers).
     pub fn range(&self, from: u64, to: u64) -> Vec<(u64, Arc<Logged>)> {
+        self.range_max(from, to, usize::MAX)
+    }
+
+    /// [`DecisionLog::range`], at most `max` instances (the first ones).
+    pub fn range_max(&self, from: u64, to: u64, max: usize) -> Vec<(u64, Arc<Logged>)> {
         if from > to {
             return Vec::new();
         }
         self.map
             .range(from..=to)
+            .take(max)
             .map(|(i, l)| (*i, l.clone()))
             .collect()
     }

@@ -4,3 +4,4 @@ pub mod bench;
 pub mod demo;
 pub mod netlab;
 pub mod raft_node;
+pub mod soak;

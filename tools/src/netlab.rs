@@ -486,7 +486,9 @@ impl Lab {
             let pid = nix::unistd::Pid::from_raw(p);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             let t0 = Instant::now();
-            while pid_alive(&path).is_some() && t0.elapsed() < Duration::from_secs(5) {
+            // Gone means every thread has exited (a thread-group leader shows as a zombie while
+            // its other threads still close their sockets): then its ports are free again.
+            while !fully_exited(p) && t0.elapsed() < Duration::from_secs(5) {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
@@ -575,6 +577,18 @@ impl Lab {
         ])?;
         Ok(())
     }
+}
+
+/// Process `p` is gone, or a zombie whose threads have all exited.
+fn fully_exited(p: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+        return true;
+    };
+    let zombie = std::fs::read_to_string(format!("/proc/{p}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')))
+        .unwrap_or(true);
+    zombie && tasks.count() <= 1
 }
 
 /// The pid in a pid file, if that process is alive (not a zombie).

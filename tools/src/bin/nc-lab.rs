@@ -66,6 +66,48 @@ enum Cmd {
         #[arg(long)]
         keep: bool,
     },
+    /// Faults under load for minutes: the leader SIGKILLed at random moments (then restarted:
+    /// it joins again), tree links flapped, nodes stalled (they come back by themselves).
+    /// Checks after every fault that the cluster serves again, and at the end that the live
+    /// logs agree and every acknowledged request is in them; then a fault-free phase at full
+    /// load samples each engine's resident memory (flat: the log is bounded).
+    Soak {
+        #[arg(long, default_value_t = 3)]
+        nodes: u8,
+        /// Leader kills.
+        #[arg(long, default_value_t = 100)]
+        kills: u32,
+        /// Tree link flaps (namespace lab only; 0 on loopback).
+        #[arg(long, default_value_t = 20)]
+        flaps: u32,
+        /// Node stalls (SIGSTOP for 1.5–4.5 timeouts).
+        #[arg(long, default_value_t = 10)]
+        stalls: u32,
+        /// The fault phase lasts at least this many seconds (faults are spread over it).
+        #[arg(long, default_value_t = 300)]
+        fault_secs: u64,
+        /// Seconds of the fault-free memory phase (0 skips it).
+        #[arg(long, default_value_t = 600)]
+        memory_secs: u64,
+        /// Client threads.
+        #[arg(long, default_value_t = 2)]
+        clients: usize,
+        /// Outstanding requests per client.
+        #[arg(long, default_value_t = 8)]
+        window: usize,
+        /// Request payload bytes.
+        #[arg(long, default_value_t = 64)]
+        payload: usize,
+        /// Seed of the fault schedule [default: from the clock; printed].
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Seconds without an acknowledged request after a fault before the cluster counts as stuck.
+        #[arg(long, default_value_t = 10)]
+        stuck_secs: u64,
+        /// Also write the summary to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// LOWI against a raft-rs baseline on the same lab: sweeps client windows (offered load)
     /// and LOWI batch sizes; writes results.md and latency-throughput.svg; then one-way latency
     /// idle and with CPU stress.
@@ -249,6 +291,74 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                 println!("{l}");
             }
             return Ok(if r.agree {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
+        }
+        Cmd::Soak {
+            nodes,
+            kills,
+            flaps,
+            stalls,
+            fault_secs,
+            memory_secs,
+            clients,
+            window,
+            payload,
+            seed,
+            stuck_secs,
+            out,
+        } => {
+            if !(2..=63).contains(&nodes) {
+                return Err(LabError(format!("--nodes {nodes}: legal values are 2..=63")));
+            }
+            if clients == 0 || window == 0 {
+                return Err(LabError(
+                    "--clients and --window: legal values are 1 and more".into(),
+                ));
+            }
+            if flaps > 0 && !(lab.netns && nc_tools::netlab::is_root()) {
+                return Err(LabError(format!(
+                    "--flaps {flaps}: link flaps need the namespace lab (root); use --flaps 0 on loopback"
+                )));
+            }
+            let seed = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+            });
+            let bins = Bins::beside_me()?;
+            clean_up_on_interrupt(lab)?;
+            lab.up(nodes)?;
+            let r = nc_tools::soak::run_soak(
+                lab,
+                &bins,
+                &nc_tools::soak::SoakOpts {
+                    nodes,
+                    kills,
+                    flaps,
+                    stalls,
+                    fault_secs,
+                    memory_secs,
+                    clients,
+                    window,
+                    payload,
+                    seed,
+                    progress: true,
+                    stuck_after: std::time::Duration::from_secs(stuck_secs.max(1)),
+                },
+            );
+            lab.down()?;
+            let r = r?;
+            let text = r.lines.join("\n");
+            println!("{text}");
+            if let Some(p) = out {
+                std::fs::write(&p, format!("{text}\n"))
+                    .map_err(|e| LabError(format!("{}: {e}", p.display())))?;
+            }
+            println!("soak: {}", if r.ok { "PASSED" } else { "FAILED" });
+            return Ok(if r.ok {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
