@@ -134,6 +134,7 @@ fn main() {
                 transfer_id: 5,
                 max_chunk: 1024,
                 min_instance: 70,
+                have: 0,
             }),
         ),
         ("state_chunk", Packet::StateChunk(chunk(0, 0, 10, b"snap"))),

@@ -5,7 +5,9 @@
 //! - [`regs`]: the register map (addresses, widths, reset values, legal ranges) and config validation.
 //! - [`node`] (feature `alloc`): the sans-IO LOWI reference model (RSBCAST, OWI, LOWI; §4 and §5.2).
 //! - [`apply`] (feature `alloc`): exactly-once application of decided entries per (client, seq).
-//! - [`transfer`] (feature `alloc`): the state-transfer half of a join (snapshot chunking and reassembly).
+//! - [`transfer`] (feature `alloc`): snapshot chunking and reassembly (STATE_CHUNK).
+//! - [`log`] (feature `alloc`): the decision log every driver keeps, and its snapshot codec.
+//! - [`join`] (feature `alloc`): the join and the other state transfers, sans-IO.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -20,6 +22,10 @@ pub mod wire;
 
 #[cfg(feature = "alloc")]
 pub mod apply;
+#[cfg(feature = "alloc")]
+pub mod join;
+#[cfg(feature = "alloc")]
+pub mod log;
 #[cfg(feature = "alloc")]
 pub mod node;
 #[cfg(feature = "alloc")]

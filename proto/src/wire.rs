@@ -26,7 +26,7 @@ pub const DECIDE_HEADER_LEN: usize = 24;
 /// Size of a REPLY_OK / REPLY_NOT_LEADER body.
 pub const REPLY_LEN: usize = 24;
 /// Size of a JOIN_REQUEST body.
-pub const JOIN_REQUEST_LEN: usize = 16;
+pub const JOIN_REQUEST_LEN: usize = 24;
 /// Size of a RECOVER body.
 pub const RECOVER_LEN: usize = 32;
 /// RECOVER `vote` when the sender votes for nobody (yet).
@@ -484,6 +484,9 @@ pub struct JoinRequest {
     pub max_chunk: u32,
     /// The snapshot must include at least every instance up to this one.
     pub min_instance: u64,
+    /// The joiner already holds every instance up to this one (0: none): the member sends
+    /// only the later ones (a node coming back after a safe exit fetches its gap, not the log).
+    pub have: u64,
 }
 
 /// Member → joining node: one chunk of a snapshot taken after `instance`.
@@ -631,6 +634,7 @@ impl<'a> Packet<'a> {
                 put32(b, 0, j.transfer_id);
                 put32(b, 4, j.max_chunk);
                 put64(b, 8, j.min_instance);
+                put64(b, 16, j.have);
             }
             Packet::StateChunk(c) => {
                 check_chunk(c).map_err(|e| EmitError::Invalid(e.what()))?;
@@ -769,6 +773,7 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
                 transfer_id: be32(b, 0),
                 max_chunk: be32(b, 4),
                 min_instance: be64(b, 8),
+                have: be64(b, 16),
             })
         }
         Kind::StateChunk => {

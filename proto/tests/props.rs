@@ -244,13 +244,16 @@ fn owned_packet() -> impl Strategy<Value = Owned> {
                 epoch,
             })
         }),
-        (any::<u32>(), u32_any(), u64_any()).prop_map(|(transfer_id, max_chunk, min_instance)| {
-            Owned::JoinRequest(JoinRequest {
-                transfer_id,
-                max_chunk,
-                min_instance,
-            })
-        }),
+        (any::<u32>(), u32_any(), u64_any(), u64_any()).prop_map(
+            |(transfer_id, max_chunk, min_instance, have)| {
+                Owned::JoinRequest(JoinRequest {
+                    transfer_id,
+                    max_chunk,
+                    min_instance,
+                    have,
+                })
+            }
+        ),
         state_chunk().prop_map(Owned::StateChunk),
         (u32_any(), u32_any(), u64_any(), u64_any(), any::<u8>()).prop_map(
             |(round, epoch, a, b, vote)| {

@@ -7,16 +7,14 @@
 //! the *state* thread serves snapshots of the decision log to joining nodes over TCP.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
@@ -24,10 +22,13 @@ use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use proto::node::{Action, Dropped, Node, State, Violation};
 use proto::regs::{self, Counter};
-use proto::transfer::{self, Reassembly, Snapshot};
+use proto::transfer::Snapshot;
 use proto::wire::{self, Packet};
 use serde_json::{Value, json};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+mod transfer;
+pub use transfer::read_packet;
 
 use crate::cluster::{NodeSetup, Transport};
 use crate::log::{DecisionLog, Logged};
@@ -63,10 +64,12 @@ pub enum Cmd {
     Write(u16, u32),
     /// Everything `soc-ctl status` shows.
     Status,
-    /// Install a snapshot from a member, take its timeout and ACTIVATE (joining nodes).
-    Install(Snapshot),
-    /// Merge a snapshot that fills the gap in a recovering node's log (`Action::FillGap`).
-    FillGap(Snapshot),
+    /// `soc-ctl join MEMBER`: answered when the node is active (or the join failed).
+    Join(u64),
+    /// A join's snapshot transfer from a member ended (the join thread).
+    Snapshot(u8, Result<Snapshot, String>),
+    /// A gap's snapshot transfer ended (`Action::FillGap`).
+    GapSnapshot(u8, Result<Snapshot, String>),
     /// Test hook for the loopback transport: drop (and count) everything received on a tree.
     DropTree(u8, bool),
     /// Clear the engine's own statistics (takeover time, longest send gap).
@@ -127,10 +130,6 @@ struct Stats {
     reply_unknown_client: u64,
     /// Messages (all copies of one send) that did not leave whole: the leader's safe exit.
     partial_sends: u64,
-    /// Automatic join threads started after a safe exit.
-    auto_joins: u64,
-    /// Gap fills started during recoveries (`Action::FillGap`).
-    gap_fills: u64,
     /// Sends whose copies left after the lease had passed (treated as failed: not acknowledged).
     lease_late_sends: u64,
     /// Publishes that found the state lock busy (the decisions went with a later one).
@@ -167,10 +166,10 @@ pub struct Engine {
     wake: UnixDatagram,
     out: Vec<Action>,
     verbose: bool,
-    /// For the automatic join thread.
+    /// For the transfer threads.
     handle: EngineHandle,
-    /// An automatic join is running.
-    joining: Arc<AtomicBool>,
+    /// The joining side of state transfers.
+    join: transfer::JoinRun,
     crash_after_first_copy: Option<u64>,
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
@@ -352,15 +351,14 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         let id = setup.config.node_id;
         std::thread::Builder::new()
             .name("state".into())
-            .spawn(move || serve_state(listener, shared, cluster, id))?;
+            .spawn(move || transfer::serve_state(listener, shared, cluster, id))?;
     }
     let self_handle = handle.clone();
     {
-        let setup = setup.clone();
         let shared = shared.clone();
         std::thread::Builder::new()
             .name("control".into())
-            .spawn(move || serve_control(ctl, handle, setup, shared))?;
+            .spawn(move || serve_control(ctl, handle, shared))?;
     }
     if let Some(p) = opts.realtime {
         ctx(make_realtime(p), || format!("SCHED_FIFO priority {p}"))?;
@@ -379,7 +377,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         out: Vec::new(),
         verbose: opts.verbose,
         handle: self_handle,
-        joining: Arc::new(AtomicBool::new(false)),
+        join: transfer::JoinRun::default(),
         crash_after_first_copy: opts.crash_after_first_copy,
         values_sent: 0,
         last_input_at: 0,
@@ -430,13 +428,7 @@ impl Engine {
         loop {
             marks[0] = now_ns();
             self.commands();
-            if self.node.state() == State::Joining
-                && self.node.is_rejoining()
-                && !self.joining.load(Ordering::Acquire)
-            {
-                // A join thread that gave up (its member died): start another.
-                self.start_auto_join();
-            }
+            self.drive_join(marks[0]);
             marks[1] = now_ns();
             // What the tree sockets hold (at most 64 datagrams each, so that a flood cannot
             // starve the loop), each with the kernel's arrival time, fed to the node in arrival
@@ -758,8 +750,8 @@ impl Engine {
                     }
                     Action::StateChanged(s) => self.say(|| format!("state {s:?}")),
                     Action::Rejoin => {
+                        // The join is driven from the loop once the node has locked on.
                         self.say(|| "rejoining through the join path".into());
-                        self.start_auto_join();
                     }
                     Action::FillGap { from, instance } => self.start_fill_gap(from, instance),
                     Action::Recovered {
@@ -814,27 +806,6 @@ impl Engine {
 
     /// A node that made the safe exit comes back through the join path: a thread waits until
     /// it has locked onto a stream and transfers state from a live member (the leader first).
-    fn start_auto_join(&mut self) {
-        if self.joining.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        self.stats.auto_joins += 1;
-        let (h, setup, flag) = (
-            self.handle.clone(),
-            self.setup.clone(),
-            self.joining.clone(),
-        );
-        let spawned = std::thread::Builder::new()
-            .name("rejoin".into())
-            .spawn(move || {
-                auto_join(&h, &setup);
-                flag.store(false, Ordering::Release);
-            });
-        if spawned.is_err() {
-            self.joining.store(false, Ordering::Release);
-        }
-    }
-
     /// Hand new decisions to the state the other threads read. The engine thread never waits
     /// for that lock (a normal-priority reader may hold it while it copies a range): when it is
     /// busy, the decisions wait here and go with the next publish. The log keeps the newest
@@ -888,6 +859,11 @@ impl Engine {
         let mut b = [0u8; 64];
         while self.wake.recv(&mut b).is_ok() {}
         while let Ok((cmd, reply)) = self.rx.try_recv() {
+            if let Cmd::Join(member) = cmd {
+                // Answered when the join ends.
+                self.begin_join(member, reply);
+                continue;
+            }
             let r = self.command(cmd);
             let _ = reply.send(r);
         }
@@ -913,8 +889,9 @@ impl Engine {
                 r
             }
             Cmd::Status => Ok(self.status()),
-            Cmd::Install(snap) => self.install(now, snap),
-            Cmd::FillGap(snap) => self.fill_gap(now, snap),
+            Cmd::Join(_) => unreachable!("answered by begin_join"),
+            Cmd::Snapshot(from, r) => self.snapshot_arrived(from, r),
+            Cmd::GapSnapshot(from, r) => self.gap_arrived(from, r),
             Cmd::DropTree(t, on) => {
                 if t >= self.node.config().trees {
                     Err(format!(
@@ -936,91 +913,6 @@ impl Engine {
         r
     }
 
-    /// A recovering node's gap: the snapshot's decisions join the log (they were decided; a
-    /// conflict is an agreement violation and is refused), then the node learns its log has
-    /// no gap up to its highest decision.
-    fn fill_gap(&mut self, now: u64, snap: Snapshot) -> Reply {
-        let snapshot_log = DecisionLog::decode(&snap.data).map_err(|e| e.to_string())?;
-        let added = {
-            let shared = self.shared.clone();
-            let mut sh = shared.lock().expect("state lock");
-            self.flush_pending(&mut sh);
-            sh.log.merge(snapshot_log).map_err(|i| {
-                format!("AGREEMENT VIOLATION: the snapshot's instance {i} differs from this node's")
-            })?
-        };
-        let taken = self.node.gap_filled(now, snap.instance, &mut self.out);
-        Ok(json!({ "snapshot_instance": snap.instance, "added": added, "taken": taken }))
-    }
-
-    /// Fetch the gap's instances from `from` on a thread of its own; the engine thread merges
-    /// them (`Cmd::FillGap`). The model asks again if this fails.
-    fn start_fill_gap(&mut self, from: u8, instance: u64) {
-        self.stats.gap_fills += 1;
-        let (h, setup) = (self.handle.clone(), self.setup.clone());
-        let attempt = self.stats.gap_fills as u32;
-        let _ = std::thread::Builder::new()
-            .name("fill-gap".into())
-            .spawn(move || {
-                let me = setup.config.node_id;
-                let r = fetch_snapshot(
-                    setup.client_sock(from),
-                    setup.config.cluster_id,
-                    me,
-                    attempt,
-                    instance,
-                )
-                .and_then(|snap| h.call(Cmd::FillGap(snap)));
-                match r {
-                    Ok(v) => eprintln!("nc-engine node {me}: gap filled from node {from}: {v}"),
-                    Err(e) => eprintln!("nc-engine node {me}: gap fill from node {from}: {e}"),
-                }
-            });
-    }
-
-    fn install(&mut self, now: u64, snap: Snapshot) -> Reply {
-        if self.node.state() != State::Joining {
-            return Err(format!("not joining (state {:?})", self.node.state()));
-        }
-        let c = snap.instance;
-        let lins = self.node.last_decided();
-        let first = self.node.first_logged();
-        if !(first.is_none_or(|f| f <= c + 1) && lins.is_some_and(|l| l >= c)) {
-            return Err(format!(
-                "retry: snapshot at instance {c} does not meet this node's log \
-                 (first logged {first:?}, last decided {lins:?})"
-            ));
-        }
-        let snapshot_log = DecisionLog::decode(&snap.data).map_err(|e| e.to_string())?;
-        let entries = snapshot_log.map.len();
-        let added = {
-            let shared = self.shared.clone();
-            let mut sh = shared.lock().expect("state lock");
-            self.flush_pending(&mut sh);
-            sh.log.merge(snapshot_log).map_err(|i| {
-                format!("AGREEMENT VIOLATION: the snapshot's instance {i} differs from this node's")
-            })?
-        };
-        self.node
-            .write_register(now, regs::addr::TIMEOUT, snap.timeout, &mut self.out)
-            .map_err(|e| format!("timeout from the member: {e}"))?;
-        self.node
-            .write_register(
-                now,
-                regs::addr::CTRL,
-                regs::ctrl::ENABLE | regs::ctrl::JOIN | regs::ctrl::ACTIVATE,
-                &mut self.out,
-            )
-            .map_err(|e| e.to_string())?;
-        Ok(json!({
-            "snapshot_instance": c,
-            "snapshot_entries": entries,
-            "added": added,
-            "first_logged": first,
-            "timeout": snap.timeout,
-        }))
-    }
-
     fn recovery_status(&self) -> Value {
         let n = &self.node;
         let r = n.recovery_stats();
@@ -1040,8 +932,8 @@ impl Engine {
             "recover_received": r.recover_received,
             "partial_sends": self.stats.partial_sends,
             "lease_late_sends": self.stats.lease_late_sends,
-            "auto_joins": self.stats.auto_joins,
-            "gap_fills": self.stats.gap_fills,
+            "auto_joins": self.join.auto_joins,
+            "gap_fills": self.join.gap_fills,
             "gaps_filled": r.gaps_filled,
             "round": n.recovery_round().map(|x| json!({
                 "round": x.round,
@@ -1100,120 +992,12 @@ impl Engine {
 
 // ----- state transfer (TCP) -------------------------------------------------
 
-/// Read one packet of ours from a stream (the header's body_len delimits it).
-pub fn read_packet(s: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut b = vec![0u8; wire::HEADER_LEN];
-    s.read_exact(&mut b)?;
-    let body = u16::from_be_bytes([b[8], b[9]]) as usize;
-    b.resize(wire::HEADER_LEN + body, 0);
-    s.read_exact(&mut b[wire::HEADER_LEN..])?;
-    Ok(b)
-}
-
-fn serve_state(l: TcpListener, shared: Arc<Mutex<Shared>>, cluster: u32, id: u8) {
-    for conn in l.incoming() {
-        let Ok(mut s) = conn else { continue };
-        let shared = shared.clone();
-        std::thread::spawn(move || {
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let Ok(p) = read_packet(&mut s) else { return };
-            let Ok((_, Packet::JoinRequest(r))) = wire::parse(&p, cluster) else {
-                return;
-            };
-            // Copy (shared pointers) under the lock; encode outside it, so the engine
-            // thread never waits for a transfer.
-            let (lins, active, timeout, range) = {
-                let sh = shared.lock().expect("state lock");
-                let range = match sh.lins {
-                    Some(l) if sh.active && l >= r.min_instance => sh.log.range(0, l),
-                    _ => Vec::new(),
-                };
-                (sh.lins, sh.active, sh.timeout, range)
-            };
-            let packets = {
-                match lins {
-                    Some(lins) if active && lins >= r.min_instance => transfer::chunk_packets(
-                        cluster,
-                        id,
-                        r.transfer_id,
-                        lins,
-                        timeout,
-                        &crate::log::encode(&range),
-                        r.max_chunk as usize,
-                    ),
-                    _ => {
-                        let why = format!(
-                            "node {id} cannot serve instance {}: active={active}, last decided {lins:?}",
-                            r.min_instance
-                        );
-                        vec![
-                            Packet::StateChunk(wire::StateChunk {
-                                transfer_id: r.transfer_id,
-                                flags: wire::CHUNK_FLAG_ERROR,
-                                instance: lins.unwrap_or(0),
-                                offset: 0,
-                                total_len: 0,
-                                crc32: 0,
-                                timeout: 0,
-                                data: why.as_bytes(),
-                            })
-                            .to_vec(cluster, id)
-                            .expect("an error chunk fits"),
-                        ]
-                    }
-                }
-            };
-            for p in packets {
-                if s.write_all(&p).is_err() {
-                    return;
-                }
-            }
-        });
-    }
-}
-
-/// Fetch a snapshot covering `min_instance` from a member over TCP.
-pub fn fetch_snapshot(
-    member: SocketAddrV4,
-    cluster: u32,
-    me: u8,
-    transfer_id: u32,
-    min_instance: u64,
-) -> Result<Snapshot, String> {
-    let mut s = TcpStream::connect_timeout(&member.into(), Duration::from_secs(2))
-        .map_err(|e| format!("connect {member}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    let req = Packet::JoinRequest(wire::JoinRequest {
-        transfer_id,
-        max_chunk: transfer::MAX_CHUNK as u32,
-        min_instance,
-    })
-    .to_vec(cluster, me)
-    .expect("a join request fits");
-    s.write_all(&req).map_err(|e| e.to_string())?;
-    let mut r = Reassembly::new(transfer_id);
-    loop {
-        let p = read_packet(&mut s).map_err(|e| format!("state from {member}: {e}"))?;
-        match wire::parse(&p, cluster) {
-            Ok((_, Packet::StateChunk(c))) => match r.accept(&c) {
-                Ok(Some(snap)) => return Ok(snap),
-                Ok(None) => {}
-                Err(e) => return Err(format!("state from {member}: {e}")),
-            },
-            Ok(_) => return Err(format!("state from {member}: unexpected packet")),
-            Err(e) => return Err(format!("state from {member}: {e:?}")),
-        }
-    }
-}
-
 // ----- control socket -------------------------------------------------------
 
-fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup, shared: Arc<Mutex<Shared>>) {
+fn serve_control(l: UnixListener, h: EngineHandle, shared: Arc<Mutex<Shared>>) {
     for conn in l.incoming() {
         let Ok(s) = conn else { continue };
         let h = h.clone();
-        let setup = setup.clone();
         let shared = shared.clone();
         std::thread::spawn(move || {
             let mut w = match s.try_clone() {
@@ -1222,7 +1006,7 @@ fn serve_control(l: UnixListener, h: EngineHandle, setup: NodeSetup, shared: Arc
             };
             for line in BufReader::new(s).lines() {
                 let Ok(line) = line else { return };
-                let r = control_request(&h, &setup, &shared, line.trim());
+                let r = control_request(&h, &shared, line.trim());
                 let v = match r {
                     Ok(v) => json!({ "ok": v }),
                     Err(e) => json!({ "err": e }),
@@ -1314,7 +1098,6 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
 /// `{"err": "message"}`.
 fn control_request(
     h: &EngineHandle,
-    setup: &NodeSetup,
     shared: &Mutex<Shared>,
     line: &str,
 ) -> Reply {
@@ -1340,128 +1123,8 @@ fn control_request(
                     .collect::<Vec<_>>()
             ))
         }
-        CtlRequest::Join(member) => join(h, setup, member, u32::MAX),
+        CtlRequest::Join(member) => h.call(Cmd::Join(member)),
         CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
         CtlRequest::ResetStats => h.call(Cmd::ResetStats),
-    }
-}
-
-/// The automatic join of a node that made the safe exit (the recovery extension): once it has
-/// locked onto a live stream, transfer state from a member, the stream's leader first, then
-/// the others in turn; it ends when the node is active again or no longer joining (it went
-/// into recovery: a new join starts when it rejoins).
-fn auto_join(h: &EngineHandle, setup: &NodeSetup) {
-    let me = setup.config.node_id;
-    let n = (setup.config.node_count as usize).min(setup.nodes.len()) as u8;
-    let mut turn = 0usize;
-    loop {
-        let Ok(st) = h.call(Cmd::Status) else { return };
-        if st["state"] != "Joining" {
-            return;
-        }
-        let synced = st["status_bits"]
-            .as_u64()
-            .is_some_and(|b| b & regs::status::SYNCED as u64 != 0);
-        if !synced || st["last_decided"].is_null() {
-            std::thread::sleep(Duration::from_millis(2));
-            continue;
-        }
-        let leader = st["leader"].as_u64().unwrap_or(0) as u8;
-        let mut members: Vec<u8> = std::iter::once(leader)
-            .chain(0..n)
-            .filter(|&m| m != me && m < n)
-            .collect();
-        members.dedup();
-        let Some(&member) = members.get(turn % members.len().max(1)) else {
-            return;
-        };
-        turn += 1;
-        match join(h, setup, member as u64, 3) {
-            Ok(v) => {
-                eprintln!("nc-engine node {me}: rejoined from node {member}: {v}");
-                return;
-            }
-            Err(e) => {
-                eprintln!("nc-engine node {me}: rejoin from node {member}: {e}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    }
-}
-
-/// The §5.2 join, run by the engine's control thread: (CTRL was set to ENABLE|JOIN) wait until
-/// the node has locked onto the live stream, fetch a snapshot covering the first logged instance
-/// from a member, wait until the own log reaches the snapshot, install it (the member's timeout,
-/// then ACTIVATE). The members never pause.
-fn join(h: &EngineHandle, setup: &NodeSetup, member: u64, max_attempts: u32) -> Reply {
-    let me = setup.config.node_id;
-    if member >= setup.nodes.len() as u64 || member == me as u64 {
-        return Err(format!(
-            "member {member}: give another node's id, 0..={}",
-            setup.nodes.len() - 1
-        ));
-    }
-    let t0 = now_ns();
-    let deadline = t0 + 30_000_000_000;
-    let poll_every = Duration::from_millis(2);
-    let status = |h: &EngineHandle| -> Result<Value, String> { h.call(Cmd::Status) };
-    let mut attempt = 0u32;
-    loop {
-        if now_ns() > deadline {
-            return Err("join did not complete within 30 s".into());
-        }
-        let st = status(h)?;
-        if st["state"] != "Joining" {
-            return Err(format!(
-                "not joining (state {}): set ctrl to ENABLE|JOIN first",
-                st["state"]
-            ));
-        }
-        let Some(lins) = st["last_decided"].as_u64() else {
-            std::thread::sleep(poll_every);
-            continue;
-        };
-        let min_instance = st["first_logged"].as_u64().map_or(lins, |f| f - 1);
-        attempt += 1;
-        let snap = match fetch_snapshot(
-            setup.client_sock(member as u8),
-            setup.config.cluster_id,
-            me,
-            attempt,
-            min_instance,
-        ) {
-            Ok(s) => s,
-            Err(e) if attempt >= max_attempts => return Err(e),
-            Err(e) => {
-                eprintln!("join attempt {attempt}: {e}; retrying");
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        let bytes = snap.data.len();
-        // The own log must reach the snapshot's instance before it can be installed.
-        loop {
-            match h.call(Cmd::Install(snap.clone())) {
-                Ok(v) => {
-                    let mut v = v;
-                    v["transfer_bytes"] = json!(bytes);
-                    v["attempts"] = json!(attempt);
-                    v["join_ms"] = json!((now_ns() - t0) as f64 / 1e6);
-                    return Ok(v);
-                }
-                Err(e) if e.starts_with("retry:") && now_ns() < deadline => {
-                    let st = status(h)?;
-                    let behind = st["last_decided"]
-                        .as_u64()
-                        .is_none_or(|l| l < snap.instance);
-                    if !behind {
-                        // The snapshot does not reach back to the first logged instance: refetch.
-                        break;
-                    }
-                    std::thread::sleep(poll_every);
-                }
-                Err(e) => return Err(e),
-            }
-        }
     }
 }

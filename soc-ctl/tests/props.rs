@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use proto::wire::{DecideKind, HEADER_LEN};
 use soc_ctl::cluster::ClusterFile;
 use soc_ctl::engine::{CtlRequest, parse_control_line, read_packet};
-use soc_ctl::log::{DecisionLog, Logged};
+use soc_ctl::log::{Conflict, DecisionLog, Logged};
 
 // ---------------------------------------------------------------------------
 // cluster.toml
@@ -323,7 +323,7 @@ fn decision_log() -> impl Strategy<Value = DecisionLog> {
 
 /// The whole log's encoding.
 fn encode_all(log: &DecisionLog) -> Vec<u8> {
-    log.encode(u64::MAX)
+    log.encode(0, u64::MAX)
 }
 
 /// Whatever `decode` accepts is canonical: encoding it again gives the same bytes.
@@ -350,7 +350,7 @@ proptest! {
         prop_assert_eq!(DecisionLog::decode(&b), Ok(log.clone()));
         // `encode(upto)` keeps exactly the instances <= upto.
         if let Some((&mid, _)) = log.map.iter().nth(log.map.len() / 2) {
-            let head = DecisionLog::decode(&log.encode(mid)).unwrap();
+            let head = DecisionLog::decode(&log.encode(0, mid)).unwrap();
             let want: BTreeMap<_, _> = log.map.range(..=mid).map(|(i, l)| (*i, l.clone())).collect();
             prop_assert_eq!(head.map, want);
         }
@@ -473,7 +473,7 @@ proptest! {
             .map(|(i, _)| *i)
             .unwrap();
         let mut m = mine.clone();
-        prop_assert_eq!(m.merge(conflicting), Err(first));
+        prop_assert_eq!(m.merge(conflicting), Err(Conflict { instance: first }));
         prop_assert_eq!(m, mine);
     }
 }
@@ -488,6 +488,7 @@ fn ctl_request() -> impl Strategy<Value = CtlRequest> {
         (any::<u16>(), any::<u32>()).prop_map(|(a, v)| CtlRequest::Write(a, v)),
         Just(CtlRequest::Status),
         (any::<u64>(), any::<u64>()).prop_map(|(a, b)| CtlRequest::Log(a, b)),
+        (any::<u64>(), any::<u64>()).prop_map(|(a, b)| CtlRequest::Entries(a, b)),
         any::<u64>().prop_map(CtlRequest::Join),
         (any::<u8>(), any::<bool>()).prop_map(|(t, on)| CtlRequest::DropTree(t, on)),
         Just(CtlRequest::ResetStats),
@@ -513,6 +514,7 @@ fn words(r: &CtlRequest, styles: &[u8]) -> Vec<String> {
         CtlRequest::Write(a, v) => vec!["write".into(), n(*a as u64), n(*v as u64)],
         CtlRequest::Status => vec!["status".into()],
         CtlRequest::Log(a, b) => vec!["log".into(), n(*a), n(*b)],
+        CtlRequest::Entries(a, b) => vec!["entries".into(), n(*a), n(*b)],
         CtlRequest::Join(m) => vec!["join".into(), n(*m)],
         CtlRequest::DropTree(t, on) => vec![
             "drop-tree".into(),

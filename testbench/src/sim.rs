@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use proto::node::{Action, Control, Node, State};
 use proto::regs::{self, Config, Counter};
-use proto::transfer::{Reassembly, chunk_packets};
+use proto::join::{self, Joiner};
+use proto::log::DecisionLog;
 use proto::wire::{self, DecideKind, Entry, Packet};
 
 use crate::check;
@@ -283,10 +284,11 @@ struct SimNode {
     paused_until: Option<u64>,
     deferred: Vec<(u64, Ev)>,
     link_up: Vec<bool>,
-    log: BTreeMap<u64, (DecideKind, u16, Arc<[u8]>)>,
-    // Joining host side.
+    /// The host application's log (what it serves to joiners).
+    log: DecisionLog,
+    // Joining host side (proto's joiner; the simulator only moves its packets).
     join_requested: bool,
-    reassembly: Option<Reassembly>,
+    joiner: Joiner,
     join_attempt: u32,
 }
 
@@ -417,9 +419,9 @@ impl Sim {
                     paused_until: None,
                     deferred: Vec::new(),
                     link_up: vec![true; cfg.trees as usize],
-                    log: BTreeMap::new(),
+                    log: DecisionLog::default(),
                     join_requested: false,
-                    reassembly: None,
+                    joiner: Joiner::default().with_max_chunk(256),
                     join_attempt: 0,
                 }
             })
@@ -934,9 +936,9 @@ impl Sim {
             sn.midsend = None;
         }
         sn.tick_at = None;
-        sn.log.clear();
+        sn.log = DecisionLog::default();
         sn.join_requested = false;
-        sn.reassembly = None;
+        sn.joiner.abandon();
         self.h.restarts[i as usize].push(now);
         self.h.restart_marks[i as usize].push(self.h.decisions.len());
         self.h.enabled_at[i as usize].get_or_insert(now);
@@ -1069,7 +1071,14 @@ impl Sim {
                         self.h.delivered_after_fault[i as usize] += 1;
                     }
                     let sn = &mut self.nodes[i as usize];
-                    sn.log.insert(d.instance, (d.kind, count, entries.clone()));
+                    sn.log.map.insert(
+                        d.instance,
+                        Arc::new(proto::log::Logged {
+                            kind: d.kind,
+                            count,
+                            entries: entries.to_vec(),
+                        }),
+                    );
                     self.h.decisions.push(DecisionRec {
                         time: now,
                         node: i,
@@ -1103,16 +1112,8 @@ impl Sim {
                     self.h.gap_fills += 1;
                     let sn = &mut self.nodes[i as usize];
                     sn.join_attempt += 1;
-                    let transfer_id = sn.join_attempt;
-                    sn.reassembly = Some(Reassembly::new(transfer_id));
-                    let bytes = Packet::JoinRequest(wire::JoinRequest {
-                        transfer_id,
-                        max_chunk: 256,
-                        min_instance: instance,
-                    })
-                    .to_vec(self.t.cfg.cluster_id, i)
-                    .expect("join request fits");
-                    self.peer_send(i, from, bytes);
+                    let ask = sn.joiner.ask_gap(&sn.node, from, instance);
+                    self.peer_send(i, from, ask.packet);
                 }
                 Action::Rejoin => {
                     // The node left after its safe exit and comes back through the join path:
@@ -1126,7 +1127,7 @@ impl Sim {
                     self.h.rejoins += 1;
                     let sn = &mut self.nodes[i as usize];
                     sn.join_requested = false;
-                    sn.reassembly = None;
+                    sn.joiner.abandon();
                     sn.join_attempt += 1;
                 }
                 Action::Recovered {
@@ -1405,10 +1406,9 @@ impl Sim {
         if sn.join_requested || sn.node.state() != State::Joining {
             return;
         }
-        let Some(lins) = sn.node.last_decided() else {
+        if sn.node.last_decided().is_none() {
             return;
-        };
-        let min_instance = sn.node.first_logged().map_or(lins, |f| f - 1);
+        }
         let members: Vec<u8> = (0..self.cfg.nodes)
             .filter(|&m| {
                 m != j
@@ -1421,22 +1421,21 @@ impl Sim {
         }
         let m = self.rng.pick(&members);
         let sn = &mut self.nodes[j as usize];
+        // The host holds its log from before a safe exit: it asks only for what it lacks.
+        let Some(ask) = sn.joiner.ask(&sn.node, m, true) else {
+            return;
+        };
         sn.join_requested = true;
         sn.join_attempt += 1;
-        let transfer_id = sn.join_attempt;
-        sn.reassembly = Some(Reassembly::new(transfer_id));
-        let bytes = Packet::JoinRequest(wire::JoinRequest {
-            transfer_id,
-            max_chunk: 256,
-            min_instance,
-        })
-        .to_vec(self.t.cfg.cluster_id, j)
-        .expect("join request fits");
-        self.log(|| format!("n{j} asks n{m} for a snapshot covering instance {min_instance}"));
+        let attempt = sn.join_attempt;
+        let (min_instance, have) = (ask.request.min_instance, ask.request.have);
+        self.log(|| {
+            format!("n{j} asks n{m} for a snapshot covering instance {min_instance} (it has up to {have})")
+        });
         // If the member dies or the transfer stalls, ask again.
         let retry = self.now + 4 * self.t.cfg.timeout as u64 + 4 * self.t.cfg.delta as u64;
-        self.at(retry, Ev::JoinRetry(j, transfer_id));
-        self.peer_send(j, m, bytes);
+        self.at(retry, Ev::JoinRetry(j, attempt));
+        self.peer_send(j, m, ask.packet);
     }
 
     /// Node-to-node control traffic (state transfer): a reliable, ordered stream, like TCP.
@@ -1458,44 +1457,7 @@ impl Sim {
         match p {
             Packet::JoinRequest(r) => {
                 let sn = &self.nodes[to as usize];
-                let lins = sn.node.last_decided().unwrap_or(0);
-                // A recovering node serves its log without a gap (a gap fill during recovery).
-                let serves = matches!(sn.node.state(), State::Active | State::Recovering);
-                let packets = if serves && lins >= r.min_instance {
-                    let mut snap = Vec::new();
-                    for (i, (k, count, e)) in sn.log.range(..=lins) {
-                        snap.extend_from_slice(&i.to_be_bytes());
-                        snap.push(*k as u8);
-                        snap.extend_from_slice(&count.to_be_bytes());
-                        snap.extend_from_slice(&(e.len() as u32).to_be_bytes());
-                        snap.extend_from_slice(e);
-                    }
-                    chunk_packets(
-                        self.t.cfg.cluster_id,
-                        to,
-                        r.transfer_id,
-                        lins,
-                        sn.node.config().timeout,
-                        &snap,
-                        r.max_chunk as usize,
-                    )
-                } else {
-                    let reason = b"member is behind or not active";
-                    vec![
-                        Packet::StateChunk(wire::StateChunk {
-                            transfer_id: r.transfer_id,
-                            flags: wire::CHUNK_FLAG_ERROR,
-                            instance: lins,
-                            offset: 0,
-                            total_len: 0,
-                            crc32: 0,
-                            timeout: 0,
-                            data: reason,
-                        })
-                        .to_vec(self.t.cfg.cluster_id, to)
-                        .expect("fits"),
-                    ]
-                };
+                let packets = join::serve(&join::Member::of(&sn.node), &sn.log, &r);
                 for bytes in packets {
                     self.peer_send(to, h.sender, bytes);
                 }
@@ -1503,75 +1465,83 @@ impl Sim {
             Packet::StateChunk(c) => {
                 let now = self.now;
                 let sn = &mut self.nodes[to as usize];
-                let Some(r) = sn.reassembly.as_mut() else {
-                    return;
-                };
-                match r.accept(&c) {
-                    Ok(None) => {}
-                    Ok(Some(snapshot)) if sn.node.state() == State::Recovering => {
-                        sn.reassembly = None;
-                        let instance = snapshot.instance;
-                        let log = decode_snapshot(&snapshot.data);
-                        let app = &mut self.nodes[to as usize].log;
-                        for (i, l) in &log {
-                            app.entry(*i)
-                                .or_insert_with(|| (l.kind, l.count, Arc::from(&l.entries[..])));
-                        }
-                        self.h.snapshot_log[to as usize].extend(log);
-                        let mut took = false;
-                        self.with_node(to, |node, out| took = node.gap_filled(now, instance, out));
-                        self.log(|| {
-                            format!("n{to} gap filled up to instance {instance}: taken={took}")
-                        });
-                    }
-                    Ok(Some(snapshot)) => {
-                        let (instance, snap) = (snapshot.instance, snapshot.data);
-                        sn.reassembly = None;
-                        let first = sn.node.first_logged();
-                        // Replay from c + 1 needs every decision after c: the own log must start by then.
-                        let covered = first.is_none_or(|f| f <= instance + 1)
-                            && sn.node.last_decided().is_some_and(|l| l >= instance);
-                        if !covered || sn.node.state() != State::Joining {
-                            let attempt = sn.join_attempt;
-                            self.log(|| format!("n{to} snapshot at {instance} does not meet its log ({first:?}); retrying"));
-                            self.at(
-                                now + self.t.cfg.loop_period as u64,
-                                Ev::JoinRetry(to, attempt),
-                            );
-                            return;
-                        }
-                        let log = decode_snapshot(&snap);
-                        // The application now holds the snapshot, then its own log from c + 1
-                        // (this is what it serves to the next joiner).
-                        let app = &mut self.nodes[to as usize].log;
-                        for (i, l) in &log {
-                            app.entry(*i)
-                                .or_insert_with(|| (l.kind, l.count, Arc::from(&l.entries[..])));
-                        }
-                        self.h.snapshot_log[to as usize] = log;
-                        self.log(|| {
-                            format!("n{to} state transfer done at instance {instance}; activating")
-                        });
-                        // Take the members' timeout as of the snapshot (CONFIG instances up to c
-                        // are only in the snapshot; later ones the node applies itself), then activate.
-                        let timeout = snapshot.timeout;
-                        self.with_node(to, |node, out| {
-                            node.write_register(now, regs::addr::TIMEOUT, timeout, out)
-                                .expect("a member's timeout is legal here");
-                            node.control(now, Control::Activate, out).expect(
-                                "a locked-on joining node with the members' timeout activates",
-                            );
-                        });
-                    }
+                let snapshot = match sn.joiner.chunk(&c) {
+                    Ok(None) => return,
+                    Ok(Some(s)) => s,
                     Err(e) => {
-                        sn.reassembly = None;
                         let attempt = sn.join_attempt;
                         self.log(|| format!("n{to} state transfer failed: {e}; retrying"));
                         self.at(now + self.t.cfg.timeout as u64, Ev::JoinRetry(to, attempt));
+                        return;
+                    }
+                };
+                let instance = snapshot.instance;
+                // What the snapshot holds, for the checker (a member's log must agree too).
+                let got = DecisionLog::decode(&snapshot.data).unwrap_or_default();
+                if sn.node.state() == State::Recovering {
+                    let mut log = std::mem::take(&mut sn.log);
+                    let mut took = Ok(false);
+                    self.with_node(to, |node, out| {
+                        took = join::fill_gap(node, &mut log, &snapshot, now, out);
+                    });
+                    self.restore_log(to, log);
+                    match took {
+                        Ok(taken) => {
+                            self.record_snapshot(to, &got);
+                            self.log(|| format!("n{to} gap filled up to instance {instance}: taken={taken}"));
+                        }
+                        Err(e) => self.log(|| format!("n{to} gap fill refused: {e}")),
+                    }
+                    return;
+                }
+                // Install: the snapshot's decisions join the host's log, the node takes the
+                // member's timeout and activates (proto's join does all three, or nothing).
+                let mut log = std::mem::take(&mut self.nodes[to as usize].log);
+                let mut r = Err(join::JoinError::NotJoining(State::Disabled));
+                self.with_node(to, |node, out| {
+                    r = join::install(node, &mut log, &snapshot, now, out);
+                });
+                self.restore_log(to, log);
+                match r {
+                    Ok(_) => {
+                        self.record_snapshot(to, &got);
+                        self.log(|| {
+                            format!("n{to} state transfer done at instance {instance}; activating")
+                        });
+                    }
+                    Err(e) => {
+                        let attempt = self.nodes[to as usize].join_attempt;
+                        let first = self.nodes[to as usize].node.first_logged();
+                        self.log(|| format!("n{to} snapshot at {instance} not installed ({e}; first logged {first:?}); retrying"));
+                        self.at(now + self.t.cfg.loop_period as u64, Ev::JoinRetry(to, attempt));
                     }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Put back a host log taken out for a transfer, with what was decided meanwhile (the
+    /// actions the transfer's step carried out).
+    fn restore_log(&mut self, i: u8, log: DecisionLog) {
+        let during = std::mem::replace(&mut self.nodes[i as usize].log, log);
+        for (k, l) in during.map {
+            self.nodes[i as usize].log.map.insert(k, l);
+        }
+    }
+
+    /// A node's host took a snapshot's decisions: the checker compares them too.
+    fn record_snapshot(&mut self, to: u8, got: &DecisionLog) {
+        let snap = &mut self.h.snapshot_log[to as usize];
+        for (i, l) in &got.map {
+            snap.insert(
+                *i,
+                Logged {
+                    kind: l.kind,
+                    count: l.count,
+                    entries: l.entries.clone(),
+                },
+            );
         }
     }
 
@@ -1630,26 +1600,3 @@ impl Sim {
     }
 }
 
-/// The simulator's snapshot codec (instance, kind, count, length, entries per decision).
-fn decode_snapshot(snap: &[u8]) -> Log {
-    let mut log = BTreeMap::new();
-    let mut b = snap;
-    while b.len() >= 15 {
-        let i = u64::from_be_bytes(b[..8].try_into().expect("8"));
-        let k = b[8];
-        let count = u16::from_be_bytes([b[9], b[10]]);
-        let len = u32::from_be_bytes(b[11..15].try_into().expect("4")) as usize;
-        let kind = DecideKind::from_u8(k).unwrap_or(DecideKind::Batch);
-        let entries = b[15..15 + len].to_vec();
-        log.insert(
-            i,
-            Logged {
-                kind,
-                count,
-                entries,
-            },
-        );
-        b = &b[15 + len..];
-    }
-    log
-}

@@ -454,7 +454,11 @@ impl Lab {
         if !self.dir.exists() {
             return Err(LabError("the lab is being taken down".into()));
         }
-        let log = std::fs::File::create(self.dir.join(format!("{tag}{i}.log")))?;
+        // Appended: a restarted engine's log follows its earlier incarnations'.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("{tag}{i}.log")))?;
         let mut argv = self.in_nic(i);
         argv.push(program.display().to_string());
         argv.extend(args.iter().cloned());

@@ -23,6 +23,7 @@ fn text(r: &CtlRequest) -> String {
         CtlRequest::Write(a, v) => format!("write {a} {v}"),
         CtlRequest::Status => "status".into(),
         CtlRequest::Log(from, to) => format!("log {from} {to}"),
+        CtlRequest::Entries(from, to) => format!("entries {from} {to}"),
         CtlRequest::Join(m) => format!("join {m}"),
         CtlRequest::DropTree(t, on) => format!("drop-tree {t} {}", if *on { "on" } else { "off" }),
         CtlRequest::ResetStats => "reset-stats".into(),

@@ -349,6 +349,15 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     stuck_after: std::time::Duration::from_secs(stuck_secs.max(1)),
                 },
             );
+            if r.as_ref().map_or(true, |r| !r.ok) {
+                // Keep the engines' logs of a failed soak (the lab's state folder goes with it).
+                let keep = std::env::temp_dir().join(format!("nc-lab-soak-{seed}"));
+                let _ = std::fs::create_dir_all(&keep);
+                for i in 0..nodes {
+                    let _ = std::fs::copy(lab.engine_log(i), keep.join(format!("e{i}.log")));
+                }
+                eprintln!("nc-lab: the engines' logs are in {}", keep.display());
+            }
             lab.down()?;
             let r = r?;
             let text = r.lines.join("\n");
