@@ -163,12 +163,13 @@ impl DecisionLog {
                 return Err(SnapshotError::Trailing { bytes: b.len() });
             }
             let instance = u64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
-            let kind = DecideKind::from_u8(b[8])
-                .filter(|k| k.is_value())
-                .ok_or(SnapshotError::Kind {
-                    instance,
-                    kind: b[8],
-                })?;
+            let kind =
+                DecideKind::from_u8(b[8])
+                    .filter(|k| k.is_value())
+                    .ok_or(SnapshotError::Kind {
+                        instance,
+                        kind: b[8],
+                    })?;
             let count = u16::from_be_bytes([b[9], b[10]]);
             let len = u32::from_be_bytes(b[11..15].try_into().expect("4 bytes")) as usize;
             if b.len() - REC_HEADER < len {

@@ -430,6 +430,9 @@ pub struct Node {
     last_send_at: u64,
     /// Leader: the lease of its last send (the followers may time out from then on).
     lease_end: u64,
+    /// Leader: the smallest timeout a node that is out reported (it may still run the one
+    /// from before a CONFIG raised it, and start a recovery after that silence).
+    out_timeout: Option<u32>,
     /// Armed: last time a copy of a running cluster was seen (START guard).
     armed_seen: Option<u64>,
     /// The highest recovery round heard of.
@@ -496,6 +499,7 @@ impl Node {
             tentative: None,
             gap: None,
             gap_asked: None,
+            out_timeout: None,
             lead_rollback: None,
             recovery_heard: None,
             rstats: RecoveryStats::default(),
@@ -1036,6 +1040,7 @@ impl Node {
         self.tentative = None;
         self.gap = None;
         self.gap_asked = None;
+        self.out_timeout = None;
         self.lead_rollback = None;
         self.recovery_heard = None;
     }
@@ -1182,7 +1187,7 @@ impl Node {
         if self.recovery_on
             && forced.is_none()
             && !skip_lease
-            && now + self.cfg.window() >= self.last_send_at + self.cfg.timeout as u64
+            && now + self.cfg.window() >= self.last_send_at + self.lease_timeout()
         {
             self.rstats.lease_expired += 1;
             self.violation(Violation::LeaseExpired { late }, out);
@@ -1192,7 +1197,7 @@ impl Node {
             return;
         }
         self.lead_rollback = None;
-        self.lease_end = self.last_send_at + self.cfg.timeout as u64;
+        self.lease_end = self.last_send_at + self.lease_timeout();
         self.last_send_at = now;
         let lins = self.lins.unwrap_or(0);
         // Take the batch (Alg. 3 lines 9–11; DET = FIFO order).
@@ -1449,6 +1454,13 @@ impl Node {
 
     // ----- recovery extension (software only; README "Recovery") ------------
 
+    /// The silence after which some node may act without us: our timeout, or the smaller one
+    /// a node that is out reported (it was out when a CONFIG raised the timeout).
+    fn lease_timeout(&self) -> u64 {
+        self.out_timeout
+            .map_or(self.cfg.timeout, |t| t.min(self.cfg.timeout)) as u64
+    }
+
     fn majority(&self) -> usize {
         self.cfg.node_count as usize / 2 + 1
     }
@@ -1485,6 +1497,7 @@ impl Node {
             lins,
             top,
             vote,
+            timeout: self.cfg.timeout,
         });
         let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) else {
             return;
@@ -1509,13 +1522,14 @@ impl Node {
             None => None,
         };
         let epoch = self.epoch.max(self.fault_epoch);
-        let (seen, heard) = (self.seen_round, self.recovery_heard);
+        let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
         let tentative = self.tentative.take().filter(|_| keep.is_some());
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
         self.recovery_heard = heard;
+        self.out_timeout = out_t;
         self.member_lins = keep;
         self.tentative = tentative;
         self.lins = None;
@@ -1837,12 +1851,13 @@ impl Node {
         self.round = None;
         let epoch = self.epoch.max(self.fault_epoch);
         let keep = self.member_lins;
-        let (seen, heard) = (self.seen_round, self.recovery_heard);
+        let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
         self.recovery_heard = heard;
+        self.out_timeout = out_t;
         self.member_lins = keep;
         self.lins = None;
         self.sync = Some(Sync::default());
@@ -1858,6 +1873,11 @@ impl Node {
             return self.count(Counter::Ignored);
         }
         self.rstats.recover_received += 1;
+        // Whoever leads now or later bounds its lease by the smallest timeout a node that was
+        // out reported (kept: such a node may lock onto a later leader's stream and still run it).
+        if r.timeout > 0 {
+            self.out_timeout = Some(self.out_timeout.map_or(r.timeout, |t| t.min(r.timeout)));
+        }
         if r.round > 0 {
             self.seen_round = self.seen_round.max(r.round);
             self.recovery_heard = Some(now);

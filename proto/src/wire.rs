@@ -528,6 +528,9 @@ pub struct Recover {
     pub top: u64,
     /// The node the sender votes for in `round`, or [`VOTE_NONE`].
     pub vote: u8,
+    /// The sender's timeout register. A node that made the safe exit before a CONFIG raised
+    /// the timeout still runs the old one; a leader that hears this bounds its lease by it.
+    pub timeout: u32,
 }
 
 /// Every packet kind, parsed (borrowing from the input) or ready to emit.
@@ -655,7 +658,8 @@ impl<'a> Packet<'a> {
                 put64(b, 8, r.lins);
                 put64(b, 16, r.top);
                 b[24] = r.vote;
-                b[25..RECOVER_LEN].fill(0);
+                b[25..28].fill(0);
+                put32(b, 28, r.timeout);
             }
         }
         Ok(n)
@@ -804,7 +808,7 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
         }
         Kind::Recover => {
             fixed_len(b, RECOVER_LEN, "recover length")?;
-            if b[25..RECOVER_LEN].iter().any(|&x| x != 0) {
+            if b[25..28].iter().any(|&x| x != 0) {
                 return Err(ParseError::Malformed("recover reserved field not zero"));
             }
             let (lins, top) = (be64(b, 8), be64(b, 16));
@@ -817,6 +821,7 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
                 lins,
                 top,
                 vote: b[24],
+                timeout: be32(b, 28),
             })
         }
     };

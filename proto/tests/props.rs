@@ -255,17 +255,24 @@ fn owned_packet() -> impl Strategy<Value = Owned> {
             }
         ),
         state_chunk().prop_map(Owned::StateChunk),
-        (u32_any(), u32_any(), u64_any(), u64_any(), any::<u8>()).prop_map(
-            |(round, epoch, a, b, vote)| {
+        (
+            u32_any(),
+            u32_any(),
+            u64_any(),
+            u64_any(),
+            any::<u8>(),
+            u32_any()
+        )
+            .prop_map(|(round, epoch, a, b, vote, timeout)| {
                 Owned::Recover(Recover {
                     round,
                     epoch,
                     lins: a.min(b),
                     top: a.max(b),
                     vote,
+                    timeout,
                 })
-            }
-        ),
+            }),
     ]
 }
 
@@ -855,6 +862,7 @@ fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
         lins: 1234,
         top: 1240,
         vote: 1,
+        timeout: 5000,
     };
     let b = Packet::Recover(r).to_vec(CLUSTER, 2).unwrap();
     assert_eq!(b.len(), wire::HEADER_LEN + wire::RECOVER_LEN);
@@ -868,7 +876,7 @@ fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
         wire::parse(&low, CLUSTER),
         Err(ParseError::Malformed("recover top below lins"))
     );
-    for at in wire::HEADER_LEN + 25..b.len() {
+    for at in wire::HEADER_LEN + 25..wire::HEADER_LEN + 28 {
         let mut bad = b.clone();
         bad[at] = 1;
         assert_eq!(

@@ -1096,11 +1096,7 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
 
 /// One request of the control protocol; the answer is one JSON line, `{"ok": value}` or
 /// `{"err": "message"}`.
-fn control_request(
-    h: &EngineHandle,
-    shared: &Mutex<Shared>,
-    line: &str,
-) -> Reply {
+fn control_request(h: &EngineHandle, shared: &Mutex<Shared>, line: &str) -> Reply {
     match parse_control_line(line)? {
         CtlRequest::Read(a) => h.call(Cmd::Read(a)),
         CtlRequest::Write(a, v) => h.call(Cmd::Write(a, v)),

@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use proto::node::{Action, Control, Node, State};
-use proto::regs::{self, Config, Counter};
 use proto::join::{self, Joiner};
 use proto::log::DecisionLog;
+use proto::node::{Action, Control, Node, State};
+use proto::regs::{self, Config, Counter};
 use proto::wire::{self, DecideKind, Entry, Packet};
 
 use crate::check;
@@ -1488,7 +1488,9 @@ impl Sim {
                     match took {
                         Ok(taken) => {
                             self.record_snapshot(to, &got);
-                            self.log(|| format!("n{to} gap filled up to instance {instance}: taken={taken}"));
+                            self.log(|| {
+                                format!("n{to} gap filled up to instance {instance}: taken={taken}")
+                            });
                         }
                         Err(e) => self.log(|| format!("n{to} gap fill refused: {e}")),
                     }
@@ -1513,7 +1515,10 @@ impl Sim {
                         let attempt = self.nodes[to as usize].join_attempt;
                         let first = self.nodes[to as usize].node.first_logged();
                         self.log(|| format!("n{to} snapshot at {instance} not installed ({e}; first logged {first:?}); retrying"));
-                        self.at(now + self.t.cfg.loop_period as u64, Ev::JoinRetry(to, attempt));
+                        self.at(
+                            now + self.t.cfg.loop_period as u64,
+                            Ev::JoinRetry(to, attempt),
+                        );
                     }
                 }
             }
@@ -1599,4 +1604,3 @@ impl Sim {
         std::mem::take(&mut self.h)
     }
 }
-

@@ -590,7 +590,11 @@ fn fully_exited(p: i32) -> bool {
     };
     let zombie = std::fs::read_to_string(format!("/proc/{p}/stat"))
         .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')))
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim_start().starts_with('Z'))
+        })
         .unwrap_or(true);
     zombie && tasks.count() <= 1
 }

@@ -112,6 +112,8 @@ struct Harvest {
     /// The longest time between two rounds of reading every node (a slow reader can miss
     /// instances that every node has already dropped from its bounded log).
     longest_round: Duration,
+    /// The slowest single read: (node, instance asked from, how long).
+    slowest_pull: Option<(u8, u64, Duration)>,
 }
 
 impl Harvest {
@@ -120,9 +122,11 @@ impl Harvest {
     /// is read from the start).
     fn pull(&mut self, lab: &Lab, i: u8) {
         let Some(pid) = lab.pid(i) else { return };
+        // A node seen for the first time (or restarted) is read from the lowest instance not
+        // read yet: everything before it was read already (its final log is compared whole).
         let next = match self.next.get(&i) {
             Some(&(p, f)) if p == pid => f,
-            _ => 0,
+            _ => self.frontier.max(1),
         };
         if self.frontier.max(1) < next {
             self.pull_from(lab, i, pid, self.frontier.max(1), false);
@@ -136,12 +140,20 @@ impl Harvest {
     fn pull_from(&mut self, lab: &Lab, i: u8, pid: i32, from: u64, to_end: bool) {
         let mut from = from;
         loop {
-            let Ok(v) = request(lab, i, &format!("entries {from} {}", u64::MAX)) else {
+            let t0 = Instant::now();
+            let v = request(lab, i, &format!("entries {from} {}", u64::MAX));
+            let took = t0.elapsed();
+            if self.slowest_pull.is_none_or(|(_, _, d)| took > d) {
+                self.slowest_pull = Some((i, from, took));
+            }
+            let Ok(v) = v else {
                 return;
             };
             let Some(rows) = v.as_array() else { return };
             for row in rows {
-                let Some(inst) = row[0].as_u64() else { continue };
+                let Some(inst) = row[0].as_u64() else {
+                    continue;
+                };
                 let pairs: Vec<(u32, u64)> = row[1]
                     .as_array()
                     .into_iter()
@@ -294,7 +306,7 @@ impl Load {
 fn wait_served(load: &Load, from: u64, limit: Duration) -> bool {
     let d = load.decided.clone();
     wait_for(limit, "client progress", || {
-        d.load(Ordering::Relaxed) >= from + 1
+        d.load(Ordering::Relaxed) > from
     })
     .is_ok()
 }
@@ -303,7 +315,12 @@ fn wait_served(load: &Load, from: u64, limit: Duration) -> bool {
 fn restart(lab: &Lab, bins: &Bins, n: u8, i: u8) -> Result<()> {
     lab.start_engine(i, &bins.engine)?;
     let cfg = lab.cfg_path().display().to_string();
-    soc_ctl(lab, bins, i, &["--node", &i.to_string(), "init", "--config", &cfg])?;
+    soc_ctl(
+        lab,
+        bins,
+        i,
+        &["--node", &i.to_string(), "init", "--config", &cfg],
+    )?;
     let mut last = String::new();
     for attempt in 0..6 {
         let leader = statuses(lab, n)
@@ -340,9 +357,8 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         let j = rng.below(k as u64 + 1) as usize;
         schedule.swap(k, j);
     }
-    let gap = Duration::from_millis(
-        (opts.fault_secs * 1000 / schedule.len().max(1) as u64).max(300),
-    );
+    let gap =
+        Duration::from_millis((opts.fault_secs * 1000 / schedule.len().max(1) as u64).max(300));
     let harvest = Arc::new(Mutex::new(Harvest::default()));
     let harvesting = Arc::new(AtomicBool::new(true));
     let harvester = {
@@ -372,7 +388,9 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         // Spread the faults over the phase, each at a random moment of its slot.
         let slot_end = t_start + gap * (k as u32 + 1);
         let jitter = Duration::from_micros(rng.below(gap.as_micros() as u64 / 2));
-        let at = slot_end.saturating_duration_since(Instant::now()).saturating_sub(jitter);
+        let at = slot_end
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(jitter);
         let mut left = at;
         while left > Duration::ZERO {
             let step = left.min(Duration::from_millis(100));
@@ -440,7 +458,10 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         .count();
     let (lo, hi) = h.range.unwrap_or((0, 0));
     let holes = (hi - lo + 1).saturating_sub(h.seen.len() as u64);
-    let first_holes: Vec<u64> = (lo..=hi).filter(|i| !h.seen.contains_key(i)).take(3).collect();
+    let first_holes: Vec<u64> = (lo..=hi)
+        .filter(|i| !h.seen.contains_key(i))
+        .take(3)
+        .collect();
     let decided: u64 = reports.iter().map(|r| r.decided).sum();
     let retransmits: u64 = reports.iter().map(|r| r.retransmits).sum();
     let max_wait = reports
@@ -476,9 +497,13 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         "| fault | injected | cluster serving again: median | longest |".into(),
         "|---|---|---|---|".into(),
     ];
-    for (name, t) in ["leader SIGKILL (+ restart, join)", "tree link flap", "node stall (SIGSTOP)"]
-        .iter()
-        .zip(&tally)
+    for (name, t) in [
+        "leader SIGKILL (+ restart, join)",
+        "tree link flap",
+        "node stall (SIGSTOP)",
+    ]
+    .iter()
+    .zip(&tally)
     {
         lines.push(format!(
             "| {name} | {} | {:.1} ms | {:.1} ms |",
@@ -511,6 +536,12 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         h.disagreements.len(),
         h.longest_round.as_secs_f64()
     ));
+    if let Some((i, from, d)) = h.slowest_pull {
+        lines.push(format!(
+            "slowest log read: node {i} from instance {from}, {:.1} s",
+            d.as_secs_f64()
+        ));
+    }
     lines.push(format!(
         "acknowledged requests: {acked}, at the place their OK named: {}, elsewhere or missing: {}, not checkable (instance never read): {unchecked}; decided twice (a retry of an OK lost with its leader; applied once by proto::apply): {twice}",
         acked - lost.len() as u64 - unchecked,
@@ -522,7 +553,8 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
     for m in lost.iter().take(5) {
         lines.push(format!("  LOST {m}"));
     }
-    let mut ok = agree && lost.is_empty() && unchecked == 0 && h.disagreements.is_empty() && holes == 0;
+    let mut ok =
+        agree && lost.is_empty() && unchecked == 0 && h.disagreements.is_empty() && holes == 0;
     drop(h);
     if opts.memory_secs > 0 {
         let (mem_lines, flat) = memory_phase(lab, opts, n)?;
@@ -581,7 +613,10 @@ fn kill_leader(
         return Err(why_stuck(
             lab,
             n,
-            &format!("no request acknowledged within {:?} after node {leader} (the leader) was killed", opts.stuck_after),
+            &format!(
+                "no request acknowledged within {:?} after node {leader} (the leader) was killed",
+                opts.stuck_after
+            ),
         ));
     }
     let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -603,7 +638,13 @@ fn flap(lab: &Lab, opts: &SoakOpts, load: &Load, rng: &mut Rng) -> Result<f64> {
     lab.link(i, tree, false)?;
     std::thread::sleep(down);
     lab.link(i, tree, true)?;
-    back_in_service(lab, opts, load, before, &format!("node {i}'s {tree:?} link flapped"))?;
+    back_in_service(
+        lab,
+        opts,
+        load,
+        before,
+        &format!("node {i}'s {tree:?} link flapped"),
+    )?;
     Ok(t0.elapsed().saturating_sub(down).as_secs_f64() * 1e3)
 }
 
@@ -614,7 +655,13 @@ fn stall(lab: &Lab, opts: &SoakOpts, load: &Load, rng: &mut Rng, timeout_ms: f64
     let before = load.decided.load(Ordering::Relaxed);
     let t0 = Instant::now();
     lab.stall(i, ms)?;
-    back_in_service(lab, opts, load, before, &format!("node {i} was stalled {ms} ms"))?;
+    back_in_service(
+        lab,
+        opts,
+        load,
+        before,
+        &format!("node {i} was stalled {ms} ms"),
+    )?;
     Ok(t0.elapsed().as_secs_f64() * 1e3)
 }
 
@@ -623,7 +670,11 @@ fn stall(lab: &Lab, opts: &SoakOpts, load: &Load, rng: &mut Rng, timeout_ms: f64
 fn back_in_service(lab: &Lab, opts: &SoakOpts, load: &Load, before: u64, what: &str) -> Result<()> {
     let n = opts.nodes;
     if !wait_served(load, before, opts.stuck_after) {
-        return Err(why_stuck(lab, n, &format!("no request acknowledged after {what}")));
+        return Err(why_stuck(
+            lab,
+            n,
+            &format!("no request acknowledged after {what}"),
+        ));
     }
     wait_for(opts.stuck_after, "every node active", || {
         let s = statuses(lab, n);
@@ -685,7 +736,11 @@ fn memory_phase(lab: &Lab, opts: &SoakOpts, n: u8) -> Result<(Vec<String>, bool)
         let kept = request(lab, i, "status")
             .ok()
             .and_then(|s| s["log_len"].as_u64());
-        let mb = |x: Option<u64>| x.map_or("gone".to_string(), |kb| format!("{:.1} MB", kb as f64 / 1024.0));
+        let mb = |x: Option<u64>| {
+            x.map_or("gone".to_string(), |kb| {
+                format!("{:.1} MB", kb as f64 / 1024.0)
+            })
+        };
         // Flat: the end within 10 % (or 8 MB) of the sample taken once the log was full.
         let this_flat = match (warm[k], end[k]) {
             (Some(w), Some(e)) => e <= w + (w / 10).max(8 * 1024),

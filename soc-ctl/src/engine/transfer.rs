@@ -268,10 +268,7 @@ impl Engine {
                     "attempts": self.join.attempts,
                     "join_ms": ms,
                 });
-                eprintln!(
-                    "nc-engine node {}: joined: {v}",
-                    self.setup.config.node_id
-                );
+                eprintln!("nc-engine node {}: joined: {v}", self.setup.config.node_id);
                 self.join.turn = 0;
                 self.answer_waiters(Ok(v));
             }
@@ -280,10 +277,7 @@ impl Engine {
             // The snapshot does not reach back to the first logged instance: ask again.
             Err(JoinError::TooOld { .. }) => {}
             Err(e) => {
-                eprintln!(
-                    "nc-engine node {}: join: {e}",
-                    self.setup.config.node_id
-                );
+                eprintln!("nc-engine node {}: join: {e}", self.setup.config.node_id);
                 self.join.turn += 1;
                 self.join.next_try = now + 50_000_000;
                 if matches!(e, JoinError::Conflict(_)) {
@@ -313,7 +307,8 @@ impl Engine {
     /// learns its log has no gap (the model asks again if this failed).
     pub(super) fn gap_arrived(&mut self, from: u8, r: Result<Snapshot, String>) -> Reply {
         let me = self.setup.config.node_id;
-        let snap = r.inspect_err(|e| eprintln!("nc-engine node {me}: gap fill from node {from}: {e}"))?;
+        let snap =
+            r.inspect_err(|e| eprintln!("nc-engine node {me}: gap fill from node {from}: {e}"))?;
         let now = now_ns();
         let r = {
             let shared = self.shared.clone();

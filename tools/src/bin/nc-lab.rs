@@ -311,7 +311,9 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             out,
         } => {
             if !(2..=63).contains(&nodes) {
-                return Err(LabError(format!("--nodes {nodes}: legal values are 2..=63")));
+                return Err(LabError(format!(
+                    "--nodes {nodes}: legal values are 2..=63"
+                )));
             }
             if clients == 0 || window == 0 {
                 return Err(LabError(
