@@ -119,6 +119,7 @@ fn readme_states_the_layout_constants() {
         ("DECIDE_HEADER_LEN", wire::DECIDE_HEADER_LEN),
         ("REPLY_LEN", wire::REPLY_LEN),
         ("JOIN_REQUEST_LEN", wire::JOIN_REQUEST_LEN),
+        ("RECOVER_LEN", wire::RECOVER_LEN),
         ("STATE_CHUNK_HEADER_LEN", wire::STATE_CHUNK_HEADER_LEN),
         ("CONFIG_ITEM_LEN", wire::CONFIG_ITEM_LEN),
         ("MAX_PACKET_LEN", wire::MAX_PACKET_LEN),

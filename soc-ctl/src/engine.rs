@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, UdpSocket};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,6 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use proto::node::{Action, Dropped, Node, State, Violation};
@@ -170,6 +169,8 @@ pub struct Engine {
     handle: EngineHandle,
     /// The joining side of state transfers.
     join: transfer::JoinRun,
+    /// Buffers for one recvmmsg on a tree socket.
+    rx_batch: mmsg::RecvBatch,
     crash_after_first_copy: Option<u64>,
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
@@ -260,7 +261,7 @@ fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
         sock.set_nonblocking(true)?;
     }
     for sock in &rx {
-        // Kernel arrival times (read with recvmsg): a stall of this process is not mistaken
+        // Kernel arrival times (read with recvmmsg): a stall of this process is not mistaken
         // for a silent leader.
         nix::sys::socket::setsockopt(sock, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
             .map_err(io::Error::from)?;
@@ -378,6 +379,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         verbose: opts.verbose,
         handle: self_handle,
         join: transfer::JoinRun::default(),
+        rx_batch: mmsg::RecvBatch::new(64),
         crash_after_first_copy: opts.crash_after_first_copy,
         values_sent: 0,
         last_input_at: 0,
@@ -531,27 +533,13 @@ impl Engine {
         let mut backlog = false;
         let mono = now_ns();
         let real = realtime_ns();
-        let mut buf = [0u8; 9216];
         for t in 0..self.socks.rx.len() {
-            let fd = self.socks.rx[t].as_raw_fd();
-            for k in 0..64 {
-                let mut cmsg = nix::cmsg_space!(TimeSpec);
-                let mut iov = [io::IoSliceMut::new(&mut buf)];
-                let (n, stamp) =
-                    match recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::MSG_DONTWAIT) {
-                        Ok(m) => {
-                            let stamp = m.cmsgs().ok().and_then(|mut c| {
-                                c.find_map(|x| match x {
-                                    ControlMessageOwned::ScmTimestampns(ts) => Some(
-                                        ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64,
-                                    ),
-                                    _ => None,
-                                })
-                            });
-                            (m.bytes, stamp)
-                        }
-                        Err(_) => break,
-                    };
+            // At most one batch (64) per socket and turn, in one recvmmsg.
+            let got = self.rx_batch.recv(&self.socks.rx[t]).unwrap_or(0);
+            for k in 0..got {
+                let Some((bytes, stamp)) = self.rx_batch.get(k) else {
+                    break;
+                };
                 // The kernel stamps with CLOCK_REALTIME; the engine's clock is CLOCK_MONOTONIC.
                 let at = stamp
                     .map(|r| mono.saturating_sub(real.saturating_sub(r)))
@@ -560,10 +548,10 @@ impl Engine {
                 into.push(Arrival {
                     at,
                     tree: t as u8,
-                    bytes: buf[..n].to_vec(),
+                    bytes: bytes.to_vec(),
                 });
-                backlog |= k == 63;
             }
+            backlog |= got == self.rx_batch.capacity();
         }
         into.sort_by_key(|a| a.at);
         backlog

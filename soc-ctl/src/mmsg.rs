@@ -117,6 +117,119 @@ pub fn send_all(sock: &UdpSocket, msgs: &[Datagram<'_>]) -> io::Result<usize> {
     Ok(sent)
 }
 
+/// The largest datagram a batch receives (the trees' 9000-byte MTU with room to spare).
+pub const RECV_MAX: usize = 9216;
+
+/// Buffers for receiving up to `capacity` datagrams with one `recvmmsg(2)`, each with its
+/// kernel receive time (`SO_TIMESTAMPNS`, CLOCK_REALTIME ns) if the socket has that option on.
+pub struct RecvBatch {
+    bufs: Vec<u8>,
+    cmsgs: Vec<CmsgBuf>,
+    lens: Vec<usize>,
+    stamps: Vec<Option<u64>>,
+    got: usize,
+}
+
+impl RecvBatch {
+    /// Room for `capacity` datagrams of up to [`RECV_MAX`] bytes.
+    pub fn new(capacity: usize) -> RecvBatch {
+        let capacity = capacity.max(1);
+        RecvBatch {
+            bufs: vec![0; capacity * RECV_MAX],
+            cmsgs: vec![CmsgBuf([0; 64]); capacity],
+            lens: vec![0; capacity],
+            stamps: vec![None; capacity],
+            got: 0,
+        }
+    }
+
+    /// How many datagrams the batch can hold.
+    pub fn capacity(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Receive what `sock` holds, without waiting: up to [`RecvBatch::capacity`] datagrams in
+    /// one system call. Returns how many (0 when there was nothing to read).
+    #[allow(unsafe_code)]
+    pub fn recv(&mut self, sock: &impl AsRawFd) -> io::Result<usize> {
+        let n = self.capacity();
+        self.got = 0;
+        let mut iovs: Vec<libc::iovec> = self
+            .bufs
+            .chunks_exact_mut(RECV_MAX)
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: RECV_MAX,
+            })
+            .collect();
+        // SAFETY: mmsghdr is plain old data; all-zero is a valid value (null pointers, zero lengths).
+        let mut hdrs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { zeroed() }).collect();
+        for i in 0..n {
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.cmsgs[i].0.as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = 64;
+        }
+        let r = loop {
+            // SAFETY: every mmsghdr points at a RECV_MAX-byte buffer and a 64-byte, 8-aligned
+            // control buffer owned by `self`, alive and unaliased for the whole call.
+            let r = unsafe {
+                libc::recvmmsg(
+                    sock.as_raw_fd(),
+                    hdrs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
+            if r >= 0 {
+                break r as usize;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => return Ok(0),
+                _ => return Err(e),
+            }
+        };
+        for (i, m) in hdrs.iter().enumerate().take(r) {
+            self.lens[i] = (m.msg_len as usize).min(RECV_MAX);
+            let h = &m.msg_hdr;
+            let mut stamp = None;
+            // SAFETY: the kernel wrote `msg_controllen` bytes of control messages into our
+            // buffer; CMSG_FIRSTHDR/CMSG_NXTHDR stay within it and CMSG_DATA of an
+            // SCM_TIMESTAMPNS message holds a timespec (read unaligned).
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(h);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET
+                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    {
+                        let ts =
+                            std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                        stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                    }
+                    c = libc::CMSG_NXTHDR(h, c);
+                }
+            }
+            self.stamps[i] = stamp;
+        }
+        self.got = r;
+        Ok(r)
+    }
+
+    /// Datagram `i` of the last [`RecvBatch::recv`]: its bytes and kernel receive time.
+    pub fn get(&self, i: usize) -> Option<(&[u8], Option<u64>)> {
+        (i < self.got).then(|| {
+            (
+                &self.bufs[i * RECV_MAX..i * RECV_MAX + self.lens[i]],
+                self.stamps[i],
+            )
+        })
+    }
+}
+
 /// The index of the interface named `name` (0 if there is none).
 pub fn ifindex(name: &str) -> u32 {
     nix::net::if_::if_nametoindex(name).unwrap_or(0)
@@ -159,5 +272,38 @@ mod tests {
         );
         let (n, _) = b.recv_from(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"two");
+    }
+
+    #[test]
+    fn one_call_receives_every_queued_datagram_with_its_kernel_time() {
+        use nix::sys::socket::{setsockopt, sockopt::ReceiveTimestampns};
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        setsockopt(&rx, ReceiveTimestampns, &true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut batch = RecvBatch::new(4);
+        assert_eq!(batch.recv(&rx).unwrap(), 0, "nothing queued: no wait");
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        for p in [&b"a"[..], b"bb", b"ccc", b"dddd", b"eeeee"] {
+            tx.send_to(p, rx.local_addr().unwrap()).unwrap();
+        }
+        assert_eq!(
+            batch.recv(&rx).unwrap(),
+            4,
+            "one call takes the batch's capacity"
+        );
+        for (i, want) in [&b"a"[..], b"bb", b"ccc", b"dddd"].iter().enumerate() {
+            let (got, stamp) = batch.get(i).unwrap();
+            assert_eq!(got, *want);
+            assert!(
+                stamp.is_some_and(|t| t >= before),
+                "kernel time {stamp:?} < {before}"
+            );
+        }
+        assert!(batch.get(4).is_none());
+        assert_eq!(batch.recv(&rx).unwrap(), 1);
+        assert_eq!(batch.get(0).unwrap().0, b"eeeee");
     }
 }

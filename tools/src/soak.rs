@@ -731,6 +731,13 @@ fn memory_phase(lab: &Lab, opts: &SoakOpts, n: u8) -> Result<(Vec<String>, bool)
         ),
         "|---|---|---|---|---|".into(),
     ];
+    if opts.memory_secs < 60 {
+        lines.insert(
+            2,
+            "(a memory phase under 60 s is too short to judge flatness: the log may not be full)"
+                .into(),
+        );
+    }
     let mut flat = true;
     for (k, &(i, _)) in pids.iter().enumerate() {
         let kept = request(lab, i, "status")
@@ -741,11 +748,13 @@ fn memory_phase(lab: &Lab, opts: &SoakOpts, n: u8) -> Result<(Vec<String>, bool)
                 format!("{:.1} MB", kb as f64 / 1024.0)
             })
         };
-        // Flat: the end within 10 % (or 8 MB) of the sample taken once the log was full.
-        let this_flat = match (warm[k], end[k]) {
-            (Some(w), Some(e)) => e <= w + (w / 10).max(8 * 1024),
-            _ => false,
-        };
+        // Flat: the end within 10 % (or 8 MB) of the sample taken once the log was full. A
+        // phase shorter than a minute may end before the log is full: shown, not judged.
+        let this_flat = opts.memory_secs < 60
+            || match (warm[k], end[k]) {
+                (Some(w), Some(e)) => e <= w + (w / 10).max(8 * 1024),
+                _ => false,
+            };
         flat &= this_flat;
         lines.push(format!(
             "| node {i} | {} | {} | {} | {} |{}",
