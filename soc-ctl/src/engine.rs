@@ -7,12 +7,11 @@
 //! the *state* thread serves snapshots of the decision log to joining nodes over TCP.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Write};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, UdpSocket};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::os::unix::net::UnixDatagram;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
@@ -24,10 +23,15 @@ use proto::regs::{self, Counter};
 use proto::transfer::Snapshot;
 use proto::wire::{self, Packet};
 use serde_json::{Value, json};
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
+mod control;
+mod sockets;
 mod transfer;
+pub use control::{CtlRequest, ENTRIES_MAX, parse_control_line};
 pub use transfer::read_packet;
+
+use control::{bind_control, serve_control};
+use sockets::{Sockets, ctx, open_sockets};
 
 use crate::cluster::{NodeSetup, Transport};
 use crate::log::{DecisionLog, Logged};
@@ -139,18 +143,6 @@ struct Stats {
     log_truncated: u64,
 }
 
-struct Sockets {
-    /// Per tree: the receive socket.
-    rx: Vec<UdpSocket>,
-    /// Every tree copy leaves through this one socket, all copies of a message in one
-    /// sendmmsg, each with its tree's source address and interface (IP_PKTINFO).
-    tx: UdpSocket,
-    /// Per tree: (this node's address on the tree, interface index or 0).
-    tree_src: Vec<(Ipv4Addr, u32)>,
-    client: UdpSocket,
-    host: UdpSocket,
-}
-
 /// The engine (owned by the engine thread).
 pub struct Engine {
     setup: NodeSetup,
@@ -189,95 +181,6 @@ struct Arrival {
     at: u64,
     tree: u8,
     bytes: Vec<u8>,
-}
-
-fn udp(addr: SocketAddrV4, reuse: bool) -> io::Result<Socket> {
-    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
-    s.set_reuse_address(reuse)?;
-    // Bursts of copies and requests: a large buffer keeps the kernel from dropping them.
-    let _ = s.set_recv_buffer_size(4 << 20);
-    s.bind(&SockAddr::from(addr))?;
-    Ok(s)
-}
-
-fn ctx<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> io::Result<T> {
-    r.map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", what())))
-}
-
-fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
-    let c = &s.config;
-    let me = s.me();
-    let mut rx = Vec::new();
-    let mut tree_src = Vec::new();
-    for t in 0..c.trees as usize {
-        let local = me.tree_addrs[t];
-        match s.transport {
-            Transport::Loopback => {
-                let a = SocketAddrV4::new(local, c.decide_port);
-                rx.push(ctx(udp(a, false), || format!("tree {t}: bind {a}"))?.into());
-                tree_src.push((local, 0));
-            }
-            Transport::Multicast => {
-                let group = Ipv4Addr::from(c.tree_groups[t]);
-                let iface = &me.tree_ifaces[t];
-                let a = SocketAddrV4::new(group, c.decide_port);
-                let r = ctx(udp(a, true), || format!("tree {t}: bind {a}"))?;
-                ctx(r.bind_device(Some(iface.as_bytes())), || {
-                    format!("tree {t}: SO_BINDTODEVICE {iface} (needs root)")
-                })?;
-                ctx(r.join_multicast_v4(&group, &local), || {
-                    format!("tree {t}: join {group} on {local}")
-                })?;
-                r.set_multicast_all_v4(false)?;
-                rx.push(r.into());
-                let idx = mmsg::ifindex(iface);
-                if idx == 0 {
-                    return Err(io::Error::new(
-                        io::ErrorKind::NotFound,
-                        format!("tree {t}: no interface named {iface}"),
-                    ));
-                }
-                tree_src.push((local, idx));
-            }
-        }
-    }
-    let tx = ctx(
-        udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false),
-        || "tree send socket".into(),
-    )?;
-    tx.set_multicast_ttl_v4(c.ttl as u32)?;
-    tx.set_multicast_loop_v4(false)?;
-    // A whole message must fit: a full send buffer would split it.
-    let _ = tx.set_send_buffer_size(4 << 20);
-    let tx: UdpSocket = tx.into();
-    let ca = SocketAddrV4::new(me.client_addr, c.client_port);
-    let client: UdpSocket = ctx(udp(ca, false), || format!("client port: bind {ca}"))?.into();
-    let host: UdpSocket = ctx(
-        udp(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), false),
-        || "host path socket".into(),
-    )?
-    .into();
-    for sock in rx.iter().chain([&client]) {
-        sock.set_nonblocking(true)?;
-    }
-    for sock in &rx {
-        // Kernel arrival times (read with recvmmsg): a stall of this process is not mistaken
-        // for a silent leader.
-        nix::sys::socket::setsockopt(sock, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
-            .map_err(io::Error::from)?;
-    }
-    // Register `ttl`: unicast sends (replies, host copies, loopback tree copies); the
-    // multicast tree sockets took it as IP_MULTICAST_TTL above.
-    for sock in rx.iter().chain([&tx, &client, &host]) {
-        sock.set_ttl(c.ttl as u32)?;
-    }
-    Ok(Sockets {
-        rx,
-        tx,
-        tree_src,
-        client,
-        host,
-    })
 }
 
 /// Options of a running engine.
@@ -389,32 +292,6 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         log_first: None,
     };
     e.run()
-}
-
-fn bind_control(path: &Path) -> io::Result<UnixListener> {
-    if path.exists() {
-        // A live engine answers; a stale socket file from a killed one does not.
-        if UnixStream::connect(path).is_ok() {
-            return Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                format!(
-                    "{}: another engine is running on this control socket",
-                    path.display()
-                ),
-            ));
-        }
-        std::fs::remove_file(path)?;
-    }
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)?;
-    }
-    let l = ctx(UnixListener::bind(path), || {
-        format!("control socket {}", path.display())
-    })?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(l)
 }
 
 impl Engine {
@@ -975,140 +852,5 @@ impl Engine {
                 "log_conflicts": self.stats.log_conflicts,
             }
         })
-    }
-}
-
-// ----- state transfer (TCP) -------------------------------------------------
-
-// ----- control socket -------------------------------------------------------
-
-fn serve_control(l: UnixListener, h: EngineHandle, shared: Arc<Mutex<Shared>>) {
-    for conn in l.incoming() {
-        let Ok(s) = conn else { continue };
-        let h = h.clone();
-        let shared = shared.clone();
-        std::thread::spawn(move || {
-            let mut w = match s.try_clone() {
-                Ok(w) => w,
-                Err(_) => return,
-            };
-            for line in BufReader::new(s).lines() {
-                let Ok(line) = line else { return };
-                let r = control_request(&h, &shared, line.trim());
-                let v = match r {
-                    Ok(v) => json!({ "ok": v }),
-                    Err(e) => json!({ "err": e }),
-                };
-                if writeln!(w, "{v}").is_err() {
-                    return;
-                }
-            }
-        });
-    }
-}
-
-fn num(s: Option<&str>, what: &str) -> Result<u64, String> {
-    let s = s.ok_or_else(|| format!("missing {what}"))?;
-    let r = match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    r.map_err(|_| format!("{what}: '{s}' is not a number"))
-}
-
-/// A request of the control protocol.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CtlRequest {
-    /// `read ADDR`
-    Read(u16),
-    /// `write ADDR VALUE`
-    Write(u16, u32),
-    /// `status`
-    Status,
-    /// `log FROM TO`
-    Log(u64, u64),
-    /// `entries FROM TO`: the requests each decided instance holds (at most 10 000 instances)
-    Entries(u64, u64),
-    /// `join MEMBER_ID`
-    Join(u64),
-    /// `drop-tree TREE on|off`
-    DropTree(u8, bool),
-    /// `reset-stats`
-    ResetStats,
-}
-
-/// The most instances one `entries` request returns (ask again from the last one + 1).
-pub const ENTRIES_MAX: usize = 10_000;
-
-/// Parse one line of the control protocol (words separated by blanks; numbers decimal or 0x hex).
-/// Anything else is refused with a message saying what was expected.
-pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
-    let mut w = line.split_whitespace();
-    let verb = w.next().unwrap_or("");
-    let addr16 = |v: u64| u16::try_from(v).map_err(|_| format!("address {v:#x} out of range"));
-    let r = match verb {
-        "read" => CtlRequest::Read(addr16(num(w.next(), "address")?)?),
-        "write" => {
-            let a = addr16(num(w.next(), "address")?)?;
-            let v = num(w.next(), "value")?;
-            let v = u32::try_from(v).map_err(|_| format!("value {v} does not fit 32 bits"))?;
-            CtlRequest::Write(a, v)
-        }
-        "status" => CtlRequest::Status,
-        "log" => CtlRequest::Log(num(w.next(), "from")?, num(w.next(), "to")?),
-        "entries" => CtlRequest::Entries(num(w.next(), "from")?, num(w.next(), "to")?),
-        "join" => CtlRequest::Join(num(w.next(), "member id")?),
-        "drop-tree" => {
-            let t = num(w.next(), "tree")?;
-            let t = u8::try_from(t).map_err(|_| format!("tree {t} out of range"))?;
-            let on = match w.next() {
-                Some("on") => true,
-                Some("off") => false,
-                _ => return Err("drop-tree TREE on|off".into()),
-            };
-            CtlRequest::DropTree(t, on)
-        }
-        "reset-stats" => CtlRequest::ResetStats,
-        "" => return Err("empty request".into()),
-        other => {
-            return Err(format!(
-                "unknown request '{other}': read, write, status, log, entries, join, drop-tree, reset-stats"
-            ));
-        }
-    };
-    if let Some(extra) = w.next() {
-        return Err(format!("{verb}: unexpected '{extra}'"));
-    }
-    Ok(r)
-}
-
-/// One request of the control protocol; the answer is one JSON line, `{"ok": value}` or
-/// `{"err": "message"}`.
-fn control_request(h: &EngineHandle, shared: &Mutex<Shared>, line: &str) -> Reply {
-    match parse_control_line(line)? {
-        CtlRequest::Read(a) => h.call(Cmd::Read(a)),
-        CtlRequest::Write(a, v) => h.call(Cmd::Write(a, v)),
-        CtlRequest::Status => h.call(Cmd::Status),
-        CtlRequest::Log(from, to) => {
-            // Read by this thread, formatted outside the lock: the engine thread never waits.
-            let range = shared.lock().expect("state lock").log.range(from, to);
-            Ok(json!(crate::log::lines(&range)))
-        }
-        CtlRequest::Entries(from, to) => {
-            // At most ENTRIES_MAX instances per request, copied under the lock, formatted outside.
-            let range = {
-                let sh = shared.lock().expect("state lock");
-                sh.log.range_max(from, to, ENTRIES_MAX)
-            };
-            Ok(json!(
-                range
-                    .iter()
-                    .map(|(i, l)| json!([i, l.requests()]))
-                    .collect::<Vec<_>>()
-            ))
-        }
-        CtlRequest::Join(member) => h.call(Cmd::Join(member)),
-        CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
-        CtlRequest::ResetStats => h.call(Cmd::ResetStats),
     }
 }
