@@ -1,130 +1,647 @@
-//! Redis-NC's node process: the apply loop (decisions → the local redis-server, exactly once)
-//! and the RESP front that stock clients talk to. Writes become Nano-consensus requests to the
-//! leader and are answered with the local replica's reply once it has applied the decided
-//! instance; reads go to the local replica after it has applied every write this front has
-//! acknowledged (linearizable for the clients of one front; read-your-writes across fronts).
+//! Redis-NC's node process: the apply loop (decisions → the local redis-server, exactly once,
+//! every gap repaired, a snapshot from a peer when the engine cannot fill it) and the RESP front
+//! that stock clients talk to.
+//!
+//! - **Writes** become Nano-consensus requests to the leader; the client gets the local
+//!   redis-server's own reply once the local replica applied the decided instance.
+//! - **Reads** are linearizable at every front by default: a read barrier (an empty request) goes
+//!   through the log and the read is served once the local replica applied the barrier's
+//!   instance (every write acknowledged anywhere before the read began was decided before the
+//!   barrier, so it is applied). Concurrent reads share one barrier. `--reads local` serves
+//!   read-your-writes only (each front sees its own acknowledged writes), one round cheaper.
+//! - **Fast, honest errors**: a front whose engine is out (faulted, joining, recovering,
+//!   unreachable), or whose replica is loading a snapshot, answers at once with `-TRYAGAIN`
+//!   (coming back by itself) or `-CLUSTERDOWN` (needs a person), saying why.
+//! - `INFO` has a `# Nanoconsensus` section: mode, engine state, applied instance, lag, repairs,
+//!   transfers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use proto::wire::{self, Packet};
+use proto::apply::Applier;
 use soc_ctl::client::Client;
+use soc_ctl::regfile::EngineBus;
 
-use crate::redis::{Conn, RedisApplier, RedisServer};
+pub use crate::feed::Source;
+use crate::feed::{Feed, FeedStats, Next};
+use crate::redis::{Conn, RedisApplier, RedisServer, bgsave_done};
 use crate::resp::{self, Value};
 
-/// Where decisions come from.
-pub enum Source {
-    /// The XDP decision log pinned under bpffs (xdp-log attached to the host interface).
-    Xdp(Box<xdp_log::DecisionLog>),
-    /// A plain UDP socket bound to the host address and port (without root or XDP).
-    Udp(UdpSocket),
+/// How reads are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reads {
+    /// Through a read barrier in the log: linearizable at every front.
+    Linearizable,
+    /// From the local replica once it applied this front's acknowledged writes:
+    /// read-your-writes for the clients of one front, possibly stale across fronts.
+    Local,
 }
 
-/// Shared apply progress.
-#[derive(Default)]
-pub struct Progress {
-    state: Mutex<ProgressState>,
-    cv: Condvar,
+/// What the replica is doing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Mode {
+    /// Applying decisions.
+    #[default]
+    Serving,
+    /// Installing a snapshot from a peer (it lacks instance `need`).
+    Transferring {
+        need: u64,
+        last_error: Option<String>,
+    },
+    /// Stopped for good (the reason).
+    Stopped(String),
 }
 
+/// The node's engine as last seen on its control socket.
+#[derive(Clone, Debug, Default)]
+struct EngineView {
+    /// `--engine-ctl` given: the view below is kept up to date.
+    watched: bool,
+    /// Its state (`Active`, `Joining`, …); `None`: unreachable.
+    state: Option<String>,
+    rejoining: bool,
+    last_decided: Option<u64>,
+    error: Option<String>,
+}
+
+/// A snapshot's instance and exactly-once record; its RDB is being written by a fork.
+type SnapshotStart = (u64, Vec<u8>);
+
 #[derive(Default)]
-struct ProgressState {
+struct St {
     applied: u64,
+    /// The instance of the last snapshot installed (replies of writes up to it are unknown).
+    snapshot_at: u64,
     replies: HashMap<(u32, u64), Value>,
-    failed: Option<String>,
+    mode: Mode,
+    engine: EngineView,
+    feed: FeedStats,
+    transfers: u64,
+    snapshots_served: u64,
+    /// A front asks the apply loop for a snapshot of this moment.
+    snap_wanted: Option<mpsc::Sender<io::Result<SnapshotStart>>>,
+    /// This node's client ids already used in the log (never reused after a restart).
+    our_ids: HashSet<u32>,
 }
 
-impl Progress {
-    /// Wait until `instance` is applied; the reply of (client, seq) if it was executed there.
-    fn wait(
-        &self,
-        instance: u64,
-        key: Option<(u32, u64)>,
-        limit: Duration,
-    ) -> Result<Option<Value>, String> {
-        let st = self.state.lock().expect("progress lock");
-        let (mut st, t) = self
-            .cv
-            .wait_timeout_while(st, limit, |s| s.applied < instance && s.failed.is_none())
-            .expect("progress lock");
-        if let Some(f) = &st.failed {
-            return Err(f.clone());
-        }
-        if t.timed_out() {
-            return Err(format!("instance {instance} not applied within {limit:?}"));
-        }
-        Ok(key.and_then(|k| st.replies.remove(&k)))
+#[derive(Default)]
+struct BarrierState {
+    started: u64,
+    completed: u64,
+    in_flight: bool,
+    instance: u64,
+    error: Option<(u64, String)>,
+    sent: u64,
+}
+
+/// One Redis-NC node: what the apply loop and the fronts share.
+pub struct Node {
+    /// This node's id.
+    pub node: u8,
+    cluster: u32,
+    nodes: Vec<SocketAddrV4>,
+    reads: Reads,
+    server: Arc<RedisServer>,
+    st: Mutex<St>,
+    cv: Condvar,
+    snapshot_lock: Mutex<()>,
+    barrier: Mutex<BarrierState>,
+    barrier_cv: Condvar,
+    acked: Mutex<u64>,
+    next_client: AtomicU32,
+}
+
+/// How long a write or a read waits for the cluster before it answers `-TRYAGAIN`.
+const GIVE_UP: Duration = Duration::from_secs(10);
+
+impl Node {
+    /// A node whose replica is `server`, in cluster `cluster` with nodes at `nodes` (client
+    /// addresses).
+    pub fn new(
+        node: u8,
+        cluster: u32,
+        nodes: Vec<SocketAddrV4>,
+        reads: Reads,
+        server: Arc<RedisServer>,
+    ) -> Arc<Node> {
+        // Client ids of this node: its id in the top byte; the low 24 bits start at a point
+        // that differs between runs, and ids the log already holds are skipped.
+        let start = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| {
+            d.subsec_nanos() ^ (d.as_secs() as u32).wrapping_mul(2_654_435_761)
+        });
+        Arc::new(Node {
+            node,
+            cluster,
+            nodes,
+            reads,
+            server,
+            st: Mutex::new(St::default()),
+            cv: Condvar::new(),
+            snapshot_lock: Mutex::new(()),
+            barrier: Mutex::new(BarrierState::default()),
+            barrier_cv: Condvar::new(),
+            acked: Mutex::new(0),
+            next_client: AtomicU32::new(start),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, St> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The last applied instance.
     pub fn applied(&self) -> u64 {
-        self.state.lock().expect("progress lock").applied
+        self.lock().applied
+    }
+
+    fn fresh_client_id(&self) -> u32 {
+        let st = self.lock();
+        loop {
+            let low = self.next_client.fetch_add(1, Ordering::Relaxed) & 0xFF_FFFF;
+            let id = (self.node as u32) << 24 | low;
+            if low != 0 && !st.our_ids.contains(&id) {
+                return id;
+            }
+        }
+    }
+
+    /// Why this front cannot serve now, as the RESP error to answer (`None`: it can).
+    fn unavailable(&self) -> Option<Value> {
+        unavailable(self.node, &self.lock())
+    }
+
+    /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
+    fn wait_applied(&self, instance: u64, key: Option<(u32, u64)>) -> Result<Option<Value>, Value> {
+        let deadline = Instant::now() + GIVE_UP;
+        let mut st = self.lock();
+        loop {
+            if st.applied >= instance {
+                return Ok(key.and_then(|k| st.replies.remove(&k)));
+            }
+            if let Some(e) = unavailable(self.node, &st) {
+                return Err(e);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Value::Error(format!(
+                    "TRYAGAIN Redis-NC node {}: instance {instance} not applied within {GIVE_UP:?} \
+                     (applied {}, engine at {:?})",
+                    self.node, st.applied, st.engine.last_decided
+                )));
+            }
+            let wait = (deadline - now).min(Duration::from_millis(20));
+            st = self
+                .cv
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// The instance a read must see: a read barrier decided after the read began (shared by
+    /// every read that began before it was sent).
+    fn read_barrier(&self, client: &mut Client) -> Result<u64, Value> {
+        let mut b = self.barrier.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = b.started + 1;
+        loop {
+            if b.completed >= mine {
+                return Ok(b.instance);
+            }
+            if let Some((g, e)) = &b.error
+                && *g >= mine
+            {
+                return Err(Value::Error(format!(
+                    "TRYAGAIN Redis-NC node {}: read barrier not decided: {e}",
+                    self.node
+                )));
+            }
+            if !b.in_flight {
+                b.in_flight = true;
+                b.started = mine;
+                b.sent += 1;
+                drop(b);
+                let r = client.request(0, &[], GIVE_UP);
+                b = self.barrier.lock().unwrap_or_else(|p| p.into_inner());
+                b.in_flight = false;
+                match r {
+                    Ok(ok) => {
+                        b.completed = mine;
+                        b.instance = b.instance.max(ok.instance);
+                    }
+                    Err(e) => b.error = Some((mine, e.to_string())),
+                }
+                self.barrier_cv.notify_all();
+                continue;
+            }
+            b = self.barrier_cv.wait(b).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn write(&self, client: &mut Client, payload: &[u8]) -> Value {
+        if let Some(e) = self.unavailable() {
+            return e;
+        }
+        let ok = match client.request(0, payload, GIVE_UP) {
+            Ok(ok) => ok,
+            Err(e) => {
+                return self.unavailable().unwrap_or_else(|| {
+                    Value::Error(format!(
+                        "TRYAGAIN Redis-NC node {}: no leader acknowledged the write ({e}); \
+                         it may still take effect",
+                        self.node
+                    ))
+                });
+            }
+        };
+        let key = (client.client_id, client.last_seq());
+        match self.wait_applied(ok.instance, Some(key)) {
+            Ok(Some(r)) => {
+                let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
+                *a = (*a).max(ok.instance);
+                r
+            }
+            // Applied without a reply here: in a snapshot this node installed, or as a
+            // retransmission decided twice (its reply went to the first decision).
+            Ok(None) if ok.instance <= self.lock().snapshot_at => Value::Error(format!(
+                "ERR Redis-NC: decided at instance {} and applied, but its reply is unknown here \
+                 (this replica installed a snapshot past it)",
+                ok.instance
+            )),
+            Ok(None) => Value::Simple("OK".into()),
+            Err(e) => e,
+        }
+    }
+
+    fn read(&self, client: &mut Client, local: &mut Conn, cmd: &Value) -> io::Result<Value> {
+        if let Some(e) = self.unavailable() {
+            return Ok(e);
+        }
+        let upto = match self.reads {
+            Reads::Local => *self.acked.lock().unwrap_or_else(|p| p.into_inner()),
+            Reads::Linearizable => match self.read_barrier(client) {
+                Ok(i) => i,
+                Err(e) => return Ok(e),
+            },
+        };
+        if let Err(e) = self.wait_applied(upto, None) {
+            return Ok(e);
+        }
+        match local.call(cmd) {
+            Ok(v) => Ok(v),
+            // The server was restarted (a snapshot was installed): one new connection.
+            Err(_) => {
+                *local = self.server.connect()?;
+                local.call(cmd)
+            }
+        }
+    }
+
+    /// The `# Nanoconsensus` section of INFO.
+    fn info(&self) -> String {
+        let st = self.lock();
+        let b = self.barrier.lock().unwrap_or_else(|p| p.into_inner());
+        let mode = match &st.mode {
+            Mode::Serving => "serving".to_string(),
+            Mode::Transferring { need, .. } => format!("transferring (lacks instance {need})"),
+            Mode::Stopped(why) => format!("stopped ({why})"),
+        };
+        let engine = if !st.engine.watched {
+            "not watched (no --engine-ctl)".to_string()
+        } else {
+            match &st.engine.state {
+                Some(s) if st.engine.rejoining => format!("{s} (rejoining)"),
+                Some(s) => s.clone(),
+                None => format!(
+                    "unreachable ({})",
+                    st.engine.error.as_deref().unwrap_or("?")
+                ),
+            }
+        };
+        let f = st.feed;
+        let lag = st.engine.last_decided.map_or("unknown".to_string(), |l| {
+            l.saturating_sub(st.applied).to_string()
+        });
+        format!(
+            "# Nanoconsensus\r\nnc_node:{}\r\nnc_mode:{mode}\r\nnc_engine:{engine}\r\n\
+             nc_applied:{}\r\nnc_engine_decided:{}\r\nnc_lag:{lag}\r\nnc_reads:{}\r\n\
+             nc_host_copies:{}\r\nnc_gaps:{}\r\nnc_repairs:{}\r\nnc_repaired_instances:{}\r\n\
+             nc_unrepairable:{}\r\nnc_transfers:{}\r\nnc_snapshot_at:{}\r\n\
+             nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n",
+            self.node,
+            st.applied,
+            st.engine
+                .last_decided
+                .map_or("unknown".to_string(), |l| l.to_string()),
+            match self.reads {
+                Reads::Linearizable => "linearizable",
+                Reads::Local => "local (read-your-writes per front)",
+            },
+            f.received,
+            f.gaps,
+            f.repairs,
+            f.repaired,
+            f.unrepairable,
+            st.transfers,
+            st.snapshot_at,
+            st.snapshots_served,
+            b.sent,
+        )
+    }
+
+    /// `NC.SNAPSHOT` from a peer: the state after one instance, as (instance, exactly-once
+    /// record, RDB). The apply loop forks redis-server (BGSAVE) between two instances and goes
+    /// on at once; the RDB is read when the fork finished writing it.
+    fn serve_snapshot(&self) -> Value {
+        let _one_at_a_time = self.snapshot_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let err = |m: String| Value::Error(format!("ERR Redis-NC snapshot: {m}"));
+        let rx = {
+            let mut st = self.lock();
+            if st.mode != Mode::Serving {
+                return err(format!("node {} is not serving ({:?})", self.node, st.mode));
+            }
+            let (tx, rx) = mpsc::channel();
+            st.snap_wanted = Some(tx);
+            rx
+        };
+        let (instance, dedupe) = match rx.recv_timeout(GIVE_UP) {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => return err(e.to_string()),
+            Err(_) => return err("the apply loop did not answer".into()),
+        };
+        let rdb = (|| -> io::Result<Vec<u8>> {
+            let mut c = self.server.connect()?;
+            let t0 = Instant::now();
+            while !bgsave_done(&mut c)? {
+                if t0.elapsed() > Duration::from_secs(300) {
+                    return Err(io::Error::other("BGSAVE still running after 300 s"));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let path = self.server.rdb_path();
+            let b = std::fs::read(&path)?;
+            let _ = std::fs::remove_file(&path);
+            Ok(b)
+        })();
+        let rdb = match rdb {
+            Ok(b) if b.len() > resp::MAX_BULK => {
+                return err(format!(
+                    "the dataset's RDB is {} bytes, more than a transfer carries ({} bytes)",
+                    b.len(),
+                    resp::MAX_BULK
+                ));
+            }
+            Ok(b) => b,
+            Err(e) => return err(e.to_string()),
+        };
+        self.lock().snapshots_served += 1;
+        Value::Array(Some(vec![
+            Value::Integer(instance as i64),
+            Value::Bulk(Some(dedupe)),
+            Value::Bulk(Some(rdb)),
+        ]))
     }
 }
 
-/// Run the apply loop until an error; replies of entries are kept for the fronts.
-pub fn apply_loop(
-    mut source: Source,
-    mut applier: RedisApplier,
-    cluster: u32,
-    node: u8,
-    progress: Arc<Progress>,
-) {
-    let mut buf = vec![0u8; 65536];
-    let fail = |msg: String| {
-        eprintln!("redis-nc: apply stopped: {msg}");
-        progress.state.lock().expect("progress lock").failed = Some(msg);
-        progress.cv.notify_all();
-    };
-    loop {
-        let packet = match &mut source {
-            // Poll the mapped log every 20 µs: a decision waits at most that long to be applied
-            // (next_blocking backs off to 1 ms when idle, which would add to every write).
-            Source::Xdp(log) => loop {
-                match log.try_next() {
-                    Ok(Some(d)) => break d.packet,
-                    Ok(None) => std::thread::sleep(Duration::from_micros(20)),
-                    Err(e) => {
-                        return fail(format!(
-                            "decision log: {e} (resynchronise by state transfer)"
-                        ));
-                    }
-                }
-            },
-            Source::Udp(s) => match s.recv(&mut buf) {
-                Ok(n) => buf[..n].to_vec(),
-                Err(e) => return fail(format!("host socket: {e}")),
-            },
-        };
-        let Ok((_, Packet::Decide(d))) = wire::parse(&packet, cluster) else {
-            continue;
-        };
-        if !d.meta.kind.is_value() || d.meta.instance <= applier.applied {
-            continue; // heartbeats; a duplicate host copy
+fn unavailable(node: u8, st: &St) -> Option<Value> {
+    match &st.mode {
+        Mode::Serving => {}
+        Mode::Transferring { need, last_error } => {
+            return Some(Value::Error(format!(
+                "TRYAGAIN Redis-NC node {node}: its replica is loading a snapshot from a peer \
+                 (it lacks instance {need}){}",
+                last_error
+                    .as_ref()
+                    .map_or(String::new(), |e| format!("; last attempt: {e}"))
+            )));
         }
-        match applier.apply(d.meta.instance, &d) {
-            Ok(done) => {
-                let mut st = progress.state.lock().expect("progress lock");
-                // Only this node's fronts wait for replies (their client ids carry the node id).
-                for a in done {
-                    if let Some(r) = a.reply
-                        && a.client_id >> 24 == node as u32
-                    {
-                        st.replies.insert((a.client_id, a.seq), r);
-                    }
-                }
-                st.applied = applier.applied;
-                drop(st);
-                progress.cv.notify_all();
-            }
-            Err(e) => return fail(e.to_string()),
+        Mode::Stopped(why) => {
+            return Some(Value::Error(format!(
+                "CLUSTERDOWN Redis-NC node {node}: apply stopped: {why}"
+            )));
         }
     }
+    if !st.engine.watched {
+        return None;
+    }
+    match st.engine.state.as_deref() {
+        None => Some(Value::Error(format!(
+            "CLUSTERDOWN Redis-NC node {node}: its engine is unreachable ({})",
+            st.engine.error.as_deref().unwrap_or("?")
+        ))),
+        Some("Active") if !st.engine.rejoining => None,
+        Some(s @ ("Joining" | "Recovering" | "Faulted"))
+            if st.engine.rejoining || s != "Faulted" =>
+        {
+            Some(Value::Error(format!(
+                "TRYAGAIN Redis-NC node {node}: its engine is out ({s}) and coming back by itself; \
+                 another front serves meanwhile"
+            )))
+        }
+        Some(s) => Some(Value::Error(format!(
+            "CLUSTERDOWN Redis-NC node {node}: its engine is {s} (see `soc-ctl status`)"
+        ))),
+    }
+}
+
+/// Keep the engine's state in view (every 20 ms) through its control socket.
+pub fn watch_engine(node: Arc<Node>, ctl: PathBuf) {
+    node.lock().engine.watched = true;
+    let mut bus: Option<EngineBus> = None;
+    loop {
+        let seen = (|| -> Result<serde_json::Value, String> {
+            if bus.is_none() {
+                bus = Some(EngineBus::connect(&ctl).map_err(|e| e.to_string())?);
+            }
+            let b = bus.as_mut().ok_or("no connection")?;
+            b.request("status").map_err(|e| e.to_string())
+        })();
+        {
+            let mut st = node.lock();
+            match seen {
+                Ok(v) => {
+                    st.engine.state = v["state"].as_str().map(str::to_string);
+                    st.engine.rejoining = v["recovery"]["rejoining"] == true;
+                    st.engine.last_decided = v["last_decided"].as_u64();
+                    st.engine.error = None;
+                }
+                Err(e) => {
+                    bus = None;
+                    st.engine.state = None;
+                    st.engine.error = Some(e);
+                }
+            }
+        }
+        node.cv.notify_all();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ask a peer's front for a snapshot: (instance, exactly-once record, RDB).
+pub fn fetch_snapshot(peer: SocketAddr) -> io::Result<(u64, Applier, Vec<u8>)> {
+    let s = TcpStream::connect_timeout(&peer, Duration::from_secs(2))?;
+    s.set_read_timeout(Some(Duration::from_secs(330)))?;
+    let mut c = Conn::new(Box::new(s));
+    let bad = |m: String| io::Error::other(format!("peer {peer}: {m}"));
+    match c.call(&Value::command(&[b"NC.SNAPSHOT"]))? {
+        Value::Array(Some(v)) => match v.as_slice() {
+            [
+                Value::Integer(i),
+                Value::Bulk(Some(dedupe)),
+                Value::Bulk(Some(rdb)),
+            ] if *i >= 0 => {
+                let a = Applier::decode(dedupe).map_err(|e| bad(e.to_string()))?;
+                Ok((*i as u64, a, rdb.clone()))
+            }
+            _ => Err(bad("malformed snapshot".into())),
+        },
+        Value::Error(e) => Err(bad(e)),
+        other => Err(bad(format!("unexpected answer {other:?}"))),
+    }
+}
+
+/// Run the apply loop: decisions from `feed` applied to the local replica, snapshots taken
+/// for peers, and a snapshot installed from `peers` when the feed cannot be repaired.
+pub fn apply_loop(
+    node: Arc<Node>,
+    mut feed: Feed,
+    mut applier: RedisApplier,
+    peers: Vec<SocketAddr>,
+) {
+    let mut last_stats = Instant::now();
+    loop {
+        let wanted = node.lock().snap_wanted.take();
+        if let Some(tx) = wanted {
+            let _ = tx.send(applier.bgsave());
+        }
+        match feed.next(applier.applied, Duration::from_millis(5)) {
+            Next::Decision(i, l) => match applier.apply_logged(i, &l) {
+                Ok(done) => {
+                    let mut st = node.lock();
+                    for a in done {
+                        if a.client_id >> 24 == node.node as u32 {
+                            st.our_ids.insert(a.client_id);
+                            // Only this node's fronts wait for replies.
+                            if let Some(r) = a.reply {
+                                st.replies.insert((a.client_id, a.seq), r);
+                            }
+                        }
+                    }
+                    st.applied = applier.applied;
+                    if last_stats.elapsed() > Duration::from_millis(10) {
+                        st.feed = feed.stats;
+                        last_stats = Instant::now();
+                    }
+                    drop(st);
+                    node.cv.notify_all();
+                }
+                Err(e) => {
+                    let why = format!("redis-server: {e}");
+                    eprintln!("redis-nc: apply stopped: {why}");
+                    node.lock().mode = Mode::Stopped(why);
+                    node.cv.notify_all();
+                    return;
+                }
+            },
+            Next::Idle => {
+                node.lock().feed = feed.stats;
+            }
+            Next::Behind { need, engine_first } => {
+                if peers.is_empty() {
+                    let why = format!(
+                        "instance {need} is lost for this node (its engine holds from {engine_first:?}) \
+                         and no --peer was given to take a snapshot from"
+                    );
+                    eprintln!("redis-nc: {why}");
+                    node.lock().mode = Mode::Stopped(why);
+                    node.cv.notify_all();
+                    // Stay up for INFO; a snapshot cannot come.
+                    loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                }
+                {
+                    let mut st = node.lock();
+                    st.feed = feed.stats;
+                    if !matches!(st.mode, Mode::Transferring { .. }) {
+                        st.mode = Mode::Transferring {
+                            need,
+                            last_error: None,
+                        };
+                    }
+                }
+                node.cv.notify_all();
+                match transfer(&node, &peers, need, applier.applied) {
+                    Ok(a) => applier = a,
+                    Err(e) => {
+                        eprintln!("redis-nc: snapshot for instance {need}: {e}");
+                        node.lock().mode = Mode::Transferring {
+                            need,
+                            last_error: Some(e),
+                        };
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Take a snapshot from the first peer that covers `need − 1` (else the most advanced one
+/// ahead of `applied`), install it, and go on from there.
+fn transfer(
+    node: &Node,
+    peers: &[SocketAddr],
+    need: u64,
+    applied: u64,
+) -> Result<RedisApplier, String> {
+    let mut errors = Vec::new();
+    let mut best: Option<(u64, Applier, Vec<u8>, SocketAddr)> = None;
+    for p in peers {
+        match fetch_snapshot(*p) {
+            Ok((i, a, rdb)) => {
+                let covers = i + 1 >= need;
+                if i > applied && best.as_ref().is_none_or(|b| i > b.0) {
+                    best = Some((i, a, rdb, *p));
+                }
+                if covers {
+                    break;
+                }
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let Some((instance, dedupe, rdb, peer)) = best else {
+        return Err(if errors.is_empty() {
+            format!("no peer is ahead of instance {applied}")
+        } else {
+            errors.join("; ")
+        });
+    };
+    node.server
+        .restart_with(&rdb)
+        .map_err(|e| format!("redis-server on the snapshot: {e}"))?;
+    let conn = node.server.connect().map_err(|e| e.to_string())?;
+    {
+        let mut st = node.lock();
+        st.our_ids
+            .extend(dedupe.client_ids().filter(|c| c >> 24 == node.node as u32));
+        st.applied = instance;
+        st.snapshot_at = instance;
+        st.transfers += 1;
+        st.mode = Mode::Serving;
+    }
+    node.cv.notify_all();
+    eprintln!(
+        "redis-nc: node {}: installed a snapshot of instance {instance} from {peer} ({} bytes of RDB)",
+        node.node,
+        rdb.len()
+    );
+    Ok(RedisApplier::from_snapshot(conn, instance, dedupe))
 }
 
 /// Commands decided through consensus. EXPIRE is rewritten to an absolute PEXPIREAT so every
@@ -166,19 +683,18 @@ const READS: &[&str] = &[
     "PTTL",
     "TYPE",
     "DBSIZE",
-    "PING",
-    "ECHO",
-    "COMMAND",
     "INFO",
-    "CONFIG",
-    "CLIENT",
-    "SELECT",
     "DEBUG",
 ];
+/// Commands answered without the replica's data (no barrier).
+const LOCAL: &[&str] = &["PING", "ECHO", "COMMAND", "CONFIG", "CLIENT", "SELECT"];
 
 /// The list of supported commands (for the README and errors).
 pub fn supported() -> (Vec<&'static str>, Vec<&'static str>) {
-    (WRITES.to_vec(), READS.to_vec())
+    (
+        WRITES.to_vec(),
+        READS.iter().chain(LOCAL).copied().collect(),
+    )
 }
 
 /// A write command ready to propose (EXPIRE rewritten), or an error reply.
@@ -214,29 +730,14 @@ fn prepare_write(args: &[&[u8]]) -> Result<Vec<u8>, Value> {
     Ok(Value::command(args).to_bytes())
 }
 
-static NEXT_CLIENT: AtomicU32 = AtomicU32::new(1);
-
 /// Serve RESP clients on `listener` until the process ends.
-pub fn serve(
-    listener: TcpListener,
-    server: Arc<RedisServer>,
-    progress: Arc<Progress>,
-    cluster: u32,
-    node: u8,
-    nodes: Vec<SocketAddrV4>,
-) {
-    let acked = Arc::new(Mutex::new(0u64));
+pub fn serve(listener: TcpListener, node: Arc<Node>) {
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
-        let (server, progress, nodes, acked) = (
-            server.clone(),
-            progress.clone(),
-            nodes.clone(),
-            acked.clone(),
-        );
+        let node = node.clone();
         std::thread::spawn(move || {
-            let id = (node as u32) << 24 | NEXT_CLIENT.fetch_add(1, Ordering::Relaxed) & 0xFF_FFFF;
-            if let Err(e) = session(stream, &server, &progress, cluster, id, nodes, &acked)
+            let id = node.fresh_client_id();
+            if let Err(e) = session(stream, &node, id)
                 && e.kind() != io::ErrorKind::UnexpectedEof
             {
                 eprintln!("redis-nc: client {id:#x}: {e}");
@@ -245,29 +746,29 @@ pub fn serve(
     }
 }
 
-fn session(
-    mut stream: TcpStream,
-    server: &RedisServer,
-    progress: &Progress,
-    cluster: u32,
-    client_id: u32,
-    nodes: Vec<SocketAddrV4>,
-    acked: &Mutex<u64>,
-) -> io::Result<()> {
+fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()> {
     let _ = stream.set_nodelay(true);
-    let mut local: Conn = server.connect()?;
-    let mut client = Client::new(cluster, client_id, nodes)?;
+    let mut local: Conn = node.server.connect()?;
+    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
+    let mut out = Vec::new();
     loop {
+        // Every command already received is answered before the next read: a pipelining client
+        // gets its replies in one write.
         let (cmd, used) = loop {
             match resp::parse(&buf) {
                 Ok(Some(x)) => break x,
                 Ok(None) => {}
                 Err(e) => {
-                    stream.write_all(&Value::Error(format!("ERR {e}")).to_bytes())?;
+                    out.extend_from_slice(&Value::Error(format!("ERR {e}")).to_bytes());
+                    stream.write_all(&out)?;
                     return Ok(());
                 }
+            }
+            if !out.is_empty() {
+                stream.write_all(&out)?;
+                out.clear();
             }
             let n = stream.read(&mut chunk)?;
             if n == 0 {
@@ -283,17 +784,39 @@ fn session(
                 if WRITES.contains(&name.as_str()) {
                     match prepare_write(&args) {
                         Err(e) => e,
-                        Ok(payload) => write(&mut client, progress, acked, &payload),
+                        Ok(payload) => node.write(&mut client, &payload),
                     }
+                } else if name == "NC.SNAPSHOT" {
+                    node.serve_snapshot()
                 } else if name == "DEBUG"
                     && args.get(1).map(|a| a.to_ascii_uppercase()) != Some(b"DIGEST".to_vec())
                 {
                     Value::Error("ERR Redis-NC allows only DEBUG DIGEST".into())
+                } else if name == "INFO"
+                    && args
+                        .get(1)
+                        .is_some_and(|s| s.eq_ignore_ascii_case(b"nanoconsensus"))
+                {
+                    Value::Bulk(Some(node.info().into_bytes()))
+                } else if name == "INFO" {
+                    // redis-server's sections, then ours (even when the replica is out).
+                    let theirs = match local.call(&cmd) {
+                        Ok(Value::Bulk(Some(b))) => b,
+                        _ => Vec::new(),
+                    };
+                    let mut all = theirs;
+                    all.extend_from_slice(b"\r\n");
+                    all.extend_from_slice(node.info().as_bytes());
+                    Value::Bulk(Some(all))
                 } else if READS.contains(&name.as_str()) {
-                    let upto = *acked.lock().expect("acked lock");
-                    match progress.wait(upto, None, Duration::from_secs(10)) {
-                        Ok(_) => local.call(&cmd)?,
-                        Err(e) => Value::Error(format!("ERR Redis-NC replica unavailable: {e}")),
+                    node.read(&mut client, &mut local, &cmd)?
+                } else if LOCAL.contains(&name.as_str()) {
+                    match local.call(&cmd) {
+                        Ok(v) => v,
+                        Err(_) => {
+                            local = node.server.connect()?;
+                            local.call(&cmd)?
+                        }
                     }
                 } else {
                     Value::Error(format!(
@@ -302,31 +825,6 @@ fn session(
                 }
             }
         };
-        stream.write_all(&reply.to_bytes())?;
-    }
-}
-
-fn write(client: &mut Client, progress: &Progress, acked: &Mutex<u64>, payload: &[u8]) -> Value {
-    let seq_key = |client: &Client, ok_seq: u64| (client.client_id, ok_seq);
-    match client.request(0, payload, Duration::from_secs(10)) {
-        Err(e) => Value::Error(format!("ERR Redis-NC: not decided: {e}")),
-        Ok(ok) => {
-            let seq = client.last_seq();
-            match progress.wait(
-                ok.instance,
-                Some(seq_key(client, seq)),
-                Duration::from_secs(10),
-            ) {
-                Ok(Some(r)) => {
-                    let mut a = acked.lock().expect("acked lock");
-                    *a = (*a).max(ok.instance);
-                    r
-                }
-                // Decided, but applied before under an earlier instance (a retransmission):
-                // its reply went to that request; the effect is there exactly once.
-                Ok(None) => Value::Simple("OK".into()),
-                Err(e) => Value::Error(format!("ERR Redis-NC: decided at {} but {e}", ok.instance)),
-            }
-        }
+        reply.encode(&mut out);
     }
 }

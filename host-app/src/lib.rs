@@ -1,6 +1,7 @@
 //! Host applications on Nano-consensus (Redis-NC, ZooKeeper-NC): the building blocks landed so
 //! far. See README.md for what exists and what does not yet.
 
+pub mod feed;
 pub mod front;
 pub mod lab;
 pub mod lincheck;

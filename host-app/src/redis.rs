@@ -9,7 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proto::apply::Applier;
-use proto::wire::Decide;
+use proto::log::Logged;
+use proto::wire::{self, Decide, Entry};
 
 use crate::resp::{self, Value};
 
@@ -23,78 +24,144 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// Start `redis-server` with its socket, log and working directory in `dir`.
+    /// Start `redis-server` with its socket, log and working directory in `dir` (created;
+    /// relative paths are fine), with an empty dataset.
     pub fn start(dir: &Path) -> io::Result<RedisServer> {
-        std::fs::create_dir_all(dir)?;
-        let socket = dir.join("redis.sock");
-        let log = dir.join("redis.log");
-        let child = Command::new("redis-server")
-            .args(["--port", "0", "--unixsocket"])
-            .arg(&socket)
-            .args([
-                "--unixsocketperm",
-                "700",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            // DEBUG DIGEST compares replicas. The server listens only on its private 0700 socket,
-            // and Redis-NC's front lets DEBUG DIGEST through, nothing else of DEBUG.
-            .args(["--enable-debug-command", "yes"])
-            .args(["--daemonize", "no", "--dir"])
-            .arg(dir)
-            .arg("--logfile")
-            .arg(&log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "redis-server: {e} (install Debian's redis-server: tools/setup.sh does)"
-                    ),
-                )
-            })?;
+        Self::start_with(dir, None)
+    }
+
+    /// Start it with the dataset of `rdb` (an RDB file's bytes), or empty.
+    pub fn start_with(dir: &Path, rdb: Option<&[u8]>) -> io::Result<RedisServer> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        // redis-server changes into --dir before it opens its socket and log: absolute paths.
+        let dir = dir.canonicalize()?;
+        let child = spawn(&dir, rdb)?;
         let s = RedisServer {
             child: std::sync::Mutex::new(child),
-            socket,
-            dir: dir.to_path_buf(),
+            socket: dir.join("redis.sock"),
+            dir,
         };
+        s.wait_ready()?;
+        Ok(s)
+    }
+
+    fn wait_ready(&self) -> io::Result<()> {
         let t0 = Instant::now();
         loop {
-            if let Ok(mut c) = s.connect()
-                && c.call(&Value::command(&[b"PING"]))? == Value::Simple("PONG".into())
+            if let Ok(mut c) = self.connect()
+                && let Ok(Value::Simple(p)) = c.call(&Value::command(&[b"PING"]))
+                && p == "PONG"
             {
-                return Ok(s);
+                return Ok(());
             }
-            if let Some(st) = s.child.lock().expect("child lock").try_wait()? {
+            if let Some(st) = self.child.lock().expect("child lock").try_wait()? {
                 return Err(io::Error::other(format!(
                     "redis-server exited ({st}): {}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
+                    self.reason()
                 )));
             }
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err(io::Error::other("redis-server did not answer within 10 s"));
+            if t0.elapsed() > Duration::from_secs(30) {
+                return Err(io::Error::other(format!(
+                    "redis-server did not answer within 30 s: {}",
+                    self.reason()
+                )));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
     }
 
+    /// redis-server's own words: its stderr and the end of its log.
+    fn reason(&self) -> String {
+        let read = |f: &str| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
+        let (err, log) = (read("redis.stderr"), read("redis.log"));
+        let tail: Vec<&str> = log.lines().rev().take(5).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!("{}{}", err.trim(), tail.join(" | "))
+            .trim()
+            .to_string()
+    }
+
+    /// Replace the dataset: stop the server and start it again on `rdb` (a state transfer).
+    /// Connections made before are closed; make new ones.
+    pub fn restart_with(&self, rdb: &[u8]) -> io::Result<()> {
+        {
+            let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = c.kill();
+            let _ = c.wait();
+            *c = spawn(&self.dir, Some(rdb))?;
+        }
+        self.wait_ready()
+    }
+
     /// A new connection.
     pub fn connect(&self) -> io::Result<Conn> {
-        Ok(Conn {
-            stream: UnixStream::connect(&self.socket)?,
-            buf: Vec::new(),
-        })
+        Ok(Conn::new(Box::new(UnixStream::connect(&self.socket)?)))
     }
 
     /// Its working directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+
+    /// The RDB file BGSAVE writes.
+    pub fn rdb_path(&self) -> PathBuf {
+        self.dir.join(RDB_FILE)
+    }
+}
+
+/// The file name of redis-server's RDB in its folder.
+const RDB_FILE: &str = "dump.rdb";
+
+/// Start a redis-server in `dir` (absolute) on `rdb`, or empty: a stale RDB from an earlier run
+/// is removed, never loaded (it belongs to no known instance).
+fn spawn(dir: &Path, rdb: Option<&[u8]>) -> io::Result<Child> {
+    let socket = dir.join("redis.sock");
+    let rdb_path = dir.join(RDB_FILE);
+    match rdb {
+        Some(b) => std::fs::write(&rdb_path, b)?,
+        None => match std::fs::remove_file(&rdb_path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        },
+    }
+    let _ = std::fs::remove_file(&socket);
+    let stderr = std::fs::File::create(dir.join("redis.stderr"))?;
+    // The server dies with the thread that started it (redis-nc's main or apply thread, both
+    // live as long as the process), even when redis-nc is SIGKILLed: util-linux's setpriv sets
+    // the parent-death signal and execs redis-server.
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--pdeathsig", "KILL", "--", "redis-server"])
+        .args(["--port", "0", "--unixsocket"])
+        .arg(&socket)
+        .args([
+            "--unixsocketperm",
+            "700",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(["--dbfilename", RDB_FILE])
+        // DEBUG DIGEST compares replicas. The server listens only on its private 0700 socket,
+        // and Redis-NC's front lets DEBUG DIGEST through, nothing else of DEBUG.
+        .args(["--enable-debug-command", "yes"])
+        .args(["--daemonize", "no", "--dir"])
+        .arg(dir)
+        .arg("--logfile")
+        .arg(dir.join("redis.log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    cmd.spawn().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "setpriv redis-server: {e} (install Debian's redis-server and util-linux: \
+                 tools/setup.sh does)"
+            ),
+        )
+    })
 }
 
 impl RedisServer {
@@ -112,17 +179,39 @@ impl Drop for RedisServer {
     }
 }
 
-/// One connection to a redis-server.
+/// A byte stream a RESP connection runs over (a Unix socket to our redis-server, TCP to a peer).
+pub trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+/// One RESP connection (to a redis-server, or to a peer's front).
 pub struct Conn {
-    stream: UnixStream,
+    stream: Box<dyn Stream>,
     buf: Vec<u8>,
 }
 
 impl Conn {
+    /// A connection over `stream`.
+    pub fn new(stream: Box<dyn Stream>) -> Conn {
+        Conn {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
     /// Send one command, read its reply.
     pub fn call(&mut self, cmd: &Value) -> io::Result<Value> {
         self.stream.write_all(&cmd.to_bytes())?;
         self.read_reply()
+    }
+
+    /// Send every command, then read every reply (one round trip for all).
+    pub fn pipeline(&mut self, cmds: &[Value]) -> io::Result<Vec<Value>> {
+        let mut out = Vec::new();
+        for c in cmds {
+            c.encode(&mut out);
+        }
+        self.stream.write_all(&out)?;
+        cmds.iter().map(|_| self.read_reply()).collect()
     }
 
     fn read_reply(&mut self) -> io::Result<Value> {
@@ -168,8 +257,7 @@ pub struct RedisApplier {
 }
 
 impl RedisApplier {
-    /// Apply decisions to the server behind `conn`, starting after `applied` (0: from the start,
-    /// or a snapshot's instance).
+    /// Apply decisions to the server behind `conn`, starting after `applied` (0: from the start).
     pub fn new(conn: Conn, applied: u64) -> RedisApplier {
         RedisApplier {
             conn,
@@ -178,42 +266,113 @@ impl RedisApplier {
         }
     }
 
-    /// Apply the entries of decided instance `instance`, which must be the next one. Entries
-    /// whose (client id, seq) were applied before are skipped; a payload that is not a command
-    /// is answered with an error reply, identically on every replica.
+    /// Go on from a snapshot: the server behind `conn` holds the state after `instance`, and
+    /// `dedupe` is the exactly-once record of that moment.
+    pub fn from_snapshot(conn: Conn, instance: u64, dedupe: Applier) -> RedisApplier {
+        RedisApplier {
+            conn,
+            dedupe,
+            applied: instance,
+        }
+    }
+
+    /// Apply the entries of decided instance `instance`, which must be the next one.
     pub fn apply(&mut self, instance: u64, d: &Decide<'_>) -> io::Result<Vec<Applied>> {
+        self.apply_entries(instance, d.entries())
+    }
+
+    /// [`RedisApplier::apply`] for a decision as the engine's log holds it.
+    pub fn apply_logged(&mut self, instance: u64, l: &Logged) -> io::Result<Vec<Applied>> {
+        self.apply_entries(instance, wire::Entries::of(&l.entries, l.count))
+    }
+
+    /// Entries whose (client id, seq) were applied before are skipped; an empty payload is a
+    /// read barrier (nothing to execute); a payload that is not a command is answered with an
+    /// error reply, identically on every replica. The commands of one instance go to
+    /// redis-server in one pipelined write.
+    fn apply_entries<'a>(
+        &mut self,
+        instance: u64,
+        entries: impl Iterator<Item = Entry<'a>>,
+    ) -> io::Result<Vec<Applied>> {
         if instance != self.applied + 1 {
             return Err(io::Error::other(format!(
-                "instance {instance} is not the next one ({}): a gap must be filled by state transfer",
+                "instance {instance} is not the next one ({}): a gap must be filled first",
                 self.applied + 1
             )));
         }
         let mut out = Vec::new();
-        for e in d.entries() {
+        let mut cmds = Vec::new();
+        let mut run_at = Vec::new(); // index in `out` of each command's reply
+        for e in entries {
             if e.is_config() {
                 continue; // engine configuration, not application state
             }
-            if !self.dedupe.admit(e.client_id, e.seq) {
-                out.push(Applied {
-                    client_id: e.client_id,
-                    seq: e.seq,
-                    reply: None,
-                });
-                continue;
-            }
-            let reply = match resp::parse(e.payload) {
-                Ok(Some((cmd, used))) if used == e.payload.len() && cmd.as_command().is_some() => {
-                    self.conn.call(&cmd)?
-                }
-                _ => Value::Error("ERR the decided entry is not a RESP command".into()),
-            };
-            out.push(Applied {
+            let mut a = Applied {
                 client_id: e.client_id,
                 seq: e.seq,
-                reply: Some(reply),
-            });
+                reply: None,
+            };
+            if self.dedupe.admit(e.client_id, e.seq) {
+                if e.payload.is_empty() {
+                    a.reply = Some(Value::Simple("OK".into())); // a read barrier
+                } else {
+                    match resp::parse(e.payload) {
+                        Ok(Some((cmd, used)))
+                            if used == e.payload.len() && cmd.as_command().is_some() =>
+                        {
+                            run_at.push(out.len());
+                            cmds.push(cmd);
+                        }
+                        _ => {
+                            a.reply = Some(Value::Error(
+                                "ERR the decided entry is not a RESP command".into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            out.push(a);
+        }
+        if !cmds.is_empty() {
+            for (at, r) in run_at.into_iter().zip(self.conn.pipeline(&cmds)?) {
+                out[at].reply = Some(r);
+            }
         }
         self.applied = instance;
         Ok(out)
+    }
+
+    /// Start a snapshot of this moment: redis-server forks (BGSAVE) with the state after
+    /// [`RedisApplier::applied`], and the exactly-once record is copied. The RDB is complete
+    /// when `INFO persistence` says so ([`bgsave_done`]). Refused while another BGSAVE runs.
+    pub fn bgsave(&mut self) -> io::Result<(u64, Vec<u8>)> {
+        match self.conn.call(&Value::command(&[b"BGSAVE"]))? {
+            Value::Simple(_) => Ok((self.applied, self.dedupe.encode())),
+            other => Err(io::Error::other(format!("BGSAVE: {other:?}"))),
+        }
+    }
+}
+
+/// Whether the last BGSAVE finished: `Ok(true)` done, `Ok(false)` still running, an error if
+/// it failed.
+pub fn bgsave_done(conn: &mut Conn) -> io::Result<bool> {
+    let info = match conn.call(&Value::command(&[b"INFO", b"persistence"]))? {
+        Value::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+        other => return Err(io::Error::other(format!("INFO persistence: {other:?}"))),
+    };
+    let field = |k: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+            .unwrap_or_default()
+    };
+    if field("rdb_bgsave_in_progress:") == "1" {
+        return Ok(false);
+    }
+    match field("rdb_last_bgsave_status:").as_str() {
+        "ok" => Ok(true),
+        s => Err(io::Error::other(format!(
+            "BGSAVE failed ({s}): see redis.log"
+        ))),
     }
 }

@@ -893,3 +893,33 @@ fn recover_packets_round_trip_and_refuse_bad_lengths_and_reserved_bytes() {
         Err(ParseError::Malformed("recover length"))
     );
 }
+
+// ---------------------------------------------------------------------------
+// The exactly-once record (part of an application snapshot)
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #[test]
+    fn applier_record_round_trips_and_keeps_refusing(
+        admits in proptest::collection::vec((0u32..6, 1u64..40), 0..200),
+        probes in proptest::collection::vec((0u32..6, 1u64..45), 0..50),
+    ) {
+        let mut a = proto::apply::Applier::new();
+        for (c, s) in &admits {
+            a.admit(*c, *s);
+        }
+        let b = a.encode();
+        let d = proto::apply::Applier::decode(&b).expect("own encoding decodes");
+        prop_assert_eq!(&d, &a);
+        for (c, s) in probes {
+            prop_assert_eq!(d.applied(c, s), a.applied(c, s));
+        }
+    }
+
+    #[test]
+    fn applier_record_parser_never_panics_and_is_canonical(b in bytes(600)) {
+        if let Ok(a) = proto::apply::Applier::decode(&b) {
+            prop_assert_eq!(a.encode(), b);
+        }
+    }
+}

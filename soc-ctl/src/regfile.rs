@@ -97,6 +97,42 @@ impl EngineBus {
     }
 }
 
+/// What the engine's log answered to [`EngineBus::decisions`].
+#[derive(Debug)]
+pub struct Decisions {
+    /// The decided instances of the range it returned (a prefix of the range asked).
+    pub log: crate::log::DecisionLog,
+    /// The oldest instance the engine's log holds now (`None`: empty).
+    pub first: Option<u64>,
+    /// The newest.
+    pub last: Option<u64>,
+}
+
+impl EngineBus {
+    /// The decided instances over `from..=to` from the engine's log (a prefix of the range:
+    /// at most 10 000 instances or 4 MiB; ask again from the last one + 1).
+    pub fn decisions(&mut self, from: u64, to: u64) -> Result<Decisions, RegAccessError> {
+        let v = self.request(&format!("decisions {from} {to}"))?;
+        let bad =
+            |m: &str| RegAccessError::Io(format!("bad decisions answer from the engine: {m}"));
+        let hex = v["hex"].as_str().ok_or_else(|| bad("no hex"))?;
+        if !hex.is_ascii() || hex.len() % 2 != 0 {
+            return Err(bad("odd hex length"));
+        }
+        let bytes = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|_| bad("not hex"))?;
+        let log = crate::log::DecisionLog::decode(&bytes).map_err(|e| bad(&e.to_string()))?;
+        Ok(Decisions {
+            log,
+            first: v["first"].as_u64(),
+            last: v["last"].as_u64(),
+        })
+    }
+}
+
 impl RegisterBus for EngineBus {
     fn read32(&mut self, addr: u16) -> Result<u32, RegAccessError> {
         let v = self.request(&format!("read {addr:#x}"))?;

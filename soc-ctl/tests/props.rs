@@ -489,6 +489,7 @@ fn ctl_request() -> impl Strategy<Value = CtlRequest> {
         Just(CtlRequest::Status),
         (any::<u64>(), any::<u64>()).prop_map(|(a, b)| CtlRequest::Log(a, b)),
         (any::<u64>(), any::<u64>()).prop_map(|(a, b)| CtlRequest::Entries(a, b)),
+        (any::<u64>(), any::<u64>()).prop_map(|(a, b)| CtlRequest::Decisions(a, b)),
         any::<u64>().prop_map(CtlRequest::Join),
         (any::<u8>(), any::<bool>()).prop_map(|(t, on)| CtlRequest::DropTree(t, on)),
         Just(CtlRequest::ResetStats),
@@ -515,6 +516,7 @@ fn words(r: &CtlRequest, styles: &[u8]) -> Vec<String> {
         CtlRequest::Status => vec!["status".into()],
         CtlRequest::Log(a, b) => vec!["log".into(), n(*a), n(*b)],
         CtlRequest::Entries(a, b) => vec!["entries".into(), n(*a), n(*b)],
+        CtlRequest::Decisions(a, b) => vec!["decisions".into(), n(*a), n(*b)],
         CtlRequest::Join(m) => vec!["join".into(), n(*m)],
         CtlRequest::DropTree(t, on) => vec![
             "drop-tree".into(),

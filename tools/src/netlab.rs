@@ -97,6 +97,8 @@ pub struct Lab {
     pub dir: PathBuf,
     /// Namespaces (root) or loopback.
     pub netns: bool,
+    /// Extra arguments for every engine this lab starts (e.g. `--log-keep 2000`).
+    pub engine_args: Vec<String>,
 }
 
 /// Addresses of node i (netns mode).
@@ -133,6 +135,7 @@ impl Lab {
             prefix: prefix.to_string(),
             dir,
             netns: is_root(),
+            engine_args: Vec::new(),
         }
     }
 
@@ -422,7 +425,7 @@ impl Lab {
             return Err(LabError(format!("node {i}'s engine is already running")));
         }
         let _ = std::fs::remove_file(self.ctl(i));
-        let args = [
+        let mut args = vec![
             "--config".to_string(),
             self.cfg_path().display().to_string(),
             "--node".into(),
@@ -431,6 +434,7 @@ impl Lab {
             self.ctl(i).display().to_string(),
             "--verbose".into(),
         ];
+        args.extend(self.engine_args.iter().cloned());
         self.spawn_in_nic(i, "e", engine, &args)?;
         let t0 = Instant::now();
         while EngineBus::connect(&self.ctl(i)).is_err() {

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use host_app::front::{self, Progress, Source};
+use host_app::feed::Feed;
+use host_app::front::{self, Node, Reads, Source};
 use host_app::redis::{RedisApplier, RedisServer};
 use soc_ctl::cluster::{ClusterFile, Transport};
 
@@ -31,6 +32,22 @@ struct Args {
     /// UDP socket on the node's host address and port.
     #[arg(long)]
     pin: Option<PathBuf>,
+    /// This node's engine control socket (nc-engine --ctl): lost host copies are fetched from
+    /// its log, and the front answers at once when the engine is out. Without it (a card), every
+    /// gap needs a snapshot from a peer.
+    #[arg(long)]
+    engine_ctl: Option<PathBuf>,
+    /// Another node's Redis-NC front (repeat for each): where this node takes a snapshot when it
+    /// starts behind the cluster (restart, join) or loses more than its engine's log holds.
+    #[arg(long = "peer")]
+    peers: Vec<SocketAddr>,
+    /// How reads are served: `linearizable` (a read barrier through the log) or `local`
+    /// (read-your-writes for each front's own clients, one round cheaper).
+    #[arg(long, value_enum, default_value = "linearizable")]
+    reads: Reads,
+    /// Receive buffer of the UDP host socket, bytes (without --pin; 0: the system default).
+    #[arg(long, default_value_t = 4 << 20)]
+    host_rcvbuf: usize,
 }
 
 fn main() -> ExitCode {
@@ -55,7 +72,7 @@ fn main() -> ExitCode {
     let cluster = file.cluster_id as u32;
     let server = match RedisServer::start(&a.dir) {
         Ok(s) => Arc::new(s),
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(format!("{}: {e}", a.dir.display())),
     };
     let source = match &a.pin {
         Some(pin) => match xdp_log::DecisionLog::open_at(pin, 1) {
@@ -63,7 +80,16 @@ fn main() -> ExitCode {
             Err(e) => return fail(format!("decision log at {}: {e}", pin.display())),
         },
         None => match std::net::UdpSocket::bind(setup.host_sock()) {
-            Ok(s) => Source::Udp(s),
+            Ok(s) => {
+                if a.host_rcvbuf > 0 {
+                    let _ = nix::sys::socket::setsockopt(
+                        &s,
+                        nix::sys::socket::sockopt::RcvBuf,
+                        &a.host_rcvbuf,
+                    );
+                }
+                Source::Udp(s)
+            }
             Err(e) => return fail(format!("host socket {}: {e}", setup.host_sock())),
         },
     };
@@ -75,7 +101,7 @@ fn main() -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(format!("listen {}: {e}", a.listen)),
     };
-    // SIGINT/SIGTERM: stop our redis-server with us (it is a child process).
+    // SIGINT/SIGTERM: stop our redis-server with us (on SIGKILL the kernel does: PDEATHSIG).
     {
         let server = server.clone();
         let _ = ctrlc::set_handler(move || {
@@ -83,32 +109,26 @@ fn main() -> ExitCode {
             std::process::exit(130);
         });
     }
-    let progress = Arc::new(Progress::default());
+    let node = Node::new(a.node, cluster, file.client_addrs(), a.reads, server);
+    if let Some(ctl) = a.engine_ctl.clone() {
+        let node = node.clone();
+        std::thread::spawn(move || front::watch_engine(node, ctl));
+    }
     {
-        let progress = progress.clone();
+        let node = node.clone();
+        let feed = Feed::new(source, cluster, a.engine_ctl.clone());
+        let peers = a.peers.clone();
         std::thread::spawn(move || {
-            front::apply_loop(
-                source,
-                RedisApplier::new(conn, 0),
-                cluster,
-                a.node,
-                progress,
-            )
+            front::apply_loop(node, feed, RedisApplier::new(conn, 0), peers)
         });
     }
     eprintln!(
-        "redis-nc: node {} serving RESP on {}, redis-server in {}",
+        "redis-nc: node {} serving RESP on {}, redis-server in {}, reads {:?}",
         a.node,
         a.listen,
-        a.dir.display()
+        a.dir.display(),
+        a.reads
     );
-    front::serve(
-        listener,
-        server,
-        progress,
-        cluster,
-        a.node,
-        file.client_addrs(),
-    );
+    front::serve(listener, node);
     ExitCode::SUCCESS
 }

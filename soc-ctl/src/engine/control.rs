@@ -84,6 +84,9 @@ pub enum CtlRequest {
     Log(u64, u64),
     /// `entries FROM TO`: the requests each decided instance holds (at most 10 000 instances)
     Entries(u64, u64),
+    /// `decisions FROM TO`: the decided instances themselves (proto's log encoding, hex), for a
+    /// host application that missed host copies (at most 10 000 instances or 4 MiB)
+    Decisions(u64, u64),
     /// `join MEMBER_ID`
     Join(u64),
     /// `drop-tree TREE on|off`
@@ -94,6 +97,9 @@ pub enum CtlRequest {
 
 /// The most instances one `entries` request returns (ask again from the last one + 1).
 pub const ENTRIES_MAX: usize = 10_000;
+
+/// The most encoded bytes one `decisions` answer carries (at least one instance is always sent).
+pub const DECISIONS_MAX_BYTES: usize = 4 << 20;
 
 /// Parse one line of the control protocol (words separated by blanks; numbers decimal or 0x hex).
 /// Anything else is refused with a message saying what was expected.
@@ -112,6 +118,7 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
         "status" => CtlRequest::Status,
         "log" => CtlRequest::Log(num(w.next(), "from")?, num(w.next(), "to")?),
         "entries" => CtlRequest::Entries(num(w.next(), "from")?, num(w.next(), "to")?),
+        "decisions" => CtlRequest::Decisions(num(w.next(), "from")?, num(w.next(), "to")?),
         "join" => CtlRequest::Join(num(w.next(), "member id")?),
         "drop-tree" => {
             let t = num(w.next(), "tree")?;
@@ -127,7 +134,7 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
         "" => return Err("empty request".into()),
         other => {
             return Err(format!(
-                "unknown request '{other}': read, write, status, log, entries, join, drop-tree, reset-stats"
+                "unknown request '{other}': read, write, status, log, entries, decisions, join, drop-tree, reset-stats"
             ));
         }
     };
@@ -161,6 +168,29 @@ fn control_request(h: &EngineHandle, shared: &Mutex<Shared>, line: &str) -> Repl
                     .map(|(i, l)| json!([i, l.requests()]))
                     .collect::<Vec<_>>()
             ))
+        }
+        CtlRequest::Decisions(from, to) => {
+            let (range, first, last) = {
+                let sh = shared.lock().expect("state lock");
+                let first = sh.log.map.first_key_value().map(|(i, _)| *i);
+                let last = sh.log.map.last_key_value().map(|(i, _)| *i);
+                (sh.log.range_max(from, to, ENTRIES_MAX), first, last)
+            };
+            let mut bytes = 0;
+            let kept: Vec<_> = range
+                .into_iter()
+                .take_while(|(_, l)| {
+                    let fits = bytes == 0 || bytes + l.entries.len() <= DECISIONS_MAX_BYTES;
+                    bytes += l.entries.len() + 15;
+                    fits
+                })
+                .collect();
+            let hex: String = crate::log::encode(&kept)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            // `first`/`last`: what the log holds now (a caller below `first` needs a snapshot).
+            Ok(json!({ "first": first, "last": last, "count": kept.len(), "hex": hex }))
         }
         CtlRequest::Join(member) => h.call(Cmd::Join(member)),
         CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
