@@ -450,7 +450,6 @@ fn unavailable(node: u8, st: &St) -> Option<Value> {
 
 /// Keep the engine's state in view (every 20 ms) through its control socket.
 pub fn watch_engine(node: Arc<Node>, ctl: PathBuf) {
-    node.lock().engine.watched = true;
     let mut bus: Option<EngineBus> = None;
     loop {
         let seen = (|| -> Result<serde_json::Value, String> {
@@ -462,6 +461,8 @@ pub fn watch_engine(node: Arc<Node>, ctl: PathBuf) {
         })();
         {
             let mut st = node.lock();
+            // From the first answer (or failure) on, the front judges by the engine's state.
+            st.engine.watched = true;
             match seen {
                 Ok(v) => {
                     st.engine.state = v["state"].as_str().map(str::to_string);

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nc_tools::demo::{Bins, in_netns, start_cluster};
+use nc_tools::demo::{Bins, in_netns, soc_ctl, start_cluster};
 use nc_tools::netlab::{Lab, host_client_addr};
 use xdp_log::loader::{AttachOptions, Mode, attach};
 
@@ -18,14 +18,20 @@ use crate::resp::{self, Value};
 /// The RESP port of every front.
 pub const FRONT_PORT: u16 = 6379;
 
+/// The arguments of the application on node i: (i, cluster file, pin folder, state folder).
+pub type AppArgs = dyn Fn(u8, &Path, &Path, &Path) -> Vec<String> + Send + Sync;
+
 /// A running Redis-NC cluster on the lab; everything is stopped and removed on drop.
 pub struct RedisNcLab {
     /// The lab.
     pub lab: Lab,
-    procs: Vec<Child>,
-    stop_xdp: Vec<mpsc::Sender<()>>,
+    procs: Vec<(u8, Child)>,
+    stop_xdp: Vec<(u8, mpsc::Sender<()>)>,
     /// Folder for redis-servers and logs.
     pub dir: PathBuf,
+    program: PathBuf,
+    args: Box<AppArgs>,
+    bins: Bins,
 }
 
 /// Node i's ZooKeeper (ZooKeeper-NC) address.
@@ -59,6 +65,32 @@ pub fn front(i: u8) -> SocketAddrV4 {
     SocketAddrV4::new(host_client_addr(i), FRONT_PORT)
 }
 
+/// The arguments of `redis-nc` for node i of a lab of `n` configured nodes: the XDP decision
+/// log, its engine's control socket, and the other nodes' fronts as peers.
+pub fn redis_nc_args(lab: &Lab, n: u8) -> Box<AppArgs> {
+    let lab = lab.clone();
+    Box::new(move |i, cfg, pin, dir| {
+        let mut a: Vec<String> = vec![
+            "--config".into(),
+            cfg.display().to_string(),
+            "--node".into(),
+            i.to_string(),
+            "--listen".into(),
+            front(i).to_string(),
+            "--pin".into(),
+            pin.display().to_string(),
+            "--dir".into(),
+            dir.join(format!("redis-{i}")).display().to_string(),
+            "--engine-ctl".into(),
+            lab.ctl(i).display().to_string(),
+        ];
+        for j in (0..n).filter(|&j| j != i) {
+            a.extend(["--peer".into(), front(j).to_string()]);
+        }
+        a
+    })
+}
+
 impl RedisNcLab {
     /// Bring up `n` nodes (lab prefix `prefix`, state under `dir`), engines started, xdp-log
     /// attached on every host, redis-nc (binary `redis_nc`) running on every host.
@@ -69,22 +101,35 @@ impl RedisNcLab {
         bins: &Bins,
         redis_nc: &Path,
     ) -> io::Result<RedisNcLab> {
-        let me = Self::start_app(prefix, dir, n, bins, redis_nc, &|i, cfg, pin, dir| {
-            let mut a: Vec<String> = vec!["--config".into(), cfg.display().to_string()];
-            a.extend([
-                "--node".into(),
-                i.to_string(),
-                "--listen".into(),
-                front(i).to_string(),
-            ]);
-            a.extend(["--pin".into(), pin.display().to_string()]);
-            a.extend([
-                "--dir".into(),
-                dir.join(format!("redis-{i}")).display().to_string(),
-            ]);
-            a
-        })?;
-        for i in 0..n {
+        Self::start_some(
+            prefix,
+            dir,
+            n,
+            &(0..n).collect::<Vec<_>>(),
+            &[],
+            bins,
+            redis_nc,
+        )
+    }
+
+    /// A lab configured for `n` nodes of which only `started` run (the others can join later,
+    /// [`RedisNcLab::add`]), with redis-nc on every started host.
+    /// `engine_args` go to every engine (e.g. `--log-keep 1000`).
+    pub fn start_some(
+        prefix: &str,
+        dir: &Path,
+        n: u8,
+        started: &[u8],
+        engine_args: &[&str],
+        bins: &Bins,
+        redis_nc: &Path,
+    ) -> io::Result<RedisNcLab> {
+        let mut lab = Lab::new(prefix, Some(dir.join("lab")));
+        lab.netns = true;
+        lab.engine_args = engine_args.iter().map(|a| a.to_string()).collect();
+        let args = redis_nc_args(&lab, n);
+        let me = Self::start_with(lab, dir, n, started, bins, redis_nc, args)?;
+        for &i in started {
             me.connect(i)?;
         }
         Ok(me)
@@ -98,60 +143,137 @@ impl RedisNcLab {
         n: u8,
         bins: &Bins,
         program: &Path,
-        args: &dyn Fn(u8, &Path, &Path, &Path) -> Vec<String>,
+        args: &(dyn Fn(u8, &Path, &Path, &Path) -> Vec<String> + Sync),
     ) -> io::Result<RedisNcLab> {
-        let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
         let mut lab = Lab::new(prefix, Some(dir.join("lab")));
         lab.netns = true;
-        let f = lab.up(n).map_err(err)?;
+        let all: Vec<u8> = (0..n).collect();
+        let fixed: Vec<Vec<String>> = all
+            .iter()
+            .map(|&i| args(i, &lab.cfg_path(), &pin_dir(prefix, i), dir))
+            .collect();
+        let args: Box<AppArgs> = Box::new(move |i, _, _, _| fixed[i as usize].clone());
+        Self::start_with(lab, dir, n, &all, bins, program, args)
+    }
+
+    fn start_with(
+        lab: Lab,
+        dir: &Path,
+        n: u8,
+        started: &[u8],
+        bins: &Bins,
+        program: &Path,
+        args: Box<AppArgs>,
+    ) -> io::Result<RedisNcLab> {
+        let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
+        lab.up(n).map_err(err)?;
         let mut me = RedisNcLab {
             lab: lab.clone(),
             procs: vec![],
             stop_xdp: vec![],
             dir: dir.to_path_buf(),
+            program: program.to_path_buf(),
+            args,
+            bins: bins.clone(),
         };
-        let nodes: Vec<u8> = (0..n).collect();
-        start_cluster(&lab, bins, &nodes).map_err(err)?;
-        for i in 0..n {
-            let pin = PathBuf::from(format!("/sys/fs/bpf/{prefix}-{i}"));
-            let opts = AttachOptions {
-                iface: "pcie".into(),
-                mode: Mode::Skb,
-                pin_dir: pin.clone(),
-                cluster_id: f.cluster_id as u32,
-                port: f.ports.host as u16,
-                consume: true,
-            };
-            let (tx, rx) = mpsc::channel::<()>();
-            let (ok_tx, ok_rx) = mpsc::channel();
-            in_netns(Some(lab.host(i)), move || match attach(&opts) {
-                Ok(a) => {
-                    let _ = ok_tx.send(Ok(()));
-                    let _ = rx.recv();
-                    let _ = a.detach();
-                }
-                Err(e) => {
-                    let _ = ok_tx.send(Err(format!("{e:#}")));
-                }
-            });
-            ok_rx
-                .recv()
-                .map_err(|_| io::Error::other("attach thread died"))?
-                .map_err(|e| io::Error::other(format!("xdp-log on host-{i}: {e}")))?;
-            me.stop_xdp.push(tx);
-            // nsenter switches only the network namespace, so the bpffs pins stay visible
-            // (`ip netns exec` would remount /sys).
-            let log = std::fs::File::create(dir.join(format!("app-{i}.log")))?;
-            let child = Command::new("nsenter")
-                .arg(format!("--net=/run/netns/{}", lab.host(i)))
-                .arg(program)
-                .args(args(i, &lab.cfg_path(), &pin, dir))
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()?;
-            me.procs.push(child);
+        start_cluster(&lab, bins, started).map_err(err)?;
+        for &i in started {
+            me.attach_xdp(i)?;
+            me.start_node_app(i)?;
         }
         Ok(me)
+    }
+
+    fn attach_xdp(&mut self, i: u8) -> io::Result<()> {
+        let f = self
+            .lab
+            .load()
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let pin = pin_dir(&self.lab.prefix, i);
+        let opts = AttachOptions {
+            iface: "pcie".into(),
+            mode: Mode::Skb,
+            pin_dir: pin,
+            cluster_id: f.cluster_id as u32,
+            port: f.ports.host as u16,
+            consume: true,
+        };
+        let (tx, rx) = mpsc::channel::<()>();
+        let (ok_tx, ok_rx) = mpsc::channel();
+        in_netns(Some(self.lab.host(i)), move || match attach(&opts) {
+            Ok(a) => {
+                let _ = ok_tx.send(Ok(()));
+                let _ = rx.recv();
+                let _ = a.detach();
+            }
+            Err(e) => {
+                let _ = ok_tx.send(Err(format!("{e:#}")));
+            }
+        });
+        ok_rx
+            .recv()
+            .map_err(|_| io::Error::other("attach thread died"))?
+            .map_err(|e| io::Error::other(format!("xdp-log on host-{i}: {e}")))?;
+        self.stop_xdp.push((i, tx));
+        Ok(())
+    }
+
+    /// Start the application on node i (in its host's namespace), its stderr appended to
+    /// `app-I.log`.
+    pub fn start_node_app(&mut self, i: u8) -> io::Result<()> {
+        // nsenter switches only the network namespace, so the bpffs pins stay visible
+        // (`ip netns exec` would remount /sys).
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("app-{i}.log")))?;
+        let pin = pin_dir(&self.lab.prefix, i);
+        let child = Command::new("nsenter")
+            .arg(format!("--net=/run/netns/{}", self.lab.host(i)))
+            .arg(&self.program)
+            .args((self.args)(i, &self.lab.cfg_path(), &pin, &self.dir))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        self.procs.push((i, child));
+        Ok(())
+    }
+
+    /// SIGKILL the application on node i (its redis-server dies with it).
+    pub fn kill_app(&mut self, i: u8) {
+        for (_, c) in self.procs.iter_mut().filter(|(j, _)| *j == i) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.procs.retain(|(j, _)| *j != i);
+    }
+
+    /// Bring node i (configured, not running) into the cluster: its engine starts and joins
+    /// through `member`, xdp-log attaches on its host, and its application starts.
+    pub fn add(&mut self, i: u8, member: u8) -> io::Result<()> {
+        let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
+        self.restart_engine(i, member).map_err(err)?;
+        self.attach_xdp(i)?;
+        self.start_node_app(i)
+    }
+
+    /// Start node i's engine again (after a kill) and join it through `member`.
+    pub fn restart_engine(&self, i: u8, member: u8) -> nc_tools::netlab::Result<()> {
+        self.lab.start_engine(i, &self.bins.engine)?;
+        let cfg = self.lab.cfg_path().display().to_string();
+        soc_ctl(
+            &self.lab,
+            &self.bins,
+            i,
+            &["--node", &i.to_string(), "init", "--config", &cfg],
+        )?;
+        soc_ctl(
+            &self.lab,
+            &self.bins,
+            i,
+            &["join", "--member", &member.to_string()],
+        )
+        .map(drop)
     }
 
     /// A RESP connection to node i's front, from the clients namespace.
@@ -160,17 +282,21 @@ impl RedisNcLab {
     }
 }
 
+fn pin_dir(prefix: &str, i: u8) -> PathBuf {
+    PathBuf::from(format!("/sys/fs/bpf/{prefix}-{i}"))
+}
+
 impl Drop for RedisNcLab {
     fn drop(&mut self) {
         // SIGTERM: redis-nc stops its redis-server, then exits.
-        for p in &mut self.procs {
+        for (_, p) in &mut self.procs {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(p.id() as i32),
                 nix::sys::signal::Signal::SIGTERM,
             );
             let _ = p.wait();
         }
-        for s in &self.stop_xdp {
+        for (_, s) in &self.stop_xdp {
             let _ = s.send(());
         }
         std::thread::sleep(Duration::from_millis(100));

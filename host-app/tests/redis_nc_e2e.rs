@@ -1,16 +1,28 @@
-//! Redis-NC end to end (root): the namespace lab with 3 engines; on every host a real
-//! redis-server, xdp-log on the PCIe veth and redis-nc reading the XDP decision log. Stock-protocol
-//! clients (RESP over TCP) write and read through node 1's front while the leader's engine is
-//! killed. Afterwards: every write answered OK is on every surviving replica, the replicas'
-//! DEBUG DIGESTs are equal, and the recorded history on a few keys is linearizable.
+//! Redis-NC end to end (root): the namespace lab configured for 4 nodes, 3 started; on every
+//! host a real redis-server, xdp-log on the PCIe veth and redis-nc reading the XDP decision log
+//! (with its engine's control socket and the other fronts as peers). Stock-protocol clients in
+//! the clients namespace run SET/GET on shared keys at every front, INCR and unique-key SETs,
+//! while:
+//! - engine logs keep 1000 instances, so a replica that starts late needs a snapshot;
+//! - 1 % of node 2's host copies are dropped (nftables, before XDP sees them);
+//! - node 2's engine and redis-nc are SIGKILLed and restarted: the engine joins again, the
+//!   replica catches up by itself (repairs from the engine's log, a snapshot from a peer);
+//! - node 3 joins with its redis-server;
+//! - the leader's node (engine and redis-nc) is SIGKILLed.
+//!
+//! Afterwards: every live replica's `DEBUG DIGEST` is equal, every unique key answered OK is
+//! on every live replica, every INCR reply is unique, and the history (reads at every front) is
+//! linearizable.
+
+mod common;
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use host_app::lab::{RedisNcLab, connect_in, front};
-use host_app::lincheck::{self, Event, Op, Verdict};
+use common::{Load, caught_up, field, info};
+use host_app::lab::{RedisNcLab, front};
+use host_app::lincheck::{self, Verdict};
 use host_app::resp::Value;
 use nc_tools::demo::{Bins, request, wait_for};
 
@@ -24,144 +36,148 @@ fn bins() -> Bins {
 }
 
 #[test]
-fn redis_nc_survives_a_leader_kill_with_linearizable_history() {
+fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history() {
     if !nix::unistd::geteuid().is_root() {
         eprintln!("SKIPPED: needs root (namespaces, XDP); CI runs it as root");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let prefix = format!("ncr{}", std::process::id() % 10_000);
-    let rl = RedisNcLab::start(
+    let mut rl = RedisNcLab::start_some(
         &prefix,
         tmp.path(),
-        3,
+        4,
+        &[0, 1, 2],
+        // Short engine logs: a node that joins or restarts late needs a snapshot from a peer.
+        &["--log-keep", "1000"],
         &bins(),
         env!("CARGO_BIN_EXE_redis-nc").as_ref(),
     )
     .expect("Redis-NC lab");
-    let clients = Some(rl.lab.clients());
-    let connect = {
-        let clients = clients.clone();
-        move || connect_in(clients.clone(), front(1), Duration::from_secs(20)).expect("front 1")
-    };
-    // Clients: three on four keys (SET unique values, GET), one writing unique keys.
-    let t0 = Instant::now();
-    let now = move || t0.elapsed().as_nanos() as u64;
-    let progress = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut workers = Vec::new();
-    for c in 0..3u64 {
-        let (progress, connect) = (progress.clone(), connect.clone());
-        workers.push(std::thread::spawn(move || {
-            let mut r = connect();
-            let mut hist = Vec::new();
-            for k in 0..700u64 {
-                let key = format!("k{}", (k * 7 + c) % 4);
-                let invoke = now();
-                if k % 2 == 0 {
-                    let v = format!("c{c}-{k}");
-                    let res = r.call(&[b"SET", key.as_bytes(), v.as_bytes()]);
-                    let ok = matches!(res, Ok(Value::Simple(ref s)) if s == "OK");
-                    // A SET without OK (error or lost connection) may or may not have happened.
-                    hist.push(Event {
-                        key: key.into_bytes(),
-                        op: Op::Set(v.into_bytes()),
-                        read: None,
-                        invoke,
-                        ret: ok.then(now),
-                    });
-                    if res.is_err() {
-                        r = connect();
-                    }
-                } else {
-                    match r.call(&[b"GET", key.as_bytes()]) {
-                        Ok(Value::Bulk(b)) => hist.push(Event {
-                            key: key.into_bytes(),
-                            op: Op::Get,
-                            read: b,
-                            invoke,
-                            ret: Some(now()),
-                        }),
-                        Ok(_) => {}
-                        Err(_) => r = connect(),
-                    }
-                }
-                progress.fetch_add(1, Ordering::Relaxed);
-            }
-            hist
-        }));
+    let lab = rl.lab.clone();
+    rl.lab
+        .host_drop_rate(2, 1)
+        .expect("nftables drop on node 2");
+    let load = Load::new(Some(rl.lab.clients()));
+    let mut clients = vec![
+        load.unique(front(0), 0),
+        load.unique(front(1), 1),
+        load.incr(front(1)),
+        load.incr(front(2)),
+    ];
+    for i in 0..3u8 {
+        clients.push(load.registers(front(i), i as u64));
     }
-    let (stop2, connect2) = (stop.clone(), connect.clone());
-    let uniq = std::thread::spawn(move || {
-        let mut r = connect2();
-        let mut acked = Vec::new();
-        let mut n = 0u64;
-        while !stop2.load(Ordering::Relaxed) {
-            n += 1;
-            let key = format!("u{n}");
-            match r.call(&[b"SET", key.as_bytes(), b"x"]) {
-                Ok(Value::Simple(s)) if s == "OK" => acked.push(key),
-                Ok(_) => {}
-                Err(_) => r = connect2(),
-            }
-        }
-        acked
-    });
-    wait_for(Duration::from_secs(60), "a third of the operations", || {
-        progress.load(Ordering::Relaxed) >= 700
+    let leader = || {
+        (0..4u8)
+            .find(|&i| request(&lab, i, "status").is_ok_and(|s| s["is_leader"] == true))
+            .expect("a leader")
+    };
+    let ops = |n: u64| {
+        let before = load.ops.load(Ordering::Relaxed);
+        wait_for(Duration::from_secs(60), "client operations", || {
+            load.ops.load(Ordering::Relaxed) >= before + n
+        })
+        .unwrap();
+    };
+    ops(600);
+
+    // Node 2 (a follower) dies whole and comes back.
+    rl.lab.kill(2);
+    rl.kill_app(2);
+    ops(300);
+    rl.restart_engine(2, leader())
+        .expect("node 2's engine joins again");
+    rl.start_node_app(2).expect("node 2's redis-nc");
+    let mut c2 = rl.connect(2).unwrap();
+    wait_for(
+        Duration::from_secs(60),
+        "node 2's replica serves again",
+        || caught_up(&info(&mut c2), 50),
+    )
+    .unwrap();
+    println!("node 2 after its restart:\n{}", info(&mut c2));
+
+    // Node 3 joins with its redis-server.
+    rl.add(3, leader()).expect("node 3 joins");
+    let mut c3 = rl.connect(3).unwrap();
+    wait_for(Duration::from_secs(60), "node 3's replica serves", || {
+        let i = info(&mut c3);
+        caught_up(&i, 50) && field(&i, "nc_applied") > 0
     })
     .unwrap();
-    rl.lab.kill(0);
-    let mut history = Vec::new();
-    for w in workers {
-        history.extend(w.join().expect("client"));
-    }
-    stop.store(true, Ordering::Relaxed);
-    let acked = uniq.join().expect("unique writer");
-    assert!(
-        request(&rl.lab, 1, "status").unwrap()["is_leader"] == true,
-        "node 1 took over"
-    );
+    println!("node 3 after its join:\n{}", info(&mut c3));
+    clients.push(load.registers(front(3), 3));
+    ops(300);
 
-    // Both surviving replicas converge on the same dataset (a divergence never would): poll 10 s.
-    let mut replicas: Vec<_> = (1..3u8)
-        .map(|i| connect_in(clients.clone(), front(i), Duration::from_secs(5)).unwrap())
-        .collect();
+    // The leader's node dies.
+    let dead = leader();
+    rl.lab.kill(dead);
+    rl.kill_app(dead);
+    let t_kill = Instant::now();
+    wait_for(Duration::from_secs(30), "a new leader", || {
+        (0..4u8)
+            .filter(|&i| i != dead)
+            .any(|i| request(&lab, i, "status").is_ok_and(|s| s["is_leader"] == true))
+    })
+    .unwrap();
+    println!("new leader after {:?}", t_kill.elapsed());
+    ops(300);
+    load.stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+
+    let live: Vec<u8> = (0..4u8).filter(|&i| i != dead).collect();
+    let mut conns: Vec<_> = live.iter().map(|&i| rl.connect(i).unwrap()).collect();
     let mut digests: Vec<Value> = Vec::new();
-    let t_settle = Instant::now();
-    while t_settle.elapsed() < Duration::from_secs(10) {
-        digests = replicas
-            .iter_mut()
-            .map(|r| r.call(&[b"DEBUG", b"DIGEST"]).unwrap())
-            .collect();
-        if digests[0] == digests[1] {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    wait_for(
+        Duration::from_secs(30),
+        "equal digests on the live replicas",
+        || {
+            digests = conns
+                .iter_mut()
+                .map(|c| c.call(&[b"DEBUG", b"DIGEST"]).unwrap())
+                .collect();
+            let applied: Vec<u64> = conns
+                .iter_mut()
+                .map(|c| field(&info(c), "nc_applied"))
+                .collect();
+            digests.iter().all(|d| *d == digests[0]) && applied.iter().all(|a| *a == applied[0])
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}: {digests:?}"));
+    for (i, c) in live.iter().zip(conns.iter_mut()) {
+        println!("node {i}:\n{}", info(c));
     }
-    println!(
-        "{} operations recorded, {} unique writes acknowledged, digests {:?}",
-        history.len(),
-        acked.len(),
-        digests
+    assert!(
+        matches!(&digests[0], Value::Simple(s) if s.len() == 40 && s != &"0".repeat(40)),
+        "not a digest of a non-empty dataset: {:?}",
+        digests[0]
     );
-    for d in &digests {
-        assert!(
-            matches!(d, Value::Simple(s) if s.len() == 40 && s != &"0".repeat(40)),
-            "not a digest of a non-empty dataset: {d:?}"
-        );
-    }
-    assert_eq!(digests[0], digests[1], "surviving replicas differ");
-    for r in &mut replicas {
+    let acked = load.acked.lock().unwrap().clone();
+    for c in &mut conns {
         for k in &acked {
             assert_eq!(
-                r.call(&[b"EXISTS", k.as_bytes()]).unwrap(),
+                c.call(&[b"EXISTS", k.as_bytes()]).unwrap(),
                 Value::Integer(1),
                 "{k} lost"
             );
         }
     }
-    assert!(history.len() > 1500);
+    assert_eq!(
+        load.duplicate_incrs(),
+        Vec::<i64>::new(),
+        "INCR replies given twice"
+    );
+    let history = load.history.lock().unwrap().clone();
+    println!(
+        "{} register operations, {} INCRs, {} unique writes acknowledged",
+        history.len(),
+        load.incrs.lock().unwrap().len(),
+        acked.len()
+    );
+    assert!(history.len() > 300, "too little history: {}", history.len());
     match lincheck::check(&history, 5_000_000) {
         Verdict::Linearizable => {}
         other => panic!("history not linearizable: {other:?}"),

@@ -585,6 +585,41 @@ impl Lab {
         ])?;
         Ok(())
     }
+
+    /// Drop `rate` % of node i's host copies (the DECIDEs its engine sends to its host, before
+    /// XDP sees them: nftables on the NIC namespace's output). 0 stops dropping.
+    pub fn host_drop_rate(&self, i: u8, rate: u8) -> Result<()> {
+        self.need_netns("drop")?;
+        if rate > 100 {
+            return Err(LabError(format!(
+                "host drop rate {rate}: legal values are 0..=100 (percent)"
+            )));
+        }
+        let port = self.load()?.ports.host;
+        let ns = self.nic(i);
+        let table = "nclab_host";
+        let _ = run(&[
+            "ip", "netns", "exec", &ns, "nft", "delete", "table", "inet", table,
+        ]);
+        if rate == 0 {
+            return Ok(());
+        }
+        let rules = format!(
+            "table inet {table} {{\n chain drop_out {{\n  type filter hook output priority 0; policy accept;\n  udp dport {port} numgen random mod 100 < {rate} counter drop\n }}\n}}\n"
+        );
+        let path = self.dir.join(format!("{table}-{i}.nft"));
+        std::fs::write(&path, rules)?;
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            &ns,
+            "nft",
+            "-f",
+            &path.display().to_string(),
+        ])?;
+        Ok(())
+    }
 }
 
 /// Process `p` is gone, or a zombie whose threads have all exited.

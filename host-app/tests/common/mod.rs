@@ -1,0 +1,179 @@
+//! Clients and checks shared by the Redis-NC end-to-end tests: stock-protocol RESP clients that
+//! reconnect when their front goes away, the history they record, and INFO fields.
+#![allow(dead_code)]
+
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use host_app::lab::{RespConn, connect_in};
+use host_app::lincheck::{Event, Op};
+use host_app::resp::Value;
+
+/// Where a client runs and what it records.
+#[derive(Clone)]
+pub struct Load {
+    /// Network namespace of the clients (None: this one).
+    pub ns: Option<String>,
+    pub stop: Arc<AtomicBool>,
+    pub t0: Instant,
+    pub history: Arc<Mutex<Vec<Event>>>,
+    pub incrs: Arc<Mutex<Vec<i64>>>,
+    pub acked: Arc<Mutex<Vec<String>>>,
+    pub ops: Arc<AtomicU64>,
+}
+
+impl Load {
+    pub fn new(ns: Option<String>) -> Load {
+        Load {
+            ns,
+            stop: Arc::new(AtomicBool::new(false)),
+            t0: Instant::now(),
+            history: Arc::default(),
+            incrs: Arc::default(),
+            acked: Arc::default(),
+            ops: Arc::default(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    fn connect(&self, a: SocketAddrV4, limit: Duration) -> Option<RespConn> {
+        connect_in(self.ns.clone(), a, limit).ok()
+    }
+
+    /// A client that keeps calling `step` on a connection to `a`, making a new one when the
+    /// front goes away (killed, restarted).
+    fn client(
+        &self,
+        a: SocketAddrV4,
+        mut step: impl FnMut(&Load, &mut RespConn) -> std::io::Result<()> + Send + 'static,
+    ) -> JoinHandle<()> {
+        let me = self.clone();
+        std::thread::spawn(move || {
+            let mut r = me.connect(a, Duration::from_secs(20));
+            while !me.stop.load(Ordering::Relaxed) {
+                let Some(c) = r.as_mut() else {
+                    std::thread::sleep(Duration::from_millis(50));
+                    r = me.connect(a, Duration::from_secs(1));
+                    continue;
+                };
+                if step(&me, c).is_err() {
+                    r = None;
+                }
+                me.ops.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    }
+
+    /// SET/GET on three keys shared by every register client (`c` tells their values apart).
+    pub fn registers(&self, a: SocketAddrV4, c: u64) -> JoinHandle<()> {
+        let mut k = 0u64;
+        self.client(a, move |me, r| {
+            k += 1;
+            let key = format!("k{}", (k * 7 + c) % 3);
+            let invoke = me.now();
+            if k.is_multiple_of(2) {
+                let v = format!("c{c}-{k}");
+                let res = r.call(&[b"SET", key.as_bytes(), v.as_bytes()]);
+                let ok = matches!(res, Ok(Value::Simple(ref s)) if s == "OK");
+                // A SET without OK (an error, a lost connection) may or may not have happened.
+                me.history.lock().unwrap().push(Event {
+                    key: key.into_bytes(),
+                    op: Op::Set(v.into_bytes()),
+                    read: None,
+                    invoke,
+                    ret: ok.then(|| me.now()),
+                });
+                if !ok {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                res.map(drop)
+            } else {
+                let res = r.call(&[b"GET", key.as_bytes()]);
+                match &res {
+                    Ok(Value::Bulk(b)) => me.history.lock().unwrap().push(Event {
+                        key: key.into_bytes(),
+                        op: Op::Get,
+                        read: b.clone(),
+                        invoke,
+                        ret: Some(me.now()),
+                    }),
+                    _ => std::thread::sleep(Duration::from_millis(20)),
+                }
+                res.map(drop)
+            }
+        })
+    }
+
+    /// INCR on one counter: every integer reply is recorded (they must be unique).
+    pub fn incr(&self, a: SocketAddrV4) -> JoinHandle<()> {
+        self.client(a, |me, r| {
+            let res = r.call(&[b"INCR", b"counter"]);
+            match &res {
+                Ok(Value::Integer(i)) => me.incrs.lock().unwrap().push(*i),
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
+            res.map(drop)
+        })
+    }
+
+    /// SETs of unique keys; the ones answered OK are recorded (they must exist everywhere).
+    pub fn unique(&self, a: SocketAddrV4, w: u64) -> JoinHandle<()> {
+        let mut n = 0u64;
+        self.client(a, move |me, r| {
+            n += 1;
+            let key = format!("u{w}-{n}");
+            let res = r.call(&[b"SET", key.as_bytes(), b"0123456789abcdef"]);
+            match &res {
+                Ok(Value::Simple(s)) if s == "OK" => me.acked.lock().unwrap().push(key),
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
+            res.map(drop)
+        })
+    }
+
+    /// INCR replies given twice (must be none).
+    pub fn duplicate_incrs(&self) -> Vec<i64> {
+        let mut v = self.incrs.lock().unwrap().clone();
+        v.sort_unstable();
+        let mut dups: Vec<i64> = v
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        dups.dedup();
+        dups
+    }
+}
+
+/// `INFO nanoconsensus` of a front.
+pub fn info(c: &mut RespConn) -> String {
+    match c.call(&[b"INFO", b"nanoconsensus"]) {
+        Ok(Value::Bulk(Some(b))) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("INFO nanoconsensus: {other:?}"),
+    }
+}
+
+/// A numeric field of INFO.
+pub fn field(info: &str, k: &str) -> u64 {
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{k}:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {k} in {info}"))
+}
+
+/// The replica is serving and within `max` instances of its engine (false while unknown).
+pub fn caught_up(info: &str, max: u64) -> bool {
+    let lag = info
+        .lines()
+        .find_map(|l| l.strip_prefix("nc_lag:"))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    info.contains("nc_mode:serving")
+        && info.contains("nc_engine:Active")
+        && lag.is_some_and(|l| l < max)
+}
