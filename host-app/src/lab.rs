@@ -53,6 +53,11 @@ pub fn zk_nc_node_args(i: u8, cfg: &Path, pin: &Path, dir: &Path, no_fsync: bool
         zk_addr(i).to_string(),
         "--pin".into(),
         pin.display().to_string(),
+        // The lab's engine control sockets live beside its cluster file.
+        "--engine-ctl".into(),
+        cfg.with_file_name(format!("e{i}.sock"))
+            .display()
+            .to_string(),
     ];
     if no_fsync {
         v.push("--no-fsync".into());

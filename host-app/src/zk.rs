@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proto::apply::Applier;
-use proto::wire::Decide;
+use proto::log::Logged;
+use proto::wire::{self, Decide};
 use zookeeper_client as zkc;
 
 /// One write operation, as decided (the entry payload).
@@ -143,9 +144,12 @@ impl ZkServer {
             ),
         )?;
         use std::os::unix::process::CommandExt;
-        // Its own process group: zkServer.sh runs java as a child, and stopping must reach both.
-        let child = Command::new(ZK_SERVER)
+        // Its own process group: stopping reaches the launcher and the JVM. setpriv sets the
+        // parent-death signal, which survives zkServer.sh's `exec java`: the JVM dies with
+        // zk-nc even when zk-nc is SIGKILLed.
+        let child = Command::new("setpriv")
             .process_group(0)
+            .args(["--pdeathsig", "KILL", "--", ZK_SERVER])
             .arg("start-foreground")
             .arg(&cfg)
             .env("ZOO_LOG_DIR", dir)
@@ -255,19 +259,24 @@ impl ZkApplier {
         instance: u64,
         d: &Decide<'_>,
     ) -> io::Result<Vec<(u32, u64, ZkOutcome)>> {
-        self.apply_many(&[(instance, d)]).await
+        let l = Logged {
+            kind: d.meta.kind,
+            count: d.count,
+            entries: d.entries_raw.to_vec(),
+        };
+        self.apply_many(&[(instance, &l)]).await
     }
 
     /// Apply consecutive decided instances in one pipelined batch (the first must be the next
     /// instance; each following one the next after it).
     pub async fn apply_many(
         &mut self,
-        batch: &[(u64, &Decide<'_>)],
+        batch: &[(u64, &Logged)],
     ) -> io::Result<Vec<(u32, u64, ZkOutcome)>> {
         for (k, (instance, _)) in batch.iter().enumerate() {
             if *instance != self.applied + 1 + k as u64 {
                 return Err(io::Error::other(format!(
-                    "instance {instance} is not the next one ({}): a gap must be filled by state transfer",
+                    "instance {instance} is not the next one ({}): a gap must be filled first",
                     self.applied + 1 + k as u64
                 )));
             }
@@ -283,7 +292,10 @@ impl ZkApplier {
             Wait(Pending<'c>),
         }
         let mut plan: Vec<(u32, u64, Result<ZkOp, ZkOutcome>)> = Vec::new();
-        for e in batch.iter().flat_map(|(_, d)| d.entries()) {
+        for e in batch
+            .iter()
+            .flat_map(|(_, l)| wire::Entries::of(&l.entries, l.count))
+        {
             if e.is_config() {
                 continue;
             }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use host_app::feed::{Feed, Next, Source};
 use host_app::zk::{ZkApplier, ZkOp, ZkOutcome, ZkServer};
-use proto::wire::{self, Packet};
+use proto::log::Logged;
 use soc_ctl::client::Client;
 use soc_ctl::cluster::{ClusterFile, Transport};
 
@@ -39,6 +40,10 @@ enum Cmd {
         /// Decisions from the XDP log pinned here; without it, from a UDP socket on the host port.
         #[arg(long)]
         pin: Option<PathBuf>,
+        /// This node's engine control socket (nc-engine --ctl): lost host copies are fetched
+        /// from its log instead of stopping the replica.
+        #[arg(long)]
+        engine_ctl: Option<PathBuf>,
         /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
         /// is what survives a crash here).
         #[arg(long)]
@@ -93,8 +98,9 @@ fn main() -> ExitCode {
             dir,
             zk,
             pin,
+            engine_ctl,
             no_fsync,
-        } => run_node(&file, node, &dir, zk, pin, !no_fsync),
+        } => run_node(&file, node, &dir, zk, pin, engine_ctl, !no_fsync),
         Cmd::Write { op, client_id } => {
             let op = match op {
                 WriteOp::Create { path, data } => ZkOp::Create {
@@ -147,6 +153,7 @@ fn run_node(
     dir: &std::path::Path,
     zk: SocketAddrV4,
     pin: Option<PathBuf>,
+    engine_ctl: Option<PathBuf>,
     fsync: bool,
 ) -> Result<(), String> {
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
@@ -159,43 +166,51 @@ fn run_node(
             std::process::exit(130);
         });
     }
-    // A blocking reader hands decided packets to the async applier.
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(4096);
-    match pin {
-        Some(pin) => {
-            let mut log = xdp_log::DecisionLog::open_at(&pin, 1).map_err(|e| e.to_string())?;
-            std::thread::spawn(move || {
-                loop {
-                    match log.try_next() {
-                        Ok(Some(d)) => {
-                            if tx.blocking_send(d.packet).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => std::thread::sleep(Duration::from_micros(20)),
-                        Err(e) => {
-                            eprintln!(
-                                "zk-nc: decision log: {e} (resynchronise by state transfer); apply stopped"
-                            );
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-        None => {
-            let s = std::net::UdpSocket::bind(setup.host_sock())
-                .map_err(|e| format!("{}: {e}", setup.host_sock()))?;
-            std::thread::spawn(move || {
-                let mut b = vec![0u8; 65536];
-                while let Ok(n) = s.recv(&mut b) {
-                    if tx.blocking_send(b[..n].to_vec()).is_err() {
+    // A blocking reader hands decided instances, in order and with every gap repaired from
+    // the engine's log, to the async applier.
+    let source = match pin {
+        Some(pin) => Source::Xdp(Box::new(
+            xdp_log::DecisionLog::open_at(&pin, 1).map_err(|e| e.to_string())?,
+        )),
+        None => Source::Udp(
+            std::net::UdpSocket::bind(setup.host_sock())
+                .map_err(|e| format!("{}: {e}", setup.host_sock()))?,
+        ),
+    };
+    let mut feed = Feed::new(source, cluster, engine_ctl);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Arc<Logged>)>(4096);
+    std::thread::spawn(move || {
+        let mut at = 0u64;
+        let mut last_report = (0u64, std::time::Instant::now());
+        loop {
+            match feed.next(at, Duration::from_millis(5)) {
+                Next::Decision(i, l) => {
+                    at = i;
+                    if tx.blocking_send((i, l)).is_err() {
                         return;
                     }
                 }
-            });
+                Next::Idle => {}
+                Next::Behind { need, engine_first } => {
+                    eprintln!(
+                        "zk-nc: instance {need} is lost for this node (its engine holds from \
+                         {engine_first:?}) and ZooKeeper-NC has no state transfer yet: apply \
+                         stopped; restart the node from an empty ZooKeeper while the engines' \
+                         logs reach back to instance 1"
+                    );
+                    return;
+                }
+            }
+            let st = feed.stats;
+            if st.repairs > last_report.0 && last_report.1.elapsed() > Duration::from_secs(1) {
+                eprintln!(
+                    "zk-nc: {} gaps in the host copies, {} repairs ({} instances) from the engine's log",
+                    st.gaps, st.repairs, st.repaired
+                );
+                last_report = (st.repairs, std::time::Instant::now());
+            }
         }
-    }
+    });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -212,19 +227,11 @@ fn run_node(
             {
                 packets.push(p);
             }
-            let mut batch = Vec::new();
-            let mut next = applier.applied + 1;
-            for p in &packets {
-                let Ok((_, Packet::Decide(d))) = wire::parse(p, cluster) else {
-                    continue;
-                };
-                if !d.meta.kind.is_value() || d.meta.instance < next {
-                    continue; // heartbeats, duplicate host copies
-                }
-                next = d.meta.instance + 1;
-                batch.push((d.meta.instance, d));
-            }
-            let refs: Vec<(u64, &wire::Decide<'_>)> = batch.iter().map(|(i, d)| (*i, d)).collect();
+            let refs: Vec<(u64, &Logged)> = packets
+                .iter()
+                .filter(|(i, _)| *i > applier.applied)
+                .map(|(i, l)| (*i, &**l))
+                .collect();
             for (_, _, o) in applier.apply_many(&refs).await.map_err(|e| e.to_string())? {
                 if let ZkOutcome::Refused(why) = o {
                     refused += 1;
