@@ -3,9 +3,7 @@
 
 pub mod feed;
 pub mod front;
-pub mod lab;
 pub mod lincheck;
-pub mod plot;
 pub mod redis;
 pub mod resp;
 pub mod zk;

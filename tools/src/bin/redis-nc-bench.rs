@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
-use host_app::lab::{RedisNcLab, connect_in, front};
 use host_app::resp::Value;
+use nc_tools::app_lab::{RedisNcLab, connect_in, front};
 use nc_tools::demo::Bins;
 use nc_tools::netlab::host_client_addr;
 
@@ -172,7 +172,7 @@ fn run(a: &Args) -> Result<String, String> {
     for p in [&bins.engine, &bins.soc_ctl, &redis_nc] {
         if !p.exists() {
             return Err(format!(
-                "{} missing: cargo build --release -p soc-ctl -p host-app",
+                "{} missing: cargo build --release -p soc-ctl -p host-app -p nc-tools",
                 p.display()
             ));
         }
@@ -273,7 +273,7 @@ fn run(a: &Args) -> Result<String, String> {
     let _ = std::fs::remove_dir_all(&tmp);
     if let Some(p) = &a.plot {
         let bars: Vec<(String, f64)> = runs.iter().map(|r| (r.name.clone(), r.rate)).collect();
-        host_app::plot::bars(p, "SET throughput (same client, same lab)", "SET/s", &bars)?;
+        nc_tools::plot::bars(p, "SET throughput (same client, same lab)", "SET/s", &bars)?;
     }
     let base = runs
         .iter()

@@ -9,11 +9,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nc_tools::demo::{Bins, in_netns, soc_ctl, start_cluster};
-use nc_tools::netlab::{Lab, host_client_addr};
+use crate::demo::{Bins, in_netns, soc_ctl, start_cluster};
+use crate::netlab::{Lab, host_client_addr};
 use xdp_log::loader::{AttachOptions, Mode, attach};
 
-use crate::resp::{self, Value};
+use host_app::resp::{self, Value};
 
 /// The RESP port of every front.
 pub const FRONT_PORT: u16 = 6379;
@@ -170,7 +170,7 @@ impl RedisNcLab {
         program: &Path,
         args: Box<AppArgs>,
     ) -> io::Result<RedisNcLab> {
-        let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
+        let err = |e: crate::netlab::LabError| io::Error::other(e.to_string());
         lab.up(n).map_err(err)?;
         let mut me = RedisNcLab {
             lab: lab.clone(),
@@ -256,14 +256,14 @@ impl RedisNcLab {
     /// Bring node i (configured, not running) into the cluster: its engine starts and joins
     /// through `member`, xdp-log attaches on its host, and its application starts.
     pub fn add(&mut self, i: u8, member: u8) -> io::Result<()> {
-        let err = |e: nc_tools::netlab::LabError| io::Error::other(e.to_string());
+        let err = |e: crate::netlab::LabError| io::Error::other(e.to_string());
         self.restart_engine(i, member).map_err(err)?;
         self.attach_xdp(i)?;
         self.start_node_app(i)
     }
 
     /// Start node i's engine again (after a kill) and join it through `member`.
-    pub fn restart_engine(&self, i: u8, member: u8) -> nc_tools::netlab::Result<()> {
+    pub fn restart_engine(&self, i: u8, member: u8) -> crate::netlab::Result<()> {
         self.lab.start_engine(i, &self.bins.engine)?;
         let cfg = self.lab.cfg_path().display().to_string();
         soc_ctl(
@@ -352,5 +352,32 @@ impl RespConn {
             }
             self.buf.extend_from_slice(&chunk[..n]);
         }
+    }
+}
+
+/// The programs a host-application test runs.
+#[derive(Clone, Debug)]
+pub struct AppBins {
+    /// nc-engine and soc-ctl.
+    pub bins: Bins,
+    /// redis-nc.
+    pub redis_nc: PathBuf,
+    /// zk-nc.
+    pub zk_nc: PathBuf,
+}
+
+/// For tests: build soc-ctl's and host-app's binaries with `cargo` (the product binaries, which
+/// this crate's tests drive but do not link) into the target folder `dir`.
+pub fn built_for_tests(cargo: &str, dir: &Path) -> AppBins {
+    let ok = Command::new(cargo)
+        .args(["build", "-q", "-p", "host-app", "--bins"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "building host-app's binaries failed");
+    AppBins {
+        bins: Bins::built_for_tests(cargo, dir),
+        redis_nc: dir.join("redis-nc"),
+        zk_nc: dir.join("zk-nc"),
     }
 }

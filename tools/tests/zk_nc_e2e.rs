@@ -8,15 +8,17 @@ use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use host_app::lab::{RedisNcLab, zk_addr, zk_nc_node_args};
 use host_app::zk::ZkOp;
-use nc_tools::demo::{Bins, in_netns, request};
+use nc_tools::app_lab::{self, AppBins, RedisNcLab, zk_addr, zk_nc_node_args};
+use nc_tools::demo::{in_netns, request};
 use soc_ctl::client::Client;
 
-fn bins() -> Bins {
-    Bins::built_for_tests(
+fn bins() -> AppBins {
+    app_lab::built_for_tests(
         env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_zk-nc")).parent().unwrap(),
+        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
+            .parent()
+            .unwrap(),
     )
 }
 
@@ -59,13 +61,13 @@ fn zk_nc_survives_a_leader_kill_and_replicas_agree() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let prefix = format!("ncz{}", std::process::id() % 10_000);
-    let zk_nc = PathBuf::from(env!("CARGO_BIN_EXE_zk-nc"));
+    let b = bins();
     let rl = RedisNcLab::start_app(
         &prefix,
         tmp.path(),
         3,
-        &bins(),
-        &zk_nc,
+        &b.bins,
+        &b.zk_nc,
         &|i, cfg, pin, dir| zk_nc_node_args(i, cfg, pin, dir, false),
     )
     .expect("ZooKeeper-NC lab");

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_app::lab::{RespConn, connect_in};
 use host_app::lincheck::{Event, Op};
 use host_app::resp::Value;
+use nc_tools::app_lab::{RespConn, connect_in};
 
 /// Where a client runs and what it records.
 #[derive(Clone)]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
-use host_app::lab::{RedisNcLab, zk_nc_node_args};
 use host_app::zk::{ZK_SERVER, ZkOp};
+use nc_tools::app_lab::{RedisNcLab, zk_nc_node_args};
 use nc_tools::demo::{Bins, in_netns};
 use nc_tools::netlab::host_client_addr;
 use soc_ctl::client::Client;
@@ -212,7 +212,7 @@ fn run(a: &Args) -> Result<String, String> {
     rows.push(zab_row);
     bars.push(("ZooKeeper ensemble (ZAB), 3 servers".into(), zab_rate));
     if let Some(p) = &a.plot {
-        host_app::plot::bars(
+        nc_tools::plot::bars(
             p,
             "ZooKeeper writes: creates/s (same writers, same lab)",
             "creates/s",

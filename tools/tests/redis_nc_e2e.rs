@@ -21,15 +21,15 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{Load, caught_up, field, info};
-use host_app::lab::{RedisNcLab, front};
 use host_app::lincheck::{self, Verdict};
 use host_app::resp::Value;
-use nc_tools::demo::{Bins, request, wait_for};
+use nc_tools::app_lab::{self, AppBins, RedisNcLab, front};
+use nc_tools::demo::{request, wait_for};
 
-fn bins() -> Bins {
-    Bins::built_for_tests(
+fn bins() -> AppBins {
+    app_lab::built_for_tests(
         env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_redis-nc"))
+        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
             .parent()
             .unwrap(),
     )
@@ -43,6 +43,7 @@ fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history()
     }
     let tmp = tempfile::tempdir().unwrap();
     let prefix = format!("ncr{}", std::process::id() % 10_000);
+    let b = bins();
     let mut rl = RedisNcLab::start_some(
         &prefix,
         tmp.path(),
@@ -50,8 +51,8 @@ fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history()
         &[0, 1, 2],
         // Short engine logs: a node that joins or restarts late needs a snapshot from a peer.
         &["--log-keep", "1000"],
-        &bins(),
-        env!("CARGO_BIN_EXE_redis-nc").as_ref(),
+        &b.bins,
+        &b.redis_nc,
     )
     .expect("Redis-NC lab");
     let lab = rl.lab.clone();

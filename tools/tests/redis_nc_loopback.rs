@@ -19,16 +19,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use host_app::lab::{RespConn, connect_in};
 use host_app::lincheck::{self, Event, Op, Verdict};
 use host_app::resp::Value;
-use nc_tools::demo::{Bins, request, start_cluster, wait_for};
+use nc_tools::app_lab::{self, AppBins, RespConn, connect_in};
+use nc_tools::demo::{request, start_cluster, wait_for};
 use nc_tools::netlab::Lab;
 
-fn bins() -> Bins {
-    Bins::built_for_tests(
+fn bins() -> AppBins {
+    app_lab::built_for_tests(
         env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_redis-nc"))
+        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
             .parent()
             .unwrap(),
     )
@@ -44,6 +44,7 @@ fn free_port() -> u16 {
 
 struct Fronts {
     lab: Lab,
+    redis_nc: PathBuf,
     dir: PathBuf,
     ports: Vec<u16>,
     procs: Vec<Option<Child>>,
@@ -77,7 +78,7 @@ impl Fronts {
             .append(true)
             .open(self.dir.join(format!("redis-nc-{i}.log")))
             .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_redis-nc"))
+        let child = Command::new(&self.redis_nc)
             .args(&args)
             .stdout(Stdio::null())
             .stderr(log)
@@ -158,11 +159,12 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
     let bins = bins();
     let mut f = Fronts {
         lab: lab.clone(),
+        redis_nc: bins.redis_nc.clone(),
         dir: tmp.path().to_path_buf(),
         ports: (0..3).map(|_| free_port()).collect(),
         procs: vec![None, None, None],
     };
-    start_cluster(&lab, &bins, &[0, 1, 2]).expect("cluster");
+    start_cluster(&lab, &bins.bins, &[0, 1, 2]).expect("cluster");
     f.start(0);
     f.start(1);
 
