@@ -18,15 +18,14 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use proto::apply::Applier;
 use soc_ctl::client::Client;
-use soc_ctl::regfile::EngineBus;
 
+use crate::engine_watch::{EngineWatch, Out};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
 use crate::redis::{Conn, RedisApplier, RedisServer, bgsave_done};
@@ -57,18 +56,6 @@ enum Mode {
     Stopped(String),
 }
 
-/// The node's engine as last seen on its control socket.
-#[derive(Clone, Debug, Default)]
-struct EngineView {
-    /// `--engine-ctl` given: the view below is kept up to date.
-    watched: bool,
-    /// Its state (`Active`, `Joining`, …); `None`: unreachable.
-    state: Option<String>,
-    rejoining: bool,
-    last_decided: Option<u64>,
-    error: Option<String>,
-}
-
 /// A snapshot's instance and exactly-once record; its RDB is being written by a fork.
 type SnapshotStart = (u64, Vec<u8>);
 
@@ -79,7 +66,6 @@ struct St {
     snapshot_at: u64,
     replies: HashMap<(u32, u64), Value>,
     mode: Mode,
-    engine: EngineView,
     feed: FeedStats,
     transfers: u64,
     snapshots_served: u64,
@@ -114,6 +100,7 @@ pub struct Node {
     barrier_cv: Condvar,
     acked: Mutex<u64>,
     next_client: AtomicU32,
+    engine: Option<Arc<EngineWatch>>,
 }
 
 /// How long a write or a read waits for the cluster before it answers `-TRYAGAIN`.
@@ -128,6 +115,7 @@ impl Node {
         nodes: Vec<SocketAddrV4>,
         reads: Reads,
         server: Arc<RedisServer>,
+        engine: Option<Arc<EngineWatch>>,
     ) -> Arc<Node> {
         // Client ids of this node: its id in the top byte; the low 24 bits start at a point
         // that differs between runs, and ids the log already holds are skipped.
@@ -147,6 +135,7 @@ impl Node {
             barrier_cv: Condvar::new(),
             acked: Mutex::new(0),
             next_client: AtomicU32::new(start),
+            engine,
         })
     }
 
@@ -172,7 +161,7 @@ impl Node {
 
     /// Why this front cannot serve now, as the RESP error to answer (`None`: it can).
     fn unavailable(&self) -> Option<Value> {
-        unavailable(self.node, &self.lock())
+        unavailable(self, &self.lock())
     }
 
     /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
@@ -183,7 +172,7 @@ impl Node {
             if st.applied >= instance {
                 return Ok(key.and_then(|k| st.replies.remove(&k)));
             }
-            if let Some(e) = unavailable(self.node, &st) {
+            if let Some(e) = unavailable(self, &st) {
                 return Err(e);
             }
             let now = Instant::now();
@@ -191,7 +180,9 @@ impl Node {
                 return Err(Value::Error(format!(
                     "TRYAGAIN Redis-NC node {}: instance {instance} not applied within {GIVE_UP:?} \
                      (applied {}, engine at {:?})",
-                    self.node, st.applied, st.engine.last_decided
+                    self.node,
+                    st.applied,
+                    self.engine.as_ref().and_then(|e| e.last_decided())
                 )));
             }
             let wait = (deadline - now).min(Duration::from_millis(20));
@@ -310,20 +301,15 @@ impl Node {
             Mode::Transferring { need, .. } => format!("transferring (lacks instance {need})"),
             Mode::Stopped(why) => format!("stopped ({why})"),
         };
-        let engine = if !st.engine.watched {
-            "not watched (no --engine-ctl)".to_string()
-        } else {
-            match &st.engine.state {
-                Some(s) if st.engine.rejoining => format!("{s} (rejoining)"),
-                Some(s) => s.clone(),
-                None => format!(
-                    "unreachable ({})",
-                    st.engine.error.as_deref().unwrap_or("?")
-                ),
-            }
-        };
+        let engine = self
+            .engine
+            .as_ref()
+            .map_or("not watched (no --engine-ctl)".to_string(), |e| {
+                e.describe()
+            });
         let f = st.feed;
-        let lag = st.engine.last_decided.map_or("unknown".to_string(), |l| {
+        let decided = self.engine.as_ref().and_then(|e| e.last_decided());
+        let lag = decided.map_or("unknown".to_string(), |l| {
             l.saturating_sub(st.applied).to_string()
         });
         format!(
@@ -334,9 +320,7 @@ impl Node {
              nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n",
             self.node,
             st.applied,
-            st.engine
-                .last_decided
-                .map_or("unknown".to_string(), |l| l.to_string()),
+            decided.map_or("unknown".to_string(), |l| l.to_string()),
             match self.reads {
                 Reads::Linearizable => "linearizable",
                 Reads::Local => "local (read-your-writes per front)",
@@ -407,7 +391,8 @@ impl Node {
     }
 }
 
-fn unavailable(node: u8, st: &St) -> Option<Value> {
+fn unavailable(n: &Node, st: &St) -> Option<Value> {
+    let node = n.node;
     match &st.mode {
         Mode::Serving => {}
         Mode::Transferring { need, last_error } => {
@@ -425,60 +410,9 @@ fn unavailable(node: u8, st: &St) -> Option<Value> {
             )));
         }
     }
-    if !st.engine.watched {
-        return None;
-    }
-    match st.engine.state.as_deref() {
-        None => Some(Value::Error(format!(
-            "CLUSTERDOWN Redis-NC node {node}: its engine is unreachable ({})",
-            st.engine.error.as_deref().unwrap_or("?")
-        ))),
-        Some("Active") if !st.engine.rejoining => None,
-        Some(s @ ("Joining" | "Recovering" | "Faulted"))
-            if st.engine.rejoining || s != "Faulted" =>
-        {
-            Some(Value::Error(format!(
-                "TRYAGAIN Redis-NC node {node}: its engine is out ({s}) and coming back by itself; \
-                 another front serves meanwhile"
-            )))
-        }
-        Some(s) => Some(Value::Error(format!(
-            "CLUSTERDOWN Redis-NC node {node}: its engine is {s} (see `soc-ctl status`)"
-        ))),
-    }
-}
-
-/// Keep the engine's state in view (every 20 ms) through its control socket.
-pub fn watch_engine(node: Arc<Node>, ctl: PathBuf) {
-    let mut bus: Option<EngineBus> = None;
-    loop {
-        let seen = (|| -> Result<serde_json::Value, String> {
-            if bus.is_none() {
-                bus = Some(EngineBus::connect(&ctl).map_err(|e| e.to_string())?);
-            }
-            let b = bus.as_mut().ok_or("no connection")?;
-            b.request("status").map_err(|e| e.to_string())
-        })();
-        {
-            let mut st = node.lock();
-            // From the first answer (or failure) on, the front judges by the engine's state.
-            st.engine.watched = true;
-            match seen {
-                Ok(v) => {
-                    st.engine.state = v["state"].as_str().map(str::to_string);
-                    st.engine.rejoining = v["recovery"]["rejoining"] == true;
-                    st.engine.last_decided = v["last_decided"].as_u64();
-                    st.engine.error = None;
-                }
-                Err(e) => {
-                    bus = None;
-                    st.engine.state = None;
-                    st.engine.error = Some(e);
-                }
-            }
-        }
-        node.cv.notify_all();
-        std::thread::sleep(Duration::from_millis(20));
+    match n.engine.as_ref()?.out(node)? {
+        Out::Transient(why) => Some(Value::Error(format!("TRYAGAIN Redis-NC {why}"))),
+        Out::Down(why) => Some(Value::Error(format!("CLUSTERDOWN Redis-NC {why}"))),
     }
 }
 

@@ -1,9 +1,11 @@
 //! Host applications on Nano-consensus (Redis-NC, ZooKeeper-NC): the building blocks landed so
 //! far. See README.md for what exists and what does not yet.
 
+pub mod engine_watch;
 pub mod feed;
 pub mod front;
 pub mod lincheck;
 pub mod redis;
 pub mod resp;
 pub mod zk;
+pub mod zk_front;

@@ -130,7 +130,16 @@ impl ZkServer {
     /// [`ZkServer::start`], choosing whether ZooKeeper fsyncs its transaction log per write
     /// (`forceSync`). In ZooKeeper-NC the replicated decision log, not the local server, is what
     /// survives a crash (a restarted node rejoins by state transfer).
+    ///
+    /// It starts empty: a data folder left by an earlier run is removed (the replicated log is
+    /// the state; the apply loop replays it from instance 1).
     pub fn start_with(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<ZkServer> {
+        std::fs::create_dir_all(dir)?;
+        let dir = &dir.canonicalize()?;
+        match std::fs::remove_dir_all(dir.join("data")) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         std::fs::create_dir_all(dir.join("data"))?;
         let cfg = dir.join("zoo.cfg");
         std::fs::write(
@@ -223,13 +232,27 @@ fn ruok(addr: SocketAddrV4) -> bool {
 /// The outcome of one applied operation, as ZooKeeper reported it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZkOutcome {
-    /// Done.
-    Ok,
+    /// Done: what ZooKeeper answered.
+    Done(ZkDone),
     /// ZooKeeper refused it (node exists, no node, bad version, not empty, ...): the same on
     /// every replica, since they all apply the same operations in the same order.
     Refused(String),
     /// A retransmission already applied: not executed again.
     Duplicate,
+}
+
+/// What a successful operation returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkDone {
+    /// `create`: the path created.
+    Created(String),
+    /// `setData`: the node's new data version.
+    Set {
+        /// `Stat.version` after the write.
+        version: i32,
+    },
+    /// `delete`.
+    Deleted,
 }
 
 /// The apply side of ZooKeeper-NC on one node.
@@ -285,7 +308,7 @@ impl ZkApplier {
         // session executes its requests in order (ZooKeeper's FIFO client order), so the result
         // is the one of sequential execution, without one fsync wait per operation.
         type Pending<'c> = std::pin::Pin<
-            Box<dyn std::future::Future<Output = Result<(), zkc::Error>> + Send + 'c>,
+            Box<dyn std::future::Future<Output = Result<ZkDone, zkc::Error>> + Send + 'c>,
         >;
         enum Step<'c> {
             Done(ZkOutcome),
@@ -317,7 +340,8 @@ impl ZkApplier {
                     Err(o) => Step::Done(o.clone()),
                     Ok(ZkOp::Create { path, data }) => {
                         let f = client.create(path, data, &opts);
-                        Step::Wait(Box::pin(async move { f.await.map(drop) }))
+                        let p = path.clone();
+                        Step::Wait(Box::pin(async move { f.await.map(|_| ZkDone::Created(p)) }))
                     }
                     Ok(ZkOp::Set {
                         path,
@@ -325,10 +349,15 @@ impl ZkApplier {
                         version,
                     }) => {
                         let f = client.set_data(path, data, *version);
-                        Step::Wait(Box::pin(async move { f.await.map(drop) }))
+                        Step::Wait(Box::pin(async move {
+                            f.await.map(|st| ZkDone::Set {
+                                version: st.version,
+                            })
+                        }))
                     }
                     Ok(ZkOp::Delete { path, version }) => {
-                        Step::Wait(Box::pin(client.delete(path, *version)))
+                        let f = client.delete(path, *version);
+                        Step::Wait(Box::pin(async move { f.await.map(|()| ZkDone::Deleted) }))
                     }
                 };
                 (*c, *q, step)
@@ -339,16 +368,21 @@ impl ZkApplier {
             let outcome = match step {
                 Step::Done(o) => o,
                 Step::Wait(f) => match f.await {
-                    Ok(()) => ZkOutcome::Ok,
-                    // Connection trouble is not an outcome: stop, the replica is unusable.
+                    Ok(done) => ZkOutcome::Done(done),
+                    // Refusals that follow from the tree and the operation alone: every
+                    // replica gives the same one.
                     Err(
-                        e @ (zkc::Error::ConnectionLoss
-                        | zkc::Error::SessionExpired
-                        | zkc::Error::ClientClosed),
-                    ) => {
-                        return Err(io::Error::other(format!("ZooKeeper: {e}")));
-                    }
-                    Err(e) => ZkOutcome::Refused(e.to_string()),
+                        e @ (zkc::Error::NoNode
+                        | zkc::Error::NodeExists
+                        | zkc::Error::BadVersion
+                        | zkc::Error::NotEmpty
+                        | zkc::Error::NoChildrenForEphemerals
+                        | zkc::Error::BadArguments(_)
+                        | zkc::Error::InvalidAcl),
+                    ) => ZkOutcome::Refused(e.to_string()),
+                    // Anything else (connection trouble, a server fault) is not an outcome of
+                    // the operation and could differ between replicas: stop this replica.
+                    Err(e) => return Err(io::Error::other(format!("ZooKeeper: {e}"))),
                 },
             };
             out.push((c, q, outcome));

@@ -58,11 +58,18 @@ pub fn zk_nc_node_args(i: u8, cfg: &Path, pin: &Path, dir: &Path, no_fsync: bool
         cfg.with_file_name(format!("e{i}.sock"))
             .display()
             .to_string(),
+        "--listen".into(),
+        zk_front(i).to_string(),
     ];
     if no_fsync {
         v.push("--no-fsync".into());
     }
     v
+}
+
+/// Node i's ZooKeeper-NC writer front (`zk-nc node --listen`).
+pub fn zk_front(i: u8) -> SocketAddrV4 {
+    SocketAddrV4::new(host_client_addr(i), 2190)
 }
 
 /// Node i's front address.
@@ -159,6 +166,25 @@ impl RedisNcLab {
             .collect();
         let args: Box<AppArgs> = Box::new(move |i, _, _, _| fixed[i as usize].clone());
         Self::start_with(lab, dir, n, &all, bins, program, args)
+    }
+
+    /// A lab configured for `n` nodes of which `started` run `program ARGS(i, …)` (the others
+    /// can join later, [`RedisNcLab::add`]); `engine_args` go to every engine.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_app_some(
+        prefix: &str,
+        dir: &Path,
+        n: u8,
+        started: &[u8],
+        engine_args: &[&str],
+        bins: &Bins,
+        program: &Path,
+        args: Box<AppArgs>,
+    ) -> io::Result<RedisNcLab> {
+        let mut lab = Lab::new(prefix, Some(dir.join("lab")));
+        lab.netns = true;
+        lab.engine_args = engine_args.iter().map(|a| a.to_string()).collect();
+        Self::start_with(lab, dir, n, started, bins, program, args)
     }
 
     fn start_with(

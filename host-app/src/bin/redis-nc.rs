@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use host_app::engine_watch::EngineWatch;
 use host_app::feed::Feed;
 use host_app::front::{self, Node, Reads, Source};
 use host_app::redis::{RedisApplier, RedisServer};
@@ -109,11 +110,15 @@ fn main() -> ExitCode {
             std::process::exit(130);
         });
     }
-    let node = Node::new(a.node, cluster, file.client_addrs(), a.reads, server);
-    if let Some(ctl) = a.engine_ctl.clone() {
-        let node = node.clone();
-        std::thread::spawn(move || front::watch_engine(node, ctl));
-    }
+    let engine = a.engine_ctl.clone().map(EngineWatch::spawn);
+    let node = Node::new(
+        a.node,
+        cluster,
+        file.client_addrs(),
+        a.reads,
+        server,
+        engine,
+    );
     {
         let node = node.clone();
         let feed = Feed::new(source, cluster, a.engine_ctl.clone());

@@ -9,8 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use host_app::engine_watch::EngineWatch;
 use host_app::feed::{Feed, Next, Source};
-use host_app::zk::{ZkApplier, ZkOp, ZkOutcome, ZkServer};
+use host_app::zk::{ZkApplier, ZkOp, ZkServer};
+use host_app::zk_front::{self, ZkNode};
 use proto::log::Logged;
 use soc_ctl::client::Client;
 use soc_ctl::cluster::{ClusterFile, Transport};
@@ -25,35 +27,46 @@ struct Args {
     cmd: Cmd,
 }
 
+#[derive(clap::Args)]
+struct NodeArgs {
+    #[arg(long, short)]
+    node: u8,
+    /// Folder for ZooKeeper's data and logs.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Where ZooKeeper listens (clients read here).
+    #[arg(long)]
+    zk: SocketAddrV4,
+    /// Decisions from the XDP log pinned here; without it, from a UDP socket on the host port.
+    #[arg(long)]
+    pin: Option<PathBuf>,
+    /// This node's engine control socket (nc-engine --ctl): lost host copies are fetched
+    /// from its log instead of stopping the replica.
+    #[arg(long)]
+    engine_ctl: Option<PathBuf>,
+    /// Where writers submit writes and get ZooKeeper's result (`zk-nc write --front`).
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
+    /// is what survives a crash here).
+    #[arg(long)]
+    no_fsync: bool,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one node: a standalone ZooKeeper on --zk, fed by the decision log.
-    Node {
-        #[arg(long, short)]
-        node: u8,
-        /// Folder for ZooKeeper's data and logs.
-        #[arg(long)]
-        dir: PathBuf,
-        /// Where ZooKeeper listens (clients read here).
-        #[arg(long)]
-        zk: SocketAddrV4,
-        /// Decisions from the XDP log pinned here; without it, from a UDP socket on the host port.
-        #[arg(long)]
-        pin: Option<PathBuf>,
-        /// This node's engine control socket (nc-engine --ctl): lost host copies are fetched
-        /// from its log instead of stopping the replica.
-        #[arg(long)]
-        engine_ctl: Option<PathBuf>,
-        /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
-        /// is what survives a crash here).
-        #[arg(long)]
-        no_fsync: bool,
-    },
+    Node(NodeArgs),
     /// Submit a write and wait until the cluster decided it.
     Write {
         #[command(subcommand)]
         op: WriteOp,
-        /// Client id [default: from the process id].
+        /// A node's writer front (`zk-nc node --listen`): the write goes through that node and
+        /// the answer is ZooKeeper's result there. Without it the write goes to the cluster
+        /// directly and only its instance is known.
+        #[arg(long)]
+        front: Option<std::net::SocketAddr>,
+        /// Client id without --front [default: from the process id].
         #[arg(long)]
         client_id: Option<u32>,
     },
@@ -93,15 +106,12 @@ fn main() -> ExitCode {
         file
     };
     let r = match a.cmd {
-        Cmd::Node {
-            node,
-            dir,
-            zk,
-            pin,
-            engine_ctl,
-            no_fsync,
-        } => run_node(&file, node, &dir, zk, pin, engine_ctl, !no_fsync),
-        Cmd::Write { op, client_id } => {
+        Cmd::Node(n) => run_node(&file, n),
+        Cmd::Write {
+            op,
+            front,
+            client_id,
+        } => {
             let op = match op {
                 WriteOp::Create { path, data } => ZkOp::Create {
                     path,
@@ -121,6 +131,13 @@ fn main() -> ExitCode {
             // Refuse what every replica would refuse, before it costs an instance.
             match ZkOp::decode(&op.encode()) {
                 Err(e) => Err(e),
+                Ok(_) if front.is_some() => {
+                    let addr = front.expect("checked");
+                    zk_front::connect(addr)
+                        .map_err(|e| format!("front {addr}: {e}"))
+                        .and_then(|mut f| zk_front::call(&mut f, &zk_front::request(&op)))
+                        .map(|ok| println!("{ok}"))
+                }
                 Ok(_) => {
                     let id = client_id.unwrap_or(0x7A00_0000 | (std::process::id() & 0xFF_FFFF));
                     Client::new(file.cluster_id as u32, id, file.client_addrs())
@@ -147,18 +164,20 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_node(
-    file: &ClusterFile,
-    node: u8,
-    dir: &std::path::Path,
-    zk: SocketAddrV4,
-    pin: Option<PathBuf>,
-    engine_ctl: Option<PathBuf>,
-    fsync: bool,
-) -> Result<(), String> {
+fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
+    let NodeArgs {
+        node,
+        dir,
+        zk,
+        pin,
+        engine_ctl,
+        listen,
+        no_fsync,
+    } = a;
+    let fsync = !no_fsync;
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
     let cluster = file.cluster_id as u32;
-    let server = Arc::new(ZkServer::start_with(dir, zk, fsync).map_err(|e| e.to_string())?);
+    let server = Arc::new(ZkServer::start_with(&dir, zk, fsync).map_err(|e| e.to_string())?);
     {
         let server = server.clone();
         let _ = ctrlc::set_handler(move || {
@@ -177,7 +196,16 @@ fn run_node(
                 .map_err(|e| format!("{}: {e}", setup.host_sock()))?,
         ),
     };
+    let engine = engine_ctl.clone().map(EngineWatch::spawn);
+    let zk_node = ZkNode::new(node, cluster, file.client_addrs(), engine);
+    if let Some(addr) = listen {
+        let l = std::net::TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
+        let n = zk_node.clone();
+        std::thread::spawn(move || zk_front::serve(l, n));
+        eprintln!("zk-nc: node {node}: writers submit at {addr}");
+    }
     let mut feed = Feed::new(source, cluster, engine_ctl);
+    let feed_node = zk_node.clone();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Arc<Logged>)>(4096);
     std::thread::spawn(move || {
         let mut at = 0u64;
@@ -192,16 +220,17 @@ fn run_node(
                 }
                 Next::Idle => {}
                 Next::Behind { need, engine_first } => {
-                    eprintln!(
-                        "zk-nc: instance {need} is lost for this node (its engine holds from \
-                         {engine_first:?}) and ZooKeeper-NC has no state transfer yet: apply \
-                         stopped; restart the node from an empty ZooKeeper while the engines' \
-                         logs reach back to instance 1"
-                    );
+                    feed_node.stop(format!(
+                        "instance {need} is lost for this node (its engine holds from \
+                         {engine_first:?}) and ZooKeeper-NC has no state transfer yet; restart \
+                         the node from an empty ZooKeeper while the engines' logs reach back to \
+                         instance 1"
+                    ));
                     return;
                 }
             }
             let st = feed.stats;
+            feed_node.set_feed(st);
             if st.repairs > last_report.0 && last_report.1.elapsed() > Duration::from_secs(1) {
                 eprintln!(
                     "zk-nc: {} gaps in the host copies, {} repairs ({} instances) from the engine's log",
@@ -218,7 +247,6 @@ fn run_node(
     rt.block_on(async move {
         let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
         eprintln!("zk-nc: node {node} applying decisions to ZooKeeper at {zk}");
-        let mut refused = 0u64;
         while let Some(first) = rx.recv().await {
             // Everything that is already waiting goes into one pipelined batch.
             let mut packets = vec![first];
@@ -232,14 +260,11 @@ fn run_node(
                 .filter(|(i, _)| *i > applier.applied)
                 .map(|(i, l)| (*i, &**l))
                 .collect();
-            for (_, _, o) in applier.apply_many(&refs).await.map_err(|e| e.to_string())? {
-                if let ZkOutcome::Refused(why) = o {
-                    refused += 1;
-                    if refused <= 10 {
-                        eprintln!(
-                            "zk-nc: refused by ZooKeeper (identically on every replica): {why}"
-                        );
-                    }
+            match applier.apply_many(&refs).await {
+                Ok(outcomes) => zk_node.applied(applier.applied, outcomes),
+                Err(e) => {
+                    zk_node.stop(format!("ZooKeeper: {e}"));
+                    return Err(e.to_string());
                 }
             }
         }
