@@ -115,6 +115,47 @@ pub struct ZkServer {
     /// Where clients connect.
     pub addr: SocketAddrV4,
     dir: PathBuf,
+    fsync: bool,
+}
+
+/// Start ZooKeeper in `dir` (absolute) with an empty data folder.
+fn spawn_zk(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<Child> {
+    match std::fs::remove_dir_all(dir.join("data")) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::create_dir_all(dir.join("data"))?;
+    let cfg = dir.join("zoo.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress={}\nadmin.enableServer=false\nmaxClientCnxns=0\n4lw.commands.whitelist=ruok\nforceSync={}\n",
+            dir.join("data").display(),
+            addr.port(),
+            addr.ip(),
+            if fsync { "yes" } else { "no" }
+        ),
+    )?;
+    use std::os::unix::process::CommandExt;
+    // Its own process group: stopping reaches the launcher and the JVM. setpriv sets the
+    // parent-death signal, which survives zkServer.sh's `exec java`: the JVM dies with zk-nc
+    // even when zk-nc is SIGKILLed.
+    Command::new("setpriv")
+        .process_group(0)
+        .args(["--pdeathsig", "KILL", "--", ZK_SERVER])
+        .arg("start-foreground")
+        .arg(&cfg)
+        .env("ZOO_LOG_DIR", dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("zk.log"))?)
+        .spawn()
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("{ZK_SERVER}: {e} (tools/setup.sh installs Debian's zookeeper)"),
+            )
+        })
 }
 
 /// Debian's launcher.
@@ -135,57 +176,28 @@ impl ZkServer {
     /// the state; the apply loop replays it from instance 1).
     pub fn start_with(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<ZkServer> {
         std::fs::create_dir_all(dir)?;
-        let dir = &dir.canonicalize()?;
-        match std::fs::remove_dir_all(dir.join("data")) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        std::fs::create_dir_all(dir.join("data"))?;
-        let cfg = dir.join("zoo.cfg");
-        std::fs::write(
-            &cfg,
-            format!(
-                "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress={}\nadmin.enableServer=false\nmaxClientCnxns=0\n4lw.commands.whitelist=ruok\nforceSync={}\n",
-                dir.join("data").display(),
-                addr.port(),
-                addr.ip(),
-                if fsync { "yes" } else { "no" }
-            ),
-        )?;
-        use std::os::unix::process::CommandExt;
-        // Its own process group: stopping reaches the launcher and the JVM. setpriv sets the
-        // parent-death signal, which survives zkServer.sh's `exec java`: the JVM dies with
-        // zk-nc even when zk-nc is SIGKILLed.
-        let child = Command::new("setpriv")
-            .process_group(0)
-            .args(["--pdeathsig", "KILL", "--", ZK_SERVER])
-            .arg("start-foreground")
-            .arg(&cfg)
-            .env("ZOO_LOG_DIR", dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("zk.log"))?)
-            .spawn()
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("{ZK_SERVER}: {e} (tools/setup.sh installs Debian's zookeeper)"),
-                )
-            })?;
+        let dir = dir.canonicalize()?;
+        let child = spawn_zk(&dir, addr, fsync)?;
         let s = ZkServer {
             child: std::sync::Mutex::new(child),
             addr,
-            dir: dir.to_path_buf(),
+            dir,
+            fsync,
         };
+        s.wait_ready()?;
+        Ok(s)
+    }
+
+    fn wait_ready(&self) -> io::Result<()> {
         let t0 = Instant::now();
         loop {
-            if ruok(addr) {
-                return Ok(s);
+            if ruok(self.addr) {
+                return Ok(());
             }
-            if let Some(st) = s.child.lock().expect("child lock").try_wait()? {
+            if let Some(st) = self.child.lock().expect("child lock").try_wait()? {
                 return Err(io::Error::other(format!(
                     "ZooKeeper exited ({st}): {}",
-                    std::fs::read_to_string(dir.join("zk.log")).unwrap_or_default()
+                    std::fs::read_to_string(self.dir.join("zk.log")).unwrap_or_default()
                 )));
             }
             if t0.elapsed() > Duration::from_secs(60) {
@@ -195,6 +207,19 @@ impl ZkServer {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Stop it and start it again empty (before installing a snapshot). Call it from a thread
+    /// that lives as long as the process (the JVM dies with the thread that started it).
+    pub fn restart_empty(&self) -> io::Result<()> {
+        {
+            let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+            let pgid = nix::unistd::Pid::from_raw(c.id() as i32);
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+            let _ = c.wait();
+            *c = spawn_zk(&self.dir, self.addr, self.fsync)?;
+        }
+        self.wait_ready()
     }
 
     /// Its folder.
@@ -241,6 +266,17 @@ pub enum ZkOutcome {
     Duplicate,
 }
 
+/// A ZooKeeper-NC replica's state after one instance (a tree copy).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZkSnapshot {
+    /// The last instance applied.
+    pub instance: u64,
+    /// The exactly-once record ([`Applier::encode`]).
+    pub dedupe: Vec<u8>,
+    /// Every znode but `/zookeeper`: (path, data, data version), parents first.
+    pub nodes: Vec<(String, Vec<u8>, i32)>,
+}
+
 /// What a successful operation returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZkDone {
@@ -274,6 +310,70 @@ impl ZkApplier {
             dedupe: Applier::new(),
             applied,
         })
+    }
+
+    /// A snapshot of this moment (between two applied instances): every znode's path, data
+    /// and data version, read through this applier's session, with the exactly-once record.
+    pub async fn snapshot(&self) -> io::Result<ZkSnapshot> {
+        let zk = |e: zkc::Error| io::Error::other(format!("ZooKeeper: {e}"));
+        let mut nodes = Vec::new();
+        let mut level = vec!["/".to_string()];
+        while !level.is_empty() {
+            // One level at a time, every request of a level sent before any answer is awaited.
+            let lists: Vec<_> = level.iter().map(|p| self.client.list_children(p)).collect();
+            let mut next = Vec::new();
+            for (p, l) in level.iter().zip(lists) {
+                for c in l.await.map_err(zk)? {
+                    let child = if p == "/" {
+                        format!("/{c}")
+                    } else {
+                        format!("{p}/{c}")
+                    };
+                    if child != "/zookeeper" {
+                        next.push(child);
+                    }
+                }
+            }
+            let gets: Vec<_> = next.iter().map(|p| self.client.get_data(p)).collect();
+            for (p, g) in next.iter().zip(gets) {
+                let (data, st) = g.await.map_err(zk)?;
+                nodes.push((p.clone(), data, st.version));
+            }
+            level = next;
+        }
+        Ok(ZkSnapshot {
+            instance: self.applied,
+            dedupe: self.dedupe.encode(),
+            nodes,
+        })
+    }
+
+    /// Install `snap` into the empty ZooKeeper at `addr` and go on after its instance. Data
+    /// versions are restored by writing the data again (a versioned setData must behave as on
+    /// the members); other Stat fields (zxids, times, cversion) are not carried.
+    pub async fn install(addr: SocketAddrV4, snap: &ZkSnapshot) -> io::Result<ZkApplier> {
+        let dedupe = Applier::decode(&snap.dedupe)
+            .map_err(|e| io::Error::other(format!("snapshot: {e}")))?;
+        let mut a = ZkApplier::connect(addr, snap.instance).await?;
+        a.dedupe = dedupe;
+        let zk = |e: zkc::Error| io::Error::other(format!("ZooKeeper: {e}"));
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        // Parents come before their children in the snapshot (it is read level by level).
+        let creates: Vec<_> = snap
+            .nodes
+            .iter()
+            .map(|(p, d, _)| a.client.create(p, d, &opts))
+            .collect();
+        for c in creates {
+            c.await.map_err(zk)?;
+        }
+        for (p, d, v) in &snap.nodes {
+            let sets: Vec<_> = (0..*v).map(|_| a.client.set_data(p, d, None)).collect();
+            for s in sets {
+                s.await.map_err(zk)?;
+            }
+        }
+        Ok(a)
     }
 
     /// Apply decided instance `instance` (must be the next one).

@@ -9,7 +9,7 @@
 //!
 //! Protocol: one JSON object per line each way. Requests: `{"op":"create","path":P,"data":D}`,
 //! `{"op":"set","path":P,"data":D,"version":V|null}`, `{"op":"delete","path":P,"version":V|null}`,
-//! `{"op":"info"}`. Answers: `{"ok":{"instance":N,"result":"created","path":P}}`,
+//! `{"op":"info"}`, `{"op":"snapshot"}` (a peer's state transfer). Answers: `{"ok":{"instance":N,"result":"created","path":P}}`,
 //! `{"ok":{"instance":N,"result":"set","version":V}}`, `{"ok":{"instance":N,"result":"deleted"}}`,
 //! `{"ok":{"instance":N,"result":"refused","error":E}}`, or `{"err":E}`.
 
@@ -25,10 +25,15 @@ use soc_ctl::client::Client;
 
 use crate::engine_watch::{EngineWatch, Out};
 use crate::feed::FeedStats;
-use crate::zk::{ZkDone, ZkOp, ZkOutcome};
+use crate::zk::{ZkDone, ZkOp, ZkOutcome, ZkSnapshot};
+
+/// A front's request for a snapshot, answered by the apply loop between two batches.
+pub type SnapshotRequest = std::sync::mpsc::Sender<Result<ZkSnapshot, String>>;
 
 #[derive(Default)]
 struct St {
+    transferring: Option<String>,
+    transfers: u64,
     applied: u64,
     results: HashMap<(u32, u64), (u64, ZkOutcome)>,
     stopped: Option<String>,
@@ -46,6 +51,7 @@ pub struct ZkNode {
     st: Mutex<St>,
     cv: Condvar,
     next_client: AtomicU32,
+    snapshots: Mutex<Option<tokio::sync::mpsc::UnboundedSender<SnapshotRequest>>>,
 }
 
 const GIVE_UP: Duration = Duration::from_secs(10);
@@ -69,6 +75,7 @@ impl ZkNode {
             st: Mutex::new(St::default()),
             cv: Condvar::new(),
             next_client: AtomicU32::new(start),
+            snapshots: Mutex::new(None),
         })
     }
 
@@ -96,6 +103,43 @@ impl ZkNode {
         self.cv.notify_all();
     }
 
+    /// Where the front sends snapshot requests (the apply loop's side of the channel).
+    pub fn serve_snapshots(&self, tx: tokio::sync::mpsc::UnboundedSender<SnapshotRequest>) {
+        *self.snapshots.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    /// The replica is loading a snapshot (`Some(what)`) or serving again (`None`).
+    pub fn set_transferring(&self, what: Option<String>) {
+        self.lock().transferring = what;
+        self.cv.notify_all();
+    }
+
+    /// A snapshot was installed: the replica is at `instance`.
+    pub fn installed(&self, instance: u64) {
+        let mut st = self.lock();
+        st.applied = instance;
+        st.transferring = None;
+        st.transfers += 1;
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    fn snapshot(&self) -> Result<ZkSnapshot, String> {
+        if let Some(e) = self.unavailable(&self.lock()) {
+            return Err(e);
+        }
+        let tx = self
+            .snapshots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or("this node serves no snapshots")?;
+        let (rtx, rrx) = std::sync::mpsc::channel();
+        tx.send(rtx).map_err(|_| "the apply loop is gone")?;
+        rrx.recv_timeout(Duration::from_secs(120))
+            .map_err(|_| "the apply loop did not answer".to_string())?
+    }
+
     /// The feed's counters (gaps, repairs).
     pub fn set_feed(&self, feed: FeedStats) {
         self.lock().feed = feed;
@@ -109,6 +153,12 @@ impl ZkNode {
     }
 
     fn unavailable(&self, st: &St) -> Option<String> {
+        if let Some(what) = &st.transferring {
+            return Some(format!(
+                "TRYAGAIN ZooKeeper-NC node {}: its replica is loading a snapshot ({what})",
+                self.node
+            ));
+        }
         if let Some(why) = &st.stopped {
             return Some(format!(
                 "CLUSTERDOWN ZooKeeper-NC node {}: apply stopped: {why}",
@@ -180,12 +230,25 @@ impl ZkNode {
             "repairs": st.feed.repairs,
             "repaired_instances": st.feed.repaired,
             "refused": st.refused,
+            "transferring": st.transferring,
+            "transfers": st.transfers,
         })
     }
 }
 
-/// Parse one request line into an operation (`Ok(None)`: `info`).
-pub fn parse_request(line: &str) -> Result<Option<ZkOp>, String> {
+/// A request to a writer front.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// `{"op":"info"}`: the node's figures.
+    Info,
+    /// `{"op":"snapshot"}`: a peer's state transfer.
+    Snapshot,
+    /// A write.
+    Write(ZkOp),
+}
+
+/// Parse one request line.
+pub fn parse_request(line: &str) -> Result<Request, String> {
     let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let s = |k: &str| -> Result<String, String> {
         v[k].as_str()
@@ -201,7 +264,8 @@ pub fn parse_request(line: &str) -> Result<Option<ZkOp>, String> {
         ),
     };
     let op = match v["op"].as_str() {
-        Some("info") => return Ok(None),
+        Some("info") => return Ok(Request::Info),
+        Some("snapshot") => return Ok(Request::Snapshot),
         Some("create") => ZkOp::Create {
             path: s("path")?,
             data: s("data")?.into_bytes(),
@@ -219,7 +283,7 @@ pub fn parse_request(line: &str) -> Result<Option<ZkOp>, String> {
     };
     // Refuse what every replica would refuse, before it costs an instance.
     ZkOp::decode(&op.encode())?;
-    Ok(Some(op))
+    Ok(Request::Write(op))
 }
 
 /// The answer to a write, as JSON.
@@ -258,8 +322,12 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
         let line = line?;
         let a = match parse_request(&line) {
             Err(e) => json!({ "err": e }),
-            Ok(None) => json!({ "ok": node.info() }),
-            Ok(Some(op)) => match node.write(&mut client, &op) {
+            Ok(Request::Snapshot) => match node.snapshot() {
+                Ok(snap) => json!({ "ok": snapshot_json(&snap) }),
+                Err(e) => json!({ "err": e }),
+            },
+            Ok(Request::Info) => json!({ "ok": node.info() }),
+            Ok(Request::Write(op)) => match node.write(&mut client, &op) {
                 Ok((i, o)) => json!({ "ok": answer(i, &o) }),
                 Err(e) => json!({ "err": e }),
             },
@@ -309,4 +377,61 @@ pub fn request(op: &ZkOp) -> Value {
             json!({"op": "delete", "path": path, "version": version})
         }
     }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Result<Vec<u8>, String> {
+    if !s.is_ascii() || !s.len().is_multiple_of(2) {
+        return Err("not hex".into());
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| "not hex".to_string()))
+        .collect()
+}
+
+/// A snapshot as JSON (data in hex).
+pub fn snapshot_json(s: &ZkSnapshot) -> Value {
+    json!({
+        "instance": s.instance,
+        "dedupe": hex(&s.dedupe),
+        "nodes": s.nodes.iter().map(|(p, d, v)| json!([p, hex(d), v])).collect::<Vec<_>>(),
+    })
+}
+
+/// [`snapshot_json`] back (every field checked).
+pub fn snapshot_from_json(v: &Value) -> Result<ZkSnapshot, String> {
+    let bad = |m: &str| format!("malformed snapshot: {m}");
+    let instance = v["instance"].as_u64().ok_or_else(|| bad("instance"))?;
+    let dedupe = unhex(v["dedupe"].as_str().ok_or_else(|| bad("dedupe"))?)?;
+    let mut nodes = Vec::new();
+    for n in v["nodes"].as_array().ok_or_else(|| bad("nodes"))? {
+        let path = n[0].as_str().ok_or_else(|| bad("path"))?;
+        if !path.starts_with('/') {
+            return Err(bad("path"));
+        }
+        let data = unhex(n[1].as_str().ok_or_else(|| bad("data"))?)?;
+        let version = n[2]
+            .as_i64()
+            .and_then(|x| i32::try_from(x).ok())
+            .filter(|x| *x >= 0)
+            .ok_or_else(|| bad("version"))?;
+        nodes.push((path.to_string(), data, version));
+    }
+    Ok(ZkSnapshot {
+        instance,
+        dedupe,
+        nodes,
+    })
+}
+
+/// Ask a peer's writer front for a snapshot.
+pub fn fetch_snapshot(peer: std::net::SocketAddr) -> Result<ZkSnapshot, String> {
+    let mut f = connect(peer).map_err(|e| format!("peer {peer}: {e}"))?;
+    let _ = f.1.set_read_timeout(Some(Duration::from_secs(150)));
+    let v = call(&mut f, &json!({"op": "snapshot"})).map_err(|e| format!("peer {peer}: {e}"))?;
+    snapshot_from_json(&v).map_err(|e| format!("peer {peer}: {e}"))
 }

@@ -39,8 +39,17 @@ pub fn zk_addr(i: u8) -> SocketAddrV4 {
     SocketAddrV4::new(host_client_addr(i), 2181)
 }
 
-/// The arguments of `zk-nc node` for node i on the lab (for [`RedisNcLab::start_app`]).
-pub fn zk_nc_node_args(i: u8, cfg: &Path, pin: &Path, dir: &Path, no_fsync: bool) -> Vec<String> {
+/// The arguments of `zk-nc node` for node i of a lab of `n` configured nodes (for
+/// [`RedisNcLab::start_app`]): the XDP log, its engine's control socket, its writer front, and
+/// the other nodes' fronts as peers.
+pub fn zk_nc_node_args(
+    i: u8,
+    n: u8,
+    cfg: &Path,
+    pin: &Path,
+    dir: &Path,
+    no_fsync: bool,
+) -> Vec<String> {
     let mut v: Vec<String> = vec![
         "node".into(),
         "--config".into(),
@@ -61,6 +70,9 @@ pub fn zk_nc_node_args(i: u8, cfg: &Path, pin: &Path, dir: &Path, no_fsync: bool
         "--listen".into(),
         zk_front(i).to_string(),
     ];
+    for j in (0..n).filter(|&j| j != i) {
+        v.extend(["--peer".into(), zk_front(j).to_string()]);
+    }
     if no_fsync {
         v.push("--no-fsync".into());
     }

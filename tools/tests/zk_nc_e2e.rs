@@ -3,7 +3,8 @@
 //! decision log (gaps repaired from its engine's log) with its writer front. Writers at every
 //! front create, set at version 0 and set at any version, and record the result they were given,
 //! while 1 % of node 2's host copies are dropped (nftables), node 2 is killed whole and restarted
-//! (its ZooKeeper starts empty and replays), node 3 joins, and the leader's node is killed.
+//! (its ZooKeeper starts empty; with engine logs of 300 instances it takes a tree copy from a
+//! peer), node 3 joins (the same), and the leader's node is killed.
 //! Afterwards the live replicas' trees are identical and every path holds exactly the data and
 //! version its writer was last told.
 
@@ -180,10 +181,11 @@ fn zk_nc_survives_kills_restarts_a_join_and_drops_and_writers_get_results() {
         tmp.path(),
         4,
         &[0, 1, 2],
-        &[],
+        // Short engine logs: a node that restarts or joins late takes a snapshot from a peer.
+        &["--log-keep", "300"],
         &b.bins,
         &b.zk_nc,
-        Box::new(|i, cfg, pin, dir| zk_nc_node_args(i, cfg, pin, dir, false)),
+        Box::new(|i, cfg, pin, dir| zk_nc_node_args(i, 4, cfg, pin, dir, false)),
     )
     .expect("ZooKeeper-NC lab");
     let lab = rl.lab.clone();
@@ -257,6 +259,16 @@ fn zk_nc_survives_kills_restarts_a_join_and_drops_and_writers_get_results() {
     // Node 3 joins.
     rl.add(3, leader()).expect("node 3 joins");
     caught_up(3);
+    let info3 = in_netns(Some(ns.clone()), || {
+        let mut f = zk_front::connect(SocketAddr::V4(zk_front(3))).unwrap();
+        zk_front::call(&mut f, &json!({"op": "info"})).unwrap()
+    })
+    .join()
+    .unwrap();
+    assert!(
+        info3["transfers"].as_u64() >= Some(1),
+        "node 3 joined after the engines' logs moved past instance 1 without a snapshot: {info3}"
+    );
     more(60);
 
     // The leader's node dies.

@@ -11,8 +11,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use host_app::engine_watch::EngineWatch;
 use host_app::feed::{Feed, Next, Source};
-use host_app::zk::{ZkApplier, ZkOp, ZkServer};
-use host_app::zk_front::{self, ZkNode};
+use host_app::zk::{ZkApplier, ZkOp, ZkServer, ZkSnapshot};
+use host_app::zk_front::{self, SnapshotRequest, ZkNode};
 use proto::log::Logged;
 use soc_ctl::client::Client;
 use soc_ctl::cluster::{ClusterFile, Transport};
@@ -44,9 +44,14 @@ struct NodeArgs {
     /// from its log instead of stopping the replica.
     #[arg(long)]
     engine_ctl: Option<PathBuf>,
-    /// Where writers submit writes and get ZooKeeper's result (`zk-nc write --front`).
+    /// Where writers submit writes and get ZooKeeper's result (`zk-nc write --front`); peers
+    /// take snapshots here too.
     #[arg(long)]
     listen: Option<std::net::SocketAddr>,
+    /// Another node's writer front (repeat for each): where this node takes a snapshot (a tree
+    /// copy) when its engine's log no longer holds what its replica lacks (restart, join).
+    #[arg(long = "peer")]
+    peers: Vec<std::net::SocketAddr>,
     /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
     /// is what survives a crash here).
     #[arg(long)]
@@ -164,6 +169,72 @@ fn main() -> ExitCode {
     }
 }
 
+/// What the feed thread hands to the apply loop.
+enum Item {
+    Decision(u64, Arc<Logged>),
+    Install(ZkSnapshot),
+}
+
+/// Apply the consecutive decisions in `batch` (those past the applier's position), pipelined.
+async fn apply_batch(
+    applier: &mut ZkApplier,
+    node: &ZkNode,
+    batch: &mut Vec<(u64, Arc<Logged>)>,
+) -> Result<(), String> {
+    let refs: Vec<(u64, &Logged)> = batch
+        .iter()
+        .filter(|(i, _)| *i > applier.applied)
+        .map(|(i, l)| (*i, &**l))
+        .collect();
+    let r = if refs.is_empty() {
+        Ok(())
+    } else {
+        match applier.apply_many(&refs).await {
+            Ok(outcomes) => {
+                node.applied(applier.applied, outcomes);
+                Ok(())
+            }
+            Err(e) => {
+                node.stop(format!("ZooKeeper: {e}"));
+                Err(e.to_string())
+            }
+        }
+    };
+    batch.clear();
+    r
+}
+
+/// A snapshot from the first peer that covers `need − 1` (else the most advanced one past `at`).
+fn snapshot_from_peers(
+    peers: &[std::net::SocketAddr],
+    need: u64,
+    at: u64,
+) -> Result<ZkSnapshot, String> {
+    let mut best: Option<ZkSnapshot> = None;
+    let mut errors = Vec::new();
+    for p in peers {
+        match zk_front::fetch_snapshot(*p) {
+            Ok(s) => {
+                let covers = s.instance + 1 >= need;
+                if s.instance > at && best.as_ref().is_none_or(|b| s.instance > b.instance) {
+                    best = Some(s);
+                }
+                if covers {
+                    break;
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    best.ok_or_else(|| {
+        if errors.is_empty() {
+            format!("no peer is past instance {at}")
+        } else {
+            errors.join("; ")
+        }
+    })
+}
+
 fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
     let NodeArgs {
         node,
@@ -172,6 +243,7 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
         pin,
         engine_ctl,
         listen,
+        peers,
         no_fsync,
     } = a;
     let fsync = !no_fsync;
@@ -206,7 +278,7 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
     }
     let mut feed = Feed::new(source, cluster, engine_ctl);
     let feed_node = zk_node.clone();
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Arc<Logged>)>(4096);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Item>(4096);
     std::thread::spawn(move || {
         let mut at = 0u64;
         let mut last_report = (0u64, std::time::Instant::now());
@@ -214,19 +286,40 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
             match feed.next(at, Duration::from_millis(5)) {
                 Next::Decision(i, l) => {
                     at = i;
-                    if tx.blocking_send((i, l)).is_err() {
+                    if tx.blocking_send(Item::Decision(i, l)).is_err() {
                         return;
                     }
                 }
                 Next::Idle => {}
-                Next::Behind { need, engine_first } => {
+                Next::Behind { need, engine_first } if peers.is_empty() => {
                     feed_node.stop(format!(
                         "instance {need} is lost for this node (its engine holds from \
-                         {engine_first:?}) and ZooKeeper-NC has no state transfer yet; restart \
-                         the node from an empty ZooKeeper while the engines' logs reach back to \
-                         instance 1"
+                         {engine_first:?}) and no --peer was given to take a snapshot from"
                     ));
                     return;
+                }
+                Next::Behind { need, .. } => {
+                    feed_node.set_transferring(Some(format!("it lacks instance {need}")));
+                    match snapshot_from_peers(&peers, need, at) {
+                        Ok(snap) => {
+                            eprintln!(
+                                "zk-nc: node {node}: installing a snapshot of instance {} ({} znodes)",
+                                snap.instance,
+                                snap.nodes.len()
+                            );
+                            at = snap.instance;
+                            if tx.blocking_send(Item::Install(snap)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => {
+                            eprintln!("zk-nc: snapshot for instance {need}: {e}");
+                            feed_node.set_transferring(Some(format!(
+                                "it lacks instance {need}; last attempt: {e}"
+                            )));
+                            std::thread::sleep(Duration::from_millis(300));
+                        }
+                    }
                 }
             }
             let st = feed.stats;
@@ -240,6 +333,8 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
             }
         }
     });
+    let (snap_tx, mut snap_rx) = tokio::sync::mpsc::unbounded_channel::<SnapshotRequest>();
+    zk_node.serve_snapshots(snap_tx);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -247,26 +342,52 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
     rt.block_on(async move {
         let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
         eprintln!("zk-nc: node {node} applying decisions to ZooKeeper at {zk}");
-        while let Some(first) = rx.recv().await {
+        loop {
+            let first = tokio::select! {
+                item = rx.recv() => match item {
+                    Some(i) => i,
+                    None => break,
+                },
+                req = snap_rx.recv() => {
+                    // Between two batches: the tree is the state after `applier.applied`.
+                    if let Some(req) = req {
+                        let _ = req.send(applier.snapshot().await.map_err(|e| e.to_string()));
+                    }
+                    continue;
+                }
+            };
+            let mut items = vec![first];
             // Everything that is already waiting goes into one pipelined batch.
-            let mut packets = vec![first];
-            while packets.len() < 512
+            while items.len() < 512
                 && let Ok(p) = rx.try_recv()
             {
-                packets.push(p);
+                items.push(p);
             }
-            let refs: Vec<(u64, &Logged)> = packets
-                .iter()
-                .filter(|(i, _)| *i > applier.applied)
-                .map(|(i, l)| (*i, &**l))
-                .collect();
-            match applier.apply_many(&refs).await {
-                Ok(outcomes) => zk_node.applied(applier.applied, outcomes),
-                Err(e) => {
-                    zk_node.stop(format!("ZooKeeper: {e}"));
-                    return Err(e.to_string());
+            let mut batch: Vec<(u64, Arc<Logged>)> = Vec::new();
+            for item in items {
+                match item {
+                    Item::Decision(i, l) => batch.push((i, l)),
+                    Item::Install(snap) => {
+                        apply_batch(&mut applier, &zk_node, &mut batch).await?;
+                        server.restart_empty().map_err(|e| {
+                            let e = format!("ZooKeeper restart for a snapshot: {e}");
+                            zk_node.stop(e.clone());
+                            e
+                        })?;
+                        applier = ZkApplier::install(zk, &snap).await.map_err(|e| {
+                            let e = format!("installing the snapshot: {e}");
+                            zk_node.stop(e.clone());
+                            e
+                        })?;
+                        zk_node.installed(snap.instance);
+                        eprintln!(
+                            "zk-nc: node {node}: at instance {} from a snapshot",
+                            snap.instance
+                        );
+                    }
                 }
             }
+            apply_batch(&mut applier, &zk_node, &mut batch).await?;
         }
         Err::<(), String>("the decision reader stopped".into())
     })

@@ -242,7 +242,7 @@ fn zk_nc_run(
     let mut rows = Vec::new();
     let rate = {
         let rl = RedisNcLab::start_app("nczb", tmp, n, bins, zk_nc, &|i, cfg, pin, d| {
-            zk_nc_node_args(i, cfg, pin, d, no_fsync)
+            zk_nc_node_args(i, n, cfg, pin, d, no_fsync)
         })
         .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
