@@ -117,3 +117,17 @@ impl EngineWatch {
         }
     }
 }
+
+/// Bring this node's engine (control socket `ctl`, configuration `config`) into a running
+/// cluster through `member`: configure it, enable it with JOIN, and wait until it joined (the
+/// engine fetches the member's log and goes active). The engine's answer.
+pub fn join_cluster(
+    ctl: &std::path::Path,
+    config: &proto::regs::Config,
+    member: u8,
+) -> Result<serde_json::Value, String> {
+    let bus = EngineBus::connect(ctl).map_err(|e| e.to_string())?;
+    let mut r = soc_ctl::regfile::Registers::new(bus);
+    soc_ctl::regfile::configure(&mut r, config)?;
+    soc_ctl::regfile::join_engine(&mut r, member as u64)
+}

@@ -264,6 +264,8 @@ pub enum ZkOutcome {
     Refused(String),
     /// A retransmission already applied: not executed again.
     Duplicate,
+    /// A read barrier (an empty request): nothing executed.
+    Barrier,
 }
 
 /// A ZooKeeper-NC replica's state after one instance (a tree copy).
@@ -376,6 +378,15 @@ impl ZkApplier {
         Ok(a)
     }
 
+    /// Read one znode (data and data version) through this applier's session: the state after
+    /// [`ZkApplier::applied`].
+    pub async fn get(&self, path: &str) -> Result<(Vec<u8>, i32), ZkOutcome> {
+        match self.client.get_data(path).await {
+            Ok((d, st)) => Ok((d, st.version)),
+            Err(e) => Err(ZkOutcome::Refused(e.to_string())),
+        }
+    }
+
     /// Apply decided instance `instance` (must be the next one).
     pub async fn apply(
         &mut self,
@@ -424,6 +435,8 @@ impl ZkApplier {
             }
             let op = if !self.dedupe.admit(e.client_id, e.seq) {
                 Err(ZkOutcome::Duplicate)
+            } else if e.payload.is_empty() {
+                Err(ZkOutcome::Barrier) // a read barrier: nothing to execute
             } else {
                 ZkOp::decode(e.payload).map_err(|why| {
                     ZkOutcome::Refused(format!("not a ZooKeeper-NC operation: {why}"))

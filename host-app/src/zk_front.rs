@@ -9,9 +9,12 @@
 //!
 //! Protocol: one JSON object per line each way. Requests: `{"op":"create","path":P,"data":D}`,
 //! `{"op":"set","path":P,"data":D,"version":V|null}`, `{"op":"delete","path":P,"version":V|null}`,
-//! `{"op":"info"}`, `{"op":"snapshot"}` (a peer's state transfer). Answers: `{"ok":{"instance":N,"result":"created","path":P}}`,
+//! `{"op":"get","path":P}` (a linearizable read: a barrier through the log, then this replica),
+//! `{"op":"info"}`, `{"op":"snapshot"}` (a peer's state transfer). Answers:
+//! `{"ok":{"instance":N,"result":"created","path":P}}`,
 //! `{"ok":{"instance":N,"result":"set","version":V}}`, `{"ok":{"instance":N,"result":"deleted"}}`,
-//! `{"ok":{"instance":N,"result":"refused","error":E}}`, or `{"err":E}`.
+//! `{"ok":{"instance":N,"result":"refused","error":E}}`,
+//! `{"ok":{"instance":N,"result":"data","data":D,"version":V}}` (get), or `{"err":E}`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -29,6 +32,13 @@ use crate::zk::{ZkDone, ZkOp, ZkOutcome, ZkSnapshot};
 
 /// A front's request for a snapshot, answered by the apply loop between two batches.
 pub type SnapshotRequest = std::sync::mpsc::Sender<Result<ZkSnapshot, String>>;
+
+/// A front's read of one path (once the replica applied the read's barrier), answered by the
+/// apply loop: the data and data version, or ZooKeeper's refusal.
+pub type ReadRequest = (
+    String,
+    std::sync::mpsc::Sender<Result<(Vec<u8>, i32), String>>,
+);
 
 #[derive(Default)]
 struct St {
@@ -52,6 +62,7 @@ pub struct ZkNode {
     cv: Condvar,
     next_client: AtomicU32,
     snapshots: Mutex<Option<tokio::sync::mpsc::UnboundedSender<SnapshotRequest>>>,
+    reads: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ReadRequest>>>,
 }
 
 const GIVE_UP: Duration = Duration::from_secs(10);
@@ -76,6 +87,7 @@ impl ZkNode {
             cv: Condvar::new(),
             next_client: AtomicU32::new(start),
             snapshots: Mutex::new(None),
+            reads: Mutex::new(None),
         })
     }
 
@@ -106,6 +118,38 @@ impl ZkNode {
     /// Where the front sends snapshot requests (the apply loop's side of the channel).
     pub fn serve_snapshots(&self, tx: tokio::sync::mpsc::UnboundedSender<SnapshotRequest>) {
         *self.snapshots.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    /// Where the front sends reads (the apply loop's side of the channel).
+    pub fn serve_reads(&self, tx: tokio::sync::mpsc::UnboundedSender<ReadRequest>) {
+        *self.reads.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    /// A linearizable read: a barrier (an empty request) through the log, then the path as this
+    /// replica holds it once it applied the barrier's instance (every write acknowledged before
+    /// the read began was decided before the barrier).
+    pub fn read(&self, client: &mut Client, path: &str) -> Result<(u64, Value), String> {
+        let (instance, _) = self.write_raw(client, &[])?;
+        let tx = self
+            .reads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or("this node serves no reads")?;
+        let (rtx, rrx) = std::sync::mpsc::channel();
+        tx.send((path.to_string(), rtx))
+            .map_err(|_| "the apply loop is gone")?;
+        let r = rrx
+            .recv_timeout(GIVE_UP)
+            .map_err(|_| "the apply loop did not answer".to_string())?;
+        Ok((
+            instance,
+            match r {
+                Ok((d, v)) => json!({"instance": instance, "result": "data",
+                    "data": String::from_utf8_lossy(&d), "version": v}),
+                Err(e) => json!({"instance": instance, "result": "refused", "error": e}),
+            },
+        ))
     }
 
     /// The replica is loading a snapshot (`Some(what)`) or serving again (`None`).
@@ -173,10 +217,14 @@ impl ZkNode {
 
     /// Propose `op`, wait until this replica applied it, and say what ZooKeeper answered.
     pub fn write(&self, client: &mut Client, op: &ZkOp) -> Result<(u64, ZkOutcome), String> {
+        self.write_raw(client, &op.encode())
+    }
+
+    fn write_raw(&self, client: &mut Client, payload: &[u8]) -> Result<(u64, ZkOutcome), String> {
         if let Some(e) = self.unavailable(&self.lock()) {
             return Err(e);
         }
-        let ok = client.request(0, &op.encode(), GIVE_UP).map_err(|e| {
+        let ok = client.request(0, payload, GIVE_UP).map_err(|e| {
             self.unavailable(&self.lock()).unwrap_or_else(|| {
                 format!(
                     "TRYAGAIN ZooKeeper-NC node {}: no leader acknowledged the write ({e}); \
@@ -243,6 +291,8 @@ pub enum Request {
     Info,
     /// `{"op":"snapshot"}`: a peer's state transfer.
     Snapshot,
+    /// `{"op":"get","path":P}`: a linearizable read.
+    Get(String),
     /// A write.
     Write(ZkOp),
 }
@@ -266,6 +316,7 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
     let op = match v["op"].as_str() {
         Some("info") => return Ok(Request::Info),
         Some("snapshot") => return Ok(Request::Snapshot),
+        Some("get") => return Ok(Request::Get(s("path")?)),
         Some("create") => ZkOp::Create {
             path: s("path")?,
             data: s("data")?.into_bytes(),
@@ -298,6 +349,7 @@ pub fn answer(instance: u64, o: &ZkOutcome) -> Value {
         ZkOutcome::Done(ZkDone::Deleted) => json!({"instance": instance, "result": "deleted"}),
         ZkOutcome::Refused(e) => json!({"instance": instance, "result": "refused", "error": e}),
         ZkOutcome::Duplicate => json!({"instance": instance, "result": "duplicate"}),
+        ZkOutcome::Barrier => json!({"instance": instance, "result": "barrier"}),
     }
 }
 
@@ -327,6 +379,10 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
                 Err(e) => json!({ "err": e }),
             },
             Ok(Request::Info) => json!({ "ok": node.info() }),
+            Ok(Request::Get(path)) => match node.read(&mut client, &path) {
+                Ok((_, v)) => json!({ "ok": v }),
+                Err(e) => json!({ "err": e }),
+            },
             Ok(Request::Write(op)) => match node.write(&mut client, &op) {
                 Ok((i, o)) => json!({ "ok": answer(i, &o) }),
                 Err(e) => json!({ "err": e }),

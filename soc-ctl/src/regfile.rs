@@ -316,3 +316,55 @@ impl<B: RegisterBus> Registers<B> {
         Ok(out)
     }
 }
+
+/// Configure a node from its setup: disable it, write every config register that differs (in
+/// an order the cross-field rules accept), and enable it (armed). Refusals name the register.
+pub fn configure<B: RegisterBus>(
+    r: &mut Registers<B>,
+    config: &proto::regs::Config,
+) -> Result<(), String> {
+    r.set("ctrl", 0).map_err(|e| e.to_string())?;
+    let mut todo: Vec<(&'static str, u64)> = regs::REGISTERS
+        .iter()
+        .filter(|reg| reg.access == Access::Config)
+        .map(|reg| (reg.name, config.get(reg.addr).expect("a config register")))
+        .collect();
+    let mut last_err = None;
+    while !todo.is_empty() {
+        let before = todo.len();
+        let mut left = Vec::new();
+        for (name, v) in todo {
+            if r.get(name).map_err(|e| e.to_string())? == v {
+                continue;
+            }
+            if let Err(e) = r.set(name, v) {
+                last_err = Some(e);
+                left.push((name, v));
+            }
+        }
+        todo = left;
+        if todo.len() == before {
+            return Err(format!(
+                "{} (while writing {})",
+                last_err.map(|e| e.to_string()).unwrap_or_default(),
+                todo.iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    r.set("ctrl", regs::ctrl::ENABLE as u64)
+        .map_err(|e| e.to_string())
+}
+
+/// Join a running cluster through `member` (§5.2): the engine is set to ENABLE|JOIN, follows the
+/// live stream, fetches the member's state and goes active. The engine's answer (snapshot
+/// instance, entries, bytes, attempts, time).
+pub fn join_engine(r: &mut Registers<EngineBus>, member: u64) -> Result<Value, String> {
+    r.set("ctrl", (regs::ctrl::ENABLE | regs::ctrl::JOIN) as u64)
+        .map_err(|e| e.to_string())?;
+    r.bus
+        .request(&format!("join {member}"))
+        .map_err(|e| e.to_string())
+}

@@ -264,6 +264,11 @@ impl RedisNcLab {
     /// Start the application on node i (in its host's namespace), its stderr appended to
     /// `app-I.log`.
     pub fn start_node_app(&mut self, i: u8) -> io::Result<()> {
+        self.start_node_app_with(i, &[])
+    }
+
+    /// [`RedisNcLab::start_node_app`] with `extra` arguments after the usual ones.
+    pub fn start_node_app_with(&mut self, i: u8, extra: &[String]) -> io::Result<()> {
         // nsenter switches only the network namespace, so the bpffs pins stay visible
         // (`ip netns exec` would remount /sys).
         let log = std::fs::OpenOptions::new()
@@ -275,6 +280,7 @@ impl RedisNcLab {
             .arg(format!("--net=/run/netns/{}", self.lab.host(i)))
             .arg(&self.program)
             .args((self.args)(i, &self.lab.cfg_path(), &pin, &self.dir))
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()?;
@@ -298,6 +304,17 @@ impl RedisNcLab {
         self.restart_engine(i, member).map_err(err)?;
         self.attach_xdp(i)?;
         self.start_node_app(i)
+    }
+
+    /// Bring node i in with one command of the application: its engine is started (not
+    /// configured), xdp-log attaches, and the application runs with `--join MEMBER`, which
+    /// configures and joins the engine and then catches its replica up.
+    pub fn add_by_app(&mut self, i: u8, member: u8) -> io::Result<()> {
+        self.lab
+            .start_engine(i, &self.bins.engine)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        self.attach_xdp(i)?;
+        self.start_node_app_with(i, &["--join".into(), member.to_string()])
     }
 
     /// Start node i's engine again (after a kill) and join it through `member`.

@@ -7,7 +7,7 @@
 //! - 1 % of node 2's host copies are dropped (nftables, before XDP sees them);
 //! - node 2's engine and redis-nc are SIGKILLed and restarted: the engine joins again, the
 //!   replica catches up by itself (repairs from the engine's log, a snapshot from a peer);
-//! - node 3 joins with its redis-server;
+//! - node 3 joins with its redis-server, by one command (`redis-nc --join MEMBER`);
 //! - the leader's node (engine and redis-nc) is SIGKILLed.
 //!
 //! Afterwards: every live replica's `DEBUG DIGEST` is equal, every unique key answered OK is
@@ -99,8 +99,8 @@ fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history()
     .unwrap();
     println!("node 2 after its restart:\n{}", info(&mut c2));
 
-    // Node 3 joins with its redis-server.
-    rl.add(3, leader()).expect("node 3 joins");
+    // Node 3 joins with its redis-server, with one command: `redis-nc --join MEMBER`.
+    rl.add_by_app(3, leader()).expect("node 3 joins");
     let mut c3 = rl.connect(3).unwrap();
     wait_for(Duration::from_secs(60), "node 3's replica serves", || {
         let i = info(&mut c3);

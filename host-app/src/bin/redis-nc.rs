@@ -42,6 +42,11 @@ struct Args {
     /// starts behind the cluster (restart, join) or loses more than its engine's log holds.
     #[arg(long = "peer")]
     peers: Vec<SocketAddr>,
+    /// Join a running cluster through node MEMBER first: configure this node's engine
+    /// (--engine-ctl) from the cluster file, enable it with JOIN and wait until it is active.
+    /// With --peer, the replica then catches up by itself: one command brings a node in.
+    #[arg(long, value_name = "MEMBER", requires = "engine_ctl")]
+    join: Option<u8>,
     /// How reads are served: `linearizable` (a read barrier through the log) or `local`
     /// (read-your-writes for each front's own clients, one round cheaper).
     #[arg(long, value_enum, default_value = "linearizable")]
@@ -71,6 +76,15 @@ fn main() -> ExitCode {
         Err(e) => return fail(e.to_string()),
     };
     let cluster = file.cluster_id as u32;
+    if let (Some(member), Some(ctl)) = (a.join, &a.engine_ctl) {
+        match host_app::engine_watch::join_cluster(ctl, &setup.config, member) {
+            Ok(v) => eprintln!(
+                "redis-nc: node {}: engine joined through node {member}: {v}",
+                a.node
+            ),
+            Err(e) => return fail(format!("joining through node {member}: {e}")),
+        }
+    }
     let server = match RedisServer::start(&a.dir) {
         Ok(s) => Arc::new(s),
         Err(e) => return fail(format!("{}: {e}", a.dir.display())),

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use host_app::engine_watch::EngineWatch;
 use host_app::feed::{Feed, Next, Source};
 use host_app::zk::{ZkApplier, ZkOp, ZkServer, ZkSnapshot};
-use host_app::zk_front::{self, SnapshotRequest, ZkNode};
+use host_app::zk_front::{self, ReadRequest, SnapshotRequest, ZkNode};
 use proto::log::Logged;
 use soc_ctl::client::Client;
 use soc_ctl::cluster::{ClusterFile, Transport};
@@ -52,6 +52,11 @@ struct NodeArgs {
     /// copy) when its engine's log no longer holds what its replica lacks (restart, join).
     #[arg(long = "peer")]
     peers: Vec<std::net::SocketAddr>,
+    /// Join a running cluster through node MEMBER first: configure this node's engine
+    /// (--engine-ctl) from the cluster file, enable it with JOIN and wait until it is active.
+    /// With --peer, the replica then catches up by itself: one command brings a node in.
+    #[arg(long, value_name = "MEMBER", requires = "engine_ctl")]
+    join: Option<u8>,
     /// Run the local ZooKeeper with forceSync=no (the replicated log, not the local disk,
     /// is what survives a crash here).
     #[arg(long)]
@@ -79,6 +84,9 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum WriteOp {
+    /// get PATH: a linearizable read through --front (a barrier through the log, then that
+    /// node's replica).
+    Get { path: String },
     /// create PATH DATA
     Create { path: String, data: String },
     /// setData PATH DATA
@@ -113,6 +121,19 @@ fn main() -> ExitCode {
     let r = match a.cmd {
         Cmd::Node(n) => run_node(&file, n),
         Cmd::Write {
+            op: WriteOp::Get { path },
+            front,
+            ..
+        } => match front {
+            None => Err("get reads through a node's writer front: give --front ADDR".into()),
+            Some(addr) => zk_front::connect(addr)
+                .map_err(|e| format!("front {addr}: {e}"))
+                .and_then(|mut f| {
+                    zk_front::call(&mut f, &serde_json::json!({"op": "get", "path": path}))
+                })
+                .map(|ok| println!("{ok}")),
+        },
+        Cmd::Write {
             op,
             front,
             client_id,
@@ -132,6 +153,7 @@ fn main() -> ExitCode {
                     version,
                 },
                 WriteOp::Delete { path, version } => ZkOp::Delete { path, version },
+                WriteOp::Get { .. } => unreachable!("answered above"),
             };
             // Refuse what every replica would refuse, before it costs an instance.
             match ZkOp::decode(&op.encode()) {
@@ -244,11 +266,17 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
         engine_ctl,
         listen,
         peers,
+        join,
         no_fsync,
     } = a;
     let fsync = !no_fsync;
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
     let cluster = file.cluster_id as u32;
+    if let (Some(member), Some(ctl)) = (join, &engine_ctl) {
+        let v = host_app::engine_watch::join_cluster(ctl, &setup.config, member)
+            .map_err(|e| format!("joining through node {member}: {e}"))?;
+        eprintln!("zk-nc: node {node}: engine joined through node {member}: {v}");
+    }
     let server = Arc::new(ZkServer::start_with(&dir, zk, fsync).map_err(|e| e.to_string())?);
     {
         let server = server.clone();
@@ -335,6 +363,8 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
     });
     let (snap_tx, mut snap_rx) = tokio::sync::mpsc::unbounded_channel::<SnapshotRequest>();
     zk_node.serve_snapshots(snap_tx);
+    let (read_tx, mut read_rx) = tokio::sync::mpsc::unbounded_channel::<ReadRequest>();
+    zk_node.serve_reads(read_tx);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -352,6 +382,17 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
                     // Between two batches: the tree is the state after `applier.applied`.
                     if let Some(req) = req {
                         let _ = req.send(applier.snapshot().await.map_err(|e| e.to_string()));
+                    }
+                    continue;
+                }
+                req = read_rx.recv() => {
+                    // The front waited until the read's barrier was applied.
+                    if let Some((path, reply)) = req {
+                        let r = applier.get(&path).await.map_err(|o| match o {
+                            host_app::zk::ZkOutcome::Refused(e) => e,
+                            other => format!("{other:?}"),
+                        });
+                        let _ = reply.send(r);
                     }
                     continue;
                 }

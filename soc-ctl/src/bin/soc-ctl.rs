@@ -10,7 +10,7 @@ use proto::wire;
 use serde_json::{Value, json};
 use soc_ctl::client::Client;
 use soc_ctl::cluster::ClusterFile;
-use soc_ctl::regfile::{EngineBus, MmioBus, RegAccessError, RegisterBus, Registers};
+use soc_ctl::regfile::{EngineBus, MmioBus, RegisterBus, Registers};
 
 /// Control a Nano-consensus node: the FPGA card through its PCIe BAR (--bar) or the software
 /// engine through its control socket (--ctl / --node, the default).
@@ -274,44 +274,7 @@ fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), Stri
 fn init<B: RegisterBus>(r: &mut Registers<B>, config: &Path, node: u64) -> Result<(), String> {
     let file = ClusterFile::load(config).map_err(|e| format!("{}: {e}", config.display()))?;
     let setup = file.node(node).map_err(|e| e.to_string())?;
-    r.set("ctrl", 0).map_err(|e| e.to_string())?;
-    let mut todo: Vec<(&'static str, u64)> = regs::REGISTERS
-        .iter()
-        .filter(|reg| reg.access == Access::Config)
-        .map(|reg| {
-            (
-                reg.name,
-                setup.config.get(reg.addr).expect("a config register"),
-            )
-        })
-        .collect();
-    let mut last_err = None;
-    while !todo.is_empty() {
-        let before = todo.len();
-        let mut left = Vec::new();
-        for (name, v) in todo {
-            if r.get(name).map_err(|e| e.to_string())? == v {
-                continue;
-            }
-            if let Err(e) = r.set(name, v) {
-                last_err = Some(e);
-                left.push((name, v));
-            }
-        }
-        todo = left;
-        if todo.len() == before {
-            return Err(format!(
-                "{} (while writing {})",
-                last_err.map(|e| e.to_string()).unwrap_or_default(),
-                todo.iter()
-                    .map(|(n, v)| format!("{n}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-    }
-    r.set("ctrl", ctrl::ENABLE as u64)
-        .map_err(|e| e.to_string())?;
+    soc_ctl::regfile::configure(r, &setup.config)?;
     println!(
         "node {node}: configured from {} and enabled (armed){}",
         config.display(),
@@ -478,13 +441,8 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
                 .into(),
         );
     };
-    r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN) as u64)
-        .map_err(|e| e.to_string())?;
     println!("joining: following the live stream, fetching state from node {member}");
-    let v = r
-        .bus
-        .request(&format!("join {member}"))
-        .map_err(|e: RegAccessError| e.to_string())?;
+    let v = soc_ctl::regfile::join_engine(r, member)?;
     println!(
         "joined: snapshot at instance {} ({} entries, {} bytes), {} attempt(s), {:.1} ms; now active",
         v["snapshot_instance"],
