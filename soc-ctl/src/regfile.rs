@@ -368,3 +368,91 @@ pub fn join_engine(r: &mut Registers<EngineBus>, member: u64) -> Result<Value, S
         .request(&format!("join {member}"))
         .map_err(|e| e.to_string())
 }
+
+/// Bring a node back after its safe exit by register writes alone: the CSR sequence of
+/// proto/README ("Recovery on a card"), over either backend.
+///
+/// 1. `STATUS.NET_FAULT` = 1 (else there is nothing to do; a node left joining by an earlier
+///    attempt resumes at step 3);
+/// 2. `CTRL` ← 0;
+/// 3. `CTRL` ← `ENABLE|JOIN`, then wait for `STATUS.SYNCED` (a leader's stream on every tree);
+/// 4. the host application fetches its snapshot now (`host_step` is told so);
+/// 5. `TIMEOUT` ← the members' timeout (`timeout`, or the node's own value);
+/// 6. `CTRL` ← `ENABLE|JOIN|ACTIVATE`, then wait for `STATUS.ACTIVE`.
+///
+/// Every step is reported through `say`. A node that does not enter JOINING (a card whose
+/// bitstream has no join) or never synchronises gets an error that says which step and why;
+/// nothing is retried behind the caller's back.
+pub fn rejoin_by_csr<B: RegisterBus>(
+    r: &mut Registers<B>,
+    timeout: Option<u64>,
+    sync_wait: std::time::Duration,
+    mut say: impl FnMut(&str),
+) -> Result<(), String> {
+    use regs::{ctrl, status};
+    let e = |e: RegAccessError| e.to_string();
+    let st = r.get("status").map_err(e)? as u32;
+    let t = match timeout {
+        Some(t) => t,
+        None => r.get("timeout").map_err(e)?,
+    };
+    if st & status::NET_FAULT != 0 {
+        say("1. STATUS.NET_FAULT = 1: the node made the safe exit");
+        r.set("ctrl", 0).map_err(e)?;
+        say("2. CTRL <- 0: disabled (counters kept)");
+        r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN) as u64)
+            .map_err(|x| format!("3. CTRL <- ENABLE|JOIN refused: {x}"))?;
+    } else if st & status::JOINING != 0 && st & status::ACTIVE == 0 {
+        say("joining already (an earlier rejoin waited in vain): resuming at step 3");
+    } else {
+        return Err(format!(
+            "STATUS.NET_FAULT = 0 (status {st:#x}): the node made no safe exit, nothing to recover"
+        ));
+    }
+    let st = r.get("status").map_err(e)? as u32;
+    if st & status::JOINING == 0 {
+        return Err(format!(
+            "3. CTRL <- ENABLE|JOIN did not take (status {st:#x}, JOINING = 0): this node has no \
+             join (a card's bitstream without it: rtl/README, issue 17); restart it with the \
+             cluster instead (soc-ctl init, then the host application's join)"
+        ));
+    }
+    say("3. CTRL <- ENABLE|JOIN: joining, waiting for a leader's stream on every tree (SYNCED)");
+    let t0 = std::time::Instant::now();
+    loop {
+        let st = r.get("status").map_err(e)? as u32;
+        if st & status::SYNCED != 0 {
+            break;
+        }
+        if t0.elapsed() > sync_wait {
+            return Err(format!(
+                "3. no STATUS.SYNCED within {sync_wait:?}: no leader is streaming to this node \
+                 (every tree down for it, or no leader left); it stays joining: run rejoin again \
+                 when a leader runs"
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    say(
+        "4. SYNCED: the host application takes its snapshot now and applies from the first \
+         host-path frame after the join",
+    );
+    r.set("timeout", t).map_err(e)?;
+    say(&format!("5. TIMEOUT <- {t}"));
+    r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN | ctrl::ACTIVATE) as u64)
+        .map_err(|x| format!("6. ACTIVATE refused: {x}"))?;
+    let t0 = std::time::Instant::now();
+    loop {
+        let st = r.get("status").map_err(e)? as u32;
+        if st & status::ACTIVE != 0 {
+            say("6. CTRL <- ENABLE|JOIN|ACTIVATE: active again, in step with the members");
+            return Ok(());
+        }
+        if t0.elapsed() > sync_wait {
+            return Err(format!(
+                "6. not ACTIVE within {sync_wait:?} after ACTIVATE (status {st:#x})"
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

@@ -564,3 +564,62 @@ fn replies_and_host_frames_carry_the_configured_ttl() {
     assert_eq!(d.entries().map(|e| e.client_id).collect::<Vec<_>>(), [77]);
     assert_eq!(ttl, 42, "the host frame's TTL");
 }
+
+/// Without the recovery extension (the paper's permanent safe exit, as on a card), a faulted
+/// node comes back by the CSR sequence that `soc-ctl rejoin` drives: it waits (and says so)
+/// while a tree is still down, and is active again, deciding with the others, once it is back.
+#[test]
+fn a_faulted_node_comes_back_by_the_csr_sequence() {
+    let file = test_file(3, 2, 41);
+    let cluster_id = file.cluster_id as u32;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec!["--no-recovery".into()];
+    c.start(&[0, 1, 2]);
+    load(
+        cluster_id,
+        41,
+        c.client_addrs(),
+        200,
+        4,
+        16,
+        Duration::from_secs(30),
+    )
+    .expect("load");
+    c.soc_ctl(2, &["drop-tree", "1", "on"]);
+    c.wait(Duration::from_secs(5), "node 2 NET-FAULT", |c| {
+        counter(&c.status(2), "net_faults") == 1
+    });
+    assert_eq!(c.status(2)["state"], "Faulted", "no recovery: it stays out");
+    // A tree is still down: no SYNCED; rejoin says why and leaves the node joining.
+    let o = c.soc_ctl_raw(2, &["rejoin", "--sync-wait-ms", "300"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "rejoin succeeded with a tree down");
+    assert!(err.contains("no STATUS.SYNCED"), "{err}");
+    assert_eq!(c.status(2)["state"], "Joining");
+    // The tree is back: the same command resumes and brings it in.
+    c.soc_ctl(2, &["drop-tree", "1", "off"]);
+    let out = c.soc_ctl(2, &["rejoin"]);
+    assert!(
+        out.contains("resuming at step 3") && out.contains("active again"),
+        "{out}"
+    );
+    assert_eq!(c.status(2)["state"], "Active");
+    let r = load(
+        cluster_id,
+        42,
+        c.client_addrs(),
+        300,
+        4,
+        16,
+        Duration::from_secs(30),
+    )
+    .expect("load after the rejoin");
+    assert_eq!(r.decided, 300);
+    c.settle(&[0, 1, 2]);
+    let (l0, l2) = (c.log(0), c.log(2));
+    assert!(
+        !l2.is_empty() && l0.ends_with(&l2[l2.len() - 100..]),
+        "node 2 decides with the others"
+    );
+    assert_eq!(c.status(2)["last_decided"], c.status(0)["last_decided"]);
+}

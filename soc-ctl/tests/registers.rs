@@ -245,3 +245,53 @@ fn a_closed_pipe_ends_the_output_quietly() {
         "{status:?}: {err}"
     );
 }
+
+/// `soc-ctl rejoin` drives the CSR sequence over a BAR too; a card without the join (here a
+/// register image that does not react, as today's bitstream refuses JOIN) gets an error naming
+/// the step and the reason.
+#[test]
+fn rejoin_over_a_bar_says_when_the_card_has_no_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .arg("rejoin")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("made no safe exit"),
+        "{err}"
+    );
+    // The card reports its safe exit.
+    let mut img = std::fs::read(&bar).unwrap();
+    let at = proto::regs::addr::STATUS as usize;
+    img[at..at + 4].copy_from_slice(&proto::regs::status::NET_FAULT.to_le_bytes());
+    std::fs::write(&bar, &img).unwrap();
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .arg("rejoin")
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(!o.status.success());
+    assert!(out.contains("2. CTRL <- 0"), "{out}");
+    assert!(
+        err.contains("JOINING = 0") && err.contains("no join"),
+        "{err}"
+    );
+    let ctrl = proto::regs::addr::CTRL as usize;
+    let img = std::fs::read(&bar).unwrap();
+    let written = u32::from_le_bytes(img[ctrl..ctrl + 4].try_into().unwrap());
+    assert_eq!(
+        written,
+        proto::regs::ctrl::ENABLE | proto::regs::ctrl::JOIN,
+        "step 3 was written"
+    );
+}

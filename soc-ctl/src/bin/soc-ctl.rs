@@ -66,6 +66,18 @@ enum Cmd {
         #[arg(long)]
         member: u64,
     },
+    /// Bring a node back after its safe exit by register writes alone (the CSR sequence of
+    /// proto/README: disable, ENABLE|JOIN, wait for SYNCED, TIMEOUT, ACTIVATE), over the card's
+    /// BAR or the engine's socket. For cards and engines run with --no-recovery (an engine with
+    /// recovery comes back by itself).
+    Rejoin {
+        /// The members' timeout [default: the node's own TIMEOUT register].
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// How long to wait for SYNCED (and for ACTIVE), milliseconds.
+        #[arg(long, default_value_t = 5000)]
+        sync_wait_ms: u64,
+    },
     /// Raise every node's timeout through a CONFIG consensus instance (only increases).
     SetTimeout {
         /// The cluster file (to reach the leader).
@@ -204,6 +216,15 @@ fn main() -> ExitCode {
         Cmd::Status { json } => status_cmd(&mut b, json),
         Cmd::Watch { interval_ms, count } => watch(&mut b, interval_ms, count),
         Cmd::Join { member } => join(&mut b, member),
+        Cmd::Rejoin {
+            timeout,
+            sync_wait_ms,
+        } => with_regs!(&mut b, r => soc_ctl::regfile::rejoin_by_csr(
+            r,
+            timeout,
+            Duration::from_millis(sync_wait_ms),
+            |s| println!("{s}"),
+        )),
         Cmd::Log { from, to } => engine_only(&mut b, &format!("log {from} {to}")).map(|v| {
             for l in v.as_array().into_iter().flatten() {
                 println!("{}", l.as_str().unwrap_or_default());
