@@ -202,6 +202,11 @@ impl Feed {
         // The engine lacks `from`: truncated or joined after it (a state transfer is needed),
         // or not decided there yet (a host copy can overtake the engine's publish: wait).
         if hole || got.first.is_some_and(|f| f > from) || self.ahead.len() > AHEAD_MAX {
+            // An engine that is joining again merges what it missed into its log when the join
+            // completes: until it is an active member, its log can show a hole that closes.
+            if !self.engine_active() {
+                return Next::Idle;
+            }
             self.stats.unrepairable += 1;
             return Next::Behind {
                 need: from,
@@ -209,6 +214,20 @@ impl Feed {
             };
         }
         Next::Idle
+    }
+
+    /// The engine is an active member, not coming back from a safe exit.
+    fn engine_active(&mut self) -> bool {
+        let Some(bus) = self.bus.as_mut() else {
+            return false;
+        };
+        match bus.request("status") {
+            Ok(v) => v["state"] == "Active" && v["recovery"]["rejoining"] != true,
+            Err(_) => {
+                self.bus = None;
+                false
+            }
+        }
     }
 
     fn ask_engine(&mut self, from: u64, to: u64) -> Result<soc_ctl::regfile::Decisions, ()> {
