@@ -378,7 +378,8 @@ pub fn join_engine(r: &mut Registers<EngineBus>, member: u64) -> Result<Value, S
 /// 3. `CTRL` ← `ENABLE|JOIN`, then wait for `STATUS.SYNCED` (a leader's stream on every tree);
 /// 4. the host application fetches its snapshot now (`host_step` is told so);
 /// 5. `TIMEOUT` ← the members' timeout (`timeout`, or the node's own value);
-/// 6. `CTRL` ← `ENABLE|JOIN|ACTIVATE`, then wait for `STATUS.ACTIVE`.
+/// 6. `CTRL` ← `ENABLE|JOIN|ACTIVATE` until `STATUS.ACTIVE` (the node accepts it once it holds
+///    its place in the stream, one message after SYNCED).
 ///
 /// Every step is reported through `say`. A node that does not enter JOINING (a card whose
 /// bitstream has no join) or never synchronises gets an error that says which step and why;
@@ -439,18 +440,24 @@ pub fn rejoin_by_csr<B: RegisterBus>(
     );
     r.set("timeout", t).map_err(e)?;
     say(&format!("5. TIMEOUT <- {t}"));
-    r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN | ctrl::ACTIVATE) as u64)
-        .map_err(|x| format!("6. ACTIVATE refused: {x}"))?;
+    // ACTIVATE is accepted once the node holds its place in the stream (the first message after
+    // SYNCED, one loop period): until then a refusal is retried, up to `sync_wait`.
     let t0 = std::time::Instant::now();
     loop {
-        let st = r.get("status").map_err(e)? as u32;
-        if st & status::ACTIVE != 0 {
-            say("6. CTRL <- ENABLE|JOIN|ACTIVATE: active again, in step with the members");
-            return Ok(());
-        }
+        let last = match r.set("ctrl", (ctrl::ENABLE | ctrl::JOIN | ctrl::ACTIVATE) as u64) {
+            Ok(()) => {
+                let st = r.get("status").map_err(e)? as u32;
+                if st & status::ACTIVE != 0 {
+                    say("6. CTRL <- ENABLE|JOIN|ACTIVATE: active again, in step with the members");
+                    return Ok(());
+                }
+                format!("status {st:#x} after ACTIVATE")
+            }
+            Err(x) => x.to_string(),
+        };
         if t0.elapsed() > sync_wait {
             return Err(format!(
-                "6. not ACTIVE within {sync_wait:?} after ACTIVATE (status {st:#x})"
+                "6. not ACTIVE within {sync_wait:?} of ACTIVATE attempts ({last})"
             ));
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
