@@ -436,3 +436,98 @@ pub fn built_for_tests(cargo: &str, dir: &Path) -> AppBins {
         zk_nc: dir.join("zk-nc"),
     }
 }
+
+/// `nc-lab redis up`: a Redis-NC cluster of `n` nodes on loopback (engines, and a `redis-nc` with
+/// its own redis-server per node, fronts on 127.0.0.1:`port_base`+i), left running; `down`
+/// stops it. The `redis-cli` lines to use.
+pub fn redis_up(
+    lab: &Lab,
+    bins: &Bins,
+    redis_nc: &Path,
+    n: u8,
+    port_base: u16,
+) -> crate::netlab::Result<Vec<String>> {
+    use crate::netlab::LabError;
+    if lab.netns {
+        return Err(LabError(
+            "redis_up runs on loopback (Lab::clone_loopback); the namespace lab with XDP is \
+             what tools/tests/redis_nc_e2e.rs drives"
+                .into(),
+        ));
+    }
+    if !redis_nc.exists() {
+        return Err(LabError(format!(
+            "{} missing: cargo build --release -p host-app (it is found next to nc-lab)",
+            redis_nc.display()
+        )));
+    }
+    if port_base.checked_add(n as u16).is_none() {
+        return Err(LabError(format!(
+            "--port-base {port_base}: legal values are 1..={}",
+            u16::MAX - n as u16
+        )));
+    }
+    lab.up(n)?;
+    let nodes: Vec<u8> = (0..n).collect();
+    start_cluster(lab, bins, &nodes)?;
+    let front = |i: u8| format!("127.0.0.1:{}", port_base + i as u16);
+    for i in 0..n {
+        let mut args: Vec<String> = vec![
+            "--config".into(),
+            lab.cfg_path().display().to_string(),
+            "--node".into(),
+            i.to_string(),
+            "--dir".into(),
+            lab.dir.join(format!("redis-{i}")).display().to_string(),
+            "--listen".into(),
+            front(i),
+            "--engine-ctl".into(),
+            lab.ctl(i).display().to_string(),
+        ];
+        for j in (0..n).filter(|&j| j != i) {
+            args.extend(["--peer".into(), front(j)]);
+        }
+        lab.spawn_in_nic(i, "r", redis_nc, &args)?;
+    }
+    for i in 0..n {
+        let a: SocketAddrV4 = front(i).parse().expect("an address");
+        let mut c = connect_in(None, a, Duration::from_secs(20))
+            .map_err(|e| LabError(format!("node {i}'s front {a}: {e}")))?;
+        match c.call(&[b"PING"]) {
+            Ok(Value::Simple(s)) if s == "PONG" => {}
+            other => {
+                return Err(LabError(format!(
+                    "node {i}'s front {a} answered {other:?} (log: {})",
+                    lab.dir.join(format!("r{i}.log")).display()
+                )));
+            }
+        }
+    }
+    Ok((0..n)
+        .map(|i| format!("redis-cli -p {}", port_base + i as u16))
+        .collect())
+}
+
+/// `nc-lab redis status`: every front's `INFO nanoconsensus`, one line per node.
+pub fn redis_status(lab: &Lab, port_base: u16) -> crate::netlab::Result<Vec<String>> {
+    let n = lab.load()?.nodes.len() as u8;
+    Ok((0..n)
+        .map(|i| {
+            let a = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port_base + i as u16);
+            let info = connect_in(None, a, Duration::from_millis(500))
+                .and_then(|mut c| c.call(&[b"INFO", b"nanoconsensus"]));
+            match info {
+                Ok(Value::Bulk(Some(b))) => format!(
+                    "node {i} ({a}): {}",
+                    String::from_utf8_lossy(&b)
+                        .lines()
+                        .filter(|l| !l.starts_with('#') && !l.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                Ok(other) => format!("node {i} ({a}): {other:?}"),
+                Err(e) => format!("node {i} ({a}): not answering ({e})"),
+            }
+        })
+        .collect())
+}

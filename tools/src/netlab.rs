@@ -139,6 +139,14 @@ impl Lab {
         }
     }
 
+    /// The same lab on loopback (no namespaces), whoever runs it.
+    pub fn clone_loopback(&self) -> Lab {
+        Lab {
+            netns: false,
+            ..self.clone()
+        }
+    }
+
     /// Namespace names.
     pub fn sw(&self) -> String {
         format!("{}-sw", self.prefix)

@@ -28,6 +28,19 @@ struct Args {
 }
 
 #[derive(Subcommand)]
+enum AppOp {
+    /// Start it (idempotent lab; the engines, then the applications).
+    Up {
+        #[arg(long, default_value_t = 3)]
+        nodes: u8,
+    },
+    /// Each node's state.
+    Status,
+    /// Stop everything and delete the lab's state.
+    Down,
+}
+
+#[derive(Subcommand)]
 enum Cmd {
     /// Build the testbed for N nodes (idempotent) and write its cluster.toml.
     Up {
@@ -44,6 +57,16 @@ enum Cmd {
     },
     /// Which engines run, their roles and counters.
     Status,
+    /// A Redis-NC cluster on loopback for stock Redis clients: `up` starts the engines and a
+    /// `redis-nc` (with its redis-server) per node and prints the `redis-cli` lines; `status`
+    /// shows each front's INFO nanoconsensus; `down` stops everything.
+    Redis {
+        #[command(subcommand)]
+        op: AppOp,
+        /// Node i's front listens on 127.0.0.1:PORT_BASE+i.
+        #[arg(long, default_value_t = 6380)]
+        port_base: u16,
+    },
     /// Inject a fault.
     Fault {
         #[command(subcommand)]
@@ -213,6 +236,44 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
         Cmd::Down => {
             lab.down()?;
             println!("lab '{}' down", lab.prefix);
+        }
+        Cmd::Redis { op, port_base } => {
+            // Always on loopback: stock clients on this machine reach the fronts directly.
+            let lab = &lab.clone_loopback();
+            match op {
+                AppOp::Up { nodes } => {
+                    let dir = std::env::current_exe()
+                        .map_err(|e| LabError(e.to_string()))?
+                        .parent()
+                        .map(std::path::Path::to_path_buf)
+                        .unwrap_or_default();
+                    let bins = Bins::beside_me()?;
+                    let lines = nc_tools::app_lab::redis_up(
+                        lab,
+                        &bins,
+                        &dir.join("redis-nc"),
+                        nodes,
+                        port_base,
+                    )?;
+                    println!(
+                        "Redis-NC up: {nodes} nodes on loopback (state in {}); use any front:",
+                        lab.dir.display()
+                    );
+                    for l in lines {
+                        println!("  {l}");
+                    }
+                    println!("stop it with: nc-lab redis down");
+                }
+                AppOp::Status => {
+                    for l in nc_tools::app_lab::redis_status(lab, port_base)? {
+                        println!("{l}");
+                    }
+                }
+                AppOp::Down => {
+                    lab.down()?;
+                    println!("Redis-NC on lab '{}' down", lab.prefix);
+                }
+            }
         }
         Cmd::Start { nodes } => {
             let f = lab.load()?;
