@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use soc_ctl::client::Client;
+use soc_ctl::log::{from_hex, to_hex};
 
 use crate::engine_watch::{EngineWatch, Out};
 use crate::feed::FeedStats;
@@ -435,26 +436,12 @@ pub fn request(op: &ZkOp) -> Value {
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Result<Vec<u8>, String> {
-    if !s.is_ascii() || !s.len().is_multiple_of(2) {
-        return Err("not hex".into());
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| "not hex".to_string()))
-        .collect()
-}
-
 /// A snapshot as JSON (data in hex).
 pub fn snapshot_json(s: &ZkSnapshot) -> Value {
     json!({
         "instance": s.instance,
-        "dedupe": hex(&s.dedupe),
-        "nodes": s.nodes.iter().map(|(p, d, v)| json!([p, hex(d), v])).collect::<Vec<_>>(),
+        "dedupe": to_hex(&s.dedupe),
+        "nodes": s.nodes.iter().map(|(p, d, v)| json!([p, to_hex(d), v])).collect::<Vec<_>>(),
     })
 }
 
@@ -462,14 +449,14 @@ pub fn snapshot_json(s: &ZkSnapshot) -> Value {
 pub fn snapshot_from_json(v: &Value) -> Result<ZkSnapshot, String> {
     let bad = |m: &str| format!("malformed snapshot: {m}");
     let instance = v["instance"].as_u64().ok_or_else(|| bad("instance"))?;
-    let dedupe = unhex(v["dedupe"].as_str().ok_or_else(|| bad("dedupe"))?)?;
+    let dedupe = from_hex(v["dedupe"].as_str().ok_or_else(|| bad("dedupe"))?)?;
     let mut nodes = Vec::new();
     for n in v["nodes"].as_array().ok_or_else(|| bad("nodes"))? {
         let path = n[0].as_str().ok_or_else(|| bad("path"))?;
         if !path.starts_with('/') {
             return Err(bad("path"));
         }
-        let data = unhex(n[1].as_str().ok_or_else(|| bad("data"))?)?;
+        let data = from_hex(n[1].as_str().ok_or_else(|| bad("data"))?)?;
         let version = n[2]
             .as_i64()
             .and_then(|x| i32::try_from(x).ok())

@@ -5,6 +5,24 @@ use std::sync::Arc;
 
 pub use proto::log::{Conflict, DecisionLog, Logged, SnapshotError, encode};
 
+/// Bytes as lowercase hex (how the control socket and the application fronts carry binary
+/// state inside JSON).
+pub fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// [`to_hex`] back; anything but an even number of hex digits is refused.
+pub fn from_hex(s: &str) -> Result<Vec<u8>, String> {
+    // Every byte a hex digit (from_str_radix alone would take a leading '+').
+    if !s.bytes().all(|b| b.is_ascii_hexdigit()) || !s.len().is_multiple_of(2) {
+        return Err("not hex: odd length or not a hex digit".into());
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| "not hex".to_string()))
+        .collect()
+}
+
 /// Lines for `soc-ctl log`.
 pub fn lines(range: &[(u64, Arc<Logged>)]) -> Vec<String> {
     range.iter().map(|(i, l)| l.line(*i)).collect()
@@ -13,6 +31,16 @@ pub fn lines(range: &[(u64, Arc<Logged>)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_is_not_hex() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(from_hex(&to_hex(&all)), Ok(all));
+        assert_eq!(from_hex(""), Ok(vec![]));
+        for bad in ["0", "0g", "é0", "+1", "123"] {
+            assert!(from_hex(bad).is_err(), "{bad}");
+        }
+    }
     use proto::wire::DecideKind;
 
     fn logged(n: u8) -> Arc<Logged> {

@@ -116,14 +116,7 @@ impl EngineBus {
         let bad =
             |m: &str| RegAccessError::Io(format!("bad decisions answer from the engine: {m}"));
         let hex = v["hex"].as_str().ok_or_else(|| bad("no hex"))?;
-        if !hex.is_ascii() || hex.len() % 2 != 0 {
-            return Err(bad("odd hex length"));
-        }
-        let bytes = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
-            .collect::<Result<Vec<u8>, _>>()
-            .map_err(|_| bad("not hex"))?;
+        let bytes = crate::log::from_hex(hex).map_err(|e| bad(&e))?;
         let log = crate::log::DecisionLog::decode(&bytes).map_err(|e| bad(&e.to_string()))?;
         Ok(Decisions {
             log,

@@ -185,10 +185,7 @@ fn control_request(h: &EngineHandle, shared: &Mutex<Shared>, line: &str) -> Repl
                     fits
                 })
                 .collect();
-            let hex: String = crate::log::encode(&kept)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let hex = crate::log::to_hex(&crate::log::encode(&kept));
             // `first`/`last`: what the log holds now (a caller below `first` needs a snapshot).
             Ok(json!({ "first": first, "last": last, "count": kept.len(), "hex": hex }))
         }
