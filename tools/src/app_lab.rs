@@ -94,25 +94,41 @@ pub fn front(i: u8) -> SocketAddrV4 {
 pub fn redis_nc_args(lab: &Lab, n: u8) -> Box<AppArgs> {
     let lab = lab.clone();
     Box::new(move |i, cfg, pin, dir| {
-        let mut a: Vec<String> = vec![
-            "--config".into(),
-            cfg.display().to_string(),
-            "--node".into(),
-            i.to_string(),
-            "--listen".into(),
-            front(i).to_string(),
-            "--pin".into(),
-            pin.display().to_string(),
-            "--dir".into(),
-            dir.join(format!("redis-{i}")).display().to_string(),
-            "--engine-ctl".into(),
-            lab.ctl(i).display().to_string(),
-        ];
-        for j in (0..n).filter(|&j| j != i) {
-            a.extend(["--peer".into(), front(j).to_string()]);
-        }
+        let fronts: Vec<String> = (0..n).map(|j| front(j).to_string()).collect();
+        let mut a = redis_nc_node_args(i, cfg, dir, &lab.ctl(i), &fronts);
+        a.extend(["--pin".into(), pin.display().to_string()]);
         a
     })
+}
+
+/// The arguments of `redis-nc` for node i whatever the host path: its cluster file, its folder
+/// `dir/redis-I`, its front `fronts[i]`, its engine's control socket, and the other fronts as
+/// peers.
+pub fn redis_nc_node_args(
+    i: u8,
+    cfg: &Path,
+    dir: &Path,
+    ctl: &Path,
+    fronts: &[String],
+) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "--config".into(),
+        cfg.display().to_string(),
+        "--node".into(),
+        i.to_string(),
+        "--listen".into(),
+        fronts[i as usize].clone(),
+        "--dir".into(),
+        dir.join(format!("redis-{i}")).display().to_string(),
+        "--engine-ctl".into(),
+        ctl.display().to_string(),
+    ];
+    for (j, f) in fronts.iter().enumerate() {
+        if j != i as usize {
+            a.extend(["--peer".into(), f.clone()]);
+        }
+    }
+    a
 }
 
 impl RedisNcLab {
@@ -471,22 +487,9 @@ pub fn redis_up(
     let nodes: Vec<u8> = (0..n).collect();
     start_cluster(lab, bins, &nodes)?;
     let front = |i: u8| format!("127.0.0.1:{}", port_base + i as u16);
+    let fronts: Vec<String> = (0..n).map(front).collect();
     for i in 0..n {
-        let mut args: Vec<String> = vec![
-            "--config".into(),
-            lab.cfg_path().display().to_string(),
-            "--node".into(),
-            i.to_string(),
-            "--dir".into(),
-            lab.dir.join(format!("redis-{i}")).display().to_string(),
-            "--listen".into(),
-            front(i),
-            "--engine-ctl".into(),
-            lab.ctl(i).display().to_string(),
-        ];
-        for j in (0..n).filter(|&j| j != i) {
-            args.extend(["--peer".into(), front(j)]);
-        }
+        let args = redis_nc_node_args(i, &lab.cfg_path(), &lab.dir, &lab.ctl(i), &fronts);
         lab.spawn_in_nic(i, "r", redis_nc, &args)?;
     }
     for i in 0..n {

@@ -562,58 +562,46 @@ impl Lab {
     /// Drop `rate` percent of what node i receives on a tree (nftables, netdev ingress);
     /// rate 0 removes the rule.
     pub fn drop_rate(&self, i: u8, tree: TreeName, rate: u8) -> Result<()> {
-        self.need_netns("drop")?;
-        if rate > 100 {
-            return Err(LabError(format!(
-                "--rate {rate}: legal values are 0..=100 (percent)"
-            )));
-        }
-        let ns = self.nic(i);
         let table = format!("nclab_{}", tree.iface().replace('-', "_"));
-        let _ = run(&[
-            "ip", "netns", "exec", &ns, "nft", "delete", "table", "netdev", &table,
-        ]);
-        if rate == 0 {
-            return Ok(());
-        }
-        let rules = format!(
-            "table netdev {table} {{\n chain drop_in {{\n  type filter hook ingress device \"{}\" priority 0; policy accept;\n  numgen random mod 100 < {rate} counter drop\n }}\n}}\n",
-            tree.iface()
-        );
-        let path = self.dir.join(format!("{table}-{i}.nft"));
-        std::fs::write(&path, rules)?;
-        run(&[
-            "ip",
-            "netns",
-            "exec",
-            &ns,
-            "nft",
-            "-f",
-            &path.display().to_string(),
-        ])?;
-        Ok(())
+        let hook = format!("ingress device \"{}\"", tree.iface());
+        self.nft_drop(i, "--rate", rate, ("netdev", &table, "drop_in"), &hook, "")
     }
 
     /// Drop `rate` % of node i's host copies (the DECIDEs its engine sends to its host, before
     /// XDP sees them: nftables on the NIC namespace's output). 0 stops dropping.
     pub fn host_drop_rate(&self, i: u8, rate: u8) -> Result<()> {
+        let port = self.load()?.ports.host;
+        let matcher = format!("udp dport {port} ");
+        let table = ("inet", "nclab_host", "drop_out");
+        self.nft_drop(i, "host drop rate", rate, table, "output", &matcher)
+    }
+
+    /// Replace the nftables table (family, name, chain) in node i's NIC namespace by one whose
+    /// chain, on `hook`, drops `rate` % of the packets `matcher` selects; rate 0 only removes it.
+    fn nft_drop(
+        &self,
+        i: u8,
+        what: &str,
+        rate: u8,
+        (family, table, chain): (&str, &str, &str),
+        hook: &str,
+        matcher: &str,
+    ) -> Result<()> {
         self.need_netns("drop")?;
         if rate > 100 {
             return Err(LabError(format!(
-                "host drop rate {rate}: legal values are 0..=100 (percent)"
+                "{what} {rate}: legal values are 0..=100 (percent)"
             )));
         }
-        let port = self.load()?.ports.host;
         let ns = self.nic(i);
-        let table = "nclab_host";
         let _ = run(&[
-            "ip", "netns", "exec", &ns, "nft", "delete", "table", "inet", table,
+            "ip", "netns", "exec", &ns, "nft", "delete", "table", family, table,
         ]);
         if rate == 0 {
             return Ok(());
         }
         let rules = format!(
-            "table inet {table} {{\n chain drop_out {{\n  type filter hook output priority 0; policy accept;\n  udp dport {port} numgen random mod 100 < {rate} counter drop\n }}\n}}\n"
+            "table {family} {table} {{\n chain {chain} {{\n  type filter hook {hook} priority 0; policy accept;\n  {matcher}numgen random mod 100 < {rate} counter drop\n }}\n}}\n"
         );
         let path = self.dir.join(format!("{table}-{i}.nft"));
         std::fs::write(&path, rules)?;

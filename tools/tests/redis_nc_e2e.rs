@@ -16,24 +16,14 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{Load, caught_up, field, info};
+use common::{Load, bins, caught_up, field, info};
 use host_app::lincheck::{self, Verdict};
 use host_app::resp::Value;
-use nc_tools::app_lab::{self, AppBins, RedisNcLab, front};
+use nc_tools::app_lab::{RedisNcLab, front};
 use nc_tools::demo::{request, wait_for};
-
-fn bins() -> AppBins {
-    app_lab::built_for_tests(
-        env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
-            .parent()
-            .unwrap(),
-    )
-}
 
 #[test]
 fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history() {

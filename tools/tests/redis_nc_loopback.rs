@@ -12,6 +12,8 @@
 //! reply is unique, and the history of SET/GET on a few keys, read at every front, is
 //! linearizable.
 
+mod common;
+
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,20 +21,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{bins, field, info};
 use host_app::lincheck::{self, Event, Op, Verdict};
 use host_app::resp::Value;
-use nc_tools::app_lab::{self, AppBins, RespConn, connect_in};
+use nc_tools::app_lab::{self, RespConn, connect_in};
 use nc_tools::demo::{request, start_cluster, wait_for};
 use nc_tools::netlab::Lab;
-
-fn bins() -> AppBins {
-    app_lab::built_for_tests(
-        env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
-            .parent()
-            .unwrap(),
-    )
-}
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -56,23 +50,16 @@ impl Fronts {
     }
 
     fn start(&mut self, i: usize) {
-        let mut args: Vec<String> = vec![
-            "--config".into(),
-            self.lab.cfg_path().display().to_string(),
-            "--node".into(),
-            i.to_string(),
-            "--dir".into(),
-            self.dir.join(format!("redis-{i}")).display().to_string(),
-            "--listen".into(),
-            self.addr(i).to_string(),
-            "--engine-ctl".into(),
-            self.lab.ctl(i as u8).display().to_string(),
-        ];
-        for j in 0..self.ports.len() {
-            if j != i {
-                args.extend(["--peer".into(), self.addr(j).to_string()]);
-            }
-        }
+        let fronts: Vec<String> = (0..self.ports.len())
+            .map(|j| self.addr(j).to_string())
+            .collect();
+        let args = app_lab::redis_nc_node_args(
+            i as u8,
+            &self.lab.cfg_path(),
+            &self.dir,
+            &self.lab.ctl(i as u8),
+            &fronts,
+        );
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -116,20 +103,6 @@ impl Drop for Fronts {
         }
         let _ = self.lab.down();
     }
-}
-
-fn info(c: &mut RespConn) -> String {
-    match c.call(&[b"INFO", b"nanoconsensus"]) {
-        Ok(Value::Bulk(Some(b))) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("INFO nanoconsensus: {other:?}"),
-    }
-}
-
-fn field(info: &str, k: &str) -> u64 {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{k}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {k} in {info}"))
 }
 
 /// The pid of the redis-server whose socket is in `dir`.

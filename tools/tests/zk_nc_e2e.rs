@@ -8,27 +8,20 @@
 //! Afterwards the live replicas' trees are identical and every path holds exactly the data and
 //! version its writer was last told.
 
+mod common;
+
 use std::collections::HashMap;
 use std::net::{SocketAddr, SocketAddrV4};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use common::bins;
 use host_app::zk::ZkOp;
 use host_app::zk_front;
-use nc_tools::app_lab::{self, AppBins, RedisNcLab, zk_addr, zk_front, zk_nc_node_args};
+use nc_tools::app_lab::{RedisNcLab, zk_addr, zk_front, zk_nc_node_args};
 use nc_tools::demo::{in_netns, request, wait_for};
 use serde_json::json;
-
-fn bins() -> AppBins {
-    app_lab::built_for_tests(
-        env!("CARGO"),
-        PathBuf::from(env!("CARGO_BIN_EXE_nc-lab"))
-            .parent()
-            .unwrap(),
-    )
-}
 
 /// (path, data, data version) of every node under / on one server, read with the ZooKeeper
 /// client protocol (`None`: the server does not answer).

@@ -151,6 +151,16 @@ impl Load {
     }
 }
 
+/// The product binaries these tests drive (built by cargo, found beside nc-lab).
+pub fn bins() -> nc_tools::app_lab::AppBins {
+    nc_tools::app_lab::built_for_tests(
+        env!("CARGO"),
+        std::path::Path::new(env!("CARGO_BIN_EXE_nc-lab"))
+            .parent()
+            .expect("the target folder"),
+    )
+}
+
 /// `INFO nanoconsensus` of a front.
 pub fn info(c: &mut RespConn) -> String {
     match c.call(&[b"INFO", b"nanoconsensus"]) {
