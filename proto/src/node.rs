@@ -11,7 +11,11 @@
 //! Semantics (paper Alg. 1–3 with the hardware rules of §5.2):
 //! - **Loop (leader).** A send happens when `now ≥ next_send`; then
 //!   `next_send = now + loop_period` (the loop counter resets after each
-//!   send). Requests never touch the loop counter. A send takes up to
+//!   send). Requests never touch the loop counter, with one exception:
+//!   with `min_gap` > 0 (early sends), a leader with requests queued sends
+//!   as soon as the loop counter reaches `min_gap`, without waiting for the
+//!   loop; that send resets the counter like any other. Heartbeats stay on
+//!   the loop. A send takes up to
 //!   `batch_max` requests from the egress FIFO (within the MTU) as one
 //!   BATCH instance, or one CONFIG request as a CONFIG instance, or sends a
 //!   heartbeat ⊥ when the FIFO is empty. The leader decides at send time:
@@ -652,6 +656,9 @@ impl Node {
         }
         if self.is_leader() {
             at(self.next_send);
+            if let Some(t) = self.early_send_at() {
+                at(t);
+            }
         } else if self.timer_running() {
             at(self.last_rx + self.cfg.timeout as u64);
         }
@@ -1152,10 +1159,24 @@ impl Node {
                 self.send_seq = 0;
             }
         }
-        // 3. The loop (Alg. 3 line 7).
-        if self.is_leader() && now >= self.next_send {
+        // 3. The loop (Alg. 3 line 7), or an early send: requests are queued and `min_gap`
+        // has passed since the last send (README "Early sends").
+        if self.is_leader() && (now >= self.next_send || self.early_send_due(now)) {
             self.leader_send(now, None, out);
         }
+    }
+
+    /// When an early send is due (None: early sends are off or nothing is queued). The loop
+    /// counter restarted at `next_send - loop_period`; an early send needs it at `min_gap`.
+    fn early_send_at(&self) -> Option<u64> {
+        if self.cfg.min_gap == 0 || self.fifo.is_empty() {
+            return None;
+        }
+        Some((self.next_send + self.cfg.min_gap as u64).saturating_sub(self.cfg.loop_period as u64))
+    }
+
+    fn early_send_due(&self, now: u64) -> bool {
+        self.early_send_at().is_some_and(|t| now >= t)
     }
 
     fn new_epoch(&mut self, epoch: u32, out: &mut Vec<Action>) {
@@ -1172,7 +1193,8 @@ impl Node {
 
     /// One leader send: START, a value from the FIFO, or a heartbeat.
     fn leader_send(&mut self, now: u64, forced: Option<DecideKind>, out: &mut Vec<Action>) {
-        let late = now - self.next_send;
+        // An early send is not late (and must not underflow).
+        let late = now.saturating_sub(self.next_send);
         if forced.is_none() && late > self.cfg.late_tick_slack as u64 {
             self.count(Counter::LateTicks);
             self.violation(Violation::LateTick { late }, out);
@@ -2083,6 +2105,57 @@ mod tests {
         relay(&out, &mut f, 10, &mut Vec::new());
         assert_eq!(f.state(), State::Active);
         (l, f)
+    }
+
+    fn decide_of(s: &[(u8, Vec<u8>)]) -> (DecideKind, u64, u32) {
+        let (_, Packet::Decide(d)) = wire::parse(&s[0].1, 1).unwrap() else {
+            panic!("not a DECIDE")
+        };
+        (d.meta.kind, d.meta.instance, d.meta.msg_seq)
+    }
+
+    #[test]
+    fn early_sends_go_after_min_gap_restart_the_loop_and_leave_heartbeats_on_it() {
+        let (mut l, mut out) = started(Config {
+            min_gap: 30,
+            ..cfg(0)
+        });
+        out.clear();
+        // Nothing queued: the loop as before.
+        assert_eq!(l.next_deadline(), Some(100));
+        l.tick(100, &mut out);
+        assert_eq!(decide_of(&sends(&out)), (DecideKind::Heartbeat, 1, 1));
+        out.clear();
+        // A request 10 after the send waits for the gap (100 + 30), not for the loop (200).
+        l.receive_client(110, &request(7, 1, b"x"), &mut out);
+        assert!(sends(&out).is_empty(), "a request alone never sends");
+        assert_eq!(l.next_deadline(), Some(130));
+        l.tick(129, &mut out);
+        assert!(sends(&out).is_empty());
+        l.tick(130, &mut out);
+        assert_eq!(decide_of(&sends(&out)), (DecideKind::Batch, 1, 2));
+        assert_eq!(
+            l.counter(Counter::LateTicks),
+            0,
+            "an early send is not late"
+        );
+        out.clear();
+        // The early send restarted the loop: the next heartbeat is due at 230.
+        assert_eq!(l.next_deadline(), Some(230));
+        // A request long after the gap goes at the next tick (= at once for a driver).
+        l.receive_client(200, &request(7, 2, b"y"), &mut out);
+        assert_eq!(l.next_deadline(), Some(160));
+        l.tick(200, &mut out);
+        assert_eq!(decide_of(&sends(&out)), (DecideKind::Batch, 2, 3));
+        out.clear();
+        l.tick(300, &mut out);
+        assert_eq!(decide_of(&sends(&out)), (DecideKind::Heartbeat, 3, 4));
+        // Off (the reset value): the same request waits for the loop.
+        let (mut l, _) = started(cfg(0));
+        let mut out = Vec::new();
+        l.tick(100, &mut out);
+        l.receive_client(110, &request(7, 1, b"x"), &mut out);
+        assert_eq!(l.next_deadline(), Some(200));
     }
 
     #[test]

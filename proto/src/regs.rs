@@ -19,9 +19,14 @@ use core::fmt;
 pub const MAX_NODES: u32 = 64;
 /// Largest number of redundant multicast trees |G|.
 pub const MAX_TREES: u32 = 4;
-/// Most DECIDE messages a receiver tracks at once while their copies arrive
-/// (RSBCAST window / loop period + 1 must not exceed it).
-pub const MAX_IN_FLIGHT: u32 = 16;
+/// Most DECIDE messages the software receiver (proto's model, the engine, the simulator)
+/// tracks at once while their copies arrive. It is a property of the datapath, not of the
+/// protocol or the wire: [`Config::validate_for`] takes the datapath's capacity, and
+/// [`Config::validate`] checks against this one.
+pub const MAX_IN_FLIGHT: u32 = 1024;
+/// Messages in flight the RTL receiver tracks (`rtl::rsbcast_rx::IN_FLIGHT`); configurations
+/// for a card are checked with `validate_for(IN_FLIGHT_RTL)`.
+pub const IN_FLIGHT_RTL: u32 = 4;
 /// Largest egress FIFO depth (requests).
 pub const MAX_FIFO_DEPTH: u32 = 4096;
 /// Largest number of requests in one DECIDE.
@@ -83,6 +88,7 @@ pub mod addr {
     pub const CLIENT_PORT: u16 = 0x040;
     pub const HOST_PORT: u16 = 0x044;
     pub const LATE_TICK_SLACK: u16 = 0x048;
+    pub const MIN_GAP: u16 = 0x04C;
     pub const TREE_GROUP0: u16 = 0x050;
     pub const TREE_GROUP1: u16 = 0x054;
     pub const TREE_GROUP2: u16 = 0x058;
@@ -386,6 +392,14 @@ pub const REGISTERS: &[Register] = &[
         "a send later than loop_period + this is counted as a late tick",
     ),
     cfg(
+        "min_gap",
+        addr::MIN_GAP,
+        0,
+        0,
+        U32,
+        "early sends: a leader with requests queued sends once this has passed since its last send, without waiting for the loop; 0 = off (every send on the loop); must be <= loop_period",
+    ),
+    cfg(
         "tree_group0",
         addr::TREE_GROUP0,
         0xEF4E_4301,
@@ -628,6 +642,9 @@ pub struct Config {
     pub host_port: u16,
     /// Allowed lateness of a leader send before it counts as a late tick.
     pub late_tick_slack: u32,
+    /// Smallest time between two leader sends when requests are queued (early sends);
+    /// 0 = off: every send waits for the loop. See [`Config::send_gap`].
+    pub min_gap: u32,
     /// Multicast group per tree (IPv4, host order). (A literal 4 = MAX_TREES: rustc 1.95
     /// ICEs on struct-update syntax when this length is a const expression.)
     pub tree_groups: [u32; 4],
@@ -688,6 +705,7 @@ impl Default for Config {
             client_port: r(addr::CLIENT_PORT) as u16,
             host_port: r(addr::HOST_PORT) as u16,
             late_tick_slack: r(addr::LATE_TICK_SLACK) as u32,
+            min_gap: r(addr::MIN_GAP) as u32,
             tree_groups: [
                 r(addr::TREE_GROUP0) as u32,
                 r(addr::TREE_GROUP1) as u32,
@@ -713,6 +731,16 @@ impl Config {
     pub fn min_timeout(&self) -> u64 {
         let d = self.delta as u64;
         (2 * d).max(self.loop_period as u64 + d) + self.drift as u64 + 1
+    }
+
+    /// The smallest time between two leader sends: `min_gap` when early sends are on, else
+    /// the loop period. It bounds how many messages can be in flight at once.
+    pub fn send_gap(&self) -> u64 {
+        if self.min_gap == 0 {
+            self.loop_period as u64
+        } else {
+            self.min_gap as u64
+        }
     }
 
     /// Largest entry payload that fits one DECIDE at this MTU.
@@ -749,6 +777,7 @@ impl Config {
             addr::CLIENT_PORT => self.client_port as u64,
             addr::HOST_PORT => self.host_port as u64,
             addr::LATE_TICK_SLACK => self.late_tick_slack as u64,
+            addr::MIN_GAP => self.min_gap as u64,
             addr::TREE_GROUP0 => self.tree_groups[0] as u64,
             addr::TREE_GROUP1 => self.tree_groups[1] as u64,
             addr::TREE_GROUP2 => self.tree_groups[2] as u64,
@@ -788,6 +817,7 @@ impl Config {
             addr::CLIENT_PORT => self.client_port = v as u16,
             addr::HOST_PORT => self.host_port = v as u16,
             addr::LATE_TICK_SLACK => self.late_tick_slack = v as u32,
+            addr::MIN_GAP => self.min_gap = v as u32,
             addr::TREE_GROUP0 => self.tree_groups[0] = v as u32,
             addr::TREE_GROUP1 => self.tree_groups[1] = v as u32,
             addr::TREE_GROUP2 => self.tree_groups[2] = v as u32,
@@ -804,8 +834,15 @@ impl Config {
         Ok(())
     }
 
-    /// Check every field's range and the rules between fields.
+    /// Check every field's range and the rules between fields, for the software datapath
+    /// (its receiver tracks [`MAX_IN_FLIGHT`] messages in flight).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_for(MAX_IN_FLIGHT)
+    }
+
+    /// [`Config::validate`] for a datapath whose receiver tracks `in_flight_capacity`
+    /// messages at once (for a card: [`IN_FLIGHT_RTL`]).
+    pub fn validate_for(&self, in_flight_capacity: u32) -> Result<(), ConfigError> {
         for reg in REGISTERS.iter().filter(|r| r.access == Access::Config) {
             let v = self.get(reg.addr).unwrap_or(0);
             if v < reg.min || v > reg.max {
@@ -858,15 +895,36 @@ impl Config {
                 rule: "timeout must exceed max(2*delta, loop_period + delta) + drift (§5.2: followers must not time out on a live leader)",
             });
         }
-        // Messages whose copies are still arriving: at most window / loop_period + 1.
-        let min_period = self.window().div_ceil(MAX_IN_FLIGHT as u64 - 1).max(1);
-        if (self.loop_period as u64) < min_period {
+        if self.min_gap > self.loop_period {
             return Err(ConfigError {
-                field: "loop_period",
-                value: self.loop_period as u64,
-                min: min_period,
-                max: U32,
-                rule: "too many messages in flight: (delta + drift) / loop_period must be < MAX_IN_FLIGHT - 1",
+                field: "min_gap",
+                value: self.min_gap as u64,
+                min: 0,
+                max: self.loop_period as u64,
+                rule: "an early send cannot wait longer than the loop (0 = early sends off)",
+            });
+        }
+        // Messages whose copies are still arriving: at most window / send_gap + 1.
+        let cap = in_flight_capacity.max(2) as u64;
+        let min_gap = self.window().div_ceil(cap - 1).max(1);
+        if self.send_gap() < min_gap {
+            let rule = "too many messages in flight: (delta + drift) / send gap must be < the datapath's in-flight capacity - 1 (software 1024, RTL 4)";
+            return Err(if self.min_gap == 0 {
+                ConfigError {
+                    field: "loop_period",
+                    value: self.loop_period as u64,
+                    min: min_gap,
+                    max: U32,
+                    rule,
+                }
+            } else {
+                ConfigError {
+                    field: "min_gap",
+                    value: self.min_gap as u64,
+                    min: min_gap,
+                    max: self.loop_period as u64,
+                    rule,
+                }
             });
         }
         let min_mtu = (crate::frame::IPV4_LEN
@@ -987,7 +1045,23 @@ mod tests {
             timeout: 1000,
             ..Config::default()
         };
-        assert_eq!(c.validate().unwrap_err().field, "loop_period");
+        // 127 / 1 messages in flight: fine for the software receiver, not for the RTL's 4.
+        assert!(c.validate().is_ok());
+        let e = c.validate_for(IN_FLIGHT_RTL).unwrap_err();
+        assert_eq!((e.field, e.min), ("loop_period", 43));
+        // Early sends: the in-flight rule follows the smallest gap, and a gap beyond the loop
+        // is refused.
+        let mut c = Config {
+            min_gap: 10,
+            ..Config::default()
+        };
+        assert!(c.validate().is_ok());
+        let e = c.validate_for(IN_FLIGHT_RTL).unwrap_err();
+        assert_eq!((e.field, e.min, e.max), ("min_gap", 43, 125));
+        c.min_gap = c.loop_period + 1;
+        let e = c.validate().unwrap_err();
+        assert_eq!((e.field, e.max), ("min_gap", 125));
+        assert_eq!(Config::default().send_gap(), 125);
         let mut c = Config::default();
         assert_eq!(
             c.set(addr::TREES, 5),

@@ -723,6 +723,7 @@ fn poke(c: &mut Config, a: u16, v: u64) {
         addr::CLIENT_PORT => c.client_port = v as u16,
         addr::HOST_PORT => c.host_port = v as u16,
         addr::LATE_TICK_SLACK => c.late_tick_slack = v as u32,
+        addr::MIN_GAP => c.min_gap = v as u32,
         addr::TREE_GROUP0 => c.tree_groups[0] = v as u32,
         addr::TREE_GROUP1 => c.tree_groups[1] = v as u32,
         addr::TREE_GROUP2 => c.tree_groups[2] = v as u32,
@@ -759,6 +760,7 @@ fn config_values() -> impl Strategy<Value = Vec<u64>> {
             // Make the two most common cross-field rules hold, so that Ok is frequent.
             let mut c = config_of(&vals);
             c.node_id %= c.node_count.max(1);
+            c.min_gap = c.min_gap.min(c.loop_period);
             c.timeout = c
                 .timeout
                 .max(u32::try_from(c.min_timeout()).unwrap_or(u32::MAX));

@@ -324,6 +324,7 @@ pub struct Csr {
     pub cfg_client_port: Signal<Out, Bits<32>>,
     pub cfg_host_port: Signal<Out, Bits<32>>,
     pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
+    pub cfg_min_gap: Signal<Out, Bits<32>>,
     pub cfg_tree_group0: Signal<Out, Bits<32>>,
     pub cfg_tree_group1: Signal<Out, Bits<32>>,
     pub cfg_tree_group2: Signal<Out, Bits<32>>,
@@ -352,6 +353,7 @@ pub struct Csr {
     r_client_port: ConfigReg,
     r_host_port: ConfigReg,
     r_late_tick_slack: ConfigRegAny,
+    r_min_gap: ConfigRegAny,
     r_tree_group0: ConfigReg,
     r_tree_group1: ConfigReg,
     r_tree_group2: ConfigReg,
@@ -451,6 +453,7 @@ impl Default for Csr {
             cfg_client_port: Default::default(),
             cfg_host_port: Default::default(),
             cfg_late_tick_slack: Default::default(),
+            cfg_min_gap: Default::default(),
             cfg_tree_group0: Default::default(),
             cfg_tree_group1: Default::default(),
             cfg_tree_group2: Default::default(),
@@ -478,6 +481,7 @@ impl Default for Csr {
             r_client_port: ConfigReg::new(addr::CLIENT_PORT),
             r_host_port: ConfigReg::new(addr::HOST_PORT),
             r_late_tick_slack: ConfigRegAny::new(addr::LATE_TICK_SLACK),
+            r_min_gap: ConfigRegAny::new(addr::MIN_GAP),
             r_tree_group0: ConfigReg::new(addr::TREE_GROUP0),
             r_tree_group1: ConfigReg::new(addr::TREE_GROUP1),
             r_tree_group2: ConfigReg::new(addr::TREE_GROUP2),
@@ -549,6 +553,7 @@ impl Logic for Csr {
             r_client_port,
             r_host_port,
             r_late_tick_slack,
+            r_min_gap,
             r_tree_group0,
             r_tree_group1,
             r_tree_group2,
@@ -656,6 +661,11 @@ impl Logic for Csr {
         self.r_late_tick_slack.bus_write.next = self.bus_write.val();
         self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_late_tick_slack.next = self.r_late_tick_slack.value.val();
+        self.r_min_gap.bus_addr.next = self.bus_addr.val();
+        self.r_min_gap.bus_wdata.next = self.bus_wdata.val();
+        self.r_min_gap.bus_write.next = self.bus_write.val();
+        self.r_min_gap.writable.next = self.state.val() == self.s_disabled.val();
+        self.cfg_min_gap.next = self.r_min_gap.value.val();
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
         self.r_tree_group0.bus_wdata.next = self.bus_wdata.val();
         self.r_tree_group0.bus_write.next = self.bus_write.val();
@@ -873,6 +883,7 @@ impl Logic for Csr {
             | self.r_client_port.rdata.val()
             | self.r_host_port.rdata.val()
             | self.r_late_tick_slack.rdata.val()
+            | self.r_min_gap.rdata.val()
             | self.r_tree_group0.rdata.val()
             | self.r_tree_group1.rdata.val()
             | self.r_tree_group2.rdata.val()

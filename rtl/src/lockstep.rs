@@ -1241,7 +1241,14 @@ impl Env {
         cfg.host_mac = rng.next_u64() & 0xFEFF_FFFF_FFFF;
         cfg.host_ip = rng.next_u64() as u32;
         cfg.ttl = rng.range(1, 255) as u8;
-        assert!(cfg.validate().is_ok(), "{cfg:?}");
+        // Early sends in half the runs, with a gap that keeps the in-flight bound.
+        if rng.pct(50) {
+            cfg.min_gap = rng.range(lo, cfg.loop_period as u64) as u32;
+        }
+        assert!(
+            cfg.validate_for(proto::regs::IN_FLIGHT_RTL).is_ok(),
+            "{cfg:?}"
+        );
         let mut e = Env {
             rng,
             cfg,

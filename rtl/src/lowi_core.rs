@@ -85,6 +85,9 @@ pub struct LowiCore {
     pub trees: Signal<In, Bits<8>>,
     /// `loop_period` (cycles).
     pub loop_period: Signal<In, Bits<32>>,
+    /// `min_gap` (cycles; 0 = early sends off): with requests queued, the loop counter
+    /// reaching it sends at once.
+    pub min_gap: Signal<In, Bits<32>>,
     /// `timeout` (cycles).
     pub timeout: Signal<In, Bits<32>>,
     /// `batch_max`.
@@ -391,6 +394,7 @@ impl Default for LowiCore {
             node_count: Default::default(),
             trees: Default::default(),
             loop_period: Default::default(),
+            min_gap: Default::default(),
             timeout: Default::default(),
             batch_max: Default::default(),
             fifo_depth: Default::default(),
@@ -675,10 +679,15 @@ impl Logic for LowiCore {
         }
         self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
         // Fig. 4: the send trigger is loop counter AND leader (AND the generator can take it);
-        // the FIFO state picks the kind.
+        // the FIFO state picks the kind. Early sends: one more comparator, the loop counter
+        // against `min_gap` while the FIFO holds requests.
         self.t_send.next = self.p_is_leader.val()
             && !self.tx_hold.val()
-            && (self.t_become.val() || (self.r_loop.q.val() >= self.loop_period.val()));
+            && (self.t_become.val()
+                || (self.r_loop.q.val() >= self.loop_period.val())
+                || (self.min_gap.val().any()
+                    && self.p_fifo_len.val().any()
+                    && (self.r_loop.q.val() >= self.min_gap.val())));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
         if self.p_fifo_len.val() >= self.batch_max.val() {
             self.t_count.next = self.batch_max.val();

@@ -290,6 +290,7 @@ impl Logic for NcCore {
         self.core.node_count.next = self.regs.cfg_node_count.val().get_bits::<8>(0);
         self.core.trees.next = self.regs.cfg_trees.val().get_bits::<8>(0);
         self.core.loop_period.next = self.regs.cfg_loop_period.val();
+        self.core.min_gap.next = self.regs.cfg_min_gap.val();
         self.core.timeout.next = self.regs.cfg_timeout.val();
         self.rx.trees.next = self.regs.cfg_trees.val().get_bits::<3>(0);
         self.rx.window.next = self.regs.window.val();

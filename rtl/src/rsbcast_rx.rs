@@ -16,10 +16,11 @@
 
 use rust_hdl::prelude::*;
 
-/// Messages in flight the hardware tracks (the model tracks `proto::regs::MAX_IN_FLIGHT`; a
-/// configuration whose window spans more than `IN_FLIGHT - 1` loop periods is outside what
-/// this RTL covers, and a copy of a fifth message in flight faults as "too many in flight").
-pub const IN_FLIGHT: u64 = 4;
+/// Messages in flight the hardware tracks (`proto::regs::IN_FLIGHT_RTL`; the software receiver
+/// tracks `MAX_IN_FLIGHT`). `Config::validate_for(IN_FLIGHT_RTL)` refuses a configuration whose
+/// window spans more than `IN_FLIGHT - 1` send gaps (soc-ctl does so for a card); a copy of a
+/// fifth message in flight faults as "too many in flight".
+pub const IN_FLIGHT: u64 = proto::regs::IN_FLIGHT_RTL as u64;
 
 /// Values of `outcome`.
 pub mod outcome {

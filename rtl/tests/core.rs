@@ -102,6 +102,47 @@ fn the_leader_loops_every_period_and_requests_do_not_move_the_loop() {
 }
 
 #[test]
+fn early_sends_leave_at_min_gap_when_requests_wait_and_heartbeats_stay_on_the_loop() {
+    let c = Config {
+        min_gap: 10,
+        ..cfg(0)
+    };
+    let mut ls = setup(&c);
+    ls.step(Some(Event::Write {
+        addr: addr::CTRL,
+        value: ctrl::ENABLE | ctrl::START,
+    }))
+    .unwrap();
+    let mut sent = vec![(ls.now() - 1, DecideKind::Start as u8)];
+    for i in 0..150u64 {
+        // A request 3 cycles after every fourth send's cycle window, some while the gap runs.
+        let ev = (i % 37 == 5 || i % 37 == 18).then(|| Event::Client {
+            bytes: request(c.cluster_id, 1, i + 1, b"abc"),
+        });
+        ls.step(ev).unwrap();
+        for r in &ls.last {
+            if let Rec::Send { kind, tree: 0, .. } = r {
+                sent.push((ls.now() - 1, *kind));
+            }
+        }
+    }
+    let gaps: Vec<(u64, u8)> = sent.windows(2).map(|w| (w[1].0 - w[0].0, w[1].1)).collect();
+    let batch = DecideKind::Batch as u8;
+    assert!(
+        gaps.iter()
+            .any(|&(g, k)| k == batch && g >= c.min_gap as u64 && g < c.loop_period as u64),
+        "a value left early: {gaps:?}"
+    );
+    assert!(
+        gaps.iter()
+            .all(|&(g, k)| g <= c.loop_period as u64 && (k == batch || g == c.loop_period as u64)),
+        "only values go early, no gap exceeds the loop: {gaps:?}"
+    );
+    assert!(gaps.iter().all(|&(g, _)| g >= c.min_gap as u64), "{gaps:?}");
+    ls.compare_registers().unwrap();
+}
+
+#[test]
 fn a_follower_delivers_in_the_cycle_of_the_last_copy_and_succession_is_exact() {
     let c = cfg(1);
     let mut ls = setup(&c);

@@ -2300,6 +2300,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [7:0] core$node_count;
     reg  [7:0] core$trees;
     reg  [31:0] core$loop_period;
+    reg  [31:0] core$min_gap;
     reg  [31:0] core$timeout;
     reg  [12:0] core$batch_max;
     reg  [12:0] core$fifo_depth;
@@ -2459,6 +2460,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] regs$cfg_client_port;
     wire  [31:0] regs$cfg_host_port;
     wire  [31:0] regs$cfg_late_tick_slack;
+    wire  [31:0] regs$cfg_min_gap;
     wire  [31:0] regs$cfg_tree_group0;
     wire  [31:0] regs$cfg_tree_group1;
     wire  [31:0] regs$cfg_tree_group2;
@@ -2513,6 +2515,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .node_count(core$node_count),
         .trees(core$trees),
         .loop_period(core$loop_period),
+        .min_gap(core$min_gap),
         .timeout(core$timeout),
         .batch_max(core$batch_max),
         .fifo_depth(core$fifo_depth),
@@ -2678,6 +2681,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .cfg_client_port(regs$cfg_client_port),
         .cfg_host_port(regs$cfg_host_port),
         .cfg_late_tick_slack(regs$cfg_late_tick_slack),
+        .cfg_min_gap(regs$cfg_min_gap),
         .cfg_tree_group0(regs$cfg_tree_group0),
         .cfg_tree_group1(regs$cfg_tree_group1),
         .cfg_tree_group2(regs$cfg_tree_group2),
@@ -2776,6 +2780,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$node_count = regs$cfg_node_count[(32'h0)+:(8)];
         core$trees = regs$cfg_trees[(32'h0)+:(8)];
         core$loop_period = regs$cfg_loop_period;
+        core$min_gap = regs$cfg_min_gap;
         core$timeout = regs$cfg_timeout;
         rx$trees = regs$cfg_trees[(32'h0)+:(3)];
         rx$window = regs$window;
@@ -2963,7 +2968,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
 endmodule // nc_engine$core
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -2971,6 +2976,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,ba
     input wire  [7:0] node_count;
     input wire  [7:0] trees;
     input wire  [31:0] loop_period;
+    input wire  [31:0] min_gap;
     input wire  [31:0] timeout;
     input wire  [12:0] batch_max;
     input wire  [12:0] fifo_depth;
@@ -3352,7 +3358,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,timeout,ba
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && ~tx_hold && (t_become || (r_loop$q >= loop_period));
+        t_send = p_is_leader && ~tx_hold && (t_become || (r_loop$q >= loop_period) || (|min_gap && |p_fifo_len && (r_loop$q >= min_gap)));
         t_value = t_send && |p_fifo_len;
         if (p_fifo_len >= batch_max) begin
             t_count = batch_max;
@@ -4746,7 +4752,7 @@ module nc_engine$core$rec_n(d,q,clock);
 endmodule // nc_engine$core$rec_n
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,window);
     
     // Module arguments
     input wire  clock;
@@ -4797,6 +4803,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     output reg  [31:0] cfg_client_port;
     output reg  [31:0] cfg_host_port;
     output reg  [31:0] cfg_late_tick_slack;
+    output reg  [31:0] cfg_min_gap;
     output reg  [31:0] cfg_tree_group0;
     output reg  [31:0] cfg_tree_group1;
     output reg  [31:0] cfg_tree_group2;
@@ -4931,6 +4938,13 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_late_tick_slack$writable;
     wire  [31:0] r_late_tick_slack$value;
     wire  [31:0] r_late_tick_slack$rdata;
+    reg  r_min_gap$clock;
+    reg  [15:0] r_min_gap$bus_addr;
+    reg  [31:0] r_min_gap$bus_wdata;
+    reg  r_min_gap$bus_write;
+    reg  r_min_gap$writable;
+    wire  [31:0] r_min_gap$value;
+    wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
     reg  [31:0] r_tree_group0$bus_wdata;
@@ -5310,6 +5324,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .value(r_late_tick_slack$value),
         .rdata(r_late_tick_slack$rdata)
     );
+    nc_engine$core$regs$r_min_gap r_min_gap(
+        .clock(r_min_gap$clock),
+        .bus_addr(r_min_gap$bus_addr),
+        .bus_wdata(r_min_gap$bus_wdata),
+        .bus_write(r_min_gap$bus_write),
+        .writable(r_min_gap$writable),
+        .value(r_min_gap$value),
+        .rdata(r_min_gap$rdata)
+    );
     nc_engine$core$regs$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
@@ -5631,6 +5654,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_client_port$clock = clock;
         r_host_port$clock = clock;
         r_late_tick_slack$clock = clock;
+        r_min_gap$clock = clock;
         r_tree_group0$clock = clock;
         r_tree_group1$clock = clock;
         r_tree_group2$clock = clock;
@@ -5737,6 +5761,11 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_late_tick_slack$bus_write = bus_write;
         r_late_tick_slack$writable = state == s_disabled;
         cfg_late_tick_slack = r_late_tick_slack$value;
+        r_min_gap$bus_addr = bus_addr;
+        r_min_gap$bus_wdata = bus_wdata;
+        r_min_gap$bus_write = bus_write;
+        r_min_gap$writable = state == s_disabled;
+        cfg_min_gap = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
         r_tree_group0$bus_wdata = bus_wdata;
         r_tree_group0$bus_write = bus_write;
@@ -5945,7 +5974,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_min_gap$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
     end
     
 endmodule // nc_engine$core$regs
@@ -9797,6 +9826,103 @@ module nc_engine$core$regs$r_loop_period$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_loop_period$r$dff
+
+
+module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h4c;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_min_gap$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_min_gap
+
+
+module nc_engine$core$regs$r_min_gap$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_min_gap$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_min_gap$r
+
+
+module nc_engine$core$regs$r_min_gap$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_min_gap$r$dff
 
 
 module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);

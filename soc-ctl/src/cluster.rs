@@ -29,6 +29,11 @@ impl fmt::Display for Transport {
     }
 }
 
+/// The early-send gap `gen-config` writes: a request waits at most this for the leader's
+/// next send (instead of up to a 300 µs loop). (Δ + drift) / 20 µs = 225 messages in flight at
+/// most, well inside the software receiver's 1024.
+pub const DEFAULT_MIN_GAP_NS: u64 = 20_000;
+
 /// Timing, in nanoseconds (the software engine's time unit).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +48,14 @@ pub struct Timing {
     pub drift_ns: u64,
     /// A leader send later than this past its deadline counts as a late tick.
     pub late_tick_slack_ns: u64,
+    /// Early sends: a leader with requests queued sends once this has passed since its last
+    /// send instead of waiting for the loop (0 or absent = off; at most `loop_period_ns`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_gap_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Queue and packet limits.
@@ -158,6 +171,7 @@ pub fn key_of_register(name: &str) -> String {
         "delta" => "timing.delta_ns".into(),
         "drift" => "timing.drift_ns".into(),
         "late_tick_slack" => "timing.late_tick_slack_ns".into(),
+        "min_gap" => "timing.min_gap_ns".into(),
         "fifo_depth" | "batch_max" | "mtu" => format!("limits.{name}"),
         "decide_port" => "ports.decide".into(),
         "src_ip" => "nodes[].client_addr".into(),
@@ -240,6 +254,7 @@ impl ClusterFile {
                 delta_ns: 4_000_000,
                 drift_ns: 500_000,
                 late_tick_slack_ns: 1_000_000,
+                min_gap_ns: DEFAULT_MIN_GAP_NS,
             },
             limits: Limits {
                 fifo_depth: 4096,
@@ -323,6 +338,7 @@ impl ClusterFile {
         set("delta", self.timing.delta_ns)?;
         set("drift", self.timing.drift_ns)?;
         set("late_tick_slack", self.timing.late_tick_slack_ns)?;
+        set("min_gap", self.timing.min_gap_ns)?;
         set("fifo_depth", self.limits.fifo_depth)?;
         set("batch_max", self.limits.batch_max)?;
         set("mtu", self.limits.mtu)?;

@@ -39,6 +39,10 @@ pub trait RegisterBus {
     fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError>;
     /// Which backend this is, for messages.
     fn describe(&self) -> String;
+    /// Messages in flight the datapath behind this bus tracks (the configuration check uses it).
+    fn in_flight_capacity(&self) -> u32 {
+        regs::MAX_IN_FLIGHT
+    }
 }
 
 // ----- the software engine's control socket ------------------------------------
@@ -226,6 +230,11 @@ impl RegisterBus for MmioBus {
     fn describe(&self) -> String {
         format!("BAR {}", self.path.display())
     }
+
+    /// A card: the RTL receiver's capacity.
+    fn in_flight_capacity(&self) -> u32 {
+        regs::IN_FLIGHT_RTL
+    }
 }
 
 /// Fill a file with the register map's reset values (a freshly reset card), for tests and
@@ -316,6 +325,18 @@ pub fn configure<B: RegisterBus>(
     r: &mut Registers<B>,
     config: &proto::regs::Config,
 ) -> Result<(), String> {
+    let cap = r.bus.in_flight_capacity();
+    config.validate_for(cap).map_err(|e| {
+        format!(
+            "{}: {} is illegal on {} (it tracks {cap} messages in flight): {} (legal here: {}..={})",
+            e.field,
+            e.value,
+            r.bus.describe(),
+            e.rule,
+            e.min,
+            e.max
+        )
+    })?;
     r.set("ctrl", 0).map_err(|e| e.to_string())?;
     let mut todo: Vec<(&'static str, u64)> = regs::REGISTERS
         .iter()

@@ -524,7 +524,7 @@ fn recv_with_ttl(sock: &UdpSocket) -> (Vec<u8>, i32) {
 #[test]
 fn replies_and_host_frames_carry_the_configured_ttl() {
     use nix::sys::socket::{setsockopt, sockopt::Ipv4RecvTtl};
-    let mut file = test_file(1, 2, 35);
+    let mut file = test_file(1, 2, 37);
     file.ttl = 42;
     let cluster_id = file.cluster_id as u32;
     let host = UdpSocket::bind(SocketAddrV4::new(
@@ -532,7 +532,7 @@ fn replies_and_host_frames_carry_the_configured_ttl() {
         file.ports.host as u16,
     ))
     .expect("bind the host address");
-    let client = UdpSocket::bind("127.35.30.1:0").expect("bind a client socket");
+    let client = UdpSocket::bind("127.37.30.1:0").expect("bind a client socket");
     for s in [&host, &client] {
         setsockopt(s, Ipv4RecvTtl, &true).expect("IP_RECVTTL");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

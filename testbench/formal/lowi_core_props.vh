@@ -8,19 +8,25 @@
 reg [7:0]  f_n;
 reg [7:0]  f_id;
 reg [31:0] f_period;
+reg [31:0] f_gap;
 always @(posedge clock) begin
     f_n <= f_n;
     f_id <= f_id;
     f_period <= f_period;
+    f_gap <= f_gap;
 end
 always @(*) begin
     assume(node_count == f_n);
     assume(node_id == f_id);
     assume(loop_period == f_period);
+    assume(min_gap == f_gap);
     assume(node_count >= 8'd1 && node_count <= 8'd64);
     assume(node_id < node_count);
     assume(loop_period >= 32'd1);
+    assume(min_gap <= loop_period);
 end
+// The smallest gap between two sends: min_gap with early sends on, else the loop period.
+wire [31:0] f_send_gap = (min_gap != 32'd0) ? min_gap : loop_period;
 
 // ---- observer state
 reg        f_had_send = 1'b0;   // some send happened
@@ -67,10 +73,11 @@ always @(*) begin
         assert(f_disable_write);
 `endif
 `ifdef P3
-    // P3: never two sends of one epoch within one loop period (a START or a new epoch's first
-    // send may follow sooner: those are new loops), unless CTRL was written since the last send.
+    // P3: never two sends of one epoch within the send gap (min_gap with early sends on, else
+    // the loop period; a START or a new epoch's first send may follow sooner: those are new
+    // loops), unless CTRL was written since the last send.
     if (send && f_had_send && send_epoch == f_last_epoch && !ctrl_write && !f_ctrl)
-        assert(f_since >= loop_period);
+        assert(f_since >= f_send_gap);
     // auxiliary invariants
     if (f_had_send)
         assert(r_loop$q == f_since);

@@ -80,5 +80,6 @@ done <<'MUT'
 broken_wrap#P1#s/if ((r_leader\$q + k1_8) == node_count) begin/if ((r_leader$q + k1_8) == (node_count + 8'd1)) begin/#leader counter wraps at n+1 instead of n
 broken_fault#P2#s/r_listen = (p_state == s_active) ||/r_listen = (p_state == s_active) || (p_state == s_faulted) ||/#a faulted node still takes DECIDE copies
 broken_loop#P3#s/(r_loop\$q >= loop_period)/((r_loop$q + 32'd1) >= loop_period)/#the loop fires one cycle early
+broken_gap#P3#s/(r_loop\$q >= min_gap)/((r_loop$q + 32'd1) >= min_gap)/#an early send fires one cycle before min_gap
 MUT
 exit "$status"

@@ -40,6 +40,68 @@ pub struct SimConfig {
     pub trace: bool,
     /// Called on every node after it is created (tests use it to switch on deliberate bugs).
     pub node_hook: Option<fn(&mut Node)>,
+    /// Whether the seeds' configurations send early (`min_gap` > 0).
+    pub early: EarlySends,
+}
+
+/// Early sends (`min_gap`) in a campaign.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EarlySends {
+    /// `min_gap` = 0: every send on the loop (the seeds of campaigns before early sends
+    /// replay unchanged).
+    Off,
+    /// Every seed draws a `min_gap` in 1..=loop_period.
+    On,
+    /// Half the seeds draw one (decided by the seed).
+    #[default]
+    Mixed,
+}
+
+impl EarlySends {
+    /// `off`, `on` or `mixed`.
+    pub fn parse(s: &str) -> Result<EarlySends, String> {
+        match s {
+            "off" => Ok(EarlySends::Off),
+            "on" => Ok(EarlySends::On),
+            "mixed" => Ok(EarlySends::Mixed),
+            _ => Err(format!("{s:?}: expected off, on or mixed")),
+        }
+    }
+
+    /// The name `parse` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            EarlySends::Off => "off",
+            EarlySends::On => "on",
+            EarlySends::Mixed => "mixed",
+        }
+    }
+}
+
+/// The `min_gap` of a seed: drawn from its own stream, so that the other draws of a seed (and
+/// the seeds of campaigns without early sends) do not change.
+fn choose_min_gap(seed: u64, early: EarlySends, c: &Config) -> u32 {
+    let mut rng = Rng::new(seed ^ 0xEA21_5E4D_0000_0001);
+    let on = match early {
+        EarlySends::Off => false,
+        EarlySends::On => true,
+        EarlySends::Mixed => rng.chance(0.5),
+    };
+    if !on {
+        return 0;
+    }
+    let p = c.loop_period as u64;
+    let floor = c
+        .window()
+        .div_ceil(proto::regs::MAX_IN_FLIGHT as u64 - 1)
+        .max(1);
+    let g = match rng.range(0, 3) {
+        0 => floor,
+        1 => p / 8,
+        2 => p / 2,
+        _ => p,
+    };
+    g.clamp(floor, p) as u32
 }
 
 /// The timing and load a seed chose.
@@ -340,7 +402,9 @@ struct Sim {
 /// Run one seed.
 pub fn run(seed: u64, cfg: &SimConfig) -> RunReport {
     let mut rng = Rng::new(seed);
-    let t = choose_timing(&mut rng, cfg);
+    let mut t = choose_timing(&mut rng, cfg);
+    t.cfg.min_gap = choose_min_gap(seed, cfg.early, &t.cfg);
+    debug_assert!(t.cfg.validate().is_ok(), "{:?}", t.cfg);
     let plan = FaultPlan::draw(&mut rng.fork(), cfg.nodes, cfg.trees, &t, cfg.faults);
     let mut sim = Sim::new(cfg.clone(), t, rng.fork());
     sim.schedule_plan(&plan);

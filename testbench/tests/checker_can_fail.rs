@@ -14,6 +14,7 @@ fn cfg(faults: &str, hook: Option<fn(&mut Node)>) -> SimConfig {
         faults: Faults::parse(faults).unwrap(),
         trace: false,
         node_hook: hook,
+        early: Default::default(),
     }
 }
 

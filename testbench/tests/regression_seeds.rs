@@ -3,7 +3,7 @@
 //! stay clean. Replay one with its trace: `nc-sim --nodes N --trees 2 --faults all --seed S`.
 
 use testbench::faults::Faults;
-use testbench::sim::{SimConfig, run};
+use testbench::sim::{EarlySends, SimConfig, run};
 
 fn replay(nodes: u8, seed: u64) -> Vec<String> {
     let cfg = SimConfig {
@@ -12,6 +12,8 @@ fn replay(nodes: u8, seed: u64) -> Vec<String> {
         faults: Faults::parse("all").unwrap(),
         trace: false,
         node_hook: None,
+        // As found (before early sends existed).
+        early: EarlySends::Off,
     };
     run(seed, &cfg).verdict.violations
 }

@@ -13,7 +13,8 @@ use soc_ctl::regfile::EngineBus;
 pub const ENGINE: &str = env!("CARGO_BIN_EXE_nc-engine");
 pub const SOC_CTL: &str = env!("CARGO_BIN_EXE_soc-ctl");
 
-/// Timing for tests on a shared, noisy machine: 2 ms loop, Δ 20 ms, drift 2 ms, timeout 200 ms.
+/// Timing for tests on a shared, noisy machine: 2 ms loop, Δ 20 ms, drift 2 ms, timeout 200 ms,
+/// early sends 50 µs after the last send.
 pub fn test_file(n: u8, trees: u8, net: u8) -> ClusterFile {
     let mut f = ClusterFile::loopback(n, trees, net, 7400);
     f.timing.loop_period_ns = 2_000_000;
@@ -21,6 +22,7 @@ pub fn test_file(n: u8, trees: u8, net: u8) -> ClusterFile {
     f.timing.drift_ns = 2_000_000;
     f.timing.timeout_ns = 200_000_000;
     f.timing.late_tick_slack_ns = 5_000_000;
+    f.timing.min_gap_ns = 50_000;
     f.validate().expect("test timing is legal");
     f
 }

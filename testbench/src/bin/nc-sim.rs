@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use testbench::campaign::campaign;
 use testbench::faults::{CLASSES, Faults};
-use testbench::sim::{SimConfig, run};
+use testbench::sim::{EarlySends, SimConfig, run};
 
 /// `println!` that ends the program quietly when stdout is closed (e.g. piped into `head`).
 macro_rules! say {
@@ -55,6 +55,9 @@ struct Args {
     /// recover-without-majority.
     #[arg(long, value_parser = ["deliver-on-first-copy", "skip-timeout-reset", "skip-lease", "recover-without-majority"])]
     mutate: Option<String>,
+    /// Early sends (`min_gap`): off, on (every seed draws a min_gap), or mixed (half the seeds).
+    #[arg(long, default_value = "mixed", value_parser = EarlySends::parse)]
+    early_sends: EarlySends,
 }
 
 #[cfg(feature = "mutations")]
@@ -103,8 +106,11 @@ fn replay_cmd(a: &Args, seed: u64) -> String {
         None => ("", String::new()),
     };
     format!(
-        "cargo run --release -p nc-testbench{features} --bin nc-sim -- --nodes {} --trees {} --faults {}{mutate} --seed {seed}",
-        a.nodes, a.trees, a.faults
+        "cargo run --release -p nc-testbench{features} --bin nc-sim -- --nodes {} --trees {} --faults {} --early-sends {}{mutate} --seed {seed}",
+        a.nodes,
+        a.trees,
+        a.faults,
+        a.early_sends.name()
     )
 }
 
@@ -123,15 +129,17 @@ fn main() -> ExitCode {
         faults: a.faults,
         trace: a.seed.is_some() && !a.quiet,
         node_hook,
+        early: a.early_sends,
     };
     if let Some(seed) = a.seed {
         let r = run(seed, &cfg);
         let c = &r.timing.cfg;
         say!(
-            "seed {seed}: n={} |G|={} loop_period={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
+            "seed {seed}: n={} |G|={} loop_period={} min_gap={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
             c.node_count,
             c.trees,
             c.loop_period,
+            c.min_gap,
             c.timeout,
             c.delta,
             c.drift,
