@@ -359,7 +359,17 @@ fn drive(
             ));
         }
         if !got {
-            std::thread::sleep(Duration::from_micros(20));
+            // Block until a reply arrives or the next resend / progress report is due
+            // (event-driven: no sleep loop between a request and its OK).
+            let now = Instant::now();
+            let next_resend = outstanding
+                .values()
+                .map(|(_, sent)| (*sent + c.retry_after).saturating_duration_since(now))
+                .min()
+                .unwrap_or(c.retry_after);
+            let report = (reported + Duration::from_millis(100)).saturating_duration_since(now);
+            let wait = next_resend.min(report).max(Duration::from_micros(1));
+            crate::wait::readable(&[&c.sock], wait)?;
         }
     }
     progress(decided);

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod log;
 pub mod mmsg;
 pub mod regfile;
+pub mod wait;
 
 /// The default control socket of node `id`'s engine.
 pub fn default_ctl_path(id: u64) -> std::path::PathBuf {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use soc_ctl::client::{LoadReport, load};
 
 use crate::demo::{Bins, in_netns, request, start_cluster, wait_for};
-use crate::netlab::{Lab, LabError, Result};
+use crate::netlab::{self, Lab, LabError, Result};
 use crate::raft_node;
 
 /// What to sweep.
@@ -34,6 +34,8 @@ pub struct BenchOpts {
     pub out: PathBuf,
     /// Client threads sharing each window (one client process cannot saturate the leader).
     pub clients: usize,
+    /// LOWI's early-send gap (`timing.min_gap_ns`; 0 = off); None: the lab's cluster file.
+    pub min_gap_ns: Option<u64>,
 }
 
 /// One measured point.
@@ -51,9 +53,45 @@ pub struct Point {
     pub p99_us: f64,
     /// Packets the leader sent per decided request.
     pub leader_pkts: f64,
+    /// CPU time of the leader's process per 1,000 decided requests (ms).
+    pub cpu_leader_ms: f64,
+    /// CPU time of the followers' processes together per 1,000 decided requests (ms).
+    pub cpu_followers_ms: f64,
 }
 
-fn point(system: &str, window: usize, r: &LoadReport, pkts: f64) -> Point {
+/// CPU time used by the processes of one system during a run (the kernel's accounting).
+struct Cpu {
+    pids: Vec<i32>,
+    leader: usize,
+    start: Vec<u64>,
+}
+
+impl Cpu {
+    fn start(pids: Vec<i32>, leader: usize) -> Cpu {
+        let start = pids.iter().map(|&p| netlab::cpu_ns(p)).collect();
+        Cpu {
+            pids,
+            leader,
+            start,
+        }
+    }
+
+    /// (leader, followers) in ms per 1,000 of `decided`.
+    fn per_k(&self, decided: u64) -> (f64, f64) {
+        let used: Vec<u64> = self
+            .pids
+            .iter()
+            .zip(&self.start)
+            .map(|(&p, &s)| netlab::cpu_ns(p).saturating_sub(s))
+            .collect();
+        let k = decided.max(1) as f64 / 1000.0;
+        let leader = used.get(self.leader).copied().unwrap_or(0);
+        let rest: u64 = used.iter().sum::<u64>() - leader;
+        (leader as f64 / 1e6 / k, rest as f64 / 1e6 / k)
+    }
+}
+
+fn point(system: &str, window: usize, r: &LoadReport, pkts: f64, cpu: (f64, f64)) -> Point {
     Point {
         system: system.into(),
         window,
@@ -61,6 +99,8 @@ fn point(system: &str, window: usize, r: &LoadReport, pkts: f64) -> Point {
         p50_us: r.latency.value_at_quantile(0.5) as f64 / 1000.0,
         p99_us: r.latency.value_at_quantile(0.99) as f64 / 1000.0,
         leader_pkts: pkts,
+        cpu_leader_ms: cpu.0,
+        cpu_followers_ms: cpu.1,
     }
 }
 
@@ -123,6 +163,9 @@ fn run_load(
 fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Result<Vec<Point>> {
     let mut f = lab.load()?;
     f.limits.batch_max = batch as u64;
+    if let Some(g) = o.min_gap_ns {
+        f.timing.min_gap_ns = g;
+    }
     std::fs::write(lab.cfg_path(), f.to_toml())?;
     start_cluster(lab, bins, &[0, 1, 2])?;
     let fanout = if lab.netns {
@@ -135,7 +178,9 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
     for &w in &o.windows {
         let before = request(lab, 0, "status")?;
         *id += 16;
+        let cpu = Cpu::start((0..3).filter_map(|i| lab.pid(i)).collect(), 0);
         let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
+        let cpu = cpu.per_k(r.decided);
         let after = request(lab, 0, "status")?;
         let d = |k: &str| {
             after["counters"][k].as_u64().unwrap_or(0) - before["counters"][k].as_u64().unwrap_or(0)
@@ -146,6 +191,7 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
             w,
             &r,
             pkts as f64 / r.decided as f64,
+            cpu,
         ));
         eprintln!("  LOWI b={batch:<3} window {w:<3} {}", r.summary());
     }
@@ -194,11 +240,13 @@ fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<P
             .expect("a leader");
         let before = raft_stats(lab, addrs[l]).unwrap_or_default();
         *id += 16;
+        let cpu = Cpu::start((0..3).filter_map(|i| lab.pid_tagged("r", i)).collect(), l);
         let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
+        let cpu = cpu.per_k(r.decided);
         let after = raft_stats(lab, addrs[l]).unwrap_or_default();
         let pkts = after["peer_packets"].as_u64().unwrap_or(0)
             - before["peer_packets"].as_u64().unwrap_or(0);
-        out.push(point("Raft", w, &r, pkts as f64 / r.decided as f64));
+        out.push(point("Raft", w, &r, pkts as f64 / r.decided as f64, cpu));
         eprintln!("  Raft        window {w:<3} {}", r.summary());
     }
     for i in 0..3 {
@@ -337,6 +385,11 @@ fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A goal met or missed, in a table cell.
+fn mark(met: bool) -> &'static str {
+    if met { "(met)" } else { "(missed)" }
+}
+
 fn pct(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_quantile(q) as f64 / 1000.0
 }
@@ -355,7 +408,7 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     let f = lab.load()?;
     let _ = writeln!(
         md,
-        "Transport: {}. LOWI timing: loop {} µs, Δ {} ms, timeout {} ms. Raft: raft-rs 0.7, 5 ms tick \
+        "Transport: {}. LOWI timing: loop {} µs, early sends {}, Δ {} ms, timeout {} ms. Raft: raft-rs 0.7, 5 ms tick \
          (heartbeat 1 tick, election 10 ticks), MemStorage. {} client thread(s) sharing the window, {} requests of {} B per point; \
          closed loop.\n",
         if lab.netns {
@@ -364,6 +417,11 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
             "loopback (unicast fan-out)"
         },
         f.timing.loop_period_ns / 1000,
+        if f.timing.min_gap_ns == 0 {
+            "off".to_string()
+        } else {
+            format!("{} µs after the last send", f.timing.min_gap_ns as f64 / 1000.0)
+        },
         f.timing.delta_ns / 1_000_000,
         f.timing.timeout_ns / 1_000_000,
         o.clients,
@@ -372,14 +430,21 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     );
     let _ = writeln!(
         md,
-        "| system | window | decisions/s | p50 µs | p99 µs | leader packets / request |"
+        "| system | window | decisions/s | p50 µs | p99 µs | leader packets / request | CPU ms / 1k requests: leader | followers |"
     );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for p in &points {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.3} |",
-            p.system, p.window, p.rate, p.p50_us, p.p99_us, p.leader_pkts
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.3} | {:.1} | {:.1} |",
+            p.system,
+            p.window,
+            p.rate,
+            p.p50_us,
+            p.p99_us,
+            p.leader_pkts,
+            p.cpu_leader_ms,
+            p.cpu_followers_ms
         );
     }
     let best = format!("LOWI b={}", o.batches.iter().max().copied().unwrap_or(1));
@@ -389,9 +454,9 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     );
     let _ = writeln!(
         md,
-        "| window | throughput × | p50 × | p99 × | leader packets × |"
+        "| window | throughput × (goal ≥ 1.5) | p50 × (goal ≤ 0.5) | p99 × | leader packets × | CPU / request, all nodes × |"
     );
-    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in &raft {
         if let Some(l) = points
             .iter()
@@ -399,12 +464,15 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
         {
             let _ = writeln!(
                 md,
-                "| {} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                "| {} | {:.2} {} | {:.2} {} | {:.2} | {:.3} | {:.2} |",
                 r.window,
                 l.rate / r.rate,
+                mark(l.rate / r.rate >= 1.5),
                 l.p50_us / r.p50_us,
+                mark(l.p50_us / r.p50_us <= 0.5),
                 l.p99_us / r.p99_us,
-                l.leader_pkts / r.leader_pkts
+                l.leader_pkts / r.leader_pkts,
+                (l.cpu_leader_ms + l.cpu_followers_ms) / (r.cpu_leader_ms + r.cpu_followers_ms)
             );
         }
     }

@@ -511,6 +511,11 @@ impl Lab {
         let _ = std::fs::remove_file(path);
     }
 
+    /// The pid of the process started with `tag` on node i, if it runs.
+    pub fn pid_tagged(&self, tag: &str, i: u8) -> Option<i32> {
+        pid_alive(&self.dir.join(format!("{tag}{i}.pid")))
+    }
+
     /// The pid of node i's engine, if it runs.
     pub fn pid(&self, i: u8) -> Option<i32> {
         pid_alive(&self.pid_path(i))
@@ -641,4 +646,17 @@ fn pid_alive(path: &Path) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
     let state = stat.rsplit(')').next()?.split_whitespace().next()?;
     (state != "Z").then_some(p)
+}
+
+/// CPU time (ns) process `pid` has used so far, all its threads, from the kernel's own
+/// accounting (`/proc/PID/task/*/schedstat`, nanosecond resolution). 0 if it is gone.
+pub fn cpu_ns(pid: i32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
 }

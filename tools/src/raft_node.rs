@@ -185,7 +185,9 @@ pub fn run(setup: &NodeSetup, opts: RaftOpts) -> io::Result<()> {
             );
         }
         if idle {
-            std::thread::sleep(Duration::from_micros(20));
+            // Event-driven, like nc-engine: block until a datagram arrives or the next tick.
+            let wait = next_tick.saturating_duration_since(Instant::now());
+            soc_ctl::wait::readable(&[&peers_sock, &client_sock], wait)?;
         }
     }
 }

@@ -151,6 +151,10 @@ enum Cmd {
         /// Client threads sharing each window (one client thread cannot saturate the leader).
         #[arg(long, default_value_t = 4)]
         clients: usize,
+        /// LOWI's early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off: every
+        /// send waits for the 300 µs loop). Default: gen-config's 20 µs.
+        #[arg(long)]
+        min_gap_us: Option<u64>,
     },
 }
 
@@ -444,6 +448,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             stability_secs,
             out,
             clients,
+            min_gap_us,
         } => {
             let bins = Bins::beside_me()?;
             let raft = bins.engine.with_file_name("nc-raft");
@@ -473,6 +478,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     stability_secs,
                     out: out.clone(),
                     clients,
+                    min_gap_ns: min_gap_us.map(|u| u * 1000),
                 },
             );
             lab.down()?;
