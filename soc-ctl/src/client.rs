@@ -293,8 +293,10 @@ fn drive(
             reported = Instant::now();
         }
         while outstanding.len() < window && next <= total {
-            c.send(next, 0, &payload)?;
+            // The clock starts before the send: on loopback the whole decision may run inside
+            // this send_to (the engine wakes on this core and answers before it returns).
             let now = Instant::now();
+            c.send(next, 0, &payload)?;
             outstanding.insert(next, (now, now));
             next += 1;
         }

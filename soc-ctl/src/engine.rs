@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::PollTimeout;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use proto::node::{Action, Dropped, Node, State, Violation};
@@ -294,19 +295,60 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
     e.run()
 }
 
+/// epoll tokens: tree t is token t.
+const TOKEN_CLIENT: u64 = 32;
+const TOKEN_WAKE: u64 = 33;
+const TOKEN_TIMER: u64 = 34;
+
+fn bit(token: u64) -> u64 {
+    1 << token
+}
+
+/// The engine's wait: one epoll set registered at start, and the timerfd's armed deadline.
+struct Waiter {
+    epoll: Epoll,
+    events: Vec<EpollEvent>,
+    armed: Option<u64>,
+}
+
 impl Engine {
     fn run(&mut self) -> io::Result<()> {
         let timerfd = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
         )?;
+        // Every socket is registered once (level-triggered): a wake-up reports which are
+        // readable, and only those are read (no EAGAIN round per socket per wake-up).
+        let mut wait = Waiter {
+            epoll: Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?,
+            events: vec![EpollEvent::empty(); 16],
+            armed: None,
+        };
+        for (t, s) in self.socks.rx.iter().enumerate() {
+            wait.epoll
+                .add(s.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, t as u64))?;
+        }
+        wait.epoll.add(
+            self.socks.client.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_CLIENT),
+        )?;
+        wait.epoll.add(
+            self.wake.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_WAKE),
+        )?;
+        wait.epoll.add(
+            timerfd.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_TIMER),
+        )?;
         let mut buf = vec![0u8; 65536];
         let mut arrivals: Vec<Arrival> = Vec::new();
         let trace = std::env::var_os("NC_TRACE_WAKE").is_some();
         let mut marks = [0u64; 5];
+        // The first round reads everything.
+        let mut ready = u64::MAX;
         loop {
             marks[0] = now_ns();
-            self.commands();
+            self.commands(ready & bit(TOKEN_WAKE) != 0);
             self.drive_join(marks[0]);
             marks[1] = now_ns();
             // What the tree sockets hold (at most 64 datagrams each, so that a flood cannot
@@ -314,14 +356,15 @@ impl Engine {
             // order: after a stall of this process the copies count as arrived when they did
             // (a pause is not a silent leader), and the trees' copies interleave as the
             // network delivered them.
-            let backlog = self.read_trees(&mut arrivals);
+            let backlog = self.read_trees(ready, &mut arrivals);
             for a in arrivals.drain(..) {
                 self.tree_datagram(a.tree, &a.bytes, a.at);
             }
             marks[2] = now_ns();
             // Requests wait in their socket while tree copies are still queued (time has not
             // reached them yet).
-            for _ in 0..if backlog { 0 } else { 64 } {
+            let clients = ready & bit(TOKEN_CLIENT) != 0 && !backlog;
+            for _ in 0..if clients { 64 } else { 0 } {
                 match self.socks.client.recv_from(&mut buf) {
                     Ok((n, from)) => self.client_datagram(from, &buf[..n]),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -350,10 +393,13 @@ impl Engine {
             }
             let before_sleep = now_ns();
             let deadline = self.node.next_deadline();
-            match self.timer {
-                TimerMode::Busy => std::hint::spin_loop(),
-                TimerMode::Timerfd => self.sleep(&timerfd)?,
-            }
+            ready = match self.timer {
+                TimerMode::Busy => {
+                    std::hint::spin_loop();
+                    u64::MAX
+                }
+                TimerMode::Timerfd => self.sleep(&timerfd, &mut wait)?,
+            };
             if trace {
                 let n = now_ns();
                 if let Some(d) = deadline
@@ -369,48 +415,64 @@ impl Engine {
         }
     }
 
-    fn sleep(&mut self, timerfd: &TimerFd) -> io::Result<()> {
-        match self.node.next_deadline() {
-            Some(d) => {
-                if d <= now_ns() {
-                    return Ok(());
+    /// Wait for input or the node's next deadline. Which sources are readable (bit per token).
+    /// The timerfd is re-armed only when the deadline changed; a deadline already due polls
+    /// without blocking (the sockets' state still decides what the next round reads).
+    fn sleep(&mut self, timerfd: &TimerFd, w: &mut Waiter) -> io::Result<u64> {
+        let deadline = self.node.next_deadline();
+        let due = deadline.is_some_and(|d| d <= now_ns());
+        if !due && deadline != w.armed {
+            match deadline {
+                Some(d) => {
+                    let ts = TimeSpec::new(
+                        (d / 1_000_000_000) as nix::libc::time_t,
+                        (d % 1_000_000_000) as nix::libc::c_long,
+                    );
+                    timerfd.set(
+                        Expiration::OneShot(ts),
+                        TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+                    )?;
                 }
-                let ts = TimeSpec::new(
-                    (d / 1_000_000_000) as nix::libc::time_t,
-                    (d % 1_000_000_000) as nix::libc::c_long,
-                );
-                timerfd.set(
-                    Expiration::OneShot(ts),
-                    TimerSetTimeFlags::TFD_TIMER_ABSTIME,
-                )?;
+                None => timerfd.unset()?,
             }
-            None => timerfd.unset()?,
+            w.armed = deadline;
         }
-        let mut fds: Vec<PollFd> = self
-            .socks
-            .rx
-            .iter()
-            .map(|s| PollFd::new(s.as_fd(), PollFlags::POLLIN))
-            .collect();
-        fds.push(PollFd::new(self.socks.client.as_fd(), PollFlags::POLLIN));
-        fds.push(PollFd::new(self.wake.as_fd(), PollFlags::POLLIN));
-        fds.push(PollFd::new(timerfd.as_fd(), PollFlags::POLLIN));
-        match poll(&mut fds, PollTimeout::NONE) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+        let timeout = if due {
+            PollTimeout::ZERO
+        } else {
+            PollTimeout::NONE
+        };
+        let n = match w.epoll.wait(&mut w.events, timeout) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => 0,
             Err(e) => return Err(e.into()),
+        };
+        let mut ready = 0u64;
+        for e in &w.events[..n] {
+            ready |= bit(e.data());
         }
-        // Drain the timer's expiry count (non-blocking: it may not have fired).
-        let _ = timerfd.wait();
-        Ok(())
+        if ready & bit(TOKEN_TIMER) != 0 {
+            // Fired: drain its expiry count; it is no longer armed.
+            let _ = timerfd.wait();
+            w.armed = None;
+        }
+        if due {
+            // The round runs the deadline whatever else is ready.
+            ready |= bit(TOKEN_TIMER);
+        }
+        Ok(ready)
     }
 
     /// Read every tree socket (up to 64 datagrams each) into `into`, sorted by arrival time.
     /// Whether a socket may hold more (it gave 64).
-    fn read_trees(&mut self, into: &mut Vec<Arrival>) -> bool {
+    fn read_trees(&mut self, ready: u64, into: &mut Vec<Arrival>) -> bool {
         let mut backlog = false;
         let mono = now_ns();
         let real = realtime_ns();
         for t in 0..self.socks.rx.len() {
+            if ready & bit(t as u64) == 0 {
+                continue;
+            }
             // At most one batch (64) per socket and turn, in one recvmmsg.
             let got = self.rx_batch.recv(&self.socks.rx[t]).unwrap_or(0);
             for k in 0..got {
@@ -720,9 +782,9 @@ impl Engine {
         }
     }
 
-    fn commands(&mut self) {
+    fn commands(&mut self, woken: bool) {
         let mut b = [0u8; 64];
-        while self.wake.recv(&mut b).is_ok() {}
+        while woken && self.wake.recv(&mut b).is_ok() {}
         while let Ok((cmd, reply)) = self.rx.try_recv() {
             if let Cmd::Join(member) = cmd {
                 // Answered when the join ends.
