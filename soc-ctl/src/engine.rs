@@ -356,6 +356,10 @@ impl Engine {
             // order: after a stall of this process the copies count as arrived when they did
             // (a pause is not a silent leader), and the trees' copies interleave as the
             // network delivered them.
+            if self.node.next_deadline().is_some_and(|d| d <= now_ns()) {
+                // This round runs a deadline: read every tree first (see `sleep`).
+                ready |= bit(self.socks.rx.len() as u64) - 1;
+            }
             let backlog = self.read_trees(ready, &mut arrivals);
             for a in arrivals.drain(..) {
                 self.tree_datagram(a.tree, &a.bytes, a.at);
@@ -444,7 +448,9 @@ impl Engine {
         };
         let n = match w.epoll.wait(&mut w.events, timeout) {
             Ok(n) => n,
-            Err(nix::errno::Errno::EINTR) => 0,
+            // A signal, or a SIGSTOP/SIGCONT (epoll_wait returns EINTR after one, whatever
+            // queued meanwhile): read everything.
+            Err(nix::errno::Errno::EINTR) => return Ok(u64::MAX),
             Err(e) => return Err(e.into()),
         };
         let mut ready = 0u64;
@@ -456,9 +462,11 @@ impl Engine {
             let _ = timerfd.wait();
             w.armed = None;
         }
-        if due {
-            // The round runs the deadline whatever else is ready.
-            ready |= bit(TOKEN_TIMER);
+        if due || ready & bit(TOKEN_TIMER) != 0 {
+            // A round that runs a deadline reads every tree first: a copy that arrived before
+            // the deadline (after epoll answered, or on a tree it did not report) must reach
+            // the node before a timeout or a window expiry does.
+            ready |= bit(TOKEN_TIMER) | (bit(self.socks.rx.len() as u64) - 1);
         }
         Ok(ready)
     }

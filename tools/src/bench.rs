@@ -420,7 +420,10 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
         if f.timing.min_gap_ns == 0 {
             "off".to_string()
         } else {
-            format!("{} µs after the last send", f.timing.min_gap_ns as f64 / 1000.0)
+            format!(
+                "{} µs after the last send",
+                f.timing.min_gap_ns as f64 / 1000.0
+            )
         },
         f.timing.delta_ns / 1_000_000,
         f.timing.timeout_ns / 1_000_000,
@@ -432,7 +435,10 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
         md,
         "| system | window | decisions/s | p50 µs | p99 µs | leader packets / request | CPU ms / 1k requests: leader | followers |"
     );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(
+        md,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for p in &points {
         let _ = writeln!(
             md,
