@@ -36,6 +36,8 @@ pub struct BenchOpts {
     pub clients: usize,
     /// LOWI's early-send gap (`timing.min_gap_ns`; 0 = off); None: the lab's cluster file.
     pub min_gap_ns: Option<u64>,
+    /// Cluster sizes: each runs both systems on a lab of that many nodes.
+    pub nodes: Vec<u8>,
 }
 
 /// One measured point.
@@ -43,6 +45,8 @@ pub struct BenchOpts {
 pub struct Point {
     /// "LOWI b=64" or "Raft".
     pub system: String,
+    /// Cluster size.
+    pub nodes: u8,
     /// Client window.
     pub window: usize,
     /// Decided requests per second.
@@ -91,9 +95,17 @@ impl Cpu {
     }
 }
 
-fn point(system: &str, window: usize, r: &LoadReport, pkts: f64, cpu: (f64, f64)) -> Point {
+fn point(
+    system: &str,
+    nodes: u8,
+    window: usize,
+    r: &LoadReport,
+    pkts: f64,
+    cpu: (f64, f64),
+) -> Point {
     Point {
         system: system.into(),
+        nodes,
         window,
         rate: r.rate(),
         p50_us: r.latency.value_at_quantile(0.5) as f64 / 1000.0,
@@ -167,7 +179,9 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
         f.timing.min_gap_ns = g;
     }
     std::fs::write(lab.cfg_path(), f.to_toml())?;
-    start_cluster(lab, bins, &[0, 1, 2])?;
+    let n = f.nodes.len() as u8;
+    let all: Vec<u8> = (0..n).collect();
+    start_cluster(lab, bins, &all)?;
     let fanout = if lab.netns {
         1
     } else {
@@ -178,7 +192,7 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
     for &w in &o.windows {
         let before = request(lab, 0, "status")?;
         *id += 16;
-        let cpu = Cpu::start((0..3).filter_map(|i| lab.pid(i)).collect(), 0);
+        let cpu = Cpu::start(all.iter().filter_map(|&i| lab.pid(i)).collect(), 0);
         let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
         let cpu = cpu.per_k(r.decided);
         let after = request(lab, 0, "status")?;
@@ -188,14 +202,15 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
         let pkts = (d("sent_values") + d("sent_heartbeats")) * trees * fanout;
         out.push(point(
             &format!("LOWI b={batch}"),
+            n,
             w,
             &r,
             pkts as f64 / r.decided as f64,
             cpu,
         ));
-        eprintln!("  LOWI b={batch:<3} window {w:<3} {}", r.summary());
+        eprintln!("  LOWI b={batch:<3} n={n} window {w:<3} {}", r.summary());
     }
-    for i in 0..3 {
+    for i in all {
         lab.kill(i);
     }
     Ok(out)
@@ -218,7 +233,8 @@ fn raft_stats(lab: &Lab, addr: SocketAddrV4) -> Option<Value> {
 fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<Point>> {
     let f = lab.load()?;
     let addrs = f.client_addrs();
-    for i in 0..3u8 {
+    let n = f.nodes.len();
+    for i in 0..n as u8 {
         let args = [
             "--config".to_string(),
             lab.cfg_path().display().to_string(),
@@ -229,27 +245,39 @@ fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<P
     }
     let mut leader = None;
     wait_for(Duration::from_secs(20), "a raft leader", || {
-        leader = (0..3).find(|&i| raft_stats(lab, addrs[i]).is_some_and(|s| s["leader"] == true));
+        leader = (0..n).find(|&i| raft_stats(lab, addrs[i]).is_some_and(|s| s["leader"] == true));
         leader.is_some()
     })?;
     let mut out = Vec::new();
     for &w in &o.windows {
-        let l = (0..3)
+        let l = (0..n)
             .find(|&i| raft_stats(lab, addrs[i]).is_some_and(|s| s["leader"] == true))
             .or(leader)
             .expect("a leader");
         let before = raft_stats(lab, addrs[l]).unwrap_or_default();
         *id += 16;
-        let cpu = Cpu::start((0..3).filter_map(|i| lab.pid_tagged("r", i)).collect(), l);
+        let cpu = Cpu::start(
+            (0..n as u8)
+                .filter_map(|i| lab.pid_tagged("r", i))
+                .collect(),
+            l,
+        );
         let r = run_load(lab, *id, o.requests, w, o.payload, o.clients)?;
         let cpu = cpu.per_k(r.decided);
         let after = raft_stats(lab, addrs[l]).unwrap_or_default();
         let pkts = after["peer_packets"].as_u64().unwrap_or(0)
             - before["peer_packets"].as_u64().unwrap_or(0);
-        out.push(point("Raft", w, &r, pkts as f64 / r.decided as f64, cpu));
-        eprintln!("  Raft        window {w:<3} {}", r.summary());
+        out.push(point(
+            "Raft",
+            n as u8,
+            w,
+            &r,
+            pkts as f64 / r.decided as f64,
+            cpu,
+        ));
+        eprintln!("  Raft        n={n} window {w:<3} {}", r.summary());
     }
-    for i in 0..3 {
+    for i in 0..n as u8 {
         lab.kill_tagged("r", i);
     }
     Ok(out)
@@ -338,7 +366,7 @@ fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
         / 1.5;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "3 nodes: request → OK latency (p50) vs throughput",
+            "request → OK latency (p50) vs throughput",
             ("sans-serif", 20),
         )
         .margin(15)
@@ -352,13 +380,14 @@ fn svg_plot(points: &[Point], path: &Path) -> Result<()> {
         .y_desc("p50 latency (µs, log scale)")
         .draw()
         .map_err(|e| err(&e))?;
-    let mut systems: Vec<String> = points.iter().map(|p| p.system.clone()).collect();
+    let label = |p: &Point| format!("{} n={}", p.system, p.nodes);
+    let mut systems: Vec<String> = points.iter().map(label).collect();
     systems.dedup();
     for (k, s) in systems.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
         let pts: Vec<(f64, f64)> = points
             .iter()
-            .filter(|p| &p.system == s)
+            .filter(|p| &label(p) == s)
             .map(|p| (p.rate / 1000.0, p.p50_us))
             .collect();
         chart
@@ -399,11 +428,17 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     std::fs::create_dir_all(&o.out)?;
     let mut id = 1000;
     let mut points = Vec::new();
-    for &b in &o.batches {
-        points.extend(lowi(lab, bins, o, b, &mut id)?);
+    let mut raft_points = Vec::new();
+    for &n in &o.nodes {
+        lab.up(n)?;
+        for &b in &o.batches {
+            points.extend(lowi(lab, bins, o, b, &mut id)?);
+        }
+        let r = raft(lab, raft_bin, o, &mut id)?;
+        points.extend(r.iter().cloned());
+        raft_points.extend(r);
     }
-    let raft = raft(lab, raft_bin, o, &mut id)?;
-    points.extend(raft.iter().cloned());
+    let raft = raft_points;
     let mut md = String::new();
     let f = lab.load()?;
     let _ = writeln!(
@@ -433,17 +468,18 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     );
     let _ = writeln!(
         md,
-        "| system | window | decisions/s | p50 µs | p99 µs | leader packets / request | CPU ms / 1k requests: leader | followers |"
+        "| system | nodes | window | decisions/s | p50 µs | p99 µs | leader packets / request | CPU ms / 1k requests: leader | followers |"
     );
     let _ = writeln!(
         md,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for p in &points {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.3} | {:.1} | {:.1} |",
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.3} | {:.1} | {:.1} |",
             p.system,
+            p.nodes,
             p.window,
             p.rate,
             p.p50_us,
@@ -460,17 +496,24 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     );
     let _ = writeln!(
         md,
-        "| window | throughput × (goal ≥ 1.5) | p50 × (goal ≤ 0.5) | p99 × | leader packets × | CPU / request, all nodes × |"
+        "| nodes | window | throughput × (goal ≥ 1.5) | p50 × (goal ≤ 0.5) | p99 × | leader packets × | CPU / request, all nodes × |"
     );
-    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut mean_ratio: Vec<(u8, f64)> = Vec::new();
     for r in &raft {
         if let Some(l) = points
             .iter()
-            .find(|p| p.system == best && p.window == r.window)
+            .find(|p| p.system == best && p.window == r.window && p.nodes == r.nodes)
         {
+            let x = (l.rate / r.rate) / o.windows.len() as f64;
+            match mean_ratio.iter_mut().find(|m| m.0 == r.nodes) {
+                Some(m) => m.1 += x,
+                None => mean_ratio.push((r.nodes, x)),
+            }
             let _ = writeln!(
                 md,
-                "| {} | {:.2} {} | {:.2} {} | {:.2} | {:.3} | {:.2} |",
+                "| {} | {} | {:.2} {} | {:.2} {} | {:.2} | {:.3} | {:.2} |",
+                r.nodes,
                 r.window,
                 l.rate / r.rate,
                 mark(l.rate / r.rate >= 1.5),
@@ -481,6 +524,17 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
                 (l.cpu_leader_ms + l.cpu_followers_ms) / (r.cpu_leader_ms + r.cpu_followers_ms)
             );
         }
+    }
+    if mean_ratio.len() > 1 {
+        let _ = writeln!(
+            md,
+            "\nMean throughput ratio over the windows, by cluster size (goal: higher at the largest n than at the smallest): {}",
+            mean_ratio
+                .iter()
+                .map(|(n, x)| format!("n = {n}: {x:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let svg = o.out.join("latency-throughput.svg");
     svg_plot(&points, &svg)?;

@@ -69,12 +69,14 @@ fn run(mode: Mode, tag: &str) {
 
     let (cluster, addrs) = (f.cluster_id as u32, f.client_addrs());
     let r = in_netns(Some(lab.clients()), move || {
-        load(cluster, 5, addrs, 3000, 8, 48, Duration::from_secs(60))
+        // At most one instance per request (early sends decide small batches): 1000 requests
+        // fit the XDP log's 1024 slots whatever the batching.
+        load(cluster, 5, addrs, 1000, 8, 48, Duration::from_secs(60))
     })
     .join()
     .unwrap()
     .expect("load");
-    assert_eq!(r.decided, 3000);
+    assert_eq!(r.decided, 1000);
     settle(&lab, &[0, 1, 2]).unwrap();
     let engine_log = &logs(&lab, &[1]).unwrap()[0];
     assert!(

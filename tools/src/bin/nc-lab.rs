@@ -155,6 +155,10 @@ enum Cmd {
         /// send waits for the 300 µs loop). Default: gen-config's 20 µs.
         #[arg(long)]
         min_gap_us: Option<u64>,
+        /// Cluster sizes, each on a lab of its own (3,5,9: how each system's cost grows
+        /// with n).
+        #[arg(long, value_delimiter = ',', default_value = "3", value_parser = clap::value_parser!(u8).range(2..=9))]
+        nodes: Vec<u8>,
     },
 }
 
@@ -449,6 +453,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             out,
             clients,
             min_gap_us,
+            nodes,
         } => {
             let bins = Bins::beside_me()?;
             let raft = bins.engine.with_file_name("nc-raft");
@@ -465,7 +470,6 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                 return Err(LabError("--windows 0: legal values are 1 and more".into()));
             }
             clean_up_on_interrupt(lab)?;
-            lab.up(3)?;
             let r = nc_tools::bench::run_bench(
                 lab,
                 &bins,
@@ -479,6 +483,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     out: out.clone(),
                     clients,
                     min_gap_ns: min_gap_us.map(|u| u * 1000),
+                    nodes,
                 },
             );
             lab.down()?;

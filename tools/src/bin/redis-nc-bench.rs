@@ -26,9 +26,10 @@ struct Args {
     /// SETs per run.
     #[arg(long, default_value_t = 20_000)]
     ops: u64,
-    /// Client connections (each one request at a time, like redis-benchmark -P 1).
-    #[arg(long, default_value_t = 32)]
-    conns: u64,
+    /// Client connections (each one request at a time, like redis-benchmark -P 1); every
+    /// system is measured at each count (the goals use 1 and 50).
+    #[arg(long, value_delimiter = ',', default_value = "1,50")]
+    conns: Vec<u64>,
     /// Value size in bytes.
     #[arg(long, default_value_t = 64)]
     size: usize,
@@ -42,9 +43,13 @@ struct Args {
 
 struct Run {
     name: String,
+    conns: u64,
     rate: f64,
     lat: Histogram<u64>,
 }
+
+const UNREPLICATED: &str = "redis-server, unreplicated";
+const WAIT: &str = "redis-server + 1 replica, WAIT 1 0 after each SET";
 
 /// `conns` connections from the clients namespace, `ops` SETs in all; `wait` adds WAIT 1 0.
 fn load(
@@ -188,13 +193,17 @@ fn run(a: &Args) -> Result<String, String> {
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
         load(&clients, front(0), 500, 4, a.size, false)?;
-        let (rate, lat) = load(&clients, front(0), a.ops, a.conns, a.size, false)?;
-        eprintln!("Redis-NC n={n}: {rate:.0} SET/s");
-        runs.push(Run {
-            name: format!("Redis-NC, n = {n}"),
-            rate,
-            lat,
-        });
+        for &c in &a.conns {
+            let (rate, lat) = load(&clients, front(0), a.ops, c, a.size, false)?;
+            eprintln!("Redis-NC n={n}, {c} connection(s): {rate:.0} SET/s");
+            runs.push(Run {
+                name: format!("Redis-NC, n = {n}"),
+                conns: c,
+                rate,
+                lat,
+            });
+        }
+        let stock_conns = a.conns.iter().copied().max().unwrap_or(50);
         if n == max_n.min(3) || n == *a.nodes.last().unwrap_or(&3) {
             // The stock tool against the same front.
             let out = Command::new("ip")
@@ -205,7 +214,7 @@ fn run(a: &Args) -> Result<String, String> {
                     "-n",
                     &a.ops.to_string(),
                     "-c",
-                    &a.conns.to_string(),
+                    &stock_conns.to_string(),
                     "-d",
                     &a.size.to_string(),
                 ])
@@ -214,7 +223,7 @@ fn run(a: &Args) -> Result<String, String> {
             stock = format!(
                 "`redis-benchmark -t set -n {} -c {} -d {}` against Redis-NC (n = {n}) front: {}",
                 a.ops,
-                a.conns,
+                stock_conns,
                 a.size,
                 String::from_utf8_lossy(&out.stdout)
                     .lines()
@@ -230,13 +239,16 @@ fn run(a: &Args) -> Result<String, String> {
             let mut kill = vec![p];
             let res = (|| -> Result<(), String> {
                 load(&clients, primary, 500, 4, a.size, false)?;
-                let (rate, lat) = load(&clients, primary, a.ops, a.conns, a.size, false)?;
-                eprintln!("redis-server unreplicated: {rate:.0} SET/s");
-                runs.push(Run {
-                    name: "redis-server, unreplicated".into(),
-                    rate,
-                    lat,
-                });
+                for &c in &a.conns {
+                    let (rate, lat) = load(&clients, primary, a.ops, c, a.size, false)?;
+                    eprintln!("redis-server unreplicated, {c} connection(s): {rate:.0} SET/s");
+                    runs.push(Run {
+                        name: UNREPLICATED.into(),
+                        conns: c,
+                        rate,
+                        lat,
+                    });
+                }
                 let r = baseline_redis(&rl.lab, 1, Some(0), &d.join("replica.log"))
                     .map_err(|e| e.to_string())?;
                 kill.push(r);
@@ -253,13 +265,18 @@ fn run(a: &Args) -> Result<String, String> {
                         return Err("the replica did not connect".into());
                     }
                 }
-                let (rate, lat) = load(&clients, primary, a.ops, a.conns, a.size, true)?;
-                eprintln!("redis-server + replica, WAIT 1 0: {rate:.0} SET/s");
-                runs.push(Run {
-                    name: "redis-server + 1 replica, WAIT 1 0 after each SET".into(),
-                    rate,
-                    lat,
-                });
+                for &c in &a.conns {
+                    let (rate, lat) = load(&clients, primary, a.ops, c, a.size, true)?;
+                    eprintln!(
+                        "redis-server + replica, WAIT 1 0, {c} connection(s): {rate:.0} SET/s"
+                    );
+                    runs.push(Run {
+                        name: WAIT.into(),
+                        conns: c,
+                        rate,
+                        lat,
+                    });
+                }
                 Ok(())
             })();
             for mut k in kill {
@@ -272,35 +289,70 @@ fn run(a: &Args) -> Result<String, String> {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     if let Some(p) = &a.plot {
-        let bars: Vec<(String, f64)> = runs.iter().map(|r| (r.name.clone(), r.rate)).collect();
+        let bars: Vec<(String, f64)> = runs
+            .iter()
+            .map(|r| (format!("{} ({} conn.)", r.name, r.conns), r.rate))
+            .collect();
         nc_tools::plot::bars(p, "SET throughput (same client, same lab)", "SET/s", &bars)?;
     }
-    let base = runs
-        .iter()
-        .find(|r| r.name.starts_with("redis-server, unreplicated"))
-        .map(|r| r.rate);
+    let find = |name: &str, conns: u64| runs.iter().find(|r| r.name == name && r.conns == conns);
+    let p50 = |r: &Run| r.lat.value_at_quantile(0.5) as f64 / 1000.0;
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{} SETs of {} B per run, {} connections (one request at a time each), from the clients namespace; Redis-NC measured at the leader's host front.\n",
-        a.ops, a.size, a.conns
+        "{} SETs of {} B per run, from the clients namespace, each connection one request at a time; Redis-NC measured at the leader's host front.\n",
+        a.ops, a.size
     );
     let _ = writeln!(
         t,
-        "| system | SET/s | p50 µs | p99 µs | max µs | × unreplicated redis |"
+        "| system | connections | SET/s | p50 µs | p99 µs | max µs | SET/s × unreplicated redis |"
     );
-    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in &runs {
         let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
         let _ = writeln!(
             t,
-            "| {} | {:.0} | {:.1} | {:.1} | {:.1} | {} |",
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {} |",
             r.name,
+            r.conns,
             r.rate,
             q(0.5),
             q(0.99),
             r.lat.max() as f64 / 1000.0,
-            base.map_or("-".into(), |b| format!("{:.2}", r.rate / b))
+            find(UNREPLICATED, r.conns).map_or("-".into(), |b| format!("{:.2}", r.rate / b.rate))
+        );
+    }
+    // The goals (issue 15), for the largest Redis-NC cluster measured.
+    let big = a.nodes.iter().copied().max().unwrap_or(3);
+    let nc = format!("Redis-NC, n = {big}");
+    let goal = |met: bool| if met { "met" } else { "missed" };
+    let _ = writeln!(t, "\nGoals, Redis-NC n = {big}:\n");
+    let _ = writeln!(t, "| goal | measured | |");
+    let _ = writeln!(t, "| --- | ---: | --- |");
+    let lo = a.conns.iter().copied().min().unwrap_or(1);
+    let hi = a.conns.iter().copied().max().unwrap_or(50);
+    if let (Some(r), Some(b)) = (find(&nc, lo), find(UNREPLICATED, lo)) {
+        let x = p50(r) / p50(b);
+        let _ = writeln!(
+            t,
+            "| {lo} connection(s): p50 ≤ 4 × redis-server's | {x:.2} × | {} |",
+            goal(x <= 4.0)
+        );
+    }
+    if let (Some(r), Some(b)) = (find(&nc, hi), find(UNREPLICATED, hi)) {
+        let x = r.rate / b.rate;
+        let _ = writeln!(
+            t,
+            "| {hi} connections: SET/s ≥ 0.5 × redis-server's | {x:.2} × | {} |",
+            goal(x >= 0.5)
+        );
+    }
+    if let (Some(r), Some(w)) = (find(&nc, hi), find(WAIT, hi)) {
+        let x = r.rate / w.rate;
+        let _ = writeln!(
+            t,
+            "| {hi} connections: SET/s ≥ 2 × redis-server + replica + WAIT | {x:.2} × | {} |",
+            goal(x >= 2.0)
         );
     }
     if !stock.is_empty() {
