@@ -131,6 +131,52 @@ impl Feed {
         }
     }
 
+    /// The next instance (`applied + 1`) if it is already here, without waiting and without
+    /// asking the engine: the apply loop takes every decision that is ready and applies them
+    /// in one pipelined write. Anything else (a later instance, a gap) is left to [`Feed::next`].
+    pub fn next_ready(&mut self, applied: u64) -> Option<(u64, Arc<Logged>)> {
+        let want = applied + 1;
+        if let Some(l) = self.ahead.remove(&want) {
+            return Some((want, l));
+        }
+        let cluster = self.cluster;
+        let (i, l) = match &mut self.source {
+            Source::Udp(s) => {
+                use std::os::fd::AsRawFd;
+                let n = nix::sys::socket::recv(
+                    s.as_raw_fd(),
+                    &mut self.buf,
+                    nix::sys::socket::MsgFlags::MSG_DONTWAIT,
+                )
+                .ok()?;
+                let packet = &self.buf[..n];
+                match wire::parse(packet, cluster) {
+                    Ok((_, Packet::Decide(d))) if d.meta.kind.is_value() => {
+                        self.stats.received += 1;
+                        Logged::from_packet(packet, cluster)?
+                    }
+                    _ => return None,
+                }
+            }
+            Source::Xdp(log) => {
+                if log.next_instance() != Some(want) {
+                    return None;
+                }
+                let d = log.try_next().ok()??;
+                self.stats.received += 1;
+                Logged::from_packet(&d.packet, cluster)?
+            }
+        };
+        let l = Arc::new(l);
+        if i == want {
+            return Some((i, l));
+        }
+        if i > want {
+            self.ahead.insert(i, l);
+        }
+        None
+    }
+
     fn receive(&mut self, want: u64, wait: Duration) -> Option<Arrived> {
         let cluster = self.cluster;
         match &mut self.source {

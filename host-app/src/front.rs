@@ -15,7 +15,7 @@
 //! - `INFO` has a `# Nanoconsensus` section: mode, engine state, applied instance, lag, repairs,
 //!   transfers.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -23,12 +23,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use proto::apply::Applier;
+use proto::log::Logged;
 use soc_ctl::client::Client;
 
 use crate::engine_watch::{EngineWatch, Out};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
-use crate::redis::{Conn, RedisApplier, RedisServer, bgsave_done};
+use crate::redis::{Applied, Conn, RedisApplier, RedisServer, bgsave_done};
 use crate::resp::{self, Value};
 
 /// How reads are served.
@@ -73,6 +74,26 @@ struct St {
     snap_wanted: Option<mpsc::Sender<io::Result<SnapshotStart>>>,
     /// This node's client ids already used in the log (never reused after a restart).
     our_ids: HashSet<u32>,
+    /// Fronts waiting for an instance to be applied (woken one by one, not all at once:
+    /// 50 connections woken on every apply write cost more CPU than the writes).
+    waiters: BTreeMap<u64, Vec<std::thread::Thread>>,
+}
+
+/// Where writes spend their time (sums, so that a bench can take deltas; INFO `nc_stage_*`).
+#[derive(Clone, Copy, Default)]
+struct Stages {
+    /// Writes answered after their instance was applied.
+    writes: u64,
+    /// Request → the leader's OK (the engine's round trip: consensus).
+    propose_ns: u64,
+    /// The leader's OK → the local replica applied the instance (host path and apply loop).
+    apply_wait_ns: u64,
+    /// Pipelined writes of the apply loop.
+    apply_batches: u64,
+    /// Instances they applied.
+    apply_instances: u64,
+    /// Time in redis-server for them (write, execute, replies read).
+    apply_ns: u64,
 }
 
 #[derive(Default)]
@@ -94,11 +115,11 @@ pub struct Node {
     reads: Reads,
     server: Arc<RedisServer>,
     st: Mutex<St>,
-    cv: Condvar,
     snapshot_lock: Mutex<()>,
     barrier: Mutex<BarrierState>,
     barrier_cv: Condvar,
     acked: Mutex<u64>,
+    stages: Mutex<Stages>,
     next_client: AtomicU32,
     engine: Option<Arc<EngineWatch>>,
 }
@@ -129,11 +150,11 @@ impl Node {
             reads,
             server,
             st: Mutex::new(St::default()),
-            cv: Condvar::new(),
             snapshot_lock: Mutex::new(()),
             barrier: Mutex::new(BarrierState::default()),
             barrier_cv: Condvar::new(),
             acked: Mutex::new(0),
+            stages: Mutex::new(Stages::default()),
             next_client: AtomicU32::new(start),
             engine,
         })
@@ -185,13 +206,39 @@ impl Node {
                     self.engine.as_ref().and_then(|e| e.last_decided())
                 )));
             }
+            // Woken when the instance is applied or the mode changes; the timeout re-checks
+            // what `unavailable` reads from the engine watch.
             let wait = (deadline - now).min(Duration::from_millis(20));
-            st = self
-                .cv
-                .wait_timeout(st, wait)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            st.waiters
+                .entry(instance)
+                .or_default()
+                .push(std::thread::current());
+            drop(st);
+            std::thread::park_timeout(wait);
+            st = self.lock();
         }
+    }
+
+    /// Wake the fronts waiting for an instance now applied (`all`: every waiter, after a mode
+    /// change).
+    fn wake(&self, st: &mut St, all: bool) {
+        let later = if all {
+            BTreeMap::new()
+        } else {
+            st.waiters.split_off(&(st.applied + 1))
+        };
+        for t in std::mem::replace(&mut st.waiters, later)
+            .into_values()
+            .flatten()
+        {
+            t.unpark();
+        }
+    }
+
+    /// [`Node::wake`] every waiter.
+    fn wake_all(&self) {
+        let mut st = self.lock();
+        self.wake(&mut st, true);
     }
 
     /// The instance a read must see: a read barrier decided after the read began (shared by
@@ -237,6 +284,7 @@ impl Node {
         if let Some(e) = self.unavailable() {
             return e;
         }
+        let t0 = Instant::now();
         let ok = match client.request(0, payload, GIVE_UP) {
             Ok(ok) => ok,
             Err(e) => {
@@ -250,7 +298,16 @@ impl Node {
             }
         };
         let key = (client.client_id, client.last_seq());
-        match self.wait_applied(ok.instance, Some(key)) {
+        let t1 = Instant::now();
+        let applied = self.wait_applied(ok.instance, Some(key));
+        if applied.is_ok() {
+            let t2 = Instant::now();
+            let mut s = self.stages.lock().unwrap_or_else(|p| p.into_inner());
+            s.writes += 1;
+            s.propose_ns += (t1 - t0).as_nanos() as u64;
+            s.apply_wait_ns += (t2 - t1).as_nanos() as u64;
+        }
+        match applied {
             Ok(Some(r)) => {
                 let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
                 *a = (*a).max(ok.instance);
@@ -308,6 +365,7 @@ impl Node {
                 e.describe()
             });
         let f = st.feed;
+        let g = *self.stages.lock().unwrap_or_else(|p| p.into_inner());
         let decided = self.engine.as_ref().and_then(|e| e.last_decided());
         let lag = decided.map_or("unknown".to_string(), |l| {
             l.saturating_sub(st.applied).to_string()
@@ -317,7 +375,9 @@ impl Node {
              nc_applied:{}\r\nnc_engine_decided:{}\r\nnc_lag:{lag}\r\nnc_reads:{}\r\n\
              nc_host_copies:{}\r\nnc_gaps:{}\r\nnc_repairs:{}\r\nnc_repaired_instances:{}\r\n\
              nc_unrepairable:{}\r\nnc_transfers:{}\r\nnc_snapshot_at:{}\r\n\
-             nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n",
+             nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n\
+             nc_stage_writes:{}\r\nnc_stage_propose_ns:{}\r\nnc_stage_apply_wait_ns:{}\r\n\
+             nc_stage_apply_batches:{}\r\nnc_stage_apply_instances:{}\r\nnc_stage_apply_ns:{}\r\n",
             self.node,
             st.applied,
             decided.map_or("unknown".to_string(), |l| l.to_string()),
@@ -334,6 +394,12 @@ impl Node {
             st.snapshot_at,
             st.snapshots_served,
             b.sent,
+            g.writes,
+            g.propose_ns,
+            g.apply_wait_ns,
+            g.apply_batches,
+            g.apply_instances,
+            g.apply_ns,
         )
     }
 
@@ -439,6 +505,33 @@ pub fn fetch_snapshot(peer: SocketAddr) -> io::Result<(u64, Applier, Vec<u8>)> {
     }
 }
 
+/// Most decided instances applied in one pipelined write.
+const APPLY_BATCH: usize = 256;
+
+/// Apply instance `i` and every decision after it that is already here, in one pipelined write
+/// (counted in the `nc_stage_apply_*` figures).
+fn apply_ready(
+    node: &Node,
+    feed: &mut Feed,
+    applier: &mut RedisApplier,
+    i: u64,
+    l: Arc<Logged>,
+) -> io::Result<Vec<Applied>> {
+    let mut batch = vec![(i, l)];
+    while batch.len() < APPLY_BATCH
+        && let Some(d) = feed.next_ready(i + batch.len() as u64 - 1)
+    {
+        batch.push(d);
+    }
+    let t = Instant::now();
+    let r = applier.apply_many(&batch);
+    let mut g = node.stages.lock().unwrap_or_else(|p| p.into_inner());
+    g.apply_batches += 1;
+    g.apply_instances += batch.len() as u64;
+    g.apply_ns += t.elapsed().as_nanos() as u64;
+    r
+}
+
 /// Run the apply loop: decisions from `feed` applied to the local replica, snapshots taken
 /// for peers, and a snapshot installed from `peers` when the feed cannot be repaired.
 pub fn apply_loop(
@@ -454,7 +547,7 @@ pub fn apply_loop(
             let _ = tx.send(applier.bgsave());
         }
         match feed.next(applier.applied, Duration::from_millis(5)) {
-            Next::Decision(i, l) => match applier.apply_logged(i, &l) {
+            Next::Decision(i, l) => match apply_ready(&node, &mut feed, &mut applier, i, l) {
                 Ok(done) => {
                     let mut st = node.lock();
                     for a in done {
@@ -471,14 +564,13 @@ pub fn apply_loop(
                         st.feed = feed.stats;
                         last_stats = Instant::now();
                     }
-                    drop(st);
-                    node.cv.notify_all();
+                    node.wake(&mut st, false);
                 }
                 Err(e) => {
                     let why = format!("redis-server: {e}");
                     eprintln!("redis-nc: apply stopped: {why}");
                     node.lock().mode = Mode::Stopped(why);
-                    node.cv.notify_all();
+                    node.wake_all();
                     return;
                 }
             },
@@ -493,7 +585,7 @@ pub fn apply_loop(
                     );
                     eprintln!("redis-nc: {why}");
                     node.lock().mode = Mode::Stopped(why);
-                    node.cv.notify_all();
+                    node.wake_all();
                     // Stay up for INFO; a snapshot cannot come.
                     loop {
                         std::thread::sleep(Duration::from_secs(3600));
@@ -509,7 +601,7 @@ pub fn apply_loop(
                         };
                     }
                 }
-                node.cv.notify_all();
+                node.wake_all();
                 match transfer(&node, &peers, need, applier.applied) {
                     Ok(a) => applier = a,
                     Err(e) => {
@@ -570,7 +662,7 @@ fn transfer(
         st.transfers += 1;
         st.mode = Mode::Serving;
     }
-    node.cv.notify_all();
+    node.wake_all();
     eprintln!(
         "redis-nc: node {}: installed a snapshot of instance {instance} from {peer} ({} bytes of RDB)",
         node.node,

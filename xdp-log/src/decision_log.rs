@@ -158,7 +158,14 @@ pub struct DecisionLog {
     reorder_window: u64,
     gap: Option<LogError>,
     buf: Vec<u8>,
+    /// When the last decision was read: a busy log is polled with short naps.
+    last_hit: Option<Instant>,
 }
+
+/// While decisions kept coming within this, [`DecisionLog::next_timeout`] naps at most
+/// [`BUSY_NAP`] (a decision waits ≤ 50 µs to be seen); an idle log naps up to 1 ms.
+const BUSY_FOR: Duration = Duration::from_millis(20);
+const BUSY_NAP: Duration = Duration::from_micros(50);
 
 impl DecisionLog {
     /// Open the log pinned under `pin_dir`, starting at the oldest instance it holds now (or,
@@ -183,6 +190,7 @@ impl DecisionLog {
             reorder_window: DEFAULT_REORDER_WINDOW,
             gap: None,
             buf: Vec::with_capacity(SLOT_LEN),
+            last_hit: None,
         })
     }
 
@@ -287,13 +295,21 @@ impl DecisionLog {
     }
 
     /// Wait up to `timeout` for the next decision (`Ok(None)` on timeout). Polls the mapped log:
-    /// a few spins, then sleeps growing from 20 µs to 1 ms.
+    /// a few spins, then sleeps growing from 20 µs to 1 ms — to 50 µs only while decisions
+    /// keep coming (a busy cluster's decisions are seen within 50 µs, an idle host sleeps).
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Decision>, LogError> {
         let t0 = Instant::now();
         let mut nap = Duration::from_micros(20);
+        let busy = self.last_hit.is_some_and(|t| t.elapsed() < BUSY_FOR);
+        let max_nap = if busy {
+            BUSY_NAP
+        } else {
+            Duration::from_millis(1)
+        };
         let mut spins = 0u32;
         loop {
             if let Some(d) = self.try_next()? {
+                self.last_hit = Some(Instant::now());
                 return Ok(Some(d));
             }
             let waited = t0.elapsed();
@@ -306,7 +322,7 @@ impl DecisionLog {
                 std::thread::yield_now();
             } else {
                 std::thread::sleep(nap.min(timeout - waited));
-                nap = (nap * 2).min(Duration::from_millis(1));
+                nap = (nap * 2).min(max_nap);
             }
         }
     }

@@ -41,6 +41,47 @@ struct Args {
     plot: Option<PathBuf>,
 }
 
+/// The `nc_stage_*` sums of a front's `INFO nanoconsensus`.
+fn stages(clients: &str, addr: SocketAddrV4) -> Result<[u64; 6], String> {
+    let mut c = connect_in(Some(clients.to_string()), addr, Duration::from_secs(5))
+        .map_err(|e| e.to_string())?;
+    let text = match c
+        .call(&[b"INFO", b"nanoconsensus"])
+        .map_err(|e| e.to_string())?
+    {
+        Value::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+        other => return Err(format!("INFO answered {other:?}")),
+    };
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("nc_stage_{k}:")))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Ok([
+        field("writes"),
+        field("propose_ns"),
+        field("apply_wait_ns"),
+        field("apply_batches"),
+        field("apply_instances"),
+        field("apply_ns"),
+    ])
+}
+
+/// One row of the per-stage breakdown: the deltas of [`stages`] over a run.
+fn breakdown(conns: u64, a: [u64; 6], b: [u64; 6]) -> String {
+    let d: Vec<u64> = (0..6).map(|k| b[k].saturating_sub(a[k])).collect();
+    let per = |x: u64, n: u64| x as f64 / n.max(1) as f64 / 1000.0;
+    format!(
+        "| {conns} | {} | {:.1} | {:.1} | {:.2} | {:.1} |",
+        d[0],
+        per(d[1], d[0]),
+        per(d[2], d[0]),
+        d[4] as f64 / d[3].max(1) as f64,
+        per(d[5], d[3]),
+    )
+}
+
 struct Run {
     name: String,
     conns: u64,
@@ -186,6 +227,7 @@ fn run(a: &Args) -> Result<String, String> {
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let mut runs = Vec::new();
     let mut stock = String::new();
+    let mut breakdown_rows: Vec<String> = Vec::new();
     let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
     for &n in &a.nodes {
         let d = tmp.join(format!("nc{n}"));
@@ -194,7 +236,11 @@ fn run(a: &Args) -> Result<String, String> {
         // Warm up (leader known, connections open), then measure at the leader's host.
         load(&clients, front(0), 500, 4, a.size, false)?;
         for &c in &a.conns {
+            let before = stages(&clients, front(0))?;
             let (rate, lat) = load(&clients, front(0), a.ops, c, a.size, false)?;
+            if n == max_n {
+                breakdown_rows.push(breakdown(c, before, stages(&clients, front(0))?));
+            }
             eprintln!("Redis-NC n={n}, {c} connection(s): {rate:.0} SET/s");
             runs.push(Run {
                 name: format!("Redis-NC, n = {n}"),
@@ -354,6 +400,20 @@ fn run(a: &Args) -> Result<String, String> {
             "| {hi} connections: SET/s ≥ 2 × redis-server + replica + WAIT | {x:.2} × | {} |",
             goal(x >= 2.0)
         );
+    }
+    if !breakdown_rows.is_empty() {
+        let _ = writeln!(
+            t,
+            "\nWhere a Redis-NC write spends its time (n = {max_n}, the leader's front, means over the run; INFO nanoconsensus `nc_stage_*`):\n"
+        );
+        let _ = writeln!(
+            t,
+            "| connections | writes | request → leader's OK µs (consensus) | OK → applied here µs (host path + apply loop) | instances per apply write | apply write µs (redis-server) |"
+        );
+        let _ = writeln!(t, "| ---: | ---: | ---: | ---: | ---: | ---: |");
+        for r in &breakdown_rows {
+            let _ = writeln!(t, "{r}");
+        }
     }
     if !stock.is_empty() {
         let _ = writeln!(t, "\n{stock}");
