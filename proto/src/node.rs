@@ -51,6 +51,17 @@ use crate::regs::{self, Config, Counter, RegError, addr, ctrl, status};
 use crate::rsbcast::{CopyOutcome, FaultKind, Receiver};
 use crate::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
 
+/// Who sent a tree datagram, as far as the driver knows from its source address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The address of member `id` (the packet's sender id must be `id`).
+    Member(u8),
+    /// An address that is no member's: dropped and counted.
+    NotMember,
+    /// Not checked at all ([`Node::receive_tree`]: the paper's behaviour, today's RTL).
+    Unchecked,
+}
+
 /// Lifecycle of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
@@ -913,16 +924,50 @@ impl Node {
         self.fault(NetFault::SendFailed, out);
     }
 
-    /// A UDP payload that arrived on tree `tree` (the DECIDE port).
+    /// A UDP payload that arrived on tree `tree` (the DECIDE port), with no membership checks:
+    /// the paper's behaviour and today's RTL (which does not check senders yet). Drivers that
+    /// know the source address use [`Node::receive_tree_from`].
     pub fn receive_tree(&mut self, now: u64, tree: u8, bytes: &[u8], out: &mut Vec<Action>) {
+        self.receive_tree_from(now, tree, Source::Unchecked, bytes, out)
+    }
+
+    /// A UDP payload that arrived on tree `tree` from `from` (what the driver knows of its
+    /// source address). Only members are heard: a packet from an address that is no member's,
+    /// a sender id that is not the member at that address, a DECIDE whose sender is not the
+    /// leader of its epoch (`epoch mod n`) and a RECOVER from an id outside the cluster are
+    /// dropped and counted (`unauthorized`); nothing else changes.
+    pub fn receive_tree_from(
+        &mut self,
+        now: u64,
+        tree: u8,
+        from: Source,
+        bytes: &[u8],
+        out: &mut Vec<Action>,
+    ) {
         self.advance(now, out);
-        let d = match self.parse(bytes) {
-            Some((h, Packet::Decide(d))) if h.sender != self.cfg.node_id => d,
-            Some((h, Packet::Recover(r))) if self.recovery_on && tree < self.cfg.trees => {
+        // Malformed and foreign packets are counted as such whoever sent them.
+        let Some((h, p)) = self.parse(bytes) else {
+            return;
+        };
+        let checked = match from {
+            Source::NotMember => return self.count(Counter::Unauthorized),
+            Source::Member(m) if m != h.sender => return self.count(Counter::Unauthorized),
+            Source::Member(_) => true,
+            Source::Unchecked => false,
+        };
+        let n = self.cfg.node_count as u32;
+        let d = match p {
+            Packet::Decide(d) if checked && h.sender as u32 != d.meta.epoch % n => {
+                return self.count(Counter::Unauthorized);
+            }
+            Packet::Decide(d) if h.sender != self.cfg.node_id => d,
+            Packet::Recover(_) if checked && h.sender as u32 >= n => {
+                return self.count(Counter::Unauthorized);
+            }
+            Packet::Recover(r) if self.recovery_on && tree < self.cfg.trees => {
                 return self.recover_packet(now, h.sender, r, out);
             }
-            Some(_) => return self.count(Counter::Ignored),
-            None => return,
+            _ => return self.count(Counter::Ignored),
         };
         if tree >= self.cfg.trees || d.meta.tree != tree {
             // A copy must travel on the tree its header names.
@@ -2356,6 +2401,84 @@ mod tests {
         assert!(j.is_leader(), "entered epoch 1 by its own timeout");
     }
 
+    /// A DECIDE copy of `meta` with one entry, as `sender` would send it.
+    fn forged(sender: u8, meta: DecideMeta) -> Vec<u8> {
+        let req = Entry {
+            client_id: 66,
+            seq: 1,
+            flags: 0,
+            payload: b"forged",
+        };
+        let mut raw = vec![0u8; req.wire_len()];
+        wire::emit_entries([req].iter(), &mut raw).unwrap();
+        Packet::Decide(Decide {
+            meta,
+            count: 1,
+            entries_raw: &raw,
+        })
+        .to_vec(1, sender)
+        .unwrap()
+    }
+
+    #[test]
+    fn only_members_are_heard_and_a_decide_only_from_its_epochs_leader() {
+        let (mut l, mut f) = pair(cfg(0));
+        let mut out = Vec::new();
+        let before = (f.epoch(), f.leader(), f.last_decided(), f.state());
+        let meta = |tree, epoch| DecideMeta {
+            instance: 1,
+            epoch,
+            msg_seq: 0,
+            tree,
+            kind: DecideKind::Batch,
+        };
+        for tree in 0..2 {
+            // Member 2 claims epoch 3's batch, but epoch 3 is led by node 0 (3 mod 3).
+            f.receive_tree_from(
+                20,
+                tree,
+                Source::Member(2),
+                &forged(2, meta(tree, 3)),
+                &mut out,
+            );
+            // The right sender id, from an address that is no member's.
+            f.receive_tree_from(
+                20,
+                tree,
+                Source::NotMember,
+                &forged(0, meta(tree, 3)),
+                &mut out,
+            );
+            // From member 2's address, claiming to be node 0.
+            f.receive_tree_from(
+                20,
+                tree,
+                Source::Member(2),
+                &forged(0, meta(tree, 3)),
+                &mut out,
+            );
+        }
+        assert_eq!(f.counter(Counter::Unauthorized), 6);
+        assert_eq!(
+            (f.epoch(), f.leader(), f.last_decided(), f.state()),
+            before,
+            "nothing else changed"
+        );
+        assert!(out.is_empty(), "no action: {out:?}");
+        // The leader's own copies from its address are heard.
+        let delivered = f.counter(Counter::Delivered);
+        l.receive_client(50, &request(7, 1, b"real"), &mut out);
+        l.tick(100, &mut out);
+        let copies = sends(&out);
+        out.clear();
+        for (tree, p) in &copies {
+            f.receive_tree_from(120, *tree, Source::Member(0), p, &mut out);
+        }
+        assert_eq!(f.counter(Counter::Unauthorized), 6);
+        assert_eq!(f.counter(Counter::Delivered), delivered + 1);
+        assert_eq!(f.last_decided(), Some(1));
+    }
+
     #[test]
     fn rate_limit_oversize_not_leader_config_and_stale_epoch_are_counted() {
         let (mut l, mut f) = pair(Config {
@@ -2430,7 +2553,7 @@ mod tests {
             count: 0,
             entries_raw: &[],
         })
-        .to_vec(1, 2)
+        .to_vec(1, 0) // from epoch 0's leader
         .unwrap();
         let mut g = f.clone();
         let mut go = Vec::new();

@@ -202,6 +202,11 @@ counters! {
     RepliesDropped = "replies_dropped",
     /// Decisions whose host copy the datapath could not send (a full host queue or a failed send).
     HostDropped = "host_dropped",
+    /// Tree packets refused as not from a member (dropped): a DECIDE whose sender is not the
+    /// leader of its epoch, a RECOVER from an id outside the cluster, or — when the driver knows
+    /// the source address — a packet from an address that is no member's, or whose sender id is
+    /// not the member at that address.
+    Unauthorized = "unauthorized",
 }
 
 const fn cfg(

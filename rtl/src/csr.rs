@@ -243,7 +243,7 @@ impl Logic for Counter64 {
 
 /// The counters in register order, as the `Csr` fields are declared (checked against
 /// `proto::regs::Counter::ALL` by a test).
-pub const COUNTER_FIELDS: [Counter; 20] = [
+pub const COUNTER_FIELDS: [Counter; 21] = [
     Counter::SentValues,
     Counter::SentHeartbeats,
     Counter::Delivered,
@@ -264,6 +264,7 @@ pub const COUNTER_FIELDS: [Counter; 20] = [
     Counter::Ignored,
     Counter::RepliesDropped,
     Counter::HostDropped,
+    Counter::Unauthorized,
 ];
 
 /// The register file.
@@ -385,6 +386,8 @@ pub struct Csr {
     c_ignored: Counter64,
     c_replies_dropped: Counter64,
     c_host_dropped: Counter64,
+    /// Not counted by this RTL: the card does not check senders yet (rtl/README).
+    c_unauthorized: Counter64,
     leader32: ZeroExtend<8, 32>,
     s_disabled: Constant<Bits<2>>,
     fixed: Signal<Local, Bits<32>>,
@@ -513,6 +516,7 @@ impl Default for Csr {
             c_ignored: Counter64::new(Counter::Ignored),
             c_replies_dropped: Counter64::new(Counter::RepliesDropped),
             c_host_dropped: Counter64::new(Counter::HostDropped),
+            c_unauthorized: Counter64::new(Counter::Unauthorized),
             leader32: Default::default(),
             s_disabled: k(state::DISABLED),
             fixed: Default::default(),
@@ -584,7 +588,8 @@ impl Logic for Csr {
             c_config_rejected,
             c_ignored,
             c_replies_dropped,
-            c_host_dropped
+            c_host_dropped,
+            c_unauthorized
         );
         self.r_node_id.bus_addr.next = self.bus_addr.val();
         self.r_node_id.bus_wdata.next = self.bus_wdata.val();
@@ -846,6 +851,12 @@ impl Logic for Csr {
         self.c_host_dropped.tick_n.next = self.zero13.val();
         self.c_host_dropped.ev.next = self.drop_host.val();
         self.c_host_dropped.ev_n.next = self.zero13.val();
+        self.c_unauthorized.bus_addr.next = self.bus_addr.val();
+        self.c_unauthorized.clear.next = self.clear_counters.val();
+        self.c_unauthorized.tick.next = false;
+        self.c_unauthorized.tick_n.next = self.zero13.val();
+        self.c_unauthorized.ev.next = false;
+        self.c_unauthorized.ev_n.next = self.zero13.val();
         self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
         self.ctrl_value.next = self.bus_wdata.val();
         self.leader32.narrow.next = self.leader.val();
@@ -914,6 +925,7 @@ impl Logic for Csr {
             | self.c_config_rejected.rdata.val()
             | self.c_ignored.rdata.val()
             | self.c_replies_dropped.rdata.val()
-            | self.c_host_dropped.rdata.val();
+            | self.c_host_dropped.rdata.val()
+            | self.c_unauthorized.rdata.val();
     }
 }

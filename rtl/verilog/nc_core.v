@@ -2997,6 +2997,14 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  c_host_dropped$ev;
     reg  [12:0] c_host_dropped$ev_n;
     wire  [31:0] c_host_dropped$rdata;
+    reg  c_unauthorized$clock;
+    reg  [15:0] c_unauthorized$bus_addr;
+    reg  c_unauthorized$clear;
+    reg  c_unauthorized$tick;
+    reg  [12:0] c_unauthorized$tick_n;
+    reg  c_unauthorized$ev;
+    reg  [12:0] c_unauthorized$ev_n;
+    wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
     
@@ -3447,6 +3455,16 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .ev_n(c_host_dropped$ev_n),
         .rdata(c_host_dropped$rdata)
     );
+    nc_core$regs$c_unauthorized c_unauthorized(
+        .clock(c_unauthorized$clock),
+        .bus_addr(c_unauthorized$bus_addr),
+        .clear(c_unauthorized$clear),
+        .tick(c_unauthorized$tick),
+        .tick_n(c_unauthorized$tick_n),
+        .ev(c_unauthorized$ev),
+        .ev_n(c_unauthorized$ev_n),
+        .rdata(c_unauthorized$rdata)
+    );
     nc_core$regs$leader32 leader32(
         .narrow(leader32$narrow),
         .wide(leader32$wide)
@@ -3501,6 +3519,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_ignored$clock = clock;
         c_replies_dropped$clock = clock;
         c_host_dropped$clock = clock;
+        c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_wdata = bus_wdata;
         r_node_id$bus_write = bus_write;
@@ -3762,6 +3781,12 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_host_dropped$tick_n = zero13;
         c_host_dropped$ev = drop_host;
         c_host_dropped$ev_n = zero13;
+        c_unauthorized$bus_addr = bus_addr;
+        c_unauthorized$clear = clear_counters;
+        c_unauthorized$tick = 1'b0;
+        c_unauthorized$tick_n = zero13;
+        c_unauthorized$ev = 1'b0;
+        c_unauthorized$ev_n = zero13;
         ctrl_write = bus_write && (bus_addr == a_ctrl);
         ctrl_value = bus_wdata;
         leader32$narrow = leader;
@@ -3789,7 +3814,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_min_gap$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_min_gap$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata | c_unauthorized$rdata;
     end
     
 endmodule // nc_core$regs
@@ -6353,6 +6378,134 @@ module nc_core$regs$c_timeouts$xn(narrow,wide);
     // Update code (custom)
     always @(*) wide = {51'd0, narrow};
 endmodule // nc_core$regs$c_timeouts$xn
+
+
+module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  clear;
+    input wire  tick;
+    input wire  [12:0] tick_n;
+    input wire  ev;
+    input wire  [12:0] ev_n;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  lo = 16'h1a0;
+    localparam  hi = 16'h1a4;
+    localparam  zero = 64'h0;
+    localparam  one = 64'h1;
+    localparam  zero32 = 32'h0;
+    
+    // Stub signals
+    reg  [63:0] r$d;
+    wire  [63:0] r$q;
+    reg  r$clock;
+    reg  [12:0] xn$narrow;
+    wire  [63:0] xn$wide;
+    reg  [12:0] xm$narrow;
+    wire  [63:0] xm$wide;
+    
+    // Local signals
+    reg  [63:0] s1;
+    reg  [63:0] s2;
+    reg  [63:0] s3;
+    
+    // Sub module instances
+    nc_core$regs$c_unauthorized$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    nc_core$regs$c_unauthorized$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
+    );
+    nc_core$regs$c_unauthorized$xm xm(
+        .narrow(xm$narrow),
+        .wide(xm$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        xn$narrow = tick_n;
+        xm$narrow = ev_n;
+        if (tick) begin
+            s1 = r$q + xn$wide + one;
+        end
+        else begin
+            s1 = r$q + xn$wide;
+        end
+        if (clear) begin
+            s2 = zero;
+        end
+        else begin
+            s2 = s1;
+        end
+        if (ev) begin
+            s3 = s2 + xm$wide + one;
+        end
+        else begin
+            s3 = s2 + xm$wide;
+        end
+        r$d = s3;
+        if (bus_addr == lo) begin
+            rdata = r$q[(32'h0)+:(32)];
+        end
+        else if (bus_addr == hi) begin
+            rdata = r$q[(32'h20)+:(32)];
+        end
+        else begin
+            rdata = zero32;
+        end
+    end
+    
+endmodule // nc_core$regs$c_unauthorized
+
+
+module nc_core$regs$c_unauthorized$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$c_unauthorized$r
+
+
+module nc_core$regs$c_unauthorized$xm(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_unauthorized$xm
+
+
+module nc_core$regs$c_unauthorized$xn(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {51'd0, narrow};
+endmodule // nc_core$regs$c_unauthorized$xn
 
 
 module nc_core$regs$leader32(narrow,wide);

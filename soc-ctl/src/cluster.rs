@@ -195,6 +195,15 @@ pub struct NodeSetup {
 }
 
 impl NodeSetup {
+    /// The member (node id) whose address `ip` is (a tree address or its client address), if
+    /// any: tree traffic is heard only from members.
+    pub fn member_at(&self, ip: Ipv4Addr) -> Option<u8> {
+        self.nodes
+            .iter()
+            .position(|n| n.client_addr == ip || n.tree_addrs.contains(&ip))
+            .map(|j| j as u8)
+    }
+
     /// This node's entry.
     pub fn me(&self) -> &NodeEntry {
         &self.nodes[self.config.node_id as usize]

@@ -19,7 +19,7 @@ use nix::poll::PollTimeout;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-use proto::node::{Action, Dropped, Node, State, Violation};
+use proto::node::{Action, Dropped, Node, Source, State, Violation};
 use proto::regs::{self, Counter};
 use proto::transfer::Snapshot;
 use proto::wire::{self, Packet};
@@ -108,6 +108,8 @@ struct Shared {
     lins: Option<u64>,
     timeout: u32,
     active: bool,
+    /// State-transfer connections refused: not from a member's address.
+    unauthorized_transfers: u64,
 }
 
 /// The engine's own measurements (not protocol state).
@@ -181,6 +183,7 @@ pub struct Engine {
 struct Arrival {
     at: u64,
     tree: u8,
+    from: Option<Ipv4Addr>,
     bytes: Vec<u8>,
 }
 
@@ -254,9 +257,14 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         let shared = shared.clone();
         let cluster = setup.config.cluster_id;
         let id = setup.config.node_id;
+        let members: Vec<Ipv4Addr> = setup
+            .nodes
+            .iter()
+            .flat_map(|n| std::iter::once(n.client_addr).chain(n.tree_addrs.iter().copied()))
+            .collect();
         std::thread::Builder::new()
             .name("state".into())
-            .spawn(move || transfer::serve_state(listener, shared, cluster, id))?;
+            .spawn(move || transfer::serve_state(listener, shared, cluster, id, members))?;
     }
     let self_handle = handle.clone();
     {
@@ -362,7 +370,7 @@ impl Engine {
             }
             let backlog = self.read_trees(ready, &mut arrivals);
             for a in arrivals.drain(..) {
-                self.tree_datagram(a.tree, &a.bytes, a.at);
+                self.tree_datagram(a.tree, a.from, &a.bytes, a.at);
             }
             marks[2] = now_ns();
             // Requests wait in their socket while tree copies are still queued (time has not
@@ -495,6 +503,7 @@ impl Engine {
                 into.push(Arrival {
                     at,
                     tree: t as u8,
+                    from: self.rx_batch.source(k),
                     bytes: bytes.to_vec(),
                 });
             }
@@ -504,7 +513,7 @@ impl Engine {
         backlog
     }
 
-    fn tree_datagram(&mut self, tree: u8, bytes: &[u8], at: u64) {
+    fn tree_datagram(&mut self, tree: u8, from: Option<Ipv4Addr>, bytes: &[u8], at: u64) {
         if self.drop_tree[tree as usize] {
             self.stats.fault_drops += 1;
             return;
@@ -513,7 +522,14 @@ impl Engine {
         let now = at.max(self.last_input_at);
         self.last_input_at = now;
         self.stats.last_tree_rx = Some(now);
-        self.node.receive_tree(now, tree, bytes, &mut self.out);
+        // Heard only from members: the source address names the member (its sender id must
+        // match), anything else is dropped and counted by the node (`unauthorized`).
+        let source = match from.and_then(|ip| self.setup.member_at(ip)) {
+            Some(m) => Source::Member(m),
+            None => Source::NotMember,
+        };
+        self.node
+            .receive_tree_from(now, tree, source, bytes, &mut self.out);
         self.carry_out(now);
     }
 
@@ -920,6 +936,7 @@ impl Engine {
                 "publish_deferred": self.stats.publish_deferred,
                 "log_truncated": self.stats.log_truncated,
                 "log_conflicts": self.stats.log_conflicts,
+                "unauthorized_transfers": self.shared.lock().map_or(0, |s| s.unauthorized_transfers),
             }
         })
     }

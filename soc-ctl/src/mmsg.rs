@@ -127,11 +127,13 @@ pub struct RecvBatch {
     cmsgs: Vec<CmsgBuf>,
     lens: Vec<usize>,
     stamps: Vec<Option<u64>>,
+    names: Vec<libc::sockaddr_in>,
     got: usize,
 }
 
 impl RecvBatch {
     /// Room for `capacity` datagrams of up to [`RECV_MAX`] bytes.
+    #[allow(unsafe_code)]
     pub fn new(capacity: usize) -> RecvBatch {
         let capacity = capacity.max(1);
         RecvBatch {
@@ -139,6 +141,8 @@ impl RecvBatch {
             cmsgs: vec![CmsgBuf([0; 64]); capacity],
             lens: vec![0; capacity],
             stamps: vec![None; capacity],
+            // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
+            names: (0..capacity).map(|_| unsafe { zeroed() }).collect(),
             got: 0,
         }
     }
@@ -170,10 +174,13 @@ impl RecvBatch {
             h.msg_iovlen = 1;
             h.msg_control = self.cmsgs[i].0.as_mut_ptr() as *mut libc::c_void;
             h.msg_controllen = 64;
+            h.msg_name = (&mut self.names[i]) as *mut libc::sockaddr_in as *mut libc::c_void;
+            h.msg_namelen = size_of::<libc::sockaddr_in>() as libc::socklen_t;
         }
         let r = loop {
-            // SAFETY: every mmsghdr points at a RECV_MAX-byte buffer and a 64-byte, 8-aligned
-            // control buffer owned by `self`, alive and unaliased for the whole call.
+            // SAFETY: every mmsghdr points at a RECV_MAX-byte buffer, a 64-byte, 8-aligned
+            // control buffer and a sockaddr_in owned by `self`, alive and unaliased for the
+            // whole call.
             let r = unsafe {
                 libc::recvmmsg(
                     sock.as_raw_fd(),
@@ -217,6 +224,12 @@ impl RecvBatch {
         }
         self.got = r;
         Ok(r)
+    }
+
+    /// The IPv4 source address of datagram `i` of the last [`RecvBatch::recv`].
+    pub fn source(&self, i: usize) -> Option<std::net::Ipv4Addr> {
+        (i < self.got && self.names[i].sin_family == libc::AF_INET as libc::sa_family_t)
+            .then(|| std::net::Ipv4Addr::from(u32::from_be(self.names[i].sin_addr.s_addr)))
     }
 
     /// Datagram `i` of the last [`RecvBatch::recv`]: its bytes and kernel receive time.

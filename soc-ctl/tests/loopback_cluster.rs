@@ -228,10 +228,11 @@ fn kill_the_leader_and_the_next_node_takes_over() {
     assert_eq!(c.log(1), c.log(2));
     assert_eq!(c.status(2)["leader"], 1);
 
-    // A DECIDE from the dead leader's epoch (stale) is dropped and counted, nothing delivered.
+    // A DECIDE from the dead leader's epoch (stale), from its address, is dropped and counted,
+    // nothing delivered.
     let before = c.status(2);
     let last = before["last_decided"].as_u64().unwrap();
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let s = UdpSocket::bind(SocketAddrV4::new(c.file.nodes[0].tree_addrs[0], 0)).unwrap();
     for tree in 0..2u8 {
         let p = Packet::Decide(Decide {
             meta: DecideMeta {
@@ -622,4 +623,133 @@ fn a_faulted_node_comes_back_by_the_csr_sequence() {
         "node 2 decides with the others"
     );
     assert_eq!(c.status(2)["last_decided"], c.status(0)["last_decided"]);
+}
+
+/// Issue 18's attack: one BATCH DECIDE per tree with the right cluster id, an epoch three higher
+/// and the next instance, from an address that is no member's; then from a member's address
+/// claiming another member's id; then with a sender that is not the leader of the epoch. Every
+/// node drops and counts all of them (`unauthorized`); epoch, leader, instance and logs stay,
+/// and the cluster goes on deciding.
+#[test]
+fn forged_decides_are_dropped_and_counted_and_change_nothing() {
+    let file = test_file(3, 2, 38);
+    let cluster_id = file.cluster_id as u32;
+    let mut c = Cluster::new(file.clone());
+    c.start(&[0, 1, 2]);
+    let r = load(
+        cluster_id,
+        91,
+        c.client_addrs(),
+        20,
+        2,
+        8,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(r.decided, 20);
+    c.settle(&[0, 1, 2]);
+    let view = |c: &Cluster, i: u8| {
+        let s = c.status(i);
+        (
+            s["epoch"].as_u64(),
+            s["leader"].as_u64(),
+            s["last_decided"].as_u64(),
+            s["state"].as_str().map(str::to_string),
+        )
+    };
+    let before: Vec<_> = (0..3).map(|i| view(&c, i)).collect();
+    let logs: Vec<_> = (0..3).map(|i| c.log(i)).collect();
+    let counted = |c: &Cluster, i: u8| counter(&c.status(i), "unauthorized");
+    let base: Vec<u64> = (0..3).map(|i| counted(&c, i)).collect();
+    let next = before[0].2.unwrap_or(0) + 1;
+    let epoch = before[0].0.unwrap_or(0) as u32 + 3;
+    let forged = |sender: u8, tree: u8| {
+        let e = wire::Entry {
+            client_id: 666,
+            seq: 1,
+            flags: 0,
+            payload: b"forged",
+        };
+        let mut raw = vec![0u8; e.wire_len()];
+        wire::emit_entries([e].iter(), &mut raw).unwrap();
+        Packet::Decide(Decide {
+            meta: DecideMeta {
+                instance: next,
+                epoch,
+                msg_seq: 0,
+                tree,
+                kind: DecideKind::Batch,
+            },
+            count: 1,
+            entries_raw: &raw,
+        })
+        .to_vec(cluster_id, sender)
+        .unwrap()
+    };
+    let leader = (epoch % 3) as u8;
+    let outsider = UdpSocket::bind("127.0.99.99:0").unwrap();
+    let member2 = UdpSocket::bind(SocketAddrV4::new(file.nodes[2].tree_addrs[0], 0)).unwrap();
+    for j in 0..3usize {
+        for t in 0..2u8 {
+            let to = SocketAddrV4::new(
+                file.nodes[j].tree_addrs[t as usize],
+                file.ports.decide as u16,
+            );
+            // Not a member's address (the right leader id inside).
+            outsider.send_to(&forged(leader, t), to).unwrap();
+            // A member's address, another member's id.
+            member2.send_to(&forged(leader, t), to).unwrap();
+            // A member's address and id, but not the leader of that epoch.
+            member2.send_to(&forged(2, t), to).unwrap();
+        }
+    }
+    c.wait(
+        Duration::from_secs(5),
+        "every node counted 6 forged copies",
+        |c| (0..3).all(|i| counted(c, i) == base[i as usize] + 6),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..3u8 {
+        assert_eq!(counted(&c, i), base[i as usize] + 6, "node {i}");
+        assert_eq!(view(&c, i), before[i as usize], "node {i} changed");
+        assert_eq!(c.log(i), logs[i as usize], "node {i}'s log changed");
+    }
+    // The state-transfer port serves members only: a stranger's connection is closed unread.
+    {
+        use socket2::{Domain, SockAddr, Socket, Type};
+        use std::io::{Read, Write};
+        let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        s.bind(&SockAddr::from(SocketAddrV4::new(
+            [127, 0, 99, 99].into(),
+            0,
+        )))
+        .unwrap();
+        s.connect(&SockAddr::from(c.client_addrs()[1])).unwrap();
+        let mut t: std::net::TcpStream = s.into();
+        t.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = t.write_all(&[0u8; 40]);
+        let mut b = [0u8; 64];
+        assert!(
+            matches!(t.read(&mut b), Ok(0) | Err(_)),
+            "closed without an answer"
+        );
+        c.wait(Duration::from_secs(5), "the refusal counted", |c| {
+            c.status(1)["engine"]["unauthorized_transfers"] == 1
+        });
+    }
+    // The cluster goes on.
+    let r = load(
+        cluster_id,
+        92,
+        c.client_addrs(),
+        20,
+        2,
+        8,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(r.decided, 20);
+    c.settle(&[0, 1, 2]);
+    assert_eq!(c.log(1), c.log(0));
+    assert_eq!(c.log(2), c.log(0));
 }

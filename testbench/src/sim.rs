@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use proto::join::{self, Joiner};
 use proto::log::DecisionLog;
-use proto::node::{Action, Control, Node, State};
+use proto::node::{Action, Control, Node, Source, State};
 use proto::regs::{self, Config, Counter};
 use proto::wire::{self, DecideKind, Entry, Packet};
 
@@ -778,6 +778,7 @@ impl Sim {
                 bytes,
                 msg,
             } => {
+                let from = Source::Member(msg.0);
                 if !self.nodes[to as usize].link_up[tree as usize] {
                     // The link went down while the copy was on its way.
                     if let Some(c) = self.lost.get_mut(&msg) {
@@ -785,7 +786,9 @@ impl Sim {
                     }
                 } else if self.nodes[to as usize].alive {
                     let now = self.now;
-                    self.with_node(to, |node, out| node.receive_tree(now, tree, &bytes, out));
+                    self.with_node(to, |node, out| {
+                        node.receive_tree_from(now, tree, from, &bytes, out)
+                    });
                 }
             }
             Ev::ToNode { to, bytes } => {
@@ -900,9 +903,15 @@ impl Sim {
             self.replay_time = Some(t);
             match ev {
                 Ev::Tree {
-                    to, tree, bytes, ..
+                    to,
+                    tree,
+                    bytes,
+                    msg,
                 } if self.nodes[to as usize].link_up[tree as usize] => {
-                    self.with_node(to, |node, out| node.receive_tree(t, tree, &bytes, out));
+                    let from = Source::Member(msg.0);
+                    self.with_node(to, |node, out| {
+                        node.receive_tree_from(t, tree, from, &bytes, out)
+                    });
                 }
                 Ev::ToNode { to, bytes } => {
                     let before = self.nodes[to as usize]

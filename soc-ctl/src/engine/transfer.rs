@@ -4,7 +4,7 @@
 //! carries it over sockets.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,10 +27,25 @@ pub fn read_packet(s: &mut impl Read) -> io::Result<Vec<u8>> {
     Ok(b)
 }
 
-/// The member side: one thread per connection answers one JOIN_REQUEST.
-pub(super) fn serve_state(l: TcpListener, shared: Arc<Mutex<Shared>>, cluster: u32, id: u8) {
+/// The member side: one thread per connection answers one JOIN_REQUEST. Only members are
+/// served: a connection from an address that is no member's (`members`) is closed at once and
+/// counted (`unauthorized_transfers` in the engine's status).
+pub(super) fn serve_state(
+    l: TcpListener,
+    shared: Arc<Mutex<Shared>>,
+    cluster: u32,
+    id: u8,
+    members: Vec<Ipv4Addr>,
+) {
     for conn in l.incoming() {
         let Ok(mut s) = conn else { continue };
+        let member = matches!(s.peer_addr(), Ok(SocketAddr::V4(a)) if members.contains(a.ip()));
+        if !member {
+            if let Ok(mut sh) = shared.lock() {
+                sh.unauthorized_transfers += 1;
+            }
+            continue;
+        }
         let shared = shared.clone();
         std::thread::spawn(move || {
             let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
@@ -71,13 +86,13 @@ pub(super) fn serve_state(l: TcpListener, shared: Arc<Mutex<Shared>>, cluster: u
 /// Send `ask` to `member` over TCP and reassemble the answer with `joiner` (a copy of the
 /// engine's, holding this transfer's reassembly).
 fn fetch(
+    me: Ipv4Addr,
     member: SocketAddrV4,
     cluster: u32,
     ask: &Ask,
     mut joiner: Joiner,
 ) -> Result<Snapshot, String> {
-    let mut s = TcpStream::connect_timeout(&member.into(), Duration::from_secs(2))
-        .map_err(|e| format!("connect {member}: {e}"))?;
+    let mut s = connect_from(me, member).map_err(|e| format!("connect {member}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
     s.write_all(&ask.packet).map_err(|e| e.to_string())?;
@@ -94,6 +109,16 @@ fn fetch(
             Err(e) => return Err(format!("state from {member}: {e:?}")),
         }
     }
+}
+
+/// A TCP connection to `to` from this node's own client address `me` (a member serves only
+/// members' addresses; without the bind, loopback would pick 127.0.0.1).
+fn connect_from(me: Ipv4Addr, to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
+    s.bind(&SockAddr::from(SocketAddrV4::new(me, 0)))?;
+    s.connect_timeout(&SockAddr::from(to), Duration::from_secs(2))?;
+    Ok(s.into())
 }
 
 /// The joining side, owned by the engine thread.
@@ -210,13 +235,14 @@ impl Engine {
         j.fetching = true;
         j.attempts += 1;
         let to = self.setup.client_sock(member);
+        let me = self.setup.me().client_addr;
         let cluster = self.setup.config.cluster_id;
         let joiner = j.joiner.clone();
         let h = self.handle.clone();
         let spawned = std::thread::Builder::new()
             .name("join".into())
             .spawn(move || {
-                let r = fetch(to, cluster, &ask, joiner);
+                let r = fetch(me, to, cluster, &ask, joiner);
                 let _ = h.call(Cmd::Snapshot(member, r));
             });
         if spawned.is_err() {
@@ -293,12 +319,13 @@ impl Engine {
         let ask = self.join.gap_joiner.ask_gap(&self.node, from, instance);
         let joiner = self.join.gap_joiner.clone();
         let to = self.setup.client_sock(from);
+        let me = self.setup.me().client_addr;
         let cluster = self.setup.config.cluster_id;
         let h = self.handle.clone();
         let _ = std::thread::Builder::new()
             .name("fill-gap".into())
             .spawn(move || {
-                let r = fetch(to, cluster, &ask, joiner);
+                let r = fetch(me, to, cluster, &ask, joiner);
                 let _ = h.call(Cmd::GapSnapshot(from, r));
             });
     }
