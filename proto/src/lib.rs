@@ -1,6 +1,7 @@
 //! Nano-consensus protocol: the one definition.
 //!
 //! - [`wire`]: every packet kind, zero-copy parse with validation, and emit.
+//! - [`auth`]: packet tags (SipHash-2-4 with a cluster key) and key rings.
 //! - [`frame`]: Ethernet/IPv4/UDP framing around those packets.
 //! - [`regs`]: the register map (addresses, widths, reset values, legal ranges) and config validation.
 //! - [`node`] (feature `alloc`): the sans-IO LOWI reference model (RSBCAST, OWI, LOWI; §4 and §5.2).
@@ -14,6 +15,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod auth;
 pub mod frame;
 pub mod regs;
 #[cfg(feature = "alloc")]

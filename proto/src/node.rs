@@ -47,6 +47,7 @@ use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::auth::{self, Keyring};
 use crate::regs::{self, Config, Counter, RegError, addr, ctrl, status};
 use crate::rsbcast::{CopyOutcome, FaultKind, Receiver};
 use crate::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
@@ -402,6 +403,8 @@ pub struct RoundStatus {
 #[derive(Clone, Debug)]
 pub struct Node {
     cfg: Config,
+    /// The keys this node tags and checks packets with ([`crate::auth`]; not a register).
+    keys: Keyring,
     state: State,
     epoch: u32,
     /// Last decided instance (`lins`); `None` for a joining node that has not delivered yet.
@@ -481,6 +484,7 @@ impl Node {
         cfg.validate()?;
         Ok(Node {
             cfg,
+            keys: Keyring::new(),
             state: State::Disabled,
             epoch: 0,
             lins: Some(0),
@@ -949,6 +953,17 @@ impl Node {
         let Some((h, p)) = self.parse(bytes) else {
             return;
         };
+        // What the node keeps (logs, host copies, kept copies) is the untagged packet.
+        let plain;
+        let (h, p, bytes) = if h.key_id == 0 {
+            (h, p, bytes)
+        } else {
+            plain = auth::strip(bytes).into_owned();
+            match wire::parse(&plain, self.cfg.cluster_id) {
+                Ok((h, p)) => (h, p, &plain[..]),
+                Err(_) => return,
+            }
+        };
         let checked = match from {
             Source::NotMember => return self.count(Counter::Unauthorized),
             Source::Member(m) if m != h.sender => return self.count(Counter::Unauthorized),
@@ -1018,7 +1033,10 @@ impl Node {
             });
             return self.reply(e.client_id, &p, out);
         }
-        if e.wire_len() + wire::HEADER_LEN + wire::DECIDE_HEADER_LEN > self.cfg.max_packet() {
+        // Room for a tag is always kept, so tags can be turned on by a CONFIG instance.
+        if e.wire_len() + wire::HEADER_LEN + wire::DECIDE_HEADER_LEN + wire::TAG_LEN
+            > self.cfg.max_packet()
+        {
             return self.count(Counter::RequestsOversize);
         }
         if self.fifo.len() >= self.cfg.fifo_depth as usize {
@@ -1049,8 +1067,16 @@ impl Node {
         self.counters[c as usize] += 1;
     }
 
+    /// Parse and authenticate: a tagged packet must carry the right tag for a key of this
+    /// node's ring, and an untagged one is refused while tags are required (`auth_mode` 2).
+    /// Refusals are counted (`unauthorized`).
     fn parse<'a>(&mut self, bytes: &'a [u8]) -> Option<(wire::Header, Packet<'a>)> {
         match wire::parse(bytes, self.cfg.cluster_id) {
+            Ok(p) if auth::verify(bytes, &self.keys, self.cfg.auth_mode == 2).is_err() => {
+                let _ = p;
+                self.count(Counter::Unauthorized);
+                None
+            }
             Ok(p) => Some(p),
             Err(ParseError::Foreign(_)) => {
                 self.count(Counter::Foreign);
@@ -1263,6 +1289,12 @@ impl Node {
             self.drop_fifo();
             return;
         }
+        if !self.can_seal() {
+            // Nothing could leave tagged: deciding here alone would acknowledge writes no
+            // follower can receive. A send that cannot happen is a failed send.
+            self.count(Counter::Unauthorized);
+            return self.fault(NetFault::SendFailed, out);
+        }
         self.lead_rollback = None;
         self.lease_end = self.last_send_at + self.lease_timeout();
         self.last_send_at = now;
@@ -1276,7 +1308,10 @@ impl Node {
                 take = 1;
             } else {
                 kind = DecideKind::Batch;
-                let room = self.cfg.max_packet() - wire::HEADER_LEN - wire::DECIDE_HEADER_LEN;
+                let room = self.cfg.max_packet()
+                    - wire::HEADER_LEN
+                    - wire::DECIDE_HEADER_LEN
+                    - wire::TAG_LEN;
                 let mut used = 0;
                 for q in self.fifo.iter() {
                     let n = q.entry().wire_len();
@@ -1318,6 +1353,10 @@ impl Node {
             if tree == 0 {
                 host_copy = packet.clone();
             }
+            // can_seal() was checked above: sealing cannot fail here.
+            let Some(packet) = self.seal(packet) else {
+                continue;
+            };
             out.push(Action::Send { tree, packet });
         }
         self.next_send = now + self.cfg.loop_period as u64;
@@ -1340,9 +1379,44 @@ impl Node {
     }
 
     fn reply(&mut self, client_id: u32, p: &Packet<'_>, out: &mut Vec<Action>) {
-        if let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) {
+        if let Some(packet) = p
+            .to_vec(self.cfg.cluster_id, self.cfg.node_id)
+            .ok()
+            .and_then(|v| self.seal(v))
+        {
             out.push(Action::Reply { client_id, packet });
         }
+    }
+
+    /// Tag an outgoing packet when tags are on (`auth_mode` ≠ 0) with key `auth_key`. None (and
+    /// counted as `unauthorized`) when this node's ring lacks that key.
+    fn seal(&mut self, mut packet: Vec<u8>) -> Option<Vec<u8>> {
+        if self.cfg.auth_mode == 0 {
+            return Some(packet);
+        }
+        match auth::seal_vec(&mut packet, &self.keys, self.cfg.auth_key) {
+            Ok(()) => Some(packet),
+            Err(_) => {
+                self.count(Counter::Unauthorized);
+                None
+            }
+        }
+    }
+
+    /// Whether this node can tag what it sends (tags off, or its send key is in its ring).
+    pub fn can_seal(&self) -> bool {
+        self.cfg.auth_mode == 0 || self.keys.get(self.cfg.auth_key).is_some()
+    }
+
+    /// The keys this node tags and checks packets with. Replaced whole (a key rotation adds the
+    /// new key to every node's ring first, then a CONFIG instance moves `auth_key` to it).
+    pub fn set_keys(&mut self, keys: Keyring) {
+        self.keys = keys;
+    }
+
+    /// This node's key ring.
+    pub fn keys(&self) -> &Keyring {
+        &self.keys
     }
 
     /// Record a decision (leader at send, follower at delivery) and hand it to the host.
@@ -1372,8 +1446,9 @@ impl Node {
         out.push(Action::Deliver(d));
     }
 
-    /// CONFIG instances may only raise the timeout (§5.2); everything else is refused and counted,
-    /// identically on every node because every node decides the same entries.
+    /// CONFIG instances may only raise the timeout (§5.2) and change the packet tags
+    /// (`auth_mode`, `auth_key`: turning tags on, key rotation); everything else is refused and
+    /// counted, identically on every node because every node decides the same entries.
     fn apply_config(&mut self, d: &Decision) {
         let items: Vec<wire::ConfigItem> = d
             .decide(self.cfg.cluster_id)
@@ -1381,6 +1456,17 @@ impl Node {
             .flat_map(|e| e.config_items())
             .collect();
         for item in items {
+            if matches!(item.addr, addr::AUTH_MODE | addr::AUTH_KEY) {
+                // Every node, joining or not, switches at this instance.
+                let mut c = self.cfg;
+                if c.set(item.addr, item.value as u64).is_ok() && c.validate().is_ok() {
+                    self.cfg = c;
+                    self.count(Counter::ConfigApplied);
+                } else {
+                    self.count(Counter::ConfigRejected);
+                }
+                continue;
+            }
             if self.state == State::Joining {
                 // Judged against the members' timeout, which this node learns only at
                 // activation: keep the largest candidate for then.
@@ -1566,7 +1652,11 @@ impl Node {
             vote,
             timeout: self.cfg.timeout,
         });
-        let Ok(packet) = p.to_vec(self.cfg.cluster_id, self.cfg.node_id) else {
+        let Some(packet) = p
+            .to_vec(self.cfg.cluster_id, self.cfg.node_id)
+            .ok()
+            .and_then(|v| self.seal(v))
+        else {
             return;
         };
         for tree in 0..self.cfg.trees {

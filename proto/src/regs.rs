@@ -27,6 +27,30 @@ pub const MAX_IN_FLIGHT: u32 = 1024;
 /// Messages in flight the RTL receiver tracks (`rtl::rsbcast_rx::IN_FLIGHT`); configurations
 /// for a card are checked with `validate_for(IN_FLIGHT_RTL)`.
 pub const IN_FLIGHT_RTL: u32 = 4;
+
+/// What a datapath can do, for [`Config::validate_for`]: configurations are checked against the
+/// datapath that will run them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Datapath {
+    /// Messages in flight its receiver tracks.
+    pub in_flight: u32,
+    /// It tags and checks packets ([`crate::auth`]); `auth_mode` ≠ 0 needs it.
+    pub tags: bool,
+}
+
+impl Datapath {
+    /// proto's model: the software engine and the simulator.
+    pub const SOFTWARE: Datapath = Datapath {
+        in_flight: MAX_IN_FLIGHT,
+        tags: true,
+    };
+    /// The RTL core (rtl/README): 4 messages in flight, no packet tags (the card refuses
+    /// `auth_mode` ≠ 0; rtl/README says why).
+    pub const CARD: Datapath = Datapath {
+        in_flight: IN_FLIGHT_RTL,
+        tags: false,
+    };
+}
 /// Largest egress FIFO depth (requests).
 pub const MAX_FIFO_DEPTH: u32 = 4096;
 /// Largest number of requests in one DECIDE.
@@ -100,6 +124,8 @@ pub mod addr {
     pub const HOST_MAC_LO: u16 = 0x070;
     pub const HOST_IP: u16 = 0x074;
     pub const TTL: u16 = 0x078;
+    pub const AUTH_MODE: u16 = 0x07C;
+    pub const AUTH_KEY: u16 = 0x090;
     pub const EPOCH: u16 = 0x080;
     pub const LEADER: u16 = 0x084;
     pub const INSTANCE: u16 = 0x088;
@@ -202,10 +228,12 @@ counters! {
     RepliesDropped = "replies_dropped",
     /// Decisions whose host copy the datapath could not send (a full host queue or a failed send).
     HostDropped = "host_dropped",
-    /// Tree packets refused as not from a member (dropped): a DECIDE whose sender is not the
+    /// Packets refused as not from a member (dropped): a wrong tag, a key id not held, an
+    /// untagged packet while tags are required (`auth_mode` 2), a DECIDE whose sender is not the
     /// leader of its epoch, a RECOVER from an id outside the cluster, or — when the driver knows
-    /// the source address — a packet from an address that is no member's, or whose sender id is
-    /// not the member at that address.
+    /// the source address — a tree packet from an address that is no member's, or whose sender
+    /// id is not the member at that address; also packets this node could not tag (its send key
+    /// is not in its ring).
     Unauthorized = "unauthorized",
 }
 
@@ -492,6 +520,22 @@ pub const REGISTERS: &[Register] = &[
         255,
         "IPv4 TTL of every frame the datapath sends: tree copies, host-path copies, replies",
     ),
+    cfg(
+        "auth_mode",
+        addr::AUTH_MODE,
+        0,
+        0,
+        2,
+        "packet tags (SipHash-2-4, proto::auth): 0 off (send untagged), 1 on (send tagged, still accept untagged: for turning tags on), 2 required (untagged refused); tagged packets are always checked",
+    ),
+    cfg(
+        "auth_key",
+        addr::AUTH_KEY,
+        0,
+        0,
+        255,
+        "id of the key this node tags with (its key ring holds it); 0 = none; must be >= 1 when auth_mode != 0; a CONFIG instance changes it (key rotation)",
+    ),
     ro(
         "epoch",
         addr::EPOCH,
@@ -663,6 +707,10 @@ pub struct Config {
     pub host_ip: u32,
     /// IPv4 TTL of the frames the datapath sends.
     pub ttl: u8,
+    /// Packet tags: 0 off, 1 on (untagged still accepted), 2 required.
+    pub auth_mode: u8,
+    /// Key id this node tags with (0 = none).
+    pub auth_key: u8,
 }
 
 /// An illegal configuration: names the field, the value and what would be legal.
@@ -722,6 +770,8 @@ impl Default for Config {
             host_mac: r(addr::HOST_MAC_HI) << 32 | r(addr::HOST_MAC_LO),
             host_ip: r(addr::HOST_IP) as u32,
             ttl: r(addr::TTL) as u8,
+            auth_mode: r(addr::AUTH_MODE) as u8,
+            auth_key: r(addr::AUTH_KEY) as u8,
         }
     }
 }
@@ -794,6 +844,8 @@ impl Config {
             addr::HOST_MAC_LO => self.host_mac & U32,
             addr::HOST_IP => self.host_ip as u64,
             addr::TTL => self.ttl as u64,
+            addr::AUTH_MODE => self.auth_mode as u64,
+            addr::AUTH_KEY => self.auth_key as u64,
             _ => return None,
         })
     }
@@ -834,6 +886,8 @@ impl Config {
             addr::HOST_MAC_LO => self.host_mac = (self.host_mac & !U32) | v,
             addr::HOST_IP => self.host_ip = v as u32,
             addr::TTL => self.ttl = v as u8,
+            addr::AUTH_MODE => self.auth_mode = v as u8,
+            addr::AUTH_KEY => self.auth_key = v as u8,
             _ => return Err(RegError::UnknownAddress(a)),
         }
         Ok(())
@@ -842,12 +896,12 @@ impl Config {
     /// Check every field's range and the rules between fields, for the software datapath
     /// (its receiver tracks [`MAX_IN_FLIGHT`] messages in flight).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.validate_for(MAX_IN_FLIGHT)
+        self.validate_for(Datapath::SOFTWARE)
     }
 
-    /// [`Config::validate`] for a datapath whose receiver tracks `in_flight_capacity`
-    /// messages at once (for a card: [`IN_FLIGHT_RTL`]).
-    pub fn validate_for(&self, in_flight_capacity: u32) -> Result<(), ConfigError> {
+    /// [`Config::validate`] for the datapath `dp` (for a card: [`Datapath::CARD`]).
+    pub fn validate_for(&self, dp: Datapath) -> Result<(), ConfigError> {
+        let in_flight_capacity = dp.in_flight;
         for reg in REGISTERS.iter().filter(|r| r.access == Access::Config) {
             let v = self.get(reg.addr).unwrap_or(0);
             if v < reg.min || v > reg.max {
@@ -898,6 +952,24 @@ impl Config {
                 min: min_t,
                 max: U32,
                 rule: "timeout must exceed max(2*delta, loop_period + delta) + drift (§5.2: followers must not time out on a live leader)",
+            });
+        }
+        if self.auth_mode != 0 && !dp.tags {
+            return Err(ConfigError {
+                field: "auth_mode",
+                value: self.auth_mode as u64,
+                min: 0,
+                max: 0,
+                rule: "this datapath does not tag packets (a card: rtl/README, \"Packet tags\")",
+            });
+        }
+        if self.auth_mode != 0 && self.auth_key == 0 {
+            return Err(ConfigError {
+                field: "auth_key",
+                value: 0,
+                min: 1,
+                max: 255,
+                rule: "tagged packets need a key id (auth_mode != 0)",
             });
         }
         if self.min_gap > self.loop_period {
@@ -1052,7 +1124,7 @@ mod tests {
         };
         // 127 / 1 messages in flight: fine for the software receiver, not for the RTL's 4.
         assert!(c.validate().is_ok());
-        let e = c.validate_for(IN_FLIGHT_RTL).unwrap_err();
+        let e = c.validate_for(Datapath::CARD).unwrap_err();
         assert_eq!((e.field, e.min), ("loop_period", 43));
         // Early sends: the in-flight rule follows the smallest gap, and a gap beyond the loop
         // is refused.
@@ -1061,7 +1133,7 @@ mod tests {
             ..Config::default()
         };
         assert!(c.validate().is_ok());
-        let e = c.validate_for(IN_FLIGHT_RTL).unwrap_err();
+        let e = c.validate_for(Datapath::CARD).unwrap_err();
         assert_eq!((e.field, e.min, e.max), ("min_gap", 43, 125));
         c.min_gap = c.loop_period + 1;
         let e = c.validate().unwrap_err();

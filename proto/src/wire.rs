@@ -37,6 +37,8 @@ pub const STATE_CHUNK_HEADER_LEN: usize = 40;
 pub const CONFIG_ITEM_LEN: usize = 8;
 /// `sender` value used by clients and by anything that is not a node.
 pub const SENDER_NONE: u8 = 0xFF;
+/// Size of the authentication tag after the body of a tagged packet (`key_id` ≠ 0).
+pub const TAG_LEN: usize = 8;
 /// Largest UDP payload a packet may have (a 9000-byte jumbo IP MTU minus IPv4 and UDP headers).
 pub const MAX_PACKET_LEN: usize = 9000 - 20 - 8;
 
@@ -55,8 +57,12 @@ pub mod header_offset {
     pub const BODY_LEN: usize = 8;
     /// `u8` sender node id.
     pub const SENDER: usize = 10;
-    /// `u8` reserved, 0.
-    pub const RESERVED: usize = 11;
+    /// `u8` key id: 0 = untagged; k = an 8-byte tag with key k follows the body
+    /// ([`crate::auth`]).
+    pub const KEY_ID: usize = 11;
+    /// The byte that was reserved before packets could be tagged: [`KEY_ID`], 0 on every
+    /// untagged packet (host copies are never tagged).
+    pub const RESERVED: usize = KEY_ID;
 }
 
 /// Byte offsets of the DECIDE body's fields, from the start of the body (packet offset
@@ -238,6 +244,9 @@ pub struct Header {
     pub cluster_id: u32,
     /// Node id of the sender, or [`SENDER_NONE`].
     pub sender: u8,
+    /// 0: untagged; k: tagged with key k (the tag is checked by [`crate::auth::verify`], not
+    /// by [`parse`]).
+    pub key_id: u8,
 }
 
 /// One client request: inside a REQUEST packet, or one entry of a DECIDE batch.
@@ -700,20 +709,22 @@ pub fn parse(bytes: &[u8], cluster_id: u32) -> Result<(Header, Packet<'_>), Pars
     }
     let kind = Kind::from_u8(bytes[3]).ok_or(ParseError::Malformed("kind"))?;
     let body_len = be16(bytes, 8) as usize;
-    if bytes.len() != HEADER_LEN + body_len {
-        return Err(ParseError::Malformed(
-            "body_len does not match the packet length",
-        ));
-    }
-    if bytes[11] != 0 {
-        return Err(ParseError::Malformed("header reserved byte not zero"));
+    let key_id = bytes[header_offset::KEY_ID];
+    let tag = if key_id == 0 { 0 } else { TAG_LEN };
+    if bytes.len() != HEADER_LEN + body_len + tag {
+        return Err(ParseError::Malformed(if tag == 0 {
+            "body_len does not match the packet length"
+        } else {
+            "body_len + tag does not match the packet length"
+        }));
     }
     let header = Header {
         kind,
         cluster_id,
         sender: bytes[10],
+        key_id,
     };
-    let b = &bytes[HEADER_LEN..];
+    let b = &bytes[HEADER_LEN..HEADER_LEN + body_len];
     let packet = match kind {
         Kind::Request => {
             let (e, used) = Entry::parse(b)?;

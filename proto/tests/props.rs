@@ -339,7 +339,15 @@ fn check_canonical(bytes: &[u8], cluster: u32) -> Result<(), TestCaseError> {
             "parse accepted what emit refuses: {:?}",
             again
         );
-        prop_assert_eq!(again.unwrap(), bytes, "re-emitting {:?} differs", p);
+        // A tagged packet re-emits as its untagged self (the tag is auth's business).
+        let plain = proto::auth::strip(bytes);
+        prop_assert_eq!(h.key_id == 0, plain.len() == bytes.len());
+        prop_assert_eq!(
+            again.unwrap(),
+            plain.as_ref(),
+            "re-emitting {:?} differs",
+            p
+        );
     }
     Ok(())
 }
@@ -361,6 +369,44 @@ fn check_parse_any(bytes: &[u8]) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
+    /// Every packet kind, tagged with a random key: it parses to the same packet, verifies
+    /// with that key, and any flipped bit, another key or a ring without the id is refused.
+    #[test]
+    fn every_tagged_packet_verifies_and_every_change_is_refused(
+        o in owned_packet(),
+        cluster in u32_any(),
+        sender in any::<u8>(),
+        id in 1u8..=255,
+        key in any::<[u8; 16]>(),
+        flip in any::<prop::sample::Index>(),
+        bit in 0u8..8,
+    ) {
+        use proto::auth::{self, AuthError, Keyring};
+        let p = o.packet();
+        let mut bytes = p.to_vec(cluster, sender).expect("a valid packet emits");
+        let plain = bytes.clone();
+        let mut ring = Keyring::new();
+        ring.insert(id, key).unwrap();
+        auth::seal_vec(&mut bytes, &ring, id).unwrap();
+        prop_assert_eq!(bytes.len(), plain.len() + wire::TAG_LEN);
+        let (h, q) = wire::parse(&bytes, cluster).expect("a tagged packet parses");
+        prop_assert_eq!(h.key_id, id);
+        prop_assert_eq!(q, p);
+        prop_assert_eq!(auth::verify(&bytes, &ring, true), Ok(plain.len()));
+        let stripped = auth::strip(&bytes);
+        prop_assert_eq!(stripped.as_ref(), &plain[..]);
+        let mut t = bytes.clone();
+        let i = flip.index(t.len());
+        t[i] ^= 1 << bit;
+        prop_assert!(auth::verify(&t, &ring, true).is_err(), "flipped byte {} bit {}", i, bit);
+        let mut other = Keyring::new();
+        let mut k2 = key;
+        k2[0] ^= 1;
+        other.insert(id, k2).unwrap();
+        prop_assert_eq!(auth::verify(&bytes, &other, true), Err(AuthError::BadTag));
+        prop_assert_eq!(auth::verify(&bytes, &Keyring::new(), false), Err(AuthError::UnknownKey(id)));
+    }
+
     #[test]
     fn every_packet_kind_round_trips(o in owned_packet(), cluster in u32_any(), sender in any::<u8>()) {
         let p = o.packet();
@@ -378,7 +424,7 @@ proptest! {
         );
 
         let (h, q) = wire::parse(&bytes, cluster).expect("an emitted packet parses");
-        prop_assert_eq!(h, Header { kind: p.kind(), cluster_id: cluster, sender });
+        prop_assert_eq!(h, Header { kind: p.kind(), cluster_id: cluster, sender, key_id: 0 });
         if let (Packet::Decide(d), Owned::Decide { meta, entries, .. }) = (&q, &o) {
             prop_assert_eq!(d.meta, *meta);
             prop_assert_eq!(d.count as usize, entries.len());
@@ -451,6 +497,10 @@ proptest! {
         b.push(sender);
         b.push(reserved);
         b.extend_from_slice(&body);
+        if reserved != 0 {
+            // A key id: the tag's 8 bytes follow the body.
+            b.extend_from_slice(&[0x5A; wire::TAG_LEN]);
+        }
         check_parse_any(&b)?;
     }
 }
@@ -735,6 +785,8 @@ fn poke(c: &mut Config, a: u16, v: u64) {
         addr::HOST_MAC_LO => c.host_mac = (c.host_mac & !0xFFFF_FFFF) | (v & 0xFFFF_FFFF),
         addr::HOST_IP => c.host_ip = v as u32,
         addr::TTL => c.ttl = v as u8,
+        addr::AUTH_MODE => c.auth_mode = v as u8,
+        addr::AUTH_KEY => c.auth_key = v as u8,
         _ => panic!("poke: {a:#x} is not a config register"),
     }
 }

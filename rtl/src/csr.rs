@@ -366,6 +366,10 @@ pub struct Csr {
     r_host_mac_lo: ConfigRegAny,
     r_host_ip: ConfigRegAny,
     r_ttl: ConfigReg,
+    /// Stored and read back only: the card does not tag packets, and soc-ctl refuses
+    /// `auth_mode` != 0 for it (`Datapath::CARD`; rtl/README "Packet tags").
+    r_auth_mode: ConfigReg,
+    r_auth_key: ConfigReg,
     c_sent_values: Counter64,
     c_sent_heartbeats: Counter64,
     c_delivered: Counter64,
@@ -496,6 +500,8 @@ impl Default for Csr {
             r_host_mac_lo: ConfigRegAny::new(addr::HOST_MAC_LO),
             r_host_ip: ConfigRegAny::new(addr::HOST_IP),
             r_ttl: ConfigReg::new(addr::TTL),
+            r_auth_mode: ConfigReg::new(addr::AUTH_MODE),
+            r_auth_key: ConfigReg::new(addr::AUTH_KEY),
             c_sent_values: Counter64::new(Counter::SentValues),
             c_sent_heartbeats: Counter64::new(Counter::SentHeartbeats),
             c_delivered: Counter64::new(Counter::Delivered),
@@ -569,6 +575,8 @@ impl Logic for Csr {
             r_host_mac_lo,
             r_host_ip,
             r_ttl,
+            r_auth_mode,
+            r_auth_key,
             c_sent_values,
             c_sent_heartbeats,
             c_delivered,
@@ -726,6 +734,14 @@ impl Logic for Csr {
         self.r_ttl.bus_write.next = self.bus_write.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_ttl.next = self.r_ttl.value.val();
+        self.r_auth_mode.bus_addr.next = self.bus_addr.val();
+        self.r_auth_mode.bus_wdata.next = self.bus_wdata.val();
+        self.r_auth_mode.bus_write.next = self.bus_write.val();
+        self.r_auth_mode.writable.next = self.state.val() == self.s_disabled.val();
+        self.r_auth_key.bus_addr.next = self.bus_addr.val();
+        self.r_auth_key.bus_wdata.next = self.bus_wdata.val();
+        self.r_auth_key.bus_write.next = self.bus_write.val();
+        self.r_auth_key.writable.next = self.state.val() == self.s_disabled.val();
         self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.c_sent_values.bus_addr.next = self.bus_addr.val();
         self.c_sent_values.clear.next = self.clear_counters.val();
@@ -906,6 +922,8 @@ impl Logic for Csr {
             | self.r_host_mac_lo.rdata.val()
             | self.r_host_ip.rdata.val()
             | self.r_ttl.rdata.val()
+            | self.r_auth_mode.rdata.val()
+            | self.r_auth_key.rdata.val()
             | self.c_sent_values.rdata.val()
             | self.c_sent_heartbeats.rdata.val()
             | self.c_delivered.rdata.val()

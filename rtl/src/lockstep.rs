@@ -1246,7 +1246,7 @@ impl Env {
             cfg.min_gap = rng.range(lo, cfg.loop_period as u64) as u32;
         }
         assert!(
-            cfg.validate_for(proto::regs::IN_FLIGHT_RTL).is_ok(),
+            cfg.validate_for(proto::regs::Datapath::CARD).is_ok(),
             "{cfg:?}"
         );
         let mut e = Env {

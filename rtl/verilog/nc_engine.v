@@ -5022,6 +5022,20 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
+    reg  r_auth_mode$clock;
+    reg  [15:0] r_auth_mode$bus_addr;
+    reg  [31:0] r_auth_mode$bus_wdata;
+    reg  r_auth_mode$bus_write;
+    reg  r_auth_mode$writable;
+    wire  [31:0] r_auth_mode$value;
+    wire  [31:0] r_auth_mode$rdata;
+    reg  r_auth_key$clock;
+    reg  [15:0] r_auth_key$bus_addr;
+    reg  [31:0] r_auth_key$bus_wdata;
+    reg  r_auth_key$bus_write;
+    reg  r_auth_key$writable;
+    wire  [31:0] r_auth_key$value;
+    wire  [31:0] r_auth_key$rdata;
     reg  c_sent_values$clock;
     reg  [15:0] c_sent_values$bus_addr;
     reg  c_sent_values$clear;
@@ -5440,6 +5454,24 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
     );
+    nc_engine$core$regs$r_auth_mode r_auth_mode(
+        .clock(r_auth_mode$clock),
+        .bus_addr(r_auth_mode$bus_addr),
+        .bus_wdata(r_auth_mode$bus_wdata),
+        .bus_write(r_auth_mode$bus_write),
+        .writable(r_auth_mode$writable),
+        .value(r_auth_mode$value),
+        .rdata(r_auth_mode$rdata)
+    );
+    nc_engine$core$regs$r_auth_key r_auth_key(
+        .clock(r_auth_key$clock),
+        .bus_addr(r_auth_key$bus_addr),
+        .bus_wdata(r_auth_key$bus_wdata),
+        .bus_write(r_auth_key$bus_write),
+        .writable(r_auth_key$writable),
+        .value(r_auth_key$value),
+        .rdata(r_auth_key$rdata)
+    );
     nc_engine$core$regs$c_sent_values c_sent_values(
         .clock(c_sent_values$clock),
         .bus_addr(c_sent_values$bus_addr),
@@ -5684,6 +5716,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_host_mac_lo$clock = clock;
         r_host_ip$clock = clock;
         r_ttl$clock = clock;
+        r_auth_mode$clock = clock;
+        r_auth_key$clock = clock;
         c_sent_values$clock = clock;
         c_sent_heartbeats$clock = clock;
         c_delivered$clock = clock;
@@ -5840,6 +5874,14 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_ttl$bus_write = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
+        r_auth_mode$bus_addr = bus_addr;
+        r_auth_mode$bus_wdata = bus_wdata;
+        r_auth_mode$bus_write = bus_write;
+        r_auth_mode$writable = state == s_disabled;
+        r_auth_key$bus_addr = bus_addr;
+        r_auth_key$bus_wdata = bus_wdata;
+        r_auth_key$bus_write = bus_write;
+        r_auth_key$writable = state == s_disabled;
         window = r_delta$value + r_drift$value;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
@@ -5999,7 +6041,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         else if (bus_addr == a_instance_hi) begin
             fixed = last_instance[(32'h20)+:(32)];
         end
-        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_min_gap$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata | c_unauthorized$rdata;
+        bus_rdata = fixed | r_node_id$rdata | r_node_count$rdata | r_cluster_id$rdata | r_trees$rdata | r_loop_period$rdata | r_timeout$rdata | r_delta$rdata | r_drift$rdata | r_fifo_depth$rdata | r_batch_max$rdata | r_mtu$rdata | r_decide_port$rdata | r_client_port$rdata | r_host_port$rdata | r_late_tick_slack$rdata | r_min_gap$rdata | r_tree_group0$rdata | r_tree_group1$rdata | r_tree_group2$rdata | r_tree_group3$rdata | r_src_mac_hi$rdata | r_src_mac_lo$rdata | r_src_ip$rdata | r_host_mac_hi$rdata | r_host_mac_lo$rdata | r_host_ip$rdata | r_ttl$rdata | r_auth_mode$rdata | r_auth_key$rdata | c_sent_values$rdata | c_sent_heartbeats$rdata | c_delivered$rdata | c_requests_accepted$rdata | c_requests_dropped$rdata | c_requests_oversize$rdata | c_not_leader_replies$rdata | c_malformed$rdata | c_foreign$rdata | c_net_faults$rdata | c_timeouts$rdata | c_stale_epoch$rdata | c_duplicate_copies$rdata | c_late_copies$rdata | c_late_ticks$rdata | c_config_applied$rdata | c_config_rejected$rdata | c_ignored$rdata | c_replies_dropped$rdata | c_host_dropped$rdata | c_unauthorized$rdata;
     end
     
 endmodule // nc_engine$core$regs
@@ -8702,6 +8744,204 @@ module nc_engine$core$regs$leader32(narrow,wide);
     // Update code (custom)
     always @(*) wide = {24'd0, narrow};
 endmodule // nc_engine$core$regs$leader32
+
+
+module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h90;
+    localparam  min = 32'h0;
+    localparam  span = 32'hff;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_auth_key$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_auth_key
+
+
+module nc_engine$core$regs$r_auth_key$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_auth_key$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_auth_key$r
+
+
+module nc_engine$core$regs$r_auth_key$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_auth_key$r$dff
+
+
+module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    input wire  bus_write;
+    input wire  writable;
+    output reg  [31:0] value;
+    output reg  [31:0] rdata;
+    
+    // Constant declarations
+    localparam  address = 16'h7c;
+    localparam  min = 32'h0;
+    localparam  span = 32'h2;
+    localparam  zero = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_auth_mode$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+            r$d = bus_wdata;
+        end
+        value = r$q;
+        if (bus_addr == address) begin
+            rdata = r$q;
+        end
+        else begin
+            rdata = zero;
+        end
+    end
+    
+endmodule // nc_engine$core$regs$r_auth_mode
+
+
+module nc_engine$core$regs$r_auth_mode$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h0;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$regs$r_auth_mode$r$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$regs$r_auth_mode$r
+
+
+module nc_engine$core$regs$r_auth_mode$r$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_auth_mode$r$dff
 
 
 module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use proto::wire::{self, Entry, Packet};
 
+use crate::cluster::ClientAuth;
+
 /// A decided request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ok {
@@ -31,6 +33,11 @@ pub struct Client {
     next_seq: u64,
     /// Retransmit after this much silence.
     pub retry_after: Duration,
+    /// Tag requests and check replies (`[auth]` of cluster.toml); None: untagged requests, and
+    /// replies are taken without checking a tag.
+    auth: Option<ClientAuth>,
+    /// Replies refused: a wrong or missing tag.
+    pub unauthorized: u64,
 }
 
 impl Client {
@@ -45,7 +52,29 @@ impl Client {
             leader: 0,
             next_seq: 1,
             retry_after: Duration::from_millis(50),
+            auth: None,
+            unauthorized: 0,
         })
+    }
+
+    /// Tag requests with `auth`'s key and accept only replies it verifies
+    /// (`ClusterFile::client_auth`).
+    pub fn with_auth(mut self, auth: Option<ClientAuth>) -> Client {
+        self.auth = auth;
+        self
+    }
+
+    /// A reply this client accepts: it parses and, with auth, carries a good tag (untagged ones
+    /// only while tags are not required).
+    fn accept<'a>(&mut self, bytes: &'a [u8]) -> Option<Packet<'a>> {
+        let (_, p) = wire::parse(bytes, self.cluster_id).ok()?;
+        if let Some(a) = &self.auth
+            && proto::auth::verify(bytes, &a.keys, a.required).is_err()
+        {
+            self.unauthorized += 1;
+            return None;
+        }
+        Some(p)
     }
 
     /// The sequence number of the last request submitted.
@@ -62,6 +91,11 @@ impl Client {
         })
         .to_vec(self.cluster_id, wire::SENDER_NONE)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{e:?}")))?;
+        let mut p = p;
+        if let Some(a) = &self.auth {
+            proto::auth::seal_vec(&mut p, &a.keys, a.key)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        }
         self.sock.send_to(&p, self.nodes[self.leader])?;
         Ok(())
     }
@@ -96,16 +130,14 @@ impl Client {
                     .max(Duration::from_millis(1)),
             ))?;
             match self.sock.recv_from(&mut buf) {
-                Ok((n, _)) => match wire::parse(&buf[..n], self.cluster_id) {
-                    Ok((_, Packet::ReplyOk(r)))
-                        if r.seq == seq && r.client_id == self.client_id =>
-                    {
+                Ok((n, _)) => match self.accept(&buf[..n]) {
+                    Some(Packet::ReplyOk(r)) if r.seq == seq && r.client_id == self.client_id => {
                         return Ok(Ok {
                             instance: r.instance,
                             index: r.index,
                         });
                     }
-                    Ok((_, Packet::ReplyNotLeader(r))) if r.seq == seq => {
+                    Some(Packet::ReplyNotLeader(r)) if r.seq == seq => {
                         self.follow(r.leader);
                         std::thread::sleep(Duration::from_millis(1));
                         self.send(seq, flags, payload)?;
@@ -189,11 +221,13 @@ pub fn load(
         window,
         payload_len,
         give_up,
+        None,
         &mut |_| {},
     )
 }
 
-/// [`load`], calling `progress(decided)` about every 100 ms.
+/// [`load`] with packet tags (`auth`, from `ClusterFile::client_auth`), calling
+/// `progress(decided)` about every 100 ms.
 #[allow(clippy::too_many_arguments)]
 pub fn load_with(
     cluster_id: u32,
@@ -203,6 +237,7 @@ pub fn load_with(
     window: usize,
     payload_len: usize,
     give_up: Duration,
+    auth: Option<ClientAuth>,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<LoadReport> {
     drive(
@@ -214,6 +249,7 @@ pub fn load_with(
         window,
         payload_len,
         give_up,
+        auth,
         progress,
     )
 }
@@ -231,6 +267,7 @@ pub fn load_until(
     stop: &std::sync::atomic::AtomicBool,
     keep_oks: bool,
     give_up: Duration,
+    auth: Option<ClientAuth>,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<LoadReport> {
     drive(
@@ -242,6 +279,7 @@ pub fn load_until(
         window,
         payload_len,
         give_up,
+        auth,
         progress,
     )
 }
@@ -261,6 +299,7 @@ fn drive(
     window: usize,
     payload_len: usize,
     give_up: Duration,
+    auth: Option<ClientAuth>,
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<LoadReport> {
     let total = match until {
@@ -271,7 +310,7 @@ fn drive(
         Until::Stop(f) => f.load(std::sync::atomic::Ordering::Relaxed),
         Until::Total(_) => false,
     };
-    let mut c = Client::new(cluster_id, client_id, nodes)?;
+    let mut c = Client::new(cluster_id, client_id, nodes)?.with_auth(auth);
     c.sock.set_nonblocking(true)?;
     let payload = vec![0xA5u8; payload_len];
     let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
@@ -305,8 +344,8 @@ fn drive(
             match c.sock.recv_from(&mut buf) {
                 Ok((n, from)) => {
                     got = true;
-                    match wire::parse(&buf[..n], cluster_id) {
-                        Ok((_, Packet::ReplyOk(r))) if r.client_id == client_id => {
+                    match c.accept(&buf[..n]) {
+                        Some(Packet::ReplyOk(r)) if r.client_id == client_id => {
                             if let Some((first, _)) = outstanding.remove(&r.seq) {
                                 let ns = first.elapsed().as_nanos() as u64;
                                 latency.saturating_record(ns.max(1));
@@ -319,7 +358,7 @@ fn drive(
                                 last_ok = last_progress;
                             }
                         }
-                        Ok((_, Packet::ReplyNotLeader(r))) if outstanding.contains_key(&r.seq) => {
+                        Some(Packet::ReplyNotLeader(r)) if outstanding.contains_key(&r.seq) => {
                             let redirected =
                                 c.nodes.get(c.leader).map(|a| SocketAddr::V4(*a)) == Some(from);
                             if redirected {

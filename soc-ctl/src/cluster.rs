@@ -4,8 +4,9 @@
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use proto::auth::Keyring;
 use proto::regs::{self, Config};
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +83,98 @@ pub struct Ports {
     pub host: u64,
 }
 
+/// Packet tags (`proto::auth`): what the registers `auth_mode` and `auth_key` start with, and
+/// where the keys are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Untagged packets (tagged ones are still checked).
+    Off,
+    /// Tag every packet; still accept untagged ones (for turning tags on in a running cluster).
+    On,
+    /// Tag every packet; refuse untagged ones.
+    Required,
+}
+
+impl AuthMode {
+    /// The `auth_mode` register value.
+    pub fn register(self) -> u64 {
+        match self {
+            AuthMode::Off => 0,
+            AuthMode::On => 1,
+            AuthMode::Required => 2,
+        }
+    }
+}
+
+/// `[auth]` in cluster.toml.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// `off`, `on` or `required`.
+    pub mode: AuthMode,
+    /// Id of the key every node tags with (1..=255; a key of `key_file`).
+    pub key: u64,
+    /// The key file: lines `ID HEX` (32 hex digits), readable by its owner only (mode 0600 or
+    /// 0400). Every node and every client needs it.
+    pub key_file: PathBuf,
+}
+
+/// What a client needs to tag its requests and check replies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientAuth {
+    /// The keys (replies tagged with any of them are accepted).
+    pub keys: Keyring,
+    /// The key id requests are tagged with.
+    pub key: u8,
+    /// Refuse untagged replies (`auth_mode` 2).
+    pub required: bool,
+}
+
+/// Read a key file: refused when group or others may read it, or when a line is not `ID HEX`.
+pub fn load_keys(path: &Path) -> Result<Keyring, ClusterError> {
+    use std::os::unix::fs::PermissionsExt;
+    let key = "auth.key_file";
+    let meta = std::fs::metadata(path)
+        .map_err(|e| err(key, format!("{}: cannot read: {e}", path.display())))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(err(
+            key,
+            format!(
+                "{}: readable by group or others (mode {mode:04o}): keys must be private to their owner (chmod 600)",
+                path.display()
+            ),
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(key, format!("{}: cannot read: {e}", path.display())))?;
+    proto::auth::parse_keyfile(&text).map_err(|e| err(key, format!("{}: {e}", path.display())))
+}
+
+/// Write a new random key file with key `id` (mode 0600; refuses to overwrite).
+pub fn generate_key_file(path: &Path, id: u8) -> Result<(), ClusterError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut key = [0u8; proto::auth::KEY_LEN];
+    let mut urandom = std::fs::File::open("/dev/urandom")
+        .map_err(|e| err("auth.key_file", format!("/dev/urandom: {e}")))?;
+    std::io::Read::read_exact(&mut urandom, &mut key)
+        .map_err(|e| err("auth.key_file", format!("/dev/urandom: {e}")))?;
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| err("auth.key_file", format!("{}: {e}", path.display())))?;
+    writeln!(
+        f,
+        "# Nano-consensus cluster keys: ID HEX (keep private: mode 0600)\n{id} {hex}"
+    )
+    .map_err(|e| err("auth.key_file", format!("{}: {e}", path.display())))
+}
+
 /// One multicast tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -129,6 +222,9 @@ pub struct ClusterFile {
     pub trees: Vec<Tree>,
     /// The nodes (n = their number), ids 0..n.
     pub nodes: Vec<NodeEntry>,
+    /// Packet tags (absent: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Auth>,
 }
 
 fn default_ttl() -> u64 {
@@ -172,6 +268,8 @@ pub fn key_of_register(name: &str) -> String {
         "drift" => "timing.drift_ns".into(),
         "late_tick_slack" => "timing.late_tick_slack_ns".into(),
         "min_gap" => "timing.min_gap_ns".into(),
+        "auth_mode" => "auth.mode".into(),
+        "auth_key" => "auth.key".into(),
         "fifo_depth" | "batch_max" | "mtu" => format!("limits.{name}"),
         "decide_port" => "ports.decide".into(),
         "src_ip" => "nodes[].client_addr".into(),
@@ -192,6 +290,10 @@ pub struct NodeSetup {
     pub transport: Transport,
     /// Every node's addresses, by id (this node is `nodes[config.node_id]`).
     pub nodes: Vec<NodeEntry>,
+    /// The key file (`auth.key_file`), read again on `soc-ctl reload-keys`.
+    pub key_file: Option<PathBuf>,
+    /// The keys read from it when the setup was made (empty without `[auth]`).
+    pub keys: Keyring,
 }
 
 impl NodeSetup {
@@ -291,6 +393,7 @@ impl ClusterFile {
                     tree_ifaces: vec![],
                 })
                 .collect(),
+            auth: None,
         }
     }
 
@@ -355,6 +458,10 @@ impl ClusterFile {
         set("client_port", self.ports.client)?;
         set("host_port", self.ports.host)?;
         set("ttl", self.ttl)?;
+        if let Some(a) = &self.auth {
+            set("auth_key", a.key)?;
+            set("auth_mode", a.mode.register())?;
+        }
         if let Some(me) = self.nodes.get(id as usize) {
             set("src_ip", u32::from(me.client_addr) as u64)?;
             set("host_ip", u32::from(me.host_addr) as u64)?;
@@ -489,7 +596,41 @@ impl ClusterFile {
             config: self.config(id as u8)?,
             transport: self.transport,
             nodes: self.nodes.clone(),
+            key_file: self.auth.as_ref().map(|a| a.key_file.clone()),
+            keys: self.keys()?,
         })
+    }
+
+    /// The keys of `[auth]` (empty without it), checked to hold the send key `auth.key`.
+    pub fn keys(&self) -> Result<Keyring, ClusterError> {
+        let Some(a) = &self.auth else {
+            return Ok(Keyring::new());
+        };
+        let ring = load_keys(&a.key_file)?;
+        if ring.get(a.key as u8).is_none() {
+            return Err(err(
+                "auth.key",
+                format!(
+                    "key {} is not in {} (it holds {:?})",
+                    a.key,
+                    a.key_file.display(),
+                    ring.ids()
+                ),
+            ));
+        }
+        Ok(ring)
+    }
+
+    /// What a client of this cluster needs: None without `[auth]`, or with `mode = "off"`.
+    pub fn client_auth(&self) -> Result<Option<ClientAuth>, ClusterError> {
+        match &self.auth {
+            Some(a) if a.mode != AuthMode::Off => Ok(Some(ClientAuth {
+                keys: self.keys()?,
+                key: a.key as u8,
+                required: a.mode == AuthMode::Required,
+            })),
+            _ => Ok(None),
+        }
     }
 }
 

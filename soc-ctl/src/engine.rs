@@ -78,6 +78,8 @@ pub enum Cmd {
     DropTree(u8, bool),
     /// Clear the engine's own statistics (takeover time, longest send gap).
     ResetStats,
+    /// Read the key file (`auth.key_file`) again (a key rotation adds or removes keys).
+    ReloadKeys,
 }
 
 type Reply = Result<Value, String>;
@@ -108,8 +110,11 @@ struct Shared {
     lins: Option<u64>,
     timeout: u32,
     active: bool,
-    /// State-transfer connections refused: not from a member's address.
+    /// State-transfer connections refused: not from a member's address, or a packet with a
+    /// wrong or missing tag.
     unauthorized_transfers: u64,
+    /// The node's packet tags, for the state transfer (kept in step by `publish`).
+    auth: transfer::TransferAuth,
 }
 
 /// The engine's own measurements (not protocol state).
@@ -236,9 +241,21 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
     let mut node = Node::new(setup.config)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     node.set_recovery(opts.recovery);
+    node.set_keys(setup.keys);
+    if !node.can_seal() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "auth.key: key {} is not in the key file (it holds {:?})",
+                setup.config.auth_key,
+                setup.keys.ids()
+            ),
+        ));
+    }
     let socks = open_sockets(&setup)?;
     let shared = Arc::new(Mutex::new(Shared {
         timeout: setup.config.timeout,
+        auth: transfer::TransferAuth::of(&node),
         ..Shared::default()
     }));
     let state_addr = setup.client_sock(setup.config.node_id);
@@ -790,6 +807,7 @@ impl Engine {
         self.log_first = sh.log.map.keys().next().copied();
         sh.lins = self.node.last_decided();
         sh.timeout = self.node.config().timeout;
+        sh.auth = transfer::TransferAuth::of(&self.node);
         // A recovering node serves its log up to its last instance with no gap before it
         // (another participant may be filling its gap from it).
         sh.active = matches!(self.node.state(), State::Active | State::Recovering);
@@ -859,9 +877,32 @@ impl Engine {
                 self.stats.takeover_ns = None;
                 Ok(Value::Null)
             }
+            Cmd::ReloadKeys => self.reload_keys(),
         };
         self.carry_out(now);
         r
+    }
+
+    /// `soc-ctl reload-keys`: the key file again. Refused (nothing changes) when it cannot be
+    /// read or lacks the key this node tags with.
+    fn reload_keys(&mut self) -> Reply {
+        let Some(path) = self.setup.key_file.clone() else {
+            return Err("this cluster has no [auth] section: no key file to read".into());
+        };
+        let ring = crate::cluster::load_keys(&path).map_err(|e| e.to_string())?;
+        let c = self.node.config();
+        if c.auth_mode != 0 && ring.get(c.auth_key).is_none() {
+            return Err(format!(
+                "{}: lacks key {}, which this node tags with (auth_key): nothing changed",
+                path.display(),
+                c.auth_key
+            ));
+        }
+        self.node.set_keys(ring);
+        if let Ok(mut sh) = self.shared.lock() {
+            sh.auth = transfer::TransferAuth::of(&self.node);
+        }
+        Ok(json!({ "keys": ring.ids() }))
     }
 
     fn recovery_status(&self) -> Value {
@@ -922,6 +963,11 @@ impl Engine {
             "log_first": self.log_first,
             "log_keep": self.log_keep,
             "counters": counters,
+            "auth": {
+                "mode": n.config().auth_mode,
+                "key": n.config().auth_key,
+                "keys": n.keys().ids(),
+            },
             "recovery": self.recovery_status(),
             "engine": {
                 "transport": self.setup.transport.to_string(),

@@ -39,9 +39,9 @@ pub trait RegisterBus {
     fn write32(&mut self, addr: u16, value: u32) -> Result<(), RegAccessError>;
     /// Which backend this is, for messages.
     fn describe(&self) -> String;
-    /// Messages in flight the datapath behind this bus tracks (the configuration check uses it).
-    fn in_flight_capacity(&self) -> u32 {
-        regs::MAX_IN_FLIGHT
+    /// What the datapath behind this bus can do (the configuration check uses it).
+    fn datapath(&self) -> regs::Datapath {
+        regs::Datapath::SOFTWARE
     }
 }
 
@@ -231,9 +231,9 @@ impl RegisterBus for MmioBus {
         format!("BAR {}", self.path.display())
     }
 
-    /// A card: the RTL receiver's capacity.
-    fn in_flight_capacity(&self) -> u32 {
-        regs::IN_FLIGHT_RTL
+    /// A card: the RTL receiver's capacity, no packet tags.
+    fn datapath(&self) -> regs::Datapath {
+        regs::Datapath::CARD
     }
 }
 
@@ -325,8 +325,9 @@ pub fn configure<B: RegisterBus>(
     r: &mut Registers<B>,
     config: &proto::regs::Config,
 ) -> Result<(), String> {
-    let cap = r.bus.in_flight_capacity();
-    config.validate_for(cap).map_err(|e| {
+    let dp = r.bus.datapath();
+    let cap = dp.in_flight;
+    config.validate_for(dp).map_err(|e| {
         format!(
             "{}: {} is illegal on {} (it tracks {cap} messages in flight): {} (legal here: {}..={})",
             e.field,

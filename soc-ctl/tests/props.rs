@@ -493,6 +493,7 @@ fn ctl_request() -> impl Strategy<Value = CtlRequest> {
         any::<u64>().prop_map(CtlRequest::Join),
         (any::<u8>(), any::<bool>()).prop_map(|(t, on)| CtlRequest::DropTree(t, on)),
         Just(CtlRequest::ResetStats),
+        Just(CtlRequest::ReloadKeys),
     ]
 }
 
@@ -524,6 +525,7 @@ fn words(r: &CtlRequest, styles: &[u8]) -> Vec<String> {
             if *on { "on" } else { "off" }.into(),
         ],
         CtlRequest::ResetStats => vec!["reset-stats".into()],
+        CtlRequest::ReloadKeys => vec!["reload-keys".into()],
     }
 }
 
@@ -702,13 +704,15 @@ impl Read for Trickle<'_> {
     }
 }
 
-/// What `read_packet` must return for a stream holding `b`: the header plus body_len bytes, or
-/// an error if the stream ends first.
+/// What `read_packet` must return for a stream holding `b`: the header plus body_len bytes
+/// (plus the 8-byte tag when the key id, byte 11, is not 0), or an error if the stream ends
+/// first.
 fn expected_packet(b: &[u8]) -> Option<&[u8]> {
     if b.len() < HEADER_LEN {
         return None;
     }
-    let n = HEADER_LEN + u16::from_be_bytes([b[8], b[9]]) as usize;
+    let tag = if b[11] == 0 { 0 } else { proto::wire::TAG_LEN };
+    let n = HEADER_LEN + u16::from_be_bytes([b[8], b[9]]) as usize + tag;
     b.get(..n)
 }
 

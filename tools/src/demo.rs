@@ -228,6 +228,7 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
     start_cluster(lab, bins, &first)?;
     let cluster_id = file.cluster_id as u32;
     let addrs = file.client_addrs();
+    let auth = file.client_auth()?;
     let (total, window, payload) = (opts.requests, opts.window, opts.payload);
     let decided = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let note = std::sync::Arc::new(std::sync::Mutex::new(String::from("steady load")));
@@ -242,6 +243,7 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
             window,
             payload,
             Duration::from_secs(300),
+            auth,
             &mut |d| {
                 d2.store(d, std::sync::atomic::Ordering::Relaxed);
                 if show {

@@ -28,6 +28,12 @@ impl fmt::Display for LabError {
 
 impl std::error::Error for LabError {}
 
+impl From<soc_ctl::cluster::ClusterError> for LabError {
+    fn from(e: soc_ctl::cluster::ClusterError) -> Self {
+        LabError(e.to_string())
+    }
+}
+
 impl From<std::io::Error> for LabError {
     fn from(e: std::io::Error) -> Self {
         LabError(e.to_string())

@@ -261,6 +261,7 @@ fn start_load(lab: &Lab, opts: &SoakOpts, first_client: u32, keep_oks: bool) -> 
     for k in 0..opts.clients {
         let (stop, decided) = (stop.clone(), decided.clone());
         let addrs = file.client_addrs();
+        let auth = file.client_auth()?;
         let (cluster, window, payload) = (file.cluster_id as u32, opts.window, opts.payload);
         let ns = lab.netns.then(|| lab.clients());
         threads.push(in_netns(ns, move || {
@@ -274,6 +275,7 @@ fn start_load(lab: &Lab, opts: &SoakOpts, first_client: u32, keep_oks: bool) -> 
                 &stop,
                 keep_oks,
                 Duration::from_secs(24 * 3600),
+                auth,
                 &mut |d| {
                     decided.fetch_add(d - last, Ordering::Relaxed);
                     last = d;

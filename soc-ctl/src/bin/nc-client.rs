@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use soc_ctl::client::{Client, load};
+use soc_ctl::client::{Client, load_with};
 use soc_ctl::cluster::{ClusterFile, Transport};
 
 /// A Nano-consensus client (UDP): follows NOT_LEADER redirects and retransmits on silence.
@@ -66,10 +66,18 @@ fn main() -> ExitCode {
     };
     let id = a.client_id.unwrap_or(std::process::id());
     let cluster = file.cluster_id as u32;
+    // [auth]: tag requests with the cluster's key and check the replies' tags.
+    let auth = match file.client_auth() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("nc-client: {e}");
+            return ExitCode::from(2);
+        }
+    };
     match a.cmd {
         Cmd::Send { payload } => {
             let mut c = match Client::new(cluster, id, file.client_addrs()) {
-                Ok(c) => c,
+                Ok(c) => c.with_auth(auth),
                 Err(e) => {
                     eprintln!("nc-client: {e}");
                     return ExitCode::FAILURE;
@@ -92,7 +100,7 @@ fn main() -> ExitCode {
             payload,
             timeout_s,
             json,
-        } => match load(
+        } => match load_with(
             cluster,
             id,
             file.client_addrs(),
@@ -100,6 +108,8 @@ fn main() -> ExitCode {
             window.max(1),
             payload,
             Duration::from_secs(timeout_s),
+            auth,
+            &mut |_| {},
         ) {
             Ok(r) => {
                 if json {

@@ -86,6 +86,32 @@ enum Cmd {
         /// New timeout in the engine's time unit (ns in software, cycles on the card).
         value: u32,
     },
+    /// Change the packet tags of a running cluster through a CONFIG instance (every node
+    /// switches at the same instance): turn tags on (`--mode on`, then `--mode required`), or
+    /// rotate keys (put the new key in every node's key file, `soc-ctl reload-keys` on each,
+    /// then `--key NEW`; nodes accept every key of their file, so nothing is refused on the way).
+    SetAuth {
+        /// The cluster file (to reach the leader; its [auth] key tags this request).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// off | on | required.
+        #[arg(long)]
+        mode: AuthModeArg,
+        /// Key id the nodes tag with from then on (1..=255; every node's key file must hold it).
+        #[arg(long)]
+        key: u8,
+    },
+    /// Read the key file named by cluster.toml's [auth] again (engine only; nothing changes if
+    /// it cannot be read or lacks the key the node tags with).
+    ReloadKeys,
+    /// Write a new random key file (mode 0600) holding one key with id --id.
+    GenKey {
+        /// Where to write it (refuses to overwrite).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        id: u8,
+    },
     /// The engine's decision log: instance, kind, entries, CRC-32 of the entries.
     Log {
         #[arg(long, default_value_t = 0)]
@@ -108,6 +134,13 @@ enum Cmd {
     },
     /// Engine test hook (loopback transport): drop everything received on a tree, or stop dropping.
     DropTree { tree: u8, state: OnOff },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum AuthModeArg {
+    Off,
+    On,
+    Required,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -195,6 +228,19 @@ fn main() -> ExitCode {
             };
         }
         Cmd::SetTimeout { config, value } => return set_timeout(&config, value),
+        Cmd::SetAuth { config, mode, key } => return set_auth(&config, mode, key),
+        Cmd::GenKey { out, id } => {
+            if id == 0 {
+                return fail("--id: 0 means untagged; legal are 1..=255");
+            }
+            return match soc_ctl::cluster::generate_key_file(&out, id) {
+                Ok(()) => {
+                    println!("wrote key {id} to {} (mode 0600)", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            };
+        }
         _ => {}
     }
     let ctl = a
@@ -237,7 +283,15 @@ fn main() -> ExitCode {
             };
             engine_only(&mut b, &format!("drop-tree {tree} {s}")).map(drop)
         }
-        Cmd::GenConfig { .. } | Cmd::SetTimeout { .. } => unreachable!("handled above"),
+        Cmd::ReloadKeys => engine_only(&mut b, "reload-keys").map(|v| {
+            println!("keys held: {}", v["keys"]);
+        }),
+        Cmd::GenConfig { .. }
+        | Cmd::SetTimeout { .. }
+        | Cmd::SetAuth { .. }
+        | Cmd::GenKey { .. } => {
+            unreachable!("handled above")
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -476,33 +530,72 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
 }
 
 fn set_timeout(config: &Path, value: u32) -> ExitCode {
-    let file = match ClusterFile::load(config) {
-        Ok(f) => f,
-        Err(e) => return fail(format!("{}: {e}", config.display())),
-    };
     let reg = regs::by_name("timeout").expect("timeout register");
     if let Err(e) = regs::check_range(&reg, value as u64) {
         return fail(e);
     }
-    let item = wire::ConfigItem {
+    let items = [wire::ConfigItem {
         addr: regs::addr::TIMEOUT,
         value,
+    }];
+    propose_config(
+        config,
+        &items,
+        &format!("CONFIG timeout={value}"),
+        "nodes refuse a decrease",
+    )
+}
+
+fn set_auth(config: &Path, mode: AuthModeArg, key: u8) -> ExitCode {
+    let mode = match mode {
+        AuthModeArg::Off => 0,
+        AuthModeArg::On => 1,
+        AuthModeArg::Required => 2,
     };
+    if mode != 0 && key == 0 {
+        return fail("--key: tagged packets need a key id, 1..=255");
+    }
+    // The key first, so that a cluster turning tags on never holds mode != 0 with key 0.
+    let items = [
+        wire::ConfigItem {
+            addr: regs::addr::AUTH_KEY,
+            value: key as u32,
+        },
+        wire::ConfigItem {
+            addr: regs::addr::AUTH_MODE,
+            value: mode,
+        },
+    ];
+    propose_config(
+        config,
+        &items,
+        &format!("CONFIG auth_mode={mode} auth_key={key}"),
+        "a node refuses it only if it is illegal; a node whose key file lacks the key cannot send after it",
+    )
+}
+
+/// Decide `items` as one CONFIG instance through the cluster's leader.
+fn propose_config(config: &Path, items: &[wire::ConfigItem], what: &str, note: &str) -> ExitCode {
+    let file = match ClusterFile::load(config) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{}: {e}", config.display())),
+    };
+    let payload: Vec<u8> = items.iter().flat_map(|i| i.to_bytes()).collect();
     let root = nix::unistd::geteuid().is_root();
     let file = if root { file } else { file.as_loopback() };
     let client_id = 0x5C00_0000 | std::process::id();
-    let mut c = match Client::new(file.cluster_id as u32, client_id, file.client_addrs()) {
-        Ok(c) => c,
+    let auth = match file.client_auth() {
+        Ok(a) => a,
         Err(e) => return fail(e),
     };
-    match c.request(
-        wire::ENTRY_FLAG_CONFIG,
-        &item.to_bytes(),
-        Duration::from_secs(10),
-    ) {
+    let mut c = match Client::new(file.cluster_id as u32, client_id, file.client_addrs()) {
+        Ok(c) => c.with_auth(auth),
+        Err(e) => return fail(e),
+    };
+    match c.request(wire::ENTRY_FLAG_CONFIG, &payload, Duration::from_secs(10)) {
         Ok(ok) => {
             println!(
-                "CONFIG timeout={value} decided at instance {} (nodes refuse a decrease: check `soc-ctl status`, counter config_rejected)",
+                "{what} decided at instance {} ({note}: check `soc-ctl status`, counter config_rejected)",
                 ok.instance
             );
             ExitCode::SUCCESS

@@ -93,6 +93,8 @@ pub enum CtlRequest {
     DropTree(u8, bool),
     /// `reset-stats`
     ResetStats,
+    /// `reload-keys`: read the key file again (key rotation)
+    ReloadKeys,
 }
 
 /// The most instances one `entries` request returns (ask again from the last one + 1).
@@ -131,10 +133,11 @@ pub fn parse_control_line(line: &str) -> Result<CtlRequest, String> {
             CtlRequest::DropTree(t, on)
         }
         "reset-stats" => CtlRequest::ResetStats,
+        "reload-keys" => CtlRequest::ReloadKeys,
         "" => return Err("empty request".into()),
         other => {
             return Err(format!(
-                "unknown request '{other}': read, write, status, log, entries, decisions, join, drop-tree, reset-stats"
+                "unknown request '{other}': read, write, status, log, entries, decisions, join, drop-tree, reset-stats, reload-keys"
             ));
         }
     };
@@ -192,5 +195,6 @@ fn control_request(h: &EngineHandle, shared: &Mutex<Shared>, line: &str) -> Repl
         CtlRequest::Join(member) => h.call(Cmd::Join(member)),
         CtlRequest::DropTree(t, on) => h.call(Cmd::DropTree(t, on)),
         CtlRequest::ResetStats => h.call(Cmd::ResetStats),
+        CtlRequest::ReloadKeys => h.call(Cmd::ReloadKeys),
     }
 }

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use proto::auth::{self, Keyring};
 use proto::join::{self, Ask, JoinError, Joiner, Member, Serve};
 use proto::node::State;
 use proto::transfer::Snapshot;
@@ -17,14 +18,53 @@ use serde_json::{Value, json};
 
 use super::{Cmd, Engine, Reply, Shared, now_ns};
 
-/// Read one packet of ours from a stream (the header's body_len delimits it).
+/// Read one packet of ours from a stream (the header's body_len delimits it, plus the tag
+/// when its key id is not 0).
 pub fn read_packet(s: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut b = vec![0u8; wire::HEADER_LEN];
     s.read_exact(&mut b)?;
     let body = u16::from_be_bytes([b[8], b[9]]) as usize;
-    b.resize(wire::HEADER_LEN + body, 0);
+    let tag = if b[wire::header_offset::KEY_ID] == 0 {
+        0
+    } else {
+        wire::TAG_LEN
+    };
+    b.resize(wire::HEADER_LEN + body + tag, 0);
     s.read_exact(&mut b[wire::HEADER_LEN..])?;
     Ok(b)
+}
+
+/// The node's packet tags as the state transfer needs them (a copy: the transfer threads do
+/// not touch the node).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TransferAuth {
+    keys: Keyring,
+    mode: u8,
+    key: u8,
+}
+
+impl TransferAuth {
+    pub(super) fn of(node: &proto::node::Node) -> TransferAuth {
+        TransferAuth {
+            keys: *node.keys(),
+            mode: node.config().auth_mode,
+            key: node.config().auth_key,
+        }
+    }
+
+    /// Tag `p` when tags are on.
+    fn seal(&self, mut p: Vec<u8>) -> Result<Vec<u8>, String> {
+        if self.mode != 0 {
+            auth::seal_vec(&mut p, &self.keys, self.key).map_err(|e| e.to_string())?;
+        }
+        Ok(p)
+    }
+
+    /// Check `p`'s tag (untagged is refused while tags are required) and drop it.
+    fn open(&self, p: &[u8]) -> Result<Vec<u8>, auth::AuthError> {
+        auth::verify(p, &self.keys, self.mode == 2)?;
+        Ok(auth::strip(p).into_owned())
+    }
 }
 
 /// The member side: one thread per connection answers one JOIN_REQUEST. Only members are
@@ -50,6 +90,14 @@ pub(super) fn serve_state(
         std::thread::spawn(move || {
             let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
             let Ok(p) = read_packet(&mut s) else { return };
+            let tags = shared.lock().map(|sh| sh.auth).unwrap_or_default();
+            // A member's address is not enough: with tags on, the request must carry one.
+            let Ok(p) = tags.open(&p) else {
+                if let Ok(mut sh) = shared.lock() {
+                    sh.unauthorized_transfers += 1;
+                }
+                return;
+            };
             let Ok((_, Packet::JoinRequest(r))) = wire::parse(&p, cluster) else {
                 return;
             };
@@ -75,6 +123,7 @@ pub(super) fn serve_state(
                 Err(why) => vec![join::refusal(&m, &r, why)],
             };
             for p in packets {
+                let Ok(p) = tags.seal(p) else { return };
                 if s.write_all(&p).is_err() {
                     return;
                 }
@@ -89,15 +138,21 @@ fn fetch(
     me: Ipv4Addr,
     member: SocketAddrV4,
     cluster: u32,
+    tags: TransferAuth,
     ask: &Ask,
     mut joiner: Joiner,
 ) -> Result<Snapshot, String> {
     let mut s = connect_from(me, member).map_err(|e| format!("connect {member}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
-    s.write_all(&ask.packet).map_err(|e| e.to_string())?;
+    s.write_all(&tags.seal(ask.packet.clone())?)
+        .map_err(|e| e.to_string())?;
     loop {
         let p = read_packet(&mut s).map_err(|e| format!("state from {member}: {e}"))?;
+        // A joiner installs only what a key holder sent.
+        let p = tags
+            .open(&p)
+            .map_err(|e| format!("state from {member} refused: {e}"))?;
         match wire::parse(&p, cluster) {
             Ok((_, Packet::StateChunk(c))) => match joiner.chunk(&c) {
                 Ok(Some(snap)) => return Ok(snap),
@@ -237,12 +292,13 @@ impl Engine {
         let to = self.setup.client_sock(member);
         let me = self.setup.me().client_addr;
         let cluster = self.setup.config.cluster_id;
+        let tags = TransferAuth::of(&self.node);
         let joiner = j.joiner.clone();
         let h = self.handle.clone();
         let spawned = std::thread::Builder::new()
             .name("join".into())
             .spawn(move || {
-                let r = fetch(me, to, cluster, &ask, joiner);
+                let r = fetch(me, to, cluster, tags, &ask, joiner);
                 let _ = h.call(Cmd::Snapshot(member, r));
             });
         if spawned.is_err() {
@@ -321,11 +377,12 @@ impl Engine {
         let to = self.setup.client_sock(from);
         let me = self.setup.me().client_addr;
         let cluster = self.setup.config.cluster_id;
+        let tags = TransferAuth::of(&self.node);
         let h = self.handle.clone();
         let _ = std::thread::Builder::new()
             .name("fill-gap".into())
             .spawn(move || {
-                let r = fetch(me, to, cluster, &ask, joiner);
+                let r = fetch(me, to, cluster, tags, &ask, joiner);
                 let _ = h.call(Cmd::GapSnapshot(from, r));
             });
     }
