@@ -14,6 +14,9 @@
 //!   (coming back by itself) or `-CLUSTERDOWN` (needs a person), saying why.
 //! - `INFO` has a `# Nanoconsensus` section: mode, engine state, applied instance, lag, repairs,
 //!   transfers.
+//! - **Authentication** like Redis's `requirepass` ([`resp_gate`]): with a password, every
+//!   command before a successful `AUTH` is answered `-NOAUTH Authentication required.`; peers
+//!   taking a snapshot (`NC.SNAPSHOT`) authenticate with this node's password.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Read, Write};
@@ -25,7 +28,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use proto::apply::Applier;
 use proto::log::Logged;
 use soc_ctl::client::Client;
+use soc_ctl::cluster::ClientAuth;
 
+use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
@@ -122,6 +127,10 @@ pub struct Node {
     stages: Mutex<Stages>,
     next_client: AtomicU32,
     engine: Option<Arc<EngineWatch>>,
+    /// What clients must `AUTH` with (and what this node sends to its peers' fronts).
+    password: Option<Password>,
+    /// Packet tags for the requests this node's fronts propose (cluster.toml `[auth]`).
+    packet_auth: std::sync::OnceLock<ClientAuth>,
 }
 
 /// How long a write or a read waits for the cluster before it answers `-TRYAGAIN`.
@@ -129,7 +138,8 @@ const GIVE_UP: Duration = Duration::from_secs(10);
 
 impl Node {
     /// A node whose replica is `server`, in cluster `cluster` with nodes at `nodes` (client
-    /// addresses).
+    /// addresses). With a `password`, its front requires `AUTH` and it authenticates at its
+    /// peers' fronts with the same password (a cluster's fronts share one).
     pub fn new(
         node: u8,
         cluster: u32,
@@ -137,6 +147,7 @@ impl Node {
         reads: Reads,
         server: Arc<RedisServer>,
         engine: Option<Arc<EngineWatch>>,
+        password: Option<Password>,
     ) -> Arc<Node> {
         // Client ids of this node: its id in the top byte; the low 24 bits start at a point
         // that differs between runs, and ids the log already holds are skipped.
@@ -157,7 +168,15 @@ impl Node {
             stages: Mutex::new(Stages::default()),
             next_client: AtomicU32::new(start),
             engine,
+            password,
+            packet_auth: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Tag the requests this node proposes with the cluster's key (`ClusterFile::client_auth`);
+    /// set once, before the fronts serve.
+    pub fn set_packet_auth(&self, auth: ClientAuth) {
+        let _ = self.packet_auth.set(auth);
     }
 
     fn lock(&self) -> MutexGuard<'_, St> {
@@ -482,12 +501,23 @@ fn unavailable(n: &Node, st: &St) -> Option<Value> {
     }
 }
 
-/// Ask a peer's front for a snapshot: (instance, exactly-once record, RDB).
-pub fn fetch_snapshot(peer: SocketAddr) -> io::Result<(u64, Applier, Vec<u8>)> {
+/// Ask a peer's front for a snapshot: (instance, exactly-once record, RDB). With a `password`,
+/// `AUTH` first.
+pub fn fetch_snapshot(
+    peer: SocketAddr,
+    password: Option<&Password>,
+) -> io::Result<(u64, Applier, Vec<u8>)> {
     let s = TcpStream::connect_timeout(&peer, Duration::from_secs(2))?;
     s.set_read_timeout(Some(Duration::from_secs(330)))?;
     let mut c = Conn::new(Box::new(s));
     let bad = |m: String| io::Error::other(format!("peer {peer}: {m}"));
+    if let Some(p) = password {
+        match c.call(&Value::command(&[b"AUTH", p.as_bytes()]))? {
+            Value::Simple(ok) if ok == "OK" => {}
+            Value::Error(e) => return Err(bad(format!("AUTH refused: {e}"))),
+            other => return Err(bad(format!("AUTH answered {other:?}"))),
+        }
+    }
     match c.call(&Value::command(&[b"NC.SNAPSHOT"]))? {
         Value::Array(Some(v)) => match v.as_slice() {
             [
@@ -629,7 +659,7 @@ fn transfer(
     let mut errors = Vec::new();
     let mut best: Option<(u64, Applier, Vec<u8>, SocketAddr)> = None;
     for p in peers {
-        match fetch_snapshot(*p) {
+        match fetch_snapshot(*p, node.password.as_ref()) {
             Ok((i, a, rdb)) => {
                 let covers = i + 1 >= need;
                 if i > applied && best.as_ref().is_none_or(|b| i > b.0) {
@@ -757,6 +787,58 @@ fn prepare_write(args: &[&[u8]]) -> Result<Vec<u8>, Value> {
     Ok(Value::command(args).to_bytes())
 }
 
+/// Redis's answer to a command sent before a successful `AUTH` while a password is set.
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+/// Redis's answer to a wrong password (or to a user other than `default`).
+pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+/// Redis's answer to `AUTH password` when no password is set.
+pub const AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password \
+     configured for the default user. Are you sure your configuration is correct?";
+
+/// Most bytes an unauthenticated connection may send before its command is complete (an `AUTH`
+/// is far smaller; without a limit anyone could make the front buffer 64 MiB per connection).
+const PRE_AUTH_MAX: usize = 64 * 1024;
+
+/// The authentication gate of a RESP connection, before the command `args` runs. `Some(reply)`:
+/// the gate answers the command (AUTH always; every other command but QUIT while a `password`
+/// is set and the connection has not authenticated, with [`NOAUTH`]). `None`: the command goes
+/// on. `authed` is the connection's state; a successful AUTH sets it, a failed one leaves it.
+/// As Redis's `requirepass`: `AUTH password` and `AUTH default password`; there are no other
+/// users (any other name is [`WRONGPASS`]); without a password `AUTH password` is an error and
+/// `AUTH default anything` succeeds (Redis's default user is then `nopass`).
+pub fn resp_gate(password: Option<&Password>, authed: &mut bool, args: &[&[u8]]) -> Option<Value> {
+    let name = args.first()?;
+    if name.eq_ignore_ascii_case(b"AUTH") {
+        let (user, attempt) = match args {
+            [_, p] => (None, *p),
+            [_, u, p] => (Some(*u), *p),
+            [_] => {
+                return Some(Value::Error(
+                    "ERR wrong number of arguments for 'auth' command".into(),
+                ));
+            }
+            _ => return Some(Value::Error("ERR syntax error".into())),
+        };
+        // Redis's user names are case-sensitive.
+        let default_user = user.is_none_or(|u| u == b"default");
+        let ok = match password {
+            None if user.is_none() => return Some(Value::Error(AUTH_WITHOUT_PASSWORD.into())),
+            None => default_user,
+            // Compared whatever the user name, so the time tells nothing.
+            Some(p) => p.matches(attempt) & default_user,
+        };
+        if ok {
+            *authed = true;
+            return Some(Value::Simple("OK".into()));
+        }
+        return Some(Value::Error(WRONGPASS.into()));
+    }
+    if password.is_some() && !*authed && !name.eq_ignore_ascii_case(b"QUIT") {
+        return Some(Value::Error(NOAUTH.into()));
+    }
+    None
+}
+
 /// Serve RESP clients on `listener` until the process ends.
 pub fn serve(listener: TcpListener, node: Arc<Node>) {
     for conn in listener.incoming() {
@@ -776,16 +858,29 @@ pub fn serve(listener: TcpListener, node: Arc<Node>) {
 fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()> {
     let _ = stream.set_nodelay(true);
     let mut local: Conn = node.server.connect()?;
-    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?;
+    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?
+        .with_auth(node.packet_auth.get().cloned());
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let mut out = Vec::new();
+    let mut authed = false;
     loop {
         // Every command already received is answered before the next read: a pipelining client
         // gets its replies in one write.
         let (cmd, used) = loop {
             match resp::parse(&buf) {
                 Ok(Some(x)) => break x,
+                Ok(None) if node.password.is_some() && !authed && buf.len() > PRE_AUTH_MAX => {
+                    out.extend_from_slice(
+                        &Value::Error(format!(
+                            "ERR Protocol error: more than {PRE_AUTH_MAX} bytes of a command \
+                             before AUTH"
+                        ))
+                        .to_bytes(),
+                    );
+                    stream.write_all(&out)?;
+                    return Ok(());
+                }
                 Ok(None) => {}
                 Err(e) => {
                     out.extend_from_slice(&Value::Error(format!("ERR {e}")).to_bytes());
@@ -808,7 +903,13 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
             None => Value::Error("ERR Redis-NC expects commands as arrays of bulk strings".into()),
             Some(args) => {
                 let name = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
-                if WRITES.contains(&name.as_str()) {
+                if let Some(r) = resp_gate(node.password.as_ref(), &mut authed, &args) {
+                    r
+                } else if name == "QUIT" {
+                    Value::Simple("OK".into()).encode(&mut out);
+                    stream.write_all(&out)?;
+                    return Ok(());
+                } else if WRITES.contains(&name.as_str()) {
                     match prepare_write(&args) {
                         Err(e) => e,
                         Ok(payload) => node.write(&mut client, &payload),
@@ -853,5 +954,129 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
             }
         };
         reply.encode(&mut out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(pw: Option<&str>, authed: &mut bool, args: &[&str]) -> Option<Value> {
+        let pw = pw.and_then(Password::new);
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        resp_gate(pw.as_ref(), authed, &a)
+    }
+
+    fn err(s: &str) -> Option<Value> {
+        Some(Value::Error(s.into()))
+    }
+
+    #[test]
+    fn without_auth_every_command_is_noauth_except_auth_and_quit() {
+        let mut authed = false;
+        for cmd in [
+            &["PING"][..],
+            &["GET", "k"],
+            &["SET", "k", "v"],
+            &["INFO", "nanoconsensus"],
+            &["NC.SNAPSHOT"],
+            &["HELLO", "3", "AUTH", "default", "pw"],
+            &["auth2", "pw"],
+            &["NOSUCHCOMMAND"],
+        ] {
+            assert_eq!(gate(Some("pw"), &mut authed, cmd), err(NOAUTH), "{cmd:?}");
+        }
+        assert_eq!(gate(Some("pw"), &mut authed, &["QUIT"]), None);
+        assert_eq!(gate(Some("pw"), &mut authed, &["quit"]), None);
+        assert!(!authed);
+        assert_eq!(
+            NOAUTH, "NOAUTH Authentication required.",
+            "Redis's exact text"
+        );
+    }
+
+    #[test]
+    fn auth_with_the_password_opens_the_connection() {
+        for cmd in [
+            &["AUTH", "pw"][..],
+            &["auth", "pw"],
+            &["AUTH", "default", "pw"],
+        ] {
+            let mut authed = false;
+            assert_eq!(
+                gate(Some("pw"), &mut authed, cmd),
+                Some(Value::Simple("OK".into()))
+            );
+            assert!(authed, "{cmd:?}");
+            assert_eq!(gate(Some("pw"), &mut authed, &["GET", "k"]), None);
+            assert_eq!(gate(Some("pw"), &mut authed, &["PING"]), None);
+        }
+    }
+
+    #[test]
+    fn wrong_passwords_and_other_users_are_wrongpass() {
+        for cmd in [
+            &["AUTH", "p"][..],
+            &["AUTH", "pw "],
+            &["AUTH", "PW"],
+            &["AUTH", "pwpw"],
+            &["AUTH", ""],
+            &["AUTH", "Default", "pw"],
+            &["AUTH", "admin", "pw"],
+            &["AUTH", "default", "nope"],
+        ] {
+            let mut authed = false;
+            assert_eq!(
+                gate(Some("pw"), &mut authed, cmd),
+                err(WRONGPASS),
+                "{cmd:?}"
+            );
+            assert!(!authed, "{cmd:?}");
+            assert_eq!(gate(Some("pw"), &mut authed, &["PING"]), err(NOAUTH));
+        }
+        assert_eq!(
+            WRONGPASS,
+            "WRONGPASS invalid username-password pair or user is disabled."
+        );
+        // A failed AUTH after a good one leaves the connection authenticated (as Redis does).
+        let mut authed = false;
+        gate(Some("pw"), &mut authed, &["AUTH", "pw"]);
+        assert_eq!(
+            gate(Some("pw"), &mut authed, &["AUTH", "x"]),
+            err(WRONGPASS)
+        );
+        assert!(authed);
+    }
+
+    #[test]
+    fn auth_arity_and_no_password_answers_are_redis_s() {
+        let mut authed = false;
+        assert_eq!(
+            gate(Some("pw"), &mut authed, &["AUTH"]),
+            err("ERR wrong number of arguments for 'auth' command")
+        );
+        assert_eq!(
+            gate(Some("pw"), &mut authed, &["AUTH", "default", "pw", "x"]),
+            err("ERR syntax error")
+        );
+        assert!(!authed);
+        // No password: commands pass, AUTH password is Redis's configuration error, the
+        // default user (nopass) takes any password, other users do not exist.
+        assert_eq!(gate(None, &mut authed, &["GET", "k"]), None);
+        assert_eq!(
+            gate(None, &mut authed, &["AUTH", "x"]),
+            err(
+                "ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?"
+            )
+        );
+        assert_eq!(
+            gate(None, &mut authed, &["AUTH", "default", "x"]),
+            Some(Value::Simple("OK".into()))
+        );
+        assert_eq!(
+            gate(None, &mut authed, &["AUTH", "someone", "x"]),
+            err(WRONGPASS)
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Host applications on Nano-consensus (Redis-NC, ZooKeeper-NC): the building blocks landed so
 //! far. See README.md for what exists and what does not yet.
 
+pub mod auth;
 pub mod engine_watch;
 pub mod feed;
 pub mod front;

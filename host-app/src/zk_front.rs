@@ -10,14 +10,21 @@
 //! Protocol: one JSON object per line each way. Requests: `{"op":"create","path":P,"data":D}`,
 //! `{"op":"set","path":P,"data":D,"version":V|null}`, `{"op":"delete","path":P,"version":V|null}`,
 //! `{"op":"get","path":P}` (a linearizable read: a barrier through the log, then this replica),
-//! `{"op":"info"}`, `{"op":"snapshot"}` (a peer's state transfer). Answers:
+//! `{"op":"info"}`, `{"op":"snapshot"}` (a peer's state transfer), `{"op":"auth","password":P}`.
+//! Answers:
 //! `{"ok":{"instance":N,"result":"created","path":P}}`,
 //! `{"ok":{"instance":N,"result":"set","version":V}}`, `{"ok":{"instance":N,"result":"deleted"}}`,
 //! `{"ok":{"instance":N,"result":"refused","error":E}}`,
-//! `{"ok":{"instance":N,"result":"data","data":D,"version":V}}` (get), or `{"err":E}`.
+//! `{"ok":{"instance":N,"result":"data","data":D,"version":V}}` (get),
+//! `{"ok":{"result":"authenticated"}}` (auth), or `{"err":E}`.
+//!
+//! With a password (`zk-nc node --password-file PATH` or `ZK_NC_PASSWORD`), every request of a
+//! connection before a successful `auth` is answered `{"err":"NOAUTH …"}` ([`zk_gate`]); a wrong
+//! password `{"err":"WRONGPASS …"}`. Peers taking a snapshot authenticate with their own
+//! password (a cluster's fronts share one).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -25,8 +32,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use soc_ctl::client::Client;
+use soc_ctl::cluster::ClientAuth;
 use soc_ctl::log::{from_hex, to_hex};
 
+use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out};
 use crate::feed::FeedStats;
 use crate::zk::{ZkDone, ZkOp, ZkOutcome, ZkSnapshot};
@@ -64,17 +73,28 @@ pub struct ZkNode {
     next_client: AtomicU32,
     snapshots: Mutex<Option<tokio::sync::mpsc::UnboundedSender<SnapshotRequest>>>,
     reads: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ReadRequest>>>,
+    password: Option<Password>,
+    /// Packet tags for the requests this node's writer front proposes (cluster.toml `[auth]`).
+    packet_auth: std::sync::OnceLock<ClientAuth>,
 }
 
 const GIVE_UP: Duration = Duration::from_secs(10);
 
 impl ZkNode {
-    /// A node of cluster `cluster` whose nodes' client addresses are `nodes`.
+    /// Tag the requests this node proposes with the cluster's key (`ClusterFile::client_auth`);
+    /// set once, before the front serves.
+    pub fn set_packet_auth(&self, auth: ClientAuth) {
+        let _ = self.packet_auth.set(auth);
+    }
+
+    /// A node of cluster `cluster` whose nodes' client addresses are `nodes`. With a
+    /// `password`, its writer front requires `{"op":"auth"}` first.
     pub fn new(
         node: u8,
         cluster: u32,
         nodes: Vec<SocketAddrV4>,
         engine: Option<Arc<EngineWatch>>,
+        password: Option<Password>,
     ) -> Arc<ZkNode> {
         let start = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -89,6 +109,8 @@ impl ZkNode {
             next_client: AtomicU32::new(start),
             snapshots: Mutex::new(None),
             reads: Mutex::new(None),
+            password,
+            packet_auth: std::sync::OnceLock::new(),
         })
     }
 
@@ -296,6 +318,49 @@ pub enum Request {
     Get(String),
     /// A write.
     Write(ZkOp),
+    /// `{"op":"auth","password":P}`: authenticate this connection.
+    Auth(Attempt),
+}
+
+/// A password a client sent (its `Debug` form does not show it).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Attempt(pub String);
+
+impl std::fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Attempt(..)")
+    }
+}
+
+/// The answer to a request sent before a successful `auth` while a password is set.
+pub const NOAUTH: &str =
+    "NOAUTH Authentication required: send {\"op\":\"auth\",\"password\":P} first";
+/// The answer to a wrong password.
+pub const WRONGPASS: &str = "WRONGPASS invalid password";
+
+/// The authentication gate of a writer-front connection, before the request `req` (as parsed)
+/// runs. `Some(answer)`: the gate answers it (`auth` always; anything else, even a line that
+/// does not parse, while a `password` is set and the connection has not authenticated, with
+/// [`NOAUTH`]). `None`: the request goes on. `authed` is the connection's state; a successful
+/// `auth` sets it, a failed one leaves it.
+pub fn zk_gate(
+    password: Option<&Password>,
+    authed: &mut bool,
+    req: &Result<Request, String>,
+) -> Option<Value> {
+    match (req, password) {
+        (Ok(Request::Auth(_)), None) => Some(json!({
+            "err": "ERR auth: this front has no password set (zk-nc node --password-file or ZK_NC_PASSWORD)"
+        })),
+        (Ok(Request::Auth(a)), Some(p)) => Some(if p.matches(a.0.as_bytes()) {
+            *authed = true;
+            json!({"ok": {"result": "authenticated"}})
+        } else {
+            json!({ "err": WRONGPASS })
+        }),
+        (_, Some(_)) if !*authed => Some(json!({ "err": NOAUTH })),
+        _ => None,
+    }
 }
 
 /// Parse one request line.
@@ -318,6 +383,7 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
         Some("info") => return Ok(Request::Info),
         Some("snapshot") => return Ok(Request::Snapshot),
         Some("get") => return Ok(Request::Get(s("path")?)),
+        Some("auth") => return Ok(Request::Auth(Attempt(s("password")?))),
         Some("create") => ZkOp::Create {
             path: s("path")?,
             data: s("data")?.into_bytes(),
@@ -331,7 +397,9 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
             path: s("path")?,
             version,
         },
-        _ => return Err("'op' must be create, set, delete or info".into()),
+        _ => {
+            return Err("'op' must be create, set, delete, get, info, snapshot or auth".into());
+        }
     };
     // Refuse what every replica would refuse, before it costs an instance.
     ZkOp::decode(&op.encode())?;
@@ -370,10 +438,38 @@ pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
 fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<()> {
     let _ = stream.set_nodelay(true);
     let mut w = stream.try_clone()?;
-    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?;
-    for line in BufReader::new(stream).lines() {
-        let line = line?;
-        let a = match parse_request(&line) {
+    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?
+        .with_auth(node.packet_auth.get().cloned());
+    let mut authed = false;
+    // Lines are read with a bound: an unauthenticated peer must not make the front buffer an
+    // endless line.
+    let mut r = BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let limit = if node.password.is_some() && !authed {
+            PRE_AUTH_LINE
+        } else {
+            MAX_LINE
+        };
+        let n = (&mut r).take(limit as u64 + 1).read_line(&mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if n > limit && !line.ends_with('\n') {
+            writeln!(
+                w,
+                "{}",
+                json!({"err": format!("request line longer than {limit} bytes")})
+            )?;
+            return Ok(());
+        }
+        let req = parse_request(line.trim_end_matches(['\n', '\r']));
+        if let Some(a) = zk_gate(node.password.as_ref(), &mut authed, &req) {
+            writeln!(w, "{a}")?;
+            continue;
+        }
+        let a = match req {
             Err(e) => json!({ "err": e }),
             Ok(Request::Snapshot) => match node.snapshot() {
                 Ok(snap) => json!({ "ok": snapshot_json(&snap) }),
@@ -388,11 +484,16 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
                 Ok((i, o)) => json!({ "ok": answer(i, &o) }),
                 Err(e) => json!({ "err": e }),
             },
+            Ok(Request::Auth(_)) => unreachable!("the gate answers auth"),
         };
         writeln!(w, "{a}")?;
     }
-    Ok(())
 }
+
+/// Longest request line before a connection authenticated.
+const PRE_AUTH_LINE: usize = 64 * 1024;
+/// Longest request line (a write carries at most one DECIDE entry's worth of data).
+const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// A writer: send one request line to a front, get its answer.
 pub fn call(
@@ -418,6 +519,32 @@ pub fn connect(addr: std::net::SocketAddr) -> std::io::Result<(BufReader<TcpStre
     let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     let _ = s.set_nodelay(true);
     Ok((BufReader::new(s.try_clone()?), s))
+}
+
+/// Authenticate a connection to a front with `password`.
+pub fn authenticate(
+    front: &mut (BufReader<TcpStream>, TcpStream),
+    password: &Password,
+) -> Result<(), String> {
+    let text = password
+        .as_str()
+        .ok_or("the password is not UTF-8 (the writer front's JSON lines carry text)")?;
+    call(front, &json!({"op": "auth", "password": text}))
+        .map(drop)
+        .map_err(|e| format!("auth: {e}"))
+}
+
+/// [`connect`], then [`authenticate`] when there is a `password`; errors begin with the
+/// address.
+pub fn connect_auth(
+    addr: std::net::SocketAddr,
+    password: Option<&Password>,
+) -> Result<(BufReader<TcpStream>, TcpStream), String> {
+    let mut f = connect(addr).map_err(|e| format!("{addr}: {e}"))?;
+    if let Some(p) = password {
+        authenticate(&mut f, p).map_err(|e| format!("{addr}: {e}"))?;
+    }
+    Ok(f)
 }
 
 /// The request for `op`.
@@ -471,10 +598,146 @@ pub fn snapshot_from_json(v: &Value) -> Result<ZkSnapshot, String> {
     })
 }
 
-/// Ask a peer's writer front for a snapshot.
-pub fn fetch_snapshot(peer: std::net::SocketAddr) -> Result<ZkSnapshot, String> {
-    let mut f = connect(peer).map_err(|e| format!("peer {peer}: {e}"))?;
+/// Ask a peer's writer front for a snapshot (authenticated with `password` when given).
+pub fn fetch_snapshot(
+    peer: std::net::SocketAddr,
+    password: Option<&Password>,
+) -> Result<ZkSnapshot, String> {
+    let mut f = connect_auth(peer, password).map_err(|e| format!("peer {e}"))?;
     let _ = f.1.set_read_timeout(Some(Duration::from_secs(150)));
     let v = call(&mut f, &json!({"op": "snapshot"})).map_err(|e| format!("peer {peer}: {e}"))?;
     snapshot_from_json(&v).map_err(|e| format!("peer {peer}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pw(s: &str) -> Option<Password> {
+        Password::new(s)
+    }
+
+    fn gate(p: Option<&Password>, authed: &mut bool, line: &str) -> Option<Value> {
+        zk_gate(p, authed, &parse_request(line))
+    }
+
+    #[test]
+    fn the_gate_answers_noauth_until_auth_succeeds() {
+        let p = pw("s3cret");
+        let mut authed = false;
+        for line in [
+            r#"{"op":"info"}"#,
+            r#"{"op":"snapshot"}"#,
+            r#"{"op":"get","path":"/a"}"#,
+            r#"{"op":"create","path":"/a","data":"x"}"#,
+            r#"{"op":"delete","path":"/a","version":null}"#,
+            r#"{"op":"nope"}"#,
+            r#"{"op":"auth"}"#,
+            "not json",
+        ] {
+            assert_eq!(
+                gate(p.as_ref(), &mut authed, line),
+                Some(json!({ "err": NOAUTH })),
+                "{line}"
+            );
+        }
+        for wrong in ["", "s3cre", "s3crett", "S3CRET", "s3cret "] {
+            let line = json!({"op": "auth", "password": wrong}).to_string();
+            assert_eq!(
+                gate(p.as_ref(), &mut authed, &line),
+                Some(json!({ "err": WRONGPASS })),
+                "{wrong:?}"
+            );
+            assert!(!authed);
+        }
+        assert_eq!(
+            gate(p.as_ref(), &mut authed, r#"{"op":"info"}"#),
+            Some(json!({ "err": NOAUTH }))
+        );
+        assert_eq!(
+            gate(
+                p.as_ref(),
+                &mut authed,
+                r#"{"op":"auth","password":"s3cret"}"#
+            ),
+            Some(json!({"ok": {"result": "authenticated"}}))
+        );
+        assert!(authed);
+        assert_eq!(gate(p.as_ref(), &mut authed, r#"{"op":"info"}"#), None);
+        assert_eq!(gate(p.as_ref(), &mut authed, "not json"), None);
+        // A failed auth later does not close the connection again.
+        assert_eq!(
+            gate(p.as_ref(), &mut authed, r#"{"op":"auth","password":"x"}"#),
+            Some(json!({ "err": WRONGPASS }))
+        );
+        assert!(authed);
+    }
+
+    #[test]
+    fn without_a_password_requests_pass_and_auth_is_refused() {
+        let mut authed = false;
+        assert_eq!(gate(None, &mut authed, r#"{"op":"info"}"#), None);
+        let a = gate(None, &mut authed, r#"{"op":"auth","password":"x"}"#).unwrap();
+        assert!(a["err"].as_str().unwrap().contains("no password"), "{a}");
+        assert!(
+            !format!(
+                "{:?}",
+                parse_request(r#"{"op":"auth","password":"hunter2"}"#)
+            )
+            .contains("hunter2")
+        );
+    }
+
+    /// A writer front on a socket (no engine, no ZooKeeper): the gate in the session, and the
+    /// client side (`connect_auth`, `fetch_snapshot`) sending the password.
+    #[test]
+    fn a_front_on_a_socket_requires_auth_and_clients_send_it() {
+        let node = ZkNode::new(
+            0,
+            1,
+            vec![SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 9)],
+            None,
+            pw("s3cret"),
+        );
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || serve(l, node));
+
+        let mut f = connect(addr).unwrap();
+        let e = call(&mut f, &json!({"op": "info"})).unwrap_err();
+        assert!(e.starts_with("NOAUTH"), "{e}");
+        let e = call(&mut f, &json!({"op": "auth", "password": "wrong"})).unwrap_err();
+        assert!(e.starts_with("WRONGPASS"), "{e}");
+        let e = call(&mut f, &json!({"op": "get", "path": "/x"})).unwrap_err();
+        assert!(e.starts_with("NOAUTH"), "{e}");
+        let ok = call(&mut f, &json!({"op": "auth", "password": "s3cret"})).unwrap();
+        assert_eq!(ok, json!({"result": "authenticated"}));
+        assert_eq!(call(&mut f, &json!({"op": "info"})).unwrap()["node"], 0);
+
+        let mut f = connect_auth(addr, pw("s3cret").as_ref()).unwrap();
+        assert_eq!(call(&mut f, &json!({"op": "info"})).unwrap()["node"], 0);
+        let e = connect_auth(addr, pw("other").as_ref()).unwrap_err();
+        assert!(e.contains("WRONGPASS"), "{e}");
+
+        // A peer's snapshot: refused before the gate without the password; with it, the
+        // request reaches the node (which has no apply loop here to serve it).
+        let e = fetch_snapshot(addr, None).unwrap_err();
+        assert!(e.contains("NOAUTH"), "{e}");
+        let e = fetch_snapshot(addr, pw("other").as_ref()).unwrap_err();
+        assert!(e.contains("WRONGPASS"), "{e}");
+        let e = fetch_snapshot(addr, pw("s3cret").as_ref()).unwrap_err();
+        assert!(e.contains("serves no snapshots"), "{e}");
+
+        // An unauthenticated connection cannot make the front buffer a long line.
+        // (Exactly one byte more than allowed, so that the front read all of it before it
+        // closes: unread bytes would make the close a reset.)
+        let mut f = connect(addr).unwrap();
+        f.1.write_all("x".repeat(PRE_AUTH_LINE + 1).as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        f.0.read_line(&mut answer).unwrap();
+        assert!(answer.contains("longer than"), "{answer}");
+        answer.clear();
+        assert_eq!(f.0.read_line(&mut answer).unwrap(), 0, "closed after it");
+    }
 }

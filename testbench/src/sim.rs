@@ -42,6 +42,28 @@ pub struct SimConfig {
     pub node_hook: Option<fn(&mut Node)>,
     /// Whether the seeds' configurations send early (`min_gap` > 0).
     pub early: EarlySends,
+    /// Whether the seeds' nodes and clients tag every packet (`auth_mode` 2, key 1; the
+    /// same off / on / mixed choice, drawn from its own stream).
+    pub auth: EarlySends,
+}
+
+/// The key ring of every simulated node (key 1).
+pub fn sim_keys() -> proto::auth::Keyring {
+    let mut k = proto::auth::Keyring::new();
+    k.insert(1, *b"nc-sim cluster k")
+        .expect("one key fits an empty ring");
+    k
+}
+
+/// Whether a seed's packets are tagged: drawn from its own stream, so that the other draws of
+/// a seed do not change.
+fn choose_auth(seed: u64, auth: EarlySends) -> bool {
+    let mut rng = Rng::new(seed ^ 0xA077_5167_0000_0001);
+    match auth {
+        EarlySends::Off => false,
+        EarlySends::On => true,
+        EarlySends::Mixed => rng.chance(0.5),
+    }
 }
 
 /// Early sends (`min_gap`) in a campaign.
@@ -404,6 +426,10 @@ pub fn run(seed: u64, cfg: &SimConfig) -> RunReport {
     let mut rng = Rng::new(seed);
     let mut t = choose_timing(&mut rng, cfg);
     t.cfg.min_gap = choose_min_gap(seed, cfg.early, &t.cfg);
+    if choose_auth(seed, cfg.auth) {
+        t.cfg.auth_key = 1;
+        t.cfg.auth_mode = 2;
+    }
     debug_assert!(t.cfg.validate().is_ok(), "{:?}", t.cfg);
     let plan = FaultPlan::draw(&mut rng.fork(), cfg.nodes, cfg.trees, &t, cfg.faults);
     let mut sim = Sim::new(cfg.clone(), t, rng.fork());
@@ -472,6 +498,7 @@ impl Sim {
                 })
                 .expect("choose_timing makes legal configs");
                 node.set_recovery(true);
+                node.set_keys(sim_keys());
                 if let Some(hook) = cfg.node_hook {
                     hook(&mut node);
                 }
@@ -1002,6 +1029,7 @@ impl Sim {
             };
             sn.node = Node::new(cfg).expect("the run's config is legal");
             sn.node.set_recovery(true);
+            sn.node.set_keys(sim_keys());
             if let Some(hook) = self.cfg.node_hook {
                 hook(&mut sn.node);
             }
@@ -1371,6 +1399,11 @@ impl Sim {
         })
         .to_vec(self.t.cfg.cluster_id, wire::SENDER_NONE)
         .expect("client requests fit");
+        let mut bytes = bytes;
+        if self.t.cfg.auth_mode != 0 {
+            proto::auth::seal_vec(&mut bytes, &sim_keys(), self.t.cfg.auth_key)
+                .expect("the clients hold the cluster's key");
+        }
         let d = self.rng.range(self.t.min_delay, self.t.cfg.delta as u64);
         self.at(self.now + d, Ev::ToNode { to, bytes });
     }

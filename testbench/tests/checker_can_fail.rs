@@ -15,6 +15,7 @@ fn cfg(faults: &str, hook: Option<fn(&mut Node)>) -> SimConfig {
         trace: false,
         node_hook: hook,
         early: Default::default(),
+        auth: Default::default(),
     }
 }
 

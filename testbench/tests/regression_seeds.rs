@@ -14,6 +14,7 @@ fn replay(nodes: u8, seed: u64) -> Vec<String> {
         node_hook: None,
         // As found (before early sends existed).
         early: EarlySends::Off,
+        auth: EarlySends::Off,
     };
     run(seed, &cfg).verdict.violations
 }

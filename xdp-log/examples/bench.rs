@@ -46,7 +46,9 @@ fn packet(instance: u64, entries: usize, payload: usize) -> Vec<u8> {
     Packet::Decide(Decide {
         meta: DecideMeta {
             instance,
-            epoch: 1,
+            // Epoch 3 of 3 nodes: node 0 (the sender) leads it, so the members-only check
+            // configured below hears every frame.
+            epoch: 3,
             msg_seq: instance as u32,
             tree: 0,
             kind: DecideKind::Batch,
@@ -80,6 +82,8 @@ fn main() -> Result<()> {
             cluster_id: CLUSTER,
             port: PORT,
             consume: false,
+            allow_sources: vec![tb.nic_ip.into()],
+            nodes: 3,
         })
     })??;
 

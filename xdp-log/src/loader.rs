@@ -7,12 +7,15 @@ use crate::EBPF_OBJECT;
 use anyhow::{Context, Result, anyhow, bail};
 use aya::{
     Ebpf,
-    maps::{Array, Map, MapData, PerCpuArray},
+    maps::{Array, HashMap, Map, MapData, PerCpuArray},
     programs::{Xdp, XdpMode, links::FdLink},
 };
-use common::{LOG_CAPACITY, PROGRAM_NAME, SLOT_LEN, config, counter, map_name};
+use common::{
+    LOG_CAPACITY, MAX_SOURCES, PROGRAM_NAME, SLOT_LEN, config, counter, map_name, source_key,
+};
 use std::{
     ffi::CString,
+    net::Ipv4Addr,
     os::fd::{AsRawFd, FromRawFd, OwnedFd},
     path::{Path, PathBuf},
 };
@@ -46,6 +49,16 @@ pub struct AttachOptions {
     pub port: u16,
     /// Drop valid DECIDE frames after logging them (the host stack never sees them).
     pub consume: bool,
+    /// Members only: the IPv4 source addresses a DECIDE is heard from (at most
+    /// [`common::MAX_SOURCES`]); any other source is counted `unauthorized`, dropped, never
+    /// logged. The engine's host copies come from the NIC's own address on the link to the
+    /// host (in the namespace lab, `nic-I`'s end of the PCIe veth; [`source_toward`] finds
+    /// it). Empty: no allow-list, any source is heard (as before the check existed).
+    pub allow_sources: Vec<Ipv4Addr>,
+    /// The cluster's node count n (register `node_count`, 1..=64): a DECIDE is heard only when
+    /// its `sender` is the leader of its epoch, `epoch mod n`; others are counted
+    /// `unauthorized`, dropped, never logged. 0: no sender check.
+    pub nodes: u8,
 }
 
 /// The usual bpffs mount point.
@@ -111,6 +124,19 @@ pub fn attach(o: &AttachOptions) -> Result<Attached> {
             o.pin_dir.display()
         );
     }
+    if o.allow_sources.len() > MAX_SOURCES as usize {
+        bail!(
+            "{} allowed sources; at most {MAX_SOURCES}",
+            o.allow_sources.len()
+        );
+    }
+    if u32::from(o.nodes) > proto::regs::MAX_NODES {
+        bail!(
+            "node count {}: a cluster has at most {} nodes",
+            o.nodes,
+            proto::regs::MAX_NODES
+        );
+    }
     ensure_bpffs(&o.pin_dir)?;
     std::fs::create_dir_all(&o.pin_dir)
         .with_context(|| format!("create pin folder {}", o.pin_dir.display()))?;
@@ -127,9 +153,30 @@ pub fn attach(o: &AttachOptions) -> Result<Attached> {
         )?;
         cfgmap.set(config::CLUSTER_ID, o.cluster_id, 0)?;
         cfgmap.set(config::UDP_PORT, u32::from(o.port), 0)?;
+        cfgmap.set(config::NODES, u32::from(o.nodes), 0)?;
+    }
+    if !o.allow_sources.is_empty() {
+        let mut sources: HashMap<_, u32, u8> = HashMap::try_from(
+            ebpf.map_mut(map_name::SOURCES)
+                .ok_or_else(|| anyhow!("no map {}", map_name::SOURCES))?,
+        )?;
+        for a in &o.allow_sources {
+            sources.insert(source_key(a.octets()), 1, 0)?;
+        }
+    }
+    {
+        // The flags last: with FLAG_ENABLED the program starts acting on frames, and every
+        // other word (and the allow-list) must be in place by then.
+        let mut cfgmap: Array<_, u32> = Array::try_from(
+            ebpf.map_mut(map_name::CONFIG)
+                .ok_or_else(|| anyhow!("no map {}", map_name::CONFIG))?,
+        )?;
         let mut flags = config::FLAG_ENABLED;
         if o.consume {
             flags |= config::FLAG_CONSUME;
+        }
+        if !o.allow_sources.is_empty() {
+            flags |= config::FLAG_CHECK_SOURCE;
         }
         cfgmap.set(config::FLAGS, flags, 0)?;
     }
@@ -318,7 +365,7 @@ pub fn read_stats(pin_dir: &Path) -> Result<Stats> {
     Ok(s)
 }
 
-/// Read the configuration words (cluster id, port, flags).
+/// Read the configuration words (cluster id, port, flags, node count).
 pub fn read_config(pin_dir: &Path) -> Result<[u32; config::COUNT as usize]> {
     let arr: Array<_, u32> = Array::try_from(open_map(pin_dir, map_name::CONFIG)?)?;
     let mut c = [0u32; config::COUNT as usize];
@@ -326,6 +373,36 @@ pub fn read_config(pin_dir: &Path) -> Result<[u32; config::COUNT as usize]> {
         c[i as usize] = arr.get(&i, 0)?;
     }
     Ok(c)
+}
+
+/// Read the source allow-list (empty: none configured, any source is heard).
+pub fn read_sources(pin_dir: &Path) -> Result<Vec<Ipv4Addr>> {
+    let flags = read_config(pin_dir)?[config::FLAGS as usize];
+    if flags & config::FLAG_CHECK_SOURCE == 0 {
+        return Ok(Vec::new());
+    }
+    let map: HashMap<_, u32, u8> = HashMap::try_from(open_map(pin_dir, map_name::SOURCES)?)?;
+    let mut v = Vec::new();
+    for k in map.keys() {
+        v.push(Ipv4Addr::from(k?.to_ne_bytes()));
+    }
+    v.sort();
+    Ok(v)
+}
+
+/// The IPv4 source address the kernel picks, in the calling thread's network namespace, for a
+/// UDP datagram to `dest` from a socket bound to the wildcard address: what the engine's host
+/// path socket (bound to `0.0.0.0:0`, sending to the node's `host_addr`) puts in its host
+/// copies. Call it from a thread inside the NIC's namespace (nothing is sent: a UDP `connect`
+/// only looks up the route).
+pub fn source_toward(dest: Ipv4Addr, port: u16) -> Result<Ipv4Addr> {
+    let s = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).context("bind a UDP socket")?;
+    s.connect((dest, port))
+        .with_context(|| format!("no route to {dest}"))?;
+    match s.local_addr()? {
+        std::net::SocketAddr::V4(a) => Ok(*a.ip()),
+        a => bail!("unexpected local address {a}"),
+    }
 }
 
 /// Check that a pinned log has the layout this build expects.
@@ -341,4 +418,48 @@ pub(crate) fn check_log_layout(map: &MapData) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> AttachOptions {
+        AttachOptions {
+            iface: "nonexistent0".into(),
+            mode: Mode::Skb,
+            pin_dir: std::env::temp_dir().join("ncxdp-loader-test-never-created"),
+            cluster_id: 1,
+            port: 7402,
+            consume: false,
+            allow_sources: vec![],
+            nodes: 0,
+        }
+    }
+
+    #[test]
+    fn refuses_a_node_count_or_allow_list_the_kernel_side_cannot_take() {
+        let o = AttachOptions {
+            nodes: 65,
+            ..opts()
+        };
+        let e = attach(&o).err().expect("65 nodes refused");
+        assert!(e.to_string().contains("at most 64 nodes"), "{e}");
+        let o = AttachOptions {
+            allow_sources: (0..=MAX_SOURCES).map(|k| Ipv4Addr::from(k + 1)).collect(),
+            ..opts()
+        };
+        let e = attach(&o).err().expect("too many sources refused");
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        assert!(!o.pin_dir.exists(), "refused before anything is created");
+    }
+
+    #[test]
+    fn source_keys_round_trip_as_the_packet_bytes() {
+        let a = Ipv4Addr::new(10, 82, 1, 1);
+        let key = source_key(a.octets());
+        // The kernel reads the four header bytes in memory order: the same key.
+        assert_eq!(key.to_ne_bytes(), [10, 82, 1, 1]);
+        assert_eq!(Ipv4Addr::from(key.to_ne_bytes()), a);
+    }
 }

@@ -151,8 +151,18 @@ impl Testbed {
 
     /// A whole Ethernet frame carrying `payload` to the host end on `port` (via `proto::frame`).
     pub fn frame(&self, port: u16, payload: &[u8]) -> Vec<u8> {
+        self.frame_from(self.nic_ip, port, payload)
+    }
+
+    /// As [`Testbed::frame`], with IPv4 source address `src_ip` (a forged one, say); the
+    /// checksums are right for it.
+    pub fn frame_from(&self, src_ip: [u8; 4], port: u16, payload: &[u8]) -> Vec<u8> {
+        let meta = UdpMeta {
+            src_ip,
+            ..self.meta(port)
+        };
         let mut buf = vec![0u8; proto::frame::PAYLOAD_OFFSET + payload.len()];
-        let n = emit_udp(&self.meta(port), payload, &mut buf).expect("emit_udp");
+        let n = emit_udp(&meta, payload, &mut buf).expect("emit_udp");
         buf.truncate(n);
         buf
     }

@@ -1,6 +1,7 @@
 //! The `xdp-log` binary as an operator uses it, in namespaces this test creates (root only):
 //! attach in the foreground, stats --json, tail, clean detach on Ctrl-C (SIGINT), on `detach`
-//! from another process, and attach --keep followed by `detach`.
+//! from another process, and attach --keep followed by `detach`; members only (--allow-source,
+//! --nodes, --any-source; a forged DECIDE counted `unauthorized`).
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -71,6 +72,10 @@ fn stats(pin: &str) -> serde_json::Value {
     serde_json::from_slice(&run(&["stats", "--pin", pin, "--json"]).stdout).unwrap()
 }
 
+fn ip_str(a: [u8; 4]) -> String {
+    std::net::Ipv4Addr::from(a).to_string()
+}
+
 fn attach_fg(tb: &Testbed, pin: &str, extra: &[&str]) -> Child {
     let cluster = CLUSTER.to_string();
     let port = PORT.to_string();
@@ -128,8 +133,27 @@ fn attach_stats_tail_detach() {
     let pin = tb.pin_dir.to_str().unwrap().to_string();
     let link = tb.pin_dir.join("link");
 
+    let nic = ip_str(tb.nic_ip);
+    let members = ["--allow-source", &nic, "--nodes", "3"];
+
+    // 0. Members only is a choice the operator makes: without --allow-source or --any-source,
+    // or without --nodes, attach is refused before anything is loaded.
+    for args in [
+        vec!["--nodes", "3"],
+        vec!["--allow-source", &nic],
+        vec!["--any-source", "--allow-source", &nic, "--nodes", "3"],
+        vec!["--allow-source", &nic, "--nodes", "65"],
+    ] {
+        let mut a = vec!["attach", "--iface", &tb.host_if, "--pin", &pin];
+        a.extend(args.iter().copied());
+        let (mut c, _ns) = in_ns(&tb.host_ns, &a);
+        let o = c.output().unwrap();
+        assert!(!o.status.success(), "refused: {args:?}");
+        assert!(!attached(&tb) && !link.exists(), "{args:?}");
+    }
+
     // 1. Foreground attach (skb mode), stats, tail, Ctrl-C.
-    let mut fg = attach_fg(&tb, &pin, &["--mode", "skb"]);
+    let mut fg = attach_fg(&tb, &pin, &[&["--mode", "skb"][..], &members].concat());
     wait_for("link pinned", || link.exists());
     assert!(attached(&tb));
     assert_eq!(stats(&pin)["logged"], 0);
@@ -138,14 +162,18 @@ fn attach_stats_tail_detach() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stranger = tb.nic_ip;
+    stranger[3] = 9;
     let frames: Vec<Vec<u8>> = [
         decide(1, proto::wire::DecideKind::Batch),
         decide(2, proto::wire::DecideKind::Heartbeat),
         decide(2, proto::wire::DecideKind::Batch),
-        decide(3, proto::wire::DecideKind::Batch),
     ]
     .iter()
     .map(|p| tb.frame(PORT, p))
+    // A forged instance 3 from an address not allowed: counted, not logged, not tailed.
+    .chain([tb.frame_from(stranger, PORT, &decide(3, proto::wire::DecideKind::Batch))])
+    .chain([tb.frame(PORT, &decide(3, proto::wire::DecideKind::Batch))])
     .collect();
     tb.run_in(&tb.nic_ns, || {
         let s = RawSender::new(&tb.nic_if).unwrap();
@@ -173,15 +201,20 @@ fn attach_stats_tail_detach() {
     let s = stats(&pin);
     assert_eq!(s["logged"], 3, "{s}");
     assert_eq!(s["heartbeats"], 1, "{s}");
-    assert_eq!(s["seen"], 4, "{s}");
+    assert_eq!(s["unauthorized"], 1, "{s}");
+    assert_eq!(s["seen"], 5, "{s}");
     // SAFETY: signalling our own child.
     assert_eq!(unsafe { libc::kill(fg.id() as i32, libc::SIGINT) }, 0);
     assert!(wait_exit(&mut fg).success());
     assert!(!Path::new(&pin).exists(), "pins removed on Ctrl-C");
     assert!(!attached(&tb), "detached on Ctrl-C");
 
-    // 2. Foreground attach (native), `detach` from another process: both end cleanly.
-    let mut fg = attach_fg(&tb, &pin, &["--mode", "native"]);
+    // 2. Foreground attach (native, no checks), `detach` from another process: both end cleanly.
+    let mut fg = attach_fg(
+        &tb,
+        &pin,
+        &["--mode", "native", "--any-source", "--nodes", "0"],
+    );
     wait_for("link pinned", || link.exists());
     assert!(attached(&tb));
     run(&["detach", "--pin", &pin]);
@@ -190,12 +223,16 @@ fn attach_stats_tail_detach() {
     assert!(!Path::new(&pin).exists());
 
     // 3. attach --keep exits at once, stays attached until `detach`.
-    let mut k = attach_fg(&tb, &pin, &["--keep"]);
+    let mut k = attach_fg(&tb, &pin, &[&["--keep"][..], &members].concat());
     assert!(wait_exit(&mut k).success());
     assert!(attached(&tb) && link.exists());
     let (mut c, _ns) = in_ns(
         &tb.host_ns,
-        &["attach", "--iface", &tb.host_if, "--pin", &pin],
+        &[
+            &["attach", "--iface", &tb.host_if, "--pin", &pin][..],
+            &members,
+        ]
+        .concat(),
     );
     let o = c.output().unwrap();
     assert!(

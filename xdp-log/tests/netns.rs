@@ -2,7 +2,9 @@
 //! namespaces this test creates; a raw socket in the nic namespace sends DECIDE frames (valid,
 //! batched, duplicated, out of order, missing, malformed, truncated, foreign, other port), and
 //! the test checks the consumer library, the counters, the ring buffer and that other traffic
-//! still reaches a UDP socket. Needs root (CI runs as root); otherwise prints SKIPPED.
+//! still reaches a UDP socket; members only: forged DECIDEs (a source address not allowed, a
+//! sender that does not lead its epoch) are counted, dropped and never logged. Needs root (CI
+//! runs as root); otherwise prints SKIPPED.
 
 use aya::maps::{Map, MapData, RingBuf};
 use proto::wire::{
@@ -20,6 +22,12 @@ const CLUSTER: u32 = 0x4e43_0007;
 const PORT: u16 = 7402;
 const OTHER_PORT: u16 = 7403;
 const END: &[u8] = b"END";
+/// The node count the program is told (members only): the leader of epoch e is e mod 3.
+const NODES: u8 = 3;
+/// The epoch of the test's DECIDEs, and its leader (5 mod 3), their sender.
+const EPOCH: u32 = 5;
+const LEADER: u8 = 2;
+const _: () = assert!(EPOCH % NODES as u32 == LEADER as u32);
 
 fn skipped() -> bool {
     if !is_root() {
@@ -43,12 +51,16 @@ fn batch(instance: u64, entries: &[(u32, u64, Vec<u8>)]) -> Vec<u8> {
 }
 
 fn decide(instance: u64, kind: DecideKind, es: &[Entry<'_>]) -> Vec<u8> {
+    decide_by(instance, kind, es, EPOCH, LEADER)
+}
+
+fn decide_by(instance: u64, kind: DecideKind, es: &[Entry<'_>], epoch: u32, sender: u8) -> Vec<u8> {
     let mut raw = vec![0u8; 9000];
     let n = emit_entries(es.iter(), &mut raw).unwrap();
     Packet::Decide(Decide {
         meta: DecideMeta {
             instance,
-            epoch: 2,
+            epoch,
             msg_seq: instance as u32,
             tree: 0,
             kind,
@@ -56,8 +68,26 @@ fn decide(instance: u64, kind: DecideKind, es: &[Entry<'_>]) -> Vec<u8> {
         count: es.len() as u16,
         entries_raw: &raw[..n],
     })
-    .to_vec(CLUSTER, 1)
+    .to_vec(CLUSTER, sender)
     .unwrap()
+}
+
+/// A one-entry batch deciding `instance` in `epoch`, sent by node `sender`; `tag` goes into the
+/// payload (so a forged copy differs from the genuine one).
+fn value_by(instance: u64, epoch: u32, sender: u8, tag: &str) -> Vec<u8> {
+    let payload = format!("{tag} {instance}").into_bytes();
+    decide_by(
+        instance,
+        DecideKind::Batch,
+        &[Entry {
+            client_id: 7,
+            seq: instance,
+            flags: 0,
+            payload: &payload,
+        }],
+        epoch,
+        sender,
+    )
 }
 
 fn heartbeat(instance: u64) -> Vec<u8> {
@@ -373,24 +403,37 @@ fn drain_ring(tb: &Testbed) -> Vec<u64> {
     v
 }
 
+/// Attach to the testbed's host end; `allow`: the allowed sources (empty: no allow-list).
+fn attach(
+    tb: &Testbed,
+    mode: Mode,
+    consume: bool,
+    allow: &[[u8; 4]],
+    nodes: u8,
+) -> loader::Attached {
+    tb.run_in(&tb.host_ns, || {
+        loader::attach(&AttachOptions {
+            iface: tb.host_if.clone(),
+            mode,
+            pin_dir: tb.pin_dir.clone(),
+            cluster_id: CLUSTER,
+            port: PORT,
+            consume,
+            allow_sources: allow.iter().map(|&a| a.into()).collect(),
+            nodes,
+        })
+    })
+    .unwrap()
+    .expect("attach")
+}
+
 fn scenario(mode: Mode, consume: bool) {
     if skipped() {
         return;
     }
     let tb = Testbed::new().expect("create the namespaces");
-    let att = tb
-        .run_in(&tb.host_ns, || {
-            loader::attach(&AttachOptions {
-                iface: tb.host_if.clone(),
-                mode,
-                pin_dir: tb.pin_dir.clone(),
-                cluster_id: CLUSTER,
-                port: PORT,
-                consume,
-            })
-        })
-        .unwrap()
-        .expect("attach");
+    // Members only, as deployed: every genuine frame comes from the nic end and its leader.
+    let att = attach(&tb, mode, consume, &[tb.nic_ip], NODES);
     let (port_rx, r1) = counter_socket(&tb, PORT);
     let (other_rx, r2) = counter_socket(&tb, OTHER_PORT);
     r1.recv().unwrap();
@@ -442,6 +485,7 @@ fn scenario(mode: Mode, consume: bool) {
     assert_eq!(s.get(c::STALE), 0);
     assert_eq!(s.get(c::RING_FULL), 0);
     assert_eq!(s.get(c::INTERNAL), 0);
+    assert_eq!(s.get(c::UNAUTHORIZED), 0, "genuine frames are heard: {s:?}");
     assert!(s.get(c::FRAMES) >= plan.frames.len() as u64 + 2);
     let decides = plan.to_port_decides;
     if consume {
@@ -572,11 +616,14 @@ enum Class {
     NotCandidate,
     Malformed,
     Foreign,
+    Unauthorized,
     Heartbeat,
     Value(u64, Vec<u8>),
 }
 
-fn oracle(frame: &[u8]) -> Class {
+/// `members`: the program checks senders against `epoch mod NODES` (every frame here comes from
+/// the allowed nic address; a mutated source address breaks the IPv4 checksum first).
+fn oracle(frame: &[u8], members: bool) -> Class {
     let candidate = frame.len() >= proto::frame::PAYLOAD_OFFSET
         && frame[12..14] == [0x08, 0x00]
         && frame[14] == 0x45
@@ -589,6 +636,12 @@ fn oracle(frame: &[u8]) -> Class {
         return Class::Malformed;
     };
     match proto::wire::parse(payload, CLUSTER) {
+        // Members only, after every format check (as proto's Node::receive_tree_from).
+        Ok((h, Packet::Decide(d)))
+            if members && u32::from(h.sender) != d.meta.epoch % u32::from(NODES) =>
+        {
+            Class::Unauthorized
+        }
         Ok((_, Packet::Decide(d))) if d.meta.kind.is_value() => {
             if d.meta.instance == u64::MAX {
                 Class::Malformed
@@ -694,29 +747,23 @@ fn build(tb: &Testbed, g: &Gen) -> Vec<u8> {
     f
 }
 
-fn differential(gens: &[Gen], mode: Mode) -> Result<(), TestCaseError> {
+fn differential(gens: &[Gen], mode: Mode, members: bool) -> Result<(), TestCaseError> {
     let tb = Testbed::new().expect("namespaces");
-    let _att = tb
-        .run_in(&tb.host_ns, || {
-            loader::attach(&AttachOptions {
-                iface: tb.host_if.clone(),
-                mode,
-                pin_dir: tb.pin_dir.clone(),
-                cluster_id: CLUSTER,
-                port: PORT,
-                consume: false,
-            })
-        })
-        .unwrap()
-        .expect("attach");
+    let _att = if members {
+        attach(&tb, mode, false, &[tb.nic_ip], NODES)
+    } else {
+        attach(&tb, mode, false, &[], 0)
+    };
     let frames: Vec<Vec<u8>> = gens.iter().map(|g| build(&tb, g)).collect();
     let mut model = Model::new();
     let (mut seen, mut malformed, mut foreign, mut heartbeats) = (0u64, 0u64, 0u64, 0u64);
+    let mut unauthorized = 0u64;
     for f in &frames {
-        match oracle(f) {
+        match oracle(f, members) {
             Class::NotCandidate => continue,
             Class::Malformed => malformed += 1,
             Class::Foreign => foreign += 1,
+            Class::Unauthorized => unauthorized += 1,
             Class::Heartbeat => heartbeats += 1,
             Class::Value(i, p) => model.offer_packet(i, &p),
         }
@@ -737,6 +784,7 @@ fn differential(gens: &[Gen], mode: Mode) -> Result<(), TestCaseError> {
     prop_assert_eq!(s.get(c::MALFORMED), malformed, "{:?}", s);
     prop_assert_eq!(s.get(c::FOREIGN), foreign, "{:?}", s);
     prop_assert_eq!(s.get(c::HEARTBEATS), heartbeats);
+    prop_assert_eq!(s.get(c::UNAUTHORIZED), unauthorized, "{:?}", s);
     prop_assert_eq!(s.get(c::LOGGED), model.logged.len() as u64);
     prop_assert_eq!(s.get(c::DUPLICATES), model.duplicates);
     prop_assert_eq!(s.get(c::STALE), model.stale);
@@ -758,10 +806,229 @@ proptest! {
         ..ProptestConfig::default()
     })]
     #[test]
-    fn xdp_parser_agrees_with_proto(gens in prop::collection::vec(gen_strategy(), 150..300), native in any::<bool>()) {
+    fn xdp_parser_agrees_with_proto(gens in prop::collection::vec(gen_strategy(), 150..300), native in any::<bool>(), members in any::<bool>()) {
         if skipped() {
             return Ok(());
         }
-        differential(&gens, if native { Mode::Native } else { Mode::Skb })?;
+        differential(&gens, if native { Mode::Native } else { Mode::Skb }, members)?;
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Members only (issue 18): a DECIDE is heard only from an allowed IPv4 source and only when its
+// sender is the leader of its epoch. Refused ones are counted `unauthorized`, dropped (no
+// socket behind the interface gets them) and never logged; malformed and foreign frames are
+// counted as such whoever sent them.
+
+/// An address on the testbed's subnet that is not the nic end's.
+fn other_ip(tb: &Testbed, last: u8) -> [u8; 4] {
+    let mut a = tb.nic_ip;
+    a[3] = last;
+    assert_ne!(a, tb.nic_ip);
+    assert_ne!(a, tb.host_ip);
+    a
+}
+
+fn wait_seen(tb: &Testbed, seen: u64) -> loader::Stats {
+    let mut s = loader::read_stats(&tb.pin_dir).unwrap();
+    for _ in 0..2000 {
+        if s.get(common::counter::SEEN) >= seen {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        s = loader::read_stats(&tb.pin_dir).unwrap();
+    }
+    s
+}
+
+fn members_only(mode: Mode) {
+    if skipped() {
+        return;
+    }
+    let tb = Testbed::new().expect("create the namespaces");
+    // Two allowed sources: the nic end and a second address (the map holds more than one).
+    let second = other_ip(&tb, 7);
+    let forged = other_ip(&tb, 9);
+    let att = attach(&tb, mode, false, &[second, tb.nic_ip], NODES);
+    let mut want_sources: Vec<std::net::Ipv4Addr> =
+        vec![second.into(), std::net::Ipv4Addr::from(tb.nic_ip)];
+    want_sources.sort();
+    assert_eq!(loader::read_sources(&tb.pin_dir).unwrap(), want_sources);
+    let cfg = loader::read_config(&tb.pin_dir).unwrap();
+    assert_eq!(cfg[common::config::NODES as usize], u32::from(NODES));
+    let (port_rx, ready) = counter_socket(&tb, PORT);
+    ready.recv().unwrap();
+
+    let nic = tb.nic_ip;
+    // Genuine decisions by instance: from an allowed source, sent by their epoch's leader.
+    let genuine: Vec<(u64, [u8; 4], Vec<u8>)> = vec![
+        (1, nic, value_by(1, EPOCH, LEADER, "genuine")),
+        (2, nic, value_by(2, EPOCH, LEADER, "genuine")),
+        // epoch 7: its leader is node 1 (7 mod 3), not the constant LEADER.
+        (3, nic, value_by(3, 7, 1, "genuine")),
+        (4, nic, value_by(4, EPOCH, LEADER, "genuine")),
+        (5, second, value_by(5, 9, 0, "genuine")),
+    ];
+    // Refused: (source, packet).
+    let forged_frames: Vec<([u8; 4], Vec<u8>)> = vec![
+        // A stranger's DECIDE, otherwise perfect (right cluster, leader, next instance).
+        (forged, value_by(3, EPOCH, LEADER, "forged")),
+        (forged, value_by(4, 8, 2, "forged")),
+        (forged, heartbeat(3)),
+        // From an allowed address, but its sender does not lead its epoch.
+        (nic, value_by(3, EPOCH, 1, "forged")),
+        (nic, value_by(3, EPOCH, 0, "forged")),
+        (nic, value_by(3, 6, LEADER, "forged")), // epoch 6: node 0 leads
+        (nic, value_by(4, EPOCH, proto::wire::SENDER_NONE, "forged")),
+        (second, decide_by(4, DecideKind::Heartbeat, &[], EPOCH, 1)),
+    ];
+    let mut frames = vec![];
+    for (i, src, p) in &genuine[..2] {
+        assert!(*i <= 2);
+        frames.push(tb.frame_from(*src, PORT, p));
+    }
+    // The forged ones before the genuine 3 and 4: had one been logged, the genuine copy would be
+    // a duplicate and the log would hold the forged bytes.
+    for (src, p) in &forged_frames {
+        frames.push(tb.frame_from(*src, PORT, p));
+    }
+    // From a stranger, but malformed or foreign: counted as such (format first), and passed.
+    let mut bad_len = value_by(3, EPOCH, LEADER, "forged");
+    bad_len[9] ^= 1;
+    frames.push(tb.frame_from(forged, PORT, &bad_len));
+    let other_cluster = Packet::Decide(Decide {
+        meta: DecideMeta {
+            instance: 3,
+            epoch: EPOCH,
+            msg_seq: 0,
+            tree: 0,
+            kind: DecideKind::Heartbeat,
+        },
+        count: 0,
+        entries_raw: &[],
+    })
+    .to_vec(CLUSTER + 1, LEADER)
+    .unwrap();
+    frames.push(tb.frame_from(forged, PORT, &other_cluster));
+    for (_, src, p) in &genuine[2..] {
+        frames.push(tb.frame_from(*src, PORT, p));
+    }
+    let candidates = frames.len() as u64;
+    frames.push(tb.frame(PORT, END)); // seen + foreign; ends the socket count
+    send_all(&tb, &frames);
+    let got_port = port_rx.join().unwrap();
+
+    let mut log = DecisionLog::open_at(&tb.pin_dir, 1).unwrap();
+    for (i, _, p) in &genuine {
+        let d = log
+            .next_timeout(Duration::from_secs(10))
+            .unwrap()
+            .unwrap_or_else(|| panic!("genuine instance {i} not logged"));
+        assert_eq!(d.instance, *i);
+        assert_eq!(&d.packet, p, "instance {i}: the genuine bytes");
+    }
+    assert_eq!(log.try_next().unwrap(), None, "nothing after 5");
+
+    let s = wait_seen(&tb, candidates + 1);
+    use common::counter as c;
+    assert_eq!(s.get(c::SEEN), candidates + 1, "{s:?}");
+    assert_eq!(
+        s.get(c::UNAUTHORIZED),
+        forged_frames.len() as u64,
+        "every forged DECIDE counted: {s:?}"
+    );
+    assert_eq!(s.get(c::LOGGED), genuine.len() as u64, "{s:?}");
+    assert_eq!(s.get(c::DUPLICATES), 0, "{s:?}");
+    assert_eq!(s.get(c::STALE), 0, "{s:?}");
+    assert_eq!(
+        s.get(c::HEARTBEATS),
+        0,
+        "forged heartbeats are not heartbeats: {s:?}"
+    );
+    assert_eq!(s.get(c::MALFORMED), 1, "{s:?}");
+    assert_eq!(s.get(c::FOREIGN), 2, "{s:?}");
+    assert_eq!(s.get(c::CONSUMED), 0, "{s:?}");
+    assert_eq!(s.get(c::INTERNAL), 0, "{s:?}");
+    assert_eq!(
+        s.get(c::SEEN),
+        [
+            c::MALFORMED,
+            c::FOREIGN,
+            c::UNAUTHORIZED,
+            c::HEARTBEATS,
+            c::LOGGED,
+            c::DUPLICATES,
+            c::STALE,
+            c::INTERNAL
+        ]
+        .iter()
+        .map(|&k| s.get(k))
+        .sum::<u64>(),
+        "every candidate in exactly one class: {s:?}"
+    );
+    // Dropped: the host's socket got the genuine DECIDEs and the malformed / foreign frames
+    // from the stranger (the stack delivers those), not one forged DECIDE.
+    assert_eq!(
+        got_port,
+        genuine.len() as u64 + 2,
+        "unauthorized DECIDEs reach no socket"
+    );
+    assert_eq!(
+        drain_ring(&tb),
+        genuine.iter().map(|g| g.0).collect::<Vec<_>>(),
+        "ring: the genuine decisions only"
+    );
+    att.detach().unwrap();
+}
+
+#[test]
+fn members_only_native() {
+    members_only(Mode::Native);
+}
+
+#[test]
+fn members_only_skb() {
+    members_only(Mode::Skb);
+}
+
+/// Without an allow-list and a node count the program hears every source and sender (as before
+/// the check); with only the node count, every source but only epoch leaders.
+#[test]
+fn members_checks_are_off_until_configured() {
+    if skipped() {
+        return;
+    }
+    let tb = Testbed::new().expect("create the namespaces");
+    let forged = other_ip(&tb, 9);
+    let frames = [
+        tb.frame_from(forged, PORT, &value_by(1, EPOCH, LEADER, "stranger")),
+        tb.frame_from(tb.nic_ip, PORT, &value_by(2, EPOCH, 1, "not the leader")),
+    ];
+    use common::counter as c;
+
+    let att = attach(&tb, Mode::Skb, false, &[], 0);
+    assert!(loader::read_sources(&tb.pin_dir).unwrap().is_empty());
+    send_all(&tb, &frames);
+    let s = wait_seen(&tb, 2);
+    assert_eq!(
+        s.get(c::LOGGED),
+        2,
+        "no checks configured: both logged: {s:?}"
+    );
+    assert_eq!(s.get(c::UNAUTHORIZED), 0, "{s:?}");
+    att.detach().unwrap();
+
+    let att = attach(&tb, Mode::Skb, false, &[], NODES);
+    send_all(&tb, &frames);
+    let s = wait_seen(&tb, 2);
+    assert_eq!(s.get(c::LOGGED), 1, "any source, leaders only: {s:?}");
+    assert_eq!(s.get(c::UNAUTHORIZED), 1, "{s:?}");
+    let mut log = DecisionLog::open_at(&tb.pin_dir, 1).unwrap();
+    assert_eq!(
+        log.next_timeout(Duration::from_secs(5))
+            .unwrap()
+            .map(|d| d.instance),
+        Some(1)
+    );
+    att.detach().unwrap();
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use host_app::auth::REDIS_ENV;
 use host_app::engine_watch::EngineWatch;
 use host_app::feed::Feed;
 use host_app::front::{self, Node, Reads, Source};
@@ -15,7 +16,14 @@ use soc_ctl::cluster::{ClusterFile, Transport};
 /// Redis replicated by Nano-consensus: stock Redis clients connect to --listen; writes are
 /// decided by the cluster and applied on every node's redis-server in the same order.
 #[derive(Parser)]
-#[command(version)]
+#[command(
+    version,
+    after_help = "Authentication: with --requirepass-file PATH (its first line) or, without it, the \
+                  environment variable REDIS_NC_PASSWORD, clients must AUTH (as with Redis's \
+                  requirepass; redis-cli: REDISCLI_AUTH=... redis-cli ...). The password is never \
+                  taken from the command line. Give every node of a cluster the same password: \
+                  a node authenticates with it at its --peer fronts."
+)]
 struct Args {
     /// The cluster file (node client addresses, host port, cluster id).
     #[arg(long, short)]
@@ -54,6 +62,11 @@ struct Args {
     /// Receive buffer of the UDP host socket, bytes (without --pin; 0: the system default).
     #[arg(long, default_value_t = 4 << 20)]
     host_rcvbuf: usize,
+    /// Require AUTH with the password on this file's first line (like Redis's requirepass; the
+    /// same password is sent to the --peer fronts). Without it, the environment variable
+    /// REDIS_NC_PASSWORD, if set. An unreadable or empty file stops the start (exit code 2).
+    #[arg(long, value_name = "PATH")]
+    requirepass_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -61,6 +74,13 @@ fn main() -> ExitCode {
     let fail = |m: String| {
         eprintln!("redis-nc: {m}");
         ExitCode::FAILURE
+    };
+    let password = match host_app::auth::load(a.requirepass_file.as_deref(), REDIS_ENV) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("redis-nc: {e}");
+            return ExitCode::from(2);
+        }
     };
     let file = match ClusterFile::load(&a.config) {
         Ok(f) => f,
@@ -132,7 +152,17 @@ fn main() -> ExitCode {
         a.reads,
         server,
         engine,
+        password.clone(),
     );
+    // [auth]: the requests this node proposes are tagged with the cluster's key.
+    match file.client_auth() {
+        Ok(Some(a)) => node.set_packet_auth(a),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("redis-nc: {e}");
+            return ExitCode::from(2);
+        }
+    }
     {
         let node = node.clone();
         let feed = Feed::new(source, cluster, a.engine_ctl.clone());
@@ -142,11 +172,16 @@ fn main() -> ExitCode {
         });
     }
     eprintln!(
-        "redis-nc: node {} serving RESP on {}, redis-server in {}, reads {:?}",
+        "redis-nc: node {} serving RESP on {}, redis-server in {}, reads {:?}, {}",
         a.node,
         a.listen,
         a.dir.display(),
-        a.reads
+        a.reads,
+        match (&password, &a.requirepass_file) {
+            (None, _) => "no password (anyone who reaches the front may use it)".to_string(),
+            (Some(_), Some(f)) => format!("AUTH required (password from {})", f.display()),
+            (Some(_), None) => format!("AUTH required (password from {REDIS_ENV})"),
+        }
     );
     front::serve(listener, node);
     ExitCode::SUCCESS

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use host_app::auth::{Password, ZK_ENV};
 use host_app::engine_watch::EngineWatch;
 use host_app::feed::{Feed, Next, Source};
 use host_app::zk::{ZkApplier, ZkOp, ZkServer, ZkSnapshot};
@@ -18,11 +19,26 @@ use soc_ctl::client::Client;
 use soc_ctl::cluster::{ClusterFile, Transport};
 
 #[derive(Parser)]
-#[command(version, about = "ZooKeeper replicated by Nano-consensus")]
+#[command(
+    version,
+    about = "ZooKeeper replicated by Nano-consensus",
+    after_help = "Authentication: with --password-file PATH (its first line) or, without it, the \
+                  environment variable ZK_NC_PASSWORD, a node's writer front (--listen) requires \
+                  {\"op\":\"auth\",\"password\":P} before any other request, and `zk-nc write \
+                  --front` sends it. The password is never taken from the command line. Give \
+                  every node of a cluster the same password: a node authenticates with it at its \
+                  --peer fronts."
+)]
 struct Args {
     /// The cluster file.
     #[arg(long, short, global = true, default_value = "cluster.toml")]
     config: PathBuf,
+    /// The writer fronts' password, on this file's first line: `node` requires it from its
+    /// writers and sends it to its --peer fronts; `write --front` sends it. Without it, the
+    /// environment variable ZK_NC_PASSWORD, if set. An unreadable or empty file stops
+    /// zk-nc (exit code 2).
+    #[arg(long, global = true, value_name = "PATH")]
+    password_file: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -106,6 +122,22 @@ enum WriteOp {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    let password =
+        match host_app::auth::load(a.password_file.as_deref(), ZK_ENV).and_then(|p| match &p {
+            Some(pw) if pw.as_str().is_none() => Err(format!(
+                "the password ({}) is not UTF-8: the writer front's JSON lines carry text",
+                a.password_file
+                    .as_ref()
+                    .map_or(ZK_ENV.to_string(), |f| f.display().to_string())
+            )),
+            _ => Ok(p),
+        }) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("zk-nc: {e}");
+                return ExitCode::from(2);
+            }
+        };
     let file = match ClusterFile::load(&a.config) {
         Ok(f) => f,
         Err(e) => {
@@ -119,15 +151,15 @@ fn main() -> ExitCode {
         file
     };
     let r = match a.cmd {
-        Cmd::Node(n) => run_node(&file, n),
+        Cmd::Node(n) => run_node(&file, n, password),
         Cmd::Write {
             op: WriteOp::Get { path },
             front,
             ..
         } => match front {
             None => Err("get reads through a node's writer front: give --front ADDR".into()),
-            Some(addr) => zk_front::connect(addr)
-                .map_err(|e| format!("front {addr}: {e}"))
+            Some(addr) => zk_front::connect_auth(addr, password.as_ref())
+                .map_err(|e| format!("front {e}"))
                 .and_then(|mut f| {
                     zk_front::call(&mut f, &serde_json::json!({"op": "get", "path": path}))
                 })
@@ -160,15 +192,19 @@ fn main() -> ExitCode {
                 Err(e) => Err(e),
                 Ok(_) if front.is_some() => {
                     let addr = front.expect("checked");
-                    zk_front::connect(addr)
-                        .map_err(|e| format!("front {addr}: {e}"))
+                    zk_front::connect_auth(addr, password.as_ref())
+                        .map_err(|e| format!("front {e}"))
                         .and_then(|mut f| zk_front::call(&mut f, &zk_front::request(&op)))
                         .map(|ok| println!("{ok}"))
                 }
                 Ok(_) => {
                     let id = client_id.unwrap_or(0x7A00_0000 | (std::process::id() & 0xFF_FFFF));
-                    Client::new(file.cluster_id as u32, id, file.client_addrs())
-                        .map_err(|e| e.to_string())
+                    let auth = file.client_auth().map_err(|e| e.to_string());
+                    auth.and_then(|auth| {
+                        Client::new(file.cluster_id as u32, id, file.client_addrs())
+                            .map(|c| c.with_auth(auth))
+                            .map_err(|e| e.to_string())
+                    })
                         .and_then(|mut c| {
                             c.request(0, &op.encode(), Duration::from_secs(10)).map_err(|e| e.to_string())
                         })
@@ -229,13 +265,14 @@ async fn apply_batch(
 /// A snapshot from the first peer that covers `need − 1` (else the most advanced one past `at`).
 fn snapshot_from_peers(
     peers: &[std::net::SocketAddr],
+    password: Option<&Password>,
     need: u64,
     at: u64,
 ) -> Result<ZkSnapshot, String> {
     let mut best: Option<ZkSnapshot> = None;
     let mut errors = Vec::new();
     for p in peers {
-        match zk_front::fetch_snapshot(*p) {
+        match zk_front::fetch_snapshot(*p, password) {
             Ok(s) => {
                 let covers = s.instance + 1 >= need;
                 if s.instance > at && best.as_ref().is_none_or(|b| s.instance > b.instance) {
@@ -257,7 +294,7 @@ fn snapshot_from_peers(
     })
 }
 
-fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
+fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Result<(), String> {
     let NodeArgs {
         node,
         dir,
@@ -297,12 +334,23 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
         ),
     };
     let engine = engine_ctl.clone().map(EngineWatch::spawn);
-    let zk_node = ZkNode::new(node, cluster, file.client_addrs(), engine);
+    let zk_node = ZkNode::new(node, cluster, file.client_addrs(), engine, password.clone());
+    // [auth]: the requests this node proposes are tagged with the cluster's key.
+    if let Some(a) = file.client_auth().map_err(|e| e.to_string())? {
+        zk_node.set_packet_auth(a);
+    }
     if let Some(addr) = listen {
         let l = std::net::TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
         let n = zk_node.clone();
         std::thread::spawn(move || zk_front::serve(l, n));
-        eprintln!("zk-nc: node {node}: writers submit at {addr}");
+        eprintln!(
+            "zk-nc: node {node}: writers submit at {addr} ({})",
+            if password.is_some() {
+                "auth required"
+            } else {
+                "no password: anyone who reaches it may write"
+            }
+        );
     }
     let mut feed = Feed::new(source, cluster, engine_ctl);
     let feed_node = zk_node.clone();
@@ -328,7 +376,7 @@ fn run_node(file: &ClusterFile, a: NodeArgs) -> Result<(), String> {
                 }
                 Next::Behind { need, .. } => {
                     feed_node.set_transferring(Some(format!("it lacks instance {need}")));
-                    match snapshot_from_peers(&peers, need, at) {
+                    match snapshot_from_peers(&peers, password.as_ref(), need, at) {
                         Ok(snap) => {
                             eprintln!(
                                 "zk-nc: node {node}: installing a snapshot of instance {} ({} znodes)",

@@ -58,6 +58,9 @@ struct Args {
     /// Early sends (`min_gap`): off, on (every seed draws a min_gap), or mixed (half the seeds).
     #[arg(long, default_value = "mixed", value_parser = EarlySends::parse)]
     early_sends: EarlySends,
+    /// Packet tags (auth_mode 2): off, on (every seed's nodes and clients tag), or mixed.
+    #[arg(long, default_value = "mixed", value_parser = EarlySends::parse)]
+    auth: EarlySends,
 }
 
 #[cfg(feature = "mutations")]
@@ -106,11 +109,12 @@ fn replay_cmd(a: &Args, seed: u64) -> String {
         None => ("", String::new()),
     };
     format!(
-        "cargo run --release -p nc-testbench{features} --bin nc-sim -- --nodes {} --trees {} --faults {} --early-sends {}{mutate} --seed {seed}",
+        "cargo run --release -p nc-testbench{features} --bin nc-sim -- --nodes {} --trees {} --faults {} --early-sends {} --auth {}{mutate} --seed {seed}",
         a.nodes,
         a.trees,
         a.faults,
-        a.early_sends.name()
+        a.early_sends.name(),
+        a.auth.name()
     )
 }
 
@@ -130,16 +134,18 @@ fn main() -> ExitCode {
         trace: a.seed.is_some() && !a.quiet,
         node_hook,
         early: a.early_sends,
+        auth: a.auth,
     };
     if let Some(seed) = a.seed {
         let r = run(seed, &cfg);
         let c = &r.timing.cfg;
         say!(
-            "seed {seed}: n={} |G|={} loop_period={} min_gap={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
+            "seed {seed}: n={} |G|={} loop_period={} min_gap={} auth_mode={} timeout={} delta={} drift={} fifo_depth={} batch_max={} clients={}x{}",
             c.node_count,
             c.trees,
             c.loop_period,
             c.min_gap,
+            c.auth_mode,
             c.timeout,
             c.delta,
             c.drift,

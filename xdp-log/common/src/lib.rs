@@ -25,8 +25,12 @@ pub mod map_name {
     pub const CONFIG: &str = "NCXDP_CONFIG";
     /// `BPF_MAP_TYPE_ARRAY` of `u64`, [`crate::state::COUNT`] entries: kernel-side state.
     pub const STATE: &str = "NCXDP_STATE";
+    /// `BPF_MAP_TYPE_HASH` from [`crate::source_key`] (`u32`) to `u8` (1), at most
+    /// [`crate::MAX_SOURCES`] entries: the IPv4 source addresses a DECIDE may come from, written
+    /// by the loader. Consulted only when [`crate::config::FLAG_CHECK_SOURCE`] is set.
+    pub const SOURCES: &str = "NCXDP_SOURCES";
     /// All maps, in the order the loader pins them.
-    pub const ALL: [&str; 5] = [LOG, RING, STATS, CONFIG, STATE];
+    pub const ALL: [&str; 6] = [LOG, RING, STATS, CONFIG, STATE, SOURCES];
 }
 
 /// The XDP program's function name in the object file.
@@ -43,6 +47,16 @@ pub const SLOT_HEADER_LEN: usize = 32;
 pub const SLOT_LEN: usize = SLOT_HEADER_LEN + SLOT_DATA_LEN;
 /// Ring buffer size in bytes (a power-of-two multiple of the page size).
 pub const RING_BYTES: u32 = 4 << 20;
+/// Most entries of the source allow-list ([`map_name::SOURCES`]).
+pub const MAX_SOURCES: u32 = 64;
+
+/// The key of an IPv4 source address in [`map_name::SOURCES`]: its four bytes as they stand in
+/// the IPv4 header (network order), read as a native-endian `u32`. The kernel builds the key
+/// from the packet's bytes and the loader from `Ipv4Addr::octets`, both with this function, so
+/// neither byte-swaps.
+pub const fn source_key(octets: [u8; 4]) -> u32 {
+    u32::from_ne_bytes(octets)
+}
 
 /// Byte offsets of the fields of a slot (and of a ring buffer record); see [`LogSlot`].
 pub mod slot {
@@ -142,8 +156,12 @@ pub mod counter {
     pub const CONSUMED: u32 = 10;
     /// A map lookup or packet copy that cannot fail did fail (the slot is left empty).
     pub const INTERNAL: u32 = 11;
+    /// Valid DECIDEs (values, heartbeats, STARTs) not heard: their IPv4 source is not on the
+    /// allow-list, or their `sender` is not the leader of their epoch (`epoch mod n`). Never
+    /// logged, always dropped (members only, issue 18).
+    pub const UNAUTHORIZED: u32 = 12;
     /// Number of counters.
-    pub const COUNT: u32 = 12;
+    pub const COUNT: u32 = 13;
     /// Names, in index order (for `stats`).
     pub const NAMES: [&str; COUNT as usize] = [
         "frames",
@@ -158,6 +176,7 @@ pub mod counter {
         "ring_full",
         "consumed",
         "internal",
+        "unauthorized",
     ];
 }
 
@@ -167,14 +186,25 @@ pub mod config {
     pub const CLUSTER_ID: u32 = 0;
     /// The UDP destination port of the host copies (register `host_port`, default 7402).
     pub const UDP_PORT: u32 = 1;
-    /// [`FLAG_ENABLED`](super::config::FLAG_ENABLED) | [`FLAG_CONSUME`](super::config::FLAG_CONSUME).
+    /// [`FLAG_ENABLED`](super::config::FLAG_ENABLED) | [`FLAG_CONSUME`](super::config::FLAG_CONSUME)
+    /// | [`FLAG_CHECK_SOURCE`](super::config::FLAG_CHECK_SOURCE).
     pub const FLAGS: u32 = 2;
+    /// The cluster's node count `n` (register `node_count`, at most
+    /// [`MAX_NODES`](super::config::MAX_NODES)): a DECIDE is heard only when its `sender` is
+    /// `epoch mod n`. 0: no sender check.
+    pub const NODES: u32 = 3;
     /// Number of words.
-    pub const COUNT: u32 = 3;
+    pub const COUNT: u32 = 4;
     /// Set once the loader has written the configuration; until then everything passes.
     pub const FLAG_ENABLED: u32 = 1;
     /// Drop (XDP_DROP) valid DECIDE frames once counted/logged, so the host stack never sees them.
     pub const FLAG_CONSUME: u32 = 2;
+    /// Hear DECIDEs only from the IPv4 sources in [`map_name::SOURCES`](crate::map_name::SOURCES).
+    /// Unset (no allow-list configured): any source.
+    pub const FLAG_CHECK_SOURCE: u32 = 4;
+    /// Largest node count the kernel side accepts in [`NODES`] (the modulo stays on a small
+    /// divisor; `proto` allows at most 64 nodes). A larger value: every DECIDE is unauthorized.
+    pub const MAX_NODES: u32 = 255;
 }
 
 /// Indices of the kernel-side state words (map [`map_name::STATE`]).

@@ -1,6 +1,7 @@
 //! xdp-log, kernel side: recognise the DECIDE frames of one cluster on one UDP port and write
 //! each decision into the log (array indexed by instance mod capacity) and the ring buffer.
-//! Everything else passes. The layout of the maps is `xdp-log/common`; the packet format is
+//! A DECIDE not heard (members only: its IPv4 source is not on the allow-list, or its sender is
+//! not the leader of its epoch) is counted and dropped. Everything else passes. The layout of the maps is `xdp-log/common`; the packet format is
 //! `proto` (only its constants are used here: the checks mirror `proto::wire::parse`).
 //!
 //! Unsafe is needed for every packet and map access in eBPF (raw pointers checked by the
@@ -14,11 +15,12 @@ use aya_ebpf::{
     bindings::{BPF_F_MMAPABLE, xdp_action},
     helpers::generated::{bpf_csum_diff, bpf_get_smp_processor_id, bpf_xdp_load_bytes},
     macros::{map, xdp},
-    maps::{Array, PerCpuArray, RingBuf},
+    maps::{Array, HashMap, PerCpuArray, RingBuf},
     programs::XdpContext,
 };
 use common::{
-    LOG_CAPACITY, LogSlot, RING_BYTES, SLOT_DATA_LEN, SLOT_HEADER_LEN, config, counter, state,
+    LOG_CAPACITY, LogSlot, MAX_SOURCES, RING_BYTES, SLOT_DATA_LEN, SLOT_HEADER_LEN, config,
+    counter, source_key, state,
 };
 use core::ptr::{addr_of_mut, read_volatile, write_volatile};
 use proto::frame::{ETH_LEN, IPV4_LEN, PAYLOAD_OFFSET, UDP_LEN};
@@ -38,6 +40,8 @@ static NCXDP_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(counter::CO
 static NCXDP_CONFIG: Array<u32> = Array::with_max_entries(config::COUNT, 0);
 #[map]
 static NCXDP_STATE: Array<u64> = Array::with_max_entries(state::COUNT, 0);
+#[map]
+static NCXDP_SOURCES: HashMap<u32, u8> = HashMap::with_max_entries(MAX_SOURCES, 0);
 
 /// Per-CPU scratch copy of the UDP payload: validated here before the log slot is touched,
 /// so a malformed frame never damages a slot a reader has not read yet.
@@ -73,6 +77,9 @@ enum Verdict {
     Pass,
     /// A valid DECIDE of ours: pass it, or drop it if the consume flag is set.
     Decide,
+    /// A valid DECIDE of our cluster that is not heard (members only): dropped, so no host
+    /// socket behind this interface gets a forged decision either.
+    Drop,
 }
 
 #[xdp]
@@ -80,6 +87,7 @@ pub fn nc_xdp_log(ctx: XdpContext) -> u32 {
     count(counter::FRAMES);
     match classify(&ctx) {
         Verdict::Pass => xdp_action::XDP_PASS,
+        Verdict::Drop => xdp_action::XDP_DROP,
         Verdict::Decide => {
             if cfg(config::FLAGS) & config::FLAG_CONSUME != 0 {
                 count(counter::CONSUMED);
@@ -175,14 +183,45 @@ fn classify(ctx: &XdpContext) -> Verdict {
             count(counter::FOREIGN);
             Verdict::Pass
         }
+        Err(Bad::Unauthorized) => {
+            count(counter::UNAUTHORIZED);
+            Verdict::Drop
+        }
     }
 }
 
 enum Bad {
     Malformed,
     Foreign,
+    Unauthorized,
 }
-use Bad::{Foreign, Malformed};
+use Bad::{Foreign, Malformed, Unauthorized};
+
+/// Members only (issue 18), for a DECIDE that passed every format check (as `proto`'s model:
+/// malformed and foreign packets are counted as such whoever sent them): its IPv4 source must
+/// be on the allow-list (when the loader set one), and its `sender` must be the leader of its
+/// epoch, `epoch mod n` (when the loader set the node count n).
+#[inline(always)]
+fn authorized(h: &[u8; PAYLOAD_OFFSET], s: *const u8) -> bool {
+    if cfg(config::FLAGS) & config::FLAG_CHECK_SOURCE != 0 {
+        let src = ETH_LEN + 12;
+        let key = source_key([h[src], h[src + 1], h[src + 2], h[src + 3]]);
+        if NCXDP_SOURCES.get_ptr(key).is_none() {
+            return false;
+        }
+    }
+    let n = cfg(config::NODES);
+    if n == 0 {
+        return true;
+    }
+    if n > config::MAX_NODES {
+        // The loader never writes this; refuse rather than divide by an unchecked value.
+        return false;
+    }
+    let epoch = s_be32(s, HEADER_LEN + decide_offset::EPOCH);
+    // 32-bit modulo by 1..=255 (n != 0 checked above: no division by zero).
+    u32::from(s_u8(s, header_offset::SENDER)) == epoch % n
+}
 
 /// A UDP frame to our port: check it the way `proto::frame::parse_udp` and `proto::wire::parse`
 /// do, and log it if it is a valid decision.
@@ -280,6 +319,9 @@ fn check_decide(
         if entries != 0 || len != first {
             return Err(Malformed);
         }
+        if !authorized(h, s) {
+            return Err(Unauthorized);
+        }
         // No value: the instance repeats. Counted, never logged.
         count(counter::HEARTBEATS);
         return Ok(Verdict::Decide);
@@ -343,6 +385,9 @@ fn check_decide(
             }
             j += 1;
         }
+    }
+    if !authorized(h, s) {
+        return Err(Unauthorized);
     }
     let instance = s_be64(s, b + decide_offset::INSTANCE);
     if instance == u64::MAX {

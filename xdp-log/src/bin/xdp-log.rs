@@ -4,6 +4,7 @@
 use anyhow::{Context, Result};
 use aya::maps::{MapData, RingBuf};
 use clap::{Parser, Subcommand};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
@@ -42,6 +43,24 @@ enum Cmd {
         /// Drop valid DECIDE frames after logging (the host stack never sees them).
         #[arg(long)]
         consume: bool,
+        /// Hear DECIDEs only from this IPv4 source address (repeatable, at most 64): the
+        /// engine's address on its link to this host (in the namespace lab: 10.82.I.1, nic-I's
+        /// end of the PCIe veth). DECIDEs from any other source are counted `unauthorized` and
+        /// dropped. One of --allow-source or --any-source is required.
+        #[arg(
+            long = "allow-source",
+            value_name = "IP",
+            required_unless_present = "any_source"
+        )]
+        allow_source: Vec<Ipv4Addr>,
+        /// No source allow-list: DECIDEs from any source address are heard.
+        #[arg(long, conflicts_with = "allow_source")]
+        any_source: bool,
+        /// The cluster's node count n (register node_count): a DECIDE is heard only when its
+        /// sender is the leader of its epoch (epoch mod n); others are counted `unauthorized`
+        /// and dropped. 0: no sender check.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=64))]
+        nodes: u8,
         /// Exit right after attaching; the program stays attached until `detach`.
         #[arg(long)]
         keep: bool,
@@ -79,6 +98,9 @@ async fn main() -> Result<()> {
             cluster_id,
             port,
             consume,
+            allow_source,
+            any_source: _,
+            nodes,
             keep,
         } => {
             let att = loader::attach(&AttachOptions {
@@ -88,9 +110,22 @@ async fn main() -> Result<()> {
                 cluster_id,
                 port,
                 consume,
+                allow_sources: allow_source.clone(),
+                nodes,
             })?;
+            let sources = if allow_source.is_empty() {
+                "any source".to_string()
+            } else {
+                let v: Vec<String> = allow_source.iter().map(|a| a.to_string()).collect();
+                format!("sources {}", v.join(","))
+            };
+            let senders = if nodes == 0 {
+                "any sender".to_string()
+            } else {
+                format!("sender = epoch mod {nodes}")
+            };
             println!(
-                "attached to {iface} ({mode:?}), cluster {cluster_id}, port {port}, maps pinned under {}",
+                "attached to {iface} ({mode:?}), cluster {cluster_id}, port {port}, {sources}, {senders}, maps pinned under {}",
                 pin.display()
             );
             if keep {
