@@ -82,13 +82,18 @@ struct St {
     /// Fronts waiting for an instance to be applied (woken one by one, not all at once:
     /// 50 connections woken on every apply write cost more CPU than the writes).
     waiters: BTreeMap<u64, Vec<std::thread::Thread>>,
+    /// Writes already answered at their decision (fixed replies): their replies are not kept.
+    answered: HashSet<(u32, u64)>,
 }
 
 /// Where writes spend their time (sums, so that a bench can take deltas; INFO `nc_stage_*`).
 #[derive(Clone, Copy, Default)]
 struct Stages {
-    /// Writes answered after their instance was applied.
+    /// Writes answered (at their decision or after their instance was applied).
     writes: u64,
+    /// Of those, writes answered at their decision (a reply that does not depend on the
+    /// state); the others waited for the local replica (`apply_wait_ns`).
+    decided_writes: u64,
     /// Request → the leader's OK (the engine's round trip: consensus).
     propose_ns: u64,
     /// The leader's OK → the local replica applied the instance (host path and apply loop).
@@ -299,7 +304,10 @@ impl Node {
         }
     }
 
-    fn write(&self, client: &mut Client, payload: &[u8]) -> Value {
+    /// Propose a write; answer it when its instance is applied here, or — for a write whose
+    /// reply is `fixed` (does not depend on the state: [`fixed_reply`]) — as soon as it is
+    /// decided, while the local replica is at most [`FAST_LAG`] instances behind.
+    fn write(&self, client: &mut Client, payload: &[u8], fixed: Option<Value>) -> Value {
         if let Some(e) = self.unavailable() {
             return e;
         }
@@ -318,6 +326,28 @@ impl Node {
         };
         let key = (client.client_id, client.last_seq());
         let t1 = Instant::now();
+        if let Some(reply) = fixed {
+            // Decided is durable: every replica applies it at `ok.instance`, and a later read
+            // (a barrier decided after it, or `acked` for local reads) waits for that. Only the
+            // local replica's lag is bounded, so that it cannot fall ever further behind.
+            if let Err(e) = self.wait_applied(ok.instance.saturating_sub(FAST_LAG), None) {
+                return e;
+            }
+            {
+                let mut st = self.lock();
+                if st.replies.remove(&key).is_none() && st.applied < ok.instance {
+                    st.answered.insert(key);
+                }
+            }
+            let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
+            *a = (*a).max(ok.instance);
+            drop(a);
+            let mut s = self.stages.lock().unwrap_or_else(|p| p.into_inner());
+            s.writes += 1;
+            s.decided_writes += 1;
+            s.propose_ns += (t1 - t0).as_nanos() as u64;
+            return reply;
+        }
         let applied = self.wait_applied(ok.instance, Some(key));
         if applied.is_ok() {
             let t2 = Instant::now();
@@ -396,7 +426,8 @@ impl Node {
              nc_unrepairable:{}\r\nnc_transfers:{}\r\nnc_snapshot_at:{}\r\n\
              nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n\
              nc_stage_writes:{}\r\nnc_stage_propose_ns:{}\r\nnc_stage_apply_wait_ns:{}\r\n\
-             nc_stage_apply_batches:{}\r\nnc_stage_apply_instances:{}\r\nnc_stage_apply_ns:{}\r\n",
+             nc_stage_apply_batches:{}\r\nnc_stage_apply_instances:{}\r\nnc_stage_apply_ns:{}\r\n\
+             nc_stage_decided_writes:{}\r\n",
             self.node,
             st.applied,
             decided.map_or("unknown".to_string(), |l| l.to_string()),
@@ -419,6 +450,7 @@ impl Node {
             g.apply_batches,
             g.apply_instances,
             g.apply_ns,
+            g.decided_writes,
         )
     }
 
@@ -583,8 +615,11 @@ pub fn apply_loop(
                     for a in done {
                         if a.client_id >> 24 == node.node as u32 {
                             st.our_ids.insert(a.client_id);
-                            // Only this node's fronts wait for replies.
-                            if let Some(r) = a.reply {
+                            // Only this node's fronts wait for replies (not for those they
+                            // answered at the decision).
+                            if let Some(r) = a.reply
+                                && !st.answered.remove(&(a.client_id, a.seq))
+                            {
                                 st.replies.insert((a.client_id, a.seq), r);
                             }
                         }
@@ -754,6 +789,22 @@ pub fn supported() -> (Vec<&'static str>, Vec<&'static str>) {
     )
 }
 
+/// A write answered at its decision may leave the local replica at most this many instances
+/// behind (beyond it, the write waits for the replica: flow control for the apply loop).
+const FAST_LAG: u64 = 64;
+
+/// The reply of a write that cannot depend on the state or fail once decided: a plain
+/// `SET key value` and `MSET` are always `+OK` (redis-nc runs redis-server without maxmemory,
+/// the one way they could fail). Everything else waits for its own result.
+fn fixed_reply(args: &[&[u8]]) -> Option<Value> {
+    let name = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
+    match name.as_str() {
+        "SET" if args.len() == 3 => Some(Value::Simple("OK".into())),
+        "MSET" if args.len() >= 3 && args.len() % 2 == 1 => Some(Value::Simple("OK".into())),
+        _ => None,
+    }
+}
+
 /// A write command ready to propose (EXPIRE rewritten), or an error reply.
 fn prepare_write(args: &[&[u8]]) -> Result<Vec<u8>, Value> {
     let name = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
@@ -912,7 +963,7 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
                 } else if WRITES.contains(&name.as_str()) {
                     match prepare_write(&args) {
                         Err(e) => e,
-                        Ok(payload) => node.write(&mut client, &payload),
+                        Ok(payload) => node.write(&mut client, &payload, fixed_reply(&args)),
                     }
                 } else if name == "NC.SNAPSHOT" {
                     node.serve_snapshot()
@@ -960,6 +1011,31 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only writes whose reply cannot depend on the state are answered at their decision.
+    #[test]
+    fn only_plain_set_and_mset_have_fixed_replies() {
+        let f = |args: &[&str]| {
+            let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+            fixed_reply(&a)
+        };
+        let ok = Some(Value::Simple("OK".into()));
+        assert_eq!(f(&["SET", "k", "v"]), ok);
+        assert_eq!(f(&["set", "k", "v"]), ok);
+        assert_eq!(f(&["MSET", "a", "1", "b", "2"]), ok);
+        for args in [
+            &["SET", "k", "v", "NX"][..],
+            &["SET", "k", "v", "XX"],
+            &["MSET", "a"],
+            &["MSET", "a", "1", "b"],
+            &["INCR", "k"],
+            &["DEL", "k"],
+            &["SETNX", "k", "v"],
+            &["APPEND", "k", "v"],
+        ] {
+            assert_eq!(f(args), None, "{args:?}");
+        }
+    }
 
     fn gate(pw: Option<&str>, authed: &mut bool, args: &[&str]) -> Option<Value> {
         let pw = pw.and_then(Password::new);

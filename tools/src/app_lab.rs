@@ -3,7 +3,7 @@
 //! Used by the end-to-end test and by `redis-nc-bench`.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddrV4, TcpStream};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -11,9 +11,27 @@ use std::time::{Duration, Instant};
 
 use crate::demo::{Bins, in_netns, soc_ctl, start_cluster};
 use crate::netlab::{Lab, host_client_addr};
-use xdp_log::loader::{AttachOptions, Mode, attach};
+use soc_ctl::cluster::ClusterFile;
+use xdp_log::loader::{AttachOptions, Mode, attach, source_toward};
 
+use host_app::auth::{Password, REDIS_ENV, ZK_ENV};
 use host_app::resp::{self, Value};
+
+/// xdp-log's members-only settings for node i's host (issue 18): the one source address its
+/// host copies come from and the node count. The engine sends them from a socket bound to
+/// `0.0.0.0:0` in `nic-I` to its `host_addr`, so the source is what the kernel's route there
+/// picks (nic-I's end of the PCIe veth); asked of the kernel in `nic-I`, not assumed.
+pub fn xdp_members(lab: &Lab, f: &ClusterFile, i: u8) -> io::Result<(Vec<Ipv4Addr>, u8)> {
+    let host = f.nodes[usize::from(i)].host_addr;
+    let port = f.ports.host as u16;
+    let src = in_netns(Some(lab.nic(i)), move || {
+        source_toward(host, port).map_err(|e| format!("{e:#}"))
+    })
+    .join()
+    .map_err(|_| io::Error::other("source lookup thread died"))?
+    .map_err(|e| io::Error::other(format!("host copy source of node {i}: {e}")))?;
+    Ok((vec![src], f.nodes.len() as u8))
+}
 
 /// The RESP port of every front.
 pub const FRONT_PORT: u16 = 6379;
@@ -249,6 +267,7 @@ impl RedisNcLab {
             .load()
             .map_err(|e| io::Error::other(e.to_string()))?;
         let pin = pin_dir(&self.lab.prefix, i);
+        let (allow_sources, nodes) = xdp_members(&self.lab, &f, i)?;
         let opts = AttachOptions {
             iface: "pcie".into(),
             mode: Mode::Skb,
@@ -256,6 +275,8 @@ impl RedisNcLab {
             cluster_id: f.cluster_id as u32,
             port: f.ports.host as u16,
             consume: true,
+            allow_sources,
+            nodes,
         };
         let (tx, rx) = mpsc::channel::<()>();
         let (ok_tx, ok_rx) = mpsc::channel();
@@ -283,7 +304,10 @@ impl RedisNcLab {
         self.start_node_app_with(i, &[])
     }
 
-    /// [`RedisNcLab::start_node_app`] with `extra` arguments after the usual ones.
+    /// [`RedisNcLab::start_node_app`] with `extra` arguments after the usual ones. The
+    /// application does not inherit this process's front password variables (`REDIS_NC_PASSWORD`,
+    /// `ZK_NC_PASSWORD`): the lab's fronts run without a password unless `extra` gives one
+    /// (`--requirepass-file`, `--password-file`), so the lab's own clients know what to send.
     pub fn start_node_app_with(&mut self, i: u8, extra: &[String]) -> io::Result<()> {
         // nsenter switches only the network namespace, so the bpffs pins stay visible
         // (`ip netns exec` would remount /sys).
@@ -297,6 +321,8 @@ impl RedisNcLab {
             .arg(&self.program)
             .args((self.args)(i, &self.lab.cfg_path(), &pin, &self.dir))
             .args(extra)
+            .env_remove(REDIS_ENV)
+            .env_remove(ZK_ENV)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()?;
@@ -408,6 +434,19 @@ pub struct RespConn {
 }
 
 impl RespConn {
+    /// `AUTH password` (a front with a password answers every other command `-NOAUTH` until
+    /// then); an error unless the front answered `+OK`.
+    pub fn auth(&mut self, password: &Password) -> io::Result<()> {
+        match self.call(&[b"AUTH", password.as_bytes()])? {
+            Value::Simple(s) if s == "OK" => Ok(()),
+            Value::Error(e) => Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("AUTH: {e}"),
+            )),
+            other => Err(io::Error::other(format!("AUTH answered {other:?}"))),
+        }
+    }
+
     /// Send a command, read its reply.
     pub fn call(&mut self, args: &[&[u8]]) -> io::Result<Value> {
         self.s.write_all(&Value::command(args).to_bytes())?;
@@ -453,17 +492,27 @@ pub fn built_for_tests(cargo: &str, dir: &Path) -> AppBins {
     }
 }
 
+/// The password of Redis-NC fronts as `redis-nc` itself takes it: the first line of
+/// `requirepass_file` when given, else `REDIS_NC_PASSWORD`, else none.
+pub fn redis_password(requirepass_file: Option<&Path>) -> crate::netlab::Result<Option<Password>> {
+    host_app::auth::load(requirepass_file, REDIS_ENV).map_err(crate::netlab::LabError)
+}
+
 /// `nc-lab redis up`: a Redis-NC cluster of `n` nodes on loopback (engines, and a `redis-nc` with
 /// its own redis-server per node, fronts on 127.0.0.1:`port_base`+i), left running; `down`
-/// stops it. The `redis-cli` lines to use.
+/// stops it. The `redis-cli` lines to use. With `requirepass_file` (or `REDIS_NC_PASSWORD` in
+/// this process's environment, which the fronts inherit) the fronts require AUTH with that
+/// password; the file's path, never the password, goes on their command lines.
 pub fn redis_up(
     lab: &Lab,
     bins: &Bins,
     redis_nc: &Path,
     n: u8,
     port_base: u16,
+    requirepass_file: Option<&Path>,
 ) -> crate::netlab::Result<Vec<String>> {
     use crate::netlab::LabError;
+    let password = redis_password(requirepass_file)?;
     if lab.netns {
         return Err(LabError(
             "redis_up runs on loopback (Lab::clone_loopback); the namespace lab with XDP is \
@@ -483,19 +532,32 @@ pub fn redis_up(
             u16::MAX - n as u16
         )));
     }
+    // redis-nc runs in the lab's folder's terms: an absolute path.
+    let pass_args: Vec<String> = match requirepass_file {
+        Some(f) => vec![
+            "--requirepass-file".into(),
+            std::path::absolute(f)?.display().to_string(),
+        ],
+        None => vec![],
+    };
     lab.up(n)?;
     let nodes: Vec<u8> = (0..n).collect();
     start_cluster(lab, bins, &nodes)?;
     let front = |i: u8| format!("127.0.0.1:{}", port_base + i as u16);
     let fronts: Vec<String> = (0..n).map(front).collect();
     for i in 0..n {
-        let args = redis_nc_node_args(i, &lab.cfg_path(), &lab.dir, &lab.ctl(i), &fronts);
+        let mut args = redis_nc_node_args(i, &lab.cfg_path(), &lab.dir, &lab.ctl(i), &fronts);
+        args.extend(pass_args.iter().cloned());
         lab.spawn_in_nic(i, "r", redis_nc, &args)?;
     }
     for i in 0..n {
         let a: SocketAddrV4 = front(i).parse().expect("an address");
         let mut c = connect_in(None, a, Duration::from_secs(20))
             .map_err(|e| LabError(format!("node {i}'s front {a}: {e}")))?;
+        if let Some(p) = &password {
+            c.auth(p)
+                .map_err(|e| LabError(format!("node {i}'s front {a}: {e}")))?;
+        }
         match c.call(&[b"PING"]) {
             Ok(Value::Simple(s)) if s == "PONG" => {}
             other => {
@@ -511,14 +573,23 @@ pub fn redis_up(
         .collect())
 }
 
-/// `nc-lab redis status`: every front's `INFO nanoconsensus`, one line per node.
-pub fn redis_status(lab: &Lab, port_base: u16) -> crate::netlab::Result<Vec<String>> {
+/// `nc-lab redis status`: every front's `INFO nanoconsensus`, one line per node (after AUTH
+/// with `password` when given).
+pub fn redis_status(
+    lab: &Lab,
+    port_base: u16,
+    password: Option<&Password>,
+) -> crate::netlab::Result<Vec<String>> {
     let n = lab.load()?.nodes.len() as u8;
     Ok((0..n)
         .map(|i| {
             let a = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port_base + i as u16);
-            let info = connect_in(None, a, Duration::from_millis(500))
-                .and_then(|mut c| c.call(&[b"INFO", b"nanoconsensus"]));
+            let info = connect_in(None, a, Duration::from_millis(500)).and_then(|mut c| {
+                if let Some(p) = password {
+                    c.auth(p)?;
+                }
+                c.call(&[b"INFO", b"nanoconsensus"])
+            });
             match info {
                 Ok(Value::Bulk(Some(b))) => format!(
                     "node {i} ({a}): {}",
@@ -528,6 +599,9 @@ pub fn redis_status(lab: &Lab, port_base: u16) -> crate::netlab::Result<Vec<Stri
                         .collect::<Vec<_>>()
                         .join(" ")
                 ),
+                Ok(Value::Error(e)) if e.starts_with("NOAUTH") => {
+                    format!("node {i} ({a}): {e} (give --requirepass-file or set {REDIS_ENV})")
+                }
                 Ok(other) => format!("node {i} ({a}): {other:?}"),
                 Err(e) => format!("node {i} ({a}): not answering ({e})"),
             }

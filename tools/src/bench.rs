@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use serde_json::Value;
-use soc_ctl::client::{LoadReport, load};
+use soc_ctl::client::{LoadReport, load_with};
 
 use crate::demo::{Bins, in_netns, request, start_cluster, wait_for};
 use crate::netlab::{self, Lab, LabError, Result};
@@ -38,6 +38,34 @@ pub struct BenchOpts {
     pub min_gap_ns: Option<u64>,
     /// Cluster sizes: each runs both systems on a lab of that many nodes.
     pub nodes: Vec<u8>,
+    /// LOWI with packet tags (`[auth]` mode required): off, on, or both side by side.
+    pub tags: Tags,
+}
+
+/// Which LOWI runs carry packet tags (SipHash-2-4, proto::auth).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tags {
+    /// Untagged packets (the paper's format).
+    Off,
+    /// Every packet tagged and checked.
+    On,
+    /// Both, side by side, with the cost of tags printed.
+    Both,
+}
+
+impl Tags {
+    fn runs(self) -> &'static [bool] {
+        match self {
+            Tags::Off => &[false],
+            Tags::On => &[true],
+            Tags::Both => &[false, true],
+        }
+    }
+}
+
+/// The LOWI system name of a point.
+fn lowi_name(batch: u8, tagged: bool) -> String {
+    format!("LOWI b={batch}{}", if tagged { " tagged" } else { "" })
 }
 
 /// One measured point.
@@ -131,14 +159,16 @@ fn run_load(
 ) -> Result<LoadReport> {
     let f = lab.load()?;
     let (cluster, addrs) = (f.cluster_id as u32, f.client_addrs());
+    let auth = f.client_auth()?;
     let k = clients.clamp(1, window.max(1));
     let threads: Vec<_> = (0..k)
         .map(|c| {
             let addrs = addrs.clone();
+            let auth = auth.clone();
             let share = total / k as u64 + u64::from((c as u64) < total % k as u64);
             let w = window / k + usize::from(c < window % k);
             in_netns(client_ns(lab), move || {
-                load(
+                load_with(
                     cluster,
                     id + c as u32,
                     addrs,
@@ -146,6 +176,8 @@ fn run_load(
                     w,
                     payload,
                     Duration::from_secs(300),
+                    auth,
+                    &mut |_| {},
                 )
             })
         })
@@ -172,12 +204,32 @@ fn run_load(
 }
 
 /// LOWI at one batch size over every window.
-fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Result<Vec<Point>> {
+fn lowi(
+    lab: &Lab,
+    bins: &Bins,
+    o: &BenchOpts,
+    batch: u8,
+    tagged: bool,
+    id: &mut u32,
+) -> Result<Vec<Point>> {
     let mut f = lab.load()?;
     f.limits.batch_max = batch as u64;
     if let Some(g) = o.min_gap_ns {
         f.timing.min_gap_ns = g;
     }
+    f.auth = None;
+    if tagged {
+        let key_file = lab.dir.join("bench.key");
+        if !key_file.exists() {
+            soc_ctl::cluster::generate_key_file(&key_file, 1)?;
+        }
+        f.auth = Some(soc_ctl::cluster::Auth {
+            mode: soc_ctl::cluster::AuthMode::Required,
+            key: 1,
+            key_file,
+        });
+    }
+    let system = lowi_name(batch, tagged);
     std::fs::write(lab.cfg_path(), f.to_toml())?;
     let n = f.nodes.len() as u8;
     let all: Vec<u8> = (0..n).collect();
@@ -201,14 +253,14 @@ fn lowi(lab: &Lab, bins: &Bins, o: &BenchOpts, batch: u8, id: &mut u32) -> Resul
         };
         let pkts = (d("sent_values") + d("sent_heartbeats")) * trees * fanout;
         out.push(point(
-            &format!("LOWI b={batch}"),
+            &system,
             n,
             w,
             &r,
             pkts as f64 / r.decided as f64,
             cpu,
         ));
-        eprintln!("  LOWI b={batch:<3} n={n} window {w:<3} {}", r.summary());
+        eprintln!("  {system:<16} n={n} window {w:<3} {}", r.summary());
     }
     for i in all {
         lab.kill(i);
@@ -432,7 +484,9 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     for &n in &o.nodes {
         lab.up(n)?;
         for &b in &o.batches {
-            points.extend(lowi(lab, bins, o, b, &mut id)?);
+            for &tagged in o.tags.runs() {
+                points.extend(lowi(lab, bins, o, b, tagged, &mut id)?);
+            }
         }
         let r = raft(lab, raft_bin, o, &mut id)?;
         points.extend(r.iter().cloned());
@@ -489,7 +543,38 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
             p.cpu_followers_ms
         );
     }
-    let best = format!("LOWI b={}", o.batches.iter().max().copied().unwrap_or(1));
+    let best_batch = o.batches.iter().max().copied().unwrap_or(1);
+    let best = lowi_name(best_batch, o.tags == Tags::On);
+    if o.tags == Tags::Both {
+        let _ = writeln!(
+            md,
+            "\nThe cost of packet tags (SipHash-2-4 on every packet, `[auth]` mode required): tagged ÷ untagged LOWI, same batch and window:\n"
+        );
+        let _ = writeln!(
+            md,
+            "| nodes | batch | window | throughput × | p50 × | CPU / request, all nodes × |"
+        );
+        let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: | ---: |");
+        for t in points.iter().filter(|p| p.system.ends_with(" tagged")) {
+            let plain = t.system.trim_end_matches(" tagged");
+            if let Some(u) = points
+                .iter()
+                .find(|p| p.system == plain && p.window == t.window && p.nodes == t.nodes)
+            {
+                let cpu = |p: &Point| p.cpu_leader_ms + p.cpu_followers_ms;
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {:.2} | {:.2} | {:.2} |",
+                    t.nodes,
+                    plain.trim_start_matches("LOWI b="),
+                    t.window,
+                    t.rate / u.rate,
+                    t.p50_us / u.p50_us,
+                    cpu(t) / cpu(u)
+                );
+            }
+        }
+    }
     let _ = writeln!(
         md,
         "\nRatios, {best} ÷ Raft at the same window (throughput: higher is better; latency and packets: lower is better):\n"

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nc_tools::app_lab::xdp_members;
 use nc_tools::demo::{Bins, in_netns, logs, settle, start_cluster};
 use nc_tools::netlab::Lab;
 use proto::transfer::crc32;
@@ -38,6 +39,9 @@ fn run(mode: Mode, tag: &str) {
     start_cluster(&lab, &bins, &[0, 1, 2]).expect("cluster");
 
     let pin = PathBuf::from(format!("/sys/fs/bpf/{prefix}"));
+    // Members only: node 1's host copies are heard from its NIC's address alone, and only from
+    // the leader of their epoch.
+    let (allow_sources, nodes) = xdp_members(&lab, &f, 1).expect("host copy source");
     let opts = AttachOptions {
         iface: "pcie".into(),
         mode,
@@ -45,6 +49,8 @@ fn run(mode: Mode, tag: &str) {
         cluster_id: f.cluster_id as u32,
         port: f.ports.host as u16,
         consume: false,
+        allow_sources,
+        nodes,
     };
     // Attach from inside host-1 (where its end of the PCIe veth lives); keep it attached on that
     // thread until told to detach.
@@ -126,6 +132,11 @@ fn run(mode: Mode, tag: &str) {
     };
     assert_eq!(get("logged"), host.len() as u64, "{named:?}");
     assert_eq!(get("malformed"), 0, "{named:?}");
+    assert_eq!(
+        get("unauthorized"),
+        0,
+        "genuine host copies are heard: {named:?}"
+    );
     assert_eq!(get("gaps"), 0, "{named:?}");
     tx.send(()).unwrap();
     holder.join().unwrap().expect("detach");

@@ -227,6 +227,11 @@ fn soak_smoke_kills_flaps_and_stalls_lose_nothing() {
         "4",
         "--seed",
         "3",
+        // At the default 20 µs gap, early sends decide ~10k small instances a second, more
+        // than the debug harvester reads before the 100 000-instance logs drop them: a 200 µs
+        // gap batches more (the faults are what this test is about).
+        "--min-gap-us",
+        "200",
     ];
     if root {
         args.extend(["--flaps", "2"]);

@@ -43,6 +43,9 @@ fn the_readme_redis_block_runs_as_written() {
     // uses them.
     let o = Command::new("bash")
         .args(["-euo", "pipefail", "-c", &script])
+        // The block runs fronts without a password, used by a redis-cli without one.
+        .env_remove(host_app::auth::REDIS_ENV)
+        .env_remove("REDISCLI_AUTH")
         .output()
         .expect("bash");
     let out = String::from_utf8_lossy(&o.stdout);

@@ -67,6 +67,8 @@ impl Fronts {
             .unwrap();
         let child = Command::new(&self.redis_nc)
             .args(&args)
+            // These fronts run without a password, whatever the environment says.
+            .env_remove(host_app::auth::REDIS_ENV)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()

@@ -64,8 +64,14 @@ enum Cmd {
         #[command(subcommand)]
         op: AppOp,
         /// Node i's front listens on 127.0.0.1:PORT_BASE+i.
-        #[arg(long, default_value_t = 6380)]
+        #[arg(long, global = true, default_value_t = 6380)]
         port_base: u16,
+        /// The fronts' password, on this file's first line: `up` starts every redis-nc with
+        /// --requirepass-file PATH (clients must AUTH; redis-cli: REDISCLI_AUTH=...), `up` and
+        /// `status` authenticate with it. Without it, REDIS_NC_PASSWORD if set (the fronts
+        /// inherit it). Never a password on a command line.
+        #[arg(long, global = true, value_name = "PATH")]
+        requirepass_file: Option<PathBuf>,
     },
     /// Inject a fault.
     Fault {
@@ -130,6 +136,15 @@ enum Cmd {
         /// Also write the summary to this file.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Instances each engine's log keeps (nc-engine --log-keep) [default: the engine's].
+        /// The harvester must read every instance before the logs drop it: short runs of debug
+        /// builds (the smoke test) keep all of them.
+        #[arg(long)]
+        log_keep: Option<u64>,
+        /// The early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off)
+        /// [default: the lab's 20 µs]. A larger gap decides fewer, larger instances.
+        #[arg(long)]
+        min_gap_us: Option<u64>,
     },
     /// LOWI against a raft-rs baseline on the same lab: sweeps client windows (offered load)
     /// and LOWI batch sizes; writes results.md and latency-throughput.svg; then one-way latency
@@ -159,6 +174,10 @@ enum Cmd {
         /// with n).
         #[arg(long, value_delimiter = ',', default_value = "3", value_parser = clap::value_parser!(u8).range(2..=9))]
         nodes: Vec<u8>,
+        /// LOWI with packet tags (cluster.toml [auth], mode required, a fresh key): off, on,
+        /// or both side by side (prints the cost of tags).
+        #[arg(long, value_enum, default_value = "off")]
+        tags: nc_tools::bench::Tags,
     },
 }
 
@@ -245,7 +264,11 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             lab.down()?;
             println!("lab '{}' down", lab.prefix);
         }
-        Cmd::Redis { op, port_base } => {
+        Cmd::Redis {
+            op,
+            port_base,
+            requirepass_file,
+        } => {
             // Always on loopback: stock clients on this machine reach the fronts directly.
             let lab = &lab.clone_loopback();
             match op {
@@ -262,6 +285,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                         &dir.join("redis-nc"),
                         nodes,
                         port_base,
+                        requirepass_file.as_deref(),
                     )?;
                     println!(
                         "Redis-NC up: {nodes} nodes on loopback (state in {}); use any front:",
@@ -270,10 +294,23 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     for l in lines {
                         println!("  {l}");
                     }
+                    if let Some(f) = &requirepass_file {
+                        println!(
+                            "the fronts require AUTH; for redis-cli: export REDISCLI_AUTH=\"$(head -n1 {})\"",
+                            f.display()
+                        );
+                    } else if std::env::var_os(host_app::auth::REDIS_ENV).is_some() {
+                        println!(
+                            "the fronts require AUTH ({}); for redis-cli: export REDISCLI_AUTH=\"${}\"",
+                            host_app::auth::REDIS_ENV,
+                            host_app::auth::REDIS_ENV
+                        );
+                    }
                     println!("stop it with: nc-lab redis down");
                 }
                 AppOp::Status => {
-                    for l in nc_tools::app_lab::redis_status(lab, port_base)? {
+                    let password = nc_tools::app_lab::redis_password(requirepass_file.as_deref())?;
+                    for l in nc_tools::app_lab::redis_status(lab, port_base, password.as_ref())? {
                         println!("{l}");
                     }
                 }
@@ -378,7 +415,16 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             seed,
             stuck_secs,
             out,
+            log_keep,
+            min_gap_us,
         } => {
+            let mut with_keep = lab.clone();
+            if let Some(k) = log_keep {
+                with_keep
+                    .engine_args
+                    .extend(["--log-keep".to_string(), k.to_string()]);
+            }
+            let lab = &with_keep;
             if !(2..=63).contains(&nodes) {
                 return Err(LabError(format!(
                     "--nodes {nodes}: legal values are 2..=63"
@@ -402,6 +448,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             let bins = Bins::beside_me()?;
             clean_up_on_interrupt(lab)?;
             lab.up(nodes)?;
+            if let Some(g) = min_gap_us {
+                let mut f = lab.load()?;
+                f.timing.min_gap_ns = g * 1000;
+                f.validate()?;
+                std::fs::write(lab.cfg_path(), f.to_toml())?;
+            }
             let r = nc_tools::soak::run_soak(
                 lab,
                 &bins,
@@ -454,6 +506,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             clients,
             min_gap_us,
             nodes,
+            tags,
         } => {
             let bins = Bins::beside_me()?;
             let raft = bins.engine.with_file_name("nc-raft");
@@ -484,6 +537,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     clients,
                     min_gap_ns: min_gap_us.map(|u| u * 1000),
                     nodes,
+                    tags,
                 },
             );
             lab.down()?;
