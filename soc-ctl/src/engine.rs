@@ -633,6 +633,30 @@ impl Engine {
         all
     }
 
+    /// Client replies, in one `sendmmsg` (each to its client's last address); a reply to an
+    /// unknown client or one the kernel refused is dropped and counted.
+    fn send_replies(&mut self, replies: &[(u32, Vec<u8>)]) {
+        let mut batch = Vec::with_capacity(replies.len());
+        for (client_id, packet) in replies {
+            match self.clients.get(client_id) {
+                Some(SocketAddr::V4(to)) => batch.push(mmsg::Datagram {
+                    payload: packet,
+                    to: *to,
+                    from: None,
+                }),
+                _ => {
+                    self.stats.reply_unknown_client += 1;
+                    self.node.output_dropped(Dropped::Reply);
+                }
+            }
+        }
+        let sent = mmsg::send_all(&self.socks.client, &batch).unwrap_or(0);
+        for _ in sent..batch.len() {
+            self.stats.send_errors += 1;
+            self.node.output_dropped(Dropped::Reply);
+        }
+    }
+
     /// Carry out the node's actions in the order it emitted them.
     fn carry_out(&mut self, now: u64) {
         let mut sent_message = false;
@@ -681,18 +705,16 @@ impl Engine {
                         }
                     }
                     Action::Reply { .. } | Action::Deliver(_) if failed_send => {}
-                    Action::Reply { client_id, packet } => match self.clients.get(&client_id) {
-                        Some(to) => {
-                            if self.socks.client.send_to(&packet, to).is_err() {
-                                self.stats.send_errors += 1;
-                                self.node.output_dropped(Dropped::Reply);
+                    Action::Reply { client_id, packet } => {
+                        // A batch's OKs (consecutive replies) leave in one sendmmsg.
+                        let mut replies = vec![(client_id, packet)];
+                        while let Some(Action::Reply { .. }) = actions.peek() {
+                            if let Some(Action::Reply { client_id, packet }) = actions.next() {
+                                replies.push((client_id, packet));
                             }
                         }
-                        None => {
-                            self.stats.reply_unknown_client += 1;
-                            self.node.output_dropped(Dropped::Reply);
-                        }
-                    },
+                        self.send_replies(&replies);
+                    }
                     Action::Deliver(d) => {
                         if self
                             .socks
