@@ -150,6 +150,19 @@ pub fn redis_nc_node_args(
 }
 
 impl RedisNcLab {
+    /// Every process of the cluster: the engines, the apps and what they started (redis-servers).
+    pub fn pids(&self) -> Vec<i32> {
+        let n = self.procs.len() as u8;
+        (0..n)
+            .filter_map(|i| self.lab.pid(i))
+            .chain(
+                self.procs
+                    .iter()
+                    .flat_map(|(_, c)| crate::netlab::with_descendants(c.id() as i32)),
+            )
+            .collect()
+    }
+
     /// Bring up `n` nodes (lab prefix `prefix`, state under `dir`), engines started, xdp-log
     /// attached on every host, redis-nc (binary `redis_nc`) running on every host.
     pub fn start(

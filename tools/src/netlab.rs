@@ -1,4 +1,4 @@
-//! The testbed of DESIGN.md in network namespaces: per node a `nic-I` namespace (the engine, as
+//! The testbed of docs/design.md in network namespaces: per node a `nic-I` namespace (the engine, as
 //! on the card) and a `host-I` namespace (the host) joined by a veth (the PCIe stand-in); every
 //! `nic-I` on two bridges `tree-a` and `tree-b` (the two multicast trees) and on a `clients`
 //! bridge; a `clients` namespace. The bridges live in a switch namespace of their own, so the
@@ -652,6 +652,35 @@ fn pid_alive(path: &Path) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
     let state = stat.rsplit(')').next()?.split_whitespace().next()?;
     (state != "Z").then_some(p)
+}
+
+/// `pid` and every process below it (children, their children, …), from /proc.
+pub fn with_descendants(pid: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            // After "pid (comm) state ppid": comm may hold spaces, so split after its ')'.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            Some((p, rest.split_whitespace().nth(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        let parent = all[i];
+        all.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    all
 }
 
 /// CPU time (ns) process `pid` has used so far, all its threads, from the kernel's own

@@ -95,6 +95,19 @@ struct Run {
     conns: u64,
     rate: f64,
     lat: Histogram<u64>,
+    /// CPU ms per 1,000 SETs of the system's processes (servers, engines, fronts; not the
+    /// benchmark's clients), from the kernel's accounting.
+    cpu_per_k: f64,
+}
+
+/// CPU (ns) the processes `pids` have used so far.
+fn cpu_of(pids: &[i32]) -> u64 {
+    pids.iter().map(|&p| nc_tools::netlab::cpu_ns(p)).sum()
+}
+
+/// ms of CPU per 1,000 SETs between two [`cpu_of`] readings.
+fn per_k(before: u64, after: u64, ops: u64) -> f64 {
+    after.saturating_sub(before) as f64 / 1e6 / (ops.max(1) as f64 / 1000.0)
 }
 
 const UNREPLICATED: &str = "redis-server, unreplicated";
@@ -243,9 +256,12 @@ fn run(a: &Args) -> Result<String, String> {
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
         load(&clients, front(0), 500, 4, a.size, false)?;
+        let pids = rl.pids();
         for &c in &a.conns {
             let before = stages(&clients, front(0))?;
+            let cpu0 = cpu_of(&pids);
             let (rate, lat) = load(&clients, front(0), a.ops, c, a.size, false)?;
+            let cpu_per_k = per_k(cpu0, cpu_of(&pids), a.ops);
             if n == max_n {
                 breakdown_rows.push(breakdown(c, before, stages(&clients, front(0))?));
             }
@@ -255,6 +271,7 @@ fn run(a: &Args) -> Result<String, String> {
                 conns: c,
                 rate,
                 lat,
+                cpu_per_k,
             });
         }
         let stock_conns = a.conns.iter().copied().max().unwrap_or(50);
@@ -291,16 +308,20 @@ fn run(a: &Args) -> Result<String, String> {
             let p = baseline_redis(&rl.lab, 0, None, &d.join("primary.log"))
                 .map_err(|e| e.to_string())?;
             let mut kill = vec![p];
-            let res = (|| -> Result<(), String> {
+            let res = (|kill: &mut Vec<Child>| -> Result<(), String> {
                 load(&clients, primary, 500, 4, a.size, false)?;
+                let primary_pid = vec![kill[0].id() as i32];
                 for &c in &a.conns {
+                    let cpu0 = cpu_of(&primary_pid);
                     let (rate, lat) = load(&clients, primary, a.ops, c, a.size, false)?;
+                    let cpu_per_k = per_k(cpu0, cpu_of(&primary_pid), a.ops);
                     eprintln!("redis-server unreplicated, {c} connection(s): {rate:.0} SET/s");
                     runs.push(Run {
                         name: UNREPLICATED.into(),
                         conns: c,
                         rate,
                         lat,
+                        cpu_per_k,
                     });
                 }
                 let r = baseline_redis(&rl.lab, 1, Some(0), &d.join("replica.log"))
@@ -319,8 +340,11 @@ fn run(a: &Args) -> Result<String, String> {
                         return Err("the replica did not connect".into());
                     }
                 }
+                let both: Vec<i32> = kill.iter().map(|k| k.id() as i32).collect();
                 for &c in &a.conns {
+                    let cpu0 = cpu_of(&both);
                     let (rate, lat) = load(&clients, primary, a.ops, c, a.size, true)?;
+                    let cpu_per_k = per_k(cpu0, cpu_of(&both), a.ops);
                     eprintln!(
                         "redis-server + replica, WAIT 1 0, {c} connection(s): {rate:.0} SET/s"
                     );
@@ -329,10 +353,11 @@ fn run(a: &Args) -> Result<String, String> {
                         conns: c,
                         rate,
                         lat,
+                        cpu_per_k,
                     });
                 }
                 Ok(())
-            })();
+            })(&mut kill);
             for mut k in kill {
                 let _ = k.kill();
                 let _ = k.wait();
@@ -359,21 +384,22 @@ fn run(a: &Args) -> Result<String, String> {
     );
     let _ = writeln!(
         t,
-        "| system | connections | SET/s | p50 µs | p99 µs | max µs | SET/s × unreplicated redis |"
+        "| system | connections | SET/s | p50 µs | p99 µs | max µs | SET/s × unreplicated redis | CPU ms / 1k SETs (servers, engines, fronts) |"
     );
-    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in &runs {
         let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
         let _ = writeln!(
             t,
-            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {} |",
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {} | {:.1} |",
             r.name,
             r.conns,
             r.rate,
             q(0.5),
             q(0.99),
             r.lat.max() as f64 / 1000.0,
-            find(UNREPLICATED, r.conns).map_or("-".into(), |b| format!("{:.2}", r.rate / b.rate))
+            find(UNREPLICATED, r.conns).map_or("-".into(), |b| format!("{:.2}", r.rate / b.rate)),
+            r.cpu_per_k
         );
     }
     // The goals (issue 15), for the largest Redis-NC cluster measured.
