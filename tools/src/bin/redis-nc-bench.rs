@@ -4,6 +4,7 @@
 //! Redis-NC to show the stock tool works. Needs root. Its fronts run without a password (the lab
 //! does not pass `REDIS_NC_PASSWORD` on), so its clients send no AUTH.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddrV4;
 use std::path::{Path, PathBuf};
@@ -103,6 +104,18 @@ struct Run {
 /// CPU (ns) the processes `pids` have used so far.
 fn cpu_of(pids: &[i32]) -> u64 {
     pids.iter().map(|&p| nc_tools::netlab::cpu_ns(p)).sum()
+}
+
+/// CPU (ns) used so far by `pids`, summed by program name (`/proc/PID/comm`).
+fn cpu_by_program(pids: &[i32]) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for &p in pids {
+        let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into());
+        *m.entry(name).or_default() += nc_tools::netlab::cpu_ns(p);
+    }
+    m
 }
 
 /// ms of CPU per 1,000 SETs between two [`cpu_of`] readings.
@@ -249,6 +262,7 @@ fn run(a: &Args) -> Result<String, String> {
     let mut runs = Vec::new();
     let mut stock = String::new();
     let mut breakdown_rows: Vec<String> = Vec::new();
+    let mut cpu_rows: Vec<String> = Vec::new();
     let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
     for &n in &a.nodes {
         let d = tmp.join(format!("nc{n}"));
@@ -259,9 +273,21 @@ fn run(a: &Args) -> Result<String, String> {
         let pids = rl.pids();
         for &c in &a.conns {
             let before = stages(&clients, front(0))?;
+            let by0 = cpu_by_program(&pids);
             let cpu0 = cpu_of(&pids);
             let (rate, lat) = load(&clients, front(0), a.ops, c, a.size, false)?;
             let cpu_per_k = per_k(cpu0, cpu_of(&pids), a.ops);
+            if n == max_n {
+                let by = cpu_by_program(&pids)
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let was = by0.get(&k).copied().unwrap_or(0);
+                        format!("{k} {:.1}", per_k(was, v, a.ops))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                cpu_rows.push(format!("| {c} | {cpu_per_k:.1} | {by} |"));
+            }
             if n == max_n {
                 breakdown_rows.push(breakdown(c, before, stages(&clients, front(0))?));
             }
@@ -446,6 +472,17 @@ fn run(a: &Args) -> Result<String, String> {
         );
         let _ = writeln!(t, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for r in &breakdown_rows {
+            let _ = writeln!(t, "{r}");
+        }
+    }
+    if !cpu_rows.is_empty() {
+        let _ = writeln!(
+            t,
+            "\nWhere Redis-NC's CPU goes (n = {max_n}, every node's processes, ms per 1,000 SETs, by program):\n"
+        );
+        let _ = writeln!(t, "| connections | all | by program |");
+        let _ = writeln!(t, "| ---: | ---: | --- |");
+        for r in &cpu_rows {
             let _ = writeln!(t, "{r}");
         }
     }
