@@ -417,6 +417,77 @@ impl ClusterFile {
         f
     }
 
+    /// A multicast cluster of the given nodes (what `soc-ctl gen-config --transport multicast`
+    /// writes): the software timing and limits of [`ClusterFile::loopback`], the tree groups
+    /// `groups` (tree t is `groups[t]`), the decide port `port_base` (client and host ports
+    /// follow it). Not validated: call [`ClusterFile::validate`] and
+    /// [`ClusterFile::check_multicast_nodes`].
+    pub fn multicast(nodes: Vec<NodeEntry>, groups: &[Ipv4Addr], port_base: u16) -> ClusterFile {
+        let mut f = ClusterFile::loopback(1, 1, 0, port_base);
+        f.transport = Transport::Multicast;
+        f.trees = groups.iter().map(|&group| Tree { group }).collect();
+        f.nodes = nodes;
+        f
+    }
+
+    /// The checks `gen-config` adds for a cluster of real machines (beyond [`validate`], which
+    /// every file passes): each node's client and tree addresses are unicast addresses other
+    /// than loopback (127.0.0.0/8 is `transport = "loopback"`), its host address is not a
+    /// group, its interface names are names Linux accepts, and its trees use distinct
+    /// interfaces (two trees on one link are not redundant).
+    ///
+    /// [`validate`]: ClusterFile::validate
+    pub fn check_multicast_nodes(&self) -> Result<(), ClusterError> {
+        let plain = |a: &Ipv4Addr| {
+            !(a.is_loopback() || a.is_unspecified() || a.is_multicast() || a.is_broadcast())
+        };
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !plain(&n.client_addr) {
+                return Err(err(
+                    format!("nodes[{i}].client_addr"),
+                    format!(
+                        "{} is not a unicast address other nodes and clients can reach",
+                        n.client_addr
+                    ),
+                ));
+            }
+            if n.host_addr.is_unspecified()
+                || n.host_addr.is_multicast()
+                || n.host_addr.is_broadcast()
+            {
+                return Err(err(
+                    format!("nodes[{i}].host_addr"),
+                    format!(
+                        "{} is not a unicast address (the host path sends to it: 127.0.0.1 for a replica on the same machine)",
+                        n.host_addr
+                    ),
+                ));
+            }
+            for (t, a) in n.tree_addrs.iter().enumerate() {
+                if !plain(a) {
+                    return Err(err(
+                        format!("nodes[{i}].tree_addrs[{t}]"),
+                        format!("{a} is not the unicast address of an interface on tree {t}"),
+                    ));
+                }
+            }
+            for (t, name) in n.tree_ifaces.iter().enumerate() {
+                if let Err(why) = check_iface_name(name) {
+                    return Err(err(format!("nodes[{i}].tree_ifaces[{t}]"), why));
+                }
+                if let Some(u) = n.tree_ifaces[..t].iter().position(|o| o == name) {
+                    return Err(err(
+                        format!("nodes[{i}].tree_ifaces[{t}]"),
+                        format!(
+                            "{name} is also tree {u}'s interface: every tree needs its own link (two trees on one link are not redundant)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every node's client address (UDP requests).
     pub fn client_addrs(&self) -> Vec<SocketAddrV4> {
         self.nodes
@@ -634,9 +705,142 @@ impl ClusterFile {
     }
 }
 
+/// An interface name Linux accepts (`dev_valid_name`): 1..=15 bytes, not `.` or `..`, no `/`,
+/// `:` or white space.
+fn check_iface_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 15 {
+        return Err(format!(
+            "'{name}' is not an interface name: Linux names are 1..=15 bytes"
+        ));
+    }
+    if name == "."
+        || name == ".."
+        || name.contains(['/', ':'])
+        || name.contains(char::is_whitespace)
+    {
+        return Err(format!(
+            "'{name}' is not an interface name (no '/', ':' or spaces; not '.' or '..')"
+        ));
+    }
+    Ok(())
+}
+
+/// One `--member` of `soc-ctl gen-config --transport multicast`:
+/// `ID,CLIENT_ADDR,HOST_ADDR,TREE_ADDR:IFACE[,TREE_ADDR:IFACE…]`, one `TREE_ADDR:IFACE` per tree
+/// in tree order (the node's address on that tree's network and the interface it is on). The
+/// error says which field is wrong and what it should be.
+pub fn parse_member(spec: &str) -> Result<NodeEntry, String> {
+    const FORM: &str = "ID,CLIENT_ADDR,HOST_ADDR,TREE_ADDR:IFACE,TREE_ADDR:IFACE";
+    let fields: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if fields.len() < 4 {
+        return Err(format!(
+            "{} field(s); the form is {FORM} (one TREE_ADDR:IFACE per tree)",
+            fields.len()
+        ));
+    }
+    let id: u64 = fields[0]
+        .parse()
+        .map_err(|_| format!("ID '{}' is not a node id (0, 1, 2, …)", fields[0]))?;
+    let addr = |what: &str, s: &str| -> Result<Ipv4Addr, String> {
+        s.parse()
+            .map_err(|_| format!("{what} '{s}' is not an IPv4 address (the form is {FORM})"))
+    };
+    let client_addr = addr("CLIENT_ADDR", fields[1])?;
+    let host_addr = addr("HOST_ADDR", fields[2])?;
+    let mut tree_addrs = Vec::new();
+    let mut tree_ifaces = Vec::new();
+    for (t, f) in fields[3..].iter().enumerate() {
+        let Some((a, iface)) = f.split_once(':') else {
+            return Err(format!(
+                "tree {t}: '{f}' is not TREE_ADDR:IFACE (e.g. 10.71.1.1:eth1)"
+            ));
+        };
+        tree_addrs.push(addr(&format!("tree {t}'s TREE_ADDR"), a.trim())?);
+        check_iface_name(iface.trim()).map_err(|e| format!("tree {t}: {e}"))?;
+        tree_ifaces.push(iface.trim().to_string());
+    }
+    Ok(NodeEntry {
+        id,
+        client_addr,
+        host_addr,
+        tree_addrs,
+        tree_ifaces,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn member(i: u8) -> NodeEntry {
+        parse_member(&format!(
+            "{i},10.71.3.{n},127.0.0.1,10.71.1.{n}:eth1,10.71.2.{n}:eth2",
+            n = i + 1
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_multicast_cluster_from_members_validates_and_round_trips() {
+        let groups = [Ipv4Addr::new(239, 77, 0, 1), Ipv4Addr::new(239, 77, 0, 2)];
+        let f = ClusterFile::multicast((0..3).map(member).collect(), &groups, 7400);
+        f.validate().unwrap();
+        f.check_multicast_nodes().unwrap();
+        let back = ClusterFile::parse(&f.to_toml()).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(back.transport, Transport::Multicast);
+        assert_eq!(back.nodes[2].tree_ifaces, ["eth1", "eth2"]);
+        assert_eq!(back.nodes[2].tree_addrs[1], Ipv4Addr::new(10, 71, 2, 3));
+        assert_eq!(back.timing, ClusterFile::loopback(3, 2, 0, 7400).timing);
+    }
+
+    #[test]
+    fn member_specs_are_refused_naming_the_field() {
+        for (spec, needle) in [
+            ("0,10.0.0.1,127.0.0.1", "3 field(s)"),
+            ("x,10.0.0.1,127.0.0.1,10.1.0.1:eth1", "ID 'x'"),
+            (
+                "0,10.0.0.300,127.0.0.1,10.1.0.1:eth1",
+                "CLIENT_ADDR '10.0.0.300'",
+            ),
+            ("0,10.0.0.1,host,10.1.0.1:eth1", "HOST_ADDR 'host'"),
+            (
+                "0,10.0.0.1,127.0.0.1,10.1.0.1",
+                "tree 0: '10.1.0.1' is not TREE_ADDR:IFACE",
+            ),
+            (
+                "0,10.0.0.1,127.0.0.1,10.1.0.1:eth1,eth2:10.2.0.1",
+                "tree 1's TREE_ADDR 'eth2'",
+            ),
+            (
+                "0,10.0.0.1,127.0.0.1,10.1.0.1:averyveryverylongname",
+                "1..=15 bytes",
+            ),
+            ("0,10.0.0.1,127.0.0.1,10.1.0.1:", "1..=15 bytes"),
+        ] {
+            let e = parse_member(spec).unwrap_err();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+        let groups = [Ipv4Addr::new(239, 77, 0, 1), Ipv4Addr::new(239, 77, 0, 2)];
+        let mut nodes: Vec<NodeEntry> = (0..3).map(member).collect();
+        nodes[1].tree_ifaces[1] = "eth1".into();
+        let e = ClusterFile::multicast(nodes, &groups, 7400)
+            .check_multicast_nodes()
+            .unwrap_err();
+        assert_eq!(e.key, "nodes[1].tree_ifaces[1]");
+        let mut nodes: Vec<NodeEntry> = (0..3).map(member).collect();
+        nodes[2].tree_addrs[0] = Ipv4Addr::new(127, 0, 1, 3);
+        let e = ClusterFile::multicast(nodes, &groups, 7400)
+            .check_multicast_nodes()
+            .unwrap_err();
+        assert_eq!(e.key, "nodes[2].tree_addrs[0]");
+        let mut nodes: Vec<NodeEntry> = (0..3).map(member).collect();
+        nodes[0].client_addr = Ipv4Addr::new(239, 1, 1, 1);
+        let e = ClusterFile::multicast(nodes, &groups, 7400)
+            .check_multicast_nodes()
+            .unwrap_err();
+        assert_eq!(e.key, "nodes[0].client_addr");
+    }
 
     #[test]
     fn loopback_file_round_trips_and_validates() {

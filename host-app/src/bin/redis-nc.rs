@@ -11,7 +11,7 @@ use host_app::engine_watch::EngineWatch;
 use host_app::feed::Feed;
 use host_app::front::{self, Node, Reads, Source};
 use host_app::redis::{RedisApplier, RedisServer};
-use soc_ctl::cluster::{ClusterFile, Transport};
+use soc_ctl::cluster::ClusterFile;
 
 /// Redis replicated by Nano-consensus: stock Redis clients connect to --listen; writes are
 /// decided by the cluster and applied on every node's redis-server in the same order.
@@ -31,6 +31,10 @@ struct Args {
     /// This node's id.
     #[arg(long, short)]
     node: u8,
+    /// Use the loopback addresses of a multicast file (its engines run with
+    /// `nc-engine --loopback`); a loopback file needs no flag.
+    #[arg(long)]
+    loopback: bool,
     /// Folder for this node's redis-server (socket, log).
     #[arg(long)]
     dir: PathBuf,
@@ -86,11 +90,7 @@ fn main() -> ExitCode {
         Ok(f) => f,
         Err(e) => return fail(format!("{}: {e}", a.config.display())),
     };
-    let file = if !nix::unistd::geteuid().is_root() && file.transport == Transport::Multicast {
-        file.as_loopback()
-    } else {
-        file
-    };
+    let file = if a.loopback { file.as_loopback() } else { file };
     let setup = match file.node(a.node as u64) {
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),

@@ -16,7 +16,7 @@ use host_app::zk::{ZkApplier, ZkOp, ZkServer, ZkSnapshot};
 use host_app::zk_front::{self, ReadRequest, SnapshotRequest, ZkNode};
 use proto::log::Logged;
 use soc_ctl::client::Client;
-use soc_ctl::cluster::{ClusterFile, Transport};
+use soc_ctl::cluster::ClusterFile;
 
 #[derive(Parser)]
 #[command(
@@ -39,6 +39,10 @@ struct Args {
     /// zk-nc (exit code 2).
     #[arg(long, global = true, value_name = "PATH")]
     password_file: Option<PathBuf>,
+    /// Use the loopback addresses of a multicast file (its engines run with
+    /// `nc-engine --loopback`); a loopback file needs no flag.
+    #[arg(long, global = true)]
+    loopback: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -145,11 +149,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let file = if !nix::unistd::geteuid().is_root() && file.transport == Transport::Multicast {
-        file.as_loopback()
-    } else {
-        file
-    };
+    let file = if a.loopback { file.as_loopback() } else { file };
     let r = match a.cmd {
         Cmd::Node(n) => run_node(&file, n, password),
         Cmd::Write {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use soc_ctl::client::{Client, load_with};
-use soc_ctl::cluster::{ClusterFile, Transport};
+use soc_ctl::cluster::ClusterFile;
 
 /// A Nano-consensus client (UDP): follows NOT_LEADER redirects and retransmits on silence.
 #[derive(Parser)]
@@ -15,7 +15,8 @@ struct Args {
     /// The cluster file (client addresses of the nodes).
     #[arg(long, short)]
     config: PathBuf,
-    /// Reach the nodes on loopback (as nc-engine does without root).
+    /// Reach the nodes at the loopback addresses of a multicast file (engines run with
+    /// `nc-engine --loopback`); a loopback file needs no flag.
     #[arg(long)]
     loopback: bool,
     /// Client id [default: derived from the process id].
@@ -58,14 +59,24 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let root = nix::unistd::geteuid().is_root();
-    let file = if a.loopback || (!root && file.transport == Transport::Multicast) {
-        file.as_loopback()
-    } else {
-        file
-    };
+    let file = if a.loopback { file.as_loopback() } else { file };
     let id = a.client_id.unwrap_or(std::process::id());
     let cluster = file.cluster_id as u32;
+    // Said when nothing was decided: where the requests went (no transport is switched
+    // behind the user's back, so a wrong one shows here).
+    let tried = {
+        let addrs: Vec<String> = file.client_addrs().iter().map(|a| a.to_string()).collect();
+        format!(
+            "requests went to {} ({} transport{})",
+            addrs.join(", "),
+            file.transport,
+            if a.loopback {
+                ", --loopback"
+            } else {
+                "; engines run with --loopback need nc-client --loopback"
+            }
+        )
+    };
     // [auth]: tag requests with the cluster's key and check the replies' tags.
     let auth = match file.client_auth() {
         Ok(a) => a,
@@ -89,7 +100,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("nc-client: {e}");
+                    eprintln!("nc-client: {e}; {tried}");
                     ExitCode::FAILURE
                 }
             }
@@ -128,7 +139,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("nc-client: {e}");
+                eprintln!("nc-client: {e}; {tried}");
                 ExitCode::FAILURE
             }
         },

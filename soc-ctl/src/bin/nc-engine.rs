@@ -32,11 +32,19 @@ struct Args {
     /// How the engine thread waits for its next deadline.
     #[arg(long, value_enum, default_value_t = TimerMode::Timerfd)]
     timer: TimerMode,
-    /// Override the file's transport. Without root a multicast cluster runs as loopback.
+    /// Override the file's transport: `loopback` runs a multicast file on 127.0.0.0/8 (unicast
+    /// fan-out, every node on this machine). Nothing is switched for you: without this (or
+    /// --loopback) the file's `transport` is used.
     #[arg(long, value_enum)]
     transport: Option<TransportArg>,
-    /// Real-time priority (SCHED_FIFO 1..=99) for the engine thread, with memory locked:
-    /// [default: 50 as root with --timer timerfd, off otherwise; 0 = off].
+    /// Same as `--transport loopback`.
+    #[arg(long, conflicts_with = "transport")]
+    loopback: bool,
+    /// Real-time priority (SCHED_FIFO 1..=99) for the engine thread, with memory locked.
+    /// Needs CAP_SYS_NICE (or an RLIMIT_RTPRIO of at least P) and CAP_IPC_LOCK (or an unlimited
+    /// RLIMIT_MEMLOCK); root has both. Asked for without them, the engine refuses to start
+    /// [default: 50 with --timer timerfd when the process holds them, else off with a note;
+    /// 0 = off].
     #[arg(long)]
     realtime: Option<u8>,
     /// Log state changes, leader changes and synchrony violations to stderr.
@@ -73,19 +81,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let root = nix::unistd::geteuid().is_root();
-    let want = match a.transport {
-        Some(TransportArg::Loopback) => Transport::Loopback,
-        Some(TransportArg::Multicast) => Transport::Multicast,
-        None if !root && file.transport == Transport::Multicast => {
-            eprintln!(
-                "nc-engine: not root: running the multicast cluster on loopback (127.0.0.0/8 unicast fan-out)"
-            );
-            Transport::Loopback
-        }
-        None => file.transport,
+    let want = match (a.transport, a.loopback) {
+        (Some(TransportArg::Loopback), _) | (None, true) => Transport::Loopback,
+        (Some(TransportArg::Multicast), _) => Transport::Multicast,
+        (None, false) => file.transport,
     };
     if want == Transport::Loopback {
+        if file.transport == Transport::Multicast {
+            eprintln!(
+                "nc-engine: loopback as asked: running the multicast cluster file on 127.0.0.0/8 (unicast fan-out; node i's tree addresses 127.0.1.(i+1), 127.0.2.(i+1), client 127.0.10.(i+1))"
+            );
+        }
         file = file.as_loopback();
     } else if file.transport != Transport::Multicast {
         eprintln!(
@@ -103,8 +109,23 @@ fn main() -> ExitCode {
     let ctl_path = a.ctl.unwrap_or_else(|| soc_ctl::default_ctl_path(a.node));
     let realtime = match (a.realtime, a.timer) {
         (Some(0), _) => None,
-        (Some(p), _) => Some(p.min(99)),
-        (None, TimerMode::Timerfd) if root => Some(50),
+        (Some(p), _) => {
+            let p = p.min(99);
+            if let Some(missing) = privilege::realtime_missing(p) {
+                eprintln!("nc-engine: --realtime {p}: {missing}, or pass --realtime 0");
+                return ExitCode::from(2);
+            }
+            Some(p)
+        }
+        (None, TimerMode::Timerfd) => match privilege::realtime_missing(50) {
+            None => Some(50),
+            Some(missing) => {
+                eprintln!(
+                    "nc-engine: note: real-time priority off ({missing}); ticks can be late under load. --realtime 0 turns it off without this note"
+                );
+                None
+            }
+        },
         (None, _) => None,
     };
     if realtime.is_some() && a.timer == TimerMode::Busy {
@@ -136,7 +157,79 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("nc-engine: {e}");
+            if matches!(e.kind(), std::io::ErrorKind::PermissionDenied) {
+                eprintln!("nc-engine: {}", privilege::SOCKET_PRIVILEGES);
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What the engine does that may need a privilege, and how to tell whether this process has it.
+/// Multicast needs none: joining a group, IP_PKTINFO, SO_TIMESTAMPNS and the ports ≥ 1024 of
+/// the default cluster file are open to every user.
+mod privilege {
+    /// Linux capability numbers (linux/capability.h).
+    const CAP_IPC_LOCK: u32 = 14;
+    const CAP_SYS_NICE: u32 = 23;
+
+    /// Printed after a refused socket operation.
+    pub const SOCKET_PRIVILEGES: &str = "a privilege or permission is missing for the step named above: \
+        a port below 1024 needs CAP_NET_BIND_SERVICE; SO_BINDTODEVICE (the tree interfaces) \
+        needs CAP_NET_RAW on Linux before 5.7 only; the control socket's folder must be writable \
+        by this user (docs/deploy.md, \"Privileges\")";
+
+    /// Whether the process's effective capability set holds `cap` (/proc/self/status CapEff).
+    fn has_cap(cap: u32) -> bool {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("CapEff:"))
+                    .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+            })
+            .is_some_and(|bits| bits & (1 << cap) != 0)
+    }
+
+    /// The soft limit named `name` in /proc/self/limits (None: unlimited; 0 if unreadable).
+    fn soft_limit(name: &str) -> Option<u64> {
+        let text = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+        let v = text
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("0");
+        if v == "unlimited" {
+            None
+        } else {
+            Some(v.parse().unwrap_or(0))
+        }
+    }
+
+    /// Why SCHED_FIFO at priority `p` with memory locked cannot work here, naming what is
+    /// missing; None when it can.
+    pub fn realtime_missing(p: u8) -> Option<String> {
+        let fifo = has_cap(CAP_SYS_NICE)
+            || soft_limit("Max realtime priority").is_none_or(|l| l >= u64::from(p));
+        let lock = has_cap(CAP_IPC_LOCK) || soft_limit("Max locked memory").is_none();
+        let mut missing = Vec::new();
+        if !fifo {
+            missing.push(format!(
+                "SCHED_FIFO needs CAP_SYS_NICE (or RLIMIT_RTPRIO >= {p})"
+            ));
+        }
+        if !lock {
+            missing.push(
+                "locking its memory (mlockall) needs CAP_IPC_LOCK (or an unlimited RLIMIT_MEMLOCK)"
+                    .to_string(),
+            );
+        }
+        if missing.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{}: run as root, with `AmbientCapabilities=CAP_SYS_NICE CAP_IPC_LOCK` (deploy/systemd/nc-engine@.service), or after `setcap cap_sys_nice,cap_ipc_lock+ep nc-engine`",
+            missing.join("; ")
+        ))
     }
 }

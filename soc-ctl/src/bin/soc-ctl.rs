@@ -85,6 +85,10 @@ enum Cmd {
         config: PathBuf,
         /// New timeout in the engine's time unit (ns in software, cycles on the card).
         value: u32,
+        /// Reach the nodes at the loopback addresses of a multicast file (engines run with
+        /// `nc-engine --loopback`); a loopback file needs no flag.
+        #[arg(long)]
+        loopback: bool,
     },
     /// Change the packet tags of a running cluster through a CONFIG instance (every node
     /// switches at the same instance): turn tags on (`--mode on`, then `--mode required`), or
@@ -100,6 +104,10 @@ enum Cmd {
         /// Key id the nodes tag with from then on (1..=255; every node's key file must hold it).
         #[arg(long)]
         key: u8,
+        /// Reach the nodes at the loopback addresses of a multicast file (engines run with
+        /// `nc-engine --loopback`); a loopback file needs no flag.
+        #[arg(long)]
+        loopback: bool,
     },
     /// Read the key file named by cluster.toml's [auth] again (engine only; nothing changes if
     /// it cannot be read or lacks the key the node tags with).
@@ -119,21 +127,68 @@ enum Cmd {
         #[arg(long, default_value_t = u64::MAX)]
         to: u64,
     },
-    /// Print a loopback cluster.toml (software defaults: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms).
+    /// Print a cluster.toml: loopback (the default: `--nodes N` on 127.0.0.0/8, one machine), or
+    /// multicast for real machines (`--transport multicast`, one `--member` per node). Software
+    /// timing: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms.
+    #[command(after_help = "\
+Multicast (docs/deploy.md), three machines with two tree networks each:
+  soc-ctl gen-config --transport multicast \\
+      --member 0,10.71.3.1,127.0.0.1,10.71.1.1:eth1,10.71.2.1:eth2 \\
+      --member 1,10.71.3.2,127.0.0.1,10.71.1.2:eth1,10.71.2.2:eth2 \\
+      --member 2,10.71.3.3,127.0.0.1,10.71.1.3:eth1,10.71.2.3:eth2 \\
+      --auth-key-file /etc/nano-consensus/cluster.key > cluster.toml
+A --member is ID,CLIENT_ADDR,HOST_ADDR,TREE_ADDR:IFACE,TREE_ADDR:IFACE: the address clients
+(and joiners) reach the node at, where its decisions go to its host application (127.0.0.1
+when the replica runs on the same machine; the host's address on the card link otherwise),
+and per tree its address on that tree's network and the interface it is on.")]
     GenConfig {
-        #[arg(long, default_value_t = 3)]
-        nodes: u8,
-        #[arg(long, default_value_t = 2)]
-        trees: u8,
-        /// Second byte of the 127.x.y.z addresses (to run several clusters side by side).
-        #[arg(long, default_value_t = 0)]
-        net: u8,
+        /// `loopback` (every node on this machine, 127.0.0.0/8) or `multicast` (real machines;
+        /// needs --member per node).
+        #[arg(long, value_enum, default_value = "loopback")]
+        transport: TransportArg,
+        /// Loopback: the number of nodes [default: 3].
+        #[arg(long)]
+        nodes: Option<u8>,
+        /// Loopback: the number of trees [default: 2].
+        #[arg(long)]
+        trees: Option<u8>,
+        /// Loopback: second byte of the 127.x.y.z addresses, to run several clusters side by
+        /// side [default: 0].
+        #[arg(long)]
+        net: Option<u8>,
+        /// Multicast: one node, ID,CLIENT_ADDR,HOST_ADDR,TREE_ADDR:IFACE,TREE_ADDR:IFACE
+        /// (repeat for every node, ids 0, 1, 2, … in order; one TREE_ADDR:IFACE per tree).
+        #[arg(long = "member", value_name = "SPEC")]
+        members: Vec<String>,
+        /// Multicast: the group of each tree, in tree order (repeat) [default: 239.77.0.1,
+        /// 239.77.0.2, …].
+        #[arg(long = "group", value_name = "GROUP")]
+        groups: Vec<std::net::Ipv4Addr>,
         /// Decide port; client and host ports follow it.
         #[arg(long, default_value_t = 7400)]
         port: u16,
+        /// Cluster id carried in every packet (xdp-log attach --cluster-id takes the same).
+        #[arg(long, default_value_t = 7)]
+        cluster_id: u64,
+        /// IP MTU of the tree links (9000: jumbo frames, a full DECIDE in one frame).
+        #[arg(long, default_value_t = 9000)]
+        mtu: u64,
+        /// Tag every packet (an [auth] section, mode "required"): the cluster's key file, an
+        /// absolute path (make it with `soc-ctl gen-key --out PATH`), on every node and client.
+        #[arg(long, value_name = "PATH")]
+        auth_key_file: Option<PathBuf>,
+        /// The key id of --auth-key-file every node tags with.
+        #[arg(long, default_value_t = 1, requires = "auth_key_file")]
+        auth_key_id: u8,
     },
     /// Engine test hook (loopback transport): drop everything received on a tree, or stop dropping.
     DropTree { tree: u8, state: OnOff },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TransportArg {
+    Loopback,
+    Multicast,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -213,22 +268,53 @@ fn main() -> ExitCode {
     let a = Args::parse();
     match a.cmd {
         Cmd::GenConfig {
+            transport,
             nodes,
             trees,
             net,
+            members,
+            groups,
             port,
+            cluster_id,
+            mtu,
+            auth_key_file,
+            auth_key_id,
         } => {
-            let f = ClusterFile::loopback(nodes, trees, net, port);
-            return match f.validate() {
-                Ok(()) => {
-                    print!("{}", f.to_toml());
+            let opts = GenConfigOpts {
+                transport,
+                nodes,
+                trees,
+                net,
+                members,
+                groups,
+                port,
+                cluster_id,
+                mtu,
+                auth_key_file,
+                auth_key_id,
+            };
+            return match gen_config(&opts) {
+                Ok(text) => {
+                    print!("{text}");
                     ExitCode::SUCCESS
                 }
-                Err(e) => fail(e),
+                Err(e) => {
+                    eprintln!("soc-ctl gen-config: {e}");
+                    ExitCode::from(2)
+                }
             };
         }
-        Cmd::SetTimeout { config, value } => return set_timeout(&config, value),
-        Cmd::SetAuth { config, mode, key } => return set_auth(&config, mode, key),
+        Cmd::SetTimeout {
+            config,
+            value,
+            loopback,
+        } => return set_timeout(&config, value, loopback),
+        Cmd::SetAuth {
+            config,
+            mode,
+            key,
+            loopback,
+        } => return set_auth(&config, mode, key, loopback),
         Cmd::GenKey { out, id } => {
             if id == 0 {
                 return fail("--id: 0 means untagged; legal are 1..=255");
@@ -297,6 +383,165 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
+}
+
+/// `gen-config`'s options.
+struct GenConfigOpts {
+    transport: TransportArg,
+    nodes: Option<u8>,
+    trees: Option<u8>,
+    net: Option<u8>,
+    members: Vec<String>,
+    groups: Vec<std::net::Ipv4Addr>,
+    port: u16,
+    cluster_id: u64,
+    mtu: u64,
+    auth_key_file: Option<PathBuf>,
+    auth_key_id: u8,
+}
+
+/// The cluster file `gen-config` prints, validated as every reader will; an error names the
+/// option (and for a node, its `--member`) that caused it.
+fn gen_config(o: &GenConfigOpts) -> Result<String, String> {
+    use soc_ctl::cluster::{Auth, AuthMode, parse_member};
+    let mut f = match o.transport {
+        TransportArg::Loopback => {
+            if !o.members.is_empty() || !o.groups.is_empty() {
+                return Err(
+                    "--member and --group describe a multicast cluster: add --transport multicast"
+                        .into(),
+                );
+            }
+            ClusterFile::loopback(
+                o.nodes.unwrap_or(3),
+                o.trees.unwrap_or(2),
+                o.net.unwrap_or(0),
+                o.port,
+            )
+        }
+        TransportArg::Multicast => {
+            for (name, given) in [
+                ("--nodes", o.nodes.is_some()),
+                ("--trees", o.trees.is_some()),
+                ("--net", o.net.is_some()),
+            ] {
+                if given {
+                    return Err(format!(
+                        "{name} is for loopback clusters; a multicast cluster has one --member per node (and one TREE_ADDR:IFACE per tree in each)"
+                    ));
+                }
+            }
+            if o.members.is_empty() {
+                return Err(
+                    "--transport multicast needs one --member ID,CLIENT_ADDR,HOST_ADDR,TREE_ADDR:IFACE,TREE_ADDR:IFACE per node"
+                        .into(),
+                );
+            }
+            let mut nodes = Vec::new();
+            for (i, spec) in o.members.iter().enumerate() {
+                let n = parse_member(spec).map_err(|e| format!("--member '{spec}': {e}"))?;
+                if n.id != i as u64 {
+                    return Err(format!(
+                        "--member '{spec}': node id {} given as --member number {}: list the members in id order 0, 1, 2, …",
+                        n.id,
+                        i + 1
+                    ));
+                }
+                nodes.push(n);
+            }
+            let trees = nodes[0].tree_addrs.len();
+            let groups: Vec<std::net::Ipv4Addr> = if o.groups.is_empty() {
+                (0..trees)
+                    .map(|t| std::net::Ipv4Addr::new(239, 77, 0, 1 + t as u8))
+                    .collect()
+            } else {
+                o.groups.clone()
+            };
+            if groups.len() != trees {
+                return Err(format!(
+                    "--group: {} group(s) for {trees} tree(s) (member 0 names {trees} TREE_ADDR:IFACE): give one --group per tree",
+                    groups.len()
+                ));
+            }
+            ClusterFile::multicast(nodes, &groups, o.port)
+        }
+    };
+    f.cluster_id = o.cluster_id;
+    f.limits.mtu = o.mtu;
+    if let Some(path) = &o.auth_key_file {
+        if !path.is_absolute() {
+            return Err(format!(
+                "--auth-key-file {}: give an absolute path (every node and client reads it from cluster.toml)",
+                path.display()
+            ));
+        }
+        if o.auth_key_id == 0 {
+            return Err("--auth-key-id: 0 means untagged; legal are 1..=255".into());
+        }
+        f.auth = Some(Auth {
+            mode: AuthMode::Required,
+            key: o.auth_key_id as u64,
+            key_file: path.clone(),
+        });
+    }
+    let named = |e: soc_ctl::cluster::ClusterError| -> String {
+        let k = e.key.as_str();
+        let option = if let Some(rest) = k.strip_prefix("nodes[") {
+            let i: usize = rest
+                .split(']')
+                .next()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(0);
+            match o.members.get(i) {
+                Some(spec) => format!("--member '{spec}'"),
+                None => "--nodes".to_string(),
+            }
+        } else if k.starts_with("trees") {
+            if o.transport == TransportArg::Multicast {
+                "--group".into()
+            } else {
+                "--trees".into()
+            }
+        } else if k.starts_with("ports") {
+            "--port".into()
+        } else if k == "cluster_id" {
+            "--cluster-id".into()
+        } else if k == "limits.mtu" {
+            "--mtu".into()
+        } else if k.starts_with("auth") {
+            "--auth-key-id".into()
+        } else if k == "nodes" {
+            "--nodes / --member".into()
+        } else {
+            return format!("the generated file is refused: {e}");
+        };
+        format!("{option}: {e}")
+    };
+    f.validate().map_err(named)?;
+    if f.transport == soc_ctl::cluster::Transport::Multicast {
+        f.check_multicast_nodes().map_err(named)?;
+    }
+    if let (Some(a), Some(path)) = (&f.auth, &o.auth_key_file) {
+        match soc_ctl::cluster::load_keys(path) {
+            Ok(ring) if ring.get(a.key as u8).is_none() => {
+                return Err(format!(
+                    "--auth-key-id {}: {} holds keys {:?}, not this one",
+                    a.key,
+                    path.display(),
+                    ring.ids()
+                ));
+            }
+            Ok(_) => {}
+            Err(_) if !path.exists() => eprintln!(
+                "soc-ctl gen-config: note: {} does not exist yet; make it with `soc-ctl gen-key --out {} --id {}` and copy it to every node and client (mode 0600)",
+                path.display(),
+                path.display(),
+                a.key
+            ),
+            Err(e) => return Err(format!("--auth-key-file: {e}")),
+        }
+    }
+    Ok(f.to_toml())
 }
 
 fn engine_only(b: &mut Backend, req: &str) -> Result<Value, String> {
@@ -529,7 +774,7 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn set_timeout(config: &Path, value: u32) -> ExitCode {
+fn set_timeout(config: &Path, value: u32, loopback: bool) -> ExitCode {
     let reg = regs::by_name("timeout").expect("timeout register");
     if let Err(e) = regs::check_range(&reg, value as u64) {
         return fail(e);
@@ -540,13 +785,14 @@ fn set_timeout(config: &Path, value: u32) -> ExitCode {
     }];
     propose_config(
         config,
+        loopback,
         &items,
         &format!("CONFIG timeout={value}"),
         "nodes refuse a decrease",
     )
 }
 
-fn set_auth(config: &Path, mode: AuthModeArg, key: u8) -> ExitCode {
+fn set_auth(config: &Path, mode: AuthModeArg, key: u8, loopback: bool) -> ExitCode {
     let mode = match mode {
         AuthModeArg::Off => 0,
         AuthModeArg::On => 1,
@@ -568,21 +814,28 @@ fn set_auth(config: &Path, mode: AuthModeArg, key: u8) -> ExitCode {
     ];
     propose_config(
         config,
+        loopback,
         &items,
         &format!("CONFIG auth_mode={mode} auth_key={key}"),
         "a node refuses it only if it is illegal; a node whose key file lacks the key cannot send after it",
     )
 }
 
-/// Decide `items` as one CONFIG instance through the cluster's leader.
-fn propose_config(config: &Path, items: &[wire::ConfigItem], what: &str, note: &str) -> ExitCode {
+/// Decide `items` as one CONFIG instance through the cluster's leader (at the file's addresses,
+/// or with `loopback` at the loopback addresses `nc-engine --loopback` runs a multicast file on).
+fn propose_config(
+    config: &Path,
+    loopback: bool,
+    items: &[wire::ConfigItem],
+    what: &str,
+    note: &str,
+) -> ExitCode {
     let file = match ClusterFile::load(config) {
         Ok(f) => f,
         Err(e) => return fail(format!("{}: {e}", config.display())),
     };
     let payload: Vec<u8> = items.iter().flat_map(|i| i.to_bytes()).collect();
-    let root = nix::unistd::geteuid().is_root();
-    let file = if root { file } else { file.as_loopback() };
+    let file = if loopback { file.as_loopback() } else { file };
     let client_id = 0x5C00_0000 | std::process::id();
     let auth = match file.client_auth() {
         Ok(a) => a,

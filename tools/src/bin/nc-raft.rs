@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use nc_tools::raft_node::{self, RaftOpts};
-use soc_ctl::cluster::{ClusterFile, Transport};
+use soc_ctl::cluster::ClusterFile;
 
 /// One raft-rs node for benchmarks: peers on ports.decide + 10 at the tree-a address, clients on
 /// the client port with nc-engine's REQUEST / REPLY_OK / NOT_LEADER packets.
@@ -19,6 +19,10 @@ struct Args {
     /// This node's id (0-based; raft id = node + 1).
     #[arg(long, short)]
     node: u64,
+    /// Use the loopback addresses of a multicast file (its engines run with
+    /// `nc-engine --loopback`); a loopback file needs no flag.
+    #[arg(long)]
+    loopback: bool,
     /// Raft tick in ms (heartbeat = 1 tick, election timeout = 10 ticks).
     #[arg(long, default_value_t = 5)]
     tick_ms: u64,
@@ -33,12 +37,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let root = nix::unistd::geteuid().is_root();
-    let file = if !root && file.transport == Transport::Multicast {
-        file.as_loopback()
-    } else {
-        file
-    };
+    let file = if a.loopback { file.as_loopback() } else { file };
     let setup = match file.node(a.node) {
         Ok(s) => s,
         Err(e) => {
