@@ -283,7 +283,12 @@ fn raft_stats(lab: &Lab, addr: SocketAddrV4) -> Option<Value> {
 }
 
 fn raft(lab: &Lab, raft_bin: &Path, o: &BenchOpts, id: &mut u32) -> Result<Vec<Point>> {
-    let f = lab.load()?;
+    let mut f = lab.load()?;
+    // The baseline speaks untagged packets: a tagged LOWI run before it must not leave its
+    // [auth] for the clients (they would refuse every untagged reply).
+    if f.auth.take().is_some() {
+        std::fs::write(lab.cfg_path(), f.to_toml())?;
+    }
     let addrs = f.client_addrs();
     let n = f.nodes.len();
     for i in 0..n as u8 {
