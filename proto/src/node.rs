@@ -59,7 +59,9 @@ pub enum Source {
     Member(u8),
     /// An address that is no member's: dropped and counted.
     NotMember,
-    /// Not checked at all ([`Node::receive_tree`]: the paper's behaviour, today's RTL).
+    /// Nothing is known of the source address ([`Node::receive_tree`]; the RTL, which has no
+    /// member address table). The checks that need no address still apply: a DECIDE only from
+    /// its epoch's leader, a RECOVER only from an id inside the cluster.
     Unchecked,
 }
 
@@ -928,18 +930,21 @@ impl Node {
         self.fault(NetFault::SendFailed, out);
     }
 
-    /// A UDP payload that arrived on tree `tree` (the DECIDE port), with no membership checks:
-    /// the paper's behaviour and today's RTL (which does not check senders yet). Drivers that
-    /// know the source address use [`Node::receive_tree_from`].
+    /// A UDP payload that arrived on tree `tree` (the DECIDE port) from an address nobody
+    /// checked ([`Source::Unchecked`]): the card's case (the RTL has no member address table).
+    /// The sender checks that need no address still apply (a DECIDE only from the leader of its
+    /// epoch, a RECOVER only from an id `< node_count`). Drivers that know the source address
+    /// use [`Node::receive_tree_from`].
     pub fn receive_tree(&mut self, now: u64, tree: u8, bytes: &[u8], out: &mut Vec<Action>) {
         self.receive_tree_from(now, tree, Source::Unchecked, bytes, out)
     }
 
     /// A UDP payload that arrived on tree `tree` from `from` (what the driver knows of its
-    /// source address). Only members are heard: a packet from an address that is no member's,
-    /// a sender id that is not the member at that address, a DECIDE whose sender is not the
-    /// leader of its epoch (`epoch mod n`) and a RECOVER from an id outside the cluster are
-    /// dropped and counted (`unauthorized`); nothing else changes.
+    /// source address). Only members are heard: a packet from an address that is no member's or
+    /// a sender id that is not the member at that address (both only when `from` says so), and,
+    /// whatever `from` is, a DECIDE whose sender is not the leader of its epoch (`epoch mod n`)
+    /// and a RECOVER from an id outside the cluster are dropped and counted (`unauthorized`);
+    /// nothing else changes.
     pub fn receive_tree_from(
         &mut self,
         now: u64,
@@ -964,19 +969,20 @@ impl Node {
                 Err(_) => return,
             }
         };
-        let checked = match from {
+        match from {
             Source::NotMember => return self.count(Counter::Unauthorized),
             Source::Member(m) if m != h.sender => return self.count(Counter::Unauthorized),
-            Source::Member(_) => true,
-            Source::Unchecked => false,
-        };
+            Source::Member(_) | Source::Unchecked => {}
+        }
+        // These need no address: checked for every driver (the card checks the DECIDE one; it
+        // does not take RECOVER at all).
         let n = self.cfg.node_count as u32;
         let d = match p {
-            Packet::Decide(d) if checked && h.sender as u32 != d.meta.epoch % n => {
+            Packet::Decide(d) if h.sender as u32 != d.meta.epoch % n => {
                 return self.count(Counter::Unauthorized);
             }
             Packet::Decide(d) if h.sender != self.cfg.node_id => d,
-            Packet::Recover(_) if checked && h.sender as u32 >= n => {
+            Packet::Recover(_) if h.sender as u32 >= n => {
                 return self.count(Counter::Unauthorized);
             }
             Packet::Recover(r) if self.recovery_on && tree < self.cfg.trees => {

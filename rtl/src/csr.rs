@@ -295,6 +295,8 @@ pub struct Csr {
     pub tick_sent_hb: Signal<In, Bit>,
     pub ev_foreign: Signal<In, Bit>,
     pub ev_malformed: Signal<In, Bit>,
+    /// A frame refused as not from a member (`lowi_core::class::UNAUTHORIZED`).
+    pub ev_unauthorized: Signal<In, Bit>,
     pub ev_ignored: Signal<In, Bit>,
     /// Output drops (reply_gen's full queue; host_gen's busy slots), counted in the event phase.
     pub drop_reply_ok: Signal<In, Bit>,
@@ -337,6 +339,10 @@ pub struct Csr {
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
     pub cfg_ttl: Signal<Out, Bits<32>>,
+    /// `auth_mode` and `auth_key`: exported like every configuration register, acted on by
+    /// nothing (the card holds no keys and tags nothing; rtl/README "Who is heard").
+    pub cfg_auth_mode: Signal<Out, Bits<32>>,
+    pub cfg_auth_key: Signal<Out, Bits<32>>,
     /// `delta + drift`: the RSBCAST window.
     pub window: Signal<Out, Bits<32>>,
     r_node_id: ConfigReg,
@@ -367,7 +373,7 @@ pub struct Csr {
     r_host_ip: ConfigRegAny,
     r_ttl: ConfigReg,
     /// Stored and read back only: the card does not tag packets, and soc-ctl refuses
-    /// `auth_mode` != 0 for it (`Datapath::CARD`; rtl/README "Packet tags").
+    /// `auth_mode` != 0 for it (`Datapath::CARD`; rtl/README "Who is heard").
     r_auth_mode: ConfigReg,
     r_auth_key: ConfigReg,
     c_sent_values: Counter64,
@@ -390,7 +396,8 @@ pub struct Csr {
     c_ignored: Counter64,
     c_replies_dropped: Counter64,
     c_host_dropped: Counter64,
-    /// Not counted by this RTL: the card does not check senders yet (rtl/README).
+    /// Frames the parser refused as not from a member: a DECIDE whose sender is not its
+    /// epoch's leader, any tagged packet (the card holds no keys; rtl/README "Who is heard").
     c_unauthorized: Counter64,
     leader32: ZeroExtend<8, 32>,
     s_disabled: Constant<Bits<2>>,
@@ -431,6 +438,7 @@ impl Default for Csr {
             tick_sent_hb: Default::default(),
             ev_foreign: Default::default(),
             ev_malformed: Default::default(),
+            ev_unauthorized: Default::default(),
             ev_ignored: Default::default(),
             drop_reply_ok: Default::default(),
             drop_reply_nl: Default::default(),
@@ -472,6 +480,8 @@ impl Default for Csr {
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
             cfg_ttl: Default::default(),
+            cfg_auth_mode: Default::default(),
+            cfg_auth_key: Default::default(),
             window: Default::default(),
             r_node_id: ConfigReg::new(addr::NODE_ID),
             r_node_count: ConfigReg::new(addr::NODE_COUNT),
@@ -734,6 +744,8 @@ impl Logic for Csr {
         self.r_ttl.bus_write.next = self.bus_write.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_ttl.next = self.r_ttl.value.val();
+        self.cfg_auth_mode.next = self.r_auth_mode.value.val();
+        self.cfg_auth_key.next = self.r_auth_key.value.val();
         self.r_auth_mode.bus_addr.next = self.bus_addr.val();
         self.r_auth_mode.bus_wdata.next = self.bus_wdata.val();
         self.r_auth_mode.bus_write.next = self.bus_write.val();
@@ -871,7 +883,7 @@ impl Logic for Csr {
         self.c_unauthorized.clear.next = self.clear_counters.val();
         self.c_unauthorized.tick.next = false;
         self.c_unauthorized.tick_n.next = self.zero13.val();
-        self.c_unauthorized.ev.next = false;
+        self.c_unauthorized.ev.next = self.ev_unauthorized.val();
         self.c_unauthorized.ev_n.next = self.zero13.val();
         self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
         self.ctrl_value.next = self.bus_wdata.val();

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use proto::auth::Keyring;
 use proto::frame::{self, UdpMeta};
 use proto::node::{Action, Dropped, NetFault, Node, State, Violation};
 use proto::regs::{self, Config, Counter, addr, ctrl};
@@ -578,12 +579,11 @@ impl Lockstep {
     /// One cycle with at most one event. Err: the first difference, with the whole trace.
     pub fn step(&mut self, ev: Option<Event>) -> Result<(), String> {
         let t = self.now();
-        let cluster = self.model.config().cluster_id;
         // ---- RTL inputs; the event the model gets this cycle (for nc_engine: the frame the
         // core takes this cycle, which may have arrived earlier).
         let model_ev = match &mut self.rtl {
             Rtl::Core(c) => {
-                drive_core(c, &ev, cluster);
+                drive_core(c, &ev, self.model.config());
                 c.settle();
                 ev.clone()
             }
@@ -612,9 +612,18 @@ impl Lockstep {
         // ---- model
         let mut out = Vec::new();
         self.model.tick(t, &mut out);
+        let unauthorized = self.model.counter(Counter::Unauthorized);
         match &model_ev {
-            Some(Event::Tree { tree, bytes }) => self.model.receive_tree(t, *tree, bytes, &mut out),
-            Some(Event::Client { bytes }) => self.model.receive_client(t, bytes, &mut out),
+            Some(Event::Tree { tree, bytes }) => {
+                self.model.receive_tree(t, *tree, bytes, &mut out);
+                let k = self.model.counter(Counter::Unauthorized) - unauthorized;
+                *self.seen.entry("unauthorized (tree)".into()).or_default() += k;
+            }
+            Some(Event::Client { bytes }) => {
+                self.model.receive_client(t, bytes, &mut out);
+                let k = self.model.counter(Counter::Unauthorized) - unauthorized;
+                *self.seen.entry("unauthorized (client)".into()).or_default() += k;
+            }
             Some(Event::Write { addr, value }) => {
                 let _ = self.model.write_register(t, *addr, *value, &mut out);
             }
@@ -1031,7 +1040,24 @@ fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
     r
 }
 
-fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
+/// What `pkt_parser` makes of a UDP payload on a tree port (`tree`) or the client port, as far
+/// as `nc_core` sees it: the class, the packet and the sender. After `wire::parse` (foreign /
+/// malformed), as proto does: a tagged packet is unauthorized (the card holds no keys), and so
+/// is a DECIDE on a tree port whose sender is not the leader of its epoch.
+fn parsed<'a>(bytes: &'a [u8], cfg: &Config, tree: bool) -> (u64, Option<Packet<'a>>, u8) {
+    let n = cfg.node_count as u32;
+    match wire::parse(bytes, cfg.cluster_id) {
+        Ok((h, _)) if h.key_id != 0 => (class::UNAUTHORIZED, None, h.sender),
+        Ok((h, Packet::Decide(d))) if tree && h.sender as u32 != d.meta.epoch % n => {
+            (class::UNAUTHORIZED, None, h.sender)
+        }
+        Ok((h, p)) => (class::EXPECTED, Some(p), h.sender),
+        Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
+        Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
+    }
+}
+
+fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cfg: &Config) {
     let u = c.uut.as_mut();
     u.rx_valid.next = false;
     u.cl_valid.next = false;
@@ -1040,11 +1066,10 @@ fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
         Some(Event::Tree { tree, bytes }) => {
             u.rx_valid.next = true;
             u.rx_port.next = bits(*tree as u64);
-            let (c, d, sender) = match wire::parse(bytes, cluster) {
-                Ok((h, Packet::Decide(d))) => (class::EXPECTED, Some(d.meta), h.sender),
-                Ok((h, _)) => (class::OTHER, None, h.sender),
-                Err(ParseError::Foreign(_)) => (class::FOREIGN, None, 0),
-                Err(ParseError::Malformed(_)) => (class::MALFORMED, None, 0),
+            let (c, d, sender) = match parsed(bytes, cfg, true) {
+                (class::EXPECTED, Some(Packet::Decide(d)), s) => (class::EXPECTED, Some(d.meta), s),
+                (class::EXPECTED, _, s) => (class::OTHER, None, s),
+                (c, _, s) => (c, None, s),
             };
             u.rx_class.next = bits(c);
             u.rx_sender.next = bits(sender as u64);
@@ -1063,11 +1088,10 @@ fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
         }
         Some(Event::Client { bytes }) => {
             u.cl_valid.next = true;
-            let (c, e) = match wire::parse(bytes, cluster) {
-                Ok((_, Packet::Request(e))) => (class::EXPECTED, Some(e)),
-                Ok(_) => (class::OTHER, None),
-                Err(ParseError::Foreign(_)) => (class::FOREIGN, None),
-                Err(ParseError::Malformed(_)) => (class::MALFORMED, None),
+            let (c, e) = match parsed(bytes, cfg, false) {
+                (class::EXPECTED, Some(Packet::Request(e)), _) => (class::EXPECTED, Some(e)),
+                (class::EXPECTED, _, _) => (class::OTHER, None),
+                (c, _, _) => (c, None),
             };
             u.cl_class.next = bits(c);
             let e = e.unwrap_or(Entry {
@@ -1096,6 +1120,24 @@ fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cluster: u32) {
 /// An event in words (the packet parsed, if it parses).
 pub fn describe(e: &Event, cluster: u32) -> String {
     let p = |b: &[u8]| match wire::parse(b, cluster) {
+        Ok((h, _)) if h.key_id != 0 => format!("tagged (key {}) {}", h.key_id, {
+            let plain = proto::auth::strip(b);
+            describe_plain(&plain, cluster)
+        }),
+        _ => describe_plain(b, cluster),
+    };
+    match e {
+        Event::Tree { tree, bytes } => format!("tree {tree}: {}", p(bytes)),
+        Event::Client { bytes } => format!("client: {}", p(bytes)),
+        Event::Write { addr, value } => {
+            let name = regs::word(*addr).map(|(r, _)| r.name).unwrap_or("?");
+            format!("write {name} ({addr:#x}) = {value:#x}")
+        }
+    }
+}
+
+fn describe_plain(b: &[u8], cluster: u32) -> String {
+    match wire::parse(b, cluster) {
         Ok((h, Packet::Decide(d))) => format!(
             "DECIDE {:?} from {} epoch {} seq {} tree {} instance {} count {}",
             d.meta.kind,
@@ -1116,14 +1158,6 @@ pub fn describe(e: &Event, cluster: u32) -> String {
         }
         Ok((_, other)) => format!("{:?}", other.kind()),
         Err(e) => format!("{e:?} ({} B)", b.len()),
-    };
-    match e {
-        Event::Tree { tree, bytes } => format!("tree {tree}: {}", p(bytes)),
-        Event::Client { bytes } => format!("client: {}", p(bytes)),
-        Event::Write { addr, value } => {
-            let name = regs::word(*addr).map(|(r, _)| r.name).unwrap_or("?");
-            format!("write {name} ({addr:#x}) = {value:#x}")
-        }
     }
 }
 
@@ -1153,6 +1187,21 @@ pub fn decide(
     })
     .to_vec(cluster, sender)
     .expect("a DECIDE the harness builds is valid")
+}
+
+/// `packet` tagged (`proto::auth::seal`) with a random key under a random key id: a well formed
+/// tagged packet, which a node without that key (every card) refuses as unauthorized.
+pub fn tagged(rng: &mut Rng, packet: &[u8]) -> Vec<u8> {
+    let mut ring = Keyring::new();
+    let id = rng.range(1, 255) as u8;
+    let mut key = [0u8; proto::auth::KEY_LEN];
+    for b in key.iter_mut() {
+        *b = rng.next_u64() as u8;
+    }
+    ring.insert(id, key).expect("one key");
+    let mut p = packet.to_vec();
+    proto::auth::seal_vec(&mut p, &ring, id).expect("an untagged packet and its key");
+    p
 }
 
 /// A client REQUEST.
@@ -1196,7 +1245,8 @@ pub fn config_writes(target: &Config) -> Vec<(u16, u32)> {
 
 /// The random environment around the node under test: a configuration, other nodes that lead
 /// (START, heartbeats, batches, with copies delayed within the window, sometimes lost,
-/// duplicated, late, stale or from a later epoch), clients, junk frames and CSR writes.
+/// duplicated, late, stale or from a later epoch), clients, junk frames, forged and tagged
+/// packets (issue 18: refused as unauthorized) and CSR writes.
 pub struct Env {
     rng: Rng,
     /// The configuration the trace runs with.
@@ -1277,6 +1327,9 @@ impl Env {
         self.queue.entry(t).or_default().push_back(ev);
     }
 
+    /// The sender of the environment's copies of `epoch`: its leader, except when that is the
+    /// node under test; then another member claims it (a forged copy since issue 18: the model
+    /// and the card refuse it as unauthorized, and the node may time out on the silent epoch).
     fn sender(&self, epoch: u32) -> u8 {
         let n = self.cfg.node_count as u32;
         let s = (epoch % n) as u8;
@@ -1306,6 +1359,13 @@ impl Env {
             let mut d = self.rng.range(0, w);
             if self.rng.one_in(200) {
                 d = w + self.rng.range(1, 8);
+            }
+            if self.rng.pct(2) {
+                // The same copy tagged (issue 18): refused as unauthorized, the card has no
+                // keys; the untagged copy still counts.
+                let at = t + d + self.rng.range(0, 5);
+                let bytes = tagged(&mut self.rng, &bytes);
+                self.at(at, Event::Tree { tree, bytes });
             }
             if self.rng.pct(2) {
                 let dup = t + d + self.rng.range(0, 5);
@@ -1459,6 +1519,57 @@ impl Env {
                 self.at(t, Event::Client { bytes });
             } else {
                 let tree = self.rng.range(0, 3) as u8;
+                self.at(t, Event::Tree { tree, bytes });
+            }
+        }
+        // Members only (issue 18): forged DECIDE copies (a sender that is not the leader of the
+        // copy's epoch: another member, an id outside the cluster, a client's 0xFF) for the
+        // current epoch, a takeover, a stale or any epoch; tagged packets (the card holds no
+        // keys). Each must be dropped and counted as unauthorized, changing nothing else.
+        if self.rng.pct(1) {
+            let n = self.cfg.node_count as u32;
+            let epoch = match self.rng.range(0, 3) {
+                0 => m.epoch(),
+                1 => m.epoch().saturating_add(self.rng.range(1, 3) as u32),
+                2 => m.epoch().saturating_sub(1),
+                _ => self.rng.next_u64() as u32,
+            };
+            let lead = epoch % n;
+            let sender = match self.rng.range(0, 2) {
+                0 if n > 1 => ((lead + self.rng.range(1, n as u64 - 1) as u32) % n) as u8,
+                0 | 1 => self.rng.range(n as u64, 63) as u8,
+                _ => wire::SENDER_NONE,
+            };
+            let tree = self.rng.range(0, self.cfg.trees as u64 - 1) as u8;
+            let meta = DecideMeta {
+                instance: m.last_decided().unwrap_or(0) + 1,
+                epoch,
+                msg_seq: self.rng.range(0, 3) as u32,
+                tree,
+                kind: if self.rng.pct(50) {
+                    DecideKind::Batch
+                } else {
+                    DecideKind::Heartbeat
+                },
+            };
+            let entries = match meta.kind {
+                DecideKind::Batch => vec![(9, self.rng.range(1, 1000), b"forged".to_vec())],
+                _ => Vec::new(),
+            };
+            let mut bytes = decide(cluster, sender, meta, &entries);
+            if self.rng.pct(30) {
+                // From the right leader, but tagged.
+                bytes = tagged(&mut self.rng, &decide(cluster, lead as u8, meta, &entries));
+            }
+            self.at(t, Event::Tree { tree, bytes });
+        }
+        if self.rng.pct(1) {
+            // A tagged request, on the client port or a tree port.
+            let bytes = tagged(&mut self.rng, &request(cluster, 8, 1, b"t"));
+            if self.rng.pct(50) {
+                self.at(t, Event::Client { bytes });
+            } else {
+                let tree = self.rng.range(0, self.cfg.trees as u64 - 1) as u8;
                 self.at(t, Event::Tree { tree, bytes });
             }
         }

@@ -62,7 +62,14 @@ pub mod class {
     pub const FOREIGN: u64 = 2;
     /// Ours but malformed (counted as malformed).
     pub const MALFORMED: u64 = 3;
+    /// Well formed but not from whom it claims to be (counted as unauthorized; issue 18): a
+    /// tagged packet (the card holds no keys), or a DECIDE whose sender is not the leader of
+    /// its epoch (`epoch mod node_count`, judged by `pkt_parser`).
+    pub const UNAUTHORIZED: u64 = 4;
 }
+
+/// Width of `rx_class` / `cl_class`.
+pub const CLASS_BITS: usize = 3;
 
 /// Largest request payload the RTL stores in its egress FIFO entry (bytes).
 pub const MAX_PAYLOAD: u64 = 8;
@@ -106,7 +113,7 @@ pub struct LowiCore {
     /// Which tree port.
     pub rx_port: Signal<In, Bits<2>>,
     /// What the parser made of it (see [`class`]).
-    pub rx_class: Signal<In, Bits<2>>,
+    pub rx_class: Signal<In, Bits<CLASS_BITS>>,
     /// Header `sender`.
     pub rx_sender: Signal<In, Bits<8>>,
     /// DECIDE `epoch`.
@@ -120,7 +127,7 @@ pub struct LowiCore {
     /// A frame from the client port this cycle (parsed).
     pub cl_valid: Signal<In, Bit>,
     /// What the parser made of it (see [`class`]).
-    pub cl_class: Signal<In, Bits<2>>,
+    pub cl_class: Signal<In, Bits<CLASS_BITS>>,
     /// Entry `payload_len`.
     pub cl_len: Signal<In, Bits<16>>,
     /// From `rsbcast_rx`: the oldest message's window expired.
@@ -212,6 +219,8 @@ pub struct LowiCore {
     pub tick_dropped: Signal<Out, Bits<13>>,
     pub ev_foreign: Signal<Out, Bit>,
     pub ev_malformed: Signal<Out, Bit>,
+    /// A frame refused as not from a member (class UNAUTHORIZED) on a tree or the client port.
+    pub ev_unauthorized: Signal<Out, Bit>,
     pub ev_ignored: Signal<Out, Bit>,
     pub ev_stale: Signal<Out, Bit>,
     pub ev_duplicate: Signal<Out, Bit>,
@@ -327,15 +336,16 @@ pub struct LowiCore {
     // client
     q_req: Signal<Local, Bit>,
     q_oversize: Signal<Local, Bit>,
-    k0_2: Constant<Bits<2>>,
+    c_expected: Constant<Bits<CLASS_BITS>>,
+    c_other: Constant<Bits<CLASS_BITS>>,
+    c_foreign: Constant<Bits<CLASS_BITS>>,
+    c_malformed: Constant<Bits<CLASS_BITS>>,
+    c_unauthorized: Constant<Bits<CLASS_BITS>>,
     s_disabled: Constant<Bits<2>>,
     s_armed: Constant<Bits<2>>,
     s_active: Constant<Bits<2>>,
     s_faulted: Constant<Bits<2>>,
     r_out: Signal<Local, Bits<3>>,
-    k1_2: Constant<Bits<2>>,
-    k2_2: Constant<Bits<2>>,
-    k3_2: Constant<Bits<2>>,
     k_hb: Constant<Bits<2>>,
     k_batch: Constant<Bits<2>>,
     k_start: Constant<Bits<2>>,
@@ -458,6 +468,7 @@ impl Default for LowiCore {
             tick_dropped: Default::default(),
             ev_foreign: Default::default(),
             ev_malformed: Default::default(),
+            ev_unauthorized: Default::default(),
             ev_ignored: Default::default(),
             ev_stale: Default::default(),
             ev_duplicate: Default::default(),
@@ -562,15 +573,16 @@ impl Default for LowiCore {
             r_any_fault: Default::default(),
             q_req: Default::default(),
             q_oversize: Default::default(),
-            k0_2: k(0),
+            c_expected: k(class::EXPECTED),
+            c_other: k(class::OTHER),
+            c_foreign: k(class::FOREIGN),
+            c_malformed: k(class::MALFORMED),
+            c_unauthorized: k(class::UNAUTHORIZED),
             s_disabled: k(state::DISABLED),
             s_armed: k(state::ARMED),
             s_active: k(state::ACTIVE),
             s_faulted: k(state::FAULTED),
             r_out: Default::default(),
-            k1_2: k(1),
-            k2_2: k(2),
-            k3_2: k(3),
             k_hb: k(DecideKind::Heartbeat as u64),
             k_batch: k(DecideKind::Batch as u64),
             k_start: k(DecideKind::Start as u64),
@@ -730,7 +742,7 @@ impl Logic for LowiCore {
         self.c_start.next = self.c_ok.val() && self.ctrl_value.val().get_bit(2);
 
         // ================= event phase: DECIDE copy =================
-        self.r_decide.next = (self.rx_class.val() == self.k0_2.val())
+        self.r_decide.next = (self.rx_class.val() == self.c_expected.val())
             && (self.rx_sender.val() != self.node_id.val());
         self.r_port_ok.next = (self.rx_tree.val() < self.trees.val())
             && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
@@ -788,7 +800,7 @@ impl Logic for LowiCore {
             || self.r_mismatch.val();
 
         // ================= event phase: client request =================
-        self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.k0_2.val());
+        self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.c_expected.val());
         // The RTL stores payloads of up to MAX_PAYLOAD bytes; longer ones count as oversize.
         self.q_oversize.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())
             || (self.cl_len.val() > self.k_max_payload.val());
@@ -885,14 +897,19 @@ impl Logic for LowiCore {
         if self.t_fault.val() || self.t_new_epoch.val() {
             self.tick_dropped.next = self.fifo_len.val();
         }
-        self.ev_foreign.next = (self.rx_valid.val() && (self.rx_class.val() == self.k2_2.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.k2_2.val()));
-        self.ev_malformed.next = (self.rx_valid.val() && (self.rx_class.val() == self.k3_2.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.k3_2.val()));
-        self.ev_ignored.next = (self.rx_valid.val() && (self.rx_class.val() == self.k1_2.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.k1_2.val()))
+        self.ev_foreign.next = (self.rx_valid.val()
+            && (self.rx_class.val() == self.c_foreign.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.c_foreign.val()));
+        self.ev_malformed.next = (self.rx_valid.val()
+            && (self.rx_class.val() == self.c_malformed.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.c_malformed.val()));
+        self.ev_unauthorized.next = (self.rx_valid.val()
+            && (self.rx_class.val() == self.c_unauthorized.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.c_unauthorized.val()));
+        self.ev_ignored.next = (self.rx_valid.val() && (self.rx_class.val() == self.c_other.val()))
+            || (self.cl_valid.val() && (self.cl_class.val() == self.c_other.val()))
             || (self.rx_valid.val()
-                && (self.rx_class.val() == self.k0_2.val())
+                && (self.rx_class.val() == self.c_expected.val())
                 && !(self.r_decide.val() && self.r_port_ok.val() && self.r_listen.val()))
             || self.r_own.val()
             || (self.r_complete.val() && self.r_armed.val() && !self.r_start_kind.val());

@@ -6,7 +6,7 @@ use rust_hdl::prelude::*;
 
 use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
-use crate::lowi_core::LowiCore;
+use crate::lowi_core::{CLASS_BITS, LowiCore};
 use crate::rsbcast_rx::RsbcastRx;
 
 /// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
@@ -26,7 +26,8 @@ pub struct NcCore {
     pub csr_rdata: Signal<Out, Bits<32>>,
     pub rx_valid: Signal<In, Bit>,
     pub rx_port: Signal<In, Bits<2>>,
-    pub rx_class: Signal<In, Bits<2>>,
+    /// `lowi_core::class`.
+    pub rx_class: Signal<In, Bits<CLASS_BITS>>,
     pub rx_sender: Signal<In, Bits<8>>,
     pub rx_epoch: Signal<In, Bits<32>>,
     pub rx_seq: Signal<In, Bits<32>>,
@@ -34,7 +35,8 @@ pub struct NcCore {
     pub rx_kind: Signal<In, Bits<2>>,
     pub rx_instance: Signal<In, Bits<64>>,
     pub cl_valid: Signal<In, Bit>,
-    pub cl_class: Signal<In, Bits<2>>,
+    /// `lowi_core::class`.
+    pub cl_class: Signal<In, Bits<CLASS_BITS>>,
     pub cl_len: Signal<In, Bits<16>>,
     pub cl_client: Signal<In, Bits<32>>,
     pub cl_seq: Signal<In, Bits<64>>,
@@ -123,6 +125,8 @@ pub struct NcCore {
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
     pub cfg_ttl: Signal<Out, Bits<32>>,
+    pub cfg_auth_mode: Signal<Out, Bits<32>>,
+    pub cfg_auth_key: Signal<Out, Bits<32>>,
     core: LowiCore,
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
@@ -247,6 +251,8 @@ impl Default for NcCore {
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
             cfg_ttl: Default::default(),
+            cfg_auth_mode: Default::default(),
+            cfg_auth_key: Default::default(),
             core: Default::default(),
             rx: Default::default(),
             fifo: Default::default(),
@@ -340,6 +346,8 @@ impl Logic for NcCore {
         self.cfg_host_mac_lo.next = self.regs.cfg_host_mac_lo.val();
         self.cfg_host_ip.next = self.regs.cfg_host_ip.val();
         self.cfg_ttl.next = self.regs.cfg_ttl.val();
+        self.cfg_auth_mode.next = self.regs.cfg_auth_mode.val();
+        self.cfg_auth_key.next = self.regs.cfg_auth_key.val();
         self.regs.state.next = self.core.state.val();
         self.regs.status.next = self.core.status.val();
         self.regs.epoch.next = self.core.epoch.val();
@@ -352,6 +360,7 @@ impl Logic for NcCore {
         self.regs.tick_sent_hb.next = self.core.tick_sent_hb.val();
         self.regs.ev_foreign.next = self.core.ev_foreign.val();
         self.regs.ev_malformed.next = self.core.ev_malformed.val();
+        self.regs.ev_unauthorized.next = self.core.ev_unauthorized.val();
         self.regs.ev_ignored.next = self.core.ev_ignored.val();
         self.regs.drop_reply_ok.next = self.drop_reply_ok.val();
         self.regs.drop_reply_nl.next = self.drop_reply_nl.val();

@@ -15,6 +15,7 @@
 use rust_hdl::prelude::*;
 
 use crate::host_gen::HostGen;
+use crate::lowi_core::CLASS_BITS;
 use crate::nc_core::NcCore;
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
@@ -65,7 +66,7 @@ pub struct NcEngine {
     /// A client frame was taken by the core this cycle.
     pub cl_taken: Signal<Out, Bit>,
     /// The taken frame's record (as `pkt_parser` gave it).
-    pub ev_verdict: Signal<Out, Bits<2>>,
+    pub ev_verdict: Signal<Out, Bits<CLASS_BITS>>,
     pub ev_sender: Signal<Out, Bits<8>>,
     pub ev_epoch: Signal<Out, Bits<32>>,
     pub ev_seq: Signal<Out, Bits<32>>,
@@ -146,6 +147,8 @@ pub struct NcEngine {
     pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
     pub cfg_host_ip: Signal<Out, Bits<32>>,
     pub cfg_ttl: Signal<Out, Bits<32>>,
+    pub cfg_auth_mode: Signal<Out, Bits<32>>,
+    pub cfg_auth_key: Signal<Out, Bits<32>>,
     /// DECIDE frames out, one stream per tree.
     pub g0_data: Signal<Out, Bits<64>>,
     pub g0_keep: Signal<Out, Bits<8>>,
@@ -197,7 +200,7 @@ pub struct NcEngine {
     p3: PktParser,
     pc: PktParser,
     h0_valid: DFF<Bit>,
-    h0_verdict: DFF<Bits<2>>,
+    h0_verdict: DFF<Bits<CLASS_BITS>>,
     h0_sender: DFF<Bits<8>>,
     h0_epoch: DFF<Bits<32>>,
     h0_seq: DFF<Bits<32>>,
@@ -215,7 +218,7 @@ pub struct NcEngine {
     h0_udp_src: DFF<Bits<16>>,
     take0: Signal<Local, Bit>,
     h1_valid: DFF<Bit>,
-    h1_verdict: DFF<Bits<2>>,
+    h1_verdict: DFF<Bits<CLASS_BITS>>,
     h1_sender: DFF<Bits<8>>,
     h1_epoch: DFF<Bits<32>>,
     h1_seq: DFF<Bits<32>>,
@@ -233,7 +236,7 @@ pub struct NcEngine {
     h1_udp_src: DFF<Bits<16>>,
     take1: Signal<Local, Bit>,
     h2_valid: DFF<Bit>,
-    h2_verdict: DFF<Bits<2>>,
+    h2_verdict: DFF<Bits<CLASS_BITS>>,
     h2_sender: DFF<Bits<8>>,
     h2_epoch: DFF<Bits<32>>,
     h2_seq: DFF<Bits<32>>,
@@ -251,7 +254,7 @@ pub struct NcEngine {
     h2_udp_src: DFF<Bits<16>>,
     take2: Signal<Local, Bit>,
     h3_valid: DFF<Bit>,
-    h3_verdict: DFF<Bits<2>>,
+    h3_verdict: DFF<Bits<CLASS_BITS>>,
     h3_sender: DFF<Bits<8>>,
     h3_epoch: DFF<Bits<32>>,
     h3_seq: DFF<Bits<32>>,
@@ -269,7 +272,7 @@ pub struct NcEngine {
     h3_udp_src: DFF<Bits<16>>,
     take3: Signal<Local, Bit>,
     hc_valid: DFF<Bit>,
-    hc_verdict: DFF<Bits<2>>,
+    hc_verdict: DFF<Bits<CLASS_BITS>>,
     hc_sender: DFF<Bits<8>>,
     hc_epoch: DFF<Bits<32>>,
     hc_seq: DFF<Bits<32>>,
@@ -409,6 +412,8 @@ impl Default for NcEngine {
             cfg_host_mac_lo: Default::default(),
             cfg_host_ip: Default::default(),
             cfg_ttl: Default::default(),
+            cfg_auth_mode: Default::default(),
+            cfg_auth_key: Default::default(),
             g0_data: Default::default(),
             g0_keep: Default::default(),
             g0_valid: Default::default(),
@@ -654,6 +659,7 @@ impl Logic for NcEngine {
         self.p0.s_last.next = self.t0_last.val();
         self.t0_ready.next = self.p0.s_ready.val();
         self.p0.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p0.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.p0.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p0.client_mode.next = false;
         self.p1.s_data.next = self.t1_data.val();
@@ -662,6 +668,7 @@ impl Logic for NcEngine {
         self.p1.s_last.next = self.t1_last.val();
         self.t1_ready.next = self.p1.s_ready.val();
         self.p1.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p1.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.p1.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p1.client_mode.next = false;
         self.p2.s_data.next = self.t2_data.val();
@@ -670,6 +677,7 @@ impl Logic for NcEngine {
         self.p2.s_last.next = self.t2_last.val();
         self.t2_ready.next = self.p2.s_ready.val();
         self.p2.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p2.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.p2.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p2.client_mode.next = false;
         self.p3.s_data.next = self.t3_data.val();
@@ -678,6 +686,7 @@ impl Logic for NcEngine {
         self.p3.s_last.next = self.t3_last.val();
         self.t3_ready.next = self.p3.s_ready.val();
         self.p3.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p3.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.p3.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p3.client_mode.next = false;
         self.pc.s_data.next = self.c_data.val();
@@ -686,6 +695,7 @@ impl Logic for NcEngine {
         self.pc.s_last.next = self.c_last.val();
         self.c_ready.next = self.pc.s_ready.val();
         self.pc.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.pc.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
         self.pc.client_mode.next = true;
         // Arbitration: a CSR write, else the client (unless the leader id is being computed),
@@ -1112,5 +1122,7 @@ impl Logic for NcEngine {
         self.cfg_host_mac_lo.next = self.core.cfg_host_mac_lo.val();
         self.cfg_host_ip.next = self.core.cfg_host_ip.val();
         self.cfg_ttl.next = self.core.cfg_ttl.val();
+        self.cfg_auth_mode.next = self.core.cfg_auth_mode.val();
+        self.cfg_auth_key.next = self.core.cfg_auth_key.val();
     }
 }

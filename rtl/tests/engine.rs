@@ -1,14 +1,14 @@
 //! nc_engine driven with frames only (no model): latency from a frame's last beat to the
 //! decision, and bad frames at the frame level (wrong UDP port, truncated header, wrong magic
-//! or cluster, an oversize batch, a DECIDE from a stale leader counter): each dropped and
-//! counted, nothing delivered.
+//! or cluster, an oversize batch, a DECIDE from a stale leader counter, a DECIDE not from its
+//! epoch's leader, tagged packets): each dropped and counted, nothing delivered.
 
 use proto::frame::{self, UdpMeta};
 use proto::regs::{Config, Counter, addr, ctrl};
 use proto::wire::{self, DecideKind, DecideMeta};
-use rtl::lockstep::{config_writes, decide};
+use rtl::lockstep::{config_writes, decide, request, tagged};
 use rtl::nc_engine::NcEngine;
-use rtl::sim::Cycle;
+use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
 fn bits<const N: usize>(v: u64) -> Bits<N> {
@@ -190,9 +190,11 @@ fn copy(
         tree,
         kind,
     };
+    // From the leader of its epoch (anything else is refused as unauthorized).
+    let sender = (epoch % c.node_count as u32) as u8;
     udp(
         c,
-        &decide(c.cluster_id, 0, meta, entries),
+        &decide(c.cluster_id, sender, meta, entries),
         c.decide_port,
         tree as usize,
     )
@@ -263,16 +265,64 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
 fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     let c = cfg();
     let mut e = started(&c);
-    let good = || copy(&c, 1, 0, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
-    // Move to epoch 1 (its leader's heartbeat on both trees) so that epoch 0 is stale.
-    e.frame(0, &copy(&c, 1, 0, 0, 1, DecideKind::Heartbeat, &[]));
-    e.frame(1, &copy(&c, 1, 0, 1, 1, DecideKind::Heartbeat, &[]));
+    let good = || copy(&c, 2, 0, 0, 1, DecideKind::Batch, &[(1, 1, vec![1])]);
+    // Move to epoch 2 (its leader's heartbeat on both trees) so that epoch 0 is stale.
+    e.frame(0, &copy(&c, 2, 0, 0, 1, DecideKind::Heartbeat, &[]));
+    e.frame(1, &copy(&c, 2, 0, 1, 1, DecideKind::Heartbeat, &[]));
     e.idle(12); // the leader id is computed
+    assert_eq!(e.read(addr::EPOCH), 2);
     let before = (
         e.counter(Counter::Foreign),
         e.counter(Counter::Malformed),
         e.counter(Counter::Delivered),
+        e.counter(Counter::Unauthorized),
+        e.counter(Counter::Ignored),
     );
+    // Issue 18: a DECIDE whose sender is not its epoch's leader (node 0 claiming epoch 2, and
+    // epoch 4 — a takeover — claimed by node 2), the leader's own copy tagged (the card holds no
+    // keys), a tagged request on the client port.
+    let forged = |epoch: u32, sender: u8| {
+        let meta = DecideMeta {
+            instance: 1,
+            epoch,
+            msg_seq: 1,
+            tree: 0,
+            kind: DecideKind::Batch,
+        };
+        let p = decide(c.cluster_id, sender, meta, &[(1, 1, vec![1])]);
+        udp(&c, &p, c.decide_port, 0)
+    };
+    let mut rng = Rng::new(18);
+    let tagged_copy = udp(
+        &c,
+        &tagged(&mut rng, &good()[frame::PAYLOAD_OFFSET..]),
+        c.decide_port,
+        0,
+    );
+    let tagged_request = udp(
+        &c,
+        &tagged(&mut rng, &request(c.cluster_id, 4, 1, b"r")),
+        c.client_port,
+        0,
+    );
+    for f in [forged(2, 0), forged(4, 2), tagged_copy] {
+        e.frame(0, &f);
+        e.idle(3);
+    }
+    e.frame(4, &tagged_request);
+    e.idle(3);
+    assert_eq!(
+        e.counter(Counter::Unauthorized) - before.3,
+        4,
+        "unauthorized"
+    );
+    assert_eq!(e.counter(Counter::Ignored), before.4, "not ignored");
+    assert_eq!(
+        e.counter(Counter::NotLeaderReplies),
+        0,
+        "no reply to a tagged request"
+    );
+    assert_eq!(e.read(addr::EPOCH), 2, "no takeover");
     let wrong_port = udp(&c, &good()[frame::PAYLOAD_OFFSET..], c.decide_port + 1, 0);
     let mut truncated = good();
     truncated.truncate(frame::PAYLOAD_OFFSET + 20); // IPv4/UDP lengths now exceed the frame
@@ -324,6 +374,7 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
         "foreign: wrong port, wrong magic, wrong cluster"
     );
     assert_eq!(after.1 - before.1, 2, "malformed: truncated, oversize");
+    assert_eq!(e.counter(Counter::Unauthorized) - before.3, 4);
     assert_eq!(e.counter(Counter::StaleEpoch), 1);
     assert_eq!(after.2, before.2, "nothing delivered");
     assert!(e.delivered_at.is_empty());

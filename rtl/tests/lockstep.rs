@@ -35,6 +35,9 @@ fn random_traces_match_the_model_cycle_for_cycle() {
         "net fault 2",
         "net fault 4",
         "State",
+        // issue 18: forged and tagged copies, tagged requests (refused, counted)
+        "unauthorized (tree)",
+        "unauthorized (client)",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,
@@ -100,6 +103,7 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
         "NotLeader",
         "Leader",
         "send Some(Start)",
+        "unauthorized (tree)",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,

@@ -1,9 +1,11 @@
-//! pkt_parser against proto (`frame::parse_udp` then `wire::parse`) on valid frames and on
-//! frames broken in their headers, streamed back to back on the 64-bit bus.
+//! pkt_parser against proto (`frame::parse_udp` then `wire::parse`, then what `Node` refuses as
+//! unauthorized: a tagged packet when it holds no key, a DECIDE not from its epoch's leader) on
+//! valid frames, forged and tagged ones, and frames broken in their headers, streamed back to
+//! back on the 64-bit bus.
 
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, DecideKind, DecideMeta, Entry, Packet, ParseError};
-use rtl::lockstep::{decide, request};
+use rtl::lockstep::{decide, request, tagged};
 use rtl::lowi_core::class;
 use rtl::pkt_parser::PktParser;
 use rtl::sim::{Cycle, Rng};
@@ -39,8 +41,8 @@ fn frame(payload: &[u8], port: u16) -> Vec<u8> {
 type Verdict = (u64, Option<DecideMeta>, Option<(u32, u64, Vec<u8>)>);
 
 /// What proto makes of a frame: (class, DECIDE meta or REQUEST fields), or None when the frame
-/// is outside what the RTL checks (see rtl/README.md).
-fn expected(f: &[u8], client_mode: bool) -> Option<Verdict> {
+/// is outside what the RTL checks (see rtl/README.md). `n`: node_count.
+fn expected(f: &[u8], client_mode: bool, n: u8) -> Option<Verdict> {
     if f.len() > 14 && f[12..14] == [8, 0] && f.len() > 14 && f[14] >> 4 == 4 && f[14] & 15 > 5 {
         return None; // IPv4 options: proto takes them, the RTL does not
     }
@@ -73,6 +75,15 @@ fn expected(f: &[u8], client_mode: bool) -> Option<Verdict> {
             }
             (class::MALFORMED, None, None)
         }
+        // Parsed, then refused by `Node` as not from a member: every tagged packet (a card
+        // holds no keys; proto::auth::verify with an empty ring) and, on a tree port
+        // (receive_tree), a DECIDE whose sender is not the leader of its epoch.
+        Ok((h, _)) if h.key_id != 0 => (class::UNAUTHORIZED, None, None),
+        Ok((h, Packet::Decide(d)))
+            if !client_mode && h.sender as u32 != d.meta.epoch % n as u32 =>
+        {
+            (class::UNAUTHORIZED, None, None)
+        }
         Ok((_, Packet::Decide(d))) if !client_mode => (class::EXPECTED, Some(d.meta), None),
         Ok((_, Packet::Request(e))) if client_mode => {
             if e.is_config() {
@@ -94,9 +105,10 @@ struct Parser {
 }
 
 impl Parser {
-    fn new(client_mode: bool) -> Self {
+    fn new(client_mode: bool, node_count: u8) -> Self {
         let mut c = Cycle::new(PktParser::default(), |p| &mut p.clock);
         c.uut.client_mode.next = client_mode;
+        c.uut.node_count.next = bits(node_count as u64);
         c.uut.port.next = bits(PORT as u64);
         c.uut.cluster_id.next = bits(CLUSTER as u64);
         c.settle();
@@ -152,7 +164,8 @@ impl Parser {
     }
 }
 
-fn random_decide(rng: &mut Rng) -> Vec<u8> {
+/// A DECIDE, mostly from the leader of its epoch (`epoch mod n`), sometimes from anyone.
+fn random_decide(rng: &mut Rng, n: u8) -> Vec<u8> {
     let kind =
         [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
     let entries: Vec<(u32, u64, Vec<u8>)> = if kind == DecideKind::Batch {
@@ -170,12 +183,17 @@ fn random_decide(rng: &mut Rng) -> Vec<u8> {
     };
     let meta = DecideMeta {
         instance: rng.next_u64() >> rng.range(0, 63),
-        epoch: rng.next_u64() as u32,
+        epoch: (rng.next_u64() as u32) >> rng.range(0, 31),
         msg_seq: rng.next_u64() as u32,
         tree: rng.range(0, 3) as u8,
         kind,
     };
-    decide(CLUSTER, rng.range(0, 5) as u8, meta, &entries)
+    let sender = if rng.pct(70) {
+        (meta.epoch % n as u32) as u8
+    } else {
+        rng.range(0, 70) as u8
+    };
+    decide(CLUSTER, sender, meta, &entries)
 }
 
 fn random_request(rng: &mut Rng) -> Vec<u8> {
@@ -221,19 +239,29 @@ fn mangle(rng: &mut Rng, mut f: Vec<u8>) -> Vec<u8> {
 }
 
 fn check(client_mode: bool, seeds: u64) {
-    let mut p = Parser::new(client_mode);
-    let mut compared = [0u64; 4];
+    let mut compared = [0u64; 5];
     for seed in 0..seeds {
         let mut rng = Rng::new(seed);
+        // Any legal node_count (it changes only while the node is disabled: between runs).
+        let n = if rng.pct(30) {
+            rng.range(1, 64)
+        } else {
+            rng.range(1, 7)
+        } as u8;
+        let mut p = Parser::new(client_mode, n);
         let mut frames = Vec::new();
         for _ in 0..8 {
             // Mostly the port's own kind; sometimes the other one (counted as ignored).
             let own = !rng.pct(8);
-            let payload = if client_mode == own {
+            let mut payload = if client_mode == own {
                 random_request(&mut rng)
             } else {
-                random_decide(&mut rng)
+                random_decide(&mut rng, n)
             };
+            if rng.pct(12) {
+                // Tagged with a key the card does not hold.
+                payload = tagged(&mut rng, &payload);
+            }
             let port = if rng.pct(5) { PORT + 1 } else { PORT };
             let mut f = frame(&payload, port);
             if rng.pct(20) {
@@ -248,7 +276,7 @@ fn check(client_mode: bool, seeds: u64) {
         let got = p.run(&frames);
         assert_eq!(got.len(), frames.len(), "one verdict per frame");
         for (f, (_, verdict, fields)) in frames.iter().zip(&got) {
-            let Some((want, meta, req)) = expected(f, client_mode) else {
+            let Some((want, meta, req)) = expected(f, client_mode, n) else {
                 continue;
             };
             compared[want as usize] += 1;
@@ -278,7 +306,7 @@ fn check(client_mode: bool, seeds: u64) {
             }
         }
     }
-    eprintln!("compared (expected, other, foreign, malformed): {compared:?}");
+    eprintln!("compared (expected, other, foreign, malformed, unauthorized): {compared:?}");
     assert!(
         compared.iter().all(|&n| n > 10),
         "every verdict must occur: {compared:?}"
@@ -295,10 +323,61 @@ fn client_port_verdicts_and_fields_match_proto() {
     check(true, 60);
 }
 
+/// The remainder `epoch mod node_count` on every legal node_count, at the edges of the epoch's
+/// range, in the shortest DECIDE frames (the remainder's last step is in the verdict cycle),
+/// back to back: the epoch's leader is heard, every other sender is refused.
+#[test]
+fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
+    let mut rng = Rng::new(18);
+    let mut checked = [0u64; 2];
+    for n in 1..=64u8 {
+        let mut p = Parser::new(false, n);
+        let mut frames = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..12 {
+            let epoch = match i {
+                0 => 0,
+                1 => u32::MAX,
+                2 => 1 << 31,
+                3 => n as u32 - 1,
+                4 => n as u32,
+                _ => (rng.next_u64() as u32) >> rng.range(0, 31),
+            };
+            let lead = (epoch % n as u32) as u8;
+            let sender = if i % 2 == 0 {
+                lead
+            } else if n > 1 {
+                ((lead as u64 + rng.range(1, n as u64 - 1)) % n as u64) as u8
+            } else {
+                rng.range(1, 255) as u8
+            };
+            let meta = DecideMeta {
+                instance: 5,
+                epoch,
+                msg_seq: 1,
+                tree: 0,
+                kind: DecideKind::Heartbeat,
+            };
+            frames.push(frame(&decide(CLUSTER, sender, meta, &[]), PORT));
+            want.push(if sender == lead {
+                class::EXPECTED
+            } else {
+                class::UNAUTHORIZED
+            });
+        }
+        let got = p.run(&frames);
+        for ((_, v, fields), w) in got.iter().zip(&want) {
+            assert_eq!(*v, *w, "n {n} epoch {}", fields[1]);
+            checked[(*w == class::UNAUTHORIZED) as usize] += 1;
+        }
+    }
+    assert!(checked.iter().all(|&c| c > 300), "{checked:?}");
+}
+
 #[test]
 fn verdict_comes_one_cycle_after_the_last_beat() {
-    let mut p = Parser::new(false);
-    let f = frame(&random_decide(&mut Rng::new(1)), PORT);
+    let mut p = Parser::new(false, 3);
+    let f = frame(&random_decide(&mut Rng::new(1), 3), PORT);
     let beats = f.len().div_ceil(8) as u64;
     let got = p.run(&[f.clone(), f]);
     // Frame 1's last beat is cycle beats-1; its verdict is valid in cycle `beats`, while

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -19,14 +19,14 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     input wire  [31:0] ctrl_value;
     input wire  rx_valid;
     input wire  [1:0] rx_port;
-    input wire  [1:0] rx_class;
+    input wire  [2:0] rx_class;
     input wire  [7:0] rx_sender;
     input wire  [31:0] rx_epoch;
     input wire  [7:0] rx_tree;
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
     input wire  cl_valid;
-    input wire  [1:0] cl_class;
+    input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
@@ -74,6 +74,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  [12:0] tick_dropped;
     output reg  ev_foreign;
     output reg  ev_malformed;
+    output reg  ev_unauthorized;
     output reg  ev_ignored;
     output reg  ev_stale;
     output reg  ev_duplicate;
@@ -92,14 +93,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  [63:0] last_instance;
     
     // Constant declarations
-    localparam  k0_2 = 2'b0;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
     localparam  s_disabled = 2'b0;
     localparam  s_armed = 2'b1;
     localparam  s_active = 2'b10;
     localparam  s_faulted = 2'b11;
-    localparam  k1_2 = 2'b1;
-    localparam  k2_2 = 2'b10;
-    localparam  k3_2 = 2'b11;
     localparam  k_hb = 2'b0;
     localparam  k_batch = 2'b1;
     localparam  k_start = 2'b10;
@@ -422,7 +424,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         c_clear = c_ok && ctrl_value[32'h4];
         c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
         c_start = c_ok && ctrl_value[32'h2];
-        r_decide = (rx_class == k0_2) && (rx_sender != node_id);
+        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
         r_go = rx_valid && r_decide && r_port_ok && r_listen;
@@ -450,7 +452,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
         r_mismatch = r_complete && ~r_armed && ((rx_instance != (p_lins + k1_64)) || (rx_instance == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
-        q_req = cl_valid && (cl_class == k0_2);
+        q_req = cl_valid && (cl_class == c_expected);
         q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
@@ -531,9 +533,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == k2_2)) || (cl_valid && (cl_class == k2_2));
-        ev_malformed = (rx_valid && (rx_class == k3_2)) || (cl_valid && (cl_class == k3_2));
-        ev_ignored = (rx_valid && (rx_class == k1_2)) || (cl_valid && (cl_class == k1_2)) || (rx_valid && (rx_class == k0_2) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
+        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
+        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
+        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -12,7 +12,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] csr_rdata;
     input wire  rx_valid;
     input wire  [1:0] rx_port;
-    input wire  [1:0] rx_class;
+    input wire  [2:0] rx_class;
     input wire  [7:0] rx_sender;
     input wire  [31:0] rx_epoch;
     input wire  [31:0] rx_seq;
@@ -20,7 +20,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
     input wire  cl_valid;
-    input wire  [1:0] cl_class;
+    input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
@@ -100,6 +100,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
     output reg  [31:0] cfg_ttl;
+    output reg  [31:0] cfg_auth_mode;
+    output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
     localparam  k_slots = 13'b100;
@@ -124,14 +126,14 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [31:0] core$ctrl_value;
     reg  core$rx_valid;
     reg  [1:0] core$rx_port;
-    reg  [1:0] core$rx_class;
+    reg  [2:0] core$rx_class;
     reg  [7:0] core$rx_sender;
     reg  [31:0] core$rx_epoch;
     reg  [7:0] core$rx_tree;
     reg  [1:0] core$rx_kind;
     reg  [63:0] core$rx_instance;
     reg  core$cl_valid;
-    reg  [1:0] core$cl_class;
+    reg  [2:0] core$cl_class;
     reg  [15:0] core$cl_len;
     reg  core$rx_expired;
     reg  [3:0] core$rx_missing;
@@ -179,6 +181,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [12:0] core$tick_dropped;
     wire  core$ev_foreign;
     wire  core$ev_malformed;
+    wire  core$ev_unauthorized;
     wire  core$ev_ignored;
     wire  core$ev_stale;
     wire  core$ev_duplicate;
@@ -246,6 +249,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  regs$tick_sent_hb;
     reg  regs$ev_foreign;
     reg  regs$ev_malformed;
+    reg  regs$ev_unauthorized;
     reg  regs$ev_ignored;
     reg  regs$drop_reply_ok;
     reg  regs$drop_reply_nl;
@@ -287,6 +291,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] regs$cfg_host_mac_lo;
     wire  [31:0] regs$cfg_host_ip;
     wire  [31:0] regs$cfg_ttl;
+    wire  [31:0] regs$cfg_auth_mode;
+    wire  [31:0] regs$cfg_auth_key;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -394,6 +400,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .tick_dropped(core$tick_dropped),
         .ev_foreign(core$ev_foreign),
         .ev_malformed(core$ev_malformed),
+        .ev_unauthorized(core$ev_unauthorized),
         .ev_ignored(core$ev_ignored),
         .ev_stale(core$ev_stale),
         .ev_duplicate(core$ev_duplicate),
@@ -467,6 +474,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .tick_sent_hb(regs$tick_sent_hb),
         .ev_foreign(regs$ev_foreign),
         .ev_malformed(regs$ev_malformed),
+        .ev_unauthorized(regs$ev_unauthorized),
         .ev_ignored(regs$ev_ignored),
         .drop_reply_ok(regs$drop_reply_ok),
         .drop_reply_nl(regs$drop_reply_nl),
@@ -508,6 +516,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .cfg_host_mac_lo(regs$cfg_host_mac_lo),
         .cfg_host_ip(regs$cfg_host_ip),
         .cfg_ttl(regs$cfg_ttl),
+        .cfg_auth_mode(regs$cfg_auth_mode),
+        .cfg_auth_key(regs$cfg_auth_key),
         .window(regs$window)
     );
     nc_core$rec_n rec_n(
@@ -644,6 +654,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         cfg_host_mac_lo = regs$cfg_host_mac_lo;
         cfg_host_ip = regs$cfg_host_ip;
         cfg_ttl = regs$cfg_ttl;
+        cfg_auth_mode = regs$cfg_auth_mode;
+        cfg_auth_key = regs$cfg_auth_key;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -656,6 +668,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         regs$tick_sent_hb = core$tick_sent_hb;
         regs$ev_foreign = core$ev_foreign;
         regs$ev_malformed = core$ev_malformed;
+        regs$ev_unauthorized = core$ev_unauthorized;
         regs$ev_ignored = core$ev_ignored;
         regs$drop_reply_ok = drop_reply_ok;
         regs$drop_reply_nl = drop_reply_nl;
@@ -783,7 +796,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
 endmodule // nc_core
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -800,14 +813,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  [31:0] ctrl_value;
     input wire  rx_valid;
     input wire  [1:0] rx_port;
-    input wire  [1:0] rx_class;
+    input wire  [2:0] rx_class;
     input wire  [7:0] rx_sender;
     input wire  [31:0] rx_epoch;
     input wire  [7:0] rx_tree;
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
     input wire  cl_valid;
-    input wire  [1:0] cl_class;
+    input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
@@ -855,6 +868,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  [12:0] tick_dropped;
     output reg  ev_foreign;
     output reg  ev_malformed;
+    output reg  ev_unauthorized;
     output reg  ev_ignored;
     output reg  ev_stale;
     output reg  ev_duplicate;
@@ -873,14 +887,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  [63:0] last_instance;
     
     // Constant declarations
-    localparam  k0_2 = 2'b0;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
     localparam  s_disabled = 2'b0;
     localparam  s_armed = 2'b1;
     localparam  s_active = 2'b10;
     localparam  s_faulted = 2'b11;
-    localparam  k1_2 = 2'b1;
-    localparam  k2_2 = 2'b10;
-    localparam  k3_2 = 2'b11;
     localparam  k_hb = 2'b0;
     localparam  k_batch = 2'b1;
     localparam  k_start = 2'b10;
@@ -1203,7 +1218,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_clear = c_ok && ctrl_value[32'h4];
         c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
         c_start = c_ok && ctrl_value[32'h2];
-        r_decide = (rx_class == k0_2) && (rx_sender != node_id);
+        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
         r_go = rx_valid && r_decide && r_port_ok && r_listen;
@@ -1231,7 +1246,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
         r_mismatch = r_complete && ~r_armed && ((rx_instance != (p_lins + k1_64)) || (rx_instance == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
-        q_req = cl_valid && (cl_class == k0_2);
+        q_req = cl_valid && (cl_class == c_expected);
         q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
@@ -1312,9 +1327,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == k2_2)) || (cl_valid && (cl_class == k2_2));
-        ev_malformed = (rx_valid && (rx_class == k3_2)) || (cl_valid && (cl_class == k3_2));
-        ev_ignored = (rx_valid && (rx_class == k1_2)) || (cl_valid && (cl_class == k1_2)) || (rx_valid && (rx_class == k0_2) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
+        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
+        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
+        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -2567,7 +2583,7 @@ module nc_core$rec_n(d,q,clock);
 endmodule // nc_core$rec_n
 
 
-module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,window);
+module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
     
     // Module arguments
     input wire  clock;
@@ -2589,6 +2605,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     input wire  tick_sent_hb;
     input wire  ev_foreign;
     input wire  ev_malformed;
+    input wire  ev_unauthorized;
     input wire  ev_ignored;
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
@@ -2630,6 +2647,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
     output reg  [31:0] cfg_ttl;
+    output reg  [31:0] cfg_auth_mode;
+    output reg  [31:0] cfg_auth_key;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -3689,6 +3708,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_ttl$bus_write = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
+        cfg_auth_mode = r_auth_mode$value;
+        cfg_auth_key = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_wdata = bus_wdata;
         r_auth_mode$bus_write = bus_write;
@@ -3827,7 +3848,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
-        c_unauthorized$ev = 1'b0;
+        c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
         ctrl_write = bus_write && (bus_addr == a_ctrl);
         ctrl_value = bus_wdata;

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
     
     // Module arguments
     input wire  clock;
@@ -38,7 +38,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  rx_taken;
     output reg  [1:0] rx_port;
     output reg  cl_taken;
-    output reg  [1:0] ev_verdict;
+    output reg  [2:0] ev_verdict;
     output reg  [7:0] ev_sender;
     output reg  [31:0] ev_epoch;
     output reg  [31:0] ev_seq;
@@ -119,6 +119,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
     output reg  [31:0] cfg_ttl;
+    output reg  [31:0] cfg_auth_mode;
+    output reg  [31:0] cfg_auth_key;
     output reg  [63:0] g0_data;
     output reg  [7:0] g0_keep;
     output reg  g0_valid;
@@ -165,7 +167,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$csr_rdata;
     reg  core$rx_valid;
     reg  [1:0] core$rx_port;
-    reg  [1:0] core$rx_class;
+    reg  [2:0] core$rx_class;
     reg  [7:0] core$rx_sender;
     reg  [31:0] core$rx_epoch;
     reg  [31:0] core$rx_seq;
@@ -173,7 +175,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [1:0] core$rx_kind;
     reg  [63:0] core$rx_instance;
     reg  core$cl_valid;
-    reg  [1:0] core$cl_class;
+    reg  [2:0] core$cl_class;
     reg  [15:0] core$cl_len;
     reg  [31:0] core$cl_client;
     reg  [63:0] core$cl_seq;
@@ -253,6 +255,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$cfg_host_mac_lo;
     wire  [31:0] core$cfg_host_ip;
     wire  [31:0] core$cfg_ttl;
+    wire  [31:0] core$cfg_auth_mode;
+    wire  [31:0] core$cfg_auth_key;
     reg  decide_gen$clock;
     reg  decide_gen$send;
     reg  [1:0] decide_gen$send_kind;
@@ -378,8 +382,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p0$client_mode;
     reg  [15:0] p0$port;
     reg  [31:0] p0$cluster_id;
+    reg  [7:0] p0$node_count;
     wire  p0$valid;
-    wire  [1:0] p0$verdict;
+    wire  [2:0] p0$verdict;
     wire  [7:0] p0$sender;
     wire  [31:0] p0$epoch;
     wire  [31:0] p0$seq;
@@ -404,8 +409,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p1$client_mode;
     reg  [15:0] p1$port;
     reg  [31:0] p1$cluster_id;
+    reg  [7:0] p1$node_count;
     wire  p1$valid;
-    wire  [1:0] p1$verdict;
+    wire  [2:0] p1$verdict;
     wire  [7:0] p1$sender;
     wire  [31:0] p1$epoch;
     wire  [31:0] p1$seq;
@@ -430,8 +436,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p2$client_mode;
     reg  [15:0] p2$port;
     reg  [31:0] p2$cluster_id;
+    reg  [7:0] p2$node_count;
     wire  p2$valid;
-    wire  [1:0] p2$verdict;
+    wire  [2:0] p2$verdict;
     wire  [7:0] p2$sender;
     wire  [31:0] p2$epoch;
     wire  [31:0] p2$seq;
@@ -456,8 +463,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p3$client_mode;
     reg  [15:0] p3$port;
     reg  [31:0] p3$cluster_id;
+    reg  [7:0] p3$node_count;
     wire  p3$valid;
-    wire  [1:0] p3$verdict;
+    wire  [2:0] p3$verdict;
     wire  [7:0] p3$sender;
     wire  [31:0] p3$epoch;
     wire  [31:0] p3$seq;
@@ -482,8 +490,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  pc$client_mode;
     reg  [15:0] pc$port;
     reg  [31:0] pc$cluster_id;
+    reg  [7:0] pc$node_count;
     wire  pc$valid;
-    wire  [1:0] pc$verdict;
+    wire  [2:0] pc$verdict;
     wire  [7:0] pc$sender;
     wire  [31:0] pc$epoch;
     wire  [31:0] pc$seq;
@@ -502,8 +511,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  h0_valid$d;
     wire  h0_valid$q;
     reg  h0_valid$clock;
-    reg  [1:0] h0_verdict$d;
-    wire  [1:0] h0_verdict$q;
+    reg  [2:0] h0_verdict$d;
+    wire  [2:0] h0_verdict$q;
     reg  h0_verdict$clock;
     reg  [7:0] h0_sender$d;
     wire  [7:0] h0_sender$q;
@@ -553,8 +562,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  h1_valid$d;
     wire  h1_valid$q;
     reg  h1_valid$clock;
-    reg  [1:0] h1_verdict$d;
-    wire  [1:0] h1_verdict$q;
+    reg  [2:0] h1_verdict$d;
+    wire  [2:0] h1_verdict$q;
     reg  h1_verdict$clock;
     reg  [7:0] h1_sender$d;
     wire  [7:0] h1_sender$q;
@@ -604,8 +613,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  h2_valid$d;
     wire  h2_valid$q;
     reg  h2_valid$clock;
-    reg  [1:0] h2_verdict$d;
-    wire  [1:0] h2_verdict$q;
+    reg  [2:0] h2_verdict$d;
+    wire  [2:0] h2_verdict$q;
     reg  h2_verdict$clock;
     reg  [7:0] h2_sender$d;
     wire  [7:0] h2_sender$q;
@@ -655,8 +664,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  h3_valid$d;
     wire  h3_valid$q;
     reg  h3_valid$clock;
-    reg  [1:0] h3_verdict$d;
-    wire  [1:0] h3_verdict$q;
+    reg  [2:0] h3_verdict$d;
+    wire  [2:0] h3_verdict$q;
     reg  h3_verdict$clock;
     reg  [7:0] h3_sender$d;
     wire  [7:0] h3_sender$q;
@@ -706,8 +715,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  hc_valid$d;
     wire  hc_valid$q;
     reg  hc_valid$clock;
-    reg  [1:0] hc_verdict$d;
-    wire  [1:0] hc_verdict$q;
+    reg  [2:0] hc_verdict$d;
+    wire  [2:0] hc_verdict$q;
     reg  hc_verdict$clock;
     reg  [7:0] hc_sender$d;
     wire  [7:0] hc_sender$q;
@@ -858,7 +867,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cfg_host_mac_hi(core$cfg_host_mac_hi),
         .cfg_host_mac_lo(core$cfg_host_mac_lo),
         .cfg_host_ip(core$cfg_host_ip),
-        .cfg_ttl(core$cfg_ttl)
+        .cfg_ttl(core$cfg_ttl),
+        .cfg_auth_mode(core$cfg_auth_mode),
+        .cfg_auth_key(core$cfg_auth_key)
     );
     nc_engine$decide_gen decide_gen(
         .clock(decide_gen$clock),
@@ -996,6 +1007,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p0$client_mode),
         .port(p0$port),
         .cluster_id(p0$cluster_id),
+        .node_count(p0$node_count),
         .valid(p0$valid),
         .verdict(p0$verdict),
         .sender(p0$sender),
@@ -1024,6 +1036,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p1$client_mode),
         .port(p1$port),
         .cluster_id(p1$cluster_id),
+        .node_count(p1$node_count),
         .valid(p1$valid),
         .verdict(p1$verdict),
         .sender(p1$sender),
@@ -1052,6 +1065,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p2$client_mode),
         .port(p2$port),
         .cluster_id(p2$cluster_id),
+        .node_count(p2$node_count),
         .valid(p2$valid),
         .verdict(p2$verdict),
         .sender(p2$sender),
@@ -1080,6 +1094,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p3$client_mode),
         .port(p3$port),
         .cluster_id(p3$cluster_id),
+        .node_count(p3$node_count),
         .valid(p3$valid),
         .verdict(p3$verdict),
         .sender(p3$sender),
@@ -1108,6 +1123,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(pc$client_mode),
         .port(pc$port),
         .cluster_id(pc$cluster_id),
+        .node_count(pc$node_count),
         .valid(pc$valid),
         .verdict(pc$verdict),
         .sender(pc$sender),
@@ -1743,6 +1759,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p0$s_last = t0_last;
         t0_ready = p0$s_ready;
         p0$cluster_id = core$cfg_cluster_id;
+        p0$node_count = core$cfg_node_count[(32'h0)+:(8)];
         p0$port = core$cfg_decide_port[(32'h0)+:(16)];
         p0$client_mode = 1'b0;
         p1$s_data = t1_data;
@@ -1751,6 +1768,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p1$s_last = t1_last;
         t1_ready = p1$s_ready;
         p1$cluster_id = core$cfg_cluster_id;
+        p1$node_count = core$cfg_node_count[(32'h0)+:(8)];
         p1$port = core$cfg_decide_port[(32'h0)+:(16)];
         p1$client_mode = 1'b0;
         p2$s_data = t2_data;
@@ -1759,6 +1777,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p2$s_last = t2_last;
         t2_ready = p2$s_ready;
         p2$cluster_id = core$cfg_cluster_id;
+        p2$node_count = core$cfg_node_count[(32'h0)+:(8)];
         p2$port = core$cfg_decide_port[(32'h0)+:(16)];
         p2$client_mode = 1'b0;
         p3$s_data = t3_data;
@@ -1767,6 +1786,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p3$s_last = t3_last;
         t3_ready = p3$s_ready;
         p3$cluster_id = core$cfg_cluster_id;
+        p3$node_count = core$cfg_node_count[(32'h0)+:(8)];
         p3$port = core$cfg_decide_port[(32'h0)+:(16)];
         p3$client_mode = 1'b0;
         pc$s_data = c_data;
@@ -1775,6 +1795,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         pc$s_last = c_last;
         c_ready = pc$s_ready;
         pc$cluster_id = core$cfg_cluster_id;
+        pc$node_count = core$cfg_node_count[(32'h0)+:(8)];
         pc$port = core$cfg_client_port[(32'h0)+:(16)];
         pc$client_mode = 1'b1;
         takec = ~csr_write && hc_valid$q && ~core$leader_busy;
@@ -2182,12 +2203,14 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         cfg_host_mac_lo = core$cfg_host_mac_lo;
         cfg_host_ip = core$cfg_host_ip;
         cfg_ttl = core$cfg_ttl;
+        cfg_auth_mode = core$cfg_auth_mode;
+        cfg_auth_key = core$cfg_auth_key;
     end
     
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -2197,7 +2220,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] csr_rdata;
     input wire  rx_valid;
     input wire  [1:0] rx_port;
-    input wire  [1:0] rx_class;
+    input wire  [2:0] rx_class;
     input wire  [7:0] rx_sender;
     input wire  [31:0] rx_epoch;
     input wire  [31:0] rx_seq;
@@ -2205,7 +2228,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
     input wire  cl_valid;
-    input wire  [1:0] cl_class;
+    input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
@@ -2285,6 +2308,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
     output reg  [31:0] cfg_ttl;
+    output reg  [31:0] cfg_auth_mode;
+    output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
     localparam  k_slots = 13'b100;
@@ -2309,14 +2334,14 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [31:0] core$ctrl_value;
     reg  core$rx_valid;
     reg  [1:0] core$rx_port;
-    reg  [1:0] core$rx_class;
+    reg  [2:0] core$rx_class;
     reg  [7:0] core$rx_sender;
     reg  [31:0] core$rx_epoch;
     reg  [7:0] core$rx_tree;
     reg  [1:0] core$rx_kind;
     reg  [63:0] core$rx_instance;
     reg  core$cl_valid;
-    reg  [1:0] core$cl_class;
+    reg  [2:0] core$cl_class;
     reg  [15:0] core$cl_len;
     reg  core$rx_expired;
     reg  [3:0] core$rx_missing;
@@ -2364,6 +2389,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [12:0] core$tick_dropped;
     wire  core$ev_foreign;
     wire  core$ev_malformed;
+    wire  core$ev_unauthorized;
     wire  core$ev_ignored;
     wire  core$ev_stale;
     wire  core$ev_duplicate;
@@ -2431,6 +2457,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  regs$tick_sent_hb;
     reg  regs$ev_foreign;
     reg  regs$ev_malformed;
+    reg  regs$ev_unauthorized;
     reg  regs$ev_ignored;
     reg  regs$drop_reply_ok;
     reg  regs$drop_reply_nl;
@@ -2472,6 +2499,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] regs$cfg_host_mac_lo;
     wire  [31:0] regs$cfg_host_ip;
     wire  [31:0] regs$cfg_ttl;
+    wire  [31:0] regs$cfg_auth_mode;
+    wire  [31:0] regs$cfg_auth_key;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -2579,6 +2608,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .tick_dropped(core$tick_dropped),
         .ev_foreign(core$ev_foreign),
         .ev_malformed(core$ev_malformed),
+        .ev_unauthorized(core$ev_unauthorized),
         .ev_ignored(core$ev_ignored),
         .ev_stale(core$ev_stale),
         .ev_duplicate(core$ev_duplicate),
@@ -2652,6 +2682,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .tick_sent_hb(regs$tick_sent_hb),
         .ev_foreign(regs$ev_foreign),
         .ev_malformed(regs$ev_malformed),
+        .ev_unauthorized(regs$ev_unauthorized),
         .ev_ignored(regs$ev_ignored),
         .drop_reply_ok(regs$drop_reply_ok),
         .drop_reply_nl(regs$drop_reply_nl),
@@ -2693,6 +2724,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .cfg_host_mac_lo(regs$cfg_host_mac_lo),
         .cfg_host_ip(regs$cfg_host_ip),
         .cfg_ttl(regs$cfg_ttl),
+        .cfg_auth_mode(regs$cfg_auth_mode),
+        .cfg_auth_key(regs$cfg_auth_key),
         .window(regs$window)
     );
     nc_engine$core$rec_n rec_n(
@@ -2829,6 +2862,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         cfg_host_mac_lo = regs$cfg_host_mac_lo;
         cfg_host_ip = regs$cfg_host_ip;
         cfg_ttl = regs$cfg_ttl;
+        cfg_auth_mode = regs$cfg_auth_mode;
+        cfg_auth_key = regs$cfg_auth_key;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -2841,6 +2876,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         regs$tick_sent_hb = core$tick_sent_hb;
         regs$ev_foreign = core$ev_foreign;
         regs$ev_malformed = core$ev_malformed;
+        regs$ev_unauthorized = core$ev_unauthorized;
         regs$ev_ignored = core$ev_ignored;
         regs$drop_reply_ok = drop_reply_ok;
         regs$drop_reply_nl = drop_reply_nl;
@@ -2968,7 +3004,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
 endmodule // nc_engine$core
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -2985,14 +3021,14 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     input wire  [31:0] ctrl_value;
     input wire  rx_valid;
     input wire  [1:0] rx_port;
-    input wire  [1:0] rx_class;
+    input wire  [2:0] rx_class;
     input wire  [7:0] rx_sender;
     input wire  [31:0] rx_epoch;
     input wire  [7:0] rx_tree;
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
     input wire  cl_valid;
-    input wire  [1:0] cl_class;
+    input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
@@ -3040,6 +3076,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [12:0] tick_dropped;
     output reg  ev_foreign;
     output reg  ev_malformed;
+    output reg  ev_unauthorized;
     output reg  ev_ignored;
     output reg  ev_stale;
     output reg  ev_duplicate;
@@ -3058,14 +3095,15 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [63:0] last_instance;
     
     // Constant declarations
-    localparam  k0_2 = 2'b0;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
     localparam  s_disabled = 2'b0;
     localparam  s_armed = 2'b1;
     localparam  s_active = 2'b10;
     localparam  s_faulted = 2'b11;
-    localparam  k1_2 = 2'b1;
-    localparam  k2_2 = 2'b10;
-    localparam  k3_2 = 2'b11;
     localparam  k_hb = 2'b0;
     localparam  k_batch = 2'b1;
     localparam  k_start = 2'b10;
@@ -3388,7 +3426,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         c_clear = c_ok && ctrl_value[32'h4];
         c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
         c_start = c_ok && ctrl_value[32'h2];
-        r_decide = (rx_class == k0_2) && (rx_sender != node_id);
+        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
         r_go = rx_valid && r_decide && r_port_ok && r_listen;
@@ -3416,7 +3454,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
         r_mismatch = r_complete && ~r_armed && ((rx_instance != (p_lins + k1_64)) || (rx_instance == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
-        q_req = cl_valid && (cl_class == k0_2);
+        q_req = cl_valid && (cl_class == c_expected);
         q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
@@ -3497,9 +3535,10 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == k2_2)) || (cl_valid && (cl_class == k2_2));
-        ev_malformed = (rx_valid && (rx_class == k3_2)) || (cl_valid && (cl_class == k3_2));
-        ev_ignored = (rx_valid && (rx_class == k1_2)) || (cl_valid && (cl_class == k1_2)) || (rx_valid && (rx_class == k0_2) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
+        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
+        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
+        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -4752,7 +4791,7 @@ module nc_engine$core$rec_n(d,q,clock);
 endmodule // nc_engine$core$rec_n
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
     
     // Module arguments
     input wire  clock;
@@ -4774,6 +4813,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     input wire  tick_sent_hb;
     input wire  ev_foreign;
     input wire  ev_malformed;
+    input wire  ev_unauthorized;
     input wire  ev_ignored;
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
@@ -4815,6 +4855,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     output reg  [31:0] cfg_host_mac_lo;
     output reg  [31:0] cfg_host_ip;
     output reg  [31:0] cfg_ttl;
+    output reg  [31:0] cfg_auth_mode;
+    output reg  [31:0] cfg_auth_key;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -5874,6 +5916,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_ttl$bus_write = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
+        cfg_auth_mode = r_auth_mode$value;
+        cfg_auth_key = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_wdata = bus_wdata;
         r_auth_mode$bus_write = bus_write;
@@ -6012,7 +6056,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
-        c_unauthorized$ev = 1'b0;
+        c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
         ctrl_write = bus_write && (bus_addr == a_ctrl);
         ctrl_value = bus_wdata;
@@ -15160,13 +15204,13 @@ endmodule // nc_engine$h0_valid
 module nc_engine$h0_verdict(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -15483,13 +15527,13 @@ endmodule // nc_engine$h1_valid
 module nc_engine$h1_verdict(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -15806,13 +15850,13 @@ endmodule // nc_engine$h2_valid
 module nc_engine$h2_verdict(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -16129,13 +16173,13 @@ endmodule // nc_engine$h3_valid
 module nc_engine$h3_verdict(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -16452,13 +16496,13 @@ endmodule // nc_engine$hc_valid
 module nc_engine$hc_verdict(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -18396,7 +18440,7 @@ module nc_engine$host_mac(hi,lo,out);
 endmodule // nc_engine$host_mac
 
 
-module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -18408,8 +18452,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -18427,6 +18472,13 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -18445,7 +18497,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -18497,6 +18549,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -18523,10 +18576,12 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -18582,6 +18637,31 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -18695,6 +18775,11 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -18713,7 +18798,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -18818,6 +18903,45 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    nc_engine$p0$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    nc_engine$p0$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    nc_engine$p0$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    nc_engine$p0$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    nc_engine$p0$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    nc_engine$p0$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    nc_engine$p0$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     nc_engine$p0$beats beats(
         .h0(beats$h0),
@@ -19049,6 +19173,11 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -19063,6 +19192,11 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -19105,7 +19239,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -19211,6 +19345,38 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -19260,12 +19426,8 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -19296,61 +19458,73 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -19369,6 +19543,63 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     end
     
 endmodule // nc_engine$p0
+
+
+module nc_engine$p0$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$at_ep0
+
+
+module nc_engine$p0$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$at_ep1
+
+
+module nc_engine$p0$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$at_ep2
 
 
 module nc_engine$p0$beat(d,q,clock);
@@ -19446,6 +19677,25 @@ module nc_engine$p0$done(d,q,clock);
     end
           
 endmodule // nc_engine$p0$done
+
+
+module nc_engine$p0$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$erem
 
 
 module nc_engine$p0$flen(d,q,clock);
@@ -19655,6 +19905,221 @@ module nc_engine$p0$h9(d,q,clock);
     end
           
 endmodule // nc_engine$p0$h9
+
+
+module nc_engine$p0$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$n3
+
+
+module nc_engine$p0$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p0$rem_last
+
+
+module nc_engine$p0$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p0$rem_step
 
 
 module nc_engine$p0$sw_body_len(inp,out);
@@ -20207,7 +20672,7 @@ module nc_engine$p0$x_w3(narrow,wide);
 endmodule // nc_engine$p0$x_w3
 
 
-module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -20219,8 +20684,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -20238,6 +20704,13 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -20256,7 +20729,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -20308,6 +20781,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -20334,10 +20808,12 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -20393,6 +20869,31 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -20506,6 +21007,11 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -20524,7 +21030,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -20629,6 +21135,45 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    nc_engine$p1$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    nc_engine$p1$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    nc_engine$p1$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    nc_engine$p1$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    nc_engine$p1$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    nc_engine$p1$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    nc_engine$p1$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     nc_engine$p1$beats beats(
         .h0(beats$h0),
@@ -20860,6 +21405,11 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -20874,6 +21424,11 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -20916,7 +21471,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -21022,6 +21577,38 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -21071,12 +21658,8 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -21107,61 +21690,73 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -21180,6 +21775,63 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     end
     
 endmodule // nc_engine$p1
+
+
+module nc_engine$p1$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$at_ep0
+
+
+module nc_engine$p1$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$at_ep1
+
+
+module nc_engine$p1$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$at_ep2
 
 
 module nc_engine$p1$beat(d,q,clock);
@@ -21257,6 +21909,25 @@ module nc_engine$p1$done(d,q,clock);
     end
           
 endmodule // nc_engine$p1$done
+
+
+module nc_engine$p1$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$erem
 
 
 module nc_engine$p1$flen(d,q,clock);
@@ -21466,6 +22137,221 @@ module nc_engine$p1$h9(d,q,clock);
     end
           
 endmodule // nc_engine$p1$h9
+
+
+module nc_engine$p1$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$n3
+
+
+module nc_engine$p1$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p1$rem_last
+
+
+module nc_engine$p1$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p1$rem_step
 
 
 module nc_engine$p1$sw_body_len(inp,out);
@@ -22018,7 +22904,7 @@ module nc_engine$p1$x_w3(narrow,wide);
 endmodule // nc_engine$p1$x_w3
 
 
-module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -22030,8 +22916,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -22049,6 +22936,13 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -22067,7 +22961,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -22119,6 +23013,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -22145,10 +23040,12 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -22204,6 +23101,31 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -22317,6 +23239,11 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -22335,7 +23262,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -22440,6 +23367,45 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    nc_engine$p2$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    nc_engine$p2$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    nc_engine$p2$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    nc_engine$p2$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    nc_engine$p2$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    nc_engine$p2$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    nc_engine$p2$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     nc_engine$p2$beats beats(
         .h0(beats$h0),
@@ -22671,6 +23637,11 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -22685,6 +23656,11 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -22727,7 +23703,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -22833,6 +23809,38 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -22882,12 +23890,8 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -22918,61 +23922,73 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -22991,6 +24007,63 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     end
     
 endmodule // nc_engine$p2
+
+
+module nc_engine$p2$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$at_ep0
+
+
+module nc_engine$p2$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$at_ep1
+
+
+module nc_engine$p2$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$at_ep2
 
 
 module nc_engine$p2$beat(d,q,clock);
@@ -23068,6 +24141,25 @@ module nc_engine$p2$done(d,q,clock);
     end
           
 endmodule // nc_engine$p2$done
+
+
+module nc_engine$p2$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$erem
 
 
 module nc_engine$p2$flen(d,q,clock);
@@ -23277,6 +24369,221 @@ module nc_engine$p2$h9(d,q,clock);
     end
           
 endmodule // nc_engine$p2$h9
+
+
+module nc_engine$p2$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$n3
+
+
+module nc_engine$p2$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p2$rem_last
+
+
+module nc_engine$p2$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p2$rem_step
 
 
 module nc_engine$p2$sw_body_len(inp,out);
@@ -23829,7 +25136,7 @@ module nc_engine$p2$x_w3(narrow,wide);
 endmodule // nc_engine$p2$x_w3
 
 
-module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -23841,8 +25148,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -23860,6 +25168,13 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -23878,7 +25193,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -23930,6 +25245,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -23956,10 +25272,12 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -24015,6 +25333,31 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -24128,6 +25471,11 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -24146,7 +25494,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -24251,6 +25599,45 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    nc_engine$p3$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    nc_engine$p3$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    nc_engine$p3$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    nc_engine$p3$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    nc_engine$p3$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    nc_engine$p3$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    nc_engine$p3$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     nc_engine$p3$beats beats(
         .h0(beats$h0),
@@ -24482,6 +25869,11 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -24496,6 +25888,11 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -24538,7 +25935,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -24644,6 +26041,38 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -24693,12 +26122,8 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -24729,61 +26154,73 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -24802,6 +26239,63 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     end
     
 endmodule // nc_engine$p3
+
+
+module nc_engine$p3$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$at_ep0
+
+
+module nc_engine$p3$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$at_ep1
+
+
+module nc_engine$p3$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$at_ep2
 
 
 module nc_engine$p3$beat(d,q,clock);
@@ -24879,6 +26373,25 @@ module nc_engine$p3$done(d,q,clock);
     end
           
 endmodule // nc_engine$p3$done
+
+
+module nc_engine$p3$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$erem
 
 
 module nc_engine$p3$flen(d,q,clock);
@@ -25088,6 +26601,221 @@ module nc_engine$p3$h9(d,q,clock);
     end
           
 endmodule // nc_engine$p3$h9
+
+
+module nc_engine$p3$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$n3
+
+
+module nc_engine$p3$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p3$rem_last
+
+
+module nc_engine$p3$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$p3$rem_step
 
 
 module nc_engine$p3$sw_body_len(inp,out);
@@ -25640,7 +27368,7 @@ module nc_engine$p3$x_w3(narrow,wide);
 endmodule // nc_engine$p3$x_w3
 
 
-module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -25652,8 +27380,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -25671,6 +27400,13 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -25689,7 +27425,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -25741,6 +27477,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -25767,10 +27504,12 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -25826,6 +27565,31 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -25939,6 +27703,11 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -25957,7 +27726,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -26062,6 +27831,45 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    nc_engine$pc$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    nc_engine$pc$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    nc_engine$pc$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    nc_engine$pc$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    nc_engine$pc$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    nc_engine$pc$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    nc_engine$pc$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     nc_engine$pc$beats beats(
         .h0(beats$h0),
@@ -26293,6 +28101,11 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -26307,6 +28120,11 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -26349,7 +28167,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -26455,6 +28273,38 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -26504,12 +28354,8 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -26540,61 +28386,73 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -26613,6 +28471,63 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     end
     
 endmodule // nc_engine$pc
+
+
+module nc_engine$pc$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$at_ep0
+
+
+module nc_engine$pc$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$at_ep1
+
+
+module nc_engine$pc$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$at_ep2
 
 
 module nc_engine$pc$beat(d,q,clock);
@@ -26690,6 +28605,25 @@ module nc_engine$pc$done(d,q,clock);
     end
           
 endmodule // nc_engine$pc$done
+
+
+module nc_engine$pc$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$erem
 
 
 module nc_engine$pc$flen(d,q,clock);
@@ -26899,6 +28833,221 @@ module nc_engine$pc$h9(d,q,clock);
     end
           
 endmodule // nc_engine$pc$h9
+
+
+module nc_engine$pc$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$n3
+
+
+module nc_engine$pc$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$pc$rem_last
+
+
+module nc_engine$pc$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // nc_engine$pc$rem_step
 
 
 module nc_engine$pc$sw_body_len(inp,out);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -14,8 +14,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
+    input wire  [7:0] node_count;
     output reg  valid;
-    output reg  [1:0] verdict;
+    output reg  [2:0] verdict;
     output reg  [7:0] sender;
     output reg  [31:0] epoch;
     output reg  [31:0] seq;
@@ -33,6 +34,13 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     output reg  [15:0] frame_len;
     
     // Constant declarations
+    localparam  o_ep_lane0 = 6'b110000;
+    localparam  o_ep1 = 10'b111111000;
+    localparam  o_ep2 = 10'b1000000000;
+    localparam  o_ep3 = 10'b1000001000;
+    localparam  k_ep_beat0 = 16'h7;
+    localparam  k_ep_beat1 = 16'h8;
+    localparam  k_ep_beat2 = 16'h9;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -51,7 +59,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  o_cluster = 10'b101110000;
     localparam  o_body_len = 10'b110010000;
     localparam  o_sender = 10'b110100000;
-    localparam  o_reserved = 10'b110101000;
+    localparam  o_key_id = 10'b110101000;
     localparam  o_d_instance = 10'b110110000;
     localparam  o_d_epoch = 10'b111110000;
     localparam  o_d_seq = 10'b1000010000;
@@ -103,6 +111,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -129,10 +138,12 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
-    localparam  c_expected = 2'b0;
-    localparam  c_other = 2'b1;
-    localparam  c_foreign = 2'b10;
-    localparam  c_malformed = 2'b11;
+    localparam  c_expected = 3'b0;
+    localparam  c_other = 3'b1;
+    localparam  c_foreign = 3'b10;
+    localparam  c_malformed = 3'b11;
+    localparam  c_unauthorized = 3'b100;
+    localparam  k_tag_len = 16'h8;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -188,6 +199,31 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  done$d;
     wire  done$q;
     reg  done$clock;
+    reg  [7:0] erem$d;
+    wire  [7:0] erem$q;
+    reg  erem$clock;
+    reg  [7:0] n3$d;
+    wire  [7:0] n3$q;
+    reg  n3$clock;
+    reg  at_ep0$d;
+    wire  at_ep0$q;
+    reg  at_ep0$clock;
+    reg  at_ep1$d;
+    wire  at_ep1$q;
+    reg  at_ep1$clock;
+    reg  at_ep2$d;
+    wire  at_ep2$q;
+    reg  at_ep2$clock;
+    reg  [7:0] rem_step$rem;
+    reg  [7:0] rem_step$digit;
+    reg  [7:0] rem_step$n;
+    reg  [7:0] rem_step$n3;
+    wire  [7:0] rem_step$out;
+    reg  [7:0] rem_last$rem;
+    reg  [7:0] rem_last$digit;
+    reg  [7:0] rem_last$n;
+    reg  [7:0] rem_last$n3;
+    wire  [7:0] rem_last$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -301,6 +337,11 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] beat_n;
+    reg  has_tag;
+    reg  [15:0] tag_len;
+    reg  [2:0] v_base;
+    reg  bad_sender;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -319,7 +360,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [31:0] f_cluster;
     reg  [15:0] f_body_len;
     reg  [7:0] f_sender;
-    reg  [7:0] f_reserved;
+    reg  [7:0] f_key_id;
     reg  [63:0] f_d_instance;
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
@@ -424,6 +465,45 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
+    );
+    pkt_parser$erem erem(
+        .d(erem$d),
+        .q(erem$q),
+        .clock(erem$clock)
+    );
+    pkt_parser$n3 n3(
+        .d(n3$d),
+        .q(n3$q),
+        .clock(n3$clock)
+    );
+    pkt_parser$at_ep0 at_ep0(
+        .d(at_ep0$d),
+        .q(at_ep0$q),
+        .clock(at_ep0$clock)
+    );
+    pkt_parser$at_ep1 at_ep1(
+        .d(at_ep1$d),
+        .q(at_ep1$q),
+        .clock(at_ep1$clock)
+    );
+    pkt_parser$at_ep2 at_ep2(
+        .d(at_ep2$d),
+        .q(at_ep2$q),
+        .clock(at_ep2$clock)
+    );
+    pkt_parser$rem_step rem_step(
+        .rem(rem_step$rem),
+        .digit(rem_step$digit),
+        .n(rem_step$n),
+        .n3(rem_step$n3),
+        .out(rem_step$out)
+    );
+    pkt_parser$rem_last rem_last(
+        .rem(rem_last$rem),
+        .digit(rem_last$digit),
+        .n(rem_last$n),
+        .n3(rem_last$n3),
+        .out(rem_last$out)
     );
     pkt_parser$beats beats(
         .h0(beats$h0),
@@ -655,6 +735,11 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         flen$clock = clock;
         csum$clock = clock;
         done$clock = clock;
+        erem$clock = clock;
+        n3$clock = clock;
+        at_ep0$clock = clock;
+        at_ep1$clock = clock;
+        at_ep2$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -669,6 +754,11 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         flen$d = flen$q;
         csum$d = csum$q;
         done$d = done$q;
+        erem$d = erem$q;
+        n3$d = n3$q;
+        at_ep0$d = at_ep0$q;
+        at_ep1$d = at_ep1$q;
+        at_ep2$d = at_ep2$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -711,7 +801,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         sw_body_len$inp = beats$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_reserved = beats$out[(o_reserved)+:(8)];
+        f_key_id = beats$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -817,6 +907,38 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        n3$d = (node_count << k1_8) + node_count;
+        rem_last$n = node_count;
+        rem_last$n3 = n3$q;
+        rem_last$rem = erem$q;
+        rem_last$digit = beats$out[(o_ep3)+:(8)];
+        rem_step$n = node_count;
+        rem_step$n3 = n3$q;
+        rem_step$rem = erem$q;
+        rem_step$digit = beats$out[(o_ep2)+:(8)];
+        if (at_ep0$q) begin
+            rem_step$rem = k0_8;
+            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        end
+        if (at_ep1$q) begin
+            rem_step$digit = beats$out[(o_ep1)+:(8)];
+        end
+        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
+            erem$d = rem_step$out;
+        end
+        beat_n = beat$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat_n = k0_16;
+            end
+            else begin
+                beat_n = beat$q + k1_16;
+            end
+        end
+        beat$d = beat_n;
+        at_ep0$d = beat_n == k_ep_beat0;
+        at_ep1$d = beat_n == k_ep_beat1;
+        at_ep2$d = beat_n == k_ep_beat2;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -866,12 +988,8 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
                 csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
             end
             if (s_last) begin
-                beat$d = k0_16;
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
-            end
-            else begin
-                beat$d = beat$q + k1_16;
             end
         end
         sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
@@ -902,61 +1020,73 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
         valid = done$q;
         frame_len = flen$q;
-        verdict = c_expected;
+        has_tag = |f_key_id;
+        if (has_tag) begin
+            tag_len = k_tag_len;
+        end
+        else begin
+            tag_len = k0_16;
+        end
+        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen > k_max_packet) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_magic != k_magic || f_version != k_version) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
         else if (plen < k_hdr) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
-            verdict = c_foreign;
+            v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr) != plen || f_reserved != k0_8) begin
-            verdict = c_malformed;
+        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+            v_base = c_malformed;
         end
         else if (~client_mode) begin
             if (f_kind != k_kind_decide) begin
-                verdict = c_other;
+                v_base = c_other;
             end
             else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
             else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
                 if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    verdict = c_malformed;
+                    v_base = c_malformed;
                 end
             end
             else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
-                verdict = c_malformed;
+                v_base = c_malformed;
             end
         end
         else if (f_kind != k_kind_request) begin
-            verdict = c_other;
+            v_base = c_other;
         end
         else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
-            verdict = c_malformed;
+            v_base = c_malformed;
         end
         else if (f_e_flags == k_flag_config) begin
-            verdict = c_other;
+            v_base = c_other;
+        end
+        verdict = v_base;
+        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+            verdict = c_unauthorized;
         end
         sender = f_sender;
         eth_src = f_eth_src;
@@ -975,6 +1105,63 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     end
     
 endmodule // pkt_parser
+
+
+module pkt_parser$at_ep0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$at_ep0
+
+
+module pkt_parser$at_ep1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$at_ep1
+
+
+module pkt_parser$at_ep2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$at_ep2
 
 
 module pkt_parser$beat(d,q,clock);
@@ -1052,6 +1239,25 @@ module pkt_parser$done(d,q,clock);
     end
           
 endmodule // pkt_parser$done
+
+
+module pkt_parser$erem(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$erem
 
 
 module pkt_parser$flen(d,q,clock);
@@ -1261,6 +1467,221 @@ module pkt_parser$h9(d,q,clock);
     end
           
 endmodule // pkt_parser$h9
+
+
+module pkt_parser$n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$n3
+
+
+module pkt_parser$rem_last(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // pkt_parser$rem_last
+
+
+module pkt_parser$rem_step(rem,digit,n,n3,out);
+    
+    // Module arguments
+    input wire  [7:0] rem;
+    input wire  [7:0] digit;
+    input wire  [7:0] n;
+    input wire  [7:0] n3;
+    output reg  [7:0] out;
+    
+    // Constant declarations
+    localparam  k_sh0 = 8'h6;
+    localparam  k_sh1 = 8'h4;
+    localparam  k_sh2 = 8'h2;
+    localparam  k_sh3 = 8'h0;
+    localparam  k1 = 8'h1;
+    localparam  k2 = 8'h2;
+    localparam  k3 = 8'h3;
+    
+    // Local signals
+    reg  [7:0] n2;
+    reg  [7:0] d0;
+    reg  [7:0] s0;
+    reg  [7:0] r0;
+    reg  [7:0] d1;
+    reg  [7:0] s1;
+    reg  [7:0] r1;
+    reg  [7:0] d2;
+    reg  [7:0] s2;
+    reg  [7:0] r2;
+    reg  [7:0] d3;
+    reg  [7:0] s3;
+    reg  [7:0] r3;
+    
+    // Update code
+    always @(*) begin
+        n2 = n << k1;
+        d0 = (digit >> k_sh0) & k3;
+        s0 = (rem << k2) | d0;
+        if (s0 >= n3) begin
+            r0 = s0 - n3;
+        end
+        else if (s0 >= n2) begin
+            r0 = s0 - n2;
+        end
+        else if (s0 >= n) begin
+            r0 = s0 - n;
+        end
+        else begin
+            r0 = s0;
+        end
+        d1 = (digit >> k_sh1) & k3;
+        s1 = (r0 << k2) | d1;
+        if (s1 >= n3) begin
+            r1 = s1 - n3;
+        end
+        else if (s1 >= n2) begin
+            r1 = s1 - n2;
+        end
+        else if (s1 >= n) begin
+            r1 = s1 - n;
+        end
+        else begin
+            r1 = s1;
+        end
+        d2 = (digit >> k_sh2) & k3;
+        s2 = (r1 << k2) | d2;
+        if (s2 >= n3) begin
+            r2 = s2 - n3;
+        end
+        else if (s2 >= n2) begin
+            r2 = s2 - n2;
+        end
+        else if (s2 >= n) begin
+            r2 = s2 - n;
+        end
+        else begin
+            r2 = s2;
+        end
+        d3 = (digit >> k_sh3) & k3;
+        s3 = (r2 << k2) | d3;
+        if (s3 >= n3) begin
+            r3 = s3 - n3;
+        end
+        else if (s3 >= n2) begin
+            r3 = s3 - n2;
+        end
+        else if (s3 >= n) begin
+            r3 = s3 - n;
+        end
+        else begin
+            r3 = s3;
+        end
+        out = r3;
+    end
+    
+endmodule // pkt_parser$rem_step
 
 
 module pkt_parser$sw_body_len(inp,out);

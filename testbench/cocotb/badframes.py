@@ -1,11 +1,12 @@
-"""Every malformed / foreign / other-kind frame class, built from proto/README.md's tables
-(shared by the pkt_parser and nc_node benches)."""
+"""Every malformed / foreign / other-kind / unauthorized frame class, built from
+proto/README.md's tables (shared by the pkt_parser and nc_node benches)."""
 
 import ncframes as nf
 
 
 def bad_frames():
-    """(name, frame, client port?, expected class) for every malformed/foreign class."""
+    """(name, frame, client port?, expected class) for every malformed/foreign/other/unauthorized
+    class (node_count any: the DECIDEs are of epoch 0, whose leader is node 0)."""
     good = nf.decide(9, 0, 1, 0, 1, 0, nf.BATCH, [nf.entry(5, 1, b"v")])
     req = nf.request(9, 4, 1, b"r")
 
@@ -41,7 +42,8 @@ def bad_frames():
         ("kind 7", tf(patch(good, 3, b"\x07")), False, nf.MALFORMED),
         ("body_len too large", tf(patch(good, 8, (len(good) - 11).to_bytes(2, "big"))), False, nf.MALFORMED),
         ("trailing byte", tf(good + b"\x00"), False, nf.MALFORMED),
-        ("header reserved", tf(patch(good, 11, b"\x01")), False, nf.MALFORMED),
+        ("key_id 1 without a tag", tf(patch(good, 11, b"\x01")), False, nf.MALFORMED),
+        ("tagged, body_len counting the tag", tf(patch(nf.tagged(good), 8, (len(good) - 4).to_bytes(2, "big"))), False, nf.MALFORMED),
         ("DECIDE body short", tf(nf.header(nf.DECIDE, 9, 8, 0) + bytes(8)), False, nf.MALFORMED),
         ("DECIDE reserved", tf(nf.decide(9, 0, 1, 0, 1, 0, nf.BATCH, [nf.entry(5, 1)], reserved=1)), False, nf.MALFORMED),
         ("decide_kind 4", tf(patch(hb, 12 + 17, b"\x04")), False, nf.MALFORMED),
@@ -61,4 +63,11 @@ def bad_frames():
         ("REQUEST on a tree port", tf(req), False, nf.OTHER),
         ("DECIDE on the client port", cf(good), True, nf.OTHER),
         ("REPLY_OK on a tree port", tf(nf.reply_ok(9, 0, 1, 0, 1, 1)), False, nf.OTHER),
+        # issue 18: well formed, but not from a member as far as the card can tell
+        ("DECIDE not from its epoch's leader", tf(nf.decide(9, 1, 1, 0, 1, 0, nf.BATCH, [nf.entry(5, 1, b"v")])), False, nf.UNAUTHORIZED),
+        ("DECIDE from a client id", tf(nf.decide(9, nf.SENDER_NONE, 1, 0, 1, 0, nf.HEARTBEAT)), False, nf.UNAUTHORIZED),
+        ("DECIDE tagged", tf(nf.tagged(good, key_id=7)), False, nf.UNAUTHORIZED),
+        ("REPLY_OK tagged on a tree port", tf(nf.tagged(nf.reply_ok(9, 0, 1, 0, 1, 1))), False, nf.UNAUTHORIZED),
+        ("REQUEST tagged", cf(nf.tagged(req, key_id=255)), True, nf.UNAUTHORIZED),
+        ("DECIDE tagged on the client port", cf(nf.tagged(good)), True, nf.UNAUTHORIZED),
     ]

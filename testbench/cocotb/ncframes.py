@@ -22,8 +22,10 @@ HEARTBEAT, BATCH, START, CONFIG = 0, 1, 2, 3
 ENTRY_FLAG_CONFIG = 0x01
 SENDER_NONE = 0xFF
 
-# lowi_core::class (the parser's verdict)
-EXPECTED, OTHER, FOREIGN, MALFORMED = 0, 1, 2, 3
+# lowi_core::class (the parser's verdict); UNAUTHORIZED: well formed but refused as not from a
+# member (tagged: the card holds no keys; a DECIDE whose sender is not epoch mod node_count)
+EXPECTED, OTHER, FOREIGN, MALFORMED, UNAUTHORIZED = 0, 1, 2, 3, 4
+TAG_LEN = 8
 
 DECIDE_PORT = 7400
 CLIENT_PORT = 7401
@@ -31,6 +33,12 @@ CLIENT_PORT = 7401
 
 def header(kind, cluster_id, body_len, sender, reserved=0, magic=MAGIC, version=VERSION):
     return struct.pack(">HBBIHBB", magic, version, kind, cluster_id, body_len, sender, reserved)
+
+
+def tagged(pkt, key_id=1, tag=bytes(range(0xA0, 0xA0 + TAG_LEN))):
+    """A packet tagged with key `key_id`: header byte 11 (key_id) set and an 8-byte tag after
+    the body (body_len unchanged). The tag's value does not matter to a node without the key."""
+    return pkt[:11] + bytes([key_id]) + pkt[12:] + tag
 
 
 def entry(client_id, seq, payload=b"", flags=0, reserved=0):

@@ -25,6 +25,7 @@ COUNTERS = {
     "not_leader_replies": 0x130, "malformed": 0x138, "foreign": 0x140, "net_faults": 0x148,
     "timeouts": 0x150, "stale_epoch": 0x158, "duplicate_copies": 0x160, "late_copies": 0x168,
     "late_ticks": 0x170, "config_applied": 0x178, "config_rejected": 0x180, "ignored": 0x188,
+    "replies_dropped": 0x190, "host_dropped": 0x198, "unauthorized": 0x1A0,
 }
 ENABLE, JOIN, START_BIT, ACTIVATE, CLEAR_COUNTERS = 1, 2, 4, 8, 16
 ST_LEADER, ST_JOINING, ST_ACTIVE, ST_NET_FAULT, ST_ARMED, ST_SYNC_VIOL = 1, 2, 4, 8, 16, 32

@@ -8,7 +8,8 @@ import nctb
 
 EVENTS = ["tick_net_fault", "tick_timeout", "tick_sent_value", "tick_sent_hb", "ev_foreign",
           "ev_malformed", "ev_ignored", "ev_stale", "ev_duplicate", "ev_net_fault",
-          "ev_delivered", "ev_accepted", "ev_not_leader", "ev_sent_hb", "ev_oversize"]
+          "ev_delivered", "ev_accepted", "ev_not_leader", "ev_sent_hb", "ev_oversize",
+          "ev_unauthorized"]
 
 
 class Bus:
@@ -111,7 +112,8 @@ async def counters_count_and_clear(dut):
              "ev_foreign": "foreign", "ev_malformed": "malformed", "ev_ignored": "ignored",
              "ev_stale": "stale_epoch", "ev_duplicate": "duplicate_copies",
              "ev_delivered": "delivered", "ev_accepted": "requests_accepted",
-             "ev_not_leader": "not_leader_replies", "ev_oversize": "requests_oversize"}
+             "ev_not_leader": "not_leader_replies", "ev_oversize": "requests_oversize",
+             "ev_unauthorized": "unauthorized"}
     want = {}
     for k, (ev, ctr) in enumerate(names.items()):
         for _ in range(k % 3 + 1):

@@ -123,7 +123,8 @@ async def adopting_a_later_epoch_computes_leader_and_stale_copies_count(dut):
     assert len(c.delivers) == 1
     assert await c.read64(nctb.INSTANCE) == 1
     # a parser verdict of each class is counted by the core
-    for cls, ctr in [(nf.FOREIGN, "foreign"), (nf.MALFORMED, "malformed"), (nf.OTHER, "ignored")]:
+    for cls, ctr in [(nf.FOREIGN, "foreign"), (nf.MALFORMED, "malformed"), (nf.OTHER, "ignored"),
+                     (nf.UNAUTHORIZED, "unauthorized")]:
         await c.copy(0, 1000, 2, nf.BATCH, 2, cls=cls)
         assert await c.counter(ctr) == 1, ctr
     # CLEAR_COUNTERS (with ENABLE kept) zeroes them and the sticky SYNC_VIOLATION

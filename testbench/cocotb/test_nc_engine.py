@@ -262,7 +262,7 @@ async def every_malformed_frame_class_dropped_and_counted(dut):
     # ~30 frames take longer than the default timeout: a long one keeps node 0 the leader
     node, mon, cfg = await boot(dut, 1, timeout=5000)
     await follow_start(node)
-    want = {nf.FOREIGN: 0, nf.MALFORMED: 0, nf.OTHER: 0}
+    want = {nf.FOREIGN: 0, nf.MALFORMED: 0, nf.OTHER: 0, nf.UNAUTHORIZED: 0}
     for name, frame, client, cls in bad_frames():
         verdict = await node.stream(frame, client=client, tree=0)
         assert verdict == cls, f"{name}: parser verdict {verdict}, expected {cls}"
@@ -270,6 +270,7 @@ async def every_malformed_frame_class_dropped_and_counted(dut):
     assert await node.counter("foreign") == want[nf.FOREIGN]
     assert await node.counter("malformed") == want[nf.MALFORMED]
     assert await node.counter("ignored") == want[nf.OTHER]
+    assert await node.counter("unauthorized") == want[nf.UNAUTHORIZED]
     assert mon.delivers == [] and mon.faults == [] and mon.nl == []
     assert await node.counter("requests_accepted") == 0
     # still a healthy follower: the next good message is delivered

@@ -8,6 +8,7 @@ import nctb
 from badframes import bad_frames
 
 CLUSTER = 9
+NODE_COUNT = 7  # a DECIDE must come from epoch mod NODE_COUNT
 
 
 def worked_example_matches_readme():
@@ -28,6 +29,7 @@ class Parser:
         dut.s_keep.value = 0
         dut.s_data.value = 0
         dut.cluster_id.value = CLUSTER
+        dut.node_count.value = NODE_COUNT
         dut.client_mode.value = 0
         dut.port.value = nf.DECIDE_PORT
         self.results = []
@@ -71,14 +73,15 @@ async def valid_decide_and_request_fields(dut):
     worked_example_matches_readme()
     p = Parser(dut)
     ents = [nf.entry(0x01020304, 0x1122334455667788, b"ab"), nf.entry(5, 6, b"")]
-    pkt = nf.decide(CLUSTER, 2, 0x0102030405060708, 0xA0B0C0D0, 0x11223344, 1, nf.BATCH, ents)
+    sender = 0xA0B0C0D0 % NODE_COUNT  # the epoch's leader
+    pkt = nf.decide(CLUSTER, sender, 0x0102030405060708, 0xA0B0C0D0, 0x11223344, 1, nf.BATCH, ents)
     f = nf.udp_frame(pkt, src_ip=0x0A000203, src_port=40123, dst_ip=0xEF4E4302,
                      src_mac=bytes.fromhex("020000000007"))
     await p.send([f])
     r = p.results[-1]
     assert r["verdict"] == nf.EXPECTED, r
     assert (r["sender"], r["epoch"], r["seq"], r["tree"], r["decide_kind"], r["decide_instance"]) == \
-        (2, 0xA0B0C0D0, 0x11223344, 1, nf.BATCH, 0x0102030405060708), r
+        (sender, 0xA0B0C0D0, 0x11223344, 1, nf.BATCH, 0x0102030405060708), r
     assert (r["ip_src"], r["udp_src"], r["eth_src"], r["frame_len"]) == \
         (0x0A000203, 40123, 0x020000000007, len(f)), r
     # REQUEST on the client port
@@ -121,6 +124,27 @@ async def every_bad_frame_class_gets_its_verdict(dut):
         got = p.results[-1]["verdict"]
         assert got == cls, f"{name}: verdict {got}, expected {cls}"
     assert len(p.results) == len(bad_frames())
+
+
+@cocotb.test()
+async def a_decide_is_heard_only_from_the_leader_of_its_epoch(dut):
+    """Issue 18: epoch mod node_count (computed while the frame streams) on several node counts
+    and epochs at the edges, in the shortest DECIDE frames (78 bytes), back to back: the epoch's
+    leader gets EXPECTED, any other sender UNAUTHORIZED."""
+    p = Parser(dut)
+    for n in (1, 2, 3, 5, 7, 13, 31, 63, 64):
+        dut.node_count.value = n
+        await nctb.cycles(dut.clock, 2)
+        frames, want = [], []
+        for i, epoch in enumerate((0, 1, n - 1, n, 1 << 31, (1 << 32) - 1, 0x12345678, 0xDEADBEEF)):
+            lead = epoch % n
+            for sender in (lead, (lead + 1 + i) % n if n > 1 else 1 + i):
+                frames.append(nf.udp_frame(nf.decide(CLUSTER, sender, 5, epoch, 1, 0, nf.HEARTBEAT)))
+                want.append(nf.EXPECTED if sender == lead else nf.UNAUTHORIZED)
+        first = len(p.results)
+        await p.send(frames, gap=0)
+        got = [r["verdict"] for r in p.results[first:]]
+        assert got == want, (n, got, want)
 
 
 @cocotb.test()
