@@ -130,6 +130,8 @@ pub struct Node {
     barrier_cv: Condvar,
     acked: Mutex<u64>,
     stages: Mutex<Stages>,
+    /// Request → answer of the writes answered with success (`nc_write_latency_seconds`).
+    write_latency: soc_ctl::metrics::Histogram,
     next_client: AtomicU32,
     engine: Option<Arc<EngineWatch>>,
     /// What clients must `AUTH` with (and what this node sends to its peers' fronts).
@@ -171,6 +173,7 @@ impl Node {
             barrier_cv: Condvar::new(),
             acked: Mutex::new(0),
             stages: Mutex::new(Stages::default()),
+            write_latency: soc_ctl::metrics::Histogram::default(),
             next_client: AtomicU32::new(start),
             engine,
             password,
@@ -346,6 +349,8 @@ impl Node {
             s.writes += 1;
             s.decided_writes += 1;
             s.propose_ns += (t1 - t0).as_nanos() as u64;
+            drop(s);
+            self.write_latency.observe(t0.elapsed());
             return reply;
         }
         let applied = self.wait_applied(ok.instance, Some(key));
@@ -355,6 +360,8 @@ impl Node {
             s.writes += 1;
             s.propose_ns += (t1 - t0).as_nanos() as u64;
             s.apply_wait_ns += (t2 - t1).as_nanos() as u64;
+            drop(s);
+            self.write_latency.observe(t2 - t0);
         }
         match applied {
             Ok(Some(r)) => {
@@ -452,6 +459,116 @@ impl Node {
             g.apply_ns,
             g.decided_writes,
         )
+    }
+
+    /// The Prometheus page of `redis-nc --metrics`: what INFO nanoconsensus shows, as metrics
+    /// with a `node` label, and the write latency histogram.
+    pub fn metrics_text(&self) -> String {
+        let node = self.node.to_string();
+        let l: &[(&str, &str)] = &[("node", &node)];
+        let (applied, mode, f, transfers, snapshot_at, served) = {
+            let st = self.lock();
+            let mode = match &st.mode {
+                Mode::Serving => "serving",
+                Mode::Transferring { .. } => "transferring",
+                Mode::Stopped(_) => "stopped",
+            };
+            (
+                st.applied,
+                mode,
+                st.feed,
+                st.transfers,
+                st.snapshot_at,
+                st.snapshots_served,
+            )
+        };
+        let barriers = self.barrier.lock().unwrap_or_else(|p| p.into_inner()).sent;
+        let g = *self.stages.lock().unwrap_or_else(|p| p.into_inner());
+        let decided = self.engine.as_ref().and_then(|e| e.last_decided());
+        let mut t = soc_ctl::metrics::Text::new();
+        crate::metrics::apply_and_feed(&mut t, l, applied, decided, &f);
+        t.family(
+            "nc_mode",
+            "gauge",
+            "The front's mode: serving, transferring or stopped (the label; the value is 1).",
+        );
+        t.sample("nc_mode", &[("node", &node), ("mode", mode)], 1);
+        let reads = match self.reads {
+            Reads::Linearizable => "linearizable",
+            Reads::Local => "local",
+        };
+        t.one(
+            "nc_reads",
+            "gauge",
+            "How reads are served (the label; the value is 1).",
+            &[("node", &node), ("reads", reads)],
+            1,
+        );
+        let counters: [(&str, &str, u64); 10] = [
+            (
+                "nc_transfers_total",
+                "Snapshots installed from a peer.",
+                transfers,
+            ),
+            (
+                "nc_snapshots_served_total",
+                "Snapshots served to peers.",
+                served,
+            ),
+            (
+                "nc_read_barriers_total",
+                "Read barriers proposed.",
+                barriers,
+            ),
+            ("nc_stage_writes_total", "Writes answered.", g.writes),
+            (
+                "nc_stage_decided_writes_total",
+                "Writes answered at their decision.",
+                g.decided_writes,
+            ),
+            (
+                "nc_stage_propose_ns_total",
+                "Sum over writes of request to the leader's OK, ns.",
+                g.propose_ns,
+            ),
+            (
+                "nc_stage_apply_wait_ns_total",
+                "Sum over writes of the leader's OK to applied here, ns.",
+                g.apply_wait_ns,
+            ),
+            (
+                "nc_stage_apply_batches_total",
+                "Pipelined writes of the apply loop.",
+                g.apply_batches,
+            ),
+            (
+                "nc_stage_apply_instances_total",
+                "Instances applied by those batches.",
+                g.apply_instances,
+            ),
+            (
+                "nc_stage_apply_ns_total",
+                "Time in redis-server applying, ns.",
+                g.apply_ns,
+            ),
+        ];
+        for (name, help, v) in counters {
+            t.one(name, "counter", help, l, v);
+        }
+        t.one(
+            "nc_snapshot_at_instance",
+            "gauge",
+            "Instance of the last snapshot installed (0: none).",
+            l,
+            snapshot_at,
+        );
+        t.histogram(
+            "nc_write_latency_seconds",
+            "Writes answered with success: request to answer at this front.",
+            l,
+            &self.write_latency,
+        );
+        t.finish()
     }
 
     /// `NC.SNAPSHOT` from a peer: the state after one instance, as (instance, exactly-once

@@ -6,6 +6,7 @@ pub mod engine_watch;
 pub mod feed;
 pub mod front;
 pub mod lincheck;
+pub mod metrics;
 pub mod redis;
 pub mod resp;
 pub mod zk;

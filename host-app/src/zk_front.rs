@@ -76,6 +76,8 @@ pub struct ZkNode {
     password: Option<Password>,
     /// Packet tags for the requests this node's writer front proposes (cluster.toml `[auth]`).
     packet_auth: std::sync::OnceLock<ClientAuth>,
+    /// Proposal → applied here, of the writes answered (`nc_write_latency_seconds`).
+    write_latency: soc_ctl::metrics::Histogram,
 }
 
 const GIVE_UP: Duration = Duration::from_secs(10);
@@ -111,6 +113,7 @@ impl ZkNode {
             reads: Mutex::new(None),
             password,
             packet_auth: std::sync::OnceLock::new(),
+            write_latency: soc_ctl::metrics::Histogram::default(),
         })
     }
 
@@ -244,6 +247,7 @@ impl ZkNode {
     }
 
     fn write_raw(&self, client: &mut Client, payload: &[u8]) -> Result<(u64, ZkOutcome), String> {
+        let t0 = Instant::now();
         if let Some(e) = self.unavailable(&self.lock()) {
             return Err(e);
         }
@@ -261,6 +265,7 @@ impl ZkNode {
         let mut st = self.lock();
         loop {
             if st.applied >= ok.instance {
+                self.write_latency.observe(t0.elapsed());
                 return match st.results.remove(&key) {
                     Some((_, o)) => Ok((ok.instance, o)),
                     // Decided twice (a retransmission): applied under the first decision.
@@ -284,6 +289,55 @@ impl ZkNode {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+
+    /// The Prometheus page of `zk-nc node --metrics`: applied instance, lag, the feed's
+    /// counters, refusals, transfers, and the write latency histogram (`node` label).
+    pub fn metrics_text(&self) -> String {
+        let node = self.node.to_string();
+        let l: &[(&str, &str)] = &[("node", &node)];
+        let (applied, f, refused, transfers, mode) = {
+            let st = self.lock();
+            let mode = if st.stopped.is_some() {
+                "stopped"
+            } else if st.transferring.is_some() {
+                "transferring"
+            } else {
+                "serving"
+            };
+            (st.applied, st.feed, st.refused, st.transfers, mode)
+        };
+        let decided = self.engine.as_ref().and_then(|e| e.last_decided());
+        let mut t = soc_ctl::metrics::Text::new();
+        crate::metrics::apply_and_feed(&mut t, l, applied, decided, &f);
+        t.one(
+            "nc_mode",
+            "gauge",
+            "The node's mode: serving, transferring or stopped (the label; the value is 1).",
+            &[("node", &node), ("mode", mode)],
+            1,
+        );
+        t.one(
+            "nc_zk_refused_total",
+            "counter",
+            "Writes ZooKeeper refused (identically on every replica).",
+            l,
+            refused,
+        );
+        t.one(
+            "nc_transfers_total",
+            "counter",
+            "Snapshots (tree copies) installed from a peer.",
+            l,
+            transfers,
+        );
+        t.histogram(
+            "nc_write_latency_seconds",
+            "Writes answered: proposal to applied at this node.",
+            l,
+            &self.write_latency,
+        );
+        t.finish()
     }
 
     fn info(&self) -> Value {

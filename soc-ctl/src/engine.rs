@@ -213,6 +213,8 @@ pub struct EngineOpts {
     /// The decision log keeps the newest this many instances (what `soc-ctl log` shows and a
     /// joining node receives); older ones are dropped, so memory stays bounded.
     pub log_keep: usize,
+    /// Serve Prometheus metrics (`GET /metrics`, from the `status` answer) on this address.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// Make the calling thread SCHED_FIFO at `priority` and lock the process's memory, so that
@@ -269,6 +271,17 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         tx,
         wake: Arc::new(wake_ctl),
     };
+    if let Some(addr) = opts.metrics {
+        let h = handle.clone();
+        let bound = ctx(
+            crate::metrics::serve(addr, move || {
+                h.call(Cmd::Status)
+                    .map(|st| crate::metrics::engine_text(&st))
+            }),
+            || format!("metrics: bind TCP {addr}"),
+        )?;
+        eprintln!("nc-engine: metrics on http://{bound}/metrics");
+    }
     let ctl = bind_control(&opts.ctl_path)?;
     {
         let shared = shared.clone();

@@ -330,8 +330,7 @@ fn restart(lab: &Lab, bins: &Bins, n: u8, i: u8) -> Result<()> {
             .find(|(j, s)| *j != i && s["is_leader"] == true)
             .map(|(j, _)| j);
         // No leader seen: the other nodes in turn (never the node itself).
-        let member =
-            leader.unwrap_or(((i as u32 + 1 + attempt % (n as u32 - 1)) % n as u32) as u8);
+        let member = leader.unwrap_or(((i as u32 + 1 + attempt % (n as u32 - 1)) % n as u32) as u8);
         match soc_ctl(lab, bins, i, &["join", "--member", &member.to_string()]) {
             Ok(_) => return Ok(()),
             Err(e) => last.push_str(&format!("\n  attempt {attempt}, member {member}: {}", e.0)),

@@ -10,6 +10,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use xdp_log::testbed::{RawSender, Testbed, is_root};
 
+#[path = "../../soc-ctl/tests/common/prom.rs"]
+mod prom;
+
 const BIN: &str = env!("CARGO_BIN_EXE_xdp-log");
 const CLUSTER: u32 = 0x4e43_0c11;
 const PORT: u16 = 7402;
@@ -250,4 +253,77 @@ fn attach_stats_tail_detach() {
         !o.status.success(),
         "detach with nothing pinned is an error"
     );
+}
+
+/// `attach --metrics ADDR`: the endpoint (in the attach's namespace) fetched over TCP, parsed
+/// strictly as Prometheus text format 0.0.4, every counter equal to `stats --json`.
+#[test]
+fn attach_serves_prometheus_metrics() {
+    if !is_root() {
+        eprintln!("SKIPPED: the xdp-log CLI test needs root (CI runs it as root)");
+        return;
+    }
+    let tb = Testbed::new().unwrap();
+    let pin = tb.pin_dir.to_str().unwrap().to_string();
+    let addr: std::net::SocketAddr = "127.0.0.1:9464".parse().unwrap();
+    let a = addr.to_string();
+    let mut fg = attach_fg(
+        &tb,
+        &pin,
+        &[
+            "--mode",
+            "skb",
+            "--any-source",
+            "--nodes",
+            "0",
+            "--metrics",
+            &a,
+        ],
+    );
+    wait_for("link pinned", || tb.pin_dir.join("link").exists());
+    let frames: Vec<Vec<u8>> = [
+        decide(1, proto::wire::DecideKind::Batch),
+        decide(2, proto::wire::DecideKind::Heartbeat),
+        decide(2, proto::wire::DecideKind::Batch),
+    ]
+    .iter()
+    .map(|p| tb.frame(PORT, p))
+    .collect();
+    tb.run_in(&tb.nic_ns, || {
+        let s = RawSender::new(&tb.nic_if).unwrap();
+        for f in &frames {
+            s.send(f).unwrap();
+        }
+    })
+    .unwrap();
+    wait_for("2 logged", || stats(&pin)["logged"] == 2);
+    let ready = || {
+        tb.run_in(&tb.host_ns, || std::net::TcpStream::connect(addr).is_ok())
+            .unwrap()
+    };
+    wait_for("the metrics endpoint", ready);
+    let before = stats(&pin);
+    let page = tb.run_in(&tb.host_ns, || prom::scrape(addr)).unwrap();
+    let after = stats(&pin);
+    let l: &[(&str, &str)] = &[("iface", &tb.host_if)];
+    for (k, v) in before.as_object().unwrap() {
+        let name = format!("nc_xdp_{k}_total");
+        assert_eq!(page.types.get(&name).map(String::as_str), Some("counter"));
+        let m = page.must(&name, l) as u64;
+        assert!(
+            v.as_u64().unwrap() <= m && m <= after[k].as_u64().unwrap(),
+            "{name} {m}: stats {v} ..= {}",
+            after[k]
+        );
+    }
+    assert_eq!(page.must("nc_xdp_logged_total", l), 2.0);
+    assert_eq!(page.must("nc_xdp_heartbeats_total", l), 1.0);
+    assert_eq!(page.must("nc_xdp_attached", l), 1.0);
+    let (code, ..) = tb
+        .run_in(&tb.host_ns, || prom::http_get(addr, "/x"))
+        .unwrap();
+    assert_eq!(code, 404);
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(fg.id() as i32, libc::SIGINT) }, 0);
+    assert!(wait_exit(&mut fg).success());
 }

@@ -17,6 +17,7 @@ use soc_ctl::cluster::ClusterFile;
 /// decided by the cluster and applied on every node's redis-server in the same order.
 #[derive(Parser)]
 #[command(
+    name = "redis-nc",
     version,
     after_help = "Authentication: with --requirepass-file PATH (its first line) or, without it, the \
                   environment variable REDIS_NC_PASSWORD, clients must AUTH (as with Redis's \
@@ -71,6 +72,11 @@ struct Args {
     /// REDIS_NC_PASSWORD, if set. An unreadable or empty file stops the start (exit code 2).
     #[arg(long, value_name = "PATH")]
     requirepass_file: Option<PathBuf>,
+    /// Serve Prometheus metrics (text format 0.0.4) at http://ADDR/metrics: applied instance,
+    /// lag, mode, feed counters, read barriers, the nc_stage_* sums of INFO nanoconsensus and a
+    /// write latency histogram. Absent: no endpoint.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -161,6 +167,13 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("redis-nc: {e}");
             return ExitCode::from(2);
+        }
+    }
+    if let Some(addr) = a.metrics {
+        let node = node.clone();
+        match soc_ctl::metrics::serve(addr, move || Ok(node.metrics_text())) {
+            Ok(bound) => eprintln!("redis-nc: metrics on http://{bound}/metrics"),
+            Err(e) => return fail(format!("metrics: bind TCP {addr}: {e}")),
         }
     }
     {

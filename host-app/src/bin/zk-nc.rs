@@ -20,6 +20,7 @@ use soc_ctl::cluster::ClusterFile;
 
 #[derive(Parser)]
 #[command(
+    name = "zk-nc",
     version,
     about = "ZooKeeper replicated by Nano-consensus",
     after_help = "Authentication: with --password-file PATH (its first line) or, without it, the \
@@ -81,6 +82,10 @@ struct NodeArgs {
     /// is what survives a crash here).
     #[arg(long)]
     no_fsync: bool,
+    /// Serve Prometheus metrics (text format 0.0.4) at http://ADDR/metrics: applied instance,
+    /// lag, mode, feed counters, refusals and a write latency histogram. Absent: no endpoint.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 #[derive(Subcommand)]
@@ -305,6 +310,7 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
         peers,
         join,
         no_fsync,
+        metrics,
     } = a;
     let fsync = !no_fsync;
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
@@ -338,6 +344,12 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
     // [auth]: the requests this node proposes are tagged with the cluster's key.
     if let Some(a) = file.client_auth().map_err(|e| e.to_string())? {
         zk_node.set_packet_auth(a);
+    }
+    if let Some(addr) = metrics {
+        let n = zk_node.clone();
+        let bound = soc_ctl::metrics::serve(addr, move || Ok(n.metrics_text()))
+            .map_err(|e| format!("metrics: bind TCP {addr}: {e}"))?;
+        eprintln!("zk-nc: node {node}: metrics on http://{bound}/metrics");
     }
     if let Some(addr) = listen {
         let l = std::net::TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;

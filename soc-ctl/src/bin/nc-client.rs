@@ -10,7 +10,7 @@ use soc_ctl::cluster::ClusterFile;
 
 /// A Nano-consensus client (UDP): follows NOT_LEADER redirects and retransmits on silence.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "nc-client", version)]
 struct Args {
     /// The cluster file (client addresses of the nodes).
     #[arg(long, short)]

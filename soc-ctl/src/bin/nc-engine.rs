@@ -11,6 +11,7 @@ use soc_ctl::engine::{self, EngineOpts, TimerMode};
 /// (or 127.0.0.0/8 unicast fan-out). Configure and start it with `soc-ctl`.
 #[derive(Parser)]
 #[command(
+    name = "nc-engine",
     version,
     after_help = "\
 Typical use (3 nodes on loopback):
@@ -64,6 +65,11 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 100_000,
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     log_keep: u64,
+    /// Serve Prometheus metrics (text format 0.0.4) at http://ADDR/metrics: every register
+    /// counter, role, epoch, leader, instance, state, log length and the engine's statistics.
+    /// Absent: no endpoint.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -152,6 +158,7 @@ fn main() -> ExitCode {
         recovery: !a.no_recovery,
         crash_after_first_copy: a.crash_after_first_copy,
         log_keep: a.log_keep as usize,
+        metrics: a.metrics,
     });
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,7 +15,7 @@ use soc_ctl::regfile::{EngineBus, MmioBus, RegisterBus, Registers};
 /// Control a Nano-consensus node: the FPGA card through its PCIe BAR (--bar) or the software
 /// engine through its control socket (--ctl / --node, the default).
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "soc-ctl", version)]
 struct Args {
     /// The engine's control socket [default: $TMPDIR/nc-engine-<node>.sock].
     #[arg(long, env = "NC_CTL", global = true, conflicts_with = "bar")]
@@ -58,6 +58,10 @@ enum Cmd {
         /// Stop after this many refreshes (0 = never).
         #[arg(long, default_value_t = 0)]
         count: u64,
+        /// Read a (remote) engine's Prometheus endpoint instead of a control socket:
+        /// `http://HOST:PORT[/metrics]` or `HOST:PORT` (`nc-engine --metrics ADDR`).
+        #[arg(long, value_name = "URL")]
+        metrics: Option<String>,
     },
     /// Join a running cluster (§5.2): enter joining, log live decisions, fetch a snapshot from
     /// a member, replay from its instance + 1, go active. The members never pause.
@@ -327,6 +331,16 @@ fn main() -> ExitCode {
                 Err(e) => fail(e),
             };
         }
+        Cmd::Watch {
+            interval_ms,
+            count,
+            metrics: Some(url),
+        } => {
+            return match watch_with(interval_ms, count, || status_from_metrics(&url)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            };
+        }
         _ => {}
     }
     let ctl = a
@@ -346,7 +360,9 @@ fn main() -> ExitCode {
         Cmd::Init { config } => with_regs!(&mut b, r => init(r, &config, a.node)),
         Cmd::Start => with_regs!(&mut b, r => start(r)),
         Cmd::Status { json } => status_cmd(&mut b, json),
-        Cmd::Watch { interval_ms, count } => watch(&mut b, interval_ms, count),
+        Cmd::Watch {
+            interval_ms, count, ..
+        } => watch_with(interval_ms, count, || status_value(&mut b)),
         Cmd::Join { member } => join(&mut b, member),
         Cmd::Rejoin {
             timeout,
@@ -720,11 +736,56 @@ fn status_cmd(b: &mut Backend, as_json: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn watch(b: &mut Backend, interval_ms: u64, count: u64) -> Result<(), String> {
+/// What `watch` shows, from an engine's metrics page (`nc-engine --metrics`): the same fields
+/// as [`status_value`] reads from the registers.
+fn status_from_metrics(url: &str) -> Result<Value, String> {
+    use soc_ctl::metrics::{fetch, parse, value};
+    let s = parse(&fetch(url)?)?;
+    let get = |n: &str| {
+        value(&s, n, &[])
+            .map(|v| v as u64)
+            .ok_or_else(|| format!("{url}: no {n} in the metrics"))
+    };
+    let mut c = serde_json::Map::new();
+    for k in regs::Counter::ALL {
+        c.insert(
+            k.name().into(),
+            json!(get(&format!("nc_{}_total", k.name()))?),
+        );
+    }
+    let bits = get("nc_status_bits")?;
+    let mut role = role(bits).to_string();
+    let state = s
+        .iter()
+        .find(|x| x.name == "nc_state")
+        .and_then(|x| x.label("state"))
+        .unwrap_or("")
+        .to_string();
+    if state == "Recovering" {
+        role = "recovering (no leader left: electing one with the survivors)".into();
+    } else if get("nc_recovery_rejoining")? == 1 {
+        role = "rejoining (after a NET-FAULT: joining the live stream again)".into();
+    }
+    Ok(json!({
+        "role": role,
+        "state": state,
+        "status": bits,
+        "epoch": get("nc_epoch")?,
+        "leader": get("nc_leader")?,
+        "instance": value(&s, "nc_last_decided_instance", &[]).map_or(0, |v| v as u64),
+        "counters": c,
+    }))
+}
+
+fn watch_with(
+    interval_ms: u64,
+    count: u64,
+    mut status: impl FnMut() -> Result<Value, String>,
+) -> Result<(), String> {
     let mut prev: Option<Value> = None;
     let mut i = 0;
     loop {
-        let v = status_value(b)?;
+        let v = status()?;
         let rate = |k: &str| -> i64 {
             let now = v["counters"][k].as_i64().unwrap_or(0);
             prev.as_ref()

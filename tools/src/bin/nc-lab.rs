@@ -11,7 +11,7 @@ use nc_tools::netlab::{Lab, LabError, TreeName};
 /// stand-in), two bridges as the two multicast trees, a clients namespace. As root it uses
 /// namespaces and IP multicast; otherwise the same cluster runs on loopback.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "nc-lab", version)]
 struct Args {
     /// Prefix of every namespace the lab creates (and the only ones `down` deletes).
     #[arg(long, default_value = "ncl", global = true)]

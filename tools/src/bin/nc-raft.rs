@@ -11,7 +11,7 @@ use soc_ctl::cluster::ClusterFile;
 /// One raft-rs node for benchmarks: peers on ports.decide + 10 at the tree-a address, clients on
 /// the client port with nc-engine's REQUEST / REPLY_OK / NOT_LEADER packets.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "nc-raft", version)]
 struct Args {
     /// The cluster file (the same one nc-engine uses).
     #[arg(long, short)]

@@ -20,7 +20,7 @@ use nc_tools::netlab::host_client_addr;
 
 /// Redis-NC SET benchmark against Redis (unreplicated) and Redis + WAIT, on the namespace lab.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "redis-nc-bench", version)]
 struct Args {
     /// Cluster sizes for Redis-NC.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
@@ -412,7 +412,10 @@ fn run(a: &Args) -> Result<String, String> {
         t,
         "| system | connections | SET/s | p50 µs | p99 µs | max µs | SET/s × unreplicated redis | CPU ms / 1k SETs (servers, engines, fronts) |"
     );
-    let _ = writeln!(t, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(
+        t,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for r in &runs {
         let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
         let _ = writeln!(

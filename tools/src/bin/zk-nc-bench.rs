@@ -17,7 +17,7 @@ use soc_ctl::client::Client;
 
 /// ZooKeeper-NC against a ZooKeeper ensemble: concurrent creates.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = "zk-nc-bench", version)]
 struct Args {
     /// Creates per run.
     #[arg(long, default_value_t = 6000)]

@@ -13,6 +13,7 @@ use xdp_log::loader::{self, AttachOptions, DEFAULT_PIN_DIR, Mode};
 #[derive(Parser)]
 #[command(
     name = "xdp-log",
+    version,
     about = "Nano-consensus: hand decisions to host applications via XDP"
 )]
 struct Cli {
@@ -64,6 +65,11 @@ enum Cmd {
         /// Exit right after attaching; the program stays attached until `detach`.
         #[arg(long)]
         keep: bool,
+        /// Serve Prometheus metrics (text format 0.0.4) at http://ADDR/metrics while attached
+        /// in the foreground: the program's counters (`stats`), read from the pinned map at
+        /// each scrape. Absent: no endpoint.
+        #[arg(long, value_name = "ADDR", conflicts_with = "keep")]
+        metrics: Option<std::net::SocketAddr>,
     },
     /// Detach the program pinned under --pin and remove the pins.
     Detach {
@@ -102,6 +108,7 @@ async fn main() -> Result<()> {
             any_source: _,
             nodes,
             keep,
+            metrics,
         } => {
             let att = loader::attach(&AttachOptions {
                 iface: iface.clone(),
@@ -128,6 +135,16 @@ async fn main() -> Result<()> {
                 "attached to {iface} ({mode:?}), cluster {cluster_id}, port {port}, {sources}, {senders}, maps pinned under {}",
                 pin.display()
             );
+            if let Some(addr) = metrics {
+                let (pin, iface) = (pin.clone(), iface.clone());
+                let bound = soc_ctl::metrics::serve(addr, move || {
+                    loader::read_stats(&pin)
+                        .map(|s| metrics_text(&s, &iface))
+                        .map_err(|e| format!("{e:#}"))
+                })
+                .with_context(|| format!("metrics: bind TCP {addr}"))?;
+                eprintln!("xdp-log: metrics on http://{bound}/metrics");
+            }
             if keep {
                 // The pinned link keeps the program attached after this process exits.
                 std::mem::forget(att);
@@ -168,6 +185,39 @@ async fn main() -> Result<()> {
         Cmd::Tail { pin, count } => tail(pin, count).await?,
     }
     Ok(())
+}
+
+/// The page of `attach --metrics`: every counter of the program as `nc_xdp_<name>_total`, with
+/// the interface as a label.
+fn metrics_text(s: &loader::Stats, iface: &str) -> String {
+    const HELP: [&str; common::counter::COUNT as usize] = [
+        "Every frame the program ran on.",
+        "IPv4/UDP frames to the configured port (the candidates).",
+        "Decisions written to the log (and offered to the ring).",
+        "Candidates that break the format.",
+        "Candidates that are not DECIDEs of this cluster.",
+        "Logged instances more than one above the highest logged before.",
+        "Valid decisions whose instance is already in its slot.",
+        "Valid decisions older than the log window.",
+        "Valid heartbeats and STARTs (never logged).",
+        "Logged decisions the ring buffer had no room for.",
+        "Valid DECIDE frames dropped because the consume flag is set.",
+        "Map lookups or packet copies that cannot fail but did.",
+        "Valid DECIDEs not heard: source not allowed or sender not the epoch's leader.",
+    ];
+    let l: &[(&str, &str)] = &[("iface", iface)];
+    let mut t = soc_ctl::metrics::Text::new();
+    for ((name, v), help) in s.named().zip(HELP) {
+        t.one(&format!("nc_xdp_{name}_total"), "counter", help, l, v);
+    }
+    t.one(
+        "nc_xdp_attached",
+        "gauge",
+        "1 while the program is attached by this process.",
+        l,
+        1,
+    );
+    t.finish()
 }
 
 async fn tail(pin: PathBuf, count: Option<u64>) -> Result<()> {
