@@ -339,3 +339,70 @@ fn keys_rotate_under_load_and_the_old_key_is_refused_afterwards() {
         "{err}"
     );
 }
+
+/// A joiner installs only what a key holder sent: a "member" answering without a tag (here a
+/// stranger listening at a dead member's address) is refused, and the join goes on with a real
+/// member.
+#[test]
+fn a_joiner_refuses_a_snapshot_from_a_member_without_the_key() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let keys_dir = tempfile::tempdir().unwrap();
+    let keys = keys_dir.path().join("cluster.key");
+    write_keys(&keys, &[(1, KEY1)]);
+    // Four nodes: 0, 1 and 2 run, 2 dies, 3 joins.
+    let mut file = test_file(4, 2, 45);
+    file.auth = tagged_file(45, &keys, 1).auth;
+    let cluster = file.cluster_id as u32;
+    let mut c = Cluster::new(file.clone());
+    c.start(&[0, 1, 2]);
+    let r = load_with(
+        cluster,
+        71,
+        c.client_addrs(),
+        200,
+        4,
+        16,
+        Duration::from_secs(30),
+        file.client_auth().unwrap(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.decided, 200);
+    c.kill(2);
+    // The stranger at node 2's address answers every request with a well-formed, untagged packet.
+    let fake = std::net::TcpListener::bind(c.client_addrs()[2]).unwrap();
+    let asked = std::sync::Arc::new(AtomicUsize::new(0));
+    let a2 = asked.clone();
+    std::thread::spawn(move || {
+        for conn in fake.incoming() {
+            let Ok(mut s) = conn else { continue };
+            a2.fetch_add(1, Ordering::Relaxed);
+            let mut b = [0u8; 256];
+            let _ = s.read(&mut b);
+            let answer = Packet::ReplyOk(wire::ReplyOk {
+                client_id: 1,
+                seq: 1,
+                instance: 1,
+                index: 0,
+            })
+            .to_vec(cluster, 2)
+            .unwrap();
+            let _ = s.write_all(&answer);
+        }
+    });
+    c.spawn(3);
+    let out = c.soc_ctl(3, &["join", "--member", "2"]);
+    assert!(out.contains("joined"), "{out}");
+    assert!(
+        asked.load(Ordering::Relaxed) >= 1,
+        "the stranger was never asked"
+    );
+    let log = c.engine_log(3);
+    assert!(
+        log.contains("refused: untagged packet while tags are required"),
+        "{log}"
+    );
+    c.settle(&[0, 1, 3]);
+    assert_eq!(c.log(3), c.log(0), "the joiner holds the real members' log");
+}

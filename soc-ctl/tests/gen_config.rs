@@ -261,3 +261,21 @@ fn missing_privileges_are_named() {
         "{err}"
     );
 }
+
+/// Generated multicast files tag packets unless told not to (issue 18: "on by default in
+/// generated configs").
+#[test]
+fn multicast_files_are_tagged_unless_refused_explicitly() {
+    let o = multicast(&[], &MEMBERS);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("packets are tagged by default"), "{err}");
+    assert!(o.stdout.is_empty());
+    let o = multicast(&["--no-auth"], &MEMBERS);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = ClusterFile::parse(&String::from_utf8(o.stdout).unwrap()).unwrap();
+    assert!(f.auth.is_none());
+    let o = soc_ctl(&["gen-config", "--no-auth"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--no-auth is for multicast files"));
+}

@@ -184,6 +184,10 @@ and per tree its address on that tree's network and the interface it is on.")]
         /// The key id of --auth-key-file every node tags with.
         #[arg(long, default_value_t = 1, requires = "auth_key_file")]
         auth_key_id: u8,
+        /// A multicast file without packet tags (a network no one else can reach). A multicast
+        /// file needs --auth-key-file or this: tags are on unless refused explicitly.
+        #[arg(long, conflicts_with = "auth_key_file")]
+        no_auth: bool,
     },
     /// Engine test hook (loopback transport): drop everything received on a tree, or stop dropping.
     DropTree { tree: u8, state: OnOff },
@@ -283,6 +287,7 @@ fn main() -> ExitCode {
             mtu,
             auth_key_file,
             auth_key_id,
+            no_auth,
         } => {
             let opts = GenConfigOpts {
                 transport,
@@ -296,6 +301,7 @@ fn main() -> ExitCode {
                 mtu,
                 auth_key_file,
                 auth_key_id,
+                no_auth,
             };
             return match gen_config(&opts) {
                 Ok(text) => {
@@ -414,6 +420,7 @@ struct GenConfigOpts {
     mtu: u64,
     auth_key_file: Option<PathBuf>,
     auth_key_id: u8,
+    no_auth: bool,
 }
 
 /// The cluster file `gen-config` prints, validated as every reader will; an error names the
@@ -556,6 +563,17 @@ fn gen_config(o: &GenConfigOpts) -> Result<String, String> {
             ),
             Err(e) => return Err(format!("--auth-key-file: {e}")),
         }
+    }
+    if f.transport == soc_ctl::cluster::Transport::Multicast && f.auth.is_none() && !o.no_auth {
+        return Err(
+            "--transport multicast: packets are tagged by default: pass --auth-key-file PATH \
+             (make the key with `soc-ctl gen-key --out PATH`), or --no-auth for a network no one \
+             else can reach"
+                .into(),
+        );
+    }
+    if o.no_auth && f.transport != soc_ctl::cluster::Transport::Multicast {
+        return Err("--no-auth is for multicast files (loopback files are untagged)".into());
     }
     Ok(f.to_toml())
 }
