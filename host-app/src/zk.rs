@@ -2,7 +2,9 @@
 //! tooling), driven by the decision log through the ZooKeeper client protocol
 //! (`zookeeper-client`): create, setData and delete (with versions) are decided through
 //! Nano-consensus and applied in instance order, exactly once per (client id, seq); reads go to
-//! the local server (zkCli works against it).
+//! the local server (zkCli works against it). Only the apply loop writes the local server: it
+//! authenticates with a per-process digest secret and guards every znode with [`guarded_acls`],
+//! so a write straight at a replica's ZooKeeper fails with NoAuth instead of making it diverge.
 
 use std::io;
 use std::net::SocketAddrV4;
@@ -18,7 +20,8 @@ use zookeeper_client as zkc;
 /// One write operation, as decided (the entry payload).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZkOp {
-    /// create PATH DATA (persistent, open ACL).
+    /// create PATH DATA (persistent; writable by the apply loop only, readable by anyone:
+    /// [`guarded_acls`]).
     Create {
         /// Node path.
         path: String,
@@ -293,6 +296,40 @@ pub enum ZkDone {
     Deleted,
 }
 
+/// The digest user of the apply loop's ZooKeeper session (the write guard).
+pub const APPLY_USER: &str = "zk-nc";
+
+/// The apply loop's digest credential (`zk-nc:SECRET`), the secret drawn from the kernel's
+/// random source once per process: never on a command line, in a file or in the environment.
+/// The node's ZooKeeper starts empty with each process (and on each snapshot install, within
+/// the same process), so nothing outlives the secret.
+fn apply_credential() -> io::Result<&'static [u8]> {
+    static CRED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    if let Some(c) = CRED.get() {
+        return Ok(c);
+    }
+    use std::io::Read;
+    let mut raw = [0u8; 24];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut raw)?;
+    let secret: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(CRED.get_or_init(|| format!("{APPLY_USER}:{secret}").into_bytes()))
+}
+
+/// The ACL of every znode the apply loop creates, and of `/`: all permissions for the apply
+/// loop's digest identity (`auth:` is the creating session's authenticated ids), READ for
+/// anyone. A client other than the apply loop (zkCli.sh straight at a replica) can read but
+/// its create, setData, delete and setAcl fail with NoAuth: nothing but the decided log
+/// writes a replica's tree.
+pub fn guarded_acls() -> &'static [zkc::Acl] {
+    static ACLS: std::sync::OnceLock<Vec<zkc::Acl>> = std::sync::OnceLock::new();
+    ACLS.get_or_init(|| {
+        vec![
+            zkc::Acl::new(zkc::Permission::ALL, zkc::AuthId::authed()),
+            zkc::Acl::new(zkc::Permission::READ, zkc::AuthId::anyone()),
+        ]
+    })
+}
+
 /// The apply side of ZooKeeper-NC on one node.
 pub struct ZkApplier {
     client: zkc::Client,
@@ -302,11 +339,27 @@ pub struct ZkApplier {
 }
 
 impl ZkApplier {
-    /// Connect to the local server.
+    /// Connect to the local server, authenticated as the apply loop ([`APPLY_USER`] with this
+    /// process's secret), and guard it: `/` (and `/zookeeper`, `/zookeeper/quota`) get
+    /// [`guarded_acls`], so only this session writes the tree; everyone reads.
     pub async fn connect(addr: SocketAddrV4, applied: u64) -> io::Result<ZkApplier> {
-        let client = zkc::Client::connect(&addr.to_string())
+        let client = zkc::Client::connector()
+            .with_auth("digest", apply_credential()?)
+            .connect(&addr.to_string())
             .await
             .map_err(|e| io::Error::other(format!("ZooKeeper at {addr}: {e}")))?;
+        for p in ["/", "/zookeeper", "/zookeeper/quota"] {
+            match client.set_acl(p, guarded_acls(), None).await {
+                Ok(_) => {}
+                // ZooKeeper's own nodes differ between versions: guard those that exist.
+                Err(zkc::Error::NoNode) if p != "/" => {}
+                Err(e) => {
+                    return Err(io::Error::other(format!(
+                        "ZooKeeper at {addr}: guarding {p} (setAcl): {e}"
+                    )));
+                }
+            }
+        }
         Ok(ZkApplier {
             client,
             dedupe: Applier::new(),
@@ -359,7 +412,7 @@ impl ZkApplier {
         let mut a = ZkApplier::connect(addr, snap.instance).await?;
         a.dedupe = dedupe;
         let zk = |e: zkc::Error| io::Error::other(format!("ZooKeeper: {e}"));
-        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(guarded_acls()));
         // Parents come before their children in the snapshot (it is read level by level).
         let creates: Vec<_> = snap
             .nodes
@@ -445,7 +498,7 @@ impl ZkApplier {
             plan.push((e.client_id, e.seq, op));
         }
         let client = &self.client;
-        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+        let opts = zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(guarded_acls()));
         let steps: Vec<(u32, u64, Step<'_>)> = plan
             .iter()
             .map(|(c, q, op)| {

@@ -621,3 +621,157 @@ pub fn redis_status(
         })
         .collect())
 }
+
+/// Debian's ZooKeeper command-line client, beside the server launcher `zk-nc` starts.
+pub fn zk_cli() -> PathBuf {
+    Path::new(host_app::zk::ZK_SERVER).with_file_name("zkCli.sh")
+}
+
+/// The ZooKeeper-NC writer fronts' password as `zk-nc` itself takes it without a file:
+/// `ZK_NC_PASSWORD`, else none.
+pub fn zk_password() -> crate::netlab::Result<Option<Password>> {
+    host_app::auth::load(None, ZK_ENV).map_err(crate::netlab::LabError)
+}
+
+/// `nc-lab zk up`: a ZooKeeper-NC cluster of `n` nodes on loopback (engines, and per node a
+/// `zk-nc node` with its own standalone ZooKeeper on 127.0.0.1:`zk_port_base`+i and its writer
+/// front on 127.0.0.1:`front_port_base`+i), left running until every front serves a
+/// linearizable read; `down` stops it. Returns the lines to use: writes through a front with
+/// `zk-nc write`, reads with `zkCli.sh` straight at a node's ZooKeeper (which refuses writes:
+/// only the apply loop writes a replica) or through a front.
+pub fn zk_up(
+    lab: &Lab,
+    bins: &Bins,
+    zk_nc: &Path,
+    n: u8,
+    zk_port_base: u16,
+    front_port_base: u16,
+) -> crate::netlab::Result<Vec<String>> {
+    use crate::netlab::LabError;
+    let password = zk_password()?;
+    if lab.netns {
+        return Err(LabError(
+            "zk_up runs on loopback (Lab::clone_loopback); the namespace lab with XDP is what \
+             tools/tests/zk_nc_e2e.rs drives"
+                .into(),
+        ));
+    }
+    if !zk_nc.exists() {
+        return Err(LabError(format!(
+            "{} missing: cargo build --release -p host-app (it is found next to nc-lab)",
+            zk_nc.display()
+        )));
+    }
+    if !Path::new(host_app::zk::ZK_SERVER).exists() {
+        return Err(LabError(format!(
+            "{} missing: tools/setup.sh installs Debian's zookeeper",
+            host_app::zk::ZK_SERVER
+        )));
+    }
+    for base in [zk_port_base, front_port_base] {
+        if base.checked_add(n as u16).is_none() {
+            return Err(LabError(format!(
+                "port base {base}: legal values are 1..={}",
+                u16::MAX - n as u16
+            )));
+        }
+    }
+    let at = |base: u16, i: u8| SocketAddrV4::new(Ipv4Addr::LOCALHOST, base + i as u16);
+    lab.up(n)?;
+    let nodes: Vec<u8> = (0..n).collect();
+    start_cluster(lab, bins, &nodes)?;
+    let cfg = lab.cfg_path().display().to_string();
+    for i in 0..n {
+        let mut args: Vec<String> = vec![
+            "node".into(),
+            "--config".into(),
+            cfg.clone(),
+            "--node".into(),
+            i.to_string(),
+            "--dir".into(),
+            lab.dir.join(format!("zk-{i}")).display().to_string(),
+            "--zk".into(),
+            at(zk_port_base, i).to_string(),
+            "--engine-ctl".into(),
+            lab.ctl(i).display().to_string(),
+            "--listen".into(),
+            at(front_port_base, i).to_string(),
+            // The decision log, not the local disk, is what survives a crash.
+            "--no-fsync".into(),
+        ];
+        for j in (0..n).filter(|&j| j != i) {
+            args.extend(["--peer".into(), at(front_port_base, j).to_string()]);
+        }
+        lab.spawn_in_nic(i, "z", zk_nc, &args)?;
+    }
+    // A linearizable read through every front: its ZooKeeper runs, its apply loop is
+    // guarding it and applying, its engine decides. The JVMs take a while to start.
+    for i in 0..n {
+        let front = std::net::SocketAddr::V4(at(front_port_base, i));
+        let t0 = Instant::now();
+        loop {
+            let r = host_app::zk_front::connect_auth(front, password.as_ref()).and_then(|mut f| {
+                host_app::zk_front::call(&mut f, &serde_json::json!({"op": "get", "path": "/"}))
+            });
+            match r {
+                Ok(_) => break,
+                Err(e) if t0.elapsed() > Duration::from_secs(180) => {
+                    return Err(LabError(format!(
+                        "node {i}'s writer front {front} does not serve reads ({e}); log: {}",
+                        lab.dir.join(format!("z{i}.log")).display()
+                    )));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    }
+    let cli = zk_cli();
+    let mut lines = vec![format!(
+        "write through any writer front: zk-nc -c {cfg} write --front {} create /greeting hello",
+        at(front_port_base, 0)
+    )];
+    if cli.exists() {
+        lines.push(format!(
+            "read at any node's ZooKeeper:   {} -server {} get /greeting",
+            cli.display(),
+            at(zk_port_base, n.saturating_sub(1))
+        ));
+    }
+    lines.push(format!(
+        "linearizable read (a front):    zk-nc -c {cfg} write --front {} get /greeting",
+        at(front_port_base, n.saturating_sub(1))
+    ));
+    lines.push(format!(
+        "ZooKeepers on {}, writer fronts on {}; a write straight at a ZooKeeper fails with \
+         NoAuth (only the apply loop writes a replica)",
+        (0..n)
+            .map(|i| at(zk_port_base, i).to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        (0..n)
+            .map(|i| at(front_port_base, i).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
+    Ok(lines)
+}
+
+/// `nc-lab zk status`: every writer front's `{"op":"info"}`, one line per node.
+pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<String>> {
+    let password = zk_password()?;
+    let n = lab.load()?.nodes.len() as u8;
+    Ok((0..n)
+        .map(|i| {
+            let a = std::net::SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::LOCALHOST,
+                front_port_base + i as u16,
+            ));
+            match host_app::zk_front::connect_auth(a, password.as_ref()).and_then(|mut f| {
+                host_app::zk_front::call(&mut f, &serde_json::json!({"op": "info"}))
+            }) {
+                Ok(v) => format!("node {i} ({a}): {v}"),
+                Err(e) => format!("node {i} ({a}): not answering ({e})"),
+            }
+        })
+        .collect())
+}

@@ -73,6 +73,21 @@ enum Cmd {
         #[arg(long, global = true, value_name = "PATH")]
         requirepass_file: Option<PathBuf>,
     },
+    /// A ZooKeeper-NC cluster on loopback: `up` starts the engines and a `zk-nc node` (with its
+    /// standalone ZooKeeper and writer front) per node and prints how to write (`zk-nc write
+    /// --front`) and read (`zkCli.sh -server`); `status` shows each front's figures; `down`
+    /// stops everything. The nodes' ZooKeepers refuse writes that do not come from the apply
+    /// loop (NoAuth). Writer fronts require ZK_NC_PASSWORD when it is set (they inherit it).
+    Zk {
+        #[command(subcommand)]
+        op: AppOp,
+        /// Node i's ZooKeeper listens on 127.0.0.1:ZK_PORT_BASE+i.
+        #[arg(long, global = true, default_value_t = 2181)]
+        zk_port_base: u16,
+        /// Node i's writer front listens on 127.0.0.1:FRONT_PORT_BASE+i.
+        #[arg(long, global = true, default_value_t = 2191)]
+        front_port_base: u16,
+    },
     /// Inject a fault.
     Fault {
         #[command(subcommand)]
@@ -317,6 +332,48 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                 AppOp::Down => {
                     lab.down()?;
                     println!("Redis-NC on lab '{}' down", lab.prefix);
+                }
+            }
+        }
+        Cmd::Zk {
+            op,
+            zk_port_base,
+            front_port_base,
+        } => {
+            // Always on loopback: zkCli.sh and zk-nc on this machine reach the nodes directly.
+            let lab = &lab.clone_loopback();
+            match op {
+                AppOp::Up { nodes } => {
+                    let dir = std::env::current_exe()
+                        .map_err(|e| LabError(e.to_string()))?
+                        .parent()
+                        .map(std::path::Path::to_path_buf)
+                        .unwrap_or_default();
+                    let lines = nc_tools::app_lab::zk_up(
+                        lab,
+                        &Bins::beside_me()?,
+                        &dir.join("zk-nc"),
+                        nodes,
+                        zk_port_base,
+                        front_port_base,
+                    )?;
+                    println!(
+                        "ZooKeeper-NC up: {nodes} nodes on loopback (state in {})",
+                        lab.dir.display()
+                    );
+                    for l in lines {
+                        println!("  {l}");
+                    }
+                    println!("stop it with: nc-lab zk down");
+                }
+                AppOp::Status => {
+                    for l in nc_tools::app_lab::zk_status(lab, front_port_base)? {
+                        println!("{l}");
+                    }
+                }
+                AppOp::Down => {
+                    lab.down()?;
+                    println!("ZooKeeper-NC on lab '{}' down", lab.prefix);
                 }
             }
         }
