@@ -52,7 +52,9 @@ pub(super) fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
                 let a = SocketAddrV4::new(group, c.decide_port);
                 let r = ctx(udp(a, true), || format!("tree {t}: bind {a}"))?;
                 ctx(r.bind_device(Some(iface.as_bytes())), || {
-                    format!("tree {t}: SO_BINDTODEVICE {iface} (needs root)")
+                    format!(
+                        "tree {t}: SO_BINDTODEVICE {iface} (needs CAP_NET_RAW on Linux before 5.7)"
+                    )
                 })?;
                 ctx(r.join_multicast_v4(&group, &local), || {
                     format!("tree {t}: join {group} on {local}")
