@@ -702,6 +702,13 @@ impl Engine {
                                 .is_some_and(|end| now_ns() + window >= end);
                         if late {
                             self.stats.lease_late_sends += 1;
+                            eprintln!(
+                                "nc-engine node {}: lease: copies left {} us after the lease ended (not decided here)",
+                                self.setup.config.node_id,
+                                (now_ns() + window)
+                                    .saturating_sub(self.node.lease_end().unwrap_or(0))
+                                    / 1000
+                            );
                         }
                         if sent && !late {
                             sent_message |= decide;
