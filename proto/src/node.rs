@@ -102,6 +102,12 @@ pub enum NetFault {
     /// The driver could not send every copy of a message ([`Node::copies_failed`]): RSBCAST is
     /// all or nothing, so the leader makes the safe exit.
     SendFailed,
+    /// The driver's kernel dropped datagrams on tree `tree` (a full receive buffer,
+    /// [`Node::receive_overflow`]): copies may be missing that no sequence number shows.
+    InputOverflow {
+        /// The tree whose socket dropped datagrams.
+        tree: u8,
+    },
 }
 
 /// A synchrony violation the node observed (it is counted and reported, never hidden).
@@ -928,6 +934,20 @@ impl Node {
             self.tentative = tentative;
         }
         self.fault(NetFault::SendFailed, out);
+    }
+
+    /// The driver's kernel dropped datagrams arriving on tree `tree` (its receive buffer was
+    /// full, e.g. while the process was stopped) before the next datagram it hands over, at
+    /// `now`. Copies may be missing that this node cannot see missing: the silence after them is
+    /// not a silent leader, and a follower that took it for one would lead from a log that lacks
+    /// what the leader decided meanwhile (an acknowledged write lost). An active follower
+    /// therefore makes the safe exit — before its timers run at `now` — and rejoins; a leader,
+    /// which receives no DECIDE copies, and nodes that are not active members are unaffected.
+    pub fn receive_overflow(&mut self, now: u64, tree: u8, out: &mut Vec<Action>) {
+        if self.state == State::Active && !self.is_leader() {
+            self.clock = self.clock.max(now);
+            self.fault(NetFault::InputOverflow { tree }, out);
+        }
     }
 
     /// A UDP payload that arrived on tree `tree` (the DECIDE port) from an address nobody
@@ -2514,6 +2534,35 @@ mod tests {
         })
         .to_vec(1, sender)
         .unwrap()
+    }
+
+    /// Copies the driver's kernel dropped: an active follower makes the safe exit at once (it
+    /// must not take the silence after them for a silent leader); a leader is unaffected.
+    #[test]
+    fn a_follower_whose_input_overflowed_faults_instead_of_timing_out() {
+        let (mut l, mut f) = pair(cfg(0));
+        let mut out = Vec::new();
+        l.receive_overflow(20, 0, &mut out);
+        assert!(
+            l.is_leader() && l.state() == State::Active,
+            "the leader is unaffected"
+        );
+        // Long past the follower's timeout: the overflow comes first and it faults.
+        f.receive_overflow(100_000, 1, &mut out);
+        assert_eq!(f.state(), State::Faulted);
+        assert!(
+            out.iter()
+                .any(|a| matches!(a, Action::NetFault(NetFault::InputOverflow { tree: 1 }))),
+            "{out:?}"
+        );
+        out.clear();
+        f.tick(200_000, &mut out);
+        assert_eq!(
+            f.counter(Counter::Timeouts),
+            0,
+            "no timeout into leadership"
+        );
+        assert!(!f.is_leader());
     }
 
     #[test]

@@ -127,8 +127,10 @@ fn fault_rec(f: NetFault) -> Rec {
             code: fault::EPOCH_EXHAUSTED,
             missing: None,
         },
-        // Only a software driver reports failed sends (Node::copies_failed).
+        // Only a software driver reports failed sends (Node::copies_failed) and kernel drops
+        // (Node::receive_overflow).
         NetFault::SendFailed => Rec::Unsupported("a failed copy send".into()),
+        NetFault::InputOverflow { .. } => Rec::Unsupported("datagrams dropped by a kernel".into()),
     }
 }
 

@@ -143,6 +143,9 @@ struct Stats {
     partial_sends: u64,
     /// Sends whose copies left after the lease had passed (treated as failed: not acknowledged).
     lease_late_sends: u64,
+    /// Tree datagrams the kernel dropped before the engine read them (full receive buffers),
+    /// seen as increases of `SO_RXQ_OVFL`: each made this node fault if it was following.
+    rx_overflows: u64,
     /// Publishes that found the state lock busy (the decisions went with a later one).
     publish_deferred: u64,
     /// An instance logged again with a different value (must stay 0).
@@ -171,6 +174,8 @@ pub struct Engine {
     join: transfer::JoinRun,
     /// Buffers for one recvmmsg on a tree socket.
     rx_batch: mmsg::RecvBatch,
+    /// The highest `SO_RXQ_OVFL` drop count seen per tree socket.
+    rx_drops: [u32; 4],
     crash_after_first_copy: Option<u64>,
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
@@ -188,6 +193,8 @@ pub struct Engine {
 struct Arrival {
     at: u64,
     tree: u8,
+    /// The kernel dropped datagrams on this tree's socket before this one was queued.
+    overflow: bool,
     from: Option<Ipv4Addr>,
     bytes: Vec<u8>,
 }
@@ -322,6 +329,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         handle: self_handle,
         join: transfer::JoinRun::default(),
         rx_batch: mmsg::RecvBatch::new(64),
+        rx_drops: [0; 4],
         crash_after_first_copy: opts.crash_after_first_copy,
         values_sent: 0,
         last_input_at: 0,
@@ -400,12 +408,22 @@ impl Engine {
             }
             let backlog = self.read_trees(ready, &mut arrivals);
             for a in arrivals.drain(..) {
+                if a.overflow {
+                    self.stats.rx_overflows += 1;
+                    let now = a.at.max(self.last_input_at);
+                    self.node.receive_overflow(now, a.tree, &mut self.out);
+                    self.carry_out(now);
+                }
                 self.tree_datagram(a.tree, a.from, &a.bytes, a.at);
             }
             marks[2] = now_ns();
             // Requests wait in their socket while tree copies are still queued (time has not
             // reached them yet).
             let clients = ready & bit(TOKEN_CLIENT) != 0 && !backlog;
+            if clients {
+                // A request runs the node's timers at the present time (see `check_overflow`).
+                self.check_overflow(now_ns());
+            }
             for _ in 0..if clients { 64 } else { 0 } {
                 match self.socks.client.recv_from(&mut buf) {
                     Ok((n, from)) => self.client_datagram(from, &buf[..n]),
@@ -424,6 +442,9 @@ impl Engine {
                 };
                 self.last_input_at = now;
                 if now >= d {
+                    // Before a follower's timers run: copies its kernel dropped (while this
+                    // process was stopped, say) make it fault, not time out into leadership.
+                    self.check_overflow(now);
                     self.node.tick(now, &mut self.out);
                     self.carry_out(now);
                 }
@@ -530,9 +551,14 @@ impl Engine {
                     .map(|r| mono.saturating_sub(real.saturating_sub(r)))
                     .unwrap_or(mono)
                     .clamp(self.last_input_at.min(mono), mono);
+                // A drop count above the last one seen: datagrams were lost before this one.
+                let drops = self.rx_batch.drops(k).unwrap_or(0);
+                let overflow = drops > self.rx_drops[t];
+                self.rx_drops[t] = self.rx_drops[t].max(drops);
                 into.push(Arrival {
                     at,
                     tree: t as u8,
+                    overflow,
                     from: self.rx_batch.source(k),
                     bytes: bytes.to_vec(),
                 });
@@ -541,6 +567,27 @@ impl Engine {
         }
         into.sort_by_key(|a| a.at);
         backlog
+    }
+
+    /// Ask the kernel whether it dropped datagrams on a tree socket since the last look; if so
+    /// the node hears of it (`Node::receive_overflow`).
+    /// Drops while the node was not an active follower (joining, say) are taken note of and
+    /// not held against it later.
+    fn check_overflow(&mut self, now: u64) {
+        if self.node.is_leader() {
+            return;
+        }
+        for t in 0..self.socks.rx.len() {
+            let Some(drops) = mmsg::socket_drops(&self.socks.rx[t]) else {
+                continue;
+            };
+            if drops > self.rx_drops[t] {
+                self.rx_drops[t] = drops;
+                self.stats.rx_overflows += 1;
+                self.node.receive_overflow(now, t as u8, &mut self.out);
+                self.carry_out(now);
+            }
+        }
     }
 
     fn tree_datagram(&mut self, tree: u8, from: Option<Ipv4Addr>, bytes: &[u8], at: u64) {
@@ -966,6 +1013,7 @@ impl Engine {
             "recover_received": r.recover_received,
             "partial_sends": self.stats.partial_sends,
             "lease_late_sends": self.stats.lease_late_sends,
+                "rx_overflows": self.stats.rx_overflows,
             "auto_joins": self.join.auto_joins,
             "gap_fills": self.join.gap_fills,
             "gaps_filled": r.gaps_filled,

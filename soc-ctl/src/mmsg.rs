@@ -127,6 +127,8 @@ pub struct RecvBatch {
     cmsgs: Vec<CmsgBuf>,
     lens: Vec<usize>,
     stamps: Vec<Option<u64>>,
+    /// The socket's drop count (`SO_RXQ_OVFL`) when datagram i was queued, if reported.
+    drops: Vec<Option<u32>>,
     names: Vec<libc::sockaddr_in>,
     got: usize,
 }
@@ -141,6 +143,7 @@ impl RecvBatch {
             cmsgs: vec![CmsgBuf([0; 64]); capacity],
             lens: vec![0; capacity],
             stamps: vec![None; capacity],
+            drops: vec![None; capacity],
             // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
             names: (0..capacity).map(|_| unsafe { zeroed() }).collect(),
             got: 0,
@@ -204,6 +207,7 @@ impl RecvBatch {
             self.lens[i] = (m.msg_len as usize).min(RECV_MAX);
             let h = &m.msg_hdr;
             let mut stamp = None;
+            let mut drops = None;
             // SAFETY: the kernel wrote `msg_controllen` bytes of control messages into our
             // buffer; CMSG_FIRSTHDR/CMSG_NXTHDR stay within it and CMSG_DATA of an
             // SCM_TIMESTAMPNS message holds a timespec (read unaligned).
@@ -217,13 +221,24 @@ impl RecvBatch {
                             std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
                         stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
                     }
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
+                        drops = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const u32));
+                    }
                     c = libc::CMSG_NXTHDR(h, c);
                 }
             }
             self.stamps[i] = stamp;
+            self.drops[i] = drops;
         }
         self.got = r;
         Ok(r)
+    }
+
+    /// How many datagrams the kernel had dropped on this socket (full receive buffer) when
+    /// datagram `i` of the last [`RecvBatch::recv`] was queued (`SO_RXQ_OVFL`, cumulative;
+    /// None when the socket does not report it).
+    pub fn drops(&self, i: usize) -> Option<u32> {
+        (i < self.got).then(|| self.drops[i]).flatten()
     }
 
     /// The IPv4 source address of datagram `i` of the last [`RecvBatch::recv`].
@@ -241,6 +256,27 @@ impl RecvBatch {
             )
         })
     }
+}
+
+/// How many datagrams the kernel has dropped on `sock` so far (a full receive buffer), from
+/// `SO_MEMINFO` (`SK_MEMINFO_DROPS`); None if the kernel does not say.
+#[allow(unsafe_code)]
+pub fn socket_drops(sock: &impl AsRawFd) -> Option<u32> {
+    let mut info = [0u32; 9];
+    let mut len = size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` has room for `len` bytes; the kernel writes at most that many and sets
+    // `len` to what it wrote.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            info.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    let drops = libc::SK_MEMINFO_DROPS as usize;
+    (r == 0 && len as usize >= (drops + 1) * size_of::<u32>()).then(|| info[drops])
 }
 
 /// The index of the interface named `name` (0 if there is none).

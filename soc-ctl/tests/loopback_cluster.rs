@@ -753,3 +753,103 @@ fn forged_decides_are_dropped_and_counted_and_change_nothing() {
     assert_eq!(c.log(1), c.log(0));
     assert_eq!(c.log(2), c.log(0));
 }
+
+/// A follower stopped under load long enough for its kernel to drop tree copies (full receive
+/// buffers): when it runs again it has read fewer copies than the leader sent, and the silence
+/// after the last one it holds is not a silent leader. It must make the safe exit and rejoin
+/// (NET-FAULT InputOverflow), never time out into leadership from a log that lacks decisions
+/// (the soak once saw that lose an acknowledged write). Every acknowledged request is in the
+/// log at the place its OK named, and the logs agree.
+#[test]
+fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
+    let file = test_file(3, 2, 47);
+    let cluster_id = file.cluster_id as u32;
+    let timeout = file.timing.timeout_ns;
+    let mut c = Cluster::new(file);
+    c.start(&[0, 1, 2]);
+    let addrs = c.client_addrs();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let client = std::thread::spawn(move || {
+        soc_ctl::client::load_until(
+            cluster_id,
+            81,
+            addrs,
+            16,
+            1024,
+            &stop2,
+            true,
+            Duration::from_secs(120),
+            None,
+            &mut |_| {},
+        )
+    });
+    c.wait(Duration::from_secs(10), "load running", |c| {
+        c.status(0)["last_decided"].as_u64().unwrap_or(0) > 200
+    });
+    let pid = nix::unistd::Pid::from_raw(c.procs[2].as_ref().unwrap().id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    // Several timeouts: the leader keeps deciding (alone with node 1) and node 2's socket
+    // buffers fill and overflow.
+    std::thread::sleep(Duration::from_nanos(6 * timeout));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let r = client.join().unwrap().expect("load across the stall");
+    assert!(r.decided > 0);
+    c.wait(Duration::from_secs(30), "node 2 back in", |c| {
+        c.status(2)["state"] == "Active"
+    });
+    c.settle(&[0, 1, 2]);
+    let st2 = c.status(2);
+    assert!(
+        st2["recovery"]["rx_overflows"].as_u64().unwrap_or(0) > 0,
+        "the stall was too short to overflow node 2's buffers: {st2}"
+    );
+    assert!(counter(&st2, "net_faults") > 0, "{st2}");
+    assert_eq!(counter(&st2, "timeouts"), 0, "node 2 timed out: {st2}");
+    for i in 0..3u8 {
+        assert_eq!(c.status(i)["leader"], 0, "node {i}: {}", c.status(i));
+    }
+    assert_eq!(counter(&c.status(0), "timeouts"), 0);
+    assert_eq!(counter(&c.status(1), "timeouts"), 0);
+    let log0 = c.log(0);
+    assert_eq!(c.log(1), log0);
+    // Node 2 rejoined: its log holds the leader's from where it joined on.
+    let log2 = c.log(2);
+    assert!(
+        log2.iter().all(|l| log0.contains(l)),
+        "node 2's log differs"
+    );
+    // Every OK names the place its request holds in the leader's log.
+    let entries: std::collections::HashMap<u64, Vec<(u64, u64)>> = {
+        let v = c.request(0, "entries 1 18446744073709551615").unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row[0].as_u64().unwrap(),
+                    row[1]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let mut checked = 0;
+    for ((inst, idx), (cl, sq)) in &r.oks {
+        if let Some(reqs) = entries.get(inst) {
+            assert_eq!(
+                reqs.get(*idx as usize),
+                Some(&(*cl as u64, *sq)),
+                "OK for client {cl} seq {sq} named instance {inst} entry {idx}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}

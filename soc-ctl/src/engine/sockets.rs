@@ -96,6 +96,10 @@ pub(super) fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
         // for a silent leader.
         nix::sys::socket::setsockopt(sock, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
             .map_err(io::Error::from)?;
+        // The kernel's drop count with every datagram: copies lost to a full receive buffer
+        // must make this node fault, not time out (Node::receive_overflow).
+        nix::sys::socket::setsockopt(sock, nix::sys::socket::sockopt::RxqOvfl, &1)
+            .map_err(io::Error::from)?;
     }
     // Register `ttl`: unicast sends (replies, host copies, loopback tree copies); the
     // multicast tree sockets took it as IP_MULTICAST_TTL above.
