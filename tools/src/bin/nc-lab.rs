@@ -157,7 +157,7 @@ enum Cmd {
         #[arg(long)]
         log_keep: Option<u64>,
         /// The early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off)
-        /// [default: the lab's 20 µs]. A larger gap decides fewer, larger instances.
+        /// [default: the lab's, off]. A larger gap decides fewer, larger instances.
         #[arg(long)]
         min_gap_us: Option<u64>,
     },
@@ -182,7 +182,7 @@ enum Cmd {
         #[arg(long, default_value_t = 4)]
         clients: usize,
         /// LOWI's early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off: every
-        /// send waits for the 300 µs loop). Default: gen-config's 20 µs.
+        /// send waits for the 300 µs loop). Default: the lab's (gen-config's: off).
         #[arg(long)]
         min_gap_us: Option<u64>,
         /// Cluster sizes, each on a lab of its own (3,5,9: how each system's cost grows
