@@ -534,14 +534,17 @@ impl Engine {
     /// Whether a socket may hold more (it gave 64).
     fn read_trees(&mut self, ready: u64, into: &mut Vec<Arrival>) -> bool {
         let mut backlog = false;
-        let mono = now_ns();
-        let real = realtime_ns();
         for t in 0..self.socks.rx.len() {
             if ready & bit(t as u64) == 0 {
                 continue;
             }
             // At most one batch (64) per socket and turn, in one recvmmsg.
             let got = self.rx_batch.recv(&self.socks.rx[t]).unwrap_or(0);
+            // The clocks are read after the datagrams were received: read before, a stop of
+            // this process in between would date datagrams that arrived during it before their
+            // arrival (every stamp past `real` saturates to `mono`).
+            let mono = now_ns();
+            let real = realtime_ns();
             for k in 0..got {
                 let Some((bytes, stamp)) = self.rx_batch.get(k) else {
                     break;
