@@ -23,6 +23,13 @@ fn host_listener(
     cluster: u32,
 ) -> (Arc<AtomicBool>, std::thread::JoinHandle<HostFrames>) {
     let sock = UdpSocket::bind(addr).expect("bind the host address");
+    // A deep buffer: the host path is UDP, and a burst of small instances (early sends) must not
+    // overflow this test's socket while its thread waits for a core (CI caught 491 of 2945 lost
+    // there). Root may go past rmem_max.
+    let deep = 16 << 20;
+    if nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::RcvBufForce, &deep).is_err() {
+        let _ = nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::RcvBuf, &deep);
+    }
     sock.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
