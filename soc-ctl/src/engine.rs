@@ -177,9 +177,18 @@ pub struct Engine {
     /// The highest `SO_RXQ_OVFL` drop count seen per tree socket.
     rx_drops: [u32; 4],
     crash_after_first_copy: Option<u64>,
+    inject_stall: Option<(StallAt, std::time::Duration)>,
+    /// Rounds that read tree copies while following (for `StallAt::AfterRead`).
+    rounds_read: u64,
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
     last_input_at: u64,
+    /// A time by which every tree datagram that had arrived was read: the clock read just
+    /// before every tree socket was read and none held more than one batch. A follower's
+    /// timers never run past it (see [`Engine::present`]).
+    horizon: u64,
+    /// Tree datagrams read and not yet fed to the node.
+    arrivals: Vec<Arrival>,
     /// Decisions not yet in the shared log (its lock was busy).
     pending: Vec<(u64, Arc<Logged>)>,
     /// How many instances the log keeps.
@@ -197,6 +206,17 @@ struct Arrival {
     overflow: bool,
     from: Option<Ipv4Addr>,
     bytes: Vec<u8>,
+}
+
+/// Fault injection for tests: where the engine thread stalls once (a preemption at the worst
+/// moment, made certain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StallAt {
+    /// As an active follower, after the N-th round that read tree copies: between its read of
+    /// the trees and its timers.
+    AfterRead(u64),
+    /// As leader, after the model emitted its N-th value message and before its copies leave.
+    BeforeSend(u64),
 }
 
 /// Options of a running engine.
@@ -217,6 +237,8 @@ pub struct EngineOpts {
     /// Fault injection for tests: as leader, send the first copy (tree 0) of this node's N-th
     /// value message, then SIGKILL itself before the other trees' copies.
     pub crash_after_first_copy: Option<u64>,
+    /// Fault injection for tests: stall the engine thread once, this long, at this point.
+    pub inject_stall: Option<(StallAt, std::time::Duration)>,
     /// The decision log keeps the newest this many instances (what `soc-ctl log` shows and a
     /// joining node receives); older ones are dropped, so memory stays bounded.
     pub log_keep: usize,
@@ -331,8 +353,12 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         rx_batch: mmsg::RecvBatch::new(64),
         rx_drops: [0; 4],
         crash_after_first_copy: opts.crash_after_first_copy,
+        inject_stall: opts.inject_stall,
+        rounds_read: 0,
         values_sent: 0,
         last_input_at: 0,
+        horizon: 0,
+        arrivals: Vec::new(),
         pending: Vec::new(),
         log_keep: opts.log_keep,
         log_len: 0,
@@ -387,7 +413,6 @@ impl Engine {
             EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_TIMER),
         )?;
         let mut buf = vec![0u8; 65536];
-        let mut arrivals: Vec<Arrival> = Vec::new();
         let trace = std::env::var_os("NC_TRACE_WAKE").is_some();
         let mut marks = [0u64; 5];
         // The first round reads everything.
@@ -398,31 +423,32 @@ impl Engine {
             self.drive_join(marks[0]);
             marks[1] = now_ns();
             // What the tree sockets hold (at most 64 datagrams each, so that a flood cannot
-            // starve the loop), each with the kernel's arrival time, fed to the node in arrival
-            // order: after a stall of this process the copies count as arrived when they did
-            // (a pause is not a silent leader), and the trees' copies interleave as the
-            // network delivered them.
-            if self.node.next_deadline().is_some_and(|d| d <= now_ns()) {
+            // starve the loop), fed in arrival order.
+            let read_at = now_ns();
+            if self.node.next_deadline().is_some_and(|d| d <= read_at) {
                 // This round runs a deadline: read every tree first (see `sleep`).
-                ready |= bit(self.socks.rx.len() as u64) - 1;
+                ready |= self.all_trees();
             }
-            let backlog = self.read_trees(ready, &mut arrivals);
-            for a in arrivals.drain(..) {
-                if a.overflow {
-                    self.stats.rx_overflows += 1;
-                    let now = a.at.max(self.last_input_at);
-                    self.node.receive_overflow(now, a.tree, &mut self.out);
-                    self.carry_out(now);
+            let heard = self.stats.last_tree_rx;
+            let backlog = self.read_and_feed(ready, read_at);
+            if let Some((StallAt::AfterRead(nth), pause)) = self.inject_stall
+                && self.stats.last_tree_rx != heard
+                && self.node.state() == State::Active
+                && !self.node.is_leader()
+            {
+                self.rounds_read += 1;
+                if self.rounds_read == nth {
+                    self.stall(pause, "between its read of the trees and its timers");
                 }
-                self.tree_datagram(a.tree, a.from, &a.bytes, a.at);
             }
             marks[2] = now_ns();
             // Requests wait in their socket while tree copies are still queued (time has not
             // reached them yet).
             let clients = ready & bit(TOKEN_CLIENT) != 0 && !backlog;
             if clients {
-                // A request runs the node's timers at the present time (see `check_overflow`).
-                self.check_overflow(now_ns());
+                // A request runs the node's timers (see `check_overflow`, `present`).
+                let now = self.present();
+                self.check_overflow(now);
             }
             for _ in 0..if clients { 64 } else { 0 } {
                 match self.socks.client.recv_from(&mut buf) {
@@ -433,13 +459,17 @@ impl Engine {
             }
             marks[3] = now_ns();
             if let Some(d) = self.node.next_deadline() {
-                // With copies still queued, time has only reached the last one read: a timeout
-                // must not fire ahead of copies that arrived before it.
-                let now = if backlog {
-                    self.last_input_at
-                } else {
+                // A timeout must not fire ahead of copies that arrived before it: a node that
+                // is not leading runs its timers at the time its reading of the trees has got
+                // to (`horizon`), not at the clock (this process may have been preempted or
+                // stopped since its read). A deadline past it is run by the next round, which
+                // reads every tree first. A leader's time is the clock (its lease).
+                let now = if self.node.is_leader() {
                     now_ns()
-                };
+                } else {
+                    self.horizon
+                }
+                .max(self.last_input_at);
                 self.last_input_at = now;
                 if now >= d {
                     // Before a follower's timers run: copies its kernel dropped (while this
@@ -572,6 +602,67 @@ impl Engine {
         backlog
     }
 
+    /// Carry out an injected stall (once).
+    fn stall(&mut self, pause: std::time::Duration, what: &str) {
+        self.inject_stall = None;
+        eprintln!(
+            "nc-engine node {}: fault injection: stalled {} ms {what}",
+            self.setup.config.node_id,
+            pause.as_millis()
+        );
+        std::thread::sleep(pause);
+    }
+
+    fn all_trees(&self) -> u64 {
+        bit(self.socks.rx.len() as u64) - 1
+    }
+
+    /// Read the tree sockets `ready` names (see `read_trees`) and feed what they held to the
+    /// node in arrival order: after a stall of this process the copies count as arrived when
+    /// they did (a pause is not a silent leader), and the trees' copies interleave as the
+    /// network delivered them. `read_at` is the clock read before the reads: when every tree
+    /// was read and none held more, every copy that had arrived by then has reached the node
+    /// (the `horizon` moves there). Whether a socket may hold more.
+    fn read_and_feed(&mut self, ready: u64, read_at: u64) -> bool {
+        let mut arrivals = std::mem::take(&mut self.arrivals);
+        let backlog = self.read_trees(ready, &mut arrivals);
+        if ready & self.all_trees() == self.all_trees() && !backlog {
+            self.horizon = self.horizon.max(read_at);
+        }
+        for a in arrivals.drain(..) {
+            if a.overflow {
+                self.stats.rx_overflows += 1;
+                let now = a.at.max(self.last_input_at);
+                self.node.receive_overflow(now, a.tree, &mut self.out);
+                self.carry_out(now);
+            }
+            self.tree_datagram(a.tree, a.from, &a.bytes, a.at);
+        }
+        self.arrivals = arrivals;
+        backlog
+    }
+
+    /// The time at which an input other than a tree datagram (a client request: it runs the
+    /// node's timers) reaches the node. A leader takes the clock: its lease is judged at the
+    /// present (and `carry_out` judges it again just before copies leave). Any other node
+    /// first reads every tree socket after reading the clock: a copy that arrived before the
+    /// present but was still queued (this process was preempted or stopped after its last
+    /// read) must reach the node before a timeout or a window expiry at the present does — a
+    /// follower that timed out with its leader's last copy unread would lead from a log without
+    /// it. With more queued than a few batches, time stays at the last copy read.
+    fn present(&mut self) -> u64 {
+        let now = now_ns();
+        if self.node.is_leader() {
+            return now.max(self.last_input_at);
+        }
+        for _ in 0..4 {
+            if !self.read_and_feed(self.all_trees(), now) {
+                return now.max(self.last_input_at);
+            }
+        }
+        self.last_input_at
+    }
+
     /// Ask the kernel whether it dropped datagrams on a tree socket since the last look; if so
     /// the node hears of it (`Node::receive_overflow`).
     /// Drops while the node was not an active follower (joining, say) are taken note of and
@@ -617,7 +708,7 @@ impl Engine {
         if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
             self.clients.insert(e.client_id, from);
         }
-        let now = now_ns();
+        let now = self.present();
         self.last_input_at = now;
         self.node.receive_client(now, bytes, &mut self.out);
         self.carry_out(now);
@@ -740,35 +831,57 @@ impl Engine {
                             }
                         }
                         let decide = copies[0].1.get(3) == Some(&(wire::Kind::Decide as u8));
-                        let sent = self.send_message(&copies);
-                        // The lease, again after the system call: a stall between the model's
-                        // send and the copies leaving may have let the followers time out.
+                        // The lease at the present, just before the copies leave: the model
+                        // judged it at the time of its input, which may be a datagram's arrival
+                        // before a stall of this process. A send the followers may no longer
+                        // expect does not leave at all.
                         let window = self.node.config().window();
-                        let late = sent
-                            && decide
-                            && self
-                                .node
-                                .lease_end()
-                                .is_some_and(|end| now_ns() + window >= end);
+                        let expired = |node: &Node| {
+                            node.lease_end().is_some_and(|end| now_ns() + window >= end)
+                        };
+                        if let Some((StallAt::BeforeSend(nth), pause)) = self.inject_stall
+                            && let Ok((_, Packet::Decide(d))) =
+                                wire::parse(&copies[0].1, self.setup.config.cluster_id)
+                            && d.meta.kind.is_value()
+                        {
+                            self.values_sent += 1;
+                            if self.values_sent == nth {
+                                self.stall(
+                                    pause,
+                                    "after the model's send, before its copies leave",
+                                );
+                            }
+                        }
+                        let refused = decide && expired(&self.node);
+                        let sent = !refused && self.send_message(&copies);
+                        // And after the system call: a stall between this check and the copies
+                        // leaving may have let the followers time out (the copies are out; this
+                        // node does not count the message decided).
+                        let late = refused || (sent && decide && expired(&self.node));
                         if late {
                             self.stats.lease_late_sends += 1;
+                            let past = (now_ns() + window)
+                                .saturating_sub(self.node.lease_end().unwrap_or(0))
+                                / 1000;
                             eprintln!(
-                                "nc-engine node {}: lease: copies left {} us after the lease ended (not decided here)",
+                                "nc-engine node {}: lease: {} {past} us after the lease ended (not decided here; safe exit)",
                                 self.setup.config.node_id,
-                                (now_ns() + window)
-                                    .saturating_sub(self.node.lease_end().unwrap_or(0))
-                                    / 1000
+                                if refused {
+                                    "a message held back"
+                                } else {
+                                    "copies left"
+                                },
                             );
                         }
                         if sent && !late {
                             sent_message |= decide;
                             failed_send = false;
                         } else {
-                            if !sent {
+                            if !sent && !refused {
                                 self.stats.send_errors += 1;
                             }
                             if decide {
-                                self.stats.partial_sends += u64::from(!sent);
+                                self.stats.partial_sends += u64::from(!sent && !refused);
                                 failed_send = true;
                                 self.node.copies_failed(now, &mut self.out);
                             }
@@ -931,6 +1044,7 @@ impl Engine {
     }
 
     fn command(&mut self, cmd: Cmd) -> Reply {
+        // Commands set state; they run no timers (a stale copy cannot be overtaken here).
         let now = now_ns();
         let r = match cmd {
             Cmd::Read(a) => self

@@ -860,3 +860,105 @@ fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
     }
     assert!(checked > 0);
 }
+
+/// The soak's divergence under early sends, made certain: a follower preempted after reading
+/// its trees and before running its timers, for longer than the timeout, while the leader goes
+/// on. The copies that arrived meanwhile are queued, unread; a follower that ran its timers at
+/// the clock would time out on them and lead a new epoch from a log without what the leader
+/// decided meanwhile. It must read them first: no timeout, no new epoch, one log.
+#[test]
+fn a_follower_stalled_between_its_read_and_its_timers_does_not_time_out() {
+    let file = test_file(3, 2, 53);
+    let cluster_id = file.cluster_id as u32;
+    let timeout_ms = file.timing.timeout_ns / 1_000_000;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec![
+        "--inject-stall".into(),
+        format!("after-read:50:{}", 3 * timeout_ms),
+    ];
+    start_with_args_on(&mut c, 1);
+    let addrs = c.client_addrs();
+    let r = load(cluster_id, 43, addrs, 600, 2, 4, Duration::from_secs(60))
+        .expect("load across the stall");
+    assert_eq!(r.decided, 600);
+    c.wait(Duration::from_secs(10), "the injected stall", |c| {
+        c.engine_log(1).contains("fault injection: stalled")
+    });
+    std::thread::sleep(Duration::from_millis(3 * timeout_ms + 200));
+    c.settle(&[0, 1, 2]);
+    for i in 0..3u8 {
+        let st = c.status(i);
+        assert_eq!(counter(&st, "timeouts"), 0, "node {i} timed out: {st}");
+        assert_eq!(
+            (st["state"].as_str(), st["epoch"].as_u64()),
+            (Some("Active"), Some(0)),
+            "node {i}: {st}"
+        );
+    }
+    assert_eq!(c.log(1), c.log(0), "the stalled follower's log");
+    assert_eq!(c.log(2), c.log(0));
+}
+
+/// A leader stalled after its model decided to send and before the copies leave, for longer
+/// than the timeout: the followers time out and the next node leads. The stalled leader's
+/// message must not leave at all (a follower that has not timed out yet would decide it while
+/// the new leader decides another value at that place): the engine judges the lease at the
+/// present just before the send, holds the message back and makes the safe exit; the node
+/// rejoins, and every log agrees.
+#[test]
+fn a_leader_stalled_before_its_copies_leave_holds_them_back() {
+    let file = test_file(3, 2, 54);
+    let cluster_id = file.cluster_id as u32;
+    let timeout_ms = file.timing.timeout_ns / 1_000_000;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec![
+        "--inject-stall".into(),
+        format!("before-send:20:{}", 3 * timeout_ms),
+    ];
+    start_with_args_on(&mut c, 0);
+    let addrs = c.client_addrs();
+    let r = load(cluster_id, 44, addrs, 600, 2, 4, Duration::from_secs(60))
+        .expect("load across the leader's stall");
+    assert_eq!(r.decided, 600);
+    // The followers took over while node 0 slept: wait for it to wake.
+    c.wait(Duration::from_secs(10), "node 0's lease verdict", |c| {
+        c.engine_log(0).contains("lease:")
+    });
+    let log0 = c.engine_log(0);
+    assert!(log0.contains("fault injection: stalled"), "{log0}");
+    assert!(
+        log0.contains("lease: a message held back"),
+        "the late message left: {log0}"
+    );
+    c.wait(Duration::from_secs(30), "node 0 back in", |c| {
+        c.status(0)["state"] == "Active"
+    });
+    c.settle(&[0, 1, 2]);
+    let st0 = c.status(0);
+    assert!(st0["epoch"].as_u64().unwrap() >= 1, "{st0}");
+    assert_eq!(st0["recovery"]["lease_late_sends"], 1, "{st0}");
+    let log1 = c.log(1);
+    assert_eq!(c.log(2), log1);
+    let log0 = c.log(0);
+    assert!(
+        log0.iter().all(|l| log1.contains(l)),
+        "node 0's log holds what the others do not"
+    );
+}
+
+/// Start three nodes, node `special` with `c.engine_args` (the others without), and START.
+fn start_with_args_on(c: &mut Cluster, special: u8) {
+    c.spawn(special);
+    c.engine_args.clear();
+    for i in (0..3u8).filter(|&i| i != special) {
+        c.spawn(i);
+    }
+    let cfg = c.cfg.display().to_string();
+    for i in 0..3u8 {
+        c.soc_ctl(i, &["--node", &i.to_string(), "init", "--config", &cfg]);
+    }
+    c.soc_ctl(0, &["start"]);
+    c.wait(Duration::from_secs(10), "every node active", |c| {
+        (0..3u8).all(|i| c.status(i)["state"] == "Active")
+    });
+}

@@ -59,6 +59,12 @@ struct Args {
     /// message, then SIGKILL itself before the other trees' copies leave.
     #[arg(long, value_name = "N", hide = true)]
     crash_after_first_copy: Option<u64>,
+    /// Fault injection for tests: stall the engine thread once, MS milliseconds, at POINT:
+    /// `after-read:N` (as a follower, after the N-th round that read tree copies, before its
+    /// timers run) or `before-send:N` (as leader, after the model emitted its N-th value
+    /// message, before the copies leave).
+    #[arg(long, value_name = "POINT:N:MS", hide = true, value_parser = parse_stall)]
+    inject_stall: Option<(engine::StallAt, std::time::Duration)>,
     /// Instances the decision log keeps (the newest; what `soc-ctl log` shows and what a
     /// joining node receives as its snapshot). Bounds the engine's memory: about 1.3 kB per
     /// instance with full batches of 64-byte requests.
@@ -157,6 +163,7 @@ fn main() -> ExitCode {
         verbose: a.verbose,
         recovery: !a.no_recovery,
         crash_after_first_copy: a.crash_after_first_copy,
+        inject_stall: a.inject_stall,
         log_keep: a.log_keep as usize,
         metrics: a.metrics,
     });
@@ -239,4 +246,22 @@ mod privilege {
             missing.join("; ")
         ))
     }
+}
+
+/// `--inject-stall POINT:N:MS`.
+fn parse_stall(v: &str) -> Result<(engine::StallAt, std::time::Duration), String> {
+    let usage = || format!("{v:?}: expected after-read:N:MS or before-send:N:MS (N, MS ≥ 1)");
+    let mut it = v.split(':');
+    let (Some(point), Some(n), Some(ms), None) = (it.next(), it.next(), it.next(), it.next())
+    else {
+        return Err(usage());
+    };
+    let n: u64 = n.parse().ok().filter(|&n| n >= 1).ok_or_else(usage)?;
+    let ms: u64 = ms.parse().ok().filter(|&m| m >= 1).ok_or_else(usage)?;
+    let at = match point {
+        "after-read" => engine::StallAt::AfterRead(n),
+        "before-send" => engine::StallAt::BeforeSend(n),
+        _ => return Err(usage()),
+    };
+    Ok((at, std::time::Duration::from_millis(ms)))
 }
