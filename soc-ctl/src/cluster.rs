@@ -30,14 +30,11 @@ impl fmt::Display for Transport {
     }
 }
 
-/// The early-send gap `gen-config` writes: 0, early sends off, every send on the 300 µs loop.
-/// Early sends (`timing.min_gap_ns`, e.g. 20 µs: a request then waits at most that for the
-/// leader's next send) are opt-in while a divergence the soak found with them under load is
-/// open (docs/benchmarks.md, "The soak smoke under early sends").
-pub const DEFAULT_MIN_GAP_NS: u64 = 0;
-/// The gap to opt in with: (Δ + drift) / 20 µs = 225 messages in flight at most, well inside the
-/// software receiver's 1024.
-pub const SUGGESTED_MIN_GAP_NS: u64 = 20_000;
+/// The early-send gap `gen-config` writes: 20 µs (a request waits at most that for the leader's
+/// next send instead of up to the 300 µs loop). (Δ + drift) / 20 µs = 225 messages in flight at
+/// most, well inside the software receiver's 1024. 0 turns early sends off (every send on the
+/// loop, the paper's Algorithm 3).
+pub const DEFAULT_MIN_GAP_NS: u64 = 20_000;
 
 /// Timing, in nanoseconds (the software engine's time unit).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
