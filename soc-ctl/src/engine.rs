@@ -174,6 +174,8 @@ pub struct Engine {
     join: transfer::JoinRun,
     /// Buffers for one recvmmsg on a tree socket.
     rx_batch: mmsg::RecvBatch,
+    /// Buffers for one recvmmsg on the client socket (taken while its datagrams are fed).
+    client_batch: Option<mmsg::RecvBatch>,
     /// The highest `SO_RXQ_OVFL` drop count seen per tree socket.
     rx_drops: [u32; 4],
     crash_after_first_copy: Option<u64>,
@@ -351,6 +353,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         handle: self_handle,
         join: transfer::JoinRun::default(),
         rx_batch: mmsg::RecvBatch::new(64),
+        client_batch: Some(mmsg::RecvBatch::new(64)),
         rx_drops: [0; 4],
         crash_after_first_copy: opts.crash_after_first_copy,
         inject_stall: opts.inject_stall,
@@ -412,7 +415,6 @@ impl Engine {
             timerfd.as_fd(),
             EpollEvent::new(EpollFlags::EPOLLIN, TOKEN_TIMER),
         )?;
-        let mut buf = vec![0u8; 65536];
         let trace = std::env::var_os("NC_TRACE_WAKE").is_some();
         let mut marks = [0u64; 5];
         // The first round reads everything.
@@ -450,12 +452,16 @@ impl Engine {
                 let now = self.present();
                 self.check_overflow(now);
             }
-            for _ in 0..if clients { 64 } else { 0 } {
-                match self.socks.client.recv_from(&mut buf) {
-                    Ok((n, from)) => self.client_datagram(from, &buf[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => break,
+            if clients {
+                // Up to 64 requests in one recvmmsg (no EAGAIN round after the last one).
+                let mut batch = self.client_batch.take().expect("client batch");
+                let got = batch.recv(&self.socks.client).unwrap_or(0);
+                for k in 0..got {
+                    if let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) {
+                        self.client_datagram(SocketAddr::V4(from), bytes);
+                    }
                 }
+                self.client_batch = Some(batch);
             }
             marks[3] = now_ns();
             if let Some(d) = self.node.next_deadline() {
@@ -509,26 +515,28 @@ impl Engine {
     }
 
     /// Wait for input or the node's next deadline. Which sources are readable (bit per token).
-    /// The timerfd is re-armed only when the deadline changed; a deadline already due polls
-    /// without blocking (the sockets' state still decides what the next round reads).
+    /// The timerfd is re-armed only when the deadline moved earlier than the armed one (or none
+    /// is armed): a leader's deadline moves later with every send, and a timer that fires
+    /// before the deadline costs one wake-up per loop period at most, where re-arming cost a
+    /// system call per send. A deadline already due polls without blocking (the sockets'
+    /// state still decides what the next round reads).
     fn sleep(&mut self, timerfd: &TimerFd, w: &mut Waiter) -> io::Result<u64> {
         let deadline = self.node.next_deadline();
         let due = deadline.is_some_and(|d| d <= now_ns());
-        if !due && deadline != w.armed {
-            match deadline {
-                Some(d) => {
-                    let ts = TimeSpec::new(
-                        (d / 1_000_000_000) as nix::libc::time_t,
-                        (d % 1_000_000_000) as nix::libc::c_long,
-                    );
-                    timerfd.set(
-                        Expiration::OneShot(ts),
-                        TimerSetTimeFlags::TFD_TIMER_ABSTIME,
-                    )?;
-                }
-                None => timerfd.unset()?,
-            }
-            w.armed = deadline;
+        // With no deadline, an armed timer fires once, harmlessly.
+        if let Some(d) = deadline
+            && !due
+            && w.armed.is_none_or(|a| d < a)
+        {
+            let ts = TimeSpec::new(
+                (d / 1_000_000_000) as nix::libc::time_t,
+                (d % 1_000_000_000) as nix::libc::c_long,
+            );
+            timerfd.set(
+                Expiration::OneShot(ts),
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+            )?;
+            w.armed = Some(d);
         }
         let timeout = if due {
             PollTimeout::ZERO
@@ -551,11 +559,13 @@ impl Engine {
             let _ = timerfd.wait();
             w.armed = None;
         }
-        if due || ready & bit(TOKEN_TIMER) != 0 {
+        if due {
             // A round that runs a deadline reads every tree first: a copy that arrived before
             // the deadline (after epoll answered, or on a tree it did not report) must reach
-            // the node before a timeout or a window expiry does.
-            ready |= bit(TOKEN_TIMER) | (bit(self.socks.rx.len() as u64) - 1);
+            // the node before a timeout or a window expiry does. (The round itself checks the
+            // deadline again before its reads: a timer that fired at the deadline is caught
+            // there, and one that fired before a deadline that moved later reads nothing more.)
+            ready |= self.all_trees();
         }
         Ok(ready)
     }

@@ -247,6 +247,12 @@ impl RecvBatch {
             .then(|| std::net::Ipv4Addr::from(u32::from_be(self.names[i].sin_addr.s_addr)))
     }
 
+    /// The IPv4 source address and port of datagram `i` of the last [`RecvBatch::recv`].
+    pub fn source_addr(&self, i: usize) -> Option<std::net::SocketAddrV4> {
+        self.source(i)
+            .map(|ip| std::net::SocketAddrV4::new(ip, u16::from_be(self.names[i].sin_port)))
+    }
+
     /// Datagram `i` of the last [`RecvBatch::recv`]: its bytes and kernel receive time.
     pub fn get(&self, i: usize) -> Option<(&[u8], Option<u64>)> {
         (i < self.got).then(|| {
