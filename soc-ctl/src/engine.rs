@@ -453,13 +453,12 @@ impl Engine {
                 self.check_overflow(now);
             }
             if clients {
-                // Up to 64 requests in one recvmmsg (no EAGAIN round after the last one).
+                // Up to 64 requests in one recvmmsg (no EAGAIN round after the last one), fed
+                // to the node together: they leave in one batch (`Node::receive_clients`).
                 let mut batch = self.client_batch.take().expect("client batch");
                 let got = batch.recv(&self.socks.client).unwrap_or(0);
-                for k in 0..got {
-                    if let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) {
-                        self.client_datagram(SocketAddr::V4(from), bytes);
-                    }
+                if got > 0 {
+                    self.client_datagrams(&batch, got);
                 }
                 self.client_batch = Some(batch);
             }
@@ -714,13 +713,21 @@ impl Engine {
         self.carry_out(now);
     }
 
-    fn client_datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
-        if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
-            self.clients.insert(e.client_id, from);
+    /// The first `got` datagrams of `batch`, read from the client socket together.
+    fn client_datagrams(&mut self, batch: &mmsg::RecvBatch, got: usize) {
+        let mut all = Vec::with_capacity(got);
+        for k in 0..got {
+            let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) else {
+                continue;
+            };
+            if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
+                self.clients.insert(e.client_id, SocketAddr::V4(from));
+            }
+            all.push(bytes);
         }
         let now = self.present();
         self.last_input_at = now;
-        self.node.receive_client(now, bytes, &mut self.out);
+        self.node.receive_clients(now, all, &mut self.out);
         self.carry_out(now);
     }
 
