@@ -586,13 +586,57 @@ pub fn redis_up(
         .collect())
 }
 
-/// `nc-lab redis status`: every front's `INFO nanoconsensus`, one line per node (after AUTH
-/// with `password` when given).
+/// One node's answer to `nc-lab redis status` / `nc-lab zk status`.
+#[derive(Clone, Debug)]
+pub struct NodeStatus {
+    /// The line `status` prints for it.
+    pub text: String,
+    /// `{"node", "addr", "info": {...}}`, or `{"node", "addr", "error": "..."}` when it did not
+    /// answer with its figures.
+    pub json: serde_json::Value,
+}
+
+impl NodeStatus {
+    fn new(
+        node: u8,
+        addr: impl std::fmt::Display,
+        answer: Result<(String, serde_json::Value), String>,
+    ) -> Self {
+        let (text, json) = match answer {
+            Ok((text, info)) => (
+                text,
+                serde_json::json!({"node": node, "addr": addr.to_string(), "info": info}),
+            ),
+            Err(e) => (
+                e.clone(),
+                serde_json::json!({"node": node, "addr": addr.to_string(), "error": e}),
+            ),
+        };
+        NodeStatus {
+            text: format!("node {node} ({addr}): {text}"),
+            json,
+        }
+    }
+}
+
+/// A number if `v` is one, else the string.
+fn json_scalar(v: &str) -> serde_json::Value {
+    if let Ok(i) = v.parse::<i64>() {
+        return i.into();
+    }
+    match v.parse::<f64>() {
+        Ok(f) if f.is_finite() => f.into(),
+        _ => v.into(),
+    }
+}
+
+/// `nc-lab redis status`: every front's `INFO nanoconsensus` (after AUTH with `password` when
+/// given), one per node.
 pub fn redis_status(
     lab: &Lab,
     port_base: u16,
     password: Option<&Password>,
-) -> crate::netlab::Result<Vec<String>> {
+) -> crate::netlab::Result<Vec<NodeStatus>> {
     let n = lab.load()?.nodes.len() as u8;
     Ok((0..n)
         .map(|i| {
@@ -603,21 +647,27 @@ pub fn redis_status(
                 }
                 c.call(&[b"INFO", b"nanoconsensus"])
             });
-            match info {
-                Ok(Value::Bulk(Some(b))) => format!(
-                    "node {i} ({a}): {}",
-                    String::from_utf8_lossy(&b)
+            let answer = match info {
+                Ok(Value::Bulk(Some(b))) => {
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    let fields: Vec<&str> = text
                         .lines()
                         .filter(|l| !l.starts_with('#') && !l.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-                Ok(Value::Error(e)) if e.starts_with("NOAUTH") => {
-                    format!("node {i} ({a}): {e} (give --requirepass-file or set {REDIS_ENV})")
+                        .collect();
+                    let json: serde_json::Map<String, serde_json::Value> = fields
+                        .iter()
+                        .filter_map(|l| l.split_once(':'))
+                        .map(|(k, v)| (k.to_string(), json_scalar(v.trim())))
+                        .collect();
+                    Ok((fields.join(" "), json.into()))
                 }
-                Ok(other) => format!("node {i} ({a}): {other:?}"),
-                Err(e) => format!("node {i} ({a}): not answering ({e})"),
-            }
+                Ok(Value::Error(e)) if e.starts_with("NOAUTH") => {
+                    Err(format!("{e} (give --requirepass-file or set {REDIS_ENV})"))
+                }
+                Ok(other) => Err(format!("{other:?}")),
+                Err(e) => Err(format!("not answering ({e})")),
+            };
+            NodeStatus::new(i, a, answer)
         })
         .collect())
 }
@@ -756,8 +806,8 @@ pub fn zk_up(
     Ok(lines)
 }
 
-/// `nc-lab zk status`: every writer front's `{"op":"info"}`, one line per node.
-pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<String>> {
+/// `nc-lab zk status`: every writer front's `{"op":"info"}`, one per node.
+pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<NodeStatus>> {
     let password = zk_password()?;
     let n = lab.load()?.nodes.len() as u8;
     Ok((0..n)
@@ -766,12 +816,14 @@ pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<S
                 Ipv4Addr::LOCALHOST,
                 front_port_base + i as u16,
             ));
-            match host_app::zk_front::connect_auth(a, password.as_ref()).and_then(|mut f| {
-                host_app::zk_front::call(&mut f, &serde_json::json!({"op": "info"}))
-            }) {
-                Ok(v) => format!("node {i} ({a}): {v}"),
-                Err(e) => format!("node {i} ({a}): not answering ({e})"),
-            }
+            let answer =
+                match host_app::zk_front::connect_auth(a, password.as_ref()).and_then(|mut f| {
+                    host_app::zk_front::call(&mut f, &serde_json::json!({"op": "info"}))
+                }) {
+                    Ok(v) => Ok((v.to_string(), v)),
+                    Err(e) => Err(format!("not answering ({e})")),
+                };
+            NodeStatus::new(i, a, answer)
         })
         .collect())
 }

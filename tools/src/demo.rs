@@ -3,7 +3,6 @@
 //! killed in the middle, a fourth node joins, and the demo prints the figures and checks that
 //! the logs agree.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -13,6 +12,7 @@ use soc_ctl::client::{LoadReport, load_with};
 use soc_ctl::regfile::EngineBus;
 
 use crate::netlab::{Lab, LabError, Result};
+use crate::progress::Progress;
 
 /// The programs the lab runs (found next to `nc-lab`).
 #[derive(Clone, Debug)]
@@ -182,7 +182,7 @@ pub struct DemoOpts {
     pub window: usize,
     /// Payload bytes.
     pub payload: usize,
-    /// Print the progress bar.
+    /// Show progress on stderr: a bar on a terminal, an occasional plain line otherwise.
     pub progress: bool,
 }
 
@@ -209,17 +209,6 @@ pub struct DemoReport {
     pub lines: Vec<String>,
 }
 
-fn progress_bar(done: u64, total: u64, note: &str) {
-    let w = 40;
-    let filled = (done * w / total.max(1)) as usize;
-    eprint!(
-        "\r[{}{}] {done:>7}/{total} {note:<34}",
-        "#".repeat(filled),
-        ".".repeat(w as usize - filled)
-    );
-    let _ = std::io::stderr().flush();
-}
-
 /// Run the demo on an (already up) lab of `opts.nodes + 1` nodes.
 pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
     let file = lab.load()?;
@@ -232,7 +221,8 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
     let (total, window, payload) = (opts.requests, opts.window, opts.payload);
     let decided = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let note = std::sync::Arc::new(std::sync::Mutex::new(String::from("steady load")));
-    let (d2, n2, show) = (decided.clone(), note.clone(), opts.progress);
+    let bar = std::sync::Arc::new(Progress::stderr(opts.progress, 40, "demo"));
+    let (d2, n2, bar2) = (decided.clone(), note.clone(), bar.clone());
     let ns = lab.netns.then(|| lab.clients());
     let client = in_netns(ns, move || {
         load_with(
@@ -246,9 +236,8 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
             auth,
             &mut |d| {
                 d2.store(d, std::sync::atomic::Ordering::Relaxed);
-                if show {
-                    progress_bar(d, total, &n2.lock().unwrap());
-                }
+                let note = n2.lock().unwrap().clone();
+                bar2.update(&note, d, total, || format!("{d:>7}/{total} {note:<34}"));
             },
         )
     });
@@ -298,9 +287,7 @@ pub fn run_demo(lab: &Lab, bins: &Bins, opts: &DemoOpts) -> Result<DemoReport> {
         .join()
         .map_err(|_| LabError("the client thread panicked".into()))?
         .map_err(|e| LabError(format!("client: {e}")))?;
-    if opts.progress {
-        eprintln!();
-    }
+    bar.finish();
     // 3. Agreement.
     let live: Vec<u8> = (1..=n).filter(|&i| lab.running(i)).collect();
     settle(lab, &live)?;

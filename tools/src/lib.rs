@@ -5,5 +5,6 @@ pub mod bench;
 pub mod demo;
 pub mod netlab;
 pub mod plot;
+pub mod progress;
 pub mod raft_node;
 pub mod soak;

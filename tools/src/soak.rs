@@ -5,7 +5,6 @@
 //! runs the same load without faults and samples each engine's resident memory.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use soc_ctl::client::{LoadReport, load_until};
 
 use crate::demo::{Bins, in_netns, logs, request, settle, soc_ctl, start_cluster, wait_for};
 use crate::netlab::{Lab, LabError, Result, TreeName};
+use crate::progress::Progress;
 
 /// Soak options.
 #[derive(Clone, Debug)]
@@ -39,7 +39,7 @@ pub struct SoakOpts {
     pub payload: usize,
     /// Seed of the fault schedule (which fault, which node, which tree, how long, jitter).
     pub seed: u64,
-    /// Print a progress bar.
+    /// Show progress on stderr: a bar on a terminal, a plain line per fault otherwise.
     pub progress: bool,
     /// How long the cluster may take to serve again after a fault before it counts as stuck.
     pub stuck_after: Duration,
@@ -192,27 +192,22 @@ impl Harvest {
     }
 }
 
-fn progress_line(opts: &SoakOpts, t: &[Tally; 3], decided: u64, phase: &str) {
-    if !opts.progress {
-        return;
-    }
+fn progress_line(p: &Progress, opts: &SoakOpts, t: &[Tally; 3], decided: u64, phase: &str) {
     let total = (opts.kills + opts.flaps + opts.stalls).max(1);
     let done = t[0].done + t[1].done + t[2].done;
-    let w = 30;
-    let filled = (done as u64 * w / total as u64) as usize;
-    eprint!(
-        "\r[{}{}] kills {}/{} flaps {}/{} stalls {}/{} | {decided} decided | longest outage {:.0} ms | {phase:<24}",
-        "#".repeat(filled),
-        ".".repeat(w as usize - filled),
-        t[0].done,
-        opts.kills,
-        t[1].done,
-        opts.flaps,
-        t[2].done,
-        opts.stalls,
-        t.iter().map(Tally::max).fold(0.0, f64::max),
-    );
-    let _ = std::io::stderr().flush();
+    // Off a terminal: a line per fault done (and one every few seconds between faults).
+    p.update(&format!("{done} {phase}"), done as u64, total as u64, || {
+        format!(
+            "kills {}/{} flaps {}/{} stalls {}/{} | {decided} decided | longest outage {:.0} ms | {phase:<24}",
+            t[0].done,
+            opts.kills,
+            t[1].done,
+            opts.flaps,
+            t[2].done,
+            opts.stalls,
+            t.iter().map(Tally::max).fold(0.0, f64::max),
+        )
+    });
 }
 
 /// Every running node's status.
@@ -383,6 +378,7 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
         })
     };
     let load = start_load(lab, opts, 1000, true)?;
+    let bar = Progress::stderr(opts.progress, 30, "soak");
     let mut tally: [Tally; 3] = Default::default();
     let t_start = Instant::now();
     let mut failure: Option<LabError> = None;
@@ -399,7 +395,13 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
             let step = left.min(Duration::from_millis(100));
             std::thread::sleep(step);
             left -= step;
-            progress_line(opts, &tally, load.decided.load(Ordering::Relaxed), "load");
+            progress_line(
+                &bar,
+                opts,
+                &tally,
+                load.decided.load(Ordering::Relaxed),
+                "load",
+            );
         }
         let r = match f {
             FaultKind::Kill => kill_leader(lab, bins, opts, &load, &mut rng, loop_us),
@@ -417,13 +419,17 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
                 break;
             }
         }
-        progress_line(opts, &tally, load.decided.load(Ordering::Relaxed), "load");
+        progress_line(
+            &bar,
+            opts,
+            &tally,
+            load.decided.load(Ordering::Relaxed),
+            "load",
+        );
     }
     let fault_secs = t_start.elapsed().as_secs_f64();
     let reports = load.finish();
-    if opts.progress {
-        eprintln!();
-    }
+    bar.finish();
     harvesting.store(false, Ordering::Relaxed);
     let _ = harvester.join();
     if let Some(e) = failure {
@@ -698,28 +704,26 @@ fn memory_phase(lab: &Lab, opts: &SoakOpts, n: u8) -> Result<(Vec<String>, bool)
     let mut warm = start.clone();
     let total = Duration::from_secs(opts.memory_secs);
     let mut warm_taken = false;
+    let bar = Progress::stderr(opts.progress, 0, "soak");
     while t0.elapsed() < total {
         std::thread::sleep(Duration::from_millis(500));
         if !warm_taken && t0.elapsed() >= warm_at {
             warm = sample();
             warm_taken = true;
         }
-        if opts.progress {
-            eprint!(
-                "\rmemory phase: {:>4.0}/{} s, {} decided   ",
+        bar.update("memory", 0, 0, || {
+            format!(
+                "memory phase: {:>4.0}/{} s, {} decided   ",
                 t0.elapsed().as_secs_f64(),
                 opts.memory_secs,
                 load.decided.load(Ordering::Relaxed)
-            );
-            let _ = std::io::stderr().flush();
-        }
+            )
+        });
     }
     let end = sample();
     let secs = t0.elapsed().as_secs_f64();
     let reports = load.finish()?;
-    if opts.progress {
-        eprintln!();
-    }
+    bar.finish();
     let decided: u64 = reports.iter().map(|r| r.decided).sum();
     let mut lines = vec![
         String::new(),

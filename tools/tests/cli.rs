@@ -1,6 +1,7 @@
 //! Every program answers the same way (issue 16): `--help` and `--version` (exit code 0, the
-//! version line naming the program), a usage error with exit code 2 and clap's `error:`, and the
-//! shared flags of the root README's table where the table says they are.
+//! version line naming the program), a usage error with exit code 2 and clap's `error:`, the
+//! shared flags of the root README's table where the table says they are, exit code 2 for a bad
+//! cluster file or an illegal flag value, and `--json` as one JSON document on stdout.
 
 mod common;
 
@@ -106,6 +107,21 @@ const SHARED: &[(&str, &[&str], &[&str])] = &[
         &["-c, --config", "-n, --node", "--loopback"],
     ),
     ("nc-lab", &[], &["--loopback"]),
+    // `--json` wherever the table lists it.
+    ("soc-ctl", &["regs", "dump"], &["--json"]),
+    ("soc-ctl", &["regs", "get"], &["--json"]),
+    ("soc-ctl", &["log"], &["--json"]),
+    ("soc-ctl", &["join"], &["--json"]),
+    ("soc-ctl", &["set-timeout"], &["--json"]),
+    ("soc-ctl", &["set-auth"], &["--json"]),
+    ("soc-ctl", &["reload-keys"], &["--json"]),
+    ("nc-client", &["send"], &["--json"]),
+    ("nc-client", &["load"], &["--json"]),
+    ("nc-lab", &["status"], &["--json"]),
+    ("nc-lab", &["redis", "status"], &["--json"]),
+    ("nc-lab", &["zk", "status"], &["--json"]),
+    ("redis-nc-bench", &[], &["--json"]),
+    ("zk-nc-bench", &[], &["--json"]),
 ];
 
 #[test]
@@ -141,4 +157,194 @@ fn every_program_answers_help_version_and_usage_errors_alike() {
             );
         }
     }
+}
+
+/// Exit code 2 for a configuration error (a missing or malformed cluster file) or an illegal
+/// flag value, like clap's usage errors; the message starts with the program's name.
+#[test]
+fn config_errors_and_illegal_flag_values_exit_2() {
+    let progs = programs();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.toml");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "nodes = 7\n").unwrap();
+    let state = dir.path().join("lab");
+    let st = state.to_str().unwrap();
+    let lab = |args: &[&'static str]| -> Vec<String> {
+        ["--prefix", "nccli", "--state", st, "--loopback"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(args.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let mut cases: Vec<(&str, Vec<String>)> = Vec::new();
+    for cfg in [&missing, &bad] {
+        let c = cfg.to_str().unwrap();
+        let with = |name: &'static str, args: &[&str]| -> (&'static str, Vec<String>) {
+            (name, args.iter().map(|a| a.replace("CFG", c)).collect())
+        };
+        cases.extend([
+            with("nc-engine", &["--config", "CFG", "--node", "0"]),
+            with("nc-raft", &["--config", "CFG", "--node", "0"]),
+            with("nc-client", &["--config", "CFG", "send", "x"]),
+            with("zk-nc", &["--config", "CFG", "write", "create", "/a", "b"]),
+            with(
+                "redis-nc",
+                &["--config", "CFG", "--node", "0", "--dir", "/tmp"],
+            ),
+            with("soc-ctl", &["init", "--config", "CFG"]),
+            with("soc-ctl", &["set-timeout", "--config", "CFG", "100000000"]),
+            with(
+                "soc-ctl",
+                &["set-auth", "--config", "CFG", "--mode", "on", "--key", "1"],
+            ),
+        ]);
+    }
+    let strs = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let many_sources: Vec<String> = ["attach", "--iface", "lo", "--nodes", "3"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..65).flat_map(|i| ["--allow-source".into(), format!("10.0.0.{}", i + 1)]))
+        .collect();
+    cases.extend([
+        (
+            "soc-ctl",
+            strs(&["gen-key", "--out", "/nonexistent/k", "--id", "0"]),
+        ),
+        ("soc-ctl", strs(&["regs", "get", "no_such_register"])),
+        ("soc-ctl", strs(&["regs", "set", "trees", "9"])),
+        ("soc-ctl", strs(&["regs", "set", "loop_period", "ten"])),
+        ("soc-ctl", strs(&["regs", "set", "status", "1"])),
+        ("nc-lab", lab(&["up", "--nodes", "0"])),
+        ("nc-lab", lab(&["demo", "--nodes", "1"])),
+        ("nc-lab", lab(&["soak", "--clients", "0"])),
+        ("nc-lab", lab(&["bench", "--windows", "0"])),
+        (
+            "nc-lab",
+            lab(&["redis", "--requirepass-file", "/nonexistent", "status"]),
+        ),
+        ("redis-nc-bench", strs(&["--conns", "0"])),
+        ("zk-nc-bench", strs(&["--writers", "0"])),
+        ("xdp-log", many_sources),
+    ]);
+    for (name, args) in &cases {
+        let path = &progs.iter().find(|(n, _)| n == name).unwrap().1;
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (rc, _, err) = run(path, &args);
+        assert_eq!(rc, 2, "{name} {args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("{name}: ")),
+            "{name} {args:?}: {err}"
+        );
+    }
+    assert!(!state.exists(), "a refused nc-lab command made a lab");
+}
+
+fn json_of(name: &str, args: &[&str], out: &str) -> serde_json::Value {
+    let mut docs = serde_json::Deserializer::from_str(out).into_iter::<serde_json::Value>();
+    let v = docs
+        .next()
+        .unwrap_or_else(|| panic!("{name} {args:?}: no output"))
+        .unwrap_or_else(|e| panic!("{name} {args:?}: not JSON ({e}):\n{out}"));
+    assert!(
+        docs.next().is_none(),
+        "{name} {args:?}: more than one document:\n{out}"
+    );
+    v
+}
+
+/// `--json` prints one JSON document on stdout: nc-lab's status commands on a lab whose nodes
+/// do not run, and soc-ctl's against one engine (not configured, not started).
+#[test]
+fn json_output_is_one_json_document() {
+    let progs = programs();
+    let path = |name: &str| progs.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let st = dir.path().join("lab");
+    let st = st.to_str().unwrap();
+    let lab = |args: &[&str]| {
+        let mut a = vec!["--prefix", "nccli", "--state", st, "--loopback"];
+        a.extend(args);
+        let (rc, out, err) = run(&path("nc-lab"), &a);
+        assert_eq!(rc, 0, "nc-lab {args:?}: {err}");
+        out
+    };
+    lab(&["up", "--nodes", "3"]);
+    for args in [
+        &["status", "--json"][..],
+        &["redis", "--port-base", "1", "status", "--json"],
+        &["zk", "--front-port-base", "1", "status", "--json"],
+    ] {
+        let out = lab(args);
+        let v = json_of("nc-lab", args, &out);
+        let nodes = v.as_array().unwrap_or_else(|| panic!("{args:?}: {v}"));
+        assert_eq!(nodes.len(), 3, "{args:?}: {v}");
+        for (i, n) in nodes.iter().enumerate() {
+            assert_eq!(n["node"], i, "{args:?}: {v}");
+            assert!(
+                n["running"] == false || n["error"].is_string(),
+                "{args:?}: nothing runs, yet {n}"
+            );
+        }
+    }
+    lab(&["down"]);
+
+    // One engine on 127.197.0.0/16.
+    let cfg = dir.path().join("cluster.toml");
+    let (rc, toml, err) = run(
+        &path("soc-ctl"),
+        &["gen-config", "--nodes", "1", "--net", "197"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    std::fs::write(&cfg, toml).unwrap();
+    let ctl = dir.path().join("e0.sock");
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _engine = Killed(
+        Command::new(path("nc-engine"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--node", "0", "--realtime", "0", "--ctl"])
+            .arg(&ctl)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !ctl.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ctl = ctl.to_str().unwrap();
+    let soc_ctl = |args: &[&str]| {
+        let mut a = vec!["--ctl", ctl];
+        a.extend(args);
+        let (rc, out, err) = run(&path("soc-ctl"), &a);
+        (rc, json_of("soc-ctl", args, &out), err)
+    };
+    let (rc, v, err) = soc_ctl(&["status", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(v["role"], "disabled", "{v}");
+    assert!(v["counters"].is_object(), "{v}");
+    let (rc, v, err) = soc_ctl(&["regs", "get", "node_count", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(
+        v,
+        serde_json::json!({"name": "node_count", "value": v["value"]})
+    );
+    let (rc, v, err) = soc_ctl(&["regs", "dump", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let regs = v.as_array().expect("an array");
+    assert!(
+        regs.iter()
+            .any(|r| r["name"] == "timeout" && r["access"] == "rw"),
+        "{v}"
+    );
+    let (rc, v, err) = soc_ctl(&["log", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(v.is_array(), "{v}");
 }

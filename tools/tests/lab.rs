@@ -81,6 +81,18 @@ fn check_demo(out: &str) {
     assert!(out.contains("followers sent 0 (no acks)"), "{out}");
 }
 
+/// stderr is not a terminal here: progress comes as plain lines, never `\r`-framed bars.
+fn no_frames(err: &str) {
+    assert!(
+        !err.contains('\r'),
+        "a progress frame off a terminal:\n{err:?}"
+    );
+    assert!(
+        err.lines().count() < 200,
+        "progress off a terminal should be an occasional line:\n{err}"
+    );
+}
+
 #[test]
 fn demo_in_namespaces_then_nothing_left_behind() {
     if !nix::unistd::geteuid().is_root() {
@@ -126,6 +138,7 @@ fn demo_in_namespaces_then_nothing_left_behind() {
     assert!(ok, "demo failed:\n{out}\n{err}");
     println!("{out}");
     check_demo(&out);
+    no_frames(&err);
     assert!(out.contains("IP multicast in network namespaces"), "{out}");
     assert!(
         namespaces(&prefix).is_empty(),
@@ -157,6 +170,7 @@ fn demo_on_loopback() {
     assert!(ok, "demo failed:\n{out}\n{err}");
     println!("{out}");
     check_demo(&out);
+    no_frames(&err);
     assert!(out.contains("loopback"), "{out}");
 }
 
@@ -243,6 +257,7 @@ fn soak_smoke_kills_flaps_and_stalls_lose_nothing() {
     println!("{out}");
     assert!(ok, "soak failed:\n{out}\n{err}");
     assert!(out.contains("soak: PASSED"), "{out}");
+    no_frames(&err);
     assert!(
         out.contains("| leader SIGKILL (+ restart, join) | 3 |"),
         "{out}"

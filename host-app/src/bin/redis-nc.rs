@@ -94,12 +94,19 @@ fn main() -> ExitCode {
     };
     let file = match ClusterFile::load(&a.config) {
         Ok(f) => f,
-        Err(e) => return fail(format!("{}: {e}", a.config.display())),
+        Err(e) => {
+            // A configuration error: exit code 2, like every program's.
+            eprintln!("redis-nc: {e}");
+            return ExitCode::from(2);
+        }
     };
     let file = if a.loopback { file.as_loopback() } else { file };
     let setup = match file.node(a.node as u64) {
         Ok(s) => s,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => {
+            eprintln!("redis-nc: {e}");
+            return ExitCode::from(2);
+        }
     };
     let cluster = file.cluster_id as u32;
     if let (Some(member), Some(ctl)) = (a.join, &a.engine_ctl) {

@@ -32,6 +32,9 @@ enum Cmd {
     Send {
         /// The request's payload (bytes of this string).
         payload: String,
+        /// Print the result as JSON: {instance, index}.
+        #[arg(long)]
+        json: bool,
     },
     /// Pipelined load: `total` requests, `window` outstanding; prints rate and latency percentiles.
     Load {
@@ -86,7 +89,7 @@ fn main() -> ExitCode {
         }
     };
     match a.cmd {
-        Cmd::Send { payload } => {
+        Cmd::Send { payload, json } => {
             let mut c = match Client::new(cluster, id, file.client_addrs()) {
                 Ok(c) => c.with_auth(auth),
                 Err(e) => {
@@ -96,7 +99,14 @@ fn main() -> ExitCode {
             };
             match c.request(0, payload.as_bytes(), Duration::from_secs(10)) {
                 Ok(ok) => {
-                    println!("decided at instance {} (index {})", ok.instance, ok.index);
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"instance": ok.instance, "index": ok.index})
+                        );
+                    } else {
+                        println!("decided at instance {} (index {})", ok.instance, ok.index);
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -69,6 +69,9 @@ enum Cmd {
         /// The member to fetch the state from.
         #[arg(long)]
         member: u64,
+        /// Print the join's figures as one JSON object (and nothing else).
+        #[arg(long)]
+        json: bool,
     },
     /// Bring a node back after its safe exit by register writes alone (the CSR sequence of
     /// proto/README: disable, ENABLE|JOIN, wait for SYNCED, TIMEOUT, ACTIVATE), over the card's
@@ -93,6 +96,9 @@ enum Cmd {
         /// `nc-engine --loopback`); a loopback file needs no flag.
         #[arg(long)]
         loopback: bool,
+        /// Print the deciding instance as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Change the packet tags of a running cluster through a CONFIG instance (every node
     /// switches at the same instance): turn tags on (`--mode on`, then `--mode required`), or
@@ -112,10 +118,17 @@ enum Cmd {
         /// `nc-engine --loopback`); a loopback file needs no flag.
         #[arg(long)]
         loopback: bool,
+        /// Print the deciding instance as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Read the key file named by cluster.toml's [auth] again (engine only; nothing changes if
     /// it cannot be read or lacks the key the node tags with).
-    ReloadKeys,
+    ReloadKeys {
+        /// Print the key ids held as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a new random key file (mode 0600) holding one key with id --id.
     GenKey {
         /// Where to write it (refuses to overwrite).
@@ -130,6 +143,9 @@ enum Cmd {
         from: u64,
         #[arg(long, default_value_t = u64::MAX)]
         to: u64,
+        /// One JSON array: per instance {instance, kind, entries, crc32}.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a cluster.toml: loopback (the default: `--nodes N` on 127.0.0.0/8, one machine), or
     /// multicast for real machines (`--transport multicast`, one `--member` per node). Software
@@ -215,9 +231,18 @@ enum OnOff {
 #[derive(Subcommand)]
 enum RegsOp {
     /// Every register and counter with its value.
-    Dump,
+    Dump {
+        /// One JSON array: per register {name, addr, access, value, doc}.
+        #[arg(long)]
+        json: bool,
+    },
     /// One register or counter.
-    Get { name: String },
+    Get {
+        name: String,
+        /// One JSON object: {name, value}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a register (refused with the legal range if illegal).
     Set {
         name: String,
@@ -243,6 +268,59 @@ macro_rules! with_regs {
 fn fail(e: impl std::fmt::Display) -> ExitCode {
     eprintln!("soc-ctl: {e}");
     ExitCode::FAILURE
+}
+
+/// An illegal flag value or configuration (a bad cluster file): exit code 2, like clap's usage
+/// errors.
+fn usage(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("soc-ctl: {e}");
+    ExitCode::from(2)
+}
+
+/// What can be refused before any engine or card is reached: register names and values, and
+/// functions a card's BAR does not have.
+fn check_before_connecting(cmd: &Cmd, bar: bool) -> Result<(), String> {
+    let refused = |e: soc_ctl::regfile::RegAccessError| match e {
+        soc_ctl::regfile::RegAccessError::Refused(m) => m,
+        other => other.to_string(),
+    };
+    match cmd {
+        Cmd::Regs {
+            op: RegsOp::Get { name, .. },
+        } => {
+            soc_ctl::regfile::lookup(name).map_err(refused)?;
+        }
+        Cmd::Regs {
+            op: RegsOp::Set { name, value },
+        } => {
+            let r = soc_ctl::regfile::lookup(name).map_err(refused)?;
+            if r.access == Access::ReadOnly {
+                return Err(format!("{} is read-only", r.name));
+            }
+            regs::check_range(&r, parse_value(value)?).map_err(|e| e.to_string())?;
+        }
+        Cmd::Rejoin {
+            timeout: Some(t), ..
+        } => {
+            let r = regs::by_name("timeout").expect("timeout register");
+            regs::check_range(&r, *t).map_err(|e| format!("--timeout: {e}"))?;
+        }
+        Cmd::Join { .. } if bar => {
+            return Err(
+                "join over a card's BAR needs the host application's state transfer; \
+                 soc-ctl drives joins of the software engine (--ctl)"
+                    .into(),
+            );
+        }
+        Cmd::Log { .. } | Cmd::DropTree { .. } | Cmd::ReloadKeys { .. } if bar => {
+            return Err(
+                "this command needs the software engine (--ctl); a card's BAR has no such function"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn parse_value(s: &str) -> Result<u64, String> {
@@ -318,16 +396,18 @@ fn main() -> ExitCode {
             config,
             value,
             loopback,
-        } => return set_timeout(&config, value, loopback),
+            json,
+        } => return set_timeout(&config, value, loopback, json),
         Cmd::SetAuth {
             config,
             mode,
             key,
             loopback,
-        } => return set_auth(&config, mode, key, loopback),
+            json,
+        } => return set_auth(&config, mode, key, loopback, json),
         Cmd::GenKey { out, id } => {
             if id == 0 {
-                return fail("--id: 0 means untagged; legal are 1..=255");
+                return usage("--id: 0 means untagged; legal are 1..=255");
             }
             return match soc_ctl::cluster::generate_key_file(&out, id) {
                 Ok(()) => {
@@ -349,6 +429,23 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
+    if let Err(e) = check_before_connecting(&a.cmd, a.bar.is_some()) {
+        return usage(e);
+    }
+    // The cluster file first: a bad one is a configuration error (exit code 2), whether or not
+    // the node is reachable.
+    let init_setup = match &a.cmd {
+        Cmd::Init { config } => match ClusterFile::load(config)
+            .map_err(|e| format!("{}: {e}", config.display()))
+            .and_then(|f| {
+                f.node(a.node)
+                    .map_err(|e| format!("{}: {e}", config.display()))
+            }) {
+            Ok(s) => Some(s),
+            Err(e) => return usage(e),
+        },
+        _ => None,
+    };
     let ctl = a
         .ctl
         .clone()
@@ -363,13 +460,16 @@ fn main() -> ExitCode {
     };
     let r = match a.cmd {
         Cmd::Regs { op } => with_regs!(&mut b, r => regs_cmd(r, op)),
-        Cmd::Init { config } => with_regs!(&mut b, r => init(r, &config, a.node)),
+        Cmd::Init { config } => {
+            let setup = init_setup.expect("loaded above");
+            with_regs!(&mut b, r => init(r, &config, &setup.config, a.node))
+        }
         Cmd::Start => with_regs!(&mut b, r => start(r)),
         Cmd::Status { json } => status_cmd(&mut b, json),
         Cmd::Watch {
             interval_ms, count, ..
         } => watch_with(interval_ms, count, || status_value(&mut b)),
-        Cmd::Join { member } => join(&mut b, member),
+        Cmd::Join { member, json } => join(&mut b, member, json),
         Cmd::Rejoin {
             timeout,
             sync_wait_ms,
@@ -379,9 +479,18 @@ fn main() -> ExitCode {
             Duration::from_millis(sync_wait_ms),
             |s| println!("{s}"),
         )),
-        Cmd::Log { from, to } => engine_only(&mut b, &format!("log {from} {to}")).map(|v| {
-            for l in v.as_array().into_iter().flatten() {
-                println!("{}", l.as_str().unwrap_or_default());
+        Cmd::Log { from, to, json } => engine_only(&mut b, &format!("log {from} {to}")).map(|v| {
+            let lines = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|l| l.as_str().unwrap_or_default());
+            if json {
+                println!("{}", Value::Array(lines.map(log_line_json).collect()));
+            } else {
+                for l in lines {
+                    println!("{l}");
+                }
             }
         }),
         Cmd::DropTree { tree, state } => {
@@ -391,8 +500,12 @@ fn main() -> ExitCode {
             };
             engine_only(&mut b, &format!("drop-tree {tree} {s}")).map(drop)
         }
-        Cmd::ReloadKeys => engine_only(&mut b, "reload-keys").map(|v| {
-            println!("keys held: {}", v["keys"]);
+        Cmd::ReloadKeys { json } => engine_only(&mut b, "reload-keys").map(|v| {
+            if json {
+                println!("{}", json!({"keys": v["keys"]}));
+            } else {
+                println!("keys held: {}", v["keys"]);
+            }
         }),
         Cmd::GenConfig { .. }
         | Cmd::SetTimeout { .. }
@@ -590,18 +703,25 @@ fn engine_only(b: &mut Backend, req: &str) -> Result<Value, String> {
 
 fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), String> {
     match op {
-        RegsOp::Dump => {
+        RegsOp::Dump { json } => {
             let all = r.dump().map_err(|e| e.to_string())?;
+            if json {
+                let v: Vec<Value> = all
+                    .iter()
+                    .map(|(reg, v)| {
+                        json!({"name": reg.name, "addr": reg.addr, "access": access_name(reg.access),
+                               "value": v, "doc": reg.doc})
+                    })
+                    .collect();
+                println!("{}", Value::Array(v));
+                return Ok(());
+            }
             println!(
                 "{:<22} {:>6} {:>4} {:>20}  doc",
                 "name", "addr", "acc", "value"
             );
             for (reg, v) in all {
-                let acc = match reg.access {
-                    Access::ReadOnly => "ro",
-                    Access::Config => "rw",
-                    Access::Control => "ctl",
-                };
+                let acc = access_name(reg.access);
                 println!(
                     "{:<22} {:#06x} {:>4} {:>20}  {}",
                     reg.name, reg.addr, acc, v, reg.doc
@@ -609,9 +729,13 @@ fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), Stri
             }
             Ok(())
         }
-        RegsOp::Get { name } => {
+        RegsOp::Get { name, json } => {
             let v = r.get(&name).map_err(|e| e.to_string())?;
-            println!("{v}");
+            if json {
+                println!("{}", json!({"name": name, "value": v}));
+            } else {
+                println!("{v}");
+            }
             Ok(())
         }
         RegsOp::Set { name, value } => {
@@ -621,14 +745,38 @@ fn regs_cmd<B: RegisterBus>(r: &mut Registers<B>, op: RegsOp) -> Result<(), Stri
     }
 }
 
+fn access_name(a: Access) -> &'static str {
+    match a {
+        Access::ReadOnly => "ro",
+        Access::Config => "rw",
+        Access::Control => "ctl",
+    }
+}
+
+/// A line of the engine's log (`INSTANCE KIND ENTRIES CRC32`) as a JSON object; a line of
+/// another shape as `{"line": ...}`.
+fn log_line_json(l: &str) -> Value {
+    let f: Vec<&str> = l.split_whitespace().collect();
+    match (f.as_slice(), f.first().and_then(|i| i.parse::<u64>().ok())) {
+        ([_, kind, entries, crc], Some(instance)) => match entries.parse::<u64>() {
+            Ok(n) => json!({"instance": instance, "kind": kind, "entries": n, "crc32": crc}),
+            Err(_) => json!({ "line": l }),
+        },
+        _ => json!({ "line": l }),
+    }
+}
+
 /// Write every configuration register of `node` from the file, then ENABLE. The device checks
 /// the rules between fields on every write, so writes that are illegal only because of an
 /// older value of another field are retried after the others (a fixed point, at most one
 /// pass per register); what is still refused at the end is reported with its field.
-fn init<B: RegisterBus>(r: &mut Registers<B>, config: &Path, node: u64) -> Result<(), String> {
-    let file = ClusterFile::load(config).map_err(|e| format!("{}: {e}", config.display()))?;
-    let setup = file.node(node).map_err(|e| e.to_string())?;
-    soc_ctl::regfile::configure(r, &setup.config)?;
+fn init<B: RegisterBus>(
+    r: &mut Registers<B>,
+    config: &Path,
+    node_config: &regs::Config,
+    node: u64,
+) -> Result<(), String> {
+    soc_ctl::regfile::configure(r, node_config)?;
     println!(
         "node {node}: configured from {} and enabled (armed){}",
         config.display(),
@@ -832,7 +980,7 @@ fn watch_with(
     }
 }
 
-fn join(b: &mut Backend, member: u64) -> Result<(), String> {
+fn join(b: &mut Backend, member: u64, as_json: bool) -> Result<(), String> {
     let Backend::Engine(r) = b else {
         return Err(
             "join over a card's BAR needs the host application's state transfer; \
@@ -840,8 +988,14 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
                 .into(),
         );
     };
-    println!("joining: following the live stream, fetching state from node {member}");
+    if !as_json {
+        println!("joining: following the live stream, fetching state from node {member}");
+    }
     let v = soc_ctl::regfile::join_engine(r, member)?;
+    if as_json {
+        println!("{v}");
+        return Ok(());
+    }
     println!(
         "joined: snapshot at instance {} ({} entries, {} bytes), {} attempt(s), {:.1} ms; now active",
         v["snapshot_instance"],
@@ -853,10 +1007,10 @@ fn join(b: &mut Backend, member: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn set_timeout(config: &Path, value: u32, loopback: bool) -> ExitCode {
+fn set_timeout(config: &Path, value: u32, loopback: bool, as_json: bool) -> ExitCode {
     let reg = regs::by_name("timeout").expect("timeout register");
     if let Err(e) = regs::check_range(&reg, value as u64) {
-        return fail(e);
+        return usage(e);
     }
     let items = [wire::ConfigItem {
         addr: regs::addr::TIMEOUT,
@@ -868,17 +1022,18 @@ fn set_timeout(config: &Path, value: u32, loopback: bool) -> ExitCode {
         &items,
         &format!("CONFIG timeout={value}"),
         "nodes refuse a decrease",
+        as_json,
     )
 }
 
-fn set_auth(config: &Path, mode: AuthModeArg, key: u8, loopback: bool) -> ExitCode {
+fn set_auth(config: &Path, mode: AuthModeArg, key: u8, loopback: bool, as_json: bool) -> ExitCode {
     let mode = match mode {
         AuthModeArg::Off => 0,
         AuthModeArg::On => 1,
         AuthModeArg::Required => 2,
     };
     if mode != 0 && key == 0 {
-        return fail("--key: tagged packets need a key id, 1..=255");
+        return usage("--key: tagged packets need a key id, 1..=255");
     }
     // The key first, so that a cluster turning tags on never holds mode != 0 with key 0.
     let items = [
@@ -897,6 +1052,7 @@ fn set_auth(config: &Path, mode: AuthModeArg, key: u8, loopback: bool) -> ExitCo
         &items,
         &format!("CONFIG auth_mode={mode} auth_key={key}"),
         "a node refuses it only if it is illegal; a node whose key file lacks the key cannot send after it",
+        as_json,
     )
 }
 
@@ -908,23 +1064,29 @@ fn propose_config(
     items: &[wire::ConfigItem],
     what: &str,
     note: &str,
+    as_json: bool,
 ) -> ExitCode {
     let file = match ClusterFile::load(config) {
         Ok(f) => f,
-        Err(e) => return fail(format!("{}: {e}", config.display())),
+        Err(e) => return usage(format!("{}: {e}", config.display())),
     };
     let payload: Vec<u8> = items.iter().flat_map(|i| i.to_bytes()).collect();
     let file = if loopback { file.as_loopback() } else { file };
     let client_id = 0x5C00_0000 | std::process::id();
+    // The [auth] key file is configuration too.
     let auth = match file.client_auth() {
         Ok(a) => a,
-        Err(e) => return fail(e),
+        Err(e) => return usage(format!("{}: {e}", config.display())),
     };
     let mut c = match Client::new(file.cluster_id as u32, client_id, file.client_addrs()) {
         Ok(c) => c.with_auth(auth),
         Err(e) => return fail(e),
     };
     match c.request(wire::ENTRY_FLAG_CONFIG, &payload, Duration::from_secs(10)) {
+        Ok(ok) if as_json => {
+            println!("{}", json!({"instance": ok.instance}));
+            ExitCode::SUCCESS
+        }
         Ok(ok) => {
             println!(
                 "{what} decided at instance {} ({note}: check `soc-ctl status`, counter config_rejected)",

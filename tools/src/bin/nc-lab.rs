@@ -35,7 +35,11 @@ enum AppOp {
         nodes: u8,
     },
     /// Each node's state.
-    Status,
+    Status {
+        /// Print one JSON array (per node its figures, or the error it answered with).
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop everything and delete the lab's state.
     Down,
 }
@@ -56,7 +60,11 @@ enum Cmd {
         nodes: Vec<u8>,
     },
     /// Which engines run, their roles and counters.
-    Status,
+    Status {
+        /// Print one JSON array: per node `running` and the engine's whole status.
+        #[arg(long)]
+        json: bool,
+    },
     /// A Redis-NC cluster on loopback for stock Redis clients: `up` starts the engines and a
     /// `redis-nc` (with its redis-server) per node and prints the `redis-cli` lines; `status`
     /// shows each front's INFO nanoconsensus; `down` stops everything.
@@ -244,11 +252,62 @@ fn main() -> ExitCode {
     lab.netns &= !a.loopback;
     match run(&lab, a.cmd) {
         Ok(code) => code,
-        Err(e) => {
+        Err(Stop::Usage(e)) => {
+            eprintln!("nc-lab: {e}");
+            ExitCode::from(2)
+        }
+        Err(Stop::Fail(e)) => {
             eprintln!("nc-lab: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Why a command stopped: an illegal flag value or configuration (exit code 2), or a failure
+/// (exit code 1).
+enum Stop {
+    Usage(String),
+    Fail(LabError),
+}
+
+impl From<LabError> for Stop {
+    fn from(e: LabError) -> Stop {
+        Stop::Fail(e)
+    }
+}
+
+/// Node i's port is `base + i` for i < n: refused (exit code 2) if that leaves the port range.
+fn ports_fit(flag: &str, base: u16, n: usize) -> Result<(), Stop> {
+    match base.checked_add(n.saturating_sub(1) as u16) {
+        Some(_) if n <= u16::MAX as usize => Ok(()),
+        _ => Err(Stop::Usage(format!(
+            "{flag} {base}: {n} node(s) need ports {base}..{base}+{}, beyond 65535",
+            n.saturating_sub(1)
+        ))),
+    }
+}
+
+/// `--nodes N` of `up`: refused (exit code 2) before anything of a running lab is touched.
+fn node_count(n: u8) -> Result<(), Stop> {
+    if n == 0 || u32::from(n) > proto::regs::MAX_NODES {
+        return Err(Stop::Usage(format!(
+            "--nodes {n}: legal values are 1..={}",
+            proto::regs::MAX_NODES
+        )));
+    }
+    Ok(())
+}
+
+/// ZK_NC_PASSWORD is configuration: unusable, it is refused (exit code 2).
+fn zk_password() -> Result<(), Stop> {
+    nc_tools::app_lab::zk_password()
+        .map(drop)
+        .map_err(|e| Stop::Usage(e.0))
+}
+
+/// Print `v` (one JSON document) on stdout.
+fn print_json(v: &serde_json::Value) {
+    println!("{v}");
 }
 
 /// On Ctrl-C or SIGTERM: stop the lab's processes and delete its namespaces, then exit 130.
@@ -262,9 +321,10 @@ fn clean_up_on_interrupt(lab: &Lab) -> Result<(), LabError> {
     .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))
 }
 
-fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
+fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
     match cmd {
         Cmd::Up { nodes } => {
+            node_count(nodes)?;
             let f = lab.up(nodes)?;
             println!(
                 "lab '{}' up: {} nodes, {}; cluster file {}",
@@ -289,8 +349,16 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
         } => {
             // Always on loopback: stock clients on this machine reach the fronts directly.
             let lab = &lab.clone_loopback();
+            // The password file is configuration: unreadable, it is refused (exit code 2).
+            let password = || {
+                nc_tools::app_lab::redis_password(requirepass_file.as_deref())
+                    .map_err(|e| Stop::Usage(e.0))
+            };
             match op {
                 AppOp::Up { nodes } => {
+                    node_count(nodes)?;
+                    ports_fit("--port-base", port_base, nodes as usize)?;
+                    password()?;
                     let dir = std::env::current_exe()
                         .map_err(|e| LabError(e.to_string()))?
                         .parent()
@@ -326,11 +394,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     }
                     println!("stop it with: nc-lab redis down");
                 }
-                AppOp::Status => {
-                    let password = nc_tools::app_lab::redis_password(requirepass_file.as_deref())?;
-                    for l in nc_tools::app_lab::redis_status(lab, port_base, password.as_ref())? {
-                        println!("{l}");
-                    }
+                AppOp::Status { json } => {
+                    let password = password()?;
+                    let n = lab.load()?.nodes.len();
+                    ports_fit("--port-base", port_base, n)?;
+                    let all = nc_tools::app_lab::redis_status(lab, port_base, password.as_ref())?;
+                    print_status(&all, json);
                 }
                 AppOp::Down => {
                     lab.down()?;
@@ -347,6 +416,10 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             let lab = &lab.clone_loopback();
             match op {
                 AppOp::Up { nodes } => {
+                    node_count(nodes)?;
+                    ports_fit("--zk-port-base", zk_port_base, nodes as usize)?;
+                    ports_fit("--front-port-base", front_port_base, nodes as usize)?;
+                    zk_password()?;
                     let dir = std::env::current_exe()
                         .map_err(|e| LabError(e.to_string()))?
                         .parent()
@@ -369,10 +442,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                     }
                     println!("stop it with: nc-lab zk down");
                 }
-                AppOp::Status => {
-                    for l in nc_tools::app_lab::zk_status(lab, front_port_base)? {
-                        println!("{l}");
-                    }
+                AppOp::Status { json } => {
+                    zk_password()?;
+                    let n = lab.load()?.nodes.len();
+                    ports_fit("--front-port-base", front_port_base, n)?;
+                    let all = nc_tools::app_lab::zk_status(lab, front_port_base)?;
+                    print_status(&all, json);
                 }
                 AppOp::Down => {
                     lab.down()?;
@@ -382,6 +457,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
         }
         Cmd::Start { nodes } => {
             let f = lab.load()?;
+            if let Some(i) = nodes.iter().find(|&&i| i as usize >= f.nodes.len()) {
+                return Err(Stop::Usage(format!(
+                    "--nodes: the lab has nodes 0..{}, no node {i}",
+                    f.nodes.len()
+                )));
+            }
             let nodes = if nodes.is_empty() {
                 (0..f.nodes.len() as u8).collect()
             } else {
@@ -393,10 +474,14 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                 lab.dir.display()
             );
         }
-        Cmd::Status => {
+        Cmd::Status { json } => {
             let f = lab.load()?;
+            let mut all = Vec::new();
             for i in 0..f.nodes.len() as u8 {
                 match demo::request(lab, i, "status") {
+                    Ok(s) if json => {
+                        all.push(serde_json::json!({"node": i, "running": true, "status": s}))
+                    }
                     Ok(s) => println!(
                         "node {i}: {} epoch {} leader {} instance {} delivered {} net_faults {} late_ticks {}",
                         s["state"],
@@ -407,8 +492,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
                         s["counters"]["net_faults"],
                         s["counters"]["late_ticks"]
                     ),
+                    Err(_) if json => all.push(serde_json::json!({"node": i, "running": false})),
                     Err(_) => println!("node {i}: not running"),
                 }
+            }
+            if json {
+                print_json(&serde_json::Value::Array(all));
             }
         }
         Cmd::Fault { what } => match what {
@@ -416,7 +505,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             Fault::LinkUp { node, tree } => lab.link(node, tree, true)?,
             Fault::Kill { node } => {
                 if !lab.running(node) {
-                    return Err(LabError(format!("node {node}'s engine is not running")));
+                    return Err(LabError(format!("node {node}'s engine is not running")).into());
                 }
                 lab.kill(node)
             }
@@ -431,9 +520,14 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             keep,
         } => {
             if !(2..=62).contains(&nodes) {
-                return Err(LabError(format!(
+                return Err(Stop::Usage(format!(
                     "--nodes {nodes}: legal values are 2..=62 (one more joins)"
                 )));
+            }
+            if window == 0 {
+                return Err(Stop::Usage(
+                    "--window 0: legal values are 1 and more".into(),
+                ));
             }
             let bins = Bins::beside_me()?;
             clean_up_on_interrupt(lab)?;
@@ -486,17 +580,17 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             }
             let lab = &with_keep;
             if !(2..=63).contains(&nodes) {
-                return Err(LabError(format!(
+                return Err(Stop::Usage(format!(
                     "--nodes {nodes}: legal values are 2..=63"
                 )));
             }
             if clients == 0 || window == 0 {
-                return Err(LabError(
+                return Err(Stop::Usage(
                     "--clients and --window: legal values are 1 and more".into(),
                 ));
             }
             if flaps > 0 && !(lab.netns && nc_tools::netlab::is_root()) {
-                return Err(LabError(format!(
+                return Err(Stop::Usage(format!(
                     "--flaps {flaps}: link flaps need the namespace lab (root); use --flaps 0 on loopback"
                 )));
             }
@@ -510,9 +604,12 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             lab.up(nodes)?;
             {
                 let mut f = lab.load()?;
-                f.timing.min_gap_ns = min_gap_us * 1000;
-                f.validate()?;
-                std::fs::write(lab.cfg_path(), f.to_toml())?;
+                f.timing.min_gap_ns = min_gap_us.saturating_mul(1000);
+                if let Err(e) = f.validate() {
+                    let _ = lab.down();
+                    return Err(Stop::Usage(format!("--min-gap-us {min_gap_us}: {e}")));
+                }
+                std::fs::write(lab.cfg_path(), f.to_toml()).map_err(LabError::from)?;
             }
             let r = nc_tools::soak::run_soak(
                 lab,
@@ -568,19 +665,27 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
             nodes,
             tags,
         } => {
+            if batches.contains(&0) {
+                return Err(Stop::Usage("--batches 0: legal values are 1..=255".into()));
+            }
+            if windows.contains(&0) {
+                return Err(Stop::Usage(
+                    "--windows 0: legal values are 1 and more".into(),
+                ));
+            }
+            if clients == 0 {
+                return Err(Stop::Usage(
+                    "--clients 0: legal values are 1 and more".into(),
+                ));
+            }
             let bins = Bins::beside_me()?;
             let raft = bins.engine.with_file_name("nc-raft");
             if !raft.exists() {
                 return Err(LabError(format!(
                     "{} is missing: cargo build --release -p nc-tools",
                     raft.display()
-                )));
-            }
-            if batches.contains(&0) {
-                return Err(LabError("--batches 0: legal values are 1..=255".into()));
-            }
-            if windows.contains(&0) {
-                return Err(LabError("--windows 0: legal values are 1 and more".into()));
+                ))
+                .into());
             }
             clean_up_on_interrupt(lab)?;
             let r = nc_tools::bench::run_bench(
@@ -606,4 +711,17 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, LabError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines of `redis status` / `zk status`, or with `json` one JSON array of them.
+fn print_status(all: &[nc_tools::app_lab::NodeStatus], json: bool) {
+    if json {
+        print_json(&serde_json::Value::Array(
+            all.iter().map(|s| s.json.clone()).collect(),
+        ));
+    } else {
+        for s in all {
+            println!("{}", s.text);
+        }
+    }
 }

@@ -41,6 +41,9 @@ struct Args {
     /// Write a bar chart of SET/s (SVG) here.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Print the runs as one JSON object instead of the tables (--out still gets the tables).
+    #[arg(long)]
+    json: bool,
 }
 
 /// The `nc_stage_*` sums of a front's `INFO nanoconsensus`.
@@ -220,9 +223,17 @@ fn nsenter(ns: &str, args: &[&str], log: &Path) -> std::io::Result<Child> {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    if let Err(e) = check(&a) {
+        eprintln!("redis-nc-bench: {e}");
+        return ExitCode::from(2);
+    }
     match run(&a) {
-        Ok(table) => {
-            println!("{table}");
+        Ok((table, json)) => {
+            if a.json {
+                println!("{json}");
+            } else {
+                println!("{table}");
+            }
             if let Some(p) = &a.out
                 && let Err(e) = std::fs::write(p, &table)
             {
@@ -238,7 +249,29 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(a: &Args) -> Result<String, String> {
+/// Illegal flag values (exit code 2).
+fn check(a: &Args) -> Result<(), String> {
+    if a.nodes.is_empty()
+        || a.nodes
+            .iter()
+            .any(|&n| n == 0 || u32::from(n) > proto::regs::MAX_NODES)
+    {
+        return Err(format!(
+            "--nodes: legal values are 1..={}",
+            proto::regs::MAX_NODES
+        ));
+    }
+    if a.conns.is_empty() || a.conns.contains(&0) {
+        return Err("--conns: legal values are 1 and more".into());
+    }
+    if a.ops == 0 {
+        return Err("--ops 0: legal values are 1 and more".into());
+    }
+    Ok(())
+}
+
+/// The tables, and the runs as one JSON object.
+fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("needs root (network namespaces, XDP)".into());
     }
@@ -492,5 +525,25 @@ fn run(a: &Args) -> Result<String, String> {
     if !stock.is_empty() {
         let _ = writeln!(t, "\n{stock}");
     }
-    Ok(t)
+    let json = serde_json::json!({
+        "ops": a.ops,
+        "value_bytes": a.size,
+        "runs": runs
+            .iter()
+            .map(|r| {
+                let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
+                serde_json::json!({
+                    "system": r.name,
+                    "connections": r.conns,
+                    "per_second": r.rate,
+                    "p50_us": q(0.5),
+                    "p99_us": q(0.99),
+                    "max_us": r.lat.max() as f64 / 1000.0,
+                    "cpu_ms_per_1k": r.cpu_per_k,
+                })
+            })
+            .collect::<Vec<_>>(),
+        "redis_benchmark": stock,
+    });
+    Ok((t, json))
 }

@@ -13,6 +13,7 @@ use host_app::zk::{ZK_SERVER, ZkOp};
 use nc_tools::app_lab::{RedisNcLab, zk_nc_node_args};
 use nc_tools::demo::{Bins, in_netns};
 use nc_tools::netlab::host_client_addr;
+use serde_json::{Value, json};
 use soc_ctl::client::Client;
 
 /// ZooKeeper-NC against a ZooKeeper ensemble: concurrent creates.
@@ -31,29 +32,44 @@ struct Args {
     /// Write a bar chart of creates/s (SVG) here.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Print the runs as one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 fn hist() -> Histogram<u64> {
     Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds")
 }
 
-fn report(name: &str, ops: u64, secs: f64, h: &Histogram<u64>) -> (String, f64) {
+/// A row of the table, the rate, and the row as JSON.
+fn report(name: &str, ops: u64, secs: f64, h: &Histogram<u64>) -> (String, f64, Value) {
     let rate = ops as f64 / secs;
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let (p50, p99, max) = (
+        us(h.value_at_quantile(0.5)),
+        us(h.value_at_quantile(0.99)),
+        us(h.max()),
+    );
     (
-        format!(
-            "| {name} | {rate:.0} | {:.1} | {:.1} | {:.1} |",
-            h.value_at_quantile(0.5) as f64 / 1000.0,
-            h.value_at_quantile(0.99) as f64 / 1000.0,
-            h.max() as f64 / 1000.0
-        ),
+        format!("| {name} | {rate:.0} | {p50:.1} | {p99:.1} | {max:.1} |"),
         rate,
+        json!({"system": name, "per_second": rate, "p50_us": p50, "p99_us": p99, "max_us": max}),
     )
 }
 
 fn main() -> ExitCode {
-    match run(&Args::parse()) {
-        Ok(t) => {
-            println!("{t}");
+    let a = Args::parse();
+    if let Err(e) = check(&a) {
+        eprintln!("zk-nc-bench: {e}");
+        return ExitCode::from(2);
+    }
+    match run(&a) {
+        Ok((t, j)) => {
+            if a.json {
+                println!("{j}");
+            } else {
+                println!("{t}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -63,7 +79,32 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(a: &Args) -> Result<String, String> {
+/// Illegal flag values (exit code 2).
+fn check(a: &Args) -> Result<(), String> {
+    if a.nodes.is_empty()
+        || a.nodes
+            .iter()
+            .any(|&n| n == 0 || u32::from(n) > proto::regs::MAX_NODES)
+    {
+        return Err(format!(
+            "--nodes: legal values are 1..={}",
+            proto::regs::MAX_NODES
+        ));
+    }
+    if a.writers == 0 {
+        return Err("--writers 0: legal values are 1 and more".into());
+    }
+    if a.ops < a.writers {
+        return Err(format!(
+            "--ops {}: at least one create per writer (--writers {})",
+            a.ops, a.writers
+        ));
+    }
+    Ok(())
+}
+
+/// The table, and the runs as one JSON object.
+fn run(a: &Args) -> Result<(String, Value), String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("needs root (network namespaces, XDP)".into());
     }
@@ -80,6 +121,7 @@ fn run(a: &Args) -> Result<String, String> {
     let tmp = std::env::temp_dir().join(format!("zk-nc-bench-{}", std::process::id()));
     let zk = |i: u8, port: u16| SocketAddrV4::new(host_client_addr(i), port);
     let mut rows = Vec::new();
+    let mut systems = Vec::new();
 
     // 1. ZooKeeper-NC at each size, its replicas' ZooKeeper fsyncing; at the largest size
     //    also without fsync.
@@ -94,8 +136,9 @@ fn run(a: &Args) -> Result<String, String> {
         };
         for &no_fsync in settings {
             let d = tmp.join(format!("nc-{n}-{no_fsync}"));
-            let (r, rate, applied) = zk_nc_run(a, n, &bins, &zk_nc, &d, no_fsync)?;
+            let (r, rate, applied, j) = zk_nc_run(a, n, &bins, &zk_nc, &d, no_fsync)?;
             rows.extend(r);
+            systems.extend(j);
             let sync = if no_fsync { ", forceSync=no" } else { "" };
             bars.push((format!("ZooKeeper-NC n={n}{sync}, decided"), rate));
             bars.push((format!("ZooKeeper-NC n={n}{sync}, applied"), applied));
@@ -106,7 +149,7 @@ fn run(a: &Args) -> Result<String, String> {
     }
 
     // 2. A 3-node ZooKeeper ensemble on the same host namespaces.
-    let (zab_row, zab_rate) = {
+    let (zab_row, zab_rate, zab_json) = {
         let mut lab = nc_tools::netlab::Lab::new("nczb", Some(tmp.join("zab").join("lab")));
         lab.netns = true;
         lab.up(3).map_err(|e| e.to_string())?;
@@ -210,6 +253,7 @@ fn run(a: &Args) -> Result<String, String> {
         )
     };
     rows.push(zab_row);
+    systems.push(zab_json);
     bars.push(("ZooKeeper ensemble (ZAB), 3 servers".into(), zab_rate));
     if let Some(p) = &a.plot {
         nc_tools::plot::bars(
@@ -220,13 +264,20 @@ fn run(a: &Args) -> Result<String, String> {
         )?;
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok(format!(
+    let j = json!({
+        "ops": a.ops,
+        "writers": a.writers,
+        "runs": systems,
+        "nc_over_ensemble": nc_rate / zab_rate,
+    });
+    let t = format!(
         "{} creates of 64 B, {} concurrent writers, from the clients namespace\n\n| system | creates/s | p50 µs | p99 µs | max µs |\n| --- | ---: | ---: | ---: | ---: |\n{}\n\nZooKeeper-NC ÷ ensemble throughput: {:.2}×",
         a.ops,
         a.writers,
         rows.join("\n"),
         nc_rate / zab_rate
-    ))
+    );
+    Ok((t, j))
 }
 
 /// One ZooKeeper-NC run: rows of the table and the decided rate.
@@ -237,9 +288,10 @@ fn zk_nc_run(
     zk_nc: &std::path::Path,
     tmp: &std::path::Path,
     no_fsync: bool,
-) -> Result<(Vec<String>, f64, f64), String> {
+) -> Result<(Vec<String>, f64, f64, Vec<Value>), String> {
     let zk = |i: u8, port: u16| SocketAddrV4::new(host_client_addr(i), port);
     let mut rows = Vec::new();
+    let mut systems = Vec::new();
     let rate = {
         let rl = RedisNcLab::start_app("nczb", tmp, n, bins, zk_nc, &|i, cfg, pin, d| {
             zk_nc_node_args(i, n, cfg, pin, d, no_fsync)
@@ -302,20 +354,23 @@ fn zk_nc_run(
         } else {
             "forceSync=yes"
         };
-        let (r, rate) = report(
+        let (r, rate, j) = report(
             &format!("ZooKeeper-NC, n = {n}, replicas {sync}: acknowledged when decided"),
             want,
             secs,
             &h,
         );
         rows.push(r);
+        systems.push(j);
         let applied_rate = want as f64 / applied_secs;
-        rows.push(format!(
-            "| ZooKeeper-NC, n = {n}, replicas {sync}: until applied on node {last}'s ZooKeeper | {applied_rate:.0} | – | – | – |"
-        ));
+        let applied = format!(
+            "ZooKeeper-NC, n = {n}, replicas {sync}: until applied on node {last}'s ZooKeeper"
+        );
+        rows.push(format!("| {applied} | {applied_rate:.0} | – | – | – |"));
+        systems.push(json!({"system": applied, "per_second": applied_rate}));
         (rate, applied_rate)
     };
-    Ok((rows, rate.0, rate.1))
+    Ok((rows, rate.0, rate.1, systems))
 }
 
 fn wait_zk(clients: &str, addr: SocketAddrV4) -> Result<(), String> {

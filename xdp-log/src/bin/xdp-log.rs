@@ -6,6 +6,7 @@ use aya::maps::{MapData, RingBuf};
 use clap::{Parser, Subcommand};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use xdp_log::loader::{self, AttachOptions, DEFAULT_PIN_DIR, Mode};
@@ -94,9 +95,35 @@ enum Cmd {
     },
 }
 
+/// An illegal flag value: exit code 2, like clap's usage errors (every other error: 1).
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<()> {
-    match Cli::parse().cmd {
+async fn main() -> ExitCode {
+    match run(Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xdp-log: {e:#}");
+            if e.downcast_ref::<Usage>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
         Cmd::Attach {
             iface,
             mode,
@@ -110,6 +137,14 @@ async fn main() -> Result<()> {
             keep,
             metrics,
         } => {
+            if allow_source.len() > common::MAX_SOURCES as usize {
+                return Err(Usage(format!(
+                    "--allow-source: {} given; at most {}",
+                    allow_source.len(),
+                    common::MAX_SOURCES
+                ))
+                .into());
+            }
             let att = loader::attach(&AttachOptions {
                 iface: iface.clone(),
                 mode,
