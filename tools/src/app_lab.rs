@@ -183,6 +183,28 @@ impl RedisNcLab {
         )
     }
 
+    /// [`RedisNcLab::start`] with the early-send gap `min_gap_ns` in the cluster file (None:
+    /// gen-config's).
+    pub fn start_with_gap(
+        prefix: &str,
+        dir: &Path,
+        n: u8,
+        bins: &Bins,
+        redis_nc: &Path,
+        min_gap_ns: Option<u64>,
+    ) -> io::Result<RedisNcLab> {
+        let mut lab = Lab::new(prefix, Some(dir.join("lab")));
+        lab.netns = true;
+        lab.min_gap_ns = min_gap_ns;
+        let args = redis_nc_args(&lab, n);
+        let all: Vec<u8> = (0..n).collect();
+        let me = Self::start_with(lab, dir, n, &all, bins, redis_nc, args)?;
+        for i in 0..n {
+            me.connect(i)?;
+        }
+        Ok(me)
+    }
+
     /// A lab configured for `n` nodes of which only `started` run (the others can join later,
     /// [`RedisNcLab::add`]), with redis-nc on every started host.
     /// `engine_args` go to every engine (e.g. `--log-keep 1000`).

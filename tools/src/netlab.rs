@@ -105,6 +105,8 @@ pub struct Lab {
     pub netns: bool,
     /// Extra arguments for every engine this lab starts (e.g. `--log-keep 2000`).
     pub engine_args: Vec<String>,
+    /// The early-send gap its cluster file gets (`timing.min_gap_ns`); None: gen-config's.
+    pub min_gap_ns: Option<u64>,
 }
 
 /// Addresses of node i (netns mode).
@@ -142,6 +144,7 @@ impl Lab {
             dir,
             netns: is_root(),
             engine_args: Vec::new(),
+            min_gap_ns: None,
         }
     }
 
@@ -193,6 +196,9 @@ impl Lab {
     pub fn cluster_file(&self, n: u8) -> ClusterFile {
         let mut f = ClusterFile::loopback(n, 2, 0, 7400);
         f.cluster_id = 0x4E43_4C42;
+        if let Some(g) = self.min_gap_ns {
+            f.timing.min_gap_ns = g;
+        }
         f.trees = vec![
             Tree {
                 group: Ipv4Addr::new(239, 81, 0, 1),

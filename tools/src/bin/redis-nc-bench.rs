@@ -44,6 +44,11 @@ struct Args {
     /// Print the runs as one JSON object instead of the tables (--out still gets the tables).
     #[arg(long)]
     json: bool,
+    /// Redis-NC's early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off, every send
+    /// on the 300 µs loop) [default: gen-config's, 20]. A larger gap trades latency at one
+    /// connection for throughput at many (docs/benchmarks.md).
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=300))]
+    min_gap_us: Option<u64>,
 }
 
 /// The `nc_stage_*` sums of a front's `INFO nanoconsensus`.
@@ -299,7 +304,9 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
     for &n in &a.nodes {
         let d = tmp.join(format!("nc{n}"));
-        let rl = RedisNcLab::start("ncrb", &d, n, &bins, &redis_nc).map_err(|e| e.to_string())?;
+        let gap = a.min_gap_us.map(|us| us * 1000);
+        let rl = RedisNcLab::start_with_gap("ncrb", &d, n, &bins, &redis_nc, gap)
+            .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
         load(&clients, front(0), 500, 4, a.size, false)?;
@@ -438,8 +445,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{} SETs of {} B per run, from the clients namespace, each connection one request at a time; Redis-NC measured at the leader's host front.\n",
-        a.ops, a.size
+        "{} SETs of {} B per run, from the clients namespace, each connection one request at a time; Redis-NC measured at the leader's host front, early sends {} µs after the last send.\n",
+        a.ops,
+        a.size,
+        a.min_gap_us
+            .unwrap_or(soc_ctl::cluster::DEFAULT_MIN_GAP_NS / 1000)
     );
     let _ = writeln!(
         t,
