@@ -185,12 +185,10 @@ pub struct Engine {
     values_sent: u64,
     /// The time of the last input fed to the node (inputs go in time order).
     last_input_at: u64,
-    /// A time by which every tree datagram that had arrived was read: the clock read just
-    /// before every tree socket was read and none held more than one batch. A follower's
-    /// timers never run past it (see [`Engine::present`]).
-    horizon: u64,
     /// Tree datagrams read and not yet fed to the node.
     arrivals: Vec<Arrival>,
+    /// The clock read just before the last read of every tree socket.
+    read_all_at: u64,
     /// Decisions not yet in the shared log (its lock was busy).
     pending: Vec<(u64, Arc<Logged>)>,
     /// How many instances the log keeps.
@@ -219,6 +217,8 @@ pub enum StallAt {
     AfterRead(u64),
     /// As leader, after the model emitted its N-th value message and before its copies leave.
     BeforeSend(u64),
+    /// As leader, after its N-th round's read of the trees: before its requests and timers.
+    LeaderAfterRead(u64),
 }
 
 /// Options of a running engine.
@@ -360,8 +360,8 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         rounds_read: 0,
         values_sent: 0,
         last_input_at: 0,
-        horizon: 0,
         arrivals: Vec::new(),
+        read_all_at: 0,
         pending: Vec::new(),
         log_keep: opts.log_keep,
         log_len: 0,
@@ -432,7 +432,7 @@ impl Engine {
                 ready |= self.all_trees();
             }
             let heard = self.stats.last_tree_rx;
-            let backlog = self.read_and_feed(ready, read_at);
+            let backlog = self.read_and_feed(ready);
             if let Some((StallAt::AfterRead(nth), pause)) = self.inject_stall
                 && self.stats.last_tree_rx != heard
                 && self.node.state() == State::Active
@@ -443,46 +443,48 @@ impl Engine {
                     self.stall(pause, "between its read of the trees and its timers");
                 }
             }
+            if let Some((StallAt::LeaderAfterRead(nth), pause)) = self.inject_stall
+                && self.node.is_leader()
+            {
+                self.rounds_read += 1;
+                if self.rounds_read == nth {
+                    self.stall(
+                        pause,
+                        "as leader, between its read of the trees and its timers",
+                    );
+                }
+            }
             marks[2] = now_ns();
             // Requests wait in their socket while tree copies are still queued (time has not
             // reached them yet).
             let clients = ready & bit(TOKEN_CLIENT) != 0 && !backlog;
-            if clients {
-                // A request runs the node's timers (see `check_overflow`, `present`).
-                let now = self.present();
+            // A request runs the node's timers: at a time the trees have been read up to
+            // (`present`; none while copies are still queued beyond a few batches).
+            if clients && let Some(now) = self.present() {
                 self.check_overflow(now);
-            }
-            if clients {
                 // Up to 64 requests in one recvmmsg (no EAGAIN round after the last one), fed
                 // to the node together: they leave in one batch (`Node::receive_clients`).
                 let mut batch = self.client_batch.take().expect("client batch");
                 let got = batch.recv(&self.socks.client).unwrap_or(0);
                 if got > 0 {
-                    self.client_datagrams(&batch, got);
+                    self.client_datagrams(&batch, got, now);
                 }
                 self.client_batch = Some(batch);
             }
             marks[3] = now_ns();
-            if let Some(d) = self.node.next_deadline() {
-                // A timeout must not fire ahead of copies that arrived before it: a node that
-                // is not leading runs its timers at the time its reading of the trees has got
-                // to (`horizon`), not at the clock (this process may have been preempted or
-                // stopped since its read). A deadline past it is run by the next round, which
-                // reads every tree first. A leader's time is the clock (its lease).
-                let now = if self.node.is_leader() {
-                    now_ns()
-                } else {
-                    self.horizon
-                }
-                .max(self.last_input_at);
+            // A deadline that has passed runs at `present`: a node that is not leading reads
+            // every tree after reading the clock first, so no timeout or window expiry fires
+            // ahead of a copy that arrived before it (this process may have been preempted or
+            // stopped since its last read, or have just stepped down as leader).
+            if self.node.next_deadline().is_some_and(|d| d <= now_ns())
+                && let Some(now) = self.present()
+            {
                 self.last_input_at = now;
-                if now >= d {
-                    // Before a follower's timers run: copies its kernel dropped (while this
-                    // process was stopped, say) make it fault, not time out into leadership.
-                    self.check_overflow(now);
-                    self.node.tick(now, &mut self.out);
-                    self.carry_out(now);
-                }
+                // Before a follower's timers run: copies its kernel dropped (while this
+                // process was stopped, say) make it fault, not time out into leadership.
+                self.check_overflow(now);
+                self.node.tick(now, &mut self.out);
+                self.carry_out(now);
             }
             marks[4] = now_ns();
             if trace && marks[4] - marks[0] > 5_000_000 {
@@ -629,15 +631,13 @@ impl Engine {
     /// Read the tree sockets `ready` names (see `read_trees`) and feed what they held to the
     /// node in arrival order: after a stall of this process the copies count as arrived when
     /// they did (a pause is not a silent leader), and the trees' copies interleave as the
-    /// network delivered them. `read_at` is the clock read before the reads: when every tree
-    /// was read and none held more, every copy that had arrived by then has reached the node
-    /// (the `horizon` moves there). Whether a socket may hold more.
-    fn read_and_feed(&mut self, ready: u64, read_at: u64) -> bool {
+    /// network delivered them. Whether a socket may hold more.
+    fn read_and_feed(&mut self, ready: u64) -> bool {
+        if ready & self.all_trees() == self.all_trees() {
+            self.read_all_at = now_ns();
+        }
         let mut arrivals = std::mem::take(&mut self.arrivals);
         let backlog = self.read_trees(ready, &mut arrivals);
-        if ready & self.all_trees() == self.all_trees() && !backlog {
-            self.horizon = self.horizon.max(read_at);
-        }
         for a in arrivals.drain(..) {
             if a.overflow {
                 self.stats.rx_overflows += 1;
@@ -651,25 +651,32 @@ impl Engine {
         backlog
     }
 
-    /// The time at which an input other than a tree datagram (a client request: it runs the
-    /// node's timers) reaches the node. A leader takes the clock: its lease is judged at the
-    /// present (and `carry_out` judges it again just before copies leave). Any other node
-    /// first reads every tree socket after reading the clock: a copy that arrived before the
-    /// present but was still queued (this process was preempted or stopped after its last
-    /// read) must reach the node before a timeout or a window expiry at the present does — a
-    /// follower that timed out with its leader's last copy unread would lead from a log without
-    /// it. With more queued than a few batches, time stays at the last copy read.
-    fn present(&mut self) -> u64 {
+    /// The time at which an input that runs the node's timers (a client request, a deadline)
+    /// reaches it, or None when it cannot yet. A node that is not leading first reads every
+    /// tree socket after reading the clock: a copy that arrived before the present but is
+    /// still queued (this process was preempted or stopped after its last read) must reach the
+    /// node before a timeout or a window expiry at the present does — a follower that timed
+    /// out with its leader's copies unread would lead from a log without them. A leader takes
+    /// the clock (its lease is judged at the present, and `carry_out` judges it again just
+    /// before copies leave), and reads the trees first only when its last read of them is older
+    /// than `late_tick_slack` (it was stopped or preempted since): a successor's copies queued
+    /// meanwhile must depose it at their arrival, before a lease that expired in the stall
+    /// makes it step down at the present and time out through epochs on copies it has not read
+    /// (the soak's lost acknowledgements). None while the sockets still hold more after a few
+    /// batches (the next rounds read on).
+    fn present(&mut self) -> Option<u64> {
         let now = now_ns();
-        if self.node.is_leader() {
-            return now.max(self.last_input_at);
+        if self.node.is_leader()
+            && now.saturating_sub(self.read_all_at) <= self.node.config().late_tick_slack as u64
+        {
+            return Some(now.max(self.last_input_at));
         }
         for _ in 0..4 {
-            if !self.read_and_feed(self.all_trees(), now) {
-                return now.max(self.last_input_at);
+            if !self.read_and_feed(self.all_trees()) {
+                return Some(now.max(self.last_input_at));
             }
         }
-        self.last_input_at
+        None
     }
 
     /// Ask the kernel whether it dropped datagrams on a tree socket since the last look; if so
@@ -713,8 +720,9 @@ impl Engine {
         self.carry_out(now);
     }
 
-    /// The first `got` datagrams of `batch`, read from the client socket together.
-    fn client_datagrams(&mut self, batch: &mmsg::RecvBatch, got: usize) {
+    /// The first `got` datagrams of `batch`, read from the client socket together, fed at `now`
+    /// (from `present`).
+    fn client_datagrams(&mut self, batch: &mmsg::RecvBatch, got: usize, now: u64) {
         let mut all = Vec::with_capacity(got);
         for k in 0..got {
             let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) else {
@@ -725,7 +733,7 @@ impl Engine {
             }
             all.push(bytes);
         }
-        let now = self.present();
+        let now = now.max(self.last_input_at);
         self.last_input_at = now;
         self.node.receive_clients(now, all, &mut self.out);
         self.carry_out(now);

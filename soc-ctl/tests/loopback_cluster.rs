@@ -962,3 +962,94 @@ fn start_with_args_on(c: &mut Cluster, special: u8) {
         (0..3u8).all(|i| c.status(i)["state"] == "Active")
     });
 }
+
+/// A leader stalled between its read of the trees and its timers for longer than the timeout,
+/// under load: its successor decides (and acknowledges) many instances meanwhile, more copies
+/// than one read takes. When it runs again its lease has passed: it steps down — and as a
+/// follower its timers must not run before it has read those queued copies (the soak's lost
+/// acknowledgements: it timed out through three epochs, led one from its old log, and the
+/// others rejoined to it).
+#[test]
+fn a_leader_stalled_after_its_read_steps_down_without_timing_out() {
+    let file = test_file(3, 2, 55);
+    let cluster_id = file.cluster_id as u32;
+    let timeout_ms = file.timing.timeout_ns / 1_000_000;
+    let mut c = Cluster::new(file);
+    c.engine_args = vec![
+        "--inject-stall".into(),
+        format!("leader-after-read:300:{}", 3 * timeout_ms),
+    ];
+    start_with_args_on(&mut c, 0);
+    let addrs = c.client_addrs();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let client = std::thread::spawn(move || {
+        soc_ctl::client::load_until(
+            cluster_id,
+            82,
+            addrs,
+            8,
+            64,
+            &stop2,
+            true,
+            Duration::from_secs(120),
+            None,
+            &mut |_| {},
+        )
+    });
+    c.wait(Duration::from_secs(20), "node 0's stall and its end", |c| {
+        c.engine_log(0).contains("fault injection: stalled")
+            && c.status(0)["epoch"].as_u64().unwrap_or(0) >= 1
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let r = client.join().unwrap().expect("load across the stall");
+    assert!(r.decided > 0);
+    c.wait(Duration::from_secs(30), "every node active", |c| {
+        (0..3u8).all(|i| c.status(i)["state"] == "Active")
+    });
+    c.settle(&[0, 1, 2]);
+    let st0 = c.status(0);
+    assert_eq!(counter(&st0, "timeouts"), 0, "node 0 timed out: {st0}");
+    let leader = c.status(1)["leader"].as_u64().unwrap() as u8;
+    assert_ne!(leader, 0, "node 0 still leads: {st0}");
+    let log_l = c.log(leader);
+    for i in 0..3u8 {
+        let l = c.log(i);
+        assert!(
+            l.iter().all(|e| log_l.contains(e)),
+            "node {i}'s log holds what the leader's does not"
+        );
+    }
+    // Every OK names the place its request holds in the leader's log (read in pages).
+    let mut entries: std::collections::HashMap<u64, Vec<(u64, u64)>> = Default::default();
+    let mut from = 1u64;
+    loop {
+        let v = c
+            .request(leader, &format!("entries {from} 18446744073709551615"))
+            .unwrap();
+        let rows = v.as_array().unwrap();
+        for row in rows {
+            let inst = row[0].as_u64().unwrap();
+            let reqs = row[1]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+                .collect();
+            entries.insert(inst, reqs);
+            from = inst + 1;
+        }
+        if rows.len() < soc_ctl::engine::ENTRIES_MAX {
+            break;
+        }
+    }
+    assert!(!r.oks.is_empty());
+    for ((inst, idx), (cl, sq)) in &r.oks {
+        assert_eq!(
+            entries.get(inst).and_then(|e| e.get(*idx as usize)),
+            Some(&(*cl as u64, *sq)),
+            "OK for client {cl} seq {sq} named instance {inst} entry {idx}"
+        );
+    }
+}

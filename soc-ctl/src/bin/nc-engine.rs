@@ -61,8 +61,9 @@ struct Args {
     crash_after_first_copy: Option<u64>,
     /// Fault injection for tests: stall the engine thread once, MS milliseconds, at POINT:
     /// `after-read:N` (as a follower, after the N-th round that read tree copies, before its
-    /// timers run) or `before-send:N` (as leader, after the model emitted its N-th value
-    /// message, before the copies leave).
+    /// timers run), `before-send:N` (as leader, after the model emitted its N-th value
+    /// message, before the copies leave) or `leader-after-read:N` (as leader, after its N-th
+    /// round's read of the trees, before its requests and timers).
     #[arg(long, value_name = "POINT:N:MS", hide = true, value_parser = parse_stall)]
     inject_stall: Option<(engine::StallAt, std::time::Duration)>,
     /// Instances the decision log keeps (the newest; what `soc-ctl log` shows and what a
@@ -250,7 +251,11 @@ mod privilege {
 
 /// `--inject-stall POINT:N:MS`.
 fn parse_stall(v: &str) -> Result<(engine::StallAt, std::time::Duration), String> {
-    let usage = || format!("{v:?}: expected after-read:N:MS or before-send:N:MS (N, MS ≥ 1)");
+    let usage = || {
+        format!(
+            "{v:?}: expected after-read:N:MS, before-send:N:MS or leader-after-read:N:MS (N, MS ≥ 1)"
+        )
+    };
     let mut it = v.split(':');
     let (Some(point), Some(n), Some(ms), None) = (it.next(), it.next(), it.next(), it.next())
     else {
@@ -261,6 +266,7 @@ fn parse_stall(v: &str) -> Result<(engine::StallAt, std::time::Duration), String
     let at = match point {
         "after-read" => engine::StallAt::AfterRead(n),
         "before-send" => engine::StallAt::BeforeSend(n),
+        "leader-after-read" => engine::StallAt::LeaderAfterRead(n),
         _ => return Err(usage()),
     };
     Ok((at, std::time::Duration::from_millis(ms)))
