@@ -187,8 +187,12 @@ pub struct Engine {
     last_input_at: u64,
     /// Tree datagrams read and not yet fed to the node.
     arrivals: Vec<Arrival>,
-    /// The clock read just before the last read of every tree socket.
+    /// A time by which every tree datagram that had arrived has been read: the clock read
+    /// before the last read of every tree socket, or before the last wait whose readable trees
+    /// were all read (a tree epoll did not report was empty when it answered).
     read_all_at: u64,
+    /// The clock read just before the last wait for input.
+    wait_entered: u64,
     /// Decisions not yet in the shared log (its lock was busy).
     pending: Vec<(u64, Arc<Logged>)>,
     /// How many instances the log keeps.
@@ -362,6 +366,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         last_input_at: 0,
         arrivals: Vec::new(),
         read_all_at: 0,
+        wait_entered: 0,
         pending: Vec::new(),
         log_keep: opts.log_keep,
         log_len: 0,
@@ -433,6 +438,9 @@ impl Engine {
             }
             let heard = self.stats.last_tree_rx;
             let backlog = self.read_and_feed(ready);
+            if !backlog {
+                self.read_all_at = self.read_all_at.max(self.wait_entered);
+            }
             if let Some((StallAt::AfterRead(nth), pause)) = self.inject_stall
                 && self.stats.last_tree_rx != heard
                 && self.node.state() == State::Active
@@ -492,6 +500,7 @@ impl Engine {
                 eprintln!("slow round: commands/trees/clients/tick us {m:?}");
             }
             let before_sleep = now_ns();
+            self.wait_entered = before_sleep;
             let deadline = self.node.next_deadline();
             ready = match self.timer {
                 TimerMode::Busy => {
