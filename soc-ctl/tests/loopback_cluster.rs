@@ -774,23 +774,7 @@ fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
     let timeout = file.timing.timeout_ns;
     let mut c = Cluster::new(file);
     c.start(&[0, 1, 2]);
-    let addrs = c.client_addrs();
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let client = std::thread::spawn(move || {
-        soc_ctl::client::load_until(
-            cluster_id,
-            81,
-            addrs,
-            16,
-            1024,
-            &stop2,
-            true,
-            Duration::from_secs(120),
-            None,
-            &mut |_| {},
-        )
-    });
+    let (stop, client) = background_load(&c, cluster_id, 81, 16, 1024);
     c.wait(Duration::from_secs(10), "load running", |c| {
         c.status(0)["last_decided"].as_u64().unwrap_or(0) > 200
     });
@@ -829,24 +813,7 @@ fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
         "node 2's log differs"
     );
     // Every OK names the place its request holds in the leader's log.
-    let entries: std::collections::HashMap<u64, Vec<(u64, u64)>> = {
-        let v = c.request(0, "entries 1 18446744073709551615").unwrap();
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|row| {
-                (
-                    row[0].as_u64().unwrap(),
-                    row[1]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
-                        .collect(),
-                )
-            })
-            .collect()
-    };
+    let entries = entries_of(&c, 0);
     let mut checked = 0;
     for ((inst, idx), (cl, sq)) in &r.oks {
         if let Some(reqs) = entries.get(inst) {
@@ -980,23 +947,7 @@ fn a_leader_stalled_after_its_read_steps_down_without_timing_out() {
         format!("leader-after-read:300:{}", 3 * timeout_ms),
     ];
     start_with_args_on(&mut c, 0);
-    let addrs = c.client_addrs();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let client = std::thread::spawn(move || {
-        soc_ctl::client::load_until(
-            cluster_id,
-            82,
-            addrs,
-            8,
-            64,
-            &stop2,
-            true,
-            Duration::from_secs(120),
-            None,
-            &mut |_| {},
-        )
-    });
+    let (stop, client) = background_load(&c, cluster_id, 82, 8, 64);
     c.wait(Duration::from_secs(20), "node 0's stall and its end", |c| {
         c.engine_log(0).contains("fault injection: stalled")
             && c.status(0)["epoch"].as_u64().unwrap_or(0) >= 1
@@ -1021,12 +972,59 @@ fn a_leader_stalled_after_its_read_steps_down_without_timing_out() {
             "node {i}'s log holds what the leader's does not"
         );
     }
-    // Every OK names the place its request holds in the leader's log (read in pages).
-    let mut entries: std::collections::HashMap<u64, Vec<(u64, u64)>> = Default::default();
+    // Every OK names the place its request holds in the leader's log.
+    let entries = entries_of(&c, leader);
+    assert!(!r.oks.is_empty());
+    for ((inst, idx), (cl, sq)) in &r.oks {
+        assert_eq!(
+            entries.get(inst).and_then(|e| e.get(*idx as usize)),
+            Some(&(*cl as u64, *sq)),
+            "OK for client {cl} seq {sq} named instance {inst} entry {idx}"
+        );
+    }
+}
+
+/// A load of `window` outstanding requests of `payload` bytes from client `id` until the flag is
+/// set; the thread returns its report (with every OK it got).
+#[allow(clippy::type_complexity)]
+fn background_load(
+    c: &Cluster,
+    cluster_id: u32,
+    id: u32,
+    window: usize,
+    payload: usize,
+) -> (
+    Arc<AtomicBool>,
+    std::thread::JoinHandle<Result<soc_ctl::client::LoadReport, String>>,
+) {
+    let addrs = c.client_addrs();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let client = std::thread::spawn(move || {
+        soc_ctl::client::load_until(
+            cluster_id,
+            id,
+            addrs,
+            window,
+            payload,
+            &stop2,
+            true,
+            Duration::from_secs(120),
+            None,
+            &mut |_| {},
+        )
+        .map_err(|e| e.to_string())
+    });
+    (stop, client)
+}
+
+/// Node `i`'s log as instance → its requests (client, seq), read in pages.
+fn entries_of(c: &Cluster, i: u8) -> std::collections::HashMap<u64, Vec<(u64, u64)>> {
+    let mut entries = std::collections::HashMap::new();
     let mut from = 1u64;
     loop {
         let v = c
-            .request(leader, &format!("entries {from} 18446744073709551615"))
+            .request(i, &format!("entries {from} 18446744073709551615"))
             .unwrap();
         let rows = v.as_array().unwrap();
         for row in rows {
@@ -1041,15 +1039,7 @@ fn a_leader_stalled_after_its_read_steps_down_without_timing_out() {
             from = inst + 1;
         }
         if rows.len() < soc_ctl::engine::ENTRIES_MAX {
-            break;
+            return entries;
         }
-    }
-    assert!(!r.oks.is_empty());
-    for ((inst, idx), (cl, sq)) in &r.oks {
-        assert_eq!(
-            entries.get(inst).and_then(|e| e.get(*idx as usize)),
-            Some(&(*cl as u64, *sq)),
-            "OK for client {cl} seq {sq} named instance {inst} entry {idx}"
-        );
     }
 }

@@ -53,6 +53,21 @@ pub struct RedisNcLab {
 }
 
 /// Node i's ZooKeeper (ZooKeeper-NC) address.
+/// `--nodes` of the application benches: each cluster size 1..=MAX_NODES, at least one.
+pub fn check_node_counts(nodes: &[u8]) -> Result<(), String> {
+    if nodes.is_empty()
+        || nodes
+            .iter()
+            .any(|&n| n == 0 || u32::from(n) > proto::regs::MAX_NODES)
+    {
+        return Err(format!(
+            "--nodes: legal values are 1..={}",
+            proto::regs::MAX_NODES
+        ));
+    }
+    Ok(())
+}
+
 pub fn zk_addr(i: u8) -> SocketAddrV4 {
     SocketAddrV4::new(host_client_addr(i), 2181)
 }

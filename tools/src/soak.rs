@@ -379,6 +379,8 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
     };
     let load = start_load(lab, opts, 1000, true)?;
     let bar = Progress::stderr(opts.progress, 30, "soak");
+    let show =
+        |t: &[Tally; 3]| progress_line(&bar, opts, t, load.decided.load(Ordering::Relaxed), "load");
     let mut tally: [Tally; 3] = Default::default();
     let t_start = Instant::now();
     let mut failure: Option<LabError> = None;
@@ -395,13 +397,7 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
             let step = left.min(Duration::from_millis(100));
             std::thread::sleep(step);
             left -= step;
-            progress_line(
-                &bar,
-                opts,
-                &tally,
-                load.decided.load(Ordering::Relaxed),
-                "load",
-            );
+            show(&tally);
         }
         let r = match f {
             FaultKind::Kill => kill_leader(lab, bins, opts, &load, &mut rng, loop_us),
@@ -419,13 +415,7 @@ pub fn run_soak(lab: &Lab, bins: &Bins, opts: &SoakOpts) -> Result<SoakReport> {
                 break;
             }
         }
-        progress_line(
-            &bar,
-            opts,
-            &tally,
-            load.decided.load(Ordering::Relaxed),
-            "load",
-        );
+        show(&tally);
     }
     let fault_secs = t_start.elapsed().as_secs_f64();
     let reports = load.finish();

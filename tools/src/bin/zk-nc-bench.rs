@@ -81,16 +81,7 @@ fn main() -> ExitCode {
 
 /// Illegal flag values (exit code 2).
 fn check(a: &Args) -> Result<(), String> {
-    if a.nodes.is_empty()
-        || a.nodes
-            .iter()
-            .any(|&n| n == 0 || u32::from(n) > proto::regs::MAX_NODES)
-    {
-        return Err(format!(
-            "--nodes: legal values are 1..={}",
-            proto::regs::MAX_NODES
-        ));
-    }
+    nc_tools::app_lab::check_node_counts(&a.nodes)?;
     if a.writers == 0 {
         return Err("--writers 0: legal values are 1 and more".into());
     }
