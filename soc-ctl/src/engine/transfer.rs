@@ -67,6 +67,13 @@ impl TransferAuth {
     }
 }
 
+/// Count a state-transfer connection refused (not from a member, or without a right tag).
+fn refused(shared: &Mutex<Shared>) {
+    if let Ok(mut sh) = shared.lock() {
+        sh.unauthorized_transfers += 1;
+    }
+}
+
 /// The member side: one thread per connection answers one JOIN_REQUEST. Only members are
 /// served: a connection from an address that is no member's (`members`) is closed at once and
 /// counted (`unauthorized_transfers` in the engine's status).
@@ -81,9 +88,7 @@ pub(super) fn serve_state(
         let Ok(mut s) = conn else { continue };
         let member = matches!(s.peer_addr(), Ok(SocketAddr::V4(a)) if members.contains(a.ip()));
         if !member {
-            if let Ok(mut sh) = shared.lock() {
-                sh.unauthorized_transfers += 1;
-            }
+            refused(&shared);
             continue;
         }
         let shared = shared.clone();
@@ -93,10 +98,7 @@ pub(super) fn serve_state(
             let tags = shared.lock().map(|sh| sh.auth).unwrap_or_default();
             // A member's address is not enough: with tags on, the request must carry one.
             let Ok(p) = tags.open(&p) else {
-                if let Ok(mut sh) = shared.lock() {
-                    sh.unauthorized_transfers += 1;
-                }
-                return;
+                return refused(&shared);
             };
             let Ok((_, Packet::JoinRequest(r))) = wire::parse(&p, cluster) else {
                 return;
