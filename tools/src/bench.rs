@@ -116,10 +116,12 @@ impl Cpu {
             .zip(&self.start)
             .map(|(&p, &s)| netlab::cpu_ns(p).saturating_sub(s))
             .collect();
-        let k = decided.max(1) as f64 / 1000.0;
         let leader = used.get(self.leader).copied().unwrap_or(0);
         let rest: u64 = used.iter().sum::<u64>() - leader;
-        (leader as f64 / 1e6 / k, rest as f64 / 1e6 / k)
+        (
+            netlab::ms_per_k(leader, decided),
+            netlab::ms_per_k(rest, decided),
+        )
     }
 }
 

@@ -701,3 +701,13 @@ pub fn cpu_ns(pid: i32) -> u64 {
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
 }
+
+/// CPU (ns) the processes `pids` have used so far, together.
+pub fn cpu_ns_of(pids: &[i32]) -> u64 {
+    pids.iter().map(|&p| cpu_ns(p)).sum()
+}
+
+/// `ns` of CPU as ms per 1,000 of `n` (requests, SETs).
+pub fn ms_per_k(ns: u64, n: u64) -> f64 {
+    ns as f64 / 1e6 / (n.max(1) as f64 / 1000.0)
+}

@@ -16,6 +16,7 @@ use hdrhistogram::Histogram;
 use host_app::resp::Value;
 use nc_tools::app_lab::{RedisNcLab, connect_in, front};
 use nc_tools::demo::Bins;
+use nc_tools::netlab::cpu_ns_of as cpu_of;
 use nc_tools::netlab::host_client_addr;
 
 /// Redis-NC SET benchmark against Redis (unreplicated) and Redis + WAIT, on the namespace lab.
@@ -109,11 +110,6 @@ struct Run {
     cpu_per_k: f64,
 }
 
-/// CPU (ns) the processes `pids` have used so far.
-fn cpu_of(pids: &[i32]) -> u64 {
-    pids.iter().map(|&p| nc_tools::netlab::cpu_ns(p)).sum()
-}
-
 /// CPU (ns) used so far by `pids`, summed by program name (`/proc/PID/comm`).
 fn cpu_by_program(pids: &[i32]) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
@@ -128,7 +124,7 @@ fn cpu_by_program(pids: &[i32]) -> BTreeMap<String, u64> {
 
 /// ms of CPU per 1,000 SETs between two [`cpu_of`] readings.
 fn per_k(before: u64, after: u64, ops: u64) -> f64 {
-    after.saturating_sub(before) as f64 / 1e6 / (ops.max(1) as f64 / 1000.0)
+    nc_tools::netlab::ms_per_k(after.saturating_sub(before), ops)
 }
 
 const UNREPLICATED: &str = "redis-server, unreplicated";
