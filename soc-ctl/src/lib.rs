@@ -7,6 +7,7 @@ pub mod client;
 pub mod cluster;
 pub mod engine;
 pub mod log;
+pub mod logging;
 pub mod metrics;
 pub mod mmsg;
 pub mod regfile;
