@@ -315,7 +315,7 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
             }),
             || format!("metrics: bind TCP {addr}"),
         )?;
-        eprintln!("nc-engine: metrics on http://{bound}/metrics");
+        tracing::info!("nc-engine: metrics on http://{bound}/metrics");
     }
     let ctl = bind_control(&opts.ctl_path)?;
     {
@@ -497,7 +497,7 @@ impl Engine {
             marks[4] = now_ns();
             if trace && marks[4] - marks[0] > 5_000_000 {
                 let m: Vec<u64> = marks.windows(2).map(|w| (w[1] - w[0]) / 1000).collect();
-                eprintln!("slow round: commands/trees/clients/tick us {m:?}");
+                tracing::warn!("slow round: commands/trees/clients/tick us {m:?}");
             }
             let before_sleep = now_ns();
             self.wait_entered = before_sleep;
@@ -514,7 +514,7 @@ impl Engine {
                 if let Some(d) = deadline
                     && n > d + 5_000_000
                 {
-                    eprintln!(
+                    tracing::warn!(
                         "late wake: slept {} us, {} us past the deadline",
                         (n - before_sleep) / 1000,
                         (n - d) / 1000
@@ -625,7 +625,8 @@ impl Engine {
     /// Carry out an injected stall (once).
     fn stall(&mut self, pause: std::time::Duration, what: &str) {
         self.inject_stall = None;
-        eprintln!(
+        tracing::warn!(
+            node = self.setup.config.node_id,
             "nc-engine node {}: fault injection: stalled {} ms {what}",
             self.setup.config.node_id,
             pause.as_millis()
@@ -791,9 +792,11 @@ impl Engine {
                 let mut first = Vec::new();
                 self.copy_datagrams(copies[0].0, &copies[0].1, &mut first);
                 let _ = mmsg::send_all(&self.socks.tx, &first);
-                eprintln!(
+                tracing::warn!(
+                    node = self.setup.config.node_id,
                     "nc-engine node {}: fault injection: killed after the tree-{} copy of value message {nth}",
-                    self.setup.config.node_id, copies[0].0
+                    self.setup.config.node_id,
+                    copies[0].0
                 );
                 let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
             }
@@ -897,7 +900,8 @@ impl Engine {
                             let past = (now_ns() + window)
                                 .saturating_sub(self.node.lease_end().unwrap_or(0))
                                 / 1000;
-                            eprintln!(
+                            tracing::warn!(
+                                node = self.setup.config.node_id,
                                 "nc-engine node {}: lease: {} {past} us after the lease ended (not decided here; safe exit)",
                                 self.setup.config.node_id,
                                 if refused {
@@ -965,12 +969,17 @@ impl Engine {
                         epoch,
                         leader,
                         lins,
-                    } => eprintln!(
+                    } => tracing::info!(
+                        node = self.setup.config.node_id,
+                        epoch,
+                        leader,
+                        instance = lins,
                         "nc-engine node {}: recovered: epoch {epoch}, leader node {leader}, last decided {lins}",
                         self.setup.config.node_id
                     ),
                     Action::NetFault(f) => {
-                        eprintln!(
+                        tracing::warn!(
+                            node = self.setup.config.node_id,
                             "nc-engine node {}: NET-FAULT {f:?}: safe exit{}",
                             self.setup.config.node_id,
                             if self.node.recovery() {
@@ -1035,7 +1044,9 @@ impl Engine {
             {
                 // Never expected: the protocol decides one value per instance.
                 self.stats.log_conflicts += 1;
-                eprintln!(
+                tracing::error!(
+                    node = self.setup.config.node_id,
+                    instance = i,
                     "nc-engine node {}: AGREEMENT VIOLATION: instance {i} decided again with another value",
                     self.setup.config.node_id
                 );
@@ -1054,12 +1065,8 @@ impl Engine {
 
     fn say(&self, what: impl FnOnce() -> String) {
         if self.verbose {
-            eprintln!(
-                "nc-engine node {} @{}: {}",
-                self.setup.config.node_id,
-                now_ns(),
-                what()
-            );
+            let (node, t_ns) = (self.setup.config.node_id, now_ns());
+            tracing::debug!(node, t_ns, "nc-engine node {node} @{t_ns}: {}", what());
         }
     }
 

@@ -18,7 +18,11 @@ Typical use (3 nodes on loopback):
   soc-ctl gen-config --nodes 3 > cluster.toml
   nc-engine --config cluster.toml --node 0 &   (and --node 1, --node 2)
   soc-ctl --node I init --config cluster.toml   (on every node)
-  soc-ctl --node 0 start"
+  soc-ctl --node 0 start",
+    mut_arg("verbose", |a| a.help(
+        "Log state changes, leader changes and synchrony violations to stderr (debug events; \
+         -vv: trace)"
+    ))
 )]
 struct Args {
     /// The cluster file (nodes, trees, ports, timing).
@@ -48,9 +52,8 @@ struct Args {
     /// 0 = off].
     #[arg(long)]
     realtime: Option<u8>,
-    /// Log state changes, leader changes and synchrony violations to stderr.
-    #[arg(long, short)]
-    verbose: bool,
+    #[command(flatten)]
+    log: soc_ctl::logging::LogArgs,
     /// Keep the paper's permanent safe exit: no automatic rejoin after a NET-FAULT and no
     /// recovery when every follower faulted (also no leader lease and no START guard).
     #[arg(long)]
@@ -87,6 +90,7 @@ enum TransportArg {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    a.log.init();
     let mut file = match ClusterFile::load(&a.config) {
         Ok(f) => f,
         Err(e) => {
@@ -101,7 +105,7 @@ fn main() -> ExitCode {
     };
     if want == Transport::Loopback {
         if file.transport == Transport::Multicast {
-            eprintln!(
+            tracing::info!(
                 "nc-engine: loopback as asked: running the multicast cluster file on 127.0.0.0/8 (unicast fan-out; node i's tree addresses 127.0.1.(i+1), 127.0.2.(i+1), client 127.0.10.(i+1))"
             );
         }
@@ -133,7 +137,7 @@ fn main() -> ExitCode {
         (None, TimerMode::Timerfd) => match privilege::realtime_missing(50) {
             None => Some(50),
             Some(missing) => {
-                eprintln!(
+                tracing::warn!(
                     "nc-engine: note: real-time priority off ({missing}); ticks can be late under load. --realtime 0 turns it off without this note"
                 );
                 None
@@ -142,11 +146,12 @@ fn main() -> ExitCode {
         (None, _) => None,
     };
     if realtime.is_some() && a.timer == TimerMode::Busy {
-        eprintln!(
+        tracing::warn!(
             "nc-engine: warning: a busy-polling SCHED_FIFO thread owns its core (the kernel's RT throttling leaves 5%)"
         );
     }
-    eprintln!(
+    tracing::info!(
+        node = a.node,
         "nc-engine: node {} of {}, {} transport, {} trees, timer {:?}, realtime {:?}, control socket {}",
         a.node,
         file.nodes.len(),
@@ -161,7 +166,8 @@ fn main() -> ExitCode {
         setup,
         timer: a.timer,
         ctl_path,
-        verbose: a.verbose,
+        // -v, or RUST_LOG asking for the engine's debug events.
+        verbose: tracing::enabled!(target: "soc_ctl::engine", tracing::Level::DEBUG),
         recovery: !a.no_recovery,
         crash_after_first_copy: a.crash_after_first_copy,
         inject_stall: a.inject_stall,

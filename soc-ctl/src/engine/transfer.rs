@@ -318,9 +318,12 @@ impl Engine {
                 self.install(now, snap, bytes);
             }
             Err(e) => {
-                eprintln!(
+                tracing::warn!(
+                    node = self.setup.config.node_id,
+                    member,
                     "nc-engine node {}: join attempt {} from node {member}: {e}; retrying",
-                    self.setup.config.node_id, self.join.attempts
+                    self.setup.config.node_id,
+                    self.join.attempts
                 );
                 self.join.turn += 1;
                 self.join.next_try = now + 50_000_000;
@@ -352,7 +355,8 @@ impl Engine {
                     "attempts": self.join.attempts,
                     "join_ms": ms,
                 });
-                eprintln!("nc-engine node {}: joined: {v}", self.setup.config.node_id);
+                let node = self.setup.config.node_id;
+                tracing::info!(node, "nc-engine node {node}: joined: {v}");
                 self.join.turn = 0;
                 self.answer_waiters(Ok(v));
             }
@@ -361,7 +365,8 @@ impl Engine {
             // The snapshot does not reach back to the first logged instance: ask again.
             Err(JoinError::TooOld { .. }) => {}
             Err(e) => {
-                eprintln!("nc-engine node {}: join: {e}", self.setup.config.node_id);
+                let node = self.setup.config.node_id;
+                tracing::warn!(node, "nc-engine node {node}: join: {e}");
                 self.join.turn += 1;
                 self.join.next_try = now + 50_000_000;
                 if matches!(e, JoinError::Conflict(_)) {
@@ -393,8 +398,12 @@ impl Engine {
     /// learns its log has no gap (the model asks again if this failed).
     pub(super) fn gap_arrived(&mut self, from: u8, r: Result<Snapshot, String>) -> Reply {
         let me = self.setup.config.node_id;
-        let snap =
-            r.inspect_err(|e| eprintln!("nc-engine node {me}: gap fill from node {from}: {e}"))?;
+        let snap = r.inspect_err(|e| {
+            tracing::warn!(
+                node = me,
+                "nc-engine node {me}: gap fill from node {from}: {e}"
+            )
+        })?;
         let now = now_ns();
         let r = {
             let shared = self.shared.clone();
@@ -404,14 +413,19 @@ impl Engine {
         };
         match r {
             Ok(taken) => {
-                eprintln!(
+                tracing::info!(
+                    node = me,
+                    instance = snap.instance,
                     "nc-engine node {me}: gap filled from node {from} up to instance {} (taken: {taken})",
                     snap.instance
                 );
                 Ok(json!({ "snapshot_instance": snap.instance, "taken": taken }))
             }
             Err(e) => {
-                eprintln!("nc-engine node {me}: gap fill from node {from}: {e}");
+                tracing::warn!(
+                    node = me,
+                    "nc-engine node {me}: gap fill from node {from}: {e}"
+                );
                 Err(e.to_string())
             }
         }
