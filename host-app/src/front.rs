@@ -750,7 +750,7 @@ pub fn apply_loop(
                 }
                 Err(e) => {
                     let why = format!("redis-server: {e}");
-                    eprintln!("redis-nc: apply stopped: {why}");
+                    tracing::error!("redis-nc: apply stopped: {why}");
                     node.lock().mode = Mode::Stopped(why);
                     node.wake_all();
                     return;
@@ -765,7 +765,7 @@ pub fn apply_loop(
                         "instance {need} is lost for this node (its engine holds from {engine_first:?}) \
                          and no --peer was given to take a snapshot from"
                     );
-                    eprintln!("redis-nc: {why}");
+                    tracing::error!("redis-nc: {why}");
                     node.lock().mode = Mode::Stopped(why);
                     node.wake_all();
                     // Stay up for INFO; a snapshot cannot come.
@@ -787,7 +787,10 @@ pub fn apply_loop(
                 match transfer(&node, &peers, need, applier.applied) {
                     Ok(a) => applier = a,
                     Err(e) => {
-                        eprintln!("redis-nc: snapshot for instance {need}: {e}");
+                        tracing::warn!(
+                            instance = need,
+                            "redis-nc: snapshot for instance {need}: {e}"
+                        );
                         node.lock().mode = Mode::Transferring {
                             need,
                             last_error: Some(e),
@@ -845,7 +848,9 @@ fn transfer(
         st.mode = Mode::Serving;
     }
     node.wake_all();
-    eprintln!(
+    tracing::info!(
+        node = node.node,
+        instance,
         "redis-nc: node {}: installed a snapshot of instance {instance} from {peer} ({} bytes of RDB)",
         node.node,
         rdb.len()
@@ -1017,7 +1022,7 @@ pub fn serve(listener: TcpListener, node: Arc<Node>) {
             if let Err(e) = session(stream, &node, id)
                 && e.kind() != io::ErrorKind::UnexpectedEof
             {
-                eprintln!("redis-nc: client {id:#x}: {e}");
+                tracing::warn!("redis-nc: client {id:#x}: {e}");
             }
         });
     }

@@ -128,7 +128,9 @@ impl ZkNode {
             if let ZkOutcome::Refused(why) = &o {
                 st.refused += 1;
                 if st.refused <= 10 {
-                    eprintln!("zk-nc: refused by ZooKeeper (identically on every replica): {why}");
+                    tracing::warn!(
+                        "zk-nc: refused by ZooKeeper (identically on every replica): {why}"
+                    );
                 }
             }
             // Only this node's writers wait for results (their client ids carry the node id).
@@ -217,7 +219,7 @@ impl ZkNode {
 
     /// The apply loop stopped for good (the reason).
     pub fn stop(&self, why: String) {
-        eprintln!("zk-nc: apply stopped: {why}");
+        tracing::error!("zk-nc: apply stopped: {why}");
         self.lock().stopped = Some(why);
         self.cv.notify_all();
     }

@@ -77,10 +77,13 @@ struct Args {
     /// write latency histogram. Absent: no endpoint.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    #[command(flatten)]
+    log: soc_ctl::logging::LogArgs,
 }
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    a.log.init();
     let fail = |m: String| {
         eprintln!("redis-nc: {m}");
         ExitCode::FAILURE
@@ -111,7 +114,8 @@ fn main() -> ExitCode {
     let cluster = file.cluster_id as u32;
     if let (Some(member), Some(ctl)) = (a.join, &a.engine_ctl) {
         match host_app::engine_watch::join_cluster(ctl, &setup.config, member) {
-            Ok(v) => eprintln!(
+            Ok(v) => tracing::info!(
+                node = a.node,
                 "redis-nc: node {}: engine joined through node {member}: {v}",
                 a.node
             ),
@@ -179,7 +183,7 @@ fn main() -> ExitCode {
     if let Some(addr) = a.metrics {
         let node = node.clone();
         match soc_ctl::metrics::serve(addr, move || Ok(node.metrics_text())) {
-            Ok(bound) => eprintln!("redis-nc: metrics on http://{bound}/metrics"),
+            Ok(bound) => tracing::info!("redis-nc: metrics on http://{bound}/metrics"),
             Err(e) => return fail(format!("metrics: bind TCP {addr}: {e}")),
         }
     }
@@ -191,7 +195,8 @@ fn main() -> ExitCode {
             front::apply_loop(node, feed, RedisApplier::new(conn, 0), peers)
         });
     }
-    eprintln!(
+    tracing::info!(
+        node = a.node,
         "redis-nc: node {} serving RESP on {}, redis-server in {}, reads {:?}, {}",
         a.node,
         a.listen,

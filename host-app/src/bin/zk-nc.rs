@@ -86,6 +86,8 @@ struct NodeArgs {
     /// lag, mode, feed counters, refusals and a write latency histogram. Absent: no endpoint.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    log: soc_ctl::logging::LogArgs,
 }
 
 #[derive(Subcommand)]
@@ -311,14 +313,19 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
         join,
         no_fsync,
         metrics,
+        log,
     } = a;
+    log.init();
     let fsync = !no_fsync;
     let setup = file.node(node as u64).map_err(|e| e.to_string())?;
     let cluster = file.cluster_id as u32;
     if let (Some(member), Some(ctl)) = (join, &engine_ctl) {
         let v = host_app::engine_watch::join_cluster(ctl, &setup.config, member)
             .map_err(|e| format!("joining through node {member}: {e}"))?;
-        eprintln!("zk-nc: node {node}: engine joined through node {member}: {v}");
+        tracing::info!(
+            node,
+            "zk-nc: node {node}: engine joined through node {member}: {v}"
+        );
     }
     let server = Arc::new(ZkServer::start_with(&dir, zk, fsync).map_err(|e| e.to_string())?);
     {
@@ -349,13 +356,17 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
         let n = zk_node.clone();
         let bound = soc_ctl::metrics::serve(addr, move || Ok(n.metrics_text()))
             .map_err(|e| format!("metrics: bind TCP {addr}: {e}"))?;
-        eprintln!("zk-nc: node {node}: metrics on http://{bound}/metrics");
+        tracing::info!(
+            node,
+            "zk-nc: node {node}: metrics on http://{bound}/metrics"
+        );
     }
     if let Some(addr) = listen {
         let l = std::net::TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
         let n = zk_node.clone();
         std::thread::spawn(move || zk_front::serve(l, n));
-        eprintln!(
+        tracing::info!(
+            node,
             "zk-nc: node {node}: writers submit at {addr} ({})",
             if password.is_some() {
                 "auth required"
@@ -390,7 +401,9 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
                     feed_node.set_transferring(Some(format!("it lacks instance {need}")));
                     match snapshot_from_peers(&peers, password.as_ref(), need, at) {
                         Ok(snap) => {
-                            eprintln!(
+                            tracing::info!(
+                                node,
+                                instance = snap.instance,
                                 "zk-nc: node {node}: installing a snapshot of instance {} ({} znodes)",
                                 snap.instance,
                                 snap.nodes.len()
@@ -401,7 +414,10 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
                             }
                         }
                         Err(e) => {
-                            eprintln!("zk-nc: snapshot for instance {need}: {e}");
+                            tracing::warn!(
+                                instance = need,
+                                "zk-nc: snapshot for instance {need}: {e}"
+                            );
                             feed_node.set_transferring(Some(format!(
                                 "it lacks instance {need}; last attempt: {e}"
                             )));
@@ -413,9 +429,11 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
             let st = feed.stats;
             feed_node.set_feed(st);
             if st.repairs > last_report.0 && last_report.1.elapsed() > Duration::from_secs(1) {
-                eprintln!(
+                tracing::info!(
                     "zk-nc: {} gaps in the host copies, {} repairs ({} instances) from the engine's log",
-                    st.gaps, st.repairs, st.repaired
+                    st.gaps,
+                    st.repairs,
+                    st.repaired
                 );
                 last_report = (st.repairs, std::time::Instant::now());
             }
@@ -431,7 +449,10 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
-        eprintln!("zk-nc: node {node} applying decisions to ZooKeeper at {zk}");
+        tracing::info!(
+            node,
+            "zk-nc: node {node} applying decisions to ZooKeeper at {zk}"
+        );
         loop {
             let first = tokio::select! {
                 item = rx.recv() => match item {
@@ -481,7 +502,9 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
                             e
                         })?;
                         zk_node.installed(snap.instance);
-                        eprintln!(
+                        tracing::info!(
+                            node,
+                            instance = snap.instance,
                             "zk-nc: node {node}: at instance {} from a snapshot",
                             snap.instance
                         );
