@@ -71,6 +71,8 @@ enum Cmd {
         /// each scrape. Absent: no endpoint.
         #[arg(long, value_name = "ADDR", conflicts_with = "keep")]
         metrics: Option<std::net::SocketAddr>,
+        #[command(flatten)]
+        log: soc_ctl::logging::LogArgs,
     },
     /// Detach the program pinned under --pin and remove the pins.
     Detach {
@@ -136,7 +138,9 @@ async fn run(cli: Cli) -> Result<()> {
             nodes,
             keep,
             metrics,
+            log,
         } => {
+            log.init();
             if allow_source.len() > common::MAX_SOURCES as usize {
                 return Err(Usage(format!(
                     "--allow-source: {} given; at most {}",
@@ -178,7 +182,7 @@ async fn run(cli: Cli) -> Result<()> {
                         .map_err(|e| format!("{e:#}"))
                 })
                 .with_context(|| format!("metrics: bind TCP {addr}"))?;
-                eprintln!("xdp-log: metrics on http://{bound}/metrics");
+                tracing::info!("xdp-log: metrics on http://{bound}/metrics");
             }
             if keep {
                 // The pinned link keeps the program attached after this process exits.
