@@ -79,6 +79,46 @@ pub fn peer_addr(setup: &NodeSetup, id: usize) -> SocketAddrV4 {
     SocketAddrV4::new(setup.nodes[id].tree_addrs[0], setup.config.decide_port + 10)
 }
 
+/// raft-rs's log (slog) as `tracing` events of this module: its info records (elections, role
+/// changes) at debug (`nc-raft -v`), its debug and trace records at trace (`-vv`), its warnings
+/// and errors as they are. Nothing is formatted unless the event is enabled.
+struct ToTracing;
+
+impl slog::Drain for ToTracing {
+    type Ok = ();
+    type Err = slog::Never;
+
+    fn log(&self, r: &slog::Record<'_>, values: &slog::OwnedKVList) -> Result<(), slog::Never> {
+        let kv = || {
+            use slog::KV;
+            let mut s = KvText(String::new());
+            let _ = r.kv().serialize(r, &mut s);
+            let _ = values.serialize(r, &mut s);
+            s.0
+        };
+        match r.level() {
+            slog::Level::Critical | slog::Level::Error => {
+                tracing::error!("raft: {}{}", r.msg(), kv())
+            }
+            slog::Level::Warning => tracing::warn!("raft: {}{}", r.msg(), kv()),
+            slog::Level::Info => tracing::debug!("raft: {}{}", r.msg(), kv()),
+            slog::Level::Debug | slog::Level::Trace => tracing::trace!("raft: {}{}", r.msg(), kv()),
+        }
+        Ok(())
+    }
+}
+
+/// A record's key-value pairs as ` key=value`.
+struct KvText(String);
+
+impl slog::Serializer for KvText {
+    fn emit_arguments(&mut self, key: slog::Key, val: &std::fmt::Arguments<'_>) -> slog::Result {
+        use std::fmt::Write;
+        let _ = write!(self.0, " {key}={val}");
+        Ok(())
+    }
+}
+
 /// A stats request on the client port: the magic text `stats?`; the answer is JSON.
 pub const STATS_REQUEST: &[u8] = b"stats?";
 
@@ -105,7 +145,7 @@ pub fn run(setup: &NodeSetup, opts: RaftOpts) -> io::Result<()> {
         .map_err(|e| io::Error::other(e.to_string()))?;
     let voters: Vec<u64> = (1..=n as u64).collect();
     let storage = MemStorage::new_with_conf_state((voters, vec![]));
-    let logger = slog::Logger::root(slog::Discard, slog::o!());
+    let logger = slog::Logger::root(ToTracing, slog::o!());
     let mut node =
         RawNode::new(&cfg, storage, &logger).map_err(|e| io::Error::other(e.to_string()))?;
     let mut clients: HashMap<u32, SocketAddr> = HashMap::new();

@@ -11,7 +11,14 @@ use soc_ctl::cluster::ClusterFile;
 /// One raft-rs node for benchmarks: peers on ports.decide + 10 at the tree-a address, clients on
 /// the client port with nc-engine's REQUEST / REPLY_OK / NOT_LEADER packets.
 #[derive(Parser)]
-#[command(name = "nc-raft", version)]
+#[command(
+    name = "nc-raft",
+    version,
+    mut_arg("verbose", |a| a.help(
+        "Log raft-rs's own records (elections, role changes; debug events); -vv: its debug \
+         records too (trace)"
+    ))
+)]
 struct Args {
     /// The cluster file (the same one nc-engine uses).
     #[arg(long, short)]
@@ -26,10 +33,13 @@ struct Args {
     /// Raft tick in ms (heartbeat = 1 tick, election timeout = 10 ticks).
     #[arg(long, default_value_t = 5)]
     tick_ms: u64,
+    #[command(flatten)]
+    log: soc_ctl::logging::LogArgs,
 }
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    a.log.init();
     let file = match ClusterFile::load(&a.config) {
         Ok(f) => f,
         Err(e) => {
@@ -49,6 +59,15 @@ fn main() -> ExitCode {
         tick: Duration::from_millis(a.tick_ms.max(1)),
         ..RaftOpts::default()
     };
+    tracing::info!(
+        node = a.node,
+        "nc-raft: node {} of {}, peers on {}, clients on {}, tick {:?}",
+        a.node,
+        setup.config.node_count,
+        raft_node::peer_addr(&setup, a.node as usize),
+        setup.client_sock(a.node as u8),
+        opts.tick
+    );
     match raft_node::run(&setup, opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
