@@ -348,3 +348,166 @@ fn json_output_is_one_json_document() {
     assert_eq!(rc, 0, "{err}");
     assert!(v.is_array(), "{v}");
 }
+
+/// The long-running programs' flags for their diagnostics (`soc_ctl::logging`), each listed by
+/// its `--help`.
+const LOGGING: &[(&str, &[&str])] = &[
+    ("nc-engine", &[]),
+    ("redis-nc", &[]),
+    ("zk-nc", &["node"]),
+    ("xdp-log", &["attach"]),
+    ("nc-raft", &[]),
+];
+
+#[test]
+fn long_running_programs_take_the_logging_flags() {
+    let progs = programs();
+    for (name, sub) in LOGGING {
+        let path = &progs.iter().find(|(n, _)| n == name).unwrap().1;
+        let args: Vec<&str> = sub.iter().copied().chain(["--help"]).collect();
+        let (rc, out, err) = run(path, &args);
+        assert_eq!(rc, 0, "{name} {args:?}: {err}");
+        for f in ["-v, --verbose", "--log-format <FORMAT>"] {
+            assert!(
+                out.lines().any(|l| l.trim_start().starts_with(f)),
+                "{name} {sub:?} --help lists no {f}:\n{out}"
+            );
+        }
+        assert!(out.contains("NC_LOG_FORMAT"), "{name} {sub:?}:\n{out}");
+        // An unknown format is a usage error.
+        let args: Vec<&str> = sub.iter().copied().chain(["--log-format", "xml"]).collect();
+        let (rc, _, err) = run(path, &args);
+        assert_eq!(rc, 2, "{name} {args:?}: {err}");
+        assert!(err.contains("xml"), "{name} {args:?}: {err}");
+    }
+}
+
+/// nc-engine's diagnostics, one engine on 127.196.0.0/16 configured and started: text lines by
+/// default; `--log-format json` (or NC_LOG_FORMAT=json) one JSON object per line with `level`
+/// and `message`; `-v` adds the state changes (debug); RUST_LOG, when set, decides instead of
+/// `-v`.
+#[test]
+fn engine_logs_text_or_json_filtered_by_verbose_or_rust_log() {
+    let b = common::bins();
+    let (engine, soc_ctl) = (b.bins.engine.clone(), b.bins.soc_ctl.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cluster.toml");
+    let (rc, toml, err) = run(&soc_ctl, &["gen-config", "--nodes", "1", "--net", "196"]);
+    assert_eq!(rc, 0, "{err}");
+    std::fs::write(&cfg, toml).unwrap();
+    // The engine's stderr with `args` and `env`, from its start until it is active.
+    let mut runs = 0;
+    let mut stderr_of = |args: &[&str], env: &[(&str, &str)], wait_for: Option<&str>| {
+        runs += 1;
+        let ctl = dir.path().join(format!("e{runs}.sock"));
+        let log = dir.path().join(format!("e{runs}.log"));
+        let mut cmd = Command::new(&engine);
+        cmd.arg("--config")
+            .arg(&cfg)
+            .args(["--node", "0", "--realtime", "0", "--ctl"])
+            .arg(&ctl)
+            .args(args)
+            .env_remove("RUST_LOG")
+            .env_remove("NC_LOG_FORMAT")
+            .envs(env.iter().copied())
+            .stderr(std::fs::File::create(&log).unwrap());
+        let mut child = cmd.spawn().unwrap();
+        let read = || std::fs::read_to_string(&log).unwrap_or_default();
+        let t0 = std::time::Instant::now();
+        let limit = std::time::Duration::from_secs(20);
+        while !ctl.exists() {
+            assert!(t0.elapsed() < limit, "no control socket: {}", read());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let ctl = ctl.to_str().unwrap();
+        let c = cfg.to_str().unwrap();
+        for a in [&["init", "--config", c, "--node", "0"][..], &["start"]] {
+            let a: Vec<&str> = ["--ctl", ctl]
+                .iter()
+                .copied()
+                .chain(a.iter().copied())
+                .collect();
+            let (rc, _, err) = run(&soc_ctl, &a);
+            assert_eq!(rc, 0, "soc-ctl {a:?}: {err}");
+        }
+        loop {
+            let (_, out, _) = run(&soc_ctl, &["--ctl", ctl, "status", "--json"]);
+            let active = serde_json::from_str::<serde_json::Value>(&out)
+                .is_ok_and(|v| v["state"] == "Active");
+            if active && wait_for.is_none_or(|w| read().contains(w)) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "not active, or no {wait_for:?}: {}",
+                read()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let _ = child.kill();
+        let _ = child.wait();
+        read()
+    };
+    let json_lines = |what: &str, err: &str| -> Vec<serde_json::Value> {
+        let lines: Vec<serde_json::Value> = err
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .unwrap_or_else(|e| panic!("{what}: a line is not JSON ({e}): {l}"))
+            })
+            .collect();
+        for v in &lines {
+            assert!(
+                v["level"].is_string() && v["message"].is_string() && v["timestamp"].is_string(),
+                "{what}: {v}"
+            );
+        }
+        lines
+    };
+    let startup = "nc-engine: node 0 of 1,";
+    let active = "state Active";
+
+    // Text by default: the startup line (info), no state changes.
+    let err = stderr_of(&[], &[], None);
+    let line = err
+        .lines()
+        .find(|l| l.contains(startup))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(" INFO ") && !line.starts_with('{'), "{line}");
+    assert!(!err.contains(active) && !err.contains("DEBUG"), "{err}");
+
+    // --log-format json -v: every line a JSON object; the startup line and the state changes.
+    let err = stderr_of(&["--log-format", "json", "-v"], &[], Some(active));
+    let lines = json_lines("--log-format json -v", &err);
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["level"] == "INFO" && v["message"].as_str().unwrap().contains(startup)),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|v| v["level"] == "DEBUG"
+            && v["node"] == 0
+            && v["message"].as_str().unwrap().contains(active)),
+        "{err}"
+    );
+
+    // NC_LOG_FORMAT=json, RUST_LOG=soc_ctl=debug without -v: JSON; the engine's state changes,
+    // not the startup line (nc_engine's, which the filter leaves out).
+    let env = [("NC_LOG_FORMAT", "json"), ("RUST_LOG", "soc_ctl=debug")];
+    let err = stderr_of(&[], &env, Some(active));
+    let lines = json_lines("NC_LOG_FORMAT=json RUST_LOG=soc_ctl=debug", &err);
+    assert!(!err.contains(startup), "{err}");
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["message"].as_str().unwrap().contains(active)),
+        "{err}"
+    );
+
+    // RUST_LOG=error wins over -v: neither the info line nor the state changes.
+    let err = stderr_of(&["-v"], &[("RUST_LOG", "error")], None);
+    assert!(!err.contains(startup) && !err.contains(active), "{err}");
+}
