@@ -413,6 +413,25 @@ fn deploy_md_followed_in_the_namespace_lab() {
             let _ = std::fs::remove_dir(&self.1);
         }
     }
+    // The machines booted with systemd, which mounts a bpffs on /sys/fs/bpf (sys-fs-bpf.mount)
+    // before any unit runs; `xdp-log@`'s first ExecStartPre relies on it. This machine may not
+    // have one (a CI host without systemd: then /sys/fs/bpf is a plain sysfs folder that not
+    // even root may chmod), so mount it as boot would.
+    let bpffs = Command::new("mountpoint")
+        .args(["-q", "/sys/fs/bpf"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !bpffs {
+        let o = Command::new("mount")
+            .args(["-t", "bpf", "bpf", "/sys/fs/bpf"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "mount -t bpf bpf /sys/fs/bpf: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     lab.up(NODES).expect("lab up");
     let _down = Down(lab.clone(), host.bpf.clone());
     let nic = |i: u8| lab.nic(i);
