@@ -34,6 +34,7 @@ use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
+use crate::propose::{Proposer, ReplyKey};
 use crate::redis::{Applied, Conn, RedisApplier, RedisServer, bgsave_done};
 use crate::resp::{self, Value};
 
@@ -70,7 +71,7 @@ struct St {
     applied: u64,
     /// The instance of the last snapshot installed (replies of writes up to it are unknown).
     snapshot_at: u64,
-    replies: HashMap<(u32, u64), Value>,
+    replies: HashMap<ReplyKey, Value>,
     mode: Mode,
     feed: FeedStats,
     transfers: u64,
@@ -83,7 +84,7 @@ struct St {
     /// 50 connections woken on every apply write cost more CPU than the writes).
     waiters: BTreeMap<u64, Vec<std::thread::Thread>>,
     /// Writes already answered at their decision (fixed replies): their replies are not kept.
-    answered: HashSet<(u32, u64)>,
+    answered: HashSet<ReplyKey>,
 }
 
 /// Where writes spend their time (sums, so that a bench can take deltas; INFO `nc_stage_*`).
@@ -138,7 +139,15 @@ pub struct Node {
     password: Option<Password>,
     /// Packet tags for the requests this node's fronts propose (cluster.toml `[auth]`).
     packet_auth: std::sync::OnceLock<ClientAuth>,
+    /// Writes proposed together ([`Node::set_proposals`]; [`DEFAULT_PROPOSALS`] until set).
+    proposer: std::sync::OnceLock<Proposer>,
 }
+
+/// Proposals a node's fronts have in flight at most by default (`redis-nc --proposals`).
+pub const DEFAULT_PROPOSALS: usize = 1;
+/// The largest proposal until [`Node::set_proposals`] gives the engine's (its smallest legal
+/// MTU leaves more).
+const DEFAULT_MAX_PAYLOAD: usize = 1024;
 
 /// How long a write or a read waits for the cluster before it answers `-TRYAGAIN`.
 const GIVE_UP: Duration = Duration::from_secs(10);
@@ -178,7 +187,21 @@ impl Node {
             engine,
             password,
             packet_auth: std::sync::OnceLock::new(),
+            proposer: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Writes proposed together: at most `limit` proposals of this node's fronts in flight, the
+    /// writes that arrive meanwhile leave together in the next (0: each write alone, at once);
+    /// each at most `max_payload` bytes (`Config::max_entry_payload`). Set once, before the
+    /// fronts serve; false if it was already set.
+    pub fn set_proposals(&self, limit: usize, max_payload: usize) -> bool {
+        self.proposer.set(Proposer::new(limit, max_payload)).is_ok()
+    }
+
+    fn proposer(&self) -> &Proposer {
+        self.proposer
+            .get_or_init(|| Proposer::new(DEFAULT_PROPOSALS, DEFAULT_MAX_PAYLOAD))
     }
 
     /// Tag the requests this node proposes with the cluster's key (`ClusterFile::client_auth`);
@@ -213,7 +236,7 @@ impl Node {
     }
 
     /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
-    fn wait_applied(&self, instance: u64, key: Option<(u32, u64)>) -> Result<Option<Value>, Value> {
+    fn wait_applied(&self, instance: u64, key: Option<ReplyKey>) -> Result<Option<Value>, Value> {
         let deadline = Instant::now() + GIVE_UP;
         let mut st = self.lock();
         loop {
@@ -315,7 +338,7 @@ impl Node {
             return e;
         }
         let t0 = Instant::now();
-        let ok = match client.request(0, payload, GIVE_UP) {
+        let ok = match self.proposer().propose(client, payload, GIVE_UP) {
             Ok(ok) => ok,
             Err(e) => {
                 return self.unavailable().unwrap_or_else(|| {
@@ -327,7 +350,7 @@ impl Node {
                 });
             }
         };
-        let key = (client.client_id, client.last_seq());
+        let key = ok.key;
         let t1 = Instant::now();
         if let Some(reply) = fixed {
             // Decided is durable: every replica applies it at `ok.instance`, and a later read
@@ -422,6 +445,7 @@ impl Node {
             });
         let f = st.feed;
         let g = *self.stages.lock().unwrap_or_else(|p| p.into_inner());
+        let p = self.proposer().stats();
         let decided = self.engine.as_ref().and_then(|e| e.last_decided());
         let lag = decided.map_or("unknown".to_string(), |l| {
             l.saturating_sub(st.applied).to_string()
@@ -434,7 +458,7 @@ impl Node {
              nc_snapshots_served:{}\r\nnc_read_barriers:{}\r\n\
              nc_stage_writes:{}\r\nnc_stage_propose_ns:{}\r\nnc_stage_apply_wait_ns:{}\r\n\
              nc_stage_apply_batches:{}\r\nnc_stage_apply_instances:{}\r\nnc_stage_apply_ns:{}\r\n\
-             nc_stage_decided_writes:{}\r\n",
+             nc_stage_decided_writes:{}\r\nnc_stage_proposals:{}\r\nnc_stage_proposed_writes:{}\r\n",
             self.node,
             st.applied,
             decided.map_or("unknown".to_string(), |l| l.to_string()),
@@ -458,6 +482,8 @@ impl Node {
             g.apply_instances,
             g.apply_ns,
             g.decided_writes,
+            p.proposals,
+            p.writes,
         )
     }
 
@@ -484,6 +510,7 @@ impl Node {
         };
         let barriers = self.barrier.lock().unwrap_or_else(|p| p.into_inner()).sent;
         let g = *self.stages.lock().unwrap_or_else(|p| p.into_inner());
+        let p = self.proposer().stats();
         let decided = self.engine.as_ref().and_then(|e| e.last_decided());
         let mut t = soc_ctl::metrics::Text::new();
         crate::metrics::apply_and_feed(&mut t, l, applied, decided, &f);
@@ -504,7 +531,7 @@ impl Node {
             &[("node", &node), ("reads", reads)],
             1,
         );
-        let counters: [(&str, &str, u64); 10] = [
+        let counters: [(&str, &str, u64); 12] = [
             (
                 "nc_transfers_total",
                 "Snapshots installed from a peer.",
@@ -550,6 +577,16 @@ impl Node {
                 "nc_stage_apply_ns_total",
                 "Time in redis-server applying, ns.",
                 g.apply_ns,
+            ),
+            (
+                "nc_stage_proposals_total",
+                "Proposals sent to the leader (writes proposed together count once).",
+                p.proposals,
+            ),
+            (
+                "nc_stage_proposed_writes_total",
+                "Writes those proposals carried.",
+                p.writes,
             ),
         ];
         for (name, help, v) in counters {
@@ -734,10 +771,22 @@ pub fn apply_loop(
                             st.our_ids.insert(a.client_id);
                             // Only this node's fronts wait for replies (not for those they
                             // answered at the decision).
-                            if let Some(r) = a.reply
-                                && !st.answered.remove(&(a.client_id, a.seq))
-                            {
-                                st.replies.insert((a.client_id, a.seq), r);
+                            match (a.reply, a.batch) {
+                                (Some(Value::Array(Some(rs))), true) => {
+                                    for (i, r) in rs.into_iter().enumerate() {
+                                        let k = (a.client_id, a.seq, Some(i as u16));
+                                        if !st.answered.remove(&k) {
+                                            st.replies.insert(k, r);
+                                        }
+                                    }
+                                }
+                                (Some(r), _) => {
+                                    let k = (a.client_id, a.seq, None);
+                                    if !st.answered.remove(&k) {
+                                        st.replies.insert(k, r);
+                                    }
+                                }
+                                (None, _) => {}
                             }
                         }
                     }

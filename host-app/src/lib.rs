@@ -7,6 +7,7 @@ pub mod feed;
 pub mod front;
 pub mod lincheck;
 pub mod metrics;
+pub mod propose;
 pub mod redis;
 pub mod resp;
 pub mod zk;

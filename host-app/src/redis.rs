@@ -246,8 +246,33 @@ pub struct Applied {
     /// Its sequence number.
     pub seq: u64,
     /// redis-server's reply (`None`: a retransmission already applied, not executed again).
+    /// For a [batch](batch_payload) of commands: an array of their replies, in order.
     pub reply: Option<Value>,
+    /// The entry was a batch of commands ([`batch_payload`]).
+    pub batch: bool,
 }
+
+/// One entry's payload carrying several commands (each `cmds[i]` one encoded RESP command): a
+/// RESP array of the commands. A front proposes the writes that wait together as one entry
+/// (README "Writes proposed together"); the apply side runs them in order, each its own command,
+/// and the entry's reply is the array of their replies. One command alone is proposed as it is,
+/// never as a batch of one.
+pub fn batch_payload<'a>(cmds: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", cmds.len()).into_bytes();
+    for c in cmds {
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+/// Bytes [`batch_payload`] adds to the commands it carries.
+pub fn batch_overhead(n: usize) -> usize {
+    format!("*{n}\r\n").len()
+}
+
+/// Where the replies of a pipeline go: for each entry that ran, its index in the outcomes and
+/// the number of commands of its batch (`None`: one command).
+type RunAt = Vec<(usize, Option<usize>)>;
 
 /// The apply side of Redis-NC on one node.
 pub struct RedisApplier {
@@ -331,7 +356,7 @@ impl RedisApplier {
         }
         let mut out = Vec::new();
         let mut cmds = Vec::new();
-        let mut run_at = Vec::new(); // index in `out` of each command's reply
+        let mut run_at = Vec::new(); // index in `out` of each entry's reply
         self.collect(entries, &mut out, &mut cmds, &mut run_at);
         self.run(&mut out, &cmds, run_at)?;
         self.applied = instance;
@@ -345,7 +370,7 @@ impl RedisApplier {
         entries: impl Iterator<Item = Entry<'a>>,
         out: &mut Vec<Applied>,
         cmds: &mut Vec<Value>,
-        run_at: &mut Vec<usize>,
+        run_at: &mut RunAt,
     ) {
         for e in entries {
             if e.is_config() {
@@ -355,16 +380,31 @@ impl RedisApplier {
                 client_id: e.client_id,
                 seq: e.seq,
                 reply: None,
+                batch: false,
             };
+            let parsed = match resp::parse(e.payload) {
+                Ok(Some((v, used))) if used == e.payload.len() => Some(v),
+                _ => None,
+            };
+            let batch = match &parsed {
+                Some(Value::Array(Some(items)))
+                    if !items.is_empty() && items.iter().all(|c| c.as_command().is_some()) =>
+                {
+                    Some(items.clone())
+                }
+                _ => None,
+            };
+            a.batch = batch.is_some();
             if self.dedupe.admit(e.client_id, e.seq) {
                 if e.payload.is_empty() {
                     a.reply = Some(Value::Simple("OK".into())); // a read barrier
+                } else if let Some(items) = batch {
+                    run_at.push((out.len(), Some(items.len())));
+                    cmds.extend(items);
                 } else {
-                    match resp::parse(e.payload) {
-                        Ok(Some((cmd, used)))
-                            if used == e.payload.len() && cmd.as_command().is_some() =>
-                        {
-                            run_at.push(out.len());
+                    match parsed {
+                        Some(cmd) if cmd.as_command().is_some() => {
+                            run_at.push((out.len(), None));
                             cmds.push(cmd);
                         }
                         _ => {
@@ -380,10 +420,14 @@ impl RedisApplier {
     }
 
     /// Run `cmds` in one pipelined write and put each reply where `run_at` says.
-    fn run(&mut self, out: &mut [Applied], cmds: &[Value], run_at: Vec<usize>) -> io::Result<()> {
+    fn run(&mut self, out: &mut [Applied], cmds: &[Value], run_at: RunAt) -> io::Result<()> {
         if !cmds.is_empty() {
-            for (at, r) in run_at.into_iter().zip(self.conn.pipeline(cmds)?) {
-                out[at].reply = Some(r);
+            let mut replies = self.conn.pipeline(cmds)?.into_iter();
+            for (at, n) in run_at {
+                out[at].reply = match n {
+                    None => replies.next(),
+                    Some(n) => Some(Value::Array(Some(replies.by_ref().take(n).collect()))),
+                };
             }
         }
         Ok(())

@@ -129,3 +129,51 @@ fn decided_commands_apply_once_in_order_and_replicas_agree() {
     };
     assert!(a.apply(5, &d).is_err());
 }
+
+/// Writes proposed together: one entry carrying several commands runs each of them, in order,
+/// and answers the array of their replies; decided again (a retransmission), it runs nothing; an
+/// array that is not all commands is one error reply, the same on every replica.
+#[test]
+fn a_batch_entry_runs_each_command_once_and_answers_each() {
+    use host_app::redis::batch_payload;
+    let dir = tempfile::tempdir().unwrap();
+    let s1 = RedisServer::start(&dir.path().join("r1")).expect("start redis-server");
+    let s2 = RedisServer::start(&dir.path().join("r2")).expect("start redis-server");
+    let (set, incr, push) = (
+        cmd(&["SET", "a", "1"]),
+        cmd(&["INCR", "n"]),
+        cmd(&["RPUSH", "l", "x"]),
+    );
+    let batch = batch_payload([set.as_slice(), incr.as_slice(), push.as_slice()].into_iter());
+    // An array whose second item is not a command (an integer).
+    let bad = b"*2\r\n*2\r\n$4\r\nINCR\r\n$1\r\nm\r\n:5\r\n".to_vec();
+    let packets = vec![
+        decide(1, &[(1, 1, batch.clone()), (2, 1, cmd(&["INCR", "n"]))]),
+        decide(2, &[(1, 1, batch), (3, 1, bad)]),
+    ];
+    let r1 = run(&s1, &packets);
+    assert_eq!(r1, run(&s2, &packets), "replicas answered differently");
+    assert_eq!(
+        r1[0],
+        vec![
+            Some(Value::Array(Some(vec![
+                Value::Simple("OK".into()),
+                Value::Integer(1),
+                Value::Integer(1),
+            ]))),
+            Some(Value::Integer(2)),
+        ]
+    );
+    assert_eq!(r1[1][0], None, "the batch decided again ran again");
+    assert!(matches!(r1[1][1], Some(Value::Error(_))), "{:?}", r1[1][1]);
+    let mut c = s1.connect().unwrap();
+    assert_eq!(
+        c.call(&Value::command(&[b"GET", b"n"])).unwrap(),
+        Value::Bulk(Some(b"2".to_vec()))
+    );
+    assert_eq!(
+        c.call(&Value::command(&[b"EXISTS", b"m"])).unwrap(),
+        Value::Integer(0),
+        "nothing of a malformed batch runs"
+    );
+}

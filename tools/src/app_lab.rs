@@ -199,19 +199,26 @@ impl RedisNcLab {
     }
 
     /// [`RedisNcLab::start`] with the early-send gap `min_gap_ns` in the cluster file (None:
-    /// gen-config's).
-    pub fn start_with_gap(
+    /// gen-config's) and `extra` arguments for every redis-nc (e.g. `--proposals 0`).
+    pub fn start_tuned(
         prefix: &str,
         dir: &Path,
         n: u8,
         bins: &Bins,
         redis_nc: &Path,
         min_gap_ns: Option<u64>,
+        extra: &[String],
     ) -> io::Result<RedisNcLab> {
         let mut lab = Lab::new(prefix, Some(dir.join("lab")));
         lab.netns = true;
         lab.min_gap_ns = min_gap_ns;
-        let args = redis_nc_args(&lab, n);
+        let base = redis_nc_args(&lab, n);
+        let extra = extra.to_vec();
+        let args: Box<AppArgs> = Box::new(move |i, cfg, pin, dir| {
+            let mut a = base(i, cfg, pin, dir);
+            a.extend(extra.iter().cloned());
+            a
+        });
         let all: Vec<u8> = (0..n).collect();
         let me = Self::start_with(lab, dir, n, &all, bins, redis_nc, args)?;
         for i in 0..n {

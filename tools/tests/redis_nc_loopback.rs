@@ -14,98 +14,18 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{bins, field, info};
+use common::{Fronts, bins, field, free_port, info};
 use host_app::lincheck::{self, Event, Op, Verdict};
 use host_app::resp::Value;
-use nc_tools::app_lab::{self, RespConn, connect_in};
+use nc_tools::app_lab::{RespConn, connect_in};
 use nc_tools::demo::{request, start_cluster, wait_for};
 use nc_tools::netlab::Lab;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Fronts {
-    lab: Lab,
-    redis_nc: PathBuf,
-    dir: PathBuf,
-    ports: Vec<u16>,
-    procs: Vec<Option<Child>>,
-}
-
-impl Fronts {
-    fn addr(&self, i: usize) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.ports[i]))
-    }
-
-    fn start(&mut self, i: usize) {
-        let fronts: Vec<String> = (0..self.ports.len())
-            .map(|j| self.addr(j).to_string())
-            .collect();
-        let args = app_lab::redis_nc_node_args(
-            i as u8,
-            &self.lab.cfg_path(),
-            &self.dir,
-            &self.lab.ctl(i as u8),
-            &fronts,
-        );
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join(format!("redis-nc-{i}.log")))
-            .unwrap();
-        let child = Command::new(&self.redis_nc)
-            .args(&args)
-            // These fronts run without a password, whatever the environment says.
-            .env_remove(host_app::auth::REDIS_ENV)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        self.procs[i] = Some(child);
-        let mut c = self.connect(i);
-        wait_for(
-            Duration::from_secs(20),
-            "the front answers PING",
-            || matches!(c.call(&[b"PING"]), Ok(Value::Simple(ref s)) if s == "PONG"),
-        )
-        .unwrap();
-    }
-
-    fn connect(&self, i: usize) -> RespConn {
-        let SocketAddr::V4(a) = self.addr(i) else {
-            unreachable!()
-        };
-        connect_in(None, a, Duration::from_secs(20)).unwrap()
-    }
-
-    fn kill(&mut self, i: usize) {
-        if let Some(mut c) = self.procs[i].take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Fronts {
-    fn drop(&mut self) {
-        for i in 0..self.procs.len() {
-            self.kill(i);
-        }
-        let _ = self.lab.down();
-    }
-}
 
 /// The pid of the redis-server whose socket is in `dir`.
 fn redis_server_pid(dir: &Path) -> Option<i32> {

@@ -67,6 +67,16 @@ struct Args {
     /// Receive buffer of the UDP host socket, bytes (without --pin; 0: the system default).
     #[arg(long, default_value_t = 4 << 20)]
     host_rcvbuf: usize,
+    /// Writes proposed together: at most this many proposals of this node's fronts undecided at
+    /// once; writes that arrive meanwhile leave together, as one entry, in the next (no timer:
+    /// a lone write goes at once). 0: every write proposed alone, at once.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "REDIS_NC_PROPOSALS",
+        default_value_t = host_app::front::DEFAULT_PROPOSALS
+    )]
+    proposals: usize,
     /// Require AUTH with the password on this file's first line (like Redis's requirepass; the
     /// same password is sent to the --peer fronts). Without it, the environment variable
     /// REDIS_NC_PASSWORD, if set. An unreadable or empty file stops the start (exit code 2).
@@ -171,6 +181,7 @@ fn main() -> ExitCode {
         engine,
         password.clone(),
     );
+    node.set_proposals(a.proposals, setup.config.max_entry_payload());
     // [auth]: the requests this node proposes are tagged with the cluster's key.
     match file.client_auth() {
         Ok(Some(a)) => node.set_packet_auth(a),

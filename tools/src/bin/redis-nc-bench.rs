@@ -50,10 +50,14 @@ struct Args {
     /// connection for throughput at many (docs/benchmarks.md).
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=300))]
     min_gap_us: Option<u64>,
+    /// Redis-NC's writes proposed together: `redis-nc --proposals` for every node (0: each
+    /// write proposed alone, as before) [default: redis-nc's, 1].
+    #[arg(long, value_name = "N")]
+    proposals: Option<usize>,
 }
 
 /// The `nc_stage_*` sums of a front's `INFO nanoconsensus`.
-fn stages(clients: &str, addr: SocketAddrV4) -> Result<[u64; 7], String> {
+fn stages(clients: &str, addr: SocketAddrV4) -> Result<[u64; 9], String> {
     let mut c = connect_in(Some(clients.to_string()), addr, Duration::from_secs(5))
         .map_err(|e| e.to_string())?;
     let text = match c
@@ -77,18 +81,21 @@ fn stages(clients: &str, addr: SocketAddrV4) -> Result<[u64; 7], String> {
         field("apply_instances"),
         field("apply_ns"),
         field("decided_writes"),
+        field("proposals"),
+        field("proposed_writes"),
     ])
 }
 
 /// One row of the per-stage breakdown: the deltas of [`stages`] over a run.
-fn breakdown(conns: u64, a: [u64; 7], b: [u64; 7]) -> String {
-    let d: Vec<u64> = (0..7).map(|k| b[k].saturating_sub(a[k])).collect();
+fn breakdown(conns: u64, a: [u64; 9], b: [u64; 9]) -> String {
+    let d: Vec<u64> = (0..9).map(|k| b[k].saturating_sub(a[k])).collect();
     let per = |x: u64, n: u64| x as f64 / n.max(1) as f64 / 1000.0;
     let waited = d[0].saturating_sub(d[6]);
     format!(
-        "| {conns} | {} | {} | {:.1} | {} | {:.2} | {:.1} |",
+        "| {conns} | {} | {} | {:.2} | {:.1} | {} | {:.2} | {:.1} |",
         d[0],
         d[6],
+        d[8] as f64 / d[7].max(1) as f64,
         per(d[1], d[0]),
         if waited == 0 {
             "—".to_string()
@@ -292,7 +299,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     for &n in &a.nodes {
         let d = tmp.join(format!("nc{n}"));
         let gap = a.min_gap_us.map(|us| us * 1000);
-        let rl = RedisNcLab::start_with_gap("ncrb", &d, n, &bins, &redis_nc, gap)
+        let extra: Vec<String> = a
+            .proposals
+            .map(|p| vec!["--proposals".into(), p.to_string()])
+            .unwrap_or_default();
+        let rl = RedisNcLab::start_tuned("ncrb", &d, n, &bins, &redis_nc, gap, &extra)
             .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
@@ -432,11 +443,12 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{} SETs of {} B per run, from the clients namespace, each connection one request at a time; Redis-NC measured at the leader's host front, early sends {} µs after the last send.\n",
+        "{} SETs of {} B per run, from the clients namespace, each connection one request at a time; Redis-NC measured at the leader's host front, early sends {} µs after the last send, at most {} proposals of a front in flight (0: each write proposed alone).\n",
         a.ops,
         a.size,
         a.min_gap_us
-            .unwrap_or(soc_ctl::cluster::DEFAULT_MIN_GAP_NS / 1000)
+            .unwrap_or(soc_ctl::cluster::DEFAULT_MIN_GAP_NS / 1000),
+        a.proposals.unwrap_or(host_app::front::DEFAULT_PROPOSALS)
     );
     let _ = writeln!(
         t,
@@ -501,9 +513,12 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
         );
         let _ = writeln!(
             t,
-            "| connections | writes | answered at the decision | request → leader's OK µs (consensus) | OK → applied here µs (host path + apply loop; the writes that waited) | instances per apply write | apply write µs (redis-server) |"
+            "| connections | writes | answered at the decision | writes per proposal | request → leader's OK µs (consensus) | OK → applied here µs (host path + apply loop; the writes that waited) | instances per apply write | apply write µs (redis-server) |"
         );
-        let _ = writeln!(t, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        let _ = writeln!(
+            t,
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        );
         for r in &breakdown_rows {
             let _ = writeln!(t, "{r}");
         }

@@ -2,7 +2,9 @@
 //! reconnect when their front goes away, the history they record, and INFO fields.
 #![allow(dead_code)]
 
-use std::net::SocketAddrV4;
+use std::net::{SocketAddr, SocketAddrV4, TcpListener};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -10,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use host_app::lincheck::{Event, Op};
 use host_app::resp::Value;
-use nc_tools::app_lab::{RespConn, connect_in};
+use nc_tools::app_lab::{self, RespConn, connect_in};
+use nc_tools::demo::wait_for;
+use nc_tools::netlab::Lab;
 
 /// Where a client runs and what it records.
 #[derive(Clone)]
@@ -186,4 +190,86 @@ pub fn caught_up(info: &str, max: u64) -> bool {
     info.contains("nc_mode:serving")
         && info.contains("nc_engine:Active")
         && lag.is_some_and(|l| l < max)
+}
+
+/// A TCP port free on loopback now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `redis-nc` fronts on loopback beside a lab's engines (each with its engine's control
+/// socket and every front as a peer), started, killed and reached by index.
+pub struct Fronts {
+    pub lab: Lab,
+    pub redis_nc: PathBuf,
+    pub dir: PathBuf,
+    pub ports: Vec<u16>,
+    pub procs: Vec<Option<Child>>,
+}
+
+impl Fronts {
+    pub fn addr(&self, i: usize) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.ports[i]))
+    }
+
+    pub fn start(&mut self, i: usize) {
+        let fronts: Vec<String> = (0..self.ports.len())
+            .map(|j| self.addr(j).to_string())
+            .collect();
+        let args = app_lab::redis_nc_node_args(
+            i as u8,
+            &self.lab.cfg_path(),
+            &self.dir,
+            &self.lab.ctl(i as u8),
+            &fronts,
+        );
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("redis-nc-{i}.log")))
+            .unwrap();
+        let child = Command::new(&self.redis_nc)
+            .args(&args)
+            // These fronts run without a password, whatever the environment says.
+            .env_remove(host_app::auth::REDIS_ENV)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.procs[i] = Some(child);
+        let mut c = self.connect(i);
+        wait_for(
+            Duration::from_secs(20),
+            "the front answers PING",
+            || matches!(c.call(&[b"PING"]), Ok(Value::Simple(ref s)) if s == "PONG"),
+        )
+        .unwrap();
+    }
+
+    pub fn connect(&self, i: usize) -> RespConn {
+        let SocketAddr::V4(a) = self.addr(i) else {
+            unreachable!()
+        };
+        connect_in(None, a, Duration::from_secs(20)).unwrap()
+    }
+
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.procs[i].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Fronts {
+    fn drop(&mut self) {
+        for i in 0..self.procs.len() {
+            self.kill(i);
+        }
+        let _ = self.lab.down();
+    }
 }
