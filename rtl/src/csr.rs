@@ -343,8 +343,10 @@ pub struct Csr {
     /// nothing (the card holds no keys and tags nothing; rtl/README "Who is heard").
     pub cfg_auth_mode: Signal<Out, Bits<32>>,
     pub cfg_auth_key: Signal<Out, Bits<32>>,
-    /// `delta + drift`: the RSBCAST window.
+    /// `delta + drift`: the RSBCAST window (registered: both change only while disabled, and
+    /// the sum follows a write one cycle later, before an ENABLE can follow it).
     pub window: Signal<Out, Bits<32>>,
+    r_window: DFF<Bits<32>>,
     r_node_id: ConfigReg,
     r_node_count: ConfigReg,
     r_cluster_id: ConfigRegAny,
@@ -483,6 +485,7 @@ impl Default for Csr {
             cfg_auth_mode: Default::default(),
             cfg_auth_key: Default::default(),
             window: Default::default(),
+            r_window: Default::default(),
             r_node_id: ConfigReg::new(addr::NODE_ID),
             r_node_count: ConfigReg::new(addr::NODE_COUNT),
             r_cluster_id: ConfigRegAny::new(addr::CLUSTER_ID),
@@ -558,6 +561,7 @@ impl Logic for Csr {
         clock!(
             self,
             clock,
+            r_window,
             r_node_id,
             r_node_count,
             r_cluster_id,
@@ -754,7 +758,8 @@ impl Logic for Csr {
         self.r_auth_key.bus_wdata.next = self.bus_wdata.val();
         self.r_auth_key.bus_write.next = self.bus_write.val();
         self.r_auth_key.writable.next = self.state.val() == self.s_disabled.val();
-        self.window.next = self.r_delta.value.val() + self.r_drift.value.val();
+        self.r_window.d.next = self.r_delta.value.val() + self.r_drift.value.val();
+        self.window.next = self.r_window.q.val();
         self.c_sent_values.bus_addr.next = self.bus_addr.val();
         self.c_sent_values.clear.next = self.clear_counters.val();
         self.c_sent_values.tick.next = self.tick_sent_value.val();

@@ -59,6 +59,18 @@ pub struct EgressFifo<const A: usize> {
     rd: DFF<Bits<13>>,
     count: DFF<Bits<13>>,
     valid: DFF<Bit>,
+    /// The RAM write, registered (a pushed entry is written one edge later; it can be read out
+    /// no sooner than two edges after its push: reserved by a send in the next cycle at the
+    /// earliest, then read from the cycle after that).
+    w_en: DFF<Bit>,
+    w_addr: DFF<Bits<13>>,
+    w_client: DFF<Bits<32>>,
+    w_seq: DFF<Bits<64>>,
+    w_len: DFF<Bits<8>>,
+    w_payload: DFF<Bits<64>>,
+    w_mac: DFF<Bits<48>>,
+    w_ip: DFF<Bits<32>>,
+    w_port: DFF<Bits<16>>,
     res_next: Signal<Local, Bits<13>>,
     waddr: Signal<Local, Bits<13>>,
     k0_13: Constant<Bits<13>>,
@@ -102,6 +114,15 @@ impl<const A: usize> Default for EgressFifo<A> {
             rd: Default::default(),
             count: Default::default(),
             valid: Default::default(),
+            w_en: Default::default(),
+            w_addr: Default::default(),
+            w_client: Default::default(),
+            w_seq: Default::default(),
+            w_len: Default::default(),
+            w_payload: Default::default(),
+            w_mac: Default::default(),
+            w_ip: Default::default(),
+            w_port: Default::default(),
             res_next: Default::default(),
             waddr: Default::default(),
             k0_13: Constant::new(0.into()),
@@ -114,7 +135,10 @@ impl<const A: usize> Default for EgressFifo<A> {
 impl<const A: usize> Logic for EgressFifo<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wr, res, rd, count, valid);
+        dff_setup!(
+            self, clock, wr, res, rd, count, valid, w_en, w_addr, w_client, w_seq, w_len,
+            w_payload, w_mac, w_ip, w_port
+        );
         self.ram_client.write_clock.next = self.clock.val();
         self.ram_client.read_clock.next = self.clock.val();
         self.ram_seq.write_clock.next = self.clock.val();
@@ -135,27 +159,36 @@ impl<const A: usize> Logic for EgressFifo<A> {
         } else {
             self.waddr.next = self.wr.q.val();
         }
-        self.ram_client.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_client.write_data.next = self.push_client.val();
-        self.ram_client.write_enable.next = self.push.val();
-        self.ram_seq.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_seq.write_data.next = self.push_seq.val();
-        self.ram_seq.write_enable.next = self.push.val();
-        self.ram_len.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_len.write_data.next = self.push_len.val();
-        self.ram_len.write_enable.next = self.push.val();
-        self.ram_payload.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_payload.write_data.next = self.push_payload.val();
-        self.ram_payload.write_enable.next = self.push.val();
-        self.ram_mac.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_mac.write_data.next = self.push_mac.val();
-        self.ram_mac.write_enable.next = self.push.val();
-        self.ram_ip.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_ip.write_data.next = self.push_ip.val();
-        self.ram_ip.write_enable.next = self.push.val();
-        self.ram_port.write_address.next = self.waddr.val().get_bits::<A>(0);
-        self.ram_port.write_data.next = self.push_port.val();
-        self.ram_port.write_enable.next = self.push.val();
+        self.ram_client.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_client.write_data.next = self.w_client.q.val();
+        self.ram_client.write_enable.next = self.w_en.q.val();
+        self.w_client.d.next = self.push_client.val();
+        self.ram_seq.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_seq.write_data.next = self.w_seq.q.val();
+        self.ram_seq.write_enable.next = self.w_en.q.val();
+        self.w_seq.d.next = self.push_seq.val();
+        self.ram_len.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_len.write_data.next = self.w_len.q.val();
+        self.ram_len.write_enable.next = self.w_en.q.val();
+        self.w_len.d.next = self.push_len.val();
+        self.ram_payload.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_payload.write_data.next = self.w_payload.q.val();
+        self.ram_payload.write_enable.next = self.w_en.q.val();
+        self.w_payload.d.next = self.push_payload.val();
+        self.ram_mac.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_mac.write_data.next = self.w_mac.q.val();
+        self.ram_mac.write_enable.next = self.w_en.q.val();
+        self.w_mac.d.next = self.push_mac.val();
+        self.ram_ip.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_ip.write_data.next = self.w_ip.q.val();
+        self.ram_ip.write_enable.next = self.w_en.q.val();
+        self.w_ip.d.next = self.push_ip.val();
+        self.ram_port.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_port.write_data.next = self.w_port.q.val();
+        self.ram_port.write_enable.next = self.w_en.q.val();
+        self.w_port.d.next = self.push_port.val();
+        self.w_en.d.next = self.push.val();
+        self.w_addr.d.next = self.waddr.val();
         self.res.d.next = self.res_next.val();
         if self.push.val() {
             self.wr.d.next = (self.waddr.val() + self.k1_13.val()) & self.k_mask.val();

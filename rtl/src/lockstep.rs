@@ -51,8 +51,8 @@ pub enum Rec {
         epoch: u32,
         kind: u8,
     },
-    /// `leader: None` (RTL, epoch adopted from a copy): the remainder unit is still computing it;
-    /// the leader register is compared once it is done.
+    /// `leader: None` (RTL, epoch adopted from a copy: the core has no strobe field for it); the
+    /// LEADER register, compared with the model's after every edge, checks it.
     Leader {
         epoch: u32,
         leader: Option<u8>,
@@ -383,7 +383,6 @@ struct Snap {
     epoch: u64,
     last_instance: u64,
     leader: u64,
-    leader_busy: bool,
 }
 
 macro_rules! snap {
@@ -432,7 +431,6 @@ macro_rules! snap {
             epoch: val($u.epoch.val()),
             last_instance: val($u.last_instance.val()),
             leader: val($u.leader.val()),
-            leader_busy: $u.leader_busy.val(),
         }
     };
 }
@@ -547,23 +545,6 @@ impl Lockstep {
     /// The current cycle (the model's `now`).
     pub fn now(&self) -> u64 {
         self.rtl.cycle()
-    }
-
-    /// Events must wait while the remainder unit is busy (the leader id is not known yet):
-    /// `nc_core` only; `nc_engine` holds a waiting request itself.
-    pub fn client_must_wait(&self) -> bool {
-        match &self.rtl {
-            Rtl::Core(c) => c.uut.leader_busy.val(),
-            Rtl::Engine(_) => false,
-        }
-    }
-
-    /// The leader id is being computed.
-    pub fn leader_busy(&self) -> bool {
-        match &self.rtl {
-            Rtl::Core(c) => c.uut.leader_busy.val(),
-            Rtl::Engine(e) => e.c.uut.leader_busy.val(),
-        }
     }
 
     fn fail(&self, what: String) -> String {
@@ -834,7 +815,7 @@ impl Lockstep {
                 u.last_instance
             )));
         }
-        if !u.leader_busy && u.leader != m.leader() as u64 {
+        if u.leader != m.leader() as u64 {
             return Err(self.fail(format!("leader model {} rtl {}", m.leader(), u.leader)));
         }
         Ok(())
@@ -1616,8 +1597,7 @@ impl Env {
                 },
             );
         }
-        // One event this cycle: the earliest due. A request waits while the leader id is being
-        // computed (the client port is not ready then).
+        // One event this cycle: the earliest due.
         let (&k, _) = self.queue.first_key_value()?;
         if k > t {
             return None;
@@ -1626,10 +1606,6 @@ impl Env {
         let ev = q.pop_front()?;
         if q.is_empty() {
             self.queue.remove(&k);
-        }
-        if matches!(ev, Event::Client { .. }) && ls.client_must_wait() {
-            self.at(t + 1, ev);
-            return None;
         }
         Some(ev)
     }
@@ -1659,14 +1635,6 @@ fn drive_env(mut ls: Lockstep, mut env: Env, seed: u64, cycles: u64) -> Result<L
     for t in 0..cycles {
         let ev = env.next(t, &ls);
         ls.step(ev)
-            .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
-    }
-    // Let the remainder unit finish (idle cycles, still in lockstep) before reading LEADER.
-    for _ in 0..40 {
-        if !ls.leader_busy() {
-            break;
-        }
-        ls.step(None)
             .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
     }
     ls.compare_registers()

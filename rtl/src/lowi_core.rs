@@ -13,12 +13,14 @@
 //! increments, split into the tick part and the event part so that CLEAR_COUNTERS (an event)
 //! clears what the tick counted earlier in the same cycle, exactly as the model does.
 //!
-//! `epoch mod node_count` after a jump to a copy's epoch is computed by a sequential remainder,
-//! eight bits per cycle (`leader_busy` is high for 5 cycles); timeouts advance the leader counter directly.
+//! The leader id is `epoch mod node_count`: a timeout advances it modulo n; a jump to a copy's
+//! epoch takes the copy's `sender`, which is that epoch's leader (a DECIDE from anyone else is
+//! UNAUTHORIZED, never EXPECTED: `pkt_parser` judges it, as `Node` does). No division here.
 
 use proto::regs::status;
 use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
+use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
 use crate::rsbcast_rx::outcome;
 
@@ -238,25 +240,37 @@ pub struct LowiCore {
     pub status: Signal<Out, Bits<32>>,
     /// Leader counter.
     pub epoch: Signal<Out, Bits<32>>,
-    /// `epoch mod node_count` (stale while `leader_busy`).
+    /// `epoch mod node_count`.
     pub leader: Signal<Out, Bits<8>>,
-    /// The remainder unit is computing `leader`.
-    pub leader_busy: Signal<Out, Bit>,
     /// Last decided instance.
     pub last_instance: Signal<Out, Bits<64>>,
     r_state: DFF<Bits<2>>,
     r_epoch: DFF<Bits<32>>,
+    /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
+    r_epoch1: DFFWithInit<Bits<32>>,
     r_lead: DFF<Bit>,
     r_lins: DFF<Bits<64>>,
+    /// `r_lins + 1` and `r_lins + 2`, kept beside it (no 64-bit adder after the tick phase).
+    r_lins1: DFFWithInit<Bits<64>>,
+    r_lins2: DFFWithInit<Bits<64>>,
+    /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
+    /// kept beside it (computed from `r_leader`'s next value every cycle).
+    r_nl: DFF<Bits<8>>,
+    r_nl_me: DFF<Bit>,
     r_send_seq: DFF<Bits<32>>,
     r_loop: DFF<Bits<32>>,
+    /// `r_loop >= loop_period` and `r_loop >= min_gap`, kept beside it.
+    r_lp: DFF<Bit>,
+    r_mg: DFF<Bit>,
+    l_inc: Signal<Local, Bits<32>>,
     r_since_rx: DFF<Bits<32>>,
+    /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
+    r_ge: DFF<Bit>,
+    s_inc: Signal<Local, Bits<32>>,
+    s_sub: Signal<Local, Bits<32>>,
+    s_sub_inc: Signal<Local, Bits<32>>,
     r_sync_viol: DFF<Bit>,
     r_leader: DFF<Bits<8>>,
-    r_div_busy: DFF<Bit>,
-    r_div_rem: DFF<Bits<8>>,
-    r_div_num: DFF<Bits<32>>,
-    r_div_cnt: DFF<Bits<6>>,
     // tick phase
     t_on: Signal<Local, Bit>,
     t_expire: Signal<Local, Bit>,
@@ -265,37 +279,24 @@ pub struct LowiCore {
     t_new_epoch: Signal<Local, Bit>,
     t_fault: Signal<Local, Bit>,
     t_leader: Signal<Local, Bits<8>>,
+    n_inc: Signal<Local, Bits<8>>,
+    n_nl: Signal<Local, Bits<8>>,
+    m_eq1: Signal<Local, Bit>,
+    m_eq2: Signal<Local, Bit>,
+    m_ok: Signal<Local, Bit>,
     t_become: Signal<Local, Bit>,
     t_send: Signal<Local, Bit>,
     t_value: Signal<Local, Bit>,
     t_count: Signal<Local, Bits<13>>,
-    d_bit0: Signal<Local, Bits<8>>,
-    d_shift0: Signal<Local, Bits<8>>,
-    d_rem0: Signal<Local, Bits<8>>,
-    d_bit1: Signal<Local, Bits<8>>,
-    d_shift1: Signal<Local, Bits<8>>,
-    d_rem1: Signal<Local, Bits<8>>,
-    d_bit2: Signal<Local, Bits<8>>,
-    d_shift2: Signal<Local, Bits<8>>,
-    d_rem2: Signal<Local, Bits<8>>,
-    d_bit3: Signal<Local, Bits<8>>,
-    d_shift3: Signal<Local, Bits<8>>,
-    d_rem3: Signal<Local, Bits<8>>,
-    d_bit4: Signal<Local, Bits<8>>,
-    d_shift4: Signal<Local, Bits<8>>,
-    d_rem4: Signal<Local, Bits<8>>,
-    d_bit5: Signal<Local, Bits<8>>,
-    d_shift5: Signal<Local, Bits<8>>,
-    d_rem5: Signal<Local, Bits<8>>,
-    d_bit6: Signal<Local, Bits<8>>,
-    d_shift6: Signal<Local, Bits<8>>,
-    d_rem6: Signal<Local, Bits<8>>,
-    d_bit7: Signal<Local, Bits<8>>,
-    d_shift7: Signal<Local, Bits<8>>,
-    d_rem7: Signal<Local, Bits<8>>,
     t_seq: Signal<Local, Bits<32>>,
     p_state: Signal<Local, Bits<2>>,
     p_epoch: Signal<Local, Bits<32>>,
+    e_lt0: Signal<Local, Bit>,
+    e_lt1: Signal<Local, Bit>,
+    e_gt0: Signal<Local, Bit>,
+    e_gt1: Signal<Local, Bit>,
+    e_lt: Signal<Local, Bit>,
+    e_gt: Signal<Local, Bit>,
     p_lead: Signal<Local, Bit>,
     p_leader: Signal<Local, Bits<8>>,
     p_is_leader: Signal<Local, Bit>,
@@ -364,9 +365,6 @@ pub struct LowiCore {
     k_o_gap: Constant<Bits<3>>,
     k_o_too_many: Constant<Bits<3>>,
     k0_6: Constant<Bits<6>>,
-    k1_6: Constant<Bits<6>>,
-    k4_6: Constant<Bits<6>>,
-    k8_32: Constant<Bits<32>>,
     k0_8: Constant<Bits<8>>,
     k1_8: Constant<Bits<8>>,
     k_sender_none: Constant<Bits<8>>,
@@ -378,6 +376,7 @@ pub struct LowiCore {
     k_max_32: Constant<Bits<32>>,
     k0_64: Constant<Bits<64>>,
     k1_64: Constant<Bits<64>>,
+    k2_64: Constant<Bits<64>>,
     k_max_64: Constant<Bits<64>>,
     k_ctrl_max: Constant<Bits<32>>,
     k_overhead: Constant<Bits<16>>,
@@ -483,21 +482,28 @@ impl Default for LowiCore {
             status: Default::default(),
             epoch: Default::default(),
             leader: Default::default(),
-            leader_busy: Default::default(),
             last_instance: Default::default(),
             r_state: Default::default(),
             r_epoch: Default::default(),
+            r_epoch1: DFFWithInit::new(Bits::<32>::from(1u64)),
             r_lead: Default::default(),
             r_lins: Default::default(),
+            r_lins1: DFFWithInit::new(Bits::<64>::from(1u64)),
+            r_lins2: DFFWithInit::new(Bits::<64>::from(2u64)),
+            r_nl: Default::default(),
+            r_nl_me: Default::default(),
             r_send_seq: Default::default(),
             r_loop: Default::default(),
+            r_lp: Default::default(),
+            r_mg: Default::default(),
+            l_inc: Default::default(),
             r_since_rx: Default::default(),
+            r_ge: Default::default(),
+            s_inc: Default::default(),
+            s_sub: Default::default(),
+            s_sub_inc: Default::default(),
             r_sync_viol: Default::default(),
             r_leader: Default::default(),
-            r_div_busy: Default::default(),
-            r_div_rem: Default::default(),
-            r_div_num: Default::default(),
-            r_div_cnt: Default::default(),
             t_on: Default::default(),
             t_expire: Default::default(),
             t_timeout: Default::default(),
@@ -505,37 +511,24 @@ impl Default for LowiCore {
             t_new_epoch: Default::default(),
             t_fault: Default::default(),
             t_leader: Default::default(),
+            n_inc: Default::default(),
+            n_nl: Default::default(),
+            m_eq1: Default::default(),
+            m_eq2: Default::default(),
+            m_ok: Default::default(),
             t_become: Default::default(),
             t_send: Default::default(),
             t_value: Default::default(),
             t_count: Default::default(),
-            d_bit0: Default::default(),
-            d_shift0: Default::default(),
-            d_rem0: Default::default(),
-            d_bit1: Default::default(),
-            d_shift1: Default::default(),
-            d_rem1: Default::default(),
-            d_bit2: Default::default(),
-            d_shift2: Default::default(),
-            d_rem2: Default::default(),
-            d_bit3: Default::default(),
-            d_shift3: Default::default(),
-            d_rem3: Default::default(),
-            d_bit4: Default::default(),
-            d_shift4: Default::default(),
-            d_rem4: Default::default(),
-            d_bit5: Default::default(),
-            d_shift5: Default::default(),
-            d_rem5: Default::default(),
-            d_bit6: Default::default(),
-            d_shift6: Default::default(),
-            d_rem6: Default::default(),
-            d_bit7: Default::default(),
-            d_shift7: Default::default(),
-            d_rem7: Default::default(),
             t_seq: Default::default(),
             p_state: Default::default(),
             p_epoch: Default::default(),
+            e_lt0: Default::default(),
+            e_lt1: Default::default(),
+            e_gt0: Default::default(),
+            e_gt1: Default::default(),
+            e_lt: Default::default(),
+            e_gt: Default::default(),
             p_lead: Default::default(),
             p_leader: Default::default(),
             p_is_leader: Default::default(),
@@ -601,9 +594,6 @@ impl Default for LowiCore {
             k_o_gap: k(outcome::GAP),
             k_o_too_many: k(outcome::TOO_MANY),
             k0_6: k(0),
-            k1_6: k(1),
-            k4_6: k(4),
-            k8_32: k(8),
             k0_8: k(0),
             k1_8: k(1),
             k_sender_none: k(SENDER_NONE as u64),
@@ -615,6 +605,7 @@ impl Default for LowiCore {
             k_max_32: k(u32::MAX as u64),
             k0_64: k(0),
             k1_64: k(1),
+            k2_64: k(2),
             k_max_64: k(u64::MAX),
             k_ctrl_max: k(proto::regs::ctrl::ALL as u64),
             k_overhead: k(overhead),
@@ -637,17 +628,21 @@ impl Logic for LowiCore {
             clock,
             r_state,
             r_epoch,
+            r_epoch1,
             r_lead,
             r_lins,
+            r_lins1,
+            r_lins2,
+            r_nl,
+            r_nl_me,
             r_send_seq,
             r_loop,
+            r_lp,
+            r_mg,
             r_since_rx,
+            r_ge,
             r_sync_viol,
-            r_leader,
-            r_div_busy,
-            r_div_rem,
-            r_div_num,
-            r_div_cnt
+            r_leader
         );
 
         // ================= tick phase =================
@@ -657,16 +652,12 @@ impl Logic for LowiCore {
         self.t_timeout.next = !self.t_expire.val()
             && (self.r_state.q.val() == self.s_active.val())
             && !self.r_lead.q.val()
-            && (self.r_since_rx.q.val() >= self.timeout.val());
+            && self.r_ge.q.val();
         self.t_exhaust.next = self.t_timeout.val() && (self.r_epoch.q.val() == self.k_max_32.val());
         self.t_new_epoch.next = self.t_timeout.val() && !self.t_exhaust.val();
         self.t_fault.next = self.t_expire.val() || self.t_exhaust.val();
-        if (self.r_leader.q.val() + self.k1_8.val()) == self.node_count.val() {
-            self.t_leader.next = self.k0_8.val();
-        } else {
-            self.t_leader.next = self.r_leader.q.val() + self.k1_8.val();
-        }
-        self.t_become.next = self.t_new_epoch.val() && (self.t_leader.val() == self.node_id.val());
+        self.t_leader.next = self.r_nl.q.val();
+        self.t_become.next = self.t_new_epoch.val() && self.r_nl_me.q.val();
 
         self.p_state.next = self.r_state.q.val();
         if self.t_fault.val() {
@@ -682,7 +673,7 @@ impl Logic for LowiCore {
             self.p_fifo_len.next = self.k0_13.val();
         }
         if self.t_new_epoch.val() {
-            self.p_epoch.next = self.r_epoch.q.val() + self.k1_32.val();
+            self.p_epoch.next = self.r_epoch1.q.val();
             self.p_lead.next = self.t_become.val();
             self.p_leader.next = self.t_leader.val();
             self.p_since_rx.next = self.r_since_rx.q.val() - self.timeout.val();
@@ -696,10 +687,8 @@ impl Logic for LowiCore {
         self.t_send.next = self.p_is_leader.val()
             && !self.tx_hold.val()
             && (self.t_become.val()
-                || (self.r_loop.q.val() >= self.loop_period.val())
-                || (self.min_gap.val().any()
-                    && self.p_fifo_len.val().any()
-                    && (self.r_loop.q.val() >= self.min_gap.val())));
+                || self.r_lp.q.val()
+                || (self.min_gap.val().any() && self.p_fifo_len.val().any() && self.r_mg.q.val()));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
         if self.p_fifo_len.val() >= self.batch_max.val() {
             self.t_count.next = self.batch_max.val();
@@ -718,7 +707,7 @@ impl Logic for LowiCore {
             self.p_send_seq.next = self.t_seq.val() + self.k1_32.val();
         }
         if self.t_value.val() {
-            self.p_lins.next = self.r_lins.q.val() + self.k1_64.val();
+            self.p_lins.next = self.r_lins1.q.val();
             self.e_len.next = self.p_fifo_len.val() - self.t_count.val();
         }
 
@@ -754,13 +743,25 @@ impl Logic for LowiCore {
             && self.r_decide.val()
             && self.r_port_ok.val()
             && self.r_listen.val();
-        self.r_stale.next = self.r_go.val() && (self.rx_epoch.val() < self.p_epoch.val());
-        self.r_higher.next = self.r_go.val() && (self.rx_epoch.val() > self.p_epoch.val());
+        // The copy's epoch against p_epoch (r_epoch, or r_epoch + 1 after a timeout): both
+        // comparisons are made on registers, the tick picks one.
+        self.e_lt0.next = self.rx_epoch.val() < self.r_epoch.q.val();
+        self.e_gt0.next = self.rx_epoch.val() > self.r_epoch.q.val();
+        self.e_lt1.next = self.rx_epoch.val() < self.r_epoch1.q.val();
+        self.e_gt1.next = self.rx_epoch.val() > self.r_epoch1.q.val();
+        if self.t_new_epoch.val() {
+            self.e_lt.next = self.e_lt1.val();
+            self.e_gt.next = self.e_gt1.val();
+        } else {
+            self.e_lt.next = self.e_lt0.val();
+            self.e_gt.next = self.e_gt0.val();
+        }
+        self.r_stale.next = self.r_go.val() && self.e_lt.val();
+        self.r_higher.next = self.r_go.val() && self.e_gt.val();
         self.r_inflight_fault.next = self.r_higher.val() && self.p_in_flight.val().any();
         self.r_adopt.next = self.r_higher.val() && !self.p_in_flight.val().any();
-        self.r_own.next = self.r_go.val()
-            && (self.rx_epoch.val() == self.p_epoch.val())
-            && self.p_is_leader.val();
+        self.r_own.next =
+            self.r_go.val() && !self.e_lt.val() && !self.e_gt.val() && self.p_is_leader.val();
         self.r_copy.next = self.r_go.val()
             && !self.r_stale.val()
             && !self.r_inflight_fault.val()
@@ -790,10 +791,18 @@ impl Logic for LowiCore {
             && self.r_start_kind.val()
             && ((self.rx_instance.val() == self.k0_64.val())
                 || (self.rx_instance.val() == self.k_max_64.val()));
+        // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
+        // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
+        self.m_eq1.next = self.rx_instance.val() == self.r_lins1.q.val();
+        self.m_eq2.next = self.rx_instance.val() == self.r_lins2.q.val();
+        if self.t_value.val() {
+            self.m_ok.next = self.m_eq2.val();
+        } else {
+            self.m_ok.next = self.m_eq1.val();
+        }
         self.r_mismatch.next = self.r_complete.val()
             && !self.r_armed.val()
-            && ((self.rx_instance.val() != (self.p_lins.val() + self.k1_64.val()))
-                || (self.rx_instance.val() == self.k_max_64.val()));
+            && (!self.m_ok.val() || (self.rx_instance.val() == self.k_max_64.val()));
         self.r_any_fault.next = self.r_inflight_fault.val()
             || self.r_seq_fault.val()
             || self.r_bad_start.val()
@@ -809,7 +818,7 @@ impl Logic for LowiCore {
         self.send.next = self.t_send.val() || self.c_start.val();
         self.send_count.next = self.k0_8.val();
         self.send_kind.next = self.k_hb.val();
-        self.send_instance.next = self.r_lins.q.val() + self.k1_64.val();
+        self.send_instance.next = self.r_lins1.q.val();
         self.send_epoch.next = self.p_epoch.val();
         self.send_seq.next = self.t_seq.val();
         if self.t_value.val() {
@@ -945,112 +954,37 @@ impl Logic for LowiCore {
         } else {
             self.r_since_rx.d.next = self.p_since_rx.val() + self.k1_32.val();
         }
+        // r_ge follows r_since_rx: both candidates of the count (with and without a timeout's
+        // subtraction) are compared with `timeout` from registers, the tick picks one.
+        self.s_sub.next = self.r_since_rx.q.val() - self.timeout.val();
+        if self.r_since_rx.q.val() == self.k_max_32.val() {
+            self.s_inc.next = self.r_since_rx.q.val();
+            self.s_sub_inc.next = self.s_sub.val();
+        } else {
+            self.s_inc.next = self.r_since_rx.q.val() + self.k1_32.val();
+            self.s_sub_inc.next = self.s_sub.val() + self.k1_32.val();
+        }
+        if self.t_new_epoch.val() {
+            self.r_ge.d.next = self.s_sub_inc.val() >= self.timeout.val();
+        } else {
+            self.r_ge.d.next = self.s_inc.val() >= self.timeout.val();
+        }
+        if self.r_loop.q.val() != self.k_max_32.val() {
+            self.l_inc.next = self.r_loop.q.val() + self.k1_32.val();
+        } else {
+            self.l_inc.next = self.r_loop.q.val();
+        }
         if self.t_send.val() || self.c_start.val() {
             self.r_loop.d.next = self.k1_32.val();
-        } else if self.r_loop.q.val() != self.k_max_32.val() {
-            self.r_loop.d.next = self.r_loop.q.val() + self.k1_32.val();
+            self.r_lp.d.next = self.loop_period.val() <= self.k1_32.val();
+            self.r_mg.d.next = self.min_gap.val() <= self.k1_32.val();
+        } else {
+            self.r_loop.d.next = self.l_inc.val();
+            self.r_lp.d.next = self.l_inc.val() >= self.loop_period.val();
+            self.r_mg.d.next = self.l_inc.val() >= self.min_gap.val();
         }
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();
-        // The remainder unit: one bit of epoch per cycle, 32 cycles.
-        // The remainder unit: restoring division, eight bits of the epoch per cycle (4 cycles).
-        if self.r_div_num.q.val().get_bit(31) {
-            self.d_bit0.next = self.k1_8.val();
-        } else {
-            self.d_bit0.next = self.k0_8.val();
-        }
-        self.d_shift0.next = (self.r_div_rem.q.val() << self.k1_8.val()) | self.d_bit0.val();
-        if self.d_shift0.val() >= self.node_count.val() {
-            self.d_rem0.next = self.d_shift0.val() - self.node_count.val();
-        } else {
-            self.d_rem0.next = self.d_shift0.val();
-        }
-        if self.r_div_num.q.val().get_bit(30) {
-            self.d_bit1.next = self.k1_8.val();
-        } else {
-            self.d_bit1.next = self.k0_8.val();
-        }
-        self.d_shift1.next = (self.d_rem0.val() << self.k1_8.val()) | self.d_bit1.val();
-        if self.d_shift1.val() >= self.node_count.val() {
-            self.d_rem1.next = self.d_shift1.val() - self.node_count.val();
-        } else {
-            self.d_rem1.next = self.d_shift1.val();
-        }
-        if self.r_div_num.q.val().get_bit(29) {
-            self.d_bit2.next = self.k1_8.val();
-        } else {
-            self.d_bit2.next = self.k0_8.val();
-        }
-        self.d_shift2.next = (self.d_rem1.val() << self.k1_8.val()) | self.d_bit2.val();
-        if self.d_shift2.val() >= self.node_count.val() {
-            self.d_rem2.next = self.d_shift2.val() - self.node_count.val();
-        } else {
-            self.d_rem2.next = self.d_shift2.val();
-        }
-        if self.r_div_num.q.val().get_bit(28) {
-            self.d_bit3.next = self.k1_8.val();
-        } else {
-            self.d_bit3.next = self.k0_8.val();
-        }
-        self.d_shift3.next = (self.d_rem2.val() << self.k1_8.val()) | self.d_bit3.val();
-        if self.d_shift3.val() >= self.node_count.val() {
-            self.d_rem3.next = self.d_shift3.val() - self.node_count.val();
-        } else {
-            self.d_rem3.next = self.d_shift3.val();
-        }
-        if self.r_div_num.q.val().get_bit(27) {
-            self.d_bit4.next = self.k1_8.val();
-        } else {
-            self.d_bit4.next = self.k0_8.val();
-        }
-        self.d_shift4.next = (self.d_rem3.val() << self.k1_8.val()) | self.d_bit4.val();
-        if self.d_shift4.val() >= self.node_count.val() {
-            self.d_rem4.next = self.d_shift4.val() - self.node_count.val();
-        } else {
-            self.d_rem4.next = self.d_shift4.val();
-        }
-        if self.r_div_num.q.val().get_bit(26) {
-            self.d_bit5.next = self.k1_8.val();
-        } else {
-            self.d_bit5.next = self.k0_8.val();
-        }
-        self.d_shift5.next = (self.d_rem4.val() << self.k1_8.val()) | self.d_bit5.val();
-        if self.d_shift5.val() >= self.node_count.val() {
-            self.d_rem5.next = self.d_shift5.val() - self.node_count.val();
-        } else {
-            self.d_rem5.next = self.d_shift5.val();
-        }
-        if self.r_div_num.q.val().get_bit(25) {
-            self.d_bit6.next = self.k1_8.val();
-        } else {
-            self.d_bit6.next = self.k0_8.val();
-        }
-        self.d_shift6.next = (self.d_rem5.val() << self.k1_8.val()) | self.d_bit6.val();
-        if self.d_shift6.val() >= self.node_count.val() {
-            self.d_rem6.next = self.d_shift6.val() - self.node_count.val();
-        } else {
-            self.d_rem6.next = self.d_shift6.val();
-        }
-        if self.r_div_num.q.val().get_bit(24) {
-            self.d_bit7.next = self.k1_8.val();
-        } else {
-            self.d_bit7.next = self.k0_8.val();
-        }
-        self.d_shift7.next = (self.d_rem6.val() << self.k1_8.val()) | self.d_bit7.val();
-        if self.d_shift7.val() >= self.node_count.val() {
-            self.d_rem7.next = self.d_shift7.val() - self.node_count.val();
-        } else {
-            self.d_rem7.next = self.d_shift7.val();
-        }
-        if self.r_div_busy.q.val() {
-            self.r_div_rem.d.next = self.d_rem7.val();
-            self.r_div_num.d.next = self.r_div_num.q.val() << self.k8_32.val();
-            self.r_div_cnt.d.next = self.r_div_cnt.q.val() + self.k1_6.val();
-            if self.r_div_cnt.q.val() == self.k4_6.val() {
-                self.r_div_busy.d.next = false;
-                self.r_leader.d.next = self.r_div_rem.q.val();
-            }
-        }
         // CTRL: CLEAR_COUNTERS, then the mode (reset_protocol), then START.
         if self.c_clear.val() {
             self.r_sync_viol.d.next = false;
@@ -1067,8 +1001,8 @@ impl Logic for LowiCore {
             self.r_lins.d.next = self.k0_64.val();
             self.r_send_seq.d.next = self.k0_32.val();
             self.r_since_rx.d.next = self.k0_32.val();
+            self.r_ge.d.next = !self.timeout.val().any();
             self.r_sync_viol.d.next = false;
-            self.r_div_busy.d.next = false;
         }
         if self.c_start.val() {
             self.r_state.d.next = self.s_active.val();
@@ -1083,13 +1017,14 @@ impl Logic for LowiCore {
         if self.r_adopt.val() {
             self.r_epoch.d.next = self.rx_epoch.val();
             self.r_lead.d.next = false;
-            self.r_div_busy.d.next = true;
-            self.r_div_num.d.next = self.rx_epoch.val();
-            self.r_div_rem.d.next = self.k0_8.val();
-            self.r_div_cnt.d.next = self.k0_6.val();
+            // The adopted epoch's leader is `epoch mod node_count`, which is the copy's sender:
+            // a DECIDE from anyone else is UNAUTHORIZED (pkt_parser, as the model refuses it),
+            // never EXPECTED, so it never gets here.
+            self.r_leader.d.next = self.rx_sender.val();
         }
         if self.r_accept.val() {
             self.r_since_rx.d.next = self.k1_32.val();
+            self.r_ge.d.next = self.timeout.val() <= self.k1_32.val();
         }
         if self.state_rx_active.val() {
             self.r_state.d.next = self.s_active.val();
@@ -1102,11 +1037,23 @@ impl Logic for LowiCore {
             self.r_state.d.next = self.s_faulted.val();
         }
 
+        // The values kept beside r_lins and r_leader, from their next values.
+        self.r_epoch1.d.next = self.r_epoch.d.val() + self.k1_32.val();
+        self.r_lins1.d.next = self.r_lins.d.val() + self.k1_64.val();
+        self.r_lins2.d.next = self.r_lins.d.val() + self.k2_64.val();
+        self.n_inc.next = self.r_leader.d.val() + self.k1_8.val();
+        if self.n_inc.val() == self.node_count.val() {
+            self.n_nl.next = self.k0_8.val();
+        } else {
+            self.n_nl.next = self.n_inc.val();
+        }
+        self.r_nl.d.next = self.n_nl.val();
+        self.r_nl_me.d.next = self.n_nl.val() == self.node_id.val();
+
         // ================= registers out =================
         self.state.next = self.r_state.q.val();
         self.epoch.next = self.r_epoch.q.val();
         self.leader.next = self.r_leader.q.val();
-        self.leader_busy.next = self.r_div_busy.q.val();
         self.last_instance.next = self.r_lins.q.val();
         self.s_base.next = self.k_st_zero.val();
         if self.r_state.q.val() == self.s_active.val() {

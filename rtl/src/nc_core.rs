@@ -83,7 +83,6 @@ pub struct NcCore {
     pub status: Signal<Out, Bits<32>>,
     pub epoch: Signal<Out, Bits<32>>,
     pub leader: Signal<Out, Bits<8>>,
-    pub leader_busy: Signal<Out, Bit>,
     pub last_instance: Signal<Out, Bits<64>>,
     pub ok_valid: Signal<Out, Bit>,
     pub ok_client: Signal<Out, Bits<32>>,
@@ -213,7 +212,6 @@ impl Default for NcCore {
             status: Default::default(),
             epoch: Default::default(),
             leader: Default::default(),
-            leader_busy: Default::default(),
             last_instance: Default::default(),
             ok_valid: Default::default(),
             ok_client: Default::default(),
@@ -416,7 +414,6 @@ impl Logic for NcCore {
         self.status.next = self.core.status.val();
         self.epoch.next = self.core.epoch.val();
         self.leader.next = self.core.leader.val();
-        self.leader_busy.next = self.core.leader_busy.val();
         self.last_instance.next = self.core.last_instance.val();
         // Egress FIFO.
         self.core.fifo_len.next = self.fifo.len.val();

@@ -112,7 +112,6 @@ pub struct NcEngine {
     pub status: Signal<Out, Bits<32>>,
     pub epoch: Signal<Out, Bits<32>>,
     pub leader: Signal<Out, Bits<8>>,
-    pub leader_busy: Signal<Out, Bit>,
     pub last_instance: Signal<Out, Bits<64>>,
     pub ok_valid: Signal<Out, Bit>,
     pub ok_client: Signal<Out, Bits<32>>,
@@ -377,7 +376,6 @@ impl Default for NcEngine {
             status: Default::default(),
             epoch: Default::default(),
             leader: Default::default(),
-            leader_busy: Default::default(),
             last_instance: Default::default(),
             ok_valid: Default::default(),
             ok_client: Default::default(),
@@ -698,10 +696,8 @@ impl Logic for NcEngine {
         self.pc.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
         self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
         self.pc.client_mode.next = true;
-        // Arbitration: a CSR write, else the client (unless the leader id is being computed),
-        // else the lowest tree with a verdict waiting.
-        self.takec.next =
-            !self.csr_write.val() && self.hc_valid.q.val() && !self.core.leader_busy.val();
+        // Arbitration: a CSR write, else the client, else the lowest tree with a verdict waiting.
+        self.takec.next = !self.csr_write.val() && self.hc_valid.q.val();
         self.take0.next = !self.csr_write.val() && !self.takec.val() && self.h0_valid.q.val();
         self.take1.next = !self.csr_write.val()
             && !self.takec.val()
@@ -1087,7 +1083,6 @@ impl Logic for NcEngine {
         self.status.next = self.core.status.val();
         self.epoch.next = self.core.epoch.val();
         self.leader.next = self.core.leader.val();
-        self.leader_busy.next = self.core.leader_busy.val();
         self.last_instance.next = self.core.last_instance.val();
         self.ok_valid.next = self.core.ok_valid.val();
         self.ok_client.next = self.core.ok_client.val();

@@ -86,6 +86,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     localparam  one13 = 13'b1;
     
     // Stub signals
+    reg  [31:0] r_window$d;
+    wire  [31:0] r_window$q;
+    reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
     reg  [31:0] r_node_id$bus_wdata;
@@ -464,6 +467,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     reg  [31:0] fixed;
     
     // Sub module instances
+    csr$r_window r_window(
+        .d(r_window$d),
+        .q(r_window$q),
+        .clock(r_window$clock)
+    );
     csr$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
@@ -942,6 +950,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     
     // Update code
     always @(*) begin
+        r_window$clock = clock;
         r_node_id$clock = clock;
         r_node_count$clock = clock;
         r_cluster_id$clock = clock;
@@ -1137,7 +1146,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         r_auth_key$bus_wdata = bus_wdata;
         r_auth_key$bus_write = bus_write;
         r_auth_key$writable = state == s_disabled;
-        window = r_delta$value + r_drift$value;
+        r_window$d = r_delta$value + r_drift$value;
+        window = r_window$q;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
         c_sent_values$tick = tick_sent_value;
@@ -6854,3 +6864,22 @@ module csr$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_ttl$r$dff
+
+
+module csr$r_window(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_window

@@ -96,6 +96,33 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
+    reg  w_en$d;
+    wire  w_en$q;
+    reg  w_en$clock;
+    reg  [12:0] w_addr$d;
+    wire  [12:0] w_addr$q;
+    reg  w_addr$clock;
+    reg  [31:0] w_client$d;
+    wire  [31:0] w_client$q;
+    reg  w_client$clock;
+    reg  [63:0] w_seq$d;
+    wire  [63:0] w_seq$q;
+    reg  w_seq$clock;
+    reg  [7:0] w_len$d;
+    wire  [7:0] w_len$q;
+    reg  w_len$clock;
+    reg  [63:0] w_payload$d;
+    wire  [63:0] w_payload$q;
+    reg  w_payload$clock;
+    reg  [47:0] w_mac$d;
+    wire  [47:0] w_mac$q;
+    reg  w_mac$clock;
+    reg  [31:0] w_ip$d;
+    wire  [31:0] w_ip$q;
+    reg  w_ip$clock;
+    reg  [15:0] w_port$d;
+    wire  [15:0] w_port$q;
+    reg  w_port$clock;
     
     // Local signals
     reg  [12:0] res_next;
@@ -190,6 +217,51 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .q(valid$q),
         .clock(valid$clock)
     );
+    egress_fifo$w_en w_en(
+        .d(w_en$d),
+        .q(w_en$q),
+        .clock(w_en$clock)
+    );
+    egress_fifo$w_addr w_addr(
+        .d(w_addr$d),
+        .q(w_addr$q),
+        .clock(w_addr$clock)
+    );
+    egress_fifo$w_client w_client(
+        .d(w_client$d),
+        .q(w_client$q),
+        .clock(w_client$clock)
+    );
+    egress_fifo$w_seq w_seq(
+        .d(w_seq$d),
+        .q(w_seq$q),
+        .clock(w_seq$clock)
+    );
+    egress_fifo$w_len w_len(
+        .d(w_len$d),
+        .q(w_len$q),
+        .clock(w_len$clock)
+    );
+    egress_fifo$w_payload w_payload(
+        .d(w_payload$d),
+        .q(w_payload$q),
+        .clock(w_payload$clock)
+    );
+    egress_fifo$w_mac w_mac(
+        .d(w_mac$d),
+        .q(w_mac$q),
+        .clock(w_mac$clock)
+    );
+    egress_fifo$w_ip w_ip(
+        .d(w_ip$d),
+        .q(w_ip$q),
+        .clock(w_ip$clock)
+    );
+    egress_fifo$w_port w_port(
+        .d(w_port$d),
+        .q(w_port$q),
+        .clock(w_port$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -198,11 +270,29 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         rd$clock = clock;
         count$clock = clock;
         valid$clock = clock;
+        w_en$clock = clock;
+        w_addr$clock = clock;
+        w_client$clock = clock;
+        w_seq$clock = clock;
+        w_len$clock = clock;
+        w_payload$clock = clock;
+        w_mac$clock = clock;
+        w_ip$clock = clock;
+        w_port$clock = clock;
         wr$d = wr$q;
         res$d = res$q;
         rd$d = rd$q;
         count$d = count$q;
         valid$d = valid$q;
+        w_en$d = w_en$q;
+        w_addr$d = w_addr$q;
+        w_client$d = w_client$q;
+        w_seq$d = w_seq$q;
+        w_len$d = w_len$q;
+        w_payload$d = w_payload$q;
+        w_mac$d = w_mac$q;
+        w_ip$d = w_ip$q;
+        w_port$d = w_port$q;
         ram_client$write_clock = clock;
         ram_client$read_clock = clock;
         ram_seq$write_clock = clock;
@@ -224,27 +314,36 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         else begin
             waddr = wr$q;
         end
-        ram_client$write_address = waddr[(32'h0)+:(6)];
-        ram_client$write_data = push_client;
-        ram_client$write_enable = push;
-        ram_seq$write_address = waddr[(32'h0)+:(6)];
-        ram_seq$write_data = push_seq;
-        ram_seq$write_enable = push;
-        ram_len$write_address = waddr[(32'h0)+:(6)];
-        ram_len$write_data = push_len;
-        ram_len$write_enable = push;
-        ram_payload$write_address = waddr[(32'h0)+:(6)];
-        ram_payload$write_data = push_payload;
-        ram_payload$write_enable = push;
-        ram_mac$write_address = waddr[(32'h0)+:(6)];
-        ram_mac$write_data = push_mac;
-        ram_mac$write_enable = push;
-        ram_ip$write_address = waddr[(32'h0)+:(6)];
-        ram_ip$write_data = push_ip;
-        ram_ip$write_enable = push;
-        ram_port$write_address = waddr[(32'h0)+:(6)];
-        ram_port$write_data = push_port;
-        ram_port$write_enable = push;
+        ram_client$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_client$write_data = w_client$q;
+        ram_client$write_enable = w_en$q;
+        w_client$d = push_client;
+        ram_seq$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_seq$write_data = w_seq$q;
+        ram_seq$write_enable = w_en$q;
+        w_seq$d = push_seq;
+        ram_len$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_len$write_data = w_len$q;
+        ram_len$write_enable = w_en$q;
+        w_len$d = push_len;
+        ram_payload$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_payload$write_data = w_payload$q;
+        ram_payload$write_enable = w_en$q;
+        w_payload$d = push_payload;
+        ram_mac$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_mac$write_data = w_mac$q;
+        ram_mac$write_enable = w_en$q;
+        w_mac$d = push_mac;
+        ram_ip$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_ip$write_data = w_ip$q;
+        ram_ip$write_enable = w_en$q;
+        w_ip$d = push_ip;
+        ram_port$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_port$write_data = w_port$q;
+        ram_port$write_enable = w_en$q;
+        w_port$d = push_port;
+        w_en$d = push;
+        w_addr$d = waddr;
         res$d = res_next;
         if (push) begin
             wr$d = (waddr + k1_13) & k_mask;
@@ -568,6 +667,177 @@ module egress_fifo$valid(d,q,clock);
     end
           
 endmodule // egress_fifo$valid
+
+
+module egress_fifo$w_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_addr
+
+
+module egress_fifo$w_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_client
+
+
+module egress_fifo$w_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_en
+
+
+module egress_fifo$w_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_ip
+
+
+module egress_fifo$w_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_len
+
+
+module egress_fifo$w_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_mac
+
+
+module egress_fifo$w_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_payload
+
+
+module egress_fifo$w_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_port
+
+
+module egress_fifo$w_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$w_seq
 
 
 module egress_fifo$wr(d,q,clock);

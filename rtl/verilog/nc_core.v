@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,leader_busy,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -62,7 +62,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] status;
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
-    output reg  leader_busy;
     output reg  [63:0] last_instance;
     output reg  ok_valid;
     output reg  [31:0] ok_client;
@@ -196,7 +195,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] core$status;
     wire  [31:0] core$epoch;
     wire  [7:0] core$leader;
-    wire  core$leader_busy;
     wire  [63:0] core$last_instance;
     reg  rx$clock;
     reg  rx$restart;
@@ -415,7 +413,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .status(core$status),
         .epoch(core$epoch),
         .leader(core$leader),
-        .leader_busy(core$leader_busy),
         .last_instance(core$last_instance)
     );
     nc_core$rx rx(
@@ -724,7 +721,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         status = core$status;
         epoch = core$epoch;
         leader = core$leader;
-        leader_busy = core$leader_busy;
         last_instance = core$last_instance;
         core$fifo_len = fifo$len;
         core$tx_hold = tx_hold;
@@ -796,7 +792,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
 endmodule // nc_core
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,leader_busy,last_instance);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -883,7 +879,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  [31:0] status;
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
-    output reg  leader_busy;
     output reg  [63:0] last_instance;
     
     // Constant declarations
@@ -914,9 +909,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_o_gap = 3'b101;
     localparam  k_o_too_many = 3'b110;
     localparam  k0_6 = 6'b0;
-    localparam  k1_6 = 6'b1;
-    localparam  k4_6 = 6'b100;
-    localparam  k8_32 = 32'h8;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
@@ -927,6 +919,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_max_32 = 32'hffffffff;
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
+    localparam  k2_64 = 64'h2;
     localparam  k_max_64 = 64'hffffffffffffffff;
     localparam  k_ctrl_max = 32'h1f;
     localparam  k_overhead = 16'h50;
@@ -945,41 +938,57 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] r_epoch$d;
     wire  [31:0] r_epoch$q;
     reg  r_epoch$clock;
+    reg  [31:0] r_epoch1$d;
+    wire  [31:0] r_epoch1$q;
+    reg  r_epoch1$clock;
     reg  r_lead$d;
     wire  r_lead$q;
     reg  r_lead$clock;
     reg  [63:0] r_lins$d;
     wire  [63:0] r_lins$q;
     reg  r_lins$clock;
+    reg  [63:0] r_lins1$d;
+    wire  [63:0] r_lins1$q;
+    reg  r_lins1$clock;
+    reg  [63:0] r_lins2$d;
+    wire  [63:0] r_lins2$q;
+    reg  r_lins2$clock;
+    reg  [7:0] r_nl$d;
+    wire  [7:0] r_nl$q;
+    reg  r_nl$clock;
+    reg  r_nl_me$d;
+    wire  r_nl_me$q;
+    reg  r_nl_me$clock;
     reg  [31:0] r_send_seq$d;
     wire  [31:0] r_send_seq$q;
     reg  r_send_seq$clock;
     reg  [31:0] r_loop$d;
     wire  [31:0] r_loop$q;
     reg  r_loop$clock;
+    reg  r_lp$d;
+    wire  r_lp$q;
+    reg  r_lp$clock;
+    reg  r_mg$d;
+    wire  r_mg$q;
+    reg  r_mg$clock;
     reg  [31:0] r_since_rx$d;
     wire  [31:0] r_since_rx$q;
     reg  r_since_rx$clock;
+    reg  r_ge$d;
+    wire  r_ge$q;
+    reg  r_ge$clock;
     reg  r_sync_viol$d;
     wire  r_sync_viol$q;
     reg  r_sync_viol$clock;
     reg  [7:0] r_leader$d;
     wire  [7:0] r_leader$q;
     reg  r_leader$clock;
-    reg  r_div_busy$d;
-    wire  r_div_busy$q;
-    reg  r_div_busy$clock;
-    reg  [7:0] r_div_rem$d;
-    wire  [7:0] r_div_rem$q;
-    reg  r_div_rem$clock;
-    reg  [31:0] r_div_num$d;
-    wire  [31:0] r_div_num$q;
-    reg  r_div_num$clock;
-    reg  [5:0] r_div_cnt$d;
-    wire  [5:0] r_div_cnt$q;
-    reg  r_div_cnt$clock;
     
     // Local signals
+    reg  [31:0] l_inc;
+    reg  [31:0] s_inc;
+    reg  [31:0] s_sub;
+    reg  [31:0] s_sub_inc;
     reg  t_on;
     reg  t_expire;
     reg  t_timeout;
@@ -987,37 +996,24 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  t_new_epoch;
     reg  t_fault;
     reg  [7:0] t_leader;
+    reg  [7:0] n_inc;
+    reg  [7:0] n_nl;
+    reg  m_eq1;
+    reg  m_eq2;
+    reg  m_ok;
     reg  t_become;
     reg  t_send;
     reg  t_value;
     reg  [12:0] t_count;
-    reg  [7:0] d_bit0;
-    reg  [7:0] d_shift0;
-    reg  [7:0] d_rem0;
-    reg  [7:0] d_bit1;
-    reg  [7:0] d_shift1;
-    reg  [7:0] d_rem1;
-    reg  [7:0] d_bit2;
-    reg  [7:0] d_shift2;
-    reg  [7:0] d_rem2;
-    reg  [7:0] d_bit3;
-    reg  [7:0] d_shift3;
-    reg  [7:0] d_rem3;
-    reg  [7:0] d_bit4;
-    reg  [7:0] d_shift4;
-    reg  [7:0] d_rem4;
-    reg  [7:0] d_bit5;
-    reg  [7:0] d_shift5;
-    reg  [7:0] d_rem5;
-    reg  [7:0] d_bit6;
-    reg  [7:0] d_shift6;
-    reg  [7:0] d_rem6;
-    reg  [7:0] d_bit7;
-    reg  [7:0] d_shift7;
-    reg  [7:0] d_rem7;
     reg  [31:0] t_seq;
     reg  [1:0] p_state;
     reg  [31:0] p_epoch;
+    reg  e_lt0;
+    reg  e_lt1;
+    reg  e_gt0;
+    reg  e_gt1;
+    reg  e_lt;
+    reg  e_gt;
     reg  p_lead;
     reg  [7:0] p_leader;
     reg  p_is_leader;
@@ -1069,6 +1065,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_epoch$q),
         .clock(r_epoch$clock)
     );
+    nc_core$core$r_epoch1 r_epoch1(
+        .d(r_epoch1$d),
+        .q(r_epoch1$q),
+        .clock(r_epoch1$clock)
+    );
     nc_core$core$r_lead r_lead(
         .d(r_lead$d),
         .q(r_lead$q),
@@ -1078,6 +1079,26 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .d(r_lins$d),
         .q(r_lins$q),
         .clock(r_lins$clock)
+    );
+    nc_core$core$r_lins1 r_lins1(
+        .d(r_lins1$d),
+        .q(r_lins1$q),
+        .clock(r_lins1$clock)
+    );
+    nc_core$core$r_lins2 r_lins2(
+        .d(r_lins2$d),
+        .q(r_lins2$q),
+        .clock(r_lins2$clock)
+    );
+    nc_core$core$r_nl r_nl(
+        .d(r_nl$d),
+        .q(r_nl$q),
+        .clock(r_nl$clock)
+    );
+    nc_core$core$r_nl_me r_nl_me(
+        .d(r_nl_me$d),
+        .q(r_nl_me$q),
+        .clock(r_nl_me$clock)
     );
     nc_core$core$r_send_seq r_send_seq(
         .d(r_send_seq$d),
@@ -1089,10 +1110,25 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_loop$q),
         .clock(r_loop$clock)
     );
+    nc_core$core$r_lp r_lp(
+        .d(r_lp$d),
+        .q(r_lp$q),
+        .clock(r_lp$clock)
+    );
+    nc_core$core$r_mg r_mg(
+        .d(r_mg$d),
+        .q(r_mg$q),
+        .clock(r_mg$clock)
+    );
     nc_core$core$r_since_rx r_since_rx(
         .d(r_since_rx$d),
         .q(r_since_rx$q),
         .clock(r_since_rx$clock)
+    );
+    nc_core$core$r_ge r_ge(
+        .d(r_ge$d),
+        .q(r_ge$q),
+        .clock(r_ge$clock)
     );
     nc_core$core$r_sync_viol r_sync_viol(
         .d(r_sync_viol$d),
@@ -1104,68 +1140,51 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_leader$q),
         .clock(r_leader$clock)
     );
-    nc_core$core$r_div_busy r_div_busy(
-        .d(r_div_busy$d),
-        .q(r_div_busy$q),
-        .clock(r_div_busy$clock)
-    );
-    nc_core$core$r_div_rem r_div_rem(
-        .d(r_div_rem$d),
-        .q(r_div_rem$q),
-        .clock(r_div_rem$clock)
-    );
-    nc_core$core$r_div_num r_div_num(
-        .d(r_div_num$d),
-        .q(r_div_num$q),
-        .clock(r_div_num$clock)
-    );
-    nc_core$core$r_div_cnt r_div_cnt(
-        .d(r_div_cnt$d),
-        .q(r_div_cnt$q),
-        .clock(r_div_cnt$clock)
-    );
     
     // Update code
     always @(*) begin
         r_state$clock = clock;
         r_epoch$clock = clock;
+        r_epoch1$clock = clock;
         r_lead$clock = clock;
         r_lins$clock = clock;
+        r_lins1$clock = clock;
+        r_lins2$clock = clock;
+        r_nl$clock = clock;
+        r_nl_me$clock = clock;
         r_send_seq$clock = clock;
         r_loop$clock = clock;
+        r_lp$clock = clock;
+        r_mg$clock = clock;
         r_since_rx$clock = clock;
+        r_ge$clock = clock;
         r_sync_viol$clock = clock;
         r_leader$clock = clock;
-        r_div_busy$clock = clock;
-        r_div_rem$clock = clock;
-        r_div_num$clock = clock;
-        r_div_cnt$clock = clock;
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
+        r_epoch1$d = r_epoch1$q;
         r_lead$d = r_lead$q;
         r_lins$d = r_lins$q;
+        r_lins1$d = r_lins1$q;
+        r_lins2$d = r_lins2$q;
+        r_nl$d = r_nl$q;
+        r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
         r_loop$d = r_loop$q;
+        r_lp$d = r_lp$q;
+        r_mg$d = r_mg$q;
         r_since_rx$d = r_since_rx$q;
+        r_ge$d = r_ge$q;
         r_sync_viol$d = r_sync_viol$q;
         r_leader$d = r_leader$q;
-        r_div_busy$d = r_div_busy$q;
-        r_div_rem$d = r_div_rem$q;
-        r_div_num$d = r_div_num$q;
-        r_div_cnt$d = r_div_cnt$q;
         t_on = (r_state$q == s_armed) || (r_state$q == s_active);
         t_expire = t_on && rx_expired;
-        t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && (r_since_rx$q >= timeout);
+        t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
         t_exhaust = t_timeout && (r_epoch$q == k_max_32);
         t_new_epoch = t_timeout && ~t_exhaust;
         t_fault = t_expire || t_exhaust;
-        if ((r_leader$q + k1_8) == node_count) begin
-            t_leader = k0_8;
-        end
-        else begin
-            t_leader = r_leader$q + k1_8;
-        end
-        t_become = t_new_epoch && (t_leader == node_id);
+        t_leader = r_nl$q;
+        t_become = t_new_epoch && r_nl_me$q;
         p_state = r_state$q;
         if (t_fault) begin
             p_state = s_faulted;
@@ -1180,7 +1199,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_fifo_len = k0_13;
         end
         if (t_new_epoch) begin
-            p_epoch = r_epoch$q + k1_32;
+            p_epoch = r_epoch1$q;
             p_lead = t_become;
             p_leader = t_leader;
             p_since_rx = r_since_rx$q - timeout;
@@ -1188,7 +1207,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && ~tx_hold && (t_become || (r_loop$q >= loop_period) || (|min_gap && |p_fifo_len && (r_loop$q >= min_gap)));
+        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|min_gap && |p_fifo_len && r_mg$q));
         t_value = t_send && |p_fifo_len;
         if (p_fifo_len >= batch_max) begin
             t_count = batch_max;
@@ -1209,7 +1228,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_send_seq = t_seq + k1_32;
         end
         if (t_value) begin
-            p_lins = r_lins$q + k1_64;
+            p_lins = r_lins1$q;
             e_len = p_fifo_len - t_count;
         end
         c_en = ctrl_value[32'h0];
@@ -1222,11 +1241,23 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
         r_go = rx_valid && r_decide && r_port_ok && r_listen;
-        r_stale = r_go && (rx_epoch < p_epoch);
-        r_higher = r_go && (rx_epoch > p_epoch);
+        e_lt0 = rx_epoch < r_epoch$q;
+        e_gt0 = rx_epoch > r_epoch$q;
+        e_lt1 = rx_epoch < r_epoch1$q;
+        e_gt1 = rx_epoch > r_epoch1$q;
+        if (t_new_epoch) begin
+            e_lt = e_lt1;
+            e_gt = e_gt1;
+        end
+        else begin
+            e_lt = e_lt0;
+            e_gt = e_gt0;
+        end
+        r_stale = r_go && e_lt;
+        r_higher = r_go && e_gt;
         r_inflight_fault = r_higher && |p_in_flight;
         r_adopt = r_higher && ~|p_in_flight;
-        r_own = r_go && (rx_epoch == p_epoch) && p_is_leader;
+        r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own;
         rx_restart = t_new_epoch || r_adopt || c_mode;
         rx_apply = r_copy;
@@ -1244,14 +1275,22 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_start_kind = rx_kind == k_start;
         r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
-        r_mismatch = r_complete && ~r_armed && ((rx_instance != (p_lins + k1_64)) || (rx_instance == k_max_64));
+        m_eq1 = rx_instance == r_lins1$q;
+        m_eq2 = rx_instance == r_lins2$q;
+        if (t_value) begin
+            m_ok = m_eq2;
+        end
+        else begin
+            m_ok = m_eq1;
+        end
+        r_mismatch = r_complete && ~r_armed && (~m_ok || (rx_instance == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         q_req = cl_valid && (cl_class == c_expected);
         q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
-        send_instance = r_lins$q + k1_64;
+        send_instance = r_lins1$q;
         send_epoch = p_epoch;
         send_seq = t_seq;
         if (t_value) begin
@@ -1358,126 +1397,38 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             r_since_rx$d = p_since_rx + k1_32;
         end
+        s_sub = r_since_rx$q - timeout;
+        if (r_since_rx$q == k_max_32) begin
+            s_inc = r_since_rx$q;
+            s_sub_inc = s_sub;
+        end
+        else begin
+            s_inc = r_since_rx$q + k1_32;
+            s_sub_inc = s_sub + k1_32;
+        end
+        if (t_new_epoch) begin
+            r_ge$d = s_sub_inc >= timeout;
+        end
+        else begin
+            r_ge$d = s_inc >= timeout;
+        end
+        if (r_loop$q != k_max_32) begin
+            l_inc = r_loop$q + k1_32;
+        end
+        else begin
+            l_inc = r_loop$q;
+        end
         if (t_send || c_start) begin
             r_loop$d = k1_32;
+            r_lp$d = loop_period <= k1_32;
+            r_mg$d = min_gap <= k1_32;
         end
-        else if (r_loop$q != k_max_32) begin
-            r_loop$d = r_loop$q + k1_32;
+        else begin
+            r_loop$d = l_inc;
+            r_lp$d = l_inc >= loop_period;
+            r_mg$d = l_inc >= min_gap;
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
-        if (r_div_num$q[32'h1f]) begin
-            d_bit0 = k1_8;
-        end
-        else begin
-            d_bit0 = k0_8;
-        end
-        d_shift0 = (r_div_rem$q << k1_8) | d_bit0;
-        if (d_shift0 >= node_count) begin
-            d_rem0 = d_shift0 - node_count;
-        end
-        else begin
-            d_rem0 = d_shift0;
-        end
-        if (r_div_num$q[32'h1e]) begin
-            d_bit1 = k1_8;
-        end
-        else begin
-            d_bit1 = k0_8;
-        end
-        d_shift1 = (d_rem0 << k1_8) | d_bit1;
-        if (d_shift1 >= node_count) begin
-            d_rem1 = d_shift1 - node_count;
-        end
-        else begin
-            d_rem1 = d_shift1;
-        end
-        if (r_div_num$q[32'h1d]) begin
-            d_bit2 = k1_8;
-        end
-        else begin
-            d_bit2 = k0_8;
-        end
-        d_shift2 = (d_rem1 << k1_8) | d_bit2;
-        if (d_shift2 >= node_count) begin
-            d_rem2 = d_shift2 - node_count;
-        end
-        else begin
-            d_rem2 = d_shift2;
-        end
-        if (r_div_num$q[32'h1c]) begin
-            d_bit3 = k1_8;
-        end
-        else begin
-            d_bit3 = k0_8;
-        end
-        d_shift3 = (d_rem2 << k1_8) | d_bit3;
-        if (d_shift3 >= node_count) begin
-            d_rem3 = d_shift3 - node_count;
-        end
-        else begin
-            d_rem3 = d_shift3;
-        end
-        if (r_div_num$q[32'h1b]) begin
-            d_bit4 = k1_8;
-        end
-        else begin
-            d_bit4 = k0_8;
-        end
-        d_shift4 = (d_rem3 << k1_8) | d_bit4;
-        if (d_shift4 >= node_count) begin
-            d_rem4 = d_shift4 - node_count;
-        end
-        else begin
-            d_rem4 = d_shift4;
-        end
-        if (r_div_num$q[32'h1a]) begin
-            d_bit5 = k1_8;
-        end
-        else begin
-            d_bit5 = k0_8;
-        end
-        d_shift5 = (d_rem4 << k1_8) | d_bit5;
-        if (d_shift5 >= node_count) begin
-            d_rem5 = d_shift5 - node_count;
-        end
-        else begin
-            d_rem5 = d_shift5;
-        end
-        if (r_div_num$q[32'h19]) begin
-            d_bit6 = k1_8;
-        end
-        else begin
-            d_bit6 = k0_8;
-        end
-        d_shift6 = (d_rem5 << k1_8) | d_bit6;
-        if (d_shift6 >= node_count) begin
-            d_rem6 = d_shift6 - node_count;
-        end
-        else begin
-            d_rem6 = d_shift6;
-        end
-        if (r_div_num$q[32'h18]) begin
-            d_bit7 = k1_8;
-        end
-        else begin
-            d_bit7 = k0_8;
-        end
-        d_shift7 = (d_rem6 << k1_8) | d_bit7;
-        if (d_shift7 >= node_count) begin
-            d_rem7 = d_shift7 - node_count;
-        end
-        else begin
-            d_rem7 = d_shift7;
-        end
-        if (r_div_busy$q) begin
-            r_div_rem$d = d_rem7;
-            r_div_num$d = r_div_num$q << k8_32;
-            r_div_cnt$d = r_div_cnt$q + k1_6;
-            if (r_div_cnt$q == k4_6) begin
-                r_div_busy$d = 1'b0;
-                r_leader$d = r_div_rem$q;
-            end
-        end
         if (c_clear) begin
             r_sync_viol$d = 1'b0;
         end
@@ -1494,8 +1445,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_lins$d = k0_64;
             r_send_seq$d = k0_32;
             r_since_rx$d = k0_32;
+            r_ge$d = ~|timeout;
             r_sync_viol$d = 1'b0;
-            r_div_busy$d = 1'b0;
         end
         if (c_start) begin
             r_state$d = s_active;
@@ -1510,13 +1461,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (r_adopt) begin
             r_epoch$d = rx_epoch;
             r_lead$d = 1'b0;
-            r_div_busy$d = 1'b1;
-            r_div_num$d = rx_epoch;
-            r_div_rem$d = k0_8;
-            r_div_cnt$d = k0_6;
+            r_leader$d = rx_sender;
         end
         if (r_accept) begin
             r_since_rx$d = k1_32;
+            r_ge$d = timeout <= k1_32;
         end
         if (state_rx_active) begin
             r_state$d = s_active;
@@ -1528,10 +1477,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (r_any_fault) begin
             r_state$d = s_faulted;
         end
+        r_epoch1$d = r_epoch$d + k1_32;
+        r_lins1$d = r_lins$d + k1_64;
+        r_lins2$d = r_lins$d + k2_64;
+        n_inc = r_leader$d + k1_8;
+        if (n_inc == node_count) begin
+            n_nl = k0_8;
+        end
+        else begin
+            n_nl = n_inc;
+        end
+        r_nl$d = n_nl;
+        r_nl_me$d = n_nl == node_id;
         state = r_state$q;
         epoch = r_epoch$q;
         leader = r_leader$q;
-        leader_busy = r_div_busy$q;
         last_instance = r_lins$q;
         s_base = k_st_zero;
         if (r_state$q == s_active) begin
@@ -1559,82 +1519,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
 endmodule // nc_core$core
 
 
-module nc_core$core$r_div_busy(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_div_busy
-
-
-module nc_core$core$r_div_cnt(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_div_cnt
-
-
-module nc_core$core$r_div_num(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_div_num
-
-
-module nc_core$core$r_div_rem(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_div_rem
-
-
 module nc_core$core$r_epoch(d,q,clock);
     
     // Module arguments
@@ -1652,6 +1536,76 @@ module nc_core$core$r_epoch(d,q,clock);
     end
           
 endmodule // nc_core$core$r_epoch
+
+
+module nc_core$core$r_epoch1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h1;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_epoch1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_epoch1
+
+
+module nc_core$core$r_epoch1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_epoch1$dff
+
+
+module nc_core$core$r_ge(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_ge
 
 
 module nc_core$core$r_lead(d,q,clock);
@@ -1711,6 +1665,108 @@ module nc_core$core$r_lins(d,q,clock);
 endmodule // nc_core$core$r_lins
 
 
+module nc_core$core$r_lins1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 64'h1;
+    
+    // Stub signals
+    reg  [63:0] dff$d;
+    wire  [63:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_lins1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_lins1
+
+
+module nc_core$core$r_lins1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_lins1$dff
+
+
+module nc_core$core$r_lins2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 64'h2;
+    
+    // Stub signals
+    reg  [63:0] dff$d;
+    wire  [63:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_lins2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_lins2
+
+
+module nc_core$core$r_lins2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_lins2$dff
+
+
 module nc_core$core$r_loop(d,q,clock);
     
     // Module arguments
@@ -1728,6 +1784,82 @@ module nc_core$core$r_loop(d,q,clock);
     end
           
 endmodule // nc_core$core$r_loop
+
+
+module nc_core$core$r_lp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_lp
+
+
+module nc_core$core$r_mg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_mg
+
+
+module nc_core$core$r_nl(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_nl
+
+
+module nc_core$core$r_nl_me(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_nl_me
 
 
 module nc_core$core$r_send_seq(d,q,clock);
@@ -1900,6 +2032,33 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
+    reg  w_en$d;
+    wire  w_en$q;
+    reg  w_en$clock;
+    reg  [12:0] w_addr$d;
+    wire  [12:0] w_addr$q;
+    reg  w_addr$clock;
+    reg  [31:0] w_client$d;
+    wire  [31:0] w_client$q;
+    reg  w_client$clock;
+    reg  [63:0] w_seq$d;
+    wire  [63:0] w_seq$q;
+    reg  w_seq$clock;
+    reg  [7:0] w_len$d;
+    wire  [7:0] w_len$q;
+    reg  w_len$clock;
+    reg  [63:0] w_payload$d;
+    wire  [63:0] w_payload$q;
+    reg  w_payload$clock;
+    reg  [47:0] w_mac$d;
+    wire  [47:0] w_mac$q;
+    reg  w_mac$clock;
+    reg  [31:0] w_ip$d;
+    wire  [31:0] w_ip$q;
+    reg  w_ip$clock;
+    reg  [15:0] w_port$d;
+    wire  [15:0] w_port$q;
+    reg  w_port$clock;
     
     // Local signals
     reg  [12:0] res_next;
@@ -1994,6 +2153,51 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         .q(valid$q),
         .clock(valid$clock)
     );
+    nc_core$fifo$w_en w_en(
+        .d(w_en$d),
+        .q(w_en$q),
+        .clock(w_en$clock)
+    );
+    nc_core$fifo$w_addr w_addr(
+        .d(w_addr$d),
+        .q(w_addr$q),
+        .clock(w_addr$clock)
+    );
+    nc_core$fifo$w_client w_client(
+        .d(w_client$d),
+        .q(w_client$q),
+        .clock(w_client$clock)
+    );
+    nc_core$fifo$w_seq w_seq(
+        .d(w_seq$d),
+        .q(w_seq$q),
+        .clock(w_seq$clock)
+    );
+    nc_core$fifo$w_len w_len(
+        .d(w_len$d),
+        .q(w_len$q),
+        .clock(w_len$clock)
+    );
+    nc_core$fifo$w_payload w_payload(
+        .d(w_payload$d),
+        .q(w_payload$q),
+        .clock(w_payload$clock)
+    );
+    nc_core$fifo$w_mac w_mac(
+        .d(w_mac$d),
+        .q(w_mac$q),
+        .clock(w_mac$clock)
+    );
+    nc_core$fifo$w_ip w_ip(
+        .d(w_ip$d),
+        .q(w_ip$q),
+        .clock(w_ip$clock)
+    );
+    nc_core$fifo$w_port w_port(
+        .d(w_port$d),
+        .q(w_port$q),
+        .clock(w_port$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -2002,11 +2206,29 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         rd$clock = clock;
         count$clock = clock;
         valid$clock = clock;
+        w_en$clock = clock;
+        w_addr$clock = clock;
+        w_client$clock = clock;
+        w_seq$clock = clock;
+        w_len$clock = clock;
+        w_payload$clock = clock;
+        w_mac$clock = clock;
+        w_ip$clock = clock;
+        w_port$clock = clock;
         wr$d = wr$q;
         res$d = res$q;
         rd$d = rd$q;
         count$d = count$q;
         valid$d = valid$q;
+        w_en$d = w_en$q;
+        w_addr$d = w_addr$q;
+        w_client$d = w_client$q;
+        w_seq$d = w_seq$q;
+        w_len$d = w_len$q;
+        w_payload$d = w_payload$q;
+        w_mac$d = w_mac$q;
+        w_ip$d = w_ip$q;
+        w_port$d = w_port$q;
         ram_client$write_clock = clock;
         ram_client$read_clock = clock;
         ram_seq$write_clock = clock;
@@ -2028,27 +2250,36 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         else begin
             waddr = wr$q;
         end
-        ram_client$write_address = waddr[(32'h0)+:(6)];
-        ram_client$write_data = push_client;
-        ram_client$write_enable = push;
-        ram_seq$write_address = waddr[(32'h0)+:(6)];
-        ram_seq$write_data = push_seq;
-        ram_seq$write_enable = push;
-        ram_len$write_address = waddr[(32'h0)+:(6)];
-        ram_len$write_data = push_len;
-        ram_len$write_enable = push;
-        ram_payload$write_address = waddr[(32'h0)+:(6)];
-        ram_payload$write_data = push_payload;
-        ram_payload$write_enable = push;
-        ram_mac$write_address = waddr[(32'h0)+:(6)];
-        ram_mac$write_data = push_mac;
-        ram_mac$write_enable = push;
-        ram_ip$write_address = waddr[(32'h0)+:(6)];
-        ram_ip$write_data = push_ip;
-        ram_ip$write_enable = push;
-        ram_port$write_address = waddr[(32'h0)+:(6)];
-        ram_port$write_data = push_port;
-        ram_port$write_enable = push;
+        ram_client$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_client$write_data = w_client$q;
+        ram_client$write_enable = w_en$q;
+        w_client$d = push_client;
+        ram_seq$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_seq$write_data = w_seq$q;
+        ram_seq$write_enable = w_en$q;
+        w_seq$d = push_seq;
+        ram_len$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_len$write_data = w_len$q;
+        ram_len$write_enable = w_en$q;
+        w_len$d = push_len;
+        ram_payload$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_payload$write_data = w_payload$q;
+        ram_payload$write_enable = w_en$q;
+        w_payload$d = push_payload;
+        ram_mac$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_mac$write_data = w_mac$q;
+        ram_mac$write_enable = w_en$q;
+        w_mac$d = push_mac;
+        ram_ip$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_ip$write_data = w_ip$q;
+        ram_ip$write_enable = w_en$q;
+        w_ip$d = push_ip;
+        ram_port$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_port$write_data = w_port$q;
+        ram_port$write_enable = w_en$q;
+        w_port$d = push_port;
+        w_en$d = push;
+        w_addr$d = waddr;
         res$d = res_next;
         if (push) begin
             wr$d = (waddr + k1_13) & k_mask;
@@ -2374,6 +2605,177 @@ module nc_core$fifo$valid(d,q,clock);
 endmodule // nc_core$fifo$valid
 
 
+module nc_core$fifo$w_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_addr
+
+
+module nc_core$fifo$w_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_client
+
+
+module nc_core$fifo$w_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_en
+
+
+module nc_core$fifo$w_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_ip
+
+
+module nc_core$fifo$w_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_len
+
+
+module nc_core$fifo$w_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_mac
+
+
+module nc_core$fifo$w_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_payload
+
+
+module nc_core$fifo$w_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_port
+
+
+module nc_core$fifo$w_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$w_seq
+
+
 module nc_core$fifo$wr(d,q,clock);
     
     // Module arguments
@@ -2667,6 +3069,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     localparam  one13 = 13'b1;
     
     // Stub signals
+    reg  [31:0] r_window$d;
+    wire  [31:0] r_window$q;
+    reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
     reg  [31:0] r_node_id$bus_wdata;
@@ -3045,6 +3450,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [31:0] fixed;
     
     // Sub module instances
+    nc_core$regs$r_window r_window(
+        .d(r_window$d),
+        .q(r_window$q),
+        .clock(r_window$clock)
+    );
     nc_core$regs$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
@@ -3523,6 +3933,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     
     // Update code
     always @(*) begin
+        r_window$clock = clock;
         r_node_id$clock = clock;
         r_node_count$clock = clock;
         r_cluster_id$clock = clock;
@@ -3718,7 +4129,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_auth_key$bus_wdata = bus_wdata;
         r_auth_key$bus_write = bus_write;
         r_auth_key$writable = state == s_disabled;
-        window = r_delta$value + r_drift$value;
+        r_window$d = r_delta$value + r_drift$value;
+        window = r_window$q;
         c_sent_values$bus_addr = bus_addr;
         c_sent_values$clear = clear_counters;
         c_sent_values$tick = tick_sent_value;
@@ -9435,6 +9847,25 @@ module nc_core$regs$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_ttl$r$dff
+
+
+module nc_core$regs$r_window(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_window
 
 
 module nc_core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);

@@ -69,6 +69,7 @@ async def config_registers_ranges_and_freeze(dut):
         assert await b.read(addr) == good, f"{addr:#x}: {good} taken"
     await b.write(nctb.DELTA, 40)
     await b.write(nctb.DRIFT, 3)
+    await RisingEdge(dut.clock)  # the window is registered: it follows a write one edge later
     await ReadOnly()
     assert int(dut.window.value) == 43, "RSBCAST window = delta + drift"
     assert int(dut.cfg_delta.value) == 40

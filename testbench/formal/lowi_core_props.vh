@@ -24,11 +24,17 @@ always @(*) begin
     assume(node_id < node_count);
     assume(loop_period >= 32'd1);
     assume(min_gap <= loop_period);
+    // The input contract of a DECIDE copy (pkt_parser, as proto's Node, refuses as UNAUTHORIZED
+    // every DECIDE whose sender is not its epoch's leader, epoch mod n): an EXPECTED copy's
+    // sender is that leader, so below n. The core takes an adopted epoch's leader from it.
+    if (rx_valid && rx_class == c_expected)
+        assume(rx_sender < node_count);
 end
 // The smallest gap between two sends: min_gap with early sends on, else the loop period.
 wire [31:0] f_send_gap = (min_gap != 32'd0) ? min_gap : loop_period;
 
 // ---- observer state
+reg        f_past = 1'b0;       // not the first cycle
 reg        f_had_send = 1'b0;   // some send happened
 reg [31:0] f_since = 32'd0;     // cycles since the last send (saturating, as r_loop)
 reg [31:0] f_last_epoch = 32'd0; // epoch of the last send
@@ -37,6 +43,7 @@ reg        f_disable_write = 1'b0; // last cycle: a CTRL write with ENABLE = 0
 reg        f_ctrl = 1'b0;       // a CTRL write since the last send (a disable/enable resets
                                 // the protocol state: a new loop, not a continuation)
 always @(posedge clock) begin
+    f_past <= 1'b1;
     f_ctrl <= ctrl_write || (f_ctrl && !send);
     if (send) begin
         f_had_send <= 1'b1;
@@ -54,11 +61,10 @@ always @(*) begin
 `ifdef P1
     // P1: the leader id is always < n.
     assert(r_leader$q < node_count);
-    // auxiliary invariant of the remainder unit (epoch mod n after an adopted epoch); DIV_STEPS
-    // is its step count, read from the exported Verilog by run.sh
-    if (r_div_busy$q) begin
-        assert(r_div_rem$q < node_count);
-        assert(r_div_cnt$q <= `DIV_STEPS);
+    // auxiliary invariant: the next leader kept beside r_leader (recomputed every cycle)
+    if (f_past) begin
+        assert(r_nl$q == ((r_leader$q + 8'd1 == node_count) ? 8'd0 : r_leader$q + 8'd1));
+        assert(r_nl_me$q == (r_nl$q == node_id));
     end
 `endif
 `ifdef P2
@@ -81,6 +87,11 @@ always @(*) begin
     // auxiliary invariants
     if (f_had_send)
         assert(r_loop$q == f_since);
+    // the loop comparisons kept beside r_loop (recomputed every cycle)
+    if (f_past) begin
+        assert(r_lp$q == (r_loop$q >= loop_period));
+        assert(r_mg$q == (r_loop$q >= min_gap));
+    end
     if (f_had_send && !f_ctrl)
         assert(r_epoch$q >= f_last_epoch);
 `endif

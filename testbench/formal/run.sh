@@ -12,12 +12,6 @@ out="$here/build"
 command -v yosys >/dev/null 2>&1 || { echo "formal: yosys not found (run tools/setup.sh)" >&2; exit 1; }
 [ -f "$src" ] || { echo "formal: $src missing" >&2; exit 1; }
 grep -q '^endmodule // lowi_core$' "$src" || { echo "formal: no 'endmodule // lowi_core' in $src" >&2; exit 1; }
-# The remainder unit's step count (the constant r_div_cnt is compared with), for the auxiliary
-# invariant: the RTL has changed it (32, 8, 4 steps) and may again.
-cnt_const=$(sed -n 's/.*if (r_div_cnt\$q == \(k[0-9a-z_]*\)) begin.*/\1/p' "$src" | head -n1)
-cnt_bits=$(sed -n "s/.*localparam  $cnt_const = 6'b\([01]*\);.*/\1/p" "$src" | head -n1)
-[ -n "$cnt_const" ] && [ -n "$cnt_bits" ] || { echo "formal: cannot find the remainder unit's step count in $src" >&2; exit 1; }
-div_steps=$((2#$cnt_bits))
 mkdir -p "$out"
 cp "$here/lowi_core_props.vh" "$out/"
 include='s|^endmodule // lowi_core$|`include "lowi_core_props.vh"\nendmodule // lowi_core|'
@@ -39,7 +33,7 @@ make_copy() {
 # k-induction (up to 6 steps), non-zero when yosys finds a counterexample or cannot prove it.
 prove() {
     local name=$1 prop=$2
-    (cd "$out" && yosys -q -l "$name.$prop.log" -p "read_verilog -formal -D$prop -DDIV_STEPS=$div_steps $name.v; prep -top lowi_core; flatten; opt_clean; sat -tempinduct -tempinduct-def -prove-asserts -set-assumes -set-init-def -set-def-inputs -maxsteps 6 -verify lowi_core" >/dev/null 2>&1)
+    (cd "$out" && yosys -q -l "$name.$prop.log" -p "read_verilog -formal -D$prop $name.v; prep -top lowi_core; flatten; opt_clean; sat -tempinduct -tempinduct-def -prove-asserts -set-assumes -set-init-def -set-def-inputs -maxsteps 6 -verify lowi_core" >/dev/null 2>&1)
 }
 
 declare -A what=(
@@ -47,7 +41,6 @@ declare -A what=(
     [P2]="no DELIVER or send while NET-FAULTed; FAULTED is left only by clearing ENABLE"
     [P3]="never two sends of one epoch within one loop period"
 )
-echo "formal: remainder unit of lowi_core.v: $div_steps steps ($cnt_const)"
 status=0
 for p in P1 P2 P3; do
     t0=$SECONDS
@@ -77,9 +70,10 @@ while IFS='#' read -r name prop expr desc; do
         status=1
     fi
 done <<'MUT'
-broken_wrap#P1#s/if ((r_leader\$q + k1_8) == node_count) begin/if ((r_leader$q + k1_8) == (node_count + 8'd1)) begin/#leader counter wraps at n+1 instead of n
+broken_wrap#P1#s/if (n_inc == node_count) begin/if (n_inc == (node_count + 8'd1)) begin/#leader counter wraps at n+1 instead of n
+broken_adopt#P1#s/r_leader\$d = rx_sender;/r_leader$d = rx_sender + 8'd1;/#an adopted epoch's leader is the sender + 1
 broken_fault#P2#s/r_listen = (p_state == s_active) ||/r_listen = (p_state == s_active) || (p_state == s_faulted) ||/#a faulted node still takes DECIDE copies
-broken_loop#P3#s/(r_loop\$q >= loop_period)/((r_loop$q + 32'd1) >= loop_period)/#the loop fires one cycle early
-broken_gap#P3#s/(r_loop\$q >= min_gap)/((r_loop$q + 32'd1) >= min_gap)/#an early send fires one cycle before min_gap
+broken_loop#P3#s/|| r_lp\$q ||/|| ((r_loop$q + 32'd1) >= loop_period) ||/#the loop fires one cycle early
+broken_gap#P3#s/\&\& r_mg\$q)/\&\& ((r_loop$q + 32'd1) >= min_gap))/#an early send fires one cycle before min_gap
 MUT
 exit "$status"
