@@ -411,7 +411,15 @@ fn engine_logs_text_or_json_filtered_by_verbose_or_rust_log() {
             .env_remove("NC_LOG_FORMAT")
             .envs(env.iter().copied())
             .stderr(std::fs::File::create(&log).unwrap());
-        let mut child = cmd.spawn().unwrap();
+        // Killed when this run ends, or when an assertion below fails.
+        struct Killed(std::process::Child);
+        impl Drop for Killed {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let child = Killed(cmd.spawn().unwrap());
         let read = || std::fs::read_to_string(&log).unwrap_or_default();
         let t0 = std::time::Instant::now();
         let limit = std::time::Duration::from_secs(20);
@@ -445,8 +453,7 @@ fn engine_logs_text_or_json_filtered_by_verbose_or_rust_log() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let _ = child.kill();
-        let _ = child.wait();
+        drop(child);
         read()
     };
     let json_lines = |what: &str, err: &str| -> Vec<serde_json::Value> {
