@@ -152,7 +152,24 @@ fn three_nodes_decide_identical_logs_and_feed_the_host() {
     );
     assert_eq!(after["state"], "Active");
     assert_eq!(counter(&after, "net_faults"), 0);
-    assert_eq!(c.log(1), log_before, "bad packets changed the log");
+    // The log may still grow by a retransmission of the load decided late (a loaded machine: a
+    // client resent after 50 ms of silence); the bad packets must add nothing of their own, so
+    // what node 1 holds is its old log and then what the leader decided too.
+    c.settle(&[0, 1, 2]);
+    let log_after = c.log(1);
+    assert!(
+        log_after.starts_with(&log_before),
+        "bad packets changed the log: {:?} then {:?}",
+        &log_before[log_before.len().saturating_sub(3)..],
+        &log_after[log_before.len().saturating_sub(3)..]
+    );
+    let log0 = c.log(0);
+    let n = log_after.len().min(log0.len());
+    assert_eq!(
+        log_after[..n],
+        log0[..n],
+        "bad packets changed node 1's log"
+    );
 
     // The monitoring commands a user runs.
     let w = c.soc_ctl(1, &["watch", "--count", "2", "--interval-ms", "20"]);
