@@ -31,7 +31,7 @@ sleep 0.2
 echo "3-node loopback cluster, $(nproc) cores, timer $timer, $(head -1 "$dir/e0.log" | sed 's/.*realtime/realtime/')"
 for w in 1 16 64; do
     printf 'window %-3s ' "$w"
-    $bin/nc-client --config "$dir/cluster.toml" --client-id $((100 + w)) load --total "$total" --window "$w" --payload 64
+    $bin/nc-client --config "$dir/cluster.toml" --client-id $((100 + w)) load --requests "$total" --window "$w" --payload 64
 done
 for i in 0 1 2; do
     $bin/soc-ctl --ctl "$dir/e$i.sock" status --json | python3 -c '

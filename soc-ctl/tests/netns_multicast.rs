@@ -150,7 +150,7 @@ fn three_engines_over_real_multicast_in_namespaces() {
                 "--client-id",
                 &id.to_string(),
                 "load",
-                "--total",
+                "--requests",
                 &total.to_string(),
             ])
             .args(["--window", "4", "--timeout-s", "60"])

@@ -122,7 +122,35 @@ const SHARED: &[(&str, &[&str], &[&str])] = &[
     ("nc-lab", &["zk", "status"], &["--json"]),
     ("redis-nc-bench", &[], &["--json"]),
     ("zk-nc-bench", &[], &["--json"]),
+    // The load flags: how many (`--requests`), how concurrent (`--clients`, `--window`), how
+    // big (`--payload`), which cluster sizes (`--nodes`).
+    (
+        "nc-client",
+        &["load"],
+        &["--requests", "--window", "--payload"],
+    ),
+    (
+        "nc-lab",
+        &["bench"],
+        &["--requests", "--clients", "--payload", "--nodes"],
+    ),
+    (
+        "nc-lab",
+        &["demo"],
+        &["--requests", "--window", "--payload"],
+    ),
+    ("nc-lab", &["soak"], &["--clients", "--window", "--payload"]),
+    (
+        "redis-nc-bench",
+        &[],
+        &["--requests", "--clients", "--payload", "--nodes"],
+    ),
+    ("zk-nc-bench", &[], &["--requests", "--clients", "--nodes"]),
 ];
+
+/// Names that meant the same as a shared flag before the family was made one: still accepted
+/// (hidden aliases, so old commands run), never shown.
+const RETIRED: &[&str] = &["--total", "--ops", "--conns", "--writers", "--size"];
 
 #[test]
 fn every_program_answers_help_version_and_usage_errors_alike() {
@@ -154,6 +182,13 @@ fn every_program_answers_help_version_and_usage_errors_alike() {
             assert!(
                 out.lines().any(|l| l.trim_start().starts_with(f)),
                 "{name} {sub:?} --help lists no {f}:\n{out}"
+            );
+        }
+        for f in RETIRED {
+            assert!(
+                !out.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{f} "))),
+                "{name} {sub:?} --help still lists the retired {f}:\n{out}"
             );
         }
     }
@@ -223,8 +258,8 @@ fn config_errors_and_illegal_flag_values_exit_2() {
             "nc-lab",
             lab(&["redis", "--requirepass-file", "/nonexistent", "status"]),
         ),
-        ("redis-nc-bench", strs(&["--conns", "0"])),
-        ("zk-nc-bench", strs(&["--writers", "0"])),
+        ("redis-nc-bench", strs(&["--clients", "0"])),
+        ("zk-nc-bench", strs(&["--clients", "0"])),
         ("xdp-log", many_sources),
     ]);
     for (name, args) in &cases {

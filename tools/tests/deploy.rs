@@ -701,7 +701,7 @@ fn deploy_md_followed_in_the_namespace_lab() {
     };
     let out = nc_client(&["send", "hello"]);
     assert!(out.contains("decided at instance"), "{out}");
-    let out = nc_client(&["load", "--total", "300", "--window", "4"]);
+    let out = nc_client(&["load", "--requests", "300", "--window", "4"]);
     assert!(out.contains("300 decided"), "{out}");
 
     // A write at one front, read at the others (linearizable reads).
@@ -730,7 +730,7 @@ fn deploy_md_followed_in_the_namespace_lab() {
     assert!(out.contains("joined"), "{out}");
     start_front(&mut svc, 3);
     f.push(connect(3));
-    let out = nc_client(&["load", "--total", "200", "--window", "4"]);
+    let out = nc_client(&["load", "--requests", "200", "--window", "4"]);
     assert!(out.contains("200 decided"), "{out}");
     assert_eq!(
         call(&mut f[2], &[b"SET", b"after-join", b"yes"]),

@@ -36,9 +36,16 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Pipelined load: `total` requests, `window` outstanding; prints rate and latency percentiles.
+    /// Pipelined load: `--requests` requests, `--window` outstanding; prints rate and latency
+    /// percentiles.
     Load {
-        #[arg(long, default_value_t = 10_000)]
+        /// Requests to decide (formerly --total).
+        #[arg(
+            long = "requests",
+            alias = "total",
+            value_name = "N",
+            default_value_t = 10_000
+        )]
         total: u64,
         #[arg(long, default_value_t = 16)]
         window: usize,

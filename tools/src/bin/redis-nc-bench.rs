@@ -26,15 +26,31 @@ struct Args {
     /// Cluster sizes for Redis-NC.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     nodes: Vec<u8>,
-    /// SETs per run.
-    #[arg(long, default_value_t = 20_000)]
+    /// SETs per run (formerly --ops).
+    #[arg(
+        long = "requests",
+        alias = "ops",
+        value_name = "N",
+        default_value_t = 20_000
+    )]
     ops: u64,
-    /// Client connections (each one request at a time, like redis-benchmark -P 1); every
-    /// system is measured at each count (the goals use 1 and 50).
-    #[arg(long, value_delimiter = ',', default_value = "1,50")]
+    /// Client connections, each one request at a time like redis-benchmark -P 1 (formerly
+    /// --conns); every system is measured at each count (the goals use 1 and 50).
+    #[arg(
+        long = "clients",
+        alias = "conns",
+        value_name = "N,...",
+        value_delimiter = ',',
+        default_value = "1,50"
+    )]
     conns: Vec<u64>,
-    /// Value size in bytes.
-    #[arg(long, default_value_t = 64)]
+    /// Value size in bytes (formerly --size).
+    #[arg(
+        long = "payload",
+        alias = "size",
+        value_name = "BYTES",
+        default_value_t = 64
+    )]
     size: usize,
     /// Also write the table here.
     #[arg(long)]
@@ -261,10 +277,10 @@ fn main() -> ExitCode {
 fn check(a: &Args) -> Result<(), String> {
     nc_tools::app_lab::check_node_counts(&a.nodes)?;
     if a.conns.is_empty() || a.conns.contains(&0) {
-        return Err("--conns: legal values are 1 and more".into());
+        return Err("--clients: legal values are 1 and more".into());
     }
     if a.ops == 0 {
-        return Err("--ops 0: legal values are 1 and more".into());
+        return Err("--requests 0: legal values are 1 and more".into());
     }
     Ok(())
 }

@@ -21,10 +21,20 @@ use soc_ctl::client::Client;
 #[command(name = "zk-nc-bench", version)]
 struct Args {
     /// Creates per run.
-    #[arg(long, default_value_t = 6000)]
+    #[arg(
+        long = "requests",
+        alias = "ops",
+        value_name = "N",
+        default_value_t = 6000
+    )]
     ops: u64,
-    /// Concurrent writers (each one write at a time).
-    #[arg(long, default_value_t = 16)]
+    /// Concurrent clients, each one write at a time (formerly --writers).
+    #[arg(
+        long = "clients",
+        alias = "writers",
+        value_name = "N",
+        default_value_t = 16
+    )]
     writers: u64,
     /// ZooKeeper-NC cluster sizes.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
@@ -83,11 +93,11 @@ fn main() -> ExitCode {
 fn check(a: &Args) -> Result<(), String> {
     nc_tools::app_lab::check_node_counts(&a.nodes)?;
     if a.writers == 0 {
-        return Err("--writers 0: legal values are 1 and more".into());
+        return Err("--clients 0: legal values are 1 and more".into());
     }
     if a.ops < a.writers {
         return Err(format!(
-            "--ops {}: at least one create per writer (--writers {})",
+            "--requests {}: at least one create per client (--clients {})",
             a.ops, a.writers
         ));
     }
