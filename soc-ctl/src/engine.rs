@@ -154,6 +154,9 @@ struct Stats {
     log_truncated: u64,
 }
 
+/// Requests a leader times at most at once (`Engine::requests_at`).
+const REQUESTS_TIMED: usize = 1 << 16;
+
 /// The engine (owned by the engine thread).
 pub struct Engine {
     setup: NodeSetup,
@@ -187,6 +190,11 @@ pub struct Engine {
     last_input_at: u64,
     /// Tree datagrams read and not yet fed to the node.
     arrivals: Vec<Arrival>,
+    /// Leader: when each request not yet decided arrived, by (client id, seq) (at most
+    /// [`REQUESTS_TIMED`]; cleared when full, e.g. of requests a leader that stepped down holds).
+    requests_at: HashMap<(u32, u64), u64>,
+    /// Leader: a request's arrival → the send that decided it (`nc_request_decided_seconds`).
+    decide_latency: Arc<crate::metrics::Histogram>,
     /// A time by which every tree datagram that had arrived has been read: the clock read
     /// before the last read of every tree socket, or before the last wait whose readable trees
     /// were all read (a tree epoll did not report was empty when it answered).
@@ -306,12 +314,16 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         tx,
         wake: Arc::new(wake_ctl),
     };
+    let decide_latency = Arc::new(crate::metrics::Histogram::new(
+        crate::metrics::DECIDE_BOUNDS_NS,
+    ));
     if let Some(addr) = opts.metrics {
         let h = handle.clone();
+        let lat = decide_latency.clone();
         let bound = ctx(
             crate::metrics::serve(addr, move || {
                 h.call(Cmd::Status)
-                    .map(|st| crate::metrics::engine_text(&st))
+                    .map(|st| crate::metrics::engine_text(&st, &lat))
             }),
             || format!("metrics: bind TCP {addr}"),
         )?;
@@ -365,6 +377,8 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         values_sent: 0,
         last_input_at: 0,
         arrivals: Vec::new(),
+        requests_at: HashMap::new(),
+        decide_latency,
         read_all_at: 0,
         wait_entered: 0,
         pending: Vec::new(),
@@ -733,6 +747,8 @@ impl Engine {
     /// The first `got` datagrams of `batch`, read from the client socket together, fed at `now`
     /// (from `present`).
     fn client_datagrams(&mut self, batch: &mmsg::RecvBatch, got: usize, now: u64) {
+        let now = now.max(self.last_input_at);
+        let leader = self.node.is_leader();
         let mut all = Vec::with_capacity(got);
         for k in 0..got {
             let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) else {
@@ -740,10 +756,16 @@ impl Engine {
             };
             if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
                 self.clients.insert(e.client_id, SocketAddr::V4(from));
+                if leader {
+                    if self.requests_at.len() >= REQUESTS_TIMED {
+                        self.requests_at.clear();
+                    }
+                    // A retransmission keeps its first arrival.
+                    self.requests_at.entry((e.client_id, e.seq)).or_insert(now);
+                }
             }
             all.push(bytes);
         }
-        let now = now.max(self.last_input_at);
         self.last_input_at = now;
         self.node.receive_clients(now, all, &mut self.out);
         self.carry_out(now);
@@ -826,6 +848,18 @@ impl Engine {
 
     /// Client replies, in one `sendmmsg` (each to its client's last address); a reply to an
     /// unknown client or one the kernel refused is dropped and counted.
+    /// The requests these OKs answer were decided at `now`: how long after they arrived.
+    fn time_decided(&mut self, now: u64, replies: &[(u32, Vec<u8>)]) {
+        let cluster = self.setup.config.cluster_id;
+        for (_, packet) in replies {
+            if let Ok((_, Packet::ReplyOk(r))) = wire::parse(packet, cluster)
+                && let Some(t) = self.requests_at.remove(&(r.client_id, r.seq))
+            {
+                self.decide_latency.observe_ns(now.saturating_sub(t));
+            }
+        }
+    }
+
     fn send_replies(&mut self, replies: &[(u32, Vec<u8>)]) {
         let mut batch = Vec::with_capacity(replies.len());
         for (client_id, packet) in replies {
@@ -935,6 +969,7 @@ impl Engine {
                             }
                         }
                         self.send_replies(&replies);
+                        self.time_decided(now, &replies);
                     }
                     Action::Deliver(d) => {
                         if self

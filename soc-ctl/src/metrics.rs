@@ -131,6 +131,23 @@ pub const LATENCY_BOUNDS_NS: &[u64] = &[
     10_000_000_000,
 ];
 
+/// Bucket bounds for a request's time in the engine (arrival → decided): 5 µs to 1 s.
+pub const DECIDE_BOUNDS_NS: &[u64] = &[
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
 impl Default for Histogram {
     fn default() -> Histogram {
         Histogram::new(LATENCY_BOUNDS_NS)
@@ -360,8 +377,9 @@ pub fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<
 
 /// The page `nc-engine --metrics` serves, from the control socket's `status` answer: every
 /// register counter as `nc_<name>_total`, the role, epoch, leader, last decided instance, state,
-/// log length, and the engine's own statistics. Every sample carries `node`.
-pub fn engine_text(st: &Value) -> String {
+/// log length, the engine's own statistics, and `decided`: how long the requests this node
+/// decided as leader waited, arrival → the send that decided them. Every sample carries `node`.
+pub fn engine_text(st: &Value, decided: &Histogram) -> String {
     let node = st["node_id"].as_u64().unwrap_or(0).to_string();
     let l: &[(&str, &str)] = &[("node", &node)];
     let mut t = Text::new();
@@ -540,6 +558,12 @@ pub fn engine_text(st: &Value) -> String {
             t.sample(name, l, ns as f64 / 1e9);
         }
     }
+    t.histogram(
+        "nc_request_decided_seconds",
+        "Requests this node decided as leader: arrival to the send that decided them.",
+        l,
+        decided,
+    );
     t.finish()
 }
 

@@ -98,6 +98,22 @@ fn every_engine_serves_its_status_as_prometheus_text() {
         );
         page.must("nc_engine_max_send_gap_seconds", l);
         assert_eq!(page.types["nc_engine_max_send_gap_seconds"], "gauge");
+        // How long requests waited in the leader: every one of the 300 timed there (a
+        // retransmission keeps its first arrival), none elsewhere.
+        assert_eq!(page.types["nc_request_decided_seconds"], "histogram");
+        let timed = page.must("nc_request_decided_seconds_count", l);
+        let inf = page.must(
+            "nc_request_decided_seconds_bucket",
+            &[("node", &node), ("le", "+Inf")],
+        );
+        assert_eq!(timed, inf);
+        if i == 0 {
+            assert!(timed >= 300.0, "node 0 timed {timed} requests");
+            let sum = page.must("nc_request_decided_seconds_sum", l);
+            assert!(sum > 0.0 && sum / timed < 1.0, "mean {} s", sum / timed);
+        } else {
+            assert_eq!(timed, 0.0, "node {i} is no leader and timed requests");
+        }
         for s in &page.samples {
             assert!(
                 s.labels.iter().any(|(k, v)| k == "node" && *v == node),
