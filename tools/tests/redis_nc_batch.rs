@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use common::{Fronts, bins, field, free_port, info};
+use common::{Fronts, field, info};
 use host_app::resp::Value;
-use nc_tools::demo::{start_cluster, wait_for};
+use nc_tools::demo::wait_for;
 use nc_tools::netlab::Lab;
 
 const CLIENTS: u64 = 24;
@@ -23,21 +23,11 @@ const ROUNDS: u64 = 60;
 #[test]
 fn writes_carried_together_each_get_their_own_reply() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut lab = Lab::new(
+    let lab = Lab::new(
         &format!("nrb{}", std::process::id() % 10_000),
         Some(tmp.path().join("lab")),
     );
-    lab.netns = false;
-    lab.up(3).expect("lab up");
-    let bins = bins();
-    let mut f = Fronts {
-        lab: lab.clone(),
-        redis_nc: bins.redis_nc.clone(),
-        dir: tmp.path().to_path_buf(),
-        ports: (0..3).map(|_| free_port()).collect(),
-        procs: vec![None, None, None],
-    };
-    start_cluster(&lab, &bins.bins, &[0, 1, 2]).expect("cluster");
+    let mut f = Fronts::up(lab, tmp.path());
     for i in 0..3 {
         f.start(i);
     }

@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Fronts, bins, field, free_port, info};
+use common::{Fronts, field, info};
 use host_app::lincheck::{self, Event, Op, Verdict};
 use host_app::resp::Value;
 use nc_tools::app_lab::{RespConn, connect_in};
-use nc_tools::demo::{request, start_cluster, wait_for};
+use nc_tools::demo::{request, wait_for};
 use nc_tools::netlab::Lab;
 
 /// The pid of the redis-server whose socket is in `dir`.
@@ -48,18 +48,9 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = format!("nrl{}", std::process::id() % 10_000);
     let mut lab = Lab::new(&prefix, Some(tmp.path().join("lab")));
-    lab.netns = false;
     lab.engine_args = vec!["--log-keep".into(), "3000".into()];
-    lab.up(3).expect("lab up");
-    let bins = bins();
-    let mut f = Fronts {
-        lab: lab.clone(),
-        redis_nc: bins.redis_nc.clone(),
-        dir: tmp.path().to_path_buf(),
-        ports: (0..3).map(|_| free_port()).collect(),
-        procs: vec![None, None, None],
-    };
-    start_cluster(&lab, &bins.bins, &[0, 1, 2]).expect("cluster");
+    let mut f = Fronts::up(lab, tmp.path());
+    let lab = f.lab.clone();
     f.start(0);
     f.start(1);
 

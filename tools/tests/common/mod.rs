@@ -212,6 +212,22 @@ pub struct Fronts {
 }
 
 impl Fronts {
+    /// Three engines of `lab` (brought up, on loopback, and started) and room for their
+    /// fronts, none started yet; folders under `dir`.
+    pub fn up(mut lab: Lab, dir: &std::path::Path) -> Fronts {
+        lab.netns = false;
+        lab.up(3).expect("lab up");
+        let bins = bins();
+        nc_tools::demo::start_cluster(&lab, &bins.bins, &[0, 1, 2]).expect("cluster");
+        Fronts {
+            lab,
+            redis_nc: bins.redis_nc.clone(),
+            dir: dir.to_path_buf(),
+            ports: (0..3).map(|_| free_port()).collect(),
+            procs: vec![None, None, None],
+        }
+    }
+
     pub fn addr(&self, i: usize) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.ports[i]))
     }
