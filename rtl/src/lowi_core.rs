@@ -250,11 +250,12 @@ pub struct LowiCore {
     r_epoch1: DFFWithInit<Bits<32>>,
     r_lead: DFF<Bit>,
     r_lins: DFF<Bits<64>>,
-    /// `r_lins + 1` and `r_lins + 2`, kept beside it (no 64-bit adder after the tick phase).
+    /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
     r_lins1: DFFWithInit<Bits<64>>,
-    r_lins2: DFFWithInit<Bits<64>>,
+    /// `r_lins1 + 1` (from the register, for a completing copy in the cycle of a batch send).
+    lins2: Signal<Local, Bits<64>>,
     /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
-    /// kept beside it (computed from `r_leader`'s next value every cycle).
+    /// kept beside it (from the candidates of `r_leader`'s next value).
     r_nl: DFF<Bits<8>>,
     r_nl_me: DFF<Bit>,
     r_send_seq: DFF<Bits<32>>,
@@ -281,6 +282,9 @@ pub struct LowiCore {
     t_leader: Signal<Local, Bits<8>>,
     n_inc: Signal<Local, Bits<8>>,
     n_nl: Signal<Local, Bits<8>>,
+    x_inc: Signal<Local, Bits<8>>,
+    s_nl: Signal<Local, Bits<8>>,
+    z_nl: Signal<Local, Bits<8>>,
     m_eq1: Signal<Local, Bit>,
     m_eq2: Signal<Local, Bit>,
     m_ok: Signal<Local, Bit>,
@@ -306,6 +310,14 @@ pub struct LowiCore {
     p_since_rx: Signal<Local, Bits<32>>,
     p_in_flight: Signal<Local, Bits<3>>,
     e_len: Signal<Local, Bits<13>>,
+    /// From registers only: `min(fifo_len, batch_max)`, what a batch would leave, and both
+    /// (and an empty FIFO) against `fifo_depth`; the tick picks.
+    f_min: Signal<Local, Bits<13>>,
+    f_rest: Signal<Local, Bits<13>>,
+    f_zero: Signal<Local, Bit>,
+    f_lt_rest: Signal<Local, Bit>,
+    f_lt_len: Signal<Local, Bit>,
+    q_room: Signal<Local, Bit>,
     // ctrl
     c_en: Signal<Local, Bit>,
     c_may_start: Signal<Local, Bit>,
@@ -376,7 +388,6 @@ pub struct LowiCore {
     k_max_32: Constant<Bits<32>>,
     k0_64: Constant<Bits<64>>,
     k1_64: Constant<Bits<64>>,
-    k2_64: Constant<Bits<64>>,
     k_max_64: Constant<Bits<64>>,
     k_ctrl_max: Constant<Bits<32>>,
     k_overhead: Constant<Bits<16>>,
@@ -489,7 +500,6 @@ impl Default for LowiCore {
             r_lead: Default::default(),
             r_lins: Default::default(),
             r_lins1: DFFWithInit::new(Bits::<64>::from(1u64)),
-            r_lins2: DFFWithInit::new(Bits::<64>::from(2u64)),
             r_nl: Default::default(),
             r_nl_me: Default::default(),
             r_send_seq: Default::default(),
@@ -513,8 +523,12 @@ impl Default for LowiCore {
             t_leader: Default::default(),
             n_inc: Default::default(),
             n_nl: Default::default(),
+            x_inc: Default::default(),
+            s_nl: Default::default(),
+            z_nl: Default::default(),
             m_eq1: Default::default(),
             m_eq2: Default::default(),
+            lins2: Default::default(),
             m_ok: Default::default(),
             t_become: Default::default(),
             t_send: Default::default(),
@@ -538,6 +552,12 @@ impl Default for LowiCore {
             p_since_rx: Default::default(),
             p_in_flight: Default::default(),
             e_len: Default::default(),
+            f_min: Default::default(),
+            f_rest: Default::default(),
+            f_zero: Default::default(),
+            f_lt_rest: Default::default(),
+            f_lt_len: Default::default(),
+            q_room: Default::default(),
             c_en: Default::default(),
             c_may_start: Default::default(),
             c_ok: Default::default(),
@@ -605,7 +625,6 @@ impl Default for LowiCore {
             k_max_32: k(u32::MAX as u64),
             k0_64: k(0),
             k1_64: k(1),
-            k2_64: k(2),
             k_max_64: k(u64::MAX),
             k_ctrl_max: k(proto::regs::ctrl::ALL as u64),
             k_overhead: k(overhead),
@@ -632,7 +651,6 @@ impl Logic for LowiCore {
             r_lead,
             r_lins,
             r_lins1,
-            r_lins2,
             r_nl,
             r_nl_me,
             r_send_seq,
@@ -690,10 +708,20 @@ impl Logic for LowiCore {
                 || self.r_lp.q.val()
                 || (self.min_gap.val().any() && self.p_fifo_len.val().any() && self.r_mg.q.val()));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
-        if self.p_fifo_len.val() >= self.batch_max.val() {
-            self.t_count.next = self.batch_max.val();
+        if self.fifo_len.val() >= self.batch_max.val() {
+            self.f_min.next = self.batch_max.val();
         } else {
-            self.t_count.next = self.p_fifo_len.val();
+            self.f_min.next = self.fifo_len.val();
+        }
+        self.f_rest.next = self.fifo_len.val() - self.f_min.val();
+        self.f_lt_rest.next = self.f_rest.val() < self.fifo_depth.val();
+        self.f_lt_len.next = self.fifo_len.val() < self.fifo_depth.val();
+        // p_fifo_len is fifo_len, or 0 after a fault or a new epoch in the tick.
+        self.f_zero.next = self.t_fault.val() || self.t_new_epoch.val();
+        if self.f_zero.val() {
+            self.t_count.next = self.k0_13.val();
+        } else {
+            self.t_count.next = self.f_min.val();
         }
         if self.t_become.val() {
             self.t_seq.next = self.k0_32.val();
@@ -708,7 +736,15 @@ impl Logic for LowiCore {
         }
         if self.t_value.val() {
             self.p_lins.next = self.r_lins1.q.val();
-            self.e_len.next = self.p_fifo_len.val() - self.t_count.val();
+            self.e_len.next = self.f_rest.val();
+        }
+
+        if self.f_zero.val() {
+            self.q_room.next = self.fifo_depth.val().any();
+        } else if self.t_value.val() {
+            self.q_room.next = self.f_lt_rest.val();
+        } else {
+            self.q_room.next = self.f_lt_len.val();
         }
 
         // ================= event phase: CTRL =================
@@ -794,7 +830,8 @@ impl Logic for LowiCore {
         // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
         // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
         self.m_eq1.next = self.rx_instance.val() == self.r_lins1.q.val();
-        self.m_eq2.next = self.rx_instance.val() == self.r_lins2.q.val();
+        self.lins2.next = self.r_lins1.q.val() + self.k1_64.val();
+        self.m_eq2.next = self.rx_instance.val() == self.lins2.val();
         if self.t_value.val() {
             self.m_ok.next = self.m_eq2.val();
         } else {
@@ -889,7 +926,7 @@ impl Logic for LowiCore {
         self.fifo_push.next = self.q_req.val()
             && self.p_is_leader.val()
             && !self.q_oversize.val()
-            && (self.e_len.val() < self.fifo_depth.val());
+            && self.q_room.val();
         self.fifo_clear.next = self.t_fault.val()
             || self.t_new_epoch.val()
             || self.r_adopt.val()
@@ -933,7 +970,7 @@ impl Logic for LowiCore {
         if self.q_req.val()
             && self.p_is_leader.val()
             && !self.q_oversize.val()
-            && (self.e_len.val() >= self.fifo_depth.val())
+            && !self.q_room.val()
         {
             self.ev_dropped.next = self.k1_13.val();
         }
@@ -948,6 +985,12 @@ impl Logic for LowiCore {
         self.r_lead.d.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
         self.r_lins.d.next = self.p_lins.val();
+        // r_lins1 follows r_lins (+1) in every branch, from registers and inputs.
+        if self.t_value.val() {
+            self.r_lins1.d.next = self.lins2.val();
+        } else {
+            self.r_lins1.d.next = self.r_lins1.q.val();
+        }
         self.r_send_seq.d.next = self.p_send_seq.val();
         if self.r_since_rx.q.val() == self.k_max_32.val() {
             self.r_since_rx.d.next = self.p_since_rx.val();
@@ -999,6 +1042,7 @@ impl Logic for LowiCore {
             self.r_lead.d.next = false;
             self.r_leader.d.next = self.k0_8.val();
             self.r_lins.d.next = self.k0_64.val();
+            self.r_lins1.d.next = self.k1_64.val();
             self.r_send_seq.d.next = self.k0_32.val();
             self.r_since_rx.d.next = self.k0_32.val();
             self.r_ge.d.next = !self.timeout.val().any();
@@ -1029,9 +1073,11 @@ impl Logic for LowiCore {
         if self.state_rx_active.val() {
             self.r_state.d.next = self.s_active.val();
             self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
+            self.r_lins1.d.next = self.rx_instance.val();
         }
         if self.rx_deliver.val() {
             self.r_lins.d.next = self.rx_instance.val();
+            self.r_lins1.d.next = self.rx_instance.val() + self.k1_64.val();
         }
         if self.r_any_fault.val() {
             self.r_state.d.next = self.s_faulted.val();
@@ -1039,16 +1085,41 @@ impl Logic for LowiCore {
 
         // The values kept beside r_lins and r_leader, from their next values.
         self.r_epoch1.d.next = self.r_epoch.d.val() + self.k1_32.val();
-        self.r_lins1.d.next = self.r_lins.d.val() + self.k1_64.val();
-        self.r_lins2.d.next = self.r_lins.d.val() + self.k2_64.val();
-        self.n_inc.next = self.r_leader.d.val() + self.k1_8.val();
+        // r_nl / r_nl_me follow r_leader's next value, from each of its candidates: r_leader
+        // (next: r_nl), after a timeout r_nl (next: n_nl), 0 (next: 1 mod n) and an adopted
+        // epoch's sender (next: s_nl).
+        self.n_inc.next = self.r_nl.q.val() + self.k1_8.val();
         if self.n_inc.val() == self.node_count.val() {
             self.n_nl.next = self.k0_8.val();
         } else {
             self.n_nl.next = self.n_inc.val();
         }
-        self.r_nl.d.next = self.n_nl.val();
-        self.r_nl_me.d.next = self.n_nl.val() == self.node_id.val();
+        self.x_inc.next = self.rx_sender.val() + self.k1_8.val();
+        if self.x_inc.val() == self.node_count.val() {
+            self.s_nl.next = self.k0_8.val();
+        } else {
+            self.s_nl.next = self.x_inc.val();
+        }
+        if self.node_count.val() == self.k1_8.val() {
+            self.z_nl.next = self.k0_8.val();
+        } else {
+            self.z_nl.next = self.k1_8.val();
+        }
+        if self.t_new_epoch.val() {
+            self.r_nl.d.next = self.n_nl.val();
+            self.r_nl_me.d.next = self.n_nl.val() == self.node_id.val();
+        } else {
+            self.r_nl.d.next = self.r_nl.q.val();
+            self.r_nl_me.d.next = self.r_nl_me.q.val();
+        }
+        if self.c_mode.val() {
+            self.r_nl.d.next = self.z_nl.val();
+            self.r_nl_me.d.next = self.z_nl.val() == self.node_id.val();
+        }
+        if self.r_adopt.val() {
+            self.r_nl.d.next = self.s_nl.val();
+            self.r_nl_me.d.next = self.s_nl.val() == self.node_id.val();
+        }
 
         // ================= registers out =================
         self.state.next = self.r_state.q.val();

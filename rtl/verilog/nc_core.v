@@ -919,7 +919,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_max_32 = 32'hffffffff;
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
-    localparam  k2_64 = 64'h2;
     localparam  k_max_64 = 64'hffffffffffffffff;
     localparam  k_ctrl_max = 32'h1f;
     localparam  k_overhead = 16'h50;
@@ -950,9 +949,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] r_lins1$d;
     wire  [63:0] r_lins1$q;
     reg  r_lins1$clock;
-    reg  [63:0] r_lins2$d;
-    wire  [63:0] r_lins2$q;
-    reg  r_lins2$clock;
     reg  [7:0] r_nl$d;
     wire  [7:0] r_nl$q;
     reg  r_nl$clock;
@@ -985,6 +981,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_leader$clock;
     
     // Local signals
+    reg  [63:0] lins2;
     reg  [31:0] l_inc;
     reg  [31:0] s_inc;
     reg  [31:0] s_sub;
@@ -998,6 +995,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [7:0] t_leader;
     reg  [7:0] n_inc;
     reg  [7:0] n_nl;
+    reg  [7:0] x_inc;
+    reg  [7:0] s_nl;
+    reg  [7:0] z_nl;
     reg  m_eq1;
     reg  m_eq2;
     reg  m_ok;
@@ -1023,6 +1023,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] p_since_rx;
     reg  [2:0] p_in_flight;
     reg  [12:0] e_len;
+    reg  [12:0] f_min;
+    reg  [12:0] f_rest;
+    reg  f_zero;
+    reg  f_lt_rest;
+    reg  f_lt_len;
+    reg  q_room;
     reg  c_en;
     reg  c_may_start;
     reg  c_ok;
@@ -1085,11 +1091,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_lins1$q),
         .clock(r_lins1$clock)
     );
-    nc_core$core$r_lins2 r_lins2(
-        .d(r_lins2$d),
-        .q(r_lins2$q),
-        .clock(r_lins2$clock)
-    );
     nc_core$core$r_nl r_nl(
         .d(r_nl$d),
         .q(r_nl$q),
@@ -1149,7 +1150,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lead$clock = clock;
         r_lins$clock = clock;
         r_lins1$clock = clock;
-        r_lins2$clock = clock;
         r_nl$clock = clock;
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
@@ -1166,7 +1166,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lead$d = r_lead$q;
         r_lins$d = r_lins$q;
         r_lins1$d = r_lins1$q;
-        r_lins2$d = r_lins2$q;
         r_nl$d = r_nl$q;
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
@@ -1209,11 +1208,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         p_is_leader = (p_state == s_active) && p_lead;
         t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|min_gap && |p_fifo_len && r_mg$q));
         t_value = t_send && |p_fifo_len;
-        if (p_fifo_len >= batch_max) begin
-            t_count = batch_max;
+        if (fifo_len >= batch_max) begin
+            f_min = batch_max;
         end
         else begin
-            t_count = p_fifo_len;
+            f_min = fifo_len;
+        end
+        f_rest = fifo_len - f_min;
+        f_lt_rest = f_rest < fifo_depth;
+        f_lt_len = fifo_len < fifo_depth;
+        f_zero = t_fault || t_new_epoch;
+        if (f_zero) begin
+            t_count = k0_13;
+        end
+        else begin
+            t_count = f_min;
         end
         if (t_become) begin
             t_seq = k0_32;
@@ -1229,7 +1238,16 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (t_value) begin
             p_lins = r_lins1$q;
-            e_len = p_fifo_len - t_count;
+            e_len = f_rest;
+        end
+        if (f_zero) begin
+            q_room = |fifo_depth;
+        end
+        else if (t_value) begin
+            q_room = f_lt_rest;
+        end
+        else begin
+            q_room = f_lt_len;
         end
         c_en = ctrl_value[32'h0];
         c_may_start = c_en && ~ctrl_value[32'h1] && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
@@ -1276,7 +1294,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
         m_eq1 = rx_instance == r_lins1$q;
-        m_eq2 = rx_instance == r_lins2$q;
+        lins2 = r_lins1$q + k1_64;
+        m_eq2 = rx_instance == lins2;
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -1355,7 +1374,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             nl_leader = k_sender_none;
         end
         nl_epoch = p_epoch;
-        fifo_push = q_req && p_is_leader && ~q_oversize && (e_len < fifo_depth);
+        fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
         fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
@@ -1378,7 +1397,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (r_adopt || r_any_fault) begin
             ev_dropped = e_len;
         end
-        if (q_req && p_is_leader && ~q_oversize && (e_len >= fifo_depth)) begin
+        if (q_req && p_is_leader && ~q_oversize && ~q_room) begin
             ev_dropped = k1_13;
         end
         ev_accepted = fifo_push;
@@ -1390,6 +1409,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lead$d = p_lead;
         r_leader$d = p_leader;
         r_lins$d = p_lins;
+        if (t_value) begin
+            r_lins1$d = lins2;
+        end
+        else begin
+            r_lins1$d = r_lins1$q;
+        end
         r_send_seq$d = p_send_seq;
         if (r_since_rx$q == k_max_32) begin
             r_since_rx$d = p_since_rx;
@@ -1443,6 +1468,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_lead$d = 1'b0;
             r_leader$d = k0_8;
             r_lins$d = k0_64;
+            r_lins1$d = k1_64;
             r_send_seq$d = k0_32;
             r_since_rx$d = k0_32;
             r_ge$d = ~|timeout;
@@ -1470,25 +1496,52 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (state_rx_active) begin
             r_state$d = s_active;
             r_lins$d = rx_instance - k1_64;
+            r_lins1$d = rx_instance;
         end
         if (rx_deliver) begin
             r_lins$d = rx_instance;
+            r_lins1$d = rx_instance + k1_64;
         end
         if (r_any_fault) begin
             r_state$d = s_faulted;
         end
         r_epoch1$d = r_epoch$d + k1_32;
-        r_lins1$d = r_lins$d + k1_64;
-        r_lins2$d = r_lins$d + k2_64;
-        n_inc = r_leader$d + k1_8;
+        n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
             n_nl = k0_8;
         end
         else begin
             n_nl = n_inc;
         end
-        r_nl$d = n_nl;
-        r_nl_me$d = n_nl == node_id;
+        x_inc = rx_sender + k1_8;
+        if (x_inc == node_count) begin
+            s_nl = k0_8;
+        end
+        else begin
+            s_nl = x_inc;
+        end
+        if (node_count == k1_8) begin
+            z_nl = k0_8;
+        end
+        else begin
+            z_nl = k1_8;
+        end
+        if (t_new_epoch) begin
+            r_nl$d = n_nl;
+            r_nl_me$d = n_nl == node_id;
+        end
+        else begin
+            r_nl$d = r_nl$q;
+            r_nl_me$d = r_nl_me$q;
+        end
+        if (c_mode) begin
+            r_nl$d = z_nl;
+            r_nl_me$d = z_nl == node_id;
+        end
+        if (r_adopt) begin
+            r_nl$d = s_nl;
+            r_nl_me$d = s_nl == node_id;
+        end
         state = r_state$q;
         epoch = r_epoch$q;
         leader = r_leader$q;
@@ -1714,57 +1767,6 @@ module nc_core$core$r_lins1$dff(d,q,clock);
     end
           
 endmodule // nc_core$core$r_lins1$dff
-
-
-module nc_core$core$r_lins2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Constant declarations
-    localparam  init = 64'h2;
-    
-    // Stub signals
-    reg  [63:0] dff$d;
-    wire  [63:0] dff$q;
-    reg  dff$clock;
-    
-    // Sub module instances
-    nc_core$core$r_lins2$dff dff(
-        .d(dff$d),
-        .q(dff$q),
-        .clock(dff$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        dff$clock = clock;
-        q = dff$q ^ init;
-        dff$d = d ^ init;
-    end
-    
-endmodule // nc_core$core$r_lins2
-
-
-module nc_core$core$r_lins2$dff(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_lins2$dff
 
 
 module nc_core$core$r_loop(d,q,clock);

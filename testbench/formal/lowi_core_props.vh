@@ -61,8 +61,9 @@ always @(*) begin
 `ifdef P1
     // P1: the leader id is always < n.
     assert(r_leader$q < node_count);
-    // auxiliary invariant: the next leader kept beside r_leader (recomputed every cycle)
-    if (f_past) begin
+    // auxiliary invariant: the next leader kept beside r_leader (set by the ENABLE write that
+    // leaves DISABLED, then kept with every leader change)
+    if (r_state$q != s_disabled) begin
         assert(r_nl$q == ((r_leader$q + 8'd1 == node_count) ? 8'd0 : r_leader$q + 8'd1));
         assert(r_nl_me$q == (r_nl$q == node_id));
     end
