@@ -145,7 +145,11 @@ fn fetch(
     mut joiner: Joiner,
 ) -> Result<Snapshot, String> {
     let mut s = connect_from(me, member).map_err(|e| format!("connect {member}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))
+    // The member encodes the whole snapshot before its first byte leaves (every chunk carries
+    // the total's CRC), and its state thread is an ordinary one beside SCHED_FIFO engines: a
+    // long log under load took more than the 10 s this was (the soak smoke, debug build, ~25k
+    // instances: every attempt timed out, and the log only grew). 30 s, then the next member.
+    s.set_read_timeout(Some(Duration::from_secs(30)))
         .map_err(|e| e.to_string())?;
     s.write_all(&tags.seal(ask.packet.clone())?)
         .map_err(|e| e.to_string())?;
