@@ -771,21 +771,18 @@ pub fn apply_loop(
                             st.our_ids.insert(a.client_id);
                             // Only this node's fronts wait for replies (not for those they
                             // answered at the decision).
+                            let mut keep = |k: ReplyKey, r: Value| {
+                                if !st.answered.remove(&k) {
+                                    st.replies.insert(k, r);
+                                }
+                            };
                             match (a.reply, a.batch) {
                                 (Some(Value::Array(Some(rs))), true) => {
                                     for (i, r) in rs.into_iter().enumerate() {
-                                        let k = (a.client_id, a.seq, Some(i as u16));
-                                        if !st.answered.remove(&k) {
-                                            st.replies.insert(k, r);
-                                        }
+                                        keep((a.client_id, a.seq, Some(i as u16)), r);
                                     }
                                 }
-                                (Some(r), _) => {
-                                    let k = (a.client_id, a.seq, None);
-                                    if !st.answered.remove(&k) {
-                                        st.replies.insert(k, r);
-                                    }
-                                }
+                                (Some(r), _) => keep((a.client_id, a.seq, None), r),
                                 (None, _) => {}
                             }
                         }

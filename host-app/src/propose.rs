@@ -33,8 +33,6 @@ pub struct Proposed {
     pub instance: u64,
     /// Where its reply will be.
     pub key: ReplyKey,
-    /// How many writes its proposal carried.
-    pub carried: usize,
 }
 
 /// What the proposals did (sums, for INFO and metrics).
@@ -103,7 +101,6 @@ impl Proposer {
             return Self::send(client, &[payload], give_up).map(|instance| Proposed {
                 instance,
                 key: (client.client_id, client.last_seq(), None),
-                carried: 1,
             });
         }
         let me = Arc::new(Slot {
@@ -135,7 +132,6 @@ impl Proposer {
                     let _ = s.done.set(r.clone().map(|instance| Proposed {
                         instance,
                         key: (client.client_id, seq, (!alone).then_some(i as u16)),
-                        carried: batch.len(),
                     }));
                     if !Arc::ptr_eq(s, &me) {
                         s.thread.unpark();

@@ -248,7 +248,7 @@ pub struct Applied {
     /// redis-server's reply (`None`: a retransmission already applied, not executed again).
     /// For a [batch](batch_payload) of commands: an array of their replies, in order.
     pub reply: Option<Value>,
-    /// The entry was a batch of commands ([`batch_payload`]).
+    /// The entry ran as a batch of commands ([`batch_payload`]): `reply` is their array.
     pub batch: bool,
 }
 
@@ -382,30 +382,24 @@ impl RedisApplier {
                 reply: None,
                 batch: false,
             };
-            let parsed = match resp::parse(e.payload) {
-                Ok(Some((v, used))) if used == e.payload.len() => Some(v),
-                _ => None,
-            };
-            let batch = match &parsed {
-                Some(Value::Array(Some(items)))
-                    if !items.is_empty() && items.iter().all(|c| c.as_command().is_some()) =>
-                {
-                    Some(items.clone())
-                }
-                _ => None,
-            };
-            a.batch = batch.is_some();
             if self.dedupe.admit(e.client_id, e.seq) {
+                let whole = |used: usize| used == e.payload.len();
                 if e.payload.is_empty() {
                     a.reply = Some(Value::Simple("OK".into())); // a read barrier
-                } else if let Some(items) = batch {
-                    run_at.push((out.len(), Some(items.len())));
-                    cmds.extend(items);
                 } else {
-                    match parsed {
-                        Some(cmd) if cmd.as_command().is_some() => {
+                    match resp::parse(e.payload) {
+                        Ok(Some((cmd, used))) if whole(used) && cmd.as_command().is_some() => {
                             run_at.push((out.len(), None));
                             cmds.push(cmd);
+                        }
+                        Ok(Some((Value::Array(Some(items)), used)))
+                            if whole(used)
+                                && !items.is_empty()
+                                && items.iter().all(|c| c.as_command().is_some()) =>
+                        {
+                            a.batch = true;
+                            run_at.push((out.len(), Some(items.len())));
+                            cmds.extend(items);
                         }
                         _ => {
                             a.reply = Some(Value::Error(
