@@ -193,8 +193,9 @@ pub struct Engine {
     /// Leader: when each request not yet decided arrived, by (client id, seq) (at most
     /// [`REQUESTS_TIMED`]; cleared when full, e.g. of requests a leader that stepped down holds).
     requests_at: HashMap<(u32, u64), u64>,
-    /// Leader: a request's arrival → the send that decided it (`nc_request_decided_seconds`).
-    decide_latency: Arc<crate::metrics::Histogram>,
+    /// Leader: a request's arrival → the send that decided it (`nc_request_decided_seconds`);
+    /// None without `--metrics` (nothing reads it: requests are not timed).
+    decide_latency: Option<Arc<crate::metrics::Histogram>>,
     /// A time by which every tree datagram that had arrived has been read: the clock read
     /// before the last read of every tree socket, or before the last wait whose readable trees
     /// were all read (a tree epoll did not report was empty when it answered).
@@ -314,12 +315,13 @@ pub fn run(opts: EngineOpts) -> io::Result<()> {
         tx,
         wake: Arc::new(wake_ctl),
     };
-    let decide_latency = Arc::new(crate::metrics::Histogram::new(
-        crate::metrics::DECIDE_BOUNDS_NS,
-    ));
-    if let Some(addr) = opts.metrics {
+    let decide_latency = opts.metrics.map(|_| {
+        Arc::new(crate::metrics::Histogram::new(
+            crate::metrics::DECIDE_BOUNDS_NS,
+        ))
+    });
+    if let (Some(addr), Some(lat)) = (opts.metrics, decide_latency.clone()) {
         let h = handle.clone();
-        let lat = decide_latency.clone();
         let bound = ctx(
             crate::metrics::serve(addr, move || {
                 h.call(Cmd::Status)
@@ -748,7 +750,7 @@ impl Engine {
     /// (from `present`).
     fn client_datagrams(&mut self, batch: &mmsg::RecvBatch, got: usize, now: u64) {
         let now = now.max(self.last_input_at);
-        let leader = self.node.is_leader();
+        let timed = self.decide_latency.is_some() && self.node.is_leader();
         let mut all = Vec::with_capacity(got);
         for k in 0..got {
             let (Some((bytes, _)), Some(from)) = (batch.get(k), batch.source_addr(k)) else {
@@ -756,7 +758,7 @@ impl Engine {
             };
             if let Ok((_, Packet::Request(e))) = wire::parse(bytes, self.setup.config.cluster_id) {
                 self.clients.insert(e.client_id, SocketAddr::V4(from));
-                if leader {
+                if timed {
                     if self.requests_at.len() >= REQUESTS_TIMED {
                         self.requests_at.clear();
                     }
@@ -850,12 +852,15 @@ impl Engine {
     /// unknown client or one the kernel refused is dropped and counted.
     /// The requests these OKs answer were decided at `now`: how long after they arrived.
     fn time_decided(&mut self, now: u64, replies: &[(u32, Vec<u8>)]) {
+        let Some(lat) = &self.decide_latency else {
+            return;
+        };
         let cluster = self.setup.config.cluster_id;
         for (_, packet) in replies {
             if let Ok((_, Packet::ReplyOk(r))) = wire::parse(packet, cluster)
                 && let Some(t) = self.requests_at.remove(&(r.client_id, r.seq))
             {
-                self.decide_latency.observe_ns(now.saturating_sub(t));
+                lat.observe_ns(now.saturating_sub(t));
             }
         }
     }
