@@ -149,6 +149,7 @@ fn spawn_zk(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<Child> {
         .arg("start-foreground")
         .arg(&cfg)
         .env("ZOO_LOG_DIR", dir)
+        .envs(zk_logging())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("zk.log"))?)
@@ -159,6 +160,24 @@ fn spawn_zk(dir: &Path, addr: SocketAddrV4, fsync: bool) -> io::Result<Child> {
                 format!("{ZK_SERVER}: {e} (tools/setup.sh installs Debian's zookeeper)"),
             )
         })
+}
+
+/// Debian's ZooKeeper has no SLF4J binding on its class path, so a server that fails to start
+/// (a port in use, a bad folder) exits 1 without a word. When `slf4j-simple` is there (Debian's
+/// libslf4j-java, a dependency of zookeeper), put it on the class path (the launcher's later `-cp`
+/// wins) and let warnings and errors through to stderr, which [`spawn_zk`] keeps in `zk.log`.
+fn zk_logging() -> Vec<(&'static str, String)> {
+    const SIMPLE: &str = "/usr/share/java/slf4j-simple.jar";
+    if !Path::new(SIMPLE).exists() {
+        return Vec::new();
+    }
+    vec![(
+        "SERVER_JVMFLAGS",
+        format!(
+            "-cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:{SIMPLE} \
+             -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+        ),
+    )]
 }
 
 /// Debian's launcher.

@@ -307,8 +307,22 @@ pub fn check_histogram(p: &Page, name: &str, labels: &[(&str, &str)]) -> u64 {
     count as u64
 }
 
-/// A free TCP port on 127.0.0.1 (bound, then released).
+/// A free TCP port on 127.0.0.1 (bound, then released), below Linux's ephemeral range
+/// (32768-60999). A port the kernel picked for `bind(0)` is an ephemeral one, and any `connect()`
+/// made before the program under test binds it (a test polling an endpoint, say) may take it as
+/// its source port: ZooKeeper then exits 1 with "Address already in use".
 pub fn free_addr() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Spread over 20000-32767 by process and call, so concurrent test binaries rarely meet.
+    let start = (std::process::id().wrapping_mul(7919)) % 12_768;
+    for _ in 0..12_768 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (start + n * 131) % 12_768;
+        let a: SocketAddr = ([127, 0, 0, 1], port as u16).into();
+        if std::net::TcpListener::bind(a).is_ok() {
+            return a;
+        }
+    }
+    panic!("no free TCP port on 127.0.0.1 in 20000-32767")
 }
