@@ -34,7 +34,7 @@ use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
-use crate::propose::{Proposer, ReplyKey};
+use crate::propose::{Decided, Proposer, ReplyKey};
 use crate::redis::{Applied, Conn, RedisApplier, RedisServer, bgsave_done};
 use crate::resp::{self, Value};
 
@@ -140,7 +140,102 @@ pub struct Node {
     /// Packet tags for the requests this node's fronts propose (cluster.toml `[auth]`).
     packet_auth: std::sync::OnceLock<ClientAuth>,
     /// Writes proposed together ([`Node::set_proposals`]; [`DEFAULT_PROPOSALS`] until set).
-    proposer: std::sync::OnceLock<Proposer>,
+    proposer: std::sync::OnceLock<Arc<Proposer<Pending>>>,
+}
+
+/// What a front keeps with a write queued for a lane, to answer it.
+struct Pending {
+    t0: Instant,
+    answer: Answer,
+}
+
+enum Answer {
+    /// A write whose reply is fixed: the lane answers the connection itself.
+    Fixed { reply: Value, conn: Arc<ConnOut> },
+    /// The session waits for the decision (its reply comes from the local replica).
+    Wait(Arc<Waiting>),
+}
+
+struct Waiting {
+    done: std::sync::OnceLock<Result<(u64, ReplyKey), String>>,
+    thread: std::thread::Thread,
+}
+
+/// A connection's outgoing side, shared by its session and the lanes that answer its writes.
+struct ConnOut {
+    out: Mutex<OutBuf>,
+    /// The session's thread (woken when its outstanding write is answered).
+    thread: std::thread::Thread,
+}
+
+struct OutBuf {
+    stream: TcpStream,
+    /// A write answered by a lane and not yet answered on the connection: the session handles
+    /// no further command until it is (replies leave in command order).
+    outstanding: bool,
+    /// Reply bytes a lane could not send without waiting (the client does not read): the
+    /// session sends them before anything else, waiting as long as it takes. A lane never
+    /// waits for a client.
+    backlog: Vec<u8>,
+}
+
+impl ConnOut {
+    fn lock(&self) -> MutexGuard<'_, OutBuf> {
+        self.out.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// From the session: wait until no write of this connection is outstanding.
+    fn wait_answered(&self) {
+        let mut o = self.lock();
+        while o.outstanding {
+            drop(o);
+            std::thread::park_timeout(Duration::from_millis(20));
+            o = self.lock();
+        }
+    }
+
+    /// From the session: wait until no write of this connection is outstanding, then send the
+    /// backlog and `bytes`.
+    fn send(&self, bytes: &[u8]) -> io::Result<()> {
+        self.wait_answered();
+        let mut o = self.lock();
+        if !o.backlog.is_empty() {
+            let b = std::mem::take(&mut o.backlog);
+            o.stream.write_all(&b)?;
+        }
+        if !bytes.is_empty() {
+            o.stream.write_all(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// From a lane: the outstanding write's reply, sent without waiting (what the socket does
+    /// not take goes to the backlog).
+    fn answer(&self, reply: &Value) {
+        let bytes = reply.to_bytes();
+        let mut o = self.lock();
+        o.outstanding = false;
+        let mut at = 0;
+        if o.backlog.is_empty() {
+            use std::os::fd::AsRawFd;
+            while at < bytes.len() {
+                match nix::sys::socket::send(
+                    o.stream.as_raw_fd(),
+                    &bytes[at..],
+                    nix::sys::socket::MsgFlags::MSG_DONTWAIT
+                        | nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+                ) {
+                    Ok(n) => at += n,
+                    Err(nix::errno::Errno::EINTR) => {}
+                    // Would block (or the client is gone: the session's next read says so).
+                    Err(_) => break,
+                }
+            }
+        }
+        o.backlog.extend_from_slice(&bytes[at..]);
+        drop(o);
+        self.thread.unpark();
+    }
 }
 
 /// Proposals a node's fronts have in flight at most by default (`redis-nc --proposals`).
@@ -196,12 +291,32 @@ impl Node {
     /// each at most `max_payload` bytes (`Config::max_entry_payload`). Set once, before the
     /// fronts serve; false if it was already set.
     pub fn set_proposals(&self, limit: usize, max_payload: usize) -> bool {
-        self.proposer.set(Proposer::new(limit, max_payload)).is_ok()
+        self.proposer
+            .set(Arc::new(Proposer::new(limit, max_payload)))
+            .is_ok()
     }
 
-    fn proposer(&self) -> &Proposer {
+    fn proposer(&self) -> &Arc<Proposer<Pending>> {
         self.proposer
-            .get_or_init(|| Proposer::new(DEFAULT_PROPOSALS, DEFAULT_MAX_PAYLOAD))
+            .get_or_init(|| Arc::new(Proposer::new(DEFAULT_PROPOSALS, DEFAULT_MAX_PAYLOAD)))
+    }
+
+    /// Start the proposer's lanes (once), each with a client of its own.
+    fn start_lanes(self: &Arc<Self>) -> io::Result<()> {
+        let me = Arc::downgrade(self);
+        let done = move |tags: Vec<Pending>, r: Result<Decided, String>| {
+            if let Some(n) = me.upgrade() {
+                n.decided(tags, r);
+            }
+        };
+        let n = self.clone();
+        let client = move || {
+            Ok(
+                Client::new(n.cluster, n.fresh_client_id(), n.nodes.clone())?
+                    .with_auth(n.packet_auth.get().cloned()),
+            )
+        };
+        self.proposer().start(client, Arc::new(done), GIVE_UP)
     }
 
     /// Tag the requests this node proposes with the cluster's key (`ClusterFile::client_auth`);
@@ -332,51 +447,65 @@ impl Node {
 
     /// Propose a write; answer it when its instance is applied here, or — for a write whose
     /// reply is `fixed` (does not depend on the state: [`fixed_reply`]) — as soon as it is
-    /// decided, while the local replica is at most [`FAST_LAG`] instances behind.
-    fn write(&self, client: &mut Client, payload: &[u8], fixed: Option<Value>) -> Value {
+    /// decided, while the local replica is at most [`FAST_LAG`] instances behind. None: a lane
+    /// answers it on `conn` (a fixed reply, writes proposed together).
+    fn write(
+        self: &Arc<Self>,
+        client: &mut Client,
+        conn: &Arc<ConnOut>,
+        payload: Vec<u8>,
+        fixed: Option<Value>,
+    ) -> Option<Value> {
         if let Some(e) = self.unavailable() {
-            return e;
+            return Some(e);
         }
         let t0 = Instant::now();
-        let ok = match self.proposer().propose(client, payload, GIVE_UP) {
-            Ok(ok) => ok,
-            Err(e) => {
-                return self.unavailable().unwrap_or_else(|| {
-                    Value::Error(format!(
-                        "TRYAGAIN Redis-NC node {}: no leader acknowledged the write ({e}); \
-                         it may still take effect",
-                        self.node
-                    ))
-                });
+        let proposer = self.proposer().clone();
+        let decided = if proposer.shares(payload.len()) && proposer.try_direct() {
+            let r = send_alone(client, &payload);
+            proposer.direct_done();
+            r
+        } else if proposer.shares(payload.len()) {
+            if let Err(e) = self.start_lanes() {
+                return Some(Value::Error(format!(
+                    "TRYAGAIN Redis-NC node {}: cannot start proposing: {e}",
+                    self.node
+                )));
             }
+            if let Some(reply) = fixed {
+                conn.lock().outstanding = true;
+                let answer = Answer::Fixed {
+                    reply,
+                    conn: conn.clone(),
+                };
+                proposer.push(payload, Pending { t0, answer });
+                return None;
+            }
+            let w = Arc::new(Waiting {
+                done: std::sync::OnceLock::new(),
+                thread: std::thread::current(),
+            });
+            let answer = Answer::Wait(w.clone());
+            proposer.push(payload, Pending { t0, answer });
+            loop {
+                if let Some(r) = w.done.get() {
+                    break r.clone();
+                }
+                std::thread::park_timeout(Duration::from_millis(20));
+            }
+        } else {
+            proposer.count_alone();
+            send_alone(client, &payload)
         };
-        let key = ok.key;
+        let (instance, key) = match decided {
+            Ok(x) => x,
+            Err(e) => return Some(self.not_acknowledged(&e)),
+        };
         let t1 = Instant::now();
         if let Some(reply) = fixed {
-            // Decided is durable: every replica applies it at `ok.instance`, and a later read
-            // (a barrier decided after it, or `acked` for local reads) waits for that. Only the
-            // local replica's lag is bounded, so that it cannot fall ever further behind.
-            if let Err(e) = self.wait_applied(ok.instance.saturating_sub(FAST_LAG), None) {
-                return e;
-            }
-            {
-                let mut st = self.lock();
-                if st.replies.remove(&key).is_none() && st.applied < ok.instance {
-                    st.answered.insert(key);
-                }
-            }
-            let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
-            *a = (*a).max(ok.instance);
-            drop(a);
-            let mut s = self.stages.lock().unwrap_or_else(|p| p.into_inner());
-            s.writes += 1;
-            s.decided_writes += 1;
-            s.propose_ns += (t1 - t0).as_nanos() as u64;
-            drop(s);
-            self.write_latency.observe(t0.elapsed());
-            return reply;
+            return Some(self.fixed_decided(instance, key, t0, t1, reply));
         }
-        let applied = self.wait_applied(ok.instance, Some(key));
+        let applied = self.wait_applied(instance, Some(key));
         if applied.is_ok() {
             let t2 = Instant::now();
             let mut s = self.stages.lock().unwrap_or_else(|p| p.into_inner());
@@ -386,21 +515,84 @@ impl Node {
             drop(s);
             self.write_latency.observe(t2 - t0);
         }
-        match applied {
+        Some(match applied {
             Ok(Some(r)) => {
                 let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
-                *a = (*a).max(ok.instance);
+                *a = (*a).max(instance);
                 r
             }
             // Applied without a reply here: in a snapshot this node installed, or as a
             // retransmission decided twice (its reply went to the first decision).
-            Ok(None) if ok.instance <= self.lock().snapshot_at => Value::Error(format!(
-                "ERR Redis-NC: decided at instance {} and applied, but its reply is unknown here \
-                 (this replica installed a snapshot past it)",
-                ok.instance
+            Ok(None) if instance <= self.lock().snapshot_at => Value::Error(format!(
+                "ERR Redis-NC: decided at instance {instance} and applied, but its reply is \
+                 unknown here (this replica installed a snapshot past it)"
             )),
             Ok(None) => Value::Simple("OK".into()),
             Err(e) => e,
+        })
+    }
+
+    /// The answer to a write no leader acknowledged (`why`).
+    fn not_acknowledged(&self, why: &str) -> Value {
+        self.unavailable().unwrap_or_else(|| {
+            Value::Error(format!(
+                "TRYAGAIN Redis-NC node {}: no leader acknowledged the write ({why}); it may \
+                 still take effect",
+                self.node
+            ))
+        })
+    }
+
+    /// A write with a fixed reply was decided at `instance` (proposed at `t0`, decided at
+    /// `t1`): its answer. Decided is durable: every replica applies it at `instance`, and a
+    /// later read (a barrier decided after it, or `acked` for local reads) waits for that. Only
+    /// the local replica's lag is bounded, so that it cannot fall ever further behind.
+    fn fixed_decided(
+        &self,
+        instance: u64,
+        key: ReplyKey,
+        t0: Instant,
+        t1: Instant,
+        reply: Value,
+    ) -> Value {
+        if let Err(e) = self.wait_applied(instance.saturating_sub(FAST_LAG), None) {
+            return e;
+        }
+        {
+            let mut st = self.lock();
+            if st.replies.remove(&key).is_none() && st.applied < instance {
+                st.answered.insert(key);
+            }
+        }
+        let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
+        *a = (*a).max(instance);
+        drop(a);
+        let mut s = self.stages.lock().unwrap_or_else(|p| p.into_inner());
+        s.writes += 1;
+        s.decided_writes += 1;
+        s.propose_ns += (t1 - t0).as_nanos() as u64;
+        drop(s);
+        self.write_latency.observe(t0.elapsed());
+        reply
+    }
+
+    /// A lane's proposal was decided (or not): answer the writes it carried.
+    fn decided(&self, tags: Vec<Pending>, r: Result<Decided, String>) {
+        let t1 = Instant::now();
+        for (i, p) in tags.into_iter().enumerate() {
+            match p.answer {
+                Answer::Fixed { reply, conn } => {
+                    let v = match &r {
+                        Ok(d) => self.fixed_decided(d.instance, d.key(i), p.t0, t1, reply),
+                        Err(e) => self.not_acknowledged(e),
+                    };
+                    conn.answer(&v);
+                }
+                Answer::Wait(w) => {
+                    let _ = w.done.set(r.clone().map(|d| (d.instance, d.key(i))));
+                    w.thread.unpark();
+                }
+            }
         }
     }
 
@@ -1058,6 +1250,17 @@ pub fn resp_gate(password: Option<&Password>, authed: &mut bool, args: &[&[u8]])
     None
 }
 
+/// Propose one write alone with a session's own `client`: its decision and reply key.
+fn send_alone(client: &mut Client, payload: &[u8]) -> Result<(u64, ReplyKey), String> {
+    client
+        .request(0, payload, GIVE_UP)
+        .map(|ok| {
+            let d = Decided::alone(ok.instance, client);
+            (d.instance, d.key(0))
+        })
+        .map_err(|e| e.to_string())
+}
+
 /// Serve RESP clients on `listener` until the process ends.
 pub fn serve(listener: TcpListener, node: Arc<Node>) {
     for conn in listener.incoming() {
@@ -1074,8 +1277,17 @@ pub fn serve(listener: TcpListener, node: Arc<Node>) {
     }
 }
 
-fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()> {
+fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Result<()> {
     let _ = stream.set_nodelay(true);
+    // Replies leave through `conn` (a lane answers a write proposed together there).
+    let conn = Arc::new(ConnOut {
+        out: Mutex::new(OutBuf {
+            stream: stream.try_clone()?,
+            outstanding: false,
+            backlog: Vec::new(),
+        }),
+        thread: std::thread::current(),
+    });
     let mut local: Conn = node.server.connect()?;
     let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?
         .with_auth(node.packet_auth.get().cloned());
@@ -1097,18 +1309,18 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
                         ))
                         .to_bytes(),
                     );
-                    stream.write_all(&out)?;
+                    conn.send(&out)?;
                     return Ok(());
                 }
                 Ok(None) => {}
                 Err(e) => {
                     out.extend_from_slice(&Value::Error(format!("ERR {e}")).to_bytes());
-                    stream.write_all(&out)?;
+                    conn.send(&out)?;
                     return Ok(());
                 }
             }
             if !out.is_empty() {
-                stream.write_all(&out)?;
+                conn.send(&out)?;
                 out.clear();
             }
             let n = stream.read(&mut chunk)?;
@@ -1118,6 +1330,9 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
             buf.extend_from_slice(&chunk[..n]);
         };
         buf.drain(..used);
+        // A write a lane answers is answered before the next command runs (a read after it on
+        // this connection sees it; replies leave in order).
+        conn.wait_answered();
         let reply = match cmd.as_command() {
             None => Value::Error("ERR Redis-NC expects commands as arrays of bulk strings".into()),
             Some(args) => {
@@ -1126,12 +1341,23 @@ fn session(mut stream: TcpStream, node: &Node, client_id: u32) -> io::Result<()>
                     r
                 } else if name == "QUIT" {
                     Value::Simple("OK".into()).encode(&mut out);
-                    stream.write_all(&out)?;
+                    conn.send(&out)?;
                     return Ok(());
                 } else if WRITES.contains(&name.as_str()) {
                     match prepare_write(&args) {
                         Err(e) => e,
-                        Ok(payload) => node.write(&mut client, &payload, fixed_reply(&args)),
+                        Ok(payload) => {
+                            let fixed = fixed_reply(&args);
+                            if fixed.is_some() && node.proposer().shares(payload.len()) {
+                                // A lane may answer it: what is answered already goes first.
+                                conn.send(&out)?;
+                                out.clear();
+                            }
+                            match node.write(&mut client, &conn, payload, fixed) {
+                                Some(v) => v,
+                                None => continue,
+                            }
+                        }
                     }
                 } else if name == "NC.SNAPSHOT" {
                     node.serve_snapshot()

@@ -2,21 +2,24 @@
 //! proposals undecided at once; writes that arrive while that many are in flight wait in a queue
 //! and leave together, as one entry, in the next proposal.
 //!
-//! Nothing waits for a timer. A lone write finds nothing in flight and is proposed at once, as
-//! it would be alone; under load, the time one proposal takes to be decided is the time the
-//! next one gathers writes in. So the batch grows with the load by itself: at 50 connections
-//! one decision carries the writes of many, where it carried one each before (each decision
-//! costs every engine a wake-up per tree, and that cost, not the protocol, was the limit).
+//! Nothing waits for a timer. A lone write finds an idle lane and is proposed at once; under
+//! load, the time one proposal takes to be decided is the time the next one gathers writes in,
+//! so the batch grows with the load by itself (each decision costs every engine a wake-up per
+//! tree and a trip through the network stack: that cost, not the protocol, is the limit).
 //!
-//! There is no proposer thread either: the session whose write is first in the queue when a
-//! slot frees proposes the queue with its own [`Client`], and wakes the sessions of the writes
-//! it carried when the leader's OK comes. Exactly-once is per proposal: its (client id, seq)
-//! is that session's, and the apply side runs each carried command once, in queue order.
+//! Each of the `limit` proposals in flight has a **lane**: a thread with its own [`Client`] that
+//! takes what is queued, proposes it, and hands the outcome of every write it carried to the
+//! front's `done` callback, then takes what queued meanwhile. A session does not wait for a lane
+//! to be scheduled or for its own thread to be woken: it queues its write and goes back to its
+//! connection, and the lane answers the client (the session threads of 50 connections, woken
+//! one by one to send the next proposal and to answer, were where the time went; batches stayed
+//! at 4–5 writes). Exactly-once is per proposal: its (client id, seq) is the lane's, and the
+//! apply side runs each carried command once, in queue order.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::Thread;
-use std::time::{Duration, Instant};
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use soc_ctl::client::Client;
 
@@ -26,13 +29,31 @@ use crate::redis::{batch_overhead, batch_payload};
 /// batch, its index in the batch's reply array.
 pub type ReplyKey = (u32, u64, Option<u16>);
 
-/// A write decided.
+/// A proposal decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Proposed {
+pub struct Decided {
     /// The instance that decided it.
     pub instance: u64,
-    /// Where its reply will be.
-    pub key: ReplyKey,
+    client_id: u32,
+    seq: u64,
+    alone: bool,
+}
+
+impl Decided {
+    /// A proposal of one write, sent by `client` (its last request).
+    pub fn alone(instance: u64, client: &Client) -> Decided {
+        Decided {
+            instance,
+            client_id: client.client_id,
+            seq: client.last_seq(),
+            alone: true,
+        }
+    }
+
+    /// Where the reply of the `i`-th write it carried will be.
+    pub fn key(&self, i: usize) -> ReplyKey {
+        (self.client_id, self.seq, (!self.alone).then_some(i as u16))
+    }
 }
 
 /// What the proposals did (sums, for INFO and metrics).
@@ -44,38 +65,44 @@ pub struct ProposeStats {
     pub writes: u64,
 }
 
-struct Slot {
-    payload: Vec<u8>,
-    thread: Thread,
-    done: OnceLock<Result<Proposed, String>>,
-}
-
-#[derive(Default)]
-struct State {
-    queue: VecDeque<Arc<Slot>>,
-    in_flight: usize,
+struct State<T> {
+    queue: VecDeque<(Vec<u8>, T)>,
     stats: ProposeStats,
+    lanes: bool,
+    /// Proposals in flight (a lane's or a session's own).
+    busy: usize,
 }
 
-/// A node's group commit.
-pub struct Proposer {
-    st: Mutex<State>,
+/// What a lane does with a proposal's outcome: the tags of the writes it carried, in queue
+/// order, and the decision (or why there is none: the writes may still take effect).
+pub type Done<T> = dyn Fn(Vec<T>, Result<Decided, String>) + Send + Sync;
+
+/// A node's group commit; `T` is what the front keeps with each write to answer it.
+pub struct Proposer<T> {
+    st: Mutex<State<T>>,
+    cv: Condvar,
     limit: usize,
     max_payload: usize,
 }
 
-impl Proposer {
-    /// At most `limit` proposals in flight (0: every write proposed alone, at once, however many
-    /// are in flight), each at most `max_payload` bytes (the engine's largest entry payload).
-    pub fn new(limit: usize, max_payload: usize) -> Proposer {
+impl<T: Send + 'static> Proposer<T> {
+    /// At most `limit` proposals in flight (0: no lanes; every write is proposed alone by its
+    /// session), each at most `max_payload` bytes (the engine's largest entry payload).
+    pub fn new(limit: usize, max_payload: usize) -> Proposer<T> {
         Proposer {
-            st: Mutex::new(State::default()),
+            st: Mutex::new(State {
+                queue: VecDeque::new(),
+                stats: ProposeStats::default(),
+                lanes: false,
+                busy: 0,
+            }),
+            cv: Condvar::new(),
             limit,
             max_payload,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -84,85 +111,101 @@ impl Proposer {
         self.lock().stats
     }
 
-    /// Propose `payload` (one encoded RESP command) and wait until it is decided, or fails: the
-    /// error says why (it may still take effect). `client` is the calling session's own.
-    pub fn propose(
-        &self,
-        client: &mut Client,
-        payload: &[u8],
-        give_up: Duration,
-    ) -> Result<Proposed, String> {
-        if self.limit == 0 || payload.len() + batch_overhead(2) > self.max_payload {
-            // Alone: batching off, or too large to share a proposal.
-            let mut st = self.lock();
-            st.stats.proposals += 1;
-            st.stats.writes += 1;
-            drop(st);
-            return Self::send(client, &[payload], give_up).map(|instance| Proposed {
-                instance,
-                key: (client.client_id, client.last_seq(), None),
-            });
-        }
-        let me = Arc::new(Slot {
-            payload: payload.to_vec(),
-            thread: std::thread::current(),
-            done: OnceLock::new(),
-        });
-        let deadline = Instant::now() + give_up;
+    /// Whether a write of `len` bytes goes through the lanes (batching on, and it fits a
+    /// proposal beside another); otherwise its session proposes it alone ([`Proposer::alone`]).
+    pub fn shares(&self, len: usize) -> bool {
+        self.limit > 0 && len + batch_overhead(2) <= self.max_payload
+    }
+
+    /// Count a write its session proposes alone (too large to share, or batching off).
+    pub fn count_alone(&self) {
         let mut st = self.lock();
-        st.queue.push_back(me.clone());
+        st.stats.proposals += 1;
+        st.stats.writes += 1;
+    }
+
+    /// A write that finds nothing queued and a proposal free goes at once with its session's
+    /// own client, as it would alone (no hand-over to a lane thread: one connection's latency
+    /// is unchanged). True: the caller proposes it now and calls [`Proposer::direct_done`]
+    /// after; false: [`Proposer::push`] it.
+    pub fn try_direct(&self) -> bool {
+        let mut st = self.lock();
+        if !st.queue.is_empty() || st.busy >= self.limit {
+            return false;
+        }
+        st.busy += 1;
+        st.stats.proposals += 1;
+        st.stats.writes += 1;
+        true
+    }
+
+    /// A proposal [`Proposer::try_direct`] allowed is decided (or given up): its slot is free.
+    pub fn direct_done(&self) {
+        self.lock().busy -= 1;
+        self.cv.notify_all();
+    }
+
+    /// Start the lanes (once; later calls do nothing): each proposes with a client from
+    /// `client` and hands every outcome to `done`.
+    pub fn start(
+        self: &Arc<Self>,
+        mut client: impl FnMut() -> io::Result<Client>,
+        done: Arc<Done<T>>,
+        give_up: Duration,
+    ) -> io::Result<()> {
+        let mut st = self.lock();
+        if st.lanes {
+            return Ok(());
+        }
+        for i in 0..self.limit {
+            let c = client()?;
+            let (me, done) = (self.clone(), done.clone());
+            std::thread::Builder::new()
+                .name(format!("propose-{i}"))
+                .spawn(move || me.lane(c, &*done, give_up))?;
+        }
+        st.lanes = true;
+        Ok(())
+    }
+
+    /// Queue a write (the lanes must be started); a lane proposes it with the writes queued
+    /// beside it and gives `tag` back to `done`.
+    pub fn push(&self, payload: Vec<u8>, tag: T) {
+        self.lock().queue.push_back((payload, tag));
+        self.cv.notify_one();
+    }
+
+    fn lane(&self, mut client: Client, done: &Done<T>, give_up: Duration) {
         loop {
-            if let Some(r) = me.done.get() {
-                return r.clone();
+            let mut st = self.lock();
+            while st.queue.is_empty() || st.busy >= self.limit {
+                st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
             }
-            let queued = st.queue.iter().any(|s| Arc::ptr_eq(s, &me));
-            if queued && st.in_flight < self.limit {
-                let batch = self.take(&mut st);
-                st.in_flight += 1;
-                st.stats.proposals += 1;
-                st.stats.writes += batch.len() as u64;
-                drop(st);
-                let cmds: Vec<&[u8]> = batch.iter().map(|s| s.payload.as_slice()).collect();
-                let r = Self::send(client, &cmds, give_up);
-                let seq = client.last_seq();
-                st = self.lock();
-                st.in_flight -= 1;
-                let alone = batch.len() == 1;
-                for (i, s) in batch.iter().enumerate() {
-                    let _ = s.done.set(r.clone().map(|instance| Proposed {
-                        instance,
-                        key: (client.client_id, seq, (!alone).then_some(i as u16)),
-                    }));
-                    if !Arc::ptr_eq(s, &me) {
-                        s.thread.unpark();
-                    }
-                }
-                // A slot is free: the first write still queued proposes the queue.
-                if let Some(next) = st.queue.front() {
-                    next.thread.unpark();
-                }
-                continue;
-            }
-            if queued && Instant::now() >= deadline {
-                st.queue.retain(|s| !Arc::ptr_eq(s, &me));
-                return Err(format!(
-                    "{} proposals of this node stayed undecided for {give_up:?}",
-                    st.in_flight
-                ));
-            }
+            st.busy += 1;
+            let batch = self.take(&mut st);
+            st.stats.proposals += 1;
+            st.stats.writes += batch.len() as u64;
             drop(st);
-            // Woken when this write is decided or a slot frees; the timeout re-checks.
-            std::thread::park_timeout(Duration::from_millis(20));
-            st = self.lock();
+            let (payloads, tags): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
+            let cmds: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+            let r = send(&mut client, &cmds, give_up).map(|instance| Decided {
+                instance,
+                client_id: client.client_id,
+                seq: client.last_seq(),
+                alone: cmds.len() == 1,
+            });
+            done(tags, r);
+            self.lock().busy -= 1;
+            self.cv.notify_all();
         }
     }
 
     /// The writes at the head of the queue that fit one proposal (at least the first).
-    fn take(&self, st: &mut State) -> Vec<Arc<Slot>> {
-        let mut batch: Vec<Arc<Slot>> = Vec::new();
+    fn take(&self, st: &mut State<T>) -> Vec<(Vec<u8>, T)> {
+        let mut batch: Vec<(Vec<u8>, T)> = Vec::new();
         let mut bytes = 0;
-        while let Some(s) = st.queue.front() {
-            let more = bytes + s.payload.len();
+        while let Some((p, _)) = st.queue.front() {
+            let more = bytes + p.len();
             if !batch.is_empty()
                 && (more + batch_overhead(batch.len() + 1) > self.max_payload
                     || batch.len() == u16::MAX as usize)
@@ -174,15 +217,15 @@ impl Proposer {
         }
         batch
     }
+}
 
-    /// One request carrying `cmds` (alone, or as a batch), to its decision's instance.
-    fn send(client: &mut Client, cmds: &[&[u8]], give_up: Duration) -> Result<u64, String> {
-        let r = match cmds {
-            [one] => client.request(0, one, give_up),
-            _ => client.request(0, &batch_payload(cmds.iter().copied()), give_up),
-        };
-        r.map(|ok| ok.instance).map_err(|e| e.to_string())
-    }
+/// One request carrying `cmds` (alone, or as a batch), to its decision's instance.
+fn send(client: &mut Client, cmds: &[&[u8]], give_up: Duration) -> Result<u64, String> {
+    let r = match cmds {
+        [one] => client.request(0, one, give_up),
+        _ => client.request(0, &batch_payload(cmds.iter().copied()), give_up),
+    };
+    r.map(|ok| ok.instance).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -210,21 +253,34 @@ mod tests {
 
     #[test]
     fn the_queue_is_taken_in_order_up_to_the_payload_limit() {
-        let p = Proposer::new(1, 40);
-        let mut st = State::default();
-        for n in [10, 10, 10, 10, 30] {
-            st.queue.push_back(Arc::new(Slot {
-                payload: vec![b'x'; n],
-                thread: std::thread::current(),
-                done: OnceLock::new(),
-            }));
+        let p: Proposer<usize> = Proposer::new(1, 40);
+        let mut st = p.lock();
+        for (i, n) in [10, 10, 10, 10, 30].into_iter().enumerate() {
+            st.queue.push_back((vec![b'x'; n], i));
         }
-        let sizes = |b: Vec<Arc<Slot>>| b.iter().map(|s| s.payload.len()).collect::<Vec<_>>();
+        let mut take = || {
+            p.take(&mut st)
+                .into_iter()
+                .map(|(b, i)| (b.len(), i))
+                .collect::<Vec<_>>()
+        };
         // 3 × 10 + "*3\r\n" = 34 ≤ 40; a fourth would make 44.
-        assert_eq!(sizes(p.take(&mut st)), vec![10, 10, 10]);
+        assert_eq!(take(), vec![(10, 0), (10, 1), (10, 2)]);
         // 10 + 30 + "*2\r\n" = 44 > 40: the 10 goes alone.
-        assert_eq!(sizes(p.take(&mut st)), vec![10]);
-        assert_eq!(sizes(p.take(&mut st)), vec![30]);
-        assert!(p.take(&mut st).is_empty());
+        assert_eq!(take(), vec![(10, 3)]);
+        assert_eq!(take(), vec![(30, 4)]);
+        assert!(take().is_empty());
+    }
+
+    #[test]
+    fn a_proposal_of_one_write_has_no_index_and_a_batch_numbers_its_writes() {
+        let d = |alone| Decided {
+            instance: 9,
+            client_id: 7,
+            seq: 3,
+            alone,
+        };
+        assert_eq!(d(true).key(0), (7, 3, None));
+        assert_eq!(d(false).key(2), (7, 3, Some(2)));
     }
 }
