@@ -287,8 +287,8 @@ impl Lab {
         }
         // The switch forwards frames and nothing more: with br_netfilter loaded (Docker loads
         // it), every bridged frame would also run the iptables hooks (`bridge-nf-call-*`, per
-        // namespace since Linux 5.3), which no physical switch does and which cost every system
-        // the lab measures about a sixth of its packet path (perf, redis-nc-bench).
+        // namespace since Linux 5.3), which no physical switch does; every system the lab
+        // measures paid for them on each frame.
         run(&[
             "ip",
             "netns",
