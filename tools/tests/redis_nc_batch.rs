@@ -5,6 +5,10 @@
 //! for SET, a rising counter for INCR): a reply routed to the wrong write, or a write applied
 //! twice or not at all, fails the test. Then the replicas must be identical, and the front must
 //! have carried more writes than it sent proposals (else nothing here was batched).
+//!
+//! Beside them, pipelining clients send each round's SET, GET, INCR and GET in one write: a lane
+//! answers the SETs and a session the rest, and the replies must still come in command order,
+//! each GET seeing the write just before it on its connection.
 
 mod common;
 
@@ -19,6 +23,8 @@ use nc_tools::netlab::Lab;
 
 const CLIENTS: u64 = 24;
 const ROUNDS: u64 = 60;
+/// Connections that pipeline their commands.
+const PIPES: u64 = 4;
 
 #[test]
 fn writes_carried_together_each_get_their_own_reply() {
@@ -34,7 +40,13 @@ fn writes_carried_together_each_get_their_own_reply() {
     let SocketAddr::V4(front) = f.addr(0) else {
         unreachable!()
     };
-    let go = Arc::new(Barrier::new(CLIENTS as usize));
+    let go = Arc::new(Barrier::new((CLIENTS + PIPES) as usize));
+    let pipes: Vec<_> = (0..PIPES)
+        .map(|c| {
+            let go = go.clone();
+            std::thread::spawn(move || pipelined(front.into(), c, &go))
+        })
+        .collect();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|c| {
             let go = go.clone();
@@ -77,6 +89,9 @@ fn writes_carried_together_each_get_their_own_reply() {
             })
         })
         .collect();
+    for p in pipes {
+        p.join().expect("a pipelining client failed");
+    }
     let mut all: Vec<i64> = clients
         .into_iter()
         .flat_map(|h| h.join().expect("a client failed"))
@@ -98,7 +113,7 @@ fn writes_carried_together_each_get_their_own_reply() {
     );
     assert_eq!(
         carried,
-        4 * CLIENTS * ROUNDS,
+        4 * CLIENTS * ROUNDS + 2 * PIPES * ROUNDS,
         "every write went through the proposer"
     );
     assert!(
@@ -127,5 +142,57 @@ fn writes_carried_together_each_get_their_own_reply() {
                 Value::Integer(ROUNDS as i64)
             );
         }
+    }
+}
+
+/// Pipelining client `c`: each round's four commands in one write, then their four replies, which
+/// must be in command order and see this connection's own writes.
+fn pipelined(front: SocketAddr, c: u64, go: &Barrier) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(front).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let (key, n_key) = (format!("p{c}"), format!("pn{c}"));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    go.wait();
+    for n in 1..=ROUNDS {
+        let v = format!("p{c}-{n}");
+        let mut out = Vec::new();
+        for cmd in [
+            Value::command(&[b"SET", key.as_bytes(), v.as_bytes()]),
+            Value::command(&[b"GET", key.as_bytes()]),
+            Value::command(&[b"INCR", n_key.as_bytes()]),
+            Value::command(&[b"GET", n_key.as_bytes()]),
+        ] {
+            cmd.encode(&mut out);
+        }
+        s.write_all(&out).unwrap();
+        let mut got = Vec::new();
+        while got.len() < 4 {
+            match host_app::resp::parse(&buf).unwrap() {
+                Some((v, used)) => {
+                    buf.drain(..used);
+                    got.push(v);
+                }
+                None => {
+                    let k = s.read(&mut chunk).unwrap();
+                    assert!(
+                        k > 0,
+                        "pipelining client {c}: the front closed the connection"
+                    );
+                    buf.extend_from_slice(&chunk[..k]);
+                }
+            }
+        }
+        assert_eq!(
+            got,
+            vec![
+                Value::Simple("OK".into()),
+                Value::Bulk(Some(v.into_bytes())),
+                Value::Integer(n as i64),
+                Value::Bulk(Some(n.to_string().into_bytes())),
+            ],
+            "pipelining client {c}, round {n}: replies out of order or a write not seen"
+        );
     }
 }
