@@ -15,6 +15,9 @@ use soc_ctl::cluster::ClusterFile;
 
 /// Redis replicated by Nano-consensus: stock Redis clients connect to --listen; writes are
 /// decided by the cluster and applied on every node's redis-server in the same order.
+/// The most proposals in flight `--proposals` takes.
+const MAX_PROPOSALS: usize = 64;
+
 #[derive(Parser)]
 #[command(
     name = "redis-nc",
@@ -68,8 +71,9 @@ struct Args {
     #[arg(long, default_value_t = 4 << 20)]
     host_rcvbuf: usize,
     /// Writes proposed together: at most this many proposals of this node's fronts undecided at
-    /// once; writes that arrive meanwhile leave together, as one entry, in the next (no timer:
-    /// a lone write goes at once). 0: every write proposed alone, at once.
+    /// once (each proposed by a thread of its own); writes that arrive meanwhile leave together,
+    /// as one entry, in the next (no timer: a lone write goes at once). 0: every write proposed
+    /// alone, at once. 0..=64.
     #[arg(
         long,
         value_name = "N",
@@ -93,6 +97,12 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    if a.proposals > MAX_PROPOSALS {
+        eprintln!(
+            "redis-nc: --proposals: legal values are 0..={MAX_PROPOSALS} (a thread proposes each)"
+        );
+        return ExitCode::from(2);
+    }
     a.log.init();
     let fail = |m: String| {
         eprintln!("redis-nc: {m}");
