@@ -4268,6 +4268,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     
     // Local signals
     reg  [12:0] res_next;
+    reg  [12:0] res_next1;
+    reg  [12:0] wr1;
     reg  [12:0] waddr;
     
     // Sub module instances
@@ -4487,11 +4489,21 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         w_en$d = push;
         w_addr$d = waddr;
         res$d = res_next;
-        if (push) begin
-            wr$d = (waddr + k1_13) & k_mask;
+        res_next1 = (res$q + reserve + k1_13) & k_mask;
+        wr1 = (wr$q + k1_13) & k_mask;
+        if (clear) begin
+            if (push) begin
+                wr$d = res_next1;
+            end
+            else begin
+                wr$d = res_next;
+            end
+        end
+        else if (push) begin
+            wr$d = wr1;
         end
         else begin
-            wr$d = waddr;
+            wr$d = wr$q;
         end
         if (clear) begin
             if (push) begin
