@@ -158,6 +158,10 @@ impl Logic for ConfigRegAny {
 
 /// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
 /// (the model's order within one cycle: tick phase, CLEAR_COUNTERS, event phase).
+///
+/// The cycle's increments and `clear` are registered first and added in the next cycle, so no
+/// 64-bit adder sits behind the core's tick and event logic: a count shows on the bus one cycle
+/// after the cycle it counts (CLEAR_COUNTERS too, in the same order against the increments).
 #[derive(LogicBlock)]
 pub struct Counter64 {
     pub clock: Signal<In, Clock>,
@@ -169,16 +173,23 @@ pub struct Counter64 {
     pub ev_n: Signal<In, Bits<13>>,
     pub rdata: Signal<Out, Bits<32>>,
     r: DFF<Bits<64>>,
-    s1: Signal<Local, Bits<64>>,
-    s2: Signal<Local, Bits<64>>,
-    s3: Signal<Local, Bits<64>>,
+    r_clear: DFF<Bit>,
+    r_tick: DFF<Bit>,
+    r_tick_n: DFF<Bits<13>>,
+    r_ev: DFF<Bit>,
+    r_ev_n: DFF<Bits<13>>,
+    ta: Signal<Local, Bits<16>>,
+    ea: Signal<Local, Bits<16>>,
+    amount: Signal<Local, Bits<16>>,
+    base: Signal<Local, Bits<64>>,
     lo: Constant<Bits<16>>,
     hi: Constant<Bits<16>>,
     zero: Constant<Bits<64>>,
-    one: Constant<Bits<64>>,
+    one16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
-    xn: ZeroExtend<13, 64>,
-    xm: ZeroExtend<13, 64>,
+    xn: ZeroExtend<13, 16>,
+    xm: ZeroExtend<13, 16>,
+    xa: ZeroExtend<16, 64>,
 }
 
 impl Counter64 {
@@ -194,16 +205,23 @@ impl Counter64 {
             ev_n: Default::default(),
             rdata: Default::default(),
             r: Default::default(),
-            s1: Default::default(),
-            s2: Default::default(),
-            s3: Default::default(),
+            r_clear: Default::default(),
+            r_tick: Default::default(),
+            r_tick_n: Default::default(),
+            r_ev: Default::default(),
+            r_ev_n: Default::default(),
+            ta: Default::default(),
+            ea: Default::default(),
+            amount: Default::default(),
+            base: Default::default(),
             lo: k(c.addr() as u64),
             hi: k(c.addr() as u64 + 4),
             zero: k(0),
-            one: k(1),
+            one16: k(1),
             zero32: k(0),
             xn: Default::default(),
             xm: Default::default(),
+            xa: Default::default(),
         }
     }
 }
@@ -211,26 +229,36 @@ impl Counter64 {
 impl Logic for Counter64 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r);
-        // Zero-extend the 13-bit amounts.
-        self.xn.narrow.next = self.tick_n.val();
-        self.xm.narrow.next = self.ev_n.val();
-        if self.tick.val() {
-            self.s1.next = self.r.q.val() + self.xn.wide.val() + self.one.val();
+        dff_setup!(self, clock, r, r_clear, r_tick, r_tick_n, r_ev, r_ev_n);
+        // This cycle's increments and clear, registered.
+        self.r_clear.d.next = self.clear.val();
+        self.r_tick.d.next = self.tick.val();
+        self.r_tick_n.d.next = self.tick_n.val();
+        self.r_ev.d.next = self.ev.val();
+        self.r_ev_n.d.next = self.ev_n.val();
+        // Last cycle's, added now: (value + tick part, or 0 if cleared) + event part, i.e.
+        // (cleared ? 0 : value) + (cleared ? 0 : tick part) + event part (at most 2 · 8192).
+        self.xn.narrow.next = self.r_tick_n.q.val();
+        self.xm.narrow.next = self.r_ev_n.q.val();
+        if self.r_tick.q.val() {
+            self.ta.next = self.xn.wide.val() + self.one16.val();
         } else {
-            self.s1.next = self.r.q.val() + self.xn.wide.val();
+            self.ta.next = self.xn.wide.val();
         }
-        if self.clear.val() {
-            self.s2.next = self.zero.val();
+        if self.r_ev.q.val() {
+            self.ea.next = self.xm.wide.val() + self.one16.val();
         } else {
-            self.s2.next = self.s1.val();
+            self.ea.next = self.xm.wide.val();
         }
-        if self.ev.val() {
-            self.s3.next = self.s2.val() + self.xm.wide.val() + self.one.val();
+        if self.r_clear.q.val() {
+            self.amount.next = self.ea.val();
+            self.base.next = self.zero.val();
         } else {
-            self.s3.next = self.s2.val() + self.xm.wide.val();
+            self.amount.next = self.ta.val() + self.ea.val();
+            self.base.next = self.r.q.val();
         }
-        self.r.d.next = self.s3.val();
+        self.xa.narrow.next = self.amount.val();
+        self.r.d.next = self.base.val() + self.xa.wide.val();
         if self.bus_addr.val() == self.lo.val() {
             self.rdata.next = self.r.q.val().get_bits::<32>(0);
         } else if self.bus_addr.val() == self.hi.val() {

@@ -72,6 +72,8 @@ pub struct EgressFifo<const A: usize> {
     w_ip: DFF<Bits<32>>,
     w_port: DFF<Bits<16>>,
     res_next: Signal<Local, Bits<13>>,
+    res_next1: Signal<Local, Bits<13>>,
+    wr1: Signal<Local, Bits<13>>,
     waddr: Signal<Local, Bits<13>>,
     k0_13: Constant<Bits<13>>,
     k1_13: Constant<Bits<13>>,
@@ -124,6 +126,8 @@ impl<const A: usize> Default for EgressFifo<A> {
             w_ip: Default::default(),
             w_port: Default::default(),
             res_next: Default::default(),
+            res_next1: Default::default(),
+            wr1: Default::default(),
             waddr: Default::default(),
             k0_13: Constant::new(0.into()),
             k1_13: Constant::new(1.into()),
@@ -190,10 +194,22 @@ impl<const A: usize> Logic for EgressFifo<A> {
         self.w_en.d.next = self.push.val();
         self.w_addr.d.next = self.waddr.val();
         self.res.d.next = self.res_next.val();
-        if self.push.val() {
-            self.wr.d.next = (self.waddr.val() + self.k1_13.val()) & self.k_mask.val();
+        // `wr` moves to `waddr` (+ 1 with a push). Both candidates of `waddr + 1` are summed
+        // beside `clear` and `push` (which come late, from the core's event phase), so they only
+        // select.
+        self.res_next1.next =
+            (self.res.q.val() + self.reserve.val() + self.k1_13.val()) & self.k_mask.val();
+        self.wr1.next = (self.wr.q.val() + self.k1_13.val()) & self.k_mask.val();
+        if self.clear.val() {
+            if self.push.val() {
+                self.wr.d.next = self.res_next1.val();
+            } else {
+                self.wr.d.next = self.res_next.val();
+            }
+        } else if self.push.val() {
+            self.wr.d.next = self.wr1.val();
         } else {
-            self.wr.d.next = self.waddr.val();
+            self.wr.d.next = self.wr.q.val();
         }
         if self.clear.val() {
             if self.push.val() {

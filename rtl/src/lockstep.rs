@@ -895,7 +895,11 @@ impl Lockstep {
         Ok(recs)
     }
 
-    /// Read every register word over the CSR bus and compare with the model.
+    /// Read every register word over the CSR bus and compare with the model. This ends the
+    /// trace: `csr` registers each cycle's counter increments before adding them, so a count
+    /// shows one cycle after the cycle it counts, and the RTL is clocked once more (no CSR
+    /// write, no `nc_core` event) between the other registers and the counters. Whatever the
+    /// RTL does in that cycle is only registered, not yet counted.
     pub fn compare_registers(&mut self) -> Result<(), String> {
         let mut words: Vec<u16> = Vec::new();
         for r in regs::REGISTERS {
@@ -904,11 +908,15 @@ impl Lockstep {
                 words.push(r.addr + 4);
             }
         }
+        let counters = words.len();
         for c in Counter::ALL {
             words.push(c.addr());
             words.push(c.addr() + 4);
         }
-        for a in words {
+        for (i, a) in words.into_iter().enumerate() {
+            if i == counters {
+                self.rtl.edge();
+            }
             let want = self
                 .model
                 .read_register(a)

@@ -5,7 +5,13 @@
 //! `base + i` arrived (a shift queue of [`IN_FLIGHT`] entries). The bitmask of copies seen for
 //! a message is implicit: tree `t` has delivered message `s` iff `next[t] > s` (trees are FIFO);
 //! `missing` is that mask for the oldest message, and `expired` says its Δ window (counted from
-//! its first copy) has passed.
+//! its first copy) has passed. `expired` is a register: [`RxUpdate`] computes next cycle's value
+//! from the registers only (`now - first ≥ window` for the head kept and for the head shifted out,
+//! `window = 0` for a first copy into an empty queue), and the cycle's `apply` / `restart` only
+//! pick one, so no 32-bit subtraction and comparison sits in front of the caller's tick. It is
+//! judged against the `window` of the cycle before; `window` may change only while nothing is in
+//! flight or before a `restart` (the core's configuration changes only while Disabled, and
+//! leaving Disabled restarts the receiver).
 //!
 //! Two combinational halves: [`RxJudge`] says what this cycle's copy would do, against the
 //! registered state (`outcome`) and against a fresh receiver (`outcome_fresh`), from the state
@@ -45,18 +51,14 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 #[derive(LogicBlock)]
 pub struct RxJudge {
     pub trees: Signal<In, Bits<3>>,
-    pub window: Signal<In, Bits<32>>,
     pub copy_tree: Signal<In, Bits<2>>,
     pub copy_seq: Signal<In, Bits<32>>,
-    pub q_now: Signal<In, Bits<32>>,
     pub q_next0: Signal<In, Bits<32>>,
     pub q_next1: Signal<In, Bits<32>>,
     pub q_next2: Signal<In, Bits<32>>,
     pub q_next3: Signal<In, Bits<32>>,
     pub q_base: Signal<In, Bits<32>>,
     pub q_count: Signal<In, Bits<3>>,
-    pub q_first0: Signal<In, Bits<32>>,
-    pub expired: Signal<Out, Bit>,
     pub missing: Signal<Out, Bits<4>>,
     pub in_flight: Signal<Out, Bits<3>>,
     pub outcome: Signal<Out, Bits<3>>,
@@ -107,18 +109,14 @@ impl Default for RxJudge {
     fn default() -> Self {
         Self {
             trees: Default::default(),
-            window: Default::default(),
             copy_tree: Default::default(),
             copy_seq: Default::default(),
-            q_now: Default::default(),
             q_next0: Default::default(),
             q_next1: Default::default(),
             q_next2: Default::default(),
             q_next3: Default::default(),
             q_base: Default::default(),
             q_count: Default::default(),
-            q_first0: Default::default(),
-            expired: Default::default(),
             missing: Default::default(),
             in_flight: Default::default(),
             outcome: Default::default(),
@@ -170,9 +168,8 @@ impl Default for RxJudge {
 impl Logic for RxJudge {
     #[hdl_gen]
     fn update(&mut self) {
-        // Window check of the oldest incomplete message, and the trees it still misses.
-        self.expired.next = self.q_count.val().any()
-            && ((self.q_now.val() - self.q_first0.val()) > self.window.val());
+        // The trees the oldest incomplete message still misses (its window check is
+        // registered: `RxUpdate::d_expired`).
         if self.q_next0.val() == self.q_base.val() {
             self.m0.next = self.bit0_4.val();
         } else {
@@ -288,6 +285,8 @@ pub struct RxUpdate {
     pub q_first1: Signal<In, Bits<32>>,
     pub q_first2: Signal<In, Bits<32>>,
     pub q_first3: Signal<In, Bits<32>>,
+    /// `delta + drift`: the window of the expiry computed for the next cycle.
+    pub window: Signal<In, Bits<32>>,
     pub d_now: Signal<Out, Bits<32>>,
     pub d_next0: Signal<Out, Bits<32>>,
     pub d_next1: Signal<Out, Bits<32>>,
@@ -299,6 +298,13 @@ pub struct RxUpdate {
     pub d_first1: Signal<Out, Bits<32>>,
     pub d_first2: Signal<Out, Bits<32>>,
     pub d_first3: Signal<Out, Bits<32>>,
+    /// Next cycle's `expired`: `count > 0 && now - first0 > window` of the next state.
+    pub d_expired: Signal<Out, Bit>,
+    x0: Signal<Local, Bits<32>>,
+    x1: Signal<Local, Bits<32>>,
+    e0: Signal<Local, Bit>,
+    e1: Signal<Local, Bit>,
+    ez: Signal<Local, Bit>,
     c0_32: Constant<Bits<32>>,
     c1_32: Constant<Bits<32>>,
     c0_3: Constant<Bits<3>>,
@@ -336,6 +342,7 @@ impl Default for RxUpdate {
             q_first1: Default::default(),
             q_first2: Default::default(),
             q_first3: Default::default(),
+            window: Default::default(),
             d_now: Default::default(),
             d_next0: Default::default(),
             d_next1: Default::default(),
@@ -347,6 +354,12 @@ impl Default for RxUpdate {
             d_first1: Default::default(),
             d_first2: Default::default(),
             d_first3: Default::default(),
+            d_expired: Default::default(),
+            x0: Default::default(),
+            x1: Default::default(),
+            e0: Default::default(),
+            e1: Default::default(),
+            ez: Default::default(),
             c0_32: k(0),
             c1_32: k(1),
             c0_3: k(0),
@@ -376,7 +389,19 @@ impl Logic for RxUpdate {
         self.d_first2.next = self.q_first2.val();
         self.d_first3.next = self.q_first3.val();
         self.d_now.next = self.q_now.val() + self.c1_32.val();
+        // The window check of the next cycle, from registers only, for each candidate of the
+        // next queue head's `first`: `(now + 1) - first > window` is `now - first >= window`
+        // unless `now - first` is all ones (then `now + 1 - first` wraps to 0). Head kept: e0;
+        // head shifted out (delivery): e1; a first copy into an empty queue (`first = now`):
+        // `1 > window`.
+        self.x0.next = self.q_now.val() - self.q_first0.val();
+        self.x1.next = self.q_now.val() - self.q_first1.val();
+        self.e0.next = (self.x0.val() >= self.window.val()) && !self.x0.val().all();
+        self.e1.next = (self.x1.val() >= self.window.val()) && !self.x1.val().all();
+        self.ez.next = self.window.val() == self.c0_32.val();
+        self.d_expired.next = self.q_count.val().any() && self.e0.val();
         if self.restart.val() {
+            self.d_expired.next = false;
             self.d_next0.next = self.c0_32.val();
             self.d_next1.next = self.c0_32.val();
             self.d_next2.next = self.c0_32.val();
@@ -400,6 +425,7 @@ impl Logic for RxUpdate {
                     }
                     self.d_count.next = self.c1_3.val();
                     self.d_first0.next = self.q_now.val();
+                    self.d_expired.next = self.ez.val();
                 }
             }
         } else if self.apply.val()
@@ -415,6 +441,7 @@ impl Logic for RxUpdate {
                 self.d_base.next = self.q_base.val() + self.c1_32.val();
                 if !self.push.val() {
                     self.d_count.next = self.q_count.val() - self.c1_3.val();
+                    self.d_expired.next = (self.q_count.val() > self.c1_3.val()) && self.e1.val();
                     self.d_first0.next = self.q_first1.val();
                     self.d_first1.next = self.q_first2.val();
                     self.d_first2.next = self.q_first3.val();
@@ -423,6 +450,7 @@ impl Logic for RxUpdate {
                 self.d_count.next = self.q_count.val() + self.c1_3.val();
                 if self.q_count.val() == self.c0_3.val() {
                     self.d_first0.next = self.q_now.val();
+                    self.d_expired.next = self.ez.val();
                 } else if self.q_count.val() == self.c1_3.val() {
                     self.d_first1.next = self.q_now.val();
                 } else if self.q_count.val() == self.c2_3.val() {
@@ -467,6 +495,8 @@ pub struct RsbcastRx {
     r_first1: DFF<Bits<32>>,
     r_first2: DFF<Bits<32>>,
     r_first3: DFF<Bits<32>>,
+    /// `expired`, registered (computed by `RxUpdate` from the candidates of the next head).
+    r_expired: DFF<Bit>,
 }
 
 impl Logic for RsbcastRx {
@@ -474,7 +504,6 @@ impl Logic for RsbcastRx {
     fn update(&mut self) {
         self.r_now.clock.next = self.clock.val();
         self.r_now.d.next = self.upd.d_now.val();
-        self.judge.q_now.next = self.r_now.q.val();
         self.upd.q_now.next = self.r_now.q.val();
         self.r_next0.clock.next = self.clock.val();
         self.r_next0.d.next = self.upd.d_next0.val();
@@ -502,7 +531,6 @@ impl Logic for RsbcastRx {
         self.upd.q_count.next = self.r_count.q.val();
         self.r_first0.clock.next = self.clock.val();
         self.r_first0.d.next = self.upd.d_first0.val();
-        self.judge.q_first0.next = self.r_first0.q.val();
         self.upd.q_first0.next = self.r_first0.q.val();
         self.r_first1.clock.next = self.clock.val();
         self.r_first1.d.next = self.upd.d_first1.val();
@@ -513,8 +541,11 @@ impl Logic for RsbcastRx {
         self.r_first3.clock.next = self.clock.val();
         self.r_first3.d.next = self.upd.d_first3.val();
         self.upd.q_first3.next = self.r_first3.q.val();
+        self.r_expired.clock.next = self.clock.val();
+        self.r_expired.d.next = self.upd.d_expired.val();
+        self.expired.next = self.r_expired.q.val();
+        self.upd.window.next = self.window.val();
         self.judge.trees.next = self.trees.val();
-        self.judge.window.next = self.window.val();
         self.judge.copy_tree.next = self.copy_tree.val();
         self.judge.copy_seq.next = self.copy_seq.val();
         self.upd.restart.next = self.restart.val();
@@ -527,7 +558,6 @@ impl Logic for RsbcastRx {
         self.upd.n1.next = self.judge.n1.val();
         self.upd.n2.next = self.judge.n2.val();
         self.upd.n3.next = self.judge.n3.val();
-        self.expired.next = self.judge.expired.val();
         self.missing.next = self.judge.missing.val();
         self.in_flight.next = self.judge.in_flight.val();
         self.outcome.next = self.judge.outcome.val();

@@ -315,6 +315,9 @@ fn csr_counters_count_tick_then_clear_then_event() {
     c.edge();
     c.edge();
     c.uut.tick_dropped.next = bits(0);
+    // A count shows one cycle after the cycle it counts (the increments are registered first).
+    assert_eq!(read(&mut c, a), 5);
+    c.edge();
     assert_eq!(read(&mut c, a), 10);
     // One cycle with a tick increment, CLEAR_COUNTERS and an event increment: only the event stays.
     c.uut.tick_dropped.next = bits(3);
@@ -324,6 +327,8 @@ fn csr_counters_count_tick_then_clear_then_event() {
     c.uut.tick_dropped.next = bits(0);
     c.uut.clear_counters.next = false;
     c.uut.ev_dropped.next = bits(0);
+    assert_eq!(read(&mut c, a), 10, "the clear shows one cycle later too");
+    c.edge();
     assert_eq!(read(&mut c, a), 2);
     assert_eq!(read(&mut c, a + 4), 0);
     // Every counter answers at its own address.
@@ -337,6 +342,7 @@ fn csr_counters_count_tick_then_clear_then_event() {
     c.uut.drop_reply_ok.next = false;
     c.uut.drop_reply_nl.next = false;
     c.uut.drop_host.next = false;
+    c.edge();
     for k in Counter::ALL {
         let want = match k {
             Counter::RequestsDropped => 2,

@@ -1328,28 +1328,71 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h178;
     localparam  hi = 16'h17c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_config_applied$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_config_applied$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_config_applied$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_config_applied$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_config_applied$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_config_applied$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_config_applied$xn xn(
         .narrow(xn$narrow),
@@ -1359,32 +1402,54 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_config_applied$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -1418,14 +1483,120 @@ module csr$c_config_applied$r(d,q,clock);
 endmodule // csr$c_config_applied$r
 
 
+module csr$c_config_applied$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_clear
+
+
+module csr$c_config_applied$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_ev
+
+
+module csr$c_config_applied$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_ev_n
+
+
+module csr$c_config_applied$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_tick
+
+
+module csr$c_config_applied$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_tick_n
+
+
+module csr$c_config_applied$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_config_applied$xa
+
+
 module csr$c_config_applied$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_config_applied$xm
 
 
@@ -1433,10 +1604,10 @@ module csr$c_config_applied$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_config_applied$xn
 
 
@@ -1456,28 +1627,71 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h180;
     localparam  hi = 16'h184;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_config_rejected$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_config_rejected$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_config_rejected$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_config_rejected$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_config_rejected$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_config_rejected$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_config_rejected$xn xn(
         .narrow(xn$narrow),
@@ -1487,32 +1701,54 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_config_rejected$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -1546,14 +1782,120 @@ module csr$c_config_rejected$r(d,q,clock);
 endmodule // csr$c_config_rejected$r
 
 
+module csr$c_config_rejected$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_clear
+
+
+module csr$c_config_rejected$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_ev
+
+
+module csr$c_config_rejected$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_ev_n
+
+
+module csr$c_config_rejected$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_tick
+
+
+module csr$c_config_rejected$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_tick_n
+
+
+module csr$c_config_rejected$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_config_rejected$xa
+
+
 module csr$c_config_rejected$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_config_rejected$xm
 
 
@@ -1561,10 +1903,10 @@ module csr$c_config_rejected$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_config_rejected$xn
 
 
@@ -1584,28 +1926,71 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h110;
     localparam  hi = 16'h114;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_delivered$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_delivered$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_delivered$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_delivered$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_delivered$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_delivered$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_delivered$xn xn(
         .narrow(xn$narrow),
@@ -1615,32 +2000,54 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_delivered$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -1674,14 +2081,120 @@ module csr$c_delivered$r(d,q,clock);
 endmodule // csr$c_delivered$r
 
 
+module csr$c_delivered$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_clear
+
+
+module csr$c_delivered$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_ev
+
+
+module csr$c_delivered$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_ev_n
+
+
+module csr$c_delivered$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_tick
+
+
+module csr$c_delivered$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_tick_n
+
+
+module csr$c_delivered$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_delivered$xa
+
+
 module csr$c_delivered$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_delivered$xm
 
 
@@ -1689,10 +2202,10 @@ module csr$c_delivered$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_delivered$xn
 
 
@@ -1712,28 +2225,71 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h160;
     localparam  hi = 16'h164;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_duplicate_copies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_duplicate_copies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_duplicate_copies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_duplicate_copies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_duplicate_copies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_duplicate_copies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
@@ -1743,32 +2299,54 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_duplicate_copies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -1802,14 +2380,120 @@ module csr$c_duplicate_copies$r(d,q,clock);
 endmodule // csr$c_duplicate_copies$r
 
 
+module csr$c_duplicate_copies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_clear
+
+
+module csr$c_duplicate_copies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_ev
+
+
+module csr$c_duplicate_copies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_ev_n
+
+
+module csr$c_duplicate_copies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_tick
+
+
+module csr$c_duplicate_copies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_tick_n
+
+
+module csr$c_duplicate_copies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_duplicate_copies$xa
+
+
 module csr$c_duplicate_copies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_duplicate_copies$xm
 
 
@@ -1817,10 +2501,10 @@ module csr$c_duplicate_copies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_duplicate_copies$xn
 
 
@@ -1840,28 +2524,71 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h140;
     localparam  hi = 16'h144;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_foreign$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_foreign$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_foreign$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_foreign$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_foreign$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_foreign$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_foreign$xn xn(
         .narrow(xn$narrow),
@@ -1871,32 +2598,54 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_foreign$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -1930,14 +2679,120 @@ module csr$c_foreign$r(d,q,clock);
 endmodule // csr$c_foreign$r
 
 
+module csr$c_foreign$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_clear
+
+
+module csr$c_foreign$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_ev
+
+
+module csr$c_foreign$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_ev_n
+
+
+module csr$c_foreign$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_tick
+
+
+module csr$c_foreign$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_tick_n
+
+
+module csr$c_foreign$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_foreign$xa
+
+
 module csr$c_foreign$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_foreign$xm
 
 
@@ -1945,10 +2800,10 @@ module csr$c_foreign$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_foreign$xn
 
 
@@ -1968,28 +2823,71 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h198;
     localparam  hi = 16'h19c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_host_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_host_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_host_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_host_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_host_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_host_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_host_dropped$xn xn(
         .narrow(xn$narrow),
@@ -1999,32 +2897,54 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_host_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2058,14 +2978,120 @@ module csr$c_host_dropped$r(d,q,clock);
 endmodule // csr$c_host_dropped$r
 
 
+module csr$c_host_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_clear
+
+
+module csr$c_host_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_ev
+
+
+module csr$c_host_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_ev_n
+
+
+module csr$c_host_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_tick
+
+
+module csr$c_host_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_tick_n
+
+
+module csr$c_host_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_host_dropped$xa
+
+
 module csr$c_host_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_host_dropped$xm
 
 
@@ -2073,10 +3099,10 @@ module csr$c_host_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_host_dropped$xn
 
 
@@ -2096,28 +3122,71 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h188;
     localparam  hi = 16'h18c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_ignored$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_ignored$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_ignored$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_ignored$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_ignored$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_ignored$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_ignored$xn xn(
         .narrow(xn$narrow),
@@ -2127,32 +3196,54 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_ignored$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2186,14 +3277,120 @@ module csr$c_ignored$r(d,q,clock);
 endmodule // csr$c_ignored$r
 
 
+module csr$c_ignored$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_clear
+
+
+module csr$c_ignored$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_ev
+
+
+module csr$c_ignored$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_ev_n
+
+
+module csr$c_ignored$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_tick
+
+
+module csr$c_ignored$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_tick_n
+
+
+module csr$c_ignored$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_ignored$xa
+
+
 module csr$c_ignored$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_ignored$xm
 
 
@@ -2201,10 +3398,10 @@ module csr$c_ignored$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_ignored$xn
 
 
@@ -2224,28 +3421,71 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h168;
     localparam  hi = 16'h16c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_late_copies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_late_copies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_late_copies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_late_copies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_late_copies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_late_copies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_late_copies$xn xn(
         .narrow(xn$narrow),
@@ -2255,32 +3495,54 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_late_copies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2314,14 +3576,120 @@ module csr$c_late_copies$r(d,q,clock);
 endmodule // csr$c_late_copies$r
 
 
+module csr$c_late_copies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_clear
+
+
+module csr$c_late_copies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_ev
+
+
+module csr$c_late_copies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_ev_n
+
+
+module csr$c_late_copies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_tick
+
+
+module csr$c_late_copies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_tick_n
+
+
+module csr$c_late_copies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_late_copies$xa
+
+
 module csr$c_late_copies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_late_copies$xm
 
 
@@ -2329,10 +3697,10 @@ module csr$c_late_copies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_late_copies$xn
 
 
@@ -2352,28 +3720,71 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h170;
     localparam  hi = 16'h174;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_late_ticks$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_late_ticks$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_late_ticks$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_late_ticks$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_late_ticks$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_late_ticks$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_late_ticks$xn xn(
         .narrow(xn$narrow),
@@ -2383,32 +3794,54 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_late_ticks$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2442,14 +3875,120 @@ module csr$c_late_ticks$r(d,q,clock);
 endmodule // csr$c_late_ticks$r
 
 
+module csr$c_late_ticks$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_clear
+
+
+module csr$c_late_ticks$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_ev
+
+
+module csr$c_late_ticks$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_ev_n
+
+
+module csr$c_late_ticks$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_tick
+
+
+module csr$c_late_ticks$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_tick_n
+
+
+module csr$c_late_ticks$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_late_ticks$xa
+
+
 module csr$c_late_ticks$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_late_ticks$xm
 
 
@@ -2457,10 +3996,10 @@ module csr$c_late_ticks$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_late_ticks$xn
 
 
@@ -2480,28 +4019,71 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h138;
     localparam  hi = 16'h13c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_malformed$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_malformed$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_malformed$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_malformed$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_malformed$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_malformed$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_malformed$xn xn(
         .narrow(xn$narrow),
@@ -2511,32 +4093,54 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_malformed$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2570,14 +4174,120 @@ module csr$c_malformed$r(d,q,clock);
 endmodule // csr$c_malformed$r
 
 
+module csr$c_malformed$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_clear
+
+
+module csr$c_malformed$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_ev
+
+
+module csr$c_malformed$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_ev_n
+
+
+module csr$c_malformed$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_tick
+
+
+module csr$c_malformed$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_tick_n
+
+
+module csr$c_malformed$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_malformed$xa
+
+
 module csr$c_malformed$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_malformed$xm
 
 
@@ -2585,10 +4295,10 @@ module csr$c_malformed$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_malformed$xn
 
 
@@ -2608,28 +4318,71 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h148;
     localparam  hi = 16'h14c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_net_faults$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_net_faults$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_net_faults$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_net_faults$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_net_faults$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_net_faults$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_net_faults$xn xn(
         .narrow(xn$narrow),
@@ -2639,32 +4392,54 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_net_faults$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2698,14 +4473,120 @@ module csr$c_net_faults$r(d,q,clock);
 endmodule // csr$c_net_faults$r
 
 
+module csr$c_net_faults$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_clear
+
+
+module csr$c_net_faults$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_ev
+
+
+module csr$c_net_faults$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_ev_n
+
+
+module csr$c_net_faults$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_tick
+
+
+module csr$c_net_faults$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_tick_n
+
+
+module csr$c_net_faults$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_net_faults$xa
+
+
 module csr$c_net_faults$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_net_faults$xm
 
 
@@ -2713,10 +4594,10 @@ module csr$c_net_faults$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_net_faults$xn
 
 
@@ -2736,28 +4617,71 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h130;
     localparam  hi = 16'h134;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_not_leader_replies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_not_leader_replies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_not_leader_replies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_not_leader_replies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_not_leader_replies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_not_leader_replies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
@@ -2767,32 +4691,54 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_not_leader_replies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2826,14 +4772,120 @@ module csr$c_not_leader_replies$r(d,q,clock);
 endmodule // csr$c_not_leader_replies$r
 
 
+module csr$c_not_leader_replies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_clear
+
+
+module csr$c_not_leader_replies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_ev
+
+
+module csr$c_not_leader_replies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_ev_n
+
+
+module csr$c_not_leader_replies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_tick
+
+
+module csr$c_not_leader_replies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_tick_n
+
+
+module csr$c_not_leader_replies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_not_leader_replies$xa
+
+
 module csr$c_not_leader_replies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_not_leader_replies$xm
 
 
@@ -2841,10 +4893,10 @@ module csr$c_not_leader_replies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_not_leader_replies$xn
 
 
@@ -2864,28 +4916,71 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h190;
     localparam  hi = 16'h194;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_replies_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_replies_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_replies_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_replies_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_replies_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_replies_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
@@ -2895,32 +4990,54 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_replies_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -2954,14 +5071,120 @@ module csr$c_replies_dropped$r(d,q,clock);
 endmodule // csr$c_replies_dropped$r
 
 
+module csr$c_replies_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_clear
+
+
+module csr$c_replies_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_ev
+
+
+module csr$c_replies_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_ev_n
+
+
+module csr$c_replies_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_tick
+
+
+module csr$c_replies_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_tick_n
+
+
+module csr$c_replies_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_replies_dropped$xa
+
+
 module csr$c_replies_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_replies_dropped$xm
 
 
@@ -2969,10 +5192,10 @@ module csr$c_replies_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_replies_dropped$xn
 
 
@@ -2992,28 +5215,71 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h118;
     localparam  hi = 16'h11c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_requests_accepted$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_requests_accepted$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_requests_accepted$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_requests_accepted$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_requests_accepted$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_requests_accepted$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
@@ -3023,32 +5289,54 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_requests_accepted$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3082,14 +5370,120 @@ module csr$c_requests_accepted$r(d,q,clock);
 endmodule // csr$c_requests_accepted$r
 
 
+module csr$c_requests_accepted$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_clear
+
+
+module csr$c_requests_accepted$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_ev
+
+
+module csr$c_requests_accepted$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_ev_n
+
+
+module csr$c_requests_accepted$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_tick
+
+
+module csr$c_requests_accepted$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_tick_n
+
+
+module csr$c_requests_accepted$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_requests_accepted$xa
+
+
 module csr$c_requests_accepted$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_accepted$xm
 
 
@@ -3097,10 +5491,10 @@ module csr$c_requests_accepted$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_accepted$xn
 
 
@@ -3120,28 +5514,71 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h120;
     localparam  hi = 16'h124;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_requests_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_requests_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_requests_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_requests_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_requests_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_requests_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
@@ -3151,32 +5588,54 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_requests_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3210,14 +5669,120 @@ module csr$c_requests_dropped$r(d,q,clock);
 endmodule // csr$c_requests_dropped$r
 
 
+module csr$c_requests_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_clear
+
+
+module csr$c_requests_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_ev
+
+
+module csr$c_requests_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_ev_n
+
+
+module csr$c_requests_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_tick
+
+
+module csr$c_requests_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_tick_n
+
+
+module csr$c_requests_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_requests_dropped$xa
+
+
 module csr$c_requests_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_dropped$xm
 
 
@@ -3225,10 +5790,10 @@ module csr$c_requests_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_dropped$xn
 
 
@@ -3248,28 +5813,71 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h128;
     localparam  hi = 16'h12c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_requests_oversize$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_requests_oversize$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_requests_oversize$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_requests_oversize$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_requests_oversize$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_requests_oversize$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
@@ -3279,32 +5887,54 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_requests_oversize$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3338,14 +5968,120 @@ module csr$c_requests_oversize$r(d,q,clock);
 endmodule // csr$c_requests_oversize$r
 
 
+module csr$c_requests_oversize$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_clear
+
+
+module csr$c_requests_oversize$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_ev
+
+
+module csr$c_requests_oversize$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_ev_n
+
+
+module csr$c_requests_oversize$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_tick
+
+
+module csr$c_requests_oversize$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_tick_n
+
+
+module csr$c_requests_oversize$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_requests_oversize$xa
+
+
 module csr$c_requests_oversize$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_oversize$xm
 
 
@@ -3353,10 +6089,10 @@ module csr$c_requests_oversize$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_requests_oversize$xn
 
 
@@ -3376,28 +6112,71 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h108;
     localparam  hi = 16'h10c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_sent_heartbeats$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_sent_heartbeats$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_sent_heartbeats$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_sent_heartbeats$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_sent_heartbeats$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_sent_heartbeats$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
@@ -3407,32 +6186,54 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_sent_heartbeats$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3466,14 +6267,120 @@ module csr$c_sent_heartbeats$r(d,q,clock);
 endmodule // csr$c_sent_heartbeats$r
 
 
+module csr$c_sent_heartbeats$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_clear
+
+
+module csr$c_sent_heartbeats$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_ev
+
+
+module csr$c_sent_heartbeats$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_ev_n
+
+
+module csr$c_sent_heartbeats$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_tick
+
+
+module csr$c_sent_heartbeats$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_tick_n
+
+
+module csr$c_sent_heartbeats$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_sent_heartbeats$xa
+
+
 module csr$c_sent_heartbeats$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_sent_heartbeats$xm
 
 
@@ -3481,10 +6388,10 @@ module csr$c_sent_heartbeats$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_sent_heartbeats$xn
 
 
@@ -3504,28 +6411,71 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h100;
     localparam  hi = 16'h104;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_sent_values$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_sent_values$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_sent_values$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_sent_values$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_sent_values$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_sent_values$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_sent_values$xn xn(
         .narrow(xn$narrow),
@@ -3535,32 +6485,54 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_sent_values$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3594,14 +6566,120 @@ module csr$c_sent_values$r(d,q,clock);
 endmodule // csr$c_sent_values$r
 
 
+module csr$c_sent_values$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_clear
+
+
+module csr$c_sent_values$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_ev
+
+
+module csr$c_sent_values$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_ev_n
+
+
+module csr$c_sent_values$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_tick
+
+
+module csr$c_sent_values$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_tick_n
+
+
+module csr$c_sent_values$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_sent_values$xa
+
+
 module csr$c_sent_values$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_sent_values$xm
 
 
@@ -3609,10 +6687,10 @@ module csr$c_sent_values$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_sent_values$xn
 
 
@@ -3632,28 +6710,71 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h158;
     localparam  hi = 16'h15c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_stale_epoch$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_stale_epoch$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_stale_epoch$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_stale_epoch$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_stale_epoch$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_stale_epoch$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
@@ -3663,32 +6784,54 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_stale_epoch$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3722,14 +6865,120 @@ module csr$c_stale_epoch$r(d,q,clock);
 endmodule // csr$c_stale_epoch$r
 
 
+module csr$c_stale_epoch$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_clear
+
+
+module csr$c_stale_epoch$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_ev
+
+
+module csr$c_stale_epoch$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_ev_n
+
+
+module csr$c_stale_epoch$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_tick
+
+
+module csr$c_stale_epoch$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_tick_n
+
+
+module csr$c_stale_epoch$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_stale_epoch$xa
+
+
 module csr$c_stale_epoch$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_stale_epoch$xm
 
 
@@ -3737,10 +6986,10 @@ module csr$c_stale_epoch$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_stale_epoch$xn
 
 
@@ -3760,28 +7009,71 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h150;
     localparam  hi = 16'h154;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_timeouts$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_timeouts$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_timeouts$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_timeouts$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_timeouts$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_timeouts$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_timeouts$xn xn(
         .narrow(xn$narrow),
@@ -3791,32 +7083,54 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_timeouts$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3850,14 +7164,120 @@ module csr$c_timeouts$r(d,q,clock);
 endmodule // csr$c_timeouts$r
 
 
+module csr$c_timeouts$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_clear
+
+
+module csr$c_timeouts$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_ev
+
+
+module csr$c_timeouts$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_ev_n
+
+
+module csr$c_timeouts$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_tick
+
+
+module csr$c_timeouts$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_tick_n
+
+
+module csr$c_timeouts$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_timeouts$xa
+
+
 module csr$c_timeouts$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_timeouts$xm
 
 
@@ -3865,10 +7285,10 @@ module csr$c_timeouts$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_timeouts$xn
 
 
@@ -3888,28 +7308,71 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  lo = 16'h1a0;
     localparam  hi = 16'h1a4;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     csr$c_unauthorized$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    csr$c_unauthorized$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    csr$c_unauthorized$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    csr$c_unauthorized$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    csr$c_unauthorized$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    csr$c_unauthorized$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     csr$c_unauthorized$xn xn(
         .narrow(xn$narrow),
@@ -3919,32 +7382,54 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    csr$c_unauthorized$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -3978,14 +7463,120 @@ module csr$c_unauthorized$r(d,q,clock);
 endmodule // csr$c_unauthorized$r
 
 
+module csr$c_unauthorized$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_clear
+
+
+module csr$c_unauthorized$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_ev
+
+
+module csr$c_unauthorized$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_ev_n
+
+
+module csr$c_unauthorized$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_tick
+
+
+module csr$c_unauthorized$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_tick_n
+
+
+module csr$c_unauthorized$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // csr$c_unauthorized$xa
+
+
 module csr$c_unauthorized$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_unauthorized$xm
 
 
@@ -3993,10 +7584,10 @@ module csr$c_unauthorized$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // csr$c_unauthorized$xn
 
 

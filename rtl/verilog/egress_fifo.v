@@ -126,6 +126,8 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     
     // Local signals
     reg  [12:0] res_next;
+    reg  [12:0] res_next1;
+    reg  [12:0] wr1;
     reg  [12:0] waddr;
     
     // Sub module instances
@@ -345,11 +347,21 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         w_en$d = push;
         w_addr$d = waddr;
         res$d = res_next;
-        if (push) begin
-            wr$d = (waddr + k1_13) & k_mask;
+        res_next1 = (res$q + reserve + k1_13) & k_mask;
+        wr1 = (wr$q + k1_13) & k_mask;
+        if (clear) begin
+            if (push) begin
+                wr$d = res_next1;
+            end
+            else begin
+                wr$d = res_next;
+            end
+        end
+        else if (push) begin
+            wr$d = wr1;
         end
         else begin
-            wr$d = waddr;
+            wr$d = wr$q;
         end
         if (clear) begin
             if (push) begin

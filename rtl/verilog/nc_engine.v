@@ -4268,6 +4268,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     
     // Local signals
     reg  [12:0] res_next;
+    reg  [12:0] res_next1;
+    reg  [12:0] wr1;
     reg  [12:0] waddr;
     
     // Sub module instances
@@ -4487,11 +4489,21 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         w_en$d = push;
         w_addr$d = waddr;
         res$d = res_next;
-        if (push) begin
-            wr$d = (waddr + k1_13) & k_mask;
+        res_next1 = (res$q + reserve + k1_13) & k_mask;
+        wr1 = (wr$q + k1_13) & k_mask;
+        if (clear) begin
+            if (push) begin
+                wr$d = res_next1;
+            end
+            else begin
+                wr$d = res_next;
+            end
+        end
+        else if (push) begin
+            wr$d = wr1;
         end
         else begin
-            wr$d = waddr;
+            wr$d = wr$q;
         end
         if (clear) begin
             if (push) begin
@@ -6517,28 +6529,71 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
     localparam  lo = 16'h178;
     localparam  hi = 16'h17c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_config_applied$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_config_applied$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_config_applied$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_config_applied$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_config_applied$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_config_applied$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_config_applied$xn xn(
         .narrow(xn$narrow),
@@ -6548,32 +6603,54 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_config_applied$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -6607,14 +6684,120 @@ module nc_engine$core$regs$c_config_applied$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_config_applied$r
 
 
+module nc_engine$core$regs$c_config_applied$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_applied$r_clear
+
+
+module nc_engine$core$regs$c_config_applied$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_applied$r_ev
+
+
+module nc_engine$core$regs$c_config_applied$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_applied$r_ev_n
+
+
+module nc_engine$core$regs$c_config_applied$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_applied$r_tick
+
+
+module nc_engine$core$regs$c_config_applied$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_applied$r_tick_n
+
+
+module nc_engine$core$regs$c_config_applied$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_config_applied$xa
+
+
 module nc_engine$core$regs$c_config_applied$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_config_applied$xm
 
 
@@ -6622,10 +6805,10 @@ module nc_engine$core$regs$c_config_applied$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_config_applied$xn
 
 
@@ -6645,28 +6828,71 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
     localparam  lo = 16'h180;
     localparam  hi = 16'h184;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_config_rejected$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_config_rejected$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_config_rejected$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_config_rejected$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_config_rejected$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_config_rejected$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_config_rejected$xn xn(
         .narrow(xn$narrow),
@@ -6676,32 +6902,54 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_config_rejected$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -6735,14 +6983,120 @@ module nc_engine$core$regs$c_config_rejected$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_config_rejected$r
 
 
+module nc_engine$core$regs$c_config_rejected$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_rejected$r_clear
+
+
+module nc_engine$core$regs$c_config_rejected$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_rejected$r_ev
+
+
+module nc_engine$core$regs$c_config_rejected$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_rejected$r_ev_n
+
+
+module nc_engine$core$regs$c_config_rejected$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_rejected$r_tick
+
+
+module nc_engine$core$regs$c_config_rejected$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_config_rejected$r_tick_n
+
+
+module nc_engine$core$regs$c_config_rejected$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_config_rejected$xa
+
+
 module nc_engine$core$regs$c_config_rejected$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_config_rejected$xm
 
 
@@ -6750,10 +7104,10 @@ module nc_engine$core$regs$c_config_rejected$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_config_rejected$xn
 
 
@@ -6773,28 +7127,71 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  lo = 16'h110;
     localparam  hi = 16'h114;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_delivered$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_delivered$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_delivered$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_delivered$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_delivered$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_delivered$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_delivered$xn xn(
         .narrow(xn$narrow),
@@ -6804,32 +7201,54 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_delivered$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -6863,14 +7282,120 @@ module nc_engine$core$regs$c_delivered$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_delivered$r
 
 
+module nc_engine$core$regs$c_delivered$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_delivered$r_clear
+
+
+module nc_engine$core$regs$c_delivered$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_delivered$r_ev
+
+
+module nc_engine$core$regs$c_delivered$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_delivered$r_ev_n
+
+
+module nc_engine$core$regs$c_delivered$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_delivered$r_tick
+
+
+module nc_engine$core$regs$c_delivered$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_delivered$r_tick_n
+
+
+module nc_engine$core$regs$c_delivered$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_delivered$xa
+
+
 module nc_engine$core$regs$c_delivered$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_delivered$xm
 
 
@@ -6878,10 +7403,10 @@ module nc_engine$core$regs$c_delivered$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_delivered$xn
 
 
@@ -6901,28 +7426,71 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
     localparam  lo = 16'h160;
     localparam  hi = 16'h164;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_duplicate_copies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_duplicate_copies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_duplicate_copies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_duplicate_copies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_duplicate_copies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_duplicate_copies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
@@ -6932,32 +7500,54 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_duplicate_copies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -6991,14 +7581,120 @@ module nc_engine$core$regs$c_duplicate_copies$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_duplicate_copies$r
 
 
+module nc_engine$core$regs$c_duplicate_copies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_duplicate_copies$r_clear
+
+
+module nc_engine$core$regs$c_duplicate_copies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_duplicate_copies$r_ev
+
+
+module nc_engine$core$regs$c_duplicate_copies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_duplicate_copies$r_ev_n
+
+
+module nc_engine$core$regs$c_duplicate_copies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_duplicate_copies$r_tick
+
+
+module nc_engine$core$regs$c_duplicate_copies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_duplicate_copies$r_tick_n
+
+
+module nc_engine$core$regs$c_duplicate_copies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_duplicate_copies$xa
+
+
 module nc_engine$core$regs$c_duplicate_copies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_duplicate_copies$xm
 
 
@@ -7006,10 +7702,10 @@ module nc_engine$core$regs$c_duplicate_copies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_duplicate_copies$xn
 
 
@@ -7029,28 +7725,71 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rd
     localparam  lo = 16'h140;
     localparam  hi = 16'h144;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_foreign$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_foreign$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_foreign$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_foreign$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_foreign$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_foreign$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_foreign$xn xn(
         .narrow(xn$narrow),
@@ -7060,32 +7799,54 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rd
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_foreign$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7119,14 +7880,120 @@ module nc_engine$core$regs$c_foreign$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_foreign$r
 
 
+module nc_engine$core$regs$c_foreign$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_foreign$r_clear
+
+
+module nc_engine$core$regs$c_foreign$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_foreign$r_ev
+
+
+module nc_engine$core$regs$c_foreign$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_foreign$r_ev_n
+
+
+module nc_engine$core$regs$c_foreign$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_foreign$r_tick
+
+
+module nc_engine$core$regs$c_foreign$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_foreign$r_tick_n
+
+
+module nc_engine$core$regs$c_foreign$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_foreign$xa
+
+
 module nc_engine$core$regs$c_foreign$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_foreign$xm
 
 
@@ -7134,10 +8001,10 @@ module nc_engine$core$regs$c_foreign$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_foreign$xn
 
 
@@ -7157,28 +8024,71 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
     localparam  lo = 16'h198;
     localparam  hi = 16'h19c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_host_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_host_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_host_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_host_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_host_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_host_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_host_dropped$xn xn(
         .narrow(xn$narrow),
@@ -7188,32 +8098,54 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_host_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7247,14 +8179,120 @@ module nc_engine$core$regs$c_host_dropped$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_host_dropped$r
 
 
+module nc_engine$core$regs$c_host_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_host_dropped$r_clear
+
+
+module nc_engine$core$regs$c_host_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_host_dropped$r_ev
+
+
+module nc_engine$core$regs$c_host_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_host_dropped$r_ev_n
+
+
+module nc_engine$core$regs$c_host_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_host_dropped$r_tick
+
+
+module nc_engine$core$regs$c_host_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_host_dropped$r_tick_n
+
+
+module nc_engine$core$regs$c_host_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_host_dropped$xa
+
+
 module nc_engine$core$regs$c_host_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_host_dropped$xm
 
 
@@ -7262,10 +8300,10 @@ module nc_engine$core$regs$c_host_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_host_dropped$xn
 
 
@@ -7285,28 +8323,71 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rd
     localparam  lo = 16'h188;
     localparam  hi = 16'h18c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_ignored$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_ignored$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_ignored$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_ignored$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_ignored$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_ignored$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_ignored$xn xn(
         .narrow(xn$narrow),
@@ -7316,32 +8397,54 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rd
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_ignored$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7375,14 +8478,120 @@ module nc_engine$core$regs$c_ignored$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_ignored$r
 
 
+module nc_engine$core$regs$c_ignored$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_ignored$r_clear
+
+
+module nc_engine$core$regs$c_ignored$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_ignored$r_ev
+
+
+module nc_engine$core$regs$c_ignored$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_ignored$r_ev_n
+
+
+module nc_engine$core$regs$c_ignored$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_ignored$r_tick
+
+
+module nc_engine$core$regs$c_ignored$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_ignored$r_tick_n
+
+
+module nc_engine$core$regs$c_ignored$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_ignored$xa
+
+
 module nc_engine$core$regs$c_ignored$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_ignored$xm
 
 
@@ -7390,10 +8599,10 @@ module nc_engine$core$regs$c_ignored$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_ignored$xn
 
 
@@ -7413,28 +8622,71 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  lo = 16'h168;
     localparam  hi = 16'h16c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_late_copies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_late_copies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_late_copies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_late_copies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_late_copies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_late_copies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_late_copies$xn xn(
         .narrow(xn$narrow),
@@ -7444,32 +8696,54 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_late_copies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7503,14 +8777,120 @@ module nc_engine$core$regs$c_late_copies$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_late_copies$r
 
 
+module nc_engine$core$regs$c_late_copies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_copies$r_clear
+
+
+module nc_engine$core$regs$c_late_copies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_copies$r_ev
+
+
+module nc_engine$core$regs$c_late_copies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_copies$r_ev_n
+
+
+module nc_engine$core$regs$c_late_copies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_copies$r_tick
+
+
+module nc_engine$core$regs$c_late_copies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_copies$r_tick_n
+
+
+module nc_engine$core$regs$c_late_copies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_late_copies$xa
+
+
 module nc_engine$core$regs$c_late_copies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_late_copies$xm
 
 
@@ -7518,10 +8898,10 @@ module nc_engine$core$regs$c_late_copies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_late_copies$xn
 
 
@@ -7541,28 +8921,71 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  lo = 16'h170;
     localparam  hi = 16'h174;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_late_ticks$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_late_ticks$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_late_ticks$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_late_ticks$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_late_ticks$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_late_ticks$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_late_ticks$xn xn(
         .narrow(xn$narrow),
@@ -7572,32 +8995,54 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_late_ticks$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7631,14 +9076,120 @@ module nc_engine$core$regs$c_late_ticks$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_late_ticks$r
 
 
+module nc_engine$core$regs$c_late_ticks$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_ticks$r_clear
+
+
+module nc_engine$core$regs$c_late_ticks$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_ticks$r_ev
+
+
+module nc_engine$core$regs$c_late_ticks$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_ticks$r_ev_n
+
+
+module nc_engine$core$regs$c_late_ticks$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_ticks$r_tick
+
+
+module nc_engine$core$regs$c_late_ticks$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_late_ticks$r_tick_n
+
+
+module nc_engine$core$regs$c_late_ticks$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_late_ticks$xa
+
+
 module nc_engine$core$regs$c_late_ticks$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_late_ticks$xm
 
 
@@ -7646,10 +9197,10 @@ module nc_engine$core$regs$c_late_ticks$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_late_ticks$xn
 
 
@@ -7669,28 +9220,71 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  lo = 16'h138;
     localparam  hi = 16'h13c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_malformed$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_malformed$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_malformed$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_malformed$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_malformed$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_malformed$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_malformed$xn xn(
         .narrow(xn$narrow),
@@ -7700,32 +9294,54 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_malformed$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7759,14 +9375,120 @@ module nc_engine$core$regs$c_malformed$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_malformed$r
 
 
+module nc_engine$core$regs$c_malformed$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_malformed$r_clear
+
+
+module nc_engine$core$regs$c_malformed$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_malformed$r_ev
+
+
+module nc_engine$core$regs$c_malformed$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_malformed$r_ev_n
+
+
+module nc_engine$core$regs$c_malformed$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_malformed$r_tick
+
+
+module nc_engine$core$regs$c_malformed$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_malformed$r_tick_n
+
+
+module nc_engine$core$regs$c_malformed$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_malformed$xa
+
+
 module nc_engine$core$regs$c_malformed$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_malformed$xm
 
 
@@ -7774,10 +9496,10 @@ module nc_engine$core$regs$c_malformed$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_malformed$xn
 
 
@@ -7797,28 +9519,71 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  lo = 16'h148;
     localparam  hi = 16'h14c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_net_faults$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_net_faults$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_net_faults$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_net_faults$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_net_faults$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_net_faults$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_net_faults$xn xn(
         .narrow(xn$narrow),
@@ -7828,32 +9593,54 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_net_faults$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -7887,14 +9674,120 @@ module nc_engine$core$regs$c_net_faults$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_net_faults$r
 
 
+module nc_engine$core$regs$c_net_faults$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_net_faults$r_clear
+
+
+module nc_engine$core$regs$c_net_faults$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_net_faults$r_ev
+
+
+module nc_engine$core$regs$c_net_faults$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_net_faults$r_ev_n
+
+
+module nc_engine$core$regs$c_net_faults$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_net_faults$r_tick
+
+
+module nc_engine$core$regs$c_net_faults$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_net_faults$r_tick_n
+
+
+module nc_engine$core$regs$c_net_faults$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_net_faults$xa
+
+
 module nc_engine$core$regs$c_net_faults$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_net_faults$xm
 
 
@@ -7902,10 +9795,10 @@ module nc_engine$core$regs$c_net_faults$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_net_faults$xn
 
 
@@ -7925,28 +9818,71 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
     localparam  lo = 16'h130;
     localparam  hi = 16'h134;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_not_leader_replies$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_not_leader_replies$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_not_leader_replies$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_not_leader_replies$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_not_leader_replies$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_not_leader_replies$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
@@ -7956,32 +9892,54 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_not_leader_replies$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8015,14 +9973,120 @@ module nc_engine$core$regs$c_not_leader_replies$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_not_leader_replies$r
 
 
+module nc_engine$core$regs$c_not_leader_replies$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_not_leader_replies$r_clear
+
+
+module nc_engine$core$regs$c_not_leader_replies$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_not_leader_replies$r_ev
+
+
+module nc_engine$core$regs$c_not_leader_replies$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_not_leader_replies$r_ev_n
+
+
+module nc_engine$core$regs$c_not_leader_replies$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_not_leader_replies$r_tick
+
+
+module nc_engine$core$regs$c_not_leader_replies$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_not_leader_replies$r_tick_n
+
+
+module nc_engine$core$regs$c_not_leader_replies$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_not_leader_replies$xa
+
+
 module nc_engine$core$regs$c_not_leader_replies$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_not_leader_replies$xm
 
 
@@ -8030,10 +10094,10 @@ module nc_engine$core$regs$c_not_leader_replies$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_not_leader_replies$xn
 
 
@@ -8053,28 +10117,71 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
     localparam  lo = 16'h190;
     localparam  hi = 16'h194;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_replies_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_replies_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_replies_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_replies_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_replies_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_replies_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
@@ -8084,32 +10191,54 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_replies_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8143,14 +10272,120 @@ module nc_engine$core$regs$c_replies_dropped$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_replies_dropped$r
 
 
+module nc_engine$core$regs$c_replies_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_replies_dropped$r_clear
+
+
+module nc_engine$core$regs$c_replies_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_replies_dropped$r_ev
+
+
+module nc_engine$core$regs$c_replies_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_replies_dropped$r_ev_n
+
+
+module nc_engine$core$regs$c_replies_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_replies_dropped$r_tick
+
+
+module nc_engine$core$regs$c_replies_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_replies_dropped$r_tick_n
+
+
+module nc_engine$core$regs$c_replies_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_replies_dropped$xa
+
+
 module nc_engine$core$regs$c_replies_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_replies_dropped$xm
 
 
@@ -8158,10 +10393,10 @@ module nc_engine$core$regs$c_replies_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_replies_dropped$xn
 
 
@@ -8181,28 +10416,71 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
     localparam  lo = 16'h118;
     localparam  hi = 16'h11c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_requests_accepted$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_requests_accepted$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_requests_accepted$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_requests_accepted$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_requests_accepted$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_requests_accepted$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
@@ -8212,32 +10490,54 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_requests_accepted$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8271,14 +10571,120 @@ module nc_engine$core$regs$c_requests_accepted$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_accepted$r
 
 
+module nc_engine$core$regs$c_requests_accepted$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_accepted$r_clear
+
+
+module nc_engine$core$regs$c_requests_accepted$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_accepted$r_ev
+
+
+module nc_engine$core$regs$c_requests_accepted$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_accepted$r_ev_n
+
+
+module nc_engine$core$regs$c_requests_accepted$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_accepted$r_tick
+
+
+module nc_engine$core$regs$c_requests_accepted$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_accepted$r_tick_n
+
+
+module nc_engine$core$regs$c_requests_accepted$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_requests_accepted$xa
+
+
 module nc_engine$core$regs$c_requests_accepted$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_accepted$xm
 
 
@@ -8286,10 +10692,10 @@ module nc_engine$core$regs$c_requests_accepted$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_accepted$xn
 
 
@@ -8309,28 +10715,71 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
     localparam  lo = 16'h120;
     localparam  hi = 16'h124;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_requests_dropped$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_requests_dropped$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_requests_dropped$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_requests_dropped$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_requests_dropped$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_requests_dropped$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
@@ -8340,32 +10789,54 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_requests_dropped$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8399,14 +10870,120 @@ module nc_engine$core$regs$c_requests_dropped$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_dropped$r
 
 
+module nc_engine$core$regs$c_requests_dropped$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_dropped$r_clear
+
+
+module nc_engine$core$regs$c_requests_dropped$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_dropped$r_ev
+
+
+module nc_engine$core$regs$c_requests_dropped$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_dropped$r_ev_n
+
+
+module nc_engine$core$regs$c_requests_dropped$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_dropped$r_tick
+
+
+module nc_engine$core$regs$c_requests_dropped$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_dropped$r_tick_n
+
+
+module nc_engine$core$regs$c_requests_dropped$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_requests_dropped$xa
+
+
 module nc_engine$core$regs$c_requests_dropped$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_dropped$xm
 
 
@@ -8414,10 +10991,10 @@ module nc_engine$core$regs$c_requests_dropped$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_dropped$xn
 
 
@@ -8437,28 +11014,71 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
     localparam  lo = 16'h128;
     localparam  hi = 16'h12c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_requests_oversize$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_requests_oversize$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_requests_oversize$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_requests_oversize$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_requests_oversize$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_requests_oversize$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
@@ -8468,32 +11088,54 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_requests_oversize$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8527,14 +11169,120 @@ module nc_engine$core$regs$c_requests_oversize$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_oversize$r
 
 
+module nc_engine$core$regs$c_requests_oversize$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_oversize$r_clear
+
+
+module nc_engine$core$regs$c_requests_oversize$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_oversize$r_ev
+
+
+module nc_engine$core$regs$c_requests_oversize$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_oversize$r_ev_n
+
+
+module nc_engine$core$regs$c_requests_oversize$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_oversize$r_tick
+
+
+module nc_engine$core$regs$c_requests_oversize$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_requests_oversize$r_tick_n
+
+
+module nc_engine$core$regs$c_requests_oversize$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_requests_oversize$xa
+
+
 module nc_engine$core$regs$c_requests_oversize$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_oversize$xm
 
 
@@ -8542,10 +11290,10 @@ module nc_engine$core$regs$c_requests_oversize$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_requests_oversize$xn
 
 
@@ -8565,28 +11313,71 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
     localparam  lo = 16'h108;
     localparam  hi = 16'h10c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_sent_heartbeats$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_sent_heartbeats$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_sent_heartbeats$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_sent_heartbeats$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_sent_heartbeats$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_sent_heartbeats$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
@@ -8596,32 +11387,54 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_sent_heartbeats$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8655,14 +11468,120 @@ module nc_engine$core$regs$c_sent_heartbeats$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_sent_heartbeats$r
 
 
+module nc_engine$core$regs$c_sent_heartbeats$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_heartbeats$r_clear
+
+
+module nc_engine$core$regs$c_sent_heartbeats$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_heartbeats$r_ev
+
+
+module nc_engine$core$regs$c_sent_heartbeats$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_heartbeats$r_ev_n
+
+
+module nc_engine$core$regs$c_sent_heartbeats$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_heartbeats$r_tick
+
+
+module nc_engine$core$regs$c_sent_heartbeats$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_heartbeats$r_tick_n
+
+
+module nc_engine$core$regs$c_sent_heartbeats$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_sent_heartbeats$xa
+
+
 module nc_engine$core$regs$c_sent_heartbeats$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_sent_heartbeats$xm
 
 
@@ -8670,10 +11589,10 @@ module nc_engine$core$regs$c_sent_heartbeats$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_sent_heartbeats$xn
 
 
@@ -8693,28 +11612,71 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  lo = 16'h100;
     localparam  hi = 16'h104;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_sent_values$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_sent_values$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_sent_values$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_sent_values$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_sent_values$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_sent_values$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_sent_values$xn xn(
         .narrow(xn$narrow),
@@ -8724,32 +11686,54 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_sent_values$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8783,14 +11767,120 @@ module nc_engine$core$regs$c_sent_values$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_sent_values$r
 
 
+module nc_engine$core$regs$c_sent_values$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_values$r_clear
+
+
+module nc_engine$core$regs$c_sent_values$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_values$r_ev
+
+
+module nc_engine$core$regs$c_sent_values$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_values$r_ev_n
+
+
+module nc_engine$core$regs$c_sent_values$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_values$r_tick
+
+
+module nc_engine$core$regs$c_sent_values$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_sent_values$r_tick_n
+
+
+module nc_engine$core$regs$c_sent_values$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_sent_values$xa
+
+
 module nc_engine$core$regs$c_sent_values$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_sent_values$xm
 
 
@@ -8798,10 +11888,10 @@ module nc_engine$core$regs$c_sent_values$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_sent_values$xn
 
 
@@ -8821,28 +11911,71 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  lo = 16'h158;
     localparam  hi = 16'h15c;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_stale_epoch$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_stale_epoch$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_stale_epoch$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_stale_epoch$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_stale_epoch$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_stale_epoch$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
@@ -8852,32 +11985,54 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_stale_epoch$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -8911,14 +12066,120 @@ module nc_engine$core$regs$c_stale_epoch$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_stale_epoch$r
 
 
+module nc_engine$core$regs$c_stale_epoch$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_stale_epoch$r_clear
+
+
+module nc_engine$core$regs$c_stale_epoch$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_stale_epoch$r_ev
+
+
+module nc_engine$core$regs$c_stale_epoch$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_stale_epoch$r_ev_n
+
+
+module nc_engine$core$regs$c_stale_epoch$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_stale_epoch$r_tick
+
+
+module nc_engine$core$regs$c_stale_epoch$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_stale_epoch$r_tick_n
+
+
+module nc_engine$core$regs$c_stale_epoch$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_stale_epoch$xa
+
+
 module nc_engine$core$regs$c_stale_epoch$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_stale_epoch$xm
 
 
@@ -8926,10 +12187,10 @@ module nc_engine$core$regs$c_stale_epoch$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_stale_epoch$xn
 
 
@@ -8949,28 +12210,71 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,r
     localparam  lo = 16'h150;
     localparam  hi = 16'h154;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_timeouts$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_timeouts$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_timeouts$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_timeouts$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_timeouts$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_timeouts$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_timeouts$xn xn(
         .narrow(xn$narrow),
@@ -8980,32 +12284,54 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,r
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_timeouts$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -9039,14 +12365,120 @@ module nc_engine$core$regs$c_timeouts$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_timeouts$r
 
 
+module nc_engine$core$regs$c_timeouts$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_timeouts$r_clear
+
+
+module nc_engine$core$regs$c_timeouts$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_timeouts$r_ev
+
+
+module nc_engine$core$regs$c_timeouts$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_timeouts$r_ev_n
+
+
+module nc_engine$core$regs$c_timeouts$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_timeouts$r_tick
+
+
+module nc_engine$core$regs$c_timeouts$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_timeouts$r_tick_n
+
+
+module nc_engine$core$regs$c_timeouts$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_timeouts$xa
+
+
 module nc_engine$core$regs$c_timeouts$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_timeouts$xm
 
 
@@ -9054,10 +12486,10 @@ module nc_engine$core$regs$c_timeouts$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_timeouts$xn
 
 
@@ -9077,28 +12509,71 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
     localparam  lo = 16'h1a0;
     localparam  hi = 16'h1a4;
     localparam  zero = 64'h0;
-    localparam  one = 64'h1;
+    localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
     
     // Stub signals
     reg  [63:0] r$d;
     wire  [63:0] r$q;
     reg  r$clock;
+    reg  r_clear$d;
+    wire  r_clear$q;
+    reg  r_clear$clock;
+    reg  r_tick$d;
+    wire  r_tick$q;
+    reg  r_tick$clock;
+    reg  [12:0] r_tick_n$d;
+    wire  [12:0] r_tick_n$q;
+    reg  r_tick_n$clock;
+    reg  r_ev$d;
+    wire  r_ev$q;
+    reg  r_ev$clock;
+    reg  [12:0] r_ev_n$d;
+    wire  [12:0] r_ev_n$q;
+    reg  r_ev_n$clock;
     reg  [12:0] xn$narrow;
-    wire  [63:0] xn$wide;
+    wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
-    wire  [63:0] xm$wide;
+    wire  [15:0] xm$wide;
+    reg  [15:0] xa$narrow;
+    wire  [63:0] xa$wide;
     
     // Local signals
-    reg  [63:0] s1;
-    reg  [63:0] s2;
-    reg  [63:0] s3;
+    reg  [15:0] ta;
+    reg  [15:0] ea;
+    reg  [15:0] amount;
+    reg  [63:0] base;
     
     // Sub module instances
     nc_engine$core$regs$c_unauthorized$r r(
         .d(r$d),
         .q(r$q),
         .clock(r$clock)
+    );
+    nc_engine$core$regs$c_unauthorized$r_clear r_clear(
+        .d(r_clear$d),
+        .q(r_clear$q),
+        .clock(r_clear$clock)
+    );
+    nc_engine$core$regs$c_unauthorized$r_tick r_tick(
+        .d(r_tick$d),
+        .q(r_tick$q),
+        .clock(r_tick$clock)
+    );
+    nc_engine$core$regs$c_unauthorized$r_tick_n r_tick_n(
+        .d(r_tick_n$d),
+        .q(r_tick_n$q),
+        .clock(r_tick_n$clock)
+    );
+    nc_engine$core$regs$c_unauthorized$r_ev r_ev(
+        .d(r_ev$d),
+        .q(r_ev$q),
+        .clock(r_ev$clock)
+    );
+    nc_engine$core$regs$c_unauthorized$r_ev_n r_ev_n(
+        .d(r_ev_n$d),
+        .q(r_ev_n$q),
+        .clock(r_ev_n$clock)
     );
     nc_engine$core$regs$c_unauthorized$xn xn(
         .narrow(xn$narrow),
@@ -9108,32 +12583,54 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
         .narrow(xm$narrow),
         .wide(xm$wide)
     );
+    nc_engine$core$regs$c_unauthorized$xa xa(
+        .narrow(xa$narrow),
+        .wide(xa$wide)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_clear$clock = clock;
+        r_tick$clock = clock;
+        r_tick_n$clock = clock;
+        r_ev$clock = clock;
+        r_ev_n$clock = clock;
         r$d = r$q;
-        xn$narrow = tick_n;
-        xm$narrow = ev_n;
-        if (tick) begin
-            s1 = r$q + xn$wide + one;
+        r_clear$d = r_clear$q;
+        r_tick$d = r_tick$q;
+        r_tick_n$d = r_tick_n$q;
+        r_ev$d = r_ev$q;
+        r_ev_n$d = r_ev_n$q;
+        r_clear$d = clear;
+        r_tick$d = tick;
+        r_tick_n$d = tick_n;
+        r_ev$d = ev;
+        r_ev_n$d = ev_n;
+        xn$narrow = r_tick_n$q;
+        xm$narrow = r_ev_n$q;
+        if (r_tick$q) begin
+            ta = xn$wide + one16;
         end
         else begin
-            s1 = r$q + xn$wide;
+            ta = xn$wide;
         end
-        if (clear) begin
-            s2 = zero;
-        end
-        else begin
-            s2 = s1;
-        end
-        if (ev) begin
-            s3 = s2 + xm$wide + one;
+        if (r_ev$q) begin
+            ea = xm$wide + one16;
         end
         else begin
-            s3 = s2 + xm$wide;
+            ea = xm$wide;
         end
-        r$d = s3;
+        if (r_clear$q) begin
+            amount = ea;
+            base = zero;
+        end
+        else begin
+            amount = ta + ea;
+            base = r$q;
+        end
+        xa$narrow = amount;
+        r$d = base + xa$wide;
         if (bus_addr == lo) begin
             rdata = r$q[(32'h0)+:(32)];
         end
@@ -9167,14 +12664,120 @@ module nc_engine$core$regs$c_unauthorized$r(d,q,clock);
 endmodule // nc_engine$core$regs$c_unauthorized$r
 
 
+module nc_engine$core$regs$c_unauthorized$r_clear(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_unauthorized$r_clear
+
+
+module nc_engine$core$regs$c_unauthorized$r_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_unauthorized$r_ev
+
+
+module nc_engine$core$regs$c_unauthorized$r_ev_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_unauthorized$r_ev_n
+
+
+module nc_engine$core$regs$c_unauthorized$r_tick(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_unauthorized$r_tick
+
+
+module nc_engine$core$regs$c_unauthorized$r_tick_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [12:0] d;
+    output reg  [12:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 13'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$c_unauthorized$r_tick_n
+
+
+module nc_engine$core$regs$c_unauthorized$xa(narrow,wide);
+    
+    // Module arguments
+    input wire  [15:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {48'd0, narrow};
+endmodule // nc_engine$core$regs$c_unauthorized$xa
+
+
 module nc_engine$core$regs$c_unauthorized$xm(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_unauthorized$xm
 
 
@@ -9182,10 +12785,10 @@ module nc_engine$core$regs$c_unauthorized$xn(narrow,wide);
     
     // Module arguments
     input wire  [12:0] narrow;
-    output reg  [63:0] wide;
+    output reg  [15:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {51'd0, narrow};
+    always @(*) wide = {3'd0, narrow};
 endmodule // nc_engine$core$regs$c_unauthorized$xn
 
 
@@ -12092,18 +15695,14 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
     
     // Stub signals
     reg  [2:0] judge$trees;
-    reg  [31:0] judge$window;
     reg  [1:0] judge$copy_tree;
     reg  [31:0] judge$copy_seq;
-    reg  [31:0] judge$q_now;
     reg  [31:0] judge$q_next0;
     reg  [31:0] judge$q_next1;
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
     reg  [2:0] judge$q_count;
-    reg  [31:0] judge$q_first0;
-    wire  judge$expired;
     wire  [3:0] judge$missing;
     wire  [2:0] judge$in_flight;
     wire  [2:0] judge$outcome;
@@ -12134,6 +15733,7 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
     reg  [31:0] upd$q_first3;
+    reg  [31:0] upd$window;
     wire  [31:0] upd$d_now;
     wire  [31:0] upd$d_next0;
     wire  [31:0] upd$d_next1;
@@ -12145,6 +15745,7 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
     wire  [31:0] upd$d_first3;
+    wire  upd$d_expired;
     reg  [31:0] r_now$d;
     wire  [31:0] r_now$q;
     reg  r_now$clock;
@@ -12178,22 +15779,21 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
     reg  [31:0] r_first3$d;
     wire  [31:0] r_first3$q;
     reg  r_first3$clock;
+    reg  r_expired$d;
+    wire  r_expired$q;
+    reg  r_expired$clock;
     
     // Sub module instances
     nc_engine$core$rx$judge judge(
         .trees(judge$trees),
-        .window(judge$window),
         .copy_tree(judge$copy_tree),
         .copy_seq(judge$copy_seq),
-        .q_now(judge$q_now),
         .q_next0(judge$q_next0),
         .q_next1(judge$q_next1),
         .q_next2(judge$q_next2),
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
         .q_count(judge$q_count),
-        .q_first0(judge$q_first0),
-        .expired(judge$expired),
         .missing(judge$missing),
         .in_flight(judge$in_flight),
         .outcome(judge$outcome),
@@ -12226,6 +15826,7 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
         .q_first3(upd$q_first3),
+        .window(upd$window),
         .d_now(upd$d_now),
         .d_next0(upd$d_next0),
         .d_next1(upd$d_next1),
@@ -12236,7 +15837,8 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
-        .d_first3(upd$d_first3)
+        .d_first3(upd$d_first3),
+        .d_expired(upd$d_expired)
     );
     nc_engine$core$rx$r_now r_now(
         .d(r_now$d),
@@ -12293,12 +15895,16 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         .q(r_first3$q),
         .clock(r_first3$clock)
     );
+    nc_engine$core$rx$r_expired r_expired(
+        .d(r_expired$d),
+        .q(r_expired$q),
+        .clock(r_expired$clock)
+    );
     
     // Update code
     always @(*) begin
         r_now$clock = clock;
         r_now$d = upd$d_now;
-        judge$q_now = r_now$q;
         upd$q_now = r_now$q;
         r_next0$clock = clock;
         r_next0$d = upd$d_next0;
@@ -12326,7 +15932,6 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         upd$q_count = r_count$q;
         r_first0$clock = clock;
         r_first0$d = upd$d_first0;
-        judge$q_first0 = r_first0$q;
         upd$q_first0 = r_first0$q;
         r_first1$clock = clock;
         r_first1$d = upd$d_first1;
@@ -12337,8 +15942,11 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         r_first3$clock = clock;
         r_first3$d = upd$d_first3;
         upd$q_first3 = r_first3$q;
+        r_expired$clock = clock;
+        r_expired$d = upd$d_expired;
+        expired = r_expired$q;
+        upd$window = window;
         judge$trees = trees;
-        judge$window = window;
         judge$copy_tree = copy_tree;
         judge$copy_seq = copy_seq;
         upd$restart = restart;
@@ -12351,7 +15959,6 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
         upd$n1 = judge$n1;
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
-        expired = judge$expired;
         missing = judge$missing;
         in_flight = judge$in_flight;
         outcome = judge$outcome;
@@ -12361,22 +15968,18 @@ module nc_engine$core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,exp
 endmodule // nc_engine$core$rx
 
 
-module nc_engine$core$rx$judge(trees,window,copy_tree,copy_seq,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,expired,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
+module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
-    input wire  [31:0] window;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
-    input wire  [31:0] q_now;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
     input wire  [2:0] q_count;
-    input wire  [31:0] q_first0;
-    output reg  expired;
     output reg  [3:0] missing;
     output reg  [2:0] in_flight;
     output reg  [2:0] outcome;
@@ -12428,7 +16031,6 @@ module nc_engine$core$rx$judge(trees,window,copy_tree,copy_seq,q_now,q_next0,q_n
     
     // Update code
     always @(*) begin
-        expired = |q_count && ((q_now - q_first0) > window);
         if (q_next0 == q_base) begin
             m0 = bit0_4;
         end
@@ -12567,6 +16169,25 @@ module nc_engine$core$rx$r_count(d,q,clock);
     end
           
 endmodule // nc_engine$core$rx$r_count
+
+
+module nc_engine$core$rx$r_expired(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_expired
 
 
 module nc_engine$core$rx$r_first0(d,q,clock);
@@ -12740,7 +16361,7 @@ module nc_engine$core$rx$r_now(d,q,clock);
 endmodule // nc_engine$core$rx$r_now
 
 
-module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,q_first1,q_first2,q_first3,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_first0,d_first1,d_first2,d_first3);
+module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,q_first1,q_first2,q_first3,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_first0,d_first1,d_first2,d_first3,d_expired);
     
     // Module arguments
     input wire  restart;
@@ -12764,6 +16385,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
     input wire  [31:0] q_first3;
+    input wire  [31:0] window;
     output reg  [31:0] d_now;
     output reg  [31:0] d_next0;
     output reg  [31:0] d_next1;
@@ -12775,6 +16397,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
     output reg  [31:0] d_first3;
+    output reg  d_expired;
     
     // Constant declarations
     localparam  c0_32 = 32'h0;
@@ -12789,6 +16412,13 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
     localparam  o_more = 3'b10;
     localparam  o_deliver = 3'b11;
     
+    // Local signals
+    reg  [31:0] x0;
+    reg  [31:0] x1;
+    reg  e0;
+    reg  e1;
+    reg  ez;
+    
     // Update code
     always @(*) begin
         d_next0 = q_next0;
@@ -12802,7 +16432,14 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
         d_first2 = q_first2;
         d_first3 = q_first3;
         d_now = q_now + c1_32;
+        x0 = q_now - q_first0;
+        x1 = q_now - q_first1;
+        e0 = (x0 >= window) && ~&x0;
+        e1 = (x1 >= window) && ~&x1;
+        ez = window == c0_32;
+        d_expired = |q_count && e0;
         if (restart) begin
+            d_expired = 1'b0;
             d_next0 = c0_32;
             d_next1 = c0_32;
             d_next2 = c0_32;
@@ -12829,6 +16466,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
                     end
                     d_count = c1_3;
                     d_first0 = q_now;
+                    d_expired = ez;
                 end
             end
         end
@@ -12841,6 +16479,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
                 d_base = q_base + c1_32;
                 if (~push) begin
                     d_count = q_count - c1_3;
+                    d_expired = (q_count > c1_3) && e1;
                     d_first0 = q_first1;
                     d_first1 = q_first2;
                     d_first2 = q_first3;
@@ -12850,6 +16489,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
                 d_count = q_count + c1_3;
                 if (q_count == c0_3) begin
                     d_first0 = q_now;
+                    d_expired = ez;
                 end
                 else if (q_count == c1_3) begin
                     d_first1 = q_now;

@@ -20,18 +20,14 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     
     // Stub signals
     reg  [2:0] judge$trees;
-    reg  [31:0] judge$window;
     reg  [1:0] judge$copy_tree;
     reg  [31:0] judge$copy_seq;
-    reg  [31:0] judge$q_now;
     reg  [31:0] judge$q_next0;
     reg  [31:0] judge$q_next1;
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
     reg  [2:0] judge$q_count;
-    reg  [31:0] judge$q_first0;
-    wire  judge$expired;
     wire  [3:0] judge$missing;
     wire  [2:0] judge$in_flight;
     wire  [2:0] judge$outcome;
@@ -62,6 +58,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
     reg  [31:0] upd$q_first3;
+    reg  [31:0] upd$window;
     wire  [31:0] upd$d_now;
     wire  [31:0] upd$d_next0;
     wire  [31:0] upd$d_next1;
@@ -73,6 +70,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
     wire  [31:0] upd$d_first3;
+    wire  upd$d_expired;
     reg  [31:0] r_now$d;
     wire  [31:0] r_now$q;
     reg  r_now$clock;
@@ -106,22 +104,21 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] r_first3$d;
     wire  [31:0] r_first3$q;
     reg  r_first3$clock;
+    reg  r_expired$d;
+    wire  r_expired$q;
+    reg  r_expired$clock;
     
     // Sub module instances
     rsbcast_rx$judge judge(
         .trees(judge$trees),
-        .window(judge$window),
         .copy_tree(judge$copy_tree),
         .copy_seq(judge$copy_seq),
-        .q_now(judge$q_now),
         .q_next0(judge$q_next0),
         .q_next1(judge$q_next1),
         .q_next2(judge$q_next2),
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
         .q_count(judge$q_count),
-        .q_first0(judge$q_first0),
-        .expired(judge$expired),
         .missing(judge$missing),
         .in_flight(judge$in_flight),
         .outcome(judge$outcome),
@@ -154,6 +151,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
         .q_first3(upd$q_first3),
+        .window(upd$window),
         .d_now(upd$d_now),
         .d_next0(upd$d_next0),
         .d_next1(upd$d_next1),
@@ -164,7 +162,8 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
-        .d_first3(upd$d_first3)
+        .d_first3(upd$d_first3),
+        .d_expired(upd$d_expired)
     );
     rsbcast_rx$r_now r_now(
         .d(r_now$d),
@@ -221,12 +220,16 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q(r_first3$q),
         .clock(r_first3$clock)
     );
+    rsbcast_rx$r_expired r_expired(
+        .d(r_expired$d),
+        .q(r_expired$q),
+        .clock(r_expired$clock)
+    );
     
     // Update code
     always @(*) begin
         r_now$clock = clock;
         r_now$d = upd$d_now;
-        judge$q_now = r_now$q;
         upd$q_now = r_now$q;
         r_next0$clock = clock;
         r_next0$d = upd$d_next0;
@@ -254,7 +257,6 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         upd$q_count = r_count$q;
         r_first0$clock = clock;
         r_first0$d = upd$d_first0;
-        judge$q_first0 = r_first0$q;
         upd$q_first0 = r_first0$q;
         r_first1$clock = clock;
         r_first1$d = upd$d_first1;
@@ -265,8 +267,11 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         r_first3$clock = clock;
         r_first3$d = upd$d_first3;
         upd$q_first3 = r_first3$q;
+        r_expired$clock = clock;
+        r_expired$d = upd$d_expired;
+        expired = r_expired$q;
+        upd$window = window;
         judge$trees = trees;
-        judge$window = window;
         judge$copy_tree = copy_tree;
         judge$copy_seq = copy_seq;
         upd$restart = restart;
@@ -279,7 +284,6 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         upd$n1 = judge$n1;
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
-        expired = judge$expired;
         missing = judge$missing;
         in_flight = judge$in_flight;
         outcome = judge$outcome;
@@ -289,22 +293,18 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
 endmodule // rsbcast_rx
 
 
-module rsbcast_rx$judge(trees,window,copy_tree,copy_seq,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,expired,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
+module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
-    input wire  [31:0] window;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
-    input wire  [31:0] q_now;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
     input wire  [2:0] q_count;
-    input wire  [31:0] q_first0;
-    output reg  expired;
     output reg  [3:0] missing;
     output reg  [2:0] in_flight;
     output reg  [2:0] outcome;
@@ -356,7 +356,6 @@ module rsbcast_rx$judge(trees,window,copy_tree,copy_seq,q_now,q_next0,q_next1,q_
     
     // Update code
     always @(*) begin
-        expired = |q_count && ((q_now - q_first0) > window);
         if (q_next0 == q_base) begin
             m0 = bit0_4;
         end
@@ -495,6 +494,25 @@ module rsbcast_rx$r_count(d,q,clock);
     end
           
 endmodule // rsbcast_rx$r_count
+
+
+module rsbcast_rx$r_expired(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_expired
 
 
 module rsbcast_rx$r_first0(d,q,clock);
@@ -668,7 +686,7 @@ module rsbcast_rx$r_now(d,q,clock);
 endmodule // rsbcast_rx$r_now
 
 
-module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,q_first1,q_first2,q_first3,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_first0,d_first1,d_first2,d_first3);
+module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,q_first1,q_first2,q_first3,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_first0,d_first1,d_first2,d_first3,d_expired);
     
     // Module arguments
     input wire  restart;
@@ -692,6 +710,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
     input wire  [31:0] q_first3;
+    input wire  [31:0] window;
     output reg  [31:0] d_now;
     output reg  [31:0] d_next0;
     output reg  [31:0] d_next1;
@@ -703,6 +722,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
     output reg  [31:0] d_first3;
+    output reg  d_expired;
     
     // Constant declarations
     localparam  c0_32 = 32'h0;
@@ -717,6 +737,13 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     localparam  o_more = 3'b10;
     localparam  o_deliver = 3'b11;
     
+    // Local signals
+    reg  [31:0] x0;
+    reg  [31:0] x1;
+    reg  e0;
+    reg  e1;
+    reg  ez;
+    
     // Update code
     always @(*) begin
         d_next0 = q_next0;
@@ -730,7 +757,14 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
         d_first2 = q_first2;
         d_first3 = q_first3;
         d_now = q_now + c1_32;
+        x0 = q_now - q_first0;
+        x1 = q_now - q_first1;
+        e0 = (x0 >= window) && ~&x0;
+        e1 = (x1 >= window) && ~&x1;
+        ez = window == c0_32;
+        d_expired = |q_count && e0;
         if (restart) begin
+            d_expired = 1'b0;
             d_next0 = c0_32;
             d_next1 = c0_32;
             d_next2 = c0_32;
@@ -757,6 +791,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
                     end
                     d_count = c1_3;
                     d_first0 = q_now;
+                    d_expired = ez;
                 end
             end
         end
@@ -769,6 +804,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
                 d_base = q_base + c1_32;
                 if (~push) begin
                     d_count = q_count - c1_3;
+                    d_expired = (q_count > c1_3) && e1;
                     d_first0 = q_first1;
                     d_first1 = q_first2;
                     d_first2 = q_first3;
@@ -778,6 +814,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
                 d_count = q_count + c1_3;
                 if (q_count == c0_3) begin
                     d_first0 = q_now;
+                    d_expired = ez;
                 end
                 else if (q_count == c1_3) begin
                     d_first1 = q_now;
