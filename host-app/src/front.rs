@@ -558,6 +558,18 @@ impl Node {
         if let Err(e) = self.wait_applied(instance.saturating_sub(FAST_LAG), None) {
             return e;
         }
+        self.fixed_answered(instance, key, t0, t1, reply)
+    }
+
+    /// [`Node::fixed_decided`] once the local replica is close enough: the bookkeeping.
+    fn fixed_answered(
+        &self,
+        instance: u64,
+        key: ReplyKey,
+        t0: Instant,
+        t1: Instant,
+        reply: Value,
+    ) -> Value {
         {
             let mut st = self.lock();
             if st.replies.remove(&key).is_none() && st.applied < instance {
@@ -579,12 +591,24 @@ impl Node {
     /// A lane's proposal was decided (or not): answer the writes it carried.
     fn decided(&self, tags: Vec<Pending>, r: Result<Decided, String>) {
         let t1 = Instant::now();
+        // The replica's lag is waited for once for the whole proposal (an error answers every
+        // fixed-reply write it carried).
+        let fixed = tags
+            .iter()
+            .any(|p| matches!(p.answer, Answer::Fixed { .. }));
+        let lag = match &r {
+            Ok(d) if fixed => self
+                .wait_applied(d.instance.saturating_sub(FAST_LAG), None)
+                .err(),
+            _ => None,
+        };
         for (i, p) in tags.into_iter().enumerate() {
             match p.answer {
                 Answer::Fixed { reply, conn } => {
-                    let v = match &r {
-                        Ok(d) => self.fixed_decided(d.instance, d.key(i), p.t0, t1, reply),
-                        Err(e) => self.not_acknowledged(e),
+                    let v = match (&r, &lag) {
+                        (Err(e), _) => self.not_acknowledged(e),
+                        (Ok(_), Some(e)) => e.clone(),
+                        (Ok(d), None) => self.fixed_answered(d.instance, d.key(i), p.t0, t1, reply),
                     };
                     conn.answer(&v);
                 }
