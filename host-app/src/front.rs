@@ -463,7 +463,7 @@ impl Node {
         let proposer = self.proposer().clone();
         let decided = if proposer.shares(payload.len()) && proposer.try_direct() {
             let r = send_alone(client, &payload);
-            proposer.direct_done();
+            proposer.release();
             r
         } else if proposer.shares(payload.len()) {
             if let Err(e) = self.start_lanes() {
@@ -1276,13 +1276,8 @@ pub fn resp_gate(password: Option<&Password>, authed: &mut bool, args: &[&[u8]])
 
 /// Propose one write alone with a session's own `client`: its decision and reply key.
 fn send_alone(client: &mut Client, payload: &[u8]) -> Result<(u64, ReplyKey), String> {
-    client
-        .request(0, payload, GIVE_UP)
-        .map(|ok| {
-            let d = Decided::alone(ok.instance, client);
-            (d.instance, d.key(0))
-        })
-        .map_err(|e| e.to_string())
+    let instance = crate::propose::send(client, &[payload], GIVE_UP)?;
+    Ok((instance, Decided::alone(instance, client).key(0)))
 }
 
 /// Serve RESP clients on `listener` until the process ends.

@@ -126,7 +126,7 @@ impl<T: Send + 'static> Proposer<T> {
 
     /// A write that finds nothing queued and a proposal free goes at once with its session's
     /// own client, as it would alone (no hand-over to a lane thread: one connection's latency
-    /// is unchanged). True: the caller proposes it now and calls [`Proposer::direct_done`]
+    /// is unchanged). True: the caller proposes it now and calls [`Proposer::release`]
     /// after; false: [`Proposer::push`] it.
     pub fn try_direct(&self) -> bool {
         let mut st = self.lock();
@@ -139,8 +139,9 @@ impl<T: Send + 'static> Proposer<T> {
         true
     }
 
-    /// A proposal [`Proposer::try_direct`] allowed is decided (or given up): its slot is free.
-    pub fn direct_done(&self) {
+    /// A proposal in flight (a lane's, or one [`Proposer::try_direct`] allowed) is decided or
+    /// given up: its slot is free.
+    pub fn release(&self) {
         self.lock().busy -= 1;
         self.cv.notify_all();
     }
@@ -195,8 +196,7 @@ impl<T: Send + 'static> Proposer<T> {
                 alone: cmds.len() == 1,
             });
             done(tags, r);
-            self.lock().busy -= 1;
-            self.cv.notify_all();
+            self.release();
         }
     }
 
@@ -220,7 +220,7 @@ impl<T: Send + 'static> Proposer<T> {
 }
 
 /// One request carrying `cmds` (alone, or as a batch), to its decision's instance.
-fn send(client: &mut Client, cmds: &[&[u8]], give_up: Duration) -> Result<u64, String> {
+pub(crate) fn send(client: &mut Client, cmds: &[&[u8]], give_up: Duration) -> Result<u64, String> {
     let r = match cmds {
         [one] => client.request(0, one, give_up),
         _ => client.request(0, &batch_payload(cmds.iter().copied()), give_up),
