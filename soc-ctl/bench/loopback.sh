@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measure a 3-node loopback cluster of release nc-engines with the default software timing
-# (soc-ctl gen-config: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms): request → OK
+# (soc-ctl gen-config: 1 ms loop, early sends 20 µs after the last send, Δ 4 ms, drift 0.5 ms,
+# timeout 50 ms): request → OK
 # latency percentiles and decisions/s for several client windows, then every node's
 # synchrony-violation counters. Usage: soc-ctl/bench/loopback.sh [TOTAL] [TIMER]
 set -euo pipefail

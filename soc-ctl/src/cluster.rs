@@ -31,7 +31,7 @@ impl fmt::Display for Transport {
 }
 
 /// The early-send gap `gen-config` writes: 20 µs (a request waits at most that for the leader's
-/// next send instead of up to the 300 µs loop). (Δ + drift) / 20 µs = 225 messages in flight at
+/// next send instead of up to the 1 ms loop). (Δ + drift) / 20 µs = 225 messages in flight at
 /// most, well inside the software receiver's 1024. 0 turns early sends off (every send on the
 /// loop, the paper's Algorithm 3).
 pub const DEFAULT_MIN_GAP_NS: u64 = 20_000;
@@ -354,14 +354,15 @@ impl ClusterFile {
 
     /// A loopback cluster of `n` nodes with `trees` trees: node i's tree t address is
     /// 127.(base).(1+t).(1+i), its client address 127.(base).10.(1+i), its host 127.(base).20.(1+i).
-    /// Software-friendly timing: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms.
+    /// Software-friendly timing: 1 ms loop (heartbeats; early sends 20 µs after the last send),
+    /// Δ 4 ms, drift 0.5 ms, timeout 50 ms (proto/README "The software loop period").
     pub fn loopback(n: u8, trees: u8, base: u8, port_base: u16) -> ClusterFile {
         ClusterFile {
             cluster_id: 7,
             transport: Transport::Loopback,
             ttl: default_ttl(),
             timing: Timing {
-                loop_period_ns: 300_000,
+                loop_period_ns: 1_000_000,
                 timeout_ns: 50_000_000,
                 delta_ns: 4_000_000,
                 drift_ns: 500_000,

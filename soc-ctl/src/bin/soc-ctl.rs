@@ -149,7 +149,7 @@ enum Cmd {
     },
     /// Print a cluster.toml: loopback (the default: `--nodes N` on 127.0.0.0/8, one machine), or
     /// multicast for real machines (`--transport multicast`, one `--member` per node). Software
-    /// timing: 300 µs loop, Δ 4 ms, drift 0.5 ms, timeout 50 ms.
+    /// timing: 1 ms loop, early sends 20 µs after the last send, Δ 4 ms, drift 0.5 ms, timeout 50 ms.
     #[command(after_help = "\
 Multicast (docs/deploy.md), three machines with two tree networks each:
   soc-ctl gen-config --transport multicast \\

@@ -193,7 +193,7 @@ enum Cmd {
         #[arg(long, default_value_t = 4)]
         clients: usize,
         /// LOWI's early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off: every
-        /// send waits for the 300 µs loop). Default: the lab's (gen-config's: 20).
+        /// send waits for the 1 ms loop). Default: the lab's (gen-config's: 20).
         #[arg(long)]
         min_gap_us: Option<u64>,
         /// Cluster sizes, each on a lab of its own (3,5,9: how each system's cost grows

@@ -62,7 +62,7 @@ struct Args {
     #[arg(long)]
     json: bool,
     /// Redis-NC's early-send gap in µs (cluster.toml `timing.min_gap_ns`; 0 = off, every send
-    /// on the 300 µs loop) [default: gen-config's, 20]. A larger gap trades latency at one
+    /// on the 1 ms loop) [default: gen-config's, 20]. A larger gap trades latency at one
     /// connection for throughput at many (docs/benchmarks.md).
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=300))]
     min_gap_us: Option<u64>,
