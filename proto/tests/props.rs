@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use proto::frame::{self, FrameError, PAYLOAD_OFFSET, UdpMeta};
 use proto::regs::{self, Access, Config, REGISTERS, RegError};
-use proto::transfer::{Reassembly, Snapshot, chunk_packets};
+use proto::transfer::{Reassembly, Snapshot, chunk_packets, crc32};
 use proto::wire::{
     self, CHUNK_FLAG_ERROR, CHUNK_FLAG_LAST, CONFIG_ITEM_LEN, ConfigItem, Decide, DecideKind,
     DecideMeta, ENTRY_FLAG_CONFIG, Entry, Header, JoinRequest, Kind, Packet, ParseError, Recover,
@@ -905,6 +905,19 @@ proptest! {
             done = r.accept(&c).expect("chunk accepted");
         }
         prop_assert_eq!(done, Some(Snapshot { instance, timeout, data: snapshot }));
+    }
+
+    /// The table-driven CRC-32 is the bitwise definition (reflected 0xEDB88320), byte for byte.
+    #[test]
+    fn crc32_is_the_bitwise_crc(data in bytes(3000)) {
+        let mut c = !0u32;
+        for &b in &data {
+            c ^= b as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            }
+        }
+        prop_assert_eq!(crc32(&data), !c);
     }
 }
 
