@@ -513,16 +513,15 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
             return Ok(());
         }
         if n > limit && !line.ends_with('\n') {
-            writeln!(
-                w,
-                "{}",
-                json!({"err": format!("request line longer than {limit} bytes")})
+            send_line(
+                &mut w,
+                &json!({"err": format!("request line longer than {limit} bytes")}),
             )?;
             return Ok(());
         }
         let req = parse_request(line.trim_end_matches(['\n', '\r']));
         if let Some(a) = zk_gate(node.password.as_ref(), &mut authed, &req) {
-            writeln!(w, "{a}")?;
+            send_line(&mut w, &a)?;
             continue;
         }
         let a = match req {
@@ -542,8 +541,16 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
             },
             Ok(Request::Auth(_)) => unreachable!("the gate answers auth"),
         };
-        writeln!(w, "{a}")?;
+        send_line(&mut w, &a)?;
     }
+}
+
+/// One JSON line in one write: `writeln!` on the socket (no delay) sent the JSON token by
+/// token, a TCP segment each.
+fn send_line(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    let mut line = v.to_string();
+    line.push('\n');
+    w.write_all(line.as_bytes())
 }
 
 /// Longest request line before a connection authenticated.
@@ -556,7 +563,7 @@ pub fn call(
     front: &mut (BufReader<TcpStream>, TcpStream),
     request: &Value,
 ) -> Result<Value, String> {
-    writeln!(front.1, "{request}").map_err(|e| e.to_string())?;
+    send_line(&mut front.1, request).map_err(|e| e.to_string())?;
     let mut line = String::new();
     front.0.read_line(&mut line).map_err(|e| e.to_string())?;
     if line.is_empty() {

@@ -78,7 +78,10 @@ impl EngineBus {
     /// Send one control request, get its JSON answer.
     pub fn request(&mut self, line: &str) -> Result<Value, RegAccessError> {
         let io = |e: std::io::Error| RegAccessError::Io(format!("{}: {e}", self.path.display()));
-        writeln!(self.w, "{line}").map_err(io)?;
+        // One write per request line (writeln! would make two).
+        self.w
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(io)?;
         let mut answer = String::new();
         self.r.read_line(&mut answer).map_err(io)?;
         if answer.is_empty() {
