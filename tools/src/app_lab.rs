@@ -445,9 +445,12 @@ fn pin_dir(prefix: &str, i: u8) -> PathBuf {
     PathBuf::from(format!("/sys/fs/bpf/{prefix}-{i}"))
 }
 
-impl Drop for RedisNcLab {
-    fn drop(&mut self) {
-        // SIGTERM: redis-nc stops its redis-server, then exits.
+impl RedisNcLab {
+    /// Stop the cluster and keep the lab: every application (SIGTERM: redis-nc stops its
+    /// redis-server, then exits), the XDP logs and the engines. A bench that measures
+    /// baselines on the same namespaces calls it first, so the idle cluster's heartbeats and
+    /// pollers do not take CPU from the baselines.
+    pub fn stop_cluster(&mut self) {
         for (_, p) in &mut self.procs {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(p.id() as i32),
@@ -455,10 +458,22 @@ impl Drop for RedisNcLab {
             );
             let _ = p.wait();
         }
-        for (_, s) in &self.stop_xdp {
+        self.procs.clear();
+        for (_, s) in self.stop_xdp.drain(..) {
             let _ = s.send(());
         }
+        for i in 0..proto::regs::MAX_NODES as u8 {
+            if self.lab.running(i) {
+                self.lab.kill(i);
+            }
+        }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Drop for RedisNcLab {
+    fn drop(&mut self) {
+        self.stop_cluster();
         let _ = self.lab.down();
     }
 }

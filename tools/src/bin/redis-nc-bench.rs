@@ -319,7 +319,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             .proposals
             .map(|p| vec!["--proposals".into(), p.to_string()])
             .unwrap_or_default();
-        let rl = RedisNcLab::start_tuned("ncrb", &d, n, &bins, &redis_nc, gap, &extra)
+        let mut rl = RedisNcLab::start_tuned("ncrb", &d, n, &bins, &redis_nc, gap, &extra)
             .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
@@ -382,8 +382,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                     .unwrap_or("(no output)")
             );
         }
-        // Baselines on the largest lab: plain redis-server in host-0, and a replica in host-1.
+        // Baselines on the largest lab: plain redis-server in host-0, and a replica in host-1,
+        // with the Redis-NC cluster stopped first (its idle engines and fronts took CPU from
+        // the baselines until the ninth session).
         if n == max_n {
+            rl.stop_cluster();
             let primary = SocketAddrV4::new(host_client_addr(0), 6390);
             let p = baseline_redis(&rl.lab, 0, None, &d.join("primary.log"))
                 .map_err(|e| e.to_string())?;
