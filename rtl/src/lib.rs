@@ -6,7 +6,6 @@ pub mod egress_fifo;
 pub mod export;
 pub mod host_gen;
 pub mod layout;
-pub mod lockstep;
 pub mod lowi_core;
 pub mod nc_core;
 pub mod nc_engine;

@@ -17,7 +17,7 @@
 //! epoch takes the copy's `sender`, which is that epoch's leader (a DECIDE from anyone else is
 //! UNAUTHORIZED, never EXPECTED: `pkt_parser` judges it, as `Node` does). No division here.
 
-use proto::regs::status;
+use proto::regs::{ctrl, status};
 use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
@@ -320,6 +320,11 @@ pub struct LowiCore {
     q_room: Signal<Local, Bit>,
     // ctrl
     c_en: Signal<Local, Bit>,
+    c_join: Signal<Local, Bit>,
+    c_start_bit: Signal<Local, Bit>,
+    c_activate: Signal<Local, Bit>,
+    c_clear_bit: Signal<Local, Bit>,
+    c_undef: Signal<Local, Bit>,
     c_may_start: Signal<Local, Bit>,
     c_ok: Signal<Local, Bit>,
     c_mode: Signal<Local, Bit>,
@@ -389,7 +394,13 @@ pub struct LowiCore {
     k0_64: Constant<Bits<64>>,
     k1_64: Constant<Bits<64>>,
     k_max_64: Constant<Bits<64>>,
-    k_ctrl_max: Constant<Bits<32>>,
+    /// CTRL bits (`proto::regs::ctrl`) and the bits it does not define.
+    k_ctrl_enable: Constant<Bits<32>>,
+    k_ctrl_join: Constant<Bits<32>>,
+    k_ctrl_start: Constant<Bits<32>>,
+    k_ctrl_activate: Constant<Bits<32>>,
+    k_ctrl_clear: Constant<Bits<32>>,
+    k_ctrl_undef: Constant<Bits<32>>,
     k_overhead: Constant<Bits<16>>,
     k_max_payload: Constant<Bits<16>>,
     k_st_leader: Constant<Bits<32>>,
@@ -559,6 +570,11 @@ impl Default for LowiCore {
             f_lt_len: Default::default(),
             q_room: Default::default(),
             c_en: Default::default(),
+            c_join: Default::default(),
+            c_start_bit: Default::default(),
+            c_activate: Default::default(),
+            c_clear_bit: Default::default(),
+            c_undef: Default::default(),
             c_may_start: Default::default(),
             c_ok: Default::default(),
             c_mode: Default::default(),
@@ -626,7 +642,12 @@ impl Default for LowiCore {
             k0_64: k(0),
             k1_64: k(1),
             k_max_64: k(u64::MAX),
-            k_ctrl_max: k(proto::regs::ctrl::ALL as u64),
+            k_ctrl_enable: k(ctrl::ENABLE as u64),
+            k_ctrl_join: k(ctrl::JOIN as u64),
+            k_ctrl_start: k(ctrl::START as u64),
+            k_ctrl_activate: k(ctrl::ACTIVATE as u64),
+            k_ctrl_clear: k(ctrl::CLEAR_COUNTERS as u64),
+            k_ctrl_undef: k(!ctrl::ALL as u64),
             k_overhead: k(overhead),
             k_max_payload: k(MAX_PAYLOAD),
             k_st_leader: k(status::LEADER as u64),
@@ -748,23 +769,28 @@ impl Logic for LowiCore {
         }
 
         // ================= event phase: CTRL =================
-        self.c_en.next = self.ctrl_value.val().get_bit(0);
+        self.c_en.next = (self.ctrl_value.val() & self.k_ctrl_enable.val()).any();
+        self.c_join.next = (self.ctrl_value.val() & self.k_ctrl_join.val()).any();
+        self.c_start_bit.next = (self.ctrl_value.val() & self.k_ctrl_start.val()).any();
+        self.c_activate.next = (self.ctrl_value.val() & self.k_ctrl_activate.val()).any();
+        self.c_clear_bit.next = (self.ctrl_value.val() & self.k_ctrl_clear.val()).any();
+        self.c_undef.next = (self.ctrl_value.val() & self.k_ctrl_undef.val()).any();
         self.c_may_start.next = self.c_en.val()
-            && !self.ctrl_value.val().get_bit(1)
+            && !self.c_join.val()
             && !self.node_id.val().any()
             && ((self.p_state.val() == self.s_armed.val())
                 || (self.p_state.val() == self.s_disabled.val()));
         // JOIN and ACTIVATE (the join protocol) are not implemented: such writes are refused.
         self.c_ok.next = self.ctrl_write.val()
-            && (self.ctrl_value.val() <= self.k_ctrl_max.val())
-            && (!self.ctrl_value.val().get_bit(2) || self.c_may_start.val())
-            && !self.ctrl_value.val().get_bit(3)
-            && !self.ctrl_value.val().get_bit(1);
-        self.c_clear.next = self.c_ok.val() && self.ctrl_value.val().get_bit(4);
+            && !self.c_undef.val()
+            && (!self.c_start_bit.val() || self.c_may_start.val())
+            && !self.c_activate.val()
+            && !self.c_join.val();
+        self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
         self.c_mode.next = self.c_ok.val()
             && ((self.c_en.val() && (self.p_state.val() == self.s_disabled.val()))
                 || (!self.c_en.val() && (self.p_state.val() != self.s_disabled.val())));
-        self.c_start.next = self.c_ok.val() && self.ctrl_value.val().get_bit(2);
+        self.c_start.next = self.c_ok.val() && self.c_start_bit.val();
 
         // ================= event phase: DECIDE copy =================
         self.r_decide.next = (self.rx_class.val() == self.c_expected.val())

@@ -7,10 +7,14 @@ use rust_hdl::prelude::*;
 use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
 use crate::lowi_core::{CLASS_BITS, LowiCore};
+use crate::prim::ZeroExtend;
 use crate::rsbcast_rx::RsbcastRx;
 
 /// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
 pub const FIFO_ADDR_BITS: usize = 6;
+
+// `r_bmax` holds `min(batch_max, SLOTS)` in three bits.
+const _: () = assert!(crate::pkt_gen::SLOTS < 8);
 
 /// The core.
 #[derive(LogicBlock)]
@@ -130,6 +134,10 @@ pub struct NcCore {
     rx: RsbcastRx,
     fifo: EgressFifo<FIFO_ADDR_BITS>,
     k_slots: Constant<Bits<13>>,
+    /// `min(batch_max, SLOTS)`, registered: `batch_max` changes only while Disabled, and the
+    /// core reads it only while leading (see `update`). Three bits hold SLOTS (4).
+    r_bmax: DFF<Bits<3>>,
+    bmax13: ZeroExtend<3, 13>,
     regs: Csr,
     // OK replies: the batches whose entries are still streaming out of the FIFO, oldest first
     // (instance, count), and the index within the oldest.
@@ -255,6 +263,8 @@ impl Default for NcCore {
             rx: Default::default(),
             fifo: Default::default(),
             k_slots: Constant::new(Bits::<13>::from(crate::pkt_gen::SLOTS as u64)),
+            r_bmax: Default::default(),
+            bmax13: Default::default(),
             regs: Default::default(),
             rec_n: Default::default(),
             rec_inst0: Default::default(),
@@ -282,8 +292,8 @@ impl Logic for NcCore {
     fn update(&mut self) {
         clock!(self, clock, core, rx, fifo, regs);
         dff_setup!(
-            self, clock, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0, rec_cnt1,
-            rec_cnt2, rec_cnt3, ok_idx
+            self, clock, r_bmax, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0,
+            rec_cnt1, rec_cnt2, rec_cnt3, ok_idx
         );
         // CSR bus and configuration.
         self.regs.bus_addr.next = self.csr_addr.val();
@@ -309,11 +319,17 @@ impl Logic for NcCore {
         self.core.rx_outcome_fresh.next = self.rx.outcome_fresh.val();
         // A batch is at most what pkt_gen's frame holds (`pkt_gen::SLOTS`): with a larger
         // `batch_max` the leader decides smaller batches rather than a frame it cannot build.
+        // The capped value is a register (no comparison in front of the batch size): a
+        // `batch_max` write (only while Disabled) reaches it two edges later, and the core uses
+        // it only while it leads (sends, and the room a send leaves), which is at least two
+        // edges after the write: the CTRL write that leaves Disabled comes in a later cycle.
         if self.regs.cfg_batch_max.val().get_bits::<13>(0) > self.k_slots.val() {
-            self.core.batch_max.next = self.k_slots.val();
+            self.r_bmax.d.next = self.k_slots.val().get_bits::<3>(0);
         } else {
-            self.core.batch_max.next = self.regs.cfg_batch_max.val().get_bits::<13>(0);
+            self.r_bmax.d.next = self.regs.cfg_batch_max.val().get_bits::<3>(0);
         }
+        self.bmax13.narrow.next = self.r_bmax.q.val();
+        self.core.batch_max.next = self.bmax13.wide.val();
         self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
         self.core.mtu.next = self.regs.cfg_mtu.val().get_bits::<16>(0);
         self.core.ctrl_write.next = self.regs.ctrl_write.val();

@@ -1,9 +1,11 @@
 //! Directed tests of lowi_core (inside nc_core, next to rsbcast_rx and the FIFO), each also in
 //! lockstep with the model; the cycle counts asserted here are the ones rtl/README.md reports.
 
+mod common;
+
+use common::lockstep::{Event, Lockstep, Rec, config_writes, decide, request};
 use proto::regs::{Config, Counter, addr, ctrl};
 use proto::wire::{DecideKind, DecideMeta};
-use rtl::lockstep::{Event, Lockstep, Rec, config_writes, decide, request};
 
 fn setup(cfg: &Config) -> Lockstep {
     let mut ls = Lockstep::new();

@@ -3,10 +3,12 @@
 //! or cluster, an oversize batch, a DECIDE from a stale leader counter, a DECIDE not from its
 //! epoch's leader, tagged packets): each dropped and counted, nothing delivered.
 
+mod common;
+
+use common::lockstep::{config_writes, decide, request, tagged};
 use proto::frame::{self, UdpMeta};
 use proto::regs::{Config, Counter, addr, ctrl};
 use proto::wire::{self, DecideKind, DecideMeta};
-use rtl::lockstep::{config_writes, decide, request, tagged};
 use rtl::nc_engine::NcEngine;
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
@@ -258,7 +260,7 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
         dst_port: c.host_port,
         ttl: c.ttl,
     };
-    assert_eq!(got, &rtl::lockstep::generated_frame(meta, packet));
+    assert_eq!(got, &common::lockstep::generated_frame(meta, packet));
 }
 
 #[test]

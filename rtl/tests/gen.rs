@@ -5,10 +5,12 @@
 //! tests feed the entries as `egress_fifo` streams them (one per cycle, from 2 cycles after the
 //! send, behind the previous batch's entries) and print the measured figures (`--nocapture`).
 
+mod common;
+
+use common::lockstep::{decide, generated_frame};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::layout::mac_bytes;
-use rtl::lockstep::{decide, generated_frame};
 use std::collections::VecDeque;
 
 use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen};

@@ -7,10 +7,12 @@
 //! to back frames, one pending slot, `drop` when the stream and the slot are taken or the frame
 //! does not fit the image.
 
+mod common;
+
+use common::lockstep::{decide, generated_frame};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::host_gen::{HostGen, IMG_BYTES};
-use rtl::lockstep::{decide, generated_frame};
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 

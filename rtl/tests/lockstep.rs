@@ -1,9 +1,11 @@
 //! `nc_core` against proto's reference model (`proto::node::Node`) on random traces: same events,
-//! same actions cycle for cycle (see `rtl::lockstep` and rtl/README.md, "Lockstep").
+//! same actions cycle for cycle (see `common::lockstep` and rtl/README.md, "Lockstep").
+
+mod common;
 
 use std::collections::BTreeMap;
 
-use rtl::lockstep::{self, Lockstep};
+use common::lockstep::{self, Lockstep};
 
 const TRACES: u64 = 200;
 const CYCLES: u64 = 500;

@@ -3,9 +3,11 @@
 //! valid frames, forged and tagged ones, and frames broken in their headers, streamed back to
 //! back on the 64-bit bus.
 
+mod common;
+
+use common::lockstep::{decide, request, tagged};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, DecideKind, DecideMeta, Entry, Packet, ParseError};
-use rtl::lockstep::{decide, request, tagged};
 use rtl::lowi_core::class;
 use rtl::pkt_parser::PktParser;
 use rtl::sim::{Cycle, Rng};

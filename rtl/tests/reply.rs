@@ -5,12 +5,14 @@
 //! frame's entry freed at its last beat, OK before NOT_LEADER) predicts every beat and every
 //! drop cycle by cycle.
 
+mod common;
+
 use std::collections::VecDeque;
 
+use common::lockstep::generated_frame;
 use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
 use rtl::layout::mac_bytes;
-use rtl::lockstep::generated_frame;
 use rtl::reply_gen::ReplyGen;
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;

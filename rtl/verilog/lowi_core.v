@@ -130,7 +130,12 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
     localparam  k_max_64 = 64'hffffffffffffffff;
-    localparam  k_ctrl_max = 32'h1f;
+    localparam  k_ctrl_enable = 32'h1;
+    localparam  k_ctrl_join = 32'h2;
+    localparam  k_ctrl_start = 32'h4;
+    localparam  k_ctrl_activate = 32'h8;
+    localparam  k_ctrl_clear = 32'h10;
+    localparam  k_ctrl_undef = 32'hffffffe0;
     localparam  k_overhead = 16'h50;
     localparam  k_max_payload = 16'h8;
     localparam  k_st_leader = 32'h1;
@@ -240,6 +245,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  f_lt_len;
     reg  q_room;
     reg  c_en;
+    reg  c_join;
+    reg  c_start_bit;
+    reg  c_activate;
+    reg  c_clear_bit;
+    reg  c_undef;
     reg  c_may_start;
     reg  c_ok;
     reg  c_mode;
@@ -459,12 +469,17 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             q_room = f_lt_len;
         end
-        c_en = ctrl_value[32'h0];
-        c_may_start = c_en && ~ctrl_value[32'h1] && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
-        c_ok = ctrl_write && (ctrl_value <= k_ctrl_max) && (~ctrl_value[32'h2] || c_may_start) && ~ctrl_value[32'h3] && ~ctrl_value[32'h1];
-        c_clear = c_ok && ctrl_value[32'h4];
+        c_en = |(ctrl_value & k_ctrl_enable);
+        c_join = |(ctrl_value & k_ctrl_join);
+        c_start_bit = |(ctrl_value & k_ctrl_start);
+        c_activate = |(ctrl_value & k_ctrl_activate);
+        c_clear_bit = |(ctrl_value & k_ctrl_clear);
+        c_undef = |(ctrl_value & k_ctrl_undef);
+        c_may_start = c_en && ~c_join && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
+        c_ok = ctrl_write && ~c_undef && (~c_start_bit || c_may_start) && ~c_activate && ~c_join;
+        c_clear = c_ok && c_clear_bit;
         c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
-        c_start = c_ok && ctrl_value[32'h2];
+        c_start = c_ok && c_start_bit;
         r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));

@@ -228,6 +228,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [47:0] fifo$out_mac;
     wire  [31:0] fifo$out_ip;
     wire  [15:0] fifo$out_port;
+    reg  [2:0] r_bmax$d;
+    wire  [2:0] r_bmax$q;
+    reg  r_bmax$clock;
+    reg  [2:0] bmax13$narrow;
+    wire  [12:0] bmax13$wide;
     reg  regs$clock;
     reg  [15:0] regs$bus_addr;
     reg  [31:0] regs$bus_wdata;
@@ -451,6 +456,15 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .out_ip(fifo$out_ip),
         .out_port(fifo$out_port)
     );
+    nc_core$r_bmax r_bmax(
+        .d(r_bmax$d),
+        .q(r_bmax$q),
+        .clock(r_bmax$clock)
+    );
+    nc_core$bmax13 bmax13(
+        .narrow(bmax13$narrow),
+        .wide(bmax13$wide)
+    );
     nc_core$regs regs(
         .clock(regs$clock),
         .bus_addr(regs$bus_addr),
@@ -574,6 +588,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rx$clock = clock;
         fifo$clock = clock;
         regs$clock = clock;
+        r_bmax$clock = clock;
         rec_n$clock = clock;
         rec_inst0$clock = clock;
         rec_inst1$clock = clock;
@@ -584,6 +599,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rec_cnt2$clock = clock;
         rec_cnt3$clock = clock;
         ok_idx$clock = clock;
+        r_bmax$d = r_bmax$q;
         rec_n$d = rec_n$q;
         rec_inst0$d = rec_inst0$q;
         rec_inst1$d = rec_inst1$q;
@@ -616,11 +632,13 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
         if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
-            core$batch_max = k_slots;
+            r_bmax$d = k_slots[(32'h0)+:(3)];
         end
         else begin
-            core$batch_max = regs$cfg_batch_max[(32'h0)+:(13)];
+            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(3)];
         end
+        bmax13$narrow = r_bmax$q;
+        core$batch_max = bmax13$wide;
         core$fifo_depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
         core$mtu = regs$cfg_mtu[(32'h0)+:(16)];
         core$ctrl_write = regs$ctrl_write;
@@ -792,6 +810,17 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
 endmodule // nc_core
 
 
+module nc_core$bmax13(narrow,wide);
+    
+    // Module arguments
+    input wire  [2:0] narrow;
+    output reg  [12:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {10'd0, narrow};
+endmodule // nc_core$bmax13
+
+
 module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
     
     // Module arguments
@@ -920,7 +949,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
     localparam  k_max_64 = 64'hffffffffffffffff;
-    localparam  k_ctrl_max = 32'h1f;
+    localparam  k_ctrl_enable = 32'h1;
+    localparam  k_ctrl_join = 32'h2;
+    localparam  k_ctrl_start = 32'h4;
+    localparam  k_ctrl_activate = 32'h8;
+    localparam  k_ctrl_clear = 32'h10;
+    localparam  k_ctrl_undef = 32'hffffffe0;
     localparam  k_overhead = 16'h50;
     localparam  k_max_payload = 16'h8;
     localparam  k_st_leader = 32'h1;
@@ -1030,6 +1064,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  f_lt_len;
     reg  q_room;
     reg  c_en;
+    reg  c_join;
+    reg  c_start_bit;
+    reg  c_activate;
+    reg  c_clear_bit;
+    reg  c_undef;
     reg  c_may_start;
     reg  c_ok;
     reg  c_mode;
@@ -1249,12 +1288,17 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             q_room = f_lt_len;
         end
-        c_en = ctrl_value[32'h0];
-        c_may_start = c_en && ~ctrl_value[32'h1] && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
-        c_ok = ctrl_write && (ctrl_value <= k_ctrl_max) && (~ctrl_value[32'h2] || c_may_start) && ~ctrl_value[32'h3] && ~ctrl_value[32'h1];
-        c_clear = c_ok && ctrl_value[32'h4];
+        c_en = |(ctrl_value & k_ctrl_enable);
+        c_join = |(ctrl_value & k_ctrl_join);
+        c_start_bit = |(ctrl_value & k_ctrl_start);
+        c_activate = |(ctrl_value & k_ctrl_activate);
+        c_clear_bit = |(ctrl_value & k_ctrl_clear);
+        c_undef = |(ctrl_value & k_ctrl_undef);
+        c_may_start = c_en && ~c_join && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
+        c_ok = ctrl_write && ~c_undef && (~c_start_bit || c_may_start) && ~c_activate && ~c_join;
+        c_clear = c_ok && c_clear_bit;
         c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
-        c_start = c_ok && ctrl_value[32'h2];
+        c_start = c_ok && c_start_bit;
         r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
@@ -2826,6 +2870,25 @@ module nc_core$ok_idx(d,q,clock);
     end
           
 endmodule // nc_core$ok_idx
+
+
+module nc_core$r_bmax(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$r_bmax
 
 
 module nc_core$rec_cnt0(d,q,clock);

@@ -18,11 +18,11 @@ use proto::rsbcast::FaultKind;
 use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet, ParseError};
 use rust_hdl::prelude::*;
 
-use crate::layout::mac_bytes;
-use crate::lowi_core::{class, fault, state};
-use crate::nc_core::NcCore;
-use crate::nc_engine::NcEngine;
-use crate::sim::{Cycle, Rng};
+use rtl::layout::mac_bytes;
+use rtl::lowi_core::{class, fault, state};
+use rtl::nc_core::NcCore;
+use rtl::nc_engine::NcEngine;
+use rtl::sim::{Cycle, Rng};
 
 /// One input event.
 #[derive(Clone, Debug, PartialEq)]
