@@ -24,7 +24,7 @@
 //! password (a cluster's fronts share one).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use soc_ctl::client::Client;
 use soc_ctl::cluster::ClientAuth;
 use soc_ctl::log::{from_hex, to_hex};
+use soc_ctl::regfile::write_line;
 
 use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out};
@@ -513,7 +514,7 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
             return Ok(());
         }
         if n > limit && !line.ends_with('\n') {
-            send_line(
+            write_line(
                 &mut w,
                 &json!({"err": format!("request line longer than {limit} bytes")}),
             )?;
@@ -521,7 +522,7 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
         }
         let req = parse_request(line.trim_end_matches(['\n', '\r']));
         if let Some(a) = zk_gate(node.password.as_ref(), &mut authed, &req) {
-            send_line(&mut w, &a)?;
+            write_line(&mut w, &a)?;
             continue;
         }
         let a = match req {
@@ -541,16 +542,8 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
             },
             Ok(Request::Auth(_)) => unreachable!("the gate answers auth"),
         };
-        send_line(&mut w, &a)?;
+        write_line(&mut w, &a)?;
     }
-}
-
-/// One JSON line in one write: `writeln!` on the socket (no delay) sent the JSON token by
-/// token, a TCP segment each.
-fn send_line(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
-    let mut line = v.to_string();
-    line.push('\n');
-    w.write_all(line.as_bytes())
 }
 
 /// Longest request line before a connection authenticated.
@@ -563,7 +556,7 @@ pub fn call(
     front: &mut (BufReader<TcpStream>, TcpStream),
     request: &Value,
 ) -> Result<Value, String> {
-    send_line(&mut front.1, request).map_err(|e| e.to_string())?;
+    write_line(&mut front.1, request).map_err(|e| e.to_string())?;
     let mut line = String::new();
     front.0.read_line(&mut line).map_err(|e| e.to_string())?;
     if line.is_empty() {
@@ -675,6 +668,7 @@ pub fn fetch_snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn pw(s: &str) -> Option<Password> {
         Password::new(s)

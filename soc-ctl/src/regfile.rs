@@ -54,6 +54,15 @@ pub struct EngineBus {
     r: BufReader<UnixStream>,
 }
 
+/// One line (`v` and a newline) in one write. The control protocol (and zk-nc's writer front)
+/// exchange JSON lines over sockets: `writeln!` straight onto a socket writes a JSON value token
+/// by token, one system call (on TCP with no delay, one segment) each.
+pub fn write_line(w: &mut impl Write, v: &impl fmt::Display) -> std::io::Result<()> {
+    let mut line = v.to_string();
+    line.push('\n');
+    w.write_all(line.as_bytes())
+}
+
 impl EngineBus {
     /// Connect to an engine's control socket.
     pub fn connect(path: &Path) -> Result<EngineBus, RegAccessError> {
@@ -78,10 +87,7 @@ impl EngineBus {
     /// Send one control request, get its JSON answer.
     pub fn request(&mut self, line: &str) -> Result<Value, RegAccessError> {
         let io = |e: std::io::Error| RegAccessError::Io(format!("{}: {e}", self.path.display()));
-        // One write per request line (writeln! would make two).
-        self.w
-            .write_all(format!("{line}\n").as_bytes())
-            .map_err(io)?;
+        write_line(&mut self.w, &line).map_err(io)?;
         let mut answer = String::new();
         self.r.read_line(&mut answer).map_err(io)?;
         if answer.is_empty() {

@@ -447,7 +447,7 @@ fn pin_dir(prefix: &str, i: u8) -> PathBuf {
 
 impl RedisNcLab {
     /// Stop the cluster and keep the lab: every application (SIGTERM: redis-nc stops its
-    /// redis-server, then exits), the XDP logs and the engines. A bench that measures
+    /// redis-server, then exits), the XDP logs and the lab's processes (the engines). A bench that measures
     /// baselines on the same namespaces calls it first, so the idle cluster's heartbeats and
     /// pollers do not take CPU from the baselines.
     pub fn stop_cluster(&mut self) {
@@ -462,11 +462,7 @@ impl RedisNcLab {
         for (_, s) in self.stop_xdp.drain(..) {
             let _ = s.send(());
         }
-        for i in 0..proto::regs::MAX_NODES as u8 {
-            if self.lab.running(i) {
-                self.lab.kill(i);
-            }
-        }
+        self.lab.kill_all();
         std::thread::sleep(Duration::from_millis(100));
     }
 }

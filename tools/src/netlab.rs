@@ -422,7 +422,9 @@ impl Lab {
         self.down_locked()
     }
 
-    fn down_locked(&self) -> Result<()> {
+    /// kill -9 every process the lab started (each one's pid file in the state folder: the
+    /// engines and any tagged process); the namespaces and the state stay.
+    pub fn kill_all(&self) {
         if let Ok(rd) = std::fs::read_dir(&self.dir) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -434,6 +436,10 @@ impl Lab {
                 }
             }
         }
+    }
+
+    fn down_locked(&self) -> Result<()> {
+        self.kill_all();
         for ns in self.existing_namespaces() {
             run(&["ip", "netns", "del", &ns])?;
         }

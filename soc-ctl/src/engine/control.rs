@@ -1,7 +1,7 @@
 //! The control socket (Unix, 0600): one request per line, one JSON answer per line. Register
 //! requests go to the engine thread; log reads are served here from the shared log.
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
@@ -54,12 +54,9 @@ pub(super) fn serve_control(l: UnixListener, h: EngineHandle, shared: Arc<Mutex<
                     Ok(v) => json!({ "ok": v }),
                     Err(e) => json!({ "err": e }),
                 };
-                // One write per answer: `writeln!` on the socket wrote the JSON token by token
-                // (a `status` took ~2,000 one-byte sendto calls on a Redis-NC node, polled
-                // every 20 ms by its front).
-                let mut line = v.to_string();
-                line.push('\n');
-                if w.write_all(line.as_bytes()).is_err() {
+                // One write per answer (a `status` written with `writeln!` was ~2,000 one-byte
+                // sendto calls, and each Redis-NC front polls it every 20 ms).
+                if crate::regfile::write_line(&mut w, &v).is_err() {
                     return;
                 }
             }
