@@ -1219,7 +1219,9 @@ fn prepare_write(args: &[&[u8]]) -> Result<Vec<u8>, Value> {
         let at = (now_ms + secs.saturating_mul(1000)).to_string();
         return Ok(Value::command(&[b"PEXPIREAT", args[1], at.as_bytes()]).to_bytes());
     }
-    Ok(Value::command(args).to_bytes())
+    let mut out = Vec::new();
+    resp::encode_command(args, &mut out);
+    Ok(out)
 }
 
 /// Redis's answer to a command sent before a successful `AUTH` while a password is set.

@@ -71,6 +71,9 @@ struct State<T> {
     lanes: bool,
     /// Proposals in flight (a lane's or a session's own).
     busy: usize,
+    /// Lanes waiting for work (a push or a release wakes one only when some wait: a condvar
+    /// notification is a system call even when nobody waits).
+    idle: usize,
 }
 
 /// What a lane does with a proposal's outcome: the tags of the writes it carried, in queue
@@ -95,6 +98,7 @@ impl<T: Send + 'static> Proposer<T> {
                 stats: ProposeStats::default(),
                 lanes: false,
                 busy: 0,
+                idle: 0,
             }),
             cv: Condvar::new(),
             limit,
@@ -142,8 +146,13 @@ impl<T: Send + 'static> Proposer<T> {
     /// A proposal in flight (a lane's, or one [`Proposer::try_direct`] allowed) is decided or
     /// given up: its slot is free.
     pub fn release(&self) {
-        self.lock().busy -= 1;
-        self.cv.notify_all();
+        let mut st = self.lock();
+        st.busy -= 1;
+        let idle = st.idle > 0;
+        drop(st);
+        if idle {
+            self.cv.notify_all();
+        }
     }
 
     /// Start the lanes (once; later calls do nothing): each proposes with a client from
@@ -172,15 +181,22 @@ impl<T: Send + 'static> Proposer<T> {
     /// Queue a write (the lanes must be started); a lane proposes it with the writes queued
     /// beside it and gives `tag` back to `done`.
     pub fn push(&self, payload: Vec<u8>, tag: T) {
-        self.lock().queue.push_back((payload, tag));
-        self.cv.notify_one();
+        let mut st = self.lock();
+        st.queue.push_back((payload, tag));
+        let idle = st.idle > 0;
+        drop(st);
+        if idle {
+            self.cv.notify_one();
+        }
     }
 
     fn lane(&self, mut client: Client, done: &Done<T>, give_up: Duration) {
         loop {
             let mut st = self.lock();
             while st.queue.is_empty() || st.busy >= self.limit {
+                st.idle += 1;
                 st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                st.idle -= 1;
             }
             st.busy += 1;
             let batch = self.take(&mut st);

@@ -188,6 +188,9 @@ impl<T: Read + Write + Send> Stream for T {}
 pub struct Conn {
     stream: Box<dyn Stream>,
     buf: Vec<u8>,
+    /// Where the next reply starts in `buf` (the replies of a pipeline are parsed in place,
+    /// not shifted to the front one by one).
+    at: usize,
 }
 
 impl Conn {
@@ -196,6 +199,7 @@ impl Conn {
         Conn {
             stream,
             buf: Vec::new(),
+            at: 0,
         }
     }
 
@@ -205,11 +209,12 @@ impl Conn {
         self.read_reply()
     }
 
-    /// Send every command, then read every reply (one round trip for all).
-    pub fn pipeline(&mut self, cmds: &[Value]) -> io::Result<Vec<Value>> {
-        let mut out = Vec::new();
+    /// Send every command (each `cmds[i]` one command in wire form) in one write, then read
+    /// every reply (one round trip for all).
+    pub fn pipeline(&mut self, cmds: &[&[u8]]) -> io::Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(cmds.iter().map(|c| c.len()).sum());
         for c in cmds {
-            c.encode(&mut out);
+            out.extend_from_slice(c);
         }
         self.stream.write_all(&out)?;
         cmds.iter().map(|_| self.read_reply()).collect()
@@ -217,9 +222,13 @@ impl Conn {
 
     fn read_reply(&mut self) -> io::Result<Value> {
         loop {
-            match resp::parse(&self.buf) {
+            match resp::parse(&self.buf[self.at..]) {
                 Ok(Some((v, used))) => {
-                    self.buf.drain(..used);
+                    self.at += used;
+                    if self.at == self.buf.len() {
+                        self.buf.clear();
+                        self.at = 0;
+                    }
                     return Ok(v);
                 }
                 Ok(None) => {}
@@ -234,6 +243,10 @@ impl Conn {
     /// arrived in one read (the apply loop reads ~70 replies per write).
     #[inline(never)]
     fn fill(&mut self) -> io::Result<()> {
+        if self.at > 0 {
+            self.buf.drain(..self.at);
+            self.at = 0;
+        }
         let mut chunk = [0u8; 16 * 1024];
         let n = self.stream.read(&mut chunk)?;
         if n == 0 {
@@ -267,7 +280,10 @@ pub struct Applied {
 /// and the entry's reply is the array of their replies. One command alone is proposed as it is,
 /// never as a batch of one.
 pub fn batch_payload<'a>(cmds: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", cmds.len()).into_bytes();
+    let mut out = Vec::new();
+    out.push(b'*');
+    out.extend_from_slice(cmds.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
     for c in cmds {
         out.extend_from_slice(c);
     }
@@ -276,7 +292,8 @@ pub fn batch_payload<'a>(cmds: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u
 
 /// Bytes [`batch_payload`] adds to the commands it carries.
 pub fn batch_overhead(n: usize) -> usize {
-    format!("*{n}\r\n").len()
+    // '*', the digits, CRLF.
+    n.checked_ilog10().unwrap_or(0) as usize + 1 + 3
 }
 
 /// Where the replies of a pipeline go: for each entry that ran, its index in the outcomes and
@@ -378,7 +395,7 @@ impl RedisApplier {
         &mut self,
         entries: impl Iterator<Item = Entry<'a>>,
         out: &mut Vec<Applied>,
-        cmds: &mut Vec<Value>,
+        cmds: &mut Vec<&'a [u8]>,
         run_at: &mut RunAt,
     ) {
         for e in entries {
@@ -392,25 +409,20 @@ impl RedisApplier {
                 batch: false,
             };
             if self.dedupe.admit(e.client_id, e.seq) {
-                let whole = |used: usize| used == e.payload.len();
                 if e.payload.is_empty() {
                     a.reply = Some(Value::Simple("OK".into())); // a read barrier
                 } else {
-                    match resp::parse(e.payload) {
-                        Ok(Some((cmd, used))) if whole(used) && cmd.as_command().is_some() => {
+                    match resp::commands(e.payload) {
+                        Some(resp::Commands::One) => {
                             run_at.push((out.len(), None));
-                            cmds.push(cmd);
+                            cmds.push(e.payload);
                         }
-                        Ok(Some((Value::Array(Some(items)), used)))
-                            if whole(used)
-                                && !items.is_empty()
-                                && items.iter().all(|c| c.as_command().is_some()) =>
-                        {
+                        Some(resp::Commands::Batch(at)) => {
                             a.batch = true;
-                            run_at.push((out.len(), Some(items.len())));
-                            cmds.extend(items);
+                            run_at.push((out.len(), Some(at.len())));
+                            cmds.extend(at.into_iter().map(|r| &e.payload[r]));
                         }
-                        _ => {
+                        None => {
                             a.reply = Some(Value::Error(
                                 "ERR the decided entry is not a RESP command".into(),
                             ))
@@ -423,7 +435,7 @@ impl RedisApplier {
     }
 
     /// Run `cmds` in one pipelined write and put each reply where `run_at` says.
-    fn run(&mut self, out: &mut [Applied], cmds: &[Value], run_at: RunAt) -> io::Result<()> {
+    fn run(&mut self, out: &mut [Applied], cmds: &[&[u8]], run_at: RunAt) -> io::Result<()> {
         if !cmds.is_empty() {
             let mut replies = self.conn.pipeline(cmds)?.into_iter();
             for (at, n) in run_at {

@@ -60,12 +60,122 @@ fn line(buf: &[u8], at: usize) -> Result<Option<(&[u8], usize)>, RespError> {
     }
 }
 
-/// A decimal integer in its one canonical spelling (no '+', no leading zeros, no "-0").
+/// A decimal integer in its one canonical spelling (no '+', no leading zeros, no "-0"). No
+/// allocation: every bulk and array header of every command goes through here.
 fn int(s: &[u8]) -> Result<i64, RespError> {
-    std::str::from_utf8(s)
-        .ok()
-        .and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t))
+    canonical_int(s)
         .ok_or_else(|| RespError(format!("invalid integer '{}'", String::from_utf8_lossy(s))))
+}
+
+fn canonical_int(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    let first = *digits.first()?;
+    if !digits.iter().all(u8::is_ascii_digit) || (first == b'0' && (digits.len() > 1 || neg)) {
+        return None;
+    }
+    // Accumulated on the negative side, so that i64::MIN parses too.
+    let mut n: i64 = 0;
+    for &d in digits {
+        n = n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if neg { Some(n) } else { n.checked_neg() }
+}
+
+/// Append `tag`, the decimal `n` and CRLF (a bulk or array header), without `format!`.
+fn header(out: &mut Vec<u8>, tag: u8, n: i64) {
+    out.push(tag);
+    decimal(out, n);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn decimal(out: &mut Vec<u8>, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Append the wire form of the command `args` (an array of bulk strings): the bytes
+/// `Value::command(args).to_bytes()` gives, without building the value.
+pub fn encode_command(args: &[&[u8]], out: &mut Vec<u8>) {
+    header(out, b'*', args.len() as i64);
+    for a in args {
+        header(out, b'$', a.len() as i64);
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// What a decided entry's payload holds, found without building values (the apply loop runs
+/// every command of every instance).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Commands {
+    /// One command (a non-empty array of bulk strings), the whole payload.
+    One,
+    /// A non-empty array of commands: where each one is in the payload.
+    Batch(Vec<std::ops::Range<usize>>),
+}
+
+/// Classify `payload`: exactly one command, exactly one array of commands, or neither (`None`).
+/// The same answer as parsing it with [`parse`] and asking [`Value::as_command`] of it and of
+/// its items (a property test checks that), so every replica classifies alike.
+pub fn commands(payload: &[u8]) -> Option<Commands> {
+    if scan_command(payload, 0) == Some(payload.len()) {
+        return Some(Commands::One);
+    }
+    let (n, mut pos) = scan_header(payload, 0, b'*')?;
+    if n < 1 || n as usize > MAX_ARRAY {
+        return None;
+    }
+    let mut at = Vec::with_capacity((n as usize).min(1024));
+    for _ in 0..n {
+        let end = scan_command(payload, pos)?;
+        at.push(pos..end);
+        pos = end;
+    }
+    (pos == payload.len()).then_some(Commands::Batch(at))
+}
+
+fn scan_header(buf: &[u8], at: usize, tag: u8) -> Option<(i64, usize)> {
+    if buf.get(at) != Some(&tag) {
+        return None;
+    }
+    let (l, next) = line(buf, at + 1).ok()??;
+    Some((canonical_int(l)?, next))
+}
+
+/// The end of the command (a non-empty array of non-null bulk strings) that starts at `at`.
+fn scan_command(buf: &[u8], at: usize) -> Option<usize> {
+    let (n, mut pos) = scan_header(buf, at, b'*')?;
+    if n < 1 || n as usize > MAX_ARRAY {
+        return None;
+    }
+    for _ in 0..n {
+        let (len, p) = scan_header(buf, pos, b'$')?;
+        if len < 0 || len as usize > MAX_BULK {
+            return None;
+        }
+        let end = p + len as usize;
+        if buf.get(end..end + 2)? != b"\r\n" {
+            return None;
+        }
+        pos = end + 2;
+    }
+    Some(pos)
 }
 
 fn parse_at(buf: &[u8], at: usize, depth: usize) -> Result<Option<(Value, usize)>, RespError> {
@@ -145,15 +255,18 @@ impl Value {
                 out.push(b'-');
                 out.extend_from_slice(s.as_bytes());
             }
-            Value::Integer(i) => out.extend_from_slice(format!(":{i}").as_bytes()),
+            Value::Integer(i) => {
+                out.push(b':');
+                decimal(out, *i);
+            }
             Value::Bulk(None) => out.extend_from_slice(b"$-1"),
             Value::Bulk(Some(b)) => {
-                out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+                header(out, b'$', b.len() as i64);
                 out.extend_from_slice(b);
             }
             Value::Array(None) => out.extend_from_slice(b"*-1"),
             Value::Array(Some(items)) => {
-                out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
+                header(out, b'*', items.len() as i64);
                 for v in items {
                     v.encode(out);
                 }
@@ -195,6 +308,7 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn round_trips_and_prefixes() {
@@ -236,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn commands() {
+    fn as_command_wants_an_array_of_bulks() {
         let c = Value::command(&[b"INCR", b"n"]);
         assert_eq!(c.as_command().unwrap(), vec![&b"INCR"[..], b"n"]);
         assert_eq!(Value::Integer(1).as_command(), None);
@@ -244,5 +358,153 @@ mod tests {
             Value::Array(Some(vec![Value::Integer(1)])).as_command(),
             None
         );
+    }
+
+    /// The classification [`commands`] must match: parse, then ask `as_command`.
+    fn classify_by_value(p: &[u8]) -> Option<Commands> {
+        match parse(p) {
+            Ok(Some((cmd, used))) if used == p.len() && cmd.as_command().is_some() => {
+                Some(Commands::One)
+            }
+            Ok(Some((Value::Array(Some(items)), used)))
+                if used == p.len()
+                    && !items.is_empty()
+                    && items.iter().all(|c| c.as_command().is_some()) =>
+            {
+                let mut at = Vec::new();
+                let mut pos = p.iter().position(|&b| b == b'\n').unwrap() + 1;
+                for c in &items {
+                    let end = pos + c.to_bytes().len();
+                    at.push(pos..end);
+                    pos = end;
+                }
+                Some(Commands::Batch(at))
+            }
+            _ => None,
+        }
+    }
+
+    fn reference_int(s: &[u8]) -> Option<i64> {
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t))
+    }
+
+    #[test]
+    fn integers_are_canonical_and_cover_i64() {
+        for (s, v) in [
+            ("0", Some(0)),
+            ("-1", Some(-1)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775808", None),
+            ("-9223372036854775809", None),
+            ("-0", None),
+            ("007", None),
+            ("+5", None),
+            ("", None),
+            ("-", None),
+            (" 5", None),
+        ] {
+            assert_eq!(canonical_int(s.as_bytes()), v, "{s:?}");
+            assert_eq!(reference_int(s.as_bytes()), v, "{s:?}");
+        }
+        for n in [0, 1, -1, 10, -10, 99, i64::MAX, i64::MIN, 1 << 40] {
+            let mut out = Vec::new();
+            decimal(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
+    fn commands_classifies_a_command_a_batch_and_neither() {
+        let one = Value::command(&[b"SET", b"k", b"v"]).to_bytes();
+        assert_eq!(commands(&one), Some(Commands::One));
+        let mut b = b"*2\r\n".to_vec();
+        b.extend_from_slice(&one);
+        let two = Value::command(&[b"INCR", b"n"]).to_bytes();
+        b.extend_from_slice(&two);
+        let at = 4..4 + one.len();
+        let at2 = at.end..b.len();
+        assert_eq!(commands(&b), Some(Commands::Batch(vec![at, at2])));
+        for bad in [
+            &b""[..],
+            b"*0\r\n",
+            b"*-1\r\n",
+            b"*1\r\n$-1\r\n",
+            b"+OK\r\n",
+            b"*1\r\n:1\r\n",
+        ] {
+            assert_eq!(commands(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        let mut trailing = one.clone();
+        trailing.push(b'x');
+        assert_eq!(commands(&trailing), None);
+    }
+
+    fn arb_args() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        prop::collection::vec(prop::collection::vec(any::<u8>(), 0..6), 0..4)
+    }
+
+    fn arb_payload() -> impl Strategy<Value = Vec<u8>> {
+        let command = arb_args().prop_map(|a| {
+            let args: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
+            let mut out = Vec::new();
+            encode_command(&args, &mut out);
+            out
+        });
+        let batch = prop::collection::vec(arb_args(), 0..4).prop_map(|cs| {
+            let mut out = Vec::new();
+            header(&mut out, b'*', cs.len() as i64);
+            for a in cs {
+                let args: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
+                encode_command(&args, &mut out);
+            }
+            out
+        });
+        let structured = prop_oneof![command, batch];
+        // Mutations: cut, a byte changed, a byte inserted, something appended.
+        (
+            structured,
+            any::<u8>(),
+            any::<prop::sample::Index>(),
+            0u8..5,
+        )
+            .prop_map(|(mut p, b, i, how)| {
+                let at = if p.is_empty() { 0 } else { i.index(p.len()) };
+                match how {
+                    0 => {}
+                    1 => p.truncate(at),
+                    2 if !p.is_empty() => p[at] = b,
+                    3 => p.insert(at, b),
+                    _ => p.push(b),
+                }
+                p
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn commands_agrees_with_parsing_values(p in arb_payload()) {
+            prop_assert_eq!(commands(&p), classify_by_value(&p));
+        }
+
+        #[test]
+        fn commands_agrees_on_any_bytes(p in prop::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(commands(&p), classify_by_value(&p));
+        }
+
+        #[test]
+        fn canonical_integers_match_the_reference(s in "-?[0-9+ ]{0,21}") {
+            prop_assert_eq!(canonical_int(s.as_bytes()), reference_int(s.as_bytes()));
+        }
+
+        #[test]
+        fn encode_command_is_the_value_s_wire_form(a in arb_args()) {
+            let args: Vec<&[u8]> = a.iter().map(Vec::as_slice).collect();
+            let mut out = Vec::new();
+            encode_command(&args, &mut out);
+            prop_assert_eq!(out, Value::command(&args).to_bytes());
+        }
     }
 }

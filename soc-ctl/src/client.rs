@@ -38,6 +38,9 @@ pub struct Client {
     auth: Option<ClientAuth>,
     /// Replies refused: a wrong or missing tag.
     pub unauthorized: u64,
+    /// The socket's read timeout as last set (setting it is a system call; most requests wait
+    /// with the same one as the request before).
+    read_timeout: Option<Duration>,
 }
 
 impl Client {
@@ -54,6 +57,7 @@ impl Client {
             retry_after: Duration::from_millis(50),
             auth: None,
             unauthorized: 0,
+            read_timeout: None,
         })
     }
 
@@ -124,11 +128,22 @@ impl Client {
                     format!("request seq {seq} not decided within {give_up:?}"),
                 ));
             }
-            self.sock.set_read_timeout(Some(
+            // Until the resend is due; a wait of a whole `retry_after` while at most half of it
+            // has passed (the common case: the first wait of a request) keeps the timeout
+            // already set, so a resend may come up to half a `retry_after` late.
+            let left = self
+                .retry_after
+                .saturating_sub(sent.elapsed())
+                .max(Duration::from_millis(1));
+            let timeout = if left >= self.retry_after / 2 {
                 self.retry_after
-                    .saturating_sub(sent.elapsed())
-                    .max(Duration::from_millis(1)),
-            ))?;
+            } else {
+                left
+            };
+            if self.read_timeout != Some(timeout) {
+                self.sock.set_read_timeout(Some(timeout))?;
+                self.read_timeout = Some(timeout);
+            }
             match self.sock.recv_from(&mut buf) {
                 Ok((n, _)) => match self.accept(&buf[..n]) {
                     Some(Packet::ReplyOk(r)) if r.seq == seq && r.client_id == self.client_id => {
