@@ -38,6 +38,8 @@ use crate::propose::{Decided, Proposer, ReplyKey};
 use crate::redis::{Applied, Conn, RedisApplier, RedisServer, bgsave_done};
 use crate::resp::{self, Value};
 
+mod event_loop;
+
 /// How reads are served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Reads {
@@ -161,11 +163,16 @@ struct Waiting {
     thread: std::thread::Thread,
 }
 
-/// A connection's outgoing side, shared by its session and the lanes that answer its writes.
+/// A connection's outgoing side, shared by whoever runs its commands (the event loop or its
+/// session thread) and the lanes that answer its writes.
 struct ConnOut {
     out: Mutex<OutBuf>,
-    /// The session's thread (woken when its outstanding write is answered).
-    thread: std::thread::Thread,
+    /// The connection's session thread, once it has one (woken when its outstanding write is
+    /// answered).
+    thread: std::sync::OnceLock<std::thread::Thread>,
+    /// The event loop's doorbell and this connection's token there: rung when a write is
+    /// answered while the loop holds further commands of the connection.
+    bell: Option<(Arc<event_loop::Bell>, u64)>,
 }
 
 struct OutBuf {
@@ -177,6 +184,9 @@ struct OutBuf {
     /// session sends them before anything else, waiting as long as it takes. A lane never
     /// waits for a client.
     backlog: Vec<u8>,
+    /// The event loop holds further commands of this connection until the outstanding write
+    /// is answered: ring its bell then.
+    resume: bool,
 }
 
 impl ConnOut {
@@ -233,8 +243,14 @@ impl ConnOut {
             }
         }
         o.backlog.extend_from_slice(&bytes[at..]);
+        let resume = std::mem::take(&mut o.resume);
         drop(o);
-        self.thread.unpark();
+        if resume && let Some((bell, token)) = &self.bell {
+            bell.ring(*token);
+        }
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
     }
 }
 
@@ -1282,47 +1298,51 @@ fn send_alone(client: &mut Client, payload: &[u8]) -> Result<(u64, ReplyKey), St
     Ok((instance, Decided::alone(instance, client).key(0)))
 }
 
-/// Serve RESP clients on `listener` until the process ends.
+/// Serve RESP clients on `listener` until the process ends (see [`event_loop`]).
 pub fn serve(listener: TcpListener, node: Arc<Node>) {
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        let node = node.clone();
-        std::thread::spawn(move || {
-            let id = node.fresh_client_id();
-            if let Err(e) = session(stream, &node, id)
-                && e.kind() != io::ErrorKind::UnexpectedEof
-            {
-                tracing::warn!("redis-nc: client {id:#x}: {e}");
-            }
-        });
+    if let Err(e) = event_loop::run(listener, node) {
+        // Not a node without a front: exit, so that whoever runs it sees it at once.
+        tracing::error!("redis-nc: the front's event loop stopped: {e}");
+        std::process::exit(1);
     }
 }
 
-fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Result<()> {
-    let _ = stream.set_nodelay(true);
-    // Replies leave through `conn` (a lane answers a write proposed together there).
-    let conn = Arc::new(ConnOut {
-        out: Mutex::new(OutBuf {
-            stream: stream.try_clone()?,
-            outstanding: false,
-            backlog: Vec::new(),
-        }),
-        thread: std::thread::current(),
-    });
-    let mut local: Conn = node.server.connect()?;
-    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?
-        .with_auth(node.packet_auth.get().cloned());
-    let mut buf = Vec::new();
+/// How a session thread gives its connection back.
+enum Flow {
+    /// Every command received is answered and nothing more came for [`LINGER`]: the event loop
+    /// takes the connection back.
+    Idle,
+    /// The client closed the connection or QUIT.
+    Closed,
+}
+
+/// How long a session thread waits for its connection's next command before it gives the
+/// connection back to the event loop (a client of reads and other slow commands keeps its
+/// thread; a client of plain writes goes back to the loop).
+const LINGER: Duration = Duration::from_millis(2);
+
+/// Run the commands of a connection on its session thread: everything the event loop does
+/// not run itself (reads, writes answered with their own result, AUTH, …). Returns when the
+/// connection is idle or closed; `buf` keeps what was received of a command not yet complete.
+#[allow(clippy::too_many_arguments)]
+fn run_commands(
+    stream: &mut TcpStream,
+    node: &Arc<Node>,
+    conn: &Arc<ConnOut>,
+    local: &mut Conn,
+    client: &mut Client,
+    buf: &mut Vec<u8>,
+    authed: &mut bool,
+) -> io::Result<Flow> {
     let mut chunk = [0u8; 16 * 1024];
     let mut out = Vec::new();
-    let mut authed = false;
     loop {
         // Every command already received is answered before the next read: a pipelining client
         // gets its replies in one write.
         let (cmd, used) = loop {
-            match resp::parse(&buf) {
+            match resp::parse(buf) {
                 Ok(Some(x)) => break x,
-                Ok(None) if node.password.is_some() && !authed && buf.len() > PRE_AUTH_MAX => {
+                Ok(None) if node.password.is_some() && !*authed && buf.len() > PRE_AUTH_MAX => {
                     out.extend_from_slice(
                         &Value::Error(format!(
                             "ERR Protocol error: more than {PRE_AUTH_MAX} bytes of a command \
@@ -1331,22 +1351,25 @@ fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Resul
                         .to_bytes(),
                     );
                     conn.send(&out)?;
-                    return Ok(());
+                    return Ok(Flow::Closed);
                 }
                 Ok(None) => {}
                 Err(e) => {
                     out.extend_from_slice(&Value::Error(format!("ERR {e}")).to_bytes());
                     conn.send(&out)?;
-                    return Ok(());
+                    return Ok(Flow::Closed);
                 }
             }
             if !out.is_empty() {
                 conn.send(&out)?;
                 out.clear();
             }
+            if soc_ctl::wait::readable(&[&*stream], LINGER)? == 0 {
+                return Ok(Flow::Idle);
+            }
             let n = stream.read(&mut chunk)?;
             if n == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
+                return Ok(Flow::Closed);
             }
             buf.extend_from_slice(&chunk[..n]);
         };
@@ -1358,12 +1381,12 @@ fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Resul
             None => Value::Error("ERR Redis-NC expects commands as arrays of bulk strings".into()),
             Some(args) => {
                 let name = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
-                if let Some(r) = resp_gate(node.password.as_ref(), &mut authed, &args) {
+                if let Some(r) = resp_gate(node.password.as_ref(), authed, &args) {
                     r
                 } else if name == "QUIT" {
                     Value::Simple("OK".into()).encode(&mut out);
                     conn.send(&out)?;
-                    return Ok(());
+                    return Ok(Flow::Closed);
                 } else if WRITES.contains(&name.as_str()) {
                     match prepare_write(&args) {
                         Err(e) => e,
@@ -1374,7 +1397,7 @@ fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Resul
                                 conn.send(&out)?;
                                 out.clear();
                             }
-                            match node.write(&mut client, &conn, payload, fixed) {
+                            match node.write(client, conn, payload, fixed) {
                                 Some(v) => v,
                                 None => continue,
                             }
@@ -1403,12 +1426,12 @@ fn session(mut stream: TcpStream, node: &Arc<Node>, client_id: u32) -> io::Resul
                     all.extend_from_slice(node.info().as_bytes());
                     Value::Bulk(Some(all))
                 } else if READS.contains(&name.as_str()) {
-                    node.read(&mut client, &mut local, &cmd)?
+                    node.read(client, local, &cmd)?
                 } else if LOCAL.contains(&name.as_str()) {
                     match local.call(&cmd) {
                         Ok(v) => v,
                         Err(_) => {
-                            local = node.server.connect()?;
+                            *local = node.server.connect()?;
                             local.call(&cmd)?
                         }
                     }

@@ -50,6 +50,17 @@ impl Decided {
         }
     }
 
+    /// A proposal of `client_id`'s request `seq` (`alone`: one write, not a batch), decided at
+    /// `instance`.
+    pub fn of(instance: u64, client_id: u32, seq: u64, alone: bool) -> Decided {
+        Decided {
+            instance,
+            client_id,
+            seq,
+            alone,
+        }
+    }
+
     /// Where the reply of the `i`-th write it carried will be.
     pub fn key(&self, i: usize) -> ReplyKey {
         (self.client_id, self.seq, (!self.alone).then_some(i as u16))
@@ -79,6 +90,9 @@ struct State<T> {
 /// What a lane does with a proposal's outcome: the tags of the writes it carried, in queue
 /// order, and the decision (or why there is none: the writes may still take effect).
 pub type Done<T> = dyn Fn(Vec<T>, Result<Decided, String>) + Send + Sync;
+
+/// [`Done`] called on the caller's own thread: it may borrow.
+pub type Outcome<'a, T> = dyn Fn(Vec<T>, Result<Decided, String>) + 'a;
 
 /// A node's group commit; `T` is what the front keeps with each write to answer it.
 pub struct Proposer<T> {
@@ -198,22 +212,94 @@ impl<T: Send + 'static> Proposer<T> {
                 st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
                 st.idle -= 1;
             }
-            st.busy += 1;
-            let batch = self.take(&mut st);
-            st.stats.proposals += 1;
-            st.stats.writes += batch.len() as u64;
+            let batch = self.claim(&mut st);
             drop(st);
-            let (payloads, tags): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
-            let cmds: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
-            let r = send(&mut client, &cmds, give_up).map(|instance| Decided {
-                instance,
-                client_id: client.client_id,
-                seq: client.last_seq(),
-                alone: cmds.len() == 1,
-            });
-            done(tags, r);
-            self.release();
+            self.propose(&mut client, batch, done, give_up);
         }
+    }
+
+    /// Queue a write without waking a lane: the caller proposes the queue itself
+    /// ([`Proposer::claim_now`]) and hands what it cannot to the lanes ([`Proposer::kick`]).
+    /// The front's event loop does this: a lone write then costs no hand-over to another
+    /// thread.
+    pub fn push_quiet(&self, payload: Vec<u8>, tag: T) {
+        self.lock().queue.push_back((payload, tag));
+    }
+
+    /// If a proposal is free and writes are queued: take the slot and the writes of one
+    /// proposal. The caller proposes them ([`proposal`]), hands the outcome to whoever answers
+    /// them, and calls [`Proposer::release`].
+    pub fn claim_now(&self) -> Option<Vec<(Vec<u8>, T)>> {
+        let mut st = self.lock();
+        if st.queue.is_empty() || st.busy >= self.limit {
+            return None;
+        }
+        Some(self.claim(&mut st))
+    }
+
+    /// Whether writes wait in the queue.
+    pub fn queued(&self) -> bool {
+        !self.lock().queue.is_empty()
+    }
+
+    /// Hand every queued write to `done` as not proposed (`why`): nothing can propose them.
+    pub fn fail_queued(&self, done: &Outcome<'_, T>, why: String) {
+        let tags: Vec<T> = self.lock().queue.drain(..).map(|(_, t)| t).collect();
+        if !tags.is_empty() {
+            done(tags, Err(why));
+        }
+    }
+
+    /// A proposal taken with [`Proposer::claim_now`] is done: keep its slot for what queued
+    /// meanwhile (taken as by `claim_now`), or free it (None). A lane woken by a plain
+    /// [`Proposer::release`] would race the caller for the queue.
+    pub fn renew(&self) -> Option<Vec<(Vec<u8>, T)>> {
+        let mut st = self.lock();
+        if st.queue.is_empty() {
+            st.busy -= 1;
+            return None;
+        }
+        st.busy -= 1;
+        Some(self.claim(&mut st))
+    }
+
+    /// Wake a waiting lane for what is queued, if a proposal is free (the lanes must be
+    /// started).
+    pub fn kick(&self) {
+        let st = self.lock();
+        if st.idle > 0 && st.busy < self.limit && !st.queue.is_empty() {
+            drop(st);
+            self.cv.notify_one();
+        }
+    }
+
+    /// Take a proposal slot and what is queued for it.
+    fn claim(&self, st: &mut State<T>) -> Vec<(Vec<u8>, T)> {
+        st.busy += 1;
+        let batch = self.take(st);
+        st.stats.proposals += 1;
+        st.stats.writes += batch.len() as u64;
+        batch
+    }
+
+    /// Propose `batch` with `client`, hand the outcome to `done`, free the slot.
+    fn propose(
+        &self,
+        client: &mut Client,
+        batch: Vec<(Vec<u8>, T)>,
+        done: &Outcome<'_, T>,
+        give_up: Duration,
+    ) {
+        let (payloads, tags): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
+        let cmds: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+        let r = send(client, &cmds, give_up).map(|instance| Decided {
+            instance,
+            client_id: client.client_id,
+            seq: client.last_seq(),
+            alone: cmds.len() == 1,
+        });
+        done(tags, r);
+        self.release();
     }
 
     /// The writes at the head of the queue that fit one proposal (at least the first).
@@ -232,6 +318,16 @@ impl<T: Send + 'static> Proposer<T> {
             batch.extend(st.queue.pop_front());
         }
         batch
+    }
+}
+
+/// The payload of one proposal carrying `payloads` (one write alone as it is, several as a
+/// batch), and whether it is one write alone.
+pub fn proposal(mut payloads: Vec<Vec<u8>>) -> (Vec<u8>, bool) {
+    if payloads.len() == 1 {
+        (payloads.pop().unwrap_or_default(), true)
+    } else {
+        (batch_payload(payloads.iter().map(Vec::as_slice)), false)
     }
 }
 

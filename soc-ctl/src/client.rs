@@ -113,27 +113,132 @@ impl Client {
         }
     }
 
-    /// Submit one request and wait until it is decided (or `give_up` passes).
-    pub fn request(&mut self, flags: u8, payload: &[u8], give_up: Duration) -> io::Result<Ok> {
+    /// The socket replies arrive on (an event loop driving [`Client::submit`]ted requests waits
+    /// for it to be readable).
+    pub fn socket(&self) -> &UdpSocket {
+        &self.sock
+    }
+
+    /// Send a request without waiting for it. The caller drives it: [`Client::poll`] when the
+    /// socket is readable, [`Client::on_time`] by [`Client::due`]. The same resends and
+    /// redirects as [`Client::request`], which is built on the same steps.
+    pub fn submit(&mut self, flags: u8, payload: Vec<u8>) -> io::Result<InFlight> {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let t0 = Instant::now();
-        let mut buf = [0u8; 2048];
-        self.send(seq, flags, payload)?;
-        let mut sent = Instant::now();
-        loop {
-            if t0.elapsed() > give_up {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("request seq {seq} not decided within {give_up:?}"),
-                ));
+        self.send(seq, flags, &payload)?;
+        let now = Instant::now();
+        Ok(InFlight {
+            seq,
+            flags,
+            payload,
+            t0: now,
+            sent: now,
+            resend_at: None,
+        })
+    }
+
+    /// A datagram for `f`: its decision, or None (a redirect schedules a resend).
+    fn on_reply(&mut self, f: &mut InFlight, bytes: &[u8]) -> Option<Ok> {
+        match self.accept(bytes) {
+            Some(Packet::ReplyOk(r)) if r.seq == f.seq && r.client_id == self.client_id => {
+                Some(Ok {
+                    instance: r.instance,
+                    index: r.index,
+                })
             }
-            // Until the resend is due; a wait of a whole `retry_after` while at most half of it
-            // has passed (the common case: the first wait of a request) keeps the timeout
+            Some(Packet::ReplyNotLeader(r)) if r.seq == f.seq => {
+                self.follow(r.leader);
+                // Resent after a short pause: the new leader may still be taking over.
+                f.resend_at = Some(Instant::now() + REDIRECT_PAUSE);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// When `f` needs [`Client::on_time`] at the latest.
+    pub fn due(&self, f: &InFlight, give_up: Duration) -> Instant {
+        f.resend_at
+            .unwrap_or(f.sent + self.retry_after)
+            .min(f.t0 + give_up)
+    }
+
+    /// Resend `f` if its time came (a redirect's pause is over, or `retry_after` passed in
+    /// silence: then to the next node, the leader may be gone); an error once `give_up` has
+    /// passed since it was submitted.
+    pub fn on_time(&mut self, f: &mut InFlight, give_up: Duration) -> io::Result<()> {
+        let now = Instant::now();
+        if now.duration_since(f.t0) > give_up {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("request seq {} not decided within {give_up:?}", f.seq),
+            ));
+        }
+        match f.resend_at {
+            Some(at) if now >= at => f.resend_at = None,
+            Some(_) => return Ok(()),
+            None if now.duration_since(f.sent) >= self.retry_after => {
+                self.leader = (self.leader + 1) % self.nodes.len();
+            }
+            None => return Ok(()),
+        }
+        self.send(f.seq, f.flags, &f.payload)?;
+        f.sent = Instant::now();
+        Ok(())
+    }
+
+    /// Read what the socket holds without waiting: `f`'s decision once it came.
+    pub fn poll(&mut self, f: &mut InFlight) -> io::Result<Option<Ok>> {
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 2048];
+        loop {
+            match nix::sys::socket::recv(
+                self.sock.as_raw_fd(),
+                &mut buf,
+                nix::sys::socket::MsgFlags::MSG_DONTWAIT,
+            ) {
+                Ok(n) => {
+                    if let Some(ok) = self.on_reply(f, &buf[..n]) {
+                        return Ok(Some(ok));
+                    }
+                }
+                Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Read and drop what the socket holds (late replies while nothing is in flight), without
+    /// waiting.
+    pub fn discard(&mut self) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 2048];
+        loop {
+            match nix::sys::socket::recv(
+                self.sock.as_raw_fd(),
+                &mut buf,
+                nix::sys::socket::MsgFlags::MSG_DONTWAIT,
+            ) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(nix::errno::Errno::EAGAIN) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Submit one request and wait until it is decided (or `give_up` passes).
+    pub fn request(&mut self, flags: u8, payload: &[u8], give_up: Duration) -> io::Result<Ok> {
+        let mut f = self.submit(flags, payload.to_vec())?;
+        let mut buf = [0u8; 2048];
+        loop {
+            self.on_time(&mut f, give_up)?;
+            // Until the next step is due; a wait of a whole `retry_after` while at most half
+            // of it is left (the common case: the first wait of a request) keeps the timeout
             // already set, so a resend may come up to half a `retry_after` late.
             let left = self
-                .retry_after
-                .saturating_sub(sent.elapsed())
+                .due(&f, give_up)
+                .saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1));
             let timeout = if left >= self.retry_after / 2 {
                 self.retry_after
@@ -145,36 +250,41 @@ impl Client {
                 self.read_timeout = Some(timeout);
             }
             match self.sock.recv_from(&mut buf) {
-                Ok((n, _)) => match self.accept(&buf[..n]) {
-                    Some(Packet::ReplyOk(r)) if r.seq == seq && r.client_id == self.client_id => {
-                        return Ok(Ok {
-                            instance: r.instance,
-                            index: r.index,
-                        });
+                Ok((n, _)) => {
+                    if let Some(ok) = self.on_reply(&mut f, &buf[..n]) {
+                        return Ok(ok);
                     }
-                    Some(Packet::ReplyNotLeader(r)) if r.seq == seq => {
-                        self.follow(r.leader);
-                        std::thread::sleep(Duration::from_millis(1));
-                        self.send(seq, flags, payload)?;
-                        sent = Instant::now();
-                    }
-                    _ => {}
-                },
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    if sent.elapsed() >= self.retry_after {
-                        self.leader = (self.leader + 1) % self.nodes.len();
-                        self.send(seq, flags, payload)?;
-                        sent = Instant::now();
-                    }
-                }
+                    ) => {}
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// How long a request redirected by NOT_LEADER waits before it is resent.
+const REDIRECT_PAUSE: Duration = Duration::from_millis(1);
+
+/// A request sent by [`Client::submit`], not decided yet.
+#[derive(Debug)]
+pub struct InFlight {
+    seq: u64,
+    flags: u8,
+    payload: Vec<u8>,
+    t0: Instant,
+    sent: Instant,
+    /// A redirect asked for a resend at this time.
+    resend_at: Option<Instant>,
+}
+
+impl InFlight {
+    /// Its sequence number (the client's id and this make its exactly-once key).
+    pub fn seq(&self) -> u64 {
+        self.seq
     }
 }
 

@@ -709,16 +709,36 @@ pub fn with_descendants(pid: i32) -> Vec<i32> {
 }
 
 /// CPU time (ns) process `pid` has used so far, all its threads, from the kernel's own
-/// accounting (`/proc/PID/task/*/schedstat`, nanosecond resolution). 0 if it is gone.
+/// accounting. 0 if it is gone. The live threads' `/proc/PID/task/*/schedstat` (nanoseconds),
+/// or the process's own `utime + stime` (`/proc/PID/stat`, clock ticks) when that is more:
+/// only the process's totals keep what threads that have ended used (a Redis front's thread
+/// per connection ended when the benchmark's clients left, and the schedstat sum lost its
+/// time: the fronts' CPU per SET was under-counted until the tenth session).
 pub fn cpu_ns(pid: i32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };
-    tasks
+    let live: u64 = tasks
         .flatten()
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
+        .sum();
+    live.max(process_cpu_ns(pid).unwrap_or(0))
+}
+
+/// `utime + stime` of process `pid` (every thread, ended ones too) in ns.
+fn process_cpu_ns(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After "pid (comm)": state is field 3, utime 14, stime 15.
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let utime: u64 = rest.nth(11)?.parse().ok()?;
+    let stime: u64 = rest.next()?.parse().ok()?;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|&h| h > 0)
+        .unwrap_or(100) as u64;
+    Some((utime + stime) * (1_000_000_000 / hz))
 }
 
 /// CPU (ns) the processes `pids` have used so far, together.
@@ -729,4 +749,37 @@ pub fn cpu_ns_of(pids: &[i32]) -> u64 {
 /// `ns` of CPU as ms per 1,000 of `n` (requests, SETs).
 pub fn ms_per_k(ns: u64, n: u64) -> f64 {
     ns as f64 / 1e6 / (n.max(1) as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread that used CPU and ended still counts (the process's totals keep it).
+    #[test]
+    fn cpu_of_a_process_keeps_threads_that_ended() {
+        let me = std::process::id() as i32;
+        let before = cpu_ns(me);
+        std::thread::spawn(|| {
+            // Burn 200 ms of this thread's own CPU time, however loaded the machine is.
+            let own = || {
+                nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+                    .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+                    .unwrap_or(u64::MAX)
+            };
+            let start = own();
+            let mut x = 0u64;
+            while own().saturating_sub(start) < 200_000_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })
+        .join()
+        .unwrap();
+        let used = cpu_ns(me) - before;
+        // The totals are in clock ticks (10 ms): allow two of rounding.
+        assert!(
+            used >= 180_000_000,
+            "counted {used} ns of a 200 ms thread that ended"
+        );
+    }
 }
