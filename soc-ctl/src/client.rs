@@ -189,6 +189,21 @@ impl Client {
 
     /// Read what the socket holds without waiting: `f`'s decision once it came.
     pub fn poll(&mut self, f: &mut InFlight) -> io::Result<Option<Ok>> {
+        self.drain(|c, bytes| c.on_reply(f, bytes))
+    }
+
+    /// Read and drop what the socket holds (late replies while nothing is in flight), without
+    /// waiting.
+    pub fn discard(&mut self) -> io::Result<()> {
+        self.drain(|_, _| None).map(|_| ())
+    }
+
+    /// Hand each datagram the socket holds to `each` until it returns a decision or the socket
+    /// is empty (no waiting).
+    fn drain(
+        &mut self,
+        mut each: impl FnMut(&mut Client, &[u8]) -> Option<Ok>,
+    ) -> io::Result<Option<Ok>> {
         use std::os::fd::AsRawFd;
         let mut buf = [0u8; 2048];
         loop {
@@ -198,30 +213,12 @@ impl Client {
                 nix::sys::socket::MsgFlags::MSG_DONTWAIT,
             ) {
                 Ok(n) => {
-                    if let Some(ok) = self.on_reply(f, &buf[..n]) {
+                    if let Some(ok) = each(self, &buf[..n]) {
                         return Ok(Some(ok));
                     }
                 }
                 Err(nix::errno::Errno::EAGAIN) => return Ok(None),
                 Err(nix::errno::Errno::EINTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// Read and drop what the socket holds (late replies while nothing is in flight), without
-    /// waiting.
-    pub fn discard(&mut self) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        let mut buf = [0u8; 2048];
-        loop {
-            match nix::sys::socket::recv(
-                self.sock.as_raw_fd(),
-                &mut buf,
-                nix::sys::socket::MsgFlags::MSG_DONTWAIT,
-            ) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(nix::errno::Errno::EAGAIN) => return Ok(()),
                 Err(e) => return Err(e.into()),
             }
         }
