@@ -545,3 +545,103 @@ fn drive(
         max_ok_gap,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::wire::{ReplyNotLeader, ReplyOk};
+
+    const CLUSTER: u32 = 7;
+
+    fn node() -> (UdpSocket, SocketAddrV4) {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let SocketAddr::V4(a) = s.local_addr().unwrap() else {
+            unreachable!()
+        };
+        (s, a)
+    }
+
+    /// The next request a fake node receives: its seq and where it came from.
+    fn request_at(s: &UdpSocket) -> (u64, SocketAddr) {
+        let mut buf = [0u8; 2048];
+        let (n, from) = s.recv_from(&mut buf).unwrap();
+        match wire::parse(&buf[..n], CLUSTER).unwrap().1 {
+            Packet::Request(e) => (e.seq, from),
+            p => panic!("expected a request, got {p:?}"),
+        }
+    }
+
+    fn reply(s: &UdpSocket, to: SocketAddr, p: Packet<'_>) {
+        s.send_to(&p.to_vec(CLUSTER, 0).unwrap(), to).unwrap();
+    }
+
+    /// A submitted request follows a redirect after its pause, and resends to the next node
+    /// after `retry_after` of silence; `poll` gives its decision; `on_time` gives up.
+    #[test]
+    fn a_submitted_request_is_redirected_resent_decided_and_given_up() {
+        let (n0, a0) = node();
+        let (n1, a1) = node();
+        let mut c = Client::new(CLUSTER, 42, vec![a0, a1]).unwrap();
+        c.retry_after = Duration::from_millis(30);
+        let give_up = Duration::from_secs(5);
+
+        let mut f = c.submit(0, b"x".to_vec()).unwrap();
+        let (seq, from) = request_at(&n0);
+        assert_eq!(seq, f.seq());
+        let nl = ReplyNotLeader {
+            client_id: 42,
+            seq,
+            leader: 1,
+            epoch: 3,
+        };
+        reply(&n0, from, Packet::ReplyNotLeader(nl));
+        crate::wait::readable(&[c.socket()], Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            c.poll(&mut f).unwrap(),
+            None,
+            "a redirect is not a decision"
+        );
+        // Not resent before its pause is over; resent to the node named after it.
+        std::thread::sleep(REDIRECT_PAUSE);
+        c.on_time(&mut f, give_up).unwrap();
+        let (again, from) = request_at(&n1);
+        assert_eq!(again, seq, "the same request goes to the leader named");
+        let ok = ReplyOk {
+            client_id: 42,
+            seq,
+            instance: 9,
+            index: 2,
+        };
+        // A reply for another request is not this one's decision.
+        reply(&n1, from, Packet::ReplyOk(ReplyOk { seq: seq + 5, ..ok }));
+        reply(&n1, from, Packet::ReplyOk(ok));
+        crate::wait::readable(&[c.socket()], Duration::from_secs(5)).unwrap();
+        let got = loop {
+            if let Some(ok) = c.poll(&mut f).unwrap() {
+                break ok;
+            }
+            crate::wait::readable(&[c.socket()], Duration::from_secs(5)).unwrap();
+        };
+        assert_eq!(
+            got,
+            Ok {
+                instance: 9,
+                index: 2
+            }
+        );
+
+        // Silence: after `retry_after` the next node (n0 again) gets it.
+        let mut f = c.submit(0, b"y".to_vec()).unwrap();
+        let (seq, _) = request_at(&n1);
+        assert!(c.due(&f, give_up) <= Instant::now() + c.retry_after);
+        std::thread::sleep(c.retry_after);
+        c.on_time(&mut f, give_up).unwrap();
+        assert_eq!(request_at(&n0).0, seq);
+        // Past `give_up`, `on_time` says so.
+        std::thread::sleep(Duration::from_millis(5));
+        let e = c.on_time(&mut f, Duration::from_millis(1)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        c.discard().unwrap();
+    }
+}
