@@ -1298,7 +1298,8 @@ fn send_alone(client: &mut Client, payload: &[u8]) -> Result<(u64, ReplyKey), St
     Ok((instance, Decided::alone(instance, client).key(0)))
 }
 
-/// Serve RESP clients on `listener` until the process ends (see [`event_loop`]).
+/// Serve RESP clients on `listener` until the process ends (one event loop; see the
+/// `front::event_loop` module).
 pub fn serve(listener: TcpListener, node: Arc<Node>) {
     if let Err(e) = event_loop::run(listener, node) {
         // Not a node without a front: exit, so that whoever runs it sees it at once.

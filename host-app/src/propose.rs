@@ -130,7 +130,7 @@ impl<T: Send + 'static> Proposer<T> {
     }
 
     /// Whether a write of `len` bytes goes through the lanes (batching on, and it fits a
-    /// proposal beside another); otherwise its session proposes it alone ([`Proposer::alone`]).
+    /// proposal beside another); otherwise its session proposes it alone ([`Proposer::count_alone`]).
     pub fn shares(&self, len: usize) -> bool {
         self.limit > 0 && len + batch_overhead(2) <= self.max_payload
     }

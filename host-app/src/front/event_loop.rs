@@ -5,7 +5,8 @@
 //! is one more source of the loop ([`Client::submit`]), so a lone write costs no hand-over to
 //! another thread and a leader that does not answer stalls no connection (the loop goes on
 //! reading, handing other commands to their threads, and answering what the lanes decide).
-//! What it cannot propose (every proposal in flight) the lanes take. Every other command
+//! When its proposal is decided, what queued meanwhile goes in the same slot; lanes take queued
+//! writes only when another proposal is free (`--proposals` > 1). Every other command
 //! (reads, writes answered with their own result, `AUTH`, `INFO`, …) hands the connection to
 //! its session thread (started on the first such command), which runs [`run_commands`] as a
 //! thread per connection did before and gives the connection back once it has been idle for
