@@ -11,6 +11,7 @@ use crate::nc_engine::NcEngine;
 use crate::pkt_gen::{PktGen, PktGen512};
 use crate::pkt_parser::PktParser;
 use crate::reply_gen::ReplyGen;
+use crate::req_capture::ReqCapture;
 use crate::rsbcast_rx::RsbcastRx;
 
 fn export<B: Block>(mut b: B, name: &str) -> String {
@@ -44,5 +45,9 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
         ("reply_gen.v", export(<ReplyGen>::default(), "reply_gen")),
         ("host_gen.v", export(HostGen::default(), "host_gen")),
+        (
+            "req_capture.v",
+            export(ReqCapture::default(), "req_capture"),
+        ),
     ]
 }
