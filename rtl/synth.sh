@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/verilog"
 command -v yosys >/dev/null 2>&1 || { echo "rtl/synth.sh: yosys not found (run tools/setup.sh)" >&2; exit 1; }
 if [ "$#" -eq 0 ]; then
-    set -- rsbcast_rx lowi_core egress_fifo csr pkt_parser pkt_gen pkt_gen_512 host_gen reply_gen nc_core nc_engine
+    set -- rsbcast_rx lowi_core egress_fifo csr pkt_parser req_capture pkt_gen pkt_gen_512 host_gen reply_gen nc_core nc_engine
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -10,12 +10,17 @@
 //! request may be queued is decided by `lowi_core` against `fifo_depth` (drops are counted
 //! there). `2^A` must be at least twice the largest `fifo_depth` used, so that taken entries
 //! still being read out never collide with new ones.
+//!
+//! `P` is the payload width in bits (a multiple of 64): an entry holds up to `P / 8` payload
+//! bytes, first byte in bits `P-1..P-8`, in a RAM of `2^A` words of `P` bits beside the other
+//! fields (synchronous write, registered read: block RAM in a vendor flow). `nc_core` (exported)
+//! stores 128 bytes (`P` = 1024), `nc_engine` 8 (`P` = 64; its frame generator carries no more).
 
 use rust_hdl::prelude::*;
 
 /// The FIFO (`A`: address bits of the RAM).
 #[derive(LogicBlock)]
-pub struct EgressFifo<const A: usize> {
+pub struct EgressFifo<const A: usize, const P: usize = 64> {
     /// Clock.
     pub clock: Signal<In, Clock>,
     /// Queue `push_data`.
@@ -24,10 +29,10 @@ pub struct EgressFifo<const A: usize> {
     pub push_client: Signal<In, Bits<32>>,
     /// seq.
     pub push_seq: Signal<In, Bits<64>>,
-    /// payload_len (0..=8).
+    /// payload_len (0..=P/8).
     pub push_len: Signal<In, Bits<8>>,
-    /// Payload bytes, first byte in bits 63..56.
-    pub push_payload: Signal<In, Bits<64>>,
+    /// Payload bytes, first byte in bits P-1..P-8.
+    pub push_payload: Signal<In, Bits<P>>,
     pub push_mac: Signal<In, Bits<48>>,
     pub push_ip: Signal<In, Bits<32>>,
     pub push_port: Signal<In, Bits<16>>,
@@ -43,14 +48,14 @@ pub struct EgressFifo<const A: usize> {
     pub out_client: Signal<Out, Bits<32>>,
     pub out_seq: Signal<Out, Bits<64>>,
     pub out_len: Signal<Out, Bits<8>>,
-    pub out_payload: Signal<Out, Bits<64>>,
+    pub out_payload: Signal<Out, Bits<P>>,
     pub out_mac: Signal<Out, Bits<48>>,
     pub out_ip: Signal<Out, Bits<32>>,
     pub out_port: Signal<Out, Bits<16>>,
     ram_client: RAM<Bits<32>, A>,
     ram_seq: RAM<Bits<64>, A>,
     ram_len: RAM<Bits<8>, A>,
-    ram_payload: RAM<Bits<64>, A>,
+    ram_payload: RAM<Bits<P>, A>,
     ram_mac: RAM<Bits<48>, A>,
     ram_ip: RAM<Bits<32>, A>,
     ram_port: RAM<Bits<16>, A>,
@@ -67,7 +72,7 @@ pub struct EgressFifo<const A: usize> {
     w_client: DFF<Bits<32>>,
     w_seq: DFF<Bits<64>>,
     w_len: DFF<Bits<8>>,
-    w_payload: DFF<Bits<64>>,
+    w_payload: DFF<Bits<P>>,
     w_mac: DFF<Bits<48>>,
     w_ip: DFF<Bits<32>>,
     w_port: DFF<Bits<16>>,
@@ -80,9 +85,13 @@ pub struct EgressFifo<const A: usize> {
     k_mask: Constant<Bits<13>>,
 }
 
-impl<const A: usize> Default for EgressFifo<A> {
+impl<const A: usize, const P: usize> Default for EgressFifo<A, P> {
     fn default() -> Self {
         assert!(A <= 12, "egress_fifo: at most 2^12 entries");
+        assert!(
+            P >= 64 && P.is_multiple_of(64) && P / 8 <= 255,
+            "egress_fifo: payload width a multiple of 64 bits, at most 255 bytes"
+        );
         Self {
             clock: Default::default(),
             push: Default::default(),
@@ -136,7 +145,7 @@ impl<const A: usize> Default for EgressFifo<A> {
     }
 }
 
-impl<const A: usize> Logic for EgressFifo<A> {
+impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

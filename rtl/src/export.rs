@@ -6,11 +6,12 @@ use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
 use crate::host_gen::HostGen;
 use crate::lowi_core::LowiCore;
-use crate::nc_core::{FIFO_ADDR_BITS, NcCore};
+use crate::nc_core::{FIFO_ADDR_BITS, NcCore, PAYLOAD_BITS};
 use crate::nc_engine::NcEngine;
 use crate::pkt_gen::{PktGen, PktGen512};
 use crate::pkt_parser::PktParser;
 use crate::reply_gen::ReplyGen;
+use crate::req_capture::ReqCapture;
 use crate::rsbcast_rx::RsbcastRx;
 
 fn export<B: Block>(mut b: B, name: &str) -> String {
@@ -31,15 +32,22 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("lowi_core.v", export(LowiCore::default(), "lowi_core")),
         (
             "egress_fifo.v",
-            export(EgressFifo::<FIFO_ADDR_BITS>::default(), "egress_fifo"),
+            export(
+                EgressFifo::<FIFO_ADDR_BITS, PAYLOAD_BITS>::default(),
+                "egress_fifo",
+            ),
         ),
         ("csr.v", export(Csr::default(), "csr")),
         ("pkt_parser.v", export(PktParser::default(), "pkt_parser")),
         ("pkt_gen.v", export(<PktGen>::default(), "pkt_gen")),
         ("pkt_gen_512.v", export(PktGen512::default(), "pkt_gen_512")),
-        ("nc_core.v", export(NcCore::default(), "nc_core")),
+        ("nc_core.v", export(<NcCore>::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),
         ("reply_gen.v", export(<ReplyGen>::default(), "reply_gen")),
         ("host_gen.v", export(HostGen::default(), "host_gen")),
+        (
+            "req_capture.v",
+            export(ReqCapture::default(), "req_capture"),
+        ),
     ]
 }

@@ -13,5 +13,6 @@ pub mod pkt_gen;
 pub mod pkt_parser;
 pub mod prim;
 pub mod reply_gen;
+pub mod req_capture;
 pub mod rsbcast_rx;
 pub mod sim;

@@ -73,8 +73,13 @@ pub mod class {
 /// Width of `rx_class` / `cl_class`.
 pub const CLASS_BITS: usize = 3;
 
-/// Largest request payload the RTL stores in its egress FIFO entry (bytes).
-pub const MAX_PAYLOAD: u64 = 8;
+/// Largest request payload `nc_core`'s egress FIFO entry stores (bytes; its `P` = 1024 bits),
+/// the cap of the exported `lowi_core`. `nc_engine` is built with [`ENGINE_MAX_PAYLOAD`].
+pub const MAX_PAYLOAD: u64 = 128;
+
+/// Largest request payload `nc_engine` takes (bytes): its DECIDE generator (`pkt_gen`) places at
+/// most 8 payload bytes per entry, so its FIFO stores 8.
+pub const ENGINE_MAX_PAYLOAD: u64 = 8;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
@@ -413,12 +418,22 @@ pub struct LowiCore {
 
 impl Default for LowiCore {
     fn default() -> Self {
+        Self::new(MAX_PAYLOAD)
+    }
+}
+
+impl LowiCore {
+    /// The core; requests with more than `max_payload` payload bytes count as oversize (the
+    /// egress FIFO stores no more).
+    pub fn new(max_payload: u64) -> Self {
         use proto::frame::{IPV4_LEN, UDP_LEN};
-        use proto::wire::{DECIDE_HEADER_LEN, ENTRY_HEADER_LEN, HEADER_LEN, SENDER_NONE};
+        use proto::wire::{DECIDE_HEADER_LEN, ENTRY_HEADER_LEN, HEADER_LEN, SENDER_NONE, TAG_LEN};
         // A request of payload_len p is oversize when HEADER + DECIDE header + entry header + p
-        // exceeds the largest UDP payload at this MTU (mtu - IPv4 - UDP): p + overhead > mtu.
+        // + the room the model always keeps for a tag exceeds the largest UDP payload at this
+        // MTU (mtu - IPv4 - UDP): p + overhead > mtu (`Node::client_request`).
         let overhead =
-            (IPV4_LEN + UDP_LEN + HEADER_LEN + DECIDE_HEADER_LEN + ENTRY_HEADER_LEN) as u64;
+            (IPV4_LEN + UDP_LEN + HEADER_LEN + DECIDE_HEADER_LEN + ENTRY_HEADER_LEN + TAG_LEN)
+                as u64;
         Self {
             clock: Default::default(),
             node_id: Default::default(),
@@ -649,7 +664,7 @@ impl Default for LowiCore {
             k_ctrl_clear: k(ctrl::CLEAR_COUNTERS as u64),
             k_ctrl_undef: k(!ctrl::ALL as u64),
             k_overhead: k(overhead),
-            k_max_payload: k(MAX_PAYLOAD),
+            k_max_payload: k(max_payload),
             k_st_leader: k(status::LEADER as u64),
             k_st_active: k(status::ACTIVE as u64),
             k_st_fault: k(status::NET_FAULT as u64),
@@ -873,7 +888,8 @@ impl Logic for LowiCore {
 
         // ================= event phase: client request =================
         self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.c_expected.val());
-        // The RTL stores payloads of up to MAX_PAYLOAD bytes; longer ones count as oversize.
+        // The FIFO stores payloads of up to `max_payload` bytes (`LowiCore::new`); longer ones
+        // count as oversize.
         self.q_oversize.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())
             || (self.cl_len.val() > self.k_max_payload.val());
 

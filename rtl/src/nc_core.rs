@@ -13,12 +13,25 @@ use crate::rsbcast_rx::RsbcastRx;
 /// Address bits of the egress FIFO RAM (64 entries: `fifo_depth` up to 32 is covered).
 pub const FIFO_ADDR_BITS: usize = 6;
 
+// The caps `lowi_core` is built with are the FIFO's payload widths.
+const _: () = assert!(PAYLOAD_BITS / 8 == crate::lowi_core::MAX_PAYLOAD as usize);
+const _: () = assert!(ENGINE_PAYLOAD_BITS / 8 == crate::lowi_core::ENGINE_MAX_PAYLOAD as usize);
+
 // `r_bmax` holds `min(batch_max, SLOTS)` in three bits.
 const _: () = assert!(crate::pkt_gen::SLOTS < 8);
 
-/// The core.
+/// Payload width of the exported `nc_core` (bits): requests of up to 128 payload bytes
+/// ([`crate::lowi_core::MAX_PAYLOAD`]).
+pub const PAYLOAD_BITS: usize = 1024;
+
+/// Payload width of `nc_engine`'s core (bits): its DECIDE generator carries 8 payload bytes per
+/// entry ([`crate::lowi_core::ENGINE_MAX_PAYLOAD`]).
+pub const ENGINE_PAYLOAD_BITS: usize = 64;
+
+/// The core. `P`: the request payload width in bits; requests with more than `P / 8` payload
+/// bytes count as oversize (`lowi_core`), the others are stored whole in the egress FIFO.
 #[derive(LogicBlock)]
-pub struct NcCore {
+pub struct NcCore<const P: usize = PAYLOAD_BITS> {
     pub clock: Signal<In, Clock>,
     /// CSR bus: byte address.
     pub csr_addr: Signal<In, Bits<16>>,
@@ -44,7 +57,9 @@ pub struct NcCore {
     pub cl_len: Signal<In, Bits<16>>,
     pub cl_client: Signal<In, Bits<32>>,
     pub cl_seq: Signal<In, Bits<64>>,
-    pub cl_payload: Signal<In, Bits<64>>,
+    /// The request's payload bytes, first byte in bits P-1..P-8 (bytes past `cl_len` are
+    /// stored but never used).
+    pub cl_payload: Signal<In, Bits<P>>,
     /// Output drops of the frame generators (counted in `replies_dropped` / `host_dropped`).
     pub drop_reply_ok: Signal<In, Bit>,
     pub drop_reply_nl: Signal<In, Bit>,
@@ -93,7 +108,8 @@ pub struct NcCore {
     pub ok_seq: Signal<Out, Bits<64>>,
     pub ok_instance: Signal<Out, Bits<64>>,
     pub ok_index: Signal<Out, Bits<8>>,
-    pub ok_payload: Signal<Out, Bits<64>>,
+    /// The entry's payload bytes (`ok_len` of them), first byte in bits P-1..P-8.
+    pub ok_payload: Signal<Out, Bits<P>>,
     pub ok_len: Signal<Out, Bits<8>>,
     /// OK reply: the client's MAC address (source of its request frame).
     pub ok_mac: Signal<Out, Bits<48>>,
@@ -132,7 +148,7 @@ pub struct NcCore {
     pub cfg_auth_key: Signal<Out, Bits<32>>,
     core: LowiCore,
     rx: RsbcastRx,
-    fifo: EgressFifo<FIFO_ADDR_BITS>,
+    fifo: EgressFifo<FIFO_ADDR_BITS, P>,
     k_slots: Constant<Bits<13>>,
     /// `min(batch_max, SLOTS)`, registered: `batch_max` changes only while Disabled, and the
     /// core reads it only while leading (see `update`). Three bits hold SLOTS (4).
@@ -160,7 +176,7 @@ pub struct NcCore {
     k1_8: Constant<Bits<8>>,
 }
 
-impl Default for NcCore {
+impl<const P: usize> Default for NcCore<P> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -259,7 +275,7 @@ impl Default for NcCore {
             cfg_ttl: Default::default(),
             cfg_auth_mode: Default::default(),
             cfg_auth_key: Default::default(),
-            core: Default::default(),
+            core: LowiCore::new((P / 8) as u64),
             rx: Default::default(),
             fifo: Default::default(),
             k_slots: Constant::new(Bits::<13>::from(crate::pkt_gen::SLOTS as u64)),
@@ -287,7 +303,7 @@ impl Default for NcCore {
     }
 }
 
-impl Logic for NcCore {
+impl<const P: usize> Logic for NcCore<P> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, core, rx, fifo, regs);

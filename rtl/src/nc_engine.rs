@@ -16,7 +16,7 @@ use rust_hdl::prelude::*;
 
 use crate::host_gen::HostGen;
 use crate::lowi_core::CLASS_BITS;
-use crate::nc_core::NcCore;
+use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 use crate::prim::JoinMac;
@@ -187,7 +187,7 @@ pub struct NcEngine {
     pub reply_drop_ok: Signal<Out, Bit>,
     pub reply_drop_nl: Signal<Out, Bit>,
     pub reply_busy: Signal<Out, Bit>,
-    core: NcCore,
+    core: NcCore<ENGINE_PAYLOAD_BITS>,
     decide_gen: PktGen,
     host_gen: HostGen,
     reply_gen: ReplyGen,

@@ -290,3 +290,81 @@ byte_map!(
     336,
     [dst_mac: 6, src_mac: 6, total_len: 2, ip_csum: 2, src_ip: 4, dst_ip: 4, src_port: 2, dst_port: 2, udp_len: 2, ttl: 1]
 );
+
+/// req_capture: `out` = `inp` with its 64-bit lane `lane` (bits `64·lane + 63 .. 64·lane`)
+/// replaced by `data`; a lane past the vector changes nothing.
+#[derive(LogicBlock, Default)]
+pub struct LaneWrite<const N: usize> {
+    /// The vector (N a multiple of 64, 2 to 31 lanes).
+    pub inp: Signal<In, Bits<N>>,
+    /// The lane to replace.
+    pub lane: Signal<In, Bits<5>>,
+    /// Its new value.
+    pub data: Signal<In, Bits<64>>,
+    /// `inp` with the lane replaced.
+    pub out: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize> Logic for LaneWrite<N> {
+    fn update(&mut self) {
+        let mut v = self.inp.val();
+        let l = self.lane.val().index();
+        if 64 * (l + 1) <= N {
+            v.set_bits::<64>(64 * l, self.data.val());
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        assert!(N.is_multiple_of(64) && (2..32).contains(&(N / 64)));
+        // The part select's index has exactly the bits N needs (Verilator's WIDTH rule): the
+        // lane's low bits, then 6 zero bits.
+        let lane_bits = (usize::BITS - (N - 1).leading_zeros()) as usize - 6;
+        Verilog::Custom(format!(
+            "always @(*) begin\n    out = inp;\n    if (lane < 5'd{}) out[{{lane[{}:0], 6'b000000}} +: 64] = data;\nend",
+            N / 64,
+            lane_bits - 1
+        ))
+    }
+}
+
+/// req_capture: a REQUEST's first 128 payload bytes, big-endian (byte 0 in bits 1023..1016, the
+/// order `nc_core` takes), from the three parts its frame brings them in (lane order: byte x of
+/// a part in bits 8x+7..8x): `a` payload bytes 0..2, `b` bytes 2..122, `c` bytes 122..128.
+#[derive(LogicBlock, Default)]
+pub struct ReqPayload {
+    pub a: Signal<In, Bits<16>>,
+    pub b: Signal<In, Bits<960>>,
+    pub c: Signal<In, Bits<48>>,
+    /// Payload bytes 0..128.
+    pub out: Signal<Out, Bits<1024>>,
+}
+
+impl Logic for ReqPayload {
+    fn update(&mut self) {
+        let mut le = Bits::<1024>::default();
+        le.set_bits::<16>(0, self.a.val());
+        le.set_bits::<960>(16, self.b.val());
+        le.set_bits::<48>(976, self.c.val());
+        let mut v = Bits::<1024>::default();
+        for j in 0..16 {
+            let w = u64_of(le.get_bits::<64>(64 * j)).swap_bytes();
+            v.set_bits::<64>(1024 - 64 * (j + 1), Bits::<64>::from(w));
+        }
+        self.out.next = v;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let byte = |i: usize| match i {
+            0..2 => format!("a[{}:{}]", 8 * i + 7, 8 * i),
+            2..122 => format!("b[{}:{}]", 8 * (i - 2) + 7, 8 * (i - 2)),
+            _ => format!("c[{}:{}]", 8 * (i - 122) + 7, 8 * (i - 122)),
+        };
+        let parts: Vec<String> = (0..128).map(byte).collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+    }
+}

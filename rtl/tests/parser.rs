@@ -388,3 +388,109 @@ fn verdict_comes_one_cycle_after_the_last_beat() {
     assert_eq!(got[1].0, 2 * beats);
     assert_eq!(got[0].1, class::EXPECTED);
 }
+
+/// `req_capture` beside `pkt_parser` on the client port (issue 17): for every frame the parser
+/// takes as a REQUEST, the capture's payload in the verdict cycle is proto's payload, its first
+/// 128 bytes, zeros past it. Payloads of 0 to 150 bytes (a quarter exactly 128), frames back to
+/// back or with idle cycles between them, some padded (Ethernet padding), mixed with DECIDEs,
+/// tagged requests and broken frames (whose verdicts are not requests).
+#[test]
+fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
+    use rtl::req_capture::{KEPT, ReqCapture};
+    let mut rng = Rng::new(17);
+    let mut p = Parser::new(true, 3);
+    let mut cap = Cycle::new(ReqCapture::default(), |c| &mut c.clock);
+    let mut frames: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    for _ in 0..400 {
+        let len = if rng.pct(25) {
+            KEPT
+        } else {
+            rng.range(0, 150) as usize
+        };
+        let salt = rng.next_u64();
+        let payload: Vec<u8> = (0..len)
+            .map(|i| (salt >> (8 * (i % 8))) as u8 ^ (i as u8).wrapping_mul(7))
+            .collect();
+        let req = request(
+            CLUSTER,
+            rng.next_u64() as u32,
+            rng.range(1, 1 << 40),
+            &payload,
+        );
+        let (mut f, want) = match rng.range(0, 9) {
+            0 => (frame(&random_decide(&mut rng, 3), PORT), None),
+            1 => (frame(&tagged(&mut rng, &req), PORT), None),
+            2 => (mangle(&mut rng, frame(&req, PORT)), None),
+            _ => (frame(&req, PORT), Some(payload)),
+        };
+        if rng.pct(20) {
+            f.extend(std::iter::repeat_n(0, rng.range(1, 20) as usize));
+        }
+        frames.push((f, want));
+    }
+    let (mut checked, mut full) = (0, 0);
+    let mut pending: Option<Option<Vec<u8>>> = None;
+    let mut check = |p: &Cycle<PktParser>, cap: &Cycle<ReqCapture>, pending: &mut Option<_>| {
+        if !p.uut.valid.val() {
+            return;
+        }
+        let want: Option<Vec<u8>> = pending.take().expect("a verdict for a streamed frame");
+        let (Some(want), true) = (want, val(p.uut.verdict.val()) == class::EXPECTED) else {
+            return;
+        };
+        assert_eq!(val(p.uut.req_len.val()) as usize, want.len());
+        let mut w = want.clone();
+        w.resize(KEPT, 0);
+        w.truncate(KEPT);
+        let got = common::lockstep::payload_bytes(cap.uut.payload.val());
+        assert_eq!(got, w, "payload of {} B", want.len());
+        checked += 1;
+        full += (want.len() >= KEPT) as u64;
+    };
+    for (f, want) in frames {
+        let beats: Vec<&[u8]> = f.chunks(8).collect();
+        for (i, b) in beats.iter().enumerate() {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            let d = u64::from_le_bytes(w);
+            let last = i + 1 == beats.len();
+            let u = p.c.uut.as_mut();
+            u.s_data.next = bits(d);
+            u.s_keep.next = bits((1u64 << b.len()) - 1);
+            u.s_valid.next = true;
+            u.s_last.next = last;
+            let k = cap.uut.as_mut();
+            k.s_data.next = bits(d);
+            k.s_valid.next = true;
+            k.s_last.next = last;
+            p.c.settle();
+            cap.settle();
+            check(&p.c, &cap, &mut pending);
+            p.c.edge();
+            cap.edge();
+        }
+        pending = Some(want);
+        // Sometimes idle cycles before the next frame.
+        for _ in 0..rng.range(0, 2) {
+            p.c.uut.s_valid.next = false;
+            p.c.uut.s_last.next = false;
+            cap.uut.s_valid.next = false;
+            cap.uut.s_last.next = false;
+            p.c.settle();
+            cap.settle();
+            check(&p.c, &cap, &mut pending);
+            p.c.edge();
+            cap.edge();
+        }
+    }
+    p.c.uut.s_valid.next = false;
+    cap.uut.s_valid.next = false;
+    p.c.settle();
+    cap.settle();
+    check(&p.c, &cap, &mut pending);
+    eprintln!("req_capture: {checked} requests compared, {full} of 128 bytes or more");
+    assert!(
+        checked > 200 && full > 40,
+        "{checked} requests, {full} full-size"
+    );
+}

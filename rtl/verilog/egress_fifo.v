@@ -10,7 +10,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [31:0] push_client;
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
-    input wire  [63:0] push_payload;
+    input wire  [1023:0] push_payload;
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
@@ -21,7 +21,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
-    output reg  [63:0] out_payload;
+    output reg  [1023:0] out_payload;
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
@@ -55,10 +55,10 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  ram_len$write_enable;
     reg  [5:0] ram_payload$read_address;
     reg  ram_payload$read_clock;
-    wire  [63:0] ram_payload$read_data;
+    wire  [1023:0] ram_payload$read_data;
     reg  [5:0] ram_payload$write_address;
     reg  ram_payload$write_clock;
-    reg  [63:0] ram_payload$write_data;
+    reg  [1023:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
     reg  [5:0] ram_mac$read_address;
     reg  ram_mac$read_clock;
@@ -111,8 +111,8 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [7:0] w_len$d;
     wire  [7:0] w_len$q;
     reg  w_len$clock;
-    reg  [63:0] w_payload$d;
-    wire  [63:0] w_payload$q;
+    reg  [1023:0] w_payload$d;
+    wire  [1023:0] w_payload$q;
     reg  w_payload$clock;
     reg  [47:0] w_mac$d;
     wire  [47:0] w_mac$q;
@@ -542,14 +542,14 @@ module egress_fifo$ram_payload(read_address,read_clock,read_data,write_address,w
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [63:0] read_data;
+    output reg  [1023:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [63:0] write_data;
+    input wire  [1023:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[63:0];
+    reg[1023:0] mem[63:0];
     
     
     
@@ -798,13 +798,13 @@ endmodule // egress_fifo$w_mac
 module egress_fifo$w_payload(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1024'h0;
     end
     
     always @(posedge clock) begin

@@ -136,8 +136,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k_ctrl_activate = 32'h8;
     localparam  k_ctrl_clear = 32'h10;
     localparam  k_ctrl_undef = 32'hffffffe0;
-    localparam  k_overhead = 16'h50;
-    localparam  k_max_payload = 16'h8;
+    localparam  k_overhead = 16'h58;
+    localparam  k_max_payload = 16'h80;
     localparam  k_st_leader = 32'h1;
     localparam  k_st_active = 32'h4;
     localparam  k_st_fault = 32'h8;

@@ -24,7 +24,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     input wire  [15:0] cl_len;
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
-    input wire  [63:0] cl_payload;
+    input wire  [1023:0] cl_payload;
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
     input wire  drop_host;
@@ -68,7 +68,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [63:0] ok_seq;
     output reg  [63:0] ok_instance;
     output reg  [7:0] ok_index;
-    output reg  [63:0] ok_payload;
+    output reg  [1023:0] ok_payload;
     output reg  [7:0] ok_len;
     output reg  [47:0] ok_mac;
     output reg  [31:0] ok_ip;
@@ -213,7 +213,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [31:0] fifo$push_client;
     reg  [63:0] fifo$push_seq;
     reg  [7:0] fifo$push_len;
-    reg  [63:0] fifo$push_payload;
+    reg  [1023:0] fifo$push_payload;
     reg  [47:0] fifo$push_mac;
     reg  [31:0] fifo$push_ip;
     reg  [15:0] fifo$push_port;
@@ -224,7 +224,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] fifo$out_client;
     wire  [63:0] fifo$out_seq;
     wire  [7:0] fifo$out_len;
-    wire  [63:0] fifo$out_payload;
+    wire  [1023:0] fifo$out_payload;
     wire  [47:0] fifo$out_mac;
     wire  [31:0] fifo$out_ip;
     wire  [15:0] fifo$out_port;
@@ -955,8 +955,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_ctrl_activate = 32'h8;
     localparam  k_ctrl_clear = 32'h10;
     localparam  k_ctrl_undef = 32'hffffffe0;
-    localparam  k_overhead = 16'h50;
-    localparam  k_max_payload = 16'h8;
+    localparam  k_overhead = 16'h58;
+    localparam  k_max_payload = 16'h80;
     localparam  k_st_leader = 32'h1;
     localparam  k_st_active = 32'h4;
     localparam  k_st_fault = 32'h8;
@@ -1992,7 +1992,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     input wire  [31:0] push_client;
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
-    input wire  [63:0] push_payload;
+    input wire  [1023:0] push_payload;
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
@@ -2003,7 +2003,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
-    output reg  [63:0] out_payload;
+    output reg  [1023:0] out_payload;
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
@@ -2037,10 +2037,10 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  ram_len$write_enable;
     reg  [5:0] ram_payload$read_address;
     reg  ram_payload$read_clock;
-    wire  [63:0] ram_payload$read_data;
+    wire  [1023:0] ram_payload$read_data;
     reg  [5:0] ram_payload$write_address;
     reg  ram_payload$write_clock;
-    reg  [63:0] ram_payload$write_data;
+    reg  [1023:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
     reg  [5:0] ram_mac$read_address;
     reg  ram_mac$read_clock;
@@ -2093,8 +2093,8 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  [7:0] w_len$d;
     wire  [7:0] w_len$q;
     reg  w_len$clock;
-    reg  [63:0] w_payload$d;
-    wire  [63:0] w_payload$q;
+    reg  [1023:0] w_payload$d;
+    wire  [1023:0] w_payload$q;
     reg  w_payload$clock;
     reg  [47:0] w_mac$d;
     wire  [47:0] w_mac$q;
@@ -2524,14 +2524,14 @@ module nc_core$fifo$ram_payload(read_address,read_clock,read_data,write_address,
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [63:0] read_data;
+    output reg  [1023:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [63:0] write_data;
+    input wire  [1023:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[63:0];
+    reg[1023:0] mem[63:0];
     
     
     
@@ -2780,13 +2780,13 @@ endmodule // nc_core$fifo$w_mac
 module nc_core$fifo$w_payload(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1024'h0;
     end
     
     always @(posedge clock) begin

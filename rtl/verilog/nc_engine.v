@@ -3159,7 +3159,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     localparam  k_ctrl_activate = 32'h8;
     localparam  k_ctrl_clear = 32'h10;
     localparam  k_ctrl_undef = 32'hffffffe0;
-    localparam  k_overhead = 16'h50;
+    localparam  k_overhead = 16'h58;
     localparam  k_max_payload = 16'h8;
     localparam  k_st_leader = 32'h1;
     localparam  k_st_active = 32'h4;

@@ -35,7 +35,7 @@ class Fifo:
             d.push_client.value = c
             d.push_seq.value = s
             d.push_len.value = len(payload)
-            d.push_payload.value = int.from_bytes(payload.ljust(8, b"\0"), "big")
+            d.push_payload.value = int.from_bytes(payload.ljust(len(d.push_payload) // 8, b"\0"), "big")
         d.reserve.value = reserve
         d.clear.value = clear
         await ReadOnly()
@@ -64,7 +64,7 @@ async def push_reserve_read_out_in_order(dut):
     assert [o[1:4] for o in f.out] == [(100, 1000, 1), (101, 1001, 2), (102, 1002, 3)]
     assert f.out[0][0] - t == 2, "taken entries stream out two cycles after the send"
     assert [o[0] for o in f.out] == [f.out[0][0] + k for k in range(3)], "one per cycle"
-    assert f.out[2][4] == int.from_bytes(b"\x32\x32\x32".ljust(8, b"\0"), "big")
+    assert f.out[2][4] == int.from_bytes(b"\x32\x32\x32".ljust(len(dut.out_payload) // 8, b"\0"), "big")
     # a push in the same cycle as a reserve
     await f.op(push=(200, 2000, b"z"), reserve=2)
     await nctb.cycles(dut.clock, 6)
@@ -89,3 +89,23 @@ async def clear_drops_untaken_entries(dut):
     await f.op(reserve=1)
     await nctb.cycles(dut.clock, 5)
     assert [o[1] for o in f.out] == [0, 9]
+
+
+@cocotb.test()
+async def full_size_payloads_come_out_whole(dut):
+    """Entries of the exported width (128 payload bytes, issue 17) keep every byte."""
+    f = Fifo(dut)
+    await f.op(clear=1)  # whatever the previous test left
+    await nctb.cycles(dut.clock, 4)
+    f.out.clear()
+    width = len(dut.push_payload) // 8
+    assert width == 128, f"egress_fifo exported with {width}-byte payloads"
+    payloads = [bytes((17 * i + 3 * k + 1) & 0xFF for k in range(n))
+                for i, n in enumerate((width, width - 1, 9))]
+    for i, p in enumerate(payloads):
+        await f.op(push=(300 + i, 3000 + i, p))
+    await f.op(reserve=3)
+    await nctb.cycles(dut.clock, 6)
+    assert [o[1:4] for o in f.out] == [(300 + i, 3000 + i, len(p)) for i, p in enumerate(payloads)]
+    for o, p in zip(f.out, payloads):
+        assert o[4].to_bytes(width, "big")[:len(p)] == p

@@ -150,12 +150,14 @@ async def requests_queue_drop_oversize_and_not_leader(dut):
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
     assert len(c.events("fifo_push")) == 1 and [e["dropped"] for e in c.log if e["dropped"]] == [1]
     dut.fifo_len.value = 0
-    await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=9)  # beyond the RTL's 8-byte entries
+    await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=129)  # beyond the 128-byte entries
     assert len(c.events("ev_oversize")) == 1 and len(c.events("fifo_push")) == 1
+    await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=128)  # the longest an entry holds
+    assert len(c.events("ev_oversize")) == 1 and len(c.events("fifo_push")) == 2
     # a follower answers NOT_LEADER
     c2 = c
     dut.node_id.value = 1
     await c2.enable()
     await c2.copy(0, nf.START, 1)
     await c2.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
-    assert len(c2.events("nl_reply")) == 1 and len(c2.events("fifo_push")) == 1
+    assert len(c2.events("nl_reply")) == 1 and len(c2.events("fifo_push")) == 2

@@ -21,6 +21,7 @@ class Core(nctb.Node):
         self.p = nctb.Port(dut)
         self.clock = dut.clock
         self.dut = dut
+        self.width = len(dut.cl_payload) // 8  # payload bytes an entry holds (128)
         for s in ("csr_addr", "csr_wdata", "csr_write", "tx_hold", "drop_reply_ok", "drop_reply_nl",
                   "cl_mac", "cl_ip", "cl_port",
                   "drop_host") + RX + CL:
@@ -66,7 +67,8 @@ class Core(nctb.Node):
 
     async def req(self, client, seq, payload):
         await self.event(cl_valid=1, cl_class=nf.EXPECTED, cl_len=len(payload), cl_client=client,
-                         cl_seq=seq, cl_payload=int.from_bytes(payload.ljust(8, b"\0"), "big"))
+                         cl_seq=seq, cl_payload=int.from_bytes(
+                             payload[:self.width].ljust(self.width, b"\0"), "big"))
 
 
 async def boot(dut, node_id, **over):
@@ -84,14 +86,22 @@ async def boot(dut, node_id, **over):
 async def ok_replies_carry_batch_instance_index_and_payload(dut):
     c = await boot(dut, 0)
     await c.write(nctb.CTRL, nctb.ENABLE | nctb.START_BIT)
-    for i in range(6):  # 6 requests, batch_max 4: batches of 4 and 2
-        await c.req(0x100 + i, 10 + i, bytes(range(i + 1)))
+    # 6 requests, batch_max 4: batches of 4 and 2; payloads up to the 128 bytes an entry holds
+    # (issue 17), and one longer, refused as oversize (counted, not queued)
+    sizes = [1, c.width, 9, 64, c.width - 1, 0]
+    payloads = [bytes((31 * i + k) & 0xFF for k in range(n)) for i, n in enumerate(sizes)]
+    for i, p in enumerate(payloads):
+        await c.req(0x100 + i, 10 + i, p)
+    await c.req(0x1FF, 99, bytes(c.width + 1))
     await nctb.cycles(dut.clock, 2 * CFG["loop_period"] + 10)
     assert [s[0] for s in c.sends[:3]] == [nf.START, nf.BATCH, nf.BATCH], c.sends
     assert [s[2] for s in c.sends[1:3]] == [4, 2]
     assert [(o[0], o[1], o[2], o[3], o[4]) for o in c.oks] == \
-        [(0x100 + i, 10 + i, 1 if i < 4 else 2, i if i < 4 else i - 4, i + 1) for i in range(6)]
-    assert c.oks[5][5] == int.from_bytes(bytes(range(6)).ljust(8, b"\0"), "big")
+        [(0x100 + i, 10 + i, 1 if i < 4 else 2, i if i < 4 else i - 4, len(p))
+         for i, p in enumerate(payloads)]
+    for o, p in zip(c.oks, payloads):
+        assert o[5].to_bytes(c.width, "big")[:len(p)] == p
+    assert await c.counter("requests_oversize") == 1
     assert await c.read64(nctb.INSTANCE) == 2
     assert await c.counter("sent_values") == 2
     assert await c.counter("delivered") == 2  # the leader hands its decisions to its host

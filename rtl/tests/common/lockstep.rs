@@ -145,6 +145,25 @@ fn val<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
 }
 
+/// Payload bytes as `nc_core` takes them: the first byte in the top 8 bits of `P`, bytes past
+/// `P / 8` left out (the core refuses such a request as oversize and stores nothing).
+pub fn payload_bits<const P: usize>(p: &[u8]) -> Bits<P> {
+    let mut b = Bits::<P>::default();
+    for (j, w) in p.chunks(8).take(P / 64).enumerate() {
+        let mut x = [0u8; 8];
+        x[..w.len()].copy_from_slice(w);
+        b.set_bits::<64>(P - 64 * (j + 1), Bits::<64>::from(u64::from_be_bytes(x)));
+    }
+    b
+}
+
+/// The `P / 8` bytes of a payload word, first byte from the top 8 bits.
+pub fn payload_bytes<const P: usize>(b: Bits<P>) -> Vec<u8> {
+    (0..P / 64)
+        .flat_map(|j| val(b.get_bits::<64>(P - 64 * (j + 1))).to_be_bytes())
+        .collect()
+}
+
 /// The RTL side: `nc_core` fed parsed fields, or `nc_engine` fed frames on its streams.
 pub enum Rtl {
     /// `nc_core`; `proto::wire::parse` stands in for the packet parser.
@@ -376,7 +395,8 @@ struct Snap {
     ok_seq: u64,
     ok_instance: u64,
     ok_index: u64,
-    ok_payload: u64,
+    /// The whole payload word, first byte first.
+    ok_payload: Vec<u8>,
     ok_len: u64,
     status: u64,
     state: u64,
@@ -424,7 +444,7 @@ macro_rules! snap {
             ok_seq: val($u.ok_seq.val()),
             ok_instance: val($u.ok_instance.val()),
             ok_index: val($u.ok_index.val()),
-            ok_payload: val($u.ok_payload.val()),
+            ok_payload: payload_bytes($u.ok_payload.val()),
             ok_len: val($u.ok_len.val()),
             status: val($u.status.val()),
             state: val($u.state.val()),
@@ -506,7 +526,7 @@ impl Default for Lockstep {
 impl Lockstep {
     /// Both sides at reset (the model with the register map's reset values), `nc_core`.
     pub fn new() -> Self {
-        Self::with(Rtl::Core(Cycle::new(NcCore::default(), |c| &mut c.clock)))
+        Self::with(Rtl::Core(Cycle::new(<NcCore>::default(), |c| &mut c.clock)))
     }
 
     /// The same against `nc_engine` (frames on streams).
@@ -603,9 +623,12 @@ impl Lockstep {
                 *self.seen.entry("unauthorized (tree)".into()).or_default() += k;
             }
             Some(Event::Client { bytes }) => {
+                let oversize = self.model.counter(Counter::RequestsOversize);
                 self.model.receive_client(t, bytes, &mut out);
                 let k = self.model.counter(Counter::Unauthorized) - unauthorized;
                 *self.seen.entry("unauthorized (client)".into()).or_default() += k;
+                let k = self.model.counter(Counter::RequestsOversize) - oversize;
+                *self.seen.entry("request oversize".into()).or_default() += k;
             }
             Some(Event::Write { addr, value }) => {
                 let _ = self.model.write_register(t, *addr, *value, &mut out);
@@ -771,13 +794,12 @@ impl Lockstep {
         // OK replies stream out of the egress FIFO two cycles after the send, one per cycle.
         let u = &snap;
         let rtl_ok = u.ok_valid.then(|| {
-            let len = (u.ok_len as usize).min(8);
-            let p = u.ok_payload.to_be_bytes();
+            let len = (u.ok_len as usize).min(u.ok_payload.len());
             (
                 t,
                 u.ok_client as u32,
                 u.ok_seq,
-                p[..len].to_vec(),
+                u.ok_payload[..len].to_vec(),
                 u.ok_instance,
                 u.ok_index as u16,
             )
@@ -788,7 +810,19 @@ impl Lockstep {
                 "OK reply differs\n  model: {due:?}\n  rtl:   {rtl_ok:?}"
             )));
         }
-        if due.is_some() {
+        if let Some(o) = &due {
+            // Coverage: OKs of requests longer than the former 8-byte entries, and of the
+            // longest `nc_core` stores.
+            let n = o.3.len();
+            if n > 8 {
+                *self.seen.entry("ok payload > 8 B".into()).or_default() += 1;
+            }
+            if n == rtl::lowi_core::MAX_PAYLOAD as usize {
+                *self
+                    .seen
+                    .entry("ok payload of MAX_PAYLOAD".into())
+                    .or_default() += 1;
+            }
             self.oks.pop_front();
         }
         // ---- clock edge, then the state registers
@@ -1091,13 +1125,10 @@ fn drive_core(c: &mut Cycle<NcCore>, ev: &Option<Event>, cfg: &Config) {
                 flags: 0,
                 payload: &[],
             });
-            let mut p = [0u8; 8];
-            let n = e.payload.len().min(8);
-            p[..n].copy_from_slice(&e.payload[..n]);
             u.cl_client.next = bits(e.client_id as u64);
             u.cl_seq.next = bits(e.seq);
             u.cl_len.next = bits(e.payload.len() as u64);
-            u.cl_payload.next = bits(u64::from_be_bytes(p));
+            u.cl_payload.next = payload_bits(e.payload);
         }
         Some(Event::Write { addr, value }) => {
             u.csr_write.next = true;
@@ -1247,6 +1278,10 @@ pub struct Env {
     client_seq: [u64; 4],
     started: bool,
     reenable_at: Option<u64>,
+    /// Largest request payload the RTL under test stores (`lowi_core::MAX_PAYLOAD` for
+    /// `nc_core`, `ENGINE_MAX_PAYLOAD` for `nc_engine`): requests carry 0 to this many bytes,
+    /// or more than one DECIDE at the MTU can carry (refused as oversize by both sides).
+    max_payload: usize,
 }
 
 impl Env {
@@ -1298,6 +1333,7 @@ impl Env {
             client_seq: [0; 4],
             started: false,
             reenable_at: None,
+            max_payload: rtl::lowi_core::MAX_PAYLOAD as usize,
         };
         let mut t = 0;
         for (a, v) in config_writes(&cfg) {
@@ -1312,6 +1348,31 @@ impl Env {
             },
         );
         e
+    }
+
+    /// Requests carry at most `n` payload bytes (besides the truly oversize ones).
+    pub fn with_max_payload(mut self, n: usize) -> Self {
+        self.max_payload = n;
+        self
+    }
+
+    /// A request payload: mostly 0..=`max_payload` bytes (a quarter of them exactly
+    /// `max_payload`), 1 in 50 longer than one DECIDE at the configured MTU can carry. The
+    /// bytes differ per request (`tag`) and per position, drawn without the trace's generator.
+    fn request_payload(&mut self, tag: u64) -> Vec<u8> {
+        let len = if self.rng.one_in(50) {
+            self.cfg.max_entry_payload() - wire::TAG_LEN + 1 + self.rng.range(0, 16) as usize
+        } else if self.rng.pct(25) {
+            self.max_payload
+        } else {
+            self.rng.range(0, self.max_payload as u64) as usize
+        };
+        (0..len as u64)
+            .map(|k| {
+                let x = (tag ^ k.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                (x >> 56) as u8 ^ k as u8
+            })
+            .collect()
     }
 
     fn at(&mut self, t: u64, ev: Event) {
@@ -1474,13 +1535,8 @@ impl Env {
         if self.rng.pct(6) {
             let c = self.rng.range(0, 3) as usize;
             self.client_seq[c] += 1;
-            let len = self.rng.range(0, 8) as usize;
-            let bytes = request(
-                cluster,
-                c as u32 + 1,
-                self.client_seq[c],
-                &vec![c as u8 + 0x30; len],
-            );
+            let payload = self.request_payload(t << 8 | c as u64);
+            let bytes = request(cluster, c as u32 + 1, self.client_seq[c], &payload);
             self.at(t, Event::Client { bytes });
         }
         if self.rng.pct(1) {
@@ -1636,7 +1692,12 @@ pub fn run_engine(
     let mut ls = Lockstep::engine();
     setup(&mut ls);
     // A DECIDE frame of up to 4 entries is 22 beats; its entries leave the FIFO within 6 cycles.
-    drive_env(ls, Env::with_min_loop(seed, 30), seed, cycles)
+    drive_env(
+        ls,
+        Env::with_min_loop(seed, 30).with_max_payload(rtl::lowi_core::ENGINE_MAX_PAYLOAD as usize),
+        seed,
+        cycles,
+    )
 }
 
 fn drive_env(mut ls: Lockstep, mut env: Env, seed: u64, cycles: u64) -> Result<Lockstep, String> {
