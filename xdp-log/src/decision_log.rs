@@ -8,7 +8,7 @@
 
 use crate::loader::{check_log_layout, open_map, read_config};
 use crate::record::{self, Decision, RecordError};
-use aya::maps::{Array, Map, MapData};
+use aya::maps::{Array, Map, MapData, RingBuf};
 use common::{LOG_CAPACITY, SLOT_HEADER_LEN, SLOT_LEN, config, map_name, slot, state};
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
@@ -160,10 +160,19 @@ pub struct DecisionLog {
     buf: Vec<u8>,
     /// When the last decision was read: a busy log is polled with short naps.
     last_hit: Option<Instant>,
+    /// The program's doorbell (None: a program loaded by an older xdp-log, which has none;
+    /// the log is then polled).
+    bell: Option<RingBuf<MapData>>,
 }
 
-/// While decisions kept coming within this, [`DecisionLog::next_timeout`] naps at most
-/// [`BUSY_NAP`] (a decision waits ≤ 50 µs to be seen); an idle log naps up to 1 ms.
+/// With a doorbell, the longest sleep between two looks at the log. The bell wakes one reader:
+/// if several processes read one log, each takes the rings it sees, and another reader may
+/// sleep through a decision until this backstop.
+const BELL_BACKSTOP: Duration = Duration::from_millis(10);
+
+/// While decisions kept coming within this, [`DecisionLog::next_timeout`] polls the log with
+/// naps of at most [`BUSY_NAP`] (a decision waits ≤ 50 µs to be seen); a quiet log is waited for
+/// on the doorbell.
 const BUSY_FOR: Duration = Duration::from_millis(20);
 const BUSY_NAP: Duration = Duration::from_micros(50);
 
@@ -181,6 +190,13 @@ impl DecisionLog {
             _ => return Err(LogError::Maps("NCXDP_STATE is not an array".into())),
         };
         let cluster_id = read_config(pin_dir).map_err(err)?[config::CLUSTER_ID as usize];
+        // The bell is optional: a program pinned by an older xdp-log has none.
+        let bell = match open_map(pin_dir, map_name::BELL) {
+            Ok(m) => Some(RingBuf::try_from(m).map_err(|e| {
+                LogError::Maps(format!("{} is not a ring buffer: {e}", map_name::BELL))
+            })?),
+            Err(_) => None,
+        };
         Ok(DecisionLog {
             map,
             _log: log,
@@ -191,6 +207,7 @@ impl DecisionLog {
             gap: None,
             buf: Vec::with_capacity(SLOT_LEN),
             last_hit: None,
+            bell,
         })
     }
 
@@ -305,19 +322,31 @@ impl DecisionLog {
         Ok(None)
     }
 
-    /// Wait up to `timeout` for the next decision (`Ok(None)` on timeout). Polls the mapped log:
-    /// up to 64 spins on the slot's commit word (memory reads, yielding the CPU), then sleeps
-    /// growing from 20 µs to 1 ms — to 50 µs only while decisions keep coming (a busy
-    /// cluster's decisions are seen within 50 µs, an idle host sleeps).
+    /// Whether this log has the program's doorbell (see [`next_timeout`](Self::next_timeout)).
+    pub fn has_bell(&self) -> bool {
+        self.bell.is_some()
+    }
+
+    /// Wait up to `timeout` for the next decision (`Ok(None)` on timeout).
+    ///
+    /// While decisions keep coming (one within the last 20 ms) the mapped log is polled: up to
+    /// 64 spins on the slot's commit word (memory reads, yielding the CPU), then sleeps growing
+    /// from 20 µs to 50 µs. A quiet log is waited for on the program's doorbell: the thread
+    /// sleeps in `poll` on the bell (no wake-up while nothing arrives, where polling would wake
+    /// up to 1,000 times a second) until the next decision rings it. The bell is emptied before
+    /// the log is looked at again, so a decision logged after that look rings it anew and none
+    /// is slept through. (The bell has one consumer position: when several processes read one
+    /// log, one of them may sleep until `BELL_BACKSTOP`, 10 ms, before it sees a decision.)
+    ///
+    /// Why not the bell at every load: waking the reader at once, in the softirq that logged the
+    /// decision, was measured to cost more than the polling it saves while decisions come every
+    /// few hundred µs (Redis-NC at one connection on 2 cores: p50 197–203 µs against 145–165 µs,
+    /// the engines' CPU per write up by a fifth; docs/benchmarks.md, "Eleventh session"): the
+    /// wake-up lands on the cores the decision's own path needs at that moment. Without a bell
+    /// (a program pinned by an older xdp-log) a quiet log is polled with naps up to 1 ms.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Decision>, LogError> {
         let t0 = Instant::now();
         let mut nap = Duration::from_micros(20);
-        let busy = self.last_hit.is_some_and(|t| t.elapsed() < BUSY_FOR);
-        let max_nap = if busy {
-            BUSY_NAP
-        } else {
-            Duration::from_millis(1)
-        };
         let mut spins = 0u32;
         loop {
             if let Some(d) = self.try_next()? {
@@ -328,7 +357,13 @@ impl DecisionLog {
             if waited >= timeout {
                 return Ok(None);
             }
-            if spins < 64 {
+            let busy = self.last_hit.is_some_and(|t| t.elapsed() < BUSY_FOR);
+            if !busy && self.bell.is_some() {
+                if let Some(d) = self.sleep_on_bell(timeout - waited)? {
+                    self.last_hit = Some(Instant::now());
+                    return Ok(Some(d));
+                }
+            } else if spins < 64 {
                 // Spin on the slot's commit word only (a memory read): `try_next` on a missing
                 // instance also reads the head, a system call, which 64 spins per wait made
                 // the apply loops' main cost (~5 % of a core per idle Redis-NC front).
@@ -339,10 +374,44 @@ impl DecisionLog {
                 }
                 spins = 64;
             } else {
+                let max_nap = if busy {
+                    BUSY_NAP
+                } else {
+                    Duration::from_millis(1)
+                };
                 std::thread::sleep(nap.min(timeout - waited));
                 nap = (nap * 2).min(max_nap);
             }
         }
+    }
+
+    /// Empty the bell, look at the log once more, then sleep on the bell for at most `wait`
+    /// (and `BELL_BACKSTOP`). What was logged before the bell was emptied is seen by that look;
+    /// what is logged after rings the bell again and ends the sleep.
+    fn sleep_on_bell(&mut self, wait: Duration) -> Result<Option<Decision>, LogError> {
+        let Some(bell) = self.bell.as_mut() else {
+            return Ok(None);
+        };
+        while bell.next().is_some() {}
+        let fd = bell.as_raw_fd();
+        if let Some(d) = self.try_next()? {
+            return Ok(Some(d));
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // Whole milliseconds (poll's unit), rounded up: never a loop of 0 ms polls.
+        let ms = wait.min(BELL_BACKSTOP).as_micros().div_ceil(1000).max(1) as libc::c_int;
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut pfd, 1, ms) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(LogError::Maps(format!("poll on {}: {e}", map_name::BELL)));
+            }
+        }
+        Ok(None)
     }
 
     /// Wait for the next decision as long as it takes (a gap is returned as an error).

@@ -1032,3 +1032,89 @@ fn members_checks_are_off_until_configured() {
     );
     att.detach().unwrap();
 }
+
+/// Whether the pinned doorbell holds rings nobody has taken (polled, never consumed here).
+fn bell_rung(tb: &Testbed) -> bool {
+    use std::os::fd::AsRawFd;
+    let data = MapData::from_pin(tb.pin_dir.join(common::map_name::BELL)).unwrap();
+    let bell = RingBuf::try_from(Map::from_map_data(data).unwrap()).unwrap();
+    let mut pfd = libc::pollfd {
+        fd: bell.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut pfd, 1, 0) };
+    assert!(r >= 0, "poll: {}", std::io::Error::last_os_error());
+    r == 1
+}
+
+/// This thread's voluntary context switches so far.
+fn voluntary_switches() -> i64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) }, 0);
+    u.ru_nvcsw
+}
+
+/// The doorbell: a logged decision rings it, a reader that finds nothing more empties it before
+/// it sleeps (so its next sleep ends at the next decision), a reader waiting on a quiet log
+/// sleeps on it instead of polling, and a reader asleep on it is woken by a decision.
+#[test]
+fn a_logged_decision_rings_the_bell() {
+    if skipped() {
+        return;
+    }
+    let tb = Testbed::new().expect("create the namespaces");
+    let att = attach(&tb, Mode::Skb, false, &[tb.nic_ip], NODES);
+    let mut log = DecisionLog::open_at(&tb.pin_dir, 1).unwrap();
+    assert!(
+        log.has_bell(),
+        "the program this crate loads has a doorbell"
+    );
+    assert!(!bell_rung(&tb), "nothing logged yet");
+    send_all(&tb, &[tb.frame(PORT, &simple(1))]);
+    let s = wait_seen(&tb, 1);
+    assert_eq!(s.get(common::counter::LOGGED), 1, "{s:?}");
+    assert!(bell_rung(&tb), "instance 1 logged: the bell rang");
+    assert_eq!(
+        log.next_timeout(Duration::from_secs(5))
+            .unwrap()
+            .map(|d| d.instance),
+        Some(1)
+    );
+    assert_eq!(log.next_timeout(Duration::from_millis(1)).unwrap(), None);
+
+    // Quiet for longer than the busy window: the wait is spent asleep on the bell, woken at most
+    // by its 10 ms backstop (about 30 times in 300 ms; polling naps of at most 1 ms would be
+    // 300 or more).
+    std::thread::sleep(Duration::from_millis(30));
+    let before = voluntary_switches();
+    assert_eq!(log.next_timeout(Duration::from_millis(300)).unwrap(), None);
+    let switches = voluntary_switches() - before;
+    assert!(
+        switches < 100,
+        "{switches} sleeps in 300 ms on a quiet log: polled, not asleep on the bell"
+    );
+    eprintln!("quiet log, 300 ms: {switches} voluntary context switches");
+    assert!(
+        !bell_rung(&tb),
+        "a reader that slept on the bell emptied it"
+    );
+
+    // A reader asleep on the bell is woken by the next decision.
+    let pin = tb.pin_dir.clone();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut log = DecisionLog::open_at(&pin, 2).unwrap();
+        tx.send(()).unwrap();
+        log.next_timeout(Duration::from_secs(20))
+            .unwrap()
+            .map(|d| d.instance)
+    });
+    rx.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    send_all(&tb, &[tb.frame(PORT, &simple(2))]);
+    assert_eq!(reader.join().unwrap(), Some(2));
+    att.detach().unwrap();
+}

@@ -29,8 +29,13 @@ pub mod map_name {
     /// [`crate::MAX_SOURCES`] entries: the IPv4 source addresses a DECIDE may come from, written
     /// by the loader. Consulted only when [`crate::config::FLAG_CHECK_SOURCE`] is set.
     pub const SOURCES: &str = "NCXDP_SOURCES";
+    /// `BPF_MAP_TYPE_RINGBUF` of [`crate::BELL_BYTES`] bytes: the doorbell. Each logged decision
+    /// puts its instance (`u64`) here after its slot is committed and the head raised, so a
+    /// reader can sleep in `poll` on this map's fd instead of polling the log; the reader
+    /// empties it (moves the consumer position) before it looks at the log again.
+    pub const BELL: &str = "NCXDP_BELL";
     /// All maps, in the order the loader pins them.
-    pub const ALL: [&str; 6] = [LOG, RING, STATS, CONFIG, STATE, SOURCES];
+    pub const ALL: [&str; 7] = [LOG, RING, STATS, CONFIG, STATE, SOURCES, BELL];
 }
 
 /// The XDP program's function name in the object file.
@@ -47,6 +52,9 @@ pub const SLOT_HEADER_LEN: usize = 32;
 pub const SLOT_LEN: usize = SLOT_HEADER_LEN + SLOT_DATA_LEN;
 /// Ring buffer size in bytes (a power-of-two multiple of the page size).
 pub const RING_BYTES: u32 = 4 << 20;
+/// Doorbell size in bytes (one page: 256 records of a `u64` and its 8-byte header; when it is
+/// full its reader has not emptied it yet, so it is awake or about to be, and nothing is lost).
+pub const BELL_BYTES: u32 = 4096;
 /// Most entries of the source allow-list ([`map_name::SOURCES`]).
 pub const MAX_SOURCES: u32 = 64;
 

@@ -19,8 +19,8 @@ use aya_ebpf::{
     programs::XdpContext,
 };
 use common::{
-    LOG_CAPACITY, LogSlot, MAX_SOURCES, RING_BYTES, SLOT_DATA_LEN, SLOT_HEADER_LEN, config,
-    counter, source_key, state,
+    BELL_BYTES, LOG_CAPACITY, LogSlot, MAX_SOURCES, RING_BYTES, SLOT_DATA_LEN, SLOT_HEADER_LEN,
+    config, counter, source_key, state,
 };
 use core::ptr::{addr_of_mut, read_volatile, write_volatile};
 use proto::frame::{ETH_LEN, IPV4_LEN, PAYLOAD_OFFSET, UDP_LEN};
@@ -34,6 +34,8 @@ use proto::wire::{
 static NCXDP_LOG: Array<LogSlot> = Array::with_max_entries(LOG_CAPACITY, BPF_F_MMAPABLE);
 #[map]
 static NCXDP_RING: RingBuf = RingBuf::with_byte_size(RING_BYTES, 0);
+#[map]
+static NCXDP_BELL: RingBuf = RingBuf::with_byte_size(BELL_BYTES, 0);
 #[map]
 static NCXDP_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(counter::COUNT, 0);
 #[map]
@@ -471,7 +473,8 @@ fn udp_checksum_ok(h: &[u8; PAYLOAD_OFFSET], s: *const u8, len: usize) -> Result
     Ok(fold(acc as u32) == 0xffff)
 }
 
-/// Write a valid decision into its slot (unless already there or too old) and the ring buffer.
+/// Write a valid decision into its slot (unless already there or too old), ring the doorbell
+/// and copy it into the ring buffer.
 #[inline(always)]
 fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
     let Some(head_p) = NCXDP_STATE.get_ptr_mut(state::HEAD) else {
@@ -552,6 +555,10 @@ fn log(ctx: &XdpContext, s: *const u8, len: usize, instance: u64) {
         unsafe { write_volatile(head_p, commit) };
     }
     count(counter::LOGGED);
+    // The doorbell, after the slot and the head: a reader woken by it sees both. Flags 0: the
+    // kernel wakes the reader only when it had emptied the bell (it is asleep or about to
+    // poll); a full bell means the reader has not emptied it yet, so the failure is harmless.
+    let _ = NCXDP_BELL.output::<u64>(&instance, 0);
     let rec = (SLOT_HEADER_LEN + len) as u64;
     if rec > (SLOT_HEADER_LEN + SLOT_DATA_LEN) as u64 {
         count(counter::INTERNAL);
