@@ -882,3 +882,126 @@ pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<N
         })
         .collect())
 }
+
+/// A bench run's scratch folder (`$TMPDIR/NAME-PID`) and namespace prefix, cleaned when the
+/// run is interrupted (Ctrl-C, SIGTERM, SIGHUP) and, for runs that died without cleaning (kill
+/// -9), when the next run of the same bench starts: their engines and applications keep running
+/// in namespaces nobody can reach and their XDP pins make the next attach fail.
+pub struct BenchScratch {
+    name: &'static str,
+    prefix: &'static str,
+    /// This run's folder.
+    pub dir: PathBuf,
+}
+
+impl BenchScratch {
+    /// Clean what earlier runs of bench `name` (namespace prefix `prefix`) left behind (saying
+    /// so on stderr), create this run's folder, and clean it all up and exit 130 when
+    /// interrupted.
+    pub fn new(name: &'static str, prefix: &'static str) -> Result<BenchScratch, String> {
+        let me = BenchScratch {
+            name,
+            prefix,
+            dir: std::env::temp_dir().join(format!("{name}-{}", std::process::id())),
+        };
+        let stale = me.clean(false);
+        if stale > 0 {
+            eprintln!(
+                "{name}: cleaned up after an earlier run that did not finish ({stale} processes stopped, its namespaces and XDP pins removed)"
+            );
+        }
+        std::fs::create_dir_all(&me.dir).map_err(|e| format!("{}: {e}", me.dir.display()))?;
+        let (dir, p) = (me.dir.clone(), prefix);
+        ctrlc::set_handler(move || {
+            eprintln!("\n{name}: interrupted; cleaning up");
+            let s = BenchScratch {
+                name,
+                prefix: p,
+                dir: dir.clone(),
+            };
+            s.clean(true);
+            std::process::exit(130);
+        })
+        .map_err(|e| format!("Ctrl-C handler: {e}"))?;
+        Ok(me)
+    }
+
+    /// Stop the processes of dead runs' folders (and of this run's too if `own`), this run's
+    /// children if `own`, delete the prefix's namespaces and XDP pins and the dead runs'
+    /// folders; returns how many processes were stopped.
+    fn clean(&self, own: bool) -> usize {
+        let tmp = std::env::temp_dir();
+        let mine = std::process::id();
+        let stem = format!("{}/{}-", tmp.display(), self.name);
+        let mut dead_runs = vec![];
+        if let Ok(rd) = std::fs::read_dir(&tmp) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name
+                    .strip_prefix(&format!("{}-", self.name))
+                    .and_then(|p| p.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                let alive = pid != mine && Path::new(&format!("/proc/{pid}")).exists();
+                if (pid == mine && own) || (pid != mine && !alive) {
+                    dead_runs.push(format!("{stem}{pid}/"));
+                }
+            }
+        }
+        if dead_runs.is_empty() && !own {
+            return 0;
+        }
+        let mut stopped = 0;
+        if let Ok(rd) = std::fs::read_dir("/proc") {
+            for e in rd.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else {
+                    continue;
+                };
+                if pid as u32 == mine {
+                    continue;
+                }
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                let child = own
+                    && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .ok()
+                        .and_then(|s| {
+                            let after = s.rsplit_once(')')?.1.to_owned();
+                            after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                        })
+                        == Some(mine);
+                if child || dead_runs.iter().any(|d| cmd.contains(d.as_str())) {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                    stopped += 1;
+                }
+            }
+        }
+        if let Ok(out) = Command::new("ip").args(["netns", "list"]).output() {
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                let ns = line.split_whitespace().next().unwrap_or("");
+                if ns.starts_with(&format!("{}-", self.prefix)) {
+                    let _ = Command::new("ip").args(["netns", "del", ns]).status();
+                }
+            }
+        }
+        if let Ok(rd) = std::fs::read_dir("/sys/fs/bpf") {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name
+                    .strip_prefix(&format!("{}-", self.prefix))
+                    .is_some_and(|i| i.parse::<u8>().is_ok())
+                {
+                    let _ = xdp_log::loader::detach_pinned(&e.path());
+                }
+            }
+        }
+        for d in dead_runs {
+            let _ = std::fs::remove_dir_all(d.trim_end_matches('/'));
+        }
+        stopped
+    }
+}

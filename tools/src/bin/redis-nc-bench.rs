@@ -305,8 +305,8 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             ));
         }
     }
-    let tmp = std::env::temp_dir().join(format!("redis-nc-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let scratch = nc_tools::app_lab::BenchScratch::new("redis-nc-bench", "ncrb")?;
+    let tmp = scratch.dir.clone();
     let mut runs = Vec::new();
     let mut stock = String::new();
     let mut breakdown_rows: Vec<String> = Vec::new();

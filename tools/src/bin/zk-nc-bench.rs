@@ -119,7 +119,8 @@ fn run(a: &Args) -> Result<(String, Value), String> {
         soc_ctl: dir.join("soc-ctl"),
     };
     let zk_nc = dir.join("zk-nc");
-    let tmp = std::env::temp_dir().join(format!("zk-nc-bench-{}", std::process::id()));
+    let scratch = nc_tools::app_lab::BenchScratch::new("zk-nc-bench", "nczb")?;
+    let tmp = scratch.dir.clone();
     let zk = |i: u8, port: u16| SocketAddrV4::new(host_client_addr(i), port);
     let mut rows = Vec::new();
     let mut systems = Vec::new();
