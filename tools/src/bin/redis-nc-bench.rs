@@ -131,6 +131,19 @@ struct Run {
     /// CPU ms per 1,000 SETs of the system's processes (servers, engines, fronts; not the
     /// benchmark's clients), from the kernel's accounting.
     cpu_per_k: f64,
+    /// `-TRYAGAIN` answers, each retried (the SET's latency includes its retries).
+    tryagain: u64,
+}
+
+/// Consecutive `-TRYAGAIN` answers to one SET before the run stops (1 ms apart: a failover
+/// answers within about 100 ms).
+const TRYAGAIN_LIMIT: u32 = 10_000;
+
+/// What one load run measured.
+struct Measured {
+    rate: f64,
+    lat: Histogram<u64>,
+    tryagain: u64,
 }
 
 /// CPU (ns) used so far by `pids`, summed by program name (`/proc/PID/comm`).
@@ -161,27 +174,43 @@ fn load(
     conns: u64,
     size: usize,
     wait: bool,
-) -> Result<(f64, Histogram<u64>), String> {
+) -> Result<Measured, String> {
     let t0 = Instant::now();
     let threads: Vec<_> = (0..conns)
         .map(|c| {
             let ns = Some(clients.to_string());
             let n = ops / conns + u64::from(c < ops % conns);
-            std::thread::spawn(move || -> Result<Histogram<u64>, String> {
+            std::thread::spawn(move || -> Result<(Histogram<u64>, u64), String> {
                 let mut h =
                     Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
                 let mut r =
                     connect_in(ns, addr, Duration::from_secs(10)).map_err(|e| e.to_string())?;
                 let v = vec![b'x'; size];
+                let mut tryagain = 0u64;
                 for i in 0..n {
                     let key = format!("key:{c}:{i}");
                     let s = Instant::now();
-                    match r
-                        .call(&[b"SET", key.as_bytes(), &v])
-                        .map_err(|e| e.to_string())?
-                    {
-                        Value::Simple(ok) if ok == "OK" => {}
-                        other => return Err(format!("SET answered {other:?}")),
+                    let mut tries = 0u32;
+                    // A SET is idempotent: a TRYAGAIN (not decided, e.g. during a failover) is
+                    // retried, as a client would, and counted.
+                    loop {
+                        match r
+                            .call(&[b"SET", key.as_bytes(), &v])
+                            .map_err(|e| e.to_string())?
+                        {
+                            Value::Simple(ok) if ok == "OK" => break,
+                            Value::Error(e) if e.starts_with("TRYAGAIN") => {
+                                tryagain += 1;
+                                tries += 1;
+                                if tries >= TRYAGAIN_LIMIT {
+                                    return Err(format!(
+                                        "SET {key}: -{e} {tries} times in a row: the cluster does not serve"
+                                    ));
+                                }
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                            other => return Err(format!("SET answered {other:?}")),
+                        }
                     }
                     if wait {
                         match r.call(&[b"WAIT", b"1", b"0"]).map_err(|e| e.to_string())? {
@@ -191,18 +220,24 @@ fn load(
                     }
                     h.saturating_record(s.elapsed().as_nanos() as u64);
                 }
-                Ok(h)
+                Ok((h, tryagain))
             })
         })
         .collect();
     let mut all = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
+    let mut tryagain = 0;
     for t in threads {
-        let h = t
+        let (h, n) = t
             .join()
             .map_err(|_| "client thread panicked".to_string())??;
         all.add(&h).map_err(|e| e.to_string())?;
+        tryagain += n;
     }
-    Ok((ops as f64 / t0.elapsed().as_secs_f64(), all))
+    Ok(Measured {
+        rate: ops as f64 / t0.elapsed().as_secs_f64(),
+        lat: all,
+        tryagain,
+    })
 }
 
 /// A plain redis-server (no persistence) on host i's client address, port 6390, in that host's
@@ -329,7 +364,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             let before = stages(&clients, front(0))?;
             let by0 = cpu_by_program(&pids);
             let cpu0 = cpu_of(&pids);
-            let (rate, lat) = load(&clients, front(0), a.ops, c, a.size, false)?;
+            let Measured {
+                rate,
+                lat,
+                tryagain,
+            } = load(&clients, front(0), a.ops, c, a.size, false)?;
             let cpu_per_k = per_k(cpu0, cpu_of(&pids), a.ops);
             if n == max_n {
                 let by = cpu_by_program(&pids)
@@ -352,6 +391,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 rate,
                 lat,
                 cpu_per_k,
+                tryagain,
             });
         }
         let stock_conns = a.conns.iter().copied().max().unwrap_or(50);
@@ -396,7 +436,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 let primary_pid = vec![kill[0].id() as i32];
                 for &c in &a.conns {
                     let cpu0 = cpu_of(&primary_pid);
-                    let (rate, lat) = load(&clients, primary, a.ops, c, a.size, false)?;
+                    let Measured {
+                        rate,
+                        lat,
+                        tryagain,
+                    } = load(&clients, primary, a.ops, c, a.size, false)?;
                     let cpu_per_k = per_k(cpu0, cpu_of(&primary_pid), a.ops);
                     eprintln!("redis-server unreplicated, {c} connection(s): {rate:.0} SET/s");
                     runs.push(Run {
@@ -405,6 +449,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                         rate,
                         lat,
                         cpu_per_k,
+                        tryagain,
                     });
                 }
                 let r = baseline_redis(&rl.lab, 1, Some(0), &d.join("replica.log"))
@@ -426,7 +471,11 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 let both: Vec<i32> = kill.iter().map(|k| k.id() as i32).collect();
                 for &c in &a.conns {
                     let cpu0 = cpu_of(&both);
-                    let (rate, lat) = load(&clients, primary, a.ops, c, a.size, true)?;
+                    let Measured {
+                        rate,
+                        lat,
+                        tryagain,
+                    } = load(&clients, primary, a.ops, c, a.size, true)?;
                     let cpu_per_k = per_k(cpu0, cpu_of(&both), a.ops);
                     eprintln!(
                         "redis-server + replica, WAIT 1 0, {c} connection(s): {rate:.0} SET/s"
@@ -437,6 +486,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                         rate,
                         lat,
                         cpu_per_k,
+                        tryagain,
                     });
                 }
                 Ok(())
@@ -492,6 +542,20 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             r.cpu_per_k
         );
     }
+    let retried: Vec<String> = runs
+        .iter()
+        .filter(|r| r.tryagain > 0)
+        .map(|r| format!("{}, {} connection(s): {}", r.name, r.conns, r.tryagain))
+        .collect();
+    let _ = writeln!(
+        t,
+        "\n`-TRYAGAIN` answers (each retried after 1 ms; the SET's latency includes its retries): {}",
+        if retried.is_empty() {
+            "none".to_string()
+        } else {
+            retried.join("; ")
+        }
+    );
     // The goals (issue 15), for the largest Redis-NC cluster measured.
     let big = a.nodes.iter().copied().max().unwrap_or(3);
     let nc = format!("Redis-NC, n = {big}");
@@ -571,6 +635,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                     "p99_us": q(0.99),
                     "max_us": r.lat.max() as f64 / 1000.0,
                     "cpu_ms_per_1k": r.cpu_per_k,
+                    "tryagain": r.tryagain,
                 })
             })
             .collect::<Vec<_>>(),
