@@ -71,6 +71,9 @@ pub struct Feed {
     /// How often a quiet feed asks the engine whether it missed something.
     idle_check: Duration,
     buf: Vec<u8>,
+    /// The UDP source's receive timeout as last set (set again only when the wait changes: the
+    /// apply loop always waits the same, and a `setsockopt` per decision showed in `strace`).
+    udp_timeout: Option<Duration>,
     /// Counters.
     pub stats: FeedStats,
 }
@@ -91,6 +94,7 @@ impl Feed {
             last_idle_check: None,
             idle_check: Duration::from_millis(20),
             buf: vec![0u8; 65536],
+            udp_timeout: None,
             stats: FeedStats::default(),
         }
     }
@@ -181,7 +185,10 @@ impl Feed {
         let cluster = self.cluster;
         match &mut self.source {
             Source::Udp(s) => {
-                let _ = s.set_read_timeout(Some(wait.max(Duration::from_micros(100))));
+                let t = wait.max(Duration::from_micros(100));
+                if self.udp_timeout != Some(t) && s.set_read_timeout(Some(t)).is_ok() {
+                    self.udp_timeout = Some(t);
+                }
                 let n = s.recv(&mut self.buf).ok()?;
                 let packet = &self.buf[..n];
                 match wire::parse(packet, cluster) {
