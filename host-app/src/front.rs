@@ -1294,7 +1294,7 @@ pub fn resp_gate(password: Option<&Password>, authed: &mut bool, args: &[&[u8]])
 
 /// Propose one write alone with a session's own `client`: its decision and reply key.
 fn send_alone(client: &mut Client, payload: &[u8]) -> Result<(u64, ReplyKey), String> {
-    let instance = crate::propose::send(client, &[payload], GIVE_UP)?;
+    let instance = crate::propose::send(client, payload, GIVE_UP)?;
     Ok((instance, Decided::alone(instance, client).key(0)))
 }
 

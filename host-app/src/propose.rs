@@ -291,13 +291,16 @@ impl<T: Send + 'static> Proposer<T> {
         give_up: Duration,
     ) {
         let (payloads, tags): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
-        let cmds: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
-        let r = send(client, &cmds, give_up).map(|instance| Decided {
-            instance,
-            client_id: client.client_id,
-            seq: client.last_seq(),
-            alone: cmds.len() == 1,
-        });
+        let (payload, alone) = proposal(payloads);
+        let r = client
+            .request(0, &payload, give_up)
+            .map(|ok| Decided {
+                instance: ok.instance,
+                client_id: client.client_id,
+                seq: client.last_seq(),
+                alone,
+            })
+            .map_err(|e| e.to_string());
         done(tags, r);
         self.release();
     }
@@ -331,13 +334,12 @@ pub fn proposal(mut payloads: Vec<Vec<u8>>) -> (Vec<u8>, bool) {
     }
 }
 
-/// One request carrying `cmds` (alone, or as a batch), to its decision's instance.
-pub(crate) fn send(client: &mut Client, cmds: &[&[u8]], give_up: Duration) -> Result<u64, String> {
-    let r = match cmds {
-        [one] => client.request(0, one, give_up),
-        _ => client.request(0, &batch_payload(cmds.iter().copied()), give_up),
-    };
-    r.map(|ok| ok.instance).map_err(|e| e.to_string())
+/// One request carrying the one encoded command `cmd`, to its decision's instance.
+pub(crate) fn send(client: &mut Client, cmd: &[u8], give_up: Duration) -> Result<u64, String> {
+    client
+        .request(0, cmd, give_up)
+        .map(|ok| ok.instance)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

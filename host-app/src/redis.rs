@@ -281,9 +281,7 @@ pub struct Applied {
 /// never as a batch of one.
 pub fn batch_payload<'a>(cmds: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u8> {
     let mut out = Vec::new();
-    out.push(b'*');
-    out.extend_from_slice(cmds.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    crate::resp::header(&mut out, b'*', cmds.len() as i64);
     for c in cmds {
         out.extend_from_slice(c);
     }

@@ -85,7 +85,7 @@ fn canonical_int(s: &[u8]) -> Option<i64> {
 }
 
 /// Append `tag`, the decimal `n` and CRLF (a bulk or array header), without `format!`.
-fn header(out: &mut Vec<u8>, tag: u8, n: i64) {
+pub(crate) fn header(out: &mut Vec<u8>, tag: u8, n: i64) {
     out.push(tag);
     decimal(out, n);
     out.extend_from_slice(b"\r\n");
