@@ -41,6 +41,14 @@ use super::{
 use crate::propose::{Decided, Proposer, proposal};
 use crate::resp;
 
+/// What a connection the front has no descriptor for is told before it is closed (Redis's own
+/// words at `maxclients`).
+const TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
+/// How long the listener rests when even the spare descriptor cannot be had back.
+const LISTENER_REST: std::time::Duration = std::time::Duration::from_millis(100);
+/// At most one warning about refused connections per this.
+const REFUSAL_WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 const LISTENER: u64 = 0;
 const BELL: u64 = 1;
 const CLIENT: u64 = 2;
@@ -103,6 +111,77 @@ enum Next {
     Handover,
 }
 
+/// Connections refused for want of descriptors, and when that was last said.
+#[derive(Default)]
+struct Refused {
+    count: u64,
+    said: Option<(Instant, u64)>,
+}
+
+impl Refused {
+    /// Count one refusal; warn at the first and then at most every `REFUSAL_WARN_EVERY`.
+    fn warn(&mut self, e: &io::Error) {
+        self.count += 1;
+        let due = self
+            .said
+            .is_none_or(|(t, _)| t.elapsed() >= REFUSAL_WARN_EVERY);
+        if due {
+            let since = self.count - self.said.map_or(0, |(_, n)| n);
+            tracing::warn!(
+                "redis-nc: accept: {e}: {since} connection(s) refused with \"max number of clients reached\" (raise the open-files limit, ulimit -n)"
+            );
+            self.said = Some((Instant::now(), self.count));
+        }
+    }
+}
+
+/// Out of descriptors: give the spare back, accept one connection, tell it why it cannot be
+/// served and close it, then take the spare again. False when no connection could be taken
+/// or the spare could not be had back (the caller rests the listener).
+fn refuse_one(
+    listener: &TcpListener,
+    spare: &mut Option<std::fs::File>,
+    refused: &mut Refused,
+    why: &io::Error,
+) -> bool {
+    let Some(f) = spare.take() else {
+        return false;
+    };
+    drop(f);
+    let took = match listener.accept() {
+        Ok((stream, _)) => {
+            refused.warn(why);
+            tell_too_many(stream);
+            true
+        }
+        Err(_) => false,
+    };
+    *spare = std::fs::File::open("/dev/null").ok();
+    took && spare.is_some()
+}
+
+/// Tell a connection the front has no descriptor for why it cannot be served, and close it.
+fn tell_too_many(mut stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    let _ = io::Write::write(&mut stream, TOO_MANY);
+    let _ = stream.shutdown(Shutdown::Write);
+    // Read what the client already sent: closing with unread bytes would reset the connection,
+    // and the client could lose the reply.
+    let mut sink = [0u8; 4096];
+    while matches!(io::Read::read(&mut stream, &mut sink), Ok(n) if n > 0) {}
+}
+
+/// Tell a connection why its commands cannot run (out of descriptors: Redis's words at
+/// `maxclients`), before it is closed.
+fn cannot_serve(mut stream: &TcpStream, e: &io::Error) {
+    let msg = if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+        TOO_MANY.to_vec()
+    } else {
+        format!("-ERR redis-nc cannot serve this connection: {e}\r\n").into_bytes()
+    };
+    let _ = io::Write::write(&mut stream, &msg);
+}
+
 /// Serve `listener` until an error of the loop itself (a connection's error closes only it).
 pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
     listener.set_nonblocking(true)?;
@@ -124,16 +203,30 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
         EpollEvent::new(EpollFlags::EPOLLIN, CLIENT),
     )?;
     let mut own: Option<Own> = None;
+    // Out of descriptors (EMFILE), the listener stays readable and accept keeps failing: a
+    // level-triggered loop would spin. One descriptor is kept spare: closed to accept the
+    // connection, which is told why and closed, then opened again.
+    let mut spare = std::fs::File::open("/dev/null").ok();
+    let mut refused = Refused::default();
+    let mut resting: Option<Instant> = None;
     let mut events = vec![EpollEvent::empty(); 256];
     let mut chunk = vec![0u8; 64 * 1024];
     let mut touched: Vec<u64> = Vec::new();
     loop {
-        let timeout = match &own {
+        if resting.is_some_and(|t| Instant::now() >= t) {
+            resting = None;
+            epoll.add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))?;
+        }
+        let deadline = match (&own, resting) {
+            (Some(o), r) => Some(r.map_or(client.due(&o.f, GIVE_UP), |r| {
+                r.min(client.due(&o.f, GIVE_UP))
+            })),
+            (None, r) => r,
+        };
+        let timeout = match deadline {
             None => EpollTimeout::NONE,
-            Some(o) => {
-                let left = client
-                    .due(&o.f, GIVE_UP)
-                    .saturating_duration_since(Instant::now());
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
                 // Rounded up to the next millisecond (epoll's unit).
                 EpollTimeout::try_from(left + std::time::Duration::from_micros(999))
                     .unwrap_or(EpollTimeout::NONE)
@@ -154,7 +247,16 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                         Ok((stream, _)) => {
                             let token = next_token;
                             next_token += 1;
-                            let c = connection(&node, &bell, stream, token).and_then(|c| {
+                            // A connection needs a second descriptor (the reply side).
+                            let out = match stream.try_clone() {
+                                Ok(o) => o,
+                                Err(e) => {
+                                    refused.warn(&e);
+                                    tell_too_many(stream);
+                                    continue;
+                                }
+                            };
+                            let c = connection(&node, &bell, stream, out, token).and_then(|c| {
                                 epoll
                                     .add(&c.stream, EpollEvent::new(EpollFlags::EPOLLIN, token))?;
                                 Ok(c)
@@ -169,8 +271,23 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        // Out of descriptors, a connection reset before accept, …: the
-                        // listener stays; try again at its next readiness.
+                        Err(e)
+                            if matches!(
+                                e.raw_os_error(),
+                                Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                            ) =>
+                        {
+                            // At the limit accept fails even with no connection waiting:
+                            // only one taken and told counts as refused.
+                            if !refuse_one(&listener, &mut spare, &mut refused, &e) {
+                                // Not even the spare: rest the listener (no spinning on it).
+                                epoll.delete(&listener)?;
+                                resting = Some(Instant::now() + LISTENER_REST);
+                                break;
+                            }
+                        }
+                        // A connection reset before accept, …: the listener stays; try
+                        // again at its next readiness.
                         Err(e) => {
                             tracing::warn!("redis-nc: accept: {e}");
                             break;
@@ -240,6 +357,7 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                 && let Err(e) = handover(&node, &bell, &epoll, c, token)
             {
                 tracing::warn!("redis-nc: client {:#x}: {e}", c.client_id);
+                cannot_serve(&c.stream, &e);
                 close(&epoll, &mut conns, token);
             }
         }
@@ -311,6 +429,7 @@ fn connection(
     node: &Arc<Node>,
     bell: &Arc<Bell>,
     stream: TcpStream,
+    out: TcpStream,
     token: u64,
 ) -> io::Result<Connection> {
     // Accepted sockets do not inherit the listener's O_NONBLOCK: the session thread blocks on
@@ -319,7 +438,7 @@ fn connection(
     let _ = stream.set_nodelay(true);
     let conn = Arc::new(ConnOut {
         out: Mutex::new(OutBuf {
-            stream: stream.try_clone()?,
+            stream: out,
             outstanding: false,
             backlog: Vec::new(),
             resume: false,
@@ -482,6 +601,7 @@ fn session(
         Ok(x) => x,
         Err(e) => {
             tracing::warn!("redis-nc: client {client_id:#x}: {e}");
+            cannot_serve(&stream, &e);
             bell.give_back(Back::Closed(token));
             return;
         }

@@ -1,0 +1,137 @@
+//! A RESP front out of file descriptors (its own test binary: it lowers the process's
+//! RLIMIT_NOFILE). A connection the front cannot take is accepted anyway with the one descriptor
+//! the front keeps spare, told `-ERR max number of clients reached` and closed at once, as Redis
+//! does at `maxclients`, instead of waiting unanswered in the backlog while the event loop spins
+//! on a listener that stays readable. The connections it serves keep being served, and once
+//! descriptors are free again new connections are served too.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use host_app::feed::{Feed, Source};
+use host_app::front::{self, Node, Reads};
+use host_app::redis::{RedisApplier, RedisServer};
+use host_app::resp::{self, Value};
+
+/// A front of node 0 without an engine (it serves reads and local commands); its address.
+fn front(dir: &std::path::Path) -> SocketAddr {
+    let server = Arc::new(RedisServer::start(dir).expect("redis-server"));
+    let conn = server.connect().unwrap();
+    let node = Node::new(
+        0,
+        1,
+        vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)],
+        Reads::Local,
+        server,
+        None,
+        None,
+    );
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let feed = Feed::new(Source::Udp(udp), 1, None);
+    {
+        let node = node.clone();
+        std::thread::spawn(move || {
+            front::apply_loop(node, feed, RedisApplier::new(conn, 0), vec![])
+        });
+    }
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || front::serve(l, node));
+    addr
+}
+
+/// Everything the front sends until it closes the connection.
+fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut all = vec![];
+    s.read_to_end(&mut all)
+        .expect("the front answers and closes within 20 s");
+    all
+}
+
+fn ping(s: &mut TcpStream) -> Value {
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
+    let mut buf = vec![];
+    let mut chunk = [0u8; 256];
+    loop {
+        if let Some((v, _)) = resp::parse(&buf).unwrap() {
+            return v;
+        }
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "the front closed a connection it serves");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Descriptors open in this process (not counting the one that lists them).
+fn open_fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd").unwrap().count() as u64 - 1
+}
+
+fn set_soft_nofile(n: u64) {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, n.min(hard), hard).unwrap();
+}
+
+#[test]
+fn a_front_out_of_descriptors_refuses_new_connections_at_once_and_keeps_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let addr = front(tmp.path());
+    let pong = Value::Simple("PONG".into());
+    let mut a = TcpStream::connect(addr).unwrap();
+    assert_eq!(ping(&mut a), pong);
+
+    // Room for the test's own side of one more connection, none for the front's side.
+    let before = open_fds();
+    set_soft_nofile(before + 1);
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
+        s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&read_to_close(&mut s)),
+            "-ERR max number of clients reached\r\n",
+            "a connection the front cannot take is told why, then closed"
+        );
+    }
+    assert_eq!(
+        ping(&mut a),
+        pong,
+        "the connection served before is still served"
+    );
+
+    // Room for a connection's first descriptor, then its second, then the session thread its
+    // first PING needs (a connection to redis-server, a socket for proposals): at each stage the
+    // command is answered with the reason, and the front's descriptors for it are given back.
+    for room in 2..=4 {
+        set_soft_nofile(before + room);
+        let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
+        s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&read_to_close(&mut s)),
+            "-ERR max number of clients reached\r\n",
+            "room for {room} descriptors: the connection is told why, then closed"
+        );
+        drop(s);
+        // The front's side closes too (its descriptors are free again).
+        let t0 = std::time::Instant::now();
+        while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            open_fds(),
+            before,
+            "room for {room}: descriptors given back"
+        );
+    }
+    assert_eq!(ping(&mut a), pong);
+
+    // Descriptors free again: new connections are served.
+    set_soft_nofile(before + 64);
+    let mut b = TcpStream::connect(addr).unwrap();
+    assert_eq!(ping(&mut b), pong);
+    assert_eq!(ping(&mut a), pong);
+}
