@@ -480,23 +480,79 @@ pub fn answer(instance: u64, o: &ZkOutcome) -> Value {
 }
 
 /// Serve writers on `listener` until the process ends.
+///
+/// Out of file descriptors, a writer that connects is answered `{"err": "…"}` and closed (one
+/// descriptor is kept spare to accept it), and accept failures never spin this thread.
 pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
+    let mut spare = std::fs::File::open("/dev/null").ok();
+    let mut warned: Option<std::time::Instant> = None;
+    loop {
+        let stream = match listener.accept() {
+            Ok((s, _)) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                if warned.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(10)) {
+                    tracing::warn!("zk-nc writer front: accept: {e}");
+                    warned = Some(std::time::Instant::now());
+                }
+                // Out of descriptors (accept fails at the limit even with no writer waiting):
+                // the spare makes room to tell one waiting writer why; with none waiting, rest
+                // instead of spinning.
+                let mut told = false;
+                if let Some(f) = spare.take() {
+                    drop(f);
+                    if listener.set_nonblocking(true).is_ok() {
+                        if let Ok((s, _)) = listener.accept() {
+                            refuse(s, &e);
+                            told = true;
+                        }
+                        let _ = listener.set_nonblocking(false);
+                    }
+                }
+                spare = std::fs::File::open("/dev/null").ok();
+                if !told {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                continue;
+            }
+        };
         let node = node.clone();
-        std::thread::spawn(move || {
-            let low = node.next_client.fetch_add(1, Ordering::Relaxed) & 0xFF_FFFF;
-            let id = (node.node as u32) << 24 | low.max(1);
-            let _ = session(stream, &node, id);
-        });
+        let started = std::thread::Builder::new()
+            .name("zk-writer".into())
+            .spawn(move || {
+                let low = node.next_client.fetch_add(1, Ordering::Relaxed) & 0xFF_FFFF;
+                let id = (node.node as u32) << 24 | low.max(1);
+                let _ = session(stream, &node, id);
+            });
+        if let Err(e) = started {
+            tracing::warn!("zk-nc writer front: a session thread: {e}");
+        }
     }
+}
+
+/// Tell a writer its connection cannot be served, and close it.
+fn refuse(mut s: TcpStream, e: &std::io::Error) {
+    let _ = write_line(
+        &mut s,
+        &json!({ "err": format!("zk-nc cannot serve this connection: {e}") }),
+    );
 }
 
 fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<()> {
     let _ = stream.set_nodelay(true);
-    let mut w = stream.try_clone()?;
-    let mut client = Client::new(node.cluster, client_id, node.nodes.clone())?
-        .with_auth(node.packet_auth.get().cloned());
+    let setup = || -> std::io::Result<_> {
+        let w = stream.try_clone()?;
+        let client = Client::new(node.cluster, client_id, node.nodes.clone())?
+            .with_auth(node.packet_auth.get().cloned());
+        Ok((w, client))
+    };
+    let (mut w, mut client) = match setup() {
+        Ok(x) => x,
+        Err(e) => {
+            refuse(stream, &e);
+            return Err(e);
+        }
+    };
     let mut authed = false;
     // Lines are read with a bound: an unauthenticated peer must not make the front buffer an
     // endless line.

@@ -1,4 +1,4 @@
-//! A RESP front out of file descriptors (its own test binary: it lowers the process's
+//! A RESP front, then a ZooKeeper-NC writer front, out of file descriptors (its own test binary: it lowers the process's
 //! RLIMIT_NOFILE). A connection the front cannot take is accepted anyway with the one descriptor
 //! the front keeps spare, told `-ERR max number of clients reached` and closed at once, as Redis
 //! does at `maxclients`, instead of waiting unanswered in the backlog while the event loop spins
@@ -78,7 +78,7 @@ fn set_soft_nofile(n: u64) {
 }
 
 #[test]
-fn a_front_out_of_descriptors_refuses_new_connections_at_once_and_keeps_serving() {
+fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     let tmp = tempfile::tempdir().unwrap();
     let addr = front(tmp.path());
     let pong = Value::Simple("PONG".into());
@@ -134,4 +134,44 @@ fn a_front_out_of_descriptors_refuses_new_connections_at_once_and_keeps_serving(
     let mut b = TcpStream::connect(addr).unwrap();
     assert_eq!(ping(&mut b), pong);
     assert_eq!(ping(&mut a), pong);
+
+    // The ZooKeeper-NC writer front (no engine, no ZooKeeper: `info` is answered locally).
+    use host_app::zk_front::{ZkNode, call, connect, serve};
+    use serde_json::json;
+    let node = ZkNode::new(
+        0,
+        1,
+        vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)],
+        None,
+        None,
+    );
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let zaddr = l.local_addr().unwrap();
+    std::thread::spawn(move || serve(l, node));
+    let mut w = connect(zaddr).unwrap();
+    assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
+    let before = open_fds();
+    for room in 1..=3 {
+        set_soft_nofile(before + room);
+        let mut s = TcpStream::connect(zaddr).expect("the test's side of a connection");
+        let got = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+        assert!(
+            got.starts_with(r#"{"err":"zk-nc cannot serve this connection: "#),
+            "room for {room} descriptors: the writer is told why, then closed: {got:?}"
+        );
+        drop(s);
+        let t0 = std::time::Instant::now();
+        while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            open_fds(),
+            before,
+            "room for {room}: descriptors given back"
+        );
+    }
+    assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
+    set_soft_nofile(before + 64);
+    let mut w2 = connect(zaddr).unwrap();
+    assert_eq!(call(&mut w2, &json!({"op": "info"})).unwrap()["node"], 0);
 }
