@@ -212,9 +212,13 @@ fn main() -> ExitCode {
         let node = node.clone();
         let feed = Feed::new(source, cluster, a.engine_ctl.clone());
         let peers = a.peers.clone();
-        std::thread::spawn(move || {
-            front::apply_loop(node, feed, RedisApplier::new(conn, 0), peers)
-        });
+        // Named, so that `top -H` and /proc show which thread applies.
+        let started = std::thread::Builder::new()
+            .name("apply".into())
+            .spawn(move || front::apply_loop(node, feed, RedisApplier::new(conn, 0), peers));
+        if let Err(e) = started {
+            return fail(format!("the apply loop's thread: {e}"));
+        }
     }
     tracing::info!(
         node = a.node,
