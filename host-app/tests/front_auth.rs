@@ -188,3 +188,46 @@ fn without_a_password_the_front_is_open_and_auth_is_redis_s_error() {
     let (instance, _, _) = front::fetch_snapshot(a, None).expect("a snapshot");
     assert_eq!(instance, 0);
 }
+
+/// The front's event loop proposes without waiting: while a write waits for a cluster that does
+/// not answer (no engine listens at the node's address here), other connections are served,
+/// further writes queue behind it, and after the front's give-up time each write is answered
+/// `-TRYAGAIN` (never left hanging, never `+OK`).
+#[test]
+fn a_write_the_cluster_does_not_answer_stalls_no_other_connection() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = front(&tmp.path().join("r"), None);
+
+    let send = |c: &mut C, args: &[&str]| {
+        let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        c.s.write_all(&Value::command(&v).to_bytes()).unwrap();
+    };
+    let mut w1 = C::new(a);
+    send(&mut w1, &["SET", "k1", "v1"]);
+    let mut w2 = C::new(a);
+    let mut other = C::new(a);
+    assert_eq!(other.call(&["PING"]), Value::Simple("PONG".into()));
+    send(&mut w2, &["SET", "k2", "v2"]);
+    for _ in 0..3 {
+        assert_eq!(other.call(&["PING"]), Value::Simple("PONG".into()));
+        assert_eq!(other.call(&["GET", "k1"]), Value::Bulk(None));
+    }
+    // Neither write is answered yet.
+    for w in [&mut w1, &mut w2] {
+        w.s.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        let r = w.s.read(&mut b);
+        assert!(
+            matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a write answered before its decision: {r:?}"
+        );
+        w.s.set_nonblocking(false).unwrap();
+    }
+    for w in [&mut w1, &mut w2] {
+        match w.read() {
+            Some(Value::Error(e)) => assert!(e.starts_with("TRYAGAIN"), "{e}"),
+            other => panic!("a write nobody decided answered {other:?}"),
+        }
+    }
+    assert_eq!(other.call(&["PING"]), Value::Simple("PONG".into()));
+}
