@@ -4,43 +4,15 @@
 //! pre-auth size limit, and a peer's snapshot fetched with and without the password.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use host_app::auth::Password;
-use host_app::feed::{Feed, Source};
-use host_app::front::{self, NOAUTH, Node, Reads, WRONGPASS};
-use host_app::redis::{RedisApplier, RedisServer};
-use host_app::resp::{self, Value};
+mod common;
 
-/// A front of node 0 (no engine) with `password`; its address. The redis-server lives in `dir`.
-fn front(dir: &std::path::Path, password: Option<&str>) -> SocketAddr {
-    let server = Arc::new(RedisServer::start(dir).expect("redis-server"));
-    let conn = server.connect().unwrap();
-    let node = Node::new(
-        0,
-        1,
-        // Nothing listens there: this front proposes nothing in these tests.
-        vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)],
-        Reads::Local,
-        server,
-        None,
-        password.and_then(Password::new),
-    );
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let feed = Feed::new(Source::Udp(udp), 1, None);
-    {
-        let node = node.clone();
-        std::thread::spawn(move || {
-            front::apply_loop(node, feed, RedisApplier::new(conn, 0), vec![])
-        });
-    }
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || front::serve(l, node));
-    addr
-}
+use common::front;
+use host_app::auth::Password;
+use host_app::front::{NOAUTH, WRONGPASS};
+use host_app::resp::{self, Value};
 
 struct C {
     s: TcpStream,
@@ -154,16 +126,18 @@ fn the_front_requires_auth_and_peers_send_it() {
 
     // A peer's snapshot needs the password.
     let pw = |s: &str| Password::new(s);
-    let err = front::fetch_snapshot(a, None).unwrap_err().to_string();
+    let err = host_app::front::fetch_snapshot(a, None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("NOAUTH"), "{err}");
-    let err = front::fetch_snapshot(a, pw("wrong").as_ref())
+    let err = host_app::front::fetch_snapshot(a, pw("wrong").as_ref())
         .unwrap_err()
         .to_string();
     assert!(
         err.contains("AUTH refused") && err.contains("WRONGPASS"),
         "{err}"
     );
-    let (instance, _dedupe, rdb) = front::fetch_snapshot(a, pw("correct horse").as_ref())
+    let (instance, _dedupe, rdb) = host_app::front::fetch_snapshot(a, pw("correct horse").as_ref())
         .expect("a snapshot with the password");
     assert_eq!(instance, 0);
     assert!(rdb.starts_with(b"REDIS"), "an RDB");
@@ -185,7 +159,7 @@ fn without_a_password_the_front_is_open_and_auth_is_redis_s_error() {
     assert_eq!(c.call(&["AUTH", "default", "x"]), ok());
     assert_eq!(c.call(&["AUTH", "admin", "x"]), e(WRONGPASS));
     assert_eq!(c.call(&["DBSIZE"]), Value::Integer(0));
-    let (instance, _, _) = front::fetch_snapshot(a, None).expect("a snapshot");
+    let (instance, _, _) = host_app::front::fetch_snapshot(a, None).expect("a snapshot");
     assert_eq!(instance, 0);
 }
 

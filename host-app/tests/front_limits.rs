@@ -7,40 +7,11 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
-use host_app::feed::{Feed, Source};
-use host_app::front::{self, Node, Reads};
-use host_app::redis::{RedisApplier, RedisServer};
-use host_app::resp::{self, Value};
+mod common;
 
-/// A front of node 0 without an engine (it serves reads and local commands); its address.
-fn front(dir: &std::path::Path) -> SocketAddr {
-    let server = Arc::new(RedisServer::start(dir).expect("redis-server"));
-    let conn = server.connect().unwrap();
-    let node = Node::new(
-        0,
-        1,
-        vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)],
-        Reads::Local,
-        server,
-        None,
-        None,
-    );
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let feed = Feed::new(Source::Udp(udp), 1, None);
-    {
-        let node = node.clone();
-        std::thread::spawn(move || {
-            front::apply_loop(node, feed, RedisApplier::new(conn, 0), vec![])
-        });
-    }
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || front::serve(l, node));
-    addr
-}
+use host_app::resp::{self, Value};
 
 /// Everything the front sends until it closes the connection.
 fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
@@ -77,10 +48,33 @@ fn set_soft_nofile(n: u64) {
     setrlimit(Resource::RLIMIT_NOFILE, n.min(hard), hard).unwrap();
 }
 
+/// With room for `room` more descriptors than `before`: connect to `addr` (sending `first` if
+/// given), read what the front says until it closes, and wait until the front's descriptors for
+/// the connection are free again.
+fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> String {
+    set_soft_nofile(before + room);
+    let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
+    if let Some(b) = first {
+        s.write_all(b).unwrap();
+    }
+    let got = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+    drop(s);
+    let t0 = std::time::Instant::now();
+    while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        open_fds(),
+        before,
+        "room for {room}: descriptors given back"
+    );
+    got
+}
+
 #[test]
 fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     let tmp = tempfile::tempdir().unwrap();
-    let addr = front(tmp.path());
+    let addr = common::front(tmp.path(), None);
     let pong = Value::Simple("PONG".into());
     let mut a = TcpStream::connect(addr).unwrap();
     assert_eq!(ping(&mut a), pong);
@@ -106,25 +100,12 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     // Room for a connection's first descriptor, then its second, then the session thread its
     // first PING needs (a connection to redis-server, a socket for proposals): at each stage the
     // command is answered with the reason, and the front's descriptors for it are given back.
+    let ping_cmd = Value::command(&[b"PING"]).to_bytes();
     for room in 2..=4 {
-        set_soft_nofile(before + room);
-        let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
-        s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
         assert_eq!(
-            String::from_utf8_lossy(&read_to_close(&mut s)),
+            refused(addr, before, room, Some(&ping_cmd)),
             "-ERR max number of clients reached\r\n",
             "room for {room} descriptors: the connection is told why, then closed"
-        );
-        drop(s);
-        // The front's side closes too (its descriptors are free again).
-        let t0 = std::time::Instant::now();
-        while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(
-            open_fds(),
-            before,
-            "room for {room}: descriptors given back"
         );
     }
     assert_eq!(ping(&mut a), pong);
@@ -152,22 +133,10 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
     let before = open_fds();
     for room in 1..=3 {
-        set_soft_nofile(before + room);
-        let mut s = TcpStream::connect(zaddr).expect("the test's side of a connection");
-        let got = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+        let got = refused(zaddr, before, room, None);
         assert!(
             got.starts_with(r#"{"err":"zk-nc cannot serve this connection: "#),
             "room for {room} descriptors: the writer is told why, then closed: {got:?}"
-        );
-        drop(s);
-        let t0 = std::time::Instant::now();
-        while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(
-            open_fds(),
-            before,
-            "room for {room}: descriptors given back"
         );
     }
     assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
