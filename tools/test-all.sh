@@ -49,7 +49,7 @@ fi
 # --- nc-lab bench smoke (the full sweep is `nc-lab bench`; see docs/benchmarks.md) ---
 # Debug binaries from the test step: LOWI (untagged and tagged) and raft-rs, two windows, one batch size,
 # 1 s stability.
-step "nc-lab bench smoke" bash -c 'rm -rf target/bench-smoke && ./target/debug/nc-lab --prefix ncbs bench --requests 400 --windows 1,8 --batches 16 --tags both --stability-secs 1 --out target/bench-smoke && grep -q "| Raft | 3 | 8 |" target/bench-smoke/results.md && grep -q "| LOWI b=16 tagged | 3 | 8 |" target/bench-smoke/results.md && test -s target/bench-smoke/latency-throughput.svg'
+step "nc-lab bench smoke" bash -c 'rm -rf target/bench-smoke && ./target/debug/nc-lab --prefix ncbs bench --requests 400 --windows 1,8 --batches 16 --tags both --rounds 2 --stability-secs 1 --out target/bench-smoke && grep -q "| Raft | 3 | 8 |" target/bench-smoke/results.md && grep -q "^2 rounds, each" target/bench-smoke/results.md && grep -Eq "^\| 3 \| 8 \| [0-9.]+ \([0-9.]+–[0-9.]+\)" target/bench-smoke/results.md && grep -q "| LOWI b=16 tagged | 3 | 8 |" target/bench-smoke/results.md && test -s target/bench-smoke/latency-throughput.svg'
 step "build nc-sim (release)" cargo build --release --locked -p nc-testbench --bin nc-sim
 sim=./target/release/nc-sim
 # Simulator campaigns: a smaller version of the demo's, plus other n and |G| (a minute in all).

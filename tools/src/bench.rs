@@ -40,6 +40,8 @@ pub struct BenchOpts {
     pub nodes: Vec<u8>,
     /// LOWI with packet tags (`[auth]` mode required): off, on, or both side by side.
     pub tags: Tags,
+    /// Rounds of every sweep, LOWI's then Raft's, alternating (at least 1).
+    pub rounds: usize,
 }
 
 /// Which LOWI runs carry packet tags (SipHash-2-4, proto::auth).
@@ -89,6 +91,62 @@ pub struct Point {
     pub cpu_leader_ms: f64,
     /// CPU time of the followers' processes together per 1,000 decided requests (ms).
     pub cpu_followers_ms: f64,
+    /// The round it was measured in (0-based).
+    pub round: usize,
+}
+
+/// Each point's figures as the median over its rounds (one point per system, size, window, in
+/// the order first measured).
+fn medians(points: &[Point]) -> Vec<Point> {
+    let mut out: Vec<Point> = Vec::new();
+    for p in points {
+        if out
+            .iter()
+            .any(|m| m.system == p.system && m.nodes == p.nodes && m.window == p.window)
+        {
+            continue;
+        }
+        let same: Vec<&Point> = points
+            .iter()
+            .filter(|q| q.system == p.system && q.nodes == p.nodes && q.window == p.window)
+            .collect();
+        let med = |f: fn(&Point) -> f64| median(same.iter().map(|q| f(q)).collect());
+        out.push(Point {
+            rate: med(|q| q.rate),
+            p50_us: med(|q| q.p50_us),
+            p99_us: med(|q| q.p99_us),
+            leader_pkts: med(|q| q.leader_pkts),
+            cpu_leader_ms: med(|q| q.cpu_leader_ms),
+            cpu_followers_ms: med(|q| q.cpu_followers_ms),
+            ..p.clone()
+        });
+    }
+    out
+}
+
+/// The median (the mean of the middle two for an even count); 0 for none.
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// A ratio over rounds: its median, then its range when there was more than one round.
+fn ratio_text(v: &[f64]) -> String {
+    let m = median(v.to_vec());
+    if v.len() < 2 {
+        return format!("{m:.2}");
+    }
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{m:.2} ({lo:.2}–{hi:.2})")
 }
 
 /// CPU time used by the processes of one system during a run (the kernel's accounting).
@@ -143,6 +201,7 @@ fn point(
         leader_pkts: pkts,
         cpu_leader_ms: cpu.0,
         cpu_followers_ms: cpu.1,
+        round: 0,
     }
 }
 
@@ -486,20 +545,42 @@ fn pct(h: &Histogram<u64>, q: f64) -> f64 {
 pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Result<String> {
     std::fs::create_dir_all(&o.out)?;
     let mut id = 1000;
-    let mut points = Vec::new();
-    let mut raft_points = Vec::new();
+    // Every round's points; the tables show medians over rounds.
+    let mut all = Vec::new();
     for &n in &o.nodes {
         lab.up(n)?;
-        for &b in &o.batches {
-            for &tagged in o.tags.runs() {
-                points.extend(lowi(lab, bins, o, b, tagged, &mut id)?);
+        for round in 0..o.rounds.max(1) {
+            let mut got = Vec::new();
+            for &b in &o.batches {
+                for &tagged in o.tags.runs() {
+                    got.extend(lowi(lab, bins, o, b, tagged, &mut id)?);
+                }
             }
+            got.extend(raft(lab, raft_bin, o, &mut id)?);
+            for p in &mut got {
+                p.round = round;
+            }
+            all.extend(got);
         }
-        let r = raft(lab, raft_bin, o, &mut id)?;
-        points.extend(r.iter().cloned());
-        raft_points.extend(r);
     }
-    let raft = raft_points;
+    let points = medians(&all);
+    let raft: Vec<Point> = points
+        .iter()
+        .filter(|p| p.system == "Raft")
+        .cloned()
+        .collect();
+    // The ratio of two systems' figure `f` at (n, window), round by round.
+    let per_round = |a: &str, b: &str, n: u8, w: usize, f: fn(&Point) -> f64| -> Vec<f64> {
+        (0..o.rounds.max(1))
+            .filter_map(|k| {
+                let find = |s: &str| {
+                    all.iter()
+                        .find(|p| p.system == s && p.nodes == n && p.window == w && p.round == k)
+                };
+                Some(f(find(a)?) / f(find(b)?))
+            })
+            .collect()
+    };
     let mut md = String::new();
     let f = lab.load()?;
     let _ = writeln!(
@@ -527,6 +608,13 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
         o.requests,
         o.payload
     );
+    if o.rounds > 1 {
+        let _ = writeln!(
+            md,
+            "{} rounds, each LOWI's sweeps then Raft's: every figure below is the median over the rounds; each ratio is the median of the rounds' ratios, with their range.\n",
+            o.rounds
+        );
+    }
     let _ = writeln!(
         md,
         "| system | nodes | window | decisions/s | p50 µs | p99 µs | leader packets / request | CPU ms / 1k requests: leader | followers |"
@@ -568,16 +656,18 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
                 .iter()
                 .find(|p| p.system == plain && p.window == t.window && p.nodes == t.nodes)
             {
-                let cpu = |p: &Point| p.cpu_leader_ms + p.cpu_followers_ms;
+                let (n, w, ts) = (u.nodes, u.window, t.system.as_str());
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {:.2} | {:.2} | {:.2} |",
-                    t.nodes,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    n,
                     plain.trim_start_matches("LOWI b="),
-                    t.window,
-                    t.rate / u.rate,
-                    t.p50_us / u.p50_us,
-                    cpu(t) / cpu(u)
+                    w,
+                    ratio_text(&per_round(ts, plain, n, w, |p| p.rate)),
+                    ratio_text(&per_round(ts, plain, n, w, |p| p.p50_us)),
+                    ratio_text(
+                        &per_round(ts, plain, n, w, |p| p.cpu_leader_ms + p.cpu_followers_ms)
+                    )
                 );
             }
         }
@@ -597,23 +687,27 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
             .iter()
             .find(|p| p.system == best && p.window == r.window && p.nodes == r.nodes)
         {
-            let x = (l.rate / r.rate) / o.windows.len() as f64;
+            let (n, w) = (r.nodes, r.window);
+            let thr = per_round(&l.system, "Raft", n, w, |p| p.rate);
+            let p50 = per_round(&l.system, "Raft", n, w, |p| p.p50_us);
+            let x = median(thr.clone()) / o.windows.len() as f64;
             match mean_ratio.iter_mut().find(|m| m.0 == r.nodes) {
                 Some(m) => m.1 += x,
                 None => mean_ratio.push((r.nodes, x)),
             }
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.2} {} | {:.2} {} | {:.2} | {:.3} | {:.2} |",
-                r.nodes,
-                r.window,
-                l.rate / r.rate,
-                mark(l.rate / r.rate >= 1.5),
-                l.p50_us / r.p50_us,
-                mark(l.p50_us / r.p50_us <= 0.5),
-                l.p99_us / r.p99_us,
-                l.leader_pkts / r.leader_pkts,
-                (l.cpu_leader_ms + l.cpu_followers_ms) / (r.cpu_leader_ms + r.cpu_followers_ms)
+                "| {} | {} | {} {} | {} {} | {} | {} | {} |",
+                n,
+                w,
+                ratio_text(&thr),
+                mark(median(thr.clone()) >= 1.5),
+                ratio_text(&p50),
+                mark(median(p50.clone()) <= 0.5),
+                ratio_text(&per_round(&l.system, "Raft", n, w, |p| p.p99_us)),
+                ratio_text(&per_round(&l.system, "Raft", n, w, |p| p.leader_pkts)),
+                ratio_text(&per_round(&l.system, "Raft", n, w, |p| p.cpu_leader_ms
+                    + p.cpu_followers_ms))
             );
         }
     }
@@ -667,4 +761,59 @@ pub fn run_bench(lab: &Lab, bins: &Bins, raft_bin: &Path, o: &BenchOpts) -> Resu
     }
     std::fs::write(o.out.join("results.md"), &md)?;
     Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(system: &str, window: usize, round: usize, rate: f64) -> Point {
+        Point {
+            system: system.into(),
+            nodes: 3,
+            window,
+            rate,
+            p50_us: round as f64 * 100.0 + rate,
+            p99_us: 0.0,
+            leader_pkts: 0.0,
+            cpu_leader_ms: 0.0,
+            cpu_followers_ms: 0.0,
+            round,
+        }
+    }
+
+    #[test]
+    fn medians_are_taken_per_system_and_window_over_the_rounds() {
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let all = vec![
+            pt("LOWI b=64", 1, 0, 10.0),
+            pt("LOWI b=64", 4, 0, 40.0),
+            pt("Raft", 1, 0, 5.0),
+            pt("LOWI b=64", 1, 1, 30.0),
+            pt("LOWI b=64", 4, 1, 20.0),
+            pt("Raft", 1, 1, 7.0),
+            pt("LOWI b=64", 1, 2, 20.0),
+            pt("LOWI b=64", 4, 2, 60.0),
+            pt("Raft", 1, 2, 9.0),
+        ];
+        let m = medians(&all);
+        let got: Vec<(&str, usize, f64)> = m
+            .iter()
+            .map(|p| (p.system.as_str(), p.window, p.rate))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("LOWI b=64", 1, 20.0),
+                ("LOWI b=64", 4, 40.0),
+                ("Raft", 1, 7.0)
+            ]
+        );
+        // Each figure on its own: the p50 median is not the median-rate round's p50.
+        assert_eq!(m[0].p50_us, 130.0);
+        assert_eq!(ratio_text(&[2.0]), "2.00");
+        assert_eq!(ratio_text(&[2.0, 1.0, 4.0]), "2.00 (1.00–4.00)");
+    }
 }

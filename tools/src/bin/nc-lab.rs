@@ -204,6 +204,11 @@ enum Cmd {
         /// or both side by side (prints the cost of tags).
         #[arg(long, value_enum, default_value = "off")]
         tags: nc_tools::bench::Tags,
+        /// Rounds: each runs every LOWI sweep and then Raft's again, so that both systems
+        /// meet the same moments of a shared machine; the tables show each figure's median
+        /// over the rounds and each ratio's median with its range (ratios of the same round).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+        rounds: u32,
     },
 }
 
@@ -664,6 +669,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
             min_gap_us,
             nodes,
             tags,
+            rounds,
         } => {
             if batches.contains(&0) {
                 return Err(Stop::Usage("--batches 0: legal values are 1..=255".into()));
@@ -703,6 +709,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
                     min_gap_ns: min_gap_us.map(|u| u * 1000),
                     nodes,
                     tags,
+                    rounds: rounds as usize,
                 },
             );
             lab.down()?;
