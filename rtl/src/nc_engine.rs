@@ -17,7 +17,7 @@ use rust_hdl::prelude::*;
 use crate::host_gen::HostGen;
 use crate::lowi_core::CLASS_BITS;
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
-use crate::pkt_gen::PktGen;
+use crate::pkt_gen::PktGenImg;
 use crate::pkt_parser::PktParser;
 use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
@@ -188,7 +188,7 @@ pub struct NcEngine {
     pub reply_drop_nl: Signal<Out, Bit>,
     pub reply_busy: Signal<Out, Bit>,
     core: NcCore<ENGINE_PAYLOAD_BITS>,
-    decide_gen: PktGen,
+    decide_gen: PktGenImg,
     host_gen: HostGen,
     reply_gen: ReplyGen,
     src_mac: JoinMac,

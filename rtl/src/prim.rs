@@ -217,6 +217,14 @@ byte_map!(
     [client: 4, len: 1, seq: 8, payload: 8]
 );
 
+byte_map!(
+    /// The 16-byte header of a DECIDE entry (client_id, payload_len, flags 0, seq), map from
+    /// `pkt_gen::entry_head_map`: the streaming generator's entries carry their payload apart.
+    EntryHead,
+    128,
+    [client: 4, len: 1, seq: 8]
+);
+
 // ---- reply_gen ------------------------------------------------------------------------------
 
 byte_map!(
