@@ -240,6 +240,10 @@ pub struct PktGen {
     pub ready: Signal<Out, Bit>,
     /// First beat of a value frame (a decision): tree 0's frame on `m0_*` is the host copy.
     pub h_load: Signal<Out, Bit>,
+    /// A frame streams (tree 0's beats are on `m0_data`/`m0_keep`/`m0_last` whatever `trees`).
+    pub h_valid: Signal<Out, Bit>,
+    /// The streaming frame's length in bytes.
+    pub h_len: Signal<Out, Bits<16>>,
     r_c_pending: DFF<Bit>,
     r_c_kind: DFF<Bits<2>>,
     r_c_count: DFF<Bits<8>>,
@@ -404,6 +408,8 @@ impl Default for PktGen {
             overrun: Default::default(),
             ready: Default::default(),
             h_load: Default::default(),
+            h_valid: Default::default(),
+            h_len: Default::default(),
             r_c_pending: Default::default(),
             r_c_kind: Default::default(),
             r_c_count: Default::default(),
@@ -846,6 +852,8 @@ impl Logic for PktGen {
             self.m2_keep.next = self.k_keep_all.val();
             self.m3_keep.next = self.k_keep_all.val();
         }
+        self.h_valid.next = self.r_streaming.q.val();
+        self.h_len.next = self.r_f_len.q.val();
         self.h_load.next = self.r_streaming.q.val()
             && (self.r_beat.q.val() == self.k0_8.val())
             && ((self.r_f_kind.q.val() == self.k_batch.val())

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
     
     // Module arguments
     input wire  clock;
@@ -48,6 +48,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  overrun;
     output reg  ready;
     output reg  h_load;
+    output reg  h_valid;
+    output reg  [15:0] h_len;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
@@ -1003,6 +1005,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             m2_keep = k_keep_all;
             m3_keep = k_keep_all;
         end
+        h_valid = r_streaming$q;
+        h_len = r_f_len$q;
         h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
     end
     
