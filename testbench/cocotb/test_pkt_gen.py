@@ -67,7 +67,8 @@ class Gen:
             d.e_client.value = c
             d.e_seq.value = s
             d.e_len.value = len(p)
-            d.e_payload.value = int.from_bytes(p.ljust(128, b"\0"), "big")
+            # the payload word's width: 128 bytes (pkt_gen), 8 (pkt_gen_512's image generator)
+            d.e_payload.value = int.from_bytes(p.ljust(len(d.e_payload) // 8, b"\0"), "big")
             await RisingEdge(d.clock)
         d.e_valid.value = 0
 
