@@ -39,7 +39,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         ("csr.v", export(Csr::default(), "csr")),
         ("pkt_parser.v", export(PktParser::default(), "pkt_parser")),
-        ("pkt_gen.v", export(<PktGen>::default(), "pkt_gen")),
+        ("pkt_gen.v", export(PktGen::default(), "pkt_gen")),
         ("pkt_gen_512.v", export(PktGen512::default(), "pkt_gen_512")),
         ("nc_core.v", export(<NcCore>::default(), "nc_core")),
         ("nc_engine.v", export(NcEngine::default(), "nc_engine")),

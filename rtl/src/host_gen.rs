@@ -12,57 +12,66 @@
 //! packet, unchanged byte for byte (its `tree` byte included): the UDP payload of the decided
 //! copy.
 //!
+//! Issue 17: frames are not latched as whole images any more but kept in RAM (a vendor flow maps
+//! it to block RAM) and read back beat by beat, so a copy may be as long as one capture buffer
+//! ([`MAX_FRAME_BYTES`] = 1024 bytes; a DECIDE of 4 entries of 128 payload bytes is 654).
+//!
+//! Five input streams are captured, each by a [`Capture`]: the four tree inputs exactly as
+//! `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid; bytes
+//! whose keep bit is 0 are captured as 0) and the leader's own tree-0 DECIDE stream (`l_*`,
+//! `pkt_gen`'s `m0_*`). Each writes its frames into a RAM of [`BUFS`] buffers of [`BUF_BEATS`]
+//! beats: a frame goes into buffer `cur`; at its last beat `cur` becomes `done` (with the UDP
+//! length taken from beat 4 as it passed) and the next frame (which may start in the very next
+//! cycle) goes into a buffer that is neither `done` nor one the host stream or the pending slot
+//! still reads — four buffers always leave one.
+//!
 //! Two sources of decisions:
-//! - **Follower** (`rx_deliver`, `rx_port` = p): the four tree input streams are watched exactly
-//!   as `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid;
-//!   bytes whose keep bit is 0 are captured as 0) and each tree's frames are captured in two images (ping-pong): a frame is written into
-//!   image `cur`; at its last beat `done` := `cur` and `cur` flips, so the next frame on the
-//!   tree (which may start in the very next cycle) goes into the other image. At `rx_deliver`
-//!   the decided copy is image `done` of tree p, the most recently *completed* frame of that
-//!   tree. This is always the copy that completed delivery: `nc_engine` raises `rx_deliver`
-//!   2 cycles after that frame's last beat (parser verdict + holding register), at most 7 when
-//!   its verdict waits for other ports in the holding register, and a legal Ethernet frame is at
-//!   least 60 bytes = 8 beats, so no second frame can complete on that tree in between (its
-//!   last beat comes 8 or more cycles later). The payload length is read from the captured
-//!   frame's UDP length field, not from the frame length (a frame may be padded).
-//! - **Leader** (`lead_load`): `lead_img` (a whole frame image, byte x at bits 8x+7..8x, as
-//!   `pkt_gen`'s image) and `lead_len` (its length in bytes); payload = bytes 42..`lead_len`.
+//! - **Follower** (`rx_deliver`, `rx_port` = p): the decided copy is buffer `done` of tree p,
+//!   the most recently *completed* frame of that tree. This is always the copy that completed
+//!   delivery: `nc_engine` raises `rx_deliver` 2 cycles after that frame's last beat (parser
+//!   verdict + holding register), at most 7 when its verdict waits for other ports in the
+//!   holding register, and a legal Ethernet frame is at least 60 bytes = 8 beats, so no second
+//!   frame can complete on that tree in between (its last beat comes 8 or more cycles later).
+//!   The payload length is the captured frame's UDP length, not the frame length (a frame may be
+//!   padded).
+//! - **Leader** (`lead_load`, in the first beat of the decided frame on `l_*`, with its length
+//!   `lead_len`; payload = bytes 42..`lead_len`): the decision refers to the buffer being written.
+//!   When it can start at once it streams *live*: each beat is the leader stream's beat of the
+//!   cycle before (registered), so its first beat still comes one cycle after `lead_load`; when
+//!   it waits in the pending slot it is read back from its buffer, which is written ahead of
+//!   the read.
 //!
 //! If both come in one cycle the leader's goes first (the model orders a tick's actions before
-//! the event's). A decision is latched (copied) in the cycle of its strobe; when the stream is
-//! idle (or in its last beat) the frame's first beat is valid in the next cycle, so with
-//! `nc_engine`'s 2 cycles from a copy's last beat to `rx_deliver` the host frame starts 3 cycles
-//! after the last copy beat. Frames stream back to back. One pending slot: a decision that
-//! comes while a frame streams waits there and starts in the cycle after that frame's last beat;
-//! one that comes while the stream and the slot are both taken is dropped (`drop` high in its
-//! strobe cycle; two drops in one cycle give one pulse), never a corrupted frame. A frame that
-//! does not fit the image ([`IMG_BITS`] = 176 bytes: a captured frame of more than 22 beats, a UDP
-//! length outside 8..=142, a `lead_len` outside 42..=176) cannot be forwarded: `drop` too.
-//! Lanes whose `h_keep` bit is 0 carry don't-care bytes.
+//! the event's). A decision's buffer, length and source are latched in the cycle of its strobe;
+//! when the stream is idle (or in its last beat) the frame's first beat is valid in the next
+//! cycle (the RAM read of its beat 0 is issued in the strobe cycle), so with `nc_engine`'s 2
+//! cycles from a copy's last beat to `rx_deliver` the host frame starts 3 cycles after the last
+//! copy beat. Frames stream back to back. One pending slot: a decision that comes while a frame
+//! streams waits there and starts in the cycle after that frame's last beat; one that comes
+//! while the stream and the slot are both taken is dropped (`drop` high in its strobe cycle; two
+//! drops in one cycle give one pulse), never a corrupted frame. A frame that does not fit a
+//! buffer (a captured frame of more than 128 beats, a UDP length outside 8..=990, a `lead_len`
+//! outside 42..=1024) cannot be forwarded: `drop` too. Lanes whose `h_keep` bit is 0 carry
+//! don't-care bytes.
 
 use proto::frame::{self, UdpMeta};
 use rust_hdl::prelude::*;
 
 use crate::layout::{Field, Layout};
-use crate::pkt_gen::IMG_BITS;
-use crate::prim::{ByteSrc, HostHeader, LaneRep, ZeroExtend};
+use crate::prim::{ByteSrc, HostHeader, KeepMask, ZeroExtend};
 
-/// Beats of a frame image.
-pub const IMG_BEATS: usize = IMG_BITS / 64;
-/// Bytes of a frame image: the longest frame that can be forwarded.
-pub const IMG_BYTES: usize = IMG_BITS / 8;
+/// Beats of one capture buffer.
+pub const BUF_BEATS: usize = 128;
+/// Buffers per input stream: the one being written, the last completed one, and the ones the
+/// host stream and the pending slot read.
+pub const BUFS: usize = 4;
+/// The longest frame that can be forwarded (bytes): one buffer.
+pub const MAX_FRAME_BYTES: usize = 8 * BUF_BEATS;
+/// The beat that carries the UDP length (lanes 6..7).
+const UDP_LEN_BEAT: u64 = 4;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
-}
-
-/// A `Bits<N>` with bits `lo..hi` set.
-fn ones<const N: usize>(lo: usize, hi: usize) -> Constant<Bits<N>> {
-    let mut b = Bits::<N>::default();
-    for i in lo..hi {
-        b = b.replace_bit(i, true);
-    }
-    Constant::new(b)
 }
 
 /// The reference frame whose constant header bytes are copied (any addresses, empty payload).
@@ -137,6 +146,198 @@ fn ip_const_sum() -> u64 {
     s
 }
 
+/// One input stream's capture: its frames written into a RAM of [`BUFS`] buffers of
+/// [`BUF_BEATS`] 64-bit beats (bytes whose keep bit is 0 written as 0). A frame goes into buffer
+/// `cur`; at its last beat `cur` becomes `done` (with the frame's UDP length, from beat 4, and
+/// whether it had more beats than a buffer holds) and the next frame goes into a buffer that is
+/// neither the one just completed nor one the stream or the pending slot still read (`used`).
+#[derive(LogicBlock)]
+pub struct Capture {
+    pub clock: Signal<In, Clock>,
+    pub data: Signal<In, Bits<64>>,
+    pub keep: Signal<In, Bits<8>>,
+    pub valid: Signal<In, Bit>,
+    pub last: Signal<In, Bit>,
+    /// Buffers the host stream and the pending slot read (one bit each).
+    pub used: Signal<In, Bits<4>>,
+    /// The leader's stream only: the length of the frame starting in this beat (`lead_len`).
+    pub lead_len: Signal<In, Bits<16>>,
+    /// The frame a decision of this cycle refers to: for a tree the last completed one (its
+    /// buffer, UDP length, and whether it had more beats than a buffer); for the leader's
+    /// stream the one being written (its UDP length from `lead_len`).
+    pub pick: Signal<Out, Bits<2>>,
+    pub pick_ulen: Signal<Out, Bits<16>>,
+    pub pick_big: Signal<Out, Bit>,
+    /// Read port: {buffer, beat}; data one cycle later.
+    pub raddr: Signal<In, Bits<9>>,
+    pub rdata: Signal<Out, Bits<64>>,
+    ram: RAM<Bits<64>, 9>,
+    kmask: KeepMask,
+    r_cur: DFF<Bits<2>>,
+    r_done: DFF<Bits<2>>,
+    r_beat: DFF<Bits<8>>,
+    r_big: DFF<Bit>,
+    r_ulen: DFF<Bits<16>>,
+    r_done_ulen: DFF<Bits<16>>,
+    r_done_big: DFF<Bit>,
+    curw: ZeroExtend<2, 9>,
+    beatw: ZeroExtend<7, 9>,
+    avail: Signal<Local, Bits<4>>,
+    free: Signal<Local, Bits<2>>,
+    ulen_le: Signal<Local, Bits<16>>,
+    ulen_now: Signal<Local, Bits<16>>,
+    big_now: Signal<Local, Bit>,
+    k0_2: Constant<Bits<2>>,
+    k1_2: Constant<Bits<2>>,
+    k2_2: Constant<Bits<2>>,
+    k3_2: Constant<Bits<2>>,
+    k1_4: Constant<Bits<4>>,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+    k_sat8: Constant<Bits<8>>,
+    k_beats: Constant<Bits<8>>,
+    k_ulen_beat: Constant<Bits<8>>,
+    k7_9: Constant<Bits<9>>,
+    k8_16: Constant<Bits<16>>,
+    k0_16: Constant<Bits<16>>,
+    k_udp_off: Constant<Bits<16>>,
+    k_leader: Constant<Bit>,
+}
+
+impl Capture {
+    /// A tree's capture (`leader` false) or the leader stream's.
+    fn new(leader: bool) -> Self {
+        let l = Layout::probe();
+        assert_eq!(
+            (l.udp_len.off / 8, l.udp_len.off % 8),
+            (UDP_LEN_BEAT as usize, 6),
+            "the UDP length is lanes 6..7 of beat 4"
+        );
+        Self {
+            clock: Default::default(),
+            data: Default::default(),
+            keep: Default::default(),
+            valid: Default::default(),
+            last: Default::default(),
+            used: Default::default(),
+            lead_len: Default::default(),
+            pick: Default::default(),
+            pick_ulen: Default::default(),
+            pick_big: Default::default(),
+            raddr: Default::default(),
+            rdata: Default::default(),
+            ram: Default::default(),
+            kmask: Default::default(),
+            r_cur: Default::default(),
+            r_done: Default::default(),
+            r_beat: Default::default(),
+            r_big: Default::default(),
+            r_ulen: Default::default(),
+            r_done_ulen: Default::default(),
+            r_done_big: Default::default(),
+            curw: Default::default(),
+            beatw: Default::default(),
+            avail: Default::default(),
+            free: Default::default(),
+            ulen_le: Default::default(),
+            ulen_now: Default::default(),
+            big_now: Default::default(),
+            k0_2: k(0),
+            k1_2: k(1),
+            k2_2: k(2),
+            k3_2: k(3),
+            k1_4: k(1),
+            k0_8: k(0),
+            k1_8: k(1),
+            k_sat8: k(0xFF),
+            k_beats: k(BUF_BEATS as u64),
+            k_ulen_beat: k(UDP_LEN_BEAT),
+            k7_9: k(7),
+            k8_16: k(8),
+            k0_16: k(0),
+            k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
+            k_leader: Constant::new(leader),
+        }
+    }
+}
+
+impl Logic for Capture {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            r_cur,
+            r_done,
+            r_beat,
+            r_big,
+            r_ulen,
+            r_done_ulen,
+            r_done_big
+        );
+        self.ram.write_clock.next = self.clock.val();
+        self.ram.read_clock.next = self.clock.val();
+        self.kmask.keep.next = self.keep.val();
+        self.curw.narrow.next = self.r_cur.q.val();
+        self.beatw.narrow.next = self.r_beat.q.val().get_bits::<7>(0);
+        self.ram.write_address.next =
+            (self.curw.wide.val() << self.k7_9.val()) | self.beatw.wide.val();
+        self.ram.write_data.next = self.data.val() & self.kmask.out.val();
+        self.ram.write_enable.next = self.valid.val() && (self.r_beat.q.val() < self.k_beats.val());
+        self.ram.read_address.next = self.raddr.val();
+        self.rdata.next = self.ram.read_data.val();
+        // The UDP length (big-endian in lanes 6..7 of beat 4).
+        self.ulen_le.next = self.data.val().get_bits::<16>(48);
+        if self.valid.val() && (self.r_beat.q.val() == self.k_ulen_beat.val()) {
+            self.ulen_now.next =
+                (self.ulen_le.val() << self.k8_16.val()) | (self.ulen_le.val() >> self.k8_16.val());
+        } else {
+            self.ulen_now.next = self.r_ulen.q.val();
+        }
+        self.big_now.next = self.r_big.q.val() || (self.r_beat.q.val() >= self.k_beats.val());
+        // The next buffer: the lowest one that is neither being completed nor read.
+        self.avail.next = !(self.used.val() | (self.k1_4.val() << self.r_cur.q.val()));
+        if self.avail.val().get_bit(0) {
+            self.free.next = self.k0_2.val();
+        } else if self.avail.val().get_bit(1) {
+            self.free.next = self.k1_2.val();
+        } else if self.avail.val().get_bit(2) {
+            self.free.next = self.k2_2.val();
+        } else if self.avail.val().get_bit(3) {
+            self.free.next = self.k3_2.val();
+        } else {
+            // (never: at most three of the four are excluded)
+            self.free.next = self.k0_2.val();
+        }
+        if self.valid.val() {
+            self.r_ulen.d.next = self.ulen_now.val();
+            self.r_big.d.next = self.big_now.val();
+            if self.r_beat.q.val() == self.k0_8.val() {
+                self.r_ulen.d.next = self.k0_16.val();
+                self.r_big.d.next = false;
+            }
+            if self.last.val() {
+                self.r_done.d.next = self.r_cur.q.val();
+                self.r_done_ulen.d.next = self.ulen_now.val();
+                self.r_done_big.d.next = self.big_now.val();
+                self.r_cur.d.next = self.free.val();
+                self.r_beat.d.next = self.k0_8.val();
+            } else if self.r_beat.q.val() != self.k_sat8.val() {
+                self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+            }
+        }
+        if self.k_leader.val() {
+            self.pick.next = self.r_cur.q.val();
+            self.pick_ulen.next = self.lead_len.val() - self.k_udp_off.val();
+            self.pick_big.next = false;
+        } else {
+            self.pick.next = self.r_done.q.val();
+            self.pick_ulen.next = self.r_done_ulen.q.val();
+            self.pick_big.next = self.r_done_big.q.val();
+        }
+    }
+}
+
 /// The host-path frame generator.
 #[derive(LogicBlock)]
 pub struct HostGen {
@@ -161,12 +362,16 @@ pub struct HostGen {
     pub t3_keep: Signal<In, Bits<8>>,
     pub t3_valid: Signal<In, Bit>,
     pub t3_last: Signal<In, Bit>,
+    /// The leader's tree-0 DECIDE stream (`pkt_gen`'s `m0_*`; watched only).
+    pub l_data: Signal<In, Bits<64>>,
+    pub l_keep: Signal<In, Bits<8>>,
+    pub l_valid: Signal<In, Bit>,
+    pub l_last: Signal<In, Bit>,
     /// A follower decision: the last completed frame of tree `rx_port` is the decided copy.
     pub rx_deliver: Signal<In, Bit>,
     pub rx_port: Signal<In, Bits<2>>,
-    /// A leader decision: `lead_img` (frame image, byte x at bits 8x+7..8x) of `lead_len` bytes.
+    /// A leader decision, in the first beat of its frame on `l_*`, which is `lead_len` bytes.
     pub lead_load: Signal<In, Bit>,
-    pub lead_img: Signal<In, Bits<1408>>,
     pub lead_len: Signal<In, Bits<16>>,
     /// Config: the node's MAC (most significant byte first on the wire), IPv4 address and
     /// UDP source port; the host's MAC, IPv4 address and UDP port; the IPv4 TTL (register `ttl`).
@@ -186,77 +391,71 @@ pub struct HostGen {
     pub busy: Signal<Out, Bit>,
     /// A decision was dropped this cycle (stream and pending slot taken, or it does not fit).
     pub drop: Signal<Out, Bit>,
-    r_t0_b0: DFF<Bits<1408>>,
-    r_t0_b1: DFF<Bits<1408>>,
-    r_t0_beat: DFF<Bits<8>>,
-    r_t0_cur: DFF<Bit>,
-    r_t0_done: DFF<Bit>,
-    r_t0_big0: DFF<Bit>,
-    r_t0_big1: DFF<Bit>,
-    r_t1_b0: DFF<Bits<1408>>,
-    r_t1_b1: DFF<Bits<1408>>,
-    r_t1_beat: DFF<Bits<8>>,
-    r_t1_cur: DFF<Bit>,
-    r_t1_done: DFF<Bit>,
-    r_t1_big0: DFF<Bit>,
-    r_t1_big1: DFF<Bit>,
-    r_t2_b0: DFF<Bits<1408>>,
-    r_t2_b1: DFF<Bits<1408>>,
-    r_t2_beat: DFF<Bits<8>>,
-    r_t2_cur: DFF<Bit>,
-    r_t2_done: DFF<Bit>,
-    r_t2_big0: DFF<Bit>,
-    r_t2_big1: DFF<Bit>,
-    r_t3_b0: DFF<Bits<1408>>,
-    r_t3_b1: DFF<Bits<1408>>,
-    r_t3_beat: DFF<Bits<8>>,
-    r_t3_cur: DFF<Bit>,
-    r_t3_done: DFF<Bit>,
-    r_t3_big0: DFF<Bit>,
-    r_t3_big1: DFF<Bit>,
+    cap0: Capture,
+    cap1: Capture,
+    cap2: Capture,
+    cap3: Capture,
+    cap4: Capture,
     r_streaming: DFF<Bit>,
     r_beat: DFF<Bits<8>>,
-    r_lastidx: DFF<Bits<8>>,
+    r_lastidx: DFF<Bits<16>>,
+    beat16: ZeroExtend<8, 16>,
     r_lastkeep: DFF<Bits<8>>,
-    r_img: DFF<Bits<1408>>,
     r_ulen: DFF<Bits<16>>,
+    r_src: DFF<Bits<3>>,
+    r_buf: DFF<Bits<2>>,
+    r_live: DFF<Bit>,
+    r_ldata: DFF<Bits<64>>,
     r_asrc: DFF<Bits<16>>,
     r_adst: DFF<Bits<16>>,
     r_asum: DFF<Bits<16>>,
     r_csum: DFF<Bits<16>>,
     r_p_valid: DFF<Bit>,
-    r_p_img: DFF<Bits<1408>>,
+    r_p_src: DFF<Bits<3>>,
+    r_p_buf: DFF<Bits<2>>,
     r_p_ulen: DFF<Bits<16>>,
-    bm0: Signal<Local, Bits<1408>>,
-    wd0: Signal<Local, Bits<1408>>,
-    bm1: Signal<Local, Bits<1408>>,
-    wd1: Signal<Local, Bits<1408>>,
-    bm2: Signal<Local, Bits<1408>>,
-    wd2: Signal<Local, Bits<1408>>,
-    bm3: Signal<Local, Bits<1408>>,
-    wd3: Signal<Local, Bits<1408>>,
-    rx_img: Signal<Local, Bits<1408>>,
+    rx_buf: Signal<Local, Bits<2>>,
     rx_big: Signal<Local, Bit>,
-    rx_ulen_le: Signal<Local, Bits<16>>,
     rx_ulen: Signal<Local, Bits<16>>,
+    rx_src: Signal<Local, Bits<3>>,
     rx_ok: Signal<Local, Bit>,
-    lead_ulen: Signal<Local, Bits<16>>,
     lead_ok: Signal<Local, Bit>,
     last_beat: Signal<Local, Bit>,
     can_start: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
-    s_img: Signal<Local, Bits<1408>>,
+    s_src: Signal<Local, Bits<3>>,
+    s_buf: Signal<Local, Bits<2>>,
     s_ulen: Signal<Local, Bits<16>>,
+    s_live: Signal<Local, Bit>,
     p_load: Signal<Local, Bit>,
     p_free: Signal<Local, Bit>,
-    p_img: Signal<Local, Bits<1408>>,
+    p_src: Signal<Local, Bits<3>>,
+    p_buf: Signal<Local, Bits<2>>,
     p_ulen: Signal<Local, Bits<16>>,
-    lastidx: Signal<Local, Bits<8>>,
+    st_used: Signal<Local, Bits<4>>,
+    p_used: Signal<Local, Bits<4>>,
+    sx0: Signal<Local, Bits<4>>,
+    px0: Signal<Local, Bits<4>>,
+    sx1: Signal<Local, Bits<4>>,
+    px1: Signal<Local, Bits<4>>,
+    sx2: Signal<Local, Bits<4>>,
+    px2: Signal<Local, Bits<4>>,
+    sx3: Signal<Local, Bits<4>>,
+    px3: Signal<Local, Bits<4>>,
+    sx4: Signal<Local, Bits<4>>,
+    px4: Signal<Local, Bits<4>>,
+    rd_buf: Signal<Local, Bits<2>>,
+    rd_beat: Signal<Local, Bits<8>>,
+    rd_bufw: ZeroExtend<2, 9>,
+    rd_beatw: ZeroExtend<8, 9>,
+    raddr: Signal<Local, Bits<9>>,
+    body: Signal<Local, Bits<64>>,
+    hbeat: Signal<Local, Bits<64>>,
+    lastidx: Signal<Local, Bits<16>>,
     tail: Signal<Local, Bits<3>>,
     lastkeep: Signal<Local, Bits<8>>,
     total_len: Signal<Local, Bits<16>>,
-    boff: Signal<Local, Bits<11>>,
-    frame: Signal<Local, Bits<1408>>,
+    boff: Signal<Local, Bits<9>>,
     cs1: Signal<Local, Bits<16>>,
     cs1c: Signal<Local, Bits<16>>,
     cs1t: Signal<Local, Bits<16>>,
@@ -269,54 +468,52 @@ pub struct HostGen {
     cs4c: Signal<Local, Bits<16>>,
     cs5: Signal<Local, Bits<16>>,
     cs5c: Signal<Local, Bits<16>>,
-    rep0: LaneRep,
-    bw0: ZeroExtend<8, 11>,
-    rep1: LaneRep,
-    bw1: ZeroExtend<8, 11>,
-    rep2: LaneRep,
-    bw2: ZeroExtend<8, 11>,
-    rep3: LaneRep,
-    bw3: ZeroExtend<8, 11>,
-    beatw: ZeroExtend<8, 11>,
+    beatw: ZeroExtend<8, 9>,
     ttlw: ZeroExtend<8, 16>,
     hdr: HostHeader,
-    xh: ZeroExtend<336, 1408>,
+    xh: ZeroExtend<336, 384>,
     k0_2: Constant<Bits<2>>,
     k1_2: Constant<Bits<2>>,
     k2_2: Constant<Bits<2>>,
+    k_lead: Constant<Bits<3>>,
+    k0_3s: Constant<Bits<3>>,
+    k1_3s: Constant<Bits<3>>,
+    k2_3s: Constant<Bits<3>>,
+    k3_3s: Constant<Bits<3>>,
+    k1_4: Constant<Bits<4>>,
+    k0_4: Constant<Bits<4>>,
     k0_8: Constant<Bits<8>>,
     k1_8: Constant<Bits<8>>,
-    k_beats: Constant<Bits<8>>,
-    k_sat8: Constant<Bits<8>>,
     k_ff8: Constant<Bits<8>>,
     k1_16: Constant<Bits<16>>,
     k8_16: Constant<Bits<16>>,
+    k3_16: Constant<Bits<16>>,
     k0_3: Constant<Bits<3>>,
-    k3_8: Constant<Bits<8>>,
-    k_lastidx: Constant<Bits<8>>,
+    k_lastidx: Constant<Bits<16>>,
     k_tail: Constant<Bits<3>>,
-    k6_11: Constant<Bits<11>>,
-    k_udp_off: Constant<Bits<16>>,
+    k6_9: Constant<Bits<9>>,
+    k7_9: Constant<Bits<9>>,
+    k_hdr_beats: Constant<Bits<9>>,
+    k_mixed_beat: Constant<Bits<8>>,
     k_ip_len: Constant<Bits<16>>,
-    k_min_len: Constant<Bits<16>>,
-    k_max_len: Constant<Bits<16>>,
     k_min_ulen: Constant<Bits<16>>,
     k_max_ulen: Constant<Bits<16>>,
     k_ipsum: Constant<Bits<16>>,
-    o_udp_len: Constant<Bits<11>>,
-    k_lane0: Constant<Bits<1408>>,
-    k_paymask: Constant<Bits<1408>>,
+    k_mixed_mask: Constant<Bits<64>>,
+    k_ones64: Constant<Bits<64>>,
+    k0_64: Constant<Bits<64>>,
 }
 
 impl Default for HostGen {
     fn default() -> Self {
-        assert_eq!(
-            IMG_BITS, 1408,
-            "LaneRep and the ports are written for 22 beats"
-        );
         assert!(
             Layout::probe().ip_csum.off >= 8,
             "the registered checksum is right from beat 1 on: it must not be in beat 0"
+        );
+        assert_eq!(
+            frame::PAYLOAD_OFFSET,
+            42,
+            "the payload starts in lane 2 of beat 5"
         );
         Self {
             clock: Default::default(),
@@ -336,10 +533,13 @@ impl Default for HostGen {
             t3_keep: Default::default(),
             t3_valid: Default::default(),
             t3_last: Default::default(),
+            l_data: Default::default(),
+            l_keep: Default::default(),
+            l_valid: Default::default(),
+            l_last: Default::default(),
             rx_deliver: Default::default(),
             rx_port: Default::default(),
             lead_load: Default::default(),
-            lead_img: Default::default(),
             lead_len: Default::default(),
             src_mac: Default::default(),
             src_ip: Default::default(),
@@ -354,77 +554,71 @@ impl Default for HostGen {
             h_last: Default::default(),
             busy: Default::default(),
             drop: Default::default(),
-            r_t0_b0: Default::default(),
-            r_t0_b1: Default::default(),
-            r_t0_beat: Default::default(),
-            r_t0_cur: Default::default(),
-            r_t0_done: Default::default(),
-            r_t0_big0: Default::default(),
-            r_t0_big1: Default::default(),
-            r_t1_b0: Default::default(),
-            r_t1_b1: Default::default(),
-            r_t1_beat: Default::default(),
-            r_t1_cur: Default::default(),
-            r_t1_done: Default::default(),
-            r_t1_big0: Default::default(),
-            r_t1_big1: Default::default(),
-            r_t2_b0: Default::default(),
-            r_t2_b1: Default::default(),
-            r_t2_beat: Default::default(),
-            r_t2_cur: Default::default(),
-            r_t2_done: Default::default(),
-            r_t2_big0: Default::default(),
-            r_t2_big1: Default::default(),
-            r_t3_b0: Default::default(),
-            r_t3_b1: Default::default(),
-            r_t3_beat: Default::default(),
-            r_t3_cur: Default::default(),
-            r_t3_done: Default::default(),
-            r_t3_big0: Default::default(),
-            r_t3_big1: Default::default(),
+            cap0: Capture::new(false),
+            cap1: Capture::new(false),
+            cap2: Capture::new(false),
+            cap3: Capture::new(false),
+            cap4: Capture::new(true),
             r_streaming: Default::default(),
             r_beat: Default::default(),
             r_lastidx: Default::default(),
+            beat16: Default::default(),
             r_lastkeep: Default::default(),
-            r_img: Default::default(),
             r_ulen: Default::default(),
+            r_src: Default::default(),
+            r_buf: Default::default(),
+            r_live: Default::default(),
+            r_ldata: Default::default(),
             r_asrc: Default::default(),
             r_adst: Default::default(),
             r_asum: Default::default(),
             r_csum: Default::default(),
             r_p_valid: Default::default(),
-            r_p_img: Default::default(),
+            r_p_src: Default::default(),
+            r_p_buf: Default::default(),
             r_p_ulen: Default::default(),
-            bm0: Default::default(),
-            wd0: Default::default(),
-            bm1: Default::default(),
-            wd1: Default::default(),
-            bm2: Default::default(),
-            wd2: Default::default(),
-            bm3: Default::default(),
-            wd3: Default::default(),
-            rx_img: Default::default(),
+            rx_buf: Default::default(),
             rx_big: Default::default(),
-            rx_ulen_le: Default::default(),
             rx_ulen: Default::default(),
+            rx_src: Default::default(),
             rx_ok: Default::default(),
-            lead_ulen: Default::default(),
             lead_ok: Default::default(),
             last_beat: Default::default(),
             can_start: Default::default(),
             start: Default::default(),
-            s_img: Default::default(),
+            s_src: Default::default(),
+            s_buf: Default::default(),
             s_ulen: Default::default(),
+            s_live: Default::default(),
             p_load: Default::default(),
             p_free: Default::default(),
-            p_img: Default::default(),
+            p_src: Default::default(),
+            p_buf: Default::default(),
             p_ulen: Default::default(),
+            st_used: Default::default(),
+            p_used: Default::default(),
+            sx0: Default::default(),
+            px0: Default::default(),
+            sx1: Default::default(),
+            px1: Default::default(),
+            sx2: Default::default(),
+            px2: Default::default(),
+            sx3: Default::default(),
+            px3: Default::default(),
+            sx4: Default::default(),
+            px4: Default::default(),
+            rd_buf: Default::default(),
+            rd_beat: Default::default(),
+            rd_bufw: Default::default(),
+            rd_beatw: Default::default(),
+            raddr: Default::default(),
+            body: Default::default(),
+            hbeat: Default::default(),
             lastidx: Default::default(),
             tail: Default::default(),
             lastkeep: Default::default(),
             total_len: Default::default(),
             boff: Default::default(),
-            frame: Default::default(),
             cs1: Default::default(),
             cs1c: Default::default(),
             cs1t: Default::default(),
@@ -437,14 +631,6 @@ impl Default for HostGen {
             cs4c: Default::default(),
             cs5: Default::default(),
             cs5c: Default::default(),
-            rep0: Default::default(),
-            bw0: Default::default(),
-            rep1: Default::default(),
-            bw1: Default::default(),
-            rep2: Default::default(),
-            bw2: Default::default(),
-            rep3: Default::default(),
-            bw3: Default::default(),
             beatw: Default::default(),
             ttlw: Default::default(),
             hdr: HostHeader::new(header_map()),
@@ -452,28 +638,33 @@ impl Default for HostGen {
             k0_2: k(0),
             k1_2: k(1),
             k2_2: k(2),
+            k_lead: k(4),
+            k0_3s: k(0),
+            k1_3s: k(1),
+            k2_3s: k(2),
+            k3_3s: k(3),
+            k1_4: k(1),
+            k0_4: k(0),
             k0_8: k(0),
             k1_8: k(1),
-            k_beats: k(IMG_BEATS as u64),
-            k_sat8: k(0xFF),
             k_ff8: k(0xFF),
             k1_16: k(1),
             k8_16: k(8),
+            k3_16: k(3),
             k0_3: k(0),
-            k3_8: k(3),
             k_lastidx: k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
             k_tail: k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
-            k6_11: k(6),
-            k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
+            k6_9: k(6),
+            k7_9: k(7),
+            k_hdr_beats: k(frame::PAYLOAD_OFFSET.div_ceil(8) as u64),
+            k_mixed_beat: k((frame::PAYLOAD_OFFSET / 8) as u64),
             k_ip_len: k(frame::IPV4_LEN as u64),
-            k_min_len: k(frame::PAYLOAD_OFFSET as u64),
-            k_max_len: k(IMG_BYTES as u64),
             k_min_ulen: k(frame::UDP_LEN as u64),
-            k_max_ulen: k((IMG_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
+            k_max_ulen: k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
             k_ipsum: k(ip_const_sum()),
-            o_udp_len: k(8 * Layout::probe().udp_len.off as u64),
-            k_lane0: ones(0, 64),
-            k_paymask: ones(8 * frame::PAYLOAD_OFFSET, IMG_BITS),
+            k_mixed_mask: k(u64::MAX << (8 * (frame::PAYLOAD_OFFSET % 8))),
+            k_ones64: k(u64::MAX),
+            k0_64: k(0),
         }
     }
 }
@@ -484,264 +675,170 @@ impl Logic for HostGen {
         dff_setup!(
             self,
             clock,
-            r_t0_b0,
-            r_t0_b1,
-            r_t0_beat,
-            r_t0_cur,
-            r_t0_done,
-            r_t0_big0,
-            r_t0_big1,
-            r_t1_b0,
-            r_t1_b1,
-            r_t1_beat,
-            r_t1_cur,
-            r_t1_done,
-            r_t1_big0,
-            r_t1_big1,
-            r_t2_b0,
-            r_t2_b1,
-            r_t2_beat,
-            r_t2_cur,
-            r_t2_done,
-            r_t2_big0,
-            r_t2_big1,
-            r_t3_b0,
-            r_t3_b1,
-            r_t3_beat,
-            r_t3_cur,
-            r_t3_done,
-            r_t3_big0,
-            r_t3_big1,
             r_streaming,
             r_beat,
             r_lastidx,
             r_lastkeep,
-            r_img,
             r_ulen,
+            r_src,
+            r_buf,
+            r_live,
+            r_ldata,
             r_asrc,
             r_adst,
             r_asum,
             r_csum,
             r_p_valid,
-            r_p_img,
+            r_p_src,
+            r_p_buf,
             r_p_ulen
         );
-        // Tree 0: capture. The beat goes to lane `beat` of image `cur` (bytes whose keep bit is 0
-        // zeroed); beats past the image only mark the frame oversize; the last beat makes `cur`
-        // the completed image (`done`) and flips `cur`.
-        self.rep0.data.next = self.t0_data.val();
-        self.rep0.keep.next = self.t0_keep.val();
-        self.bw0.narrow.next = self.r_t0_beat.q.val();
-        self.bm0.next = self.k_lane0.val() << (self.bw0.wide.val() << self.k6_11.val());
-        self.wd0.next = self.rep0.out.val() & self.bm0.val();
-        if self.t0_valid.val() {
-            if self.r_t0_beat.q.val() < self.k_beats.val() {
-                if self.r_t0_cur.q.val() {
-                    self.r_t0_b1.d.next = (self.r_t0_b1.q.val() & !self.bm0.val()) | self.wd0.val();
-                } else {
-                    self.r_t0_b0.d.next = (self.r_t0_b0.q.val() & !self.bm0.val()) | self.wd0.val();
-                }
-            }
-            if self.r_t0_beat.q.val() == self.k0_8.val() {
-                if self.r_t0_cur.q.val() {
-                    self.r_t0_big1.d.next = false;
-                } else {
-                    self.r_t0_big0.d.next = false;
-                }
-            }
-            if self.r_t0_beat.q.val() >= self.k_beats.val() {
-                if self.r_t0_cur.q.val() {
-                    self.r_t0_big1.d.next = true;
-                } else {
-                    self.r_t0_big0.d.next = true;
-                }
-            }
-            if self.t0_last.val() {
-                self.r_t0_done.d.next = self.r_t0_cur.q.val();
-                self.r_t0_cur.d.next = !self.r_t0_cur.q.val();
-                self.r_t0_beat.d.next = self.k0_8.val();
-            } else if self.r_t0_beat.q.val() != self.k_sat8.val() {
-                self.r_t0_beat.d.next = self.r_t0_beat.q.val() + self.k1_8.val();
-            }
-        }
-        // Tree 1: capture. The beat goes to lane `beat` of image `cur` (bytes whose keep bit is 0
-        // zeroed); beats past the image only mark the frame oversize; the last beat makes `cur`
-        // the completed image (`done`) and flips `cur`.
-        self.rep1.data.next = self.t1_data.val();
-        self.rep1.keep.next = self.t1_keep.val();
-        self.bw1.narrow.next = self.r_t1_beat.q.val();
-        self.bm1.next = self.k_lane0.val() << (self.bw1.wide.val() << self.k6_11.val());
-        self.wd1.next = self.rep1.out.val() & self.bm1.val();
-        if self.t1_valid.val() {
-            if self.r_t1_beat.q.val() < self.k_beats.val() {
-                if self.r_t1_cur.q.val() {
-                    self.r_t1_b1.d.next = (self.r_t1_b1.q.val() & !self.bm1.val()) | self.wd1.val();
-                } else {
-                    self.r_t1_b0.d.next = (self.r_t1_b0.q.val() & !self.bm1.val()) | self.wd1.val();
-                }
-            }
-            if self.r_t1_beat.q.val() == self.k0_8.val() {
-                if self.r_t1_cur.q.val() {
-                    self.r_t1_big1.d.next = false;
-                } else {
-                    self.r_t1_big0.d.next = false;
-                }
-            }
-            if self.r_t1_beat.q.val() >= self.k_beats.val() {
-                if self.r_t1_cur.q.val() {
-                    self.r_t1_big1.d.next = true;
-                } else {
-                    self.r_t1_big0.d.next = true;
-                }
-            }
-            if self.t1_last.val() {
-                self.r_t1_done.d.next = self.r_t1_cur.q.val();
-                self.r_t1_cur.d.next = !self.r_t1_cur.q.val();
-                self.r_t1_beat.d.next = self.k0_8.val();
-            } else if self.r_t1_beat.q.val() != self.k_sat8.val() {
-                self.r_t1_beat.d.next = self.r_t1_beat.q.val() + self.k1_8.val();
-            }
-        }
-        // Tree 2: capture. The beat goes to lane `beat` of image `cur` (bytes whose keep bit is 0
-        // zeroed); beats past the image only mark the frame oversize; the last beat makes `cur`
-        // the completed image (`done`) and flips `cur`.
-        self.rep2.data.next = self.t2_data.val();
-        self.rep2.keep.next = self.t2_keep.val();
-        self.bw2.narrow.next = self.r_t2_beat.q.val();
-        self.bm2.next = self.k_lane0.val() << (self.bw2.wide.val() << self.k6_11.val());
-        self.wd2.next = self.rep2.out.val() & self.bm2.val();
-        if self.t2_valid.val() {
-            if self.r_t2_beat.q.val() < self.k_beats.val() {
-                if self.r_t2_cur.q.val() {
-                    self.r_t2_b1.d.next = (self.r_t2_b1.q.val() & !self.bm2.val()) | self.wd2.val();
-                } else {
-                    self.r_t2_b0.d.next = (self.r_t2_b0.q.val() & !self.bm2.val()) | self.wd2.val();
-                }
-            }
-            if self.r_t2_beat.q.val() == self.k0_8.val() {
-                if self.r_t2_cur.q.val() {
-                    self.r_t2_big1.d.next = false;
-                } else {
-                    self.r_t2_big0.d.next = false;
-                }
-            }
-            if self.r_t2_beat.q.val() >= self.k_beats.val() {
-                if self.r_t2_cur.q.val() {
-                    self.r_t2_big1.d.next = true;
-                } else {
-                    self.r_t2_big0.d.next = true;
-                }
-            }
-            if self.t2_last.val() {
-                self.r_t2_done.d.next = self.r_t2_cur.q.val();
-                self.r_t2_cur.d.next = !self.r_t2_cur.q.val();
-                self.r_t2_beat.d.next = self.k0_8.val();
-            } else if self.r_t2_beat.q.val() != self.k_sat8.val() {
-                self.r_t2_beat.d.next = self.r_t2_beat.q.val() + self.k1_8.val();
-            }
-        }
-        // Tree 3: capture. The beat goes to lane `beat` of image `cur` (bytes whose keep bit is 0
-        // zeroed); beats past the image only mark the frame oversize; the last beat makes `cur`
-        // the completed image (`done`) and flips `cur`.
-        self.rep3.data.next = self.t3_data.val();
-        self.rep3.keep.next = self.t3_keep.val();
-        self.bw3.narrow.next = self.r_t3_beat.q.val();
-        self.bm3.next = self.k_lane0.val() << (self.bw3.wide.val() << self.k6_11.val());
-        self.wd3.next = self.rep3.out.val() & self.bm3.val();
-        if self.t3_valid.val() {
-            if self.r_t3_beat.q.val() < self.k_beats.val() {
-                if self.r_t3_cur.q.val() {
-                    self.r_t3_b1.d.next = (self.r_t3_b1.q.val() & !self.bm3.val()) | self.wd3.val();
-                } else {
-                    self.r_t3_b0.d.next = (self.r_t3_b0.q.val() & !self.bm3.val()) | self.wd3.val();
-                }
-            }
-            if self.r_t3_beat.q.val() == self.k0_8.val() {
-                if self.r_t3_cur.q.val() {
-                    self.r_t3_big1.d.next = false;
-                } else {
-                    self.r_t3_big0.d.next = false;
-                }
-            }
-            if self.r_t3_beat.q.val() >= self.k_beats.val() {
-                if self.r_t3_cur.q.val() {
-                    self.r_t3_big1.d.next = true;
-                } else {
-                    self.r_t3_big0.d.next = true;
-                }
-            }
-            if self.t3_last.val() {
-                self.r_t3_done.d.next = self.r_t3_cur.q.val();
-                self.r_t3_cur.d.next = !self.r_t3_cur.q.val();
-                self.r_t3_beat.d.next = self.k0_8.val();
-            } else if self.r_t3_beat.q.val() != self.k_sat8.val() {
-                self.r_t3_beat.d.next = self.r_t3_beat.q.val() + self.k1_8.val();
-            }
-        }
-        // The follower's copy: the completed image of tree rx_port.
-        if self.rx_port.val() == self.k0_2.val() {
-            if self.r_t0_done.q.val() {
-                self.rx_img.next = self.r_t0_b1.q.val();
-                self.rx_big.next = self.r_t0_big1.q.val();
-            } else {
-                self.rx_img.next = self.r_t0_b0.q.val();
-                self.rx_big.next = self.r_t0_big0.q.val();
-            }
-        } else if self.rx_port.val() == self.k1_2.val() {
-            if self.r_t1_done.q.val() {
-                self.rx_img.next = self.r_t1_b1.q.val();
-                self.rx_big.next = self.r_t1_big1.q.val();
-            } else {
-                self.rx_img.next = self.r_t1_b0.q.val();
-                self.rx_big.next = self.r_t1_big0.q.val();
-            }
-        } else if self.rx_port.val() == self.k2_2.val() {
-            if self.r_t2_done.q.val() {
-                self.rx_img.next = self.r_t2_b1.q.val();
-                self.rx_big.next = self.r_t2_big1.q.val();
-            } else {
-                self.rx_img.next = self.r_t2_b0.q.val();
-                self.rx_big.next = self.r_t2_big0.q.val();
-            }
+        clock!(self, clock, cap0, cap1, cap2, cap3, cap4);
+        // Capture: every tree's stream and the leader's.
+        self.cap0.data.next = self.t0_data.val();
+        self.cap0.keep.next = self.t0_keep.val();
+        self.cap0.valid.next = self.t0_valid.val();
+        self.cap0.last.next = self.t0_last.val();
+        self.cap1.data.next = self.t1_data.val();
+        self.cap1.keep.next = self.t1_keep.val();
+        self.cap1.valid.next = self.t1_valid.val();
+        self.cap1.last.next = self.t1_last.val();
+        self.cap2.data.next = self.t2_data.val();
+        self.cap2.keep.next = self.t2_keep.val();
+        self.cap2.valid.next = self.t2_valid.val();
+        self.cap2.last.next = self.t2_last.val();
+        self.cap3.data.next = self.t3_data.val();
+        self.cap3.keep.next = self.t3_keep.val();
+        self.cap3.valid.next = self.t3_valid.val();
+        self.cap3.last.next = self.t3_last.val();
+        self.cap4.data.next = self.l_data.val();
+        self.cap4.keep.next = self.l_keep.val();
+        self.cap4.valid.next = self.l_valid.val();
+        self.cap4.last.next = self.l_last.val();
+        self.cap0.lead_len.next = self.lead_len.val();
+        self.cap1.lead_len.next = self.lead_len.val();
+        self.cap2.lead_len.next = self.lead_len.val();
+        self.cap3.lead_len.next = self.lead_len.val();
+        self.cap4.lead_len.next = self.lead_len.val();
+        self.r_ldata.d.next = self.l_data.val();
+        // The buffers the stream and the pending slot read, per source.
+        if self.r_streaming.q.val() {
+            self.st_used.next = self.k1_4.val() << self.r_buf.q.val();
         } else {
-            if self.r_t3_done.q.val() {
-                self.rx_img.next = self.r_t3_b1.q.val();
-                self.rx_big.next = self.r_t3_big1.q.val();
-            } else {
-                self.rx_img.next = self.r_t3_b0.q.val();
-                self.rx_big.next = self.r_t3_big0.q.val();
-            }
+            self.st_used.next = self.k0_4.val();
         }
-        // The UDP length, big-endian in frame bytes 38..40 (bytes swapped from the lane order).
-        self.rx_ulen_le.next = self
-            .rx_img
-            .val()
-            .get_bits::<16>(self.o_udp_len.val().index());
-        self.rx_ulen.next = (self.rx_ulen_le.val() << self.k8_16.val())
-            | (self.rx_ulen_le.val() >> self.k8_16.val());
+        if self.r_p_valid.q.val() {
+            self.p_used.next = self.k1_4.val() << self.r_p_buf.q.val();
+        } else {
+            self.p_used.next = self.k0_4.val();
+        }
+        if self.r_src.q.val() == self.k0_3s.val() {
+            self.sx0.next = self.st_used.val();
+        } else {
+            self.sx0.next = self.k0_4.val();
+        }
+        if self.r_p_src.q.val() == self.k0_3s.val() {
+            self.px0.next = self.p_used.val();
+        } else {
+            self.px0.next = self.k0_4.val();
+        }
+        self.cap0.used.next = self.sx0.val() | self.px0.val();
+        if self.r_src.q.val() == self.k1_3s.val() {
+            self.sx1.next = self.st_used.val();
+        } else {
+            self.sx1.next = self.k0_4.val();
+        }
+        if self.r_p_src.q.val() == self.k1_3s.val() {
+            self.px1.next = self.p_used.val();
+        } else {
+            self.px1.next = self.k0_4.val();
+        }
+        self.cap1.used.next = self.sx1.val() | self.px1.val();
+        if self.r_src.q.val() == self.k2_3s.val() {
+            self.sx2.next = self.st_used.val();
+        } else {
+            self.sx2.next = self.k0_4.val();
+        }
+        if self.r_p_src.q.val() == self.k2_3s.val() {
+            self.px2.next = self.p_used.val();
+        } else {
+            self.px2.next = self.k0_4.val();
+        }
+        self.cap2.used.next = self.sx2.val() | self.px2.val();
+        if self.r_src.q.val() == self.k3_3s.val() {
+            self.sx3.next = self.st_used.val();
+        } else {
+            self.sx3.next = self.k0_4.val();
+        }
+        if self.r_p_src.q.val() == self.k3_3s.val() {
+            self.px3.next = self.p_used.val();
+        } else {
+            self.px3.next = self.k0_4.val();
+        }
+        self.cap3.used.next = self.sx3.val() | self.px3.val();
+        if self.r_src.q.val() == self.k_lead.val() {
+            self.sx4.next = self.st_used.val();
+        } else {
+            self.sx4.next = self.k0_4.val();
+        }
+        if self.r_p_src.q.val() == self.k_lead.val() {
+            self.px4.next = self.p_used.val();
+        } else {
+            self.px4.next = self.k0_4.val();
+        }
+        self.cap4.used.next = self.sx4.val() | self.px4.val();
+        // The follower's copy: the last completed frame of tree rx_port.
+        if self.rx_port.val() == self.k0_2.val() {
+            self.rx_buf.next = self.cap0.pick.val();
+            self.rx_ulen.next = self.cap0.pick_ulen.val();
+            self.rx_big.next = self.cap0.pick_big.val();
+            self.rx_src.next = self.k0_3s.val();
+        } else if self.rx_port.val() == self.k1_2.val() {
+            self.rx_buf.next = self.cap1.pick.val();
+            self.rx_ulen.next = self.cap1.pick_ulen.val();
+            self.rx_big.next = self.cap1.pick_big.val();
+            self.rx_src.next = self.k1_3s.val();
+        } else if self.rx_port.val() == self.k2_2.val() {
+            self.rx_buf.next = self.cap2.pick.val();
+            self.rx_ulen.next = self.cap2.pick_ulen.val();
+            self.rx_big.next = self.cap2.pick_big.val();
+            self.rx_src.next = self.k2_3s.val();
+        } else {
+            self.rx_buf.next = self.cap3.pick.val();
+            self.rx_ulen.next = self.cap3.pick_ulen.val();
+            self.rx_big.next = self.cap3.pick_big.val();
+            self.rx_src.next = self.k3_3s.val();
+        }
         self.rx_ok.next = self.rx_deliver.val()
             && !self.rx_big.val()
             && (self.rx_ulen.val() >= self.k_min_ulen.val())
             && (self.rx_ulen.val() <= self.k_max_ulen.val());
-        self.lead_ulen.next = self.lead_len.val() - self.k_udp_off.val();
+        // (`lead_len` in 42..=1024 is the UDP length in 8..=990, a shorter one wraps past it.)
         self.lead_ok.next = self.lead_load.val()
-            && (self.lead_len.val() >= self.k_min_len.val())
-            && (self.lead_len.val() <= self.k_max_len.val());
+            && !self.cap4.pick_big.val()
+            && (self.cap4.pick_ulen.val() >= self.k_min_ulen.val())
+            && (self.cap4.pick_ulen.val() <= self.k_max_ulen.val());
         // Who goes where: the pending decision first, then the leader's, then the follower's;
         // the first takes the stream if it is free (idle or in its last beat), the next the
-        // pending slot, any other is dropped.
+        // pending slot, any other is dropped. A leader's frame that starts in its own first beat
+        // streams *live* (its beats from `l_data`, one cycle behind); any other is read back from
+        // its capture buffer (the leader's is being written a beat ahead of the read).
+        self.beat16.narrow.next = self.r_beat.q.val();
         self.last_beat.next =
-            self.r_streaming.q.val() && (self.r_beat.q.val() == self.r_lastidx.q.val());
+            self.r_streaming.q.val() && (self.beat16.wide.val() == self.r_lastidx.q.val());
         self.can_start.next = !self.r_streaming.q.val() || self.last_beat.val();
         self.drop.next = (self.lead_load.val() && !self.lead_ok.val())
             || (self.rx_deliver.val() && !self.rx_ok.val());
         self.start.next = false;
-        self.s_img.next = self.r_p_img.q.val();
+        self.s_src.next = self.r_p_src.q.val();
+        self.s_buf.next = self.r_p_buf.q.val();
         self.s_ulen.next = self.r_p_ulen.q.val();
+        self.s_live.next = false;
         self.p_load.next = false;
         self.p_free.next = false;
-        self.p_img.next = self.lead_img.val();
-        self.p_ulen.next = self.lead_ulen.val();
+        self.p_src.next = self.k_lead.val();
+        self.p_buf.next = self.cap4.pick.val();
+        self.p_ulen.next = self.cap4.pick_ulen.val();
         if self.can_start.val() {
             if self.r_p_valid.q.val() {
                 self.start.next = true;
@@ -752,23 +849,28 @@ impl Logic for HostGen {
                     }
                 } else if self.rx_ok.val() {
                     self.p_load.next = true;
-                    self.p_img.next = self.rx_img.val();
+                    self.p_src.next = self.rx_src.val();
+                    self.p_buf.next = self.rx_buf.val();
                     self.p_ulen.next = self.rx_ulen.val();
                 } else {
                     self.p_free.next = true;
                 }
             } else if self.lead_ok.val() {
                 self.start.next = true;
-                self.s_img.next = self.lead_img.val();
-                self.s_ulen.next = self.lead_ulen.val();
+                self.s_src.next = self.k_lead.val();
+                self.s_buf.next = self.cap4.pick.val();
+                self.s_ulen.next = self.cap4.pick_ulen.val();
+                self.s_live.next = true;
                 if self.rx_ok.val() {
                     self.p_load.next = true;
-                    self.p_img.next = self.rx_img.val();
+                    self.p_src.next = self.rx_src.val();
+                    self.p_buf.next = self.rx_buf.val();
                     self.p_ulen.next = self.rx_ulen.val();
                 }
             } else if self.rx_ok.val() {
                 self.start.next = true;
-                self.s_img.next = self.rx_img.val();
+                self.s_src.next = self.rx_src.val();
+                self.s_buf.next = self.rx_buf.val();
                 self.s_ulen.next = self.rx_ulen.val();
             }
         } else if self.r_p_valid.q.val() {
@@ -782,22 +884,23 @@ impl Logic for HostGen {
             }
         } else if self.rx_ok.val() {
             self.p_load.next = true;
-            self.p_img.next = self.rx_img.val();
+            self.p_src.next = self.rx_src.val();
+            self.p_buf.next = self.rx_buf.val();
             self.p_ulen.next = self.rx_ulen.val();
         }
         if self.p_load.val() {
             self.r_p_valid.d.next = true;
-            self.r_p_img.d.next = self.p_img.val();
+            self.r_p_src.d.next = self.p_src.val();
+            self.r_p_buf.d.next = self.p_buf.val();
             self.r_p_ulen.d.next = self.p_ulen.val();
         } else if self.p_free.val() {
             self.r_p_valid.d.next = false;
         }
         self.busy.next = self.r_streaming.q.val() || self.r_p_valid.q.val();
-        // The stream: a started frame's image and UDP length are latched; the index of its last
-        // beat ((ulen + 34 + 7) / 8 - 1) and the last beat's keep (frame length mod 8, 0 = all
-        // eight bytes) come straight from the UDP length (at most 142: 8 bits suffice).
-        self.lastidx.next =
-            (self.s_ulen.val().get_bits::<8>(0) + self.k_lastidx.val()) >> self.k3_8.val();
+        // The stream: a started frame's source, buffer and UDP length are latched; the index of
+        // its last beat ((ulen + 34 + 7) / 8 - 1) and the last beat's keep (frame length mod 8,
+        // 0 = all eight bytes) come straight from the UDP length.
+        self.lastidx.next = (self.s_ulen.val() + self.k_lastidx.val()) >> self.k3_16.val();
         self.tail.next = self.s_ulen.val().get_bits::<3>(0) + self.k_tail.val();
         if self.tail.val() == self.k0_3.val() {
             self.lastkeep.next = self.k_ff8.val();
@@ -809,19 +912,52 @@ impl Logic for HostGen {
             self.r_beat.d.next = self.k0_8.val();
             self.r_lastidx.d.next = self.lastidx.val();
             self.r_lastkeep.d.next = self.lastkeep.val();
-            self.r_img.d.next = self.s_img.val();
             self.r_ulen.d.next = self.s_ulen.val();
+            self.r_src.d.next = self.s_src.val();
+            self.r_buf.d.next = self.s_buf.val();
+            self.r_live.d.next = self.s_live.val();
         } else if self.last_beat.val() {
             self.r_streaming.d.next = false;
         } else if self.r_streaming.q.val() {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
         }
+        // The read address: beat 0 of a starting frame, else the next beat of the streaming one
+        // (the RAM read is registered: the data come with the beat).
+        if self.start.val() {
+            self.rd_buf.next = self.s_buf.val();
+            self.rd_beat.next = self.k0_8.val();
+        } else {
+            self.rd_buf.next = self.r_buf.q.val();
+            self.rd_beat.next = self.r_beat.q.val() + self.k1_8.val();
+        }
+        // (A streaming frame's beats are below 128: `r_lastidx` is at most (990 + 33) / 8.)
+        self.rd_bufw.narrow.next = self.rd_buf.val();
+        self.rd_beatw.narrow.next = self.rd_beat.val();
+        self.raddr.next = (self.rd_bufw.wide.val() << self.k7_9.val()) + self.rd_beatw.wide.val();
+        self.cap0.raddr.next = self.raddr.val();
+        self.cap1.raddr.next = self.raddr.val();
+        self.cap2.raddr.next = self.raddr.val();
+        self.cap3.raddr.next = self.raddr.val();
+        self.cap4.raddr.next = self.raddr.val();
+        if self.r_live.q.val() {
+            self.body.next = self.r_ldata.q.val();
+        } else if self.r_src.q.val() == self.k0_3s.val() {
+            self.body.next = self.cap0.rdata.val();
+        } else if self.r_src.q.val() == self.k1_3s.val() {
+            self.body.next = self.cap1.rdata.val();
+        } else if self.r_src.q.val() == self.k2_3s.val() {
+            self.body.next = self.cap2.rdata.val();
+        } else if self.r_src.q.val() == self.k3_3s.val() {
+            self.body.next = self.cap3.rdata.val();
+        } else {
+            self.body.next = self.cap4.rdata.val();
+        }
         // The IPv4 checksum, pipelined (one's-complement adds with end-around carry): the
         // address words' sums (the source's with the TTL word's TTL byte) are registered (the
-        // config inputs change only while the node is
-        // disabled, so they are settled two cycles later), then the constant words' sum, then
-        // + total_len into `r_csum`, which follows `r_ulen` one cycle later: the checksum is in
-        // beat 3, and a frame's `r_ulen` is set before its beat 0.
+        // config inputs change only while the node is disabled, so they are settled two cycles
+        // later), then the constant words' sum, then + total_len into `r_csum`, which follows
+        // `r_ulen` one cycle later: the checksum is in beat 3, and a frame's `r_ulen` is set
+        // before its beat 0.
         self.cs1.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
         if self.cs1.val() < self.src_ip.val().get_bits::<16>(0) {
             self.cs1c.next = self.cs1.val() + self.k1_16.val();
@@ -876,10 +1012,22 @@ impl Logic for HostGen {
         self.hdr.udp_len.next = self.r_ulen.q.val();
         self.hdr.ttl.next = self.ttl.val();
         self.xh.narrow.next = self.hdr.out.val();
-        self.frame.next = self.xh.wide.val() | (self.r_img.q.val() & self.k_paymask.val());
+        // Beats 0..4 are header bytes, beat 5 header bytes 40..41 and payload bytes, the rest
+        // the captured frame's bytes.
         self.beatw.narrow.next = self.r_beat.q.val();
-        self.boff.next = self.beatw.wide.val() << self.k6_11.val();
-        self.h_data.next = self.frame.val().get_bits::<64>(self.boff.val().index());
+        self.boff.next = self.beatw.wide.val() << self.k6_9.val();
+        if self.beatw.wide.val() < self.k_hdr_beats.val() {
+            self.hbeat.next = self.xh.wide.val().get_bits::<64>(self.boff.val().index());
+        } else {
+            self.hbeat.next = self.k0_64.val();
+        }
+        if self.r_beat.q.val() < self.k_mixed_beat.val() {
+            self.h_data.next = self.hbeat.val();
+        } else if self.r_beat.q.val() == self.k_mixed_beat.val() {
+            self.h_data.next = self.hbeat.val() | (self.body.val() & self.k_mixed_mask.val());
+        } else {
+            self.h_data.next = self.body.val() & self.k_ones64.val();
+        }
         self.h_valid.next = self.r_streaming.q.val();
         self.h_last.next = self.last_beat.val();
         if self.last_beat.val() {

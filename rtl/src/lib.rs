@@ -11,6 +11,7 @@ pub mod nc_core;
 pub mod nc_engine;
 pub mod pkt_gen;
 pub mod pkt_parser;
+pub mod pkt_stream;
 pub mod prim;
 pub mod reply_gen;
 pub mod req_capture;

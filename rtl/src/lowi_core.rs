@@ -77,9 +77,10 @@ pub const CLASS_BITS: usize = 3;
 /// the cap of the exported `lowi_core`. `nc_engine` is built with [`ENGINE_MAX_PAYLOAD`].
 pub const MAX_PAYLOAD: u64 = 128;
 
-/// Largest request payload `nc_engine` takes (bytes): its DECIDE generator (`pkt_gen`) places at
-/// most 8 payload bytes per entry, so its FIFO stores 8.
-pub const ENGINE_MAX_PAYLOAD: u64 = 8;
+/// Largest request payload `nc_engine` takes (bytes): what its client port keeps of a request
+/// (`req_capture`) and its DECIDE generator (`pkt_gen`) streams per entry, 128 since issue 17 (8
+/// before).
+pub const ENGINE_MAX_PAYLOAD: u64 = 128;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))

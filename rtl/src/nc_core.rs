@@ -24,9 +24,10 @@ const _: () = assert!(crate::pkt_gen::SLOTS < 8);
 /// ([`crate::lowi_core::MAX_PAYLOAD`]).
 pub const PAYLOAD_BITS: usize = 1024;
 
-/// Payload width of `nc_engine`'s core (bits): its DECIDE generator carries 8 payload bytes per
-/// entry ([`crate::lowi_core::ENGINE_MAX_PAYLOAD`]).
-pub const ENGINE_PAYLOAD_BITS: usize = 64;
+/// Payload width of `nc_engine`'s core (bits): its client port keeps and its DECIDE generator
+/// streams 128 payload bytes per request ([`crate::lowi_core::ENGINE_MAX_PAYLOAD`]; 64 bits
+/// before issue 17).
+pub const ENGINE_PAYLOAD_BITS: usize = 1024;
 
 /// The core. `P`: the request payload width in bits; requests with more than `P / 8` payload
 /// bytes count as oversize (`lowi_core`), the others are stored whole in the egress FIFO.

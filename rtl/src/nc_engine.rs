@@ -1,9 +1,11 @@
 //! `nc_engine`: the node on streams: one 64-bit stream in per tree (up to four) and one for
 //! the client port, each through its own `pkt_parser`, into `nc_core`; one 64-bit stream out
-//! per tree from `pkt_gen` (the DECIDE copies); the CSR bus; and `nc_core`'s action outputs
-//! with the record of the frame the core took this cycle (`ev_*`: its fields and the sender's
-//! addresses) for the host path and the client replies, which have no frame generator yet
-//! (see rtl/README.md).
+//! per tree from `pkt_gen` (the DECIDE copies), the host port from `host_gen`, the client
+//! replies from `reply_gen`; the CSR bus; and `nc_core`'s action outputs with the record of the
+//! frame the core took this cycle (`ev_*`: its fields and the sender's addresses; see
+//! rtl/README.md). Requests carry up to 128 payload bytes (issue 17): `req_capture` keeps them
+//! beside the client port's parser, the core's FIFO stores them, `pkt_gen` streams them into the
+//! DECIDE frames and `host_gen` forwards the decided frames from its capture RAMs.
 //!
 //! Each parser's verdict waits in a one-deep holding register until the core takes it; the core
 //! takes at most one event per cycle: a CSR write first, then the client port (unless the
@@ -21,6 +23,7 @@ use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
+use crate::req_capture::ReqCapture;
 
 /// The engine.
 #[derive(LogicBlock)]
@@ -118,7 +121,7 @@ pub struct NcEngine {
     pub ok_seq: Signal<Out, Bits<64>>,
     pub ok_instance: Signal<Out, Bits<64>>,
     pub ok_index: Signal<Out, Bits<8>>,
-    pub ok_payload: Signal<Out, Bits<64>>,
+    pub ok_payload: Signal<Out, Bits<ENGINE_PAYLOAD_BITS>>,
     pub ok_len: Signal<Out, Bits<8>>,
     pub cfg_node_id: Signal<Out, Bits<32>>,
     pub cfg_node_count: Signal<Out, Bits<32>>,
@@ -189,6 +192,11 @@ pub struct NcEngine {
     pub reply_busy: Signal<Out, Bit>,
     core: NcCore<ENGINE_PAYLOAD_BITS>,
     decide_gen: PktGen,
+    /// The client port's REQUEST payload, first 128 bytes (beside `pc`, which keeps 8).
+    req_cap: ReqCapture,
+    /// The taken request's whole payload for the core (`hc_req_payload` keeps the first 8
+    /// bytes for the `ev_*` record).
+    hc_req_full: DFF<Bits<ENGINE_PAYLOAD_BITS>>,
     host_gen: HostGen,
     reply_gen: ReplyGen,
     src_mac: JoinMac,
@@ -445,6 +453,8 @@ impl Default for NcEngine {
             reply_busy: Default::default(),
             core: Default::default(),
             decide_gen: Default::default(),
+            req_cap: Default::default(),
+            hc_req_full: Default::default(),
             host_gen: Default::default(),
             reply_gen: Default::default(),
             src_mac: Default::default(),
@@ -556,7 +566,7 @@ impl Logic for NcEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, core, decide_gen, host_gen, reply_gen, p0, p1, p2, p3, pc
+            self, clock, core, decide_gen, host_gen, reply_gen, p0, p1, p2, p3, pc, req_cap
         );
         dff_setup!(
             self,
@@ -641,6 +651,7 @@ impl Logic for NcEngine {
             hc_req_seq,
             hc_req_len,
             hc_req_payload,
+            hc_req_full,
             hc_frame_len,
             hc_eth_src,
             hc_eth_dst,
@@ -688,6 +699,9 @@ impl Logic for NcEngine {
         self.p3.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p3.client_mode.next = false;
         self.pc.s_data.next = self.c_data.val();
+        self.req_cap.s_data.next = self.c_data.val();
+        self.req_cap.s_valid.next = self.c_valid.val();
+        self.req_cap.s_last.next = self.c_last.val();
         self.pc.s_keep.next = self.c_keep.val();
         self.pc.s_valid.next = self.c_valid.val();
         self.pc.s_last.next = self.c_last.val();
@@ -818,6 +832,7 @@ impl Logic for NcEngine {
             self.hc_req_seq.d.next = self.pc.req_seq.val();
             self.hc_req_len.d.next = self.pc.req_len.val();
             self.hc_req_payload.d.next = self.pc.req_payload.val();
+            self.hc_req_full.d.next = self.req_cap.payload.val();
             self.hc_frame_len.d.next = self.pc.frame_len.val();
             self.hc_eth_src.d.next = self.pc.eth_src.val();
             self.hc_eth_dst.d.next = self.pc.eth_dst.val();
@@ -832,7 +847,7 @@ impl Logic for NcEngine {
         self.core.cl_client.next = self.hc_client.q.val();
         self.core.cl_seq.next = self.hc_req_seq.q.val();
         self.core.cl_len.next = self.hc_req_len.q.val();
-        self.core.cl_payload.next = self.hc_req_payload.q.val();
+        self.core.cl_payload.next = self.hc_req_full.q.val();
         self.core.cl_mac.next = self.hc_eth_src.q.val();
         self.core.cl_ip.next = self.hc_ip_src.q.val();
         self.core.cl_port.next = self.hc_udp_src.q.val();
@@ -994,8 +1009,11 @@ impl Logic for NcEngine {
         self.host_gen.rx_deliver.next = self.core.rx_deliver.val();
         self.host_gen.rx_port.next = self.rx_port.val();
         self.host_gen.lead_load.next = self.decide_gen.h_load.val();
-        self.host_gen.lead_img.next = self.decide_gen.h_img.val();
         self.host_gen.lead_len.next = self.decide_gen.h_len.val();
+        self.host_gen.l_data.next = self.decide_gen.m0_data.val();
+        self.host_gen.l_keep.next = self.decide_gen.m0_keep.val();
+        self.host_gen.l_valid.next = self.decide_gen.h_valid.val();
+        self.host_gen.l_last.next = self.decide_gen.m0_last.val();
         self.host_gen.src_mac.next = self.src_mac.out.val();
         self.host_gen.src_ip.next = self.core.cfg_src_ip.val();
         self.host_gen.src_port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);

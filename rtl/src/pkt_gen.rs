@@ -1,9 +1,11 @@
 //! `pkt_gen`: DECIDE frames on one `W`-bit stream per tree (AXI-Stream shape: `data`, `keep`,
 //! `valid`, `last`; the receiving MAC takes a beat every cycle), built from `nc_core`'s send
-//! command and the batch's entries (the `ok_*` stream of the egress FIFO). `PktGen` is the
-//! 64-bit generator `nc_engine` uses (exported as `pkt_gen`); [`PktGen512`] has 512-bit beats
-//! (exported as `pkt_gen_512`). The frame bytes are the same at every width; only the beat
-//! changes (byte x of the frame is byte x mod W/8 of beat x / (W/8)).
+//! command and the batch's entries (the `ok_*` stream of the egress FIFO). This file holds the
+//! *image* generator `PktGenImg`, whose entries carry up to 8 payload bytes: [`PktGen512`] (512-bit
+//! beats, exported as `pkt_gen_512`) is one. The 64-bit generator exported as `pkt_gen`, [`PktGen`],
+//! streams entries of up to 128 bytes instead (`crate::pkt_stream`, issue 17). The frame bytes are
+//! the same at every width; only the beat changes (byte x of the frame is byte x mod W/8 of beat
+//! x / (W/8)).
 //!
 //! A send latches its command; once the batch's entries have arrived the whole frame image is
 //! latched (header + entries, at most [`SLOTS`] entries of up to 8 payload bytes) and streamed,
@@ -46,7 +48,9 @@ pub const IMG_BITS_512: usize = 1536;
 
 /// The 512-bit generator (64 keep bits, a 1536-bit image, one send queued behind the waiting
 /// one), exported as `pkt_gen_512`.
-pub type PktGen512 = PktGen<512, 64, IMG_BITS_512, 1>;
+pub type PktGen512 = PktGenImg<512, 64, IMG_BITS_512, 1>;
+
+pub use crate::pkt_stream::PktGen;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
@@ -160,10 +164,16 @@ pub fn entry_map() -> Vec<ByteSrc> {
     m
 }
 
+/// The entry header's byte map (inputs in `EntryHead::INPUTS` order): the first 16 bytes of
+/// [`entry_map`].
+pub fn entry_head_map() -> Vec<ByteSrc> {
+    entry_map()[..wire::ENTRY_HEADER_LEN].to_vec()
+}
+
 /// One's-complement sum (IPv4 checksum) of the reference header's words that do not change:
 /// everything but total_len, checksum, the source and destination addresses and the TTL byte
 /// (its word counts the protocol byte only).
-fn ip_const_sum() -> u64 {
+pub(crate) fn ip_const_sum() -> u64 {
     let l = Layout::probe();
     let r = reference();
     let ip = l.ip_vihl.off;
@@ -215,7 +225,7 @@ pub struct GenReady {
 }
 
 impl GenReady {
-    fn new(queue: bool) -> Self {
+    pub(crate) fn new(queue: bool) -> Self {
         Self {
             c_pending: Default::default(),
             q_pending: Default::default(),
@@ -254,7 +264,7 @@ impl Logic for GenReady {
 }
 
 #[derive(LogicBlock)]
-pub struct PktGen<
+pub struct PktGenImg<
     const W: usize = 64,
     const K: usize = 8,
     const I: usize = IMG_BITS,
@@ -479,7 +489,7 @@ pub struct PktGen<
 }
 
 impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
-    for PktGen<W, K, I, Q>
+    for PktGenImg<W, K, I, Q>
 {
     fn default() -> Self {
         assert!(
@@ -705,7 +715,9 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
     }
 }
 
-impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic for PktGen<W, K, I, Q> {
+impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
+    for PktGenImg<W, K, I, Q>
+{
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

@@ -217,6 +217,14 @@ byte_map!(
     [client: 4, len: 1, seq: 8, payload: 8]
 );
 
+byte_map!(
+    /// The 16-byte header of a DECIDE entry (client_id, payload_len, flags 0, seq), map from
+    /// `pkt_gen::entry_head_map`: the streaming generator's entries carry their payload apart.
+    EntryHead,
+    128,
+    [client: 4, len: 1, seq: 8]
+);
+
 // ---- reply_gen ------------------------------------------------------------------------------
 
 byte_map!(
@@ -237,51 +245,6 @@ byte_map!(
 
 // ---- host_gen ---------------------------------------------------------------------------------
 // Primitives of `host_gen` (kept in one block).
-
-/// host_gen: `out` = 22 copies of the 64-bit beat `data` (one per beat lane of a 1408-bit frame
-/// image), with every byte whose `keep` bit is 0 zeroed. The writer ANDs it with the lane mask
-/// of the beat being written.
-#[derive(LogicBlock, Default)]
-pub struct LaneRep {
-    /// The beat (byte x in bits 8x+7..8x).
-    pub data: Signal<In, Bits<64>>,
-    /// Its byte enables.
-    pub keep: Signal<In, Bits<8>>,
-    /// `{22{data & bytemask(keep)}}`.
-    pub out: Signal<Out, Bits<1408>>,
-}
-
-impl Logic for LaneRep {
-    fn update(&mut self) {
-        let k = u64_of(self.keep.val());
-        let mask = (0..8).fold(0u64, |m, b| {
-            if k >> b & 1 == 1 {
-                m | 0xFF << (8 * b)
-            } else {
-                m
-            }
-        });
-        let beat = Bits::<64>::from(u64_of(self.data.val()) & mask);
-        let mut v = Bits::<1408>::default();
-        for lane in 0..22 {
-            v.set_bits::<64>(64 * lane, beat);
-        }
-        self.out.next = v;
-    }
-    fn connect(&mut self) {
-        self.out.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        let m: Vec<String> = (0..8)
-            .rev()
-            .map(|b| format!("{{8{{keep[{b}]}}}}"))
-            .collect();
-        Verilog::Custom(format!(
-            "always @(*) out = {{22{{data & {{{}}}}}}};",
-            m.join(", ")
-        ))
-    }
-}
 
 byte_map!(
     /// host_gen: the 42 Ethernet/IPv4/UDP header bytes of a host-path frame, map from
@@ -366,5 +329,36 @@ impl Logic for ReqPayload {
         };
         let parts: Vec<String> = (0..128).map(byte).collect();
         Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+    }
+}
+
+/// host_gen: the 64-bit byte mask of a beat's `keep` bits (byte x all ones when keep bit x is 1).
+#[derive(LogicBlock, Default)]
+pub struct KeepMask {
+    pub keep: Signal<In, Bits<8>>,
+    pub out: Signal<Out, Bits<64>>,
+}
+
+impl Logic for KeepMask {
+    fn update(&mut self) {
+        let k = u64_of(self.keep.val());
+        let m = (0..8).fold(0u64, |m, b| {
+            if k >> b & 1 == 1 {
+                m | 0xFF << (8 * b)
+            } else {
+                m
+            }
+        });
+        self.out.next = Bits::<64>::from(m);
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let m: Vec<String> = (0..8)
+            .rev()
+            .map(|b| format!("{{8{{keep[{b}]}}}}"))
+            .collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", m.join(", ")))
     }
 }

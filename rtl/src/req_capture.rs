@@ -13,8 +13,8 @@
 //! nothing: which bytes are the payload (`req_len`), and whether the frame was a valid REQUEST
 //! at all, is `pkt_parser`'s verdict.
 //!
-//! Not yet wired into `nc_engine` (rtl/README.md, "What is not covered"): its frame generator
-//! carries 8 payload bytes per entry, so the engine's core stores 8.
+//! `nc_engine` feeds it its client stream and gives the captured bytes to its core's `cl_payload`
+//! (issue 17; before, the engine's core stored the parser's 8 bytes).
 
 use rust_hdl::prelude::*;
 

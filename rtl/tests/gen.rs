@@ -7,13 +7,14 @@
 
 mod common;
 
-use common::lockstep::{decide, generated_frame};
+use common::lockstep::{decide, generated_frame, payload_bits};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::layout::mac_bytes;
 use std::collections::VecDeque;
 
-use rtl::pkt_gen::{IMG_BITS, IMG_BITS_512, PktGen};
+use rtl::pkt_gen::{IMG_BITS_512, PktGen, PktGenImg};
+use rtl::pkt_stream::MAX_ENTRY_PAYLOAD;
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
@@ -53,35 +54,169 @@ fn expected(meta: DecideMeta, entries: &Entries, tree: u8, src: Src) -> Vec<u8> 
     generated_frame(m, &p)
 }
 
-struct Gen<const W: usize, const K: usize, const I: usize, const Q: usize> {
-    c: Cycle<PktGen<W, K, I, Q>>,
+/// What the tests need of a generator: the 64-bit streaming one (`PktGen`, in `nc_engine`) and
+/// the image generators (`PktGenImg`: the 512-bit one, and the 64-bit one for comparison).
+trait Uut: Block + Sized {
+    /// Beat width in bytes.
+    const BYTES: usize;
+    /// Payload bytes an entry can carry.
+    const MAX_PAYLOAD: usize;
+    fn make() -> Cycle<Self>;
+    fn configure(&mut self, trees: u8, src: Src);
+    /// Per tree: valid, the beat's bytes, keep bits, last.
+    fn outs(&self) -> [(bool, Vec<u8>, Vec<bool>, bool); 4];
+    fn overrun(&self) -> bool;
+    fn h_load(&self) -> bool;
+    /// The image generators offer tree 0's whole frame with `h_load`.
+    fn h_img(&self) -> Option<Vec<u8>>;
+    fn set_send(&mut self, on: bool, meta: DecideMeta, count: usize);
+    fn set_entry(&mut self, on: bool, e: &Entry);
+}
+
+macro_rules! uut_common {
+    () => {
+        fn configure(&mut self, trees: u8, src: Src) {
+            self.sender.next = bits(SENDER as u64);
+            self.cluster.next = bits(CLUSTER as u64);
+            self.trees.next = bits(trees as u64);
+            self.port.next = bits(PORT as u64);
+            self.group0.next = bits(GROUPS[0] as u64);
+            self.group1.next = bits(GROUPS[1] as u64);
+            self.group2.next = bits(GROUPS[2] as u64);
+            self.group3.next = bits(GROUPS[3] as u64);
+            self.src_mac.next = bits(src.0);
+            self.src_ip.next = bits(src.1 as u64);
+            self.ttl.next = bits(src.2 as u64);
+        }
+        fn outs(&self) -> [(bool, Vec<u8>, Vec<bool>, bool); 4] {
+            fn o<const W: usize, const K: usize>(
+                v: bool,
+                d: Bits<W>,
+                k: Bits<K>,
+                l: bool,
+            ) -> (bool, Vec<u8>, Vec<bool>, bool) {
+                (
+                    v,
+                    (0..K).map(|x| val(d.get_bits::<8>(8 * x)) as u8).collect(),
+                    (0..K).map(|x| k.get_bit(x)).collect(),
+                    l,
+                )
+            }
+            [
+                o(
+                    self.m0_valid.val(),
+                    self.m0_data.val(),
+                    self.m0_keep.val(),
+                    self.m0_last.val(),
+                ),
+                o(
+                    self.m1_valid.val(),
+                    self.m1_data.val(),
+                    self.m1_keep.val(),
+                    self.m1_last.val(),
+                ),
+                o(
+                    self.m2_valid.val(),
+                    self.m2_data.val(),
+                    self.m2_keep.val(),
+                    self.m2_last.val(),
+                ),
+                o(
+                    self.m3_valid.val(),
+                    self.m3_data.val(),
+                    self.m3_keep.val(),
+                    self.m3_last.val(),
+                ),
+            ]
+        }
+        fn overrun(&self) -> bool {
+            self.overrun.val()
+        }
+        fn h_load(&self) -> bool {
+            self.h_load.val()
+        }
+        fn set_send(&mut self, on: bool, meta: DecideMeta, count: usize) {
+            self.send.next = on;
+            self.send_kind.next = bits(meta.kind as u64);
+            self.send_count.next = bits(count as u64);
+            self.send_instance.next = bits(meta.instance);
+            self.send_epoch.next = bits(meta.epoch as u64);
+            self.send_seq.next = bits(meta.msg_seq as u64);
+        }
+    };
+}
+
+impl<const W: usize, const K: usize, const I: usize, const Q: usize> Uut for PktGenImg<W, K, I, Q> {
+    const BYTES: usize = K;
+    const MAX_PAYLOAD: usize = 8;
+    fn make() -> Cycle<Self> {
+        Cycle::new(Self::default(), |g| &mut g.clock)
+    }
+    uut_common!();
+    fn h_img(&self) -> Option<Vec<u8>> {
+        let len = val(self.h_len.val()) as usize;
+        let img = self.h_img.val();
+        Some(
+            (0..len)
+                .map(|x| val(img.get_bits::<8>(8 * x)) as u8)
+                .collect(),
+        )
+    }
+    fn set_entry(&mut self, on: bool, e: &Entry) {
+        let mut w = [0u8; 8];
+        w[..e.2.len()].copy_from_slice(&e.2);
+        self.e_valid.next = on;
+        self.e_client.next = bits(e.0 as u64);
+        self.e_seq.next = bits(e.1);
+        self.e_len.next = bits(e.2.len() as u64);
+        // The FIFO's payload word may carry junk past payload_len (Ethernet padding).
+        self.e_payload.next = bits(u64::from_be_bytes(w) | if e.2.len() < 8 { 0x5A } else { 0 });
+    }
+}
+
+impl Uut for PktGen {
+    const BYTES: usize = 8;
+    const MAX_PAYLOAD: usize = MAX_ENTRY_PAYLOAD;
+    fn make() -> Cycle<Self> {
+        Cycle::new(Self::default(), |g| &mut g.clock)
+    }
+    uut_common!();
+    fn h_img(&self) -> Option<Vec<u8>> {
+        None
+    }
+    fn set_entry(&mut self, on: bool, e: &Entry) {
+        // The FIFO's payload word may carry junk past payload_len (Ethernet padding).
+        let mut w: Vec<u8> = e.2.clone();
+        w.resize(MAX_ENTRY_PAYLOAD, 0x5A);
+        self.e_valid.next = on;
+        self.e_client.next = bits(e.0 as u64);
+        self.e_seq.next = bits(e.1);
+        self.e_len.next = bits(e.2.len() as u64);
+        self.e_payload.next = payload_bits::<1024>(&w);
+    }
+}
+
+struct Gen<G: Uut> {
+    c: Cycle<G>,
     frames: [Vec<Vec<u8>>; 4],
     cur: [Vec<u8>; 4],
     first_beats: Vec<u64>,
     last_beats: Vec<u64>,
-    /// Host copies offered (`h_load`): the image's first `h_len` bytes, and the cycle.
+    /// Host copies offered (`h_load`): the image's first `h_len` bytes (image generators) or
+    /// tree 0's frame that starts in that beat (the streaming one), and the cycle.
     host: Vec<(Vec<u8>, u64)>,
+    /// `h_load` cycles of the streaming generator, waiting for their frame to end.
+    host_open: Vec<u64>,
     /// Cycles with `overrun` high (a send dropped).
     overruns: Vec<u64>,
 }
 
-type Gen64 = Gen<64, 8, IMG_BITS, 0>;
+type Gen64 = Gen<PktGen>;
 
-impl<const W: usize, const K: usize, const I: usize, const Q: usize> Gen<W, K, I, Q> {
+impl<G: Uut> Gen<G> {
     fn new(trees: u8, src: Src) -> Self {
-        let mut c = Cycle::new(PktGen::<W, K, I, Q>::default(), |g| &mut g.clock);
-        let u = c.uut.as_mut();
-        u.sender.next = bits(SENDER as u64);
-        u.cluster.next = bits(CLUSTER as u64);
-        u.trees.next = bits(trees as u64);
-        u.port.next = bits(PORT as u64);
-        u.group0.next = bits(GROUPS[0] as u64);
-        u.group1.next = bits(GROUPS[1] as u64);
-        u.group2.next = bits(GROUPS[2] as u64);
-        u.group3.next = bits(GROUPS[3] as u64);
-        u.src_mac.next = bits(src.0);
-        u.src_ip.next = bits(src.1 as u64);
-        u.ttl.next = bits(src.2 as u64);
+        let mut c = G::make();
+        c.uut.as_mut().configure(trees, src);
         Gen {
             c,
             frames: Default::default(),
@@ -89,48 +224,22 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Gen<W, K, I
             first_beats: vec![],
             last_beats: vec![],
             host: vec![],
+            host_open: vec![],
             overruns: vec![],
         }
     }
     fn cycle(&mut self) {
         self.c.settle();
         let u = &self.c.uut;
-        let outs = [
-            (
-                u.m0_valid.val(),
-                u.m0_data.val(),
-                u.m0_keep.val(),
-                u.m0_last.val(),
-            ),
-            (
-                u.m1_valid.val(),
-                u.m1_data.val(),
-                u.m1_keep.val(),
-                u.m1_last.val(),
-            ),
-            (
-                u.m2_valid.val(),
-                u.m2_data.val(),
-                u.m2_keep.val(),
-                u.m2_last.val(),
-            ),
-            (
-                u.m3_valid.val(),
-                u.m3_data.val(),
-                u.m3_keep.val(),
-                u.m3_last.val(),
-            ),
-        ];
-        if u.overrun.val() {
+        let outs = u.outs();
+        if u.overrun() {
             self.overruns.push(self.c.cycle);
         }
-        if u.h_load.val() {
-            let len = val(u.h_len.val()) as usize;
-            let img = u.h_img.val();
-            let bytes = (0..len)
-                .map(|x| val(img.get_bits::<8>(8 * x)) as u8)
-                .collect();
-            self.host.push((bytes, self.c.cycle));
+        if u.h_load() {
+            match u.h_img() {
+                Some(img) => self.host.push((img, self.c.cycle)),
+                None => self.host_open.push(self.c.cycle),
+            }
         }
         for (t, (v, d, k, l)) in outs.into_iter().enumerate() {
             if !v {
@@ -140,45 +249,49 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Gen<W, K, I
                 self.first_beats.push(self.c.cycle);
             }
             // Keep: the first n bytes of the beat, all of them but in the last beat.
-            let n = (0..K).take_while(|&i| k.get_bit(i)).count();
-            assert!((n..K).all(|i| !k.get_bit(i)), "keep is contiguous");
-            assert!(l || n == K, "only the last beat is partial");
-            self.cur[t].extend((0..n).map(|x| val(d.get_bits::<8>(8 * x)) as u8));
+            let n = k.iter().take_while(|&&b| b).count();
+            assert!(k[n..].iter().all(|&b| !b), "keep is contiguous");
+            assert!(l || n == G::BYTES, "only the last beat is partial");
+            self.cur[t].extend_from_slice(&d[..n]);
             if l {
-                self.frames[t].push(std::mem::take(&mut self.cur[t]));
+                let f = std::mem::take(&mut self.cur[t]);
                 if t == 0 {
                     self.last_beats.push(self.c.cycle);
+                    let first = *self.first_beats.last().unwrap();
+                    if self.host_open.first() == Some(&first) {
+                        self.host_open.remove(0);
+                        self.host.push((f.clone(), first));
+                    }
                 }
+                self.frames[t].push(f);
             }
         }
         self.c.edge();
         let u = self.c.uut.as_mut();
-        u.send.next = false;
-        u.e_valid.next = false;
+        u.set_send(
+            false,
+            DecideMeta {
+                instance: 0,
+                epoch: 0,
+                msg_seq: 0,
+                tree: 0,
+                kind: DecideKind::Heartbeat,
+            },
+            0,
+        );
+        u.set_entry(false, &(0, 0, vec![]));
     }
     fn send(&mut self, meta: DecideMeta, count: usize) {
-        let u = self.c.uut.as_mut();
-        u.send.next = true;
-        u.send_kind.next = bits(meta.kind as u64);
-        u.send_count.next = bits(count as u64);
-        u.send_instance.next = bits(meta.instance);
-        u.send_epoch.next = bits(meta.epoch as u64);
-        u.send_seq.next = bits(meta.msg_seq as u64);
+        self.c.uut.as_mut().set_send(true, meta, count);
     }
     fn entry(&mut self, e: &Entry) {
-        let mut w = [0u8; 8];
-        w[..e.2.len()].copy_from_slice(&e.2);
-        let u = self.c.uut.as_mut();
-        u.e_valid.next = true;
-        u.e_client.next = bits(e.0 as u64);
-        u.e_seq.next = bits(e.1);
-        u.e_len.next = bits(e.2.len() as u64);
-        // The FIFO's payload word may carry junk past payload_len (Ethernet padding).
-        u.e_payload.next = bits(u64::from_be_bytes(w) | if e.2.len() < 8 { 0x5A } else { 0 });
+        self.c.uut.as_mut().set_entry(true, e);
     }
 }
 
-fn random_batch(rng: &mut Rng) -> (DecideMeta, Entries) {
+/// A random heartbeat, START or batch of 1–4 entries with 0..=`max` payload bytes (for
+/// `max` > 8, a quarter of them exactly `max`), every payload byte different.
+fn random_batch(rng: &mut Rng, max: usize) -> (DecideMeta, Entries) {
     let kind =
         [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
     let n = if kind == DecideKind::Batch {
@@ -188,10 +301,16 @@ fn random_batch(rng: &mut Rng) -> (DecideMeta, Entries) {
     };
     let entries = (0..n)
         .map(|_| {
+            let len = if max > 8 && rng.one_in(4) {
+                max
+            } else {
+                rng.range(0, max as u64) as usize
+            };
+            let salt = rng.next_u64() as u8;
             (
                 rng.next_u64() as u32,
                 rng.range(1, u64::MAX),
-                (0..rng.range(0, 8)).map(|i| i as u8 + 0x61).collect(),
+                (0..len).map(|i| (i as u8).wrapping_mul(7) ^ salt).collect(),
             )
         })
         .collect();
@@ -205,12 +324,8 @@ fn random_batch(rng: &mut Rng) -> (DecideMeta, Entries) {
     (meta, entries)
 }
 
-fn every_tree_gets_the_frame_proto_emits<
-    const W: usize,
-    const K: usize,
-    const I: usize,
-    const Q: usize,
->() {
+fn every_tree_gets_the_frame_proto_emits<G: Uut>() -> (usize, usize) {
+    let (mut over8, mut full) = (0, 0);
     for seed in 0..30 {
         let mut rng = Rng::new(seed);
         let trees = rng.range(1, 4) as u8;
@@ -219,10 +334,12 @@ fn every_tree_gets_the_frame_proto_emits<
             rng.next_u64() as u32,
             rng.range(1, 255) as u8,
         );
-        let mut g = Gen::<W, K, I, Q>::new(trees, src);
+        let mut g = Gen::<G>::new(trees, src);
         let mut want = Vec::new();
         for _ in 0..3 {
-            let (meta, entries) = random_batch(&mut rng);
+            let (meta, entries) = random_batch(&mut rng, G::MAX_PAYLOAD);
+            over8 += entries.iter().filter(|e| e.2.len() > 8).count();
+            full += entries.iter().filter(|e| e.2.len() == 128).count();
             g.send(meta, entries.len());
             g.cycle();
             g.cycle();
@@ -230,7 +347,7 @@ fn every_tree_gets_the_frame_proto_emits<
                 g.entry(e);
                 g.cycle();
             }
-            for _ in 0..30 {
+            for _ in 0..90 {
                 g.cycle();
             }
             want.push((meta, entries));
@@ -270,25 +387,41 @@ fn every_tree_gets_the_frame_proto_emits<
         }
         assert!(g.overruns.is_empty());
     }
+    (over8, full)
 }
 
+/// The streaming generator `nc_engine` uses: entries of 0 to 128 payload bytes (issue 17).
 #[test]
 fn every_tree_gets_the_frame_proto_emits_64() {
-    every_tree_gets_the_frame_proto_emits::<64, 8, IMG_BITS, 0>();
+    let (over8, full) = every_tree_gets_the_frame_proto_emits::<PktGen>();
+    eprintln!("entries of more than 8 payload bytes: {over8}, of 128: {full}");
+    assert!(over8 >= 20 && full >= 10, "{over8} {full}");
+}
+
+/// The 64-bit image generator (entries of up to 8 bytes; what `pkt_gen_512` is at 64 bits).
+#[test]
+fn every_tree_gets_the_frame_proto_emits_64_image() {
+    every_tree_gets_the_frame_proto_emits::<PktGenImg>();
 }
 
 /// The same random sequences on the 512-bit generator: the same bytes, in 64-byte beats.
 #[test]
 fn every_tree_gets_the_frame_proto_emits_512() {
-    every_tree_gets_the_frame_proto_emits::<512, 64, IMG_BITS_512, 1>();
+    every_tree_gets_the_frame_proto_emits::<PktGenImg<512, 64, IMG_BITS_512, 1>>();
 }
 
 /// Full batches sent as fast as their frames leave: the frames follow each other with no idle
 /// beat (line rate of the 64-bit bus), and decisions per cycle = 1 / beats per frame.
 #[test]
 fn full_batches_leave_back_to_back() {
+    for len in [8, 128] {
+        full_batches_of_len_leave_back_to_back(len);
+    }
+}
+
+fn full_batches_of_len_leave_back_to_back(len: usize) {
     let mut g = Gen64::new(2, SRC);
-    let entries: Entries = (0..4).map(|i| (i, i as u64 + 1, vec![7; 8])).collect();
+    let entries: Entries = (0..4).map(|i| (i, i as u64 + 1, vec![7; len])).collect();
     let beats = expected(
         DecideMeta {
             instance: 1,
@@ -363,13 +496,8 @@ struct Rate {
 /// full FIFO), each taking `count` entries of `len` payload bytes, whose entries come as
 /// `egress_fifo` streams them: one per cycle, the first 2 cycles after the send, behind the
 /// previous batches' entries. With no overrun every frame must be proto's, byte for byte.
-fn rate<const W: usize, const K: usize, const I: usize, const Q: usize>(
-    period: u64,
-    count: usize,
-    len: usize,
-    sends: usize,
-) -> Rate {
-    let mut g = Gen::<W, K, I, Q>::new(4, SRC);
+fn rate<G: Uut>(period: u64, count: usize, len: usize, sends: usize) -> Rate {
+    let mut g = Gen::<G>::new(4, SRC);
     let kind = if count == 0 {
         DecideKind::Heartbeat
     } else {
@@ -413,7 +541,9 @@ fn rate<const W: usize, const K: usize, const I: usize, const Q: usize>(
         }
         g.cycle();
     }
-    let beats = expected(meta(0), &batch(0), 0, SRC).len().div_ceil(W / 8) as u64;
+    let beats = expected(meta(0), &batch(0), 0, SRC)
+        .len()
+        .div_ceil(G::BYTES) as u64;
     if g.overruns.is_empty() {
         assert_eq!(g.frames[0].len(), sends);
         for t in 0..4 {
@@ -478,19 +608,19 @@ fn report(what: &str, period: u64, r: &Rate, per_frame: usize) {
 /// send): a frame every 6 cycles.
 #[test]
 fn wide_full_batches_every_four_cycles() {
-    let r = rate::<512, 64, IMG_BITS_512, 1>(4, 4, 8, 10);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 1>>(4, 4, 8, 10);
     report("512-bit, full batches, queue", 4, &r, 4);
     assert_eq!((r.beats, r.overruns), (3, 0));
     assert!(steady(&r, 4) && r.idle.iter().all(|&i| i == 1), "{r:?}");
-    let r = rate::<512, 64, IMG_BITS_512, 1>(3, 4, 8, 10);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 1>>(3, 4, 8, 10);
     report("512-bit, full batches, queue", 3, &r, 4);
     assert!(r.overruns > 0, "faster than the FIFO can feed: {r:?}");
 
-    let r = rate::<512, 64, IMG_BITS_512, 0>(6, 4, 8, 10);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 0>>(6, 4, 8, 10);
     report("512-bit, full batches, no queue", 6, &r, 4);
     assert_eq!(r.overruns, 0);
     assert!(steady(&r, 6) && r.idle.iter().all(|&i| i == 3), "{r:?}");
-    let r = rate::<512, 64, IMG_BITS_512, 0>(5, 4, 8, 10);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 0>>(5, 4, 8, 10);
     report("512-bit, full batches, no queue", 5, &r, 4);
     assert!(r.overruns > 0, "{r:?}");
 }
@@ -499,19 +629,19 @@ fn wide_full_batches_every_four_cycles() {
 /// frame every 2 cycles, back to back (line rate: 0.5 decisions per cycle); without it every 3.
 #[test]
 fn wide_single_entries_at_line_rate() {
-    let r = rate::<512, 64, IMG_BITS_512, 1>(2, 1, 8, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 1>>(2, 1, 8, 12);
     report("512-bit, batch of 1, queue", 2, &r, 1);
     assert_eq!((r.beats, r.overruns), (2, 0));
     assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
-    let r = rate::<512, 64, IMG_BITS_512, 1>(1, 1, 8, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 1>>(1, 1, 8, 12);
     report("512-bit, batch of 1, queue", 1, &r, 1);
     assert!(r.overruns > 0, "more than the bus carries: {r:?}");
 
-    let r = rate::<512, 64, IMG_BITS_512, 0>(3, 1, 8, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 0>>(3, 1, 8, 12);
     report("512-bit, batch of 1, no queue", 3, &r, 1);
     assert_eq!(r.overruns, 0);
     assert!(steady(&r, 3) && r.idle.iter().all(|&i| i == 1), "{r:?}");
-    let r = rate::<512, 64, IMG_BITS_512, 0>(2, 1, 8, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 0>>(2, 1, 8, 12);
     report("512-bit, batch of 1, no queue", 2, &r, 1);
     assert!(r.overruns > 0, "{r:?}");
 }
@@ -520,11 +650,11 @@ fn wide_single_entries_at_line_rate() {
 /// without the queue (no entries to wait for).
 #[test]
 fn wide_heartbeats_at_line_rate() {
-    let r = rate::<512, 64, IMG_BITS_512, 1>(2, 0, 0, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 1>>(2, 0, 0, 12);
     report("512-bit, heartbeats, queue", 2, &r, 0);
     assert_eq!((r.beats, r.overruns), (2, 0));
     assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
-    let r = rate::<512, 64, IMG_BITS_512, 0>(2, 0, 0, 12);
+    let r = rate::<PktGenImg<512, 64, IMG_BITS_512, 0>>(2, 0, 0, 12);
     report("512-bit, heartbeats, no queue", 2, &r, 0);
     assert_eq!(r.overruns, 0);
     assert!(steady(&r, 2) && r.idle.iter().all(|&i| i == 0), "{r:?}");
@@ -538,9 +668,12 @@ fn narrow_rates_for_comparison() {
         (4, 8, "full batches"),
         (1, 8, "batch of 1"),
         (0, 0, "heartbeats"),
+        (4, 128, "full batches of 128-byte requests"),
+        (1, 128, "batch of 1 of 128 bytes"),
+        (3, 77, "batch of 3 of 77 bytes"),
     ] {
-        let beats = rate::<64, 8, IMG_BITS, 0>(1000, count, len, 1).beats;
-        let r = rate::<64, 8, IMG_BITS, 0>(beats, count, len, 6);
+        let beats = rate::<PktGen>(1000, count, len, 1).beats;
+        let r = rate::<PktGen>(beats, count, len, 6);
         report(&format!("64-bit, {what}"), beats, &r, count);
         assert_eq!(r.overruns, 0);
         assert!(steady(&r, beats) && r.idle.iter().all(|&i| i == 0), "{r:?}");

@@ -3,16 +3,18 @@
 //! (UDP checksum 0), and `frame::parse_udp` must give the packet back. Follower decisions come
 //! from frames streamed on the four tree inputs (random gaps, sometimes padded, sometimes a next
 //! frame right after, `rx_deliver` 2..7 cycles after the last beat as `nc_engine` raises it),
-//! leader decisions from a frame image. Timing: the first beat one cycle after the strobe, back
-//! to back frames, one pending slot, `drop` when the stream and the slot are taken or the frame
-//! does not fit the image.
+//! leader decisions from the leader's DECIDE stream (`pkt_gen`'s tree 0, `lead_load` in its first
+//! beat). Issue 17: copies carry entries of up to 128 payload bytes (frames of up to 654 bytes).
+//! Timing: the first beat one cycle after the strobe, back to back frames, one pending slot,
+//! `drop` when the stream and the slot are taken or the frame does not fit a capture buffer
+//! (1024 bytes).
 
 mod common;
 
 use common::lockstep::{decide, generated_frame};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
-use rtl::host_gen::{HostGen, IMG_BYTES};
+use rtl::host_gen::{HostGen, MAX_FRAME_BYTES};
 use rtl::sim::{Cycle, Rng};
 use rust_hdl::prelude::*;
 
@@ -21,20 +23,6 @@ fn bits<const N: usize>(v: u64) -> Bits<N> {
 }
 fn val<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
-/// Frame bytes as an image (byte x at bits 8x+7..8x); bytes past the end are `fill`.
-fn img_of(bytes: &[u8], fill: u8) -> Bits<1408> {
-    let mut b = Bits::<1408>::default();
-    for lane in 0..IMG_BYTES / 8 {
-        let mut w = [fill; 8];
-        for (i, x) in w.iter_mut().enumerate() {
-            if let Some(&v) = bytes.get(8 * lane + i) {
-                *x = v;
-            }
-        }
-        b.set_bits::<64>(64 * lane, bits(u64::from_le_bytes(w)));
-    }
-    b
 }
 fn be(b: &[u8]) -> u64 {
     b.iter().fold(0, |a, &x| a << 8 | x as u64)
@@ -89,11 +77,11 @@ impl Cfg {
 /// What is driven in one cycle.
 #[derive(Clone, Default)]
 struct In {
-    /// Per tree: (data, keep, last).
-    beats: [Option<(u64, u8, bool)>; 4],
+    /// Per tree, then the leader's stream: (data, keep, last).
+    beats: [Option<(u64, u8, bool)>; 5],
     rx: Option<u8>,
-    /// (frame bytes, lead_len).
-    lead: Option<(Vec<u8>, u16)>,
+    /// lead_len, in the first beat of the leader's frame.
+    lead: Option<u16>,
 }
 
 /// A decision as the test sees it: its strobe cycle and the payload, or None when the frame
@@ -149,11 +137,15 @@ impl Plan {
         self.at(c).rx = Some(t);
         self.dec.push((c, false, payload));
     }
-    fn lead(&mut self, c: u64, f: Vec<u8>, len: u16) {
-        let payload =
-            (len as usize <= IMG_BYTES).then(|| f[frame::PAYLOAD_OFFSET..len as usize].to_vec());
-        self.at(c).lead = Some((f, len));
+    /// A leader decision: its frame `f` streams on the leader's input from cycle `c`, with
+    /// `lead_load` and `lead_len` = `len` in its first beat; the last beat's cycle.
+    fn lead(&mut self, c: u64, f: Vec<u8>, len: u16) -> u64 {
+        let payload = (len as usize <= MAX_FRAME_BYTES)
+            .then(|| f[frame::PAYLOAD_OFFSET..len as usize].to_vec());
+        let last = self.frame(4, c, &f);
+        self.at(c).lead = Some(len);
         self.dec.push((c, true, payload));
+        last
     }
     /// Decisions in strobe order.
     fn decisions(&self) -> Vec<Decision> {
@@ -203,7 +195,7 @@ fn run(cfg: &Cfg, plan: &Plan) -> Trace {
     loop {
         let inp = plan.ins.get(i).cloned().unwrap_or_default();
         let u = c.uut.as_mut();
-        let trees = [
+        let streams = [
             (
                 &mut u.t0_data,
                 &mut u.t0_keep,
@@ -228,8 +220,9 @@ fn run(cfg: &Cfg, plan: &Plan) -> Trace {
                 &mut u.t3_valid,
                 &mut u.t3_last,
             ),
+            (&mut u.l_data, &mut u.l_keep, &mut u.l_valid, &mut u.l_last),
         ];
-        for (t, (d, k, v, l)) in trees.into_iter().enumerate() {
+        for (t, (d, k, v, l)) in streams.into_iter().enumerate() {
             match inp.beats[t] {
                 Some((data, keep, last)) => {
                     d.next = bits(data);
@@ -249,10 +242,7 @@ fn run(cfg: &Cfg, plan: &Plan) -> Trace {
         u.rx_deliver.next = inp.rx.is_some();
         u.rx_port.next = bits(inp.rx.unwrap_or((i % 4) as u8) as u64);
         u.lead_load.next = inp.lead.is_some();
-        if let Some((f, len)) = &inp.lead {
-            u.lead_img.next = img_of(f, 0x3C);
-            u.lead_len.next = bits(*len as u64);
-        }
+        u.lead_len.next = bits(inp.lead.unwrap_or(i as u16) as u64);
         c.settle();
         let now = c.cycle;
         let u = &c.uut;
@@ -370,8 +360,9 @@ fn check(seed: u64, cfg: &Cfg, plan: &Plan, tr: &Trace) {
     }
 }
 
-/// A random DECIDE packet from a random other sender, as a frame on tree `tree`.
-fn random_copy(rng: &mut Rng, tree: u8) -> (Vec<u8>, Vec<u8>) {
+/// A random DECIDE packet from a random other sender, as a frame on tree `tree`: entries of 0
+/// to `max` payload bytes (a quarter of them exactly `max` when it is more than 8).
+fn random_copy(rng: &mut Rng, tree: u8, max: u64) -> (Vec<u8>, Vec<u8>) {
     let kind =
         [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
     let n = if kind == DecideKind::Batch {
@@ -384,7 +375,13 @@ fn random_copy(rng: &mut Rng, tree: u8) -> (Vec<u8>, Vec<u8>) {
             (
                 rng.next_u64() as u32,
                 rng.next_u64(),
-                (0..rng.range(0, 8)).map(|_| rng.next_u64() as u8).collect(),
+                (0..if max > 8 && rng.one_in(4) {
+                    max
+                } else {
+                    rng.range(0, max)
+                })
+                    .map(|_| rng.next_u64() as u8)
+                    .collect(),
             )
         })
         .collect();
@@ -431,7 +428,7 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
         for t in 0..4u8 {
             let mut c = rng.range(0, 20);
             while c < horizon {
-                let (mut f, p) = random_copy(&mut rng, t);
+                let (mut f, p) = random_copy(&mut rng, t, 128);
                 let mut oversize = false;
                 if rng.one_in(4) {
                     // Padding after the IPv4 datagram (the UDP length, not the frame, ends it).
@@ -439,9 +436,9 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
                     f.extend((0..pad).map(|_| rng.next_u64() as u8));
                 }
                 if rng.one_in(12) {
-                    f.resize(rng.range(IMG_BYTES as u64 + 1, 240) as usize, 0x77);
+                    f.resize(rng.range(MAX_FRAME_BYTES as u64 + 1, 1100) as usize, 0x77);
                 }
-                if f.len() > IMG_BYTES {
+                if f.len() > MAX_FRAME_BYTES {
                     oversize = true;
                 }
                 let last = plan.frame(t as usize, c, &f);
@@ -464,17 +461,15 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
         let mut c = rng.range(0, 10);
         while c < horizon {
             let tree = rng.range(0, 3) as u8;
-            let (f, _) = random_copy(&mut rng, tree);
-            let len = f.len() as u16;
-            let mut img = f;
+            let (f, _) = random_copy(&mut rng, tree, 128);
             let len = if rng.one_in(10) {
-                img.resize(IMG_BYTES, 0x11);
-                rng.range(IMG_BYTES as u64 + 1, 400) as u16
+                rng.range(MAX_FRAME_BYTES as u64 + 1, 1400) as u16
             } else {
-                len
+                f.len() as u16
             };
-            plan.lead(c, img, len);
-            c += rng.range(1, 4 * gap_max);
+            // The leader's frames follow each other on its stream (back to back at most).
+            let last = plan.lead(c, f, len);
+            c = (c + rng.range(1, 4 * gap_max)).max(last + 1);
         }
         let tr = run(&cfg, &plan);
         check(seed, &cfg, &plan, &tr);
@@ -509,12 +504,13 @@ fn last_copy_beat_to_first_host_beat_is_three_cycles() {
         let mut rng = Rng::new(1000 + t as u64);
         let cfg = Cfg::random(&mut rng);
         let mut plan = Plan::default();
-        let (f, p) = random_copy(&mut rng, t);
+        let (f, p) = random_copy(&mut rng, t, 128);
         let last = plan.frame(t as usize, 5, &f);
         plan.deliver(t, last + 2, Some(p));
-        let (lf, _) = random_copy(&mut rng, 0);
+        let (lf, _) = random_copy(&mut rng, 0, 128);
         let len = lf.len() as u16;
-        plan.lead(60, lf, len);
+        let lead_at = last + 90;
+        plan.lead(lead_at, lf, len);
         let tr = run(&cfg, &plan);
         check(1000 + t as u64, &cfg, &plan, &tr);
         assert_eq!(tr.frames.len(), 2);
@@ -522,7 +518,8 @@ fn last_copy_beat_to_first_host_beat_is_three_cycles() {
         assert_eq!(lat, 3, "last copy beat -> first host beat");
         assert!(lat <= 4);
         assert_eq!(
-            tr.frames[1].first, 61,
+            tr.frames[1].first,
+            lead_at + 1,
             "lead_load -> first host beat: 1 cycle"
         );
         if t == 0 {
@@ -546,16 +543,18 @@ fn queued_decisions_leave_back_to_back_and_a_full_queue_drops() {
     let mut rng = Rng::new(2000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (a, _) = random_copy(&mut rng, 0);
-    let (b, pb) = random_copy(&mut rng, 1);
-    let (c, _) = random_copy(&mut rng, 2);
-    let (d, pd) = random_copy(&mut rng, 3);
-    let lb = plan.frame(1, 0, &b);
-    let (la, lc) = (a.len() as u16, c.len() as u16);
-    // Leader A and follower B in one cycle: A streams, B waits; leader C a cycle later: dropped.
+    let (a, _) = random_copy(&mut rng, 0, 128);
+    let (b, pb) = random_copy(&mut rng, 1, 128);
+    let (c, pc) = random_copy(&mut rng, 2, 128);
+    let (d, pd) = random_copy(&mut rng, 3, 128);
+    let lc = plan.frame(2, 0, &c);
+    let lb = plan.frame(1, lc + 1, &b);
+    let la = a.len() as u16;
+    // Leader A and follower B in one cycle: A streams, B waits; follower C a cycle later:
+    // dropped.
     plan.lead(lb + 2, a, la);
     plan.deliver(1, lb + 2, Some(pb));
-    plan.lead(lb + 3, c, lc);
+    plan.deliver(2, lb + 3, Some(pc));
     let ld = plan.frame(3, lb + 3, &d);
     plan.deliver(3, ld + 2, Some(pd));
     let tr = run(&cfg, &plan);
@@ -594,27 +593,27 @@ fn queued_decisions_leave_back_to_back_and_a_full_queue_drops() {
     );
 }
 
-/// A captured copy longer than the image (177 bytes) and a leader image with `lead_len` past it
-/// are dropped, with no frame; a padded copy of exactly 176 bytes goes out with its UDP payload
-/// only.
+/// A captured copy longer than a capture buffer (1025 bytes) and a leader frame with `lead_len`
+/// past it are dropped, with no frame; a padded copy of exactly 1024 bytes goes out with its UDP
+/// payload only.
 #[test]
 fn frames_longer_than_the_image_are_dropped() {
     let mut rng = Rng::new(3000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (mut big, _) = random_copy(&mut rng, 0);
-    big.resize(IMG_BYTES + 1, 0x55);
+    let (mut big, _) = random_copy(&mut rng, 0, 128);
+    big.resize(MAX_FRAME_BYTES + 1, 0x55);
     let lbig = plan.frame(0, 0, &big);
     plan.deliver(0, lbig + 2, None);
-    let (mut fit, pfit) = random_copy(&mut rng, 2);
-    fit.resize(IMG_BYTES, 0x66);
+    let (mut fit, pfit) = random_copy(&mut rng, 2, 128);
+    fit.resize(MAX_FRAME_BYTES, 0x66);
     let lfit = plan.frame(2, 40, &fit);
     plan.deliver(2, lfit + 5, Some(pfit));
-    let (limg, _) = random_copy(&mut rng, 1);
-    plan.lead(80, limg, IMG_BYTES as u16 + 1);
+    let (limg, _) = random_copy(&mut rng, 1, 128);
+    plan.lead(200, limg, MAX_FRAME_BYTES as u16 + 1);
     let tr = run(&cfg, &plan);
     check(3000, &cfg, &plan, &tr);
-    assert_eq!(tr.drops, vec![lbig + 2, 80]);
+    assert_eq!(tr.drops, vec![lbig + 2, 200]);
     assert_eq!(tr.frames.len(), 1);
     assert_eq!(tr.frames[0].first, lfit + 6);
 }
@@ -627,9 +626,9 @@ fn a_frame_right_after_the_delivered_copy_does_not_overwrite_it() {
     let mut rng = Rng::new(4000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (a, pa) = random_copy(&mut rng, 2);
-    let (b, pb) = random_copy(&mut rng, 2);
-    let (c, _) = random_copy(&mut rng, 2);
+    let (a, pa) = random_copy(&mut rng, 2, 128);
+    let (b, pb) = random_copy(&mut rng, 2, 8);
+    let (c, _) = random_copy(&mut rng, 2, 8);
     let la = plan.frame(2, 3, &a);
     let lb = plan.frame(2, la + 1, &b);
     let _ = plan.frame(2, lb + 1, &c);

@@ -112,6 +112,10 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
         "send Some(Start)",
         "unauthorized (tree)",
         "request oversize",
+        // issue 17: requests of more than 8 and of 128 payload bytes decided and streamed
+        // whole in the DECIDE frames (each frame compared byte for byte with the model's)
+        "ok payload > 8 B",
+        "ok payload of MAX_PAYLOAD",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,

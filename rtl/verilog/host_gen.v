@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
+module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -22,10 +22,13 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     input wire  [7:0] t3_keep;
     input wire  t3_valid;
     input wire  t3_last;
+    input wire  [63:0] l_data;
+    input wire  [7:0] l_keep;
+    input wire  l_valid;
+    input wire  l_last;
     input wire  rx_deliver;
     input wire  [1:0] rx_port;
     input wire  lead_load;
-    input wire  [1407:0] lead_img;
     input wire  [15:0] lead_len;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
@@ -45,132 +48,124 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k0_2 = 2'b0;
     localparam  k1_2 = 2'b1;
     localparam  k2_2 = 2'b10;
+    localparam  k_lead = 3'b100;
+    localparam  k0_3s = 3'b0;
+    localparam  k1_3s = 3'b1;
+    localparam  k2_3s = 3'b10;
+    localparam  k3_3s = 3'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_4 = 4'h0;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
-    localparam  k_beats = 8'h16;
-    localparam  k_sat8 = 8'hff;
     localparam  k_ff8 = 8'hff;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
+    localparam  k3_16 = 16'h3;
     localparam  k0_3 = 3'b0;
-    localparam  k3_8 = 8'h3;
-    localparam  k_lastidx = 8'h21;
+    localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
-    localparam  k6_11 = 11'b110;
-    localparam  k_udp_off = 16'h22;
+    localparam  k6_9 = 9'b110;
+    localparam  k7_9 = 9'b111;
+    localparam  k_hdr_beats = 9'b110;
+    localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
-    localparam  k_min_len = 16'h2a;
-    localparam  k_max_len = 16'hb0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h8e;
+    localparam  k_max_ulen = 16'h3de;
     localparam  k_ipsum = 16'h8511;
-    localparam  o_udp_len = 11'b100110000;
-    localparam  k_lane0 = 1408'hffffffffffffffff;
-    localparam  k_paymask = 1408'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  k_mixed_mask = 64'hffffffffffff0000;
+    localparam  k_ones64 = 64'hffffffffffffffff;
+    localparam  k0_64 = 64'h0;
     
     // Stub signals
-    reg  [1407:0] r_t0_b0$d;
-    wire  [1407:0] r_t0_b0$q;
-    reg  r_t0_b0$clock;
-    reg  [1407:0] r_t0_b1$d;
-    wire  [1407:0] r_t0_b1$q;
-    reg  r_t0_b1$clock;
-    reg  [7:0] r_t0_beat$d;
-    wire  [7:0] r_t0_beat$q;
-    reg  r_t0_beat$clock;
-    reg  r_t0_cur$d;
-    wire  r_t0_cur$q;
-    reg  r_t0_cur$clock;
-    reg  r_t0_done$d;
-    wire  r_t0_done$q;
-    reg  r_t0_done$clock;
-    reg  r_t0_big0$d;
-    wire  r_t0_big0$q;
-    reg  r_t0_big0$clock;
-    reg  r_t0_big1$d;
-    wire  r_t0_big1$q;
-    reg  r_t0_big1$clock;
-    reg  [1407:0] r_t1_b0$d;
-    wire  [1407:0] r_t1_b0$q;
-    reg  r_t1_b0$clock;
-    reg  [1407:0] r_t1_b1$d;
-    wire  [1407:0] r_t1_b1$q;
-    reg  r_t1_b1$clock;
-    reg  [7:0] r_t1_beat$d;
-    wire  [7:0] r_t1_beat$q;
-    reg  r_t1_beat$clock;
-    reg  r_t1_cur$d;
-    wire  r_t1_cur$q;
-    reg  r_t1_cur$clock;
-    reg  r_t1_done$d;
-    wire  r_t1_done$q;
-    reg  r_t1_done$clock;
-    reg  r_t1_big0$d;
-    wire  r_t1_big0$q;
-    reg  r_t1_big0$clock;
-    reg  r_t1_big1$d;
-    wire  r_t1_big1$q;
-    reg  r_t1_big1$clock;
-    reg  [1407:0] r_t2_b0$d;
-    wire  [1407:0] r_t2_b0$q;
-    reg  r_t2_b0$clock;
-    reg  [1407:0] r_t2_b1$d;
-    wire  [1407:0] r_t2_b1$q;
-    reg  r_t2_b1$clock;
-    reg  [7:0] r_t2_beat$d;
-    wire  [7:0] r_t2_beat$q;
-    reg  r_t2_beat$clock;
-    reg  r_t2_cur$d;
-    wire  r_t2_cur$q;
-    reg  r_t2_cur$clock;
-    reg  r_t2_done$d;
-    wire  r_t2_done$q;
-    reg  r_t2_done$clock;
-    reg  r_t2_big0$d;
-    wire  r_t2_big0$q;
-    reg  r_t2_big0$clock;
-    reg  r_t2_big1$d;
-    wire  r_t2_big1$q;
-    reg  r_t2_big1$clock;
-    reg  [1407:0] r_t3_b0$d;
-    wire  [1407:0] r_t3_b0$q;
-    reg  r_t3_b0$clock;
-    reg  [1407:0] r_t3_b1$d;
-    wire  [1407:0] r_t3_b1$q;
-    reg  r_t3_b1$clock;
-    reg  [7:0] r_t3_beat$d;
-    wire  [7:0] r_t3_beat$q;
-    reg  r_t3_beat$clock;
-    reg  r_t3_cur$d;
-    wire  r_t3_cur$q;
-    reg  r_t3_cur$clock;
-    reg  r_t3_done$d;
-    wire  r_t3_done$q;
-    reg  r_t3_done$clock;
-    reg  r_t3_big0$d;
-    wire  r_t3_big0$q;
-    reg  r_t3_big0$clock;
-    reg  r_t3_big1$d;
-    wire  r_t3_big1$q;
-    reg  r_t3_big1$clock;
+    reg  cap0$clock;
+    reg  [63:0] cap0$data;
+    reg  [7:0] cap0$keep;
+    reg  cap0$valid;
+    reg  cap0$last;
+    reg  [3:0] cap0$used;
+    reg  [15:0] cap0$lead_len;
+    wire  [1:0] cap0$pick;
+    wire  [15:0] cap0$pick_ulen;
+    wire  cap0$pick_big;
+    reg  [8:0] cap0$raddr;
+    wire  [63:0] cap0$rdata;
+    reg  cap1$clock;
+    reg  [63:0] cap1$data;
+    reg  [7:0] cap1$keep;
+    reg  cap1$valid;
+    reg  cap1$last;
+    reg  [3:0] cap1$used;
+    reg  [15:0] cap1$lead_len;
+    wire  [1:0] cap1$pick;
+    wire  [15:0] cap1$pick_ulen;
+    wire  cap1$pick_big;
+    reg  [8:0] cap1$raddr;
+    wire  [63:0] cap1$rdata;
+    reg  cap2$clock;
+    reg  [63:0] cap2$data;
+    reg  [7:0] cap2$keep;
+    reg  cap2$valid;
+    reg  cap2$last;
+    reg  [3:0] cap2$used;
+    reg  [15:0] cap2$lead_len;
+    wire  [1:0] cap2$pick;
+    wire  [15:0] cap2$pick_ulen;
+    wire  cap2$pick_big;
+    reg  [8:0] cap2$raddr;
+    wire  [63:0] cap2$rdata;
+    reg  cap3$clock;
+    reg  [63:0] cap3$data;
+    reg  [7:0] cap3$keep;
+    reg  cap3$valid;
+    reg  cap3$last;
+    reg  [3:0] cap3$used;
+    reg  [15:0] cap3$lead_len;
+    wire  [1:0] cap3$pick;
+    wire  [15:0] cap3$pick_ulen;
+    wire  cap3$pick_big;
+    reg  [8:0] cap3$raddr;
+    wire  [63:0] cap3$rdata;
+    reg  cap4$clock;
+    reg  [63:0] cap4$data;
+    reg  [7:0] cap4$keep;
+    reg  cap4$valid;
+    reg  cap4$last;
+    reg  [3:0] cap4$used;
+    reg  [15:0] cap4$lead_len;
+    wire  [1:0] cap4$pick;
+    wire  [15:0] cap4$pick_ulen;
+    wire  cap4$pick_big;
+    reg  [8:0] cap4$raddr;
+    wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
     wire  r_streaming$q;
     reg  r_streaming$clock;
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
-    reg  [7:0] r_lastidx$d;
-    wire  [7:0] r_lastidx$q;
+    reg  [15:0] r_lastidx$d;
+    wire  [15:0] r_lastidx$q;
     reg  r_lastidx$clock;
+    reg  [7:0] beat16$narrow;
+    wire  [15:0] beat16$wide;
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
-    reg  [1407:0] r_img$d;
-    wire  [1407:0] r_img$q;
-    reg  r_img$clock;
     reg  [15:0] r_ulen$d;
     wire  [15:0] r_ulen$q;
     reg  r_ulen$clock;
+    reg  [2:0] r_src$d;
+    wire  [2:0] r_src$q;
+    reg  r_src$clock;
+    reg  [1:0] r_buf$d;
+    wire  [1:0] r_buf$q;
+    reg  r_buf$clock;
+    reg  r_live$d;
+    wire  r_live$q;
+    reg  r_live$clock;
+    reg  [63:0] r_ldata$d;
+    wire  [63:0] r_ldata$q;
+    reg  r_ldata$clock;
     reg  [15:0] r_asrc$d;
     wire  [15:0] r_asrc$q;
     reg  r_asrc$clock;
@@ -186,34 +181,21 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  r_p_valid$d;
     wire  r_p_valid$q;
     reg  r_p_valid$clock;
-    reg  [1407:0] r_p_img$d;
-    wire  [1407:0] r_p_img$q;
-    reg  r_p_img$clock;
+    reg  [2:0] r_p_src$d;
+    wire  [2:0] r_p_src$q;
+    reg  r_p_src$clock;
+    reg  [1:0] r_p_buf$d;
+    wire  [1:0] r_p_buf$q;
+    reg  r_p_buf$clock;
     reg  [15:0] r_p_ulen$d;
     wire  [15:0] r_p_ulen$q;
     reg  r_p_ulen$clock;
-    reg  [63:0] rep0$data;
-    reg  [7:0] rep0$keep;
-    wire  [1407:0] rep0$out;
-    reg  [7:0] bw0$narrow;
-    wire  [10:0] bw0$wide;
-    reg  [63:0] rep1$data;
-    reg  [7:0] rep1$keep;
-    wire  [1407:0] rep1$out;
-    reg  [7:0] bw1$narrow;
-    wire  [10:0] bw1$wide;
-    reg  [63:0] rep2$data;
-    reg  [7:0] rep2$keep;
-    wire  [1407:0] rep2$out;
-    reg  [7:0] bw2$narrow;
-    wire  [10:0] bw2$wide;
-    reg  [63:0] rep3$data;
-    reg  [7:0] rep3$keep;
-    wire  [1407:0] rep3$out;
-    reg  [7:0] bw3$narrow;
-    wire  [10:0] bw3$wide;
+    reg  [1:0] rd_bufw$narrow;
+    wire  [8:0] rd_bufw$wide;
+    reg  [7:0] rd_beatw$narrow;
+    wire  [8:0] rd_beatw$wide;
     reg  [7:0] beatw$narrow;
-    wire  [10:0] beatw$wide;
+    wire  [8:0] beatw$wide;
     reg  [7:0] ttlw$narrow;
     wire  [15:0] ttlw$wide;
     reg  [47:0] hdr$dst_mac;
@@ -228,39 +210,49 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [7:0] hdr$ttl;
     wire  [335:0] hdr$out;
     reg  [335:0] xh$narrow;
-    wire  [1407:0] xh$wide;
+    wire  [383:0] xh$wide;
     
     // Local signals
-    reg  [1407:0] bm0;
-    reg  [1407:0] wd0;
-    reg  [1407:0] bm1;
-    reg  [1407:0] wd1;
-    reg  [1407:0] bm2;
-    reg  [1407:0] wd2;
-    reg  [1407:0] bm3;
-    reg  [1407:0] wd3;
-    reg  [1407:0] rx_img;
+    reg  [1:0] rx_buf;
     reg  rx_big;
-    reg  [15:0] rx_ulen_le;
     reg  [15:0] rx_ulen;
+    reg  [2:0] rx_src;
     reg  rx_ok;
-    reg  [15:0] lead_ulen;
     reg  lead_ok;
     reg  last_beat;
     reg  can_start;
     reg  start;
-    reg  [1407:0] s_img;
+    reg  [2:0] s_src;
+    reg  [1:0] s_buf;
     reg  [15:0] s_ulen;
+    reg  s_live;
     reg  p_load;
     reg  p_free;
-    reg  [1407:0] p_img;
+    reg  [2:0] p_src;
+    reg  [1:0] p_buf;
     reg  [15:0] p_ulen;
-    reg  [7:0] lastidx;
+    reg  [3:0] st_used;
+    reg  [3:0] p_used;
+    reg  [3:0] sx0;
+    reg  [3:0] px0;
+    reg  [3:0] sx1;
+    reg  [3:0] px1;
+    reg  [3:0] sx2;
+    reg  [3:0] px2;
+    reg  [3:0] sx3;
+    reg  [3:0] px3;
+    reg  [3:0] sx4;
+    reg  [3:0] px4;
+    reg  [1:0] rd_buf;
+    reg  [7:0] rd_beat;
+    reg  [8:0] raddr;
+    reg  [63:0] body;
+    reg  [63:0] hbeat;
+    reg  [15:0] lastidx;
     reg  [2:0] tail;
     reg  [7:0] lastkeep;
     reg  [15:0] total_len;
-    reg  [10:0] boff;
-    reg  [1407:0] frame;
+    reg  [8:0] boff;
     reg  [15:0] cs1;
     reg  [15:0] cs1c;
     reg  [15:0] cs1t;
@@ -275,145 +267,75 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cs5c;
     
     // Sub module instances
-    host_gen$r_t0_b0 r_t0_b0(
-        .d(r_t0_b0$d),
-        .q(r_t0_b0$q),
-        .clock(r_t0_b0$clock)
+    host_gen$cap0 cap0(
+        .clock(cap0$clock),
+        .data(cap0$data),
+        .keep(cap0$keep),
+        .valid(cap0$valid),
+        .last(cap0$last),
+        .used(cap0$used),
+        .lead_len(cap0$lead_len),
+        .pick(cap0$pick),
+        .pick_ulen(cap0$pick_ulen),
+        .pick_big(cap0$pick_big),
+        .raddr(cap0$raddr),
+        .rdata(cap0$rdata)
     );
-    host_gen$r_t0_b1 r_t0_b1(
-        .d(r_t0_b1$d),
-        .q(r_t0_b1$q),
-        .clock(r_t0_b1$clock)
+    host_gen$cap1 cap1(
+        .clock(cap1$clock),
+        .data(cap1$data),
+        .keep(cap1$keep),
+        .valid(cap1$valid),
+        .last(cap1$last),
+        .used(cap1$used),
+        .lead_len(cap1$lead_len),
+        .pick(cap1$pick),
+        .pick_ulen(cap1$pick_ulen),
+        .pick_big(cap1$pick_big),
+        .raddr(cap1$raddr),
+        .rdata(cap1$rdata)
     );
-    host_gen$r_t0_beat r_t0_beat(
-        .d(r_t0_beat$d),
-        .q(r_t0_beat$q),
-        .clock(r_t0_beat$clock)
+    host_gen$cap2 cap2(
+        .clock(cap2$clock),
+        .data(cap2$data),
+        .keep(cap2$keep),
+        .valid(cap2$valid),
+        .last(cap2$last),
+        .used(cap2$used),
+        .lead_len(cap2$lead_len),
+        .pick(cap2$pick),
+        .pick_ulen(cap2$pick_ulen),
+        .pick_big(cap2$pick_big),
+        .raddr(cap2$raddr),
+        .rdata(cap2$rdata)
     );
-    host_gen$r_t0_cur r_t0_cur(
-        .d(r_t0_cur$d),
-        .q(r_t0_cur$q),
-        .clock(r_t0_cur$clock)
+    host_gen$cap3 cap3(
+        .clock(cap3$clock),
+        .data(cap3$data),
+        .keep(cap3$keep),
+        .valid(cap3$valid),
+        .last(cap3$last),
+        .used(cap3$used),
+        .lead_len(cap3$lead_len),
+        .pick(cap3$pick),
+        .pick_ulen(cap3$pick_ulen),
+        .pick_big(cap3$pick_big),
+        .raddr(cap3$raddr),
+        .rdata(cap3$rdata)
     );
-    host_gen$r_t0_done r_t0_done(
-        .d(r_t0_done$d),
-        .q(r_t0_done$q),
-        .clock(r_t0_done$clock)
-    );
-    host_gen$r_t0_big0 r_t0_big0(
-        .d(r_t0_big0$d),
-        .q(r_t0_big0$q),
-        .clock(r_t0_big0$clock)
-    );
-    host_gen$r_t0_big1 r_t0_big1(
-        .d(r_t0_big1$d),
-        .q(r_t0_big1$q),
-        .clock(r_t0_big1$clock)
-    );
-    host_gen$r_t1_b0 r_t1_b0(
-        .d(r_t1_b0$d),
-        .q(r_t1_b0$q),
-        .clock(r_t1_b0$clock)
-    );
-    host_gen$r_t1_b1 r_t1_b1(
-        .d(r_t1_b1$d),
-        .q(r_t1_b1$q),
-        .clock(r_t1_b1$clock)
-    );
-    host_gen$r_t1_beat r_t1_beat(
-        .d(r_t1_beat$d),
-        .q(r_t1_beat$q),
-        .clock(r_t1_beat$clock)
-    );
-    host_gen$r_t1_cur r_t1_cur(
-        .d(r_t1_cur$d),
-        .q(r_t1_cur$q),
-        .clock(r_t1_cur$clock)
-    );
-    host_gen$r_t1_done r_t1_done(
-        .d(r_t1_done$d),
-        .q(r_t1_done$q),
-        .clock(r_t1_done$clock)
-    );
-    host_gen$r_t1_big0 r_t1_big0(
-        .d(r_t1_big0$d),
-        .q(r_t1_big0$q),
-        .clock(r_t1_big0$clock)
-    );
-    host_gen$r_t1_big1 r_t1_big1(
-        .d(r_t1_big1$d),
-        .q(r_t1_big1$q),
-        .clock(r_t1_big1$clock)
-    );
-    host_gen$r_t2_b0 r_t2_b0(
-        .d(r_t2_b0$d),
-        .q(r_t2_b0$q),
-        .clock(r_t2_b0$clock)
-    );
-    host_gen$r_t2_b1 r_t2_b1(
-        .d(r_t2_b1$d),
-        .q(r_t2_b1$q),
-        .clock(r_t2_b1$clock)
-    );
-    host_gen$r_t2_beat r_t2_beat(
-        .d(r_t2_beat$d),
-        .q(r_t2_beat$q),
-        .clock(r_t2_beat$clock)
-    );
-    host_gen$r_t2_cur r_t2_cur(
-        .d(r_t2_cur$d),
-        .q(r_t2_cur$q),
-        .clock(r_t2_cur$clock)
-    );
-    host_gen$r_t2_done r_t2_done(
-        .d(r_t2_done$d),
-        .q(r_t2_done$q),
-        .clock(r_t2_done$clock)
-    );
-    host_gen$r_t2_big0 r_t2_big0(
-        .d(r_t2_big0$d),
-        .q(r_t2_big0$q),
-        .clock(r_t2_big0$clock)
-    );
-    host_gen$r_t2_big1 r_t2_big1(
-        .d(r_t2_big1$d),
-        .q(r_t2_big1$q),
-        .clock(r_t2_big1$clock)
-    );
-    host_gen$r_t3_b0 r_t3_b0(
-        .d(r_t3_b0$d),
-        .q(r_t3_b0$q),
-        .clock(r_t3_b0$clock)
-    );
-    host_gen$r_t3_b1 r_t3_b1(
-        .d(r_t3_b1$d),
-        .q(r_t3_b1$q),
-        .clock(r_t3_b1$clock)
-    );
-    host_gen$r_t3_beat r_t3_beat(
-        .d(r_t3_beat$d),
-        .q(r_t3_beat$q),
-        .clock(r_t3_beat$clock)
-    );
-    host_gen$r_t3_cur r_t3_cur(
-        .d(r_t3_cur$d),
-        .q(r_t3_cur$q),
-        .clock(r_t3_cur$clock)
-    );
-    host_gen$r_t3_done r_t3_done(
-        .d(r_t3_done$d),
-        .q(r_t3_done$q),
-        .clock(r_t3_done$clock)
-    );
-    host_gen$r_t3_big0 r_t3_big0(
-        .d(r_t3_big0$d),
-        .q(r_t3_big0$q),
-        .clock(r_t3_big0$clock)
-    );
-    host_gen$r_t3_big1 r_t3_big1(
-        .d(r_t3_big1$d),
-        .q(r_t3_big1$q),
-        .clock(r_t3_big1$clock)
+    host_gen$cap4 cap4(
+        .clock(cap4$clock),
+        .data(cap4$data),
+        .keep(cap4$keep),
+        .valid(cap4$valid),
+        .last(cap4$last),
+        .used(cap4$used),
+        .lead_len(cap4$lead_len),
+        .pick(cap4$pick),
+        .pick_ulen(cap4$pick_ulen),
+        .pick_big(cap4$pick_big),
+        .raddr(cap4$raddr),
+        .rdata(cap4$rdata)
     );
     host_gen$r_streaming r_streaming(
         .d(r_streaming$d),
@@ -430,20 +352,39 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .q(r_lastidx$q),
         .clock(r_lastidx$clock)
     );
+    host_gen$beat16 beat16(
+        .narrow(beat16$narrow),
+        .wide(beat16$wide)
+    );
     host_gen$r_lastkeep r_lastkeep(
         .d(r_lastkeep$d),
         .q(r_lastkeep$q),
         .clock(r_lastkeep$clock)
     );
-    host_gen$r_img r_img(
-        .d(r_img$d),
-        .q(r_img$q),
-        .clock(r_img$clock)
-    );
     host_gen$r_ulen r_ulen(
         .d(r_ulen$d),
         .q(r_ulen$q),
         .clock(r_ulen$clock)
+    );
+    host_gen$r_src r_src(
+        .d(r_src$d),
+        .q(r_src$q),
+        .clock(r_src$clock)
+    );
+    host_gen$r_buf r_buf(
+        .d(r_buf$d),
+        .q(r_buf$q),
+        .clock(r_buf$clock)
+    );
+    host_gen$r_live r_live(
+        .d(r_live$d),
+        .q(r_live$q),
+        .clock(r_live$clock)
+    );
+    host_gen$r_ldata r_ldata(
+        .d(r_ldata$d),
+        .q(r_ldata$q),
+        .clock(r_ldata$clock)
     );
     host_gen$r_asrc r_asrc(
         .d(r_asrc$d),
@@ -470,51 +411,28 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .q(r_p_valid$q),
         .clock(r_p_valid$clock)
     );
-    host_gen$r_p_img r_p_img(
-        .d(r_p_img$d),
-        .q(r_p_img$q),
-        .clock(r_p_img$clock)
+    host_gen$r_p_src r_p_src(
+        .d(r_p_src$d),
+        .q(r_p_src$q),
+        .clock(r_p_src$clock)
+    );
+    host_gen$r_p_buf r_p_buf(
+        .d(r_p_buf$d),
+        .q(r_p_buf$q),
+        .clock(r_p_buf$clock)
     );
     host_gen$r_p_ulen r_p_ulen(
         .d(r_p_ulen$d),
         .q(r_p_ulen$q),
         .clock(r_p_ulen$clock)
     );
-    host_gen$rep0 rep0(
-        .data(rep0$data),
-        .keep(rep0$keep),
-        .out(rep0$out)
+    host_gen$rd_bufw rd_bufw(
+        .narrow(rd_bufw$narrow),
+        .wide(rd_bufw$wide)
     );
-    host_gen$bw0 bw0(
-        .narrow(bw0$narrow),
-        .wide(bw0$wide)
-    );
-    host_gen$rep1 rep1(
-        .data(rep1$data),
-        .keep(rep1$keep),
-        .out(rep1$out)
-    );
-    host_gen$bw1 bw1(
-        .narrow(bw1$narrow),
-        .wide(bw1$wide)
-    );
-    host_gen$rep2 rep2(
-        .data(rep2$data),
-        .keep(rep2$keep),
-        .out(rep2$out)
-    );
-    host_gen$bw2 bw2(
-        .narrow(bw2$narrow),
-        .wide(bw2$wide)
-    );
-    host_gen$rep3 rep3(
-        .data(rep3$data),
-        .keep(rep3$keep),
-        .out(rep3$out)
-    );
-    host_gen$bw3 bw3(
-        .narrow(bw3$narrow),
-        .wide(bw3$wide)
+    host_gen$rd_beatw rd_beatw(
+        .narrow(rd_beatw$narrow),
+        .wide(rd_beatw$wide)
     );
     host_gen$beatw beatw(
         .narrow(beatw$narrow),
@@ -544,299 +462,188 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     
     // Update code
     always @(*) begin
-        r_t0_b0$clock = clock;
-        r_t0_b1$clock = clock;
-        r_t0_beat$clock = clock;
-        r_t0_cur$clock = clock;
-        r_t0_done$clock = clock;
-        r_t0_big0$clock = clock;
-        r_t0_big1$clock = clock;
-        r_t1_b0$clock = clock;
-        r_t1_b1$clock = clock;
-        r_t1_beat$clock = clock;
-        r_t1_cur$clock = clock;
-        r_t1_done$clock = clock;
-        r_t1_big0$clock = clock;
-        r_t1_big1$clock = clock;
-        r_t2_b0$clock = clock;
-        r_t2_b1$clock = clock;
-        r_t2_beat$clock = clock;
-        r_t2_cur$clock = clock;
-        r_t2_done$clock = clock;
-        r_t2_big0$clock = clock;
-        r_t2_big1$clock = clock;
-        r_t3_b0$clock = clock;
-        r_t3_b1$clock = clock;
-        r_t3_beat$clock = clock;
-        r_t3_cur$clock = clock;
-        r_t3_done$clock = clock;
-        r_t3_big0$clock = clock;
-        r_t3_big1$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_lastidx$clock = clock;
         r_lastkeep$clock = clock;
-        r_img$clock = clock;
         r_ulen$clock = clock;
+        r_src$clock = clock;
+        r_buf$clock = clock;
+        r_live$clock = clock;
+        r_ldata$clock = clock;
         r_asrc$clock = clock;
         r_adst$clock = clock;
         r_asum$clock = clock;
         r_csum$clock = clock;
         r_p_valid$clock = clock;
-        r_p_img$clock = clock;
+        r_p_src$clock = clock;
+        r_p_buf$clock = clock;
         r_p_ulen$clock = clock;
-        r_t0_b0$d = r_t0_b0$q;
-        r_t0_b1$d = r_t0_b1$q;
-        r_t0_beat$d = r_t0_beat$q;
-        r_t0_cur$d = r_t0_cur$q;
-        r_t0_done$d = r_t0_done$q;
-        r_t0_big0$d = r_t0_big0$q;
-        r_t0_big1$d = r_t0_big1$q;
-        r_t1_b0$d = r_t1_b0$q;
-        r_t1_b1$d = r_t1_b1$q;
-        r_t1_beat$d = r_t1_beat$q;
-        r_t1_cur$d = r_t1_cur$q;
-        r_t1_done$d = r_t1_done$q;
-        r_t1_big0$d = r_t1_big0$q;
-        r_t1_big1$d = r_t1_big1$q;
-        r_t2_b0$d = r_t2_b0$q;
-        r_t2_b1$d = r_t2_b1$q;
-        r_t2_beat$d = r_t2_beat$q;
-        r_t2_cur$d = r_t2_cur$q;
-        r_t2_done$d = r_t2_done$q;
-        r_t2_big0$d = r_t2_big0$q;
-        r_t2_big1$d = r_t2_big1$q;
-        r_t3_b0$d = r_t3_b0$q;
-        r_t3_b1$d = r_t3_b1$q;
-        r_t3_beat$d = r_t3_beat$q;
-        r_t3_cur$d = r_t3_cur$q;
-        r_t3_done$d = r_t3_done$q;
-        r_t3_big0$d = r_t3_big0$q;
-        r_t3_big1$d = r_t3_big1$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_lastidx$d = r_lastidx$q;
         r_lastkeep$d = r_lastkeep$q;
-        r_img$d = r_img$q;
         r_ulen$d = r_ulen$q;
+        r_src$d = r_src$q;
+        r_buf$d = r_buf$q;
+        r_live$d = r_live$q;
+        r_ldata$d = r_ldata$q;
         r_asrc$d = r_asrc$q;
         r_adst$d = r_adst$q;
         r_asum$d = r_asum$q;
         r_csum$d = r_csum$q;
         r_p_valid$d = r_p_valid$q;
-        r_p_img$d = r_p_img$q;
+        r_p_src$d = r_p_src$q;
+        r_p_buf$d = r_p_buf$q;
         r_p_ulen$d = r_p_ulen$q;
-        rep0$data = t0_data;
-        rep0$keep = t0_keep;
-        bw0$narrow = r_t0_beat$q;
-        bm0 = k_lane0 << (bw0$wide << k6_11);
-        wd0 = rep0$out & bm0;
-        if (t0_valid) begin
-            if (r_t0_beat$q < k_beats) begin
-                if (r_t0_cur$q) begin
-                    r_t0_b1$d = (r_t0_b1$q & ~bm0) | wd0;
-                end
-                else begin
-                    r_t0_b0$d = (r_t0_b0$q & ~bm0) | wd0;
-                end
-            end
-            if (r_t0_beat$q == k0_8) begin
-                if (r_t0_cur$q) begin
-                    r_t0_big1$d = 1'b0;
-                end
-                else begin
-                    r_t0_big0$d = 1'b0;
-                end
-            end
-            if (r_t0_beat$q >= k_beats) begin
-                if (r_t0_cur$q) begin
-                    r_t0_big1$d = 1'b1;
-                end
-                else begin
-                    r_t0_big0$d = 1'b1;
-                end
-            end
-            if (t0_last) begin
-                r_t0_done$d = r_t0_cur$q;
-                r_t0_cur$d = ~r_t0_cur$q;
-                r_t0_beat$d = k0_8;
-            end
-            else if (r_t0_beat$q != k_sat8) begin
-                r_t0_beat$d = r_t0_beat$q + k1_8;
-            end
-        end
-        rep1$data = t1_data;
-        rep1$keep = t1_keep;
-        bw1$narrow = r_t1_beat$q;
-        bm1 = k_lane0 << (bw1$wide << k6_11);
-        wd1 = rep1$out & bm1;
-        if (t1_valid) begin
-            if (r_t1_beat$q < k_beats) begin
-                if (r_t1_cur$q) begin
-                    r_t1_b1$d = (r_t1_b1$q & ~bm1) | wd1;
-                end
-                else begin
-                    r_t1_b0$d = (r_t1_b0$q & ~bm1) | wd1;
-                end
-            end
-            if (r_t1_beat$q == k0_8) begin
-                if (r_t1_cur$q) begin
-                    r_t1_big1$d = 1'b0;
-                end
-                else begin
-                    r_t1_big0$d = 1'b0;
-                end
-            end
-            if (r_t1_beat$q >= k_beats) begin
-                if (r_t1_cur$q) begin
-                    r_t1_big1$d = 1'b1;
-                end
-                else begin
-                    r_t1_big0$d = 1'b1;
-                end
-            end
-            if (t1_last) begin
-                r_t1_done$d = r_t1_cur$q;
-                r_t1_cur$d = ~r_t1_cur$q;
-                r_t1_beat$d = k0_8;
-            end
-            else if (r_t1_beat$q != k_sat8) begin
-                r_t1_beat$d = r_t1_beat$q + k1_8;
-            end
-        end
-        rep2$data = t2_data;
-        rep2$keep = t2_keep;
-        bw2$narrow = r_t2_beat$q;
-        bm2 = k_lane0 << (bw2$wide << k6_11);
-        wd2 = rep2$out & bm2;
-        if (t2_valid) begin
-            if (r_t2_beat$q < k_beats) begin
-                if (r_t2_cur$q) begin
-                    r_t2_b1$d = (r_t2_b1$q & ~bm2) | wd2;
-                end
-                else begin
-                    r_t2_b0$d = (r_t2_b0$q & ~bm2) | wd2;
-                end
-            end
-            if (r_t2_beat$q == k0_8) begin
-                if (r_t2_cur$q) begin
-                    r_t2_big1$d = 1'b0;
-                end
-                else begin
-                    r_t2_big0$d = 1'b0;
-                end
-            end
-            if (r_t2_beat$q >= k_beats) begin
-                if (r_t2_cur$q) begin
-                    r_t2_big1$d = 1'b1;
-                end
-                else begin
-                    r_t2_big0$d = 1'b1;
-                end
-            end
-            if (t2_last) begin
-                r_t2_done$d = r_t2_cur$q;
-                r_t2_cur$d = ~r_t2_cur$q;
-                r_t2_beat$d = k0_8;
-            end
-            else if (r_t2_beat$q != k_sat8) begin
-                r_t2_beat$d = r_t2_beat$q + k1_8;
-            end
-        end
-        rep3$data = t3_data;
-        rep3$keep = t3_keep;
-        bw3$narrow = r_t3_beat$q;
-        bm3 = k_lane0 << (bw3$wide << k6_11);
-        wd3 = rep3$out & bm3;
-        if (t3_valid) begin
-            if (r_t3_beat$q < k_beats) begin
-                if (r_t3_cur$q) begin
-                    r_t3_b1$d = (r_t3_b1$q & ~bm3) | wd3;
-                end
-                else begin
-                    r_t3_b0$d = (r_t3_b0$q & ~bm3) | wd3;
-                end
-            end
-            if (r_t3_beat$q == k0_8) begin
-                if (r_t3_cur$q) begin
-                    r_t3_big1$d = 1'b0;
-                end
-                else begin
-                    r_t3_big0$d = 1'b0;
-                end
-            end
-            if (r_t3_beat$q >= k_beats) begin
-                if (r_t3_cur$q) begin
-                    r_t3_big1$d = 1'b1;
-                end
-                else begin
-                    r_t3_big0$d = 1'b1;
-                end
-            end
-            if (t3_last) begin
-                r_t3_done$d = r_t3_cur$q;
-                r_t3_cur$d = ~r_t3_cur$q;
-                r_t3_beat$d = k0_8;
-            end
-            else if (r_t3_beat$q != k_sat8) begin
-                r_t3_beat$d = r_t3_beat$q + k1_8;
-            end
-        end
-        if (rx_port == k0_2) begin
-            if (r_t0_done$q) begin
-                rx_img = r_t0_b1$q;
-                rx_big = r_t0_big1$q;
-            end
-            else begin
-                rx_img = r_t0_b0$q;
-                rx_big = r_t0_big0$q;
-            end
-        end
-        else if (rx_port == k1_2) begin
-            if (r_t1_done$q) begin
-                rx_img = r_t1_b1$q;
-                rx_big = r_t1_big1$q;
-            end
-            else begin
-                rx_img = r_t1_b0$q;
-                rx_big = r_t1_big0$q;
-            end
-        end
-        else if (rx_port == k2_2) begin
-            if (r_t2_done$q) begin
-                rx_img = r_t2_b1$q;
-                rx_big = r_t2_big1$q;
-            end
-            else begin
-                rx_img = r_t2_b0$q;
-                rx_big = r_t2_big0$q;
-            end
+        cap0$clock = clock;
+        cap1$clock = clock;
+        cap2$clock = clock;
+        cap3$clock = clock;
+        cap4$clock = clock;
+        cap0$data = t0_data;
+        cap0$keep = t0_keep;
+        cap0$valid = t0_valid;
+        cap0$last = t0_last;
+        cap1$data = t1_data;
+        cap1$keep = t1_keep;
+        cap1$valid = t1_valid;
+        cap1$last = t1_last;
+        cap2$data = t2_data;
+        cap2$keep = t2_keep;
+        cap2$valid = t2_valid;
+        cap2$last = t2_last;
+        cap3$data = t3_data;
+        cap3$keep = t3_keep;
+        cap3$valid = t3_valid;
+        cap3$last = t3_last;
+        cap4$data = l_data;
+        cap4$keep = l_keep;
+        cap4$valid = l_valid;
+        cap4$last = l_last;
+        cap0$lead_len = lead_len;
+        cap1$lead_len = lead_len;
+        cap2$lead_len = lead_len;
+        cap3$lead_len = lead_len;
+        cap4$lead_len = lead_len;
+        r_ldata$d = l_data;
+        if (r_streaming$q) begin
+            st_used = k1_4 << r_buf$q;
         end
         else begin
-            if (r_t3_done$q) begin
-                rx_img = r_t3_b1$q;
-                rx_big = r_t3_big1$q;
-            end
-            else begin
-                rx_img = r_t3_b0$q;
-                rx_big = r_t3_big0$q;
-            end
+            st_used = k0_4;
         end
-        rx_ulen_le = rx_img[(o_udp_len)+:(16)];
-        rx_ulen = (rx_ulen_le << k8_16) | (rx_ulen_le >> k8_16);
+        if (r_p_valid$q) begin
+            p_used = k1_4 << r_p_buf$q;
+        end
+        else begin
+            p_used = k0_4;
+        end
+        if (r_src$q == k0_3s) begin
+            sx0 = st_used;
+        end
+        else begin
+            sx0 = k0_4;
+        end
+        if (r_p_src$q == k0_3s) begin
+            px0 = p_used;
+        end
+        else begin
+            px0 = k0_4;
+        end
+        cap0$used = sx0 | px0;
+        if (r_src$q == k1_3s) begin
+            sx1 = st_used;
+        end
+        else begin
+            sx1 = k0_4;
+        end
+        if (r_p_src$q == k1_3s) begin
+            px1 = p_used;
+        end
+        else begin
+            px1 = k0_4;
+        end
+        cap1$used = sx1 | px1;
+        if (r_src$q == k2_3s) begin
+            sx2 = st_used;
+        end
+        else begin
+            sx2 = k0_4;
+        end
+        if (r_p_src$q == k2_3s) begin
+            px2 = p_used;
+        end
+        else begin
+            px2 = k0_4;
+        end
+        cap2$used = sx2 | px2;
+        if (r_src$q == k3_3s) begin
+            sx3 = st_used;
+        end
+        else begin
+            sx3 = k0_4;
+        end
+        if (r_p_src$q == k3_3s) begin
+            px3 = p_used;
+        end
+        else begin
+            px3 = k0_4;
+        end
+        cap3$used = sx3 | px3;
+        if (r_src$q == k_lead) begin
+            sx4 = st_used;
+        end
+        else begin
+            sx4 = k0_4;
+        end
+        if (r_p_src$q == k_lead) begin
+            px4 = p_used;
+        end
+        else begin
+            px4 = k0_4;
+        end
+        cap4$used = sx4 | px4;
+        if (rx_port == k0_2) begin
+            rx_buf = cap0$pick;
+            rx_ulen = cap0$pick_ulen;
+            rx_big = cap0$pick_big;
+            rx_src = k0_3s;
+        end
+        else if (rx_port == k1_2) begin
+            rx_buf = cap1$pick;
+            rx_ulen = cap1$pick_ulen;
+            rx_big = cap1$pick_big;
+            rx_src = k1_3s;
+        end
+        else if (rx_port == k2_2) begin
+            rx_buf = cap2$pick;
+            rx_ulen = cap2$pick_ulen;
+            rx_big = cap2$pick_big;
+            rx_src = k2_3s;
+        end
+        else begin
+            rx_buf = cap3$pick;
+            rx_ulen = cap3$pick_ulen;
+            rx_big = cap3$pick_big;
+            rx_src = k3_3s;
+        end
         rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
-        lead_ulen = lead_len - k_udp_off;
-        lead_ok = lead_load && (lead_len >= k_min_len) && (lead_len <= k_max_len);
-        last_beat = r_streaming$q && (r_beat$q == r_lastidx$q);
+        lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
+        beat16$narrow = r_beat$q;
+        last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
         can_start = ~r_streaming$q || last_beat;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
-        s_img = r_p_img$q;
+        s_src = r_p_src$q;
+        s_buf = r_p_buf$q;
         s_ulen = r_p_ulen$q;
+        s_live = 1'b0;
         p_load = 1'b0;
         p_free = 1'b0;
-        p_img = lead_img;
-        p_ulen = lead_ulen;
+        p_src = k_lead;
+        p_buf = cap4$pick;
+        p_ulen = cap4$pick_ulen;
         if (can_start) begin
             if (r_p_valid$q) begin
                 start = 1'b1;
@@ -848,7 +655,8 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
                 end
                 else if (rx_ok) begin
                     p_load = 1'b1;
-                    p_img = rx_img;
+                    p_src = rx_src;
+                    p_buf = rx_buf;
                     p_ulen = rx_ulen;
                 end
                 else begin
@@ -857,17 +665,21 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
             end
             else if (lead_ok) begin
                 start = 1'b1;
-                s_img = lead_img;
-                s_ulen = lead_ulen;
+                s_src = k_lead;
+                s_buf = cap4$pick;
+                s_ulen = cap4$pick_ulen;
+                s_live = 1'b1;
                 if (rx_ok) begin
                     p_load = 1'b1;
-                    p_img = rx_img;
+                    p_src = rx_src;
+                    p_buf = rx_buf;
                     p_ulen = rx_ulen;
                 end
             end
             else if (rx_ok) begin
                 start = 1'b1;
-                s_img = rx_img;
+                s_src = rx_src;
+                s_buf = rx_buf;
                 s_ulen = rx_ulen;
             end
         end
@@ -884,19 +696,21 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         end
         else if (rx_ok) begin
             p_load = 1'b1;
-            p_img = rx_img;
+            p_src = rx_src;
+            p_buf = rx_buf;
             p_ulen = rx_ulen;
         end
         if (p_load) begin
             r_p_valid$d = 1'b1;
-            r_p_img$d = p_img;
+            r_p_src$d = p_src;
+            r_p_buf$d = p_buf;
             r_p_ulen$d = p_ulen;
         end
         else if (p_free) begin
             r_p_valid$d = 1'b0;
         end
         busy = r_streaming$q || r_p_valid$q;
-        lastidx = (s_ulen[(32'h0)+:(8)] + k_lastidx) >> k3_8;
+        lastidx = (s_ulen + k_lastidx) >> k3_16;
         tail = s_ulen[(32'h0)+:(3)] + k_tail;
         if (tail == k0_3) begin
             lastkeep = k_ff8;
@@ -909,14 +723,50 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
             r_beat$d = k0_8;
             r_lastidx$d = lastidx;
             r_lastkeep$d = lastkeep;
-            r_img$d = s_img;
             r_ulen$d = s_ulen;
+            r_src$d = s_src;
+            r_buf$d = s_buf;
+            r_live$d = s_live;
         end
         else if (last_beat) begin
             r_streaming$d = 1'b0;
         end
         else if (r_streaming$q) begin
             r_beat$d = r_beat$q + k1_8;
+        end
+        if (start) begin
+            rd_buf = s_buf;
+            rd_beat = k0_8;
+        end
+        else begin
+            rd_buf = r_buf$q;
+            rd_beat = r_beat$q + k1_8;
+        end
+        rd_bufw$narrow = rd_buf;
+        rd_beatw$narrow = rd_beat;
+        raddr = (rd_bufw$wide << k7_9) + rd_beatw$wide;
+        cap0$raddr = raddr;
+        cap1$raddr = raddr;
+        cap2$raddr = raddr;
+        cap3$raddr = raddr;
+        cap4$raddr = raddr;
+        if (r_live$q) begin
+            body = r_ldata$q;
+        end
+        else if (r_src$q == k0_3s) begin
+            body = cap0$rdata;
+        end
+        else if (r_src$q == k1_3s) begin
+            body = cap1$rdata;
+        end
+        else if (r_src$q == k2_3s) begin
+            body = cap2$rdata;
+        end
+        else if (r_src$q == k3_3s) begin
+            body = cap3$rdata;
+        end
+        else begin
+            body = cap4$rdata;
         end
         cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
         if (cs1 < src_ip[(32'h0)+:(16)]) begin
@@ -977,10 +827,23 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         hdr$udp_len = r_ulen$q;
         hdr$ttl = ttl;
         xh$narrow = hdr$out;
-        frame = xh$wide | (r_img$q & k_paymask);
         beatw$narrow = r_beat$q;
-        boff = beatw$wide << k6_11;
-        h_data = frame[(boff)+:(64)];
+        boff = beatw$wide << k6_9;
+        if (beatw$wide < k_hdr_beats) begin
+            hbeat = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            hbeat = k0_64;
+        end
+        if (r_beat$q < k_mixed_beat) begin
+            h_data = hbeat;
+        end
+        else if (r_beat$q == k_mixed_beat) begin
+            h_data = hbeat | (body & k_mixed_mask);
+        end
+        else begin
+            h_data = body & k_ones64;
+        end
         h_valid = r_streaming$q;
         h_last = last_beat;
         if (last_beat) begin
@@ -994,59 +857,2086 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
 endmodule // host_gen
 
 
+module host_gen$beat16(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // host_gen$beat16
+
+
 module host_gen$beatw(narrow,wide);
     
     // Module arguments
     input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
+    always @(*) wide = {1'd0, narrow};
 endmodule // host_gen$beatw
 
 
-module host_gen$bw0(narrow,wide);
+module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
     
-    // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // host_gen$bw0
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    host_gen$cap0$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    host_gen$cap0$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    host_gen$cap0$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    host_gen$cap0$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    host_gen$cap0$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    host_gen$cap0$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    host_gen$cap0$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    host_gen$cap0$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    host_gen$cap0$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    host_gen$cap0$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    host_gen$cap0$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // host_gen$cap0
 
 
-module host_gen$bw1(narrow,wide);
+module host_gen$cap0$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // host_gen$bw1
+    always @(*) wide = {2'd0, narrow};
+endmodule // host_gen$cap0$beatw
 
 
-module host_gen$bw2(narrow,wide);
+module host_gen$cap0$curw(narrow,wide);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // host_gen$bw2
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$cap0$curw
 
 
-module host_gen$bw3(narrow,wide);
+module host_gen$cap0$kmask(keep,out);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // host_gen$bw3
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // host_gen$cap0$kmask
+
+
+module host_gen$cap0$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_beat
+
+
+module host_gen$cap0$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_big
+
+
+module host_gen$cap0$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_cur
+
+
+module host_gen$cap0$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_done
+
+
+module host_gen$cap0$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_done_big
+
+
+module host_gen$cap0$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_done_ulen
+
+
+module host_gen$cap0$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_ulen
+
+
+module host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // host_gen$cap0$ram
+
+
+module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    host_gen$cap1$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    host_gen$cap1$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    host_gen$cap1$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    host_gen$cap1$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    host_gen$cap1$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    host_gen$cap1$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    host_gen$cap1$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    host_gen$cap1$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    host_gen$cap1$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    host_gen$cap1$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    host_gen$cap1$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // host_gen$cap1
+
+
+module host_gen$cap1$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // host_gen$cap1$beatw
+
+
+module host_gen$cap1$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$cap1$curw
+
+
+module host_gen$cap1$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // host_gen$cap1$kmask
+
+
+module host_gen$cap1$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_beat
+
+
+module host_gen$cap1$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_big
+
+
+module host_gen$cap1$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_cur
+
+
+module host_gen$cap1$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_done
+
+
+module host_gen$cap1$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_done_big
+
+
+module host_gen$cap1$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_done_ulen
+
+
+module host_gen$cap1$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_ulen
+
+
+module host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // host_gen$cap1$ram
+
+
+module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    host_gen$cap2$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    host_gen$cap2$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    host_gen$cap2$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    host_gen$cap2$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    host_gen$cap2$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    host_gen$cap2$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    host_gen$cap2$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    host_gen$cap2$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    host_gen$cap2$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    host_gen$cap2$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    host_gen$cap2$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // host_gen$cap2
+
+
+module host_gen$cap2$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // host_gen$cap2$beatw
+
+
+module host_gen$cap2$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$cap2$curw
+
+
+module host_gen$cap2$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // host_gen$cap2$kmask
+
+
+module host_gen$cap2$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_beat
+
+
+module host_gen$cap2$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_big
+
+
+module host_gen$cap2$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_cur
+
+
+module host_gen$cap2$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_done
+
+
+module host_gen$cap2$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_done_big
+
+
+module host_gen$cap2$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_done_ulen
+
+
+module host_gen$cap2$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_ulen
+
+
+module host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // host_gen$cap2$ram
+
+
+module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    host_gen$cap3$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    host_gen$cap3$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    host_gen$cap3$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    host_gen$cap3$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    host_gen$cap3$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    host_gen$cap3$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    host_gen$cap3$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    host_gen$cap3$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    host_gen$cap3$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    host_gen$cap3$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    host_gen$cap3$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // host_gen$cap3
+
+
+module host_gen$cap3$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // host_gen$cap3$beatw
+
+
+module host_gen$cap3$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$cap3$curw
+
+
+module host_gen$cap3$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // host_gen$cap3$kmask
+
+
+module host_gen$cap3$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_beat
+
+
+module host_gen$cap3$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_big
+
+
+module host_gen$cap3$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_cur
+
+
+module host_gen$cap3$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_done
+
+
+module host_gen$cap3$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_done_big
+
+
+module host_gen$cap3$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_done_ulen
+
+
+module host_gen$cap3$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_ulen
+
+
+module host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // host_gen$cap3$ram
+
+
+module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b1;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    host_gen$cap4$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    host_gen$cap4$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    host_gen$cap4$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    host_gen$cap4$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    host_gen$cap4$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    host_gen$cap4$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    host_gen$cap4$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    host_gen$cap4$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    host_gen$cap4$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    host_gen$cap4$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    host_gen$cap4$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // host_gen$cap4
+
+
+module host_gen$cap4$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // host_gen$cap4$beatw
+
+
+module host_gen$cap4$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$cap4$curw
+
+
+module host_gen$cap4$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // host_gen$cap4$kmask
+
+
+module host_gen$cap4$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_beat
+
+
+module host_gen$cap4$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_big
+
+
+module host_gen$cap4$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_cur
+
+
+module host_gen$cap4$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_done
+
+
+module host_gen$cap4$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_done_big
+
+
+module host_gen$cap4$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_done_ulen
+
+
+module host_gen$cap4$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_ulen
+
+
+module host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // host_gen$cap4$ram
 
 
 module host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,ttl,out);
@@ -1145,6 +3035,25 @@ module host_gen$r_beat(d,q,clock);
 endmodule // host_gen$r_beat
 
 
+module host_gen$r_buf(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_buf
+
+
 module host_gen$r_csum(d,q,clock);
     
     // Module arguments
@@ -1164,35 +3073,16 @@ module host_gen$r_csum(d,q,clock);
 endmodule // host_gen$r_csum
 
 
-module host_gen$r_img(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_img
-
-
 module host_gen$r_lastidx(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
@@ -1221,23 +3111,80 @@ module host_gen$r_lastkeep(d,q,clock);
 endmodule // host_gen$r_lastkeep
 
 
-module host_gen$r_p_img(d,q,clock);
+module host_gen$r_ldata(d,q,clock);
     
     // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1408'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // host_gen$r_p_img
+endmodule // host_gen$r_ldata
+
+
+module host_gen$r_live(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_live
+
+
+module host_gen$r_p_buf(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_p_buf
+
+
+module host_gen$r_p_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_p_src
 
 
 module host_gen$r_p_ulen(d,q,clock);
@@ -1278,6 +3225,25 @@ module host_gen$r_p_valid(d,q,clock);
 endmodule // host_gen$r_p_valid
 
 
+module host_gen$r_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_src
+
+
 module host_gen$r_streaming(d,q,clock);
     
     // Module arguments
@@ -1295,538 +3261,6 @@ module host_gen$r_streaming(d,q,clock);
     end
           
 endmodule // host_gen$r_streaming
-
-
-module host_gen$r_t0_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_b0
-
-
-module host_gen$r_t0_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_b1
-
-
-module host_gen$r_t0_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_beat
-
-
-module host_gen$r_t0_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_big0
-
-
-module host_gen$r_t0_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_big1
-
-
-module host_gen$r_t0_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_cur
-
-
-module host_gen$r_t0_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t0_done
-
-
-module host_gen$r_t1_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_b0
-
-
-module host_gen$r_t1_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_b1
-
-
-module host_gen$r_t1_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_beat
-
-
-module host_gen$r_t1_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_big0
-
-
-module host_gen$r_t1_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_big1
-
-
-module host_gen$r_t1_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_cur
-
-
-module host_gen$r_t1_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t1_done
-
-
-module host_gen$r_t2_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_b0
-
-
-module host_gen$r_t2_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_b1
-
-
-module host_gen$r_t2_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_beat
-
-
-module host_gen$r_t2_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_big0
-
-
-module host_gen$r_t2_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_big1
-
-
-module host_gen$r_t2_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_cur
-
-
-module host_gen$r_t2_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t2_done
-
-
-module host_gen$r_t3_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_b0
-
-
-module host_gen$r_t3_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_b1
-
-
-module host_gen$r_t3_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_beat
-
-
-module host_gen$r_t3_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_big0
-
-
-module host_gen$r_t3_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_big1
-
-
-module host_gen$r_t3_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_cur
-
-
-module host_gen$r_t3_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // host_gen$r_t3_done
 
 
 module host_gen$r_ulen(d,q,clock);
@@ -1848,52 +3282,26 @@ module host_gen$r_ulen(d,q,clock);
 endmodule // host_gen$r_ulen
 
 
-module host_gen$rep0(data,keep,out);
+module host_gen$rd_beatw(narrow,wide);
     
     // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
+    input wire  [7:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // host_gen$rep0
+    always @(*) wide = {1'd0, narrow};
+endmodule // host_gen$rd_beatw
 
 
-module host_gen$rep1(data,keep,out);
+module host_gen$rd_bufw(narrow,wide);
     
     // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // host_gen$rep1
-
-
-module host_gen$rep2(data,keep,out);
-    
-    // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // host_gen$rep2
-
-
-module host_gen$rep3(data,keep,out);
-    
-    // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // host_gen$rep3
+    always @(*) wide = {7'd0, narrow};
+endmodule // host_gen$rd_bufw
 
 
 module host_gen$ttlw(narrow,wide);
@@ -1911,8 +3319,8 @@ module host_gen$xh(narrow,wide);
     
     // Module arguments
     input wire  [335:0] narrow;
-    output reg  [1407:0] wide;
+    output reg  [383:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1072'd0, narrow};
+    always @(*) wide = {48'd0, narrow};
 endmodule // host_gen$xh

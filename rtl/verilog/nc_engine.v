@@ -90,7 +90,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [63:0] ok_seq;
     output reg  [63:0] ok_instance;
     output reg  [7:0] ok_index;
-    output reg  [63:0] ok_payload;
+    output reg  [1023:0] ok_payload;
     output reg  [7:0] ok_len;
     output reg  [31:0] cfg_node_id;
     output reg  [31:0] cfg_node_count;
@@ -178,7 +178,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] core$cl_len;
     reg  [31:0] core$cl_client;
     reg  [63:0] core$cl_seq;
-    reg  [63:0] core$cl_payload;
+    reg  [1023:0] core$cl_payload;
     reg  core$drop_reply_ok;
     reg  core$drop_reply_nl;
     reg  core$drop_host;
@@ -222,7 +222,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [63:0] core$ok_seq;
     wire  [63:0] core$ok_instance;
     wire  [7:0] core$ok_index;
-    wire  [63:0] core$ok_payload;
+    wire  [1023:0] core$ok_payload;
     wire  [7:0] core$ok_len;
     wire  [47:0] core$ok_mac;
     wire  [31:0] core$ok_ip;
@@ -266,7 +266,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] decide_gen$e_client;
     reg  [63:0] decide_gen$e_seq;
     reg  [7:0] decide_gen$e_len;
-    reg  [63:0] decide_gen$e_payload;
+    reg  [1023:0] decide_gen$e_payload;
     reg  [7:0] decide_gen$sender;
     reg  [31:0] decide_gen$cluster;
     reg  [7:0] decide_gen$trees;
@@ -298,8 +298,16 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$overrun;
     wire  decide_gen$ready;
     wire  decide_gen$h_load;
-    wire  [1407:0] decide_gen$h_img;
+    wire  decide_gen$h_valid;
     wire  [15:0] decide_gen$h_len;
+    reg  req_cap$clock;
+    reg  [63:0] req_cap$s_data;
+    reg  req_cap$s_valid;
+    reg  req_cap$s_last;
+    wire  [1023:0] req_cap$payload;
+    reg  [1023:0] hc_req_full$d;
+    wire  [1023:0] hc_req_full$q;
+    reg  hc_req_full$clock;
     reg  host_gen$clock;
     reg  [63:0] host_gen$t0_data;
     reg  [7:0] host_gen$t0_keep;
@@ -317,10 +325,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [7:0] host_gen$t3_keep;
     reg  host_gen$t3_valid;
     reg  host_gen$t3_last;
+    reg  [63:0] host_gen$l_data;
+    reg  [7:0] host_gen$l_keep;
+    reg  host_gen$l_valid;
+    reg  host_gen$l_last;
     reg  host_gen$rx_deliver;
     reg  [1:0] host_gen$rx_port;
     reg  host_gen$lead_load;
-    reg  [1407:0] host_gen$lead_img;
     reg  [15:0] host_gen$lead_len;
     reg  [47:0] host_gen$src_mac;
     reg  [31:0] host_gen$src_ip;
@@ -912,8 +923,20 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .overrun(decide_gen$overrun),
         .ready(decide_gen$ready),
         .h_load(decide_gen$h_load),
-        .h_img(decide_gen$h_img),
+        .h_valid(decide_gen$h_valid),
         .h_len(decide_gen$h_len)
+    );
+    nc_engine$req_cap req_cap(
+        .clock(req_cap$clock),
+        .s_data(req_cap$s_data),
+        .s_valid(req_cap$s_valid),
+        .s_last(req_cap$s_last),
+        .payload(req_cap$payload)
+    );
+    nc_engine$hc_req_full hc_req_full(
+        .d(hc_req_full$d),
+        .q(hc_req_full$q),
+        .clock(hc_req_full$clock)
     );
     nc_engine$host_gen host_gen(
         .clock(host_gen$clock),
@@ -933,10 +956,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .t3_keep(host_gen$t3_keep),
         .t3_valid(host_gen$t3_valid),
         .t3_last(host_gen$t3_last),
+        .l_data(host_gen$l_data),
+        .l_keep(host_gen$l_keep),
+        .l_valid(host_gen$l_valid),
+        .l_last(host_gen$l_last),
         .rx_deliver(host_gen$rx_deliver),
         .rx_port(host_gen$rx_port),
         .lead_load(host_gen$lead_load),
-        .lead_img(host_gen$lead_img),
         .lead_len(host_gen$lead_len),
         .src_mac(host_gen$src_mac),
         .src_ip(host_gen$src_ip),
@@ -1576,6 +1602,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p2$clock = clock;
         p3$clock = clock;
         pc$clock = clock;
+        req_cap$clock = clock;
         h0_valid$clock = clock;
         h1_valid$clock = clock;
         h2_valid$clock = clock;
@@ -1656,6 +1683,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_req_seq$clock = clock;
         hc_req_len$clock = clock;
         hc_req_payload$clock = clock;
+        hc_req_full$clock = clock;
         hc_frame_len$clock = clock;
         hc_eth_src$clock = clock;
         hc_eth_dst$clock = clock;
@@ -1741,6 +1769,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_req_seq$d = hc_req_seq$q;
         hc_req_len$d = hc_req_len$q;
         hc_req_payload$d = hc_req_payload$q;
+        hc_req_full$d = hc_req_full$q;
         hc_frame_len$d = hc_frame_len$q;
         hc_eth_src$d = hc_eth_src$q;
         hc_eth_dst$d = hc_eth_dst$q;
@@ -1787,6 +1816,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p3$port = core$cfg_decide_port[(32'h0)+:(16)];
         p3$client_mode = 1'b0;
         pc$s_data = c_data;
+        req_cap$s_data = c_data;
+        req_cap$s_valid = c_valid;
+        req_cap$s_last = c_last;
         pc$s_keep = c_keep;
         pc$s_valid = c_valid;
         pc$s_last = c_last;
@@ -1904,6 +1936,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             hc_req_seq$d = pc$req_seq;
             hc_req_len$d = pc$req_len;
             hc_req_payload$d = pc$req_payload;
+            hc_req_full$d = req_cap$payload;
             hc_frame_len$d = pc$frame_len;
             hc_eth_src$d = pc$eth_src;
             hc_eth_dst$d = pc$eth_dst;
@@ -1917,7 +1950,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         core$cl_client = hc_client$q;
         core$cl_seq = hc_req_seq$q;
         core$cl_len = hc_req_len$q;
-        core$cl_payload = hc_req_payload$q;
+        core$cl_payload = hc_req_full$q;
         core$cl_mac = hc_eth_src$q;
         core$cl_ip = hc_ip_src$q;
         core$cl_port = hc_udp_src$q;
@@ -2079,8 +2112,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$rx_deliver = core$rx_deliver;
         host_gen$rx_port = rx_port;
         host_gen$lead_load = decide_gen$h_load;
-        host_gen$lead_img = decide_gen$h_img;
         host_gen$lead_len = decide_gen$h_len;
+        host_gen$l_data = decide_gen$m0_data;
+        host_gen$l_keep = decide_gen$m0_keep;
+        host_gen$l_valid = decide_gen$h_valid;
+        host_gen$l_last = decide_gen$m0_last;
         host_gen$src_mac = src_mac$out;
         host_gen$src_ip = core$cfg_src_ip;
         host_gen$src_port = core$cfg_decide_port[(32'h0)+:(16)];
@@ -2228,7 +2264,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     input wire  [15:0] cl_len;
     input wire  [31:0] cl_client;
     input wire  [63:0] cl_seq;
-    input wire  [63:0] cl_payload;
+    input wire  [1023:0] cl_payload;
     input wire  drop_reply_ok;
     input wire  drop_reply_nl;
     input wire  drop_host;
@@ -2272,7 +2308,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [63:0] ok_seq;
     output reg  [63:0] ok_instance;
     output reg  [7:0] ok_index;
-    output reg  [63:0] ok_payload;
+    output reg  [1023:0] ok_payload;
     output reg  [7:0] ok_len;
     output reg  [47:0] ok_mac;
     output reg  [31:0] ok_ip;
@@ -2417,7 +2453,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [31:0] fifo$push_client;
     reg  [63:0] fifo$push_seq;
     reg  [7:0] fifo$push_len;
-    reg  [63:0] fifo$push_payload;
+    reg  [1023:0] fifo$push_payload;
     reg  [47:0] fifo$push_mac;
     reg  [31:0] fifo$push_ip;
     reg  [15:0] fifo$push_port;
@@ -2428,7 +2464,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] fifo$out_client;
     wire  [63:0] fifo$out_seq;
     wire  [7:0] fifo$out_len;
-    wire  [63:0] fifo$out_payload;
+    wire  [1023:0] fifo$out_payload;
     wire  [47:0] fifo$out_mac;
     wire  [31:0] fifo$out_ip;
     wire  [15:0] fifo$out_port;
@@ -3160,7 +3196,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     localparam  k_ctrl_clear = 32'h10;
     localparam  k_ctrl_undef = 32'hffffffe0;
     localparam  k_overhead = 16'h58;
-    localparam  k_max_payload = 16'h8;
+    localparam  k_max_payload = 16'h80;
     localparam  k_st_leader = 32'h1;
     localparam  k_st_active = 32'h4;
     localparam  k_st_fault = 32'h8;
@@ -4196,7 +4232,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [31:0] push_client;
     input wire  [63:0] push_seq;
     input wire  [7:0] push_len;
-    input wire  [63:0] push_payload;
+    input wire  [1023:0] push_payload;
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
@@ -4207,7 +4243,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
     output reg  [7:0] out_len;
-    output reg  [63:0] out_payload;
+    output reg  [1023:0] out_payload;
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
@@ -4241,10 +4277,10 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  ram_len$write_enable;
     reg  [5:0] ram_payload$read_address;
     reg  ram_payload$read_clock;
-    wire  [63:0] ram_payload$read_data;
+    wire  [1023:0] ram_payload$read_data;
     reg  [5:0] ram_payload$write_address;
     reg  ram_payload$write_clock;
-    reg  [63:0] ram_payload$write_data;
+    reg  [1023:0] ram_payload$write_data;
     reg  ram_payload$write_enable;
     reg  [5:0] ram_mac$read_address;
     reg  ram_mac$read_clock;
@@ -4297,8 +4333,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  [7:0] w_len$d;
     wire  [7:0] w_len$q;
     reg  w_len$clock;
-    reg  [63:0] w_payload$d;
-    wire  [63:0] w_payload$q;
+    reg  [1023:0] w_payload$d;
+    wire  [1023:0] w_payload$q;
     reg  w_payload$clock;
     reg  [47:0] w_mac$d;
     wire  [47:0] w_mac$q;
@@ -4728,14 +4764,14 @@ module nc_engine$core$fifo$ram_payload(read_address,read_clock,read_data,write_a
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [63:0] read_data;
+    output reg  [1023:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [63:0] write_data;
+    input wire  [1023:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[63:0];
+    reg[1023:0] mem[63:0];
     
     
     
@@ -4984,13 +5020,13 @@ endmodule // nc_engine$core$fifo$w_mac
 module nc_engine$core$fifo$w_payload(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1024'h0;
     end
     
     always @(posedge clock) begin
@@ -16570,7 +16606,7 @@ module nc_engine$core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,
 endmodule // nc_engine$core$rx$upd
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
     
     // Module arguments
     input wire  clock;
@@ -16584,7 +16620,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     input wire  [31:0] e_client;
     input wire  [63:0] e_seq;
     input wire  [7:0] e_len;
-    input wire  [63:0] e_payload;
+    input wire  [1023:0] e_payload;
     input wire  [7:0] sender;
     input wire  [31:0] cluster;
     input wire  [7:0] trees;
@@ -16616,44 +16652,44 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     output reg  overrun;
     output reg  ready;
     output reg  h_load;
-    output reg  [1407:0] h_img;
+    output reg  h_valid;
     output reg  [15:0] h_len;
     
     // Constant declarations
-    localparam  k_queue = 1'b0;
-    localparam  k3_8 = 8'h3;
     localparam  k0_8 = 8'h0;
-    localparam  k_batch = 2'b1;
-    localparam  k_config = 2'b11;
     localparam  k1_8 = 8'h1;
+    localparam  k2_8 = 8'h2;
+    localparam  k3_8 = 8'h3;
     localparam  k4_8 = 8'h4;
+    localparam  k8_8 = 8'h8;
+    localparam  k_pre_8 = 8'h6;
+    localparam  k_ehdr_8 = 8'h10;
+    localparam  k_body_beat = 8'h9;
     localparam  k1_16 = 16'h1;
-    localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
-    localparam  k_lgw_11 = 11'b110;
-    localparam  k_km1_16 = 16'h7;
-    localparam  k_lgk_16 = 16'h3;
-    localparam  k_k_16 = 16'h8;
+    localparam  k7_16 = 16'h7;
+    localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
+    localparam  k64_16 = 16'h40;
+    localparam  k128_16 = 16'h80;
+    localparam  k1024_16 = 16'h400;
     localparam  k_hdr_len = 16'h4e;
+    localparam  k_pre_shift = 16'h30;
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
     localparam  k_ipsum = 16'h8511;
     localparam  k_keep_all = 8'hff;
+    localparam  k_batch = 2'b1;
+    localparam  k_config = 2'b11;
+    localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k0_1024 = 1024'h0;
+    localparam  k0_acc = 1216'h0;
     localparam  k0_64 = 64'h0;
-    localparam  k_ones64 = 64'hffffffffffffffff;
-    localparam  k64_16 = 16'h40;
-    localparam  k_mac_mask = 24'h7fffff;
-    localparam  k0_img = 1408'h0;
     localparam  kt0 = 8'h0;
     localparam  kt1 = 8'h1;
     localparam  kt2 = 8'h2;
     localparam  kt3 = 8'h3;
-    localparam  k0_8i = 8'h0;
-    localparam  k1_8i = 8'h1;
-    localparam  k2_8i = 8'h2;
-    localparam  k3_8i = 8'h3;
     
     // Stub signals
     reg  r_c_pending$d;
@@ -16680,24 +16716,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] r_ps$d;
     wire  [15:0] r_ps$q;
     reg  r_ps$clock;
-    reg  r_q_pending$d;
-    wire  r_q_pending$q;
-    reg  r_q_pending$clock;
-    reg  [1:0] r_q_kind$d;
-    wire  [1:0] r_q_kind$q;
-    reg  r_q_kind$clock;
-    reg  [7:0] r_q_count$d;
-    wire  [7:0] r_q_count$q;
-    reg  r_q_count$clock;
-    reg  [63:0] r_q_instance$d;
-    wire  [63:0] r_q_instance$q;
-    reg  r_q_instance$clock;
-    reg  [31:0] r_q_epoch$d;
-    wire  [31:0] r_q_epoch$q;
-    reg  r_q_epoch$clock;
-    reg  [31:0] r_q_seq$d;
-    wire  [31:0] r_q_seq$q;
-    reg  r_q_seq$clock;
     reg  ready_unit$c_pending;
     reg  ready_unit$q_pending;
     reg  ready_unit$streaming;
@@ -16718,9 +16736,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
-    reg  [1407:0] r_img$d;
-    wire  [1407:0] r_img$q;
-    reg  r_img$clock;
     reg  [15:0] r_f_len$d;
     wire  [15:0] r_f_len$q;
     reg  r_f_len$clock;
@@ -16739,54 +16754,69 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [31:0] r_f_seq$d;
     wire  [31:0] r_f_seq$q;
     reg  r_f_seq$clock;
-    reg  [31:0] r_s0_client$d;
-    wire  [31:0] r_s0_client$q;
-    reg  r_s0_client$clock;
+    reg  [1151:0] r_s0$d;
+    wire  [1151:0] r_s0$q;
+    reg  r_s0$clock;
     reg  [7:0] r_s0_len$d;
     wire  [7:0] r_s0_len$q;
     reg  r_s0_len$clock;
-    reg  [63:0] r_s0_seq$d;
-    wire  [63:0] r_s0_seq$q;
-    reg  r_s0_seq$clock;
-    reg  [63:0] r_s0_payload$d;
-    wire  [63:0] r_s0_payload$q;
-    reg  r_s0_payload$clock;
-    reg  [31:0] r_s1_client$d;
-    wire  [31:0] r_s1_client$q;
-    reg  r_s1_client$clock;
+    reg  [1151:0] r_s1$d;
+    wire  [1151:0] r_s1$q;
+    reg  r_s1$clock;
     reg  [7:0] r_s1_len$d;
     wire  [7:0] r_s1_len$q;
     reg  r_s1_len$clock;
-    reg  [63:0] r_s1_seq$d;
-    wire  [63:0] r_s1_seq$q;
-    reg  r_s1_seq$clock;
-    reg  [63:0] r_s1_payload$d;
-    wire  [63:0] r_s1_payload$q;
-    reg  r_s1_payload$clock;
-    reg  [31:0] r_s2_client$d;
-    wire  [31:0] r_s2_client$q;
-    reg  r_s2_client$clock;
+    reg  [1151:0] r_s2$d;
+    wire  [1151:0] r_s2$q;
+    reg  r_s2$clock;
     reg  [7:0] r_s2_len$d;
     wire  [7:0] r_s2_len$q;
     reg  r_s2_len$clock;
-    reg  [63:0] r_s2_seq$d;
-    wire  [63:0] r_s2_seq$q;
-    reg  r_s2_seq$clock;
-    reg  [63:0] r_s2_payload$d;
-    wire  [63:0] r_s2_payload$q;
-    reg  r_s2_payload$clock;
-    reg  [31:0] r_s3_client$d;
-    wire  [31:0] r_s3_client$q;
-    reg  r_s3_client$clock;
+    reg  [1151:0] r_s3$d;
+    wire  [1151:0] r_s3$q;
+    reg  r_s3$clock;
     reg  [7:0] r_s3_len$d;
     wire  [7:0] r_s3_len$q;
     reg  r_s3_len$clock;
-    reg  [63:0] r_s3_seq$d;
-    wire  [63:0] r_s3_seq$q;
-    reg  r_s3_seq$clock;
-    reg  [63:0] r_s3_payload$d;
-    wire  [63:0] r_s3_payload$q;
-    reg  r_s3_payload$clock;
+    reg  [1151:0] r_g1$d;
+    wire  [1151:0] r_g1$q;
+    reg  r_g1$clock;
+    reg  [7:0] r_g1_len$d;
+    wire  [7:0] r_g1_len$q;
+    reg  r_g1_len$clock;
+    reg  [1151:0] r_g2$d;
+    wire  [1151:0] r_g2$q;
+    reg  r_g2$clock;
+    reg  [7:0] r_g2_len$d;
+    wire  [7:0] r_g2_len$q;
+    reg  r_g2_len$clock;
+    reg  [1151:0] r_g3$d;
+    wire  [1151:0] r_g3$q;
+    reg  r_g3$clock;
+    reg  [7:0] r_g3_len$d;
+    wire  [7:0] r_g3_len$q;
+    reg  r_g3_len$clock;
+    reg  [1215:0] r_acc$d;
+    wire  [1215:0] r_acc$q;
+    reg  r_acc$clock;
+    reg  [7:0] r_n$d;
+    wire  [7:0] r_n$q;
+    reg  r_n$clock;
+    reg  [7:0] r_ei$d;
+    wire  [7:0] r_ei$q;
+    reg  r_ei$clock;
+    reg  [7:0] elenw$narrow;
+    wire  [15:0] elenw$wide;
+    reg  [31:0] head$client;
+    reg  [7:0] head$len;
+    reg  [63:0] head$seq;
+    wire  [127:0] head$out;
+    reg  [1023:0] swap$inp;
+    wire  [1023:0] swap$out;
+    reg  [127:0] xhead$narrow;
+    wire  [1151:0] xhead$wide;
+    reg  [1023:0] xpay$narrow;
+    wire  [1151:0] xpay$wide;
     reg  [7:0] lenw0$narrow;
     wire  [15:0] lenw0$wide;
     reg  [7:0] lenw1$narrow;
@@ -16795,188 +16825,114 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [15:0] lenw2$wide;
     reg  [7:0] lenw3$narrow;
     wire  [15:0] lenw3$wide;
-    reg  [7:0] beatw$narrow;
-    wire  [10:0] beatw$wide;
+    reg  [1151:0] x0$narrow;
+    wire  [1215:0] x0$wide;
+    reg  [1151:0] xn$narrow;
+    wire  [1215:0] xn$wide;
     reg  [1:0] kindw$narrow;
     wire  [7:0] kindw$wide;
     reg  [7:0] countw$narrow;
     wire  [15:0] countw$wide;
     reg  [7:0] ttlw$narrow;
     wire  [15:0] ttlw$wide;
-    reg  [31:0] ent0$client;
-    reg  [7:0] ent0$len;
-    reg  [63:0] ent0$seq;
-    reg  [63:0] ent0$payload;
-    wire  [191:0] ent0$out;
-    reg  [31:0] ent1$client;
-    reg  [7:0] ent1$len;
-    reg  [63:0] ent1$seq;
-    reg  [63:0] ent1$payload;
-    wire  [191:0] ent1$out;
-    reg  [31:0] ent2$client;
-    reg  [7:0] ent2$len;
-    reg  [63:0] ent2$seq;
-    reg  [63:0] ent2$payload;
-    wire  [191:0] ent2$out;
-    reg  [31:0] ent3$client;
-    reg  [7:0] ent3$len;
-    reg  [63:0] ent3$seq;
-    reg  [63:0] ent3$payload;
-    wire  [191:0] ent3$out;
-    reg  [191:0] xe0$narrow;
-    wire  [1407:0] xe0$wide;
-    reg  [191:0] xe1$narrow;
-    wire  [1407:0] xe1$wide;
-    reg  [191:0] xe2$narrow;
-    wire  [1407:0] xe2$wide;
-    reg  [191:0] xe3$narrow;
-    wire  [1407:0] xe3$wide;
-    reg  [23:0] hdr0$mac_lo;
-    reg  [15:0] hdr0$total_len;
-    reg  [15:0] hdr0$ip_csum;
-    reg  [31:0] hdr0$dst_ip;
-    reg  [15:0] hdr0$udp_len;
-    reg  [15:0] hdr0$port;
-    reg  [31:0] hdr0$cluster;
-    reg  [15:0] hdr0$body_len;
-    reg  [7:0] hdr0$sender;
-    reg  [63:0] hdr0$inst;
-    reg  [31:0] hdr0$epoch;
-    reg  [31:0] hdr0$seq;
-    reg  [7:0] hdr0$tree;
-    reg  [7:0] hdr0$kind;
-    reg  [15:0] hdr0$count;
-    reg  [47:0] hdr0$src_mac;
-    reg  [31:0] hdr0$src_ip;
-    reg  [7:0] hdr0$ttl;
-    wire  [623:0] hdr0$out;
-    reg  [23:0] hdr1$mac_lo;
-    reg  [15:0] hdr1$total_len;
-    reg  [15:0] hdr1$ip_csum;
-    reg  [31:0] hdr1$dst_ip;
-    reg  [15:0] hdr1$udp_len;
-    reg  [15:0] hdr1$port;
-    reg  [31:0] hdr1$cluster;
-    reg  [15:0] hdr1$body_len;
-    reg  [7:0] hdr1$sender;
-    reg  [63:0] hdr1$inst;
-    reg  [31:0] hdr1$epoch;
-    reg  [31:0] hdr1$seq;
-    reg  [7:0] hdr1$tree;
-    reg  [7:0] hdr1$kind;
-    reg  [15:0] hdr1$count;
-    reg  [47:0] hdr1$src_mac;
-    reg  [31:0] hdr1$src_ip;
-    reg  [7:0] hdr1$ttl;
-    wire  [623:0] hdr1$out;
-    reg  [23:0] hdr2$mac_lo;
-    reg  [15:0] hdr2$total_len;
-    reg  [15:0] hdr2$ip_csum;
-    reg  [31:0] hdr2$dst_ip;
-    reg  [15:0] hdr2$udp_len;
-    reg  [15:0] hdr2$port;
-    reg  [31:0] hdr2$cluster;
-    reg  [15:0] hdr2$body_len;
-    reg  [7:0] hdr2$sender;
-    reg  [63:0] hdr2$inst;
-    reg  [31:0] hdr2$epoch;
-    reg  [31:0] hdr2$seq;
-    reg  [7:0] hdr2$tree;
-    reg  [7:0] hdr2$kind;
-    reg  [15:0] hdr2$count;
-    reg  [47:0] hdr2$src_mac;
-    reg  [31:0] hdr2$src_ip;
-    reg  [7:0] hdr2$ttl;
-    wire  [623:0] hdr2$out;
-    reg  [23:0] hdr3$mac_lo;
-    reg  [15:0] hdr3$total_len;
-    reg  [15:0] hdr3$ip_csum;
-    reg  [31:0] hdr3$dst_ip;
-    reg  [15:0] hdr3$udp_len;
-    reg  [15:0] hdr3$port;
-    reg  [31:0] hdr3$cluster;
-    reg  [15:0] hdr3$body_len;
-    reg  [7:0] hdr3$sender;
-    reg  [63:0] hdr3$inst;
-    reg  [31:0] hdr3$epoch;
-    reg  [31:0] hdr3$seq;
-    reg  [7:0] hdr3$tree;
-    reg  [7:0] hdr3$kind;
-    reg  [15:0] hdr3$count;
-    reg  [47:0] hdr3$src_mac;
-    reg  [31:0] hdr3$src_ip;
-    reg  [7:0] hdr3$ttl;
-    wire  [623:0] hdr3$out;
-    reg  [623:0] xh0$narrow;
-    wire  [1407:0] xh0$wide;
-    reg  [623:0] xh1$narrow;
-    wire  [1407:0] xh1$wide;
-    reg  [623:0] xh2$narrow;
-    wire  [1407:0] xh2$wide;
-    reg  [623:0] xh3$narrow;
-    wire  [1407:0] xh3$wide;
+    reg  [31:0] th0$group;
+    reg  [15:0] th0$ps;
+    reg  [15:0] th0$total_len;
+    reg  [15:0] th0$udp_len;
+    reg  [15:0] th0$body_len;
+    reg  [15:0] th0$port;
+    reg  [31:0] th0$cluster;
+    reg  [7:0] th0$sender;
+    reg  [63:0] th0$inst;
+    reg  [31:0] th0$epoch;
+    reg  [31:0] th0$seq;
+    reg  [7:0] th0$kind;
+    reg  [15:0] th0$count;
+    reg  [47:0] th0$src_mac;
+    reg  [31:0] th0$src_ip;
+    reg  [7:0] th0$ttl;
+    reg  [7:0] th0$beat;
+    wire  [63:0] th0$out;
+    reg  [31:0] th1$group;
+    reg  [15:0] th1$ps;
+    reg  [15:0] th1$total_len;
+    reg  [15:0] th1$udp_len;
+    reg  [15:0] th1$body_len;
+    reg  [15:0] th1$port;
+    reg  [31:0] th1$cluster;
+    reg  [7:0] th1$sender;
+    reg  [63:0] th1$inst;
+    reg  [31:0] th1$epoch;
+    reg  [31:0] th1$seq;
+    reg  [7:0] th1$kind;
+    reg  [15:0] th1$count;
+    reg  [47:0] th1$src_mac;
+    reg  [31:0] th1$src_ip;
+    reg  [7:0] th1$ttl;
+    reg  [7:0] th1$beat;
+    wire  [63:0] th1$out;
+    reg  [31:0] th2$group;
+    reg  [15:0] th2$ps;
+    reg  [15:0] th2$total_len;
+    reg  [15:0] th2$udp_len;
+    reg  [15:0] th2$body_len;
+    reg  [15:0] th2$port;
+    reg  [31:0] th2$cluster;
+    reg  [7:0] th2$sender;
+    reg  [63:0] th2$inst;
+    reg  [31:0] th2$epoch;
+    reg  [31:0] th2$seq;
+    reg  [7:0] th2$kind;
+    reg  [15:0] th2$count;
+    reg  [47:0] th2$src_mac;
+    reg  [31:0] th2$src_ip;
+    reg  [7:0] th2$ttl;
+    reg  [7:0] th2$beat;
+    wire  [63:0] th2$out;
+    reg  [31:0] th3$group;
+    reg  [15:0] th3$ps;
+    reg  [15:0] th3$total_len;
+    reg  [15:0] th3$udp_len;
+    reg  [15:0] th3$body_len;
+    reg  [15:0] th3$port;
+    reg  [31:0] th3$cluster;
+    reg  [7:0] th3$sender;
+    reg  [63:0] th3$inst;
+    reg  [31:0] th3$epoch;
+    reg  [31:0] th3$seq;
+    reg  [7:0] th3$kind;
+    reg  [15:0] th3$count;
+    reg  [47:0] th3$src_mac;
+    reg  [31:0] th3$src_ip;
+    reg  [7:0] th3$ttl;
+    reg  [7:0] th3$beat;
+    wire  [63:0] th3$out;
     
     // Local signals
-    reg  q_take;
-    reg  q_room;
     reg  start;
+    reg  last_beat;
+    reg  [7:0] wslot;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
     reg  [15:0] ps_c;
     reg  [15:0] ps_d;
     reg  [15:0] ps_e;
     reg  [15:0] ps_f;
-    reg  last_beat;
-    reg  [7:0] wslot;
+    reg  [1023:0] pmask;
+    reg  [1151:0] e_img;
     reg  [15:0] l_len;
+    reg  [15:0] off1;
+    reg  [15:0] off2;
+    reg  [15:0] off3;
     reg  [15:0] l_nbeats;
     reg  [15:0] l_lastbytes;
-    reg  [10:0] boff;
-    reg  [1407:0] e_img;
+    reg  [1151:0] nxt;
+    reg  [7:0] nxt_len;
+    reg  [7:0] n1;
+    reg  [63:0] body;
     reg  [15:0] total_len;
     reg  [15:0] udp_len;
     reg  [15:0] body_len;
-    reg  [63:0] pm0;
-    reg  [15:0] off0;
-    reg  [1407:0] t0;
-    reg  [63:0] pm1;
-    reg  [15:0] off1;
-    reg  [1407:0] t1;
-    reg  [63:0] pm2;
-    reg  [15:0] off2;
-    reg  [1407:0] t2;
-    reg  [63:0] pm3;
-    reg  [15:0] off3;
-    reg  [1407:0] t3;
-    reg  [15:0] off4;
-    reg  [15:0] cs0_a;
-    reg  [15:0] cs0_b;
-    reg  [15:0] cs0_c;
-    reg  [15:0] cs0_d;
-    reg  [15:0] cs0_e;
-    reg  [15:0] cs0_f;
-    reg  [1407:0] frame0;
-    reg  [15:0] cs1_a;
-    reg  [15:0] cs1_b;
-    reg  [15:0] cs1_c;
-    reg  [15:0] cs1_d;
-    reg  [15:0] cs1_e;
-    reg  [15:0] cs1_f;
-    reg  [1407:0] frame1;
-    reg  [15:0] cs2_a;
-    reg  [15:0] cs2_b;
-    reg  [15:0] cs2_c;
-    reg  [15:0] cs2_d;
-    reg  [15:0] cs2_e;
-    reg  [15:0] cs2_f;
-    reg  [1407:0] frame2;
-    reg  [15:0] cs3_a;
-    reg  [15:0] cs3_b;
-    reg  [15:0] cs3_c;
-    reg  [15:0] cs3_d;
-    reg  [15:0] cs3_e;
-    reg  [15:0] cs3_f;
-    reg  [1407:0] frame3;
     
     // Sub module instances
     nc_engine$decide_gen$r_c_pending r_c_pending(
@@ -17019,36 +16975,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_ps$q),
         .clock(r_ps$clock)
     );
-    nc_engine$decide_gen$r_q_pending r_q_pending(
-        .d(r_q_pending$d),
-        .q(r_q_pending$q),
-        .clock(r_q_pending$clock)
-    );
-    nc_engine$decide_gen$r_q_kind r_q_kind(
-        .d(r_q_kind$d),
-        .q(r_q_kind$q),
-        .clock(r_q_kind$clock)
-    );
-    nc_engine$decide_gen$r_q_count r_q_count(
-        .d(r_q_count$d),
-        .q(r_q_count$q),
-        .clock(r_q_count$clock)
-    );
-    nc_engine$decide_gen$r_q_instance r_q_instance(
-        .d(r_q_instance$d),
-        .q(r_q_instance$q),
-        .clock(r_q_instance$clock)
-    );
-    nc_engine$decide_gen$r_q_epoch r_q_epoch(
-        .d(r_q_epoch$d),
-        .q(r_q_epoch$q),
-        .clock(r_q_epoch$clock)
-    );
-    nc_engine$decide_gen$r_q_seq r_q_seq(
-        .d(r_q_seq$d),
-        .q(r_q_seq$q),
-        .clock(r_q_seq$clock)
-    );
     nc_engine$decide_gen$ready_unit ready_unit(
         .c_pending(ready_unit$c_pending),
         .q_pending(ready_unit$q_pending),
@@ -17078,11 +17004,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_lastkeep$d),
         .q(r_lastkeep$q),
         .clock(r_lastkeep$clock)
-    );
-    nc_engine$decide_gen$r_img r_img(
-        .d(r_img$d),
-        .q(r_img$q),
-        .clock(r_img$clock)
     );
     nc_engine$decide_gen$r_f_len r_f_len(
         .d(r_f_len$d),
@@ -17114,85 +17035,112 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_f_seq$q),
         .clock(r_f_seq$clock)
     );
-    nc_engine$decide_gen$r_s0_client r_s0_client(
-        .d(r_s0_client$d),
-        .q(r_s0_client$q),
-        .clock(r_s0_client$clock)
+    nc_engine$decide_gen$r_s0 r_s0(
+        .d(r_s0$d),
+        .q(r_s0$q),
+        .clock(r_s0$clock)
     );
     nc_engine$decide_gen$r_s0_len r_s0_len(
         .d(r_s0_len$d),
         .q(r_s0_len$q),
         .clock(r_s0_len$clock)
     );
-    nc_engine$decide_gen$r_s0_seq r_s0_seq(
-        .d(r_s0_seq$d),
-        .q(r_s0_seq$q),
-        .clock(r_s0_seq$clock)
-    );
-    nc_engine$decide_gen$r_s0_payload r_s0_payload(
-        .d(r_s0_payload$d),
-        .q(r_s0_payload$q),
-        .clock(r_s0_payload$clock)
-    );
-    nc_engine$decide_gen$r_s1_client r_s1_client(
-        .d(r_s1_client$d),
-        .q(r_s1_client$q),
-        .clock(r_s1_client$clock)
+    nc_engine$decide_gen$r_s1 r_s1(
+        .d(r_s1$d),
+        .q(r_s1$q),
+        .clock(r_s1$clock)
     );
     nc_engine$decide_gen$r_s1_len r_s1_len(
         .d(r_s1_len$d),
         .q(r_s1_len$q),
         .clock(r_s1_len$clock)
     );
-    nc_engine$decide_gen$r_s1_seq r_s1_seq(
-        .d(r_s1_seq$d),
-        .q(r_s1_seq$q),
-        .clock(r_s1_seq$clock)
-    );
-    nc_engine$decide_gen$r_s1_payload r_s1_payload(
-        .d(r_s1_payload$d),
-        .q(r_s1_payload$q),
-        .clock(r_s1_payload$clock)
-    );
-    nc_engine$decide_gen$r_s2_client r_s2_client(
-        .d(r_s2_client$d),
-        .q(r_s2_client$q),
-        .clock(r_s2_client$clock)
+    nc_engine$decide_gen$r_s2 r_s2(
+        .d(r_s2$d),
+        .q(r_s2$q),
+        .clock(r_s2$clock)
     );
     nc_engine$decide_gen$r_s2_len r_s2_len(
         .d(r_s2_len$d),
         .q(r_s2_len$q),
         .clock(r_s2_len$clock)
     );
-    nc_engine$decide_gen$r_s2_seq r_s2_seq(
-        .d(r_s2_seq$d),
-        .q(r_s2_seq$q),
-        .clock(r_s2_seq$clock)
-    );
-    nc_engine$decide_gen$r_s2_payload r_s2_payload(
-        .d(r_s2_payload$d),
-        .q(r_s2_payload$q),
-        .clock(r_s2_payload$clock)
-    );
-    nc_engine$decide_gen$r_s3_client r_s3_client(
-        .d(r_s3_client$d),
-        .q(r_s3_client$q),
-        .clock(r_s3_client$clock)
+    nc_engine$decide_gen$r_s3 r_s3(
+        .d(r_s3$d),
+        .q(r_s3$q),
+        .clock(r_s3$clock)
     );
     nc_engine$decide_gen$r_s3_len r_s3_len(
         .d(r_s3_len$d),
         .q(r_s3_len$q),
         .clock(r_s3_len$clock)
     );
-    nc_engine$decide_gen$r_s3_seq r_s3_seq(
-        .d(r_s3_seq$d),
-        .q(r_s3_seq$q),
-        .clock(r_s3_seq$clock)
+    nc_engine$decide_gen$r_g1 r_g1(
+        .d(r_g1$d),
+        .q(r_g1$q),
+        .clock(r_g1$clock)
     );
-    nc_engine$decide_gen$r_s3_payload r_s3_payload(
-        .d(r_s3_payload$d),
-        .q(r_s3_payload$q),
-        .clock(r_s3_payload$clock)
+    nc_engine$decide_gen$r_g1_len r_g1_len(
+        .d(r_g1_len$d),
+        .q(r_g1_len$q),
+        .clock(r_g1_len$clock)
+    );
+    nc_engine$decide_gen$r_g2 r_g2(
+        .d(r_g2$d),
+        .q(r_g2$q),
+        .clock(r_g2$clock)
+    );
+    nc_engine$decide_gen$r_g2_len r_g2_len(
+        .d(r_g2_len$d),
+        .q(r_g2_len$q),
+        .clock(r_g2_len$clock)
+    );
+    nc_engine$decide_gen$r_g3 r_g3(
+        .d(r_g3$d),
+        .q(r_g3$q),
+        .clock(r_g3$clock)
+    );
+    nc_engine$decide_gen$r_g3_len r_g3_len(
+        .d(r_g3_len$d),
+        .q(r_g3_len$q),
+        .clock(r_g3_len$clock)
+    );
+    nc_engine$decide_gen$r_acc r_acc(
+        .d(r_acc$d),
+        .q(r_acc$q),
+        .clock(r_acc$clock)
+    );
+    nc_engine$decide_gen$r_n r_n(
+        .d(r_n$d),
+        .q(r_n$q),
+        .clock(r_n$clock)
+    );
+    nc_engine$decide_gen$r_ei r_ei(
+        .d(r_ei$d),
+        .q(r_ei$q),
+        .clock(r_ei$clock)
+    );
+    nc_engine$decide_gen$elenw elenw(
+        .narrow(elenw$narrow),
+        .wide(elenw$wide)
+    );
+    nc_engine$decide_gen$head head(
+        .client(head$client),
+        .len(head$len),
+        .seq(head$seq),
+        .out(head$out)
+    );
+    nc_engine$decide_gen$swap swap(
+        .inp(swap$inp),
+        .out(swap$out)
+    );
+    nc_engine$decide_gen$xhead xhead(
+        .narrow(xhead$narrow),
+        .wide(xhead$wide)
+    );
+    nc_engine$decide_gen$xpay xpay(
+        .narrow(xpay$narrow),
+        .wide(xpay$wide)
     );
     nc_engine$decide_gen$lenw0 lenw0(
         .narrow(lenw0$narrow),
@@ -17210,9 +17158,13 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .narrow(lenw3$narrow),
         .wide(lenw3$wide)
     );
-    nc_engine$decide_gen$beatw beatw(
-        .narrow(beatw$narrow),
-        .wide(beatw$wide)
+    nc_engine$decide_gen$x0 x0(
+        .narrow(x0$narrow),
+        .wide(x0$wide)
+    );
+    nc_engine$decide_gen$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
     );
     nc_engine$decide_gen$kindw kindw(
         .narrow(kindw$narrow),
@@ -17226,154 +17178,89 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .narrow(ttlw$narrow),
         .wide(ttlw$wide)
     );
-    nc_engine$decide_gen$ent0 ent0(
-        .client(ent0$client),
-        .len(ent0$len),
-        .seq(ent0$seq),
-        .payload(ent0$payload),
-        .out(ent0$out)
+    nc_engine$decide_gen$th0 th0(
+        .group(th0$group),
+        .ps(th0$ps),
+        .total_len(th0$total_len),
+        .udp_len(th0$udp_len),
+        .body_len(th0$body_len),
+        .port(th0$port),
+        .cluster(th0$cluster),
+        .sender(th0$sender),
+        .inst(th0$inst),
+        .epoch(th0$epoch),
+        .seq(th0$seq),
+        .kind(th0$kind),
+        .count(th0$count),
+        .src_mac(th0$src_mac),
+        .src_ip(th0$src_ip),
+        .ttl(th0$ttl),
+        .beat(th0$beat),
+        .out(th0$out)
     );
-    nc_engine$decide_gen$ent1 ent1(
-        .client(ent1$client),
-        .len(ent1$len),
-        .seq(ent1$seq),
-        .payload(ent1$payload),
-        .out(ent1$out)
+    nc_engine$decide_gen$th1 th1(
+        .group(th1$group),
+        .ps(th1$ps),
+        .total_len(th1$total_len),
+        .udp_len(th1$udp_len),
+        .body_len(th1$body_len),
+        .port(th1$port),
+        .cluster(th1$cluster),
+        .sender(th1$sender),
+        .inst(th1$inst),
+        .epoch(th1$epoch),
+        .seq(th1$seq),
+        .kind(th1$kind),
+        .count(th1$count),
+        .src_mac(th1$src_mac),
+        .src_ip(th1$src_ip),
+        .ttl(th1$ttl),
+        .beat(th1$beat),
+        .out(th1$out)
     );
-    nc_engine$decide_gen$ent2 ent2(
-        .client(ent2$client),
-        .len(ent2$len),
-        .seq(ent2$seq),
-        .payload(ent2$payload),
-        .out(ent2$out)
+    nc_engine$decide_gen$th2 th2(
+        .group(th2$group),
+        .ps(th2$ps),
+        .total_len(th2$total_len),
+        .udp_len(th2$udp_len),
+        .body_len(th2$body_len),
+        .port(th2$port),
+        .cluster(th2$cluster),
+        .sender(th2$sender),
+        .inst(th2$inst),
+        .epoch(th2$epoch),
+        .seq(th2$seq),
+        .kind(th2$kind),
+        .count(th2$count),
+        .src_mac(th2$src_mac),
+        .src_ip(th2$src_ip),
+        .ttl(th2$ttl),
+        .beat(th2$beat),
+        .out(th2$out)
     );
-    nc_engine$decide_gen$ent3 ent3(
-        .client(ent3$client),
-        .len(ent3$len),
-        .seq(ent3$seq),
-        .payload(ent3$payload),
-        .out(ent3$out)
-    );
-    nc_engine$decide_gen$xe0 xe0(
-        .narrow(xe0$narrow),
-        .wide(xe0$wide)
-    );
-    nc_engine$decide_gen$xe1 xe1(
-        .narrow(xe1$narrow),
-        .wide(xe1$wide)
-    );
-    nc_engine$decide_gen$xe2 xe2(
-        .narrow(xe2$narrow),
-        .wide(xe2$wide)
-    );
-    nc_engine$decide_gen$xe3 xe3(
-        .narrow(xe3$narrow),
-        .wide(xe3$wide)
-    );
-    nc_engine$decide_gen$hdr0 hdr0(
-        .mac_lo(hdr0$mac_lo),
-        .total_len(hdr0$total_len),
-        .ip_csum(hdr0$ip_csum),
-        .dst_ip(hdr0$dst_ip),
-        .udp_len(hdr0$udp_len),
-        .port(hdr0$port),
-        .cluster(hdr0$cluster),
-        .body_len(hdr0$body_len),
-        .sender(hdr0$sender),
-        .inst(hdr0$inst),
-        .epoch(hdr0$epoch),
-        .seq(hdr0$seq),
-        .tree(hdr0$tree),
-        .kind(hdr0$kind),
-        .count(hdr0$count),
-        .src_mac(hdr0$src_mac),
-        .src_ip(hdr0$src_ip),
-        .ttl(hdr0$ttl),
-        .out(hdr0$out)
-    );
-    nc_engine$decide_gen$hdr1 hdr1(
-        .mac_lo(hdr1$mac_lo),
-        .total_len(hdr1$total_len),
-        .ip_csum(hdr1$ip_csum),
-        .dst_ip(hdr1$dst_ip),
-        .udp_len(hdr1$udp_len),
-        .port(hdr1$port),
-        .cluster(hdr1$cluster),
-        .body_len(hdr1$body_len),
-        .sender(hdr1$sender),
-        .inst(hdr1$inst),
-        .epoch(hdr1$epoch),
-        .seq(hdr1$seq),
-        .tree(hdr1$tree),
-        .kind(hdr1$kind),
-        .count(hdr1$count),
-        .src_mac(hdr1$src_mac),
-        .src_ip(hdr1$src_ip),
-        .ttl(hdr1$ttl),
-        .out(hdr1$out)
-    );
-    nc_engine$decide_gen$hdr2 hdr2(
-        .mac_lo(hdr2$mac_lo),
-        .total_len(hdr2$total_len),
-        .ip_csum(hdr2$ip_csum),
-        .dst_ip(hdr2$dst_ip),
-        .udp_len(hdr2$udp_len),
-        .port(hdr2$port),
-        .cluster(hdr2$cluster),
-        .body_len(hdr2$body_len),
-        .sender(hdr2$sender),
-        .inst(hdr2$inst),
-        .epoch(hdr2$epoch),
-        .seq(hdr2$seq),
-        .tree(hdr2$tree),
-        .kind(hdr2$kind),
-        .count(hdr2$count),
-        .src_mac(hdr2$src_mac),
-        .src_ip(hdr2$src_ip),
-        .ttl(hdr2$ttl),
-        .out(hdr2$out)
-    );
-    nc_engine$decide_gen$hdr3 hdr3(
-        .mac_lo(hdr3$mac_lo),
-        .total_len(hdr3$total_len),
-        .ip_csum(hdr3$ip_csum),
-        .dst_ip(hdr3$dst_ip),
-        .udp_len(hdr3$udp_len),
-        .port(hdr3$port),
-        .cluster(hdr3$cluster),
-        .body_len(hdr3$body_len),
-        .sender(hdr3$sender),
-        .inst(hdr3$inst),
-        .epoch(hdr3$epoch),
-        .seq(hdr3$seq),
-        .tree(hdr3$tree),
-        .kind(hdr3$kind),
-        .count(hdr3$count),
-        .src_mac(hdr3$src_mac),
-        .src_ip(hdr3$src_ip),
-        .ttl(hdr3$ttl),
-        .out(hdr3$out)
-    );
-    nc_engine$decide_gen$xh0 xh0(
-        .narrow(xh0$narrow),
-        .wide(xh0$wide)
-    );
-    nc_engine$decide_gen$xh1 xh1(
-        .narrow(xh1$narrow),
-        .wide(xh1$wide)
-    );
-    nc_engine$decide_gen$xh2 xh2(
-        .narrow(xh2$narrow),
-        .wide(xh2$wide)
-    );
-    nc_engine$decide_gen$xh3 xh3(
-        .narrow(xh3$narrow),
-        .wide(xh3$wide)
+    nc_engine$decide_gen$th3 th3(
+        .group(th3$group),
+        .ps(th3$ps),
+        .total_len(th3$total_len),
+        .udp_len(th3$udp_len),
+        .body_len(th3$body_len),
+        .port(th3$port),
+        .cluster(th3$cluster),
+        .sender(th3$sender),
+        .inst(th3$inst),
+        .epoch(th3$epoch),
+        .seq(th3$seq),
+        .kind(th3$kind),
+        .count(th3$count),
+        .src_mac(th3$src_mac),
+        .src_ip(th3$src_ip),
+        .ttl(th3$ttl),
+        .beat(th3$beat),
+        .out(th3$out)
     );
     
     // Update code
     always @(*) begin
-        r_ps$clock = clock;
         r_c_pending$clock = clock;
         r_c_kind$clock = clock;
         r_c_count$clock = clock;
@@ -17381,40 +17268,34 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_c_epoch$clock = clock;
         r_c_seq$clock = clock;
         r_n_got$clock = clock;
-        r_q_pending$clock = clock;
-        r_q_kind$clock = clock;
-        r_q_count$clock = clock;
-        r_q_instance$clock = clock;
-        r_q_epoch$clock = clock;
-        r_q_seq$clock = clock;
+        r_ps$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_nbeats$clock = clock;
         r_lastkeep$clock = clock;
-        r_img$clock = clock;
         r_f_len$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
         r_f_epoch$clock = clock;
         r_f_seq$clock = clock;
-        r_s0_client$clock = clock;
+        r_s0$clock = clock;
         r_s0_len$clock = clock;
-        r_s0_seq$clock = clock;
-        r_s0_payload$clock = clock;
-        r_s1_client$clock = clock;
+        r_s1$clock = clock;
         r_s1_len$clock = clock;
-        r_s1_seq$clock = clock;
-        r_s1_payload$clock = clock;
-        r_s2_client$clock = clock;
+        r_s2$clock = clock;
         r_s2_len$clock = clock;
-        r_s2_seq$clock = clock;
-        r_s2_payload$clock = clock;
-        r_s3_client$clock = clock;
+        r_s3$clock = clock;
         r_s3_len$clock = clock;
-        r_s3_seq$clock = clock;
-        r_s3_payload$clock = clock;
-        r_ps$d = r_ps$q;
+        r_g1$clock = clock;
+        r_g1_len$clock = clock;
+        r_g2$clock = clock;
+        r_g2_len$clock = clock;
+        r_g3$clock = clock;
+        r_g3_len$clock = clock;
+        r_acc$clock = clock;
+        r_n$clock = clock;
+        r_ei$clock = clock;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -17422,168 +17303,91 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_c_epoch$d = r_c_epoch$q;
         r_c_seq$d = r_c_seq$q;
         r_n_got$d = r_n_got$q;
-        r_q_pending$d = r_q_pending$q;
-        r_q_kind$d = r_q_kind$q;
-        r_q_count$d = r_q_count$q;
-        r_q_instance$d = r_q_instance$q;
-        r_q_epoch$d = r_q_epoch$q;
-        r_q_seq$d = r_q_seq$q;
+        r_ps$d = r_ps$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_nbeats$d = r_nbeats$q;
         r_lastkeep$d = r_lastkeep$q;
-        r_img$d = r_img$q;
         r_f_len$d = r_f_len$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
         r_f_epoch$d = r_f_epoch$q;
         r_f_seq$d = r_f_seq$q;
-        r_s0_client$d = r_s0_client$q;
+        r_s0$d = r_s0$q;
         r_s0_len$d = r_s0_len$q;
-        r_s0_seq$d = r_s0_seq$q;
-        r_s0_payload$d = r_s0_payload$q;
-        r_s1_client$d = r_s1_client$q;
+        r_s1$d = r_s1$q;
         r_s1_len$d = r_s1_len$q;
-        r_s1_seq$d = r_s1_seq$q;
-        r_s1_payload$d = r_s1_payload$q;
-        r_s2_client$d = r_s2_client$q;
+        r_s2$d = r_s2$q;
         r_s2_len$d = r_s2_len$q;
-        r_s2_seq$d = r_s2_seq$q;
-        r_s2_payload$d = r_s2_payload$q;
-        r_s3_client$d = r_s3_client$q;
+        r_s3$d = r_s3$q;
         r_s3_len$d = r_s3_len$q;
-        r_s3_seq$d = r_s3_seq$q;
-        r_s3_payload$d = r_s3_payload$q;
-        if (r_s0_len$q == k0_8) begin
-            pm0 = k0_64;
+        r_g1$d = r_g1$q;
+        r_g1_len$d = r_g1_len$q;
+        r_g2$d = r_g2$q;
+        r_g2_len$d = r_g2_len$q;
+        r_g3$d = r_g3$q;
+        r_g3_len$d = r_g3_len$q;
+        r_acc$d = r_acc$q;
+        r_n$d = r_n$q;
+        r_ei$d = r_ei$q;
+        elenw$narrow = e_len;
+        if (e_len == k0_8) begin
+            pmask = k0_1024;
         end
         else begin
-            pm0 = r_s0_payload$q & (k_ones64 << (k64_16 - (lenw0$wide << k3_16)));
+            pmask = e_payload & (k_ones1024 << (k1024_16 - (elenw$wide << k3_16)));
         end
+        swap$inp = pmask;
+        head$client = e_client;
+        head$len = e_len;
+        head$seq = e_seq;
+        xhead$narrow = head$out;
+        xpay$narrow = swap$out;
+        e_img = xhead$wide | (xpay$wide << k128_16);
         lenw0$narrow = r_s0_len$q;
-        ent0$client = r_s0_client$q;
-        ent0$len = r_s0_len$q;
-        ent0$seq = r_s0_seq$q;
-        ent0$payload = pm0;
-        xe0$narrow = ent0$out;
-        if (r_s1_len$q == k0_8) begin
-            pm1 = k0_64;
-        end
-        else begin
-            pm1 = r_s1_payload$q & (k_ones64 << (k64_16 - (lenw1$wide << k3_16)));
-        end
         lenw1$narrow = r_s1_len$q;
-        ent1$client = r_s1_client$q;
-        ent1$len = r_s1_len$q;
-        ent1$seq = r_s1_seq$q;
-        ent1$payload = pm1;
-        xe1$narrow = ent1$out;
-        if (r_s2_len$q == k0_8) begin
-            pm2 = k0_64;
-        end
-        else begin
-            pm2 = r_s2_payload$q & (k_ones64 << (k64_16 - (lenw2$wide << k3_16)));
-        end
         lenw2$narrow = r_s2_len$q;
-        ent2$client = r_s2_client$q;
-        ent2$len = r_s2_len$q;
-        ent2$seq = r_s2_seq$q;
-        ent2$payload = pm2;
-        xe2$narrow = ent2$out;
-        if (r_s3_len$q == k0_8) begin
-            pm3 = k0_64;
-        end
-        else begin
-            pm3 = r_s3_payload$q & (k_ones64 << (k64_16 - (lenw3$wide << k3_16)));
-        end
         lenw3$narrow = r_s3_len$q;
-        ent3$client = r_s3_client$q;
-        ent3$len = r_s3_len$q;
-        ent3$seq = r_s3_seq$q;
-        ent3$payload = pm3;
-        xe3$narrow = ent3$out;
-        off0 = k_hdr_len;
-        if (k0_8i < r_c_count$q) begin
-            t0 = xe0$wide << (off0 << k3_16);
-            off1 = off0 + k16_16 + lenw0$wide;
+        if (k0_8 < r_c_count$q) begin
+            off1 = k_hdr_len + k16_16 + lenw0$wide;
         end
         else begin
-            t0 = k0_img;
-            off1 = off0;
+            off1 = k_hdr_len;
         end
-        if (k1_8i < r_c_count$q) begin
-            t1 = xe1$wide << (off1 << k3_16);
+        if (k1_8 < r_c_count$q) begin
             off2 = off1 + k16_16 + lenw1$wide;
         end
         else begin
-            t1 = k0_img;
             off2 = off1;
         end
-        if (k2_8i < r_c_count$q) begin
-            t2 = xe2$wide << (off2 << k3_16);
+        if (k2_8 < r_c_count$q) begin
             off3 = off2 + k16_16 + lenw2$wide;
         end
         else begin
-            t2 = k0_img;
             off3 = off2;
         end
-        if (k3_8i < r_c_count$q) begin
-            t3 = xe3$wide << (off3 << k3_16);
-            off4 = off3 + k16_16 + lenw3$wide;
+        if (k3_8 < r_c_count$q) begin
+            l_len = off3 + k16_16 + lenw3$wide;
         end
         else begin
-            t3 = k0_img;
-            off4 = off3;
+            l_len = off3;
         end
-        e_img = t0 | t1 | t2 | t3;
-        l_len = off4;
-        l_nbeats = (l_len + k_km1_16) >> k_lgk_16;
-        l_lastbytes = l_len - ((l_nbeats - k1_16) << k_lgk_16);
+        l_nbeats = (l_len + k7_16) >> k3_16;
+        l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
         start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
-        q_room = k_queue && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
-        q_take = send && q_room;
         ready_unit$c_pending = r_c_pending$q;
-        ready_unit$q_pending = r_q_pending$q;
+        ready_unit$q_pending = 1'b0;
         ready_unit$streaming = r_streaming$q;
         ready_unit$beat = r_beat$q;
         ready_unit$nbeats = r_nbeats$q;
         ready_unit$n_got = r_n_got$q;
         ready_unit$count = r_c_count$q;
         ready = ready_unit$ready;
-        overrun = send && ((r_c_pending$q && ~start && ~q_take) || (start && r_q_pending$q));
-        busy = r_c_pending$q || r_streaming$q || r_q_pending$q;
-        if (start) begin
-            r_c_pending$d = 1'b0;
-            r_streaming$d = 1'b1;
-            r_beat$d = k0_8;
-            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
-            r_lastkeep$d = k_keep_all >> (k_k_16 - l_lastbytes);
-            r_img$d = e_img;
-            r_f_len$d = l_len;
-            r_f_kind$d = r_c_kind$q;
-            r_f_count$d = r_c_count$q;
-            r_f_instance$d = r_c_instance$q;
-            r_f_epoch$d = r_c_epoch$q;
-            r_f_seq$d = r_c_seq$q;
-        end
-        else if (last_beat) begin
-            r_streaming$d = 1'b0;
-        end
-        else if (r_streaming$q) begin
-            r_beat$d = r_beat$q + k1_8;
-        end
-        if (start && r_q_pending$q) begin
-            r_q_pending$d = 1'b0;
-            r_c_pending$d = 1'b1;
-            r_c_kind$d = r_q_kind$q;
-            r_c_count$d = r_q_count$q;
-            r_c_instance$d = r_q_instance$q;
-            r_c_epoch$d = r_q_epoch$q;
-            r_c_seq$d = r_q_seq$q;
-        end
-        else if (send && (~r_c_pending$q || start)) begin
+        overrun = send && r_c_pending$q && ~start;
+        busy = r_c_pending$q || r_streaming$q;
+        if (send && (~r_c_pending$q || start)) begin
             r_c_pending$d = 1'b1;
             r_c_kind$d = send_kind;
             r_c_count$d = send_count;
@@ -17591,57 +17395,100 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_c_epoch$d = send_epoch;
             r_c_seq$d = send_seq;
         end
-        if (q_take) begin
-            r_q_pending$d = 1'b1;
-            r_q_kind$d = send_kind;
-            r_q_count$d = send_count;
-            r_q_instance$d = send_instance;
-            r_q_epoch$d = send_epoch;
-            r_q_seq$d = send_seq;
+        else if (start) begin
+            r_c_pending$d = 1'b0;
         end
         if (start) begin
             wslot = k0_8;
+            r_n_got$d = k0_8;
         end
         else begin
             wslot = r_n_got$q;
         end
-        if (start) begin
-            r_n_got$d = k0_8;
-        end
         if (e_valid && (wslot < k4_8)) begin
             r_n_got$d = wslot + k1_8;
-            if (wslot == k0_8i) begin
-                r_s0_client$d = e_client;
+            if (wslot == k0_8) begin
+                r_s0$d = e_img;
                 r_s0_len$d = e_len;
-                r_s0_seq$d = e_seq;
-                r_s0_payload$d = e_payload;
             end
-            if (wslot == k1_8i) begin
-                r_s1_client$d = e_client;
+            if (wslot == k1_8) begin
+                r_s1$d = e_img;
                 r_s1_len$d = e_len;
-                r_s1_seq$d = e_seq;
-                r_s1_payload$d = e_payload;
             end
-            if (wslot == k2_8i) begin
-                r_s2_client$d = e_client;
+            if (wslot == k2_8) begin
+                r_s2$d = e_img;
                 r_s2_len$d = e_len;
-                r_s2_seq$d = e_seq;
-                r_s2_payload$d = e_payload;
             end
-            if (wslot == k3_8i) begin
-                r_s3_client$d = e_client;
+            if (wslot == k3_8) begin
+                r_s3$d = e_img;
                 r_s3_len$d = e_len;
-                r_s3_seq$d = e_seq;
-                r_s3_payload$d = e_payload;
             end
         end
-        total_len = r_f_len$q - k_eth;
-        udp_len = r_f_len$q - k_udp_off;
-        body_len = r_f_len$q - k_pkt_off;
-        beatw$narrow = r_beat$q;
-        kindw$narrow = r_f_kind$q;
-        countw$narrow = r_f_count$q;
-        boff = beatw$wide << k_lgw_11;
+        if (r_ei$q == k1_8) begin
+            nxt = r_g1$q;
+            nxt_len = r_g1_len$q;
+        end
+        else if (r_ei$q == k2_8) begin
+            nxt = r_g2$q;
+            nxt_len = r_g2_len$q;
+        end
+        else begin
+            nxt = r_g3$q;
+            nxt_len = r_g3_len$q;
+        end
+        xn$narrow = nxt;
+        x0$narrow = r_s0$q;
+        n1 = r_n$q - k8_8;
+        if (start) begin
+            r_streaming$d = 1'b1;
+            r_beat$d = k0_8;
+            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
+            r_lastkeep$d = k_keep_all >> (k8_16 - l_lastbytes);
+            r_f_len$d = l_len;
+            r_f_kind$d = r_c_kind$q;
+            r_f_count$d = r_c_count$q;
+            r_f_instance$d = r_c_instance$q;
+            r_f_epoch$d = r_c_epoch$q;
+            r_f_seq$d = r_c_seq$q;
+            r_g1$d = r_s1$q;
+            r_g1_len$d = r_s1_len$q;
+            r_g2$d = r_s2$q;
+            r_g2_len$d = r_s2_len$q;
+            r_g3$d = r_s3$q;
+            r_g3_len$d = r_s3_len$q;
+            r_ei$d = k1_8;
+            if (k0_8 < r_c_count$q) begin
+                r_acc$d = x0$wide << k_pre_shift;
+                r_n$d = k_pre_8 + k_ehdr_8 + r_s0_len$q;
+            end
+            else begin
+                r_acc$d = k0_acc;
+                r_n$d = k_pre_8;
+            end
+        end
+        else if (last_beat) begin
+            r_streaming$d = 1'b0;
+        end
+        else if (r_streaming$q) begin
+            r_beat$d = r_beat$q + k1_8;
+            if (r_beat$q >= k_body_beat) begin
+                if ((n1 < k8_8) && (r_ei$q < r_f_count$q)) begin
+                    r_acc$d = (r_acc$q >> k64_16) | (xn$wide << (n1 << k3_8));
+                    r_n$d = n1 + k_ehdr_8 + nxt_len;
+                    r_ei$d = r_ei$q + k1_8;
+                end
+                else begin
+                    r_acc$d = r_acc$q >> k64_16;
+                    r_n$d = n1;
+                end
+            end
+        end
+        if (r_beat$q >= k_body_beat) begin
+            body = r_acc$q[(32'h0)+:(64)];
+        end
+        else begin
+            body = k0_64;
+        end
         ttlw$narrow = ttl;
         ps_a = k_ipsum + (ttlw$wide << k8_16);
         if (ps_a < k_ipsum) begin
@@ -17665,223 +17512,109 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             ps_f = ps_e;
         end
         r_ps$d = ps_f;
-        hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
-        hdr0$total_len = total_len;
-        hdr0$dst_ip = group0;
-        hdr0$udp_len = udp_len;
-        hdr0$port = port;
-        hdr0$cluster = cluster;
-        hdr0$body_len = body_len;
-        hdr0$sender = sender;
-        hdr0$inst = r_f_instance$q;
-        hdr0$epoch = r_f_epoch$q;
-        hdr0$seq = r_f_seq$q;
-        hdr0$tree = kt0;
-        hdr0$kind = kindw$wide;
-        hdr0$count = countw$wide;
-        hdr0$src_mac = src_mac;
-        hdr0$src_ip = src_ip;
-        hdr0$ttl = ttl;
-        cs0_a = r_ps$q + total_len;
-        if (cs0_a < total_len) begin
-            cs0_b = cs0_a + k1_16;
-        end
-        else begin
-            cs0_b = cs0_a;
-        end
-        cs0_c = cs0_b + group0[(32'h10)+:(16)];
-        if (cs0_c < cs0_b) begin
-            cs0_d = cs0_c + k1_16;
-        end
-        else begin
-            cs0_d = cs0_c;
-        end
-        cs0_e = cs0_d + group0[(32'h0)+:(16)];
-        if (cs0_e < cs0_d) begin
-            cs0_f = cs0_e + k1_16;
-        end
-        else begin
-            cs0_f = cs0_e;
-        end
-        hdr0$ip_csum = ~cs0_f;
-        xh0$narrow = hdr0$out;
-        frame0 = xh0$wide | r_img$q;
-        m0_data = frame0[(boff)+:(64)];
+        total_len = r_f_len$q - k_eth;
+        udp_len = r_f_len$q - k_udp_off;
+        body_len = r_f_len$q - k_pkt_off;
+        kindw$narrow = r_f_kind$q;
+        countw$narrow = r_f_count$q;
+        th0$group = group0;
+        th1$group = group1;
+        th2$group = group2;
+        th3$group = group3;
+        th0$ps = r_ps$q;
+        th1$ps = r_ps$q;
+        th2$ps = r_ps$q;
+        th3$ps = r_ps$q;
+        th0$total_len = total_len;
+        th1$total_len = total_len;
+        th2$total_len = total_len;
+        th3$total_len = total_len;
+        th0$udp_len = udp_len;
+        th1$udp_len = udp_len;
+        th2$udp_len = udp_len;
+        th3$udp_len = udp_len;
+        th0$body_len = body_len;
+        th1$body_len = body_len;
+        th2$body_len = body_len;
+        th3$body_len = body_len;
+        th0$port = port;
+        th1$port = port;
+        th2$port = port;
+        th3$port = port;
+        th0$cluster = cluster;
+        th1$cluster = cluster;
+        th2$cluster = cluster;
+        th3$cluster = cluster;
+        th0$sender = sender;
+        th1$sender = sender;
+        th2$sender = sender;
+        th3$sender = sender;
+        th0$inst = r_f_instance$q;
+        th1$inst = r_f_instance$q;
+        th2$inst = r_f_instance$q;
+        th3$inst = r_f_instance$q;
+        th0$epoch = r_f_epoch$q;
+        th1$epoch = r_f_epoch$q;
+        th2$epoch = r_f_epoch$q;
+        th3$epoch = r_f_epoch$q;
+        th0$seq = r_f_seq$q;
+        th1$seq = r_f_seq$q;
+        th2$seq = r_f_seq$q;
+        th3$seq = r_f_seq$q;
+        th0$kind = kindw$wide;
+        th1$kind = kindw$wide;
+        th2$kind = kindw$wide;
+        th3$kind = kindw$wide;
+        th0$count = countw$wide;
+        th1$count = countw$wide;
+        th2$count = countw$wide;
+        th3$count = countw$wide;
+        th0$src_mac = src_mac;
+        th1$src_mac = src_mac;
+        th2$src_mac = src_mac;
+        th3$src_mac = src_mac;
+        th0$src_ip = src_ip;
+        th1$src_ip = src_ip;
+        th2$src_ip = src_ip;
+        th3$src_ip = src_ip;
+        th0$ttl = ttl;
+        th1$ttl = ttl;
+        th2$ttl = ttl;
+        th3$ttl = ttl;
+        th0$beat = r_beat$q;
+        th1$beat = r_beat$q;
+        th2$beat = r_beat$q;
+        th3$beat = r_beat$q;
+        m0_data = th0$out | body;
+        m1_data = th1$out | body;
+        m2_data = th2$out | body;
+        m3_data = th3$out | body;
         m0_valid = r_streaming$q && (kt0 < trees);
-        m0_last = last_beat;
-        h_img = frame0;
-        h_len = r_f_len$q;
-        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
-        if (last_beat) begin
-            m0_keep = r_lastkeep$q;
-        end
-        else begin
-            m0_keep = k_keep_all;
-        end
-        hdr1$mac_lo = group1[(32'h0)+:(24)] & k_mac_mask;
-        hdr1$total_len = total_len;
-        hdr1$dst_ip = group1;
-        hdr1$udp_len = udp_len;
-        hdr1$port = port;
-        hdr1$cluster = cluster;
-        hdr1$body_len = body_len;
-        hdr1$sender = sender;
-        hdr1$inst = r_f_instance$q;
-        hdr1$epoch = r_f_epoch$q;
-        hdr1$seq = r_f_seq$q;
-        hdr1$tree = kt1;
-        hdr1$kind = kindw$wide;
-        hdr1$count = countw$wide;
-        hdr1$src_mac = src_mac;
-        hdr1$src_ip = src_ip;
-        hdr1$ttl = ttl;
-        cs1_a = r_ps$q + total_len;
-        if (cs1_a < total_len) begin
-            cs1_b = cs1_a + k1_16;
-        end
-        else begin
-            cs1_b = cs1_a;
-        end
-        cs1_c = cs1_b + group1[(32'h10)+:(16)];
-        if (cs1_c < cs1_b) begin
-            cs1_d = cs1_c + k1_16;
-        end
-        else begin
-            cs1_d = cs1_c;
-        end
-        cs1_e = cs1_d + group1[(32'h0)+:(16)];
-        if (cs1_e < cs1_d) begin
-            cs1_f = cs1_e + k1_16;
-        end
-        else begin
-            cs1_f = cs1_e;
-        end
-        hdr1$ip_csum = ~cs1_f;
-        xh1$narrow = hdr1$out;
-        frame1 = xh1$wide | r_img$q;
-        m1_data = frame1[(boff)+:(64)];
         m1_valid = r_streaming$q && (kt1 < trees);
-        m1_last = last_beat;
-        if (last_beat) begin
-            m1_keep = r_lastkeep$q;
-        end
-        else begin
-            m1_keep = k_keep_all;
-        end
-        hdr2$mac_lo = group2[(32'h0)+:(24)] & k_mac_mask;
-        hdr2$total_len = total_len;
-        hdr2$dst_ip = group2;
-        hdr2$udp_len = udp_len;
-        hdr2$port = port;
-        hdr2$cluster = cluster;
-        hdr2$body_len = body_len;
-        hdr2$sender = sender;
-        hdr2$inst = r_f_instance$q;
-        hdr2$epoch = r_f_epoch$q;
-        hdr2$seq = r_f_seq$q;
-        hdr2$tree = kt2;
-        hdr2$kind = kindw$wide;
-        hdr2$count = countw$wide;
-        hdr2$src_mac = src_mac;
-        hdr2$src_ip = src_ip;
-        hdr2$ttl = ttl;
-        cs2_a = r_ps$q + total_len;
-        if (cs2_a < total_len) begin
-            cs2_b = cs2_a + k1_16;
-        end
-        else begin
-            cs2_b = cs2_a;
-        end
-        cs2_c = cs2_b + group2[(32'h10)+:(16)];
-        if (cs2_c < cs2_b) begin
-            cs2_d = cs2_c + k1_16;
-        end
-        else begin
-            cs2_d = cs2_c;
-        end
-        cs2_e = cs2_d + group2[(32'h0)+:(16)];
-        if (cs2_e < cs2_d) begin
-            cs2_f = cs2_e + k1_16;
-        end
-        else begin
-            cs2_f = cs2_e;
-        end
-        hdr2$ip_csum = ~cs2_f;
-        xh2$narrow = hdr2$out;
-        frame2 = xh2$wide | r_img$q;
-        m2_data = frame2[(boff)+:(64)];
         m2_valid = r_streaming$q && (kt2 < trees);
-        m2_last = last_beat;
-        if (last_beat) begin
-            m2_keep = r_lastkeep$q;
-        end
-        else begin
-            m2_keep = k_keep_all;
-        end
-        hdr3$mac_lo = group3[(32'h0)+:(24)] & k_mac_mask;
-        hdr3$total_len = total_len;
-        hdr3$dst_ip = group3;
-        hdr3$udp_len = udp_len;
-        hdr3$port = port;
-        hdr3$cluster = cluster;
-        hdr3$body_len = body_len;
-        hdr3$sender = sender;
-        hdr3$inst = r_f_instance$q;
-        hdr3$epoch = r_f_epoch$q;
-        hdr3$seq = r_f_seq$q;
-        hdr3$tree = kt3;
-        hdr3$kind = kindw$wide;
-        hdr3$count = countw$wide;
-        hdr3$src_mac = src_mac;
-        hdr3$src_ip = src_ip;
-        hdr3$ttl = ttl;
-        cs3_a = r_ps$q + total_len;
-        if (cs3_a < total_len) begin
-            cs3_b = cs3_a + k1_16;
-        end
-        else begin
-            cs3_b = cs3_a;
-        end
-        cs3_c = cs3_b + group3[(32'h10)+:(16)];
-        if (cs3_c < cs3_b) begin
-            cs3_d = cs3_c + k1_16;
-        end
-        else begin
-            cs3_d = cs3_c;
-        end
-        cs3_e = cs3_d + group3[(32'h0)+:(16)];
-        if (cs3_e < cs3_d) begin
-            cs3_f = cs3_e + k1_16;
-        end
-        else begin
-            cs3_f = cs3_e;
-        end
-        hdr3$ip_csum = ~cs3_f;
-        xh3$narrow = hdr3$out;
-        frame3 = xh3$wide | r_img$q;
-        m3_data = frame3[(boff)+:(64)];
         m3_valid = r_streaming$q && (kt3 < trees);
+        m0_last = last_beat;
+        m1_last = last_beat;
+        m2_last = last_beat;
         m3_last = last_beat;
         if (last_beat) begin
+            m0_keep = r_lastkeep$q;
+            m1_keep = r_lastkeep$q;
+            m2_keep = r_lastkeep$q;
             m3_keep = r_lastkeep$q;
         end
         else begin
+            m0_keep = k_keep_all;
+            m1_keep = k_keep_all;
+            m2_keep = k_keep_all;
             m3_keep = k_keep_all;
         end
+        h_valid = r_streaming$q;
+        h_len = r_f_len$q;
+        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
     end
     
 endmodule // nc_engine$decide_gen
-
-
-module nc_engine$decide_gen$beatw(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // nc_engine$decide_gen$beatw
 
 
 module nc_engine$decide_gen$countw(narrow,wide);
@@ -17895,172 +17628,28 @@ module nc_engine$decide_gen$countw(narrow,wide);
 endmodule // nc_engine$decide_gen$countw
 
 
-module nc_engine$decide_gen$ent0(client,len,seq,payload,out);
+module nc_engine$decide_gen$elenw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$decide_gen$elenw
+
+
+module nc_engine$decide_gen$head(client,len,seq,out);
     
     // Module arguments
     input wire  [31:0] client;
     input wire  [7:0] len;
     input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
+    output reg  [127:0] out;
     
     // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // nc_engine$decide_gen$ent0
-
-
-module nc_engine$decide_gen$ent1(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // nc_engine$decide_gen$ent1
-
-
-module nc_engine$decide_gen$ent2(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // nc_engine$decide_gen$ent2
-
-
-module nc_engine$decide_gen$ent3(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // nc_engine$decide_gen$ent3
-
-
-module nc_engine$decide_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // nc_engine$decide_gen$hdr0
-
-
-module nc_engine$decide_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // nc_engine$decide_gen$hdr1
-
-
-module nc_engine$decide_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // nc_engine$decide_gen$hdr2
-
-
-module nc_engine$decide_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // nc_engine$decide_gen$hdr3
+    always @(*) out = {seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // nc_engine$decide_gen$head
 
 
 module nc_engine$decide_gen$kindw(narrow,wide);
@@ -18116,6 +17705,25 @@ module nc_engine$decide_gen$lenw3(narrow,wide);
     // Update code (custom)
     always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$decide_gen$lenw3
+
+
+module nc_engine$decide_gen$r_acc(d,q,clock);
+    
+    // Module arguments
+    input wire  [1215:0] d;
+    output reg  [1215:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1216'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_acc
 
 
 module nc_engine$decide_gen$r_beat(d,q,clock);
@@ -18251,6 +17859,25 @@ module nc_engine$decide_gen$r_c_seq(d,q,clock);
 endmodule // nc_engine$decide_gen$r_c_seq
 
 
+module nc_engine$decide_gen$r_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ei
+
+
 module nc_engine$decide_gen$r_f_count(d,q,clock);
     
     // Module arguments
@@ -18365,23 +17992,118 @@ module nc_engine$decide_gen$r_f_seq(d,q,clock);
 endmodule // nc_engine$decide_gen$r_f_seq
 
 
-module nc_engine$decide_gen$r_img(d,q,clock);
+module nc_engine$decide_gen$r_g1(d,q,clock);
     
     // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1408'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_img
+endmodule // nc_engine$decide_gen$r_g1
+
+
+module nc_engine$decide_gen$r_g1_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_g1_len
+
+
+module nc_engine$decide_gen$r_g2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_g2
+
+
+module nc_engine$decide_gen$r_g2_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_g2_len
+
+
+module nc_engine$decide_gen$r_g3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_g3
+
+
+module nc_engine$decide_gen$r_g3_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_g3_len
 
 
 module nc_engine$decide_gen$r_lastkeep(d,q,clock);
@@ -18401,6 +18123,25 @@ module nc_engine$decide_gen$r_lastkeep(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_lastkeep
+
+
+module nc_engine$decide_gen$r_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_n
 
 
 module nc_engine$decide_gen$r_n_got(d,q,clock);
@@ -18460,137 +18201,23 @@ module nc_engine$decide_gen$r_ps(d,q,clock);
 endmodule // nc_engine$decide_gen$r_ps
 
 
-module nc_engine$decide_gen$r_q_count(d,q,clock);
+module nc_engine$decide_gen$r_s0(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_q_count
-
-
-module nc_engine$decide_gen$r_q_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_q_epoch
-
-
-module nc_engine$decide_gen$r_q_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_q_instance
-
-
-module nc_engine$decide_gen$r_q_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_q_kind
-
-
-module nc_engine$decide_gen$r_q_pending(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_q_pending
-
-
-module nc_engine$decide_gen$r_q_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_q_seq
-
-
-module nc_engine$decide_gen$r_s0_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s0_client
+endmodule // nc_engine$decide_gen$r_s0
 
 
 module nc_engine$decide_gen$r_s0_len(d,q,clock);
@@ -18612,61 +18239,23 @@ module nc_engine$decide_gen$r_s0_len(d,q,clock);
 endmodule // nc_engine$decide_gen$r_s0_len
 
 
-module nc_engine$decide_gen$r_s0_payload(d,q,clock);
+module nc_engine$decide_gen$r_s1(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s0_payload
-
-
-module nc_engine$decide_gen$r_s0_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s0_seq
-
-
-module nc_engine$decide_gen$r_s1_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s1_client
+endmodule // nc_engine$decide_gen$r_s1
 
 
 module nc_engine$decide_gen$r_s1_len(d,q,clock);
@@ -18688,61 +18277,23 @@ module nc_engine$decide_gen$r_s1_len(d,q,clock);
 endmodule // nc_engine$decide_gen$r_s1_len
 
 
-module nc_engine$decide_gen$r_s1_payload(d,q,clock);
+module nc_engine$decide_gen$r_s2(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s1_payload
-
-
-module nc_engine$decide_gen$r_s1_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s1_seq
-
-
-module nc_engine$decide_gen$r_s2_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s2_client
+endmodule // nc_engine$decide_gen$r_s2
 
 
 module nc_engine$decide_gen$r_s2_len(d,q,clock);
@@ -18764,61 +18315,23 @@ module nc_engine$decide_gen$r_s2_len(d,q,clock);
 endmodule // nc_engine$decide_gen$r_s2_len
 
 
-module nc_engine$decide_gen$r_s2_payload(d,q,clock);
+module nc_engine$decide_gen$r_s3(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s2_payload
-
-
-module nc_engine$decide_gen$r_s2_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s2_seq
-
-
-module nc_engine$decide_gen$r_s3_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s3_client
+endmodule // nc_engine$decide_gen$r_s3
 
 
 module nc_engine$decide_gen$r_s3_len(d,q,clock);
@@ -18838,44 +18351,6 @@ module nc_engine$decide_gen$r_s3_len(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_s3_len
-
-
-module nc_engine$decide_gen$r_s3_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s3_payload
-
-
-module nc_engine$decide_gen$r_s3_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s3_seq
 
 
 module nc_engine$decide_gen$r_streaming(d,q,clock);
@@ -18930,6 +18405,817 @@ module nc_engine$decide_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats
 endmodule // nc_engine$decide_gen$ready_unit
 
 
+module nc_engine$decide_gen$swap(inp,out);
+    
+    // Module arguments
+    input wire  [1023:0] inp;
+    output reg  [1023:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56], inp[71:64], inp[79:72], inp[87:80], inp[95:88], inp[103:96], inp[111:104], inp[119:112], inp[127:120], inp[135:128], inp[143:136], inp[151:144], inp[159:152], inp[167:160], inp[175:168], inp[183:176], inp[191:184], inp[199:192], inp[207:200], inp[215:208], inp[223:216], inp[231:224], inp[239:232], inp[247:240], inp[255:248], inp[263:256], inp[271:264], inp[279:272], inp[287:280], inp[295:288], inp[303:296], inp[311:304], inp[319:312], inp[327:320], inp[335:328], inp[343:336], inp[351:344], inp[359:352], inp[367:360], inp[375:368], inp[383:376], inp[391:384], inp[399:392], inp[407:400], inp[415:408], inp[423:416], inp[431:424], inp[439:432], inp[447:440], inp[455:448], inp[463:456], inp[471:464], inp[479:472], inp[487:480], inp[495:488], inp[503:496], inp[511:504], inp[519:512], inp[527:520], inp[535:528], inp[543:536], inp[551:544], inp[559:552], inp[567:560], inp[575:568], inp[583:576], inp[591:584], inp[599:592], inp[607:600], inp[615:608], inp[623:616], inp[631:624], inp[639:632], inp[647:640], inp[655:648], inp[663:656], inp[671:664], inp[679:672], inp[687:680], inp[695:688], inp[703:696], inp[711:704], inp[719:712], inp[727:720], inp[735:728], inp[743:736], inp[751:744], inp[759:752], inp[767:760], inp[775:768], inp[783:776], inp[791:784], inp[799:792], inp[807:800], inp[815:808], inp[823:816], inp[831:824], inp[839:832], inp[847:840], inp[855:848], inp[863:856], inp[871:864], inp[879:872], inp[887:880], inp[895:888], inp[903:896], inp[911:904], inp[919:912], inp[927:920], inp[935:928], inp[943:936], inp[951:944], inp[959:952], inp[967:960], inp[975:968], inp[983:976], inp[991:984], inp[999:992], inp[1007:1000], inp[1015:1008], inp[1023:1016]};
+endmodule // nc_engine$decide_gen$swap
+
+
+module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    nc_engine$decide_gen$th0$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    nc_engine$decide_gen$th0$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    nc_engine$decide_gen$th0$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // nc_engine$decide_gen$th0
+
+
+module nc_engine$decide_gen$th0$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$decide_gen$th0$bw
+
+
+module nc_engine$decide_gen$th0$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$th0$hdr
+
+
+module nc_engine$decide_gen$th0$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$decide_gen$th0$xh
+
+
+module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h1;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    nc_engine$decide_gen$th1$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    nc_engine$decide_gen$th1$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    nc_engine$decide_gen$th1$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // nc_engine$decide_gen$th1
+
+
+module nc_engine$decide_gen$th1$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$decide_gen$th1$bw
+
+
+module nc_engine$decide_gen$th1$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$th1$hdr
+
+
+module nc_engine$decide_gen$th1$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$decide_gen$th1$xh
+
+
+module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h2;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    nc_engine$decide_gen$th2$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    nc_engine$decide_gen$th2$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    nc_engine$decide_gen$th2$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // nc_engine$decide_gen$th2
+
+
+module nc_engine$decide_gen$th2$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$decide_gen$th2$bw
+
+
+module nc_engine$decide_gen$th2$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$th2$hdr
+
+
+module nc_engine$decide_gen$th2$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$decide_gen$th2$xh
+
+
+module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h3;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    nc_engine$decide_gen$th3$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    nc_engine$decide_gen$th3$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    nc_engine$decide_gen$th3$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // nc_engine$decide_gen$th3
+
+
+module nc_engine$decide_gen$th3$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$decide_gen$th3$bw
+
+
+module nc_engine$decide_gen$th3$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // nc_engine$decide_gen$th3$hdr
+
+
+module nc_engine$decide_gen$th3$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // nc_engine$decide_gen$th3$xh
+
+
 module nc_engine$decide_gen$ttlw(narrow,wide);
     
     // Module arguments
@@ -18941,92 +19227,48 @@ module nc_engine$decide_gen$ttlw(narrow,wide);
 endmodule // nc_engine$decide_gen$ttlw
 
 
-module nc_engine$decide_gen$xe0(narrow,wide);
+module nc_engine$decide_gen$x0(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1151:0] narrow;
+    output reg  [1215:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // nc_engine$decide_gen$xe0
+    always @(*) wide = {64'd0, narrow};
+endmodule // nc_engine$decide_gen$x0
 
 
-module nc_engine$decide_gen$xe1(narrow,wide);
+module nc_engine$decide_gen$xhead(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [127:0] narrow;
+    output reg  [1151:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // nc_engine$decide_gen$xe1
+    always @(*) wide = {1024'd0, narrow};
+endmodule // nc_engine$decide_gen$xhead
 
 
-module nc_engine$decide_gen$xe2(narrow,wide);
+module nc_engine$decide_gen$xn(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1151:0] narrow;
+    output reg  [1215:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // nc_engine$decide_gen$xe2
+    always @(*) wide = {64'd0, narrow};
+endmodule // nc_engine$decide_gen$xn
 
 
-module nc_engine$decide_gen$xe3(narrow,wide);
+module nc_engine$decide_gen$xpay(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1023:0] narrow;
+    output reg  [1151:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // nc_engine$decide_gen$xe3
-
-
-module nc_engine$decide_gen$xh0(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // nc_engine$decide_gen$xh0
-
-
-module nc_engine$decide_gen$xh1(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // nc_engine$decide_gen$xh1
-
-
-module nc_engine$decide_gen$xh2(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // nc_engine$decide_gen$xh2
-
-
-module nc_engine$decide_gen$xh3(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // nc_engine$decide_gen$xh3
+    always @(*) wide = {128'd0, narrow};
+endmodule // nc_engine$decide_gen$xpay
 
 
 module nc_engine$h0_client(d,q,clock);
@@ -20473,6 +20715,25 @@ module nc_engine$hc_ip_src(d,q,clock);
 endmodule // nc_engine$hc_ip_src
 
 
+module nc_engine$hc_req_full(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hc_req_full
+
+
 module nc_engine$hc_req_len(d,q,clock);
     
     // Module arguments
@@ -20644,7 +20905,7 @@ module nc_engine$hc_verdict(d,q,clock);
 endmodule // nc_engine$hc_verdict
 
 
-module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,rx_deliver,rx_port,lead_load,lead_img,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
+module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -20664,10 +20925,13 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     input wire  [7:0] t3_keep;
     input wire  t3_valid;
     input wire  t3_last;
+    input wire  [63:0] l_data;
+    input wire  [7:0] l_keep;
+    input wire  l_valid;
+    input wire  l_last;
     input wire  rx_deliver;
     input wire  [1:0] rx_port;
     input wire  lead_load;
-    input wire  [1407:0] lead_img;
     input wire  [15:0] lead_len;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
@@ -20687,132 +20951,124 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k0_2 = 2'b0;
     localparam  k1_2 = 2'b1;
     localparam  k2_2 = 2'b10;
+    localparam  k_lead = 3'b100;
+    localparam  k0_3s = 3'b0;
+    localparam  k1_3s = 3'b1;
+    localparam  k2_3s = 3'b10;
+    localparam  k3_3s = 3'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_4 = 4'h0;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
-    localparam  k_beats = 8'h16;
-    localparam  k_sat8 = 8'hff;
     localparam  k_ff8 = 8'hff;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
+    localparam  k3_16 = 16'h3;
     localparam  k0_3 = 3'b0;
-    localparam  k3_8 = 8'h3;
-    localparam  k_lastidx = 8'h21;
+    localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
-    localparam  k6_11 = 11'b110;
-    localparam  k_udp_off = 16'h22;
+    localparam  k6_9 = 9'b110;
+    localparam  k7_9 = 9'b111;
+    localparam  k_hdr_beats = 9'b110;
+    localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
-    localparam  k_min_len = 16'h2a;
-    localparam  k_max_len = 16'hb0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h8e;
+    localparam  k_max_ulen = 16'h3de;
     localparam  k_ipsum = 16'h8511;
-    localparam  o_udp_len = 11'b100110000;
-    localparam  k_lane0 = 1408'hffffffffffffffff;
-    localparam  k_paymask = 1408'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  k_mixed_mask = 64'hffffffffffff0000;
+    localparam  k_ones64 = 64'hffffffffffffffff;
+    localparam  k0_64 = 64'h0;
     
     // Stub signals
-    reg  [1407:0] r_t0_b0$d;
-    wire  [1407:0] r_t0_b0$q;
-    reg  r_t0_b0$clock;
-    reg  [1407:0] r_t0_b1$d;
-    wire  [1407:0] r_t0_b1$q;
-    reg  r_t0_b1$clock;
-    reg  [7:0] r_t0_beat$d;
-    wire  [7:0] r_t0_beat$q;
-    reg  r_t0_beat$clock;
-    reg  r_t0_cur$d;
-    wire  r_t0_cur$q;
-    reg  r_t0_cur$clock;
-    reg  r_t0_done$d;
-    wire  r_t0_done$q;
-    reg  r_t0_done$clock;
-    reg  r_t0_big0$d;
-    wire  r_t0_big0$q;
-    reg  r_t0_big0$clock;
-    reg  r_t0_big1$d;
-    wire  r_t0_big1$q;
-    reg  r_t0_big1$clock;
-    reg  [1407:0] r_t1_b0$d;
-    wire  [1407:0] r_t1_b0$q;
-    reg  r_t1_b0$clock;
-    reg  [1407:0] r_t1_b1$d;
-    wire  [1407:0] r_t1_b1$q;
-    reg  r_t1_b1$clock;
-    reg  [7:0] r_t1_beat$d;
-    wire  [7:0] r_t1_beat$q;
-    reg  r_t1_beat$clock;
-    reg  r_t1_cur$d;
-    wire  r_t1_cur$q;
-    reg  r_t1_cur$clock;
-    reg  r_t1_done$d;
-    wire  r_t1_done$q;
-    reg  r_t1_done$clock;
-    reg  r_t1_big0$d;
-    wire  r_t1_big0$q;
-    reg  r_t1_big0$clock;
-    reg  r_t1_big1$d;
-    wire  r_t1_big1$q;
-    reg  r_t1_big1$clock;
-    reg  [1407:0] r_t2_b0$d;
-    wire  [1407:0] r_t2_b0$q;
-    reg  r_t2_b0$clock;
-    reg  [1407:0] r_t2_b1$d;
-    wire  [1407:0] r_t2_b1$q;
-    reg  r_t2_b1$clock;
-    reg  [7:0] r_t2_beat$d;
-    wire  [7:0] r_t2_beat$q;
-    reg  r_t2_beat$clock;
-    reg  r_t2_cur$d;
-    wire  r_t2_cur$q;
-    reg  r_t2_cur$clock;
-    reg  r_t2_done$d;
-    wire  r_t2_done$q;
-    reg  r_t2_done$clock;
-    reg  r_t2_big0$d;
-    wire  r_t2_big0$q;
-    reg  r_t2_big0$clock;
-    reg  r_t2_big1$d;
-    wire  r_t2_big1$q;
-    reg  r_t2_big1$clock;
-    reg  [1407:0] r_t3_b0$d;
-    wire  [1407:0] r_t3_b0$q;
-    reg  r_t3_b0$clock;
-    reg  [1407:0] r_t3_b1$d;
-    wire  [1407:0] r_t3_b1$q;
-    reg  r_t3_b1$clock;
-    reg  [7:0] r_t3_beat$d;
-    wire  [7:0] r_t3_beat$q;
-    reg  r_t3_beat$clock;
-    reg  r_t3_cur$d;
-    wire  r_t3_cur$q;
-    reg  r_t3_cur$clock;
-    reg  r_t3_done$d;
-    wire  r_t3_done$q;
-    reg  r_t3_done$clock;
-    reg  r_t3_big0$d;
-    wire  r_t3_big0$q;
-    reg  r_t3_big0$clock;
-    reg  r_t3_big1$d;
-    wire  r_t3_big1$q;
-    reg  r_t3_big1$clock;
+    reg  cap0$clock;
+    reg  [63:0] cap0$data;
+    reg  [7:0] cap0$keep;
+    reg  cap0$valid;
+    reg  cap0$last;
+    reg  [3:0] cap0$used;
+    reg  [15:0] cap0$lead_len;
+    wire  [1:0] cap0$pick;
+    wire  [15:0] cap0$pick_ulen;
+    wire  cap0$pick_big;
+    reg  [8:0] cap0$raddr;
+    wire  [63:0] cap0$rdata;
+    reg  cap1$clock;
+    reg  [63:0] cap1$data;
+    reg  [7:0] cap1$keep;
+    reg  cap1$valid;
+    reg  cap1$last;
+    reg  [3:0] cap1$used;
+    reg  [15:0] cap1$lead_len;
+    wire  [1:0] cap1$pick;
+    wire  [15:0] cap1$pick_ulen;
+    wire  cap1$pick_big;
+    reg  [8:0] cap1$raddr;
+    wire  [63:0] cap1$rdata;
+    reg  cap2$clock;
+    reg  [63:0] cap2$data;
+    reg  [7:0] cap2$keep;
+    reg  cap2$valid;
+    reg  cap2$last;
+    reg  [3:0] cap2$used;
+    reg  [15:0] cap2$lead_len;
+    wire  [1:0] cap2$pick;
+    wire  [15:0] cap2$pick_ulen;
+    wire  cap2$pick_big;
+    reg  [8:0] cap2$raddr;
+    wire  [63:0] cap2$rdata;
+    reg  cap3$clock;
+    reg  [63:0] cap3$data;
+    reg  [7:0] cap3$keep;
+    reg  cap3$valid;
+    reg  cap3$last;
+    reg  [3:0] cap3$used;
+    reg  [15:0] cap3$lead_len;
+    wire  [1:0] cap3$pick;
+    wire  [15:0] cap3$pick_ulen;
+    wire  cap3$pick_big;
+    reg  [8:0] cap3$raddr;
+    wire  [63:0] cap3$rdata;
+    reg  cap4$clock;
+    reg  [63:0] cap4$data;
+    reg  [7:0] cap4$keep;
+    reg  cap4$valid;
+    reg  cap4$last;
+    reg  [3:0] cap4$used;
+    reg  [15:0] cap4$lead_len;
+    wire  [1:0] cap4$pick;
+    wire  [15:0] cap4$pick_ulen;
+    wire  cap4$pick_big;
+    reg  [8:0] cap4$raddr;
+    wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
     wire  r_streaming$q;
     reg  r_streaming$clock;
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
-    reg  [7:0] r_lastidx$d;
-    wire  [7:0] r_lastidx$q;
+    reg  [15:0] r_lastidx$d;
+    wire  [15:0] r_lastidx$q;
     reg  r_lastidx$clock;
+    reg  [7:0] beat16$narrow;
+    wire  [15:0] beat16$wide;
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
-    reg  [1407:0] r_img$d;
-    wire  [1407:0] r_img$q;
-    reg  r_img$clock;
     reg  [15:0] r_ulen$d;
     wire  [15:0] r_ulen$q;
     reg  r_ulen$clock;
+    reg  [2:0] r_src$d;
+    wire  [2:0] r_src$q;
+    reg  r_src$clock;
+    reg  [1:0] r_buf$d;
+    wire  [1:0] r_buf$q;
+    reg  r_buf$clock;
+    reg  r_live$d;
+    wire  r_live$q;
+    reg  r_live$clock;
+    reg  [63:0] r_ldata$d;
+    wire  [63:0] r_ldata$q;
+    reg  r_ldata$clock;
     reg  [15:0] r_asrc$d;
     wire  [15:0] r_asrc$q;
     reg  r_asrc$clock;
@@ -20828,34 +21084,21 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  r_p_valid$d;
     wire  r_p_valid$q;
     reg  r_p_valid$clock;
-    reg  [1407:0] r_p_img$d;
-    wire  [1407:0] r_p_img$q;
-    reg  r_p_img$clock;
+    reg  [2:0] r_p_src$d;
+    wire  [2:0] r_p_src$q;
+    reg  r_p_src$clock;
+    reg  [1:0] r_p_buf$d;
+    wire  [1:0] r_p_buf$q;
+    reg  r_p_buf$clock;
     reg  [15:0] r_p_ulen$d;
     wire  [15:0] r_p_ulen$q;
     reg  r_p_ulen$clock;
-    reg  [63:0] rep0$data;
-    reg  [7:0] rep0$keep;
-    wire  [1407:0] rep0$out;
-    reg  [7:0] bw0$narrow;
-    wire  [10:0] bw0$wide;
-    reg  [63:0] rep1$data;
-    reg  [7:0] rep1$keep;
-    wire  [1407:0] rep1$out;
-    reg  [7:0] bw1$narrow;
-    wire  [10:0] bw1$wide;
-    reg  [63:0] rep2$data;
-    reg  [7:0] rep2$keep;
-    wire  [1407:0] rep2$out;
-    reg  [7:0] bw2$narrow;
-    wire  [10:0] bw2$wide;
-    reg  [63:0] rep3$data;
-    reg  [7:0] rep3$keep;
-    wire  [1407:0] rep3$out;
-    reg  [7:0] bw3$narrow;
-    wire  [10:0] bw3$wide;
+    reg  [1:0] rd_bufw$narrow;
+    wire  [8:0] rd_bufw$wide;
+    reg  [7:0] rd_beatw$narrow;
+    wire  [8:0] rd_beatw$wide;
     reg  [7:0] beatw$narrow;
-    wire  [10:0] beatw$wide;
+    wire  [8:0] beatw$wide;
     reg  [7:0] ttlw$narrow;
     wire  [15:0] ttlw$wide;
     reg  [47:0] hdr$dst_mac;
@@ -20870,39 +21113,49 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [7:0] hdr$ttl;
     wire  [335:0] hdr$out;
     reg  [335:0] xh$narrow;
-    wire  [1407:0] xh$wide;
+    wire  [383:0] xh$wide;
     
     // Local signals
-    reg  [1407:0] bm0;
-    reg  [1407:0] wd0;
-    reg  [1407:0] bm1;
-    reg  [1407:0] wd1;
-    reg  [1407:0] bm2;
-    reg  [1407:0] wd2;
-    reg  [1407:0] bm3;
-    reg  [1407:0] wd3;
-    reg  [1407:0] rx_img;
+    reg  [1:0] rx_buf;
     reg  rx_big;
-    reg  [15:0] rx_ulen_le;
     reg  [15:0] rx_ulen;
+    reg  [2:0] rx_src;
     reg  rx_ok;
-    reg  [15:0] lead_ulen;
     reg  lead_ok;
     reg  last_beat;
     reg  can_start;
     reg  start;
-    reg  [1407:0] s_img;
+    reg  [2:0] s_src;
+    reg  [1:0] s_buf;
     reg  [15:0] s_ulen;
+    reg  s_live;
     reg  p_load;
     reg  p_free;
-    reg  [1407:0] p_img;
+    reg  [2:0] p_src;
+    reg  [1:0] p_buf;
     reg  [15:0] p_ulen;
-    reg  [7:0] lastidx;
+    reg  [3:0] st_used;
+    reg  [3:0] p_used;
+    reg  [3:0] sx0;
+    reg  [3:0] px0;
+    reg  [3:0] sx1;
+    reg  [3:0] px1;
+    reg  [3:0] sx2;
+    reg  [3:0] px2;
+    reg  [3:0] sx3;
+    reg  [3:0] px3;
+    reg  [3:0] sx4;
+    reg  [3:0] px4;
+    reg  [1:0] rd_buf;
+    reg  [7:0] rd_beat;
+    reg  [8:0] raddr;
+    reg  [63:0] body;
+    reg  [63:0] hbeat;
+    reg  [15:0] lastidx;
     reg  [2:0] tail;
     reg  [7:0] lastkeep;
     reg  [15:0] total_len;
-    reg  [10:0] boff;
-    reg  [1407:0] frame;
+    reg  [8:0] boff;
     reg  [15:0] cs1;
     reg  [15:0] cs1c;
     reg  [15:0] cs1t;
@@ -20917,145 +21170,75 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cs5c;
     
     // Sub module instances
-    nc_engine$host_gen$r_t0_b0 r_t0_b0(
-        .d(r_t0_b0$d),
-        .q(r_t0_b0$q),
-        .clock(r_t0_b0$clock)
+    nc_engine$host_gen$cap0 cap0(
+        .clock(cap0$clock),
+        .data(cap0$data),
+        .keep(cap0$keep),
+        .valid(cap0$valid),
+        .last(cap0$last),
+        .used(cap0$used),
+        .lead_len(cap0$lead_len),
+        .pick(cap0$pick),
+        .pick_ulen(cap0$pick_ulen),
+        .pick_big(cap0$pick_big),
+        .raddr(cap0$raddr),
+        .rdata(cap0$rdata)
     );
-    nc_engine$host_gen$r_t0_b1 r_t0_b1(
-        .d(r_t0_b1$d),
-        .q(r_t0_b1$q),
-        .clock(r_t0_b1$clock)
+    nc_engine$host_gen$cap1 cap1(
+        .clock(cap1$clock),
+        .data(cap1$data),
+        .keep(cap1$keep),
+        .valid(cap1$valid),
+        .last(cap1$last),
+        .used(cap1$used),
+        .lead_len(cap1$lead_len),
+        .pick(cap1$pick),
+        .pick_ulen(cap1$pick_ulen),
+        .pick_big(cap1$pick_big),
+        .raddr(cap1$raddr),
+        .rdata(cap1$rdata)
     );
-    nc_engine$host_gen$r_t0_beat r_t0_beat(
-        .d(r_t0_beat$d),
-        .q(r_t0_beat$q),
-        .clock(r_t0_beat$clock)
+    nc_engine$host_gen$cap2 cap2(
+        .clock(cap2$clock),
+        .data(cap2$data),
+        .keep(cap2$keep),
+        .valid(cap2$valid),
+        .last(cap2$last),
+        .used(cap2$used),
+        .lead_len(cap2$lead_len),
+        .pick(cap2$pick),
+        .pick_ulen(cap2$pick_ulen),
+        .pick_big(cap2$pick_big),
+        .raddr(cap2$raddr),
+        .rdata(cap2$rdata)
     );
-    nc_engine$host_gen$r_t0_cur r_t0_cur(
-        .d(r_t0_cur$d),
-        .q(r_t0_cur$q),
-        .clock(r_t0_cur$clock)
+    nc_engine$host_gen$cap3 cap3(
+        .clock(cap3$clock),
+        .data(cap3$data),
+        .keep(cap3$keep),
+        .valid(cap3$valid),
+        .last(cap3$last),
+        .used(cap3$used),
+        .lead_len(cap3$lead_len),
+        .pick(cap3$pick),
+        .pick_ulen(cap3$pick_ulen),
+        .pick_big(cap3$pick_big),
+        .raddr(cap3$raddr),
+        .rdata(cap3$rdata)
     );
-    nc_engine$host_gen$r_t0_done r_t0_done(
-        .d(r_t0_done$d),
-        .q(r_t0_done$q),
-        .clock(r_t0_done$clock)
-    );
-    nc_engine$host_gen$r_t0_big0 r_t0_big0(
-        .d(r_t0_big0$d),
-        .q(r_t0_big0$q),
-        .clock(r_t0_big0$clock)
-    );
-    nc_engine$host_gen$r_t0_big1 r_t0_big1(
-        .d(r_t0_big1$d),
-        .q(r_t0_big1$q),
-        .clock(r_t0_big1$clock)
-    );
-    nc_engine$host_gen$r_t1_b0 r_t1_b0(
-        .d(r_t1_b0$d),
-        .q(r_t1_b0$q),
-        .clock(r_t1_b0$clock)
-    );
-    nc_engine$host_gen$r_t1_b1 r_t1_b1(
-        .d(r_t1_b1$d),
-        .q(r_t1_b1$q),
-        .clock(r_t1_b1$clock)
-    );
-    nc_engine$host_gen$r_t1_beat r_t1_beat(
-        .d(r_t1_beat$d),
-        .q(r_t1_beat$q),
-        .clock(r_t1_beat$clock)
-    );
-    nc_engine$host_gen$r_t1_cur r_t1_cur(
-        .d(r_t1_cur$d),
-        .q(r_t1_cur$q),
-        .clock(r_t1_cur$clock)
-    );
-    nc_engine$host_gen$r_t1_done r_t1_done(
-        .d(r_t1_done$d),
-        .q(r_t1_done$q),
-        .clock(r_t1_done$clock)
-    );
-    nc_engine$host_gen$r_t1_big0 r_t1_big0(
-        .d(r_t1_big0$d),
-        .q(r_t1_big0$q),
-        .clock(r_t1_big0$clock)
-    );
-    nc_engine$host_gen$r_t1_big1 r_t1_big1(
-        .d(r_t1_big1$d),
-        .q(r_t1_big1$q),
-        .clock(r_t1_big1$clock)
-    );
-    nc_engine$host_gen$r_t2_b0 r_t2_b0(
-        .d(r_t2_b0$d),
-        .q(r_t2_b0$q),
-        .clock(r_t2_b0$clock)
-    );
-    nc_engine$host_gen$r_t2_b1 r_t2_b1(
-        .d(r_t2_b1$d),
-        .q(r_t2_b1$q),
-        .clock(r_t2_b1$clock)
-    );
-    nc_engine$host_gen$r_t2_beat r_t2_beat(
-        .d(r_t2_beat$d),
-        .q(r_t2_beat$q),
-        .clock(r_t2_beat$clock)
-    );
-    nc_engine$host_gen$r_t2_cur r_t2_cur(
-        .d(r_t2_cur$d),
-        .q(r_t2_cur$q),
-        .clock(r_t2_cur$clock)
-    );
-    nc_engine$host_gen$r_t2_done r_t2_done(
-        .d(r_t2_done$d),
-        .q(r_t2_done$q),
-        .clock(r_t2_done$clock)
-    );
-    nc_engine$host_gen$r_t2_big0 r_t2_big0(
-        .d(r_t2_big0$d),
-        .q(r_t2_big0$q),
-        .clock(r_t2_big0$clock)
-    );
-    nc_engine$host_gen$r_t2_big1 r_t2_big1(
-        .d(r_t2_big1$d),
-        .q(r_t2_big1$q),
-        .clock(r_t2_big1$clock)
-    );
-    nc_engine$host_gen$r_t3_b0 r_t3_b0(
-        .d(r_t3_b0$d),
-        .q(r_t3_b0$q),
-        .clock(r_t3_b0$clock)
-    );
-    nc_engine$host_gen$r_t3_b1 r_t3_b1(
-        .d(r_t3_b1$d),
-        .q(r_t3_b1$q),
-        .clock(r_t3_b1$clock)
-    );
-    nc_engine$host_gen$r_t3_beat r_t3_beat(
-        .d(r_t3_beat$d),
-        .q(r_t3_beat$q),
-        .clock(r_t3_beat$clock)
-    );
-    nc_engine$host_gen$r_t3_cur r_t3_cur(
-        .d(r_t3_cur$d),
-        .q(r_t3_cur$q),
-        .clock(r_t3_cur$clock)
-    );
-    nc_engine$host_gen$r_t3_done r_t3_done(
-        .d(r_t3_done$d),
-        .q(r_t3_done$q),
-        .clock(r_t3_done$clock)
-    );
-    nc_engine$host_gen$r_t3_big0 r_t3_big0(
-        .d(r_t3_big0$d),
-        .q(r_t3_big0$q),
-        .clock(r_t3_big0$clock)
-    );
-    nc_engine$host_gen$r_t3_big1 r_t3_big1(
-        .d(r_t3_big1$d),
-        .q(r_t3_big1$q),
-        .clock(r_t3_big1$clock)
+    nc_engine$host_gen$cap4 cap4(
+        .clock(cap4$clock),
+        .data(cap4$data),
+        .keep(cap4$keep),
+        .valid(cap4$valid),
+        .last(cap4$last),
+        .used(cap4$used),
+        .lead_len(cap4$lead_len),
+        .pick(cap4$pick),
+        .pick_ulen(cap4$pick_ulen),
+        .pick_big(cap4$pick_big),
+        .raddr(cap4$raddr),
+        .rdata(cap4$rdata)
     );
     nc_engine$host_gen$r_streaming r_streaming(
         .d(r_streaming$d),
@@ -21072,20 +21255,39 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .q(r_lastidx$q),
         .clock(r_lastidx$clock)
     );
+    nc_engine$host_gen$beat16 beat16(
+        .narrow(beat16$narrow),
+        .wide(beat16$wide)
+    );
     nc_engine$host_gen$r_lastkeep r_lastkeep(
         .d(r_lastkeep$d),
         .q(r_lastkeep$q),
         .clock(r_lastkeep$clock)
     );
-    nc_engine$host_gen$r_img r_img(
-        .d(r_img$d),
-        .q(r_img$q),
-        .clock(r_img$clock)
-    );
     nc_engine$host_gen$r_ulen r_ulen(
         .d(r_ulen$d),
         .q(r_ulen$q),
         .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$r_src r_src(
+        .d(r_src$d),
+        .q(r_src$q),
+        .clock(r_src$clock)
+    );
+    nc_engine$host_gen$r_buf r_buf(
+        .d(r_buf$d),
+        .q(r_buf$q),
+        .clock(r_buf$clock)
+    );
+    nc_engine$host_gen$r_live r_live(
+        .d(r_live$d),
+        .q(r_live$q),
+        .clock(r_live$clock)
+    );
+    nc_engine$host_gen$r_ldata r_ldata(
+        .d(r_ldata$d),
+        .q(r_ldata$q),
+        .clock(r_ldata$clock)
     );
     nc_engine$host_gen$r_asrc r_asrc(
         .d(r_asrc$d),
@@ -21112,51 +21314,28 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .q(r_p_valid$q),
         .clock(r_p_valid$clock)
     );
-    nc_engine$host_gen$r_p_img r_p_img(
-        .d(r_p_img$d),
-        .q(r_p_img$q),
-        .clock(r_p_img$clock)
+    nc_engine$host_gen$r_p_src r_p_src(
+        .d(r_p_src$d),
+        .q(r_p_src$q),
+        .clock(r_p_src$clock)
+    );
+    nc_engine$host_gen$r_p_buf r_p_buf(
+        .d(r_p_buf$d),
+        .q(r_p_buf$q),
+        .clock(r_p_buf$clock)
     );
     nc_engine$host_gen$r_p_ulen r_p_ulen(
         .d(r_p_ulen$d),
         .q(r_p_ulen$q),
         .clock(r_p_ulen$clock)
     );
-    nc_engine$host_gen$rep0 rep0(
-        .data(rep0$data),
-        .keep(rep0$keep),
-        .out(rep0$out)
+    nc_engine$host_gen$rd_bufw rd_bufw(
+        .narrow(rd_bufw$narrow),
+        .wide(rd_bufw$wide)
     );
-    nc_engine$host_gen$bw0 bw0(
-        .narrow(bw0$narrow),
-        .wide(bw0$wide)
-    );
-    nc_engine$host_gen$rep1 rep1(
-        .data(rep1$data),
-        .keep(rep1$keep),
-        .out(rep1$out)
-    );
-    nc_engine$host_gen$bw1 bw1(
-        .narrow(bw1$narrow),
-        .wide(bw1$wide)
-    );
-    nc_engine$host_gen$rep2 rep2(
-        .data(rep2$data),
-        .keep(rep2$keep),
-        .out(rep2$out)
-    );
-    nc_engine$host_gen$bw2 bw2(
-        .narrow(bw2$narrow),
-        .wide(bw2$wide)
-    );
-    nc_engine$host_gen$rep3 rep3(
-        .data(rep3$data),
-        .keep(rep3$keep),
-        .out(rep3$out)
-    );
-    nc_engine$host_gen$bw3 bw3(
-        .narrow(bw3$narrow),
-        .wide(bw3$wide)
+    nc_engine$host_gen$rd_beatw rd_beatw(
+        .narrow(rd_beatw$narrow),
+        .wide(rd_beatw$wide)
     );
     nc_engine$host_gen$beatw beatw(
         .narrow(beatw$narrow),
@@ -21186,299 +21365,188 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     
     // Update code
     always @(*) begin
-        r_t0_b0$clock = clock;
-        r_t0_b1$clock = clock;
-        r_t0_beat$clock = clock;
-        r_t0_cur$clock = clock;
-        r_t0_done$clock = clock;
-        r_t0_big0$clock = clock;
-        r_t0_big1$clock = clock;
-        r_t1_b0$clock = clock;
-        r_t1_b1$clock = clock;
-        r_t1_beat$clock = clock;
-        r_t1_cur$clock = clock;
-        r_t1_done$clock = clock;
-        r_t1_big0$clock = clock;
-        r_t1_big1$clock = clock;
-        r_t2_b0$clock = clock;
-        r_t2_b1$clock = clock;
-        r_t2_beat$clock = clock;
-        r_t2_cur$clock = clock;
-        r_t2_done$clock = clock;
-        r_t2_big0$clock = clock;
-        r_t2_big1$clock = clock;
-        r_t3_b0$clock = clock;
-        r_t3_b1$clock = clock;
-        r_t3_beat$clock = clock;
-        r_t3_cur$clock = clock;
-        r_t3_done$clock = clock;
-        r_t3_big0$clock = clock;
-        r_t3_big1$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_lastidx$clock = clock;
         r_lastkeep$clock = clock;
-        r_img$clock = clock;
         r_ulen$clock = clock;
+        r_src$clock = clock;
+        r_buf$clock = clock;
+        r_live$clock = clock;
+        r_ldata$clock = clock;
         r_asrc$clock = clock;
         r_adst$clock = clock;
         r_asum$clock = clock;
         r_csum$clock = clock;
         r_p_valid$clock = clock;
-        r_p_img$clock = clock;
+        r_p_src$clock = clock;
+        r_p_buf$clock = clock;
         r_p_ulen$clock = clock;
-        r_t0_b0$d = r_t0_b0$q;
-        r_t0_b1$d = r_t0_b1$q;
-        r_t0_beat$d = r_t0_beat$q;
-        r_t0_cur$d = r_t0_cur$q;
-        r_t0_done$d = r_t0_done$q;
-        r_t0_big0$d = r_t0_big0$q;
-        r_t0_big1$d = r_t0_big1$q;
-        r_t1_b0$d = r_t1_b0$q;
-        r_t1_b1$d = r_t1_b1$q;
-        r_t1_beat$d = r_t1_beat$q;
-        r_t1_cur$d = r_t1_cur$q;
-        r_t1_done$d = r_t1_done$q;
-        r_t1_big0$d = r_t1_big0$q;
-        r_t1_big1$d = r_t1_big1$q;
-        r_t2_b0$d = r_t2_b0$q;
-        r_t2_b1$d = r_t2_b1$q;
-        r_t2_beat$d = r_t2_beat$q;
-        r_t2_cur$d = r_t2_cur$q;
-        r_t2_done$d = r_t2_done$q;
-        r_t2_big0$d = r_t2_big0$q;
-        r_t2_big1$d = r_t2_big1$q;
-        r_t3_b0$d = r_t3_b0$q;
-        r_t3_b1$d = r_t3_b1$q;
-        r_t3_beat$d = r_t3_beat$q;
-        r_t3_cur$d = r_t3_cur$q;
-        r_t3_done$d = r_t3_done$q;
-        r_t3_big0$d = r_t3_big0$q;
-        r_t3_big1$d = r_t3_big1$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_lastidx$d = r_lastidx$q;
         r_lastkeep$d = r_lastkeep$q;
-        r_img$d = r_img$q;
         r_ulen$d = r_ulen$q;
+        r_src$d = r_src$q;
+        r_buf$d = r_buf$q;
+        r_live$d = r_live$q;
+        r_ldata$d = r_ldata$q;
         r_asrc$d = r_asrc$q;
         r_adst$d = r_adst$q;
         r_asum$d = r_asum$q;
         r_csum$d = r_csum$q;
         r_p_valid$d = r_p_valid$q;
-        r_p_img$d = r_p_img$q;
+        r_p_src$d = r_p_src$q;
+        r_p_buf$d = r_p_buf$q;
         r_p_ulen$d = r_p_ulen$q;
-        rep0$data = t0_data;
-        rep0$keep = t0_keep;
-        bw0$narrow = r_t0_beat$q;
-        bm0 = k_lane0 << (bw0$wide << k6_11);
-        wd0 = rep0$out & bm0;
-        if (t0_valid) begin
-            if (r_t0_beat$q < k_beats) begin
-                if (r_t0_cur$q) begin
-                    r_t0_b1$d = (r_t0_b1$q & ~bm0) | wd0;
-                end
-                else begin
-                    r_t0_b0$d = (r_t0_b0$q & ~bm0) | wd0;
-                end
-            end
-            if (r_t0_beat$q == k0_8) begin
-                if (r_t0_cur$q) begin
-                    r_t0_big1$d = 1'b0;
-                end
-                else begin
-                    r_t0_big0$d = 1'b0;
-                end
-            end
-            if (r_t0_beat$q >= k_beats) begin
-                if (r_t0_cur$q) begin
-                    r_t0_big1$d = 1'b1;
-                end
-                else begin
-                    r_t0_big0$d = 1'b1;
-                end
-            end
-            if (t0_last) begin
-                r_t0_done$d = r_t0_cur$q;
-                r_t0_cur$d = ~r_t0_cur$q;
-                r_t0_beat$d = k0_8;
-            end
-            else if (r_t0_beat$q != k_sat8) begin
-                r_t0_beat$d = r_t0_beat$q + k1_8;
-            end
-        end
-        rep1$data = t1_data;
-        rep1$keep = t1_keep;
-        bw1$narrow = r_t1_beat$q;
-        bm1 = k_lane0 << (bw1$wide << k6_11);
-        wd1 = rep1$out & bm1;
-        if (t1_valid) begin
-            if (r_t1_beat$q < k_beats) begin
-                if (r_t1_cur$q) begin
-                    r_t1_b1$d = (r_t1_b1$q & ~bm1) | wd1;
-                end
-                else begin
-                    r_t1_b0$d = (r_t1_b0$q & ~bm1) | wd1;
-                end
-            end
-            if (r_t1_beat$q == k0_8) begin
-                if (r_t1_cur$q) begin
-                    r_t1_big1$d = 1'b0;
-                end
-                else begin
-                    r_t1_big0$d = 1'b0;
-                end
-            end
-            if (r_t1_beat$q >= k_beats) begin
-                if (r_t1_cur$q) begin
-                    r_t1_big1$d = 1'b1;
-                end
-                else begin
-                    r_t1_big0$d = 1'b1;
-                end
-            end
-            if (t1_last) begin
-                r_t1_done$d = r_t1_cur$q;
-                r_t1_cur$d = ~r_t1_cur$q;
-                r_t1_beat$d = k0_8;
-            end
-            else if (r_t1_beat$q != k_sat8) begin
-                r_t1_beat$d = r_t1_beat$q + k1_8;
-            end
-        end
-        rep2$data = t2_data;
-        rep2$keep = t2_keep;
-        bw2$narrow = r_t2_beat$q;
-        bm2 = k_lane0 << (bw2$wide << k6_11);
-        wd2 = rep2$out & bm2;
-        if (t2_valid) begin
-            if (r_t2_beat$q < k_beats) begin
-                if (r_t2_cur$q) begin
-                    r_t2_b1$d = (r_t2_b1$q & ~bm2) | wd2;
-                end
-                else begin
-                    r_t2_b0$d = (r_t2_b0$q & ~bm2) | wd2;
-                end
-            end
-            if (r_t2_beat$q == k0_8) begin
-                if (r_t2_cur$q) begin
-                    r_t2_big1$d = 1'b0;
-                end
-                else begin
-                    r_t2_big0$d = 1'b0;
-                end
-            end
-            if (r_t2_beat$q >= k_beats) begin
-                if (r_t2_cur$q) begin
-                    r_t2_big1$d = 1'b1;
-                end
-                else begin
-                    r_t2_big0$d = 1'b1;
-                end
-            end
-            if (t2_last) begin
-                r_t2_done$d = r_t2_cur$q;
-                r_t2_cur$d = ~r_t2_cur$q;
-                r_t2_beat$d = k0_8;
-            end
-            else if (r_t2_beat$q != k_sat8) begin
-                r_t2_beat$d = r_t2_beat$q + k1_8;
-            end
-        end
-        rep3$data = t3_data;
-        rep3$keep = t3_keep;
-        bw3$narrow = r_t3_beat$q;
-        bm3 = k_lane0 << (bw3$wide << k6_11);
-        wd3 = rep3$out & bm3;
-        if (t3_valid) begin
-            if (r_t3_beat$q < k_beats) begin
-                if (r_t3_cur$q) begin
-                    r_t3_b1$d = (r_t3_b1$q & ~bm3) | wd3;
-                end
-                else begin
-                    r_t3_b0$d = (r_t3_b0$q & ~bm3) | wd3;
-                end
-            end
-            if (r_t3_beat$q == k0_8) begin
-                if (r_t3_cur$q) begin
-                    r_t3_big1$d = 1'b0;
-                end
-                else begin
-                    r_t3_big0$d = 1'b0;
-                end
-            end
-            if (r_t3_beat$q >= k_beats) begin
-                if (r_t3_cur$q) begin
-                    r_t3_big1$d = 1'b1;
-                end
-                else begin
-                    r_t3_big0$d = 1'b1;
-                end
-            end
-            if (t3_last) begin
-                r_t3_done$d = r_t3_cur$q;
-                r_t3_cur$d = ~r_t3_cur$q;
-                r_t3_beat$d = k0_8;
-            end
-            else if (r_t3_beat$q != k_sat8) begin
-                r_t3_beat$d = r_t3_beat$q + k1_8;
-            end
-        end
-        if (rx_port == k0_2) begin
-            if (r_t0_done$q) begin
-                rx_img = r_t0_b1$q;
-                rx_big = r_t0_big1$q;
-            end
-            else begin
-                rx_img = r_t0_b0$q;
-                rx_big = r_t0_big0$q;
-            end
-        end
-        else if (rx_port == k1_2) begin
-            if (r_t1_done$q) begin
-                rx_img = r_t1_b1$q;
-                rx_big = r_t1_big1$q;
-            end
-            else begin
-                rx_img = r_t1_b0$q;
-                rx_big = r_t1_big0$q;
-            end
-        end
-        else if (rx_port == k2_2) begin
-            if (r_t2_done$q) begin
-                rx_img = r_t2_b1$q;
-                rx_big = r_t2_big1$q;
-            end
-            else begin
-                rx_img = r_t2_b0$q;
-                rx_big = r_t2_big0$q;
-            end
+        cap0$clock = clock;
+        cap1$clock = clock;
+        cap2$clock = clock;
+        cap3$clock = clock;
+        cap4$clock = clock;
+        cap0$data = t0_data;
+        cap0$keep = t0_keep;
+        cap0$valid = t0_valid;
+        cap0$last = t0_last;
+        cap1$data = t1_data;
+        cap1$keep = t1_keep;
+        cap1$valid = t1_valid;
+        cap1$last = t1_last;
+        cap2$data = t2_data;
+        cap2$keep = t2_keep;
+        cap2$valid = t2_valid;
+        cap2$last = t2_last;
+        cap3$data = t3_data;
+        cap3$keep = t3_keep;
+        cap3$valid = t3_valid;
+        cap3$last = t3_last;
+        cap4$data = l_data;
+        cap4$keep = l_keep;
+        cap4$valid = l_valid;
+        cap4$last = l_last;
+        cap0$lead_len = lead_len;
+        cap1$lead_len = lead_len;
+        cap2$lead_len = lead_len;
+        cap3$lead_len = lead_len;
+        cap4$lead_len = lead_len;
+        r_ldata$d = l_data;
+        if (r_streaming$q) begin
+            st_used = k1_4 << r_buf$q;
         end
         else begin
-            if (r_t3_done$q) begin
-                rx_img = r_t3_b1$q;
-                rx_big = r_t3_big1$q;
-            end
-            else begin
-                rx_img = r_t3_b0$q;
-                rx_big = r_t3_big0$q;
-            end
+            st_used = k0_4;
         end
-        rx_ulen_le = rx_img[(o_udp_len)+:(16)];
-        rx_ulen = (rx_ulen_le << k8_16) | (rx_ulen_le >> k8_16);
+        if (r_p_valid$q) begin
+            p_used = k1_4 << r_p_buf$q;
+        end
+        else begin
+            p_used = k0_4;
+        end
+        if (r_src$q == k0_3s) begin
+            sx0 = st_used;
+        end
+        else begin
+            sx0 = k0_4;
+        end
+        if (r_p_src$q == k0_3s) begin
+            px0 = p_used;
+        end
+        else begin
+            px0 = k0_4;
+        end
+        cap0$used = sx0 | px0;
+        if (r_src$q == k1_3s) begin
+            sx1 = st_used;
+        end
+        else begin
+            sx1 = k0_4;
+        end
+        if (r_p_src$q == k1_3s) begin
+            px1 = p_used;
+        end
+        else begin
+            px1 = k0_4;
+        end
+        cap1$used = sx1 | px1;
+        if (r_src$q == k2_3s) begin
+            sx2 = st_used;
+        end
+        else begin
+            sx2 = k0_4;
+        end
+        if (r_p_src$q == k2_3s) begin
+            px2 = p_used;
+        end
+        else begin
+            px2 = k0_4;
+        end
+        cap2$used = sx2 | px2;
+        if (r_src$q == k3_3s) begin
+            sx3 = st_used;
+        end
+        else begin
+            sx3 = k0_4;
+        end
+        if (r_p_src$q == k3_3s) begin
+            px3 = p_used;
+        end
+        else begin
+            px3 = k0_4;
+        end
+        cap3$used = sx3 | px3;
+        if (r_src$q == k_lead) begin
+            sx4 = st_used;
+        end
+        else begin
+            sx4 = k0_4;
+        end
+        if (r_p_src$q == k_lead) begin
+            px4 = p_used;
+        end
+        else begin
+            px4 = k0_4;
+        end
+        cap4$used = sx4 | px4;
+        if (rx_port == k0_2) begin
+            rx_buf = cap0$pick;
+            rx_ulen = cap0$pick_ulen;
+            rx_big = cap0$pick_big;
+            rx_src = k0_3s;
+        end
+        else if (rx_port == k1_2) begin
+            rx_buf = cap1$pick;
+            rx_ulen = cap1$pick_ulen;
+            rx_big = cap1$pick_big;
+            rx_src = k1_3s;
+        end
+        else if (rx_port == k2_2) begin
+            rx_buf = cap2$pick;
+            rx_ulen = cap2$pick_ulen;
+            rx_big = cap2$pick_big;
+            rx_src = k2_3s;
+        end
+        else begin
+            rx_buf = cap3$pick;
+            rx_ulen = cap3$pick_ulen;
+            rx_big = cap3$pick_big;
+            rx_src = k3_3s;
+        end
         rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
-        lead_ulen = lead_len - k_udp_off;
-        lead_ok = lead_load && (lead_len >= k_min_len) && (lead_len <= k_max_len);
-        last_beat = r_streaming$q && (r_beat$q == r_lastidx$q);
+        lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
+        beat16$narrow = r_beat$q;
+        last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
         can_start = ~r_streaming$q || last_beat;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
-        s_img = r_p_img$q;
+        s_src = r_p_src$q;
+        s_buf = r_p_buf$q;
         s_ulen = r_p_ulen$q;
+        s_live = 1'b0;
         p_load = 1'b0;
         p_free = 1'b0;
-        p_img = lead_img;
-        p_ulen = lead_ulen;
+        p_src = k_lead;
+        p_buf = cap4$pick;
+        p_ulen = cap4$pick_ulen;
         if (can_start) begin
             if (r_p_valid$q) begin
                 start = 1'b1;
@@ -21490,7 +21558,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
                 end
                 else if (rx_ok) begin
                     p_load = 1'b1;
-                    p_img = rx_img;
+                    p_src = rx_src;
+                    p_buf = rx_buf;
                     p_ulen = rx_ulen;
                 end
                 else begin
@@ -21499,17 +21568,21 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             end
             else if (lead_ok) begin
                 start = 1'b1;
-                s_img = lead_img;
-                s_ulen = lead_ulen;
+                s_src = k_lead;
+                s_buf = cap4$pick;
+                s_ulen = cap4$pick_ulen;
+                s_live = 1'b1;
                 if (rx_ok) begin
                     p_load = 1'b1;
-                    p_img = rx_img;
+                    p_src = rx_src;
+                    p_buf = rx_buf;
                     p_ulen = rx_ulen;
                 end
             end
             else if (rx_ok) begin
                 start = 1'b1;
-                s_img = rx_img;
+                s_src = rx_src;
+                s_buf = rx_buf;
                 s_ulen = rx_ulen;
             end
         end
@@ -21526,19 +21599,21 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         end
         else if (rx_ok) begin
             p_load = 1'b1;
-            p_img = rx_img;
+            p_src = rx_src;
+            p_buf = rx_buf;
             p_ulen = rx_ulen;
         end
         if (p_load) begin
             r_p_valid$d = 1'b1;
-            r_p_img$d = p_img;
+            r_p_src$d = p_src;
+            r_p_buf$d = p_buf;
             r_p_ulen$d = p_ulen;
         end
         else if (p_free) begin
             r_p_valid$d = 1'b0;
         end
         busy = r_streaming$q || r_p_valid$q;
-        lastidx = (s_ulen[(32'h0)+:(8)] + k_lastidx) >> k3_8;
+        lastidx = (s_ulen + k_lastidx) >> k3_16;
         tail = s_ulen[(32'h0)+:(3)] + k_tail;
         if (tail == k0_3) begin
             lastkeep = k_ff8;
@@ -21551,14 +21626,50 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             r_beat$d = k0_8;
             r_lastidx$d = lastidx;
             r_lastkeep$d = lastkeep;
-            r_img$d = s_img;
             r_ulen$d = s_ulen;
+            r_src$d = s_src;
+            r_buf$d = s_buf;
+            r_live$d = s_live;
         end
         else if (last_beat) begin
             r_streaming$d = 1'b0;
         end
         else if (r_streaming$q) begin
             r_beat$d = r_beat$q + k1_8;
+        end
+        if (start) begin
+            rd_buf = s_buf;
+            rd_beat = k0_8;
+        end
+        else begin
+            rd_buf = r_buf$q;
+            rd_beat = r_beat$q + k1_8;
+        end
+        rd_bufw$narrow = rd_buf;
+        rd_beatw$narrow = rd_beat;
+        raddr = (rd_bufw$wide << k7_9) + rd_beatw$wide;
+        cap0$raddr = raddr;
+        cap1$raddr = raddr;
+        cap2$raddr = raddr;
+        cap3$raddr = raddr;
+        cap4$raddr = raddr;
+        if (r_live$q) begin
+            body = r_ldata$q;
+        end
+        else if (r_src$q == k0_3s) begin
+            body = cap0$rdata;
+        end
+        else if (r_src$q == k1_3s) begin
+            body = cap1$rdata;
+        end
+        else if (r_src$q == k2_3s) begin
+            body = cap2$rdata;
+        end
+        else if (r_src$q == k3_3s) begin
+            body = cap3$rdata;
+        end
+        else begin
+            body = cap4$rdata;
         end
         cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
         if (cs1 < src_ip[(32'h0)+:(16)]) begin
@@ -21619,10 +21730,23 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         hdr$udp_len = r_ulen$q;
         hdr$ttl = ttl;
         xh$narrow = hdr$out;
-        frame = xh$wide | (r_img$q & k_paymask);
         beatw$narrow = r_beat$q;
-        boff = beatw$wide << k6_11;
-        h_data = frame[(boff)+:(64)];
+        boff = beatw$wide << k6_9;
+        if (beatw$wide < k_hdr_beats) begin
+            hbeat = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            hbeat = k0_64;
+        end
+        if (r_beat$q < k_mixed_beat) begin
+            h_data = hbeat;
+        end
+        else if (r_beat$q == k_mixed_beat) begin
+            h_data = hbeat | (body & k_mixed_mask);
+        end
+        else begin
+            h_data = body & k_ones64;
+        end
         h_valid = r_streaming$q;
         h_last = last_beat;
         if (last_beat) begin
@@ -21636,59 +21760,2086 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
 endmodule // nc_engine$host_gen
 
 
+module nc_engine$host_gen$beat16(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // nc_engine$host_gen$beat16
+
+
 module nc_engine$host_gen$beatw(narrow,wide);
     
     // Module arguments
     input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
+    always @(*) wide = {1'd0, narrow};
 endmodule // nc_engine$host_gen$beatw
 
 
-module nc_engine$host_gen$bw0(narrow,wide);
+module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
     
-    // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // nc_engine$host_gen$bw0
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    nc_engine$host_gen$cap0$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$host_gen$cap0$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    nc_engine$host_gen$cap0$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    nc_engine$host_gen$cap0$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    nc_engine$host_gen$cap0$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$cap0$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    nc_engine$host_gen$cap0$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$cap0$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    nc_engine$host_gen$cap0$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    nc_engine$host_gen$cap0$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    nc_engine$host_gen$cap0$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // nc_engine$host_gen$cap0
 
 
-module nc_engine$host_gen$bw1(narrow,wide);
+module nc_engine$host_gen$cap0$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // nc_engine$host_gen$bw1
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$host_gen$cap0$beatw
 
 
-module nc_engine$host_gen$bw2(narrow,wide);
+module nc_engine$host_gen$cap0$curw(narrow,wide);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // nc_engine$host_gen$bw2
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$cap0$curw
 
 
-module nc_engine$host_gen$bw3(narrow,wide);
+module nc_engine$host_gen$cap0$kmask(keep,out);
     
     // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
     
     // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // nc_engine$host_gen$bw3
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // nc_engine$host_gen$cap0$kmask
+
+
+module nc_engine$host_gen$cap0$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_beat
+
+
+module nc_engine$host_gen$cap0$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_big
+
+
+module nc_engine$host_gen$cap0$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_cur
+
+
+module nc_engine$host_gen$cap0$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_done
+
+
+module nc_engine$host_gen$cap0$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_done_big
+
+
+module nc_engine$host_gen$cap0$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_done_ulen
+
+
+module nc_engine$host_gen$cap0$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_ulen
+
+
+module nc_engine$host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$host_gen$cap0$ram
+
+
+module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    nc_engine$host_gen$cap1$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$host_gen$cap1$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    nc_engine$host_gen$cap1$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    nc_engine$host_gen$cap1$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    nc_engine$host_gen$cap1$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$cap1$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    nc_engine$host_gen$cap1$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$cap1$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    nc_engine$host_gen$cap1$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    nc_engine$host_gen$cap1$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    nc_engine$host_gen$cap1$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // nc_engine$host_gen$cap1
+
+
+module nc_engine$host_gen$cap1$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$host_gen$cap1$beatw
+
+
+module nc_engine$host_gen$cap1$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$cap1$curw
+
+
+module nc_engine$host_gen$cap1$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // nc_engine$host_gen$cap1$kmask
+
+
+module nc_engine$host_gen$cap1$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_beat
+
+
+module nc_engine$host_gen$cap1$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_big
+
+
+module nc_engine$host_gen$cap1$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_cur
+
+
+module nc_engine$host_gen$cap1$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_done
+
+
+module nc_engine$host_gen$cap1$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_done_big
+
+
+module nc_engine$host_gen$cap1$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_done_ulen
+
+
+module nc_engine$host_gen$cap1$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_ulen
+
+
+module nc_engine$host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$host_gen$cap1$ram
+
+
+module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    nc_engine$host_gen$cap2$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$host_gen$cap2$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    nc_engine$host_gen$cap2$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    nc_engine$host_gen$cap2$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    nc_engine$host_gen$cap2$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$cap2$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    nc_engine$host_gen$cap2$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$cap2$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    nc_engine$host_gen$cap2$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    nc_engine$host_gen$cap2$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    nc_engine$host_gen$cap2$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // nc_engine$host_gen$cap2
+
+
+module nc_engine$host_gen$cap2$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$host_gen$cap2$beatw
+
+
+module nc_engine$host_gen$cap2$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$cap2$curw
+
+
+module nc_engine$host_gen$cap2$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // nc_engine$host_gen$cap2$kmask
+
+
+module nc_engine$host_gen$cap2$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_beat
+
+
+module nc_engine$host_gen$cap2$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_big
+
+
+module nc_engine$host_gen$cap2$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_cur
+
+
+module nc_engine$host_gen$cap2$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_done
+
+
+module nc_engine$host_gen$cap2$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_done_big
+
+
+module nc_engine$host_gen$cap2$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_done_ulen
+
+
+module nc_engine$host_gen$cap2$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_ulen
+
+
+module nc_engine$host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$host_gen$cap2$ram
+
+
+module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b0;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    nc_engine$host_gen$cap3$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$host_gen$cap3$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    nc_engine$host_gen$cap3$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    nc_engine$host_gen$cap3$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    nc_engine$host_gen$cap3$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$cap3$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    nc_engine$host_gen$cap3$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$cap3$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    nc_engine$host_gen$cap3$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    nc_engine$host_gen$cap3$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    nc_engine$host_gen$cap3$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // nc_engine$host_gen$cap3
+
+
+module nc_engine$host_gen$cap3$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$host_gen$cap3$beatw
+
+
+module nc_engine$host_gen$cap3$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$cap3$curw
+
+
+module nc_engine$host_gen$cap3$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // nc_engine$host_gen$cap3$kmask
+
+
+module nc_engine$host_gen$cap3$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_beat
+
+
+module nc_engine$host_gen$cap3$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_big
+
+
+module nc_engine$host_gen$cap3$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_cur
+
+
+module nc_engine$host_gen$cap3$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_done
+
+
+module nc_engine$host_gen$cap3$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_done_big
+
+
+module nc_engine$host_gen$cap3$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_done_ulen
+
+
+module nc_engine$host_gen$cap3$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_ulen
+
+
+module nc_engine$host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$host_gen$cap3$ram
+
+
+module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] data;
+    input wire  [7:0] keep;
+    input wire  valid;
+    input wire  last;
+    input wire  [3:0] used;
+    input wire  [15:0] lead_len;
+    output reg  [1:0] pick;
+    output reg  [15:0] pick_ulen;
+    output reg  pick_big;
+    input wire  [8:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Constant declarations
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
+    localparam  k3_2 = 2'b11;
+    localparam  k1_4 = 4'h1;
+    localparam  k0_8 = 8'h0;
+    localparam  k1_8 = 8'h1;
+    localparam  k_sat8 = 8'hff;
+    localparam  k_beats = 8'h80;
+    localparam  k_ulen_beat = 8'h4;
+    localparam  k7_9 = 9'b111;
+    localparam  k8_16 = 16'h8;
+    localparam  k0_16 = 16'h0;
+    localparam  k_udp_off = 16'h22;
+    localparam  k_leader = 1'b1;
+    
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] kmask$keep;
+    wire  [63:0] kmask$out;
+    reg  [1:0] r_cur$d;
+    wire  [1:0] r_cur$q;
+    reg  r_cur$clock;
+    reg  [1:0] r_done$d;
+    wire  [1:0] r_done$q;
+    reg  r_done$clock;
+    reg  [7:0] r_beat$d;
+    wire  [7:0] r_beat$q;
+    reg  r_beat$clock;
+    reg  r_big$d;
+    wire  r_big$q;
+    reg  r_big$clock;
+    reg  [15:0] r_ulen$d;
+    wire  [15:0] r_ulen$q;
+    reg  r_ulen$clock;
+    reg  [15:0] r_done_ulen$d;
+    wire  [15:0] r_done_ulen$q;
+    reg  r_done_ulen$clock;
+    reg  r_done_big$d;
+    wire  r_done_big$q;
+    reg  r_done_big$clock;
+    reg  [1:0] curw$narrow;
+    wire  [8:0] curw$wide;
+    reg  [6:0] beatw$narrow;
+    wire  [8:0] beatw$wide;
+    
+    // Local signals
+    reg  [3:0] avail;
+    reg  [1:0] free;
+    reg  [15:0] ulen_le;
+    reg  [15:0] ulen_now;
+    reg  big_now;
+    
+    // Sub module instances
+    nc_engine$host_gen$cap4$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$host_gen$cap4$kmask kmask(
+        .keep(kmask$keep),
+        .out(kmask$out)
+    );
+    nc_engine$host_gen$cap4$r_cur r_cur(
+        .d(r_cur$d),
+        .q(r_cur$q),
+        .clock(r_cur$clock)
+    );
+    nc_engine$host_gen$cap4$r_done r_done(
+        .d(r_done$d),
+        .q(r_done$q),
+        .clock(r_done$clock)
+    );
+    nc_engine$host_gen$cap4$r_beat r_beat(
+        .d(r_beat$d),
+        .q(r_beat$q),
+        .clock(r_beat$clock)
+    );
+    nc_engine$host_gen$cap4$r_big r_big(
+        .d(r_big$d),
+        .q(r_big$q),
+        .clock(r_big$clock)
+    );
+    nc_engine$host_gen$cap4$r_ulen r_ulen(
+        .d(r_ulen$d),
+        .q(r_ulen$q),
+        .clock(r_ulen$clock)
+    );
+    nc_engine$host_gen$cap4$r_done_ulen r_done_ulen(
+        .d(r_done_ulen$d),
+        .q(r_done_ulen$q),
+        .clock(r_done_ulen$clock)
+    );
+    nc_engine$host_gen$cap4$r_done_big r_done_big(
+        .d(r_done_big$d),
+        .q(r_done_big$q),
+        .clock(r_done_big$clock)
+    );
+    nc_engine$host_gen$cap4$curw curw(
+        .narrow(curw$narrow),
+        .wide(curw$wide)
+    );
+    nc_engine$host_gen$cap4$beatw beatw(
+        .narrow(beatw$narrow),
+        .wide(beatw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_cur$clock = clock;
+        r_done$clock = clock;
+        r_beat$clock = clock;
+        r_big$clock = clock;
+        r_ulen$clock = clock;
+        r_done_ulen$clock = clock;
+        r_done_big$clock = clock;
+        r_cur$d = r_cur$q;
+        r_done$d = r_done$q;
+        r_beat$d = r_beat$q;
+        r_big$d = r_big$q;
+        r_ulen$d = r_ulen$q;
+        r_done_ulen$d = r_done_ulen$q;
+        r_done_big$d = r_done_big$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        kmask$keep = keep;
+        curw$narrow = r_cur$q;
+        beatw$narrow = r_beat$q[(32'h0)+:(7)];
+        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        ram$write_data = data & kmask$out;
+        ram$write_enable = valid && (r_beat$q < k_beats);
+        ram$read_address = raddr;
+        rdata = ram$read_data;
+        ulen_le = data[(32'h30)+:(16)];
+        if (valid && (r_beat$q == k_ulen_beat)) begin
+            ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+        end
+        else begin
+            ulen_now = r_ulen$q;
+        end
+        big_now = r_big$q || (r_beat$q >= k_beats);
+        avail = ~(used | (k1_4 << r_cur$q));
+        if (avail[32'h0]) begin
+            free = k0_2;
+        end
+        else if (avail[32'h1]) begin
+            free = k1_2;
+        end
+        else if (avail[32'h2]) begin
+            free = k2_2;
+        end
+        else if (avail[32'h3]) begin
+            free = k3_2;
+        end
+        else begin
+            free = k0_2;
+        end
+        if (valid) begin
+            r_ulen$d = ulen_now;
+            r_big$d = big_now;
+            if (r_beat$q == k0_8) begin
+                r_ulen$d = k0_16;
+                r_big$d = 1'b0;
+            end
+            if (last) begin
+                r_done$d = r_cur$q;
+                r_done_ulen$d = ulen_now;
+                r_done_big$d = big_now;
+                r_cur$d = free;
+                r_beat$d = k0_8;
+            end
+            else if (r_beat$q != k_sat8) begin
+                r_beat$d = r_beat$q + k1_8;
+            end
+        end
+        if (k_leader) begin
+            pick = r_cur$q;
+            pick_ulen = lead_len - k_udp_off;
+            pick_big = 1'b0;
+        end
+        else begin
+            pick = r_done$q;
+            pick_ulen = r_done_ulen$q;
+            pick_big = r_done_big$q;
+        end
+    end
+    
+endmodule // nc_engine$host_gen$cap4
+
+
+module nc_engine$host_gen$cap4$beatw(narrow,wide);
+    
+    // Module arguments
+    input wire  [6:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$host_gen$cap4$beatw
+
+
+module nc_engine$host_gen$cap4$curw(narrow,wide);
+    
+    // Module arguments
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$cap4$curw
+
+
+module nc_engine$host_gen$cap4$kmask(keep,out);
+    
+    // Module arguments
+    input wire  [7:0] keep;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
+endmodule // nc_engine$host_gen$cap4$kmask
+
+
+module nc_engine$host_gen$cap4$r_beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_beat
+
+
+module nc_engine$host_gen$cap4$r_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_big
+
+
+module nc_engine$host_gen$cap4$r_cur(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_cur
+
+
+module nc_engine$host_gen$cap4$r_done(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_done
+
+
+module nc_engine$host_gen$cap4$r_done_big(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_done_big
+
+
+module nc_engine$host_gen$cap4$r_done_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_done_ulen
+
+
+module nc_engine$host_gen$cap4$r_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_ulen
+
+
+module nc_engine$host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[63:0] mem[511:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$host_gen$cap4$ram
 
 
 module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,ttl,out);
@@ -21787,6 +23938,25 @@ module nc_engine$host_gen$r_beat(d,q,clock);
 endmodule // nc_engine$host_gen$r_beat
 
 
+module nc_engine$host_gen$r_buf(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_buf
+
+
 module nc_engine$host_gen$r_csum(d,q,clock);
     
     // Module arguments
@@ -21806,35 +23976,16 @@ module nc_engine$host_gen$r_csum(d,q,clock);
 endmodule // nc_engine$host_gen$r_csum
 
 
-module nc_engine$host_gen$r_img(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_img
-
-
 module nc_engine$host_gen$r_lastidx(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
@@ -21863,23 +24014,80 @@ module nc_engine$host_gen$r_lastkeep(d,q,clock);
 endmodule // nc_engine$host_gen$r_lastkeep
 
 
-module nc_engine$host_gen$r_p_img(d,q,clock);
+module nc_engine$host_gen$r_ldata(d,q,clock);
     
     // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1408'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$r_p_img
+endmodule // nc_engine$host_gen$r_ldata
+
+
+module nc_engine$host_gen$r_live(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_live
+
+
+module nc_engine$host_gen$r_p_buf(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_p_buf
+
+
+module nc_engine$host_gen$r_p_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_p_src
 
 
 module nc_engine$host_gen$r_p_ulen(d,q,clock);
@@ -21920,6 +24128,25 @@ module nc_engine$host_gen$r_p_valid(d,q,clock);
 endmodule // nc_engine$host_gen$r_p_valid
 
 
+module nc_engine$host_gen$r_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_src
+
+
 module nc_engine$host_gen$r_streaming(d,q,clock);
     
     // Module arguments
@@ -21937,538 +24164,6 @@ module nc_engine$host_gen$r_streaming(d,q,clock);
     end
           
 endmodule // nc_engine$host_gen$r_streaming
-
-
-module nc_engine$host_gen$r_t0_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_b0
-
-
-module nc_engine$host_gen$r_t0_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_b1
-
-
-module nc_engine$host_gen$r_t0_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_beat
-
-
-module nc_engine$host_gen$r_t0_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_big0
-
-
-module nc_engine$host_gen$r_t0_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_big1
-
-
-module nc_engine$host_gen$r_t0_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_cur
-
-
-module nc_engine$host_gen$r_t0_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t0_done
-
-
-module nc_engine$host_gen$r_t1_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_b0
-
-
-module nc_engine$host_gen$r_t1_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_b1
-
-
-module nc_engine$host_gen$r_t1_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_beat
-
-
-module nc_engine$host_gen$r_t1_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_big0
-
-
-module nc_engine$host_gen$r_t1_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_big1
-
-
-module nc_engine$host_gen$r_t1_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_cur
-
-
-module nc_engine$host_gen$r_t1_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t1_done
-
-
-module nc_engine$host_gen$r_t2_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_b0
-
-
-module nc_engine$host_gen$r_t2_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_b1
-
-
-module nc_engine$host_gen$r_t2_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_beat
-
-
-module nc_engine$host_gen$r_t2_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_big0
-
-
-module nc_engine$host_gen$r_t2_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_big1
-
-
-module nc_engine$host_gen$r_t2_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_cur
-
-
-module nc_engine$host_gen$r_t2_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t2_done
-
-
-module nc_engine$host_gen$r_t3_b0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_b0
-
-
-module nc_engine$host_gen$r_t3_b1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1408'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_b1
-
-
-module nc_engine$host_gen$r_t3_beat(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_beat
-
-
-module nc_engine$host_gen$r_t3_big0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_big0
-
-
-module nc_engine$host_gen$r_t3_big1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_big1
-
-
-module nc_engine$host_gen$r_t3_cur(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_cur
-
-
-module nc_engine$host_gen$r_t3_done(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$host_gen$r_t3_done
 
 
 module nc_engine$host_gen$r_ulen(d,q,clock);
@@ -22490,52 +24185,26 @@ module nc_engine$host_gen$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$r_ulen
 
 
-module nc_engine$host_gen$rep0(data,keep,out);
+module nc_engine$host_gen$rd_beatw(narrow,wide);
     
     // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
+    input wire  [7:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // nc_engine$host_gen$rep0
+    always @(*) wide = {1'd0, narrow};
+endmodule // nc_engine$host_gen$rd_beatw
 
 
-module nc_engine$host_gen$rep1(data,keep,out);
+module nc_engine$host_gen$rd_bufw(narrow,wide);
     
     // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
+    input wire  [1:0] narrow;
+    output reg  [8:0] wide;
     
     // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // nc_engine$host_gen$rep1
-
-
-module nc_engine$host_gen$rep2(data,keep,out);
-    
-    // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // nc_engine$host_gen$rep2
-
-
-module nc_engine$host_gen$rep3(data,keep,out);
-    
-    // Module arguments
-    input wire  [63:0] data;
-    input wire  [7:0] keep;
-    output reg  [1407:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {22{data & {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}}}};
-endmodule // nc_engine$host_gen$rep3
+    always @(*) wide = {7'd0, narrow};
+endmodule // nc_engine$host_gen$rd_bufw
 
 
 module nc_engine$host_gen$ttlw(narrow,wide);
@@ -22553,10 +24222,10 @@ module nc_engine$host_gen$xh(narrow,wide);
     
     // Module arguments
     input wire  [335:0] narrow;
-    output reg  [1407:0] wide;
+    output reg  [383:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1072'd0, narrow};
+    always @(*) wide = {48'd0, narrow};
 endmodule // nc_engine$host_gen$xh
 
 
@@ -34732,6 +36401,236 @@ module nc_engine$reply_gen$xok(narrow,wide);
     // Update code (custom)
     always @(*) wide = {16'd0, narrow};
 endmodule // nc_engine$reply_gen$xok
+
+
+module nc_engine$req_cap(clock,s_data,s_valid,s_last,payload);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] s_data;
+    input wire  s_valid;
+    input wire  s_last;
+    output reg  [1023:0] payload;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k_beat_a = 16'h8;
+    localparam  k_beat_b = 16'h9;
+    localparam  k_beat_c = 16'h18;
+    localparam  k_lane0 = 5'b1001;
+    localparam  k0_960 = 960'h0;
+    localparam  k0_48 = 48'h0;
+    
+    // Stub signals
+    reg  [15:0] beat$d;
+    wire  [15:0] beat$q;
+    reg  beat$clock;
+    reg  [15:0] a$d;
+    wire  [15:0] a$q;
+    reg  a$clock;
+    reg  [959:0] b$d;
+    wire  [959:0] b$q;
+    reg  b$clock;
+    reg  [47:0] c$d;
+    wire  [47:0] c$q;
+    reg  c$clock;
+    reg  [959:0] b_w$inp;
+    reg  [4:0] b_w$lane;
+    reg  [63:0] b_w$data;
+    wire  [959:0] b_w$out;
+    reg  [15:0] order$a;
+    reg  [959:0] order$b;
+    reg  [47:0] order$c;
+    wire  [1023:0] order$out;
+    
+    // Local signals
+    reg  [4:0] lane;
+    
+    // Sub module instances
+    nc_engine$req_cap$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    nc_engine$req_cap$a a(
+        .d(a$d),
+        .q(a$q),
+        .clock(a$clock)
+    );
+    nc_engine$req_cap$b b(
+        .d(b$d),
+        .q(b$q),
+        .clock(b$clock)
+    );
+    nc_engine$req_cap$c c(
+        .d(c$d),
+        .q(c$q),
+        .clock(c$clock)
+    );
+    nc_engine$req_cap$b_w b_w(
+        .inp(b_w$inp),
+        .lane(b_w$lane),
+        .data(b_w$data),
+        .out(b_w$out)
+    );
+    nc_engine$req_cap$order order(
+        .a(order$a),
+        .b(order$b),
+        .c(order$c),
+        .out(order$out)
+    );
+    
+    // Update code
+    always @(*) begin
+        beat$clock = clock;
+        a$clock = clock;
+        b$clock = clock;
+        c$clock = clock;
+        beat$d = beat$q;
+        a$d = a$q;
+        b$d = b$q;
+        c$d = c$q;
+        if (s_valid) begin
+            if (s_last) begin
+                beat$d = k0_16;
+            end
+            else begin
+                beat$d = beat$q + k1_16;
+            end
+        end
+        lane = beat$q[(32'h0)+:(5)] - k_lane0;
+        b_w$inp = b$q;
+        b_w$lane = lane;
+        b_w$data = s_data;
+        if (s_valid) begin
+            if (beat$q == k0_16) begin
+                a$d = k0_16;
+                b$d = k0_960;
+                c$d = k0_48;
+            end
+            if (beat$q == k_beat_a) begin
+                a$d = s_data[(32'h30)+:(16)];
+            end
+            if ((beat$q >= k_beat_b) && (beat$q < k_beat_c)) begin
+                b$d = b_w$out;
+            end
+            if (beat$q == k_beat_c) begin
+                c$d = s_data[(32'h0)+:(48)];
+            end
+        end
+        order$a = a$q;
+        order$b = b$q;
+        order$c = c$q;
+        payload = order$out;
+    end
+    
+endmodule // nc_engine$req_cap
+
+
+module nc_engine$req_cap$a(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$a
+
+
+module nc_engine$req_cap$b(d,q,clock);
+    
+    // Module arguments
+    input wire  [959:0] d;
+    output reg  [959:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 960'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$b
+
+
+module nc_engine$req_cap$b_w(inp,lane,data,out);
+    
+    // Module arguments
+    input wire  [959:0] inp;
+    input wire  [4:0] lane;
+    input wire  [63:0] data;
+    output reg  [959:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out = inp;
+        if (lane < 5'd15) out[{lane[3:0], 6'b000000} +: 64] = data;
+    end
+endmodule // nc_engine$req_cap$b_w
+
+
+module nc_engine$req_cap$beat(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$beat
+
+
+module nc_engine$req_cap$c(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$c
+
+
+module nc_engine$req_cap$order(a,b,c,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [959:0] b;
+    input wire  [47:0] c;
+    output reg  [1023:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {a[7:0], a[15:8], b[7:0], b[15:8], b[23:16], b[31:24], b[39:32], b[47:40], b[55:48], b[63:56], b[71:64], b[79:72], b[87:80], b[95:88], b[103:96], b[111:104], b[119:112], b[127:120], b[135:128], b[143:136], b[151:144], b[159:152], b[167:160], b[175:168], b[183:176], b[191:184], b[199:192], b[207:200], b[215:208], b[223:216], b[231:224], b[239:232], b[247:240], b[255:248], b[263:256], b[271:264], b[279:272], b[287:280], b[295:288], b[303:296], b[311:304], b[319:312], b[327:320], b[335:328], b[343:336], b[351:344], b[359:352], b[367:360], b[375:368], b[383:376], b[391:384], b[399:392], b[407:400], b[415:408], b[423:416], b[431:424], b[439:432], b[447:440], b[455:448], b[463:456], b[471:464], b[479:472], b[487:480], b[495:488], b[503:496], b[511:504], b[519:512], b[527:520], b[535:528], b[543:536], b[551:544], b[559:552], b[567:560], b[575:568], b[583:576], b[591:584], b[599:592], b[607:600], b[615:608], b[623:616], b[631:624], b[639:632], b[647:640], b[655:648], b[663:656], b[671:664], b[679:672], b[687:680], b[695:688], b[703:696], b[711:704], b[719:712], b[727:720], b[735:728], b[743:736], b[751:744], b[759:752], b[767:760], b[775:768], b[783:776], b[791:784], b[799:792], b[807:800], b[815:808], b[823:816], b[831:824], b[839:832], b[847:840], b[855:848], b[863:856], b[871:864], b[879:872], b[887:880], b[895:888], b[903:896], b[911:904], b[919:912], b[927:920], b[935:928], b[943:936], b[951:944], b[959:952], c[7:0], c[15:8], c[23:16], c[31:24], c[39:32], c[47:40]};
+endmodule // nc_engine$req_cap$order
 
 
 module nc_engine$src_mac(hi,lo,out);

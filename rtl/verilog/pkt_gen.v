@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_img,h_len);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
     
     // Module arguments
     input wire  clock;
@@ -16,7 +16,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     input wire  [31:0] e_client;
     input wire  [63:0] e_seq;
     input wire  [7:0] e_len;
-    input wire  [63:0] e_payload;
+    input wire  [1023:0] e_payload;
     input wire  [7:0] sender;
     input wire  [31:0] cluster;
     input wire  [7:0] trees;
@@ -48,44 +48,44 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  overrun;
     output reg  ready;
     output reg  h_load;
-    output reg  [1407:0] h_img;
+    output reg  h_valid;
     output reg  [15:0] h_len;
     
     // Constant declarations
-    localparam  k_queue = 1'b0;
-    localparam  k3_8 = 8'h3;
     localparam  k0_8 = 8'h0;
-    localparam  k_batch = 2'b1;
-    localparam  k_config = 2'b11;
     localparam  k1_8 = 8'h1;
+    localparam  k2_8 = 8'h2;
+    localparam  k3_8 = 8'h3;
     localparam  k4_8 = 8'h4;
+    localparam  k8_8 = 8'h8;
+    localparam  k_pre_8 = 8'h6;
+    localparam  k_ehdr_8 = 8'h10;
+    localparam  k_body_beat = 8'h9;
     localparam  k1_16 = 16'h1;
-    localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
-    localparam  k_lgw_11 = 11'b110;
-    localparam  k_km1_16 = 16'h7;
-    localparam  k_lgk_16 = 16'h3;
-    localparam  k_k_16 = 16'h8;
+    localparam  k7_16 = 16'h7;
+    localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
+    localparam  k64_16 = 16'h40;
+    localparam  k128_16 = 16'h80;
+    localparam  k1024_16 = 16'h400;
     localparam  k_hdr_len = 16'h4e;
+    localparam  k_pre_shift = 16'h30;
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
     localparam  k_ipsum = 16'h8511;
     localparam  k_keep_all = 8'hff;
+    localparam  k_batch = 2'b1;
+    localparam  k_config = 2'b11;
+    localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k0_1024 = 1024'h0;
+    localparam  k0_acc = 1216'h0;
     localparam  k0_64 = 64'h0;
-    localparam  k_ones64 = 64'hffffffffffffffff;
-    localparam  k64_16 = 16'h40;
-    localparam  k_mac_mask = 24'h7fffff;
-    localparam  k0_img = 1408'h0;
     localparam  kt0 = 8'h0;
     localparam  kt1 = 8'h1;
     localparam  kt2 = 8'h2;
     localparam  kt3 = 8'h3;
-    localparam  k0_8i = 8'h0;
-    localparam  k1_8i = 8'h1;
-    localparam  k2_8i = 8'h2;
-    localparam  k3_8i = 8'h3;
     
     // Stub signals
     reg  r_c_pending$d;
@@ -112,24 +112,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [15:0] r_ps$d;
     wire  [15:0] r_ps$q;
     reg  r_ps$clock;
-    reg  r_q_pending$d;
-    wire  r_q_pending$q;
-    reg  r_q_pending$clock;
-    reg  [1:0] r_q_kind$d;
-    wire  [1:0] r_q_kind$q;
-    reg  r_q_kind$clock;
-    reg  [7:0] r_q_count$d;
-    wire  [7:0] r_q_count$q;
-    reg  r_q_count$clock;
-    reg  [63:0] r_q_instance$d;
-    wire  [63:0] r_q_instance$q;
-    reg  r_q_instance$clock;
-    reg  [31:0] r_q_epoch$d;
-    wire  [31:0] r_q_epoch$q;
-    reg  r_q_epoch$clock;
-    reg  [31:0] r_q_seq$d;
-    wire  [31:0] r_q_seq$q;
-    reg  r_q_seq$clock;
     reg  ready_unit$c_pending;
     reg  ready_unit$q_pending;
     reg  ready_unit$streaming;
@@ -150,9 +132,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
-    reg  [1407:0] r_img$d;
-    wire  [1407:0] r_img$q;
-    reg  r_img$clock;
     reg  [15:0] r_f_len$d;
     wire  [15:0] r_f_len$q;
     reg  r_f_len$clock;
@@ -171,54 +150,69 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [31:0] r_f_seq$d;
     wire  [31:0] r_f_seq$q;
     reg  r_f_seq$clock;
-    reg  [31:0] r_s0_client$d;
-    wire  [31:0] r_s0_client$q;
-    reg  r_s0_client$clock;
+    reg  [1151:0] r_s0$d;
+    wire  [1151:0] r_s0$q;
+    reg  r_s0$clock;
     reg  [7:0] r_s0_len$d;
     wire  [7:0] r_s0_len$q;
     reg  r_s0_len$clock;
-    reg  [63:0] r_s0_seq$d;
-    wire  [63:0] r_s0_seq$q;
-    reg  r_s0_seq$clock;
-    reg  [63:0] r_s0_payload$d;
-    wire  [63:0] r_s0_payload$q;
-    reg  r_s0_payload$clock;
-    reg  [31:0] r_s1_client$d;
-    wire  [31:0] r_s1_client$q;
-    reg  r_s1_client$clock;
+    reg  [1151:0] r_s1$d;
+    wire  [1151:0] r_s1$q;
+    reg  r_s1$clock;
     reg  [7:0] r_s1_len$d;
     wire  [7:0] r_s1_len$q;
     reg  r_s1_len$clock;
-    reg  [63:0] r_s1_seq$d;
-    wire  [63:0] r_s1_seq$q;
-    reg  r_s1_seq$clock;
-    reg  [63:0] r_s1_payload$d;
-    wire  [63:0] r_s1_payload$q;
-    reg  r_s1_payload$clock;
-    reg  [31:0] r_s2_client$d;
-    wire  [31:0] r_s2_client$q;
-    reg  r_s2_client$clock;
+    reg  [1151:0] r_s2$d;
+    wire  [1151:0] r_s2$q;
+    reg  r_s2$clock;
     reg  [7:0] r_s2_len$d;
     wire  [7:0] r_s2_len$q;
     reg  r_s2_len$clock;
-    reg  [63:0] r_s2_seq$d;
-    wire  [63:0] r_s2_seq$q;
-    reg  r_s2_seq$clock;
-    reg  [63:0] r_s2_payload$d;
-    wire  [63:0] r_s2_payload$q;
-    reg  r_s2_payload$clock;
-    reg  [31:0] r_s3_client$d;
-    wire  [31:0] r_s3_client$q;
-    reg  r_s3_client$clock;
+    reg  [1151:0] r_s3$d;
+    wire  [1151:0] r_s3$q;
+    reg  r_s3$clock;
     reg  [7:0] r_s3_len$d;
     wire  [7:0] r_s3_len$q;
     reg  r_s3_len$clock;
-    reg  [63:0] r_s3_seq$d;
-    wire  [63:0] r_s3_seq$q;
-    reg  r_s3_seq$clock;
-    reg  [63:0] r_s3_payload$d;
-    wire  [63:0] r_s3_payload$q;
-    reg  r_s3_payload$clock;
+    reg  [1151:0] r_g1$d;
+    wire  [1151:0] r_g1$q;
+    reg  r_g1$clock;
+    reg  [7:0] r_g1_len$d;
+    wire  [7:0] r_g1_len$q;
+    reg  r_g1_len$clock;
+    reg  [1151:0] r_g2$d;
+    wire  [1151:0] r_g2$q;
+    reg  r_g2$clock;
+    reg  [7:0] r_g2_len$d;
+    wire  [7:0] r_g2_len$q;
+    reg  r_g2_len$clock;
+    reg  [1151:0] r_g3$d;
+    wire  [1151:0] r_g3$q;
+    reg  r_g3$clock;
+    reg  [7:0] r_g3_len$d;
+    wire  [7:0] r_g3_len$q;
+    reg  r_g3_len$clock;
+    reg  [1215:0] r_acc$d;
+    wire  [1215:0] r_acc$q;
+    reg  r_acc$clock;
+    reg  [7:0] r_n$d;
+    wire  [7:0] r_n$q;
+    reg  r_n$clock;
+    reg  [7:0] r_ei$d;
+    wire  [7:0] r_ei$q;
+    reg  r_ei$clock;
+    reg  [7:0] elenw$narrow;
+    wire  [15:0] elenw$wide;
+    reg  [31:0] head$client;
+    reg  [7:0] head$len;
+    reg  [63:0] head$seq;
+    wire  [127:0] head$out;
+    reg  [1023:0] swap$inp;
+    wire  [1023:0] swap$out;
+    reg  [127:0] xhead$narrow;
+    wire  [1151:0] xhead$wide;
+    reg  [1023:0] xpay$narrow;
+    wire  [1151:0] xpay$wide;
     reg  [7:0] lenw0$narrow;
     wire  [15:0] lenw0$wide;
     reg  [7:0] lenw1$narrow;
@@ -227,188 +221,114 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     wire  [15:0] lenw2$wide;
     reg  [7:0] lenw3$narrow;
     wire  [15:0] lenw3$wide;
-    reg  [7:0] beatw$narrow;
-    wire  [10:0] beatw$wide;
+    reg  [1151:0] x0$narrow;
+    wire  [1215:0] x0$wide;
+    reg  [1151:0] xn$narrow;
+    wire  [1215:0] xn$wide;
     reg  [1:0] kindw$narrow;
     wire  [7:0] kindw$wide;
     reg  [7:0] countw$narrow;
     wire  [15:0] countw$wide;
     reg  [7:0] ttlw$narrow;
     wire  [15:0] ttlw$wide;
-    reg  [31:0] ent0$client;
-    reg  [7:0] ent0$len;
-    reg  [63:0] ent0$seq;
-    reg  [63:0] ent0$payload;
-    wire  [191:0] ent0$out;
-    reg  [31:0] ent1$client;
-    reg  [7:0] ent1$len;
-    reg  [63:0] ent1$seq;
-    reg  [63:0] ent1$payload;
-    wire  [191:0] ent1$out;
-    reg  [31:0] ent2$client;
-    reg  [7:0] ent2$len;
-    reg  [63:0] ent2$seq;
-    reg  [63:0] ent2$payload;
-    wire  [191:0] ent2$out;
-    reg  [31:0] ent3$client;
-    reg  [7:0] ent3$len;
-    reg  [63:0] ent3$seq;
-    reg  [63:0] ent3$payload;
-    wire  [191:0] ent3$out;
-    reg  [191:0] xe0$narrow;
-    wire  [1407:0] xe0$wide;
-    reg  [191:0] xe1$narrow;
-    wire  [1407:0] xe1$wide;
-    reg  [191:0] xe2$narrow;
-    wire  [1407:0] xe2$wide;
-    reg  [191:0] xe3$narrow;
-    wire  [1407:0] xe3$wide;
-    reg  [23:0] hdr0$mac_lo;
-    reg  [15:0] hdr0$total_len;
-    reg  [15:0] hdr0$ip_csum;
-    reg  [31:0] hdr0$dst_ip;
-    reg  [15:0] hdr0$udp_len;
-    reg  [15:0] hdr0$port;
-    reg  [31:0] hdr0$cluster;
-    reg  [15:0] hdr0$body_len;
-    reg  [7:0] hdr0$sender;
-    reg  [63:0] hdr0$inst;
-    reg  [31:0] hdr0$epoch;
-    reg  [31:0] hdr0$seq;
-    reg  [7:0] hdr0$tree;
-    reg  [7:0] hdr0$kind;
-    reg  [15:0] hdr0$count;
-    reg  [47:0] hdr0$src_mac;
-    reg  [31:0] hdr0$src_ip;
-    reg  [7:0] hdr0$ttl;
-    wire  [623:0] hdr0$out;
-    reg  [23:0] hdr1$mac_lo;
-    reg  [15:0] hdr1$total_len;
-    reg  [15:0] hdr1$ip_csum;
-    reg  [31:0] hdr1$dst_ip;
-    reg  [15:0] hdr1$udp_len;
-    reg  [15:0] hdr1$port;
-    reg  [31:0] hdr1$cluster;
-    reg  [15:0] hdr1$body_len;
-    reg  [7:0] hdr1$sender;
-    reg  [63:0] hdr1$inst;
-    reg  [31:0] hdr1$epoch;
-    reg  [31:0] hdr1$seq;
-    reg  [7:0] hdr1$tree;
-    reg  [7:0] hdr1$kind;
-    reg  [15:0] hdr1$count;
-    reg  [47:0] hdr1$src_mac;
-    reg  [31:0] hdr1$src_ip;
-    reg  [7:0] hdr1$ttl;
-    wire  [623:0] hdr1$out;
-    reg  [23:0] hdr2$mac_lo;
-    reg  [15:0] hdr2$total_len;
-    reg  [15:0] hdr2$ip_csum;
-    reg  [31:0] hdr2$dst_ip;
-    reg  [15:0] hdr2$udp_len;
-    reg  [15:0] hdr2$port;
-    reg  [31:0] hdr2$cluster;
-    reg  [15:0] hdr2$body_len;
-    reg  [7:0] hdr2$sender;
-    reg  [63:0] hdr2$inst;
-    reg  [31:0] hdr2$epoch;
-    reg  [31:0] hdr2$seq;
-    reg  [7:0] hdr2$tree;
-    reg  [7:0] hdr2$kind;
-    reg  [15:0] hdr2$count;
-    reg  [47:0] hdr2$src_mac;
-    reg  [31:0] hdr2$src_ip;
-    reg  [7:0] hdr2$ttl;
-    wire  [623:0] hdr2$out;
-    reg  [23:0] hdr3$mac_lo;
-    reg  [15:0] hdr3$total_len;
-    reg  [15:0] hdr3$ip_csum;
-    reg  [31:0] hdr3$dst_ip;
-    reg  [15:0] hdr3$udp_len;
-    reg  [15:0] hdr3$port;
-    reg  [31:0] hdr3$cluster;
-    reg  [15:0] hdr3$body_len;
-    reg  [7:0] hdr3$sender;
-    reg  [63:0] hdr3$inst;
-    reg  [31:0] hdr3$epoch;
-    reg  [31:0] hdr3$seq;
-    reg  [7:0] hdr3$tree;
-    reg  [7:0] hdr3$kind;
-    reg  [15:0] hdr3$count;
-    reg  [47:0] hdr3$src_mac;
-    reg  [31:0] hdr3$src_ip;
-    reg  [7:0] hdr3$ttl;
-    wire  [623:0] hdr3$out;
-    reg  [623:0] xh0$narrow;
-    wire  [1407:0] xh0$wide;
-    reg  [623:0] xh1$narrow;
-    wire  [1407:0] xh1$wide;
-    reg  [623:0] xh2$narrow;
-    wire  [1407:0] xh2$wide;
-    reg  [623:0] xh3$narrow;
-    wire  [1407:0] xh3$wide;
+    reg  [31:0] th0$group;
+    reg  [15:0] th0$ps;
+    reg  [15:0] th0$total_len;
+    reg  [15:0] th0$udp_len;
+    reg  [15:0] th0$body_len;
+    reg  [15:0] th0$port;
+    reg  [31:0] th0$cluster;
+    reg  [7:0] th0$sender;
+    reg  [63:0] th0$inst;
+    reg  [31:0] th0$epoch;
+    reg  [31:0] th0$seq;
+    reg  [7:0] th0$kind;
+    reg  [15:0] th0$count;
+    reg  [47:0] th0$src_mac;
+    reg  [31:0] th0$src_ip;
+    reg  [7:0] th0$ttl;
+    reg  [7:0] th0$beat;
+    wire  [63:0] th0$out;
+    reg  [31:0] th1$group;
+    reg  [15:0] th1$ps;
+    reg  [15:0] th1$total_len;
+    reg  [15:0] th1$udp_len;
+    reg  [15:0] th1$body_len;
+    reg  [15:0] th1$port;
+    reg  [31:0] th1$cluster;
+    reg  [7:0] th1$sender;
+    reg  [63:0] th1$inst;
+    reg  [31:0] th1$epoch;
+    reg  [31:0] th1$seq;
+    reg  [7:0] th1$kind;
+    reg  [15:0] th1$count;
+    reg  [47:0] th1$src_mac;
+    reg  [31:0] th1$src_ip;
+    reg  [7:0] th1$ttl;
+    reg  [7:0] th1$beat;
+    wire  [63:0] th1$out;
+    reg  [31:0] th2$group;
+    reg  [15:0] th2$ps;
+    reg  [15:0] th2$total_len;
+    reg  [15:0] th2$udp_len;
+    reg  [15:0] th2$body_len;
+    reg  [15:0] th2$port;
+    reg  [31:0] th2$cluster;
+    reg  [7:0] th2$sender;
+    reg  [63:0] th2$inst;
+    reg  [31:0] th2$epoch;
+    reg  [31:0] th2$seq;
+    reg  [7:0] th2$kind;
+    reg  [15:0] th2$count;
+    reg  [47:0] th2$src_mac;
+    reg  [31:0] th2$src_ip;
+    reg  [7:0] th2$ttl;
+    reg  [7:0] th2$beat;
+    wire  [63:0] th2$out;
+    reg  [31:0] th3$group;
+    reg  [15:0] th3$ps;
+    reg  [15:0] th3$total_len;
+    reg  [15:0] th3$udp_len;
+    reg  [15:0] th3$body_len;
+    reg  [15:0] th3$port;
+    reg  [31:0] th3$cluster;
+    reg  [7:0] th3$sender;
+    reg  [63:0] th3$inst;
+    reg  [31:0] th3$epoch;
+    reg  [31:0] th3$seq;
+    reg  [7:0] th3$kind;
+    reg  [15:0] th3$count;
+    reg  [47:0] th3$src_mac;
+    reg  [31:0] th3$src_ip;
+    reg  [7:0] th3$ttl;
+    reg  [7:0] th3$beat;
+    wire  [63:0] th3$out;
     
     // Local signals
-    reg  q_take;
-    reg  q_room;
     reg  start;
+    reg  last_beat;
+    reg  [7:0] wslot;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
     reg  [15:0] ps_c;
     reg  [15:0] ps_d;
     reg  [15:0] ps_e;
     reg  [15:0] ps_f;
-    reg  last_beat;
-    reg  [7:0] wslot;
+    reg  [1023:0] pmask;
+    reg  [1151:0] e_img;
     reg  [15:0] l_len;
+    reg  [15:0] off1;
+    reg  [15:0] off2;
+    reg  [15:0] off3;
     reg  [15:0] l_nbeats;
     reg  [15:0] l_lastbytes;
-    reg  [10:0] boff;
-    reg  [1407:0] e_img;
+    reg  [1151:0] nxt;
+    reg  [7:0] nxt_len;
+    reg  [7:0] n1;
+    reg  [63:0] body;
     reg  [15:0] total_len;
     reg  [15:0] udp_len;
     reg  [15:0] body_len;
-    reg  [63:0] pm0;
-    reg  [15:0] off0;
-    reg  [1407:0] t0;
-    reg  [63:0] pm1;
-    reg  [15:0] off1;
-    reg  [1407:0] t1;
-    reg  [63:0] pm2;
-    reg  [15:0] off2;
-    reg  [1407:0] t2;
-    reg  [63:0] pm3;
-    reg  [15:0] off3;
-    reg  [1407:0] t3;
-    reg  [15:0] off4;
-    reg  [15:0] cs0_a;
-    reg  [15:0] cs0_b;
-    reg  [15:0] cs0_c;
-    reg  [15:0] cs0_d;
-    reg  [15:0] cs0_e;
-    reg  [15:0] cs0_f;
-    reg  [1407:0] frame0;
-    reg  [15:0] cs1_a;
-    reg  [15:0] cs1_b;
-    reg  [15:0] cs1_c;
-    reg  [15:0] cs1_d;
-    reg  [15:0] cs1_e;
-    reg  [15:0] cs1_f;
-    reg  [1407:0] frame1;
-    reg  [15:0] cs2_a;
-    reg  [15:0] cs2_b;
-    reg  [15:0] cs2_c;
-    reg  [15:0] cs2_d;
-    reg  [15:0] cs2_e;
-    reg  [15:0] cs2_f;
-    reg  [1407:0] frame2;
-    reg  [15:0] cs3_a;
-    reg  [15:0] cs3_b;
-    reg  [15:0] cs3_c;
-    reg  [15:0] cs3_d;
-    reg  [15:0] cs3_e;
-    reg  [15:0] cs3_f;
-    reg  [1407:0] frame3;
     
     // Sub module instances
     pkt_gen$r_c_pending r_c_pending(
@@ -451,36 +371,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_ps$q),
         .clock(r_ps$clock)
     );
-    pkt_gen$r_q_pending r_q_pending(
-        .d(r_q_pending$d),
-        .q(r_q_pending$q),
-        .clock(r_q_pending$clock)
-    );
-    pkt_gen$r_q_kind r_q_kind(
-        .d(r_q_kind$d),
-        .q(r_q_kind$q),
-        .clock(r_q_kind$clock)
-    );
-    pkt_gen$r_q_count r_q_count(
-        .d(r_q_count$d),
-        .q(r_q_count$q),
-        .clock(r_q_count$clock)
-    );
-    pkt_gen$r_q_instance r_q_instance(
-        .d(r_q_instance$d),
-        .q(r_q_instance$q),
-        .clock(r_q_instance$clock)
-    );
-    pkt_gen$r_q_epoch r_q_epoch(
-        .d(r_q_epoch$d),
-        .q(r_q_epoch$q),
-        .clock(r_q_epoch$clock)
-    );
-    pkt_gen$r_q_seq r_q_seq(
-        .d(r_q_seq$d),
-        .q(r_q_seq$q),
-        .clock(r_q_seq$clock)
-    );
     pkt_gen$ready_unit ready_unit(
         .c_pending(ready_unit$c_pending),
         .q_pending(ready_unit$q_pending),
@@ -510,11 +400,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_lastkeep$d),
         .q(r_lastkeep$q),
         .clock(r_lastkeep$clock)
-    );
-    pkt_gen$r_img r_img(
-        .d(r_img$d),
-        .q(r_img$q),
-        .clock(r_img$clock)
     );
     pkt_gen$r_f_len r_f_len(
         .d(r_f_len$d),
@@ -546,85 +431,112 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_f_seq$q),
         .clock(r_f_seq$clock)
     );
-    pkt_gen$r_s0_client r_s0_client(
-        .d(r_s0_client$d),
-        .q(r_s0_client$q),
-        .clock(r_s0_client$clock)
+    pkt_gen$r_s0 r_s0(
+        .d(r_s0$d),
+        .q(r_s0$q),
+        .clock(r_s0$clock)
     );
     pkt_gen$r_s0_len r_s0_len(
         .d(r_s0_len$d),
         .q(r_s0_len$q),
         .clock(r_s0_len$clock)
     );
-    pkt_gen$r_s0_seq r_s0_seq(
-        .d(r_s0_seq$d),
-        .q(r_s0_seq$q),
-        .clock(r_s0_seq$clock)
-    );
-    pkt_gen$r_s0_payload r_s0_payload(
-        .d(r_s0_payload$d),
-        .q(r_s0_payload$q),
-        .clock(r_s0_payload$clock)
-    );
-    pkt_gen$r_s1_client r_s1_client(
-        .d(r_s1_client$d),
-        .q(r_s1_client$q),
-        .clock(r_s1_client$clock)
+    pkt_gen$r_s1 r_s1(
+        .d(r_s1$d),
+        .q(r_s1$q),
+        .clock(r_s1$clock)
     );
     pkt_gen$r_s1_len r_s1_len(
         .d(r_s1_len$d),
         .q(r_s1_len$q),
         .clock(r_s1_len$clock)
     );
-    pkt_gen$r_s1_seq r_s1_seq(
-        .d(r_s1_seq$d),
-        .q(r_s1_seq$q),
-        .clock(r_s1_seq$clock)
-    );
-    pkt_gen$r_s1_payload r_s1_payload(
-        .d(r_s1_payload$d),
-        .q(r_s1_payload$q),
-        .clock(r_s1_payload$clock)
-    );
-    pkt_gen$r_s2_client r_s2_client(
-        .d(r_s2_client$d),
-        .q(r_s2_client$q),
-        .clock(r_s2_client$clock)
+    pkt_gen$r_s2 r_s2(
+        .d(r_s2$d),
+        .q(r_s2$q),
+        .clock(r_s2$clock)
     );
     pkt_gen$r_s2_len r_s2_len(
         .d(r_s2_len$d),
         .q(r_s2_len$q),
         .clock(r_s2_len$clock)
     );
-    pkt_gen$r_s2_seq r_s2_seq(
-        .d(r_s2_seq$d),
-        .q(r_s2_seq$q),
-        .clock(r_s2_seq$clock)
-    );
-    pkt_gen$r_s2_payload r_s2_payload(
-        .d(r_s2_payload$d),
-        .q(r_s2_payload$q),
-        .clock(r_s2_payload$clock)
-    );
-    pkt_gen$r_s3_client r_s3_client(
-        .d(r_s3_client$d),
-        .q(r_s3_client$q),
-        .clock(r_s3_client$clock)
+    pkt_gen$r_s3 r_s3(
+        .d(r_s3$d),
+        .q(r_s3$q),
+        .clock(r_s3$clock)
     );
     pkt_gen$r_s3_len r_s3_len(
         .d(r_s3_len$d),
         .q(r_s3_len$q),
         .clock(r_s3_len$clock)
     );
-    pkt_gen$r_s3_seq r_s3_seq(
-        .d(r_s3_seq$d),
-        .q(r_s3_seq$q),
-        .clock(r_s3_seq$clock)
+    pkt_gen$r_g1 r_g1(
+        .d(r_g1$d),
+        .q(r_g1$q),
+        .clock(r_g1$clock)
     );
-    pkt_gen$r_s3_payload r_s3_payload(
-        .d(r_s3_payload$d),
-        .q(r_s3_payload$q),
-        .clock(r_s3_payload$clock)
+    pkt_gen$r_g1_len r_g1_len(
+        .d(r_g1_len$d),
+        .q(r_g1_len$q),
+        .clock(r_g1_len$clock)
+    );
+    pkt_gen$r_g2 r_g2(
+        .d(r_g2$d),
+        .q(r_g2$q),
+        .clock(r_g2$clock)
+    );
+    pkt_gen$r_g2_len r_g2_len(
+        .d(r_g2_len$d),
+        .q(r_g2_len$q),
+        .clock(r_g2_len$clock)
+    );
+    pkt_gen$r_g3 r_g3(
+        .d(r_g3$d),
+        .q(r_g3$q),
+        .clock(r_g3$clock)
+    );
+    pkt_gen$r_g3_len r_g3_len(
+        .d(r_g3_len$d),
+        .q(r_g3_len$q),
+        .clock(r_g3_len$clock)
+    );
+    pkt_gen$r_acc r_acc(
+        .d(r_acc$d),
+        .q(r_acc$q),
+        .clock(r_acc$clock)
+    );
+    pkt_gen$r_n r_n(
+        .d(r_n$d),
+        .q(r_n$q),
+        .clock(r_n$clock)
+    );
+    pkt_gen$r_ei r_ei(
+        .d(r_ei$d),
+        .q(r_ei$q),
+        .clock(r_ei$clock)
+    );
+    pkt_gen$elenw elenw(
+        .narrow(elenw$narrow),
+        .wide(elenw$wide)
+    );
+    pkt_gen$head head(
+        .client(head$client),
+        .len(head$len),
+        .seq(head$seq),
+        .out(head$out)
+    );
+    pkt_gen$swap swap(
+        .inp(swap$inp),
+        .out(swap$out)
+    );
+    pkt_gen$xhead xhead(
+        .narrow(xhead$narrow),
+        .wide(xhead$wide)
+    );
+    pkt_gen$xpay xpay(
+        .narrow(xpay$narrow),
+        .wide(xpay$wide)
     );
     pkt_gen$lenw0 lenw0(
         .narrow(lenw0$narrow),
@@ -642,9 +554,13 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .narrow(lenw3$narrow),
         .wide(lenw3$wide)
     );
-    pkt_gen$beatw beatw(
-        .narrow(beatw$narrow),
-        .wide(beatw$wide)
+    pkt_gen$x0 x0(
+        .narrow(x0$narrow),
+        .wide(x0$wide)
+    );
+    pkt_gen$xn xn(
+        .narrow(xn$narrow),
+        .wide(xn$wide)
     );
     pkt_gen$kindw kindw(
         .narrow(kindw$narrow),
@@ -658,154 +574,89 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .narrow(ttlw$narrow),
         .wide(ttlw$wide)
     );
-    pkt_gen$ent0 ent0(
-        .client(ent0$client),
-        .len(ent0$len),
-        .seq(ent0$seq),
-        .payload(ent0$payload),
-        .out(ent0$out)
+    pkt_gen$th0 th0(
+        .group(th0$group),
+        .ps(th0$ps),
+        .total_len(th0$total_len),
+        .udp_len(th0$udp_len),
+        .body_len(th0$body_len),
+        .port(th0$port),
+        .cluster(th0$cluster),
+        .sender(th0$sender),
+        .inst(th0$inst),
+        .epoch(th0$epoch),
+        .seq(th0$seq),
+        .kind(th0$kind),
+        .count(th0$count),
+        .src_mac(th0$src_mac),
+        .src_ip(th0$src_ip),
+        .ttl(th0$ttl),
+        .beat(th0$beat),
+        .out(th0$out)
     );
-    pkt_gen$ent1 ent1(
-        .client(ent1$client),
-        .len(ent1$len),
-        .seq(ent1$seq),
-        .payload(ent1$payload),
-        .out(ent1$out)
+    pkt_gen$th1 th1(
+        .group(th1$group),
+        .ps(th1$ps),
+        .total_len(th1$total_len),
+        .udp_len(th1$udp_len),
+        .body_len(th1$body_len),
+        .port(th1$port),
+        .cluster(th1$cluster),
+        .sender(th1$sender),
+        .inst(th1$inst),
+        .epoch(th1$epoch),
+        .seq(th1$seq),
+        .kind(th1$kind),
+        .count(th1$count),
+        .src_mac(th1$src_mac),
+        .src_ip(th1$src_ip),
+        .ttl(th1$ttl),
+        .beat(th1$beat),
+        .out(th1$out)
     );
-    pkt_gen$ent2 ent2(
-        .client(ent2$client),
-        .len(ent2$len),
-        .seq(ent2$seq),
-        .payload(ent2$payload),
-        .out(ent2$out)
+    pkt_gen$th2 th2(
+        .group(th2$group),
+        .ps(th2$ps),
+        .total_len(th2$total_len),
+        .udp_len(th2$udp_len),
+        .body_len(th2$body_len),
+        .port(th2$port),
+        .cluster(th2$cluster),
+        .sender(th2$sender),
+        .inst(th2$inst),
+        .epoch(th2$epoch),
+        .seq(th2$seq),
+        .kind(th2$kind),
+        .count(th2$count),
+        .src_mac(th2$src_mac),
+        .src_ip(th2$src_ip),
+        .ttl(th2$ttl),
+        .beat(th2$beat),
+        .out(th2$out)
     );
-    pkt_gen$ent3 ent3(
-        .client(ent3$client),
-        .len(ent3$len),
-        .seq(ent3$seq),
-        .payload(ent3$payload),
-        .out(ent3$out)
-    );
-    pkt_gen$xe0 xe0(
-        .narrow(xe0$narrow),
-        .wide(xe0$wide)
-    );
-    pkt_gen$xe1 xe1(
-        .narrow(xe1$narrow),
-        .wide(xe1$wide)
-    );
-    pkt_gen$xe2 xe2(
-        .narrow(xe2$narrow),
-        .wide(xe2$wide)
-    );
-    pkt_gen$xe3 xe3(
-        .narrow(xe3$narrow),
-        .wide(xe3$wide)
-    );
-    pkt_gen$hdr0 hdr0(
-        .mac_lo(hdr0$mac_lo),
-        .total_len(hdr0$total_len),
-        .ip_csum(hdr0$ip_csum),
-        .dst_ip(hdr0$dst_ip),
-        .udp_len(hdr0$udp_len),
-        .port(hdr0$port),
-        .cluster(hdr0$cluster),
-        .body_len(hdr0$body_len),
-        .sender(hdr0$sender),
-        .inst(hdr0$inst),
-        .epoch(hdr0$epoch),
-        .seq(hdr0$seq),
-        .tree(hdr0$tree),
-        .kind(hdr0$kind),
-        .count(hdr0$count),
-        .src_mac(hdr0$src_mac),
-        .src_ip(hdr0$src_ip),
-        .ttl(hdr0$ttl),
-        .out(hdr0$out)
-    );
-    pkt_gen$hdr1 hdr1(
-        .mac_lo(hdr1$mac_lo),
-        .total_len(hdr1$total_len),
-        .ip_csum(hdr1$ip_csum),
-        .dst_ip(hdr1$dst_ip),
-        .udp_len(hdr1$udp_len),
-        .port(hdr1$port),
-        .cluster(hdr1$cluster),
-        .body_len(hdr1$body_len),
-        .sender(hdr1$sender),
-        .inst(hdr1$inst),
-        .epoch(hdr1$epoch),
-        .seq(hdr1$seq),
-        .tree(hdr1$tree),
-        .kind(hdr1$kind),
-        .count(hdr1$count),
-        .src_mac(hdr1$src_mac),
-        .src_ip(hdr1$src_ip),
-        .ttl(hdr1$ttl),
-        .out(hdr1$out)
-    );
-    pkt_gen$hdr2 hdr2(
-        .mac_lo(hdr2$mac_lo),
-        .total_len(hdr2$total_len),
-        .ip_csum(hdr2$ip_csum),
-        .dst_ip(hdr2$dst_ip),
-        .udp_len(hdr2$udp_len),
-        .port(hdr2$port),
-        .cluster(hdr2$cluster),
-        .body_len(hdr2$body_len),
-        .sender(hdr2$sender),
-        .inst(hdr2$inst),
-        .epoch(hdr2$epoch),
-        .seq(hdr2$seq),
-        .tree(hdr2$tree),
-        .kind(hdr2$kind),
-        .count(hdr2$count),
-        .src_mac(hdr2$src_mac),
-        .src_ip(hdr2$src_ip),
-        .ttl(hdr2$ttl),
-        .out(hdr2$out)
-    );
-    pkt_gen$hdr3 hdr3(
-        .mac_lo(hdr3$mac_lo),
-        .total_len(hdr3$total_len),
-        .ip_csum(hdr3$ip_csum),
-        .dst_ip(hdr3$dst_ip),
-        .udp_len(hdr3$udp_len),
-        .port(hdr3$port),
-        .cluster(hdr3$cluster),
-        .body_len(hdr3$body_len),
-        .sender(hdr3$sender),
-        .inst(hdr3$inst),
-        .epoch(hdr3$epoch),
-        .seq(hdr3$seq),
-        .tree(hdr3$tree),
-        .kind(hdr3$kind),
-        .count(hdr3$count),
-        .src_mac(hdr3$src_mac),
-        .src_ip(hdr3$src_ip),
-        .ttl(hdr3$ttl),
-        .out(hdr3$out)
-    );
-    pkt_gen$xh0 xh0(
-        .narrow(xh0$narrow),
-        .wide(xh0$wide)
-    );
-    pkt_gen$xh1 xh1(
-        .narrow(xh1$narrow),
-        .wide(xh1$wide)
-    );
-    pkt_gen$xh2 xh2(
-        .narrow(xh2$narrow),
-        .wide(xh2$wide)
-    );
-    pkt_gen$xh3 xh3(
-        .narrow(xh3$narrow),
-        .wide(xh3$wide)
+    pkt_gen$th3 th3(
+        .group(th3$group),
+        .ps(th3$ps),
+        .total_len(th3$total_len),
+        .udp_len(th3$udp_len),
+        .body_len(th3$body_len),
+        .port(th3$port),
+        .cluster(th3$cluster),
+        .sender(th3$sender),
+        .inst(th3$inst),
+        .epoch(th3$epoch),
+        .seq(th3$seq),
+        .kind(th3$kind),
+        .count(th3$count),
+        .src_mac(th3$src_mac),
+        .src_ip(th3$src_ip),
+        .ttl(th3$ttl),
+        .beat(th3$beat),
+        .out(th3$out)
     );
     
     // Update code
     always @(*) begin
-        r_ps$clock = clock;
         r_c_pending$clock = clock;
         r_c_kind$clock = clock;
         r_c_count$clock = clock;
@@ -813,40 +664,34 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_c_epoch$clock = clock;
         r_c_seq$clock = clock;
         r_n_got$clock = clock;
-        r_q_pending$clock = clock;
-        r_q_kind$clock = clock;
-        r_q_count$clock = clock;
-        r_q_instance$clock = clock;
-        r_q_epoch$clock = clock;
-        r_q_seq$clock = clock;
+        r_ps$clock = clock;
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_nbeats$clock = clock;
         r_lastkeep$clock = clock;
-        r_img$clock = clock;
         r_f_len$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
         r_f_epoch$clock = clock;
         r_f_seq$clock = clock;
-        r_s0_client$clock = clock;
+        r_s0$clock = clock;
         r_s0_len$clock = clock;
-        r_s0_seq$clock = clock;
-        r_s0_payload$clock = clock;
-        r_s1_client$clock = clock;
+        r_s1$clock = clock;
         r_s1_len$clock = clock;
-        r_s1_seq$clock = clock;
-        r_s1_payload$clock = clock;
-        r_s2_client$clock = clock;
+        r_s2$clock = clock;
         r_s2_len$clock = clock;
-        r_s2_seq$clock = clock;
-        r_s2_payload$clock = clock;
-        r_s3_client$clock = clock;
+        r_s3$clock = clock;
         r_s3_len$clock = clock;
-        r_s3_seq$clock = clock;
-        r_s3_payload$clock = clock;
-        r_ps$d = r_ps$q;
+        r_g1$clock = clock;
+        r_g1_len$clock = clock;
+        r_g2$clock = clock;
+        r_g2_len$clock = clock;
+        r_g3$clock = clock;
+        r_g3_len$clock = clock;
+        r_acc$clock = clock;
+        r_n$clock = clock;
+        r_ei$clock = clock;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -854,168 +699,91 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_c_epoch$d = r_c_epoch$q;
         r_c_seq$d = r_c_seq$q;
         r_n_got$d = r_n_got$q;
-        r_q_pending$d = r_q_pending$q;
-        r_q_kind$d = r_q_kind$q;
-        r_q_count$d = r_q_count$q;
-        r_q_instance$d = r_q_instance$q;
-        r_q_epoch$d = r_q_epoch$q;
-        r_q_seq$d = r_q_seq$q;
+        r_ps$d = r_ps$q;
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_nbeats$d = r_nbeats$q;
         r_lastkeep$d = r_lastkeep$q;
-        r_img$d = r_img$q;
         r_f_len$d = r_f_len$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
         r_f_epoch$d = r_f_epoch$q;
         r_f_seq$d = r_f_seq$q;
-        r_s0_client$d = r_s0_client$q;
+        r_s0$d = r_s0$q;
         r_s0_len$d = r_s0_len$q;
-        r_s0_seq$d = r_s0_seq$q;
-        r_s0_payload$d = r_s0_payload$q;
-        r_s1_client$d = r_s1_client$q;
+        r_s1$d = r_s1$q;
         r_s1_len$d = r_s1_len$q;
-        r_s1_seq$d = r_s1_seq$q;
-        r_s1_payload$d = r_s1_payload$q;
-        r_s2_client$d = r_s2_client$q;
+        r_s2$d = r_s2$q;
         r_s2_len$d = r_s2_len$q;
-        r_s2_seq$d = r_s2_seq$q;
-        r_s2_payload$d = r_s2_payload$q;
-        r_s3_client$d = r_s3_client$q;
+        r_s3$d = r_s3$q;
         r_s3_len$d = r_s3_len$q;
-        r_s3_seq$d = r_s3_seq$q;
-        r_s3_payload$d = r_s3_payload$q;
-        if (r_s0_len$q == k0_8) begin
-            pm0 = k0_64;
+        r_g1$d = r_g1$q;
+        r_g1_len$d = r_g1_len$q;
+        r_g2$d = r_g2$q;
+        r_g2_len$d = r_g2_len$q;
+        r_g3$d = r_g3$q;
+        r_g3_len$d = r_g3_len$q;
+        r_acc$d = r_acc$q;
+        r_n$d = r_n$q;
+        r_ei$d = r_ei$q;
+        elenw$narrow = e_len;
+        if (e_len == k0_8) begin
+            pmask = k0_1024;
         end
         else begin
-            pm0 = r_s0_payload$q & (k_ones64 << (k64_16 - (lenw0$wide << k3_16)));
+            pmask = e_payload & (k_ones1024 << (k1024_16 - (elenw$wide << k3_16)));
         end
+        swap$inp = pmask;
+        head$client = e_client;
+        head$len = e_len;
+        head$seq = e_seq;
+        xhead$narrow = head$out;
+        xpay$narrow = swap$out;
+        e_img = xhead$wide | (xpay$wide << k128_16);
         lenw0$narrow = r_s0_len$q;
-        ent0$client = r_s0_client$q;
-        ent0$len = r_s0_len$q;
-        ent0$seq = r_s0_seq$q;
-        ent0$payload = pm0;
-        xe0$narrow = ent0$out;
-        if (r_s1_len$q == k0_8) begin
-            pm1 = k0_64;
-        end
-        else begin
-            pm1 = r_s1_payload$q & (k_ones64 << (k64_16 - (lenw1$wide << k3_16)));
-        end
         lenw1$narrow = r_s1_len$q;
-        ent1$client = r_s1_client$q;
-        ent1$len = r_s1_len$q;
-        ent1$seq = r_s1_seq$q;
-        ent1$payload = pm1;
-        xe1$narrow = ent1$out;
-        if (r_s2_len$q == k0_8) begin
-            pm2 = k0_64;
-        end
-        else begin
-            pm2 = r_s2_payload$q & (k_ones64 << (k64_16 - (lenw2$wide << k3_16)));
-        end
         lenw2$narrow = r_s2_len$q;
-        ent2$client = r_s2_client$q;
-        ent2$len = r_s2_len$q;
-        ent2$seq = r_s2_seq$q;
-        ent2$payload = pm2;
-        xe2$narrow = ent2$out;
-        if (r_s3_len$q == k0_8) begin
-            pm3 = k0_64;
-        end
-        else begin
-            pm3 = r_s3_payload$q & (k_ones64 << (k64_16 - (lenw3$wide << k3_16)));
-        end
         lenw3$narrow = r_s3_len$q;
-        ent3$client = r_s3_client$q;
-        ent3$len = r_s3_len$q;
-        ent3$seq = r_s3_seq$q;
-        ent3$payload = pm3;
-        xe3$narrow = ent3$out;
-        off0 = k_hdr_len;
-        if (k0_8i < r_c_count$q) begin
-            t0 = xe0$wide << (off0 << k3_16);
-            off1 = off0 + k16_16 + lenw0$wide;
+        if (k0_8 < r_c_count$q) begin
+            off1 = k_hdr_len + k16_16 + lenw0$wide;
         end
         else begin
-            t0 = k0_img;
-            off1 = off0;
+            off1 = k_hdr_len;
         end
-        if (k1_8i < r_c_count$q) begin
-            t1 = xe1$wide << (off1 << k3_16);
+        if (k1_8 < r_c_count$q) begin
             off2 = off1 + k16_16 + lenw1$wide;
         end
         else begin
-            t1 = k0_img;
             off2 = off1;
         end
-        if (k2_8i < r_c_count$q) begin
-            t2 = xe2$wide << (off2 << k3_16);
+        if (k2_8 < r_c_count$q) begin
             off3 = off2 + k16_16 + lenw2$wide;
         end
         else begin
-            t2 = k0_img;
             off3 = off2;
         end
-        if (k3_8i < r_c_count$q) begin
-            t3 = xe3$wide << (off3 << k3_16);
-            off4 = off3 + k16_16 + lenw3$wide;
+        if (k3_8 < r_c_count$q) begin
+            l_len = off3 + k16_16 + lenw3$wide;
         end
         else begin
-            t3 = k0_img;
-            off4 = off3;
+            l_len = off3;
         end
-        e_img = t0 | t1 | t2 | t3;
-        l_len = off4;
-        l_nbeats = (l_len + k_km1_16) >> k_lgk_16;
-        l_lastbytes = l_len - ((l_nbeats - k1_16) << k_lgk_16);
+        l_nbeats = (l_len + k7_16) >> k3_16;
+        l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
         start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
-        q_room = k_queue && r_c_pending$q && ~start && ~r_q_pending$q && (~r_streaming$q || ((r_beat$q + k3_8) >= r_nbeats$q));
-        q_take = send && q_room;
         ready_unit$c_pending = r_c_pending$q;
-        ready_unit$q_pending = r_q_pending$q;
+        ready_unit$q_pending = 1'b0;
         ready_unit$streaming = r_streaming$q;
         ready_unit$beat = r_beat$q;
         ready_unit$nbeats = r_nbeats$q;
         ready_unit$n_got = r_n_got$q;
         ready_unit$count = r_c_count$q;
         ready = ready_unit$ready;
-        overrun = send && ((r_c_pending$q && ~start && ~q_take) || (start && r_q_pending$q));
-        busy = r_c_pending$q || r_streaming$q || r_q_pending$q;
-        if (start) begin
-            r_c_pending$d = 1'b0;
-            r_streaming$d = 1'b1;
-            r_beat$d = k0_8;
-            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
-            r_lastkeep$d = k_keep_all >> (k_k_16 - l_lastbytes);
-            r_img$d = e_img;
-            r_f_len$d = l_len;
-            r_f_kind$d = r_c_kind$q;
-            r_f_count$d = r_c_count$q;
-            r_f_instance$d = r_c_instance$q;
-            r_f_epoch$d = r_c_epoch$q;
-            r_f_seq$d = r_c_seq$q;
-        end
-        else if (last_beat) begin
-            r_streaming$d = 1'b0;
-        end
-        else if (r_streaming$q) begin
-            r_beat$d = r_beat$q + k1_8;
-        end
-        if (start && r_q_pending$q) begin
-            r_q_pending$d = 1'b0;
-            r_c_pending$d = 1'b1;
-            r_c_kind$d = r_q_kind$q;
-            r_c_count$d = r_q_count$q;
-            r_c_instance$d = r_q_instance$q;
-            r_c_epoch$d = r_q_epoch$q;
-            r_c_seq$d = r_q_seq$q;
-        end
-        else if (send && (~r_c_pending$q || start)) begin
+        overrun = send && r_c_pending$q && ~start;
+        busy = r_c_pending$q || r_streaming$q;
+        if (send && (~r_c_pending$q || start)) begin
             r_c_pending$d = 1'b1;
             r_c_kind$d = send_kind;
             r_c_count$d = send_count;
@@ -1023,57 +791,100 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_c_epoch$d = send_epoch;
             r_c_seq$d = send_seq;
         end
-        if (q_take) begin
-            r_q_pending$d = 1'b1;
-            r_q_kind$d = send_kind;
-            r_q_count$d = send_count;
-            r_q_instance$d = send_instance;
-            r_q_epoch$d = send_epoch;
-            r_q_seq$d = send_seq;
+        else if (start) begin
+            r_c_pending$d = 1'b0;
         end
         if (start) begin
             wslot = k0_8;
+            r_n_got$d = k0_8;
         end
         else begin
             wslot = r_n_got$q;
         end
-        if (start) begin
-            r_n_got$d = k0_8;
-        end
         if (e_valid && (wslot < k4_8)) begin
             r_n_got$d = wslot + k1_8;
-            if (wslot == k0_8i) begin
-                r_s0_client$d = e_client;
+            if (wslot == k0_8) begin
+                r_s0$d = e_img;
                 r_s0_len$d = e_len;
-                r_s0_seq$d = e_seq;
-                r_s0_payload$d = e_payload;
             end
-            if (wslot == k1_8i) begin
-                r_s1_client$d = e_client;
+            if (wslot == k1_8) begin
+                r_s1$d = e_img;
                 r_s1_len$d = e_len;
-                r_s1_seq$d = e_seq;
-                r_s1_payload$d = e_payload;
             end
-            if (wslot == k2_8i) begin
-                r_s2_client$d = e_client;
+            if (wslot == k2_8) begin
+                r_s2$d = e_img;
                 r_s2_len$d = e_len;
-                r_s2_seq$d = e_seq;
-                r_s2_payload$d = e_payload;
             end
-            if (wslot == k3_8i) begin
-                r_s3_client$d = e_client;
+            if (wslot == k3_8) begin
+                r_s3$d = e_img;
                 r_s3_len$d = e_len;
-                r_s3_seq$d = e_seq;
-                r_s3_payload$d = e_payload;
             end
         end
-        total_len = r_f_len$q - k_eth;
-        udp_len = r_f_len$q - k_udp_off;
-        body_len = r_f_len$q - k_pkt_off;
-        beatw$narrow = r_beat$q;
-        kindw$narrow = r_f_kind$q;
-        countw$narrow = r_f_count$q;
-        boff = beatw$wide << k_lgw_11;
+        if (r_ei$q == k1_8) begin
+            nxt = r_g1$q;
+            nxt_len = r_g1_len$q;
+        end
+        else if (r_ei$q == k2_8) begin
+            nxt = r_g2$q;
+            nxt_len = r_g2_len$q;
+        end
+        else begin
+            nxt = r_g3$q;
+            nxt_len = r_g3_len$q;
+        end
+        xn$narrow = nxt;
+        x0$narrow = r_s0$q;
+        n1 = r_n$q - k8_8;
+        if (start) begin
+            r_streaming$d = 1'b1;
+            r_beat$d = k0_8;
+            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
+            r_lastkeep$d = k_keep_all >> (k8_16 - l_lastbytes);
+            r_f_len$d = l_len;
+            r_f_kind$d = r_c_kind$q;
+            r_f_count$d = r_c_count$q;
+            r_f_instance$d = r_c_instance$q;
+            r_f_epoch$d = r_c_epoch$q;
+            r_f_seq$d = r_c_seq$q;
+            r_g1$d = r_s1$q;
+            r_g1_len$d = r_s1_len$q;
+            r_g2$d = r_s2$q;
+            r_g2_len$d = r_s2_len$q;
+            r_g3$d = r_s3$q;
+            r_g3_len$d = r_s3_len$q;
+            r_ei$d = k1_8;
+            if (k0_8 < r_c_count$q) begin
+                r_acc$d = x0$wide << k_pre_shift;
+                r_n$d = k_pre_8 + k_ehdr_8 + r_s0_len$q;
+            end
+            else begin
+                r_acc$d = k0_acc;
+                r_n$d = k_pre_8;
+            end
+        end
+        else if (last_beat) begin
+            r_streaming$d = 1'b0;
+        end
+        else if (r_streaming$q) begin
+            r_beat$d = r_beat$q + k1_8;
+            if (r_beat$q >= k_body_beat) begin
+                if ((n1 < k8_8) && (r_ei$q < r_f_count$q)) begin
+                    r_acc$d = (r_acc$q >> k64_16) | (xn$wide << (n1 << k3_8));
+                    r_n$d = n1 + k_ehdr_8 + nxt_len;
+                    r_ei$d = r_ei$q + k1_8;
+                end
+                else begin
+                    r_acc$d = r_acc$q >> k64_16;
+                    r_n$d = n1;
+                end
+            end
+        end
+        if (r_beat$q >= k_body_beat) begin
+            body = r_acc$q[(32'h0)+:(64)];
+        end
+        else begin
+            body = k0_64;
+        end
         ttlw$narrow = ttl;
         ps_a = k_ipsum + (ttlw$wide << k8_16);
         if (ps_a < k_ipsum) begin
@@ -1097,223 +908,109 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             ps_f = ps_e;
         end
         r_ps$d = ps_f;
-        hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
-        hdr0$total_len = total_len;
-        hdr0$dst_ip = group0;
-        hdr0$udp_len = udp_len;
-        hdr0$port = port;
-        hdr0$cluster = cluster;
-        hdr0$body_len = body_len;
-        hdr0$sender = sender;
-        hdr0$inst = r_f_instance$q;
-        hdr0$epoch = r_f_epoch$q;
-        hdr0$seq = r_f_seq$q;
-        hdr0$tree = kt0;
-        hdr0$kind = kindw$wide;
-        hdr0$count = countw$wide;
-        hdr0$src_mac = src_mac;
-        hdr0$src_ip = src_ip;
-        hdr0$ttl = ttl;
-        cs0_a = r_ps$q + total_len;
-        if (cs0_a < total_len) begin
-            cs0_b = cs0_a + k1_16;
-        end
-        else begin
-            cs0_b = cs0_a;
-        end
-        cs0_c = cs0_b + group0[(32'h10)+:(16)];
-        if (cs0_c < cs0_b) begin
-            cs0_d = cs0_c + k1_16;
-        end
-        else begin
-            cs0_d = cs0_c;
-        end
-        cs0_e = cs0_d + group0[(32'h0)+:(16)];
-        if (cs0_e < cs0_d) begin
-            cs0_f = cs0_e + k1_16;
-        end
-        else begin
-            cs0_f = cs0_e;
-        end
-        hdr0$ip_csum = ~cs0_f;
-        xh0$narrow = hdr0$out;
-        frame0 = xh0$wide | r_img$q;
-        m0_data = frame0[(boff)+:(64)];
+        total_len = r_f_len$q - k_eth;
+        udp_len = r_f_len$q - k_udp_off;
+        body_len = r_f_len$q - k_pkt_off;
+        kindw$narrow = r_f_kind$q;
+        countw$narrow = r_f_count$q;
+        th0$group = group0;
+        th1$group = group1;
+        th2$group = group2;
+        th3$group = group3;
+        th0$ps = r_ps$q;
+        th1$ps = r_ps$q;
+        th2$ps = r_ps$q;
+        th3$ps = r_ps$q;
+        th0$total_len = total_len;
+        th1$total_len = total_len;
+        th2$total_len = total_len;
+        th3$total_len = total_len;
+        th0$udp_len = udp_len;
+        th1$udp_len = udp_len;
+        th2$udp_len = udp_len;
+        th3$udp_len = udp_len;
+        th0$body_len = body_len;
+        th1$body_len = body_len;
+        th2$body_len = body_len;
+        th3$body_len = body_len;
+        th0$port = port;
+        th1$port = port;
+        th2$port = port;
+        th3$port = port;
+        th0$cluster = cluster;
+        th1$cluster = cluster;
+        th2$cluster = cluster;
+        th3$cluster = cluster;
+        th0$sender = sender;
+        th1$sender = sender;
+        th2$sender = sender;
+        th3$sender = sender;
+        th0$inst = r_f_instance$q;
+        th1$inst = r_f_instance$q;
+        th2$inst = r_f_instance$q;
+        th3$inst = r_f_instance$q;
+        th0$epoch = r_f_epoch$q;
+        th1$epoch = r_f_epoch$q;
+        th2$epoch = r_f_epoch$q;
+        th3$epoch = r_f_epoch$q;
+        th0$seq = r_f_seq$q;
+        th1$seq = r_f_seq$q;
+        th2$seq = r_f_seq$q;
+        th3$seq = r_f_seq$q;
+        th0$kind = kindw$wide;
+        th1$kind = kindw$wide;
+        th2$kind = kindw$wide;
+        th3$kind = kindw$wide;
+        th0$count = countw$wide;
+        th1$count = countw$wide;
+        th2$count = countw$wide;
+        th3$count = countw$wide;
+        th0$src_mac = src_mac;
+        th1$src_mac = src_mac;
+        th2$src_mac = src_mac;
+        th3$src_mac = src_mac;
+        th0$src_ip = src_ip;
+        th1$src_ip = src_ip;
+        th2$src_ip = src_ip;
+        th3$src_ip = src_ip;
+        th0$ttl = ttl;
+        th1$ttl = ttl;
+        th2$ttl = ttl;
+        th3$ttl = ttl;
+        th0$beat = r_beat$q;
+        th1$beat = r_beat$q;
+        th2$beat = r_beat$q;
+        th3$beat = r_beat$q;
+        m0_data = th0$out | body;
+        m1_data = th1$out | body;
+        m2_data = th2$out | body;
+        m3_data = th3$out | body;
         m0_valid = r_streaming$q && (kt0 < trees);
-        m0_last = last_beat;
-        h_img = frame0;
-        h_len = r_f_len$q;
-        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
-        if (last_beat) begin
-            m0_keep = r_lastkeep$q;
-        end
-        else begin
-            m0_keep = k_keep_all;
-        end
-        hdr1$mac_lo = group1[(32'h0)+:(24)] & k_mac_mask;
-        hdr1$total_len = total_len;
-        hdr1$dst_ip = group1;
-        hdr1$udp_len = udp_len;
-        hdr1$port = port;
-        hdr1$cluster = cluster;
-        hdr1$body_len = body_len;
-        hdr1$sender = sender;
-        hdr1$inst = r_f_instance$q;
-        hdr1$epoch = r_f_epoch$q;
-        hdr1$seq = r_f_seq$q;
-        hdr1$tree = kt1;
-        hdr1$kind = kindw$wide;
-        hdr1$count = countw$wide;
-        hdr1$src_mac = src_mac;
-        hdr1$src_ip = src_ip;
-        hdr1$ttl = ttl;
-        cs1_a = r_ps$q + total_len;
-        if (cs1_a < total_len) begin
-            cs1_b = cs1_a + k1_16;
-        end
-        else begin
-            cs1_b = cs1_a;
-        end
-        cs1_c = cs1_b + group1[(32'h10)+:(16)];
-        if (cs1_c < cs1_b) begin
-            cs1_d = cs1_c + k1_16;
-        end
-        else begin
-            cs1_d = cs1_c;
-        end
-        cs1_e = cs1_d + group1[(32'h0)+:(16)];
-        if (cs1_e < cs1_d) begin
-            cs1_f = cs1_e + k1_16;
-        end
-        else begin
-            cs1_f = cs1_e;
-        end
-        hdr1$ip_csum = ~cs1_f;
-        xh1$narrow = hdr1$out;
-        frame1 = xh1$wide | r_img$q;
-        m1_data = frame1[(boff)+:(64)];
         m1_valid = r_streaming$q && (kt1 < trees);
-        m1_last = last_beat;
-        if (last_beat) begin
-            m1_keep = r_lastkeep$q;
-        end
-        else begin
-            m1_keep = k_keep_all;
-        end
-        hdr2$mac_lo = group2[(32'h0)+:(24)] & k_mac_mask;
-        hdr2$total_len = total_len;
-        hdr2$dst_ip = group2;
-        hdr2$udp_len = udp_len;
-        hdr2$port = port;
-        hdr2$cluster = cluster;
-        hdr2$body_len = body_len;
-        hdr2$sender = sender;
-        hdr2$inst = r_f_instance$q;
-        hdr2$epoch = r_f_epoch$q;
-        hdr2$seq = r_f_seq$q;
-        hdr2$tree = kt2;
-        hdr2$kind = kindw$wide;
-        hdr2$count = countw$wide;
-        hdr2$src_mac = src_mac;
-        hdr2$src_ip = src_ip;
-        hdr2$ttl = ttl;
-        cs2_a = r_ps$q + total_len;
-        if (cs2_a < total_len) begin
-            cs2_b = cs2_a + k1_16;
-        end
-        else begin
-            cs2_b = cs2_a;
-        end
-        cs2_c = cs2_b + group2[(32'h10)+:(16)];
-        if (cs2_c < cs2_b) begin
-            cs2_d = cs2_c + k1_16;
-        end
-        else begin
-            cs2_d = cs2_c;
-        end
-        cs2_e = cs2_d + group2[(32'h0)+:(16)];
-        if (cs2_e < cs2_d) begin
-            cs2_f = cs2_e + k1_16;
-        end
-        else begin
-            cs2_f = cs2_e;
-        end
-        hdr2$ip_csum = ~cs2_f;
-        xh2$narrow = hdr2$out;
-        frame2 = xh2$wide | r_img$q;
-        m2_data = frame2[(boff)+:(64)];
         m2_valid = r_streaming$q && (kt2 < trees);
-        m2_last = last_beat;
-        if (last_beat) begin
-            m2_keep = r_lastkeep$q;
-        end
-        else begin
-            m2_keep = k_keep_all;
-        end
-        hdr3$mac_lo = group3[(32'h0)+:(24)] & k_mac_mask;
-        hdr3$total_len = total_len;
-        hdr3$dst_ip = group3;
-        hdr3$udp_len = udp_len;
-        hdr3$port = port;
-        hdr3$cluster = cluster;
-        hdr3$body_len = body_len;
-        hdr3$sender = sender;
-        hdr3$inst = r_f_instance$q;
-        hdr3$epoch = r_f_epoch$q;
-        hdr3$seq = r_f_seq$q;
-        hdr3$tree = kt3;
-        hdr3$kind = kindw$wide;
-        hdr3$count = countw$wide;
-        hdr3$src_mac = src_mac;
-        hdr3$src_ip = src_ip;
-        hdr3$ttl = ttl;
-        cs3_a = r_ps$q + total_len;
-        if (cs3_a < total_len) begin
-            cs3_b = cs3_a + k1_16;
-        end
-        else begin
-            cs3_b = cs3_a;
-        end
-        cs3_c = cs3_b + group3[(32'h10)+:(16)];
-        if (cs3_c < cs3_b) begin
-            cs3_d = cs3_c + k1_16;
-        end
-        else begin
-            cs3_d = cs3_c;
-        end
-        cs3_e = cs3_d + group3[(32'h0)+:(16)];
-        if (cs3_e < cs3_d) begin
-            cs3_f = cs3_e + k1_16;
-        end
-        else begin
-            cs3_f = cs3_e;
-        end
-        hdr3$ip_csum = ~cs3_f;
-        xh3$narrow = hdr3$out;
-        frame3 = xh3$wide | r_img$q;
-        m3_data = frame3[(boff)+:(64)];
         m3_valid = r_streaming$q && (kt3 < trees);
+        m0_last = last_beat;
+        m1_last = last_beat;
+        m2_last = last_beat;
         m3_last = last_beat;
         if (last_beat) begin
+            m0_keep = r_lastkeep$q;
+            m1_keep = r_lastkeep$q;
+            m2_keep = r_lastkeep$q;
             m3_keep = r_lastkeep$q;
         end
         else begin
+            m0_keep = k_keep_all;
+            m1_keep = k_keep_all;
+            m2_keep = k_keep_all;
             m3_keep = k_keep_all;
         end
+        h_valid = r_streaming$q;
+        h_len = r_f_len$q;
+        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
     end
     
 endmodule // pkt_gen
-
-
-module pkt_gen$beatw(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [10:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {3'd0, narrow};
-endmodule // pkt_gen$beatw
 
 
 module pkt_gen$countw(narrow,wide);
@@ -1327,172 +1024,28 @@ module pkt_gen$countw(narrow,wide);
 endmodule // pkt_gen$countw
 
 
-module pkt_gen$ent0(client,len,seq,payload,out);
+module pkt_gen$elenw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [15:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {8'd0, narrow};
+endmodule // pkt_gen$elenw
+
+
+module pkt_gen$head(client,len,seq,out);
     
     // Module arguments
     input wire  [31:0] client;
     input wire  [7:0] len;
     input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
+    output reg  [127:0] out;
     
     // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // pkt_gen$ent0
-
-
-module pkt_gen$ent1(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // pkt_gen$ent1
-
-
-module pkt_gen$ent2(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // pkt_gen$ent2
-
-
-module pkt_gen$ent3(client,len,seq,payload,out);
-    
-    // Module arguments
-    input wire  [31:0] client;
-    input wire  [7:0] len;
-    input wire  [63:0] seq;
-    input wire  [63:0] payload;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {payload[7:0], payload[15:8], payload[23:16], payload[31:24], payload[39:32], payload[47:40], payload[55:48], payload[63:56], seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
-endmodule // pkt_gen$ent3
-
-
-module pkt_gen$hdr0(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // pkt_gen$hdr0
-
-
-module pkt_gen$hdr1(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // pkt_gen$hdr1
-
-
-module pkt_gen$hdr2(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // pkt_gen$hdr2
-
-
-module pkt_gen$hdr3(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
-    
-    // Module arguments
-    input wire  [23:0] mac_lo;
-    input wire  [15:0] total_len;
-    input wire  [15:0] ip_csum;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] udp_len;
-    input wire  [15:0] port;
-    input wire  [31:0] cluster;
-    input wire  [15:0] body_len;
-    input wire  [7:0] sender;
-    input wire  [63:0] inst;
-    input wire  [31:0] epoch;
-    input wire  [31:0] seq;
-    input wire  [7:0] tree;
-    input wire  [7:0] kind;
-    input wire  [15:0] count;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [7:0] ttl;
-    output reg  [623:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
-endmodule // pkt_gen$hdr3
+    always @(*) out = {seq[7:0], seq[15:8], seq[23:16], seq[31:24], seq[39:32], seq[47:40], seq[55:48], seq[63:56], 8'h00, 8'h00, len[7:0], 8'h00, client[7:0], client[15:8], client[23:16], client[31:24]};
+endmodule // pkt_gen$head
 
 
 module pkt_gen$kindw(narrow,wide);
@@ -1548,6 +1101,25 @@ module pkt_gen$lenw3(narrow,wide);
     // Update code (custom)
     always @(*) wide = {8'd0, narrow};
 endmodule // pkt_gen$lenw3
+
+
+module pkt_gen$r_acc(d,q,clock);
+    
+    // Module arguments
+    input wire  [1215:0] d;
+    output reg  [1215:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1216'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_acc
 
 
 module pkt_gen$r_beat(d,q,clock);
@@ -1683,6 +1255,25 @@ module pkt_gen$r_c_seq(d,q,clock);
 endmodule // pkt_gen$r_c_seq
 
 
+module pkt_gen$r_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_ei
+
+
 module pkt_gen$r_f_count(d,q,clock);
     
     // Module arguments
@@ -1797,23 +1388,118 @@ module pkt_gen$r_f_seq(d,q,clock);
 endmodule // pkt_gen$r_f_seq
 
 
-module pkt_gen$r_img(d,q,clock);
+module pkt_gen$r_g1(d,q,clock);
     
     // Module arguments
-    input wire  [1407:0] d;
-    output reg  [1407:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1408'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_gen$r_img
+endmodule // pkt_gen$r_g1
+
+
+module pkt_gen$r_g1_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_g1_len
+
+
+module pkt_gen$r_g2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_g2
+
+
+module pkt_gen$r_g2_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_g2_len
+
+
+module pkt_gen$r_g3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_g3
+
+
+module pkt_gen$r_g3_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_g3_len
 
 
 module pkt_gen$r_lastkeep(d,q,clock);
@@ -1833,6 +1519,25 @@ module pkt_gen$r_lastkeep(d,q,clock);
     end
           
 endmodule // pkt_gen$r_lastkeep
+
+
+module pkt_gen$r_n(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_n
 
 
 module pkt_gen$r_n_got(d,q,clock);
@@ -1892,137 +1597,23 @@ module pkt_gen$r_ps(d,q,clock);
 endmodule // pkt_gen$r_ps
 
 
-module pkt_gen$r_q_count(d,q,clock);
+module pkt_gen$r_s0(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_gen$r_q_count
-
-
-module pkt_gen$r_q_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_q_epoch
-
-
-module pkt_gen$r_q_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_q_instance
-
-
-module pkt_gen$r_q_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_q_kind
-
-
-module pkt_gen$r_q_pending(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_q_pending
-
-
-module pkt_gen$r_q_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_q_seq
-
-
-module pkt_gen$r_s0_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s0_client
+endmodule // pkt_gen$r_s0
 
 
 module pkt_gen$r_s0_len(d,q,clock);
@@ -2044,61 +1635,23 @@ module pkt_gen$r_s0_len(d,q,clock);
 endmodule // pkt_gen$r_s0_len
 
 
-module pkt_gen$r_s0_payload(d,q,clock);
+module pkt_gen$r_s1(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_gen$r_s0_payload
-
-
-module pkt_gen$r_s0_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s0_seq
-
-
-module pkt_gen$r_s1_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s1_client
+endmodule // pkt_gen$r_s1
 
 
 module pkt_gen$r_s1_len(d,q,clock);
@@ -2120,61 +1673,23 @@ module pkt_gen$r_s1_len(d,q,clock);
 endmodule // pkt_gen$r_s1_len
 
 
-module pkt_gen$r_s1_payload(d,q,clock);
+module pkt_gen$r_s2(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_gen$r_s1_payload
-
-
-module pkt_gen$r_s1_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s1_seq
-
-
-module pkt_gen$r_s2_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s2_client
+endmodule // pkt_gen$r_s2
 
 
 module pkt_gen$r_s2_len(d,q,clock);
@@ -2196,61 +1711,23 @@ module pkt_gen$r_s2_len(d,q,clock);
 endmodule // pkt_gen$r_s2_len
 
 
-module pkt_gen$r_s2_payload(d,q,clock);
+module pkt_gen$r_s3(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1152'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_gen$r_s2_payload
-
-
-module pkt_gen$r_s2_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s2_seq
-
-
-module pkt_gen$r_s3_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s3_client
+endmodule // pkt_gen$r_s3
 
 
 module pkt_gen$r_s3_len(d,q,clock);
@@ -2270,44 +1747,6 @@ module pkt_gen$r_s3_len(d,q,clock);
     end
           
 endmodule // pkt_gen$r_s3_len
-
-
-module pkt_gen$r_s3_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s3_payload
-
-
-module pkt_gen$r_s3_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_s3_seq
 
 
 module pkt_gen$r_streaming(d,q,clock);
@@ -2362,6 +1801,817 @@ module pkt_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,count,
 endmodule // pkt_gen$ready_unit
 
 
+module pkt_gen$swap(inp,out);
+    
+    // Module arguments
+    input wire  [1023:0] inp;
+    output reg  [1023:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56], inp[71:64], inp[79:72], inp[87:80], inp[95:88], inp[103:96], inp[111:104], inp[119:112], inp[127:120], inp[135:128], inp[143:136], inp[151:144], inp[159:152], inp[167:160], inp[175:168], inp[183:176], inp[191:184], inp[199:192], inp[207:200], inp[215:208], inp[223:216], inp[231:224], inp[239:232], inp[247:240], inp[255:248], inp[263:256], inp[271:264], inp[279:272], inp[287:280], inp[295:288], inp[303:296], inp[311:304], inp[319:312], inp[327:320], inp[335:328], inp[343:336], inp[351:344], inp[359:352], inp[367:360], inp[375:368], inp[383:376], inp[391:384], inp[399:392], inp[407:400], inp[415:408], inp[423:416], inp[431:424], inp[439:432], inp[447:440], inp[455:448], inp[463:456], inp[471:464], inp[479:472], inp[487:480], inp[495:488], inp[503:496], inp[511:504], inp[519:512], inp[527:520], inp[535:528], inp[543:536], inp[551:544], inp[559:552], inp[567:560], inp[575:568], inp[583:576], inp[591:584], inp[599:592], inp[607:600], inp[615:608], inp[623:616], inp[631:624], inp[639:632], inp[647:640], inp[655:648], inp[663:656], inp[671:664], inp[679:672], inp[687:680], inp[695:688], inp[703:696], inp[711:704], inp[719:712], inp[727:720], inp[735:728], inp[743:736], inp[751:744], inp[759:752], inp[767:760], inp[775:768], inp[783:776], inp[791:784], inp[799:792], inp[807:800], inp[815:808], inp[823:816], inp[831:824], inp[839:832], inp[847:840], inp[855:848], inp[863:856], inp[871:864], inp[879:872], inp[887:880], inp[895:888], inp[903:896], inp[911:904], inp[919:912], inp[927:920], inp[935:928], inp[943:936], inp[951:944], inp[959:952], inp[967:960], inp[975:968], inp[983:976], inp[991:984], inp[999:992], inp[1007:1000], inp[1015:1008], inp[1023:1016]};
+endmodule // pkt_gen$swap
+
+
+module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    pkt_gen$th0$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    pkt_gen$th0$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    pkt_gen$th0$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // pkt_gen$th0
+
+
+module pkt_gen$th0$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // pkt_gen$th0$bw
+
+
+module pkt_gen$th0$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // pkt_gen$th0$hdr
+
+
+module pkt_gen$th0$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // pkt_gen$th0$xh
+
+
+module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h1;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    pkt_gen$th1$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    pkt_gen$th1$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    pkt_gen$th1$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // pkt_gen$th1
+
+
+module pkt_gen$th1$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // pkt_gen$th1$bw
+
+
+module pkt_gen$th1$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // pkt_gen$th1$hdr
+
+
+module pkt_gen$th1$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // pkt_gen$th1$xh
+
+
+module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h2;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    pkt_gen$th2$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    pkt_gen$th2$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    pkt_gen$th2$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // pkt_gen$th2
+
+
+module pkt_gen$th2$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // pkt_gen$th2$bw
+
+
+module pkt_gen$th2$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // pkt_gen$th2$hdr
+
+
+module pkt_gen$th2$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // pkt_gen$th2$xh
+
+
+module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+    
+    // Module arguments
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] body_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    input wire  [7:0] beat;
+    output reg  [63:0] out;
+    
+    // Constant declarations
+    localparam  k_tree = 8'h3;
+    localparam  k1_16 = 16'h1;
+    localparam  k6_10 = 10'b110;
+    localparam  k_hdr_beats = 10'b1010;
+    localparam  k_mac_mask = 24'h7fffff;
+    localparam  k0_64 = 64'h0;
+    
+    // Stub signals
+    reg  [23:0] hdr$mac_lo;
+    reg  [15:0] hdr$total_len;
+    reg  [15:0] hdr$ip_csum;
+    reg  [31:0] hdr$dst_ip;
+    reg  [15:0] hdr$udp_len;
+    reg  [15:0] hdr$port;
+    reg  [31:0] hdr$cluster;
+    reg  [15:0] hdr$body_len;
+    reg  [7:0] hdr$sender;
+    reg  [63:0] hdr$inst;
+    reg  [31:0] hdr$epoch;
+    reg  [31:0] hdr$seq;
+    reg  [7:0] hdr$tree;
+    reg  [7:0] hdr$kind;
+    reg  [15:0] hdr$count;
+    reg  [47:0] hdr$src_mac;
+    reg  [31:0] hdr$src_ip;
+    reg  [7:0] hdr$ttl;
+    wire  [623:0] hdr$out;
+    reg  [623:0] xh$narrow;
+    wire  [639:0] xh$wide;
+    reg  [7:0] bw$narrow;
+    wire  [9:0] bw$wide;
+    
+    // Local signals
+    reg  [15:0] cs_a;
+    reg  [15:0] cs_b;
+    reg  [15:0] cs_c;
+    reg  [15:0] cs_d;
+    reg  [15:0] cs_e;
+    reg  [15:0] cs_f;
+    reg  [9:0] boff;
+    
+    // Sub module instances
+    pkt_gen$th3$hdr hdr(
+        .mac_lo(hdr$mac_lo),
+        .total_len(hdr$total_len),
+        .ip_csum(hdr$ip_csum),
+        .dst_ip(hdr$dst_ip),
+        .udp_len(hdr$udp_len),
+        .port(hdr$port),
+        .cluster(hdr$cluster),
+        .body_len(hdr$body_len),
+        .sender(hdr$sender),
+        .inst(hdr$inst),
+        .epoch(hdr$epoch),
+        .seq(hdr$seq),
+        .tree(hdr$tree),
+        .kind(hdr$kind),
+        .count(hdr$count),
+        .src_mac(hdr$src_mac),
+        .src_ip(hdr$src_ip),
+        .ttl(hdr$ttl),
+        .out(hdr$out)
+    );
+    pkt_gen$th3$xh xh(
+        .narrow(xh$narrow),
+        .wide(xh$wide)
+    );
+    pkt_gen$th3$bw bw(
+        .narrow(bw$narrow),
+        .wide(bw$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        hdr$mac_lo = group[(32'h0)+:(24)] & k_mac_mask;
+        hdr$total_len = total_len;
+        hdr$dst_ip = group;
+        hdr$udp_len = udp_len;
+        hdr$port = port;
+        hdr$cluster = cluster;
+        hdr$body_len = body_len;
+        hdr$sender = sender;
+        hdr$inst = inst;
+        hdr$epoch = epoch;
+        hdr$seq = seq;
+        hdr$tree = k_tree;
+        hdr$kind = kind;
+        hdr$count = count;
+        hdr$src_mac = src_mac;
+        hdr$src_ip = src_ip;
+        hdr$ttl = ttl;
+        cs_a = ps + total_len;
+        if (cs_a < total_len) begin
+            cs_b = cs_a + k1_16;
+        end
+        else begin
+            cs_b = cs_a;
+        end
+        cs_c = cs_b + group[(32'h10)+:(16)];
+        if (cs_c < cs_b) begin
+            cs_d = cs_c + k1_16;
+        end
+        else begin
+            cs_d = cs_c;
+        end
+        cs_e = cs_d + group[(32'h0)+:(16)];
+        if (cs_e < cs_d) begin
+            cs_f = cs_e + k1_16;
+        end
+        else begin
+            cs_f = cs_e;
+        end
+        hdr$ip_csum = ~cs_f;
+        xh$narrow = hdr$out;
+        bw$narrow = beat;
+        boff = bw$wide << k6_10;
+        if (bw$wide < k_hdr_beats) begin
+            out = xh$wide[(boff)+:(64)];
+        end
+        else begin
+            out = k0_64;
+        end
+    end
+    
+endmodule // pkt_gen$th3
+
+
+module pkt_gen$th3$bw(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // pkt_gen$th3$bw
+
+
+module pkt_gen$th3$hdr(mac_lo,total_len,ip_csum,dst_ip,udp_len,port,cluster,body_len,sender,inst,epoch,seq,tree,kind,count,src_mac,src_ip,ttl,out);
+    
+    // Module arguments
+    input wire  [23:0] mac_lo;
+    input wire  [15:0] total_len;
+    input wire  [15:0] ip_csum;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] udp_len;
+    input wire  [15:0] port;
+    input wire  [31:0] cluster;
+    input wire  [15:0] body_len;
+    input wire  [7:0] sender;
+    input wire  [63:0] inst;
+    input wire  [31:0] epoch;
+    input wire  [31:0] seq;
+    input wire  [7:0] tree;
+    input wire  [7:0] kind;
+    input wire  [15:0] count;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [7:0] ttl;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {8'h00, 8'h00, 8'h00, 8'h00, count[7:0], count[15:8], kind[7:0], tree[7:0], seq[7:0], seq[15:8], seq[23:16], seq[31:24], epoch[7:0], epoch[15:8], epoch[23:16], epoch[31:24], inst[7:0], inst[15:8], inst[23:16], inst[31:24], inst[39:32], inst[47:40], inst[55:48], inst[63:56], 8'h00, sender[7:0], body_len[7:0], body_len[15:8], cluster[7:0], cluster[15:8], cluster[23:16], cluster[31:24], 8'h02, 8'h01, 8'h43, 8'h4e, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], port[7:0], port[15:8], port[7:0], port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], mac_lo[7:0], mac_lo[15:8], mac_lo[23:16], 8'h5e, 8'h00, 8'h01};
+endmodule // pkt_gen$th3$hdr
+
+
+module pkt_gen$th3$xh(narrow,wide);
+    
+    // Module arguments
+    input wire  [623:0] narrow;
+    output reg  [639:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {16'd0, narrow};
+endmodule // pkt_gen$th3$xh
+
+
 module pkt_gen$ttlw(narrow,wide);
     
     // Module arguments
@@ -2373,89 +2623,45 @@ module pkt_gen$ttlw(narrow,wide);
 endmodule // pkt_gen$ttlw
 
 
-module pkt_gen$xe0(narrow,wide);
+module pkt_gen$x0(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1151:0] narrow;
+    output reg  [1215:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // pkt_gen$xe0
+    always @(*) wide = {64'd0, narrow};
+endmodule // pkt_gen$x0
 
 
-module pkt_gen$xe1(narrow,wide);
+module pkt_gen$xhead(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [127:0] narrow;
+    output reg  [1151:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // pkt_gen$xe1
+    always @(*) wide = {1024'd0, narrow};
+endmodule // pkt_gen$xhead
 
 
-module pkt_gen$xe2(narrow,wide);
+module pkt_gen$xn(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1151:0] narrow;
+    output reg  [1215:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // pkt_gen$xe2
+    always @(*) wide = {64'd0, narrow};
+endmodule // pkt_gen$xn
 
 
-module pkt_gen$xe3(narrow,wide);
+module pkt_gen$xpay(narrow,wide);
     
     // Module arguments
-    input wire  [191:0] narrow;
-    output reg  [1407:0] wide;
+    input wire  [1023:0] narrow;
+    output reg  [1151:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1216'd0, narrow};
-endmodule // pkt_gen$xe3
-
-
-module pkt_gen$xh0(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // pkt_gen$xh0
-
-
-module pkt_gen$xh1(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // pkt_gen$xh1
-
-
-module pkt_gen$xh2(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // pkt_gen$xh2
-
-
-module pkt_gen$xh3(narrow,wide);
-    
-    // Module arguments
-    input wire  [623:0] narrow;
-    output reg  [1407:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {784'd0, narrow};
-endmodule // pkt_gen$xh3
+    always @(*) wide = {128'd0, narrow};
+endmodule // pkt_gen$xpay

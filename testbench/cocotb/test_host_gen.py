@@ -1,5 +1,6 @@
 """Bench of host_gen alone: DECIDE copies streamed on the four tree inputs (follower decisions
-at `rx_deliver`) and leader frame images (`lead_load`) in, one host-path frame per decision out
+at `rx_deliver`) and the leader's DECIDE frames streamed on `l_*` (`lead_load` and `lead_len` in
+the first beat, as pkt_gen's tree 0 gives them) in, one host-path frame per decision out
 on the 64-bit `h_*` stream. Every host frame must be byte for byte the frame ncframes.py builds:
 the decided copy's UDP payload from the `src_mac`/`src_ip`/`src_port` inputs to
 `host_mac`/`host_ip`/`host_port`, TTL 16, UDP checksum 0, DF set as proto emits (nodelib's
@@ -15,7 +16,7 @@ from nodelib import (GEN_SRC_IP, GEN_SRC_MAC, GEN_TTL, HOST_IP, HOST_MAC, HOST_P
                      generated_decide, host_copy, tree_frame)
 
 CLUSTER, SENDER = 0x0A0B0C0D, 1
-IMG_BYTES = 176  # lead_img: 1408 bits
+MAX_FRAME = 1024  # one capture buffer: 128 beats
 # The registers' reset values (those nodelib.host_copy assumes) ...
 DEFAULT_CFG = dict(src_mac=GEN_SRC_MAC, src_ip=GEN_SRC_IP, src_port=nf.DECIDE_PORT,
                    host_mac=HOST_MAC, host_ip=HOST_IP, host_port=HOST_PORT, ttl=GEN_TTL)
@@ -50,10 +51,11 @@ class Host:
         for t in range(4):
             for s in ("data", "keep", "valid", "last"):
                 getattr(dut, f"t{t}_{s}").value = 0
+        for s in ("data", "keep", "valid", "last"):
+            getattr(dut, f"l_{s}").value = 0
         dut.rx_deliver.value = 0
         dut.rx_port.value = 0
         dut.lead_load.value = 0
-        dut.lead_img.value = 0
         dut.lead_len.value = 0
         dut.src_mac.value = int.from_bytes(cfg["src_mac"], "big")
         dut.src_ip.value = cfg["src_ip"]
@@ -125,21 +127,35 @@ class Host:
         self.busy.discard(tree)
         await RisingEdge(d.clock)
 
+    async def lead_stream(self, frame):
+        """The leader's frame on l_*, one beat per cycle from now, lead_load and lead_len in
+        its first beat (as nc_engine wires pkt_gen's h_load / h_len / m0_*)."""
+        d = self.dut
+        for i, (data, keep, last) in enumerate(nf.beats(frame)):
+            d.l_data.value = data
+            d.l_keep.value = keep
+            d.l_valid.value = 1
+            d.l_last.value = int(last)
+            d.lead_load.value = int(i == 0)
+            d.lead_len.value = len(frame)
+            await RisingEdge(d.clock)
+            d.lead_load.value = 0
+        for s in ("data", "keep", "valid", "last"):
+            getattr(d, f"l_{s}").value = 0
+
     async def strobe(self, deliver=None, lead=None):
-        """One cycle with rx_deliver (rx_port = `deliver`) and/or lead_load (`lead` = a frame)."""
+        """One cycle with rx_deliver (rx_port = `deliver`) and/or lead_load (`lead` = a frame,
+        which then streams on l_* in the background)."""
         d = self.dut
         if deliver is not None:
             d.rx_deliver.value = 1
             d.rx_port.value = deliver
         if lead is not None:
-            assert len(lead) <= IMG_BYTES
-            d.lead_load.value = 1
-            d.lead_img.value = int.from_bytes(lead, "little")
-            d.lead_len.value = len(lead)
+            assert len(lead) <= MAX_FRAME
+            cocotb.start_soon(self.lead_stream(lead))
         await RisingEdge(d.clock)
         d.rx_deliver.value = 0
         d.rx_port.value = 0
-        d.lead_load.value = 0
 
 
 @cocotb.test()
@@ -184,30 +200,35 @@ async def follower_copy_on_every_tree_and_padded_copy(dut):
 
 
 @cocotb.test()
-async def leader_image_and_other_config(dut):
-    """lead_load with pkt_gen's tree-0 frame image: the host frame (payload = bytes
-    42..lead_len) starts in the next cycle; every header field follows the config inputs."""
+async def leader_frames_and_other_config(dut):
+    """lead_load in the first beat of pkt_gen's tree-0 frame: the host frame (payload = bytes
+    42..lead_len) starts in the next cycle (streamed live, one cycle behind); every header field
+    follows the config inputs. Issue 17: entries of up to 128 payload bytes (a 654-byte frame)."""
     h = Host(dut, OTHER_CFG)
     await h.settle()
     ents = [(0xCAFE0001, 0x1111, b"hello"), (0xCAFE0002, 0x2222, b"x"),
             (0xCAFE0003, 0x3333, b""), (0xCAFE0004, 0x4444, b"87654321")]
+    big = [(0xBEEF0000 + i, i, bytes((i * 31 + j) & 0xFF for j in range(128))) for i in range(4)]
     imgs = [generated_decide(CLUSTER, SENDER, 0, nf.BATCH, 41, 3, 9, ents),
-            generated_decide(CLUSTER, SENDER, 0, nf.HEARTBEAT, 42, 3, 10)]
+            generated_decide(CLUSTER, SENDER, 0, nf.HEARTBEAT, 42, 3, 10),
+            generated_decide(CLUSTER, SENDER, 0, nf.BATCH, 43, 3, 11, big)]
+    assert len(imgs[2]) == 654
     for img in imgs:
         await h.strobe(lead=img)
-        await nctb.cycles(dut.clock, 25)
+        await nctb.cycles(dut.clock, 90)
         first, last, got = h.frames[-1]
         assert first == h.loads[-1] + 1, f"first beat {first}, lead_load {h.loads[-1]}"
         assert got == host_frame(img, OTHER_CFG), diff(got, host_frame(img, OTHER_CFG))
         assert got[6:12] == OTHER_CFG["src_mac"] and got[0:6] == OTHER_CFG["host_mac"]
-    # a follower copy under the same config
-    c = copy_frame(3, 43, 11, nf.BATCH, ents[:2])
-    await h.stream(3, c)
-    await h.strobe(deliver=3)
-    await nctb.cycles(dut.clock, 20)
-    assert h.frames[-1][0] == h.delivers[-1][0] + 1
-    assert h.frames[-1][2] == host_frame(c, OTHER_CFG), diff(h.frames[-1][2], host_frame(c, OTHER_CFG))
-    assert len(h.frames) == 3 and h.drops == []
+    # follower copies under the same config, one of them with 128-byte entries
+    for c in (copy_frame(3, 43, 11, nf.BATCH, ents[:2]), copy_frame(0, 44, 12, nf.BATCH, big[:3])):
+        await h.stream(3, c)
+        await h.strobe(deliver=3)
+        await nctb.cycles(dut.clock, 70)
+        assert h.frames[-1][0] == h.delivers[-1][0] + 1
+        assert h.frames[-1][2] == host_frame(c, OTHER_CFG), \
+            diff(h.frames[-1][2], host_frame(c, OTHER_CFG))
+    assert len(h.frames) == 5 and h.drops == []
 
 
 @cocotb.test()
@@ -220,15 +241,17 @@ async def pending_slot_and_drop(dut):
     a = generated_decide(CLUSTER, SENDER, 0, nf.BATCH, 60, 4, 1, [(1, 2, b"aaaaaaaa")] * 3)
     b = copy_frame(1, 61, 2, nf.BATCH, [(3, 4, b"bb")])
     c = generated_decide(CLUSTER, SENDER, 0, nf.HEARTBEAT, 62, 4, 3)
+    e = copy_frame(3, 63, 4, nf.BATCH, [(5, 6, b"e")])
+    await h.stream(3, e)                      # e is tree 3's completed copy from now on
     await h.stream(1, b)                      # b is tree 1's completed copy from now on
     await h.strobe(lead=a)                    # cycle s: a streams from s + 1
     await RisingEdge(dut.clock)
     await h.strobe(deliver=1)                 # s + 2: b → pending slot
     await RisingEdge(dut.clock)
-    await h.strobe(lead=c)                    # s + 4: stream and slot taken → dropped
+    await h.strobe(deliver=3)                 # s + 4: stream and slot taken → dropped
     await nctb.cycles(dut.clock, 40)
     s = h.loads[0]
-    assert h.delivers[-1][0] == s + 2 and h.loads[1] == s + 4
+    assert [x[0] for x in h.delivers[-2:]] == [s + 2, s + 4]
     assert h.drops == [s + 4], (h.drops, s)
     assert [f[2] for f in h.frames] == [host_copy(a), host_copy(b)], \
         [diff(x, y) for x, y in zip([f[2] for f in h.frames], [host_copy(a), host_copy(b)])]
@@ -244,10 +267,10 @@ async def pending_slot_and_drop(dut):
     await h.strobe(deliver=2, lead=c)         # cycle s2
     s2 = h.loads[-1]
     await nctb.cycles(dut.clock, 3)
-    await h.strobe(lead=a)                    # dropped
+    await h.strobe(deliver=3)                 # dropped
     await nctb.cycles(dut.clock, 40)
-    assert h.delivers[-1][0] == s2
-    assert h.drops == [h.loads[-1]] and h.loads[-1] > s2
+    assert h.delivers[-2][0] == s2
+    assert h.drops == [h.delivers[-1][0]] and h.delivers[-1][0] > s2
     assert [f[2] for f in h.frames] == [host_copy(c), host_copy(d2)]
     (f0, l0, _), (f1, _, _) = h.frames
     assert f0 == s2 + 1 and f1 == l0 + 1

@@ -62,9 +62,12 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
     await node.write(nctb.CTRL, nctb.ENABLE | nctb.START_BIT)
     await nctb.cycles(dut.clock, 100)
     # requests at odd moments: they must not move the loop
+    # (issue 17: payloads of up to 128 bytes, streamed whole into the DECIDE and host frames)
+    sizes = [1, 128, 2, 100, 128]
     for i, wait in enumerate([3, 17, 1, 29, 11]):
         await nctb.cycles(dut.clock, wait)
-        await node.stream(client_frame(7, i + 1, bytes([0x41 + i])), client=True)
+        p = bytes((0x41 + i + 3 * j) & 0xFF for j in range(sizes[i]))
+        await node.stream(client_frame(7, i + 1, p), client=True)
     await nctb.cycles(dut.clock, 250)
     s = mon.sends
     assert s[0]["kind"] == nf.START and s[0]["instance"] == 1 and s[0]["epoch"] == 0
@@ -91,12 +94,14 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
     for x in decided:
         mine = [o for o in mon.oks if o[3] == x["instance"]]
         assert [o[4] for o in mine] == list(range(x["count"]))
-    assert [o[5] >> 56 for o in mon.oks] == [0x41, 0x42, 0x43, 0x44, 0x45], "payload bytes"
+    assert [o[5] >> 1016 for o in mon.oks] == [0x41, 0x42, 0x43, 0x44, 0x45], "payload bytes"
+    assert [o[5].to_bytes(128, "big")[:o[6]] for o in mon.oks] == \
+        [bytes((0x41 + i + 3 * j) & 0xFF for j in range(n)) for i, n in enumerate(sizes)]
     # every send leaves as one generated DECIDE frame per tree, byte for byte the Python one
     for t in range(2):
         want = []
         for x in s:
-            ents = [(o[1], o[2], o[5].to_bytes(8, "big")[:o[6]]) for o in mon.oks
+            ents = [(o[1], o[2], o[5].to_bytes(128, "big")[:o[6]]) for o in mon.oks
                     if x["kind"] == nf.BATCH and o[3] == x["instance"]]
             want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
                                          x["seq"], ents, ttl=3))
@@ -127,7 +132,7 @@ async def fifo_overflow_drops_oversize_and_not_leader(dut):
     await node.write(nctb.CTRL, nctb.ENABLE | nctb.START_BIT)
     for i in range(6):
         await node.stream(client_frame(3, i + 1), client=True)
-    await node.stream(client_frame(3, 99, b"123456789"), client=True)  # 9 bytes: over the RTL's 8
+    await node.stream(client_frame(3, 99, bytes(129)), client=True)  # 129 bytes: over the RTL's 128
     assert await node.counter("requests_accepted") == 3
     assert await node.counter("requests_dropped") == 3
     assert await node.counter("requests_oversize") == 1

@@ -1,4 +1,4 @@
-"""Bench of pkt_gen alone: a send command (and a batch's entries, as the FIFO's OK stream gives
+"""Bench of pkt_gen alone (the 64-bit streaming generator: entries of up to 128 payload bytes): a send command (and a batch's entries, as the FIFO's OK stream gives
 them) in, one DECIDE frame per tree out on the 64-bit streams. Each frame must be byte for byte
 the frame ncframes.py builds from proto/README.md's layout (with the source MAC/IP of the
 src_mac/src_ip registers' reset values, pkt_gen's generation-time TTL and UDP checksum 0)."""
@@ -67,7 +67,8 @@ class Gen:
             d.e_client.value = c
             d.e_seq.value = s
             d.e_len.value = len(p)
-            d.e_payload.value = int.from_bytes(p.ljust(8, b"\0"), "big")
+            # the payload word's width: 128 bytes (pkt_gen), 8 (pkt_gen_512's image generator)
+            d.e_payload.value = int.from_bytes(p.ljust(len(d.e_payload) // 8, b"\0"), "big")
             await RisingEdge(d.clock)
         d.e_valid.value = 0
 
@@ -108,3 +109,27 @@ async def start_on_four_trees_and_back_to_back_frames(dut):
             (t, [diff(a, b) for a, b in zip(got, [expected(t, nf.START, 1, 0, 0)])])
         (f0, l0, _), (f1, _, _) = g.frames[t]
         assert f1 == l0 + 1, f"tree {t}: frames back to back ({l0} → {f1})"
+
+
+@cocotb.test()
+async def full_size_entries(dut):
+    """Issue 17: entries of up to 128 payload bytes (a Redis SET with a 64-byte value is about
+    100), streamed into the frame: 4 entries of 128, 64, 0 and 101 bytes (a 654-byte frame is
+    the largest: 4 x 128)."""
+    g = Gen(dut, trees=3)
+    ents = [(1, 2, bytes((i * 7 + 1) & 0xFF for i in range(128))),
+            (3, 4, bytes(range(64, 128))), (5, 6, b""), (7, 8, bytes(range(101)))]
+    full = [(9 + i, 10 + i, bytes((i + j) & 0xFF for j in range(128))) for i in range(4)]
+    await g.send(nf.BATCH, 40, 2, 5, ents)
+    await nctb.cycles(dut.clock, 80)
+    await g.send(nf.BATCH, 41, 2, 6, full)
+    await nctb.cycles(dut.clock, 100)
+    for t in range(3):
+        got = [f[2] for f in g.frames[t]]
+        want = [expected(t, nf.BATCH, 40, 2, 5, ents), expected(t, nf.BATCH, 41, 2, 6, full)]
+        assert len(got) == 2, (t, len(got))
+        for k in range(2):
+            assert got[k] == want[k], (t, k, diff(got[k], want[k]))
+        assert len(got[1]) == 654 and all(
+            f[1] - f[0] + 1 == (len(f[2]) + 7) // 8 for f in g.frames[t])
+    assert g.overruns == 0

@@ -1287,12 +1287,12 @@ pub struct Env {
 impl Env {
     /// A random configuration in the covered subset and its setup writes (scheduled from cycle 0).
     pub fn new(seed: u64) -> Self {
-        Self::with_min_loop(seed, 0)
+        Self::with_min_loop(seed, |_| 0)
     }
 
     /// The same with `loop_period` at least `min_loop` (nc_engine: a frame must leave
     /// before the next send, see `pkt_gen`).
-    pub fn with_min_loop(seed: u64, min_loop: u64) -> Self {
+    pub fn with_min_loop(seed: u64, min_loop: impl Fn(&Config) -> u64) -> Self {
         let mut rng = Rng::new(seed);
         let mut cfg = Config::default();
         cfg.node_count = rng.range(1, 5) as u8;
@@ -1308,7 +1308,10 @@ impl Env {
         cfg.fifo_depth = rng.range(1, 8) as u16;
         let w = cfg.window();
         // At most IN_FLIGHT (4) messages in flight, and batches drained before the next send.
-        let lo = w.div_ceil(3).max(cfg.batch_max as u64 + 3).max(min_loop);
+        let lo = w
+            .div_ceil(3)
+            .max(cfg.batch_max as u64 + 3)
+            .max(min_loop(&cfg));
         cfg.loop_period = rng.range(lo, lo + w) as u32;
         cfg.timeout = (cfg.min_timeout() + rng.range(0, 40)) as u32;
         // Frame addresses (unicast MACs: bit 40 clear) and TTL.
@@ -1498,11 +1501,16 @@ impl Env {
             let mut entries = Vec::new();
             let kind = if self.rng.pct(40) {
                 for _ in 0..self.rng.range(1, 3) {
-                    let len = self.rng.range(0, 12) as usize;
+                    // 0 to 8 bytes, or 32, 64, 96 or 128 (issue 17: copies as long as the
+                    // requests the card now carries; the same draws as before).
+                    let len = match self.rng.range(0, 12) as usize {
+                        n @ 0..=8 => n,
+                        n => 32 * (n - 8),
+                    };
                     entries.push((
                         self.rng.range(1, 9) as u32,
                         self.rng.range(1, 1000),
-                        vec![0xA5; len],
+                        (0..len).map(|i| 0xA5 ^ i as u8).collect(),
                     ));
                 }
                 DecideKind::Batch
@@ -1691,10 +1699,16 @@ pub fn run_engine(
 ) -> Result<Lockstep, String> {
     let mut ls = Lockstep::engine();
     setup(&mut ls);
-    // A DECIDE frame of up to 4 entries is 22 beats; its entries leave the FIFO within 6 cycles.
+    // A DECIDE frame of `batch_max` entries of up to 128 bytes is (78 + 144 · batch_max) / 8
+    // beats (82 for 4); its entries leave the FIFO within 6 cycles: a loop period that long never
+    // waits for the generator (the model does not).
+    let min_loop = |c: &Config| {
+        (78 + (16 + rtl::lowi_core::ENGINE_MAX_PAYLOAD) * c.batch_max as u64).div_ceil(8) + 6
+    };
     drive_env(
         ls,
-        Env::with_min_loop(seed, 30).with_max_payload(rtl::lowi_core::ENGINE_MAX_PAYLOAD as usize),
+        Env::with_min_loop(seed, min_loop)
+            .with_max_payload(rtl::lowi_core::ENGINE_MAX_PAYLOAD as usize),
         seed,
         cycles,
     )

@@ -1,0 +1,862 @@
+//! The 64-bit DECIDE generator `nc_engine` uses (exported as `pkt_gen`), issue 17: entries of up
+//! to [`MAX_ENTRY_PAYLOAD`] (128) payload bytes, *streamed* into the frame instead of placed in a
+//! whole-frame image.
+//!
+//! The same ports and rules as the image generator ([`crate::pkt_gen::PktGenImg`], which the
+//! 512-bit `pkt_gen_512` still is): a send latches its command, the batch's entries are collected
+//! from the FIFO's stream (at most [`SLOTS`]), and once they have arrived the frame streams one
+//! beat per cycle on every tree at once, each tree with its own destination MAC/IP, IPv4
+//! checksum and `tree` byte; the next frame starts in the cycle after the last beat; `ready` and
+//! `overrun` are as there (no queued send). What differs is how the entries reach the beats:
+//!
+//! - each entry is turned into its wire bytes as it arrives (the 16-byte entry header from the
+//!   probed layout, then the payload bytes, those past `payload_len` zeroed): up to 144 bytes in
+//!   a *fill slot*; when a frame starts, the fill slots are copied to the *frame slots* (so the
+//!   next command's entries can arrive while this frame streams, as with the image);
+//! - the body is streamed by a byte packer: a register of up to 152 bytes whose first 8 bytes are
+//!   the body beat. Each body beat it shifts out 8 bytes, and when fewer than 8 would be left it
+//!   appends the next entry at the byte where they end (a shift by 0..7 bytes): an entry is at
+//!   least 16 bytes, so the packer never runs dry inside a frame. The body starts at frame byte 78
+//!   (beat 9, lane 6: the packer starts with 6 zero bytes under the header's last lanes).
+//!
+//! So the frame costs one 8-way byte shift of one entry per cycle, not a placement of every
+//! entry anywhere in the frame; the frame is up to 78 + 4 × 144 = 654 bytes (82 beats).
+//!
+//! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load` is
+//! high; tree 0's frame is the host copy (`host_gen` takes its beats from `m0_*`).
+
+use proto::frame;
+use proto::wire::{self, DecideKind};
+use rust_hdl::prelude::*;
+
+use crate::pkt_gen::{GenReady, SLOTS, entry_head_map, header_map, ip_const_sum};
+use crate::prim::{ByteSwap, EntryHead, HeaderBytes, ZeroExtend};
+
+/// Payload bytes an entry can carry.
+pub const MAX_ENTRY_PAYLOAD: usize = 128;
+/// Bits of an entry's wire bytes (16-byte header + payload).
+pub const ENTRY_BITS: usize = 8 * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
+/// Bits of the packer: an entry appended behind up to 7 bytes left.
+pub const ACC_BITS: usize = ENTRY_BITS + 64;
+/// The longest frame (bytes): header and [`SLOTS`] entries of [`MAX_ENTRY_PAYLOAD`] bytes.
+pub const MAX_FRAME: usize = HDR_LEN + SLOTS * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
+
+/// DECIDE header bytes (Ethernet, IPv4, UDP, common and DECIDE headers).
+const HDR_LEN: usize = 78;
+const HDR_BEATS: u64 = 10;
+const BODY_BEAT: u64 = 9;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::<N>::from(v))
+}
+
+/// One tree's header beat: the 78 DECIDE header bytes for this tree (destination MAC/IP, IPv4
+/// checksum, `tree` byte), beat `beat` of them (0 past beat 9).
+#[derive(LogicBlock)]
+pub struct TreeHeader {
+    pub group: Signal<In, Bits<32>>,
+    /// IPv4 checksum's constant part (constant words + source address + TTL), registered.
+    pub ps: Signal<In, Bits<16>>,
+    pub total_len: Signal<In, Bits<16>>,
+    pub udp_len: Signal<In, Bits<16>>,
+    pub body_len: Signal<In, Bits<16>>,
+    pub port: Signal<In, Bits<16>>,
+    pub cluster: Signal<In, Bits<32>>,
+    pub sender: Signal<In, Bits<8>>,
+    pub inst: Signal<In, Bits<64>>,
+    pub epoch: Signal<In, Bits<32>>,
+    pub seq: Signal<In, Bits<32>>,
+    pub kind: Signal<In, Bits<8>>,
+    pub count: Signal<In, Bits<16>>,
+    pub src_mac: Signal<In, Bits<48>>,
+    pub src_ip: Signal<In, Bits<32>>,
+    pub ttl: Signal<In, Bits<8>>,
+    pub beat: Signal<In, Bits<8>>,
+    pub out: Signal<Out, Bits<64>>,
+    hdr: HeaderBytes,
+    xh: ZeroExtend<624, 640>,
+    cs_a: Signal<Local, Bits<16>>,
+    cs_b: Signal<Local, Bits<16>>,
+    cs_c: Signal<Local, Bits<16>>,
+    cs_d: Signal<Local, Bits<16>>,
+    cs_e: Signal<Local, Bits<16>>,
+    cs_f: Signal<Local, Bits<16>>,
+    boff: Signal<Local, Bits<10>>,
+    bw: ZeroExtend<8, 10>,
+    k_tree: Constant<Bits<8>>,
+    k1_16: Constant<Bits<16>>,
+    k6_10: Constant<Bits<10>>,
+    k_hdr_beats: Constant<Bits<10>>,
+    k_mac_mask: Constant<Bits<24>>,
+    k0_64: Constant<Bits<64>>,
+}
+
+impl TreeHeader {
+    fn new(tree: u8) -> Self {
+        Self {
+            group: Default::default(),
+            ps: Default::default(),
+            total_len: Default::default(),
+            udp_len: Default::default(),
+            body_len: Default::default(),
+            port: Default::default(),
+            cluster: Default::default(),
+            sender: Default::default(),
+            inst: Default::default(),
+            epoch: Default::default(),
+            seq: Default::default(),
+            kind: Default::default(),
+            count: Default::default(),
+            src_mac: Default::default(),
+            src_ip: Default::default(),
+            ttl: Default::default(),
+            beat: Default::default(),
+            out: Default::default(),
+            hdr: HeaderBytes::new(header_map()),
+            xh: Default::default(),
+            cs_a: Default::default(),
+            cs_b: Default::default(),
+            cs_c: Default::default(),
+            cs_d: Default::default(),
+            cs_e: Default::default(),
+            cs_f: Default::default(),
+            boff: Default::default(),
+            bw: Default::default(),
+            k_tree: k(tree as u64),
+            k1_16: k(1),
+            k6_10: k(6),
+            k_hdr_beats: k(HDR_BEATS),
+            k_mac_mask: k(0x7F_FFFF),
+            k0_64: k(0),
+        }
+    }
+}
+
+impl Logic for TreeHeader {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.hdr.mac_lo.next = self.group.val().get_bits::<24>(0) & self.k_mac_mask.val();
+        self.hdr.total_len.next = self.total_len.val();
+        self.hdr.dst_ip.next = self.group.val();
+        self.hdr.udp_len.next = self.udp_len.val();
+        self.hdr.port.next = self.port.val();
+        self.hdr.cluster.next = self.cluster.val();
+        self.hdr.body_len.next = self.body_len.val();
+        self.hdr.sender.next = self.sender.val();
+        self.hdr.inst.next = self.inst.val();
+        self.hdr.epoch.next = self.epoch.val();
+        self.hdr.seq.next = self.seq.val();
+        self.hdr.tree.next = self.k_tree.val();
+        self.hdr.kind.next = self.kind.val();
+        self.hdr.count.next = self.count.val();
+        self.hdr.src_mac.next = self.src_mac.val();
+        self.hdr.src_ip.next = self.src_ip.val();
+        self.hdr.ttl.next = self.ttl.val();
+        // One's-complement sum: the registered constant part + total_len + both halves of the
+        // group address.
+        self.cs_a.next = self.ps.val() + self.total_len.val();
+        if self.cs_a.val() < self.total_len.val() {
+            self.cs_b.next = self.cs_a.val() + self.k1_16.val();
+        } else {
+            self.cs_b.next = self.cs_a.val();
+        }
+        self.cs_c.next = self.cs_b.val() + self.group.val().get_bits::<16>(16);
+        if self.cs_c.val() < self.cs_b.val() {
+            self.cs_d.next = self.cs_c.val() + self.k1_16.val();
+        } else {
+            self.cs_d.next = self.cs_c.val();
+        }
+        self.cs_e.next = self.cs_d.val() + self.group.val().get_bits::<16>(0);
+        if self.cs_e.val() < self.cs_d.val() {
+            self.cs_f.next = self.cs_e.val() + self.k1_16.val();
+        } else {
+            self.cs_f.next = self.cs_e.val();
+        }
+        self.hdr.ip_csum.next = !self.cs_f.val();
+        self.xh.narrow.next = self.hdr.out.val();
+        self.bw.narrow.next = self.beat.val();
+        self.boff.next = self.bw.wide.val() << self.k6_10.val();
+        // (Tested on the widened beat the offset is made from, so that the simulator's settling
+        // passes never index past the header.)
+        if self.bw.wide.val() < self.k_hdr_beats.val() {
+            self.out.next = self.xh.wide.val().get_bits::<64>(self.boff.val().index());
+        } else {
+            self.out.next = self.k0_64.val();
+        }
+    }
+}
+
+/// The streaming generator (64-bit beats, no queued send).
+#[derive(LogicBlock)]
+pub struct PktGen {
+    pub clock: Signal<In, Clock>,
+    pub send: Signal<In, Bit>,
+    pub send_kind: Signal<In, Bits<2>>,
+    pub send_count: Signal<In, Bits<8>>,
+    pub send_instance: Signal<In, Bits<64>>,
+    pub send_epoch: Signal<In, Bits<32>>,
+    pub send_seq: Signal<In, Bits<32>>,
+    pub e_valid: Signal<In, Bit>,
+    pub e_client: Signal<In, Bits<32>>,
+    pub e_seq: Signal<In, Bits<64>>,
+    /// payload_len (0..=128).
+    pub e_len: Signal<In, Bits<8>>,
+    /// Payload bytes, first byte in bits 1023..1016 (`nc_core`'s `ok_payload`); bytes past
+    /// `e_len` are ignored.
+    pub e_payload: Signal<In, Bits<1024>>,
+    pub sender: Signal<In, Bits<8>>,
+    pub cluster: Signal<In, Bits<32>>,
+    pub trees: Signal<In, Bits<8>>,
+    pub port: Signal<In, Bits<16>>,
+    pub group0: Signal<In, Bits<32>>,
+    pub group1: Signal<In, Bits<32>>,
+    pub group2: Signal<In, Bits<32>>,
+    pub group3: Signal<In, Bits<32>>,
+    /// This node's MAC address (register `src_mac_hi`:`src_mac_lo`), first byte most significant.
+    pub src_mac: Signal<In, Bits<48>>,
+    /// This node's IPv4 address (register `src_ip`).
+    pub src_ip: Signal<In, Bits<32>>,
+    /// IPv4 TTL of the frames (register `ttl`).
+    pub ttl: Signal<In, Bits<8>>,
+    pub m0_data: Signal<Out, Bits<64>>,
+    pub m0_keep: Signal<Out, Bits<8>>,
+    pub m0_valid: Signal<Out, Bit>,
+    pub m0_last: Signal<Out, Bit>,
+    pub m1_data: Signal<Out, Bits<64>>,
+    pub m1_keep: Signal<Out, Bits<8>>,
+    pub m1_valid: Signal<Out, Bit>,
+    pub m1_last: Signal<Out, Bit>,
+    pub m2_data: Signal<Out, Bits<64>>,
+    pub m2_keep: Signal<Out, Bits<8>>,
+    pub m2_valid: Signal<Out, Bit>,
+    pub m2_last: Signal<Out, Bit>,
+    pub m3_data: Signal<Out, Bits<64>>,
+    pub m3_keep: Signal<Out, Bits<8>>,
+    pub m3_valid: Signal<Out, Bit>,
+    pub m3_last: Signal<Out, Bit>,
+    pub busy: Signal<Out, Bit>,
+    pub overrun: Signal<Out, Bit>,
+    /// A send in this cycle would be taken (from registers only, see `PktGenImg`).
+    pub ready: Signal<Out, Bit>,
+    /// First beat of a value frame (a decision): tree 0's frame on `m0_*` is the host copy.
+    pub h_load: Signal<Out, Bit>,
+    /// A frame streams (tree 0's beats are on `m0_data`/`m0_keep`/`m0_last` whatever `trees`).
+    pub h_valid: Signal<Out, Bit>,
+    /// The streaming frame's length in bytes.
+    pub h_len: Signal<Out, Bits<16>>,
+    r_c_pending: DFF<Bit>,
+    r_c_kind: DFF<Bits<2>>,
+    r_c_count: DFF<Bits<8>>,
+    r_c_instance: DFF<Bits<64>>,
+    r_c_epoch: DFF<Bits<32>>,
+    r_c_seq: DFF<Bits<32>>,
+    r_n_got: DFF<Bits<8>>,
+    r_ps: DFF<Bits<16>>,
+    ready_unit: GenReady,
+    r_streaming: DFF<Bit>,
+    r_beat: DFF<Bits<8>>,
+    r_nbeats: DFF<Bits<8>>,
+    r_lastkeep: DFF<Bits<8>>,
+    r_f_len: DFF<Bits<16>>,
+    r_f_kind: DFF<Bits<2>>,
+    r_f_count: DFF<Bits<8>>,
+    r_f_instance: DFF<Bits<64>>,
+    r_f_epoch: DFF<Bits<32>>,
+    r_f_seq: DFF<Bits<32>>,
+    // Fill slots: the waiting command's entries as wire bytes (byte x in bits 8x+7..8x).
+    r_s0: DFF<Bits<ENTRY_BITS>>,
+    r_s0_len: DFF<Bits<8>>,
+    r_s1: DFF<Bits<ENTRY_BITS>>,
+    r_s1_len: DFF<Bits<8>>,
+    r_s2: DFF<Bits<ENTRY_BITS>>,
+    r_s2_len: DFF<Bits<8>>,
+    r_s3: DFF<Bits<ENTRY_BITS>>,
+    r_s3_len: DFF<Bits<8>>,
+    // Frame slots 1..3 (entry 0 goes straight into the packer when the frame starts).
+    r_g1: DFF<Bits<ENTRY_BITS>>,
+    r_g1_len: DFF<Bits<8>>,
+    r_g2: DFF<Bits<ENTRY_BITS>>,
+    r_g2_len: DFF<Bits<8>>,
+    r_g3: DFF<Bits<ENTRY_BITS>>,
+    r_g3_len: DFF<Bits<8>>,
+    // The packer: body bytes still to send (first in bits 7..0), how many, next frame slot.
+    r_acc: DFF<Bits<ACC_BITS>>,
+    r_n: DFF<Bits<8>>,
+    r_ei: DFF<Bits<8>>,
+    start: Signal<Local, Bit>,
+    last_beat: Signal<Local, Bit>,
+    wslot: Signal<Local, Bits<8>>,
+    ps_a: Signal<Local, Bits<16>>,
+    ps_b: Signal<Local, Bits<16>>,
+    ps_c: Signal<Local, Bits<16>>,
+    ps_d: Signal<Local, Bits<16>>,
+    ps_e: Signal<Local, Bits<16>>,
+    ps_f: Signal<Local, Bits<16>>,
+    pmask: Signal<Local, Bits<1024>>,
+    e_img: Signal<Local, Bits<ENTRY_BITS>>,
+    elenw: ZeroExtend<8, 16>,
+    head: EntryHead,
+    swap: ByteSwap<1024>,
+    xhead: ZeroExtend<128, ENTRY_BITS>,
+    xpay: ZeroExtend<1024, ENTRY_BITS>,
+    lenw0: ZeroExtend<8, 16>,
+    lenw1: ZeroExtend<8, 16>,
+    lenw2: ZeroExtend<8, 16>,
+    lenw3: ZeroExtend<8, 16>,
+    l_len: Signal<Local, Bits<16>>,
+    off1: Signal<Local, Bits<16>>,
+    off2: Signal<Local, Bits<16>>,
+    off3: Signal<Local, Bits<16>>,
+    l_nbeats: Signal<Local, Bits<16>>,
+    l_lastbytes: Signal<Local, Bits<16>>,
+    x0: ZeroExtend<ENTRY_BITS, ACC_BITS>,
+    xn: ZeroExtend<ENTRY_BITS, ACC_BITS>,
+    nxt: Signal<Local, Bits<ENTRY_BITS>>,
+    nxt_len: Signal<Local, Bits<8>>,
+    n1: Signal<Local, Bits<8>>,
+    body: Signal<Local, Bits<64>>,
+    total_len: Signal<Local, Bits<16>>,
+    udp_len: Signal<Local, Bits<16>>,
+    body_len: Signal<Local, Bits<16>>,
+    kindw: ZeroExtend<2, 8>,
+    countw: ZeroExtend<8, 16>,
+    ttlw: ZeroExtend<8, 16>,
+    th0: TreeHeader,
+    th1: TreeHeader,
+    th2: TreeHeader,
+    th3: TreeHeader,
+    k0_8: Constant<Bits<8>>,
+    k1_8: Constant<Bits<8>>,
+    k2_8: Constant<Bits<8>>,
+    k3_8: Constant<Bits<8>>,
+    k4_8: Constant<Bits<8>>,
+    k8_8: Constant<Bits<8>>,
+    k_pre_8: Constant<Bits<8>>,
+    k_ehdr_8: Constant<Bits<8>>,
+    k_body_beat: Constant<Bits<8>>,
+    k1_16: Constant<Bits<16>>,
+    k3_16: Constant<Bits<16>>,
+    k7_16: Constant<Bits<16>>,
+    k8_16: Constant<Bits<16>>,
+    k16_16: Constant<Bits<16>>,
+    k64_16: Constant<Bits<16>>,
+    k128_16: Constant<Bits<16>>,
+    k1024_16: Constant<Bits<16>>,
+    k_hdr_len: Constant<Bits<16>>,
+    k_pre_shift: Constant<Bits<16>>,
+    k_eth: Constant<Bits<16>>,
+    k_udp_off: Constant<Bits<16>>,
+    k_pkt_off: Constant<Bits<16>>,
+    k_ipsum: Constant<Bits<16>>,
+    k_keep_all: Constant<Bits<8>>,
+    k_batch: Constant<Bits<2>>,
+    k_config: Constant<Bits<2>>,
+    k_ones1024: Constant<Bits<1024>>,
+    k0_1024: Constant<Bits<1024>>,
+    k0_acc: Constant<Bits<ACC_BITS>>,
+    k0_64: Constant<Bits<64>>,
+    kt0: Constant<Bits<8>>,
+    kt1: Constant<Bits<8>>,
+    kt2: Constant<Bits<8>>,
+    kt3: Constant<Bits<8>>,
+}
+
+impl Default for PktGen {
+    fn default() -> Self {
+        assert_eq!(header_map().len(), HDR_LEN, "the DECIDE header's length");
+        Self {
+            clock: Default::default(),
+            send: Default::default(),
+            send_kind: Default::default(),
+            send_count: Default::default(),
+            send_instance: Default::default(),
+            send_epoch: Default::default(),
+            send_seq: Default::default(),
+            e_valid: Default::default(),
+            e_client: Default::default(),
+            e_seq: Default::default(),
+            e_len: Default::default(),
+            e_payload: Default::default(),
+            sender: Default::default(),
+            cluster: Default::default(),
+            trees: Default::default(),
+            port: Default::default(),
+            group0: Default::default(),
+            group1: Default::default(),
+            group2: Default::default(),
+            group3: Default::default(),
+            src_mac: Default::default(),
+            src_ip: Default::default(),
+            ttl: Default::default(),
+            m0_data: Default::default(),
+            m0_keep: Default::default(),
+            m0_valid: Default::default(),
+            m0_last: Default::default(),
+            m1_data: Default::default(),
+            m1_keep: Default::default(),
+            m1_valid: Default::default(),
+            m1_last: Default::default(),
+            m2_data: Default::default(),
+            m2_keep: Default::default(),
+            m2_valid: Default::default(),
+            m2_last: Default::default(),
+            m3_data: Default::default(),
+            m3_keep: Default::default(),
+            m3_valid: Default::default(),
+            m3_last: Default::default(),
+            busy: Default::default(),
+            overrun: Default::default(),
+            ready: Default::default(),
+            h_load: Default::default(),
+            h_valid: Default::default(),
+            h_len: Default::default(),
+            r_c_pending: Default::default(),
+            r_c_kind: Default::default(),
+            r_c_count: Default::default(),
+            r_c_instance: Default::default(),
+            r_c_epoch: Default::default(),
+            r_c_seq: Default::default(),
+            r_n_got: Default::default(),
+            r_ps: Default::default(),
+            ready_unit: GenReady::new(false),
+            r_streaming: Default::default(),
+            r_beat: Default::default(),
+            r_nbeats: Default::default(),
+            r_lastkeep: Default::default(),
+            r_f_len: Default::default(),
+            r_f_kind: Default::default(),
+            r_f_count: Default::default(),
+            r_f_instance: Default::default(),
+            r_f_epoch: Default::default(),
+            r_f_seq: Default::default(),
+            r_s0: Default::default(),
+            r_s0_len: Default::default(),
+            r_s1: Default::default(),
+            r_s1_len: Default::default(),
+            r_s2: Default::default(),
+            r_s2_len: Default::default(),
+            r_s3: Default::default(),
+            r_s3_len: Default::default(),
+            r_g1: Default::default(),
+            r_g1_len: Default::default(),
+            r_g2: Default::default(),
+            r_g2_len: Default::default(),
+            r_g3: Default::default(),
+            r_g3_len: Default::default(),
+            r_acc: Default::default(),
+            r_n: Default::default(),
+            r_ei: Default::default(),
+            start: Default::default(),
+            last_beat: Default::default(),
+            wslot: Default::default(),
+            ps_a: Default::default(),
+            ps_b: Default::default(),
+            ps_c: Default::default(),
+            ps_d: Default::default(),
+            ps_e: Default::default(),
+            ps_f: Default::default(),
+            pmask: Default::default(),
+            e_img: Default::default(),
+            elenw: Default::default(),
+            head: EntryHead::new(entry_head_map()),
+            swap: Default::default(),
+            xhead: Default::default(),
+            xpay: Default::default(),
+            lenw0: Default::default(),
+            lenw1: Default::default(),
+            lenw2: Default::default(),
+            lenw3: Default::default(),
+            l_len: Default::default(),
+            off1: Default::default(),
+            off2: Default::default(),
+            off3: Default::default(),
+            l_nbeats: Default::default(),
+            l_lastbytes: Default::default(),
+            x0: Default::default(),
+            xn: Default::default(),
+            nxt: Default::default(),
+            nxt_len: Default::default(),
+            n1: Default::default(),
+            body: Default::default(),
+            total_len: Default::default(),
+            udp_len: Default::default(),
+            body_len: Default::default(),
+            kindw: Default::default(),
+            countw: Default::default(),
+            ttlw: Default::default(),
+            th0: TreeHeader::new(0),
+            th1: TreeHeader::new(1),
+            th2: TreeHeader::new(2),
+            th3: TreeHeader::new(3),
+            k0_8: k(0),
+            k1_8: k(1),
+            k2_8: k(2),
+            k3_8: k(3),
+            k4_8: k(4),
+            k8_8: k(8),
+            k_pre_8: k((HDR_LEN % 8) as u64),
+            k_ehdr_8: k(wire::ENTRY_HEADER_LEN as u64),
+            k_body_beat: k(BODY_BEAT),
+            k1_16: k(1),
+            k3_16: k(3),
+            k7_16: k(7),
+            k8_16: k(8),
+            k16_16: k(wire::ENTRY_HEADER_LEN as u64),
+            k64_16: k(64),
+            k128_16: k(128),
+            k1024_16: k(1024),
+            k_hdr_len: k(HDR_LEN as u64),
+            k_pre_shift: k(8 * (HDR_LEN % 8) as u64),
+            k_eth: k(frame::ETH_LEN as u64),
+            k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
+            k_pkt_off: k((frame::PAYLOAD_OFFSET + wire::HEADER_LEN) as u64),
+            k_ipsum: k(ip_const_sum()),
+            k_keep_all: k(0xFF),
+            k_batch: k(DecideKind::Batch as u64),
+            k_config: k(DecideKind::Config as u64),
+            k_ones1024: Constant::new(Bits::<1024>::mask()),
+            k0_1024: Constant::new(Bits::<1024>::default()),
+            k0_acc: Constant::new(Bits::<ACC_BITS>::default()),
+            k0_64: k(0),
+            kt0: k(0),
+            kt1: k(1),
+            kt2: k(2),
+            kt3: k(3),
+        }
+    }
+}
+
+// The header ends in beat 9, lane 6 (where the packer's 6 zero bytes end).
+const _: () = assert!(HDR_LEN / 8 == BODY_BEAT as usize && HDR_LEN % 8 == 6);
+const _: () = assert!(MAX_FRAME.div_ceil(8) < 256);
+
+impl Logic for PktGen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            r_c_pending,
+            r_c_kind,
+            r_c_count,
+            r_c_instance,
+            r_c_epoch,
+            r_c_seq,
+            r_n_got,
+            r_ps,
+            r_streaming,
+            r_beat,
+            r_nbeats,
+            r_lastkeep,
+            r_f_len,
+            r_f_kind,
+            r_f_count,
+            r_f_instance,
+            r_f_epoch,
+            r_f_seq,
+            r_s0,
+            r_s0_len,
+            r_s1,
+            r_s1_len,
+            r_s2,
+            r_s2_len,
+            r_s3,
+            r_s3_len,
+            r_g1,
+            r_g1_len,
+            r_g2,
+            r_g2_len,
+            r_g3,
+            r_g3_len,
+            r_acc,
+            r_n,
+            r_ei
+        );
+        // An arriving entry as wire bytes: the 16-byte header, then the payload (first byte
+        // first, bytes past payload_len zero).
+        self.elenw.narrow.next = self.e_len.val();
+        if self.e_len.val() == self.k0_8.val() {
+            self.pmask.next = self.k0_1024.val();
+        } else {
+            self.pmask.next = self.e_payload.val()
+                & (self.k_ones1024.val()
+                    << (self.k1024_16.val() - (self.elenw.wide.val() << self.k3_16.val())));
+        }
+        self.swap.inp.next = self.pmask.val();
+        self.head.client.next = self.e_client.val();
+        self.head.len.next = self.e_len.val();
+        self.head.seq.next = self.e_seq.val();
+        self.xhead.narrow.next = self.head.out.val();
+        self.xpay.narrow.next = self.swap.out.val();
+        self.e_img.next = self.xhead.wide.val() | (self.xpay.wide.val() << self.k128_16.val());
+        // The frame's length: the header and the waiting command's entries.
+        self.lenw0.narrow.next = self.r_s0_len.q.val();
+        self.lenw1.narrow.next = self.r_s1_len.q.val();
+        self.lenw2.narrow.next = self.r_s2_len.q.val();
+        self.lenw3.narrow.next = self.r_s3_len.q.val();
+        if self.k0_8.val() < self.r_c_count.q.val() {
+            self.off1.next = self.k_hdr_len.val() + self.k16_16.val() + self.lenw0.wide.val();
+        } else {
+            self.off1.next = self.k_hdr_len.val();
+        }
+        if self.k1_8.val() < self.r_c_count.q.val() {
+            self.off2.next = self.off1.val() + self.k16_16.val() + self.lenw1.wide.val();
+        } else {
+            self.off2.next = self.off1.val();
+        }
+        if self.k2_8.val() < self.r_c_count.q.val() {
+            self.off3.next = self.off2.val() + self.k16_16.val() + self.lenw2.wide.val();
+        } else {
+            self.off3.next = self.off2.val();
+        }
+        if self.k3_8.val() < self.r_c_count.q.val() {
+            self.l_len.next = self.off3.val() + self.k16_16.val() + self.lenw3.wide.val();
+        } else {
+            self.l_len.next = self.off3.val();
+        }
+        self.l_nbeats.next = (self.l_len.val() + self.k7_16.val()) >> self.k3_16.val();
+        self.l_lastbytes.next =
+            self.l_len.val() - ((self.l_nbeats.val() - self.k1_16.val()) << self.k3_16.val());
+        // Control (as `PktGenImg` with no queue).
+        self.last_beat.next = self.r_streaming.q.val()
+            && (self.r_beat.q.val() == self.r_nbeats.q.val() - self.k1_8.val());
+        self.start.next = self.r_c_pending.q.val()
+            && (!self.r_streaming.q.val() || self.last_beat.val())
+            && (self.r_n_got.q.val() == self.r_c_count.q.val());
+        self.ready_unit.c_pending.next = self.r_c_pending.q.val();
+        self.ready_unit.q_pending.next = false;
+        self.ready_unit.streaming.next = self.r_streaming.q.val();
+        self.ready_unit.beat.next = self.r_beat.q.val();
+        self.ready_unit.nbeats.next = self.r_nbeats.q.val();
+        self.ready_unit.n_got.next = self.r_n_got.q.val();
+        self.ready_unit.count.next = self.r_c_count.q.val();
+        self.ready.next = self.ready_unit.ready.val();
+        self.overrun.next = self.send.val() && self.r_c_pending.q.val() && !self.start.val();
+        self.busy.next = self.r_c_pending.q.val() || self.r_streaming.q.val();
+        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+            self.r_c_pending.d.next = true;
+            self.r_c_kind.d.next = self.send_kind.val();
+            self.r_c_count.d.next = self.send_count.val();
+            self.r_c_instance.d.next = self.send_instance.val();
+            self.r_c_epoch.d.next = self.send_epoch.val();
+            self.r_c_seq.d.next = self.send_seq.val();
+        } else if self.start.val() {
+            self.r_c_pending.d.next = false;
+        }
+        // Entries of the waiting command, in order, into the fill slots.
+        if self.start.val() {
+            self.wslot.next = self.k0_8.val();
+            self.r_n_got.d.next = self.k0_8.val();
+        } else {
+            self.wslot.next = self.r_n_got.q.val();
+        }
+        if self.e_valid.val() && (self.wslot.val() < self.k4_8.val()) {
+            self.r_n_got.d.next = self.wslot.val() + self.k1_8.val();
+            if self.wslot.val() == self.k0_8.val() {
+                self.r_s0.d.next = self.e_img.val();
+                self.r_s0_len.d.next = self.e_len.val();
+            }
+            if self.wslot.val() == self.k1_8.val() {
+                self.r_s1.d.next = self.e_img.val();
+                self.r_s1_len.d.next = self.e_len.val();
+            }
+            if self.wslot.val() == self.k2_8.val() {
+                self.r_s2.d.next = self.e_img.val();
+                self.r_s2_len.d.next = self.e_len.val();
+            }
+            if self.wslot.val() == self.k3_8.val() {
+                self.r_s3.d.next = self.e_img.val();
+                self.r_s3_len.d.next = self.e_len.val();
+            }
+        }
+        // The packer's next entry (frame slot r_ei) and the bytes left after this beat.
+        if self.r_ei.q.val() == self.k1_8.val() {
+            self.nxt.next = self.r_g1.q.val();
+            self.nxt_len.next = self.r_g1_len.q.val();
+        } else if self.r_ei.q.val() == self.k2_8.val() {
+            self.nxt.next = self.r_g2.q.val();
+            self.nxt_len.next = self.r_g2_len.q.val();
+        } else {
+            self.nxt.next = self.r_g3.q.val();
+            self.nxt_len.next = self.r_g3_len.q.val();
+        }
+        self.xn.narrow.next = self.nxt.val();
+        self.x0.narrow.next = self.r_s0.q.val();
+        self.n1.next = self.r_n.q.val() - self.k8_8.val();
+        if self.start.val() {
+            self.r_streaming.d.next = true;
+            self.r_beat.d.next = self.k0_8.val();
+            self.r_nbeats.d.next = self.l_nbeats.val().get_bits::<8>(0);
+            self.r_lastkeep.d.next =
+                self.k_keep_all.val() >> (self.k8_16.val() - self.l_lastbytes.val());
+            self.r_f_len.d.next = self.l_len.val();
+            self.r_f_kind.d.next = self.r_c_kind.q.val();
+            self.r_f_count.d.next = self.r_c_count.q.val();
+            self.r_f_instance.d.next = self.r_c_instance.q.val();
+            self.r_f_epoch.d.next = self.r_c_epoch.q.val();
+            self.r_f_seq.d.next = self.r_c_seq.q.val();
+            self.r_g1.d.next = self.r_s1.q.val();
+            self.r_g1_len.d.next = self.r_s1_len.q.val();
+            self.r_g2.d.next = self.r_s2.q.val();
+            self.r_g2_len.d.next = self.r_s2_len.q.val();
+            self.r_g3.d.next = self.r_s3.q.val();
+            self.r_g3_len.d.next = self.r_s3_len.q.val();
+            // The body: 6 zero bytes under the header's last lanes, then entry 0.
+            self.r_ei.d.next = self.k1_8.val();
+            if self.k0_8.val() < self.r_c_count.q.val() {
+                self.r_acc.d.next = self.x0.wide.val() << self.k_pre_shift.val();
+                self.r_n.d.next = self.k_pre_8.val() + self.k_ehdr_8.val() + self.r_s0_len.q.val();
+            } else {
+                self.r_acc.d.next = self.k0_acc.val();
+                self.r_n.d.next = self.k_pre_8.val();
+            }
+        } else if self.last_beat.val() {
+            self.r_streaming.d.next = false;
+        } else if self.r_streaming.q.val() {
+            self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+            if self.r_beat.q.val() >= self.k_body_beat.val() {
+                // A body beat leaves: shift it out, and append the next entry behind the bytes
+                // left when fewer than a beat would remain.
+                if (self.n1.val() < self.k8_8.val()) && (self.r_ei.q.val() < self.r_f_count.q.val())
+                {
+                    self.r_acc.d.next = (self.r_acc.q.val() >> self.k64_16.val())
+                        | (self.xn.wide.val() << (self.n1.val() << self.k3_8.val()));
+                    self.r_n.d.next = self.n1.val() + self.k_ehdr_8.val() + self.nxt_len.val();
+                    self.r_ei.d.next = self.r_ei.q.val() + self.k1_8.val();
+                } else {
+                    self.r_acc.d.next = self.r_acc.q.val() >> self.k64_16.val();
+                    self.r_n.d.next = self.n1.val();
+                }
+            }
+        }
+        if self.r_beat.q.val() >= self.k_body_beat.val() {
+            self.body.next = self.r_acc.q.val().get_bits::<64>(0);
+        } else {
+            self.body.next = self.k0_64.val();
+        }
+        // The IPv4 checksum's part common to all trees (constant words + source address + TTL),
+        // registered.
+        self.ttlw.narrow.next = self.ttl.val();
+        self.ps_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
+        if self.ps_a.val() < self.k_ipsum.val() {
+            self.ps_b.next = self.ps_a.val() + self.k1_16.val();
+        } else {
+            self.ps_b.next = self.ps_a.val();
+        }
+        self.ps_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
+        if self.ps_c.val() < self.src_ip.val().get_bits::<16>(0) {
+            self.ps_d.next = self.ps_c.val() + self.k1_16.val();
+        } else {
+            self.ps_d.next = self.ps_c.val();
+        }
+        self.ps_e.next = self.ps_b.val() + self.ps_d.val();
+        if self.ps_e.val() < self.ps_d.val() {
+            self.ps_f.next = self.ps_e.val() + self.k1_16.val();
+        } else {
+            self.ps_f.next = self.ps_e.val();
+        }
+        self.r_ps.d.next = self.ps_f.val();
+        self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
+        self.udp_len.next = self.r_f_len.q.val() - self.k_udp_off.val();
+        self.body_len.next = self.r_f_len.q.val() - self.k_pkt_off.val();
+        self.kindw.narrow.next = self.r_f_kind.q.val();
+        self.countw.narrow.next = self.r_f_count.q.val();
+        self.th0.group.next = self.group0.val();
+        self.th1.group.next = self.group1.val();
+        self.th2.group.next = self.group2.val();
+        self.th3.group.next = self.group3.val();
+        self.th0.ps.next = self.r_ps.q.val();
+        self.th1.ps.next = self.r_ps.q.val();
+        self.th2.ps.next = self.r_ps.q.val();
+        self.th3.ps.next = self.r_ps.q.val();
+        self.th0.total_len.next = self.total_len.val();
+        self.th1.total_len.next = self.total_len.val();
+        self.th2.total_len.next = self.total_len.val();
+        self.th3.total_len.next = self.total_len.val();
+        self.th0.udp_len.next = self.udp_len.val();
+        self.th1.udp_len.next = self.udp_len.val();
+        self.th2.udp_len.next = self.udp_len.val();
+        self.th3.udp_len.next = self.udp_len.val();
+        self.th0.body_len.next = self.body_len.val();
+        self.th1.body_len.next = self.body_len.val();
+        self.th2.body_len.next = self.body_len.val();
+        self.th3.body_len.next = self.body_len.val();
+        self.th0.port.next = self.port.val();
+        self.th1.port.next = self.port.val();
+        self.th2.port.next = self.port.val();
+        self.th3.port.next = self.port.val();
+        self.th0.cluster.next = self.cluster.val();
+        self.th1.cluster.next = self.cluster.val();
+        self.th2.cluster.next = self.cluster.val();
+        self.th3.cluster.next = self.cluster.val();
+        self.th0.sender.next = self.sender.val();
+        self.th1.sender.next = self.sender.val();
+        self.th2.sender.next = self.sender.val();
+        self.th3.sender.next = self.sender.val();
+        self.th0.inst.next = self.r_f_instance.q.val();
+        self.th1.inst.next = self.r_f_instance.q.val();
+        self.th2.inst.next = self.r_f_instance.q.val();
+        self.th3.inst.next = self.r_f_instance.q.val();
+        self.th0.epoch.next = self.r_f_epoch.q.val();
+        self.th1.epoch.next = self.r_f_epoch.q.val();
+        self.th2.epoch.next = self.r_f_epoch.q.val();
+        self.th3.epoch.next = self.r_f_epoch.q.val();
+        self.th0.seq.next = self.r_f_seq.q.val();
+        self.th1.seq.next = self.r_f_seq.q.val();
+        self.th2.seq.next = self.r_f_seq.q.val();
+        self.th3.seq.next = self.r_f_seq.q.val();
+        self.th0.kind.next = self.kindw.wide.val();
+        self.th1.kind.next = self.kindw.wide.val();
+        self.th2.kind.next = self.kindw.wide.val();
+        self.th3.kind.next = self.kindw.wide.val();
+        self.th0.count.next = self.countw.wide.val();
+        self.th1.count.next = self.countw.wide.val();
+        self.th2.count.next = self.countw.wide.val();
+        self.th3.count.next = self.countw.wide.val();
+        self.th0.src_mac.next = self.src_mac.val();
+        self.th1.src_mac.next = self.src_mac.val();
+        self.th2.src_mac.next = self.src_mac.val();
+        self.th3.src_mac.next = self.src_mac.val();
+        self.th0.src_ip.next = self.src_ip.val();
+        self.th1.src_ip.next = self.src_ip.val();
+        self.th2.src_ip.next = self.src_ip.val();
+        self.th3.src_ip.next = self.src_ip.val();
+        self.th0.ttl.next = self.ttl.val();
+        self.th1.ttl.next = self.ttl.val();
+        self.th2.ttl.next = self.ttl.val();
+        self.th3.ttl.next = self.ttl.val();
+        self.th0.beat.next = self.r_beat.q.val();
+        self.th1.beat.next = self.r_beat.q.val();
+        self.th2.beat.next = self.r_beat.q.val();
+        self.th3.beat.next = self.r_beat.q.val();
+        self.m0_data.next = self.th0.out.val() | self.body.val();
+        self.m1_data.next = self.th1.out.val() | self.body.val();
+        self.m2_data.next = self.th2.out.val() | self.body.val();
+        self.m3_data.next = self.th3.out.val() | self.body.val();
+        self.m0_valid.next = self.r_streaming.q.val() && (self.kt0.val() < self.trees.val());
+        self.m1_valid.next = self.r_streaming.q.val() && (self.kt1.val() < self.trees.val());
+        self.m2_valid.next = self.r_streaming.q.val() && (self.kt2.val() < self.trees.val());
+        self.m3_valid.next = self.r_streaming.q.val() && (self.kt3.val() < self.trees.val());
+        self.m0_last.next = self.last_beat.val();
+        self.m1_last.next = self.last_beat.val();
+        self.m2_last.next = self.last_beat.val();
+        self.m3_last.next = self.last_beat.val();
+        if self.last_beat.val() {
+            self.m0_keep.next = self.r_lastkeep.q.val();
+            self.m1_keep.next = self.r_lastkeep.q.val();
+            self.m2_keep.next = self.r_lastkeep.q.val();
+            self.m3_keep.next = self.r_lastkeep.q.val();
+        } else {
+            self.m0_keep.next = self.k_keep_all.val();
+            self.m1_keep.next = self.k_keep_all.val();
+            self.m2_keep.next = self.k_keep_all.val();
+            self.m3_keep.next = self.k_keep_all.val();
+        }
+        self.h_valid.next = self.r_streaming.q.val();
+        self.h_len.next = self.r_f_len.q.val();
+        self.h_load.next = self.r_streaming.q.val()
+            && (self.r_beat.q.val() == self.k0_8.val())
+            && ((self.r_f_kind.q.val() == self.k_batch.val())
+                || (self.r_f_kind.q.val() == self.k_config.val()));
+    }
+}
