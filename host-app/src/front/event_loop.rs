@@ -217,12 +217,13 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
             resting = None;
             epoll.add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))?;
         }
-        let deadline = match (&own, resting) {
-            (Some(o), r) => Some(r.map_or(client.due(&o.f, GIVE_UP), |r| {
-                r.min(client.due(&o.f, GIVE_UP))
-            })),
-            (None, r) => r,
-        };
+        // The earlier of the proposal's next step and the listener's rest.
+        let deadline = own
+            .as_ref()
+            .map(|o| client.due(&o.f, GIVE_UP))
+            .into_iter()
+            .chain(resting)
+            .min();
         let timeout = match deadline {
             None => EpollTimeout::NONE,
             Some(d) => {
