@@ -887,6 +887,7 @@ pub fn zk_status(lab: &Lab, front_port_base: u16) -> crate::netlab::Result<Vec<N
 /// run is interrupted (Ctrl-C, SIGTERM, SIGHUP) and, for runs that died without cleaning (kill
 /// -9), when the next run of the same bench starts: their engines and applications keep running
 /// in namespaces nobody can reach and their XDP pins make the next attach fail.
+#[derive(Clone)]
 pub struct BenchScratch {
     name: &'static str,
     prefix: &'static str,
@@ -911,14 +912,9 @@ impl BenchScratch {
             );
         }
         std::fs::create_dir_all(&me.dir).map_err(|e| format!("{}: {e}", me.dir.display()))?;
-        let (dir, p) = (me.dir.clone(), prefix);
+        let s = me.clone();
         ctrlc::set_handler(move || {
             eprintln!("\n{name}: interrupted; cleaning up");
-            let s = BenchScratch {
-                name,
-                prefix: p,
-                dir: dir.clone(),
-            };
             s.clean(true);
             std::process::exit(130);
         })
@@ -980,14 +976,9 @@ impl BenchScratch {
                 }
             }
         }
-        if let Ok(out) = Command::new("ip").args(["netns", "list"]).output() {
-            for line in String::from_utf8_lossy(&out.stdout).lines() {
-                let ns = line.split_whitespace().next().unwrap_or("");
-                if ns.starts_with(&format!("{}-", self.prefix)) {
-                    let _ = Command::new("ip").args(["netns", "del", ns]).status();
-                }
-            }
-        }
+        // The lab's own teardown deletes the prefix's namespaces (a state folder that does not
+        // exist: the processes were stopped above).
+        let _ = Lab::new(self.prefix, Some(self.dir.join("no-lab"))).down();
         if let Ok(rd) = std::fs::read_dir("/sys/fs/bpf") {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
