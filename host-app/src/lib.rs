@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod engine_watch;
+pub mod fd_limit;
 pub mod feed;
 pub mod front;
 pub mod lincheck;

@@ -37,7 +37,8 @@ use soc_ctl::log::{from_hex, to_hex};
 use soc_ctl::regfile::write_line;
 
 use crate::auth::Password;
-use crate::engine_watch::{EngineWatch, Out};
+use crate::engine_watch::{EngineWatch, Out, RIDE_OUT};
+use crate::fd_limit::{Spare, WARN_EVERY, out_of_descriptors, tell_and_close};
 use crate::feed::FeedStats;
 use crate::zk::{ZkDone, ZkOp, ZkOutcome, ZkSnapshot};
 
@@ -251,6 +252,10 @@ impl ZkNode {
 
     fn write_raw(&self, client: &mut Client, payload: &[u8]) -> Result<(u64, ZkOutcome), String> {
         let t0 = Instant::now();
+        // An engine out only for a moment is waited for first (at most RIDE_OUT).
+        if let Some(w) = &self.engine {
+            w.ride_out(self.node, RIDE_OUT);
+        }
         if let Some(e) = self.unavailable(&self.lock()) {
             return Err(e);
         }
@@ -484,32 +489,29 @@ pub fn answer(instance: u64, o: &ZkOutcome) -> Value {
 /// Out of file descriptors, a writer that connects is answered `{"err": "…"}` and closed (one
 /// descriptor is kept spare to accept it), and accept failures never spin this thread.
 pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
-    let mut spare = std::fs::File::open("/dev/null").ok();
+    let mut spare = Spare::new("zk-nc writer front: accept");
     let mut warned: Option<std::time::Instant> = None;
     loop {
         let stream = match listener.accept() {
             Ok((s, _)) => s,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                if warned.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(10)) {
-                    tracing::warn!("zk-nc writer front: accept: {e}");
-                    warned = Some(std::time::Instant::now());
-                }
                 // Out of descriptors (accept fails at the limit even with no writer waiting):
                 // the spare makes room to tell one waiting writer why; with none waiting, rest
                 // instead of spinning.
                 let mut told = false;
-                if let Some(f) = spare.take() {
-                    drop(f);
-                    if listener.set_nonblocking(true).is_ok() {
-                        if let Ok((s, _)) = listener.accept() {
-                            refuse(s, &e);
-                            told = true;
-                        }
-                        let _ = listener.set_nonblocking(false);
+                if out_of_descriptors(&e) && listener.set_nonblocking(true).is_ok() {
+                    let (took, _) = spare.accept_one(&listener);
+                    let _ = listener.set_nonblocking(false);
+                    if let Some(s) = took {
+                        spare.refused(&e);
+                        refuse(s, &e);
+                        told = true;
                     }
+                } else if warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+                    tracing::warn!("zk-nc writer front: accept: {e}");
+                    warned = Some(std::time::Instant::now());
                 }
-                spare = std::fs::File::open("/dev/null").ok();
                 if !told {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
@@ -531,11 +533,10 @@ pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
 }
 
 /// Tell a writer its connection cannot be served, and close it.
-fn refuse(mut s: TcpStream, e: &std::io::Error) {
-    let _ = write_line(
-        &mut s,
-        &json!({ "err": format!("zk-nc cannot serve this connection: {e}") }),
-    );
+fn refuse(s: TcpStream, e: &std::io::Error) {
+    let mut line = json!({ "err": format!("zk-nc cannot serve this connection: {e}") }).to_string();
+    line.push('\n');
+    tell_and_close(s, line.as_bytes());
 }
 
 fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<()> {

@@ -38,6 +38,7 @@ use soc_ctl::client::{Client, InFlight};
 use super::{
     Answer, ConnOut, Flow, GIVE_UP, Node, OutBuf, Pending, fixed_reply, prepare_write, run_commands,
 };
+use crate::fd_limit::{Spare, out_of_descriptors, tell_and_close};
 use crate::propose::{Decided, Proposer, proposal};
 use crate::resp;
 
@@ -46,8 +47,6 @@ use crate::resp;
 const TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
 /// How long the listener rests when even the spare descriptor cannot be had back.
 const LISTENER_REST: std::time::Duration = std::time::Duration::from_millis(100);
-/// At most one warning about refused connections per this.
-const REFUSAL_WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 const LISTENER: u64 = 0;
 const BELL: u64 = 1;
@@ -111,66 +110,6 @@ enum Next {
     Handover,
 }
 
-/// Connections refused for want of descriptors, and when that was last said.
-#[derive(Default)]
-struct Refused {
-    count: u64,
-    said: Option<(Instant, u64)>,
-}
-
-impl Refused {
-    /// Count one refusal; warn at the first and then at most every `REFUSAL_WARN_EVERY`.
-    fn warn(&mut self, e: &io::Error) {
-        self.count += 1;
-        let due = self
-            .said
-            .is_none_or(|(t, _)| t.elapsed() >= REFUSAL_WARN_EVERY);
-        if due {
-            let since = self.count - self.said.map_or(0, |(_, n)| n);
-            tracing::warn!(
-                "redis-nc: accept: {e}: {since} connection(s) refused with \"max number of clients reached\" (raise the open-files limit, ulimit -n)"
-            );
-            self.said = Some((Instant::now(), self.count));
-        }
-    }
-}
-
-/// Out of descriptors: give the spare back, accept one connection, tell it why it cannot be
-/// served and close it, then take the spare again. False when no connection could be taken
-/// or the spare could not be had back (the caller rests the listener).
-fn refuse_one(
-    listener: &TcpListener,
-    spare: &mut Option<std::fs::File>,
-    refused: &mut Refused,
-    why: &io::Error,
-) -> bool {
-    let Some(f) = spare.take() else {
-        return false;
-    };
-    drop(f);
-    let took = match listener.accept() {
-        Ok((stream, _)) => {
-            refused.warn(why);
-            tell_too_many(stream);
-            true
-        }
-        Err(_) => false,
-    };
-    *spare = std::fs::File::open("/dev/null").ok();
-    took && spare.is_some()
-}
-
-/// Tell a connection the front has no descriptor for why it cannot be served, and close it.
-fn tell_too_many(mut stream: TcpStream) {
-    let _ = stream.set_nonblocking(true);
-    let _ = io::Write::write(&mut stream, TOO_MANY);
-    let _ = stream.shutdown(Shutdown::Write);
-    // Read what the client already sent: closing with unread bytes would reset the connection,
-    // and the client could lose the reply.
-    let mut sink = [0u8; 4096];
-    while matches!(io::Read::read(&mut stream, &mut sink), Ok(n) if n > 0) {}
-}
-
 /// Tell a connection why its commands cannot run (out of descriptors: Redis's words at
 /// `maxclients`), before it is closed.
 fn cannot_serve(mut stream: &TcpStream, e: &io::Error) {
@@ -206,8 +145,7 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
     // Out of descriptors (EMFILE), the listener stays readable and accept keeps failing: a
     // level-triggered loop would spin. One descriptor is kept spare: closed to accept the
     // connection, which is told why and closed, then opened again.
-    let mut spare = std::fs::File::open("/dev/null").ok();
-    let mut refused = Refused::default();
+    let mut spare = Spare::new("redis-nc: accept");
     let mut resting: Option<Instant> = None;
     let mut events = vec![EpollEvent::empty(); 256];
     let mut chunk = vec![0u8; 64 * 1024];
@@ -252,8 +190,8 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                             let out = match stream.try_clone() {
                                 Ok(o) => o,
                                 Err(e) => {
-                                    refused.warn(&e);
-                                    tell_too_many(stream);
+                                    spare.refused(&e);
+                                    tell_and_close(stream, TOO_MANY);
                                     continue;
                                 }
                             };
@@ -272,15 +210,16 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e)
-                            if matches!(
-                                e.raw_os_error(),
-                                Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-                            ) =>
-                        {
+                        Err(e) if out_of_descriptors(&e) => {
                             // At the limit accept fails even with no connection waiting:
                             // only one taken and told counts as refused.
-                            if !refuse_one(&listener, &mut spare, &mut refused, &e) {
+                            let (took, held) = spare.accept_one(&listener);
+                            let told = took.is_some();
+                            if let Some(stream) = took {
+                                spare.refused(&e);
+                                tell_and_close(stream, TOO_MANY);
+                            }
+                            if !(told && held) {
                                 // Not even the spare: rest the listener (no spinning on it).
                                 epoll.delete(&listener)?;
                                 resting = Some(Instant::now() + LISTENER_REST);
