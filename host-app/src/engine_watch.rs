@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use soc_ctl::regfile::EngineBus;
 
+/// How long a command waits for its node's engine while it is out only for a moment (see
+/// [`EngineWatch::ride_out`]) before it is answered `TRYAGAIN`.
+pub const RIDE_OUT: Duration = Duration::from_secs(2);
+
 #[derive(Clone, Debug, Default)]
 struct View {
     /// At least one poll has finished.
@@ -17,6 +21,35 @@ struct View {
     rejoining: bool,
     last_decided: Option<u64>,
     error: Option<String>,
+    /// Since when it has been out only for a moment ([`Out::Transient`]) without a break.
+    transient_since: Option<std::time::Instant>,
+}
+
+impl View {
+    /// Why node `node` cannot serve now (`None`: its engine is an active member, or not seen yet).
+    fn out(&self, node: u8) -> Option<Out> {
+        if !self.seen {
+            return None;
+        }
+        match self.state.as_deref() {
+            None => Some(Out::Down(format!(
+                "node {node}: its engine is unreachable ({})",
+                self.error.as_deref().unwrap_or("?")
+            ))),
+            Some("Active") if !self.rejoining => None,
+            Some(s @ ("Joining" | "Recovering" | "Faulted"))
+                if self.rejoining || s != "Faulted" =>
+            {
+                Some(Out::Transient(format!(
+                    "node {node}: its engine is out ({s}) and coming back by itself; another \
+                     node serves meanwhile"
+                )))
+            }
+            Some(s) => Some(Out::Down(format!(
+                "node {node}: its engine is {s} (see `soc-ctl status`)"
+            ))),
+        }
+    }
 }
 
 /// Why a node cannot serve.
@@ -69,6 +102,12 @@ impl EngineWatch {
                         v.error = Some(e);
                     }
                 }
+                let transient = matches!(v.out(0), Some(Out::Transient(_)));
+                v.transient_since = match (transient, v.transient_since) {
+                    (false, _) => None,
+                    (true, None) => Some(std::time::Instant::now()),
+                    (true, since) => since,
+                };
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -84,25 +123,30 @@ impl EngineWatch {
 
     /// Why node `node` cannot serve now (`None`: its engine is an active member, or not seen yet).
     pub fn out(&self, node: u8) -> Option<Out> {
-        let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
-        if !v.seen {
-            return None;
-        }
-        match v.state.as_deref() {
-            None => Some(Out::Down(format!(
-                "node {node}: its engine is unreachable ({})",
-                v.error.as_deref().unwrap_or("?")
-            ))),
-            Some("Active") if !v.rejoining => None,
-            Some(s @ ("Joining" | "Recovering" | "Faulted")) if v.rejoining || s != "Faulted" => {
-                Some(Out::Transient(format!(
-                    "node {node}: its engine is out ({s}) and coming back by itself; another \
-                     node serves meanwhile"
-                )))
+        self.view
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .out(node)
+    }
+
+    /// Wait while node `node`'s engine is out only for a moment (recovering after a safe exit,
+    /// rejoining, joining: [`Out::Transient`]), until `limit` after it went out. A command that
+    /// arrives then is answered a little later instead of at once with `TRYAGAIN` (a safe exit
+    /// under a scheduling stall is usually over within tens of milliseconds); once the outage
+    /// is older than `limit` (a long rejoin), commands are answered at once again, so clients
+    /// turn to another node instead of waiting each time.
+    pub fn ride_out(&self, node: u8, limit: Duration) {
+        loop {
+            let (out, since) = {
+                let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+                (v.out(node), v.transient_since)
+            };
+            let waiting = matches!(out, Some(Out::Transient(_)))
+                && since.is_some_and(|t| t.elapsed() < limit);
+            if !waiting {
+                return;
             }
-            Some(s) => Some(Out::Down(format!(
-                "node {node}: its engine is {s} (see `soc-ctl status`)"
-            ))),
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -130,4 +174,103 @@ pub fn join_cluster(
     let mut r = soc_ctl::regfile::Registers::new(bus);
     soc_ctl::regfile::configure(&mut r, config)?;
     soc_ctl::regfile::join_engine(&mut r, member as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixListener;
+    use std::time::Instant;
+
+    /// A control socket that answers `status` with `state(elapsed since start)`.
+    fn scripted(dir: &std::path::Path, state: fn(Duration) -> &'static str) -> PathBuf {
+        let path = dir.join("e.sock");
+        let l = UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            for s in l.incoming() {
+                let Ok(s) = s else { return };
+                let mut w = s.try_clone().unwrap();
+                for line in BufReader::new(s).lines() {
+                    let Ok(_) = line else { break };
+                    let v = serde_json::json!({"ok": {"state": state(t0.elapsed()),
+                        "recovery": {"rejoining": false}, "last_decided": 1}});
+                    if writeln!(w, "{v}").is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        path
+    }
+
+    fn seen(w: &EngineWatch) {
+        let t0 = Instant::now();
+        while w.describe() == "not seen yet" {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_command_rides_out_a_short_recovery() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = EngineWatch::spawn(scripted(dir.path(), |t| {
+            if t < Duration::from_millis(300) {
+                "Recovering"
+            } else {
+                "Active"
+            }
+        }));
+        seen(&w);
+        assert!(matches!(w.out(0), Some(Out::Transient(_))));
+        let t0 = Instant::now();
+        w.ride_out(0, Duration::from_secs(20));
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "waited to the limit"
+        );
+        assert_eq!(w.out(0).map(|_| ()), None, "back: served");
+    }
+
+    #[test]
+    fn a_longer_outage_is_waited_for_only_up_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let w = EngineWatch::spawn(scripted(dir.path(), |_| "Recovering"));
+        seen(&w);
+        w.ride_out(0, Duration::from_millis(200));
+        // The limit counts from when the outage was first seen (after `start`).
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        assert!(matches!(w.out(0), Some(Out::Transient(_))), "still out");
+    }
+
+    #[test]
+    fn an_outage_older_than_the_limit_is_not_waited_for_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = EngineWatch::spawn(scripted(dir.path(), |_| "Joining"));
+        seen(&w);
+        w.ride_out(0, Duration::from_millis(200));
+        // The outage is now older than the limit: the next command is answered at once.
+        let t0 = Instant::now();
+        w.ride_out(0, Duration::from_millis(200));
+        assert!(
+            t0.elapsed() < Duration::from_millis(100),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert!(matches!(w.out(0), Some(Out::Transient(_))), "still out");
+    }
+
+    #[test]
+    fn an_outage_that_needs_a_person_is_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = EngineWatch::spawn(scripted(dir.path(), |_| "Disabled"));
+        seen(&w);
+        let t0 = Instant::now();
+        w.ride_out(0, Duration::from_secs(20));
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert!(matches!(w.out(0), Some(Out::Down(_))));
+    }
 }

@@ -10,8 +10,11 @@
 //!   barrier, so it is applied). Concurrent reads share one barrier. `--reads local` serves
 //!   read-your-writes only (each front sees its own acknowledged writes), one round cheaper.
 //! - **Fast, honest errors**: a front whose engine is out (faulted, joining, recovering,
-//!   unreachable), or whose replica is loading a snapshot, answers at once with `-TRYAGAIN`
-//!   (coming back by itself) or `-CLUSTERDOWN` (needs a person), saying why.
+//!   unreachable), or whose replica is loading a snapshot, answers with `-TRYAGAIN` (coming
+//!   back by itself) or `-CLUSTERDOWN` (needs a person), saying why: at once, except that a
+//!   command waits for an engine that is only recovering, rejoining or joining until that
+//!   outage is [`RIDE_OUT`] old (a safe exit under a scheduling stall is usually over in tens
+//!   of milliseconds).
 //! - `INFO` has a `# Nanoconsensus` section: mode, engine state, applied instance, lag, repairs,
 //!   transfers.
 //! - **Authentication** like Redis's `requirepass` ([`resp_gate`]): with a password, every
@@ -31,7 +34,7 @@ use soc_ctl::client::Client;
 use soc_ctl::cluster::ClientAuth;
 
 use crate::auth::Password;
-use crate::engine_watch::{EngineWatch, Out};
+use crate::engine_watch::{EngineWatch, Out, RIDE_OUT};
 pub use crate::feed::Source;
 use crate::feed::{Feed, FeedStats, Next};
 use crate::propose::{Decided, Proposer, ReplyKey};
@@ -366,6 +369,15 @@ impl Node {
         unavailable(self, &self.lock())
     }
 
+    /// [`Node::unavailable`] for a command about to start: an engine out only for a moment is
+    /// waited for first (until the outage is [`RIDE_OUT`] old).
+    fn unavailable_at_start(&self) -> Option<Value> {
+        if let Some(w) = &self.engine {
+            w.ride_out(self.node, RIDE_OUT);
+        }
+        self.unavailable()
+    }
+
     /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
     fn wait_applied(&self, instance: u64, key: Option<ReplyKey>) -> Result<Option<Value>, Value> {
         let deadline = Instant::now() + GIVE_UP;
@@ -472,7 +484,7 @@ impl Node {
         payload: Vec<u8>,
         fixed: Option<Value>,
     ) -> Option<Value> {
-        if let Some(e) = self.unavailable() {
+        if let Some(e) = self.unavailable_at_start() {
             return Some(e);
         }
         let t0 = Instant::now();
@@ -637,7 +649,7 @@ impl Node {
     }
 
     fn read(&self, client: &mut Client, local: &mut Conn, cmd: &Value) -> io::Result<Value> {
-        if let Some(e) = self.unavailable() {
+        if let Some(e) = self.unavailable_at_start() {
             return Ok(e);
         }
         let upto = match self.reads {

@@ -23,6 +23,50 @@ fn readme_block() -> String {
         .to_string()
 }
 
+/// Takes the block's lab down when dropped (a no-op after the block's own `down`).
+struct Down {
+    nc_lab: PathBuf,
+    prefix: String,
+    state: PathBuf,
+}
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.nc_lab)
+            .args(["--prefix", &self.prefix, "--state"])
+            .arg(&self.state)
+            .args(["redis", "down"])
+            .output();
+    }
+}
+
+/// The engines' and fronts' logs of the lab in `state` (what a failure report needs).
+fn lab_logs(state: &Path) -> String {
+    let mut all = String::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(state.join("lab"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(40).collect();
+        all.push_str(&format!(
+            "--- {} (last {} lines)\n",
+            f.display(),
+            tail.len()
+        ));
+        for l in tail.into_iter().rev() {
+            all.push_str(l);
+            all.push('\n');
+        }
+    }
+    all
+}
+
 /// Run the block with `bin_dir`'s binaries, the lab `prefix` with its state in `state`; as
 /// `user` (name, group) through `setpriv` when given. Checks what it printed.
 fn run_block(bin_dir: &Path, prefix: &str, state: &Path, user: Option<(&str, &str)>) {
@@ -41,6 +85,13 @@ fn run_block(bin_dir: &Path, prefix: &str, state: &Path, user: Option<(&str, &st
         })
         .collect::<Vec<_>>()
         .join("\n");
+    // Whatever the block did, nothing of its lab outlives the test (a failed block stops before
+    // its own `down`; its processes would hold the README's ports for the next run).
+    let _down = Down {
+        nc_lab: bin_dir.join("nc-lab"),
+        prefix: prefix.to_string(),
+        state: state.join("lab"),
+    };
     let mut c = match user {
         Some((u, g)) => {
             let mut c = Command::new("setpriv");
@@ -67,7 +118,8 @@ fn run_block(bin_dir: &Path, prefix: &str, state: &Path, user: Option<(&str, &st
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         o.status.success(),
-        "the README block failed as {who}:\n{out}\n{err}"
+        "the README block failed as {who}:\n{out}\n{err}\n{}",
+        lab_logs(state)
     );
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -80,7 +132,7 @@ fn run_block(bin_dir: &Path, prefix: &str, state: &Path, user: Option<(&str, &st
         .skip(1)
         .copied()
         .collect();
-    assert_eq!(after_up.first(), Some(&"OK"), "{out}");
+    assert_eq!(after_up.first(), Some(&"OK"), "{out}\n{}", lab_logs(state));
     assert_eq!(
         after_up.get(1),
         Some(&"hello"),

@@ -50,7 +50,7 @@ struct Args {
     #[arg(long)]
     pin: Option<PathBuf>,
     /// This node's engine control socket (nc-engine --ctl): lost host copies are fetched from
-    /// its log, and the front answers at once when the engine is out. Without it (a card), every
+    /// its log, and the front says why when the engine is out. Without it (a card), every
     /// gap needs a snapshot from a peer.
     #[arg(long)]
     engine_ctl: Option<PathBuf>,
