@@ -15,18 +15,39 @@ echo "disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free where target/ i
 passed=0
 failed=0
 failures=()
+# What failed inside the failed steps (test names, panics, compiler errors), repeated at the end:
+# a long log is often read from its end only.
+details=()
+step_log=$(mktemp)
+trap 'rm -f "$step_log"' EXIT
 step() {
     local name=$1
     shift
     printf '\n=== %s\n$ %s\n' "$name" "$*"
     local t0=$SECONDS
-    if "$@"; then
+    # Through tee into the step's log, not a pipeline: a process a step leaves behind with the
+    # output still open must not keep the run waiting for the end of a pipe.
+    local out rc tee_pid i
+    exec {out}> >(tee "$step_log")
+    tee_pid=$!
+    "$@" >&"$out" 2>&1
+    rc=$?
+    exec {out}>&-
+    for i in $(seq 50); do
+        kill -0 "$tee_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
         printf -- '--- ok: %s (%ds)\n' "$name" $((SECONDS - t0))
     else
         failed=$((failed + 1))
         failures+=("$name")
         printf -- '--- FAILED: %s (%ds)\n' "$name" $((SECONDS - t0))
+        local line
+        while IFS= read -r line; do
+            details+=("$name: $line")
+        done < <(grep -E '^test .* \.\.\. FAILED$|panicked at|^error(\[|:)|^FAIL|FAILED' "$step_log" | head -n 20)
     fi
 }
 
@@ -75,6 +96,10 @@ step "formal: yosys sat -tempinduct on lowi_core (and broken copies must fail)" 
 echo
 if [ "$failed" -gt 0 ]; then
     printf 'failed: %s\n' "${failures[@]}"
+    if [ "${#details[@]}" -gt 0 ]; then
+        echo "what failed in them (first lines; the step's output above has the rest):"
+        printf '  %s\n' "${details[@]}"
+    fi
 fi
 echo "checks: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
