@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command (README: "run all tests").
-# Runs each check, prints a summary line "checks: N passed, M failed", exits 1 if any failed.
+# Runs each check, prints a summary line "checks: N passed, M failed" (after the names of the
+# failed steps and what failed in them: test names, panics, compiler errors), exits 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
