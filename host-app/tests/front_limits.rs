@@ -59,16 +59,29 @@ fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> St
     }
     let got = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
     drop(s);
-    let t0 = std::time::Instant::now();
-    while open_fds() > before && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert_eq!(
-        open_fds(),
-        before,
-        "room for {room}: descriptors given back"
+    assert!(
+        settles_at(before),
+        "room for {room}: descriptors given back (open now: {}, before: {before})",
+        open_fds()
     );
     got
+}
+
+/// Whether this process's open descriptors come to `n` and stay there for a few reads, within
+/// 20 s. A front at its limit briefly gives back its spare descriptor whenever `accept` fails
+/// (it does even with no connection waiting), so one read can see one fewer: the count is
+/// taken as settled only when it reads `n` several times in a row.
+fn settles_at(n: u64) -> bool {
+    let t0 = std::time::Instant::now();
+    let mut same = 0;
+    while t0.elapsed() < Duration::from_secs(20) {
+        same = if open_fds() == n { same + 1 } else { 0 };
+        if same == 5 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
 }
 
 #[test]
