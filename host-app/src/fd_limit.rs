@@ -59,6 +59,21 @@ impl Spare {
         (took, self.file.is_some())
     }
 
+    /// Take the spare again if it is not held: an [`accept_one`](Self::accept_one) at the very
+    /// limit gives it up to tell a connection why, and cannot take it back until that
+    /// connection's descriptor is closed. Cheap when it is held; call it once per turn of the
+    /// accept loop.
+    pub fn keep(&mut self) {
+        if self.file.is_none() {
+            self.file = File::open("/dev/null").ok();
+        }
+    }
+
+    /// Whether the spare descriptor is held.
+    pub fn held(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// Count one refused connection (`e`: why); warn at the first and then at most every
     /// [`WARN_EVERY`], with the count since the last warning.
     pub fn refused(&mut self, e: &io::Error) {
@@ -124,6 +139,16 @@ mod tests {
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         c.read_to_end(&mut all).unwrap();
         assert_eq!(all, b"-ERR max number of clients reached\r\n");
+    }
+
+    #[test]
+    fn a_spare_given_up_is_taken_again_by_keep() {
+        let mut spare = Spare::new("test");
+        assert!(spare.held());
+        spare.file = None;
+        assert!(!spare.held());
+        spare.keep();
+        assert!(spare.held());
     }
 
     #[test]

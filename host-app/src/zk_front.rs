@@ -492,6 +492,7 @@ pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
     let mut spare = Spare::new("zk-nc writer front: accept");
     let mut warned: Option<std::time::Instant> = None;
     loop {
+        spare.keep();
         let stream = match listener.accept() {
             Ok((s, _)) => s,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -151,6 +151,7 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
     let mut chunk = vec![0u8; 64 * 1024];
     let mut touched: Vec<u64> = Vec::new();
     loop {
+        spare.keep();
         if resting.is_some_and(|t| Instant::now() >= t) {
             resting = None;
             epoll.add(&listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))?;
