@@ -329,12 +329,7 @@ impl Node {
             }
         };
         let n = self.clone();
-        let client = move || {
-            Ok(
-                Client::new(n.cluster, n.fresh_client_id(), n.nodes.clone())?
-                    .with_auth(n.packet_auth.get().cloned()),
-            )
-        };
+        let client = move || n.client(n.fresh_client_id());
         self.proposer().start(client, Arc::new(done), GIVE_UP)
     }
 
@@ -342,6 +337,12 @@ impl Node {
     /// set once, before the fronts serve.
     pub fn set_packet_auth(&self, auth: ClientAuth) {
         let _ = self.packet_auth.set(auth);
+    }
+
+    /// A proposal client of this node with id `id`, its requests tagged with the cluster's key.
+    pub(crate) fn client(&self, id: u32) -> io::Result<Client> {
+        Ok(Client::new(self.cluster, id, self.nodes.clone())?
+            .with_auth(self.packet_auth.get().cloned()))
     }
 
     fn lock(&self) -> MutexGuard<'_, St> {

@@ -91,6 +91,12 @@ impl ZkNode {
         let _ = self.packet_auth.set(auth);
     }
 
+    /// A proposal client of this node with id `id`, its requests tagged with the cluster's key.
+    fn client(&self, id: u32) -> std::io::Result<Client> {
+        Ok(Client::new(self.cluster, id, self.nodes.clone())?
+            .with_auth(self.packet_auth.get().cloned()))
+    }
+
     /// A node of cluster `cluster` whose nodes' client addresses are `nodes`. With a
     /// `password`, its writer front requires `{"op":"auth"}` first.
     pub fn new(
@@ -544,8 +550,7 @@ fn session(stream: TcpStream, node: &ZkNode, client_id: u32) -> std::io::Result<
     let _ = stream.set_nodelay(true);
     let setup = || -> std::io::Result<_> {
         let w = stream.try_clone()?;
-        let client = Client::new(node.cluster, client_id, node.nodes.clone())?
-            .with_auth(node.packet_auth.get().cloned());
+        let client = node.client(client_id)?;
         Ok((w, client))
     };
     let (mut w, mut client) = match setup() {

@@ -135,8 +135,7 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
     let mut conns: HashMap<u64, Connection> = HashMap::new();
     let mut next_token = CLIENT + 1;
     // The loop's own proposals: a client id of its own, one proposal at a time.
-    let mut client = Client::new(node.cluster, node.fresh_client_id(), node.nodes.clone())?
-        .with_auth(node.packet_auth.get().cloned());
+    let mut client = node.client(node.fresh_client_id())?;
     epoll.add(
         client.socket(),
         EpollEvent::new(EpollFlags::EPOLLIN, CLIENT),
@@ -534,8 +533,7 @@ fn session(
     let _ = conn.thread.set(std::thread::current());
     let setup = || -> io::Result<_> {
         let local = node.server.connect()?;
-        let client = Client::new(node.cluster, client_id, node.nodes.clone())?
-            .with_auth(node.packet_auth.get().cloned());
+        let client = node.client(client_id)?;
         Ok((local, client))
     };
     let (mut local, mut client) = match setup() {
