@@ -125,7 +125,7 @@ fn medians(points: &[Point]) -> Vec<Point> {
 }
 
 /// The median (the mean of the middle two for an even count); 0 for none.
-fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -139,7 +139,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// A ratio over rounds: its median, then its range when there was more than one round.
-fn ratio_text(v: &[f64]) -> String {
+pub fn ratio_text(v: &[f64]) -> String {
     let m = median(v.to_vec());
     if v.len() < 2 {
         return format!("{m:.2}");

@@ -15,6 +15,7 @@ use clap::Parser;
 use hdrhistogram::Histogram;
 use host_app::resp::Value;
 use nc_tools::app_lab::{RedisNcLab, connect_in, front};
+use nc_tools::bench::{median, ratio_text};
 use nc_tools::demo::Bins;
 use nc_tools::netlab::cpu_ns_of as cpu_of;
 use nc_tools::netlab::host_client_addr;
@@ -70,6 +71,12 @@ struct Args {
     /// write proposed alone, as before) [default: redis-nc's, 1].
     #[arg(long, value_name = "N")]
     proposals: Option<usize>,
+    /// Measure everything this many times, each round Redis-NC's clusters then the baselines
+    /// (fresh labs each round); the tables show the median of each figure over the rounds and
+    /// each ratio's median with its range (ratios of the same round). The unreplicated
+    /// baseline alone moves by about 25 % between runs on a shared machine.
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    rounds: u32,
 }
 
 /// The `nc_stage_*` sums of a front's `INFO nanoconsensus`.
@@ -103,7 +110,7 @@ fn stages(clients: &str, addr: SocketAddrV4) -> Result<[u64; 9], String> {
 }
 
 /// One row of the per-stage breakdown: the deltas of [`stages`] over a run.
-fn breakdown(conns: u64, a: [u64; 9], b: [u64; 9]) -> String {
+fn breakdown(conns: &str, a: [u64; 9], b: [u64; 9]) -> String {
     let d: Vec<u64> = (0..9).map(|k| b[k].saturating_sub(a[k])).collect();
     let per = |x: u64, n: u64| x as f64 / n.max(1) as f64 / 1000.0;
     let waited = d[0].saturating_sub(d[6]);
@@ -123,16 +130,93 @@ fn breakdown(conns: u64, a: [u64; 9], b: [u64; 9]) -> String {
     )
 }
 
+/// One system measured at one connection count in one round.
 struct Run {
     name: String,
     conns: u64,
+    round: usize,
     rate: f64,
-    lat: Histogram<u64>,
+    /// Latency percentiles and maximum, µs.
+    p50: f64,
+    p99: f64,
+    max: f64,
     /// CPU ms per 1,000 SETs of the system's processes (servers, engines, fronts; not the
     /// benchmark's clients), from the kernel's accounting.
     cpu_per_k: f64,
     /// `-TRYAGAIN` answers, each retried (the SET's latency includes its retries).
     tryagain: u64,
+}
+
+impl Run {
+    fn new(name: &str, conns: u64, round: usize, m: Measured, cpu_per_k: f64) -> Run {
+        let q = |x: f64| m.lat.value_at_quantile(x) as f64 / 1000.0;
+        Run {
+            name: name.to_string(),
+            conns,
+            round,
+            rate: m.rate,
+            p50: q(0.5),
+            p99: q(0.99),
+            max: m.lat.max() as f64 / 1000.0,
+            cpu_per_k,
+            tryagain: m.tryagain,
+        }
+    }
+}
+
+/// What the rounds measured.
+#[derive(Default)]
+struct Rounds {
+    runs: Vec<Run>,
+    breakdown_rows: Vec<String>,
+    cpu_rows: Vec<String>,
+    /// The stock `redis-benchmark` line (first round).
+    stock: String,
+}
+
+impl Rounds {
+    fn find(&self, name: &str, conns: u64, round: usize) -> Option<&Run> {
+        self.runs
+            .iter()
+            .find(|r| r.name == name && r.conns == conns && r.round == round)
+    }
+
+    /// `f(system's run) / f(base's run)` in each round where both were measured.
+    fn ratios(&self, name: &str, base: &str, conns: u64, f: fn(&Run) -> f64) -> Vec<f64> {
+        let rounds = self.runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
+        (0..rounds)
+            .filter_map(|k| Some(f(self.find(name, conns, k)?) / f(self.find(base, conns, k)?)))
+            .collect()
+    }
+
+    /// Each (system, connections) once, in the order first measured, with its figures as
+    /// medians over the rounds (`-TRYAGAIN` answers summed).
+    fn medians(&self) -> Vec<Run> {
+        let mut out: Vec<Run> = Vec::new();
+        for r in &self.runs {
+            if out.iter().any(|m| m.name == r.name && m.conns == r.conns) {
+                continue;
+            }
+            let same: Vec<&Run> = self
+                .runs
+                .iter()
+                .filter(|q| q.name == r.name && q.conns == r.conns)
+                .collect();
+            let med = |f: fn(&Run) -> f64| median(same.iter().map(|q| f(q)).collect());
+            out.push(Run {
+                name: r.name.clone(),
+                conns: r.conns,
+                round: 0,
+                rate: med(|q| q.rate),
+                p50: med(|q| q.p50),
+                p99: med(|q| q.p99),
+                max: med(|q| q.max),
+                cpu_per_k: med(|q| q.cpu_per_k),
+                tryagain: same.iter().map(|q| q.tryagain).sum(),
+            });
+        }
+        out
+    }
 }
 
 /// Consecutive `-TRYAGAIN` answers to one SET before the run stops (1 ms apart: a failover
@@ -320,32 +404,24 @@ fn check(a: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The tables, and the runs as one JSON object.
-fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err("needs root (network namespaces, XDP)".into());
-    }
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let dir = me.parent().expect("a folder").to_path_buf();
-    let bins = Bins {
-        engine: dir.join("nc-engine"),
-        soc_ctl: dir.join("soc-ctl"),
-    };
-    let redis_nc = dir.join("redis-nc");
-    for p in [&bins.engine, &bins.soc_ctl, &redis_nc] {
-        if !p.exists() {
-            return Err(format!(
-                "{} missing: cargo build --release -p soc-ctl -p host-app -p nc-tools",
-                p.display()
-            ));
+/// One round: each Redis-NC cluster size, then the baselines on the largest one's lab, in
+/// `tmp`; what it measured goes into `m`.
+fn measure_round(
+    a: &Args,
+    bins: &Bins,
+    redis_nc: &Path,
+    tmp: &Path,
+    round: usize,
+    m: &mut Rounds,
+) -> Result<(), String> {
+    // A row's connections, with the round when there are several.
+    let label = |c: u64| {
+        if a.rounds > 1 {
+            format!("{c} (round {})", round + 1)
+        } else {
+            c.to_string()
         }
-    }
-    let scratch = nc_tools::app_lab::BenchScratch::new("redis-nc-bench", "ncrb")?;
-    let tmp = scratch.dir.clone();
-    let mut runs = Vec::new();
-    let mut stock = String::new();
-    let mut breakdown_rows: Vec<String> = Vec::new();
-    let mut cpu_rows: Vec<String> = Vec::new();
+    };
     let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
     for &n in &a.nodes {
         let d = tmp.join(format!("nc{n}"));
@@ -354,7 +430,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             .proposals
             .map(|p| vec!["--proposals".into(), p.to_string()])
             .unwrap_or_default();
-        let mut rl = RedisNcLab::start_tuned("ncrb", &d, n, &bins, &redis_nc, gap, &extra)
+        let mut rl = RedisNcLab::start_tuned("ncrb", &d, n, bins, redis_nc, gap, &extra)
             .map_err(|e| e.to_string())?;
         let clients = rl.lab.clients();
         // Warm up (leader known, connections open), then measure at the leader's host.
@@ -364,11 +440,8 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             let before = stages(&clients, front(0))?;
             let by0 = cpu_by_program(&pids);
             let cpu0 = cpu_of(&pids);
-            let Measured {
-                rate,
-                lat,
-                tryagain,
-            } = load(&clients, front(0), a.ops, c, a.size, false)?;
+            let measured = load(&clients, front(0), a.ops, c, a.size, false)?;
+            let rate = measured.rate;
             let cpu_per_k = per_k(cpu0, cpu_of(&pids), a.ops);
             if n == max_n {
                 let by = cpu_by_program(&pids)
@@ -379,23 +452,24 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                cpu_rows.push(format!("| {c} | {cpu_per_k:.1} | {by} |"));
+                m.cpu_rows
+                    .push(format!("| {} | {cpu_per_k:.1} | {by} |", label(c)));
             }
             if n == max_n {
-                breakdown_rows.push(breakdown(c, before, stages(&clients, front(0))?));
+                m.breakdown_rows
+                    .push(breakdown(&label(c), before, stages(&clients, front(0))?));
             }
             eprintln!("Redis-NC n={n}, {c} connection(s): {rate:.0} SET/s");
-            runs.push(Run {
-                name: format!("Redis-NC, n = {n}"),
-                conns: c,
-                rate,
-                lat,
+            m.runs.push(Run::new(
+                &format!("Redis-NC, n = {n}"),
+                c,
+                round,
+                measured,
                 cpu_per_k,
-                tryagain,
-            });
+            ));
         }
         let stock_conns = a.conns.iter().copied().max().unwrap_or(50);
-        if n == max_n.min(3) || n == *a.nodes.last().unwrap_or(&3) {
+        if round == 0 && (n == max_n.min(3) || n == *a.nodes.last().unwrap_or(&3)) {
             // The stock tool against the same front.
             let out = Command::new("ip")
                 .args(["netns", "exec", &clients, "redis-benchmark", "-h"])
@@ -411,7 +485,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 ])
                 .output()
                 .map_err(|e| format!("redis-benchmark: {e}"))?;
-            stock = format!(
+            m.stock = format!(
                 "`redis-benchmark -t set -n {} -c {} -d {}` against Redis-NC (n = {n}) front: {}",
                 a.ops,
                 stock_conns,
@@ -436,21 +510,14 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 let primary_pid = vec![kill[0].id() as i32];
                 for &c in &a.conns {
                     let cpu0 = cpu_of(&primary_pid);
-                    let Measured {
-                        rate,
-                        lat,
-                        tryagain,
-                    } = load(&clients, primary, a.ops, c, a.size, false)?;
+                    let measured = load(&clients, primary, a.ops, c, a.size, false)?;
                     let cpu_per_k = per_k(cpu0, cpu_of(&primary_pid), a.ops);
-                    eprintln!("redis-server unreplicated, {c} connection(s): {rate:.0} SET/s");
-                    runs.push(Run {
-                        name: UNREPLICATED.into(),
-                        conns: c,
-                        rate,
-                        lat,
-                        cpu_per_k,
-                        tryagain,
-                    });
+                    eprintln!(
+                        "redis-server unreplicated, {c} connection(s): {:.0} SET/s",
+                        measured.rate
+                    );
+                    m.runs
+                        .push(Run::new(UNREPLICATED, c, round, measured, cpu_per_k));
                 }
                 let r = baseline_redis(&rl.lab, 1, Some(0), &d.join("replica.log"))
                     .map_err(|e| e.to_string())?;
@@ -471,23 +538,13 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
                 let both: Vec<i32> = kill.iter().map(|k| k.id() as i32).collect();
                 for &c in &a.conns {
                     let cpu0 = cpu_of(&both);
-                    let Measured {
-                        rate,
-                        lat,
-                        tryagain,
-                    } = load(&clients, primary, a.ops, c, a.size, true)?;
+                    let measured = load(&clients, primary, a.ops, c, a.size, true)?;
                     let cpu_per_k = per_k(cpu0, cpu_of(&both), a.ops);
                     eprintln!(
-                        "redis-server + replica, WAIT 1 0, {c} connection(s): {rate:.0} SET/s"
+                        "redis-server + replica, WAIT 1 0, {c} connection(s): {:.0} SET/s",
+                        measured.rate
                     );
-                    runs.push(Run {
-                        name: WAIT.into(),
-                        conns: c,
-                        rate,
-                        lat,
-                        cpu_per_k,
-                        tryagain,
-                    });
+                    m.runs.push(Run::new(WAIT, c, round, measured, cpu_per_k));
                 }
                 Ok(())
             })(&mut kill);
@@ -499,16 +556,54 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
         }
         drop(rl);
     }
+    Ok(())
+}
+
+/// The tables, and the runs as one JSON object.
+fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err("needs root (network namespaces, XDP)".into());
+    }
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = me.parent().expect("a folder").to_path_buf();
+    let bins = Bins {
+        engine: dir.join("nc-engine"),
+        soc_ctl: dir.join("soc-ctl"),
+    };
+    let redis_nc = dir.join("redis-nc");
+    for p in [&bins.engine, &bins.soc_ctl, &redis_nc] {
+        if !p.exists() {
+            return Err(format!(
+                "{} missing: cargo build --release -p soc-ctl -p host-app -p nc-tools",
+                p.display()
+            ));
+        }
+    }
+    let scratch = nc_tools::app_lab::BenchScratch::new("redis-nc-bench", "ncrb")?;
+    let tmp = scratch.dir.clone();
+    let mut m = Rounds::default();
+    for round in 0..a.rounds as usize {
+        if a.rounds > 1 {
+            eprintln!("round {} of {}", round + 1, a.rounds);
+        }
+        measure_round(
+            a,
+            &bins,
+            &redis_nc,
+            &tmp.join(format!("round{round}")),
+            round,
+            &mut m,
+        )?;
+    }
     let _ = std::fs::remove_dir_all(&tmp);
+    let med = m.medians();
     if let Some(p) = &a.plot {
-        let bars: Vec<(String, f64)> = runs
+        let bars: Vec<(String, f64)> = med
             .iter()
             .map(|r| (format!("{} ({} conn.)", r.name, r.conns), r.rate))
             .collect();
         nc_tools::plot::bars(p, "SET throughput (same client, same lab)", "SET/s", &bars)?;
     }
-    let find = |name: &str, conns: u64| runs.iter().find(|r| r.name == name && r.conns == conns);
-    let p50 = |r: &Run| r.lat.value_at_quantile(0.5) as f64 / 1000.0;
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -519,6 +614,13 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             .unwrap_or(soc_ctl::cluster::DEFAULT_MIN_GAP_NS / 1000),
         a.proposals.unwrap_or(host_app::front::DEFAULT_PROPOSALS)
     );
+    if a.rounds > 1 {
+        let _ = writeln!(
+            t,
+            "{} rounds, each Redis-NC's clusters then the baselines: every figure below is the median over the rounds; each ratio is the median of the rounds' ratios, with their range.\n",
+            a.rounds
+        );
+    }
     let _ = writeln!(
         t,
         "| system | connections | SET/s | p50 µs | p99 µs | max µs | SET/s × unreplicated redis | CPU ms / 1k SETs (servers, engines, fronts) |"
@@ -527,69 +629,86 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
         t,
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
-    for r in &runs {
-        let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
+    let rate = |r: &Run| r.rate;
+    let p50 = |r: &Run| r.p50;
+    for r in &med {
+        let x = m.ratios(&r.name, UNREPLICATED, r.conns, rate);
         let _ = writeln!(
             t,
             "| {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {} | {:.1} |",
             r.name,
             r.conns,
             r.rate,
-            q(0.5),
-            q(0.99),
-            r.lat.max() as f64 / 1000.0,
-            find(UNREPLICATED, r.conns).map_or("-".into(), |b| format!("{:.2}", r.rate / b.rate)),
+            r.p50,
+            r.p99,
+            r.max,
+            if x.is_empty() {
+                "-".to_string()
+            } else {
+                ratio_text(&x)
+            },
             r.cpu_per_k
         );
     }
-    let retried: Vec<String> = runs
+    let retried: Vec<String> = med
         .iter()
         .filter(|r| r.tryagain > 0)
         .map(|r| format!("{}, {} connection(s): {}", r.name, r.conns, r.tryagain))
         .collect();
     let _ = writeln!(
         t,
-        "\n`-TRYAGAIN` answers (each retried after 1 ms; the SET's latency includes its retries): {}",
+        "\n`-TRYAGAIN` answers (each retried after 1 ms; the SET's latency includes its retries; summed over the rounds): {}",
         if retried.is_empty() {
             "none".to_string()
         } else {
             retried.join("; ")
         }
     );
-    // The goals (issue 15), for the largest Redis-NC cluster measured.
+    // The goals (issue 15), for the largest Redis-NC cluster measured: met when the median
+    // over the rounds meets it.
     let big = a.nodes.iter().copied().max().unwrap_or(3);
     let nc = format!("Redis-NC, n = {big}");
-    let goal = |met: bool| if met { "met" } else { "missed" };
+    let goal = |x: &[f64], met: fn(f64) -> bool| {
+        if met(median(x.to_vec())) {
+            "met"
+        } else {
+            "missed"
+        }
+    };
     let _ = writeln!(t, "\nGoals, Redis-NC n = {big}:\n");
     let _ = writeln!(t, "| goal | measured | |");
     let _ = writeln!(t, "| --- | ---: | --- |");
     let lo = a.conns.iter().copied().min().unwrap_or(1);
     let hi = a.conns.iter().copied().max().unwrap_or(50);
-    if let (Some(r), Some(b)) = (find(&nc, lo), find(UNREPLICATED, lo)) {
-        let x = p50(r) / p50(b);
+    let x = m.ratios(&nc, UNREPLICATED, lo, p50);
+    if !x.is_empty() {
         let _ = writeln!(
             t,
-            "| {lo} connection(s): p50 ≤ 4 × redis-server's | {x:.2} × | {} |",
-            goal(x <= 4.0)
+            "| {lo} connection(s): p50 ≤ 4 × redis-server's | {} × | {} |",
+            ratio_text(&x),
+            goal(&x, |v| v <= 4.0)
         );
     }
-    if let (Some(r), Some(b)) = (find(&nc, hi), find(UNREPLICATED, hi)) {
-        let x = r.rate / b.rate;
+    let x = m.ratios(&nc, UNREPLICATED, hi, rate);
+    if !x.is_empty() {
         let _ = writeln!(
             t,
-            "| {hi} connections: SET/s ≥ 0.5 × redis-server's | {x:.2} × | {} |",
-            goal(x >= 0.5)
+            "| {hi} connections: SET/s ≥ 0.5 × redis-server's | {} × | {} |",
+            ratio_text(&x),
+            goal(&x, |v| v >= 0.5)
         );
     }
-    if let (Some(r), Some(w)) = (find(&nc, hi), find(WAIT, hi)) {
-        let x = r.rate / w.rate;
+    let x = m.ratios(&nc, WAIT, hi, rate);
+    if !x.is_empty() {
         let _ = writeln!(
             t,
-            "| {hi} connections: SET/s ≥ 2 × redis-server + replica + WAIT | {x:.2} × | {} |",
-            goal(x >= 2.0)
+            "| {hi} connections: SET/s ≥ 2 × redis-server + replica + WAIT | {} × | {} |",
+            ratio_text(&x),
+            goal(&x, |v| v >= 2.0)
         );
     }
-    if !breakdown_rows.is_empty() {
+    let max_n = a.nodes.iter().copied().max().unwrap_or(3).max(2);
+    if !m.breakdown_rows.is_empty() {
         let _ = writeln!(
             t,
             "\nWhere a Redis-NC write spends its time (n = {max_n}, the leader's front, means over the run; INFO nanoconsensus `nc_stage_*`):\n"
@@ -602,44 +721,103 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             t,
             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         );
-        for r in &breakdown_rows {
+        for r in &m.breakdown_rows {
             let _ = writeln!(t, "{r}");
         }
     }
-    if !cpu_rows.is_empty() {
+    if !m.cpu_rows.is_empty() {
         let _ = writeln!(
             t,
             "\nWhere Redis-NC's CPU goes (n = {max_n}, every node's processes, ms per 1,000 SETs, by program):\n"
         );
         let _ = writeln!(t, "| connections | all | by program |");
         let _ = writeln!(t, "| ---: | ---: | --- |");
-        for r in &cpu_rows {
+        for r in &m.cpu_rows {
             let _ = writeln!(t, "{r}");
         }
     }
-    if !stock.is_empty() {
-        let _ = writeln!(t, "\n{stock}");
+    if !m.stock.is_empty() {
+        let _ = writeln!(t, "\n{}", m.stock);
     }
     let json = serde_json::json!({
         "ops": a.ops,
         "value_bytes": a.size,
-        "runs": runs
+        "rounds": a.rounds,
+        "runs": m
+            .runs
             .iter()
             .map(|r| {
-                let q = |x: f64| r.lat.value_at_quantile(x) as f64 / 1000.0;
                 serde_json::json!({
                     "system": r.name,
                     "connections": r.conns,
+                    "round": r.round + 1,
                     "per_second": r.rate,
-                    "p50_us": q(0.5),
-                    "p99_us": q(0.99),
-                    "max_us": r.lat.max() as f64 / 1000.0,
+                    "p50_us": r.p50,
+                    "p99_us": r.p99,
+                    "max_us": r.max,
                     "cpu_ms_per_1k": r.cpu_per_k,
                     "tryagain": r.tryagain,
                 })
             })
             .collect::<Vec<_>>(),
-        "redis_benchmark": stock,
+        "redis_benchmark": m.stock,
     });
     Ok((t, json))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(name: &str, conns: u64, round: usize, rate: f64, p50: f64) -> Run {
+        Run {
+            name: name.into(),
+            conns,
+            round,
+            rate,
+            p50,
+            p99: p50 * 2.0,
+            max: p50 * 4.0,
+            cpu_per_k: 10.0,
+            tryagain: round as u64,
+        }
+    }
+
+    #[test]
+    fn ratios_pair_each_round_with_its_own_baseline_and_figures_are_medians() {
+        let nc = "Redis-NC, n = 3";
+        let m = Rounds {
+            runs: vec![
+                run(nc, 1, 0, 5_000.0, 160.0),
+                run(UNREPLICATED, 1, 0, 25_000.0, 40.0),
+                run(nc, 1, 1, 6_000.0, 150.0),
+                run(UNREPLICATED, 1, 1, 30_000.0, 30.0),
+                run(nc, 1, 2, 4_000.0, 200.0),
+                run(UNREPLICATED, 1, 2, 20_000.0, 50.0),
+                // A round whose baseline is missing gives no ratio.
+                run(nc, 1, 3, 9_000.0, 100.0),
+            ],
+            ..Rounds::default()
+        };
+        assert_eq!(
+            m.ratios(nc, UNREPLICATED, 1, |r| r.rate),
+            vec![0.2, 0.2, 0.2]
+        );
+        assert_eq!(
+            m.ratios(nc, UNREPLICATED, 1, |r| r.p50),
+            vec![4.0, 5.0, 4.0]
+        );
+        assert!(m.ratios(nc, WAIT, 1, |r| r.rate).is_empty());
+        let med = m.medians();
+        assert_eq!(med.len(), 2);
+        assert_eq!(
+            (med[0].name.as_str(), med[0].rate, med[0].p50),
+            (nc, 5_500.0, 155.0)
+        );
+        assert_eq!(med[0].tryagain, 1 + 2 + 3);
+        assert_eq!(
+            (med[1].name.as_str(), med[1].rate, med[1].p50),
+            (UNREPLICATED, 25_000.0, 40.0)
+        );
+    }
 }
