@@ -10,6 +10,7 @@ pub mod log;
 pub mod logging;
 pub mod metrics;
 pub mod mmsg;
+pub mod privilege;
 pub mod regfile;
 pub mod wait;
 

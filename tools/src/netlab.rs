@@ -40,6 +40,35 @@ impl From<std::io::Error> for LabError {
     }
 }
 
+/// Δ of a lab whose engines run with real-time priority (SCHED_FIFO, root): the loopback
+/// cluster file's ([`ClusterFile::loopback`]).
+pub const REALTIME_DELTA_NS: u64 = 4_000_000;
+
+/// Δ of a lab whose engines cannot get real-time priority (`nc-lab` as an ordinary user). A
+/// loaded machine preempts such an engine for milliseconds (late ticks of 7–34 ms were seen),
+/// and followers then saw a message's second-tree copy more than 4 ms after its first, which
+/// is a safe exit. Measured as the user `nobody` with 3 CPU hogs on 2 cores, Redis-NC lab starts
+/// with Δ 4 ms had safe exits in 9 of 14, with Δ 16 ms in 1 of 20. docs/benchmarks.md,
+/// thirteenth session.
+pub const NO_REALTIME_DELTA_NS: u64 = 16_000_000;
+
+/// [`NO_REALTIME_DELTA_NS`], lowered where the other timing fields need it: the messages in
+/// flight within the RSBCAST window must fit the software receiver (window / send gap <
+/// `MAX_IN_FLIGHT` - 1) and the timeout must exceed 2Δ + drift. Never below `t`'s own Δ.
+pub fn delta_without_realtime(t: &soc_ctl::cluster::Timing) -> u64 {
+    let gap = if t.min_gap_ns == 0 {
+        t.loop_period_ns
+    } else {
+        t.min_gap_ns
+    };
+    let in_flight = (u64::from(proto::regs::MAX_IN_FLIGHT) - 2) * gap;
+    let timeout = t.timeout_ns.saturating_sub(t.drift_ns + 2) / 2;
+    NO_REALTIME_DELTA_NS
+        .min(in_flight.saturating_sub(t.drift_ns))
+        .min(timeout)
+        .max(t.delta_ns)
+}
+
 /// Result of lab operations.
 pub type Result<T> = std::result::Result<T, LabError>;
 
@@ -199,6 +228,9 @@ impl Lab {
         if let Some(g) = self.min_gap_ns {
             f.timing.min_gap_ns = g;
         }
+        if soc_ctl::privilege::realtime_missing(50).is_some() {
+            f.timing.delta_ns = delta_without_realtime(&f.timing);
+        }
         f.trees = vec![
             Tree {
                 group: Ipv4Addr::new(239, 81, 0, 1),
@@ -218,6 +250,18 @@ impl Lab {
             }
         }
         f
+    }
+
+    /// What the lab says about its timing when its engines run without real-time priority
+    /// (they inherit this process's privileges); None when they have it.
+    pub fn timing_note(&self, f: &ClusterFile) -> Option<String> {
+        soc_ctl::privilege::realtime_missing(50)?;
+        Some(format!(
+            "note: the engines run without real-time priority (not root): Δ is {} ms instead of {} ms, so that an engine preempted between its two tree sends does not force a safe exit; failover still starts after the {} ms timeout",
+            f.timing.delta_ns as f64 / 1e6,
+            REALTIME_DELTA_NS / 1_000_000,
+            f.timing.timeout_ns / 1_000_000
+        ))
     }
 
     /// The lab's current cluster file.
@@ -754,6 +798,32 @@ pub fn ms_per_k(ns: u64, n: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The wide Δ keeps every lab cluster file legal, whatever early-send gap it has, and is
+    /// 16 ms at the default gap.
+    #[test]
+    fn the_delta_without_realtime_keeps_the_cluster_file_legal() {
+        let base = ClusterFile::loopback(3, 2, 0, 7400);
+        assert_eq!(base.timing.delta_ns, REALTIME_DELTA_NS);
+        assert_eq!(delta_without_realtime(&base.timing), NO_REALTIME_DELTA_NS);
+        for gap_us in [0, 1, 2, 5, 10, 15, 16, 17, 20, 50, 300, 1000] {
+            let mut f = base.clone();
+            f.timing.min_gap_ns = gap_us * 1000;
+            if f.validate().is_err() {
+                continue; // a gap the lab refuses anyway (nc-lab checks its flags)
+            }
+            f.timing.delta_ns = delta_without_realtime(&f.timing);
+            assert!(f.timing.delta_ns >= REALTIME_DELTA_NS, "gap {gap_us} µs");
+            f.validate()
+                .unwrap_or_else(|e| panic!("gap {gap_us} µs, Δ {}: {e}", f.timing.delta_ns));
+        }
+        // A short timeout bounds it too (2Δ + drift < timeout).
+        let mut f = base.clone();
+        f.timing.timeout_ns = 20_000_000;
+        f.timing.delta_ns = delta_without_realtime(&f.timing);
+        assert!(f.timing.delta_ns < 10_000_000);
+        f.validate().unwrap();
+    }
 
     /// A thread that used CPU and ended still counts (the process's totals keep it).
     #[test]

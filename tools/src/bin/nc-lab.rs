@@ -326,6 +326,13 @@ fn clean_up_on_interrupt(lab: &Lab) -> Result<(), LabError> {
     .map_err(|e| LabError(format!("Ctrl-C handler: {e}")))
 }
 
+/// Say so when the lab's engines run without real-time priority (and so with a wider Δ).
+fn timing_note(lab: &Lab) {
+    if let Some(n) = lab.load().ok().and_then(|f| lab.timing_note(&f)) {
+        println!("{n}");
+    }
+}
+
 fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
     match cmd {
         Cmd::Up { nodes } => {
@@ -342,6 +349,9 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
                 },
                 lab.cfg_path().display()
             );
+            if let Some(n) = lab.timing_note(&f) {
+                println!("{n}");
+            }
         }
         Cmd::Down => {
             lab.down()?;
@@ -397,6 +407,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
                             host_app::auth::REDIS_ENV
                         );
                     }
+                    timing_note(lab);
                     println!("stop it with: nc-lab redis down");
                 }
                 AppOp::Status { json } => {
@@ -445,6 +456,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
                     for l in lines {
                         println!("  {l}");
                     }
+                    timing_note(lab);
                     println!("stop it with: nc-lab zk down");
                 }
                 AppOp::Status { json } => {
