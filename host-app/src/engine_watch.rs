@@ -136,18 +136,17 @@ impl EngineWatch {
     /// is older than `limit` (a long rejoin), commands are answered at once again, so clients
     /// turn to another node instead of waiting each time.
     pub fn ride_out(&self, node: u8, limit: Duration) {
-        loop {
-            let (out, since) = {
-                let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
-                (v.out(node), v.transient_since)
-            };
-            let waiting = matches!(out, Some(Out::Transient(_)))
-                && since.is_some_and(|t| t.elapsed() < limit);
-            if !waiting {
-                return;
-            }
+        while self.briefly_out(node, limit) {
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Whether the engine is out only for a moment ([`Out::Transient`]) and has been for less
+    /// than `limit`: what [`EngineWatch::ride_out`] waits for, asked without waiting.
+    pub fn briefly_out(&self, node: u8, limit: Duration) -> bool {
+        let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+        matches!(v.out(node), Some(Out::Transient(_)))
+            && v.transient_since.is_some_and(|t| t.elapsed() < limit)
     }
 
     /// One line for INFO-like reports.
@@ -251,7 +250,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let w = EngineWatch::spawn(scripted(dir.path(), |_| "Joining"));
         seen(&w);
+        assert!(w.briefly_out(0, Duration::from_millis(200)));
         w.ride_out(0, Duration::from_millis(200));
+        assert!(!w.briefly_out(0, Duration::from_millis(200)));
         // The outage is now older than the limit: the next command is answered at once.
         let t0 = Instant::now();
         w.ride_out(0, Duration::from_millis(200));
@@ -268,6 +269,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let w = EngineWatch::spawn(scripted(dir.path(), |_| "Disabled"));
         seen(&w);
+        assert!(!w.briefly_out(0, Duration::from_secs(20)));
         let t0 = Instant::now();
         w.ride_out(0, Duration::from_secs(20));
         assert!(t0.elapsed() < Duration::from_secs(10));

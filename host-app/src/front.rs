@@ -387,7 +387,17 @@ impl Node {
             if st.applied >= instance {
                 return Ok(key.and_then(|k| st.replies.remove(&k)));
             }
-            if let Some(e) = unavailable(self, &st) {
+            // A replica serving behind an engine out only for a moment (a safe exit and its
+            // recovery) waits for it like a command arriving then would (`RIDE_OUT`): what it
+            // waits for is decided, and answering TRYAGAIN would make clients retry it
+            // elsewhere.
+            if let Some(e) = unavailable(self, &st)
+                && !(matches!(st.mode, Mode::Serving)
+                    && self
+                        .engine
+                        .as_ref()
+                        .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
+            {
                 return Err(e);
             }
             let now = Instant::now();

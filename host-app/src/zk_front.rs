@@ -286,7 +286,16 @@ impl ZkNode {
                     None => Ok((ok.instance, ZkOutcome::Duplicate)),
                 };
             }
-            if let Some(e) = self.unavailable(&st) {
+            // Decided: an engine out only for a moment (a safe exit and its recovery) is
+            // waited for, as a write arriving then would be (`RIDE_OUT`).
+            if let Some(e) = self.unavailable(&st)
+                && !(st.transferring.is_none()
+                    && st.stopped.is_none()
+                    && self
+                        .engine
+                        .as_ref()
+                        .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
+            {
                 return Err(e);
             }
             let now = Instant::now();

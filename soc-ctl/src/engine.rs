@@ -232,6 +232,9 @@ pub enum StallAt {
     BeforeSend(u64),
     /// As leader, after its N-th round's read of the trees: before its requests and timers.
     LeaderAfterRead(u64),
+    /// As leader, between the first tree's copies of its N-th value message and the other
+    /// trees' copies (one `sendmmsg` each side of the stall).
+    BetweenCopies(u64),
 }
 
 /// Options of a running engine.
@@ -823,6 +826,28 @@ impl Engine {
                     copies[0].0
                 );
                 let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        if let Some((StallAt::BetweenCopies(nth), pause)) = self.inject_stall
+            && copies.len() > 1
+            && let Ok((_, Packet::Decide(d))) =
+                wire::parse(&copies[0].1, self.setup.config.cluster_id)
+            && d.meta.kind.is_value()
+        {
+            self.values_sent += 1;
+            if self.values_sent == nth {
+                let mut first = Vec::new();
+                self.copy_datagrams(copies[0].0, &copies[0].1, &mut first);
+                let _ = mmsg::send_all(&self.socks.tx, &first);
+                self.stall(
+                    pause,
+                    &format!(
+                        "between the tree-{} copies of value message {nth} and the other trees'",
+                        copies[0].0
+                    ),
+                );
+                let rest = &v[first.len()..];
+                return matches!(mmsg::send_all(&self.socks.tx, rest), Ok(k) if k == rest.len());
             }
         }
         if copies[0].1.get(3) == Some(&(wire::Kind::Decide as u8)) {

@@ -66,8 +66,11 @@ struct Args {
     /// Fault injection for tests: stall the engine thread once, MS milliseconds, at POINT:
     /// `after-read:N` (as a follower, after the N-th round that read tree copies, before its
     /// timers run), `before-send:N` (as leader, after the model emitted its N-th value
-    /// message, before the copies leave) or `leader-after-read:N` (as leader, after its N-th
-    /// round's read of the trees, before its requests and timers).
+    /// message, before the copies leave), `between-copies:N` (as leader, after the first
+    /// tree's copies of its N-th value message left and before the other trees' do: a
+    /// preemption there longer than Δ is a safe exit for every follower) or
+    /// `leader-after-read:N` (as leader, after its N-th round's read of the trees, before its
+    /// requests and timers).
     #[arg(long, value_name = "POINT:N:MS", hide = true, value_parser = parse_stall)]
     inject_stall: Option<(engine::StallAt, std::time::Duration)>,
     /// Instances the decision log keeps (the newest; what `soc-ctl log` shows and what a
@@ -191,7 +194,7 @@ fn main() -> ExitCode {
 fn parse_stall(v: &str) -> Result<(engine::StallAt, std::time::Duration), String> {
     let usage = || {
         format!(
-            "{v:?}: expected after-read:N:MS, before-send:N:MS or leader-after-read:N:MS (N, MS ≥ 1)"
+            "{v:?}: expected after-read:N:MS, before-send:N:MS, between-copies:N:MS or leader-after-read:N:MS (N, MS ≥ 1)"
         )
     };
     let mut it = v.split(':');
@@ -204,6 +207,7 @@ fn parse_stall(v: &str) -> Result<(engine::StallAt, std::time::Duration), String
     let at = match point {
         "after-read" => engine::StallAt::AfterRead(n),
         "before-send" => engine::StallAt::BeforeSend(n),
+        "between-copies" => engine::StallAt::BetweenCopies(n),
         "leader-after-read" => engine::StallAt::LeaderAfterRead(n),
         _ => return Err(usage()),
     };
