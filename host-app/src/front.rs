@@ -567,8 +567,26 @@ impl Node {
                  unknown here (this replica installed a snapshot past it)"
             )),
             Ok(None) => Value::Simple("OK".into()),
-            Err(e) => e,
+            Err(e) => self.decided_unanswered(instance, e),
         })
+    }
+
+    /// The answer to a write decided at `instance` whose reply this replica could not produce
+    /// (`e`: why it did not apply the write in time). Not `TRYAGAIN`: the write takes effect on
+    /// every replica, and a client that retried it would apply it twice.
+    fn decided_unanswered(&self, instance: u64, e: Value) -> Value {
+        let why = match e {
+            Value::Error(s) => s,
+            other => format!("{other:?}"),
+        };
+        // Without its TRYAGAIN / CLUSTERDOWN prefix.
+        let why = why.split_once(' ').map_or(why.as_str(), |(_, rest)| rest);
+        Value::Error(format!(
+            "ERR Redis-NC node {}: decided at instance {instance}, so it takes effect on every \
+             replica, but not applied here ({why}): its reply is unknown, and a retry would \
+             apply it twice",
+            self.node
+        ))
     }
 
     /// The answer to a write no leader acknowledged (`why`).
@@ -594,9 +612,10 @@ impl Node {
         t1: Instant,
         reply: Value,
     ) -> Value {
-        if let Err(e) = self.wait_applied(instance.saturating_sub(FAST_LAG), None) {
-            return e;
-        }
+        // Decided is durable and the reply is fixed: if the replica cannot catch up now (its
+        // engine is down, its apply stopped), the answer is still the reply, not an error a
+        // client would retry. Later commands at this front are refused while it cannot serve.
+        let _ = self.wait_applied(instance.saturating_sub(FAST_LAG), None);
         self.fixed_answered(instance, key, t0, t1, reply)
     }
 
@@ -630,24 +649,22 @@ impl Node {
     /// A lane's proposal was decided (or not): answer the writes it carried.
     fn decided(&self, tags: Vec<Pending>, r: Result<Decided, String>) {
         let t1 = Instant::now();
-        // The replica's lag is waited for once for the whole proposal (an error answers every
-        // fixed-reply write it carried).
+        // The replica's lag is waited for once for the whole proposal; decided, its fixed
+        // replies are answered whatever that wait says (see `fixed_decided`).
         let fixed = tags
             .iter()
             .any(|p| matches!(p.answer, Answer::Fixed { .. }));
-        let lag = match &r {
-            Ok(d) if fixed => self
-                .wait_applied(d.instance.saturating_sub(FAST_LAG), None)
-                .err(),
-            _ => None,
-        };
+        if let Ok(d) = &r
+            && fixed
+        {
+            let _ = self.wait_applied(d.instance.saturating_sub(FAST_LAG), None);
+        }
         for (i, p) in tags.into_iter().enumerate() {
             match p.answer {
                 Answer::Fixed { reply, conn } => {
-                    let v = match (&r, &lag) {
-                        (Err(e), _) => self.not_acknowledged(e),
-                        (Ok(_), Some(e)) => e.clone(),
-                        (Ok(d), None) => self.fixed_answered(d.instance, d.key(i), p.t0, t1, reply),
+                    let v = match &r {
+                        Err(e) => self.not_acknowledged(e),
+                        Ok(d) => self.fixed_answered(d.instance, d.key(i), p.t0, t1, reply),
                     };
                     conn.answer(&v);
                 }
