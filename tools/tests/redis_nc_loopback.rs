@@ -20,28 +20,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Fronts, field, info};
+use common::{Fronts, field, info, redis_server_pid};
 use host_app::lincheck::{self, Event, Op, Verdict};
 use host_app::resp::Value;
 use nc_tools::app_lab::{RespConn, connect_in};
 use nc_tools::demo::{request, wait_for};
 use nc_tools::netlab::Lab;
-
-/// The pid of the redis-server whose socket is in `dir`.
-fn redis_server_pid(dir: &Path) -> Option<i32> {
-    let sock = dir.join("redis.sock").display().to_string();
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains("redis-server") && cmd.contains(&sock) {
-            return Some(pid);
-        }
-    }
-    None
-}
 
 #[test]
 fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {

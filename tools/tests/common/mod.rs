@@ -289,3 +289,19 @@ impl Drop for Fronts {
         let _ = self.lab.down();
     }
 }
+
+/// The pid of the redis-server whose socket is in `dir`.
+pub fn redis_server_pid(dir: &std::path::Path) -> Option<i32> {
+    let sock = dir.join("redis.sock").display().to_string();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains("redis-server") && cmd.contains(&sock) {
+            return Some(pid);
+        }
+    }
+    None
+}
