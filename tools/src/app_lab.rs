@@ -905,6 +905,12 @@ impl BenchScratch {
             prefix,
             dir: std::env::temp_dir().join(format!("{name}-{}", std::process::id())),
         };
+        // Two runs would share the namespaces and XDP pins of `prefix` and break each other.
+        if let Some(pid) = me.other_live_run() {
+            return Err(format!(
+                "another {name} run (pid {pid}) is using the lab's namespaces ({prefix}-*); wait for it to end or stop it (kill {pid})"
+            ));
+        }
         let stale = me.clean(false);
         if stale > 0 {
             eprintln!(
@@ -920,6 +926,30 @@ impl BenchScratch {
         })
         .map_err(|e| format!("Ctrl-C handler: {e}"))?;
         Ok(me)
+    }
+
+    /// The pid of another live run of this bench (its folder exists and its process runs
+    /// this bench's program), if any.
+    fn other_live_run(&self) -> Option<u32> {
+        let mine = std::process::id();
+        std::fs::read_dir(std::env::temp_dir())
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .strip_prefix(&format!("{}-", self.name))
+                    .and_then(|p| p.parse::<u32>().ok())
+            })
+            .find(|&pid| {
+                pid != mine
+                    && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                        String::from_utf8_lossy(&c)
+                            .split('\0')
+                            .next()
+                            .is_some_and(|argv0| argv0.ends_with(self.name))
+                    })
+            })
     }
 
     /// Stop the processes of dead runs' folders (and of this run's too if `own`), this run's
