@@ -251,6 +251,26 @@ impl ZkNode {
         }
     }
 
+    /// The error of a write (`payload`) decided at `instance` whose outcome this replica could
+    /// not produce (`why`). Not `TRYAGAIN`: the write takes effect on every replica, and a
+    /// writer that retried it would apply it twice. A read's barrier (empty) changes nothing:
+    /// its read can be retried, `TRYAGAIN`.
+    fn decided_unknown(&self, payload: &[u8], instance: u64, why: &str) -> String {
+        if payload.is_empty() {
+            return format!(
+                "TRYAGAIN ZooKeeper-NC node {}: read barrier decided at instance {instance} but \
+                 not applied here ({why})",
+                self.node
+            );
+        }
+        format!(
+            "ERR ZooKeeper-NC node {}: decided at instance {instance}, so it takes effect on \
+             every replica, but not applied here ({why}): its outcome is unknown, and a retry \
+             would apply it twice",
+            self.node
+        )
+    }
+
     /// Propose `op`, wait until this replica applied it, and say what ZooKeeper answered.
     pub fn write(&self, client: &mut Client, op: &ZkOp) -> Result<(u64, ZkOutcome), String> {
         self.write_raw(client, &op.encode())
@@ -296,14 +316,14 @@ impl ZkNode {
                         .as_ref()
                         .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
             {
-                return Err(e);
+                return Err(self.decided_unknown(payload, ok.instance, &e));
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(format!(
-                    "TRYAGAIN ZooKeeper-NC node {}: decided at instance {} but not applied here \
-                     within {GIVE_UP:?} (applied {})",
-                    self.node, ok.instance, st.applied
+                return Err(self.decided_unknown(
+                    payload,
+                    ok.instance,
+                    &format!("not applied within {GIVE_UP:?}, applied {}", st.applied),
                 ));
             }
             st = self
