@@ -809,7 +809,13 @@ impl Engine {
         for (tree, p) in copies {
             self.copy_datagrams(*tree, p, &mut v);
         }
-        if let Some(nth) = self.crash_after_first_copy
+        // Fault injection after the first tree's copies of the N-th value message: a crash
+        // (SIGKILL) or a stall before the other trees' copies leave.
+        let stall = match self.inject_stall {
+            Some((StallAt::BetweenCopies(n), pause)) if copies.len() > 1 => Some((n, Some(pause))),
+            _ => None,
+        };
+        if let Some((nth, pause)) = self.crash_after_first_copy.map(|n| (n, None)).or(stall)
             && let Ok((_, Packet::Decide(d))) =
                 wire::parse(&copies[0].1, self.setup.config.cluster_id)
             && d.meta.kind.is_value()
@@ -819,26 +825,16 @@ impl Engine {
                 let mut first = Vec::new();
                 self.copy_datagrams(copies[0].0, &copies[0].1, &mut first);
                 let _ = mmsg::send_all(&self.socks.tx, &first);
-                tracing::warn!(
-                    node = self.setup.config.node_id,
-                    "nc-engine node {}: fault injection: killed after the tree-{} copy of value message {nth}",
-                    self.setup.config.node_id,
-                    copies[0].0
-                );
-                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
-            }
-        }
-        if let Some((StallAt::BetweenCopies(nth), pause)) = self.inject_stall
-            && copies.len() > 1
-            && let Ok((_, Packet::Decide(d))) =
-                wire::parse(&copies[0].1, self.setup.config.cluster_id)
-            && d.meta.kind.is_value()
-        {
-            self.values_sent += 1;
-            if self.values_sent == nth {
-                let mut first = Vec::new();
-                self.copy_datagrams(copies[0].0, &copies[0].1, &mut first);
-                let _ = mmsg::send_all(&self.socks.tx, &first);
+                let Some(pause) = pause else {
+                    tracing::warn!(
+                        node = self.setup.config.node_id,
+                        "nc-engine node {}: fault injection: killed after the tree-{} copy of value message {nth}",
+                        self.setup.config.node_id,
+                        copies[0].0
+                    );
+                    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+                    return false;
+                };
                 self.stall(
                     pause,
                     &format!(
