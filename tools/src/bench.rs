@@ -276,7 +276,7 @@ fn lowi(
     let mut f = lab.load()?;
     f.limits.batch_max = batch as u64;
     if let Some(g) = o.min_gap_ns {
-        f.timing.min_gap_ns = g;
+        netlab::set_min_gap(&mut f.timing, g);
     }
     f.auth = None;
     if tagged {

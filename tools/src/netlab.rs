@@ -62,11 +62,25 @@ pub fn delta_without_realtime(t: &soc_ctl::cluster::Timing) -> u64 {
         t.min_gap_ns
     };
     let in_flight = (u64::from(proto::regs::MAX_IN_FLIGHT) - 2) * gap;
-    let timeout = t.timeout_ns.saturating_sub(t.drift_ns + 2) / 2;
+    // timeout > max(2Δ, loop_period + Δ) + drift.
+    let room = t.timeout_ns.saturating_sub(t.drift_ns + 1);
     NO_REALTIME_DELTA_NS
         .min(in_flight.saturating_sub(t.drift_ns))
-        .min(timeout)
+        .min(room.saturating_sub(1) / 2)
+        .min(room.saturating_sub(1 + t.loop_period_ns))
         .max(t.delta_ns)
+}
+
+/// Give a lab's timing the early-send gap `gap_ns`, with the Δ that goes with it: the
+/// loopback file's, widened by [`delta_without_realtime`] when this process's engines cannot
+/// have real-time priority. Every place that changes a lab's gap goes through here, so that a
+/// Δ widened for one gap is not kept with a smaller one.
+pub fn set_min_gap(t: &mut soc_ctl::cluster::Timing, gap_ns: u64) {
+    t.min_gap_ns = gap_ns;
+    t.delta_ns = REALTIME_DELTA_NS;
+    if soc_ctl::privilege::realtime_missing(50).is_some() {
+        t.delta_ns = delta_without_realtime(t);
+    }
 }
 
 /// Result of lab operations.
@@ -225,12 +239,8 @@ impl Lab {
     pub fn cluster_file(&self, n: u8) -> ClusterFile {
         let mut f = ClusterFile::loopback(n, 2, 0, 7400);
         f.cluster_id = 0x4E43_4C42;
-        if let Some(g) = self.min_gap_ns {
-            f.timing.min_gap_ns = g;
-        }
-        if soc_ctl::privilege::realtime_missing(50).is_some() {
-            f.timing.delta_ns = delta_without_realtime(&f.timing);
-        }
+        let gap = self.min_gap_ns.unwrap_or(f.timing.min_gap_ns);
+        set_min_gap(&mut f.timing, gap);
         f.trees = vec![
             Tree {
                 group: Ipv4Addr::new(239, 81, 0, 1),
@@ -256,6 +266,9 @@ impl Lab {
     /// (they inherit this process's privileges); None when they have it.
     pub fn timing_note(&self, f: &ClusterFile) -> Option<String> {
         soc_ctl::privilege::realtime_missing(50)?;
+        if f.timing.delta_ns <= REALTIME_DELTA_NS {
+            return None;
+        }
         Some(format!(
             "note: the engines run without real-time priority (not root): Δ is {} ms instead of {} ms, so that an engine preempted between its two tree sends does not force a safe exit; failover still starts after the {} ms timeout",
             f.timing.delta_ns as f64 / 1e6,
@@ -817,6 +830,14 @@ mod tests {
             f.validate()
                 .unwrap_or_else(|e| panic!("gap {gap_us} µs, Δ {}: {e}", f.timing.delta_ns));
         }
+        // A long loop bounds it too (loop_period + Δ + drift < timeout).
+        let mut f = base.clone();
+        f.timing.loop_period_ns = 40_000_000;
+        f.timing.min_gap_ns = 0;
+        f.validate().unwrap();
+        f.timing.delta_ns = delta_without_realtime(&f.timing);
+        f.validate()
+            .unwrap_or_else(|e| panic!("loop 40 ms, Δ {}: {e}", f.timing.delta_ns));
         // A short timeout bounds it too (2Δ + drift < timeout).
         let mut f = base.clone();
         f.timing.timeout_ns = 20_000_000;

@@ -621,7 +621,7 @@ fn run(lab: &Lab, cmd: Cmd) -> Result<ExitCode, Stop> {
             lab.up(nodes)?;
             {
                 let mut f = lab.load()?;
-                f.timing.min_gap_ns = min_gap_us.saturating_mul(1000);
+                nc_tools::netlab::set_min_gap(&mut f.timing, min_gap_us.saturating_mul(1000));
                 if let Err(e) = f.validate() {
                     let _ = lab.down();
                     return Err(Stop::Usage(format!("--min-gap-us {min_gap_us}: {e}")));
