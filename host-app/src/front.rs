@@ -88,8 +88,10 @@ struct St {
     /// Fronts waiting for an instance to be applied (woken one by one, not all at once:
     /// 50 connections woken on every apply write cost more CPU than the writes).
     waiters: BTreeMap<u64, Vec<std::thread::Thread>>,
-    /// Writes already answered at their decision (fixed replies): their replies are not kept.
-    answered: HashSet<ReplyKey>,
+    /// Writes whose replies are not kept, with their instances: answered at their decision
+    /// (fixed replies), or given up waiting for (`wait_applied` failed). Pruned when a
+    /// snapshot is installed past them (they are never applied here then).
+    answered: HashMap<ReplyKey, u64>,
 }
 
 /// Where writes spend their time (sums, so that a bench can take deltas; INFO `nc_stage_*`).
@@ -398,10 +400,17 @@ impl Node {
                         .as_ref()
                         .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
             {
+                // Nobody waits for the reply any more: it is not kept when it comes.
+                if let Some(k) = key {
+                    st.answered.insert(k, instance);
+                }
                 return Err(e);
             }
             let now = Instant::now();
             if now >= deadline {
+                if let Some(k) = key {
+                    st.answered.insert(k, instance);
+                }
                 return Err(Value::Error(format!(
                     "TRYAGAIN Redis-NC node {}: instance {instance} not applied within {GIVE_UP:?} \
                      (applied {}, engine at {:?})",
@@ -411,12 +420,14 @@ impl Node {
                 )));
             }
             // Woken when the instance is applied or the mode changes; the timeout re-checks
-            // what `unavailable` reads from the engine watch.
+            // what `unavailable` reads from the engine watch. Registered once (a wake-up takes
+            // the registration with it).
             let wait = (deadline - now).min(Duration::from_millis(20));
-            st.waiters
-                .entry(instance)
-                .or_default()
-                .push(std::thread::current());
+            let me = std::thread::current();
+            let list = st.waiters.entry(instance).or_default();
+            if !list.iter().any(|t| t.id() == me.id()) {
+                list.push(me);
+            }
             drop(st);
             std::thread::park_timeout(wait);
             st = self.lock();
@@ -631,7 +642,7 @@ impl Node {
         {
             let mut st = self.lock();
             if st.replies.remove(&key).is_none() && st.applied < instance {
-                st.answered.insert(key);
+                st.answered.insert(key, instance);
             }
         }
         let mut a = self.acked.lock().unwrap_or_else(|p| p.into_inner());
@@ -1044,7 +1055,7 @@ pub fn apply_loop(
                             // Only this node's fronts wait for replies (not for those they
                             // answered at the decision).
                             let mut keep = |k: ReplyKey, r: Value| {
-                                if !st.answered.remove(&k) {
+                                if st.answered.remove(&k).is_none() {
                                     st.replies.insert(k, r);
                                 }
                             };
@@ -1162,6 +1173,8 @@ fn transfer(
             .extend(dedupe.client_ids().filter(|c| c >> 24 == node.node as u32));
         st.applied = instance;
         st.snapshot_at = instance;
+        // Writes up to the snapshot are never applied here: no reply of theirs comes.
+        st.answered.retain(|_, at| *at > instance);
         st.transfers += 1;
         st.mode = Mode::Serving;
     }

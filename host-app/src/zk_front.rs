@@ -58,6 +58,11 @@ struct St {
     transfers: u64,
     applied: u64,
     results: HashMap<(u32, u64), (u64, ZkOutcome)>,
+    /// Writes whose writers gave up waiting (their results are not kept), with their
+    /// instances; pruned when a snapshot is installed past them.
+    abandoned: HashMap<(u32, u64), u64>,
+    /// The instance of the last snapshot installed (outcomes of writes up to it are unknown).
+    snapshot_at: u64,
     stopped: Option<String>,
     feed: FeedStats,
     refused: u64,
@@ -142,7 +147,7 @@ impl ZkNode {
                 }
             }
             // Only this node's writers wait for results (their client ids carry the node id).
-            if c >> 24 == self.node as u32 {
+            if c >> 24 == self.node as u32 && st.abandoned.remove(&(c, q)).is_none() {
                 st.results.insert((c, q), (applied, o));
             }
         }
@@ -198,6 +203,8 @@ impl ZkNode {
     pub fn installed(&self, instance: u64) {
         let mut st = self.lock();
         st.applied = instance;
+        st.snapshot_at = instance;
+        st.abandoned.retain(|_, at| *at > instance);
         st.transferring = None;
         st.transfers += 1;
         drop(st);
@@ -302,6 +309,13 @@ impl ZkNode {
                 self.write_latency.observe(t0.elapsed());
                 return match st.results.remove(&key) {
                     Some((_, o)) => Ok((ok.instance, o)),
+                    // A snapshot installed past it: applied, but not here.
+                    None if ok.instance <= st.snapshot_at && !payload.is_empty() => Err(self
+                        .decided_unknown(
+                            payload,
+                            ok.instance,
+                            "this replica installed a snapshot past it",
+                        )),
                     // Decided twice (a retransmission): applied under the first decision.
                     None => Ok((ok.instance, ZkOutcome::Duplicate)),
                 };
@@ -316,10 +330,12 @@ impl ZkNode {
                         .as_ref()
                         .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
             {
+                st.abandoned.insert(key, ok.instance);
                 return Err(self.decided_unknown(payload, ok.instance, &e));
             }
             let now = Instant::now();
             if now >= deadline {
+                st.abandoned.insert(key, ok.instance);
                 return Err(self.decided_unknown(
                     payload,
                     ok.instance,
