@@ -383,6 +383,23 @@ impl Node {
 
     /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
     fn wait_applied(&self, instance: u64, key: Option<ReplyKey>) -> Result<Option<Value>, Value> {
+        self.wait_applied_for(instance, key, true)
+    }
+
+    /// The lag bound of writes answered at their decision (flow control only: the answer is
+    /// the same whatever this says). It does not ride out an engine's outage: the event loop
+    /// calls it, and every connection would wait meanwhile.
+    fn wait_lag(&self, decided: u64) {
+        let _ = self.wait_applied_for(decided.saturating_sub(FAST_LAG), None, false);
+    }
+
+    /// [`Node::wait_applied`]; `ride`: whether an engine out only for a moment is waited for.
+    fn wait_applied_for(
+        &self,
+        instance: u64,
+        key: Option<ReplyKey>,
+        ride: bool,
+    ) -> Result<Option<Value>, Value> {
         let deadline = Instant::now() + GIVE_UP;
         let mut st = self.lock();
         loop {
@@ -394,7 +411,8 @@ impl Node {
             // waits for is decided, and answering TRYAGAIN would make clients retry it
             // elsewhere.
             if let Some(e) = unavailable(self, &st)
-                && !(matches!(st.mode, Mode::Serving)
+                && !(ride
+                    && matches!(st.mode, Mode::Serving)
                     && self
                         .engine
                         .as_ref()
@@ -624,9 +642,9 @@ impl Node {
         reply: Value,
     ) -> Value {
         // Decided is durable and the reply is fixed: if the replica cannot catch up now (its
-        // engine is down, its apply stopped), the answer is still the reply, not an error a
-        // client would retry. Later commands at this front are refused while it cannot serve.
-        let _ = self.wait_applied(instance.saturating_sub(FAST_LAG), None);
+        // engine is out, its apply stopped or stuck), the answer is still the reply, not an
+        // error a client would retry.
+        self.wait_lag(instance);
         self.fixed_answered(instance, key, t0, t1, reply)
     }
 
@@ -668,7 +686,7 @@ impl Node {
         if let Ok(d) = &r
             && fixed
         {
-            let _ = self.wait_applied(d.instance.saturating_sub(FAST_LAG), None);
+            self.wait_lag(d.instance);
         }
         for (i, p) in tags.into_iter().enumerate() {
             match p.answer {
