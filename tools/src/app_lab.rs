@@ -941,15 +941,17 @@ impl BenchScratch {
                     .strip_prefix(&format!("{}-", self.name))
                     .and_then(|p| p.parse::<u32>().ok())
             })
-            .find(|&pid| {
-                pid != mine
-                    && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                        String::from_utf8_lossy(&c)
-                            .split('\0')
-                            .next()
-                            .is_some_and(|argv0| argv0.ends_with(self.name))
-                    })
-            })
+            .find(|&pid| pid != mine && self.runs(pid))
+    }
+
+    /// Whether process `pid` runs this bench (a pid reused by another program does not).
+    fn runs(&self, pid: u32) -> bool {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            String::from_utf8_lossy(&c)
+                .split('\0')
+                .next()
+                .is_some_and(|argv0| argv0.ends_with(self.name))
+        })
     }
 
     /// Stop the processes of dead runs' folders (and of this run's too if `own`), this run's
@@ -969,7 +971,7 @@ impl BenchScratch {
                 else {
                     continue;
                 };
-                let alive = pid != mine && Path::new(&format!("/proc/{pid}")).exists();
+                let alive = pid != mine && self.runs(pid);
                 if (pid == mine && own) || (pid != mine && !alive) {
                     dead_runs.push(format!("{stem}{pid}/"));
                 }
