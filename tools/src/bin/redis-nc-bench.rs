@@ -383,7 +383,12 @@ fn main() -> ExitCode {
                 eprintln!("redis-nc-bench: {}: {e}", p.display());
                 return ExitCode::FAILURE;
             }
-            ExitCode::SUCCESS
+            // A round that failed after others: their figures were printed, the run failed.
+            if json["failed"].is_string() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(e) => {
             eprintln!("redis-nc-bench: {e}");
@@ -582,18 +587,34 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
     let scratch = nc_tools::app_lab::BenchScratch::new("redis-nc-bench", "ncrb")?;
     let tmp = scratch.dir.clone();
     let mut m = Rounds::default();
+    let mut failed = None;
     for round in 0..a.rounds as usize {
         if a.rounds > 1 {
             eprintln!("round {} of {}", round + 1, a.rounds);
         }
-        measure_round(
+        let r = measure_round(
             a,
             &bins,
             &redis_nc,
             &tmp.join(format!("round{round}")),
             round,
             &mut m,
-        )?;
+        );
+        match r {
+            Ok(()) => {}
+            // The rounds before it still count: they are reported, with the failure.
+            Err(e) if round > 0 => {
+                eprintln!("redis-nc-bench: round {}: {e}", round + 1);
+                m.runs.retain(|r| r.round < round);
+                failed = Some(format!(
+                    "Round {} of {} failed ({e}); the figures are those of the {round} round(s) before it.\n",
+                    round + 1,
+                    a.rounds
+                ));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let med = m.medians();
@@ -614,6 +635,9 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
             .unwrap_or(soc_ctl::cluster::DEFAULT_MIN_GAP_NS / 1000),
         a.proposals.unwrap_or(host_app::front::DEFAULT_PROPOSALS)
     );
+    if let Some(f) = &failed {
+        let _ = writeln!(t, "{f}");
+    }
     if a.rounds > 1 {
         let _ = writeln!(
             t,
@@ -740,6 +764,7 @@ fn run(a: &Args) -> Result<(String, serde_json::Value), String> {
         let _ = writeln!(t, "\n{}", m.stock);
     }
     let json = serde_json::json!({
+        "failed": failed,
         "ops": a.ops,
         "value_bytes": a.size,
         "rounds": a.rounds,
