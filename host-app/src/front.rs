@@ -410,32 +410,32 @@ impl Node {
             // recovery) waits for it like a command arriving then would (`RIDE_OUT`): what it
             // waits for is decided, and answering TRYAGAIN would make clients retry it
             // elsewhere.
-            if let Some(e) = unavailable(self, &st)
-                && !(ride
+            let out = unavailable(self, &st).filter(|_| {
+                !(ride
                     && matches!(st.mode, Mode::Serving)
                     && self
                         .engine
                         .as_ref()
                         .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
-            {
+            });
+            let now = Instant::now();
+            let gave_up = out.or_else(|| {
+                (now >= deadline).then(|| {
+                    Value::Error(format!(
+                        "TRYAGAIN Redis-NC node {}: instance {instance} not applied within \
+                         {GIVE_UP:?} (applied {}, engine at {:?})",
+                        self.node,
+                        st.applied,
+                        self.engine.as_ref().and_then(|e| e.last_decided())
+                    ))
+                })
+            });
+            if let Some(e) = gave_up {
                 // Nobody waits for the reply any more: it is not kept when it comes.
                 if let Some(k) = key {
                     st.answered.insert(k, instance);
                 }
                 return Err(e);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                if let Some(k) = key {
-                    st.answered.insert(k, instance);
-                }
-                return Err(Value::Error(format!(
-                    "TRYAGAIN Redis-NC node {}: instance {instance} not applied within {GIVE_UP:?} \
-                     (applied {}, engine at {:?})",
-                    self.node,
-                    st.applied,
-                    self.engine.as_ref().and_then(|e| e.last_decided())
-                )));
             }
             // Woken when the instance is applied or the mode changes; the timeout re-checks
             // what `unavailable` reads from the engine watch. Registered once (a wake-up takes

@@ -322,25 +322,22 @@ impl ZkNode {
             }
             // Decided: an engine out only for a moment (a safe exit and its recovery) is
             // waited for, as a write arriving then would be (`RIDE_OUT`).
-            if let Some(e) = self.unavailable(&st)
-                && !(st.transferring.is_none()
+            let out = self.unavailable(&st).filter(|_| {
+                !(st.transferring.is_none()
                     && st.stopped.is_none()
                     && self
                         .engine
                         .as_ref()
                         .is_some_and(|w| w.briefly_out(self.node, RIDE_OUT)))
-            {
-                st.abandoned.insert(key, ok.instance);
-                return Err(self.decided_unknown(payload, ok.instance, &e));
-            }
+            });
             let now = Instant::now();
-            if now >= deadline {
+            let gave_up = out.or_else(|| {
+                (now >= deadline)
+                    .then(|| format!("not applied within {GIVE_UP:?}, applied {}", st.applied))
+            });
+            if let Some(why) = gave_up {
                 st.abandoned.insert(key, ok.instance);
-                return Err(self.decided_unknown(
-                    payload,
-                    ok.instance,
-                    &format!("not applied within {GIVE_UP:?}, applied {}", st.applied),
-                ));
+                return Err(self.decided_unknown(payload, ok.instance, &why));
             }
             st = self
                 .cv
