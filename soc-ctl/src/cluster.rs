@@ -36,6 +36,10 @@ impl fmt::Display for Transport {
 /// loop, the paper's Algorithm 3).
 pub const DEFAULT_MIN_GAP_NS: u64 = 20_000;
 
+/// The Δ `gen-config` writes: 4 ms, not microseconds, because a process can be descheduled
+/// (README "Software defaults").
+pub const DEFAULT_DELTA_NS: u64 = 4_000_000;
+
 /// Timing, in nanoseconds (the software engine's time unit).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -364,7 +368,7 @@ impl ClusterFile {
             timing: Timing {
                 loop_period_ns: 1_000_000,
                 timeout_ns: 50_000_000,
-                delta_ns: 4_000_000,
+                delta_ns: DEFAULT_DELTA_NS,
                 drift_ns: 500_000,
                 late_tick_slack_ns: 1_000_000,
                 min_gap_ns: DEFAULT_MIN_GAP_NS,

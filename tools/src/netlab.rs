@@ -42,7 +42,7 @@ impl From<std::io::Error> for LabError {
 
 /// Δ of a lab whose engines run with real-time priority (SCHED_FIFO, root): the loopback
 /// cluster file's ([`ClusterFile::loopback`]).
-pub const REALTIME_DELTA_NS: u64 = 4_000_000;
+pub const REALTIME_DELTA_NS: u64 = soc_ctl::cluster::DEFAULT_DELTA_NS;
 
 /// Δ of a lab whose engines cannot get real-time priority (`nc-lab` as an ordinary user). A
 /// loaded machine preempts such an engine for milliseconds (late ticks of 7–34 ms were seen),
