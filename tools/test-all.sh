@@ -48,7 +48,9 @@ step() {
         local line
         while IFS= read -r line; do
             details+=("$name: $line")
-        done < <(grep -E '^test .* \.\.\. FAILED$|panicked at|^error(\[|:)|^FAIL|FAILED' "$step_log" | head -n 20)
+        # A panic's message is on the line after "panicked at": both are kept.
+        done < <(awk '/^test .* \.\.\. FAILED$|^error(\[|:)|^FAIL|FAILED/ { print; next }
+                      /panicked at/ { print; if ((getline l) > 0) print "    " l; next }' "$step_log" | head -n 24)
     fi
 }
 

@@ -42,18 +42,73 @@ fn open_fds() -> u64 {
     std::fs::read_dir("/proc/self/fd").unwrap().count() as u64 - 1
 }
 
+/// What this process's descriptors are, for a failure message.
+fn fd_list() -> String {
+    let mut all: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let to = std::fs::read_link(e.path()).map_or("?".into(), |t| t.display().to_string());
+            format!("{}→{to}", e.file_name().to_string_lossy())
+        })
+        .collect();
+    all.sort();
+    all.join(" ")
+}
+
+/// The count of open descriptors once it has read the same several times in a row (within
+/// 20 s): a front that has just answered may still be taking back its spare descriptor or
+/// giving back a connection's, and a count read in that moment would be one off.
+fn settled_fds() -> u64 {
+    let t0 = std::time::Instant::now();
+    let (mut last, mut same) = (open_fds(), 0);
+    while same < 5 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+        let now = open_fds();
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
+    }
+    last
+}
+
 fn set_soft_nofile(n: u64) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, n.min(hard), hard).unwrap();
 }
 
+/// The test's side of a connection to `addr`, with room for `room` descriptors more than
+/// `before` in all, counting this one: its socket is made before the limit is lowered, so what
+/// runs out of descriptors is the front, never the test.
+fn connect_with_room(addr: SocketAddr, before: u64, room: u64) -> TcpStream {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, socket};
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("the test's socket: {e}; descriptors: {}", fd_list()));
+    set_soft_nofile(before + room);
+    let SocketAddr::V4(v4) = addr else {
+        panic!("{addr}: IPv4 only")
+    };
+    connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &SockaddrIn::from(v4))
+        .unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+    TcpStream::from(fd)
+}
+
 /// With room for `room` more descriptors than `before`: connect to `addr` (sending `first` if
 /// given), read what the front says until it closes, and wait until the front's descriptors for
 /// the connection are free again.
 fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> String {
-    set_soft_nofile(before + room);
-    let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
+    assert!(
+        settles_at(before),
+        "room for {room}: the front holds what it held before (open now: {}, before: {before}: {})",
+        open_fds(),
+        fd_list()
+    );
+    let mut s = connect_with_room(addr, before, room);
     if let Some(b) = first {
         s.write_all(b).unwrap();
     }
@@ -61,8 +116,9 @@ fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> St
     drop(s);
     assert!(
         settles_at(before),
-        "room for {room}: descriptors given back (open now: {}, before: {before})",
-        open_fds()
+        "room for {room}: descriptors given back (open now: {}, before: {before}: {})",
+        open_fds(),
+        fd_list()
     );
     got
 }
@@ -93,10 +149,9 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     assert_eq!(ping(&mut a), pong);
 
     // Room for the test's own side of one more connection, none for the front's side.
-    let before = open_fds();
-    set_soft_nofile(before + 1);
+    let before = settled_fds();
     for _ in 0..3 {
-        let mut s = TcpStream::connect(addr).expect("the test's side of a connection");
+        let mut s = connect_with_room(addr, before, 1);
         s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&read_to_close(&mut s)),
@@ -144,7 +199,7 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     std::thread::spawn(move || serve(l, node));
     let mut w = connect(zaddr).unwrap();
     assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
-    let before = open_fds();
+    let before = settled_fds();
     for room in 1..=3 {
         let got = refused(zaddr, before, room, None);
         assert!(
