@@ -92,6 +92,9 @@ struct St {
     /// (fixed replies), or given up waiting for (`wait_applied` failed). Pruned when a
     /// snapshot is installed past them (they are never applied here then).
     answered: HashMap<ReplyKey, u64>,
+    /// The applied instance at which the lag bound found the replica stuck (no progress for
+    /// [`LAG_STUCK`]): while it stays there, writes answered at their decision do not wait.
+    lag_stuck: Option<u64>,
 }
 
 /// Where writes spend their time (sums, so that a bench can take deltas; INFO `nc_stage_*`).
@@ -381,25 +384,52 @@ impl Node {
         self.unavailable()
     }
 
+    /// The lag bound of writes answered at their decision (flow control only: the answer is
+    /// the same whatever this says): wait while the local replica is more than [`FAST_LAG`]
+    /// instances behind `decided` and applying. The event loop calls it, and every connection
+    /// waits meanwhile, so it does not ride out an engine's outage, and a replica that makes no
+    /// progress for [`LAG_STUCK`] (its redis-server stopped or hung) is not waited for again
+    /// until it applies something: writes keep being answered at their decision.
+    fn wait_lag(&self, decided: u64) {
+        let target = decided.saturating_sub(FAST_LAG);
+        let mut st = self.lock();
+        if st.applied >= target || st.lag_stuck == Some(st.applied) {
+            return;
+        }
+        let t0 = Instant::now();
+        let (mut seen, mut moved) = (st.applied, t0);
+        loop {
+            if st.applied >= target || unavailable(self, &st).is_some() {
+                return;
+            }
+            let now = Instant::now();
+            if st.applied != seen {
+                (seen, moved) = (st.applied, now);
+            }
+            if now - moved >= LAG_STUCK || now - t0 >= GIVE_UP {
+                st.lag_stuck = Some(st.applied);
+                tracing::warn!(
+                    "redis-nc node {}: the local replica applied nothing for {:?} (applied {},                      {} behind a decided write): writes are answered at their decision without                      waiting for it until it applies again",
+                    self.node,
+                    now - moved,
+                    st.applied,
+                    decided - st.applied
+                );
+                return;
+            }
+            let me = std::thread::current();
+            let list = st.waiters.entry(target).or_default();
+            if !list.iter().any(|t| t.id() == me.id()) {
+                list.push(me);
+            }
+            drop(st);
+            std::thread::park_timeout(Duration::from_millis(20));
+            st = self.lock();
+        }
+    }
+
     /// Wait until `instance` is applied; then the reply of `key` if it was executed here.
     fn wait_applied(&self, instance: u64, key: Option<ReplyKey>) -> Result<Option<Value>, Value> {
-        self.wait_applied_for(instance, key, true)
-    }
-
-    /// The lag bound of writes answered at their decision (flow control only: the answer is
-    /// the same whatever this says). It does not ride out an engine's outage: the event loop
-    /// calls it, and every connection would wait meanwhile.
-    fn wait_lag(&self, decided: u64) {
-        let _ = self.wait_applied_for(decided.saturating_sub(FAST_LAG), None, false);
-    }
-
-    /// [`Node::wait_applied`]; `ride`: whether an engine out only for a moment is waited for.
-    fn wait_applied_for(
-        &self,
-        instance: u64,
-        key: Option<ReplyKey>,
-        ride: bool,
-    ) -> Result<Option<Value>, Value> {
         let deadline = Instant::now() + GIVE_UP;
         let mut st = self.lock();
         loop {
@@ -411,8 +441,7 @@ impl Node {
             // waits for is decided, and answering TRYAGAIN would make clients retry it
             // elsewhere.
             let out = unavailable(self, &st).filter(|_| {
-                !(ride
-                    && matches!(st.mode, Mode::Serving)
+                !(matches!(st.mode, Mode::Serving)
                     && self
                         .engine
                         .as_ref()
@@ -1263,6 +1292,10 @@ pub fn supported() -> (Vec<&'static str>, Vec<&'static str>) {
 /// A write answered at its decision may leave the local replica at most this many instances
 /// behind (beyond it, the write waits for the replica: flow control for the apply loop).
 const FAST_LAG: u64 = 64;
+
+/// A replica that applies nothing for this long while writes wait for it is taken as stuck
+/// (see `Node::wait_lag`); a healthy one applies within milliseconds.
+const LAG_STUCK: Duration = Duration::from_millis(500);
 
 /// The reply of a write that cannot depend on the state or fail once decided: a plain
 /// `SET key value` and `MSET` are always `+OK` (redis-nc runs redis-server without maxmemory,
