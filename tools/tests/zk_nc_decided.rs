@@ -10,23 +10,12 @@ mod common;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use common::bins;
+use common::{bins, zookeeper_pid};
 use nc_tools::demo::wait_for;
 use nc_tools::netlab::Lab;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
-
-/// The pid of the ZooKeeper whose command line names `dir`.
-fn zookeeper_pid(dir: &std::path::Path) -> Option<i32> {
-    let dir = dir.display().to_string();
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
-        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        (cmd.contains("java") && cmd.contains(&dir)).then_some(pid)
-    })
-}
 
 #[test]
 fn a_decided_write_without_its_outcome_is_not_answered_tryagain() {

@@ -293,15 +293,20 @@ impl Drop for Fronts {
 /// The pid of the redis-server whose socket is in `dir`.
 pub fn redis_server_pid(dir: &std::path::Path) -> Option<i32> {
     let sock = dir.join("redis.sock").display().to_string();
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+    pid_with(&["redis-server", &sock])
+}
+
+/// The pid of the ZooKeeper server whose files are in `dir`.
+pub fn zookeeper_pid(dir: &std::path::Path) -> Option<i32> {
+    pid_with(&["java", &dir.display().to_string()])
+}
+
+/// The pid of a process whose command line contains every one of `needles`.
+fn pid_with(needles: &[&str]) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains("redis-server") && cmd.contains(&sock) {
-            return Some(pid);
-        }
-    }
-    None
+        needles.iter().all(|n| cmd.contains(n)).then_some(pid)
+    })
 }
