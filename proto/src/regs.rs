@@ -27,6 +27,12 @@ pub const MAX_IN_FLIGHT: u32 = 1024;
 /// Messages in flight the RTL receiver tracks (`rtl::rsbcast_rx::IN_FLIGHT`); configurations
 /// for a card are checked with `validate_for(IN_FLIGHT_RTL)`.
 pub const IN_FLIGHT_RTL: u32 = 4;
+/// Most requests the RTL leader puts in one DECIDE (`rtl::pkt_gen::SLOTS`, its frame slots):
+/// with a larger `batch_max` it decides batches of at most this many.
+pub const BATCH_RTL: u32 = 4;
+/// Largest request payload the RTL takes (bytes; `rtl::lowi_core::ENGINE_MAX_PAYLOAD`):
+/// longer ones count as oversize.
+pub const PAYLOAD_RTL: u32 = 128;
 
 /// What a datapath can do, for [`Config::validate_for`]: configurations are checked against the
 /// datapath that will run them.
@@ -36,6 +42,10 @@ pub struct Datapath {
     pub in_flight: u32,
     /// It tags and checks packets ([`crate::auth`]); `auth_mode` ≠ 0 needs it.
     pub tags: bool,
+    /// `Some((entries, payload))`: its leader builds DECIDEs of at most `entries` requests of
+    /// at most `payload` bytes each and does not cut a batch at the MTU, so the MTU must hold
+    /// such a DECIDE whole. `None`: it cuts batches at the MTU as the model does.
+    pub fixed_batch: Option<(u32, u32)>,
 }
 
 impl Datapath {
@@ -43,12 +53,15 @@ impl Datapath {
     pub const SOFTWARE: Datapath = Datapath {
         in_flight: MAX_IN_FLIGHT,
         tags: true,
+        fixed_batch: None,
     };
     /// The RTL core (rtl/README): 4 messages in flight, no packet tags (the card refuses
-    /// `auth_mode` ≠ 0; rtl/README says why).
+    /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 4 requests of at most 128
+    /// bytes, not cut at the MTU.
     pub const CARD: Datapath = Datapath {
         in_flight: IN_FLIGHT_RTL,
         tags: false,
+        fixed_batch: Some((BATCH_RTL, PAYLOAD_RTL)),
     };
 }
 /// Largest egress FIFO depth (requests).
@@ -1019,6 +1032,25 @@ impl Config {
                 rule: "a DECIDE with one request must fit",
             });
         }
+        if let Some((entries, payload)) = dp.fixed_batch {
+            // The largest DECIDE such a leader builds, with the room the model keeps for a tag.
+            let n = (self.batch_max as u64).min(entries as u64);
+            let need = (crate::frame::IPV4_LEN
+                + crate::frame::UDP_LEN
+                + crate::wire::HEADER_LEN
+                + crate::wire::DECIDE_HEADER_LEN
+                + crate::wire::TAG_LEN) as u64
+                + n * (crate::wire::ENTRY_HEADER_LEN as u64 + payload as u64);
+            if (self.mtu as u64) < need {
+                return Err(ConfigError {
+                    field: "mtu",
+                    value: self.mtu as u64,
+                    min: need,
+                    max: 9000,
+                    rule: "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 4) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
+                });
+            }
+        }
         for t in 1..self.trees as usize {
             for u in 0..t {
                 if self.tree_groups[t] == self.tree_groups[u] {
@@ -1138,6 +1170,25 @@ mod tests {
         c.min_gap = c.loop_period + 1;
         let e = c.validate().unwrap_err();
         assert_eq!((e.field, e.max), ("min_gap", 125));
+        // A card's leader does not cut a batch at the MTU: 4 requests of 128 bytes must fit
+        // (28 + 36 + 8 + 4 × 144 = 648 bytes); fewer with a smaller batch_max. The model cuts.
+        let mut c = Config {
+            mtu: 647,
+            ..Config::default()
+        };
+        assert!(c.validate().is_ok());
+        let e = c.validate_for(Datapath::CARD).unwrap_err();
+        assert_eq!((e.field, e.value, e.min), ("mtu", 647, 648));
+        c.mtu = 648;
+        assert!(c.validate_for(Datapath::CARD).is_ok());
+        c.mtu = 576;
+        c.batch_max = 3;
+        assert!(
+            c.validate_for(Datapath::CARD).is_ok(),
+            "28 + 44 + 3 × 144 = 504"
+        );
+        c.batch_max = 4;
+        assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 648);
         assert_eq!(Config::default().send_gap(), 125);
         let mut c = Config::default();
         assert_eq!(

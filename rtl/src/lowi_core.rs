@@ -80,7 +80,7 @@ pub const MAX_PAYLOAD: u64 = 128;
 /// Largest request payload `nc_engine` takes (bytes): what its client port keeps of a request
 /// (`req_capture`) and its DECIDE generator (`pkt_gen`) streams per entry, 128 since issue 17 (8
 /// before).
-pub const ENGINE_MAX_PAYLOAD: u64 = 128;
+pub const ENGINE_MAX_PAYLOAD: u64 = proto::regs::PAYLOAD_RTL as u64;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))

@@ -35,7 +35,7 @@ use crate::layout::{Field, Layout};
 use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, ZeroExtend};
 
 /// Entries one frame can carry (covered: `batch_max` ≤ SLOTS).
-pub const SLOTS: usize = 4;
+pub const SLOTS: usize = proto::regs::BATCH_RTL as usize;
 /// Source MAC of the reference frame (any: the generated frames take it from `src_mac`).
 const REF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 /// TTL of the reference frames the byte maps are cut from (any: the generated frames take

@@ -246,8 +246,8 @@ impl RegisterBus for MmioBus {
     }
 }
 
-/// Fill a file with the register map's reset values (a freshly reset card), for tests and
-/// for `soc-ctl regs init-file`.
+/// Fill a file with the register map's reset values (a freshly reset card): a stand-in for a
+/// card's BAR in tests.
 pub fn write_reset_image(path: &Path) -> std::io::Result<()> {
     let mut img = vec![0u8; map_span()];
     for r in regs::REGISTERS {
