@@ -893,6 +893,10 @@ pub struct BenchScratch {
     prefix: &'static str,
     /// This run's folder.
     pub dir: PathBuf,
+    /// `$TMPDIR/NAME.lock`, locked for as long as this process lives (the kernel lets go of
+    /// it when the process ends, however it ends): two runs starting at once cannot both
+    /// miss each other's folder.
+    _lock: std::sync::Arc<std::fs::File>,
 }
 
 impl BenchScratch {
@@ -900,16 +904,34 @@ impl BenchScratch {
     /// so on stderr), create this run's folder, and clean it all up and exit 130 when
     /// interrupted.
     pub fn new(name: &'static str, prefix: &'static str) -> Result<BenchScratch, String> {
+        let lock_path = std::env::temp_dir().join(format!("{name}.lock"));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
         let me = BenchScratch {
             name,
             prefix,
             dir: std::env::temp_dir().join(format!("{name}-{}", std::process::id())),
+            _lock: std::sync::Arc::new(lock),
         };
         // Two runs would share the namespaces and XDP pins of `prefix` and break each other.
-        if let Some(pid) = me.other_live_run() {
-            return Err(format!(
-                "another {name} run (pid {pid}) is using the lab's namespaces ({prefix}-*); wait for it to end or stop it (kill {pid})"
-            ));
+        match me._lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let who = me
+                    .other_live_run()
+                    .map_or(String::new(), |pid| format!(" (pid {pid})"));
+                return Err(format!(
+                    "another {name} run{who} is using the lab's namespaces ({prefix}-*) and holds {}; wait for it to end or stop it",
+                    lock_path.display()
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(format!("{}: lock: {e}", lock_path.display()));
+            }
         }
         let stale = me.clean(false);
         if stale > 0 {
@@ -1026,5 +1048,23 @@ impl BenchScratch {
             let _ = std::fs::remove_dir_all(d.trim_end_matches('/'));
         }
         stopped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchScratch;
+
+    #[test]
+    fn a_second_bench_run_is_refused_while_the_first_holds_the_lock() {
+        let first = BenchScratch::new("nc-unit-bench", "ncub").expect("the first run");
+        let e = BenchScratch::new("nc-unit-bench", "ncub")
+            .err()
+            .expect("a second run is refused");
+        assert!(
+            e.contains("another nc-unit-bench run") && e.contains("nc-unit-bench.lock"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&first.dir);
     }
 }
