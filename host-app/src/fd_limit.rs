@@ -31,6 +31,7 @@ pub struct Spare {
     file: Option<File>,
     refused: u64,
     said: Option<(Instant, u64)>,
+    other_said: Option<Instant>,
 }
 
 impl Spare {
@@ -41,6 +42,7 @@ impl Spare {
             file: File::open("/dev/null").ok(),
             refused: 0,
             said: None,
+            other_said: None,
         }
     }
 
@@ -86,6 +88,16 @@ impl Spare {
                 self.who
             );
             self.said = Some((Instant::now(), self.refused));
+        }
+    }
+
+    /// An accept error that is not for want of descriptors (a connection reset before it was
+    /// taken, …): warned about at most every [`WARN_EVERY`], so that a listener failing again
+    /// and again does not flood the log.
+    pub fn other_error(&mut self, e: &io::Error) {
+        if self.other_said.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+            tracing::warn!("{}: {e}", self.who);
+            self.other_said = Some(Instant::now());
         }
     }
 
@@ -139,6 +151,23 @@ mod tests {
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         c.read_to_end(&mut all).unwrap();
         assert_eq!(all, b"-ERR max number of clients reached\r\n");
+    }
+
+    #[test]
+    fn other_accept_errors_are_warned_about_at_most_every_warn_every() {
+        let mut spare = Spare::new("test");
+        let e = io::Error::from_raw_os_error(libc::ECONNABORTED);
+        spare.other_error(&e);
+        let first = spare.other_said.expect("the first is warned about");
+        spare.other_error(&e);
+        assert_eq!(spare.other_said, Some(first), "the second, at once, is not");
+        spare.other_said = Some(first - WARN_EVERY);
+        spare.other_error(&e);
+        assert!(
+            spare.other_said.unwrap() > first,
+            "one WARN_EVERY later it is"
+        );
+        assert_eq!(spare.count(), 0, "not counted as refused connections");
     }
 
     #[test]

@@ -38,7 +38,7 @@ use soc_ctl::regfile::write_line;
 
 use crate::auth::Password;
 use crate::engine_watch::{EngineWatch, Out, RIDE_OUT};
-use crate::fd_limit::{Spare, WARN_EVERY, out_of_descriptors, tell_and_close};
+use crate::fd_limit::{Spare, out_of_descriptors, tell_and_close};
 use crate::feed::FeedStats;
 use crate::zk::{ZkDone, ZkOp, ZkOutcome, ZkSnapshot};
 
@@ -538,7 +538,6 @@ pub fn answer(instance: u64, o: &ZkOutcome) -> Value {
 /// descriptor is kept spare to accept it), and accept failures never spin this thread.
 pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
     let mut spare = Spare::new("zk-nc writer front: accept");
-    let mut warned: Option<std::time::Instant> = None;
     loop {
         spare.keep();
         let stream = match listener.accept() {
@@ -557,9 +556,8 @@ pub fn serve(listener: TcpListener, node: Arc<ZkNode>) {
                         refuse(s, &e);
                         told = true;
                     }
-                } else if warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
-                    tracing::warn!("zk-nc writer front: accept: {e}");
-                    warned = Some(std::time::Instant::now());
+                } else {
+                    spare.other_error(&e);
                 }
                 if !told {
                     std::thread::sleep(std::time::Duration::from_millis(100));

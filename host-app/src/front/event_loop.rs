@@ -229,7 +229,7 @@ pub(super) fn run(listener: TcpListener, node: Arc<Node>) -> io::Result<()> {
                         // A connection reset before accept, …: the listener stays; try
                         // again at its next readiness.
                         Err(e) => {
-                            tracing::warn!("redis-nc: accept: {e}");
+                            spare.other_error(&e);
                             break;
                         }
                     }
