@@ -1017,39 +1017,32 @@ impl Config {
                 }
             });
         }
-        let min_mtu = (crate::frame::IPV4_LEN
+        let decide = (crate::frame::IPV4_LEN
             + crate::frame::UDP_LEN
             + crate::wire::HEADER_LEN
-            + crate::wire::DECIDE_HEADER_LEN
-            + crate::wire::ENTRY_HEADER_LEN
-            + 1) as u64;
+            + crate::wire::DECIDE_HEADER_LEN) as u64;
+        // A DECIDE with one request of one byte must fit; on a datapath whose leader does not
+        // cut a batch at the MTU, its largest DECIDE (with the room the model keeps for a tag).
+        let one = decide + crate::wire::ENTRY_HEADER_LEN as u64 + 1;
+        let (min_mtu, rule) = match dp.fixed_batch {
+            Some((entries, payload)) => (
+                (decide
+                    + crate::wire::TAG_LEN as u64
+                    + (self.batch_max as u64).min(entries as u64)
+                        * (crate::wire::ENTRY_HEADER_LEN as u64 + payload as u64))
+                    .max(one),
+                "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 4) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
+            ),
+            None => (one, "a DECIDE with one request must fit"),
+        };
         if (self.mtu as u64) < min_mtu {
             return Err(ConfigError {
                 field: "mtu",
                 value: self.mtu as u64,
                 min: min_mtu,
                 max: 9000,
-                rule: "a DECIDE with one request must fit",
+                rule,
             });
-        }
-        if let Some((entries, payload)) = dp.fixed_batch {
-            // The largest DECIDE such a leader builds, with the room the model keeps for a tag.
-            let n = (self.batch_max as u64).min(entries as u64);
-            let need = (crate::frame::IPV4_LEN
-                + crate::frame::UDP_LEN
-                + crate::wire::HEADER_LEN
-                + crate::wire::DECIDE_HEADER_LEN
-                + crate::wire::TAG_LEN) as u64
-                + n * (crate::wire::ENTRY_HEADER_LEN as u64 + payload as u64);
-            if (self.mtu as u64) < need {
-                return Err(ConfigError {
-                    field: "mtu",
-                    value: self.mtu as u64,
-                    min: need,
-                    max: 9000,
-                    rule: "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 4) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
-                });
-            }
         }
         for t in 1..self.trees as usize {
             for u in 0..t {
