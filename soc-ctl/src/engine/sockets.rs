@@ -25,8 +25,51 @@ fn udp(addr: SocketAddrV4, reuse: bool) -> io::Result<Socket> {
     s.set_reuse_address(reuse)?;
     // Bursts of copies and requests: a large buffer keeps the kernel from dropping them.
     let _ = s.set_recv_buffer_size(4 << 20);
-    s.bind(&SockAddr::from(addr))?;
+    if let Err(e) = s.bind(&SockAddr::from(addr)) {
+        if e.kind() != io::ErrorKind::AddrInUse {
+            return Err(e);
+        }
+        let who = holder(addr).map_or(String::new(), |w| format!(" by {w}"));
+        return Err(io::Error::new(
+            e.kind(),
+            format!(
+                "{e}: the port is held{who} (another engine of this cluster still running? `nc-lab down`, or stop it)"
+            ),
+        ));
+    }
     Ok(s)
+}
+
+/// The process holding UDP `addr` (or the wildcard address on its port) in this network
+/// namespace, as "pid N (command line)": from `/proc/net/udp` (the socket's inode) and the
+/// processes' descriptors. None when it cannot be told (another user's process, say).
+fn holder(addr: SocketAddrV4) -> Option<String> {
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    let inode = table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (ip, port) = f.get(1)?.split_once(':')?;
+        // The address as the kernel's native-endian u32 of the network-order bytes.
+        let ip = Ipv4Addr::from(u32::from_str_radix(ip, 16).ok()?.swap_bytes());
+        let port = u16::from_str_radix(port, 16).ok()?;
+        let same = port == addr.port()
+            && (ip == *addr.ip() || ip.is_unspecified() || addr.ip().is_unspecified());
+        same.then(|| f.get(9).map(|i| i.to_string()))?
+    })?;
+    let target = format!("socket:[{inode}]");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|p| {
+        let pid: u32 = p.file_name().to_str()?.parse().ok()?;
+        let held = std::fs::read_dir(p.path().join("fd"))
+            .ok()?
+            .flatten()
+            .any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == target.as_str())
+            });
+        held.then(|| {
+            let cmd = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            format!("pid {pid} ({})", cmd.trim())
+        })
+    })
 }
 
 pub(super) fn ctx<T>(r: io::Result<T>, what: impl FnOnce() -> String) -> io::Result<T> {
@@ -113,4 +156,23 @@ pub(super) fn open_sockets(s: &NodeSetup) -> io::Result<Sockets> {
         client,
         host,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_in_use_names_the_process_holding_it() {
+        let first = udp(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), false).unwrap();
+        let at = first.local_addr().unwrap().as_socket_ipv4().unwrap();
+        let e = udp(at, false).expect_err("the port is taken");
+        let msg = e.to_string();
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+        assert!(
+            msg.contains(&format!("held by pid {}", std::process::id())),
+            "{msg}"
+        );
+        assert!(msg.contains("nc-lab down"), "{msg}");
+    }
 }
