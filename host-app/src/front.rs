@@ -409,7 +409,9 @@ impl Node {
             if now - moved >= LAG_STUCK || now - t0 >= GIVE_UP {
                 st.lag_stuck = Some(st.applied);
                 tracing::warn!(
-                    "redis-nc node {}: the local replica applied nothing for {:?} (applied {},                      {} behind a decided write): writes are answered at their decision without                      waiting for it until it applies again",
+                    "redis-nc node {}: the local replica applied nothing for {:?} (applied {}, \
+                     {} behind a decided write): writes are answered at their decision without \
+                     waiting for it until it applies again",
                     self.node,
                     now - moved,
                     st.applied,
@@ -417,14 +419,7 @@ impl Node {
                 );
                 return;
             }
-            let me = std::thread::current();
-            let list = st.waiters.entry(target).or_default();
-            if !list.iter().any(|t| t.id() == me.id()) {
-                list.push(me);
-            }
-            drop(st);
-            std::thread::park_timeout(Duration::from_millis(20));
-            st = self.lock();
+            st = self.park_until_applied(st, target, Duration::from_millis(20));
         }
     }
 
@@ -467,18 +462,29 @@ impl Node {
                 return Err(e);
             }
             // Woken when the instance is applied or the mode changes; the timeout re-checks
-            // what `unavailable` reads from the engine watch. Registered once (a wake-up takes
-            // the registration with it).
+            // what `unavailable` reads from the engine watch.
             let wait = (deadline - now).min(Duration::from_millis(20));
-            let me = std::thread::current();
-            let list = st.waiters.entry(instance).or_default();
-            if !list.iter().any(|t| t.id() == me.id()) {
-                list.push(me);
-            }
-            drop(st);
-            std::thread::park_timeout(wait);
-            st = self.lock();
+            st = self.park_until_applied(st, instance, wait);
         }
+    }
+
+    /// Sleep until `instance` is applied (the apply loop wakes this thread) or for `at_most`,
+    /// registered once among the waiters (a wake-up takes the registration with it); the
+    /// state, locked again.
+    fn park_until_applied<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, St>,
+        instance: u64,
+        at_most: Duration,
+    ) -> MutexGuard<'a, St> {
+        let me = std::thread::current();
+        let list = st.waiters.entry(instance).or_default();
+        if !list.iter().any(|t| t.id() == me.id()) {
+            list.push(me);
+        }
+        drop(st);
+        std::thread::park_timeout(at_most);
+        self.lock()
     }
 
     /// Wake the fronts waiting for an instance now applied (`all`: every waiter, after a mode
