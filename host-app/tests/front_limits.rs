@@ -37,23 +37,48 @@ fn ping(s: &mut TcpStream) -> Value {
     }
 }
 
+/// `/proc/self/fd`, opened once, before the test first lowers the limit: listing it again needs
+/// no new descriptor, so a count taken while the front holds every descriptor the limit allows
+/// cannot itself fail with EMFILE (as a fresh `read_dir` did in CI).
+fn fd_dir() -> std::sync::MutexGuard<'static, nix::dir::Dir> {
+    use nix::{fcntl::OFlag, sys::stat::Mode};
+    static DIR: std::sync::OnceLock<std::sync::Mutex<nix::dir::Dir>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        std::sync::Mutex::new(nix::dir::Dir::open("/proc/self/fd", flags, Mode::empty()).unwrap())
+    })
+    .lock()
+    .unwrap()
+}
+
+/// The numbers of this process's open descriptors, not counting the one that lists them.
+fn fd_numbers() -> Vec<i32> {
+    let mut dir = fd_dir();
+    let own = std::os::fd::AsRawFd::as_raw_fd(&*dir);
+    dir.iter()
+        .map(|e| e.expect("listing /proc/self/fd"))
+        .filter_map(|e| e.file_name().to_str().ok()?.parse().ok())
+        .filter(|&n| n != own)
+        .collect()
+}
+
 /// Descriptors open in this process (not counting the one that lists them).
 fn open_fds() -> u64 {
-    std::fs::read_dir("/proc/self/fd").unwrap().count() as u64 - 1
+    fd_numbers().len() as u64
 }
 
 /// What this process's descriptors are, for a failure message.
 fn fd_list() -> String {
-    let mut all: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let to = std::fs::read_link(e.path()).map_or("?".into(), |t| t.display().to_string());
-            format!("{}→{to}", e.file_name().to_string_lossy())
-        })
-        .collect();
+    let mut all: Vec<i32> = fd_numbers();
     all.sort();
-    all.join(" ")
+    all.iter()
+        .map(|n| {
+            let to = std::fs::read_link(format!("/proc/self/fd/{n}"))
+                .map_or("?".into(), |t| t.display().to_string());
+            format!("{n}→{to}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The count of open descriptors once it has read the same several times in a row (within
@@ -142,6 +167,11 @@ fn settles_at(n: u64) -> bool {
 
 #[test]
 fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
+    // The count must work with no room left: that is when the front holds everything.
+    let now = open_fds();
+    set_soft_nofile(now + 1); // `fd_dir`'s own descriptor is not in the count
+    assert_eq!(open_fds(), now, "counting takes no descriptor");
+    set_soft_nofile(now + 64);
     let tmp = tempfile::tempdir().unwrap();
     let addr = common::front(tmp.path(), None);
     let pong = Value::Simple("PONG".into());
