@@ -33,6 +33,72 @@ pub fn xdp_members(lab: &Lab, f: &ClusterFile, i: u8) -> io::Result<(Vec<Ipv4Add
     Ok((vec![src], f.nodes.len() as u8))
 }
 
+/// xdp-log attached to node i's host end of the PCIe veth (`pcie` in `host-I`), consuming the
+/// host copies it logs, as a host of the lab's applications runs it; detached on drop.
+pub struct HostLog {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HostLog {
+    /// Attach on node i's host (its pin folder `/sys/fs/bpf/<prefix>-<i>` must not exist: see
+    /// [`HostLog::clear_stale`]).
+    pub fn attach(lab: &Lab, i: u8) -> io::Result<HostLog> {
+        let f = lab.load().map_err(|e| io::Error::other(e.to_string()))?;
+        let (allow_sources, nodes) = xdp_members(lab, &f, i)?;
+        let opts = AttachOptions {
+            iface: "pcie".into(),
+            mode: Mode::Skb,
+            pin_dir: pin_dir(&lab.prefix, i),
+            cluster_id: f.cluster_id as u32,
+            port: f.ports.host as u16,
+            consume: true,
+            allow_sources,
+            nodes,
+        };
+        let (tx, rx) = mpsc::channel::<()>();
+        let (ok_tx, ok_rx) = mpsc::channel();
+        let thread = in_netns(Some(lab.host(i)), move || match attach(&opts) {
+            Ok(a) => {
+                let _ = ok_tx.send(Ok(()));
+                let _ = rx.recv();
+                let _ = a.detach();
+            }
+            Err(e) => {
+                let _ = ok_tx.send(Err(format!("{e:#}")));
+            }
+        });
+        ok_rx
+            .recv()
+            .map_err(|_| io::Error::other("attach thread died"))?
+            .map_err(|e| io::Error::other(format!("xdp-log on host-{i}: {e}")))?;
+        Ok(HostLog {
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Remove node i's pin folder of this lab's prefix if one is left (by a run that was
+    /// killed: its namespaces, and with them the attachment, are gone, the pins stay). Only
+    /// for a caller that owns the prefix, which a lab's `up` already claims.
+    pub fn clear_stale(lab: &Lab, i: u8) {
+        let pin = pin_dir(&lab.prefix, i);
+        if pin.exists() {
+            let _ = xdp_log::loader::detach_pinned(&pin);
+        }
+    }
+}
+
+impl Drop for HostLog {
+    /// Detach, and wait until it is done (the next attach on the same host would find it).
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// The RESP port of every front.
 pub const FRONT_PORT: u16 = 6379;
 
@@ -44,7 +110,7 @@ pub struct RedisNcLab {
     /// The lab.
     pub lab: Lab,
     procs: Vec<(u8, Child)>,
-    stop_xdp: Vec<(u8, mpsc::Sender<()>)>,
+    host_logs: Vec<HostLog>,
     /// Folder for redis-servers and logs.
     pub dir: PathBuf,
     program: PathBuf,
@@ -304,7 +370,7 @@ impl RedisNcLab {
         let mut me = RedisNcLab {
             lab: lab.clone(),
             procs: vec![],
-            stop_xdp: vec![],
+            host_logs: vec![],
             dir: dir.to_path_buf(),
             program: program.to_path_buf(),
             args,
@@ -319,39 +385,7 @@ impl RedisNcLab {
     }
 
     fn attach_xdp(&mut self, i: u8) -> io::Result<()> {
-        let f = self
-            .lab
-            .load()
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        let pin = pin_dir(&self.lab.prefix, i);
-        let (allow_sources, nodes) = xdp_members(&self.lab, &f, i)?;
-        let opts = AttachOptions {
-            iface: "pcie".into(),
-            mode: Mode::Skb,
-            pin_dir: pin,
-            cluster_id: f.cluster_id as u32,
-            port: f.ports.host as u16,
-            consume: true,
-            allow_sources,
-            nodes,
-        };
-        let (tx, rx) = mpsc::channel::<()>();
-        let (ok_tx, ok_rx) = mpsc::channel();
-        in_netns(Some(self.lab.host(i)), move || match attach(&opts) {
-            Ok(a) => {
-                let _ = ok_tx.send(Ok(()));
-                let _ = rx.recv();
-                let _ = a.detach();
-            }
-            Err(e) => {
-                let _ = ok_tx.send(Err(format!("{e:#}")));
-            }
-        });
-        ok_rx
-            .recv()
-            .map_err(|_| io::Error::other("attach thread died"))?
-            .map_err(|e| io::Error::other(format!("xdp-log on host-{i}: {e}")))?;
-        self.stop_xdp.push((i, tx));
+        self.host_logs.push(HostLog::attach(&self.lab, i)?);
         Ok(())
     }
 
@@ -459,9 +493,7 @@ impl RedisNcLab {
             let _ = p.wait();
         }
         self.procs.clear();
-        for (_, s) in self.stop_xdp.drain(..) {
-            let _ = s.send(());
-        }
+        self.host_logs.clear();
         self.lab.kill_all();
         std::thread::sleep(Duration::from_millis(100));
     }
