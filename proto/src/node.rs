@@ -43,7 +43,7 @@
 //!   (no START), delivers every decision from then on, and becomes active
 //!   when the control software says the state transfer is done.
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -177,6 +177,13 @@ pub enum Action {
         tree: u8,
         /// UDP payload.
         packet: Vec<u8>,
+        /// A leader's DECIDE with recovery on: the end of the lease this send was judged under
+        /// (see [`Node::copies_failed`]). The model judged it at the time of its input, which
+        /// may be a datagram's arrival before a stall of the driver; a driver whose copies
+        /// leave when `now + window` has reached it must treat the send as failed. Carried by
+        /// the send itself: the node may have stepped down by the end of the same input (a
+        /// later datagram of the same read), so its state no longer tells. `None` otherwise.
+        lease_end: Option<u64>,
     },
     /// Send `packet` (a UDP payload) to the client `client_id` (the driver knows its address).
     Reply {
@@ -337,28 +344,74 @@ struct Tentative {
     next_seq: u32,
     lins: u64,
     entries: Vec<(u64, DecideKind, Vec<u8>)>,
+    /// Messages of the epoch that came before `next_seq` did, by seq: a copy of a later
+    /// message on one tree may arrive before the earlier message's copy on another (the very
+    /// gap that made the safe exit is such a case), so a later seq is no proof that the
+    /// earlier message was lost on every tree. They are taken in order once it comes.
+    ahead: BTreeMap<u32, (u64, DecideKind, Vec<u8>)>,
     closed: bool,
 }
 
 impl Tentative {
-    /// The next message of the leader's stream (seq `next_seq`).
+    /// The most messages held ahead of a missing one (the software receiver's in-flight
+    /// capacity): beyond it the earlier message is taken for lost and the stream for closed.
+    const AHEAD_MAX: usize = 1024;
+
+    fn new(epoch: u32, next_seq: u32, lins: u64) -> Tentative {
+        Tentative {
+            epoch,
+            next_seq,
+            lins,
+            entries: Vec::new(),
+            ahead: BTreeMap::new(),
+            closed: false,
+        }
+    }
+
+    /// A message of the leader's stream, in whatever order its copies came.
     fn offer(&mut self, d: &Decide<'_>, bytes: &[u8]) {
         if self.closed {
             return;
         }
         let m = d.meta;
-        if m.epoch != self.epoch || m.msg_seq != self.next_seq {
-            // Another epoch, or a message lost on every tree: the stream has a gap here.
-            self.closed |=
-                m.epoch != self.epoch || (m.msg_seq.wrapping_sub(self.next_seq) as i32) > 0;
+        if m.epoch != self.epoch {
+            // Another epoch: the stream we faulted under has ended for us.
+            self.closed = true;
             return;
         }
+        let ahead = m.msg_seq.wrapping_sub(self.next_seq) as i32;
+        if ahead < 0 {
+            return; // a copy of a message already taken
+        }
+        if ahead > 0 {
+            if self.ahead.len() >= Self::AHEAD_MAX {
+                self.closed = true;
+                self.ahead.clear();
+            } else {
+                self.ahead
+                    .entry(m.msg_seq)
+                    .or_insert_with(|| (m.instance, m.kind, bytes.to_vec()));
+            }
+            return;
+        }
+        self.take(m.instance, m.kind, bytes.to_vec());
+        while !self.closed {
+            let Some((instance, kind, b)) = self.ahead.remove(&self.next_seq) else {
+                break;
+            };
+            self.take(instance, kind, b);
+        }
+    }
+
+    /// Message `next_seq`.
+    fn take(&mut self, instance: u64, kind: DecideKind, bytes: Vec<u8>) {
         self.next_seq = self.next_seq.wrapping_add(1);
-        if m.instance != self.lins.wrapping_add(1) {
+        if instance != self.lins.wrapping_add(1) {
             self.closed = true;
-        } else if m.kind.is_value() {
-            self.lins = m.instance;
-            self.entries.push((m.instance, m.kind, bytes.to_vec()));
+            self.ahead.clear();
+        } else if kind.is_value() {
+            self.lins = instance;
+            self.entries.push((instance, kind, bytes));
         }
     }
 }
@@ -615,13 +668,6 @@ impl Node {
                 .gap
                 .map(|(first, _)| (self.lins.unwrap_or(0) + 1, first - 1)),
         })
-    }
-    /// Leader with recovery on: when the lease of its last send ends (its followers may time
-    /// out on it from then on). Its copies must have *arrived* before then: a driver that
-    /// finds, once its send system calls return, that `now + delta + drift` has reached this
-    /// must treat the send as failed ([`Node::copies_failed`]) rather than acknowledge it.
-    pub fn lease_end(&self) -> Option<u64> {
-        (self.recovery_on && self.is_leader()).then_some(self.lease_end)
     }
     /// Requests waiting in the egress FIFO.
     pub fn fifo_len(&self) -> usize {
@@ -911,20 +957,31 @@ impl Node {
     }
 
     /// The driver could not send every copy of the message the last [`Action::Send`]s carried
+    /// (or they would leave, or left, after their `lease_end`: `now + window` at or past it)
     /// (a failed or partial send; RSBCAST is all or nothing). The leader makes the safe exit
     /// ([`NetFault::SendFailed`]) and the message is not decided by it: `last_decided` goes back
     /// to before it, and the driver must drop that send's [`Action::Deliver`] and
     /// [`Action::Reply`]s (the clients were not answered and resend). Call it before carrying
     /// out any action that came after the copies. A non-leader ignores it.
     pub fn copies_failed(&mut self, now: u64, out: &mut Vec<Action>) {
-        if !self.is_leader() {
-            return;
-        }
         self.clock = self.clock.max(now);
-        if let (Some(k), Some(l)) = (self.last_value_sent.take(), self.lins)
-            && k == l
-        {
-            self.lins = Some(k - 1);
+        if let Some(k) = self.last_value_sent.take() {
+            if self.lins == Some(k) {
+                self.lins = Some(k - 1);
+            }
+            // A node that left the leader's role later in the same input (it heard it was
+            // alone, or a later epoch) has already taken its log end as its place.
+            if let Some((m, at)) = self.member_lins
+                && m == k
+            {
+                self.member_lins = Some((k - 1, at));
+            }
+        }
+        if !self.is_leader() {
+            // Deposed after the send by a later part of the same input: it is out of the
+            // leader's role already; only its log end goes back (above).
+            self.lead_rollback = None;
+            return;
         }
         if let Some((lins, tentative)) = self.lead_rollback.take() {
             // The first send of a leader a recovery elected: the kept copies it decided on
@@ -1177,8 +1234,10 @@ impl Node {
         if s == State::Active
             && let Some((_, at)) = self.member_lins.take()
         {
-            // A rejoin ended (ACTIVATE after the state transfer).
+            // A rejoin ended (ACTIVATE after the state transfer, which brought what the kept
+            // copies held).
             self.rstats.rejoins_done += 1;
+            self.tentative = None;
             self.end_outage(at);
         }
         if self.state != s {
@@ -1202,13 +1261,11 @@ impl Node {
         let was_member =
             matches!(self.state, State::Active | State::Recovering) || self.member_lins.is_some();
         if self.recovery_on && self.state == State::Active && !self.is_leader() {
-            let mut t = Tentative {
-                epoch: self.epoch,
-                next_seq: self.rx.as_ref().map_or(0, |r| r.base()),
-                lins: self.lins.unwrap_or(0),
-                entries: Vec::new(),
-                closed: false,
-            };
+            let mut t = Tentative::new(
+                self.epoch,
+                self.rx.as_ref().map_or(0, |r| r.base()),
+                self.lins.unwrap_or(0),
+            );
             for (_, b) in core::mem::take(&mut self.inflight) {
                 if let Ok((_, Packet::Decide(d))) = wire::parse(&b, self.cfg.cluster_id) {
                     t.offer(&d, &b);
@@ -1407,7 +1464,12 @@ impl Node {
             let Some(packet) = self.seal(packet) else {
                 continue;
             };
-            out.push(Action::Send { tree, packet });
+            let lease_end = self.recovery_on.then_some(self.lease_end);
+            out.push(Action::Send {
+                tree,
+                packet,
+                lease_end,
+            });
         }
         self.next_send = now + self.cfg.loop_period as u64;
         self.last_value_sent = kind.is_value().then_some(instance);
@@ -1569,8 +1631,14 @@ impl Node {
                 .unwrap_or(0);
             let start = newest.wrapping_add(1);
             self.sync = None;
-            // A live stream: what the state transfer brings replaces the kept copies.
-            self.tentative = None;
+            // A live stream of another epoch: its leader never had the kept copies (they were
+            // never acknowledged), and the state transfer brings what it decided. The stream of
+            // the epoch we faulted under is the leader that sent them: they stay kept until the
+            // state transfer is done (`set_state`), since that leader may die before it, and a
+            // recovery then needs them (its acknowledged writes may live on no other node).
+            if self.tentative.as_ref().is_some_and(|t| t.epoch != e) {
+                self.tentative = None;
+            }
             if self.epoch != e {
                 self.epoch = e;
                 out.push(Action::LeaderChanged {
@@ -1714,6 +1782,7 @@ impl Node {
             out.push(Action::Send {
                 tree,
                 packet: packet.clone(),
+                lease_end: None,
             });
         }
     }
@@ -1730,8 +1799,12 @@ impl Node {
         };
         let epoch = self.epoch.max(self.fault_epoch);
         let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
+        // A leader deposed right after a send in the same input: the driver may still find
+        // that send failed (`copies_failed`), which takes it back from the place kept here.
+        let sent = self.last_value_sent.filter(|_| keep.is_some());
         let tentative = self.tentative.take().filter(|_| keep.is_some());
         self.reset_protocol();
+        self.last_value_sent = sent;
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
@@ -1987,9 +2060,20 @@ impl Node {
             leader: self.cfg.node_id,
             lins,
         });
+        let first = out.len();
         self.leader_send(now, None, out);
         if self.is_leader() {
             self.lease_end = self.lease_end.min(window_end);
+            // The first send's copies must leave within the lead window as well.
+            for a in &mut out[first..] {
+                if let Action::Send {
+                    lease_end: Some(end),
+                    ..
+                } = a
+                {
+                    *end = (*end).min(window_end);
+                }
+            }
             self.lead_rollback = Some(before);
             out.extend(kept);
         } else {
@@ -2262,7 +2346,7 @@ mod tests {
     fn sends(out: &[Action]) -> Vec<(u8, Vec<u8>)> {
         out.iter()
             .filter_map(|a| match a {
-                Action::Send { tree, packet } => Some((*tree, packet.clone())),
+                Action::Send { tree, packet, .. } => Some((*tree, packet.clone())),
                 _ => None,
             })
             .collect()

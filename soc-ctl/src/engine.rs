@@ -920,10 +920,18 @@ impl Engine {
             let mut actions = out.drain(..).peekable();
             while let Some(a) = actions.next() {
                 match a {
-                    Action::Send { tree, packet } => {
+                    Action::Send {
+                        tree,
+                        packet,
+                        lease_end,
+                    } => {
                         let mut copies = vec![(tree, packet)];
+                        // The lease this message was judged under (the same for all its
+                        // copies): carried by the send, since the node may have stepped down
+                        // later in the same input and no longer has one.
+                        let lease = lease_end;
                         while let Some(Action::Send { .. }) = actions.peek() {
-                            if let Some(Action::Send { tree, packet }) = actions.next() {
+                            if let Some(Action::Send { tree, packet, .. }) = actions.next() {
                                 copies.push((tree, packet));
                             }
                         }
@@ -933,9 +941,7 @@ impl Engine {
                         // before a stall of this process. A send the followers may no longer
                         // expect does not leave at all.
                         let window = self.node.config().window();
-                        let expired = |node: &Node| {
-                            node.lease_end().is_some_and(|end| now_ns() + window >= end)
-                        };
+                        let expired = || lease.is_some_and(|end| now_ns() + window >= end);
                         if let Some((StallAt::BeforeSend(nth), pause)) = self.inject_stall
                             && let Ok((_, Packet::Decide(d))) =
                                 wire::parse(&copies[0].1, self.setup.config.cluster_id)
@@ -949,17 +955,16 @@ impl Engine {
                                 );
                             }
                         }
-                        let refused = decide && expired(&self.node);
+                        let refused = decide && expired();
                         let sent = !refused && self.send_message(&copies);
                         // And after the system call: a stall between this check and the copies
                         // leaving may have let the followers time out (the copies are out; this
                         // node does not count the message decided).
-                        let late = refused || (sent && decide && expired(&self.node));
+                        let late = refused || (sent && decide && expired());
                         if late {
                             self.stats.lease_late_sends += 1;
-                            let past = (now_ns() + window)
-                                .saturating_sub(self.node.lease_end().unwrap_or(0))
-                                / 1000;
+                            let past =
+                                (now_ns() + window).saturating_sub(lease.unwrap_or(0)) / 1000;
                             tracing::warn!(
                                 node = self.setup.config.node_id,
                                 "nc-engine node {}: lease: {} {past} us after the lease ended (not decided here; safe exit)",

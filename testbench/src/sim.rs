@@ -1082,11 +1082,12 @@ impl Sim {
         let mut late_send = false;
         let mut skipping = false;
         let mut extra = Vec::new();
+        // The lease each DECIDE send was judged under travels with it: the node may have
+        // stepped down later in the same input, so its state after it no longer tells.
+        let window = self.t.cfg.window();
         if self.replaying
             && leader_send
-            && let Some(end) = self.nodes[i as usize].node.lease_end()
-            && self.now + self.t.cfg.window() >= end
-            && out.iter().any(|a| matches!(a, Action::Send { packet, .. } if packet.get(3) == Some(&(wire::Kind::Decide as u8))))
+            && out.iter().any(|a| matches!(a, Action::Send { lease_end: Some(end), .. } if self.now + window >= *end))
         {
             late_send = true;
             let now = self.now;
@@ -1126,7 +1127,7 @@ impl Sim {
                 step = step.saturating_add(1);
             }
             match a {
-                Action::Send { tree, packet } => {
+                Action::Send { tree, packet, .. } => {
                     if let Ok((_, Packet::Decide(d))) = wire::parse(&packet, self.t.cfg.cluster_id)
                     {
                         msg = Some((d.meta.epoch, d.meta.msg_seq));

@@ -667,7 +667,7 @@ impl Lockstep {
             let cfg = *self.model.config();
             for a in &out {
                 match a {
-                    Action::Send { tree, packet } => {
+                    Action::Send { tree, packet, .. } => {
                         e.want_frames[*tree as usize].push_back(decide_frame(&cfg, *tree, packet))
                     }
                     Action::Deliver(d) => e.want_host.push_back(host_frame(&cfg, &d.packet)),
@@ -862,7 +862,7 @@ impl Lockstep {
         let mut oks = Vec::new();
         for a in out {
             match a {
-                Action::Send { tree, packet } => match wire::parse(packet, cluster) {
+                Action::Send { tree, packet, .. } => match wire::parse(packet, cluster) {
                     Ok((_, Packet::Decide(d))) => {
                         if *tree == 0 {
                             batch = d
