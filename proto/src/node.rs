@@ -505,6 +505,11 @@ pub struct Node {
     round: Option<Round>,
     /// Leader: per node, when its last FAULT notice or recovery report arrived.
     peer_out: Vec<Option<u64>>,
+    /// Per node: the log end (its `top`) of the last RECOVER it sent us, heard in any state and
+    /// any round since a leader was last followed. A node whose report of a longer log went
+    /// silent (paused, crashed) may hold writes its leader acknowledged: no shorter log may be
+    /// elected while its report stands, whatever round the others have moved on to.
+    heard_top: Vec<Option<u64>>,
     /// Leader: time of its last send (the lease runs from it).
     last_send_at: u64,
     /// Leader: the lease of its last send (the followers may time out from then on).
@@ -569,6 +574,7 @@ impl Node {
             next_notice: 0,
             round: None,
             peer_out: vec![None; cfg.node_count as usize],
+            heard_top: vec![None; cfg.node_count as usize],
             last_send_at: 0,
             lease_end: 0,
             armed_seen: None,
@@ -1217,6 +1223,7 @@ impl Node {
         self.next_notice = 0;
         self.round = None;
         self.peer_out = vec![None; self.cfg.node_count as usize];
+        self.heard_top = vec![None; self.cfg.node_count as usize];
         self.last_send_at = 0;
         self.armed_seen = None;
         self.seen_round = 0;
@@ -1239,6 +1246,11 @@ impl Node {
             self.rstats.rejoins_done += 1;
             self.tentative = None;
             self.end_outage(at);
+        }
+        if s == State::Active {
+            // A leader is followed (or this node leads): the logs heard of meanwhile are in
+            // its history.
+            self.heard_top.iter_mut().for_each(|h| *h = None);
         }
         if self.state != s {
             self.state = s;
@@ -1799,12 +1811,14 @@ impl Node {
         };
         let epoch = self.epoch.max(self.fault_epoch);
         let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
+        let heard_top = core::mem::take(&mut self.heard_top);
         // A leader deposed right after a send in the same input: the driver may still find
         // that send failed (`copies_failed`), which takes it back from the place kept here.
         let sent = self.last_value_sent.filter(|_| keep.is_some());
         let tentative = self.tentative.take().filter(|_| keep.is_some());
         self.reset_protocol();
         self.last_value_sent = sent;
+        self.heard_top = heard_top;
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
@@ -1949,6 +1963,9 @@ impl Node {
         let (settle, round_len, majority) = (self.settle(), self.round_len(), self.majority());
         let window = self.cfg.window();
         let seen_round = self.seen_round;
+        // The longest log any node reported since a leader was last followed, in any round:
+        // one that went silent since may hold acknowledged writes.
+        let heard = self.heard_top.iter().flatten().copied().max().unwrap_or(0);
         let Some(r) = self.round.as_mut() else { return };
         let cand = (r.round % n) as u8;
         // Vote: for ourselves if we are the candidate, else for a candidate whose log is at
@@ -1957,7 +1974,7 @@ impl Node {
         if r.vote == wire::VOTE_NONE {
             if cand == me {
                 r.vote = me;
-            } else if r.reports[cand as usize].is_some_and(|(l, _, _)| l >= my_top) {
+            } else if r.reports[cand as usize].is_some_and(|(l, _, _)| l >= my_top.max(heard)) {
                 r.vote = cand;
                 r.next_report = now;
                 r.promised_until = now + settle + 2 * window;
@@ -1966,7 +1983,14 @@ impl Node {
         r.reports[me as usize] = Some((my_lins, my_top, r.vote));
         // The longest history anyone holds (a gap node's decisions beyond its gap included):
         // only a candidate whose log reaches it without a gap may lead.
-        let max_lins = r.reports.iter().flatten().map(|x| x.1).max().unwrap_or(0);
+        let max_lins = r
+            .reports
+            .iter()
+            .flatten()
+            .map(|x| x.1)
+            .max()
+            .unwrap_or(0)
+            .max(heard);
         let votes = r.reports.iter().flatten().filter(|x| x.2 == cand).count();
         // A gap in our log: ask a participant whose log covers it for a transfer.
         let fill = match (self.gap, self.gap_asked) {
@@ -2143,12 +2167,14 @@ impl Node {
         let epoch = self.epoch.max(self.fault_epoch);
         let keep = self.member_lins;
         let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
+        let heard_top = core::mem::take(&mut self.heard_top);
         self.reset_protocol();
         self.epoch = epoch;
         self.fault_epoch = epoch;
         self.seen_round = seen;
         self.recovery_heard = heard;
         self.out_timeout = out_t;
+        self.heard_top = heard_top;
         self.member_lins = keep;
         self.lins = None;
         self.sync = Some(Sync::default());
@@ -2164,6 +2190,34 @@ impl Node {
             return self.count(Counter::Ignored);
         }
         self.rstats.recover_received += 1;
+        self.heard_top[from as usize] = Some(r.top.max(r.lins));
+        // A node of a later epoch than our kept copies': a leader of that epoch took over from
+        // a log that ends before them (a follower that delivered or faulted on them does not
+        // lead by succession), so they were never acknowledged, and it may have decided their
+        // instances differently. Keeping them would bring a second history to the recovery.
+        if self.tentative.as_ref().is_some_and(|t| r.epoch > t.epoch) {
+            self.tentative = None;
+        }
+        // A node of our kept copies' epoch decided beyond them (it locked onto that leader's
+        // stream after a gap): the leader sent them before what that node decided, so they
+        // are in the one history. Decide them now: a node with a gap that ends at them can
+        // then have it filled by a transfer from our log, which holds only decided instances
+        // (else no one could ever lead: a seed of the fifteenth session's campaigns). Not
+        // with a gap of our own before them: the host would get them after later instances.
+        if self.state == State::Recovering
+            && self.gap.is_none()
+            && self
+                .tentative
+                .as_ref()
+                .is_some_and(|t| r.epoch == t.epoch && r.top.max(r.lins) > t.lins)
+        {
+            self.take_tentative(out);
+            if let (Some(l), Some((m, at))) = (self.lins, self.member_lins)
+                && l > m
+            {
+                self.member_lins = Some((l, at));
+            }
+        }
         // Whoever leads now or later bounds its lease by the smallest timeout a node that was
         // out reported (kept: such a node may lock onto a later leader's stream and still run it).
         if r.timeout > 0 {

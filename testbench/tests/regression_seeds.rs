@@ -44,7 +44,7 @@ const SEEDS: &[(u8, u64, &str)] = &[
 ];
 
 /// (n, seed, what it found), found by campaigns with the default `--early-sends mixed --auth
-/// mixed` (fifteenth session, `--first-seed 700000`).
+/// mixed` (fifteenth session, `--first-seed 700000` and `--first-seed 1000000`).
 const MIXED_SEEDS: &[(u8, u64, &str)] = &[
     (
         3,
@@ -62,6 +62,24 @@ const MIXED_SEEDS: &[(u8, u64, &str)] = &[
          go",
     ),
     (3, 725_799, "as 718512"),
+    (
+        3,
+        1_121_165,
+        "a leader that was alone reported a longer log, then paused; the others moved to the \
+         next round, forgot its report and elected a shorter log, losing its acknowledged write",
+    ),
+    (
+        3,
+        1_008_752,
+        "a node's kept copies of epoch 0 were elected into instance 2 although the leader of \
+         epoch 1 had decided instance 2 differently (a second history)",
+    ),
+    (
+        3,
+        1_138_571,
+        "a node with a gap asked for it to be filled by a node whose report counted kept \
+         copies it had not decided: the transfer was refused for ever and no one led",
+    ),
 ];
 
 #[test]
