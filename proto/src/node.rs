@@ -1476,7 +1476,8 @@ impl Node {
             let Some(packet) = self.seal(packet) else {
                 continue;
             };
-            let lease_end = self.recovery_on.then_some(self.lease_end);
+            // (The `skip-lease` mutation: a leader without a lease has none to hand on either.)
+            let lease_end = (self.recovery_on && !skip_lease).then_some(self.lease_end);
             out.push(Action::Send {
                 tree,
                 packet,
