@@ -968,7 +968,9 @@ impl Node {
     /// ([`NetFault::SendFailed`]) and the message is not decided by it: `last_decided` goes back
     /// to before it, and the driver must drop that send's [`Action::Deliver`] and
     /// [`Action::Reply`]s (the clients were not answered and resend). Call it before carrying
-    /// out any action that came after the copies. A non-leader ignores it.
+    /// out any action that came after the copies. A node that stepped down later in the same
+    /// input (it heard it was alone, or a later epoch) takes the message back from the place
+    /// it keeps for a recovery and makes no second safe exit; one that sent nothing ignores it.
     pub fn copies_failed(&mut self, now: u64, out: &mut Vec<Action>) {
         self.clock = self.clock.max(now);
         if let Some(k) = self.last_value_sent.take() {
