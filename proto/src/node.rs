@@ -223,6 +223,12 @@ pub enum Action {
         /// The snapshot must cover this instance.
         instance: u64,
     },
+    /// With recovery on: decisions that fill this recovering node's own gap from the copies it
+    /// kept after its safe exit (its log ended before them and it decided instances after them
+    /// on the same leader's stream). The driver merges them into its log as it merges a
+    /// [`Action::FillGap`] transfer: they are decided, but they are not handed to the host
+    /// now, since the host has instances after them already.
+    FilledFromKept(Vec<Decision>),
     /// With recovery on: a recovery round ended with this node back in service at `epoch`
     /// (as its leader, or following the elected leader).
     Recovered {
@@ -1862,6 +1868,35 @@ impl Node {
         self.rx = None;
         self.lead_epoch = None;
         self.lins = Some(lins);
+        // Our gap ends where copies we kept end: the leader that sent them sent what we decided
+        // after the gap on its stream, so they fill it (no one else may be able to: a transfer
+        // serves only decided instances, and another node's own gap may end at them).
+        if let (Some((first, top)), Some(t)) = (self.gap, self.tentative.as_ref())
+            && t.entries.first().is_some_and(|e| e.0 == lins + 1)
+            && t.lins + 1 >= first
+        {
+            let fill: Vec<Decision> = t
+                .entries
+                .iter()
+                .filter(|e| e.0 < first)
+                .map(|(instance, kind, packet)| Decision {
+                    instance: *instance,
+                    epoch: t.epoch,
+                    kind: *kind,
+                    packet: packet.clone(),
+                    recovered: true,
+                })
+                .collect();
+            self.rstats.kept_after_fault += fill.len() as u64;
+            self.rstats.gaps_filled += 1;
+            out.push(Action::FilledFromKept(fill));
+            self.gap = None;
+            self.tentative = None;
+            self.lins = Some(top);
+            if let Some((_, at)) = self.member_lins {
+                self.member_lins = Some((top, at));
+            }
+        }
         self.new_round(now, round);
         self.set_state(State::Recovering, out);
         // What the last leader sent after our safe exit counts in our report, but is decided

@@ -1018,6 +1018,14 @@ impl Engine {
                             logged.push(l);
                         }
                     }
+                    Action::FilledFromKept(ds) => {
+                        // Into the log as a gap fill's transfer goes (no host copies: the host
+                        // has later instances already).
+                        logged.extend(ds.iter().filter_map(|d| {
+                            Logged::from_packet(&d.packet, self.setup.config.cluster_id)
+                        }));
+                        self.say(|| format!("gap filled from {} kept copies", ds.len()));
+                    }
                     Action::LeaderChanged { epoch, leader } => {
                         if leader == self.setup.config.node_id && self.node.is_leader() {
                             self.stats.takeover_pending = Some(now);

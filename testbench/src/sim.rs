@@ -1206,6 +1206,28 @@ impl Sim {
                 Action::LeaderChanged { epoch, leader } => {
                     self.log(|| format!("n{i} leader -> {leader} (epoch {epoch})"));
                 }
+                Action::FilledFromKept(ds) => {
+                    // As a gap fill's transfer: into the log, not a delivery (the node decided
+                    // later instances already).
+                    self.log(|| format!("n{i} fills its gap from {} kept copies", ds.len()));
+                    self.h.gap_fills += 1;
+                    let cluster = self.t.cfg.cluster_id;
+                    for d in &ds {
+                        if let Some((instance, l)) =
+                            proto::log::Logged::from_packet(&d.packet, cluster)
+                        {
+                            self.h.snapshot_log[i as usize].insert(
+                                instance,
+                                Logged {
+                                    kind: l.kind,
+                                    count: l.count,
+                                    entries: l.entries.clone(),
+                                },
+                            );
+                            self.nodes[i as usize].log.map.insert(instance, Arc::new(l));
+                        }
+                    }
+                }
                 Action::FillGap { from, instance } => {
                     // A recovering node with a gap in its log: transfer the gap from `from`.
                     self.log(|| {

@@ -80,6 +80,13 @@ const MIXED_SEEDS: &[(u8, u64, &str)] = &[
         "a node with a gap asked for it to be filled by a node whose report counted kept \
          copies it had not decided: the transfer was refused for ever and no one led",
     ),
+    (
+        3,
+        1_005_613,
+        "a node's own gap was bridged exactly by its kept copies, which it could neither \
+         decide (the host had later instances) nor serve to the other node's gap fill: both \
+         stayed in Recovering for ever",
+    ),
 ];
 
 #[test]

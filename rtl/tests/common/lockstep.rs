@@ -908,9 +908,10 @@ impl Lockstep {
                 Action::Violation(Violation::StaleEpoch { epoch }) => recs.push(Rec::Stale(*epoch)),
                 Action::Violation(Violation::Deposed { epoch }) => recs.push(Rec::Deposed(*epoch)),
                 Action::Violation(v) => recs.push(Rec::Unsupported(format!("{v:?}"))),
-                Action::Rejoin | Action::Recovered { .. } | Action::FillGap { .. } => {
-                    recs.push(Rec::Unsupported(format!("{a:?}")))
-                }
+                Action::Rejoin
+                | Action::Recovered { .. }
+                | Action::FillGap { .. }
+                | Action::FilledFromKept(_) => recs.push(Rec::Unsupported(format!("{a:?}"))),
             }
         }
         // The model's OKs must be exactly the batch it sent, in order (a check of the harness).
