@@ -1103,6 +1103,17 @@ impl Node {
                 }
                 self.sync_copy(now, &d, out)
             }
+            State::Joining => {
+                // Locked onto the stream: the messages before the lock-on point are not ours
+                // to deliver, but their copies still complete the kept copies (a tree that
+                // showed a later message first made the lock-on point pass them).
+                if let (Some(t), Some(s)) = (self.tentative.as_mut(), self.skip_below)
+                    && (d.meta.msg_seq.wrapping_sub(s) as i32) < 0
+                {
+                    t.offer(&d, bytes);
+                }
+                self.copy(now, bytes, &d, out)
+            }
             _ => self.copy(now, bytes, &d, out),
         }
     }
@@ -1718,7 +1729,13 @@ impl Node {
                     self.count(Counter::LateCopies);
                     self.violation(Violation::LateCopy { tree: m.tree }, out);
                 }
-                self.fault(NetFault::Rsbcast(f), out)
+                self.fault(NetFault::Rsbcast(f), out);
+                // The copy that showed the fault is a message of the leader's stream too: it
+                // goes to the kept copies (held there until the messages before it come). It
+                // may be the only copy of an acknowledged message this node ever gets.
+                if let Some(t) = self.tentative.as_mut() {
+                    t.offer(d, bytes);
+                }
             }
             CopyOutcome::First | CopyOutcome::More => {
                 if self.recovery_on && self.inflight.back().is_none_or(|b| b.0 != m.msg_seq) {

@@ -767,7 +767,10 @@ impl Sim {
     }
 
     fn step(&mut self, ev: Ev) {
-        // A paused process does nothing; what reaches it waits in its socket.
+        // A paused process does nothing; what reaches it waits in its socket. Up to and
+        // including the instant it resumes: an event of that instant ordered before its Resume
+        // would otherwise run ahead of the input that queued up (a timer before the datagrams
+        // the engine reads first, and a follower timing out on a leader whose copies wait).
         let to = match &ev {
             Ev::Tick(i) => Some(*i),
             Ev::Tree { to, .. } | Ev::ToNode { to, .. } | Ev::Peer { to, .. } => Some(*to),
@@ -776,7 +779,7 @@ impl Sim {
         if let Some(i) = to
             && self.nodes[i as usize]
                 .paused_until
-                .is_some_and(|u| self.now < u)
+                .is_some_and(|u| self.now <= u)
         {
             let sn = &mut self.nodes[i as usize];
             if let Ev::Tick(_) = ev {

@@ -87,6 +87,26 @@ const MIXED_SEEDS: &[(u8, u64, &str)] = &[
          decide (the host had later instances) nor serve to the other node's gap fill: both \
          stayed in Recovering for ever",
     ),
+    (
+        3,
+        2_097_626,
+        "a rejoining node locked onto its leader's stream past messages whose copies were still \
+         on their way on the other tree; those copies no longer reached its kept copies, and \
+         the recovery after the leader crashed lost the write it had acknowledged",
+    ),
+    (
+        3,
+        3_033_648,
+        "the copy that showed a follower its gap was the only copy of an acknowledged message \
+         it got (the other was dropped), and it did not go to the kept copies",
+    ),
+    (
+        3,
+        4_021_383,
+        "the simulator ran a paused follower's timer at the instant it resumed before the \
+         datagrams that had queued up (the engine reads them first): it timed out on a live \
+         leader and decided its instances again",
+    ),
 ];
 
 #[test]
