@@ -239,6 +239,11 @@ impl ZkNode {
         self.cv.notify_all();
     }
 
+    /// Why the apply loop stopped for good, if it did.
+    pub fn stopped(&self) -> Option<String> {
+        self.lock().stopped.clone()
+    }
+
     fn unavailable(&self, st: &St) -> Option<String> {
         if let Some(what) = &st.transferring {
             return Some(format!(

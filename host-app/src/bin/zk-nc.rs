@@ -447,7 +447,8 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    rt.block_on(async move {
+    let stopped_node = zk_node.clone();
+    let r = rt.block_on(async move {
         let mut applier = ZkApplier::connect(zk, 0).await.map_err(|e| e.to_string())?;
         tracing::info!(
             node,
@@ -514,5 +515,19 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
             apply_batch(&mut applier, &zk_node, &mut batch).await?;
         }
         Err::<(), String>("the decision reader stopped".into())
-    })
+    });
+    if let Some(why) = stopped_node.stopped() {
+        // Stay up, as Redis-NC does: the fronts answer every request with the reason
+        // (`CLUSTERDOWN … apply stopped`, or for a write decided meanwhile `ERR … decided at
+        // instance N … not applied here`) and the metrics say `stopped`. Exiting here closed the
+        // connection of a writer waiting for its write's outcome before it was told.
+        tracing::error!(
+            node,
+            "zk-nc: node {node}: apply stopped for good ({why}); still answering with the reason (restart zk-nc to resume)"
+        );
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    r
 }
