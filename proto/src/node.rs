@@ -1835,26 +1835,13 @@ impl Node {
             None if was_member => Some((self.lins.unwrap_or(0), now)),
             None => None,
         };
-        let epoch = self.epoch.max(self.fault_epoch);
-        let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
-        let heard_top = core::mem::take(&mut self.heard_top);
         // A leader deposed right after a send in the same input: the driver may still find
         // that send failed (`copies_failed`), which takes it back from the place kept here.
         let sent = self.last_value_sent.filter(|_| keep.is_some());
         let tentative = self.tentative.take().filter(|_| keep.is_some());
-        self.reset_protocol();
+        self.reset_for_rejoin(now, keep);
         self.last_value_sent = sent;
-        self.heard_top = heard_top;
-        self.epoch = epoch;
-        self.fault_epoch = epoch;
-        self.seen_round = seen;
-        self.recovery_heard = heard;
-        self.out_timeout = out_t;
-        self.member_lins = keep;
         self.tentative = tentative;
-        self.lins = None;
-        self.sync = Some(Sync::default());
-        self.last_rx = now;
         self.rstats.rejoins_started += 1;
         self.set_state(State::Joining, out);
         out.push(Action::Rejoin);
@@ -1862,6 +1849,27 @@ impl Node {
             self.send_recover(0, wire::VOTE_NONE, out);
             self.next_notice = now + (self.cfg.timeout as u64 / 2).max(1);
         }
+    }
+
+    /// Protocol state back to reset values for the join path, keeping what a node coming back
+    /// carries: its epoch (the later of its own and the one it faulted in), its place
+    /// (`keep`), what it heard of recoveries (rounds, when, the others' timeouts and log ends).
+    /// It then locks onto a stream from `now`.
+    fn reset_for_rejoin(&mut self, now: u64, keep: Option<(u64, u64)>) {
+        let epoch = self.epoch.max(self.fault_epoch);
+        let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
+        let heard_top = core::mem::take(&mut self.heard_top);
+        self.reset_protocol();
+        self.epoch = epoch;
+        self.fault_epoch = epoch;
+        self.seen_round = seen;
+        self.recovery_heard = heard;
+        self.out_timeout = out_t;
+        self.heard_top = heard_top;
+        self.member_lins = keep;
+        self.lins = None;
+        self.sync = Some(Sync::default());
+        self.last_rx = now;
     }
 
     /// No leader is left (or this leader learnt that every other node made the safe exit):
@@ -2219,21 +2227,7 @@ impl Node {
         }
         // Behind the stream, or joining it mid-way: the join path, keeping our place.
         self.round = None;
-        let epoch = self.epoch.max(self.fault_epoch);
-        let keep = self.member_lins;
-        let (seen, heard, out_t) = (self.seen_round, self.recovery_heard, self.out_timeout);
-        let heard_top = core::mem::take(&mut self.heard_top);
-        self.reset_protocol();
-        self.epoch = epoch;
-        self.fault_epoch = epoch;
-        self.seen_round = seen;
-        self.recovery_heard = heard;
-        self.out_timeout = out_t;
-        self.heard_top = heard_top;
-        self.member_lins = keep;
-        self.lins = None;
-        self.sync = Some(Sync::default());
-        self.last_rx = now;
+        self.reset_for_rejoin(now, self.member_lins);
         self.set_state(State::Joining, out);
         out.push(Action::Rejoin);
         self.sync_copy(now, d, out);

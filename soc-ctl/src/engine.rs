@@ -925,11 +925,10 @@ impl Engine {
                         packet,
                         lease_end,
                     } => {
+                        // `lease_end`: the lease this message was judged under (the same for
+                        // all its copies), carried by the send, since the node may have stepped
+                        // down later in the same input and no longer has one.
                         let mut copies = vec![(tree, packet)];
-                        // The lease this message was judged under (the same for all its
-                        // copies): carried by the send, since the node may have stepped down
-                        // later in the same input and no longer has one.
-                        let lease = lease_end;
                         while let Some(Action::Send { .. }) = actions.peek() {
                             if let Some(Action::Send { tree, packet, .. }) = actions.next() {
                                 copies.push((tree, packet));
@@ -941,7 +940,7 @@ impl Engine {
                         // before a stall of this process. A send the followers may no longer
                         // expect does not leave at all.
                         let window = self.node.config().window();
-                        let expired = || lease.is_some_and(|end| now_ns() + window >= end);
+                        let expired = || lease_end.is_some_and(|end| now_ns() + window >= end);
                         if let Some((StallAt::BeforeSend(nth), pause)) = self.inject_stall
                             && let Ok((_, Packet::Decide(d))) =
                                 wire::parse(&copies[0].1, self.setup.config.cluster_id)
@@ -964,7 +963,7 @@ impl Engine {
                         if late {
                             self.stats.lease_late_sends += 1;
                             let past =
-                                (now_ns() + window).saturating_sub(lease.unwrap_or(0)) / 1000;
+                                (now_ns() + window).saturating_sub(lease_end.unwrap_or(0)) / 1000;
                             tracing::warn!(
                                 node = self.setup.config.node_id,
                                 "nc-engine node {}: lease: {} {past} us after the lease ended (not decided here; safe exit)",

@@ -1215,20 +1215,17 @@ impl Sim {
                     self.log(|| format!("n{i} fills its gap from {} kept copies", ds.len()));
                     self.h.gap_fills += 1;
                     let cluster = self.t.cfg.cluster_id;
+                    let mut got = DecisionLog::default();
                     for d in &ds {
                         if let Some((instance, l)) =
                             proto::log::Logged::from_packet(&d.packet, cluster)
                         {
-                            self.h.snapshot_log[i as usize].insert(
-                                instance,
-                                Logged {
-                                    kind: l.kind,
-                                    count: l.count,
-                                    entries: l.entries.clone(),
-                                },
-                            );
-                            self.nodes[i as usize].log.map.insert(instance, Arc::new(l));
+                            got.map.insert(instance, Arc::new(l));
                         }
+                    }
+                    self.record_snapshot(i, &got);
+                    if let Err(e) = self.nodes[i as usize].log.merge(got) {
+                        self.log(|| format!("n{i} gap fill from kept copies conflicts: {e:?}"));
                     }
                 }
                 Action::FillGap { from, instance } => {
