@@ -98,15 +98,47 @@ fn settled_fds() -> u64 {
 
 fn set_soft_nofile(n: u64) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    INITIAL_SOFT.get_or_init(|| soft);
     setrlimit(Resource::RLIMIT_NOFILE, n.min(hard), hard).unwrap();
 }
 
-/// The test's side of a connection to `addr`, with room for `room` descriptors more than
-/// `before` in all, counting this one: its socket is made before the limit is lowered, so what
-/// runs out of descriptors is the front, never the test.
-fn connect_with_room(addr: SocketAddr, before: u64, room: u64) -> TcpStream {
+/// The soft open-files limit the test started with.
+static INITIAL_SOFT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// The soft open-files limit back to what the test started with.
+fn restore_nofile() {
+    let initial = *INITIAL_SOFT.get().expect("set_soft_nofile ran first");
+    set_soft_nofile(initial);
+}
+
+/// The soft open-files limit that leaves exactly `room` descriptor numbers free below it. The
+/// limit caps descriptor *numbers* (a new descriptor takes the lowest free number, which must be
+/// below the limit), not how many are open: a descriptor numbered above it (an inherited pipe, as
+/// under `cargo test`'s jobserver) leaves a number free below it that a limit of `open + room`
+/// would hand out, and a hole in the table leaves one more. So the limit is found from the
+/// numbers in use, `fd_dir`'s own included.
+fn limit_with_room(room: u64) -> u64 {
+    let mut used: Vec<u64> = fd_numbers().into_iter().map(|n| n as u64).collect();
+    used.push(std::os::fd::AsRawFd::as_raw_fd(&*fd_dir()) as u64);
+    used.sort_unstable();
+    used.dedup();
+    // Free numbers below `limit`: `limit` minus the used ones below it.
+    let mut limit = room;
+    while limit - used.iter().filter(|&&n| n < limit).count() as u64 != room {
+        limit += 1;
+    }
+    limit
+}
+
+/// The test's side of a connection to `addr`, with room for `room` descriptors in all, counting
+/// this one: its socket is made with the limit raised, then the limit is lowered to leave
+/// `room - 1` free for the front, so what runs out of descriptors is the front, never the test.
+/// The front must hold what it holds at rest (see [`settles_at`]) when this is called.
+fn connect_with_room(addr: SocketAddr, room: u64) -> TcpStream {
     use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, socket};
+    restore_nofile();
+    let limit = limit_with_room(room);
     let fd = socket(
         AddressFamily::Inet,
         SockType::Stream,
@@ -114,7 +146,7 @@ fn connect_with_room(addr: SocketAddr, before: u64, room: u64) -> TcpStream {
         None,
     )
     .unwrap_or_else(|e| panic!("the test's socket: {e}; descriptors: {}", fd_list()));
-    set_soft_nofile(before + room);
+    set_soft_nofile(limit);
     let SocketAddr::V4(v4) = addr else {
         panic!("{addr}: IPv4 only")
     };
@@ -123,9 +155,9 @@ fn connect_with_room(addr: SocketAddr, before: u64, room: u64) -> TcpStream {
     TcpStream::from(fd)
 }
 
-/// With room for `room` more descriptors than `before`: connect to `addr` (sending `first` if
-/// given), read what the front says until it closes, and wait until the front's descriptors for
-/// the connection are free again.
+/// With the front holding `before` descriptors (as counted by [`open_fds`]) and room for `room`
+/// more: connect to `addr` (sending `first` if given), read what the front says until it closes,
+/// and wait until the front's descriptors for the connection are free again.
 fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> String {
     assert!(
         settles_at(before),
@@ -133,7 +165,7 @@ fn refused(addr: SocketAddr, before: u64, room: u64, first: Option<&[u8]>) -> St
         open_fds(),
         fd_list()
     );
-    let mut s = connect_with_room(addr, before, room);
+    let mut s = connect_with_room(addr, room);
     if let Some(b) = first {
         s.write_all(b).unwrap();
     }
@@ -169,9 +201,9 @@ fn settles_at(n: u64) -> bool {
 fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     // The count must work with no room left: that is when the front holds everything.
     let now = open_fds();
-    set_soft_nofile(now + 1); // `fd_dir`'s own descriptor is not in the count
+    set_soft_nofile(limit_with_room(0));
     assert_eq!(open_fds(), now, "counting takes no descriptor");
-    set_soft_nofile(now + 64);
+    restore_nofile();
     let tmp = tempfile::tempdir().unwrap();
     let addr = common::front(tmp.path(), None);
     let pong = Value::Simple("PONG".into());
@@ -180,11 +212,10 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
 
     // Room for the test's own side of one more connection, none for the front's side.
     let before = settled_fds();
+    let ping_cmd = Value::command(&[b"PING"]).to_bytes();
     for _ in 0..3 {
-        let mut s = connect_with_room(addr, before, 1);
-        s.write_all(&Value::command(&[b"PING"]).to_bytes()).unwrap();
         assert_eq!(
-            String::from_utf8_lossy(&read_to_close(&mut s)),
+            refused(addr, before, 1, Some(&ping_cmd)),
             "-ERR max number of clients reached\r\n",
             "a connection the front cannot take is told why, then closed"
         );
@@ -198,7 +229,6 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     // Room for a connection's first descriptor, then its second, then the session thread its
     // first PING needs (a connection to redis-server, a socket for proposals): at each stage the
     // command is answered with the reason, and the front's descriptors for it are given back.
-    let ping_cmd = Value::command(&[b"PING"]).to_bytes();
     for room in 2..=4 {
         assert_eq!(
             refused(addr, before, room, Some(&ping_cmd)),
@@ -209,7 +239,7 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
     assert_eq!(ping(&mut a), pong);
 
     // Descriptors free again: new connections are served.
-    set_soft_nofile(before + 64);
+    restore_nofile();
     let mut b = TcpStream::connect(addr).unwrap();
     assert_eq!(ping(&mut b), pong);
     assert_eq!(ping(&mut a), pong);
@@ -238,7 +268,7 @@ fn fronts_out_of_descriptors_refuse_new_connections_at_once_and_keep_serving() {
         );
     }
     assert_eq!(call(&mut w, &json!({"op": "info"})).unwrap()["node"], 0);
-    set_soft_nofile(before + 64);
+    restore_nofile();
     let mut w2 = connect(zaddr).unwrap();
     assert_eq!(call(&mut w2, &json!({"op": "info"})).unwrap()["node"], 0);
 }
