@@ -1104,12 +1104,14 @@ impl Node {
                 self.sync_copy(now, &d, out)
             }
             State::Joining => {
-                // Locked onto the stream: the messages before the lock-on point are not ours
-                // to deliver, but their copies still complete the kept copies (a tree that
-                // showed a later message first made the lock-on point pass them).
-                if let (Some(t), Some(s)) = (self.tentative.as_mut(), self.skip_below)
-                    && (d.meta.msg_seq.wrapping_sub(s) as i32) < 0
-                {
+                // Locked onto the stream: every copy still goes to the kept copies until the
+                // state transfer is done. The messages before the lock-on point are not ours
+                // to deliver (a tree that showed a later message first made the lock-on point
+                // pass them); those after it we deliver only if every tree brings them, and a
+                // tree that is down for us makes us fault on them again, with their copies
+                // from the live tree as the only trace of what the leader may have
+                // acknowledged (seed 5088602 lost 36 acknowledged writes that way).
+                if let Some(t) = self.tentative.as_mut() {
                     t.offer(&d, bytes);
                 }
                 self.copy(now, bytes, &d, out)
@@ -1916,7 +1918,14 @@ impl Node {
             self.rstats.gaps_filled += 1;
             out.push(Action::FilledFromKept(fill));
             self.gap = None;
-            self.tentative = None;
+            // Kept copies beyond our highest decision stay kept (reported, decided if the
+            // recovery restarts from us); those up to it are in our log now.
+            if let Some(t) = self.tentative.as_mut() {
+                t.entries.retain(|e| e.0 > top);
+                if t.entries.is_empty() {
+                    self.tentative = None;
+                }
+            }
             self.lins = Some(top);
             if let Some((_, at)) = self.member_lins {
                 self.member_lins = Some((top, at));

@@ -107,6 +107,21 @@ const MIXED_SEEDS: &[(u8, u64, &str)] = &[
          datagrams that had queued up (the engine reads them first): it timed out on a live \
          leader and decided its instances again",
     ),
+    (
+        3,
+        5_088_602,
+        "a follower faulted when its leader's link on tree 1 went down, locked onto the same \
+         leader's stream while the link was briefly up, and faulted again on the next \
+         messages: copies after its lock-on point did not go to its kept copies, so the 36 \
+         writes the leader went on acknowledging alone (the other follower was paused) were \
+         lost when it crashed",
+    ),
+    (
+        3,
+        5_066_222,
+        "as 5088602 (a lock-on between two safe exits): the recovery then decided instances \
+         25 and 26 differently from the acknowledged ones",
+    ),
 ];
 
 #[test]
