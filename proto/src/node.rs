@@ -685,6 +685,11 @@ impl Node {
     pub fn fifo_len(&self) -> usize {
         self.fifo.len()
     }
+    /// Messages of the current epoch whose copies are still arriving (the RSBCAST receiver's
+    /// queue of first-copy times; 0 with no receiver).
+    pub fn rx_in_flight(&self) -> usize {
+        self.rx.as_ref().map_or(0, Receiver::in_flight)
+    }
     /// A counter's value.
     pub fn counter(&self, c: Counter) -> u64 {
         self.counters[c as usize]

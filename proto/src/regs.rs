@@ -24,9 +24,11 @@ pub const MAX_TREES: u32 = 4;
 /// protocol or the wire: [`Config::validate_for`] takes the datapath's capacity, and
 /// [`Config::validate`] checks against this one.
 pub const MAX_IN_FLIGHT: u32 = 1024;
-/// Messages in flight the RTL receiver tracks (`rtl::rsbcast_rx::IN_FLIGHT`); configurations
-/// for a card are checked with `validate_for(IN_FLIGHT_RTL)`.
-pub const IN_FLIGHT_RTL: u32 = 4;
+/// Messages in flight the RTL receiver tracks (`rtl::rsbcast_rx::IN_FLIGHT`: its first-copy
+/// times in a RAM of as many words): as many as the software receiver, so a configuration's
+/// in-flight rule is the same on a card and in software. It was 4 (a shift queue of registers)
+/// before 2026-11-27.
+pub const IN_FLIGHT_RTL: u32 = MAX_IN_FLIGHT;
 /// Most requests the RTL leader puts in one DECIDE (`rtl::pkt_gen::SLOTS`, its frame slots):
 /// with a larger `batch_max` it decides batches of at most this many.
 pub const BATCH_RTL: u32 = 4;
@@ -55,7 +57,7 @@ impl Datapath {
         tags: true,
         fixed_batch: None,
     };
-    /// The RTL core (rtl/README): 4 messages in flight, no packet tags (the card refuses
+    /// The RTL core (rtl/README): 1,024 messages in flight, no packet tags (the card refuses
     /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 4 requests of at most 128
     /// bytes, not cut at the MTU.
     pub const CARD: Datapath = Datapath {
@@ -998,7 +1000,7 @@ impl Config {
         let cap = in_flight_capacity.max(2) as u64;
         let min_gap = self.window().div_ceil(cap - 1).max(1);
         if self.send_gap() < min_gap {
-            let rule = "too many messages in flight: (delta + drift) / send gap must be < the datapath's in-flight capacity - 1 (software 1024, RTL 4)";
+            let rule = "too many messages in flight: (delta + drift) / send gap must be < the datapath's in-flight capacity - 1 (1024 in software and on a card)";
             return Err(if self.min_gap == 0 {
                 ConfigError {
                     field: "loop_period",
@@ -1147,10 +1149,30 @@ mod tests {
             timeout: 1000,
             ..Config::default()
         };
-        // 127 / 1 messages in flight: fine for the software receiver, not for the RTL's 4.
+        // 127 / 1 messages in flight: fine for the software receiver and a card alike, not
+        // for a datapath that tracks 4 (the RTL's before 2026-11-27).
+        let four = Datapath {
+            in_flight: 4,
+            ..Datapath::CARD
+        };
         assert!(c.validate().is_ok());
-        let e = c.validate_for(Datapath::CARD).unwrap_err();
+        assert!(c.validate_for(Datapath::CARD).is_ok());
+        let e = c.validate_for(four).unwrap_err();
         assert_eq!((e.field, e.min), ("loop_period", 43));
+        // A window of 2^20 at a send gap of 1: beyond 1,024 in flight, refused on both with the
+        // same bound.
+        let wide = Config {
+            loop_period: 1,
+            delta: 1 << 20,
+            timeout: 3 << 20,
+            ..Config::default()
+        };
+        let (sw, card) = (
+            wide.validate().unwrap_err(),
+            wide.validate_for(Datapath::CARD).unwrap_err(),
+        );
+        assert_eq!((sw.field, sw.min), (card.field, card.min));
+        assert_eq!(sw.field, "loop_period");
         // Early sends: the in-flight rule follows the smallest gap, and a gap beyond the loop
         // is refused.
         let mut c = Config {
@@ -1158,7 +1180,8 @@ mod tests {
             ..Config::default()
         };
         assert!(c.validate().is_ok());
-        let e = c.validate_for(Datapath::CARD).unwrap_err();
+        assert!(c.validate_for(Datapath::CARD).is_ok());
+        let e = c.validate_for(four).unwrap_err();
         assert_eq!((e.field, e.min, e.max), ("min_gap", 43, 125));
         c.min_gap = c.loop_period + 1;
         let e = c.validate().unwrap_err();

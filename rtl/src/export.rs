@@ -28,7 +28,7 @@ fn export<B: Block>(mut b: B, name: &str) -> String {
 /// (file name, Verilog text) of every exported module.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
-        ("rsbcast_rx.v", export(RsbcastRx::default(), "rsbcast_rx")),
+        ("rsbcast_rx.v", export(<RsbcastRx>::default(), "rsbcast_rx")),
         ("lowi_core.v", export(LowiCore::default(), "lowi_core")),
         (
             "egress_fifo.v",

@@ -143,7 +143,7 @@ pub struct LowiCore {
     /// From `rsbcast_rx`: trees that missed it.
     pub rx_missing: Signal<In, Bits<4>>,
     /// From `rsbcast_rx`: messages in flight.
-    pub rx_in_flight: Signal<In, Bits<3>>,
+    pub rx_in_flight: Signal<In, Bits<16>>,
     /// From `rsbcast_rx`: what this cycle's copy does (registered state).
     pub rx_outcome: Signal<In, Bits<3>>,
     /// From `rsbcast_rx`: what it does against a fresh receiver.
@@ -314,7 +314,7 @@ pub struct LowiCore {
     p_lins: Signal<Local, Bits<64>>,
     p_send_seq: Signal<Local, Bits<32>>,
     p_since_rx: Signal<Local, Bits<32>>,
-    p_in_flight: Signal<Local, Bits<3>>,
+    p_in_flight: Signal<Local, Bit>,
     e_len: Signal<Local, Bits<13>>,
     /// From registers only: `min(fifo_len, batch_max)`, what a batch would leave, and both
     /// (and an empty FIFO) against `fifo_depth`; the tick picks.
@@ -374,7 +374,6 @@ pub struct LowiCore {
     k_batch: Constant<Bits<2>>,
     k_start: Constant<Bits<2>>,
     k_config: Constant<Bits<2>>,
-    k0_3: Constant<Bits<3>>,
     k_f_missing: Constant<Bits<3>>,
     k_f_gap: Constant<Bits<3>>,
     k_f_too_many: Constant<Bits<3>>,
@@ -632,7 +631,6 @@ impl LowiCore {
             k_batch: k(DecideKind::Batch as u64),
             k_start: k(DecideKind::Start as u64),
             k_config: k(DecideKind::Config as u64),
-            k0_3: k(0),
             k_f_missing: k(fault::MISSING_COPY),
             k_f_gap: k(fault::SEQ_GAP),
             k_f_too_many: k(fault::TOO_MANY_IN_FLIGHT),
@@ -722,7 +720,7 @@ impl Logic for LowiCore {
         self.p_lead.next = self.r_lead.q.val();
         self.p_leader.next = self.r_leader.q.val();
         self.p_since_rx.next = self.r_since_rx.q.val();
-        self.p_in_flight.next = self.rx_in_flight.val();
+        self.p_in_flight.next = self.rx_in_flight.val().any();
         self.p_fifo_len.next = self.fifo_len.val();
         if self.t_fault.val() {
             self.p_fifo_len.next = self.k0_13.val();
@@ -732,7 +730,7 @@ impl Logic for LowiCore {
             self.p_lead.next = self.t_become.val();
             self.p_leader.next = self.t_leader.val();
             self.p_since_rx.next = self.r_since_rx.q.val() - self.timeout.val();
-            self.p_in_flight.next = self.k0_3.val();
+            self.p_in_flight.next = false;
             self.p_fifo_len.next = self.k0_13.val();
         }
         self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
@@ -816,7 +814,7 @@ impl Logic for LowiCore {
             && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
         self.r_listen.next = (self.p_state.val() == self.s_active.val())
             || ((self.p_state.val() == self.s_armed.val())
-                && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val().any()));
+                && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val()));
         self.r_go.next = self.rx_valid.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
@@ -836,8 +834,8 @@ impl Logic for LowiCore {
         }
         self.r_stale.next = self.r_go.val() && self.e_lt.val();
         self.r_higher.next = self.r_go.val() && self.e_gt.val();
-        self.r_inflight_fault.next = self.r_higher.val() && self.p_in_flight.val().any();
-        self.r_adopt.next = self.r_higher.val() && !self.p_in_flight.val().any();
+        self.r_inflight_fault.next = self.r_higher.val() && self.p_in_flight.val();
+        self.r_adopt.next = self.r_higher.val() && !self.p_in_flight.val();
         self.r_own.next =
             self.r_go.val() && !self.e_lt.val() && !self.e_gt.val() && self.p_is_leader.val();
         self.r_copy.next = self.r_go.val()

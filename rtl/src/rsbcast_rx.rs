@@ -2,7 +2,13 @@
 //!
 //! Per tree `t` it keeps `next[t]`, the sequence number that tree owes next; `base` is the oldest
 //! message not yet delivered and `first[i]` the cycle at which the first copy of message
-//! `base + i` arrived (a shift queue of [`IN_FLIGHT`] entries). The bitmask of copies seen for
+//! `base + i` arrived, for up to [`IN_FLIGHT`] messages (as many as the model tracks,
+//! `proto::regs::MAX_IN_FLIGHT`). `first` of message `s` is written, when its first copy
+//! arrives, to a RAM at address `s mod 2^A` (block RAM in a vendor flow: 2 DP16KD on an ECP5
+//! for 1,024 × 32 bits); the head's two entries are also kept in registers (`first0`,
+//! `first1`), and the RAM's registered read port always holds the third (`base + 2`: the read
+//! address is the next cycle's `base + 2`, a write to that address in the same cycle is
+//! forwarded), so a delivery shifts the head by one every cycle if need be. The bitmask of copies seen for
 //! a message is implicit: tree `t` has delivered message `s` iff `next[t] > s` (trees are FIFO);
 //! `missing` is that mask for the oldest message, and `expired` says its Δ window (counted from
 //! its first copy) has passed. `expired` is a register: [`RxUpdate`] computes next cycle's value
@@ -13,6 +19,10 @@
 //! flight or before a `restart` (the core's configuration changes only while Disabled, and
 //! leaving Disabled restarts the receiver).
 //!
+//! `top` (`base + count`, the seq of the next new message) and `full` (`count` at the
+//! capacity) are registers beside `count`, so that judging a copy needs one 32-bit equality
+//! against a register, not a subtraction and a comparison with the count.
+//!
 //! Two combinational halves: [`RxJudge`] says what this cycle's copy would do, against the
 //! registered state (`outcome`) and against a fresh receiver (`outcome_fresh`), from the state
 //! and the copy's tree and seq only; [`RxUpdate`] computes the next state from `apply` and
@@ -22,11 +32,16 @@
 
 use rust_hdl::prelude::*;
 
-/// Messages in flight the hardware tracks (`proto::regs::IN_FLIGHT_RTL`; the software receiver
-/// tracks `MAX_IN_FLIGHT`). `Config::validate_for(IN_FLIGHT_RTL)` refuses a configuration whose
-/// window spans more than `IN_FLIGHT - 1` send gaps (soc-ctl does so for a card); a copy of a
-/// fifth message in flight faults as "too many in flight".
-pub const IN_FLIGHT: u64 = proto::regs::IN_FLIGHT_RTL as u64;
+/// Address bits of the exported receiver's RAM of first-copy times: it tracks `2^IN_FLIGHT_BITS`
+/// messages in flight.
+pub const IN_FLIGHT_BITS: usize = 10;
+
+/// Messages in flight the hardware tracks: `proto::regs::IN_FLIGHT_RTL`, as many as the
+/// software receiver (`MAX_IN_FLIGHT`). `Config::validate_for(IN_FLIGHT_RTL)` refuses a
+/// configuration whose window spans more than `IN_FLIGHT - 1` send gaps; a copy of one more
+/// message in flight faults as "too many in flight", as in the model.
+pub const IN_FLIGHT: u64 = 1 << IN_FLIGHT_BITS;
+const _: () = assert!(IN_FLIGHT == proto::regs::IN_FLIGHT_RTL as u64);
 
 /// Values of `outcome`.
 pub mod outcome {
@@ -49,7 +64,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 }
 /// What a copy does, from the registered state (combinational).
 #[derive(LogicBlock)]
-pub struct RxJudge {
+pub struct RxJudge<const A: usize> {
     pub trees: Signal<In, Bits<3>>,
     pub copy_tree: Signal<In, Bits<2>>,
     pub copy_seq: Signal<In, Bits<32>>,
@@ -58,9 +73,13 @@ pub struct RxJudge {
     pub q_next2: Signal<In, Bits<32>>,
     pub q_next3: Signal<In, Bits<32>>,
     pub q_base: Signal<In, Bits<32>>,
-    pub q_count: Signal<In, Bits<3>>,
+    pub q_count: Signal<In, Bits<16>>,
+    /// `base + count`: the seq of the next new message (registered beside `count`).
+    pub q_top: Signal<In, Bits<32>>,
+    /// `count` is the capacity (registered).
+    pub q_full: Signal<In, Bit>,
     pub missing: Signal<Out, Bits<4>>,
-    pub in_flight: Signal<Out, Bits<3>>,
+    pub in_flight: Signal<Out, Bits<16>>,
     pub outcome: Signal<Out, Bits<3>>,
     pub outcome_fresh: Signal<Out, Bits<3>>,
     pub push: Signal<Out, Bit>,
@@ -70,7 +89,6 @@ pub struct RxJudge {
     pub n3: Signal<Out, Bits<32>>,
     expected: Signal<Local, Bits<32>>,
     diff: Signal<Local, Bits<32>>,
-    off: Signal<Local, Bits<32>>,
     seq1: Signal<Local, Bits<32>>,
     done0: Signal<Local, Bit>,
     done1: Signal<Local, Bit>,
@@ -83,12 +101,10 @@ pub struct RxJudge {
     o_cur: Signal<Local, Bits<3>>,
     o_fresh: Signal<Local, Bits<3>>,
     p: Signal<Local, Bit>,
-    c0_29: Constant<Bits<29>>,
     c1_32: Constant<Bits<32>>,
     c1_3: Constant<Bits<3>>,
     c2_3: Constant<Bits<3>>,
     c3_3: Constant<Bits<3>>,
-    c_in_flight: Constant<Bits<3>>,
     c0_4: Constant<Bits<4>>,
     bit0_4: Constant<Bits<4>>,
     bit1_4: Constant<Bits<4>>,
@@ -105,8 +121,12 @@ pub struct RxJudge {
     o_too_many: Constant<Bits<3>>,
 }
 
-impl Default for RxJudge {
+impl<const A: usize> Default for RxJudge<A> {
     fn default() -> Self {
+        assert!(
+            (1..16).contains(&A),
+            "rsbcast_rx: 2 to 2^15 messages in flight"
+        );
         Self {
             trees: Default::default(),
             copy_tree: Default::default(),
@@ -117,6 +137,8 @@ impl Default for RxJudge {
             q_next3: Default::default(),
             q_base: Default::default(),
             q_count: Default::default(),
+            q_top: Default::default(),
+            q_full: Default::default(),
             missing: Default::default(),
             in_flight: Default::default(),
             outcome: Default::default(),
@@ -128,7 +150,6 @@ impl Default for RxJudge {
             n3: Default::default(),
             expected: Default::default(),
             diff: Default::default(),
-            off: Default::default(),
             seq1: Default::default(),
             done0: Default::default(),
             done1: Default::default(),
@@ -141,12 +162,10 @@ impl Default for RxJudge {
             o_cur: Default::default(),
             o_fresh: Default::default(),
             p: Default::default(),
-            c0_29: k(0),
             c1_32: k(1),
             c1_3: k(1),
             c2_3: k(2),
             c3_3: k(3),
-            c_in_flight: k(IN_FLIGHT),
             c0_4: k(0),
             bit0_4: k(1),
             bit1_4: k(2),
@@ -165,7 +184,7 @@ impl Default for RxJudge {
     }
 }
 
-impl Logic for RxJudge {
+impl<const A: usize> Logic for RxJudge<A> {
     #[hdl_gen]
     fn update(&mut self) {
         // The trees the oldest incomplete message still misses (its window check is
@@ -217,10 +236,8 @@ impl Logic for RxJudge {
             self.expected.next = self.q_next3.val();
         }
         self.diff.next = self.copy_seq.val() - self.expected.val();
-        self.off.next = self.copy_seq.val() - self.q_base.val();
-        // A new message: its offset from `base` equals the number in flight.
-        self.p.next = (self.off.val().get_bits::<29>(3) == self.c0_29.val())
-            && (self.off.val().get_bits::<3>(0) == self.q_count.val());
+        // A new message: its seq is `base + count` (`top`, a register: no subtraction here).
+        self.p.next = self.copy_seq.val() == self.q_top.val();
         self.push.next = self.p.val();
         self.seq1.next = self.copy_seq.val() + self.c1_32.val();
         self.n0.next = self.q_next0.val();
@@ -248,7 +265,7 @@ impl Logic for RxJudge {
             self.o_cur.next = self.o_duplicate.val();
         } else if self.diff.val().any() {
             self.o_cur.next = self.o_gap.val();
-        } else if self.p.val() && (self.q_count.val() == self.c_in_flight.val()) {
+        } else if self.p.val() && self.q_full.val() {
             self.o_cur.next = self.o_too_many.val();
         } else if self.done0.val() && self.done1.val() && self.done2.val() && self.done3.val() {
             self.o_cur.next = self.o_deliver.val();
@@ -261,9 +278,9 @@ impl Logic for RxJudge {
     }
 }
 
-/// The receiver's next state.
+/// The receiver's next state, and the writes and reads of the RAM of first-copy times.
 #[derive(LogicBlock)]
-pub struct RxUpdate {
+pub struct RxUpdate<const A: usize> {
     pub restart: Signal<In, Bit>,
     pub apply: Signal<In, Bit>,
     pub copy_tree: Signal<In, Bits<2>>,
@@ -280,11 +297,23 @@ pub struct RxUpdate {
     pub q_next2: Signal<In, Bits<32>>,
     pub q_next3: Signal<In, Bits<32>>,
     pub q_base: Signal<In, Bits<32>>,
-    pub q_count: Signal<In, Bits<3>>,
+    pub q_count: Signal<In, Bits<16>>,
+    pub q_top: Signal<In, Bits<32>>,
+    pub q_full: Signal<In, Bit>,
     pub q_first0: Signal<In, Bits<32>>,
     pub q_first1: Signal<In, Bits<32>>,
     pub q_first2: Signal<In, Bits<32>>,
-    pub q_first3: Signal<In, Bits<32>>,
+    /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
+    pub q_moved: Signal<In, Bit>,
+    /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
+    /// cycle's `base + 3` is the first if `base` did not move, the second if it did.
+    pub ram3: Signal<In, Bits<32>>,
+    pub ram4: Signal<In, Bits<32>>,
+    /// Last cycle's write went to the address `ram3` read (which gave the old word):
+    /// `byp_first` is the word written. (`ram4`'s read needs none: it is used after a
+    /// delivery, and a cycle that delivers pushes nothing into the RAM.)
+    pub byp3: Signal<In, Bit>,
+    pub byp_first: Signal<In, Bits<32>>,
     /// `delta + drift`: the window of the expiry computed for the next cycle.
     pub window: Signal<In, Bits<32>>,
     pub d_now: Signal<Out, Bits<32>>,
@@ -293,23 +322,35 @@ pub struct RxUpdate {
     pub d_next2: Signal<Out, Bits<32>>,
     pub d_next3: Signal<Out, Bits<32>>,
     pub d_base: Signal<Out, Bits<32>>,
-    pub d_count: Signal<Out, Bits<3>>,
+    pub d_count: Signal<Out, Bits<16>>,
+    pub d_top: Signal<Out, Bits<32>>,
+    pub d_full: Signal<Out, Bit>,
     pub d_first0: Signal<Out, Bits<32>>,
     pub d_first1: Signal<Out, Bits<32>>,
     pub d_first2: Signal<Out, Bits<32>>,
-    pub d_first3: Signal<Out, Bits<32>>,
+    pub d_moved: Signal<Out, Bit>,
     /// Next cycle's `expired`: `count > 0 && now - first0 > window` of the next state.
     pub d_expired: Signal<Out, Bit>,
+    /// RAM write of a pushed message's `first` (`now`) at its seq (`base + count`).
+    pub w_en: Signal<Out, Bit>,
+    pub w_addr: Signal<Out, Bits<A>>,
+    /// RAM reads: `base + 3` and `base + 4`, from the registers only.
+    pub r3: Signal<Out, Bits<A>>,
+    pub r4: Signal<Out, Bits<A>>,
     x0: Signal<Local, Bits<32>>,
     x1: Signal<Local, Bits<32>>,
     e0: Signal<Local, Bit>,
     e1: Signal<Local, Bit>,
     ez: Signal<Local, Bit>,
+    first3: Signal<Local, Bits<32>>,
     c0_32: Constant<Bits<32>>,
     c1_32: Constant<Bits<32>>,
-    c0_3: Constant<Bits<3>>,
-    c1_3: Constant<Bits<3>>,
-    c2_3: Constant<Bits<3>>,
+    c3_a: Constant<Bits<A>>,
+    c4_a: Constant<Bits<A>>,
+    c0_16: Constant<Bits<16>>,
+    c1_16: Constant<Bits<16>>,
+    c2_16: Constant<Bits<16>>,
+    c_last: Constant<Bits<16>>,
     tree0: Constant<Bits<2>>,
     tree1: Constant<Bits<2>>,
     tree2: Constant<Bits<2>>,
@@ -318,7 +359,7 @@ pub struct RxUpdate {
     o_deliver: Constant<Bits<3>>,
 }
 
-impl Default for RxUpdate {
+impl<const A: usize> Default for RxUpdate<A> {
     fn default() -> Self {
         Self {
             restart: Default::default(),
@@ -338,10 +379,16 @@ impl Default for RxUpdate {
             q_next3: Default::default(),
             q_base: Default::default(),
             q_count: Default::default(),
+            q_top: Default::default(),
+            q_full: Default::default(),
             q_first0: Default::default(),
             q_first1: Default::default(),
             q_first2: Default::default(),
-            q_first3: Default::default(),
+            q_moved: Default::default(),
+            ram3: Default::default(),
+            ram4: Default::default(),
+            byp3: Default::default(),
+            byp_first: Default::default(),
             window: Default::default(),
             d_now: Default::default(),
             d_next0: Default::default(),
@@ -350,21 +397,33 @@ impl Default for RxUpdate {
             d_next3: Default::default(),
             d_base: Default::default(),
             d_count: Default::default(),
+            d_top: Default::default(),
+            d_full: Default::default(),
             d_first0: Default::default(),
             d_first1: Default::default(),
             d_first2: Default::default(),
-            d_first3: Default::default(),
+            d_moved: Default::default(),
             d_expired: Default::default(),
+            w_en: Default::default(),
+            w_addr: Default::default(),
+            r3: Default::default(),
+            r4: Default::default(),
             x0: Default::default(),
             x1: Default::default(),
             e0: Default::default(),
             e1: Default::default(),
             ez: Default::default(),
+            first3: Default::default(),
             c0_32: k(0),
             c1_32: k(1),
-            c0_3: k(0),
-            c1_3: k(1),
-            c2_3: k(2),
+            // Modulo the RAM's size (with 4 entries `base + 4` is `base`, never read: the
+            // three head registers and one RAM word hold everything in flight).
+            c3_a: k(3 % (1 << A)),
+            c4_a: k(4 % (1 << A)),
+            c0_16: k(0),
+            c1_16: k(1),
+            c2_16: k(2),
+            c_last: k((1 << A) - 1),
             tree0: k(0),
             tree1: k(1),
             tree2: k(2),
@@ -375,7 +434,7 @@ impl Default for RxUpdate {
     }
 }
 
-impl Logic for RxUpdate {
+impl<const A: usize> Logic for RxUpdate<A> {
     #[hdl_gen]
     fn update(&mut self) {
         self.d_next0.next = self.q_next0.val();
@@ -384,10 +443,12 @@ impl Logic for RxUpdate {
         self.d_next3.next = self.q_next3.val();
         self.d_base.next = self.q_base.val();
         self.d_count.next = self.q_count.val();
+        self.d_top.next = self.q_top.val();
+        self.d_full.next = self.q_full.val();
         self.d_first0.next = self.q_first0.val();
         self.d_first1.next = self.q_first1.val();
         self.d_first2.next = self.q_first2.val();
-        self.d_first3.next = self.q_first3.val();
+        self.d_moved.next = false;
         self.d_now.next = self.q_now.val() + self.c1_32.val();
         // The window check of the next cycle, from registers only, for each candidate of the
         // next queue head's `first`: `(now + 1) - first > window` is `now - first >= window`
@@ -400,6 +461,21 @@ impl Logic for RxUpdate {
         self.e1.next = (self.x1.val() >= self.window.val()) && !self.x1.val().all();
         self.ez.next = self.window.val() == self.c0_32.val();
         self.d_expired.next = self.q_count.val().any() && self.e0.val();
+        // The RAM: a pushed message's `first` at its seq; reads of `base + 3` and `base + 4`
+        // from the registers (no copy's judgement in front of a RAM address), so that a
+        // delivery finds the time of the message after the three head registers' last
+        // whether or not `base` moved in the cycle before.
+        self.w_en.next = false;
+        self.w_addr.next = self.q_base.val().get_bits::<A>(0) + self.q_count.val().get_bits::<A>(0);
+        self.r3.next = self.q_base.val().get_bits::<A>(0) + self.c3_a.val();
+        self.r4.next = self.q_base.val().get_bits::<A>(0) + self.c4_a.val();
+        if self.q_moved.val() {
+            self.first3.next = self.ram4.val();
+        } else if self.byp3.val() {
+            self.first3.next = self.byp_first.val();
+        } else {
+            self.first3.next = self.ram3.val();
+        }
         if self.restart.val() {
             self.d_expired.next = false;
             self.d_next0.next = self.c0_32.val();
@@ -407,12 +483,15 @@ impl Logic for RxUpdate {
             self.d_next2.next = self.c0_32.val();
             self.d_next3.next = self.c0_32.val();
             self.d_base.next = self.c0_32.val();
-            self.d_count.next = self.c0_3.val();
+            self.d_count.next = self.c0_16.val();
+            self.d_top.next = self.c0_32.val();
+            self.d_full.next = false;
             if self.apply.val() {
                 if self.outcome_fresh.val() == self.o_deliver.val() {
                     // |G| = 1: seq 0 delivered at once.
                     self.d_next0.next = self.c1_32.val();
                     self.d_base.next = self.c1_32.val();
+                    self.d_top.next = self.c1_32.val();
                 } else if self.outcome_fresh.val() == self.o_first.val() {
                     if self.copy_tree.val() == self.tree0.val() {
                         self.d_next0.next = self.c1_32.val();
@@ -423,7 +502,8 @@ impl Logic for RxUpdate {
                     } else {
                         self.d_next3.next = self.c1_32.val();
                     }
-                    self.d_count.next = self.c1_3.val();
+                    self.d_count.next = self.c1_16.val();
+                    self.d_top.next = self.c1_32.val();
                     self.d_first0.next = self.q_now.val();
                     self.d_expired.next = self.ez.val();
                 }
@@ -439,37 +519,45 @@ impl Logic for RxUpdate {
             self.d_next3.next = self.n3.val();
             if self.outcome.val() == self.o_deliver.val() {
                 self.d_base.next = self.q_base.val() + self.c1_32.val();
-                if !self.push.val() {
-                    self.d_count.next = self.q_count.val() - self.c1_3.val();
-                    self.d_expired.next = (self.q_count.val() > self.c1_3.val()) && self.e1.val();
+                self.d_moved.next = true;
+                if self.push.val() {
+                    // |G| = 1: a new message delivered at once.
+                    self.d_top.next = self.q_top.val() + self.c1_32.val();
+                } else {
+                    self.d_full.next = false;
+                    self.d_count.next = self.q_count.val() - self.c1_16.val();
+                    self.d_expired.next = (self.q_count.val() > self.c1_16.val()) && self.e1.val();
                     self.d_first0.next = self.q_first1.val();
                     self.d_first1.next = self.q_first2.val();
-                    self.d_first2.next = self.q_first3.val();
+                    self.d_first2.next = self.first3.val();
                 }
             } else if self.push.val() {
-                self.d_count.next = self.q_count.val() + self.c1_3.val();
-                if self.q_count.val() == self.c0_3.val() {
+                self.d_count.next = self.q_count.val() + self.c1_16.val();
+                self.d_top.next = self.q_top.val() + self.c1_32.val();
+                self.d_full.next = self.q_count.val() == self.c_last.val();
+                self.w_en.next = true;
+                if self.q_count.val() == self.c0_16.val() {
                     self.d_first0.next = self.q_now.val();
                     self.d_expired.next = self.ez.val();
-                } else if self.q_count.val() == self.c1_3.val() {
+                } else if self.q_count.val() == self.c1_16.val() {
                     self.d_first1.next = self.q_now.val();
-                } else if self.q_count.val() == self.c2_3.val() {
+                } else if self.q_count.val() == self.c2_16.val() {
                     self.d_first2.next = self.q_now.val();
-                } else {
-                    self.d_first3.next = self.q_now.val();
                 }
             }
         }
     }
 }
 
-/// The receiver: registers, [`RxJudge`] and [`RxUpdate`] (this block only wires them).
+/// The receiver: registers, the RAM of first-copy times (`2^A` words, written twice for its
+/// two reads: it tracks `2^A` messages in flight), [`RxJudge`] and [`RxUpdate`] (this block
+/// only wires them, and registers the RAM reads' forwarding of last cycle's write).
 ///
 /// Inputs: `restart` starts afresh this cycle (seq 0 expected everywhere; a copy applied in the
 /// same cycle is judged by `outcome_fresh`); `apply` records this cycle's copy
 /// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
-#[derive(LogicBlock, Default)]
-pub struct RsbcastRx {
+#[derive(LogicBlock)]
+pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS> {
     pub clock: Signal<In, Clock>,
     pub restart: Signal<In, Bit>,
     pub apply: Signal<In, Bit>,
@@ -479,27 +567,74 @@ pub struct RsbcastRx {
     pub window: Signal<In, Bits<32>>,
     pub expired: Signal<Out, Bit>,
     pub missing: Signal<Out, Bits<4>>,
-    pub in_flight: Signal<Out, Bits<3>>,
+    pub in_flight: Signal<Out, Bits<16>>,
     pub outcome: Signal<Out, Bits<3>>,
     pub outcome_fresh: Signal<Out, Bits<3>>,
-    judge: RxJudge,
-    upd: RxUpdate,
+    judge: RxJudge<A>,
+    upd: RxUpdate<A>,
     r_now: DFF<Bits<32>>,
     r_next0: DFF<Bits<32>>,
     r_next1: DFF<Bits<32>>,
     r_next2: DFF<Bits<32>>,
     r_next3: DFF<Bits<32>>,
     r_base: DFF<Bits<32>>,
-    r_count: DFF<Bits<3>>,
+    r_count: DFF<Bits<16>>,
+    r_top: DFF<Bits<32>>,
+    r_full: DFF<Bit>,
     r_first0: DFF<Bits<32>>,
     r_first1: DFF<Bits<32>>,
     r_first2: DFF<Bits<32>>,
-    r_first3: DFF<Bits<32>>,
+    r_moved: DFF<Bit>,
+    /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
+    ram3: RAM<Bits<32>, A>,
+    ram4: RAM<Bits<32>, A>,
+    /// Last cycle's write went to the address read by `ram3` (`byp_first`: the word).
+    r_byp3: DFF<Bit>,
+    r_byp_first: DFF<Bits<32>>,
     /// `expired`, registered (computed by `RxUpdate` from the candidates of the next head).
     r_expired: DFF<Bit>,
 }
 
-impl Logic for RsbcastRx {
+impl<const A: usize> Default for RsbcastRx<A> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            restart: Default::default(),
+            apply: Default::default(),
+            copy_tree: Default::default(),
+            copy_seq: Default::default(),
+            trees: Default::default(),
+            window: Default::default(),
+            expired: Default::default(),
+            missing: Default::default(),
+            in_flight: Default::default(),
+            outcome: Default::default(),
+            outcome_fresh: Default::default(),
+            judge: Default::default(),
+            upd: Default::default(),
+            r_now: Default::default(),
+            r_next0: Default::default(),
+            r_next1: Default::default(),
+            r_next2: Default::default(),
+            r_next3: Default::default(),
+            r_base: Default::default(),
+            r_count: Default::default(),
+            r_top: Default::default(),
+            r_full: Default::default(),
+            r_first0: Default::default(),
+            r_first1: Default::default(),
+            r_first2: Default::default(),
+            r_moved: Default::default(),
+            ram3: Default::default(),
+            ram4: Default::default(),
+            r_byp3: Default::default(),
+            r_byp_first: Default::default(),
+            r_expired: Default::default(),
+        }
+    }
+}
+
+impl<const A: usize> Logic for RsbcastRx<A> {
     #[hdl_gen]
     fn update(&mut self) {
         self.r_now.clock.next = self.clock.val();
@@ -529,6 +664,14 @@ impl Logic for RsbcastRx {
         self.r_count.d.next = self.upd.d_count.val();
         self.judge.q_count.next = self.r_count.q.val();
         self.upd.q_count.next = self.r_count.q.val();
+        self.r_top.clock.next = self.clock.val();
+        self.r_top.d.next = self.upd.d_top.val();
+        self.judge.q_top.next = self.r_top.q.val();
+        self.upd.q_top.next = self.r_top.q.val();
+        self.r_full.clock.next = self.clock.val();
+        self.r_full.d.next = self.upd.d_full.val();
+        self.judge.q_full.next = self.r_full.q.val();
+        self.upd.q_full.next = self.r_full.q.val();
         self.r_first0.clock.next = self.clock.val();
         self.r_first0.d.next = self.upd.d_first0.val();
         self.upd.q_first0.next = self.r_first0.q.val();
@@ -538,9 +681,29 @@ impl Logic for RsbcastRx {
         self.r_first2.clock.next = self.clock.val();
         self.r_first2.d.next = self.upd.d_first2.val();
         self.upd.q_first2.next = self.r_first2.q.val();
-        self.r_first3.clock.next = self.clock.val();
-        self.r_first3.d.next = self.upd.d_first3.val();
-        self.upd.q_first3.next = self.r_first3.q.val();
+        self.r_moved.clock.next = self.clock.val();
+        self.r_moved.d.next = self.upd.d_moved.val();
+        self.upd.q_moved.next = self.r_moved.q.val();
+        self.ram3.write_clock.next = self.clock.val();
+        self.ram3.read_clock.next = self.clock.val();
+        self.ram3.write_enable.next = self.upd.w_en.val();
+        self.ram3.write_address.next = self.upd.w_addr.val();
+        self.ram3.write_data.next = self.r_now.q.val();
+        self.ram3.read_address.next = self.upd.r3.val();
+        self.upd.ram3.next = self.ram3.read_data.val();
+        self.ram4.write_clock.next = self.clock.val();
+        self.ram4.read_clock.next = self.clock.val();
+        self.ram4.write_enable.next = self.upd.w_en.val();
+        self.ram4.write_address.next = self.upd.w_addr.val();
+        self.ram4.write_data.next = self.r_now.q.val();
+        self.ram4.read_address.next = self.upd.r4.val();
+        self.upd.ram4.next = self.ram4.read_data.val();
+        self.r_byp3.clock.next = self.clock.val();
+        self.r_byp3.d.next = self.upd.w_en.val() && (self.upd.w_addr.val() == self.upd.r3.val());
+        self.upd.byp3.next = self.r_byp3.q.val();
+        self.r_byp_first.clock.next = self.clock.val();
+        self.r_byp_first.d.next = self.r_now.q.val();
+        self.upd.byp_first.next = self.r_byp_first.q.val();
         self.r_expired.clock.next = self.clock.val();
         self.r_expired.d.next = self.upd.d_expired.val();
         self.expired.next = self.r_expired.q.val();

@@ -21,7 +21,12 @@ fn val<const N: usize>(b: Bits<N>) -> u64 {
 // ---------------------------------------------------------------- rsbcast_rx
 
 fn rx(trees: u8, window: u64) -> Cycle<RsbcastRx> {
-    let mut c = Cycle::new(RsbcastRx::default(), |r| &mut r.clock);
+    rx_of::<{ rtl::rsbcast_rx::IN_FLIGHT_BITS }>(trees, window)
+}
+
+/// A receiver tracking `2^A` messages in flight.
+fn rx_of<const A: usize>(trees: u8, window: u64) -> Cycle<RsbcastRx<A>> {
+    let mut c = Cycle::new(RsbcastRx::<A>::default(), |r| &mut r.clock);
     c.uut.trees.next = bits(trees as u64);
     c.uut.window.next = bits(window);
     c.settle();
@@ -29,7 +34,12 @@ fn rx(trees: u8, window: u64) -> Cycle<RsbcastRx> {
 }
 
 /// Offer a copy this cycle; returns (outcome, outcome_fresh) and applies it if `apply`.
-fn offer(c: &mut Cycle<RsbcastRx>, tree: u8, seq: u32, apply: bool) -> (u64, u64) {
+fn offer<const A: usize>(
+    c: &mut Cycle<RsbcastRx<A>>,
+    tree: u8,
+    seq: u32,
+    apply: bool,
+) -> (u64, u64) {
     c.uut.copy_tree.next = bits(tree as u64);
     c.uut.copy_seq.next = bits(seq as u64);
     c.uut.apply.next = apply;
@@ -41,7 +51,7 @@ fn offer(c: &mut Cycle<RsbcastRx>, tree: u8, seq: u32, apply: bool) -> (u64, u64
     o
 }
 
-fn idle(c: &mut Cycle<RsbcastRx>, n: u64) {
+fn idle<const A: usize>(c: &mut Cycle<RsbcastRx<A>>, n: u64) {
     for _ in 0..n {
         c.edge();
     }
@@ -76,19 +86,36 @@ fn rsbcast_rx_window_expiry_names_the_missing_tree() {
     assert_eq!(val(c.uut.missing.val()), 0b01);
 }
 
-#[test]
-fn rsbcast_rx_tracks_at_most_four_in_flight_and_judges_fresh_copies() {
-    let mut c = rx(2, 100);
-    for s in 0..IN_FLIGHT as u32 {
-        assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
-    }
-    assert_eq!(
-        offer(&mut c, 0, IN_FLIGHT as u32, false).0,
-        outcome::TOO_MANY
-    );
-    // The same copies complete in order on the other tree.
-    for s in 0..IN_FLIGHT as u32 {
-        assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
+/// `2^A` messages in flight and no more, each delivered with its own window (the RAM of
+/// first-copy times wraps around several times), and copies judged against a fresh receiver.
+fn tracks_capacity_in_flight<const A: usize>() {
+    let cap = 1u32 << A;
+    let window = 4 * cap as u64 + 100;
+    let mut c = rx_of::<A>(2, window);
+    let mut base = 0u32;
+    for round in 0..3 {
+        for s in base..base + cap {
+            assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST, "round {round}");
+            assert_eq!(val(c.uut.in_flight.val()), (s - base + 1) as u64);
+        }
+        assert_eq!(
+            offer(&mut c, 0, base + cap, false).0,
+            outcome::TOO_MANY,
+            "round {round}: one more than {cap} in flight"
+        );
+        // The same copies complete in order on the other tree, one per cycle; the head's
+        // window is that of the message at the head (its first copy was 1 cycle later
+        // than the one before), so none expires.
+        for s in base..base + cap {
+            assert!(!c.uut.expired.val(), "round {round} seq {s}");
+            assert_eq!(
+                offer(&mut c, 1, s, true).0,
+                outcome::DELIVER,
+                "round {round}"
+            );
+        }
+        assert_eq!(val(c.uut.in_flight.val()), 0);
+        base += cap;
     }
     // Against a fresh receiver: seq 0 is a first copy, others a gap or a duplicate.
     assert_eq!(offer(&mut c, 0, 0, false).1, outcome::FIRST);
@@ -103,9 +130,103 @@ fn rsbcast_rx_tracks_at_most_four_in_flight_and_judges_fresh_copies() {
     assert_eq!(val(c.uut.missing.val()), 0b01);
 }
 
-/// Random copies (in order, duplicated, skipping) at random times against the model receiver.
+#[test]
+fn rsbcast_rx_tracks_as_many_in_flight_as_the_model_and_judges_fresh_copies() {
+    assert_eq!(
+        IN_FLIGHT,
+        regs::MAX_IN_FLIGHT as u64,
+        "the card tracks what the model does"
+    );
+    tracks_capacity_in_flight::<{ rtl::rsbcast_rx::IN_FLIGHT_BITS }>();
+}
+
+#[test]
+fn rsbcast_rx_of_four_tracks_four_in_flight() {
+    tracks_capacity_in_flight::<2>();
+}
+
+/// Each message's window is its own: with messages whose first copies came at different
+/// times, the head expires exactly `window + 1` cycles after its own first copy, also after
+/// deliveries moved the head through the RAM (one per cycle, and after a pause).
+#[test]
+fn rsbcast_rx_expires_each_head_at_its_own_first_copy_time() {
+    for (spacing, deliver_at_once) in [(1u64, true), (3, false), (5, true)] {
+        let window = 40;
+        let mut c = rx(2, window);
+        let mut first = vec![];
+        for s in 0..8u32 {
+            first.push(c.cycle);
+            assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
+            idle(&mut c, spacing);
+        }
+        // Deliver the first five in consecutive cycles (or with a pause after each).
+        for s in 0..5u32 {
+            assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
+            if !deliver_at_once {
+                idle(&mut c, 1);
+            }
+        }
+        // The head is now message 5: expired from first[5] + window + 1 on, not before.
+        let due = first[5] + window + 1;
+        assert!(c.cycle < due, "spacing {spacing}");
+        while c.cycle < due {
+            assert!(
+                !c.uut.expired.val(),
+                "spacing {spacing}: expired at {}",
+                c.cycle
+            );
+            c.edge();
+        }
+        assert!(
+            c.uut.expired.val(),
+            "spacing {spacing}: not expired at {due}"
+        );
+        assert_eq!(val(c.uut.missing.val()), 0b10);
+    }
+    // Pushes in consecutive cycles, then deliveries from the very next cycle: the first
+    // delivery needs the time of the message pushed in the cycle before it (the RAM's read
+    // of that address gave the old word; it is forwarded).
+    for pushed in 4..=6u32 {
+        let window = 40;
+        let mut c = rx_of::<3>(2, window);
+        // The RAM's words hold old times from an earlier round.
+        for s in 0..8u32 {
+            offer(&mut c, 0, s, true);
+            offer(&mut c, 1, s, true);
+        }
+        idle(&mut c, 5);
+        let mut first = vec![];
+        for s in 8..8 + pushed {
+            first.push(c.cycle);
+            assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
+        }
+        for s in 8..8 + pushed - 1 {
+            assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
+        }
+        let due = first[pushed as usize - 1] + window + 1;
+        while c.cycle < due {
+            assert!(
+                !c.uut.expired.val(),
+                "{pushed} pushed: expired at {}",
+                c.cycle
+            );
+            c.edge();
+        }
+        assert!(c.uut.expired.val(), "{pushed} pushed: not expired at {due}");
+    }
+}
+
+/// Random copies (in order, duplicated, skipping) at random times against the model receiver:
+/// the exported receiver, and one of 4 entries, whose RAM of first-copy times wraps around
+/// often and which meets "too many in flight" where the model (1,024) does not.
 #[test]
 fn rsbcast_rx_matches_the_model_receiver_on_random_copies() {
+    random_copies_against_the_model::<{ rtl::rsbcast_rx::IN_FLIGHT_BITS }>();
+    random_copies_against_the_model::<2>();
+}
+
+fn random_copies_against_the_model<const A: usize>() {
+    let cap = 1u64 << A;
     let code = |o: CopyOutcome| match o {
         CopyOutcome::First => outcome::FIRST,
         CopyOutcome::More => outcome::MORE,
@@ -120,7 +241,7 @@ fn rsbcast_rx_matches_the_model_receiver_on_random_copies() {
         let mut rng = Rng::new(seed);
         let trees = rng.range(1, 4) as u8;
         let window = rng.range(3, 30);
-        let mut c = rx(trees, window);
+        let mut c = rx_of::<A>(trees, window);
         let mut m = Receiver::new(trees, window, 0);
         let mut next = [0u32; 4];
         for _ in 0..150 {
@@ -149,10 +270,10 @@ fn rsbcast_rx_matches_the_model_receiver_on_random_copies() {
                     1 => next[t as usize] + 1,
                     _ => next[t as usize],
                 };
-                if m.in_flight() as u64 == IN_FLIGHT
-                    && seq.wrapping_sub(m.base()) as u64 == IN_FLIGHT
-                {
-                    break; // beyond what the RTL tracks (documented)
+                if m.in_flight() as u64 == cap && seq.wrapping_sub(m.base()) as u64 == cap {
+                    // One more than this receiver tracks: "too many", where the model goes on.
+                    assert_eq!(offer(&mut c, t, seq, false).0, outcome::TOO_MANY);
+                    break;
                 }
                 let want = m.copy(now, t, seq);
                 let (got, _) = offer(&mut c, t, seq, true);

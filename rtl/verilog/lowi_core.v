@@ -30,7 +30,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
-    input wire  [2:0] rx_in_flight;
+    input wire  [15:0] rx_in_flight;
     input wire  [2:0] rx_outcome;
     input wire  [2:0] rx_outcome_fresh;
     output reg  rx_apply;
@@ -105,7 +105,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k_batch = 2'b1;
     localparam  k_start = 2'b10;
     localparam  k_config = 2'b11;
-    localparam  k0_3 = 3'b0;
     localparam  k_f_missing = 3'b1;
     localparam  k_f_gap = 3'b10;
     localparam  k_f_too_many = 3'b11;
@@ -236,7 +235,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [63:0] p_lins;
     reg  [31:0] p_send_seq;
     reg  [31:0] p_since_rx;
-    reg  [2:0] p_in_flight;
+    reg  p_in_flight;
     reg  [12:0] e_len;
     reg  [12:0] f_min;
     reg  [12:0] f_rest;
@@ -412,7 +411,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         p_lead = r_lead$q;
         p_leader = r_leader$q;
         p_since_rx = r_since_rx$q;
-        p_in_flight = rx_in_flight;
+        p_in_flight = |rx_in_flight;
         p_fifo_len = fifo_len;
         if (t_fault) begin
             p_fifo_len = k0_13;
@@ -422,7 +421,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             p_lead = t_become;
             p_leader = t_leader;
             p_since_rx = r_since_rx$q - timeout;
-            p_in_flight = k0_3;
+            p_in_flight = 1'b0;
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
@@ -482,7 +481,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         c_start = c_ok && c_start_bit;
         r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
-        r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || |p_in_flight));
+        r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
         r_go = rx_valid && r_decide && r_port_ok && r_listen;
         e_lt0 = rx_epoch < r_epoch$q;
         e_gt0 = rx_epoch > r_epoch$q;
@@ -498,8 +497,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         r_stale = r_go && e_lt;
         r_higher = r_go && e_gt;
-        r_inflight_fault = r_higher && |p_in_flight;
-        r_adopt = r_higher && ~|p_in_flight;
+        r_inflight_fault = r_higher && p_in_flight;
+        r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own;
         rx_restart = t_new_epoch || r_adopt || c_mode;

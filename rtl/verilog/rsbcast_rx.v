@@ -14,7 +14,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     input wire  [31:0] window;
     output reg  expired;
     output reg  [3:0] missing;
-    output reg  [2:0] in_flight;
+    output reg  [15:0] in_flight;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
     
@@ -27,9 +27,11 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
-    reg  [2:0] judge$q_count;
+    reg  [15:0] judge$q_count;
+    reg  [31:0] judge$q_top;
+    reg  judge$q_full;
     wire  [3:0] judge$missing;
-    wire  [2:0] judge$in_flight;
+    wire  [15:0] judge$in_flight;
     wire  [2:0] judge$outcome;
     wire  [2:0] judge$outcome_fresh;
     wire  judge$push;
@@ -53,11 +55,17 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] upd$q_next2;
     reg  [31:0] upd$q_next3;
     reg  [31:0] upd$q_base;
-    reg  [2:0] upd$q_count;
+    reg  [15:0] upd$q_count;
+    reg  [31:0] upd$q_top;
+    reg  upd$q_full;
     reg  [31:0] upd$q_first0;
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
-    reg  [31:0] upd$q_first3;
+    reg  upd$q_moved;
+    reg  [31:0] upd$ram3;
+    reg  [31:0] upd$ram4;
+    reg  upd$byp3;
+    reg  [31:0] upd$byp_first;
     reg  [31:0] upd$window;
     wire  [31:0] upd$d_now;
     wire  [31:0] upd$d_next0;
@@ -65,12 +73,18 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     wire  [31:0] upd$d_next2;
     wire  [31:0] upd$d_next3;
     wire  [31:0] upd$d_base;
-    wire  [2:0] upd$d_count;
+    wire  [15:0] upd$d_count;
+    wire  [31:0] upd$d_top;
+    wire  upd$d_full;
     wire  [31:0] upd$d_first0;
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
-    wire  [31:0] upd$d_first3;
+    wire  upd$d_moved;
     wire  upd$d_expired;
+    wire  upd$w_en;
+    wire  [9:0] upd$w_addr;
+    wire  [9:0] upd$r3;
+    wire  [9:0] upd$r4;
     reg  [31:0] r_now$d;
     wire  [31:0] r_now$q;
     reg  r_now$clock;
@@ -89,9 +103,15 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] r_base$d;
     wire  [31:0] r_base$q;
     reg  r_base$clock;
-    reg  [2:0] r_count$d;
-    wire  [2:0] r_count$q;
+    reg  [15:0] r_count$d;
+    wire  [15:0] r_count$q;
     reg  r_count$clock;
+    reg  [31:0] r_top$d;
+    wire  [31:0] r_top$q;
+    reg  r_top$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
     reg  [31:0] r_first0$d;
     wire  [31:0] r_first0$q;
     reg  r_first0$clock;
@@ -101,9 +121,29 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     reg  [31:0] r_first2$d;
     wire  [31:0] r_first2$q;
     reg  r_first2$clock;
-    reg  [31:0] r_first3$d;
-    wire  [31:0] r_first3$q;
-    reg  r_first3$clock;
+    reg  r_moved$d;
+    wire  r_moved$q;
+    reg  r_moved$clock;
+    reg  [9:0] ram3$read_address;
+    reg  ram3$read_clock;
+    wire  [31:0] ram3$read_data;
+    reg  [9:0] ram3$write_address;
+    reg  ram3$write_clock;
+    reg  [31:0] ram3$write_data;
+    reg  ram3$write_enable;
+    reg  [9:0] ram4$read_address;
+    reg  ram4$read_clock;
+    wire  [31:0] ram4$read_data;
+    reg  [9:0] ram4$write_address;
+    reg  ram4$write_clock;
+    reg  [31:0] ram4$write_data;
+    reg  ram4$write_enable;
+    reg  r_byp3$d;
+    wire  r_byp3$q;
+    reg  r_byp3$clock;
+    reg  [31:0] r_byp_first$d;
+    wire  [31:0] r_byp_first$q;
+    reg  r_byp_first$clock;
     reg  r_expired$d;
     wire  r_expired$q;
     reg  r_expired$clock;
@@ -119,6 +159,8 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
         .q_count(judge$q_count),
+        .q_top(judge$q_top),
+        .q_full(judge$q_full),
         .missing(judge$missing),
         .in_flight(judge$in_flight),
         .outcome(judge$outcome),
@@ -147,10 +189,16 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q_next3(upd$q_next3),
         .q_base(upd$q_base),
         .q_count(upd$q_count),
+        .q_top(upd$q_top),
+        .q_full(upd$q_full),
         .q_first0(upd$q_first0),
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
-        .q_first3(upd$q_first3),
+        .q_moved(upd$q_moved),
+        .ram3(upd$ram3),
+        .ram4(upd$ram4),
+        .byp3(upd$byp3),
+        .byp_first(upd$byp_first),
         .window(upd$window),
         .d_now(upd$d_now),
         .d_next0(upd$d_next0),
@@ -159,11 +207,17 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .d_next3(upd$d_next3),
         .d_base(upd$d_base),
         .d_count(upd$d_count),
+        .d_top(upd$d_top),
+        .d_full(upd$d_full),
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
-        .d_first3(upd$d_first3),
-        .d_expired(upd$d_expired)
+        .d_moved(upd$d_moved),
+        .d_expired(upd$d_expired),
+        .w_en(upd$w_en),
+        .w_addr(upd$w_addr),
+        .r3(upd$r3),
+        .r4(upd$r4)
     );
     rsbcast_rx$r_now r_now(
         .d(r_now$d),
@@ -200,6 +254,16 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q(r_count$q),
         .clock(r_count$clock)
     );
+    rsbcast_rx$r_top r_top(
+        .d(r_top$d),
+        .q(r_top$q),
+        .clock(r_top$clock)
+    );
+    rsbcast_rx$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
     rsbcast_rx$r_first0 r_first0(
         .d(r_first0$d),
         .q(r_first0$q),
@@ -215,10 +279,38 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         .q(r_first2$q),
         .clock(r_first2$clock)
     );
-    rsbcast_rx$r_first3 r_first3(
-        .d(r_first3$d),
-        .q(r_first3$q),
-        .clock(r_first3$clock)
+    rsbcast_rx$r_moved r_moved(
+        .d(r_moved$d),
+        .q(r_moved$q),
+        .clock(r_moved$clock)
+    );
+    rsbcast_rx$ram3 ram3(
+        .read_address(ram3$read_address),
+        .read_clock(ram3$read_clock),
+        .read_data(ram3$read_data),
+        .write_address(ram3$write_address),
+        .write_clock(ram3$write_clock),
+        .write_data(ram3$write_data),
+        .write_enable(ram3$write_enable)
+    );
+    rsbcast_rx$ram4 ram4(
+        .read_address(ram4$read_address),
+        .read_clock(ram4$read_clock),
+        .read_data(ram4$read_data),
+        .write_address(ram4$write_address),
+        .write_clock(ram4$write_clock),
+        .write_data(ram4$write_data),
+        .write_enable(ram4$write_enable)
+    );
+    rsbcast_rx$r_byp3 r_byp3(
+        .d(r_byp3$d),
+        .q(r_byp3$q),
+        .clock(r_byp3$clock)
+    );
+    rsbcast_rx$r_byp_first r_byp_first(
+        .d(r_byp_first$d),
+        .q(r_byp_first$q),
+        .clock(r_byp_first$clock)
     );
     rsbcast_rx$r_expired r_expired(
         .d(r_expired$d),
@@ -255,6 +347,14 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         r_count$d = upd$d_count;
         judge$q_count = r_count$q;
         upd$q_count = r_count$q;
+        r_top$clock = clock;
+        r_top$d = upd$d_top;
+        judge$q_top = r_top$q;
+        upd$q_top = r_top$q;
+        r_full$clock = clock;
+        r_full$d = upd$d_full;
+        judge$q_full = r_full$q;
+        upd$q_full = r_full$q;
         r_first0$clock = clock;
         r_first0$d = upd$d_first0;
         upd$q_first0 = r_first0$q;
@@ -264,9 +364,29 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         r_first2$clock = clock;
         r_first2$d = upd$d_first2;
         upd$q_first2 = r_first2$q;
-        r_first3$clock = clock;
-        r_first3$d = upd$d_first3;
-        upd$q_first3 = r_first3$q;
+        r_moved$clock = clock;
+        r_moved$d = upd$d_moved;
+        upd$q_moved = r_moved$q;
+        ram3$write_clock = clock;
+        ram3$read_clock = clock;
+        ram3$write_enable = upd$w_en;
+        ram3$write_address = upd$w_addr;
+        ram3$write_data = r_now$q;
+        ram3$read_address = upd$r3;
+        upd$ram3 = ram3$read_data;
+        ram4$write_clock = clock;
+        ram4$read_clock = clock;
+        ram4$write_enable = upd$w_en;
+        ram4$write_address = upd$w_addr;
+        ram4$write_data = r_now$q;
+        ram4$read_address = upd$r4;
+        upd$ram4 = ram4$read_data;
+        r_byp3$clock = clock;
+        r_byp3$d = upd$w_en && (upd$w_addr == upd$r3);
+        upd$byp3 = r_byp3$q;
+        r_byp_first$clock = clock;
+        r_byp_first$d = r_now$q;
+        upd$byp_first = r_byp_first$q;
         r_expired$clock = clock;
         r_expired$d = upd$d_expired;
         expired = r_expired$q;
@@ -293,7 +413,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
 endmodule // rsbcast_rx
 
 
-module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
+module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -304,9 +424,11 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
-    input wire  [2:0] q_count;
+    input wire  [15:0] q_count;
+    input wire  [31:0] q_top;
+    input wire  q_full;
     output reg  [3:0] missing;
-    output reg  [2:0] in_flight;
+    output reg  [15:0] in_flight;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
     output reg  push;
@@ -316,12 +438,10 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     output reg  [31:0] n3;
     
     // Constant declarations
-    localparam  c0_29 = 29'h0;
     localparam  c1_32 = 32'h1;
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
     localparam  c3_3 = 3'b11;
-    localparam  c_in_flight = 3'b100;
     localparam  c0_4 = 4'h0;
     localparam  bit0_4 = 4'h1;
     localparam  bit1_4 = 4'h2;
@@ -340,7 +460,6 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     // Local signals
     reg  [31:0] expected;
     reg  [31:0] diff;
-    reg  [31:0] off;
     reg  [31:0] seq1;
     reg  done0;
     reg  done1;
@@ -410,8 +529,7 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
             expected = q_next3;
         end
         diff = copy_seq - expected;
-        off = copy_seq - q_base;
-        p = (off[(32'h3)+:(29)] == c0_29) && (off[(32'h0)+:(3)] == q_count);
+        p = copy_seq == q_top;
         push = p;
         seq1 = copy_seq + c1_32;
         n0 = q_next0;
@@ -440,7 +558,7 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
         else if (|diff) begin
             o_cur = o_gap;
         end
-        else if (p && (q_count == c_in_flight)) begin
+        else if (p && q_full) begin
             o_cur = o_too_many;
         end
         else if (done0 && done1 && done2 && done3) begin
@@ -477,16 +595,54 @@ module rsbcast_rx$r_base(d,q,clock);
 endmodule // rsbcast_rx$r_base
 
 
-module rsbcast_rx$r_count(d,q,clock);
+module rsbcast_rx$r_byp3(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_byp3
+
+
+module rsbcast_rx$r_byp_first(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_byp_first
+
+
+module rsbcast_rx$r_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
@@ -572,23 +728,42 @@ module rsbcast_rx$r_first2(d,q,clock);
 endmodule // rsbcast_rx$r_first2
 
 
-module rsbcast_rx$r_first3(d,q,clock);
+module rsbcast_rx$r_full(d,q,clock);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // rsbcast_rx$r_first3
+endmodule // rsbcast_rx$r_full
+
+
+module rsbcast_rx$r_moved(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_moved
 
 
 module rsbcast_rx$r_next0(d,q,clock);
@@ -686,7 +861,84 @@ module rsbcast_rx$r_now(d,q,clock);
 endmodule // rsbcast_rx$r_now
 
 
-module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_first0,q_first1,q_first2,q_first3,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_first0,d_first1,d_first2,d_first3,d_expired);
+module rsbcast_rx$r_top(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_top
+
+
+module rsbcast_rx$ram3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [9:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [9:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[1023:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rsbcast_rx$ram3
+
+
+module rsbcast_rx$ram4(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [9:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [9:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[31:0] mem[1023:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // rsbcast_rx$ram4
+
+
+module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -705,11 +957,17 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
-    input wire  [2:0] q_count;
+    input wire  [15:0] q_count;
+    input wire  [31:0] q_top;
+    input wire  q_full;
     input wire  [31:0] q_first0;
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
-    input wire  [31:0] q_first3;
+    input wire  q_moved;
+    input wire  [31:0] ram3;
+    input wire  [31:0] ram4;
+    input wire  byp3;
+    input wire  [31:0] byp_first;
     input wire  [31:0] window;
     output reg  [31:0] d_now;
     output reg  [31:0] d_next0;
@@ -717,19 +975,28 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     output reg  [31:0] d_next2;
     output reg  [31:0] d_next3;
     output reg  [31:0] d_base;
-    output reg  [2:0] d_count;
+    output reg  [15:0] d_count;
+    output reg  [31:0] d_top;
+    output reg  d_full;
     output reg  [31:0] d_first0;
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
-    output reg  [31:0] d_first3;
+    output reg  d_moved;
     output reg  d_expired;
+    output reg  w_en;
+    output reg  [9:0] w_addr;
+    output reg  [9:0] r3;
+    output reg  [9:0] r4;
     
     // Constant declarations
     localparam  c0_32 = 32'h0;
     localparam  c1_32 = 32'h1;
-    localparam  c0_3 = 3'b0;
-    localparam  c1_3 = 3'b1;
-    localparam  c2_3 = 3'b10;
+    localparam  c3_a = 10'b11;
+    localparam  c4_a = 10'b100;
+    localparam  c0_16 = 16'h0;
+    localparam  c1_16 = 16'h1;
+    localparam  c2_16 = 16'h2;
+    localparam  c_last = 16'h3ff;
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
@@ -743,6 +1010,7 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
     reg  e0;
     reg  e1;
     reg  ez;
+    reg  [31:0] first3;
     
     // Update code
     always @(*) begin
@@ -752,10 +1020,12 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
         d_next3 = q_next3;
         d_base = q_base;
         d_count = q_count;
+        d_top = q_top;
+        d_full = q_full;
         d_first0 = q_first0;
         d_first1 = q_first1;
         d_first2 = q_first2;
-        d_first3 = q_first3;
+        d_moved = 1'b0;
         d_now = q_now + c1_32;
         x0 = q_now - q_first0;
         x1 = q_now - q_first1;
@@ -763,6 +1033,19 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
         d_expired = |q_count && e0;
+        w_en = 1'b0;
+        w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
+        r3 = q_base[(32'h0)+:(10)] + c3_a;
+        r4 = q_base[(32'h0)+:(10)] + c4_a;
+        if (q_moved) begin
+            first3 = ram4;
+        end
+        else if (byp3) begin
+            first3 = byp_first;
+        end
+        else begin
+            first3 = ram3;
+        end
         if (restart) begin
             d_expired = 1'b0;
             d_next0 = c0_32;
@@ -770,11 +1053,14 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
             d_next2 = c0_32;
             d_next3 = c0_32;
             d_base = c0_32;
-            d_count = c0_3;
+            d_count = c0_16;
+            d_top = c0_32;
+            d_full = 1'b0;
             if (apply) begin
                 if (outcome_fresh == o_deliver) begin
                     d_next0 = c1_32;
                     d_base = c1_32;
+                    d_top = c1_32;
                 end
                 else if (outcome_fresh == o_first) begin
                     if (copy_tree == tree0) begin
@@ -789,7 +1075,8 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
                     else begin
                         d_next3 = c1_32;
                     end
-                    d_count = c1_3;
+                    d_count = c1_16;
+                    d_top = c1_32;
                     d_first0 = q_now;
                     d_expired = ez;
                 end
@@ -802,28 +1089,33 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
             d_next3 = n3;
             if (outcome == o_deliver) begin
                 d_base = q_base + c1_32;
-                if (~push) begin
-                    d_count = q_count - c1_3;
-                    d_expired = (q_count > c1_3) && e1;
+                d_moved = 1'b1;
+                if (push) begin
+                    d_top = q_top + c1_32;
+                end
+                else begin
+                    d_full = 1'b0;
+                    d_count = q_count - c1_16;
+                    d_expired = (q_count > c1_16) && e1;
                     d_first0 = q_first1;
                     d_first1 = q_first2;
-                    d_first2 = q_first3;
+                    d_first2 = first3;
                 end
             end
             else if (push) begin
-                d_count = q_count + c1_3;
-                if (q_count == c0_3) begin
+                d_count = q_count + c1_16;
+                d_top = q_top + c1_32;
+                d_full = q_count == c_last;
+                w_en = 1'b1;
+                if (q_count == c0_16) begin
                     d_first0 = q_now;
                     d_expired = ez;
                 end
-                else if (q_count == c1_3) begin
+                else if (q_count == c1_16) begin
                     d_first1 = q_now;
                 end
-                else if (q_count == c2_3) begin
+                else if (q_count == c2_16) begin
                     d_first2 = q_now;
-                end
-                else begin
-                    d_first3 = q_now;
                 end
             end
         end

@@ -8,6 +8,7 @@ import nctb
 
 FIRST, MORE, DELIVER, DUPLICATE, GAP, TOO_MANY = 1, 2, 3, 4, 5, 6
 WINDOW = 10
+IN_FLIGHT = 1024  # rtl::rsbcast_rx::IN_FLIGHT = proto::regs::MAX_IN_FLIGHT
 
 
 class Rx:
@@ -115,15 +116,35 @@ async def window_expiry_names_the_missing_tree(dut):
     assert rx.expired == []
 
 
+async def stream(dut, tree, seqs, want):
+    """Apply one copy per cycle on `tree` (seqs in order), each expected to be `want`."""
+    for s in seqs:
+        await RisingEdge(dut.clock)
+        dut.copy_tree.value = tree
+        dut.copy_seq.value = s
+        dut.apply.value = 1
+        await ReadOnly()
+        assert int(dut.outcome.value) == want, (tree, s, int(dut.outcome.value))
+        assert not int(dut.expired.value), (tree, s)
+    await RisingEdge(dut.clock)
+    dut.apply.value = 0
+
+
 @cocotb.test()
 async def too_many_in_flight_and_single_tree(dut):
-    rx = Rx(dut, window=1000)
+    # IN_FLIGHT messages in flight (their first-copy times in the RAM), one more is refused;
+    # then the other tree completes them one per cycle, through the RAM's head, twice round.
+    rx = Rx(dut, window=4 * IN_FLIGHT)
     await rx.restart()
-    for s in range(4):
-        assert (await rx.copy(0, s))[0] == FIRST
-    assert await rx.in_flight() == 4
-    assert (await rx.copy(0, 4))[0] == TOO_MANY
+    for base in (0, IN_FLIGHT):
+        await stream(dut, 0, range(base, base + IN_FLIGHT), FIRST)
+        assert await rx.in_flight() == IN_FLIGHT
+        assert (await rx.copy(0, base + IN_FLIGHT))[0] == TOO_MANY
+        await stream(dut, 1, range(base, base + IN_FLIGHT), DELIVER)
+        assert await rx.in_flight() == 0
+    assert rx.expired == []
     # |G| = 1: every copy delivers at once
+    await RisingEdge(dut.clock)
     dut.trees.value = 1
     await rx.restart()
     for s in range(3):
