@@ -395,6 +395,26 @@ impl RedisNcLab {
         self.start_node_app_with(i, &[])
     }
 
+    /// The last `n` lines of node i's application log and of its engine's, for a failure
+    /// message.
+    pub fn log_tails(&self, i: u8, n: usize) -> String {
+        let tail = |p: PathBuf| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| format!("({e})"));
+            let lines: Vec<&str> = text.lines().collect();
+            let from = lines.len().saturating_sub(n);
+            format!(
+                "--- {} (last {n} lines)\n{}",
+                p.display(),
+                lines[from..].join("\n")
+            )
+        };
+        format!(
+            "{}\n{}",
+            tail(self.dir.join(format!("app-{i}.log"))),
+            tail(self.lab.engine_log(i))
+        )
+    }
+
     /// [`RedisNcLab::start_node_app`] with `extra` arguments after the usual ones. The
     /// application does not inherit this process's front password variables (`REDIS_NC_PASSWORD`,
     /// `ZK_NC_PASSWORD`): the lab's fronts run without a password unless `extra` gives one

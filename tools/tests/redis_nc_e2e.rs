@@ -92,11 +92,12 @@ fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history()
     // Node 3 joins with its redis-server, with one command: `redis-nc --join MEMBER`.
     rl.add_by_app(3, leader()).expect("node 3 joins");
     let mut c3 = rl.connect(3).unwrap();
-    wait_for(Duration::from_secs(60), "node 3's replica serves", || {
+    if let Err(e) = wait_for(Duration::from_secs(60), "node 3's replica serves", || {
         let i = info(&mut c3);
         caught_up(&i, 50) && field(&i, "nc_applied") > 0
-    })
-    .unwrap();
+    }) {
+        panic!("{e}\nnode 3:\n{}\n{}", info(&mut c3), rl.log_tails(3, 40));
+    }
     println!("node 3 after its join:\n{}", info(&mut c3));
     clients.push(load.registers(front(3), 3));
     ops(300);
