@@ -145,6 +145,15 @@ fn rsbcast_rx_of_four_tracks_four_in_flight() {
     tracks_capacity_in_flight::<2>();
 }
 
+/// Not expired before cycle `due`, expired at it.
+fn expires_exactly_at<const A: usize>(c: &mut Cycle<RsbcastRx<A>>, due: u64, what: &str) {
+    while c.cycle < due {
+        assert!(!c.uut.expired.val(), "{what}: expired at {}", c.cycle);
+        c.edge();
+    }
+    assert!(c.uut.expired.val(), "{what}: not expired at {due}");
+}
+
 /// Each message's window is its own: with messages whose first copies came at different
 /// times, the head expires exactly `window + 1` cycles after its own first copy, also after
 /// deliveries moved the head through the RAM (one per cycle, and after a pause).
@@ -169,18 +178,7 @@ fn rsbcast_rx_expires_each_head_at_its_own_first_copy_time() {
         // The head is now message 5: expired from first[5] + window + 1 on, not before.
         let due = first[5] + window + 1;
         assert!(c.cycle < due, "spacing {spacing}");
-        while c.cycle < due {
-            assert!(
-                !c.uut.expired.val(),
-                "spacing {spacing}: expired at {}",
-                c.cycle
-            );
-            c.edge();
-        }
-        assert!(
-            c.uut.expired.val(),
-            "spacing {spacing}: not expired at {due}"
-        );
+        expires_exactly_at(&mut c, due, &format!("spacing {spacing}"));
         assert_eq!(val(c.uut.missing.val()), 0b10);
     }
     // Pushes in consecutive cycles, then deliveries from the very next cycle: the first
@@ -204,15 +202,7 @@ fn rsbcast_rx_expires_each_head_at_its_own_first_copy_time() {
             assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
         }
         let due = first[pushed as usize - 1] + window + 1;
-        while c.cycle < due {
-            assert!(
-                !c.uut.expired.val(),
-                "{pushed} pushed: expired at {}",
-                c.cycle
-            );
-            c.edge();
-        }
-        assert!(c.uut.expired.val(), "{pushed} pushed: not expired at {due}");
+        expires_exactly_at(&mut c, due, &format!("{pushed} pushed"));
     }
 }
 
