@@ -362,6 +362,9 @@ impl Tentative {
     /// The most messages held ahead of a missing one (the software receiver's in-flight
     /// capacity): beyond it the earlier message is taken for lost and the stream for closed.
     const AHEAD_MAX: usize = 1024;
+    /// The most messages kept (at most one MTU each): a rejoining node with a gap keeps every
+    /// copy until its state transfer, and this bounds its memory if the transfer never comes.
+    const ENTRIES_MAX: usize = 16 * 1024;
 
     fn new(epoch: u32, next_seq: u32, lins: u64) -> Tentative {
         Tentative {
@@ -416,6 +419,13 @@ impl Tentative {
             self.closed = true;
             self.ahead.clear();
         } else if kind.is_value() {
+            if self.entries.len() >= Self::ENTRIES_MAX {
+                // The bound on what a node keeps (a rejoining node whose state transfer has
+                // not come for this long): the stream is taken for closed here.
+                self.closed = true;
+                self.ahead.clear();
+                return;
+            }
             self.lins = instance;
             self.entries.push((instance, kind, bytes));
         }
@@ -1576,6 +1586,18 @@ impl Node {
         if self.first_logged.is_none() && self.state == State::Joining {
             self.first_logged = Some(instance);
         }
+        // A rejoining node keeps every copy it gets until its state transfer (README "Kept
+        // copies"). When its stream took up where its log ended, what it decides moves its
+        // place (below), so the kept copies up to it are not kept twice: what stays is what is
+        // still in flight, however long the transfer takes. (With a gap they all stay: a
+        // second safe exit forgets decisions beyond the gap, and the kept copies are then
+        // their only trace; seed 5066222.)
+        if self.state == State::Joining
+            && let (Some(t), Some((m, _))) = (self.tentative.as_mut(), self.member_lins)
+            && self.first_logged.is_some_and(|f| f <= m + 1)
+        {
+            t.entries.retain(|e| e.0 > instance);
+        }
         // A rejoining node whose stream took up where its log ended has no gap: its place (for a
         // recovery) moves with what it decides.
         if let Some((m, at)) = self.member_lins
@@ -2498,6 +2520,22 @@ mod tests {
             panic!("not a DECIDE")
         };
         (d.meta.kind, d.meta.instance, d.meta.msg_seq)
+    }
+
+    /// Kept copies are bounded: past `ENTRIES_MAX` messages the stream is taken for closed and
+    /// nothing more is kept (what was kept stays).
+    #[test]
+    fn kept_copies_stop_at_their_bound() {
+        let mut t = Tentative::new(0, 0, 10);
+        for k in 0..Tentative::ENTRIES_MAX as u64 + 5 {
+            t.take(11 + k, DecideKind::Batch, vec![k as u8]);
+        }
+        assert!(t.closed);
+        assert_eq!(t.entries.len(), Tentative::ENTRIES_MAX);
+        assert_eq!(
+            t.entries.last().unwrap().0,
+            10 + Tentative::ENTRIES_MAX as u64
+        );
     }
 
     /// Requests that arrive together go together. Fed one by one, each input's timers send what
