@@ -394,8 +394,7 @@ impl Tentative {
         }
         if ahead > 0 {
             if self.ahead.len() >= Self::AHEAD_MAX {
-                self.closed = true;
-                self.ahead.clear();
+                self.close();
             } else {
                 self.ahead
                     .entry(m.msg_seq)
@@ -412,19 +411,22 @@ impl Tentative {
         }
     }
 
+    /// The stream ends for the kept copies: nothing more is taken (what was taken stays).
+    fn close(&mut self) {
+        self.closed = true;
+        self.ahead.clear();
+    }
+
     /// Message `next_seq`.
     fn take(&mut self, instance: u64, kind: DecideKind, bytes: Vec<u8>) {
         self.next_seq = self.next_seq.wrapping_add(1);
         if instance != self.lins.wrapping_add(1) {
-            self.closed = true;
-            self.ahead.clear();
+            self.close();
         } else if kind.is_value() {
             if self.entries.len() >= Self::ENTRIES_MAX {
                 // The bound on what a node keeps (a rejoining node whose state transfer has
                 // not come for this long): the stream is taken for closed here.
-                self.closed = true;
-                self.ahead.clear();
-                return;
+                return self.close();
             }
             self.lins = instance;
             self.entries.push((instance, kind, bytes));
@@ -1112,24 +1114,22 @@ impl Node {
                 self.armed_seen = Some(now);
                 self.count(Counter::Ignored)
             }
-            State::Joining if self.sync.is_some() => {
-                if let Some(t) = self.tentative.as_mut() {
-                    t.offer(&d, bytes);
-                }
-                self.sync_copy(now, &d, out)
-            }
             State::Joining => {
-                // Locked onto the stream: every copy still goes to the kept copies until the
-                // state transfer is done. The messages before the lock-on point are not ours
-                // to deliver (a tree that showed a later message first made the lock-on point
-                // pass them); those after it we deliver only if every tree brings them, and a
-                // tree that is down for us makes us fault on them again, with their copies
-                // from the live tree as the only trace of what the leader may have
-                // acknowledged (seed 5088602 lost 36 acknowledged writes that way).
+                // Every copy goes to the kept copies until the state transfer is done, before
+                // the lock-on and after it. After it, the messages before the lock-on point
+                // are not ours to deliver (a tree that showed a later message first made the
+                // lock-on point pass them); those after it we deliver only if every tree
+                // brings them, and a tree that is down for us makes us fault on them again,
+                // with their copies from the live tree as the only trace of what the leader
+                // may have acknowledged (seed 5088602 lost 36 acknowledged writes that way).
                 if let Some(t) = self.tentative.as_mut() {
                     t.offer(&d, bytes);
                 }
-                self.copy(now, bytes, &d, out)
+                if self.sync.is_some() {
+                    self.sync_copy(now, &d, out)
+                } else {
+                    self.copy(now, bytes, &d, out)
+                }
             }
             _ => self.copy(now, bytes, &d, out),
         }
