@@ -14,7 +14,7 @@ use proto::regs::{self, Counter, Register, addr, ctrl};
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
-use crate::lowi_core::state;
+use crate::lowi_core::{STATE_BITS, state};
 use crate::prim::ZeroExtend;
 
 fn reg(a: u16) -> &'static Register {
@@ -311,7 +311,10 @@ pub struct Csr {
     pub ctrl_write: Signal<Out, Bit>,
     /// Its value.
     pub ctrl_value: Signal<Out, Bits<32>>,
-    pub state: Signal<In, Bits<2>>,
+    /// A TIMEOUT write was taken in the cycle before (while Disabled, or Joining: `lowi_core`
+    /// notes the latter).
+    pub timeout_written: Signal<Out, Bit>,
+    pub state: Signal<In, Bits<STATE_BITS>>,
     pub status: Signal<In, Bits<32>>,
     pub epoch: Signal<In, Bits<32>>,
     pub leader: Signal<In, Bits<8>>,
@@ -430,7 +433,13 @@ pub struct Csr {
     /// epoch's leader, any tagged packet (the card holds no keys; rtl/README "Who is heard").
     c_unauthorized: Counter64,
     leader32: ZeroExtend<8, 32>,
-    s_disabled: Constant<Bits<2>>,
+    s_disabled: Constant<Bits<STATE_BITS>>,
+    s_joining: Constant<Bits<STATE_BITS>>,
+    t_writable: Signal<Local, Bit>,
+    r_tw: DFF<Bit>,
+    a_timeout: Constant<Bits<16>>,
+    t_min: Constant<Bits<32>>,
+    t_span: Constant<Bits<32>>,
     fixed: Signal<Local, Bits<32>>,
     a_magic: Constant<Bits<16>>,
     a_ctrl: Constant<Bits<16>>,
@@ -441,6 +450,7 @@ pub struct Csr {
     a_instance_hi: Constant<Bits<16>>,
     v_magic: Constant<Bits<32>>,
     v_enable: Constant<Bits<32>>,
+    v_enable_join: Constant<Bits<32>>,
     zero32: Constant<Bits<32>>,
     zero13: Constant<Bits<13>>,
     one13: Constant<Bits<13>>,
@@ -456,6 +466,7 @@ impl Default for Csr {
             bus_rdata: Default::default(),
             ctrl_write: Default::default(),
             ctrl_value: Default::default(),
+            timeout_written: Default::default(),
             state: Default::default(),
             status: Default::default(),
             epoch: Default::default(),
@@ -566,6 +577,12 @@ impl Default for Csr {
             c_unauthorized: Counter64::new(Counter::Unauthorized),
             leader32: Default::default(),
             s_disabled: k(state::DISABLED),
+            s_joining: k(state::JOINING),
+            t_writable: Default::default(),
+            r_tw: Default::default(),
+            a_timeout: k(addr::TIMEOUT as u64),
+            t_min: k(reg(addr::TIMEOUT).min),
+            t_span: k(reg(addr::TIMEOUT).max - reg(addr::TIMEOUT).min),
             fixed: Default::default(),
             a_magic: k(addr::MAGIC as u64),
             a_ctrl: k(addr::CTRL as u64),
@@ -576,6 +593,7 @@ impl Default for Csr {
             a_instance_hi: k(addr::INSTANCE as u64 + 4),
             v_magic: k(regs::MAGIC_VALUE as u64),
             v_enable: k(ctrl::ENABLE as u64),
+            v_enable_join: k((ctrl::ENABLE | ctrl::JOIN) as u64),
             zero32: k(0),
             zero13: k(0),
             one13: k(1),
@@ -669,7 +687,19 @@ impl Logic for Csr {
         self.r_timeout.bus_addr.next = self.bus_addr.val();
         self.r_timeout.bus_wdata.next = self.bus_wdata.val();
         self.r_timeout.bus_write.next = self.bus_write.val();
-        self.r_timeout.writable.next = self.state.val() == self.s_disabled.val();
+        // TIMEOUT also while Joining (the members' timeout from the state transfer), unless the
+        // tick's NET-FAULT ends the join in this cycle.
+        self.t_writable.next = (self.state.val() == self.s_disabled.val())
+            || ((self.state.val() == self.s_joining.val()) && !self.tick_net_fault.val());
+        self.r_timeout.writable.next = self.t_writable.val();
+        // The same test as the register's (address, writable, range), registered for the core
+        // (no path from the core's tick back into it).
+        self.r_tw.clock.next = self.clock.val();
+        self.r_tw.d.next = self.bus_write.val()
+            && self.t_writable.val()
+            && (self.bus_addr.val() == self.a_timeout.val())
+            && ((self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val());
+        self.timeout_written.next = self.r_tw.q.val();
         self.cfg_timeout.next = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
         self.r_delta.bus_wdata.next = self.bus_wdata.val();
@@ -925,7 +955,9 @@ impl Logic for Csr {
         if self.bus_addr.val() == self.a_magic.val() {
             self.fixed.next = self.v_magic.val();
         } else if self.bus_addr.val() == self.a_ctrl.val() {
-            if self.state.val() != self.s_disabled.val() {
+            if self.state.val() == self.s_joining.val() {
+                self.fixed.next = self.v_enable_join.val();
+            } else if self.state.val() != self.s_disabled.val() {
                 self.fixed.next = self.v_enable.val();
             }
         } else if self.bus_addr.val() == self.a_status.val() {

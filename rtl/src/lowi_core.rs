@@ -25,8 +25,8 @@ use rust_hdl::widgets::dff_with_init::DFFWithInit;
 use crate::rsbcast_rx::outcome;
 
 /// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
-/// implements). Plain 2-bit codes rather than a rust-hdl enum, whose Verilog localparams would be
-/// declared unused in every register module.
+/// implements: all but the software's recovery extension). Plain 3-bit codes rather than a
+/// rust-hdl enum, whose Verilog localparams would be declared unused in every register module.
 pub mod state {
     /// CTRL.ENABLE = 0.
     pub const DISABLED: u64 = 0;
@@ -36,7 +36,13 @@ pub mod state {
     pub const ACTIVE: u64 = 2;
     /// Safe exit after a NET-FAULT.
     pub const FAULTED: u64 = 3;
+    /// Enabled with CTRL.JOIN: locking onto the live stream, then following it until ACTIVATE
+    /// (the card's recovery CSR sequence, proto/README).
+    pub const JOINING: u64 = 4;
 }
+
+/// Width of the `state` codes.
+pub const STATE_BITS: usize = 3;
 
 /// Values of the fault code outputs (`tick_fault_code`, `rx_fault_code`).
 pub mod fault {
@@ -132,6 +138,12 @@ pub struct LowiCore {
     pub rx_kind: Signal<In, Bits<2>>,
     /// DECIDE `instance`.
     pub rx_instance: Signal<In, Bits<64>>,
+    /// DECIDE `msg_seq` (a joining node's lock-on and the copies before its lock-on point).
+    pub rx_seq: Signal<In, Bits<32>>,
+    /// The CSR block took a TIMEOUT write in the cycle before (allowed while Joining: the
+    /// members' timeout from the state transfer, which ACTIVATE needs; registered in `csr`, so
+    /// that nothing of this cycle's tick reaches back into the CSR block's write).
+    pub timeout_written: Signal<In, Bit>,
     /// A frame from the client port this cycle (parsed).
     pub cl_valid: Signal<In, Bit>,
     /// What the parser made of it (see [`class`]).
@@ -152,6 +164,8 @@ pub struct LowiCore {
     pub rx_apply: Signal<Out, Bit>,
     /// To `rsbcast_rx`: start afresh (new epoch or protocol reset).
     pub rx_restart: Signal<Out, Bit>,
+    /// To `rsbcast_rx`: the seq a restart expects next (0, or a joining node's lock-on point).
+    pub rx_restart_base: Signal<Out, Bits<32>>,
     /// Logical egress FIFO length (requests not yet taken by a send).
     pub fifo_len: Signal<In, Bits<13>>,
     /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
@@ -199,13 +213,14 @@ pub struct LowiCore {
     pub rx_fault: Signal<Out, Bit>,
     /// Its code (see [`fault`]).
     pub rx_fault_code: Signal<Out, Bits<3>>,
-    /// State changed by CTRL (to `mode_state`).
+    /// State changed by CTRL (to `mode_state`): ENABLE / JOIN / disable, or ACTIVATE.
     pub state_mode: Signal<Out, Bit>,
     /// The state CTRL set.
-    pub mode_state: Signal<Out, Bits<2>>,
+    pub mode_state: Signal<Out, Bits<STATE_BITS>>,
     /// START made this node Active.
     pub state_start: Signal<Out, Bit>,
-    /// Delivering START made this armed node Active.
+    /// Delivering START made this armed node Active, or an accepted copy made a joining node
+    /// Active (ACTIVATE after a silence of a timeout waits for the next copy).
     pub state_rx_active: Signal<Out, Bit>,
     /// Stale-epoch violation.
     pub viol_stale: Signal<Out, Bit>,
@@ -241,7 +256,7 @@ pub struct LowiCore {
     pub ev_oversize: Signal<Out, Bit>,
     // ---- registers seen by the CSR block
     /// Lifecycle state.
-    pub state: Signal<Out, Bits<2>>,
+    pub state: Signal<Out, Bits<STATE_BITS>>,
     /// STATUS register.
     pub status: Signal<Out, Bits<32>>,
     /// Leader counter.
@@ -250,7 +265,7 @@ pub struct LowiCore {
     pub leader: Signal<Out, Bits<8>>,
     /// Last decided instance.
     pub last_instance: Signal<Out, Bits<64>>,
-    r_state: DFF<Bits<2>>,
+    r_state: DFF<Bits<STATE_BITS>>,
     r_epoch: DFF<Bits<32>>,
     /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
     r_epoch1: DFFWithInit<Bits<32>>,
@@ -278,6 +293,26 @@ pub struct LowiCore {
     s_sub_inc: Signal<Local, Bits<32>>,
     r_sync_viol: DFF<Bit>,
     r_leader: DFF<Bits<8>>,
+    // ---- joining (Control::EnableJoin in the model)
+    /// Locked onto the live stream (`STATUS.SYNCED`; the model's `sync` is None).
+    r_synced: DFF<Bit>,
+    /// No instance decided yet (the model's `lins` is None): the first delivery sets the place.
+    r_lins_none: DFF<Bit>,
+    /// Before the lock-on: the trees that showed a copy of epoch `r_sepoch`, and each one's
+    /// last seq (the model's `Sync::last`, whose entries share one epoch).
+    r_sv: DFF<Bits<4>>,
+    r_sepoch: DFF<Bits<32>>,
+    r_sseq0: DFF<Bits<32>>,
+    r_sseq1: DFF<Bits<32>>,
+    r_sseq2: DFF<Bits<32>>,
+    r_sseq3: DFF<Bits<32>>,
+    /// Copies of seqs before `r_skip_seq` are not ours (the model's `skip_below`).
+    r_skip: DFF<Bit>,
+    r_skip_seq: DFF<Bits<32>>,
+    /// TIMEOUT written while joining (`timeout_from_member`).
+    r_tmo_member: DFF<Bit>,
+    /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
+    r_act_rx: DFF<Bit>,
     // tick phase
     t_on: Signal<Local, Bit>,
     t_expire: Signal<Local, Bit>,
@@ -299,7 +334,7 @@ pub struct LowiCore {
     t_value: Signal<Local, Bit>,
     t_count: Signal<Local, Bits<13>>,
     t_seq: Signal<Local, Bits<32>>,
-    p_state: Signal<Local, Bits<2>>,
+    p_state: Signal<Local, Bits<STATE_BITS>>,
     p_epoch: Signal<Local, Bits<32>>,
     e_lt0: Signal<Local, Bit>,
     e_lt1: Signal<Local, Bit>,
@@ -336,6 +371,35 @@ pub struct LowiCore {
     c_mode: Signal<Local, Bit>,
     c_start: Signal<Local, Bit>,
     c_clear: Signal<Local, Bit>,
+    c_may_act: Signal<Local, Bit>,
+    c_act: Signal<Local, Bit>,
+    c_act_now: Signal<Local, Bit>,
+    // joining
+    j_joining: Signal<Local, Bit>,
+    j_syncing: Signal<Local, Bit>,
+    j_go: Signal<Local, Bit>,
+    j_same: Signal<Local, Bit>,
+    j_one: Signal<Local, Bits<4>>,
+    j_mask: Signal<Local, Bits<4>>,
+    j_v: Signal<Local, Bits<4>>,
+    j_lock: Signal<Local, Bit>,
+    j_s0: Signal<Local, Bits<32>>,
+    j_s1: Signal<Local, Bits<32>>,
+    j_s2: Signal<Local, Bits<32>>,
+    j_s3: Signal<Local, Bits<32>>,
+    j_d1: Signal<Local, Bits<32>>,
+    j_d2: Signal<Local, Bits<32>>,
+    j_d3: Signal<Local, Bits<32>>,
+    j_n1: Signal<Local, Bits<32>>,
+    j_n2: Signal<Local, Bits<32>>,
+    j_n3: Signal<Local, Bits<32>>,
+    j_start: Signal<Local, Bits<32>>,
+    j_new_epoch: Signal<Local, Bit>,
+    j_skip_d: Signal<Local, Bit>,
+    j_skipped: Signal<Local, Bit>,
+    j_placed: Signal<Local, Bit>,
+    j_act_rx: Signal<Local, Bit>,
+    r_start_ok: Signal<Local, Bit>,
     // rx
     r_decide: Signal<Local, Bit>,
     r_port_ok: Signal<Local, Bit>,
@@ -365,10 +429,26 @@ pub struct LowiCore {
     c_foreign: Constant<Bits<CLASS_BITS>>,
     c_malformed: Constant<Bits<CLASS_BITS>>,
     c_unauthorized: Constant<Bits<CLASS_BITS>>,
-    s_disabled: Constant<Bits<2>>,
-    s_armed: Constant<Bits<2>>,
-    s_active: Constant<Bits<2>>,
-    s_faulted: Constant<Bits<2>>,
+    s_disabled: Constant<Bits<STATE_BITS>>,
+    s_armed: Constant<Bits<STATE_BITS>>,
+    s_active: Constant<Bits<STATE_BITS>>,
+    s_faulted: Constant<Bits<STATE_BITS>>,
+    s_joining: Constant<Bits<STATE_BITS>>,
+    k_t0: Constant<Bits<4>>,
+    k_t1: Constant<Bits<4>>,
+    k_t2: Constant<Bits<4>>,
+    k_t3: Constant<Bits<4>>,
+    k_m1: Constant<Bits<4>>,
+    k_m2: Constant<Bits<4>>,
+    k_m3: Constant<Bits<4>>,
+    k_m4: Constant<Bits<4>>,
+    k0_4: Constant<Bits<4>>,
+    k1_tr: Constant<Bits<8>>,
+    k2_tr: Constant<Bits<8>>,
+    k3_tr: Constant<Bits<8>>,
+    k0_2: Constant<Bits<2>>,
+    k1_2: Constant<Bits<2>>,
+    k2_2: Constant<Bits<2>>,
     r_out: Signal<Local, Bits<3>>,
     k_hb: Constant<Bits<2>>,
     k_batch: Constant<Bits<2>>,
@@ -396,6 +476,7 @@ pub struct LowiCore {
     k0_32: Constant<Bits<32>>,
     k1_32: Constant<Bits<32>>,
     k_max_32: Constant<Bits<32>>,
+    k_half_32: Constant<Bits<32>>,
     k0_64: Constant<Bits<64>>,
     k1_64: Constant<Bits<64>>,
     k_max_64: Constant<Bits<64>>,
@@ -413,6 +494,8 @@ pub struct LowiCore {
     k_st_fault: Constant<Bits<32>>,
     k_st_armed: Constant<Bits<32>>,
     k_st_sync: Constant<Bits<32>>,
+    k_st_joining: Constant<Bits<32>>,
+    k_st_synced: Constant<Bits<32>>,
     k_st_zero: Constant<Bits<32>>,
 }
 
@@ -455,6 +538,8 @@ impl LowiCore {
             rx_tree: Default::default(),
             rx_kind: Default::default(),
             rx_instance: Default::default(),
+            rx_seq: Default::default(),
+            timeout_written: Default::default(),
             cl_valid: Default::default(),
             cl_class: Default::default(),
             cl_len: Default::default(),
@@ -467,6 +552,7 @@ impl LowiCore {
             rx_outcome_fresh: Default::default(),
             rx_apply: Default::default(),
             rx_restart: Default::default(),
+            rx_restart_base: Default::default(),
             fifo_push: Default::default(),
             fifo_clear: Default::default(),
             fifo_reserve: Default::default(),
@@ -540,6 +626,18 @@ impl LowiCore {
             s_sub_inc: Default::default(),
             r_sync_viol: Default::default(),
             r_leader: Default::default(),
+            r_synced: Default::default(),
+            r_lins_none: Default::default(),
+            r_sv: Default::default(),
+            r_sepoch: Default::default(),
+            r_sseq0: Default::default(),
+            r_sseq1: Default::default(),
+            r_sseq2: Default::default(),
+            r_sseq3: Default::default(),
+            r_skip: Default::default(),
+            r_skip_seq: Default::default(),
+            r_tmo_member: Default::default(),
+            r_act_rx: Default::default(),
             t_on: Default::default(),
             t_expire: Default::default(),
             t_timeout: Default::default(),
@@ -595,6 +693,34 @@ impl LowiCore {
             c_mode: Default::default(),
             c_start: Default::default(),
             c_clear: Default::default(),
+            c_may_act: Default::default(),
+            c_act: Default::default(),
+            c_act_now: Default::default(),
+            j_joining: Default::default(),
+            j_syncing: Default::default(),
+            j_go: Default::default(),
+            j_same: Default::default(),
+            j_one: Default::default(),
+            j_mask: Default::default(),
+            j_v: Default::default(),
+            j_lock: Default::default(),
+            j_s0: Default::default(),
+            j_s1: Default::default(),
+            j_s2: Default::default(),
+            j_s3: Default::default(),
+            j_d1: Default::default(),
+            j_d2: Default::default(),
+            j_d3: Default::default(),
+            j_n1: Default::default(),
+            j_n2: Default::default(),
+            j_n3: Default::default(),
+            j_start: Default::default(),
+            j_new_epoch: Default::default(),
+            j_skip_d: Default::default(),
+            j_skipped: Default::default(),
+            j_placed: Default::default(),
+            j_act_rx: Default::default(),
+            r_start_ok: Default::default(),
             r_decide: Default::default(),
             r_port_ok: Default::default(),
             r_listen: Default::default(),
@@ -626,6 +752,22 @@ impl LowiCore {
             s_armed: k(state::ARMED),
             s_active: k(state::ACTIVE),
             s_faulted: k(state::FAULTED),
+            s_joining: k(state::JOINING),
+            k_t0: k(0b0001),
+            k_t1: k(0b0010),
+            k_t2: k(0b0100),
+            k_t3: k(0b1000),
+            k_m1: k(0b0001),
+            k_m2: k(0b0011),
+            k_m3: k(0b0111),
+            k_m4: k(0b1111),
+            k0_4: k(0),
+            k1_tr: k(1),
+            k2_tr: k(2),
+            k3_tr: k(3),
+            k0_2: k(0),
+            k1_2: k(1),
+            k2_2: k(2),
             r_out: Default::default(),
             k_hb: k(DecideKind::Heartbeat as u64),
             k_batch: k(DecideKind::Batch as u64),
@@ -653,6 +795,7 @@ impl LowiCore {
             k0_32: k(0),
             k1_32: k(1),
             k_max_32: k(u32::MAX as u64),
+            k_half_32: k(1 << 31),
             k0_64: k(0),
             k1_64: k(1),
             k_max_64: k(u64::MAX),
@@ -669,6 +812,8 @@ impl LowiCore {
             k_st_fault: k(status::NET_FAULT as u64),
             k_st_armed: k(status::ARMED as u64),
             k_st_sync: k(status::SYNC_VIOLATION as u64),
+            k_st_joining: k(status::JOINING as u64),
+            k_st_synced: k(status::SYNCED as u64),
             k_st_zero: k(0),
         }
     }
@@ -695,12 +840,26 @@ impl Logic for LowiCore {
             r_since_rx,
             r_ge,
             r_sync_viol,
-            r_leader
+            r_leader,
+            r_synced,
+            r_lins_none,
+            r_sv,
+            r_sepoch,
+            r_sseq0,
+            r_sseq1,
+            r_sseq2,
+            r_sseq3,
+            r_skip,
+            r_skip_seq,
+            r_tmo_member,
+            r_act_rx
         );
 
         // ================= tick phase =================
+        // The window runs while armed, active, or joining once locked onto the stream.
         self.t_on.next = (self.r_state.q.val() == self.s_armed.val())
-            || (self.r_state.q.val() == self.s_active.val());
+            || (self.r_state.q.val() == self.s_active.val())
+            || ((self.r_state.q.val() == self.s_joining.val()) && self.r_synced.q.val());
         self.t_expire.next = self.t_on.val() && self.rx_expired.val();
         self.t_timeout.next = !self.t_expire.val()
             && (self.r_state.q.val() == self.s_active.val())
@@ -794,17 +953,37 @@ impl Logic for LowiCore {
             && !self.node_id.val().any()
             && ((self.p_state.val() == self.s_armed.val())
                 || (self.p_state.val() == self.s_disabled.val()));
-        // JOIN and ACTIVATE (the join protocol) are not implemented: such writes are refused.
+        // ACTIVATE: a joining node that locked onto the stream, decided an instance and took the
+        // members' timeout (a TIMEOUT write while joining); JOIN needs ENABLE. A refused write
+        // changes nothing.
+        self.c_may_act.next = self.c_en.val()
+            && self.c_join.val()
+            && (self.p_state.val() == self.s_joining.val())
+            && self.r_synced.q.val()
+            && !self.r_lins_none.q.val()
+            && (self.r_tmo_member.q.val() || self.timeout_written.val());
         self.c_ok.next = self.ctrl_write.val()
             && !self.c_undef.val()
             && (!self.c_start_bit.val() || self.c_may_start.val())
-            && !self.c_activate.val()
-            && !self.c_join.val();
+            && (!self.c_activate.val() || self.c_may_act.val())
+            && (!self.c_join.val() || self.c_en.val());
         self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
+        // The mode changes unless it is the current one: ENABLE|JOIN while Joining, ENABLE while
+        // Armed / Active / Faulted, 0 while Disabled.
         self.c_mode.next = self.c_ok.val()
-            && ((self.c_en.val() && (self.p_state.val() == self.s_disabled.val()))
+            && ((self.c_en.val()
+                && self.c_join.val()
+                && (self.p_state.val() != self.s_joining.val()))
+                || (self.c_en.val()
+                    && !self.c_join.val()
+                    && ((self.p_state.val() == self.s_disabled.val())
+                        || (self.p_state.val() == self.s_joining.val())))
                 || (!self.c_en.val() && (self.p_state.val() != self.s_disabled.val())));
         self.c_start.next = self.c_ok.val() && self.c_start_bit.val();
+        // ACTIVATE: Active now if a copy came within the last timeout (the timeout counter is in
+        // step with the members'), else at the next accepted copy.
+        self.c_act.next = self.c_ok.val() && self.c_activate.val();
+        self.c_act_now.next = self.c_act.val() && (self.r_since_rx.q.val() < self.timeout.val());
 
         // ================= event phase: DECIDE copy =================
         self.r_decide.next = (self.rx_class.val() == self.c_expected.val())
@@ -813,12 +992,92 @@ impl Logic for LowiCore {
             && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
             && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
         self.r_listen.next = (self.p_state.val() == self.s_active.val())
+            || (self.p_state.val() == self.s_joining.val())
             || ((self.p_state.val() == self.s_armed.val())
                 && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val()));
+        // A joining node before its lock-on only watches the trees (`j_go`, below).
+        self.j_joining.next = self.p_state.val() == self.s_joining.val();
+        self.j_syncing.next = self.j_joining.val() && !self.r_synced.q.val();
         self.r_go.next = self.rx_valid.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
-            && self.r_listen.val();
+            && self.r_listen.val()
+            && !self.j_syncing.val();
+        self.j_go.next = self.rx_valid.val()
+            && self.r_decide.val()
+            && self.r_port_ok.val()
+            && self.j_syncing.val();
+        // Lock-on (the model's `sync_copy`): the trees that showed a copy of one epoch (a copy
+        // of another epoch starts over) and each one's last seq; once every tree has, the
+        // receiver starts at the newest seq any tree showed (serial-number order, folded over
+        // the trees in order as the model does) plus one.
+        self.j_same.next =
+            !self.r_sv.q.val().any() || (self.rx_epoch.val() == self.r_sepoch.q.val());
+        if self.rx_port.val() == self.k0_2.val() {
+            self.j_one.next = self.k_t0.val();
+        } else if self.rx_port.val() == self.k1_2.val() {
+            self.j_one.next = self.k_t1.val();
+        } else if self.rx_port.val() == self.k2_2.val() {
+            self.j_one.next = self.k_t2.val();
+        } else {
+            self.j_one.next = self.k_t3.val();
+        }
+        if self.j_same.val() {
+            self.j_v.next = self.r_sv.q.val() | self.j_one.val();
+        } else {
+            self.j_v.next = self.j_one.val();
+        }
+        if self.trees.val() == self.k1_tr.val() {
+            self.j_mask.next = self.k_m1.val();
+        } else if self.trees.val() == self.k2_tr.val() {
+            self.j_mask.next = self.k_m2.val();
+        } else if self.trees.val() == self.k3_tr.val() {
+            self.j_mask.next = self.k_m3.val();
+        } else {
+            self.j_mask.next = self.k_m4.val();
+        }
+        self.j_lock.next =
+            self.j_go.val() && ((self.j_v.val() & self.j_mask.val()) == self.j_mask.val());
+        self.j_s0.next = self.r_sseq0.q.val();
+        self.j_s1.next = self.r_sseq1.q.val();
+        self.j_s2.next = self.r_sseq2.q.val();
+        self.j_s3.next = self.r_sseq3.q.val();
+        if self.rx_port.val() == self.k0_2.val() {
+            self.j_s0.next = self.rx_seq.val();
+        } else if self.rx_port.val() == self.k1_2.val() {
+            self.j_s1.next = self.rx_seq.val();
+        } else if self.rx_port.val() == self.k2_2.val() {
+            self.j_s2.next = self.rx_seq.val();
+        } else {
+            self.j_s3.next = self.rx_seq.val();
+        }
+        // b is newer than a when (b - a) as i32 > 0.
+        self.j_d1.next = self.j_s1.val() - self.j_s0.val();
+        self.j_n1.next = self.j_s0.val();
+        if (self.trees.val() > self.k1_tr.val())
+            && self.j_d1.val().any()
+            && !self.j_d1.val().get_bit(31)
+        {
+            self.j_n1.next = self.j_s1.val();
+        }
+        self.j_d2.next = self.j_s2.val() - self.j_n1.val();
+        self.j_n2.next = self.j_n1.val();
+        if (self.trees.val() > self.k2_tr.val())
+            && self.j_d2.val().any()
+            && !self.j_d2.val().get_bit(31)
+        {
+            self.j_n2.next = self.j_s2.val();
+        }
+        self.j_d3.next = self.j_s3.val() - self.j_n2.val();
+        self.j_n3.next = self.j_n2.val();
+        if (self.trees.val() > self.k3_tr.val())
+            && self.j_d3.val().any()
+            && !self.j_d3.val().get_bit(31)
+        {
+            self.j_n3.next = self.j_s3.val();
+        }
+        self.j_start.next = self.j_n3.val() + self.k1_32.val();
+        self.j_new_epoch.next = self.j_lock.val() && (self.rx_epoch.val() != self.r_epoch.q.val());
         // The copy's epoch against p_epoch (r_epoch, or r_epoch + 1 after a timeout): both
         // comparisons are made on registers, the tick picks one.
         self.e_lt0.next = self.rx_epoch.val() < self.r_epoch.q.val();
@@ -838,11 +1097,28 @@ impl Logic for LowiCore {
         self.r_adopt.next = self.r_higher.val() && !self.p_in_flight.val();
         self.r_own.next =
             self.r_go.val() && !self.e_lt.val() && !self.e_gt.val() && self.p_is_leader.val();
+        // Copies of the lock-on epoch before the lock-on point are not ours (a later epoch
+        // starts the receiver afresh and ends this).
+        // (seq - skip_seq) as i32 < 0: the difference's top bit.
+        self.j_skip_d.next = (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.j_skipped.next = self.r_go.val()
+            && self.r_skip.q.val()
+            && !self.e_lt.val()
+            && !self.e_gt.val()
+            && !self.r_own.val()
+            && self.j_skip_d.val();
         self.r_copy.next = self.r_go.val()
             && !self.r_stale.val()
             && !self.r_inflight_fault.val()
-            && !self.r_own.val();
-        self.rx_restart.next = self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val();
+            && !self.r_own.val()
+            && !self.j_skipped.val();
+        self.rx_restart.next =
+            self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() || self.j_lock.val();
+        if self.j_lock.val() {
+            self.rx_restart_base.next = self.j_start.val();
+        } else {
+            self.rx_restart_base.next = self.k0_32.val();
+        }
         self.rx_apply.next = self.r_copy.val();
         if self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() {
             self.r_out.next = self.rx_outcome_fresh.val();
@@ -877,6 +1153,10 @@ impl Logic for LowiCore {
         } else {
             self.m_ok.next = self.m_eq1.val();
         }
+        // A joining node's first delivery sets its place: any instance but 0 (and the last).
+        if self.r_lins_none.q.val() {
+            self.m_ok.next = self.rx_instance.val().any();
+        }
         self.r_mismatch.next = self.r_complete.val()
             && !self.r_armed.val()
             && (!self.m_ok.val() || (self.rx_instance.val() == self.k_max_64.val()));
@@ -884,6 +1164,15 @@ impl Logic for LowiCore {
             || self.r_seq_fault.val()
             || self.r_bad_start.val()
             || self.r_mismatch.val();
+        self.j_placed.next = self.r_complete.val()
+            && !self.r_armed.val()
+            && !self.r_mismatch.val()
+            && self.r_lins_none.q.val();
+        self.j_act_rx.next = self.r_accept.val() && self.j_joining.val() && self.r_act_rx.q.val();
+        self.r_start_ok.next = self.r_complete.val()
+            && self.r_armed.val()
+            && self.r_start_kind.val()
+            && !self.r_bad_start.val();
 
         // ================= event phase: client request =================
         self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.c_expected.val());
@@ -926,7 +1215,7 @@ impl Logic for LowiCore {
         } else {
             self.tick_fault_code.next = self.k_f_exhausted.val();
         }
-        self.rx_leader_changed.next = self.r_adopt.val();
+        self.rx_leader_changed.next = self.r_adopt.val() || self.j_new_epoch.val();
         self.rx_fault.next = self.r_any_fault.val();
         self.rx_fault_code.next = self.k_f_mismatch.val();
         if self.r_inflight_fault.val() {
@@ -942,21 +1231,23 @@ impl Logic for LowiCore {
             && !self.r_armed.val()
             && !self.r_mismatch.val()
             && self.r_value_kind.val();
-        self.state_mode.next = self.c_mode.val();
-        if self.c_en.val() {
+        self.state_mode.next = self.c_mode.val() || self.c_act_now.val();
+        if self.c_act_now.val() {
+            self.mode_state.next = self.s_active.val();
+        } else if self.c_en.val() && self.c_join.val() {
+            self.mode_state.next = self.s_joining.val();
+        } else if self.c_en.val() {
             self.mode_state.next = self.s_armed.val();
         } else {
             self.mode_state.next = self.s_disabled.val();
         }
         self.state_start.next = self.c_start.val();
-        self.state_rx_active.next = self.r_complete.val()
-            && self.r_armed.val()
-            && self.r_start_kind.val()
-            && !self.r_bad_start.val();
+        self.state_rx_active.next = self.r_start_ok.val() || self.j_act_rx.val();
         self.viol_stale.next = self.r_stale.val();
         self.viol_deposed.next = self.r_higher.val() && self.p_is_leader.val();
         self.nl_reply.next = self.q_req.val() && !self.p_is_leader.val();
-        if (self.p_state.val() == self.s_active.val())
+        if ((self.p_state.val() == self.s_active.val())
+            || (self.j_joining.val() && self.r_synced.q.val()))
             && (self.p_leader.val() != self.node_id.val())
         {
             self.nl_leader.next = self.p_leader.val();
@@ -999,6 +1290,8 @@ impl Logic for LowiCore {
                 && (self.rx_class.val() == self.c_expected.val())
                 && !(self.r_decide.val() && self.r_port_ok.val() && self.r_listen.val()))
             || self.r_own.val()
+            || self.j_go.val()
+            || self.j_skipped.val()
             || (self.r_complete.val() && self.r_armed.val() && !self.r_start_kind.val());
         self.ev_stale.next = self.r_stale.val();
         self.ev_duplicate.next = self.r_dup.val();
@@ -1073,12 +1366,37 @@ impl Logic for LowiCore {
         if self.c_clear.val() {
             self.r_sync_viol.d.next = false;
         }
+        // Joining registers: kept unless an event below changes them.
+        self.r_synced.d.next = self.r_synced.q.val();
+        self.r_lins_none.d.next = self.r_lins_none.q.val() && !self.j_placed.val();
+        self.r_sv.d.next = self.r_sv.q.val();
+        self.r_sepoch.d.next = self.r_sepoch.q.val();
+        self.r_sseq0.d.next = self.r_sseq0.q.val();
+        self.r_sseq1.d.next = self.r_sseq1.q.val();
+        self.r_sseq2.d.next = self.r_sseq2.q.val();
+        self.r_sseq3.d.next = self.r_sseq3.q.val();
+        self.r_skip.d.next = self.r_skip.q.val()
+            && !self.r_complete.val()
+            && !self.r_adopt.val()
+            && !self.t_new_epoch.val();
+        self.r_skip_seq.d.next = self.r_skip_seq.q.val();
+        self.r_tmo_member.d.next =
+            self.r_tmo_member.q.val() || (self.timeout_written.val() && self.j_joining.val());
+        self.r_act_rx.d.next = self.r_act_rx.q.val() && !self.j_act_rx.val();
         if self.c_mode.val() {
-            if self.c_en.val() {
+            if self.c_en.val() && self.c_join.val() {
+                self.r_state.d.next = self.s_joining.val();
+            } else if self.c_en.val() {
                 self.r_state.d.next = self.s_armed.val();
             } else {
                 self.r_state.d.next = self.s_disabled.val();
             }
+            self.r_synced.d.next = false;
+            self.r_lins_none.d.next = self.c_en.val() && self.c_join.val();
+            self.r_sv.d.next = self.k0_4.val();
+            self.r_skip.d.next = false;
+            self.r_tmo_member.d.next = false;
+            self.r_act_rx.d.next = false;
             self.r_epoch.d.next = self.k0_32.val();
             self.r_lead.d.next = false;
             self.r_leader.d.next = self.k0_8.val();
@@ -1088,6 +1406,13 @@ impl Logic for LowiCore {
             self.r_since_rx.d.next = self.k0_32.val();
             self.r_ge.d.next = !self.timeout.val().any();
             self.r_sync_viol.d.next = false;
+        }
+        if self.c_act.val() {
+            if self.c_act_now.val() {
+                self.r_state.d.next = self.s_active.val();
+            } else {
+                self.r_act_rx.d.next = true;
+            }
         }
         if self.c_start.val() {
             self.r_state.d.next = self.s_active.val();
@@ -1107,12 +1432,39 @@ impl Logic for LowiCore {
             // never EXPECTED, so it never gets here.
             self.r_leader.d.next = self.rx_sender.val();
         }
-        if self.r_accept.val() {
+        // A joining node's copy before the lock-on: the stream is alive (the timeout counter
+        // restarts), the trees' last copies are kept, and the last tree locks on.
+        if self.j_go.val() {
+            self.r_sv.d.next = self.j_v.val();
+            self.r_sepoch.d.next = self.rx_epoch.val();
+            self.r_sseq0.d.next = self.j_s0.val();
+            self.r_sseq1.d.next = self.j_s1.val();
+            self.r_sseq2.d.next = self.j_s2.val();
+            self.r_sseq3.d.next = self.j_s3.val();
+        }
+        if self.j_lock.val() {
+            self.r_synced.d.next = true;
+            self.r_skip.d.next = true;
+            self.r_skip_seq.d.next = self.j_start.val();
+        }
+        if self.j_new_epoch.val() {
+            self.r_epoch.d.next = self.rx_epoch.val();
+            self.r_leader.d.next = self.rx_sender.val();
+        }
+        if self.r_accept.val() || self.j_go.val() {
             self.r_since_rx.d.next = self.k1_32.val();
             self.r_ge.d.next = self.timeout.val() <= self.k1_32.val();
         }
-        if self.state_rx_active.val() {
+        if self.j_act_rx.val() {
             self.r_state.d.next = self.s_active.val();
+        }
+        if self.r_start_ok.val() {
+            self.r_state.d.next = self.s_active.val();
+            self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
+            self.r_lins1.d.next = self.rx_instance.val();
+        }
+        // A joining node's first delivery of a heartbeat sets its place before it.
+        if self.j_placed.val() && !self.r_value_kind.val() {
             self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
             self.r_lins1.d.next = self.rx_instance.val();
         }
@@ -1157,7 +1509,7 @@ impl Logic for LowiCore {
             self.r_nl.d.next = self.z_nl.val();
             self.r_nl_me.d.next = self.z_nl.val() == self.node_id.val();
         }
-        if self.r_adopt.val() {
+        if self.r_adopt.val() || self.j_new_epoch.val() {
             self.r_nl.d.next = self.s_nl.val();
             self.r_nl_me.d.next = self.s_nl.val() == self.node_id.val();
         }
@@ -1178,6 +1530,12 @@ impl Logic for LowiCore {
             self.s_base.next = self.k_st_fault.val();
         } else if self.r_state.q.val() == self.s_armed.val() {
             self.s_base.next = self.k_st_armed.val();
+        } else if self.r_state.q.val() == self.s_joining.val() {
+            if self.r_synced.q.val() {
+                self.s_base.next = self.k_st_joining.val() | self.k_st_synced.val();
+            } else {
+                self.s_base.next = self.k_st_joining.val();
+            }
         }
         if self.r_sync_viol.q.val() {
             self.status.next = self.s_base.val() | self.k_st_sync.val();

@@ -6,7 +6,7 @@ use rust_hdl::prelude::*;
 
 use crate::csr::Csr;
 use crate::egress_fifo::EgressFifo;
-use crate::lowi_core::{CLASS_BITS, LowiCore};
+use crate::lowi_core::{CLASS_BITS, LowiCore, STATE_BITS};
 use crate::prim::ZeroExtend;
 use crate::rsbcast_rx::RsbcastRx;
 
@@ -91,7 +91,7 @@ pub struct NcCore<const P: usize = PAYLOAD_BITS> {
     pub rx_fault: Signal<Out, Bit>,
     pub rx_fault_code: Signal<Out, Bits<3>>,
     pub state_mode: Signal<Out, Bit>,
-    pub mode_state: Signal<Out, Bits<2>>,
+    pub mode_state: Signal<Out, Bits<STATE_BITS>>,
     pub state_start: Signal<Out, Bit>,
     pub state_rx_active: Signal<Out, Bit>,
     pub viol_stale: Signal<Out, Bit>,
@@ -99,7 +99,7 @@ pub struct NcCore<const P: usize = PAYLOAD_BITS> {
     pub nl_reply: Signal<Out, Bit>,
     pub nl_leader: Signal<Out, Bits<8>>,
     pub nl_epoch: Signal<Out, Bits<32>>,
-    pub state: Signal<Out, Bits<2>>,
+    pub state: Signal<Out, Bits<STATE_BITS>>,
     pub status: Signal<Out, Bits<32>>,
     pub epoch: Signal<Out, Bits<32>>,
     pub leader: Signal<Out, Bits<8>>,
@@ -329,6 +329,9 @@ impl<const P: usize> Logic for NcCore<P> {
         self.rx.copy_seq.next = self.rx_seq.val();
         self.rx.apply.next = self.core.rx_apply.val();
         self.rx.restart.next = self.core.rx_restart.val();
+        self.rx.restart_base.next = self.core.rx_restart_base.val();
+        self.core.rx_seq.next = self.rx_seq.val();
+        self.core.timeout_written.next = self.regs.timeout_written.val();
         self.core.rx_expired.next = self.rx.expired.val();
         self.core.rx_missing.next = self.rx.missing.val();
         self.core.rx_in_flight.next = self.rx.in_flight.val();

@@ -17,7 +17,7 @@
 use rust_hdl::prelude::*;
 
 use crate::host_gen::HostGen;
-use crate::lowi_core::CLASS_BITS;
+use crate::lowi_core::{CLASS_BITS, STATE_BITS};
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
@@ -103,7 +103,7 @@ pub struct NcEngine {
     pub rx_fault: Signal<Out, Bit>,
     pub rx_fault_code: Signal<Out, Bits<3>>,
     pub state_mode: Signal<Out, Bit>,
-    pub mode_state: Signal<Out, Bits<2>>,
+    pub mode_state: Signal<Out, Bits<STATE_BITS>>,
     pub state_start: Signal<Out, Bit>,
     pub state_rx_active: Signal<Out, Bit>,
     pub viol_stale: Signal<Out, Bit>,
@@ -111,7 +111,7 @@ pub struct NcEngine {
     pub nl_reply: Signal<Out, Bit>,
     pub nl_leader: Signal<Out, Bits<8>>,
     pub nl_epoch: Signal<Out, Bits<32>>,
-    pub state: Signal<Out, Bits<2>>,
+    pub state: Signal<Out, Bits<STATE_BITS>>,
     pub status: Signal<Out, Bits<32>>,
     pub epoch: Signal<Out, Bits<32>>,
     pub leader: Signal<Out, Bits<8>>,

@@ -282,6 +282,8 @@ impl<const A: usize> Logic for RxJudge<A> {
 #[derive(LogicBlock)]
 pub struct RxUpdate<const A: usize> {
     pub restart: Signal<In, Bit>,
+    /// The seq a restart expects next on every tree (0, or a joining node's lock-on point).
+    pub restart_base: Signal<In, Bits<32>>,
     pub apply: Signal<In, Bit>,
     pub copy_tree: Signal<In, Bits<2>>,
     pub outcome: Signal<In, Bits<3>>,
@@ -363,6 +365,7 @@ impl<const A: usize> Default for RxUpdate<A> {
     fn default() -> Self {
         Self {
             restart: Default::default(),
+            restart_base: Default::default(),
             apply: Default::default(),
             copy_tree: Default::default(),
             outcome: Default::default(),
@@ -478,14 +481,16 @@ impl<const A: usize> Logic for RxUpdate<A> {
         }
         if self.restart.val() {
             self.d_expired.next = false;
-            self.d_next0.next = self.c0_32.val();
-            self.d_next1.next = self.c0_32.val();
-            self.d_next2.next = self.c0_32.val();
-            self.d_next3.next = self.c0_32.val();
-            self.d_base.next = self.c0_32.val();
+            self.d_next0.next = self.restart_base.val();
+            self.d_next1.next = self.restart_base.val();
+            self.d_next2.next = self.restart_base.val();
+            self.d_next3.next = self.restart_base.val();
+            self.d_base.next = self.restart_base.val();
             self.d_count.next = self.c0_16.val();
-            self.d_top.next = self.c0_32.val();
+            self.d_top.next = self.restart_base.val();
             self.d_full.next = false;
+            // A copy applied in a restart's cycle is judged against a receiver at seq 0
+            // (`outcome_fresh`): the caller restarts at another seq only without one.
             if self.apply.val() {
                 if self.outcome_fresh.val() == self.o_deliver.val() {
                     // |G| = 1: seq 0 delivered at once.
@@ -553,13 +558,15 @@ impl<const A: usize> Logic for RxUpdate<A> {
 /// two reads: it tracks `2^A` messages in flight), [`RxJudge`] and [`RxUpdate`] (this block
 /// only wires them, and registers the RAM reads' forwarding of last cycle's write).
 ///
-/// Inputs: `restart` starts afresh this cycle (seq 0 expected everywhere; a copy applied in the
-/// same cycle is judged by `outcome_fresh`); `apply` records this cycle's copy
+/// Inputs: `restart` starts afresh this cycle (`restart_base` expected next on every tree: 0, or
+/// a joining node's lock-on point; a copy applied in the same cycle is judged by
+/// `outcome_fresh`, against a receiver at 0, so a restart elsewhere comes without one); `apply` records this cycle's copy
 /// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
 #[derive(LogicBlock)]
 pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS> {
     pub clock: Signal<In, Clock>,
     pub restart: Signal<In, Bit>,
+    pub restart_base: Signal<In, Bits<32>>,
     pub apply: Signal<In, Bit>,
     pub copy_tree: Signal<In, Bits<2>>,
     pub copy_seq: Signal<In, Bits<32>>,
@@ -600,6 +607,7 @@ impl<const A: usize> Default for RsbcastRx<A> {
         Self {
             clock: Default::default(),
             restart: Default::default(),
+            restart_base: Default::default(),
             apply: Default::default(),
             copy_tree: Default::default(),
             copy_seq: Default::default(),
@@ -712,6 +720,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.judge.copy_tree.next = self.copy_tree.val();
         self.judge.copy_seq.next = self.copy_seq.val();
         self.upd.restart.next = self.restart.val();
+        self.upd.restart_base.next = self.restart_base.val();
         self.upd.apply.next = self.apply.val();
         self.upd.copy_tree.next = self.copy_tree.val();
         self.upd.outcome.next = self.judge.outcome.val();

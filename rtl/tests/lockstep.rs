@@ -47,6 +47,15 @@ fn random_traces_match_the_model_cycle_for_cycle() {
         "request oversize",
         // since 2026-11-27: the receiver's first-copy times beyond its three head registers
         "4 or more in flight",
+        // issue 17 item 6: the card joins a running cluster by the CSR sequence (lock-on,
+        // the members' timeout, ACTIVATE at once or at the next copy after a silence;
+        // ACTIVATE refused while the node may not activate)
+        "joining: locked on",
+        "TIMEOUT written while joining",
+        "ACTIVATE: active at once",
+        "ACTIVATE: active at the next copy",
+        "joining: active at a copy",
+        "ACTIVATE refused",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,
@@ -118,6 +127,8 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
         // whole in the DECIDE frames (each frame compared byte for byte with the model's)
         "ok payload > 8 B",
         "ok payload of MAX_PAYLOAD",
+        // issue 17 item 6: a join through the frame path
+        "joining: locked on",
     ] {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,

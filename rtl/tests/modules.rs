@@ -232,8 +232,24 @@ fn random_copies_against_the_model<const A: usize>() {
         let trees = rng.range(1, 4) as u8;
         let window = rng.range(3, 30);
         let mut c = rx_of::<A>(trees, window);
-        let mut m = Receiver::new(trees, window, 0);
-        let mut next = [0u32; 4];
+        // Odd seeds restart the receiver at another seq first (a joining node's lock-on
+        // point; near the wrap now and then), drawn apart from the trace's generator.
+        let mut b = Rng::new(seed ^ 0xBA5E);
+        let base = match seed % 4 {
+            1 => b.next_u64() as u32,
+            3 => u32::MAX - b.range(0, 6) as u32,
+            _ => 0,
+        };
+        if base != 0 {
+            c.uut.restart.next = true;
+            c.uut.restart_base.next = bits(base as u64);
+            c.edge();
+            c.uut.restart.next = false;
+            c.uut.restart_base.next = bits(0);
+            c.settle();
+        }
+        let mut m = Receiver::new(trees, window, base);
+        let mut next = [base; 4];
         for _ in 0..150 {
             let now = c.cycle;
             // Window first, as the node does before it takes a copy.
@@ -249,7 +265,9 @@ fn random_copies_against_the_model<const A: usize>() {
             }
             if rng.pct(40) {
                 // Mostly the tree furthest behind, so that messages complete.
-                let behind = (0..trees).min_by_key(|&t| next[t as usize]).unwrap_or(0);
+                let behind = (0..trees)
+                    .min_by_key(|&t| next[t as usize].wrapping_sub(base))
+                    .unwrap_or(0);
                 let t = if rng.pct(60) {
                     behind
                 } else {
@@ -257,7 +275,7 @@ fn random_copies_against_the_model<const A: usize>() {
                 };
                 let seq = match rng.range(0, 39) {
                     0 => next[t as usize].wrapping_sub(1),
-                    1 => next[t as usize] + 1,
+                    1 => next[t as usize].wrapping_add(1),
                     _ => next[t as usize],
                 };
                 if m.in_flight() as u64 == cap && seq.wrapping_sub(m.base()) as u64 == cap {
@@ -280,7 +298,7 @@ fn random_copies_against_the_model<const A: usize>() {
                     want,
                     CopyOutcome::First | CopyOutcome::More | CopyOutcome::Deliver
                 ) {
-                    next[t as usize] = seq + 1;
+                    next[t as usize] = seq.wrapping_add(1);
                 }
                 assert_eq!(
                     val(c.uut.in_flight.val()),
@@ -413,6 +431,37 @@ fn csr_reset_values_and_ranges_come_from_the_register_map() {
     write(&mut c, regs::addr::TIMEOUT, before - 1);
     assert_eq!(read(&mut c, regs::addr::TIMEOUT), before);
     assert_eq!(read(&mut c, regs::addr::CTRL), regs::ctrl::ENABLE);
+    // Joining: TIMEOUT (the members' timeout, from the state transfer) is the one register
+    // written while enabled, and not in the cycle a NET-FAULT ends the join.
+    c.uut.state.next = bits(state::JOINING);
+    assert_eq!(
+        read(&mut c, regs::addr::CTRL),
+        regs::ctrl::ENABLE | regs::ctrl::JOIN
+    );
+    write(&mut c, regs::addr::DELTA, 7);
+    assert_ne!(
+        read(&mut c, regs::addr::DELTA),
+        7,
+        "DELTA refused while joining"
+    );
+    c.uut.tick_net_fault.next = true;
+    write(&mut c, regs::addr::TIMEOUT, before - 2);
+    assert_eq!(
+        read(&mut c, regs::addr::TIMEOUT),
+        before,
+        "refused in a fault's cycle"
+    );
+    c.uut.tick_net_fault.next = false;
+    c.uut.bus_addr.next = bits(regs::addr::TIMEOUT as u64);
+    c.uut.bus_wdata.next = bits((before - 2) as u64);
+    c.uut.bus_write.next = true;
+    c.settle();
+    assert!(!c.uut.timeout_written.val());
+    c.edge();
+    c.uut.bus_write.next = false;
+    c.settle();
+    assert!(c.uut.timeout_written.val(), "the core is told, one cycle later");
+    assert_eq!(read(&mut c, regs::addr::TIMEOUT), before - 2);
     // Read-only registers ignore writes.
     write(&mut c, regs::addr::MAGIC, 0);
     assert_eq!(read(&mut c, regs::addr::MAGIC), regs::MAGIC_VALUE);

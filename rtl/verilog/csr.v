@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
+module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
     
     // Module arguments
     input wire  clock;
@@ -12,7 +12,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     output reg  [31:0] bus_rdata;
     output reg  ctrl_write;
     output reg  [31:0] ctrl_value;
-    input wire  [1:0] state;
+    output reg  timeout_written;
+    input wire  [2:0] state;
     input wire  [31:0] status;
     input wire  [31:0] epoch;
     input wire  [7:0] leader;
@@ -71,7 +72,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     output reg  [31:0] window;
     
     // Constant declarations
-    localparam  s_disabled = 2'b0;
+    localparam  s_disabled = 3'b0;
+    localparam  s_joining = 3'b100;
+    localparam  a_timeout = 16'h24;
+    localparam  t_min = 32'h1;
+    localparam  t_span = 32'hfffffffe;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
     localparam  a_status = 16'h8;
@@ -81,6 +86,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     localparam  a_instance_hi = 16'h8c;
     localparam  v_magic = 32'h4e430001;
     localparam  v_enable = 32'h1;
+    localparam  v_enable_join = 32'h3;
     localparam  zero32 = 32'h0;
     localparam  zero13 = 13'b0;
     localparam  one13 = 13'b1;
@@ -462,8 +468,12 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
+    reg  r_tw$d;
+    wire  r_tw$q;
+    reg  r_tw$clock;
     
     // Local signals
+    reg  t_writable;
     reg  [31:0] fixed;
     
     // Sub module instances
@@ -947,6 +957,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
+    csr$r_tw r_tw(
+        .d(r_tw$d),
+        .q(r_tw$q),
+        .clock(r_tw$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1029,7 +1044,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_wdata = bus_wdata;
         r_timeout$bus_write = bus_write;
-        r_timeout$writable = state == s_disabled;
+        t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
+        r_timeout$writable = t_writable;
+        r_tw$clock = clock;
+        r_tw$d = bus_write && t_writable && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
+        timeout_written = r_tw$q;
         cfg_timeout = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_wdata = bus_wdata;
@@ -1287,7 +1306,10 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,st
             fixed = v_magic;
         end
         else if (bus_addr == a_ctrl) begin
-            if (state != s_disabled) begin
+            if (state == s_joining) begin
+                fixed = v_enable_join;
+            end
+            else if (state != s_disabled) begin
                 fixed = v_enable;
             end
         end
@@ -10455,6 +10477,25 @@ module csr$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_ttl$r$dff
+
+
+module csr$r_tw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_tw
 
 
 module csr$r_window(d,q,clock);

@@ -50,7 +50,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  rx_fault;
     output reg  [2:0] rx_fault_code;
     output reg  state_mode;
-    output reg  [1:0] mode_state;
+    output reg  [2:0] mode_state;
     output reg  state_start;
     output reg  state_rx_active;
     output reg  viol_stale;
@@ -58,7 +58,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  nl_reply;
     output reg  [7:0] nl_leader;
     output reg  [31:0] nl_epoch;
-    output reg  [1:0] state;
+    output reg  [2:0] state;
     output reg  [31:0] status;
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
@@ -131,6 +131,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [7:0] core$rx_tree;
     reg  [1:0] core$rx_kind;
     reg  [63:0] core$rx_instance;
+    reg  [31:0] core$rx_seq;
+    reg  core$timeout_written;
     reg  core$cl_valid;
     reg  [2:0] core$cl_class;
     reg  [15:0] core$cl_len;
@@ -141,6 +143,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [2:0] core$rx_outcome_fresh;
     wire  core$rx_apply;
     wire  core$rx_restart;
+    wire  [31:0] core$rx_restart_base;
     reg  [12:0] core$fifo_len;
     reg  core$tx_hold;
     wire  core$fifo_push;
@@ -164,7 +167,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  core$rx_fault;
     wire  [2:0] core$rx_fault_code;
     wire  core$state_mode;
-    wire  [1:0] core$mode_state;
+    wire  [2:0] core$mode_state;
     wire  core$state_start;
     wire  core$state_rx_active;
     wire  core$viol_stale;
@@ -191,13 +194,14 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  core$ev_not_leader;
     wire  core$ev_sent_hb;
     wire  core$ev_oversize;
-    wire  [1:0] core$state;
+    wire  [2:0] core$state;
     wire  [31:0] core$status;
     wire  [31:0] core$epoch;
     wire  [7:0] core$leader;
     wire  [63:0] core$last_instance;
     reg  rx$clock;
     reg  rx$restart;
+    reg  [31:0] rx$restart_base;
     reg  rx$apply;
     reg  [1:0] rx$copy_tree;
     reg  [31:0] rx$copy_seq;
@@ -240,7 +244,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] regs$bus_rdata;
     wire  regs$ctrl_write;
     wire  [31:0] regs$ctrl_value;
-    reg  [1:0] regs$state;
+    wire  regs$timeout_written;
+    reg  [2:0] regs$state;
     reg  [31:0] regs$status;
     reg  [31:0] regs$epoch;
     reg  [7:0] regs$leader;
@@ -354,6 +359,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .rx_tree(core$rx_tree),
         .rx_kind(core$rx_kind),
         .rx_instance(core$rx_instance),
+        .rx_seq(core$rx_seq),
+        .timeout_written(core$timeout_written),
         .cl_valid(core$cl_valid),
         .cl_class(core$cl_class),
         .cl_len(core$cl_len),
@@ -364,6 +371,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .rx_outcome_fresh(core$rx_outcome_fresh),
         .rx_apply(core$rx_apply),
         .rx_restart(core$rx_restart),
+        .rx_restart_base(core$rx_restart_base),
         .fifo_len(core$fifo_len),
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
@@ -423,6 +431,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     nc_core$rx rx(
         .clock(rx$clock),
         .restart(rx$restart),
+        .restart_base(rx$restart_base),
         .apply(rx$apply),
         .copy_tree(rx$copy_tree),
         .copy_seq(rx$copy_seq),
@@ -473,6 +482,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .bus_rdata(regs$bus_rdata),
         .ctrl_write(regs$ctrl_write),
         .ctrl_value(regs$ctrl_value),
+        .timeout_written(regs$timeout_written),
         .state(regs$state),
         .status(regs$status),
         .epoch(regs$epoch),
@@ -626,6 +636,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rx$copy_seq = rx_seq;
         rx$apply = core$rx_apply;
         rx$restart = core$rx_restart;
+        rx$restart_base = core$rx_restart_base;
+        core$rx_seq = rx_seq;
+        core$timeout_written = regs$timeout_written;
         core$rx_expired = rx$expired;
         core$rx_missing = rx$missing;
         core$rx_in_flight = rx$in_flight;
@@ -821,7 +834,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
     
     // Module arguments
     input wire  clock;
@@ -844,6 +857,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  [7:0] rx_tree;
     input wire  [1:0] rx_kind;
     input wire  [63:0] rx_instance;
+    input wire  [31:0] rx_seq;
+    input wire  timeout_written;
     input wire  cl_valid;
     input wire  [2:0] cl_class;
     input wire  [15:0] cl_len;
@@ -854,6 +869,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  [2:0] rx_outcome_fresh;
     output reg  rx_apply;
     output reg  rx_restart;
+    output reg  [31:0] rx_restart_base;
     input wire  [12:0] fifo_len;
     input wire  tx_hold;
     output reg  fifo_push;
@@ -877,7 +893,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  rx_fault;
     output reg  [2:0] rx_fault_code;
     output reg  state_mode;
-    output reg  [1:0] mode_state;
+    output reg  [2:0] mode_state;
     output reg  state_start;
     output reg  state_rx_active;
     output reg  viol_stale;
@@ -904,7 +920,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  ev_not_leader;
     output reg  ev_sent_hb;
     output reg  ev_oversize;
-    output reg  [1:0] state;
+    output reg  [2:0] state;
     output reg  [31:0] status;
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
@@ -916,10 +932,26 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  s_disabled = 2'b0;
-    localparam  s_armed = 2'b1;
-    localparam  s_active = 2'b10;
-    localparam  s_faulted = 2'b11;
+    localparam  s_disabled = 3'b0;
+    localparam  s_armed = 3'b1;
+    localparam  s_active = 3'b10;
+    localparam  s_faulted = 3'b11;
+    localparam  s_joining = 3'b100;
+    localparam  k_t0 = 4'h1;
+    localparam  k_t1 = 4'h2;
+    localparam  k_t2 = 4'h4;
+    localparam  k_t3 = 4'h8;
+    localparam  k_m1 = 4'h1;
+    localparam  k_m2 = 4'h3;
+    localparam  k_m3 = 4'h7;
+    localparam  k_m4 = 4'hf;
+    localparam  k0_4 = 4'h0;
+    localparam  k1_tr = 8'h1;
+    localparam  k2_tr = 8'h2;
+    localparam  k3_tr = 8'h3;
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
     localparam  k_hb = 2'b0;
     localparam  k_batch = 2'b1;
     localparam  k_start = 2'b10;
@@ -945,6 +977,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k0_32 = 32'h0;
     localparam  k1_32 = 32'h1;
     localparam  k_max_32 = 32'hffffffff;
+    localparam  k_half_32 = 32'h80000000;
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
     localparam  k_max_64 = 64'hffffffffffffffff;
@@ -961,11 +994,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_st_fault = 32'h8;
     localparam  k_st_armed = 32'h10;
     localparam  k_st_sync = 32'h20;
+    localparam  k_st_joining = 32'h2;
+    localparam  k_st_synced = 32'h40;
     localparam  k_st_zero = 32'h0;
     
     // Stub signals
-    reg  [1:0] r_state$d;
-    wire  [1:0] r_state$q;
+    reg  [2:0] r_state$d;
+    wire  [2:0] r_state$q;
     reg  r_state$clock;
     reg  [31:0] r_epoch$d;
     wire  [31:0] r_epoch$q;
@@ -1012,6 +1047,42 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [7:0] r_leader$d;
     wire  [7:0] r_leader$q;
     reg  r_leader$clock;
+    reg  r_synced$d;
+    wire  r_synced$q;
+    reg  r_synced$clock;
+    reg  r_lins_none$d;
+    wire  r_lins_none$q;
+    reg  r_lins_none$clock;
+    reg  [3:0] r_sv$d;
+    wire  [3:0] r_sv$q;
+    reg  r_sv$clock;
+    reg  [31:0] r_sepoch$d;
+    wire  [31:0] r_sepoch$q;
+    reg  r_sepoch$clock;
+    reg  [31:0] r_sseq0$d;
+    wire  [31:0] r_sseq0$q;
+    reg  r_sseq0$clock;
+    reg  [31:0] r_sseq1$d;
+    wire  [31:0] r_sseq1$q;
+    reg  r_sseq1$clock;
+    reg  [31:0] r_sseq2$d;
+    wire  [31:0] r_sseq2$q;
+    reg  r_sseq2$clock;
+    reg  [31:0] r_sseq3$d;
+    wire  [31:0] r_sseq3$q;
+    reg  r_sseq3$clock;
+    reg  r_skip$d;
+    wire  r_skip$q;
+    reg  r_skip$clock;
+    reg  [31:0] r_skip_seq$d;
+    wire  [31:0] r_skip_seq$q;
+    reg  r_skip_seq$clock;
+    reg  r_tmo_member$d;
+    wire  r_tmo_member$q;
+    reg  r_tmo_member$clock;
+    reg  r_act_rx$d;
+    wire  r_act_rx$q;
+    reg  r_act_rx$clock;
     
     // Local signals
     reg  [63:0] lins2;
@@ -1039,7 +1110,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  t_value;
     reg  [12:0] t_count;
     reg  [31:0] t_seq;
-    reg  [1:0] p_state;
+    reg  [2:0] p_state;
     reg  [31:0] p_epoch;
     reg  e_lt0;
     reg  e_lt1;
@@ -1073,6 +1144,34 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  c_mode;
     reg  c_start;
     reg  c_clear;
+    reg  c_may_act;
+    reg  c_act;
+    reg  c_act_now;
+    reg  j_joining;
+    reg  j_syncing;
+    reg  j_go;
+    reg  j_same;
+    reg  [3:0] j_one;
+    reg  [3:0] j_mask;
+    reg  [3:0] j_v;
+    reg  j_lock;
+    reg  [31:0] j_s0;
+    reg  [31:0] j_s1;
+    reg  [31:0] j_s2;
+    reg  [31:0] j_s3;
+    reg  [31:0] j_d1;
+    reg  [31:0] j_d2;
+    reg  [31:0] j_d3;
+    reg  [31:0] j_n1;
+    reg  [31:0] j_n2;
+    reg  [31:0] j_n3;
+    reg  [31:0] j_start;
+    reg  j_new_epoch;
+    reg  j_skip_d;
+    reg  j_skipped;
+    reg  j_placed;
+    reg  j_act_rx;
+    reg  r_start_ok;
     reg  r_decide;
     reg  r_port_ok;
     reg  r_listen;
@@ -1179,6 +1278,66 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_leader$q),
         .clock(r_leader$clock)
     );
+    nc_core$core$r_synced r_synced(
+        .d(r_synced$d),
+        .q(r_synced$q),
+        .clock(r_synced$clock)
+    );
+    nc_core$core$r_lins_none r_lins_none(
+        .d(r_lins_none$d),
+        .q(r_lins_none$q),
+        .clock(r_lins_none$clock)
+    );
+    nc_core$core$r_sv r_sv(
+        .d(r_sv$d),
+        .q(r_sv$q),
+        .clock(r_sv$clock)
+    );
+    nc_core$core$r_sepoch r_sepoch(
+        .d(r_sepoch$d),
+        .q(r_sepoch$q),
+        .clock(r_sepoch$clock)
+    );
+    nc_core$core$r_sseq0 r_sseq0(
+        .d(r_sseq0$d),
+        .q(r_sseq0$q),
+        .clock(r_sseq0$clock)
+    );
+    nc_core$core$r_sseq1 r_sseq1(
+        .d(r_sseq1$d),
+        .q(r_sseq1$q),
+        .clock(r_sseq1$clock)
+    );
+    nc_core$core$r_sseq2 r_sseq2(
+        .d(r_sseq2$d),
+        .q(r_sseq2$q),
+        .clock(r_sseq2$clock)
+    );
+    nc_core$core$r_sseq3 r_sseq3(
+        .d(r_sseq3$d),
+        .q(r_sseq3$q),
+        .clock(r_sseq3$clock)
+    );
+    nc_core$core$r_skip r_skip(
+        .d(r_skip$d),
+        .q(r_skip$q),
+        .clock(r_skip$clock)
+    );
+    nc_core$core$r_skip_seq r_skip_seq(
+        .d(r_skip_seq$d),
+        .q(r_skip_seq$q),
+        .clock(r_skip_seq$clock)
+    );
+    nc_core$core$r_tmo_member r_tmo_member(
+        .d(r_tmo_member$d),
+        .q(r_tmo_member$q),
+        .clock(r_tmo_member$clock)
+    );
+    nc_core$core$r_act_rx r_act_rx(
+        .d(r_act_rx$d),
+        .q(r_act_rx$q),
+        .clock(r_act_rx$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1198,6 +1357,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_ge$clock = clock;
         r_sync_viol$clock = clock;
         r_leader$clock = clock;
+        r_synced$clock = clock;
+        r_lins_none$clock = clock;
+        r_sv$clock = clock;
+        r_sepoch$clock = clock;
+        r_sseq0$clock = clock;
+        r_sseq1$clock = clock;
+        r_sseq2$clock = clock;
+        r_sseq3$clock = clock;
+        r_skip$clock = clock;
+        r_skip_seq$clock = clock;
+        r_tmo_member$clock = clock;
+        r_act_rx$clock = clock;
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -1214,7 +1385,19 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_ge$d = r_ge$q;
         r_sync_viol$d = r_sync_viol$q;
         r_leader$d = r_leader$q;
-        t_on = (r_state$q == s_armed) || (r_state$q == s_active);
+        r_synced$d = r_synced$q;
+        r_lins_none$d = r_lins_none$q;
+        r_sv$d = r_sv$q;
+        r_sepoch$d = r_sepoch$q;
+        r_sseq0$d = r_sseq0$q;
+        r_sseq1$d = r_sseq1$q;
+        r_sseq2$d = r_sseq2$q;
+        r_sseq3$d = r_sseq3$q;
+        r_skip$d = r_skip$q;
+        r_skip_seq$d = r_skip_seq$q;
+        r_tmo_member$d = r_tmo_member$q;
+        r_act_rx$d = r_act_rx$q;
+        t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
         t_exhaust = t_timeout && (r_epoch$q == k_max_32);
@@ -1294,14 +1477,85 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
         c_undef = |(ctrl_value & k_ctrl_undef);
         c_may_start = c_en && ~c_join && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
-        c_ok = ctrl_write && ~c_undef && (~c_start_bit || c_may_start) && ~c_activate && ~c_join;
+        c_may_act = c_en && c_join && (p_state == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
+        c_ok = ctrl_write && ~c_undef && (~c_start_bit || c_may_start) && (~c_activate || c_may_act) && (~c_join || c_en);
         c_clear = c_ok && c_clear_bit;
-        c_mode = c_ok && ((c_en && (p_state == s_disabled)) || (~c_en && (p_state != s_disabled)));
+        c_mode = c_ok && ((c_en && c_join && (p_state != s_joining)) || (c_en && ~c_join && ((p_state == s_disabled) || (p_state == s_joining))) || (~c_en && (p_state != s_disabled)));
         c_start = c_ok && c_start_bit;
+        c_act = c_ok && c_activate;
+        c_act_now = c_act && (r_since_rx$q < timeout);
         r_decide = (rx_class == c_expected) && (rx_sender != node_id);
         r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
-        r_listen = (p_state == s_active) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
-        r_go = rx_valid && r_decide && r_port_ok && r_listen;
+        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
+        j_joining = p_state == s_joining;
+        j_syncing = j_joining && ~r_synced$q;
+        r_go = rx_valid && r_decide && r_port_ok && r_listen && ~j_syncing;
+        j_go = rx_valid && r_decide && r_port_ok && j_syncing;
+        j_same = ~|r_sv$q || (rx_epoch == r_sepoch$q);
+        if (rx_port == k0_2) begin
+            j_one = k_t0;
+        end
+        else if (rx_port == k1_2) begin
+            j_one = k_t1;
+        end
+        else if (rx_port == k2_2) begin
+            j_one = k_t2;
+        end
+        else begin
+            j_one = k_t3;
+        end
+        if (j_same) begin
+            j_v = r_sv$q | j_one;
+        end
+        else begin
+            j_v = j_one;
+        end
+        if (trees == k1_tr) begin
+            j_mask = k_m1;
+        end
+        else if (trees == k2_tr) begin
+            j_mask = k_m2;
+        end
+        else if (trees == k3_tr) begin
+            j_mask = k_m3;
+        end
+        else begin
+            j_mask = k_m4;
+        end
+        j_lock = j_go && ((j_v & j_mask) == j_mask);
+        j_s0 = r_sseq0$q;
+        j_s1 = r_sseq1$q;
+        j_s2 = r_sseq2$q;
+        j_s3 = r_sseq3$q;
+        if (rx_port == k0_2) begin
+            j_s0 = rx_seq;
+        end
+        else if (rx_port == k1_2) begin
+            j_s1 = rx_seq;
+        end
+        else if (rx_port == k2_2) begin
+            j_s2 = rx_seq;
+        end
+        else begin
+            j_s3 = rx_seq;
+        end
+        j_d1 = j_s1 - j_s0;
+        j_n1 = j_s0;
+        if ((trees > k1_tr) && |j_d1 && ~j_d1[32'h1f]) begin
+            j_n1 = j_s1;
+        end
+        j_d2 = j_s2 - j_n1;
+        j_n2 = j_n1;
+        if ((trees > k2_tr) && |j_d2 && ~j_d2[32'h1f]) begin
+            j_n2 = j_s2;
+        end
+        j_d3 = j_s3 - j_n2;
+        j_n3 = j_n2;
+        if ((trees > k3_tr) && |j_d3 && ~j_d3[32'h1f]) begin
+            j_n3 = j_s3;
+        end
+        j_start = j_n3 + k1_32;
+        j_new_epoch = j_lock && (rx_epoch != r_epoch$q);
         e_lt0 = rx_epoch < r_epoch$q;
         e_gt0 = rx_epoch > r_epoch$q;
         e_lt1 = rx_epoch < r_epoch1$q;
@@ -1319,8 +1573,16 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own;
-        rx_restart = t_new_epoch || r_adopt || c_mode;
+        j_skip_d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
+        r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
+        rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
+        if (j_lock) begin
+            rx_restart_base = j_start;
+        end
+        else begin
+            rx_restart_base = k0_32;
+        end
         rx_apply = r_copy;
         if (t_new_epoch || r_adopt || c_mode) begin
             r_out = rx_outcome_fresh;
@@ -1345,8 +1607,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             m_ok = m_eq1;
         end
+        if (r_lins_none$q) begin
+            m_ok = |rx_instance;
+        end
         r_mismatch = r_complete && ~r_armed && (~m_ok || (rx_instance == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
+        j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
+        j_act_rx = r_accept && j_joining && r_act_rx$q;
+        r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
         q_req = cl_valid && (cl_class == c_expected);
         q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
         send = t_send || c_start;
@@ -1383,7 +1651,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             tick_fault_code = k_f_exhausted;
         end
-        rx_leader_changed = r_adopt;
+        rx_leader_changed = r_adopt || j_new_epoch;
         rx_fault = r_any_fault;
         rx_fault_code = k_f_mismatch;
         if (r_inflight_fault) begin
@@ -1398,19 +1666,25 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             end
         end
         rx_deliver = r_complete && ~r_armed && ~r_mismatch && r_value_kind;
-        state_mode = c_mode;
-        if (c_en) begin
+        state_mode = c_mode || c_act_now;
+        if (c_act_now) begin
+            mode_state = s_active;
+        end
+        else if (c_en && c_join) begin
+            mode_state = s_joining;
+        end
+        else if (c_en) begin
             mode_state = s_armed;
         end
         else begin
             mode_state = s_disabled;
         end
         state_start = c_start;
-        state_rx_active = r_complete && r_armed && r_start_kind && ~r_bad_start;
+        state_rx_active = r_start_ok || j_act_rx;
         viol_stale = r_stale;
         viol_deposed = r_higher && p_is_leader;
         nl_reply = q_req && ~p_is_leader;
-        if ((p_state == s_active) && (p_leader != node_id)) begin
+        if (((p_state == s_active) || (j_joining && r_synced$q)) && (p_leader != node_id)) begin
             nl_leader = p_leader;
         end
         else begin
@@ -1431,7 +1705,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
         ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
         ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
-        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || (r_complete && r_armed && ~r_start_kind);
+        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -1500,13 +1774,34 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (c_clear) begin
             r_sync_viol$d = 1'b0;
         end
+        r_synced$d = r_synced$q;
+        r_lins_none$d = r_lins_none$q && ~j_placed;
+        r_sv$d = r_sv$q;
+        r_sepoch$d = r_sepoch$q;
+        r_sseq0$d = r_sseq0$q;
+        r_sseq1$d = r_sseq1$q;
+        r_sseq2$d = r_sseq2$q;
+        r_sseq3$d = r_sseq3$q;
+        r_skip$d = r_skip$q && ~r_complete && ~r_adopt && ~t_new_epoch;
+        r_skip_seq$d = r_skip_seq$q;
+        r_tmo_member$d = r_tmo_member$q || (timeout_written && j_joining);
+        r_act_rx$d = r_act_rx$q && ~j_act_rx;
         if (c_mode) begin
-            if (c_en) begin
+            if (c_en && c_join) begin
+                r_state$d = s_joining;
+            end
+            else if (c_en) begin
                 r_state$d = s_armed;
             end
             else begin
                 r_state$d = s_disabled;
             end
+            r_synced$d = 1'b0;
+            r_lins_none$d = c_en && c_join;
+            r_sv$d = k0_4;
+            r_skip$d = 1'b0;
+            r_tmo_member$d = 1'b0;
+            r_act_rx$d = 1'b0;
             r_epoch$d = k0_32;
             r_lead$d = 1'b0;
             r_leader$d = k0_8;
@@ -1516,6 +1811,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_since_rx$d = k0_32;
             r_ge$d = ~|timeout;
             r_sync_viol$d = 1'b0;
+        end
+        if (c_act) begin
+            if (c_act_now) begin
+                r_state$d = s_active;
+            end
+            else begin
+                r_act_rx$d = 1'b1;
+            end
         end
         if (c_start) begin
             r_state$d = s_active;
@@ -1532,12 +1835,36 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_lead$d = 1'b0;
             r_leader$d = rx_sender;
         end
-        if (r_accept) begin
+        if (j_go) begin
+            r_sv$d = j_v;
+            r_sepoch$d = rx_epoch;
+            r_sseq0$d = j_s0;
+            r_sseq1$d = j_s1;
+            r_sseq2$d = j_s2;
+            r_sseq3$d = j_s3;
+        end
+        if (j_lock) begin
+            r_synced$d = 1'b1;
+            r_skip$d = 1'b1;
+            r_skip_seq$d = j_start;
+        end
+        if (j_new_epoch) begin
+            r_epoch$d = rx_epoch;
+            r_leader$d = rx_sender;
+        end
+        if (r_accept || j_go) begin
             r_since_rx$d = k1_32;
             r_ge$d = timeout <= k1_32;
         end
-        if (state_rx_active) begin
+        if (j_act_rx) begin
             r_state$d = s_active;
+        end
+        if (r_start_ok) begin
+            r_state$d = s_active;
+            r_lins$d = rx_instance - k1_64;
+            r_lins1$d = rx_instance;
+        end
+        if (j_placed && ~r_value_kind) begin
             r_lins$d = rx_instance - k1_64;
             r_lins1$d = rx_instance;
         end
@@ -1581,7 +1908,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_nl$d = z_nl;
             r_nl_me$d = z_nl == node_id;
         end
-        if (r_adopt) begin
+        if (r_adopt || j_new_epoch) begin
             r_nl$d = s_nl;
             r_nl_me$d = s_nl == node_id;
         end
@@ -1604,6 +1931,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else if (r_state$q == s_armed) begin
             s_base = k_st_armed;
         end
+        else if (r_state$q == s_joining) begin
+            if (r_synced$q) begin
+                s_base = k_st_joining | k_st_synced;
+            end
+            else begin
+                s_base = k_st_joining;
+            end
+        end
         if (r_sync_viol$q) begin
             status = s_base | k_st_sync;
         end
@@ -1613,6 +1948,25 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     end
     
 endmodule // nc_core$core
+
+
+module nc_core$core$r_act_rx(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_act_rx
 
 
 module nc_core$core$r_epoch(d,q,clock);
@@ -1812,6 +2166,25 @@ module nc_core$core$r_lins1$dff(d,q,clock);
 endmodule // nc_core$core$r_lins1$dff
 
 
+module nc_core$core$r_lins_none(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_lins_none
+
+
 module nc_core$core$r_loop(d,q,clock);
     
     // Module arguments
@@ -1926,6 +2299,25 @@ module nc_core$core$r_send_seq(d,q,clock);
 endmodule // nc_core$core$r_send_seq
 
 
+module nc_core$core$r_sepoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sepoch
+
+
 module nc_core$core$r_since_rx(d,q,clock);
     
     // Module arguments
@@ -1945,16 +2337,130 @@ module nc_core$core$r_since_rx(d,q,clock);
 endmodule // nc_core$core$r_since_rx
 
 
-module nc_core$core$r_state(d,q,clock);
+module nc_core$core$r_skip(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_skip
+
+
+module nc_core$core$r_skip_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_skip_seq
+
+
+module nc_core$core$r_sseq0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sseq0
+
+
+module nc_core$core$r_sseq1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sseq1
+
+
+module nc_core$core$r_sseq2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sseq2
+
+
+module nc_core$core$r_sseq3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sseq3
+
+
+module nc_core$core$r_state(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
@@ -1962,6 +2468,25 @@ module nc_core$core$r_state(d,q,clock);
     end
           
 endmodule // nc_core$core$r_state
+
+
+module nc_core$core$r_sv(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_sv
 
 
 module nc_core$core$r_sync_viol(d,q,clock);
@@ -1981,6 +2506,44 @@ module nc_core$core$r_sync_viol(d,q,clock);
     end
           
 endmodule // nc_core$core$r_sync_viol
+
+
+module nc_core$core$r_synced(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_synced
+
+
+module nc_core$core$r_tmo_member(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_tmo_member
 
 
 module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
@@ -3061,7 +3624,7 @@ module nc_core$rec_n(d,q,clock);
 endmodule // nc_core$rec_n
 
 
-module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
+module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
     
     // Module arguments
     input wire  clock;
@@ -3071,7 +3634,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     output reg  [31:0] bus_rdata;
     output reg  ctrl_write;
     output reg  [31:0] ctrl_value;
-    input wire  [1:0] state;
+    output reg  timeout_written;
+    input wire  [2:0] state;
     input wire  [31:0] status;
     input wire  [31:0] epoch;
     input wire  [7:0] leader;
@@ -3130,7 +3694,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     output reg  [31:0] window;
     
     // Constant declarations
-    localparam  s_disabled = 2'b0;
+    localparam  s_disabled = 3'b0;
+    localparam  s_joining = 3'b100;
+    localparam  a_timeout = 16'h24;
+    localparam  t_min = 32'h1;
+    localparam  t_span = 32'hfffffffe;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
     localparam  a_status = 16'h8;
@@ -3140,6 +3708,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     localparam  a_instance_hi = 16'h8c;
     localparam  v_magic = 32'h4e430001;
     localparam  v_enable = 32'h1;
+    localparam  v_enable_join = 32'h3;
     localparam  zero32 = 32'h0;
     localparam  zero13 = 13'b0;
     localparam  one13 = 13'b1;
@@ -3521,8 +4090,12 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
+    reg  r_tw$d;
+    wire  r_tw$q;
+    reg  r_tw$clock;
     
     // Local signals
+    reg  t_writable;
     reg  [31:0] fixed;
     
     // Sub module instances
@@ -4006,6 +4579,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
+    nc_core$regs$r_tw r_tw(
+        .d(r_tw$d),
+        .q(r_tw$q),
+        .clock(r_tw$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -4088,7 +4666,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_wdata = bus_wdata;
         r_timeout$bus_write = bus_write;
-        r_timeout$writable = state == s_disabled;
+        t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
+        r_timeout$writable = t_writable;
+        r_tw$clock = clock;
+        r_tw$d = bus_write && t_writable && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
+        timeout_written = r_tw$q;
         cfg_timeout = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_wdata = bus_wdata;
@@ -4346,7 +4928,10 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
             fixed = v_magic;
         end
         else if (bus_addr == a_ctrl) begin
-            if (state != s_disabled) begin
+            if (state == s_joining) begin
+                fixed = v_enable_join;
+            end
+            else if (state != s_disabled) begin
                 fixed = v_enable;
             end
         end
@@ -13516,6 +14101,25 @@ module nc_core$regs$r_ttl$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_ttl$r$dff
 
 
+module nc_core$regs$r_tw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_tw
+
+
 module nc_core$regs$r_window(d,q,clock);
     
     // Module arguments
@@ -13535,11 +14139,12 @@ module nc_core$regs$r_window(d,q,clock);
 endmodule // nc_core$regs$r_window
 
 
-module nc_core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
     input wire  restart;
+    input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
@@ -13573,6 +14178,7 @@ module nc_core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     wire  [31:0] judge$n2;
     wire  [31:0] judge$n3;
     reg  upd$restart;
+    reg  [31:0] upd$restart_base;
     reg  upd$apply;
     reg  [1:0] upd$copy_tree;
     reg  [2:0] upd$outcome;
@@ -13706,6 +14312,7 @@ module nc_core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     );
     nc_core$rx$upd upd(
         .restart(upd$restart),
+        .restart_base(upd$restart_base),
         .apply(upd$apply),
         .copy_tree(upd$copy_tree),
         .outcome(upd$outcome),
@@ -13928,6 +14535,7 @@ module nc_core$rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         judge$copy_tree = copy_tree;
         judge$copy_seq = copy_seq;
         upd$restart = restart;
+        upd$restart_base = restart_base;
         upd$apply = apply;
         upd$copy_tree = copy_tree;
         upd$outcome = judge$outcome;
@@ -14471,10 +15079,11 @@ module nc_core$rx$ram4(read_address,read_clock,read_data,write_address,write_clo
 endmodule // nc_core$rx$ram4
 
 
-module nc_core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
+    input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [2:0] outcome;
@@ -14581,13 +15190,13 @@ module nc_core$rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
         end
         if (restart) begin
             d_expired = 1'b0;
-            d_next0 = c0_32;
-            d_next1 = c0_32;
-            d_next2 = c0_32;
-            d_next3 = c0_32;
-            d_base = c0_32;
+            d_next0 = restart_base;
+            d_next1 = restart_base;
+            d_next2 = restart_base;
+            d_next3 = restart_base;
+            d_base = restart_base;
             d_count = c0_16;
-            d_top = c0_32;
+            d_top = restart_base;
             d_full = 1'b0;
             if (apply) begin
                 if (outcome_fresh == o_deliver) begin

@@ -2,11 +2,12 @@
 `timescale 1ns / 1ps
 
 
-module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
     input wire  restart;
+    input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
@@ -40,6 +41,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     wire  [31:0] judge$n2;
     wire  [31:0] judge$n3;
     reg  upd$restart;
+    reg  [31:0] upd$restart_base;
     reg  upd$apply;
     reg  [1:0] upd$copy_tree;
     reg  [2:0] upd$outcome;
@@ -173,6 +175,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
     );
     rsbcast_rx$upd upd(
         .restart(upd$restart),
+        .restart_base(upd$restart_base),
         .apply(upd$apply),
         .copy_tree(upd$copy_tree),
         .outcome(upd$outcome),
@@ -395,6 +398,7 @@ module rsbcast_rx(clock,restart,apply,copy_tree,copy_seq,trees,window,expired,mi
         judge$copy_tree = copy_tree;
         judge$copy_seq = copy_seq;
         upd$restart = restart;
+        upd$restart_base = restart_base;
         upd$apply = apply;
         upd$copy_tree = copy_tree;
         upd$outcome = judge$outcome;
@@ -938,10 +942,11 @@ module rsbcast_rx$ram4(read_address,read_clock,read_data,write_address,write_clo
 endmodule // rsbcast_rx$ram4
 
 
-module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
+    input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [2:0] outcome;
@@ -1048,13 +1053,13 @@ module rsbcast_rx$upd(restart,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n
         end
         if (restart) begin
             d_expired = 1'b0;
-            d_next0 = c0_32;
-            d_next1 = c0_32;
-            d_next2 = c0_32;
-            d_next3 = c0_32;
-            d_base = c0_32;
+            d_next0 = restart_base;
+            d_next1 = restart_base;
+            d_next2 = restart_base;
+            d_next3 = restart_base;
+            d_base = restart_base;
             d_count = c0_16;
-            d_top = c0_32;
+            d_top = restart_base;
             d_full = 1'b0;
             if (apply) begin
                 if (outcome_fresh == o_deliver) begin

@@ -23,7 +23,8 @@ class Core:
         for s in ("ctrl_write", "ctrl_value", "rx_valid", "rx_port", "rx_class", "rx_sender",
                   "rx_epoch", "rx_tree", "rx_kind", "rx_instance", "cl_valid", "cl_class",
                   "cl_len", "rx_expired", "rx_missing", "rx_in_flight", "rx_outcome",
-                  "rx_outcome_fresh", "fifo_len", "tx_hold", "min_gap"):
+                  "rx_outcome_fresh", "fifo_len", "tx_hold", "min_gap", "rx_seq",
+                  "timeout_written"):
             getattr(dut, s).value = 0
         self.cycle = 0
         self.log = []  # per cycle: dict of the interesting outputs when any strobe is high

@@ -139,3 +139,47 @@ async def adopting_a_later_epoch_takes_its_leader_and_stale_copies_count(dut):
     await c.write(nctb.CTRL, nctb.ENABLE | nctb.CLEAR_COUNTERS)
     assert await c.counter("stale_epoch") == 0
     assert not await c.read(nctb.STATUS) & nctb.ST_SYNC_VIOL
+
+
+@cocotb.test()
+async def a_card_joins_a_running_cluster_by_the_csr_sequence(dut):
+    # proto/README "Recovery on a card": CTRL <- ENABLE|JOIN, lock onto the stream, decide,
+    # TIMEOUT <- the members' timeout, CTRL <- ENABLE|JOIN|ACTIVATE.
+    c = await boot(dut, 2, timeout=5000)
+    await c.write(nctb.CTRL, 0)
+    await c.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN)
+    assert await c.read(nctb.STATUS) == nctb.ST_JOINING
+    assert await c.read(nctb.CTRL) == nctb.ENABLE | nctb.JOIN
+    # not locked on yet: ACTIVATE is refused (changes nothing), JOIN alone too
+    await c.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN | nctb.ACTIVATE)
+    await c.write(nctb.CTRL, nctb.JOIN)
+    assert await c.read(nctb.STATUS) == nctb.ST_JOINING
+    # epoch 4 (leader 1), seq 40 seen on tree 0, then seq 41 on tree 1: locked on at 42
+    await c.copy(0, 4, 40, nf.BATCH, 700)
+    assert await c.read(nctb.STATUS) == nctb.ST_JOINING
+    await c.copy(1, 4, 41, nf.BATCH, 701)
+    assert await c.read(nctb.STATUS) == nctb.ST_JOINING | nctb.ST_SYNCED
+    assert await c.read(nctb.EPOCH) == 4 and await c.read(nctb.LEADER) == 1
+    # seq 41 on tree 0 is before the lock-on point: not ours; 42 is the first we decide
+    await c.copy(0, 4, 41, nf.BATCH, 701)
+    assert c.delivers == []
+    await c.copy(0, 4, 42, nf.BATCH, 702)
+    await c.copy(1, 4, 42, nf.BATCH, 702)
+    await nctb.tick(dut.clock)
+    assert len(c.delivers) == 1
+    assert await c.read64(nctb.INSTANCE) == 702
+    # decided, but no timeout from the members yet: ACTIVATE refused
+    await c.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN | nctb.ACTIVATE)
+    assert await c.read(nctb.STATUS) == nctb.ST_JOINING | nctb.ST_SYNCED
+    await c.write(nctb.TIMEOUT, 6000)  # the one config write taken while joining
+    await c.write(nctb.DELTA, 3)  # any other is refused
+    assert await c.read(nctb.TIMEOUT) == 6000 and await c.read(nctb.DELTA) == CFG["delta"]
+    await c.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN | nctb.ACTIVATE)
+    assert await c.read(nctb.STATUS) == nctb.ST_ACTIVE
+    assert await c.read(nctb.CTRL) == nctb.ENABLE
+    # a member again: the next batch is decided in step
+    await c.copy(0, 4, 43, nf.BATCH, 703)
+    await c.copy(1, 4, 43, nf.BATCH, 703)
+    await nctb.tick(dut.clock)
+    assert len(c.delivers) == 2
+    assert await c.read64(nctb.INSTANCE) == 703

@@ -18,6 +18,7 @@ class Rx:
         dut.window.value = window
         dut.apply.value = 0
         dut.restart.value = 0
+        dut.restart_base.value = 0
         dut.copy_tree.value = 0
         dut.copy_seq.value = 0
         self.cycle = 0
@@ -33,11 +34,13 @@ class Rx:
             if int(self.dut.expired.value):
                 self.expired.append((self.cycle, int(self.dut.missing.value)))
 
-    async def restart(self):
+    async def restart(self, base=0):
         await RisingEdge(self.dut.clock)
         self.dut.restart.value = 1
+        self.dut.restart_base.value = base
         await RisingEdge(self.dut.clock)
         self.dut.restart.value = 0
+        self.dut.restart_base.value = 0
 
     async def copy(self, tree, seq, apply=None):
         """Offer a copy; apply it the way lowi_core does (unless a fault/duplicate). Returns
@@ -149,3 +152,20 @@ async def too_many_in_flight_and_single_tree(dut):
     await rx.restart()
     for s in range(3):
         assert (await rx.copy(0, s))[0] == DELIVER
+
+
+@cocotb.test()
+async def restart_at_a_lock_on_point_across_the_wrap(dut):
+    # A joining node's receiver starts at the seq after the newest it saw (here near the 32-bit
+    # wrap): that seq is a first copy, older ones duplicates, later ones gaps.
+    rx = Rx(dut)
+    base = 0xFFFF_FFFE
+    await rx.restart(base)
+    assert (await rx.copy(0, base - 1, apply=False))[0] == DUPLICATE
+    assert (await rx.copy(0, base + 1, apply=False))[0] == GAP
+    for s in (base, base + 1, 0, 1):
+        s &= 0xFFFF_FFFF
+        assert (await rx.copy(0, s))[0] == FIRST, hex(s)
+        assert (await rx.copy(1, s))[0] == DELIVER, hex(s)
+    assert await rx.in_flight() == 0
+    assert rx.expired == []

@@ -39,7 +39,8 @@ reg        f_had_send = 1'b0;   // some send happened
 reg [31:0] f_since = 32'd0;     // cycles since the last send (saturating, as r_loop)
 reg [31:0] f_last_epoch = 32'd0; // epoch of the last send
 reg        f_was_faulted = 1'b0; // last cycle: state was FAULTED
-reg        f_disable_write = 1'b0; // last cycle: a CTRL write with ENABLE = 0
+reg        f_disable_write = 1'b0; // last cycle: a CTRL write with ENABLE = 0, or with JOIN
+                                   // (a rejoin: ENABLE|JOIN restarts a faulted node joining)
 reg        f_ctrl = 1'b0;       // a CTRL write since the last send (a disable/enable resets
                                 // the protocol state: a new loop, not a continuation)
 always @(posedge clock) begin
@@ -53,7 +54,7 @@ always @(posedge clock) begin
         f_since <= f_since + 32'd1;
     end
     f_was_faulted <= (r_state$q == s_faulted);
-    f_disable_write <= ctrl_write && !ctrl_value[0];
+    f_disable_write <= ctrl_write && (!ctrl_value[0] || ctrl_value[1]);
 end
 
 // Each property group is proved separately (run.sh defines one of P1, P2, P3 per proof).
@@ -70,7 +71,7 @@ always @(*) begin
 `endif
 `ifdef P2
     // P2: no DELIVER (nor any send) while faulted, and FAULTED is left only by a CTRL write
-    // that clears ENABLE (re-enable to rejoin).
+    // that clears ENABLE (re-enable to come back) or sets JOIN (rejoin, as the model does).
     if (r_state$q == s_faulted) begin
         assert(!rx_deliver);
         assert(!lead_deliver);
@@ -95,5 +96,11 @@ always @(*) begin
     end
     if (f_had_send && !f_ctrl)
         assert(r_epoch$q >= f_last_epoch);
+    // a joining node got there by a CTRL write and sends nothing (its lock-on may take an
+    // epoch below the last one it sent in)
+    if (r_state$q == s_joining && f_had_send)
+        assert(f_ctrl);
 `endif
+    // every group: the state is one of the five codes
+    assert(r_state$q <= s_joining);
 end

@@ -38,7 +38,7 @@ prove() {
 
 declare -A what=(
     [P1]="leader id always < n"
-    [P2]="no DELIVER or send while NET-FAULTed; FAULTED is left only by clearing ENABLE"
+    [P2]="no DELIVER or send while NET-FAULTed; FAULTED is left only by clearing ENABLE or by a JOIN"
     [P3]="never two sends of one epoch within one loop period"
 )
 status=0

@@ -96,8 +96,9 @@ fn state_code(s: State) -> Option<u64> {
         State::Armed => state::ARMED,
         State::Active => state::ACTIVE,
         State::Faulted => state::FAULTED,
-        // The RTL has neither (joining is driven by the SoC; recovery is off in the lockstep).
-        State::Joining | State::Recovering => return None,
+        State::Joining => state::JOINING,
+        // The software's recovery extension (off in the lockstep).
+        State::Recovering => return None,
     })
 }
 
@@ -285,8 +286,13 @@ impl EngineSide {
     /// per port.
     fn drive(&mut self, ev: &Option<Event>, cfg: &Config) {
         let mut frame_on = |port: usize, bytes: &[u8], dst_port: u16, group: u32| {
-            // A request comes from its client's address (where the replies must go).
-            let (src_mac, src_ip, src_port) = match wire::parse(bytes, cfg.cluster_id) {
+            // A request comes from its client's address (where the replies must go). Parsed
+            // with the cluster id it carries: a frame may start streaming before the CSR
+            // write of the cluster id that the parser judges it with at its last beat.
+            let cluster = bytes
+                .get(4..8)
+                .map_or(cfg.cluster_id, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            let (src_mac, src_ip, src_port) = match wire::parse(bytes, cluster) {
                 Ok((_, Packet::Request(e))) if port == 4 => client_addr(e.client_id),
                 _ => ([2, 0, 0, 0, 0, 9], [10, 0, 0, 9], 40000),
             };
@@ -515,6 +521,8 @@ pub struct Lockstep {
     pub seen: BTreeMap<String, u64>,
     /// The RTL's actions in the last cycle stepped.
     pub last: Vec<Rec>,
+    /// The model's STATUS.SYNCED after the last cycle.
+    synced: bool,
 }
 
 impl Default for Lockstep {
@@ -559,6 +567,7 @@ impl Lockstep {
             trace: Vec::new(),
             seen: BTreeMap::new(),
             last: Vec::new(),
+            synced: false,
         }
     }
 
@@ -616,6 +625,7 @@ impl Lockstep {
         let mut out = Vec::new();
         self.model.tick(t, &mut out);
         let unauthorized = self.model.counter(Counter::Unauthorized);
+        let before = self.model.state();
         match &model_ev {
             Some(Event::Tree { tree, bytes }) => {
                 self.model.receive_tree(t, *tree, bytes, &mut out);
@@ -631,9 +641,39 @@ impl Lockstep {
                 *self.seen.entry("request oversize".into()).or_default() += k;
             }
             Some(Event::Write { addr, value }) => {
-                let _ = self.model.write_register(t, *addr, *value, &mut out);
+                let was = self.model.state();
+                let r = self.model.write_register(t, *addr, *value, &mut out);
+                if *addr == addr::CTRL && value & ctrl::ACTIVATE != 0 {
+                    let key = match (r, self.model.state()) {
+                        (Err(_), _) => "ACTIVATE refused",
+                        (Ok(()), State::Active) => "ACTIVATE: active at once",
+                        (Ok(()), _) => "ACTIVATE: active at the next copy",
+                    };
+                    *self.seen.entry(key.into()).or_default() += 1;
+                }
+                if *addr == addr::TIMEOUT && was == State::Joining {
+                    *self
+                        .seen
+                        .entry("TIMEOUT written while joining".into())
+                        .or_default() += 1;
+                }
             }
             None => {}
+        }
+        // Joining: the lock-on, and a joining node made active by a copy.
+        let status = self.model.status_bits();
+        if status & regs::status::SYNCED != 0 && !self.synced {
+            *self.seen.entry("joining: locked on".into()).or_default() += 1;
+        }
+        self.synced = status & regs::status::SYNCED != 0;
+        if before == State::Joining
+            && out.contains(&Action::StateChanged(State::Active))
+            && matches!(model_ev, Some(Event::Tree { .. }))
+        {
+            *self
+                .seen
+                .entry("joining: active at a copy".into())
+                .or_default() += 1;
         }
         // The receiver's RAM of first-copy times is read beyond its three head registers.
         if self.model.rx_in_flight() >= 4 {
@@ -1041,15 +1081,17 @@ fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
             leader: None,
         });
     }
+    // Before a fault of the same copy: a joining node made active by a copy that then does
+    // not continue its log (the model resets the timer, which activates, then delivers).
+    if u.state_rx_active {
+        r.push(Rec::State(state::ACTIVE));
+    }
     if let Some(code) = rx_fault.filter(|&c| c != fault::EPOCH_CHANGE_IN_FLIGHT) {
         r.push(Rec::State(state::FAULTED));
         r.push(Rec::Fault {
             code,
             missing: None,
         });
-    }
-    if u.state_rx_active {
-        r.push(Rec::State(state::ACTIVE));
     }
     if u.rx_deliver {
         r.push(Rec::Deliver {
@@ -1293,6 +1335,14 @@ pub struct Env {
     fifo_trees: bool,
     /// The latest cycle a copy is due on each tree (with `fifo_trees`).
     tree_due: [u64; 4],
+    /// A join run: the node is enabled with JOIN into a stream that is already running (the
+    /// card's recovery CSR sequence, proto/README), then takes the members' timeout and is
+    /// activated; after a safe exit it is disabled and joins again.
+    join: bool,
+    /// Join runs: the stream's last instance (the leaders' log; the node's may lag or be none).
+    stream_lins: u64,
+    /// Join runs: TIMEOUT and ACTIVATE are scheduled for this join.
+    activating: bool,
 }
 
 impl Env {
@@ -1323,6 +1373,9 @@ impl Env {
         // (Drawn apart from the trace's generator, so that these runs are the traces of
         // before: the same draws from the same seeds.)
         let few = Rng::new(seed ^ 0x1F11_6470).pct(50);
+        // A quarter of the runs join a running cluster (drawn apart too; never alone).
+        let mut jr = Rng::new(seed ^ 0x0A01_5EED);
+        let join = jr.pct(25) && cfg.node_count > 1;
         let lo =
             (cfg.batch_max as u64 + 3)
                 .max(min_loop(&cfg))
@@ -1354,6 +1407,9 @@ impl Env {
             max_payload: rtl::lowi_core::MAX_PAYLOAD as usize,
             fifo_trees: !few,
             tree_due: [0; 4],
+            join,
+            stream_lins: 0,
+            activating: false,
         };
         let mut t = 0;
         for (a, v) in config_writes(&cfg) {
@@ -1364,9 +1420,30 @@ impl Env {
             t + 1,
             Event::Write {
                 addr: addr::CTRL,
-                value: ctrl::ENABLE,
+                value: if join {
+                    ctrl::ENABLE | ctrl::JOIN
+                } else {
+                    ctrl::ENABLE
+                },
             },
         );
+        if join {
+            // The cluster runs already: an epoch led by another member, any msg_seq (near the
+            // wrap now and then) and any instance.
+            e.started = true;
+            let n = cfg.node_count as u32;
+            let mut epoch = jr.range(0, 6) as u32;
+            if epoch % n == cfg.node_id as u32 {
+                epoch += 1;
+            }
+            let seq = if jr.pct(20) {
+                u32::MAX - jr.range(0, 8) as u32
+            } else {
+                jr.range(0, 5000) as u32
+            };
+            e.stream_lins = jr.range(0, 100_000);
+            e.leader = Some((epoch, seq, t + jr.range(0, 20)));
+        }
         e
     }
 
@@ -1397,6 +1474,79 @@ impl Env {
 
     fn at(&mut self, t: u64, ev: Event) {
         self.queue.entry(t).or_default().push_back(ev);
+    }
+
+    /// Join runs: the rest of the CSR sequence (proto/README, "Recovery on a card"). Once the
+    /// node has locked on and decided, the members' timeout (TIMEOUT, not always) and ACTIVATE,
+    /// sometimes after a silence of more than a timeout; ACTIVATE at random moments too (refused
+    /// unless the node may activate), JOIN without ENABLE (refused); after a safe exit, CTRL
+    /// <- 0 and ENABLE|JOIN again.
+    fn join_steps(&mut self, t: u64, m: &Node) {
+        if m.state() != State::Joining {
+            self.activating = false;
+        }
+        let join = ctrl::ENABLE | ctrl::JOIN;
+        if m.state() == State::Joining
+            && !self.activating
+            && m.status_bits() & regs::status::SYNCED != 0
+            && m.last_decided().is_some()
+        {
+            self.activating = true;
+            let t1 = t + self.rng.range(1, 20);
+            if self.rng.pct(85) {
+                let timeout = self.cfg.timeout + self.rng.range(0, 40) as u32;
+                self.at(
+                    t1,
+                    Event::Write {
+                        addr: addr::TIMEOUT,
+                        value: timeout,
+                    },
+                );
+            }
+            let wait = if self.rng.pct(25) {
+                // After a silence of more than a timeout (the stream pauses until after the
+                // ACTIVATE): active at the next copy.
+                let w = self.cfg.timeout as u64 + self.rng.range(1, self.cfg.timeout as u64);
+                let resume = t1 + w + self.rng.range(1, 20);
+                if let Some((_, _, next)) = self.leader.as_mut() {
+                    *next = (*next).max(resume);
+                }
+                w
+            } else {
+                self.rng.range(1, 30)
+            };
+            self.at(
+                t1 + wait,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: join | ctrl::ACTIVATE,
+                },
+            );
+        }
+        if self.rng.pct(1) {
+            let value = match self.rng.range(0, 2) {
+                0 => join | ctrl::ACTIVATE,
+                1 => ctrl::JOIN,
+                _ => ctrl::ENABLE | ctrl::ACTIVATE,
+            };
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value,
+                },
+            );
+        }
+        if m.state() == State::Faulted && self.reenable_at.is_none() && self.rng.one_in(30) {
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: 0,
+                },
+            );
+            self.reenable_at = Some(t + self.rng.range(2, 20));
+        }
     }
 
     /// The sender of the environment's copies of `epoch`: its leader, except when that is the
@@ -1463,7 +1613,11 @@ impl Env {
         let m = &ls.model;
         let cluster = self.cfg.cluster_id;
         let enabled = m.state() != State::Disabled;
-        let mode = if enabled { ctrl::ENABLE } else { 0 };
+        let mode = match m.state() {
+            State::Disabled => 0,
+            State::Joining => ctrl::ENABLE | ctrl::JOIN,
+            _ => ctrl::ENABLE,
+        };
         // START: node 0 starts itself; otherwise node 0 (simulated here) sends START.
         if m.state() == State::Armed && !self.started && t > 0 {
             self.started = true;
@@ -1499,6 +1653,17 @@ impl Env {
                 let e = m.epoch() + self.rng.range(1, 3) as u32;
                 self.leader = Some((e, 0, t + 1));
             }
+        } else if self.join
+            && self.leader.is_none()
+            && m.state() == State::Joining
+            && self.rng.one_in(100)
+        {
+            // Join runs: after a silence another member leads (the same epoch or a later one).
+            let e = m.epoch() + self.rng.range(0, 3) as u32;
+            if (e % self.cfg.node_count as u32) as u8 != self.cfg.node_id {
+                let s = self.rng.range(0, 50) as u32;
+                self.leader = Some((e, s, t + 1));
+            }
         } else if self.leader.is_none() && m.state() == State::Active && self.rng.one_in(300) {
             // Another node leads now (after a timeout it ran too, or a later epoch).
             let e = m.epoch()
@@ -1514,7 +1679,16 @@ impl Env {
         if let Some((e, s, next)) = self.leader
             && t >= next
         {
-            let lins = m.last_decided().unwrap_or(0);
+            // Join runs follow the stream's own log (the node's may be none or lag behind).
+            let lins = if self.join {
+                self.stream_lins.max(if m.state() == State::Active {
+                    m.last_decided().unwrap_or(0)
+                } else {
+                    0
+                })
+            } else {
+                m.last_decided().unwrap_or(0)
+            };
             let instance = if self.rng.one_in(200) {
                 lins + 2
             } else {
@@ -1546,11 +1720,14 @@ impl Env {
                 tree: 0,
                 kind,
             };
+            if self.join && kind == DecideKind::Batch {
+                self.stream_lins = instance;
+            }
             self.message(t, meta, &entries);
             self.leader = if self.rng.pct(6) {
                 None // crashed: the node under test will time out
             } else {
-                Some((e, s + 1, t + self.cfg.loop_period as u64))
+                Some((e, s.wrapping_add(1), t + self.cfg.loop_period as u64))
             };
             if self.rng.pct(1) && e > 0 {
                 let stale = DecideMeta {
@@ -1667,6 +1844,9 @@ impl Env {
                 },
             );
         }
+        if self.join {
+            self.join_steps(t, m);
+        }
         if enabled && self.reenable_at.is_none() && self.rng.one_in(600) {
             self.at(
                 t,
@@ -1681,13 +1861,19 @@ impl Env {
             && t >= r
         {
             self.reenable_at = None;
-            self.started = false;
-            self.leader = None;
+            self.started = self.join;
+            if !self.join {
+                self.leader = None;
+            }
             self.at(
                 t,
                 Event::Write {
                     addr: addr::CTRL,
-                    value: ctrl::ENABLE,
+                    value: if self.join {
+                        ctrl::ENABLE | ctrl::JOIN
+                    } else {
+                        ctrl::ENABLE
+                    },
                 },
             );
         }
