@@ -438,8 +438,8 @@ pub fn rejoin_by_csr<B: RegisterBus>(
     if st & status::JOINING == 0 {
         return Err(format!(
             "3. CTRL <- ENABLE|JOIN did not take (status {st:#x}, JOINING = 0): this node has no \
-             join (a card's bitstream without it: rtl/README, issue 17); restart it with the \
-             cluster instead (soc-ctl init, then the host application's join)"
+             join (a card's bitstream from before issue 17's join, 2026-11-27: rtl/README); \
+             restart it with the cluster instead (soc-ctl init, then the host application's join)"
         ));
     }
     say("3. CTRL <- ENABLE|JOIN: joining, waiting for a leader's stream on every tree (SYNCED)");

@@ -247,8 +247,8 @@ fn a_closed_pipe_ends_the_output_quietly() {
 }
 
 /// `soc-ctl rejoin` drives the CSR sequence over a BAR too; a card without the join (here a
-/// register image that does not react, as today's bitstream refuses JOIN) gets an error naming
-/// the step and the reason.
+/// register image that does not react, as a bitstream from before issue 17's join refuses
+/// JOIN) gets an error naming the step and the reason.
 #[test]
 fn rejoin_over_a_bar_says_when_the_card_has_no_join() {
     let dir = tempfile::tempdir().unwrap();

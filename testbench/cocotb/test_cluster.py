@@ -236,3 +236,35 @@ async def one_tree_link_cut_to_one_follower_faults_it_others_continue(dut):
     assert int(c.nodes[0].p.status.value) & nctb.ST_LEADER
     assert await c.nodes[2].counter("net_faults") == 1
     assert await c.nodes[2].counter("delivered") == n2
+    # The link is repaired and node 2 comes back by the CSR sequence (proto/README, "Recovery
+    # on a card"; issue 17 item 6): CTRL <- 0, CTRL <- ENABLE|JOIN, SYNCED once both trees
+    # showed a copy of the leader's stream, decisions from the next message on (the host
+    # application's snapshot would cover what came before), TIMEOUT <- the members' timeout,
+    # ACTIVATE: a member again, deciding in step with the others.
+    c.cut.discard((2, 1))
+    n = c.nodes[2]
+    await n.write(nctb.CTRL, 0)
+    await n.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN)
+    assert await n.read(nctb.STATUS) == nctb.ST_JOINING
+    assert await n.read(nctb.CTRL) == nctb.ENABLE | nctb.JOIN
+    for _ in range(3 * CFG["loop_period"] // 10):
+        if await n.read(nctb.STATUS) & nctb.ST_SYNCED:
+            break
+        await nctb.tick(c.clock, 10)
+    assert await n.read(nctb.STATUS) == nctb.ST_JOINING | nctb.ST_SYNCED
+    joined = len(c.delivered[2])
+    await c.traffic(3)
+    await nctb.tick(c.clock, 100)
+    mine = c.delivered[2][joined:]
+    assert len(mine) >= 2 and mine == list(range(mine[0], mine[0] + len(mine))), mine
+    assert await n.read(nctb.STATUS) == nctb.ST_JOINING | nctb.ST_SYNCED
+    await n.write(nctb.TIMEOUT, CFG["timeout"])
+    await n.write(nctb.CTRL, nctb.ENABLE | nctb.JOIN | nctb.ACTIVATE)
+    assert await n.read(nctb.STATUS) == nctb.ST_ACTIVE
+    assert int(n.p.state.value) == nctb.ACTIVE
+    await c.traffic(4)
+    await nctb.tick(c.clock, 100)
+    mine = c.delivered[2][joined:]
+    lead = sorted(c.decided[0])
+    assert len(mine) >= 6 and mine == [x for x in lead if x >= mine[0]], (mine, lead)
+    assert len(c.faults[2]) == 1 and c.faults[0] == [] and c.faults[1] == [], c.faults
