@@ -460,7 +460,10 @@ fn csr_reset_values_and_ranges_come_from_the_register_map() {
     c.edge();
     c.uut.bus_write.next = false;
     c.settle();
-    assert!(c.uut.timeout_written.val(), "the core is told, one cycle later");
+    assert!(
+        c.uut.timeout_written.val(),
+        "the core is told, one cycle later"
+    );
     assert_eq!(read(&mut c, regs::addr::TIMEOUT), before - 2);
     // Read-only registers ignore writes.
     write(&mut c, regs::addr::MAGIC, 0);

@@ -289,9 +289,9 @@ impl EngineSide {
             // A request comes from its client's address (where the replies must go). Parsed
             // with the cluster id it carries: a frame may start streaming before the CSR
             // write of the cluster id that the parser judges it with at its last beat.
-            let cluster = bytes
-                .get(4..8)
-                .map_or(cfg.cluster_id, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            let cluster = bytes.get(4..8).map_or(cfg.cluster_id, |b| {
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+            });
             let (src_mac, src_ip, src_port) = match wire::parse(bytes, cluster) {
                 Ok((_, Packet::Request(e))) if port == 4 => client_addr(e.client_id),
                 _ => ([2, 0, 0, 0, 0, 9], [10, 0, 0, 9], 40000),
