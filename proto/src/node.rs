@@ -301,10 +301,14 @@ impl Queued {
     }
 }
 
-/// Joining node, before it has locked onto the stream: last (epoch, seq) seen per tree.
+/// Joining node, before it has locked onto the stream: the epoch each tree showed a copy of
+/// (all the same: a copy of another epoch starts over), and the newest seq any of those copies
+/// carried (serial-number order, kept as they arrive: one comparison per copy, which the card
+/// does in the copy's cycle).
 #[derive(Clone, Debug, Default)]
 struct Sync {
-    last: [Option<(u32, u32)>; 4],
+    seen: [Option<u32>; 4],
+    newest: u32,
 }
 
 /// Figures of the recovery extension (software only; not registers).
@@ -1677,20 +1681,20 @@ impl Node {
             return;
         };
         let (e, s) = (d.meta.epoch, d.meta.msg_seq);
-        if sync.last.iter().flatten().any(|&(le, _)| le != e) {
+        if sync.seen.iter().flatten().any(|&le| le != e) {
             *sync = Sync::default();
         }
-        sync.last[d.meta.tree as usize] = Some((e, s));
-        let trees = &sync.last[..self.cfg.trees as usize];
-        if trees.iter().all(Option::is_some) {
-            // The newest seq any tree has shown (serial-number order), plus one.
-            let newest = trees
-                .iter()
-                .flatten()
-                .map(|&(_, s)| s)
-                .reduce(|a, b| if (b.wrapping_sub(a) as i32) > 0 { b } else { a })
-                .unwrap_or(0);
-            let start = newest.wrapping_add(1);
+        let first = sync.seen.iter().all(Option::is_none);
+        if first || (s.wrapping_sub(sync.newest) as i32) > 0 {
+            sync.newest = s;
+        }
+        sync.seen[d.meta.tree as usize] = Some(e);
+        if sync.seen[..self.cfg.trees as usize]
+            .iter()
+            .all(Option::is_some)
+        {
+            // One past the newest seq any tree has shown.
+            let start = sync.newest.wrapping_add(1);
             self.sync = None;
             // A live stream of another epoch: its leader never had the kept copies (they were
             // never acknowledged), and the state transfer brings what it decided. The stream of

@@ -298,14 +298,12 @@ pub struct LowiCore {
     r_synced: DFF<Bit>,
     /// No instance decided yet (the model's `lins` is None): the first delivery sets the place.
     r_lins_none: DFF<Bit>,
-    /// Before the lock-on: the trees that showed a copy of epoch `r_sepoch`, and each one's
-    /// last seq (the model's `Sync::last`, whose entries share one epoch).
+    /// Before the lock-on: the trees that showed a copy of epoch `r_sepoch`, and the newest
+    /// seq those copies carried with its successor beside it (the model's `Sync`).
     r_sv: DFF<Bits<4>>,
     r_sepoch: DFF<Bits<32>>,
-    r_sseq0: DFF<Bits<32>>,
-    r_sseq1: DFF<Bits<32>>,
-    r_sseq2: DFF<Bits<32>>,
-    r_sseq3: DFF<Bits<32>>,
+    r_newest: DFF<Bits<32>>,
+    r_newest1: DFF<Bits<32>>,
     /// Copies of seqs before `r_skip_seq` are not ours (the model's `skip_below`).
     r_skip: DFF<Bit>,
     r_skip_seq: DFF<Bits<32>>,
@@ -383,16 +381,9 @@ pub struct LowiCore {
     j_mask: Signal<Local, Bits<4>>,
     j_v: Signal<Local, Bits<4>>,
     j_lock: Signal<Local, Bit>,
-    j_s0: Signal<Local, Bits<32>>,
-    j_s1: Signal<Local, Bits<32>>,
-    j_s2: Signal<Local, Bits<32>>,
-    j_s3: Signal<Local, Bits<32>>,
-    j_d1: Signal<Local, Bits<32>>,
-    j_d2: Signal<Local, Bits<32>>,
-    j_d3: Signal<Local, Bits<32>>,
-    j_n1: Signal<Local, Bits<32>>,
-    j_n2: Signal<Local, Bits<32>>,
-    j_n3: Signal<Local, Bits<32>>,
+    j_d: Signal<Local, Bits<32>>,
+    j_take: Signal<Local, Bit>,
+    j_seq1: Signal<Local, Bits<32>>,
     j_start: Signal<Local, Bits<32>>,
     j_new_epoch: Signal<Local, Bit>,
     j_skip_d: Signal<Local, Bit>,
@@ -630,10 +621,8 @@ impl LowiCore {
             r_lins_none: Default::default(),
             r_sv: Default::default(),
             r_sepoch: Default::default(),
-            r_sseq0: Default::default(),
-            r_sseq1: Default::default(),
-            r_sseq2: Default::default(),
-            r_sseq3: Default::default(),
+            r_newest: Default::default(),
+            r_newest1: Default::default(),
             r_skip: Default::default(),
             r_skip_seq: Default::default(),
             r_tmo_member: Default::default(),
@@ -704,16 +693,9 @@ impl LowiCore {
             j_mask: Default::default(),
             j_v: Default::default(),
             j_lock: Default::default(),
-            j_s0: Default::default(),
-            j_s1: Default::default(),
-            j_s2: Default::default(),
-            j_s3: Default::default(),
-            j_d1: Default::default(),
-            j_d2: Default::default(),
-            j_d3: Default::default(),
-            j_n1: Default::default(),
-            j_n2: Default::default(),
-            j_n3: Default::default(),
+            j_d: Default::default(),
+            j_take: Default::default(),
+            j_seq1: Default::default(),
             j_start: Default::default(),
             j_new_epoch: Default::default(),
             j_skip_d: Default::default(),
@@ -845,10 +827,8 @@ impl Logic for LowiCore {
             r_lins_none,
             r_sv,
             r_sepoch,
-            r_sseq0,
-            r_sseq1,
-            r_sseq2,
-            r_sseq3,
+            r_newest,
+            r_newest1,
             r_skip,
             r_skip_seq,
             r_tmo_member,
@@ -1008,9 +988,8 @@ impl Logic for LowiCore {
             && self.r_port_ok.val()
             && self.j_syncing.val();
         // Lock-on (the model's `sync_copy`): the trees that showed a copy of one epoch (a copy
-        // of another epoch starts over) and each one's last seq; once every tree has, the
-        // receiver starts at the newest seq any tree showed (serial-number order, folded over
-        // the trees in order as the model does) plus one.
+        // of another epoch starts over) and the newest seq those copies carried; once every
+        // tree has, the receiver starts at that seq plus one.
         self.j_same.next =
             !self.r_sv.q.val().any() || (self.rx_epoch.val() == self.r_sepoch.q.val());
         if self.rx_port.val() == self.k0_2.val() {
@@ -1038,45 +1017,19 @@ impl Logic for LowiCore {
         }
         self.j_lock.next =
             self.j_go.val() && ((self.j_v.val() & self.j_mask.val()) == self.j_mask.val());
-        self.j_s0.next = self.r_sseq0.q.val();
-        self.j_s1.next = self.r_sseq1.q.val();
-        self.j_s2.next = self.r_sseq2.q.val();
-        self.j_s3.next = self.r_sseq3.q.val();
-        if self.rx_port.val() == self.k0_2.val() {
-            self.j_s0.next = self.rx_seq.val();
-        } else if self.rx_port.val() == self.k1_2.val() {
-            self.j_s1.next = self.rx_seq.val();
-        } else if self.rx_port.val() == self.k2_2.val() {
-            self.j_s2.next = self.rx_seq.val();
+        // The newest seq: this copy's when it is the first of the epoch or newer than the kept
+        // one ((seq - newest) as i32 > 0), else the kept one; its successor is the lock-on point
+        // (`r_newest1` kept beside `r_newest`, `seq + 1` beside the comparison).
+        self.j_d.next = self.rx_seq.val() - self.r_newest.q.val();
+        self.j_take.next = !self.j_same.val()
+            || !self.r_sv.q.val().any()
+            || (self.j_d.val().any() && (self.j_d.val() < self.k_half_32.val()));
+        self.j_seq1.next = self.rx_seq.val() + self.k1_32.val();
+        if self.j_take.val() {
+            self.j_start.next = self.j_seq1.val();
         } else {
-            self.j_s3.next = self.rx_seq.val();
+            self.j_start.next = self.r_newest1.q.val();
         }
-        // b is newer than a when (b - a) as i32 > 0.
-        self.j_d1.next = self.j_s1.val() - self.j_s0.val();
-        self.j_n1.next = self.j_s0.val();
-        if (self.trees.val() > self.k1_tr.val())
-            && self.j_d1.val().any()
-            && !self.j_d1.val().get_bit(31)
-        {
-            self.j_n1.next = self.j_s1.val();
-        }
-        self.j_d2.next = self.j_s2.val() - self.j_n1.val();
-        self.j_n2.next = self.j_n1.val();
-        if (self.trees.val() > self.k2_tr.val())
-            && self.j_d2.val().any()
-            && !self.j_d2.val().get_bit(31)
-        {
-            self.j_n2.next = self.j_s2.val();
-        }
-        self.j_d3.next = self.j_s3.val() - self.j_n2.val();
-        self.j_n3.next = self.j_n2.val();
-        if (self.trees.val() > self.k3_tr.val())
-            && self.j_d3.val().any()
-            && !self.j_d3.val().get_bit(31)
-        {
-            self.j_n3.next = self.j_s3.val();
-        }
-        self.j_start.next = self.j_n3.val() + self.k1_32.val();
         self.j_new_epoch.next = self.j_lock.val() && (self.rx_epoch.val() != self.r_epoch.q.val());
         // The copy's epoch against p_epoch (r_epoch, or r_epoch + 1 after a timeout): both
         // comparisons are made on registers, the tick picks one.
@@ -1371,10 +1324,8 @@ impl Logic for LowiCore {
         self.r_lins_none.d.next = self.r_lins_none.q.val() && !self.j_placed.val();
         self.r_sv.d.next = self.r_sv.q.val();
         self.r_sepoch.d.next = self.r_sepoch.q.val();
-        self.r_sseq0.d.next = self.r_sseq0.q.val();
-        self.r_sseq1.d.next = self.r_sseq1.q.val();
-        self.r_sseq2.d.next = self.r_sseq2.q.val();
-        self.r_sseq3.d.next = self.r_sseq3.q.val();
+        self.r_newest.d.next = self.r_newest.q.val();
+        self.r_newest1.d.next = self.r_newest1.q.val();
         self.r_skip.d.next = self.r_skip.q.val()
             && !self.r_complete.val()
             && !self.r_adopt.val()
@@ -1437,10 +1388,10 @@ impl Logic for LowiCore {
         if self.j_go.val() {
             self.r_sv.d.next = self.j_v.val();
             self.r_sepoch.d.next = self.rx_epoch.val();
-            self.r_sseq0.d.next = self.j_s0.val();
-            self.r_sseq1.d.next = self.j_s1.val();
-            self.r_sseq2.d.next = self.j_s2.val();
-            self.r_sseq3.d.next = self.j_s3.val();
+            if self.j_take.val() {
+                self.r_newest.d.next = self.rx_seq.val();
+                self.r_newest1.d.next = self.j_seq1.val();
+            }
         }
         if self.j_lock.val() {
             self.r_synced.d.next = true;

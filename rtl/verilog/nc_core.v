@@ -1059,18 +1059,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] r_sepoch$d;
     wire  [31:0] r_sepoch$q;
     reg  r_sepoch$clock;
-    reg  [31:0] r_sseq0$d;
-    wire  [31:0] r_sseq0$q;
-    reg  r_sseq0$clock;
-    reg  [31:0] r_sseq1$d;
-    wire  [31:0] r_sseq1$q;
-    reg  r_sseq1$clock;
-    reg  [31:0] r_sseq2$d;
-    wire  [31:0] r_sseq2$q;
-    reg  r_sseq2$clock;
-    reg  [31:0] r_sseq3$d;
-    wire  [31:0] r_sseq3$q;
-    reg  r_sseq3$clock;
+    reg  [31:0] r_newest$d;
+    wire  [31:0] r_newest$q;
+    reg  r_newest$clock;
+    reg  [31:0] r_newest1$d;
+    wire  [31:0] r_newest1$q;
+    reg  r_newest1$clock;
     reg  r_skip$d;
     wire  r_skip$q;
     reg  r_skip$clock;
@@ -1155,16 +1149,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [3:0] j_mask;
     reg  [3:0] j_v;
     reg  j_lock;
-    reg  [31:0] j_s0;
-    reg  [31:0] j_s1;
-    reg  [31:0] j_s2;
-    reg  [31:0] j_s3;
-    reg  [31:0] j_d1;
-    reg  [31:0] j_d2;
-    reg  [31:0] j_d3;
-    reg  [31:0] j_n1;
-    reg  [31:0] j_n2;
-    reg  [31:0] j_n3;
+    reg  [31:0] j_d;
+    reg  j_take;
+    reg  [31:0] j_seq1;
     reg  [31:0] j_start;
     reg  j_new_epoch;
     reg  j_skip_d;
@@ -1298,25 +1285,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_sepoch$q),
         .clock(r_sepoch$clock)
     );
-    nc_core$core$r_sseq0 r_sseq0(
-        .d(r_sseq0$d),
-        .q(r_sseq0$q),
-        .clock(r_sseq0$clock)
+    nc_core$core$r_newest r_newest(
+        .d(r_newest$d),
+        .q(r_newest$q),
+        .clock(r_newest$clock)
     );
-    nc_core$core$r_sseq1 r_sseq1(
-        .d(r_sseq1$d),
-        .q(r_sseq1$q),
-        .clock(r_sseq1$clock)
-    );
-    nc_core$core$r_sseq2 r_sseq2(
-        .d(r_sseq2$d),
-        .q(r_sseq2$q),
-        .clock(r_sseq2$clock)
-    );
-    nc_core$core$r_sseq3 r_sseq3(
-        .d(r_sseq3$d),
-        .q(r_sseq3$q),
-        .clock(r_sseq3$clock)
+    nc_core$core$r_newest1 r_newest1(
+        .d(r_newest1$d),
+        .q(r_newest1$q),
+        .clock(r_newest1$clock)
     );
     nc_core$core$r_skip r_skip(
         .d(r_skip$d),
@@ -1361,10 +1338,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lins_none$clock = clock;
         r_sv$clock = clock;
         r_sepoch$clock = clock;
-        r_sseq0$clock = clock;
-        r_sseq1$clock = clock;
-        r_sseq2$clock = clock;
-        r_sseq3$clock = clock;
+        r_newest$clock = clock;
+        r_newest1$clock = clock;
         r_skip$clock = clock;
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
@@ -1389,10 +1364,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lins_none$d = r_lins_none$q;
         r_sv$d = r_sv$q;
         r_sepoch$d = r_sepoch$q;
-        r_sseq0$d = r_sseq0$q;
-        r_sseq1$d = r_sseq1$q;
-        r_sseq2$d = r_sseq2$q;
-        r_sseq3$d = r_sseq3$q;
+        r_newest$d = r_newest$q;
+        r_newest1$d = r_newest1$q;
         r_skip$d = r_skip$q;
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
@@ -1523,38 +1496,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             j_mask = k_m4;
         end
         j_lock = j_go && ((j_v & j_mask) == j_mask);
-        j_s0 = r_sseq0$q;
-        j_s1 = r_sseq1$q;
-        j_s2 = r_sseq2$q;
-        j_s3 = r_sseq3$q;
-        if (rx_port == k0_2) begin
-            j_s0 = rx_seq;
-        end
-        else if (rx_port == k1_2) begin
-            j_s1 = rx_seq;
-        end
-        else if (rx_port == k2_2) begin
-            j_s2 = rx_seq;
+        j_d = rx_seq - r_newest$q;
+        j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
+        j_seq1 = rx_seq + k1_32;
+        if (j_take) begin
+            j_start = j_seq1;
         end
         else begin
-            j_s3 = rx_seq;
+            j_start = r_newest1$q;
         end
-        j_d1 = j_s1 - j_s0;
-        j_n1 = j_s0;
-        if ((trees > k1_tr) && |j_d1 && ~j_d1[32'h1f]) begin
-            j_n1 = j_s1;
-        end
-        j_d2 = j_s2 - j_n1;
-        j_n2 = j_n1;
-        if ((trees > k2_tr) && |j_d2 && ~j_d2[32'h1f]) begin
-            j_n2 = j_s2;
-        end
-        j_d3 = j_s3 - j_n2;
-        j_n3 = j_n2;
-        if ((trees > k3_tr) && |j_d3 && ~j_d3[32'h1f]) begin
-            j_n3 = j_s3;
-        end
-        j_start = j_n3 + k1_32;
         j_new_epoch = j_lock && (rx_epoch != r_epoch$q);
         e_lt0 = rx_epoch < r_epoch$q;
         e_gt0 = rx_epoch > r_epoch$q;
@@ -1778,10 +1728,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lins_none$d = r_lins_none$q && ~j_placed;
         r_sv$d = r_sv$q;
         r_sepoch$d = r_sepoch$q;
-        r_sseq0$d = r_sseq0$q;
-        r_sseq1$d = r_sseq1$q;
-        r_sseq2$d = r_sseq2$q;
-        r_sseq3$d = r_sseq3$q;
+        r_newest$d = r_newest$q;
+        r_newest1$d = r_newest1$q;
         r_skip$d = r_skip$q && ~r_complete && ~r_adopt && ~t_new_epoch;
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q || (timeout_written && j_joining);
@@ -1838,10 +1786,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (j_go) begin
             r_sv$d = j_v;
             r_sepoch$d = rx_epoch;
-            r_sseq0$d = j_s0;
-            r_sseq1$d = j_s1;
-            r_sseq2$d = j_s2;
-            r_sseq3$d = j_s3;
+            if (j_take) begin
+                r_newest$d = rx_seq;
+                r_newest1$d = j_seq1;
+            end
         end
         if (j_lock) begin
             r_synced$d = 1'b1;
@@ -2242,6 +2190,44 @@ module nc_core$core$r_mg(d,q,clock);
 endmodule // nc_core$core$r_mg
 
 
+module nc_core$core$r_newest(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_newest
+
+
+module nc_core$core$r_newest1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_newest1
+
+
 module nc_core$core$r_nl(d,q,clock);
     
     // Module arguments
@@ -2373,82 +2359,6 @@ module nc_core$core$r_skip_seq(d,q,clock);
     end
           
 endmodule // nc_core$core$r_skip_seq
-
-
-module nc_core$core$r_sseq0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_sseq0
-
-
-module nc_core$core$r_sseq1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_sseq1
-
-
-module nc_core$core$r_sseq2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_sseq2
-
-
-module nc_core$core$r_sseq3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$r_sseq3
 
 
 module nc_core$core$r_state(d,q,clock);
