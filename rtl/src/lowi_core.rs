@@ -269,12 +269,19 @@ pub struct LowiCore {
     r_epoch: DFF<Bits<32>>,
     /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
     r_epoch1: DFFWithInit<Bits<32>>,
+    e1_inc: Signal<Local, Bits<32>>,
+    e1_rx: Signal<Local, Bits<32>>,
     r_lead: DFF<Bit>,
     r_lins: DFF<Bits<64>>,
     /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
     r_lins1: DFFWithInit<Bits<64>>,
-    /// `r_lins1 + 1` (from the register, for a completing copy in the cycle of a batch send).
-    lins2: Signal<Local, Bits<64>>,
+    /// `r_lins1 + 1`, kept beside it too (a completing copy in the cycle of a batch send is
+    /// compared with it; a 64-bit adder in front of that comparison was the critical path).
+    r_lins2: DFFWithInit<Bits<64>>,
+    /// Adders of the candidates of `r_lins2`'s next value.
+    l2_inc: Signal<Local, Bits<64>>,
+    l2_rx1: Signal<Local, Bits<64>>,
+    l2_rx2: Signal<Local, Bits<64>>,
     /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
     /// kept beside it (from the candidates of `r_leader`'s next value).
     r_nl: DFF<Bits<8>>,
@@ -470,6 +477,7 @@ pub struct LowiCore {
     k_half_32: Constant<Bits<32>>,
     k0_64: Constant<Bits<64>>,
     k1_64: Constant<Bits<64>>,
+    k2_64: Constant<Bits<64>>,
     k_max_64: Constant<Bits<64>>,
     /// CTRL bits (`proto::regs::ctrl`) and the bits it does not define.
     k_ctrl_enable: Constant<Bits<32>>,
@@ -600,6 +608,8 @@ impl LowiCore {
             r_state: Default::default(),
             r_epoch: Default::default(),
             r_epoch1: DFFWithInit::new(Bits::<32>::from(1u64)),
+            e1_inc: Default::default(),
+            e1_rx: Default::default(),
             r_lead: Default::default(),
             r_lins: Default::default(),
             r_lins1: DFFWithInit::new(Bits::<64>::from(1u64)),
@@ -641,7 +651,10 @@ impl LowiCore {
             z_nl: Default::default(),
             m_eq1: Default::default(),
             m_eq2: Default::default(),
-            lins2: Default::default(),
+            r_lins2: DFFWithInit::new(Bits::<64>::from(2u64)),
+            l2_inc: Default::default(),
+            l2_rx1: Default::default(),
+            l2_rx2: Default::default(),
             m_ok: Default::default(),
             t_become: Default::default(),
             t_send: Default::default(),
@@ -780,6 +793,7 @@ impl LowiCore {
             k_half_32: k(1 << 31),
             k0_64: k(0),
             k1_64: k(1),
+            k2_64: k(2),
             k_max_64: k(u64::MAX),
             k_ctrl_enable: k(ctrl::ENABLE as u64),
             k_ctrl_join: k(ctrl::JOIN as u64),
@@ -813,6 +827,7 @@ impl Logic for LowiCore {
             r_lead,
             r_lins,
             r_lins1,
+            r_lins2,
             r_nl,
             r_nl_me,
             r_send_seq,
@@ -1099,8 +1114,7 @@ impl Logic for LowiCore {
         // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
         // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
         self.m_eq1.next = self.rx_instance.val() == self.r_lins1.q.val();
-        self.lins2.next = self.r_lins1.q.val() + self.k1_64.val();
-        self.m_eq2.next = self.rx_instance.val() == self.lins2.val();
+        self.m_eq2.next = self.rx_instance.val() == self.r_lins2.q.val();
         if self.t_value.val() {
             self.m_ok.next = self.m_eq2.val();
         } else {
@@ -1269,14 +1283,30 @@ impl Logic for LowiCore {
         // ================= next state =================
         self.r_state.d.next = self.p_state.val();
         self.r_epoch.d.next = self.p_epoch.val();
+        self.e1_inc.next = self.r_epoch1.q.val() + self.k1_32.val();
+        self.e1_rx.next = self.rx_epoch.val() + self.k1_32.val();
+        if self.t_new_epoch.val() {
+            self.r_epoch1.d.next = self.e1_inc.val();
+        } else {
+            self.r_epoch1.d.next = self.r_epoch1.q.val();
+        }
         self.r_lead.d.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
         self.r_lins.d.next = self.p_lins.val();
         // r_lins1 follows r_lins (+1) in every branch, from registers and inputs.
         if self.t_value.val() {
-            self.r_lins1.d.next = self.lins2.val();
+            self.r_lins1.d.next = self.r_lins2.q.val();
         } else {
             self.r_lins1.d.next = self.r_lins1.q.val();
+        }
+        // r_lins2 follows r_lins1 (+1) the same way.
+        self.l2_inc.next = self.r_lins2.q.val() + self.k1_64.val();
+        self.l2_rx1.next = self.rx_instance.val() + self.k1_64.val();
+        self.l2_rx2.next = self.rx_instance.val() + self.k2_64.val();
+        if self.t_value.val() {
+            self.r_lins2.d.next = self.l2_inc.val();
+        } else {
+            self.r_lins2.d.next = self.r_lins2.q.val();
         }
         self.r_send_seq.d.next = self.p_send_seq.val();
         if self.r_since_rx.q.val() == self.k_max_32.val() {
@@ -1349,10 +1379,12 @@ impl Logic for LowiCore {
             self.r_tmo_member.d.next = false;
             self.r_act_rx.d.next = false;
             self.r_epoch.d.next = self.k0_32.val();
+            self.r_epoch1.d.next = self.k1_32.val();
             self.r_lead.d.next = false;
             self.r_leader.d.next = self.k0_8.val();
             self.r_lins.d.next = self.k0_64.val();
             self.r_lins1.d.next = self.k1_64.val();
+            self.r_lins2.d.next = self.k2_64.val();
             self.r_send_seq.d.next = self.k0_32.val();
             self.r_since_rx.d.next = self.k0_32.val();
             self.r_ge.d.next = !self.timeout.val().any();
@@ -1377,6 +1409,7 @@ impl Logic for LowiCore {
         // DECIDE copy.
         if self.r_adopt.val() {
             self.r_epoch.d.next = self.rx_epoch.val();
+            self.r_epoch1.d.next = self.e1_rx.val();
             self.r_lead.d.next = false;
             // The adopted epoch's leader is `epoch mod node_count`, which is the copy's sender:
             // a DECIDE from anyone else is UNAUTHORIZED (pkt_parser, as the model refuses it),
@@ -1400,6 +1433,7 @@ impl Logic for LowiCore {
         }
         if self.j_new_epoch.val() {
             self.r_epoch.d.next = self.rx_epoch.val();
+            self.r_epoch1.d.next = self.e1_rx.val();
             self.r_leader.d.next = self.rx_sender.val();
         }
         if self.r_accept.val() || self.j_go.val() {
@@ -1413,22 +1447,26 @@ impl Logic for LowiCore {
             self.r_state.d.next = self.s_active.val();
             self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
             self.r_lins1.d.next = self.rx_instance.val();
+            self.r_lins2.d.next = self.l2_rx1.val();
         }
         // A joining node's first delivery of a heartbeat sets its place before it.
         if self.j_placed.val() && !self.r_value_kind.val() {
             self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
             self.r_lins1.d.next = self.rx_instance.val();
+            self.r_lins2.d.next = self.l2_rx1.val();
         }
         if self.rx_deliver.val() {
             self.r_lins.d.next = self.rx_instance.val();
-            self.r_lins1.d.next = self.rx_instance.val() + self.k1_64.val();
+            self.r_lins1.d.next = self.l2_rx1.val();
+            self.r_lins2.d.next = self.l2_rx2.val();
         }
         if self.r_any_fault.val() {
             self.r_state.d.next = self.s_faulted.val();
         }
 
         // The values kept beside r_lins and r_leader, from their next values.
-        self.r_epoch1.d.next = self.r_epoch.d.val() + self.k1_32.val();
+        // r_epoch1 follows r_epoch (+1) in every branch, from registers and inputs (an adder
+        // after r_epoch's multiplexer was the critical path: the lock-on's epoch into it).
         // r_nl / r_nl_me follow r_leader's next value, from each of its candidates: r_leader
         // (next: r_nl), after a timeout r_nl (next: n_nl), 0 (next: 1 mod n) and an adopted
         // epoch's sender (next: s_nl).

@@ -148,6 +148,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k_half_32 = 32'h80000000;
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
+    localparam  k2_64 = 64'h2;
     localparam  k_max_64 = 64'hffffffffffffffff;
     localparam  k_ctrl_enable = 32'h1;
     localparam  k_ctrl_join = 32'h2;
@@ -185,6 +186,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [63:0] r_lins1$d;
     wire  [63:0] r_lins1$q;
     reg  r_lins1$clock;
+    reg  [63:0] r_lins2$d;
+    wire  [63:0] r_lins2$q;
+    reg  r_lins2$clock;
     reg  [7:0] r_nl$d;
     wire  [7:0] r_nl$q;
     reg  r_nl$clock;
@@ -247,7 +251,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_act_rx$clock;
     
     // Local signals
-    reg  [63:0] lins2;
+    reg  [31:0] e1_inc;
+    reg  [31:0] e1_rx;
+    reg  [63:0] l2_inc;
+    reg  [63:0] l2_rx1;
+    reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  [31:0] s_inc;
     reg  [31:0] s_sub;
@@ -383,6 +391,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_lins1$q),
         .clock(r_lins1$clock)
     );
+    lowi_core$r_lins2 r_lins2(
+        .d(r_lins2$d),
+        .q(r_lins2$q),
+        .clock(r_lins2$clock)
+    );
     lowi_core$r_nl r_nl(
         .d(r_nl$d),
         .q(r_nl$q),
@@ -492,6 +505,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_lead$clock = clock;
         r_lins$clock = clock;
         r_lins1$clock = clock;
+        r_lins2$clock = clock;
         r_nl$clock = clock;
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
@@ -518,6 +532,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_lead$d = r_lead$q;
         r_lins$d = r_lins$q;
         r_lins1$d = r_lins1$q;
+        r_lins2$d = r_lins2$q;
         r_nl$d = r_nl$q;
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
@@ -717,8 +732,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
         r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
         m_eq1 = rx_instance == r_lins1$q;
-        lins2 = r_lins1$q + k1_64;
-        m_eq2 = rx_instance == lins2;
+        m_eq2 = rx_instance == r_lins2$q;
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -841,14 +855,31 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         ev_oversize = q_req && p_is_leader && q_oversize;
         r_state$d = p_state;
         r_epoch$d = p_epoch;
+        e1_inc = r_epoch1$q + k1_32;
+        e1_rx = rx_epoch + k1_32;
+        if (t_new_epoch) begin
+            r_epoch1$d = e1_inc;
+        end
+        else begin
+            r_epoch1$d = r_epoch1$q;
+        end
         r_lead$d = p_lead;
         r_leader$d = p_leader;
         r_lins$d = p_lins;
         if (t_value) begin
-            r_lins1$d = lins2;
+            r_lins1$d = r_lins2$q;
         end
         else begin
             r_lins1$d = r_lins1$q;
+        end
+        l2_inc = r_lins2$q + k1_64;
+        l2_rx1 = rx_instance + k1_64;
+        l2_rx2 = rx_instance + k2_64;
+        if (t_value) begin
+            r_lins2$d = l2_inc;
+        end
+        else begin
+            r_lins2$d = r_lins2$q;
         end
         r_send_seq$d = p_send_seq;
         if (r_since_rx$q == k_max_32) begin
@@ -919,10 +950,12 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_tmo_member$d = 1'b0;
             r_act_rx$d = 1'b0;
             r_epoch$d = k0_32;
+            r_epoch1$d = k1_32;
             r_lead$d = 1'b0;
             r_leader$d = k0_8;
             r_lins$d = k0_64;
             r_lins1$d = k1_64;
+            r_lins2$d = k2_64;
             r_send_seq$d = k0_32;
             r_since_rx$d = k0_32;
             r_ge$d = ~|timeout;
@@ -948,6 +981,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (r_adopt) begin
             r_epoch$d = rx_epoch;
+            r_epoch1$d = e1_rx;
             r_lead$d = 1'b0;
             r_leader$d = rx_sender;
         end
@@ -966,6 +1000,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (j_new_epoch) begin
             r_epoch$d = rx_epoch;
+            r_epoch1$d = e1_rx;
             r_leader$d = rx_sender;
         end
         if (r_accept || j_go) begin
@@ -979,19 +1014,21 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_state$d = s_active;
             r_lins$d = rx_instance - k1_64;
             r_lins1$d = rx_instance;
+            r_lins2$d = l2_rx1;
         end
         if (j_placed && ~r_value_kind) begin
             r_lins$d = rx_instance - k1_64;
             r_lins1$d = rx_instance;
+            r_lins2$d = l2_rx1;
         end
         if (rx_deliver) begin
             r_lins$d = rx_instance;
-            r_lins1$d = rx_instance + k1_64;
+            r_lins1$d = l2_rx1;
+            r_lins2$d = l2_rx2;
         end
         if (r_any_fault) begin
             r_state$d = s_faulted;
         end
-        r_epoch1$d = r_epoch$d + k1_32;
         n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
             n_nl = k0_8;
@@ -1280,6 +1317,57 @@ module lowi_core$r_lins1$dff(d,q,clock);
     end
           
 endmodule // lowi_core$r_lins1$dff
+
+
+module lowi_core$r_lins2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 64'h2;
+    
+    // Stub signals
+    reg  [63:0] dff$d;
+    wire  [63:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    lowi_core$r_lins2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // lowi_core$r_lins2
+
+
+module lowi_core$r_lins2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_lins2$dff
 
 
 module lowi_core$r_lins_none(d,q,clock);

@@ -101,6 +101,9 @@ always @(*) begin
     if (r_state$q == s_joining && f_had_send)
         assert(f_ctrl);
 `endif
-    // every group: the state is one of the five codes
+    // every group: the state is one of the five codes, and the successors kept beside the
+    // epoch and the instance are theirs
     assert(r_state$q <= s_joining);
+    assert(r_epoch1$q == r_epoch$q + 32'd1);
+    assert(r_lins2$q == r_lins1$q + 64'd1);
 end
