@@ -269,8 +269,7 @@ pub struct LowiCore {
     r_epoch: DFF<Bits<32>>,
     /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
     r_epoch1: DFFWithInit<Bits<32>>,
-    e1_inc: Signal<Local, Bits<32>>,
-    e1_rx: Signal<Local, Bits<32>>,
+
     r_lead: DFF<Bit>,
     r_lins: DFF<Bits<64>>,
     /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
@@ -608,8 +607,7 @@ impl LowiCore {
             r_state: Default::default(),
             r_epoch: Default::default(),
             r_epoch1: DFFWithInit::new(Bits::<32>::from(1u64)),
-            e1_inc: Default::default(),
-            e1_rx: Default::default(),
+
             r_lead: Default::default(),
             r_lins: Default::default(),
             r_lins1: DFFWithInit::new(Bits::<64>::from(1u64)),
@@ -1283,13 +1281,6 @@ impl Logic for LowiCore {
         // ================= next state =================
         self.r_state.d.next = self.p_state.val();
         self.r_epoch.d.next = self.p_epoch.val();
-        self.e1_inc.next = self.r_epoch1.q.val() + self.k1_32.val();
-        self.e1_rx.next = self.rx_epoch.val() + self.k1_32.val();
-        if self.t_new_epoch.val() {
-            self.r_epoch1.d.next = self.e1_inc.val();
-        } else {
-            self.r_epoch1.d.next = self.r_epoch1.q.val();
-        }
         self.r_lead.d.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
         self.r_lins.d.next = self.p_lins.val();
@@ -1379,7 +1370,6 @@ impl Logic for LowiCore {
             self.r_tmo_member.d.next = false;
             self.r_act_rx.d.next = false;
             self.r_epoch.d.next = self.k0_32.val();
-            self.r_epoch1.d.next = self.k1_32.val();
             self.r_lead.d.next = false;
             self.r_leader.d.next = self.k0_8.val();
             self.r_lins.d.next = self.k0_64.val();
@@ -1409,7 +1399,6 @@ impl Logic for LowiCore {
         // DECIDE copy.
         if self.r_adopt.val() {
             self.r_epoch.d.next = self.rx_epoch.val();
-            self.r_epoch1.d.next = self.e1_rx.val();
             self.r_lead.d.next = false;
             // The adopted epoch's leader is `epoch mod node_count`, which is the copy's sender:
             // a DECIDE from anyone else is UNAUTHORIZED (pkt_parser, as the model refuses it),
@@ -1433,7 +1422,6 @@ impl Logic for LowiCore {
         }
         if self.j_new_epoch.val() {
             self.r_epoch.d.next = self.rx_epoch.val();
-            self.r_epoch1.d.next = self.e1_rx.val();
             self.r_leader.d.next = self.rx_sender.val();
         }
         if self.r_accept.val() || self.j_go.val() {
@@ -1465,8 +1453,7 @@ impl Logic for LowiCore {
         }
 
         // The values kept beside r_lins and r_leader, from their next values.
-        // r_epoch1 follows r_epoch (+1) in every branch, from registers and inputs (an adder
-        // after r_epoch's multiplexer was the critical path: the lock-on's epoch into it).
+        self.r_epoch1.d.next = self.r_epoch.d.val() + self.k1_32.val();
         // r_nl / r_nl_me follow r_leader's next value, from each of its candidates: r_leader
         // (next: r_nl), after a timeout r_nl (next: n_nl), 0 (next: 1 mod n) and an adopted
         // epoch's sender (next: s_nl).

@@ -251,8 +251,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_act_rx$clock;
     
     // Local signals
-    reg  [31:0] e1_inc;
-    reg  [31:0] e1_rx;
     reg  [63:0] l2_inc;
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
@@ -855,14 +853,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         ev_oversize = q_req && p_is_leader && q_oversize;
         r_state$d = p_state;
         r_epoch$d = p_epoch;
-        e1_inc = r_epoch1$q + k1_32;
-        e1_rx = rx_epoch + k1_32;
-        if (t_new_epoch) begin
-            r_epoch1$d = e1_inc;
-        end
-        else begin
-            r_epoch1$d = r_epoch1$q;
-        end
         r_lead$d = p_lead;
         r_leader$d = p_leader;
         r_lins$d = p_lins;
@@ -950,7 +940,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_tmo_member$d = 1'b0;
             r_act_rx$d = 1'b0;
             r_epoch$d = k0_32;
-            r_epoch1$d = k1_32;
             r_lead$d = 1'b0;
             r_leader$d = k0_8;
             r_lins$d = k0_64;
@@ -981,7 +970,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (r_adopt) begin
             r_epoch$d = rx_epoch;
-            r_epoch1$d = e1_rx;
             r_lead$d = 1'b0;
             r_leader$d = rx_sender;
         end
@@ -1000,7 +988,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (j_new_epoch) begin
             r_epoch$d = rx_epoch;
-            r_epoch1$d = e1_rx;
             r_leader$d = rx_sender;
         end
         if (r_accept || j_go) begin
@@ -1029,6 +1016,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         if (r_any_fault) begin
             r_state$d = s_faulted;
         end
+        r_epoch1$d = r_epoch$d + k1_32;
         n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
             n_nl = k0_8;
