@@ -92,409 +92,411 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-/// The core.
-#[derive(LogicBlock)]
-pub struct LowiCore {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    // ---- configuration (from the CSR block)
-    /// `node_id`.
-    pub node_id: Signal<In, Bits<8>>,
-    /// `node_count`.
-    pub node_count: Signal<In, Bits<8>>,
-    /// `trees` (|G|).
-    pub trees: Signal<In, Bits<8>>,
-    /// `loop_period` (cycles).
-    pub loop_period: Signal<In, Bits<32>>,
-    /// `min_gap` (cycles; 0 = early sends off): with requests queued, the loop counter
-    /// reaching it sends at once.
-    pub min_gap: Signal<In, Bits<32>>,
-    /// `timeout` (cycles).
-    pub timeout: Signal<In, Bits<32>>,
-    /// `batch_max`.
-    pub batch_max: Signal<In, Bits<13>>,
-    /// `fifo_depth`.
-    pub fifo_depth: Signal<In, Bits<13>>,
-    /// `mtu`.
-    pub mtu: Signal<In, Bits<16>>,
-    // ---- events
-    /// A CTRL register write this cycle.
-    pub ctrl_write: Signal<In, Bit>,
-    /// Its value.
-    pub ctrl_value: Signal<In, Bits<32>>,
-    /// A frame from a tree port this cycle (parsed).
-    pub rx_valid: Signal<In, Bit>,
-    /// Which tree port.
-    pub rx_port: Signal<In, Bits<2>>,
-    /// What the parser made of it (see [`class`]).
-    pub rx_class: Signal<In, Bits<CLASS_BITS>>,
-    /// Header `sender`.
-    pub rx_sender: Signal<In, Bits<8>>,
-    /// DECIDE `epoch`.
-    pub rx_epoch: Signal<In, Bits<32>>,
-    /// DECIDE `tree`.
-    pub rx_tree: Signal<In, Bits<8>>,
-    /// DECIDE `decide_kind`.
-    pub rx_kind: Signal<In, Bits<2>>,
-    /// DECIDE `instance`.
-    pub rx_instance: Signal<In, Bits<64>>,
-    /// DECIDE `msg_seq` (a joining node's lock-on and the copies before its lock-on point).
-    pub rx_seq: Signal<In, Bits<32>>,
-    /// The CSR block took a TIMEOUT write in the cycle before (allowed while Joining: the
-    /// members' timeout from the state transfer, which ACTIVATE needs; registered in `csr`, so
-    /// that nothing of this cycle's tick reaches back into the CSR block's write).
-    pub timeout_written: Signal<In, Bit>,
-    /// A frame from the client port this cycle (parsed).
-    pub cl_valid: Signal<In, Bit>,
-    /// What the parser made of it (see [`class`]).
-    pub cl_class: Signal<In, Bits<CLASS_BITS>>,
-    /// Entry `payload_len`.
-    pub cl_len: Signal<In, Bits<16>>,
-    /// From `rsbcast_rx`: the oldest message's window expired.
-    pub rx_expired: Signal<In, Bit>,
-    /// From `rsbcast_rx`: trees that missed it.
-    pub rx_missing: Signal<In, Bits<4>>,
-    /// From `rsbcast_rx`: messages in flight.
-    pub rx_in_flight: Signal<In, Bits<16>>,
-    /// From `rsbcast_rx`: what this cycle's copy does (registered state).
-    pub rx_outcome: Signal<In, Bits<3>>,
-    /// From `rsbcast_rx`: what it does against a fresh receiver.
-    pub rx_outcome_fresh: Signal<In, Bits<3>>,
-    /// To `rsbcast_rx`: record this cycle's copy.
-    pub rx_apply: Signal<Out, Bit>,
-    /// To `rsbcast_rx`: start afresh (new epoch or protocol reset).
-    pub rx_restart: Signal<Out, Bit>,
-    /// To `rsbcast_rx`: the seq a restart expects next (0, or a joining node's lock-on point).
-    pub rx_restart_base: Signal<Out, Bits<32>>,
-    /// Logical egress FIFO length (requests not yet taken by a send).
-    pub fifo_len: Signal<In, Bits<13>>,
-    /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
-    /// never dropped). Never high when `loop_period` covers a frame's time (the covered subset).
-    pub tx_hold: Signal<In, Bit>,
-    // ---- egress FIFO control
-    /// Queue this cycle's client request.
-    pub fifo_push: Signal<Out, Bit>,
-    /// Drop every queued request (after this cycle's reservation).
-    pub fifo_clear: Signal<Out, Bit>,
-    /// Requests taken by this cycle's send.
-    pub fifo_reserve: Signal<Out, Bits<13>>,
-    // ---- actions
-    /// A DECIDE goes out on every tree this cycle.
-    pub send: Signal<Out, Bit>,
-    /// Its `decide_kind`.
-    pub send_kind: Signal<Out, Bits<2>>,
-    /// Its `count`.
-    pub send_count: Signal<Out, Bits<8>>,
-    /// Its `instance`.
-    pub send_instance: Signal<Out, Bits<64>>,
-    /// Its `epoch`.
-    pub send_epoch: Signal<Out, Bits<32>>,
-    /// Its `msg_seq`.
-    pub send_seq: Signal<Out, Bits<32>>,
-    /// The leader decides this cycle's send (a BATCH): hand it to the host.
-    pub lead_deliver: Signal<Out, Bit>,
-    /// This cycle's DECIDE copy completed a value: hand it to the host.
-    pub rx_deliver: Signal<Out, Bit>,
-    /// A timeout advanced the leader counter (epoch/leader: `epoch`, `leader` after the edge).
-    pub tick_leader_changed: Signal<Out, Bit>,
-    /// The new epoch of a timeout.
-    pub tick_epoch: Signal<Out, Bits<32>>,
-    /// The new leader of a timeout.
-    pub tick_leader: Signal<Out, Bits<8>>,
-    /// This cycle's copy carried a later epoch, which was adopted (`rx_epoch`).
-    pub rx_leader_changed: Signal<Out, Bit>,
-    /// NET-FAULT in the tick phase.
-    pub tick_fault: Signal<Out, Bit>,
-    /// Its code (see [`fault`]).
-    pub tick_fault_code: Signal<Out, Bits<3>>,
-    /// Trees that missed the expired message.
-    pub tick_fault_missing: Signal<Out, Bits<4>>,
-    /// NET-FAULT in the event phase.
-    pub rx_fault: Signal<Out, Bit>,
-    /// Its code (see [`fault`]).
-    pub rx_fault_code: Signal<Out, Bits<3>>,
-    /// State changed by CTRL (to `mode_state`): ENABLE / JOIN / disable, or ACTIVATE.
-    pub state_mode: Signal<Out, Bit>,
-    /// The state CTRL set.
-    pub mode_state: Signal<Out, Bits<STATE_BITS>>,
-    /// START made this node Active.
-    pub state_start: Signal<Out, Bit>,
-    /// Delivering START made this armed node Active, or an accepted copy made a joining node
-    /// Active (ACTIVATE after a silence of a timeout waits for the next copy).
-    pub state_rx_active: Signal<Out, Bit>,
-    /// Stale-epoch violation.
-    pub viol_stale: Signal<Out, Bit>,
-    /// Deposed violation (epoch `rx_epoch`).
-    pub viol_deposed: Signal<Out, Bit>,
-    /// NOT_LEADER reply to this cycle's request.
-    pub nl_reply: Signal<Out, Bit>,
-    /// Its `leader`.
-    pub nl_leader: Signal<Out, Bits<8>>,
-    /// Its `epoch`.
-    pub nl_epoch: Signal<Out, Bits<32>>,
-    // ---- counter increments (tick phase, then event phase; see module doc)
-    /// CLEAR_COUNTERS strobe (between the phases).
-    pub clear_counters: Signal<Out, Bit>,
-    pub tick_net_fault: Signal<Out, Bit>,
-    pub tick_timeout: Signal<Out, Bit>,
-    pub tick_sent_value: Signal<Out, Bit>,
-    pub tick_sent_hb: Signal<Out, Bit>,
-    pub tick_dropped: Signal<Out, Bits<13>>,
-    pub ev_foreign: Signal<Out, Bit>,
-    pub ev_malformed: Signal<Out, Bit>,
-    /// A frame refused as not from a member (class UNAUTHORIZED) on a tree or the client port.
-    pub ev_unauthorized: Signal<Out, Bit>,
-    pub ev_ignored: Signal<Out, Bit>,
-    pub ev_stale: Signal<Out, Bit>,
-    pub ev_duplicate: Signal<Out, Bit>,
-    pub ev_net_fault: Signal<Out, Bit>,
-    pub ev_delivered: Signal<Out, Bit>,
-    pub ev_dropped: Signal<Out, Bits<13>>,
-    pub ev_accepted: Signal<Out, Bit>,
-    pub ev_not_leader: Signal<Out, Bit>,
-    pub ev_sent_hb: Signal<Out, Bit>,
-    pub ev_oversize: Signal<Out, Bit>,
-    // ---- registers seen by the CSR block
-    /// Lifecycle state.
-    pub state: Signal<Out, Bits<STATE_BITS>>,
-    /// STATUS register.
-    pub status: Signal<Out, Bits<32>>,
-    /// Leader counter.
-    pub epoch: Signal<Out, Bits<32>>,
-    /// `epoch mod node_count`.
-    pub leader: Signal<Out, Bits<8>>,
-    /// Last decided instance.
-    pub last_instance: Signal<Out, Bits<64>>,
-    r_state: DFF<Bits<STATE_BITS>>,
-    r_epoch: DFF<Bits<32>>,
-    /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
-    r_epoch1: DFFWithInit<Bits<32>>,
+block! {
+    /// The core.
+    pub struct LowiCore(overhead: u64, max_payload: u64) {
+        /// Clock.
+        pub clock: Signal<In, Clock>,
+        // ---- configuration (from the CSR block)
+        /// `node_id`.
+        pub node_id: Signal<In, Bits<8>>,
+        /// `node_count`.
+        pub node_count: Signal<In, Bits<8>>,
+        /// `trees` (|G|).
+        pub trees: Signal<In, Bits<8>>,
+        /// `loop_period` (cycles).
+        pub loop_period: Signal<In, Bits<32>>,
+        /// `min_gap` (cycles; 0 = early sends off): with requests queued, the loop counter
+        /// reaching it sends at once.
+        pub min_gap: Signal<In, Bits<32>>,
+        /// `timeout` (cycles).
+        pub timeout: Signal<In, Bits<32>>,
+        /// `batch_max`.
+        pub batch_max: Signal<In, Bits<13>>,
+        /// `fifo_depth`.
+        pub fifo_depth: Signal<In, Bits<13>>,
+        /// `mtu`.
+        pub mtu: Signal<In, Bits<16>>,
+        // ---- events
+        /// A CTRL register write this cycle.
+        pub ctrl_write: Signal<In, Bit>,
+        /// Its value.
+        pub ctrl_value: Signal<In, Bits<32>>,
+        /// A frame from a tree port this cycle (parsed).
+        pub rx_valid: Signal<In, Bit>,
+        /// Which tree port.
+        pub rx_port: Signal<In, Bits<2>>,
+        /// What the parser made of it (see [`class`]).
+        pub rx_class: Signal<In, Bits<CLASS_BITS>>,
+        /// Header `sender`.
+        pub rx_sender: Signal<In, Bits<8>>,
+        /// DECIDE `epoch`.
+        pub rx_epoch: Signal<In, Bits<32>>,
+        /// DECIDE `tree`.
+        pub rx_tree: Signal<In, Bits<8>>,
+        /// DECIDE `decide_kind`.
+        pub rx_kind: Signal<In, Bits<2>>,
+        /// DECIDE `instance`.
+        pub rx_instance: Signal<In, Bits<64>>,
+        /// DECIDE `msg_seq` (a joining node's lock-on and the copies before its lock-on point).
+        pub rx_seq: Signal<In, Bits<32>>,
+        /// The CSR block took a TIMEOUT write in the cycle before (allowed while Joining: the
+        /// members' timeout from the state transfer, which ACTIVATE needs; registered in `csr`, so
+        /// that nothing of this cycle's tick reaches back into the CSR block's write).
+        pub timeout_written: Signal<In, Bit>,
+        /// A frame from the client port this cycle (parsed).
+        pub cl_valid: Signal<In, Bit>,
+        /// What the parser made of it (see [`class`]).
+        pub cl_class: Signal<In, Bits<CLASS_BITS>>,
+        /// Entry `payload_len`.
+        pub cl_len: Signal<In, Bits<16>>,
+        /// From `rsbcast_rx`: the oldest message's window expired.
+        pub rx_expired: Signal<In, Bit>,
+        /// From `rsbcast_rx`: trees that missed it.
+        pub rx_missing: Signal<In, Bits<4>>,
+        /// From `rsbcast_rx`: messages in flight.
+        pub rx_in_flight: Signal<In, Bits<16>>,
+        /// From `rsbcast_rx`: what this cycle's copy does (registered state).
+        pub rx_outcome: Signal<In, Bits<3>>,
+        /// From `rsbcast_rx`: what it does against a fresh receiver.
+        pub rx_outcome_fresh: Signal<In, Bits<3>>,
+        /// To `rsbcast_rx`: record this cycle's copy.
+        pub rx_apply: Signal<Out, Bit>,
+        /// To `rsbcast_rx`: start afresh (new epoch or protocol reset).
+        pub rx_restart: Signal<Out, Bit>,
+        /// To `rsbcast_rx`: the seq a restart expects next (0, or a joining node's lock-on point).
+        pub rx_restart_base: Signal<Out, Bits<32>>,
+        /// Logical egress FIFO length (requests not yet taken by a send).
+        pub fifo_len: Signal<In, Bits<13>>,
+        /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
+        /// never dropped). Never high when `loop_period` covers a frame's time (the covered
+        /// subset).
+        pub tx_hold: Signal<In, Bit>,
+        // ---- egress FIFO control
+        /// Queue this cycle's client request.
+        pub fifo_push: Signal<Out, Bit>,
+        /// Drop every queued request (after this cycle's reservation).
+        pub fifo_clear: Signal<Out, Bit>,
+        /// Requests taken by this cycle's send.
+        pub fifo_reserve: Signal<Out, Bits<13>>,
+        // ---- actions
+        /// A DECIDE goes out on every tree this cycle.
+        pub send: Signal<Out, Bit>,
+        /// Its `decide_kind`.
+        pub send_kind: Signal<Out, Bits<2>>,
+        /// Its `count`.
+        pub send_count: Signal<Out, Bits<8>>,
+        /// Its `instance`.
+        pub send_instance: Signal<Out, Bits<64>>,
+        /// Its `epoch`.
+        pub send_epoch: Signal<Out, Bits<32>>,
+        /// Its `msg_seq`.
+        pub send_seq: Signal<Out, Bits<32>>,
+        /// The leader decides this cycle's send (a BATCH): hand it to the host.
+        pub lead_deliver: Signal<Out, Bit>,
+        /// This cycle's DECIDE copy completed a value: hand it to the host.
+        pub rx_deliver: Signal<Out, Bit>,
+        /// A timeout advanced the leader counter (epoch/leader: `epoch`, `leader` after the edge).
+        pub tick_leader_changed: Signal<Out, Bit>,
+        /// The new epoch of a timeout.
+        pub tick_epoch: Signal<Out, Bits<32>>,
+        /// The new leader of a timeout.
+        pub tick_leader: Signal<Out, Bits<8>>,
+        /// This cycle's copy carried a later epoch, which was adopted (`rx_epoch`).
+        pub rx_leader_changed: Signal<Out, Bit>,
+        /// NET-FAULT in the tick phase.
+        pub tick_fault: Signal<Out, Bit>,
+        /// Its code (see [`fault`]).
+        pub tick_fault_code: Signal<Out, Bits<3>>,
+        /// Trees that missed the expired message.
+        pub tick_fault_missing: Signal<Out, Bits<4>>,
+        /// NET-FAULT in the event phase.
+        pub rx_fault: Signal<Out, Bit>,
+        /// Its code (see [`fault`]).
+        pub rx_fault_code: Signal<Out, Bits<3>>,
+        /// State changed by CTRL (to `mode_state`): ENABLE / JOIN / disable, or ACTIVATE.
+        pub state_mode: Signal<Out, Bit>,
+        /// The state CTRL set.
+        pub mode_state: Signal<Out, Bits<STATE_BITS>>,
+        /// START made this node Active.
+        pub state_start: Signal<Out, Bit>,
+        /// Delivering START made this armed node Active, or an accepted copy made a joining node
+        /// Active (ACTIVATE after a silence of a timeout waits for the next copy).
+        pub state_rx_active: Signal<Out, Bit>,
+        /// Stale-epoch violation.
+        pub viol_stale: Signal<Out, Bit>,
+        /// Deposed violation (epoch `rx_epoch`).
+        pub viol_deposed: Signal<Out, Bit>,
+        /// NOT_LEADER reply to this cycle's request.
+        pub nl_reply: Signal<Out, Bit>,
+        /// Its `leader`.
+        pub nl_leader: Signal<Out, Bits<8>>,
+        /// Its `epoch`.
+        pub nl_epoch: Signal<Out, Bits<32>>,
+        // ---- counter increments (tick phase, then event phase; see module doc)
+        /// CLEAR_COUNTERS strobe (between the phases).
+        pub clear_counters: Signal<Out, Bit>,
+        pub tick_net_fault: Signal<Out, Bit>,
+        pub tick_timeout: Signal<Out, Bit>,
+        pub tick_sent_value: Signal<Out, Bit>,
+        pub tick_sent_hb: Signal<Out, Bit>,
+        pub tick_dropped: Signal<Out, Bits<13>>,
+        pub ev_foreign: Signal<Out, Bit>,
+        pub ev_malformed: Signal<Out, Bit>,
+        /// A frame refused as not from a member (class UNAUTHORIZED) on a tree or the client port.
+        pub ev_unauthorized: Signal<Out, Bit>,
+        pub ev_ignored: Signal<Out, Bit>,
+        pub ev_stale: Signal<Out, Bit>,
+        pub ev_duplicate: Signal<Out, Bit>,
+        pub ev_net_fault: Signal<Out, Bit>,
+        pub ev_delivered: Signal<Out, Bit>,
+        pub ev_dropped: Signal<Out, Bits<13>>,
+        pub ev_accepted: Signal<Out, Bit>,
+        pub ev_not_leader: Signal<Out, Bit>,
+        pub ev_sent_hb: Signal<Out, Bit>,
+        pub ev_oversize: Signal<Out, Bit>,
+        // ---- registers seen by the CSR block
+        /// Lifecycle state.
+        pub state: Signal<Out, Bits<STATE_BITS>>,
+        /// STATUS register.
+        pub status: Signal<Out, Bits<32>>,
+        /// Leader counter.
+        pub epoch: Signal<Out, Bits<32>>,
+        /// `epoch mod node_count`.
+        pub leader: Signal<Out, Bits<8>>,
+        /// Last decided instance.
+        pub last_instance: Signal<Out, Bits<64>>,
+        r_state: DFF<Bits<STATE_BITS>>,
+        r_epoch: DFF<Bits<32>>,
+        /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
+        r_epoch1: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(1u64)),
 
-    r_lead: DFF<Bit>,
-    r_lins: DFF<Bits<64>>,
-    /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
-    r_lins1: DFFWithInit<Bits<64>>,
-    /// `r_lins1 + 1`, kept beside it too (a completing copy in the cycle of a batch send is
-    /// compared with it; a 64-bit adder in front of that comparison was the critical path).
-    r_lins2: DFFWithInit<Bits<64>>,
-    /// Adders of the candidates of `r_lins2`'s next value.
-    l2_inc: Signal<Local, Bits<64>>,
-    l2_rx1: Signal<Local, Bits<64>>,
-    l2_rx2: Signal<Local, Bits<64>>,
-    /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
-    /// kept beside it (from the candidates of `r_leader`'s next value).
-    r_nl: DFF<Bits<8>>,
-    r_nl_me: DFF<Bit>,
-    r_send_seq: DFF<Bits<32>>,
-    r_loop: DFF<Bits<32>>,
-    /// `r_loop >= loop_period` and `r_loop >= min_gap`, kept beside it.
-    r_lp: DFF<Bit>,
-    r_mg: DFF<Bit>,
-    l_inc: Signal<Local, Bits<32>>,
-    r_since_rx: DFF<Bits<32>>,
-    /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
-    r_ge: DFF<Bit>,
-    s_inc: Signal<Local, Bits<32>>,
-    s_sub: Signal<Local, Bits<32>>,
-    s_sub_inc: Signal<Local, Bits<32>>,
-    r_sync_viol: DFF<Bit>,
-    r_leader: DFF<Bits<8>>,
-    // ---- joining (Control::EnableJoin in the model)
-    /// Locked onto the live stream (`STATUS.SYNCED`; the model's `sync` is None).
-    r_synced: DFF<Bit>,
-    /// No instance decided yet (the model's `lins` is None): the first delivery sets the place.
-    r_lins_none: DFF<Bit>,
-    /// Before the lock-on: the trees that showed a copy of epoch `r_sepoch`, and the newest
-    /// seq those copies carried with its successor beside it (the model's `Sync`).
-    r_sv: DFF<Bits<4>>,
-    r_sepoch: DFF<Bits<32>>,
-    r_newest: DFF<Bits<32>>,
-    r_newest1: DFF<Bits<32>>,
-    /// Copies of seqs before `r_skip_seq` are not ours (the model's `skip_below`).
-    r_skip: DFF<Bit>,
-    r_skip_seq: DFF<Bits<32>>,
-    /// TIMEOUT written while joining (`timeout_from_member`).
-    r_tmo_member: DFF<Bit>,
-    /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
-    r_act_rx: DFF<Bit>,
-    // tick phase
-    t_on: Signal<Local, Bit>,
-    t_expire: Signal<Local, Bit>,
-    t_timeout: Signal<Local, Bit>,
-    t_exhaust: Signal<Local, Bit>,
-    t_new_epoch: Signal<Local, Bit>,
-    t_fault: Signal<Local, Bit>,
-    t_leader: Signal<Local, Bits<8>>,
-    n_inc: Signal<Local, Bits<8>>,
-    n_nl: Signal<Local, Bits<8>>,
-    x_inc: Signal<Local, Bits<8>>,
-    s_nl: Signal<Local, Bits<8>>,
-    z_nl: Signal<Local, Bits<8>>,
-    m_eq1: Signal<Local, Bit>,
-    m_eq2: Signal<Local, Bit>,
-    m_ok: Signal<Local, Bit>,
-    t_become: Signal<Local, Bit>,
-    t_send: Signal<Local, Bit>,
-    t_value: Signal<Local, Bit>,
-    t_count: Signal<Local, Bits<13>>,
-    t_seq: Signal<Local, Bits<32>>,
-    p_state: Signal<Local, Bits<STATE_BITS>>,
-    p_epoch: Signal<Local, Bits<32>>,
-    e_lt0: Signal<Local, Bit>,
-    e_lt1: Signal<Local, Bit>,
-    e_gt0: Signal<Local, Bit>,
-    e_gt1: Signal<Local, Bit>,
-    e_lt: Signal<Local, Bit>,
-    e_gt: Signal<Local, Bit>,
-    p_lead: Signal<Local, Bit>,
-    p_leader: Signal<Local, Bits<8>>,
-    p_is_leader: Signal<Local, Bit>,
-    p_fifo_len: Signal<Local, Bits<13>>,
-    p_lins: Signal<Local, Bits<64>>,
-    p_send_seq: Signal<Local, Bits<32>>,
-    p_since_rx: Signal<Local, Bits<32>>,
-    p_in_flight: Signal<Local, Bit>,
-    e_len: Signal<Local, Bits<13>>,
-    /// From registers only: `min(fifo_len, batch_max)`, what a batch would leave, and both
-    /// (and an empty FIFO) against `fifo_depth`; the tick picks.
-    f_min: Signal<Local, Bits<13>>,
-    f_rest: Signal<Local, Bits<13>>,
-    f_zero: Signal<Local, Bit>,
-    f_lt_rest: Signal<Local, Bit>,
-    f_lt_len: Signal<Local, Bit>,
-    q_room: Signal<Local, Bit>,
-    // ctrl
-    c_en: Signal<Local, Bit>,
-    c_join: Signal<Local, Bit>,
-    c_start_bit: Signal<Local, Bit>,
-    c_activate: Signal<Local, Bit>,
-    c_clear_bit: Signal<Local, Bit>,
-    c_undef: Signal<Local, Bit>,
-    c_may_start: Signal<Local, Bit>,
-    c_ok: Signal<Local, Bit>,
-    c_mode: Signal<Local, Bit>,
-    c_start: Signal<Local, Bit>,
-    c_clear: Signal<Local, Bit>,
-    c_may_act: Signal<Local, Bit>,
-    c_act: Signal<Local, Bit>,
-    c_act_now: Signal<Local, Bit>,
-    // joining
-    j_joining: Signal<Local, Bit>,
-    j_syncing: Signal<Local, Bit>,
-    j_go: Signal<Local, Bit>,
-    j_same: Signal<Local, Bit>,
-    j_one: Signal<Local, Bits<4>>,
-    j_mask: Signal<Local, Bits<4>>,
-    j_v: Signal<Local, Bits<4>>,
-    j_lock: Signal<Local, Bit>,
-    j_d: Signal<Local, Bits<32>>,
-    j_take: Signal<Local, Bit>,
-    j_seq1: Signal<Local, Bits<32>>,
-    j_start: Signal<Local, Bits<32>>,
-    j_new_epoch: Signal<Local, Bit>,
-    j_skip_d: Signal<Local, Bit>,
-    j_skipped: Signal<Local, Bit>,
-    j_placed: Signal<Local, Bit>,
-    j_act_rx: Signal<Local, Bit>,
-    r_start_ok: Signal<Local, Bit>,
-    // rx
-    r_decide: Signal<Local, Bit>,
-    r_port_ok: Signal<Local, Bit>,
-    r_listen: Signal<Local, Bit>,
-    r_go: Signal<Local, Bit>,
-    r_stale: Signal<Local, Bit>,
-    r_higher: Signal<Local, Bit>,
-    r_inflight_fault: Signal<Local, Bit>,
-    r_adopt: Signal<Local, Bit>,
-    r_own: Signal<Local, Bit>,
-    r_copy: Signal<Local, Bit>,
-    r_dup: Signal<Local, Bit>,
-    r_seq_fault: Signal<Local, Bit>,
-    r_accept: Signal<Local, Bit>,
-    r_complete: Signal<Local, Bit>,
-    r_armed: Signal<Local, Bit>,
-    r_start_kind: Signal<Local, Bit>,
-    r_value_kind: Signal<Local, Bit>,
-    r_bad_start: Signal<Local, Bit>,
-    r_mismatch: Signal<Local, Bit>,
-    r_any_fault: Signal<Local, Bit>,
-    // client
-    q_req: Signal<Local, Bit>,
-    q_oversize: Signal<Local, Bit>,
-    c_expected: Constant<Bits<CLASS_BITS>>,
-    c_other: Constant<Bits<CLASS_BITS>>,
-    c_foreign: Constant<Bits<CLASS_BITS>>,
-    c_malformed: Constant<Bits<CLASS_BITS>>,
-    c_unauthorized: Constant<Bits<CLASS_BITS>>,
-    s_disabled: Constant<Bits<STATE_BITS>>,
-    s_armed: Constant<Bits<STATE_BITS>>,
-    s_active: Constant<Bits<STATE_BITS>>,
-    s_faulted: Constant<Bits<STATE_BITS>>,
-    s_joining: Constant<Bits<STATE_BITS>>,
-    k_t0: Constant<Bits<4>>,
-    k_t1: Constant<Bits<4>>,
-    k_t2: Constant<Bits<4>>,
-    k_t3: Constant<Bits<4>>,
-    k_m1: Constant<Bits<4>>,
-    k_m2: Constant<Bits<4>>,
-    k_m3: Constant<Bits<4>>,
-    k_m4: Constant<Bits<4>>,
-    k0_4: Constant<Bits<4>>,
-    k1_tr: Constant<Bits<8>>,
-    k2_tr: Constant<Bits<8>>,
-    k3_tr: Constant<Bits<8>>,
-    k0_2: Constant<Bits<2>>,
-    k1_2: Constant<Bits<2>>,
-    k2_2: Constant<Bits<2>>,
-    r_out: Signal<Local, Bits<3>>,
-    k_hb: Constant<Bits<2>>,
-    k_batch: Constant<Bits<2>>,
-    k_start: Constant<Bits<2>>,
-    k_config: Constant<Bits<2>>,
-    k_f_missing: Constant<Bits<3>>,
-    k_f_gap: Constant<Bits<3>>,
-    k_f_too_many: Constant<Bits<3>>,
-    k_f_mismatch: Constant<Bits<3>>,
-    k_f_in_flight: Constant<Bits<3>>,
-    k_f_exhausted: Constant<Bits<3>>,
-    k_o_first: Constant<Bits<3>>,
-    k_o_more: Constant<Bits<3>>,
-    k_o_deliver: Constant<Bits<3>>,
-    k_o_dup: Constant<Bits<3>>,
-    k_o_gap: Constant<Bits<3>>,
-    k_o_too_many: Constant<Bits<3>>,
-    k0_6: Constant<Bits<6>>,
-    k0_8: Constant<Bits<8>>,
-    k1_8: Constant<Bits<8>>,
-    k_sender_none: Constant<Bits<8>>,
-    k0_13: Constant<Bits<13>>,
-    k1_13: Constant<Bits<13>>,
-    s_base: Signal<Local, Bits<32>>,
-    k0_32: Constant<Bits<32>>,
-    k1_32: Constant<Bits<32>>,
-    k_max_32: Constant<Bits<32>>,
-    k_half_32: Constant<Bits<32>>,
-    k0_64: Constant<Bits<64>>,
-    k1_64: Constant<Bits<64>>,
-    k2_64: Constant<Bits<64>>,
-    k_max_64: Constant<Bits<64>>,
-    /// CTRL bits (`proto::regs::ctrl`) and the bits it does not define.
-    k_ctrl_enable: Constant<Bits<32>>,
-    k_ctrl_join: Constant<Bits<32>>,
-    k_ctrl_start: Constant<Bits<32>>,
-    k_ctrl_activate: Constant<Bits<32>>,
-    k_ctrl_clear: Constant<Bits<32>>,
-    k_ctrl_undef: Constant<Bits<32>>,
-    k_overhead: Constant<Bits<16>>,
-    k_max_payload: Constant<Bits<16>>,
-    k_st_leader: Constant<Bits<32>>,
-    k_st_active: Constant<Bits<32>>,
-    k_st_fault: Constant<Bits<32>>,
-    k_st_armed: Constant<Bits<32>>,
-    k_st_sync: Constant<Bits<32>>,
-    k_st_joining: Constant<Bits<32>>,
-    k_st_synced: Constant<Bits<32>>,
-    k_st_zero: Constant<Bits<32>>,
+        r_lead: DFF<Bit>,
+        r_lins: DFF<Bits<64>>,
+        /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
+        r_lins1: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(1u64)),
+        /// `r_lins1 + 1`, kept beside it too (a completing copy in the cycle of a batch send is
+        /// compared with it; a 64-bit adder in front of that comparison was the critical path).
+        r_lins2: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(2u64)),
+        /// Adders of the candidates of `r_lins2`'s next value.
+        l2_inc: Signal<Local, Bits<64>>,
+        l2_rx1: Signal<Local, Bits<64>>,
+        l2_rx2: Signal<Local, Bits<64>>,
+        /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
+        /// kept beside it (from the candidates of `r_leader`'s next value).
+        r_nl: DFF<Bits<8>>,
+        r_nl_me: DFF<Bit>,
+        r_send_seq: DFF<Bits<32>>,
+        r_loop: DFF<Bits<32>>,
+        /// `r_loop >= loop_period` and `r_loop >= min_gap`, kept beside it.
+        r_lp: DFF<Bit>,
+        r_mg: DFF<Bit>,
+        l_inc: Signal<Local, Bits<32>>,
+        r_since_rx: DFF<Bits<32>>,
+        /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
+        r_ge: DFF<Bit>,
+        s_inc: Signal<Local, Bits<32>>,
+        s_sub: Signal<Local, Bits<32>>,
+        s_sub_inc: Signal<Local, Bits<32>>,
+        r_sync_viol: DFF<Bit>,
+        r_leader: DFF<Bits<8>>,
+        // ---- joining (Control::EnableJoin in the model)
+        /// Locked onto the live stream (`STATUS.SYNCED`; the model's `sync` is None).
+        r_synced: DFF<Bit>,
+        /// No instance decided yet (the model's `lins` is None): the first delivery sets the place.
+        r_lins_none: DFF<Bit>,
+        /// Before the lock-on: the trees that showed a copy of epoch `r_sepoch`, and the newest
+        /// seq those copies carried with its successor beside it (the model's `Sync`).
+        r_sv: DFF<Bits<4>>,
+        r_sepoch: DFF<Bits<32>>,
+        r_newest: DFF<Bits<32>>,
+        r_newest1: DFF<Bits<32>>,
+        /// Copies of seqs before `r_skip_seq` are not ours (the model's `skip_below`).
+        r_skip: DFF<Bit>,
+        r_skip_seq: DFF<Bits<32>>,
+        /// TIMEOUT written while joining (`timeout_from_member`).
+        r_tmo_member: DFF<Bit>,
+        /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
+        r_act_rx: DFF<Bit>,
+        // tick phase
+        t_on: Signal<Local, Bit>,
+        t_expire: Signal<Local, Bit>,
+        t_timeout: Signal<Local, Bit>,
+        t_exhaust: Signal<Local, Bit>,
+        t_new_epoch: Signal<Local, Bit>,
+        t_fault: Signal<Local, Bit>,
+        t_leader: Signal<Local, Bits<8>>,
+        n_inc: Signal<Local, Bits<8>>,
+        n_nl: Signal<Local, Bits<8>>,
+        x_inc: Signal<Local, Bits<8>>,
+        s_nl: Signal<Local, Bits<8>>,
+        z_nl: Signal<Local, Bits<8>>,
+        m_eq1: Signal<Local, Bit>,
+        m_eq2: Signal<Local, Bit>,
+        m_ok: Signal<Local, Bit>,
+        t_become: Signal<Local, Bit>,
+        t_send: Signal<Local, Bit>,
+        t_value: Signal<Local, Bit>,
+        t_count: Signal<Local, Bits<13>>,
+        t_seq: Signal<Local, Bits<32>>,
+        p_state: Signal<Local, Bits<STATE_BITS>>,
+        p_epoch: Signal<Local, Bits<32>>,
+        e_lt0: Signal<Local, Bit>,
+        e_lt1: Signal<Local, Bit>,
+        e_gt0: Signal<Local, Bit>,
+        e_gt1: Signal<Local, Bit>,
+        e_lt: Signal<Local, Bit>,
+        e_gt: Signal<Local, Bit>,
+        p_lead: Signal<Local, Bit>,
+        p_leader: Signal<Local, Bits<8>>,
+        p_is_leader: Signal<Local, Bit>,
+        p_fifo_len: Signal<Local, Bits<13>>,
+        p_lins: Signal<Local, Bits<64>>,
+        p_send_seq: Signal<Local, Bits<32>>,
+        p_since_rx: Signal<Local, Bits<32>>,
+        p_in_flight: Signal<Local, Bit>,
+        e_len: Signal<Local, Bits<13>>,
+        /// From registers only: `min(fifo_len, batch_max)`, what a batch would leave, and both
+        /// (and an empty FIFO) against `fifo_depth`; the tick picks.
+        f_min: Signal<Local, Bits<13>>,
+        f_rest: Signal<Local, Bits<13>>,
+        f_zero: Signal<Local, Bit>,
+        f_lt_rest: Signal<Local, Bit>,
+        f_lt_len: Signal<Local, Bit>,
+        q_room: Signal<Local, Bit>,
+        // ctrl
+        c_en: Signal<Local, Bit>,
+        c_join: Signal<Local, Bit>,
+        c_start_bit: Signal<Local, Bit>,
+        c_activate: Signal<Local, Bit>,
+        c_clear_bit: Signal<Local, Bit>,
+        c_undef: Signal<Local, Bit>,
+        c_may_start: Signal<Local, Bit>,
+        c_ok: Signal<Local, Bit>,
+        c_mode: Signal<Local, Bit>,
+        c_start: Signal<Local, Bit>,
+        c_clear: Signal<Local, Bit>,
+        c_may_act: Signal<Local, Bit>,
+        c_act: Signal<Local, Bit>,
+        c_act_now: Signal<Local, Bit>,
+        // joining
+        j_joining: Signal<Local, Bit>,
+        j_syncing: Signal<Local, Bit>,
+        j_go: Signal<Local, Bit>,
+        j_same: Signal<Local, Bit>,
+        j_one: Signal<Local, Bits<4>>,
+        j_mask: Signal<Local, Bits<4>>,
+        j_v: Signal<Local, Bits<4>>,
+        j_lock: Signal<Local, Bit>,
+        j_d: Signal<Local, Bits<32>>,
+        j_take: Signal<Local, Bit>,
+        j_seq1: Signal<Local, Bits<32>>,
+        j_start: Signal<Local, Bits<32>>,
+        j_new_epoch: Signal<Local, Bit>,
+        j_skip_d: Signal<Local, Bit>,
+        j_skipped: Signal<Local, Bit>,
+        j_placed: Signal<Local, Bit>,
+        j_act_rx: Signal<Local, Bit>,
+        r_start_ok: Signal<Local, Bit>,
+        // rx
+        r_decide: Signal<Local, Bit>,
+        r_port_ok: Signal<Local, Bit>,
+        r_listen: Signal<Local, Bit>,
+        r_go: Signal<Local, Bit>,
+        r_stale: Signal<Local, Bit>,
+        r_higher: Signal<Local, Bit>,
+        r_inflight_fault: Signal<Local, Bit>,
+        r_adopt: Signal<Local, Bit>,
+        r_own: Signal<Local, Bit>,
+        r_copy: Signal<Local, Bit>,
+        r_dup: Signal<Local, Bit>,
+        r_seq_fault: Signal<Local, Bit>,
+        r_accept: Signal<Local, Bit>,
+        r_complete: Signal<Local, Bit>,
+        r_armed: Signal<Local, Bit>,
+        r_start_kind: Signal<Local, Bit>,
+        r_value_kind: Signal<Local, Bit>,
+        r_bad_start: Signal<Local, Bit>,
+        r_mismatch: Signal<Local, Bit>,
+        r_any_fault: Signal<Local, Bit>,
+        // client
+        q_req: Signal<Local, Bit>,
+        q_oversize: Signal<Local, Bit>,
+        c_expected: Constant<Bits<CLASS_BITS>> = k(class::EXPECTED),
+        c_other: Constant<Bits<CLASS_BITS>> = k(class::OTHER),
+        c_foreign: Constant<Bits<CLASS_BITS>> = k(class::FOREIGN),
+        c_malformed: Constant<Bits<CLASS_BITS>> = k(class::MALFORMED),
+        c_unauthorized: Constant<Bits<CLASS_BITS>> = k(class::UNAUTHORIZED),
+        s_disabled: Constant<Bits<STATE_BITS>> = k(state::DISABLED),
+        s_armed: Constant<Bits<STATE_BITS>> = k(state::ARMED),
+        s_active: Constant<Bits<STATE_BITS>> = k(state::ACTIVE),
+        s_faulted: Constant<Bits<STATE_BITS>> = k(state::FAULTED),
+        s_joining: Constant<Bits<STATE_BITS>> = k(state::JOINING),
+        k_t0: Constant<Bits<4>> = k(0b0001),
+        k_t1: Constant<Bits<4>> = k(0b0010),
+        k_t2: Constant<Bits<4>> = k(0b0100),
+        k_t3: Constant<Bits<4>> = k(0b1000),
+        k_m1: Constant<Bits<4>> = k(0b0001),
+        k_m2: Constant<Bits<4>> = k(0b0011),
+        k_m3: Constant<Bits<4>> = k(0b0111),
+        k_m4: Constant<Bits<4>> = k(0b1111),
+        k0_4: Constant<Bits<4>> = k(0),
+        k1_tr: Constant<Bits<8>> = k(1),
+        k2_tr: Constant<Bits<8>> = k(2),
+        k3_tr: Constant<Bits<8>> = k(3),
+        k0_2: Constant<Bits<2>> = k(0),
+        k1_2: Constant<Bits<2>> = k(1),
+        k2_2: Constant<Bits<2>> = k(2),
+        r_out: Signal<Local, Bits<3>>,
+        k_hb: Constant<Bits<2>> = k(DecideKind::Heartbeat as u64),
+        k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
+        k_start: Constant<Bits<2>> = k(DecideKind::Start as u64),
+        k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
+        k_f_missing: Constant<Bits<3>> = k(fault::MISSING_COPY),
+        k_f_gap: Constant<Bits<3>> = k(fault::SEQ_GAP),
+        k_f_too_many: Constant<Bits<3>> = k(fault::TOO_MANY_IN_FLIGHT),
+        k_f_mismatch: Constant<Bits<3>> = k(fault::INSTANCE_MISMATCH),
+        k_f_in_flight: Constant<Bits<3>> = k(fault::EPOCH_CHANGE_IN_FLIGHT),
+        k_f_exhausted: Constant<Bits<3>> = k(fault::EPOCH_EXHAUSTED),
+        k_o_first: Constant<Bits<3>> = k(outcome::FIRST),
+        k_o_more: Constant<Bits<3>> = k(outcome::MORE),
+        k_o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
+        k_o_dup: Constant<Bits<3>> = k(outcome::DUPLICATE),
+        k_o_gap: Constant<Bits<3>> = k(outcome::GAP),
+        k_o_too_many: Constant<Bits<3>> = k(outcome::TOO_MANY),
+        k0_6: Constant<Bits<6>> = k(0),
+        k0_8: Constant<Bits<8>> = k(0),
+        k1_8: Constant<Bits<8>> = k(1),
+        k_sender_none: Constant<Bits<8>> = k(proto::wire::SENDER_NONE as u64),
+        k0_13: Constant<Bits<13>> = k(0),
+        k1_13: Constant<Bits<13>> = k(1),
+        s_base: Signal<Local, Bits<32>>,
+        k0_32: Constant<Bits<32>> = k(0),
+        k1_32: Constant<Bits<32>> = k(1),
+        k_max_32: Constant<Bits<32>> = k(u32::MAX as u64),
+        k_half_32: Constant<Bits<32>> = k(1 << 31),
+        k0_64: Constant<Bits<64>> = k(0),
+        k1_64: Constant<Bits<64>> = k(1),
+        k2_64: Constant<Bits<64>> = k(2),
+        k_max_64: Constant<Bits<64>> = k(u64::MAX),
+        /// CTRL bits (`proto::regs::ctrl`) and the bits it does not define.
+        k_ctrl_enable: Constant<Bits<32>> = k(ctrl::ENABLE as u64),
+        k_ctrl_join: Constant<Bits<32>> = k(ctrl::JOIN as u64),
+        k_ctrl_start: Constant<Bits<32>> = k(ctrl::START as u64),
+        k_ctrl_activate: Constant<Bits<32>> = k(ctrl::ACTIVATE as u64),
+        k_ctrl_clear: Constant<Bits<32>> = k(ctrl::CLEAR_COUNTERS as u64),
+        k_ctrl_undef: Constant<Bits<32>> = k(!ctrl::ALL as u64),
+        k_overhead: Constant<Bits<16>> = k(overhead),
+        k_max_payload: Constant<Bits<16>> = k(max_payload),
+        k_st_leader: Constant<Bits<32>> = k(status::LEADER as u64),
+        k_st_active: Constant<Bits<32>> = k(status::ACTIVE as u64),
+        k_st_fault: Constant<Bits<32>> = k(status::NET_FAULT as u64),
+        k_st_armed: Constant<Bits<32>> = k(status::ARMED as u64),
+        k_st_sync: Constant<Bits<32>> = k(status::SYNC_VIOLATION as u64),
+        k_st_joining: Constant<Bits<32>> = k(status::JOINING as u64),
+        k_st_synced: Constant<Bits<32>> = k(status::SYNCED as u64),
+        k_st_zero: Constant<Bits<32>> = k(0),
+    }
 }
 
 impl Default for LowiCore {
@@ -508,308 +510,14 @@ impl LowiCore {
     /// egress FIFO stores no more).
     pub fn new(max_payload: u64) -> Self {
         use proto::frame::{IPV4_LEN, UDP_LEN};
-        use proto::wire::{DECIDE_HEADER_LEN, ENTRY_HEADER_LEN, HEADER_LEN, SENDER_NONE, TAG_LEN};
+        use proto::wire::{DECIDE_HEADER_LEN, ENTRY_HEADER_LEN, HEADER_LEN, TAG_LEN};
         // A request of payload_len p is oversize when HEADER + DECIDE header + entry header + p
         // + the room the model always keeps for a tag exceeds the largest UDP payload at this
         // MTU (mtu - IPv4 - UDP): p + overhead > mtu (`Node::client_request`).
         let overhead =
             (IPV4_LEN + UDP_LEN + HEADER_LEN + DECIDE_HEADER_LEN + ENTRY_HEADER_LEN + TAG_LEN)
                 as u64;
-        Self {
-            clock: Default::default(),
-            node_id: Default::default(),
-            node_count: Default::default(),
-            trees: Default::default(),
-            loop_period: Default::default(),
-            min_gap: Default::default(),
-            timeout: Default::default(),
-            batch_max: Default::default(),
-            fifo_depth: Default::default(),
-            mtu: Default::default(),
-            ctrl_write: Default::default(),
-            ctrl_value: Default::default(),
-            rx_valid: Default::default(),
-            rx_port: Default::default(),
-            rx_class: Default::default(),
-            rx_sender: Default::default(),
-            rx_epoch: Default::default(),
-            rx_tree: Default::default(),
-            rx_kind: Default::default(),
-            rx_instance: Default::default(),
-            rx_seq: Default::default(),
-            timeout_written: Default::default(),
-            cl_valid: Default::default(),
-            cl_class: Default::default(),
-            cl_len: Default::default(),
-            fifo_len: Default::default(),
-            tx_hold: Default::default(),
-            rx_expired: Default::default(),
-            rx_missing: Default::default(),
-            rx_in_flight: Default::default(),
-            rx_outcome: Default::default(),
-            rx_outcome_fresh: Default::default(),
-            rx_apply: Default::default(),
-            rx_restart: Default::default(),
-            rx_restart_base: Default::default(),
-            fifo_push: Default::default(),
-            fifo_clear: Default::default(),
-            fifo_reserve: Default::default(),
-            send: Default::default(),
-            send_kind: Default::default(),
-            send_count: Default::default(),
-            send_instance: Default::default(),
-            send_epoch: Default::default(),
-            send_seq: Default::default(),
-            lead_deliver: Default::default(),
-            rx_deliver: Default::default(),
-            tick_leader_changed: Default::default(),
-            tick_epoch: Default::default(),
-            tick_leader: Default::default(),
-            rx_leader_changed: Default::default(),
-            tick_fault: Default::default(),
-            tick_fault_code: Default::default(),
-            tick_fault_missing: Default::default(),
-            rx_fault: Default::default(),
-            rx_fault_code: Default::default(),
-            state_mode: Default::default(),
-            mode_state: Default::default(),
-            state_start: Default::default(),
-            state_rx_active: Default::default(),
-            viol_stale: Default::default(),
-            viol_deposed: Default::default(),
-            nl_reply: Default::default(),
-            nl_leader: Default::default(),
-            nl_epoch: Default::default(),
-            clear_counters: Default::default(),
-            tick_net_fault: Default::default(),
-            tick_timeout: Default::default(),
-            tick_sent_value: Default::default(),
-            tick_sent_hb: Default::default(),
-            tick_dropped: Default::default(),
-            ev_foreign: Default::default(),
-            ev_malformed: Default::default(),
-            ev_unauthorized: Default::default(),
-            ev_ignored: Default::default(),
-            ev_stale: Default::default(),
-            ev_duplicate: Default::default(),
-            ev_net_fault: Default::default(),
-            ev_delivered: Default::default(),
-            ev_dropped: Default::default(),
-            ev_accepted: Default::default(),
-            ev_not_leader: Default::default(),
-            ev_sent_hb: Default::default(),
-            ev_oversize: Default::default(),
-            state: Default::default(),
-            status: Default::default(),
-            epoch: Default::default(),
-            leader: Default::default(),
-            last_instance: Default::default(),
-            r_state: Default::default(),
-            r_epoch: Default::default(),
-            r_epoch1: DFFWithInit::new(Bits::<32>::from(1u64)),
-
-            r_lead: Default::default(),
-            r_lins: Default::default(),
-            r_lins1: DFFWithInit::new(Bits::<64>::from(1u64)),
-            r_nl: Default::default(),
-            r_nl_me: Default::default(),
-            r_send_seq: Default::default(),
-            r_loop: Default::default(),
-            r_lp: Default::default(),
-            r_mg: Default::default(),
-            l_inc: Default::default(),
-            r_since_rx: Default::default(),
-            r_ge: Default::default(),
-            s_inc: Default::default(),
-            s_sub: Default::default(),
-            s_sub_inc: Default::default(),
-            r_sync_viol: Default::default(),
-            r_leader: Default::default(),
-            r_synced: Default::default(),
-            r_lins_none: Default::default(),
-            r_sv: Default::default(),
-            r_sepoch: Default::default(),
-            r_newest: Default::default(),
-            r_newest1: Default::default(),
-            r_skip: Default::default(),
-            r_skip_seq: Default::default(),
-            r_tmo_member: Default::default(),
-            r_act_rx: Default::default(),
-            t_on: Default::default(),
-            t_expire: Default::default(),
-            t_timeout: Default::default(),
-            t_exhaust: Default::default(),
-            t_new_epoch: Default::default(),
-            t_fault: Default::default(),
-            t_leader: Default::default(),
-            n_inc: Default::default(),
-            n_nl: Default::default(),
-            x_inc: Default::default(),
-            s_nl: Default::default(),
-            z_nl: Default::default(),
-            m_eq1: Default::default(),
-            m_eq2: Default::default(),
-            r_lins2: DFFWithInit::new(Bits::<64>::from(2u64)),
-            l2_inc: Default::default(),
-            l2_rx1: Default::default(),
-            l2_rx2: Default::default(),
-            m_ok: Default::default(),
-            t_become: Default::default(),
-            t_send: Default::default(),
-            t_value: Default::default(),
-            t_count: Default::default(),
-            t_seq: Default::default(),
-            p_state: Default::default(),
-            p_epoch: Default::default(),
-            e_lt0: Default::default(),
-            e_lt1: Default::default(),
-            e_gt0: Default::default(),
-            e_gt1: Default::default(),
-            e_lt: Default::default(),
-            e_gt: Default::default(),
-            p_lead: Default::default(),
-            p_leader: Default::default(),
-            p_is_leader: Default::default(),
-            p_fifo_len: Default::default(),
-            p_lins: Default::default(),
-            p_send_seq: Default::default(),
-            p_since_rx: Default::default(),
-            p_in_flight: Default::default(),
-            e_len: Default::default(),
-            f_min: Default::default(),
-            f_rest: Default::default(),
-            f_zero: Default::default(),
-            f_lt_rest: Default::default(),
-            f_lt_len: Default::default(),
-            q_room: Default::default(),
-            c_en: Default::default(),
-            c_join: Default::default(),
-            c_start_bit: Default::default(),
-            c_activate: Default::default(),
-            c_clear_bit: Default::default(),
-            c_undef: Default::default(),
-            c_may_start: Default::default(),
-            c_ok: Default::default(),
-            c_mode: Default::default(),
-            c_start: Default::default(),
-            c_clear: Default::default(),
-            c_may_act: Default::default(),
-            c_act: Default::default(),
-            c_act_now: Default::default(),
-            j_joining: Default::default(),
-            j_syncing: Default::default(),
-            j_go: Default::default(),
-            j_same: Default::default(),
-            j_one: Default::default(),
-            j_mask: Default::default(),
-            j_v: Default::default(),
-            j_lock: Default::default(),
-            j_d: Default::default(),
-            j_take: Default::default(),
-            j_seq1: Default::default(),
-            j_start: Default::default(),
-            j_new_epoch: Default::default(),
-            j_skip_d: Default::default(),
-            j_skipped: Default::default(),
-            j_placed: Default::default(),
-            j_act_rx: Default::default(),
-            r_start_ok: Default::default(),
-            r_decide: Default::default(),
-            r_port_ok: Default::default(),
-            r_listen: Default::default(),
-            r_go: Default::default(),
-            r_stale: Default::default(),
-            r_higher: Default::default(),
-            r_inflight_fault: Default::default(),
-            r_adopt: Default::default(),
-            r_own: Default::default(),
-            r_copy: Default::default(),
-            r_dup: Default::default(),
-            r_seq_fault: Default::default(),
-            r_accept: Default::default(),
-            r_complete: Default::default(),
-            r_armed: Default::default(),
-            r_start_kind: Default::default(),
-            r_value_kind: Default::default(),
-            r_bad_start: Default::default(),
-            r_mismatch: Default::default(),
-            r_any_fault: Default::default(),
-            q_req: Default::default(),
-            q_oversize: Default::default(),
-            c_expected: k(class::EXPECTED),
-            c_other: k(class::OTHER),
-            c_foreign: k(class::FOREIGN),
-            c_malformed: k(class::MALFORMED),
-            c_unauthorized: k(class::UNAUTHORIZED),
-            s_disabled: k(state::DISABLED),
-            s_armed: k(state::ARMED),
-            s_active: k(state::ACTIVE),
-            s_faulted: k(state::FAULTED),
-            s_joining: k(state::JOINING),
-            k_t0: k(0b0001),
-            k_t1: k(0b0010),
-            k_t2: k(0b0100),
-            k_t3: k(0b1000),
-            k_m1: k(0b0001),
-            k_m2: k(0b0011),
-            k_m3: k(0b0111),
-            k_m4: k(0b1111),
-            k0_4: k(0),
-            k1_tr: k(1),
-            k2_tr: k(2),
-            k3_tr: k(3),
-            k0_2: k(0),
-            k1_2: k(1),
-            k2_2: k(2),
-            r_out: Default::default(),
-            k_hb: k(DecideKind::Heartbeat as u64),
-            k_batch: k(DecideKind::Batch as u64),
-            k_start: k(DecideKind::Start as u64),
-            k_config: k(DecideKind::Config as u64),
-            k_f_missing: k(fault::MISSING_COPY),
-            k_f_gap: k(fault::SEQ_GAP),
-            k_f_too_many: k(fault::TOO_MANY_IN_FLIGHT),
-            k_f_mismatch: k(fault::INSTANCE_MISMATCH),
-            k_f_in_flight: k(fault::EPOCH_CHANGE_IN_FLIGHT),
-            k_f_exhausted: k(fault::EPOCH_EXHAUSTED),
-            k_o_first: k(outcome::FIRST),
-            k_o_more: k(outcome::MORE),
-            k_o_deliver: k(outcome::DELIVER),
-            k_o_dup: k(outcome::DUPLICATE),
-            k_o_gap: k(outcome::GAP),
-            k_o_too_many: k(outcome::TOO_MANY),
-            k0_6: k(0),
-            k0_8: k(0),
-            k1_8: k(1),
-            k_sender_none: k(SENDER_NONE as u64),
-            k0_13: k(0),
-            k1_13: k(1),
-            s_base: Default::default(),
-            k0_32: k(0),
-            k1_32: k(1),
-            k_max_32: k(u32::MAX as u64),
-            k_half_32: k(1 << 31),
-            k0_64: k(0),
-            k1_64: k(1),
-            k2_64: k(2),
-            k_max_64: k(u64::MAX),
-            k_ctrl_enable: k(ctrl::ENABLE as u64),
-            k_ctrl_join: k(ctrl::JOIN as u64),
-            k_ctrl_start: k(ctrl::START as u64),
-            k_ctrl_activate: k(ctrl::ACTIVATE as u64),
-            k_ctrl_clear: k(ctrl::CLEAR_COUNTERS as u64),
-            k_ctrl_undef: k(!ctrl::ALL as u64),
-            k_overhead: k(overhead),
-            k_max_payload: k(max_payload),
-            k_st_leader: k(status::LEADER as u64),
-            k_st_active: k(status::ACTIVE as u64),
-            k_st_fault: k(status::NET_FAULT as u64),
-            k_st_armed: k(status::ARMED as u64),
-            k_st_sync: k(status::SYNC_VIOLATION as u64),
-            k_st_joining: k(status::JOINING as u64),
-            k_st_synced: k(status::SYNCED as u64),
-            k_st_zero: k(0),
-        }
+        Self::build(overhead, max_payload)
     }
 }
 
