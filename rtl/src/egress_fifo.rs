@@ -18,71 +18,72 @@
 
 use rust_hdl::prelude::*;
 
-/// The FIFO (`A`: address bits of the RAM).
-#[derive(LogicBlock)]
-pub struct EgressFifo<const A: usize, const P: usize = 64> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// Queue `push_data`.
-    pub push: Signal<In, Bit>,
-    /// The request: client_id.
-    pub push_client: Signal<In, Bits<32>>,
-    /// seq.
-    pub push_seq: Signal<In, Bits<64>>,
-    /// payload_len (0..=P/8).
-    pub push_len: Signal<In, Bits<8>>,
-    /// Payload bytes, first byte in bits P-1..P-8.
-    pub push_payload: Signal<In, Bits<P>>,
-    pub push_mac: Signal<In, Bits<48>>,
-    pub push_ip: Signal<In, Bits<32>>,
-    pub push_port: Signal<In, Bits<16>>,
-    /// Requests taken by this cycle's send.
-    pub reserve: Signal<In, Bits<13>>,
-    /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
-    pub clear: Signal<In, Bit>,
-    /// Logical length.
-    pub len: Signal<Out, Bits<13>>,
-    /// A taken request streams out this cycle.
-    pub out_valid: Signal<Out, Bit>,
-    /// Its client_id, seq, payload_len and payload.
-    pub out_client: Signal<Out, Bits<32>>,
-    pub out_seq: Signal<Out, Bits<64>>,
-    pub out_len: Signal<Out, Bits<8>>,
-    pub out_payload: Signal<Out, Bits<P>>,
-    pub out_mac: Signal<Out, Bits<48>>,
-    pub out_ip: Signal<Out, Bits<32>>,
-    pub out_port: Signal<Out, Bits<16>>,
-    ram_client: RAM<Bits<32>, A>,
-    ram_seq: RAM<Bits<64>, A>,
-    ram_len: RAM<Bits<8>, A>,
-    ram_payload: RAM<Bits<P>, A>,
-    ram_mac: RAM<Bits<48>, A>,
-    ram_ip: RAM<Bits<32>, A>,
-    ram_port: RAM<Bits<16>, A>,
-    wr: DFF<Bits<13>>,
-    res: DFF<Bits<13>>,
-    rd: DFF<Bits<13>>,
-    count: DFF<Bits<13>>,
-    valid: DFF<Bit>,
-    /// The RAM write, registered (a pushed entry is written one edge later; it can be read out
-    /// no sooner than two edges after its push: reserved by a send in the next cycle at the
-    /// earliest, then read from the cycle after that).
-    w_en: DFF<Bit>,
-    w_addr: DFF<Bits<13>>,
-    w_client: DFF<Bits<32>>,
-    w_seq: DFF<Bits<64>>,
-    w_len: DFF<Bits<8>>,
-    w_payload: DFF<Bits<P>>,
-    w_mac: DFF<Bits<48>>,
-    w_ip: DFF<Bits<32>>,
-    w_port: DFF<Bits<16>>,
-    res_next: Signal<Local, Bits<13>>,
-    res_next1: Signal<Local, Bits<13>>,
-    wr1: Signal<Local, Bits<13>>,
-    waddr: Signal<Local, Bits<13>>,
-    k0_13: Constant<Bits<13>>,
-    k1_13: Constant<Bits<13>>,
-    k_mask: Constant<Bits<13>>,
+block! {
+    /// The FIFO (`A`: address bits of the RAM).
+    pub struct EgressFifo<const A: usize, const P: usize = 64>() {
+        /// Clock.
+        pub clock: Signal<In, Clock>,
+        /// Queue `push_data`.
+        pub push: Signal<In, Bit>,
+        /// The request: client_id.
+        pub push_client: Signal<In, Bits<32>>,
+        /// seq.
+        pub push_seq: Signal<In, Bits<64>>,
+        /// payload_len (0..=P/8).
+        pub push_len: Signal<In, Bits<8>>,
+        /// Payload bytes, first byte in bits P-1..P-8.
+        pub push_payload: Signal<In, Bits<P>>,
+        pub push_mac: Signal<In, Bits<48>>,
+        pub push_ip: Signal<In, Bits<32>>,
+        pub push_port: Signal<In, Bits<16>>,
+        /// Requests taken by this cycle's send.
+        pub reserve: Signal<In, Bits<13>>,
+        /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
+        pub clear: Signal<In, Bit>,
+        /// Logical length.
+        pub len: Signal<Out, Bits<13>>,
+        /// A taken request streams out this cycle.
+        pub out_valid: Signal<Out, Bit>,
+        /// Its client_id, seq, payload_len and payload.
+        pub out_client: Signal<Out, Bits<32>>,
+        pub out_seq: Signal<Out, Bits<64>>,
+        pub out_len: Signal<Out, Bits<8>>,
+        pub out_payload: Signal<Out, Bits<P>>,
+        pub out_mac: Signal<Out, Bits<48>>,
+        pub out_ip: Signal<Out, Bits<32>>,
+        pub out_port: Signal<Out, Bits<16>>,
+        ram_client: RAM<Bits<32>, A>,
+        ram_seq: RAM<Bits<64>, A>,
+        ram_len: RAM<Bits<8>, A>,
+        ram_payload: RAM<Bits<P>, A>,
+        ram_mac: RAM<Bits<48>, A>,
+        ram_ip: RAM<Bits<32>, A>,
+        ram_port: RAM<Bits<16>, A>,
+        wr: DFF<Bits<13>>,
+        res: DFF<Bits<13>>,
+        rd: DFF<Bits<13>>,
+        count: DFF<Bits<13>>,
+        valid: DFF<Bit>,
+        /// The RAM write, registered (a pushed entry is written one edge later; it can be read out
+        /// no sooner than two edges after its push: reserved by a send in the next cycle at the
+        /// earliest, then read from the cycle after that).
+        w_en: DFF<Bit>,
+        w_addr: DFF<Bits<13>>,
+        w_client: DFF<Bits<32>>,
+        w_seq: DFF<Bits<64>>,
+        w_len: DFF<Bits<8>>,
+        w_payload: DFF<Bits<P>>,
+        w_mac: DFF<Bits<48>>,
+        w_ip: DFF<Bits<32>>,
+        w_port: DFF<Bits<16>>,
+        res_next: Signal<Local, Bits<13>>,
+        res_next1: Signal<Local, Bits<13>>,
+        wr1: Signal<Local, Bits<13>>,
+        waddr: Signal<Local, Bits<13>>,
+        k0_13: Constant<Bits<13>> = Constant::new(0.into()),
+        k1_13: Constant<Bits<13>> = Constant::new(1.into()),
+        k_mask: Constant<Bits<13>> = Constant::new(((1u64 << A) - 1).into()),
+    }
 }
 
 impl<const A: usize, const P: usize> Default for EgressFifo<A, P> {
@@ -92,56 +93,7 @@ impl<const A: usize, const P: usize> Default for EgressFifo<A, P> {
             P >= 64 && P.is_multiple_of(64) && P / 8 <= 255,
             "egress_fifo: payload width a multiple of 64 bits, at most 255 bytes"
         );
-        Self {
-            clock: Default::default(),
-            push: Default::default(),
-            push_client: Default::default(),
-            push_seq: Default::default(),
-            push_len: Default::default(),
-            push_payload: Default::default(),
-            push_mac: Default::default(),
-            push_ip: Default::default(),
-            push_port: Default::default(),
-            reserve: Default::default(),
-            clear: Default::default(),
-            len: Default::default(),
-            out_valid: Default::default(),
-            out_client: Default::default(),
-            out_seq: Default::default(),
-            out_len: Default::default(),
-            out_payload: Default::default(),
-            out_mac: Default::default(),
-            out_ip: Default::default(),
-            out_port: Default::default(),
-            ram_client: Default::default(),
-            ram_seq: Default::default(),
-            ram_len: Default::default(),
-            ram_payload: Default::default(),
-            ram_mac: Default::default(),
-            ram_ip: Default::default(),
-            ram_port: Default::default(),
-            wr: Default::default(),
-            res: Default::default(),
-            rd: Default::default(),
-            count: Default::default(),
-            valid: Default::default(),
-            w_en: Default::default(),
-            w_addr: Default::default(),
-            w_client: Default::default(),
-            w_seq: Default::default(),
-            w_len: Default::default(),
-            w_payload: Default::default(),
-            w_mac: Default::default(),
-            w_ip: Default::default(),
-            w_port: Default::default(),
-            res_next: Default::default(),
-            res_next1: Default::default(),
-            wr1: Default::default(),
-            waddr: Default::default(),
-            k0_13: Constant::new(0.into()),
-            k1_13: Constant::new(1.into()),
-            k_mask: Constant::new(((1u64 << A) - 1).into()),
-        }
+        Self::build()
     }
 }
 

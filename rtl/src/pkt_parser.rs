@@ -38,75 +38,50 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-/// `out = (rem · 256 + digit) mod n`, for `rem < n ≤ 64`: four radix-4 restoring-division
-/// steps, two bits of `digit` each (most significant first), each comparing with `n`, `2n` and
-/// `3n` at once (`n3` = 3n comes from a register). Four of them in a row, one per cycle, give a
-/// 32-bit number modulo `n` (the DECIDE's `epoch mod node_count`). Radix 4 rather than eight
-/// radix-2 steps: Yosys measured 48 logic levels against 74 for the byte (756 against 654
-/// generic cells).
-#[derive(LogicBlock)]
-pub struct ByteRem {
-    /// The remainder so far (`< n`).
-    pub rem: Signal<In, Bits<8>>,
-    /// The next byte of the dividend (`byte` is a SystemVerilog keyword).
-    pub digit: Signal<In, Bits<8>>,
-    /// The divisor (`node_count`, 1..=64).
-    pub n: Signal<In, Bits<8>>,
-    /// `3 · n`.
-    pub n3: Signal<In, Bits<8>>,
-    /// The new remainder.
-    pub out: Signal<Out, Bits<8>>,
-    n2: Signal<Local, Bits<8>>,
-    d0: Signal<Local, Bits<8>>,
-    s0: Signal<Local, Bits<8>>,
-    r0: Signal<Local, Bits<8>>,
-    d1: Signal<Local, Bits<8>>,
-    s1: Signal<Local, Bits<8>>,
-    r1: Signal<Local, Bits<8>>,
-    d2: Signal<Local, Bits<8>>,
-    s2: Signal<Local, Bits<8>>,
-    r2: Signal<Local, Bits<8>>,
-    d3: Signal<Local, Bits<8>>,
-    s3: Signal<Local, Bits<8>>,
-    r3: Signal<Local, Bits<8>>,
-    k_sh0: Constant<Bits<8>>,
-    k_sh1: Constant<Bits<8>>,
-    k_sh2: Constant<Bits<8>>,
-    k_sh3: Constant<Bits<8>>,
-    k1: Constant<Bits<8>>,
-    k2: Constant<Bits<8>>,
-    k3: Constant<Bits<8>>,
+block! {
+    /// `out = (rem · 256 + digit) mod n`, for `rem < n ≤ 64`: four radix-4 restoring-division
+    /// steps, two bits of `digit` each (most significant first), each comparing with `n`, `2n` and
+    /// `3n` at once (`n3` = 3n comes from a register). Four of them in a row, one per cycle, give a
+    /// 32-bit number modulo `n` (the DECIDE's `epoch mod node_count`). Radix 4 rather than eight
+    /// radix-2 steps: Yosys measured 48 logic levels against 74 for the byte (756 against 654
+    /// generic cells).
+    pub struct ByteRem() {
+        /// The remainder so far (`< n`).
+        pub rem: Signal<In, Bits<8>>,
+        /// The next byte of the dividend (`byte` is a SystemVerilog keyword).
+        pub digit: Signal<In, Bits<8>>,
+        /// The divisor (`node_count`, 1..=64).
+        pub n: Signal<In, Bits<8>>,
+        /// `3 · n`.
+        pub n3: Signal<In, Bits<8>>,
+        /// The new remainder.
+        pub out: Signal<Out, Bits<8>>,
+        n2: Signal<Local, Bits<8>>,
+        d0: Signal<Local, Bits<8>>,
+        s0: Signal<Local, Bits<8>>,
+        r0: Signal<Local, Bits<8>>,
+        d1: Signal<Local, Bits<8>>,
+        s1: Signal<Local, Bits<8>>,
+        r1: Signal<Local, Bits<8>>,
+        d2: Signal<Local, Bits<8>>,
+        s2: Signal<Local, Bits<8>>,
+        r2: Signal<Local, Bits<8>>,
+        d3: Signal<Local, Bits<8>>,
+        s3: Signal<Local, Bits<8>>,
+        r3: Signal<Local, Bits<8>>,
+        k_sh0: Constant<Bits<8>> = k(6),
+        k_sh1: Constant<Bits<8>> = k(4),
+        k_sh2: Constant<Bits<8>> = k(2),
+        k_sh3: Constant<Bits<8>> = k(0),
+        k1: Constant<Bits<8>> = k(1),
+        k2: Constant<Bits<8>> = k(2),
+        k3: Constant<Bits<8>> = k(3),
+    }
 }
 
 impl Default for ByteRem {
     fn default() -> Self {
-        Self {
-            rem: Default::default(),
-            digit: Default::default(),
-            n: Default::default(),
-            n3: Default::default(),
-            out: Default::default(),
-            n2: Default::default(),
-            d0: Default::default(),
-            s0: Default::default(),
-            r0: Default::default(),
-            d1: Default::default(),
-            s1: Default::default(),
-            r1: Default::default(),
-            d2: Default::default(),
-            s2: Default::default(),
-            r2: Default::default(),
-            d3: Default::default(),
-            s3: Default::default(),
-            r3: Default::default(),
-            k_sh0: k(6),
-            k_sh1: k(4),
-            k_sh2: k(2),
-            k_sh3: k(0),
-            k1: k(1),
-            k2: k(2),
-            k3: k(3),
-        }
+        Self::build()
     }
 }
 

@@ -346,41 +346,31 @@ fn ip_const_sum() -> u64 {
     ok
 }
 
-/// A register file of `2^A` words of `W` bits with two write ports (both may write in one
-/// cycle, to different addresses) and one combinational read port: the reply queue. Written by
-/// hand (as the primitives of `prim.rs`) because rust-hdl's `RAM` has one write port and a
-/// registered read, which would delay a frame's first beat by a cycle.
-#[derive(LogicBlock)]
-pub struct QueueRam<const W: usize, const A: usize> {
-    pub clock: Signal<In, Clock>,
-    /// Write port 0.
-    pub we0: Signal<In, Bit>,
-    pub wa0: Signal<In, Bits<A>>,
-    pub wd0: Signal<In, Bits<W>>,
-    /// Write port 1 (another address than port 0's when both write).
-    pub we1: Signal<In, Bit>,
-    pub wa1: Signal<In, Bits<A>>,
-    pub wd1: Signal<In, Bits<W>>,
-    /// Read address and data (combinational).
-    pub ra: Signal<In, Bits<A>>,
-    pub rd: Signal<Out, Bits<W>>,
-    _mem: Vec<Bits<W>>,
+block! {
+    /// A register file of `2^A` words of `W` bits with two write ports (both may write in one
+    /// cycle, to different addresses) and one combinational read port: the reply queue. Written by
+    /// hand (as the primitives of `prim.rs`) because rust-hdl's `RAM` has one write port and a
+    /// registered read, which would delay a frame's first beat by a cycle.
+    pub struct QueueRam<const W: usize, const A: usize>() {
+        pub clock: Signal<In, Clock>,
+        /// Write port 0.
+        pub we0: Signal<In, Bit>,
+        pub wa0: Signal<In, Bits<A>>,
+        pub wd0: Signal<In, Bits<W>>,
+        /// Write port 1 (another address than port 0's when both write).
+        pub we1: Signal<In, Bit>,
+        pub wa1: Signal<In, Bits<A>>,
+        pub wd1: Signal<In, Bits<W>>,
+        /// Read address and data (combinational).
+        pub ra: Signal<In, Bits<A>>,
+        pub rd: Signal<Out, Bits<W>>,
+        _mem: Vec<Bits<W>> = vec![Bits::<W>::default(); 1 << A],
+    }
 }
 
 impl<const W: usize, const A: usize> Default for QueueRam<W, A> {
     fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            we0: Default::default(),
-            wa0: Default::default(),
-            wd0: Default::default(),
-            we1: Default::default(),
-            wa1: Default::default(),
-            wd1: Default::default(),
-            ra: Default::default(),
-            rd: Default::default(),
-            _mem: vec![Bits::<W>::default(); 1 << A],
-        }
+        Self::build()
     }
 }
 
@@ -413,106 +403,108 @@ impl<const W: usize, const A: usize> Logic for QueueRam<W, A> {
     }
 }
 
-/// The reply generator (`2^A` queue entries; `ReplyGen` = 8).
-#[derive(LogicBlock)]
-pub struct ReplyGen<const A: usize = 3> {
-    /// Clock.
-    pub clock: Signal<In, Clock>,
-    /// OK command: a decided request's reply (client_id, seq, instance, index in the batch) and
-    /// the client's address as it sent the request.
-    pub ok_valid: Signal<In, Bit>,
-    pub ok_client: Signal<In, Bits<32>>,
-    pub ok_seq: Signal<In, Bits<64>>,
-    pub ok_instance: Signal<In, Bits<64>>,
-    pub ok_index: Signal<In, Bits<8>>,
-    pub ok_mac: Signal<In, Bits<48>>,
-    pub ok_ip: Signal<In, Bits<32>>,
-    pub ok_port: Signal<In, Bits<16>>,
-    /// NOT_LEADER command: the refused request (client_id, seq), the leader this node believes
-    /// in (or `SENDER_NONE`) and its epoch, and the client's address.
-    pub nl_valid: Signal<In, Bit>,
-    pub nl_client: Signal<In, Bits<32>>,
-    pub nl_seq: Signal<In, Bits<64>>,
-    pub nl_leader: Signal<In, Bits<8>>,
-    pub nl_epoch: Signal<In, Bits<32>>,
-    pub nl_mac: Signal<In, Bits<48>>,
-    pub nl_ip: Signal<In, Bits<32>>,
-    pub nl_port: Signal<In, Bits<16>>,
-    /// Configuration: this node's MAC, IPv4 address and client port, the cluster id, this
-    /// node's id and the IPv4 TTL (stable while `busy`).
-    pub src_mac: Signal<In, Bits<48>>,
-    pub src_ip: Signal<In, Bits<32>>,
-    pub src_port: Signal<In, Bits<16>>,
-    pub cluster: Signal<In, Bits<32>>,
-    pub sender: Signal<In, Bits<8>>,
-    pub ttl: Signal<In, Bits<8>>,
-    /// The reply frames (a beat every cycle while `r_valid`).
-    pub r_data: Signal<Out, Bits<64>>,
-    pub r_keep: Signal<Out, Bits<8>>,
-    pub r_valid: Signal<Out, Bit>,
-    pub r_last: Signal<Out, Bit>,
-    /// A frame is streaming or queued.
-    pub busy: Signal<Out, Bit>,
-    /// This cycle's OK / NOT_LEADER command was dropped: the queue was full.
-    pub drop_ok: Signal<Out, Bit>,
-    pub drop_nl: Signal<Out, Bit>,
-    // The queue: one register file per field; `a` holds the instance (OK) or the epoch (NOT_LEADER),
-    // `b` the index (OK) or the leader (NOT_LEADER); kind 1 = NOT_LEADER.
-    q_kind: QueueRam<1, A>,
-    q_client: QueueRam<32, A>,
-    q_seq: QueueRam<64, A>,
-    q_a: QueueRam<64, A>,
-    q_b: QueueRam<8, A>,
-    q_mac: QueueRam<48, A>,
-    q_ip: QueueRam<32, A>,
-    q_port: QueueRam<16, A>,
-    r_count: DFF<Bits<8>>,
-    r_rp: DFF<Bits<8>>,
-    r_wp: DFF<Bits<8>>,
-    r_beat: DFF<Bits<8>>,
-    r_src_sum: DFF<Bits<16>>,
-    r_csum: DFF<Bits<16>>,
-    active: Signal<Local, Bit>,
-    last: Signal<Local, Bit>,
-    space: Signal<Local, Bits<8>>,
-    space1: Signal<Local, Bits<8>>,
-    acc_ok: Signal<Local, Bit>,
-    acc_nl: Signal<Local, Bit>,
-    wa1: Signal<Local, Bits<8>>,
-    cnt0: Signal<Local, Bits<8>>,
-    cnt1: Signal<Local, Bits<8>>,
-    boff: Signal<Local, Bits<IDX_BITS>>,
-    cs_a: Signal<Local, Bits<16>>,
-    cs_b: Signal<Local, Bits<16>>,
-    cs_c: Signal<Local, Bits<16>>,
-    cs_d: Signal<Local, Bits<16>>,
-    cs_t: Signal<Local, Bits<16>>,
-    cs_tc: Signal<Local, Bits<16>>,
-    cs_e: Signal<Local, Bits<16>>,
-    cs_f: Signal<Local, Bits<16>>,
-    cs_g: Signal<Local, Bits<16>>,
-    cs_h: Signal<Local, Bits<16>>,
-    beat_ok: Signal<Local, Bits<64>>,
-    beat_nl: Signal<Local, Bits<64>>,
-    epochw: ZeroExtend<32, 64>,
-    ttlw: ZeroExtend<8, 16>,
-    beatw: ZeroExtend<8, IDX_BITS>,
-    okb: ReplyOkBytes,
-    nlb: ReplyNlBytes,
-    xok: ZeroExtend<FRAME_BITS, IMG_BITS>,
-    xnl: ZeroExtend<FRAME_BITS, IMG_BITS>,
-    k0_1: Constant<Bits<1>>,
-    k1_1: Constant<Bits<1>>,
-    k0_8: Constant<Bits<8>>,
-    k1_8: Constant<Bits<8>>,
-    k1_16: Constant<Bits<16>>,
-    k8_16: Constant<Bits<16>>,
-    k6_idx: Constant<Bits<IDX_BITS>>,
-    k_depth: Constant<Bits<8>>,
-    k_lastbeat: Constant<Bits<8>>,
-    k_lastkeep: Constant<Bits<8>>,
-    k_ff8: Constant<Bits<8>>,
-    k_ipsum: Constant<Bits<16>>,
+block! {
+    /// The reply generator (`2^A` queue entries; `ReplyGen` = 8).
+    pub struct ReplyGen<const A: usize = 3>(last_bytes: usize) {
+        /// Clock.
+        pub clock: Signal<In, Clock>,
+        /// OK command: a decided request's reply (client_id, seq, instance, index in the batch) and
+        /// the client's address as it sent the request.
+        pub ok_valid: Signal<In, Bit>,
+        pub ok_client: Signal<In, Bits<32>>,
+        pub ok_seq: Signal<In, Bits<64>>,
+        pub ok_instance: Signal<In, Bits<64>>,
+        pub ok_index: Signal<In, Bits<8>>,
+        pub ok_mac: Signal<In, Bits<48>>,
+        pub ok_ip: Signal<In, Bits<32>>,
+        pub ok_port: Signal<In, Bits<16>>,
+        /// NOT_LEADER command: the refused request (client_id, seq), the leader this node believes
+        /// in (or `SENDER_NONE`) and its epoch, and the client's address.
+        pub nl_valid: Signal<In, Bit>,
+        pub nl_client: Signal<In, Bits<32>>,
+        pub nl_seq: Signal<In, Bits<64>>,
+        pub nl_leader: Signal<In, Bits<8>>,
+        pub nl_epoch: Signal<In, Bits<32>>,
+        pub nl_mac: Signal<In, Bits<48>>,
+        pub nl_ip: Signal<In, Bits<32>>,
+        pub nl_port: Signal<In, Bits<16>>,
+        /// Configuration: this node's MAC, IPv4 address and client port, the cluster id, this
+        /// node's id and the IPv4 TTL (stable while `busy`).
+        pub src_mac: Signal<In, Bits<48>>,
+        pub src_ip: Signal<In, Bits<32>>,
+        pub src_port: Signal<In, Bits<16>>,
+        pub cluster: Signal<In, Bits<32>>,
+        pub sender: Signal<In, Bits<8>>,
+        pub ttl: Signal<In, Bits<8>>,
+        /// The reply frames (a beat every cycle while `r_valid`).
+        pub r_data: Signal<Out, Bits<64>>,
+        pub r_keep: Signal<Out, Bits<8>>,
+        pub r_valid: Signal<Out, Bit>,
+        pub r_last: Signal<Out, Bit>,
+        /// A frame is streaming or queued.
+        pub busy: Signal<Out, Bit>,
+        /// This cycle's OK / NOT_LEADER command was dropped: the queue was full.
+        pub drop_ok: Signal<Out, Bit>,
+        pub drop_nl: Signal<Out, Bit>,
+        // The queue: one register file per field; `a` holds the instance (OK) or the epoch
+        // (NOT_LEADER),
+        // `b` the index (OK) or the leader (NOT_LEADER); kind 1 = NOT_LEADER.
+        q_kind: QueueRam<1, A>,
+        q_client: QueueRam<32, A>,
+        q_seq: QueueRam<64, A>,
+        q_a: QueueRam<64, A>,
+        q_b: QueueRam<8, A>,
+        q_mac: QueueRam<48, A>,
+        q_ip: QueueRam<32, A>,
+        q_port: QueueRam<16, A>,
+        r_count: DFF<Bits<8>>,
+        r_rp: DFF<Bits<8>>,
+        r_wp: DFF<Bits<8>>,
+        r_beat: DFF<Bits<8>>,
+        r_src_sum: DFF<Bits<16>>,
+        r_csum: DFF<Bits<16>>,
+        active: Signal<Local, Bit>,
+        last: Signal<Local, Bit>,
+        space: Signal<Local, Bits<8>>,
+        space1: Signal<Local, Bits<8>>,
+        acc_ok: Signal<Local, Bit>,
+        acc_nl: Signal<Local, Bit>,
+        wa1: Signal<Local, Bits<8>>,
+        cnt0: Signal<Local, Bits<8>>,
+        cnt1: Signal<Local, Bits<8>>,
+        boff: Signal<Local, Bits<IDX_BITS>>,
+        cs_a: Signal<Local, Bits<16>>,
+        cs_b: Signal<Local, Bits<16>>,
+        cs_c: Signal<Local, Bits<16>>,
+        cs_d: Signal<Local, Bits<16>>,
+        cs_t: Signal<Local, Bits<16>>,
+        cs_tc: Signal<Local, Bits<16>>,
+        cs_e: Signal<Local, Bits<16>>,
+        cs_f: Signal<Local, Bits<16>>,
+        cs_g: Signal<Local, Bits<16>>,
+        cs_h: Signal<Local, Bits<16>>,
+        beat_ok: Signal<Local, Bits<64>>,
+        beat_nl: Signal<Local, Bits<64>>,
+        epochw: ZeroExtend<32, 64>,
+        ttlw: ZeroExtend<8, 16>,
+        beatw: ZeroExtend<8, IDX_BITS>,
+        okb: ReplyOkBytes = ReplyOkBytes::new(ok_map()),
+        nlb: ReplyNlBytes = ReplyNlBytes::new(nl_map()),
+        xok: ZeroExtend<FRAME_BITS, IMG_BITS>,
+        xnl: ZeroExtend<FRAME_BITS, IMG_BITS>,
+        k0_1: Constant<Bits<1>> = k(0),
+        k1_1: Constant<Bits<1>> = k(1),
+        k0_8: Constant<Bits<8>> = k(0),
+        k1_8: Constant<Bits<8>> = k(1),
+        k1_16: Constant<Bits<16>> = k(1),
+        k8_16: Constant<Bits<16>> = k(8),
+        k6_idx: Constant<Bits<IDX_BITS>> = k(6),
+        k_depth: Constant<Bits<8>> = k(1 << A),
+        k_lastbeat: Constant<Bits<8>> = k(BEATS as u64 - 1),
+        k_lastkeep: Constant<Bits<8>> = k(0xFF >> (8 - last_bytes)),
+        k_ff8: Constant<Bits<8>> = k(0xFF),
+        k_ipsum: Constant<Bits<16>> = k(ip_const_sum()),
+    }
 }
 
 impl<const A: usize> Default for ReplyGen<A> {
@@ -521,93 +513,7 @@ impl<const A: usize> Default for ReplyGen<A> {
         // The IPv4 checksum is registered from the queue head: it must not be in beat 0.
         assert!(Layout::probe().ip_csum.off >= 8);
         let last_bytes = FRAME_LEN - 8 * (BEATS - 1);
-        Self {
-            clock: Default::default(),
-            ok_valid: Default::default(),
-            ok_client: Default::default(),
-            ok_seq: Default::default(),
-            ok_instance: Default::default(),
-            ok_index: Default::default(),
-            ok_mac: Default::default(),
-            ok_ip: Default::default(),
-            ok_port: Default::default(),
-            nl_valid: Default::default(),
-            nl_client: Default::default(),
-            nl_seq: Default::default(),
-            nl_leader: Default::default(),
-            nl_epoch: Default::default(),
-            nl_mac: Default::default(),
-            nl_ip: Default::default(),
-            nl_port: Default::default(),
-            src_mac: Default::default(),
-            src_ip: Default::default(),
-            src_port: Default::default(),
-            cluster: Default::default(),
-            sender: Default::default(),
-            ttl: Default::default(),
-            r_data: Default::default(),
-            r_keep: Default::default(),
-            r_valid: Default::default(),
-            r_last: Default::default(),
-            busy: Default::default(),
-            drop_ok: Default::default(),
-            drop_nl: Default::default(),
-            q_kind: Default::default(),
-            q_client: Default::default(),
-            q_seq: Default::default(),
-            q_a: Default::default(),
-            q_b: Default::default(),
-            q_mac: Default::default(),
-            q_ip: Default::default(),
-            q_port: Default::default(),
-            r_count: Default::default(),
-            r_rp: Default::default(),
-            r_wp: Default::default(),
-            r_beat: Default::default(),
-            r_src_sum: Default::default(),
-            r_csum: Default::default(),
-            active: Default::default(),
-            last: Default::default(),
-            space: Default::default(),
-            space1: Default::default(),
-            acc_ok: Default::default(),
-            acc_nl: Default::default(),
-            wa1: Default::default(),
-            cnt0: Default::default(),
-            cnt1: Default::default(),
-            boff: Default::default(),
-            cs_a: Default::default(),
-            cs_b: Default::default(),
-            cs_c: Default::default(),
-            cs_d: Default::default(),
-            cs_t: Default::default(),
-            cs_tc: Default::default(),
-            cs_e: Default::default(),
-            cs_f: Default::default(),
-            cs_g: Default::default(),
-            cs_h: Default::default(),
-            beat_ok: Default::default(),
-            beat_nl: Default::default(),
-            epochw: Default::default(),
-            ttlw: Default::default(),
-            beatw: Default::default(),
-            okb: ReplyOkBytes::new(ok_map()),
-            nlb: ReplyNlBytes::new(nl_map()),
-            xok: Default::default(),
-            xnl: Default::default(),
-            k0_1: k(0),
-            k1_1: k(1),
-            k0_8: k(0),
-            k1_8: k(1),
-            k1_16: k(1),
-            k8_16: k(8),
-            k6_idx: k(6),
-            k_depth: k(1 << A),
-            k_lastbeat: k(BEATS as u64 - 1),
-            k_lastkeep: k(0xFF >> (8 - last_bytes)),
-            k_ff8: k(0xFF),
-            k_ipsum: k(ip_const_sum()),
-        }
+        Self::build(last_bytes)
     }
 }
 

@@ -30,30 +30,31 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-/// The block.
-#[derive(LogicBlock)]
-pub struct ReqCapture {
-    pub clock: Signal<In, Clock>,
-    pub s_data: Signal<In, Bits<64>>,
-    pub s_valid: Signal<In, Bit>,
-    pub s_last: Signal<In, Bit>,
-    /// The last frame's payload bytes 0..128 (frame bytes 70..198), byte 0 in bits 1023..1016.
-    pub payload: Signal<Out, Bits<1024>>,
-    beat: DFF<Bits<16>>,
-    a: DFF<Bits<16>>,
-    b: DFF<Bits<960>>,
-    c: DFF<Bits<48>>,
-    b_w: LaneWrite<960>,
-    order: ReqPayload,
-    lane: Signal<Local, Bits<5>>,
-    k0_16: Constant<Bits<16>>,
-    k1_16: Constant<Bits<16>>,
-    k_beat_a: Constant<Bits<16>>,
-    k_beat_b: Constant<Bits<16>>,
-    k_beat_c: Constant<Bits<16>>,
-    k_lane0: Constant<Bits<5>>,
-    k0_960: Constant<Bits<960>>,
-    k0_48: Constant<Bits<48>>,
+block! {
+    /// The block.
+    pub struct ReqCapture() {
+        pub clock: Signal<In, Clock>,
+        pub s_data: Signal<In, Bits<64>>,
+        pub s_valid: Signal<In, Bit>,
+        pub s_last: Signal<In, Bit>,
+        /// The last frame's payload bytes 0..128 (frame bytes 70..198), byte 0 in bits 1023..1016.
+        pub payload: Signal<Out, Bits<1024>>,
+        beat: DFF<Bits<16>>,
+        a: DFF<Bits<16>>,
+        b: DFF<Bits<960>>,
+        c: DFF<Bits<48>>,
+        b_w: LaneWrite<960>,
+        order: ReqPayload,
+        lane: Signal<Local, Bits<5>>,
+        k0_16: Constant<Bits<16>> = k(0),
+        k1_16: Constant<Bits<16>> = k(1),
+        k_beat_a: Constant<Bits<16>> = k(FIRST_BEAT),
+        k_beat_b: Constant<Bits<16>> = k(FIRST_BEAT + 1),
+        k_beat_c: Constant<Bits<16>> = k(FIRST_BEAT + 16),
+        k_lane0: Constant<Bits<5>> = k(FIRST_BEAT + 1),
+        k0_960: Constant<Bits<960>> = Constant::new(Bits::<960>::default()),
+        k0_48: Constant<Bits<48>> = k(0),
+    }
 }
 
 impl Default for ReqCapture {
@@ -64,28 +65,7 @@ impl Default for ReqCapture {
             8 * FIRST_BEAT as usize + 6,
             "req_capture: the REQUEST payload moved"
         );
-        Self {
-            clock: Default::default(),
-            s_data: Default::default(),
-            s_valid: Default::default(),
-            s_last: Default::default(),
-            payload: Default::default(),
-            beat: Default::default(),
-            a: Default::default(),
-            b: Default::default(),
-            c: Default::default(),
-            b_w: Default::default(),
-            order: Default::default(),
-            lane: Default::default(),
-            k0_16: k(0),
-            k1_16: k(1),
-            k_beat_a: k(FIRST_BEAT),
-            k_beat_b: k(FIRST_BEAT + 1),
-            k_beat_c: k(FIRST_BEAT + 16),
-            k_lane0: k(FIRST_BEAT + 1),
-            k0_960: Constant::new(Bits::<960>::default()),
-            k0_48: k(0),
-        }
+        Self::build()
     }
 }
 

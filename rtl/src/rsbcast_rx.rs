@@ -62,63 +62,64 @@ pub mod outcome {
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
-/// What a copy does, from the registered state (combinational).
-#[derive(LogicBlock)]
-pub struct RxJudge<const A: usize> {
-    pub trees: Signal<In, Bits<3>>,
-    pub copy_tree: Signal<In, Bits<2>>,
-    pub copy_seq: Signal<In, Bits<32>>,
-    pub q_next0: Signal<In, Bits<32>>,
-    pub q_next1: Signal<In, Bits<32>>,
-    pub q_next2: Signal<In, Bits<32>>,
-    pub q_next3: Signal<In, Bits<32>>,
-    pub q_base: Signal<In, Bits<32>>,
-    pub q_count: Signal<In, Bits<16>>,
-    /// `base + count`: the seq of the next new message (registered beside `count`).
-    pub q_top: Signal<In, Bits<32>>,
-    /// `count` is the capacity (registered).
-    pub q_full: Signal<In, Bit>,
-    pub missing: Signal<Out, Bits<4>>,
-    pub in_flight: Signal<Out, Bits<16>>,
-    pub outcome: Signal<Out, Bits<3>>,
-    pub outcome_fresh: Signal<Out, Bits<3>>,
-    pub push: Signal<Out, Bit>,
-    pub n0: Signal<Out, Bits<32>>,
-    pub n1: Signal<Out, Bits<32>>,
-    pub n2: Signal<Out, Bits<32>>,
-    pub n3: Signal<Out, Bits<32>>,
-    expected: Signal<Local, Bits<32>>,
-    diff: Signal<Local, Bits<32>>,
-    seq1: Signal<Local, Bits<32>>,
-    done0: Signal<Local, Bit>,
-    done1: Signal<Local, Bit>,
-    done2: Signal<Local, Bit>,
-    done3: Signal<Local, Bit>,
-    m0: Signal<Local, Bits<4>>,
-    m1: Signal<Local, Bits<4>>,
-    m2: Signal<Local, Bits<4>>,
-    m3: Signal<Local, Bits<4>>,
-    o_cur: Signal<Local, Bits<3>>,
-    o_fresh: Signal<Local, Bits<3>>,
-    p: Signal<Local, Bit>,
-    c1_32: Constant<Bits<32>>,
-    c1_3: Constant<Bits<3>>,
-    c2_3: Constant<Bits<3>>,
-    c3_3: Constant<Bits<3>>,
-    c0_4: Constant<Bits<4>>,
-    bit0_4: Constant<Bits<4>>,
-    bit1_4: Constant<Bits<4>>,
-    bit2_4: Constant<Bits<4>>,
-    bit3_4: Constant<Bits<4>>,
-    tree0: Constant<Bits<2>>,
-    tree1: Constant<Bits<2>>,
-    tree2: Constant<Bits<2>>,
-    o_first: Constant<Bits<3>>,
-    o_more: Constant<Bits<3>>,
-    o_deliver: Constant<Bits<3>>,
-    o_duplicate: Constant<Bits<3>>,
-    o_gap: Constant<Bits<3>>,
-    o_too_many: Constant<Bits<3>>,
+block! {
+    /// What a copy does, from the registered state (combinational).
+    pub struct RxJudge<const A: usize>() {
+        pub trees: Signal<In, Bits<3>>,
+        pub copy_tree: Signal<In, Bits<2>>,
+        pub copy_seq: Signal<In, Bits<32>>,
+        pub q_next0: Signal<In, Bits<32>>,
+        pub q_next1: Signal<In, Bits<32>>,
+        pub q_next2: Signal<In, Bits<32>>,
+        pub q_next3: Signal<In, Bits<32>>,
+        pub q_base: Signal<In, Bits<32>>,
+        pub q_count: Signal<In, Bits<16>>,
+        /// `base + count`: the seq of the next new message (registered beside `count`).
+        pub q_top: Signal<In, Bits<32>>,
+        /// `count` is the capacity (registered).
+        pub q_full: Signal<In, Bit>,
+        pub missing: Signal<Out, Bits<4>>,
+        pub in_flight: Signal<Out, Bits<16>>,
+        pub outcome: Signal<Out, Bits<3>>,
+        pub outcome_fresh: Signal<Out, Bits<3>>,
+        pub push: Signal<Out, Bit>,
+        pub n0: Signal<Out, Bits<32>>,
+        pub n1: Signal<Out, Bits<32>>,
+        pub n2: Signal<Out, Bits<32>>,
+        pub n3: Signal<Out, Bits<32>>,
+        expected: Signal<Local, Bits<32>>,
+        diff: Signal<Local, Bits<32>>,
+        seq1: Signal<Local, Bits<32>>,
+        done0: Signal<Local, Bit>,
+        done1: Signal<Local, Bit>,
+        done2: Signal<Local, Bit>,
+        done3: Signal<Local, Bit>,
+        m0: Signal<Local, Bits<4>>,
+        m1: Signal<Local, Bits<4>>,
+        m2: Signal<Local, Bits<4>>,
+        m3: Signal<Local, Bits<4>>,
+        o_cur: Signal<Local, Bits<3>>,
+        o_fresh: Signal<Local, Bits<3>>,
+        p: Signal<Local, Bit>,
+        c1_32: Constant<Bits<32>> = k(1),
+        c1_3: Constant<Bits<3>> = k(1),
+        c2_3: Constant<Bits<3>> = k(2),
+        c3_3: Constant<Bits<3>> = k(3),
+        c0_4: Constant<Bits<4>> = k(0),
+        bit0_4: Constant<Bits<4>> = k(1),
+        bit1_4: Constant<Bits<4>> = k(2),
+        bit2_4: Constant<Bits<4>> = k(4),
+        bit3_4: Constant<Bits<4>> = k(8),
+        tree0: Constant<Bits<2>> = k(0),
+        tree1: Constant<Bits<2>> = k(1),
+        tree2: Constant<Bits<2>> = k(2),
+        o_first: Constant<Bits<3>> = k(outcome::FIRST),
+        o_more: Constant<Bits<3>> = k(outcome::MORE),
+        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
+        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
+        o_gap: Constant<Bits<3>> = k(outcome::GAP),
+        o_too_many: Constant<Bits<3>> = k(outcome::TOO_MANY),
+    }
 }
 
 impl<const A: usize> Default for RxJudge<A> {
@@ -127,60 +128,7 @@ impl<const A: usize> Default for RxJudge<A> {
             (1..16).contains(&A),
             "rsbcast_rx: 2 to 2^15 messages in flight"
         );
-        Self {
-            trees: Default::default(),
-            copy_tree: Default::default(),
-            copy_seq: Default::default(),
-            q_next0: Default::default(),
-            q_next1: Default::default(),
-            q_next2: Default::default(),
-            q_next3: Default::default(),
-            q_base: Default::default(),
-            q_count: Default::default(),
-            q_top: Default::default(),
-            q_full: Default::default(),
-            missing: Default::default(),
-            in_flight: Default::default(),
-            outcome: Default::default(),
-            outcome_fresh: Default::default(),
-            push: Default::default(),
-            n0: Default::default(),
-            n1: Default::default(),
-            n2: Default::default(),
-            n3: Default::default(),
-            expected: Default::default(),
-            diff: Default::default(),
-            seq1: Default::default(),
-            done0: Default::default(),
-            done1: Default::default(),
-            done2: Default::default(),
-            done3: Default::default(),
-            m0: Default::default(),
-            m1: Default::default(),
-            m2: Default::default(),
-            m3: Default::default(),
-            o_cur: Default::default(),
-            o_fresh: Default::default(),
-            p: Default::default(),
-            c1_32: k(1),
-            c1_3: k(1),
-            c2_3: k(2),
-            c3_3: k(3),
-            c0_4: k(0),
-            bit0_4: k(1),
-            bit1_4: k(2),
-            bit2_4: k(4),
-            bit3_4: k(8),
-            tree0: k(0),
-            tree1: k(1),
-            tree2: k(2),
-            o_first: k(outcome::FIRST),
-            o_more: k(outcome::MORE),
-            o_deliver: k(outcome::DELIVER),
-            o_duplicate: k(outcome::DUPLICATE),
-            o_gap: k(outcome::GAP),
-            o_too_many: k(outcome::TOO_MANY),
-        }
+        Self::build()
     }
 }
 
@@ -278,162 +226,95 @@ impl<const A: usize> Logic for RxJudge<A> {
     }
 }
 
-/// The receiver's next state, and the writes and reads of the RAM of first-copy times.
-#[derive(LogicBlock)]
-pub struct RxUpdate<const A: usize> {
-    pub restart: Signal<In, Bit>,
-    /// The seq a restart expects next on every tree (0, or a joining node's lock-on point).
-    pub restart_base: Signal<In, Bits<32>>,
-    pub apply: Signal<In, Bit>,
-    pub copy_tree: Signal<In, Bits<2>>,
-    pub outcome: Signal<In, Bits<3>>,
-    pub outcome_fresh: Signal<In, Bits<3>>,
-    pub push: Signal<In, Bit>,
-    pub n0: Signal<In, Bits<32>>,
-    pub n1: Signal<In, Bits<32>>,
-    pub n2: Signal<In, Bits<32>>,
-    pub n3: Signal<In, Bits<32>>,
-    pub q_now: Signal<In, Bits<32>>,
-    pub q_next0: Signal<In, Bits<32>>,
-    pub q_next1: Signal<In, Bits<32>>,
-    pub q_next2: Signal<In, Bits<32>>,
-    pub q_next3: Signal<In, Bits<32>>,
-    pub q_base: Signal<In, Bits<32>>,
-    pub q_count: Signal<In, Bits<16>>,
-    pub q_top: Signal<In, Bits<32>>,
-    pub q_full: Signal<In, Bit>,
-    pub q_first0: Signal<In, Bits<32>>,
-    pub q_first1: Signal<In, Bits<32>>,
-    pub q_first2: Signal<In, Bits<32>>,
-    /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
-    pub q_moved: Signal<In, Bit>,
-    /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
-    /// cycle's `base + 3` is the first if `base` did not move, the second if it did.
-    pub ram3: Signal<In, Bits<32>>,
-    pub ram4: Signal<In, Bits<32>>,
-    /// Last cycle's write went to the address `ram3` read (which gave the old word):
-    /// `byp_first` is the word written. (`ram4`'s read needs none: it is used after a
-    /// delivery, and a cycle that delivers pushes nothing into the RAM.)
-    pub byp3: Signal<In, Bit>,
-    pub byp_first: Signal<In, Bits<32>>,
-    /// `delta + drift`: the window of the expiry computed for the next cycle.
-    pub window: Signal<In, Bits<32>>,
-    pub d_now: Signal<Out, Bits<32>>,
-    pub d_next0: Signal<Out, Bits<32>>,
-    pub d_next1: Signal<Out, Bits<32>>,
-    pub d_next2: Signal<Out, Bits<32>>,
-    pub d_next3: Signal<Out, Bits<32>>,
-    pub d_base: Signal<Out, Bits<32>>,
-    pub d_count: Signal<Out, Bits<16>>,
-    pub d_top: Signal<Out, Bits<32>>,
-    pub d_full: Signal<Out, Bit>,
-    pub d_first0: Signal<Out, Bits<32>>,
-    pub d_first1: Signal<Out, Bits<32>>,
-    pub d_first2: Signal<Out, Bits<32>>,
-    pub d_moved: Signal<Out, Bit>,
-    /// Next cycle's `expired`: `count > 0 && now - first0 > window` of the next state.
-    pub d_expired: Signal<Out, Bit>,
-    /// RAM write of a pushed message's `first` (`now`) at its seq (`base + count`).
-    pub w_en: Signal<Out, Bit>,
-    pub w_addr: Signal<Out, Bits<A>>,
-    /// RAM reads: `base + 3` and `base + 4`, from the registers only.
-    pub r3: Signal<Out, Bits<A>>,
-    pub r4: Signal<Out, Bits<A>>,
-    x0: Signal<Local, Bits<32>>,
-    x1: Signal<Local, Bits<32>>,
-    e0: Signal<Local, Bit>,
-    e1: Signal<Local, Bit>,
-    ez: Signal<Local, Bit>,
-    first3: Signal<Local, Bits<32>>,
-    c0_32: Constant<Bits<32>>,
-    c1_32: Constant<Bits<32>>,
-    c3_a: Constant<Bits<A>>,
-    c4_a: Constant<Bits<A>>,
-    c0_16: Constant<Bits<16>>,
-    c1_16: Constant<Bits<16>>,
-    c2_16: Constant<Bits<16>>,
-    c_last: Constant<Bits<16>>,
-    tree0: Constant<Bits<2>>,
-    tree1: Constant<Bits<2>>,
-    tree2: Constant<Bits<2>>,
-    o_first: Constant<Bits<3>>,
-    o_more: Constant<Bits<3>>,
-    o_deliver: Constant<Bits<3>>,
+block! {
+    /// The receiver's next state, and the writes and reads of the RAM of first-copy times.
+    pub struct RxUpdate<const A: usize>() {
+        pub restart: Signal<In, Bit>,
+        /// The seq a restart expects next on every tree (0, or a joining node's lock-on point).
+        pub restart_base: Signal<In, Bits<32>>,
+        pub apply: Signal<In, Bit>,
+        pub copy_tree: Signal<In, Bits<2>>,
+        pub outcome: Signal<In, Bits<3>>,
+        pub outcome_fresh: Signal<In, Bits<3>>,
+        pub push: Signal<In, Bit>,
+        pub n0: Signal<In, Bits<32>>,
+        pub n1: Signal<In, Bits<32>>,
+        pub n2: Signal<In, Bits<32>>,
+        pub n3: Signal<In, Bits<32>>,
+        pub q_now: Signal<In, Bits<32>>,
+        pub q_next0: Signal<In, Bits<32>>,
+        pub q_next1: Signal<In, Bits<32>>,
+        pub q_next2: Signal<In, Bits<32>>,
+        pub q_next3: Signal<In, Bits<32>>,
+        pub q_base: Signal<In, Bits<32>>,
+        pub q_count: Signal<In, Bits<16>>,
+        pub q_top: Signal<In, Bits<32>>,
+        pub q_full: Signal<In, Bit>,
+        pub q_first0: Signal<In, Bits<32>>,
+        pub q_first1: Signal<In, Bits<32>>,
+        pub q_first2: Signal<In, Bits<32>>,
+        /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
+        pub q_moved: Signal<In, Bit>,
+        /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
+        /// cycle's `base + 3` is the first if `base` did not move, the second if it did.
+        pub ram3: Signal<In, Bits<32>>,
+        pub ram4: Signal<In, Bits<32>>,
+        /// Last cycle's write went to the address `ram3` read (which gave the old word):
+        /// `byp_first` is the word written. (`ram4`'s read needs none: it is used after a
+        /// delivery, and a cycle that delivers pushes nothing into the RAM.)
+        pub byp3: Signal<In, Bit>,
+        pub byp_first: Signal<In, Bits<32>>,
+        /// `delta + drift`: the window of the expiry computed for the next cycle.
+        pub window: Signal<In, Bits<32>>,
+        pub d_now: Signal<Out, Bits<32>>,
+        pub d_next0: Signal<Out, Bits<32>>,
+        pub d_next1: Signal<Out, Bits<32>>,
+        pub d_next2: Signal<Out, Bits<32>>,
+        pub d_next3: Signal<Out, Bits<32>>,
+        pub d_base: Signal<Out, Bits<32>>,
+        pub d_count: Signal<Out, Bits<16>>,
+        pub d_top: Signal<Out, Bits<32>>,
+        pub d_full: Signal<Out, Bit>,
+        pub d_first0: Signal<Out, Bits<32>>,
+        pub d_first1: Signal<Out, Bits<32>>,
+        pub d_first2: Signal<Out, Bits<32>>,
+        pub d_moved: Signal<Out, Bit>,
+        /// Next cycle's `expired`: `count > 0 && now - first0 > window` of the next state.
+        pub d_expired: Signal<Out, Bit>,
+        /// RAM write of a pushed message's `first` (`now`) at its seq (`base + count`).
+        pub w_en: Signal<Out, Bit>,
+        pub w_addr: Signal<Out, Bits<A>>,
+        /// RAM reads: `base + 3` and `base + 4`, from the registers only.
+        pub r3: Signal<Out, Bits<A>>,
+        pub r4: Signal<Out, Bits<A>>,
+        x0: Signal<Local, Bits<32>>,
+        x1: Signal<Local, Bits<32>>,
+        e0: Signal<Local, Bit>,
+        e1: Signal<Local, Bit>,
+        ez: Signal<Local, Bit>,
+        first3: Signal<Local, Bits<32>>,
+        c0_32: Constant<Bits<32>> = k(0),
+        c1_32: Constant<Bits<32>> = k(1),
+        // Modulo the RAM's size (with 4 entries `base + 4` is `base`, never read: the
+        // three head registers and one RAM word hold everything in flight).
+        c3_a: Constant<Bits<A>> = k(3 % (1 << A)),
+        c4_a: Constant<Bits<A>> = k(4 % (1 << A)),
+        c0_16: Constant<Bits<16>> = k(0),
+        c1_16: Constant<Bits<16>> = k(1),
+        c2_16: Constant<Bits<16>> = k(2),
+        c_last: Constant<Bits<16>> = k((1 << A) - 1),
+        tree0: Constant<Bits<2>> = k(0),
+        tree1: Constant<Bits<2>> = k(1),
+        tree2: Constant<Bits<2>> = k(2),
+        o_first: Constant<Bits<3>> = k(outcome::FIRST),
+        o_more: Constant<Bits<3>> = k(outcome::MORE),
+        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
+    }
 }
 
 impl<const A: usize> Default for RxUpdate<A> {
     fn default() -> Self {
-        Self {
-            restart: Default::default(),
-            restart_base: Default::default(),
-            apply: Default::default(),
-            copy_tree: Default::default(),
-            outcome: Default::default(),
-            outcome_fresh: Default::default(),
-            push: Default::default(),
-            n0: Default::default(),
-            n1: Default::default(),
-            n2: Default::default(),
-            n3: Default::default(),
-            q_now: Default::default(),
-            q_next0: Default::default(),
-            q_next1: Default::default(),
-            q_next2: Default::default(),
-            q_next3: Default::default(),
-            q_base: Default::default(),
-            q_count: Default::default(),
-            q_top: Default::default(),
-            q_full: Default::default(),
-            q_first0: Default::default(),
-            q_first1: Default::default(),
-            q_first2: Default::default(),
-            q_moved: Default::default(),
-            ram3: Default::default(),
-            ram4: Default::default(),
-            byp3: Default::default(),
-            byp_first: Default::default(),
-            window: Default::default(),
-            d_now: Default::default(),
-            d_next0: Default::default(),
-            d_next1: Default::default(),
-            d_next2: Default::default(),
-            d_next3: Default::default(),
-            d_base: Default::default(),
-            d_count: Default::default(),
-            d_top: Default::default(),
-            d_full: Default::default(),
-            d_first0: Default::default(),
-            d_first1: Default::default(),
-            d_first2: Default::default(),
-            d_moved: Default::default(),
-            d_expired: Default::default(),
-            w_en: Default::default(),
-            w_addr: Default::default(),
-            r3: Default::default(),
-            r4: Default::default(),
-            x0: Default::default(),
-            x1: Default::default(),
-            e0: Default::default(),
-            e1: Default::default(),
-            ez: Default::default(),
-            first3: Default::default(),
-            c0_32: k(0),
-            c1_32: k(1),
-            // Modulo the RAM's size (with 4 entries `base + 4` is `base`, never read: the
-            // three head registers and one RAM word hold everything in flight).
-            c3_a: k(3 % (1 << A)),
-            c4_a: k(4 % (1 << A)),
-            c0_16: k(0),
-            c1_16: k(1),
-            c2_16: k(2),
-            c_last: k((1 << A) - 1),
-            tree0: k(0),
-            tree1: k(1),
-            tree2: k(2),
-            o_first: k(outcome::FIRST),
-            o_more: k(outcome::MORE),
-            o_deliver: k(outcome::DELIVER),
-        }
+        Self::build()
     }
 }
 
@@ -554,91 +435,58 @@ impl<const A: usize> Logic for RxUpdate<A> {
     }
 }
 
-/// The receiver: registers, the RAM of first-copy times (`2^A` words, written twice for its
-/// two reads: it tracks `2^A` messages in flight), [`RxJudge`] and [`RxUpdate`] (this block
-/// only wires them, and registers the RAM reads' forwarding of last cycle's write).
-///
-/// Inputs: `restart` starts afresh this cycle (`restart_base` expected next on every tree: 0, or
-/// a joining node's lock-on point; a copy applied in the same cycle is judged by
-/// `outcome_fresh`, against a receiver at 0, so a restart elsewhere comes without one); `apply` records this cycle's copy
-/// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
-#[derive(LogicBlock)]
-pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS> {
-    pub clock: Signal<In, Clock>,
-    pub restart: Signal<In, Bit>,
-    pub restart_base: Signal<In, Bits<32>>,
-    pub apply: Signal<In, Bit>,
-    pub copy_tree: Signal<In, Bits<2>>,
-    pub copy_seq: Signal<In, Bits<32>>,
-    pub trees: Signal<In, Bits<3>>,
-    pub window: Signal<In, Bits<32>>,
-    pub expired: Signal<Out, Bit>,
-    pub missing: Signal<Out, Bits<4>>,
-    pub in_flight: Signal<Out, Bits<16>>,
-    pub outcome: Signal<Out, Bits<3>>,
-    pub outcome_fresh: Signal<Out, Bits<3>>,
-    judge: RxJudge<A>,
-    upd: RxUpdate<A>,
-    r_now: DFF<Bits<32>>,
-    r_next0: DFF<Bits<32>>,
-    r_next1: DFF<Bits<32>>,
-    r_next2: DFF<Bits<32>>,
-    r_next3: DFF<Bits<32>>,
-    r_base: DFF<Bits<32>>,
-    r_count: DFF<Bits<16>>,
-    r_top: DFF<Bits<32>>,
-    r_full: DFF<Bit>,
-    r_first0: DFF<Bits<32>>,
-    r_first1: DFF<Bits<32>>,
-    r_first2: DFF<Bits<32>>,
-    r_moved: DFF<Bit>,
-    /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
-    ram3: RAM<Bits<32>, A>,
-    ram4: RAM<Bits<32>, A>,
-    /// Last cycle's write went to the address read by `ram3` (`byp_first`: the word).
-    r_byp3: DFF<Bit>,
-    r_byp_first: DFF<Bits<32>>,
-    /// `expired`, registered (computed by `RxUpdate` from the candidates of the next head).
-    r_expired: DFF<Bit>,
+block! {
+    /// The receiver: registers, the RAM of first-copy times (`2^A` words, written twice for its
+    /// two reads: it tracks `2^A` messages in flight), [`RxJudge`] and [`RxUpdate`] (this block
+    /// only wires them, and registers the RAM reads' forwarding of last cycle's write).
+    ///
+    /// Inputs: `restart` starts afresh this cycle (`restart_base` expected next on every tree: 0, or
+    /// a joining node's lock-on point; a copy applied in the same cycle is judged by
+    /// `outcome_fresh`, against a receiver at 0, so a restart elsewhere comes without one); `apply` records this cycle's copy
+    /// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
+    pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS>() {
+        pub clock: Signal<In, Clock>,
+        pub restart: Signal<In, Bit>,
+        pub restart_base: Signal<In, Bits<32>>,
+        pub apply: Signal<In, Bit>,
+        pub copy_tree: Signal<In, Bits<2>>,
+        pub copy_seq: Signal<In, Bits<32>>,
+        pub trees: Signal<In, Bits<3>>,
+        pub window: Signal<In, Bits<32>>,
+        pub expired: Signal<Out, Bit>,
+        pub missing: Signal<Out, Bits<4>>,
+        pub in_flight: Signal<Out, Bits<16>>,
+        pub outcome: Signal<Out, Bits<3>>,
+        pub outcome_fresh: Signal<Out, Bits<3>>,
+        judge: RxJudge<A>,
+        upd: RxUpdate<A>,
+        r_now: DFF<Bits<32>>,
+        r_next0: DFF<Bits<32>>,
+        r_next1: DFF<Bits<32>>,
+        r_next2: DFF<Bits<32>>,
+        r_next3: DFF<Bits<32>>,
+        r_base: DFF<Bits<32>>,
+        r_count: DFF<Bits<16>>,
+        r_top: DFF<Bits<32>>,
+        r_full: DFF<Bit>,
+        r_first0: DFF<Bits<32>>,
+        r_first1: DFF<Bits<32>>,
+        r_first2: DFF<Bits<32>>,
+        r_moved: DFF<Bit>,
+        /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
+        ram3: RAM<Bits<32>, A>,
+        ram4: RAM<Bits<32>, A>,
+        /// Last cycle's write went to the address read by `ram3` (`byp_first`: the word).
+        r_byp3: DFF<Bit>,
+        r_byp_first: DFF<Bits<32>>,
+        /// `expired`, registered (computed by `RxUpdate` from the candidates of the next head).
+        r_expired: DFF<Bit>,
+    }
 }
 
 impl<const A: usize> Default for RsbcastRx<A> {
     fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            restart: Default::default(),
-            restart_base: Default::default(),
-            apply: Default::default(),
-            copy_tree: Default::default(),
-            copy_seq: Default::default(),
-            trees: Default::default(),
-            window: Default::default(),
-            expired: Default::default(),
-            missing: Default::default(),
-            in_flight: Default::default(),
-            outcome: Default::default(),
-            outcome_fresh: Default::default(),
-            judge: Default::default(),
-            upd: Default::default(),
-            r_now: Default::default(),
-            r_next0: Default::default(),
-            r_next1: Default::default(),
-            r_next2: Default::default(),
-            r_next3: Default::default(),
-            r_base: Default::default(),
-            r_count: Default::default(),
-            r_top: Default::default(),
-            r_full: Default::default(),
-            r_first0: Default::default(),
-            r_first1: Default::default(),
-            r_first2: Default::default(),
-            r_moved: Default::default(),
-            ram3: Default::default(),
-            ram4: Default::default(),
-            r_byp3: Default::default(),
-            r_byp_first: Default::default(),
-            r_expired: Default::default(),
-        }
+        Self::build()
     }
 }
 
