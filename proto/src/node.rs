@@ -301,13 +301,14 @@ impl Queued {
     }
 }
 
-/// Joining node, before it has locked onto the stream: the epoch each tree showed a copy of
-/// (all the same: a copy of another epoch starts over), and the newest seq any of those copies
-/// carried (serial-number order, kept as they arrive: one comparison per copy, which the card
-/// does in the copy's cycle).
+/// Joining node, before it has locked onto the stream: the epoch of the copies it watches (a
+/// copy of another epoch starts over), the trees that showed one (bit t: tree t), and the newest
+/// seq those copies carried (serial-number order, kept as they arrive: one comparison per copy,
+/// which the card does in the copy's cycle).
 #[derive(Clone, Debug, Default)]
 struct Sync {
-    seen: [Option<u32>; 4],
+    epoch: Option<u32>,
+    trees: u8,
     newest: u32,
 }
 
@@ -1681,18 +1682,18 @@ impl Node {
             return;
         };
         let (e, s) = (d.meta.epoch, d.meta.msg_seq);
-        if sync.seen.iter().flatten().any(|&le| le != e) {
-            *sync = Sync::default();
-        }
-        let first = sync.seen.iter().all(Option::is_none);
-        if first || (s.wrapping_sub(sync.newest) as i32) > 0 {
+        if sync.epoch != Some(e) {
+            *sync = Sync {
+                epoch: Some(e),
+                trees: 0,
+                newest: s,
+            };
+        } else if (s.wrapping_sub(sync.newest) as i32) > 0 {
             sync.newest = s;
         }
-        sync.seen[d.meta.tree as usize] = Some(e);
-        if sync.seen[..self.cfg.trees as usize]
-            .iter()
-            .all(Option::is_some)
-        {
+        sync.trees |= 1 << d.meta.tree;
+        let all = (1u8 << self.cfg.trees) - 1;
+        if sync.trees & all == all {
             // One past the newest seq any tree has shown.
             let start = sync.newest.wrapping_add(1);
             self.sync = None;

@@ -1420,11 +1420,7 @@ impl Env {
             t + 1,
             Event::Write {
                 addr: addr::CTRL,
-                value: if join {
-                    ctrl::ENABLE | ctrl::JOIN
-                } else {
-                    ctrl::ENABLE
-                },
+                value: e.enable_ctrl(),
             },
         );
         if join {
@@ -1538,14 +1534,28 @@ impl Env {
             );
         }
         if m.state() == State::Faulted && self.reenable_at.is_none() && self.rng.one_in(30) {
-            self.at(
-                t,
-                Event::Write {
-                    addr: addr::CTRL,
-                    value: 0,
-                },
-            );
-            self.reenable_at = Some(t + self.rng.range(2, 20));
+            self.disable_then_enable(t, 2, 20);
+        }
+    }
+
+    /// CTRL <- 0 now, and the enable (`enable_ctrl`) `lo..=hi` cycles later.
+    fn disable_then_enable(&mut self, t: u64, lo: u64, hi: u64) {
+        self.at(
+            t,
+            Event::Write {
+                addr: addr::CTRL,
+                value: 0,
+            },
+        );
+        self.reenable_at = Some(t + self.rng.range(lo, hi));
+    }
+
+    /// The CTRL value that enables this run's node: ENABLE, or ENABLE|JOIN in a join run.
+    fn enable_ctrl(&self) -> u32 {
+        if self.join {
+            ctrl::ENABLE | ctrl::JOIN
+        } else {
+            ctrl::ENABLE
         }
     }
 
@@ -1848,14 +1858,7 @@ impl Env {
             self.join_steps(t, m);
         }
         if enabled && self.reenable_at.is_none() && self.rng.one_in(600) {
-            self.at(
-                t,
-                Event::Write {
-                    addr: addr::CTRL,
-                    value: 0,
-                },
-            );
-            self.reenable_at = Some(t + self.rng.range(5, 40));
+            self.disable_then_enable(t, 5, 40);
         }
         if let Some(r) = self.reenable_at
             && t >= r
@@ -1869,11 +1872,7 @@ impl Env {
                 t,
                 Event::Write {
                     addr: addr::CTRL,
-                    value: if self.join {
-                        ctrl::ENABLE | ctrl::JOIN
-                    } else {
-                        ctrl::ENABLE
-                    },
+                    value: self.enable_ctrl(),
                 },
             );
         }
