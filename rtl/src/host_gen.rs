@@ -383,6 +383,11 @@ block! {
         pub host_ip: Signal<In, Bits<32>>,
         pub host_port: Signal<In, Bits<16>>,
         pub ttl: Signal<In, Bits<8>>,
+        /// The output FIFO behind the host stream has room for a whole frame (from registers):
+        /// a frame starts only then (`nc_engine`; tie high where the host stream's receiver
+        /// takes a beat every cycle). Without room a decision waits in the pending slot, or is
+        /// dropped (`drop`) when that is taken too.
+        pub room: Signal<In, Bit>,
         /// The host frame out.
         pub h_data: Signal<Out, Bits<64>>,
         pub h_keep: Signal<Out, Bits<8>>,
@@ -679,7 +684,8 @@ impl Logic for HostGen {
         self.beat16.narrow.next = self.r_beat.q.val();
         self.last_beat.next =
             self.r_streaming.q.val() && (self.beat16.wide.val() == self.r_lastidx.q.val());
-        self.can_start.next = !self.r_streaming.q.val() || self.last_beat.val();
+        self.can_start.next =
+            (!self.r_streaming.q.val() || self.last_beat.val()) && self.room.val();
         self.drop.next = (self.lead_load.val() && !self.lead_ok.val())
             || (self.rx_deliver.val() && !self.rx_ok.val());
         self.start.next = false;

@@ -53,6 +53,7 @@ pub mod layout;
 pub mod lowi_core;
 pub mod nc_core;
 pub mod nc_engine;
+pub mod out_fifo;
 pub mod pkt_gen;
 pub mod pkt_parser;
 pub mod pkt_stream;

@@ -19,11 +19,24 @@ use rust_hdl::prelude::*;
 use crate::host_gen::HostGen;
 use crate::lowi_core::{CLASS_BITS, STATE_BITS};
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
+use crate::out_fifo::OutFifo;
 use crate::pkt_gen::PktGen;
 use crate::pkt_parser::PktParser;
 use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
 use crate::req_capture::ReqCapture;
+
+/// Address bits of each tree stream's output FIFO (128 beats: a longest DECIDE frame, 82 beats,
+/// and the last beat of the one before it).
+pub const TREE_FIFO_BITS: usize = 7;
+/// Address bits of the host stream's output FIFO (256 beats: a longest host frame, 128 beats,
+/// and the last beat of the one before it).
+pub const HOST_FIFO_BITS: usize = 8;
+/// A DECIDE frame may start when its tree FIFOs have this many beats free.
+const TREE_ROOM: u64 = crate::pkt_stream::MAX_FRAME.div_ceil(8) as u64 + 1;
+/// A host frame may start when the host FIFO has this many beats free.
+const HOST_ROOM: u64 = crate::host_gen::BUF_BEATS as u64 + 1;
+const _: () = assert!(TREE_ROOM <= 1 << TREE_FIFO_BITS && HOST_ROOM <= 1 << HOST_FIFO_BITS);
 
 block! {
     /// The engine.
@@ -156,18 +169,22 @@ block! {
         pub g0_keep: Signal<Out, Bits<8>>,
         pub g0_valid: Signal<Out, Bit>,
         pub g0_last: Signal<Out, Bit>,
+        pub g0_ready: Signal<In, Bit>,
         pub g1_data: Signal<Out, Bits<64>>,
         pub g1_keep: Signal<Out, Bits<8>>,
         pub g1_valid: Signal<Out, Bit>,
         pub g1_last: Signal<Out, Bit>,
+        pub g1_ready: Signal<In, Bit>,
         pub g2_data: Signal<Out, Bits<64>>,
         pub g2_keep: Signal<Out, Bits<8>>,
         pub g2_valid: Signal<Out, Bit>,
         pub g2_last: Signal<Out, Bit>,
+        pub g2_ready: Signal<In, Bit>,
         pub g3_data: Signal<Out, Bits<64>>,
         pub g3_keep: Signal<Out, Bits<8>>,
         pub g3_valid: Signal<Out, Bit>,
         pub g3_last: Signal<Out, Bit>,
+        pub g3_ready: Signal<In, Bit>,
         /// A send came while the previous one still waited for its frame (dropped: the loop
         /// period is shorter than a frame).
         pub gen_overrun: Signal<Out, Bit>,
@@ -179,6 +196,7 @@ block! {
         pub h_keep: Signal<Out, Bits<8>>,
         pub h_valid: Signal<Out, Bit>,
         pub h_last: Signal<Out, Bit>,
+        pub h_ready: Signal<In, Bit>,
         /// A decision whose host frame could not be sent (both of host_gen's slots busy, or too
         /// long).
         pub host_drop: Signal<Out, Bit>,
@@ -188,12 +206,28 @@ block! {
         pub r_keep: Signal<Out, Bits<8>>,
         pub r_valid: Signal<Out, Bit>,
         pub r_last: Signal<Out, Bit>,
+        pub r_ready: Signal<In, Bit>,
         /// An OK / NOT_LEADER reply dropped because reply_gen's queue was full.
         pub reply_drop_ok: Signal<Out, Bit>,
         pub reply_drop_nl: Signal<Out, Bit>,
         pub reply_busy: Signal<Out, Bit>,
         core: NcCore<ENGINE_PAYLOAD_BITS>,
         decide_gen: PktGen,
+        /// The tree streams' and the host stream's output FIFOs (the MAC may pause them).
+        tq0: OutFifo<TREE_FIFO_BITS>,
+        tq1: OutFifo<TREE_FIFO_BITS>,
+        tq2: OutFifo<TREE_FIFO_BITS>,
+        tq3: OutFifo<TREE_FIFO_BITS>,
+        hq: OutFifo<HOST_FIFO_BITS>,
+        room0: Signal<Local, Bit>,
+        room1: Signal<Local, Bit>,
+        room2: Signal<Local, Bit>,
+        room3: Signal<Local, Bit>,
+        k_tree_room: Constant<Bits<16>> = Constant::new(TREE_ROOM.into()),
+        k_host_room: Constant<Bits<16>> = Constant::new(HOST_ROOM.into()),
+        k_t1_8: Constant<Bits<8>> = Constant::new(1.into()),
+        k_t2_8: Constant<Bits<8>> = Constant::new(2.into()),
+        k_t3_8: Constant<Bits<8>> = Constant::new(3.into()),
         /// The client port's REQUEST payload, first 128 bytes (beside `pc`, which keeps 8).
         req_cap: ReqCapture,
         /// The taken request's whole payload for the core (`hc_req_payload` keeps the first 8
@@ -719,24 +753,63 @@ impl Logic for NcEngine {
         self.decide_gen.src_mac.next = self.src_mac.out.val();
         self.decide_gen.src_ip.next = self.core.cfg_src_ip.val();
         self.decide_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
-        self.g0_data.next = self.decide_gen.m0_data.val();
-        self.g0_keep.next = self.decide_gen.m0_keep.val();
-        self.g0_valid.next = self.decide_gen.m0_valid.val();
-        self.g0_last.next = self.decide_gen.m0_last.val();
-        self.g1_data.next = self.decide_gen.m1_data.val();
-        self.g1_keep.next = self.decide_gen.m1_keep.val();
-        self.g1_valid.next = self.decide_gen.m1_valid.val();
-        self.g1_last.next = self.decide_gen.m1_last.val();
-        self.g2_data.next = self.decide_gen.m2_data.val();
-        self.g2_keep.next = self.decide_gen.m2_keep.val();
-        self.g2_valid.next = self.decide_gen.m2_valid.val();
-        self.g2_last.next = self.decide_gen.m2_last.val();
-        self.g3_data.next = self.decide_gen.m3_data.val();
-        self.g3_keep.next = self.decide_gen.m3_keep.val();
-        self.g3_valid.next = self.decide_gen.m3_valid.val();
-        self.g3_last.next = self.decide_gen.m3_last.val();
+        // Each tree's frames go through its output FIFO; a frame starts only when every tree
+        // in use has room for the longest one (a tree not in use has no frames).
+        self.tq0.clock.next = self.clock.val();
+        self.tq0.in_data.next = self.decide_gen.m0_data.val();
+        self.tq0.in_keep.next = self.decide_gen.m0_keep.val();
+        self.tq0.in_valid.next = self.decide_gen.m0_valid.val();
+        self.tq0.in_last.next = self.decide_gen.m0_last.val();
+        self.tq0.out_ready.next = self.g0_ready.val();
+        self.g0_data.next = self.tq0.out_data.val();
+        self.g0_keep.next = self.tq0.out_keep.val();
+        self.g0_valid.next = self.tq0.out_valid.val();
+        self.g0_last.next = self.tq0.out_last.val();
+        self.tq1.clock.next = self.clock.val();
+        self.tq1.in_data.next = self.decide_gen.m1_data.val();
+        self.tq1.in_keep.next = self.decide_gen.m1_keep.val();
+        self.tq1.in_valid.next = self.decide_gen.m1_valid.val();
+        self.tq1.in_last.next = self.decide_gen.m1_last.val();
+        self.tq1.out_ready.next = self.g1_ready.val();
+        self.g1_data.next = self.tq1.out_data.val();
+        self.g1_keep.next = self.tq1.out_keep.val();
+        self.g1_valid.next = self.tq1.out_valid.val();
+        self.g1_last.next = self.tq1.out_last.val();
+        self.tq2.clock.next = self.clock.val();
+        self.tq2.in_data.next = self.decide_gen.m2_data.val();
+        self.tq2.in_keep.next = self.decide_gen.m2_keep.val();
+        self.tq2.in_valid.next = self.decide_gen.m2_valid.val();
+        self.tq2.in_last.next = self.decide_gen.m2_last.val();
+        self.tq2.out_ready.next = self.g2_ready.val();
+        self.g2_data.next = self.tq2.out_data.val();
+        self.g2_keep.next = self.tq2.out_keep.val();
+        self.g2_valid.next = self.tq2.out_valid.val();
+        self.g2_last.next = self.tq2.out_last.val();
+        self.tq3.clock.next = self.clock.val();
+        self.tq3.in_data.next = self.decide_gen.m3_data.val();
+        self.tq3.in_keep.next = self.decide_gen.m3_keep.val();
+        self.tq3.in_valid.next = self.decide_gen.m3_valid.val();
+        self.tq3.in_last.next = self.decide_gen.m3_last.val();
+        self.tq3.out_ready.next = self.g3_ready.val();
+        self.g3_data.next = self.tq3.out_data.val();
+        self.g3_keep.next = self.tq3.out_keep.val();
+        self.g3_valid.next = self.tq3.out_valid.val();
+        self.g3_last.next = self.tq3.out_last.val();
+        self.room0.next = self.tq0.free.val() >= self.k_tree_room.val();
+        self.room1.next = (self.decide_gen.trees.val() <= self.k_t1_8.val())
+            || (self.tq1.free.val() >= self.k_tree_room.val());
+        self.room2.next = (self.decide_gen.trees.val() <= self.k_t2_8.val())
+            || (self.tq2.free.val() >= self.k_tree_room.val());
+        self.room3.next = (self.decide_gen.trees.val() <= self.k_t3_8.val())
+            || (self.tq3.free.val() >= self.k_tree_room.val());
+        self.decide_gen.room.next =
+            self.room0.val() && self.room1.val() && self.room2.val() && self.room3.val();
         self.gen_overrun.next = self.decide_gen.overrun.val();
-        self.gen_busy.next = self.decide_gen.busy.val();
+        self.gen_busy.next = self.decide_gen.busy.val()
+            || !self.tq0.empty.val()
+            || !self.tq1.empty.val()
+            || !self.tq2.empty.val()
+            || !self.tq3.empty.val();
         // The host path: the copy that completed a follower's delivery (captured from its tree
         // stream by host_gen), or the leader's tree-0 frame, readdressed to the host.
         self.host_gen.t0_data.next = self.t0_data.val();
@@ -770,12 +843,19 @@ impl Logic for NcEngine {
         self.host_gen.host_ip.next = self.core.cfg_host_ip.val();
         self.host_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
         self.host_gen.host_port.next = self.core.cfg_host_port.val().get_bits::<16>(0);
-        self.h_data.next = self.host_gen.h_data.val();
-        self.h_keep.next = self.host_gen.h_keep.val();
-        self.h_valid.next = self.host_gen.h_valid.val();
-        self.h_last.next = self.host_gen.h_last.val();
+        self.hq.clock.next = self.clock.val();
+        self.hq.in_data.next = self.host_gen.h_data.val();
+        self.hq.in_keep.next = self.host_gen.h_keep.val();
+        self.hq.in_valid.next = self.host_gen.h_valid.val();
+        self.hq.in_last.next = self.host_gen.h_last.val();
+        self.hq.out_ready.next = self.h_ready.val();
+        self.host_gen.room.next = self.hq.free.val() >= self.k_host_room.val();
+        self.h_data.next = self.hq.out_data.val();
+        self.h_keep.next = self.hq.out_keep.val();
+        self.h_valid.next = self.hq.out_valid.val();
+        self.h_last.next = self.hq.out_last.val();
         self.host_drop.next = self.host_gen.drop.val();
-        self.host_busy.next = self.host_gen.busy.val();
+        self.host_busy.next = self.host_gen.busy.val() || !self.hq.empty.val();
         // Client replies: OKs as the batch's entries leave the FIFO (with the address each
         // request came from), NOT_LEADER for the request taken this cycle.
         self.reply_gen.ok_valid.next = self.core.ok_valid.val();
@@ -804,6 +884,7 @@ impl Logic for NcEngine {
         self.r_keep.next = self.reply_gen.r_keep.val();
         self.r_valid.next = self.reply_gen.r_valid.val();
         self.r_last.next = self.reply_gen.r_last.val();
+        self.reply_gen.r_ready.next = self.r_ready.val();
         self.reply_drop_ok.next = self.reply_gen.drop_ok.val();
         self.reply_drop_nl.next = self.reply_gen.drop_nl.val();
         self.reply_busy.next = self.reply_gen.busy.val();

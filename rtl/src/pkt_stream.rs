@@ -219,6 +219,10 @@ block! {
         pub src_ip: Signal<In, Bits<32>>,
         /// IPv4 TTL of the frames (register `ttl`).
         pub ttl: Signal<In, Bits<8>>,
+        /// The output FIFOs behind the tree streams have room for a whole frame (from
+        /// registers): a frame starts only then, so it never stalls once started (`nc_engine`;
+        /// tie high where the streams' receivers take a beat every cycle).
+        pub room: Signal<In, Bit>,
         pub m0_data: Signal<Out, Bits<64>>,
         pub m0_keep: Signal<Out, Bits<8>>,
         pub m0_valid: Signal<Out, Bit>,
@@ -466,7 +470,8 @@ impl Logic for PktGen {
             && (self.r_beat.q.val() == self.r_nbeats.q.val() - self.k1_8.val());
         self.start.next = self.r_c_pending.q.val()
             && (!self.r_streaming.q.val() || self.last_beat.val())
-            && (self.r_n_got.q.val() == self.r_c_count.q.val());
+            && (self.r_n_got.q.val() == self.r_c_count.q.val())
+            && self.room.val();
         self.ready_unit.c_pending.next = self.r_c_pending.q.val();
         self.ready_unit.q_pending.next = false;
         self.ready_unit.streaming.next = self.r_streaming.q.val();
@@ -474,7 +479,10 @@ impl Logic for PktGen {
         self.ready_unit.nbeats.next = self.r_nbeats.q.val();
         self.ready_unit.n_got.next = self.r_n_got.q.val();
         self.ready_unit.count.next = self.r_c_count.q.val();
-        self.ready.next = self.ready_unit.ready.val();
+        // (`ready_unit` knows no `room`: a send is taken when nothing waits, or when the
+        // waiting frame starts, which needs room.)
+        self.ready.next =
+            self.ready_unit.ready.val() && (self.room.val() || !self.r_c_pending.q.val());
         self.overrun.next = self.send.val() && self.r_c_pending.q.val() && !self.start.val();
         self.busy.next = self.r_c_pending.q.val() || self.r_streaming.q.val();
         if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {

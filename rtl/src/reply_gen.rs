@@ -436,11 +436,13 @@ block! {
         pub cluster: Signal<In, Bits<32>>,
         pub sender: Signal<In, Bits<8>>,
         pub ttl: Signal<In, Bits<8>>,
-        /// The reply frames (a beat every cycle while `r_valid`).
+        /// The reply frames (AXI-Stream: a beat is taken in a cycle with `r_valid` and
+        /// `r_ready`; an offered beat stays offered until taken).
         pub r_data: Signal<Out, Bits<64>>,
         pub r_keep: Signal<Out, Bits<8>>,
         pub r_valid: Signal<Out, Bit>,
         pub r_last: Signal<Out, Bit>,
+        pub r_ready: Signal<In, Bit>,
         /// A frame is streaming or queued.
         pub busy: Signal<Out, Bit>,
         /// This cycle's OK / NOT_LEADER command was dropped: the queue was full.
@@ -465,6 +467,7 @@ block! {
         r_csum: DFF<Bits<16>>,
         active: Signal<Local, Bit>,
         last: Signal<Local, Bit>,
+        at_last: Signal<Local, Bit>,
         space: Signal<Local, Bits<8>>,
         space1: Signal<Local, Bits<8>>,
         acc_ok: Signal<Local, Bit>,
@@ -532,7 +535,10 @@ impl<const A: usize> Logic for ReplyGen<A> {
         // Queue control: the head streams while the queue is not empty; its last beat frees its
         // entry in this cycle; an OK is queued before a NOT_LEADER of the same cycle.
         self.active.next = self.r_count.q.val() != self.k0_8.val();
-        self.last.next = self.active.val() && (self.r_beat.q.val() == self.k_lastbeat.val());
+        // The head's beat is offered while the queue is not empty and taken with `r_ready`; its
+        // last beat taken frees its entry.
+        self.at_last.next = self.active.val() && (self.r_beat.q.val() == self.k_lastbeat.val());
+        self.last.next = self.at_last.val() && self.r_ready.val();
         if self.last.val() {
             self.space.next = self.k_depth.val() - self.r_count.q.val() + self.k1_8.val();
         } else {
@@ -560,7 +566,7 @@ impl<const A: usize> Logic for ReplyGen<A> {
             self.r_beat.d.next = self.k0_8.val();
         } else {
             self.cnt0.next = self.r_count.q.val();
-            if self.active.val() {
+            if self.active.val() && self.r_ready.val() {
                 self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
             }
         }
@@ -712,8 +718,8 @@ impl<const A: usize> Logic for ReplyGen<A> {
             self.r_data.next = self.beat_ok.val();
         }
         self.r_valid.next = self.active.val();
-        self.r_last.next = self.last.val();
-        if self.last.val() {
+        self.r_last.next = self.at_last.val();
+        if self.at_last.val() {
             self.r_keep.next = self.k_lastkeep.val();
         } else if self.active.val() {
             self.r_keep.next = self.k_ff8.val();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::lockstep::{config_writes, decide, request, tagged};
+use common::lockstep::{config_writes, decide, request, streams_ready, tagged};
 use proto::frame::{self, UdpMeta};
 use proto::regs::{Config, Counter, addr, ctrl};
 use proto::wire::{self, DecideKind, DecideMeta};
@@ -33,6 +33,44 @@ struct Engine {
     decides: Vec<(u64, u64, Vec<u8>)>,
     decide_cur: Option<(u64, Vec<u8>)>,
     overruns: u64,
+    /// Random backpressure: each output stream's `ready` is high with this probability (%)
+    /// each cycle, from this generator (None: always ready).
+    backpressure: Option<(Rng, u64)>,
+    /// Per output stream (g0..g3, h, r): the beat offered and not taken last cycle, whether a
+    /// frame is open (its first beat taken, not its last), and the frames taken.
+    streams: [Stream; 6],
+}
+
+/// What the checks of one output stream keep.
+#[derive(Default)]
+struct Stream {
+    held: Option<(u64, u64, bool)>,
+    open: bool,
+    cur: Vec<u8>,
+    frames: Vec<Vec<u8>>,
+}
+
+impl Stream {
+    /// This cycle's beat: AXI-Stream rules (an offered beat stays offered, unchanged, until
+    /// taken) and no gap inside a frame (a MAC would abort it); a taken beat is collected.
+    fn sample(&mut self, name: &str, cycle: u64, valid: bool, ready: bool, beat: (u64, u64, bool)) {
+        if let Some(h) = self.held {
+            assert!(valid, "{name} cycle {cycle}: an offered beat was withdrawn");
+            assert_eq!(beat, h, "{name} cycle {cycle}: an offered beat changed");
+        }
+        if self.open {
+            assert!(valid, "{name} cycle {cycle}: a gap inside a frame");
+        }
+        self.held = (valid && !ready).then_some(beat);
+        if valid && ready {
+            let n = beat.1.count_ones() as usize;
+            self.cur.extend_from_slice(&beat.0.to_le_bytes()[..n]);
+            self.open = !beat.2;
+            if beat.2 {
+                self.frames.push(std::mem::take(&mut self.cur));
+            }
+        }
+    }
 }
 
 impl Engine {
@@ -47,7 +85,10 @@ impl Engine {
             decides: Vec::new(),
             decide_cur: None,
             overruns: 0,
+            backpressure: None,
+            streams: Default::default(),
         };
+        streams_ready(&mut e.c.uut, [true; 4], true, true);
         for (a, v) in config_writes(cfg) {
             e.write(a, v);
         }
@@ -55,14 +96,72 @@ impl Engine {
         e
     }
     fn cycle(&mut self) {
+        if let Some((rng, pct)) = &mut self.backpressure {
+            let mut r = [false; 6];
+            for x in &mut r {
+                *x = rng.pct(*pct);
+            }
+            streams_ready(&mut self.c.uut, [r[0], r[1], r[2], r[3]], r[4], r[5]);
+        }
         self.c.settle();
+        {
+            let u = &self.c.uut;
+            let ports = [
+                (
+                    u.g0_valid.val(),
+                    u.g0_ready.val(),
+                    u.g0_data.val(),
+                    u.g0_keep.val(),
+                    u.g0_last.val(),
+                ),
+                (
+                    u.g1_valid.val(),
+                    u.g1_ready.val(),
+                    u.g1_data.val(),
+                    u.g1_keep.val(),
+                    u.g1_last.val(),
+                ),
+                (
+                    u.g2_valid.val(),
+                    u.g2_ready.val(),
+                    u.g2_data.val(),
+                    u.g2_keep.val(),
+                    u.g2_last.val(),
+                ),
+                (
+                    u.g3_valid.val(),
+                    u.g3_ready.val(),
+                    u.g3_data.val(),
+                    u.g3_keep.val(),
+                    u.g3_last.val(),
+                ),
+                (
+                    u.h_valid.val(),
+                    u.h_ready.val(),
+                    u.h_data.val(),
+                    u.h_keep.val(),
+                    u.h_last.val(),
+                ),
+                (
+                    u.r_valid.val(),
+                    u.r_ready.val(),
+                    u.r_data.val(),
+                    u.r_keep.val(),
+                    u.r_last.val(),
+                ),
+            ];
+            for (i, (v, r, d, k, l)) in ports.into_iter().enumerate() {
+                let name = ["g0", "g1", "g2", "g3", "h", "r"][i];
+                self.streams[i].sample(name, self.c.cycle, v, r, (val(d), val(k), l));
+            }
+        }
         if self.c.uut.rx_deliver.val() {
             self.delivered_at.push(self.c.cycle);
         }
         let u = &self.c.uut;
-        self.replies += (u.r_valid.val() && u.r_last.val()) as u64;
+        self.replies += (u.r_valid.val() && u.r_ready.val() && u.r_last.val()) as u64;
         self.overruns += u.gen_overrun.val() as u64;
-        if u.g0_valid.val() {
+        if u.g0_valid.val() && u.g0_ready.val() {
             let n = val(u.g0_keep.val()).count_ones() as usize;
             let cur = self.decide_cur.get_or_insert((self.c.cycle, Vec::new()));
             cur.1
@@ -73,7 +172,7 @@ impl Engine {
             }
         }
         self.reply_drops += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
-        if u.h_valid.val() {
+        if u.h_valid.val() && u.h_ready.val() {
             let n = val(u.h_keep.val()).count_ones() as usize;
             let cur = self.host_cur.get_or_insert((self.c.cycle, Vec::new()));
             cur.1
@@ -228,9 +327,10 @@ fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
 
 /// The issue's host-port latency: the follower's receive of the last copy → the decision out
 /// on the host port, here the first beat of the host frame, and that frame is the decided
-/// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0).
+/// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0): 3
+/// cycles to `host_gen`'s first beat, 2 more through the host stream's output FIFO.
 #[test]
-fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
+fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_five_cycles() {
     let c = Config {
         src_mac: 0x0200_1122_3344,
         src_ip: 0x0A09_0807,
@@ -249,7 +349,7 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
     assert_eq!(e.delivered_at, vec![last + 2]);
     assert_eq!(e.host.len(), 1, "one host frame per decision");
     let (first, got) = &e.host[0];
-    assert_eq!(*first, last + 3, "last copy beat → first host beat");
+    assert_eq!(*first, last + 5, "last copy beat → first host beat");
     let packet = &f1[frame::PAYLOAD_OFFSET..];
     let meta = UdpMeta {
         src_mac: rtl::layout::mac_bytes(c.src_mac),
@@ -536,4 +636,117 @@ fn a_batch_max_above_the_frame_slots_decides_smaller_batches() {
         batches.iter().any(|b| b.len() == rtl::pkt_gen::SLOTS),
         "{batches:?}"
     );
+}
+
+/// Issue 17 item 2: the MAC may pause every output stream (`*_ready`). A leader at the
+/// smallest loop period with requests streaming in, once with every stream always ready and
+/// once with each stream's `ready` high in a random 40 % of the cycles: no beat is lost,
+/// duplicated, changed while offered or withdrawn, and no frame has a gap once started (the
+/// output FIFOs hold whole frames; a generator starts a frame only when they have room).
+/// With backpressure the loop waits for the generator instead of dropping a send: every
+/// request is decided once, in order, on every tree (the same frames on both trees but for
+/// each tree's own header bytes), every decision reaches the host or is counted as a host
+/// drop, and every request is answered or its reply counted as dropped.
+#[test]
+fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
+    let c = Config {
+        node_id: 0,
+        node_count: 1,
+        trees: 2,
+        loop_period: 1,
+        delta: 3,
+        drift: 0,
+        timeout: 8,
+        batch_max: 4,
+        fifo_depth: 32,
+        ..cfg()
+    };
+    let n = 40u64;
+    for bp in [None, Some(40u64)] {
+        let mut e = Engine::new(&c);
+        e.backpressure = bp.map(|p| (Rng::new(0xB4C6_0017), p));
+        e.write(addr::CTRL, ctrl::ENABLE | ctrl::START);
+        for seq in 1..=n {
+            let req = wire::Packet::Request(wire::Entry {
+                client_id: 3,
+                seq,
+                flags: 0,
+                payload: &[seq as u8; 100],
+            })
+            .to_vec(c.cluster_id, wire::SENDER_NONE)
+            .unwrap();
+            e.frame(4, &udp(&c, &req, c.client_port, 0));
+        }
+        e.idle(1500);
+        // Then the node disabled (no more heartbeats) and every stream ready, so that the
+        // FIFOs drain.
+        e.backpressure = None;
+        streams_ready(&mut e.c.uut, [true; 4], true, true);
+        e.write(addr::CTRL, 0);
+        e.idle(300);
+        assert_eq!(e.overruns, 0, "{bp:?}: no send dropped");
+        let mut seqs = Vec::new();
+        let mut values = 0u64;
+        for (g0, g1) in e.streams[0].frames.iter().zip(&e.streams[1].frames) {
+            let (_, p0) = frame::parse_udp(g0).expect("tree 0 frame");
+            let (_, p1) = frame::parse_udp(g1).expect("tree 1 frame");
+            let (_, wire::Packet::Decide(d0)) = wire::parse(p0, c.cluster_id).unwrap() else {
+                panic!("{bp:?}: not a DECIDE")
+            };
+            let (_, wire::Packet::Decide(d1)) = wire::parse(p1, c.cluster_id).unwrap() else {
+                panic!("{bp:?}: not a DECIDE")
+            };
+            assert_eq!((d0.meta.tree, d1.meta.tree), (0, 1));
+            assert_eq!(
+                (d0.meta.instance, d0.meta.msg_seq),
+                (d1.meta.instance, d1.meta.msg_seq)
+            );
+            assert!(
+                d0.entries().eq(d1.entries()),
+                "{bp:?}: the trees' batches differ"
+            );
+            for x in d0.entries() {
+                assert_eq!(x.payload, &[x.seq as u8; 100][..]);
+                seqs.push(x.seq);
+            }
+            values += (d0.count > 0) as u64;
+        }
+        assert_eq!(
+            e.streams[0].frames.len(),
+            e.streams[1].frames.len(),
+            "{bp:?}: every frame on both trees"
+        );
+        assert_eq!(
+            seqs,
+            (1..=n).collect::<Vec<_>>(),
+            "{bp:?}: every request once, in order"
+        );
+        let host_dropped = e.counter(Counter::HostDropped);
+        assert_eq!(
+            e.streams[4].frames.len() as u64 + host_dropped,
+            values,
+            "{bp:?}: a host frame or a counted drop per decision"
+        );
+        for h in &e.streams[4].frames {
+            let (_, p) = frame::parse_udp(h).expect("host frame");
+            assert!(matches!(
+                wire::parse(p, c.cluster_id),
+                Ok((_, wire::Packet::Decide(_)))
+            ));
+        }
+        assert_eq!(
+            e.streams[5].frames.len() as u64 + e.reply_drops,
+            n,
+            "{bp:?}: an OK or a counted drop per request"
+        );
+        assert_eq!(e.counter(Counter::RepliesDropped), e.reply_drops);
+        eprintln!(
+            "backpressure {bp:?}: {} DECIDE frames ({values} with values), {} host frames \
+             ({host_dropped} dropped), {} replies ({} dropped)",
+            e.streams[0].frames.len(),
+            e.streams[4].frames.len(),
+            e.streams[5].frames.len(),
+            e.reply_drops
+        );
+    }
 }

@@ -176,6 +176,8 @@ fn run(cfg: &Cfg, plan: &Plan) -> Trace {
     let mut c = Cycle::new(HostGen::default(), |h| &mut h.clock);
     {
         let u = c.uut.as_mut();
+        // The host stream's receiver takes a beat every cycle (no output FIFO in front of it).
+        u.room.next = true;
         u.src_mac.next = bits(be(&cfg.src_mac));
         u.src_ip.next = bits(be(&cfg.src_ip));
         u.src_port.next = bits(cfg.src_port as u64);

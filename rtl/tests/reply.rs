@@ -120,6 +120,7 @@ impl<const A: usize> Tb<A> {
     fn new(seed: u64, cfg: Cfg) -> Self {
         let mut c = Cycle::new(ReplyGen::<A>::default(), |g| &mut g.clock);
         let u = c.uut.as_mut();
+        u.r_ready.next = true;
         u.src_mac.next = bits(cfg.src_mac);
         u.src_ip.next = bits(cfg.src_ip as u64);
         u.src_port.next = bits(cfg.src_port as u64);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
+module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -37,6 +37,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     input wire  [31:0] host_ip;
     input wire  [15:0] host_port;
     input wire  [7:0] ttl;
+    input wire  room;
     output reg  [63:0] h_data;
     output reg  [7:0] h_keep;
     output reg  h_valid;
@@ -632,7 +633,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
         beat16$narrow = r_beat$q;
         last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
-        can_start = ~r_streaming$q || last_beat;
+        can_start = (~r_streaming$q || last_beat) && room;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
         s_src = r_p_src$q;

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,g0_data,g0_keep,g0_valid,g0_last,g1_data,g1_keep,g1_valid,g1_last,g2_data,g2_keep,g2_valid,g2_last,g3_data,g3_keep,g3_valid,g3_last,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,host_drop,host_busy,r_data,r_keep,r_valid,r_last,reply_drop_ok,reply_drop_nl,reply_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,g0_data,g0_keep,g0_valid,g0_last,g0_ready,g1_data,g1_keep,g1_valid,g1_last,g1_ready,g2_data,g2_keep,g2_valid,g2_last,g2_ready,g3_data,g3_keep,g3_valid,g3_last,g3_ready,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,h_ready,host_drop,host_busy,r_data,r_keep,r_valid,r_last,r_ready,reply_drop_ok,reply_drop_nl,reply_busy);
     
     // Module arguments
     input wire  clock;
@@ -124,35 +124,46 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [7:0] g0_keep;
     output reg  g0_valid;
     output reg  g0_last;
+    input wire  g0_ready;
     output reg  [63:0] g1_data;
     output reg  [7:0] g1_keep;
     output reg  g1_valid;
     output reg  g1_last;
+    input wire  g1_ready;
     output reg  [63:0] g2_data;
     output reg  [7:0] g2_keep;
     output reg  g2_valid;
     output reg  g2_last;
+    input wire  g2_ready;
     output reg  [63:0] g3_data;
     output reg  [7:0] g3_keep;
     output reg  g3_valid;
     output reg  g3_last;
+    input wire  g3_ready;
     output reg  gen_overrun;
     output reg  gen_busy;
     output reg  [63:0] h_data;
     output reg  [7:0] h_keep;
     output reg  h_valid;
     output reg  h_last;
+    input wire  h_ready;
     output reg  host_drop;
     output reg  host_busy;
     output reg  [63:0] r_data;
     output reg  [7:0] r_keep;
     output reg  r_valid;
     output reg  r_last;
+    input wire  r_ready;
     output reg  reply_drop_ok;
     output reg  reply_drop_nl;
     output reg  reply_busy;
     
     // Constant declarations
+    localparam  k_tree_room = 16'h53;
+    localparam  k_host_room = 16'h81;
+    localparam  k_t1_8 = 8'h1;
+    localparam  k_t2_8 = 8'h2;
+    localparam  k_t3_8 = 8'h3;
     localparam  k0_2 = 2'b0;
     localparam  k1_2 = 2'b1;
     localparam  k2_2 = 2'b10;
@@ -278,6 +289,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [47:0] decide_gen$src_mac;
     reg  [31:0] decide_gen$src_ip;
     reg  [7:0] decide_gen$ttl;
+    reg  decide_gen$room;
     wire  [63:0] decide_gen$m0_data;
     wire  [7:0] decide_gen$m0_keep;
     wire  decide_gen$m0_valid;
@@ -300,6 +312,66 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$h_load;
     wire  decide_gen$h_valid;
     wire  [15:0] decide_gen$h_len;
+    reg  tq0$clock;
+    reg  [63:0] tq0$in_data;
+    reg  [7:0] tq0$in_keep;
+    reg  tq0$in_valid;
+    reg  tq0$in_last;
+    wire  [63:0] tq0$out_data;
+    wire  [7:0] tq0$out_keep;
+    wire  tq0$out_valid;
+    wire  tq0$out_last;
+    reg  tq0$out_ready;
+    wire  [15:0] tq0$free;
+    wire  tq0$empty;
+    reg  tq1$clock;
+    reg  [63:0] tq1$in_data;
+    reg  [7:0] tq1$in_keep;
+    reg  tq1$in_valid;
+    reg  tq1$in_last;
+    wire  [63:0] tq1$out_data;
+    wire  [7:0] tq1$out_keep;
+    wire  tq1$out_valid;
+    wire  tq1$out_last;
+    reg  tq1$out_ready;
+    wire  [15:0] tq1$free;
+    wire  tq1$empty;
+    reg  tq2$clock;
+    reg  [63:0] tq2$in_data;
+    reg  [7:0] tq2$in_keep;
+    reg  tq2$in_valid;
+    reg  tq2$in_last;
+    wire  [63:0] tq2$out_data;
+    wire  [7:0] tq2$out_keep;
+    wire  tq2$out_valid;
+    wire  tq2$out_last;
+    reg  tq2$out_ready;
+    wire  [15:0] tq2$free;
+    wire  tq2$empty;
+    reg  tq3$clock;
+    reg  [63:0] tq3$in_data;
+    reg  [7:0] tq3$in_keep;
+    reg  tq3$in_valid;
+    reg  tq3$in_last;
+    wire  [63:0] tq3$out_data;
+    wire  [7:0] tq3$out_keep;
+    wire  tq3$out_valid;
+    wire  tq3$out_last;
+    reg  tq3$out_ready;
+    wire  [15:0] tq3$free;
+    wire  tq3$empty;
+    reg  hq$clock;
+    reg  [63:0] hq$in_data;
+    reg  [7:0] hq$in_keep;
+    reg  hq$in_valid;
+    reg  hq$in_last;
+    wire  [63:0] hq$out_data;
+    wire  [7:0] hq$out_keep;
+    wire  hq$out_valid;
+    wire  hq$out_last;
+    reg  hq$out_ready;
+    wire  [15:0] hq$free;
+    wire  hq$empty;
     reg  req_cap$clock;
     reg  [63:0] req_cap$s_data;
     reg  req_cap$s_valid;
@@ -340,6 +412,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] host_gen$host_ip;
     reg  [15:0] host_gen$host_port;
     reg  [7:0] host_gen$ttl;
+    reg  host_gen$room;
     wire  [63:0] host_gen$h_data;
     wire  [7:0] host_gen$h_keep;
     wire  host_gen$h_valid;
@@ -373,6 +446,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [7:0] reply_gen$r_keep;
     wire  reply_gen$r_valid;
     wire  reply_gen$r_last;
+    reg  reply_gen$r_ready;
     wire  reply_gen$busy;
     wire  reply_gen$drop_ok;
     wire  reply_gen$drop_nl;
@@ -774,6 +848,10 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  hc_udp_src$clock;
     
     // Local signals
+    reg  room0;
+    reg  room1;
+    reg  room2;
+    reg  room3;
     reg  take0;
     reg  take1;
     reg  take2;
@@ -903,6 +981,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .src_mac(decide_gen$src_mac),
         .src_ip(decide_gen$src_ip),
         .ttl(decide_gen$ttl),
+        .room(decide_gen$room),
         .m0_data(decide_gen$m0_data),
         .m0_keep(decide_gen$m0_keep),
         .m0_valid(decide_gen$m0_valid),
@@ -925,6 +1004,76 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .h_load(decide_gen$h_load),
         .h_valid(decide_gen$h_valid),
         .h_len(decide_gen$h_len)
+    );
+    nc_engine$tq0 tq0(
+        .clock(tq0$clock),
+        .in_data(tq0$in_data),
+        .in_keep(tq0$in_keep),
+        .in_valid(tq0$in_valid),
+        .in_last(tq0$in_last),
+        .out_data(tq0$out_data),
+        .out_keep(tq0$out_keep),
+        .out_valid(tq0$out_valid),
+        .out_last(tq0$out_last),
+        .out_ready(tq0$out_ready),
+        .free(tq0$free),
+        .empty(tq0$empty)
+    );
+    nc_engine$tq1 tq1(
+        .clock(tq1$clock),
+        .in_data(tq1$in_data),
+        .in_keep(tq1$in_keep),
+        .in_valid(tq1$in_valid),
+        .in_last(tq1$in_last),
+        .out_data(tq1$out_data),
+        .out_keep(tq1$out_keep),
+        .out_valid(tq1$out_valid),
+        .out_last(tq1$out_last),
+        .out_ready(tq1$out_ready),
+        .free(tq1$free),
+        .empty(tq1$empty)
+    );
+    nc_engine$tq2 tq2(
+        .clock(tq2$clock),
+        .in_data(tq2$in_data),
+        .in_keep(tq2$in_keep),
+        .in_valid(tq2$in_valid),
+        .in_last(tq2$in_last),
+        .out_data(tq2$out_data),
+        .out_keep(tq2$out_keep),
+        .out_valid(tq2$out_valid),
+        .out_last(tq2$out_last),
+        .out_ready(tq2$out_ready),
+        .free(tq2$free),
+        .empty(tq2$empty)
+    );
+    nc_engine$tq3 tq3(
+        .clock(tq3$clock),
+        .in_data(tq3$in_data),
+        .in_keep(tq3$in_keep),
+        .in_valid(tq3$in_valid),
+        .in_last(tq3$in_last),
+        .out_data(tq3$out_data),
+        .out_keep(tq3$out_keep),
+        .out_valid(tq3$out_valid),
+        .out_last(tq3$out_last),
+        .out_ready(tq3$out_ready),
+        .free(tq3$free),
+        .empty(tq3$empty)
+    );
+    nc_engine$hq hq(
+        .clock(hq$clock),
+        .in_data(hq$in_data),
+        .in_keep(hq$in_keep),
+        .in_valid(hq$in_valid),
+        .in_last(hq$in_last),
+        .out_data(hq$out_data),
+        .out_keep(hq$out_keep),
+        .out_valid(hq$out_valid),
+        .out_last(hq$out_last),
+        .out_ready(hq$out_ready),
+        .free(hq$free),
+        .empty(hq$empty)
     );
     nc_engine$req_cap req_cap(
         .clock(req_cap$clock),
@@ -971,6 +1120,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .host_ip(host_gen$host_ip),
         .host_port(host_gen$host_port),
         .ttl(host_gen$ttl),
+        .room(host_gen$room),
         .h_data(host_gen$h_data),
         .h_keep(host_gen$h_keep),
         .h_valid(host_gen$h_valid),
@@ -1006,6 +1156,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .r_keep(reply_gen$r_keep),
         .r_valid(reply_gen$r_valid),
         .r_last(reply_gen$r_last),
+        .r_ready(reply_gen$r_ready),
         .busy(reply_gen$busy),
         .drop_ok(reply_gen$drop_ok),
         .drop_nl(reply_gen$drop_nl)
@@ -2075,24 +2226,53 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         decide_gen$src_mac = src_mac$out;
         decide_gen$src_ip = core$cfg_src_ip;
         decide_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
-        g0_data = decide_gen$m0_data;
-        g0_keep = decide_gen$m0_keep;
-        g0_valid = decide_gen$m0_valid;
-        g0_last = decide_gen$m0_last;
-        g1_data = decide_gen$m1_data;
-        g1_keep = decide_gen$m1_keep;
-        g1_valid = decide_gen$m1_valid;
-        g1_last = decide_gen$m1_last;
-        g2_data = decide_gen$m2_data;
-        g2_keep = decide_gen$m2_keep;
-        g2_valid = decide_gen$m2_valid;
-        g2_last = decide_gen$m2_last;
-        g3_data = decide_gen$m3_data;
-        g3_keep = decide_gen$m3_keep;
-        g3_valid = decide_gen$m3_valid;
-        g3_last = decide_gen$m3_last;
+        tq0$clock = clock;
+        tq0$in_data = decide_gen$m0_data;
+        tq0$in_keep = decide_gen$m0_keep;
+        tq0$in_valid = decide_gen$m0_valid;
+        tq0$in_last = decide_gen$m0_last;
+        tq0$out_ready = g0_ready;
+        g0_data = tq0$out_data;
+        g0_keep = tq0$out_keep;
+        g0_valid = tq0$out_valid;
+        g0_last = tq0$out_last;
+        tq1$clock = clock;
+        tq1$in_data = decide_gen$m1_data;
+        tq1$in_keep = decide_gen$m1_keep;
+        tq1$in_valid = decide_gen$m1_valid;
+        tq1$in_last = decide_gen$m1_last;
+        tq1$out_ready = g1_ready;
+        g1_data = tq1$out_data;
+        g1_keep = tq1$out_keep;
+        g1_valid = tq1$out_valid;
+        g1_last = tq1$out_last;
+        tq2$clock = clock;
+        tq2$in_data = decide_gen$m2_data;
+        tq2$in_keep = decide_gen$m2_keep;
+        tq2$in_valid = decide_gen$m2_valid;
+        tq2$in_last = decide_gen$m2_last;
+        tq2$out_ready = g2_ready;
+        g2_data = tq2$out_data;
+        g2_keep = tq2$out_keep;
+        g2_valid = tq2$out_valid;
+        g2_last = tq2$out_last;
+        tq3$clock = clock;
+        tq3$in_data = decide_gen$m3_data;
+        tq3$in_keep = decide_gen$m3_keep;
+        tq3$in_valid = decide_gen$m3_valid;
+        tq3$in_last = decide_gen$m3_last;
+        tq3$out_ready = g3_ready;
+        g3_data = tq3$out_data;
+        g3_keep = tq3$out_keep;
+        g3_valid = tq3$out_valid;
+        g3_last = tq3$out_last;
+        room0 = tq0$free >= k_tree_room;
+        room1 = (decide_gen$trees <= k_t1_8) || (tq1$free >= k_tree_room);
+        room2 = (decide_gen$trees <= k_t2_8) || (tq2$free >= k_tree_room);
+        room3 = (decide_gen$trees <= k_t3_8) || (tq3$free >= k_tree_room);
+        decide_gen$room = room0 && room1 && room2 && room3;
         gen_overrun = decide_gen$overrun;
-        gen_busy = decide_gen$busy;
+        gen_busy = decide_gen$busy || ~tq0$empty || ~tq1$empty || ~tq2$empty || ~tq3$empty;
         host_gen$t0_data = t0_data;
         host_gen$t0_keep = t0_keep;
         host_gen$t0_valid = t0_valid;
@@ -2124,12 +2304,19 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$host_ip = core$cfg_host_ip;
         host_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
         host_gen$host_port = core$cfg_host_port[(32'h0)+:(16)];
-        h_data = host_gen$h_data;
-        h_keep = host_gen$h_keep;
-        h_valid = host_gen$h_valid;
-        h_last = host_gen$h_last;
+        hq$clock = clock;
+        hq$in_data = host_gen$h_data;
+        hq$in_keep = host_gen$h_keep;
+        hq$in_valid = host_gen$h_valid;
+        hq$in_last = host_gen$h_last;
+        hq$out_ready = h_ready;
+        host_gen$room = hq$free >= k_host_room;
+        h_data = hq$out_data;
+        h_keep = hq$out_keep;
+        h_valid = hq$out_valid;
+        h_last = hq$out_last;
         host_drop = host_gen$drop;
-        host_busy = host_gen$busy;
+        host_busy = host_gen$busy || ~hq$empty;
         reply_gen$ok_valid = core$ok_valid;
         reply_gen$ok_client = core$ok_client;
         reply_gen$ok_seq = core$ok_seq;
@@ -2156,6 +2343,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         r_keep = reply_gen$r_keep;
         r_valid = reply_gen$r_valid;
         r_last = reply_gen$r_last;
+        reply_gen$r_ready = r_ready;
         reply_drop_ok = reply_gen$drop_ok;
         reply_drop_nl = reply_gen$drop_nl;
         reply_busy = reply_gen$busy;
@@ -17492,7 +17680,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
 endmodule // nc_engine$core$rx$upd
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
     
     // Module arguments
     input wire  clock;
@@ -17518,6 +17706,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
     input wire  [7:0] ttl;
+    input wire  room;
     output reg  [63:0] m0_data;
     output reg  [7:0] m0_keep;
     output reg  m0_valid;
@@ -18262,7 +18451,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         l_nbeats = (l_len + k7_16) >> k3_16;
         l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
-        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
+        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q) && room;
         ready_unit$c_pending = r_c_pending$q;
         ready_unit$q_pending = 1'b0;
         ready_unit$streaming = r_streaming$q;
@@ -18270,7 +18459,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         ready_unit$nbeats = r_nbeats$q;
         ready_unit$n_got = r_n_got$q;
         ready_unit$count = r_c_count$q;
-        ready = ready_unit$ready;
+        ready = ready_unit$ready && (room || ~r_c_pending$q);
         overrun = send && r_c_pending$q && ~start;
         busy = r_c_pending$q || r_streaming$q;
         if (send && (~r_c_pending$q || start)) begin
@@ -21791,7 +21980,7 @@ module nc_engine$hc_verdict(d,q,clock);
 endmodule // nc_engine$hc_verdict
 
 
-module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,h_data,h_keep,h_valid,h_last,busy,drop);
+module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -21826,6 +22015,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     input wire  [31:0] host_ip;
     input wire  [15:0] host_port;
     input wire  [7:0] ttl;
+    input wire  room;
     output reg  [63:0] h_data;
     output reg  [7:0] h_keep;
     output reg  h_valid;
@@ -22421,7 +22611,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
         beat16$narrow = r_beat$q;
         last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
-        can_start = ~r_streaming$q || last_beat;
+        can_start = (~r_streaming$q || last_beat) && room;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
         s_src = r_p_src$q;
@@ -25125,6 +25315,321 @@ module nc_engine$host_mac(hi,lo,out);
     // Update code (custom)
     always @(*) out = {hi, lo};
 endmodule // nc_engine$host_mac
+
+
+module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] in_data;
+    input wire  [7:0] in_keep;
+    input wire  in_valid;
+    input wire  in_last;
+    output reg  [63:0] out_data;
+    output reg  [7:0] out_keep;
+    output reg  out_valid;
+    output reg  out_last;
+    input wire  out_ready;
+    output reg  [15:0] free;
+    output reg  empty;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k64_16 = 16'h40;
+    localparam  k_depth = 16'h100;
+    localparam  k1_a = 8'h1;
+    localparam  k_last = 73'h1000000000000000000;
+    localparam  k0_w = 73'h0;
+    
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [7:0] wr$d;
+    wire  [7:0] wr$q;
+    reg  wr$clock;
+    reg  [7:0] rd$d;
+    wire  [7:0] rd$q;
+    reg  rd$clock;
+    reg  [15:0] n_store$d;
+    wire  [15:0] n_store$q;
+    reg  n_store$clock;
+    reg  [15:0] n_avail$d;
+    wire  [15:0] n_avail$q;
+    reg  n_avail$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [63:0] xd$narrow;
+    wire  [72:0] xd$wide;
+    reg  [7:0] xk$narrow;
+    wire  [72:0] xk$wide;
+    
+    // Local signals
+    reg  take;
+    reg  load;
+    reg  write;
+    reg  [7:0] raddr;
+    reg  [72:0] word;
+    
+    // Sub module instances
+    nc_engine$hq$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$hq$wr wr(
+        .d(wr$d),
+        .q(wr$q),
+        .clock(wr$clock)
+    );
+    nc_engine$hq$rd rd(
+        .d(rd$d),
+        .q(rd$q),
+        .clock(rd$clock)
+    );
+    nc_engine$hq$n_store n_store(
+        .d(n_store$d),
+        .q(n_store$q),
+        .clock(n_store$clock)
+    );
+    nc_engine$hq$n_avail n_avail(
+        .d(n_avail$d),
+        .q(n_avail$q),
+        .clock(n_avail$clock)
+    );
+    nc_engine$hq$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    nc_engine$hq$xd xd(
+        .narrow(xd$narrow),
+        .wide(xd$wide)
+    );
+    nc_engine$hq$xk xk(
+        .narrow(xk$narrow),
+        .wide(xk$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr$clock = clock;
+        rd$clock = clock;
+        n_store$clock = clock;
+        n_avail$clock = clock;
+        o_valid$clock = clock;
+        wr$d = wr$q;
+        rd$d = rd$q;
+        n_store$d = n_store$q;
+        n_avail$d = n_avail$q;
+        o_valid$d = o_valid$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        take = o_valid$q && out_ready;
+        load = (n_avail$q != k0_16) && (~o_valid$q || take);
+        write = in_valid && (n_store$q != k_depth);
+        if (load) begin
+            raddr = rd$q;
+        end
+        else begin
+            raddr = rd$q - k1_a;
+        end
+        ram$read_address = raddr;
+        xd$narrow = in_data;
+        xk$narrow = in_keep;
+        if (in_last) begin
+            word = k_last | (xk$wide << k64_16) | xd$wide;
+        end
+        else begin
+            word = k0_w | (xk$wide << k64_16) | xd$wide;
+        end
+        ram$write_address = wr$q;
+        ram$write_data = word;
+        ram$write_enable = write;
+        if (write) begin
+            wr$d = wr$q + k1_a;
+        end
+        if (load) begin
+            rd$d = rd$q + k1_a;
+        end
+        if (write && ~load) begin
+            n_avail$d = n_avail$q + k1_16;
+        end
+        else if (~write && load) begin
+            n_avail$d = n_avail$q - k1_16;
+        end
+        if (write && ~take) begin
+            n_store$d = n_store$q + k1_16;
+        end
+        else if (~write && take) begin
+            n_store$d = n_store$q - k1_16;
+        end
+        o_valid$d = load || (o_valid$q && ~take);
+        out_valid = o_valid$q;
+        out_data = ram$read_data[(32'h0)+:(64)];
+        out_keep = ram$read_data[(32'h40)+:(8)];
+        out_last = ram$read_data[32'h48];
+        free = k_depth - n_store$q;
+        empty = n_store$q == k0_16;
+    end
+    
+endmodule // nc_engine$hq
+
+
+module nc_engine$hq$n_avail(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$n_avail
+
+
+module nc_engine$hq$n_store(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$n_store
+
+
+module nc_engine$hq$o_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$o_valid
+
+
+module nc_engine$hq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[255:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$hq$ram
+
+
+module nc_engine$hq$rd(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$rd
+
+
+module nc_engine$hq$wr(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$wr
+
+
+module nc_engine$hq$xd(narrow,wide);
+    
+    // Module arguments
+    input wire  [63:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {9'd0, narrow};
+endmodule // nc_engine$hq$xd
+
+
+module nc_engine$hq$xk(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {65'd0, narrow};
+endmodule // nc_engine$hq$xk
 
 
 module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
@@ -36287,7 +36792,7 @@ module nc_engine$pc$x_w3(narrow,wide);
 endmodule // nc_engine$pc$x_w3
 
 
-module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
+module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,r_ready,busy,drop_ok,drop_nl);
     
     // Module arguments
     input wire  clock;
@@ -36317,6 +36822,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     output reg  [7:0] r_keep;
     output reg  r_valid;
     output reg  r_last;
+    input wire  r_ready;
     output reg  busy;
     output reg  drop_ok;
     output reg  drop_nl;
@@ -36470,6 +36976,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     // Local signals
     reg  active;
     reg  last;
+    reg  at_last;
     reg  [7:0] space;
     reg  [7:0] space1;
     reg  acc_ok;
@@ -36688,7 +37195,8 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         q_ip$clock = clock;
         q_port$clock = clock;
         active = r_count$q != k0_8;
-        last = active && (r_beat$q == k_lastbeat);
+        at_last = active && (r_beat$q == k_lastbeat);
+        last = at_last && r_ready;
         if (last) begin
             space = k_depth - r_count$q + k1_8;
         end
@@ -36720,7 +37228,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         end
         else begin
             cnt0 = r_count$q;
-            if (active) begin
+            if (active && r_ready) begin
                 r_beat$d = r_beat$q + k1_8;
             end
         end
@@ -36873,8 +37381,8 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
             r_data = beat_ok;
         end
         r_valid = active;
-        r_last = last;
-        if (last) begin
+        r_last = at_last;
+        if (at_last) begin
             r_keep = k_lastkeep;
         end
         else if (active) begin
@@ -37529,3 +38037,1263 @@ module nc_engine$src_mac(hi,lo,out);
     // Update code (custom)
     always @(*) out = {hi, lo};
 endmodule // nc_engine$src_mac
+
+
+module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] in_data;
+    input wire  [7:0] in_keep;
+    input wire  in_valid;
+    input wire  in_last;
+    output reg  [63:0] out_data;
+    output reg  [7:0] out_keep;
+    output reg  out_valid;
+    output reg  out_last;
+    input wire  out_ready;
+    output reg  [15:0] free;
+    output reg  empty;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k64_16 = 16'h40;
+    localparam  k_depth = 16'h80;
+    localparam  k1_a = 7'b1;
+    localparam  k_last = 73'h1000000000000000000;
+    localparam  k0_w = 73'h0;
+    
+    // Stub signals
+    reg  [6:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [6:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr$d;
+    wire  [6:0] wr$q;
+    reg  wr$clock;
+    reg  [6:0] rd$d;
+    wire  [6:0] rd$q;
+    reg  rd$clock;
+    reg  [15:0] n_store$d;
+    wire  [15:0] n_store$q;
+    reg  n_store$clock;
+    reg  [15:0] n_avail$d;
+    wire  [15:0] n_avail$q;
+    reg  n_avail$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [63:0] xd$narrow;
+    wire  [72:0] xd$wide;
+    reg  [7:0] xk$narrow;
+    wire  [72:0] xk$wide;
+    
+    // Local signals
+    reg  take;
+    reg  load;
+    reg  write;
+    reg  [6:0] raddr;
+    reg  [72:0] word;
+    
+    // Sub module instances
+    nc_engine$tq0$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$tq0$wr wr(
+        .d(wr$d),
+        .q(wr$q),
+        .clock(wr$clock)
+    );
+    nc_engine$tq0$rd rd(
+        .d(rd$d),
+        .q(rd$q),
+        .clock(rd$clock)
+    );
+    nc_engine$tq0$n_store n_store(
+        .d(n_store$d),
+        .q(n_store$q),
+        .clock(n_store$clock)
+    );
+    nc_engine$tq0$n_avail n_avail(
+        .d(n_avail$d),
+        .q(n_avail$q),
+        .clock(n_avail$clock)
+    );
+    nc_engine$tq0$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    nc_engine$tq0$xd xd(
+        .narrow(xd$narrow),
+        .wide(xd$wide)
+    );
+    nc_engine$tq0$xk xk(
+        .narrow(xk$narrow),
+        .wide(xk$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr$clock = clock;
+        rd$clock = clock;
+        n_store$clock = clock;
+        n_avail$clock = clock;
+        o_valid$clock = clock;
+        wr$d = wr$q;
+        rd$d = rd$q;
+        n_store$d = n_store$q;
+        n_avail$d = n_avail$q;
+        o_valid$d = o_valid$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        take = o_valid$q && out_ready;
+        load = (n_avail$q != k0_16) && (~o_valid$q || take);
+        write = in_valid && (n_store$q != k_depth);
+        if (load) begin
+            raddr = rd$q;
+        end
+        else begin
+            raddr = rd$q - k1_a;
+        end
+        ram$read_address = raddr;
+        xd$narrow = in_data;
+        xk$narrow = in_keep;
+        if (in_last) begin
+            word = k_last | (xk$wide << k64_16) | xd$wide;
+        end
+        else begin
+            word = k0_w | (xk$wide << k64_16) | xd$wide;
+        end
+        ram$write_address = wr$q;
+        ram$write_data = word;
+        ram$write_enable = write;
+        if (write) begin
+            wr$d = wr$q + k1_a;
+        end
+        if (load) begin
+            rd$d = rd$q + k1_a;
+        end
+        if (write && ~load) begin
+            n_avail$d = n_avail$q + k1_16;
+        end
+        else if (~write && load) begin
+            n_avail$d = n_avail$q - k1_16;
+        end
+        if (write && ~take) begin
+            n_store$d = n_store$q + k1_16;
+        end
+        else if (~write && take) begin
+            n_store$d = n_store$q - k1_16;
+        end
+        o_valid$d = load || (o_valid$q && ~take);
+        out_valid = o_valid$q;
+        out_data = ram$read_data[(32'h0)+:(64)];
+        out_keep = ram$read_data[(32'h40)+:(8)];
+        out_last = ram$read_data[32'h48];
+        free = k_depth - n_store$q;
+        empty = n_store$q == k0_16;
+    end
+    
+endmodule // nc_engine$tq0
+
+
+module nc_engine$tq0$n_avail(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$n_avail
+
+
+module nc_engine$tq0$n_store(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$n_store
+
+
+module nc_engine$tq0$o_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$o_valid
+
+
+module nc_engine$tq0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [6:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [6:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[127:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$tq0$ram
+
+
+module nc_engine$tq0$rd(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$rd
+
+
+module nc_engine$tq0$wr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$wr
+
+
+module nc_engine$tq0$xd(narrow,wide);
+    
+    // Module arguments
+    input wire  [63:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {9'd0, narrow};
+endmodule // nc_engine$tq0$xd
+
+
+module nc_engine$tq0$xk(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {65'd0, narrow};
+endmodule // nc_engine$tq0$xk
+
+
+module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] in_data;
+    input wire  [7:0] in_keep;
+    input wire  in_valid;
+    input wire  in_last;
+    output reg  [63:0] out_data;
+    output reg  [7:0] out_keep;
+    output reg  out_valid;
+    output reg  out_last;
+    input wire  out_ready;
+    output reg  [15:0] free;
+    output reg  empty;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k64_16 = 16'h40;
+    localparam  k_depth = 16'h80;
+    localparam  k1_a = 7'b1;
+    localparam  k_last = 73'h1000000000000000000;
+    localparam  k0_w = 73'h0;
+    
+    // Stub signals
+    reg  [6:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [6:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr$d;
+    wire  [6:0] wr$q;
+    reg  wr$clock;
+    reg  [6:0] rd$d;
+    wire  [6:0] rd$q;
+    reg  rd$clock;
+    reg  [15:0] n_store$d;
+    wire  [15:0] n_store$q;
+    reg  n_store$clock;
+    reg  [15:0] n_avail$d;
+    wire  [15:0] n_avail$q;
+    reg  n_avail$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [63:0] xd$narrow;
+    wire  [72:0] xd$wide;
+    reg  [7:0] xk$narrow;
+    wire  [72:0] xk$wide;
+    
+    // Local signals
+    reg  take;
+    reg  load;
+    reg  write;
+    reg  [6:0] raddr;
+    reg  [72:0] word;
+    
+    // Sub module instances
+    nc_engine$tq1$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$tq1$wr wr(
+        .d(wr$d),
+        .q(wr$q),
+        .clock(wr$clock)
+    );
+    nc_engine$tq1$rd rd(
+        .d(rd$d),
+        .q(rd$q),
+        .clock(rd$clock)
+    );
+    nc_engine$tq1$n_store n_store(
+        .d(n_store$d),
+        .q(n_store$q),
+        .clock(n_store$clock)
+    );
+    nc_engine$tq1$n_avail n_avail(
+        .d(n_avail$d),
+        .q(n_avail$q),
+        .clock(n_avail$clock)
+    );
+    nc_engine$tq1$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    nc_engine$tq1$xd xd(
+        .narrow(xd$narrow),
+        .wide(xd$wide)
+    );
+    nc_engine$tq1$xk xk(
+        .narrow(xk$narrow),
+        .wide(xk$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr$clock = clock;
+        rd$clock = clock;
+        n_store$clock = clock;
+        n_avail$clock = clock;
+        o_valid$clock = clock;
+        wr$d = wr$q;
+        rd$d = rd$q;
+        n_store$d = n_store$q;
+        n_avail$d = n_avail$q;
+        o_valid$d = o_valid$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        take = o_valid$q && out_ready;
+        load = (n_avail$q != k0_16) && (~o_valid$q || take);
+        write = in_valid && (n_store$q != k_depth);
+        if (load) begin
+            raddr = rd$q;
+        end
+        else begin
+            raddr = rd$q - k1_a;
+        end
+        ram$read_address = raddr;
+        xd$narrow = in_data;
+        xk$narrow = in_keep;
+        if (in_last) begin
+            word = k_last | (xk$wide << k64_16) | xd$wide;
+        end
+        else begin
+            word = k0_w | (xk$wide << k64_16) | xd$wide;
+        end
+        ram$write_address = wr$q;
+        ram$write_data = word;
+        ram$write_enable = write;
+        if (write) begin
+            wr$d = wr$q + k1_a;
+        end
+        if (load) begin
+            rd$d = rd$q + k1_a;
+        end
+        if (write && ~load) begin
+            n_avail$d = n_avail$q + k1_16;
+        end
+        else if (~write && load) begin
+            n_avail$d = n_avail$q - k1_16;
+        end
+        if (write && ~take) begin
+            n_store$d = n_store$q + k1_16;
+        end
+        else if (~write && take) begin
+            n_store$d = n_store$q - k1_16;
+        end
+        o_valid$d = load || (o_valid$q && ~take);
+        out_valid = o_valid$q;
+        out_data = ram$read_data[(32'h0)+:(64)];
+        out_keep = ram$read_data[(32'h40)+:(8)];
+        out_last = ram$read_data[32'h48];
+        free = k_depth - n_store$q;
+        empty = n_store$q == k0_16;
+    end
+    
+endmodule // nc_engine$tq1
+
+
+module nc_engine$tq1$n_avail(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$n_avail
+
+
+module nc_engine$tq1$n_store(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$n_store
+
+
+module nc_engine$tq1$o_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$o_valid
+
+
+module nc_engine$tq1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [6:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [6:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[127:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$tq1$ram
+
+
+module nc_engine$tq1$rd(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$rd
+
+
+module nc_engine$tq1$wr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$wr
+
+
+module nc_engine$tq1$xd(narrow,wide);
+    
+    // Module arguments
+    input wire  [63:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {9'd0, narrow};
+endmodule // nc_engine$tq1$xd
+
+
+module nc_engine$tq1$xk(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {65'd0, narrow};
+endmodule // nc_engine$tq1$xk
+
+
+module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] in_data;
+    input wire  [7:0] in_keep;
+    input wire  in_valid;
+    input wire  in_last;
+    output reg  [63:0] out_data;
+    output reg  [7:0] out_keep;
+    output reg  out_valid;
+    output reg  out_last;
+    input wire  out_ready;
+    output reg  [15:0] free;
+    output reg  empty;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k64_16 = 16'h40;
+    localparam  k_depth = 16'h80;
+    localparam  k1_a = 7'b1;
+    localparam  k_last = 73'h1000000000000000000;
+    localparam  k0_w = 73'h0;
+    
+    // Stub signals
+    reg  [6:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [6:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr$d;
+    wire  [6:0] wr$q;
+    reg  wr$clock;
+    reg  [6:0] rd$d;
+    wire  [6:0] rd$q;
+    reg  rd$clock;
+    reg  [15:0] n_store$d;
+    wire  [15:0] n_store$q;
+    reg  n_store$clock;
+    reg  [15:0] n_avail$d;
+    wire  [15:0] n_avail$q;
+    reg  n_avail$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [63:0] xd$narrow;
+    wire  [72:0] xd$wide;
+    reg  [7:0] xk$narrow;
+    wire  [72:0] xk$wide;
+    
+    // Local signals
+    reg  take;
+    reg  load;
+    reg  write;
+    reg  [6:0] raddr;
+    reg  [72:0] word;
+    
+    // Sub module instances
+    nc_engine$tq2$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$tq2$wr wr(
+        .d(wr$d),
+        .q(wr$q),
+        .clock(wr$clock)
+    );
+    nc_engine$tq2$rd rd(
+        .d(rd$d),
+        .q(rd$q),
+        .clock(rd$clock)
+    );
+    nc_engine$tq2$n_store n_store(
+        .d(n_store$d),
+        .q(n_store$q),
+        .clock(n_store$clock)
+    );
+    nc_engine$tq2$n_avail n_avail(
+        .d(n_avail$d),
+        .q(n_avail$q),
+        .clock(n_avail$clock)
+    );
+    nc_engine$tq2$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    nc_engine$tq2$xd xd(
+        .narrow(xd$narrow),
+        .wide(xd$wide)
+    );
+    nc_engine$tq2$xk xk(
+        .narrow(xk$narrow),
+        .wide(xk$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr$clock = clock;
+        rd$clock = clock;
+        n_store$clock = clock;
+        n_avail$clock = clock;
+        o_valid$clock = clock;
+        wr$d = wr$q;
+        rd$d = rd$q;
+        n_store$d = n_store$q;
+        n_avail$d = n_avail$q;
+        o_valid$d = o_valid$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        take = o_valid$q && out_ready;
+        load = (n_avail$q != k0_16) && (~o_valid$q || take);
+        write = in_valid && (n_store$q != k_depth);
+        if (load) begin
+            raddr = rd$q;
+        end
+        else begin
+            raddr = rd$q - k1_a;
+        end
+        ram$read_address = raddr;
+        xd$narrow = in_data;
+        xk$narrow = in_keep;
+        if (in_last) begin
+            word = k_last | (xk$wide << k64_16) | xd$wide;
+        end
+        else begin
+            word = k0_w | (xk$wide << k64_16) | xd$wide;
+        end
+        ram$write_address = wr$q;
+        ram$write_data = word;
+        ram$write_enable = write;
+        if (write) begin
+            wr$d = wr$q + k1_a;
+        end
+        if (load) begin
+            rd$d = rd$q + k1_a;
+        end
+        if (write && ~load) begin
+            n_avail$d = n_avail$q + k1_16;
+        end
+        else if (~write && load) begin
+            n_avail$d = n_avail$q - k1_16;
+        end
+        if (write && ~take) begin
+            n_store$d = n_store$q + k1_16;
+        end
+        else if (~write && take) begin
+            n_store$d = n_store$q - k1_16;
+        end
+        o_valid$d = load || (o_valid$q && ~take);
+        out_valid = o_valid$q;
+        out_data = ram$read_data[(32'h0)+:(64)];
+        out_keep = ram$read_data[(32'h40)+:(8)];
+        out_last = ram$read_data[32'h48];
+        free = k_depth - n_store$q;
+        empty = n_store$q == k0_16;
+    end
+    
+endmodule // nc_engine$tq2
+
+
+module nc_engine$tq2$n_avail(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$n_avail
+
+
+module nc_engine$tq2$n_store(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$n_store
+
+
+module nc_engine$tq2$o_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$o_valid
+
+
+module nc_engine$tq2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [6:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [6:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[127:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$tq2$ram
+
+
+module nc_engine$tq2$rd(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$rd
+
+
+module nc_engine$tq2$wr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$wr
+
+
+module nc_engine$tq2$xd(narrow,wide);
+    
+    // Module arguments
+    input wire  [63:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {9'd0, narrow};
+endmodule // nc_engine$tq2$xd
+
+
+module nc_engine$tq2$xk(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {65'd0, narrow};
+endmodule // nc_engine$tq2$xk
+
+
+module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] in_data;
+    input wire  [7:0] in_keep;
+    input wire  in_valid;
+    input wire  in_last;
+    output reg  [63:0] out_data;
+    output reg  [7:0] out_keep;
+    output reg  out_valid;
+    output reg  out_last;
+    input wire  out_ready;
+    output reg  [15:0] free;
+    output reg  empty;
+    
+    // Constant declarations
+    localparam  k0_16 = 16'h0;
+    localparam  k1_16 = 16'h1;
+    localparam  k64_16 = 16'h40;
+    localparam  k_depth = 16'h80;
+    localparam  k1_a = 7'b1;
+    localparam  k_last = 73'h1000000000000000000;
+    localparam  k0_w = 73'h0;
+    
+    // Stub signals
+    reg  [6:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [72:0] ram$read_data;
+    reg  [6:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [72:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr$d;
+    wire  [6:0] wr$q;
+    reg  wr$clock;
+    reg  [6:0] rd$d;
+    wire  [6:0] rd$q;
+    reg  rd$clock;
+    reg  [15:0] n_store$d;
+    wire  [15:0] n_store$q;
+    reg  n_store$clock;
+    reg  [15:0] n_avail$d;
+    wire  [15:0] n_avail$q;
+    reg  n_avail$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [63:0] xd$narrow;
+    wire  [72:0] xd$wide;
+    reg  [7:0] xk$narrow;
+    wire  [72:0] xk$wide;
+    
+    // Local signals
+    reg  take;
+    reg  load;
+    reg  write;
+    reg  [6:0] raddr;
+    reg  [72:0] word;
+    
+    // Sub module instances
+    nc_engine$tq3$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    nc_engine$tq3$wr wr(
+        .d(wr$d),
+        .q(wr$q),
+        .clock(wr$clock)
+    );
+    nc_engine$tq3$rd rd(
+        .d(rd$d),
+        .q(rd$q),
+        .clock(rd$clock)
+    );
+    nc_engine$tq3$n_store n_store(
+        .d(n_store$d),
+        .q(n_store$q),
+        .clock(n_store$clock)
+    );
+    nc_engine$tq3$n_avail n_avail(
+        .d(n_avail$d),
+        .q(n_avail$q),
+        .clock(n_avail$clock)
+    );
+    nc_engine$tq3$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    nc_engine$tq3$xd xd(
+        .narrow(xd$narrow),
+        .wide(xd$wide)
+    );
+    nc_engine$tq3$xk xk(
+        .narrow(xk$narrow),
+        .wide(xk$wide)
+    );
+    
+    // Update code
+    always @(*) begin
+        wr$clock = clock;
+        rd$clock = clock;
+        n_store$clock = clock;
+        n_avail$clock = clock;
+        o_valid$clock = clock;
+        wr$d = wr$q;
+        rd$d = rd$q;
+        n_store$d = n_store$q;
+        n_avail$d = n_avail$q;
+        o_valid$d = o_valid$q;
+        ram$write_clock = clock;
+        ram$read_clock = clock;
+        take = o_valid$q && out_ready;
+        load = (n_avail$q != k0_16) && (~o_valid$q || take);
+        write = in_valid && (n_store$q != k_depth);
+        if (load) begin
+            raddr = rd$q;
+        end
+        else begin
+            raddr = rd$q - k1_a;
+        end
+        ram$read_address = raddr;
+        xd$narrow = in_data;
+        xk$narrow = in_keep;
+        if (in_last) begin
+            word = k_last | (xk$wide << k64_16) | xd$wide;
+        end
+        else begin
+            word = k0_w | (xk$wide << k64_16) | xd$wide;
+        end
+        ram$write_address = wr$q;
+        ram$write_data = word;
+        ram$write_enable = write;
+        if (write) begin
+            wr$d = wr$q + k1_a;
+        end
+        if (load) begin
+            rd$d = rd$q + k1_a;
+        end
+        if (write && ~load) begin
+            n_avail$d = n_avail$q + k1_16;
+        end
+        else if (~write && load) begin
+            n_avail$d = n_avail$q - k1_16;
+        end
+        if (write && ~take) begin
+            n_store$d = n_store$q + k1_16;
+        end
+        else if (~write && take) begin
+            n_store$d = n_store$q - k1_16;
+        end
+        o_valid$d = load || (o_valid$q && ~take);
+        out_valid = o_valid$q;
+        out_data = ram$read_data[(32'h0)+:(64)];
+        out_keep = ram$read_data[(32'h40)+:(8)];
+        out_last = ram$read_data[32'h48];
+        free = k_depth - n_store$q;
+        empty = n_store$q == k0_16;
+    end
+    
+endmodule // nc_engine$tq3
+
+
+module nc_engine$tq3$n_avail(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$n_avail
+
+
+module nc_engine$tq3$n_store(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$n_store
+
+
+module nc_engine$tq3$o_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$o_valid
+
+
+module nc_engine$tq3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+    
+    // Module arguments
+    input wire  [6:0] read_address;
+    input wire  read_clock;
+    output reg  [72:0] read_data;
+    input wire  [6:0] write_address;
+    input wire  write_clock;
+    input wire  [72:0] write_data;
+    input wire  write_enable;
+    
+    // Update code (custom)
+    reg[72:0] mem[127:0];
+    
+    
+    
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+    
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+                
+endmodule // nc_engine$tq3$ram
+
+
+module nc_engine$tq3$rd(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$rd
+
+
+module nc_engine$tq3$wr(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$wr
+
+
+module nc_engine$tq3$xd(narrow,wide);
+    
+    // Module arguments
+    input wire  [63:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {9'd0, narrow};
+endmodule // nc_engine$tq3$xd
+
+
+module nc_engine$tq3$xk(narrow,wide);
+    
+    // Module arguments
+    input wire  [7:0] narrow;
+    output reg  [72:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {65'd0, narrow};
+endmodule // nc_engine$tq3$xk

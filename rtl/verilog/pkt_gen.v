@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
     
     // Module arguments
     input wire  clock;
@@ -28,6 +28,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
     input wire  [7:0] ttl;
+    input wire  room;
     output reg  [63:0] m0_data;
     output reg  [7:0] m0_keep;
     output reg  m0_valid;
@@ -772,7 +773,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         l_nbeats = (l_len + k7_16) >> k3_16;
         l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
         last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
-        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q);
+        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q) && room;
         ready_unit$c_pending = r_c_pending$q;
         ready_unit$q_pending = 1'b0;
         ready_unit$streaming = r_streaming$q;
@@ -780,7 +781,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         ready_unit$nbeats = r_nbeats$q;
         ready_unit$n_got = r_n_got$q;
         ready_unit$count = r_c_count$q;
-        ready = ready_unit$ready;
+        ready = ready_unit$ready && (room || ~r_c_pending$q);
         overrun = send && r_c_pending$q && ~start;
         busy = r_c_pending$q || r_streaming$q;
         if (send && (~r_c_pending$q || start)) begin

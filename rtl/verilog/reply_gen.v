@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,busy,drop_ok,drop_nl);
+module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,r_ready,busy,drop_ok,drop_nl);
     
     // Module arguments
     input wire  clock;
@@ -32,6 +32,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     output reg  [7:0] r_keep;
     output reg  r_valid;
     output reg  r_last;
+    input wire  r_ready;
     output reg  busy;
     output reg  drop_ok;
     output reg  drop_nl;
@@ -185,6 +186,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     // Local signals
     reg  active;
     reg  last;
+    reg  at_last;
     reg  [7:0] space;
     reg  [7:0] space1;
     reg  acc_ok;
@@ -403,7 +405,8 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         q_ip$clock = clock;
         q_port$clock = clock;
         active = r_count$q != k0_8;
-        last = active && (r_beat$q == k_lastbeat);
+        at_last = active && (r_beat$q == k_lastbeat);
+        last = at_last && r_ready;
         if (last) begin
             space = k_depth - r_count$q + k1_8;
         end
@@ -435,7 +438,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         end
         else begin
             cnt0 = r_count$q;
-            if (active) begin
+            if (active && r_ready) begin
                 r_beat$d = r_beat$q + k1_8;
             end
         end
@@ -588,8 +591,8 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
             r_data = beat_ok;
         end
         r_valid = active;
-        r_last = last;
-        if (last) begin
+        r_last = at_last;
+        if (at_last) begin
             r_keep = k_lastkeep;
         end
         else if (active) begin

@@ -55,6 +55,7 @@ class Node:
     for the client port)."""
 
     PORTS = ("t0_", "t1_", "t2_", "t3_", "c_")
+    OUTPUTS = ("g0_", "g1_", "g2_", "g3_", "h_", "r_")
 
     def __init__(self, dut, prefix=""):
         self.p = Port(dut, prefix)
@@ -67,6 +68,12 @@ class Node:
         for port in self.PORTS:
             for sig in ("data", "keep", "valid", "last"):
                 getattr(p, port + sig).value = 0
+        # The output streams' receivers take a beat every cycle unless a test pauses them (the
+        # cluster wrapper ties these inputs high itself).
+        for out in self.OUTPUTS:
+            ready = getattr(p, out + "ready", None)
+            if ready is not None:
+                ready.value = 1
 
     async def write(self, addr, value):
         """One CSR write (one cycle), then the bus idles."""
@@ -183,12 +190,16 @@ def beat_bytes(port, prefix):
 class StreamFrames:
     """The frames of one output stream `<prefix>_data/keep/valid/last` of `port`, assembled beat
     by beat: call `sample(cycle)` in the read-only phase of every cycle. `frames` lists them as
-    (first cycle, last cycle, bytes)."""
+    (first cycle, last cycle, bytes). A stream with a `<prefix>_ready` input (nc_engine's) is
+    taken only in cycles with `ready` high, and checked as a MAC needs it: a beat offered and not
+    taken stays offered, unchanged, and a frame once begun has no gap."""
 
     def __init__(self, port, prefix):
         self.port, self.prefix = port, prefix
         self.frames = []
         self._cur = None
+        self._ready = getattr(port, f"{prefix}_ready", None)
+        self._held = None
 
     @property
     def inside(self):
@@ -198,7 +209,19 @@ class StreamFrames:
     def sample(self, cycle):
         """Take this cycle's beat if `valid`; returns the frame its `last` completes, else None."""
         p, x = self.port, self.prefix
-        if not int(getattr(p, f"{x}_valid").value):
+        valid = int(getattr(p, f"{x}_valid").value)
+        if self._ready is not None:
+            if self._held is not None or self._cur is not None:
+                assert valid, f"{x} cycle {cycle}: a beat withdrawn or a gap inside a frame"
+            if valid:
+                beat = (int(getattr(p, f"{x}_data").value), int(getattr(p, f"{x}_keep").value),
+                        int(getattr(p, f"{x}_last").value))
+                if self._held is not None:
+                    assert beat == self._held, f"{x} cycle {cycle}: an offered beat changed"
+                self._held = None if int(self._ready.value) else beat
+            if self._held is not None:
+                return None
+        if not valid:
             return None
         if self._cur is None:
             self._cur = [cycle, b""]

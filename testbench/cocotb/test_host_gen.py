@@ -64,6 +64,7 @@ class Host:
         dut.host_ip.value = cfg["host_ip"]
         dut.host_port.value = cfg["host_port"]
         dut.ttl.value = cfg["ttl"]
+        dut.room.value = 1  # no output FIFO in front of the host stream's receiver
         self.cycle = 0
         self.out = nctb.StreamFrames(dut, "h")
         self.frames = self.out.frames  # (first cycle, last cycle, bytes)

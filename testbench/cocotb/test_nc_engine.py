@@ -2,6 +2,8 @@
 port): registers over the CSR bus, Ethernet frames built in Python (ncframes.py) on the
 streaming ports."""
 
+import random
+
 import cocotb
 from cocotb.triggers import RisingEdge
 
@@ -126,6 +128,65 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
     assert await node.read(nctb.STATUS) & (nctb.ST_LEADER | nctb.ST_ACTIVE) == 5
 
 
+async def pause_randomly(dut, names, pct, seed):
+    """Each cycle, each `<name>_ready` high with probability `pct` % (a MAC pausing the
+    stream)."""
+    rng = random.Random(seed)
+    while True:
+        await RisingEdge(dut.clock)
+        for n in names:
+            getattr(dut, f"{n}_ready").value = int(rng.random() * 100 < pct)
+
+
+@cocotb.test()
+async def paused_output_streams_carry_every_frame_whole(dut):
+    """Issue 17 item 2: the tree, host and client streams paused at random (AXI-Stream
+    `ready`). The Monitor's streams check that an offered beat stays offered, unchanged, and
+    that no frame has a gap; every send still leaves as its DECIDE frame on each tree, byte for
+    byte, every decision reaches the host (or is counted as a host drop), every request is
+    answered (or its reply counted as dropped)."""
+    node, mon, cfg = await boot(dut, 0, loop_period=60, batch_max=4, fifo_depth=8)
+    pauser = cocotb.start_soon(pause_randomly(dut, ("g0", "g1", "h", "r"), 55, 17))
+    await node.write(nctb.CTRL, nctb.ENABLE | nctb.START_BIT)
+    sizes = [128, 3, 128, 64, 128, 1, 100, 128]
+    for i, size in enumerate(sizes):
+        await nctb.cycles(dut.clock, 7 * i + 1)
+        p = bytes((0x30 + i + 5 * j) & 0xFF for j in range(size))
+        await node.stream(client_frame(9, i + 1, p), client=True)
+    await nctb.cycles(dut.clock, 1200)
+    pauser.kill()
+    for n in ("g0", "g1", "h", "r"):
+        getattr(dut, f"{n}_ready").value = 1
+    await node.write(nctb.CTRL, 0)  # no more heartbeats: the FIFOs drain
+    await nctb.cycles(dut.clock, 300)
+    s = mon.sends
+    decided = [x for x in s if x["kind"] == nf.BATCH]
+    assert sum(x["count"] for x in decided) == len(sizes)
+    for t in range(2):
+        want = []
+        for x in s:
+            ents = [(o[1], o[2], o[5].to_bytes(128, "big")[:o[6]]) for o in mon.oks
+                    if x["kind"] == nf.BATCH and o[3] == x["instance"]]
+            want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
+                                         x["seq"], ents))
+        got = [f[2] for f in mon.gen[t]]
+        assert got == want, (t, len(got), len(want))
+    by_instance = {f[nf.PAYLOAD_OFFSET + 12:nf.PAYLOAD_OFFSET + 20]: f for _, _, f in mon.gen[0]}
+    dropped = await node.counter("host_dropped")
+    assert len(mon.host) + dropped == len(decided), (len(mon.host), dropped, len(decided))
+    for _, _, f in mon.host:
+        inst = f[nf.PAYLOAD_OFFSET + 12:nf.PAYLOAD_OFFSET + 20]
+        assert f == host_copy(by_instance[inst]), inst
+    replies_dropped = await node.counter("replies_dropped")
+    want_ok = [reply_frame(nf.reply_ok(CLUSTER, 0, o[1], o[4], o[2], o[3]), o[1]) for o in mon.oks]
+    assert len(mon.replies) + replies_dropped == len(sizes)
+    if replies_dropped == 0:
+        assert [r[2] for r in mon.replies] == want_ok
+    dut._log.info("paused streams: %d sends (%d with values), %d host frames (%d dropped), "
+                  "%d replies (%d dropped)", len(s), len(decided), len(mon.host), dropped,
+                  len(mon.replies), replies_dropped)
+
+
 @cocotb.test()
 async def fifo_overflow_drops_oversize_and_not_leader(dut):
     node, mon, cfg = await boot(dut, 0, loop_period=1000, fifo_depth=3, batch_max=2, timeout=1100)
@@ -165,11 +226,12 @@ async def follower_delivers_then_timeout_makes_next_node_leader(dut):
     await nctb.tick(dut.clock)
     assert len(mon.delivers) == 1
     assert int(dut.last_instance.value) == 1
-    await nctb.cycles(dut.clock, 12)
-    # the decided copy (the last one, tree 1's) goes to the host, first beat 1 cycle after
+    await nctb.cycles(dut.clock, 14)
+    # the decided copy (the last one, tree 1's) goes to the host, first beat 3 cycles after
+    # (1 in host_gen, 2 through the host stream's output FIFO)
     copy = decide_frame(1, 1, 0, 1, nf.BATCH, [nf.entry(5, 1, b"v")])
     assert [h[2] for h in mon.host] == [host_copy(copy)], mon.host
-    assert mon.host[0][0] == mon.delivers[0] + 1
+    assert mon.host[0][0] == mon.delivers[0] + 3
     # a heartbeat repeats instance 2 and decides nothing
     await both_trees(node, 2, 0, 2, nf.HEARTBEAT)
     last_copy = mon.cycle  # the cycle in which the core takes the copy

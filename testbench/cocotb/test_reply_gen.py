@@ -64,6 +64,7 @@ class Reply:
         dut.cluster.value = CLUSTER
         dut.sender.value = SENDER
         dut.ttl.value = GEN_TTL
+        dut.r_ready.value = 1
         self.cycle = 0
         self.out = nctb.StreamFrames(dut, "r")
         self.frames = self.out.frames  # (first cycle, last cycle, bytes)

@@ -539,8 +539,11 @@ impl Lockstep {
 
     /// The same against `nc_engine` (frames on streams).
     pub fn engine() -> Self {
+        let mut c = Cycle::new(NcEngine::default(), |c| &mut c.clock);
+        streams_ready(&mut c.uut, [true; 4], true, true);
+        c.settle();
         Self::with(Rtl::Engine(Box::new(EngineSide {
-            c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
+            c,
             beats: Default::default(),
             payloads: Default::default(),
             want_frames: Default::default(),
@@ -1930,4 +1933,16 @@ fn drive_env(mut ls: Lockstep, mut env: Env, seed: u64, cycles: u64) -> Result<L
     ls.compare_registers()
         .map_err(|e| format!("seed {seed} config {:?}\n{e}", env.cfg))?;
     Ok(ls)
+}
+
+/// The `ready` inputs of `nc_engine`'s six output streams (four trees, host, client replies):
+/// high where the receivers take a beat every cycle.
+#[allow(dead_code)]
+pub fn streams_ready(u: &mut NcEngine, g: [bool; 4], h: bool, r: bool) {
+    u.g0_ready.next = g[0];
+    u.g1_ready.next = g[1];
+    u.g2_ready.next = g[2];
+    u.g3_ready.next = g[3];
+    u.h_ready.next = h;
+    u.r_ready.next = r;
 }

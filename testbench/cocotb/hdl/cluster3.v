@@ -2,7 +2,8 @@
 // nodes (parsers, core, CSR, DECIDE generator) in one simulation, the ports the benches use
 // flattened to the top as nI_<port> so both simulators reach them through VPI (other outputs
 // are left open). The network between the nodes (two trees, per-link delays, cut links) is the
-// cocotb model in test_cluster.py: it collects each node's generated frames from its g<tree>
+// cocotb model in test_cluster.py (which takes a beat every cycle: the output streams' ready
+// inputs are tied high): it collects each node's generated frames from its g<tree>
 // streams and streams them into the other nodes' tree ports t<tree>.
 `timescale 1ns / 1ps
 module cluster3(
@@ -301,7 +302,13 @@ module cluster3(
         .g3_valid(n0_g3_valid),
         .g3_last(n0_g3_last),
         .gen_busy(n0_gen_busy),
-        .gen_overrun(n0_gen_overrun)
+        .gen_overrun(n0_gen_overrun),
+        .g0_ready(1'b1),
+        .g1_ready(1'b1),
+        .g2_ready(1'b1),
+        .g3_ready(1'b1),
+        .h_ready(1'b1),
+        .r_ready(1'b1)
     );
     nc_engine n1(
         .clock(clock),
@@ -377,7 +384,13 @@ module cluster3(
         .g3_valid(n1_g3_valid),
         .g3_last(n1_g3_last),
         .gen_busy(n1_gen_busy),
-        .gen_overrun(n1_gen_overrun)
+        .gen_overrun(n1_gen_overrun),
+        .g0_ready(1'b1),
+        .g1_ready(1'b1),
+        .g2_ready(1'b1),
+        .g3_ready(1'b1),
+        .h_ready(1'b1),
+        .r_ready(1'b1)
     );
     nc_engine n2(
         .clock(clock),
@@ -453,6 +466,12 @@ module cluster3(
         .g3_valid(n2_g3_valid),
         .g3_last(n2_g3_last),
         .gen_busy(n2_gen_busy),
-        .gen_overrun(n2_gen_overrun)
+        .gen_overrun(n2_gen_overrun),
+        .g0_ready(1'b1),
+        .g1_ready(1'b1),
+        .g2_ready(1'b1),
+        .g3_ready(1'b1),
+        .h_ready(1'b1),
+        .r_ready(1'b1)
     );
 endmodule

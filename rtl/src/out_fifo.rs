@@ -1,0 +1,135 @@
+//! `out_fifo`: an AXI-Stream FIFO in front of an output port, so that the MAC behind the port
+//! may pause the stream (`out_ready` low) while the generator in front of it runs at one beat
+//! per cycle (issue 17, item 2).
+//!
+//! A beat (`in_data`, `in_keep`, `in_last`) is written whenever `in_valid` is high; the beats
+//! leave in order on `out_*`, a beat being taken in a cycle with `out_valid` and `out_ready`
+//! both high (AXI-Stream: `out_valid` never waits for `out_ready`, and a beat offered stays
+//! offered, unchanged, until it is taken). A beat written in cycle t is offered from cycle
+//! t + 2 at the earliest (the RAM's read is registered).
+//!
+//! The generators never stall inside a frame: a generator starts a frame only when `free` (the
+//! entries neither offered-and-taken nor empty, from registers only) leaves room for its
+//! longest frame, so a frame always goes into the FIFO whole and leaves it without a gap unless
+//! the MAC pauses. A beat written into a full FIFO is dropped (the engine's room rule never lets
+//! that happen; the module test checks the drop).
+//!
+//! Storage: `2^A` words of 73 bits (data, keep, last), synchronous write and registered read
+//! (block RAM in a vendor flow; generic `synth` makes flip-flops of it).
+
+use rust_hdl::prelude::*;
+
+use crate::prim::ZeroExtend;
+
+/// Bits of a stored beat: 64 data bits, 8 keep bits, `last`.
+const WORD: usize = 73;
+
+block! {
+    /// The FIFO (`A`: address bits, `2^A` beats).
+    pub struct OutFifo<const A: usize>() {
+        pub clock: Signal<In, Clock>,
+        pub in_data: Signal<In, Bits<64>>,
+        pub in_keep: Signal<In, Bits<8>>,
+        pub in_valid: Signal<In, Bit>,
+        pub in_last: Signal<In, Bit>,
+        pub out_data: Signal<Out, Bits<64>>,
+        pub out_keep: Signal<Out, Bits<8>>,
+        pub out_valid: Signal<Out, Bit>,
+        pub out_last: Signal<Out, Bit>,
+        pub out_ready: Signal<In, Bit>,
+        /// Entries free (2^A less the beats written and not yet taken), from registers.
+        pub free: Signal<Out, Bits<16>>,
+        /// The FIFO holds no beat (none written and not yet taken), from registers.
+        pub empty: Signal<Out, Bit>,
+        ram: RAM<Bits<WORD>, A>,
+        /// Next RAM address to write.
+        wr: DFF<Bits<A>>,
+        /// Next RAM address to read out (the offered beat, if any, is at `rd - 1`).
+        rd: DFF<Bits<A>>,
+        /// Beats written and not yet taken (the offered one included).
+        n_store: DFF<Bits<16>>,
+        /// Beats written and not yet read out.
+        n_avail: DFF<Bits<16>>,
+        /// A beat is offered (the RAM's read data).
+        o_valid: DFF<Bit>,
+        take: Signal<Local, Bit>,
+        load: Signal<Local, Bit>,
+        write: Signal<Local, Bit>,
+        raddr: Signal<Local, Bits<A>>,
+        xd: ZeroExtend<64, WORD>,
+        xk: ZeroExtend<8, WORD>,
+        word: Signal<Local, Bits<WORD>>,
+        k0_16: Constant<Bits<16>> = Constant::new(0.into()),
+        k1_16: Constant<Bits<16>> = Constant::new(1.into()),
+        k64_16: Constant<Bits<16>> = Constant::new(64.into()),
+        k_depth: Constant<Bits<16>> = Constant::new((1u64 << A).into()),
+        k1_a: Constant<Bits<A>> = Constant::new(1.into()),
+        k_last: Constant<Bits<WORD>> = Constant::new(Bits::<WORD>::from(1u64) << 72),
+        k0_w: Constant<Bits<WORD>> = Constant::new(Bits::<WORD>::default()),
+    }
+}
+
+impl<const A: usize> Default for OutFifo<A> {
+    fn default() -> Self {
+        assert!((2..=15).contains(&A), "out_fifo: 4 to 2^15 beats");
+        Self::build()
+    }
+}
+
+impl<const A: usize> Logic for OutFifo<A> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, wr, rd, n_store, n_avail, o_valid);
+        self.ram.write_clock.next = self.clock.val();
+        self.ram.read_clock.next = self.clock.val();
+        self.take.next = self.o_valid.q.val() && self.out_ready.val();
+        // A beat is read out when one was written (at an earlier edge) and the offer is free or
+        // taken this cycle.
+        self.load.next = (self.n_avail.q.val() != self.k0_16.val())
+            && (!self.o_valid.q.val() || self.take.val());
+        self.write.next = self.in_valid.val() && (self.n_store.q.val() != self.k_depth.val());
+        // The read address: the next beat when one is read out, else the offered beat again (so
+        // that the registered read keeps offering it).
+        if self.load.val() {
+            self.raddr.next = self.rd.q.val();
+        } else {
+            self.raddr.next = self.rd.q.val() - self.k1_a.val();
+        }
+        self.ram.read_address.next = self.raddr.val();
+        self.xd.narrow.next = self.in_data.val();
+        self.xk.narrow.next = self.in_keep.val();
+        if self.in_last.val() {
+            self.word.next =
+                self.k_last.val() | (self.xk.wide.val() << self.k64_16.val()) | self.xd.wide.val();
+        } else {
+            self.word.next =
+                self.k0_w.val() | (self.xk.wide.val() << self.k64_16.val()) | self.xd.wide.val();
+        }
+        self.ram.write_address.next = self.wr.q.val();
+        self.ram.write_data.next = self.word.val();
+        self.ram.write_enable.next = self.write.val();
+        if self.write.val() {
+            self.wr.d.next = self.wr.q.val() + self.k1_a.val();
+        }
+        if self.load.val() {
+            self.rd.d.next = self.rd.q.val() + self.k1_a.val();
+        }
+        if self.write.val() && !self.load.val() {
+            self.n_avail.d.next = self.n_avail.q.val() + self.k1_16.val();
+        } else if !self.write.val() && self.load.val() {
+            self.n_avail.d.next = self.n_avail.q.val() - self.k1_16.val();
+        }
+        if self.write.val() && !self.take.val() {
+            self.n_store.d.next = self.n_store.q.val() + self.k1_16.val();
+        } else if !self.write.val() && self.take.val() {
+            self.n_store.d.next = self.n_store.q.val() - self.k1_16.val();
+        }
+        self.o_valid.d.next = self.load.val() || (self.o_valid.q.val() && !self.take.val());
+        self.out_valid.next = self.o_valid.q.val();
+        self.out_data.next = self.ram.read_data.val().get_bits::<64>(0);
+        self.out_keep.next = self.ram.read_data.val().get_bits::<8>(64);
+        self.out_last.next = self.ram.read_data.val().get_bit(72);
+        self.free.next = self.k_depth.val() - self.n_store.q.val();
+        self.empty.next = self.n_store.q.val() == self.k0_16.val();
+    }
+}
