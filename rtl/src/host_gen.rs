@@ -1,6 +1,8 @@
 //! `host_gen`: the host-path frame, one per decision, on one 64-bit output stream (AXI-Stream
-//! shape: `h_data`, `h_keep`, `h_valid`, `h_last`; no backpressure, the receiver takes a beat
-//! every cycle; byte x of a beat is bits 8x+7..8x, as in `pkt_gen` and `pkt_parser`).
+//! shape: `h_data`, `h_keep`, `h_valid`, `h_last`, a beat every cycle once a frame starts; byte
+//! x of a beat is bits 8x+7..8x, as in `pkt_gen` and `pkt_parser`). A frame starts only with
+//! `room` high: in `nc_engine` the stream goes into an output FIFO (`crate::out_fifo`) that
+//! the MAC may pause, and `room` says it can take a whole frame.
 //!
 //! The frame is `proto::frame::emit_udp(&UdpMeta { src_mac, dst_mac: host_mac, src_ip,
 //! dst_ip: host_ip, src_port, dst_port: host_port, ttl }, payload, ..)` with UDP

@@ -7,6 +7,16 @@
 //! beside the client port's parser, the core's FIFO stores them, `pkt_gen` streams them into the
 //! DECIDE frames and `host_gen` forwards the decided frames from its capture RAMs.
 //!
+//! Every output stream has a `ready` input (AXI-Stream; issue 17 item 2): the MAC may pause it.
+//! The tree and host streams go through an output FIFO each (`out_fifo`: 128 and 256 beats,
+//! one cycle of latency), and `pkt_gen` / `host_gen` start a frame only when their FIFOs have
+//! room for the longest one, so a frame never stalls once started and leaves without a gap
+//! unless the MAC pauses it. A paused tree holds the loop (`pkt_gen` not ready: the send
+//! waits, as at a loop period shorter than a frame); a paused host stream makes decisions wait
+//! in `host_gen`'s pending slot, then counts them in `host_dropped`; a paused client stream
+//! fills `reply_gen`'s queue, then counts replies in `replies_dropped`. Tie every `ready` high
+//! where the receivers take a beat every cycle.
+//!
 //! Each parser's verdict waits in a one-deep holding register until the core takes it; the core
 //! takes at most one event per cycle: a CSR write first, then the client port (unless the
 //! leader id is being computed: 5 cycles), then trees 0..3. A port's next verdict comes at

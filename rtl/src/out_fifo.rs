@@ -6,7 +6,9 @@
 //! leave in order on `out_*`, a beat being taken in a cycle with `out_valid` and `out_ready`
 //! both high (AXI-Stream: `out_valid` never waits for `out_ready`, and a beat offered stays
 //! offered, unchanged, until it is taken). A beat written in cycle t is offered from cycle
-//! t + 2 at the earliest (the RAM's read is registered).
+//! t + 1 at the earliest: when no beat waits in the RAM and the offer is free (or taken in
+//! cycle t) it goes straight into an output register; otherwise it is written into the RAM
+//! and read out (a registered read) in its turn.
 //!
 //! The generators never stall inside a frame: a generator starts a frame only when `free` (the
 //! entries neither offered-and-taken nor empty, from registers only) leaves room for its
@@ -50,8 +52,12 @@ block! {
         n_store: DFF<Bits<16>>,
         /// Beats written and not yet read out.
         n_avail: DFF<Bits<16>>,
-        /// A beat is offered (the RAM's read data).
+        /// A beat is offered: the RAM's read data, or `o_reg` when `o_reg_sel`.
         o_valid: DFF<Bit>,
+        o_reg_sel: DFF<Bit>,
+        o_reg: DFF<Bits<WORD>>,
+        bypass: Signal<Local, Bit>,
+        o_word: Signal<Local, Bits<WORD>>,
         take: Signal<Local, Bit>,
         load: Signal<Local, Bit>,
         write: Signal<Local, Bit>,
@@ -79,7 +85,9 @@ impl<const A: usize> Default for OutFifo<A> {
 impl<const A: usize> Logic for OutFifo<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, wr, rd, n_store, n_avail, o_valid);
+        dff_setup!(
+            self, clock, wr, rd, n_store, n_avail, o_valid, o_reg_sel, o_reg
+        );
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_clock.next = self.clock.val();
         self.take.next = self.o_valid.q.val() && self.out_ready.val();
@@ -87,7 +95,14 @@ impl<const A: usize> Logic for OutFifo<A> {
         // taken this cycle.
         self.load.next = (self.n_avail.q.val() != self.k0_16.val())
             && (!self.o_valid.q.val() || self.take.val());
-        self.write.next = self.in_valid.val() && (self.n_store.q.val() != self.k_depth.val());
+        // With no beat waiting in the RAM and the offer free, the arriving beat goes straight
+        // into the output register.
+        self.bypass.next = self.in_valid.val()
+            && (self.n_avail.q.val() == self.k0_16.val())
+            && (!self.o_valid.q.val() || self.take.val());
+        self.write.next = self.in_valid.val()
+            && !self.bypass.val()
+            && (self.n_store.q.val() != self.k_depth.val());
         // The read address: the next beat when one is read out, else the offered beat again (so
         // that the registered read keeps offering it).
         if self.load.val() {
@@ -119,16 +134,28 @@ impl<const A: usize> Logic for OutFifo<A> {
         } else if !self.write.val() && self.load.val() {
             self.n_avail.d.next = self.n_avail.q.val() - self.k1_16.val();
         }
-        if self.write.val() && !self.take.val() {
+        if (self.write.val() || self.bypass.val()) && !self.take.val() {
             self.n_store.d.next = self.n_store.q.val() + self.k1_16.val();
-        } else if !self.write.val() && self.take.val() {
+        } else if !(self.write.val() || self.bypass.val()) && self.take.val() {
             self.n_store.d.next = self.n_store.q.val() - self.k1_16.val();
         }
-        self.o_valid.d.next = self.load.val() || (self.o_valid.q.val() && !self.take.val());
+        self.o_valid.d.next =
+            self.load.val() || self.bypass.val() || (self.o_valid.q.val() && !self.take.val());
+        if self.load.val() {
+            self.o_reg_sel.d.next = false;
+        } else if self.bypass.val() {
+            self.o_reg_sel.d.next = true;
+            self.o_reg.d.next = self.word.val();
+        }
+        if self.o_reg_sel.q.val() {
+            self.o_word.next = self.o_reg.q.val();
+        } else {
+            self.o_word.next = self.ram.read_data.val();
+        }
         self.out_valid.next = self.o_valid.q.val();
-        self.out_data.next = self.ram.read_data.val().get_bits::<64>(0);
-        self.out_keep.next = self.ram.read_data.val().get_bits::<8>(64);
-        self.out_last.next = self.ram.read_data.val().get_bit(72);
+        self.out_data.next = self.o_word.val().get_bits::<64>(0);
+        self.out_keep.next = self.o_word.val().get_bits::<8>(64);
+        self.out_last.next = self.o_word.val().get_bit(72);
         self.free.next = self.k_depth.val() - self.n_store.q.val();
         self.empty.next = self.n_store.q.val() == self.k0_16.val();
     }

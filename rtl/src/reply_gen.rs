@@ -1,7 +1,8 @@
 //! `reply_gen`: the client reply frames of a node — REPLY_OK for every decided request (the
 //! `ok_*` stream of `nc_core`, one entry per cycle) and REPLY_NOT_LEADER for a request refused
 //! by a node that is not leader (`nl_*`) — on one 64-bit output stream (AXI-Stream shape:
-//! `r_data`, `r_keep`, `r_valid`, `r_last`; no backpressure: the receiver takes a beat every
+//! `r_data`, `r_keep`, `r_valid`, `r_last`, and `r_ready`: a beat offered stays offered until a
+//! cycle with `r_ready` takes it; with `r_ready` always high the receiver takes a beat every
 //! cycle; byte x of a beat is bits 8x+7..8x, as in `pkt_gen` and `pkt_parser`).
 //!
 //! Ports:
@@ -19,8 +20,8 @@
 //!
 //! Commands are queued in arrival order (an OK before a NOT_LEADER of the same cycle) in a
 //! queue of `2^A` entries (default 8) that includes the frame being streamed; a frame's last
-//! beat frees its entry in the same cycle. The head of the queue streams one beat per cycle,
-//! and the next frame's first beat follows its last beat in the next cycle (back to back). A
+//! beat frees its entry in the cycle it is taken. The head of the queue streams one beat per
+//! cycle while `r_ready` is high, and the next frame's first beat follows its last beat in the next cycle (back to back). A
 //! command that arrives at an idle generator has its first beat valid in the next cycle (the
 //! queue is a register file with a combinational read port, see [`QueueRam`]).
 //!

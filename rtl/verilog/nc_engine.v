@@ -25365,12 +25365,20 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
+    reg  o_reg_sel$d;
+    wire  o_reg_sel$q;
+    reg  o_reg_sel$clock;
+    reg  [72:0] o_reg$d;
+    wire  [72:0] o_reg$q;
+    reg  o_reg$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  bypass;
+    reg  [72:0] o_word;
     reg  take;
     reg  load;
     reg  write;
@@ -25412,6 +25420,16 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         .q(o_valid$q),
         .clock(o_valid$clock)
     );
+    nc_engine$hq$o_reg_sel o_reg_sel(
+        .d(o_reg_sel$d),
+        .q(o_reg_sel$q),
+        .clock(o_reg_sel$clock)
+    );
+    nc_engine$hq$o_reg o_reg(
+        .d(o_reg$d),
+        .q(o_reg$q),
+        .clock(o_reg$clock)
+    );
     nc_engine$hq$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -25428,16 +25446,21 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         n_store$clock = clock;
         n_avail$clock = clock;
         o_valid$clock = clock;
+        o_reg_sel$clock = clock;
+        o_reg$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
         o_valid$d = o_valid$q;
+        o_reg_sel$d = o_reg_sel$q;
+        o_reg$d = o_reg$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        write = in_valid && (n_store$q != k_depth);
+        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -25468,17 +25491,30 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if (write && ~take) begin
+        if ((write || bypass) && ~take) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~write && take) begin
+        else if (~(write || bypass) && take) begin
             n_store$d = n_store$q - k1_16;
         end
-        o_valid$d = load || (o_valid$q && ~take);
+        o_valid$d = load || bypass || (o_valid$q && ~take);
+        if (load) begin
+            o_reg_sel$d = 1'b0;
+        end
+        else if (bypass) begin
+            o_reg_sel$d = 1'b1;
+            o_reg$d = word;
+        end
+        if (o_reg_sel$q) begin
+            o_word = o_reg$q;
+        end
+        else begin
+            o_word = ram$read_data;
+        end
         out_valid = o_valid$q;
-        out_data = ram$read_data[(32'h0)+:(64)];
-        out_keep = ram$read_data[(32'h40)+:(8)];
-        out_last = ram$read_data[32'h48];
+        out_data = o_word[(32'h0)+:(64)];
+        out_keep = o_word[(32'h40)+:(8)];
+        out_last = o_word[32'h48];
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -25522,6 +25558,44 @@ module nc_engine$hq$n_store(d,q,clock);
     end
           
 endmodule // nc_engine$hq$n_store
+
+
+module nc_engine$hq$o_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$o_reg
+
+
+module nc_engine$hq$o_reg_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$o_reg_sel
 
 
 module nc_engine$hq$o_valid(d,q,clock);
@@ -38087,12 +38161,20 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
+    reg  o_reg_sel$d;
+    wire  o_reg_sel$q;
+    reg  o_reg_sel$clock;
+    reg  [72:0] o_reg$d;
+    wire  [72:0] o_reg$q;
+    reg  o_reg$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  bypass;
+    reg  [72:0] o_word;
     reg  take;
     reg  load;
     reg  write;
@@ -38134,6 +38216,16 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_valid$q),
         .clock(o_valid$clock)
     );
+    nc_engine$tq0$o_reg_sel o_reg_sel(
+        .d(o_reg_sel$d),
+        .q(o_reg_sel$q),
+        .clock(o_reg_sel$clock)
+    );
+    nc_engine$tq0$o_reg o_reg(
+        .d(o_reg$d),
+        .q(o_reg$q),
+        .clock(o_reg$clock)
+    );
     nc_engine$tq0$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -38150,16 +38242,21 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         n_store$clock = clock;
         n_avail$clock = clock;
         o_valid$clock = clock;
+        o_reg_sel$clock = clock;
+        o_reg$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
         o_valid$d = o_valid$q;
+        o_reg_sel$d = o_reg_sel$q;
+        o_reg$d = o_reg$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        write = in_valid && (n_store$q != k_depth);
+        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -38190,17 +38287,30 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if (write && ~take) begin
+        if ((write || bypass) && ~take) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~write && take) begin
+        else if (~(write || bypass) && take) begin
             n_store$d = n_store$q - k1_16;
         end
-        o_valid$d = load || (o_valid$q && ~take);
+        o_valid$d = load || bypass || (o_valid$q && ~take);
+        if (load) begin
+            o_reg_sel$d = 1'b0;
+        end
+        else if (bypass) begin
+            o_reg_sel$d = 1'b1;
+            o_reg$d = word;
+        end
+        if (o_reg_sel$q) begin
+            o_word = o_reg$q;
+        end
+        else begin
+            o_word = ram$read_data;
+        end
         out_valid = o_valid$q;
-        out_data = ram$read_data[(32'h0)+:(64)];
-        out_keep = ram$read_data[(32'h40)+:(8)];
-        out_last = ram$read_data[32'h48];
+        out_data = o_word[(32'h0)+:(64)];
+        out_keep = o_word[(32'h40)+:(8)];
+        out_last = o_word[32'h48];
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -38244,6 +38354,44 @@ module nc_engine$tq0$n_store(d,q,clock);
     end
           
 endmodule // nc_engine$tq0$n_store
+
+
+module nc_engine$tq0$o_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$o_reg
+
+
+module nc_engine$tq0$o_reg_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$o_reg_sel
 
 
 module nc_engine$tq0$o_valid(d,q,clock);
@@ -38402,12 +38550,20 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
+    reg  o_reg_sel$d;
+    wire  o_reg_sel$q;
+    reg  o_reg_sel$clock;
+    reg  [72:0] o_reg$d;
+    wire  [72:0] o_reg$q;
+    reg  o_reg$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  bypass;
+    reg  [72:0] o_word;
     reg  take;
     reg  load;
     reg  write;
@@ -38449,6 +38605,16 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_valid$q),
         .clock(o_valid$clock)
     );
+    nc_engine$tq1$o_reg_sel o_reg_sel(
+        .d(o_reg_sel$d),
+        .q(o_reg_sel$q),
+        .clock(o_reg_sel$clock)
+    );
+    nc_engine$tq1$o_reg o_reg(
+        .d(o_reg$d),
+        .q(o_reg$q),
+        .clock(o_reg$clock)
+    );
     nc_engine$tq1$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -38465,16 +38631,21 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         n_store$clock = clock;
         n_avail$clock = clock;
         o_valid$clock = clock;
+        o_reg_sel$clock = clock;
+        o_reg$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
         o_valid$d = o_valid$q;
+        o_reg_sel$d = o_reg_sel$q;
+        o_reg$d = o_reg$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        write = in_valid && (n_store$q != k_depth);
+        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -38505,17 +38676,30 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if (write && ~take) begin
+        if ((write || bypass) && ~take) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~write && take) begin
+        else if (~(write || bypass) && take) begin
             n_store$d = n_store$q - k1_16;
         end
-        o_valid$d = load || (o_valid$q && ~take);
+        o_valid$d = load || bypass || (o_valid$q && ~take);
+        if (load) begin
+            o_reg_sel$d = 1'b0;
+        end
+        else if (bypass) begin
+            o_reg_sel$d = 1'b1;
+            o_reg$d = word;
+        end
+        if (o_reg_sel$q) begin
+            o_word = o_reg$q;
+        end
+        else begin
+            o_word = ram$read_data;
+        end
         out_valid = o_valid$q;
-        out_data = ram$read_data[(32'h0)+:(64)];
-        out_keep = ram$read_data[(32'h40)+:(8)];
-        out_last = ram$read_data[32'h48];
+        out_data = o_word[(32'h0)+:(64)];
+        out_keep = o_word[(32'h40)+:(8)];
+        out_last = o_word[32'h48];
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -38559,6 +38743,44 @@ module nc_engine$tq1$n_store(d,q,clock);
     end
           
 endmodule // nc_engine$tq1$n_store
+
+
+module nc_engine$tq1$o_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$o_reg
+
+
+module nc_engine$tq1$o_reg_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$o_reg_sel
 
 
 module nc_engine$tq1$o_valid(d,q,clock);
@@ -38717,12 +38939,20 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
+    reg  o_reg_sel$d;
+    wire  o_reg_sel$q;
+    reg  o_reg_sel$clock;
+    reg  [72:0] o_reg$d;
+    wire  [72:0] o_reg$q;
+    reg  o_reg$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  bypass;
+    reg  [72:0] o_word;
     reg  take;
     reg  load;
     reg  write;
@@ -38764,6 +38994,16 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_valid$q),
         .clock(o_valid$clock)
     );
+    nc_engine$tq2$o_reg_sel o_reg_sel(
+        .d(o_reg_sel$d),
+        .q(o_reg_sel$q),
+        .clock(o_reg_sel$clock)
+    );
+    nc_engine$tq2$o_reg o_reg(
+        .d(o_reg$d),
+        .q(o_reg$q),
+        .clock(o_reg$clock)
+    );
     nc_engine$tq2$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -38780,16 +39020,21 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         n_store$clock = clock;
         n_avail$clock = clock;
         o_valid$clock = clock;
+        o_reg_sel$clock = clock;
+        o_reg$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
         o_valid$d = o_valid$q;
+        o_reg_sel$d = o_reg_sel$q;
+        o_reg$d = o_reg$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        write = in_valid && (n_store$q != k_depth);
+        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -38820,17 +39065,30 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if (write && ~take) begin
+        if ((write || bypass) && ~take) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~write && take) begin
+        else if (~(write || bypass) && take) begin
             n_store$d = n_store$q - k1_16;
         end
-        o_valid$d = load || (o_valid$q && ~take);
+        o_valid$d = load || bypass || (o_valid$q && ~take);
+        if (load) begin
+            o_reg_sel$d = 1'b0;
+        end
+        else if (bypass) begin
+            o_reg_sel$d = 1'b1;
+            o_reg$d = word;
+        end
+        if (o_reg_sel$q) begin
+            o_word = o_reg$q;
+        end
+        else begin
+            o_word = ram$read_data;
+        end
         out_valid = o_valid$q;
-        out_data = ram$read_data[(32'h0)+:(64)];
-        out_keep = ram$read_data[(32'h40)+:(8)];
-        out_last = ram$read_data[32'h48];
+        out_data = o_word[(32'h0)+:(64)];
+        out_keep = o_word[(32'h40)+:(8)];
+        out_last = o_word[32'h48];
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -38874,6 +39132,44 @@ module nc_engine$tq2$n_store(d,q,clock);
     end
           
 endmodule // nc_engine$tq2$n_store
+
+
+module nc_engine$tq2$o_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$o_reg
+
+
+module nc_engine$tq2$o_reg_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$o_reg_sel
 
 
 module nc_engine$tq2$o_valid(d,q,clock);
@@ -39032,12 +39328,20 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
+    reg  o_reg_sel$d;
+    wire  o_reg_sel$q;
+    reg  o_reg_sel$clock;
+    reg  [72:0] o_reg$d;
+    wire  [72:0] o_reg$q;
+    reg  o_reg$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  bypass;
+    reg  [72:0] o_word;
     reg  take;
     reg  load;
     reg  write;
@@ -39079,6 +39383,16 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_valid$q),
         .clock(o_valid$clock)
     );
+    nc_engine$tq3$o_reg_sel o_reg_sel(
+        .d(o_reg_sel$d),
+        .q(o_reg_sel$q),
+        .clock(o_reg_sel$clock)
+    );
+    nc_engine$tq3$o_reg o_reg(
+        .d(o_reg$d),
+        .q(o_reg$q),
+        .clock(o_reg$clock)
+    );
     nc_engine$tq3$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -39095,16 +39409,21 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         n_store$clock = clock;
         n_avail$clock = clock;
         o_valid$clock = clock;
+        o_reg_sel$clock = clock;
+        o_reg$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
         o_valid$d = o_valid$q;
+        o_reg_sel$d = o_reg_sel$q;
+        o_reg$d = o_reg$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        write = in_valid && (n_store$q != k_depth);
+        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -39135,17 +39454,30 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if (write && ~take) begin
+        if ((write || bypass) && ~take) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~write && take) begin
+        else if (~(write || bypass) && take) begin
             n_store$d = n_store$q - k1_16;
         end
-        o_valid$d = load || (o_valid$q && ~take);
+        o_valid$d = load || bypass || (o_valid$q && ~take);
+        if (load) begin
+            o_reg_sel$d = 1'b0;
+        end
+        else if (bypass) begin
+            o_reg_sel$d = 1'b1;
+            o_reg$d = word;
+        end
+        if (o_reg_sel$q) begin
+            o_word = o_reg$q;
+        end
+        else begin
+            o_word = ram$read_data;
+        end
         out_valid = o_valid$q;
-        out_data = ram$read_data[(32'h0)+:(64)];
-        out_keep = ram$read_data[(32'h40)+:(8)];
-        out_last = ram$read_data[32'h48];
+        out_data = o_word[(32'h0)+:(64)];
+        out_keep = o_word[(32'h40)+:(8)];
+        out_last = o_word[32'h48];
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -39189,6 +39521,44 @@ module nc_engine$tq3$n_store(d,q,clock);
     end
           
 endmodule // nc_engine$tq3$n_store
+
+
+module nc_engine$tq3$o_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  [72:0] d;
+    output reg  [72:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 73'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$o_reg
+
+
+module nc_engine$tq3$o_reg_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$o_reg_sel
 
 
 module nc_engine$tq3$o_valid(d,q,clock);
