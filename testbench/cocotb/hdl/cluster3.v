@@ -2,12 +2,24 @@
 // nodes (parsers, core, CSR, DECIDE generator) in one simulation, the ports the benches use
 // flattened to the top as nI_<port> so both simulators reach them through VPI (other outputs
 // are left open). The network between the nodes (two trees, per-link delays, cut links) is the
-// cocotb model in test_cluster.py (which takes a beat every cycle: the output streams' ready
-// inputs are tied high): it collects each node's generated frames from its g<tree>
+// cocotb model in test_cluster.py (which drives the tree streams' ready inputs, nI_gT_ready;
+// the host and client streams' are tied high): it collects each node's generated frames from its g<tree>
 // streams and streams them into the other nodes' tree ports t<tree>.
 `timescale 1ns / 1ps
 module cluster3(
     input wire clock,
+    input  wire n0_g0_ready,
+    input  wire n0_g1_ready,
+    input  wire n0_g2_ready,
+    input  wire n0_g3_ready,
+    input  wire n1_g0_ready,
+    input  wire n1_g1_ready,
+    input  wire n1_g2_ready,
+    input  wire n1_g3_ready,
+    input  wire n2_g0_ready,
+    input  wire n2_g1_ready,
+    input  wire n2_g2_ready,
+    input  wire n2_g3_ready,
     input  wire [15:0] n0_csr_addr,
     input  wire [31:0] n0_csr_wdata,
     input  wire n0_csr_write,
@@ -303,10 +315,10 @@ module cluster3(
         .g3_last(n0_g3_last),
         .gen_busy(n0_gen_busy),
         .gen_overrun(n0_gen_overrun),
-        .g0_ready(1'b1),
-        .g1_ready(1'b1),
-        .g2_ready(1'b1),
-        .g3_ready(1'b1),
+        .g0_ready(n0_g0_ready),
+        .g1_ready(n0_g1_ready),
+        .g2_ready(n0_g2_ready),
+        .g3_ready(n0_g3_ready),
         .h_ready(1'b1),
         .r_ready(1'b1)
     );
@@ -385,10 +397,10 @@ module cluster3(
         .g3_last(n1_g3_last),
         .gen_busy(n1_gen_busy),
         .gen_overrun(n1_gen_overrun),
-        .g0_ready(1'b1),
-        .g1_ready(1'b1),
-        .g2_ready(1'b1),
-        .g3_ready(1'b1),
+        .g0_ready(n1_g0_ready),
+        .g1_ready(n1_g1_ready),
+        .g2_ready(n1_g2_ready),
+        .g3_ready(n1_g3_ready),
         .h_ready(1'b1),
         .r_ready(1'b1)
     );
@@ -467,10 +479,10 @@ module cluster3(
         .g3_last(n2_g3_last),
         .gen_busy(n2_gen_busy),
         .gen_overrun(n2_gen_overrun),
-        .g0_ready(1'b1),
-        .g1_ready(1'b1),
-        .g2_ready(1'b1),
-        .g3_ready(1'b1),
+        .g0_ready(n2_g0_ready),
+        .g1_ready(n2_g1_ready),
+        .g2_ready(n2_g2_ready),
+        .g3_ready(n2_g3_ready),
         .h_ready(1'b1),
         .r_ready(1'b1)
     );
