@@ -518,13 +518,10 @@ fn replies_that_do_not_fit_are_counted() {
     assert_eq!(e.counter(Counter::HostDropped), 0);
 }
 
-/// The smallest legal loop period (1) with requests streaming in: the loop waits for the
-/// generator (`pkt_gen.ready` holds the send), so DECIDE frames leave back to back with no
-/// idle beat, no send is ever dropped (`gen_overrun`), and every request the leader decided
-/// is in a frame exactly once.
-#[test]
-fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
-    let c = Config {
+/// A single-node cluster (its own leader) at the smallest legal loop period, two trees, batches
+/// of 4.
+fn solo_at_loop_period_one() -> Config {
+    Config {
         node_id: 0,
         node_count: 1,
         trees: 2,
@@ -535,7 +532,16 @@ fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
         batch_max: 4,
         fifo_depth: 32,
         ..cfg()
-    };
+    }
+}
+
+/// The smallest legal loop period (1) with requests streaming in: the loop waits for the
+/// generator (`pkt_gen.ready` holds the send), so DECIDE frames leave back to back with no
+/// idle beat, no send is ever dropped (`gen_overrun`), and every request the leader decided
+/// is in a frame exactly once.
+#[test]
+fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
+    let c = solo_at_loop_period_one();
     assert!(c.validate().is_ok(), "{:?}", c.validate());
     let mut e = Engine::new(&c);
     e.write(addr::CTRL, ctrl::ENABLE | ctrl::START);
@@ -649,18 +655,7 @@ fn a_batch_max_above_the_frame_slots_decides_smaller_batches() {
 /// drop, and every request is answered or its reply counted as dropped.
 #[test]
 fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
-    let c = Config {
-        node_id: 0,
-        node_count: 1,
-        trees: 2,
-        loop_period: 1,
-        delta: 3,
-        drift: 0,
-        timeout: 8,
-        batch_max: 4,
-        fifo_depth: 32,
-        ..cfg()
-    };
+    let c = solo_at_loop_period_one();
     let n = 40u64;
     for bp in [None, Some(40u64)] {
         let mut e = Engine::new(&c);

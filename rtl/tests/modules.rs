@@ -520,6 +520,15 @@ fn csr_counters_count_tick_then_clear_then_event() {
 
 // ---------------------------------------------------------------- out_fifo
 
+/// The beat `out_fifo` offers this cycle: (data, keep, last).
+fn fifo_offer<const A: usize>(c: &Cycle<rtl::out_fifo::OutFifo<A>>) -> (u64, u64, bool) {
+    (
+        val(c.uut.out_data.val()),
+        val(c.uut.out_keep.val()),
+        c.uut.out_last.val(),
+    )
+}
+
 /// `out_fifo` against a queue: random bursts in (never more than `free` allows, as the
 /// generators' room rule does, plus a few beats into a full FIFO, which must be dropped),
 /// random `out_ready`. Every beat leaves once, in order, unchanged; an offered beat
@@ -557,11 +566,7 @@ fn out_fifo_keeps_order_and_holds_an_offered_beat_under_random_backpressure() {
             c.uut.out_ready.next = ready;
             c.settle();
             if c.uut.out_valid.val() {
-                let o = (
-                    val(c.uut.out_data.val()),
-                    val(c.uut.out_keep.val()),
-                    c.uut.out_last.val(),
-                );
+                let o = fifo_offer(&c);
                 if let Some(prev) = offered {
                     assert_eq!(o, prev, "seed {seed} cycle {cyc}: an offered beat changed");
                 }
@@ -593,11 +598,7 @@ fn out_fifo_keeps_order_and_holds_an_offered_beat_under_random_backpressure() {
         for _ in 0..(depth + 4) {
             c.settle();
             if c.uut.out_valid.val() {
-                let o = (
-                    val(c.uut.out_data.val()),
-                    val(c.uut.out_keep.val()),
-                    c.uut.out_last.val(),
-                );
+                let o = fifo_offer(&c);
                 assert_eq!(
                     Some(o),
                     model.pop_front(),

@@ -26,6 +26,18 @@ async def follow_start(node):
     assert int(node.p.state.value) == nctb.ACTIVE
 
 
+def expected_decides(mon, tree, **kw):
+    """The DECIDE frame each of node 0's sends must put on `tree`, with the entries its OKs
+    name (built in Python)."""
+    want = []
+    for x in mon.sends:
+        ents = [(o[1], o[2], o[5].to_bytes(128, "big")[:o[6]]) for o in mon.oks
+                if x["kind"] == nf.BATCH and o[3] == x["instance"]]
+        want.append(generated_decide(CLUSTER, 0, tree, x["kind"], x["instance"], x["epoch"],
+                                     x["seq"], ents, **kw))
+    return want
+
+
 @cocotb.test()
 async def registers_reset_values_and_refused_writes(dut):
     nctb.start_clock(dut.clock)
@@ -101,12 +113,7 @@ async def loop_period_heartbeats_and_instance_numbering(dut):
         [bytes((0x41 + i + 3 * j) & 0xFF for j in range(n)) for i, n in enumerate(sizes)]
     # every send leaves as one generated DECIDE frame per tree, byte for byte the Python one
     for t in range(2):
-        want = []
-        for x in s:
-            ents = [(o[1], o[2], o[5].to_bytes(128, "big")[:o[6]]) for o in mon.oks
-                    if x["kind"] == nf.BATCH and o[3] == x["instance"]]
-            want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
-                                         x["seq"], ents, ttl=3))
+        want = expected_decides(mon, t, ttl=3)
         got = [f[2] for f in mon.gen[t]]
         assert got == want[:len(got)] and len(got) >= len(want) - 1, (t, len(got), len(want))
     assert mon.gen[2] == [] and mon.gen[3] == []
@@ -163,12 +170,7 @@ async def paused_output_streams_carry_every_frame_whole(dut):
     decided = [x for x in s if x["kind"] == nf.BATCH]
     assert sum(x["count"] for x in decided) == len(sizes)
     for t in range(2):
-        want = []
-        for x in s:
-            ents = [(o[1], o[2], o[5].to_bytes(128, "big")[:o[6]]) for o in mon.oks
-                    if x["kind"] == nf.BATCH and o[3] == x["instance"]]
-            want.append(generated_decide(CLUSTER, 0, t, x["kind"], x["instance"], x["epoch"],
-                                         x["seq"], ents))
+        want = expected_decides(mon, t)
         got = [f[2] for f in mon.gen[t]]
         assert got == want, (t, len(got), len(want))
     by_instance = {f[nf.PAYLOAD_OFFSET + 12:nf.PAYLOAD_OFFSET + 20]: f for _, _, f in mon.gen[0]}
