@@ -31,7 +31,8 @@ class Gen:
         dut.src_mac.value = int.from_bytes(GEN_SRC_MAC, "big")
         dut.src_ip.value = GEN_SRC_IP
         dut.ttl.value = GEN_TTL
-        dut.room.value = 1  # no output FIFO in front of the streams' receivers
+        if hasattr(dut, "room"):  # the streaming pkt_gen's; pkt_gen_512 has none
+            dut.room.value = 1  # no output FIFO in front of the streams' receivers
         for i, g in enumerate(GROUPS):
             getattr(dut, f"group{i}").value = g
         self.streams = [nctb.StreamFrames(dut, f"m{t}") for t in range(4)]
