@@ -201,6 +201,11 @@ pub struct EngineSide {
     /// Replies the generator dropped (its queue was full), and model replies skipped for them.
     pub replies_dropped: u64,
     replies_skipped: u64,
+    /// Backpressure on the client stream (issue 17 item 2): `r_ready` high with this
+    /// probability (%) each cycle, from this generator; None: always ready.
+    pub reply_pause: Option<(Rng, u64)>,
+    /// Cycles in which a reply beat was offered and not taken.
+    pub reply_stalls: u64,
 }
 
 /// One beat of an output stream into the frame being received; the whole frame at its last beat.
@@ -559,6 +564,8 @@ impl Lockstep {
             nls_compared: 0,
             replies_dropped: 0,
             replies_skipped: 0,
+            reply_pause: None,
+            reply_stalls: 0,
         })))
     }
 
@@ -604,6 +611,9 @@ impl Lockstep {
             }
             Rtl::Engine(e) => {
                 let cfg = *self.model.config();
+                if let Some((rng, pct)) = &mut e.reply_pause {
+                    e.c.uut.r_ready.next = rng.pct(*pct);
+                }
                 e.drive(&ev, &cfg);
                 e.c.settle();
                 let u = &e.c.uut;
@@ -755,7 +765,8 @@ impl Lockstep {
             for _ in 0..drops {
                 self.model.output_dropped(Dropped::Reply);
             }
-            if u.r_valid.val() {
+            e.reply_stalls += (u.r_valid.val() && !u.r_ready.val()) as u64;
+            if u.r_valid.val() && u.r_ready.val() {
                 let (d, k) = (val(u.r_data.val()), val(u.r_keep.val()));
                 if let Some(got) = beat(&mut e.got_reply, d, k, u.r_last.val()) {
                     let is_nl = matches!(
