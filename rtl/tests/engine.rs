@@ -23,31 +23,28 @@ fn val<const N: usize>(b: Bits<N>) -> u64 {
 struct Engine {
     c: Cycle<NcEngine>,
     delivered_at: Vec<u64>,
-    /// Host-port frames: (cycle of the first beat, bytes).
-    host: Vec<(u64, Vec<u8>)>,
-    host_cur: Option<(u64, Vec<u8>)>,
-    /// Client-port frames sent, and reply drops flagged.
-    replies: u64,
+    /// Reply drops flagged, and overruns seen.
     reply_drops: u64,
-    /// DECIDE frames on tree 0: (first beat cycle, last beat cycle, bytes); overruns seen.
-    decides: Vec<(u64, u64, Vec<u8>)>,
-    decide_cur: Option<(u64, Vec<u8>)>,
     overruns: u64,
     /// Random backpressure: each output stream's `ready` is high with this probability (%)
     /// each cycle, from this generator (None: always ready).
     backpressure: Option<(Rng, u64)>,
-    /// Per output stream (g0..g3, h, r): the beat offered and not taken last cycle, whether a
-    /// frame is open (its first beat taken, not its last), and the frames taken.
+    /// Per output stream (g0..g3, then `H` and `R`): its frames, checked as a MAC takes them.
     streams: [Stream; 6],
 }
 
-/// What the checks of one output stream keep.
+/// `Engine::streams` index of the host stream and of the client reply stream.
+const H: usize = 4;
+const R: usize = 5;
+
+/// What the checks of one output stream keep: the beat offered and not taken last cycle, the
+/// frame begun (cycle of its first beat, bytes so far), and the frames taken (first beat
+/// cycle, last beat cycle, bytes).
 #[derive(Default)]
 struct Stream {
     held: Option<(u64, u64, bool)>,
-    open: bool,
-    cur: Vec<u8>,
-    frames: Vec<Vec<u8>>,
+    cur: Option<(u64, Vec<u8>)>,
+    frames: Vec<(u64, u64, Vec<u8>)>,
 }
 
 impl Stream {
@@ -58,16 +55,17 @@ impl Stream {
             assert!(valid, "{name} cycle {cycle}: an offered beat was withdrawn");
             assert_eq!(beat, h, "{name} cycle {cycle}: an offered beat changed");
         }
-        if self.open {
+        if self.cur.is_some() {
             assert!(valid, "{name} cycle {cycle}: a gap inside a frame");
         }
         self.held = (valid && !ready).then_some(beat);
         if valid && ready {
             let n = beat.1.count_ones() as usize;
-            self.cur.extend_from_slice(&beat.0.to_le_bytes()[..n]);
-            self.open = !beat.2;
+            let cur = self.cur.get_or_insert((cycle, Vec::new()));
+            cur.1.extend_from_slice(&beat.0.to_le_bytes()[..n]);
             if beat.2 {
-                self.frames.push(std::mem::take(&mut self.cur));
+                let (first, bytes) = self.cur.take().unwrap();
+                self.frames.push((first, cycle, bytes));
             }
         }
     }
@@ -78,12 +76,7 @@ impl Engine {
         let mut e = Engine {
             c: Cycle::new(NcEngine::default(), |c| &mut c.clock),
             delivered_at: Vec::new(),
-            host: Vec::new(),
-            host_cur: None,
-            replies: 0,
             reply_drops: 0,
-            decides: Vec::new(),
-            decide_cur: None,
             overruns: 0,
             backpressure: None,
             streams: Default::default(),
@@ -159,28 +152,8 @@ impl Engine {
             self.delivered_at.push(self.c.cycle);
         }
         let u = &self.c.uut;
-        self.replies += (u.r_valid.val() && u.r_ready.val() && u.r_last.val()) as u64;
         self.overruns += u.gen_overrun.val() as u64;
-        if u.g0_valid.val() && u.g0_ready.val() {
-            let n = val(u.g0_keep.val()).count_ones() as usize;
-            let cur = self.decide_cur.get_or_insert((self.c.cycle, Vec::new()));
-            cur.1
-                .extend_from_slice(&val(u.g0_data.val()).to_le_bytes()[..n]);
-            if u.g0_last.val() {
-                let (first, bytes) = self.decide_cur.take().unwrap();
-                self.decides.push((first, self.c.cycle, bytes));
-            }
-        }
         self.reply_drops += u.reply_drop_ok.val() as u64 + u.reply_drop_nl.val() as u64;
-        if u.h_valid.val() && u.h_ready.val() {
-            let n = val(u.h_keep.val()).count_ones() as usize;
-            let cur = self.host_cur.get_or_insert((self.c.cycle, Vec::new()));
-            cur.1
-                .extend_from_slice(&val(u.h_data.val()).to_le_bytes()[..n]);
-            if u.h_last.val() {
-                self.host.extend(self.host_cur.take());
-            }
-        }
         self.c.edge();
     }
     fn write(&mut self, a: u16, v: u32) {
@@ -347,8 +320,8 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
     let last = e.frame(1, &f1);
     e.idle(30);
     assert_eq!(e.delivered_at, vec![last + 2]);
-    assert_eq!(e.host.len(), 1, "one host frame per decision");
-    let (first, got) = &e.host[0];
+    assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
+    let (first, _, got) = &e.streams[H].frames[0];
     assert_eq!(*first, last + 4, "last copy beat → first host beat");
     let packet = &f1[frame::PAYLOAD_OFFSET..];
     let meta = UdpMeta {
@@ -480,7 +453,10 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
     assert_eq!(e.counter(Counter::StaleEpoch), 1);
     assert_eq!(after.2, before.2, "nothing delivered");
     assert!(e.delivered_at.is_empty());
-    assert!(e.host.is_empty(), "no host frame without a decision");
+    assert!(
+        e.streams[H].frames.is_empty(),
+        "no host frame without a decision"
+    );
 }
 
 /// Requests faster than NOT_LEADER replies can leave (a 71-byte request is 9 beats, a reply
@@ -510,7 +486,7 @@ fn replies_that_do_not_fit_are_counted() {
     assert_eq!(e.counter(Counter::NotLeaderReplies), n);
     assert!(e.reply_drops > 0, "the queue must have overflowed");
     assert_eq!(
-        e.replies + e.reply_drops,
+        e.streams[R].frames.len() as u64 + e.reply_drops,
         n,
         "sent + dropped = replies owed"
     );
@@ -559,12 +535,16 @@ fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
     }
     e.idle(100);
     assert_eq!(e.overruns, 0, "no send dropped");
-    assert!(e.decides.len() > 20, "{} frames", e.decides.len());
-    for w in e.decides.windows(2) {
+    assert!(
+        e.streams[0].frames.len() > 20,
+        "{} frames",
+        e.streams[0].frames.len()
+    );
+    for w in e.streams[0].frames.windows(2) {
         assert_eq!(w[1].0, w[0].1 + 1, "back to back: {:?}", (w[0].1, w[1].0));
     }
     let mut seqs = Vec::new();
-    for (_, _, f) in &e.decides {
+    for (_, _, f) in &e.streams[0].frames {
         let (_, p) = frame::parse_udp(f).unwrap();
         if let Ok((_, wire::Packet::Decide(d))) = wire::parse(p, c.cluster_id) {
             seqs.extend(d.entries().map(|x| x.seq));
@@ -576,11 +556,11 @@ fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
         "every request in one frame, in order"
     );
     assert_eq!(e.counter(Counter::RequestsAccepted), n);
-    let cycles = e.decides.last().unwrap().1 - e.decides[0].0 + 1;
-    let beats: u64 = e.decides.iter().map(|d| d.1 - d.0 + 1).sum();
+    let cycles = e.streams[0].frames.last().unwrap().1 - e.streams[0].frames[0].0 + 1;
+    let beats: u64 = e.streams[0].frames.iter().map(|d| d.1 - d.0 + 1).sum();
     eprintln!(
         "loop_period 1: {} frames in {cycles} cycles, {beats} beats (bus busy {:.3})",
-        e.decides.len(),
+        e.streams[0].frames.len(),
         beats as f64 / cycles as f64
     );
     assert_eq!(beats, cycles, "no idle beat");
@@ -620,7 +600,7 @@ fn a_batch_max_above_the_frame_slots_decides_smaller_batches() {
     e.idle(4 * 150);
     assert_eq!(e.overruns, 0);
     let mut batches = Vec::new();
-    for (_, _, f) in &e.decides {
+    for (_, _, f) in &e.streams[0].frames {
         let (_, p) = frame::parse_udp(f).unwrap();
         if let Ok((_, wire::Packet::Decide(d))) = wire::parse(p, c.cluster_id) {
             let seqs: Vec<u64> = d.entries().map(|x| x.seq).collect();
@@ -682,7 +662,7 @@ fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
         assert_eq!(e.overruns, 0, "{bp:?}: no send dropped");
         let mut seqs = Vec::new();
         let mut values = 0u64;
-        for (g0, g1) in e.streams[0].frames.iter().zip(&e.streams[1].frames) {
+        for ((_, _, g0), (_, _, g1)) in e.streams[0].frames.iter().zip(&e.streams[1].frames) {
             let (_, p0) = frame::parse_udp(g0).expect("tree 0 frame");
             let (_, p1) = frame::parse_udp(g1).expect("tree 1 frame");
             let (_, wire::Packet::Decide(d0)) = wire::parse(p0, c.cluster_id).unwrap() else {
@@ -718,11 +698,11 @@ fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
         );
         let host_dropped = e.counter(Counter::HostDropped);
         assert_eq!(
-            e.streams[4].frames.len() as u64 + host_dropped,
+            e.streams[H].frames.len() as u64 + host_dropped,
             values,
             "{bp:?}: a host frame or a counted drop per decision"
         );
-        for h in &e.streams[4].frames {
+        for (_, _, h) in &e.streams[H].frames {
             let (_, p) = frame::parse_udp(h).expect("host frame");
             assert!(matches!(
                 wire::parse(p, c.cluster_id),
@@ -730,7 +710,7 @@ fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
             ));
         }
         assert_eq!(
-            e.streams[5].frames.len() as u64 + e.reply_drops,
+            e.streams[R].frames.len() as u64 + e.reply_drops,
             n,
             "{bp:?}: an OK or a counted drop per request"
         );
@@ -739,8 +719,8 @@ fn paused_output_streams_lose_no_frame_and_keep_every_frame_whole() {
             "backpressure {bp:?}: {} DECIDE frames ({values} with values), {} host frames \
              ({host_dropped} dropped), {} replies ({} dropped)",
             e.streams[0].frames.len(),
-            e.streams[4].frames.len(),
-            e.streams[5].frames.len(),
+            e.streams[H].frames.len(),
+            e.streams[R].frames.len(),
             e.reply_drops
         );
     }
