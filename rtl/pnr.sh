@@ -28,7 +28,7 @@ fi
 # module on its data path; nc_core (the consensus core with its CSR and FIFO) needs 125 MHz.
 goal() {
     case "$1" in
-        nc_engine | pkt_parser | pkt_gen | host_gen | reply_gen) echo 156.25 ;;
+        nc_engine | pkt_parser | pkt_gen | host_gen | reply_gen | req_capture) echo 156.25 ;;
         *) echo 125 ;;
     esac
 }

@@ -282,14 +282,21 @@ impl<const N: usize> Logic for LaneWrite<N> {
     }
     fn hdl(&self) -> Verilog {
         assert!(N.is_multiple_of(64) && (2..32).contains(&(N / 64)));
-        // The part select's index has exactly the bits N needs (Verilator's WIDTH rule): the
-        // lane's low bits, then 6 zero bits.
-        let lane_bits = (usize::BITS - (N - 1).leading_zeros()) as usize - 6;
-        Verilog::Custom(format!(
-            "always @(*) begin\n    out = inp;\n    if (lane < 5'd{}) out[{{lane[{}:0], 6'b000000}} +: 64] = data;\nend",
-            N / 64,
-            lane_bits - 1
-        ))
+        // One equality per lane rather than a part select at a variable index: Yosys makes the
+        // latter a shifter with carry chains (`req_capture` at 77 MHz with it, rtl/README
+        // "Place and route").
+        let lanes: Vec<String> = (0..N / 64)
+            .map(|i| {
+                format!(
+                    "    out[{}:{}] = (lane == 5'd{i}) ? data : inp[{}:{}];",
+                    64 * i + 63,
+                    64 * i,
+                    64 * i + 63,
+                    64 * i
+                )
+            })
+            .collect();
+        Verilog::Custom(format!("always @(*) begin\n{}\nend", lanes.join("\n")))
     }
 }
 

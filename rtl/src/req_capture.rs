@@ -40,18 +40,25 @@ block! {
         /// The last frame's payload bytes 0..128 (frame bytes 70..198), byte 0 in bits 1023..1016.
         pub payload: Signal<Out, Bits<1024>>,
         beat: DFF<Bits<16>>,
+        /// This beat is a frame's first / beat 8 / one of beats 9..23 / beat 24.
+        at_0: DFFWithInit<Bit> = DFFWithInit::new(true),
+        at_a: DFF<Bit>,
+        at_b: DFF<Bit>,
+        at_c: DFF<Bit>,
+        /// Beats 9..23: the lane of `b` this beat goes into (beat − 9; registered from the
+        /// beat before, so no comparison of the counter precedes the 960 write enables).
+        lane: DFF<Bits<5>>,
         a: DFF<Bits<16>>,
         b: DFF<Bits<960>>,
         c: DFF<Bits<48>>,
         b_w: LaneWrite<960>,
         order: ReqPayload,
-        lane: Signal<Local, Bits<5>>,
         k0_16: Constant<Bits<16>> = k(0),
         k1_16: Constant<Bits<16>> = k(1),
         k_beat_a: Constant<Bits<16>> = k(FIRST_BEAT),
-        k_beat_b: Constant<Bits<16>> = k(FIRST_BEAT + 1),
         k_beat_c: Constant<Bits<16>> = k(FIRST_BEAT + 16),
-        k_lane0: Constant<Bits<5>> = k(FIRST_BEAT + 1),
+        /// Beat x − 1's lane number + 1 = beat x − 9 (a lane is registered a beat ahead).
+        k_lane1: Constant<Bits<5>> = k(FIRST_BEAT),
         k0_960: Constant<Bits<960>> = Constant::new(Bits::<960>::default()),
         k0_48: Constant<Bits<48>> = k(0),
     }
@@ -72,35 +79,43 @@ impl Default for ReqCapture {
 impl Logic for ReqCapture {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, beat, a, b, c);
-        // Beat counter (0 = a frame's first beat).
+        dff_setup!(self, clock, beat, at_0, at_a, at_b, at_c, lane, a, b, c);
+        // Beat counter (0 = a frame's first beat) and the flags for its next value, compared
+        // on the counter itself (beat x follows beat x − 1) so that no adder precedes them.
         if self.s_valid.val() {
             if self.s_last.val() {
                 self.beat.d.next = self.k0_16.val();
+                self.at_0.d.next = true;
+                self.at_a.d.next = false;
+                self.at_b.d.next = false;
+                self.at_c.d.next = false;
             } else {
                 self.beat.d.next = self.beat.q.val() + self.k1_16.val();
+                self.at_0.d.next = false;
+                self.at_a.d.next = self.beat.q.val() == self.k_beat_a.val() - self.k1_16.val();
+                self.at_b.d.next = (self.beat.q.val() >= self.k_beat_a.val())
+                    && (self.beat.q.val() < self.k_beat_c.val() - self.k1_16.val());
+                self.at_c.d.next = self.beat.q.val() == self.k_beat_c.val() - self.k1_16.val();
+                self.lane.d.next = self.beat.q.val().get_bits::<5>(0) - self.k_lane1.val();
             }
         }
         // Beats 9..23 into their lanes of `b`.
-        self.lane.next = self.beat.q.val().get_bits::<5>(0) - self.k_lane0.val();
         self.b_w.inp.next = self.b.q.val();
-        self.b_w.lane.next = self.lane.val();
+        self.b_w.lane.next = self.lane.q.val();
         self.b_w.data.next = self.s_data.val();
         if self.s_valid.val() {
-            if self.beat.q.val() == self.k0_16.val() {
+            if self.at_0.q.val() {
                 self.a.d.next = self.k0_16.val();
                 self.b.d.next = self.k0_960.val();
                 self.c.d.next = self.k0_48.val();
             }
-            if self.beat.q.val() == self.k_beat_a.val() {
+            if self.at_a.q.val() {
                 self.a.d.next = self.s_data.val().get_bits::<16>(48);
             }
-            if (self.beat.q.val() >= self.k_beat_b.val())
-                && (self.beat.q.val() < self.k_beat_c.val())
-            {
+            if self.at_b.q.val() {
                 self.b.d.next = self.b_w.out.val();
             }
-            if self.beat.q.val() == self.k_beat_c.val() {
+            if self.at_c.q.val() {
                 self.c.d.next = self.s_data.val().get_bits::<48>(0);
             }
         }

@@ -392,7 +392,8 @@ fn verdict_comes_one_cycle_after_the_last_beat() {
 /// `req_capture` beside `pkt_parser` on the client port (issue 17): for every frame the parser
 /// takes as a REQUEST, the capture's payload in the verdict cycle is proto's payload, its first
 /// 128 bytes, zeros past it. Payloads of 0 to 150 bytes (a quarter exactly 128), frames back to
-/// back or with idle cycles between them, some padded (Ethernet padding), mixed with DECIDEs,
+/// back or with idle cycles between them, a third with idle cycles inside (`s_valid` low between
+/// beats: the capture must hold its place in the frame), some padded (Ethernet padding), mixed with DECIDEs,
 /// tagged requests and broken frames (whose verdicts are not requests).
 #[test]
 fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
@@ -447,9 +448,25 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
         checked += 1;
         full += (want.len() >= KEPT) as u64;
     };
+    let mut inner_idle = 0;
     for (f, want) in frames {
         let beats: Vec<&[u8]> = f.chunks(8).collect();
+        let gappy = rng.pct(33);
         for (i, b) in beats.iter().enumerate() {
+            if gappy && i > 0 && rng.pct(25) {
+                for _ in 0..rng.range(1, 3) {
+                    p.c.uut.s_valid.next = false;
+                    p.c.uut.s_last.next = false;
+                    cap.uut.s_valid.next = false;
+                    cap.uut.s_last.next = false;
+                    p.c.settle();
+                    cap.settle();
+                    check(&p.c, &cap, &mut pending);
+                    p.c.edge();
+                    cap.edge();
+                    inner_idle += 1;
+                }
+            }
             let mut w = [0u8; 8];
             w[..b.len()].copy_from_slice(b);
             let d = u64::from_le_bytes(w);
@@ -488,9 +505,12 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
     p.c.settle();
     cap.settle();
     check(&p.c, &cap, &mut pending);
-    eprintln!("req_capture: {checked} requests compared, {full} of 128 bytes or more");
+    eprintln!(
+        "req_capture: {checked} requests compared, {full} of 128 bytes or more, \
+         {inner_idle} idle cycles inside frames"
+    );
     assert!(
-        checked > 200 && full > 40,
-        "{checked} requests, {full} full-size"
+        checked > 200 && full > 40 && inner_idle > 100,
+        "{checked} requests, {full} full-size, {inner_idle} idle cycles inside frames"
     );
 }

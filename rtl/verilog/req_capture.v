@@ -15,9 +15,8 @@ module req_capture(clock,s_data,s_valid,s_last,payload);
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k_beat_a = 16'h8;
-    localparam  k_beat_b = 16'h9;
     localparam  k_beat_c = 16'h18;
-    localparam  k_lane0 = 5'b1001;
+    localparam  k_lane1 = 5'b1000;
     localparam  k0_960 = 960'h0;
     localparam  k0_48 = 48'h0;
     
@@ -25,6 +24,21 @@ module req_capture(clock,s_data,s_valid,s_last,payload);
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
+    reg  at_0$d;
+    wire  at_0$q;
+    reg  at_0$clock;
+    reg  at_a$d;
+    wire  at_a$q;
+    reg  at_a$clock;
+    reg  at_b$d;
+    wire  at_b$q;
+    reg  at_b$clock;
+    reg  at_c$d;
+    wire  at_c$q;
+    reg  at_c$clock;
+    reg  [4:0] lane$d;
+    wire  [4:0] lane$q;
+    reg  lane$clock;
     reg  [15:0] a$d;
     wire  [15:0] a$q;
     reg  a$clock;
@@ -43,14 +57,36 @@ module req_capture(clock,s_data,s_valid,s_last,payload);
     reg  [47:0] order$c;
     wire  [1023:0] order$out;
     
-    // Local signals
-    reg  [4:0] lane;
-    
     // Sub module instances
     req_capture$beat beat(
         .d(beat$d),
         .q(beat$q),
         .clock(beat$clock)
+    );
+    req_capture$at_0 at_0(
+        .d(at_0$d),
+        .q(at_0$q),
+        .clock(at_0$clock)
+    );
+    req_capture$at_a at_a(
+        .d(at_a$d),
+        .q(at_a$q),
+        .clock(at_a$clock)
+    );
+    req_capture$at_b at_b(
+        .d(at_b$d),
+        .q(at_b$q),
+        .clock(at_b$clock)
+    );
+    req_capture$at_c at_c(
+        .d(at_c$d),
+        .q(at_c$q),
+        .clock(at_c$clock)
+    );
+    req_capture$lane lane(
+        .d(lane$d),
+        .q(lane$q),
+        .clock(lane$clock)
     );
     req_capture$a a(
         .d(a$d),
@@ -83,38 +119,56 @@ module req_capture(clock,s_data,s_valid,s_last,payload);
     // Update code
     always @(*) begin
         beat$clock = clock;
+        at_0$clock = clock;
+        at_a$clock = clock;
+        at_b$clock = clock;
+        at_c$clock = clock;
+        lane$clock = clock;
         a$clock = clock;
         b$clock = clock;
         c$clock = clock;
         beat$d = beat$q;
+        at_0$d = at_0$q;
+        at_a$d = at_a$q;
+        at_b$d = at_b$q;
+        at_c$d = at_c$q;
+        lane$d = lane$q;
         a$d = a$q;
         b$d = b$q;
         c$d = c$q;
         if (s_valid) begin
             if (s_last) begin
                 beat$d = k0_16;
+                at_0$d = 1'b1;
+                at_a$d = 1'b0;
+                at_b$d = 1'b0;
+                at_c$d = 1'b0;
             end
             else begin
                 beat$d = beat$q + k1_16;
+                at_0$d = 1'b0;
+                at_a$d = beat$q == k_beat_a - k1_16;
+                at_b$d = (beat$q >= k_beat_a) && (beat$q < k_beat_c - k1_16);
+                at_c$d = beat$q == k_beat_c - k1_16;
+                lane$d = beat$q[(32'h0)+:(5)] - k_lane1;
             end
         end
-        lane = beat$q[(32'h0)+:(5)] - k_lane0;
         b_w$inp = b$q;
-        b_w$lane = lane;
+        b_w$lane = lane$q;
         b_w$data = s_data;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (at_0$q) begin
                 a$d = k0_16;
                 b$d = k0_960;
                 c$d = k0_48;
             end
-            if (beat$q == k_beat_a) begin
+            if (at_a$q) begin
                 a$d = s_data[(32'h30)+:(16)];
             end
-            if ((beat$q >= k_beat_b) && (beat$q < k_beat_c)) begin
+            if (at_b$q) begin
                 b$d = b_w$out;
             end
-            if (beat$q == k_beat_c) begin
+            if (at_c$q) begin
                 c$d = s_data[(32'h0)+:(48)];
             end
         end
@@ -146,6 +200,114 @@ module req_capture$a(d,q,clock);
 endmodule // req_capture$a
 
 
+module req_capture$at_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    req_capture$at_0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // req_capture$at_0
+
+
+module req_capture$at_0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // req_capture$at_0$dff
+
+
+module req_capture$at_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // req_capture$at_a
+
+
+module req_capture$at_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // req_capture$at_b
+
+
+module req_capture$at_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // req_capture$at_c
+
+
 module req_capture$b(d,q,clock);
     
     // Module arguments
@@ -175,8 +337,21 @@ module req_capture$b_w(inp,lane,data,out);
     
     // Update code (custom)
     always @(*) begin
-        out = inp;
-        if (lane < 5'd15) out[{lane[3:0], 6'b000000} +: 64] = data;
+        out[63:0] = (lane == 5'd0) ? data : inp[63:0];
+        out[127:64] = (lane == 5'd1) ? data : inp[127:64];
+        out[191:128] = (lane == 5'd2) ? data : inp[191:128];
+        out[255:192] = (lane == 5'd3) ? data : inp[255:192];
+        out[319:256] = (lane == 5'd4) ? data : inp[319:256];
+        out[383:320] = (lane == 5'd5) ? data : inp[383:320];
+        out[447:384] = (lane == 5'd6) ? data : inp[447:384];
+        out[511:448] = (lane == 5'd7) ? data : inp[511:448];
+        out[575:512] = (lane == 5'd8) ? data : inp[575:512];
+        out[639:576] = (lane == 5'd9) ? data : inp[639:576];
+        out[703:640] = (lane == 5'd10) ? data : inp[703:640];
+        out[767:704] = (lane == 5'd11) ? data : inp[767:704];
+        out[831:768] = (lane == 5'd12) ? data : inp[831:768];
+        out[895:832] = (lane == 5'd13) ? data : inp[895:832];
+        out[959:896] = (lane == 5'd14) ? data : inp[959:896];
     end
 endmodule // req_capture$b_w
 
@@ -217,6 +392,25 @@ module req_capture$c(d,q,clock);
     end
           
 endmodule // req_capture$c
+
+
+module req_capture$lane(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // req_capture$lane
 
 
 module req_capture$order(a,b,c,out);
