@@ -26,6 +26,38 @@ impl<const N: usize, const M: usize> Logic for ZeroExtend<N, M> {
     }
 }
 
+/// `out = a +' b`, the ones-complement sum of two 16-bit words (the end-around carry added
+/// back), by carry select: `a + b` and `a + b + 1` side by side (the latter as the upper 16 bits
+/// of `{a, 1} + {b, 1}`, one carry chain), the first sum's carry picking one. Written out
+/// because Yosys makes `if a + b < a { a + b + 1 }` three carry chains in series (the checksum
+/// steps of `reply_gen` and `pkt_parser`, rtl/README "Place and route").
+#[derive(LogicBlock, Default)]
+pub struct OnesAdd {
+    pub a: Signal<In, Bits<16>>,
+    pub b: Signal<In, Bits<16>>,
+    pub out: Signal<Out, Bits<16>>,
+}
+
+impl Logic for OnesAdd {
+    fn update(&mut self) {
+        let s = u64_of(self.a.val()) + u64_of(self.b.val());
+        self.out.next = Bits::<16>::from((s & 0xFFFF) + (s >> 16));
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "wire [16:0] s0 = {1'b0, a} + {1'b0, b};\n\
+             /* verilator lint_off UNUSEDSIGNAL */\n\
+             wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0\n\
+             /* verilator lint_on UNUSEDSIGNAL */\n\
+             always @(*) out = s0[16] ? s1[16:1] : s0[15:0];"
+                .into(),
+        )
+    }
+}
+
 /// `out = {h9, …, h0}`: 78 header bytes (nine 64-bit beats and six bytes of the tenth) as one vector (beat 0 in the low bits, so
 /// frame byte `x` is `out[8x +: 8]`).
 #[derive(LogicBlock, Default)]

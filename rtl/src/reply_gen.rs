@@ -42,7 +42,7 @@ use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
 use rust_hdl::prelude::*;
 
 use crate::layout::{Field, Layout, mac_bytes};
-use crate::prim::{ByteSrc, ReplyNlBytes, ReplyOkBytes, ZeroExtend};
+use crate::prim::{ByteSrc, OnesAdd, ReplyNlBytes, ReplyOkBytes, ZeroExtend};
 
 /// Bytes of a reply frame (both kinds): Ethernet + IPv4 + UDP headers, the common header and
 /// the fixed-size reply body.
@@ -461,21 +461,42 @@ block! {
         q_ip: QueueRam<32, A>,
         q_port: QueueRam<16, A>,
         r_count: DFF<Bits<8>>,
+        /// The queue is full / has one entry free / has two or more free / is not empty.
+        r_full: DFF<Bit>,
+        r_full1: DFF<Bit>,
+        r_has2: DFFWithInit<Bit> = DFFWithInit::new(true),
+        r_act: DFF<Bit>,
         r_rp: DFF<Bits<8>>,
+        /// The write pointer and its next two values.
         r_wp: DFF<Bits<8>>,
+        r_wp1: DFFWithInit<Bits<8>> = DFFWithInit::new(Bits::<8>::from(1u64)),
+        r_wp2: DFFWithInit<Bits<8>> = DFFWithInit::new(Bits::<8>::from(2u64)),
         r_beat: DFF<Bits<8>>,
+        /// `r_beat` is the last beat's.
+        r_blast: DFF<Bit>,
         r_src_sum: DFF<Bits<16>>,
+        /// The head's checksum, first half: `r_src_sum` + the destination address's high word
+        /// (folded), and the low word beside it (the second half adds them into `r_csum`).
+        r_hip: DFF<Bits<32>>,
+        r_cs_hi: DFF<Bits<16>>,
+        r_cs_lo: DFF<Bits<16>>,
         r_csum: DFF<Bits<16>>,
         active: Signal<Local, Bit>,
         last: Signal<Local, Bit>,
         at_last: Signal<Local, Bit>,
-        space: Signal<Local, Bits<8>>,
-        space1: Signal<Local, Bits<8>>,
         acc_ok: Signal<Local, Bit>,
         acc_nl: Signal<Local, Bit>,
-        wa1: Signal<Local, Bits<8>>,
-        cnt0: Signal<Local, Bits<8>>,
-        cnt1: Signal<Local, Bits<8>>,
+        wa1: Signal<Local, Bits<A>>,
+        inc1: Signal<Local, Bit>,
+        inc2: Signal<Local, Bit>,
+        wp3: Signal<Local, Bits<8>>,
+        wp4: Signal<Local, Bits<8>>,
+        cm1: Signal<Local, Bits<8>>,
+        cp1: Signal<Local, Bits<8>>,
+        cp2: Signal<Local, Bits<8>>,
+        dm1: Signal<Local, Bit>,
+        dp1: Signal<Local, Bit>,
+        dp2: Signal<Local, Bit>,
         boff: Signal<Local, Bits<IDX_BITS>>,
         cs_a: Signal<Local, Bits<16>>,
         cs_b: Signal<Local, Bits<16>>,
@@ -483,9 +504,9 @@ block! {
         cs_d: Signal<Local, Bits<16>>,
         cs_t: Signal<Local, Bits<16>>,
         cs_tc: Signal<Local, Bits<16>>,
-        cs_e: Signal<Local, Bits<16>>,
+        add_e: OnesAdd,
         cs_f: Signal<Local, Bits<16>>,
-        cs_g: Signal<Local, Bits<16>>,
+        add_g: OnesAdd,
         cs_h: Signal<Local, Bits<16>>,
         beat_ok: Signal<Local, Bits<64>>,
         beat_nl: Signal<Local, Bits<64>>,
@@ -500,10 +521,14 @@ block! {
         k1_1: Constant<Bits<1>> = k(1),
         k0_8: Constant<Bits<8>> = k(0),
         k1_8: Constant<Bits<8>> = k(1),
+        k2_8: Constant<Bits<8>> = k(2),
         k1_16: Constant<Bits<16>> = k(1),
         k8_16: Constant<Bits<16>> = k(8),
         k6_idx: Constant<Bits<IDX_BITS>> = k(6),
         k_depth: Constant<Bits<8>> = k(1 << A),
+        k_depth1: Constant<Bits<8>> = k((1 << A) - 1),
+        k_depth2: Constant<Bits<8>> = k((1 << A) - 2),
+        k_depth3: Constant<Bits<8>> = k((1 << A) - 3),
         k_lastbeat: Constant<Bits<8>> = k(BEATS as u64 - 1),
         k_lastkeep: Constant<Bits<8>> = k(0xFF >> (8 - last_bytes)),
         k_ff8: Constant<Bits<8>> = k(0xFF),
@@ -513,7 +538,7 @@ block! {
 
 impl<const A: usize> Default for ReplyGen<A> {
     fn default() -> Self {
-        assert!((1..=7).contains(&A), "reply_gen: 2 to 128 queue entries");
+        assert!((2..=7).contains(&A), "reply_gen: 4 to 128 queue entries");
         // The IPv4 checksum is registered from the queue head: it must not be in beat 0.
         assert!(Layout::probe().ip_csum.off >= 8);
         let last_bytes = FRAME_LEN - 8 * (BEATS - 1);
@@ -524,7 +549,10 @@ impl<const A: usize> Default for ReplyGen<A> {
 impl<const A: usize> Logic for ReplyGen<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_count, r_rp, r_wp, r_beat, r_src_sum, r_csum);
+        dff_setup!(
+            self, clock, r_count, r_full, r_full1, r_has2, r_act, r_rp, r_wp, r_wp1, r_wp2, r_beat,
+            r_blast, r_src_sum, r_hip, r_cs_hi, r_cs_lo, r_csum
+        );
         self.q_kind.clock.next = self.clock.val();
         self.q_client.clock.next = self.clock.val();
         self.q_seq.clock.next = self.clock.val();
@@ -535,51 +563,77 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.q_port.clock.next = self.clock.val();
         // Queue control: the head streams while the queue is not empty; its last beat frees its
         // entry in this cycle; an OK is queued before a NOT_LEADER of the same cycle.
-        self.active.next = self.r_count.q.val() != self.k0_8.val();
+        // The queue's occupancy is kept with the flags its accept rules need (`r_full`,
+        // `r_full1`, `r_has2`, `r_act`), and the write pointer with its next two values, so
+        // that the accept decisions, the two write addresses and the register file's write
+        // enables come from registers through a few gates, never through a subtraction and a
+        // comparison (rtl/README "Place and route").
+        self.active.next = self.r_act.q.val();
         // The head's beat is offered while the queue is not empty and taken with `r_ready`; its
         // last beat taken frees its entry.
-        self.at_last.next = self.active.val() && (self.r_beat.q.val() == self.k_lastbeat.val());
+        self.at_last.next = self.active.val() && self.r_blast.q.val();
         self.last.next = self.at_last.val() && self.r_ready.val();
-        if self.last.val() {
-            self.space.next = self.k_depth.val() - self.r_count.q.val() + self.k1_8.val();
-        } else {
-            self.space.next = self.k_depth.val() - self.r_count.q.val();
-        }
-        self.acc_ok.next = self.ok_valid.val() && (self.space.val() != self.k0_8.val());
+        // An OK is taken when an entry is free or the head frees one in this cycle; a NOT_LEADER
+        // then when one more is.
+        self.acc_ok.next = self.ok_valid.val() && (!self.r_full.q.val() || self.last.val());
         if self.acc_ok.val() {
-            self.space1.next = self.space.val() - self.k1_8.val();
-            self.wa1.next = self.r_wp.q.val() + self.k1_8.val();
+            self.acc_nl.next = self.nl_valid.val()
+                && (self.r_has2.q.val() || (self.r_full1.q.val() && self.last.val()));
+            self.wa1.next = self.r_wp1.q.val().get_bits::<A>(0);
         } else {
-            self.space1.next = self.space.val();
-            self.wa1.next = self.r_wp.q.val();
+            self.acc_nl.next = self.nl_valid.val() && (!self.r_full.q.val() || self.last.val());
+            self.wa1.next = self.r_wp.q.val().get_bits::<A>(0);
         }
-        self.acc_nl.next = self.nl_valid.val() && (self.space1.val() != self.k0_8.val());
         self.drop_ok.next = self.ok_valid.val() && !self.acc_ok.val();
         self.drop_nl.next = self.nl_valid.val() && !self.acc_nl.val();
-        if self.acc_nl.val() {
-            self.r_wp.d.next = self.wa1.val() + self.k1_8.val();
-        } else {
-            self.r_wp.d.next = self.wa1.val();
+        self.inc2.next = self.acc_ok.val() && self.acc_nl.val();
+        self.inc1.next = self.acc_ok.val() ^ self.acc_nl.val();
+        self.wp3.next = self.r_wp2.q.val() + self.k1_8.val();
+        self.wp4.next = self.r_wp2.q.val() + self.k2_8.val();
+        if self.inc2.val() {
+            self.r_wp.d.next = self.r_wp2.q.val();
+            self.r_wp1.d.next = self.wp3.val();
+            self.r_wp2.d.next = self.wp4.val();
+        } else if self.inc1.val() {
+            self.r_wp.d.next = self.r_wp1.q.val();
+            self.r_wp1.d.next = self.r_wp2.q.val();
+            self.r_wp2.d.next = self.wp3.val();
         }
         if self.last.val() {
-            self.cnt0.next = self.r_count.q.val() - self.k1_8.val();
             self.r_rp.d.next = self.r_rp.q.val() + self.k1_8.val();
             self.r_beat.d.next = self.k0_8.val();
-        } else {
-            self.cnt0.next = self.r_count.q.val();
-            if self.active.val() && self.r_ready.val() {
-                self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
-            }
+            self.r_blast.d.next = false;
+        } else if self.active.val() && self.r_ready.val() {
+            self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+            self.r_blast.d.next = self.r_beat.q.val() == self.k_lastbeat.val() - self.k1_8.val();
         }
-        if self.acc_ok.val() {
-            self.cnt1.next = self.cnt0.val() + self.k1_8.val();
-        } else {
-            self.cnt1.next = self.cnt0.val();
-        }
-        if self.acc_nl.val() {
-            self.r_count.d.next = self.cnt1.val() + self.k1_8.val();
-        } else {
-            self.r_count.d.next = self.cnt1.val();
+        // The next occupancy: count − last + the entries taken (a change of −1 to +2), each
+        // candidate's flags compared on the count itself.
+        self.cm1.next = self.r_count.q.val() - self.k1_8.val();
+        self.cp1.next = self.r_count.q.val() + self.k1_8.val();
+        self.cp2.next = self.r_count.q.val() + self.k2_8.val();
+        self.dm1.next = self.last.val() && !self.inc1.val() && !self.inc2.val();
+        self.dp1.next =
+            (self.last.val() && self.inc2.val()) || (!self.last.val() && self.inc1.val());
+        self.dp2.next = !self.last.val() && self.inc2.val();
+        if self.dm1.val() {
+            self.r_count.d.next = self.cm1.val();
+            self.r_full.d.next = false;
+            self.r_full1.d.next = self.r_count.q.val() == self.k_depth.val();
+            self.r_has2.d.next = self.r_count.q.val() < self.k_depth.val();
+            self.r_act.d.next = self.r_count.q.val() != self.k1_8.val();
+        } else if self.dp1.val() {
+            self.r_count.d.next = self.cp1.val();
+            self.r_full.d.next = self.r_count.q.val() == self.k_depth1.val();
+            self.r_full1.d.next = self.r_count.q.val() == self.k_depth2.val();
+            self.r_has2.d.next = self.r_count.q.val() < self.k_depth2.val();
+            self.r_act.d.next = true;
+        } else if self.dp2.val() {
+            self.r_count.d.next = self.cp2.val();
+            self.r_full.d.next = self.r_count.q.val() == self.k_depth2.val();
+            self.r_full1.d.next = self.r_count.q.val() == self.k_depth3.val();
+            self.r_has2.d.next = self.r_count.q.val() < self.k_depth3.val();
+            self.r_act.d.next = true;
         }
         self.busy.next = self.active.val();
         // Queue writes: port 0 takes the OK command, port 1 the NOT_LEADER command.
@@ -588,61 +642,63 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.q_kind.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_kind.wd0.next = self.k0_1.val();
         self.q_kind.we1.next = self.acc_nl.val();
-        self.q_kind.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_kind.wa1.next = self.wa1.val();
         self.q_kind.wd1.next = self.k1_1.val();
         self.q_kind.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_client.we0.next = self.acc_ok.val();
         self.q_client.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_client.wd0.next = self.ok_client.val();
         self.q_client.we1.next = self.acc_nl.val();
-        self.q_client.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_client.wa1.next = self.wa1.val();
         self.q_client.wd1.next = self.nl_client.val();
         self.q_client.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_seq.we0.next = self.acc_ok.val();
         self.q_seq.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_seq.wd0.next = self.ok_seq.val();
         self.q_seq.we1.next = self.acc_nl.val();
-        self.q_seq.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_seq.wa1.next = self.wa1.val();
         self.q_seq.wd1.next = self.nl_seq.val();
         self.q_seq.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_a.we0.next = self.acc_ok.val();
         self.q_a.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_a.wd0.next = self.ok_instance.val();
         self.q_a.we1.next = self.acc_nl.val();
-        self.q_a.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_a.wa1.next = self.wa1.val();
         self.q_a.wd1.next = self.epochw.wide.val();
         self.q_a.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_b.we0.next = self.acc_ok.val();
         self.q_b.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_b.wd0.next = self.ok_index.val();
         self.q_b.we1.next = self.acc_nl.val();
-        self.q_b.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_b.wa1.next = self.wa1.val();
         self.q_b.wd1.next = self.nl_leader.val();
         self.q_b.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_mac.we0.next = self.acc_ok.val();
         self.q_mac.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_mac.wd0.next = self.ok_mac.val();
         self.q_mac.we1.next = self.acc_nl.val();
-        self.q_mac.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_mac.wa1.next = self.wa1.val();
         self.q_mac.wd1.next = self.nl_mac.val();
         self.q_mac.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_ip.we0.next = self.acc_ok.val();
         self.q_ip.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_ip.wd0.next = self.ok_ip.val();
         self.q_ip.we1.next = self.acc_nl.val();
-        self.q_ip.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_ip.wa1.next = self.wa1.val();
         self.q_ip.wd1.next = self.nl_ip.val();
         self.q_ip.ra.next = self.r_rp.q.val().get_bits::<A>(0);
         self.q_port.we0.next = self.acc_ok.val();
         self.q_port.wa0.next = self.r_wp.q.val().get_bits::<A>(0);
         self.q_port.wd0.next = self.ok_port.val();
         self.q_port.we1.next = self.acc_nl.val();
-        self.q_port.wa1.next = self.wa1.val().get_bits::<A>(0);
+        self.q_port.wa1.next = self.wa1.val();
         self.q_port.wd1.next = self.nl_port.val();
         self.q_port.ra.next = self.r_rp.q.val().get_bits::<A>(0);
-        // IPv4 checksum of the head's frame in two registered halves: constant words + source
-        // address + TTL (configuration: `r_src_sum`), then + destination address (the head's:
-        // `r_csum`, used in beat 3; the head is stable from beat 0 to the last beat).
+        // IPv4 checksum of the head's frame in registered steps: constant words + source
+        // address + TTL (configuration: `r_src_sum`); the head's destination address
+        // (`r_hip`), + its high word (`r_cs_hi`), + its low word (`r_csum`, used in beat 3,
+        // three cycles after the head's entry is first read: the head is stable from beat 0 to
+        // the last beat, and beat 3 comes at least three cycles after beat 0).
         // (as a tree: constant + TTL word and the two address halves in parallel, then their
         // sum: two adders deep, like the address sum alone)
         self.ttlw.narrow.next = self.ttl.val();
@@ -665,18 +721,15 @@ impl<const A: usize> Logic for ReplyGen<A> {
             self.cs_tc.next = self.cs_t.val();
         }
         self.r_src_sum.d.next = self.cs_tc.val();
-        self.cs_e.next = self.r_src_sum.q.val() + self.q_ip.rd.val().get_bits::<16>(16);
-        if self.cs_e.val() < self.r_src_sum.q.val() {
-            self.cs_f.next = self.cs_e.val() + self.k1_16.val();
-        } else {
-            self.cs_f.next = self.cs_e.val();
-        }
-        self.cs_g.next = self.cs_f.val() + self.q_ip.rd.val().get_bits::<16>(0);
-        if self.cs_g.val() < self.cs_f.val() {
-            self.cs_h.next = self.cs_g.val() + self.k1_16.val();
-        } else {
-            self.cs_h.next = self.cs_g.val();
-        }
+        self.r_hip.d.next = self.q_ip.rd.val();
+        self.add_e.a.next = self.r_src_sum.q.val();
+        self.add_e.b.next = self.r_hip.q.val().get_bits::<16>(16);
+        self.cs_f.next = self.add_e.out.val();
+        self.r_cs_hi.d.next = self.cs_f.val();
+        self.r_cs_lo.d.next = self.r_hip.q.val().get_bits::<16>(0);
+        self.add_g.a.next = self.r_cs_hi.q.val();
+        self.add_g.b.next = self.r_cs_lo.q.val();
+        self.cs_h.next = self.add_g.out.val();
         self.r_csum.d.next = !self.cs_h.val();
         // The head's frame, both kinds; the beat is chosen by the head's kind.
         self.okb.dst_mac.next = self.q_mac.rd.val();

@@ -36906,10 +36906,14 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     localparam  k1_1 = 1'b1;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
+    localparam  k2_8 = 8'h2;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
+    localparam  k_depth1 = 8'h7;
+    localparam  k_depth2 = 8'h6;
+    localparam  k_depth3 = 8'h5;
     localparam  k_lastbeat = 8'h9;
     localparam  k_lastkeep = 8'h3f;
     localparam  k_ff8 = 8'hff;
@@ -36991,21 +36995,57 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [7:0] r_count$d;
     wire  [7:0] r_count$q;
     reg  r_count$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_full1$d;
+    wire  r_full1$q;
+    reg  r_full1$clock;
+    reg  r_has2$d;
+    wire  r_has2$q;
+    reg  r_has2$clock;
+    reg  r_act$d;
+    wire  r_act$q;
+    reg  r_act$clock;
     reg  [7:0] r_rp$d;
     wire  [7:0] r_rp$q;
     reg  r_rp$clock;
     reg  [7:0] r_wp$d;
     wire  [7:0] r_wp$q;
     reg  r_wp$clock;
+    reg  [7:0] r_wp1$d;
+    wire  [7:0] r_wp1$q;
+    reg  r_wp1$clock;
+    reg  [7:0] r_wp2$d;
+    wire  [7:0] r_wp2$q;
+    reg  r_wp2$clock;
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
+    reg  r_blast$d;
+    wire  r_blast$q;
+    reg  r_blast$clock;
     reg  [15:0] r_src_sum$d;
     wire  [15:0] r_src_sum$q;
     reg  r_src_sum$clock;
+    reg  [31:0] r_hip$d;
+    wire  [31:0] r_hip$q;
+    reg  r_hip$clock;
+    reg  [15:0] r_cs_hi$d;
+    wire  [15:0] r_cs_hi$q;
+    reg  r_cs_hi$clock;
+    reg  [15:0] r_cs_lo$d;
+    wire  [15:0] r_cs_lo$q;
+    reg  r_cs_lo$clock;
     reg  [15:0] r_csum$d;
     wire  [15:0] r_csum$q;
     reg  r_csum$clock;
+    reg  [15:0] add_e$a;
+    reg  [15:0] add_e$b;
+    wire  [15:0] add_e$out;
+    reg  [15:0] add_g$a;
+    reg  [15:0] add_g$b;
+    wire  [15:0] add_g$out;
     reg  [31:0] epochw$narrow;
     wire  [63:0] epochw$wide;
     reg  [7:0] ttlw$narrow;
@@ -37051,13 +37091,19 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  active;
     reg  last;
     reg  at_last;
-    reg  [7:0] space;
-    reg  [7:0] space1;
     reg  acc_ok;
     reg  acc_nl;
-    reg  [7:0] wa1;
-    reg  [7:0] cnt0;
-    reg  [7:0] cnt1;
+    reg  [2:0] wa1;
+    reg  inc1;
+    reg  inc2;
+    reg  [7:0] wp3;
+    reg  [7:0] wp4;
+    reg  [7:0] cm1;
+    reg  [7:0] cp1;
+    reg  [7:0] cp2;
+    reg  dm1;
+    reg  dp1;
+    reg  dp2;
     reg  [9:0] boff;
     reg  [15:0] cs_a;
     reg  [15:0] cs_b;
@@ -37065,9 +37111,7 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [15:0] cs_d;
     reg  [15:0] cs_t;
     reg  [15:0] cs_tc;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
-    reg  [15:0] cs_g;
     reg  [15:0] cs_h;
     reg  [63:0] beat_ok;
     reg  [63:0] beat_nl;
@@ -37166,6 +37210,26 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .q(r_count$q),
         .clock(r_count$clock)
     );
+    nc_engine$reply_gen$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$reply_gen$r_full1 r_full1(
+        .d(r_full1$d),
+        .q(r_full1$q),
+        .clock(r_full1$clock)
+    );
+    nc_engine$reply_gen$r_has2 r_has2(
+        .d(r_has2$d),
+        .q(r_has2$q),
+        .clock(r_has2$clock)
+    );
+    nc_engine$reply_gen$r_act r_act(
+        .d(r_act$d),
+        .q(r_act$q),
+        .clock(r_act$clock)
+    );
     nc_engine$reply_gen$r_rp r_rp(
         .d(r_rp$d),
         .q(r_rp$q),
@@ -37176,20 +37240,60 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .q(r_wp$q),
         .clock(r_wp$clock)
     );
+    nc_engine$reply_gen$r_wp1 r_wp1(
+        .d(r_wp1$d),
+        .q(r_wp1$q),
+        .clock(r_wp1$clock)
+    );
+    nc_engine$reply_gen$r_wp2 r_wp2(
+        .d(r_wp2$d),
+        .q(r_wp2$q),
+        .clock(r_wp2$clock)
+    );
     nc_engine$reply_gen$r_beat r_beat(
         .d(r_beat$d),
         .q(r_beat$q),
         .clock(r_beat$clock)
+    );
+    nc_engine$reply_gen$r_blast r_blast(
+        .d(r_blast$d),
+        .q(r_blast$q),
+        .clock(r_blast$clock)
     );
     nc_engine$reply_gen$r_src_sum r_src_sum(
         .d(r_src_sum$d),
         .q(r_src_sum$q),
         .clock(r_src_sum$clock)
     );
+    nc_engine$reply_gen$r_hip r_hip(
+        .d(r_hip$d),
+        .q(r_hip$q),
+        .clock(r_hip$clock)
+    );
+    nc_engine$reply_gen$r_cs_hi r_cs_hi(
+        .d(r_cs_hi$d),
+        .q(r_cs_hi$q),
+        .clock(r_cs_hi$clock)
+    );
+    nc_engine$reply_gen$r_cs_lo r_cs_lo(
+        .d(r_cs_lo$d),
+        .q(r_cs_lo$q),
+        .clock(r_cs_lo$clock)
+    );
     nc_engine$reply_gen$r_csum r_csum(
         .d(r_csum$d),
         .q(r_csum$q),
         .clock(r_csum$clock)
+    );
+    nc_engine$reply_gen$add_e add_e(
+        .a(add_e$a),
+        .b(add_e$b),
+        .out(add_e$out)
+    );
+    nc_engine$reply_gen$add_g add_g(
+        .a(add_g$a),
+        .b(add_g$b),
+        .out(add_g$out)
     );
     nc_engine$reply_gen$epochw epochw(
         .narrow(epochw$narrow),
@@ -37249,16 +37353,36 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     // Update code
     always @(*) begin
         r_count$clock = clock;
+        r_full$clock = clock;
+        r_full1$clock = clock;
+        r_has2$clock = clock;
+        r_act$clock = clock;
         r_rp$clock = clock;
         r_wp$clock = clock;
+        r_wp1$clock = clock;
+        r_wp2$clock = clock;
         r_beat$clock = clock;
+        r_blast$clock = clock;
         r_src_sum$clock = clock;
+        r_hip$clock = clock;
+        r_cs_hi$clock = clock;
+        r_cs_lo$clock = clock;
         r_csum$clock = clock;
         r_count$d = r_count$q;
+        r_full$d = r_full$q;
+        r_full1$d = r_full1$q;
+        r_has2$d = r_has2$q;
+        r_act$d = r_act$q;
         r_rp$d = r_rp$q;
         r_wp$d = r_wp$q;
+        r_wp1$d = r_wp1$q;
+        r_wp2$d = r_wp2$q;
         r_beat$d = r_beat$q;
+        r_blast$d = r_blast$q;
         r_src_sum$d = r_src_sum$q;
+        r_hip$d = r_hip$q;
+        r_cs_hi$d = r_cs_hi$q;
+        r_cs_lo$d = r_cs_lo$q;
         r_csum$d = r_csum$q;
         q_kind$clock = clock;
         q_client$clock = clock;
@@ -37268,55 +37392,69 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         q_mac$clock = clock;
         q_ip$clock = clock;
         q_port$clock = clock;
-        active = r_count$q != k0_8;
-        at_last = active && (r_beat$q == k_lastbeat);
+        active = r_act$q;
+        at_last = active && r_blast$q;
         last = at_last && r_ready;
-        if (last) begin
-            space = k_depth - r_count$q + k1_8;
-        end
-        else begin
-            space = k_depth - r_count$q;
-        end
-        acc_ok = ok_valid && (space != k0_8);
+        acc_ok = ok_valid && (~r_full$q || last);
         if (acc_ok) begin
-            space1 = space - k1_8;
-            wa1 = r_wp$q + k1_8;
+            acc_nl = nl_valid && (r_has2$q || (r_full1$q && last));
+            wa1 = r_wp1$q[(32'h0)+:(3)];
         end
         else begin
-            space1 = space;
-            wa1 = r_wp$q;
+            acc_nl = nl_valid && (~r_full$q || last);
+            wa1 = r_wp$q[(32'h0)+:(3)];
         end
-        acc_nl = nl_valid && (space1 != k0_8);
         drop_ok = ok_valid && ~acc_ok;
         drop_nl = nl_valid && ~acc_nl;
-        if (acc_nl) begin
-            r_wp$d = wa1 + k1_8;
+        inc2 = acc_ok && acc_nl;
+        inc1 = acc_ok ^ acc_nl;
+        wp3 = r_wp2$q + k1_8;
+        wp4 = r_wp2$q + k2_8;
+        if (inc2) begin
+            r_wp$d = r_wp2$q;
+            r_wp1$d = wp3;
+            r_wp2$d = wp4;
         end
-        else begin
-            r_wp$d = wa1;
+        else if (inc1) begin
+            r_wp$d = r_wp1$q;
+            r_wp1$d = r_wp2$q;
+            r_wp2$d = wp3;
         end
         if (last) begin
-            cnt0 = r_count$q - k1_8;
             r_rp$d = r_rp$q + k1_8;
             r_beat$d = k0_8;
+            r_blast$d = 1'b0;
         end
-        else begin
-            cnt0 = r_count$q;
-            if (active && r_ready) begin
-                r_beat$d = r_beat$q + k1_8;
-            end
+        else if (active && r_ready) begin
+            r_beat$d = r_beat$q + k1_8;
+            r_blast$d = r_beat$q == k_lastbeat - k1_8;
         end
-        if (acc_ok) begin
-            cnt1 = cnt0 + k1_8;
+        cm1 = r_count$q - k1_8;
+        cp1 = r_count$q + k1_8;
+        cp2 = r_count$q + k2_8;
+        dm1 = last && ~inc1 && ~inc2;
+        dp1 = (last && inc2) || (~last && inc1);
+        dp2 = ~last && inc2;
+        if (dm1) begin
+            r_count$d = cm1;
+            r_full$d = 1'b0;
+            r_full1$d = r_count$q == k_depth;
+            r_has2$d = r_count$q < k_depth;
+            r_act$d = r_count$q != k1_8;
         end
-        else begin
-            cnt1 = cnt0;
+        else if (dp1) begin
+            r_count$d = cp1;
+            r_full$d = r_count$q == k_depth1;
+            r_full1$d = r_count$q == k_depth2;
+            r_has2$d = r_count$q < k_depth2;
+            r_act$d = 1'b1;
         end
-        if (acc_nl) begin
-            r_count$d = cnt1 + k1_8;
-        end
-        else begin
-            r_count$d = cnt1;
+        else if (dp2) begin
+            r_count$d = cp2;
+            r_full$d = r_count$q == k_depth2;
+            r_full1$d = r_count$q == k_depth3;
+            r_has2$d = r_count$q < k_depth3;
+            r_act$d = 1'b1;
         end
         busy = active;
         epochw$narrow = nl_epoch;
@@ -37324,56 +37462,56 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         q_kind$wa0 = r_wp$q[(32'h0)+:(3)];
         q_kind$wd0 = k0_1;
         q_kind$we1 = acc_nl;
-        q_kind$wa1 = wa1[(32'h0)+:(3)];
+        q_kind$wa1 = wa1;
         q_kind$wd1 = k1_1;
         q_kind$ra = r_rp$q[(32'h0)+:(3)];
         q_client$we0 = acc_ok;
         q_client$wa0 = r_wp$q[(32'h0)+:(3)];
         q_client$wd0 = ok_client;
         q_client$we1 = acc_nl;
-        q_client$wa1 = wa1[(32'h0)+:(3)];
+        q_client$wa1 = wa1;
         q_client$wd1 = nl_client;
         q_client$ra = r_rp$q[(32'h0)+:(3)];
         q_seq$we0 = acc_ok;
         q_seq$wa0 = r_wp$q[(32'h0)+:(3)];
         q_seq$wd0 = ok_seq;
         q_seq$we1 = acc_nl;
-        q_seq$wa1 = wa1[(32'h0)+:(3)];
+        q_seq$wa1 = wa1;
         q_seq$wd1 = nl_seq;
         q_seq$ra = r_rp$q[(32'h0)+:(3)];
         q_a$we0 = acc_ok;
         q_a$wa0 = r_wp$q[(32'h0)+:(3)];
         q_a$wd0 = ok_instance;
         q_a$we1 = acc_nl;
-        q_a$wa1 = wa1[(32'h0)+:(3)];
+        q_a$wa1 = wa1;
         q_a$wd1 = epochw$wide;
         q_a$ra = r_rp$q[(32'h0)+:(3)];
         q_b$we0 = acc_ok;
         q_b$wa0 = r_wp$q[(32'h0)+:(3)];
         q_b$wd0 = ok_index;
         q_b$we1 = acc_nl;
-        q_b$wa1 = wa1[(32'h0)+:(3)];
+        q_b$wa1 = wa1;
         q_b$wd1 = nl_leader;
         q_b$ra = r_rp$q[(32'h0)+:(3)];
         q_mac$we0 = acc_ok;
         q_mac$wa0 = r_wp$q[(32'h0)+:(3)];
         q_mac$wd0 = ok_mac;
         q_mac$we1 = acc_nl;
-        q_mac$wa1 = wa1[(32'h0)+:(3)];
+        q_mac$wa1 = wa1;
         q_mac$wd1 = nl_mac;
         q_mac$ra = r_rp$q[(32'h0)+:(3)];
         q_ip$we0 = acc_ok;
         q_ip$wa0 = r_wp$q[(32'h0)+:(3)];
         q_ip$wd0 = ok_ip;
         q_ip$we1 = acc_nl;
-        q_ip$wa1 = wa1[(32'h0)+:(3)];
+        q_ip$wa1 = wa1;
         q_ip$wd1 = nl_ip;
         q_ip$ra = r_rp$q[(32'h0)+:(3)];
         q_port$we0 = acc_ok;
         q_port$wa0 = r_wp$q[(32'h0)+:(3)];
         q_port$wd0 = ok_port;
         q_port$we1 = acc_nl;
-        q_port$wa1 = wa1[(32'h0)+:(3)];
+        q_port$wa1 = wa1;
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
         ttlw$narrow = ttl;
@@ -37399,20 +37537,15 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
             cs_tc = cs_t;
         end
         r_src_sum$d = cs_tc;
-        cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
-        if (cs_e < r_src_sum$q) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
-        cs_g = cs_f + q_ip$rd[(32'h0)+:(16)];
-        if (cs_g < cs_f) begin
-            cs_h = cs_g + k1_16;
-        end
-        else begin
-            cs_h = cs_g;
-        end
+        r_hip$d = q_ip$rd;
+        add_e$a = r_src_sum$q;
+        add_e$b = r_hip$q[(32'h10)+:(16)];
+        cs_f = add_e$out;
+        r_cs_hi$d = cs_f;
+        r_cs_lo$d = r_hip$q[(32'h0)+:(16)];
+        add_g$a = r_cs_hi$q;
+        add_g$b = r_cs_lo$q;
+        cs_h = add_g$out;
         r_csum$d = ~cs_h;
         okb$dst_mac = q_mac$rd;
         okb$src_mac = src_mac;
@@ -37468,6 +37601,38 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     end
     
 endmodule // nc_engine$reply_gen
+
+
+module nc_engine$reply_gen$add_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$reply_gen$add_e
+
+
+module nc_engine$reply_gen$add_g(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$reply_gen$add_g
 
 
 module nc_engine$reply_gen$beatw(narrow,wide);
@@ -37724,6 +37889,25 @@ module nc_engine$reply_gen$q_seq(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
 endmodule // nc_engine$reply_gen$q_seq
 
 
+module nc_engine$reply_gen$r_act(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_act
+
+
 module nc_engine$reply_gen$r_beat(d,q,clock);
     
     // Module arguments
@@ -37741,6 +37925,25 @@ module nc_engine$reply_gen$r_beat(d,q,clock);
     end
           
 endmodule // nc_engine$reply_gen$r_beat
+
+
+module nc_engine$reply_gen$r_blast(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_blast
 
 
 module nc_engine$reply_gen$r_count(d,q,clock);
@@ -37762,6 +37965,44 @@ module nc_engine$reply_gen$r_count(d,q,clock);
 endmodule // nc_engine$reply_gen$r_count
 
 
+module nc_engine$reply_gen$r_cs_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_cs_hi
+
+
+module nc_engine$reply_gen$r_cs_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_cs_lo
+
+
 module nc_engine$reply_gen$r_csum(d,q,clock);
     
     // Module arguments
@@ -37779,6 +38020,114 @@ module nc_engine$reply_gen$r_csum(d,q,clock);
     end
           
 endmodule // nc_engine$reply_gen$r_csum
+
+
+module nc_engine$reply_gen$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_full
+
+
+module nc_engine$reply_gen$r_full1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_full1
+
+
+module nc_engine$reply_gen$r_has2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$reply_gen$r_has2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$reply_gen$r_has2
+
+
+module nc_engine$reply_gen$r_has2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_has2$dff
+
+
+module nc_engine$reply_gen$r_hip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_hip
 
 
 module nc_engine$reply_gen$r_rp(d,q,clock);
@@ -37838,6 +38187,108 @@ module nc_engine$reply_gen$r_wp(d,q,clock);
 endmodule // nc_engine$reply_gen$r_wp
 
 
+module nc_engine$reply_gen$r_wp1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 8'h1;
+    
+    // Stub signals
+    reg  [7:0] dff$d;
+    wire  [7:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$reply_gen$r_wp1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$reply_gen$r_wp1
+
+
+module nc_engine$reply_gen$r_wp1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_wp1$dff
+
+
+module nc_engine$reply_gen$r_wp2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 8'h2;
+    
+    // Stub signals
+    reg  [7:0] dff$d;
+    wire  [7:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$reply_gen$r_wp2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$reply_gen$r_wp2
+
+
+module nc_engine$reply_gen$r_wp2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$reply_gen$r_wp2$dff
+
+
 module nc_engine$reply_gen$ttlw(narrow,wide);
     
     // Module arguments
@@ -37884,9 +38335,8 @@ module nc_engine$req_cap(clock,s_data,s_valid,s_last,payload);
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k_beat_a = 16'h8;
-    localparam  k_beat_b = 16'h9;
     localparam  k_beat_c = 16'h18;
-    localparam  k_lane0 = 5'b1001;
+    localparam  k_lane1 = 5'b1000;
     localparam  k0_960 = 960'h0;
     localparam  k0_48 = 48'h0;
     
@@ -37894,6 +38344,21 @@ module nc_engine$req_cap(clock,s_data,s_valid,s_last,payload);
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
+    reg  at_0$d;
+    wire  at_0$q;
+    reg  at_0$clock;
+    reg  at_a$d;
+    wire  at_a$q;
+    reg  at_a$clock;
+    reg  at_b$d;
+    wire  at_b$q;
+    reg  at_b$clock;
+    reg  at_c$d;
+    wire  at_c$q;
+    reg  at_c$clock;
+    reg  [4:0] lane$d;
+    wire  [4:0] lane$q;
+    reg  lane$clock;
     reg  [15:0] a$d;
     wire  [15:0] a$q;
     reg  a$clock;
@@ -37912,14 +38377,36 @@ module nc_engine$req_cap(clock,s_data,s_valid,s_last,payload);
     reg  [47:0] order$c;
     wire  [1023:0] order$out;
     
-    // Local signals
-    reg  [4:0] lane;
-    
     // Sub module instances
     nc_engine$req_cap$beat beat(
         .d(beat$d),
         .q(beat$q),
         .clock(beat$clock)
+    );
+    nc_engine$req_cap$at_0 at_0(
+        .d(at_0$d),
+        .q(at_0$q),
+        .clock(at_0$clock)
+    );
+    nc_engine$req_cap$at_a at_a(
+        .d(at_a$d),
+        .q(at_a$q),
+        .clock(at_a$clock)
+    );
+    nc_engine$req_cap$at_b at_b(
+        .d(at_b$d),
+        .q(at_b$q),
+        .clock(at_b$clock)
+    );
+    nc_engine$req_cap$at_c at_c(
+        .d(at_c$d),
+        .q(at_c$q),
+        .clock(at_c$clock)
+    );
+    nc_engine$req_cap$lane lane(
+        .d(lane$d),
+        .q(lane$q),
+        .clock(lane$clock)
     );
     nc_engine$req_cap$a a(
         .d(a$d),
@@ -37952,38 +38439,56 @@ module nc_engine$req_cap(clock,s_data,s_valid,s_last,payload);
     // Update code
     always @(*) begin
         beat$clock = clock;
+        at_0$clock = clock;
+        at_a$clock = clock;
+        at_b$clock = clock;
+        at_c$clock = clock;
+        lane$clock = clock;
         a$clock = clock;
         b$clock = clock;
         c$clock = clock;
         beat$d = beat$q;
+        at_0$d = at_0$q;
+        at_a$d = at_a$q;
+        at_b$d = at_b$q;
+        at_c$d = at_c$q;
+        lane$d = lane$q;
         a$d = a$q;
         b$d = b$q;
         c$d = c$q;
         if (s_valid) begin
             if (s_last) begin
                 beat$d = k0_16;
+                at_0$d = 1'b1;
+                at_a$d = 1'b0;
+                at_b$d = 1'b0;
+                at_c$d = 1'b0;
             end
             else begin
                 beat$d = beat$q + k1_16;
+                at_0$d = 1'b0;
+                at_a$d = beat$q == k_beat_a - k1_16;
+                at_b$d = (beat$q >= k_beat_a) && (beat$q < k_beat_c - k1_16);
+                at_c$d = beat$q == k_beat_c - k1_16;
+                lane$d = beat$q[(32'h0)+:(5)] - k_lane1;
             end
         end
-        lane = beat$q[(32'h0)+:(5)] - k_lane0;
         b_w$inp = b$q;
-        b_w$lane = lane;
+        b_w$lane = lane$q;
         b_w$data = s_data;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (at_0$q) begin
                 a$d = k0_16;
                 b$d = k0_960;
                 c$d = k0_48;
             end
-            if (beat$q == k_beat_a) begin
+            if (at_a$q) begin
                 a$d = s_data[(32'h30)+:(16)];
             end
-            if ((beat$q >= k_beat_b) && (beat$q < k_beat_c)) begin
+            if (at_b$q) begin
                 b$d = b_w$out;
             end
-            if (beat$q == k_beat_c) begin
+            if (at_c$q) begin
                 c$d = s_data[(32'h0)+:(48)];
             end
         end
@@ -38015,6 +38520,114 @@ module nc_engine$req_cap$a(d,q,clock);
 endmodule // nc_engine$req_cap$a
 
 
+module nc_engine$req_cap$at_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$req_cap$at_0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$req_cap$at_0
+
+
+module nc_engine$req_cap$at_0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$at_0$dff
+
+
+module nc_engine$req_cap$at_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$at_a
+
+
+module nc_engine$req_cap$at_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$at_b
+
+
+module nc_engine$req_cap$at_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$at_c
+
+
 module nc_engine$req_cap$b(d,q,clock);
     
     // Module arguments
@@ -38044,8 +38657,21 @@ module nc_engine$req_cap$b_w(inp,lane,data,out);
     
     // Update code (custom)
     always @(*) begin
-        out = inp;
-        if (lane < 5'd15) out[{lane[3:0], 6'b000000} +: 64] = data;
+        out[63:0] = (lane == 5'd0) ? data : inp[63:0];
+        out[127:64] = (lane == 5'd1) ? data : inp[127:64];
+        out[191:128] = (lane == 5'd2) ? data : inp[191:128];
+        out[255:192] = (lane == 5'd3) ? data : inp[255:192];
+        out[319:256] = (lane == 5'd4) ? data : inp[319:256];
+        out[383:320] = (lane == 5'd5) ? data : inp[383:320];
+        out[447:384] = (lane == 5'd6) ? data : inp[447:384];
+        out[511:448] = (lane == 5'd7) ? data : inp[511:448];
+        out[575:512] = (lane == 5'd8) ? data : inp[575:512];
+        out[639:576] = (lane == 5'd9) ? data : inp[639:576];
+        out[703:640] = (lane == 5'd10) ? data : inp[703:640];
+        out[767:704] = (lane == 5'd11) ? data : inp[767:704];
+        out[831:768] = (lane == 5'd12) ? data : inp[831:768];
+        out[895:832] = (lane == 5'd13) ? data : inp[895:832];
+        out[959:896] = (lane == 5'd14) ? data : inp[959:896];
     end
 endmodule // nc_engine$req_cap$b_w
 
@@ -38086,6 +38712,25 @@ module nc_engine$req_cap$c(d,q,clock);
     end
           
 endmodule // nc_engine$req_cap$c
+
+
+module nc_engine$req_cap$lane(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$req_cap$lane
 
 
 module nc_engine$req_cap$order(a,b,c,out);

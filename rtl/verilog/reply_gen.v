@@ -42,10 +42,14 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     localparam  k1_1 = 1'b1;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
+    localparam  k2_8 = 8'h2;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
+    localparam  k_depth1 = 8'h7;
+    localparam  k_depth2 = 8'h6;
+    localparam  k_depth3 = 8'h5;
     localparam  k_lastbeat = 8'h9;
     localparam  k_lastkeep = 8'h3f;
     localparam  k_ff8 = 8'hff;
@@ -127,21 +131,57 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [7:0] r_count$d;
     wire  [7:0] r_count$q;
     reg  r_count$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_full1$d;
+    wire  r_full1$q;
+    reg  r_full1$clock;
+    reg  r_has2$d;
+    wire  r_has2$q;
+    reg  r_has2$clock;
+    reg  r_act$d;
+    wire  r_act$q;
+    reg  r_act$clock;
     reg  [7:0] r_rp$d;
     wire  [7:0] r_rp$q;
     reg  r_rp$clock;
     reg  [7:0] r_wp$d;
     wire  [7:0] r_wp$q;
     reg  r_wp$clock;
+    reg  [7:0] r_wp1$d;
+    wire  [7:0] r_wp1$q;
+    reg  r_wp1$clock;
+    reg  [7:0] r_wp2$d;
+    wire  [7:0] r_wp2$q;
+    reg  r_wp2$clock;
     reg  [7:0] r_beat$d;
     wire  [7:0] r_beat$q;
     reg  r_beat$clock;
+    reg  r_blast$d;
+    wire  r_blast$q;
+    reg  r_blast$clock;
     reg  [15:0] r_src_sum$d;
     wire  [15:0] r_src_sum$q;
     reg  r_src_sum$clock;
+    reg  [31:0] r_hip$d;
+    wire  [31:0] r_hip$q;
+    reg  r_hip$clock;
+    reg  [15:0] r_cs_hi$d;
+    wire  [15:0] r_cs_hi$q;
+    reg  r_cs_hi$clock;
+    reg  [15:0] r_cs_lo$d;
+    wire  [15:0] r_cs_lo$q;
+    reg  r_cs_lo$clock;
     reg  [15:0] r_csum$d;
     wire  [15:0] r_csum$q;
     reg  r_csum$clock;
+    reg  [15:0] add_e$a;
+    reg  [15:0] add_e$b;
+    wire  [15:0] add_e$out;
+    reg  [15:0] add_g$a;
+    reg  [15:0] add_g$b;
+    wire  [15:0] add_g$out;
     reg  [31:0] epochw$narrow;
     wire  [63:0] epochw$wide;
     reg  [7:0] ttlw$narrow;
@@ -187,13 +227,19 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  active;
     reg  last;
     reg  at_last;
-    reg  [7:0] space;
-    reg  [7:0] space1;
     reg  acc_ok;
     reg  acc_nl;
-    reg  [7:0] wa1;
-    reg  [7:0] cnt0;
-    reg  [7:0] cnt1;
+    reg  [2:0] wa1;
+    reg  inc1;
+    reg  inc2;
+    reg  [7:0] wp3;
+    reg  [7:0] wp4;
+    reg  [7:0] cm1;
+    reg  [7:0] cp1;
+    reg  [7:0] cp2;
+    reg  dm1;
+    reg  dp1;
+    reg  dp2;
     reg  [9:0] boff;
     reg  [15:0] cs_a;
     reg  [15:0] cs_b;
@@ -201,9 +247,7 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [15:0] cs_d;
     reg  [15:0] cs_t;
     reg  [15:0] cs_tc;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
-    reg  [15:0] cs_g;
     reg  [15:0] cs_h;
     reg  [63:0] beat_ok;
     reg  [63:0] beat_nl;
@@ -302,6 +346,26 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .q(r_count$q),
         .clock(r_count$clock)
     );
+    reply_gen$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    reply_gen$r_full1 r_full1(
+        .d(r_full1$d),
+        .q(r_full1$q),
+        .clock(r_full1$clock)
+    );
+    reply_gen$r_has2 r_has2(
+        .d(r_has2$d),
+        .q(r_has2$q),
+        .clock(r_has2$clock)
+    );
+    reply_gen$r_act r_act(
+        .d(r_act$d),
+        .q(r_act$q),
+        .clock(r_act$clock)
+    );
     reply_gen$r_rp r_rp(
         .d(r_rp$d),
         .q(r_rp$q),
@@ -312,20 +376,60 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .q(r_wp$q),
         .clock(r_wp$clock)
     );
+    reply_gen$r_wp1 r_wp1(
+        .d(r_wp1$d),
+        .q(r_wp1$q),
+        .clock(r_wp1$clock)
+    );
+    reply_gen$r_wp2 r_wp2(
+        .d(r_wp2$d),
+        .q(r_wp2$q),
+        .clock(r_wp2$clock)
+    );
     reply_gen$r_beat r_beat(
         .d(r_beat$d),
         .q(r_beat$q),
         .clock(r_beat$clock)
+    );
+    reply_gen$r_blast r_blast(
+        .d(r_blast$d),
+        .q(r_blast$q),
+        .clock(r_blast$clock)
     );
     reply_gen$r_src_sum r_src_sum(
         .d(r_src_sum$d),
         .q(r_src_sum$q),
         .clock(r_src_sum$clock)
     );
+    reply_gen$r_hip r_hip(
+        .d(r_hip$d),
+        .q(r_hip$q),
+        .clock(r_hip$clock)
+    );
+    reply_gen$r_cs_hi r_cs_hi(
+        .d(r_cs_hi$d),
+        .q(r_cs_hi$q),
+        .clock(r_cs_hi$clock)
+    );
+    reply_gen$r_cs_lo r_cs_lo(
+        .d(r_cs_lo$d),
+        .q(r_cs_lo$q),
+        .clock(r_cs_lo$clock)
+    );
     reply_gen$r_csum r_csum(
         .d(r_csum$d),
         .q(r_csum$q),
         .clock(r_csum$clock)
+    );
+    reply_gen$add_e add_e(
+        .a(add_e$a),
+        .b(add_e$b),
+        .out(add_e$out)
+    );
+    reply_gen$add_g add_g(
+        .a(add_g$a),
+        .b(add_g$b),
+        .out(add_g$out)
     );
     reply_gen$epochw epochw(
         .narrow(epochw$narrow),
@@ -385,16 +489,36 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     // Update code
     always @(*) begin
         r_count$clock = clock;
+        r_full$clock = clock;
+        r_full1$clock = clock;
+        r_has2$clock = clock;
+        r_act$clock = clock;
         r_rp$clock = clock;
         r_wp$clock = clock;
+        r_wp1$clock = clock;
+        r_wp2$clock = clock;
         r_beat$clock = clock;
+        r_blast$clock = clock;
         r_src_sum$clock = clock;
+        r_hip$clock = clock;
+        r_cs_hi$clock = clock;
+        r_cs_lo$clock = clock;
         r_csum$clock = clock;
         r_count$d = r_count$q;
+        r_full$d = r_full$q;
+        r_full1$d = r_full1$q;
+        r_has2$d = r_has2$q;
+        r_act$d = r_act$q;
         r_rp$d = r_rp$q;
         r_wp$d = r_wp$q;
+        r_wp1$d = r_wp1$q;
+        r_wp2$d = r_wp2$q;
         r_beat$d = r_beat$q;
+        r_blast$d = r_blast$q;
         r_src_sum$d = r_src_sum$q;
+        r_hip$d = r_hip$q;
+        r_cs_hi$d = r_cs_hi$q;
+        r_cs_lo$d = r_cs_lo$q;
         r_csum$d = r_csum$q;
         q_kind$clock = clock;
         q_client$clock = clock;
@@ -404,55 +528,69 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         q_mac$clock = clock;
         q_ip$clock = clock;
         q_port$clock = clock;
-        active = r_count$q != k0_8;
-        at_last = active && (r_beat$q == k_lastbeat);
+        active = r_act$q;
+        at_last = active && r_blast$q;
         last = at_last && r_ready;
-        if (last) begin
-            space = k_depth - r_count$q + k1_8;
-        end
-        else begin
-            space = k_depth - r_count$q;
-        end
-        acc_ok = ok_valid && (space != k0_8);
+        acc_ok = ok_valid && (~r_full$q || last);
         if (acc_ok) begin
-            space1 = space - k1_8;
-            wa1 = r_wp$q + k1_8;
+            acc_nl = nl_valid && (r_has2$q || (r_full1$q && last));
+            wa1 = r_wp1$q[(32'h0)+:(3)];
         end
         else begin
-            space1 = space;
-            wa1 = r_wp$q;
+            acc_nl = nl_valid && (~r_full$q || last);
+            wa1 = r_wp$q[(32'h0)+:(3)];
         end
-        acc_nl = nl_valid && (space1 != k0_8);
         drop_ok = ok_valid && ~acc_ok;
         drop_nl = nl_valid && ~acc_nl;
-        if (acc_nl) begin
-            r_wp$d = wa1 + k1_8;
+        inc2 = acc_ok && acc_nl;
+        inc1 = acc_ok ^ acc_nl;
+        wp3 = r_wp2$q + k1_8;
+        wp4 = r_wp2$q + k2_8;
+        if (inc2) begin
+            r_wp$d = r_wp2$q;
+            r_wp1$d = wp3;
+            r_wp2$d = wp4;
         end
-        else begin
-            r_wp$d = wa1;
+        else if (inc1) begin
+            r_wp$d = r_wp1$q;
+            r_wp1$d = r_wp2$q;
+            r_wp2$d = wp3;
         end
         if (last) begin
-            cnt0 = r_count$q - k1_8;
             r_rp$d = r_rp$q + k1_8;
             r_beat$d = k0_8;
+            r_blast$d = 1'b0;
         end
-        else begin
-            cnt0 = r_count$q;
-            if (active && r_ready) begin
-                r_beat$d = r_beat$q + k1_8;
-            end
+        else if (active && r_ready) begin
+            r_beat$d = r_beat$q + k1_8;
+            r_blast$d = r_beat$q == k_lastbeat - k1_8;
         end
-        if (acc_ok) begin
-            cnt1 = cnt0 + k1_8;
+        cm1 = r_count$q - k1_8;
+        cp1 = r_count$q + k1_8;
+        cp2 = r_count$q + k2_8;
+        dm1 = last && ~inc1 && ~inc2;
+        dp1 = (last && inc2) || (~last && inc1);
+        dp2 = ~last && inc2;
+        if (dm1) begin
+            r_count$d = cm1;
+            r_full$d = 1'b0;
+            r_full1$d = r_count$q == k_depth;
+            r_has2$d = r_count$q < k_depth;
+            r_act$d = r_count$q != k1_8;
         end
-        else begin
-            cnt1 = cnt0;
+        else if (dp1) begin
+            r_count$d = cp1;
+            r_full$d = r_count$q == k_depth1;
+            r_full1$d = r_count$q == k_depth2;
+            r_has2$d = r_count$q < k_depth2;
+            r_act$d = 1'b1;
         end
-        if (acc_nl) begin
-            r_count$d = cnt1 + k1_8;
-        end
-        else begin
-            r_count$d = cnt1;
+        else if (dp2) begin
+            r_count$d = cp2;
+            r_full$d = r_count$q == k_depth2;
+            r_full1$d = r_count$q == k_depth3;
+            r_has2$d = r_count$q < k_depth3;
+            r_act$d = 1'b1;
         end
         busy = active;
         epochw$narrow = nl_epoch;
@@ -460,56 +598,56 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         q_kind$wa0 = r_wp$q[(32'h0)+:(3)];
         q_kind$wd0 = k0_1;
         q_kind$we1 = acc_nl;
-        q_kind$wa1 = wa1[(32'h0)+:(3)];
+        q_kind$wa1 = wa1;
         q_kind$wd1 = k1_1;
         q_kind$ra = r_rp$q[(32'h0)+:(3)];
         q_client$we0 = acc_ok;
         q_client$wa0 = r_wp$q[(32'h0)+:(3)];
         q_client$wd0 = ok_client;
         q_client$we1 = acc_nl;
-        q_client$wa1 = wa1[(32'h0)+:(3)];
+        q_client$wa1 = wa1;
         q_client$wd1 = nl_client;
         q_client$ra = r_rp$q[(32'h0)+:(3)];
         q_seq$we0 = acc_ok;
         q_seq$wa0 = r_wp$q[(32'h0)+:(3)];
         q_seq$wd0 = ok_seq;
         q_seq$we1 = acc_nl;
-        q_seq$wa1 = wa1[(32'h0)+:(3)];
+        q_seq$wa1 = wa1;
         q_seq$wd1 = nl_seq;
         q_seq$ra = r_rp$q[(32'h0)+:(3)];
         q_a$we0 = acc_ok;
         q_a$wa0 = r_wp$q[(32'h0)+:(3)];
         q_a$wd0 = ok_instance;
         q_a$we1 = acc_nl;
-        q_a$wa1 = wa1[(32'h0)+:(3)];
+        q_a$wa1 = wa1;
         q_a$wd1 = epochw$wide;
         q_a$ra = r_rp$q[(32'h0)+:(3)];
         q_b$we0 = acc_ok;
         q_b$wa0 = r_wp$q[(32'h0)+:(3)];
         q_b$wd0 = ok_index;
         q_b$we1 = acc_nl;
-        q_b$wa1 = wa1[(32'h0)+:(3)];
+        q_b$wa1 = wa1;
         q_b$wd1 = nl_leader;
         q_b$ra = r_rp$q[(32'h0)+:(3)];
         q_mac$we0 = acc_ok;
         q_mac$wa0 = r_wp$q[(32'h0)+:(3)];
         q_mac$wd0 = ok_mac;
         q_mac$we1 = acc_nl;
-        q_mac$wa1 = wa1[(32'h0)+:(3)];
+        q_mac$wa1 = wa1;
         q_mac$wd1 = nl_mac;
         q_mac$ra = r_rp$q[(32'h0)+:(3)];
         q_ip$we0 = acc_ok;
         q_ip$wa0 = r_wp$q[(32'h0)+:(3)];
         q_ip$wd0 = ok_ip;
         q_ip$we1 = acc_nl;
-        q_ip$wa1 = wa1[(32'h0)+:(3)];
+        q_ip$wa1 = wa1;
         q_ip$wd1 = nl_ip;
         q_ip$ra = r_rp$q[(32'h0)+:(3)];
         q_port$we0 = acc_ok;
         q_port$wa0 = r_wp$q[(32'h0)+:(3)];
         q_port$wd0 = ok_port;
         q_port$we1 = acc_nl;
-        q_port$wa1 = wa1[(32'h0)+:(3)];
+        q_port$wa1 = wa1;
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
         ttlw$narrow = ttl;
@@ -535,20 +673,15 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
             cs_tc = cs_t;
         end
         r_src_sum$d = cs_tc;
-        cs_e = r_src_sum$q + q_ip$rd[(32'h10)+:(16)];
-        if (cs_e < r_src_sum$q) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
-        cs_g = cs_f + q_ip$rd[(32'h0)+:(16)];
-        if (cs_g < cs_f) begin
-            cs_h = cs_g + k1_16;
-        end
-        else begin
-            cs_h = cs_g;
-        end
+        r_hip$d = q_ip$rd;
+        add_e$a = r_src_sum$q;
+        add_e$b = r_hip$q[(32'h10)+:(16)];
+        cs_f = add_e$out;
+        r_cs_hi$d = cs_f;
+        r_cs_lo$d = r_hip$q[(32'h0)+:(16)];
+        add_g$a = r_cs_hi$q;
+        add_g$b = r_cs_lo$q;
+        cs_h = add_g$out;
         r_csum$d = ~cs_h;
         okb$dst_mac = q_mac$rd;
         okb$src_mac = src_mac;
@@ -604,6 +737,38 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     end
     
 endmodule // reply_gen
+
+
+module reply_gen$add_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // reply_gen$add_e
+
+
+module reply_gen$add_g(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // reply_gen$add_g
 
 
 module reply_gen$beatw(narrow,wide);
@@ -860,6 +1025,25 @@ module reply_gen$q_seq(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
 endmodule // reply_gen$q_seq
 
 
+module reply_gen$r_act(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_act
+
+
 module reply_gen$r_beat(d,q,clock);
     
     // Module arguments
@@ -877,6 +1061,25 @@ module reply_gen$r_beat(d,q,clock);
     end
           
 endmodule // reply_gen$r_beat
+
+
+module reply_gen$r_blast(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_blast
 
 
 module reply_gen$r_count(d,q,clock);
@@ -898,6 +1101,44 @@ module reply_gen$r_count(d,q,clock);
 endmodule // reply_gen$r_count
 
 
+module reply_gen$r_cs_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_cs_hi
+
+
+module reply_gen$r_cs_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_cs_lo
+
+
 module reply_gen$r_csum(d,q,clock);
     
     // Module arguments
@@ -915,6 +1156,114 @@ module reply_gen$r_csum(d,q,clock);
     end
           
 endmodule // reply_gen$r_csum
+
+
+module reply_gen$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_full
+
+
+module reply_gen$r_full1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_full1
+
+
+module reply_gen$r_has2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    reply_gen$r_has2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // reply_gen$r_has2
+
+
+module reply_gen$r_has2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_has2$dff
+
+
+module reply_gen$r_hip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_hip
 
 
 module reply_gen$r_rp(d,q,clock);
@@ -972,6 +1321,108 @@ module reply_gen$r_wp(d,q,clock);
     end
           
 endmodule // reply_gen$r_wp
+
+
+module reply_gen$r_wp1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 8'h1;
+    
+    // Stub signals
+    reg  [7:0] dff$d;
+    wire  [7:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    reply_gen$r_wp1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // reply_gen$r_wp1
+
+
+module reply_gen$r_wp1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_wp1$dff
+
+
+module reply_gen$r_wp2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 8'h2;
+    
+    // Stub signals
+    reg  [7:0] dff$d;
+    wire  [7:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    reply_gen$r_wp2$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // reply_gen$r_wp2
+
+
+module reply_gen$r_wp2$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // reply_gen$r_wp2$dff
 
 
 module reply_gen$ttlw(narrow,wide);
