@@ -261,6 +261,12 @@ block! {
         r_streaming: DFF<Bit>,
         r_beat: DFF<Bits<8>>,
         r_nbeats: DFF<Bits<8>>,
+        /// `r_beat` is the frame's last beat.
+        r_blast: DFF<Bit>,
+        /// `r_n_got` one-hot (bit i: i entries so far, 0..=4).
+        r_ng: DFFWithInit<Bits<5>> = DFFWithInit::new(Bits::<5>::from(1u64)),
+        /// `r_n_got` equals `r_c_count`.
+        r_eq: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_lastkeep: DFF<Bits<8>>,
         r_f_len: DFF<Bits<16>>,
         r_f_kind: DFF<Bits<2>>,
@@ -268,29 +274,43 @@ block! {
         r_f_instance: DFF<Bits<64>>,
         r_f_epoch: DFF<Bits<32>>,
         r_f_seq: DFF<Bits<32>>,
-        // Fill slots: the waiting command's entries as wire bytes (byte x in bits 8x+7..8x).
+        // Fill slots: the waiting command's entries as wire bytes (byte x in bits 8x+7..8x),
+        // each with its step: the bytes it adds to the body less a beat (16 + len − 8), what
+        // the packer adds to its count when it appends the entry.
         r_s0: DFF<Bits<ENTRY_BITS>>,
-        r_s0_len: DFF<Bits<8>>,
+        r_s0_step: DFF<Bits<8>>,
+        /// The header and the fill slots' entries so far: the waiting frame's length.
+        r_len: DFFWithInit<Bits<16>> = DFFWithInit::new(Bits::<16>::from(HDR_LEN as u64)),
         r_s1: DFF<Bits<ENTRY_BITS>>,
-        r_s1_len: DFF<Bits<8>>,
+        r_s1_step: DFF<Bits<8>>,
         r_s2: DFF<Bits<ENTRY_BITS>>,
-        r_s2_len: DFF<Bits<8>>,
+        r_s2_step: DFF<Bits<8>>,
         r_s3: DFF<Bits<ENTRY_BITS>>,
-        r_s3_len: DFF<Bits<8>>,
+        r_s3_step: DFF<Bits<8>>,
         // Frame slots 1..3 (entry 0 goes straight into the packer when the frame starts).
         r_g1: DFF<Bits<ENTRY_BITS>>,
-        r_g1_len: DFF<Bits<8>>,
+        r_g1_step: DFF<Bits<8>>,
         r_g2: DFF<Bits<ENTRY_BITS>>,
-        r_g2_len: DFF<Bits<8>>,
+        r_g2_step: DFF<Bits<8>>,
         r_g3: DFF<Bits<ENTRY_BITS>>,
-        r_g3_len: DFF<Bits<8>>,
-        // The packer: body bytes still to send (first in bits 7..0), how many, next frame slot.
+        r_g3_step: DFF<Bits<8>>,
+        // The packer: body bytes still to send (first in bits 7..0), the next frame slot.
         r_acc: DFF<Bits<ACC_BITS>>,
-        r_n: DFF<Bits<8>>,
+        /// The packer's bytes left after this beat (`r_n1`), and whether this body beat appends
+        /// the next entry (`r_app`); this beat is a body beat (`r_body`).
+        r_n1: DFF<Bits<8>>,
+        r_app: DFF<Bit>,
+        r_body: DFF<Bit>,
         r_ei: DFF<Bits<8>>,
         start: Signal<Local, Bit>,
         last_beat: Signal<Local, Bit>,
-        wslot: Signal<Local, Bits<8>>,
+        ng_next: Signal<Local, Bits<5>>,
+        got_any: Signal<Local, Bit>,
+        count_next: Signal<Local, Bits<8>>,
+        w0: Signal<Local, Bit>,
+        w1: Signal<Local, Bit>,
+        w2: Signal<Local, Bit>,
+        w3: Signal<Local, Bit>,
         ps_a: Signal<Local, Bits<16>>,
         ps_b: Signal<Local, Bits<16>>,
         ps_c: Signal<Local, Bits<16>>,
@@ -304,21 +324,17 @@ block! {
         swap: ByteSwap<1024>,
         xhead: ZeroExtend<128, ENTRY_BITS>,
         xpay: ZeroExtend<1024, ENTRY_BITS>,
-        lenw0: ZeroExtend<8, 16>,
-        lenw1: ZeroExtend<8, 16>,
-        lenw2: ZeroExtend<8, 16>,
-        lenw3: ZeroExtend<8, 16>,
         l_len: Signal<Local, Bits<16>>,
-        off1: Signal<Local, Bits<16>>,
-        off2: Signal<Local, Bits<16>>,
-        off3: Signal<Local, Bits<16>>,
-        l_nbeats: Signal<Local, Bits<16>>,
-        l_lastbytes: Signal<Local, Bits<16>>,
+        len_base: Signal<Local, Bits<16>>,
+        l_nbeats: Signal<Local, Bits<8>>,
+        l_last1: Signal<Local, Bits<3>>,
         x0: ZeroExtend<ENTRY_BITS, ACC_BITS>,
         xn: ZeroExtend<ENTRY_BITS, ACC_BITS>,
-        nxt: Signal<Local, Bits<ENTRY_BITS>>,
-        nxt_len: Signal<Local, Bits<8>>,
         n1: Signal<Local, Bits<8>>,
+        n1_first: Signal<Local, Bits<8>>,
+        e_step: Signal<Local, Bits<8>>,
+        n1_app: Signal<Local, Bits<8>>,
+        n1_shift: Signal<Local, Bits<8>>,
         body: Signal<Local, Bits<64>>,
         total_len: Signal<Local, Bits<16>>,
         udp_len: Signal<Local, Bits<16>>,
@@ -334,14 +350,12 @@ block! {
         k1_8: Constant<Bits<8>> = k(1),
         k2_8: Constant<Bits<8>> = k(2),
         k3_8: Constant<Bits<8>> = k(3),
-        k4_8: Constant<Bits<8>> = k(4),
         k8_8: Constant<Bits<8>> = k(8),
         k_pre_8: Constant<Bits<8>> = k((HDR_LEN % 8) as u64),
         k_ehdr_8: Constant<Bits<8>> = k(wire::ENTRY_HEADER_LEN as u64),
         k_body_beat: Constant<Bits<8>> = k(BODY_BEAT),
         k1_16: Constant<Bits<16>> = k(1),
         k3_16: Constant<Bits<16>> = k(3),
-        k7_16: Constant<Bits<16>> = k(7),
         k8_16: Constant<Bits<16>> = k(8),
         k16_16: Constant<Bits<16>> = k(wire::ENTRY_HEADER_LEN as u64),
         k64_16: Constant<Bits<16>> = k(64),
@@ -354,6 +368,13 @@ block! {
         k_pkt_off: Constant<Bits<16>> = k((frame::PAYLOAD_OFFSET + wire::HEADER_LEN) as u64),
         k_ipsum: Constant<Bits<16>> = k(ip_const_sum()),
         k_keep_all: Constant<Bits<8>> = k(0xFF),
+        k0_3: Constant<Bits<3>> = k(0),
+        k1_3: Constant<Bits<3>> = k(1),
+                k_ng0: Constant<Bits<5>> = k(1),
+        k_ng1: Constant<Bits<5>> = k(2),
+        k0_5: Constant<Bits<5>> = k(0),
+        k1_5: Constant<Bits<5>> = k(1),
+        k7_3: Constant<Bits<3>> = k(7),
         k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
         k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
         k_ones1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::mask()),
@@ -395,6 +416,9 @@ impl Logic for PktGen {
             r_streaming,
             r_beat,
             r_nbeats,
+            r_blast,
+            r_ng,
+            r_eq,
             r_lastkeep,
             r_f_len,
             r_f_kind,
@@ -403,26 +427,30 @@ impl Logic for PktGen {
             r_f_epoch,
             r_f_seq,
             r_s0,
-            r_s0_len,
+            r_s0_step,
+            r_len,
             r_s1,
-            r_s1_len,
+            r_s1_step,
             r_s2,
-            r_s2_len,
+            r_s2_step,
             r_s3,
-            r_s3_len,
+            r_s3_step,
             r_g1,
-            r_g1_len,
+            r_g1_step,
             r_g2,
-            r_g2_len,
+            r_g2_step,
             r_g3,
-            r_g3_len,
+            r_g3_step,
             r_acc,
-            r_n,
+            r_n1,
+            r_app,
+            r_body,
             r_ei
         );
         // An arriving entry as wire bytes: the 16-byte header, then the payload (first byte
         // first, bytes past payload_len zero).
         self.elenw.narrow.next = self.e_len.val();
+        self.e_step.next = self.e_len.val() + self.k_ehdr_8.val() - self.k8_8.val();
         if self.e_len.val() == self.k0_8.val() {
             self.pmask.next = self.k0_1024.val();
         } else {
@@ -437,40 +465,23 @@ impl Logic for PktGen {
         self.xhead.narrow.next = self.head.out.val();
         self.xpay.narrow.next = self.swap.out.val();
         self.e_img.next = self.xhead.wide.val() | (self.xpay.wide.val() << self.k128_16.val());
-        // The frame's length: the header and the waiting command's entries.
-        self.lenw0.narrow.next = self.r_s0_len.q.val();
-        self.lenw1.narrow.next = self.r_s1_len.q.val();
-        self.lenw2.narrow.next = self.r_s2_len.q.val();
-        self.lenw3.narrow.next = self.r_s3_len.q.val();
-        if self.k0_8.val() < self.r_c_count.q.val() {
-            self.off1.next = self.k_hdr_len.val() + self.k16_16.val() + self.lenw0.wide.val();
+        // The frame's length: the header and the waiting command's entries, summed as they
+        // arrive (`r_len`, below), so that a starting frame's length, beat count and last keep
+        // come from a register (rtl/README "Place and route").
+        self.l_len.next = self.r_len.q.val();
+        // Beats: len / 8, rounded up (a frame is at most 654 bytes, 82 beats).
+        if self.l_len.val().get_bits::<3>(0) == self.k0_3.val() {
+            self.l_nbeats.next = self.l_len.val().get_bits::<8>(3);
         } else {
-            self.off1.next = self.k_hdr_len.val();
+            self.l_nbeats.next = self.l_len.val().get_bits::<8>(3) + self.k1_8.val();
         }
-        if self.k1_8.val() < self.r_c_count.q.val() {
-            self.off2.next = self.off1.val() + self.k16_16.val() + self.lenw1.wide.val();
-        } else {
-            self.off2.next = self.off1.val();
-        }
-        if self.k2_8.val() < self.r_c_count.q.val() {
-            self.off3.next = self.off2.val() + self.k16_16.val() + self.lenw2.wide.val();
-        } else {
-            self.off3.next = self.off2.val();
-        }
-        if self.k3_8.val() < self.r_c_count.q.val() {
-            self.l_len.next = self.off3.val() + self.k16_16.val() + self.lenw3.wide.val();
-        } else {
-            self.l_len.next = self.off3.val();
-        }
-        self.l_nbeats.next = (self.l_len.val() + self.k7_16.val()) >> self.k3_16.val();
-        self.l_lastbytes.next =
-            self.l_len.val() - ((self.l_nbeats.val() - self.k1_16.val()) << self.k3_16.val());
+        // Bytes in the last beat, less one: (len − 1) mod 8.
+        self.l_last1.next = self.l_len.val().get_bits::<3>(0) - self.k1_3.val();
         // Control (as `PktGenImg` with no queue).
-        self.last_beat.next = self.r_streaming.q.val()
-            && (self.r_beat.q.val() == self.r_nbeats.q.val() - self.k1_8.val());
+        self.last_beat.next = self.r_streaming.q.val() && self.r_blast.q.val();
         self.start.next = self.r_c_pending.q.val()
             && (!self.r_streaming.q.val() || self.last_beat.val())
-            && (self.r_n_got.q.val() == self.r_c_count.q.val())
+            && self.r_eq.q.val()
             && self.room.val();
         self.ready_unit.c_pending.next = self.r_c_pending.q.val();
         self.ready_unit.q_pending.next = false;
@@ -495,52 +506,88 @@ impl Logic for PktGen {
         } else if self.start.val() {
             self.r_c_pending.d.next = false;
         }
-        // Entries of the waiting command, in order, into the fill slots.
+        // Entries of the waiting command, in order, into the fill slots. Slot i is written
+        // when the count so far is i (`r_ng`: its one-hot decode) or, for slot 0, in a frame's
+        // start cycle; `r_eq` says the count so far is the waiting command's. Both are kept as
+        // the entries arrive, so that `start` and the slots' write enables (1,152 flip-flops
+        // each) follow registers by a gate or two.
         if self.start.val() {
-            self.wslot.next = self.k0_8.val();
-            self.r_n_got.d.next = self.k0_8.val();
+            self.len_base.next = self.k_hdr_len.val();
+            self.r_len.d.next = self.k_hdr_len.val();
+            self.w0.next = true;
+            self.w1.next = false;
+            self.w2.next = false;
+            self.w3.next = false;
+            self.got_any.next = true;
+            if self.e_valid.val() {
+                self.r_n_got.d.next = self.k1_8.val();
+                self.ng_next.next = self.k_ng1.val();
+            } else {
+                self.r_n_got.d.next = self.k0_8.val();
+                self.ng_next.next = self.k_ng0.val();
+            }
         } else {
-            self.wslot.next = self.r_n_got.q.val();
-        }
-        if self.e_valid.val() && (self.wslot.val() < self.k4_8.val()) {
-            self.r_n_got.d.next = self.wslot.val() + self.k1_8.val();
-            if self.wslot.val() == self.k0_8.val() {
-                self.r_s0.d.next = self.e_img.val();
-                self.r_s0_len.d.next = self.e_len.val();
-            }
-            if self.wslot.val() == self.k1_8.val() {
-                self.r_s1.d.next = self.e_img.val();
-                self.r_s1_len.d.next = self.e_len.val();
-            }
-            if self.wslot.val() == self.k2_8.val() {
-                self.r_s2.d.next = self.e_img.val();
-                self.r_s2_len.d.next = self.e_len.val();
-            }
-            if self.wslot.val() == self.k3_8.val() {
-                self.r_s3.d.next = self.e_img.val();
-                self.r_s3_len.d.next = self.e_len.val();
+            self.len_base.next = self.r_len.q.val();
+            self.w0.next = self.r_ng.q.val().get_bit(0);
+            self.w1.next = self.r_ng.q.val().get_bit(1);
+            self.w2.next = self.r_ng.q.val().get_bit(2);
+            self.w3.next = self.r_ng.q.val().get_bit(3);
+            self.got_any.next = !self.r_ng.q.val().get_bit(4);
+            if self.e_valid.val() && self.got_any.val() {
+                self.r_n_got.d.next = self.r_n_got.q.val() + self.k1_8.val();
+                self.ng_next.next = self.r_ng.q.val() << self.k1_5.val();
+            } else {
+                self.ng_next.next = self.r_ng.q.val();
             }
         }
-        // The packer's next entry (frame slot r_ei) and the bytes left after this beat.
-        if self.r_ei.q.val() == self.k1_8.val() {
-            self.nxt.next = self.r_g1.q.val();
-            self.nxt_len.next = self.r_g1_len.q.val();
-        } else if self.r_ei.q.val() == self.k2_8.val() {
-            self.nxt.next = self.r_g2.q.val();
-            self.nxt_len.next = self.r_g2_len.q.val();
+        if self.e_valid.val() && self.got_any.val() {
+            self.r_len.d.next = self.len_base.val() + self.k16_16.val() + self.elenw.wide.val();
+        }
+        self.r_ng.d.next = self.ng_next.val();
+        // The waiting command's count after this cycle (a send taken now replaces it).
+        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+            self.count_next.next = self.send_count.val();
         } else {
-            self.nxt.next = self.r_g3.q.val();
-            self.nxt_len.next = self.r_g3_len.q.val();
+            self.count_next.next = self.r_c_count.q.val();
         }
-        self.xn.narrow.next = self.nxt.val();
+        self.r_eq.d.next =
+            (self.ng_next.val() & (self.k1_5.val() << self.count_next.val())) != self.k0_5.val();
+        if self.e_valid.val() && self.w0.val() {
+            self.r_s0.d.next = self.e_img.val();
+            self.r_s0_step.d.next = self.e_step.val();
+        }
+        if self.e_valid.val() && self.w1.val() {
+            self.r_s1.d.next = self.e_img.val();
+            self.r_s1_step.d.next = self.e_step.val();
+        }
+        if self.e_valid.val() && self.w2.val() {
+            self.r_s2.d.next = self.e_img.val();
+            self.r_s2_step.d.next = self.e_step.val();
+        }
+        if self.e_valid.val() && self.w3.val() {
+            self.r_s3.d.next = self.e_img.val();
+            self.r_s3_step.d.next = self.e_step.val();
+        }
+        // The packer's next entry is always frame slot 1 (the slots shift down as entries are
+        // appended); `r_n1` is the bytes left after this beat, `r_app` whether this body beat
+        // appends that entry (fewer than 8 bytes would be left and the frame has another
+        // entry), both registered a cycle ahead, so that the 1,152-bit shift and its
+        // multiplexers follow registers (rtl/README "Place and route").
+        self.xn.narrow.next = self.r_g1.q.val();
         self.x0.narrow.next = self.r_s0.q.val();
-        self.n1.next = self.r_n.q.val() - self.k8_8.val();
+        self.n1.next = self.r_n1.q.val();
+        // Candidates of the next `r_n1` and `r_app`.
+        self.n1_first.next = self.k_pre_8.val() + self.r_s0_step.q.val();
+        self.n1_app.next = self.n1.val() + self.r_g1_step.q.val();
+        self.n1_shift.next = self.n1.val() - self.k8_8.val();
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
-            self.r_nbeats.d.next = self.l_nbeats.val().get_bits::<8>(0);
+            self.r_blast.d.next = false; // a frame has 10 beats or more
+            self.r_body.d.next = false;
+            self.r_nbeats.d.next = self.l_nbeats.val();
             self.r_lastkeep.d.next =
-                self.k_keep_all.val() >> (self.k8_16.val() - self.l_lastbytes.val());
+                self.k_keep_all.val() >> (self.k7_3.val() - self.l_last1.val());
             self.r_f_len.d.next = self.l_len.val();
             self.r_f_kind.d.next = self.r_c_kind.q.val();
             self.r_f_count.d.next = self.r_c_count.q.val();
@@ -548,40 +595,53 @@ impl Logic for PktGen {
             self.r_f_epoch.d.next = self.r_c_epoch.q.val();
             self.r_f_seq.d.next = self.r_c_seq.q.val();
             self.r_g1.d.next = self.r_s1.q.val();
-            self.r_g1_len.d.next = self.r_s1_len.q.val();
+            self.r_g1_step.d.next = self.r_s1_step.q.val();
             self.r_g2.d.next = self.r_s2.q.val();
-            self.r_g2_len.d.next = self.r_s2_len.q.val();
+            self.r_g2_step.d.next = self.r_s2_step.q.val();
             self.r_g3.d.next = self.r_s3.q.val();
-            self.r_g3_len.d.next = self.r_s3_len.q.val();
+            self.r_g3_step.d.next = self.r_s3_step.q.val();
             // The body: 6 zero bytes under the header's last lanes, then entry 0.
             self.r_ei.d.next = self.k1_8.val();
             if self.k0_8.val() < self.r_c_count.q.val() {
                 self.r_acc.d.next = self.x0.wide.val() << self.k_pre_shift.val();
-                self.r_n.d.next = self.k_pre_8.val() + self.k_ehdr_8.val() + self.r_s0_len.q.val();
+                self.r_n1.d.next = self.n1_first.val();
+                self.r_app.d.next = (self.n1_first.val() < self.k8_8.val())
+                    && (self.k1_8.val() < self.r_c_count.q.val());
             } else {
                 self.r_acc.d.next = self.k0_acc.val();
-                self.r_n.d.next = self.k_pre_8.val();
+                self.r_n1.d.next = self.k_pre_8.val() - self.k8_8.val();
+                self.r_app.d.next = false;
             }
         } else if self.last_beat.val() {
             self.r_streaming.d.next = false;
+            self.r_blast.d.next = false;
         } else if self.r_streaming.q.val() {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
-            if self.r_beat.q.val() >= self.k_body_beat.val() {
+            self.r_blast.d.next = self.r_beat.q.val() == self.r_nbeats.q.val() - self.k2_8.val();
+            self.r_body.d.next = self.r_beat.q.val() >= self.k_body_beat.val() - self.k1_8.val();
+            if self.r_body.q.val() {
                 // A body beat leaves: shift it out, and append the next entry behind the bytes
                 // left when fewer than a beat would remain.
-                if (self.n1.val() < self.k8_8.val()) && (self.r_ei.q.val() < self.r_f_count.q.val())
-                {
+                if self.r_app.q.val() {
                     self.r_acc.d.next = (self.r_acc.q.val() >> self.k64_16.val())
                         | (self.xn.wide.val() << (self.n1.val() << self.k3_8.val()));
-                    self.r_n.d.next = self.n1.val() + self.k_ehdr_8.val() + self.nxt_len.val();
+                    self.r_n1.d.next = self.n1_app.val();
+                    self.r_app.d.next = (self.n1_app.val() < self.k8_8.val())
+                        && (self.r_ei.q.val() + self.k1_8.val() < self.r_f_count.q.val());
                     self.r_ei.d.next = self.r_ei.q.val() + self.k1_8.val();
+                    self.r_g1.d.next = self.r_g2.q.val();
+                    self.r_g1_step.d.next = self.r_g2_step.q.val();
+                    self.r_g2.d.next = self.r_g3.q.val();
+                    self.r_g2_step.d.next = self.r_g3_step.q.val();
                 } else {
                     self.r_acc.d.next = self.r_acc.q.val() >> self.k64_16.val();
-                    self.r_n.d.next = self.n1.val();
+                    self.r_n1.d.next = self.n1_shift.val();
+                    self.r_app.d.next = (self.n1_shift.val() < self.k8_8.val())
+                        && (self.r_ei.q.val() < self.r_f_count.q.val());
                 }
             }
         }
-        if self.r_beat.q.val() >= self.k_body_beat.val() {
+        if self.r_body.q.val() {
             self.body.next = self.r_acc.q.val().get_bits::<64>(0);
         } else {
             self.body.next = self.k0_64.val();

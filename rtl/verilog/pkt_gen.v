@@ -57,14 +57,12 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
     localparam  k3_8 = 8'h3;
-    localparam  k4_8 = 8'h4;
     localparam  k8_8 = 8'h8;
     localparam  k_pre_8 = 8'h6;
     localparam  k_ehdr_8 = 8'h10;
     localparam  k_body_beat = 8'h9;
     localparam  k1_16 = 16'h1;
     localparam  k3_16 = 16'h3;
-    localparam  k7_16 = 16'h7;
     localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
     localparam  k64_16 = 16'h40;
@@ -77,6 +75,13 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k_pkt_off = 16'h36;
     localparam  k_ipsum = 16'h8511;
     localparam  k_keep_all = 8'hff;
+    localparam  k0_3 = 3'b0;
+    localparam  k1_3 = 3'b1;
+    localparam  k_ng0 = 5'b1;
+    localparam  k_ng1 = 5'b10;
+    localparam  k0_5 = 5'b0;
+    localparam  k1_5 = 5'b1;
+    localparam  k7_3 = 3'b111;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
     localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
@@ -130,6 +135,15 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] r_nbeats$d;
     wire  [7:0] r_nbeats$q;
     reg  r_nbeats$clock;
+    reg  r_blast$d;
+    wire  r_blast$q;
+    reg  r_blast$clock;
+    reg  [4:0] r_ng$d;
+    wire  [4:0] r_ng$q;
+    reg  r_ng$clock;
+    reg  r_eq$d;
+    wire  r_eq$q;
+    reg  r_eq$clock;
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
@@ -154,51 +168,60 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [1151:0] r_s0$d;
     wire  [1151:0] r_s0$q;
     reg  r_s0$clock;
-    reg  [7:0] r_s0_len$d;
-    wire  [7:0] r_s0_len$q;
-    reg  r_s0_len$clock;
+    reg  [7:0] r_s0_step$d;
+    wire  [7:0] r_s0_step$q;
+    reg  r_s0_step$clock;
+    reg  [15:0] r_len$d;
+    wire  [15:0] r_len$q;
+    reg  r_len$clock;
     reg  [1151:0] r_s1$d;
     wire  [1151:0] r_s1$q;
     reg  r_s1$clock;
-    reg  [7:0] r_s1_len$d;
-    wire  [7:0] r_s1_len$q;
-    reg  r_s1_len$clock;
+    reg  [7:0] r_s1_step$d;
+    wire  [7:0] r_s1_step$q;
+    reg  r_s1_step$clock;
     reg  [1151:0] r_s2$d;
     wire  [1151:0] r_s2$q;
     reg  r_s2$clock;
-    reg  [7:0] r_s2_len$d;
-    wire  [7:0] r_s2_len$q;
-    reg  r_s2_len$clock;
+    reg  [7:0] r_s2_step$d;
+    wire  [7:0] r_s2_step$q;
+    reg  r_s2_step$clock;
     reg  [1151:0] r_s3$d;
     wire  [1151:0] r_s3$q;
     reg  r_s3$clock;
-    reg  [7:0] r_s3_len$d;
-    wire  [7:0] r_s3_len$q;
-    reg  r_s3_len$clock;
+    reg  [7:0] r_s3_step$d;
+    wire  [7:0] r_s3_step$q;
+    reg  r_s3_step$clock;
     reg  [1151:0] r_g1$d;
     wire  [1151:0] r_g1$q;
     reg  r_g1$clock;
-    reg  [7:0] r_g1_len$d;
-    wire  [7:0] r_g1_len$q;
-    reg  r_g1_len$clock;
+    reg  [7:0] r_g1_step$d;
+    wire  [7:0] r_g1_step$q;
+    reg  r_g1_step$clock;
     reg  [1151:0] r_g2$d;
     wire  [1151:0] r_g2$q;
     reg  r_g2$clock;
-    reg  [7:0] r_g2_len$d;
-    wire  [7:0] r_g2_len$q;
-    reg  r_g2_len$clock;
+    reg  [7:0] r_g2_step$d;
+    wire  [7:0] r_g2_step$q;
+    reg  r_g2_step$clock;
     reg  [1151:0] r_g3$d;
     wire  [1151:0] r_g3$q;
     reg  r_g3$clock;
-    reg  [7:0] r_g3_len$d;
-    wire  [7:0] r_g3_len$q;
-    reg  r_g3_len$clock;
+    reg  [7:0] r_g3_step$d;
+    wire  [7:0] r_g3_step$q;
+    reg  r_g3_step$clock;
     reg  [1215:0] r_acc$d;
     wire  [1215:0] r_acc$q;
     reg  r_acc$clock;
-    reg  [7:0] r_n$d;
-    wire  [7:0] r_n$q;
-    reg  r_n$clock;
+    reg  [7:0] r_n1$d;
+    wire  [7:0] r_n1$q;
+    reg  r_n1$clock;
+    reg  r_app$d;
+    wire  r_app$q;
+    reg  r_app$clock;
+    reg  r_body$d;
+    wire  r_body$q;
+    reg  r_body$clock;
     reg  [7:0] r_ei$d;
     wire  [7:0] r_ei$q;
     reg  r_ei$clock;
@@ -214,14 +237,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     wire  [1151:0] xhead$wide;
     reg  [1023:0] xpay$narrow;
     wire  [1151:0] xpay$wide;
-    reg  [7:0] lenw0$narrow;
-    wire  [15:0] lenw0$wide;
-    reg  [7:0] lenw1$narrow;
-    wire  [15:0] lenw1$wide;
-    reg  [7:0] lenw2$narrow;
-    wire  [15:0] lenw2$wide;
-    reg  [7:0] lenw3$narrow;
-    wire  [15:0] lenw3$wide;
     reg  [1151:0] x0$narrow;
     wire  [1215:0] x0$wide;
     reg  [1151:0] xn$narrow;
@@ -308,7 +323,13 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     // Local signals
     reg  start;
     reg  last_beat;
-    reg  [7:0] wslot;
+    reg  [4:0] ng_next;
+    reg  got_any;
+    reg  [7:0] count_next;
+    reg  w0;
+    reg  w1;
+    reg  w2;
+    reg  w3;
     reg  [15:0] ps_a;
     reg  [15:0] ps_b;
     reg  [15:0] ps_c;
@@ -318,14 +339,14 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [1023:0] pmask;
     reg  [1151:0] e_img;
     reg  [15:0] l_len;
-    reg  [15:0] off1;
-    reg  [15:0] off2;
-    reg  [15:0] off3;
-    reg  [15:0] l_nbeats;
-    reg  [15:0] l_lastbytes;
-    reg  [1151:0] nxt;
-    reg  [7:0] nxt_len;
+    reg  [15:0] len_base;
+    reg  [7:0] l_nbeats;
+    reg  [2:0] l_last1;
     reg  [7:0] n1;
+    reg  [7:0] n1_first;
+    reg  [7:0] e_step;
+    reg  [7:0] n1_app;
+    reg  [7:0] n1_shift;
     reg  [63:0] body;
     reg  [15:0] total_len;
     reg  [15:0] udp_len;
@@ -397,6 +418,21 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_nbeats$q),
         .clock(r_nbeats$clock)
     );
+    pkt_gen$r_blast r_blast(
+        .d(r_blast$d),
+        .q(r_blast$q),
+        .clock(r_blast$clock)
+    );
+    pkt_gen$r_ng r_ng(
+        .d(r_ng$d),
+        .q(r_ng$q),
+        .clock(r_ng$clock)
+    );
+    pkt_gen$r_eq r_eq(
+        .d(r_eq$d),
+        .q(r_eq$q),
+        .clock(r_eq$clock)
+    );
     pkt_gen$r_lastkeep r_lastkeep(
         .d(r_lastkeep$d),
         .q(r_lastkeep$q),
@@ -437,80 +473,95 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_s0$q),
         .clock(r_s0$clock)
     );
-    pkt_gen$r_s0_len r_s0_len(
-        .d(r_s0_len$d),
-        .q(r_s0_len$q),
-        .clock(r_s0_len$clock)
+    pkt_gen$r_s0_step r_s0_step(
+        .d(r_s0_step$d),
+        .q(r_s0_step$q),
+        .clock(r_s0_step$clock)
+    );
+    pkt_gen$r_len r_len(
+        .d(r_len$d),
+        .q(r_len$q),
+        .clock(r_len$clock)
     );
     pkt_gen$r_s1 r_s1(
         .d(r_s1$d),
         .q(r_s1$q),
         .clock(r_s1$clock)
     );
-    pkt_gen$r_s1_len r_s1_len(
-        .d(r_s1_len$d),
-        .q(r_s1_len$q),
-        .clock(r_s1_len$clock)
+    pkt_gen$r_s1_step r_s1_step(
+        .d(r_s1_step$d),
+        .q(r_s1_step$q),
+        .clock(r_s1_step$clock)
     );
     pkt_gen$r_s2 r_s2(
         .d(r_s2$d),
         .q(r_s2$q),
         .clock(r_s2$clock)
     );
-    pkt_gen$r_s2_len r_s2_len(
-        .d(r_s2_len$d),
-        .q(r_s2_len$q),
-        .clock(r_s2_len$clock)
+    pkt_gen$r_s2_step r_s2_step(
+        .d(r_s2_step$d),
+        .q(r_s2_step$q),
+        .clock(r_s2_step$clock)
     );
     pkt_gen$r_s3 r_s3(
         .d(r_s3$d),
         .q(r_s3$q),
         .clock(r_s3$clock)
     );
-    pkt_gen$r_s3_len r_s3_len(
-        .d(r_s3_len$d),
-        .q(r_s3_len$q),
-        .clock(r_s3_len$clock)
+    pkt_gen$r_s3_step r_s3_step(
+        .d(r_s3_step$d),
+        .q(r_s3_step$q),
+        .clock(r_s3_step$clock)
     );
     pkt_gen$r_g1 r_g1(
         .d(r_g1$d),
         .q(r_g1$q),
         .clock(r_g1$clock)
     );
-    pkt_gen$r_g1_len r_g1_len(
-        .d(r_g1_len$d),
-        .q(r_g1_len$q),
-        .clock(r_g1_len$clock)
+    pkt_gen$r_g1_step r_g1_step(
+        .d(r_g1_step$d),
+        .q(r_g1_step$q),
+        .clock(r_g1_step$clock)
     );
     pkt_gen$r_g2 r_g2(
         .d(r_g2$d),
         .q(r_g2$q),
         .clock(r_g2$clock)
     );
-    pkt_gen$r_g2_len r_g2_len(
-        .d(r_g2_len$d),
-        .q(r_g2_len$q),
-        .clock(r_g2_len$clock)
+    pkt_gen$r_g2_step r_g2_step(
+        .d(r_g2_step$d),
+        .q(r_g2_step$q),
+        .clock(r_g2_step$clock)
     );
     pkt_gen$r_g3 r_g3(
         .d(r_g3$d),
         .q(r_g3$q),
         .clock(r_g3$clock)
     );
-    pkt_gen$r_g3_len r_g3_len(
-        .d(r_g3_len$d),
-        .q(r_g3_len$q),
-        .clock(r_g3_len$clock)
+    pkt_gen$r_g3_step r_g3_step(
+        .d(r_g3_step$d),
+        .q(r_g3_step$q),
+        .clock(r_g3_step$clock)
     );
     pkt_gen$r_acc r_acc(
         .d(r_acc$d),
         .q(r_acc$q),
         .clock(r_acc$clock)
     );
-    pkt_gen$r_n r_n(
-        .d(r_n$d),
-        .q(r_n$q),
-        .clock(r_n$clock)
+    pkt_gen$r_n1 r_n1(
+        .d(r_n1$d),
+        .q(r_n1$q),
+        .clock(r_n1$clock)
+    );
+    pkt_gen$r_app r_app(
+        .d(r_app$d),
+        .q(r_app$q),
+        .clock(r_app$clock)
+    );
+    pkt_gen$r_body r_body(
+        .d(r_body$d),
+        .q(r_body$q),
+        .clock(r_body$clock)
     );
     pkt_gen$r_ei r_ei(
         .d(r_ei$d),
@@ -538,22 +589,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     pkt_gen$xpay xpay(
         .narrow(xpay$narrow),
         .wide(xpay$wide)
-    );
-    pkt_gen$lenw0 lenw0(
-        .narrow(lenw0$narrow),
-        .wide(lenw0$wide)
-    );
-    pkt_gen$lenw1 lenw1(
-        .narrow(lenw1$narrow),
-        .wide(lenw1$wide)
-    );
-    pkt_gen$lenw2 lenw2(
-        .narrow(lenw2$narrow),
-        .wide(lenw2$wide)
-    );
-    pkt_gen$lenw3 lenw3(
-        .narrow(lenw3$narrow),
-        .wide(lenw3$wide)
     );
     pkt_gen$x0 x0(
         .narrow(x0$narrow),
@@ -669,6 +704,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_nbeats$clock = clock;
+        r_blast$clock = clock;
+        r_ng$clock = clock;
+        r_eq$clock = clock;
         r_lastkeep$clock = clock;
         r_f_len$clock = clock;
         r_f_kind$clock = clock;
@@ -677,21 +715,24 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_f_epoch$clock = clock;
         r_f_seq$clock = clock;
         r_s0$clock = clock;
-        r_s0_len$clock = clock;
+        r_s0_step$clock = clock;
+        r_len$clock = clock;
         r_s1$clock = clock;
-        r_s1_len$clock = clock;
+        r_s1_step$clock = clock;
         r_s2$clock = clock;
-        r_s2_len$clock = clock;
+        r_s2_step$clock = clock;
         r_s3$clock = clock;
-        r_s3_len$clock = clock;
+        r_s3_step$clock = clock;
         r_g1$clock = clock;
-        r_g1_len$clock = clock;
+        r_g1_step$clock = clock;
         r_g2$clock = clock;
-        r_g2_len$clock = clock;
+        r_g2_step$clock = clock;
         r_g3$clock = clock;
-        r_g3_len$clock = clock;
+        r_g3_step$clock = clock;
         r_acc$clock = clock;
-        r_n$clock = clock;
+        r_n1$clock = clock;
+        r_app$clock = clock;
+        r_body$clock = clock;
         r_ei$clock = clock;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
@@ -704,6 +745,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_nbeats$d = r_nbeats$q;
+        r_blast$d = r_blast$q;
+        r_ng$d = r_ng$q;
+        r_eq$d = r_eq$q;
         r_lastkeep$d = r_lastkeep$q;
         r_f_len$d = r_f_len$q;
         r_f_kind$d = r_f_kind$q;
@@ -712,23 +756,27 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_f_epoch$d = r_f_epoch$q;
         r_f_seq$d = r_f_seq$q;
         r_s0$d = r_s0$q;
-        r_s0_len$d = r_s0_len$q;
+        r_s0_step$d = r_s0_step$q;
+        r_len$d = r_len$q;
         r_s1$d = r_s1$q;
-        r_s1_len$d = r_s1_len$q;
+        r_s1_step$d = r_s1_step$q;
         r_s2$d = r_s2$q;
-        r_s2_len$d = r_s2_len$q;
+        r_s2_step$d = r_s2_step$q;
         r_s3$d = r_s3$q;
-        r_s3_len$d = r_s3_len$q;
+        r_s3_step$d = r_s3_step$q;
         r_g1$d = r_g1$q;
-        r_g1_len$d = r_g1_len$q;
+        r_g1_step$d = r_g1_step$q;
         r_g2$d = r_g2$q;
-        r_g2_len$d = r_g2_len$q;
+        r_g2_step$d = r_g2_step$q;
         r_g3$d = r_g3$q;
-        r_g3_len$d = r_g3_len$q;
+        r_g3_step$d = r_g3_step$q;
         r_acc$d = r_acc$q;
-        r_n$d = r_n$q;
+        r_n1$d = r_n1$q;
+        r_app$d = r_app$q;
+        r_body$d = r_body$q;
         r_ei$d = r_ei$q;
         elenw$narrow = e_len;
+        e_step = e_len + k_ehdr_8 - k8_8;
         if (e_len == k0_8) begin
             pmask = k0_1024;
         end
@@ -742,38 +790,16 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         xhead$narrow = head$out;
         xpay$narrow = swap$out;
         e_img = xhead$wide | (xpay$wide << k128_16);
-        lenw0$narrow = r_s0_len$q;
-        lenw1$narrow = r_s1_len$q;
-        lenw2$narrow = r_s2_len$q;
-        lenw3$narrow = r_s3_len$q;
-        if (k0_8 < r_c_count$q) begin
-            off1 = k_hdr_len + k16_16 + lenw0$wide;
+        l_len = r_len$q;
+        if (l_len[(32'h0)+:(3)] == k0_3) begin
+            l_nbeats = l_len[(32'h3)+:(8)];
         end
         else begin
-            off1 = k_hdr_len;
+            l_nbeats = l_len[(32'h3)+:(8)] + k1_8;
         end
-        if (k1_8 < r_c_count$q) begin
-            off2 = off1 + k16_16 + lenw1$wide;
-        end
-        else begin
-            off2 = off1;
-        end
-        if (k2_8 < r_c_count$q) begin
-            off3 = off2 + k16_16 + lenw2$wide;
-        end
-        else begin
-            off3 = off2;
-        end
-        if (k3_8 < r_c_count$q) begin
-            l_len = off3 + k16_16 + lenw3$wide;
-        end
-        else begin
-            l_len = off3;
-        end
-        l_nbeats = (l_len + k7_16) >> k3_16;
-        l_lastbytes = l_len - ((l_nbeats - k1_16) << k3_16);
-        last_beat = r_streaming$q && (r_beat$q == r_nbeats$q - k1_8);
-        start = r_c_pending$q && (~r_streaming$q || last_beat) && (r_n_got$q == r_c_count$q) && room;
+        l_last1 = l_len[(32'h0)+:(3)] - k1_3;
+        last_beat = r_streaming$q && r_blast$q;
+        start = r_c_pending$q && (~r_streaming$q || last_beat) && r_eq$q && room;
         ready_unit$c_pending = r_c_pending$q;
         ready_unit$q_pending = 1'b0;
         ready_unit$streaming = r_streaming$q;
@@ -796,51 +822,77 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_c_pending$d = 1'b0;
         end
         if (start) begin
-            wslot = k0_8;
-            r_n_got$d = k0_8;
+            len_base = k_hdr_len;
+            r_len$d = k_hdr_len;
+            w0 = 1'b1;
+            w1 = 1'b0;
+            w2 = 1'b0;
+            w3 = 1'b0;
+            got_any = 1'b1;
+            if (e_valid) begin
+                r_n_got$d = k1_8;
+                ng_next = k_ng1;
+            end
+            else begin
+                r_n_got$d = k0_8;
+                ng_next = k_ng0;
+            end
         end
         else begin
-            wslot = r_n_got$q;
-        end
-        if (e_valid && (wslot < k4_8)) begin
-            r_n_got$d = wslot + k1_8;
-            if (wslot == k0_8) begin
-                r_s0$d = e_img;
-                r_s0_len$d = e_len;
+            len_base = r_len$q;
+            w0 = r_ng$q[32'h0];
+            w1 = r_ng$q[32'h1];
+            w2 = r_ng$q[32'h2];
+            w3 = r_ng$q[32'h3];
+            got_any = ~r_ng$q[32'h4];
+            if (e_valid && got_any) begin
+                r_n_got$d = r_n_got$q + k1_8;
+                ng_next = r_ng$q << k1_5;
             end
-            if (wslot == k1_8) begin
-                r_s1$d = e_img;
-                r_s1_len$d = e_len;
-            end
-            if (wslot == k2_8) begin
-                r_s2$d = e_img;
-                r_s2_len$d = e_len;
-            end
-            if (wslot == k3_8) begin
-                r_s3$d = e_img;
-                r_s3_len$d = e_len;
+            else begin
+                ng_next = r_ng$q;
             end
         end
-        if (r_ei$q == k1_8) begin
-            nxt = r_g1$q;
-            nxt_len = r_g1_len$q;
+        if (e_valid && got_any) begin
+            r_len$d = len_base + k16_16 + elenw$wide;
         end
-        else if (r_ei$q == k2_8) begin
-            nxt = r_g2$q;
-            nxt_len = r_g2_len$q;
+        r_ng$d = ng_next;
+        if (send && (~r_c_pending$q || start)) begin
+            count_next = send_count;
         end
         else begin
-            nxt = r_g3$q;
-            nxt_len = r_g3_len$q;
+            count_next = r_c_count$q;
         end
-        xn$narrow = nxt;
+        r_eq$d = (ng_next & (k1_5 << count_next)) != k0_5;
+        if (e_valid && w0) begin
+            r_s0$d = e_img;
+            r_s0_step$d = e_step;
+        end
+        if (e_valid && w1) begin
+            r_s1$d = e_img;
+            r_s1_step$d = e_step;
+        end
+        if (e_valid && w2) begin
+            r_s2$d = e_img;
+            r_s2_step$d = e_step;
+        end
+        if (e_valid && w3) begin
+            r_s3$d = e_img;
+            r_s3_step$d = e_step;
+        end
+        xn$narrow = r_g1$q;
         x0$narrow = r_s0$q;
-        n1 = r_n$q - k8_8;
+        n1 = r_n1$q;
+        n1_first = k_pre_8 + r_s0_step$q;
+        n1_app = n1 + r_g1_step$q;
+        n1_shift = n1 - k8_8;
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
-            r_nbeats$d = l_nbeats[(32'h0)+:(8)];
-            r_lastkeep$d = k_keep_all >> (k8_16 - l_lastbytes);
+            r_blast$d = 1'b0;
+            r_body$d = 1'b0;
+            r_nbeats$d = l_nbeats;
+            r_lastkeep$d = k_keep_all >> (k7_3 - l_last1);
             r_f_len$d = l_len;
             r_f_kind$d = r_c_kind$q;
             r_f_count$d = r_c_count$q;
@@ -848,39 +900,50 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_f_epoch$d = r_c_epoch$q;
             r_f_seq$d = r_c_seq$q;
             r_g1$d = r_s1$q;
-            r_g1_len$d = r_s1_len$q;
+            r_g1_step$d = r_s1_step$q;
             r_g2$d = r_s2$q;
-            r_g2_len$d = r_s2_len$q;
+            r_g2_step$d = r_s2_step$q;
             r_g3$d = r_s3$q;
-            r_g3_len$d = r_s3_len$q;
+            r_g3_step$d = r_s3_step$q;
             r_ei$d = k1_8;
             if (k0_8 < r_c_count$q) begin
                 r_acc$d = x0$wide << k_pre_shift;
-                r_n$d = k_pre_8 + k_ehdr_8 + r_s0_len$q;
+                r_n1$d = n1_first;
+                r_app$d = (n1_first < k8_8) && (k1_8 < r_c_count$q);
             end
             else begin
                 r_acc$d = k0_acc;
-                r_n$d = k_pre_8;
+                r_n1$d = k_pre_8 - k8_8;
+                r_app$d = 1'b0;
             end
         end
         else if (last_beat) begin
             r_streaming$d = 1'b0;
+            r_blast$d = 1'b0;
         end
         else if (r_streaming$q) begin
             r_beat$d = r_beat$q + k1_8;
-            if (r_beat$q >= k_body_beat) begin
-                if ((n1 < k8_8) && (r_ei$q < r_f_count$q)) begin
+            r_blast$d = r_beat$q == r_nbeats$q - k2_8;
+            r_body$d = r_beat$q >= k_body_beat - k1_8;
+            if (r_body$q) begin
+                if (r_app$q) begin
                     r_acc$d = (r_acc$q >> k64_16) | (xn$wide << (n1 << k3_8));
-                    r_n$d = n1 + k_ehdr_8 + nxt_len;
+                    r_n1$d = n1_app;
+                    r_app$d = (n1_app < k8_8) && (r_ei$q + k1_8 < r_f_count$q);
                     r_ei$d = r_ei$q + k1_8;
+                    r_g1$d = r_g2$q;
+                    r_g1_step$d = r_g2_step$q;
+                    r_g2$d = r_g3$q;
+                    r_g2_step$d = r_g3_step$q;
                 end
                 else begin
                     r_acc$d = r_acc$q >> k64_16;
-                    r_n$d = n1;
+                    r_n1$d = n1_shift;
+                    r_app$d = (n1_shift < k8_8) && (r_ei$q < r_f_count$q);
                 end
             end
         end
-        if (r_beat$q >= k_body_beat) begin
+        if (r_body$q) begin
             body = r_acc$q[(32'h0)+:(64)];
         end
         else begin
@@ -1060,50 +1123,6 @@ module pkt_gen$kindw(narrow,wide);
 endmodule // pkt_gen$kindw
 
 
-module pkt_gen$lenw0(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [15:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {8'd0, narrow};
-endmodule // pkt_gen$lenw0
-
-
-module pkt_gen$lenw1(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [15:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {8'd0, narrow};
-endmodule // pkt_gen$lenw1
-
-
-module pkt_gen$lenw2(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [15:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {8'd0, narrow};
-endmodule // pkt_gen$lenw2
-
-
-module pkt_gen$lenw3(narrow,wide);
-    
-    // Module arguments
-    input wire  [7:0] narrow;
-    output reg  [15:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {8'd0, narrow};
-endmodule // pkt_gen$lenw3
-
-
 module pkt_gen$r_acc(d,q,clock);
     
     // Module arguments
@@ -1123,6 +1142,25 @@ module pkt_gen$r_acc(d,q,clock);
 endmodule // pkt_gen$r_acc
 
 
+module pkt_gen$r_app(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_app
+
+
 module pkt_gen$r_beat(d,q,clock);
     
     // Module arguments
@@ -1140,6 +1178,44 @@ module pkt_gen$r_beat(d,q,clock);
     end
           
 endmodule // pkt_gen$r_beat
+
+
+module pkt_gen$r_blast(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_blast
+
+
+module pkt_gen$r_body(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_body
 
 
 module pkt_gen$r_c_count(d,q,clock);
@@ -1275,6 +1351,57 @@ module pkt_gen$r_ei(d,q,clock);
 endmodule // pkt_gen$r_ei
 
 
+module pkt_gen$r_eq(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    pkt_gen$r_eq$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // pkt_gen$r_eq
+
+
+module pkt_gen$r_eq$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_eq$dff
+
+
 module pkt_gen$r_f_count(d,q,clock);
     
     // Module arguments
@@ -1408,7 +1535,7 @@ module pkt_gen$r_g1(d,q,clock);
 endmodule // pkt_gen$r_g1
 
 
-module pkt_gen$r_g1_len(d,q,clock);
+module pkt_gen$r_g1_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1424,7 +1551,7 @@ module pkt_gen$r_g1_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_g1_len
+endmodule // pkt_gen$r_g1_step
 
 
 module pkt_gen$r_g2(d,q,clock);
@@ -1446,7 +1573,7 @@ module pkt_gen$r_g2(d,q,clock);
 endmodule // pkt_gen$r_g2
 
 
-module pkt_gen$r_g2_len(d,q,clock);
+module pkt_gen$r_g2_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1462,7 +1589,7 @@ module pkt_gen$r_g2_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_g2_len
+endmodule // pkt_gen$r_g2_step
 
 
 module pkt_gen$r_g3(d,q,clock);
@@ -1484,7 +1611,7 @@ module pkt_gen$r_g3(d,q,clock);
 endmodule // pkt_gen$r_g3
 
 
-module pkt_gen$r_g3_len(d,q,clock);
+module pkt_gen$r_g3_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1500,7 +1627,7 @@ module pkt_gen$r_g3_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_g3_len
+endmodule // pkt_gen$r_g3_step
 
 
 module pkt_gen$r_lastkeep(d,q,clock);
@@ -1522,7 +1649,58 @@ module pkt_gen$r_lastkeep(d,q,clock);
 endmodule // pkt_gen$r_lastkeep
 
 
-module pkt_gen$r_n(d,q,clock);
+module pkt_gen$r_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 16'h4e;
+    
+    // Stub signals
+    reg  [15:0] dff$d;
+    wire  [15:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    pkt_gen$r_len$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // pkt_gen$r_len
+
+
+module pkt_gen$r_len$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_len$dff
+
+
+module pkt_gen$r_n1(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1538,7 +1716,7 @@ module pkt_gen$r_n(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_n
+endmodule // pkt_gen$r_n1
 
 
 module pkt_gen$r_n_got(d,q,clock);
@@ -1579,6 +1757,57 @@ module pkt_gen$r_nbeats(d,q,clock);
 endmodule // pkt_gen$r_nbeats
 
 
+module pkt_gen$r_ng(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 5'b1;
+    
+    // Stub signals
+    reg  [4:0] dff$d;
+    wire  [4:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    pkt_gen$r_ng$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // pkt_gen$r_ng
+
+
+module pkt_gen$r_ng$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_ng$dff
+
+
 module pkt_gen$r_ps(d,q,clock);
     
     // Module arguments
@@ -1617,7 +1846,7 @@ module pkt_gen$r_s0(d,q,clock);
 endmodule // pkt_gen$r_s0
 
 
-module pkt_gen$r_s0_len(d,q,clock);
+module pkt_gen$r_s0_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1633,7 +1862,7 @@ module pkt_gen$r_s0_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_s0_len
+endmodule // pkt_gen$r_s0_step
 
 
 module pkt_gen$r_s1(d,q,clock);
@@ -1655,7 +1884,7 @@ module pkt_gen$r_s1(d,q,clock);
 endmodule // pkt_gen$r_s1
 
 
-module pkt_gen$r_s1_len(d,q,clock);
+module pkt_gen$r_s1_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1671,7 +1900,7 @@ module pkt_gen$r_s1_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_s1_len
+endmodule // pkt_gen$r_s1_step
 
 
 module pkt_gen$r_s2(d,q,clock);
@@ -1693,7 +1922,7 @@ module pkt_gen$r_s2(d,q,clock);
 endmodule // pkt_gen$r_s2
 
 
-module pkt_gen$r_s2_len(d,q,clock);
+module pkt_gen$r_s2_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1709,7 +1938,7 @@ module pkt_gen$r_s2_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_s2_len
+endmodule // pkt_gen$r_s2_step
 
 
 module pkt_gen$r_s3(d,q,clock);
@@ -1731,7 +1960,7 @@ module pkt_gen$r_s3(d,q,clock);
 endmodule // pkt_gen$r_s3
 
 
-module pkt_gen$r_s3_len(d,q,clock);
+module pkt_gen$r_s3_step(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1747,7 +1976,7 @@ module pkt_gen$r_s3_len(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_gen$r_s3_len
+endmodule // pkt_gen$r_s3_step
 
 
 module pkt_gen$r_streaming(d,q,clock);
