@@ -60,7 +60,7 @@ use proto::frame::{self, UdpMeta};
 use rust_hdl::prelude::*;
 
 use crate::layout::{Field, Layout};
-use crate::prim::{ByteSrc, HostHeader, KeepMask, ZeroExtend};
+use crate::prim::{ByteSrc, HostHeader, KeepMask, OnesAdd, ZeroExtend};
 
 /// Beats of one capture buffer.
 pub const BUF_BEATS: usize = 128;
@@ -169,7 +169,10 @@ pub struct Capture {
     /// stream the one being written (its UDP length from `lead_len`).
     pub pick: Signal<Out, Bits<2>>,
     pub pick_ulen: Signal<Out, Bits<16>>,
-    pub pick_big: Signal<Out, Bit>,
+    /// The frame may be forwarded: not longer than a buffer and a UDP length in the range a
+    /// host frame takes (for a tree registered with the frame's last beat, so that a decision
+    /// needs no comparison; for the leader's stream from `lead_len`).
+    pub pick_ok: Signal<Out, Bit>,
     /// Read port: {buffer, beat}; data one cycle later.
     pub raddr: Signal<In, Bits<9>>,
     pub rdata: Signal<Out, Bits<64>>,
@@ -181,7 +184,7 @@ pub struct Capture {
     r_big: DFF<Bit>,
     r_ulen: DFF<Bits<16>>,
     r_done_ulen: DFF<Bits<16>>,
-    r_done_big: DFF<Bit>,
+    r_done_ok: DFF<Bit>,
     curw: ZeroExtend<2, 9>,
     beatw: ZeroExtend<7, 9>,
     avail: Signal<Local, Bits<4>>,
@@ -204,6 +207,8 @@ pub struct Capture {
     k0_16: Constant<Bits<16>>,
     k_udp_off: Constant<Bits<16>>,
     k_leader: Constant<Bit>,
+    k_min_ulen: Constant<Bits<16>>,
+    k_max_ulen: Constant<Bits<16>>,
 }
 
 impl Capture {
@@ -225,7 +230,7 @@ impl Capture {
             lead_len: Default::default(),
             pick: Default::default(),
             pick_ulen: Default::default(),
-            pick_big: Default::default(),
+            pick_ok: Default::default(),
             raddr: Default::default(),
             rdata: Default::default(),
             ram: Default::default(),
@@ -236,7 +241,7 @@ impl Capture {
             r_big: Default::default(),
             r_ulen: Default::default(),
             r_done_ulen: Default::default(),
-            r_done_big: Default::default(),
+            r_done_ok: Default::default(),
             curw: Default::default(),
             beatw: Default::default(),
             avail: Default::default(),
@@ -259,6 +264,8 @@ impl Capture {
             k0_16: k(0),
             k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
             k_leader: Constant::new(leader),
+            k_min_ulen: k(frame::UDP_LEN as u64),
+            k_max_ulen: k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
         }
     }
 }
@@ -275,7 +282,7 @@ impl Logic for Capture {
             r_big,
             r_ulen,
             r_done_ulen,
-            r_done_big
+            r_done_ok
         );
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_clock.next = self.clock.val();
@@ -321,7 +328,9 @@ impl Logic for Capture {
             if self.last.val() {
                 self.r_done.d.next = self.r_cur.q.val();
                 self.r_done_ulen.d.next = self.ulen_now.val();
-                self.r_done_big.d.next = self.big_now.val();
+                self.r_done_ok.d.next = !self.big_now.val()
+                    && (self.ulen_now.val() >= self.k_min_ulen.val())
+                    && (self.ulen_now.val() <= self.k_max_ulen.val());
                 self.r_cur.d.next = self.free.val();
                 self.r_beat.d.next = self.k0_8.val();
             } else if self.r_beat.q.val() != self.k_sat8.val() {
@@ -331,11 +340,12 @@ impl Logic for Capture {
         if self.k_leader.val() {
             self.pick.next = self.r_cur.q.val();
             self.pick_ulen.next = self.lead_len.val() - self.k_udp_off.val();
-            self.pick_big.next = false;
+            self.pick_ok.next = (self.pick_ulen.val() >= self.k_min_ulen.val())
+                && (self.pick_ulen.val() <= self.k_max_ulen.val());
         } else {
             self.pick.next = self.r_done.q.val();
             self.pick_ulen.next = self.r_done_ulen.q.val();
-            self.pick_big.next = self.r_done_big.q.val();
+            self.pick_ok.next = self.r_done_ok.q.val();
         }
     }
 }
@@ -423,8 +433,8 @@ block! {
         r_p_buf: DFF<Bits<2>>,
         r_p_ulen: DFF<Bits<16>>,
         rx_buf: Signal<Local, Bits<2>>,
-        rx_big: Signal<Local, Bit>,
         rx_ulen: Signal<Local, Bits<16>>,
+        rx_fwd: Signal<Local, Bit>,
         rx_src: Signal<Local, Bits<3>>,
         rx_ok: Signal<Local, Bit>,
         lead_ok: Signal<Local, Bit>,
@@ -464,17 +474,17 @@ block! {
         lastkeep: Signal<Local, Bits<8>>,
         total_len: Signal<Local, Bits<16>>,
         boff: Signal<Local, Bits<9>>,
-        cs1: Signal<Local, Bits<16>>,
+        add_cs1: OnesAdd,
         cs1c: Signal<Local, Bits<16>>,
         cs1t: Signal<Local, Bits<16>>,
         cs1tc: Signal<Local, Bits<16>>,
-        cs2: Signal<Local, Bits<16>>,
+        add_cs2: OnesAdd,
         cs2c: Signal<Local, Bits<16>>,
-        cs3: Signal<Local, Bits<16>>,
+        add_cs3: OnesAdd,
         cs3c: Signal<Local, Bits<16>>,
-        cs4: Signal<Local, Bits<16>>,
+        add_cs4: OnesAdd,
         cs4c: Signal<Local, Bits<16>>,
-        cs5: Signal<Local, Bits<16>>,
+        add_cs5: OnesAdd,
         cs5c: Signal<Local, Bits<16>>,
         beatw: ZeroExtend<8, 9>,
         ttlw: ZeroExtend<8, 16>,
@@ -504,9 +514,6 @@ block! {
         k_hdr_beats: Constant<Bits<9>> = k(frame::PAYLOAD_OFFSET.div_ceil(8) as u64),
         k_mixed_beat: Constant<Bits<8>> = k((frame::PAYLOAD_OFFSET / 8) as u64),
         k_ip_len: Constant<Bits<16>> = k(frame::IPV4_LEN as u64),
-        k_min_ulen: Constant<Bits<16>> = k(frame::UDP_LEN as u64),
-        k_max_ulen: Constant<Bits<16>> =
-            k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
         k_ipsum: Constant<Bits<16>> = k(ip_const_sum()),
         k_mixed_mask: Constant<Bits<64>> = k(u64::MAX << (8 * (frame::PAYLOAD_OFFSET % 8))),
         k_ones64: Constant<Bits<64>> = k(u64::MAX),
@@ -651,33 +658,27 @@ impl Logic for HostGen {
         if self.rx_port.val() == self.k0_2.val() {
             self.rx_buf.next = self.cap0.pick.val();
             self.rx_ulen.next = self.cap0.pick_ulen.val();
-            self.rx_big.next = self.cap0.pick_big.val();
+            self.rx_fwd.next = self.cap0.pick_ok.val();
             self.rx_src.next = self.k0_3s.val();
         } else if self.rx_port.val() == self.k1_2.val() {
             self.rx_buf.next = self.cap1.pick.val();
             self.rx_ulen.next = self.cap1.pick_ulen.val();
-            self.rx_big.next = self.cap1.pick_big.val();
+            self.rx_fwd.next = self.cap1.pick_ok.val();
             self.rx_src.next = self.k1_3s.val();
         } else if self.rx_port.val() == self.k2_2.val() {
             self.rx_buf.next = self.cap2.pick.val();
             self.rx_ulen.next = self.cap2.pick_ulen.val();
-            self.rx_big.next = self.cap2.pick_big.val();
+            self.rx_fwd.next = self.cap2.pick_ok.val();
             self.rx_src.next = self.k2_3s.val();
         } else {
             self.rx_buf.next = self.cap3.pick.val();
             self.rx_ulen.next = self.cap3.pick_ulen.val();
-            self.rx_big.next = self.cap3.pick_big.val();
+            self.rx_fwd.next = self.cap3.pick_ok.val();
             self.rx_src.next = self.k3_3s.val();
         }
-        self.rx_ok.next = self.rx_deliver.val()
-            && !self.rx_big.val()
-            && (self.rx_ulen.val() >= self.k_min_ulen.val())
-            && (self.rx_ulen.val() <= self.k_max_ulen.val());
+        self.rx_ok.next = self.rx_deliver.val() && self.rx_fwd.val();
         // (`lead_len` in 42..=1024 is the UDP length in 8..=990, a shorter one wraps past it.)
-        self.lead_ok.next = self.lead_load.val()
-            && !self.cap4.pick_big.val()
-            && (self.cap4.pick_ulen.val() >= self.k_min_ulen.val())
-            && (self.cap4.pick_ulen.val() <= self.k_max_ulen.val());
+        self.lead_ok.next = self.lead_load.val() && self.cap4.pick_ok.val();
         // Who goes where: the pending decision first, then the leader's, then the follower's;
         // the first takes the stream if it is free (idle or in its last beat), the next the
         // pending slot, any other is dropped. A leader's frame that starts in its own first beat
@@ -819,12 +820,9 @@ impl Logic for HostGen {
         // later), then the constant words' sum, then + total_len into `r_csum`, which follows
         // `r_ulen` one cycle later: the checksum is in beat 3, and a frame's `r_ulen` is set
         // before its beat 0.
-        self.cs1.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
-        if self.cs1.val() < self.src_ip.val().get_bits::<16>(0) {
-            self.cs1c.next = self.cs1.val() + self.k1_16.val();
-        } else {
-            self.cs1c.next = self.cs1.val();
-        }
+        self.add_cs1.a.next = self.src_ip.val().get_bits::<16>(16);
+        self.add_cs1.b.next = self.src_ip.val().get_bits::<16>(0);
+        self.cs1c.next = self.add_cs1.out.val();
         self.ttlw.narrow.next = self.ttl.val();
         self.cs1t.next = self.cs1c.val() + (self.ttlw.wide.val() << self.k8_16.val());
         if self.cs1t.val() < self.cs1c.val() {
@@ -833,34 +831,21 @@ impl Logic for HostGen {
             self.cs1tc.next = self.cs1t.val();
         }
         self.r_asrc.d.next = self.cs1tc.val();
-        self.cs2.next =
-            self.host_ip.val().get_bits::<16>(16) + self.host_ip.val().get_bits::<16>(0);
-        if self.cs2.val() < self.host_ip.val().get_bits::<16>(0) {
-            self.cs2c.next = self.cs2.val() + self.k1_16.val();
-        } else {
-            self.cs2c.next = self.cs2.val();
-        }
+        self.add_cs2.a.next = self.host_ip.val().get_bits::<16>(16);
+        self.add_cs2.b.next = self.host_ip.val().get_bits::<16>(0);
+        self.cs2c.next = self.add_cs2.out.val();
         self.r_adst.d.next = self.cs2c.val();
-        self.cs3.next = self.r_asrc.q.val() + self.r_adst.q.val();
-        if self.cs3.val() < self.r_adst.q.val() {
-            self.cs3c.next = self.cs3.val() + self.k1_16.val();
-        } else {
-            self.cs3c.next = self.cs3.val();
-        }
-        self.cs4.next = self.cs3c.val() + self.k_ipsum.val();
-        if self.cs4.val() < self.k_ipsum.val() {
-            self.cs4c.next = self.cs4.val() + self.k1_16.val();
-        } else {
-            self.cs4c.next = self.cs4.val();
-        }
+        self.add_cs3.a.next = self.r_asrc.q.val();
+        self.add_cs3.b.next = self.r_adst.q.val();
+        self.cs3c.next = self.add_cs3.out.val();
+        self.add_cs4.a.next = self.cs3c.val();
+        self.add_cs4.b.next = self.k_ipsum.val();
+        self.cs4c.next = self.add_cs4.out.val();
         self.r_asum.d.next = self.cs4c.val();
         self.total_len.next = self.r_ulen.q.val() + self.k_ip_len.val();
-        self.cs5.next = self.r_asum.q.val() + self.total_len.val();
-        if self.cs5.val() < self.total_len.val() {
-            self.cs5c.next = self.cs5.val() + self.k1_16.val();
-        } else {
-            self.cs5c.next = self.cs5.val();
-        }
+        self.add_cs5.a.next = self.r_asum.q.val();
+        self.add_cs5.b.next = self.total_len.val();
+        self.cs5c.next = self.add_cs5.out.val();
         self.r_csum.d.next = !self.cs5c.val();
         self.hdr.dst_mac.next = self.host_mac.val();
         self.hdr.src_mac.next = self.src_mac.val();

@@ -70,8 +70,6 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k_hdr_beats = 9'b110;
     localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
-    localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
     localparam  k_ipsum = 16'h8511;
     localparam  k_mixed_mask = 64'hffffffffffff0000;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -87,7 +85,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cap0$lead_len;
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
-    wire  cap0$pick_big;
+    wire  cap0$pick_ok;
     reg  [8:0] cap0$raddr;
     wire  [63:0] cap0$rdata;
     reg  cap1$clock;
@@ -99,7 +97,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cap1$lead_len;
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
-    wire  cap1$pick_big;
+    wire  cap1$pick_ok;
     reg  [8:0] cap1$raddr;
     wire  [63:0] cap1$rdata;
     reg  cap2$clock;
@@ -111,7 +109,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cap2$lead_len;
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
-    wire  cap2$pick_big;
+    wire  cap2$pick_ok;
     reg  [8:0] cap2$raddr;
     wire  [63:0] cap2$rdata;
     reg  cap3$clock;
@@ -123,7 +121,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cap3$lead_len;
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
-    wire  cap3$pick_big;
+    wire  cap3$pick_ok;
     reg  [8:0] cap3$raddr;
     wire  [63:0] cap3$rdata;
     reg  cap4$clock;
@@ -135,7 +133,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] cap4$lead_len;
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
-    wire  cap4$pick_big;
+    wire  cap4$pick_ok;
     reg  [8:0] cap4$raddr;
     wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
@@ -195,6 +193,21 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [8:0] rd_bufw$wide;
     reg  [7:0] rd_beatw$narrow;
     wire  [8:0] rd_beatw$wide;
+    reg  [15:0] add_cs1$a;
+    reg  [15:0] add_cs1$b;
+    wire  [15:0] add_cs1$out;
+    reg  [15:0] add_cs2$a;
+    reg  [15:0] add_cs2$b;
+    wire  [15:0] add_cs2$out;
+    reg  [15:0] add_cs3$a;
+    reg  [15:0] add_cs3$b;
+    wire  [15:0] add_cs3$out;
+    reg  [15:0] add_cs4$a;
+    reg  [15:0] add_cs4$b;
+    wire  [15:0] add_cs4$out;
+    reg  [15:0] add_cs5$a;
+    reg  [15:0] add_cs5$b;
+    wire  [15:0] add_cs5$out;
     reg  [7:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     reg  [7:0] ttlw$narrow;
@@ -215,8 +228,8 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     
     // Local signals
     reg  [1:0] rx_buf;
-    reg  rx_big;
     reg  [15:0] rx_ulen;
+    reg  rx_fwd;
     reg  [2:0] rx_src;
     reg  rx_ok;
     reg  lead_ok;
@@ -254,17 +267,12 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [7:0] lastkeep;
     reg  [15:0] total_len;
     reg  [8:0] boff;
-    reg  [15:0] cs1;
     reg  [15:0] cs1c;
     reg  [15:0] cs1t;
     reg  [15:0] cs1tc;
-    reg  [15:0] cs2;
     reg  [15:0] cs2c;
-    reg  [15:0] cs3;
     reg  [15:0] cs3c;
-    reg  [15:0] cs4;
     reg  [15:0] cs4c;
-    reg  [15:0] cs5;
     reg  [15:0] cs5c;
     
     // Sub module instances
@@ -278,7 +286,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .lead_len(cap0$lead_len),
         .pick(cap0$pick),
         .pick_ulen(cap0$pick_ulen),
-        .pick_big(cap0$pick_big),
+        .pick_ok(cap0$pick_ok),
         .raddr(cap0$raddr),
         .rdata(cap0$rdata)
     );
@@ -292,7 +300,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .lead_len(cap1$lead_len),
         .pick(cap1$pick),
         .pick_ulen(cap1$pick_ulen),
-        .pick_big(cap1$pick_big),
+        .pick_ok(cap1$pick_ok),
         .raddr(cap1$raddr),
         .rdata(cap1$rdata)
     );
@@ -306,7 +314,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .lead_len(cap2$lead_len),
         .pick(cap2$pick),
         .pick_ulen(cap2$pick_ulen),
-        .pick_big(cap2$pick_big),
+        .pick_ok(cap2$pick_ok),
         .raddr(cap2$raddr),
         .rdata(cap2$rdata)
     );
@@ -320,7 +328,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .lead_len(cap3$lead_len),
         .pick(cap3$pick),
         .pick_ulen(cap3$pick_ulen),
-        .pick_big(cap3$pick_big),
+        .pick_ok(cap3$pick_ok),
         .raddr(cap3$raddr),
         .rdata(cap3$rdata)
     );
@@ -334,7 +342,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .lead_len(cap4$lead_len),
         .pick(cap4$pick),
         .pick_ulen(cap4$pick_ulen),
-        .pick_big(cap4$pick_big),
+        .pick_ok(cap4$pick_ok),
         .raddr(cap4$raddr),
         .rdata(cap4$rdata)
     );
@@ -434,6 +442,31 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     host_gen$rd_beatw rd_beatw(
         .narrow(rd_beatw$narrow),
         .wide(rd_beatw$wide)
+    );
+    host_gen$add_cs1 add_cs1(
+        .a(add_cs1$a),
+        .b(add_cs1$b),
+        .out(add_cs1$out)
+    );
+    host_gen$add_cs2 add_cs2(
+        .a(add_cs2$a),
+        .b(add_cs2$b),
+        .out(add_cs2$out)
+    );
+    host_gen$add_cs3 add_cs3(
+        .a(add_cs3$a),
+        .b(add_cs3$b),
+        .out(add_cs3$out)
+    );
+    host_gen$add_cs4 add_cs4(
+        .a(add_cs4$a),
+        .b(add_cs4$b),
+        .out(add_cs4$out)
+    );
+    host_gen$add_cs5 add_cs5(
+        .a(add_cs5$a),
+        .b(add_cs5$b),
+        .out(add_cs5$out)
     );
     host_gen$beatw beatw(
         .narrow(beatw$narrow),
@@ -608,29 +641,29 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         if (rx_port == k0_2) begin
             rx_buf = cap0$pick;
             rx_ulen = cap0$pick_ulen;
-            rx_big = cap0$pick_big;
+            rx_fwd = cap0$pick_ok;
             rx_src = k0_3s;
         end
         else if (rx_port == k1_2) begin
             rx_buf = cap1$pick;
             rx_ulen = cap1$pick_ulen;
-            rx_big = cap1$pick_big;
+            rx_fwd = cap1$pick_ok;
             rx_src = k1_3s;
         end
         else if (rx_port == k2_2) begin
             rx_buf = cap2$pick;
             rx_ulen = cap2$pick_ulen;
-            rx_big = cap2$pick_big;
+            rx_fwd = cap2$pick_ok;
             rx_src = k2_3s;
         end
         else begin
             rx_buf = cap3$pick;
             rx_ulen = cap3$pick_ulen;
-            rx_big = cap3$pick_big;
+            rx_fwd = cap3$pick_ok;
             rx_src = k3_3s;
         end
-        rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
-        lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
+        rx_ok = rx_deliver && rx_fwd;
+        lead_ok = lead_load && cap4$pick_ok;
         beat16$narrow = r_beat$q;
         last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
         can_start = (~r_streaming$q || last_beat) && room;
@@ -769,13 +802,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         else begin
             body = cap4$rdata;
         end
-        cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (cs1 < src_ip[(32'h0)+:(16)]) begin
-            cs1c = cs1 + k1_16;
-        end
-        else begin
-            cs1c = cs1;
-        end
+        add_cs1$a = src_ip[(32'h10)+:(16)];
+        add_cs1$b = src_ip[(32'h0)+:(16)];
+        cs1c = add_cs1$out;
         ttlw$narrow = ttl;
         cs1t = cs1c + (ttlw$wide << k8_16);
         if (cs1t < cs1c) begin
@@ -785,37 +814,21 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
             cs1tc = cs1t;
         end
         r_asrc$d = cs1tc;
-        cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
-        if (cs2 < host_ip[(32'h0)+:(16)]) begin
-            cs2c = cs2 + k1_16;
-        end
-        else begin
-            cs2c = cs2;
-        end
+        add_cs2$a = host_ip[(32'h10)+:(16)];
+        add_cs2$b = host_ip[(32'h0)+:(16)];
+        cs2c = add_cs2$out;
         r_adst$d = cs2c;
-        cs3 = r_asrc$q + r_adst$q;
-        if (cs3 < r_adst$q) begin
-            cs3c = cs3 + k1_16;
-        end
-        else begin
-            cs3c = cs3;
-        end
-        cs4 = cs3c + k_ipsum;
-        if (cs4 < k_ipsum) begin
-            cs4c = cs4 + k1_16;
-        end
-        else begin
-            cs4c = cs4;
-        end
+        add_cs3$a = r_asrc$q;
+        add_cs3$b = r_adst$q;
+        cs3c = add_cs3$out;
+        add_cs4$a = cs3c;
+        add_cs4$b = k_ipsum;
+        cs4c = add_cs4$out;
         r_asum$d = cs4c;
         total_len = r_ulen$q + k_ip_len;
-        cs5 = r_asum$q + total_len;
-        if (cs5 < total_len) begin
-            cs5c = cs5 + k1_16;
-        end
-        else begin
-            cs5c = cs5;
-        end
+        add_cs5$a = r_asum$q;
+        add_cs5$b = total_len;
+        cs5c = add_cs5$out;
         r_csum$d = ~cs5c;
         hdr$dst_mac = host_mac;
         hdr$src_mac = src_mac;
@@ -858,6 +871,86 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
 endmodule // host_gen
 
 
+module host_gen$add_cs1(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs1
+
+
+module host_gen$add_cs2(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs2
+
+
+module host_gen$add_cs3(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs3
+
+
+module host_gen$add_cs4(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs4
+
+
+module host_gen$add_cs5(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs5
+
+
 module host_gen$beat16(narrow,wide);
     
     // Module arguments
@@ -880,7 +973,7 @@ module host_gen$beatw(narrow,wide);
 endmodule // host_gen$beatw
 
 
-module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -892,7 +985,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -912,6 +1005,8 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -941,9 +1036,9 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -1000,10 +1095,10 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    host_gen$cap0$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    host_gen$cap0$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     host_gen$cap0$curw curw(
         .narrow(curw$narrow),
@@ -1022,14 +1117,14 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1074,7 +1169,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -1085,12 +1180,12 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -1206,7 +1301,7 @@ module host_gen$cap0$r_done(d,q,clock);
 endmodule // host_gen$cap0$r_done
 
 
-module host_gen$cap0$r_done_big(d,q,clock);
+module host_gen$cap0$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1222,7 +1317,7 @@ module host_gen$cap0$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // host_gen$cap0$r_done_big
+endmodule // host_gen$cap0$r_done_ok
 
 
 module host_gen$cap0$r_done_ulen(d,q,clock);
@@ -1292,7 +1387,7 @@ module host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap0$ram
 
 
-module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1304,7 +1399,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -1324,6 +1419,8 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -1353,9 +1450,9 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -1412,10 +1509,10 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    host_gen$cap1$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    host_gen$cap1$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     host_gen$cap1$curw curw(
         .narrow(curw$narrow),
@@ -1434,14 +1531,14 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1486,7 +1583,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -1497,12 +1594,12 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -1618,7 +1715,7 @@ module host_gen$cap1$r_done(d,q,clock);
 endmodule // host_gen$cap1$r_done
 
 
-module host_gen$cap1$r_done_big(d,q,clock);
+module host_gen$cap1$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1634,7 +1731,7 @@ module host_gen$cap1$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // host_gen$cap1$r_done_big
+endmodule // host_gen$cap1$r_done_ok
 
 
 module host_gen$cap1$r_done_ulen(d,q,clock);
@@ -1704,7 +1801,7 @@ module host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap1$ram
 
 
-module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1716,7 +1813,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -1736,6 +1833,8 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -1765,9 +1864,9 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -1824,10 +1923,10 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    host_gen$cap2$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    host_gen$cap2$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     host_gen$cap2$curw curw(
         .narrow(curw$narrow),
@@ -1846,14 +1945,14 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1898,7 +1997,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -1909,12 +2008,12 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -2030,7 +2129,7 @@ module host_gen$cap2$r_done(d,q,clock);
 endmodule // host_gen$cap2$r_done
 
 
-module host_gen$cap2$r_done_big(d,q,clock);
+module host_gen$cap2$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -2046,7 +2145,7 @@ module host_gen$cap2$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // host_gen$cap2$r_done_big
+endmodule // host_gen$cap2$r_done_ok
 
 
 module host_gen$cap2$r_done_ulen(d,q,clock);
@@ -2116,7 +2215,7 @@ module host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap2$ram
 
 
-module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2128,7 +2227,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -2148,6 +2247,8 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -2177,9 +2278,9 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -2236,10 +2337,10 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    host_gen$cap3$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    host_gen$cap3$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     host_gen$cap3$curw curw(
         .narrow(curw$narrow),
@@ -2258,14 +2359,14 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -2310,7 +2411,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -2321,12 +2422,12 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -2442,7 +2543,7 @@ module host_gen$cap3$r_done(d,q,clock);
 endmodule // host_gen$cap3$r_done
 
 
-module host_gen$cap3$r_done_big(d,q,clock);
+module host_gen$cap3$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -2458,7 +2559,7 @@ module host_gen$cap3$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // host_gen$cap3$r_done_big
+endmodule // host_gen$cap3$r_done_ok
 
 
 module host_gen$cap3$r_done_ulen(d,q,clock);
@@ -2528,7 +2629,7 @@ module host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap3$ram
 
 
-module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2540,7 +2641,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -2560,6 +2661,8 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b1;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -2589,9 +2692,9 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -2648,10 +2751,10 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    host_gen$cap4$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    host_gen$cap4$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     host_gen$cap4$curw curw(
         .narrow(curw$narrow),
@@ -2670,14 +2773,14 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -2722,7 +2825,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -2733,12 +2836,12 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -2854,7 +2957,7 @@ module host_gen$cap4$r_done(d,q,clock);
 endmodule // host_gen$cap4$r_done
 
 
-module host_gen$cap4$r_done_big(d,q,clock);
+module host_gen$cap4$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -2870,7 +2973,7 @@ module host_gen$cap4$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // host_gen$cap4$r_done_big
+endmodule // host_gen$cap4$r_done_ok
 
 
 module host_gen$cap4$r_done_ulen(d,q,clock);

@@ -22277,8 +22277,6 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k_hdr_beats = 9'b110;
     localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
-    localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
     localparam  k_ipsum = 16'h8511;
     localparam  k_mixed_mask = 64'hffffffffffff0000;
     localparam  k_ones64 = 64'hffffffffffffffff;
@@ -22294,7 +22292,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cap0$lead_len;
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
-    wire  cap0$pick_big;
+    wire  cap0$pick_ok;
     reg  [8:0] cap0$raddr;
     wire  [63:0] cap0$rdata;
     reg  cap1$clock;
@@ -22306,7 +22304,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cap1$lead_len;
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
-    wire  cap1$pick_big;
+    wire  cap1$pick_ok;
     reg  [8:0] cap1$raddr;
     wire  [63:0] cap1$rdata;
     reg  cap2$clock;
@@ -22318,7 +22316,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cap2$lead_len;
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
-    wire  cap2$pick_big;
+    wire  cap2$pick_ok;
     reg  [8:0] cap2$raddr;
     wire  [63:0] cap2$rdata;
     reg  cap3$clock;
@@ -22330,7 +22328,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cap3$lead_len;
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
-    wire  cap3$pick_big;
+    wire  cap3$pick_ok;
     reg  [8:0] cap3$raddr;
     wire  [63:0] cap3$rdata;
     reg  cap4$clock;
@@ -22342,7 +22340,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] cap4$lead_len;
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
-    wire  cap4$pick_big;
+    wire  cap4$pick_ok;
     reg  [8:0] cap4$raddr;
     wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
@@ -22402,6 +22400,21 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [8:0] rd_bufw$wide;
     reg  [7:0] rd_beatw$narrow;
     wire  [8:0] rd_beatw$wide;
+    reg  [15:0] add_cs1$a;
+    reg  [15:0] add_cs1$b;
+    wire  [15:0] add_cs1$out;
+    reg  [15:0] add_cs2$a;
+    reg  [15:0] add_cs2$b;
+    wire  [15:0] add_cs2$out;
+    reg  [15:0] add_cs3$a;
+    reg  [15:0] add_cs3$b;
+    wire  [15:0] add_cs3$out;
+    reg  [15:0] add_cs4$a;
+    reg  [15:0] add_cs4$b;
+    wire  [15:0] add_cs4$out;
+    reg  [15:0] add_cs5$a;
+    reg  [15:0] add_cs5$b;
+    wire  [15:0] add_cs5$out;
     reg  [7:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     reg  [7:0] ttlw$narrow;
@@ -22422,8 +22435,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     
     // Local signals
     reg  [1:0] rx_buf;
-    reg  rx_big;
     reg  [15:0] rx_ulen;
+    reg  rx_fwd;
     reg  [2:0] rx_src;
     reg  rx_ok;
     reg  lead_ok;
@@ -22461,17 +22474,12 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [7:0] lastkeep;
     reg  [15:0] total_len;
     reg  [8:0] boff;
-    reg  [15:0] cs1;
     reg  [15:0] cs1c;
     reg  [15:0] cs1t;
     reg  [15:0] cs1tc;
-    reg  [15:0] cs2;
     reg  [15:0] cs2c;
-    reg  [15:0] cs3;
     reg  [15:0] cs3c;
-    reg  [15:0] cs4;
     reg  [15:0] cs4c;
-    reg  [15:0] cs5;
     reg  [15:0] cs5c;
     
     // Sub module instances
@@ -22485,7 +22493,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .lead_len(cap0$lead_len),
         .pick(cap0$pick),
         .pick_ulen(cap0$pick_ulen),
-        .pick_big(cap0$pick_big),
+        .pick_ok(cap0$pick_ok),
         .raddr(cap0$raddr),
         .rdata(cap0$rdata)
     );
@@ -22499,7 +22507,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .lead_len(cap1$lead_len),
         .pick(cap1$pick),
         .pick_ulen(cap1$pick_ulen),
-        .pick_big(cap1$pick_big),
+        .pick_ok(cap1$pick_ok),
         .raddr(cap1$raddr),
         .rdata(cap1$rdata)
     );
@@ -22513,7 +22521,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .lead_len(cap2$lead_len),
         .pick(cap2$pick),
         .pick_ulen(cap2$pick_ulen),
-        .pick_big(cap2$pick_big),
+        .pick_ok(cap2$pick_ok),
         .raddr(cap2$raddr),
         .rdata(cap2$rdata)
     );
@@ -22527,7 +22535,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .lead_len(cap3$lead_len),
         .pick(cap3$pick),
         .pick_ulen(cap3$pick_ulen),
-        .pick_big(cap3$pick_big),
+        .pick_ok(cap3$pick_ok),
         .raddr(cap3$raddr),
         .rdata(cap3$rdata)
     );
@@ -22541,7 +22549,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .lead_len(cap4$lead_len),
         .pick(cap4$pick),
         .pick_ulen(cap4$pick_ulen),
-        .pick_big(cap4$pick_big),
+        .pick_ok(cap4$pick_ok),
         .raddr(cap4$raddr),
         .rdata(cap4$rdata)
     );
@@ -22641,6 +22649,31 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     nc_engine$host_gen$rd_beatw rd_beatw(
         .narrow(rd_beatw$narrow),
         .wide(rd_beatw$wide)
+    );
+    nc_engine$host_gen$add_cs1 add_cs1(
+        .a(add_cs1$a),
+        .b(add_cs1$b),
+        .out(add_cs1$out)
+    );
+    nc_engine$host_gen$add_cs2 add_cs2(
+        .a(add_cs2$a),
+        .b(add_cs2$b),
+        .out(add_cs2$out)
+    );
+    nc_engine$host_gen$add_cs3 add_cs3(
+        .a(add_cs3$a),
+        .b(add_cs3$b),
+        .out(add_cs3$out)
+    );
+    nc_engine$host_gen$add_cs4 add_cs4(
+        .a(add_cs4$a),
+        .b(add_cs4$b),
+        .out(add_cs4$out)
+    );
+    nc_engine$host_gen$add_cs5 add_cs5(
+        .a(add_cs5$a),
+        .b(add_cs5$b),
+        .out(add_cs5$out)
     );
     nc_engine$host_gen$beatw beatw(
         .narrow(beatw$narrow),
@@ -22815,29 +22848,29 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         if (rx_port == k0_2) begin
             rx_buf = cap0$pick;
             rx_ulen = cap0$pick_ulen;
-            rx_big = cap0$pick_big;
+            rx_fwd = cap0$pick_ok;
             rx_src = k0_3s;
         end
         else if (rx_port == k1_2) begin
             rx_buf = cap1$pick;
             rx_ulen = cap1$pick_ulen;
-            rx_big = cap1$pick_big;
+            rx_fwd = cap1$pick_ok;
             rx_src = k1_3s;
         end
         else if (rx_port == k2_2) begin
             rx_buf = cap2$pick;
             rx_ulen = cap2$pick_ulen;
-            rx_big = cap2$pick_big;
+            rx_fwd = cap2$pick_ok;
             rx_src = k2_3s;
         end
         else begin
             rx_buf = cap3$pick;
             rx_ulen = cap3$pick_ulen;
-            rx_big = cap3$pick_big;
+            rx_fwd = cap3$pick_ok;
             rx_src = k3_3s;
         end
-        rx_ok = rx_deliver && ~rx_big && (rx_ulen >= k_min_ulen) && (rx_ulen <= k_max_ulen);
-        lead_ok = lead_load && ~cap4$pick_big && (cap4$pick_ulen >= k_min_ulen) && (cap4$pick_ulen <= k_max_ulen);
+        rx_ok = rx_deliver && rx_fwd;
+        lead_ok = lead_load && cap4$pick_ok;
         beat16$narrow = r_beat$q;
         last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
         can_start = (~r_streaming$q || last_beat) && room;
@@ -22976,13 +23009,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         else begin
             body = cap4$rdata;
         end
-        cs1 = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (cs1 < src_ip[(32'h0)+:(16)]) begin
-            cs1c = cs1 + k1_16;
-        end
-        else begin
-            cs1c = cs1;
-        end
+        add_cs1$a = src_ip[(32'h10)+:(16)];
+        add_cs1$b = src_ip[(32'h0)+:(16)];
+        cs1c = add_cs1$out;
         ttlw$narrow = ttl;
         cs1t = cs1c + (ttlw$wide << k8_16);
         if (cs1t < cs1c) begin
@@ -22992,37 +23021,21 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             cs1tc = cs1t;
         end
         r_asrc$d = cs1tc;
-        cs2 = host_ip[(32'h10)+:(16)] + host_ip[(32'h0)+:(16)];
-        if (cs2 < host_ip[(32'h0)+:(16)]) begin
-            cs2c = cs2 + k1_16;
-        end
-        else begin
-            cs2c = cs2;
-        end
+        add_cs2$a = host_ip[(32'h10)+:(16)];
+        add_cs2$b = host_ip[(32'h0)+:(16)];
+        cs2c = add_cs2$out;
         r_adst$d = cs2c;
-        cs3 = r_asrc$q + r_adst$q;
-        if (cs3 < r_adst$q) begin
-            cs3c = cs3 + k1_16;
-        end
-        else begin
-            cs3c = cs3;
-        end
-        cs4 = cs3c + k_ipsum;
-        if (cs4 < k_ipsum) begin
-            cs4c = cs4 + k1_16;
-        end
-        else begin
-            cs4c = cs4;
-        end
+        add_cs3$a = r_asrc$q;
+        add_cs3$b = r_adst$q;
+        cs3c = add_cs3$out;
+        add_cs4$a = cs3c;
+        add_cs4$b = k_ipsum;
+        cs4c = add_cs4$out;
         r_asum$d = cs4c;
         total_len = r_ulen$q + k_ip_len;
-        cs5 = r_asum$q + total_len;
-        if (cs5 < total_len) begin
-            cs5c = cs5 + k1_16;
-        end
-        else begin
-            cs5c = cs5;
-        end
+        add_cs5$a = r_asum$q;
+        add_cs5$b = total_len;
+        cs5c = add_cs5$out;
         r_csum$d = ~cs5c;
         hdr$dst_mac = host_mac;
         hdr$src_mac = src_mac;
@@ -23065,6 +23078,86 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
 endmodule // nc_engine$host_gen
 
 
+module nc_engine$host_gen$add_cs1(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs1
+
+
+module nc_engine$host_gen$add_cs2(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs2
+
+
+module nc_engine$host_gen$add_cs3(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs3
+
+
+module nc_engine$host_gen$add_cs4(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs4
+
+
+module nc_engine$host_gen$add_cs5(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs5
+
+
 module nc_engine$host_gen$beat16(narrow,wide);
     
     // Module arguments
@@ -23087,7 +23180,7 @@ module nc_engine$host_gen$beatw(narrow,wide);
 endmodule // nc_engine$host_gen$beatw
 
 
-module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -23099,7 +23192,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -23119,6 +23212,8 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -23148,9 +23243,9 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -23207,10 +23302,10 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    nc_engine$host_gen$cap0$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    nc_engine$host_gen$cap0$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     nc_engine$host_gen$cap0$curw curw(
         .narrow(curw$narrow),
@@ -23229,14 +23324,14 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -23281,7 +23376,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -23292,12 +23387,12 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -23413,7 +23508,7 @@ module nc_engine$host_gen$cap0$r_done(d,q,clock);
 endmodule // nc_engine$host_gen$cap0$r_done
 
 
-module nc_engine$host_gen$cap0$r_done_big(d,q,clock);
+module nc_engine$host_gen$cap0$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -23429,7 +23524,7 @@ module nc_engine$host_gen$cap0$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$cap0$r_done_big
+endmodule // nc_engine$host_gen$cap0$r_done_ok
 
 
 module nc_engine$host_gen$cap0$r_done_ulen(d,q,clock);
@@ -23499,7 +23594,7 @@ module nc_engine$host_gen$cap0$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap0$ram
 
 
-module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -23511,7 +23606,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -23531,6 +23626,8 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -23560,9 +23657,9 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -23619,10 +23716,10 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    nc_engine$host_gen$cap1$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    nc_engine$host_gen$cap1$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     nc_engine$host_gen$cap1$curw curw(
         .narrow(curw$narrow),
@@ -23641,14 +23738,14 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -23693,7 +23790,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -23704,12 +23801,12 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -23825,7 +23922,7 @@ module nc_engine$host_gen$cap1$r_done(d,q,clock);
 endmodule // nc_engine$host_gen$cap1$r_done
 
 
-module nc_engine$host_gen$cap1$r_done_big(d,q,clock);
+module nc_engine$host_gen$cap1$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -23841,7 +23938,7 @@ module nc_engine$host_gen$cap1$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$cap1$r_done_big
+endmodule // nc_engine$host_gen$cap1$r_done_ok
 
 
 module nc_engine$host_gen$cap1$r_done_ulen(d,q,clock);
@@ -23911,7 +24008,7 @@ module nc_engine$host_gen$cap1$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap1$ram
 
 
-module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -23923,7 +24020,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -23943,6 +24040,8 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -23972,9 +24071,9 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -24031,10 +24130,10 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    nc_engine$host_gen$cap2$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    nc_engine$host_gen$cap2$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     nc_engine$host_gen$cap2$curw curw(
         .narrow(curw$narrow),
@@ -24053,14 +24152,14 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24105,7 +24204,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24116,12 +24215,12 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -24237,7 +24336,7 @@ module nc_engine$host_gen$cap2$r_done(d,q,clock);
 endmodule // nc_engine$host_gen$cap2$r_done
 
 
-module nc_engine$host_gen$cap2$r_done_big(d,q,clock);
+module nc_engine$host_gen$cap2$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -24253,7 +24352,7 @@ module nc_engine$host_gen$cap2$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$cap2$r_done_big
+endmodule // nc_engine$host_gen$cap2$r_done_ok
 
 
 module nc_engine$host_gen$cap2$r_done_ulen(d,q,clock);
@@ -24323,7 +24422,7 @@ module nc_engine$host_gen$cap2$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap2$ram
 
 
-module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -24335,7 +24434,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -24355,6 +24454,8 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -24384,9 +24485,9 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -24443,10 +24544,10 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    nc_engine$host_gen$cap3$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    nc_engine$host_gen$cap3$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     nc_engine$host_gen$cap3$curw curw(
         .narrow(curw$narrow),
@@ -24465,14 +24566,14 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24517,7 +24618,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24528,12 +24629,12 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -24649,7 +24750,7 @@ module nc_engine$host_gen$cap3$r_done(d,q,clock);
 endmodule // nc_engine$host_gen$cap3$r_done
 
 
-module nc_engine$host_gen$cap3$r_done_big(d,q,clock);
+module nc_engine$host_gen$cap3$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -24665,7 +24766,7 @@ module nc_engine$host_gen$cap3$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$cap3$r_done_big
+endmodule // nc_engine$host_gen$cap3$r_done_ok
 
 
 module nc_engine$host_gen$cap3$r_done_ulen(d,q,clock);
@@ -24735,7 +24836,7 @@ module nc_engine$host_gen$cap3$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap3$ram
 
 
-module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_big,raddr,rdata);
+module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -24747,7 +24848,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  [15:0] lead_len;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
-    output reg  pick_big;
+    output reg  pick_ok;
     input wire  [8:0] raddr;
     output reg  [63:0] rdata;
     
@@ -24767,6 +24868,8 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k0_16 = 16'h0;
     localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b1;
+    localparam  k_min_ulen = 16'h8;
+    localparam  k_max_ulen = 16'h3de;
     
     // Stub signals
     reg  [8:0] ram$read_address;
@@ -24796,9 +24899,9 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  [15:0] r_done_ulen$d;
     wire  [15:0] r_done_ulen$q;
     reg  r_done_ulen$clock;
-    reg  r_done_big$d;
-    wire  r_done_big$q;
-    reg  r_done_big$clock;
+    reg  r_done_ok$d;
+    wire  r_done_ok$q;
+    reg  r_done_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
@@ -24855,10 +24958,10 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ulen$q),
         .clock(r_done_ulen$clock)
     );
-    nc_engine$host_gen$cap4$r_done_big r_done_big(
-        .d(r_done_big$d),
-        .q(r_done_big$q),
-        .clock(r_done_big$clock)
+    nc_engine$host_gen$cap4$r_done_ok r_done_ok(
+        .d(r_done_ok$d),
+        .q(r_done_ok$q),
+        .clock(r_done_ok$clock)
     );
     nc_engine$host_gen$cap4$curw curw(
         .narrow(curw$narrow),
@@ -24877,14 +24980,14 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_big$clock = clock;
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
-        r_done_big$clock = clock;
+        r_done_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
         r_big$d = r_big$q;
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
-        r_done_big$d = r_done_big$q;
+        r_done_ok$d = r_done_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24929,7 +25032,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
             if (last) begin
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_big$d = big_now;
+                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24940,12 +25043,12 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         if (k_leader) begin
             pick = r_cur$q;
             pick_ulen = lead_len - k_udp_off;
-            pick_big = 1'b0;
+            pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
             pick = r_done$q;
             pick_ulen = r_done_ulen$q;
-            pick_big = r_done_big$q;
+            pick_ok = r_done_ok$q;
         end
     end
     
@@ -25061,7 +25164,7 @@ module nc_engine$host_gen$cap4$r_done(d,q,clock);
 endmodule // nc_engine$host_gen$cap4$r_done
 
 
-module nc_engine$host_gen$cap4$r_done_big(d,q,clock);
+module nc_engine$host_gen$cap4$r_done_ok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -25077,7 +25180,7 @@ module nc_engine$host_gen$cap4$r_done_big(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$host_gen$cap4$r_done_big
+endmodule // nc_engine$host_gen$cap4$r_done_ok
 
 
 module nc_engine$host_gen$cap4$r_done_ulen(d,q,clock);
