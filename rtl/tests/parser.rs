@@ -448,6 +448,20 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
         checked += 1;
         full += (want.len() >= KEPT) as u64;
     };
+    // One cycle with no beat on the stream (both blocks watch it).
+    macro_rules! idle {
+        () => {
+            p.c.uut.s_valid.next = false;
+            p.c.uut.s_last.next = false;
+            cap.uut.s_valid.next = false;
+            cap.uut.s_last.next = false;
+            p.c.settle();
+            cap.settle();
+            check(&p.c, &cap, &mut pending);
+            p.c.edge();
+            cap.edge();
+        };
+    }
     let mut inner_idle = 0;
     for (f, want) in frames {
         let beats: Vec<&[u8]> = f.chunks(8).collect();
@@ -455,15 +469,7 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
         for (i, b) in beats.iter().enumerate() {
             if gappy && i > 0 && rng.pct(25) {
                 for _ in 0..rng.range(1, 3) {
-                    p.c.uut.s_valid.next = false;
-                    p.c.uut.s_last.next = false;
-                    cap.uut.s_valid.next = false;
-                    cap.uut.s_last.next = false;
-                    p.c.settle();
-                    cap.settle();
-                    check(&p.c, &cap, &mut pending);
-                    p.c.edge();
-                    cap.edge();
+                    idle!();
                     inner_idle += 1;
                 }
             }
@@ -489,15 +495,7 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
         pending = Some(want);
         // Sometimes idle cycles before the next frame.
         for _ in 0..rng.range(0, 2) {
-            p.c.uut.s_valid.next = false;
-            p.c.uut.s_last.next = false;
-            cap.uut.s_valid.next = false;
-            cap.uut.s_last.next = false;
-            p.c.settle();
-            cap.settle();
-            check(&p.c, &cap, &mut pending);
-            p.c.edge();
-            cap.edge();
+            idle!();
         }
     }
     p.c.uut.s_valid.next = false;
