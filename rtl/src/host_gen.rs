@@ -476,7 +476,7 @@ block! {
         boff: Signal<Local, Bits<9>>,
         add_cs1: OnesAdd,
         cs1c: Signal<Local, Bits<16>>,
-        cs1t: Signal<Local, Bits<16>>,
+        add_cs1t: OnesAdd,
         cs1tc: Signal<Local, Bits<16>>,
         add_cs2: OnesAdd,
         cs2c: Signal<Local, Bits<16>>,
@@ -503,7 +503,6 @@ block! {
         k0_8: Constant<Bits<8>> = k(0),
         k1_8: Constant<Bits<8>> = k(1),
         k_ff8: Constant<Bits<8>> = k(0xFF),
-        k1_16: Constant<Bits<16>> = k(1),
         k8_16: Constant<Bits<16>> = k(8),
         k3_16: Constant<Bits<16>> = k(3),
         k0_3: Constant<Bits<3>> = k(0),
@@ -824,12 +823,9 @@ impl Logic for HostGen {
         self.add_cs1.b.next = self.src_ip.val().get_bits::<16>(0);
         self.cs1c.next = self.add_cs1.out.val();
         self.ttlw.narrow.next = self.ttl.val();
-        self.cs1t.next = self.cs1c.val() + (self.ttlw.wide.val() << self.k8_16.val());
-        if self.cs1t.val() < self.cs1c.val() {
-            self.cs1tc.next = self.cs1t.val() + self.k1_16.val();
-        } else {
-            self.cs1tc.next = self.cs1t.val();
-        }
+        self.add_cs1t.a.next = self.cs1c.val();
+        self.add_cs1t.b.next = self.ttlw.wide.val() << self.k8_16.val();
+        self.cs1tc.next = self.add_cs1t.out.val();
         self.r_asrc.d.next = self.cs1tc.val();
         self.add_cs2.a.next = self.host_ip.val().get_bits::<16>(16);
         self.add_cs2.b.next = self.host_ip.val().get_bits::<16>(0);

@@ -32,7 +32,7 @@ use proto::wire::{self, Decide, DecideKind, DecideMeta, Entry, Packet};
 use rust_hdl::prelude::*;
 
 use crate::layout::{Field, Layout};
-use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, ZeroExtend};
+use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, OnesAdd, ZeroExtend};
 
 /// Entries one frame can carry (covered: `batch_max` ≤ SLOTS).
 pub const SLOTS: usize = proto::regs::BATCH_RTL as usize;
@@ -373,11 +373,11 @@ pub struct PktGenImg<
     r_s3_seq: DFF<Bits<64>>,
     r_s3_payload: DFF<Bits<64>>,
     start: Signal<Local, Bit>,
-    ps_a: Signal<Local, Bits<16>>,
+    add_ps_a: OnesAdd,
     ps_b: Signal<Local, Bits<16>>,
-    ps_c: Signal<Local, Bits<16>>,
+    add_ps_c: OnesAdd,
     ps_d: Signal<Local, Bits<16>>,
-    ps_e: Signal<Local, Bits<16>>,
+    add_ps_e: OnesAdd,
     ps_f: Signal<Local, Bits<16>>,
     last_beat: Signal<Local, Bit>,
     wslot: Signal<Local, Bits<8>>,
@@ -402,32 +402,32 @@ pub struct PktGenImg<
     off3: Signal<Local, Bits<16>>,
     t3: Signal<Local, Bits<I>>,
     off4: Signal<Local, Bits<16>>,
-    cs0_a: Signal<Local, Bits<16>>,
+    add_cs0_a: OnesAdd,
     cs0_b: Signal<Local, Bits<16>>,
-    cs0_c: Signal<Local, Bits<16>>,
+    add_cs0_c: OnesAdd,
     cs0_d: Signal<Local, Bits<16>>,
-    cs0_e: Signal<Local, Bits<16>>,
+    add_cs0_e: OnesAdd,
     cs0_f: Signal<Local, Bits<16>>,
     frame0: Signal<Local, Bits<I>>,
-    cs1_a: Signal<Local, Bits<16>>,
+    add_cs1_a: OnesAdd,
     cs1_b: Signal<Local, Bits<16>>,
-    cs1_c: Signal<Local, Bits<16>>,
+    add_cs1_c: OnesAdd,
     cs1_d: Signal<Local, Bits<16>>,
-    cs1_e: Signal<Local, Bits<16>>,
+    add_cs1_e: OnesAdd,
     cs1_f: Signal<Local, Bits<16>>,
     frame1: Signal<Local, Bits<I>>,
-    cs2_a: Signal<Local, Bits<16>>,
+    add_cs2_a: OnesAdd,
     cs2_b: Signal<Local, Bits<16>>,
-    cs2_c: Signal<Local, Bits<16>>,
+    add_cs2_c: OnesAdd,
     cs2_d: Signal<Local, Bits<16>>,
-    cs2_e: Signal<Local, Bits<16>>,
+    add_cs2_e: OnesAdd,
     cs2_f: Signal<Local, Bits<16>>,
     frame2: Signal<Local, Bits<I>>,
-    cs3_a: Signal<Local, Bits<16>>,
+    add_cs3_a: OnesAdd,
     cs3_b: Signal<Local, Bits<16>>,
-    cs3_c: Signal<Local, Bits<16>>,
+    add_cs3_c: OnesAdd,
     cs3_d: Signal<Local, Bits<16>>,
-    cs3_e: Signal<Local, Bits<16>>,
+    add_cs3_e: OnesAdd,
     cs3_f: Signal<Local, Bits<16>>,
     frame3: Signal<Local, Bits<I>>,
     lenw0: ZeroExtend<8, 16>,
@@ -598,11 +598,11 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             r_s3_seq: Default::default(),
             r_s3_payload: Default::default(),
             start: Default::default(),
-            ps_a: Default::default(),
+            add_ps_a: Default::default(),
             ps_b: Default::default(),
-            ps_c: Default::default(),
+            add_ps_c: Default::default(),
             ps_d: Default::default(),
-            ps_e: Default::default(),
+            add_ps_e: Default::default(),
             ps_f: Default::default(),
             last_beat: Default::default(),
             wslot: Default::default(),
@@ -627,32 +627,32 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Default
             off3: Default::default(),
             t3: Default::default(),
             off4: Default::default(),
-            cs0_a: Default::default(),
+            add_cs0_a: Default::default(),
             cs0_b: Default::default(),
-            cs0_c: Default::default(),
+            add_cs0_c: Default::default(),
             cs0_d: Default::default(),
-            cs0_e: Default::default(),
+            add_cs0_e: Default::default(),
             cs0_f: Default::default(),
             frame0: Default::default(),
-            cs1_a: Default::default(),
+            add_cs1_a: Default::default(),
             cs1_b: Default::default(),
-            cs1_c: Default::default(),
+            add_cs1_c: Default::default(),
             cs1_d: Default::default(),
-            cs1_e: Default::default(),
+            add_cs1_e: Default::default(),
             cs1_f: Default::default(),
             frame1: Default::default(),
-            cs2_a: Default::default(),
+            add_cs2_a: Default::default(),
             cs2_b: Default::default(),
-            cs2_c: Default::default(),
+            add_cs2_c: Default::default(),
             cs2_d: Default::default(),
-            cs2_e: Default::default(),
+            add_cs2_e: Default::default(),
             cs2_f: Default::default(),
             frame2: Default::default(),
-            cs3_a: Default::default(),
+            add_cs3_a: Default::default(),
             cs3_b: Default::default(),
-            cs3_c: Default::default(),
+            add_cs3_c: Default::default(),
             cs3_d: Default::default(),
-            cs3_e: Default::default(),
+            add_cs3_e: Default::default(),
             cs3_f: Default::default(),
             frame3: Default::default(),
             lenw0: Default::default(),
@@ -978,24 +978,15 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
         // + the TTL byte (the high byte of its word).
         // (as a tree: constant + TTL word and the two address halves in parallel, then their sum)
         self.ttlw.narrow.next = self.ttl.val();
-        self.ps_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
-        if self.ps_a.val() < self.k_ipsum.val() {
-            self.ps_b.next = self.ps_a.val() + self.k1_16.val();
-        } else {
-            self.ps_b.next = self.ps_a.val();
-        }
-        self.ps_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
-        if self.ps_c.val() < self.src_ip.val().get_bits::<16>(0) {
-            self.ps_d.next = self.ps_c.val() + self.k1_16.val();
-        } else {
-            self.ps_d.next = self.ps_c.val();
-        }
-        self.ps_e.next = self.ps_b.val() + self.ps_d.val();
-        if self.ps_e.val() < self.ps_d.val() {
-            self.ps_f.next = self.ps_e.val() + self.k1_16.val();
-        } else {
-            self.ps_f.next = self.ps_e.val();
-        }
+        self.add_ps_a.a.next = self.k_ipsum.val();
+        self.add_ps_a.b.next = self.ttlw.wide.val() << self.k8_16.val();
+        self.ps_b.next = self.add_ps_a.out.val();
+        self.add_ps_c.a.next = self.src_ip.val().get_bits::<16>(16);
+        self.add_ps_c.b.next = self.src_ip.val().get_bits::<16>(0);
+        self.ps_d.next = self.add_ps_c.out.val();
+        self.add_ps_e.a.next = self.ps_b.val();
+        self.add_ps_e.b.next = self.ps_d.val();
+        self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
         // Tree 0: its header (destination, IPv4 checksum, tree byte) over the shared image.
         self.hdr0.mac_lo.next = self.group0.val().get_bits::<24>(0) & self.k_mac_mask.val();
@@ -1017,24 +1008,15 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
         self.hdr0.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs0_a.next = self.r_ps.q.val() + self.total_len.val();
-        if self.cs0_a.val() < self.total_len.val() {
-            self.cs0_b.next = self.cs0_a.val() + self.k1_16.val();
-        } else {
-            self.cs0_b.next = self.cs0_a.val();
-        }
-        self.cs0_c.next = self.cs0_b.val() + self.group0.val().get_bits::<16>(16);
-        if self.cs0_c.val() < self.cs0_b.val() {
-            self.cs0_d.next = self.cs0_c.val() + self.k1_16.val();
-        } else {
-            self.cs0_d.next = self.cs0_c.val();
-        }
-        self.cs0_e.next = self.cs0_d.val() + self.group0.val().get_bits::<16>(0);
-        if self.cs0_e.val() < self.cs0_d.val() {
-            self.cs0_f.next = self.cs0_e.val() + self.k1_16.val();
-        } else {
-            self.cs0_f.next = self.cs0_e.val();
-        }
+        self.add_cs0_a.a.next = self.r_ps.q.val();
+        self.add_cs0_a.b.next = self.total_len.val();
+        self.cs0_b.next = self.add_cs0_a.out.val();
+        self.add_cs0_c.a.next = self.cs0_b.val();
+        self.add_cs0_c.b.next = self.group0.val().get_bits::<16>(16);
+        self.cs0_d.next = self.add_cs0_c.out.val();
+        self.add_cs0_e.a.next = self.cs0_d.val();
+        self.add_cs0_e.b.next = self.group0.val().get_bits::<16>(0);
+        self.cs0_f.next = self.add_cs0_e.out.val();
         self.hdr0.ip_csum.next = !self.cs0_f.val();
         self.xh0.narrow.next = self.hdr0.out.val();
         self.frame0.next = self.xh0.wide.val() | self.r_img.q.val();
@@ -1073,24 +1055,15 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
         self.hdr1.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs1_a.next = self.r_ps.q.val() + self.total_len.val();
-        if self.cs1_a.val() < self.total_len.val() {
-            self.cs1_b.next = self.cs1_a.val() + self.k1_16.val();
-        } else {
-            self.cs1_b.next = self.cs1_a.val();
-        }
-        self.cs1_c.next = self.cs1_b.val() + self.group1.val().get_bits::<16>(16);
-        if self.cs1_c.val() < self.cs1_b.val() {
-            self.cs1_d.next = self.cs1_c.val() + self.k1_16.val();
-        } else {
-            self.cs1_d.next = self.cs1_c.val();
-        }
-        self.cs1_e.next = self.cs1_d.val() + self.group1.val().get_bits::<16>(0);
-        if self.cs1_e.val() < self.cs1_d.val() {
-            self.cs1_f.next = self.cs1_e.val() + self.k1_16.val();
-        } else {
-            self.cs1_f.next = self.cs1_e.val();
-        }
+        self.add_cs1_a.a.next = self.r_ps.q.val();
+        self.add_cs1_a.b.next = self.total_len.val();
+        self.cs1_b.next = self.add_cs1_a.out.val();
+        self.add_cs1_c.a.next = self.cs1_b.val();
+        self.add_cs1_c.b.next = self.group1.val().get_bits::<16>(16);
+        self.cs1_d.next = self.add_cs1_c.out.val();
+        self.add_cs1_e.a.next = self.cs1_d.val();
+        self.add_cs1_e.b.next = self.group1.val().get_bits::<16>(0);
+        self.cs1_f.next = self.add_cs1_e.out.val();
         self.hdr1.ip_csum.next = !self.cs1_f.val();
         self.xh1.narrow.next = self.hdr1.out.val();
         self.frame1.next = self.xh1.wide.val() | self.r_img.q.val();
@@ -1122,24 +1095,15 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
         self.hdr2.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs2_a.next = self.r_ps.q.val() + self.total_len.val();
-        if self.cs2_a.val() < self.total_len.val() {
-            self.cs2_b.next = self.cs2_a.val() + self.k1_16.val();
-        } else {
-            self.cs2_b.next = self.cs2_a.val();
-        }
-        self.cs2_c.next = self.cs2_b.val() + self.group2.val().get_bits::<16>(16);
-        if self.cs2_c.val() < self.cs2_b.val() {
-            self.cs2_d.next = self.cs2_c.val() + self.k1_16.val();
-        } else {
-            self.cs2_d.next = self.cs2_c.val();
-        }
-        self.cs2_e.next = self.cs2_d.val() + self.group2.val().get_bits::<16>(0);
-        if self.cs2_e.val() < self.cs2_d.val() {
-            self.cs2_f.next = self.cs2_e.val() + self.k1_16.val();
-        } else {
-            self.cs2_f.next = self.cs2_e.val();
-        }
+        self.add_cs2_a.a.next = self.r_ps.q.val();
+        self.add_cs2_a.b.next = self.total_len.val();
+        self.cs2_b.next = self.add_cs2_a.out.val();
+        self.add_cs2_c.a.next = self.cs2_b.val();
+        self.add_cs2_c.b.next = self.group2.val().get_bits::<16>(16);
+        self.cs2_d.next = self.add_cs2_c.out.val();
+        self.add_cs2_e.a.next = self.cs2_d.val();
+        self.add_cs2_e.b.next = self.group2.val().get_bits::<16>(0);
+        self.cs2_f.next = self.add_cs2_e.out.val();
         self.hdr2.ip_csum.next = !self.cs2_f.val();
         self.xh2.narrow.next = self.hdr2.out.val();
         self.frame2.next = self.xh2.wide.val() | self.r_img.q.val();
@@ -1171,24 +1135,15 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Logic
         self.hdr3.ttl.next = self.ttl.val();
         // One's-complement sum: constant words and source address (ps_d) + total_len + both
         // halves of the group address.
-        self.cs3_a.next = self.r_ps.q.val() + self.total_len.val();
-        if self.cs3_a.val() < self.total_len.val() {
-            self.cs3_b.next = self.cs3_a.val() + self.k1_16.val();
-        } else {
-            self.cs3_b.next = self.cs3_a.val();
-        }
-        self.cs3_c.next = self.cs3_b.val() + self.group3.val().get_bits::<16>(16);
-        if self.cs3_c.val() < self.cs3_b.val() {
-            self.cs3_d.next = self.cs3_c.val() + self.k1_16.val();
-        } else {
-            self.cs3_d.next = self.cs3_c.val();
-        }
-        self.cs3_e.next = self.cs3_d.val() + self.group3.val().get_bits::<16>(0);
-        if self.cs3_e.val() < self.cs3_d.val() {
-            self.cs3_f.next = self.cs3_e.val() + self.k1_16.val();
-        } else {
-            self.cs3_f.next = self.cs3_e.val();
-        }
+        self.add_cs3_a.a.next = self.r_ps.q.val();
+        self.add_cs3_a.b.next = self.total_len.val();
+        self.cs3_b.next = self.add_cs3_a.out.val();
+        self.add_cs3_c.a.next = self.cs3_b.val();
+        self.add_cs3_c.b.next = self.group3.val().get_bits::<16>(16);
+        self.cs3_d.next = self.add_cs3_c.out.val();
+        self.add_cs3_e.a.next = self.cs3_d.val();
+        self.add_cs3_e.b.next = self.group3.val().get_bits::<16>(0);
+        self.cs3_f.next = self.add_cs3_e.out.val();
         self.hdr3.ip_csum.next = !self.cs3_f.val();
         self.xh3.narrow.next = self.hdr3.out.val();
         self.frame3.next = self.xh3.wide.val() | self.r_img.q.val();

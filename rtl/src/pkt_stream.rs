@@ -30,7 +30,7 @@ use proto::wire::{self, DecideKind};
 use rust_hdl::prelude::*;
 
 use crate::pkt_gen::{GenReady, SLOTS, entry_head_map, header_map, ip_const_sum};
-use crate::prim::{ByteSwap, EntryHead, HeaderBytes, ZeroExtend};
+use crate::prim::{ByteSwap, EntryHead, HeaderBytes, OnesAdd, ZeroExtend};
 
 /// Payload bytes an entry can carry.
 pub const MAX_ENTRY_PAYLOAD: usize = 128;
@@ -75,16 +75,15 @@ pub struct TreeHeader {
     pub out: Signal<Out, Bits<64>>,
     hdr: HeaderBytes,
     xh: ZeroExtend<624, 640>,
-    cs_a: Signal<Local, Bits<16>>,
+    add_cs_a: OnesAdd,
     cs_b: Signal<Local, Bits<16>>,
-    cs_c: Signal<Local, Bits<16>>,
+    add_cs_c: OnesAdd,
     cs_d: Signal<Local, Bits<16>>,
-    cs_e: Signal<Local, Bits<16>>,
+    add_cs_e: OnesAdd,
     cs_f: Signal<Local, Bits<16>>,
     boff: Signal<Local, Bits<10>>,
     bw: ZeroExtend<8, 10>,
     k_tree: Constant<Bits<8>>,
-    k1_16: Constant<Bits<16>>,
     k6_10: Constant<Bits<10>>,
     k_hdr_beats: Constant<Bits<10>>,
     k_mac_mask: Constant<Bits<24>>,
@@ -114,16 +113,15 @@ impl TreeHeader {
             out: Default::default(),
             hdr: HeaderBytes::new(header_map()),
             xh: Default::default(),
-            cs_a: Default::default(),
+            add_cs_a: Default::default(),
             cs_b: Default::default(),
-            cs_c: Default::default(),
+            add_cs_c: Default::default(),
             cs_d: Default::default(),
-            cs_e: Default::default(),
+            add_cs_e: Default::default(),
             cs_f: Default::default(),
             boff: Default::default(),
             bw: Default::default(),
             k_tree: k(tree as u64),
-            k1_16: k(1),
             k6_10: k(6),
             k_hdr_beats: k(HDR_BEATS),
             k_mac_mask: k(0x7F_FFFF),
@@ -154,24 +152,15 @@ impl Logic for TreeHeader {
         self.hdr.ttl.next = self.ttl.val();
         // One's-complement sum: the registered constant part + total_len + both halves of the
         // group address.
-        self.cs_a.next = self.ps.val() + self.total_len.val();
-        if self.cs_a.val() < self.total_len.val() {
-            self.cs_b.next = self.cs_a.val() + self.k1_16.val();
-        } else {
-            self.cs_b.next = self.cs_a.val();
-        }
-        self.cs_c.next = self.cs_b.val() + self.group.val().get_bits::<16>(16);
-        if self.cs_c.val() < self.cs_b.val() {
-            self.cs_d.next = self.cs_c.val() + self.k1_16.val();
-        } else {
-            self.cs_d.next = self.cs_c.val();
-        }
-        self.cs_e.next = self.cs_d.val() + self.group.val().get_bits::<16>(0);
-        if self.cs_e.val() < self.cs_d.val() {
-            self.cs_f.next = self.cs_e.val() + self.k1_16.val();
-        } else {
-            self.cs_f.next = self.cs_e.val();
-        }
+        self.add_cs_a.a.next = self.ps.val();
+        self.add_cs_a.b.next = self.total_len.val();
+        self.cs_b.next = self.add_cs_a.out.val();
+        self.add_cs_c.a.next = self.cs_b.val();
+        self.add_cs_c.b.next = self.group.val().get_bits::<16>(16);
+        self.cs_d.next = self.add_cs_c.out.val();
+        self.add_cs_e.a.next = self.cs_d.val();
+        self.add_cs_e.b.next = self.group.val().get_bits::<16>(0);
+        self.cs_f.next = self.add_cs_e.out.val();
         self.hdr.ip_csum.next = !self.cs_f.val();
         self.xh.narrow.next = self.hdr.out.val();
         self.bw.narrow.next = self.beat.val();
@@ -311,11 +300,11 @@ block! {
         w1: Signal<Local, Bit>,
         w2: Signal<Local, Bit>,
         w3: Signal<Local, Bit>,
-        ps_a: Signal<Local, Bits<16>>,
+        add_ps_a: OnesAdd,
         ps_b: Signal<Local, Bits<16>>,
-        ps_c: Signal<Local, Bits<16>>,
+        add_ps_c: OnesAdd,
         ps_d: Signal<Local, Bits<16>>,
-        ps_e: Signal<Local, Bits<16>>,
+        add_ps_e: OnesAdd,
         ps_f: Signal<Local, Bits<16>>,
         pmask: Signal<Local, Bits<1024>>,
         e_img: Signal<Local, Bits<ENTRY_BITS>>,
@@ -354,7 +343,6 @@ block! {
         k_pre_8: Constant<Bits<8>> = k((HDR_LEN % 8) as u64),
         k_ehdr_8: Constant<Bits<8>> = k(wire::ENTRY_HEADER_LEN as u64),
         k_body_beat: Constant<Bits<8>> = k(BODY_BEAT),
-        k1_16: Constant<Bits<16>> = k(1),
         k3_16: Constant<Bits<16>> = k(3),
         k8_16: Constant<Bits<16>> = k(8),
         k16_16: Constant<Bits<16>> = k(wire::ENTRY_HEADER_LEN as u64),
@@ -649,24 +637,15 @@ impl Logic for PktGen {
         // The IPv4 checksum's part common to all trees (constant words + source address + TTL),
         // registered.
         self.ttlw.narrow.next = self.ttl.val();
-        self.ps_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
-        if self.ps_a.val() < self.k_ipsum.val() {
-            self.ps_b.next = self.ps_a.val() + self.k1_16.val();
-        } else {
-            self.ps_b.next = self.ps_a.val();
-        }
-        self.ps_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
-        if self.ps_c.val() < self.src_ip.val().get_bits::<16>(0) {
-            self.ps_d.next = self.ps_c.val() + self.k1_16.val();
-        } else {
-            self.ps_d.next = self.ps_c.val();
-        }
-        self.ps_e.next = self.ps_b.val() + self.ps_d.val();
-        if self.ps_e.val() < self.ps_d.val() {
-            self.ps_f.next = self.ps_e.val() + self.k1_16.val();
-        } else {
-            self.ps_f.next = self.ps_e.val();
-        }
+        self.add_ps_a.a.next = self.k_ipsum.val();
+        self.add_ps_a.b.next = self.ttlw.wide.val() << self.k8_16.val();
+        self.ps_b.next = self.add_ps_a.out.val();
+        self.add_ps_c.a.next = self.src_ip.val().get_bits::<16>(16);
+        self.add_ps_c.b.next = self.src_ip.val().get_bits::<16>(0);
+        self.ps_d.next = self.add_ps_c.out.val();
+        self.add_ps_e.a.next = self.ps_b.val();
+        self.add_ps_e.b.next = self.ps_d.val();
+        self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
         self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
         self.udp_len.next = self.r_f_len.q.val() - self.k_udp_off.val();

@@ -29,8 +29,9 @@ impl<const N: usize, const M: usize> Logic for ZeroExtend<N, M> {
 /// `out = a +' b`, the ones-complement sum of two 16-bit words (the end-around carry added
 /// back), by carry select: `a + b` and `a + b + 1` side by side (the latter as the upper 16 bits
 /// of `{a, 1} + {b, 1}`, one carry chain), the first sum's carry picking one. Written out
-/// because Yosys makes `if a + b < a { a + b + 1 }` three carry chains in series (the checksum
-/// steps of `reply_gen` and `pkt_parser`, rtl/README "Place and route").
+/// because Yosys makes `if a + b < a { a + b + 1 }` three carry chains in series; every IPv4
+/// checksum step of the generators (`pkt_gen`, `pkt_gen_512`, `host_gen`, `reply_gen`) uses it
+/// (rtl/README "Place and route").
 #[derive(LogicBlock, Default)]
 pub struct OnesAdd {
     pub a: Signal<In, Bits<16>>,

@@ -475,8 +475,8 @@ block! {
         /// `r_beat` is the last beat's.
         r_blast: DFF<Bit>,
         r_src_sum: DFF<Bits<16>>,
-        /// The head's checksum, first half: `r_src_sum` + the destination address's high word
-        /// (folded), and the low word beside it (the second half adds them into `r_csum`).
+        /// The head's destination address; `r_src_sum` + its high word (`r_cs_hi`) and its low
+        /// word beside it (`r_cs_lo`), which the last step adds into `r_csum`.
         r_hip: DFF<Bits<32>>,
         r_cs_hi: DFF<Bits<16>>,
         r_cs_lo: DFF<Bits<16>>,
@@ -498,11 +498,11 @@ block! {
         dp1: Signal<Local, Bit>,
         dp2: Signal<Local, Bit>,
         boff: Signal<Local, Bits<IDX_BITS>>,
-        cs_a: Signal<Local, Bits<16>>,
+        add_cs_a: OnesAdd,
         cs_b: Signal<Local, Bits<16>>,
-        cs_c: Signal<Local, Bits<16>>,
+        add_cs_c: OnesAdd,
         cs_d: Signal<Local, Bits<16>>,
-        cs_t: Signal<Local, Bits<16>>,
+        add_cs_t: OnesAdd,
         cs_tc: Signal<Local, Bits<16>>,
         add_e: OnesAdd,
         cs_f: Signal<Local, Bits<16>>,
@@ -522,7 +522,6 @@ block! {
         k0_8: Constant<Bits<8>> = k(0),
         k1_8: Constant<Bits<8>> = k(1),
         k2_8: Constant<Bits<8>> = k(2),
-        k1_16: Constant<Bits<16>> = k(1),
         k8_16: Constant<Bits<16>> = k(8),
         k6_idx: Constant<Bits<IDX_BITS>> = k(6),
         k_depth: Constant<Bits<8>> = k(1 << A),
@@ -702,24 +701,15 @@ impl<const A: usize> Logic for ReplyGen<A> {
         // (as a tree: constant + TTL word and the two address halves in parallel, then their
         // sum: two adders deep, like the address sum alone)
         self.ttlw.narrow.next = self.ttl.val();
-        self.cs_a.next = self.k_ipsum.val() + (self.ttlw.wide.val() << self.k8_16.val());
-        if self.cs_a.val() < self.k_ipsum.val() {
-            self.cs_b.next = self.cs_a.val() + self.k1_16.val();
-        } else {
-            self.cs_b.next = self.cs_a.val();
-        }
-        self.cs_c.next = self.src_ip.val().get_bits::<16>(16) + self.src_ip.val().get_bits::<16>(0);
-        if self.cs_c.val() < self.src_ip.val().get_bits::<16>(0) {
-            self.cs_d.next = self.cs_c.val() + self.k1_16.val();
-        } else {
-            self.cs_d.next = self.cs_c.val();
-        }
-        self.cs_t.next = self.cs_b.val() + self.cs_d.val();
-        if self.cs_t.val() < self.cs_d.val() {
-            self.cs_tc.next = self.cs_t.val() + self.k1_16.val();
-        } else {
-            self.cs_tc.next = self.cs_t.val();
-        }
+        self.add_cs_a.a.next = self.k_ipsum.val();
+        self.add_cs_a.b.next = self.ttlw.wide.val() << self.k8_16.val();
+        self.cs_b.next = self.add_cs_a.out.val();
+        self.add_cs_c.a.next = self.src_ip.val().get_bits::<16>(16);
+        self.add_cs_c.b.next = self.src_ip.val().get_bits::<16>(0);
+        self.cs_d.next = self.add_cs_c.out.val();
+        self.add_cs_t.a.next = self.cs_b.val();
+        self.add_cs_t.b.next = self.cs_d.val();
+        self.cs_tc.next = self.add_cs_t.out.val();
         self.r_src_sum.d.next = self.cs_tc.val();
         self.r_hip.d.next = self.q_ip.rd.val();
         self.add_e.a.next = self.r_src_sum.q.val();

@@ -59,7 +59,6 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_ff8 = 8'hff;
-    localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
     localparam  k0_3 = 3'b0;
@@ -196,6 +195,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
+    reg  [15:0] add_cs1t$a;
+    reg  [15:0] add_cs1t$b;
+    wire  [15:0] add_cs1t$out;
     reg  [15:0] add_cs2$a;
     reg  [15:0] add_cs2$b;
     wire  [15:0] add_cs2$out;
@@ -268,7 +270,6 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] total_len;
     reg  [8:0] boff;
     reg  [15:0] cs1c;
-    reg  [15:0] cs1t;
     reg  [15:0] cs1tc;
     reg  [15:0] cs2c;
     reg  [15:0] cs3c;
@@ -447,6 +448,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .a(add_cs1$a),
         .b(add_cs1$b),
         .out(add_cs1$out)
+    );
+    host_gen$add_cs1t add_cs1t(
+        .a(add_cs1t$a),
+        .b(add_cs1t$b),
+        .out(add_cs1t$out)
     );
     host_gen$add_cs2 add_cs2(
         .a(add_cs2$a),
@@ -806,13 +812,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         add_cs1$b = src_ip[(32'h0)+:(16)];
         cs1c = add_cs1$out;
         ttlw$narrow = ttl;
-        cs1t = cs1c + (ttlw$wide << k8_16);
-        if (cs1t < cs1c) begin
-            cs1tc = cs1t + k1_16;
-        end
-        else begin
-            cs1tc = cs1t;
-        end
+        add_cs1t$a = cs1c;
+        add_cs1t$b = ttlw$wide << k8_16;
+        cs1tc = add_cs1t$out;
         r_asrc$d = cs1tc;
         add_cs2$a = host_ip[(32'h10)+:(16)];
         add_cs2$b = host_ip[(32'h0)+:(16)];
@@ -885,6 +887,22 @@ module host_gen$add_cs1(a,b,out);
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
 endmodule // host_gen$add_cs1
+
+
+module host_gen$add_cs1t(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // host_gen$add_cs1t
 
 
 module host_gen$add_cs2(a,b,out);

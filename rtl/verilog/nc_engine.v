@@ -17739,7 +17739,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k_pre_8 = 8'h6;
     localparam  k_ehdr_8 = 8'h10;
     localparam  k_body_beat = 8'h9;
-    localparam  k1_16 = 16'h1;
     localparam  k3_16 = 16'h3;
     localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
@@ -17903,6 +17902,15 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_ei$d;
     wire  [7:0] r_ei$q;
     reg  r_ei$clock;
+    reg  [15:0] add_ps_a$a;
+    reg  [15:0] add_ps_a$b;
+    wire  [15:0] add_ps_a$out;
+    reg  [15:0] add_ps_c$a;
+    reg  [15:0] add_ps_c$b;
+    wire  [15:0] add_ps_c$out;
+    reg  [15:0] add_ps_e$a;
+    reg  [15:0] add_ps_e$b;
+    wire  [15:0] add_ps_e$out;
     reg  [7:0] elenw$narrow;
     wire  [15:0] elenw$wide;
     reg  [31:0] head$client;
@@ -18008,11 +18016,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  w1;
     reg  w2;
     reg  w3;
-    reg  [15:0] ps_a;
     reg  [15:0] ps_b;
-    reg  [15:0] ps_c;
     reg  [15:0] ps_d;
-    reg  [15:0] ps_e;
     reg  [15:0] ps_f;
     reg  [1023:0] pmask;
     reg  [1151:0] e_img;
@@ -18245,6 +18250,21 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_ei$d),
         .q(r_ei$q),
         .clock(r_ei$clock)
+    );
+    nc_engine$decide_gen$add_ps_a add_ps_a(
+        .a(add_ps_a$a),
+        .b(add_ps_a$b),
+        .out(add_ps_a$out)
+    );
+    nc_engine$decide_gen$add_ps_c add_ps_c(
+        .a(add_ps_c$a),
+        .b(add_ps_c$b),
+        .out(add_ps_c$out)
+    );
+    nc_engine$decide_gen$add_ps_e add_ps_e(
+        .a(add_ps_e$a),
+        .b(add_ps_e$b),
+        .out(add_ps_e$out)
     );
     nc_engine$decide_gen$elenw elenw(
         .narrow(elenw$narrow),
@@ -18628,27 +18648,15 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             body = k0_64;
         end
         ttlw$narrow = ttl;
-        ps_a = k_ipsum + (ttlw$wide << k8_16);
-        if (ps_a < k_ipsum) begin
-            ps_b = ps_a + k1_16;
-        end
-        else begin
-            ps_b = ps_a;
-        end
-        ps_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (ps_c < src_ip[(32'h0)+:(16)]) begin
-            ps_d = ps_c + k1_16;
-        end
-        else begin
-            ps_d = ps_c;
-        end
-        ps_e = ps_b + ps_d;
-        if (ps_e < ps_d) begin
-            ps_f = ps_e + k1_16;
-        end
-        else begin
-            ps_f = ps_e;
-        end
+        add_ps_a$a = k_ipsum;
+        add_ps_a$b = ttlw$wide << k8_16;
+        ps_b = add_ps_a$out;
+        add_ps_c$a = src_ip[(32'h10)+:(16)];
+        add_ps_c$b = src_ip[(32'h0)+:(16)];
+        ps_d = add_ps_c$out;
+        add_ps_e$a = ps_b;
+        add_ps_e$b = ps_d;
+        ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         total_len = r_f_len$q - k_eth;
         udp_len = r_f_len$q - k_udp_off;
@@ -18753,6 +18761,54 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     end
     
 endmodule // nc_engine$decide_gen
+
+
+module nc_engine$decide_gen$add_ps_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_ps_a
+
+
+module nc_engine$decide_gen$add_ps_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_ps_c
+
+
+module nc_engine$decide_gen$add_ps_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_ps_e
 
 
 module nc_engine$decide_gen$countw(narrow,wide);
@@ -19744,7 +19800,6 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
     
     // Constant declarations
     localparam  k_tree = 8'h0;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -19772,15 +19827,21 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -19810,6 +19871,21 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    nc_engine$decide_gen$th0$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    nc_engine$decide_gen$th0$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    nc_engine$decide_gen$th0$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     nc_engine$decide_gen$th0$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -19834,27 +19910,15 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -19868,6 +19932,54 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th0
+
+
+module nc_engine$decide_gen$th0$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th0$add_cs_a
+
+
+module nc_engine$decide_gen$th0$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th0$add_cs_c
+
+
+module nc_engine$decide_gen$th0$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th0$add_cs_e
 
 
 module nc_engine$decide_gen$th0$bw(narrow,wide);
@@ -19944,7 +20056,6 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
     
     // Constant declarations
     localparam  k_tree = 8'h1;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -19972,15 +20083,21 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -20010,6 +20127,21 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    nc_engine$decide_gen$th1$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    nc_engine$decide_gen$th1$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    nc_engine$decide_gen$th1$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     nc_engine$decide_gen$th1$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -20034,27 +20166,15 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -20068,6 +20188,54 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th1
+
+
+module nc_engine$decide_gen$th1$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th1$add_cs_a
+
+
+module nc_engine$decide_gen$th1$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th1$add_cs_c
+
+
+module nc_engine$decide_gen$th1$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th1$add_cs_e
 
 
 module nc_engine$decide_gen$th1$bw(narrow,wide);
@@ -20144,7 +20312,6 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
     
     // Constant declarations
     localparam  k_tree = 8'h2;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -20172,15 +20339,21 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -20210,6 +20383,21 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    nc_engine$decide_gen$th2$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    nc_engine$decide_gen$th2$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    nc_engine$decide_gen$th2$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     nc_engine$decide_gen$th2$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -20234,27 +20422,15 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -20268,6 +20444,54 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th2
+
+
+module nc_engine$decide_gen$th2$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th2$add_cs_a
+
+
+module nc_engine$decide_gen$th2$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th2$add_cs_c
+
+
+module nc_engine$decide_gen$th2$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th2$add_cs_e
 
 
 module nc_engine$decide_gen$th2$bw(narrow,wide);
@@ -20344,7 +20568,6 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
     
     // Constant declarations
     localparam  k_tree = 8'h3;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -20372,15 +20595,21 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -20410,6 +20639,21 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    nc_engine$decide_gen$th3$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    nc_engine$decide_gen$th3$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    nc_engine$decide_gen$th3$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     nc_engine$decide_gen$th3$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -20434,27 +20678,15 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -20468,6 +20700,54 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th3
+
+
+module nc_engine$decide_gen$th3$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th3$add_cs_a
+
+
+module nc_engine$decide_gen$th3$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th3$add_cs_c
+
+
+module nc_engine$decide_gen$th3$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$th3$add_cs_e
 
 
 module nc_engine$decide_gen$th3$bw(narrow,wide);
@@ -22266,7 +22546,6 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k_ff8 = 8'hff;
-    localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
     localparam  k0_3 = 3'b0;
@@ -22403,6 +22682,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
+    reg  [15:0] add_cs1t$a;
+    reg  [15:0] add_cs1t$b;
+    wire  [15:0] add_cs1t$out;
     reg  [15:0] add_cs2$a;
     reg  [15:0] add_cs2$b;
     wire  [15:0] add_cs2$out;
@@ -22475,7 +22757,6 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] total_len;
     reg  [8:0] boff;
     reg  [15:0] cs1c;
-    reg  [15:0] cs1t;
     reg  [15:0] cs1tc;
     reg  [15:0] cs2c;
     reg  [15:0] cs3c;
@@ -22654,6 +22935,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .a(add_cs1$a),
         .b(add_cs1$b),
         .out(add_cs1$out)
+    );
+    nc_engine$host_gen$add_cs1t add_cs1t(
+        .a(add_cs1t$a),
+        .b(add_cs1t$b),
+        .out(add_cs1t$out)
     );
     nc_engine$host_gen$add_cs2 add_cs2(
         .a(add_cs2$a),
@@ -23013,13 +23299,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         add_cs1$b = src_ip[(32'h0)+:(16)];
         cs1c = add_cs1$out;
         ttlw$narrow = ttl;
-        cs1t = cs1c + (ttlw$wide << k8_16);
-        if (cs1t < cs1c) begin
-            cs1tc = cs1t + k1_16;
-        end
-        else begin
-            cs1tc = cs1t;
-        end
+        add_cs1t$a = cs1c;
+        add_cs1t$b = ttlw$wide << k8_16;
+        cs1tc = add_cs1t$out;
         r_asrc$d = cs1tc;
         add_cs2$a = host_ip[(32'h10)+:(16)];
         add_cs2$b = host_ip[(32'h0)+:(16)];
@@ -23092,6 +23374,22 @@ module nc_engine$host_gen$add_cs1(a,b,out);
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
 endmodule // nc_engine$host_gen$add_cs1
+
+
+module nc_engine$host_gen$add_cs1t(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$host_gen$add_cs1t
 
 
 module nc_engine$host_gen$add_cs2(a,b,out);
@@ -37239,7 +37537,6 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
-    localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
@@ -37372,6 +37669,15 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  [15:0] r_csum$d;
     wire  [15:0] r_csum$q;
     reg  r_csum$clock;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_t$a;
+    reg  [15:0] add_cs_t$b;
+    wire  [15:0] add_cs_t$out;
     reg  [15:0] add_e$a;
     reg  [15:0] add_e$b;
     wire  [15:0] add_e$out;
@@ -37437,11 +37743,8 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  dp1;
     reg  dp2;
     reg  [9:0] boff;
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_t;
     reg  [15:0] cs_tc;
     reg  [15:0] cs_f;
     reg  [15:0] cs_h;
@@ -37616,6 +37919,21 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         .d(r_csum$d),
         .q(r_csum$q),
         .clock(r_csum$clock)
+    );
+    nc_engine$reply_gen$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    nc_engine$reply_gen$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    nc_engine$reply_gen$add_cs_t add_cs_t(
+        .a(add_cs_t$a),
+        .b(add_cs_t$b),
+        .out(add_cs_t$out)
     );
     nc_engine$reply_gen$add_e add_e(
         .a(add_e$a),
@@ -37847,27 +38165,15 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
         ttlw$narrow = ttl;
-        cs_a = k_ipsum + (ttlw$wide << k8_16);
-        if (cs_a < k_ipsum) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (cs_c < src_ip[(32'h0)+:(16)]) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_t = cs_b + cs_d;
-        if (cs_t < cs_d) begin
-            cs_tc = cs_t + k1_16;
-        end
-        else begin
-            cs_tc = cs_t;
-        end
+        add_cs_a$a = k_ipsum;
+        add_cs_a$b = ttlw$wide << k8_16;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = src_ip[(32'h10)+:(16)];
+        add_cs_c$b = src_ip[(32'h0)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_t$a = cs_b;
+        add_cs_t$b = cs_d;
+        cs_tc = add_cs_t$out;
         r_src_sum$d = cs_tc;
         r_hip$d = q_ip$rd;
         add_e$a = r_src_sum$q;
@@ -37933,6 +38239,54 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     end
     
 endmodule // nc_engine$reply_gen
+
+
+module nc_engine$reply_gen$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$reply_gen$add_cs_a
+
+
+module nc_engine$reply_gen$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$reply_gen$add_cs_c
+
+
+module nc_engine$reply_gen$add_cs_t(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$reply_gen$add_cs_t
 
 
 module nc_engine$reply_gen$add_e(a,b,out);

@@ -61,7 +61,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k_pre_8 = 8'h6;
     localparam  k_ehdr_8 = 8'h10;
     localparam  k_body_beat = 8'h9;
-    localparam  k1_16 = 16'h1;
     localparam  k3_16 = 16'h3;
     localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
@@ -225,6 +224,15 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [7:0] r_ei$d;
     wire  [7:0] r_ei$q;
     reg  r_ei$clock;
+    reg  [15:0] add_ps_a$a;
+    reg  [15:0] add_ps_a$b;
+    wire  [15:0] add_ps_a$out;
+    reg  [15:0] add_ps_c$a;
+    reg  [15:0] add_ps_c$b;
+    wire  [15:0] add_ps_c$out;
+    reg  [15:0] add_ps_e$a;
+    reg  [15:0] add_ps_e$b;
+    wire  [15:0] add_ps_e$out;
     reg  [7:0] elenw$narrow;
     wire  [15:0] elenw$wide;
     reg  [31:0] head$client;
@@ -330,11 +338,8 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  w1;
     reg  w2;
     reg  w3;
-    reg  [15:0] ps_a;
     reg  [15:0] ps_b;
-    reg  [15:0] ps_c;
     reg  [15:0] ps_d;
-    reg  [15:0] ps_e;
     reg  [15:0] ps_f;
     reg  [1023:0] pmask;
     reg  [1151:0] e_img;
@@ -567,6 +572,21 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_ei$d),
         .q(r_ei$q),
         .clock(r_ei$clock)
+    );
+    pkt_gen$add_ps_a add_ps_a(
+        .a(add_ps_a$a),
+        .b(add_ps_a$b),
+        .out(add_ps_a$out)
+    );
+    pkt_gen$add_ps_c add_ps_c(
+        .a(add_ps_c$a),
+        .b(add_ps_c$b),
+        .out(add_ps_c$out)
+    );
+    pkt_gen$add_ps_e add_ps_e(
+        .a(add_ps_e$a),
+        .b(add_ps_e$b),
+        .out(add_ps_e$out)
     );
     pkt_gen$elenw elenw(
         .narrow(elenw$narrow),
@@ -950,27 +970,15 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             body = k0_64;
         end
         ttlw$narrow = ttl;
-        ps_a = k_ipsum + (ttlw$wide << k8_16);
-        if (ps_a < k_ipsum) begin
-            ps_b = ps_a + k1_16;
-        end
-        else begin
-            ps_b = ps_a;
-        end
-        ps_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (ps_c < src_ip[(32'h0)+:(16)]) begin
-            ps_d = ps_c + k1_16;
-        end
-        else begin
-            ps_d = ps_c;
-        end
-        ps_e = ps_b + ps_d;
-        if (ps_e < ps_d) begin
-            ps_f = ps_e + k1_16;
-        end
-        else begin
-            ps_f = ps_e;
-        end
+        add_ps_a$a = k_ipsum;
+        add_ps_a$b = ttlw$wide << k8_16;
+        ps_b = add_ps_a$out;
+        add_ps_c$a = src_ip[(32'h10)+:(16)];
+        add_ps_c$b = src_ip[(32'h0)+:(16)];
+        ps_d = add_ps_c$out;
+        add_ps_e$a = ps_b;
+        add_ps_e$b = ps_d;
+        ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         total_len = r_f_len$q - k_eth;
         udp_len = r_f_len$q - k_udp_off;
@@ -1075,6 +1083,54 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     end
     
 endmodule // pkt_gen
+
+
+module pkt_gen$add_ps_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$add_ps_a
+
+
+module pkt_gen$add_ps_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$add_ps_c
+
+
+module pkt_gen$add_ps_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$add_ps_e
 
 
 module pkt_gen$countw(narrow,wide);
@@ -2066,7 +2122,6 @@ module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     
     // Constant declarations
     localparam  k_tree = 8'h0;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -2094,15 +2149,21 @@ module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -2132,6 +2193,21 @@ module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    pkt_gen$th0$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    pkt_gen$th0$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    pkt_gen$th0$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     pkt_gen$th0$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -2156,27 +2232,15 @@ module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -2190,6 +2254,54 @@ module pkt_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     end
     
 endmodule // pkt_gen$th0
+
+
+module pkt_gen$th0$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th0$add_cs_a
+
+
+module pkt_gen$th0$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th0$add_cs_c
+
+
+module pkt_gen$th0$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th0$add_cs_e
 
 
 module pkt_gen$th0$bw(narrow,wide);
@@ -2266,7 +2378,6 @@ module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     
     // Constant declarations
     localparam  k_tree = 8'h1;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -2294,15 +2405,21 @@ module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -2332,6 +2449,21 @@ module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    pkt_gen$th1$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    pkt_gen$th1$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    pkt_gen$th1$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     pkt_gen$th1$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -2356,27 +2488,15 @@ module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -2390,6 +2510,54 @@ module pkt_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     end
     
 endmodule // pkt_gen$th1
+
+
+module pkt_gen$th1$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th1$add_cs_a
+
+
+module pkt_gen$th1$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th1$add_cs_c
+
+
+module pkt_gen$th1$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th1$add_cs_e
 
 
 module pkt_gen$th1$bw(narrow,wide);
@@ -2466,7 +2634,6 @@ module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     
     // Constant declarations
     localparam  k_tree = 8'h2;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -2494,15 +2661,21 @@ module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -2532,6 +2705,21 @@ module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    pkt_gen$th2$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    pkt_gen$th2$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    pkt_gen$th2$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     pkt_gen$th2$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -2556,27 +2744,15 @@ module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -2590,6 +2766,54 @@ module pkt_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     end
     
 endmodule // pkt_gen$th2
+
+
+module pkt_gen$th2$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th2$add_cs_a
+
+
+module pkt_gen$th2$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th2$add_cs_c
+
+
+module pkt_gen$th2$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th2$add_cs_e
 
 
 module pkt_gen$th2$bw(narrow,wide);
@@ -2666,7 +2890,6 @@ module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     
     // Constant declarations
     localparam  k_tree = 8'h3;
-    localparam  k1_16 = 16'h1;
     localparam  k6_10 = 10'b110;
     localparam  k_hdr_beats = 10'b1010;
     localparam  k_mac_mask = 24'h7fffff;
@@ -2694,15 +2917,21 @@ module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_e$a;
+    reg  [15:0] add_cs_e$b;
+    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_e;
     reg  [15:0] cs_f;
     reg  [9:0] boff;
     
@@ -2732,6 +2961,21 @@ module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
+    pkt_gen$th3$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    pkt_gen$th3$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    pkt_gen$th3$add_cs_e add_cs_e(
+        .a(add_cs_e$a),
+        .b(add_cs_e$b),
+        .out(add_cs_e$out)
+    );
     pkt_gen$th3$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -2756,27 +3000,15 @@ module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        cs_a = ps + total_len;
-        if (cs_a < total_len) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = cs_b + group[(32'h10)+:(16)];
-        if (cs_c < cs_b) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_e = cs_d + group[(32'h0)+:(16)];
-        if (cs_e < cs_d) begin
-            cs_f = cs_e + k1_16;
-        end
-        else begin
-            cs_f = cs_e;
-        end
+        add_cs_a$a = ps;
+        add_cs_a$b = total_len;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = cs_b;
+        add_cs_c$b = group[(32'h10)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_e$a = cs_d;
+        add_cs_e$b = group[(32'h0)+:(16)];
+        cs_f = add_cs_e$out;
         hdr$ip_csum = ~cs_f;
         xh$narrow = hdr$out;
         bw$narrow = beat;
@@ -2790,6 +3022,54 @@ module pkt_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,
     end
     
 endmodule // pkt_gen$th3
+
+
+module pkt_gen$th3$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th3$add_cs_a
+
+
+module pkt_gen$th3$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th3$add_cs_c
+
+
+module pkt_gen$th3$add_cs_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen$th3$add_cs_e
 
 
 module pkt_gen$th3$bw(narrow,wide);

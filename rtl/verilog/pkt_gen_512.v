@@ -219,6 +219,51 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [63:0] r_s3_payload$d;
     wire  [63:0] r_s3_payload$q;
     reg  r_s3_payload$clock;
+    reg  [15:0] add_ps_a$a;
+    reg  [15:0] add_ps_a$b;
+    wire  [15:0] add_ps_a$out;
+    reg  [15:0] add_ps_c$a;
+    reg  [15:0] add_ps_c$b;
+    wire  [15:0] add_ps_c$out;
+    reg  [15:0] add_ps_e$a;
+    reg  [15:0] add_ps_e$b;
+    wire  [15:0] add_ps_e$out;
+    reg  [15:0] add_cs0_a$a;
+    reg  [15:0] add_cs0_a$b;
+    wire  [15:0] add_cs0_a$out;
+    reg  [15:0] add_cs0_c$a;
+    reg  [15:0] add_cs0_c$b;
+    wire  [15:0] add_cs0_c$out;
+    reg  [15:0] add_cs0_e$a;
+    reg  [15:0] add_cs0_e$b;
+    wire  [15:0] add_cs0_e$out;
+    reg  [15:0] add_cs1_a$a;
+    reg  [15:0] add_cs1_a$b;
+    wire  [15:0] add_cs1_a$out;
+    reg  [15:0] add_cs1_c$a;
+    reg  [15:0] add_cs1_c$b;
+    wire  [15:0] add_cs1_c$out;
+    reg  [15:0] add_cs1_e$a;
+    reg  [15:0] add_cs1_e$b;
+    wire  [15:0] add_cs1_e$out;
+    reg  [15:0] add_cs2_a$a;
+    reg  [15:0] add_cs2_a$b;
+    wire  [15:0] add_cs2_a$out;
+    reg  [15:0] add_cs2_c$a;
+    reg  [15:0] add_cs2_c$b;
+    wire  [15:0] add_cs2_c$out;
+    reg  [15:0] add_cs2_e$a;
+    reg  [15:0] add_cs2_e$b;
+    wire  [15:0] add_cs2_e$out;
+    reg  [15:0] add_cs3_a$a;
+    reg  [15:0] add_cs3_a$b;
+    wire  [15:0] add_cs3_a$out;
+    reg  [15:0] add_cs3_c$a;
+    reg  [15:0] add_cs3_c$b;
+    wire  [15:0] add_cs3_c$out;
+    reg  [15:0] add_cs3_e$a;
+    reg  [15:0] add_cs3_e$b;
+    wire  [15:0] add_cs3_e$out;
     reg  [7:0] lenw0$narrow;
     wire  [15:0] lenw0$wide;
     reg  [7:0] lenw1$narrow;
@@ -352,11 +397,8 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  q_take;
     reg  q_room;
     reg  start;
-    reg  [15:0] ps_a;
     reg  [15:0] ps_b;
-    reg  [15:0] ps_c;
     reg  [15:0] ps_d;
-    reg  [15:0] ps_e;
     reg  [15:0] ps_f;
     reg  last_beat;
     reg  [7:0] wslot;
@@ -381,32 +423,20 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     reg  [15:0] off3;
     reg  [1535:0] t3;
     reg  [15:0] off4;
-    reg  [15:0] cs0_a;
     reg  [15:0] cs0_b;
-    reg  [15:0] cs0_c;
     reg  [15:0] cs0_d;
-    reg  [15:0] cs0_e;
     reg  [15:0] cs0_f;
     reg  [1535:0] frame0;
-    reg  [15:0] cs1_a;
     reg  [15:0] cs1_b;
-    reg  [15:0] cs1_c;
     reg  [15:0] cs1_d;
-    reg  [15:0] cs1_e;
     reg  [15:0] cs1_f;
     reg  [1535:0] frame1;
-    reg  [15:0] cs2_a;
     reg  [15:0] cs2_b;
-    reg  [15:0] cs2_c;
     reg  [15:0] cs2_d;
-    reg  [15:0] cs2_e;
     reg  [15:0] cs2_f;
     reg  [1535:0] frame2;
-    reg  [15:0] cs3_a;
     reg  [15:0] cs3_b;
-    reg  [15:0] cs3_c;
     reg  [15:0] cs3_d;
-    reg  [15:0] cs3_e;
     reg  [15:0] cs3_f;
     reg  [1535:0] frame3;
     
@@ -625,6 +655,81 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         .d(r_s3_payload$d),
         .q(r_s3_payload$q),
         .clock(r_s3_payload$clock)
+    );
+    pkt_gen_512$add_ps_a add_ps_a(
+        .a(add_ps_a$a),
+        .b(add_ps_a$b),
+        .out(add_ps_a$out)
+    );
+    pkt_gen_512$add_ps_c add_ps_c(
+        .a(add_ps_c$a),
+        .b(add_ps_c$b),
+        .out(add_ps_c$out)
+    );
+    pkt_gen_512$add_ps_e add_ps_e(
+        .a(add_ps_e$a),
+        .b(add_ps_e$b),
+        .out(add_ps_e$out)
+    );
+    pkt_gen_512$add_cs0_a add_cs0_a(
+        .a(add_cs0_a$a),
+        .b(add_cs0_a$b),
+        .out(add_cs0_a$out)
+    );
+    pkt_gen_512$add_cs0_c add_cs0_c(
+        .a(add_cs0_c$a),
+        .b(add_cs0_c$b),
+        .out(add_cs0_c$out)
+    );
+    pkt_gen_512$add_cs0_e add_cs0_e(
+        .a(add_cs0_e$a),
+        .b(add_cs0_e$b),
+        .out(add_cs0_e$out)
+    );
+    pkt_gen_512$add_cs1_a add_cs1_a(
+        .a(add_cs1_a$a),
+        .b(add_cs1_a$b),
+        .out(add_cs1_a$out)
+    );
+    pkt_gen_512$add_cs1_c add_cs1_c(
+        .a(add_cs1_c$a),
+        .b(add_cs1_c$b),
+        .out(add_cs1_c$out)
+    );
+    pkt_gen_512$add_cs1_e add_cs1_e(
+        .a(add_cs1_e$a),
+        .b(add_cs1_e$b),
+        .out(add_cs1_e$out)
+    );
+    pkt_gen_512$add_cs2_a add_cs2_a(
+        .a(add_cs2_a$a),
+        .b(add_cs2_a$b),
+        .out(add_cs2_a$out)
+    );
+    pkt_gen_512$add_cs2_c add_cs2_c(
+        .a(add_cs2_c$a),
+        .b(add_cs2_c$b),
+        .out(add_cs2_c$out)
+    );
+    pkt_gen_512$add_cs2_e add_cs2_e(
+        .a(add_cs2_e$a),
+        .b(add_cs2_e$b),
+        .out(add_cs2_e$out)
+    );
+    pkt_gen_512$add_cs3_a add_cs3_a(
+        .a(add_cs3_a$a),
+        .b(add_cs3_a$b),
+        .out(add_cs3_a$out)
+    );
+    pkt_gen_512$add_cs3_c add_cs3_c(
+        .a(add_cs3_c$a),
+        .b(add_cs3_c$b),
+        .out(add_cs3_c$out)
+    );
+    pkt_gen_512$add_cs3_e add_cs3_e(
+        .a(add_cs3_e$a),
+        .b(add_cs3_e$b),
+        .out(add_cs3_e$out)
     );
     pkt_gen_512$lenw0 lenw0(
         .narrow(lenw0$narrow),
@@ -1075,27 +1180,15 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         countw$narrow = r_f_count$q;
         boff = beatw$wide << k_lgw_11;
         ttlw$narrow = ttl;
-        ps_a = k_ipsum + (ttlw$wide << k8_16);
-        if (ps_a < k_ipsum) begin
-            ps_b = ps_a + k1_16;
-        end
-        else begin
-            ps_b = ps_a;
-        end
-        ps_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (ps_c < src_ip[(32'h0)+:(16)]) begin
-            ps_d = ps_c + k1_16;
-        end
-        else begin
-            ps_d = ps_c;
-        end
-        ps_e = ps_b + ps_d;
-        if (ps_e < ps_d) begin
-            ps_f = ps_e + k1_16;
-        end
-        else begin
-            ps_f = ps_e;
-        end
+        add_ps_a$a = k_ipsum;
+        add_ps_a$b = ttlw$wide << k8_16;
+        ps_b = add_ps_a$out;
+        add_ps_c$a = src_ip[(32'h10)+:(16)];
+        add_ps_c$b = src_ip[(32'h0)+:(16)];
+        ps_d = add_ps_c$out;
+        add_ps_e$a = ps_b;
+        add_ps_e$b = ps_d;
+        ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         hdr0$mac_lo = group0[(32'h0)+:(24)] & k_mac_mask;
         hdr0$total_len = total_len;
@@ -1114,27 +1207,15 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr0$src_mac = src_mac;
         hdr0$src_ip = src_ip;
         hdr0$ttl = ttl;
-        cs0_a = r_ps$q + total_len;
-        if (cs0_a < total_len) begin
-            cs0_b = cs0_a + k1_16;
-        end
-        else begin
-            cs0_b = cs0_a;
-        end
-        cs0_c = cs0_b + group0[(32'h10)+:(16)];
-        if (cs0_c < cs0_b) begin
-            cs0_d = cs0_c + k1_16;
-        end
-        else begin
-            cs0_d = cs0_c;
-        end
-        cs0_e = cs0_d + group0[(32'h0)+:(16)];
-        if (cs0_e < cs0_d) begin
-            cs0_f = cs0_e + k1_16;
-        end
-        else begin
-            cs0_f = cs0_e;
-        end
+        add_cs0_a$a = r_ps$q;
+        add_cs0_a$b = total_len;
+        cs0_b = add_cs0_a$out;
+        add_cs0_c$a = cs0_b;
+        add_cs0_c$b = group0[(32'h10)+:(16)];
+        cs0_d = add_cs0_c$out;
+        add_cs0_e$a = cs0_d;
+        add_cs0_e$b = group0[(32'h0)+:(16)];
+        cs0_f = add_cs0_e$out;
         hdr0$ip_csum = ~cs0_f;
         xh0$narrow = hdr0$out;
         frame0 = xh0$wide | r_img$q;
@@ -1167,27 +1248,15 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr1$src_mac = src_mac;
         hdr1$src_ip = src_ip;
         hdr1$ttl = ttl;
-        cs1_a = r_ps$q + total_len;
-        if (cs1_a < total_len) begin
-            cs1_b = cs1_a + k1_16;
-        end
-        else begin
-            cs1_b = cs1_a;
-        end
-        cs1_c = cs1_b + group1[(32'h10)+:(16)];
-        if (cs1_c < cs1_b) begin
-            cs1_d = cs1_c + k1_16;
-        end
-        else begin
-            cs1_d = cs1_c;
-        end
-        cs1_e = cs1_d + group1[(32'h0)+:(16)];
-        if (cs1_e < cs1_d) begin
-            cs1_f = cs1_e + k1_16;
-        end
-        else begin
-            cs1_f = cs1_e;
-        end
+        add_cs1_a$a = r_ps$q;
+        add_cs1_a$b = total_len;
+        cs1_b = add_cs1_a$out;
+        add_cs1_c$a = cs1_b;
+        add_cs1_c$b = group1[(32'h10)+:(16)];
+        cs1_d = add_cs1_c$out;
+        add_cs1_e$a = cs1_d;
+        add_cs1_e$b = group1[(32'h0)+:(16)];
+        cs1_f = add_cs1_e$out;
         hdr1$ip_csum = ~cs1_f;
         xh1$narrow = hdr1$out;
         frame1 = xh1$wide | r_img$q;
@@ -1217,27 +1286,15 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr2$src_mac = src_mac;
         hdr2$src_ip = src_ip;
         hdr2$ttl = ttl;
-        cs2_a = r_ps$q + total_len;
-        if (cs2_a < total_len) begin
-            cs2_b = cs2_a + k1_16;
-        end
-        else begin
-            cs2_b = cs2_a;
-        end
-        cs2_c = cs2_b + group2[(32'h10)+:(16)];
-        if (cs2_c < cs2_b) begin
-            cs2_d = cs2_c + k1_16;
-        end
-        else begin
-            cs2_d = cs2_c;
-        end
-        cs2_e = cs2_d + group2[(32'h0)+:(16)];
-        if (cs2_e < cs2_d) begin
-            cs2_f = cs2_e + k1_16;
-        end
-        else begin
-            cs2_f = cs2_e;
-        end
+        add_cs2_a$a = r_ps$q;
+        add_cs2_a$b = total_len;
+        cs2_b = add_cs2_a$out;
+        add_cs2_c$a = cs2_b;
+        add_cs2_c$b = group2[(32'h10)+:(16)];
+        cs2_d = add_cs2_c$out;
+        add_cs2_e$a = cs2_d;
+        add_cs2_e$b = group2[(32'h0)+:(16)];
+        cs2_f = add_cs2_e$out;
         hdr2$ip_csum = ~cs2_f;
         xh2$narrow = hdr2$out;
         frame2 = xh2$wide | r_img$q;
@@ -1267,27 +1324,15 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
         hdr3$src_mac = src_mac;
         hdr3$src_ip = src_ip;
         hdr3$ttl = ttl;
-        cs3_a = r_ps$q + total_len;
-        if (cs3_a < total_len) begin
-            cs3_b = cs3_a + k1_16;
-        end
-        else begin
-            cs3_b = cs3_a;
-        end
-        cs3_c = cs3_b + group3[(32'h10)+:(16)];
-        if (cs3_c < cs3_b) begin
-            cs3_d = cs3_c + k1_16;
-        end
-        else begin
-            cs3_d = cs3_c;
-        end
-        cs3_e = cs3_d + group3[(32'h0)+:(16)];
-        if (cs3_e < cs3_d) begin
-            cs3_f = cs3_e + k1_16;
-        end
-        else begin
-            cs3_f = cs3_e;
-        end
+        add_cs3_a$a = r_ps$q;
+        add_cs3_a$b = total_len;
+        cs3_b = add_cs3_a$out;
+        add_cs3_c$a = cs3_b;
+        add_cs3_c$b = group3[(32'h10)+:(16)];
+        cs3_d = add_cs3_c$out;
+        add_cs3_e$a = cs3_d;
+        add_cs3_e$b = group3[(32'h0)+:(16)];
+        cs3_f = add_cs3_e$out;
         hdr3$ip_csum = ~cs3_f;
         xh3$narrow = hdr3$out;
         frame3 = xh3$wide | r_img$q;
@@ -1303,6 +1348,246 @@ module pkt_gen_512(clock,send,send_kind,send_count,send_instance,send_epoch,send
     end
     
 endmodule // pkt_gen_512
+
+
+module pkt_gen_512$add_cs0_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs0_a
+
+
+module pkt_gen_512$add_cs0_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs0_c
+
+
+module pkt_gen_512$add_cs0_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs0_e
+
+
+module pkt_gen_512$add_cs1_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs1_a
+
+
+module pkt_gen_512$add_cs1_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs1_c
+
+
+module pkt_gen_512$add_cs1_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs1_e
+
+
+module pkt_gen_512$add_cs2_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs2_a
+
+
+module pkt_gen_512$add_cs2_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs2_c
+
+
+module pkt_gen_512$add_cs2_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs2_e
+
+
+module pkt_gen_512$add_cs3_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs3_a
+
+
+module pkt_gen_512$add_cs3_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs3_c
+
+
+module pkt_gen_512$add_cs3_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_cs3_e
+
+
+module pkt_gen_512$add_ps_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_ps_a
+
+
+module pkt_gen_512$add_ps_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_ps_c
+
+
+module pkt_gen_512$add_ps_e(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // pkt_gen_512$add_ps_e
 
 
 module pkt_gen_512$beatw(narrow,wide);

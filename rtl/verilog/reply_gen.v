@@ -43,7 +43,6 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
-    localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
     localparam  k6_idx = 10'b110;
     localparam  k_depth = 8'h8;
@@ -176,6 +175,15 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  [15:0] r_csum$d;
     wire  [15:0] r_csum$q;
     reg  r_csum$clock;
+    reg  [15:0] add_cs_a$a;
+    reg  [15:0] add_cs_a$b;
+    wire  [15:0] add_cs_a$out;
+    reg  [15:0] add_cs_c$a;
+    reg  [15:0] add_cs_c$b;
+    wire  [15:0] add_cs_c$out;
+    reg  [15:0] add_cs_t$a;
+    reg  [15:0] add_cs_t$b;
+    wire  [15:0] add_cs_t$out;
     reg  [15:0] add_e$a;
     reg  [15:0] add_e$b;
     wire  [15:0] add_e$out;
@@ -241,11 +249,8 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  dp1;
     reg  dp2;
     reg  [9:0] boff;
-    reg  [15:0] cs_a;
     reg  [15:0] cs_b;
-    reg  [15:0] cs_c;
     reg  [15:0] cs_d;
-    reg  [15:0] cs_t;
     reg  [15:0] cs_tc;
     reg  [15:0] cs_f;
     reg  [15:0] cs_h;
@@ -420,6 +425,21 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         .d(r_csum$d),
         .q(r_csum$q),
         .clock(r_csum$clock)
+    );
+    reply_gen$add_cs_a add_cs_a(
+        .a(add_cs_a$a),
+        .b(add_cs_a$b),
+        .out(add_cs_a$out)
+    );
+    reply_gen$add_cs_c add_cs_c(
+        .a(add_cs_c$a),
+        .b(add_cs_c$b),
+        .out(add_cs_c$out)
+    );
+    reply_gen$add_cs_t add_cs_t(
+        .a(add_cs_t$a),
+        .b(add_cs_t$b),
+        .out(add_cs_t$out)
     );
     reply_gen$add_e add_e(
         .a(add_e$a),
@@ -651,27 +671,15 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         q_port$wd1 = nl_port;
         q_port$ra = r_rp$q[(32'h0)+:(3)];
         ttlw$narrow = ttl;
-        cs_a = k_ipsum + (ttlw$wide << k8_16);
-        if (cs_a < k_ipsum) begin
-            cs_b = cs_a + k1_16;
-        end
-        else begin
-            cs_b = cs_a;
-        end
-        cs_c = src_ip[(32'h10)+:(16)] + src_ip[(32'h0)+:(16)];
-        if (cs_c < src_ip[(32'h0)+:(16)]) begin
-            cs_d = cs_c + k1_16;
-        end
-        else begin
-            cs_d = cs_c;
-        end
-        cs_t = cs_b + cs_d;
-        if (cs_t < cs_d) begin
-            cs_tc = cs_t + k1_16;
-        end
-        else begin
-            cs_tc = cs_t;
-        end
+        add_cs_a$a = k_ipsum;
+        add_cs_a$b = ttlw$wide << k8_16;
+        cs_b = add_cs_a$out;
+        add_cs_c$a = src_ip[(32'h10)+:(16)];
+        add_cs_c$b = src_ip[(32'h0)+:(16)];
+        cs_d = add_cs_c$out;
+        add_cs_t$a = cs_b;
+        add_cs_t$b = cs_d;
+        cs_tc = add_cs_t$out;
         r_src_sum$d = cs_tc;
         r_hip$d = q_ip$rd;
         add_e$a = r_src_sum$q;
@@ -737,6 +745,54 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     end
     
 endmodule // reply_gen
+
+
+module reply_gen$add_cs_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // reply_gen$add_cs_a
+
+
+module reply_gen$add_cs_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // reply_gen$add_cs_c
+
+
+module reply_gen$add_cs_t(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // reply_gen$add_cs_t
 
 
 module reply_gen$add_e(a,b,out);
