@@ -31,7 +31,7 @@ use crate::lowi_core::{CLASS_BITS, STATE_BITS};
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
 use crate::out_fifo::OutFifo;
 use crate::pkt_gen::PktGen;
-use crate::pkt_parser::PktParser;
+use crate::pkt_parser::{PktParser, SenderTable};
 use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
 use crate::req_capture::ReqCapture;
@@ -247,6 +247,9 @@ block! {
         reply_gen: ReplyGen,
         src_mac: JoinMac,
         host_mac: JoinMac,
+        /// `pkt_parser::sender_table(node_count)` for the four tree ports' sender checks (the
+        /// client port's parser gets it too and does not use it).
+        sender_tab: SenderTable,
         p0: PktParser,
         p1: PktParser,
         p2: PktParser,
@@ -359,7 +362,8 @@ impl Logic for NcEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, core, decide_gen, host_gen, reply_gen, p0, p1, p2, p3, pc, req_cap
+            self, clock, core, decide_gen, host_gen, reply_gen, sender_tab, p0, p1, p2, p3, pc,
+            req_cap
         );
         dff_setup!(
             self,
@@ -461,7 +465,8 @@ impl Logic for NcEngine {
         self.p0.s_last.next = self.t0_last.val();
         self.t0_ready.next = self.p0.s_ready.val();
         self.p0.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.p0.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
+        self.sender_tab.node_count.next = self.core.cfg_node_count.val().get_bits::<6>(0);
+        self.p0.sender_tab.next = self.sender_tab.tab.val();
         self.p0.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p0.client_mode.next = false;
         self.p1.s_data.next = self.t1_data.val();
@@ -470,7 +475,7 @@ impl Logic for NcEngine {
         self.p1.s_last.next = self.t1_last.val();
         self.t1_ready.next = self.p1.s_ready.val();
         self.p1.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.p1.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
+        self.p1.sender_tab.next = self.sender_tab.tab.val();
         self.p1.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p1.client_mode.next = false;
         self.p2.s_data.next = self.t2_data.val();
@@ -479,7 +484,7 @@ impl Logic for NcEngine {
         self.p2.s_last.next = self.t2_last.val();
         self.t2_ready.next = self.p2.s_ready.val();
         self.p2.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.p2.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
+        self.p2.sender_tab.next = self.sender_tab.tab.val();
         self.p2.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p2.client_mode.next = false;
         self.p3.s_data.next = self.t3_data.val();
@@ -488,7 +493,7 @@ impl Logic for NcEngine {
         self.p3.s_last.next = self.t3_last.val();
         self.t3_ready.next = self.p3.s_ready.val();
         self.p3.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.p3.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
+        self.p3.sender_tab.next = self.sender_tab.tab.val();
         self.p3.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
         self.p3.client_mode.next = false;
         self.pc.s_data.next = self.c_data.val();
@@ -500,7 +505,7 @@ impl Logic for NcEngine {
         self.pc.s_last.next = self.c_last.val();
         self.c_ready.next = self.pc.s_ready.val();
         self.pc.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.pc.node_count.next = self.core.cfg_node_count.val().get_bits::<8>(0);
+        self.pc.sender_tab.next = self.sender_tab.tab.val();
         self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
         self.pc.client_mode.next = true;
         // Arbitration: a CSR write, else the client, else the lowest tree with a verdict waiting.

@@ -2,10 +2,15 @@
 //! streaming bus (AXI-Stream shape: `data`, `keep`, `valid`, `last`; `ready` is always high:
 //! the parser never stalls). Frame byte `x` is in beat `x / 8`, lane `x % 8` (`data[8l+7:8l]`).
 //!
-//! The first ten beats (80 bytes: every header field the core needs) are kept; the UDP checksum
-//! is summed over the whole datagram as it streams. In the cycle after the last beat, `valid`
-//! is high for one cycle with `class` (see `lowi_core::class`) and the fields. Field offsets come
-//! from [`crate::layout::Layout::probe`] (proto's emitter), never from a table here.
+//! The first ten beats (80 bytes: every header field the core needs) are kept; the IPv4 header
+//! and UDP checksums are summed as the frame streams, each beat's words (by lane masks
+//! registered a beat ahead) into a ones-complement sum kept in carry-save form
+//! ([`crate::prim::OnesCsa`]), so that no carry chain runs in any cycle. In the cycle after the
+//! last beat, `valid` is high for one cycle with `class` (see `lowi_core::class`) and the
+//! fields. Field offsets come from [`crate::layout::Layout::probe`] (proto's emitter), never
+//! from a table here; the checksums' lane masks assume Ethernet II and a 20-byte IPv4 header
+//! (checked when the parser is built). Frames longer than 65,535 bytes are not supported (the
+//! frame length is 16 bits).
 //!
 //! Checks, in proto's order (`frame::parse_udp`, then `wire::parse`):
 //! frame shorter than Ethernet, ether_type not IPv4, fragment, protocol not UDP, UDP port not
@@ -19,9 +24,14 @@
 //! entries → MALFORMED; REQUEST (client port): entry flags, reserved byte, seq 0, payload length
 //! → MALFORMED. Then, as proto does after parsing (issue 18, members only): a tagged packet
 //! (`key_id` ≠ 0: the card holds no keys, so its key is always unknown) and, on a tree port, a
-//! DECIDE whose `sender` is not `epoch mod node_count` → UNAUTHORIZED. The remainder is
-//! computed while the frame streams, one epoch byte per cycle (a `ByteRem`: four radix-4
-//! restoring-division steps), so the verdict still comes one cycle after the last beat. Not
+//! DECIDE whose `sender` is not `epoch mod node_count` → UNAUTHORIZED. That needs no division:
+//! `epoch mod n` ≡ the sum of its eight nibbles' residues `(k · 16^j) mod n`, which a table
+//! for `n` holds ([`sender_table`], input `sender_tab`, from a [`SenderTable`] that `nc_engine`
+//! shares among its parsers). Each half of the epoch gives two pair sums (< 2n each: the high
+//! half from the kept beats, the low half from the bus in the beat that brings it); then their
+//! total `s` (< 8n) and `sender + m · n` for m = 0..7 are registered, and the verdict cycle only
+//! compares: the sender is the leader iff `sender < n` and `s` is one of them. The verdict
+//! still comes one cycle after the last beat. Not
 //! checked (documented in rtl/README.md): the inside of a DECIDE's entries, and the bodies of
 //! packet kinds the port does not expect (they count as ignored, `class::OTHER`, or as
 //! unauthorized when tagged); RECOVER (kind 7) is not a kind the card knows (MALFORMED).
@@ -32,108 +42,217 @@ use rust_hdl::prelude::*;
 
 use crate::layout::Layout;
 use crate::lowi_core::{CLASS_BITS, class};
-use crate::prim::{ByteSwap, JoinBeats, ZeroExtend};
+use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, u64_of};
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-block! {
-    /// `out = (rem · 256 + digit) mod n`, for `rem < n ≤ 64`: four radix-4 restoring-division
-    /// steps, two bits of `digit` each (most significant first), each comparing with `n`, `2n` and
-    /// `3n` at once (`n3` = 3n comes from a register). Four of them in a row, one per cycle, give a
-    /// 32-bit number modulo `n` (the DECIDE's `epoch mod node_count`). Radix 4 rather than eight
-    /// radix-2 steps: Yosys measured 48 logic levels against 74 for the byte (756 against 654
-    /// generic cells).
-    pub struct ByteRem() {
-        /// The remainder so far (`< n`).
-        pub rem: Signal<In, Bits<8>>,
-        /// The next byte of the dividend (`byte` is a SystemVerilog keyword).
-        pub digit: Signal<In, Bits<8>>,
-        /// The divisor (`node_count`, 1..=64).
-        pub n: Signal<In, Bits<8>>,
-        /// `3 · n`.
-        pub n3: Signal<In, Bits<8>>,
-        /// The new remainder.
-        pub out: Signal<Out, Bits<8>>,
-        n2: Signal<Local, Bits<8>>,
-        d0: Signal<Local, Bits<8>>,
-        s0: Signal<Local, Bits<8>>,
-        r0: Signal<Local, Bits<8>>,
-        d1: Signal<Local, Bits<8>>,
-        s1: Signal<Local, Bits<8>>,
-        r1: Signal<Local, Bits<8>>,
-        d2: Signal<Local, Bits<8>>,
-        s2: Signal<Local, Bits<8>>,
-        r2: Signal<Local, Bits<8>>,
-        d3: Signal<Local, Bits<8>>,
-        s3: Signal<Local, Bits<8>>,
-        r3: Signal<Local, Bits<8>>,
-        k_sh0: Constant<Bits<8>> = k(6),
-        k_sh1: Constant<Bits<8>> = k(4),
-        k_sh2: Constant<Bits<8>> = k(2),
-        k_sh3: Constant<Bits<8>> = k(0),
-        k1: Constant<Bits<8>> = k(1),
-        k2: Constant<Bits<8>> = k(2),
-        k3: Constant<Bits<8>> = k(3),
+/// Bits of [`sender_table`]: the nibble residues `(k · 16^j) mod n` for the epoch's eight
+/// nibbles `j` and `k` = 1..15 (6 bits each, entry `15·j + k − 1`), then `m · n` for `m` = 1..7
+/// (9 bits each, from bit [`TAB_MULT`]).
+pub const SENDER_TAB_BITS: usize = TAB_MULT + 7 * 9;
+/// Where the multiples of `n` start in [`sender_table`].
+pub const TAB_MULT: usize = 8 * 15 * 6;
+
+/// What the parsers need of `node_count` (1..=64) to judge a DECIDE's sender against
+/// `epoch mod node_count` in a few additions: [`SenderTable`]'s contents for `n`, and what a
+/// harness drives `pkt_parser`'s `sender_tab` with. `n` = 0 or above 64 (refused by `csr`) gives
+/// the table of `n mod 64` (0 as 64), as `SenderTable` does.
+pub fn sender_table(n: u8) -> Bits<SENDER_TAB_BITS> {
+    let n = match n % 64 {
+        0 => 64u64,
+        v => v as u64,
+    };
+    let mut t = Bits::<SENDER_TAB_BITS>::default();
+    for j in 0..8u32 {
+        for k in 1..16u64 {
+            let r = (k * 16u64.pow(j)) % n;
+            t.set_bits::<6>(6 * (15 * j as usize + k as usize - 1), r.into());
+        }
     }
+    for m in 1..8u64 {
+        t.set_bits::<9>(TAB_MULT + 9 * (m as usize - 1), (m * n).into());
+    }
+    t
 }
 
-impl Default for ByteRem {
+/// `tab` = [`sender_table`]`(node_count)`, two cycles after `node_count` (a ROM of 64 entries
+/// read in one cycle — block RAM on an FPGA — and a register, so that the parsers that share it
+/// read flip-flops). `node_count` changes only while the node is disabled. `nc_engine` has one
+/// for its five parsers.
+#[derive(LogicBlock)]
+pub struct SenderTable {
+    pub clock: Signal<In, Clock>,
+    /// `node_count` mod 64 (`node_count` is 1..=64: 0 stands for 64).
+    pub node_count: Signal<In, Bits<6>>,
+    /// The table, for `pkt_parser`'s `sender_tab`.
+    pub tab: Signal<Out, Bits<SENDER_TAB_BITS>>,
+    rom: SyncROM<Bits<SENDER_TAB_BITS>, 6>,
+    r: DFF<Bits<SENDER_TAB_BITS>>,
+}
+
+impl Default for SenderTable {
     fn default() -> Self {
-        Self::build()
+        let rom = (0..64u8).map(sender_table).collect::<Vec<_>>().into_iter();
+        Self {
+            clock: Default::default(),
+            node_count: Default::default(),
+            tab: Default::default(),
+            rom: rom.into(),
+            r: Default::default(),
+        }
     }
 }
 
-impl Logic for ByteRem {
+impl Logic for SenderTable {
     #[hdl_gen]
     fn update(&mut self) {
-        self.n2.next = self.n.val() << self.k1.val();
-        self.d0.next = (self.digit.val() >> self.k_sh0.val()) & self.k3.val();
-        self.s0.next = (self.rem.val() << self.k2.val()) | self.d0.val();
-        if self.s0.val() >= self.n3.val() {
-            self.r0.next = self.s0.val() - self.n3.val();
-        } else if self.s0.val() >= self.n2.val() {
-            self.r0.next = self.s0.val() - self.n2.val();
-        } else if self.s0.val() >= self.n.val() {
-            self.r0.next = self.s0.val() - self.n.val();
-        } else {
-            self.r0.next = self.s0.val();
+        dff_setup!(self, clock, r);
+        self.rom.clock.next = self.clock.val();
+        self.rom.address.next = self.node_count.val();
+        self.r.d.next = self.rom.data.val();
+        self.tab.next = self.r.q.val();
+    }
+}
+
+/// Half of `epoch mod n` before the last reduction: for the four nibbles `k_p` of `value` (p = 0
+/// least significant), `tab`'s residue for (p, k_p) (0 for k_p = 0), summed in pairs: `lo` =
+/// p 0 + p 1, `hi` = p 2 + p 3 (each term < n, so each pair < 2n ≤ 128). `tab` is four positions
+/// of [`sender_table`] (entry `15·p + k − 1`, 6 bits). Each lookup is a 16-way multiplexer
+/// written as a tree of 2-way ones (a `case` became a chain of comparisons).
+#[derive(LogicBlock, Default)]
+pub struct NibbleSum {
+    pub tab: Signal<In, Bits<360>>,
+    pub value: Signal<In, Bits<16>>,
+    pub lo: Signal<Out, Bits<7>>,
+    pub hi: Signal<Out, Bits<7>>,
+}
+
+impl Logic for NibbleSum {
+    fn update(&mut self) {
+        let (tab, v) = (self.tab.val(), u64_of(self.value.val()));
+        let r = |p: usize| match (v >> (4 * p)) & 15 {
+            0 => 0,
+            k => u64_of(tab.get_bits::<6>(6 * (15 * p + k as usize - 1))),
+        };
+        self.lo.next = (r(0) + r(1)).into();
+        self.hi.next = (r(2) + r(3)).into();
+    }
+    fn connect(&mut self) {
+        self.lo.connect();
+        self.hi.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // The tree over nibble bits `bit`..0 for entries `first`.. of position `p`.
+        fn tree(p: usize, bit: i32, first: usize) -> String {
+            if bit < 0 {
+                return match first {
+                    0 => "6'd0".into(),
+                    k => {
+                        let lo = 6 * (15 * p + k - 1);
+                        format!("tab[{}:{lo}]", lo + 5)
+                    }
+                };
+            }
+            format!(
+                "(value[{}] ? {} : {})",
+                4 * p + bit as usize,
+                tree(p, bit - 1, first + (1 << bit)),
+                tree(p, bit - 1, first)
+            )
         }
-        self.d1.next = (self.digit.val() >> self.k_sh1.val()) & self.k3.val();
-        self.s1.next = (self.r0.val() << self.k2.val()) | self.d1.val();
-        if self.s1.val() >= self.n3.val() {
-            self.r1.next = self.s1.val() - self.n3.val();
-        } else if self.s1.val() >= self.n2.val() {
-            self.r1.next = self.s1.val() - self.n2.val();
-        } else if self.s1.val() >= self.n.val() {
-            self.r1.next = self.s1.val() - self.n.val();
-        } else {
-            self.r1.next = self.s1.val();
+        let mut body = String::new();
+        for p in 0..4 {
+            body += &format!("wire [5:0] v{p} = {};\n", tree(p, 3, 0));
         }
-        self.d2.next = (self.digit.val() >> self.k_sh2.val()) & self.k3.val();
-        self.s2.next = (self.r1.val() << self.k2.val()) | self.d2.val();
-        if self.s2.val() >= self.n3.val() {
-            self.r2.next = self.s2.val() - self.n3.val();
-        } else if self.s2.val() >= self.n2.val() {
-            self.r2.next = self.s2.val() - self.n2.val();
-        } else if self.s2.val() >= self.n.val() {
-            self.r2.next = self.s2.val() - self.n.val();
-        } else {
-            self.r2.next = self.s2.val();
+        body +=
+            "always @(*) lo = {1'd0, v0} + {1'd0, v1};\nalways @(*) hi = {1'd0, v2} + {1'd0, v3};";
+        Verilog::Custom(body)
+    }
+}
+
+/// The epoch's four pair sums (`a_lo`, `a_hi` of its high half, `b_lo`, `b_hi` of its low
+/// half: their sum is ≡ epoch mod n and < 8n) and the claimed sender against the multiples of
+/// `n` (`mult`: `m · n` for m = 1..7, 9 bits each): `s` = the sum, `p` = `sender + m · n` for
+/// m = 0..7 (10 bits each), `in_range` = `sender < n`. The sender is the epoch's leader iff
+/// `in_range` and `s` equals one of `p` ([`AnyEqual`]).
+#[derive(LogicBlock, Default)]
+pub struct SenderMatch {
+    pub a_lo: Signal<In, Bits<7>>,
+    pub a_hi: Signal<In, Bits<7>>,
+    pub b_lo: Signal<In, Bits<7>>,
+    pub b_hi: Signal<In, Bits<7>>,
+    pub sender: Signal<In, Bits<8>>,
+    pub mult: Signal<In, Bits<63>>,
+    pub s: Signal<Out, Bits<10>>,
+    pub p: Signal<Out, Bits<80>>,
+    pub in_range: Signal<Out, Bit>,
+}
+
+impl Logic for SenderMatch {
+    fn update(&mut self) {
+        let (mult, snd) = (self.mult.val(), u64_of(self.sender.val()));
+        let m = |i: usize| u64_of(mult.get_bits::<9>(9 * (i - 1)));
+        self.s.next = [&self.a_lo, &self.a_hi, &self.b_lo, &self.b_hi]
+            .iter()
+            .map(|x| u64_of(x.val()))
+            .sum::<u64>()
+            .into();
+        let mut p = Bits::<80>::default();
+        p.set_bits::<10>(0, snd.into());
+        for i in 1..8 {
+            p.set_bits::<10>(10 * i, (snd + m(i)).into());
         }
-        self.d3.next = (self.digit.val() >> self.k_sh3.val()) & self.k3.val();
-        self.s3.next = (self.r2.val() << self.k2.val()) | self.d3.val();
-        if self.s3.val() >= self.n3.val() {
-            self.r3.next = self.s3.val() - self.n3.val();
-        } else if self.s3.val() >= self.n2.val() {
-            self.r3.next = self.s3.val() - self.n2.val();
-        } else if self.s3.val() >= self.n.val() {
-            self.r3.next = self.s3.val() - self.n.val();
-        } else {
-            self.r3.next = self.s3.val();
+        self.p.next = p;
+        self.in_range.next = snd < m(1);
+    }
+    fn connect(&mut self) {
+        self.s.connect();
+        self.p.connect();
+        self.in_range.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut body = String::from(
+            "always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});\n\
+             always @(*) in_range = {1'd0, sender} < mult[8:0];\n\
+             always @(*) begin\n    p[9:0] = {2'd0, sender};\n",
+        );
+        for i in 1..8 {
+            body += &format!(
+                "    p[{}:{}] = {{2'd0, sender}} + {{1'd0, mult[{}:{}]}};\n",
+                10 * i + 9,
+                10 * i,
+                9 * i - 1,
+                9 * (i - 1)
+            );
         }
-        self.out.next = self.r3.val();
+        body += "end";
+        Verilog::Custom(body)
+    }
+}
+
+/// `hit` = `s` equals one of the eight 10-bit words of `p`.
+#[derive(LogicBlock, Default)]
+pub struct AnyEqual {
+    pub s: Signal<In, Bits<10>>,
+    pub p: Signal<In, Bits<80>>,
+    pub hit: Signal<Out, Bit>,
+}
+
+impl Logic for AnyEqual {
+    fn update(&mut self) {
+        let (s, p) = (self.s.val(), self.p.val());
+        self.hit.next = (0..8).any(|i| p.get_bits::<10>(10 * i) == s);
+    }
+    fn connect(&mut self) {
+        self.hit.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let eq: Vec<String> = (0..8)
+            .map(|i| format!("(s == p[{}:{}])", 10 * i + 9, 10 * i))
+            .collect();
+        Verilog::Custom(format!("always @(*) hit = {};", eq.join(" | ")))
     }
 }
 
@@ -155,8 +274,9 @@ pub struct PktParser {
     pub port: Signal<In, Bits<16>>,
     /// `cluster_id`.
     pub cluster_id: Signal<In, Bits<32>>,
-    /// `node_count` (a DECIDE must come from `epoch mod node_count`; a tree port only).
-    pub node_count: Signal<In, Bits<8>>,
+    /// [`sender_table`]`(node_count)`, from a [`SenderTable`] (a DECIDE must come from
+    /// `epoch mod node_count`; a tree port only).
+    pub sender_tab: Signal<In, Bits<SENDER_TAB_BITS>>,
     /// A frame ended in the previous cycle: its verdict and fields are valid now.
     pub valid: Signal<Out, Bit>,
     /// `lowi_core::class`.
@@ -191,36 +311,69 @@ pub struct PktParser {
     h8: DFF<Bits<64>>,
     h9: DFF<Bits<48>>,
     flen: DFF<Bits<16>>,
-    csum: DFF<Bits<32>>,
+    /// The checksums as they stream (see `update`), in carry-save form.
+    i_csa: OnesCsa,
+    u_csa: OnesCsa,
+    i_s: DFF<Bits<16>>,
+    i_c: DFF<Bits<16>>,
+    u_s: DFF<Bits<16>>,
+    u_c: DFF<Bits<16>>,
+    /// The beats' lane masks, registered at the beat before; the datagram's bytes left at the
+    /// beat's start (from beat 5 on).
+    i_mask: DFF<Bits<8>>,
+    u_mask: DFF<Bits<8>>,
+    u_rem: DFF<Bits<16>>,
+    u_rem_n: Signal<Local, Bits<16>>,
+    /// The beat now streaming is not beat 0 (`bn0`; low at reset, as the beat counter is 0) /
+    /// is beat 1 / 2 / 3 / 4 (registered from `beat_n`).
+    bn0: DFF<Bit>,
+    bq1: DFF<Bit>,
+    bq2: DFF<Bit>,
+    bq3: DFF<Bit>,
+    bq4: DFF<Bit>,
+    u_lanes: LaneMask,
+    sw_ulen: ByteSwap<16>,
+    i_chk: CsaIsFfff,
+    u_chk: CsaIsFfff,
+    k_ip_first: Constant<Bits<8>>,
+    k_ip_last: Constant<Bits<8>>,
+    k_udp_first: Constant<Bits<8>>,
+    k_ff8: Constant<Bits<8>>,
+    k_udp16: Constant<Bits<16>>,
+    k0_32: Constant<Bits<32>>,
     done: DFF<Bit>,
-    /// `epoch mod node_count` of the frame streaming in, over the epoch's first bytes.
-    erem: DFF<Bits<8>>,
-    /// `3 · node_count` for the remainder steps (registered: node_count changes only while
-    /// the node is disabled).
-    n3: DFF<Bits<8>>,
-    /// The beat now streaming is the one bringing epoch byte 0 / byte 1 / byte 2 (registered
-    /// from the beat counter's next value, so that no comparison precedes the remainder steps).
-    at_ep0: DFF<Bit>,
-    at_ep1: DFF<Bit>,
-    at_ep2: DFF<Bit>,
+    /// The beat now streaming brings the epoch's low half (registered from the beat counter's
+    /// next value).
+    at_eplo: DFF<Bit>,
     beat_n: Signal<Local, Bits<16>>,
-    /// Epoch bytes 0..2 as they stream (into `erem`).
-    rem_step: ByteRem,
-    /// Byte 3 in the verdict cycle, from registers only (its own unit: sharing `rem_step`
-    /// would put the bus → remainder → verdict path, false but static, on the critical path).
-    rem_last: ByteRem,
-    o_ep_lane0: Constant<Bits<6>>,
-    o_ep1: Constant<Bits<10>>,
-    o_ep2: Constant<Bits<10>>,
-    o_ep3: Constant<Bits<10>>,
-    k_ep_beat0: Constant<Bits<16>>,
-    k_ep_beat1: Constant<Bits<16>>,
-    k_ep_beat2: Constant<Bits<16>>,
+    /// The epoch's high half's residue sum (from the kept beats, every cycle).
+    ep_hi: NibbleSum,
+    sw_ep_hi: ByteSwap<16>,
+    ep_a_lo: DFF<Bits<7>>,
+    ep_a_hi: DFF<Bits<7>>,
+    /// Its low half's (from the bus, in the beat that brings it).
+    ep_lo: NibbleSum,
+    sw_ep_lo: ByteSwap<16>,
+    ep_b_lo: DFF<Bits<7>>,
+    ep_b_hi: DFF<Bits<7>>,
+    /// `a + b`, `sender + m · n`, `sender < n`, registered; compared in the verdict cycle.
+    ep_match: SenderMatch,
+    ep_s: DFF<Bits<10>>,
+    ep_p: DFF<Bits<80>>,
+    ep_in: DFF<Bit>,
+    ep_hit: AnyEqual,
+    o_ep_hi: Constant<Bits<10>>,
+    o_ep_lo_lane: Constant<Bits<6>>,
+    o_mult: Constant<Bits<10>>,
+    k_ep_lo_beat: Constant<Bits<16>>,
     has_tag: Signal<Local, Bit>,
     tag_len: Signal<Local, Bits<16>>,
     v_base: Signal<Local, Bits<CLASS_BITS>>,
     bad_sender: Signal<Local, Bit>,
     beats: JoinBeats,
+    /// The kept beats' bytes no field reads (the IPv4 header's other words: its checksum is
+    /// summed as it streams).
+    beats_rest: Unused<624>,
     o_eth_dst: Constant<Bits<10>>,
     sw_eth_dst: ByteSwap<48>,
     f_eth_dst: Signal<Local, Bits<48>>,
@@ -307,80 +460,9 @@ pub struct PktParser {
     o_e_payload: Constant<Bits<10>>,
     sw_e_payload: ByteSwap<64>,
     f_e_payload: Signal<Local, Bits<64>>,
-    o_ipw0: Constant<Bits<10>>,
-    sw_ipw0: ByteSwap<16>,
-    x_ipw0: ZeroExtend<16, 20>,
-    o_ipw1: Constant<Bits<10>>,
-    sw_ipw1: ByteSwap<16>,
-    x_ipw1: ZeroExtend<16, 20>,
-    o_ipw2: Constant<Bits<10>>,
-    sw_ipw2: ByteSwap<16>,
-    x_ipw2: ZeroExtend<16, 20>,
-    o_ipw3: Constant<Bits<10>>,
-    sw_ipw3: ByteSwap<16>,
-    x_ipw3: ZeroExtend<16, 20>,
-    o_ipw4: Constant<Bits<10>>,
-    sw_ipw4: ByteSwap<16>,
-    x_ipw4: ZeroExtend<16, 20>,
-    o_ipw5: Constant<Bits<10>>,
-    sw_ipw5: ByteSwap<16>,
-    x_ipw5: ZeroExtend<16, 20>,
-    o_ipw6: Constant<Bits<10>>,
-    sw_ipw6: ByteSwap<16>,
-    x_ipw6: ZeroExtend<16, 20>,
-    o_ipw7: Constant<Bits<10>>,
-    sw_ipw7: ByteSwap<16>,
-    x_ipw7: ZeroExtend<16, 20>,
-    o_ipw8: Constant<Bits<10>>,
-    sw_ipw8: ByteSwap<16>,
-    x_ipw8: ZeroExtend<16, 20>,
-    o_ipw9: Constant<Bits<10>>,
-    sw_ipw9: ByteSwap<16>,
-    x_ipw9: ZeroExtend<16, 20>,
-    sw_w0: ByteSwap<16>,
-    x_w0: ZeroExtend<16, 32>,
-    sw_w1: ByteSwap<16>,
-    x_w1: ZeroExtend<16, 32>,
-    sw_w2: ByteSwap<16>,
-    x_w2: ZeroExtend<16, 32>,
-    sw_w3: ByteSwap<16>,
-    x_w3: ZeroExtend<16, 32>,
-    ip_sum: Signal<Local, Bits<20>>,
-    ip_fold1: Signal<Local, Bits<20>>,
-    ip_fold2: Signal<Local, Bits<20>>,
-    udp_sum: Signal<Local, Bits<32>>,
-    udp_fold1: Signal<Local, Bits<32>>,
-    udp_fold2: Signal<Local, Bits<32>>,
     plen: Signal<Local, Bits<16>>,
-    udp_end: Signal<Local, Bits<16>>,
     pos: Signal<Local, Bits<16>>,
-    mask: Signal<Local, Bits<64>>,
-    masked: Signal<Local, Bits<64>>,
     nbytes: Signal<Local, Bits<16>>,
-    m0: Signal<Local, Bits<64>>,
-    k_lane0: Constant<Bits<64>>,
-    k_pos0: Constant<Bits<16>>,
-    m1: Signal<Local, Bits<64>>,
-    k_lane1: Constant<Bits<64>>,
-    k_pos1: Constant<Bits<16>>,
-    m2: Signal<Local, Bits<64>>,
-    k_lane2: Constant<Bits<64>>,
-    k_pos2: Constant<Bits<16>>,
-    m3: Signal<Local, Bits<64>>,
-    k_lane3: Constant<Bits<64>>,
-    k_pos3: Constant<Bits<16>>,
-    m4: Signal<Local, Bits<64>>,
-    k_lane4: Constant<Bits<64>>,
-    k_pos4: Constant<Bits<16>>,
-    m5: Signal<Local, Bits<64>>,
-    k_lane5: Constant<Bits<64>>,
-    k_pos5: Constant<Bits<16>>,
-    m6: Signal<Local, Bits<64>>,
-    k_lane6: Constant<Bits<64>>,
-    k_pos6: Constant<Bits<16>>,
-    m7: Signal<Local, Bits<64>>,
-    k_lane7: Constant<Bits<64>>,
-    k_pos7: Constant<Bits<16>>,
     k0_16: Constant<Bits<16>>,
     k1_16: Constant<Bits<16>>,
     k8_16: Constant<Bits<16>>,
@@ -393,7 +475,6 @@ pub struct PktParser {
     k_eth: Constant<Bits<16>>,
     k_frag_mask: Constant<Bits<16>>,
     k0_8: Constant<Bits<8>>,
-    k1_8: Constant<Bits<8>>,
     k_vihl: Constant<Bits<8>>,
     k_udp: Constant<Bits<8>>,
     k_version: Constant<Bits<8>>,
@@ -412,12 +493,6 @@ pub struct PktParser {
     k_ehdr: Constant<Bits<16>>,
     k_ehdr_shift: Constant<Bits<16>>,
     k1_count: Constant<Bits<16>>,
-    k0_32: Constant<Bits<32>>,
-    k_ffff20: Constant<Bits<20>>,
-    k16_20: Constant<Bits<20>>,
-    k_ffff32: Constant<Bits<32>>,
-    k16_32: Constant<Bits<32>>,
-    k_udp32: Constant<Bits<32>>,
     k0_64: Constant<Bits<64>>,
     k0_48: Constant<Bits<48>>,
     c_expected: Constant<Bits<CLASS_BITS>>,
@@ -448,22 +523,35 @@ impl Default for PktParser {
         );
         let l = Layout::probe();
         let bit = |f: crate::layout::Field| k::<10>(8 * f.off as u64);
-        // The IPv4 header checksum covers 10 big-endian words from the IPv4 header's start.
-        let ip = l.ip_vihl.off as u64;
-        let ipw = |i: u64| 8 * (ip + 2 * i);
-        let lane = |l: u64| 0xFFu64 << (8 * l);
-        // `epoch mod node_count` is computed one epoch byte per cycle as the frame streams: byte
-        // 0 from the bus in the beat that brings it, bytes 1 and 2 from the kept beats in the
-        // next two beats, byte 3 in the verdict cycle. That needs bytes 1 and 2 to have arrived
-        // by then and the shortest DECIDE frame to last until the third of those beats.
+        // The checksums' lane masks (`update`) are written for Ethernet II and a 20-byte IPv4
+        // header: the IPv4 header is frame bytes 14..34 (beat 1 lane 6 to beat 4 lane 1), the
+        // pseudo-header's addresses start at byte 26 (beat 3 lane 2), and beat 4 ends with the
+        // UDP length (bytes 38-39); the datagram's bytes from beat 5 (byte 40) on are
+        // udp_len - 6.
+        assert_eq!(
+            (l.ip_vihl.off, l.ip_src.off, l.udp_len.off, l.udp_src.off),
+            (14, 26, 38, 34),
+            "the checksum masks' frame offsets"
+        );
+        // The sender check (see the module doc): the epoch's high half is read from the kept
+        // beats, its low half from the bus in the beat that brings it, which must come after
+        // the high half's and the sender's, and before the shortest DECIDE frame's last beat
+        // (the verdict comes two cycles after it at the earliest).
         let ep = l.d_epoch.off;
-        let ep_beat = (ep / 8) as u64;
         assert_eq!(l.d_epoch.len, 4, "the epoch is 32 bits");
-        assert!(ep + 1 < 8 * (ep / 8 + 1) && ep + 2 < 8 * (ep / 8 + 2));
+        let lo_beat = ((ep + 2) / 8) as u64;
+        assert!(
+            (ep + 3) / 8 == (ep + 2) / 8 && (ep + 1) / 8 < (ep + 2) / 8,
+            "the epoch's halves are not in two beats"
+        );
+        assert!(
+            l.sender.off / 8 < (ep + 2) / 8,
+            "the sender comes after the epoch"
+        );
         let min_decide = PAYLOAD_OFFSET + wire::HEADER_LEN + wire::DECIDE_HEADER_LEN;
         assert!(
-            (min_decide - 1) / 8 >= ep / 8 + 2,
-            "the shortest DECIDE frame ends before the epoch's remainder is done"
+            (min_decide - 1) / 8 > (ep + 2) / 8,
+            "the shortest DECIDE frame ends with the epoch"
         );
         Self {
             clock: Default::default(),
@@ -475,7 +563,7 @@ impl Default for PktParser {
             client_mode: Default::default(),
             port: Default::default(),
             cluster_id: Default::default(),
-            node_count: Default::default(),
+            sender_tab: Default::default(),
             valid: Default::default(),
             verdict: Default::default(),
             sender: Default::default(),
@@ -505,28 +593,57 @@ impl Default for PktParser {
             h8: Default::default(),
             h9: Default::default(),
             flen: Default::default(),
-            csum: Default::default(),
+            i_csa: Default::default(),
+            u_csa: Default::default(),
+            i_s: Default::default(),
+            i_c: Default::default(),
+            u_s: Default::default(),
+            u_c: Default::default(),
+            i_mask: Default::default(),
+            u_mask: Default::default(),
+            u_rem: Default::default(),
+            u_rem_n: Default::default(),
+            bn0: Default::default(),
+            bq1: Default::default(),
+            bq2: Default::default(),
+            bq3: Default::default(),
+            bq4: Default::default(),
+            u_lanes: Default::default(),
+            sw_ulen: Default::default(),
+            i_chk: Default::default(),
+            u_chk: Default::default(),
+            k_ip_first: k(0xC0),
+            k_ip_last: k(0x03),
+            k_udp_first: k(0xFC),
+            k_ff8: k(0xFF),
+            k_udp16: k(17),
+            k0_32: k(0),
             done: Default::default(),
-            erem: Default::default(),
-            n3: Default::default(),
-            at_ep0: Default::default(),
-            at_ep1: Default::default(),
-            at_ep2: Default::default(),
+            at_eplo: Default::default(),
             beat_n: Default::default(),
-            rem_step: Default::default(),
-            rem_last: Default::default(),
-            o_ep_lane0: k(8 * (ep as u64 % 8)),
-            o_ep1: k(8 * (ep as u64 + 1)),
-            o_ep2: k(8 * (ep as u64 + 2)),
-            o_ep3: k(8 * (ep as u64 + 3)),
-            k_ep_beat0: k(ep_beat),
-            k_ep_beat1: k(ep_beat + 1),
-            k_ep_beat2: k(ep_beat + 2),
+            ep_hi: Default::default(),
+            sw_ep_hi: Default::default(),
+            ep_a_lo: Default::default(),
+            ep_a_hi: Default::default(),
+            ep_lo: Default::default(),
+            sw_ep_lo: Default::default(),
+            ep_b_lo: Default::default(),
+            ep_b_hi: Default::default(),
+            ep_match: Default::default(),
+            ep_s: Default::default(),
+            ep_p: Default::default(),
+            ep_in: Default::default(),
+            ep_hit: Default::default(),
+            o_ep_hi: k(8 * ep as u64),
+            o_ep_lo_lane: k(8 * ((ep as u64 + 2) % 8)),
+            o_mult: k(TAB_MULT as u64),
+            k_ep_lo_beat: k(lo_beat),
             has_tag: Default::default(),
             tag_len: Default::default(),
             v_base: Default::default(),
             bad_sender: Default::default(),
             beats: Default::default(),
+            beats_rest: Default::default(),
             o_eth_dst: bit(l.eth_dst),
             sw_eth_dst: Default::default(),
             f_eth_dst: Default::default(),
@@ -613,80 +730,9 @@ impl Default for PktParser {
             o_e_payload: bit(l.e_payload),
             sw_e_payload: Default::default(),
             f_e_payload: Default::default(),
-            o_ipw0: k(ipw(0)),
-            sw_ipw0: Default::default(),
-            x_ipw0: Default::default(),
-            o_ipw1: k(ipw(1)),
-            sw_ipw1: Default::default(),
-            x_ipw1: Default::default(),
-            o_ipw2: k(ipw(2)),
-            sw_ipw2: Default::default(),
-            x_ipw2: Default::default(),
-            o_ipw3: k(ipw(3)),
-            sw_ipw3: Default::default(),
-            x_ipw3: Default::default(),
-            o_ipw4: k(ipw(4)),
-            sw_ipw4: Default::default(),
-            x_ipw4: Default::default(),
-            o_ipw5: k(ipw(5)),
-            sw_ipw5: Default::default(),
-            x_ipw5: Default::default(),
-            o_ipw6: k(ipw(6)),
-            sw_ipw6: Default::default(),
-            x_ipw6: Default::default(),
-            o_ipw7: k(ipw(7)),
-            sw_ipw7: Default::default(),
-            x_ipw7: Default::default(),
-            o_ipw8: k(ipw(8)),
-            sw_ipw8: Default::default(),
-            x_ipw8: Default::default(),
-            o_ipw9: k(ipw(9)),
-            sw_ipw9: Default::default(),
-            x_ipw9: Default::default(),
-            sw_w0: Default::default(),
-            x_w0: Default::default(),
-            sw_w1: Default::default(),
-            x_w1: Default::default(),
-            sw_w2: Default::default(),
-            x_w2: Default::default(),
-            sw_w3: Default::default(),
-            x_w3: Default::default(),
-            ip_sum: Default::default(),
-            ip_fold1: Default::default(),
-            ip_fold2: Default::default(),
-            udp_sum: Default::default(),
-            udp_fold1: Default::default(),
-            udp_fold2: Default::default(),
             plen: Default::default(),
-            udp_end: Default::default(),
             pos: Default::default(),
-            mask: Default::default(),
-            masked: Default::default(),
             nbytes: Default::default(),
-            m0: Default::default(),
-            k_lane0: k(lane(0)),
-            k_pos0: k(0),
-            m1: Default::default(),
-            k_lane1: k(lane(1)),
-            k_pos1: k(1),
-            m2: Default::default(),
-            k_lane2: k(lane(2)),
-            k_pos2: k(2),
-            m3: Default::default(),
-            k_lane3: k(lane(3)),
-            k_pos3: k(3),
-            m4: Default::default(),
-            k_lane4: k(lane(4)),
-            k_pos4: k(4),
-            m5: Default::default(),
-            k_lane5: k(lane(5)),
-            k_pos5: k(5),
-            m6: Default::default(),
-            k_lane6: k(lane(6)),
-            k_pos6: k(6),
-            m7: Default::default(),
-            k_lane7: k(lane(7)),
-            k_pos7: k(7),
             k0_16: k(0),
             k1_16: k(1),
             k8_16: k(8),
@@ -699,7 +745,6 @@ impl Default for PktParser {
             k_eth: k(0x0800),
             k_frag_mask: k(0x3FFF),
             k0_8: k(0),
-            k1_8: k(1),
             k_vihl: k(0x45),
             k_udp: k(17),
             k_version: k(wire::VERSION as u64),
@@ -718,12 +763,6 @@ impl Default for PktParser {
             k_ehdr: k(wire::ENTRY_HEADER_LEN as u64),
             k_ehdr_shift: k(wire::ENTRY_HEADER_LEN.trailing_zeros() as u64),
             k1_count: k(1),
-            k0_32: k(0),
-            k_ffff20: k(0xFFFF),
-            k16_20: k(16),
-            k_ffff32: k(0xFFFF),
-            k16_32: k(16),
-            k_udp32: k(17),
             k0_64: k(0),
             k0_48: k(0),
             c_expected: k(class::EXPECTED),
@@ -751,8 +790,9 @@ impl Logic for PktParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, flen, csum, done, erem, n3,
-            at_ep0, at_ep1, at_ep2
+            self, clock, beat, h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, flen, done, at_eplo,
+            ep_a_lo, ep_a_hi, ep_b_lo, ep_b_hi, ep_s, ep_p, ep_in, i_s, i_c, u_s, u_c, i_mask,
+            u_mask, u_rem, bn0, bq1, bq2, bq3, bq4
         );
         self.s_ready.next = true;
         // ---- capture
@@ -766,6 +806,7 @@ impl Logic for PktParser {
         self.beats.h7.next = self.h7.q.val();
         self.beats.h8.next = self.h8.q.val();
         self.beats.h9.next = self.h9.q.val();
+        self.beats_rest.x.next = self.beats.out.val();
         self.sw_eth_dst.inp.next = self
             .beats
             .out
@@ -950,105 +991,76 @@ impl Logic for PktParser {
         self.f_e_payload.next = self.sw_e_payload.out.val();
         // UDP length as captured so far (beat 4 holds it; valid from beat 5 on).
         self.plen.next = self.f_udp_len.val() - self.k8_16.val();
-        self.udp_end.next = self.f_udp_len.val() + self.k34_16.val();
         self.pos.next = self.beat.q.val() << self.k3_16.val();
-        // Lane 0 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos0.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos0.val()) < self.udp_end.val())
-        {
-            self.m0.next = self.k_lane0.val();
-        } else {
-            self.m0.next = self.k0_64.val();
+        // ---- the checksums, streamed: each beat's words that belong to the IPv4 header / to
+        // the UDP checksum (the pseudo-header's addresses, the UDP header and the datagram:
+        // frame bytes 26 to 34 + udp_len), by lane masks registered at the beat before, go
+        // into a running ones-complement sum kept in carry-save form (`OnesCsa`: no carry
+        // chain); the UDP one starts from the pseudo-header's protocol word and counts the UDP
+        // length (beat 4's last word) twice. The verdict cycle checks both (`CsaIsFfff`).
+        self.i_csa.s.next = self.i_s.q.val();
+        self.i_csa.c.next = self.i_c.q.val();
+        self.i_csa.first.next = !self.bn0.q.val();
+        self.i_csa.init.next = self.k0_16.val();
+        self.i_csa.data.next = self.s_data.val();
+        self.i_csa.mask.next = self.i_mask.q.val();
+        self.i_csa.dbl3.next = false;
+        self.u_csa.s.next = self.u_s.q.val();
+        self.u_csa.c.next = self.u_c.q.val();
+        self.u_csa.first.next = !self.bn0.q.val();
+        self.u_csa.init.next = self.k_udp16.val();
+        self.u_csa.data.next = self.s_data.val();
+        self.u_csa.mask.next = self.u_mask.q.val();
+        self.u_csa.dbl3.next = self.bq4.q.val();
+        if self.s_valid.val() {
+            self.i_s.d.next = self.i_csa.s_n.val();
+            self.i_c.d.next = self.i_csa.c_n.val();
+            self.u_s.d.next = self.u_csa.s_n.val();
+            self.u_c.d.next = self.u_csa.c_n.val();
         }
-        // Lane 1 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos1.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos1.val()) < self.udp_end.val())
-        {
-            self.m1.next = self.k_lane1.val();
+        self.sw_ulen.inp.next = self.s_data.val().get_bits::<16>(48);
+        // The masks of the next beat: the IPv4 header is frame bytes 14..34 (beat 1 lanes 6-7
+        // to beat 4 lanes 0-1), the UDP sum's part bytes 26..34 + udp_len; from beat 5 on, the
+        // datagram's bytes left (`u_rem`, from the UDP length on the bus in beat 4).
+        if self.bq4.q.val() {
+            if self.sw_ulen.out.val() < self.k6_16.val() {
+                self.u_rem_n.next = self.k0_16.val();
+            } else {
+                self.u_rem_n.next = self.sw_ulen.out.val() - self.k6_16.val();
+            }
+        } else if self.u_rem.q.val() >= self.k8_16.val() {
+            self.u_rem_n.next = self.u_rem.q.val() - self.k8_16.val();
         } else {
-            self.m1.next = self.k0_64.val();
+            self.u_rem_n.next = self.k0_16.val();
         }
-        // Lane 2 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos2.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos2.val()) < self.udp_end.val())
-        {
-            self.m2.next = self.k_lane2.val();
-        } else {
-            self.m2.next = self.k0_64.val();
+        self.u_lanes.ulen.next = self.sw_ulen.out.val();
+        self.u_lanes.rem.next = self.u_rem.q.val();
+        self.u_lanes.at4.next = self.bq4.q.val();
+        if self.s_valid.val() {
+            self.u_rem.d.next = self.u_rem_n.val();
+            self.u_mask.d.next = self.u_lanes.mask.val();
+            self.i_mask.d.next = self.k0_8.val();
+            if !self.bn0.q.val() {
+                self.u_mask.d.next = self.k0_8.val();
+                self.i_mask.d.next = self.k_ip_first.val();
+            }
+            if self.bq1.q.val() {
+                self.u_mask.d.next = self.k0_8.val();
+                self.i_mask.d.next = self.k_ff8.val();
+            }
+            if self.bq2.q.val() {
+                self.u_mask.d.next = self.k_udp_first.val();
+                self.i_mask.d.next = self.k_ff8.val();
+            }
+            if self.bq3.q.val() {
+                self.u_mask.d.next = self.k_ff8.val();
+                self.i_mask.d.next = self.k_ip_last.val();
+            }
+            if self.s_last.val() {
+                self.u_mask.d.next = self.k0_8.val();
+                self.i_mask.d.next = self.k0_8.val();
+            }
         }
-        // Lane 3 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos3.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos3.val()) < self.udp_end.val())
-        {
-            self.m3.next = self.k_lane3.val();
-        } else {
-            self.m3.next = self.k0_64.val();
-        }
-        // Lane 4 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos4.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos4.val()) < self.udp_end.val())
-        {
-            self.m4.next = self.k_lane4.val();
-        } else {
-            self.m4.next = self.k0_64.val();
-        }
-        // Lane 5 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos5.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos5.val()) < self.udp_end.val())
-        {
-            self.m5.next = self.k_lane5.val();
-        } else {
-            self.m5.next = self.k0_64.val();
-        }
-        // Lane 6 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos6.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos6.val()) < self.udp_end.val())
-        {
-            self.m6.next = self.k_lane6.val();
-        } else {
-            self.m6.next = self.k0_64.val();
-        }
-        // Lane 7 counts towards the UDP checksum if it lies in [26, 34 + udp_len).
-        if (self.beat.q.val() == self.k3_16.val() && self.k_pos7.val() >= self.k2_16.val())
-            || self.beat.q.val() == self.k4_16.val()
-            || (self.beat.q.val() >= self.k5_16.val()
-                && (self.pos.val() + self.k_pos7.val()) < self.udp_end.val())
-        {
-            self.m7.next = self.k_lane7.val();
-        } else {
-            self.m7.next = self.k0_64.val();
-        }
-        self.mask.next = self.m0.val()
-            | self.m1.val()
-            | self.m2.val()
-            | self.m3.val()
-            | self.m4.val()
-            | self.m5.val()
-            | self.m6.val()
-            | self.m7.val();
-        self.masked.next = self.s_data.val() & self.mask.val();
-        self.sw_w0.inp.next = self.masked.val().get_bits::<16>(0);
-        self.x_w0.narrow.next = self.sw_w0.out.val();
-        self.sw_w1.inp.next = self.masked.val().get_bits::<16>(16);
-        self.x_w1.narrow.next = self.sw_w1.out.val();
-        self.sw_w2.inp.next = self.masked.val().get_bits::<16>(32);
-        self.x_w2.narrow.next = self.sw_w2.out.val();
-        self.sw_w3.inp.next = self.masked.val().get_bits::<16>(48);
-        self.x_w3.narrow.next = self.sw_w3.out.val();
         // Bytes in this beat (keep is contiguous from lane 0).
         self.nbytes.next = self.k8_16.val();
         if self.s_keep.val() == self.k_keep1.val() {
@@ -1072,33 +1084,45 @@ impl Logic for PktParser {
         if self.s_keep.val() == self.k_keep7.val() {
             self.nbytes.next = self.k7_16.val();
         }
-        // ---- epoch mod node_count, one epoch byte per cycle (see Default): bytes 0..2 in the
-        // beats that carry them or follow (stage flags registered from the beat counter's next
-        // value, so that no comparison precedes the remainder steps), byte 3 in the verdict
-        // cycle.
-        self.n3.d.next = (self.node_count.val() << self.k1_8.val()) + self.node_count.val();
-        self.rem_last.n.next = self.node_count.val();
-        self.rem_last.n3.next = self.n3.q.val();
-        self.rem_last.rem.next = self.erem.q.val();
-        self.rem_last.digit.next = self.beats.out.val().get_bits::<8>(self.o_ep3.val().index());
-        self.rem_step.n.next = self.node_count.val();
-        self.rem_step.n3.next = self.n3.q.val();
-        self.rem_step.rem.next = self.erem.q.val();
-        self.rem_step.digit.next = self.beats.out.val().get_bits::<8>(self.o_ep2.val().index());
-        if self.at_ep0.q.val() {
-            self.rem_step.rem.next = self.k0_8.val();
-            self.rem_step.digit.next = self
-                .s_data
-                .val()
-                .get_bits::<8>(self.o_ep_lane0.val().index());
+        // ---- is the sender the leader of the epoch (`epoch mod n`)? Each half of the epoch
+        // gives a sum of four nibble residues (< 4n): the high half from the kept beats (every
+        // cycle), the low half from the bus as it passes; then `a + b` and `sender + m · n`
+        // (m = 0..7) are registered, and the verdict cycle compares them.
+        self.sw_ep_hi.inp.next = self
+            .beats
+            .out
+            .val()
+            .get_bits::<16>(self.o_ep_hi.val().index());
+        self.ep_hi.value.next = self.sw_ep_hi.out.val();
+        self.ep_hi.tab.next = self.sender_tab.val().get_bits::<360>(360);
+        self.ep_a_lo.d.next = self.ep_hi.lo.val();
+        self.ep_a_hi.d.next = self.ep_hi.hi.val();
+        self.sw_ep_lo.inp.next = self
+            .s_data
+            .val()
+            .get_bits::<16>(self.o_ep_lo_lane.val().index());
+        self.ep_lo.value.next = self.sw_ep_lo.out.val();
+        self.ep_lo.tab.next = self.sender_tab.val().get_bits::<360>(0);
+        // `at_eplo` is high from the beat before until that beat is taken: the last write is
+        // that beat's.
+        if self.at_eplo.q.val() {
+            self.ep_b_lo.d.next = self.ep_lo.lo.val();
+            self.ep_b_hi.d.next = self.ep_lo.hi.val();
         }
-        if self.at_ep1.q.val() {
-            self.rem_step.digit.next = self.beats.out.val().get_bits::<8>(self.o_ep1.val().index());
-        }
-        if self.s_valid.val() && (self.at_ep0.q.val() || self.at_ep1.q.val() || self.at_ep2.q.val())
-        {
-            self.erem.d.next = self.rem_step.out.val();
-        }
+        self.ep_match.a_lo.next = self.ep_a_lo.q.val();
+        self.ep_match.a_hi.next = self.ep_a_hi.q.val();
+        self.ep_match.b_lo.next = self.ep_b_lo.q.val();
+        self.ep_match.b_hi.next = self.ep_b_hi.q.val();
+        self.ep_match.sender.next = self.f_sender.val();
+        self.ep_match.mult.next = self
+            .sender_tab
+            .val()
+            .get_bits::<63>(self.o_mult.val().index());
+        self.ep_s.d.next = self.ep_match.s.val();
+        self.ep_p.d.next = self.ep_match.p.val();
+        self.ep_in.d.next = self.ep_match.in_range.val();
+        self.ep_hit.s.next = self.ep_s.q.val();
+        self.ep_hit.p.next = self.ep_p.q.val();
         // The beat counter's next value and the stage flags for it.
         self.beat_n.next = self.beat.q.val();
         if self.s_valid.val() {
@@ -1109,9 +1133,12 @@ impl Logic for PktParser {
             }
         }
         self.beat.d.next = self.beat_n.val();
-        self.at_ep0.d.next = self.beat_n.val() == self.k_ep_beat0.val();
-        self.at_ep1.d.next = self.beat_n.val() == self.k_ep_beat1.val();
-        self.at_ep2.d.next = self.beat_n.val() == self.k_ep_beat2.val();
+        self.at_eplo.d.next = self.beat_n.val() == self.k_ep_lo_beat.val();
+        self.bn0.d.next = self.beat_n.val() != self.k0_16.val();
+        self.bq1.d.next = self.beat_n.val() == self.k1_16.val();
+        self.bq2.d.next = self.beat_n.val() == self.k2_16.val();
+        self.bq3.d.next = self.beat_n.val() == self.k3_16.val();
+        self.bq4.d.next = self.beat_n.val() == self.k4_16.val();
         self.done.d.next = false;
         if self.s_valid.val() {
             if self.beat.q.val() == self.k0_16.val() {
@@ -1125,7 +1152,6 @@ impl Logic for PktParser {
                 self.h7.d.next = self.k0_64.val();
                 self.h8.d.next = self.k0_64.val();
                 self.h9.d.next = self.k0_48.val();
-                self.csum.d.next = self.k0_32.val();
             }
             if self.beat.q.val() == self.k1_16.val() {
                 self.h1.d.next = self.s_data.val();
@@ -1154,109 +1180,16 @@ impl Logic for PktParser {
             if self.beat.q.val() == self.k9_16.val() {
                 self.h9.d.next = self.s_data.val().get_bits::<48>(0);
             }
-            if self.beat.q.val() == self.k4_16.val() {
-                // Beat 4 ends with the UDP length word: count it twice (once more for the
-                // pseudo-header), with the pseudo-header's protocol word.
-                self.csum.d.next = self.csum.q.val()
-                    + self.x_w0.wide.val()
-                    + self.x_w1.wide.val()
-                    + self.x_w2.wide.val()
-                    + self.x_w3.wide.val()
-                    + self.x_w3.wide.val()
-                    + self.k_udp32.val();
-            } else if self.beat.q.val() != self.k0_16.val() {
-                self.csum.d.next = self.csum.q.val()
-                    + self.x_w0.wide.val()
-                    + self.x_w1.wide.val()
-                    + self.x_w2.wide.val()
-                    + self.x_w3.wide.val();
-            }
             if self.s_last.val() {
                 self.done.d.next = true;
                 self.flen.d.next = self.pos.val() + self.nbytes.val();
             }
         }
         // ---- verdict (the cycle after the last beat, from the registers)
-        self.sw_ipw0.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw0.val().index());
-        self.x_ipw0.narrow.next = self.sw_ipw0.out.val();
-        self.sw_ipw1.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw1.val().index());
-        self.x_ipw1.narrow.next = self.sw_ipw1.out.val();
-        self.sw_ipw2.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw2.val().index());
-        self.x_ipw2.narrow.next = self.sw_ipw2.out.val();
-        self.sw_ipw3.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw3.val().index());
-        self.x_ipw3.narrow.next = self.sw_ipw3.out.val();
-        self.sw_ipw4.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw4.val().index());
-        self.x_ipw4.narrow.next = self.sw_ipw4.out.val();
-        self.sw_ipw5.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw5.val().index());
-        self.x_ipw5.narrow.next = self.sw_ipw5.out.val();
-        self.sw_ipw6.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw6.val().index());
-        self.x_ipw6.narrow.next = self.sw_ipw6.out.val();
-        self.sw_ipw7.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw7.val().index());
-        self.x_ipw7.narrow.next = self.sw_ipw7.out.val();
-        self.sw_ipw8.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw8.val().index());
-        self.x_ipw8.narrow.next = self.sw_ipw8.out.val();
-        self.sw_ipw9.inp.next = self
-            .beats
-            .out
-            .val()
-            .get_bits::<16>(self.o_ipw9.val().index());
-        self.x_ipw9.narrow.next = self.sw_ipw9.out.val();
-        self.ip_sum.next = self.x_ipw0.wide.val()
-            + self.x_ipw1.wide.val()
-            + self.x_ipw2.wide.val()
-            + self.x_ipw3.wide.val()
-            + self.x_ipw4.wide.val()
-            + self.x_ipw5.wide.val()
-            + self.x_ipw6.wide.val()
-            + self.x_ipw7.wide.val()
-            + self.x_ipw8.wide.val()
-            + self.x_ipw9.wide.val();
-        self.ip_fold1.next =
-            (self.ip_sum.val() & self.k_ffff20.val()) + (self.ip_sum.val() >> self.k16_20.val());
-        self.ip_fold2.next = (self.ip_fold1.val() & self.k_ffff20.val())
-            + (self.ip_fold1.val() >> self.k16_20.val());
-        // UDP: the pseudo-header's protocol and length words, then the sum of the datagram.
-        self.udp_sum.next = self.csum.q.val();
-        self.udp_fold1.next =
-            (self.udp_sum.val() & self.k_ffff32.val()) + (self.udp_sum.val() >> self.k16_32.val());
-        self.udp_fold2.next = (self.udp_fold1.val() & self.k_ffff32.val())
-            + (self.udp_fold1.val() >> self.k16_32.val());
+        self.i_chk.s.next = self.i_s.q.val();
+        self.i_chk.c.next = self.i_c.q.val();
+        self.u_chk.s.next = self.u_s.q.val();
+        self.u_chk.c.next = self.u_c.q.val();
         self.valid.next = self.done.q.val();
         self.frame_len.next = self.flen.q.val();
         // Issue 18: what passes every format check may still be refused as not from a member
@@ -1270,7 +1203,7 @@ impl Logic for PktParser {
             self.tag_len.next = self.k0_16.val();
         }
         self.bad_sender.next =
-            !self.client_mode.val() && (self.f_sender.val() != self.rem_last.out.val());
+            !(self.client_mode.val() || (self.ep_in.q.val() && self.ep_hit.hit.val()));
         self.v_base.next = self.c_expected.val();
         if self.flen.q.val() < self.k14_16.val() || self.f_ether_type.val() != self.k_eth.val() {
             self.v_base.next = self.c_foreign.val();
@@ -1278,7 +1211,7 @@ impl Logic for PktParser {
             || self.f_ip_vihl.val() != self.k_vihl.val()
             || self.f_ip_total_len.val() < self.k20_16.val()
             || (self.f_ip_total_len.val() + self.k14_16.val()) > self.flen.q.val()
-            || self.ip_fold2.val() != self.k_ffff20.val()
+            || !self.i_chk.eq.val()
         {
             self.v_base.next = self.c_malformed.val();
         } else if (self.f_ip_frag.val() & self.k_frag_mask.val()) != self.k0_16.val()
@@ -1287,8 +1220,7 @@ impl Logic for PktParser {
             self.v_base.next = self.c_foreign.val();
         } else if (self.f_ip_total_len.val() - self.k20_16.val()) < self.k8_16.val()
             || self.f_udp_len.val() != (self.f_ip_total_len.val() - self.k20_16.val())
-            || (self.f_udp_csum.val() != self.k0_16.val()
-                && self.udp_fold2.val() != self.k_ffff32.val())
+            || (self.f_udp_csum.val() != self.k0_16.val() && !self.u_chk.eq.val())
         {
             self.v_base.next = self.c_malformed.val();
         } else if self.f_udp_dst.val() != self.port.val() || self.plen.val() < self.k4_16.val() {

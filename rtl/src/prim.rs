@@ -59,6 +59,198 @@ impl Logic for OnesAdd {
     }
 }
 
+/// One 3:2 compressor step modulo 0xFFFF: `x + y + z ≡ s + c`, the carries rotated left by one
+/// (the carry out of bit 15 weighs 2^16 ≡ 1).
+fn csa16(x: u64, y: u64, z: u64) -> (u64, u64) {
+    let maj = (x & y) | (x & z) | (y & z);
+    (x ^ y ^ z, ((maj << 1) | (maj >> 15)) & 0xFFFF)
+}
+
+/// pkt_parser: a ones-complement checksum kept in carry-save form (`s`, `c`: the sum is
+/// `s + c` modulo 0xFFFF), one beat added per cycle without a carry chain: `s_n`, `c_n` =
+/// (`first` ? (`init`, 0) : (`s`, `c`)) + the beat's four big-endian 16-bit words (lane `2i`
+/// the high byte of word `i`; lanes whose `mask` bit is 0 count as zero; word 3 doubled when
+/// `dbl3`: a word counted twice, as the UDP length is), by four 3:2 compressor steps in three
+/// levels with end-around carries (a carry out of bit 15 weighs 2^16 ≡ 1). (`s`, `c`) is
+/// (0, 0) only if every word added was zero; [`CsaIsFfff`] checks the result.
+#[derive(LogicBlock, Default)]
+pub struct OnesCsa {
+    pub s: Signal<In, Bits<16>>,
+    pub c: Signal<In, Bits<16>>,
+    pub first: Signal<In, Bit>,
+    pub init: Signal<In, Bits<16>>,
+    pub data: Signal<In, Bits<64>>,
+    pub mask: Signal<In, Bits<8>>,
+    pub dbl3: Signal<In, Bit>,
+    pub s_n: Signal<Out, Bits<16>>,
+    pub c_n: Signal<Out, Bits<16>>,
+}
+
+impl Logic for OnesCsa {
+    fn update(&mut self) {
+        let (d, m) = (u64_of(self.data.val()), u64_of(self.mask.val()));
+        let w = |i: u64| {
+            let lane = |l: u64| ((d >> (8 * l)) & 0xFF) * ((m >> l) & 1);
+            (lane(2 * i) << 8) | lane(2 * i + 1)
+        };
+        let w3 = if self.dbl3.val() {
+            ((w(3) << 1) | (w(3) >> 15)) & 0xFFFF
+        } else {
+            w(3)
+        };
+        let (s, c) = if self.first.val() {
+            (u64_of(self.init.val()), 0)
+        } else {
+            (u64_of(self.s.val()), u64_of(self.c.val()))
+        };
+        let (s1, c1) = csa16(s, c, w(0));
+        let (s2, c2) = csa16(w(1), w(2), w3);
+        let (s3, c3) = csa16(s1, c1, s2);
+        let (s4, c4) = csa16(s3, c3, c2);
+        self.s_n.next = s4.into();
+        self.c_n.next = c4.into();
+    }
+    fn connect(&mut self) {
+        self.s_n.connect();
+        self.c_n.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let lanes: Vec<String> = (0..8)
+            .rev()
+            .map(|l| format!("{{8{{mask[{l}]}}}}"))
+            .collect();
+        let words: String = (0..4)
+            .map(|i| {
+                format!(
+                    "wire [15:0] w{i} = {{m[{}:{}], m[{}:{}]}};\n",
+                    16 * i + 7,
+                    16 * i,
+                    16 * i + 15,
+                    16 * i + 8
+                )
+            })
+            .collect();
+        let csa = |o: &str, x: &str, y: &str, z: &str| {
+            format!(
+                "wire [15:0] {o}_s = {x} ^ {y} ^ {z};\n\
+                 wire [15:0] {o}_m = ({x} & {y}) | ({x} & {z}) | ({y} & {z});\n\
+                 wire [15:0] {o}_c = {{{o}_m[14:0], {o}_m[15]}};\n"
+            )
+        };
+        Verilog::Custom(format!(
+            "wire [63:0] m = data & {{{}}};\n{words}\
+             wire [15:0] w3d = dbl3 ? {{w3[14:0], w3[15]}} : w3;\n\
+             wire [15:0] bs = first ? init : s;\n\
+             wire [15:0] bc = first ? 16'd0 : c;\n\
+             {}{}{}{}\
+             always @(*) s_n = k4_s;\n\
+             always @(*) c_n = k4_c;",
+            lanes.join(", "),
+            csa("k1", "bs", "bc", "w0"),
+            csa("k2", "w1", "w2", "w3d"),
+            csa("k3", "k1_s", "k1_c", "k2_s"),
+            csa("k4", "k3_s", "k3_c", "k2_c"),
+        ))
+    }
+}
+
+/// `eq` = the checksum kept as (`s`, `c`) by [`OnesCsa`] verifies: `s + c` is 0xFFFF or
+/// 0x1FFFE (≡ 0 modulo 0xFFFF, and not the all-zero sum). Tested without an adder: `a + b = k`
+/// exactly when the carries it needs (`a ^ b ^ k`) are the ones it makes.
+#[derive(LogicBlock, Default)]
+pub struct CsaIsFfff {
+    pub s: Signal<In, Bits<16>>,
+    pub c: Signal<In, Bits<16>>,
+    pub eq: Signal<Out, Bit>,
+}
+
+impl Logic for CsaIsFfff {
+    fn update(&mut self) {
+        let t = u64_of(self.s.val()) + u64_of(self.c.val());
+        self.eq.next = t == 0xFFFF || t == 0x1FFFE;
+    }
+    fn connect(&mut self) {
+        self.eq.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let test = |k: &str| {
+            format!(
+                "wire [16:0] ci_{k} = a ^ b ^ 17'h{k};\n\
+                 wire [16:0] co_{k} = (a & b) | (ci_{k} & (a ^ b));\n\
+                 wire eq_{k} = (ci_{k} == {{co_{k}[15:0], 1'b0}});\n"
+            )
+        };
+        Verilog::Custom(format!(
+            "wire [16:0] a = {{1'b0, s}};\nwire [16:0] b = {{1'b0, c}};\n\
+             /* verilator lint_off UNUSEDSIGNAL */\n{}{}/* verilator lint_on UNUSEDSIGNAL */\n\
+             always @(*) eq = eq_0FFFF | eq_1FFFE;",
+            test("0FFFF"),
+            test("1FFFE")
+        ))
+    }
+}
+
+/// pkt_parser: the lanes of the next beat that still belong to the UDP datagram. In beat 4
+/// (`at4`), from the UDP length on the bus (the next beat starts 6 bytes into the datagram),
+/// lane `k` is in when `ulen > 6 + k`; later, from `rem` (the
+/// datagram's bytes left at this beat's start), lane `k` of the next beat is in when
+/// `rem > 8 + k`. Comparisons with constants only, both sets side by side.
+#[derive(LogicBlock, Default)]
+pub struct LaneMask {
+    pub ulen: Signal<In, Bits<16>>,
+    pub rem: Signal<In, Bits<16>>,
+    pub at4: Signal<In, Bit>,
+    pub mask: Signal<Out, Bits<8>>,
+}
+
+impl Logic for LaneMask {
+    fn update(&mut self) {
+        let (x, base) = if self.at4.val() {
+            (u64_of(self.ulen.val()), 6)
+        } else {
+            (u64_of(self.rem.val()), 8)
+        };
+        self.mask.next = ((1u64 << x.saturating_sub(base).min(8)) - 1).into();
+    }
+    fn connect(&mut self) {
+        self.mask.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let set = |v: &str, base: u64| {
+            (0..8)
+                .rev()
+                .map(|k| format!("({v} > 16'd{})", base + k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Verilog::Custom(format!(
+            "wire [7:0] from_len = {{{}}};\nwire [7:0] from_rem = {{{}}};\n\
+             always @(*) mask = at4 ? from_len : from_rem;",
+            set("ulen", 6),
+            set("rem", 8)
+        ))
+    }
+}
+
+/// A sink for bits a block keeps but does not read (`pkt_parser` keeps whole beats and reads
+/// only its fields): no output, and the Verilog says the input is unused on purpose (Synthesis
+/// removes what feeds only this).
+#[derive(LogicBlock, Default)]
+pub struct Unused<const N: usize> {
+    pub x: Signal<In, Bits<N>>,
+}
+
+impl<const N: usize> Logic for Unused<N> {
+    fn update(&mut self) {}
+    fn connect(&mut self) {}
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "/* verilator lint_off UNUSEDSIGNAL */\nwire unused = ^x;\n/* verilator lint_on UNUSEDSIGNAL */"
+                .into(),
+        )
+    }
+}
+
 /// `out = {h9, …, h0}`: 78 header bytes (nine 64-bit beats and six bytes of the tenth) as one vector (beat 0 in the low bits, so
 /// frame byte `x` is `out[8x +: 8]`).
 #[derive(LogicBlock, Default)]
@@ -171,7 +363,7 @@ pub enum ByteSrc {
     Field(usize, usize),
 }
 
-fn u64_of<const N: usize>(b: Bits<N>) -> u64 {
+pub(crate) fn u64_of<const N: usize>(b: Bits<N>) -> u64 {
     (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
 }
 

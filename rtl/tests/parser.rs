@@ -110,7 +110,7 @@ impl Parser {
     fn new(client_mode: bool, node_count: u8) -> Self {
         let mut c = Cycle::new(PktParser::default(), |p| &mut p.clock);
         c.uut.client_mode.next = client_mode;
-        c.uut.node_count.next = bits(node_count as u64);
+        c.uut.sender_tab.next = rtl::pkt_parser::sender_table(node_count);
         c.uut.port.next = bits(PORT as u64);
         c.uut.cluster_id.next = bits(CLUSTER as u64);
         c.settle();
@@ -119,6 +119,16 @@ impl Parser {
 
     /// Stream frames back to back; returns the verdicts (one per frame) with their fields.
     fn run(&mut self, frames: &[Vec<u8>]) -> Vec<(u64, u64, Vec<u64>)> {
+        self.run_idle(frames, None)
+    }
+
+    /// The same, with `idle` = (rng, percent): before each beat, idle cycles (`s_valid` low)
+    /// while the rng says so, inside frames as between them.
+    fn run_idle(
+        &mut self,
+        frames: &[Vec<u8>],
+        mut idle: Option<(&mut Rng, u64)>,
+    ) -> Vec<(u64, u64, Vec<u64>)> {
         let mut out = Vec::new();
         let collect = |c: &Cycle<PktParser>, out: &mut Vec<(u64, u64, Vec<u64>)>| {
             let u = &c.uut;
@@ -144,6 +154,15 @@ impl Parser {
         for f in frames {
             let beats = f.chunks(8).collect::<Vec<_>>();
             for (i, b) in beats.iter().enumerate() {
+                while let Some((rng, pct)) = idle.as_mut()
+                    && rng.pct(*pct)
+                {
+                    self.c.uut.s_valid.next = false;
+                    self.c.uut.s_last.next = false;
+                    self.c.settle();
+                    collect(&self.c, &mut out);
+                    self.c.edge();
+                }
                 let mut w = [0u8; 8];
                 w[..b.len()].copy_from_slice(b);
                 let u = self.c.uut.as_mut();
@@ -325,12 +344,15 @@ fn client_port_verdicts_and_fields_match_proto() {
     check(true, 60);
 }
 
-/// The remainder `epoch mod node_count` on every legal node_count, at the edges of the epoch's
-/// range, in the shortest DECIDE frames (the remainder's last step is in the verdict cycle),
-/// back to back: the epoch's leader is heard, every other sender is refused.
+/// The sender check (`epoch mod node_count`) on every legal node_count, at the edges of the
+/// epoch's range and at random, in the shortest DECIDE frames (whose verdict comes two cycles
+/// after the beat bringing the epoch's low half), back to back, and for every second
+/// node_count with idle cycles inside and between the frames: the epoch's leader is heard,
+/// every other sender is refused.
 #[test]
 fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
     let mut rng = Rng::new(18);
+    let mut idle_rng = Rng::new(19);
     let mut checked = [0u64; 2];
     for n in 1..=64u8 {
         let mut p = Parser::new(false, n);
@@ -346,8 +368,11 @@ fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
                 _ => (rng.next_u64() as u32) >> rng.range(0, 31),
             };
             let lead = (epoch % n as u32) as u8;
+            // Every fourth: a sender ≡ the leader mod n but not below n (up to 7n above it).
             let sender = if i % 2 == 0 {
                 lead
+            } else if i % 4 == 3 && lead as u64 + n as u64 <= 255 {
+                (lead as u64 + n as u64 * rng.range(1, (255 - lead as u64) / n as u64).min(7)) as u8
             } else if n > 1 {
                 ((lead as u64 + rng.range(1, n as u64 - 1)) % n as u64) as u8
             } else {
@@ -367,7 +392,8 @@ fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
                 class::UNAUTHORIZED
             });
         }
-        let got = p.run(&frames);
+        let got = p.run_idle(&frames, (n % 2 == 0).then_some((&mut idle_rng, 20)));
+        assert_eq!(got.len(), want.len());
         for ((_, v, fields), w) in got.iter().zip(&want) {
             assert_eq!(*v, *w, "n {n} epoch {}", fields[1]);
             checked[(*w == class::UNAUTHORIZED) as usize] += 1;

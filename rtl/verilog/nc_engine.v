@@ -456,6 +456,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] host_mac$hi;
     reg  [31:0] host_mac$lo;
     wire  [47:0] host_mac$out;
+    reg  sender_tab$clock;
+    reg  [5:0] sender_tab$node_count;
+    wire  [782:0] sender_tab$tab;
     reg  p0$clock;
     reg  [63:0] p0$s_data;
     reg  [7:0] p0$s_keep;
@@ -465,7 +468,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p0$client_mode;
     reg  [15:0] p0$port;
     reg  [31:0] p0$cluster_id;
-    reg  [7:0] p0$node_count;
+    reg  [782:0] p0$sender_tab;
     wire  p0$valid;
     wire  [2:0] p0$verdict;
     wire  [7:0] p0$sender;
@@ -492,7 +495,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p1$client_mode;
     reg  [15:0] p1$port;
     reg  [31:0] p1$cluster_id;
-    reg  [7:0] p1$node_count;
+    reg  [782:0] p1$sender_tab;
     wire  p1$valid;
     wire  [2:0] p1$verdict;
     wire  [7:0] p1$sender;
@@ -519,7 +522,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p2$client_mode;
     reg  [15:0] p2$port;
     reg  [31:0] p2$cluster_id;
-    reg  [7:0] p2$node_count;
+    reg  [782:0] p2$sender_tab;
     wire  p2$valid;
     wire  [2:0] p2$verdict;
     wire  [7:0] p2$sender;
@@ -546,7 +549,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  p3$client_mode;
     reg  [15:0] p3$port;
     reg  [31:0] p3$cluster_id;
-    reg  [7:0] p3$node_count;
+    reg  [782:0] p3$sender_tab;
     wire  p3$valid;
     wire  [2:0] p3$verdict;
     wire  [7:0] p3$sender;
@@ -573,7 +576,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  pc$client_mode;
     reg  [15:0] pc$port;
     reg  [31:0] pc$cluster_id;
-    reg  [7:0] pc$node_count;
+    reg  [782:0] pc$sender_tab;
     wire  pc$valid;
     wire  [2:0] pc$verdict;
     wire  [7:0] pc$sender;
@@ -1171,6 +1174,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .lo(host_mac$lo),
         .out(host_mac$out)
     );
+    nc_engine$sender_tab sender_tab(
+        .clock(sender_tab$clock),
+        .node_count(sender_tab$node_count),
+        .tab(sender_tab$tab)
+    );
     nc_engine$p0 p0(
         .clock(p0$clock),
         .s_data(p0$s_data),
@@ -1181,7 +1189,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p0$client_mode),
         .port(p0$port),
         .cluster_id(p0$cluster_id),
-        .node_count(p0$node_count),
+        .sender_tab(p0$sender_tab),
         .valid(p0$valid),
         .verdict(p0$verdict),
         .sender(p0$sender),
@@ -1210,7 +1218,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p1$client_mode),
         .port(p1$port),
         .cluster_id(p1$cluster_id),
-        .node_count(p1$node_count),
+        .sender_tab(p1$sender_tab),
         .valid(p1$valid),
         .verdict(p1$verdict),
         .sender(p1$sender),
@@ -1239,7 +1247,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p2$client_mode),
         .port(p2$port),
         .cluster_id(p2$cluster_id),
-        .node_count(p2$node_count),
+        .sender_tab(p2$sender_tab),
         .valid(p2$valid),
         .verdict(p2$verdict),
         .sender(p2$sender),
@@ -1268,7 +1276,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(p3$client_mode),
         .port(p3$port),
         .cluster_id(p3$cluster_id),
-        .node_count(p3$node_count),
+        .sender_tab(p3$sender_tab),
         .valid(p3$valid),
         .verdict(p3$verdict),
         .sender(p3$sender),
@@ -1297,7 +1305,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .client_mode(pc$client_mode),
         .port(pc$port),
         .cluster_id(pc$cluster_id),
-        .node_count(pc$node_count),
+        .sender_tab(pc$sender_tab),
         .valid(pc$valid),
         .verdict(pc$verdict),
         .sender(pc$sender),
@@ -1748,6 +1756,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         decide_gen$clock = clock;
         host_gen$clock = clock;
         reply_gen$clock = clock;
+        sender_tab$clock = clock;
         p0$clock = clock;
         p1$clock = clock;
         p2$clock = clock;
@@ -1936,7 +1945,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p0$s_last = t0_last;
         t0_ready = p0$s_ready;
         p0$cluster_id = core$cfg_cluster_id;
-        p0$node_count = core$cfg_node_count[(32'h0)+:(8)];
+        sender_tab$node_count = core$cfg_node_count[(32'h0)+:(6)];
+        p0$sender_tab = sender_tab$tab;
         p0$port = core$cfg_decide_port[(32'h0)+:(16)];
         p0$client_mode = 1'b0;
         p1$s_data = t1_data;
@@ -1945,7 +1955,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p1$s_last = t1_last;
         t1_ready = p1$s_ready;
         p1$cluster_id = core$cfg_cluster_id;
-        p1$node_count = core$cfg_node_count[(32'h0)+:(8)];
+        p1$sender_tab = sender_tab$tab;
         p1$port = core$cfg_decide_port[(32'h0)+:(16)];
         p1$client_mode = 1'b0;
         p2$s_data = t2_data;
@@ -1954,7 +1964,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p2$s_last = t2_last;
         t2_ready = p2$s_ready;
         p2$cluster_id = core$cfg_cluster_id;
-        p2$node_count = core$cfg_node_count[(32'h0)+:(8)];
+        p2$sender_tab = sender_tab$tab;
         p2$port = core$cfg_decide_port[(32'h0)+:(16)];
         p2$client_mode = 1'b0;
         p3$s_data = t3_data;
@@ -1963,7 +1973,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p3$s_last = t3_last;
         t3_ready = p3$s_ready;
         p3$cluster_id = core$cfg_cluster_id;
-        p3$node_count = core$cfg_node_count[(32'h0)+:(8)];
+        p3$sender_tab = sender_tab$tab;
         p3$port = core$cfg_decide_port[(32'h0)+:(16)];
         p3$client_mode = 1'b0;
         pc$s_data = c_data;
@@ -1975,7 +1985,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         pc$s_last = c_last;
         c_ready = pc$s_ready;
         pc$cluster_id = core$cfg_cluster_id;
-        pc$node_count = core$cfg_node_count[(32'h0)+:(8)];
+        pc$sender_tab = sender_tab$tab;
         pc$port = core$cfg_client_port[(32'h0)+:(16)];
         pc$client_mode = 1'b1;
         takec = ~csr_write && hc_valid$q;
@@ -26336,7 +26346,7 @@ module nc_engine$hq$xk(narrow,wide);
 endmodule // nc_engine$hq$xk
 
 
-module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -26348,7 +26358,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -26368,13 +26378,16 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -26407,32 +26420,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -26445,7 +26432,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -26464,12 +26450,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -26527,37 +26507,123 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -26569,6 +26635,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -26613,64 +26680,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -26708,26 +26720,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     nc_engine$p0$beat beat(
@@ -26790,54 +26785,188 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(flen$q),
         .clock(flen$clock)
     );
-    nc_engine$p0$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    nc_engine$p0$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    nc_engine$p0$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    nc_engine$p0$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    nc_engine$p0$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    nc_engine$p0$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    nc_engine$p0$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    nc_engine$p0$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    nc_engine$p0$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    nc_engine$p0$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    nc_engine$p0$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    nc_engine$p0$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    nc_engine$p0$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    nc_engine$p0$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    nc_engine$p0$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    nc_engine$p0$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    nc_engine$p0$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    nc_engine$p0$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    nc_engine$p0$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     nc_engine$p0$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    nc_engine$p0$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    nc_engine$p0$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    nc_engine$p0$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    nc_engine$p0$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    nc_engine$p0$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    nc_engine$p0$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    nc_engine$p0$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    nc_engine$p0$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    nc_engine$p0$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    nc_engine$p0$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    nc_engine$p0$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    nc_engine$p0$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    nc_engine$p0$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    nc_engine$p0$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    nc_engine$p0$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    nc_engine$p0$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    nc_engine$p0$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    nc_engine$p0$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    nc_engine$p0$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    nc_engine$p0$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    nc_engine$p0$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     nc_engine$p0$beats beats(
         .h0(beats$h0),
@@ -26851,6 +26980,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    nc_engine$p0$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     nc_engine$p0$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -26940,118 +27072,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    nc_engine$p0$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    nc_engine$p0$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    nc_engine$p0$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    nc_engine$p0$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    nc_engine$p0$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    nc_engine$p0$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    nc_engine$p0$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    nc_engine$p0$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    nc_engine$p0$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    nc_engine$p0$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    nc_engine$p0$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    nc_engine$p0$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    nc_engine$p0$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    nc_engine$p0$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    nc_engine$p0$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    nc_engine$p0$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    nc_engine$p0$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    nc_engine$p0$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    nc_engine$p0$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    nc_engine$p0$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    nc_engine$p0$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    nc_engine$p0$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    nc_engine$p0$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    nc_engine$p0$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    nc_engine$p0$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    nc_engine$p0$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    nc_engine$p0$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    nc_engine$p0$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -27067,13 +27087,27 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -27086,13 +27120,27 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -27104,6 +27152,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -27159,66 +27208,70 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -27241,25 +27294,29 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -27270,9 +27327,12 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -27286,7 +27346,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -27315,43 +27374,15 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -27361,18 +27392,18 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -27441,7 +27472,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
 endmodule // nc_engine$p0
 
 
-module nc_engine$p0$at_ep0(d,q,clock);
+module nc_engine$p0$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27457,45 +27488,7 @@ module nc_engine$p0$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p0$at_ep0
-
-
-module nc_engine$p0$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p0$at_ep1
-
-
-module nc_engine$p0$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p0$at_ep2
+endmodule // nc_engine$p0$at_eplo
 
 
 module nc_engine$p0$beat(d,q,clock);
@@ -27537,23 +27530,111 @@ module nc_engine$p0$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // nc_engine$p0$beats
 
 
-module nc_engine$p0$csum(d,q,clock);
+module nc_engine$p0$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p0$beats_rest
+
+
+module nc_engine$p0$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p0$csum
+endmodule // nc_engine$p0$bn0
+
+
+module nc_engine$p0$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq1
+
+
+module nc_engine$p0$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq2
+
+
+module nc_engine$p0$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq3
+
+
+module nc_engine$p0$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq4
 
 
 module nc_engine$p0$done(d,q,clock);
@@ -27575,23 +27656,214 @@ module nc_engine$p0$done(d,q,clock);
 endmodule // nc_engine$p0$done
 
 
-module nc_engine$p0$erem(d,q,clock);
+module nc_engine$p0$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p0$erem
+endmodule // nc_engine$p0$ep_a_hi
+
+
+module nc_engine$p0$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_a_lo
+
+
+module nc_engine$p0$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_b_hi
+
+
+module nc_engine$p0$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_b_lo
+
+
+module nc_engine$p0$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p0$ep_hi
+
+
+module nc_engine$p0$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // nc_engine$p0$ep_hit
+
+
+module nc_engine$p0$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_in
+
+
+module nc_engine$p0$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p0$ep_lo
+
+
+module nc_engine$p0$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // nc_engine$p0$ep_match
+
+
+module nc_engine$p0$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_p
+
+
+module nc_engine$p0$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ep_s
 
 
 module nc_engine$p0$flen(d,q,clock);
@@ -27803,7 +28075,87 @@ module nc_engine$p0$h9(d,q,clock);
 endmodule // nc_engine$p0$h9
 
 
-module nc_engine$p0$n3(d,q,clock);
+module nc_engine$p0$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$i_c
+
+
+module nc_engine$p0$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p0$i_chk
+
+
+module nc_engine$p0$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p0$i_csa
+
+
+module nc_engine$p0$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -27819,203 +28171,26 @@ module nc_engine$p0$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p0$n3
+endmodule // nc_engine$p0$i_mask
 
 
-module nc_engine$p0$rem_last(rem,digit,n,n3,out);
+module nc_engine$p0$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // nc_engine$p0$rem_last
-
-
-module nc_engine$p0$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // nc_engine$p0$rem_step
+          
+endmodule // nc_engine$p0$i_s
 
 
 module nc_engine$p0$sw_body_len(inp,out);
@@ -28139,6 +28314,28 @@ module nc_engine$p0$sw_e_seq(inp,out);
 endmodule // nc_engine$p0$sw_e_seq
 
 
+module nc_engine$p0$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p0$sw_ep_hi
+
+
+module nc_engine$p0$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p0$sw_ep_lo
+
+
 module nc_engine$p0$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -28205,116 +28402,6 @@ module nc_engine$p0$sw_ip_total_len(inp,out);
 endmodule // nc_engine$p0$sw_ip_total_len
 
 
-module nc_engine$p0$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw0
-
-
-module nc_engine$p0$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw1
-
-
-module nc_engine$p0$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw2
-
-
-module nc_engine$p0$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw3
-
-
-module nc_engine$p0$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw4
-
-
-module nc_engine$p0$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw5
-
-
-module nc_engine$p0$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw6
-
-
-module nc_engine$p0$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw7
-
-
-module nc_engine$p0$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw8
-
-
-module nc_engine$p0$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_ipw9
-
-
 module nc_engine$p0$sw_magic(inp,out);
     
     // Module arguments
@@ -28370,7 +28457,7 @@ module nc_engine$p0$sw_udp_src(inp,out);
 endmodule // nc_engine$p0$sw_udp_src
 
 
-module nc_engine$p0$sw_w0(inp,out);
+module nc_engine$p0$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -28378,197 +28465,162 @@ module nc_engine$p0$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_w0
+endmodule // nc_engine$p0$sw_ulen
 
 
-module nc_engine$p0$sw_w1(inp,out);
+module nc_engine$p0$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$u_c
 
 
-module nc_engine$p0$sw_w2(inp,out);
+module nc_engine$p0$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p0$u_chk
 
 
-module nc_engine$p0$sw_w3(inp,out);
+module nc_engine$p0$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p0$u_csa
 
 
-module nc_engine$p0$x_ipw0(narrow,wide);
+module nc_engine$p0$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // nc_engine$p0$u_lanes
 
 
-module nc_engine$p0$x_ipw1(narrow,wide);
+module nc_engine$p0$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$u_mask
 
 
-module nc_engine$p0$x_ipw2(narrow,wide);
+module nc_engine$p0$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$u_rem
 
 
-module nc_engine$p0$x_ipw3(narrow,wide);
+module nc_engine$p0$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw3
-
-
-module nc_engine$p0$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw4
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$u_s
 
 
-module nc_engine$p0$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw5
-
-
-module nc_engine$p0$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw6
-
-
-module nc_engine$p0$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw7
-
-
-module nc_engine$p0$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw8
-
-
-module nc_engine$p0$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p0$x_ipw9
-
-
-module nc_engine$p0$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p0$x_w0
-
-
-module nc_engine$p0$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p0$x_w1
-
-
-module nc_engine$p0$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p0$x_w2
-
-
-module nc_engine$p0$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p0$x_w3
-
-
-module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -28580,7 +28632,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -28600,13 +28652,16 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -28639,32 +28694,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -28677,7 +28706,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -28696,12 +28724,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -28759,37 +28781,123 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -28801,6 +28909,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -28845,64 +28954,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -28940,26 +28994,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     nc_engine$p1$beat beat(
@@ -29022,54 +29059,188 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(flen$q),
         .clock(flen$clock)
     );
-    nc_engine$p1$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    nc_engine$p1$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    nc_engine$p1$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    nc_engine$p1$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    nc_engine$p1$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    nc_engine$p1$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    nc_engine$p1$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    nc_engine$p1$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    nc_engine$p1$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    nc_engine$p1$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    nc_engine$p1$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    nc_engine$p1$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    nc_engine$p1$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    nc_engine$p1$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    nc_engine$p1$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    nc_engine$p1$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    nc_engine$p1$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    nc_engine$p1$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    nc_engine$p1$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     nc_engine$p1$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    nc_engine$p1$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    nc_engine$p1$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    nc_engine$p1$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    nc_engine$p1$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    nc_engine$p1$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    nc_engine$p1$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    nc_engine$p1$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    nc_engine$p1$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    nc_engine$p1$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    nc_engine$p1$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    nc_engine$p1$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    nc_engine$p1$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    nc_engine$p1$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    nc_engine$p1$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    nc_engine$p1$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    nc_engine$p1$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    nc_engine$p1$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    nc_engine$p1$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    nc_engine$p1$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    nc_engine$p1$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    nc_engine$p1$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     nc_engine$p1$beats beats(
         .h0(beats$h0),
@@ -29083,6 +29254,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    nc_engine$p1$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     nc_engine$p1$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -29172,118 +29346,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    nc_engine$p1$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    nc_engine$p1$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    nc_engine$p1$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    nc_engine$p1$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    nc_engine$p1$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    nc_engine$p1$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    nc_engine$p1$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    nc_engine$p1$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    nc_engine$p1$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    nc_engine$p1$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    nc_engine$p1$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    nc_engine$p1$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    nc_engine$p1$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    nc_engine$p1$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    nc_engine$p1$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    nc_engine$p1$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    nc_engine$p1$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    nc_engine$p1$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    nc_engine$p1$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    nc_engine$p1$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    nc_engine$p1$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    nc_engine$p1$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    nc_engine$p1$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    nc_engine$p1$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    nc_engine$p1$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    nc_engine$p1$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    nc_engine$p1$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    nc_engine$p1$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -29299,13 +29361,27 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -29318,13 +29394,27 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -29336,6 +29426,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -29391,66 +29482,70 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -29473,25 +29568,29 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -29502,9 +29601,12 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -29518,7 +29620,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -29547,43 +29648,15 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -29593,18 +29666,18 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -29673,7 +29746,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
 endmodule // nc_engine$p1
 
 
-module nc_engine$p1$at_ep0(d,q,clock);
+module nc_engine$p1$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -29689,45 +29762,7 @@ module nc_engine$p1$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p1$at_ep0
-
-
-module nc_engine$p1$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p1$at_ep1
-
-
-module nc_engine$p1$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p1$at_ep2
+endmodule // nc_engine$p1$at_eplo
 
 
 module nc_engine$p1$beat(d,q,clock);
@@ -29769,23 +29804,111 @@ module nc_engine$p1$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // nc_engine$p1$beats
 
 
-module nc_engine$p1$csum(d,q,clock);
+module nc_engine$p1$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p1$beats_rest
+
+
+module nc_engine$p1$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p1$csum
+endmodule // nc_engine$p1$bn0
+
+
+module nc_engine$p1$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq1
+
+
+module nc_engine$p1$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq2
+
+
+module nc_engine$p1$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq3
+
+
+module nc_engine$p1$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq4
 
 
 module nc_engine$p1$done(d,q,clock);
@@ -29807,23 +29930,214 @@ module nc_engine$p1$done(d,q,clock);
 endmodule // nc_engine$p1$done
 
 
-module nc_engine$p1$erem(d,q,clock);
+module nc_engine$p1$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p1$erem
+endmodule // nc_engine$p1$ep_a_hi
+
+
+module nc_engine$p1$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_a_lo
+
+
+module nc_engine$p1$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_b_hi
+
+
+module nc_engine$p1$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_b_lo
+
+
+module nc_engine$p1$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p1$ep_hi
+
+
+module nc_engine$p1$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // nc_engine$p1$ep_hit
+
+
+module nc_engine$p1$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_in
+
+
+module nc_engine$p1$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p1$ep_lo
+
+
+module nc_engine$p1$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // nc_engine$p1$ep_match
+
+
+module nc_engine$p1$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_p
+
+
+module nc_engine$p1$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ep_s
 
 
 module nc_engine$p1$flen(d,q,clock);
@@ -30035,7 +30349,87 @@ module nc_engine$p1$h9(d,q,clock);
 endmodule // nc_engine$p1$h9
 
 
-module nc_engine$p1$n3(d,q,clock);
+module nc_engine$p1$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$i_c
+
+
+module nc_engine$p1$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p1$i_chk
+
+
+module nc_engine$p1$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p1$i_csa
+
+
+module nc_engine$p1$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -30051,203 +30445,26 @@ module nc_engine$p1$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p1$n3
+endmodule // nc_engine$p1$i_mask
 
 
-module nc_engine$p1$rem_last(rem,digit,n,n3,out);
+module nc_engine$p1$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // nc_engine$p1$rem_last
-
-
-module nc_engine$p1$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // nc_engine$p1$rem_step
+          
+endmodule // nc_engine$p1$i_s
 
 
 module nc_engine$p1$sw_body_len(inp,out);
@@ -30371,6 +30588,28 @@ module nc_engine$p1$sw_e_seq(inp,out);
 endmodule // nc_engine$p1$sw_e_seq
 
 
+module nc_engine$p1$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p1$sw_ep_hi
+
+
+module nc_engine$p1$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p1$sw_ep_lo
+
+
 module nc_engine$p1$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -30437,116 +30676,6 @@ module nc_engine$p1$sw_ip_total_len(inp,out);
 endmodule // nc_engine$p1$sw_ip_total_len
 
 
-module nc_engine$p1$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw0
-
-
-module nc_engine$p1$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw1
-
-
-module nc_engine$p1$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw2
-
-
-module nc_engine$p1$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw3
-
-
-module nc_engine$p1$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw4
-
-
-module nc_engine$p1$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw5
-
-
-module nc_engine$p1$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw6
-
-
-module nc_engine$p1$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw7
-
-
-module nc_engine$p1$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw8
-
-
-module nc_engine$p1$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_ipw9
-
-
 module nc_engine$p1$sw_magic(inp,out);
     
     // Module arguments
@@ -30602,7 +30731,7 @@ module nc_engine$p1$sw_udp_src(inp,out);
 endmodule // nc_engine$p1$sw_udp_src
 
 
-module nc_engine$p1$sw_w0(inp,out);
+module nc_engine$p1$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -30610,197 +30739,162 @@ module nc_engine$p1$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_w0
+endmodule // nc_engine$p1$sw_ulen
 
 
-module nc_engine$p1$sw_w1(inp,out);
+module nc_engine$p1$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$u_c
 
 
-module nc_engine$p1$sw_w2(inp,out);
+module nc_engine$p1$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p1$u_chk
 
 
-module nc_engine$p1$sw_w3(inp,out);
+module nc_engine$p1$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p1$u_csa
 
 
-module nc_engine$p1$x_ipw0(narrow,wide);
+module nc_engine$p1$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // nc_engine$p1$u_lanes
 
 
-module nc_engine$p1$x_ipw1(narrow,wide);
+module nc_engine$p1$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$u_mask
 
 
-module nc_engine$p1$x_ipw2(narrow,wide);
+module nc_engine$p1$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$u_rem
 
 
-module nc_engine$p1$x_ipw3(narrow,wide);
+module nc_engine$p1$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw3
-
-
-module nc_engine$p1$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw4
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$u_s
 
 
-module nc_engine$p1$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw5
-
-
-module nc_engine$p1$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw6
-
-
-module nc_engine$p1$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw7
-
-
-module nc_engine$p1$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw8
-
-
-module nc_engine$p1$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p1$x_ipw9
-
-
-module nc_engine$p1$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p1$x_w0
-
-
-module nc_engine$p1$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p1$x_w1
-
-
-module nc_engine$p1$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p1$x_w2
-
-
-module nc_engine$p1$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p1$x_w3
-
-
-module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -30812,7 +30906,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -30832,13 +30926,16 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -30871,32 +30968,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -30909,7 +30980,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -30928,12 +30998,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -30991,37 +31055,123 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -31033,6 +31183,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -31077,64 +31228,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -31172,26 +31268,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     nc_engine$p2$beat beat(
@@ -31254,54 +31333,188 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(flen$q),
         .clock(flen$clock)
     );
-    nc_engine$p2$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    nc_engine$p2$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    nc_engine$p2$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    nc_engine$p2$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    nc_engine$p2$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    nc_engine$p2$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    nc_engine$p2$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    nc_engine$p2$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    nc_engine$p2$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    nc_engine$p2$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    nc_engine$p2$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    nc_engine$p2$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    nc_engine$p2$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    nc_engine$p2$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    nc_engine$p2$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    nc_engine$p2$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    nc_engine$p2$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    nc_engine$p2$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    nc_engine$p2$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     nc_engine$p2$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    nc_engine$p2$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    nc_engine$p2$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    nc_engine$p2$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    nc_engine$p2$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    nc_engine$p2$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    nc_engine$p2$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    nc_engine$p2$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    nc_engine$p2$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    nc_engine$p2$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    nc_engine$p2$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    nc_engine$p2$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    nc_engine$p2$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    nc_engine$p2$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    nc_engine$p2$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    nc_engine$p2$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    nc_engine$p2$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    nc_engine$p2$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    nc_engine$p2$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    nc_engine$p2$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    nc_engine$p2$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    nc_engine$p2$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     nc_engine$p2$beats beats(
         .h0(beats$h0),
@@ -31315,6 +31528,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    nc_engine$p2$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     nc_engine$p2$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -31404,118 +31620,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    nc_engine$p2$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    nc_engine$p2$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    nc_engine$p2$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    nc_engine$p2$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    nc_engine$p2$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    nc_engine$p2$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    nc_engine$p2$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    nc_engine$p2$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    nc_engine$p2$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    nc_engine$p2$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    nc_engine$p2$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    nc_engine$p2$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    nc_engine$p2$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    nc_engine$p2$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    nc_engine$p2$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    nc_engine$p2$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    nc_engine$p2$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    nc_engine$p2$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    nc_engine$p2$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    nc_engine$p2$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    nc_engine$p2$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    nc_engine$p2$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    nc_engine$p2$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    nc_engine$p2$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    nc_engine$p2$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    nc_engine$p2$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    nc_engine$p2$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    nc_engine$p2$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -31531,13 +31635,27 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -31550,13 +31668,27 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -31568,6 +31700,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -31623,66 +31756,70 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -31705,25 +31842,29 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -31734,9 +31875,12 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -31750,7 +31894,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -31779,43 +31922,15 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -31825,18 +31940,18 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -31905,7 +32020,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
 endmodule // nc_engine$p2
 
 
-module nc_engine$p2$at_ep0(d,q,clock);
+module nc_engine$p2$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -31921,45 +32036,7 @@ module nc_engine$p2$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p2$at_ep0
-
-
-module nc_engine$p2$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p2$at_ep1
-
-
-module nc_engine$p2$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p2$at_ep2
+endmodule // nc_engine$p2$at_eplo
 
 
 module nc_engine$p2$beat(d,q,clock);
@@ -32001,23 +32078,111 @@ module nc_engine$p2$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // nc_engine$p2$beats
 
 
-module nc_engine$p2$csum(d,q,clock);
+module nc_engine$p2$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p2$beats_rest
+
+
+module nc_engine$p2$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p2$csum
+endmodule // nc_engine$p2$bn0
+
+
+module nc_engine$p2$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq1
+
+
+module nc_engine$p2$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq2
+
+
+module nc_engine$p2$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq3
+
+
+module nc_engine$p2$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq4
 
 
 module nc_engine$p2$done(d,q,clock);
@@ -32039,23 +32204,214 @@ module nc_engine$p2$done(d,q,clock);
 endmodule // nc_engine$p2$done
 
 
-module nc_engine$p2$erem(d,q,clock);
+module nc_engine$p2$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p2$erem
+endmodule // nc_engine$p2$ep_a_hi
+
+
+module nc_engine$p2$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_a_lo
+
+
+module nc_engine$p2$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_b_hi
+
+
+module nc_engine$p2$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_b_lo
+
+
+module nc_engine$p2$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p2$ep_hi
+
+
+module nc_engine$p2$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // nc_engine$p2$ep_hit
+
+
+module nc_engine$p2$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_in
+
+
+module nc_engine$p2$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p2$ep_lo
+
+
+module nc_engine$p2$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // nc_engine$p2$ep_match
+
+
+module nc_engine$p2$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_p
+
+
+module nc_engine$p2$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ep_s
 
 
 module nc_engine$p2$flen(d,q,clock);
@@ -32267,7 +32623,87 @@ module nc_engine$p2$h9(d,q,clock);
 endmodule // nc_engine$p2$h9
 
 
-module nc_engine$p2$n3(d,q,clock);
+module nc_engine$p2$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$i_c
+
+
+module nc_engine$p2$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p2$i_chk
+
+
+module nc_engine$p2$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p2$i_csa
+
+
+module nc_engine$p2$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -32283,203 +32719,26 @@ module nc_engine$p2$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p2$n3
+endmodule // nc_engine$p2$i_mask
 
 
-module nc_engine$p2$rem_last(rem,digit,n,n3,out);
+module nc_engine$p2$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // nc_engine$p2$rem_last
-
-
-module nc_engine$p2$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // nc_engine$p2$rem_step
+          
+endmodule // nc_engine$p2$i_s
 
 
 module nc_engine$p2$sw_body_len(inp,out);
@@ -32603,6 +32862,28 @@ module nc_engine$p2$sw_e_seq(inp,out);
 endmodule // nc_engine$p2$sw_e_seq
 
 
+module nc_engine$p2$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p2$sw_ep_hi
+
+
+module nc_engine$p2$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p2$sw_ep_lo
+
+
 module nc_engine$p2$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -32669,116 +32950,6 @@ module nc_engine$p2$sw_ip_total_len(inp,out);
 endmodule // nc_engine$p2$sw_ip_total_len
 
 
-module nc_engine$p2$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw0
-
-
-module nc_engine$p2$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw1
-
-
-module nc_engine$p2$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw2
-
-
-module nc_engine$p2$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw3
-
-
-module nc_engine$p2$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw4
-
-
-module nc_engine$p2$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw5
-
-
-module nc_engine$p2$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw6
-
-
-module nc_engine$p2$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw7
-
-
-module nc_engine$p2$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw8
-
-
-module nc_engine$p2$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_ipw9
-
-
 module nc_engine$p2$sw_magic(inp,out);
     
     // Module arguments
@@ -32834,7 +33005,7 @@ module nc_engine$p2$sw_udp_src(inp,out);
 endmodule // nc_engine$p2$sw_udp_src
 
 
-module nc_engine$p2$sw_w0(inp,out);
+module nc_engine$p2$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -32842,197 +33013,162 @@ module nc_engine$p2$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_w0
+endmodule // nc_engine$p2$sw_ulen
 
 
-module nc_engine$p2$sw_w1(inp,out);
+module nc_engine$p2$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$u_c
 
 
-module nc_engine$p2$sw_w2(inp,out);
+module nc_engine$p2$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p2$u_chk
 
 
-module nc_engine$p2$sw_w3(inp,out);
+module nc_engine$p2$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p2$u_csa
 
 
-module nc_engine$p2$x_ipw0(narrow,wide);
+module nc_engine$p2$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // nc_engine$p2$u_lanes
 
 
-module nc_engine$p2$x_ipw1(narrow,wide);
+module nc_engine$p2$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$u_mask
 
 
-module nc_engine$p2$x_ipw2(narrow,wide);
+module nc_engine$p2$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$u_rem
 
 
-module nc_engine$p2$x_ipw3(narrow,wide);
+module nc_engine$p2$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw3
-
-
-module nc_engine$p2$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw4
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$u_s
 
 
-module nc_engine$p2$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw5
-
-
-module nc_engine$p2$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw6
-
-
-module nc_engine$p2$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw7
-
-
-module nc_engine$p2$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw8
-
-
-module nc_engine$p2$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p2$x_ipw9
-
-
-module nc_engine$p2$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p2$x_w0
-
-
-module nc_engine$p2$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p2$x_w1
-
-
-module nc_engine$p2$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p2$x_w2
-
-
-module nc_engine$p2$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p2$x_w3
-
-
-module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -33044,7 +33180,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -33064,13 +33200,16 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -33103,32 +33242,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -33141,7 +33254,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -33160,12 +33272,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -33223,37 +33329,123 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -33265,6 +33457,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -33309,64 +33502,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -33404,26 +33542,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     nc_engine$p3$beat beat(
@@ -33486,54 +33607,188 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(flen$q),
         .clock(flen$clock)
     );
-    nc_engine$p3$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    nc_engine$p3$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    nc_engine$p3$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    nc_engine$p3$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    nc_engine$p3$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    nc_engine$p3$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    nc_engine$p3$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    nc_engine$p3$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    nc_engine$p3$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    nc_engine$p3$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    nc_engine$p3$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    nc_engine$p3$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    nc_engine$p3$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    nc_engine$p3$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    nc_engine$p3$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    nc_engine$p3$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    nc_engine$p3$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    nc_engine$p3$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    nc_engine$p3$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     nc_engine$p3$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    nc_engine$p3$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    nc_engine$p3$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    nc_engine$p3$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    nc_engine$p3$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    nc_engine$p3$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    nc_engine$p3$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    nc_engine$p3$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    nc_engine$p3$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    nc_engine$p3$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    nc_engine$p3$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    nc_engine$p3$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    nc_engine$p3$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    nc_engine$p3$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    nc_engine$p3$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    nc_engine$p3$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    nc_engine$p3$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    nc_engine$p3$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    nc_engine$p3$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    nc_engine$p3$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    nc_engine$p3$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    nc_engine$p3$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     nc_engine$p3$beats beats(
         .h0(beats$h0),
@@ -33547,6 +33802,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    nc_engine$p3$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     nc_engine$p3$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -33636,118 +33894,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    nc_engine$p3$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    nc_engine$p3$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    nc_engine$p3$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    nc_engine$p3$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    nc_engine$p3$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    nc_engine$p3$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    nc_engine$p3$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    nc_engine$p3$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    nc_engine$p3$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    nc_engine$p3$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    nc_engine$p3$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    nc_engine$p3$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    nc_engine$p3$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    nc_engine$p3$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    nc_engine$p3$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    nc_engine$p3$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    nc_engine$p3$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    nc_engine$p3$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    nc_engine$p3$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    nc_engine$p3$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    nc_engine$p3$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    nc_engine$p3$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    nc_engine$p3$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    nc_engine$p3$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    nc_engine$p3$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    nc_engine$p3$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    nc_engine$p3$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    nc_engine$p3$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -33763,13 +33909,27 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -33782,13 +33942,27 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -33800,6 +33974,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -33855,66 +34030,70 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -33937,25 +34116,29 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -33966,9 +34149,12 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -33982,7 +34168,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -34011,43 +34196,15 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -34057,18 +34214,18 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -34137,7 +34294,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
 endmodule // nc_engine$p3
 
 
-module nc_engine$p3$at_ep0(d,q,clock);
+module nc_engine$p3$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -34153,45 +34310,7 @@ module nc_engine$p3$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p3$at_ep0
-
-
-module nc_engine$p3$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p3$at_ep1
-
-
-module nc_engine$p3$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$p3$at_ep2
+endmodule // nc_engine$p3$at_eplo
 
 
 module nc_engine$p3$beat(d,q,clock);
@@ -34233,23 +34352,111 @@ module nc_engine$p3$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // nc_engine$p3$beats
 
 
-module nc_engine$p3$csum(d,q,clock);
+module nc_engine$p3$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p3$beats_rest
+
+
+module nc_engine$p3$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p3$csum
+endmodule // nc_engine$p3$bn0
+
+
+module nc_engine$p3$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq1
+
+
+module nc_engine$p3$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq2
+
+
+module nc_engine$p3$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq3
+
+
+module nc_engine$p3$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq4
 
 
 module nc_engine$p3$done(d,q,clock);
@@ -34271,23 +34478,214 @@ module nc_engine$p3$done(d,q,clock);
 endmodule // nc_engine$p3$done
 
 
-module nc_engine$p3$erem(d,q,clock);
+module nc_engine$p3$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$p3$erem
+endmodule // nc_engine$p3$ep_a_hi
+
+
+module nc_engine$p3$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_a_lo
+
+
+module nc_engine$p3$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_b_hi
+
+
+module nc_engine$p3$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_b_lo
+
+
+module nc_engine$p3$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p3$ep_hi
+
+
+module nc_engine$p3$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // nc_engine$p3$ep_hit
+
+
+module nc_engine$p3$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_in
+
+
+module nc_engine$p3$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$p3$ep_lo
+
+
+module nc_engine$p3$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // nc_engine$p3$ep_match
+
+
+module nc_engine$p3$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_p
+
+
+module nc_engine$p3$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ep_s
 
 
 module nc_engine$p3$flen(d,q,clock);
@@ -34499,7 +34897,87 @@ module nc_engine$p3$h9(d,q,clock);
 endmodule // nc_engine$p3$h9
 
 
-module nc_engine$p3$n3(d,q,clock);
+module nc_engine$p3$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$i_c
+
+
+module nc_engine$p3$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p3$i_chk
+
+
+module nc_engine$p3$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p3$i_csa
+
+
+module nc_engine$p3$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -34515,203 +34993,26 @@ module nc_engine$p3$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$p3$n3
+endmodule // nc_engine$p3$i_mask
 
 
-module nc_engine$p3$rem_last(rem,digit,n,n3,out);
+module nc_engine$p3$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // nc_engine$p3$rem_last
-
-
-module nc_engine$p3$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // nc_engine$p3$rem_step
+          
+endmodule // nc_engine$p3$i_s
 
 
 module nc_engine$p3$sw_body_len(inp,out);
@@ -34835,6 +35136,28 @@ module nc_engine$p3$sw_e_seq(inp,out);
 endmodule // nc_engine$p3$sw_e_seq
 
 
+module nc_engine$p3$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p3$sw_ep_hi
+
+
+module nc_engine$p3$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p3$sw_ep_lo
+
+
 module nc_engine$p3$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -34901,116 +35224,6 @@ module nc_engine$p3$sw_ip_total_len(inp,out);
 endmodule // nc_engine$p3$sw_ip_total_len
 
 
-module nc_engine$p3$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw0
-
-
-module nc_engine$p3$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw1
-
-
-module nc_engine$p3$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw2
-
-
-module nc_engine$p3$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw3
-
-
-module nc_engine$p3$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw4
-
-
-module nc_engine$p3$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw5
-
-
-module nc_engine$p3$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw6
-
-
-module nc_engine$p3$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw7
-
-
-module nc_engine$p3$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw8
-
-
-module nc_engine$p3$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_ipw9
-
-
 module nc_engine$p3$sw_magic(inp,out);
     
     // Module arguments
@@ -35066,7 +35279,7 @@ module nc_engine$p3$sw_udp_src(inp,out);
 endmodule // nc_engine$p3$sw_udp_src
 
 
-module nc_engine$p3$sw_w0(inp,out);
+module nc_engine$p3$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -35074,197 +35287,162 @@ module nc_engine$p3$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_w0
+endmodule // nc_engine$p3$sw_ulen
 
 
-module nc_engine$p3$sw_w1(inp,out);
+module nc_engine$p3$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$u_c
 
 
-module nc_engine$p3$sw_w2(inp,out);
+module nc_engine$p3$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$p3$u_chk
 
 
-module nc_engine$p3$sw_w3(inp,out);
+module nc_engine$p3$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$p3$u_csa
 
 
-module nc_engine$p3$x_ipw0(narrow,wide);
+module nc_engine$p3$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // nc_engine$p3$u_lanes
 
 
-module nc_engine$p3$x_ipw1(narrow,wide);
+module nc_engine$p3$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$u_mask
 
 
-module nc_engine$p3$x_ipw2(narrow,wide);
+module nc_engine$p3$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$u_rem
 
 
-module nc_engine$p3$x_ipw3(narrow,wide);
+module nc_engine$p3$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw3
-
-
-module nc_engine$p3$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw4
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$u_s
 
 
-module nc_engine$p3$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw5
-
-
-module nc_engine$p3$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw6
-
-
-module nc_engine$p3$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw7
-
-
-module nc_engine$p3$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw8
-
-
-module nc_engine$p3$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$p3$x_ipw9
-
-
-module nc_engine$p3$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p3$x_w0
-
-
-module nc_engine$p3$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p3$x_w1
-
-
-module nc_engine$p3$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p3$x_w2
-
-
-module nc_engine$p3$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$p3$x_w3
-
-
-module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -35276,7 +35454,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -35296,13 +35474,16 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -35335,32 +35516,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -35373,7 +35528,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -35392,12 +35546,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -35455,37 +35603,123 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -35497,6 +35731,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -35541,64 +35776,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -35636,26 +35816,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     nc_engine$pc$beat beat(
@@ -35718,54 +35881,188 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(flen$q),
         .clock(flen$clock)
     );
-    nc_engine$pc$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    nc_engine$pc$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    nc_engine$pc$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    nc_engine$pc$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    nc_engine$pc$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    nc_engine$pc$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    nc_engine$pc$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    nc_engine$pc$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    nc_engine$pc$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    nc_engine$pc$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    nc_engine$pc$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    nc_engine$pc$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    nc_engine$pc$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    nc_engine$pc$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    nc_engine$pc$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    nc_engine$pc$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    nc_engine$pc$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    nc_engine$pc$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    nc_engine$pc$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     nc_engine$pc$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    nc_engine$pc$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    nc_engine$pc$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    nc_engine$pc$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    nc_engine$pc$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    nc_engine$pc$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    nc_engine$pc$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    nc_engine$pc$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    nc_engine$pc$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    nc_engine$pc$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    nc_engine$pc$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    nc_engine$pc$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    nc_engine$pc$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    nc_engine$pc$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    nc_engine$pc$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    nc_engine$pc$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    nc_engine$pc$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    nc_engine$pc$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    nc_engine$pc$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    nc_engine$pc$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    nc_engine$pc$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    nc_engine$pc$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     nc_engine$pc$beats beats(
         .h0(beats$h0),
@@ -35779,6 +36076,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    nc_engine$pc$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     nc_engine$pc$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -35868,118 +36168,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    nc_engine$pc$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    nc_engine$pc$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    nc_engine$pc$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    nc_engine$pc$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    nc_engine$pc$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    nc_engine$pc$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    nc_engine$pc$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    nc_engine$pc$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    nc_engine$pc$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    nc_engine$pc$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    nc_engine$pc$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    nc_engine$pc$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    nc_engine$pc$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    nc_engine$pc$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    nc_engine$pc$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    nc_engine$pc$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    nc_engine$pc$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    nc_engine$pc$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    nc_engine$pc$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    nc_engine$pc$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    nc_engine$pc$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    nc_engine$pc$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    nc_engine$pc$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    nc_engine$pc$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    nc_engine$pc$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    nc_engine$pc$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    nc_engine$pc$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    nc_engine$pc$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -35995,13 +36183,27 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -36014,13 +36216,27 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -36032,6 +36248,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -36087,66 +36304,70 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -36169,25 +36390,29 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -36198,9 +36423,12 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -36214,7 +36442,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -36243,43 +36470,15 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -36289,18 +36488,18 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -36369,7 +36568,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
 endmodule // nc_engine$pc
 
 
-module nc_engine$pc$at_ep0(d,q,clock);
+module nc_engine$pc$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -36385,45 +36584,7 @@ module nc_engine$pc$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$pc$at_ep0
-
-
-module nc_engine$pc$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$pc$at_ep1
-
-
-module nc_engine$pc$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$pc$at_ep2
+endmodule // nc_engine$pc$at_eplo
 
 
 module nc_engine$pc$beat(d,q,clock);
@@ -36465,23 +36626,111 @@ module nc_engine$pc$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // nc_engine$pc$beats
 
 
-module nc_engine$pc$csum(d,q,clock);
+module nc_engine$pc$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$pc$beats_rest
+
+
+module nc_engine$pc$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$pc$csum
+endmodule // nc_engine$pc$bn0
+
+
+module nc_engine$pc$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq1
+
+
+module nc_engine$pc$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq2
+
+
+module nc_engine$pc$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq3
+
+
+module nc_engine$pc$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq4
 
 
 module nc_engine$pc$done(d,q,clock);
@@ -36503,23 +36752,214 @@ module nc_engine$pc$done(d,q,clock);
 endmodule // nc_engine$pc$done
 
 
-module nc_engine$pc$erem(d,q,clock);
+module nc_engine$pc$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$pc$erem
+endmodule // nc_engine$pc$ep_a_hi
+
+
+module nc_engine$pc$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_a_lo
+
+
+module nc_engine$pc$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_b_hi
+
+
+module nc_engine$pc$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_b_lo
+
+
+module nc_engine$pc$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$pc$ep_hi
+
+
+module nc_engine$pc$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // nc_engine$pc$ep_hit
+
+
+module nc_engine$pc$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_in
+
+
+module nc_engine$pc$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // nc_engine$pc$ep_lo
+
+
+module nc_engine$pc$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // nc_engine$pc$ep_match
+
+
+module nc_engine$pc$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_p
+
+
+module nc_engine$pc$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ep_s
 
 
 module nc_engine$pc$flen(d,q,clock);
@@ -36731,7 +37171,87 @@ module nc_engine$pc$h9(d,q,clock);
 endmodule // nc_engine$pc$h9
 
 
-module nc_engine$pc$n3(d,q,clock);
+module nc_engine$pc$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$i_c
+
+
+module nc_engine$pc$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$pc$i_chk
+
+
+module nc_engine$pc$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$pc$i_csa
+
+
+module nc_engine$pc$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -36747,203 +37267,26 @@ module nc_engine$pc$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$pc$n3
+endmodule // nc_engine$pc$i_mask
 
 
-module nc_engine$pc$rem_last(rem,digit,n,n3,out);
+module nc_engine$pc$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // nc_engine$pc$rem_last
-
-
-module nc_engine$pc$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // nc_engine$pc$rem_step
+          
+endmodule // nc_engine$pc$i_s
 
 
 module nc_engine$pc$sw_body_len(inp,out);
@@ -37067,6 +37410,28 @@ module nc_engine$pc$sw_e_seq(inp,out);
 endmodule // nc_engine$pc$sw_e_seq
 
 
+module nc_engine$pc$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$pc$sw_ep_hi
+
+
+module nc_engine$pc$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$pc$sw_ep_lo
+
+
 module nc_engine$pc$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -37133,116 +37498,6 @@ module nc_engine$pc$sw_ip_total_len(inp,out);
 endmodule // nc_engine$pc$sw_ip_total_len
 
 
-module nc_engine$pc$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw0
-
-
-module nc_engine$pc$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw1
-
-
-module nc_engine$pc$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw2
-
-
-module nc_engine$pc$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw3
-
-
-module nc_engine$pc$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw4
-
-
-module nc_engine$pc$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw5
-
-
-module nc_engine$pc$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw6
-
-
-module nc_engine$pc$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw7
-
-
-module nc_engine$pc$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw8
-
-
-module nc_engine$pc$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_ipw9
-
-
 module nc_engine$pc$sw_magic(inp,out);
     
     // Module arguments
@@ -37298,7 +37553,7 @@ module nc_engine$pc$sw_udp_src(inp,out);
 endmodule // nc_engine$pc$sw_udp_src
 
 
-module nc_engine$pc$sw_w0(inp,out);
+module nc_engine$pc$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -37306,194 +37561,159 @@ module nc_engine$pc$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_w0
+endmodule // nc_engine$pc$sw_ulen
 
 
-module nc_engine$pc$sw_w1(inp,out);
+module nc_engine$pc$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$u_c
 
 
-module nc_engine$pc$sw_w2(inp,out);
+module nc_engine$pc$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // nc_engine$pc$u_chk
 
 
-module nc_engine$pc$sw_w3(inp,out);
+module nc_engine$pc$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // nc_engine$pc$u_csa
 
 
-module nc_engine$pc$x_ipw0(narrow,wide);
+module nc_engine$pc$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // nc_engine$pc$u_lanes
 
 
-module nc_engine$pc$x_ipw1(narrow,wide);
+module nc_engine$pc$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$u_mask
 
 
-module nc_engine$pc$x_ipw2(narrow,wide);
+module nc_engine$pc$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$u_rem
 
 
-module nc_engine$pc$x_ipw3(narrow,wide);
+module nc_engine$pc$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw3
-
-
-module nc_engine$pc$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw4
-
-
-module nc_engine$pc$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw5
-
-
-module nc_engine$pc$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw6
-
-
-module nc_engine$pc$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw7
-
-
-module nc_engine$pc$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw8
-
-
-module nc_engine$pc$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // nc_engine$pc$x_ipw9
-
-
-module nc_engine$pc$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$pc$x_w0
-
-
-module nc_engine$pc$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$pc$x_w1
-
-
-module nc_engine$pc$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$pc$x_w2
-
-
-module nc_engine$pc$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // nc_engine$pc$x_w3
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$u_s
 
 
 module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_ip,ok_port,nl_valid,nl_client,nl_seq,nl_leader,nl_epoch,nl_mac,nl_ip,nl_port,src_mac,src_ip,src_port,cluster,sender,ttl,r_data,r_keep,r_valid,r_last,r_ready,busy,drop_ok,drop_nl);
@@ -39430,6 +39650,148 @@ module nc_engine$req_cap$order(a,b,c,out);
     // Update code (custom)
     always @(*) out = {a[7:0], a[15:8], b[7:0], b[15:8], b[23:16], b[31:24], b[39:32], b[47:40], b[55:48], b[63:56], b[71:64], b[79:72], b[87:80], b[95:88], b[103:96], b[111:104], b[119:112], b[127:120], b[135:128], b[143:136], b[151:144], b[159:152], b[167:160], b[175:168], b[183:176], b[191:184], b[199:192], b[207:200], b[215:208], b[223:216], b[231:224], b[239:232], b[247:240], b[255:248], b[263:256], b[271:264], b[279:272], b[287:280], b[295:288], b[303:296], b[311:304], b[319:312], b[327:320], b[335:328], b[343:336], b[351:344], b[359:352], b[367:360], b[375:368], b[383:376], b[391:384], b[399:392], b[407:400], b[415:408], b[423:416], b[431:424], b[439:432], b[447:440], b[455:448], b[463:456], b[471:464], b[479:472], b[487:480], b[495:488], b[503:496], b[511:504], b[519:512], b[527:520], b[535:528], b[543:536], b[551:544], b[559:552], b[567:560], b[575:568], b[583:576], b[591:584], b[599:592], b[607:600], b[615:608], b[623:616], b[631:624], b[639:632], b[647:640], b[655:648], b[663:656], b[671:664], b[679:672], b[687:680], b[695:688], b[703:696], b[711:704], b[719:712], b[727:720], b[735:728], b[743:736], b[751:744], b[759:752], b[767:760], b[775:768], b[783:776], b[791:784], b[799:792], b[807:800], b[815:808], b[823:816], b[831:824], b[839:832], b[847:840], b[855:848], b[863:856], b[871:864], b[879:872], b[887:880], b[895:888], b[903:896], b[911:904], b[919:912], b[927:920], b[935:928], b[943:936], b[951:944], b[959:952], c[7:0], c[15:8], c[23:16], c[31:24], c[39:32], c[47:40]};
 endmodule // nc_engine$req_cap$order
+
+
+module nc_engine$sender_tab(clock,node_count,tab);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [5:0] node_count;
+    output reg  [782:0] tab;
+    
+    // Stub signals
+    reg  [5:0] rom$address;
+    reg  rom$clock;
+    wire  [782:0] rom$data;
+    reg  [782:0] r$d;
+    wire  [782:0] r$q;
+    reg  r$clock;
+    
+    // Sub module instances
+    nc_engine$sender_tab$rom rom(
+        .address(rom$address),
+        .clock(rom$clock),
+        .data(rom$data)
+    );
+    nc_engine$sender_tab$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        r$clock = clock;
+        r$d = r$q;
+        rom$clock = clock;
+        rom$address = node_count;
+        r$d = rom$data;
+        tab = r$q;
+    end
+    
+endmodule // nc_engine$sender_tab
+
+
+module nc_engine$sender_tab$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [782:0] d;
+    output reg  [782:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 783'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r
+
+
+module nc_engine$sender_tab$rom(address,clock,data);
+    
+    // Module arguments
+    input wire  [5:0] address;
+    input wire  clock;
+    output reg  [782:0] data;
+    
+    // Update code (custom)
+    reg[782:0] mem [63:0];
+    
+    initial begin
+    mem[6'b0] = 783'h7030140803010040000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000c20400c20400c20400c2040f38d30b289207185103081;
+    mem[6'b1] = 783'h1c0c050200c0401000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    mem[6'b10] = 783'h38180a040180802000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001001001001001001001001;
+    mem[6'b11] = 783'h54240f060240c03002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081;
+    mem[6'b100] = 783'h703014080301004000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003081003081003081003081;
+    mem[6'b101] = 783'h8c3c190a03c14050040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c2040103081;
+    mem[6'b110] = 783'ha8481e0c0481806002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002103081005103081005103081;
+    mem[6'b111] = 783'hc454230e0541c070801430461020050c11840810061440c20401851030811000c60850440031821411020050c11840801430461020401851030810061440c20440031821411000c60850440801430461020050c11840810061440c2040185103081;
+    mem[6'b1000] = 783'he06028100602008000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000007185103081007185103081;
+    mem[6'b1001] = 783'hfc6c2d1206c24091880431470021062010c51c61440c20402071851030811821c32040050460870c81062010c51c00841880431471851030810081c61440c20460870c81001411821c32041880431470021062010c51c61440c2040207185103081;
+    mem[6'b1010] = 783'h118783214078280a004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202185103081009207185103081;
+    mem[6'b1011] = 783'h1348437160842c0b0491830081422871012460c910a1401811c220324428510308100a2481c61440c20431472400841882810c51c91412040070ca1822450481012460c020508a1c40491832442850060470880c910a1440c2040289207185103081;
+    mem[6'b1100] = 783'h150903c18090300c00810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810308100b289207185103081;
+    mem[6'b1101] = 783'h16c9c411a09c340d18300a1c404b20508c2460c204030b28920718510308114900420c0c72c218a0452460c02871012c814230918308100c2ca2481c61440c20452401083031cb08628114918300a1c404b20508c2460c204030b289207185103081;
+    mem[6'b1110] = 783'h188a8461c0a8380e08030a20610200c28818408800630428220018c10a08810028608c20400a18230810200c28818408030a20610220018c10a08800630428220400a18230810028608c20408030a20610200c28818408100d30b289207185103081;
+    mem[6'b1111] = 783'h1a4b44b1e0b43c0f00e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b289207185103081;
+    mem[6'b10000] = 783'h1c0c050200c0401000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000f38d30b289207185103081;
+    mem[6'b10001] = 783'h1dccc55220cc441108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b289207185103081;
+    mem[6'b10010] = 783'h1f8d85a240d8481218828c39000210620a30e40638430228021018e10c08a18240c20400e28609030810620a30e40008418828c39018e10c08a00840638430228609030810038a18240c20418828c39000210620a30e40f38d30b289207185103081;
+    mem[6'b10011] = 783'h214e45f260e44c1320a30e41204314724b34f44a0cf20134648b1102423870d238a18244d2450503081123480d13070902c604f2853422921cf10c0494463832c23033443853c640744848930f4821482ce44110728d40f38d30b289207185103081;
+    mem[6'b10100] = 783'h230f064280f0501400420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40f38d30b289207185103081;
+    mem[6'b10101] = 783'h24cfc692a0fc541524e4c320d4821cc44118b40f38d30b28920718510308148e2860933cb1c35103081093930c83520873110462d03ce34c2ca2481c61440c205238a1824cf2c70d440c20424e4c320d4821cc44118b40f38d30b289207185103081;
+    mem[6'b10110] = 783'h269086e2c108581631418e00840229210c50639410a40018c48220e50429010e08c00a50848640438230e41250008418828c39049440c20401238a18251030810c50638021008a48431418e50429000631208839410a40f38d30b289207185103081;
+    mem[6'b10111] = 783'h28514732e1145c174561093930462d054320d48e28609544d24505440c20454f24350e2024cd1c148c1942c240754c0d12163444891c50c159449038c2881840964d034a1c405548f3091832910483d618d5042d208940f38d30b289207185103081;
+    mem[6'b11000] = 783'h2a1207830120601800840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840f38d30b289207185103081;
+    mem[6'b11001] = 783'h2bd2c7d3212c64193c90d640a11744b15848c18f6084412930cc5453971d03ce34c2ca2481c61440c204f1121d52983424054c858b3d35c218a39258114935154f2435902845d12c56123063d821104a4c331514e5c740f38d30b289207185103081;
+    mem[6'b11010] = 783'h2d9388234138681a19000a50439821208c58640238031829621419211008e49600420c41460218a39258640029410e60848231619008e00c60a58850648440239258010831051808628e49619000a50439821208c58640f38d30b289207185103081;
+    mem[6'b11011] = 783'h2f54487361446c1b61a04314724b34f45355764f1563024c969019734350a18265544d24505851030811844a0d74090963c80553873d710c5012516463960cb4c65075485895ca60b64c68d6084c339925410f68a54540f38d30b289207185103081;
+    mem[6'b11100] = 783'h311508c38150701c40031821411000c60850440801430461020050c11840810061440c20401851030811000c60850440031821411020050c11840801430461020401851030810061440c20440031821411000c60850440f38d30b289207185103081;
+    mem[6'b11101] = 783'h32d5c913a15c741d3ce34c2ca2481c61440c204a4dc2116863d810d5822d468324f55b10a4167052d15db08628e49668114935155948b11a4cc15b50d19c54e1cc4566c320d49770424e4d821515208f70c6495864c340f38d30b289207185103081;
+    mem[6'b11110] = 783'h34968963c168781e00e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240f38d30b289207185103081;
+    mem[6'b11111] = 783'h365749b3e1747c1f6d32c36922826512416102171d61951541130d20910503ce34c2ca2481c61440c205e71a61651240e30a20610275955134914171851030811b4cb0da48a0994490584085c75865455044c348244140f38d30b289207185103081;
+    mem[6'b100000] = 783'h38180a040180802000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000040040040040040040040040f38d30b289207185103081;
+    mem[6'b100001] = 783'h39d8ca54218c84213147032d36c229268125164968a6cb70c74d78e7cf8103ce34c2ca2481c61440c204314724b34f45355765b75f6d74cf2c70e071851030810c51c0cb4db08a49a04945925a29b2dc31d35e39f3e040f38d30b289207185103081;
+    mem[6'b100010] = 783'h3b998aa44198882209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a040f38d30b289207185103081;
+    mem[6'b100011] = 783'h3d5a4af461a48c2378e8510541171da29d36040f38d30b28920718510308164e0db4057521df5098562de3a14415045c768a74d8103ce34c2ca2481c61440c20593836d015d4877d426158b78e8510541171da29d36040f38d30b289207185103081;
+    mem[6'b100100] = 783'h3f1b0b4481b0902460870c81001411821c32041880431470021062010c51c61440c20402071851030811821c32040050460870c81062010c51c00841880431471851030810081c61440c20460870c81001411821c32040f38d30b289207185103081;
+    mem[6'b100101] = 783'h40dbcb94a1bc94258142215498962a35cb9183027532646901a15cd0de50a39259a7a204524d45565d8583c68994078da44891b48951f1506c13178884de10f69d8230441ca3504d665c7e24825c770c85105619b2e040f38d30b289207185103081;
+    mem[6'b100110] = 783'h429c8be4c1c8982620a30e41251661a71e82290a5a221480649e11070239a59238a1829207185103081128085a431a0907865222988022926a210c51c90639678231680439888641a90849c32248260878e91411a2a040f38d30b289207185103081;
+    mem[6'b100111] = 783'h445d4c34e1d49c2719d3645046cb89209926040f38d30b2892071851030814a335e2190d494f80a6c558674d91411b2e24826498103ce34c2ca2481c61440c20528cd7886435253e029b15619d3645046cb89209926040f38d30b289207185103081;
+    mem[6'b101000] = 783'h461e0c8501e0a02801822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040f38d30b289207185103081;
+    mem[6'b101001] = 783'h47deccd521eca4296d11e67122277532687942a34c370c95515e3a75c78103ce34c2ca2481c61440c205819d2e24275436887cd91259a7a298114935155976195b44799c4889dd4c9a1e50a8d30dc32554578e9d71e040f38d30b289207185103081;
+    mem[6'b101010] = 783'h499f8d2541f8a82a78ea1822248270c9961a04243a232029e21c19a11809648e2860a892071851030811e3a860889209c32658681090e88c80a78870668460259238a182a2481c61440c20478ea1822248270c9961a040f38d30b289207185103081;
+    mem[6'b101011] = 783'h4b604d756204ac2b3ce34c2ca2481c61440c204945986918e59e9832d36e33a43e54264674a84e952a551349141a2481c61440c2049193838d83428973018562cd3d14d55d96dd7e18e59e964991411f3ea68a95516040f38d30b289207185103081;
+    mem[6'b101100] = 783'h4d210dc58210b02c31472400841882810c51c91412040070ca1822450481012460c020508a1c40491832442850060470880c910a1440c20402892071851030810c51c900210620a0431472450481001c32860891412040f38d30b289207185103081;
+    mem[6'b101101] = 783'h4ee1ce15a21cb42d3ec70ca592665868d30e040f38d30b2892071851030813ddacc6a82579465220d17cfb1c3296499961a34c38103ce34c2ca2481c61440c204f76b31aa095e519488345f3ec70ca592665868d30e040f38d30b289207185103081;
+    mem[6'b101110] = 783'h50a28e65c228b82ea161203aa606890b1a22448e2860aca2481c61440c204b2681a50e202aa479848c19488241eb0c6a82169044a079c69859449038c288184096a9090a78462c4a632019a2a86089961a45048920a040f38d30b289207185103081;
+    mem[6'b101111] = 783'h52634eb5e234bc2f299a085e61959044e209181e71a61651240e30a206102ae57d94cd1c1aa479848c1a346e70a9d50e03ab6479122c4b257974090aa8dc54e1e132646b5816c680b950a951645048d30e248285106040f38d30b289207185103081;
+    mem[6'b110000] = 783'h54240f060240c03002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040f38d30b289207185103081;
+    mem[6'b110001] = 783'h55e4cf56224cc43125cbd190666c3a10d6a4b796386be77d73c7c288184088077c67857447036c26816427057c888b94ea11ad4b97ace88566d4241dbbd29897521ed8973019dc446b2158bb1c32d74db9e3af7cfc2040f38d30b289207185103081;
+    mem[6'b110010] = 783'h57a58fa64258c832a2271640a130aa479848c1a8608a9a2ac70cb9e3b0810a0e98c90a8888067847026a811282e29898241eb085a4a2cc0218a39259a7a29aaba889c590284c2a91e612306a1822a68ab1c32e78ec2040f38d30b289207185103081;
+    mem[6'b110011] = 783'h59664ff66264cc339141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b289207185103081;
+    mem[6'b110100] = 783'h5b2710468270d034810024504a1822c70cc2041ca0031893021482c110728b3000420c41461c824a2cc20400914128608b1c33081072800c624c08520b0441ca2cc00108310518720928b30810024504a1822c70cc2040f38d30b289207185103081;
+    mem[6'b110101] = 783'h5ce7d096a27cd435bb204524d45565d865a6dc645caca560bce664cd2768da92bd7d1c1212663ab4f063156e4ab3e832526219f0dc3739151ac74ed25587b5e3d886acc74198abd0845a8ec70cc614419961ab6cbc2040f38d30b289207185103081;
+    mem[6'b110110] = 783'h5ea890e6c288d83661a71e822926a2ab2ec32d2a816302ba46901b2a1e50a182d30b28920718510308118b0a7b2424096a887303a2ab210c51c92cd063967a6b86522c085a4c8a626d0c6a8608b9e3b491412a68ac2040f38d30b289207185103081;
+    mem[6'b110111] = 783'h60695136e294dc37b4972f2dec4d8333e2d5191412b6cbca2482a592708103ce34c2ca2481c61440c2059c52a8b8c473456d3a61df1622252e83ab46e5315f46ad25cbcb7b1360ccf8b5464504adb2f28920a9649c2040f38d30b289207185103081;
+    mem[6'b111000] = 783'h622a118702a0e038400a18230810028608c20408030a20610200c28818408800630428220018c10a08810028608c20400a18230810200c28818408030a20610220018c10a08800630428220400a18230810028608c2040f38d30b289207185103081;
+    mem[6'b111001] = 783'h63ead1d722ace4396dd7e18e59e9aedbf1cf5df0a626d4346e31aa37153870f8d30b2892071851030811282e0d17ed0907ac04f76bcc22926a2ab2049459869c55c96cd7d18d59d9addbe1c33595516e78ede75c7c2040f38d30b289207185103081;
+    mem[6'b111010] = 783'h65ab922742b8e83ab0ea8ca0a98890688480278ac1c22e686b1812a582a146a09accb810a416722a2ed3808628e49669e8a6aaecb64a811ac0c8b852a19cc8e90cb96e2022a4b470498ec182328920ac70cda6586c2040f38d30b289207185103081;
+    mem[6'b111011] = 783'h676c527762c4ec3b5b45f56366776b86f973a7754aa1dfdd4b098795ae2e31e62a936c42f4f25b5678729d88562bc139ba351d486e5777859cec17e601e9432645b1812b5c3a960a9541a1412f7cfeaa68ad65545c2040f38d30b289207185103081;
+    mem[6'b111100] = 783'h692d12c782d0f03c02c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c2040f38d30b289207185103081;
+    mem[6'b111101] = 783'h6aedd317a2dcf43da9b33aadc37bb1d3bcb5e3f8910e6547a992ee74fca148b004f76be4a626d054e1bd90ea53b94fda02b16c5b16344e2f99d50b0b6b646d227aba258aeef8d72fcc2460ce69649da6586ce34c3c2040f38d30b289207185103081;
+    mem[6'b111110] = 783'h6cae9367c2e8f83eeb2aa2692282e30a206102369961b49141328920b0810b8eb0ca8aa0898690488281e71a61651240e30a206102f38d30b2892071851030813acaa89a48a0b8c28818408da6586d24504ca2482c2040f38d30b289207185103081;
+    mem[6'b111111] = 783'h6e6f53b7e2f4fc3fce34c3ca2482c61441c2040f38d30b289207185103081f38d30b289207185103081338d30f28920b18510708103ce34c2ca2481c61440c207ce34c2ca2481c61440c204ce34c3ca2482c61441c2040f38d30b289207185103081;
+    end
+    
+    always @(posedge clock) begin
+       data <= mem[address];
+    end
+endmodule // nc_engine$sender_tab$rom
 
 
 module nc_engine$src_mac(hi,lo,out);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,node_count,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
     
     // Module arguments
     input wire  clock;
@@ -14,7 +14,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     input wire  client_mode;
     input wire  [15:0] port;
     input wire  [31:0] cluster_id;
-    input wire  [7:0] node_count;
+    input wire  [782:0] sender_tab;
     output reg  valid;
     output reg  [2:0] verdict;
     output reg  [7:0] sender;
@@ -34,13 +34,16 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     output reg  [15:0] frame_len;
     
     // Constant declarations
-    localparam  o_ep_lane0 = 6'b110000;
-    localparam  o_ep1 = 10'b111111000;
-    localparam  o_ep2 = 10'b1000000000;
-    localparam  o_ep3 = 10'b1000001000;
-    localparam  k_ep_beat0 = 16'h7;
-    localparam  k_ep_beat1 = 16'h8;
-    localparam  k_ep_beat2 = 16'h9;
+    localparam  k_ip_first = 8'hc0;
+    localparam  k_ip_last = 8'h3;
+    localparam  k_udp_first = 8'hfc;
+    localparam  k_ff8 = 8'hff;
+    localparam  k_udp16 = 16'h11;
+    localparam  k0_32 = 32'h0;
+    localparam  o_ep_hi = 10'b111110000;
+    localparam  o_ep_lo_lane = 6'b0;
+    localparam  o_mult = 10'b1011010000;
+    localparam  k_ep_lo_beat = 16'h8;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -73,32 +76,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  o_e_reserved = 10'b111101000;
     localparam  o_e_seq = 10'b111110000;
     localparam  o_e_payload = 10'b1000110000;
-    localparam  o_ipw0 = 10'b1110000;
-    localparam  o_ipw1 = 10'b10000000;
-    localparam  o_ipw2 = 10'b10010000;
-    localparam  o_ipw3 = 10'b10100000;
-    localparam  o_ipw4 = 10'b10110000;
-    localparam  o_ipw5 = 10'b11000000;
-    localparam  o_ipw6 = 10'b11010000;
-    localparam  o_ipw7 = 10'b11100000;
-    localparam  o_ipw8 = 10'b11110000;
-    localparam  o_ipw9 = 10'b100000000;
-    localparam  k_lane0 = 64'hff;
-    localparam  k_pos0 = 16'h0;
-    localparam  k_lane1 = 64'hff00;
-    localparam  k_pos1 = 16'h1;
-    localparam  k_lane2 = 64'hff0000;
-    localparam  k_pos2 = 16'h2;
-    localparam  k_lane3 = 64'hff000000;
-    localparam  k_pos3 = 16'h3;
-    localparam  k_lane4 = 64'hff00000000;
-    localparam  k_pos4 = 16'h4;
-    localparam  k_lane5 = 64'hff0000000000;
-    localparam  k_pos5 = 16'h5;
-    localparam  k_lane6 = 64'hff000000000000;
-    localparam  k_pos6 = 16'h6;
-    localparam  k_lane7 = 64'hff00000000000000;
-    localparam  k_pos7 = 16'h7;
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k8_16 = 16'h8;
@@ -111,7 +88,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  k_eth = 16'h800;
     localparam  k_frag_mask = 16'h3fff;
     localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
     localparam  k_vihl = 8'h45;
     localparam  k_udp = 8'h11;
     localparam  k_version = 8'h1;
@@ -130,12 +106,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
     localparam  k1_count = 16'h1;
-    localparam  k0_32 = 32'h0;
-    localparam  k_ffff20 = 20'hffff;
-    localparam  k16_20 = 20'h10;
-    localparam  k_ffff32 = 32'hffff;
-    localparam  k16_32 = 32'h10;
-    localparam  k_udp32 = 32'h11;
     localparam  k0_64 = 64'h0;
     localparam  k0_48 = 48'h0;
     localparam  c_expected = 3'b0;
@@ -193,37 +163,123 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [15:0] flen$d;
     wire  [15:0] flen$q;
     reg  flen$clock;
-    reg  [31:0] csum$d;
-    wire  [31:0] csum$q;
-    reg  csum$clock;
+    reg  [15:0] i_csa$s;
+    reg  [15:0] i_csa$c;
+    reg  i_csa$first;
+    reg  [15:0] i_csa$init;
+    reg  [63:0] i_csa$data;
+    reg  [7:0] i_csa$mask;
+    reg  i_csa$dbl3;
+    wire  [15:0] i_csa$s_n;
+    wire  [15:0] i_csa$c_n;
+    reg  [15:0] u_csa$s;
+    reg  [15:0] u_csa$c;
+    reg  u_csa$first;
+    reg  [15:0] u_csa$init;
+    reg  [63:0] u_csa$data;
+    reg  [7:0] u_csa$mask;
+    reg  u_csa$dbl3;
+    wire  [15:0] u_csa$s_n;
+    wire  [15:0] u_csa$c_n;
+    reg  [15:0] i_s$d;
+    wire  [15:0] i_s$q;
+    reg  i_s$clock;
+    reg  [15:0] i_c$d;
+    wire  [15:0] i_c$q;
+    reg  i_c$clock;
+    reg  [15:0] u_s$d;
+    wire  [15:0] u_s$q;
+    reg  u_s$clock;
+    reg  [15:0] u_c$d;
+    wire  [15:0] u_c$q;
+    reg  u_c$clock;
+    reg  [7:0] i_mask$d;
+    wire  [7:0] i_mask$q;
+    reg  i_mask$clock;
+    reg  [7:0] u_mask$d;
+    wire  [7:0] u_mask$q;
+    reg  u_mask$clock;
+    reg  [15:0] u_rem$d;
+    wire  [15:0] u_rem$q;
+    reg  u_rem$clock;
+    reg  bn0$d;
+    wire  bn0$q;
+    reg  bn0$clock;
+    reg  bq1$d;
+    wire  bq1$q;
+    reg  bq1$clock;
+    reg  bq2$d;
+    wire  bq2$q;
+    reg  bq2$clock;
+    reg  bq3$d;
+    wire  bq3$q;
+    reg  bq3$clock;
+    reg  bq4$d;
+    wire  bq4$q;
+    reg  bq4$clock;
+    reg  [15:0] u_lanes$ulen;
+    reg  [15:0] u_lanes$rem;
+    reg  u_lanes$at4;
+    wire  [7:0] u_lanes$mask;
+    reg  [15:0] sw_ulen$inp;
+    wire  [15:0] sw_ulen$out;
+    reg  [15:0] i_chk$s;
+    reg  [15:0] i_chk$c;
+    wire  i_chk$eq;
+    reg  [15:0] u_chk$s;
+    reg  [15:0] u_chk$c;
+    wire  u_chk$eq;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
-    reg  [7:0] erem$d;
-    wire  [7:0] erem$q;
-    reg  erem$clock;
-    reg  [7:0] n3$d;
-    wire  [7:0] n3$q;
-    reg  n3$clock;
-    reg  at_ep0$d;
-    wire  at_ep0$q;
-    reg  at_ep0$clock;
-    reg  at_ep1$d;
-    wire  at_ep1$q;
-    reg  at_ep1$clock;
-    reg  at_ep2$d;
-    wire  at_ep2$q;
-    reg  at_ep2$clock;
-    reg  [7:0] rem_step$rem;
-    reg  [7:0] rem_step$digit;
-    reg  [7:0] rem_step$n;
-    reg  [7:0] rem_step$n3;
-    wire  [7:0] rem_step$out;
-    reg  [7:0] rem_last$rem;
-    reg  [7:0] rem_last$digit;
-    reg  [7:0] rem_last$n;
-    reg  [7:0] rem_last$n3;
-    wire  [7:0] rem_last$out;
+    reg  at_eplo$d;
+    wire  at_eplo$q;
+    reg  at_eplo$clock;
+    reg  [359:0] ep_hi$tab;
+    reg  [15:0] ep_hi$value;
+    wire  [6:0] ep_hi$lo;
+    wire  [6:0] ep_hi$hi;
+    reg  [15:0] sw_ep_hi$inp;
+    wire  [15:0] sw_ep_hi$out;
+    reg  [6:0] ep_a_lo$d;
+    wire  [6:0] ep_a_lo$q;
+    reg  ep_a_lo$clock;
+    reg  [6:0] ep_a_hi$d;
+    wire  [6:0] ep_a_hi$q;
+    reg  ep_a_hi$clock;
+    reg  [359:0] ep_lo$tab;
+    reg  [15:0] ep_lo$value;
+    wire  [6:0] ep_lo$lo;
+    wire  [6:0] ep_lo$hi;
+    reg  [15:0] sw_ep_lo$inp;
+    wire  [15:0] sw_ep_lo$out;
+    reg  [6:0] ep_b_lo$d;
+    wire  [6:0] ep_b_lo$q;
+    reg  ep_b_lo$clock;
+    reg  [6:0] ep_b_hi$d;
+    wire  [6:0] ep_b_hi$q;
+    reg  ep_b_hi$clock;
+    reg  [6:0] ep_match$a_lo;
+    reg  [6:0] ep_match$a_hi;
+    reg  [6:0] ep_match$b_lo;
+    reg  [6:0] ep_match$b_hi;
+    reg  [7:0] ep_match$sender;
+    reg  [62:0] ep_match$mult;
+    wire  [9:0] ep_match$s;
+    wire  [79:0] ep_match$p;
+    wire  ep_match$in_range;
+    reg  [9:0] ep_s$d;
+    wire  [9:0] ep_s$q;
+    reg  ep_s$clock;
+    reg  [79:0] ep_p$d;
+    wire  [79:0] ep_p$q;
+    reg  ep_p$clock;
+    reg  ep_in$d;
+    wire  ep_in$q;
+    reg  ep_in$clock;
+    reg  [9:0] ep_hit$s;
+    reg  [79:0] ep_hit$p;
+    wire  ep_hit$hit;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -235,6 +291,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [63:0] beats$h8;
     reg  [47:0] beats$h9;
     wire  [623:0] beats$out;
+    reg  [623:0] beats_rest$x;
     reg  [47:0] sw_eth_dst$inp;
     wire  [47:0] sw_eth_dst$out;
     reg  [47:0] sw_eth_src$inp;
@@ -279,64 +336,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     wire  [63:0] sw_e_seq$out;
     reg  [63:0] sw_e_payload$inp;
     wire  [63:0] sw_e_payload$out;
-    reg  [15:0] sw_ipw0$inp;
-    wire  [15:0] sw_ipw0$out;
-    reg  [15:0] x_ipw0$narrow;
-    wire  [19:0] x_ipw0$wide;
-    reg  [15:0] sw_ipw1$inp;
-    wire  [15:0] sw_ipw1$out;
-    reg  [15:0] x_ipw1$narrow;
-    wire  [19:0] x_ipw1$wide;
-    reg  [15:0] sw_ipw2$inp;
-    wire  [15:0] sw_ipw2$out;
-    reg  [15:0] x_ipw2$narrow;
-    wire  [19:0] x_ipw2$wide;
-    reg  [15:0] sw_ipw3$inp;
-    wire  [15:0] sw_ipw3$out;
-    reg  [15:0] x_ipw3$narrow;
-    wire  [19:0] x_ipw3$wide;
-    reg  [15:0] sw_ipw4$inp;
-    wire  [15:0] sw_ipw4$out;
-    reg  [15:0] x_ipw4$narrow;
-    wire  [19:0] x_ipw4$wide;
-    reg  [15:0] sw_ipw5$inp;
-    wire  [15:0] sw_ipw5$out;
-    reg  [15:0] x_ipw5$narrow;
-    wire  [19:0] x_ipw5$wide;
-    reg  [15:0] sw_ipw6$inp;
-    wire  [15:0] sw_ipw6$out;
-    reg  [15:0] x_ipw6$narrow;
-    wire  [19:0] x_ipw6$wide;
-    reg  [15:0] sw_ipw7$inp;
-    wire  [15:0] sw_ipw7$out;
-    reg  [15:0] x_ipw7$narrow;
-    wire  [19:0] x_ipw7$wide;
-    reg  [15:0] sw_ipw8$inp;
-    wire  [15:0] sw_ipw8$out;
-    reg  [15:0] x_ipw8$narrow;
-    wire  [19:0] x_ipw8$wide;
-    reg  [15:0] sw_ipw9$inp;
-    wire  [15:0] sw_ipw9$out;
-    reg  [15:0] x_ipw9$narrow;
-    wire  [19:0] x_ipw9$wide;
-    reg  [15:0] sw_w0$inp;
-    wire  [15:0] sw_w0$out;
-    reg  [15:0] x_w0$narrow;
-    wire  [31:0] x_w0$wide;
-    reg  [15:0] sw_w1$inp;
-    wire  [15:0] sw_w1$out;
-    reg  [15:0] x_w1$narrow;
-    wire  [31:0] x_w1$wide;
-    reg  [15:0] sw_w2$inp;
-    wire  [15:0] sw_w2$out;
-    reg  [15:0] x_w2$narrow;
-    wire  [31:0] x_w2$wide;
-    reg  [15:0] sw_w3$inp;
-    wire  [15:0] sw_w3$out;
-    reg  [15:0] x_w3$narrow;
-    wire  [31:0] x_w3$wide;
     
     // Local signals
+    reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
     reg  has_tag;
     reg  [15:0] tag_len;
@@ -374,26 +376,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [19:0] ip_sum;
-    reg  [19:0] ip_fold1;
-    reg  [19:0] ip_fold2;
-    reg  [31:0] udp_sum;
-    reg  [31:0] udp_fold1;
-    reg  [31:0] udp_fold2;
     reg  [15:0] plen;
-    reg  [15:0] udp_end;
     reg  [15:0] pos;
-    reg  [63:0] mask;
-    reg  [63:0] masked;
     reg  [15:0] nbytes;
-    reg  [63:0] m0;
-    reg  [63:0] m1;
-    reg  [63:0] m2;
-    reg  [63:0] m3;
-    reg  [63:0] m4;
-    reg  [63:0] m5;
-    reg  [63:0] m6;
-    reg  [63:0] m7;
     
     // Sub module instances
     pkt_parser$beat beat(
@@ -456,54 +441,188 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .q(flen$q),
         .clock(flen$clock)
     );
-    pkt_parser$csum csum(
-        .d(csum$d),
-        .q(csum$q),
-        .clock(csum$clock)
+    pkt_parser$i_csa i_csa(
+        .s(i_csa$s),
+        .c(i_csa$c),
+        .first(i_csa$first),
+        .init(i_csa$init),
+        .data(i_csa$data),
+        .mask(i_csa$mask),
+        .dbl3(i_csa$dbl3),
+        .s_n(i_csa$s_n),
+        .c_n(i_csa$c_n)
+    );
+    pkt_parser$u_csa u_csa(
+        .s(u_csa$s),
+        .c(u_csa$c),
+        .first(u_csa$first),
+        .init(u_csa$init),
+        .data(u_csa$data),
+        .mask(u_csa$mask),
+        .dbl3(u_csa$dbl3),
+        .s_n(u_csa$s_n),
+        .c_n(u_csa$c_n)
+    );
+    pkt_parser$i_s i_s(
+        .d(i_s$d),
+        .q(i_s$q),
+        .clock(i_s$clock)
+    );
+    pkt_parser$i_c i_c(
+        .d(i_c$d),
+        .q(i_c$q),
+        .clock(i_c$clock)
+    );
+    pkt_parser$u_s u_s(
+        .d(u_s$d),
+        .q(u_s$q),
+        .clock(u_s$clock)
+    );
+    pkt_parser$u_c u_c(
+        .d(u_c$d),
+        .q(u_c$q),
+        .clock(u_c$clock)
+    );
+    pkt_parser$i_mask i_mask(
+        .d(i_mask$d),
+        .q(i_mask$q),
+        .clock(i_mask$clock)
+    );
+    pkt_parser$u_mask u_mask(
+        .d(u_mask$d),
+        .q(u_mask$q),
+        .clock(u_mask$clock)
+    );
+    pkt_parser$u_rem u_rem(
+        .d(u_rem$d),
+        .q(u_rem$q),
+        .clock(u_rem$clock)
+    );
+    pkt_parser$bn0 bn0(
+        .d(bn0$d),
+        .q(bn0$q),
+        .clock(bn0$clock)
+    );
+    pkt_parser$bq1 bq1(
+        .d(bq1$d),
+        .q(bq1$q),
+        .clock(bq1$clock)
+    );
+    pkt_parser$bq2 bq2(
+        .d(bq2$d),
+        .q(bq2$q),
+        .clock(bq2$clock)
+    );
+    pkt_parser$bq3 bq3(
+        .d(bq3$d),
+        .q(bq3$q),
+        .clock(bq3$clock)
+    );
+    pkt_parser$bq4 bq4(
+        .d(bq4$d),
+        .q(bq4$q),
+        .clock(bq4$clock)
+    );
+    pkt_parser$u_lanes u_lanes(
+        .ulen(u_lanes$ulen),
+        .rem(u_lanes$rem),
+        .at4(u_lanes$at4),
+        .mask(u_lanes$mask)
+    );
+    pkt_parser$sw_ulen sw_ulen(
+        .inp(sw_ulen$inp),
+        .out(sw_ulen$out)
+    );
+    pkt_parser$i_chk i_chk(
+        .s(i_chk$s),
+        .c(i_chk$c),
+        .eq(i_chk$eq)
+    );
+    pkt_parser$u_chk u_chk(
+        .s(u_chk$s),
+        .c(u_chk$c),
+        .eq(u_chk$eq)
     );
     pkt_parser$done done(
         .d(done$d),
         .q(done$q),
         .clock(done$clock)
     );
-    pkt_parser$erem erem(
-        .d(erem$d),
-        .q(erem$q),
-        .clock(erem$clock)
+    pkt_parser$at_eplo at_eplo(
+        .d(at_eplo$d),
+        .q(at_eplo$q),
+        .clock(at_eplo$clock)
     );
-    pkt_parser$n3 n3(
-        .d(n3$d),
-        .q(n3$q),
-        .clock(n3$clock)
+    pkt_parser$ep_hi ep_hi(
+        .tab(ep_hi$tab),
+        .value(ep_hi$value),
+        .lo(ep_hi$lo),
+        .hi(ep_hi$hi)
     );
-    pkt_parser$at_ep0 at_ep0(
-        .d(at_ep0$d),
-        .q(at_ep0$q),
-        .clock(at_ep0$clock)
+    pkt_parser$sw_ep_hi sw_ep_hi(
+        .inp(sw_ep_hi$inp),
+        .out(sw_ep_hi$out)
     );
-    pkt_parser$at_ep1 at_ep1(
-        .d(at_ep1$d),
-        .q(at_ep1$q),
-        .clock(at_ep1$clock)
+    pkt_parser$ep_a_lo ep_a_lo(
+        .d(ep_a_lo$d),
+        .q(ep_a_lo$q),
+        .clock(ep_a_lo$clock)
     );
-    pkt_parser$at_ep2 at_ep2(
-        .d(at_ep2$d),
-        .q(at_ep2$q),
-        .clock(at_ep2$clock)
+    pkt_parser$ep_a_hi ep_a_hi(
+        .d(ep_a_hi$d),
+        .q(ep_a_hi$q),
+        .clock(ep_a_hi$clock)
     );
-    pkt_parser$rem_step rem_step(
-        .rem(rem_step$rem),
-        .digit(rem_step$digit),
-        .n(rem_step$n),
-        .n3(rem_step$n3),
-        .out(rem_step$out)
+    pkt_parser$ep_lo ep_lo(
+        .tab(ep_lo$tab),
+        .value(ep_lo$value),
+        .lo(ep_lo$lo),
+        .hi(ep_lo$hi)
     );
-    pkt_parser$rem_last rem_last(
-        .rem(rem_last$rem),
-        .digit(rem_last$digit),
-        .n(rem_last$n),
-        .n3(rem_last$n3),
-        .out(rem_last$out)
+    pkt_parser$sw_ep_lo sw_ep_lo(
+        .inp(sw_ep_lo$inp),
+        .out(sw_ep_lo$out)
+    );
+    pkt_parser$ep_b_lo ep_b_lo(
+        .d(ep_b_lo$d),
+        .q(ep_b_lo$q),
+        .clock(ep_b_lo$clock)
+    );
+    pkt_parser$ep_b_hi ep_b_hi(
+        .d(ep_b_hi$d),
+        .q(ep_b_hi$q),
+        .clock(ep_b_hi$clock)
+    );
+    pkt_parser$ep_match ep_match(
+        .a_lo(ep_match$a_lo),
+        .a_hi(ep_match$a_hi),
+        .b_lo(ep_match$b_lo),
+        .b_hi(ep_match$b_hi),
+        .sender(ep_match$sender),
+        .mult(ep_match$mult),
+        .s(ep_match$s),
+        .p(ep_match$p),
+        .in_range(ep_match$in_range)
+    );
+    pkt_parser$ep_s ep_s(
+        .d(ep_s$d),
+        .q(ep_s$q),
+        .clock(ep_s$clock)
+    );
+    pkt_parser$ep_p ep_p(
+        .d(ep_p$d),
+        .q(ep_p$q),
+        .clock(ep_p$clock)
+    );
+    pkt_parser$ep_in ep_in(
+        .d(ep_in$d),
+        .q(ep_in$q),
+        .clock(ep_in$clock)
+    );
+    pkt_parser$ep_hit ep_hit(
+        .s(ep_hit$s),
+        .p(ep_hit$p),
+        .hit(ep_hit$hit)
     );
     pkt_parser$beats beats(
         .h0(beats$h0),
@@ -517,6 +636,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .h8(beats$h8),
         .h9(beats$h9),
         .out(beats$out)
+    );
+    pkt_parser$beats_rest beats_rest(
+        .x(beats_rest$x)
     );
     pkt_parser$sw_eth_dst sw_eth_dst(
         .inp(sw_eth_dst$inp),
@@ -606,118 +728,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .inp(sw_e_payload$inp),
         .out(sw_e_payload$out)
     );
-    pkt_parser$sw_ipw0 sw_ipw0(
-        .inp(sw_ipw0$inp),
-        .out(sw_ipw0$out)
-    );
-    pkt_parser$x_ipw0 x_ipw0(
-        .narrow(x_ipw0$narrow),
-        .wide(x_ipw0$wide)
-    );
-    pkt_parser$sw_ipw1 sw_ipw1(
-        .inp(sw_ipw1$inp),
-        .out(sw_ipw1$out)
-    );
-    pkt_parser$x_ipw1 x_ipw1(
-        .narrow(x_ipw1$narrow),
-        .wide(x_ipw1$wide)
-    );
-    pkt_parser$sw_ipw2 sw_ipw2(
-        .inp(sw_ipw2$inp),
-        .out(sw_ipw2$out)
-    );
-    pkt_parser$x_ipw2 x_ipw2(
-        .narrow(x_ipw2$narrow),
-        .wide(x_ipw2$wide)
-    );
-    pkt_parser$sw_ipw3 sw_ipw3(
-        .inp(sw_ipw3$inp),
-        .out(sw_ipw3$out)
-    );
-    pkt_parser$x_ipw3 x_ipw3(
-        .narrow(x_ipw3$narrow),
-        .wide(x_ipw3$wide)
-    );
-    pkt_parser$sw_ipw4 sw_ipw4(
-        .inp(sw_ipw4$inp),
-        .out(sw_ipw4$out)
-    );
-    pkt_parser$x_ipw4 x_ipw4(
-        .narrow(x_ipw4$narrow),
-        .wide(x_ipw4$wide)
-    );
-    pkt_parser$sw_ipw5 sw_ipw5(
-        .inp(sw_ipw5$inp),
-        .out(sw_ipw5$out)
-    );
-    pkt_parser$x_ipw5 x_ipw5(
-        .narrow(x_ipw5$narrow),
-        .wide(x_ipw5$wide)
-    );
-    pkt_parser$sw_ipw6 sw_ipw6(
-        .inp(sw_ipw6$inp),
-        .out(sw_ipw6$out)
-    );
-    pkt_parser$x_ipw6 x_ipw6(
-        .narrow(x_ipw6$narrow),
-        .wide(x_ipw6$wide)
-    );
-    pkt_parser$sw_ipw7 sw_ipw7(
-        .inp(sw_ipw7$inp),
-        .out(sw_ipw7$out)
-    );
-    pkt_parser$x_ipw7 x_ipw7(
-        .narrow(x_ipw7$narrow),
-        .wide(x_ipw7$wide)
-    );
-    pkt_parser$sw_ipw8 sw_ipw8(
-        .inp(sw_ipw8$inp),
-        .out(sw_ipw8$out)
-    );
-    pkt_parser$x_ipw8 x_ipw8(
-        .narrow(x_ipw8$narrow),
-        .wide(x_ipw8$wide)
-    );
-    pkt_parser$sw_ipw9 sw_ipw9(
-        .inp(sw_ipw9$inp),
-        .out(sw_ipw9$out)
-    );
-    pkt_parser$x_ipw9 x_ipw9(
-        .narrow(x_ipw9$narrow),
-        .wide(x_ipw9$wide)
-    );
-    pkt_parser$sw_w0 sw_w0(
-        .inp(sw_w0$inp),
-        .out(sw_w0$out)
-    );
-    pkt_parser$x_w0 x_w0(
-        .narrow(x_w0$narrow),
-        .wide(x_w0$wide)
-    );
-    pkt_parser$sw_w1 sw_w1(
-        .inp(sw_w1$inp),
-        .out(sw_w1$out)
-    );
-    pkt_parser$x_w1 x_w1(
-        .narrow(x_w1$narrow),
-        .wide(x_w1$wide)
-    );
-    pkt_parser$sw_w2 sw_w2(
-        .inp(sw_w2$inp),
-        .out(sw_w2$out)
-    );
-    pkt_parser$x_w2 x_w2(
-        .narrow(x_w2$narrow),
-        .wide(x_w2$wide)
-    );
-    pkt_parser$sw_w3 sw_w3(
-        .inp(sw_w3$inp),
-        .out(sw_w3$out)
-    );
-    pkt_parser$x_w3 x_w3(
-        .narrow(x_w3$narrow),
-        .wide(x_w3$wide)
-    );
     
     // Update code
     always @(*) begin
@@ -733,13 +743,27 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         h8$clock = clock;
         h9$clock = clock;
         flen$clock = clock;
-        csum$clock = clock;
         done$clock = clock;
-        erem$clock = clock;
-        n3$clock = clock;
-        at_ep0$clock = clock;
-        at_ep1$clock = clock;
-        at_ep2$clock = clock;
+        at_eplo$clock = clock;
+        ep_a_lo$clock = clock;
+        ep_a_hi$clock = clock;
+        ep_b_lo$clock = clock;
+        ep_b_hi$clock = clock;
+        ep_s$clock = clock;
+        ep_p$clock = clock;
+        ep_in$clock = clock;
+        i_s$clock = clock;
+        i_c$clock = clock;
+        u_s$clock = clock;
+        u_c$clock = clock;
+        i_mask$clock = clock;
+        u_mask$clock = clock;
+        u_rem$clock = clock;
+        bn0$clock = clock;
+        bq1$clock = clock;
+        bq2$clock = clock;
+        bq3$clock = clock;
+        bq4$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -752,13 +776,27 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         h8$d = h8$q;
         h9$d = h9$q;
         flen$d = flen$q;
-        csum$d = csum$q;
         done$d = done$q;
-        erem$d = erem$q;
-        n3$d = n3$q;
-        at_ep0$d = at_ep0$q;
-        at_ep1$d = at_ep1$q;
-        at_ep2$d = at_ep2$q;
+        at_eplo$d = at_eplo$q;
+        ep_a_lo$d = ep_a_lo$q;
+        ep_a_hi$d = ep_a_hi$q;
+        ep_b_lo$d = ep_b_lo$q;
+        ep_b_hi$d = ep_b_hi$q;
+        ep_s$d = ep_s$q;
+        ep_p$d = ep_p$q;
+        ep_in$d = ep_in$q;
+        i_s$d = i_s$q;
+        i_c$d = i_c$q;
+        u_s$d = u_s$q;
+        u_c$d = u_c$q;
+        i_mask$d = i_mask$q;
+        u_mask$d = u_mask$q;
+        u_rem$d = u_rem$q;
+        bn0$d = bn0$q;
+        bq1$d = bq1$q;
+        bq2$d = bq2$q;
+        bq3$d = bq3$q;
+        bq4$d = bq4$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -770,6 +808,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         beats$h7 = h7$q;
         beats$h8 = h8$q;
         beats$h9 = h9$q;
+        beats_rest$x = beats$out;
         sw_eth_dst$inp = beats$out[(o_eth_dst)+:(48)];
         f_eth_dst = sw_eth_dst$out;
         sw_eth_src$inp = beats$out[(o_eth_src)+:(48)];
@@ -825,66 +864,70 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
         plen = f_udp_len - k8_16;
-        udp_end = f_udp_len + k34_16;
         pos = beat$q << k3_16;
-        if ((beat$q == k3_16 && k_pos0 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos0) < udp_end)) begin
-            m0 = k_lane0;
+        i_csa$s = i_s$q;
+        i_csa$c = i_c$q;
+        i_csa$first = ~bn0$q;
+        i_csa$init = k0_16;
+        i_csa$data = s_data;
+        i_csa$mask = i_mask$q;
+        i_csa$dbl3 = 1'b0;
+        u_csa$s = u_s$q;
+        u_csa$c = u_c$q;
+        u_csa$first = ~bn0$q;
+        u_csa$init = k_udp16;
+        u_csa$data = s_data;
+        u_csa$mask = u_mask$q;
+        u_csa$dbl3 = bq4$q;
+        if (s_valid) begin
+            i_s$d = i_csa$s_n;
+            i_c$d = i_csa$c_n;
+            u_s$d = u_csa$s_n;
+            u_c$d = u_csa$c_n;
+        end
+        sw_ulen$inp = s_data[(32'h30)+:(16)];
+        if (bq4$q) begin
+            if (sw_ulen$out < k6_16) begin
+                u_rem_n = k0_16;
+            end
+            else begin
+                u_rem_n = sw_ulen$out - k6_16;
+            end
+        end
+        else if (u_rem$q >= k8_16) begin
+            u_rem_n = u_rem$q - k8_16;
         end
         else begin
-            m0 = k0_64;
+            u_rem_n = k0_16;
         end
-        if ((beat$q == k3_16 && k_pos1 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos1) < udp_end)) begin
-            m1 = k_lane1;
+        u_lanes$ulen = sw_ulen$out;
+        u_lanes$rem = u_rem$q;
+        u_lanes$at4 = bq4$q;
+        if (s_valid) begin
+            u_rem$d = u_rem_n;
+            u_mask$d = u_lanes$mask;
+            i_mask$d = k0_8;
+            if (~bn0$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ip_first;
+            end
+            if (bq1$q) begin
+                u_mask$d = k0_8;
+                i_mask$d = k_ff8;
+            end
+            if (bq2$q) begin
+                u_mask$d = k_udp_first;
+                i_mask$d = k_ff8;
+            end
+            if (bq3$q) begin
+                u_mask$d = k_ff8;
+                i_mask$d = k_ip_last;
+            end
+            if (s_last) begin
+                u_mask$d = k0_8;
+                i_mask$d = k0_8;
+            end
         end
-        else begin
-            m1 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos2 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos2) < udp_end)) begin
-            m2 = k_lane2;
-        end
-        else begin
-            m2 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos3 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos3) < udp_end)) begin
-            m3 = k_lane3;
-        end
-        else begin
-            m3 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos4 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos4) < udp_end)) begin
-            m4 = k_lane4;
-        end
-        else begin
-            m4 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos5 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos5) < udp_end)) begin
-            m5 = k_lane5;
-        end
-        else begin
-            m5 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos6 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos6) < udp_end)) begin
-            m6 = k_lane6;
-        end
-        else begin
-            m6 = k0_64;
-        end
-        if ((beat$q == k3_16 && k_pos7 >= k2_16) || beat$q == k4_16 || (beat$q >= k5_16 && (pos + k_pos7) < udp_end)) begin
-            m7 = k_lane7;
-        end
-        else begin
-            m7 = k0_64;
-        end
-        mask = m0 | m1 | m2 | m3 | m4 | m5 | m6 | m7;
-        masked = s_data & mask;
-        sw_w0$inp = masked[(32'h0)+:(16)];
-        x_w0$narrow = sw_w0$out;
-        sw_w1$inp = masked[(32'h10)+:(16)];
-        x_w1$narrow = sw_w1$out;
-        sw_w2$inp = masked[(32'h20)+:(16)];
-        x_w2$narrow = sw_w2$out;
-        sw_w3$inp = masked[(32'h30)+:(16)];
-        x_w3$narrow = sw_w3$out;
         nbytes = k8_16;
         if (s_keep == k_keep1) begin
             nbytes = k1_16;
@@ -907,25 +950,29 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
-        n3$d = (node_count << k1_8) + node_count;
-        rem_last$n = node_count;
-        rem_last$n3 = n3$q;
-        rem_last$rem = erem$q;
-        rem_last$digit = beats$out[(o_ep3)+:(8)];
-        rem_step$n = node_count;
-        rem_step$n3 = n3$q;
-        rem_step$rem = erem$q;
-        rem_step$digit = beats$out[(o_ep2)+:(8)];
-        if (at_ep0$q) begin
-            rem_step$rem = k0_8;
-            rem_step$digit = s_data[(o_ep_lane0)+:(8)];
+        sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
+        ep_hi$value = sw_ep_hi$out;
+        ep_hi$tab = sender_tab[(32'h168)+:(360)];
+        ep_a_lo$d = ep_hi$lo;
+        ep_a_hi$d = ep_hi$hi;
+        sw_ep_lo$inp = s_data[(o_ep_lo_lane)+:(16)];
+        ep_lo$value = sw_ep_lo$out;
+        ep_lo$tab = sender_tab[(32'h0)+:(360)];
+        if (at_eplo$q) begin
+            ep_b_lo$d = ep_lo$lo;
+            ep_b_hi$d = ep_lo$hi;
         end
-        if (at_ep1$q) begin
-            rem_step$digit = beats$out[(o_ep1)+:(8)];
-        end
-        if (s_valid && (at_ep0$q || at_ep1$q || at_ep2$q)) begin
-            erem$d = rem_step$out;
-        end
+        ep_match$a_lo = ep_a_lo$q;
+        ep_match$a_hi = ep_a_hi$q;
+        ep_match$b_lo = ep_b_lo$q;
+        ep_match$b_hi = ep_b_hi$q;
+        ep_match$sender = f_sender;
+        ep_match$mult = sender_tab[(o_mult)+:(63)];
+        ep_s$d = ep_match$s;
+        ep_p$d = ep_match$p;
+        ep_in$d = ep_match$in_range;
+        ep_hit$s = ep_s$q;
+        ep_hit$p = ep_p$q;
         beat_n = beat$q;
         if (s_valid) begin
             if (s_last) begin
@@ -936,9 +983,12 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             end
         end
         beat$d = beat_n;
-        at_ep0$d = beat_n == k_ep_beat0;
-        at_ep1$d = beat_n == k_ep_beat1;
-        at_ep2$d = beat_n == k_ep_beat2;
+        at_eplo$d = beat_n == k_ep_lo_beat;
+        bn0$d = beat_n != k0_16;
+        bq1$d = beat_n == k1_16;
+        bq2$d = beat_n == k2_16;
+        bq3$d = beat_n == k3_16;
+        bq4$d = beat_n == k4_16;
         done$d = 1'b0;
         if (s_valid) begin
             if (beat$q == k0_16) begin
@@ -952,7 +1002,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
                 h7$d = k0_64;
                 h8$d = k0_64;
                 h9$d = k0_48;
-                csum$d = k0_32;
             end
             if (beat$q == k1_16) begin
                 h1$d = s_data;
@@ -981,43 +1030,15 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             if (beat$q == k9_16) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
-            if (beat$q == k4_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide + x_w3$wide + k_udp32;
-            end
-            else if (beat$q != k0_16) begin
-                csum$d = csum$q + x_w0$wide + x_w1$wide + x_w2$wide + x_w3$wide;
-            end
             if (s_last) begin
                 done$d = 1'b1;
                 flen$d = pos + nbytes;
             end
         end
-        sw_ipw0$inp = beats$out[(o_ipw0)+:(16)];
-        x_ipw0$narrow = sw_ipw0$out;
-        sw_ipw1$inp = beats$out[(o_ipw1)+:(16)];
-        x_ipw1$narrow = sw_ipw1$out;
-        sw_ipw2$inp = beats$out[(o_ipw2)+:(16)];
-        x_ipw2$narrow = sw_ipw2$out;
-        sw_ipw3$inp = beats$out[(o_ipw3)+:(16)];
-        x_ipw3$narrow = sw_ipw3$out;
-        sw_ipw4$inp = beats$out[(o_ipw4)+:(16)];
-        x_ipw4$narrow = sw_ipw4$out;
-        sw_ipw5$inp = beats$out[(o_ipw5)+:(16)];
-        x_ipw5$narrow = sw_ipw5$out;
-        sw_ipw6$inp = beats$out[(o_ipw6)+:(16)];
-        x_ipw6$narrow = sw_ipw6$out;
-        sw_ipw7$inp = beats$out[(o_ipw7)+:(16)];
-        x_ipw7$narrow = sw_ipw7$out;
-        sw_ipw8$inp = beats$out[(o_ipw8)+:(16)];
-        x_ipw8$narrow = sw_ipw8$out;
-        sw_ipw9$inp = beats$out[(o_ipw9)+:(16)];
-        x_ipw9$narrow = sw_ipw9$out;
-        ip_sum = x_ipw0$wide + x_ipw1$wide + x_ipw2$wide + x_ipw3$wide + x_ipw4$wide + x_ipw5$wide + x_ipw6$wide + x_ipw7$wide + x_ipw8$wide + x_ipw9$wide;
-        ip_fold1 = (ip_sum & k_ffff20) + (ip_sum >> k16_20);
-        ip_fold2 = (ip_fold1 & k_ffff20) + (ip_fold1 >> k16_20);
-        udp_sum = csum$q;
-        udp_fold1 = (udp_sum & k_ffff32) + (udp_sum >> k16_32);
-        udp_fold2 = (udp_fold1 & k_ffff32) + (udp_fold1 >> k16_32);
+        i_chk$s = i_s$q;
+        i_chk$c = i_c$q;
+        u_chk$s = u_s$q;
+        u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
         has_tag = |f_key_id;
@@ -1027,18 +1048,18 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         else begin
             tag_len = k0_16;
         end
-        bad_sender = ~client_mode && (f_sender != rem_last$out);
+        bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || f_ether_type != k_eth) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ip_fold2 != k_ffff20) begin
+        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && udp_fold2 != k_ffff32)) begin
+        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || plen < k4_16) begin
@@ -1107,7 +1128,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
 endmodule // pkt_parser
 
 
-module pkt_parser$at_ep0(d,q,clock);
+module pkt_parser$at_eplo(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1123,45 +1144,7 @@ module pkt_parser$at_ep0(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_parser$at_ep0
-
-
-module pkt_parser$at_ep1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_parser$at_ep1
-
-
-module pkt_parser$at_ep2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_parser$at_ep2
+endmodule // pkt_parser$at_eplo
 
 
 module pkt_parser$beat(d,q,clock);
@@ -1203,23 +1186,111 @@ module pkt_parser$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
 endmodule // pkt_parser$beats
 
 
-module pkt_parser$csum(d,q,clock);
+module pkt_parser$beats_rest(x);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // pkt_parser$beats_rest
+
+
+module pkt_parser$bn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 32'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_parser$csum
+endmodule // pkt_parser$bn0
+
+
+module pkt_parser$bq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq1
+
+
+module pkt_parser$bq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq2
+
+
+module pkt_parser$bq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq3
+
+
+module pkt_parser$bq4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq4
 
 
 module pkt_parser$done(d,q,clock);
@@ -1241,23 +1312,214 @@ module pkt_parser$done(d,q,clock);
 endmodule // pkt_parser$done
 
 
-module pkt_parser$erem(d,q,clock);
+module pkt_parser$ep_a_hi(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 7'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // pkt_parser$erem
+endmodule // pkt_parser$ep_a_hi
+
+
+module pkt_parser$ep_a_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_a_lo
+
+
+module pkt_parser$ep_b_hi(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_b_hi
+
+
+module pkt_parser$ep_b_lo(d,q,clock);
+    
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_b_lo
+
+
+module pkt_parser$ep_hi(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // pkt_parser$ep_hi
+
+
+module pkt_parser$ep_hit(s,p,hit);
+    
+    // Module arguments
+    input wire  [9:0] s;
+    input wire  [79:0] p;
+    output reg  hit;
+    
+    // Update code (custom)
+    always @(*) hit = (s == p[9:0]) | (s == p[19:10]) | (s == p[29:20]) | (s == p[39:30]) | (s == p[49:40]) | (s == p[59:50]) | (s == p[69:60]) | (s == p[79:70]);
+endmodule // pkt_parser$ep_hit
+
+
+module pkt_parser$ep_in(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_in
+
+
+module pkt_parser$ep_lo(tab,value,lo,hi);
+    
+    // Module arguments
+    input wire  [359:0] tab;
+    input wire  [15:0] value;
+    output reg  [6:0] lo;
+    output reg  [6:0] hi;
+    
+    // Update code (custom)
+    wire [5:0] v0 = (value[3] ? (value[2] ? (value[1] ? (value[0] ? tab[89:84] : tab[83:78]) : (value[0] ? tab[77:72] : tab[71:66])) : (value[1] ? (value[0] ? tab[65:60] : tab[59:54]) : (value[0] ? tab[53:48] : tab[47:42]))) : (value[2] ? (value[1] ? (value[0] ? tab[41:36] : tab[35:30]) : (value[0] ? tab[29:24] : tab[23:18])) : (value[1] ? (value[0] ? tab[17:12] : tab[11:6]) : (value[0] ? tab[5:0] : 6'd0))));
+    wire [5:0] v1 = (value[7] ? (value[6] ? (value[5] ? (value[4] ? tab[179:174] : tab[173:168]) : (value[4] ? tab[167:162] : tab[161:156])) : (value[5] ? (value[4] ? tab[155:150] : tab[149:144]) : (value[4] ? tab[143:138] : tab[137:132]))) : (value[6] ? (value[5] ? (value[4] ? tab[131:126] : tab[125:120]) : (value[4] ? tab[119:114] : tab[113:108])) : (value[5] ? (value[4] ? tab[107:102] : tab[101:96]) : (value[4] ? tab[95:90] : 6'd0))));
+    wire [5:0] v2 = (value[11] ? (value[10] ? (value[9] ? (value[8] ? tab[269:264] : tab[263:258]) : (value[8] ? tab[257:252] : tab[251:246])) : (value[9] ? (value[8] ? tab[245:240] : tab[239:234]) : (value[8] ? tab[233:228] : tab[227:222]))) : (value[10] ? (value[9] ? (value[8] ? tab[221:216] : tab[215:210]) : (value[8] ? tab[209:204] : tab[203:198])) : (value[9] ? (value[8] ? tab[197:192] : tab[191:186]) : (value[8] ? tab[185:180] : 6'd0))));
+    wire [5:0] v3 = (value[15] ? (value[14] ? (value[13] ? (value[12] ? tab[359:354] : tab[353:348]) : (value[12] ? tab[347:342] : tab[341:336])) : (value[13] ? (value[12] ? tab[335:330] : tab[329:324]) : (value[12] ? tab[323:318] : tab[317:312]))) : (value[14] ? (value[13] ? (value[12] ? tab[311:306] : tab[305:300]) : (value[12] ? tab[299:294] : tab[293:288])) : (value[13] ? (value[12] ? tab[287:282] : tab[281:276]) : (value[12] ? tab[275:270] : 6'd0))));
+    always @(*) lo = {1'd0, v0} + {1'd0, v1};
+    always @(*) hi = {1'd0, v2} + {1'd0, v3};
+endmodule // pkt_parser$ep_lo
+
+
+module pkt_parser$ep_match(a_lo,a_hi,b_lo,b_hi,sender,mult,s,p,in_range);
+    
+    // Module arguments
+    input wire  [6:0] a_lo;
+    input wire  [6:0] a_hi;
+    input wire  [6:0] b_lo;
+    input wire  [6:0] b_hi;
+    input wire  [7:0] sender;
+    input wire  [62:0] mult;
+    output reg  [9:0] s;
+    output reg  [79:0] p;
+    output reg  in_range;
+    
+    // Update code (custom)
+    always @(*) s = ({3'd0, a_lo} + {3'd0, a_hi}) + ({3'd0, b_lo} + {3'd0, b_hi});
+    always @(*) in_range = {1'd0, sender} < mult[8:0];
+    always @(*) begin
+        p[9:0] = {2'd0, sender};
+        p[19:10] = {2'd0, sender} + {1'd0, mult[8:0]};
+        p[29:20] = {2'd0, sender} + {1'd0, mult[17:9]};
+        p[39:30] = {2'd0, sender} + {1'd0, mult[26:18]};
+        p[49:40] = {2'd0, sender} + {1'd0, mult[35:27]};
+        p[59:50] = {2'd0, sender} + {1'd0, mult[44:36]};
+        p[69:60] = {2'd0, sender} + {1'd0, mult[53:45]};
+        p[79:70] = {2'd0, sender} + {1'd0, mult[62:54]};
+    end
+endmodule // pkt_parser$ep_match
+
+
+module pkt_parser$ep_p(d,q,clock);
+    
+    // Module arguments
+    input wire  [79:0] d;
+    output reg  [79:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 80'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_p
+
+
+module pkt_parser$ep_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ep_s
 
 
 module pkt_parser$flen(d,q,clock);
@@ -1469,7 +1731,87 @@ module pkt_parser$h9(d,q,clock);
 endmodule // pkt_parser$h9
 
 
-module pkt_parser$n3(d,q,clock);
+module pkt_parser$i_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$i_c
+
+
+module pkt_parser$i_chk(s,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Update code (custom)
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // pkt_parser$i_chk
+
+
+module pkt_parser$i_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
+    
+    // Module arguments
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
+    
+    // Update code (custom)
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // pkt_parser$i_csa
+
+
+module pkt_parser$i_mask(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -1485,203 +1827,26 @@ module pkt_parser$n3(d,q,clock);
        q <= d;
     end
           
-endmodule // pkt_parser$n3
+endmodule // pkt_parser$i_mask
 
 
-module pkt_parser$rem_last(rem,digit,n,n3,out);
+module pkt_parser$i_s(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
     end
     
-endmodule // pkt_parser$rem_last
-
-
-module pkt_parser$rem_step(rem,digit,n,n3,out);
-    
-    // Module arguments
-    input wire  [7:0] rem;
-    input wire  [7:0] digit;
-    input wire  [7:0] n;
-    input wire  [7:0] n3;
-    output reg  [7:0] out;
-    
-    // Constant declarations
-    localparam  k_sh0 = 8'h6;
-    localparam  k_sh1 = 8'h4;
-    localparam  k_sh2 = 8'h2;
-    localparam  k_sh3 = 8'h0;
-    localparam  k1 = 8'h1;
-    localparam  k2 = 8'h2;
-    localparam  k3 = 8'h3;
-    
-    // Local signals
-    reg  [7:0] n2;
-    reg  [7:0] d0;
-    reg  [7:0] s0;
-    reg  [7:0] r0;
-    reg  [7:0] d1;
-    reg  [7:0] s1;
-    reg  [7:0] r1;
-    reg  [7:0] d2;
-    reg  [7:0] s2;
-    reg  [7:0] r2;
-    reg  [7:0] d3;
-    reg  [7:0] s3;
-    reg  [7:0] r3;
-    
-    // Update code
-    always @(*) begin
-        n2 = n << k1;
-        d0 = (digit >> k_sh0) & k3;
-        s0 = (rem << k2) | d0;
-        if (s0 >= n3) begin
-            r0 = s0 - n3;
-        end
-        else if (s0 >= n2) begin
-            r0 = s0 - n2;
-        end
-        else if (s0 >= n) begin
-            r0 = s0 - n;
-        end
-        else begin
-            r0 = s0;
-        end
-        d1 = (digit >> k_sh1) & k3;
-        s1 = (r0 << k2) | d1;
-        if (s1 >= n3) begin
-            r1 = s1 - n3;
-        end
-        else if (s1 >= n2) begin
-            r1 = s1 - n2;
-        end
-        else if (s1 >= n) begin
-            r1 = s1 - n;
-        end
-        else begin
-            r1 = s1;
-        end
-        d2 = (digit >> k_sh2) & k3;
-        s2 = (r1 << k2) | d2;
-        if (s2 >= n3) begin
-            r2 = s2 - n3;
-        end
-        else if (s2 >= n2) begin
-            r2 = s2 - n2;
-        end
-        else if (s2 >= n) begin
-            r2 = s2 - n;
-        end
-        else begin
-            r2 = s2;
-        end
-        d3 = (digit >> k_sh3) & k3;
-        s3 = (r2 << k2) | d3;
-        if (s3 >= n3) begin
-            r3 = s3 - n3;
-        end
-        else if (s3 >= n2) begin
-            r3 = s3 - n2;
-        end
-        else if (s3 >= n) begin
-            r3 = s3 - n;
-        end
-        else begin
-            r3 = s3;
-        end
-        out = r3;
+    always @(posedge clock) begin
+       q <= d;
     end
-    
-endmodule // pkt_parser$rem_step
+          
+endmodule // pkt_parser$i_s
 
 
 module pkt_parser$sw_body_len(inp,out);
@@ -1805,6 +1970,28 @@ module pkt_parser$sw_e_seq(inp,out);
 endmodule // pkt_parser$sw_e_seq
 
 
+module pkt_parser$sw_ep_hi(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // pkt_parser$sw_ep_hi
+
+
+module pkt_parser$sw_ep_lo(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // pkt_parser$sw_ep_lo
+
+
 module pkt_parser$sw_eth_dst(inp,out);
     
     // Module arguments
@@ -1871,116 +2058,6 @@ module pkt_parser$sw_ip_total_len(inp,out);
 endmodule // pkt_parser$sw_ip_total_len
 
 
-module pkt_parser$sw_ipw0(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw0
-
-
-module pkt_parser$sw_ipw1(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw1
-
-
-module pkt_parser$sw_ipw2(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw2
-
-
-module pkt_parser$sw_ipw3(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw3
-
-
-module pkt_parser$sw_ipw4(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw4
-
-
-module pkt_parser$sw_ipw5(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw5
-
-
-module pkt_parser$sw_ipw6(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw6
-
-
-module pkt_parser$sw_ipw7(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw7
-
-
-module pkt_parser$sw_ipw8(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw8
-
-
-module pkt_parser$sw_ipw9(inp,out);
-    
-    // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_ipw9
-
-
 module pkt_parser$sw_magic(inp,out);
     
     // Module arguments
@@ -2036,7 +2113,7 @@ module pkt_parser$sw_udp_src(inp,out);
 endmodule // pkt_parser$sw_udp_src
 
 
-module pkt_parser$sw_w0(inp,out);
+module pkt_parser$sw_ulen(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -2044,191 +2121,156 @@ module pkt_parser$sw_w0(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_w0
+endmodule // pkt_parser$sw_ulen
 
 
-module pkt_parser$sw_w1(inp,out);
+module pkt_parser$u_c(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_w1
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$u_c
 
 
-module pkt_parser$sw_w2(inp,out);
+module pkt_parser$u_chk(s,c,eq);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    output reg  eq;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_w2
+    wire [16:0] a = {1'b0, s};
+    wire [16:0] b = {1'b0, c};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] ci_0FFFF = a ^ b ^ 17'h0FFFF;
+    wire [16:0] co_0FFFF = (a & b) | (ci_0FFFF & (a ^ b));
+    wire eq_0FFFF = (ci_0FFFF == {co_0FFFF[15:0], 1'b0});
+    wire [16:0] ci_1FFFE = a ^ b ^ 17'h1FFFE;
+    wire [16:0] co_1FFFE = (a & b) | (ci_1FFFE & (a ^ b));
+    wire eq_1FFFE = (ci_1FFFE == {co_1FFFE[15:0], 1'b0});
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) eq = eq_0FFFF | eq_1FFFE;
+endmodule // pkt_parser$u_chk
 
 
-module pkt_parser$sw_w3(inp,out);
+module pkt_parser$u_csa(s,c,first,init,data,mask,dbl3,s_n,c_n);
     
     // Module arguments
-    input wire  [15:0] inp;
-    output reg  [15:0] out;
+    input wire  [15:0] s;
+    input wire  [15:0] c;
+    input wire  first;
+    input wire  [15:0] init;
+    input wire  [63:0] data;
+    input wire  [7:0] mask;
+    input wire  dbl3;
+    output reg  [15:0] s_n;
+    output reg  [15:0] c_n;
     
     // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_w3
+    wire [63:0] m = data & {{8{mask[7]}}, {8{mask[6]}}, {8{mask[5]}}, {8{mask[4]}}, {8{mask[3]}}, {8{mask[2]}}, {8{mask[1]}}, {8{mask[0]}}};
+    wire [15:0] w0 = {m[7:0], m[15:8]};
+    wire [15:0] w1 = {m[23:16], m[31:24]};
+    wire [15:0] w2 = {m[39:32], m[47:40]};
+    wire [15:0] w3 = {m[55:48], m[63:56]};
+    wire [15:0] w3d = dbl3 ? {w3[14:0], w3[15]} : w3;
+    wire [15:0] bs = first ? init : s;
+    wire [15:0] bc = first ? 16'd0 : c;
+    wire [15:0] k1_s = bs ^ bc ^ w0;
+    wire [15:0] k1_m = (bs & bc) | (bs & w0) | (bc & w0);
+    wire [15:0] k1_c = {k1_m[14:0], k1_m[15]};
+    wire [15:0] k2_s = w1 ^ w2 ^ w3d;
+    wire [15:0] k2_m = (w1 & w2) | (w1 & w3d) | (w2 & w3d);
+    wire [15:0] k2_c = {k2_m[14:0], k2_m[15]};
+    wire [15:0] k3_s = k1_s ^ k1_c ^ k2_s;
+    wire [15:0] k3_m = (k1_s & k1_c) | (k1_s & k2_s) | (k1_c & k2_s);
+    wire [15:0] k3_c = {k3_m[14:0], k3_m[15]};
+    wire [15:0] k4_s = k3_s ^ k3_c ^ k2_c;
+    wire [15:0] k4_m = (k3_s & k3_c) | (k3_s & k2_c) | (k3_c & k2_c);
+    wire [15:0] k4_c = {k4_m[14:0], k4_m[15]};
+    always @(*) s_n = k4_s;
+    always @(*) c_n = k4_c;
+endmodule // pkt_parser$u_csa
 
 
-module pkt_parser$x_ipw0(narrow,wide);
+module pkt_parser$u_lanes(ulen,rem,at4,mask);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] ulen;
+    input wire  [15:0] rem;
+    input wire  at4;
+    output reg  [7:0] mask;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw0
+    wire [7:0] from_len = {(ulen > 16'd13), (ulen > 16'd12), (ulen > 16'd11), (ulen > 16'd10), (ulen > 16'd9), (ulen > 16'd8), (ulen > 16'd7), (ulen > 16'd6)};
+    wire [7:0] from_rem = {(rem > 16'd15), (rem > 16'd14), (rem > 16'd13), (rem > 16'd12), (rem > 16'd11), (rem > 16'd10), (rem > 16'd9), (rem > 16'd8)};
+    always @(*) mask = at4 ? from_len : from_rem;
+endmodule // pkt_parser$u_lanes
 
 
-module pkt_parser$x_ipw1(narrow,wide);
+module pkt_parser$u_mask(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw1
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$u_mask
 
 
-module pkt_parser$x_ipw2(narrow,wide);
+module pkt_parser$u_rem(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw2
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$u_rem
 
 
-module pkt_parser$x_ipw3(narrow,wide);
+module pkt_parser$u_s(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
     
     // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw3
-
-
-module pkt_parser$x_ipw4(narrow,wide);
+    initial begin
+       q = 16'h0;
+    end
     
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw4
-
-
-module pkt_parser$x_ipw5(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw5
-
-
-module pkt_parser$x_ipw6(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw6
-
-
-module pkt_parser$x_ipw7(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw7
-
-
-module pkt_parser$x_ipw8(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw8
-
-
-module pkt_parser$x_ipw9(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [19:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {4'd0, narrow};
-endmodule // pkt_parser$x_ipw9
-
-
-module pkt_parser$x_w0(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // pkt_parser$x_w0
-
-
-module pkt_parser$x_w1(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // pkt_parser$x_w1
-
-
-module pkt_parser$x_w2(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // pkt_parser$x_w2
-
-
-module pkt_parser$x_w3(narrow,wide);
-    
-    // Module arguments
-    input wire  [15:0] narrow;
-    output reg  [31:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {16'd0, narrow};
-endmodule // pkt_parser$x_w3
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$u_s

@@ -72,6 +72,21 @@ def reply_not_leader(cluster_id, sender, client_id, leader, seq, epoch):
     return header(REPLY_NOT_LEADER, cluster_id, len(body), sender) + body
 
 
+def sender_table(n):
+    """What pkt_parser's `sender_tab` input carries for node_count `n` (rtl::pkt_parser::
+    sender_table; nc_engine's SenderTable holds it): the residues (k * 16**j) % n of the epoch's
+    nibbles (j 0..7, k 1..15; 6 bits each, entry 15*j + k - 1), then m * n for m 1..7 (9 bits
+    each, from bit 720)."""
+    n = n % 64 or 64
+    t = 0
+    for j in range(8):
+        for k in range(1, 16):
+            t |= ((k * 16 ** j) % n) << (6 * (15 * j + k - 1))
+    for m in range(1, 8):
+        t |= (m * n) << (720 + 9 * (m - 1))
+    return t
+
+
 def csum16(data):
     """RFC 1071 one's-complement sum, folded and complemented."""
     if len(data) % 2:

@@ -29,7 +29,7 @@ class Parser:
         dut.s_keep.value = 0
         dut.s_data.value = 0
         dut.cluster_id.value = CLUSTER
-        dut.node_count.value = NODE_COUNT
+        dut.sender_tab.value = nf.sender_table(NODE_COUNT)
         dut.client_mode.value = 0
         dut.port.value = nf.DECIDE_PORT
         self.results = []
@@ -128,12 +128,12 @@ async def every_bad_frame_class_gets_its_verdict(dut):
 
 @cocotb.test()
 async def a_decide_is_heard_only_from_the_leader_of_its_epoch(dut):
-    """Issue 18: epoch mod node_count (computed while the frame streams) on several node counts
-    and epochs at the edges, in the shortest DECIDE frames (78 bytes), back to back: the epoch's
-    leader gets EXPECTED, any other sender UNAUTHORIZED."""
+    """Issue 18: epoch mod node_count (the sender table's nibble residues, `sender_tab`) on several
+    node counts and epochs at the edges, in the shortest DECIDE frames (78 bytes), back to back:
+    the epoch's leader gets EXPECTED, any other sender UNAUTHORIZED."""
     p = Parser(dut)
     for n in (1, 2, 3, 5, 7, 13, 31, 63, 64):
-        dut.node_count.value = n
+        dut.sender_tab.value = nf.sender_table(n)
         await nctb.cycles(dut.clock, 2)
         frames, want = [], []
         for i, epoch in enumerate((0, 1, n - 1, n, 1 << 31, (1 << 32) - 1, 0x12345678, 0xDEADBEEF)):
