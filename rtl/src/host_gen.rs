@@ -185,6 +185,11 @@ pub struct Capture {
     r_ulen: DFF<Bits<16>>,
     r_done_ulen: DFF<Bits<16>>,
     r_done_ok: DFF<Bit>,
+    /// The beat now coming is the one with the UDP length (registered a beat ahead); the UDP
+    /// length so far is in the range a host frame takes.
+    r_at_ulen: DFF<Bit>,
+    r_ulen_ok: DFF<Bit>,
+    ok_now: Signal<Local, Bit>,
     curw: ZeroExtend<2, 9>,
     beatw: ZeroExtend<7, 9>,
     avail: Signal<Local, Bits<4>>,
@@ -201,7 +206,7 @@ pub struct Capture {
     k1_8: Constant<Bits<8>>,
     k_sat8: Constant<Bits<8>>,
     k_beats: Constant<Bits<8>>,
-    k_ulen_beat: Constant<Bits<8>>,
+    k_ulen_beat1: Constant<Bits<8>>,
     k7_9: Constant<Bits<9>>,
     k8_16: Constant<Bits<16>>,
     k0_16: Constant<Bits<16>>,
@@ -242,6 +247,9 @@ impl Capture {
             r_ulen: Default::default(),
             r_done_ulen: Default::default(),
             r_done_ok: Default::default(),
+            r_at_ulen: Default::default(),
+            r_ulen_ok: Default::default(),
+            ok_now: Default::default(),
             curw: Default::default(),
             beatw: Default::default(),
             avail: Default::default(),
@@ -258,7 +266,7 @@ impl Capture {
             k1_8: k(1),
             k_sat8: k(0xFF),
             k_beats: k(BUF_BEATS as u64),
-            k_ulen_beat: k(UDP_LEN_BEAT),
+            k_ulen_beat1: k(UDP_LEN_BEAT - 1),
             k7_9: k(7),
             k8_16: k(8),
             k0_16: k(0),
@@ -282,7 +290,9 @@ impl Logic for Capture {
             r_big,
             r_ulen,
             r_done_ulen,
-            r_done_ok
+            r_done_ok,
+            r_at_ulen,
+            r_ulen_ok
         );
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_clock.next = self.clock.val();
@@ -297,11 +307,14 @@ impl Logic for Capture {
         self.rdata.next = self.ram.read_data.val();
         // The UDP length (big-endian in lanes 6..7 of beat 4).
         self.ulen_le.next = self.data.val().get_bits::<16>(48);
-        if self.valid.val() && (self.r_beat.q.val() == self.k_ulen_beat.val()) {
+        if self.valid.val() && self.r_at_ulen.q.val() {
             self.ulen_now.next =
                 (self.ulen_le.val() << self.k8_16.val()) | (self.ulen_le.val() >> self.k8_16.val());
+            self.ok_now.next = (self.ulen_now.val() >= self.k_min_ulen.val())
+                && (self.ulen_now.val() <= self.k_max_ulen.val());
         } else {
             self.ulen_now.next = self.r_ulen.q.val();
+            self.ok_now.next = self.r_ulen_ok.q.val();
         }
         self.big_now.next = self.r_big.q.val() || (self.r_beat.q.val() >= self.k_beats.val());
         // The next buffer: the lowest one that is neither being completed nor read.
@@ -320,17 +333,19 @@ impl Logic for Capture {
         }
         if self.valid.val() {
             self.r_ulen.d.next = self.ulen_now.val();
+            self.r_ulen_ok.d.next = self.ok_now.val();
             self.r_big.d.next = self.big_now.val();
+            self.r_at_ulen.d.next = self.r_beat.q.val() == self.k_ulen_beat1.val();
             if self.r_beat.q.val() == self.k0_8.val() {
                 self.r_ulen.d.next = self.k0_16.val();
+                self.r_ulen_ok.d.next = false;
                 self.r_big.d.next = false;
             }
             if self.last.val() {
+                self.r_at_ulen.d.next = false;
                 self.r_done.d.next = self.r_cur.q.val();
                 self.r_done_ulen.d.next = self.ulen_now.val();
-                self.r_done_ok.d.next = !self.big_now.val()
-                    && (self.ulen_now.val() >= self.k_min_ulen.val())
-                    && (self.ulen_now.val() <= self.k_max_ulen.val());
+                self.r_done_ok.d.next = !self.big_now.val() && self.ok_now.val();
                 self.r_cur.d.next = self.free.val();
                 self.r_beat.d.next = self.k0_8.val();
             } else if self.r_beat.q.val() != self.k_sat8.val() {
@@ -417,6 +432,10 @@ block! {
         r_streaming: DFF<Bit>,
         r_beat: DFF<Bits<8>>,
         r_lastidx: DFF<Bits<16>>,
+        /// The streaming frame's next beat is its last (registered a beat ahead, so that no
+        /// comparison precedes the start decision and the RAM read address).
+        r_at_last: DFF<Bit>,
+        beat_nx: Signal<Local, Bits<8>>,
         beat16: ZeroExtend<8, 16>,
         r_lastkeep: DFF<Bits<8>>,
         r_ulen: DFF<Bits<16>>,
@@ -505,6 +524,7 @@ block! {
         k_ff8: Constant<Bits<8>> = k(0xFF),
         k8_16: Constant<Bits<16>> = k(8),
         k3_16: Constant<Bits<16>> = k(3),
+        k1_16: Constant<Bits<16>> = k(1),
         k0_3: Constant<Bits<3>> = k(0),
         k_lastidx: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
         k_tail: Constant<Bits<3>> = k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
@@ -544,6 +564,7 @@ impl Logic for HostGen {
             r_streaming,
             r_beat,
             r_lastidx,
+            r_at_last,
             r_lastkeep,
             r_ulen,
             r_src,
@@ -683,9 +704,7 @@ impl Logic for HostGen {
         // pending slot, any other is dropped. A leader's frame that starts in its own first beat
         // streams *live* (its beats from `l_data`, one cycle behind); any other is read back from
         // its capture buffer (the leader's is being written a beat ahead of the read).
-        self.beat16.narrow.next = self.r_beat.q.val();
-        self.last_beat.next =
-            self.r_streaming.q.val() && (self.beat16.wide.val() == self.r_lastidx.q.val());
+        self.last_beat.next = self.r_streaming.q.val() && self.r_at_last.q.val();
         self.can_start.next =
             (!self.r_streaming.q.val() || self.last_beat.val()) && self.room.val();
         self.drop.next = (self.lead_load.val() && !self.lead_ok.val())
@@ -768,10 +787,14 @@ impl Logic for HostGen {
         } else {
             self.lastkeep.next = !(self.k_ff8.val() << self.tail.val());
         }
+        self.beat_nx.next = self.r_beat.q.val() + self.k1_8.val();
+        self.beat16.narrow.next = self.r_beat.q.val();
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
             self.r_lastidx.d.next = self.lastidx.val();
+            // A frame has at least 5 beats (42 header bytes): beat 0 is never its last.
+            self.r_at_last.d.next = false;
             self.r_lastkeep.d.next = self.lastkeep.val();
             self.r_ulen.d.next = self.s_ulen.val();
             self.r_src.d.next = self.s_src.val();
@@ -779,8 +802,11 @@ impl Logic for HostGen {
             self.r_live.d.next = self.s_live.val();
         } else if self.last_beat.val() {
             self.r_streaming.d.next = false;
+            self.r_at_last.d.next = false;
         } else if self.r_streaming.q.val() {
-            self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+            self.r_beat.d.next = self.beat_nx.val();
+            self.r_at_last.d.next =
+                (self.beat16.wide.val() + self.k1_16.val()) == self.r_lastidx.q.val();
         }
         // The read address: beat 0 of a starting frame, else the next beat of the streaming one
         // (the RAM read is registered: the data come with the beat).
@@ -789,12 +815,13 @@ impl Logic for HostGen {
             self.rd_beat.next = self.k0_8.val();
         } else {
             self.rd_buf.next = self.r_buf.q.val();
-            self.rd_beat.next = self.r_beat.q.val() + self.k1_8.val();
+            self.rd_beat.next = self.beat_nx.val();
         }
         // (A streaming frame's beats are below 128: `r_lastidx` is at most (990 + 33) / 8.)
         self.rd_bufw.narrow.next = self.rd_buf.val();
         self.rd_beatw.narrow.next = self.rd_beat.val();
-        self.raddr.next = (self.rd_bufw.wide.val() << self.k7_9.val()) + self.rd_beatw.wide.val();
+        // Beats are below 128: the address is the buffer number above the beat, no addition.
+        self.raddr.next = (self.rd_bufw.wide.val() << self.k7_9.val()) | self.rd_beatw.wide.val();
         self.cap0.raddr.next = self.raddr.val();
         self.cap1.raddr.next = self.raddr.val();
         self.cap2.raddr.next = self.raddr.val();

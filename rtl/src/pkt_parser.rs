@@ -42,7 +42,7 @@ use rust_hdl::prelude::*;
 
 use crate::layout::Layout;
 use crate::lowi_core::{CLASS_BITS, class};
-use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, u64_of};
+use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, ZeroExtend, u64_of};
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
@@ -77,10 +77,15 @@ pub fn sender_table(n: u8) -> Bits<SENDER_TAB_BITS> {
     t
 }
 
-/// `tab` = [`sender_table`]`(node_count)`, two cycles after `node_count` (a ROM of 64 entries
-/// read in one cycle — block RAM on an FPGA — and a register, so that the parsers that share it
-/// read flip-flops). `node_count` changes only while the node is disabled. `nc_engine` has one
-/// for its five parsers.
+/// Bits of one ROM row of [`SenderTable`]: the table in eight slices (the last one 97 bits).
+const SLICE: usize = SENDER_TAB_BITS.div_ceil(8);
+
+/// `tab` = [`sender_table`]`(node_count)`, kept in eight register slices that a 3-bit counter
+/// refreshes one per cycle, without end, from a ROM of 512 rows (node_count mod 64, slice) × 98
+/// bits: three block RAMs on an ECP5 (512 × 36 each), where the whole table per row took 21
+/// (64 × 783 bits fills an eighth of each). After `node_count` changes, `tab` is the new table
+/// within 9 cycles (a mix of the two before). `node_count` changes only while the node is
+/// disabled. The parsers that share it (`nc_engine` has one for its five) read flip-flops.
 #[derive(LogicBlock)]
 pub struct SenderTable {
     pub clock: Signal<In, Clock>,
@@ -88,19 +93,63 @@ pub struct SenderTable {
     pub node_count: Signal<In, Bits<6>>,
     /// The table, for `pkt_parser`'s `sender_tab`.
     pub tab: Signal<Out, Bits<SENDER_TAB_BITS>>,
-    rom: SyncROM<Bits<SENDER_TAB_BITS>, 6>,
-    r: DFF<Bits<SENDER_TAB_BITS>>,
+    rom: SyncROM<Bits<SLICE>, 9>,
+    /// The slice read now, and the one whose row the ROM gives now.
+    c: DFF<Bits<3>>,
+    cd: DFF<Bits<3>>,
+    addr: Signal<Local, Bits<9>>,
+    n9: ZeroExtend<6, 9>,
+    c9: ZeroExtend<3, 9>,
+    r0: DFF<Bits<SLICE>>,
+    r1: DFF<Bits<SLICE>>,
+    r2: DFF<Bits<SLICE>>,
+    r3: DFF<Bits<SLICE>>,
+    r4: DFF<Bits<SLICE>>,
+    r5: DFF<Bits<SLICE>>,
+    r6: DFF<Bits<SLICE>>,
+    r7: DFF<Bits<{ SENDER_TAB_BITS - 7 * SLICE }>>,
+    slices: JoinSlices,
+    k1_3: Constant<Bits<3>>,
+    k3_9: Constant<Bits<9>>,
+    ks: [Constant<Bits<3>>; 8],
 }
 
 impl Default for SenderTable {
     fn default() -> Self {
-        let rom = (0..64u8).map(sender_table).collect::<Vec<_>>().into_iter();
+        let rom = (0..512usize)
+            .map(|row| {
+                let t = sender_table((row >> 3) as u8);
+                let mut out = Bits::<SLICE>::default();
+                for i in 0..SLICE {
+                    let b = SLICE * (row & 7) + i;
+                    out = out.replace_bit(i, b < SENDER_TAB_BITS && t.get_bit(b));
+                }
+                out
+            })
+            .collect::<Vec<_>>()
+            .into_iter();
         Self {
             clock: Default::default(),
             node_count: Default::default(),
             tab: Default::default(),
             rom: rom.into(),
-            r: Default::default(),
+            c: Default::default(),
+            cd: Default::default(),
+            addr: Default::default(),
+            n9: Default::default(),
+            c9: Default::default(),
+            r0: Default::default(),
+            r1: Default::default(),
+            r2: Default::default(),
+            r3: Default::default(),
+            r4: Default::default(),
+            r5: Default::default(),
+            r6: Default::default(),
+            r7: Default::default(),
+            slices: Default::default(),
+            k1_3: k(1),
+            k3_9: k(3),
+            ks: std::array::from_fn(|i| k(i as u64)),
         }
     }
 }
@@ -108,11 +157,87 @@ impl Default for SenderTable {
 impl Logic for SenderTable {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r);
+        dff_setup!(self, clock, c, cd, r0, r1, r2, r3, r4, r5, r6, r7);
         self.rom.clock.next = self.clock.val();
-        self.rom.address.next = self.node_count.val();
-        self.r.d.next = self.rom.data.val();
-        self.tab.next = self.r.q.val();
+        self.c.d.next = self.c.q.val() + self.k1_3.val();
+        self.cd.d.next = self.c.q.val();
+        self.n9.narrow.next = self.node_count.val();
+        self.c9.narrow.next = self.c.q.val();
+        self.addr.next = (self.n9.wide.val() << self.k3_9.val()) | self.c9.wide.val();
+        self.rom.address.next = self.addr.val();
+        if self.cd.q.val() == self.ks[0].val() {
+            self.r0.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[1].val() {
+            self.r1.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[2].val() {
+            self.r2.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[3].val() {
+            self.r3.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[4].val() {
+            self.r4.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[5].val() {
+            self.r5.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[6].val() {
+            self.r6.d.next = self.rom.data.val();
+        }
+        if self.cd.q.val() == self.ks[7].val() {
+            self.r7.d.next = self.rom.data.val().get_bits::<97>(0);
+        }
+        self.slices.s0.next = self.r0.q.val();
+        self.slices.s1.next = self.r1.q.val();
+        self.slices.s2.next = self.r2.q.val();
+        self.slices.s3.next = self.r3.q.val();
+        self.slices.s4.next = self.r4.q.val();
+        self.slices.s5.next = self.r5.q.val();
+        self.slices.s6.next = self.r6.q.val();
+        self.slices.s7.next = self.r7.q.val();
+        self.tab.next = self.slices.out.val();
+    }
+}
+
+/// [`SenderTable`]'s slices joined (`s0` in the low bits).
+#[derive(LogicBlock, Default)]
+pub struct JoinSlices {
+    pub s0: Signal<In, Bits<SLICE>>,
+    pub s1: Signal<In, Bits<SLICE>>,
+    pub s2: Signal<In, Bits<SLICE>>,
+    pub s3: Signal<In, Bits<SLICE>>,
+    pub s4: Signal<In, Bits<SLICE>>,
+    pub s5: Signal<In, Bits<SLICE>>,
+    pub s6: Signal<In, Bits<SLICE>>,
+    pub s7: Signal<In, Bits<{ SENDER_TAB_BITS - 7 * SLICE }>>,
+    pub out: Signal<Out, Bits<SENDER_TAB_BITS>>,
+}
+
+impl Logic for JoinSlices {
+    fn update(&mut self) {
+        let mut t = Bits::<SENDER_TAB_BITS>::default();
+        let s = [
+            self.s0.val(),
+            self.s1.val(),
+            self.s2.val(),
+            self.s3.val(),
+            self.s4.val(),
+            self.s5.val(),
+            self.s6.val(),
+        ];
+        for (i, v) in s.iter().enumerate() {
+            t.set_bits::<SLICE>(SLICE * i, *v);
+        }
+        t.set_bits::<{ SENDER_TAB_BITS - 7 * SLICE }>(7 * SLICE, self.s7.val());
+        self.out.next = t;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) out = {s7, s6, s5, s4, s3, s2, s1, s0};".into())
     }
 }
 

@@ -538,3 +538,25 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
         "{checked} requests, {full} full-size, {inner_idle} idle cycles inside frames"
     );
 }
+
+/// `SenderTable` (`nc_engine`'s, shared by its parsers) holds `sender_table(node_count)` within
+/// 9 cycles of `node_count` changing (a ROM read, then eight slices; 8 are not enough), for
+/// every legal node_count, in any order.
+#[test]
+fn the_sender_table_follows_node_count_within_nine_cycles() {
+    use rtl::pkt_parser::{SenderTable, sender_table};
+    let mut c = Cycle::new(SenderTable::default(), |t| &mut t.clock);
+    let mut rng = Rng::new(20);
+    let mut order: Vec<u8> = (1..=64).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.range(0, i as u64) as usize);
+    }
+    for n in order {
+        c.uut.node_count.next = bits((n % 64) as u64);
+        for _ in 0..9 {
+            c.edge();
+        }
+        c.settle();
+        assert!(c.uut.tab.val() == sender_table(n), "node_count {n}");
+    }
+}

@@ -61,6 +61,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k_ff8 = 8'hff;
     localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
+    localparam  k1_16 = 16'h1;
     localparam  k0_3 = 3'b0;
     localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
@@ -144,6 +145,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [15:0] r_lastidx$d;
     wire  [15:0] r_lastidx$q;
     reg  r_lastidx$clock;
+    reg  r_at_last$d;
+    wire  r_at_last$q;
+    reg  r_at_last$clock;
     reg  [7:0] beat16$narrow;
     wire  [15:0] beat16$wide;
     reg  [7:0] r_lastkeep$d;
@@ -229,6 +233,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [383:0] xh$wide;
     
     // Local signals
+    reg  [7:0] beat_nx;
     reg  [1:0] rx_buf;
     reg  [15:0] rx_ulen;
     reg  rx_fwd;
@@ -361,6 +366,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .d(r_lastidx$d),
         .q(r_lastidx$q),
         .clock(r_lastidx$clock)
+    );
+    host_gen$r_at_last r_at_last(
+        .d(r_at_last$d),
+        .q(r_at_last$q),
+        .clock(r_at_last$clock)
     );
     host_gen$beat16 beat16(
         .narrow(beat16$narrow),
@@ -505,6 +515,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_lastidx$clock = clock;
+        r_at_last$clock = clock;
         r_lastkeep$clock = clock;
         r_ulen$clock = clock;
         r_src$clock = clock;
@@ -522,6 +533,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_lastidx$d = r_lastidx$q;
+        r_at_last$d = r_at_last$q;
         r_lastkeep$d = r_lastkeep$q;
         r_ulen$d = r_ulen$q;
         r_src$d = r_src$q;
@@ -670,8 +682,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         end
         rx_ok = rx_deliver && rx_fwd;
         lead_ok = lead_load && cap4$pick_ok;
-        beat16$narrow = r_beat$q;
-        last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
+        last_beat = r_streaming$q && r_at_last$q;
         can_start = (~r_streaming$q || last_beat) && room;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
@@ -758,10 +769,13 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         else begin
             lastkeep = ~(k_ff8 << tail);
         end
+        beat_nx = r_beat$q + k1_8;
+        beat16$narrow = r_beat$q;
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
             r_lastidx$d = lastidx;
+            r_at_last$d = 1'b0;
             r_lastkeep$d = lastkeep;
             r_ulen$d = s_ulen;
             r_src$d = s_src;
@@ -770,9 +784,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         end
         else if (last_beat) begin
             r_streaming$d = 1'b0;
+            r_at_last$d = 1'b0;
         end
         else if (r_streaming$q) begin
-            r_beat$d = r_beat$q + k1_8;
+            r_beat$d = beat_nx;
+            r_at_last$d = (beat16$wide + k1_16) == r_lastidx$q;
         end
         if (start) begin
             rd_buf = s_buf;
@@ -780,11 +796,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         end
         else begin
             rd_buf = r_buf$q;
-            rd_beat = r_beat$q + k1_8;
+            rd_beat = beat_nx;
         end
         rd_bufw$narrow = rd_buf;
         rd_beatw$narrow = rd_beat;
-        raddr = (rd_bufw$wide << k7_9) + rd_beatw$wide;
+        raddr = (rd_bufw$wide << k7_9) | rd_beatw$wide;
         cap0$raddr = raddr;
         cap1$raddr = raddr;
         cap2$raddr = raddr;
@@ -1017,7 +1033,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -1057,12 +1073,19 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -1118,6 +1141,16 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    host_gen$cap0$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    host_gen$cap0$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     host_gen$cap0$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -1136,6 +1169,8 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -1143,6 +1178,8 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1154,11 +1191,13 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -1179,15 +1218,19 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -1241,6 +1284,25 @@ module host_gen$cap0$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // host_gen$cap0$kmask
+
+
+module host_gen$cap0$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_at_ulen
 
 
 module host_gen$cap0$r_beat(d,q,clock);
@@ -1376,6 +1438,25 @@ module host_gen$cap0$r_ulen(d,q,clock);
 endmodule // host_gen$cap0$r_ulen
 
 
+module host_gen$cap0$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap0$r_ulen_ok
+
+
 module host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -1431,7 +1512,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -1471,12 +1552,19 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -1532,6 +1620,16 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    host_gen$cap1$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    host_gen$cap1$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     host_gen$cap1$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -1550,6 +1648,8 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -1557,6 +1657,8 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1568,11 +1670,13 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -1593,15 +1697,19 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -1655,6 +1763,25 @@ module host_gen$cap1$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // host_gen$cap1$kmask
+
+
+module host_gen$cap1$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_at_ulen
 
 
 module host_gen$cap1$r_beat(d,q,clock);
@@ -1790,6 +1917,25 @@ module host_gen$cap1$r_ulen(d,q,clock);
 endmodule // host_gen$cap1$r_ulen
 
 
+module host_gen$cap1$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap1$r_ulen_ok
+
+
 module host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -1845,7 +1991,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -1885,12 +2031,19 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -1946,6 +2099,16 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    host_gen$cap2$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    host_gen$cap2$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     host_gen$cap2$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -1964,6 +2127,8 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -1971,6 +2136,8 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -1982,11 +2149,13 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -2007,15 +2176,19 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -2069,6 +2242,25 @@ module host_gen$cap2$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // host_gen$cap2$kmask
+
+
+module host_gen$cap2$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_at_ulen
 
 
 module host_gen$cap2$r_beat(d,q,clock);
@@ -2204,6 +2396,25 @@ module host_gen$cap2$r_ulen(d,q,clock);
 endmodule // host_gen$cap2$r_ulen
 
 
+module host_gen$cap2$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap2$r_ulen_ok
+
+
 module host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -2259,7 +2470,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -2299,12 +2510,19 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -2360,6 +2578,16 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    host_gen$cap3$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    host_gen$cap3$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     host_gen$cap3$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -2378,6 +2606,8 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -2385,6 +2615,8 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -2396,11 +2628,13 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -2421,15 +2655,19 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -2483,6 +2721,25 @@ module host_gen$cap3$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // host_gen$cap3$kmask
+
+
+module host_gen$cap3$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_at_ulen
 
 
 module host_gen$cap3$r_beat(d,q,clock);
@@ -2618,6 +2875,25 @@ module host_gen$cap3$r_ulen(d,q,clock);
 endmodule // host_gen$cap3$r_ulen
 
 
+module host_gen$cap3$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap3$r_ulen_ok
+
+
 module host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -2673,7 +2949,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -2713,12 +2989,19 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -2774,6 +3057,16 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    host_gen$cap4$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    host_gen$cap4$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     host_gen$cap4$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -2792,6 +3085,8 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -2799,6 +3094,8 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -2810,11 +3107,13 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -2835,15 +3134,19 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -2897,6 +3200,25 @@ module host_gen$cap4$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // host_gen$cap4$kmask
+
+
+module host_gen$cap4$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_at_ulen
 
 
 module host_gen$cap4$r_beat(d,q,clock);
@@ -3032,6 +3354,25 @@ module host_gen$cap4$r_ulen(d,q,clock);
 endmodule // host_gen$cap4$r_ulen
 
 
+module host_gen$cap4$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$cap4$r_ulen_ok
+
+
 module host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -3136,6 +3477,25 @@ module host_gen$r_asum(d,q,clock);
     end
           
 endmodule // host_gen$r_asum
+
+
+module host_gen$r_at_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // host_gen$r_at_last
 
 
 module host_gen$r_beat(d,q,clock);

@@ -22558,6 +22558,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k_ff8 = 8'hff;
     localparam  k8_16 = 16'h8;
     localparam  k3_16 = 16'h3;
+    localparam  k1_16 = 16'h1;
     localparam  k0_3 = 3'b0;
     localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
@@ -22641,6 +22642,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] r_lastidx$d;
     wire  [15:0] r_lastidx$q;
     reg  r_lastidx$clock;
+    reg  r_at_last$d;
+    wire  r_at_last$q;
+    reg  r_at_last$clock;
     reg  [7:0] beat16$narrow;
     wire  [15:0] beat16$wide;
     reg  [7:0] r_lastkeep$d;
@@ -22726,6 +22730,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [383:0] xh$wide;
     
     // Local signals
+    reg  [7:0] beat_nx;
     reg  [1:0] rx_buf;
     reg  [15:0] rx_ulen;
     reg  rx_fwd;
@@ -22858,6 +22863,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .d(r_lastidx$d),
         .q(r_lastidx$q),
         .clock(r_lastidx$clock)
+    );
+    nc_engine$host_gen$r_at_last r_at_last(
+        .d(r_at_last$d),
+        .q(r_at_last$q),
+        .clock(r_at_last$clock)
     );
     nc_engine$host_gen$beat16 beat16(
         .narrow(beat16$narrow),
@@ -23002,6 +23012,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         r_streaming$clock = clock;
         r_beat$clock = clock;
         r_lastidx$clock = clock;
+        r_at_last$clock = clock;
         r_lastkeep$clock = clock;
         r_ulen$clock = clock;
         r_src$clock = clock;
@@ -23019,6 +23030,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         r_streaming$d = r_streaming$q;
         r_beat$d = r_beat$q;
         r_lastidx$d = r_lastidx$q;
+        r_at_last$d = r_at_last$q;
         r_lastkeep$d = r_lastkeep$q;
         r_ulen$d = r_ulen$q;
         r_src$d = r_src$q;
@@ -23167,8 +23179,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         end
         rx_ok = rx_deliver && rx_fwd;
         lead_ok = lead_load && cap4$pick_ok;
-        beat16$narrow = r_beat$q;
-        last_beat = r_streaming$q && (beat16$wide == r_lastidx$q);
+        last_beat = r_streaming$q && r_at_last$q;
         can_start = (~r_streaming$q || last_beat) && room;
         drop = (lead_load && ~lead_ok) || (rx_deliver && ~rx_ok);
         start = 1'b0;
@@ -23255,10 +23266,13 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         else begin
             lastkeep = ~(k_ff8 << tail);
         end
+        beat_nx = r_beat$q + k1_8;
+        beat16$narrow = r_beat$q;
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
             r_lastidx$d = lastidx;
+            r_at_last$d = 1'b0;
             r_lastkeep$d = lastkeep;
             r_ulen$d = s_ulen;
             r_src$d = s_src;
@@ -23267,9 +23281,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         end
         else if (last_beat) begin
             r_streaming$d = 1'b0;
+            r_at_last$d = 1'b0;
         end
         else if (r_streaming$q) begin
-            r_beat$d = r_beat$q + k1_8;
+            r_beat$d = beat_nx;
+            r_at_last$d = (beat16$wide + k1_16) == r_lastidx$q;
         end
         if (start) begin
             rd_buf = s_buf;
@@ -23277,11 +23293,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         end
         else begin
             rd_buf = r_buf$q;
-            rd_beat = r_beat$q + k1_8;
+            rd_beat = beat_nx;
         end
         rd_bufw$narrow = rd_buf;
         rd_beatw$narrow = rd_beat;
-        raddr = (rd_bufw$wide << k7_9) + rd_beatw$wide;
+        raddr = (rd_bufw$wide << k7_9) | rd_beatw$wide;
         cap0$raddr = raddr;
         cap1$raddr = raddr;
         cap2$raddr = raddr;
@@ -23514,7 +23530,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -23554,12 +23570,19 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -23615,6 +23638,16 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    nc_engine$host_gen$cap0$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    nc_engine$host_gen$cap0$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     nc_engine$host_gen$cap0$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -23633,6 +23666,8 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -23640,6 +23675,8 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -23651,11 +23688,13 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -23676,15 +23715,19 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -23738,6 +23781,25 @@ module nc_engine$host_gen$cap0$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // nc_engine$host_gen$cap0$kmask
+
+
+module nc_engine$host_gen$cap0$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_at_ulen
 
 
 module nc_engine$host_gen$cap0$r_beat(d,q,clock);
@@ -23873,6 +23935,25 @@ module nc_engine$host_gen$cap0$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$cap0$r_ulen
 
 
+module nc_engine$host_gen$cap0$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap0$r_ulen_ok
+
+
 module nc_engine$host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -23928,7 +24009,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -23968,12 +24049,19 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -24029,6 +24117,16 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    nc_engine$host_gen$cap1$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    nc_engine$host_gen$cap1$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     nc_engine$host_gen$cap1$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -24047,6 +24145,8 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -24054,6 +24154,8 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24065,11 +24167,13 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -24090,15 +24194,19 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24152,6 +24260,25 @@ module nc_engine$host_gen$cap1$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // nc_engine$host_gen$cap1$kmask
+
+
+module nc_engine$host_gen$cap1$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_at_ulen
 
 
 module nc_engine$host_gen$cap1$r_beat(d,q,clock);
@@ -24287,6 +24414,25 @@ module nc_engine$host_gen$cap1$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$cap1$r_ulen
 
 
+module nc_engine$host_gen$cap1$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap1$r_ulen_ok
+
+
 module nc_engine$host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -24342,7 +24488,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -24382,12 +24528,19 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -24443,6 +24596,16 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    nc_engine$host_gen$cap2$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    nc_engine$host_gen$cap2$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     nc_engine$host_gen$cap2$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -24461,6 +24624,8 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -24468,6 +24633,8 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24479,11 +24646,13 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -24504,15 +24673,19 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24566,6 +24739,25 @@ module nc_engine$host_gen$cap2$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // nc_engine$host_gen$cap2$kmask
+
+
+module nc_engine$host_gen$cap2$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_at_ulen
 
 
 module nc_engine$host_gen$cap2$r_beat(d,q,clock);
@@ -24701,6 +24893,25 @@ module nc_engine$host_gen$cap2$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$cap2$r_ulen
 
 
+module nc_engine$host_gen$cap2$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap2$r_ulen_ok
+
+
 module nc_engine$host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -24756,7 +24967,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -24796,12 +25007,19 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -24857,6 +25075,16 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    nc_engine$host_gen$cap3$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    nc_engine$host_gen$cap3$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     nc_engine$host_gen$cap3$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -24875,6 +25103,8 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -24882,6 +25112,8 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -24893,11 +25125,13 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -24918,15 +25152,19 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -24980,6 +25218,25 @@ module nc_engine$host_gen$cap3$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // nc_engine$host_gen$cap3$kmask
+
+
+module nc_engine$host_gen$cap3$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_at_ulen
 
 
 module nc_engine$host_gen$cap3$r_beat(d,q,clock);
@@ -25115,6 +25372,25 @@ module nc_engine$host_gen$cap3$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$cap3$r_ulen
 
 
+module nc_engine$host_gen$cap3$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap3$r_ulen_ok
+
+
 module nc_engine$host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -25170,7 +25446,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k1_8 = 8'h1;
     localparam  k_sat8 = 8'hff;
     localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat = 8'h4;
+    localparam  k_ulen_beat1 = 8'h3;
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
@@ -25210,12 +25486,19 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     reg  r_done_ok$d;
     wire  r_done_ok$q;
     reg  r_done_ok$clock;
+    reg  r_at_ulen$d;
+    wire  r_at_ulen$q;
+    reg  r_at_ulen$clock;
+    reg  r_ulen_ok$d;
+    wire  r_ulen_ok$q;
+    reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
     wire  [8:0] curw$wide;
     reg  [6:0] beatw$narrow;
     wire  [8:0] beatw$wide;
     
     // Local signals
+    reg  ok_now;
     reg  [3:0] avail;
     reg  [1:0] free;
     reg  [15:0] ulen_le;
@@ -25271,6 +25554,16 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         .q(r_done_ok$q),
         .clock(r_done_ok$clock)
     );
+    nc_engine$host_gen$cap4$r_at_ulen r_at_ulen(
+        .d(r_at_ulen$d),
+        .q(r_at_ulen$q),
+        .clock(r_at_ulen$clock)
+    );
+    nc_engine$host_gen$cap4$r_ulen_ok r_ulen_ok(
+        .d(r_ulen_ok$d),
+        .q(r_ulen_ok$q),
+        .clock(r_ulen_ok$clock)
+    );
     nc_engine$host_gen$cap4$curw curw(
         .narrow(curw$narrow),
         .wide(curw$wide)
@@ -25289,6 +25582,8 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$clock = clock;
         r_done_ulen$clock = clock;
         r_done_ok$clock = clock;
+        r_at_ulen$clock = clock;
+        r_ulen_ok$clock = clock;
         r_cur$d = r_cur$q;
         r_done$d = r_done$q;
         r_beat$d = r_beat$q;
@@ -25296,6 +25591,8 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         r_ulen$d = r_ulen$q;
         r_done_ulen$d = r_done_ulen$q;
         r_done_ok$d = r_done_ok$q;
+        r_at_ulen$d = r_at_ulen$q;
+        r_ulen_ok$d = r_ulen_ok$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         kmask$keep = keep;
@@ -25307,11 +25604,13 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         ram$read_address = raddr;
         rdata = ram$read_data;
         ulen_le = data[(32'h30)+:(16)];
-        if (valid && (r_beat$q == k_ulen_beat)) begin
+        if (valid && r_at_ulen$q) begin
             ulen_now = (ulen_le << k8_16) | (ulen_le >> k8_16);
+            ok_now = (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
         end
         else begin
             ulen_now = r_ulen$q;
+            ok_now = r_ulen_ok$q;
         end
         big_now = r_big$q || (r_beat$q >= k_beats);
         avail = ~(used | (k1_4 << r_cur$q));
@@ -25332,15 +25631,19 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (valid) begin
             r_ulen$d = ulen_now;
+            r_ulen_ok$d = ok_now;
             r_big$d = big_now;
+            r_at_ulen$d = r_beat$q == k_ulen_beat1;
             if (r_beat$q == k0_8) begin
                 r_ulen$d = k0_16;
+                r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
             end
             if (last) begin
+                r_at_ulen$d = 1'b0;
                 r_done$d = r_cur$q;
                 r_done_ulen$d = ulen_now;
-                r_done_ok$d = ~big_now && (ulen_now >= k_min_ulen) && (ulen_now <= k_max_ulen);
+                r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
                 r_beat$d = k0_8;
             end
@@ -25394,6 +25697,25 @@ module nc_engine$host_gen$cap4$kmask(keep,out);
     // Update code (custom)
     always @(*) out = {{8{keep[7]}}, {8{keep[6]}}, {8{keep[5]}}, {8{keep[4]}}, {8{keep[3]}}, {8{keep[2]}}, {8{keep[1]}}, {8{keep[0]}}};
 endmodule // nc_engine$host_gen$cap4$kmask
+
+
+module nc_engine$host_gen$cap4$r_at_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_at_ulen
 
 
 module nc_engine$host_gen$cap4$r_beat(d,q,clock);
@@ -25529,6 +25851,25 @@ module nc_engine$host_gen$cap4$r_ulen(d,q,clock);
 endmodule // nc_engine$host_gen$cap4$r_ulen
 
 
+module nc_engine$host_gen$cap4$r_ulen_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$cap4$r_ulen_ok
+
+
 module nc_engine$host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -25633,6 +25974,25 @@ module nc_engine$host_gen$r_asum(d,q,clock);
     end
           
 endmodule // nc_engine$host_gen$r_asum
+
+
+module nc_engine$host_gen$r_at_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_at_last
 
 
 module nc_engine$host_gen$r_beat(d,q,clock);
@@ -39659,13 +40019,68 @@ module nc_engine$sender_tab(clock,node_count,tab);
     input wire  [5:0] node_count;
     output reg  [782:0] tab;
     
+    // Constant declarations
+    localparam  k1_3 = 3'b1;
+    localparam  k3_9 = 9'b11;
+    localparam  ks$0 = 3'b0;
+    localparam  ks$1 = 3'b1;
+    localparam  ks$2 = 3'b10;
+    localparam  ks$3 = 3'b11;
+    localparam  ks$4 = 3'b100;
+    localparam  ks$5 = 3'b101;
+    localparam  ks$6 = 3'b110;
+    localparam  ks$7 = 3'b111;
+    
     // Stub signals
-    reg  [5:0] rom$address;
+    reg  [8:0] rom$address;
     reg  rom$clock;
-    wire  [782:0] rom$data;
-    reg  [782:0] r$d;
-    wire  [782:0] r$q;
-    reg  r$clock;
+    wire  [97:0] rom$data;
+    reg  [2:0] c$d;
+    wire  [2:0] c$q;
+    reg  c$clock;
+    reg  [2:0] cd$d;
+    wire  [2:0] cd$q;
+    reg  cd$clock;
+    reg  [5:0] n9$narrow;
+    wire  [8:0] n9$wide;
+    reg  [2:0] c9$narrow;
+    wire  [8:0] c9$wide;
+    reg  [97:0] r0$d;
+    wire  [97:0] r0$q;
+    reg  r0$clock;
+    reg  [97:0] r1$d;
+    wire  [97:0] r1$q;
+    reg  r1$clock;
+    reg  [97:0] r2$d;
+    wire  [97:0] r2$q;
+    reg  r2$clock;
+    reg  [97:0] r3$d;
+    wire  [97:0] r3$q;
+    reg  r3$clock;
+    reg  [97:0] r4$d;
+    wire  [97:0] r4$q;
+    reg  r4$clock;
+    reg  [97:0] r5$d;
+    wire  [97:0] r5$q;
+    reg  r5$clock;
+    reg  [97:0] r6$d;
+    wire  [97:0] r6$q;
+    reg  r6$clock;
+    reg  [96:0] r7$d;
+    wire  [96:0] r7$q;
+    reg  r7$clock;
+    reg  [97:0] slices$s0;
+    reg  [97:0] slices$s1;
+    reg  [97:0] slices$s2;
+    reg  [97:0] slices$s3;
+    reg  [97:0] slices$s4;
+    reg  [97:0] slices$s5;
+    reg  [97:0] slices$s6;
+    reg  [96:0] slices$s7;
+    wire  [782:0] slices$out;
+    
+    // Local signals
+    reg  [8:0] addr;
     
     // Sub module instances
     nc_engine$sender_tab$rom rom(
@@ -39673,125 +40088,902 @@ module nc_engine$sender_tab(clock,node_count,tab);
         .clock(rom$clock),
         .data(rom$data)
     );
-    nc_engine$sender_tab$r r(
-        .d(r$d),
-        .q(r$q),
-        .clock(r$clock)
+    nc_engine$sender_tab$c c(
+        .d(c$d),
+        .q(c$q),
+        .clock(c$clock)
+    );
+    nc_engine$sender_tab$cd cd(
+        .d(cd$d),
+        .q(cd$q),
+        .clock(cd$clock)
+    );
+    nc_engine$sender_tab$n9 n9(
+        .narrow(n9$narrow),
+        .wide(n9$wide)
+    );
+    nc_engine$sender_tab$c9 c9(
+        .narrow(c9$narrow),
+        .wide(c9$wide)
+    );
+    nc_engine$sender_tab$r0 r0(
+        .d(r0$d),
+        .q(r0$q),
+        .clock(r0$clock)
+    );
+    nc_engine$sender_tab$r1 r1(
+        .d(r1$d),
+        .q(r1$q),
+        .clock(r1$clock)
+    );
+    nc_engine$sender_tab$r2 r2(
+        .d(r2$d),
+        .q(r2$q),
+        .clock(r2$clock)
+    );
+    nc_engine$sender_tab$r3 r3(
+        .d(r3$d),
+        .q(r3$q),
+        .clock(r3$clock)
+    );
+    nc_engine$sender_tab$r4 r4(
+        .d(r4$d),
+        .q(r4$q),
+        .clock(r4$clock)
+    );
+    nc_engine$sender_tab$r5 r5(
+        .d(r5$d),
+        .q(r5$q),
+        .clock(r5$clock)
+    );
+    nc_engine$sender_tab$r6 r6(
+        .d(r6$d),
+        .q(r6$q),
+        .clock(r6$clock)
+    );
+    nc_engine$sender_tab$r7 r7(
+        .d(r7$d),
+        .q(r7$q),
+        .clock(r7$clock)
+    );
+    nc_engine$sender_tab$slices slices(
+        .s0(slices$s0),
+        .s1(slices$s1),
+        .s2(slices$s2),
+        .s3(slices$s3),
+        .s4(slices$s4),
+        .s5(slices$s5),
+        .s6(slices$s6),
+        .s7(slices$s7),
+        .out(slices$out)
     );
     
     // Update code
     always @(*) begin
-        r$clock = clock;
-        r$d = r$q;
+        c$clock = clock;
+        cd$clock = clock;
+        r0$clock = clock;
+        r1$clock = clock;
+        r2$clock = clock;
+        r3$clock = clock;
+        r4$clock = clock;
+        r5$clock = clock;
+        r6$clock = clock;
+        r7$clock = clock;
+        c$d = c$q;
+        cd$d = cd$q;
+        r0$d = r0$q;
+        r1$d = r1$q;
+        r2$d = r2$q;
+        r3$d = r3$q;
+        r4$d = r4$q;
+        r5$d = r5$q;
+        r6$d = r6$q;
+        r7$d = r7$q;
         rom$clock = clock;
-        rom$address = node_count;
-        r$d = rom$data;
-        tab = r$q;
+        c$d = c$q + k1_3;
+        cd$d = c$q;
+        n9$narrow = node_count;
+        c9$narrow = c$q;
+        addr = (n9$wide << k3_9) | c9$wide;
+        rom$address = addr;
+        if (cd$q == ks$0) begin
+            r0$d = rom$data;
+        end
+        if (cd$q == ks$1) begin
+            r1$d = rom$data;
+        end
+        if (cd$q == ks$2) begin
+            r2$d = rom$data;
+        end
+        if (cd$q == ks$3) begin
+            r3$d = rom$data;
+        end
+        if (cd$q == ks$4) begin
+            r4$d = rom$data;
+        end
+        if (cd$q == ks$5) begin
+            r5$d = rom$data;
+        end
+        if (cd$q == ks$6) begin
+            r6$d = rom$data;
+        end
+        if (cd$q == ks$7) begin
+            r7$d = rom$data[(32'h0)+:(97)];
+        end
+        slices$s0 = r0$q;
+        slices$s1 = r1$q;
+        slices$s2 = r2$q;
+        slices$s3 = r3$q;
+        slices$s4 = r4$q;
+        slices$s5 = r5$q;
+        slices$s6 = r6$q;
+        slices$s7 = r7$q;
+        tab = slices$out;
     end
     
 endmodule // nc_engine$sender_tab
 
 
-module nc_engine$sender_tab$r(d,q,clock);
+module nc_engine$sender_tab$c(d,q,clock);
     
     // Module arguments
-    input wire  [782:0] d;
-    output reg  [782:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 783'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$sender_tab$r
+endmodule // nc_engine$sender_tab$c
+
+
+module nc_engine$sender_tab$c9(narrow,wide);
+    
+    // Module arguments
+    input wire  [2:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {6'd0, narrow};
+endmodule // nc_engine$sender_tab$c9
+
+
+module nc_engine$sender_tab$cd(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$cd
+
+
+module nc_engine$sender_tab$n9(narrow,wide);
+    
+    // Module arguments
+    input wire  [5:0] narrow;
+    output reg  [8:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {3'd0, narrow};
+endmodule // nc_engine$sender_tab$n9
+
+
+module nc_engine$sender_tab$r0(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r0
+
+
+module nc_engine$sender_tab$r1(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r1
+
+
+module nc_engine$sender_tab$r2(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r2
+
+
+module nc_engine$sender_tab$r3(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r3
+
+
+module nc_engine$sender_tab$r4(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r4
+
+
+module nc_engine$sender_tab$r5(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r5
+
+
+module nc_engine$sender_tab$r6(d,q,clock);
+    
+    // Module arguments
+    input wire  [97:0] d;
+    output reg  [97:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 98'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r6
+
+
+module nc_engine$sender_tab$r7(d,q,clock);
+    
+    // Module arguments
+    input wire  [96:0] d;
+    output reg  [96:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 97'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$sender_tab$r7
 
 
 module nc_engine$sender_tab$rom(address,clock,data);
     
     // Module arguments
-    input wire  [5:0] address;
+    input wire  [8:0] address;
     input wire  clock;
-    output reg  [782:0] data;
+    output reg  [97:0] data;
     
     // Update code (custom)
-    reg[782:0] mem [63:0];
+    reg[97:0] mem [511:0];
     
     initial begin
-    mem[6'b0] = 783'h7030140803010040000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000c20400c20400c20400c2040f38d30b289207185103081;
-    mem[6'b1] = 783'h1c0c050200c0401000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
-    mem[6'b10] = 783'h38180a040180802000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001001001001001001001001;
-    mem[6'b11] = 783'h54240f060240c03002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081;
-    mem[6'b100] = 783'h703014080301004000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003081003081003081003081;
-    mem[6'b101] = 783'h8c3c190a03c14050040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c20401030810040c2040103081;
-    mem[6'b110] = 783'ha8481e0c0481806002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002100084002103081005103081005103081;
-    mem[6'b111] = 783'hc454230e0541c070801430461020050c11840810061440c20401851030811000c60850440031821411020050c11840801430461020401851030810061440c20440031821411000c60850440801430461020050c11840810061440c2040185103081;
-    mem[6'b1000] = 783'he06028100602008000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000007185103081007185103081;
-    mem[6'b1001] = 783'hfc6c2d1206c24091880431470021062010c51c61440c20402071851030811821c32040050460870c81062010c51c00841880431471851030810081c61440c20460870c81001411821c32041880431470021062010c51c61440c2040207185103081;
-    mem[6'b1010] = 783'h118783214078280a004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202180108086004202185103081009207185103081;
-    mem[6'b1011] = 783'h1348437160842c0b0491830081422871012460c910a1401811c220324428510308100a2481c61440c20431472400841882810c51c91412040070ca1822450481012460c020508a1c40491832442850060470880c910a1440c2040289207185103081;
-    mem[6'b1100] = 783'h150903c18090300c00810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810020400810308100b289207185103081;
-    mem[6'b1101] = 783'h16c9c411a09c340d18300a1c404b20508c2460c204030b28920718510308114900420c0c72c218a0452460c02871012c814230918308100c2ca2481c61440c20452401083031cb08628114918300a1c404b20508c2460c204030b289207185103081;
-    mem[6'b1110] = 783'h188a8461c0a8380e08030a20610200c28818408800630428220018c10a08810028608c20400a18230810200c28818408030a20610220018c10a08800630428220400a18230810028608c20408030a20610200c28818408100d30b289207185103081;
-    mem[6'b1111] = 783'h1a4b44b1e0b43c0f00e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b28920718510308100e34c2ca2481c61440c204038d30b289207185103081;
-    mem[6'b10000] = 783'h1c0c050200c0401000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000f38d30b289207185103081;
-    mem[6'b10001] = 783'h1dccc55220cc441108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b28920718510308108310518720928b30d38f40f38d30b289207185103081;
-    mem[6'b10010] = 783'h1f8d85a240d8481218828c39000210620a30e40638430228021018e10c08a18240c20400e28609030810620a30e40008418828c39018e10c08a00840638430228609030810038a18240c20418828c39000210620a30e40f38d30b289207185103081;
-    mem[6'b10011] = 783'h214e45f260e44c1320a30e41204314724b34f44a0cf20134648b1102423870d238a18244d2450503081123480d13070902c604f2853422921cf10c0494463832c23033443853c640744848930f4821482ce44110728d40f38d30b289207185103081;
-    mem[6'b10100] = 783'h230f064280f0501400420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40010831000420c40f38d30b289207185103081;
-    mem[6'b10101] = 783'h24cfc692a0fc541524e4c320d4821cc44118b40f38d30b28920718510308148e2860933cb1c35103081093930c83520873110462d03ce34c2ca2481c61440c205238a1824cf2c70d440c20424e4c320d4821cc44118b40f38d30b289207185103081;
-    mem[6'b10110] = 783'h269086e2c108581631418e00840229210c50639410a40018c48220e50429010e08c00a50848640438230e41250008418828c39049440c20401238a18251030810c50638021008a48431418e50429000631208839410a40f38d30b289207185103081;
-    mem[6'b10111] = 783'h28514732e1145c174561093930462d054320d48e28609544d24505440c20454f24350e2024cd1c148c1942c240754c0d12163444891c50c159449038c2881840964d034a1c405548f3091832910483d618d5042d208940f38d30b289207185103081;
-    mem[6'b11000] = 783'h2a1207830120601800840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840021000840f38d30b289207185103081;
-    mem[6'b11001] = 783'h2bd2c7d3212c64193c90d640a11744b15848c18f6084412930cc5453971d03ce34c2ca2481c61440c204f1121d52983424054c858b3d35c218a39258114935154f2435902845d12c56123063d821104a4c331514e5c740f38d30b289207185103081;
-    mem[6'b11010] = 783'h2d9388234138681a19000a50439821208c58640238031829621419211008e49600420c41460218a39258640029410e60848231619008e00c60a58850648440239258010831051808628e49619000a50439821208c58640f38d30b289207185103081;
-    mem[6'b11011] = 783'h2f54487361446c1b61a04314724b34f45355764f1563024c969019734350a18265544d24505851030811844a0d74090963c80553873d710c5012516463960cb4c65075485895ca60b64c68d6084c339925410f68a54540f38d30b289207185103081;
-    mem[6'b11100] = 783'h311508c38150701c40031821411000c60850440801430461020050c11840810061440c20401851030811000c60850440031821411020050c11840801430461020401851030810061440c20440031821411000c60850440f38d30b289207185103081;
-    mem[6'b11101] = 783'h32d5c913a15c741d3ce34c2ca2481c61440c204a4dc2116863d810d5822d468324f55b10a4167052d15db08628e49668114935155948b11a4cc15b50d19c54e1cc4566c320d49770424e4d821515208f70c6495864c340f38d30b289207185103081;
-    mem[6'b11110] = 783'h34968963c168781e00e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240039c31a29821619411209000e70c68a60858650448240f38d30b289207185103081;
-    mem[6'b11111] = 783'h365749b3e1747c1f6d32c36922826512416102171d61951541130d20910503ce34c2ca2481c61440c205e71a61651240e30a20610275955134914171851030811b4cb0da48a0994490584085c75865455044c348244140f38d30b289207185103081;
-    mem[6'b100000] = 783'h38180a040180802000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000040040040040040040040040f38d30b289207185103081;
-    mem[6'b100001] = 783'h39d8ca54218c84213147032d36c229268125164968a6cb70c74d78e7cf8103ce34c2ca2481c61440c204314724b34f45355765b75f6d74cf2c70e071851030810c51c0cb4db08a49a04945925a29b2dc31d35e39f3e040f38d30b289207185103081;
-    mem[6'b100010] = 783'h3b998aa44198882209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a042039e31c29a21819611409209411619821a29c31e3a040f38d30b289207185103081;
-    mem[6'b100011] = 783'h3d5a4af461a48c2378e8510541171da29d36040f38d30b28920718510308164e0db4057521df5098562de3a14415045c768a74d8103ce34c2ca2481c61440c20593836d015d4877d426158b78e8510541171da29d36040f38d30b289207185103081;
-    mem[6'b100100] = 783'h3f1b0b4481b0902460870c81001411821c32041880431470021062010c51c61440c20402071851030811821c32040050460870c81062010c51c00841880431471851030810081c61440c20460870c81001411821c32040f38d30b289207185103081;
-    mem[6'b100101] = 783'h40dbcb94a1bc94258142215498962a35cb9183027532646901a15cd0de50a39259a7a204524d45565d8583c68994078da44891b48951f1506c13178884de10f69d8230441ca3504d665c7e24825c770c85105619b2e040f38d30b289207185103081;
-    mem[6'b100110] = 783'h429c8be4c1c8982620a30e41251661a71e82290a5a221480649e11070239a59238a1829207185103081128085a431a0907865222988022926a210c51c90639678231680439888641a90849c32248260878e91411a2a040f38d30b289207185103081;
-    mem[6'b100111] = 783'h445d4c34e1d49c2719d3645046cb89209926040f38d30b2892071851030814a335e2190d494f80a6c558674d91411b2e24826498103ce34c2ca2481c61440c20528cd7886435253e029b15619d3645046cb89209926040f38d30b289207185103081;
-    mem[6'b101000] = 783'h461e0c8501e0a02801822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040060881001822040f38d30b289207185103081;
-    mem[6'b101001] = 783'h47deccd521eca4296d11e67122277532687942a34c370c95515e3a75c78103ce34c2ca2481c61440c205819d2e24275436887cd91259a7a298114935155976195b44799c4889dd4c9a1e50a8d30dc32554578e9d71e040f38d30b289207185103081;
-    mem[6'b101010] = 783'h499f8d2541f8a82a78ea1822248270c9961a04243a232029e21c19a11809648e2860a892071851030811e3a860889209c32658681090e88c80a78870668460259238a182a2481c61440c20478ea1822248270c9961a040f38d30b289207185103081;
-    mem[6'b101011] = 783'h4b604d756204ac2b3ce34c2ca2481c61440c204945986918e59e9832d36e33a43e54264674a84e952a551349141a2481c61440c2049193838d83428973018562cd3d14d55d96dd7e18e59e964991411f3ea68a95516040f38d30b289207185103081;
-    mem[6'b101100] = 783'h4d210dc58210b02c31472400841882810c51c91412040070ca1822450481012460c020508a1c40491832442850060470880c910a1440c20402892071851030810c51c900210620a0431472450481001c32860891412040f38d30b289207185103081;
-    mem[6'b101101] = 783'h4ee1ce15a21cb42d3ec70ca592665868d30e040f38d30b2892071851030813ddacc6a82579465220d17cfb1c3296499961a34c38103ce34c2ca2481c61440c204f76b31aa095e519488345f3ec70ca592665868d30e040f38d30b289207185103081;
-    mem[6'b101110] = 783'h50a28e65c228b82ea161203aa606890b1a22448e2860aca2481c61440c204b2681a50e202aa479848c19488241eb0c6a82169044a079c69859449038c288184096a9090a78462c4a632019a2a86089961a45048920a040f38d30b289207185103081;
-    mem[6'b101111] = 783'h52634eb5e234bc2f299a085e61959044e209181e71a61651240e30a206102ae57d94cd1c1aa479848c1a346e70a9d50e03ab6479122c4b257974090aa8dc54e1e132646b5816c680b950a951645048d30e248285106040f38d30b289207185103081;
-    mem[6'b110000] = 783'h54240f060240c03002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040081002040f38d30b289207185103081;
-    mem[6'b110001] = 783'h55e4cf56224cc43125cbd190666c3a10d6a4b796386be77d73c7c288184088077c67857447036c26816427057c888b94ea11ad4b97ace88566d4241dbbd29897521ed8973019dc446b2158bb1c32d74db9e3af7cfc2040f38d30b289207185103081;
-    mem[6'b110010] = 783'h57a58fa64258c832a2271640a130aa479848c1a8608a9a2ac70cb9e3b0810a0e98c90a8888067847026a811282e29898241eb085a4a2cc0218a39259a7a29aaba889c590284c2a91e612306a1822a68ab1c32e78ec2040f38d30b289207185103081;
-    mem[6'b110011] = 783'h59664ff66264cc339141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b2892071851030819141275c7a9a2ad74dc2040f38d30b289207185103081;
-    mem[6'b110100] = 783'h5b2710468270d034810024504a1822c70cc2041ca0031893021482c110728b3000420c41461c824a2cc20400914128608b1c33081072800c624c08520b0441ca2cc00108310518720928b30810024504a1822c70cc2040f38d30b289207185103081;
-    mem[6'b110101] = 783'h5ce7d096a27cd435bb204524d45565d865a6dc645caca560bce664cd2768da92bd7d1c1212663ab4f063156e4ab3e832526219f0dc3739151ac74ed25587b5e3d886acc74198abd0845a8ec70cc614419961ab6cbc2040f38d30b289207185103081;
-    mem[6'b110110] = 783'h5ea890e6c288d83661a71e822926a2ab2ec32d2a816302ba46901b2a1e50a182d30b28920718510308118b0a7b2424096a887303a2ab210c51c92cd063967a6b86522c085a4c8a626d0c6a8608b9e3b491412a68ac2040f38d30b289207185103081;
-    mem[6'b110111] = 783'h60695136e294dc37b4972f2dec4d8333e2d5191412b6cbca2482a592708103ce34c2ca2481c61440c2059c52a8b8c473456d3a61df1622252e83ab46e5315f46ad25cbcb7b1360ccf8b5464504adb2f28920a9649c2040f38d30b289207185103081;
-    mem[6'b111000] = 783'h622a118702a0e038400a18230810028608c20408030a20610200c28818408800630428220018c10a08810028608c20400a18230810200c28818408030a20610220018c10a08800630428220400a18230810028608c2040f38d30b289207185103081;
-    mem[6'b111001] = 783'h63ead1d722ace4396dd7e18e59e9aedbf1cf5df0a626d4346e31aa37153870f8d30b2892071851030811282e0d17ed0907ac04f76bcc22926a2ab2049459869c55c96cd7d18d59d9addbe1c33595516e78ede75c7c2040f38d30b289207185103081;
-    mem[6'b111010] = 783'h65ab922742b8e83ab0ea8ca0a98890688480278ac1c22e686b1812a582a146a09accb810a416722a2ed3808628e49669e8a6aaecb64a811ac0c8b852a19cc8e90cb96e2022a4b470498ec182328920ac70cda6586c2040f38d30b289207185103081;
-    mem[6'b111011] = 783'h676c527762c4ec3b5b45f56366776b86f973a7754aa1dfdd4b098795ae2e31e62a936c42f4f25b5678729d88562bc139ba351d486e5777859cec17e601e9432645b1812b5c3a960a9541a1412f7cfeaa68ad65545c2040f38d30b289207185103081;
-    mem[6'b111100] = 783'h692d12c782d0f03c02c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c20400b1c338a1823491413081002c70ce28608d24504c2040f38d30b289207185103081;
-    mem[6'b111101] = 783'h6aedd317a2dcf43da9b33aadc37bb1d3bcb5e3f8910e6547a992ee74fca148b004f76be4a626d054e1bd90ea53b94fda02b16c5b16344e2f99d50b0b6b646d227aba258aeef8d72fcc2460ce69649da6586ce34c3c2040f38d30b289207185103081;
-    mem[6'b111110] = 783'h6cae9367c2e8f83eeb2aa2692282e30a206102369961b49141328920b0810b8eb0ca8aa0898690488281e71a61651240e30a206102f38d30b2892071851030813acaa89a48a0b8c28818408da6586d24504ca2482c2040f38d30b289207185103081;
-    mem[6'b111111] = 783'h6e6f53b7e2f4fc3fce34c3ca2482c61441c2040f38d30b289207185103081f38d30b289207185103081338d30f28920b18510708103ce34c2ca2481c61440c207ce34c2ca2481c61440c204ce34c3ca2482c61441c2040f38d30b289207185103081;
+    mem[9'b0] = 98'h40f38d30b289207185103081;
+    mem[9'b1] = 98'h308100308100308100308;
+    mem[9'b10] = 98'h0;
+    mem[9'b11] = 98'h0;
+    mem[9'b100] = 98'h0;
+    mem[9'b101] = 98'h0;
+    mem[9'b110] = 98'h0;
+    mem[9'b111] = 98'h1c0c050200c04010000000000;
+    mem[9'b1000] = 98'h0;
+    mem[9'b1001] = 98'h0;
+    mem[9'b1010] = 98'h0;
+    mem[9'b1011] = 98'h0;
+    mem[9'b1100] = 98'h0;
+    mem[9'b1101] = 98'h0;
+    mem[9'b1110] = 98'h0;
+    mem[9'b1111] = 98'h70301408030100400000000;
+    mem[9'b10000] = 98'h1001001001001001001001;
+    mem[9'b10001] = 98'h0;
+    mem[9'b10010] = 98'h0;
+    mem[9'b10011] = 98'h0;
+    mem[9'b10100] = 98'h0;
+    mem[9'b10101] = 98'h0;
+    mem[9'b10110] = 98'h0;
+    mem[9'b10111] = 98'he0602810060200800000000;
+    mem[9'b11000] = 98'h2040081002040081002040081;
+    mem[9'b11001] = 98'h20400810020400810020400;
+    mem[9'b11010] = 98'h100204008100204008100204;
+    mem[9'b11011] = 98'h81002040081002040081002;
+    mem[9'b11100] = 98'h400810020400810020400810;
+    mem[9'b11101] = 98'h204008100204008100204008;
+    mem[9'b11110] = 98'h1002040081002040081002040;
+    mem[9'b11111] = 98'h150903c18090300c00810020;
+    mem[9'b100000] = 98'h3081003081003081003081;
+    mem[9'b100001] = 98'h0;
+    mem[9'b100010] = 98'h0;
+    mem[9'b100011] = 98'h0;
+    mem[9'b100100] = 98'h0;
+    mem[9'b100101] = 98'h0;
+    mem[9'b100110] = 98'h0;
+    mem[9'b100111] = 98'h1c0c050200c0401000000000;
+    mem[9'b101000] = 98'h20401030810040c2040103081;
+    mem[9'b101001] = 98'hc20401030810040c20401030;
+    mem[9'b101010] = 98'h40c20401030810040c204010;
+    mem[9'b101011] = 98'h10040c20401030810040c2040;
+    mem[9'b101100] = 98'h810040c20401030810040c20;
+    mem[9'b101101] = 98'h30810040c20401030810040c;
+    mem[9'b101110] = 98'h1030810040c2040103081004;
+    mem[9'b101111] = 98'h230f064280f0501401030810;
+    mem[9'b110000] = 98'h2103081005103081005103081;
+    mem[9'b110001] = 98'h21000840021000840021000;
+    mem[9'b110010] = 98'h400210008400210008400210;
+    mem[9'b110011] = 98'h84002100084002100084002;
+    mem[9'b110100] = 98'h1000840021000840021000840;
+    mem[9'b110101] = 98'h210008400210008400210008;
+    mem[9'b110110] = 98'h2100084002100084002100;
+    mem[9'b110111] = 98'h2a1207830120601800840021;
+    mem[9'b111000] = 98'h810061440c2040185103081;
+    mem[9'b111001] = 98'h1411020050c11840801430461;
+    mem[9'b111010] = 98'h40c20440031821411000c608;
+    mem[9'b111011] = 98'h10c11840810061440c2040185;
+    mem[9'b111100] = 98'h31821411020050c11840801;
+    mem[9'b111101] = 98'h10061440c204400318214110;
+    mem[9'b111110] = 98'h21020050c11840810061440c2;
+    mem[9'b111111] = 98'h311508c38150701c20050c11;
+    mem[9'b1000000] = 98'h7185103081007185103081;
+    mem[9'b1000001] = 98'h0;
+    mem[9'b1000010] = 98'h0;
+    mem[9'b1000011] = 98'h0;
+    mem[9'b1000100] = 98'h0;
+    mem[9'b1000101] = 98'h0;
+    mem[9'b1000110] = 98'h0;
+    mem[9'b1000111] = 98'h38180a040180802000000000;
+    mem[9'b1001000] = 98'h11c61440c2040207185103081;
+    mem[9'b1001001] = 98'hc81062010c51c00841880431;
+    mem[9'b1001010] = 98'h40c20460870c81001411821c;
+    mem[9'b1001011] = 98'h22010c51c61440c2040207185;
+    mem[9'b1001100] = 98'h460870c81062010c51c00841;
+    mem[9'b1001101] = 98'h81c61440c20460870c810014;
+    mem[9'b1001110] = 98'h30021062010c51c61440c2040;
+    mem[9'b1001111] = 98'h3f1b0b4481b0902462010c51;
+    mem[9'b1010000] = 98'h2185103081009207185103081;
+    mem[9'b1010001] = 98'h2021801080860042021801080;
+    mem[9'b1010010] = 98'h420218010808600420218010;
+    mem[9'b1010011] = 98'h2004202180108086004202180;
+    mem[9'b1010100] = 98'h860042021801080860042021;
+    mem[9'b1010101] = 98'h808600420218010808600420;
+    mem[9'b1010110] = 98'h108086004202180108086004;
+    mem[9'b1010111] = 98'h461e0c8501e0a02801080860;
+    mem[9'b1011000] = 98'h21440c2040289207185103081;
+    mem[9'b1011001] = 98'h2460c910a1401811c22032442;
+    mem[9'b1011010] = 98'h50481012460c020508a1c404;
+    mem[9'b1011011] = 98'h20431472450481001c3286089;
+    mem[9'b1011100] = 98'h1c61440c20431472400841882;
+    mem[9'b1011101] = 98'h70880c910a1440c204028920;
+    mem[9'b1011110] = 98'h1422871012460c910a140181;
+    mem[9'b1011111] = 98'h4d210dc58210b02c12460c02;
+    mem[9'b1100000] = 98'h10308100b289207185103081;
+    mem[9'b1100001] = 98'h81002040081002040081002;
+    mem[9'b1100010] = 98'h400810020400810020400810;
+    mem[9'b1100011] = 98'h204008100204008100204008;
+    mem[9'b1100100] = 98'h1002040081002040081002040;
+    mem[9'b1100101] = 98'h810020400810020400810020;
+    mem[9'b1100110] = 98'h8100204008100204008100;
+    mem[9'b1100111] = 98'h54240f060240c03002040081;
+    mem[9'b1101000] = 98'h20c204030b289207185103081;
+    mem[9'b1101001] = 98'h452460c02871012c81423091;
+    mem[9'b1101010] = 98'h40c20452401083031cb08628;
+    mem[9'b1101011] = 98'h108c2460c204030b289207185;
+    mem[9'b1101100] = 98'h2c218a0452460c02871012c81;
+    mem[9'b1101101] = 98'h81c61440c20452401083031c;
+    mem[9'b1101110] = 98'h4b20508c2460c204030b289;
+    mem[9'b1101111] = 98'h5b2710468270d03460c02871;
+    mem[9'b1110000] = 98'h8100d30b289207185103081;
+    mem[9'b1110001] = 98'h30810200c28818408030a2061;
+    mem[9'b1110010] = 98'h428220400a18230810028608;
+    mem[9'b1110011] = 98'h28818408800630428220018c;
+    mem[9'b1110100] = 98'ha18230810200c2881840803;
+    mem[9'b1110101] = 98'h800630428220400a18230810;
+    mem[9'b1110110] = 98'h210200c288184088006304282;
+    mem[9'b1110111] = 98'h622a118702a0e038200c2881;
+    mem[9'b1111000] = 98'h204038d30b289207185103081;
+    mem[9'b1111001] = 98'hc204038d30b2892071851030;
+    mem[9'b1111010] = 98'h40c204038d30b28920718510;
+    mem[9'b1111011] = 98'h21440c204038d30b289207185;
+    mem[9'b1111100] = 98'h1c61440c204038d30b2892071;
+    mem[9'b1111101] = 98'h81c61440c204038d30b28920;
+    mem[9'b1111110] = 98'h22481c61440c204038d30b289;
+    mem[9'b1111111] = 98'h692d12c782d0f03c038d30b2;
+    mem[9'b10000000] = 98'hf38d30b289207185103081;
+    mem[9'b10000001] = 98'h0;
+    mem[9'b10000010] = 98'h0;
+    mem[9'b10000011] = 98'h0;
+    mem[9'b10000100] = 98'h0;
+    mem[9'b10000101] = 98'h0;
+    mem[9'b10000110] = 98'h0;
+    mem[9'b10000111] = 98'h703014080301004000000000;
+    mem[9'b10001000] = 98'h340f38d30b289207185103081;
+    mem[9'b10001001] = 98'hc20420c41461c824a2cc34e3;
+    mem[9'b10001010] = 98'hd38f40f38d30b28920718510;
+    mem[9'b10001011] = 98'h21440c20420c41461c824a2cc;
+    mem[9'b10001100] = 98'h28b30d38f40f38d30b2892071;
+    mem[9'b10001101] = 98'h81c61440c20420c41461c824;
+    mem[9'b10001110] = 98'h320928b30d38f40f38d30b289;
+    mem[9'b10001111] = 98'h773315488331104420c41461;
+    mem[9'b10010000] = 98'h240f38d30b289207185103081;
+    mem[9'b10010001] = 98'h30810620a30e40008418828c3;
+    mem[9'b10010010] = 98'h430228609030810038a18240;
+    mem[9'b10010011] = 98'h220a30e40638430228021018e;
+    mem[9'b10010100] = 98'h28609030810620a30e4000841;
+    mem[9'b10010101] = 98'h840638430228609030810038;
+    mem[9'b10010110] = 98'h210620a30e406384302280;
+    mem[9'b10010111] = 98'h7e36168903612048620a30e4;
+    mem[9'b10011000] = 98'h140f38d30b289207185103081;
+    mem[9'b10011001] = 98'h21224c3d208520b3910441ca3;
+    mem[9'b10011010] = 98'h63832c23033443853c640744;
+    mem[9'b10011011] = 98'h31813ca14d08a4873c4301251;
+    mem[9'b10011100] = 98'h2450503081123480d13070902;
+    mem[9'b10011101] = 98'h122c440908e1c348e28609134;
+    mem[9'b10011110] = 98'h204314724b34f44a0cf201346;
+    mem[9'b10011111] = 98'h853917c98391304c828c3904;
+    mem[9'b10100000] = 98'h40f38d30b289207185103081;
+    mem[9'b10100001] = 98'h20c40010831000420c4001083;
+    mem[9'b10100010] = 98'h420c40010831000420c40010;
+    mem[9'b10100011] = 98'h420c40010831000420c400;
+    mem[9'b10100100] = 98'h31000420c40010831000420c4;
+    mem[9'b10100101] = 98'h831000420c40010831000420;
+    mem[9'b10100110] = 98'h10831000420c400108310004;
+    mem[9'b10100111] = 98'h8c3c190a03c1405001083100;
+    mem[9'b10101000] = 98'h340f38d30b289207185103081;
+    mem[9'b10101001] = 98'h3081093930c83520873110462;
+    mem[9'b10101010] = 98'h40c205238a1824cf2c70d440;
+    mem[9'b10101011] = 98'h44118b40f38d30b289207185;
+    mem[9'b10101100] = 98'h1c35103081093930c83520873;
+    mem[9'b10101101] = 98'h81c61440c205238a1824cf2c;
+    mem[9'b10101110] = 98'h14821cc44118b40f38d30b289;
+    mem[9'b10101111] = 98'h933f1a4a83f1505493930c83;
+    mem[9'b10110000] = 98'h240f38d30b289207185103081;
+    mem[9'b10110001] = 98'h10639410a40018c48220e5042;
+    mem[9'b10110010] = 98'h1030810c50638021008a48431;
+    mem[9'b10110011] = 98'h230e41251030810048e286094;
+    mem[9'b10110100] = 98'h8640438230e4125000841882;
+    mem[9'b10110101] = 98'h1208839410a40438230029421;
+    mem[9'b10110110] = 98'h40229210c50639410a40018c;
+    mem[9'b10110111] = 98'h9a421b8b04216058c5063802;
+    mem[9'b10111000] = 98'h140f38d30b289207185103081;
+    mem[9'b10111001] = 98'h2460ca44120f58635410b4822;
+    mem[9'b10111010] = 98'h81840964d034a1c405548f30;
+    mem[9'b10111011] = 98'h58d11224714305651240e30a;
+    mem[9'b10111100] = 98'hcd1c148c1942c240754c0d12;
+    mem[9'b10111101] = 98'h91415103081153c90d438809;
+    mem[9'b10111110] = 98'h30462d054320d48e28609544d;
+    mem[9'b10111111] = 98'ha1451ccb8451705d158424e4;
+    mem[9'b11000000] = 98'h40f38d30b289207185103081;
+    mem[9'b11000001] = 98'h84002100084002100084002;
+    mem[9'b11000010] = 98'h1000840021000840021000840;
+    mem[9'b11000011] = 98'h210008400210008400210008;
+    mem[9'b11000100] = 98'h2100084002100084002100;
+    mem[9'b11000101] = 98'h840021000840021000840021;
+    mem[9'b11000110] = 98'h8400210008400210008400;
+    mem[9'b11000111] = 98'ha8481e0c0481806002100084;
+    mem[9'b11001000] = 98'h340f38d30b289207185103081;
+    mem[9'b11001001] = 98'h8c18f6084412930cc5453971;
+    mem[9'b11001010] = 98'h935154f2435902845d12c561;
+    mem[9'b11001011] = 98'h1532162cf4d708628e496045;
+    mem[9'b11001100] = 98'h1c61440c204f1121d52983424;
+    mem[9'b11001101] = 98'h331514e5c740f38d30b28920;
+    mem[9'b11001110] = 98'h211744b15848c18f608441293;
+    mem[9'b11001111] = 98'haf4b1f4c84b19064f2435902;
+    mem[9'b11010000] = 98'h240f38d30b289207185103081;
+    mem[9'b11010001] = 98'h39258640029410e6084823161;
+    mem[9'b11010010] = 98'h440239258010831051808628;
+    mem[9'b11010011] = 98'h208c586402380318296214192;
+    mem[9'b11010100] = 98'h20218a39258640029410e6084;
+    mem[9'b11010101] = 98'h850648440239258010831051;
+    mem[9'b11010110] = 98'h39821208c586402380318296;
+    mem[9'b11010111] = 98'hb64e208d04e1a06864002941;
+    mem[9'b11011000] = 98'h140f38d30b289207185103081;
+    mem[9'b11011001] = 98'h31a3582130ce6495043da2951;
+    mem[9'b11011010] = 98'h160cb4c65075485895ca60b64;
+    mem[9'b11011011] = 98'h320154e1cf5c431404945918e;
+    mem[9'b11011100] = 98'h5851030811844a0d74090963;
+    mem[9'b11011101] = 98'h1a4065cd0d428609955134914;
+    mem[9'b11011110] = 98'h324b34f45355764f1563024c9;
+    mem[9'b11011111] = 98'hbd5121cd8511b06d86810c51;
+    mem[9'b11100000] = 98'h40f38d30b289207185103081;
+    mem[9'b11100001] = 98'h30811000c6085044003182141;
+    mem[9'b11100010] = 98'h461020401851030810061440;
+    mem[9'b11100011] = 98'h60850440801430461020050c;
+    mem[9'b11100100] = 98'h1851030811000c6085044003;
+    mem[9'b11100101] = 98'h801430461020401851030810;
+    mem[9'b11100110] = 98'h11000c608504408014304610;
+    mem[9'b11100111] = 98'hc454230e0541c071000c6085;
+    mem[9'b11101000] = 98'h340f38d30b289207185103081;
+    mem[9'b11101001] = 98'h3936085454823dc3192561930;
+    mem[9'b11101010] = 98'h1c54e1cc4566c320d49770424;
+    mem[9'b11101011] = 98'h124d4556522c46933056d4346;
+    mem[9'b11101100] = 98'h167052d15db08628e4966811;
+    mem[9'b11101101] = 98'hf60435608b51a0c93d56c429;
+    mem[9'b11101110] = 98'h22481c61440c204a4dc211686;
+    mem[9'b11101111] = 98'hcb57244e8571d074f38d30b2;
+    mem[9'b11110000] = 98'h240f38d30b289207185103081;
+    mem[9'b11110001] = 98'h8240039c31a2982161941120;
+    mem[9'b11110010] = 98'h448240039c31a29821619411;
+    mem[9'b11110011] = 98'h250448240039c31a298216194;
+    mem[9'b11110100] = 98'h18650448240039c31a2982161;
+    mem[9'b11110101] = 98'h858650448240039c31a29821;
+    mem[9'b11110110] = 98'h260858650448240039c31a298;
+    mem[9'b11110111] = 98'hd25a258f05a1e078039c31a2;
+    mem[9'b11111000] = 98'h140f38d30b289207185103081;
+    mem[9'b11111001] = 98'h2102171d61951541130d20910;
+    mem[9'b11111010] = 98'h1030811b4cb0da48a09944905;
+    mem[9'b11111011] = 98'h28818409d65544d24505c614;
+    mem[9'b11111100] = 98'h1c61440c205e71a61651240e3;
+    mem[9'b11111101] = 98'h44c348244140f38d30b28920;
+    mem[9'b11111110] = 98'h22826512416102171d6195154;
+    mem[9'b11111111] = 98'hd95d26cf85d1f07db4cb0da4;
+    mem[9'b100000000] = 98'h40f38d30b289207185103081;
+    mem[9'b100000001] = 98'h100100100100100100100;
+    mem[9'b100000010] = 98'h0;
+    mem[9'b100000011] = 98'h0;
+    mem[9'b100000100] = 98'h0;
+    mem[9'b100000101] = 98'h0;
+    mem[9'b100000110] = 98'h0;
+    mem[9'b100000111] = 98'he06028100602008000000000;
+    mem[9'b100001000] = 98'h40f38d30b289207185103081;
+    mem[9'b100001001] = 98'h25164968a6cb70c74d78e7cf8;
+    mem[9'b100001010] = 98'h1030810c51c0cb4db08a49a04;
+    mem[9'b100001011] = 98'h15d96dd7db5d33cb1c381c614;
+    mem[9'b100001100] = 98'h1c61440c204314724b34f4535;
+    mem[9'b100001101] = 98'h1d35e39f3e040f38d30b28920;
+    mem[9'b100001110] = 98'h36c229268125164968a6cb70c;
+    mem[9'b100001111] = 98'he763295086321084c51c0cb4;
+    mem[9'b100010000] = 98'h40f38d30b289207185103081;
+    mem[9'b100010001] = 98'h10248250458660868a70c78e8;
+    mem[9'b100010010] = 98'h1e3a042039e31c29a21819611;
+    mem[9'b100010011] = 98'h258450248250458660868a70c;
+    mem[9'b100010100] = 98'h29c31e3a042039e31c29a2181;
+    mem[9'b100010101] = 98'h860658450248250458660868;
+    mem[9'b100010110] = 98'h21a29c31e3a042039e31c29a;
+    mem[9'b100010111] = 98'hee662a910662208825045866;
+    mem[9'b100011000] = 98'h40f38d30b289207185103081;
+    mem[9'b100011001] = 98'h562de3a14415045c768a74d8;
+    mem[9'b100011010] = 98'h40c20593836d015d4877d426;
+    mem[9'b100011011] = 98'h229d36040f38d30b289207185;
+    mem[9'b100011100] = 98'h1df5098562de3a14415045c76;
+    mem[9'b100011101] = 98'h81c61440c20593836d015d48;
+    mem[9'b100011110] = 98'h1171da29d36040f38d30b289;
+    mem[9'b100011111] = 98'hf5692bd18692308de3a14415;
+    mem[9'b100100000] = 98'h40f38d30b289207185103081;
+    mem[9'b100100001] = 98'h30811821c32040050460870c8;
+    mem[9'b100100010] = 98'h431471851030810081c61440;
+    mem[9'b100100011] = 98'h21c320418804314700210620;
+    mem[9'b100100100] = 98'h31851030811821c3204005046;
+    mem[9'b100100101] = 98'h841880431471851030810081;
+    mem[9'b100100110] = 98'h1411821c320418804314700;
+    mem[9'b100100111] = 98'hfc6c2d1206c24091821c3204;
+    mem[9'b100101000] = 98'h40f38d30b289207185103081;
+    mem[9'b100101001] = 98'h31f8920971dc3214415866cb8;
+    mem[9'b100101010] = 98'h1e10f69d8230441ca3504d665;
+    mem[9'b100101011] = 98'h12246d22547c541b04c5e2213;
+    mem[9'b100101100] = 98'h24d45565d8583c68994078da4;
+    mem[9'b100101101] = 98'h685734379428e49669e88114;
+    mem[9'b100101110] = 98'h18962a35cb918302753264690;
+    mem[9'b100101111] = 98'h1036f2e5286f2509605088552;
+    mem[9'b100110000] = 98'h40f38d30b289207185103081;
+    mem[9'b100110001] = 98'h21270c89209821e3a450468a8;
+    mem[9'b100110010] = 98'h639678231680439888641a90;
+    mem[9'b100110011] = 98'h219488a62008a49a884314724;
+    mem[9'b100110100] = 98'h3185103081128085a431a0907;
+    mem[9'b100110101] = 98'h1278441c08e69648e2860a481;
+    mem[9'b100110110] = 98'h251661a71e82290a5a2214806;
+    mem[9'b100110111] = 98'h10a722f9307226098828c3904;
+    mem[9'b100111000] = 98'h40f38d30b289207185103081;
+    mem[9'b100111001] = 98'h2c558674d91411b2e24826498;
+    mem[9'b100111010] = 98'h40c20528cd7886435253e029;
+    mem[9'b100111011] = 98'h209926040f38d30b289207185;
+    mem[9'b100111100] = 98'h14f80a6c558674d91411b2e24;
+    mem[9'b100111101] = 98'h81c61440c20528cd78864352;
+    mem[9'b100111110] = 98'h6cb89209926040f38d30b289;
+    mem[9'b100111111] = 98'h1117530d38752709c674d9141;
+    mem[9'b101000000] = 98'h40f38d30b289207185103081;
+    mem[9'b101000001] = 98'h2204006088100182204006088;
+    mem[9'b101000010] = 98'h1822040060881001822040060;
+    mem[9'b101000011] = 98'h18220400608810018220400;
+    mem[9'b101000100] = 98'h100182204006088100182204;
+    mem[9'b101000101] = 98'h881001822040060881001822;
+    mem[9'b101000110] = 98'h608810018220400608810018;
+    mem[9'b101000111] = 98'h118783214078280a006088100;
+    mem[9'b101001000] = 98'h40f38d30b289207185103081;
+    mem[9'b101001001] = 98'h3942a34c370c95515e3a75c78;
+    mem[9'b101001010] = 98'h1976195b44799c4889dd4c9a1;
+    mem[9'b101001011] = 98'h221f36449669e8a604524d455;
+    mem[9'b101001100] = 98'h1c61440c205819d2e24275436;
+    mem[9'b101001101] = 98'h578e9d71e040f38d30b28920;
+    mem[9'b101001110] = 98'h22277532687942a34c370c955;
+    mem[9'b101001111] = 98'h11f7b335487b290a5b44799c4;
+    mem[9'b101010000] = 98'h40f38d30b289207185103081;
+    mem[9'b101010001] = 98'h30811e3a860889209c3265868;
+    mem[9'b101010010] = 98'h460259238a182a2481c61440;
+    mem[9'b101010011] = 98'h9961a04243a232029e21c19a;
+    mem[9'b101010100] = 98'h31851030811e3a860889209c3;
+    mem[9'b101010101] = 98'h870668460259238a182a2481;
+    mem[9'b101010110] = 98'h248270c9961a04243a232029e;
+    mem[9'b101010111] = 98'h1267e349507e2a0a9e3a86088;
+    mem[9'b101011000] = 98'h40f38d30b289207185103081;
+    mem[9'b101011001] = 98'h167a592645047cfa9a2a55458;
+    mem[9'b101011010] = 98'h18562cd3d14d55d96dd7e18e;
+    mem[9'b101011011] = 98'h51030812464e0e360d0a25cc;
+    mem[9'b101011100] = 98'ha84e952a551349141a2481c6;
+    mem[9'b101011101] = 98'h167a60cb4db8ce90f9509919d;
+    mem[9'b101011110] = 98'h22481c61440c204945986918e;
+    mem[9'b101011111] = 98'h12d8135d58812b0acf38d30b2;
+    mem[9'b101100000] = 98'h40f38d30b289207185103081;
+    mem[9'b101100001] = 98'h11c91412040070ca182245048;
+    mem[9'b101100010] = 98'h1030810c51c900210620a0431;
+    mem[9'b101100011] = 98'h324428510308100a2481c614;
+    mem[9'b101100100] = 98'h21c4049183244285006047088;
+    mem[9'b101100101] = 98'h2860891412040491830081422;
+    mem[9'b101100110] = 98'h41882810c51c91412040070c;
+    mem[9'b101100111] = 98'h1348437160842c0b0c51c9002;
+    mem[9'b101101000] = 98'h40f38d30b289207185103081;
+    mem[9'b101101001] = 98'hd17cfb1c3296499961a34c38;
+    mem[9'b101101010] = 98'h40c204f76b31aa095e519488;
+    mem[9'b101101011] = 98'h28d30e040f38d30b289207185;
+    mem[9'b101101100] = 98'h1465220d17cfb1c3296499961;
+    mem[9'b101101101] = 98'h81c61440c204f76b31aa095e;
+    mem[9'b101101110] = 98'h12665868d30e040f38d30b289;
+    mem[9'b101101111] = 98'h13b8738568872d0b4fb1c3296;
+    mem[9'b101110000] = 98'h40f38d30b289207185103081;
+    mem[9'b101110001] = 98'h668aa182265869141224828;
+    mem[9'b101110010] = 98'h8184096a9090a78462c4a632;
+    mem[9'b101110011] = 98'h5a411281e71a61651240e30a;
+    mem[9'b101110100] = 98'h2a479848c19488241eb0c6a82;
+    mem[9'b101110101] = 98'h2071851030812c9a06943880a;
+    mem[9'b101110110] = 98'h2606890b1a22448e2860aca24;
+    mem[9'b101110111] = 98'h1428a399708a2e0ba858480ea;
+    mem[9'b101111000] = 98'h40f38d30b289207185103081;
+    mem[9'b101111001] = 98'h2a5459141234c38920a14418;
+    mem[9'b101111010] = 98'h1c54e1e132646b5816c680b95;
+    mem[9'b101111011] = 98'h2ad91e448b12c95e5d0242aa3;
+    mem[9'b101111100] = 98'h2a479848c1a346e70a9d50e03;
+    mem[9'b101111101] = 98'h1038c2881840ab95f65334706;
+    mem[9'b101111110] = 98'h21959044e209181e71a616512;
+    mem[9'b101111111] = 98'h1498d3ad788d2f0bca6682179;
+    mem[9'b110000000] = 98'h40f38d30b289207185103081;
+    mem[9'b110000001] = 98'h204008100204008100204008;
+    mem[9'b110000010] = 98'h1002040081002040081002040;
+    mem[9'b110000011] = 98'h810020400810020400810020;
+    mem[9'b110000100] = 98'h8100204008100204008100;
+    mem[9'b110000101] = 98'h2040081002040081002040081;
+    mem[9'b110000110] = 98'h20400810020400810020400;
+    mem[9'b110000111] = 98'h150903c18090300c008100204;
+    mem[9'b110001000] = 98'h40f38d30b289207185103081;
+    mem[9'b110001001] = 98'h562ec70cb5d36e78ebdf3f08;
+    mem[9'b110001010] = 98'h129897521ed8973019dc446b2;
+    mem[9'b110001011] = 98'h46b52e5eb3a2159b509076ef;
+    mem[9'b110001100] = 98'h3036c26816427057c888b94ea;
+    mem[9'b110001101] = 98'hf1f0a206102201df19e15d11;
+    mem[9'b110001110] = 98'h266c3a10d6a4b796386be77d7;
+    mem[9'b110001111] = 98'h157933d58893310c4972f4641;
+    mem[9'b110010000] = 98'h40f38d30b289207185103081;
+    mem[9'b110010001] = 98'h8c1a8608a9a2ac70cb9e3b08;
+    mem[9'b110010010] = 98'h229aaba889c590284c2a91e61;
+    mem[9'b110010011] = 98'h7ac216928b3008628e49669e;
+    mem[9'b110010100] = 98'h67847026a811282e2989824;
+    mem[9'b110010101] = 98'h1c32e78ec204283a63242a222;
+    mem[9'b110010110] = 98'h2130aa479848c1a8608a9a2ac;
+    mem[9'b110010111] = 98'h15e963e99096320ca889c5902;
+    mem[9'b110011000] = 98'h40f38d30b289207185103081;
+    mem[9'b110011001] = 98'hc20645049d71ea68ab5d3708;
+    mem[9'b110011010] = 98'hdc2040f38d30b28920718510;
+    mem[9'b110011011] = 98'h21440c20645049d71ea68ab5d;
+    mem[9'b110011100] = 98'h2ad74dc2040f38d30b2892071;
+    mem[9'b110011101] = 98'h81c61440c20645049d71ea68;
+    mem[9'b110011110] = 98'h3a9a2ad74dc2040f38d30b289;
+    mem[9'b110011111] = 98'h165993fd9899330ce45049d71;
+    mem[9'b110100000] = 98'h40f38d30b289207185103081;
+    mem[9'b110100001] = 98'h22cc20400914128608b1c3308;
+    mem[9'b110100010] = 98'h441ca2cc0010831051872092;
+    mem[9'b110100011] = 98'h70cc2041ca0031893021482c;
+    mem[9'b110100100] = 98'h21c824a2cc20400914128608b;
+    mem[9'b110100101] = 98'h8520b0441ca2cc0010831051;
+    mem[9'b110100110] = 98'ha1822c70cc2041ca00318930;
+    mem[9'b110100111] = 98'h16c9c411a09c340d204009141;
+    mem[9'b110101000] = 98'h40f38d30b289207185103081;
+    mem[9'b110101001] = 98'h2a3b1c331851066586adb2f08;
+    mem[9'b110101010] = 98'h7b5e3d886acc74198abd0845;
+    mem[9'b110101011] = 98'h18867c370dce4546b1d3b4956;
+    mem[9'b110101100] = 98'h2663ab4f063156e4ab3e83252;
+    mem[9'b110101101] = 98'h339993349da36a4af5f470484;
+    mem[9'b110101110] = 98'h145565d865a6dc645caca560b;
+    mem[9'b110101111] = 98'h1739f425a89f350d6ec811493;
+    mem[9'b110110000] = 98'h40f38d30b289207185103081;
+    mem[9'b110110001] = 98'h31aa1822e78ed24504a9a2b08;
+    mem[9'b110110010] = 98'h167a6b86522c085a4c8a626d0;
+    mem[9'b110110011] = 98'h221cc0e8aac84314724b3418e;
+    mem[9'b110110100] = 98'h318510308118b0a7b2424096a;
+    mem[9'b110110101] = 98'h1a406ca87942860b4c2ca2481;
+    mem[9'b110110110] = 98'h2926a2ab2ec32d2a816302ba4;
+    mem[9'b110110111] = 98'h17aa2439b0a2360d9869c7a08;
+    mem[9'b110111000] = 98'h40f38d30b289207185103081;
+    mem[9'b110111001] = 98'h15191412b6cbca2482a592708;
+    mem[9'b110111010] = 98'h315f46ad25cbcb7b1360ccf8b;
+    mem[9'b110111011] = 98'h1b4e9877c588894ba0ead1b94;
+    mem[9'b110111100] = 98'h1c61440c2059c52a8b8c47345;
+    mem[9'b110111101] = 98'h120a9649c2040f38d30b28920;
+    mem[9'b110111110] = 98'h2c4d8333e2d5191412b6cbca2;
+    mem[9'b110111111] = 98'h181a544db8a5370ded25cbcb7;
+    mem[9'b111000000] = 98'h40f38d30b289207185103081;
+    mem[9'b111000001] = 98'h208810028608c20400a182308;
+    mem[9'b111000010] = 98'h20610220018c10a0880063042;
+    mem[9'b111000011] = 98'h608c20408030a20610200c28;
+    mem[9'b111000100] = 98'h18c10a08810028608c20400a;
+    mem[9'b111000101] = 98'h8030a20610220018c10a0880;
+    mem[9'b111000110] = 98'h810028608c20408030a20610;
+    mem[9'b111000111] = 98'h188a8461c0a8380e10028608c;
+    mem[9'b111001000] = 98'h40f38d30b289207185103081;
+    mem[9'b111001001] = 98'h2f870cd65545b9e3b79d71f08;
+    mem[9'b111001010] = 98'h19869c55c96cd7d18d59d9add;
+    mem[9'b111001011] = 98'h2b013ddaf308a49a8aac81251;
+    mem[9'b111001100] = 98'h31851030811282e0d17ed0907;
+    mem[9'b111001101] = 98'h38c6a8dc54e1c3e34c2ca2481;
+    mem[9'b111001110] = 98'h19e9aedbf1cf5df0a626d4346;
+    mem[9'b111001111] = 98'h18fab475c8ab390e5b75f8639;
+    mem[9'b111010000] = 98'h40f38d30b289207185103081;
+    mem[9'b111010001] = 98'h3b0608ca2482b1c3369961b08;
+    mem[9'b111010010] = 98'h1cc8e90cb96e2022a4b470498;
+    mem[9'b111010011] = 98'h29aabb2d92a046b0322e14a86;
+    mem[9'b111010100] = 98'h16722a2ed3808628e49669e8;
+    mem[9'b111010101] = 98'h2c604a960a851a826b32e0429;
+    mem[9'b111010110] = 98'h298890688480278ac1c22e686;
+    mem[9'b111010111] = 98'h196ae489d0ae3a0eac3aa3282;
+    mem[9'b111011000] = 98'h40f38d30b289207185103081;
+    mem[9'b111011001] = 98'h68504bdf3faa9a2b59551708;
+    mem[9'b111011010] = 98'h29432645b1812b5c3a960a954;
+    mem[9'b111011011] = 98'hd47521b95dde1673b05f9807;
+    mem[9'b111011100] = 98'hf25b5678729d88562bc139ba;
+    mem[9'b111011101] = 98'h2c261e56b8b8c798aa4db10bd;
+    mem[9'b111011110] = 98'h26776b86f973a7754aa1dfdd4;
+    mem[9'b111011111] = 98'h19db149dd8b13b0ed6d17d58d;
+    mem[9'b111100000] = 98'h40f38d30b289207185103081;
+    mem[9'b111100001] = 98'h20400b1c338a182349141308;
+    mem[9'b111100010] = 98'h4c20400b1c338a1823491413;
+    mem[9'b111100011] = 98'h504c20400b1c338a18234914;
+    mem[9'b111100100] = 98'h124504c20400b1c338a182349;
+    mem[9'b111100101] = 98'h8d24504c20400b1c338a1823;
+    mem[9'b111100110] = 98'h608d24504c20400b1c338a18;
+    mem[9'b111100111] = 98'h1a4b44b1e0b43c0f00b1c338a;
+    mem[9'b111101000] = 98'h40f38d30b289207185103081;
+    mem[9'b111101001] = 98'h118339a592769961b38d30f08;
+    mem[9'b111101010] = 98'h246d227aba258aeef8d72fcc2;
+    mem[9'b111101011] = 98'h2c5b16c58d138be67542c2dad;
+    mem[9'b111101100] = 98'h226d054e1bd90ea53b94fda02;
+    mem[9'b111101101] = 98'h264bb9d3f28522c013ddaf929;
+    mem[9'b111101110] = 98'h37bb1d3bcb5e3f8910e6547a;
+    mem[9'b111101111] = 98'h1abb74c5e8b73d0f6a6cceab7;
+    mem[9'b111110000] = 98'h40f38d30b289207185103081;
+    mem[9'b111110001] = 98'h2102369961b49141328920b08;
+    mem[9'b111110010] = 98'h1030813acaa89a48a0b8c2881;
+    mem[9'b111110011] = 98'h2881840bce34c2ca2481c614;
+    mem[9'b111110100] = 98'h18690488281e71a61651240e3;
+    mem[9'b111110101] = 98'h4ca2482c2042e3ac32a2a822;
+    mem[9'b111110110] = 98'h2282e30a206102369961b4914;
+    mem[9'b111110111] = 98'h1b2ba4d9f0ba3e0fbacaa89a4;
+    mem[9'b111111000] = 98'h40f38d30b289207185103081;
+    mem[9'b111111001] = 98'h3081338d30f28920b18510708;
+    mem[9'b111111010] = 98'h40c207ce34c2ca2481c61440;
+    mem[9'b111111011] = 98'h1441c2040f38d30b289207185;
+    mem[9'b111111100] = 98'h3185103081338d30f28920b18;
+    mem[9'b111111101] = 98'h81c61440c207ce34c2ca2481;
+    mem[9'b111111110] = 98'h2482c61441c2040f38d30b289;
+    mem[9'b111111111] = 98'h1b9bd4edf8bd3f0ff38d30f28;
     end
     
     always @(posedge clock) begin
        data <= mem[address];
     end
 endmodule // nc_engine$sender_tab$rom
+
+
+module nc_engine$sender_tab$slices(s0,s1,s2,s3,s4,s5,s6,s7,out);
+    
+    // Module arguments
+    input wire  [97:0] s0;
+    input wire  [97:0] s1;
+    input wire  [97:0] s2;
+    input wire  [97:0] s3;
+    input wire  [97:0] s4;
+    input wire  [97:0] s5;
+    input wire  [97:0] s6;
+    input wire  [96:0] s7;
+    output reg  [782:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {s7, s6, s5, s4, s3, s2, s1, s0};
+endmodule // nc_engine$sender_tab$slices
 
 
 module nc_engine$src_mac(hi,lo,out);
