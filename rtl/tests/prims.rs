@@ -33,28 +33,60 @@ fn random<const N: usize>(rng: &mut Rng) -> Bits<N> {
     b
 }
 
-/// One vector: the inputs (name, width, hex) and the outputs the Rust model gives (name, hex).
+/// One vector: the inputs and the outputs the Rust model gives (name, width, hex).
 struct Vector {
     inputs: Vec<(&'static str, usize, String)>,
-    outputs: Vec<(&'static str, String)>,
+    outputs: Vec<(&'static str, usize, String)>,
+}
+
+/// A port's value as a vector writes it.
+trait Port {
+    fn width(&self) -> usize;
+    fn hex(&self) -> String;
+}
+
+impl<const N: usize> Port for Bits<N> {
+    fn width(&self) -> usize {
+        N
+    }
+    fn hex(&self) -> String {
+        hex(*self)
+    }
+}
+
+impl Port for bool {
+    fn width(&self) -> usize {
+        1
+    }
+    fn hex(&self) -> String {
+        (*self as u8).to_string()
+    }
+}
+
+/// Sets `block`'s inputs, settles it, and records the inputs and the outputs it gives.
+macro_rules! vector {
+    ($b:ident, [$($i:ident = $v:expr),* $(,)?], [$($o:ident),* $(,)?]) => {{
+        $( $b.$i.next = $v; )*
+        settle(&mut $b);
+        Vector {
+            inputs: vec![$( (stringify!($i), Port::width(&$b.$i.val()), Port::hex(&$b.$i.val())) ),*],
+            outputs: vec![$( (stringify!($o), Port::width(&$b.$o.val()), Port::hex(&$b.$o.val())) ),*],
+        }
+    }};
 }
 
 /// Runs `vectors` through `block`'s exported Verilog on Icarus; panics at the first output
 /// that differs from the Rust model's.
-fn against_icarus<B: Block>(
-    name: &str,
-    mut block: B,
-    outs: &[(&'static str, usize)],
-    vectors: &[Vector],
-) {
+fn against_icarus<B: Block>(name: &str, mut block: B, vectors: &[Vector]) {
     block.connect_all();
     let dut = generate_verilog(&block);
     let first = &vectors[0];
+    let outs: Vec<(&str, usize)> = first.outputs.iter().map(|(n, w, _)| (*n, *w)).collect();
     let mut tb = String::from("`timescale 1ns / 1ps\nmodule tb;\n");
     for (n, w, _) in &first.inputs {
         writeln!(tb, "reg [{}:0] {n};", w - 1).unwrap();
     }
-    for (n, w) in outs {
+    for (n, w) in &outs {
         writeln!(tb, "wire [{}:0] {n};", w - 1).unwrap();
     }
     let ports: Vec<String> = first
@@ -95,7 +127,7 @@ fn against_icarus<B: Block>(
     let lines: Vec<&str> = got.lines().filter(|l| !l.starts_with("VCD")).collect();
     assert_eq!(lines.len(), vectors.len(), "{name}: {got}");
     for (v, line) in vectors.iter().zip(lines) {
-        let want: Vec<&str> = v.outputs.iter().map(|(_, x)| x.as_str()).collect();
+        let want: Vec<&str> = v.outputs.iter().map(|(_, _, x)| x.as_str()).collect();
         assert_eq!(
             line.split(' ').collect::<Vec<_>>(),
             want,
@@ -128,15 +160,9 @@ fn ones_add_and_the_carry_save_checksum() {
     let mut vs = Vec::new();
     for _ in 0..300 {
         let (a, c) = (pick16(&mut rng), pick16(&mut rng));
-        b.a.next = a;
-        b.b.next = c;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![("a", 16, hex(a)), ("b", 16, hex(c))],
-            outputs: vec![("out", hex(b.out.val()))],
-        });
+        vs.push(vector!(b, [a = a, b = c], [out]));
     }
-    against_icarus("OnesAdd", OnesAdd::default(), &[("out", 16)], &vs);
+    against_icarus("OnesAdd", OnesAdd::default(), &vs);
     // CsaIsFfff: every pair of edge values, then random ones.
     let mut b = CsaIsFfff::default();
     b.connect_all();
@@ -152,17 +178,11 @@ fn ones_add_and_the_carry_save_checksum() {
     pairs.extend((0..200).map(|_| (pick16(&mut rng), pick16(&mut rng))));
     let mut hits = 0;
     for (s, c) in pairs {
-        b.s.next = s;
-        b.c.next = c;
-        settle(&mut b);
+        vs.push(vector!(b, [s = s, c = c], [eq]));
         hits += b.eq.val() as u32;
-        vs.push(Vector {
-            inputs: vec![("s", 16, hex(s)), ("c", 16, hex(c))],
-            outputs: vec![("eq", hex(Bits::<1>::from(b.eq.val() as u64)))],
-        });
     }
     assert!(hits > 200, "{hits}");
-    against_icarus("CsaIsFfff", CsaIsFfff::default(), &[("eq", 1)], &vs);
+    against_icarus("CsaIsFfff", CsaIsFfff::default(), &vs);
     // OnesCsa
     let mut b = OnesCsa::default();
     b.connect_all();
@@ -176,33 +196,21 @@ fn ones_add_and_the_carry_save_checksum() {
         };
         let mask: Bits<8> = random::<8>(&mut rng);
         let (first, dbl3) = (rng.pct(30), rng.pct(30));
-        b.s.next = s;
-        b.c.next = c;
-        b.init.next = init;
-        b.data.next = data;
-        b.mask.next = mask;
-        b.first.next = first;
-        b.dbl3.next = dbl3;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![
-                ("s", 16, hex(s)),
-                ("c", 16, hex(c)),
-                ("first", 1, hex(Bits::<1>::from(first as u64))),
-                ("init", 16, hex(init)),
-                ("data", 64, hex(data)),
-                ("mask", 8, hex(mask)),
-                ("dbl3", 1, hex(Bits::<1>::from(dbl3 as u64))),
+        vs.push(vector!(
+            b,
+            [
+                s = s,
+                c = c,
+                init = init,
+                data = data,
+                mask = mask,
+                first = first,
+                dbl3 = dbl3
             ],
-            outputs: vec![("s_n", hex(b.s_n.val())), ("c_n", hex(b.c_n.val()))],
-        });
+            [s_n, c_n]
+        ));
     }
-    against_icarus(
-        "OnesCsa",
-        OnesCsa::default(),
-        &[("s_n", 16), ("c_n", 16)],
-        &vs,
-    );
+    against_icarus("OnesCsa", OnesCsa::default(), &vs);
 }
 
 /// The Rust model of the carry-save checksum is the ones-complement sum: beats of random words
@@ -308,20 +316,9 @@ fn the_sender_checks_and_lane_primitives() {
         let n = rng.range(1, 64) as u8;
         let tab = sender_table(n).get_bits::<360>(if rng.pct(50) { 360 } else { 0 });
         let value = random::<16>(&mut rng);
-        b.tab.next = tab;
-        b.value.next = value;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![("tab", 360, hex(tab)), ("value", 16, hex(value))],
-            outputs: vec![("lo", hex(b.lo.val())), ("hi", hex(b.hi.val()))],
-        });
+        vs.push(vector!(b, [tab = tab, value = value], [lo, hi]));
     }
-    against_icarus(
-        "NibbleSum",
-        NibbleSum::default(),
-        &[("lo", 7), ("hi", 7)],
-        &vs,
-    );
+    against_icarus("NibbleSum", NibbleSum::default(), &vs);
     // SenderMatch
     let mut b = SenderMatch::default();
     b.connect_all();
@@ -336,35 +333,20 @@ fn the_sender_checks_and_lane_primitives() {
             random::<7>(&mut rng),
         );
         let sender = random::<8>(&mut rng);
-        b.a_lo.next = a_lo;
-        b.a_hi.next = a_hi;
-        b.b_lo.next = b_lo;
-        b.b_hi.next = b_hi;
-        b.sender.next = sender;
-        b.mult.next = mult;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![
-                ("a_lo", 7, hex(a_lo)),
-                ("a_hi", 7, hex(a_hi)),
-                ("b_lo", 7, hex(b_lo)),
-                ("b_hi", 7, hex(b_hi)),
-                ("sender", 8, hex(sender)),
-                ("mult", 63, hex(mult)),
+        vs.push(vector!(
+            b,
+            [
+                a_lo = a_lo,
+                a_hi = a_hi,
+                b_lo = b_lo,
+                b_hi = b_hi,
+                sender = sender,
+                mult = mult
             ],
-            outputs: vec![
-                ("s", hex(b.s.val())),
-                ("p", hex(b.p.val())),
-                ("in_range", hex(Bits::<1>::from(b.in_range.val() as u64))),
-            ],
-        });
+            [s, p, in_range]
+        ));
     }
-    against_icarus(
-        "SenderMatch",
-        SenderMatch::default(),
-        &[("s", 10), ("p", 80), ("in_range", 1)],
-        &vs,
-    );
+    against_icarus("SenderMatch", SenderMatch::default(), &vs);
     // AnyEqual, half the time with `s` one of the words.
     let mut b = AnyEqual::default();
     b.connect_all();
@@ -376,15 +358,9 @@ fn the_sender_checks_and_lane_primitives() {
         } else {
             random::<10>(&mut rng)
         };
-        b.s.next = s;
-        b.p.next = p;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![("s", 10, hex(s)), ("p", 80, hex(p))],
-            outputs: vec![("hit", hex(Bits::<1>::from(b.hit.val() as u64)))],
-        });
+        vs.push(vector!(b, [s = s, p = p], [hit]));
     }
-    against_icarus("AnyEqual", AnyEqual::default(), &[("hit", 1)], &vs);
+    against_icarus("AnyEqual", AnyEqual::default(), &vs);
     // LaneMask around its thresholds.
     let mut b = LaneMask::default();
     b.connect_all();
@@ -398,20 +374,9 @@ fn the_sender_checks_and_lane_primitives() {
             }
         };
         let (ulen, rem, at4) = (small(&mut rng), small(&mut rng), rng.pct(50));
-        b.ulen.next = ulen;
-        b.rem.next = rem;
-        b.at4.next = at4;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![
-                ("ulen", 16, hex(ulen)),
-                ("rem", 16, hex(rem)),
-                ("at4", 1, hex(Bits::<1>::from(at4 as u64))),
-            ],
-            outputs: vec![("mask", hex(b.mask.val()))],
-        });
+        vs.push(vector!(b, [ulen = ulen, rem = rem, at4 = at4], [mask]));
     }
-    against_icarus("LaneMask", LaneMask::default(), &[("mask", 8)], &vs);
+    against_icarus("LaneMask", LaneMask::default(), &vs);
     // LaneWrite, lanes past the vector included.
     let mut b = LaneWrite::<192>::default();
     b.connect_all();
@@ -422,23 +387,7 @@ fn the_sender_checks_and_lane_primitives() {
             random::<64>(&mut rng),
             Bits::<5>::from(rng.range(0, 5)),
         );
-        b.inp.next = inp;
-        b.data.next = data;
-        b.lane.next = lane;
-        settle(&mut b);
-        vs.push(Vector {
-            inputs: vec![
-                ("inp", 192, hex(inp)),
-                ("lane", 5, hex(lane)),
-                ("data", 64, hex(data)),
-            ],
-            outputs: vec![("out", hex(b.out.val()))],
-        });
+        vs.push(vector!(b, [inp = inp, data = data, lane = lane], [out]));
     }
-    against_icarus(
-        "LaneWrite",
-        LaneWrite::<192>::default(),
-        &[("out", 192)],
-        &vs,
-    );
+    against_icarus("LaneWrite", LaneWrite::<192>::default(), &vs);
 }
