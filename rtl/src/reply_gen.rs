@@ -351,7 +351,11 @@ block! {
     /// A register file of `2^A` words of `W` bits with two write ports (both may write in one
     /// cycle, to different addresses) and one combinational read port: the reply queue. Written by
     /// hand (as the primitives of `prim.rs`) because rust-hdl's `RAM` has one write port and a
-    /// registered read, which would delay a frame's first beat by a cycle.
+    /// registered read, which would delay a frame's first beat by a cycle. A write is seen on
+    /// the read port from the next cycle on, as in a plain register file, but it reaches the
+    /// array a cycle later: the write ports are registered (one enable flip-flop each, so the
+    /// accept decision that drives them fans out to two flip-flops instead of every word's
+    /// clock enables), and the read port takes a pending write to its address first.
     pub struct QueueRam<const W: usize, const A: usize>() {
         pub clock: Signal<In, Clock>,
         /// Write port 0.
@@ -366,6 +370,8 @@ block! {
         pub ra: Signal<In, Bits<A>>,
         pub rd: Signal<Out, Bits<W>>,
         _mem: Vec<Bits<W>> = vec![Bits::<W>::default(); 1 << A],
+        /// The writes of the cycle before (address, data), not yet in `_mem`.
+        _pend: [Option<(usize, Bits<W>)>; 2] = [None, None],
     }
 }
 
@@ -378,28 +384,56 @@ impl<const W: usize, const A: usize> Default for QueueRam<W, A> {
 impl<const W: usize, const A: usize> Logic for QueueRam<W, A> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
-            if self.we0.val() {
-                self._mem[self.wa0.val().index()] = self.wd0.val();
+            for (a, d) in self._pend.iter().flatten() {
+                self._mem[*a] = *d;
             }
-            if self.we1.val() {
-                self._mem[self.wa1.val().index()] = self.wd1.val();
-            }
+            self._pend = [
+                self.we0.val().then(|| (self.wa0.val().index(), self.wd0.val())),
+                self.we1.val().then(|| (self.wa1.val().index(), self.wd1.val())),
+            ];
         }
-        self.rd.next = self._mem[self.ra.val().index()];
+        let ra = self.ra.val().index();
+        self.rd.next = match self._pend {
+            [_, Some((a, d))] if a == ra => d,
+            [Some((a, d)), _] if a == ra => d,
+            _ => self._mem[ra],
+        };
     }
     fn connect(&mut self) {
         self.rd.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
-            "reg [{}:0] mem [0:{}];\n\
-             always @(posedge clock) begin\n\
-             \x20   if (we0) mem[wa0] <= wd0;\n\
-             \x20   if (we1) mem[wa1] <= wd1;\n\
+            "reg [{w}:0] mem [0:{n}];\n\
+             reg pwe0, pwe1;\n\
+             reg [{a}:0] pwa0, pwa1;\n\
+             reg [{w}:0] pwd0, pwd1;\n\
+             initial begin\n\
+             \x20   pwe0 = 1'b0;\n\
+             \x20   pwe1 = 1'b0;\n\
+             \x20   pwa0 = {A}'d0;\n\
+             \x20   pwa1 = {A}'d0;\n\
+             \x20   pwd0 = {W}'d0;\n\
+             \x20   pwd1 = {W}'d0;\n\
              end\n\
-             always @(*) rd = mem[ra];",
-            W - 1,
-            (1usize << A) - 1
+             always @(posedge clock) begin\n\
+             \x20   if (pwe0) mem[pwa0] <= pwd0;\n\
+             \x20   if (pwe1) mem[pwa1] <= pwd1;\n\
+             \x20   pwe0 <= we0;\n\
+             \x20   pwa0 <= wa0;\n\
+             \x20   pwd0 <= wd0;\n\
+             \x20   pwe1 <= we1;\n\
+             \x20   pwa1 <= wa1;\n\
+             \x20   pwd1 <= wd1;\n\
+             end\n\
+             always @(*) begin\n\
+             \x20   if (pwe1 && pwa1 == ra) rd = pwd1;\n\
+             \x20   else if (pwe0 && pwa0 == ra) rd = pwd0;\n\
+             \x20   else rd = mem[ra];\n\
+             end",
+            w = W - 1,
+            n = (1usize << A) - 1,
+            a = A - 1,
         ))
     }
 }

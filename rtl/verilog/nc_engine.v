@@ -38986,11 +38986,32 @@ module nc_engine$reply_gen$q_a(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [63:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [63:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 64'd0;
+        pwd1 = 64'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_a
 
 
@@ -39009,11 +39030,32 @@ module nc_engine$reply_gen$q_b(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [7:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [7:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 8'd0;
+        pwd1 = 8'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_b
 
 
@@ -39032,11 +39074,32 @@ module nc_engine$reply_gen$q_client(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [31:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [31:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 32'd0;
+        pwd1 = 32'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_client
 
 
@@ -39055,11 +39118,32 @@ module nc_engine$reply_gen$q_ip(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [31:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [31:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 32'd0;
+        pwd1 = 32'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_ip
 
 
@@ -39078,11 +39162,32 @@ module nc_engine$reply_gen$q_kind(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [0:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [0:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 1'd0;
+        pwd1 = 1'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_kind
 
 
@@ -39101,11 +39206,32 @@ module nc_engine$reply_gen$q_mac(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [47:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [47:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 48'd0;
+        pwd1 = 48'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_mac
 
 
@@ -39124,11 +39250,32 @@ module nc_engine$reply_gen$q_port(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [15:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [15:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 16'd0;
+        pwd1 = 16'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_port
 
 
@@ -39147,11 +39294,32 @@ module nc_engine$reply_gen$q_seq(clock,we0,wa0,wd0,we1,wa1,wd1,ra,rd);
     
     // Update code (custom)
     reg [63:0] mem [0:7];
-    always @(posedge clock) begin
-        if (we0) mem[wa0] <= wd0;
-        if (we1) mem[wa1] <= wd1;
+    reg pwe0, pwe1;
+    reg [2:0] pwa0, pwa1;
+    reg [63:0] pwd0, pwd1;
+    initial begin
+        pwe0 = 1'b0;
+        pwe1 = 1'b0;
+        pwa0 = 3'd0;
+        pwa1 = 3'd0;
+        pwd0 = 64'd0;
+        pwd1 = 64'd0;
     end
-    always @(*) rd = mem[ra];
+    always @(posedge clock) begin
+        if (pwe0) mem[pwa0] <= pwd0;
+        if (pwe1) mem[pwa1] <= pwd1;
+        pwe0 <= we0;
+        pwa0 <= wa0;
+        pwd0 <= wd0;
+        pwe1 <= we1;
+        pwa1 <= wa1;
+        pwd1 <= wd1;
+    end
+    always @(*) begin
+        if (pwe1 && pwa1 == ra) rd = pwd1;
+        else if (pwe0 && pwa0 == ra) rd = pwd0;
+        else rd = mem[ra];
+    end
 endmodule // nc_engine$reply_gen$q_seq
 
 
