@@ -388,8 +388,12 @@ impl<const W: usize, const A: usize> Logic for QueueRam<W, A> {
                 self._mem[*a] = *d;
             }
             self._pend = [
-                self.we0.val().then(|| (self.wa0.val().index(), self.wd0.val())),
-                self.we1.val().then(|| (self.wa1.val().index(), self.wd1.val())),
+                self.we0
+                    .val()
+                    .then(|| (self.wa0.val().index(), self.wd0.val())),
+                self.we1
+                    .val()
+                    .then(|| (self.wa1.val().index(), self.wd1.val())),
             ];
         }
         let ra = self.ra.val().index();
