@@ -79,6 +79,8 @@ pub fn sender_table(n: u8) -> Bits<SENDER_TAB_BITS> {
 
 /// Bits of one ROM row of [`SenderTable`]: the table in eight slices (the last one 97 bits).
 const SLICE: usize = SENDER_TAB_BITS.div_ceil(8);
+// `SenderTable` writes the last slice's width as a literal (rust-hdl's Verilog needs one).
+const _: () = assert!(SENDER_TAB_BITS - 7 * SLICE == 97);
 
 /// `tab` = [`sender_table`]`(node_count)`, kept in eight register slices that a 3-bit counter
 /// refreshes one per cycle, without end, from a ROM of 512 rows (node_count mod 64, slice) × 98
@@ -116,9 +118,10 @@ pub struct SenderTable {
 
 impl Default for SenderTable {
     fn default() -> Self {
+        let tables: Vec<_> = (0..64u8).map(sender_table).collect();
         let rom = (0..512usize)
             .map(|row| {
-                let t = sender_table((row >> 3) as u8);
+                let t = tables[row >> 3];
                 let mut out = Bits::<SLICE>::default();
                 for i in 0..SLICE {
                     let b = SLICE * (row & 7) + i;
@@ -1210,9 +1213,9 @@ impl Logic for PktParser {
             self.nbytes.next = self.k7_16.val();
         }
         // ---- is the sender the leader of the epoch (`epoch mod n`)? Each half of the epoch
-        // gives a sum of four nibble residues (< 4n): the high half from the kept beats (every
-        // cycle), the low half from the bus as it passes; then `a + b` and `sender + m · n`
-        // (m = 0..7) are registered, and the verdict cycle compares them.
+        // gives two pair sums of nibble residues (< 2n each): the high half from the kept beats
+        // (every cycle), the low half from the bus as it passes; then their total and
+        // `sender + m · n` (m = 0..7) are registered, and the verdict cycle compares them.
         self.sw_ep_hi.inp.next = self
             .beats
             .out

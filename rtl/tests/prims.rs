@@ -246,11 +246,13 @@ fn the_carry_save_checksum_is_the_ones_complement_sum() {
                 rng.next_u64() & 0xFF
             };
             let dbl3 = rng.pct(20);
+            // Word `j` as the sum counts it (word 3 twice when doubled).
+            let term = |words: &[u64], mask: u64, j: usize| {
+                masked(words, mask, j) * if j == 3 && dbl3 { 2 } else { 1 }
+            };
             if make_ok && i + 1 == beats {
                 // Choose word 0 (lanes 0-1 forced in) so that the whole sum is 0xFFFF.
-                let rest: u64 = (1..4)
-                    .map(|j| masked(&words, mask, j) * if j == 3 && dbl3 { 2 } else { 1 })
-                    .sum();
+                let rest: u64 = (1..4).map(|j| term(&words, mask, j)).sum();
                 let partial = fold(sum + rest);
                 words[0] = 0xFFFF - partial;
             }
@@ -272,15 +274,13 @@ fn the_carry_save_checksum_is_the_ones_complement_sum() {
             settle(&mut csa);
             s = csa.s_n.val();
             c = csa.c_n.val();
-            sum += (0..4)
-                .map(|j| masked(&words, mask, j) * if j == 3 && dbl3 { 2 } else { 1 })
-                .sum::<u64>();
+            sum += (0..4).map(|j| term(&words, mask, j)).sum::<u64>();
             sum = fold(sum);
         }
         chk.s.next = s;
         chk.c.next = c;
         settle(&mut chk);
-        let sc = rtl_val(s) + rtl_val(c);
+        let sc = (s.index() + c.index()) as u64;
         assert_eq!(
             sc % 0xFFFF,
             sum % 0xFFFF,
@@ -299,10 +299,6 @@ fn masked(words: &[u64], mask: u64, i: usize) -> u64 {
         ((words[l / 2] >> if l.is_multiple_of(2) { 8 } else { 0 }) & 0xFF) * ((mask >> l) & 1)
     };
     (lane(2 * i) << 8) | lane(2 * i + 1)
-}
-
-fn rtl_val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
 }
 
 #[test]
