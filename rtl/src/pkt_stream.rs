@@ -10,17 +10,22 @@
 //! `overrun` are as there (no queued send). What differs is how the entries reach the beats:
 //!
 //! - each entry is turned into its wire bytes as it arrives (the 16-byte entry header from the
-//!   probed layout, then the payload bytes, those past `payload_len` zeroed): up to 144 bytes in
-//!   a *fill slot*; when a frame starts, the fill slots are copied to the *frame slots* (so the
-//!   next command's entries can arrive while this frame streams, as with the image);
-//! - the body is streamed by a byte packer: a register of up to 152 bytes whose first 8 bytes are
-//!   the body beat. Each body beat it shifts out 8 bytes, and when fewer than 8 would be left it
-//!   appends the next entry at the byte where they end (a shift by 0..7 bytes): an entry is at
-//!   least 16 bytes, so the packer never runs dry inside a frame. The body starts at frame byte 78
-//!   (beat 9, lane 6: the packer starts with 6 zero bytes under the header's last lanes).
+//!   probed layout, then the payload bytes, those past `payload_len` zeroed): up to 144 bytes
+//!   (18 words of 64 bits) in a slot, with the beat and lane where it starts in the frame (from
+//!   the frame length before it, summed as the entries arrive). There are two banks of four
+//!   slots: each latched command's entries fill the bank the frame before it does not read, so
+//!   they can arrive while that frame streams, as with the image, and nothing is copied when a
+//!   frame starts;
+//! - the body is read out word by word: each entry of the frame walks its words with a one-hot
+//!   select (a register set 4 beats before the entry's first beat, then shifted), each step
+//!   registered (the word in its group of 6, the three groups ORed), and beat b's body bytes
+//!   are, for every entry, its word and the one before it shifted to the entry's first lane (an
+//!   8-way byte multiplexer), ORed: bytes outside an entry are zero. The body starts at frame
+//!   byte 78 (beat 9, lane 6).
 //!
-//! So the frame costs one 8-way byte shift of one entry per cycle, not a placement of every
-//! entry anywhere in the frame; the frame is up to 78 + 4 × 144 = 654 bytes (82 beats).
+//! So no select drives more than a word's worth of multiplexers and nothing wider than two
+//! words is shifted (`pkt_gen` placed at 120 MHz with a 152-byte shifting packer; rtl/README
+//! "Place and route"); the frame is up to 78 + 4 × 144 = 654 bytes (82 beats).
 //!
 //! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load` is
 //! high; tree 0's frame is the host copy (`host_gen` takes its beats from `m0_*`).
@@ -30,14 +35,17 @@ use proto::wire::{self, DecideKind};
 use rust_hdl::prelude::*;
 
 use crate::pkt_gen::{GenReady, SLOTS, entry_head_map, header_map, ip_const_sum};
-use crate::prim::{ByteSwap, EntryHead, HeaderBytes, OnesAdd, ZeroExtend};
+use crate::prim::{ByteAlign, ByteSwap, EntryHead, HeaderBytes, OnesAdd, WordSel, ZeroExtend};
 
 /// Payload bytes an entry can carry.
 pub const MAX_ENTRY_PAYLOAD: usize = 128;
 /// Bits of an entry's wire bytes (16-byte header + payload).
 pub const ENTRY_BITS: usize = 8 * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
-/// Bits of the packer: an entry appended behind up to 7 bytes left.
-pub const ACC_BITS: usize = ENTRY_BITS + 64;
+/// 64-bit words of an entry's wire bytes.
+pub const WORDS: usize = ENTRY_BITS / 64;
+/// An entry's word is read in two registered steps: the word among each group of 6 (three
+/// 64-bit results), then the three ORed.
+const GROUP_BITS: usize = 3 * 64;
 /// The longest frame (bytes): header and [`SLOTS`] entries of [`MAX_ENTRY_PAYLOAD`] bytes.
 pub const MAX_FRAME: usize = HDR_LEN + SLOTS * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
 
@@ -263,43 +271,117 @@ block! {
         r_f_instance: DFF<Bits<64>>,
         r_f_epoch: DFF<Bits<32>>,
         r_f_seq: DFF<Bits<32>>,
-        // Fill slots: the waiting command's entries as wire bytes (byte x in bits 8x+7..8x),
-        // each with its step: the bytes it adds to the body less a beat (16 + len − 8), what
-        // the packer adds to its count when it appends the entry.
-        r_s0: DFF<Bits<ENTRY_BITS>>,
-        r_s0_step: DFF<Bits<8>>,
-        /// The header and the fill slots' entries so far: the waiting frame's length.
+        /// The header and the waiting command's entries so far: the waiting frame's length.
         r_len: DFFWithInit<Bits<16>> = DFFWithInit::new(Bits::<16>::from(HDR_LEN as u64)),
-        r_s1: DFF<Bits<ENTRY_BITS>>,
-        r_s1_step: DFF<Bits<8>>,
-        r_s2: DFF<Bits<ENTRY_BITS>>,
-        r_s2_step: DFF<Bits<8>>,
-        r_s3: DFF<Bits<ENTRY_BITS>>,
-        r_s3_step: DFF<Bits<8>>,
-        // Frame slots 1..3 (entry 0 goes straight into the packer when the frame starts).
-        r_g1: DFF<Bits<ENTRY_BITS>>,
-        r_g1_step: DFF<Bits<8>>,
-        r_g2: DFF<Bits<ENTRY_BITS>>,
-        r_g2_step: DFF<Bits<8>>,
-        r_g3: DFF<Bits<ENTRY_BITS>>,
-        r_g3_step: DFF<Bits<8>>,
-        // The packer: body bytes still to send (first in bits 7..0), the next frame slot.
-        r_acc: DFF<Bits<ACC_BITS>>,
-        /// The packer's bytes left after this beat (`r_n1`), and whether this body beat appends
-        /// the next entry (`r_app`); this beat is a body beat (`r_body`).
-        r_n1: DFF<Bits<8>>,
-        r_app: DFF<Bit>,
+        /// The bank the waiting command's entries fill (each latched command takes the other
+        /// one), and the bank the streaming frame reads.
+        r_cb: DFF<Bit>,
+        r_fb: DFF<Bit>,
+        /// The slot the next entry goes to (`r_ng` in bank `r_cb`), one-hot per bank, kept a
+        /// cycle ahead so that a slot's write enable is the entry's `e_valid` and one flip-flop.
+        r_wsa: DFFWithInit<Bits<4>> = DFFWithInit::new(Bits::<4>::from(1u64)),
+        r_wsb: DFF<Bits<4>>,
+        // Two banks of four entry slots (`r_w<bank><slot>`): an entry's wire bytes (byte x in
+        // bits 8x+7..8x), with its first beat in the frame less 5 (`r_q`) and its first lane
+        // (`r_a`), both from the frame length before it.
+        r_w00: DFF<Bits<ENTRY_BITS>>,
+        r_w01: DFF<Bits<ENTRY_BITS>>,
+        r_w02: DFF<Bits<ENTRY_BITS>>,
+        r_w03: DFF<Bits<ENTRY_BITS>>,
+        r_w10: DFF<Bits<ENTRY_BITS>>,
+        r_w11: DFF<Bits<ENTRY_BITS>>,
+        r_w12: DFF<Bits<ENTRY_BITS>>,
+        r_w13: DFF<Bits<ENTRY_BITS>>,
+        r_q00: DFF<Bits<8>>,
+        r_q01: DFF<Bits<8>>,
+        r_q02: DFF<Bits<8>>,
+        r_q03: DFF<Bits<8>>,
+        r_q10: DFF<Bits<8>>,
+        r_q11: DFF<Bits<8>>,
+        r_q12: DFF<Bits<8>>,
+        r_q13: DFF<Bits<8>>,
+        r_a00: DFF<Bits<3>>,
+        r_a01: DFF<Bits<3>>,
+        r_a02: DFF<Bits<3>>,
+        r_a03: DFF<Bits<3>>,
+        r_a10: DFF<Bits<3>>,
+        r_a11: DFF<Bits<3>>,
+        r_a12: DFF<Bits<3>>,
+        r_a13: DFF<Bits<3>>,
+        // The streaming frame's entries (`e` = 0..3): in the frame (`r_fe`), first beat less 5
+        // (`r_fq`), first lane (`r_fa`); the one-hot word each reads next from bank 0 (`r_sa`)
+        // or bank 1 (`r_sb`), the words read (`r_win`, and bytes 1..8 of the one before it, `r_wp`).
+        r_fe0: DFF<Bit>,
+        r_fe1: DFF<Bit>,
+        r_fe2: DFF<Bit>,
+        r_fe3: DFF<Bit>,
+        r_fq0: DFF<Bits<8>>,
+        r_fq1: DFF<Bits<8>>,
+        r_fq2: DFF<Bits<8>>,
+        r_fq3: DFF<Bits<8>>,
+        r_fa0: DFF<Bits<3>>,
+        r_fa1: DFF<Bits<3>>,
+        r_fa2: DFF<Bits<3>>,
+        r_fa3: DFF<Bits<3>>,
+        r_sa0: DFF<Bits<WORDS>>,
+        r_sa1: DFF<Bits<WORDS>>,
+        r_sa2: DFF<Bits<WORDS>>,
+        r_sa3: DFF<Bits<WORDS>>,
+        r_sb0: DFF<Bits<WORDS>>,
+        r_sb1: DFF<Bits<WORDS>>,
+        r_sb2: DFF<Bits<WORDS>>,
+        r_sb3: DFF<Bits<WORDS>>,
+        r_win0: DFF<Bits<64>>,
+        r_win1: DFF<Bits<64>>,
+        r_win2: DFF<Bits<64>>,
+        r_win3: DFF<Bits<64>>,
+        r_wp0: DFF<Bits<56>>,
+        r_ga0: DFF<Bits<GROUP_BITS>>,
+        r_gb0: DFF<Bits<GROUP_BITS>>,
+        r_wp1: DFF<Bits<56>>,
+        r_ga1: DFF<Bits<GROUP_BITS>>,
+        r_gb1: DFF<Bits<GROUP_BITS>>,
+        r_wp2: DFF<Bits<56>>,
+        r_ga2: DFF<Bits<GROUP_BITS>>,
+        r_gb2: DFF<Bits<GROUP_BITS>>,
+        r_wp3: DFF<Bits<56>>,
+        r_ga3: DFF<Bits<GROUP_BITS>>,
+        r_gb3: DFF<Bits<GROUP_BITS>>,
+        /// The next beat's body bytes; this beat is a body beat (`r_body`).
+        r_bw: DFF<Bits<64>>,
         r_body: DFF<Bit>,
-        r_ei: DFF<Bits<8>>,
+        /// The frame's first beat (`start` in the cycle before).
+        r_st: DFF<Bit>,
+        ws_a0: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_a1: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_a2: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_a3: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_b0: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_b1: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_b2: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        ws_b3: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
+        al0: ByteAlign,
+        al1: ByteAlign,
+        al2: ByteAlign,
+        al3: ByteAlign,
         start: Signal<Local, Bit>,
         last_beat: Signal<Local, Bit>,
         ng_next: Signal<Local, Bits<5>>,
         got_any: Signal<Local, Bit>,
         count_next: Signal<Local, Bits<8>>,
-        w0: Signal<Local, Bit>,
-        w1: Signal<Local, Bit>,
-        w2: Signal<Local, Bit>,
-        w3: Signal<Local, Bit>,
+        wr_ok: Signal<Local, Bit>,
+        latch: Signal<Local, Bit>,
+        cb_next: Signal<Local, Bit>,
+        lq: Signal<Local, Bits<8>>,
+        la: Signal<Local, Bits<3>>,
+        hit0: Signal<Local, Bit>,
+        r_hit0: DFF<Bit>,
+        hit1: Signal<Local, Bit>,
+        r_hit1: DFF<Bit>,
+        hit2: Signal<Local, Bit>,
+        r_hit2: DFF<Bit>,
+        hit3: Signal<Local, Bit>,
+        r_hit3: DFF<Bit>,
         add_ps_a: OnesAdd,
         ps_b: Signal<Local, Bits<16>>,
         add_ps_c: OnesAdd,
@@ -314,16 +396,8 @@ block! {
         xhead: ZeroExtend<128, ENTRY_BITS>,
         xpay: ZeroExtend<1024, ENTRY_BITS>,
         l_len: Signal<Local, Bits<16>>,
-        len_base: Signal<Local, Bits<16>>,
         l_nbeats: Signal<Local, Bits<8>>,
         l_last1: Signal<Local, Bits<3>>,
-        x0: ZeroExtend<ENTRY_BITS, ACC_BITS>,
-        xn: ZeroExtend<ENTRY_BITS, ACC_BITS>,
-        n1: Signal<Local, Bits<8>>,
-        n1_first: Signal<Local, Bits<8>>,
-        e_step: Signal<Local, Bits<8>>,
-        n1_app: Signal<Local, Bits<8>>,
-        n1_shift: Signal<Local, Bits<8>>,
         body: Signal<Local, Bits<64>>,
         total_len: Signal<Local, Bits<16>>,
         udp_len: Signal<Local, Bits<16>>,
@@ -339,18 +413,14 @@ block! {
         k1_8: Constant<Bits<8>> = k(1),
         k2_8: Constant<Bits<8>> = k(2),
         k3_8: Constant<Bits<8>> = k(3),
-        k8_8: Constant<Bits<8>> = k(8),
-        k_pre_8: Constant<Bits<8>> = k((HDR_LEN % 8) as u64),
-        k_ehdr_8: Constant<Bits<8>> = k(wire::ENTRY_HEADER_LEN as u64),
+        k5_8: Constant<Bits<8>> = k(5),
         k_body_beat: Constant<Bits<8>> = k(BODY_BEAT),
         k3_16: Constant<Bits<16>> = k(3),
         k8_16: Constant<Bits<16>> = k(8),
         k16_16: Constant<Bits<16>> = k(wire::ENTRY_HEADER_LEN as u64),
-        k64_16: Constant<Bits<16>> = k(64),
         k128_16: Constant<Bits<16>> = k(128),
         k1024_16: Constant<Bits<16>> = k(1024),
         k_hdr_len: Constant<Bits<16>> = k(HDR_LEN as u64),
-        k_pre_shift: Constant<Bits<16>> = k(8 * (HDR_LEN % 8) as u64),
         k_eth: Constant<Bits<16>> = k(frame::ETH_LEN as u64),
         k_udp_off: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
         k_pkt_off: Constant<Bits<16>> = k((frame::PAYLOAD_OFFSET + wire::HEADER_LEN) as u64),
@@ -358,16 +428,17 @@ block! {
         k_keep_all: Constant<Bits<8>> = k(0xFF),
         k0_3: Constant<Bits<3>> = k(0),
         k1_3: Constant<Bits<3>> = k(1),
-                k_ng0: Constant<Bits<5>> = k(1),
-        k_ng1: Constant<Bits<5>> = k(2),
+        k_ng0: Constant<Bits<5>> = k(1),
         k0_5: Constant<Bits<5>> = k(0),
+        k0_4: Constant<Bits<4>> = k(0),
         k1_5: Constant<Bits<5>> = k(1),
         k7_3: Constant<Bits<3>> = k(7),
         k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
         k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
         k_ones1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::mask()),
         k0_1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::default()),
-        k0_acc: Constant<Bits<ACC_BITS>> = Constant::new(Bits::<ACC_BITS>::default()),
+        k0_w: Constant<Bits<WORDS>> = k(0),
+        k1_w: Constant<Bits<WORDS>> = k(1),
         k0_64: Constant<Bits<64>> = k(0),
         kt0: Constant<Bits<8>> = k(0),
         kt1: Constant<Bits<8>> = k(1),
@@ -414,31 +485,82 @@ impl Logic for PktGen {
             r_f_instance,
             r_f_epoch,
             r_f_seq,
-            r_s0,
-            r_s0_step,
             r_len,
-            r_s1,
-            r_s1_step,
-            r_s2,
-            r_s2_step,
-            r_s3,
-            r_s3_step,
-            r_g1,
-            r_g1_step,
-            r_g2,
-            r_g2_step,
-            r_g3,
-            r_g3_step,
-            r_acc,
-            r_n1,
-            r_app,
+            r_cb,
+            r_fb,
+            r_wsa,
+            r_wsb,
+            r_w00,
+            r_w01,
+            r_w02,
+            r_w03,
+            r_w10,
+            r_w11,
+            r_w12,
+            r_w13,
+            r_q00,
+            r_q01,
+            r_q02,
+            r_q03,
+            r_q10,
+            r_q11,
+            r_q12,
+            r_q13,
+            r_a00,
+            r_a01,
+            r_a02,
+            r_a03,
+            r_a10,
+            r_a11,
+            r_a12,
+            r_a13,
+            r_fe0,
+            r_fe1,
+            r_fe2,
+            r_fe3,
+            r_fq0,
+            r_fq1,
+            r_fq2,
+            r_fq3,
+            r_fa0,
+            r_fa1,
+            r_fa2,
+            r_fa3,
+            r_sa0,
+            r_sa1,
+            r_sa2,
+            r_sa3,
+            r_sb0,
+            r_sb1,
+            r_sb2,
+            r_sb3,
+            r_win0,
+            r_hit0,
+            r_win1,
+            r_hit1,
+            r_win2,
+            r_hit2,
+            r_win3,
+            r_hit3,
+            r_wp0,
+            r_ga0,
+            r_gb0,
+            r_wp1,
+            r_ga1,
+            r_gb1,
+            r_wp2,
+            r_ga2,
+            r_gb2,
+            r_wp3,
+            r_ga3,
+            r_gb3,
+            r_bw,
             r_body,
-            r_ei
+            r_st
         );
         // An arriving entry as wire bytes: the 16-byte header, then the payload (first byte
         // first, bytes past payload_len zero).
         self.elenw.narrow.next = self.e_len.val();
-        self.e_step.next = self.e_len.val() + self.k_ehdr_8.val() - self.k8_8.val();
         if self.e_len.val() == self.k0_8.val() {
             self.pmask.next = self.k0_1024.val();
         } else {
@@ -484,7 +606,15 @@ impl Logic for PktGen {
             self.ready_unit.ready.val() && (self.room.val() || !self.r_c_pending.q.val());
         self.overrun.next = self.send.val() && self.r_c_pending.q.val() && !self.start.val();
         self.busy.next = self.r_c_pending.q.val() || self.r_streaming.q.val();
-        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+        self.latch.next = self.send.val() && (!self.r_c_pending.q.val() || self.start.val());
+        // A latched command's entries go to the bank the frame before it does not read.
+        if self.latch.val() {
+            self.cb_next.next = !self.r_cb.q.val();
+        } else {
+            self.cb_next.next = self.r_cb.q.val();
+        }
+        self.r_cb.d.next = self.cb_next.val();
+        if self.latch.val() {
             self.r_c_pending.d.next = true;
             self.r_c_kind.d.next = self.send_kind.val();
             self.r_c_count.d.next = self.send_count.val();
@@ -494,80 +624,229 @@ impl Logic for PktGen {
         } else if self.start.val() {
             self.r_c_pending.d.next = false;
         }
-        // Entries of the waiting command, in order, into the fill slots. Slot i is written
-        // when the count so far is i (`r_ng`: its one-hot decode) or, for slot 0, in a frame's
-        // start cycle; `r_eq` says the count so far is the waiting command's. Both are kept as
-        // the entries arrive, so that `start` and the slots' write enables (1,152 flip-flops
-        // each) follow registers by a gate or two.
+        // Entries of the waiting command, in order, into its bank's slots: slot i is written
+        // when the count so far is i (`r_ng`, one-hot; `r_wsa`/`r_wsb` per bank); `r_eq` says the count so far is the
+        // waiting command's. Both are kept as the entries arrive, so that `start` and the
+        // slots' write enables (1,152 flip-flops each) follow registers by a gate or two. A
+        // frame's start begins the count again; no entry arrives in that cycle (`egress_fifo`
+        // streams a send's entries from 2 cycles after it, and the next send is taken in the
+        // start cycle at the earliest).
+        self.got_any.next = !self.r_ng.q.val().get_bit(4);
+        self.wr_ok.next = self.e_valid.val() && self.got_any.val();
         if self.start.val() {
-            self.len_base.next = self.k_hdr_len.val();
             self.r_len.d.next = self.k_hdr_len.val();
-            self.w0.next = true;
-            self.w1.next = false;
-            self.w2.next = false;
-            self.w3.next = false;
-            self.got_any.next = true;
-            if self.e_valid.val() {
-                self.r_n_got.d.next = self.k1_8.val();
-                self.ng_next.next = self.k_ng1.val();
-            } else {
-                self.r_n_got.d.next = self.k0_8.val();
-                self.ng_next.next = self.k_ng0.val();
-            }
+            self.r_n_got.d.next = self.k0_8.val();
+            self.ng_next.next = self.k_ng0.val();
+        } else if self.wr_ok.val() {
+            self.r_len.d.next = self.r_len.q.val() + self.k16_16.val() + self.elenw.wide.val();
+            self.r_n_got.d.next = self.r_n_got.q.val() + self.k1_8.val();
+            self.ng_next.next = self.r_ng.q.val() << self.k1_5.val();
         } else {
-            self.len_base.next = self.r_len.q.val();
-            self.w0.next = self.r_ng.q.val().get_bit(0);
-            self.w1.next = self.r_ng.q.val().get_bit(1);
-            self.w2.next = self.r_ng.q.val().get_bit(2);
-            self.w3.next = self.r_ng.q.val().get_bit(3);
-            self.got_any.next = !self.r_ng.q.val().get_bit(4);
-            if self.e_valid.val() && self.got_any.val() {
-                self.r_n_got.d.next = self.r_n_got.q.val() + self.k1_8.val();
-                self.ng_next.next = self.r_ng.q.val() << self.k1_5.val();
-            } else {
-                self.ng_next.next = self.r_ng.q.val();
-            }
-        }
-        if self.e_valid.val() && self.got_any.val() {
-            self.r_len.d.next = self.len_base.val() + self.k16_16.val() + self.elenw.wide.val();
+            self.ng_next.next = self.r_ng.q.val();
         }
         self.r_ng.d.next = self.ng_next.val();
+        if self.cb_next.val() {
+            self.r_wsa.d.next = self.k0_4.val();
+            self.r_wsb.d.next = self.ng_next.val().get_bits::<4>(0);
+        } else {
+            self.r_wsa.d.next = self.ng_next.val().get_bits::<4>(0);
+            self.r_wsb.d.next = self.k0_4.val();
+        }
         // The waiting command's count after this cycle (a send taken now replaces it).
-        if self.send.val() && (!self.r_c_pending.q.val() || self.start.val()) {
+        if self.latch.val() {
             self.count_next.next = self.send_count.val();
         } else {
             self.count_next.next = self.r_c_count.q.val();
         }
         self.r_eq.d.next =
             (self.ng_next.val() & (self.k1_5.val() << self.count_next.val())) != self.k0_5.val();
-        if self.e_valid.val() && self.w0.val() {
-            self.r_s0.d.next = self.e_img.val();
-            self.r_s0_step.d.next = self.e_step.val();
+        // Where the entry goes in the frame: it starts at frame byte `r_len`, so in beat
+        // `r_len / 8` (kept less 5: the cycle before its first word's read starts), lane `r_len mod 8`.
+        self.lq.next = self.r_len.q.val().get_bits::<8>(3) - self.k5_8.val();
+        self.la.next = self.r_len.q.val().get_bits::<3>(0);
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(0) {
+            self.r_w00.d.next = self.e_img.val();
+            self.r_q00.d.next = self.lq.val();
+            self.r_a00.d.next = self.la.val();
         }
-        if self.e_valid.val() && self.w1.val() {
-            self.r_s1.d.next = self.e_img.val();
-            self.r_s1_step.d.next = self.e_step.val();
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(0) {
+            self.r_w10.d.next = self.e_img.val();
+            self.r_q10.d.next = self.lq.val();
+            self.r_a10.d.next = self.la.val();
         }
-        if self.e_valid.val() && self.w2.val() {
-            self.r_s2.d.next = self.e_img.val();
-            self.r_s2_step.d.next = self.e_step.val();
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(1) {
+            self.r_w01.d.next = self.e_img.val();
+            self.r_q01.d.next = self.lq.val();
+            self.r_a01.d.next = self.la.val();
         }
-        if self.e_valid.val() && self.w3.val() {
-            self.r_s3.d.next = self.e_img.val();
-            self.r_s3_step.d.next = self.e_step.val();
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(1) {
+            self.r_w11.d.next = self.e_img.val();
+            self.r_q11.d.next = self.lq.val();
+            self.r_a11.d.next = self.la.val();
         }
-        // The packer's next entry is always frame slot 1 (the slots shift down as entries are
-        // appended); `r_n1` is the bytes left after this beat, `r_app` whether this body beat
-        // appends that entry (fewer than 8 bytes would be left and the frame has another
-        // entry), both registered a cycle ahead, so that the 1,152-bit shift and its
-        // multiplexers follow registers (rtl/README "Place and route").
-        self.xn.narrow.next = self.r_g1.q.val();
-        self.x0.narrow.next = self.r_s0.q.val();
-        self.n1.next = self.r_n1.q.val();
-        // Candidates of the next `r_n1` and `r_app`.
-        self.n1_first.next = self.k_pre_8.val() + self.r_s0_step.q.val();
-        self.n1_app.next = self.n1.val() + self.r_g1_step.q.val();
-        self.n1_shift.next = self.n1.val() - self.k8_8.val();
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(2) {
+            self.r_w02.d.next = self.e_img.val();
+            self.r_q02.d.next = self.lq.val();
+            self.r_a02.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(2) {
+            self.r_w12.d.next = self.e_img.val();
+            self.r_q12.d.next = self.lq.val();
+            self.r_a12.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(3) {
+            self.r_w03.d.next = self.e_img.val();
+            self.r_q03.d.next = self.lq.val();
+            self.r_a03.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(3) {
+            self.r_w13.d.next = self.e_img.val();
+            self.r_q13.d.next = self.lq.val();
+            self.r_a13.d.next = self.la.val();
+        }
+        // The body: every entry of the frame reads its words in turn, the word for beat b
+        // picked in its group of 6 in the cycle of beat b − 3 (`r_sa`/`r_sb` one-hot, set in
+        // beat `first beat − 4` from a comparison registered in the beat before (`r_hit`),
+        // then shifted, cleared in a frame's first beat; `r_ga`/`r_gb`), the groups ORed in beat b − 2
+        // (`r_win`), and beat b's body bytes are each entry's word and the one before it,
+        // aligned to its first lane and ORed in beat b − 1 (`r_bw`): bytes outside an entry
+        // are zero. Every select comes from a register; nothing is shifted by a variable
+        // amount wider than a word (rtl/README "Place and route").
+        self.hit0.next = self.r_streaming.q.val()
+            && self.r_fe0.q.val()
+            && (self.r_beat.q.val() == self.r_fq0.q.val());
+        self.r_hit0.d.next = self.hit0.val() && !self.start.val();
+        if self.r_st.q.val() {
+            self.r_sa0.d.next = self.k0_w.val();
+            self.r_sb0.d.next = self.k0_w.val();
+        } else if self.r_hit0.q.val() && !self.r_fb.q.val() {
+            self.r_sa0.d.next = (self.r_sa0.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sb0.d.next = self.r_sb0.q.val() << self.k1_5.val();
+        } else if self.r_hit0.q.val() {
+            self.r_sa0.d.next = self.r_sa0.q.val() << self.k1_5.val();
+            self.r_sb0.d.next = (self.r_sb0.q.val() << self.k1_5.val()) | self.k1_w.val();
+        } else {
+            self.r_sa0.d.next = self.r_sa0.q.val() << self.k1_5.val();
+            self.r_sb0.d.next = self.r_sb0.q.val() << self.k1_5.val();
+        }
+        self.ws_a0.data.next = self.r_w00.q.val();
+        self.ws_a0.sel.next = self.r_sa0.q.val();
+        self.ws_b0.data.next = self.r_w10.q.val();
+        self.ws_b0.sel.next = self.r_sb0.q.val();
+        self.r_ga0.d.next = self.ws_a0.out.val();
+        self.r_gb0.d.next = self.ws_b0.out.val();
+        self.r_win0.d.next = self.r_ga0.q.val().get_bits::<64>(0)
+            | self.r_ga0.q.val().get_bits::<64>(64)
+            | self.r_ga0.q.val().get_bits::<64>(128)
+            | self.r_gb0.q.val().get_bits::<64>(0)
+            | self.r_gb0.q.val().get_bits::<64>(64)
+            | self.r_gb0.q.val().get_bits::<64>(128);
+        self.r_wp0.d.next = self.r_win0.q.val().get_bits::<56>(8);
+        self.al0.hi.next = self.r_win0.q.val();
+        self.al0.lo.next = self.r_wp0.q.val();
+        self.al0.a.next = self.r_fa0.q.val();
+        self.hit1.next = self.r_streaming.q.val()
+            && self.r_fe1.q.val()
+            && (self.r_beat.q.val() == self.r_fq1.q.val());
+        self.r_hit1.d.next = self.hit1.val() && !self.start.val();
+        if self.r_st.q.val() {
+            self.r_sa1.d.next = self.k0_w.val();
+            self.r_sb1.d.next = self.k0_w.val();
+        } else if self.r_hit1.q.val() && !self.r_fb.q.val() {
+            self.r_sa1.d.next = (self.r_sa1.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sb1.d.next = self.r_sb1.q.val() << self.k1_5.val();
+        } else if self.r_hit1.q.val() {
+            self.r_sa1.d.next = self.r_sa1.q.val() << self.k1_5.val();
+            self.r_sb1.d.next = (self.r_sb1.q.val() << self.k1_5.val()) | self.k1_w.val();
+        } else {
+            self.r_sa1.d.next = self.r_sa1.q.val() << self.k1_5.val();
+            self.r_sb1.d.next = self.r_sb1.q.val() << self.k1_5.val();
+        }
+        self.ws_a1.data.next = self.r_w01.q.val();
+        self.ws_a1.sel.next = self.r_sa1.q.val();
+        self.ws_b1.data.next = self.r_w11.q.val();
+        self.ws_b1.sel.next = self.r_sb1.q.val();
+        self.r_ga1.d.next = self.ws_a1.out.val();
+        self.r_gb1.d.next = self.ws_b1.out.val();
+        self.r_win1.d.next = self.r_ga1.q.val().get_bits::<64>(0)
+            | self.r_ga1.q.val().get_bits::<64>(64)
+            | self.r_ga1.q.val().get_bits::<64>(128)
+            | self.r_gb1.q.val().get_bits::<64>(0)
+            | self.r_gb1.q.val().get_bits::<64>(64)
+            | self.r_gb1.q.val().get_bits::<64>(128);
+        self.r_wp1.d.next = self.r_win1.q.val().get_bits::<56>(8);
+        self.al1.hi.next = self.r_win1.q.val();
+        self.al1.lo.next = self.r_wp1.q.val();
+        self.al1.a.next = self.r_fa1.q.val();
+        self.hit2.next = self.r_streaming.q.val()
+            && self.r_fe2.q.val()
+            && (self.r_beat.q.val() == self.r_fq2.q.val());
+        self.r_hit2.d.next = self.hit2.val() && !self.start.val();
+        if self.r_st.q.val() {
+            self.r_sa2.d.next = self.k0_w.val();
+            self.r_sb2.d.next = self.k0_w.val();
+        } else if self.r_hit2.q.val() && !self.r_fb.q.val() {
+            self.r_sa2.d.next = (self.r_sa2.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sb2.d.next = self.r_sb2.q.val() << self.k1_5.val();
+        } else if self.r_hit2.q.val() {
+            self.r_sa2.d.next = self.r_sa2.q.val() << self.k1_5.val();
+            self.r_sb2.d.next = (self.r_sb2.q.val() << self.k1_5.val()) | self.k1_w.val();
+        } else {
+            self.r_sa2.d.next = self.r_sa2.q.val() << self.k1_5.val();
+            self.r_sb2.d.next = self.r_sb2.q.val() << self.k1_5.val();
+        }
+        self.ws_a2.data.next = self.r_w02.q.val();
+        self.ws_a2.sel.next = self.r_sa2.q.val();
+        self.ws_b2.data.next = self.r_w12.q.val();
+        self.ws_b2.sel.next = self.r_sb2.q.val();
+        self.r_ga2.d.next = self.ws_a2.out.val();
+        self.r_gb2.d.next = self.ws_b2.out.val();
+        self.r_win2.d.next = self.r_ga2.q.val().get_bits::<64>(0)
+            | self.r_ga2.q.val().get_bits::<64>(64)
+            | self.r_ga2.q.val().get_bits::<64>(128)
+            | self.r_gb2.q.val().get_bits::<64>(0)
+            | self.r_gb2.q.val().get_bits::<64>(64)
+            | self.r_gb2.q.val().get_bits::<64>(128);
+        self.r_wp2.d.next = self.r_win2.q.val().get_bits::<56>(8);
+        self.al2.hi.next = self.r_win2.q.val();
+        self.al2.lo.next = self.r_wp2.q.val();
+        self.al2.a.next = self.r_fa2.q.val();
+        self.hit3.next = self.r_streaming.q.val()
+            && self.r_fe3.q.val()
+            && (self.r_beat.q.val() == self.r_fq3.q.val());
+        self.r_hit3.d.next = self.hit3.val() && !self.start.val();
+        if self.r_st.q.val() {
+            self.r_sa3.d.next = self.k0_w.val();
+            self.r_sb3.d.next = self.k0_w.val();
+        } else if self.r_hit3.q.val() && !self.r_fb.q.val() {
+            self.r_sa3.d.next = (self.r_sa3.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sb3.d.next = self.r_sb3.q.val() << self.k1_5.val();
+        } else if self.r_hit3.q.val() {
+            self.r_sa3.d.next = self.r_sa3.q.val() << self.k1_5.val();
+            self.r_sb3.d.next = (self.r_sb3.q.val() << self.k1_5.val()) | self.k1_w.val();
+        } else {
+            self.r_sa3.d.next = self.r_sa3.q.val() << self.k1_5.val();
+            self.r_sb3.d.next = self.r_sb3.q.val() << self.k1_5.val();
+        }
+        self.ws_a3.data.next = self.r_w03.q.val();
+        self.ws_a3.sel.next = self.r_sa3.q.val();
+        self.ws_b3.data.next = self.r_w13.q.val();
+        self.ws_b3.sel.next = self.r_sb3.q.val();
+        self.r_ga3.d.next = self.ws_a3.out.val();
+        self.r_gb3.d.next = self.ws_b3.out.val();
+        self.r_win3.d.next = self.r_ga3.q.val().get_bits::<64>(0)
+            | self.r_ga3.q.val().get_bits::<64>(64)
+            | self.r_ga3.q.val().get_bits::<64>(128)
+            | self.r_gb3.q.val().get_bits::<64>(0)
+            | self.r_gb3.q.val().get_bits::<64>(64)
+            | self.r_gb3.q.val().get_bits::<64>(128);
+        self.r_wp3.d.next = self.r_win3.q.val().get_bits::<56>(8);
+        self.al3.hi.next = self.r_win3.q.val();
+        self.al3.lo.next = self.r_wp3.q.val();
+        self.al3.a.next = self.r_fa3.q.val();
+        self.r_st.d.next = self.start.val();
+        self.r_bw.d.next =
+            self.al0.out.val() | self.al1.out.val() | self.al2.out.val() | self.al3.out.val();
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
@@ -582,23 +861,39 @@ impl Logic for PktGen {
             self.r_f_instance.d.next = self.r_c_instance.q.val();
             self.r_f_epoch.d.next = self.r_c_epoch.q.val();
             self.r_f_seq.d.next = self.r_c_seq.q.val();
-            self.r_g1.d.next = self.r_s1.q.val();
-            self.r_g1_step.d.next = self.r_s1_step.q.val();
-            self.r_g2.d.next = self.r_s2.q.val();
-            self.r_g2_step.d.next = self.r_s2_step.q.val();
-            self.r_g3.d.next = self.r_s3.q.val();
-            self.r_g3_step.d.next = self.r_s3_step.q.val();
-            // The body: 6 zero bytes under the header's last lanes, then entry 0.
-            self.r_ei.d.next = self.k1_8.val();
-            if self.k0_8.val() < self.r_c_count.q.val() {
-                self.r_acc.d.next = self.x0.wide.val() << self.k_pre_shift.val();
-                self.r_n1.d.next = self.n1_first.val();
-                self.r_app.d.next = (self.n1_first.val() < self.k8_8.val())
-                    && (self.k1_8.val() < self.r_c_count.q.val());
+            // The frame reads the bank its command filled.
+            self.r_fb.d.next = self.r_cb.q.val();
+            self.r_fe0.d.next = self.k0_8.val() < self.r_c_count.q.val();
+            self.r_fe1.d.next = self.k1_8.val() < self.r_c_count.q.val();
+            self.r_fe2.d.next = self.k2_8.val() < self.r_c_count.q.val();
+            self.r_fe3.d.next = self.k3_8.val() < self.r_c_count.q.val();
+            if self.r_cb.q.val() {
+                self.r_fq0.d.next = self.r_q10.q.val();
+                self.r_fa0.d.next = self.r_a10.q.val();
             } else {
-                self.r_acc.d.next = self.k0_acc.val();
-                self.r_n1.d.next = self.k_pre_8.val() - self.k8_8.val();
-                self.r_app.d.next = false;
+                self.r_fq0.d.next = self.r_q00.q.val();
+                self.r_fa0.d.next = self.r_a00.q.val();
+            }
+            if self.r_cb.q.val() {
+                self.r_fq1.d.next = self.r_q11.q.val();
+                self.r_fa1.d.next = self.r_a11.q.val();
+            } else {
+                self.r_fq1.d.next = self.r_q01.q.val();
+                self.r_fa1.d.next = self.r_a01.q.val();
+            }
+            if self.r_cb.q.val() {
+                self.r_fq2.d.next = self.r_q12.q.val();
+                self.r_fa2.d.next = self.r_a12.q.val();
+            } else {
+                self.r_fq2.d.next = self.r_q02.q.val();
+                self.r_fa2.d.next = self.r_a02.q.val();
+            }
+            if self.r_cb.q.val() {
+                self.r_fq3.d.next = self.r_q13.q.val();
+                self.r_fa3.d.next = self.r_a13.q.val();
+            } else {
+                self.r_fq3.d.next = self.r_q03.q.val();
+                self.r_fa3.d.next = self.r_a03.q.val();
             }
         } else if self.last_beat.val() {
             self.r_streaming.d.next = false;
@@ -607,30 +902,9 @@ impl Logic for PktGen {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
             self.r_blast.d.next = self.r_beat.q.val() == self.r_nbeats.q.val() - self.k2_8.val();
             self.r_body.d.next = self.r_beat.q.val() >= self.k_body_beat.val() - self.k1_8.val();
-            if self.r_body.q.val() {
-                // A body beat leaves: shift it out, and append the next entry behind the bytes
-                // left when fewer than a beat would remain.
-                if self.r_app.q.val() {
-                    self.r_acc.d.next = (self.r_acc.q.val() >> self.k64_16.val())
-                        | (self.xn.wide.val() << (self.n1.val() << self.k3_8.val()));
-                    self.r_n1.d.next = self.n1_app.val();
-                    self.r_app.d.next = (self.n1_app.val() < self.k8_8.val())
-                        && (self.r_ei.q.val() + self.k1_8.val() < self.r_f_count.q.val());
-                    self.r_ei.d.next = self.r_ei.q.val() + self.k1_8.val();
-                    self.r_g1.d.next = self.r_g2.q.val();
-                    self.r_g1_step.d.next = self.r_g2_step.q.val();
-                    self.r_g2.d.next = self.r_g3.q.val();
-                    self.r_g2_step.d.next = self.r_g3_step.q.val();
-                } else {
-                    self.r_acc.d.next = self.r_acc.q.val() >> self.k64_16.val();
-                    self.r_n1.d.next = self.n1_shift.val();
-                    self.r_app.d.next = (self.n1_shift.val() < self.k8_8.val())
-                        && (self.r_ei.q.val() < self.r_f_count.q.val());
-                }
-            }
         }
         if self.r_body.q.val() {
-            self.body.next = self.r_acc.q.val().get_bits::<64>(0);
+            self.body.next = self.r_bw.q.val();
         } else {
             self.body.next = self.k0_64.val();
         }

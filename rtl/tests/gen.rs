@@ -66,6 +66,8 @@ trait Uut: Block + Sized {
     /// Per tree: valid, the beat's bytes, keep bits, last.
     fn outs(&self) -> [(bool, Vec<u8>, Vec<bool>, bool); 4];
     fn overrun(&self) -> bool;
+    /// A send in this cycle would be taken.
+    fn ready(&self) -> bool;
     fn h_load(&self) -> bool;
     /// The image generators offer tree 0's whole frame with `h_load`.
     fn h_img(&self) -> Option<Vec<u8>>;
@@ -131,6 +133,9 @@ macro_rules! uut_common {
         }
         fn overrun(&self) -> bool {
             self.overrun.val()
+        }
+        fn ready(&self) -> bool {
+            self.ready.val()
         }
         fn h_load(&self) -> bool {
             self.h_load.val()
@@ -392,6 +397,78 @@ fn every_tree_gets_the_frame_proto_emits<G: Uut>() -> (usize, usize) {
         assert!(g.overruns.is_empty());
     }
     (over8, full)
+}
+
+/// Sends as `nc_engine`'s loop makes them: one in every cycle `ready` allows, each a random
+/// batch whose entries come as `egress_fifo` streams them (one per cycle, from 2 cycles after
+/// the send, behind the earlier ones). The next batch's entries then arrive while the frame
+/// before it streams, so a generator that let them overwrite that frame's entries before it
+/// has sent them, or that read a previous frame's slots into this one, fails here (every
+/// batch differs); every frame must be proto's.
+fn sends_at_ready_with_random_batches<G: Uut>() {
+    for seed in 0..20 {
+        let mut rng = Rng::new(100 + seed);
+        let src = (0x02_11_22_33_44_55, 0x0A00_0001, 64);
+        let mut g = Gen::<G>::new(4, src);
+        let mut want = Vec::new();
+        let mut fifo: VecDeque<(u64, Entry)> = VecDeque::new();
+        let mut last_out = 0u64;
+        let sends = 30;
+        while g.frames[0].len() < sends {
+            assert!(
+                g.c.cycle < 200 * sends as u64,
+                "seed {seed}: frames stopped"
+            );
+            g.c.settle();
+            if want.len() < sends && g.c.uut.ready() {
+                let (meta, entries) = random_batch(&mut rng, G::MAX_PAYLOAD);
+                g.send(meta, entries.len());
+                for e in &entries {
+                    let at = (g.c.cycle + 2).max(last_out + 1);
+                    last_out = at;
+                    fifo.push_back((at, e.clone()));
+                }
+                want.push((meta, entries));
+            }
+            if let Some((at, _)) = fifo.front()
+                && *at == g.c.cycle
+            {
+                let (_, e) = fifo.pop_front().unwrap();
+                g.entry(&e);
+            }
+            g.cycle();
+        }
+        assert!(g.overruns.is_empty(), "seed {seed}: a send was dropped");
+        for t in 0..4u8 {
+            for (i, (f, (meta, entries))) in g.frames[t as usize].iter().zip(&want).enumerate() {
+                assert_eq!(
+                    f,
+                    &expected(*meta, entries, t, src),
+                    "seed {seed} tree {t} frame {i}"
+                );
+            }
+        }
+        let gaps: Vec<u64> = g
+            .last_beats
+            .iter()
+            .zip(g.first_beats.iter().skip(1))
+            .map(|(a, b)| b - a)
+            .collect();
+        assert!(
+            gaps.contains(&1),
+            "seed {seed}: some frames back to back ({gaps:?})"
+        );
+    }
+}
+
+#[test]
+fn sends_at_ready_with_random_batches_64() {
+    sends_at_ready_with_random_batches::<PktGen>();
+}
+
+#[test]
+fn sends_at_ready_with_random_batches_512() {
+    sends_at_ready_with_random_batches::<PktGenImg<512, 64, IMG_BITS_512, 1>>();
 }
 
 /// The streaming generator `nc_engine` uses: entries of 0 to 128 payload bytes (issue 17).

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use rtl::pkt_parser::{AnyEqual, NibbleSum, SenderMatch, sender_table};
-use rtl::prim::{CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa};
+use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa, WordSel};
 use rtl::sim::Rng;
 use rust_hdl::prelude::*;
 
@@ -386,4 +386,47 @@ fn the_sender_checks_and_lane_primitives() {
         vs.push(vector!(b, [inp = inp, data = data, lane = lane], [out]));
     }
     against_icarus("LaneWrite", LaneWrite::<192>::default(), &vs);
+}
+
+#[test]
+fn the_generator_word_primitives() {
+    let mut rng = Rng::new(5);
+    // WordSel: one-hot selects (every word), none, and two at once (the OR).
+    let mut b = WordSel::<1152, 18, 192>::default();
+    b.connect_all();
+    let mut vs = Vec::new();
+    for i in 0..120 {
+        let data = random::<1152>(&mut rng);
+        let sel = match i % 4 {
+            0 | 1 => Bits::<18>::from(1u64 << rng.range(0, 17)),
+            2 => Bits::<18>::default(),
+            _ => Bits::<18>::from((1u64 << rng.range(0, 17)) | (1u64 << rng.range(0, 17))),
+        };
+        vs.push(vector!(b, [data = data, sel = sel], [out]));
+    }
+    against_icarus("WordSel", WordSel::<1152, 18, 192>::default(), &vs);
+    // ByteAlign: every lane offset, and the byte order against a plain 128-bit shift.
+    let mut b = ByteAlign::default();
+    b.connect_all();
+    let mut vs = Vec::new();
+    for i in 0..160 {
+        let (hi, lo, a) = (rng.next_u64(), rng.next_u64() >> 8, i % 8);
+        let v = vector!(
+            b,
+            [
+                hi = Bits::<64>::from(hi),
+                lo = Bits::<56>::from(lo),
+                a = Bits::<3>::from(a)
+            ],
+            [out]
+        );
+        let pair = (u128::from(hi) << 64) | (u128::from(lo) << 8);
+        assert_eq!(
+            b.out.val(),
+            Bits::<64>::from((pair >> (64 - 8 * a)) as u64),
+            "a = {a}"
+        );
+        vs.push(v);
+    }
+    against_icarus("ByteAlign", ByteAlign::default(), &vs);
 }

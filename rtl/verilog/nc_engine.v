@@ -17745,18 +17745,14 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
     localparam  k3_8 = 8'h3;
-    localparam  k8_8 = 8'h8;
-    localparam  k_pre_8 = 8'h6;
-    localparam  k_ehdr_8 = 8'h10;
+    localparam  k5_8 = 8'h5;
     localparam  k_body_beat = 8'h9;
     localparam  k3_16 = 16'h3;
     localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
-    localparam  k64_16 = 16'h40;
     localparam  k128_16 = 16'h80;
     localparam  k1024_16 = 16'h400;
     localparam  k_hdr_len = 16'h4e;
-    localparam  k_pre_shift = 16'h30;
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
     localparam  k_pkt_off = 16'h36;
@@ -17765,15 +17761,16 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k_ng0 = 5'b1;
-    localparam  k_ng1 = 5'b10;
     localparam  k0_5 = 5'b0;
+    localparam  k0_4 = 4'h0;
     localparam  k1_5 = 5'b1;
     localparam  k7_3 = 3'b111;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
     localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  k0_1024 = 1024'h0;
-    localparam  k0_acc = 1216'h0;
+    localparam  k0_w = 18'b0;
+    localparam  k1_w = 18'b1;
     localparam  k0_64 = 64'h0;
     localparam  kt0 = 8'h0;
     localparam  kt1 = 8'h1;
@@ -17852,66 +17849,262 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [31:0] r_f_seq$d;
     wire  [31:0] r_f_seq$q;
     reg  r_f_seq$clock;
-    reg  [1151:0] r_s0$d;
-    wire  [1151:0] r_s0$q;
-    reg  r_s0$clock;
-    reg  [7:0] r_s0_step$d;
-    wire  [7:0] r_s0_step$q;
-    reg  r_s0_step$clock;
     reg  [15:0] r_len$d;
     wire  [15:0] r_len$q;
     reg  r_len$clock;
-    reg  [1151:0] r_s1$d;
-    wire  [1151:0] r_s1$q;
-    reg  r_s1$clock;
-    reg  [7:0] r_s1_step$d;
-    wire  [7:0] r_s1_step$q;
-    reg  r_s1_step$clock;
-    reg  [1151:0] r_s2$d;
-    wire  [1151:0] r_s2$q;
-    reg  r_s2$clock;
-    reg  [7:0] r_s2_step$d;
-    wire  [7:0] r_s2_step$q;
-    reg  r_s2_step$clock;
-    reg  [1151:0] r_s3$d;
-    wire  [1151:0] r_s3$q;
-    reg  r_s3$clock;
-    reg  [7:0] r_s3_step$d;
-    wire  [7:0] r_s3_step$q;
-    reg  r_s3_step$clock;
-    reg  [1151:0] r_g1$d;
-    wire  [1151:0] r_g1$q;
-    reg  r_g1$clock;
-    reg  [7:0] r_g1_step$d;
-    wire  [7:0] r_g1_step$q;
-    reg  r_g1_step$clock;
-    reg  [1151:0] r_g2$d;
-    wire  [1151:0] r_g2$q;
-    reg  r_g2$clock;
-    reg  [7:0] r_g2_step$d;
-    wire  [7:0] r_g2_step$q;
-    reg  r_g2_step$clock;
-    reg  [1151:0] r_g3$d;
-    wire  [1151:0] r_g3$q;
-    reg  r_g3$clock;
-    reg  [7:0] r_g3_step$d;
-    wire  [7:0] r_g3_step$q;
-    reg  r_g3_step$clock;
-    reg  [1215:0] r_acc$d;
-    wire  [1215:0] r_acc$q;
-    reg  r_acc$clock;
-    reg  [7:0] r_n1$d;
-    wire  [7:0] r_n1$q;
-    reg  r_n1$clock;
-    reg  r_app$d;
-    wire  r_app$q;
-    reg  r_app$clock;
+    reg  r_cb$d;
+    wire  r_cb$q;
+    reg  r_cb$clock;
+    reg  r_fb$d;
+    wire  r_fb$q;
+    reg  r_fb$clock;
+    reg  [3:0] r_wsa$d;
+    wire  [3:0] r_wsa$q;
+    reg  r_wsa$clock;
+    reg  [3:0] r_wsb$d;
+    wire  [3:0] r_wsb$q;
+    reg  r_wsb$clock;
+    reg  [1151:0] r_w00$d;
+    wire  [1151:0] r_w00$q;
+    reg  r_w00$clock;
+    reg  [1151:0] r_w01$d;
+    wire  [1151:0] r_w01$q;
+    reg  r_w01$clock;
+    reg  [1151:0] r_w02$d;
+    wire  [1151:0] r_w02$q;
+    reg  r_w02$clock;
+    reg  [1151:0] r_w03$d;
+    wire  [1151:0] r_w03$q;
+    reg  r_w03$clock;
+    reg  [1151:0] r_w10$d;
+    wire  [1151:0] r_w10$q;
+    reg  r_w10$clock;
+    reg  [1151:0] r_w11$d;
+    wire  [1151:0] r_w11$q;
+    reg  r_w11$clock;
+    reg  [1151:0] r_w12$d;
+    wire  [1151:0] r_w12$q;
+    reg  r_w12$clock;
+    reg  [1151:0] r_w13$d;
+    wire  [1151:0] r_w13$q;
+    reg  r_w13$clock;
+    reg  [7:0] r_q00$d;
+    wire  [7:0] r_q00$q;
+    reg  r_q00$clock;
+    reg  [7:0] r_q01$d;
+    wire  [7:0] r_q01$q;
+    reg  r_q01$clock;
+    reg  [7:0] r_q02$d;
+    wire  [7:0] r_q02$q;
+    reg  r_q02$clock;
+    reg  [7:0] r_q03$d;
+    wire  [7:0] r_q03$q;
+    reg  r_q03$clock;
+    reg  [7:0] r_q10$d;
+    wire  [7:0] r_q10$q;
+    reg  r_q10$clock;
+    reg  [7:0] r_q11$d;
+    wire  [7:0] r_q11$q;
+    reg  r_q11$clock;
+    reg  [7:0] r_q12$d;
+    wire  [7:0] r_q12$q;
+    reg  r_q12$clock;
+    reg  [7:0] r_q13$d;
+    wire  [7:0] r_q13$q;
+    reg  r_q13$clock;
+    reg  [2:0] r_a00$d;
+    wire  [2:0] r_a00$q;
+    reg  r_a00$clock;
+    reg  [2:0] r_a01$d;
+    wire  [2:0] r_a01$q;
+    reg  r_a01$clock;
+    reg  [2:0] r_a02$d;
+    wire  [2:0] r_a02$q;
+    reg  r_a02$clock;
+    reg  [2:0] r_a03$d;
+    wire  [2:0] r_a03$q;
+    reg  r_a03$clock;
+    reg  [2:0] r_a10$d;
+    wire  [2:0] r_a10$q;
+    reg  r_a10$clock;
+    reg  [2:0] r_a11$d;
+    wire  [2:0] r_a11$q;
+    reg  r_a11$clock;
+    reg  [2:0] r_a12$d;
+    wire  [2:0] r_a12$q;
+    reg  r_a12$clock;
+    reg  [2:0] r_a13$d;
+    wire  [2:0] r_a13$q;
+    reg  r_a13$clock;
+    reg  r_fe0$d;
+    wire  r_fe0$q;
+    reg  r_fe0$clock;
+    reg  r_fe1$d;
+    wire  r_fe1$q;
+    reg  r_fe1$clock;
+    reg  r_fe2$d;
+    wire  r_fe2$q;
+    reg  r_fe2$clock;
+    reg  r_fe3$d;
+    wire  r_fe3$q;
+    reg  r_fe3$clock;
+    reg  [7:0] r_fq0$d;
+    wire  [7:0] r_fq0$q;
+    reg  r_fq0$clock;
+    reg  [7:0] r_fq1$d;
+    wire  [7:0] r_fq1$q;
+    reg  r_fq1$clock;
+    reg  [7:0] r_fq2$d;
+    wire  [7:0] r_fq2$q;
+    reg  r_fq2$clock;
+    reg  [7:0] r_fq3$d;
+    wire  [7:0] r_fq3$q;
+    reg  r_fq3$clock;
+    reg  [2:0] r_fa0$d;
+    wire  [2:0] r_fa0$q;
+    reg  r_fa0$clock;
+    reg  [2:0] r_fa1$d;
+    wire  [2:0] r_fa1$q;
+    reg  r_fa1$clock;
+    reg  [2:0] r_fa2$d;
+    wire  [2:0] r_fa2$q;
+    reg  r_fa2$clock;
+    reg  [2:0] r_fa3$d;
+    wire  [2:0] r_fa3$q;
+    reg  r_fa3$clock;
+    reg  [17:0] r_sa0$d;
+    wire  [17:0] r_sa0$q;
+    reg  r_sa0$clock;
+    reg  [17:0] r_sa1$d;
+    wire  [17:0] r_sa1$q;
+    reg  r_sa1$clock;
+    reg  [17:0] r_sa2$d;
+    wire  [17:0] r_sa2$q;
+    reg  r_sa2$clock;
+    reg  [17:0] r_sa3$d;
+    wire  [17:0] r_sa3$q;
+    reg  r_sa3$clock;
+    reg  [17:0] r_sb0$d;
+    wire  [17:0] r_sb0$q;
+    reg  r_sb0$clock;
+    reg  [17:0] r_sb1$d;
+    wire  [17:0] r_sb1$q;
+    reg  r_sb1$clock;
+    reg  [17:0] r_sb2$d;
+    wire  [17:0] r_sb2$q;
+    reg  r_sb2$clock;
+    reg  [17:0] r_sb3$d;
+    wire  [17:0] r_sb3$q;
+    reg  r_sb3$clock;
+    reg  [63:0] r_win0$d;
+    wire  [63:0] r_win0$q;
+    reg  r_win0$clock;
+    reg  [63:0] r_win1$d;
+    wire  [63:0] r_win1$q;
+    reg  r_win1$clock;
+    reg  [63:0] r_win2$d;
+    wire  [63:0] r_win2$q;
+    reg  r_win2$clock;
+    reg  [63:0] r_win3$d;
+    wire  [63:0] r_win3$q;
+    reg  r_win3$clock;
+    reg  [55:0] r_wp0$d;
+    wire  [55:0] r_wp0$q;
+    reg  r_wp0$clock;
+    reg  [191:0] r_ga0$d;
+    wire  [191:0] r_ga0$q;
+    reg  r_ga0$clock;
+    reg  [191:0] r_gb0$d;
+    wire  [191:0] r_gb0$q;
+    reg  r_gb0$clock;
+    reg  [55:0] r_wp1$d;
+    wire  [55:0] r_wp1$q;
+    reg  r_wp1$clock;
+    reg  [191:0] r_ga1$d;
+    wire  [191:0] r_ga1$q;
+    reg  r_ga1$clock;
+    reg  [191:0] r_gb1$d;
+    wire  [191:0] r_gb1$q;
+    reg  r_gb1$clock;
+    reg  [55:0] r_wp2$d;
+    wire  [55:0] r_wp2$q;
+    reg  r_wp2$clock;
+    reg  [191:0] r_ga2$d;
+    wire  [191:0] r_ga2$q;
+    reg  r_ga2$clock;
+    reg  [191:0] r_gb2$d;
+    wire  [191:0] r_gb2$q;
+    reg  r_gb2$clock;
+    reg  [55:0] r_wp3$d;
+    wire  [55:0] r_wp3$q;
+    reg  r_wp3$clock;
+    reg  [191:0] r_ga3$d;
+    wire  [191:0] r_ga3$q;
+    reg  r_ga3$clock;
+    reg  [191:0] r_gb3$d;
+    wire  [191:0] r_gb3$q;
+    reg  r_gb3$clock;
+    reg  [63:0] r_bw$d;
+    wire  [63:0] r_bw$q;
+    reg  r_bw$clock;
     reg  r_body$d;
     wire  r_body$q;
     reg  r_body$clock;
-    reg  [7:0] r_ei$d;
-    wire  [7:0] r_ei$q;
-    reg  r_ei$clock;
+    reg  r_st$d;
+    wire  r_st$q;
+    reg  r_st$clock;
+    reg  [1151:0] ws_a0$data;
+    reg  [17:0] ws_a0$sel;
+    wire  [191:0] ws_a0$out;
+    reg  [1151:0] ws_a1$data;
+    reg  [17:0] ws_a1$sel;
+    wire  [191:0] ws_a1$out;
+    reg  [1151:0] ws_a2$data;
+    reg  [17:0] ws_a2$sel;
+    wire  [191:0] ws_a2$out;
+    reg  [1151:0] ws_a3$data;
+    reg  [17:0] ws_a3$sel;
+    wire  [191:0] ws_a3$out;
+    reg  [1151:0] ws_b0$data;
+    reg  [17:0] ws_b0$sel;
+    wire  [191:0] ws_b0$out;
+    reg  [1151:0] ws_b1$data;
+    reg  [17:0] ws_b1$sel;
+    wire  [191:0] ws_b1$out;
+    reg  [1151:0] ws_b2$data;
+    reg  [17:0] ws_b2$sel;
+    wire  [191:0] ws_b2$out;
+    reg  [1151:0] ws_b3$data;
+    reg  [17:0] ws_b3$sel;
+    wire  [191:0] ws_b3$out;
+    reg  [63:0] al0$hi;
+    reg  [55:0] al0$lo;
+    reg  [2:0] al0$a;
+    wire  [63:0] al0$out;
+    reg  [63:0] al1$hi;
+    reg  [55:0] al1$lo;
+    reg  [2:0] al1$a;
+    wire  [63:0] al1$out;
+    reg  [63:0] al2$hi;
+    reg  [55:0] al2$lo;
+    reg  [2:0] al2$a;
+    wire  [63:0] al2$out;
+    reg  [63:0] al3$hi;
+    reg  [55:0] al3$lo;
+    reg  [2:0] al3$a;
+    wire  [63:0] al3$out;
+    reg  r_hit0$d;
+    wire  r_hit0$q;
+    reg  r_hit0$clock;
+    reg  r_hit1$d;
+    wire  r_hit1$q;
+    reg  r_hit1$clock;
+    reg  r_hit2$d;
+    wire  r_hit2$q;
+    reg  r_hit2$clock;
+    reg  r_hit3$d;
+    wire  r_hit3$q;
+    reg  r_hit3$clock;
     reg  [15:0] add_ps_a$a;
     reg  [15:0] add_ps_a$b;
     wire  [15:0] add_ps_a$out;
@@ -17933,10 +18126,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [1151:0] xhead$wide;
     reg  [1023:0] xpay$narrow;
     wire  [1151:0] xpay$wide;
-    reg  [1151:0] x0$narrow;
-    wire  [1215:0] x0$wide;
-    reg  [1151:0] xn$narrow;
-    wire  [1215:0] xn$wide;
     reg  [1:0] kindw$narrow;
     wire  [7:0] kindw$wide;
     reg  [7:0] countw$narrow;
@@ -18022,24 +18211,23 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [4:0] ng_next;
     reg  got_any;
     reg  [7:0] count_next;
-    reg  w0;
-    reg  w1;
-    reg  w2;
-    reg  w3;
+    reg  wr_ok;
+    reg  latch;
+    reg  cb_next;
+    reg  [7:0] lq;
+    reg  [2:0] la;
+    reg  hit0;
+    reg  hit1;
+    reg  hit2;
+    reg  hit3;
     reg  [15:0] ps_b;
     reg  [15:0] ps_d;
     reg  [15:0] ps_f;
     reg  [1023:0] pmask;
     reg  [1151:0] e_img;
     reg  [15:0] l_len;
-    reg  [15:0] len_base;
     reg  [7:0] l_nbeats;
     reg  [2:0] l_last1;
-    reg  [7:0] n1;
-    reg  [7:0] n1_first;
-    reg  [7:0] e_step;
-    reg  [7:0] n1_app;
-    reg  [7:0] n1_shift;
     reg  [63:0] body;
     reg  [15:0] total_len;
     reg  [15:0] udp_len;
@@ -18161,105 +18349,429 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_f_seq$q),
         .clock(r_f_seq$clock)
     );
-    nc_engine$decide_gen$r_s0 r_s0(
-        .d(r_s0$d),
-        .q(r_s0$q),
-        .clock(r_s0$clock)
-    );
-    nc_engine$decide_gen$r_s0_step r_s0_step(
-        .d(r_s0_step$d),
-        .q(r_s0_step$q),
-        .clock(r_s0_step$clock)
-    );
     nc_engine$decide_gen$r_len r_len(
         .d(r_len$d),
         .q(r_len$q),
         .clock(r_len$clock)
     );
-    nc_engine$decide_gen$r_s1 r_s1(
-        .d(r_s1$d),
-        .q(r_s1$q),
-        .clock(r_s1$clock)
+    nc_engine$decide_gen$r_cb r_cb(
+        .d(r_cb$d),
+        .q(r_cb$q),
+        .clock(r_cb$clock)
     );
-    nc_engine$decide_gen$r_s1_step r_s1_step(
-        .d(r_s1_step$d),
-        .q(r_s1_step$q),
-        .clock(r_s1_step$clock)
+    nc_engine$decide_gen$r_fb r_fb(
+        .d(r_fb$d),
+        .q(r_fb$q),
+        .clock(r_fb$clock)
     );
-    nc_engine$decide_gen$r_s2 r_s2(
-        .d(r_s2$d),
-        .q(r_s2$q),
-        .clock(r_s2$clock)
+    nc_engine$decide_gen$r_wsa r_wsa(
+        .d(r_wsa$d),
+        .q(r_wsa$q),
+        .clock(r_wsa$clock)
     );
-    nc_engine$decide_gen$r_s2_step r_s2_step(
-        .d(r_s2_step$d),
-        .q(r_s2_step$q),
-        .clock(r_s2_step$clock)
+    nc_engine$decide_gen$r_wsb r_wsb(
+        .d(r_wsb$d),
+        .q(r_wsb$q),
+        .clock(r_wsb$clock)
     );
-    nc_engine$decide_gen$r_s3 r_s3(
-        .d(r_s3$d),
-        .q(r_s3$q),
-        .clock(r_s3$clock)
+    nc_engine$decide_gen$r_w00 r_w00(
+        .d(r_w00$d),
+        .q(r_w00$q),
+        .clock(r_w00$clock)
     );
-    nc_engine$decide_gen$r_s3_step r_s3_step(
-        .d(r_s3_step$d),
-        .q(r_s3_step$q),
-        .clock(r_s3_step$clock)
+    nc_engine$decide_gen$r_w01 r_w01(
+        .d(r_w01$d),
+        .q(r_w01$q),
+        .clock(r_w01$clock)
     );
-    nc_engine$decide_gen$r_g1 r_g1(
-        .d(r_g1$d),
-        .q(r_g1$q),
-        .clock(r_g1$clock)
+    nc_engine$decide_gen$r_w02 r_w02(
+        .d(r_w02$d),
+        .q(r_w02$q),
+        .clock(r_w02$clock)
     );
-    nc_engine$decide_gen$r_g1_step r_g1_step(
-        .d(r_g1_step$d),
-        .q(r_g1_step$q),
-        .clock(r_g1_step$clock)
+    nc_engine$decide_gen$r_w03 r_w03(
+        .d(r_w03$d),
+        .q(r_w03$q),
+        .clock(r_w03$clock)
     );
-    nc_engine$decide_gen$r_g2 r_g2(
-        .d(r_g2$d),
-        .q(r_g2$q),
-        .clock(r_g2$clock)
+    nc_engine$decide_gen$r_w10 r_w10(
+        .d(r_w10$d),
+        .q(r_w10$q),
+        .clock(r_w10$clock)
     );
-    nc_engine$decide_gen$r_g2_step r_g2_step(
-        .d(r_g2_step$d),
-        .q(r_g2_step$q),
-        .clock(r_g2_step$clock)
+    nc_engine$decide_gen$r_w11 r_w11(
+        .d(r_w11$d),
+        .q(r_w11$q),
+        .clock(r_w11$clock)
     );
-    nc_engine$decide_gen$r_g3 r_g3(
-        .d(r_g3$d),
-        .q(r_g3$q),
-        .clock(r_g3$clock)
+    nc_engine$decide_gen$r_w12 r_w12(
+        .d(r_w12$d),
+        .q(r_w12$q),
+        .clock(r_w12$clock)
     );
-    nc_engine$decide_gen$r_g3_step r_g3_step(
-        .d(r_g3_step$d),
-        .q(r_g3_step$q),
-        .clock(r_g3_step$clock)
+    nc_engine$decide_gen$r_w13 r_w13(
+        .d(r_w13$d),
+        .q(r_w13$q),
+        .clock(r_w13$clock)
     );
-    nc_engine$decide_gen$r_acc r_acc(
-        .d(r_acc$d),
-        .q(r_acc$q),
-        .clock(r_acc$clock)
+    nc_engine$decide_gen$r_q00 r_q00(
+        .d(r_q00$d),
+        .q(r_q00$q),
+        .clock(r_q00$clock)
     );
-    nc_engine$decide_gen$r_n1 r_n1(
-        .d(r_n1$d),
-        .q(r_n1$q),
-        .clock(r_n1$clock)
+    nc_engine$decide_gen$r_q01 r_q01(
+        .d(r_q01$d),
+        .q(r_q01$q),
+        .clock(r_q01$clock)
     );
-    nc_engine$decide_gen$r_app r_app(
-        .d(r_app$d),
-        .q(r_app$q),
-        .clock(r_app$clock)
+    nc_engine$decide_gen$r_q02 r_q02(
+        .d(r_q02$d),
+        .q(r_q02$q),
+        .clock(r_q02$clock)
+    );
+    nc_engine$decide_gen$r_q03 r_q03(
+        .d(r_q03$d),
+        .q(r_q03$q),
+        .clock(r_q03$clock)
+    );
+    nc_engine$decide_gen$r_q10 r_q10(
+        .d(r_q10$d),
+        .q(r_q10$q),
+        .clock(r_q10$clock)
+    );
+    nc_engine$decide_gen$r_q11 r_q11(
+        .d(r_q11$d),
+        .q(r_q11$q),
+        .clock(r_q11$clock)
+    );
+    nc_engine$decide_gen$r_q12 r_q12(
+        .d(r_q12$d),
+        .q(r_q12$q),
+        .clock(r_q12$clock)
+    );
+    nc_engine$decide_gen$r_q13 r_q13(
+        .d(r_q13$d),
+        .q(r_q13$q),
+        .clock(r_q13$clock)
+    );
+    nc_engine$decide_gen$r_a00 r_a00(
+        .d(r_a00$d),
+        .q(r_a00$q),
+        .clock(r_a00$clock)
+    );
+    nc_engine$decide_gen$r_a01 r_a01(
+        .d(r_a01$d),
+        .q(r_a01$q),
+        .clock(r_a01$clock)
+    );
+    nc_engine$decide_gen$r_a02 r_a02(
+        .d(r_a02$d),
+        .q(r_a02$q),
+        .clock(r_a02$clock)
+    );
+    nc_engine$decide_gen$r_a03 r_a03(
+        .d(r_a03$d),
+        .q(r_a03$q),
+        .clock(r_a03$clock)
+    );
+    nc_engine$decide_gen$r_a10 r_a10(
+        .d(r_a10$d),
+        .q(r_a10$q),
+        .clock(r_a10$clock)
+    );
+    nc_engine$decide_gen$r_a11 r_a11(
+        .d(r_a11$d),
+        .q(r_a11$q),
+        .clock(r_a11$clock)
+    );
+    nc_engine$decide_gen$r_a12 r_a12(
+        .d(r_a12$d),
+        .q(r_a12$q),
+        .clock(r_a12$clock)
+    );
+    nc_engine$decide_gen$r_a13 r_a13(
+        .d(r_a13$d),
+        .q(r_a13$q),
+        .clock(r_a13$clock)
+    );
+    nc_engine$decide_gen$r_fe0 r_fe0(
+        .d(r_fe0$d),
+        .q(r_fe0$q),
+        .clock(r_fe0$clock)
+    );
+    nc_engine$decide_gen$r_fe1 r_fe1(
+        .d(r_fe1$d),
+        .q(r_fe1$q),
+        .clock(r_fe1$clock)
+    );
+    nc_engine$decide_gen$r_fe2 r_fe2(
+        .d(r_fe2$d),
+        .q(r_fe2$q),
+        .clock(r_fe2$clock)
+    );
+    nc_engine$decide_gen$r_fe3 r_fe3(
+        .d(r_fe3$d),
+        .q(r_fe3$q),
+        .clock(r_fe3$clock)
+    );
+    nc_engine$decide_gen$r_fq0 r_fq0(
+        .d(r_fq0$d),
+        .q(r_fq0$q),
+        .clock(r_fq0$clock)
+    );
+    nc_engine$decide_gen$r_fq1 r_fq1(
+        .d(r_fq1$d),
+        .q(r_fq1$q),
+        .clock(r_fq1$clock)
+    );
+    nc_engine$decide_gen$r_fq2 r_fq2(
+        .d(r_fq2$d),
+        .q(r_fq2$q),
+        .clock(r_fq2$clock)
+    );
+    nc_engine$decide_gen$r_fq3 r_fq3(
+        .d(r_fq3$d),
+        .q(r_fq3$q),
+        .clock(r_fq3$clock)
+    );
+    nc_engine$decide_gen$r_fa0 r_fa0(
+        .d(r_fa0$d),
+        .q(r_fa0$q),
+        .clock(r_fa0$clock)
+    );
+    nc_engine$decide_gen$r_fa1 r_fa1(
+        .d(r_fa1$d),
+        .q(r_fa1$q),
+        .clock(r_fa1$clock)
+    );
+    nc_engine$decide_gen$r_fa2 r_fa2(
+        .d(r_fa2$d),
+        .q(r_fa2$q),
+        .clock(r_fa2$clock)
+    );
+    nc_engine$decide_gen$r_fa3 r_fa3(
+        .d(r_fa3$d),
+        .q(r_fa3$q),
+        .clock(r_fa3$clock)
+    );
+    nc_engine$decide_gen$r_sa0 r_sa0(
+        .d(r_sa0$d),
+        .q(r_sa0$q),
+        .clock(r_sa0$clock)
+    );
+    nc_engine$decide_gen$r_sa1 r_sa1(
+        .d(r_sa1$d),
+        .q(r_sa1$q),
+        .clock(r_sa1$clock)
+    );
+    nc_engine$decide_gen$r_sa2 r_sa2(
+        .d(r_sa2$d),
+        .q(r_sa2$q),
+        .clock(r_sa2$clock)
+    );
+    nc_engine$decide_gen$r_sa3 r_sa3(
+        .d(r_sa3$d),
+        .q(r_sa3$q),
+        .clock(r_sa3$clock)
+    );
+    nc_engine$decide_gen$r_sb0 r_sb0(
+        .d(r_sb0$d),
+        .q(r_sb0$q),
+        .clock(r_sb0$clock)
+    );
+    nc_engine$decide_gen$r_sb1 r_sb1(
+        .d(r_sb1$d),
+        .q(r_sb1$q),
+        .clock(r_sb1$clock)
+    );
+    nc_engine$decide_gen$r_sb2 r_sb2(
+        .d(r_sb2$d),
+        .q(r_sb2$q),
+        .clock(r_sb2$clock)
+    );
+    nc_engine$decide_gen$r_sb3 r_sb3(
+        .d(r_sb3$d),
+        .q(r_sb3$q),
+        .clock(r_sb3$clock)
+    );
+    nc_engine$decide_gen$r_win0 r_win0(
+        .d(r_win0$d),
+        .q(r_win0$q),
+        .clock(r_win0$clock)
+    );
+    nc_engine$decide_gen$r_win1 r_win1(
+        .d(r_win1$d),
+        .q(r_win1$q),
+        .clock(r_win1$clock)
+    );
+    nc_engine$decide_gen$r_win2 r_win2(
+        .d(r_win2$d),
+        .q(r_win2$q),
+        .clock(r_win2$clock)
+    );
+    nc_engine$decide_gen$r_win3 r_win3(
+        .d(r_win3$d),
+        .q(r_win3$q),
+        .clock(r_win3$clock)
+    );
+    nc_engine$decide_gen$r_wp0 r_wp0(
+        .d(r_wp0$d),
+        .q(r_wp0$q),
+        .clock(r_wp0$clock)
+    );
+    nc_engine$decide_gen$r_ga0 r_ga0(
+        .d(r_ga0$d),
+        .q(r_ga0$q),
+        .clock(r_ga0$clock)
+    );
+    nc_engine$decide_gen$r_gb0 r_gb0(
+        .d(r_gb0$d),
+        .q(r_gb0$q),
+        .clock(r_gb0$clock)
+    );
+    nc_engine$decide_gen$r_wp1 r_wp1(
+        .d(r_wp1$d),
+        .q(r_wp1$q),
+        .clock(r_wp1$clock)
+    );
+    nc_engine$decide_gen$r_ga1 r_ga1(
+        .d(r_ga1$d),
+        .q(r_ga1$q),
+        .clock(r_ga1$clock)
+    );
+    nc_engine$decide_gen$r_gb1 r_gb1(
+        .d(r_gb1$d),
+        .q(r_gb1$q),
+        .clock(r_gb1$clock)
+    );
+    nc_engine$decide_gen$r_wp2 r_wp2(
+        .d(r_wp2$d),
+        .q(r_wp2$q),
+        .clock(r_wp2$clock)
+    );
+    nc_engine$decide_gen$r_ga2 r_ga2(
+        .d(r_ga2$d),
+        .q(r_ga2$q),
+        .clock(r_ga2$clock)
+    );
+    nc_engine$decide_gen$r_gb2 r_gb2(
+        .d(r_gb2$d),
+        .q(r_gb2$q),
+        .clock(r_gb2$clock)
+    );
+    nc_engine$decide_gen$r_wp3 r_wp3(
+        .d(r_wp3$d),
+        .q(r_wp3$q),
+        .clock(r_wp3$clock)
+    );
+    nc_engine$decide_gen$r_ga3 r_ga3(
+        .d(r_ga3$d),
+        .q(r_ga3$q),
+        .clock(r_ga3$clock)
+    );
+    nc_engine$decide_gen$r_gb3 r_gb3(
+        .d(r_gb3$d),
+        .q(r_gb3$q),
+        .clock(r_gb3$clock)
+    );
+    nc_engine$decide_gen$r_bw r_bw(
+        .d(r_bw$d),
+        .q(r_bw$q),
+        .clock(r_bw$clock)
     );
     nc_engine$decide_gen$r_body r_body(
         .d(r_body$d),
         .q(r_body$q),
         .clock(r_body$clock)
     );
-    nc_engine$decide_gen$r_ei r_ei(
-        .d(r_ei$d),
-        .q(r_ei$q),
-        .clock(r_ei$clock)
+    nc_engine$decide_gen$r_st r_st(
+        .d(r_st$d),
+        .q(r_st$q),
+        .clock(r_st$clock)
+    );
+    nc_engine$decide_gen$ws_a0 ws_a0(
+        .data(ws_a0$data),
+        .sel(ws_a0$sel),
+        .out(ws_a0$out)
+    );
+    nc_engine$decide_gen$ws_a1 ws_a1(
+        .data(ws_a1$data),
+        .sel(ws_a1$sel),
+        .out(ws_a1$out)
+    );
+    nc_engine$decide_gen$ws_a2 ws_a2(
+        .data(ws_a2$data),
+        .sel(ws_a2$sel),
+        .out(ws_a2$out)
+    );
+    nc_engine$decide_gen$ws_a3 ws_a3(
+        .data(ws_a3$data),
+        .sel(ws_a3$sel),
+        .out(ws_a3$out)
+    );
+    nc_engine$decide_gen$ws_b0 ws_b0(
+        .data(ws_b0$data),
+        .sel(ws_b0$sel),
+        .out(ws_b0$out)
+    );
+    nc_engine$decide_gen$ws_b1 ws_b1(
+        .data(ws_b1$data),
+        .sel(ws_b1$sel),
+        .out(ws_b1$out)
+    );
+    nc_engine$decide_gen$ws_b2 ws_b2(
+        .data(ws_b2$data),
+        .sel(ws_b2$sel),
+        .out(ws_b2$out)
+    );
+    nc_engine$decide_gen$ws_b3 ws_b3(
+        .data(ws_b3$data),
+        .sel(ws_b3$sel),
+        .out(ws_b3$out)
+    );
+    nc_engine$decide_gen$al0 al0(
+        .hi(al0$hi),
+        .lo(al0$lo),
+        .a(al0$a),
+        .out(al0$out)
+    );
+    nc_engine$decide_gen$al1 al1(
+        .hi(al1$hi),
+        .lo(al1$lo),
+        .a(al1$a),
+        .out(al1$out)
+    );
+    nc_engine$decide_gen$al2 al2(
+        .hi(al2$hi),
+        .lo(al2$lo),
+        .a(al2$a),
+        .out(al2$out)
+    );
+    nc_engine$decide_gen$al3 al3(
+        .hi(al3$hi),
+        .lo(al3$lo),
+        .a(al3$a),
+        .out(al3$out)
+    );
+    nc_engine$decide_gen$r_hit0 r_hit0(
+        .d(r_hit0$d),
+        .q(r_hit0$q),
+        .clock(r_hit0$clock)
+    );
+    nc_engine$decide_gen$r_hit1 r_hit1(
+        .d(r_hit1$d),
+        .q(r_hit1$q),
+        .clock(r_hit1$clock)
+    );
+    nc_engine$decide_gen$r_hit2 r_hit2(
+        .d(r_hit2$d),
+        .q(r_hit2$q),
+        .clock(r_hit2$clock)
+    );
+    nc_engine$decide_gen$r_hit3 r_hit3(
+        .d(r_hit3$d),
+        .q(r_hit3$q),
+        .clock(r_hit3$clock)
     );
     nc_engine$decide_gen$add_ps_a add_ps_a(
         .a(add_ps_a$a),
@@ -18297,14 +18809,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     nc_engine$decide_gen$xpay xpay(
         .narrow(xpay$narrow),
         .wide(xpay$wide)
-    );
-    nc_engine$decide_gen$x0 x0(
-        .narrow(x0$narrow),
-        .wide(x0$wide)
-    );
-    nc_engine$decide_gen$xn xn(
-        .narrow(xn$narrow),
-        .wide(xn$wide)
     );
     nc_engine$decide_gen$kindw kindw(
         .narrow(kindw$narrow),
@@ -18422,26 +18926,78 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_instance$clock = clock;
         r_f_epoch$clock = clock;
         r_f_seq$clock = clock;
-        r_s0$clock = clock;
-        r_s0_step$clock = clock;
         r_len$clock = clock;
-        r_s1$clock = clock;
-        r_s1_step$clock = clock;
-        r_s2$clock = clock;
-        r_s2_step$clock = clock;
-        r_s3$clock = clock;
-        r_s3_step$clock = clock;
-        r_g1$clock = clock;
-        r_g1_step$clock = clock;
-        r_g2$clock = clock;
-        r_g2_step$clock = clock;
-        r_g3$clock = clock;
-        r_g3_step$clock = clock;
-        r_acc$clock = clock;
-        r_n1$clock = clock;
-        r_app$clock = clock;
+        r_cb$clock = clock;
+        r_fb$clock = clock;
+        r_wsa$clock = clock;
+        r_wsb$clock = clock;
+        r_w00$clock = clock;
+        r_w01$clock = clock;
+        r_w02$clock = clock;
+        r_w03$clock = clock;
+        r_w10$clock = clock;
+        r_w11$clock = clock;
+        r_w12$clock = clock;
+        r_w13$clock = clock;
+        r_q00$clock = clock;
+        r_q01$clock = clock;
+        r_q02$clock = clock;
+        r_q03$clock = clock;
+        r_q10$clock = clock;
+        r_q11$clock = clock;
+        r_q12$clock = clock;
+        r_q13$clock = clock;
+        r_a00$clock = clock;
+        r_a01$clock = clock;
+        r_a02$clock = clock;
+        r_a03$clock = clock;
+        r_a10$clock = clock;
+        r_a11$clock = clock;
+        r_a12$clock = clock;
+        r_a13$clock = clock;
+        r_fe0$clock = clock;
+        r_fe1$clock = clock;
+        r_fe2$clock = clock;
+        r_fe3$clock = clock;
+        r_fq0$clock = clock;
+        r_fq1$clock = clock;
+        r_fq2$clock = clock;
+        r_fq3$clock = clock;
+        r_fa0$clock = clock;
+        r_fa1$clock = clock;
+        r_fa2$clock = clock;
+        r_fa3$clock = clock;
+        r_sa0$clock = clock;
+        r_sa1$clock = clock;
+        r_sa2$clock = clock;
+        r_sa3$clock = clock;
+        r_sb0$clock = clock;
+        r_sb1$clock = clock;
+        r_sb2$clock = clock;
+        r_sb3$clock = clock;
+        r_win0$clock = clock;
+        r_hit0$clock = clock;
+        r_win1$clock = clock;
+        r_hit1$clock = clock;
+        r_win2$clock = clock;
+        r_hit2$clock = clock;
+        r_win3$clock = clock;
+        r_hit3$clock = clock;
+        r_wp0$clock = clock;
+        r_ga0$clock = clock;
+        r_gb0$clock = clock;
+        r_wp1$clock = clock;
+        r_ga1$clock = clock;
+        r_gb1$clock = clock;
+        r_wp2$clock = clock;
+        r_ga2$clock = clock;
+        r_gb2$clock = clock;
+        r_wp3$clock = clock;
+        r_ga3$clock = clock;
+        r_gb3$clock = clock;
+        r_bw$clock = clock;
         r_body$clock = clock;
-        r_ei$clock = clock;
+        r_st$clock = clock;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -18463,28 +19019,79 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_instance$d = r_f_instance$q;
         r_f_epoch$d = r_f_epoch$q;
         r_f_seq$d = r_f_seq$q;
-        r_s0$d = r_s0$q;
-        r_s0_step$d = r_s0_step$q;
         r_len$d = r_len$q;
-        r_s1$d = r_s1$q;
-        r_s1_step$d = r_s1_step$q;
-        r_s2$d = r_s2$q;
-        r_s2_step$d = r_s2_step$q;
-        r_s3$d = r_s3$q;
-        r_s3_step$d = r_s3_step$q;
-        r_g1$d = r_g1$q;
-        r_g1_step$d = r_g1_step$q;
-        r_g2$d = r_g2$q;
-        r_g2_step$d = r_g2_step$q;
-        r_g3$d = r_g3$q;
-        r_g3_step$d = r_g3_step$q;
-        r_acc$d = r_acc$q;
-        r_n1$d = r_n1$q;
-        r_app$d = r_app$q;
+        r_cb$d = r_cb$q;
+        r_fb$d = r_fb$q;
+        r_wsa$d = r_wsa$q;
+        r_wsb$d = r_wsb$q;
+        r_w00$d = r_w00$q;
+        r_w01$d = r_w01$q;
+        r_w02$d = r_w02$q;
+        r_w03$d = r_w03$q;
+        r_w10$d = r_w10$q;
+        r_w11$d = r_w11$q;
+        r_w12$d = r_w12$q;
+        r_w13$d = r_w13$q;
+        r_q00$d = r_q00$q;
+        r_q01$d = r_q01$q;
+        r_q02$d = r_q02$q;
+        r_q03$d = r_q03$q;
+        r_q10$d = r_q10$q;
+        r_q11$d = r_q11$q;
+        r_q12$d = r_q12$q;
+        r_q13$d = r_q13$q;
+        r_a00$d = r_a00$q;
+        r_a01$d = r_a01$q;
+        r_a02$d = r_a02$q;
+        r_a03$d = r_a03$q;
+        r_a10$d = r_a10$q;
+        r_a11$d = r_a11$q;
+        r_a12$d = r_a12$q;
+        r_a13$d = r_a13$q;
+        r_fe0$d = r_fe0$q;
+        r_fe1$d = r_fe1$q;
+        r_fe2$d = r_fe2$q;
+        r_fe3$d = r_fe3$q;
+        r_fq0$d = r_fq0$q;
+        r_fq1$d = r_fq1$q;
+        r_fq2$d = r_fq2$q;
+        r_fq3$d = r_fq3$q;
+        r_fa0$d = r_fa0$q;
+        r_fa1$d = r_fa1$q;
+        r_fa2$d = r_fa2$q;
+        r_fa3$d = r_fa3$q;
+        r_sa0$d = r_sa0$q;
+        r_sa1$d = r_sa1$q;
+        r_sa2$d = r_sa2$q;
+        r_sa3$d = r_sa3$q;
+        r_sb0$d = r_sb0$q;
+        r_sb1$d = r_sb1$q;
+        r_sb2$d = r_sb2$q;
+        r_sb3$d = r_sb3$q;
+        r_win0$d = r_win0$q;
+        r_hit0$d = r_hit0$q;
+        r_win1$d = r_win1$q;
+        r_hit1$d = r_hit1$q;
+        r_win2$d = r_win2$q;
+        r_hit2$d = r_hit2$q;
+        r_win3$d = r_win3$q;
+        r_hit3$d = r_hit3$q;
+        r_wp0$d = r_wp0$q;
+        r_ga0$d = r_ga0$q;
+        r_gb0$d = r_gb0$q;
+        r_wp1$d = r_wp1$q;
+        r_ga1$d = r_ga1$q;
+        r_gb1$d = r_gb1$q;
+        r_wp2$d = r_wp2$q;
+        r_ga2$d = r_ga2$q;
+        r_gb2$d = r_gb2$q;
+        r_wp3$d = r_wp3$q;
+        r_ga3$d = r_ga3$q;
+        r_gb3$d = r_gb3$q;
+        r_bw$d = r_bw$q;
         r_body$d = r_body$q;
-        r_ei$d = r_ei$q;
+        r_st$d = r_st$q;
         elenw$narrow = e_len;
-        e_step = e_len + k_ehdr_8 - k8_8;
         if (e_len == k0_8) begin
             pmask = k0_1024;
         end
@@ -18518,7 +19125,15 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         ready = ready_unit$ready && (room || ~r_c_pending$q);
         overrun = send && r_c_pending$q && ~start;
         busy = r_c_pending$q || r_streaming$q;
-        if (send && (~r_c_pending$q || start)) begin
+        latch = send && (~r_c_pending$q || start);
+        if (latch) begin
+            cb_next = ~r_cb$q;
+        end
+        else begin
+            cb_next = r_cb$q;
+        end
+        r_cb$d = cb_next;
+        if (latch) begin
             r_c_pending$d = 1'b1;
             r_c_kind$d = send_kind;
             r_c_count$d = send_count;
@@ -18529,71 +19144,197 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else if (start) begin
             r_c_pending$d = 1'b0;
         end
+        got_any = ~r_ng$q[32'h4];
+        wr_ok = e_valid && got_any;
         if (start) begin
-            len_base = k_hdr_len;
             r_len$d = k_hdr_len;
-            w0 = 1'b1;
-            w1 = 1'b0;
-            w2 = 1'b0;
-            w3 = 1'b0;
-            got_any = 1'b1;
-            if (e_valid) begin
-                r_n_got$d = k1_8;
-                ng_next = k_ng1;
-            end
-            else begin
-                r_n_got$d = k0_8;
-                ng_next = k_ng0;
-            end
+            r_n_got$d = k0_8;
+            ng_next = k_ng0;
+        end
+        else if (wr_ok) begin
+            r_len$d = r_len$q + k16_16 + elenw$wide;
+            r_n_got$d = r_n_got$q + k1_8;
+            ng_next = r_ng$q << k1_5;
         end
         else begin
-            len_base = r_len$q;
-            w0 = r_ng$q[32'h0];
-            w1 = r_ng$q[32'h1];
-            w2 = r_ng$q[32'h2];
-            w3 = r_ng$q[32'h3];
-            got_any = ~r_ng$q[32'h4];
-            if (e_valid && got_any) begin
-                r_n_got$d = r_n_got$q + k1_8;
-                ng_next = r_ng$q << k1_5;
-            end
-            else begin
-                ng_next = r_ng$q;
-            end
-        end
-        if (e_valid && got_any) begin
-            r_len$d = len_base + k16_16 + elenw$wide;
+            ng_next = r_ng$q;
         end
         r_ng$d = ng_next;
-        if (send && (~r_c_pending$q || start)) begin
+        if (cb_next) begin
+            r_wsa$d = k0_4;
+            r_wsb$d = ng_next[(32'h0)+:(4)];
+        end
+        else begin
+            r_wsa$d = ng_next[(32'h0)+:(4)];
+            r_wsb$d = k0_4;
+        end
+        if (latch) begin
             count_next = send_count;
         end
         else begin
             count_next = r_c_count$q;
         end
         r_eq$d = (ng_next & (k1_5 << count_next)) != k0_5;
-        if (e_valid && w0) begin
-            r_s0$d = e_img;
-            r_s0_step$d = e_step;
+        lq = r_len$q[(32'h3)+:(8)] - k5_8;
+        la = r_len$q[(32'h0)+:(3)];
+        if (e_valid && r_wsa$q[32'h0]) begin
+            r_w00$d = e_img;
+            r_q00$d = lq;
+            r_a00$d = la;
         end
-        if (e_valid && w1) begin
-            r_s1$d = e_img;
-            r_s1_step$d = e_step;
+        if (e_valid && r_wsb$q[32'h0]) begin
+            r_w10$d = e_img;
+            r_q10$d = lq;
+            r_a10$d = la;
         end
-        if (e_valid && w2) begin
-            r_s2$d = e_img;
-            r_s2_step$d = e_step;
+        if (e_valid && r_wsa$q[32'h1]) begin
+            r_w01$d = e_img;
+            r_q01$d = lq;
+            r_a01$d = la;
         end
-        if (e_valid && w3) begin
-            r_s3$d = e_img;
-            r_s3_step$d = e_step;
+        if (e_valid && r_wsb$q[32'h1]) begin
+            r_w11$d = e_img;
+            r_q11$d = lq;
+            r_a11$d = la;
         end
-        xn$narrow = r_g1$q;
-        x0$narrow = r_s0$q;
-        n1 = r_n1$q;
-        n1_first = k_pre_8 + r_s0_step$q;
-        n1_app = n1 + r_g1_step$q;
-        n1_shift = n1 - k8_8;
+        if (e_valid && r_wsa$q[32'h2]) begin
+            r_w02$d = e_img;
+            r_q02$d = lq;
+            r_a02$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h2]) begin
+            r_w12$d = e_img;
+            r_q12$d = lq;
+            r_a12$d = la;
+        end
+        if (e_valid && r_wsa$q[32'h3]) begin
+            r_w03$d = e_img;
+            r_q03$d = lq;
+            r_a03$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h3]) begin
+            r_w13$d = e_img;
+            r_q13$d = lq;
+            r_a13$d = la;
+        end
+        hit0 = r_streaming$q && r_fe0$q && (r_beat$q == r_fq0$q);
+        r_hit0$d = hit0 && ~start;
+        if (r_st$q) begin
+            r_sa0$d = k0_w;
+            r_sb0$d = k0_w;
+        end
+        else if (r_hit0$q && ~r_fb$q) begin
+            r_sa0$d = (r_sa0$q << k1_5) | k1_w;
+            r_sb0$d = r_sb0$q << k1_5;
+        end
+        else if (r_hit0$q) begin
+            r_sa0$d = r_sa0$q << k1_5;
+            r_sb0$d = (r_sb0$q << k1_5) | k1_w;
+        end
+        else begin
+            r_sa0$d = r_sa0$q << k1_5;
+            r_sb0$d = r_sb0$q << k1_5;
+        end
+        ws_a0$data = r_w00$q;
+        ws_a0$sel = r_sa0$q;
+        ws_b0$data = r_w10$q;
+        ws_b0$sel = r_sb0$q;
+        r_ga0$d = ws_a0$out;
+        r_gb0$d = ws_b0$out;
+        r_win0$d = r_ga0$q[(32'h0)+:(64)] | r_ga0$q[(32'h40)+:(64)] | r_ga0$q[(32'h80)+:(64)] | r_gb0$q[(32'h0)+:(64)] | r_gb0$q[(32'h40)+:(64)] | r_gb0$q[(32'h80)+:(64)];
+        r_wp0$d = r_win0$q[(32'h8)+:(56)];
+        al0$hi = r_win0$q;
+        al0$lo = r_wp0$q;
+        al0$a = r_fa0$q;
+        hit1 = r_streaming$q && r_fe1$q && (r_beat$q == r_fq1$q);
+        r_hit1$d = hit1 && ~start;
+        if (r_st$q) begin
+            r_sa1$d = k0_w;
+            r_sb1$d = k0_w;
+        end
+        else if (r_hit1$q && ~r_fb$q) begin
+            r_sa1$d = (r_sa1$q << k1_5) | k1_w;
+            r_sb1$d = r_sb1$q << k1_5;
+        end
+        else if (r_hit1$q) begin
+            r_sa1$d = r_sa1$q << k1_5;
+            r_sb1$d = (r_sb1$q << k1_5) | k1_w;
+        end
+        else begin
+            r_sa1$d = r_sa1$q << k1_5;
+            r_sb1$d = r_sb1$q << k1_5;
+        end
+        ws_a1$data = r_w01$q;
+        ws_a1$sel = r_sa1$q;
+        ws_b1$data = r_w11$q;
+        ws_b1$sel = r_sb1$q;
+        r_ga1$d = ws_a1$out;
+        r_gb1$d = ws_b1$out;
+        r_win1$d = r_ga1$q[(32'h0)+:(64)] | r_ga1$q[(32'h40)+:(64)] | r_ga1$q[(32'h80)+:(64)] | r_gb1$q[(32'h0)+:(64)] | r_gb1$q[(32'h40)+:(64)] | r_gb1$q[(32'h80)+:(64)];
+        r_wp1$d = r_win1$q[(32'h8)+:(56)];
+        al1$hi = r_win1$q;
+        al1$lo = r_wp1$q;
+        al1$a = r_fa1$q;
+        hit2 = r_streaming$q && r_fe2$q && (r_beat$q == r_fq2$q);
+        r_hit2$d = hit2 && ~start;
+        if (r_st$q) begin
+            r_sa2$d = k0_w;
+            r_sb2$d = k0_w;
+        end
+        else if (r_hit2$q && ~r_fb$q) begin
+            r_sa2$d = (r_sa2$q << k1_5) | k1_w;
+            r_sb2$d = r_sb2$q << k1_5;
+        end
+        else if (r_hit2$q) begin
+            r_sa2$d = r_sa2$q << k1_5;
+            r_sb2$d = (r_sb2$q << k1_5) | k1_w;
+        end
+        else begin
+            r_sa2$d = r_sa2$q << k1_5;
+            r_sb2$d = r_sb2$q << k1_5;
+        end
+        ws_a2$data = r_w02$q;
+        ws_a2$sel = r_sa2$q;
+        ws_b2$data = r_w12$q;
+        ws_b2$sel = r_sb2$q;
+        r_ga2$d = ws_a2$out;
+        r_gb2$d = ws_b2$out;
+        r_win2$d = r_ga2$q[(32'h0)+:(64)] | r_ga2$q[(32'h40)+:(64)] | r_ga2$q[(32'h80)+:(64)] | r_gb2$q[(32'h0)+:(64)] | r_gb2$q[(32'h40)+:(64)] | r_gb2$q[(32'h80)+:(64)];
+        r_wp2$d = r_win2$q[(32'h8)+:(56)];
+        al2$hi = r_win2$q;
+        al2$lo = r_wp2$q;
+        al2$a = r_fa2$q;
+        hit3 = r_streaming$q && r_fe3$q && (r_beat$q == r_fq3$q);
+        r_hit3$d = hit3 && ~start;
+        if (r_st$q) begin
+            r_sa3$d = k0_w;
+            r_sb3$d = k0_w;
+        end
+        else if (r_hit3$q && ~r_fb$q) begin
+            r_sa3$d = (r_sa3$q << k1_5) | k1_w;
+            r_sb3$d = r_sb3$q << k1_5;
+        end
+        else if (r_hit3$q) begin
+            r_sa3$d = r_sa3$q << k1_5;
+            r_sb3$d = (r_sb3$q << k1_5) | k1_w;
+        end
+        else begin
+            r_sa3$d = r_sa3$q << k1_5;
+            r_sb3$d = r_sb3$q << k1_5;
+        end
+        ws_a3$data = r_w03$q;
+        ws_a3$sel = r_sa3$q;
+        ws_b3$data = r_w13$q;
+        ws_b3$sel = r_sb3$q;
+        r_ga3$d = ws_a3$out;
+        r_gb3$d = ws_b3$out;
+        r_win3$d = r_ga3$q[(32'h0)+:(64)] | r_ga3$q[(32'h40)+:(64)] | r_ga3$q[(32'h80)+:(64)] | r_gb3$q[(32'h0)+:(64)] | r_gb3$q[(32'h40)+:(64)] | r_gb3$q[(32'h80)+:(64)];
+        r_wp3$d = r_win3$q[(32'h8)+:(56)];
+        al3$hi = r_win3$q;
+        al3$lo = r_wp3$q;
+        al3$a = r_fa3$q;
+        r_st$d = start;
+        r_bw$d = al0$out | al1$out | al2$out | al3$out;
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
@@ -18607,22 +19348,42 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_f_instance$d = r_c_instance$q;
             r_f_epoch$d = r_c_epoch$q;
             r_f_seq$d = r_c_seq$q;
-            r_g1$d = r_s1$q;
-            r_g1_step$d = r_s1_step$q;
-            r_g2$d = r_s2$q;
-            r_g2_step$d = r_s2_step$q;
-            r_g3$d = r_s3$q;
-            r_g3_step$d = r_s3_step$q;
-            r_ei$d = k1_8;
-            if (k0_8 < r_c_count$q) begin
-                r_acc$d = x0$wide << k_pre_shift;
-                r_n1$d = n1_first;
-                r_app$d = (n1_first < k8_8) && (k1_8 < r_c_count$q);
+            r_fb$d = r_cb$q;
+            r_fe0$d = k0_8 < r_c_count$q;
+            r_fe1$d = k1_8 < r_c_count$q;
+            r_fe2$d = k2_8 < r_c_count$q;
+            r_fe3$d = k3_8 < r_c_count$q;
+            if (r_cb$q) begin
+                r_fq0$d = r_q10$q;
+                r_fa0$d = r_a10$q;
             end
             else begin
-                r_acc$d = k0_acc;
-                r_n1$d = k_pre_8 - k8_8;
-                r_app$d = 1'b0;
+                r_fq0$d = r_q00$q;
+                r_fa0$d = r_a00$q;
+            end
+            if (r_cb$q) begin
+                r_fq1$d = r_q11$q;
+                r_fa1$d = r_a11$q;
+            end
+            else begin
+                r_fq1$d = r_q01$q;
+                r_fa1$d = r_a01$q;
+            end
+            if (r_cb$q) begin
+                r_fq2$d = r_q12$q;
+                r_fa2$d = r_a12$q;
+            end
+            else begin
+                r_fq2$d = r_q02$q;
+                r_fa2$d = r_a02$q;
+            end
+            if (r_cb$q) begin
+                r_fq3$d = r_q13$q;
+                r_fa3$d = r_a13$q;
+            end
+            else begin
+                r_fq3$d = r_q03$q;
+                r_fa3$d = r_a03$q;
             end
         end
         else if (last_beat) begin
@@ -18633,26 +19394,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_beat$d = r_beat$q + k1_8;
             r_blast$d = r_beat$q == r_nbeats$q - k2_8;
             r_body$d = r_beat$q >= k_body_beat - k1_8;
-            if (r_body$q) begin
-                if (r_app$q) begin
-                    r_acc$d = (r_acc$q >> k64_16) | (xn$wide << (n1 << k3_8));
-                    r_n1$d = n1_app;
-                    r_app$d = (n1_app < k8_8) && (r_ei$q + k1_8 < r_f_count$q);
-                    r_ei$d = r_ei$q + k1_8;
-                    r_g1$d = r_g2$q;
-                    r_g1_step$d = r_g2_step$q;
-                    r_g2$d = r_g3$q;
-                    r_g2_step$d = r_g3_step$q;
-                end
-                else begin
-                    r_acc$d = r_acc$q >> k64_16;
-                    r_n1$d = n1_shift;
-                    r_app$d = (n1_shift < k8_8) && (r_ei$q < r_f_count$q);
-                end
-            end
         end
         if (r_body$q) begin
-            body = r_acc$q[(32'h0)+:(64)];
+            body = r_bw$q;
         end
         else begin
             body = k0_64;
@@ -18821,6 +19565,58 @@ module nc_engine$decide_gen$add_ps_e(a,b,out);
 endmodule // nc_engine$decide_gen$add_ps_e
 
 
+module nc_engine$decide_gen$al0(hi,lo,a,out);
+    
+    // Module arguments
+    input wire  [63:0] hi;
+    input wire  [55:0] lo;
+    input wire  [2:0] a;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = a[2] ? (a[1] ? (a[0] ? {hi[7:0], lo[55:0]} : {hi[15:0], lo[55:8]}) : (a[0] ? {hi[23:0], lo[55:16]} : {hi[31:0], lo[55:24]})) : (a[1] ? (a[0] ? {hi[39:0], lo[55:32]} : {hi[47:0], lo[55:40]}) : (a[0] ? {hi[55:0], lo[55:48]} : hi));
+endmodule // nc_engine$decide_gen$al0
+
+
+module nc_engine$decide_gen$al1(hi,lo,a,out);
+    
+    // Module arguments
+    input wire  [63:0] hi;
+    input wire  [55:0] lo;
+    input wire  [2:0] a;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = a[2] ? (a[1] ? (a[0] ? {hi[7:0], lo[55:0]} : {hi[15:0], lo[55:8]}) : (a[0] ? {hi[23:0], lo[55:16]} : {hi[31:0], lo[55:24]})) : (a[1] ? (a[0] ? {hi[39:0], lo[55:32]} : {hi[47:0], lo[55:40]}) : (a[0] ? {hi[55:0], lo[55:48]} : hi));
+endmodule // nc_engine$decide_gen$al1
+
+
+module nc_engine$decide_gen$al2(hi,lo,a,out);
+    
+    // Module arguments
+    input wire  [63:0] hi;
+    input wire  [55:0] lo;
+    input wire  [2:0] a;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = a[2] ? (a[1] ? (a[0] ? {hi[7:0], lo[55:0]} : {hi[15:0], lo[55:8]}) : (a[0] ? {hi[23:0], lo[55:16]} : {hi[31:0], lo[55:24]})) : (a[1] ? (a[0] ? {hi[39:0], lo[55:32]} : {hi[47:0], lo[55:40]}) : (a[0] ? {hi[55:0], lo[55:48]} : hi));
+endmodule // nc_engine$decide_gen$al2
+
+
+module nc_engine$decide_gen$al3(hi,lo,a,out);
+    
+    // Module arguments
+    input wire  [63:0] hi;
+    input wire  [55:0] lo;
+    input wire  [2:0] a;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = a[2] ? (a[1] ? (a[0] ? {hi[7:0], lo[55:0]} : {hi[15:0], lo[55:8]}) : (a[0] ? {hi[23:0], lo[55:16]} : {hi[31:0], lo[55:24]})) : (a[1] ? (a[0] ? {hi[39:0], lo[55:32]} : {hi[47:0], lo[55:40]}) : (a[0] ? {hi[55:0], lo[55:48]} : hi));
+endmodule // nc_engine$decide_gen$al3
+
+
 module nc_engine$decide_gen$countw(narrow,wide);
     
     // Module arguments
@@ -18867,42 +19663,156 @@ module nc_engine$decide_gen$kindw(narrow,wide);
 endmodule // nc_engine$decide_gen$kindw
 
 
-module nc_engine$decide_gen$r_acc(d,q,clock);
+module nc_engine$decide_gen$r_a00(d,q,clock);
     
     // Module arguments
-    input wire  [1215:0] d;
-    output reg  [1215:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1216'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_acc
+endmodule // nc_engine$decide_gen$r_a00
 
 
-module nc_engine$decide_gen$r_app(d,q,clock);
+module nc_engine$decide_gen$r_a01(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_app
+endmodule // nc_engine$decide_gen$r_a01
+
+
+module nc_engine$decide_gen$r_a02(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a02
+
+
+module nc_engine$decide_gen$r_a03(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a03
+
+
+module nc_engine$decide_gen$r_a10(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a10
+
+
+module nc_engine$decide_gen$r_a11(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a11
+
+
+module nc_engine$decide_gen$r_a12(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a12
+
+
+module nc_engine$decide_gen$r_a13(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a13
 
 
 module nc_engine$decide_gen$r_beat(d,q,clock);
@@ -18960,6 +19870,25 @@ module nc_engine$decide_gen$r_body(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_body
+
+
+module nc_engine$decide_gen$r_bw(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_bw
 
 
 module nc_engine$decide_gen$r_c_count(d,q,clock);
@@ -19076,23 +20005,23 @@ module nc_engine$decide_gen$r_c_seq(d,q,clock);
 endmodule // nc_engine$decide_gen$r_c_seq
 
 
-module nc_engine$decide_gen$r_ei(d,q,clock);
+module nc_engine$decide_gen$r_cb(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_ei
+endmodule // nc_engine$decide_gen$r_cb
 
 
 module nc_engine$decide_gen$r_eq(d,q,clock);
@@ -19260,26 +20189,178 @@ module nc_engine$decide_gen$r_f_seq(d,q,clock);
 endmodule // nc_engine$decide_gen$r_f_seq
 
 
-module nc_engine$decide_gen$r_g1(d,q,clock);
+module nc_engine$decide_gen$r_fa0(d,q,clock);
     
     // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1152'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_g1
+endmodule // nc_engine$decide_gen$r_fa0
 
 
-module nc_engine$decide_gen$r_g1_step(d,q,clock);
+module nc_engine$decide_gen$r_fa1(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fa1
+
+
+module nc_engine$decide_gen$r_fa2(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fa2
+
+
+module nc_engine$decide_gen$r_fa3(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fa3
+
+
+module nc_engine$decide_gen$r_fb(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fb
+
+
+module nc_engine$decide_gen$r_fe0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fe0
+
+
+module nc_engine$decide_gen$r_fe1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fe1
+
+
+module nc_engine$decide_gen$r_fe2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fe2
+
+
+module nc_engine$decide_gen$r_fe3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fe3
+
+
+module nc_engine$decide_gen$r_fq0(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19295,29 +20376,10 @@ module nc_engine$decide_gen$r_g1_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_g1_step
+endmodule // nc_engine$decide_gen$r_fq0
 
 
-module nc_engine$decide_gen$r_g2(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_g2
-
-
-module nc_engine$decide_gen$r_g2_step(d,q,clock);
+module nc_engine$decide_gen$r_fq1(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19333,29 +20395,10 @@ module nc_engine$decide_gen$r_g2_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_g2_step
+endmodule // nc_engine$decide_gen$r_fq1
 
 
-module nc_engine$decide_gen$r_g3(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_g3
-
-
-module nc_engine$decide_gen$r_g3_step(d,q,clock);
+module nc_engine$decide_gen$r_fq2(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19371,7 +20414,254 @@ module nc_engine$decide_gen$r_g3_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_g3_step
+endmodule // nc_engine$decide_gen$r_fq2
+
+
+module nc_engine$decide_gen$r_fq3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_fq3
+
+
+module nc_engine$decide_gen$r_ga0(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ga0
+
+
+module nc_engine$decide_gen$r_ga1(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ga1
+
+
+module nc_engine$decide_gen$r_ga2(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ga2
+
+
+module nc_engine$decide_gen$r_ga3(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_ga3
+
+
+module nc_engine$decide_gen$r_gb0(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gb0
+
+
+module nc_engine$decide_gen$r_gb1(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gb1
+
+
+module nc_engine$decide_gen$r_gb2(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gb2
+
+
+module nc_engine$decide_gen$r_gb3(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gb3
+
+
+module nc_engine$decide_gen$r_hit0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_hit0
+
+
+module nc_engine$decide_gen$r_hit1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_hit1
+
+
+module nc_engine$decide_gen$r_hit2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_hit2
+
+
+module nc_engine$decide_gen$r_hit3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_hit3
 
 
 module nc_engine$decide_gen$r_lastkeep(d,q,clock);
@@ -19442,25 +20732,6 @@ module nc_engine$decide_gen$r_len$dff(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_len$dff
-
-
-module nc_engine$decide_gen$r_n1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_n1
 
 
 module nc_engine$decide_gen$r_n_got(d,q,clock);
@@ -19571,26 +20842,7 @@ module nc_engine$decide_gen$r_ps(d,q,clock);
 endmodule // nc_engine$decide_gen$r_ps
 
 
-module nc_engine$decide_gen$r_s0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s0
-
-
-module nc_engine$decide_gen$r_s0_step(d,q,clock);
+module nc_engine$decide_gen$r_q00(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19606,29 +20858,10 @@ module nc_engine$decide_gen$r_s0_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s0_step
+endmodule // nc_engine$decide_gen$r_q00
 
 
-module nc_engine$decide_gen$r_s1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s1
-
-
-module nc_engine$decide_gen$r_s1_step(d,q,clock);
+module nc_engine$decide_gen$r_q01(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19644,29 +20877,10 @@ module nc_engine$decide_gen$r_s1_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s1_step
+endmodule // nc_engine$decide_gen$r_q01
 
 
-module nc_engine$decide_gen$r_s2(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s2
-
-
-module nc_engine$decide_gen$r_s2_step(d,q,clock);
+module nc_engine$decide_gen$r_q02(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19682,29 +20896,10 @@ module nc_engine$decide_gen$r_s2_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s2_step
+endmodule // nc_engine$decide_gen$r_q02
 
 
-module nc_engine$decide_gen$r_s3(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_s3
-
-
-module nc_engine$decide_gen$r_s3_step(d,q,clock);
+module nc_engine$decide_gen$r_q03(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -19720,7 +20915,254 @@ module nc_engine$decide_gen$r_s3_step(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_s3_step
+endmodule // nc_engine$decide_gen$r_q03
+
+
+module nc_engine$decide_gen$r_q10(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q10
+
+
+module nc_engine$decide_gen$r_q11(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q11
+
+
+module nc_engine$decide_gen$r_q12(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q12
+
+
+module nc_engine$decide_gen$r_q13(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q13
+
+
+module nc_engine$decide_gen$r_sa0(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sa0
+
+
+module nc_engine$decide_gen$r_sa1(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sa1
+
+
+module nc_engine$decide_gen$r_sa2(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sa2
+
+
+module nc_engine$decide_gen$r_sa3(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sa3
+
+
+module nc_engine$decide_gen$r_sb0(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sb0
+
+
+module nc_engine$decide_gen$r_sb1(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sb1
+
+
+module nc_engine$decide_gen$r_sb2(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sb2
+
+
+module nc_engine$decide_gen$r_sb3(d,q,clock);
+    
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_sb3
+
+
+module nc_engine$decide_gen$r_st(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_st
 
 
 module nc_engine$decide_gen$r_streaming(d,q,clock);
@@ -19740,6 +21182,380 @@ module nc_engine$decide_gen$r_streaming(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_streaming
+
+
+module nc_engine$decide_gen$r_w00(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w00
+
+
+module nc_engine$decide_gen$r_w01(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w01
+
+
+module nc_engine$decide_gen$r_w02(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w02
+
+
+module nc_engine$decide_gen$r_w03(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w03
+
+
+module nc_engine$decide_gen$r_w10(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w10
+
+
+module nc_engine$decide_gen$r_w11(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w11
+
+
+module nc_engine$decide_gen$r_w12(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w12
+
+
+module nc_engine$decide_gen$r_w13(d,q,clock);
+    
+    // Module arguments
+    input wire  [1151:0] d;
+    output reg  [1151:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1152'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_w13
+
+
+module nc_engine$decide_gen$r_win0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_win0
+
+
+module nc_engine$decide_gen$r_win1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_win1
+
+
+module nc_engine$decide_gen$r_win2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_win2
+
+
+module nc_engine$decide_gen$r_win3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_win3
+
+
+module nc_engine$decide_gen$r_wp0(d,q,clock);
+    
+    // Module arguments
+    input wire  [55:0] d;
+    output reg  [55:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 56'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wp0
+
+
+module nc_engine$decide_gen$r_wp1(d,q,clock);
+    
+    // Module arguments
+    input wire  [55:0] d;
+    output reg  [55:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 56'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wp1
+
+
+module nc_engine$decide_gen$r_wp2(d,q,clock);
+    
+    // Module arguments
+    input wire  [55:0] d;
+    output reg  [55:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 56'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wp2
+
+
+module nc_engine$decide_gen$r_wp3(d,q,clock);
+    
+    // Module arguments
+    input wire  [55:0] d;
+    output reg  [55:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 56'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wp3
+
+
+module nc_engine$decide_gen$r_wsa(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 4'h1;
+    
+    // Stub signals
+    reg  [3:0] dff$d;
+    wire  [3:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$decide_gen$r_wsa$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$decide_gen$r_wsa
+
+
+module nc_engine$decide_gen$r_wsa$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wsa$dff
+
+
+module nc_engine$decide_gen$r_wsb(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wsb
 
 
 module nc_engine$decide_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,count,ready);
@@ -20821,15 +22637,252 @@ module nc_engine$decide_gen$ttlw(narrow,wide);
 endmodule // nc_engine$decide_gen$ttlw
 
 
-module nc_engine$decide_gen$x0(narrow,wide);
+module nc_engine$decide_gen$ws_a0(data,sel,out);
     
     // Module arguments
-    input wire  [1151:0] narrow;
-    output reg  [1215:0] wide;
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
     
     // Update code (custom)
-    always @(*) wide = {64'd0, narrow};
-endmodule // nc_engine$decide_gen$x0
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_a0
+
+
+module nc_engine$decide_gen$ws_a1(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_a1
+
+
+module nc_engine$decide_gen$ws_a2(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_a2
+
+
+module nc_engine$decide_gen$ws_a3(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_a3
+
+
+module nc_engine$decide_gen$ws_b0(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_b0
+
+
+module nc_engine$decide_gen$ws_b1(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_b1
+
+
+module nc_engine$decide_gen$ws_b2(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_b2
+
+
+module nc_engine$decide_gen$ws_b3(data,sel,out);
+    
+    // Module arguments
+    input wire  [1151:0] data;
+    input wire  [17:0] sel;
+    output reg  [191:0] out;
+    
+    // Update code (custom)
+    always @(*) begin
+        out[63:0] = ({64{sel[0]}} & data[63:0])
+            | ({64{sel[1]}} & data[127:64])
+            | ({64{sel[2]}} & data[191:128])
+            | ({64{sel[3]}} & data[255:192])
+            | ({64{sel[4]}} & data[319:256])
+            | ({64{sel[5]}} & data[383:320]);
+        out[127:64] = ({64{sel[6]}} & data[447:384])
+            | ({64{sel[7]}} & data[511:448])
+            | ({64{sel[8]}} & data[575:512])
+            | ({64{sel[9]}} & data[639:576])
+            | ({64{sel[10]}} & data[703:640])
+            | ({64{sel[11]}} & data[767:704]);
+        out[191:128] = ({64{sel[12]}} & data[831:768])
+            | ({64{sel[13]}} & data[895:832])
+            | ({64{sel[14]}} & data[959:896])
+            | ({64{sel[15]}} & data[1023:960])
+            | ({64{sel[16]}} & data[1087:1024])
+            | ({64{sel[17]}} & data[1151:1088]);
+    end
+endmodule // nc_engine$decide_gen$ws_b3
 
 
 module nc_engine$decide_gen$xhead(narrow,wide);
@@ -20841,17 +22894,6 @@ module nc_engine$decide_gen$xhead(narrow,wide);
     // Update code (custom)
     always @(*) wide = {1024'd0, narrow};
 endmodule // nc_engine$decide_gen$xhead
-
-
-module nc_engine$decide_gen$xn(narrow,wide);
-    
-    // Module arguments
-    input wire  [1151:0] narrow;
-    output reg  [1215:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {64'd0, narrow};
-endmodule // nc_engine$decide_gen$xn
 
 
 module nc_engine$decide_gen$xpay(narrow,wide);
