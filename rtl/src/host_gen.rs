@@ -445,6 +445,7 @@ block! {
         r_ldata: DFF<Bits<64>>,
         r_asrc: DFF<Bits<16>>,
         r_adst: DFF<Bits<16>>,
+        r_a3: DFF<Bits<16>>,
         r_asum: DFF<Bits<16>>,
         r_csum: DFF<Bits<16>>,
         r_p_valid: DFF<Bit>,
@@ -481,8 +482,6 @@ block! {
         px3: Signal<Local, Bits<4>>,
         sx4: Signal<Local, Bits<4>>,
         px4: Signal<Local, Bits<4>>,
-        rd_buf: Signal<Local, Bits<2>>,
-        rd_beat: Signal<Local, Bits<8>>,
         rd_bufw: ZeroExtend<2, 9>,
         rd_beatw: ZeroExtend<8, 9>,
         raddr: Signal<Local, Bits<9>>,
@@ -573,6 +572,7 @@ impl Logic for HostGen {
             r_ldata,
             r_asrc,
             r_adst,
+            r_a3,
             r_asum,
             r_csum,
             r_p_valid,
@@ -808,18 +808,12 @@ impl Logic for HostGen {
             self.r_at_last.d.next =
                 (self.beat16.wide.val() + self.k1_16.val()) == self.r_lastidx.q.val();
         }
-        // The read address: beat 0 of a starting frame, else the next beat of the streaming one
-        // (the RAM read is registered: the data come with the beat).
-        if self.start.val() {
-            self.rd_buf.next = self.s_buf.val();
-            self.rd_beat.next = self.k0_8.val();
-        } else {
-            self.rd_buf.next = self.r_buf.q.val();
-            self.rd_beat.next = self.beat_nx.val();
-        }
-        // (A streaming frame's beats are below 128: `r_lastidx` is at most (990 + 33) / 8.)
-        self.rd_bufw.narrow.next = self.rd_buf.val();
-        self.rd_beatw.narrow.next = self.rd_beat.val();
+        // The read address: the streaming frame's next beat (the RAM read is registered: the
+        // data come with the beat). In a frame's start cycle it reads for beat 0 from the frame
+        // before's buffer: beats 0..4 are regenerated header bytes, so that read is never used,
+        // and `start` stays out of the address (rtl/README "Place and route").
+        self.rd_bufw.narrow.next = self.r_buf.q.val();
+        self.rd_beatw.narrow.next = self.beat_nx.val();
         // Beats are below 128: the address is the buffer number above the beat, no addition.
         self.raddr.next = (self.rd_bufw.wide.val() << self.k7_9.val()) | self.rd_beatw.wide.val();
         self.cap0.raddr.next = self.raddr.val();
@@ -841,9 +835,10 @@ impl Logic for HostGen {
             self.body.next = self.cap4.rdata.val();
         }
         // The IPv4 checksum, pipelined (one's-complement adds with end-around carry): the
-        // address words' sums (the source's with the TTL word's TTL byte) are registered (the
-        // config inputs change only while the node is disabled, so they are settled two cycles
-        // later), then the constant words' sum, then + total_len into `r_csum`, which follows
+        // address words' sums (the source's with the TTL word's TTL byte) are registered, then
+        // their sum, then that plus the constant words' sum (the config inputs change only
+        // while the node is disabled, so they are settled three cycles later), then +
+        // total_len into `r_csum`, which follows
         // `r_ulen` one cycle later: the checksum is in beat 3, and a frame's `r_ulen` is set
         // before its beat 0.
         self.add_cs1.a.next = self.src_ip.val().get_bits::<16>(16);
@@ -861,7 +856,8 @@ impl Logic for HostGen {
         self.add_cs3.a.next = self.r_asrc.q.val();
         self.add_cs3.b.next = self.r_adst.q.val();
         self.cs3c.next = self.add_cs3.out.val();
-        self.add_cs4.a.next = self.cs3c.val();
+        self.r_a3.d.next = self.cs3c.val();
+        self.add_cs4.a.next = self.r_a3.q.val();
         self.add_cs4.b.next = self.k_ipsum.val();
         self.cs4c.next = self.add_cs4.out.val();
         self.r_asum.d.next = self.cs4c.val();

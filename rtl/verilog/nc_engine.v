@@ -24713,6 +24713,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [15:0] r_adst$d;
     wire  [15:0] r_adst$q;
     reg  r_adst$clock;
+    reg  [15:0] r_a3$d;
+    wire  [15:0] r_a3$q;
+    reg  r_a3$clock;
     reg  [15:0] r_asum$d;
     wire  [15:0] r_asum$q;
     reg  r_asum$clock;
@@ -24803,8 +24806,6 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [3:0] px3;
     reg  [3:0] sx4;
     reg  [3:0] px4;
-    reg  [1:0] rd_buf;
-    reg  [7:0] rd_beat;
     reg  [8:0] raddr;
     reg  [63:0] body;
     reg  [63:0] hbeat;
@@ -24955,6 +24956,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .q(r_adst$q),
         .clock(r_adst$clock)
     );
+    nc_engine$host_gen$r_a3 r_a3(
+        .d(r_a3$d),
+        .q(r_a3$q),
+        .clock(r_a3$clock)
+    );
     nc_engine$host_gen$r_asum r_asum(
         .d(r_asum$d),
         .q(r_asum$q),
@@ -25063,6 +25069,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         r_ldata$clock = clock;
         r_asrc$clock = clock;
         r_adst$clock = clock;
+        r_a3$clock = clock;
         r_asum$clock = clock;
         r_csum$clock = clock;
         r_p_valid$clock = clock;
@@ -25081,6 +25088,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         r_ldata$d = r_ldata$q;
         r_asrc$d = r_asrc$q;
         r_adst$d = r_adst$q;
+        r_a3$d = r_a3$q;
         r_asum$d = r_asum$q;
         r_csum$d = r_csum$q;
         r_p_valid$d = r_p_valid$q;
@@ -25329,16 +25337,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             r_beat$d = beat_nx;
             r_at_last$d = (beat16$wide + k1_16) == r_lastidx$q;
         end
-        if (start) begin
-            rd_buf = s_buf;
-            rd_beat = k0_8;
-        end
-        else begin
-            rd_buf = r_buf$q;
-            rd_beat = beat_nx;
-        end
-        rd_bufw$narrow = rd_buf;
-        rd_beatw$narrow = rd_beat;
+        rd_bufw$narrow = r_buf$q;
+        rd_beatw$narrow = beat_nx;
         raddr = (rd_bufw$wide << k7_9) | rd_beatw$wide;
         cap0$raddr = raddr;
         cap1$raddr = raddr;
@@ -25378,7 +25378,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         add_cs3$a = r_asrc$q;
         add_cs3$b = r_adst$q;
         cs3c = add_cs3$out;
-        add_cs4$a = cs3c;
+        r_a3$d = cs3c;
+        add_cs4$a = r_a3$q;
         add_cs4$b = k_ipsum;
         cs4c = add_cs4$out;
         r_asum$d = cs4c;
@@ -27959,6 +27960,25 @@ module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,sr
     // Update code (custom)
     always @(*) out = {8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], ip_csum[7:0], ip_csum[15:8], 8'h11, ttl[7:0], 8'h00, 8'h40, 8'h00, 8'h00, total_len[7:0], total_len[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
 endmodule // nc_engine$host_gen$hdr
+
+
+module nc_engine$host_gen$r_a3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$host_gen$r_a3
 
 
 module nc_engine$host_gen$r_adst(d,q,clock);
