@@ -148,72 +148,73 @@ fn ip_const_sum() -> u64 {
     s
 }
 
-/// One input stream's capture: its frames written into a RAM of [`BUFS`] buffers of
-/// [`BUF_BEATS`] 64-bit beats (bytes whose keep bit is 0 written as 0). A frame goes into buffer
-/// `cur`; at its last beat `cur` becomes `done` (with the frame's UDP length, from beat 4, and
-/// whether it had more beats than a buffer holds) and the next frame goes into a buffer that is
-/// neither the one just completed nor one the stream or the pending slot still read (`used`).
-#[derive(LogicBlock)]
-pub struct Capture {
-    pub clock: Signal<In, Clock>,
-    pub data: Signal<In, Bits<64>>,
-    pub keep: Signal<In, Bits<8>>,
-    pub valid: Signal<In, Bit>,
-    pub last: Signal<In, Bit>,
-    /// Buffers the host stream and the pending slot read (one bit each).
-    pub used: Signal<In, Bits<4>>,
-    /// The leader's stream only: the length of the frame starting in this beat (`lead_len`).
-    pub lead_len: Signal<In, Bits<16>>,
-    /// The frame a decision of this cycle refers to: for a tree the last completed one (its
-    /// buffer, UDP length, and whether it had more beats than a buffer); for the leader's
-    /// stream the one being written (its UDP length from `lead_len`).
-    pub pick: Signal<Out, Bits<2>>,
-    pub pick_ulen: Signal<Out, Bits<16>>,
-    /// The frame may be forwarded: not longer than a buffer and a UDP length in the range a
-    /// host frame takes (for a tree registered with the frame's last beat, so that a decision
-    /// needs no comparison; for the leader's stream from `lead_len`).
-    pub pick_ok: Signal<Out, Bit>,
-    /// Read port: {buffer, beat}; data one cycle later.
-    pub raddr: Signal<In, Bits<9>>,
-    pub rdata: Signal<Out, Bits<64>>,
-    ram: RAM<Bits<64>, 9>,
-    kmask: KeepMask,
-    r_cur: DFF<Bits<2>>,
-    r_done: DFF<Bits<2>>,
-    r_beat: DFF<Bits<8>>,
-    r_big: DFF<Bit>,
-    r_ulen: DFF<Bits<16>>,
-    r_done_ulen: DFF<Bits<16>>,
-    r_done_ok: DFF<Bit>,
-    /// The beat now coming is the one with the UDP length (registered a beat ahead); the UDP
-    /// length so far is in the range a host frame takes.
-    r_at_ulen: DFF<Bit>,
-    r_ulen_ok: DFF<Bit>,
-    ok_now: Signal<Local, Bit>,
-    curw: ZeroExtend<2, 9>,
-    beatw: ZeroExtend<7, 9>,
-    avail: Signal<Local, Bits<4>>,
-    free: Signal<Local, Bits<2>>,
-    ulen_le: Signal<Local, Bits<16>>,
-    ulen_now: Signal<Local, Bits<16>>,
-    big_now: Signal<Local, Bit>,
-    k0_2: Constant<Bits<2>>,
-    k1_2: Constant<Bits<2>>,
-    k2_2: Constant<Bits<2>>,
-    k3_2: Constant<Bits<2>>,
-    k1_4: Constant<Bits<4>>,
-    k0_8: Constant<Bits<8>>,
-    k1_8: Constant<Bits<8>>,
-    k_sat8: Constant<Bits<8>>,
-    k_beats: Constant<Bits<8>>,
-    k_ulen_beat1: Constant<Bits<8>>,
-    k7_9: Constant<Bits<9>>,
-    k8_16: Constant<Bits<16>>,
-    k0_16: Constant<Bits<16>>,
-    k_udp_off: Constant<Bits<16>>,
-    k_leader: Constant<Bit>,
-    k_min_ulen: Constant<Bits<16>>,
-    k_max_ulen: Constant<Bits<16>>,
+block! {
+    /// One input stream's capture: its frames written into a RAM of [`BUFS`] buffers of
+    /// [`BUF_BEATS`] 64-bit beats (bytes whose keep bit is 0 written as 0). A frame goes into buffer
+    /// `cur`; at its last beat `cur` becomes `done` (with the frame's UDP length, from beat 4, and
+    /// whether it had more beats than a buffer holds) and the next frame goes into a buffer that is
+    /// neither the one just completed nor one the stream or the pending slot still read (`used`).
+    pub struct Capture(leader: bool) {
+        pub clock: Signal<In, Clock>,
+        pub data: Signal<In, Bits<64>>,
+        pub keep: Signal<In, Bits<8>>,
+        pub valid: Signal<In, Bit>,
+        pub last: Signal<In, Bit>,
+        /// Buffers the host stream and the pending slot read (one bit each).
+        pub used: Signal<In, Bits<4>>,
+        /// The leader's stream only: the length of the frame starting in this beat (`lead_len`).
+        pub lead_len: Signal<In, Bits<16>>,
+        /// The frame a decision of this cycle refers to: for a tree the last completed one (its
+        /// buffer, UDP length, and whether it had more beats than a buffer); for the leader's
+        /// stream the one being written (its UDP length from `lead_len`).
+        pub pick: Signal<Out, Bits<2>>,
+        pub pick_ulen: Signal<Out, Bits<16>>,
+        /// The frame may be forwarded: not longer than a buffer and a UDP length in the range a
+        /// host frame takes (for a tree registered with the frame's last beat, so that a decision
+        /// needs no comparison; for the leader's stream from `lead_len`).
+        pub pick_ok: Signal<Out, Bit>,
+        /// Read port: {buffer, beat}; data one cycle later.
+        pub raddr: Signal<In, Bits<9>>,
+        pub rdata: Signal<Out, Bits<64>>,
+        ram: RAM<Bits<64>, 9>,
+        kmask: KeepMask,
+        r_cur: DFF<Bits<2>>,
+        r_done: DFF<Bits<2>>,
+        r_beat: DFF<Bits<8>>,
+        r_big: DFF<Bit>,
+        r_ulen: DFF<Bits<16>>,
+        r_done_ulen: DFF<Bits<16>>,
+        r_done_ok: DFF<Bit>,
+        /// The beat now coming is the one with the UDP length (registered a beat ahead); the UDP
+        /// length so far is in the range a host frame takes.
+        r_at_ulen: DFF<Bit>,
+        r_ulen_ok: DFF<Bit>,
+        ok_now: Signal<Local, Bit>,
+        curw: ZeroExtend<2, 9>,
+        beatw: ZeroExtend<7, 9>,
+        avail: Signal<Local, Bits<4>>,
+        free: Signal<Local, Bits<2>>,
+        ulen_le: Signal<Local, Bits<16>>,
+        ulen_now: Signal<Local, Bits<16>>,
+        big_now: Signal<Local, Bit>,
+        k0_2: Constant<Bits<2>> = k(0),
+        k1_2: Constant<Bits<2>> = k(1),
+        k2_2: Constant<Bits<2>> = k(2),
+        k3_2: Constant<Bits<2>> = k(3),
+        k1_4: Constant<Bits<4>> = k(1),
+        k0_8: Constant<Bits<8>> = k(0),
+        k1_8: Constant<Bits<8>> = k(1),
+        k_sat8: Constant<Bits<8>> = k(0xFF),
+        k_beats: Constant<Bits<8>> = k(BUF_BEATS as u64),
+        k_ulen_beat1: Constant<Bits<8>> = k(UDP_LEN_BEAT - 1),
+        k7_9: Constant<Bits<9>> = k(7),
+        k8_16: Constant<Bits<16>> = k(8),
+        k0_16: Constant<Bits<16>> = k(0),
+        k_udp_off: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
+        k_leader: Constant<Bit> = Constant::new(leader),
+        k_min_ulen: Constant<Bits<16>> = k(frame::UDP_LEN as u64),
+        k_max_ulen: Constant<Bits<16>> = k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
+    }
 }
 
 impl Capture {
@@ -225,56 +226,7 @@ impl Capture {
             (UDP_LEN_BEAT as usize, 6),
             "the UDP length is lanes 6..7 of beat 4"
         );
-        Self {
-            clock: Default::default(),
-            data: Default::default(),
-            keep: Default::default(),
-            valid: Default::default(),
-            last: Default::default(),
-            used: Default::default(),
-            lead_len: Default::default(),
-            pick: Default::default(),
-            pick_ulen: Default::default(),
-            pick_ok: Default::default(),
-            raddr: Default::default(),
-            rdata: Default::default(),
-            ram: Default::default(),
-            kmask: Default::default(),
-            r_cur: Default::default(),
-            r_done: Default::default(),
-            r_beat: Default::default(),
-            r_big: Default::default(),
-            r_ulen: Default::default(),
-            r_done_ulen: Default::default(),
-            r_done_ok: Default::default(),
-            r_at_ulen: Default::default(),
-            r_ulen_ok: Default::default(),
-            ok_now: Default::default(),
-            curw: Default::default(),
-            beatw: Default::default(),
-            avail: Default::default(),
-            free: Default::default(),
-            ulen_le: Default::default(),
-            ulen_now: Default::default(),
-            big_now: Default::default(),
-            k0_2: k(0),
-            k1_2: k(1),
-            k2_2: k(2),
-            k3_2: k(3),
-            k1_4: k(1),
-            k0_8: k(0),
-            k1_8: k(1),
-            k_sat8: k(0xFF),
-            k_beats: k(BUF_BEATS as u64),
-            k_ulen_beat1: k(UDP_LEN_BEAT - 1),
-            k7_9: k(7),
-            k8_16: k(8),
-            k0_16: k(0),
-            k_udp_off: k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
-            k_leader: Constant::new(leader),
-            k_min_ulen: k(frame::UDP_LEN as u64),
-            k_max_ulen: k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
-        }
+        Self::build(leader)
     }
 }
 

@@ -198,50 +198,36 @@ pub(crate) fn ip_const_sum() -> u64 {
     s
 }
 
-/// The generator: `W`-bit output beats with `K` = `W`/8 keep bits, an image of `I` bits (the
-/// frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends behind
-/// the waiting one. `PktGen` alone is the 64-bit generator `nc_engine` uses; [`PktGen512`] is the
-/// 512-bit one.
-/// `ready`: whether a send in this cycle would be taken, computed from the generator's
-/// registers only — its own block, so that the core may gate its send on it without a
-/// combinational loop (Verilator's UNOPTFLAT would see one through `pkt_gen`'s main block,
-/// which reads `send`). The same rules as `start`, `q_room` and `overrun` there.
-#[derive(LogicBlock)]
-pub struct GenReady {
-    pub c_pending: Signal<In, Bit>,
-    pub q_pending: Signal<In, Bit>,
-    pub streaming: Signal<In, Bit>,
-    pub beat: Signal<In, Bits<8>>,
-    pub nbeats: Signal<In, Bits<8>>,
-    pub n_got: Signal<In, Bits<8>>,
-    pub count: Signal<In, Bits<8>>,
-    pub ready: Signal<Out, Bit>,
-    last: Signal<Local, Bit>,
-    start: Signal<Local, Bit>,
-    room: Signal<Local, Bit>,
-    queue: Constant<Bit>,
-    k1: Constant<Bits<8>>,
-    k3: Constant<Bits<8>>,
+block! {
+    /// The generator: `W`-bit output beats with `K` = `W`/8 keep bits, an image of `I` bits (the
+    /// frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends behind
+    /// the waiting one. `PktGen` alone is the 64-bit generator `nc_engine` uses; [`PktGen512`] is the
+    /// 512-bit one.
+    /// `ready`: whether a send in this cycle would be taken, computed from the generator's
+    /// registers only — its own block, so that the core may gate its send on it without a
+    /// combinational loop (Verilator's UNOPTFLAT would see one through `pkt_gen`'s main block,
+    /// which reads `send`). The same rules as `start`, `q_room` and `overrun` there.
+    pub struct GenReady(queue: bool) {
+        pub c_pending: Signal<In, Bit>,
+        pub q_pending: Signal<In, Bit>,
+        pub streaming: Signal<In, Bit>,
+        pub beat: Signal<In, Bits<8>>,
+        pub nbeats: Signal<In, Bits<8>>,
+        pub n_got: Signal<In, Bits<8>>,
+        pub count: Signal<In, Bits<8>>,
+        pub ready: Signal<Out, Bit>,
+        last: Signal<Local, Bit>,
+        start: Signal<Local, Bit>,
+        room: Signal<Local, Bit>,
+        queue: Constant<Bit> = Constant::new(queue),
+        k1: Constant<Bits<8>> = k(1),
+        k3: Constant<Bits<8>> = k(3),
+    }
 }
 
 impl GenReady {
     pub(crate) fn new(queue: bool) -> Self {
-        Self {
-            c_pending: Default::default(),
-            q_pending: Default::default(),
-            streaming: Default::default(),
-            beat: Default::default(),
-            nbeats: Default::default(),
-            n_got: Default::default(),
-            count: Default::default(),
-            ready: Default::default(),
-            last: Default::default(),
-            start: Default::default(),
-            room: Default::default(),
-            queue: Constant::new(queue),
-            k1: k(1),
-            k3: k(3),
-        }
+        Self::build(queue)
     }
 }
 
