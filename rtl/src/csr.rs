@@ -28,23 +28,24 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 
-/// One 32-bit configuration register with a legal range narrower than all of `u32`.
-#[derive(LogicBlock)]
-pub struct ConfigReg {
-    pub clock: Signal<In, Clock>,
-    pub bus_addr: Signal<In, Bits<16>>,
-    pub bus_wdata: Signal<In, Bits<32>>,
-    pub bus_write: Signal<In, Bit>,
-    /// Configuration writes allowed (core Disabled).
-    pub writable: Signal<In, Bit>,
-    pub value: Signal<Out, Bits<32>>,
-    /// `value` when addressed, else 0 (OR-ed into the read data).
-    pub rdata: Signal<Out, Bits<32>>,
-    r: DFFWithInit<Bits<32>>,
-    address: Constant<Bits<16>>,
-    min: Constant<Bits<32>>,
-    span: Constant<Bits<32>>,
-    zero: Constant<Bits<32>>,
+block! {
+    /// One 32-bit configuration register with a legal range narrower than all of `u32`.
+    pub struct ConfigReg(r: &'static Register) {
+        pub clock: Signal<In, Clock>,
+        pub bus_addr: Signal<In, Bits<16>>,
+        pub bus_wdata: Signal<In, Bits<32>>,
+        pub bus_write: Signal<In, Bit>,
+        /// Configuration writes allowed (core Disabled).
+        pub writable: Signal<In, Bit>,
+        pub value: Signal<Out, Bits<32>>,
+        /// `value` when addressed, else 0 (OR-ed into the read data).
+        pub rdata: Signal<Out, Bits<32>>,
+        r: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(r.reset)),
+        address: Constant<Bits<16>> = k(r.addr as u64),
+        min: Constant<Bits<32>> = k(r.min),
+        span: Constant<Bits<32>> = k(r.max - r.min),
+        zero: Constant<Bits<32>> = k(0),
+    }
 }
 
 impl ConfigReg {
@@ -56,20 +57,7 @@ impl ConfigReg {
             r.max - r.min < u32::MAX as u64,
             "full-range registers use ConfigRegAny"
         );
-        Self {
-            clock: Default::default(),
-            bus_addr: Default::default(),
-            bus_wdata: Default::default(),
-            bus_write: Default::default(),
-            writable: Default::default(),
-            value: Default::default(),
-            rdata: Default::default(),
-            r: DFFWithInit::new(Bits::<32>::from(r.reset)),
-            address: k(r.addr as u64),
-            min: k(r.min),
-            span: k(r.max - r.min),
-            zero: k(0),
-        }
+        Self::build(r)
     }
 }
 
@@ -95,21 +83,22 @@ impl Logic for ConfigReg {
     }
 }
 
-/// One 32-bit configuration register whose legal range is every `u32` (no check).
-#[derive(LogicBlock)]
-pub struct ConfigRegAny {
-    pub clock: Signal<In, Clock>,
-    pub bus_addr: Signal<In, Bits<16>>,
-    pub bus_wdata: Signal<In, Bits<32>>,
-    pub bus_write: Signal<In, Bit>,
-    /// Configuration writes allowed (core Disabled).
-    pub writable: Signal<In, Bit>,
-    pub value: Signal<Out, Bits<32>>,
-    /// `value` when addressed, else 0 (OR-ed into the read data).
-    pub rdata: Signal<Out, Bits<32>>,
-    r: DFFWithInit<Bits<32>>,
-    address: Constant<Bits<16>>,
-    zero: Constant<Bits<32>>,
+block! {
+    /// One 32-bit configuration register whose legal range is every `u32` (no check).
+    pub struct ConfigRegAny(r: &'static Register) {
+        pub clock: Signal<In, Clock>,
+        pub bus_addr: Signal<In, Bits<16>>,
+        pub bus_wdata: Signal<In, Bits<32>>,
+        pub bus_write: Signal<In, Bit>,
+        /// Configuration writes allowed (core Disabled).
+        pub writable: Signal<In, Bit>,
+        pub value: Signal<Out, Bits<32>>,
+        /// `value` when addressed, else 0 (OR-ed into the read data).
+        pub rdata: Signal<Out, Bits<32>>,
+        r: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(r.reset)),
+        address: Constant<Bits<16>> = k(r.addr as u64),
+        zero: Constant<Bits<32>> = k(0),
+    }
 }
 
 impl ConfigRegAny {
@@ -121,18 +110,7 @@ impl ConfigRegAny {
             r.min == 0 && r.max == u32::MAX as u64,
             "ranged registers use ConfigReg"
         );
-        Self {
-            clock: Default::default(),
-            bus_addr: Default::default(),
-            bus_wdata: Default::default(),
-            bus_write: Default::default(),
-            writable: Default::default(),
-            value: Default::default(),
-            rdata: Default::default(),
-            r: DFFWithInit::new(Bits::<32>::from(r.reset)),
-            address: k(r.addr as u64),
-            zero: k(0),
-        }
+        Self::build(r)
     }
 }
 
@@ -156,73 +134,47 @@ impl Logic for ConfigRegAny {
     }
 }
 
-/// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
-/// (the model's order within one cycle: tick phase, CLEAR_COUNTERS, event phase).
-///
-/// The cycle's increments and `clear` are registered first and added in the next cycle, so no
-/// 64-bit adder sits behind the core's tick and event logic: a count shows on the bus one cycle
-/// after the cycle it counts (CLEAR_COUNTERS too, in the same order against the increments).
-#[derive(LogicBlock)]
-pub struct Counter64 {
-    pub clock: Signal<In, Clock>,
-    pub bus_addr: Signal<In, Bits<16>>,
-    pub clear: Signal<In, Bit>,
-    pub tick: Signal<In, Bit>,
-    pub tick_n: Signal<In, Bits<13>>,
-    pub ev: Signal<In, Bit>,
-    pub ev_n: Signal<In, Bits<13>>,
-    pub rdata: Signal<Out, Bits<32>>,
-    r: DFF<Bits<64>>,
-    r_clear: DFF<Bit>,
-    r_tick: DFF<Bit>,
-    r_tick_n: DFF<Bits<13>>,
-    r_ev: DFF<Bit>,
-    r_ev_n: DFF<Bits<13>>,
-    ta: Signal<Local, Bits<16>>,
-    ea: Signal<Local, Bits<16>>,
-    amount: Signal<Local, Bits<16>>,
-    base: Signal<Local, Bits<64>>,
-    lo: Constant<Bits<16>>,
-    hi: Constant<Bits<16>>,
-    zero: Constant<Bits<64>>,
-    one16: Constant<Bits<16>>,
-    zero32: Constant<Bits<32>>,
-    xn: ZeroExtend<13, 16>,
-    xm: ZeroExtend<13, 16>,
-    xa: ZeroExtend<16, 64>,
+block! {
+    /// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
+    /// (the model's order within one cycle: tick phase, CLEAR_COUNTERS, event phase).
+    ///
+    /// The cycle's increments and `clear` are registered first and added in the next cycle, so no
+    /// 64-bit adder sits behind the core's tick and event logic: a count shows on the bus one cycle
+    /// after the cycle it counts (CLEAR_COUNTERS too, in the same order against the increments).
+    pub struct Counter64(c: Counter) {
+        pub clock: Signal<In, Clock>,
+        pub bus_addr: Signal<In, Bits<16>>,
+        pub clear: Signal<In, Bit>,
+        pub tick: Signal<In, Bit>,
+        pub tick_n: Signal<In, Bits<13>>,
+        pub ev: Signal<In, Bit>,
+        pub ev_n: Signal<In, Bits<13>>,
+        pub rdata: Signal<Out, Bits<32>>,
+        r: DFF<Bits<64>>,
+        r_clear: DFF<Bit>,
+        r_tick: DFF<Bit>,
+        r_tick_n: DFF<Bits<13>>,
+        r_ev: DFF<Bit>,
+        r_ev_n: DFF<Bits<13>>,
+        ta: Signal<Local, Bits<16>>,
+        ea: Signal<Local, Bits<16>>,
+        amount: Signal<Local, Bits<16>>,
+        base: Signal<Local, Bits<64>>,
+        lo: Constant<Bits<16>> = k(c.addr() as u64),
+        hi: Constant<Bits<16>> = k(c.addr() as u64 + 4),
+        zero: Constant<Bits<64>> = k(0),
+        one16: Constant<Bits<16>> = k(1),
+        zero32: Constant<Bits<32>> = k(0),
+        xn: ZeroExtend<13, 16>,
+        xm: ZeroExtend<13, 16>,
+        xa: ZeroExtend<16, 64>,
+    }
 }
 
 impl Counter64 {
     /// The counter `c` (address from `proto::regs::Counter::addr`).
     pub fn new(c: Counter) -> Self {
-        Self {
-            clock: Default::default(),
-            bus_addr: Default::default(),
-            clear: Default::default(),
-            tick: Default::default(),
-            tick_n: Default::default(),
-            ev: Default::default(),
-            ev_n: Default::default(),
-            rdata: Default::default(),
-            r: Default::default(),
-            r_clear: Default::default(),
-            r_tick: Default::default(),
-            r_tick_n: Default::default(),
-            r_ev: Default::default(),
-            r_ev_n: Default::default(),
-            ta: Default::default(),
-            ea: Default::default(),
-            amount: Default::default(),
-            base: Default::default(),
-            lo: k(c.addr() as u64),
-            hi: k(c.addr() as u64 + 4),
-            zero: k(0),
-            one16: k(1),
-            zero32: k(0),
-            xn: Default::default(),
-            xm: Default::default(),
-            xa: Default::default(),
-        }
+        Self::build(c)
     }
 }
 
