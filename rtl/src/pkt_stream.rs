@@ -415,7 +415,7 @@ impl Default for PktGen {
     }
 }
 
-// The header ends in beat 9, lane 6 (where the packer's 6 zero bytes end).
+// The header ends in beat 9, lane 6 (where entry 0 starts: its lane `r_a` is 6).
 const _: () = assert!(HDR_LEN / 8 == BODY_BEAT as usize && HDR_LEN % 8 == 6);
 const _: () = assert!(MAX_FRAME.div_ceil(8) < 256);
 
