@@ -150,10 +150,11 @@ fn ip_const_sum() -> u64 {
 
 block! {
     /// One input stream's capture: its frames written into a RAM of [`BUFS`] buffers of
-    /// [`BUF_BEATS`] 64-bit beats (bytes whose keep bit is 0 written as 0). A frame goes into buffer
-    /// `cur`; at its last beat `cur` becomes `done` (with the frame's UDP length, from beat 4, and
-    /// whether it had more beats than a buffer holds) and the next frame goes into a buffer that is
-    /// neither the one just completed nor one the stream or the pending slot still read (`used`).
+    /// [`BUF_BEATS`] 64-bit beats (bytes whose keep bit is 0 written as 0). A frame goes into
+    /// buffer `cur`; at its last beat `cur` becomes `done` (with the frame's UDP length, from
+    /// beat 4, and whether it had more beats than a buffer holds) and the next frame goes into a
+    /// buffer that is neither the one just completed nor one the stream or the pending slot
+    /// still read (`used`).
     pub struct Capture(leader: bool) {
         pub clock: Signal<In, Clock>,
         pub data: Signal<In, Bits<64>>,
@@ -213,7 +214,8 @@ block! {
         k_udp_off: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
         k_leader: Constant<Bit> = Constant::new(leader),
         k_min_ulen: Constant<Bits<16>> = k(frame::UDP_LEN as u64),
-        k_max_ulen: Constant<Bits<16>> = k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
+        k_max_ulen: Constant<Bits<16>> =
+            k((MAX_FRAME_BYTES - frame::ETH_LEN - frame::IPV4_LEN) as u64),
     }
 }
 
@@ -790,9 +792,8 @@ impl Logic for HostGen {
         // address words' sums (the source's with the TTL word's TTL byte) are registered, then
         // their sum, then that plus the constant words' sum (the config inputs change only
         // while the node is disabled, so they are settled three cycles later), then +
-        // total_len into `r_csum`, which follows
-        // `r_ulen` one cycle later: the checksum is in beat 3, and a frame's `r_ulen` is set
-        // before its beat 0.
+        // total_len into `r_csum`, which follows `r_ulen` one cycle later: the checksum is in
+        // beat 3, and a frame's `r_ulen` is set before its beat 0.
         self.add_cs1.a.next = self.src_ip.val().get_bits::<16>(16);
         self.add_cs1.b.next = self.src_ip.val().get_bits::<16>(0);
         self.cs1c.next = self.add_cs1.out.val();

@@ -199,10 +199,6 @@ pub(crate) fn ip_const_sum() -> u64 {
 }
 
 block! {
-    /// The generator: `W`-bit output beats with `K` = `W`/8 keep bits, an image of `I` bits (the
-    /// frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends behind
-    /// the waiting one. `PktGen` alone is the 64-bit generator `nc_engine` uses; [`PktGen512`] is the
-    /// 512-bit one.
     /// `ready`: whether a send in this cycle would be taken, computed from the generator's
     /// registers only — its own block, so that the core may gate its send on it without a
     /// combinational loop (Verilator's UNOPTFLAT would see one through `pkt_gen`'s main block,
@@ -249,6 +245,10 @@ impl Logic for GenReady {
     }
 }
 
+/// The image generator: `W`-bit output beats with `K` = `W`/8 keep bits, an image of `I` bits
+/// (the frame, [`IMG_BITS`] at least, rounded up to whole beats) and `Q` (0 or 1) queued sends
+/// behind the waiting one. [`PktGen512`] is the 512-bit one; the 64-bit generator `nc_engine`
+/// uses is the streaming [`PktGen`].
 #[derive(LogicBlock)]
 pub struct PktGenImg<
     const W: usize = 64,

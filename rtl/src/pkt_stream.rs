@@ -271,7 +271,8 @@ block! {
         r_a13: DFF<Bits<3>>,
         // The streaming frame's entries (`e` = 0..3): in the frame (`r_fe`), first beat less 5
         // (`r_fq`), first lane (`r_fa`); the one-hot word each reads next from bank 0 (`r_sa`)
-        // or bank 1 (`r_sb`), the words read (`r_win`, and bytes 1..8 of the one before it, `r_wp`).
+        // or bank 1 (`r_sb`), the words read (`r_win`, and bytes 1..8 of the one before it,
+        // `r_wp`).
         r_fe0: DFF<Bit>,
         r_fe1: DFF<Bit>,
         r_fe2: DFF<Bit>,
@@ -586,12 +587,12 @@ impl Logic for PktGen {
             self.r_c_pending.d.next = false;
         }
         // Entries of the waiting command, in order, into its bank's slots: slot i is written
-        // when the count so far is i (`r_ng`, one-hot; `r_wsa`/`r_wsb` per bank); `r_eq` says the count so far is the
-        // waiting command's. Both are kept as the entries arrive, so that `start` and the
-        // slots' write enables (1,152 flip-flops each) follow registers by a gate or two. A
-        // frame's start begins the count again; no entry arrives in that cycle (`egress_fifo`
-        // streams a send's entries from 2 cycles after it, and the next send is taken in the
-        // start cycle at the earliest).
+        // when the count so far is i (`r_ng`, one-hot; `r_wsa`/`r_wsb` per bank); `r_eq` says
+        // the count so far is the waiting command's. Both are kept as the entries arrive, so
+        // that `start` and the slots' write enables (1,152 flip-flops each) follow registers by
+        // a gate or two. A frame's start begins the count again; no entry arrives in that cycle
+        // (`egress_fifo` streams a send's entries from 2 cycles after it, and the next send is
+        // taken in the start cycle at the earliest).
         self.got_any.next = !self.r_ng.q.val().get_bit(4);
         self.wr_ok.next = self.e_valid.val() && self.got_any.val();
         if self.start.val() {
@@ -622,7 +623,8 @@ impl Logic for PktGen {
         self.r_eq.d.next =
             (self.ng_next.val() & (self.k1_5.val() << self.count_next.val())) != self.k0_5.val();
         // Where the entry goes in the frame: it starts at frame byte `r_len`, so in beat
-        // `r_len / 8` (kept less 5: the cycle before its first word's read starts), lane `r_len mod 8`.
+        // `r_len / 8` (kept less 5: the cycle before its first word's read starts), lane
+        // `r_len mod 8`.
         self.lq.next = self.r_len.q.val().get_bits::<8>(3) - self.k5_8.val();
         self.la.next = self.r_len.q.val().get_bits::<3>(0);
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(0) {
@@ -668,11 +670,11 @@ impl Logic for PktGen {
         // The body: every entry of the frame reads its words in turn, the word for beat b
         // picked in its group of 6 in the cycle of beat b − 3 (`r_sa`/`r_sb` one-hot, set in
         // beat `first beat − 4` from a comparison registered in the beat before (`r_hit`),
-        // then shifted, cleared in a frame's first beat; `r_ga`/`r_gb`), the groups ORed in beat b − 2
-        // (`r_win`), and beat b's body bytes are each entry's word and the one before it,
-        // aligned to its first lane and ORed in beat b − 1 (`r_bw`): bytes outside an entry
-        // are zero. Every select comes from a register; nothing is shifted by a variable
-        // amount wider than a word (rtl/README "Place and route").
+        // then shifted, cleared in a frame's first beat; `r_ga`/`r_gb`), the groups ORed in
+        // beat b − 2 (`r_win`), and beat b's body bytes are each entry's word and the one
+        // before it, aligned to its first lane and ORed in beat b − 1 (`r_bw`): bytes outside
+        // an entry are zero. Every select comes from a register; nothing is shifted by a
+        // variable amount wider than a word (rtl/README "Place and route").
         self.hit0.next = self.r_streaming.q.val()
             && self.r_fe0.q.val()
             && (self.r_beat.q.val() == self.r_fq0.q.val());
