@@ -8,8 +8,8 @@
 //! DECIDE frames and `host_gen` forwards the decided frames from its capture RAMs.
 //!
 //! Every output stream has a `ready` input (AXI-Stream; issue 17 item 2): the MAC may pause it.
-//! The tree and host streams go through an output FIFO each (`out_fifo`: 128 and 256 beats,
-//! one cycle of latency), and `pkt_gen` / `host_gen` start a frame only when their FIFOs have
+//! The tree and host streams go through an output FIFO each (`out_fifo`: 128 and 256 beats;
+//! an empty FIFO passes a beat through in the cycle it comes), and `pkt_gen` / `host_gen` start a frame only when their FIFOs have
 //! room for the longest one, so a frame never stalls once started and leaves without a gap
 //! unless the MAC pauses it. A paused tree holds the loop (`pkt_gen` not ready: the send
 //! waits, as at a loop period shorter than a frame); a paused host stream makes decisions wait

@@ -5,10 +5,12 @@
 //! A beat (`in_data`, `in_keep`, `in_last`) is written whenever `in_valid` is high; the beats
 //! leave in order on `out_*`, a beat being taken in a cycle with `out_valid` and `out_ready`
 //! both high (AXI-Stream: `out_valid` never waits for `out_ready`, and a beat offered stays
-//! offered, unchanged, until it is taken). A beat written in cycle t is offered from cycle
-//! t + 1 at the earliest: when no beat waits in the RAM and the offer is free (or taken in
-//! cycle t) it goes straight into an output register; otherwise it is written into the RAM
-//! and read out (a registered read) in its turn.
+//! offered, unchanged, until it is taken). Into an empty FIFO a beat is offered in the cycle
+//! it comes (`out_*` follow `in_*` through one multiplexer): taken then, it is never stored;
+//! not taken, it goes into an output register and stays offered. Otherwise a beat written in
+//! cycle t is offered from cycle t + 1 at the earliest: when no beat waits in the RAM and the
+//! offer is free (or taken in cycle t) it goes straight into the output register; else it is
+//! written into the RAM and read out (a registered read) in its turn.
 //!
 //! The generators never stall inside a frame: a generator starts a frame only when `free` (the
 //! entries neither offered-and-taken nor empty, from registers only) leaves room for its
@@ -57,6 +59,10 @@ block! {
         o_reg_sel: DFF<Bit>,
         o_reg: DFF<Bits<WORD>>,
         bypass: Signal<Local, Bit>,
+        /// The FIFO holds nothing and a beat comes: it is offered in this cycle.
+        through: Signal<Local, Bit>,
+        /// ... and taken in this cycle: it is not stored.
+        passed: Signal<Local, Bit>,
         o_word: Signal<Local, Bits<WORD>>,
         take: Signal<Local, Bit>,
         load: Signal<Local, Bit>,
@@ -95,12 +101,17 @@ impl<const A: usize> Logic for OutFifo<A> {
         // taken this cycle.
         self.load.next = (self.n_avail.q.val() != self.k0_16.val())
             && (!self.o_valid.q.val() || self.take.val());
-        // With no beat waiting in the RAM and the offer free, the arriving beat goes straight
-        // into the output register.
+        // Into an empty FIFO the arriving beat is offered at once; taken at once, it is done.
+        self.through.next = self.in_valid.val() && (self.n_store.q.val() == self.k0_16.val());
+        self.passed.next = self.through.val() && self.out_ready.val();
+        // With no beat waiting in the RAM and the offer free, the arriving beat (not passed
+        // through) goes straight into the output register.
         self.bypass.next = self.in_valid.val()
+            && !self.passed.val()
             && (self.n_avail.q.val() == self.k0_16.val())
             && (!self.o_valid.q.val() || self.take.val());
         self.write.next = self.in_valid.val()
+            && !self.passed.val()
             && !self.bypass.val()
             && (self.n_store.q.val() != self.k_depth.val());
         // The read address: the next beat when one is read out, else the offered beat again (so
@@ -152,10 +163,16 @@ impl<const A: usize> Logic for OutFifo<A> {
         } else {
             self.o_word.next = self.ram.read_data.val();
         }
-        self.out_valid.next = self.o_valid.q.val();
-        self.out_data.next = self.o_word.val().get_bits::<64>(0);
-        self.out_keep.next = self.o_word.val().get_bits::<8>(64);
-        self.out_last.next = self.o_word.val().get_bit(72);
+        self.out_valid.next = self.o_valid.q.val() || self.through.val();
+        if self.o_valid.q.val() {
+            self.out_data.next = self.o_word.val().get_bits::<64>(0);
+            self.out_keep.next = self.o_word.val().get_bits::<8>(64);
+            self.out_last.next = self.o_word.val().get_bit(72);
+        } else {
+            self.out_data.next = self.in_data.val();
+            self.out_keep.next = self.in_keep.val();
+            self.out_last.next = self.in_last.val();
+        }
         self.free.next = self.k_depth.val() - self.n_store.q.val();
         self.empty.next = self.n_store.q.val() == self.k0_16.val();
     }

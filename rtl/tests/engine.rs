@@ -301,9 +301,9 @@ fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
 /// The host-port latency: the follower's receive of the last copy → the decision out
 /// on the host port, here the first beat of the host frame, and that frame is the decided
 /// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0): 3
-/// cycles to `host_gen`'s first beat, 1 more through the host stream's output FIFO.
+/// cycles to `host_gen`'s first beat, which the empty output FIFO offers in the same cycle.
 #[test]
-fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
+fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
     let c = Config {
         src_mac: 0x0200_1122_3344,
         src_ip: 0x0A09_0807,
@@ -322,7 +322,7 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
     assert_eq!(e.delivered_at, vec![last + 2]);
     assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
     let (first, _, got) = &e.streams[H].frames[0];
-    assert_eq!(*first, last + 4, "last copy beat → first host beat");
+    assert_eq!(*first, last + 3, "last copy beat → first host beat");
     let packet = &f1[frame::PAYLOAD_OFFSET..];
     let meta = UdpMeta {
         src_mac: rtl::layout::mac_bytes(c.src_mac),

@@ -28440,6 +28440,8 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     
     // Local signals
     reg  bypass;
+    reg  through;
+    reg  passed;
     reg  [72:0] o_word;
     reg  take;
     reg  load;
@@ -28521,8 +28523,10 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~bypass && (n_store$q != k_depth);
+        through = in_valid && (n_store$q == k0_16);
+        passed = through && out_ready;
+        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -28573,10 +28577,17 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         else begin
             o_word = ram$read_data;
         end
-        out_valid = o_valid$q;
-        out_data = o_word[(32'h0)+:(64)];
-        out_keep = o_word[(32'h40)+:(8)];
-        out_last = o_word[32'h48];
+        out_valid = o_valid$q || through;
+        if (o_valid$q) begin
+            out_data = o_word[(32'h0)+:(64)];
+            out_keep = o_word[(32'h40)+:(8)];
+            out_last = o_word[32'h48];
+        end
+        else begin
+            out_data = in_data;
+            out_keep = in_keep;
+            out_last = in_last;
+        end
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -43289,6 +43300,8 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     
     // Local signals
     reg  bypass;
+    reg  through;
+    reg  passed;
     reg  [72:0] o_word;
     reg  take;
     reg  load;
@@ -43370,8 +43383,10 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~bypass && (n_store$q != k_depth);
+        through = in_valid && (n_store$q == k0_16);
+        passed = through && out_ready;
+        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -43422,10 +43437,17 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else begin
             o_word = ram$read_data;
         end
-        out_valid = o_valid$q;
-        out_data = o_word[(32'h0)+:(64)];
-        out_keep = o_word[(32'h40)+:(8)];
-        out_last = o_word[32'h48];
+        out_valid = o_valid$q || through;
+        if (o_valid$q) begin
+            out_data = o_word[(32'h0)+:(64)];
+            out_keep = o_word[(32'h40)+:(8)];
+            out_last = o_word[32'h48];
+        end
+        else begin
+            out_data = in_data;
+            out_keep = in_keep;
+            out_last = in_last;
+        end
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -43678,6 +43700,8 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     
     // Local signals
     reg  bypass;
+    reg  through;
+    reg  passed;
     reg  [72:0] o_word;
     reg  take;
     reg  load;
@@ -43759,8 +43783,10 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~bypass && (n_store$q != k_depth);
+        through = in_valid && (n_store$q == k0_16);
+        passed = through && out_ready;
+        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -43811,10 +43837,17 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else begin
             o_word = ram$read_data;
         end
-        out_valid = o_valid$q;
-        out_data = o_word[(32'h0)+:(64)];
-        out_keep = o_word[(32'h40)+:(8)];
-        out_last = o_word[32'h48];
+        out_valid = o_valid$q || through;
+        if (o_valid$q) begin
+            out_data = o_word[(32'h0)+:(64)];
+            out_keep = o_word[(32'h40)+:(8)];
+            out_last = o_word[32'h48];
+        end
+        else begin
+            out_data = in_data;
+            out_keep = in_keep;
+            out_last = in_last;
+        end
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -44067,6 +44100,8 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     
     // Local signals
     reg  bypass;
+    reg  through;
+    reg  passed;
     reg  [72:0] o_word;
     reg  take;
     reg  load;
@@ -44148,8 +44183,10 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~bypass && (n_store$q != k_depth);
+        through = in_valid && (n_store$q == k0_16);
+        passed = through && out_ready;
+        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -44200,10 +44237,17 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else begin
             o_word = ram$read_data;
         end
-        out_valid = o_valid$q;
-        out_data = o_word[(32'h0)+:(64)];
-        out_keep = o_word[(32'h40)+:(8)];
-        out_last = o_word[32'h48];
+        out_valid = o_valid$q || through;
+        if (o_valid$q) begin
+            out_data = o_word[(32'h0)+:(64)];
+            out_keep = o_word[(32'h40)+:(8)];
+            out_last = o_word[32'h48];
+        end
+        else begin
+            out_data = in_data;
+            out_keep = in_keep;
+            out_last = in_last;
+        end
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
@@ -44456,6 +44500,8 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     
     // Local signals
     reg  bypass;
+    reg  through;
+    reg  passed;
     reg  [72:0] o_word;
     reg  take;
     reg  load;
@@ -44537,8 +44583,10 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
         load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        bypass = in_valid && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~bypass && (n_store$q != k_depth);
+        through = in_valid && (n_store$q == k0_16);
+        passed = through && out_ready;
+        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
         if (load) begin
             raddr = rd$q;
         end
@@ -44589,10 +44637,17 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else begin
             o_word = ram$read_data;
         end
-        out_valid = o_valid$q;
-        out_data = o_word[(32'h0)+:(64)];
-        out_keep = o_word[(32'h40)+:(8)];
-        out_last = o_word[32'h48];
+        out_valid = o_valid$q || through;
+        if (o_valid$q) begin
+            out_data = o_word[(32'h0)+:(64)];
+            out_keep = o_word[(32'h40)+:(8)];
+            out_last = o_word[32'h48];
+        end
+        else begin
+            out_data = in_data;
+            out_keep = in_keep;
+            out_last = in_last;
+        end
         free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
