@@ -1,6 +1,10 @@
 //! `csr`: the register file on a simple memory-mapped bus (32-bit data, byte addresses,
 //! one write strobe, combinational read data).
 //!
+//! A write is registered and applied in the next cycle (a read in the cycle after a write's bus
+//! cycle still returns the old value; two cycles after, the new one): the core acts on every
+//! event, a CTRL write included, one cycle after it comes (rtl/README, "The event pipeline").
+//!
 //! Every address, reset value and legal range comes from `proto::regs` when the circuit is
 //! built (they become sized `localparam`s in the Verilog): `REGISTERS` for the configuration
 //! registers and `addr` / `Counter::addr` for the rest. Configuration writes are taken only
@@ -32,7 +36,10 @@ block! {
     /// One 32-bit configuration register with a legal range narrower than all of `u32`.
     pub struct ConfigReg(r: &'static Register) {
         pub clock: Signal<In, Clock>,
+        /// Read address.
         pub bus_addr: Signal<In, Bits<16>>,
+        /// Write address (`csr` registers its bus writes: see the module doc).
+        pub bus_waddr: Signal<In, Bits<16>>,
         pub bus_wdata: Signal<In, Bits<32>>,
         pub bus_write: Signal<In, Bit>,
         /// Configuration writes allowed (core Disabled).
@@ -69,7 +76,7 @@ impl Logic for ConfigReg {
         // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping).
         if self.bus_write.val()
             && self.writable.val()
-            && (self.bus_addr.val() == self.address.val())
+            && (self.bus_waddr.val() == self.address.val())
             && ((self.bus_wdata.val() - self.min.val()) <= self.span.val())
         {
             self.r.d.next = self.bus_wdata.val();
@@ -87,7 +94,10 @@ block! {
     /// One 32-bit configuration register whose legal range is every `u32` (no check).
     pub struct ConfigRegAny(r: &'static Register) {
         pub clock: Signal<In, Clock>,
+        /// Read address.
         pub bus_addr: Signal<In, Bits<16>>,
+        /// Write address (`csr` registers its bus writes: see the module doc).
+        pub bus_waddr: Signal<In, Bits<16>>,
         pub bus_wdata: Signal<In, Bits<32>>,
         pub bus_write: Signal<In, Bit>,
         /// Configuration writes allowed (core Disabled).
@@ -121,7 +131,7 @@ impl Logic for ConfigRegAny {
         self.r.d.next = self.r.q.val();
         if self.bus_write.val()
             && self.writable.val()
-            && (self.bus_addr.val() == self.address.val())
+            && (self.bus_waddr.val() == self.address.val())
         {
             self.r.d.next = self.bus_wdata.val();
         }
@@ -388,6 +398,12 @@ block! {
         leader32: ZeroExtend<8, 32>,
         s_disabled: Constant<Bits<STATE_BITS>> = k(state::DISABLED),
         s_joining: Constant<Bits<STATE_BITS>> = k(state::JOINING),
+        /// The bus write, registered: it is applied (to a register, or as the CTRL event) in
+        /// the cycle after the bus cycle, as the core acts on every event one cycle after it
+        /// comes (rtl/README, "The event pipeline").
+        w_write: DFF<Bit>,
+        w_addr: DFF<Bits<16>>,
+        w_data: DFF<Bits<32>>,
         t_writable: Signal<Local, Bit>,
         r_tw: DFF<Bit>,
         a_timeout: Constant<Bits<16>> = k(addr::TIMEOUT as u64),
@@ -475,33 +491,39 @@ impl Logic for Csr {
             c_unauthorized
         );
         self.r_node_id.bus_addr.next = self.bus_addr.val();
-        self.r_node_id.bus_wdata.next = self.bus_wdata.val();
-        self.r_node_id.bus_write.next = self.bus_write.val();
+        self.r_node_id.bus_waddr.next = self.w_addr.q.val();
+        self.r_node_id.bus_wdata.next = self.w_data.q.val();
+        self.r_node_id.bus_write.next = self.w_write.q.val();
         self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_node_id.next = self.r_node_id.value.val();
         self.r_node_count.bus_addr.next = self.bus_addr.val();
-        self.r_node_count.bus_wdata.next = self.bus_wdata.val();
-        self.r_node_count.bus_write.next = self.bus_write.val();
+        self.r_node_count.bus_waddr.next = self.w_addr.q.val();
+        self.r_node_count.bus_wdata.next = self.w_data.q.val();
+        self.r_node_count.bus_write.next = self.w_write.q.val();
         self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_node_count.next = self.r_node_count.value.val();
         self.r_cluster_id.bus_addr.next = self.bus_addr.val();
-        self.r_cluster_id.bus_wdata.next = self.bus_wdata.val();
-        self.r_cluster_id.bus_write.next = self.bus_write.val();
+        self.r_cluster_id.bus_waddr.next = self.w_addr.q.val();
+        self.r_cluster_id.bus_wdata.next = self.w_data.q.val();
+        self.r_cluster_id.bus_write.next = self.w_write.q.val();
         self.r_cluster_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_cluster_id.next = self.r_cluster_id.value.val();
         self.r_trees.bus_addr.next = self.bus_addr.val();
-        self.r_trees.bus_wdata.next = self.bus_wdata.val();
-        self.r_trees.bus_write.next = self.bus_write.val();
+        self.r_trees.bus_waddr.next = self.w_addr.q.val();
+        self.r_trees.bus_wdata.next = self.w_data.q.val();
+        self.r_trees.bus_write.next = self.w_write.q.val();
         self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_trees.next = self.r_trees.value.val();
         self.r_loop_period.bus_addr.next = self.bus_addr.val();
-        self.r_loop_period.bus_wdata.next = self.bus_wdata.val();
-        self.r_loop_period.bus_write.next = self.bus_write.val();
+        self.r_loop_period.bus_waddr.next = self.w_addr.q.val();
+        self.r_loop_period.bus_wdata.next = self.w_data.q.val();
+        self.r_loop_period.bus_write.next = self.w_write.q.val();
         self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_loop_period.next = self.r_loop_period.value.val();
         self.r_timeout.bus_addr.next = self.bus_addr.val();
-        self.r_timeout.bus_wdata.next = self.bus_wdata.val();
-        self.r_timeout.bus_write.next = self.bus_write.val();
+        self.r_timeout.bus_waddr.next = self.w_addr.q.val();
+        self.r_timeout.bus_wdata.next = self.w_data.q.val();
+        self.r_timeout.bus_write.next = self.w_write.q.val();
         // TIMEOUT also while Joining (the members' timeout from the state transfer), unless the
         // tick's NET-FAULT ends the join in this cycle.
         self.t_writable.next = (self.state.val() == self.s_disabled.val())
@@ -510,126 +532,149 @@ impl Logic for Csr {
         // The same test as the register's (address, writable, range), registered for the core
         // (no path from the core's tick back into it).
         self.r_tw.clock.next = self.clock.val();
-        self.r_tw.d.next = self.bus_write.val()
+        self.r_tw.d.next = self.w_write.q.val()
             && self.t_writable.val()
-            && (self.bus_addr.val() == self.a_timeout.val())
-            && ((self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val());
+            && (self.w_addr.q.val() == self.a_timeout.val())
+            && ((self.w_data.q.val() - self.t_min.val()) <= self.t_span.val());
         self.timeout_written.next = self.r_tw.q.val();
         self.cfg_timeout.next = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
-        self.r_delta.bus_wdata.next = self.bus_wdata.val();
-        self.r_delta.bus_write.next = self.bus_write.val();
+        self.r_delta.bus_waddr.next = self.w_addr.q.val();
+        self.r_delta.bus_wdata.next = self.w_data.q.val();
+        self.r_delta.bus_write.next = self.w_write.q.val();
         self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_delta.next = self.r_delta.value.val();
         self.r_drift.bus_addr.next = self.bus_addr.val();
-        self.r_drift.bus_wdata.next = self.bus_wdata.val();
-        self.r_drift.bus_write.next = self.bus_write.val();
+        self.r_drift.bus_waddr.next = self.w_addr.q.val();
+        self.r_drift.bus_wdata.next = self.w_data.q.val();
+        self.r_drift.bus_write.next = self.w_write.q.val();
         self.r_drift.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_drift.next = self.r_drift.value.val();
         self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
-        self.r_fifo_depth.bus_wdata.next = self.bus_wdata.val();
-        self.r_fifo_depth.bus_write.next = self.bus_write.val();
+        self.r_fifo_depth.bus_waddr.next = self.w_addr.q.val();
+        self.r_fifo_depth.bus_wdata.next = self.w_data.q.val();
+        self.r_fifo_depth.bus_write.next = self.w_write.q.val();
         self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_fifo_depth.next = self.r_fifo_depth.value.val();
         self.r_batch_max.bus_addr.next = self.bus_addr.val();
-        self.r_batch_max.bus_wdata.next = self.bus_wdata.val();
-        self.r_batch_max.bus_write.next = self.bus_write.val();
+        self.r_batch_max.bus_waddr.next = self.w_addr.q.val();
+        self.r_batch_max.bus_wdata.next = self.w_data.q.val();
+        self.r_batch_max.bus_write.next = self.w_write.q.val();
         self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_batch_max.next = self.r_batch_max.value.val();
         self.r_mtu.bus_addr.next = self.bus_addr.val();
-        self.r_mtu.bus_wdata.next = self.bus_wdata.val();
-        self.r_mtu.bus_write.next = self.bus_write.val();
+        self.r_mtu.bus_waddr.next = self.w_addr.q.val();
+        self.r_mtu.bus_wdata.next = self.w_data.q.val();
+        self.r_mtu.bus_write.next = self.w_write.q.val();
         self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_mtu.next = self.r_mtu.value.val();
         self.r_decide_port.bus_addr.next = self.bus_addr.val();
-        self.r_decide_port.bus_wdata.next = self.bus_wdata.val();
-        self.r_decide_port.bus_write.next = self.bus_write.val();
+        self.r_decide_port.bus_waddr.next = self.w_addr.q.val();
+        self.r_decide_port.bus_wdata.next = self.w_data.q.val();
+        self.r_decide_port.bus_write.next = self.w_write.q.val();
         self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_decide_port.next = self.r_decide_port.value.val();
         self.r_client_port.bus_addr.next = self.bus_addr.val();
-        self.r_client_port.bus_wdata.next = self.bus_wdata.val();
-        self.r_client_port.bus_write.next = self.bus_write.val();
+        self.r_client_port.bus_waddr.next = self.w_addr.q.val();
+        self.r_client_port.bus_wdata.next = self.w_data.q.val();
+        self.r_client_port.bus_write.next = self.w_write.q.val();
         self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_client_port.next = self.r_client_port.value.val();
         self.r_host_port.bus_addr.next = self.bus_addr.val();
-        self.r_host_port.bus_wdata.next = self.bus_wdata.val();
-        self.r_host_port.bus_write.next = self.bus_write.val();
+        self.r_host_port.bus_waddr.next = self.w_addr.q.val();
+        self.r_host_port.bus_wdata.next = self.w_data.q.val();
+        self.r_host_port.bus_write.next = self.w_write.q.val();
         self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_host_port.next = self.r_host_port.value.val();
         self.r_late_tick_slack.bus_addr.next = self.bus_addr.val();
-        self.r_late_tick_slack.bus_wdata.next = self.bus_wdata.val();
-        self.r_late_tick_slack.bus_write.next = self.bus_write.val();
+        self.r_late_tick_slack.bus_waddr.next = self.w_addr.q.val();
+        self.r_late_tick_slack.bus_wdata.next = self.w_data.q.val();
+        self.r_late_tick_slack.bus_write.next = self.w_write.q.val();
         self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_late_tick_slack.next = self.r_late_tick_slack.value.val();
         self.r_min_gap.bus_addr.next = self.bus_addr.val();
-        self.r_min_gap.bus_wdata.next = self.bus_wdata.val();
-        self.r_min_gap.bus_write.next = self.bus_write.val();
+        self.r_min_gap.bus_waddr.next = self.w_addr.q.val();
+        self.r_min_gap.bus_wdata.next = self.w_data.q.val();
+        self.r_min_gap.bus_write.next = self.w_write.q.val();
         self.r_min_gap.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_min_gap.next = self.r_min_gap.value.val();
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group0.bus_wdata.next = self.bus_wdata.val();
-        self.r_tree_group0.bus_write.next = self.bus_write.val();
+        self.r_tree_group0.bus_waddr.next = self.w_addr.q.val();
+        self.r_tree_group0.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group0.bus_write.next = self.w_write.q.val();
         self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group0.next = self.r_tree_group0.value.val();
         self.r_tree_group1.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group1.bus_wdata.next = self.bus_wdata.val();
-        self.r_tree_group1.bus_write.next = self.bus_write.val();
+        self.r_tree_group1.bus_waddr.next = self.w_addr.q.val();
+        self.r_tree_group1.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group1.bus_write.next = self.w_write.q.val();
         self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group1.next = self.r_tree_group1.value.val();
         self.r_tree_group2.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group2.bus_wdata.next = self.bus_wdata.val();
-        self.r_tree_group2.bus_write.next = self.bus_write.val();
+        self.r_tree_group2.bus_waddr.next = self.w_addr.q.val();
+        self.r_tree_group2.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group2.bus_write.next = self.w_write.q.val();
         self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group2.next = self.r_tree_group2.value.val();
         self.r_tree_group3.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group3.bus_wdata.next = self.bus_wdata.val();
-        self.r_tree_group3.bus_write.next = self.bus_write.val();
+        self.r_tree_group3.bus_waddr.next = self.w_addr.q.val();
+        self.r_tree_group3.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group3.bus_write.next = self.w_write.q.val();
         self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_tree_group3.next = self.r_tree_group3.value.val();
         self.r_src_mac_hi.bus_addr.next = self.bus_addr.val();
-        self.r_src_mac_hi.bus_wdata.next = self.bus_wdata.val();
-        self.r_src_mac_hi.bus_write.next = self.bus_write.val();
+        self.r_src_mac_hi.bus_waddr.next = self.w_addr.q.val();
+        self.r_src_mac_hi.bus_wdata.next = self.w_data.q.val();
+        self.r_src_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_src_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_src_mac_hi.next = self.r_src_mac_hi.value.val();
         self.r_src_mac_lo.bus_addr.next = self.bus_addr.val();
-        self.r_src_mac_lo.bus_wdata.next = self.bus_wdata.val();
-        self.r_src_mac_lo.bus_write.next = self.bus_write.val();
+        self.r_src_mac_lo.bus_waddr.next = self.w_addr.q.val();
+        self.r_src_mac_lo.bus_wdata.next = self.w_data.q.val();
+        self.r_src_mac_lo.bus_write.next = self.w_write.q.val();
         self.r_src_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_src_mac_lo.next = self.r_src_mac_lo.value.val();
         self.r_src_ip.bus_addr.next = self.bus_addr.val();
-        self.r_src_ip.bus_wdata.next = self.bus_wdata.val();
-        self.r_src_ip.bus_write.next = self.bus_write.val();
+        self.r_src_ip.bus_waddr.next = self.w_addr.q.val();
+        self.r_src_ip.bus_wdata.next = self.w_data.q.val();
+        self.r_src_ip.bus_write.next = self.w_write.q.val();
         self.r_src_ip.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_src_ip.next = self.r_src_ip.value.val();
         self.r_host_mac_hi.bus_addr.next = self.bus_addr.val();
-        self.r_host_mac_hi.bus_wdata.next = self.bus_wdata.val();
-        self.r_host_mac_hi.bus_write.next = self.bus_write.val();
+        self.r_host_mac_hi.bus_waddr.next = self.w_addr.q.val();
+        self.r_host_mac_hi.bus_wdata.next = self.w_data.q.val();
+        self.r_host_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_host_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_host_mac_hi.next = self.r_host_mac_hi.value.val();
         self.r_host_mac_lo.bus_addr.next = self.bus_addr.val();
-        self.r_host_mac_lo.bus_wdata.next = self.bus_wdata.val();
-        self.r_host_mac_lo.bus_write.next = self.bus_write.val();
+        self.r_host_mac_lo.bus_waddr.next = self.w_addr.q.val();
+        self.r_host_mac_lo.bus_wdata.next = self.w_data.q.val();
+        self.r_host_mac_lo.bus_write.next = self.w_write.q.val();
         self.r_host_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_host_mac_lo.next = self.r_host_mac_lo.value.val();
         self.r_host_ip.bus_addr.next = self.bus_addr.val();
-        self.r_host_ip.bus_wdata.next = self.bus_wdata.val();
-        self.r_host_ip.bus_write.next = self.bus_write.val();
+        self.r_host_ip.bus_waddr.next = self.w_addr.q.val();
+        self.r_host_ip.bus_wdata.next = self.w_data.q.val();
+        self.r_host_ip.bus_write.next = self.w_write.q.val();
         self.r_host_ip.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_host_ip.next = self.r_host_ip.value.val();
         self.r_ttl.bus_addr.next = self.bus_addr.val();
-        self.r_ttl.bus_wdata.next = self.bus_wdata.val();
-        self.r_ttl.bus_write.next = self.bus_write.val();
+        self.r_ttl.bus_waddr.next = self.w_addr.q.val();
+        self.r_ttl.bus_wdata.next = self.w_data.q.val();
+        self.r_ttl.bus_write.next = self.w_write.q.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg_ttl.next = self.r_ttl.value.val();
         self.cfg_auth_mode.next = self.r_auth_mode.value.val();
         self.cfg_auth_key.next = self.r_auth_key.value.val();
         self.r_auth_mode.bus_addr.next = self.bus_addr.val();
-        self.r_auth_mode.bus_wdata.next = self.bus_wdata.val();
-        self.r_auth_mode.bus_write.next = self.bus_write.val();
+        self.r_auth_mode.bus_waddr.next = self.w_addr.q.val();
+        self.r_auth_mode.bus_wdata.next = self.w_data.q.val();
+        self.r_auth_mode.bus_write.next = self.w_write.q.val();
         self.r_auth_mode.writable.next = self.state.val() == self.s_disabled.val();
         self.r_auth_key.bus_addr.next = self.bus_addr.val();
-        self.r_auth_key.bus_wdata.next = self.bus_wdata.val();
-        self.r_auth_key.bus_write.next = self.bus_write.val();
+        self.r_auth_key.bus_waddr.next = self.w_addr.q.val();
+        self.r_auth_key.bus_wdata.next = self.w_data.q.val();
+        self.r_auth_key.bus_write.next = self.w_write.q.val();
         self.r_auth_key.writable.next = self.state.val() == self.s_disabled.val();
         self.r_window.d.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.window.next = self.r_window.q.val();
@@ -763,8 +808,14 @@ impl Logic for Csr {
         self.c_unauthorized.tick_n.next = self.zero13.val();
         self.c_unauthorized.ev.next = self.ev_unauthorized.val();
         self.c_unauthorized.ev_n.next = self.zero13.val();
-        self.ctrl_write.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
-        self.ctrl_value.next = self.bus_wdata.val();
+        self.w_write.clock.next = self.clock.val();
+        self.w_addr.clock.next = self.clock.val();
+        self.w_data.clock.next = self.clock.val();
+        self.w_write.d.next = self.bus_write.val();
+        self.w_addr.d.next = self.bus_addr.val();
+        self.w_data.d.next = self.bus_wdata.val();
+        self.ctrl_write.next = self.w_write.q.val() && (self.w_addr.q.val() == self.a_ctrl.val());
+        self.ctrl_value.next = self.w_data.q.val();
         self.leader32.narrow.next = self.leader.val();
         self.fixed.next = self.zero32.val();
         if self.bus_addr.val() == self.a_magic.val() {

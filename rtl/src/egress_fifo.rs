@@ -23,7 +23,7 @@ block! {
     pub struct EgressFifo<const A: usize, const P: usize = 64>() {
         /// Clock.
         pub clock: Signal<In, Clock>,
-        /// Queue `push_data`.
+        /// Queue the request whose fields (`push_*`) came in the cycle before.
         pub push: Signal<In, Bit>,
         /// The request: client_id.
         pub push_client: Signal<In, Bits<32>>,
@@ -40,6 +40,10 @@ block! {
         pub reserve: Signal<In, Bits<13>>,
         /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
         pub clear: Signal<In, Bit>,
+        /// The part of `clear` that can come with a `push` (the core's tick: a new epoch; an
+        /// event that clears is never a request): it alone places the pushed entry in the RAM,
+        /// so the RAM's write address does not wait for the event's judgement.
+        pub clear_tick: Signal<In, Bit>,
         /// Logical length.
         pub len: Signal<Out, Bits<13>>,
         /// A taken request streams out this cycle.
@@ -64,11 +68,10 @@ block! {
         rd: DFF<Bits<13>>,
         count: DFF<Bits<13>>,
         valid: DFF<Bit>,
-        /// The RAM write, registered (a pushed entry is written one edge later; it can be read out
-        /// no sooner than two edges after its push: reserved by a send in the next cycle at the
-        /// earliest, then read from the cycle after that).
-        w_en: DFF<Bit>,
-        w_addr: DFF<Bits<13>>,
+        /// The request fields, registered every cycle: a push writes the ones of the cycle before
+        /// (the core decides on a request one cycle after it comes). A pushed entry can be read
+        /// out no sooner than two edges after its push: reserved by a send in the next cycle at
+        /// the earliest, then read from the cycle after that.
         w_client: DFF<Bits<32>>,
         w_seq: DFF<Bits<64>>,
         w_len: DFF<Bits<8>>,
@@ -79,7 +82,7 @@ block! {
         res_next: Signal<Local, Bits<13>>,
         res_next1: Signal<Local, Bits<13>>,
         wr1: Signal<Local, Bits<13>>,
-        waddr: Signal<Local, Bits<13>>,
+        waddr: Signal<Local, Bits<A>>,
         k0_13: Constant<Bits<13>> = Constant::new(0.into()),
         k1_13: Constant<Bits<13>> = Constant::new(1.into()),
         k_mask: Constant<Bits<13>> = Constant::new(((1u64 << A) - 1).into()),
@@ -101,8 +104,8 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr, res, rd, count, valid, w_en, w_addr, w_client, w_seq, w_len,
-            w_payload, w_mac, w_ip, w_port
+            self, clock, wr, res, rd, count, valid, w_client, w_seq, w_len, w_payload, w_mac, w_ip,
+            w_port
         );
         self.ram_client.write_clock.next = self.clock.val();
         self.ram_client.read_clock.next = self.clock.val();
@@ -119,41 +122,39 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.ram_port.write_clock.next = self.clock.val();
         self.ram_port.read_clock.next = self.clock.val();
         self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
-        if self.clear.val() {
-            self.waddr.next = self.res_next.val();
+        if self.clear_tick.val() {
+            self.waddr.next = self.res_next.val().get_bits::<A>(0);
         } else {
-            self.waddr.next = self.wr.q.val();
+            self.waddr.next = self.wr.q.val().get_bits::<A>(0);
         }
-        self.ram_client.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_client.write_address.next = self.waddr.val();
         self.ram_client.write_data.next = self.w_client.q.val();
-        self.ram_client.write_enable.next = self.w_en.q.val();
+        self.ram_client.write_enable.next = self.push.val();
         self.w_client.d.next = self.push_client.val();
-        self.ram_seq.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_seq.write_address.next = self.waddr.val();
         self.ram_seq.write_data.next = self.w_seq.q.val();
-        self.ram_seq.write_enable.next = self.w_en.q.val();
+        self.ram_seq.write_enable.next = self.push.val();
         self.w_seq.d.next = self.push_seq.val();
-        self.ram_len.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_len.write_address.next = self.waddr.val();
         self.ram_len.write_data.next = self.w_len.q.val();
-        self.ram_len.write_enable.next = self.w_en.q.val();
+        self.ram_len.write_enable.next = self.push.val();
         self.w_len.d.next = self.push_len.val();
-        self.ram_payload.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_payload.write_address.next = self.waddr.val();
         self.ram_payload.write_data.next = self.w_payload.q.val();
-        self.ram_payload.write_enable.next = self.w_en.q.val();
+        self.ram_payload.write_enable.next = self.push.val();
         self.w_payload.d.next = self.push_payload.val();
-        self.ram_mac.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_mac.write_address.next = self.waddr.val();
         self.ram_mac.write_data.next = self.w_mac.q.val();
-        self.ram_mac.write_enable.next = self.w_en.q.val();
+        self.ram_mac.write_enable.next = self.push.val();
         self.w_mac.d.next = self.push_mac.val();
-        self.ram_ip.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_ip.write_address.next = self.waddr.val();
         self.ram_ip.write_data.next = self.w_ip.q.val();
-        self.ram_ip.write_enable.next = self.w_en.q.val();
+        self.ram_ip.write_enable.next = self.push.val();
         self.w_ip.d.next = self.push_ip.val();
-        self.ram_port.write_address.next = self.w_addr.q.val().get_bits::<A>(0);
+        self.ram_port.write_address.next = self.waddr.val();
         self.ram_port.write_data.next = self.w_port.q.val();
-        self.ram_port.write_enable.next = self.w_en.q.val();
+        self.ram_port.write_enable.next = self.push.val();
         self.w_port.d.next = self.push_port.val();
-        self.w_en.d.next = self.push.val();
-        self.w_addr.d.next = self.waddr.val();
         self.res.d.next = self.res_next.val();
         // `wr` moves to `waddr` (+ 1 with a push). Both candidates of `waddr + 1` are summed
         // beside `clear` and `push` (which come late, from the core's event phase), so they only

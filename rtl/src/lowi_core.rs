@@ -7,7 +7,10 @@
 //!    once; the loop send (Fig. 4: loop counter ≥ period AND leader AND FIFO state picks batch
 //!    or heartbeat).
 //! 2. *event*: at most one of a CTRL write (ENABLE / START / CLEAR_COUNTERS), a parsed DECIDE
-//!    copy from a tree, or a parsed client request.
+//!    copy from a tree, or a parsed client request. A copy or a request is taken into the
+//!    event register (`i_rx_*`, `i_cl_*`) in the cycle it comes and acted on in the next; a
+//!    CTRL write comes registered from `csr` (rtl/README, "The event pipeline"). The tick is
+//!    not delayed: in the model's terms every event arrives one cycle later.
 //!
 //! Its outputs are the actions of that cycle (strobes with their fields) and counter
 //! increments, split into the tick part and the event part so that CLEAR_COUNTERS (an event)
@@ -177,6 +180,9 @@ block! {
         pub fifo_push: Signal<Out, Bit>,
         /// Drop every queued request (after this cycle's reservation).
         pub fifo_clear: Signal<Out, Bit>,
+        /// The tick's part of `fifo_clear` (a NET-FAULT or a new epoch): the only clear that
+        /// can come with a push.
+        pub fifo_clear_tick: Signal<Out, Bit>,
         /// Requests taken by this cycle's send.
         pub fifo_reserve: Signal<Out, Bits<13>>,
         // ---- actions
@@ -266,6 +272,22 @@ block! {
         pub leader: Signal<Out, Bits<8>>,
         /// Last decided instance.
         pub last_instance: Signal<Out, Bits<64>>,
+        /// The copy acted on this cycle (the one that came in the cycle before): its tree port
+        /// and seq, for `rsbcast_rx`.
+        pub ev_port: Signal<Out, Bits<2>>,
+        pub ev_seq: Signal<Out, Bits<32>>,
+        i_rx_valid: DFF<Bit>,
+        i_rx_port: DFF<Bits<2>>,
+        i_rx_class: DFF<Bits<CLASS_BITS>>,
+        i_rx_sender: DFF<Bits<8>>,
+        i_rx_epoch: DFF<Bits<32>>,
+        i_rx_tree: DFF<Bits<8>>,
+        i_rx_kind: DFF<Bits<2>>,
+        i_rx_instance: DFF<Bits<64>>,
+        i_rx_seq: DFF<Bits<32>>,
+        i_cl_valid: DFF<Bit>,
+        i_cl_class: DFF<Bits<CLASS_BITS>>,
+        i_cl_len: DFF<Bits<16>>,
         r_state: DFF<Bits<STATE_BITS>>,
         r_epoch: DFF<Bits<32>>,
         /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
@@ -553,8 +575,36 @@ impl Logic for LowiCore {
             r_skip,
             r_skip_seq,
             r_tmo_member,
-            r_act_rx
+            r_act_rx,
+            i_rx_valid,
+            i_rx_port,
+            i_rx_class,
+            i_rx_sender,
+            i_rx_epoch,
+            i_rx_tree,
+            i_rx_kind,
+            i_rx_instance,
+            i_rx_seq,
+            i_cl_valid,
+            i_cl_class,
+            i_cl_len
         );
+        // The event register: a copy or a request is taken in the cycle it comes and acted on in
+        // the next (rtl/README, "The event pipeline"); CTRL comes registered from `csr`.
+        self.i_rx_valid.d.next = self.rx_valid.val();
+        self.i_rx_port.d.next = self.rx_port.val();
+        self.i_rx_class.d.next = self.rx_class.val();
+        self.i_rx_sender.d.next = self.rx_sender.val();
+        self.i_rx_epoch.d.next = self.rx_epoch.val();
+        self.i_rx_tree.d.next = self.rx_tree.val();
+        self.i_rx_kind.d.next = self.rx_kind.val();
+        self.i_rx_instance.d.next = self.rx_instance.val();
+        self.i_rx_seq.d.next = self.rx_seq.val();
+        self.i_cl_valid.d.next = self.cl_valid.val();
+        self.i_cl_class.d.next = self.cl_class.val();
+        self.i_cl_len.d.next = self.cl_len.val();
+        self.ev_port.next = self.i_rx_port.q.val();
+        self.ev_seq.next = self.i_rx_seq.q.val();
 
         // ================= tick phase =================
         // The window runs while armed, active, or joining once locked onto the stream.
@@ -687,24 +737,24 @@ impl Logic for LowiCore {
         self.c_act_now.next = self.c_act.val() && (self.r_since_rx.q.val() < self.timeout.val());
 
         // ================= event phase: DECIDE copy =================
-        self.r_decide.next = (self.rx_class.val() == self.c_expected.val())
-            && (self.rx_sender.val() != self.node_id.val());
-        self.r_port_ok.next = (self.rx_tree.val() < self.trees.val())
-            && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
-            && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
+        self.r_decide.next = (self.i_rx_class.q.val() == self.c_expected.val())
+            && (self.i_rx_sender.q.val() != self.node_id.val());
+        self.r_port_ok.next = (self.i_rx_tree.q.val() < self.trees.val())
+            && (self.i_rx_tree.q.val().get_bits::<6>(2) == self.k0_6.val())
+            && (self.i_rx_tree.q.val().get_bits::<2>(0) == self.i_rx_port.q.val());
         self.r_listen.next = (self.p_state.val() == self.s_active.val())
             || (self.p_state.val() == self.s_joining.val())
             || ((self.p_state.val() == self.s_armed.val())
-                && ((self.rx_kind.val() == self.k_start.val()) || self.p_in_flight.val()));
+                && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.p_in_flight.val()));
         // A joining node before its lock-on only watches the trees (`j_go`, below).
         self.j_joining.next = self.p_state.val() == self.s_joining.val();
         self.j_syncing.next = self.j_joining.val() && !self.r_synced.q.val();
-        self.r_go.next = self.rx_valid.val()
+        self.r_go.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
             && self.r_listen.val()
             && !self.j_syncing.val();
-        self.j_go.next = self.rx_valid.val()
+        self.j_go.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
             && self.j_syncing.val();
@@ -712,12 +762,12 @@ impl Logic for LowiCore {
         // of another epoch starts over) and the newest seq those copies carried; once every
         // tree has, the receiver starts at that seq plus one.
         self.j_same.next =
-            !self.r_sv.q.val().any() || (self.rx_epoch.val() == self.r_sepoch.q.val());
-        if self.rx_port.val() == self.k0_2.val() {
+            !self.r_sv.q.val().any() || (self.i_rx_epoch.q.val() == self.r_sepoch.q.val());
+        if self.i_rx_port.q.val() == self.k0_2.val() {
             self.j_one.next = self.k_t0.val();
-        } else if self.rx_port.val() == self.k1_2.val() {
+        } else if self.i_rx_port.q.val() == self.k1_2.val() {
             self.j_one.next = self.k_t1.val();
-        } else if self.rx_port.val() == self.k2_2.val() {
+        } else if self.i_rx_port.q.val() == self.k2_2.val() {
             self.j_one.next = self.k_t2.val();
         } else {
             self.j_one.next = self.k_t3.val();
@@ -741,23 +791,24 @@ impl Logic for LowiCore {
         // The newest seq: this copy's when it is the first of the epoch or newer than the kept
         // one ((seq - newest) as i32 > 0), else the kept one; its successor is the lock-on point
         // (`r_newest1` kept beside `r_newest`, `seq + 1` beside the comparison).
-        self.j_d.next = self.rx_seq.val() - self.r_newest.q.val();
+        self.j_d.next = self.i_rx_seq.q.val() - self.r_newest.q.val();
         self.j_take.next = !self.j_same.val()
             || !self.r_sv.q.val().any()
             || (self.j_d.val().any() && (self.j_d.val() < self.k_half_32.val()));
-        self.j_seq1.next = self.rx_seq.val() + self.k1_32.val();
+        self.j_seq1.next = self.i_rx_seq.q.val() + self.k1_32.val();
         if self.j_take.val() {
             self.j_start.next = self.j_seq1.val();
         } else {
             self.j_start.next = self.r_newest1.q.val();
         }
-        self.j_new_epoch.next = self.j_lock.val() && (self.rx_epoch.val() != self.r_epoch.q.val());
+        self.j_new_epoch.next =
+            self.j_lock.val() && (self.i_rx_epoch.q.val() != self.r_epoch.q.val());
         // The copy's epoch against p_epoch (r_epoch, or r_epoch + 1 after a timeout): both
         // comparisons are made on registers, the tick picks one.
-        self.e_lt0.next = self.rx_epoch.val() < self.r_epoch.q.val();
-        self.e_gt0.next = self.rx_epoch.val() > self.r_epoch.q.val();
-        self.e_lt1.next = self.rx_epoch.val() < self.r_epoch1.q.val();
-        self.e_gt1.next = self.rx_epoch.val() > self.r_epoch1.q.val();
+        self.e_lt0.next = self.i_rx_epoch.q.val() < self.r_epoch.q.val();
+        self.e_gt0.next = self.i_rx_epoch.q.val() > self.r_epoch.q.val();
+        self.e_lt1.next = self.i_rx_epoch.q.val() < self.r_epoch1.q.val();
+        self.e_gt1.next = self.i_rx_epoch.q.val() > self.r_epoch1.q.val();
         if self.t_new_epoch.val() {
             self.e_lt.next = self.e_lt1.val();
             self.e_gt.next = self.e_gt1.val();
@@ -774,7 +825,8 @@ impl Logic for LowiCore {
         // Copies of the lock-on epoch before the lock-on point are not ours (a later epoch
         // starts the receiver afresh and ends this).
         // (seq - skip_seq) as i32 < 0: the difference's top bit.
-        self.j_skip_d.next = (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.j_skip_d.next =
+            (self.i_rx_seq.q.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
         self.j_skipped.next = self.r_go.val()
             && self.r_skip.q.val()
             && !self.e_lt.val()
@@ -809,18 +861,18 @@ impl Logic for LowiCore {
                 && ((self.r_out.val() == self.k_o_first.val())
                     || (self.r_out.val() == self.k_o_more.val())));
         self.r_armed.next = self.p_state.val() == self.s_armed.val();
-        self.r_start_kind.next = self.rx_kind.val() == self.k_start.val();
-        self.r_value_kind.next = (self.rx_kind.val() == self.k_batch.val())
-            || (self.rx_kind.val() == self.k_config.val());
+        self.r_start_kind.next = self.i_rx_kind.q.val() == self.k_start.val();
+        self.r_value_kind.next = (self.i_rx_kind.q.val() == self.k_batch.val())
+            || (self.i_rx_kind.q.val() == self.k_config.val());
         self.r_bad_start.next = self.r_complete.val()
             && self.r_armed.val()
             && self.r_start_kind.val()
-            && ((self.rx_instance.val() == self.k0_64.val())
-                || (self.rx_instance.val() == self.k_max_64.val()));
+            && ((self.i_rx_instance.q.val() == self.k0_64.val())
+                || (self.i_rx_instance.q.val() == self.k_max_64.val()));
         // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
         // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
-        self.m_eq1.next = self.rx_instance.val() == self.r_lins1.q.val();
-        self.m_eq2.next = self.rx_instance.val() == self.r_lins2.q.val();
+        self.m_eq1.next = self.i_rx_instance.q.val() == self.r_lins1.q.val();
+        self.m_eq2.next = self.i_rx_instance.q.val() == self.r_lins2.q.val();
         if self.t_value.val() {
             self.m_ok.next = self.m_eq2.val();
         } else {
@@ -828,11 +880,11 @@ impl Logic for LowiCore {
         }
         // A joining node's first delivery sets its place: any instance but 0 (and the last).
         if self.r_lins_none.q.val() {
-            self.m_ok.next = self.rx_instance.val().any();
+            self.m_ok.next = self.i_rx_instance.q.val().any();
         }
         self.r_mismatch.next = self.r_complete.val()
             && !self.r_armed.val()
-            && (!self.m_ok.val() || (self.rx_instance.val() == self.k_max_64.val()));
+            && (!self.m_ok.val() || (self.i_rx_instance.q.val() == self.k_max_64.val()));
         self.r_any_fault.next = self.r_inflight_fault.val()
             || self.r_seq_fault.val()
             || self.r_bad_start.val()
@@ -848,11 +900,12 @@ impl Logic for LowiCore {
             && !self.r_bad_start.val();
 
         // ================= event phase: client request =================
-        self.q_req.next = self.cl_valid.val() && (self.cl_class.val() == self.c_expected.val());
+        self.q_req.next =
+            self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_expected.val());
         // The FIFO stores payloads of up to `max_payload` bytes (`LowiCore::new`); longer ones
         // count as oversize.
-        self.q_oversize.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())
-            || (self.cl_len.val() > self.k_max_payload.val());
+        self.q_oversize.next = ((self.i_cl_len.q.val() + self.k_overhead.val()) > self.mtu.val())
+            || (self.i_cl_len.q.val() > self.k_max_payload.val());
 
         // ================= outputs =================
         self.send.next = self.t_send.val() || self.c_start.val();
@@ -932,6 +985,7 @@ impl Logic for LowiCore {
             && self.p_is_leader.val()
             && !self.q_oversize.val()
             && self.q_room.val();
+        self.fifo_clear_tick.next = self.t_fault.val() || self.t_new_epoch.val();
         self.fifo_clear.next = self.t_fault.val()
             || self.t_new_epoch.val()
             || self.r_adopt.val()
@@ -948,19 +1002,20 @@ impl Logic for LowiCore {
         if self.t_fault.val() || self.t_new_epoch.val() {
             self.tick_dropped.next = self.fifo_len.val();
         }
-        self.ev_foreign.next = (self.rx_valid.val()
-            && (self.rx_class.val() == self.c_foreign.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.c_foreign.val()));
-        self.ev_malformed.next = (self.rx_valid.val()
-            && (self.rx_class.val() == self.c_malformed.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.c_malformed.val()));
-        self.ev_unauthorized.next = (self.rx_valid.val()
-            && (self.rx_class.val() == self.c_unauthorized.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.c_unauthorized.val()));
-        self.ev_ignored.next = (self.rx_valid.val() && (self.rx_class.val() == self.c_other.val()))
-            || (self.cl_valid.val() && (self.cl_class.val() == self.c_other.val()))
-            || (self.rx_valid.val()
-                && (self.rx_class.val() == self.c_expected.val())
+        self.ev_foreign.next = (self.i_rx_valid.q.val()
+            && (self.i_rx_class.q.val() == self.c_foreign.val()))
+            || (self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_foreign.val()));
+        self.ev_malformed.next = (self.i_rx_valid.q.val()
+            && (self.i_rx_class.q.val() == self.c_malformed.val()))
+            || (self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_malformed.val()));
+        self.ev_unauthorized.next = (self.i_rx_valid.q.val()
+            && (self.i_rx_class.q.val() == self.c_unauthorized.val()))
+            || (self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_unauthorized.val()));
+        self.ev_ignored.next = (self.i_rx_valid.q.val()
+            && (self.i_rx_class.q.val() == self.c_other.val()))
+            || (self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_other.val()))
+            || (self.i_rx_valid.q.val()
+                && (self.i_rx_class.q.val() == self.c_expected.val())
                 && !(self.r_decide.val() && self.r_port_ok.val() && self.r_listen.val()))
             || self.r_own.val()
             || self.j_go.val()
@@ -1000,8 +1055,8 @@ impl Logic for LowiCore {
         }
         // r_lins2 follows r_lins1 (+1) the same way.
         self.l2_inc.next = self.r_lins2.q.val() + self.k1_64.val();
-        self.l2_rx1.next = self.rx_instance.val() + self.k1_64.val();
-        self.l2_rx2.next = self.rx_instance.val() + self.k2_64.val();
+        self.l2_rx1.next = self.i_rx_instance.q.val() + self.k1_64.val();
+        self.l2_rx2.next = self.i_rx_instance.q.val() + self.k2_64.val();
         if self.t_value.val() {
             self.r_lins2.d.next = self.l2_inc.val();
         } else {
@@ -1106,20 +1161,20 @@ impl Logic for LowiCore {
         }
         // DECIDE copy.
         if self.r_adopt.val() {
-            self.r_epoch.d.next = self.rx_epoch.val();
+            self.r_epoch.d.next = self.i_rx_epoch.q.val();
             self.r_lead.d.next = false;
             // The adopted epoch's leader is `epoch mod node_count`, which is the copy's sender:
             // a DECIDE from anyone else is UNAUTHORIZED (pkt_parser, as the model refuses it),
             // never EXPECTED, so it never gets here.
-            self.r_leader.d.next = self.rx_sender.val();
+            self.r_leader.d.next = self.i_rx_sender.q.val();
         }
         // A joining node's copy before the lock-on: the stream is alive (the timeout counter
         // restarts), the trees' last copies are kept, and the last tree locks on.
         if self.j_go.val() {
             self.r_sv.d.next = self.j_v.val();
-            self.r_sepoch.d.next = self.rx_epoch.val();
+            self.r_sepoch.d.next = self.i_rx_epoch.q.val();
             if self.j_take.val() {
-                self.r_newest.d.next = self.rx_seq.val();
+                self.r_newest.d.next = self.i_rx_seq.q.val();
                 self.r_newest1.d.next = self.j_seq1.val();
             }
         }
@@ -1129,8 +1184,8 @@ impl Logic for LowiCore {
             self.r_skip_seq.d.next = self.j_start.val();
         }
         if self.j_new_epoch.val() {
-            self.r_epoch.d.next = self.rx_epoch.val();
-            self.r_leader.d.next = self.rx_sender.val();
+            self.r_epoch.d.next = self.i_rx_epoch.q.val();
+            self.r_leader.d.next = self.i_rx_sender.q.val();
         }
         if self.r_accept.val() || self.j_go.val() {
             self.r_since_rx.d.next = self.k1_32.val();
@@ -1141,18 +1196,18 @@ impl Logic for LowiCore {
         }
         if self.r_start_ok.val() {
             self.r_state.d.next = self.s_active.val();
-            self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
-            self.r_lins1.d.next = self.rx_instance.val();
+            self.r_lins.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
+            self.r_lins1.d.next = self.i_rx_instance.q.val();
             self.r_lins2.d.next = self.l2_rx1.val();
         }
         // A joining node's first delivery of a heartbeat sets its place before it.
         if self.j_placed.val() && !self.r_value_kind.val() {
-            self.r_lins.d.next = self.rx_instance.val() - self.k1_64.val();
-            self.r_lins1.d.next = self.rx_instance.val();
+            self.r_lins.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
+            self.r_lins1.d.next = self.i_rx_instance.q.val();
             self.r_lins2.d.next = self.l2_rx1.val();
         }
         if self.rx_deliver.val() {
-            self.r_lins.d.next = self.rx_instance.val();
+            self.r_lins.d.next = self.i_rx_instance.q.val();
             self.r_lins1.d.next = self.l2_rx1.val();
             self.r_lins2.d.next = self.l2_rx2.val();
         }
@@ -1171,7 +1226,7 @@ impl Logic for LowiCore {
         } else {
             self.n_nl.next = self.n_inc.val();
         }
-        self.x_inc.next = self.rx_sender.val() + self.k1_8.val();
+        self.x_inc.next = self.i_rx_sender.q.val() + self.k1_8.val();
         if self.x_inc.val() == self.node_count.val() {
             self.s_nl.next = self.k0_8.val();
         } else {

@@ -81,6 +81,9 @@ block! {
         pub send_seq: Signal<Out, Bits<32>>,
         pub lead_deliver: Signal<Out, Bit>,
         pub rx_deliver: Signal<Out, Bit>,
+        /// The tree port of the copy the core acts on this cycle (the one that came on `rx_*` in
+        /// the cycle before): with `rx_deliver`, the copy that completed the message.
+        pub rx_deliver_port: Signal<Out, Bits<2>>,
         pub tick_leader_changed: Signal<Out, Bit>,
         pub tick_epoch: Signal<Out, Bits<32>>,
         pub tick_leader: Signal<Out, Bits<8>>,
@@ -205,8 +208,9 @@ impl<const P: usize> Logic for NcCore<P> {
         self.core.timeout.next = self.regs.cfg_timeout.val();
         self.rx.trees.next = self.regs.cfg_trees.val().get_bits::<3>(0);
         self.rx.window.next = self.regs.window.val();
-        self.rx.copy_tree.next = self.rx_port.val();
-        self.rx.copy_seq.next = self.rx_seq.val();
+        // The receiver judges the copy the core acts on (the one that came in the cycle before).
+        self.rx.copy_tree.next = self.core.ev_port.val();
+        self.rx.copy_seq.next = self.core.ev_seq.val();
         self.rx.apply.next = self.core.rx_apply.val();
         self.rx.restart.next = self.core.rx_restart.val();
         self.rx.restart_base.next = self.core.rx_restart_base.val();
@@ -308,6 +312,7 @@ impl<const P: usize> Logic for NcCore<P> {
         self.send_seq.next = self.core.send_seq.val();
         self.lead_deliver.next = self.core.lead_deliver.val();
         self.rx_deliver.next = self.core.rx_deliver.val();
+        self.rx_deliver_port.next = self.core.ev_port.val();
         self.tick_leader_changed.next = self.core.tick_leader_changed.val();
         self.tick_epoch.next = self.core.tick_epoch.val();
         self.tick_leader.next = self.core.tick_leader.val();
@@ -336,7 +341,9 @@ impl<const P: usize> Logic for NcCore<P> {
         self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();
+        self.fifo.clear_tick.next = self.core.fifo_clear_tick.val();
         self.fifo.reserve.next = self.core.fifo_reserve.val();
+        // The request's fields as it comes; the core pushes it (or not) in the next cycle.
         self.fifo.push_payload.next = self.cl_payload.val();
         self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);
         self.fifo.push_seq.next = self.cl_seq.val();

@@ -344,6 +344,13 @@ block! {
         hc_eth_dst: DFF<Bits<48>>,
         hc_ip_src: DFF<Bits<32>>,
         hc_udp_src: DFF<Bits<16>>,
+        /// The client holding register, one cycle later: the request the core acts on (and may
+        /// answer NOT_LEADER) is the one taken in the cycle before.
+        nl_client: DFF<Bits<32>>,
+        nl_seq: DFF<Bits<64>>,
+        nl_mac: DFF<Bits<48>>,
+        nl_ip: DFF<Bits<32>>,
+        nl_port: DFF<Bits<16>>,
         takec: Signal<Local, Bit>,
         k0_2: Constant<Bits<2>> = Constant::new(0.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
@@ -453,8 +460,18 @@ impl Logic for NcEngine {
             hc_eth_src,
             hc_eth_dst,
             hc_ip_src,
-            hc_udp_src
+            hc_udp_src,
+            nl_client,
+            nl_seq,
+            nl_mac,
+            nl_ip,
+            nl_port
         );
+        self.nl_client.d.next = self.hc_client.q.val();
+        self.nl_seq.d.next = self.hc_req_seq.q.val();
+        self.nl_mac.d.next = self.hc_eth_src.q.val();
+        self.nl_ip.d.next = self.hc_ip_src.q.val();
+        self.nl_port.d.next = self.hc_udp_src.q.val();
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wdata.next = self.csr_wdata.val();
         self.core.csr_write.next = self.csr_write.val();
@@ -844,7 +861,7 @@ impl Logic for NcEngine {
         self.host_gen.t3_valid.next = self.t3_valid.val();
         self.host_gen.t3_last.next = self.t3_last.val();
         self.host_gen.rx_deliver.next = self.core.rx_deliver.val();
-        self.host_gen.rx_port.next = self.rx_port.val();
+        self.host_gen.rx_port.next = self.core.rx_deliver_port.val();
         self.host_gen.lead_load.next = self.decide_gen.h_load.val();
         self.host_gen.lead_len.next = self.decide_gen.h_len.val();
         self.host_gen.l_data.next = self.decide_gen.m0_data.val();
@@ -872,7 +889,7 @@ impl Logic for NcEngine {
         self.host_drop.next = self.host_gen.drop.val();
         self.host_busy.next = self.host_gen.busy.val() || !self.hq.empty.val();
         // Client replies: OKs as the batch's entries leave the FIFO (with the address each
-        // request came from), NOT_LEADER for the request taken this cycle.
+        // request came from), NOT_LEADER for the request taken in the cycle before.
         self.reply_gen.ok_valid.next = self.core.ok_valid.val();
         self.reply_gen.ok_client.next = self.core.ok_client.val();
         self.reply_gen.ok_seq.next = self.core.ok_seq.val();
@@ -882,13 +899,13 @@ impl Logic for NcEngine {
         self.reply_gen.ok_ip.next = self.core.ok_ip.val();
         self.reply_gen.ok_port.next = self.core.ok_port.val();
         self.reply_gen.nl_valid.next = self.core.nl_reply.val();
-        self.reply_gen.nl_client.next = self.hc_client.q.val();
-        self.reply_gen.nl_seq.next = self.hc_req_seq.q.val();
+        self.reply_gen.nl_client.next = self.nl_client.q.val();
+        self.reply_gen.nl_seq.next = self.nl_seq.q.val();
         self.reply_gen.nl_leader.next = self.core.nl_leader.val();
         self.reply_gen.nl_epoch.next = self.core.nl_epoch.val();
-        self.reply_gen.nl_mac.next = self.hc_eth_src.q.val();
-        self.reply_gen.nl_ip.next = self.hc_ip_src.q.val();
-        self.reply_gen.nl_port.next = self.hc_udp_src.q.val();
+        self.reply_gen.nl_mac.next = self.nl_mac.q.val();
+        self.reply_gen.nl_ip.next = self.nl_ip.q.val();
+        self.reply_gen.nl_port.next = self.nl_port.q.val();
         self.reply_gen.src_mac.next = self.src_mac.out.val();
         self.reply_gen.src_ip.next = self.core.cfg_src_ip.val();
         self.reply_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);

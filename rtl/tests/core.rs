@@ -7,21 +7,31 @@ use common::lockstep::{Event, Lockstep, Rec, config_writes, decide, request};
 use proto::regs::{Config, Counter, addr, ctrl};
 use proto::wire::{DecideKind, DecideMeta};
 
+/// One event, then the cycle in which the core acts on it (rtl/README, "The event pipeline"):
+/// `ls.last` holds that cycle's actions, and `ls.now() - 1` is that cycle.
+fn act(ls: &mut Lockstep, ev: Event) {
+    ls.step(Some(ev)).unwrap();
+    ls.step(None).unwrap();
+}
+
 fn setup(cfg: &Config) -> Lockstep {
     let mut ls = Lockstep::new();
     for (a, v) in config_writes(cfg) {
         ls.step(Some(Event::Write { addr: a, value: v })).unwrap();
     }
+    ls.step(None).unwrap();
     assert_eq!(
         ls.model.config(),
         cfg,
         "every configuration write was taken"
     );
-    ls.step(Some(Event::Write {
-        addr: addr::CTRL,
-        value: ctrl::ENABLE,
-    }))
-    .unwrap();
+    act(
+        &mut ls,
+        Event::Write {
+            addr: addr::CTRL,
+            value: ctrl::ENABLE,
+        },
+    );
     ls
 }
 
@@ -70,11 +80,13 @@ fn sends(recs: &[Rec]) -> Vec<(u8, u32, u32)> {
 fn the_leader_loops_every_period_and_requests_do_not_move_the_loop() {
     let c = cfg(0);
     let mut ls = setup(&c);
-    ls.step(Some(Event::Write {
-        addr: addr::CTRL,
-        value: ctrl::ENABLE | ctrl::START,
-    }))
-    .unwrap();
+    act(
+        &mut ls,
+        Event::Write {
+            addr: addr::CTRL,
+            value: ctrl::ENABLE | ctrl::START,
+        },
+    );
     let start = ls.now() - 1;
     assert_eq!(
         sends(&ls.last).len(),
@@ -110,11 +122,13 @@ fn early_sends_leave_at_min_gap_when_requests_wait_and_heartbeats_stay_on_the_lo
         ..cfg(0)
     };
     let mut ls = setup(&c);
-    ls.step(Some(Event::Write {
-        addr: addr::CTRL,
-        value: ctrl::ENABLE | ctrl::START,
-    }))
-    .unwrap();
+    act(
+        &mut ls,
+        Event::Write {
+            addr: addr::CTRL,
+            value: ctrl::ENABLE | ctrl::START,
+        },
+    );
     let mut sent = vec![(ls.now() - 1, DecideKind::Start as u8)];
     for i in 0..150u64 {
         // A request 3 cycles after every fourth send's cycle window, some while the gap runs.
@@ -145,16 +159,16 @@ fn early_sends_leave_at_min_gap_when_requests_wait_and_heartbeats_stay_on_the_lo
 }
 
 #[test]
-fn a_follower_delivers_in_the_cycle_of_the_last_copy_and_succession_is_exact() {
+fn a_follower_delivers_in_the_cycle_after_the_last_copy_and_succession_is_exact() {
     let c = cfg(1);
     let mut ls = setup(&c);
     // Node 0's START, then one batch-free heartbeat.
     ls.step(Some(copy(&c, 0, 0, 0, 1, DecideKind::Start)))
         .unwrap();
-    ls.step(Some(copy(&c, 0, 0, 1, 1, DecideKind::Start)))
-        .unwrap();
+    act(&mut ls, copy(&c, 0, 0, 1, 1, DecideKind::Start));
     assert!(ls.last.contains(&Rec::State(rtl::lowi_core::state::ACTIVE)));
-    // A BATCH from node 0: delivered in the very cycle its last copy is taken.
+    // A BATCH from node 0: delivered in the cycle after its last copy comes (the cycle the
+    // core acts on it).
     let meta = |tree| DecideMeta {
         instance: 1,
         epoch: 0,
@@ -163,18 +177,24 @@ fn a_follower_delivers_in_the_cycle_of_the_last_copy_and_succession_is_exact() {
         kind: DecideKind::Batch,
     };
     let entries = [(5, 1, b"v".to_vec())];
-    ls.step(Some(Event::Tree {
-        tree: 1,
-        bytes: decide(c.cluster_id, 0, meta(1), &entries),
-    }))
-    .unwrap();
+    act(
+        &mut ls,
+        Event::Tree {
+            tree: 1,
+            bytes: decide(c.cluster_id, 0, meta(1), &entries),
+        },
+    );
     assert!(!ls.last.iter().any(|r| matches!(r, Rec::Deliver { .. })));
     ls.step(Some(Event::Tree {
         tree: 0,
         bytes: decide(c.cluster_id, 0, meta(0), &entries),
     }))
     .unwrap();
+    let came = ls.now() - 1;
+    assert!(!ls.last.iter().any(|r| matches!(r, Rec::Deliver { .. })));
+    ls.step(None).unwrap();
     let last_rx = ls.now() - 1;
+    assert_eq!(last_rx, came + 1);
     assert!(
         ls.last
             .iter()
@@ -183,7 +203,7 @@ fn a_follower_delivers_in_the_cycle_of_the_last_copy_and_succession_is_exact() {
         ls.last
     );
     // Node 0 falls silent: node 1 (epoch 1) sends its first heartbeat exactly `timeout` cycles
-    // after the last copy it took.
+    // after it acted on the last copy.
     let mut first_send = None;
     for _ in 0..(c.timeout as u64 + 5) {
         ls.step(None).unwrap();
@@ -238,7 +258,7 @@ fn bad_input_is_dropped_and_counted_and_nothing_is_delivered() {
         good,        // a DECIDE of epoch 0 after epoch 1: stale leader counter
     ];
     for b in bad {
-        ls.step(Some(Event::Tree { tree: 0, bytes: b })).unwrap();
+        act(&mut ls, Event::Tree { tree: 0, bytes: b });
         assert!(!ls.last.iter().any(|r| matches!(r, Rec::Deliver { .. })));
     }
     let m = &ls.model;
@@ -267,11 +287,13 @@ fn at_loop_period_one_the_core_decides_every_cycle() {
         ..Config::default()
     };
     let mut ls = setup(&c);
-    ls.step(Some(Event::Write {
-        addr: addr::CTRL,
-        value: ctrl::ENABLE | ctrl::START,
-    }))
-    .unwrap();
+    act(
+        &mut ls,
+        Event::Write {
+            addr: addr::CTRL,
+            value: ctrl::ENABLE | ctrl::START,
+        },
+    );
     let (mut cycles, mut values, mut heartbeats) = (0u64, 0u64, 0u64);
     for i in 0..300u64 {
         ls.step(Some(Event::Client {

@@ -284,7 +284,7 @@ fn started(c: &Config) -> Engine {
 }
 
 #[test]
-fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
+fn last_beat_of_the_last_copy_to_decision_is_three_cycles() {
     let c = cfg();
     let mut e = started(&c);
     let entries = [(9, 1, b"abc".to_vec())];
@@ -293,17 +293,18 @@ fn last_beat_of_the_last_copy_to_decision_is_two_cycles() {
     assert!(e.delivered_at.is_empty(), "not before the last copy");
     let last = e.frame(1, &copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries));
     e.idle(4);
-    // Verdict one cycle after the last beat (pkt_parser), one cycle in the holding register.
-    assert_eq!(e.delivered_at, vec![last + 2]);
+    // Verdict one cycle after the last beat (pkt_parser), one cycle in the holding register
+    // (the core takes it), one more until the core acts on it.
+    assert_eq!(e.delivered_at, vec![last + 3]);
     assert_eq!(e.counter(Counter::Delivered), 1);
 }
 
 /// The host-port latency: the follower's receive of the last copy → the decision out
 /// on the host port, here the first beat of the host frame, and that frame is the decided
-/// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0): 3
+/// copy readdressed to the host (the `src_*` / `host_*` registers, TTL, UDP checksum 0): 4
 /// cycles to `host_gen`'s first beat, which the empty output FIFO offers in the same cycle.
 #[test]
-fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
+fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
     let c = Config {
         src_mac: 0x0200_1122_3344,
         src_ip: 0x0A09_0807,
@@ -319,10 +320,10 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_three_cycles() {
     let f1 = copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries);
     let last = e.frame(1, &f1);
     e.idle(30);
-    assert_eq!(e.delivered_at, vec![last + 2]);
+    assert_eq!(e.delivered_at, vec![last + 3]);
     assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
     let (first, _, got) = &e.streams[H].frames[0];
-    assert_eq!(*first, last + 3, "last copy beat → first host beat");
+    assert_eq!(*first, last + 4, "last copy beat → first host beat");
     let packet = &f1[frame::PAYLOAD_OFFSET..];
     let meta = UdpMeta {
         src_mac: rtl::layout::mac_bytes(c.src_mac),
@@ -385,7 +386,7 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
         e.idle(3);
     }
     e.frame(4, &tagged_request);
-    e.idle(3);
+    e.idle(4);
     assert_eq!(
         e.counter(Counter::Unauthorized) - before.3,
         4,
@@ -436,7 +437,7 @@ fn bad_frames_are_dropped_and_counted_and_nothing_is_delivered() {
         (stale, "stale leader counter"),
     ] {
         e.frame(0, &f);
-        e.idle(3);
+        e.idle(4);
     }
     let after = (
         e.counter(Counter::Foreign),

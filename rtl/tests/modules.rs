@@ -318,12 +318,17 @@ fn random_copies_against_the_model<const A: usize>() {
 #[test]
 fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
     let mut c = Cycle::new(EgressFifo::<3>::default(), |f| &mut f.clock);
+    // The request's fields in one cycle, the push in the next (the core decides on a request
+    // one cycle after it comes).
     let push = |c: &mut Cycle<EgressFifo<3>>, id: u64| {
-        c.uut.push.next = true;
         c.uut.push_client.next = bits(id);
         c.uut.push_seq.next = bits(id * 100);
         c.uut.push_len.next = bits(2);
         c.uut.push_payload.next = bits(id << 56);
+        c.edge();
+        c.uut.push.next = true;
+        c.uut.push_client.next = bits(0);
+        c.uut.push_seq.next = bits(0);
         c.edge();
         c.uut.push.next = false;
     };
@@ -388,12 +393,14 @@ fn read(c: &mut Cycle<Csr>, a: u16) -> u32 {
     val(c.uut.bus_rdata.val()) as u32
 }
 
+/// One bus write, then the cycle in which `csr` applies it (the write is registered).
 fn write(c: &mut Cycle<Csr>, a: u16, v: u32) {
     c.uut.bus_addr.next = bits(a as u64);
     c.uut.bus_wdata.next = bits(v as u64);
     c.uut.bus_write.next = true;
     c.edge();
     c.uut.bus_write.next = false;
+    c.edge();
     c.settle();
 }
 
@@ -460,9 +467,17 @@ fn csr_reset_values_and_ranges_come_from_the_register_map() {
     c.edge();
     c.uut.bus_write.next = false;
     c.settle();
+    assert!(!c.uut.timeout_written.val(), "the write is applied now");
+    assert_eq!(
+        read(&mut c, regs::addr::TIMEOUT),
+        before,
+        "the old value until then"
+    );
+    c.edge();
+    c.settle();
     assert!(
         c.uut.timeout_written.val(),
-        "the core is told, one cycle later"
+        "the core is told in the cycle after the write is applied"
     );
     assert_eq!(read(&mut c, regs::addr::TIMEOUT), before - 2);
     // Read-only registers ignore writes.

@@ -97,6 +97,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
+    reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
     reg  r_node_id$writable;
@@ -104,6 +105,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
+    reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
     reg  r_node_count$writable;
@@ -111,6 +113,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
+    reg  [15:0] r_cluster_id$bus_waddr;
     reg  [31:0] r_cluster_id$bus_wdata;
     reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
@@ -118,6 +121,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
+    reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
     reg  r_trees$writable;
@@ -125,6 +129,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
+    reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
     reg  r_loop_period$writable;
@@ -132,6 +137,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
+    reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
     reg  r_timeout$writable;
@@ -139,6 +145,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
+    reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
     reg  r_delta$writable;
@@ -146,6 +153,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
+    reg  [15:0] r_drift$bus_waddr;
     reg  [31:0] r_drift$bus_wdata;
     reg  r_drift$bus_write;
     reg  r_drift$writable;
@@ -153,6 +161,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
+    reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
     reg  r_fifo_depth$writable;
@@ -160,6 +169,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
+    reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
     reg  r_batch_max$writable;
@@ -167,6 +177,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
+    reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
     reg  r_mtu$writable;
@@ -174,6 +185,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
+    reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
     reg  r_decide_port$writable;
@@ -181,6 +193,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
+    reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
     reg  r_client_port$writable;
@@ -188,6 +201,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
+    reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
     reg  r_host_port$writable;
@@ -195,6 +209,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
+    reg  [15:0] r_late_tick_slack$bus_waddr;
     reg  [31:0] r_late_tick_slack$bus_wdata;
     reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
@@ -202,6 +217,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
+    reg  [15:0] r_min_gap$bus_waddr;
     reg  [31:0] r_min_gap$bus_wdata;
     reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
@@ -209,6 +225,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
+    reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
     reg  r_tree_group0$writable;
@@ -216,6 +233,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
+    reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
     reg  r_tree_group1$writable;
@@ -223,6 +241,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
+    reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
     reg  r_tree_group2$writable;
@@ -230,6 +249,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
+    reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
     reg  r_tree_group3$writable;
@@ -237,6 +257,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
     reg  r_src_mac_hi$writable;
@@ -244,6 +265,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [15:0] r_src_mac_lo$bus_waddr;
     reg  [31:0] r_src_mac_lo$bus_wdata;
     reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
@@ -251,6 +273,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
+    reg  [15:0] r_src_ip$bus_waddr;
     reg  [31:0] r_src_ip$bus_wdata;
     reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
@@ -258,6 +281,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
     reg  r_host_mac_hi$writable;
@@ -265,6 +289,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [15:0] r_host_mac_lo$bus_waddr;
     reg  [31:0] r_host_mac_lo$bus_wdata;
     reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
@@ -272,6 +297,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
+    reg  [15:0] r_host_ip$bus_waddr;
     reg  [31:0] r_host_ip$bus_wdata;
     reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
@@ -279,6 +305,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
+    reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
     reg  r_ttl$writable;
@@ -286,6 +313,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
+    reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
     reg  r_auth_mode$writable;
@@ -293,6 +321,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
+    reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
     reg  r_auth_key$writable;
@@ -468,6 +497,15 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
+    reg  w_write$d;
+    wire  w_write$q;
+    reg  w_write$clock;
+    reg  [15:0] w_addr$d;
+    wire  [15:0] w_addr$q;
+    reg  w_addr$clock;
+    reg  [31:0] w_data$d;
+    wire  [31:0] w_data$q;
+    reg  w_data$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
@@ -485,6 +523,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
+        .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
         .writable(r_node_id$writable),
@@ -494,6 +533,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
+        .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
         .writable(r_node_count$writable),
@@ -503,6 +543,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
+        .bus_waddr(r_cluster_id$bus_waddr),
         .bus_wdata(r_cluster_id$bus_wdata),
         .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
@@ -512,6 +553,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
+        .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
         .writable(r_trees$writable),
@@ -521,6 +563,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
+        .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
         .writable(r_loop_period$writable),
@@ -530,6 +573,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
+        .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
         .writable(r_timeout$writable),
@@ -539,6 +583,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
+        .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
         .writable(r_delta$writable),
@@ -548,6 +593,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
+        .bus_waddr(r_drift$bus_waddr),
         .bus_wdata(r_drift$bus_wdata),
         .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
@@ -557,6 +603,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
+        .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
         .writable(r_fifo_depth$writable),
@@ -566,6 +613,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
+        .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
         .writable(r_batch_max$writable),
@@ -575,6 +623,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
+        .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
         .writable(r_mtu$writable),
@@ -584,6 +633,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
+        .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
         .writable(r_decide_port$writable),
@@ -593,6 +643,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
+        .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
         .writable(r_client_port$writable),
@@ -602,6 +653,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
+        .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
         .writable(r_host_port$writable),
@@ -611,6 +663,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
+        .bus_waddr(r_late_tick_slack$bus_waddr),
         .bus_wdata(r_late_tick_slack$bus_wdata),
         .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
@@ -620,6 +673,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
+        .bus_waddr(r_min_gap$bus_waddr),
         .bus_wdata(r_min_gap$bus_wdata),
         .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
@@ -629,6 +683,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
+        .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
         .writable(r_tree_group0$writable),
@@ -638,6 +693,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
+        .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
         .writable(r_tree_group1$writable),
@@ -647,6 +703,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
+        .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
         .writable(r_tree_group2$writable),
@@ -656,6 +713,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
+        .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
         .writable(r_tree_group3$writable),
@@ -665,6 +723,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
         .writable(r_src_mac_hi$writable),
@@ -674,6 +733,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_waddr(r_src_mac_lo$bus_waddr),
         .bus_wdata(r_src_mac_lo$bus_wdata),
         .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
@@ -683,6 +743,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
+        .bus_waddr(r_src_ip$bus_waddr),
         .bus_wdata(r_src_ip$bus_wdata),
         .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
@@ -692,6 +753,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
         .writable(r_host_mac_hi$writable),
@@ -701,6 +763,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_waddr(r_host_mac_lo$bus_waddr),
         .bus_wdata(r_host_mac_lo$bus_wdata),
         .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
@@ -710,6 +773,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
+        .bus_waddr(r_host_ip$bus_waddr),
         .bus_wdata(r_host_ip$bus_wdata),
         .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
@@ -719,6 +783,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
+        .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
         .writable(r_ttl$writable),
@@ -728,6 +793,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
+        .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
         .writable(r_auth_mode$writable),
@@ -737,6 +803,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
+        .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
         .writable(r_auth_key$writable),
@@ -957,6 +1024,21 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
+    csr$w_write w_write(
+        .d(w_write$d),
+        .q(w_write$q),
+        .clock(w_write$clock)
+    );
+    csr$w_addr w_addr(
+        .d(w_addr$d),
+        .q(w_addr$q),
+        .clock(w_addr$clock)
+    );
+    csr$w_data w_data(
+        .d(w_data$d),
+        .q(w_data$q),
+        .clock(w_data$clock)
+    );
     csr$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -1017,153 +1099,182 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_wdata = bus_wdata;
-        r_node_id$bus_write = bus_write;
+        r_node_id$bus_waddr = w_addr$q;
+        r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg_node_id = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_wdata = bus_wdata;
-        r_node_count$bus_write = bus_write;
+        r_node_count$bus_waddr = w_addr$q;
+        r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg_node_count = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_wdata = bus_wdata;
-        r_cluster_id$bus_write = bus_write;
+        r_cluster_id$bus_waddr = w_addr$q;
+        r_cluster_id$bus_wdata = w_data$q;
+        r_cluster_id$bus_write = w_write$q;
         r_cluster_id$writable = state == s_disabled;
         cfg_cluster_id = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_wdata = bus_wdata;
-        r_trees$bus_write = bus_write;
+        r_trees$bus_waddr = w_addr$q;
+        r_trees$bus_wdata = w_data$q;
+        r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg_trees = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_wdata = bus_wdata;
-        r_loop_period$bus_write = bus_write;
+        r_loop_period$bus_waddr = w_addr$q;
+        r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg_loop_period = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_wdata = bus_wdata;
-        r_timeout$bus_write = bus_write;
+        r_timeout$bus_waddr = w_addr$q;
+        r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = bus_write && t_writable && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
         timeout_written = r_tw$q;
         cfg_timeout = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_wdata = bus_wdata;
-        r_delta$bus_write = bus_write;
+        r_delta$bus_waddr = w_addr$q;
+        r_delta$bus_wdata = w_data$q;
+        r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg_delta = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_wdata = bus_wdata;
-        r_drift$bus_write = bus_write;
+        r_drift$bus_waddr = w_addr$q;
+        r_drift$bus_wdata = w_data$q;
+        r_drift$bus_write = w_write$q;
         r_drift$writable = state == s_disabled;
         cfg_drift = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_wdata = bus_wdata;
-        r_fifo_depth$bus_write = bus_write;
+        r_fifo_depth$bus_waddr = w_addr$q;
+        r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg_fifo_depth = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_wdata = bus_wdata;
-        r_batch_max$bus_write = bus_write;
+        r_batch_max$bus_waddr = w_addr$q;
+        r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg_batch_max = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_wdata = bus_wdata;
-        r_mtu$bus_write = bus_write;
+        r_mtu$bus_waddr = w_addr$q;
+        r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg_mtu = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_wdata = bus_wdata;
-        r_decide_port$bus_write = bus_write;
+        r_decide_port$bus_waddr = w_addr$q;
+        r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg_decide_port = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_wdata = bus_wdata;
-        r_client_port$bus_write = bus_write;
+        r_client_port$bus_waddr = w_addr$q;
+        r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg_client_port = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_wdata = bus_wdata;
-        r_host_port$bus_write = bus_write;
+        r_host_port$bus_waddr = w_addr$q;
+        r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg_host_port = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_wdata = bus_wdata;
-        r_late_tick_slack$bus_write = bus_write;
+        r_late_tick_slack$bus_waddr = w_addr$q;
+        r_late_tick_slack$bus_wdata = w_data$q;
+        r_late_tick_slack$bus_write = w_write$q;
         r_late_tick_slack$writable = state == s_disabled;
         cfg_late_tick_slack = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_wdata = bus_wdata;
-        r_min_gap$bus_write = bus_write;
+        r_min_gap$bus_waddr = w_addr$q;
+        r_min_gap$bus_wdata = w_data$q;
+        r_min_gap$bus_write = w_write$q;
         r_min_gap$writable = state == s_disabled;
         cfg_min_gap = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_wdata = bus_wdata;
-        r_tree_group0$bus_write = bus_write;
+        r_tree_group0$bus_waddr = w_addr$q;
+        r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg_tree_group0 = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_wdata = bus_wdata;
-        r_tree_group1$bus_write = bus_write;
+        r_tree_group1$bus_waddr = w_addr$q;
+        r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg_tree_group1 = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_wdata = bus_wdata;
-        r_tree_group2$bus_write = bus_write;
+        r_tree_group2$bus_waddr = w_addr$q;
+        r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg_tree_group2 = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_wdata = bus_wdata;
-        r_tree_group3$bus_write = bus_write;
+        r_tree_group3$bus_waddr = w_addr$q;
+        r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_wdata = bus_wdata;
-        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$bus_waddr = w_addr$q;
+        r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg_src_mac_hi = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_wdata = bus_wdata;
-        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$bus_waddr = w_addr$q;
+        r_src_mac_lo$bus_wdata = w_data$q;
+        r_src_mac_lo$bus_write = w_write$q;
         r_src_mac_lo$writable = state == s_disabled;
         cfg_src_mac_lo = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_wdata = bus_wdata;
-        r_src_ip$bus_write = bus_write;
+        r_src_ip$bus_waddr = w_addr$q;
+        r_src_ip$bus_wdata = w_data$q;
+        r_src_ip$bus_write = w_write$q;
         r_src_ip$writable = state == s_disabled;
         cfg_src_ip = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_wdata = bus_wdata;
-        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$bus_waddr = w_addr$q;
+        r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg_host_mac_hi = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_wdata = bus_wdata;
-        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$bus_waddr = w_addr$q;
+        r_host_mac_lo$bus_wdata = w_data$q;
+        r_host_mac_lo$bus_write = w_write$q;
         r_host_mac_lo$writable = state == s_disabled;
         cfg_host_mac_lo = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_wdata = bus_wdata;
-        r_host_ip$bus_write = bus_write;
+        r_host_ip$bus_waddr = w_addr$q;
+        r_host_ip$bus_wdata = w_data$q;
+        r_host_ip$bus_write = w_write$q;
         r_host_ip$writable = state == s_disabled;
         cfg_host_ip = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_wdata = bus_wdata;
-        r_ttl$bus_write = bus_write;
+        r_ttl$bus_waddr = w_addr$q;
+        r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
         cfg_auth_mode = r_auth_mode$value;
         cfg_auth_key = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_wdata = bus_wdata;
-        r_auth_mode$bus_write = bus_write;
+        r_auth_mode$bus_waddr = w_addr$q;
+        r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_wdata = bus_wdata;
-        r_auth_key$bus_write = bus_write;
+        r_auth_key$bus_waddr = w_addr$q;
+        r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -1298,8 +1409,14 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        ctrl_write = bus_write && (bus_addr == a_ctrl);
-        ctrl_value = bus_wdata;
+        w_write$clock = clock;
+        w_addr$clock = clock;
+        w_data$clock = clock;
+        w_write$d = bus_write;
+        w_addr$d = bus_addr;
+        w_data$d = bus_wdata;
+        ctrl_write = w_write$q && (w_addr$q == a_ctrl);
+        ctrl_value = w_data$q;
         leader32$narrow = leader;
         fixed = zero32;
         if (bus_addr == a_magic) begin
@@ -7624,11 +7741,12 @@ module csr$leader32(narrow,wide);
 endmodule // csr$leader32
 
 
-module csr$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -7657,7 +7775,7 @@ module csr$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7723,11 +7841,12 @@ module csr$r_auth_key$r$dff(d,q,clock);
 endmodule // csr$r_auth_key$r$dff
 
 
-module csr$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -7756,7 +7875,7 @@ module csr$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7822,11 +7941,12 @@ module csr$r_auth_mode$r$dff(d,q,clock);
 endmodule // csr$r_auth_mode$r$dff
 
 
-module csr$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -7855,7 +7975,7 @@ module csr$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7921,11 +8041,12 @@ module csr$r_batch_max$r$dff(d,q,clock);
 endmodule // csr$r_batch_max$r$dff
 
 
-module csr$r_client_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -7954,7 +8075,7 @@ module csr$r_client_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8020,11 +8141,12 @@ module csr$r_client_port$r$dff(d,q,clock);
 endmodule // csr$r_client_port$r$dff
 
 
-module csr$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8051,7 +8173,7 @@ module csr$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata)
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8117,11 +8239,12 @@ module csr$r_cluster_id$r$dff(d,q,clock);
 endmodule // csr$r_cluster_id$r$dff
 
 
-module csr$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8150,7 +8273,7 @@ module csr$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8216,11 +8339,12 @@ module csr$r_decide_port$r$dff(d,q,clock);
 endmodule // csr$r_decide_port$r$dff
 
 
-module csr$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8249,7 +8373,7 @@ module csr$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8315,11 +8439,12 @@ module csr$r_delta$r$dff(d,q,clock);
 endmodule // csr$r_delta$r$dff
 
 
-module csr$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8346,7 +8471,7 @@ module csr$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8412,11 +8537,12 @@ module csr$r_drift$r$dff(d,q,clock);
 endmodule // csr$r_drift$r$dff
 
 
-module csr$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8445,7 +8571,7 @@ module csr$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata)
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8511,11 +8637,12 @@ module csr$r_fifo_depth$r$dff(d,q,clock);
 endmodule // csr$r_fifo_depth$r$dff
 
 
-module csr$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8542,7 +8669,7 @@ module csr$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8608,11 +8735,12 @@ module csr$r_host_ip$r$dff(d,q,clock);
 endmodule // csr$r_host_ip$r$dff
 
 
-module csr$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8641,7 +8769,7 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8707,11 +8835,12 @@ module csr$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // csr$r_host_mac_hi$r$dff
 
 
-module csr$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8738,7 +8867,7 @@ module csr$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8804,11 +8933,12 @@ module csr$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_host_mac_lo$r$dff
 
 
-module csr$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8837,7 +8967,7 @@ module csr$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8903,11 +9033,12 @@ module csr$r_host_port$r$dff(d,q,clock);
 endmodule // csr$r_host_port$r$dff
 
 
-module csr$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -8934,7 +9065,7 @@ module csr$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,writable,value,r
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9000,11 +9131,12 @@ module csr$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // csr$r_late_tick_slack$r$dff
 
 
-module csr$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9033,7 +9165,7 @@ module csr$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9099,11 +9231,12 @@ module csr$r_loop_period$r$dff(d,q,clock);
 endmodule // csr$r_loop_period$r$dff
 
 
-module csr$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9130,7 +9263,7 @@ module csr$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9196,11 +9329,12 @@ module csr$r_min_gap$r$dff(d,q,clock);
 endmodule // csr$r_min_gap$r$dff
 
 
-module csr$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9229,7 +9363,7 @@ module csr$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9295,11 +9429,12 @@ module csr$r_mtu$r$dff(d,q,clock);
 endmodule // csr$r_mtu$r$dff
 
 
-module csr$r_node_count(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9328,7 +9463,7 @@ module csr$r_node_count(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata)
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9394,11 +9529,12 @@ module csr$r_node_count$r$dff(d,q,clock);
 endmodule // csr$r_node_count$r$dff
 
 
-module csr$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9427,7 +9563,7 @@ module csr$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9493,11 +9629,12 @@ module csr$r_node_id$r$dff(d,q,clock);
 endmodule // csr$r_node_id$r$dff
 
 
-module csr$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9524,7 +9661,7 @@ module csr$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9590,11 +9727,12 @@ module csr$r_src_ip$r$dff(d,q,clock);
 endmodule // csr$r_src_ip$r$dff
 
 
-module csr$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9623,7 +9761,7 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata)
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9689,11 +9827,12 @@ module csr$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // csr$r_src_mac_hi$r$dff
 
 
-module csr$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9720,7 +9859,7 @@ module csr$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata)
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9786,11 +9925,12 @@ module csr$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_src_mac_lo$r$dff
 
 
-module csr$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9819,7 +9959,7 @@ module csr$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9885,11 +10025,12 @@ module csr$r_timeout$r$dff(d,q,clock);
 endmodule // csr$r_timeout$r$dff
 
 
-module csr$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -9918,7 +10059,7 @@ module csr$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9984,11 +10125,12 @@ module csr$r_tree_group0$r$dff(d,q,clock);
 endmodule // csr$r_tree_group0$r$dff
 
 
-module csr$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -10017,7 +10159,7 @@ module csr$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10083,11 +10225,12 @@ module csr$r_tree_group1$r$dff(d,q,clock);
 endmodule // csr$r_tree_group1$r$dff
 
 
-module csr$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -10116,7 +10259,7 @@ module csr$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10182,11 +10325,12 @@ module csr$r_tree_group2$r$dff(d,q,clock);
 endmodule // csr$r_tree_group2$r$dff
 
 
-module csr$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -10215,7 +10359,7 @@ module csr$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10281,11 +10425,12 @@ module csr$r_tree_group3$r$dff(d,q,clock);
 endmodule // csr$r_tree_group3$r$dff
 
 
-module csr$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -10314,7 +10459,7 @@ module csr$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10380,11 +10525,12 @@ module csr$r_trees$r$dff(d,q,clock);
 endmodule // csr$r_trees$r$dff
 
 
-module csr$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -10413,7 +10559,7 @@ module csr$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10515,3 +10661,60 @@ module csr$r_window(d,q,clock);
     end
           
 endmodule // csr$r_window
+
+
+module csr$w_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$w_addr
+
+
+module csr$w_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$w_data
+
+
+module csr$w_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$w_write

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -16,6 +16,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
+    input wire  clear_tick;
     output reg  [12:0] len;
     output reg  out_valid;
     output reg  [31:0] out_client;
@@ -96,12 +97,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
-    reg  w_en$d;
-    wire  w_en$q;
-    reg  w_en$clock;
-    reg  [12:0] w_addr$d;
-    wire  [12:0] w_addr$q;
-    reg  w_addr$clock;
     reg  [31:0] w_client$d;
     wire  [31:0] w_client$q;
     reg  w_client$clock;
@@ -128,7 +123,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [12:0] res_next;
     reg  [12:0] res_next1;
     reg  [12:0] wr1;
-    reg  [12:0] waddr;
+    reg  [5:0] waddr;
     
     // Sub module instances
     egress_fifo$ram_client ram_client(
@@ -219,16 +214,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .q(valid$q),
         .clock(valid$clock)
     );
-    egress_fifo$w_en w_en(
-        .d(w_en$d),
-        .q(w_en$q),
-        .clock(w_en$clock)
-    );
-    egress_fifo$w_addr w_addr(
-        .d(w_addr$d),
-        .q(w_addr$q),
-        .clock(w_addr$clock)
-    );
     egress_fifo$w_client w_client(
         .d(w_client$d),
         .q(w_client$q),
@@ -272,8 +257,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         rd$clock = clock;
         count$clock = clock;
         valid$clock = clock;
-        w_en$clock = clock;
-        w_addr$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
         w_len$clock = clock;
@@ -286,8 +269,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         rd$d = rd$q;
         count$d = count$q;
         valid$d = valid$q;
-        w_en$d = w_en$q;
-        w_addr$d = w_addr$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
         w_len$d = w_len$q;
@@ -310,42 +291,40 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
-        if (clear) begin
-            waddr = res_next;
+        if (clear_tick) begin
+            waddr = res_next[(32'h0)+:(6)];
         end
         else begin
-            waddr = wr$q;
+            waddr = wr$q[(32'h0)+:(6)];
         end
-        ram_client$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_client$write_address = waddr;
         ram_client$write_data = w_client$q;
-        ram_client$write_enable = w_en$q;
+        ram_client$write_enable = push;
         w_client$d = push_client;
-        ram_seq$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_seq$write_address = waddr;
         ram_seq$write_data = w_seq$q;
-        ram_seq$write_enable = w_en$q;
+        ram_seq$write_enable = push;
         w_seq$d = push_seq;
-        ram_len$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_len$write_address = waddr;
         ram_len$write_data = w_len$q;
-        ram_len$write_enable = w_en$q;
+        ram_len$write_enable = push;
         w_len$d = push_len;
-        ram_payload$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_payload$write_address = waddr;
         ram_payload$write_data = w_payload$q;
-        ram_payload$write_enable = w_en$q;
+        ram_payload$write_enable = push;
         w_payload$d = push_payload;
-        ram_mac$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_mac$write_address = waddr;
         ram_mac$write_data = w_mac$q;
-        ram_mac$write_enable = w_en$q;
+        ram_mac$write_enable = push;
         w_mac$d = push_mac;
-        ram_ip$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_ip$write_address = waddr;
         ram_ip$write_data = w_ip$q;
-        ram_ip$write_enable = w_en$q;
+        ram_ip$write_enable = push;
         w_ip$d = push_ip;
-        ram_port$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_port$write_address = waddr;
         ram_port$write_data = w_port$q;
-        ram_port$write_enable = w_en$q;
+        ram_port$write_enable = push;
         w_port$d = push_port;
-        w_en$d = push;
-        w_addr$d = waddr;
         res$d = res_next;
         res_next1 = (res$q + reserve + k1_13) & k_mask;
         wr1 = (wr$q + k1_13) & k_mask;
@@ -681,25 +660,6 @@ module egress_fifo$valid(d,q,clock);
 endmodule // egress_fifo$valid
 
 
-module egress_fifo$w_addr(d,q,clock);
-    
-    // Module arguments
-    input wire  [12:0] d;
-    output reg  [12:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 13'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // egress_fifo$w_addr
-
-
 module egress_fifo$w_client(d,q,clock);
     
     // Module arguments
@@ -717,25 +677,6 @@ module egress_fifo$w_client(d,q,clock);
     end
           
 endmodule // egress_fifo$w_client
-
-
-module egress_fifo$w_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // egress_fifo$w_en
 
 
 module egress_fifo$w_ip(d,q,clock);

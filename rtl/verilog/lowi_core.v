@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq);
     
     // Module arguments
     input wire  clock;
@@ -42,6 +42,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
+    output reg  fifo_clear_tick;
     output reg  [12:0] fifo_reserve;
     output reg  send;
     output reg  [1:0] send_kind;
@@ -93,6 +94,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
     output reg  [63:0] last_instance;
+    output reg  [1:0] ev_port;
+    output reg  [31:0] ev_seq;
     
     // Constant declarations
     localparam  c_expected = 3'b0;
@@ -168,6 +171,42 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k_st_zero = 32'h0;
     
     // Stub signals
+    reg  i_rx_valid$d;
+    wire  i_rx_valid$q;
+    reg  i_rx_valid$clock;
+    reg  [1:0] i_rx_port$d;
+    wire  [1:0] i_rx_port$q;
+    reg  i_rx_port$clock;
+    reg  [2:0] i_rx_class$d;
+    wire  [2:0] i_rx_class$q;
+    reg  i_rx_class$clock;
+    reg  [7:0] i_rx_sender$d;
+    wire  [7:0] i_rx_sender$q;
+    reg  i_rx_sender$clock;
+    reg  [31:0] i_rx_epoch$d;
+    wire  [31:0] i_rx_epoch$q;
+    reg  i_rx_epoch$clock;
+    reg  [7:0] i_rx_tree$d;
+    wire  [7:0] i_rx_tree$q;
+    reg  i_rx_tree$clock;
+    reg  [1:0] i_rx_kind$d;
+    wire  [1:0] i_rx_kind$q;
+    reg  i_rx_kind$clock;
+    reg  [63:0] i_rx_instance$d;
+    wire  [63:0] i_rx_instance$q;
+    reg  i_rx_instance$clock;
+    reg  [31:0] i_rx_seq$d;
+    wire  [31:0] i_rx_seq$q;
+    reg  i_rx_seq$clock;
+    reg  i_cl_valid$d;
+    wire  i_cl_valid$q;
+    reg  i_cl_valid$clock;
+    reg  [2:0] i_cl_class$d;
+    wire  [2:0] i_cl_class$q;
+    reg  i_cl_class$clock;
+    reg  [15:0] i_cl_len$d;
+    wire  [15:0] i_cl_len$q;
+    reg  i_cl_len$clock;
     reg  [2:0] r_state$d;
     wire  [2:0] r_state$q;
     reg  r_state$clock;
@@ -359,6 +398,66 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [31:0] s_base;
     
     // Sub module instances
+    lowi_core$i_rx_valid i_rx_valid(
+        .d(i_rx_valid$d),
+        .q(i_rx_valid$q),
+        .clock(i_rx_valid$clock)
+    );
+    lowi_core$i_rx_port i_rx_port(
+        .d(i_rx_port$d),
+        .q(i_rx_port$q),
+        .clock(i_rx_port$clock)
+    );
+    lowi_core$i_rx_class i_rx_class(
+        .d(i_rx_class$d),
+        .q(i_rx_class$q),
+        .clock(i_rx_class$clock)
+    );
+    lowi_core$i_rx_sender i_rx_sender(
+        .d(i_rx_sender$d),
+        .q(i_rx_sender$q),
+        .clock(i_rx_sender$clock)
+    );
+    lowi_core$i_rx_epoch i_rx_epoch(
+        .d(i_rx_epoch$d),
+        .q(i_rx_epoch$q),
+        .clock(i_rx_epoch$clock)
+    );
+    lowi_core$i_rx_tree i_rx_tree(
+        .d(i_rx_tree$d),
+        .q(i_rx_tree$q),
+        .clock(i_rx_tree$clock)
+    );
+    lowi_core$i_rx_kind i_rx_kind(
+        .d(i_rx_kind$d),
+        .q(i_rx_kind$q),
+        .clock(i_rx_kind$clock)
+    );
+    lowi_core$i_rx_instance i_rx_instance(
+        .d(i_rx_instance$d),
+        .q(i_rx_instance$q),
+        .clock(i_rx_instance$clock)
+    );
+    lowi_core$i_rx_seq i_rx_seq(
+        .d(i_rx_seq$d),
+        .q(i_rx_seq$q),
+        .clock(i_rx_seq$clock)
+    );
+    lowi_core$i_cl_valid i_cl_valid(
+        .d(i_cl_valid$d),
+        .q(i_cl_valid$q),
+        .clock(i_cl_valid$clock)
+    );
+    lowi_core$i_cl_class i_cl_class(
+        .d(i_cl_class$d),
+        .q(i_cl_class$q),
+        .clock(i_cl_class$clock)
+    );
+    lowi_core$i_cl_len i_cl_len(
+        .d(i_cl_len$d),
+        .q(i_cl_len$q),
+        .clock(i_cl_len$clock)
+    );
     lowi_core$r_state r_state(
         .d(r_state$d),
         .q(r_state$q),
@@ -524,6 +623,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
+        i_rx_valid$clock = clock;
+        i_rx_port$clock = clock;
+        i_rx_class$clock = clock;
+        i_rx_sender$clock = clock;
+        i_rx_epoch$clock = clock;
+        i_rx_tree$clock = clock;
+        i_rx_kind$clock = clock;
+        i_rx_instance$clock = clock;
+        i_rx_seq$clock = clock;
+        i_cl_valid$clock = clock;
+        i_cl_class$clock = clock;
+        i_cl_len$clock = clock;
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -551,6 +662,32 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
+        i_rx_valid$d = i_rx_valid$q;
+        i_rx_port$d = i_rx_port$q;
+        i_rx_class$d = i_rx_class$q;
+        i_rx_sender$d = i_rx_sender$q;
+        i_rx_epoch$d = i_rx_epoch$q;
+        i_rx_tree$d = i_rx_tree$q;
+        i_rx_kind$d = i_rx_kind$q;
+        i_rx_instance$d = i_rx_instance$q;
+        i_rx_seq$d = i_rx_seq$q;
+        i_cl_valid$d = i_cl_valid$q;
+        i_cl_class$d = i_cl_class$q;
+        i_cl_len$d = i_cl_len$q;
+        i_rx_valid$d = rx_valid;
+        i_rx_port$d = rx_port;
+        i_rx_class$d = rx_class;
+        i_rx_sender$d = rx_sender;
+        i_rx_epoch$d = rx_epoch;
+        i_rx_tree$d = rx_tree;
+        i_rx_kind$d = rx_kind;
+        i_rx_instance$d = rx_instance;
+        i_rx_seq$d = rx_seq;
+        i_cl_valid$d = cl_valid;
+        i_cl_class$d = cl_class;
+        i_cl_len$d = cl_len;
+        ev_port = i_rx_port$q;
+        ev_seq = i_rx_seq$q;
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
@@ -638,21 +775,21 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         c_start = c_ok && c_start_bit;
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
-        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
-        r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
-        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
+        r_decide = (i_rx_class$q == c_expected) && (i_rx_sender$q != node_id);
+        r_port_ok = (i_rx_tree$q < trees) && (i_rx_tree$q[(32'h2)+:(6)] == k0_6) && (i_rx_tree$q[(32'h0)+:(2)] == i_rx_port$q);
+        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((i_rx_kind$q == k_start) || p_in_flight));
         j_joining = p_state == s_joining;
         j_syncing = j_joining && ~r_synced$q;
-        r_go = rx_valid && r_decide && r_port_ok && r_listen && ~j_syncing;
-        j_go = rx_valid && r_decide && r_port_ok && j_syncing;
-        j_same = ~|r_sv$q || (rx_epoch == r_sepoch$q);
-        if (rx_port == k0_2) begin
+        r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
+        j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
+        j_same = ~|r_sv$q || (i_rx_epoch$q == r_sepoch$q);
+        if (i_rx_port$q == k0_2) begin
             j_one = k_t0;
         end
-        else if (rx_port == k1_2) begin
+        else if (i_rx_port$q == k1_2) begin
             j_one = k_t1;
         end
-        else if (rx_port == k2_2) begin
+        else if (i_rx_port$q == k2_2) begin
             j_one = k_t2;
         end
         else begin
@@ -677,20 +814,20 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             j_mask = k_m4;
         end
         j_lock = j_go && ((j_v & j_mask) == j_mask);
-        j_d = rx_seq - r_newest$q;
+        j_d = i_rx_seq$q - r_newest$q;
         j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
-        j_seq1 = rx_seq + k1_32;
+        j_seq1 = i_rx_seq$q + k1_32;
         if (j_take) begin
             j_start = j_seq1;
         end
         else begin
             j_start = r_newest1$q;
         end
-        j_new_epoch = j_lock && (rx_epoch != r_epoch$q);
-        e_lt0 = rx_epoch < r_epoch$q;
-        e_gt0 = rx_epoch > r_epoch$q;
-        e_lt1 = rx_epoch < r_epoch1$q;
-        e_gt1 = rx_epoch > r_epoch1$q;
+        j_new_epoch = j_lock && (i_rx_epoch$q != r_epoch$q);
+        e_lt0 = i_rx_epoch$q < r_epoch$q;
+        e_gt0 = i_rx_epoch$q > r_epoch$q;
+        e_lt1 = i_rx_epoch$q < r_epoch1$q;
+        e_gt1 = i_rx_epoch$q > r_epoch1$q;
         if (t_new_epoch) begin
             e_lt = e_lt1;
             e_gt = e_gt1;
@@ -704,7 +841,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        j_skip_d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        j_skip_d = (i_rx_seq$q - r_skip_seq$q) >= k_half_32;
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
@@ -726,11 +863,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_complete = r_copy && (r_out == k_o_deliver);
         r_accept = r_complete || (r_copy && ((r_out == k_o_first) || (r_out == k_o_more)));
         r_armed = p_state == s_armed;
-        r_start_kind = rx_kind == k_start;
-        r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
-        r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
-        m_eq1 = rx_instance == r_lins1$q;
-        m_eq2 = rx_instance == r_lins2$q;
+        r_start_kind = i_rx_kind$q == k_start;
+        r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
+        r_bad_start = r_complete && r_armed && r_start_kind && ((i_rx_instance$q == k0_64) || (i_rx_instance$q == k_max_64));
+        m_eq1 = i_rx_instance$q == r_lins1$q;
+        m_eq2 = i_rx_instance$q == r_lins2$q;
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -738,15 +875,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             m_ok = m_eq1;
         end
         if (r_lins_none$q) begin
-            m_ok = |rx_instance;
+            m_ok = |i_rx_instance$q;
         end
-        r_mismatch = r_complete && ~r_armed && (~m_ok || (rx_instance == k_max_64));
+        r_mismatch = r_complete && ~r_armed && (~m_ok || (i_rx_instance$q == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
-        q_req = cl_valid && (cl_class == c_expected);
-        q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
+        q_req = i_cl_valid$q && (i_cl_class$q == c_expected);
+        q_oversize = ((i_cl_len$q + k_overhead) > mtu) || (i_cl_len$q > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
@@ -822,6 +959,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
+        fifo_clear_tick = t_fault || t_new_epoch;
         fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
@@ -832,10 +970,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
-        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
-        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
-        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (i_rx_valid$q && (i_rx_class$q == c_foreign)) || (i_cl_valid$q && (i_cl_class$q == c_foreign));
+        ev_malformed = (i_rx_valid$q && (i_rx_class$q == c_malformed)) || (i_cl_valid$q && (i_cl_class$q == c_malformed));
+        ev_unauthorized = (i_rx_valid$q && (i_rx_class$q == c_unauthorized)) || (i_cl_valid$q && (i_cl_class$q == c_unauthorized));
+        ev_ignored = (i_rx_valid$q && (i_rx_class$q == c_other)) || (i_cl_valid$q && (i_cl_class$q == c_other)) || (i_rx_valid$q && (i_rx_class$q == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -863,8 +1001,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_lins1$d = r_lins1$q;
         end
         l2_inc = r_lins2$q + k1_64;
-        l2_rx1 = rx_instance + k1_64;
-        l2_rx2 = rx_instance + k2_64;
+        l2_rx1 = i_rx_instance$q + k1_64;
+        l2_rx2 = i_rx_instance$q + k2_64;
         if (t_value) begin
             r_lins2$d = l2_inc;
         end
@@ -969,15 +1107,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             end
         end
         if (r_adopt) begin
-            r_epoch$d = rx_epoch;
+            r_epoch$d = i_rx_epoch$q;
             r_lead$d = 1'b0;
-            r_leader$d = rx_sender;
+            r_leader$d = i_rx_sender$q;
         end
         if (j_go) begin
             r_sv$d = j_v;
-            r_sepoch$d = rx_epoch;
+            r_sepoch$d = i_rx_epoch$q;
             if (j_take) begin
-                r_newest$d = rx_seq;
+                r_newest$d = i_rx_seq$q;
                 r_newest1$d = j_seq1;
             end
         end
@@ -987,8 +1125,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_skip_seq$d = j_start;
         end
         if (j_new_epoch) begin
-            r_epoch$d = rx_epoch;
-            r_leader$d = rx_sender;
+            r_epoch$d = i_rx_epoch$q;
+            r_leader$d = i_rx_sender$q;
         end
         if (r_accept || j_go) begin
             r_since_rx$d = k1_32;
@@ -999,17 +1137,17 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (r_start_ok) begin
             r_state$d = s_active;
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (j_placed && ~r_value_kind) begin
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (rx_deliver) begin
-            r_lins$d = rx_instance;
+            r_lins$d = i_rx_instance$q;
             r_lins1$d = l2_rx1;
             r_lins2$d = l2_rx2;
         end
@@ -1024,7 +1162,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             n_nl = n_inc;
         end
-        x_inc = rx_sender + k1_8;
+        x_inc = i_rx_sender$q + k1_8;
         if (x_inc == node_count) begin
             s_nl = k0_8;
         end
@@ -1089,6 +1227,234 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     end
     
 endmodule // lowi_core
+
+
+module lowi_core$i_cl_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_cl_class
+
+
+module lowi_core$i_cl_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_cl_len
+
+
+module lowi_core$i_cl_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_cl_valid
+
+
+module lowi_core$i_rx_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_class
+
+
+module lowi_core$i_rx_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_epoch
+
+
+module lowi_core$i_rx_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_instance
+
+
+module lowi_core$i_rx_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_kind
+
+
+module lowi_core$i_rx_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_port
+
+
+module lowi_core$i_rx_sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_sender
+
+
+module lowi_core$i_rx_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_seq
+
+
+module lowi_core$i_rx_tree(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_tree
+
+
+module lowi_core$i_rx_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_valid
 
 
 module lowi_core$r_act_rx(d,q,clock);

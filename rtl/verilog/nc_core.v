@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -40,6 +40,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] send_seq;
     output reg  lead_deliver;
     output reg  rx_deliver;
+    output reg  [1:0] rx_deliver_port;
     output reg  tick_leader_changed;
     output reg  [31:0] tick_epoch;
     output reg  [7:0] tick_leader;
@@ -148,6 +149,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
+    wire  core$fifo_clear_tick;
     wire  [12:0] core$fifo_reserve;
     wire  core$send;
     wire  [1:0] core$send_kind;
@@ -199,6 +201,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [31:0] core$epoch;
     wire  [7:0] core$leader;
     wire  [63:0] core$last_instance;
+    wire  [1:0] core$ev_port;
+    wire  [31:0] core$ev_seq;
     reg  rx$clock;
     reg  rx$restart;
     reg  [31:0] rx$restart_base;
@@ -223,6 +227,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [15:0] fifo$push_port;
     reg  [12:0] fifo$reserve;
     reg  fifo$clear;
+    reg  fifo$clear_tick;
     wire  [12:0] fifo$len;
     wire  fifo$out_valid;
     wire  [31:0] fifo$out_client;
@@ -376,6 +381,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
+        .fifo_clear_tick(core$fifo_clear_tick),
         .fifo_reserve(core$fifo_reserve),
         .send(core$send),
         .send_kind(core$send_kind),
@@ -426,7 +432,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .status(core$status),
         .epoch(core$epoch),
         .leader(core$leader),
-        .last_instance(core$last_instance)
+        .last_instance(core$last_instance),
+        .ev_port(core$ev_port),
+        .ev_seq(core$ev_seq)
     );
     nc_core$rx rx(
         .clock(rx$clock),
@@ -455,6 +463,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .push_port(fifo$push_port),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
+        .clear_tick(fifo$clear_tick),
         .len(fifo$len),
         .out_valid(fifo$out_valid),
         .out_client(fifo$out_client),
@@ -632,8 +641,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$timeout = regs$cfg_timeout;
         rx$trees = regs$cfg_trees[(32'h0)+:(3)];
         rx$window = regs$window;
-        rx$copy_tree = rx_port;
-        rx$copy_seq = rx_seq;
+        rx$copy_tree = core$ev_port;
+        rx$copy_seq = core$ev_seq;
         rx$apply = core$rx_apply;
         rx$restart = core$rx_restart;
         rx$restart_base = core$rx_restart_base;
@@ -730,6 +739,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         send_seq = core$send_seq;
         lead_deliver = core$lead_deliver;
         rx_deliver = core$rx_deliver;
+        rx_deliver_port = core$ev_port;
         tick_leader_changed = core$tick_leader_changed;
         tick_epoch = core$tick_epoch;
         tick_leader = core$tick_leader;
@@ -757,6 +767,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
+        fifo$clear_tick = core$fifo_clear_tick;
         fifo$reserve = core$fifo_reserve;
         fifo$push_payload = cl_payload;
         fifo$push_len = cl_len[(32'h0)+:(8)];
@@ -834,7 +845,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq);
     
     // Module arguments
     input wire  clock;
@@ -874,6 +885,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
+    output reg  fifo_clear_tick;
     output reg  [12:0] fifo_reserve;
     output reg  send;
     output reg  [1:0] send_kind;
@@ -925,6 +937,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
     output reg  [63:0] last_instance;
+    output reg  [1:0] ev_port;
+    output reg  [31:0] ev_seq;
     
     // Constant declarations
     localparam  c_expected = 3'b0;
@@ -1000,6 +1014,42 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_st_zero = 32'h0;
     
     // Stub signals
+    reg  i_rx_valid$d;
+    wire  i_rx_valid$q;
+    reg  i_rx_valid$clock;
+    reg  [1:0] i_rx_port$d;
+    wire  [1:0] i_rx_port$q;
+    reg  i_rx_port$clock;
+    reg  [2:0] i_rx_class$d;
+    wire  [2:0] i_rx_class$q;
+    reg  i_rx_class$clock;
+    reg  [7:0] i_rx_sender$d;
+    wire  [7:0] i_rx_sender$q;
+    reg  i_rx_sender$clock;
+    reg  [31:0] i_rx_epoch$d;
+    wire  [31:0] i_rx_epoch$q;
+    reg  i_rx_epoch$clock;
+    reg  [7:0] i_rx_tree$d;
+    wire  [7:0] i_rx_tree$q;
+    reg  i_rx_tree$clock;
+    reg  [1:0] i_rx_kind$d;
+    wire  [1:0] i_rx_kind$q;
+    reg  i_rx_kind$clock;
+    reg  [63:0] i_rx_instance$d;
+    wire  [63:0] i_rx_instance$q;
+    reg  i_rx_instance$clock;
+    reg  [31:0] i_rx_seq$d;
+    wire  [31:0] i_rx_seq$q;
+    reg  i_rx_seq$clock;
+    reg  i_cl_valid$d;
+    wire  i_cl_valid$q;
+    reg  i_cl_valid$clock;
+    reg  [2:0] i_cl_class$d;
+    wire  [2:0] i_cl_class$q;
+    reg  i_cl_class$clock;
+    reg  [15:0] i_cl_len$d;
+    wire  [15:0] i_cl_len$q;
+    reg  i_cl_len$clock;
     reg  [2:0] r_state$d;
     wire  [2:0] r_state$q;
     reg  r_state$clock;
@@ -1191,6 +1241,66 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] s_base;
     
     // Sub module instances
+    nc_core$core$i_rx_valid i_rx_valid(
+        .d(i_rx_valid$d),
+        .q(i_rx_valid$q),
+        .clock(i_rx_valid$clock)
+    );
+    nc_core$core$i_rx_port i_rx_port(
+        .d(i_rx_port$d),
+        .q(i_rx_port$q),
+        .clock(i_rx_port$clock)
+    );
+    nc_core$core$i_rx_class i_rx_class(
+        .d(i_rx_class$d),
+        .q(i_rx_class$q),
+        .clock(i_rx_class$clock)
+    );
+    nc_core$core$i_rx_sender i_rx_sender(
+        .d(i_rx_sender$d),
+        .q(i_rx_sender$q),
+        .clock(i_rx_sender$clock)
+    );
+    nc_core$core$i_rx_epoch i_rx_epoch(
+        .d(i_rx_epoch$d),
+        .q(i_rx_epoch$q),
+        .clock(i_rx_epoch$clock)
+    );
+    nc_core$core$i_rx_tree i_rx_tree(
+        .d(i_rx_tree$d),
+        .q(i_rx_tree$q),
+        .clock(i_rx_tree$clock)
+    );
+    nc_core$core$i_rx_kind i_rx_kind(
+        .d(i_rx_kind$d),
+        .q(i_rx_kind$q),
+        .clock(i_rx_kind$clock)
+    );
+    nc_core$core$i_rx_instance i_rx_instance(
+        .d(i_rx_instance$d),
+        .q(i_rx_instance$q),
+        .clock(i_rx_instance$clock)
+    );
+    nc_core$core$i_rx_seq i_rx_seq(
+        .d(i_rx_seq$d),
+        .q(i_rx_seq$q),
+        .clock(i_rx_seq$clock)
+    );
+    nc_core$core$i_cl_valid i_cl_valid(
+        .d(i_cl_valid$d),
+        .q(i_cl_valid$q),
+        .clock(i_cl_valid$clock)
+    );
+    nc_core$core$i_cl_class i_cl_class(
+        .d(i_cl_class$d),
+        .q(i_cl_class$q),
+        .clock(i_cl_class$clock)
+    );
+    nc_core$core$i_cl_len i_cl_len(
+        .d(i_cl_len$d),
+        .q(i_cl_len$q),
+        .clock(i_cl_len$clock)
+    );
     nc_core$core$r_state r_state(
         .d(r_state$d),
         .q(r_state$q),
@@ -1356,6 +1466,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
+        i_rx_valid$clock = clock;
+        i_rx_port$clock = clock;
+        i_rx_class$clock = clock;
+        i_rx_sender$clock = clock;
+        i_rx_epoch$clock = clock;
+        i_rx_tree$clock = clock;
+        i_rx_kind$clock = clock;
+        i_rx_instance$clock = clock;
+        i_rx_seq$clock = clock;
+        i_cl_valid$clock = clock;
+        i_cl_class$clock = clock;
+        i_cl_len$clock = clock;
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -1383,6 +1505,32 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
+        i_rx_valid$d = i_rx_valid$q;
+        i_rx_port$d = i_rx_port$q;
+        i_rx_class$d = i_rx_class$q;
+        i_rx_sender$d = i_rx_sender$q;
+        i_rx_epoch$d = i_rx_epoch$q;
+        i_rx_tree$d = i_rx_tree$q;
+        i_rx_kind$d = i_rx_kind$q;
+        i_rx_instance$d = i_rx_instance$q;
+        i_rx_seq$d = i_rx_seq$q;
+        i_cl_valid$d = i_cl_valid$q;
+        i_cl_class$d = i_cl_class$q;
+        i_cl_len$d = i_cl_len$q;
+        i_rx_valid$d = rx_valid;
+        i_rx_port$d = rx_port;
+        i_rx_class$d = rx_class;
+        i_rx_sender$d = rx_sender;
+        i_rx_epoch$d = rx_epoch;
+        i_rx_tree$d = rx_tree;
+        i_rx_kind$d = rx_kind;
+        i_rx_instance$d = rx_instance;
+        i_rx_seq$d = rx_seq;
+        i_cl_valid$d = cl_valid;
+        i_cl_class$d = cl_class;
+        i_cl_len$d = cl_len;
+        ev_port = i_rx_port$q;
+        ev_seq = i_rx_seq$q;
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
@@ -1470,21 +1618,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_start = c_ok && c_start_bit;
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
-        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
-        r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
-        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
+        r_decide = (i_rx_class$q == c_expected) && (i_rx_sender$q != node_id);
+        r_port_ok = (i_rx_tree$q < trees) && (i_rx_tree$q[(32'h2)+:(6)] == k0_6) && (i_rx_tree$q[(32'h0)+:(2)] == i_rx_port$q);
+        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((i_rx_kind$q == k_start) || p_in_flight));
         j_joining = p_state == s_joining;
         j_syncing = j_joining && ~r_synced$q;
-        r_go = rx_valid && r_decide && r_port_ok && r_listen && ~j_syncing;
-        j_go = rx_valid && r_decide && r_port_ok && j_syncing;
-        j_same = ~|r_sv$q || (rx_epoch == r_sepoch$q);
-        if (rx_port == k0_2) begin
+        r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
+        j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
+        j_same = ~|r_sv$q || (i_rx_epoch$q == r_sepoch$q);
+        if (i_rx_port$q == k0_2) begin
             j_one = k_t0;
         end
-        else if (rx_port == k1_2) begin
+        else if (i_rx_port$q == k1_2) begin
             j_one = k_t1;
         end
-        else if (rx_port == k2_2) begin
+        else if (i_rx_port$q == k2_2) begin
             j_one = k_t2;
         end
         else begin
@@ -1509,20 +1657,20 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             j_mask = k_m4;
         end
         j_lock = j_go && ((j_v & j_mask) == j_mask);
-        j_d = rx_seq - r_newest$q;
+        j_d = i_rx_seq$q - r_newest$q;
         j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
-        j_seq1 = rx_seq + k1_32;
+        j_seq1 = i_rx_seq$q + k1_32;
         if (j_take) begin
             j_start = j_seq1;
         end
         else begin
             j_start = r_newest1$q;
         end
-        j_new_epoch = j_lock && (rx_epoch != r_epoch$q);
-        e_lt0 = rx_epoch < r_epoch$q;
-        e_gt0 = rx_epoch > r_epoch$q;
-        e_lt1 = rx_epoch < r_epoch1$q;
-        e_gt1 = rx_epoch > r_epoch1$q;
+        j_new_epoch = j_lock && (i_rx_epoch$q != r_epoch$q);
+        e_lt0 = i_rx_epoch$q < r_epoch$q;
+        e_gt0 = i_rx_epoch$q > r_epoch$q;
+        e_lt1 = i_rx_epoch$q < r_epoch1$q;
+        e_gt1 = i_rx_epoch$q > r_epoch1$q;
         if (t_new_epoch) begin
             e_lt = e_lt1;
             e_gt = e_gt1;
@@ -1536,7 +1684,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        j_skip_d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        j_skip_d = (i_rx_seq$q - r_skip_seq$q) >= k_half_32;
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
@@ -1558,11 +1706,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_complete = r_copy && (r_out == k_o_deliver);
         r_accept = r_complete || (r_copy && ((r_out == k_o_first) || (r_out == k_o_more)));
         r_armed = p_state == s_armed;
-        r_start_kind = rx_kind == k_start;
-        r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
-        r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
-        m_eq1 = rx_instance == r_lins1$q;
-        m_eq2 = rx_instance == r_lins2$q;
+        r_start_kind = i_rx_kind$q == k_start;
+        r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
+        r_bad_start = r_complete && r_armed && r_start_kind && ((i_rx_instance$q == k0_64) || (i_rx_instance$q == k_max_64));
+        m_eq1 = i_rx_instance$q == r_lins1$q;
+        m_eq2 = i_rx_instance$q == r_lins2$q;
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -1570,15 +1718,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             m_ok = m_eq1;
         end
         if (r_lins_none$q) begin
-            m_ok = |rx_instance;
+            m_ok = |i_rx_instance$q;
         end
-        r_mismatch = r_complete && ~r_armed && (~m_ok || (rx_instance == k_max_64));
+        r_mismatch = r_complete && ~r_armed && (~m_ok || (i_rx_instance$q == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
-        q_req = cl_valid && (cl_class == c_expected);
-        q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
+        q_req = i_cl_valid$q && (i_cl_class$q == c_expected);
+        q_oversize = ((i_cl_len$q + k_overhead) > mtu) || (i_cl_len$q > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
@@ -1654,6 +1802,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
+        fifo_clear_tick = t_fault || t_new_epoch;
         fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
@@ -1664,10 +1813,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
-        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
-        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
-        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (i_rx_valid$q && (i_rx_class$q == c_foreign)) || (i_cl_valid$q && (i_cl_class$q == c_foreign));
+        ev_malformed = (i_rx_valid$q && (i_rx_class$q == c_malformed)) || (i_cl_valid$q && (i_cl_class$q == c_malformed));
+        ev_unauthorized = (i_rx_valid$q && (i_rx_class$q == c_unauthorized)) || (i_cl_valid$q && (i_cl_class$q == c_unauthorized));
+        ev_ignored = (i_rx_valid$q && (i_rx_class$q == c_other)) || (i_cl_valid$q && (i_cl_class$q == c_other)) || (i_rx_valid$q && (i_rx_class$q == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -1695,8 +1844,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_lins1$d = r_lins1$q;
         end
         l2_inc = r_lins2$q + k1_64;
-        l2_rx1 = rx_instance + k1_64;
-        l2_rx2 = rx_instance + k2_64;
+        l2_rx1 = i_rx_instance$q + k1_64;
+        l2_rx2 = i_rx_instance$q + k2_64;
         if (t_value) begin
             r_lins2$d = l2_inc;
         end
@@ -1801,15 +1950,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             end
         end
         if (r_adopt) begin
-            r_epoch$d = rx_epoch;
+            r_epoch$d = i_rx_epoch$q;
             r_lead$d = 1'b0;
-            r_leader$d = rx_sender;
+            r_leader$d = i_rx_sender$q;
         end
         if (j_go) begin
             r_sv$d = j_v;
-            r_sepoch$d = rx_epoch;
+            r_sepoch$d = i_rx_epoch$q;
             if (j_take) begin
-                r_newest$d = rx_seq;
+                r_newest$d = i_rx_seq$q;
                 r_newest1$d = j_seq1;
             end
         end
@@ -1819,8 +1968,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_skip_seq$d = j_start;
         end
         if (j_new_epoch) begin
-            r_epoch$d = rx_epoch;
-            r_leader$d = rx_sender;
+            r_epoch$d = i_rx_epoch$q;
+            r_leader$d = i_rx_sender$q;
         end
         if (r_accept || j_go) begin
             r_since_rx$d = k1_32;
@@ -1831,17 +1980,17 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (r_start_ok) begin
             r_state$d = s_active;
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (j_placed && ~r_value_kind) begin
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (rx_deliver) begin
-            r_lins$d = rx_instance;
+            r_lins$d = i_rx_instance$q;
             r_lins1$d = l2_rx1;
             r_lins2$d = l2_rx2;
         end
@@ -1856,7 +2005,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             n_nl = n_inc;
         end
-        x_inc = rx_sender + k1_8;
+        x_inc = i_rx_sender$q + k1_8;
         if (x_inc == node_count) begin
             s_nl = k0_8;
         end
@@ -1921,6 +2070,234 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     end
     
 endmodule // nc_core$core
+
+
+module nc_core$core$i_cl_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_cl_class
+
+
+module nc_core$core$i_cl_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_cl_len
+
+
+module nc_core$core$i_cl_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_cl_valid
+
+
+module nc_core$core$i_rx_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_class
+
+
+module nc_core$core$i_rx_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_epoch
+
+
+module nc_core$core$i_rx_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_instance
+
+
+module nc_core$core$i_rx_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_kind
+
+
+module nc_core$core$i_rx_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_port
+
+
+module nc_core$core$i_rx_sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_sender
+
+
+module nc_core$core$i_rx_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_seq
+
+
+module nc_core$core$i_rx_tree(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_tree
+
+
+module nc_core$core$i_rx_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$i_rx_valid
 
 
 module nc_core$core$r_act_rx(d,q,clock);
@@ -2532,7 +2909,7 @@ module nc_core$core$r_tmo_member(d,q,clock);
 endmodule // nc_core$core$r_tmo_member
 
 
-module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -2546,6 +2923,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
+    input wire  clear_tick;
     output reg  [12:0] len;
     output reg  out_valid;
     output reg  [31:0] out_client;
@@ -2626,12 +3004,6 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
-    reg  w_en$d;
-    wire  w_en$q;
-    reg  w_en$clock;
-    reg  [12:0] w_addr$d;
-    wire  [12:0] w_addr$q;
-    reg  w_addr$clock;
     reg  [31:0] w_client$d;
     wire  [31:0] w_client$q;
     reg  w_client$clock;
@@ -2658,7 +3030,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  [12:0] res_next;
     reg  [12:0] res_next1;
     reg  [12:0] wr1;
-    reg  [12:0] waddr;
+    reg  [5:0] waddr;
     
     // Sub module instances
     nc_core$fifo$ram_client ram_client(
@@ -2749,16 +3121,6 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         .q(valid$q),
         .clock(valid$clock)
     );
-    nc_core$fifo$w_en w_en(
-        .d(w_en$d),
-        .q(w_en$q),
-        .clock(w_en$clock)
-    );
-    nc_core$fifo$w_addr w_addr(
-        .d(w_addr$d),
-        .q(w_addr$q),
-        .clock(w_addr$clock)
-    );
     nc_core$fifo$w_client w_client(
         .d(w_client$d),
         .q(w_client$q),
@@ -2802,8 +3164,6 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         rd$clock = clock;
         count$clock = clock;
         valid$clock = clock;
-        w_en$clock = clock;
-        w_addr$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
         w_len$clock = clock;
@@ -2816,8 +3176,6 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         rd$d = rd$q;
         count$d = count$q;
         valid$d = valid$q;
-        w_en$d = w_en$q;
-        w_addr$d = w_addr$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
         w_len$d = w_len$q;
@@ -2840,42 +3198,40 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
-        if (clear) begin
-            waddr = res_next;
+        if (clear_tick) begin
+            waddr = res_next[(32'h0)+:(6)];
         end
         else begin
-            waddr = wr$q;
+            waddr = wr$q[(32'h0)+:(6)];
         end
-        ram_client$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_client$write_address = waddr;
         ram_client$write_data = w_client$q;
-        ram_client$write_enable = w_en$q;
+        ram_client$write_enable = push;
         w_client$d = push_client;
-        ram_seq$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_seq$write_address = waddr;
         ram_seq$write_data = w_seq$q;
-        ram_seq$write_enable = w_en$q;
+        ram_seq$write_enable = push;
         w_seq$d = push_seq;
-        ram_len$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_len$write_address = waddr;
         ram_len$write_data = w_len$q;
-        ram_len$write_enable = w_en$q;
+        ram_len$write_enable = push;
         w_len$d = push_len;
-        ram_payload$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_payload$write_address = waddr;
         ram_payload$write_data = w_payload$q;
-        ram_payload$write_enable = w_en$q;
+        ram_payload$write_enable = push;
         w_payload$d = push_payload;
-        ram_mac$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_mac$write_address = waddr;
         ram_mac$write_data = w_mac$q;
-        ram_mac$write_enable = w_en$q;
+        ram_mac$write_enable = push;
         w_mac$d = push_mac;
-        ram_ip$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_ip$write_address = waddr;
         ram_ip$write_data = w_ip$q;
-        ram_ip$write_enable = w_en$q;
+        ram_ip$write_enable = push;
         w_ip$d = push_ip;
-        ram_port$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_port$write_address = waddr;
         ram_port$write_data = w_port$q;
-        ram_port$write_enable = w_en$q;
+        ram_port$write_enable = push;
         w_port$d = push_port;
-        w_en$d = push;
-        w_addr$d = waddr;
         res$d = res_next;
         res_next1 = (res$q + reserve + k1_13) & k_mask;
         wr1 = (wr$q + k1_13) & k_mask;
@@ -3211,25 +3567,6 @@ module nc_core$fifo$valid(d,q,clock);
 endmodule // nc_core$fifo$valid
 
 
-module nc_core$fifo$w_addr(d,q,clock);
-    
-    // Module arguments
-    input wire  [12:0] d;
-    output reg  [12:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 13'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$fifo$w_addr
-
-
 module nc_core$fifo$w_client(d,q,clock);
     
     // Module arguments
@@ -3247,25 +3584,6 @@ module nc_core$fifo$w_client(d,q,clock);
     end
           
 endmodule // nc_core$fifo$w_client
-
-
-module nc_core$fifo$w_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$fifo$w_en
 
 
 module nc_core$fifo$w_ip(d,q,clock);
@@ -3705,6 +4023,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
+    reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
     reg  r_node_id$writable;
@@ -3712,6 +4031,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
+    reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
     reg  r_node_count$writable;
@@ -3719,6 +4039,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
+    reg  [15:0] r_cluster_id$bus_waddr;
     reg  [31:0] r_cluster_id$bus_wdata;
     reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
@@ -3726,6 +4047,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
+    reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
     reg  r_trees$writable;
@@ -3733,6 +4055,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
+    reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
     reg  r_loop_period$writable;
@@ -3740,6 +4063,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
+    reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
     reg  r_timeout$writable;
@@ -3747,6 +4071,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
+    reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
     reg  r_delta$writable;
@@ -3754,6 +4079,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
+    reg  [15:0] r_drift$bus_waddr;
     reg  [31:0] r_drift$bus_wdata;
     reg  r_drift$bus_write;
     reg  r_drift$writable;
@@ -3761,6 +4087,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
+    reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
     reg  r_fifo_depth$writable;
@@ -3768,6 +4095,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
+    reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
     reg  r_batch_max$writable;
@@ -3775,6 +4103,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
+    reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
     reg  r_mtu$writable;
@@ -3782,6 +4111,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
+    reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
     reg  r_decide_port$writable;
@@ -3789,6 +4119,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
+    reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
     reg  r_client_port$writable;
@@ -3796,6 +4127,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
+    reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
     reg  r_host_port$writable;
@@ -3803,6 +4135,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
+    reg  [15:0] r_late_tick_slack$bus_waddr;
     reg  [31:0] r_late_tick_slack$bus_wdata;
     reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
@@ -3810,6 +4143,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
+    reg  [15:0] r_min_gap$bus_waddr;
     reg  [31:0] r_min_gap$bus_wdata;
     reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
@@ -3817,6 +4151,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
+    reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
     reg  r_tree_group0$writable;
@@ -3824,6 +4159,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
+    reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
     reg  r_tree_group1$writable;
@@ -3831,6 +4167,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
+    reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
     reg  r_tree_group2$writable;
@@ -3838,6 +4175,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
+    reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
     reg  r_tree_group3$writable;
@@ -3845,6 +4183,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
     reg  r_src_mac_hi$writable;
@@ -3852,6 +4191,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [15:0] r_src_mac_lo$bus_waddr;
     reg  [31:0] r_src_mac_lo$bus_wdata;
     reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
@@ -3859,6 +4199,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
+    reg  [15:0] r_src_ip$bus_waddr;
     reg  [31:0] r_src_ip$bus_wdata;
     reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
@@ -3866,6 +4207,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
     reg  r_host_mac_hi$writable;
@@ -3873,6 +4215,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [15:0] r_host_mac_lo$bus_waddr;
     reg  [31:0] r_host_mac_lo$bus_wdata;
     reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
@@ -3880,6 +4223,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
+    reg  [15:0] r_host_ip$bus_waddr;
     reg  [31:0] r_host_ip$bus_wdata;
     reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
@@ -3887,6 +4231,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
+    reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
     reg  r_ttl$writable;
@@ -3894,6 +4239,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
+    reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
     reg  r_auth_mode$writable;
@@ -3901,6 +4247,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
+    reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
     reg  r_auth_key$writable;
@@ -4076,6 +4423,15 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
+    reg  w_write$d;
+    wire  w_write$q;
+    reg  w_write$clock;
+    reg  [15:0] w_addr$d;
+    wire  [15:0] w_addr$q;
+    reg  w_addr$clock;
+    reg  [31:0] w_data$d;
+    wire  [31:0] w_data$q;
+    reg  w_data$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
@@ -4093,6 +4449,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
+        .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
         .writable(r_node_id$writable),
@@ -4102,6 +4459,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
+        .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
         .writable(r_node_count$writable),
@@ -4111,6 +4469,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
+        .bus_waddr(r_cluster_id$bus_waddr),
         .bus_wdata(r_cluster_id$bus_wdata),
         .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
@@ -4120,6 +4479,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
+        .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
         .writable(r_trees$writable),
@@ -4129,6 +4489,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
+        .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
         .writable(r_loop_period$writable),
@@ -4138,6 +4499,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
+        .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
         .writable(r_timeout$writable),
@@ -4147,6 +4509,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
+        .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
         .writable(r_delta$writable),
@@ -4156,6 +4519,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
+        .bus_waddr(r_drift$bus_waddr),
         .bus_wdata(r_drift$bus_wdata),
         .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
@@ -4165,6 +4529,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
+        .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
         .writable(r_fifo_depth$writable),
@@ -4174,6 +4539,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
+        .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
         .writable(r_batch_max$writable),
@@ -4183,6 +4549,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
+        .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
         .writable(r_mtu$writable),
@@ -4192,6 +4559,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
+        .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
         .writable(r_decide_port$writable),
@@ -4201,6 +4569,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
+        .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
         .writable(r_client_port$writable),
@@ -4210,6 +4579,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
+        .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
         .writable(r_host_port$writable),
@@ -4219,6 +4589,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
+        .bus_waddr(r_late_tick_slack$bus_waddr),
         .bus_wdata(r_late_tick_slack$bus_wdata),
         .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
@@ -4228,6 +4599,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
+        .bus_waddr(r_min_gap$bus_waddr),
         .bus_wdata(r_min_gap$bus_wdata),
         .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
@@ -4237,6 +4609,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
+        .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
         .writable(r_tree_group0$writable),
@@ -4246,6 +4619,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
+        .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
         .writable(r_tree_group1$writable),
@@ -4255,6 +4629,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
+        .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
         .writable(r_tree_group2$writable),
@@ -4264,6 +4639,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
+        .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
         .writable(r_tree_group3$writable),
@@ -4273,6 +4649,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
         .writable(r_src_mac_hi$writable),
@@ -4282,6 +4659,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_waddr(r_src_mac_lo$bus_waddr),
         .bus_wdata(r_src_mac_lo$bus_wdata),
         .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
@@ -4291,6 +4669,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
+        .bus_waddr(r_src_ip$bus_waddr),
         .bus_wdata(r_src_ip$bus_wdata),
         .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
@@ -4300,6 +4679,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
         .writable(r_host_mac_hi$writable),
@@ -4309,6 +4689,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_waddr(r_host_mac_lo$bus_waddr),
         .bus_wdata(r_host_mac_lo$bus_wdata),
         .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
@@ -4318,6 +4699,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
+        .bus_waddr(r_host_ip$bus_waddr),
         .bus_wdata(r_host_ip$bus_wdata),
         .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
@@ -4327,6 +4709,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
+        .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
         .writable(r_ttl$writable),
@@ -4336,6 +4719,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
+        .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
         .writable(r_auth_mode$writable),
@@ -4345,6 +4729,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
+        .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
         .writable(r_auth_key$writable),
@@ -4565,6 +4950,21 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
+    nc_core$regs$w_write w_write(
+        .d(w_write$d),
+        .q(w_write$q),
+        .clock(w_write$clock)
+    );
+    nc_core$regs$w_addr w_addr(
+        .d(w_addr$d),
+        .q(w_addr$q),
+        .clock(w_addr$clock)
+    );
+    nc_core$regs$w_data w_data(
+        .d(w_data$d),
+        .q(w_data$q),
+        .clock(w_data$clock)
+    );
     nc_core$regs$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -4625,153 +5025,182 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_wdata = bus_wdata;
-        r_node_id$bus_write = bus_write;
+        r_node_id$bus_waddr = w_addr$q;
+        r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg_node_id = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_wdata = bus_wdata;
-        r_node_count$bus_write = bus_write;
+        r_node_count$bus_waddr = w_addr$q;
+        r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg_node_count = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_wdata = bus_wdata;
-        r_cluster_id$bus_write = bus_write;
+        r_cluster_id$bus_waddr = w_addr$q;
+        r_cluster_id$bus_wdata = w_data$q;
+        r_cluster_id$bus_write = w_write$q;
         r_cluster_id$writable = state == s_disabled;
         cfg_cluster_id = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_wdata = bus_wdata;
-        r_trees$bus_write = bus_write;
+        r_trees$bus_waddr = w_addr$q;
+        r_trees$bus_wdata = w_data$q;
+        r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg_trees = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_wdata = bus_wdata;
-        r_loop_period$bus_write = bus_write;
+        r_loop_period$bus_waddr = w_addr$q;
+        r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg_loop_period = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_wdata = bus_wdata;
-        r_timeout$bus_write = bus_write;
+        r_timeout$bus_waddr = w_addr$q;
+        r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = bus_write && t_writable && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
         timeout_written = r_tw$q;
         cfg_timeout = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_wdata = bus_wdata;
-        r_delta$bus_write = bus_write;
+        r_delta$bus_waddr = w_addr$q;
+        r_delta$bus_wdata = w_data$q;
+        r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg_delta = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_wdata = bus_wdata;
-        r_drift$bus_write = bus_write;
+        r_drift$bus_waddr = w_addr$q;
+        r_drift$bus_wdata = w_data$q;
+        r_drift$bus_write = w_write$q;
         r_drift$writable = state == s_disabled;
         cfg_drift = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_wdata = bus_wdata;
-        r_fifo_depth$bus_write = bus_write;
+        r_fifo_depth$bus_waddr = w_addr$q;
+        r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg_fifo_depth = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_wdata = bus_wdata;
-        r_batch_max$bus_write = bus_write;
+        r_batch_max$bus_waddr = w_addr$q;
+        r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg_batch_max = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_wdata = bus_wdata;
-        r_mtu$bus_write = bus_write;
+        r_mtu$bus_waddr = w_addr$q;
+        r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg_mtu = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_wdata = bus_wdata;
-        r_decide_port$bus_write = bus_write;
+        r_decide_port$bus_waddr = w_addr$q;
+        r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg_decide_port = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_wdata = bus_wdata;
-        r_client_port$bus_write = bus_write;
+        r_client_port$bus_waddr = w_addr$q;
+        r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg_client_port = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_wdata = bus_wdata;
-        r_host_port$bus_write = bus_write;
+        r_host_port$bus_waddr = w_addr$q;
+        r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg_host_port = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_wdata = bus_wdata;
-        r_late_tick_slack$bus_write = bus_write;
+        r_late_tick_slack$bus_waddr = w_addr$q;
+        r_late_tick_slack$bus_wdata = w_data$q;
+        r_late_tick_slack$bus_write = w_write$q;
         r_late_tick_slack$writable = state == s_disabled;
         cfg_late_tick_slack = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_wdata = bus_wdata;
-        r_min_gap$bus_write = bus_write;
+        r_min_gap$bus_waddr = w_addr$q;
+        r_min_gap$bus_wdata = w_data$q;
+        r_min_gap$bus_write = w_write$q;
         r_min_gap$writable = state == s_disabled;
         cfg_min_gap = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_wdata = bus_wdata;
-        r_tree_group0$bus_write = bus_write;
+        r_tree_group0$bus_waddr = w_addr$q;
+        r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg_tree_group0 = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_wdata = bus_wdata;
-        r_tree_group1$bus_write = bus_write;
+        r_tree_group1$bus_waddr = w_addr$q;
+        r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg_tree_group1 = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_wdata = bus_wdata;
-        r_tree_group2$bus_write = bus_write;
+        r_tree_group2$bus_waddr = w_addr$q;
+        r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg_tree_group2 = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_wdata = bus_wdata;
-        r_tree_group3$bus_write = bus_write;
+        r_tree_group3$bus_waddr = w_addr$q;
+        r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_wdata = bus_wdata;
-        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$bus_waddr = w_addr$q;
+        r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg_src_mac_hi = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_wdata = bus_wdata;
-        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$bus_waddr = w_addr$q;
+        r_src_mac_lo$bus_wdata = w_data$q;
+        r_src_mac_lo$bus_write = w_write$q;
         r_src_mac_lo$writable = state == s_disabled;
         cfg_src_mac_lo = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_wdata = bus_wdata;
-        r_src_ip$bus_write = bus_write;
+        r_src_ip$bus_waddr = w_addr$q;
+        r_src_ip$bus_wdata = w_data$q;
+        r_src_ip$bus_write = w_write$q;
         r_src_ip$writable = state == s_disabled;
         cfg_src_ip = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_wdata = bus_wdata;
-        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$bus_waddr = w_addr$q;
+        r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg_host_mac_hi = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_wdata = bus_wdata;
-        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$bus_waddr = w_addr$q;
+        r_host_mac_lo$bus_wdata = w_data$q;
+        r_host_mac_lo$bus_write = w_write$q;
         r_host_mac_lo$writable = state == s_disabled;
         cfg_host_mac_lo = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_wdata = bus_wdata;
-        r_host_ip$bus_write = bus_write;
+        r_host_ip$bus_waddr = w_addr$q;
+        r_host_ip$bus_wdata = w_data$q;
+        r_host_ip$bus_write = w_write$q;
         r_host_ip$writable = state == s_disabled;
         cfg_host_ip = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_wdata = bus_wdata;
-        r_ttl$bus_write = bus_write;
+        r_ttl$bus_waddr = w_addr$q;
+        r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
         cfg_auth_mode = r_auth_mode$value;
         cfg_auth_key = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_wdata = bus_wdata;
-        r_auth_mode$bus_write = bus_write;
+        r_auth_mode$bus_waddr = w_addr$q;
+        r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_wdata = bus_wdata;
-        r_auth_key$bus_write = bus_write;
+        r_auth_key$bus_waddr = w_addr$q;
+        r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -4906,8 +5335,14 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        ctrl_write = bus_write && (bus_addr == a_ctrl);
-        ctrl_value = bus_wdata;
+        w_write$clock = clock;
+        w_addr$clock = clock;
+        w_data$clock = clock;
+        w_write$d = bus_write;
+        w_addr$d = bus_addr;
+        w_data$d = bus_wdata;
+        ctrl_write = w_write$q && (w_addr$q == a_ctrl);
+        ctrl_value = w_data$q;
         leader32$narrow = leader;
         fixed = zero32;
         if (bus_addr == a_magic) begin
@@ -11232,11 +11667,12 @@ module nc_core$regs$leader32(narrow,wide);
 endmodule // nc_core$regs$leader32
 
 
-module nc_core$regs$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11265,7 +11701,7 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11331,11 +11767,12 @@ module nc_core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_key$r$dff
 
 
-module nc_core$regs$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11364,7 +11801,7 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,valu
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11430,11 +11867,12 @@ module nc_core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_mode$r$dff
 
 
-module nc_core$regs$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11463,7 +11901,7 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,valu
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11529,11 +11967,12 @@ module nc_core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_batch_max$r$dff
 
 
-module nc_core$regs$r_client_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11562,7 +12001,7 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11628,11 +12067,12 @@ module nc_core$regs$r_client_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_client_port$r$dff
 
 
-module nc_core$regs$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11659,7 +12099,7 @@ module nc_core$regs$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11725,11 +12165,12 @@ module nc_core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_cluster_id$r$dff
 
 
-module nc_core$regs$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11758,7 +12199,7 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11824,11 +12265,12 @@ module nc_core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_decide_port$r$dff
 
 
-module nc_core$regs$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11857,7 +12299,7 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,value,rd
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11923,11 +12365,12 @@ module nc_core$regs$r_delta$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_delta$r$dff
 
 
-module nc_core$regs$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -11954,7 +12397,7 @@ module nc_core$regs$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,value,rd
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12020,11 +12463,12 @@ module nc_core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_drift$r$dff
 
 
-module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12053,7 +12497,7 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12119,11 +12563,12 @@ module nc_core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_fifo_depth$r$dff
 
 
-module nc_core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12150,7 +12595,7 @@ module nc_core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12216,11 +12661,12 @@ module nc_core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_ip$r$dff
 
 
-module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12249,7 +12695,7 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12315,11 +12761,12 @@ module nc_core$regs$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_mac_hi$r$dff
 
 
-module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12346,7 +12793,7 @@ module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12412,11 +12859,12 @@ module nc_core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_mac_lo$r$dff
 
 
-module nc_core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12445,7 +12893,7 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,valu
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12511,11 +12959,12 @@ module nc_core$regs$r_host_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_port$r$dff
 
 
-module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12542,7 +12991,7 @@ module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,writabl
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12608,11 +13057,12 @@ module nc_core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_late_tick_slack$r$dff
 
 
-module nc_core$regs$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12641,7 +13091,7 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12707,11 +13157,12 @@ module nc_core$regs$r_loop_period$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_loop_period$r$dff
 
 
-module nc_core$regs$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12738,7 +13189,7 @@ module nc_core$regs$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12804,11 +13255,12 @@ module nc_core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_min_gap$r$dff
 
 
-module nc_core$regs$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12837,7 +13289,7 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdat
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -12903,11 +13355,12 @@ module nc_core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_mtu$r$dff
 
 
-module nc_core$regs$r_node_count(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -12936,7 +13389,7 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13002,11 +13455,12 @@ module nc_core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_node_count$r$dff
 
 
-module nc_core$regs$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13035,7 +13489,7 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable,value,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13101,11 +13555,12 @@ module nc_core$regs$r_node_id$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_node_id$r$dff
 
 
-module nc_core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13132,7 +13587,7 @@ module nc_core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,r
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13198,11 +13653,12 @@ module nc_core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_ip$r$dff
 
 
-module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13231,7 +13687,7 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13297,11 +13753,12 @@ module nc_core$regs$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_mac_hi$r$dff
 
 
-module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13328,7 +13785,7 @@ module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13394,11 +13851,12 @@ module nc_core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_mac_lo$r$dff
 
 
-module nc_core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13427,7 +13885,7 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13493,11 +13951,12 @@ module nc_core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_timeout$r$dff
 
 
-module nc_core$regs$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13526,7 +13985,7 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13592,11 +14051,12 @@ module nc_core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group0$r$dff
 
 
-module nc_core$regs$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13625,7 +14085,7 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13691,11 +14151,12 @@ module nc_core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group1$r$dff
 
 
-module nc_core$regs$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13724,7 +14185,7 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13790,11 +14251,12 @@ module nc_core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group2$r$dff
 
 
-module nc_core$regs$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13823,7 +14285,7 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writable,va
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13889,11 +14351,12 @@ module nc_core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group3$r$dff
 
 
-module nc_core$regs$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13922,7 +14385,7 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,value,rd
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13988,11 +14451,12 @@ module nc_core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_trees$r$dff
 
 
-module nc_core$regs$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14021,7 +14485,7 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdat
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14123,6 +14587,63 @@ module nc_core$regs$r_window(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_window
+
+
+module nc_core$regs$w_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$w_addr
+
+
+module nc_core$regs$w_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$w_data
+
+
+module nc_core$regs$w_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$w_write
 
 
 module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);

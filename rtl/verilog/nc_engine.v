@@ -205,6 +205,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [31:0] core$send_seq;
     wire  core$lead_deliver;
     wire  core$rx_deliver;
+    wire  [1:0] core$rx_deliver_port;
     wire  core$tick_leader_changed;
     wire  [31:0] core$tick_epoch;
     wire  [7:0] core$tick_leader;
@@ -849,6 +850,21 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] hc_udp_src$d;
     wire  [15:0] hc_udp_src$q;
     reg  hc_udp_src$clock;
+    reg  [31:0] nl_client$d;
+    wire  [31:0] nl_client$q;
+    reg  nl_client$clock;
+    reg  [63:0] nl_seq$d;
+    wire  [63:0] nl_seq$q;
+    reg  nl_seq$clock;
+    reg  [47:0] nl_mac$d;
+    wire  [47:0] nl_mac$q;
+    reg  nl_mac$clock;
+    reg  [31:0] nl_ip$d;
+    wire  [31:0] nl_ip$q;
+    reg  nl_ip$clock;
+    reg  [15:0] nl_port$d;
+    wire  [15:0] nl_port$q;
+    reg  nl_port$clock;
     
     // Local signals
     reg  room0;
@@ -898,6 +914,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .send_seq(core$send_seq),
         .lead_deliver(core$lead_deliver),
         .rx_deliver(core$rx_deliver),
+        .rx_deliver_port(core$rx_deliver_port),
         .tick_leader_changed(core$tick_leader_changed),
         .tick_epoch(core$tick_epoch),
         .tick_leader(core$tick_leader),
@@ -1749,6 +1766,31 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(hc_udp_src$q),
         .clock(hc_udp_src$clock)
     );
+    nc_engine$nl_client nl_client(
+        .d(nl_client$d),
+        .q(nl_client$q),
+        .clock(nl_client$clock)
+    );
+    nc_engine$nl_seq nl_seq(
+        .d(nl_seq$d),
+        .q(nl_seq$q),
+        .clock(nl_seq$clock)
+    );
+    nc_engine$nl_mac nl_mac(
+        .d(nl_mac$d),
+        .q(nl_mac$q),
+        .clock(nl_mac$clock)
+    );
+    nc_engine$nl_ip nl_ip(
+        .d(nl_ip$d),
+        .q(nl_ip$q),
+        .clock(nl_ip$clock)
+    );
+    nc_engine$nl_port nl_port(
+        .d(nl_port$d),
+        .q(nl_port$q),
+        .clock(nl_port$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1849,6 +1891,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$clock = clock;
         hc_ip_src$clock = clock;
         hc_udp_src$clock = clock;
+        nl_client$clock = clock;
+        nl_seq$clock = clock;
+        nl_mac$clock = clock;
+        nl_ip$clock = clock;
+        nl_port$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1935,6 +1982,16 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$d = hc_eth_dst$q;
         hc_ip_src$d = hc_ip_src$q;
         hc_udp_src$d = hc_udp_src$q;
+        nl_client$d = nl_client$q;
+        nl_seq$d = nl_seq$q;
+        nl_mac$d = nl_mac$q;
+        nl_ip$d = nl_ip$q;
+        nl_port$d = nl_port$q;
+        nl_client$d = hc_client$q;
+        nl_seq$d = hc_req_seq$q;
+        nl_mac$d = hc_eth_src$q;
+        nl_ip$d = hc_ip_src$q;
+        nl_port$d = hc_udp_src$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -2300,7 +2357,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$t3_valid = t3_valid;
         host_gen$t3_last = t3_last;
         host_gen$rx_deliver = core$rx_deliver;
-        host_gen$rx_port = rx_port;
+        host_gen$rx_port = core$rx_deliver_port;
         host_gen$lead_load = decide_gen$h_load;
         host_gen$lead_len = decide_gen$h_len;
         host_gen$l_data = decide_gen$m0_data;
@@ -2336,13 +2393,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         reply_gen$ok_ip = core$ok_ip;
         reply_gen$ok_port = core$ok_port;
         reply_gen$nl_valid = core$nl_reply;
-        reply_gen$nl_client = hc_client$q;
-        reply_gen$nl_seq = hc_req_seq$q;
+        reply_gen$nl_client = nl_client$q;
+        reply_gen$nl_seq = nl_seq$q;
         reply_gen$nl_leader = core$nl_leader;
         reply_gen$nl_epoch = core$nl_epoch;
-        reply_gen$nl_mac = hc_eth_src$q;
-        reply_gen$nl_ip = hc_ip_src$q;
-        reply_gen$nl_port = hc_udp_src$q;
+        reply_gen$nl_mac = nl_mac$q;
+        reply_gen$nl_ip = nl_ip$q;
+        reply_gen$nl_port = nl_port$q;
         reply_gen$src_mac = src_mac$out;
         reply_gen$src_ip = core$cfg_src_ip;
         reply_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
@@ -2440,7 +2497,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -2478,6 +2535,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] send_seq;
     output reg  lead_deliver;
     output reg  rx_deliver;
+    output reg  [1:0] rx_deliver_port;
     output reg  tick_leader_changed;
     output reg  [31:0] tick_epoch;
     output reg  [7:0] tick_leader;
@@ -2586,6 +2644,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
+    wire  core$fifo_clear_tick;
     wire  [12:0] core$fifo_reserve;
     wire  core$send;
     wire  [1:0] core$send_kind;
@@ -2637,6 +2696,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] core$epoch;
     wire  [7:0] core$leader;
     wire  [63:0] core$last_instance;
+    wire  [1:0] core$ev_port;
+    wire  [31:0] core$ev_seq;
     reg  rx$clock;
     reg  rx$restart;
     reg  [31:0] rx$restart_base;
@@ -2661,6 +2722,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [15:0] fifo$push_port;
     reg  [12:0] fifo$reserve;
     reg  fifo$clear;
+    reg  fifo$clear_tick;
     wire  [12:0] fifo$len;
     wire  fifo$out_valid;
     wire  [31:0] fifo$out_client;
@@ -2814,6 +2876,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
+        .fifo_clear_tick(core$fifo_clear_tick),
         .fifo_reserve(core$fifo_reserve),
         .send(core$send),
         .send_kind(core$send_kind),
@@ -2864,7 +2927,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .status(core$status),
         .epoch(core$epoch),
         .leader(core$leader),
-        .last_instance(core$last_instance)
+        .last_instance(core$last_instance),
+        .ev_port(core$ev_port),
+        .ev_seq(core$ev_seq)
     );
     nc_engine$core$rx rx(
         .clock(rx$clock),
@@ -2893,6 +2958,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .push_port(fifo$push_port),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
+        .clear_tick(fifo$clear_tick),
         .len(fifo$len),
         .out_valid(fifo$out_valid),
         .out_client(fifo$out_client),
@@ -3070,8 +3136,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$timeout = regs$cfg_timeout;
         rx$trees = regs$cfg_trees[(32'h0)+:(3)];
         rx$window = regs$window;
-        rx$copy_tree = rx_port;
-        rx$copy_seq = rx_seq;
+        rx$copy_tree = core$ev_port;
+        rx$copy_seq = core$ev_seq;
         rx$apply = core$rx_apply;
         rx$restart = core$rx_restart;
         rx$restart_base = core$rx_restart_base;
@@ -3168,6 +3234,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         send_seq = core$send_seq;
         lead_deliver = core$lead_deliver;
         rx_deliver = core$rx_deliver;
+        rx_deliver_port = core$ev_port;
         tick_leader_changed = core$tick_leader_changed;
         tick_epoch = core$tick_epoch;
         tick_leader = core$tick_leader;
@@ -3195,6 +3262,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
+        fifo$clear_tick = core$fifo_clear_tick;
         fifo$reserve = core$fifo_reserve;
         fifo$push_payload = cl_payload;
         fifo$push_len = cl_len[(32'h0)+:(8)];
@@ -3272,7 +3340,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq);
     
     // Module arguments
     input wire  clock;
@@ -3312,6 +3380,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
+    output reg  fifo_clear_tick;
     output reg  [12:0] fifo_reserve;
     output reg  send;
     output reg  [1:0] send_kind;
@@ -3363,6 +3432,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [31:0] epoch;
     output reg  [7:0] leader;
     output reg  [63:0] last_instance;
+    output reg  [1:0] ev_port;
+    output reg  [31:0] ev_seq;
     
     // Constant declarations
     localparam  c_expected = 3'b0;
@@ -3438,6 +3509,42 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     localparam  k_st_zero = 32'h0;
     
     // Stub signals
+    reg  i_rx_valid$d;
+    wire  i_rx_valid$q;
+    reg  i_rx_valid$clock;
+    reg  [1:0] i_rx_port$d;
+    wire  [1:0] i_rx_port$q;
+    reg  i_rx_port$clock;
+    reg  [2:0] i_rx_class$d;
+    wire  [2:0] i_rx_class$q;
+    reg  i_rx_class$clock;
+    reg  [7:0] i_rx_sender$d;
+    wire  [7:0] i_rx_sender$q;
+    reg  i_rx_sender$clock;
+    reg  [31:0] i_rx_epoch$d;
+    wire  [31:0] i_rx_epoch$q;
+    reg  i_rx_epoch$clock;
+    reg  [7:0] i_rx_tree$d;
+    wire  [7:0] i_rx_tree$q;
+    reg  i_rx_tree$clock;
+    reg  [1:0] i_rx_kind$d;
+    wire  [1:0] i_rx_kind$q;
+    reg  i_rx_kind$clock;
+    reg  [63:0] i_rx_instance$d;
+    wire  [63:0] i_rx_instance$q;
+    reg  i_rx_instance$clock;
+    reg  [31:0] i_rx_seq$d;
+    wire  [31:0] i_rx_seq$q;
+    reg  i_rx_seq$clock;
+    reg  i_cl_valid$d;
+    wire  i_cl_valid$q;
+    reg  i_cl_valid$clock;
+    reg  [2:0] i_cl_class$d;
+    wire  [2:0] i_cl_class$q;
+    reg  i_cl_class$clock;
+    reg  [15:0] i_cl_len$d;
+    wire  [15:0] i_cl_len$q;
+    reg  i_cl_len$clock;
     reg  [2:0] r_state$d;
     wire  [2:0] r_state$q;
     reg  r_state$clock;
@@ -3629,6 +3736,66 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [31:0] s_base;
     
     // Sub module instances
+    nc_engine$core$core$i_rx_valid i_rx_valid(
+        .d(i_rx_valid$d),
+        .q(i_rx_valid$q),
+        .clock(i_rx_valid$clock)
+    );
+    nc_engine$core$core$i_rx_port i_rx_port(
+        .d(i_rx_port$d),
+        .q(i_rx_port$q),
+        .clock(i_rx_port$clock)
+    );
+    nc_engine$core$core$i_rx_class i_rx_class(
+        .d(i_rx_class$d),
+        .q(i_rx_class$q),
+        .clock(i_rx_class$clock)
+    );
+    nc_engine$core$core$i_rx_sender i_rx_sender(
+        .d(i_rx_sender$d),
+        .q(i_rx_sender$q),
+        .clock(i_rx_sender$clock)
+    );
+    nc_engine$core$core$i_rx_epoch i_rx_epoch(
+        .d(i_rx_epoch$d),
+        .q(i_rx_epoch$q),
+        .clock(i_rx_epoch$clock)
+    );
+    nc_engine$core$core$i_rx_tree i_rx_tree(
+        .d(i_rx_tree$d),
+        .q(i_rx_tree$q),
+        .clock(i_rx_tree$clock)
+    );
+    nc_engine$core$core$i_rx_kind i_rx_kind(
+        .d(i_rx_kind$d),
+        .q(i_rx_kind$q),
+        .clock(i_rx_kind$clock)
+    );
+    nc_engine$core$core$i_rx_instance i_rx_instance(
+        .d(i_rx_instance$d),
+        .q(i_rx_instance$q),
+        .clock(i_rx_instance$clock)
+    );
+    nc_engine$core$core$i_rx_seq i_rx_seq(
+        .d(i_rx_seq$d),
+        .q(i_rx_seq$q),
+        .clock(i_rx_seq$clock)
+    );
+    nc_engine$core$core$i_cl_valid i_cl_valid(
+        .d(i_cl_valid$d),
+        .q(i_cl_valid$q),
+        .clock(i_cl_valid$clock)
+    );
+    nc_engine$core$core$i_cl_class i_cl_class(
+        .d(i_cl_class$d),
+        .q(i_cl_class$q),
+        .clock(i_cl_class$clock)
+    );
+    nc_engine$core$core$i_cl_len i_cl_len(
+        .d(i_cl_len$d),
+        .q(i_cl_len$q),
+        .clock(i_cl_len$clock)
+    );
     nc_engine$core$core$r_state r_state(
         .d(r_state$d),
         .q(r_state$q),
@@ -3794,6 +3961,18 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
+        i_rx_valid$clock = clock;
+        i_rx_port$clock = clock;
+        i_rx_class$clock = clock;
+        i_rx_sender$clock = clock;
+        i_rx_epoch$clock = clock;
+        i_rx_tree$clock = clock;
+        i_rx_kind$clock = clock;
+        i_rx_instance$clock = clock;
+        i_rx_seq$clock = clock;
+        i_cl_valid$clock = clock;
+        i_cl_class$clock = clock;
+        i_cl_len$clock = clock;
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -3821,6 +4000,32 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
+        i_rx_valid$d = i_rx_valid$q;
+        i_rx_port$d = i_rx_port$q;
+        i_rx_class$d = i_rx_class$q;
+        i_rx_sender$d = i_rx_sender$q;
+        i_rx_epoch$d = i_rx_epoch$q;
+        i_rx_tree$d = i_rx_tree$q;
+        i_rx_kind$d = i_rx_kind$q;
+        i_rx_instance$d = i_rx_instance$q;
+        i_rx_seq$d = i_rx_seq$q;
+        i_cl_valid$d = i_cl_valid$q;
+        i_cl_class$d = i_cl_class$q;
+        i_cl_len$d = i_cl_len$q;
+        i_rx_valid$d = rx_valid;
+        i_rx_port$d = rx_port;
+        i_rx_class$d = rx_class;
+        i_rx_sender$d = rx_sender;
+        i_rx_epoch$d = rx_epoch;
+        i_rx_tree$d = rx_tree;
+        i_rx_kind$d = rx_kind;
+        i_rx_instance$d = rx_instance;
+        i_rx_seq$d = rx_seq;
+        i_cl_valid$d = cl_valid;
+        i_cl_class$d = cl_class;
+        i_cl_len$d = cl_len;
+        ev_port = i_rx_port$q;
+        ev_seq = i_rx_seq$q;
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
@@ -3908,21 +4113,21 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         c_start = c_ok && c_start_bit;
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
-        r_decide = (rx_class == c_expected) && (rx_sender != node_id);
-        r_port_ok = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
-        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((rx_kind == k_start) || p_in_flight));
+        r_decide = (i_rx_class$q == c_expected) && (i_rx_sender$q != node_id);
+        r_port_ok = (i_rx_tree$q < trees) && (i_rx_tree$q[(32'h2)+:(6)] == k0_6) && (i_rx_tree$q[(32'h0)+:(2)] == i_rx_port$q);
+        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((i_rx_kind$q == k_start) || p_in_flight));
         j_joining = p_state == s_joining;
         j_syncing = j_joining && ~r_synced$q;
-        r_go = rx_valid && r_decide && r_port_ok && r_listen && ~j_syncing;
-        j_go = rx_valid && r_decide && r_port_ok && j_syncing;
-        j_same = ~|r_sv$q || (rx_epoch == r_sepoch$q);
-        if (rx_port == k0_2) begin
+        r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
+        j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
+        j_same = ~|r_sv$q || (i_rx_epoch$q == r_sepoch$q);
+        if (i_rx_port$q == k0_2) begin
             j_one = k_t0;
         end
-        else if (rx_port == k1_2) begin
+        else if (i_rx_port$q == k1_2) begin
             j_one = k_t1;
         end
-        else if (rx_port == k2_2) begin
+        else if (i_rx_port$q == k2_2) begin
             j_one = k_t2;
         end
         else begin
@@ -3947,20 +4152,20 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             j_mask = k_m4;
         end
         j_lock = j_go && ((j_v & j_mask) == j_mask);
-        j_d = rx_seq - r_newest$q;
+        j_d = i_rx_seq$q - r_newest$q;
         j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
-        j_seq1 = rx_seq + k1_32;
+        j_seq1 = i_rx_seq$q + k1_32;
         if (j_take) begin
             j_start = j_seq1;
         end
         else begin
             j_start = r_newest1$q;
         end
-        j_new_epoch = j_lock && (rx_epoch != r_epoch$q);
-        e_lt0 = rx_epoch < r_epoch$q;
-        e_gt0 = rx_epoch > r_epoch$q;
-        e_lt1 = rx_epoch < r_epoch1$q;
-        e_gt1 = rx_epoch > r_epoch1$q;
+        j_new_epoch = j_lock && (i_rx_epoch$q != r_epoch$q);
+        e_lt0 = i_rx_epoch$q < r_epoch$q;
+        e_gt0 = i_rx_epoch$q > r_epoch$q;
+        e_lt1 = i_rx_epoch$q < r_epoch1$q;
+        e_gt1 = i_rx_epoch$q > r_epoch1$q;
         if (t_new_epoch) begin
             e_lt = e_lt1;
             e_gt = e_gt1;
@@ -3974,7 +4179,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        j_skip_d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        j_skip_d = (i_rx_seq$q - r_skip_seq$q) >= k_half_32;
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
@@ -3996,11 +4201,11 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_complete = r_copy && (r_out == k_o_deliver);
         r_accept = r_complete || (r_copy && ((r_out == k_o_first) || (r_out == k_o_more)));
         r_armed = p_state == s_armed;
-        r_start_kind = rx_kind == k_start;
-        r_value_kind = (rx_kind == k_batch) || (rx_kind == k_config);
-        r_bad_start = r_complete && r_armed && r_start_kind && ((rx_instance == k0_64) || (rx_instance == k_max_64));
-        m_eq1 = rx_instance == r_lins1$q;
-        m_eq2 = rx_instance == r_lins2$q;
+        r_start_kind = i_rx_kind$q == k_start;
+        r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
+        r_bad_start = r_complete && r_armed && r_start_kind && ((i_rx_instance$q == k0_64) || (i_rx_instance$q == k_max_64));
+        m_eq1 = i_rx_instance$q == r_lins1$q;
+        m_eq2 = i_rx_instance$q == r_lins2$q;
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -4008,15 +4213,15 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             m_ok = m_eq1;
         end
         if (r_lins_none$q) begin
-            m_ok = |rx_instance;
+            m_ok = |i_rx_instance$q;
         end
-        r_mismatch = r_complete && ~r_armed && (~m_ok || (rx_instance == k_max_64));
+        r_mismatch = r_complete && ~r_armed && (~m_ok || (i_rx_instance$q == k_max_64));
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
-        q_req = cl_valid && (cl_class == c_expected);
-        q_oversize = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
+        q_req = i_cl_valid$q && (i_cl_class$q == c_expected);
+        q_oversize = ((i_cl_len$q + k_overhead) > mtu) || (i_cl_len$q > k_max_payload);
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
@@ -4092,6 +4297,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
+        fifo_clear_tick = t_fault || t_new_epoch;
         fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
@@ -4102,10 +4308,10 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         if (t_fault || t_new_epoch) begin
             tick_dropped = fifo_len;
         end
-        ev_foreign = (rx_valid && (rx_class == c_foreign)) || (cl_valid && (cl_class == c_foreign));
-        ev_malformed = (rx_valid && (rx_class == c_malformed)) || (cl_valid && (cl_class == c_malformed));
-        ev_unauthorized = (rx_valid && (rx_class == c_unauthorized)) || (cl_valid && (cl_class == c_unauthorized));
-        ev_ignored = (rx_valid && (rx_class == c_other)) || (cl_valid && (cl_class == c_other)) || (rx_valid && (rx_class == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
+        ev_foreign = (i_rx_valid$q && (i_rx_class$q == c_foreign)) || (i_cl_valid$q && (i_cl_class$q == c_foreign));
+        ev_malformed = (i_rx_valid$q && (i_rx_class$q == c_malformed)) || (i_cl_valid$q && (i_cl_class$q == c_malformed));
+        ev_unauthorized = (i_rx_valid$q && (i_rx_class$q == c_unauthorized)) || (i_cl_valid$q && (i_cl_class$q == c_unauthorized));
+        ev_ignored = (i_rx_valid$q && (i_rx_class$q == c_other)) || (i_cl_valid$q && (i_cl_class$q == c_other)) || (i_rx_valid$q && (i_rx_class$q == c_expected) && ~(r_decide && r_port_ok && r_listen)) || r_own || j_go || j_skipped || (r_complete && r_armed && ~r_start_kind);
         ev_stale = r_stale;
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
@@ -4133,8 +4339,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             r_lins1$d = r_lins1$q;
         end
         l2_inc = r_lins2$q + k1_64;
-        l2_rx1 = rx_instance + k1_64;
-        l2_rx2 = rx_instance + k2_64;
+        l2_rx1 = i_rx_instance$q + k1_64;
+        l2_rx2 = i_rx_instance$q + k2_64;
         if (t_value) begin
             r_lins2$d = l2_inc;
         end
@@ -4239,15 +4445,15 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             end
         end
         if (r_adopt) begin
-            r_epoch$d = rx_epoch;
+            r_epoch$d = i_rx_epoch$q;
             r_lead$d = 1'b0;
-            r_leader$d = rx_sender;
+            r_leader$d = i_rx_sender$q;
         end
         if (j_go) begin
             r_sv$d = j_v;
-            r_sepoch$d = rx_epoch;
+            r_sepoch$d = i_rx_epoch$q;
             if (j_take) begin
-                r_newest$d = rx_seq;
+                r_newest$d = i_rx_seq$q;
                 r_newest1$d = j_seq1;
             end
         end
@@ -4257,8 +4463,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             r_skip_seq$d = j_start;
         end
         if (j_new_epoch) begin
-            r_epoch$d = rx_epoch;
-            r_leader$d = rx_sender;
+            r_epoch$d = i_rx_epoch$q;
+            r_leader$d = i_rx_sender$q;
         end
         if (r_accept || j_go) begin
             r_since_rx$d = k1_32;
@@ -4269,17 +4475,17 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         end
         if (r_start_ok) begin
             r_state$d = s_active;
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (j_placed && ~r_value_kind) begin
-            r_lins$d = rx_instance - k1_64;
-            r_lins1$d = rx_instance;
+            r_lins$d = i_rx_instance$q - k1_64;
+            r_lins1$d = i_rx_instance$q;
             r_lins2$d = l2_rx1;
         end
         if (rx_deliver) begin
-            r_lins$d = rx_instance;
+            r_lins$d = i_rx_instance$q;
             r_lins1$d = l2_rx1;
             r_lins2$d = l2_rx2;
         end
@@ -4294,7 +4500,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         else begin
             n_nl = n_inc;
         end
-        x_inc = rx_sender + k1_8;
+        x_inc = i_rx_sender$q + k1_8;
         if (x_inc == node_count) begin
             s_nl = k0_8;
         end
@@ -4359,6 +4565,234 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     end
     
 endmodule // nc_engine$core$core
+
+
+module nc_engine$core$core$i_cl_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_cl_class
+
+
+module nc_engine$core$core$i_cl_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_cl_len
+
+
+module nc_engine$core$core$i_cl_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_cl_valid
+
+
+module nc_engine$core$core$i_rx_class(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_class
+
+
+module nc_engine$core$core$i_rx_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_epoch
+
+
+module nc_engine$core$core$i_rx_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_instance
+
+
+module nc_engine$core$core$i_rx_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_kind
+
+
+module nc_engine$core$core$i_rx_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_port
+
+
+module nc_engine$core$core$i_rx_sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_sender
+
+
+module nc_engine$core$core$i_rx_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_seq
+
+
+module nc_engine$core$core$i_rx_tree(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_tree
+
+
+module nc_engine$core$core$i_rx_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_valid
 
 
 module nc_engine$core$core$r_act_rx(d,q,clock);
@@ -4970,7 +5404,7 @@ module nc_engine$core$core$r_tmo_member(d,q,clock);
 endmodule // nc_engine$core$core$r_tmo_member
 
 
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
     
     // Module arguments
     input wire  clock;
@@ -4984,6 +5418,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [15:0] push_port;
     input wire  [12:0] reserve;
     input wire  clear;
+    input wire  clear_tick;
     output reg  [12:0] len;
     output reg  out_valid;
     output reg  [31:0] out_client;
@@ -5064,12 +5499,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
-    reg  w_en$d;
-    wire  w_en$q;
-    reg  w_en$clock;
-    reg  [12:0] w_addr$d;
-    wire  [12:0] w_addr$q;
-    reg  w_addr$clock;
     reg  [31:0] w_client$d;
     wire  [31:0] w_client$q;
     reg  w_client$clock;
@@ -5096,7 +5525,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  [12:0] res_next;
     reg  [12:0] res_next1;
     reg  [12:0] wr1;
-    reg  [12:0] waddr;
+    reg  [5:0] waddr;
     
     // Sub module instances
     nc_engine$core$fifo$ram_client ram_client(
@@ -5187,16 +5616,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         .q(valid$q),
         .clock(valid$clock)
     );
-    nc_engine$core$fifo$w_en w_en(
-        .d(w_en$d),
-        .q(w_en$q),
-        .clock(w_en$clock)
-    );
-    nc_engine$core$fifo$w_addr w_addr(
-        .d(w_addr$d),
-        .q(w_addr$q),
-        .clock(w_addr$clock)
-    );
     nc_engine$core$fifo$w_client w_client(
         .d(w_client$d),
         .q(w_client$q),
@@ -5240,8 +5659,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         rd$clock = clock;
         count$clock = clock;
         valid$clock = clock;
-        w_en$clock = clock;
-        w_addr$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
         w_len$clock = clock;
@@ -5254,8 +5671,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         rd$d = rd$q;
         count$d = count$q;
         valid$d = valid$q;
-        w_en$d = w_en$q;
-        w_addr$d = w_addr$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
         w_len$d = w_len$q;
@@ -5278,42 +5693,40 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
-        if (clear) begin
-            waddr = res_next;
+        if (clear_tick) begin
+            waddr = res_next[(32'h0)+:(6)];
         end
         else begin
-            waddr = wr$q;
+            waddr = wr$q[(32'h0)+:(6)];
         end
-        ram_client$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_client$write_address = waddr;
         ram_client$write_data = w_client$q;
-        ram_client$write_enable = w_en$q;
+        ram_client$write_enable = push;
         w_client$d = push_client;
-        ram_seq$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_seq$write_address = waddr;
         ram_seq$write_data = w_seq$q;
-        ram_seq$write_enable = w_en$q;
+        ram_seq$write_enable = push;
         w_seq$d = push_seq;
-        ram_len$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_len$write_address = waddr;
         ram_len$write_data = w_len$q;
-        ram_len$write_enable = w_en$q;
+        ram_len$write_enable = push;
         w_len$d = push_len;
-        ram_payload$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_payload$write_address = waddr;
         ram_payload$write_data = w_payload$q;
-        ram_payload$write_enable = w_en$q;
+        ram_payload$write_enable = push;
         w_payload$d = push_payload;
-        ram_mac$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_mac$write_address = waddr;
         ram_mac$write_data = w_mac$q;
-        ram_mac$write_enable = w_en$q;
+        ram_mac$write_enable = push;
         w_mac$d = push_mac;
-        ram_ip$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_ip$write_address = waddr;
         ram_ip$write_data = w_ip$q;
-        ram_ip$write_enable = w_en$q;
+        ram_ip$write_enable = push;
         w_ip$d = push_ip;
-        ram_port$write_address = w_addr$q[(32'h0)+:(6)];
+        ram_port$write_address = waddr;
         ram_port$write_data = w_port$q;
-        ram_port$write_enable = w_en$q;
+        ram_port$write_enable = push;
         w_port$d = push_port;
-        w_en$d = push;
-        w_addr$d = waddr;
         res$d = res_next;
         res_next1 = (res$q + reserve + k1_13) & k_mask;
         wr1 = (wr$q + k1_13) & k_mask;
@@ -5649,25 +6062,6 @@ module nc_engine$core$fifo$valid(d,q,clock);
 endmodule // nc_engine$core$fifo$valid
 
 
-module nc_engine$core$fifo$w_addr(d,q,clock);
-    
-    // Module arguments
-    input wire  [12:0] d;
-    output reg  [12:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 13'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$fifo$w_addr
-
-
 module nc_engine$core$fifo$w_client(d,q,clock);
     
     // Module arguments
@@ -5685,25 +6079,6 @@ module nc_engine$core$fifo$w_client(d,q,clock);
     end
           
 endmodule // nc_engine$core$fifo$w_client
-
-
-module nc_engine$core$fifo$w_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$fifo$w_en
 
 
 module nc_engine$core$fifo$w_ip(d,q,clock);
@@ -6143,6 +6518,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
+    reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
     reg  r_node_id$writable;
@@ -6150,6 +6526,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
+    reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
     reg  r_node_count$writable;
@@ -6157,6 +6534,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
+    reg  [15:0] r_cluster_id$bus_waddr;
     reg  [31:0] r_cluster_id$bus_wdata;
     reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
@@ -6164,6 +6542,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
+    reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
     reg  r_trees$writable;
@@ -6171,6 +6550,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
+    reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
     reg  r_loop_period$writable;
@@ -6178,6 +6558,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
+    reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
     reg  r_timeout$writable;
@@ -6185,6 +6566,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
+    reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
     reg  r_delta$writable;
@@ -6192,6 +6574,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
+    reg  [15:0] r_drift$bus_waddr;
     reg  [31:0] r_drift$bus_wdata;
     reg  r_drift$bus_write;
     reg  r_drift$writable;
@@ -6199,6 +6582,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
+    reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
     reg  r_fifo_depth$writable;
@@ -6206,6 +6590,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
+    reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
     reg  r_batch_max$writable;
@@ -6213,6 +6598,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
+    reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
     reg  r_mtu$writable;
@@ -6220,6 +6606,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
+    reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
     reg  r_decide_port$writable;
@@ -6227,6 +6614,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
+    reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
     reg  r_client_port$writable;
@@ -6234,6 +6622,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
+    reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
     reg  r_host_port$writable;
@@ -6241,6 +6630,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
+    reg  [15:0] r_late_tick_slack$bus_waddr;
     reg  [31:0] r_late_tick_slack$bus_wdata;
     reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
@@ -6248,6 +6638,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
+    reg  [15:0] r_min_gap$bus_waddr;
     reg  [31:0] r_min_gap$bus_wdata;
     reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
@@ -6255,6 +6646,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
+    reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
     reg  r_tree_group0$writable;
@@ -6262,6 +6654,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
+    reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
     reg  r_tree_group1$writable;
@@ -6269,6 +6662,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
+    reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
     reg  r_tree_group2$writable;
@@ -6276,6 +6670,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
+    reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
     reg  r_tree_group3$writable;
@@ -6283,6 +6678,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
+    reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
     reg  r_src_mac_hi$writable;
@@ -6290,6 +6686,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
+    reg  [15:0] r_src_mac_lo$bus_waddr;
     reg  [31:0] r_src_mac_lo$bus_wdata;
     reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
@@ -6297,6 +6694,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
+    reg  [15:0] r_src_ip$bus_waddr;
     reg  [31:0] r_src_ip$bus_wdata;
     reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
@@ -6304,6 +6702,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
+    reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
     reg  r_host_mac_hi$writable;
@@ -6311,6 +6710,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
+    reg  [15:0] r_host_mac_lo$bus_waddr;
     reg  [31:0] r_host_mac_lo$bus_wdata;
     reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
@@ -6318,6 +6718,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
+    reg  [15:0] r_host_ip$bus_waddr;
     reg  [31:0] r_host_ip$bus_wdata;
     reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
@@ -6325,6 +6726,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
+    reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
     reg  r_ttl$writable;
@@ -6332,6 +6734,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
+    reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
     reg  r_auth_mode$writable;
@@ -6339,6 +6742,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
+    reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
     reg  r_auth_key$writable;
@@ -6514,6 +6918,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
+    reg  w_write$d;
+    wire  w_write$q;
+    reg  w_write$clock;
+    reg  [15:0] w_addr$d;
+    wire  [15:0] w_addr$q;
+    reg  w_addr$clock;
+    reg  [31:0] w_data$d;
+    wire  [31:0] w_data$q;
+    reg  w_data$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
@@ -6531,6 +6944,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
+        .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
         .writable(r_node_id$writable),
@@ -6540,6 +6954,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
+        .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
         .writable(r_node_count$writable),
@@ -6549,6 +6964,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
+        .bus_waddr(r_cluster_id$bus_waddr),
         .bus_wdata(r_cluster_id$bus_wdata),
         .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
@@ -6558,6 +6974,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
+        .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
         .writable(r_trees$writable),
@@ -6567,6 +6984,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
+        .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
         .writable(r_loop_period$writable),
@@ -6576,6 +6994,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
+        .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
         .writable(r_timeout$writable),
@@ -6585,6 +7004,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
+        .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
         .writable(r_delta$writable),
@@ -6594,6 +7014,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
+        .bus_waddr(r_drift$bus_waddr),
         .bus_wdata(r_drift$bus_wdata),
         .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
@@ -6603,6 +7024,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
+        .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
         .writable(r_fifo_depth$writable),
@@ -6612,6 +7034,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
+        .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
         .writable(r_batch_max$writable),
@@ -6621,6 +7044,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
+        .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
         .writable(r_mtu$writable),
@@ -6630,6 +7054,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
+        .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
         .writable(r_decide_port$writable),
@@ -6639,6 +7064,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
+        .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
         .writable(r_client_port$writable),
@@ -6648,6 +7074,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
+        .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
         .writable(r_host_port$writable),
@@ -6657,6 +7084,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
+        .bus_waddr(r_late_tick_slack$bus_waddr),
         .bus_wdata(r_late_tick_slack$bus_wdata),
         .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
@@ -6666,6 +7094,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
+        .bus_waddr(r_min_gap$bus_waddr),
         .bus_wdata(r_min_gap$bus_wdata),
         .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
@@ -6675,6 +7104,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
+        .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
         .writable(r_tree_group0$writable),
@@ -6684,6 +7114,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
+        .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
         .writable(r_tree_group1$writable),
@@ -6693,6 +7124,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
+        .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
         .writable(r_tree_group2$writable),
@@ -6702,6 +7134,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
+        .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
         .writable(r_tree_group3$writable),
@@ -6711,6 +7144,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
+        .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
         .writable(r_src_mac_hi$writable),
@@ -6720,6 +7154,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
+        .bus_waddr(r_src_mac_lo$bus_waddr),
         .bus_wdata(r_src_mac_lo$bus_wdata),
         .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
@@ -6729,6 +7164,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
+        .bus_waddr(r_src_ip$bus_waddr),
         .bus_wdata(r_src_ip$bus_wdata),
         .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
@@ -6738,6 +7174,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
+        .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
         .writable(r_host_mac_hi$writable),
@@ -6747,6 +7184,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
+        .bus_waddr(r_host_mac_lo$bus_waddr),
         .bus_wdata(r_host_mac_lo$bus_wdata),
         .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
@@ -6756,6 +7194,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
+        .bus_waddr(r_host_ip$bus_waddr),
         .bus_wdata(r_host_ip$bus_wdata),
         .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
@@ -6765,6 +7204,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
+        .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
         .writable(r_ttl$writable),
@@ -6774,6 +7214,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
+        .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
         .writable(r_auth_mode$writable),
@@ -6783,6 +7224,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
+        .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
         .writable(r_auth_key$writable),
@@ -7003,6 +7445,21 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
+    nc_engine$core$regs$w_write w_write(
+        .d(w_write$d),
+        .q(w_write$q),
+        .clock(w_write$clock)
+    );
+    nc_engine$core$regs$w_addr w_addr(
+        .d(w_addr$d),
+        .q(w_addr$q),
+        .clock(w_addr$clock)
+    );
+    nc_engine$core$regs$w_data w_data(
+        .d(w_data$d),
+        .q(w_data$q),
+        .clock(w_data$clock)
+    );
     nc_engine$core$regs$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -7063,153 +7520,182 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_wdata = bus_wdata;
-        r_node_id$bus_write = bus_write;
+        r_node_id$bus_waddr = w_addr$q;
+        r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg_node_id = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_wdata = bus_wdata;
-        r_node_count$bus_write = bus_write;
+        r_node_count$bus_waddr = w_addr$q;
+        r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg_node_count = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_wdata = bus_wdata;
-        r_cluster_id$bus_write = bus_write;
+        r_cluster_id$bus_waddr = w_addr$q;
+        r_cluster_id$bus_wdata = w_data$q;
+        r_cluster_id$bus_write = w_write$q;
         r_cluster_id$writable = state == s_disabled;
         cfg_cluster_id = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_wdata = bus_wdata;
-        r_trees$bus_write = bus_write;
+        r_trees$bus_waddr = w_addr$q;
+        r_trees$bus_wdata = w_data$q;
+        r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg_trees = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_wdata = bus_wdata;
-        r_loop_period$bus_write = bus_write;
+        r_loop_period$bus_waddr = w_addr$q;
+        r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg_loop_period = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_wdata = bus_wdata;
-        r_timeout$bus_write = bus_write;
+        r_timeout$bus_waddr = w_addr$q;
+        r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = bus_write && t_writable && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
         timeout_written = r_tw$q;
         cfg_timeout = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_wdata = bus_wdata;
-        r_delta$bus_write = bus_write;
+        r_delta$bus_waddr = w_addr$q;
+        r_delta$bus_wdata = w_data$q;
+        r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg_delta = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_wdata = bus_wdata;
-        r_drift$bus_write = bus_write;
+        r_drift$bus_waddr = w_addr$q;
+        r_drift$bus_wdata = w_data$q;
+        r_drift$bus_write = w_write$q;
         r_drift$writable = state == s_disabled;
         cfg_drift = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_wdata = bus_wdata;
-        r_fifo_depth$bus_write = bus_write;
+        r_fifo_depth$bus_waddr = w_addr$q;
+        r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg_fifo_depth = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_wdata = bus_wdata;
-        r_batch_max$bus_write = bus_write;
+        r_batch_max$bus_waddr = w_addr$q;
+        r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg_batch_max = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_wdata = bus_wdata;
-        r_mtu$bus_write = bus_write;
+        r_mtu$bus_waddr = w_addr$q;
+        r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg_mtu = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_wdata = bus_wdata;
-        r_decide_port$bus_write = bus_write;
+        r_decide_port$bus_waddr = w_addr$q;
+        r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg_decide_port = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_wdata = bus_wdata;
-        r_client_port$bus_write = bus_write;
+        r_client_port$bus_waddr = w_addr$q;
+        r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg_client_port = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_wdata = bus_wdata;
-        r_host_port$bus_write = bus_write;
+        r_host_port$bus_waddr = w_addr$q;
+        r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg_host_port = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_wdata = bus_wdata;
-        r_late_tick_slack$bus_write = bus_write;
+        r_late_tick_slack$bus_waddr = w_addr$q;
+        r_late_tick_slack$bus_wdata = w_data$q;
+        r_late_tick_slack$bus_write = w_write$q;
         r_late_tick_slack$writable = state == s_disabled;
         cfg_late_tick_slack = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_wdata = bus_wdata;
-        r_min_gap$bus_write = bus_write;
+        r_min_gap$bus_waddr = w_addr$q;
+        r_min_gap$bus_wdata = w_data$q;
+        r_min_gap$bus_write = w_write$q;
         r_min_gap$writable = state == s_disabled;
         cfg_min_gap = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_wdata = bus_wdata;
-        r_tree_group0$bus_write = bus_write;
+        r_tree_group0$bus_waddr = w_addr$q;
+        r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg_tree_group0 = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_wdata = bus_wdata;
-        r_tree_group1$bus_write = bus_write;
+        r_tree_group1$bus_waddr = w_addr$q;
+        r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg_tree_group1 = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_wdata = bus_wdata;
-        r_tree_group2$bus_write = bus_write;
+        r_tree_group2$bus_waddr = w_addr$q;
+        r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg_tree_group2 = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_wdata = bus_wdata;
-        r_tree_group3$bus_write = bus_write;
+        r_tree_group3$bus_waddr = w_addr$q;
+        r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg_tree_group3 = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_wdata = bus_wdata;
-        r_src_mac_hi$bus_write = bus_write;
+        r_src_mac_hi$bus_waddr = w_addr$q;
+        r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg_src_mac_hi = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_wdata = bus_wdata;
-        r_src_mac_lo$bus_write = bus_write;
+        r_src_mac_lo$bus_waddr = w_addr$q;
+        r_src_mac_lo$bus_wdata = w_data$q;
+        r_src_mac_lo$bus_write = w_write$q;
         r_src_mac_lo$writable = state == s_disabled;
         cfg_src_mac_lo = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_wdata = bus_wdata;
-        r_src_ip$bus_write = bus_write;
+        r_src_ip$bus_waddr = w_addr$q;
+        r_src_ip$bus_wdata = w_data$q;
+        r_src_ip$bus_write = w_write$q;
         r_src_ip$writable = state == s_disabled;
         cfg_src_ip = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_wdata = bus_wdata;
-        r_host_mac_hi$bus_write = bus_write;
+        r_host_mac_hi$bus_waddr = w_addr$q;
+        r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg_host_mac_hi = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_wdata = bus_wdata;
-        r_host_mac_lo$bus_write = bus_write;
+        r_host_mac_lo$bus_waddr = w_addr$q;
+        r_host_mac_lo$bus_wdata = w_data$q;
+        r_host_mac_lo$bus_write = w_write$q;
         r_host_mac_lo$writable = state == s_disabled;
         cfg_host_mac_lo = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_wdata = bus_wdata;
-        r_host_ip$bus_write = bus_write;
+        r_host_ip$bus_waddr = w_addr$q;
+        r_host_ip$bus_wdata = w_data$q;
+        r_host_ip$bus_write = w_write$q;
         r_host_ip$writable = state == s_disabled;
         cfg_host_ip = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_wdata = bus_wdata;
-        r_ttl$bus_write = bus_write;
+        r_ttl$bus_waddr = w_addr$q;
+        r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg_ttl = r_ttl$value;
         cfg_auth_mode = r_auth_mode$value;
         cfg_auth_key = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_wdata = bus_wdata;
-        r_auth_mode$bus_write = bus_write;
+        r_auth_mode$bus_waddr = w_addr$q;
+        r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_wdata = bus_wdata;
-        r_auth_key$bus_write = bus_write;
+        r_auth_key$bus_waddr = w_addr$q;
+        r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -7344,8 +7830,14 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        ctrl_write = bus_write && (bus_addr == a_ctrl);
-        ctrl_value = bus_wdata;
+        w_write$clock = clock;
+        w_addr$clock = clock;
+        w_data$clock = clock;
+        w_write$d = bus_write;
+        w_addr$d = bus_addr;
+        w_data$d = bus_wdata;
+        ctrl_write = w_write$q && (w_addr$q == a_ctrl);
+        ctrl_value = w_data$q;
         leader32$narrow = leader;
         fixed = zero32;
         if (bus_addr == a_magic) begin
@@ -13670,11 +14162,12 @@ module nc_engine$core$regs$leader32(narrow,wide);
 endmodule // nc_engine$core$regs$leader32
 
 
-module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13703,7 +14196,7 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_wdata,bus_write,writabl
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13769,11 +14262,12 @@ module nc_engine$core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_key$r$dff
 
 
-module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13802,7 +14296,7 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_wdata,bus_write,writab
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13868,11 +14362,12 @@ module nc_engine$core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_mode$r$dff
 
 
-module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -13901,7 +14396,7 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_wdata,bus_write,writab
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -13967,11 +14462,12 @@ module nc_engine$core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_batch_max$r$dff
 
 
-module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14000,7 +14496,7 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14066,11 +14562,12 @@ module nc_engine$core$regs$r_client_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_client_port$r$dff
 
 
-module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14097,7 +14594,7 @@ module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_wdata,bus_write,writa
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14163,11 +14660,12 @@ module nc_engine$core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_cluster_id$r$dff
 
 
-module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14196,7 +14694,7 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14262,11 +14760,12 @@ module nc_engine$core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_decide_port$r$dff
 
 
-module nc_engine$core$regs$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14295,7 +14794,7 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_wdata,bus_write,writable,v
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14361,11 +14860,12 @@ module nc_engine$core$regs$r_delta$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_delta$r$dff
 
 
-module nc_engine$core$regs$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14392,7 +14892,7 @@ module nc_engine$core$regs$r_drift(clock,bus_addr,bus_wdata,bus_write,writable,v
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14458,11 +14958,12 @@ module nc_engine$core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_drift$r$dff
 
 
-module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14491,7 +14992,7 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_wdata,bus_write,writa
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14557,11 +15058,12 @@ module nc_engine$core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_fifo_depth$r$dff
 
 
-module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14588,7 +15090,7 @@ module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_wdata,bus_write,writable
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14654,11 +15156,12 @@ module nc_engine$core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_ip$r$dff
 
 
-module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14687,7 +15190,7 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14753,11 +15256,12 @@ module nc_engine$core$regs$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_mac_hi$r$dff
 
 
-module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14784,7 +15288,7 @@ module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14850,11 +15354,12 @@ module nc_engine$core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_mac_lo$r$dff
 
 
-module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14883,7 +15388,7 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_wdata,bus_write,writab
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14949,11 +15454,12 @@ module nc_engine$core$regs$r_host_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_port$r$dff
 
 
-module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -14980,7 +15486,7 @@ module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_wdata,bus_write,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15046,11 +15552,12 @@ module nc_engine$core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_late_tick_slack$r$dff
 
 
-module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15079,7 +15586,7 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15145,11 +15652,12 @@ module nc_engine$core$regs$r_loop_period$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_loop_period$r$dff
 
 
-module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15176,7 +15684,7 @@ module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_wdata,bus_write,writable
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15242,11 +15750,12 @@ module nc_engine$core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_min_gap$r$dff
 
 
-module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15275,7 +15784,7 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15341,11 +15850,12 @@ module nc_engine$core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_mtu$r$dff
 
 
-module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15374,7 +15884,7 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_wdata,bus_write,writa
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15440,11 +15950,12 @@ module nc_engine$core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_node_count$r$dff
 
 
-module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15473,7 +15984,7 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_wdata,bus_write,writable
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15539,11 +16050,12 @@ module nc_engine$core$regs$r_node_id$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_node_id$r$dff
 
 
-module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15570,7 +16082,7 @@ module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_wdata,bus_write,writable,
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15636,11 +16148,12 @@ module nc_engine$core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_ip$r$dff
 
 
-module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15669,7 +16182,7 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_wdata,bus_write,writa
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15735,11 +16248,12 @@ module nc_engine$core$regs$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_hi$r$dff
 
 
-module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15766,7 +16280,7 @@ module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_wdata,bus_write,writa
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address)) begin
+        if (bus_write && writable && (bus_waddr == address)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15832,11 +16346,12 @@ module nc_engine$core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_lo$r$dff
 
 
-module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15865,7 +16380,7 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_wdata,bus_write,writable
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15931,11 +16446,12 @@ module nc_engine$core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_timeout$r$dff
 
 
-module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -15964,7 +16480,7 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16030,11 +16546,12 @@ module nc_engine$core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group0$r$dff
 
 
-module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -16063,7 +16580,7 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16129,11 +16646,12 @@ module nc_engine$core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group1$r$dff
 
 
-module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -16162,7 +16680,7 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16228,11 +16746,12 @@ module nc_engine$core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group2$r$dff
 
 
-module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -16261,7 +16780,7 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_wdata,bus_write,writ
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16327,11 +16846,12 @@ module nc_engine$core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group3$r$dff
 
 
-module nc_engine$core$regs$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -16360,7 +16880,7 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_wdata,bus_write,writable,v
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16426,11 +16946,12 @@ module nc_engine$core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_trees$r$dff
 
 
-module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
+    input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
     input wire  writable;
@@ -16459,7 +16980,7 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_wdata,bus_write,writable,val
     always @(*) begin
         r$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_addr == address) && ((bus_wdata - min) <= span)) begin
+        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16561,6 +17082,63 @@ module nc_engine$core$regs$r_window(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_window
+
+
+module nc_engine$core$regs$w_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$w_addr
+
+
+module nc_engine$core$regs$w_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$w_data
+
+
+module nc_engine$core$regs$w_write(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$w_write
 
 
 module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
@@ -28777,6 +29355,101 @@ module nc_engine$hq$xk(narrow,wide);
     // Update code (custom)
     always @(*) wide = {65'd0, narrow};
 endmodule // nc_engine$hq$xk
+
+
+module nc_engine$nl_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$nl_client
+
+
+module nc_engine$nl_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$nl_ip
+
+
+module nc_engine$nl_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$nl_mac
+
+
+module nc_engine$nl_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$nl_port
+
+
+module nc_engine$nl_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$nl_seq
 
 
 module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);

@@ -24,15 +24,16 @@ class Bus:
         nctb.start_clock(dut.clock)
 
     async def write(self, addr, value):
+        """One bus write; returns the CTRL strobe of the next cycle, in which csr applies it
+        (the write is registered)."""
         await RisingEdge(self.dut.clock)
         self.dut.bus_addr.value = addr
         self.dut.bus_wdata.value = value
         self.dut.bus_write.value = 1
-        await ReadOnly()
-        strobe = (int(self.dut.ctrl_write.value), int(self.dut.ctrl_value.value))
         await RisingEdge(self.dut.clock)
         self.dut.bus_write.value = 0
-        return strobe
+        await ReadOnly()
+        return (int(self.dut.ctrl_write.value), int(self.dut.ctrl_value.value))
 
     async def read(self, addr):
         await RisingEdge(self.dut.clock)
@@ -69,7 +70,10 @@ async def config_registers_ranges_and_freeze(dut):
         assert await b.read(addr) == good, f"{addr:#x}: {good} taken"
     await b.write(nctb.DELTA, 40)
     await b.write(nctb.DRIFT, 3)
-    await RisingEdge(dut.clock)  # the window is registered: it follows a write one edge later
+    # the write is applied at the edge after the write() returned; the window (registered)
+    # follows one edge later
+    await RisingEdge(dut.clock)
+    await RisingEdge(dut.clock)
     await ReadOnly()
     assert int(dut.window.value) == 43, "RSBCAST window = delta + drift"
     assert int(dut.cfg_delta.value) == 40

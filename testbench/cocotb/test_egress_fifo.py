@@ -9,7 +9,8 @@ import nctb
 class Fifo:
     def __init__(self, dut):
         self.dut = dut
-        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "reserve", "clear"):
+        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "reserve", "clear",
+                  "clear_tick"):
             getattr(dut, s).value = 0
         self.out = []  # (cycle, client, seq, len, payload)
         self.cycle = 0
@@ -27,23 +28,28 @@ class Fifo:
                                  int(d.out_len.value), int(d.out_payload.value)))
 
     async def op(self, push=None, reserve=0, clear=0):
+        """One cycle with `push` / `reserve` / `clear`; a pushed request's fields are given in
+        the cycle before (the core decides on a request one cycle after it comes)."""
         d = self.dut
         await RisingEdge(d.clock)
-        d.push.value = int(push is not None)
         if push is not None:
             c, s, payload = push
             d.push_client.value = c
             d.push_seq.value = s
             d.push_len.value = len(payload)
             d.push_payload.value = int.from_bytes(payload.ljust(len(d.push_payload) // 8, b"\0"), "big")
+            await RisingEdge(d.clock)
+        d.push.value = int(push is not None)
         d.reserve.value = reserve
         d.clear.value = clear
+        d.clear_tick.value = clear  # a clear with a push comes from the core's tick
         await ReadOnly()
         cyc = self.cycle
         await RisingEdge(d.clock)
         d.push.value = 0
         d.reserve.value = 0
         d.clear.value = 0
+        d.clear_tick.value = 0
         return cyc
 
     async def length(self):
@@ -89,6 +95,14 @@ async def clear_drops_untaken_entries(dut):
     await f.op(reserve=1)
     await nctb.cycles(dut.clock, 5)
     assert [o[1] for o in f.out] == [0, 9]
+    # with untaken entries: the push lands where the clear leaves the queue, not after them
+    for i in range(3):
+        await f.op(push=(20 + i, 1, b""))
+    await f.op(push=(30, 1, b"p"), clear=1)
+    assert await f.length() == 1
+    await f.op(reserve=1)
+    await nctb.cycles(dut.clock, 5)
+    assert [o[1] for o in f.out] == [0, 9, 30]
 
 
 @cocotb.test()

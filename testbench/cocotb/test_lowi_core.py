@@ -53,7 +53,9 @@ class Core:
         return [e for e in self.log if e[name]]
 
     async def step(self, **inputs):
-        """Hold `inputs` for one cycle (event inputs drop back to 0 afterwards)."""
+        """Hold `inputs` for one cycle (event inputs drop back to 0 afterwards); returns the
+        cycle in which the core acts on them: a copy or a request (registered) one cycle later,
+        a CTRL write (registered in csr) and the tick inputs in that cycle. Returns after it."""
         d = self.dut
         await RisingEdge(d.clock)
         for k, v in inputs.items():
@@ -64,6 +66,9 @@ class Core:
         for k in inputs:
             if k in EVENT_INPUTS:
                 getattr(d, k).value = 0
+        if "rx_valid" in inputs or "cl_valid" in inputs:
+            await RisingEdge(d.clock)
+            return cyc + 1
         return cyc
 
     async def enable(self):

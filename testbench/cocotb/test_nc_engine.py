@@ -22,7 +22,7 @@ async def boot(dut, node_id, **over):
 async def follow_start(node):
     """An armed follower takes node 0's START (epoch 0, seq 0, instance 1) on both trees."""
     await both_trees(node, 1, 0, 0, nf.START)
-    await nctb.tick(node.clock)
+    await nctb.tick(node.clock, 2)  # the core acts on a copy in the cycle after it takes it
     assert int(node.p.state.value) == nctb.ACTIVE
 
 
@@ -210,7 +210,7 @@ async def fifo_overflow_drops_oversize_and_not_leader(dut):
     await both_trees(node, 1, 0, 0, nf.START)
     n0 = len(mon.nl)
     await node.stream(client_frame(3, 50), client=True)
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)  # NOT_LEADER in the cycle after the core takes the request
     assert len(mon.nl) == n0 + 1
     await nctb.cycles(dut.clock, 12)
     # the NOT_LEADER frame names leader 0 (epoch 0), from node 1, to the client's address
@@ -225,7 +225,7 @@ async def follower_delivers_then_timeout_makes_next_node_leader(dut):
     node, mon, cfg = await boot(dut, 1)
     await follow_start(node)
     await both_trees(node, 1, 0, 1, nf.BATCH, [nf.entry(5, 1, b"v")])
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)
     assert len(mon.delivers) == 1
     assert int(dut.last_instance.value) == 1
     await nctb.cycles(dut.clock, 14)
@@ -236,7 +236,7 @@ async def follower_delivers_then_timeout_makes_next_node_leader(dut):
     assert mon.host[0][0] == mon.delivers[0] + 1
     # a heartbeat repeats instance 2 and decides nothing
     await both_trees(node, 2, 0, 2, nf.HEARTBEAT)
-    last_copy = mon.cycle  # the cycle in which the core takes the copy
+    last_copy = mon.cycle + 1  # the cycle in which the core acts on the copy (after taking it)
     assert len(mon.delivers) == 1
     # node 0 falls silent: node 1 leads epoch 1 exactly `timeout` cycles after the last copy
     await nctb.cycles(dut.clock, cfg["timeout"] + 10)
@@ -253,7 +253,7 @@ async def n_minus_1_successive_leader_failures(dut):
     """Node 2 of 3: leaders 0 and 1 both stay silent; two timeouts later node 2 leads."""
     node, mon, cfg = await boot(dut, 2)
     await follow_start(node)
-    t0 = mon.cycle - 1  # START's last copy (follow_start waited one cycle after it)
+    t0 = mon.cycle - 1  # the core acted on START's last copy (follow_start waited a cycle more)
     await nctb.cycles(dut.clock, 2 * cfg["timeout"] + 10)
     assert await node.counter("timeouts") == 2
     assert int(dut.epoch.value) == 2 and int(dut.leader.value) == 2
@@ -269,7 +269,7 @@ async def rsbcast_missing_copy_is_net_fault_and_nothing_after(dut):
     await follow_start(node)
     # tree 1's copy never comes
     await node.stream(decide_frame(0, 1, 0, 1, nf.BATCH, [nf.entry(5, 1, b"v")]), tree=0)
-    first_copy = mon.cycle
+    first_copy = mon.cycle + 1  # the cycle in which the core acts on it
     await nctb.cycles(dut.clock, WINDOW + 5)
     assert [f[1:] for f in mon.faults] == [("tick", 1)], mon.faults  # MISSING_COPY
     # a copy at first + window is still in time: the fault is one cycle later
@@ -297,7 +297,7 @@ async def rsbcast_copy_within_window_delivers_late_copy_faults(dut):
     e = [nf.entry(5, 1, b"v")]
     # second copy inside the window (its last beat well before WINDOW cycles): delivered
     await both_trees(node, 1, 0, 1, nf.BATCH, e, gap=WINDOW - 15)
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)
     assert len(mon.delivers) == 1 and mon.faults == []
     # second copy after the window: NET-FAULT when the window closes, the late copy delivers nothing
     e2 = [nf.entry(5, 2, b"w")]
@@ -316,12 +316,12 @@ async def duplicate_and_seq_gap(dut):
     await node.stream(decide_frame(0, 1, 0, 1, nf.BATCH, e), tree=0)
     await node.stream(decide_frame(0, 1, 0, 1, nf.BATCH, e), tree=0)  # same copy again
     await node.stream(decide_frame(1, 1, 0, 1, nf.BATCH, e), tree=1)
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)
     assert len(mon.delivers) == 1
     assert await node.counter("duplicate_copies") == 1
     # seq 3 where 2 is due: a gap on tree 0 is a NET-FAULT at once (SEQ_GAP)
     await node.stream(decide_frame(0, 2, 0, 3, nf.BATCH, e), tree=0)
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)
     assert [f[1:] for f in mon.faults] == [("rx", 2)], mon.faults
     assert int(dut.state.value) == nctb.FAULTED
 
@@ -344,5 +344,5 @@ async def every_malformed_frame_class_dropped_and_counted(dut):
     assert await node.counter("requests_accepted") == 0
     # still a healthy follower: the next good message is delivered
     await both_trees(node, 1, 0, 1, nf.BATCH, [nf.entry(5, 1, b"v")])
-    await nctb.tick(dut.clock)
+    await nctb.tick(dut.clock, 2)
     assert len(mon.delivers) == 1

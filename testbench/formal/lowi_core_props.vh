@@ -26,7 +26,8 @@ always @(*) begin
     assume(min_gap <= loop_period);
     // The input contract of a DECIDE copy (pkt_parser, as proto's Node, refuses as UNAUTHORIZED
     // every DECIDE whose sender is not its epoch's leader, epoch mod n): an EXPECTED copy's
-    // sender is that leader, so below n. The core takes an adopted epoch's leader from it.
+    // sender is that leader, so below n. The core takes an adopted epoch's leader from it,
+    // one cycle later from its event register (i_rx_sender; rtl/README "The event pipeline").
     if (rx_valid && rx_class == c_expected)
         assume(rx_sender < node_count);
 end

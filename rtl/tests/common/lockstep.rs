@@ -528,6 +528,12 @@ pub struct Lockstep {
     pub last: Vec<Rec>,
     /// The model's STATUS.SYNCED after the last cycle.
     synced: bool,
+    /// The event the RTL took in the last cycle: the core acts on it in this one (rtl/README,
+    /// "The event pipeline"), so the model gets it now.
+    pending: Option<Event>,
+    /// Its fields as the RTL's inputs carried them (client, seq, epoch, instance, kind), for
+    /// the records of the actions it causes.
+    pending_fields: [u64; 5],
 }
 
 impl Default for Lockstep {
@@ -578,6 +584,8 @@ impl Lockstep {
             seen: BTreeMap::new(),
             last: Vec::new(),
             synced: false,
+            pending: None,
+            pending_fields: [0; 5],
         }
     }
 
@@ -601,9 +609,10 @@ impl Lockstep {
     /// One cycle with at most one event. Err: the first difference, with the whole trace.
     pub fn step(&mut self, ev: Option<Event>) -> Result<(), String> {
         let t = self.now();
-        // ---- RTL inputs; the event the model gets this cycle (for nc_engine: the frame the
-        // core takes this cycle, which may have arrived earlier).
-        let model_ev = match &mut self.rtl {
+        // ---- RTL inputs; the event the RTL takes this cycle (for nc_engine: the frame the core
+        // takes this cycle, which may have arrived earlier). The core acts on it in the next
+        // cycle, when the model gets it.
+        let taken = match &mut self.rtl {
             Rtl::Core(c) => {
                 drive_core(c, &ev, self.model.config());
                 c.settle();
@@ -631,6 +640,7 @@ impl Lockstep {
                 }
             }
         };
+        let model_ev = std::mem::replace(&mut self.pending, taken);
         if let Some(e) = &model_ev {
             self.trace.push((t, e.clone()));
         }
@@ -694,7 +704,21 @@ impl Lockstep {
         }
         // ---- compare this cycle's actions
         let want = self.model_recs(t, &out)?;
-        let snap = self.rtl.snap();
+        let mut snap = self.rtl.snap();
+        let fields = [
+            snap.ev_client,
+            snap.ev_seq,
+            snap.ev_epoch,
+            snap.ev_instance,
+            snap.ev_kind,
+        ];
+        [
+            snap.ev_client,
+            snap.ev_seq,
+            snap.ev_epoch,
+            snap.ev_instance,
+            snap.ev_kind,
+        ] = std::mem::replace(&mut self.pending_fields, fields);
         let got = rtl_recs(&snap, self.model.config().trees);
         let me = self.model.config().node_id;
         for r in &want {
@@ -994,6 +1018,10 @@ impl Lockstep {
     /// write, no `nc_core` event) between the other registers and the counters. Whatever the
     /// RTL does in that cycle is only registered, not yet counted.
     pub fn compare_registers(&mut self) -> Result<(), String> {
+        // The last event taken: let the core act on it (and the model take it) first.
+        if self.pending.is_some() {
+            self.step(None)?;
+        }
         let mut words: Vec<u16> = Vec::new();
         for r in regs::REGISTERS {
             words.push(r.addr);
@@ -1339,6 +1367,11 @@ pub struct Env {
     client_seq: [u64; 4],
     started: bool,
     reenable_at: Option<u64>,
+    /// The cycle of the last configuration (not CTRL) write: the RTL applies a write one cycle
+    /// after its bus cycle, and judges a frame by the configuration in force when it comes (a
+    /// cycle before the core acts on it, when the model gets it), so no frame comes in the
+    /// cycle after a configuration write (rtl/README, "The event pipeline").
+    config_write_at: Option<u64>,
     /// Largest request payload the RTL under test stores (`lowi_core::MAX_PAYLOAD` for
     /// `nc_core`, `ENGINE_MAX_PAYLOAD` for `nc_engine`): requests carry 0 to this many bytes,
     /// or more than one DECIDE at the MTU can carry (refused as oversize by both sides).
@@ -1418,6 +1451,7 @@ impl Env {
             client_seq: [0; 4],
             started: false,
             reenable_at: None,
+            config_write_at: None,
             max_payload: rtl::lowi_core::MAX_PAYLOAD as usize,
             fifo_trees: !few,
             tree_due: [0; 4],
@@ -1896,9 +1930,18 @@ impl Env {
             return None;
         }
         let q = self.queue.get_mut(&k)?;
+        let frame = !matches!(q.front(), Some(Event::Write { .. }));
+        if frame && t > 0 && self.config_write_at == Some(t - 1) {
+            return None;
+        }
         let ev = q.pop_front()?;
         if q.is_empty() {
             self.queue.remove(&k);
+        }
+        if let Event::Write { addr, .. } = ev
+            && addr != addr::CTRL
+        {
+            self.config_write_at = Some(t);
         }
         Some(ev)
     }
