@@ -211,6 +211,9 @@ impl<const P: usize> Logic for NcCore<P> {
         // The receiver judges the copy the core acts on (the one that came in the cycle before).
         self.rx.copy_tree.next = self.core.ev_port.val();
         self.rx.copy_seq.next = self.core.ev_seq.val();
+        // ... and judges the copy that comes now against every state it can meet then.
+        self.rx.in_tree.next = self.rx_port.val();
+        self.rx.in_seq.next = self.rx_seq.val();
         self.rx.apply.next = self.core.rx_apply.val();
         self.rx.restart.next = self.core.rx_restart.val();
         self.rx.restart_base.next = self.core.rx_restart_base.val();

@@ -23,12 +23,18 @@
 //! capacity) are registers beside `count`, so that judging a copy needs one 32-bit equality
 //! against a register, not a subtraction and a comparison with the count.
 //!
-//! Two combinational halves: [`RxJudge`] says what this cycle's copy would do, against the
-//! registered state (`outcome`) and against a fresh receiver (`outcome_fresh`), from the state
-//! and the copy's tree and seq only; [`RxUpdate`] computes the next state from `apply` and
-//! `restart`. The caller (`lowi_core`) decides from the outcome whether to apply the copy; as the
-//! outcome never depends on `apply`, there is no combinational loop (and Verilator sees none,
-//! because this top only wires the halves).
+//! A copy is judged in the cycle it comes (`in_tree`, `in_seq`) and acted on in the next, when
+//! the caller presents it again (`copy_tree`, `copy_seq`) with `apply` / `restart` (rtl/README,
+//! "The event pipeline"). [`RxPre`], the judge stage, cannot know what the act stage does in the
+//! same cycle to the copy before, so it judges the coming copy against each state the receiver
+//! can be in next cycle (nothing changed; the copy before applied; a restart at `restart_base`;
+//! a restart that took the copy before), from registers and inputs only, and registers every
+//! verdict; in the next cycle the registered record of what the act stage did picks one
+//! (`outcome`), and `outcome_fresh` is the verdict against a receiver restarted at 0 (a restart
+//! in the act cycle itself). [`RxJudge`] gives the act stage each tree's next seq and the
+//! oldest message's missing trees; [`RxUpdate`] computes the next state from `apply` and
+//! `restart`. The caller (`lowi_core`) decides from the outcome whether to apply the copy; as
+//! the outcome never depends on `apply` in the same cycle, there is no combinational loop.
 
 use rust_hdl::prelude::*;
 
@@ -63,7 +69,9 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
 block! {
-    /// What a copy does, from the registered state (combinational).
+    /// The act stage's view of the copy the core acts on (`copy_tree`, `copy_seq`, which came in
+    /// the cycle before): each tree's next seq if it is applied, and the oldest message's missing
+    /// trees and the count in flight (combinational, from the registered state).
     pub struct RxJudge<const A: usize>() {
         pub trees: Signal<In, Bits<3>>,
         pub copy_tree: Signal<In, Bits<2>>,
@@ -74,33 +82,19 @@ block! {
         pub q_next3: Signal<In, Bits<32>>,
         pub q_base: Signal<In, Bits<32>>,
         pub q_count: Signal<In, Bits<16>>,
-        /// `base + count`: the seq of the next new message (registered beside `count`).
-        pub q_top: Signal<In, Bits<32>>,
-        /// `count` is the capacity (registered).
-        pub q_full: Signal<In, Bit>,
+        /// Trees (bit t) that have not delivered the oldest message.
         pub missing: Signal<Out, Bits<4>>,
         pub in_flight: Signal<Out, Bits<16>>,
-        pub outcome: Signal<Out, Bits<3>>,
-        pub outcome_fresh: Signal<Out, Bits<3>>,
-        pub push: Signal<Out, Bit>,
+        /// `next[t]` after the copy is applied.
         pub n0: Signal<Out, Bits<32>>,
         pub n1: Signal<Out, Bits<32>>,
         pub n2: Signal<Out, Bits<32>>,
         pub n3: Signal<Out, Bits<32>>,
-        expected: Signal<Local, Bits<32>>,
-        diff: Signal<Local, Bits<32>>,
         seq1: Signal<Local, Bits<32>>,
-        done0: Signal<Local, Bit>,
-        done1: Signal<Local, Bit>,
-        done2: Signal<Local, Bit>,
-        done3: Signal<Local, Bit>,
         m0: Signal<Local, Bits<4>>,
         m1: Signal<Local, Bits<4>>,
         m2: Signal<Local, Bits<4>>,
         m3: Signal<Local, Bits<4>>,
-        o_cur: Signal<Local, Bits<3>>,
-        o_fresh: Signal<Local, Bits<3>>,
-        p: Signal<Local, Bit>,
         c1_32: Constant<Bits<32>> = k(1),
         c1_3: Constant<Bits<3>> = k(1),
         c2_3: Constant<Bits<3>> = k(2),
@@ -113,12 +107,6 @@ block! {
         tree0: Constant<Bits<2>> = k(0),
         tree1: Constant<Bits<2>> = k(1),
         tree2: Constant<Bits<2>> = k(2),
-        o_first: Constant<Bits<3>> = k(outcome::FIRST),
-        o_more: Constant<Bits<3>> = k(outcome::MORE),
-        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
-        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
-        o_gap: Constant<Bits<3>> = k(outcome::GAP),
-        o_too_many: Constant<Bits<3>> = k(outcome::TOO_MANY),
     }
 }
 
@@ -135,8 +123,6 @@ impl<const A: usize> Default for RxJudge<A> {
 impl<const A: usize> Logic for RxJudge<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        // The trees the oldest incomplete message still misses (its window check is
-        // registered: `RxUpdate::d_expired`).
         if self.q_next0.val() == self.q_base.val() {
             self.m0.next = self.bit0_4.val();
         } else {
@@ -159,34 +145,6 @@ impl<const A: usize> Logic for RxJudge<A> {
         }
         self.missing.next = self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val();
         self.in_flight.next = self.q_count.val();
-        // Against a fresh receiver: seq 0 is the first copy (complete at once if |G| = 1).
-        if self.copy_seq.val().any() {
-            if self.copy_seq.val().get_bit(31) {
-                self.o_fresh.next = self.o_duplicate.val();
-            } else {
-                self.o_fresh.next = self.o_gap.val();
-            }
-        } else if self.trees.val() == self.c1_3.val() {
-            self.o_fresh.next = self.o_deliver.val();
-        } else {
-            self.o_fresh.next = self.o_first.val();
-        }
-        self.outcome_fresh.next = self.o_fresh.val();
-        // Against the registered state. Serial-number order: `seq - expected` negative is a
-        // duplicate, positive a gap.
-        if self.copy_tree.val() == self.tree0.val() {
-            self.expected.next = self.q_next0.val();
-        } else if self.copy_tree.val() == self.tree1.val() {
-            self.expected.next = self.q_next1.val();
-        } else if self.copy_tree.val() == self.tree2.val() {
-            self.expected.next = self.q_next2.val();
-        } else {
-            self.expected.next = self.q_next3.val();
-        }
-        self.diff.next = self.copy_seq.val() - self.expected.val();
-        // A new message: its seq is `base + count` (`top`, a register: no subtraction here).
-        self.p.next = self.copy_seq.val() == self.q_top.val();
-        self.push.next = self.p.val();
         self.seq1.next = self.copy_seq.val() + self.c1_32.val();
         self.n0.next = self.q_next0.val();
         self.n1.next = self.q_next1.val();
@@ -201,28 +159,359 @@ impl<const A: usize> Logic for RxJudge<A> {
         } else {
             self.n3.next = self.seq1.val();
         }
-        // The oldest message is complete when every tree in use is past it.
-        self.done0.next = self.n0.val() != self.q_base.val();
-        self.done1.next =
-            (self.trees.val() <= self.c1_3.val()) || (self.n1.val() != self.q_base.val());
-        self.done2.next =
-            (self.trees.val() <= self.c2_3.val()) || (self.n2.val() != self.q_base.val());
-        self.done3.next =
-            (self.trees.val() <= self.c3_3.val()) || (self.n3.val() != self.q_base.val());
-        if self.diff.val().get_bit(31) {
-            self.o_cur.next = self.o_duplicate.val();
-        } else if self.diff.val().any() {
-            self.o_cur.next = self.o_gap.val();
-        } else if self.p.val() && self.q_full.val() {
-            self.o_cur.next = self.o_too_many.val();
-        } else if self.done0.val() && self.done1.val() && self.done2.val() && self.done3.val() {
-            self.o_cur.next = self.o_deliver.val();
+    }
+}
+
+block! {
+    /// A copy's outcome from its judgement against one state (combinational): `neg` / `zero`:
+    /// the sign and zero of `seq - next[tree]`; `p`: `seq == top` (a new message); `full`: as
+    /// many in flight as tracked; `done`: every tree has the copy's message once it is applied.
+    pub struct RxVerdict() {
+        pub neg: Signal<In, Bit>,
+        pub zero: Signal<In, Bit>,
+        pub p: Signal<In, Bit>,
+        pub full: Signal<In, Bit>,
+        pub done: Signal<In, Bit>,
+        pub outcome: Signal<Out, Bits<3>>,
+        o_more: Constant<Bits<3>> = k(outcome::MORE),
+        o_first: Constant<Bits<3>> = k(outcome::FIRST),
+        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
+        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
+        o_gap: Constant<Bits<3>> = k(outcome::GAP),
+        o_too_many: Constant<Bits<3>> = k(outcome::TOO_MANY),
+    }
+}
+
+impl Default for RxVerdict {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for RxVerdict {
+    #[hdl_gen]
+    fn update(&mut self) {
+        if self.neg.val() {
+            self.outcome.next = self.o_duplicate.val();
+        } else if !self.zero.val() {
+            self.outcome.next = self.o_gap.val();
+        } else if self.p.val() && self.full.val() {
+            self.outcome.next = self.o_too_many.val();
+        } else if self.done.val() {
+            self.outcome.next = self.o_deliver.val();
         } else if self.p.val() {
-            self.o_cur.next = self.o_first.val();
+            self.outcome.next = self.o_first.val();
         } else {
-            self.o_cur.next = self.o_more.val();
+            self.outcome.next = self.o_more.val();
         }
-        self.outcome.next = self.o_cur.val();
+    }
+}
+
+block! {
+    /// Whether every tree in use has message `base` once a copy is applied (`n0..n3`: each tree's
+    /// next seq then; combinational).
+    pub struct RxDone() {
+        pub trees: Signal<In, Bits<3>>,
+        pub n0: Signal<In, Bits<32>>,
+        pub n1: Signal<In, Bits<32>>,
+        pub n2: Signal<In, Bits<32>>,
+        pub n3: Signal<In, Bits<32>>,
+        pub base: Signal<In, Bits<32>>,
+        pub done: Signal<Out, Bit>,
+        c1_3: Constant<Bits<3>> = k(1),
+        c2_3: Constant<Bits<3>> = k(2),
+        c3_3: Constant<Bits<3>> = k(3),
+    }
+}
+
+impl Default for RxDone {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for RxDone {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.done.next = (self.n0.val() != self.base.val())
+            && ((self.trees.val() <= self.c1_3.val()) || (self.n1.val() != self.base.val()))
+            && ((self.trees.val() <= self.c2_3.val()) || (self.n2.val() != self.base.val()))
+            && ((self.trees.val() <= self.c3_3.val()) || (self.n3.val() != self.base.val()));
+    }
+}
+
+block! {
+    /// The judge stage (rtl/README, "The event pipeline"): what the copy that comes this cycle
+    /// (`in_tree`, `in_seq`) will do in the next, when the core acts on it. The state it will
+    /// meet then is the registered one changed by what the act stage does in this cycle to the
+    /// copy before it (`e_tree`, `e_seq`), which is not known in time; so the copy is judged
+    /// against every state that can be, each from registers and inputs only, and the act stage
+    /// picks one by what this cycle's act stage did (registered):
+    /// - `o_a`: nothing changed (no copy applied, no restart);
+    /// - `o_b`: the copy before was applied (FIRST / MORE / DELIVER; `e_deliver`, `e_push`: its
+    ///   outcome was DELIVER, it was a new message — both from registers through the act
+    ///   stage's pick, a few gates);
+    /// - `o_c`: a restart at `rb` (a joining node's lock-on point; `rb` = 0 is `o_fresh`);
+    /// - `o_df` / `o_dd`: a restart at 0 that took the copy before as FIRST / DELIVER;
+    /// - `o_fresh`: a restart at 0, this cycle or in the next (a new epoch, an adoption, a mode
+    ///   change), as `outcome_fresh` was.
+    ///
+    /// `p_*`: whether the copy starts a new message, in the same states (`p_d` for both `d`).
+    pub struct RxPre<const A: usize>() {
+        pub trees: Signal<In, Bits<3>>,
+        pub in_tree: Signal<In, Bits<2>>,
+        pub in_seq: Signal<In, Bits<32>>,
+        pub e_tree: Signal<In, Bits<2>>,
+        pub e_seq: Signal<In, Bits<32>>,
+        pub e_deliver: Signal<In, Bit>,
+        pub e_push: Signal<In, Bit>,
+        pub rb: Signal<In, Bits<32>>,
+        pub q_next0: Signal<In, Bits<32>>,
+        pub q_next1: Signal<In, Bits<32>>,
+        pub q_next2: Signal<In, Bits<32>>,
+        pub q_next3: Signal<In, Bits<32>>,
+        pub q_base: Signal<In, Bits<32>>,
+        pub q_count: Signal<In, Bits<16>>,
+        pub q_top: Signal<In, Bits<32>>,
+        pub q_full: Signal<In, Bit>,
+        pub o_a: Signal<Out, Bits<3>>,
+        pub o_b: Signal<Out, Bits<3>>,
+        pub o_c: Signal<Out, Bits<3>>,
+        pub o_df: Signal<Out, Bits<3>>,
+        pub o_dd: Signal<Out, Bits<3>>,
+        pub o_fresh: Signal<Out, Bits<3>>,
+        pub p_a: Signal<Out, Bit>,
+        pub p_b: Signal<Out, Bit>,
+        pub p_c: Signal<Out, Bit>,
+        pub p_d: Signal<Out, Bit>,
+        v_a: RxVerdict,
+        v_b: RxVerdict,
+        v_c: RxVerdict,
+        v_df: RxVerdict,
+        v_dd: RxVerdict,
+        dn_a: RxDone,
+        dn_b: RxDone,
+        dn_c: RxDone,
+        dn_df: RxDone,
+        dn_dd: RxDone,
+        s1: Signal<Local, Bits<32>>,
+        e1: Signal<Local, Bits<32>>,
+        base1: Signal<Local, Bits<32>>,
+        top1: Signal<Local, Bits<32>>,
+        same: Signal<Local, Bit>,
+        ea: Signal<Local, Bits<32>>,
+        da: Signal<Local, Bits<32>>,
+        db: Signal<Local, Bits<32>>,
+        dc: Signal<Local, Bits<32>>,
+        dd: Signal<Local, Bits<32>>,
+        bx0: Signal<Local, Bits<32>>,
+        bx1: Signal<Local, Bits<32>>,
+        bx2: Signal<Local, Bits<32>>,
+        bx3: Signal<Local, Bits<32>>,
+        dx0: Signal<Local, Bits<32>>,
+        dx1: Signal<Local, Bits<32>>,
+        dx2: Signal<Local, Bits<32>>,
+        dx3: Signal<Local, Bits<32>>,
+        c0_32: Constant<Bits<32>> = k(0),
+        c1_32: Constant<Bits<32>> = k(1),
+        c_last: Constant<Bits<16>> = k((1 << A) - 1),
+        c1_3: Constant<Bits<3>> = k(1),
+        tree0: Constant<Bits<2>> = k(0),
+        tree1: Constant<Bits<2>> = k(1),
+        tree2: Constant<Bits<2>> = k(2),
+        o_first: Constant<Bits<3>> = k(outcome::FIRST),
+        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
+        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
+        o_gap: Constant<Bits<3>> = k(outcome::GAP),
+    }
+}
+
+impl<const A: usize> Default for RxPre<A> {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl<const A: usize> Logic for RxPre<A> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.s1.next = self.in_seq.val() + self.c1_32.val();
+        self.e1.next = self.e_seq.val() + self.c1_32.val();
+        self.base1.next = self.q_base.val() + self.c1_32.val();
+        self.top1.next = self.q_top.val() + self.c1_32.val();
+        self.same.next = self.in_tree.val() == self.e_tree.val();
+        // (a) The registered state.
+        if self.in_tree.val() == self.tree0.val() {
+            self.ea.next = self.q_next0.val();
+        } else if self.in_tree.val() == self.tree1.val() {
+            self.ea.next = self.q_next1.val();
+        } else if self.in_tree.val() == self.tree2.val() {
+            self.ea.next = self.q_next2.val();
+        } else {
+            self.ea.next = self.q_next3.val();
+        }
+        self.da.next = self.in_seq.val() - self.ea.val();
+        self.dn_a.trees.next = self.trees.val();
+        self.dn_a.base.next = self.q_base.val();
+        self.dn_a.n0.next = self.q_next0.val();
+        self.dn_a.n1.next = self.q_next1.val();
+        self.dn_a.n2.next = self.q_next2.val();
+        self.dn_a.n3.next = self.q_next3.val();
+        // (b) The copy before applied: its tree owes `e_seq + 1`, `base` moved on if it
+        // delivered, `top` if it was a new message.
+        self.bx0.next = self.q_next0.val();
+        self.bx1.next = self.q_next1.val();
+        self.bx2.next = self.q_next2.val();
+        self.bx3.next = self.q_next3.val();
+        if self.e_tree.val() == self.tree0.val() {
+            self.bx0.next = self.e1.val();
+        } else if self.e_tree.val() == self.tree1.val() {
+            self.bx1.next = self.e1.val();
+        } else if self.e_tree.val() == self.tree2.val() {
+            self.bx2.next = self.e1.val();
+        } else {
+            self.bx3.next = self.e1.val();
+        }
+        if self.same.val() {
+            self.db.next = self.in_seq.val() - self.e1.val();
+        } else {
+            self.db.next = self.da.val();
+        }
+        self.dn_b.trees.next = self.trees.val();
+        if self.e_deliver.val() {
+            self.dn_b.base.next = self.base1.val();
+        } else {
+            self.dn_b.base.next = self.q_base.val();
+        }
+        self.dn_b.n0.next = self.bx0.val();
+        self.dn_b.n1.next = self.bx1.val();
+        self.dn_b.n2.next = self.bx2.val();
+        self.dn_b.n3.next = self.bx3.val();
+        // (c) A restart at `rb`: every tree owes `rb`.
+        self.dc.next = self.in_seq.val() - self.rb.val();
+        self.dn_c.trees.next = self.trees.val();
+        self.dn_c.base.next = self.rb.val();
+        self.dn_c.n0.next = self.rb.val();
+        self.dn_c.n1.next = self.rb.val();
+        self.dn_c.n2.next = self.rb.val();
+        self.dn_c.n3.next = self.rb.val();
+        // (d) A restart at 0 that took the copy before: its tree owes 1, the others 0; `base`
+        // is 0 (FIRST) or 1 (DELIVER, one tree), `top` 1.
+        self.dx0.next = self.c0_32.val();
+        self.dx1.next = self.c0_32.val();
+        self.dx2.next = self.c0_32.val();
+        self.dx3.next = self.c0_32.val();
+        if self.e_tree.val() == self.tree0.val() {
+            self.dx0.next = self.c1_32.val();
+        } else if self.e_tree.val() == self.tree1.val() {
+            self.dx1.next = self.c1_32.val();
+        } else if self.e_tree.val() == self.tree2.val() {
+            self.dx2.next = self.c1_32.val();
+        } else {
+            self.dx3.next = self.c1_32.val();
+        }
+        if self.same.val() {
+            self.dd.next = self.in_seq.val() - self.c1_32.val();
+        } else {
+            self.dd.next = self.in_seq.val();
+        }
+        self.dn_df.trees.next = self.trees.val();
+        self.dn_df.base.next = self.c0_32.val();
+        self.dn_df.n0.next = self.dx0.val();
+        self.dn_df.n1.next = self.dx1.val();
+        self.dn_df.n2.next = self.dx2.val();
+        self.dn_df.n3.next = self.dx3.val();
+        self.dn_dd.trees.next = self.trees.val();
+        self.dn_dd.base.next = self.c1_32.val();
+        self.dn_dd.n0.next = self.dx0.val();
+        self.dn_dd.n1.next = self.dx1.val();
+        self.dn_dd.n2.next = self.dx2.val();
+        self.dn_dd.n3.next = self.dx3.val();
+        // The copy's own tree owes `in_seq + 1` once it is applied, in every state.
+        if self.in_tree.val() == self.tree0.val() {
+            self.dn_a.n0.next = self.s1.val();
+            self.dn_b.n0.next = self.s1.val();
+            self.dn_c.n0.next = self.s1.val();
+            self.dn_df.n0.next = self.s1.val();
+            self.dn_dd.n0.next = self.s1.val();
+        } else if self.in_tree.val() == self.tree1.val() {
+            self.dn_a.n1.next = self.s1.val();
+            self.dn_b.n1.next = self.s1.val();
+            self.dn_c.n1.next = self.s1.val();
+            self.dn_df.n1.next = self.s1.val();
+            self.dn_dd.n1.next = self.s1.val();
+        } else if self.in_tree.val() == self.tree2.val() {
+            self.dn_a.n2.next = self.s1.val();
+            self.dn_b.n2.next = self.s1.val();
+            self.dn_c.n2.next = self.s1.val();
+            self.dn_df.n2.next = self.s1.val();
+            self.dn_dd.n2.next = self.s1.val();
+        } else {
+            self.dn_a.n3.next = self.s1.val();
+            self.dn_b.n3.next = self.s1.val();
+            self.dn_c.n3.next = self.s1.val();
+            self.dn_df.n3.next = self.s1.val();
+            self.dn_dd.n3.next = self.s1.val();
+        }
+        // The verdicts.
+        self.p_a.next = self.in_seq.val() == self.q_top.val();
+        if self.e_push.val() {
+            self.p_b.next = self.in_seq.val() == self.top1.val();
+        } else {
+            self.p_b.next = self.in_seq.val() == self.q_top.val();
+        }
+        self.p_c.next = self.in_seq.val() == self.rb.val();
+        self.p_d.next = self.in_seq.val() == self.c1_32.val();
+        self.v_a.neg.next = self.da.val().get_bit(31);
+        self.v_a.zero.next = !self.da.val().any();
+        self.v_a.p.next = self.p_a.val();
+        self.v_a.full.next = self.q_full.val();
+        self.v_a.done.next = self.dn_a.done.val();
+        self.v_b.neg.next = self.db.val().get_bit(31);
+        self.v_b.zero.next = !self.db.val().any();
+        self.v_b.p.next = self.p_b.val();
+        // A new message fills the queue when it was one short; a delivery that is no new
+        // message frees an entry.
+        if self.e_deliver.val() {
+            self.v_b.full.next = self.q_full.val() && self.e_push.val();
+        } else if self.e_push.val() {
+            self.v_b.full.next = self.q_count.val() == self.c_last.val();
+        } else {
+            self.v_b.full.next = self.q_full.val();
+        }
+        self.v_b.done.next = self.dn_b.done.val();
+        self.v_c.neg.next = self.dc.val().get_bit(31);
+        self.v_c.zero.next = !self.dc.val().any();
+        self.v_c.p.next = self.p_c.val();
+        self.v_c.full.next = false;
+        self.v_c.done.next = self.dn_c.done.val();
+        self.v_df.neg.next = self.dd.val().get_bit(31);
+        self.v_df.zero.next = !self.dd.val().any();
+        self.v_df.p.next = self.p_d.val();
+        self.v_df.full.next = false;
+        self.v_df.done.next = self.dn_df.done.val();
+        self.v_dd.neg.next = self.dd.val().get_bit(31);
+        self.v_dd.zero.next = !self.dd.val().any();
+        self.v_dd.p.next = self.p_d.val();
+        self.v_dd.full.next = false;
+        self.v_dd.done.next = self.dn_dd.done.val();
+        self.o_a.next = self.v_a.outcome.val();
+        self.o_b.next = self.v_b.outcome.val();
+        self.o_c.next = self.v_c.outcome.val();
+        self.o_df.next = self.v_df.outcome.val();
+        self.o_dd.next = self.v_dd.outcome.val();
+        // Against a receiver restarted at 0.
+        if self.in_seq.val().any() {
+            if self.in_seq.val().get_bit(31) {
+                self.o_fresh.next = self.o_duplicate.val();
+            } else {
+                self.o_fresh.next = self.o_gap.val();
+            }
+        } else if self.trees.val() == self.c1_3.val() {
+            self.o_fresh.next = self.o_deliver.val();
+        } else {
+            self.o_fresh.next = self.o_first.val();
+        }
     }
 }
 
@@ -440,10 +729,12 @@ block! {
     /// two reads: it tracks `2^A` messages in flight), [`RxJudge`] and [`RxUpdate`] (this block
     /// only wires them, and registers the RAM reads' forwarding of last cycle's write).
     ///
-    /// Inputs: `restart` starts afresh this cycle (`restart_base` expected next on every tree: 0, or
-    /// a joining node's lock-on point; a copy applied in the same cycle is judged by
-    /// `outcome_fresh`, against a receiver at 0, so a restart elsewhere comes without one); `apply` records this cycle's copy
-    /// (`copy_tree`, `copy_seq`); `trees` = |G|; `window` = delta + drift in cycles.
+    /// Inputs: `in_tree` / `in_seq`, the copy that comes this cycle (judged now); `restart`
+    /// starts afresh this cycle (`restart_base` expected next on every tree: 0, or a joining
+    /// node's lock-on point; a copy applied in the same cycle is judged by `outcome_fresh`,
+    /// against a receiver at 0, so a restart elsewhere comes without one); `apply` records this
+    /// cycle's copy (`copy_tree`, `copy_seq`: the one that came in the cycle before, judged
+    /// then); `trees` = |G|; `window` = delta + drift in cycles.
     pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS>() {
         pub clock: Signal<In, Clock>,
         pub restart: Signal<In, Bit>,
@@ -451,6 +742,10 @@ block! {
         pub apply: Signal<In, Bit>,
         pub copy_tree: Signal<In, Bits<2>>,
         pub copy_seq: Signal<In, Bits<32>>,
+        /// The copy that comes this cycle (judged now, acted on in the next cycle, when it is
+        /// `copy_tree` / `copy_seq`).
+        pub in_tree: Signal<In, Bits<2>>,
+        pub in_seq: Signal<In, Bits<32>>,
         pub trees: Signal<In, Bits<3>>,
         pub window: Signal<In, Bits<32>>,
         pub expired: Signal<Out, Bit>,
@@ -459,6 +754,29 @@ block! {
         pub outcome: Signal<Out, Bits<3>>,
         pub outcome_fresh: Signal<Out, Bits<3>>,
         judge: RxJudge<A>,
+        pre: RxPre<A>,
+        // The judge stage's verdicts on the copy acted on now, against each state it can meet.
+        r_oa: DFF<Bits<3>>,
+        r_ob: DFF<Bits<3>>,
+        r_oc: DFF<Bits<3>>,
+        r_odf: DFF<Bits<3>>,
+        r_odd: DFF<Bits<3>>,
+        r_ofr: DFF<Bits<3>>,
+        r_pa: DFF<Bit>,
+        r_pb: DFF<Bit>,
+        r_pc: DFF<Bit>,
+        r_pd: DFF<Bit>,
+        // What the act stage did in the cycle before: which state the copy meets.
+        u_restart: DFF<Bit>,
+        u_apply: DFF<Bit>,
+        u_rbnz: DFF<Bit>,
+        u_fresh: DFF<Bits<3>>,
+        u_out: DFF<Bits<3>>,
+        sel_o: Signal<Local, Bits<3>>,
+        sel_p: Signal<Local, Bit>,
+        k_first: Constant<Bits<3>> = k(outcome::FIRST),
+        k_more: Constant<Bits<3>> = k(outcome::MORE),
+        k_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
         upd: RxUpdate<A>,
         r_now: DFF<Bits<32>>,
         r_next0: DFF<Bits<32>>,
@@ -522,11 +840,9 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.q_count.next = self.r_count.q.val();
         self.r_top.clock.next = self.clock.val();
         self.r_top.d.next = self.upd.d_top.val();
-        self.judge.q_top.next = self.r_top.q.val();
         self.upd.q_top.next = self.r_top.q.val();
         self.r_full.clock.next = self.clock.val();
         self.r_full.d.next = self.upd.d_full.val();
-        self.judge.q_full.next = self.r_full.q.val();
         self.upd.q_full.next = self.r_full.q.val();
         self.r_first0.clock.next = self.clock.val();
         self.r_first0.d.next = self.upd.d_first0.val();
@@ -567,20 +883,83 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.judge.trees.next = self.trees.val();
         self.judge.copy_tree.next = self.copy_tree.val();
         self.judge.copy_seq.next = self.copy_seq.val();
+        // The acted copy's verdict: the one made, in the cycle it came, against the state the
+        // act stage of that cycle left.
+        dff_setup!(
+            self, clock, r_oa, r_ob, r_oc, r_odf, r_odd, r_ofr, r_pa, r_pb, r_pc, r_pd, u_restart,
+            u_apply, u_rbnz, u_fresh, u_out
+        );
+        if self.u_restart.q.val() {
+            if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_first.val()) {
+                self.sel_o.next = self.r_odf.q.val();
+                self.sel_p.next = self.r_pd.q.val();
+            } else if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_deliver.val()) {
+                self.sel_o.next = self.r_odd.q.val();
+                self.sel_p.next = self.r_pd.q.val();
+            } else if self.u_rbnz.q.val() {
+                self.sel_o.next = self.r_oc.q.val();
+                self.sel_p.next = self.r_pc.q.val();
+            } else {
+                self.sel_o.next = self.r_ofr.q.val();
+                self.sel_p.next = !self.copy_seq.val().any();
+            }
+        } else if self.u_apply.q.val()
+            && ((self.u_out.q.val() == self.k_first.val())
+                || (self.u_out.q.val() == self.k_more.val())
+                || (self.u_out.q.val() == self.k_deliver.val()))
+        {
+            self.sel_o.next = self.r_ob.q.val();
+            self.sel_p.next = self.r_pb.q.val();
+        } else {
+            self.sel_o.next = self.r_oa.q.val();
+            self.sel_p.next = self.r_pa.q.val();
+        }
+        self.u_restart.d.next = self.restart.val();
+        self.u_apply.d.next = self.apply.val();
+        self.u_rbnz.d.next = self.restart_base.val().any();
+        self.u_fresh.d.next = self.r_ofr.q.val();
+        self.u_out.d.next = self.sel_o.val();
+        // The judge stage: the copy that comes now, against every state it can meet next cycle.
+        self.pre.trees.next = self.trees.val();
+        self.pre.in_tree.next = self.in_tree.val();
+        self.pre.in_seq.next = self.in_seq.val();
+        self.pre.e_tree.next = self.copy_tree.val();
+        self.pre.e_seq.next = self.copy_seq.val();
+        self.pre.e_deliver.next = self.sel_o.val() == self.k_deliver.val();
+        self.pre.e_push.next = self.sel_p.val();
+        self.pre.rb.next = self.restart_base.val();
+        self.pre.q_next0.next = self.r_next0.q.val();
+        self.pre.q_next1.next = self.r_next1.q.val();
+        self.pre.q_next2.next = self.r_next2.q.val();
+        self.pre.q_next3.next = self.r_next3.q.val();
+        self.pre.q_base.next = self.r_base.q.val();
+        self.pre.q_count.next = self.r_count.q.val();
+        self.pre.q_top.next = self.r_top.q.val();
+        self.pre.q_full.next = self.r_full.q.val();
+        self.r_oa.d.next = self.pre.o_a.val();
+        self.r_ob.d.next = self.pre.o_b.val();
+        self.r_oc.d.next = self.pre.o_c.val();
+        self.r_odf.d.next = self.pre.o_df.val();
+        self.r_odd.d.next = self.pre.o_dd.val();
+        self.r_ofr.d.next = self.pre.o_fresh.val();
+        self.r_pa.d.next = self.pre.p_a.val();
+        self.r_pb.d.next = self.pre.p_b.val();
+        self.r_pc.d.next = self.pre.p_c.val();
+        self.r_pd.d.next = self.pre.p_d.val();
         self.upd.restart.next = self.restart.val();
         self.upd.restart_base.next = self.restart_base.val();
         self.upd.apply.next = self.apply.val();
         self.upd.copy_tree.next = self.copy_tree.val();
-        self.upd.outcome.next = self.judge.outcome.val();
-        self.upd.outcome_fresh.next = self.judge.outcome_fresh.val();
-        self.upd.push.next = self.judge.push.val();
+        self.upd.outcome.next = self.sel_o.val();
+        self.upd.outcome_fresh.next = self.r_ofr.q.val();
+        self.upd.push.next = self.sel_p.val();
         self.upd.n0.next = self.judge.n0.val();
         self.upd.n1.next = self.judge.n1.val();
         self.upd.n2.next = self.judge.n2.val();
         self.upd.n3.next = self.judge.n3.val();
         self.missing.next = self.judge.missing.val();
         self.in_flight.next = self.judge.in_flight.val();
-        self.outcome.next = self.judge.outcome.val();
-        self.outcome_fresh.next = self.judge.outcome_fresh.val();
+        self.outcome.next = self.sel_o.val();
+        self.outcome_fresh.next = self.r_ofr.q.val();
     }
 }

@@ -33,22 +33,49 @@ fn rx_of<const A: usize>(trees: u8, window: u64) -> Cycle<RsbcastRx<A>> {
     c
 }
 
-/// Offer a copy this cycle; returns (outcome, outcome_fresh) and applies it if `apply`.
+/// Copies in consecutive cycles, as the core takes them: each comes (`in_*`, judged) in one
+/// cycle and is acted on in the next (`copy_*`, applied if its `apply`), while the next one
+/// comes. Returns each copy's (outcome, outcome_fresh) in the cycle it is acted on; ends after
+/// the last copy's act cycle.
+fn offer_run<const A: usize>(
+    c: &mut Cycle<RsbcastRx<A>>,
+    copies: &[(u8, u32, bool)],
+) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut acted: Option<(u8, u32, bool)> = None;
+    for i in 0..=copies.len() {
+        if let Some((tree, seq, apply)) = acted {
+            c.uut.copy_tree.next = bits(tree as u64);
+            c.uut.copy_seq.next = bits(seq as u64);
+            c.uut.apply.next = apply;
+        } else {
+            c.uut.apply.next = false;
+        }
+        // The next copy comes (or junk: nothing is acted on from it).
+        let (tree, seq, _) = copies.get(i).copied().unwrap_or((3, 0xDEAD_BEEF, false));
+        c.uut.in_tree.next = bits(tree as u64);
+        c.uut.in_seq.next = bits(seq as u64);
+        c.settle();
+        if acted.is_some() {
+            out.push((val(c.uut.outcome.val()), val(c.uut.outcome_fresh.val())));
+        }
+        c.edge();
+        acted = copies.get(i).copied();
+    }
+    c.uut.apply.next = false;
+    c.settle();
+    out
+}
+
+/// One copy: it comes in this cycle and is acted on in the next; returns (outcome,
+/// outcome_fresh) and applies it if `apply`.
 fn offer<const A: usize>(
     c: &mut Cycle<RsbcastRx<A>>,
     tree: u8,
     seq: u32,
     apply: bool,
 ) -> (u64, u64) {
-    c.uut.copy_tree.next = bits(tree as u64);
-    c.uut.copy_seq.next = bits(seq as u64);
-    c.uut.apply.next = apply;
-    c.settle();
-    let o = (val(c.uut.outcome.val()), val(c.uut.outcome_fresh.val()));
-    c.edge();
-    c.uut.apply.next = false;
-    c.settle();
-    o
+    offer_run(c, &[(tree, seq, apply)])[0]
 }
 
 fn idle<const A: usize>(c: &mut Cycle<RsbcastRx<A>>, n: u64) {
@@ -164,14 +191,19 @@ fn rsbcast_rx_expires_each_head_at_its_own_first_copy_time() {
         let mut c = rx(2, window);
         let mut first = vec![];
         for s in 0..8u32 {
-            first.push(c.cycle);
+            first.push(c.cycle + 1); // the cycle it is acted on
             assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
             idle(&mut c, spacing);
         }
         // Deliver the first five in consecutive cycles (or with a pause after each).
-        for s in 0..5u32 {
-            assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
-            if !deliver_at_once {
+        if deliver_at_once {
+            let run: Vec<(u8, u32, bool)> = (0..5u32).map(|s| (1, s, true)).collect();
+            for (s, o) in offer_run(&mut c, &run).into_iter().enumerate() {
+                assert_eq!(o.0, outcome::DELIVER, "seq {s}");
+            }
+        } else {
+            for s in 0..5u32 {
+                assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
                 idle(&mut c, 1);
             }
         }
@@ -193,13 +225,18 @@ fn rsbcast_rx_expires_each_head_at_its_own_first_copy_time() {
             offer(&mut c, 1, s, true);
         }
         idle(&mut c, 5);
-        let mut first = vec![];
-        for s in 8..8 + pushed {
-            first.push(c.cycle);
-            assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST);
-        }
-        for s in 8..8 + pushed - 1 {
-            assert_eq!(offer(&mut c, 1, s, true).0, outcome::DELIVER);
+        // The pushes acted on in consecutive cycles from the next one on, then the deliveries
+        // from the very next cycle.
+        let first: Vec<u64> = (0..pushed as u64).map(|i| c.cycle + 1 + i).collect();
+        let mut run: Vec<(u8, u32, bool)> = (8..8 + pushed).map(|s| (0, s, true)).collect();
+        run.extend((8..8 + pushed - 1).map(|s| (1, s, true)));
+        for (i, o) in offer_run(&mut c, &run).into_iter().enumerate() {
+            let want = if i < pushed as usize {
+                outcome::FIRST
+            } else {
+                outcome::DELIVER
+            };
+            assert_eq!(o.0, want, "{pushed} pushed, copy {i}");
         }
         let due = first[pushed as usize - 1] + window + 1;
         expires_exactly_at(&mut c, due, &format!("{pushed} pushed"));
@@ -240,9 +277,14 @@ fn random_copies_against_the_model<const A: usize>() {
             3 => u32::MAX - b.range(0, 6) as u32,
             _ => 0,
         };
+        // The first copy comes in the restart's cycle (judged against the restarted receiver).
+        let mut acted: Option<(u8, u32, bool)> = None;
         if base != 0 {
             c.uut.restart.next = true;
             c.uut.restart_base.next = bits(base as u64);
+            c.uut.in_tree.next = bits(0);
+            c.uut.in_seq.next = bits(base as u64);
+            acted = Some((0, base, true));
             c.edge();
             c.uut.restart.next = false;
             c.uut.restart_base.next = bits(0);
@@ -250,7 +292,10 @@ fn random_copies_against_the_model<const A: usize>() {
         }
         let mut m = Receiver::new(trees, window, base);
         let mut next = [base; 4];
-        for _ in 0..150 {
+        // One cycle per step: the copy that came in the step before is acted on (and given to
+        // the model, in that cycle), and the next one comes (in 40 % of the cycles, so that
+        // copies often come in consecutive cycles and meet a state the act stage is changing).
+        for _ in 0..300 {
             let now = c.cycle;
             // Window first, as the node does before it takes a copy.
             let exp = m.expire(now);
@@ -263,8 +308,29 @@ fn random_copies_against_the_model<const A: usize>() {
                 assert_eq!(val(c.uut.missing.val()), missing as u64, "seed {seed}");
                 break;
             }
-            if rng.pct(40) {
-                // Mostly the tree furthest behind, so that messages complete.
+            let mut want = None;
+            if let Some((t, seq, apply)) = acted {
+                c.uut.copy_tree.next = bits(t as u64);
+                c.uut.copy_seq.next = bits(seq as u64);
+                c.uut.apply.next = apply;
+                if apply {
+                    let w = m.copy(now, t, seq);
+                    if matches!(
+                        w,
+                        CopyOutcome::First | CopyOutcome::More | CopyOutcome::Deliver
+                    ) {
+                        next[t as usize] = seq.wrapping_add(1);
+                    }
+                    want = Some(code(w));
+                } else {
+                    want = Some(outcome::TOO_MANY);
+                }
+            } else {
+                c.uut.apply.next = false;
+            }
+            // The next copy: mostly the tree furthest behind, so that messages complete.
+            let mut come = None;
+            if want.is_none_or(|w| !matches!(w, outcome::GAP | outcome::TOO_MANY)) && rng.pct(40) {
                 let behind = (0..trees)
                     .min_by_key(|&t| next[t as usize].wrapping_sub(base))
                     .unwrap_or(0);
@@ -278,35 +344,36 @@ fn random_copies_against_the_model<const A: usize>() {
                     1 => next[t as usize].wrapping_add(1),
                     _ => next[t as usize],
                 };
-                if m.in_flight() as u64 == cap && seq.wrapping_sub(m.base()) as u64 == cap {
-                    // One more than this receiver tracks: "too many", where the model goes on.
-                    assert_eq!(offer(&mut c, t, seq, false).0, outcome::TOO_MANY);
-                    break;
-                }
-                let want = m.copy(now, t, seq);
-                let (got, _) = offer(&mut c, t, seq, true);
+                // One more than this receiver tracks: "too many", where the model goes on (not
+                // applied, not given to the model).
+                let too_many =
+                    m.in_flight() as u64 == cap && seq.wrapping_sub(m.base()) as u64 == cap;
+                come = Some((t, seq, !too_many));
+            }
+            let (t, seq, _) = come.unwrap_or((3, 0xDEAD_BEEF, false));
+            c.uut.in_tree.next = bits(t as u64);
+            c.uut.in_seq.next = bits(seq as u64);
+            c.settle();
+            if let Some(w) = want {
+                let (t, seq, _) = acted.unwrap_or_default();
                 copies += 1;
                 assert_eq!(
-                    got,
-                    code(want),
+                    val(c.uut.outcome.val()),
+                    w,
                     "seed {seed} cycle {now} tree {t} seq {seq}"
                 );
-                if matches!(want, CopyOutcome::Fault(_)) {
+                if matches!(w, outcome::GAP | outcome::TOO_MANY) {
                     break;
                 }
-                if matches!(
-                    want,
-                    CopyOutcome::First | CopyOutcome::More | CopyOutcome::Deliver
-                ) {
-                    next[t as usize] = seq.wrapping_add(1);
-                }
+            }
+            c.edge();
+            acted = come;
+            if acted.is_none() && want.is_some() {
                 assert_eq!(
                     val(c.uut.in_flight.val()),
                     m.in_flight() as u64,
                     "seed {seed}"
                 );
-            } else {
-                idle(&mut c, rng.range(1, window / 2 + 1));
             }
         }
     }

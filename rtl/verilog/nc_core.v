@@ -209,6 +209,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  rx$apply;
     reg  [1:0] rx$copy_tree;
     reg  [31:0] rx$copy_seq;
+    reg  [1:0] rx$in_tree;
+    reg  [31:0] rx$in_seq;
     reg  [2:0] rx$trees;
     reg  [31:0] rx$window;
     wire  rx$expired;
@@ -443,6 +445,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .apply(rx$apply),
         .copy_tree(rx$copy_tree),
         .copy_seq(rx$copy_seq),
+        .in_tree(rx$in_tree),
+        .in_seq(rx$in_seq),
         .trees(rx$trees),
         .window(rx$window),
         .expired(rx$expired),
@@ -643,6 +647,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rx$window = regs$window;
         rx$copy_tree = core$ev_port;
         rx$copy_seq = core$ev_seq;
+        rx$in_tree = rx_port;
+        rx$in_seq = rx_seq;
         rx$apply = core$rx_apply;
         rx$restart = core$rx_restart;
         rx$restart_base = core$rx_restart_base;
@@ -14646,7 +14652,7 @@ module nc_core$regs$w_write(d,q,clock);
 endmodule // nc_core$regs$w_write
 
 
-module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -14655,6 +14661,8 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
+    input wire  [1:0] in_tree;
+    input wire  [31:0] in_seq;
     input wire  [2:0] trees;
     input wire  [31:0] window;
     output reg  expired;
@@ -14662,6 +14670,11 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
     output reg  [15:0] in_flight;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
+    
+    // Constant declarations
+    localparam  k_first = 3'b1;
+    localparam  k_more = 3'b10;
+    localparam  k_deliver = 3'b11;
     
     // Stub signals
     reg  [2:0] judge$trees;
@@ -14673,17 +14686,83 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
     reg  [15:0] judge$q_count;
-    reg  [31:0] judge$q_top;
-    reg  judge$q_full;
     wire  [3:0] judge$missing;
     wire  [15:0] judge$in_flight;
-    wire  [2:0] judge$outcome;
-    wire  [2:0] judge$outcome_fresh;
-    wire  judge$push;
     wire  [31:0] judge$n0;
     wire  [31:0] judge$n1;
     wire  [31:0] judge$n2;
     wire  [31:0] judge$n3;
+    reg  [2:0] pre$trees;
+    reg  [1:0] pre$in_tree;
+    reg  [31:0] pre$in_seq;
+    reg  [1:0] pre$e_tree;
+    reg  [31:0] pre$e_seq;
+    reg  pre$e_deliver;
+    reg  pre$e_push;
+    reg  [31:0] pre$rb;
+    reg  [31:0] pre$q_next0;
+    reg  [31:0] pre$q_next1;
+    reg  [31:0] pre$q_next2;
+    reg  [31:0] pre$q_next3;
+    reg  [31:0] pre$q_base;
+    reg  [15:0] pre$q_count;
+    reg  [31:0] pre$q_top;
+    reg  pre$q_full;
+    wire  [2:0] pre$o_a;
+    wire  [2:0] pre$o_b;
+    wire  [2:0] pre$o_c;
+    wire  [2:0] pre$o_df;
+    wire  [2:0] pre$o_dd;
+    wire  [2:0] pre$o_fresh;
+    wire  pre$p_a;
+    wire  pre$p_b;
+    wire  pre$p_c;
+    wire  pre$p_d;
+    reg  [2:0] r_oa$d;
+    wire  [2:0] r_oa$q;
+    reg  r_oa$clock;
+    reg  [2:0] r_ob$d;
+    wire  [2:0] r_ob$q;
+    reg  r_ob$clock;
+    reg  [2:0] r_oc$d;
+    wire  [2:0] r_oc$q;
+    reg  r_oc$clock;
+    reg  [2:0] r_odf$d;
+    wire  [2:0] r_odf$q;
+    reg  r_odf$clock;
+    reg  [2:0] r_odd$d;
+    wire  [2:0] r_odd$q;
+    reg  r_odd$clock;
+    reg  [2:0] r_ofr$d;
+    wire  [2:0] r_ofr$q;
+    reg  r_ofr$clock;
+    reg  r_pa$d;
+    wire  r_pa$q;
+    reg  r_pa$clock;
+    reg  r_pb$d;
+    wire  r_pb$q;
+    reg  r_pb$clock;
+    reg  r_pc$d;
+    wire  r_pc$q;
+    reg  r_pc$clock;
+    reg  r_pd$d;
+    wire  r_pd$q;
+    reg  r_pd$clock;
+    reg  u_restart$d;
+    wire  u_restart$q;
+    reg  u_restart$clock;
+    reg  u_apply$d;
+    wire  u_apply$q;
+    reg  u_apply$clock;
+    reg  u_rbnz$d;
+    wire  u_rbnz$q;
+    reg  u_rbnz$clock;
+    reg  [2:0] u_fresh$d;
+    wire  [2:0] u_fresh$q;
+    reg  u_fresh$clock;
+    reg  [2:0] u_out$d;
+    wire  [2:0] u_out$q;
+    reg  u_out$clock;
     reg  upd$restart;
     reg  [31:0] upd$restart_base;
     reg  upd$apply;
@@ -14794,6 +14873,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
     wire  r_expired$q;
     reg  r_expired$clock;
     
+    // Local signals
+    reg  [2:0] sel_o;
+    reg  sel_p;
+    
     // Sub module instances
     nc_core$rx$judge judge(
         .trees(judge$trees),
@@ -14805,17 +14888,115 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
         .q_count(judge$q_count),
-        .q_top(judge$q_top),
-        .q_full(judge$q_full),
         .missing(judge$missing),
         .in_flight(judge$in_flight),
-        .outcome(judge$outcome),
-        .outcome_fresh(judge$outcome_fresh),
-        .push(judge$push),
         .n0(judge$n0),
         .n1(judge$n1),
         .n2(judge$n2),
         .n3(judge$n3)
+    );
+    nc_core$rx$pre pre(
+        .trees(pre$trees),
+        .in_tree(pre$in_tree),
+        .in_seq(pre$in_seq),
+        .e_tree(pre$e_tree),
+        .e_seq(pre$e_seq),
+        .e_deliver(pre$e_deliver),
+        .e_push(pre$e_push),
+        .rb(pre$rb),
+        .q_next0(pre$q_next0),
+        .q_next1(pre$q_next1),
+        .q_next2(pre$q_next2),
+        .q_next3(pre$q_next3),
+        .q_base(pre$q_base),
+        .q_count(pre$q_count),
+        .q_top(pre$q_top),
+        .q_full(pre$q_full),
+        .o_a(pre$o_a),
+        .o_b(pre$o_b),
+        .o_c(pre$o_c),
+        .o_df(pre$o_df),
+        .o_dd(pre$o_dd),
+        .o_fresh(pre$o_fresh),
+        .p_a(pre$p_a),
+        .p_b(pre$p_b),
+        .p_c(pre$p_c),
+        .p_d(pre$p_d)
+    );
+    nc_core$rx$r_oa r_oa(
+        .d(r_oa$d),
+        .q(r_oa$q),
+        .clock(r_oa$clock)
+    );
+    nc_core$rx$r_ob r_ob(
+        .d(r_ob$d),
+        .q(r_ob$q),
+        .clock(r_ob$clock)
+    );
+    nc_core$rx$r_oc r_oc(
+        .d(r_oc$d),
+        .q(r_oc$q),
+        .clock(r_oc$clock)
+    );
+    nc_core$rx$r_odf r_odf(
+        .d(r_odf$d),
+        .q(r_odf$q),
+        .clock(r_odf$clock)
+    );
+    nc_core$rx$r_odd r_odd(
+        .d(r_odd$d),
+        .q(r_odd$q),
+        .clock(r_odd$clock)
+    );
+    nc_core$rx$r_ofr r_ofr(
+        .d(r_ofr$d),
+        .q(r_ofr$q),
+        .clock(r_ofr$clock)
+    );
+    nc_core$rx$r_pa r_pa(
+        .d(r_pa$d),
+        .q(r_pa$q),
+        .clock(r_pa$clock)
+    );
+    nc_core$rx$r_pb r_pb(
+        .d(r_pb$d),
+        .q(r_pb$q),
+        .clock(r_pb$clock)
+    );
+    nc_core$rx$r_pc r_pc(
+        .d(r_pc$d),
+        .q(r_pc$q),
+        .clock(r_pc$clock)
+    );
+    nc_core$rx$r_pd r_pd(
+        .d(r_pd$d),
+        .q(r_pd$q),
+        .clock(r_pd$clock)
+    );
+    nc_core$rx$u_restart u_restart(
+        .d(u_restart$d),
+        .q(u_restart$q),
+        .clock(u_restart$clock)
+    );
+    nc_core$rx$u_apply u_apply(
+        .d(u_apply$d),
+        .q(u_apply$q),
+        .clock(u_apply$clock)
+    );
+    nc_core$rx$u_rbnz u_rbnz(
+        .d(u_rbnz$d),
+        .q(u_rbnz$q),
+        .clock(u_rbnz$clock)
+    );
+    nc_core$rx$u_fresh u_fresh(
+        .d(u_fresh$d),
+        .q(u_fresh$q),
+        .clock(u_fresh$clock)
+    );
+    nc_core$rx$u_out u_out(
+        .d(u_out$d),
+        .q(u_out$q),
+        .clock(u_out$clock)
     );
     nc_core$rx$upd upd(
         .restart(upd$restart),
@@ -14996,11 +15177,9 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
         upd$q_count = r_count$q;
         r_top$clock = clock;
         r_top$d = upd$d_top;
-        judge$q_top = r_top$q;
         upd$q_top = r_top$q;
         r_full$clock = clock;
         r_full$d = upd$d_full;
-        judge$q_full = r_full$q;
         upd$q_full = r_full$q;
         r_first0$clock = clock;
         r_first0$d = upd$d_first0;
@@ -15041,27 +15220,114 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,trees,wind
         judge$trees = trees;
         judge$copy_tree = copy_tree;
         judge$copy_seq = copy_seq;
+        r_oa$clock = clock;
+        r_ob$clock = clock;
+        r_oc$clock = clock;
+        r_odf$clock = clock;
+        r_odd$clock = clock;
+        r_ofr$clock = clock;
+        r_pa$clock = clock;
+        r_pb$clock = clock;
+        r_pc$clock = clock;
+        r_pd$clock = clock;
+        u_restart$clock = clock;
+        u_apply$clock = clock;
+        u_rbnz$clock = clock;
+        u_fresh$clock = clock;
+        u_out$clock = clock;
+        r_oa$d = r_oa$q;
+        r_ob$d = r_ob$q;
+        r_oc$d = r_oc$q;
+        r_odf$d = r_odf$q;
+        r_odd$d = r_odd$q;
+        r_ofr$d = r_ofr$q;
+        r_pa$d = r_pa$q;
+        r_pb$d = r_pb$q;
+        r_pc$d = r_pc$q;
+        r_pd$d = r_pd$q;
+        u_restart$d = u_restart$q;
+        u_apply$d = u_apply$q;
+        u_rbnz$d = u_rbnz$q;
+        u_fresh$d = u_fresh$q;
+        u_out$d = u_out$q;
+        if (u_restart$q) begin
+            if (u_apply$q && (u_fresh$q == k_first)) begin
+                sel_o = r_odf$q;
+                sel_p = r_pd$q;
+            end
+            else if (u_apply$q && (u_fresh$q == k_deliver)) begin
+                sel_o = r_odd$q;
+                sel_p = r_pd$q;
+            end
+            else if (u_rbnz$q) begin
+                sel_o = r_oc$q;
+                sel_p = r_pc$q;
+            end
+            else begin
+                sel_o = r_ofr$q;
+                sel_p = ~|copy_seq;
+            end
+        end
+        else if (u_apply$q && ((u_out$q == k_first) || (u_out$q == k_more) || (u_out$q == k_deliver))) begin
+            sel_o = r_ob$q;
+            sel_p = r_pb$q;
+        end
+        else begin
+            sel_o = r_oa$q;
+            sel_p = r_pa$q;
+        end
+        u_restart$d = restart;
+        u_apply$d = apply;
+        u_rbnz$d = |restart_base;
+        u_fresh$d = r_ofr$q;
+        u_out$d = sel_o;
+        pre$trees = trees;
+        pre$in_tree = in_tree;
+        pre$in_seq = in_seq;
+        pre$e_tree = copy_tree;
+        pre$e_seq = copy_seq;
+        pre$e_deliver = sel_o == k_deliver;
+        pre$e_push = sel_p;
+        pre$rb = restart_base;
+        pre$q_next0 = r_next0$q;
+        pre$q_next1 = r_next1$q;
+        pre$q_next2 = r_next2$q;
+        pre$q_next3 = r_next3$q;
+        pre$q_base = r_base$q;
+        pre$q_count = r_count$q;
+        pre$q_top = r_top$q;
+        pre$q_full = r_full$q;
+        r_oa$d = pre$o_a;
+        r_ob$d = pre$o_b;
+        r_oc$d = pre$o_c;
+        r_odf$d = pre$o_df;
+        r_odd$d = pre$o_dd;
+        r_ofr$d = pre$o_fresh;
+        r_pa$d = pre$p_a;
+        r_pb$d = pre$p_b;
+        r_pc$d = pre$p_c;
+        r_pd$d = pre$p_d;
         upd$restart = restart;
         upd$restart_base = restart_base;
         upd$apply = apply;
         upd$copy_tree = copy_tree;
-        upd$outcome = judge$outcome;
-        upd$outcome_fresh = judge$outcome_fresh;
-        upd$push = judge$push;
+        upd$outcome = sel_o;
+        upd$outcome_fresh = r_ofr$q;
+        upd$push = sel_p;
         upd$n0 = judge$n0;
         upd$n1 = judge$n1;
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
         missing = judge$missing;
         in_flight = judge$in_flight;
-        outcome = judge$outcome;
-        outcome_fresh = judge$outcome_fresh;
+        outcome = sel_o;
+        outcome_fresh = r_ofr$q;
     end
     
 endmodule // nc_core$rx
 
 
-module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,missing,in_flight,outcome,outcome_fresh,push,n0,n1,n2,n3);
+module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -15073,13 +15339,8 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
     input wire  [15:0] q_count;
-    input wire  [31:0] q_top;
-    input wire  q_full;
     output reg  [3:0] missing;
     output reg  [15:0] in_flight;
-    output reg  [2:0] outcome;
-    output reg  [2:0] outcome_fresh;
-    output reg  push;
     output reg  [31:0] n0;
     output reg  [31:0] n1;
     output reg  [31:0] n2;
@@ -15098,28 +15359,13 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_more = 3'b10;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
     
     // Local signals
-    reg  [31:0] expected;
-    reg  [31:0] diff;
     reg  [31:0] seq1;
-    reg  done0;
-    reg  done1;
-    reg  done2;
-    reg  done3;
     reg  [3:0] m0;
     reg  [3:0] m1;
     reg  [3:0] m2;
     reg  [3:0] m3;
-    reg  [2:0] o_cur;
-    reg  [2:0] o_fresh;
-    reg  p;
     
     // Update code
     always @(*) begin
@@ -15149,36 +15395,6 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
         end
         missing = m0 | m1 | m2 | m3;
         in_flight = q_count;
-        if (|copy_seq) begin
-            if (copy_seq[32'h1f]) begin
-                o_fresh = o_duplicate;
-            end
-            else begin
-                o_fresh = o_gap;
-            end
-        end
-        else if (trees == c1_3) begin
-            o_fresh = o_deliver;
-        end
-        else begin
-            o_fresh = o_first;
-        end
-        outcome_fresh = o_fresh;
-        if (copy_tree == tree0) begin
-            expected = q_next0;
-        end
-        else if (copy_tree == tree1) begin
-            expected = q_next1;
-        end
-        else if (copy_tree == tree2) begin
-            expected = q_next2;
-        end
-        else begin
-            expected = q_next3;
-        end
-        diff = copy_seq - expected;
-        p = copy_seq == q_top;
-        push = p;
         seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
@@ -15196,32 +15412,755 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
         else begin
             n3 = seq1;
         end
-        done0 = n0 != q_base;
-        done1 = (trees <= c1_3) || (n1 != q_base);
-        done2 = (trees <= c2_3) || (n2 != q_base);
-        done3 = (trees <= c3_3) || (n3 != q_base);
-        if (diff[32'h1f]) begin
-            o_cur = o_duplicate;
-        end
-        else if (|diff) begin
-            o_cur = o_gap;
-        end
-        else if (p && q_full) begin
-            o_cur = o_too_many;
-        end
-        else if (done0 && done1 && done2 && done3) begin
-            o_cur = o_deliver;
-        end
-        else if (p) begin
-            o_cur = o_first;
-        end
-        else begin
-            o_cur = o_more;
-        end
-        outcome = o_cur;
     end
     
 endmodule // nc_core$rx$judge
+
+
+module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c,o_df,o_dd,o_fresh,p_a,p_b,p_c,p_d);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [1:0] in_tree;
+    input wire  [31:0] in_seq;
+    input wire  [1:0] e_tree;
+    input wire  [31:0] e_seq;
+    input wire  e_deliver;
+    input wire  e_push;
+    input wire  [31:0] rb;
+    input wire  [31:0] q_next0;
+    input wire  [31:0] q_next1;
+    input wire  [31:0] q_next2;
+    input wire  [31:0] q_next3;
+    input wire  [31:0] q_base;
+    input wire  [15:0] q_count;
+    input wire  [31:0] q_top;
+    input wire  q_full;
+    output reg  [2:0] o_a;
+    output reg  [2:0] o_b;
+    output reg  [2:0] o_c;
+    output reg  [2:0] o_df;
+    output reg  [2:0] o_dd;
+    output reg  [2:0] o_fresh;
+    output reg  p_a;
+    output reg  p_b;
+    output reg  p_c;
+    output reg  p_d;
+    
+    // Constant declarations
+    localparam  c0_32 = 32'h0;
+    localparam  c1_32 = 32'h1;
+    localparam  c_last = 16'h3ff;
+    localparam  c1_3 = 3'b1;
+    localparam  tree0 = 2'b0;
+    localparam  tree1 = 2'b1;
+    localparam  tree2 = 2'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    
+    // Stub signals
+    reg  v_a$neg;
+    reg  v_a$zero;
+    reg  v_a$p;
+    reg  v_a$full;
+    reg  v_a$done;
+    wire  [2:0] v_a$outcome;
+    reg  v_b$neg;
+    reg  v_b$zero;
+    reg  v_b$p;
+    reg  v_b$full;
+    reg  v_b$done;
+    wire  [2:0] v_b$outcome;
+    reg  v_c$neg;
+    reg  v_c$zero;
+    reg  v_c$p;
+    reg  v_c$full;
+    reg  v_c$done;
+    wire  [2:0] v_c$outcome;
+    reg  v_df$neg;
+    reg  v_df$zero;
+    reg  v_df$p;
+    reg  v_df$full;
+    reg  v_df$done;
+    wire  [2:0] v_df$outcome;
+    reg  v_dd$neg;
+    reg  v_dd$zero;
+    reg  v_dd$p;
+    reg  v_dd$full;
+    reg  v_dd$done;
+    wire  [2:0] v_dd$outcome;
+    reg  [2:0] dn_a$trees;
+    reg  [31:0] dn_a$n0;
+    reg  [31:0] dn_a$n1;
+    reg  [31:0] dn_a$n2;
+    reg  [31:0] dn_a$n3;
+    reg  [31:0] dn_a$base;
+    wire  dn_a$done;
+    reg  [2:0] dn_b$trees;
+    reg  [31:0] dn_b$n0;
+    reg  [31:0] dn_b$n1;
+    reg  [31:0] dn_b$n2;
+    reg  [31:0] dn_b$n3;
+    reg  [31:0] dn_b$base;
+    wire  dn_b$done;
+    reg  [2:0] dn_c$trees;
+    reg  [31:0] dn_c$n0;
+    reg  [31:0] dn_c$n1;
+    reg  [31:0] dn_c$n2;
+    reg  [31:0] dn_c$n3;
+    reg  [31:0] dn_c$base;
+    wire  dn_c$done;
+    reg  [2:0] dn_df$trees;
+    reg  [31:0] dn_df$n0;
+    reg  [31:0] dn_df$n1;
+    reg  [31:0] dn_df$n2;
+    reg  [31:0] dn_df$n3;
+    reg  [31:0] dn_df$base;
+    wire  dn_df$done;
+    reg  [2:0] dn_dd$trees;
+    reg  [31:0] dn_dd$n0;
+    reg  [31:0] dn_dd$n1;
+    reg  [31:0] dn_dd$n2;
+    reg  [31:0] dn_dd$n3;
+    reg  [31:0] dn_dd$base;
+    wire  dn_dd$done;
+    
+    // Local signals
+    reg  [31:0] s1;
+    reg  [31:0] e1;
+    reg  [31:0] base1;
+    reg  [31:0] top1;
+    reg  same;
+    reg  [31:0] ea;
+    reg  [31:0] da;
+    reg  [31:0] db;
+    reg  [31:0] dc;
+    reg  [31:0] dd;
+    reg  [31:0] bx0;
+    reg  [31:0] bx1;
+    reg  [31:0] bx2;
+    reg  [31:0] bx3;
+    reg  [31:0] dx0;
+    reg  [31:0] dx1;
+    reg  [31:0] dx2;
+    reg  [31:0] dx3;
+    
+    // Sub module instances
+    nc_core$rx$pre$v_a v_a(
+        .neg(v_a$neg),
+        .zero(v_a$zero),
+        .p(v_a$p),
+        .full(v_a$full),
+        .done(v_a$done),
+        .outcome(v_a$outcome)
+    );
+    nc_core$rx$pre$v_b v_b(
+        .neg(v_b$neg),
+        .zero(v_b$zero),
+        .p(v_b$p),
+        .full(v_b$full),
+        .done(v_b$done),
+        .outcome(v_b$outcome)
+    );
+    nc_core$rx$pre$v_c v_c(
+        .neg(v_c$neg),
+        .zero(v_c$zero),
+        .p(v_c$p),
+        .full(v_c$full),
+        .done(v_c$done),
+        .outcome(v_c$outcome)
+    );
+    nc_core$rx$pre$v_df v_df(
+        .neg(v_df$neg),
+        .zero(v_df$zero),
+        .p(v_df$p),
+        .full(v_df$full),
+        .done(v_df$done),
+        .outcome(v_df$outcome)
+    );
+    nc_core$rx$pre$v_dd v_dd(
+        .neg(v_dd$neg),
+        .zero(v_dd$zero),
+        .p(v_dd$p),
+        .full(v_dd$full),
+        .done(v_dd$done),
+        .outcome(v_dd$outcome)
+    );
+    nc_core$rx$pre$dn_a dn_a(
+        .trees(dn_a$trees),
+        .n0(dn_a$n0),
+        .n1(dn_a$n1),
+        .n2(dn_a$n2),
+        .n3(dn_a$n3),
+        .base(dn_a$base),
+        .done(dn_a$done)
+    );
+    nc_core$rx$pre$dn_b dn_b(
+        .trees(dn_b$trees),
+        .n0(dn_b$n0),
+        .n1(dn_b$n1),
+        .n2(dn_b$n2),
+        .n3(dn_b$n3),
+        .base(dn_b$base),
+        .done(dn_b$done)
+    );
+    nc_core$rx$pre$dn_c dn_c(
+        .trees(dn_c$trees),
+        .n0(dn_c$n0),
+        .n1(dn_c$n1),
+        .n2(dn_c$n2),
+        .n3(dn_c$n3),
+        .base(dn_c$base),
+        .done(dn_c$done)
+    );
+    nc_core$rx$pre$dn_df dn_df(
+        .trees(dn_df$trees),
+        .n0(dn_df$n0),
+        .n1(dn_df$n1),
+        .n2(dn_df$n2),
+        .n3(dn_df$n3),
+        .base(dn_df$base),
+        .done(dn_df$done)
+    );
+    nc_core$rx$pre$dn_dd dn_dd(
+        .trees(dn_dd$trees),
+        .n0(dn_dd$n0),
+        .n1(dn_dd$n1),
+        .n2(dn_dd$n2),
+        .n3(dn_dd$n3),
+        .base(dn_dd$base),
+        .done(dn_dd$done)
+    );
+    
+    // Update code
+    always @(*) begin
+        s1 = in_seq + c1_32;
+        e1 = e_seq + c1_32;
+        base1 = q_base + c1_32;
+        top1 = q_top + c1_32;
+        same = in_tree == e_tree;
+        if (in_tree == tree0) begin
+            ea = q_next0;
+        end
+        else if (in_tree == tree1) begin
+            ea = q_next1;
+        end
+        else if (in_tree == tree2) begin
+            ea = q_next2;
+        end
+        else begin
+            ea = q_next3;
+        end
+        da = in_seq - ea;
+        dn_a$trees = trees;
+        dn_a$base = q_base;
+        dn_a$n0 = q_next0;
+        dn_a$n1 = q_next1;
+        dn_a$n2 = q_next2;
+        dn_a$n3 = q_next3;
+        bx0 = q_next0;
+        bx1 = q_next1;
+        bx2 = q_next2;
+        bx3 = q_next3;
+        if (e_tree == tree0) begin
+            bx0 = e1;
+        end
+        else if (e_tree == tree1) begin
+            bx1 = e1;
+        end
+        else if (e_tree == tree2) begin
+            bx2 = e1;
+        end
+        else begin
+            bx3 = e1;
+        end
+        if (same) begin
+            db = in_seq - e1;
+        end
+        else begin
+            db = da;
+        end
+        dn_b$trees = trees;
+        if (e_deliver) begin
+            dn_b$base = base1;
+        end
+        else begin
+            dn_b$base = q_base;
+        end
+        dn_b$n0 = bx0;
+        dn_b$n1 = bx1;
+        dn_b$n2 = bx2;
+        dn_b$n3 = bx3;
+        dc = in_seq - rb;
+        dn_c$trees = trees;
+        dn_c$base = rb;
+        dn_c$n0 = rb;
+        dn_c$n1 = rb;
+        dn_c$n2 = rb;
+        dn_c$n3 = rb;
+        dx0 = c0_32;
+        dx1 = c0_32;
+        dx2 = c0_32;
+        dx3 = c0_32;
+        if (e_tree == tree0) begin
+            dx0 = c1_32;
+        end
+        else if (e_tree == tree1) begin
+            dx1 = c1_32;
+        end
+        else if (e_tree == tree2) begin
+            dx2 = c1_32;
+        end
+        else begin
+            dx3 = c1_32;
+        end
+        if (same) begin
+            dd = in_seq - c1_32;
+        end
+        else begin
+            dd = in_seq;
+        end
+        dn_df$trees = trees;
+        dn_df$base = c0_32;
+        dn_df$n0 = dx0;
+        dn_df$n1 = dx1;
+        dn_df$n2 = dx2;
+        dn_df$n3 = dx3;
+        dn_dd$trees = trees;
+        dn_dd$base = c1_32;
+        dn_dd$n0 = dx0;
+        dn_dd$n1 = dx1;
+        dn_dd$n2 = dx2;
+        dn_dd$n3 = dx3;
+        if (in_tree == tree0) begin
+            dn_a$n0 = s1;
+            dn_b$n0 = s1;
+            dn_c$n0 = s1;
+            dn_df$n0 = s1;
+            dn_dd$n0 = s1;
+        end
+        else if (in_tree == tree1) begin
+            dn_a$n1 = s1;
+            dn_b$n1 = s1;
+            dn_c$n1 = s1;
+            dn_df$n1 = s1;
+            dn_dd$n1 = s1;
+        end
+        else if (in_tree == tree2) begin
+            dn_a$n2 = s1;
+            dn_b$n2 = s1;
+            dn_c$n2 = s1;
+            dn_df$n2 = s1;
+            dn_dd$n2 = s1;
+        end
+        else begin
+            dn_a$n3 = s1;
+            dn_b$n3 = s1;
+            dn_c$n3 = s1;
+            dn_df$n3 = s1;
+            dn_dd$n3 = s1;
+        end
+        p_a = in_seq == q_top;
+        if (e_push) begin
+            p_b = in_seq == top1;
+        end
+        else begin
+            p_b = in_seq == q_top;
+        end
+        p_c = in_seq == rb;
+        p_d = in_seq == c1_32;
+        v_a$neg = da[32'h1f];
+        v_a$zero = ~|da;
+        v_a$p = p_a;
+        v_a$full = q_full;
+        v_a$done = dn_a$done;
+        v_b$neg = db[32'h1f];
+        v_b$zero = ~|db;
+        v_b$p = p_b;
+        if (e_deliver) begin
+            v_b$full = q_full && e_push;
+        end
+        else if (e_push) begin
+            v_b$full = q_count == c_last;
+        end
+        else begin
+            v_b$full = q_full;
+        end
+        v_b$done = dn_b$done;
+        v_c$neg = dc[32'h1f];
+        v_c$zero = ~|dc;
+        v_c$p = p_c;
+        v_c$full = 1'b0;
+        v_c$done = dn_c$done;
+        v_df$neg = dd[32'h1f];
+        v_df$zero = ~|dd;
+        v_df$p = p_d;
+        v_df$full = 1'b0;
+        v_df$done = dn_df$done;
+        v_dd$neg = dd[32'h1f];
+        v_dd$zero = ~|dd;
+        v_dd$p = p_d;
+        v_dd$full = 1'b0;
+        v_dd$done = dn_dd$done;
+        o_a = v_a$outcome;
+        o_b = v_b$outcome;
+        o_c = v_c$outcome;
+        o_df = v_df$outcome;
+        o_dd = v_dd$outcome;
+        if (|in_seq) begin
+            if (in_seq[32'h1f]) begin
+                o_fresh = o_duplicate;
+            end
+            else begin
+                o_fresh = o_gap;
+            end
+        end
+        else if (trees == c1_3) begin
+            o_fresh = o_deliver;
+        end
+        else begin
+            o_fresh = o_first;
+        end
+    end
+    
+endmodule // nc_core$rx$pre
+
+
+module nc_core$rx$pre$dn_a(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_a
+
+
+module nc_core$rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_b
+
+
+module nc_core$rx$pre$dn_c(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_c
+
+
+module nc_core$rx$pre$dn_dd(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_dd
+
+
+module nc_core$rx$pre$dn_df(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_df
+
+
+module nc_core$rx$pre$v_a(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_a
+
+
+module nc_core$rx$pre$v_b(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_b
+
+
+module nc_core$rx$pre$v_c(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_c
+
+
+module nc_core$rx$pre$v_dd(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_dd
+
+
+module nc_core$rx$pre$v_df(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_df
 
 
 module nc_core$rx$r_base(d,q,clock);
@@ -15509,6 +16448,196 @@ module nc_core$rx$r_now(d,q,clock);
 endmodule // nc_core$rx$r_now
 
 
+module nc_core$rx$r_oa(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_oa
+
+
+module nc_core$rx$r_ob(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_ob
+
+
+module nc_core$rx$r_oc(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_oc
+
+
+module nc_core$rx$r_odd(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_odd
+
+
+module nc_core$rx$r_odf(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_odf
+
+
+module nc_core$rx$r_ofr(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_ofr
+
+
+module nc_core$rx$r_pa(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_pa
+
+
+module nc_core$rx$r_pb(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_pb
+
+
+module nc_core$rx$r_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_pc
+
+
+module nc_core$rx$r_pd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_pd
+
+
 module nc_core$rx$r_top(d,q,clock);
     
     // Module arguments
@@ -15584,6 +16713,101 @@ module nc_core$rx$ram4(read_address,read_clock,read_data,write_address,write_clo
     end
                 
 endmodule // nc_core$rx$ram4
+
+
+module nc_core$rx$u_apply(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$u_apply
+
+
+module nc_core$rx$u_fresh(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$u_fresh
+
+
+module nc_core$rx$u_out(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$u_out
+
+
+module nc_core$rx$u_rbnz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$u_rbnz
+
+
+module nc_core$rx$u_restart(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$u_restart
 
 
 module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);

@@ -21,6 +21,8 @@ class Rx:
         dut.restart_base.value = 0
         dut.copy_tree.value = 0
         dut.copy_seq.value = 0
+        dut.in_tree.value = 0
+        dut.in_seq.value = 0
         self.cycle = 0
         self.expired = []  # (cycle, missing)
         nctb.start_clock(dut.clock)
@@ -43,17 +45,21 @@ class Rx:
         self.dut.restart_base.value = 0
 
     async def copy(self, tree, seq, apply=None):
-        """Offer a copy; apply it the way lowi_core does (unless a fault/duplicate). Returns
-        (outcome, cycle)."""
+        """Offer a copy; apply it the way lowi_core does (unless a fault/duplicate). A copy
+        comes (`in_*`, judged) in one cycle and is acted on (`copy_*`) in the next: it comes,
+        is acted on without `apply` (its outcome read) while it comes again, then is acted on
+        with `apply`. Returns (outcome, the cycle it was applied in)."""
         d = self.dut
+        await RisingEdge(d.clock)
+        d.in_tree.value = tree
+        d.in_seq.value = seq
         await RisingEdge(d.clock)
         d.copy_tree.value = tree
         d.copy_seq.value = seq
         await ReadOnly()
         out = int(d.outcome.value)
-        cyc = self.cycle
-        await RisingEdge(d.clock)  # not applied in that cycle: re-offer with apply
-        # (outcome depends only on registered state and the copy, never on apply)
+        await RisingEdge(d.clock)
+        # (the outcome depends only on registered state and the copy, never on apply)
         d.apply.value = 1 if apply is None and out in (FIRST, MORE, DELIVER) else int(bool(apply))
         await ReadOnly()
         assert int(d.outcome.value) == out
@@ -91,8 +97,9 @@ async def duplicate_gap_and_fresh_outcome(dut):
     assert (await rx.copy(1, 0))[0] == DELIVER
     assert (await rx.copy(1, 2))[0] == GAP  # tree 1 skipped seq 1
     await RisingEdge(dut.clock)
-    dut.copy_tree.value = 0
-    dut.copy_seq.value = 0
+    dut.in_tree.value = 0
+    dut.in_seq.value = 0
+    await RisingEdge(dut.clock)
     await ReadOnly()
     # against a fresh receiver (restart), seq 0 would be a first copy
     assert int(dut.outcome_fresh.value) == FIRST
@@ -112,7 +119,7 @@ async def window_expiry_names_the_missing_tree(dut):
     await rx.restart()
     rx.expired.clear()
     _, c = await rx.copy(0, 0)
-    await nctb.cycles(dut.clock, WINDOW - 3)
+    await nctb.cycles(dut.clock, WINDOW - 4)  # copy() applies in its fourth cycle
     out, c2 = await rx.copy(1, 0)
     assert out == DELIVER and c2 - c == WINDOW, (out, c2 - c)
     await nctb.cycles(dut.clock, WINDOW + 2)
@@ -120,15 +127,22 @@ async def window_expiry_names_the_missing_tree(dut):
 
 
 async def stream(dut, tree, seqs, want):
-    """Apply one copy per cycle on `tree` (seqs in order), each expected to be `want`."""
-    for s in seqs:
+    """Apply one copy per cycle on `tree` (seqs in order), each expected to be `want`: each
+    comes in one cycle and is acted on in the next, while the next one comes."""
+    seqs = list(seqs)
+    for i in range(len(seqs) + 1):
         await RisingEdge(dut.clock)
+        if i < len(seqs):
+            dut.in_tree.value = tree
+            dut.in_seq.value = seqs[i]
+        if i == 0:
+            continue
         dut.copy_tree.value = tree
-        dut.copy_seq.value = s
+        dut.copy_seq.value = seqs[i - 1]
         dut.apply.value = 1
         await ReadOnly()
-        assert int(dut.outcome.value) == want, (tree, s, int(dut.outcome.value))
-        assert not int(dut.expired.value), (tree, s)
+        assert int(dut.outcome.value) == want, (tree, seqs[i - 1], int(dut.outcome.value))
+        assert not int(dut.expired.value), (tree, seqs[i - 1])
     await RisingEdge(dut.clock)
     dut.apply.value = 0
 
