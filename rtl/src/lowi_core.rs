@@ -276,6 +276,10 @@ block! {
         /// and seq, for `rsbcast_rx`.
         pub ev_port: Signal<Out, Bits<2>>,
         pub ev_seq: Signal<Out, Bits<32>>,
+        /// Where a lock-on by this copy would start the receiver (`rx_restart_base` then):
+        /// `ev_seq + 1` if `lock_take`, else `lock_kept`; from registers, before the judgement.
+        pub lock_take: Signal<Out, Bit>,
+        pub lock_kept: Signal<Out, Bits<32>>,
         i_rx_valid: DFF<Bit>,
         i_rx_port: DFF<Bits<2>>,
         i_rx_class: DFF<Bits<CLASS_BITS>>,
@@ -796,6 +800,8 @@ impl Logic for LowiCore {
             || !self.r_sv.q.val().any()
             || (self.j_d.val().any() && (self.j_d.val() < self.k_half_32.val()));
         self.j_seq1.next = self.i_rx_seq.q.val() + self.k1_32.val();
+        self.lock_take.next = self.j_take.val();
+        self.lock_kept.next = self.r_newest1.q.val();
         if self.j_take.val() {
             self.j_start.next = self.j_seq1.val();
         } else {

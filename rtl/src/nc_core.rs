@@ -212,6 +212,8 @@ impl<const P: usize> Logic for NcCore<P> {
         self.rx.copy_tree.next = self.core.ev_port.val();
         self.rx.copy_seq.next = self.core.ev_seq.val();
         // ... and judges the copy that comes now against every state it can meet then.
+        self.rx.lock_take.next = self.core.lock_take.val();
+        self.rx.lock_kept.next = self.core.lock_kept.val();
         self.rx.in_tree.next = self.rx_port.val();
         self.rx.in_seq.next = self.rx_seq.val();
         self.rx.apply.next = self.core.rx_apply.val();

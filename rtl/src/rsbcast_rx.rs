@@ -251,7 +251,8 @@ block! {
     /// - `o_b`: the copy before was applied (FIRST / MORE / DELIVER; `e_deliver`, `e_push`: its
     ///   outcome was DELIVER, it was a new message — both from registers through the act
     ///   stage's pick, a few gates);
-    /// - `o_c`: a restart at `rb` (a joining node's lock-on point; `rb` = 0 is `o_fresh`);
+    /// - `o_c1` / `o_c2`: a restart at a joining node's lock-on point, `e_seq + 1` or
+    ///   `lock_kept` (a restart at 0 is `o_fresh`);
     /// - `o_df` / `o_dd`: a restart at 0 that took the copy before as FIRST / DELIVER;
     /// - `o_fresh`: a restart at 0, this cycle or in the next (a new epoch, an adoption, a mode
     ///   change), as `outcome_fresh` was.
@@ -265,7 +266,10 @@ block! {
         pub e_seq: Signal<In, Bits<32>>,
         pub e_deliver: Signal<In, Bit>,
         pub e_push: Signal<In, Bit>,
-        pub rb: Signal<In, Bits<32>>,
+        /// A restart at a lock-on point takes `e_seq + 1` (when the copy before is the newest
+        /// the joining node saw) or `lock_kept` (the newest before it, plus one: `lowi_core`'s
+        /// `r_newest1`); both verdicts are kept, the act stage's `lock_take` picks one.
+        pub lock_kept: Signal<In, Bits<32>>,
         pub q_next0: Signal<In, Bits<32>>,
         pub q_next1: Signal<In, Bits<32>>,
         pub q_next2: Signal<In, Bits<32>>,
@@ -276,22 +280,26 @@ block! {
         pub q_full: Signal<In, Bit>,
         pub o_a: Signal<Out, Bits<3>>,
         pub o_b: Signal<Out, Bits<3>>,
-        pub o_c: Signal<Out, Bits<3>>,
+        pub o_c1: Signal<Out, Bits<3>>,
+        pub o_c2: Signal<Out, Bits<3>>,
         pub o_df: Signal<Out, Bits<3>>,
         pub o_dd: Signal<Out, Bits<3>>,
         pub o_fresh: Signal<Out, Bits<3>>,
         pub p_a: Signal<Out, Bit>,
         pub p_b: Signal<Out, Bit>,
-        pub p_c: Signal<Out, Bit>,
+        pub p_c1: Signal<Out, Bit>,
+        pub p_c2: Signal<Out, Bit>,
         pub p_d: Signal<Out, Bit>,
         v_a: RxVerdict,
         v_b: RxVerdict,
-        v_c: RxVerdict,
+        v_c1: RxVerdict,
+        v_c2: RxVerdict,
         v_df: RxVerdict,
         v_dd: RxVerdict,
         dn_a: RxDone,
         dn_b: RxDone,
-        dn_c: RxDone,
+        dn_c1: RxDone,
+        dn_c2: RxDone,
         dn_df: RxDone,
         dn_dd: RxDone,
         s1: Signal<Local, Bits<32>>,
@@ -302,7 +310,8 @@ block! {
         ea: Signal<Local, Bits<32>>,
         da: Signal<Local, Bits<32>>,
         db: Signal<Local, Bits<32>>,
-        dc: Signal<Local, Bits<32>>,
+        dc1: Signal<Local, Bits<32>>,
+        dc2: Signal<Local, Bits<32>>,
         dd: Signal<Local, Bits<32>>,
         bx0: Signal<Local, Bits<32>>,
         bx1: Signal<Local, Bits<32>>,
@@ -387,14 +396,22 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_b.n1.next = self.bx1.val();
         self.dn_b.n2.next = self.bx2.val();
         self.dn_b.n3.next = self.bx3.val();
-        // (c) A restart at `rb`: every tree owes `rb`.
-        self.dc.next = self.in_seq.val() - self.rb.val();
-        self.dn_c.trees.next = self.trees.val();
-        self.dn_c.base.next = self.rb.val();
-        self.dn_c.n0.next = self.rb.val();
-        self.dn_c.n1.next = self.rb.val();
-        self.dn_c.n2.next = self.rb.val();
-        self.dn_c.n3.next = self.rb.val();
+        // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
+        // `lock_kept` (c2).
+        self.dc1.next = self.in_seq.val() - self.e1.val();
+        self.dn_c1.trees.next = self.trees.val();
+        self.dn_c1.base.next = self.e1.val();
+        self.dn_c1.n0.next = self.e1.val();
+        self.dn_c1.n1.next = self.e1.val();
+        self.dn_c1.n2.next = self.e1.val();
+        self.dn_c1.n3.next = self.e1.val();
+        self.dc2.next = self.in_seq.val() - self.lock_kept.val();
+        self.dn_c2.trees.next = self.trees.val();
+        self.dn_c2.base.next = self.lock_kept.val();
+        self.dn_c2.n0.next = self.lock_kept.val();
+        self.dn_c2.n1.next = self.lock_kept.val();
+        self.dn_c2.n2.next = self.lock_kept.val();
+        self.dn_c2.n3.next = self.lock_kept.val();
         // (d) A restart at 0 that took the copy before: its tree owes 1, the others 0; `base`
         // is 0 (FIRST) or 1 (DELIVER, one tree), `top` 1.
         self.dx0.next = self.c0_32.val();
@@ -431,25 +448,29 @@ impl<const A: usize> Logic for RxPre<A> {
         if self.in_tree.val() == self.tree0.val() {
             self.dn_a.n0.next = self.s1.val();
             self.dn_b.n0.next = self.s1.val();
-            self.dn_c.n0.next = self.s1.val();
+            self.dn_c1.n0.next = self.s1.val();
+            self.dn_c2.n0.next = self.s1.val();
             self.dn_df.n0.next = self.s1.val();
             self.dn_dd.n0.next = self.s1.val();
         } else if self.in_tree.val() == self.tree1.val() {
             self.dn_a.n1.next = self.s1.val();
             self.dn_b.n1.next = self.s1.val();
-            self.dn_c.n1.next = self.s1.val();
+            self.dn_c1.n1.next = self.s1.val();
+            self.dn_c2.n1.next = self.s1.val();
             self.dn_df.n1.next = self.s1.val();
             self.dn_dd.n1.next = self.s1.val();
         } else if self.in_tree.val() == self.tree2.val() {
             self.dn_a.n2.next = self.s1.val();
             self.dn_b.n2.next = self.s1.val();
-            self.dn_c.n2.next = self.s1.val();
+            self.dn_c1.n2.next = self.s1.val();
+            self.dn_c2.n2.next = self.s1.val();
             self.dn_df.n2.next = self.s1.val();
             self.dn_dd.n2.next = self.s1.val();
         } else {
             self.dn_a.n3.next = self.s1.val();
             self.dn_b.n3.next = self.s1.val();
-            self.dn_c.n3.next = self.s1.val();
+            self.dn_c1.n3.next = self.s1.val();
+            self.dn_c2.n3.next = self.s1.val();
             self.dn_df.n3.next = self.s1.val();
             self.dn_dd.n3.next = self.s1.val();
         }
@@ -460,7 +481,8 @@ impl<const A: usize> Logic for RxPre<A> {
         } else {
             self.p_b.next = self.in_seq.val() == self.q_top.val();
         }
-        self.p_c.next = self.in_seq.val() == self.rb.val();
+        self.p_c1.next = self.in_seq.val() == self.e1.val();
+        self.p_c2.next = self.in_seq.val() == self.lock_kept.val();
         self.p_d.next = self.in_seq.val() == self.c1_32.val();
         self.v_a.neg.next = self.da.val().get_bit(31);
         self.v_a.zero.next = !self.da.val().any();
@@ -480,11 +502,16 @@ impl<const A: usize> Logic for RxPre<A> {
             self.v_b.full.next = self.q_full.val();
         }
         self.v_b.done.next = self.dn_b.done.val();
-        self.v_c.neg.next = self.dc.val().get_bit(31);
-        self.v_c.zero.next = !self.dc.val().any();
-        self.v_c.p.next = self.p_c.val();
-        self.v_c.full.next = false;
-        self.v_c.done.next = self.dn_c.done.val();
+        self.v_c1.neg.next = self.dc1.val().get_bit(31);
+        self.v_c1.zero.next = !self.dc1.val().any();
+        self.v_c1.p.next = self.p_c1.val();
+        self.v_c1.full.next = false;
+        self.v_c1.done.next = self.dn_c1.done.val();
+        self.v_c2.neg.next = self.dc2.val().get_bit(31);
+        self.v_c2.zero.next = !self.dc2.val().any();
+        self.v_c2.p.next = self.p_c2.val();
+        self.v_c2.full.next = false;
+        self.v_c2.done.next = self.dn_c2.done.val();
         self.v_df.neg.next = self.dd.val().get_bit(31);
         self.v_df.zero.next = !self.dd.val().any();
         self.v_df.p.next = self.p_d.val();
@@ -497,7 +524,8 @@ impl<const A: usize> Logic for RxPre<A> {
         self.v_dd.done.next = self.dn_dd.done.val();
         self.o_a.next = self.v_a.outcome.val();
         self.o_b.next = self.v_b.outcome.val();
-        self.o_c.next = self.v_c.outcome.val();
+        self.o_c1.next = self.v_c1.outcome.val();
+        self.o_c2.next = self.v_c2.outcome.val();
         self.o_df.next = self.v_df.outcome.val();
         self.o_dd.next = self.v_dd.outcome.val();
         // Against a receiver restarted at 0.
@@ -742,6 +770,11 @@ block! {
         pub apply: Signal<In, Bit>,
         pub copy_tree: Signal<In, Bits<2>>,
         pub copy_seq: Signal<In, Bits<32>>,
+        /// Where a restart at a lock-on point in this cycle would start: `copy_seq + 1` if
+        /// `lock_take`, else `lock_kept` (`lowi_core`'s `j_take` / `r_newest1`; the judge stage
+        /// needs them without waiting for `restart_base`).
+        pub lock_take: Signal<In, Bit>,
+        pub lock_kept: Signal<In, Bits<32>>,
         /// The copy that comes this cycle (judged now, acted on in the next cycle, when it is
         /// `copy_tree` / `copy_seq`).
         pub in_tree: Signal<In, Bits<2>>,
@@ -758,18 +791,21 @@ block! {
         // The judge stage's verdicts on the copy acted on now, against each state it can meet.
         r_oa: DFF<Bits<3>>,
         r_ob: DFF<Bits<3>>,
-        r_oc: DFF<Bits<3>>,
+        r_oc1: DFF<Bits<3>>,
+        r_oc2: DFF<Bits<3>>,
         r_odf: DFF<Bits<3>>,
         r_odd: DFF<Bits<3>>,
         r_ofr: DFF<Bits<3>>,
         r_pa: DFF<Bit>,
         r_pb: DFF<Bit>,
-        r_pc: DFF<Bit>,
+        r_pc1: DFF<Bit>,
+        r_pc2: DFF<Bit>,
         r_pd: DFF<Bit>,
         // What the act stage did in the cycle before: which state the copy meets.
         u_restart: DFF<Bit>,
         u_apply: DFF<Bit>,
         u_rbnz: DFF<Bit>,
+        u_take: DFF<Bit>,
         u_fresh: DFF<Bits<3>>,
         u_out: DFF<Bits<3>>,
         sel_o: Signal<Local, Bits<3>>,
@@ -886,8 +922,8 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         // The acted copy's verdict: the one made, in the cycle it came, against the state the
         // act stage of that cycle left.
         dff_setup!(
-            self, clock, r_oa, r_ob, r_oc, r_odf, r_odd, r_ofr, r_pa, r_pb, r_pc, r_pd, u_restart,
-            u_apply, u_rbnz, u_fresh, u_out
+            self, clock, r_oa, r_ob, r_oc1, r_oc2, r_odf, r_odd, r_ofr, r_pa, r_pb, r_pc1, r_pc2,
+            r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out
         );
         if self.u_restart.q.val() {
             if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_first.val()) {
@@ -896,9 +932,12 @@ impl<const A: usize> Logic for RsbcastRx<A> {
             } else if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_deliver.val()) {
                 self.sel_o.next = self.r_odd.q.val();
                 self.sel_p.next = self.r_pd.q.val();
+            } else if self.u_rbnz.q.val() && self.u_take.q.val() {
+                self.sel_o.next = self.r_oc1.q.val();
+                self.sel_p.next = self.r_pc1.q.val();
             } else if self.u_rbnz.q.val() {
-                self.sel_o.next = self.r_oc.q.val();
-                self.sel_p.next = self.r_pc.q.val();
+                self.sel_o.next = self.r_oc2.q.val();
+                self.sel_p.next = self.r_pc2.q.val();
             } else {
                 self.sel_o.next = self.r_ofr.q.val();
                 self.sel_p.next = !self.copy_seq.val().any();
@@ -917,6 +956,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.u_restart.d.next = self.restart.val();
         self.u_apply.d.next = self.apply.val();
         self.u_rbnz.d.next = self.restart_base.val().any();
+        self.u_take.d.next = self.lock_take.val();
         self.u_fresh.d.next = self.r_ofr.q.val();
         self.u_out.d.next = self.sel_o.val();
         // The judge stage: the copy that comes now, against every state it can meet next cycle.
@@ -927,7 +967,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.pre.e_seq.next = self.copy_seq.val();
         self.pre.e_deliver.next = self.sel_o.val() == self.k_deliver.val();
         self.pre.e_push.next = self.sel_p.val();
-        self.pre.rb.next = self.restart_base.val();
+        self.pre.lock_kept.next = self.lock_kept.val();
         self.pre.q_next0.next = self.r_next0.q.val();
         self.pre.q_next1.next = self.r_next1.q.val();
         self.pre.q_next2.next = self.r_next2.q.val();
@@ -938,13 +978,15 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.pre.q_full.next = self.r_full.q.val();
         self.r_oa.d.next = self.pre.o_a.val();
         self.r_ob.d.next = self.pre.o_b.val();
-        self.r_oc.d.next = self.pre.o_c.val();
+        self.r_oc1.d.next = self.pre.o_c1.val();
+        self.r_oc2.d.next = self.pre.o_c2.val();
         self.r_odf.d.next = self.pre.o_df.val();
         self.r_odd.d.next = self.pre.o_dd.val();
         self.r_ofr.d.next = self.pre.o_fresh.val();
         self.r_pa.d.next = self.pre.p_a.val();
         self.r_pb.d.next = self.pre.p_b.val();
-        self.r_pc.d.next = self.pre.p_c.val();
+        self.r_pc1.d.next = self.pre.p_c1.val();
+        self.r_pc2.d.next = self.pre.p_c2.val();
         self.r_pd.d.next = self.pre.p_d.val();
         self.upd.restart.next = self.restart.val();
         self.upd.restart_base.next = self.restart_base.val();

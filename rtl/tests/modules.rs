@@ -282,6 +282,9 @@ fn random_copies_against_the_model<const A: usize>() {
         if base != 0 {
             c.uut.restart.next = true;
             c.uut.restart_base.next = bits(base as u64);
+            // A lock-on at `base` (the newest seq kept, plus one, as `lowi_core` gives it).
+            c.uut.lock_take.next = false;
+            c.uut.lock_kept.next = bits(base as u64);
             c.uut.in_tree.next = bits(0);
             c.uut.in_seq.next = bits(base as u64);
             acted = Some((0, base, true));

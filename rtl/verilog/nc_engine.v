@@ -2698,12 +2698,16 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [63:0] core$last_instance;
     wire  [1:0] core$ev_port;
     wire  [31:0] core$ev_seq;
+    wire  core$lock_take;
+    wire  [31:0] core$lock_kept;
     reg  rx$clock;
     reg  rx$restart;
     reg  [31:0] rx$restart_base;
     reg  rx$apply;
     reg  [1:0] rx$copy_tree;
     reg  [31:0] rx$copy_seq;
+    reg  rx$lock_take;
+    reg  [31:0] rx$lock_kept;
     reg  [1:0] rx$in_tree;
     reg  [31:0] rx$in_seq;
     reg  [2:0] rx$trees;
@@ -2931,7 +2935,9 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .leader(core$leader),
         .last_instance(core$last_instance),
         .ev_port(core$ev_port),
-        .ev_seq(core$ev_seq)
+        .ev_seq(core$ev_seq),
+        .lock_take(core$lock_take),
+        .lock_kept(core$lock_kept)
     );
     nc_engine$core$rx rx(
         .clock(rx$clock),
@@ -2940,6 +2946,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .apply(rx$apply),
         .copy_tree(rx$copy_tree),
         .copy_seq(rx$copy_seq),
+        .lock_take(rx$lock_take),
+        .lock_kept(rx$lock_kept),
         .in_tree(rx$in_tree),
         .in_seq(rx$in_seq),
         .trees(rx$trees),
@@ -3142,6 +3150,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         rx$window = regs$window;
         rx$copy_tree = core$ev_port;
         rx$copy_seq = core$ev_seq;
+        rx$lock_take = core$lock_take;
+        rx$lock_kept = core$lock_kept;
         rx$in_tree = rx_port;
         rx$in_seq = rx_seq;
         rx$apply = core$rx_apply;
@@ -3346,7 +3356,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -3440,6 +3450,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [63:0] last_instance;
     output reg  [1:0] ev_port;
     output reg  [31:0] ev_seq;
+    output reg  lock_take;
+    output reg  [31:0] lock_kept;
     
     // Constant declarations
     localparam  c_expected = 3'b0;
@@ -4161,6 +4173,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         j_d = i_rx_seq$q - r_newest$q;
         j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
         j_seq1 = i_rx_seq$q + k1_32;
+        lock_take = j_take;
+        lock_kept = r_newest1$q;
         if (j_take) begin
             j_start = j_seq1;
         end
@@ -17147,7 +17161,7 @@ module nc_engine$core$regs$w_write(d,q,clock);
 endmodule // nc_engine$core$regs$w_write
 
 
-module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -17156,6 +17170,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
+    input wire  lock_take;
+    input wire  [31:0] lock_kept;
     input wire  [1:0] in_tree;
     input wire  [31:0] in_seq;
     input wire  [2:0] trees;
@@ -17194,7 +17210,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     reg  [31:0] pre$e_seq;
     reg  pre$e_deliver;
     reg  pre$e_push;
-    reg  [31:0] pre$rb;
+    reg  [31:0] pre$lock_kept;
     reg  [31:0] pre$q_next0;
     reg  [31:0] pre$q_next1;
     reg  [31:0] pre$q_next2;
@@ -17205,13 +17221,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     reg  pre$q_full;
     wire  [2:0] pre$o_a;
     wire  [2:0] pre$o_b;
-    wire  [2:0] pre$o_c;
+    wire  [2:0] pre$o_c1;
+    wire  [2:0] pre$o_c2;
     wire  [2:0] pre$o_df;
     wire  [2:0] pre$o_dd;
     wire  [2:0] pre$o_fresh;
     wire  pre$p_a;
     wire  pre$p_b;
-    wire  pre$p_c;
+    wire  pre$p_c1;
+    wire  pre$p_c2;
     wire  pre$p_d;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
@@ -17219,9 +17237,12 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     reg  [2:0] r_ob$d;
     wire  [2:0] r_ob$q;
     reg  r_ob$clock;
-    reg  [2:0] r_oc$d;
-    wire  [2:0] r_oc$q;
-    reg  r_oc$clock;
+    reg  [2:0] r_oc1$d;
+    wire  [2:0] r_oc1$q;
+    reg  r_oc1$clock;
+    reg  [2:0] r_oc2$d;
+    wire  [2:0] r_oc2$q;
+    reg  r_oc2$clock;
     reg  [2:0] r_odf$d;
     wire  [2:0] r_odf$q;
     reg  r_odf$clock;
@@ -17237,9 +17258,12 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     reg  r_pb$d;
     wire  r_pb$q;
     reg  r_pb$clock;
-    reg  r_pc$d;
-    wire  r_pc$q;
-    reg  r_pc$clock;
+    reg  r_pc1$d;
+    wire  r_pc1$q;
+    reg  r_pc1$clock;
+    reg  r_pc2$d;
+    wire  r_pc2$q;
+    reg  r_pc2$clock;
     reg  r_pd$d;
     wire  r_pd$q;
     reg  r_pd$clock;
@@ -17252,6 +17276,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
     reg  u_rbnz$d;
     wire  u_rbnz$q;
     reg  u_rbnz$clock;
+    reg  u_take$d;
+    wire  u_take$q;
+    reg  u_take$clock;
     reg  [2:0] u_fresh$d;
     wire  [2:0] u_fresh$q;
     reg  u_fresh$clock;
@@ -17398,7 +17425,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         .e_seq(pre$e_seq),
         .e_deliver(pre$e_deliver),
         .e_push(pre$e_push),
-        .rb(pre$rb),
+        .lock_kept(pre$lock_kept),
         .q_next0(pre$q_next0),
         .q_next1(pre$q_next1),
         .q_next2(pre$q_next2),
@@ -17409,13 +17436,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         .q_full(pre$q_full),
         .o_a(pre$o_a),
         .o_b(pre$o_b),
-        .o_c(pre$o_c),
+        .o_c1(pre$o_c1),
+        .o_c2(pre$o_c2),
         .o_df(pre$o_df),
         .o_dd(pre$o_dd),
         .o_fresh(pre$o_fresh),
         .p_a(pre$p_a),
         .p_b(pre$p_b),
-        .p_c(pre$p_c),
+        .p_c1(pre$p_c1),
+        .p_c2(pre$p_c2),
         .p_d(pre$p_d)
     );
     nc_engine$core$rx$r_oa r_oa(
@@ -17428,10 +17457,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         .q(r_ob$q),
         .clock(r_ob$clock)
     );
-    nc_engine$core$rx$r_oc r_oc(
-        .d(r_oc$d),
-        .q(r_oc$q),
-        .clock(r_oc$clock)
+    nc_engine$core$rx$r_oc1 r_oc1(
+        .d(r_oc1$d),
+        .q(r_oc1$q),
+        .clock(r_oc1$clock)
+    );
+    nc_engine$core$rx$r_oc2 r_oc2(
+        .d(r_oc2$d),
+        .q(r_oc2$q),
+        .clock(r_oc2$clock)
     );
     nc_engine$core$rx$r_odf r_odf(
         .d(r_odf$d),
@@ -17458,10 +17492,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         .q(r_pb$q),
         .clock(r_pb$clock)
     );
-    nc_engine$core$rx$r_pc r_pc(
-        .d(r_pc$d),
-        .q(r_pc$q),
-        .clock(r_pc$clock)
+    nc_engine$core$rx$r_pc1 r_pc1(
+        .d(r_pc1$d),
+        .q(r_pc1$q),
+        .clock(r_pc1$clock)
+    );
+    nc_engine$core$rx$r_pc2 r_pc2(
+        .d(r_pc2$d),
+        .q(r_pc2$q),
+        .clock(r_pc2$clock)
     );
     nc_engine$core$rx$r_pd r_pd(
         .d(r_pd$d),
@@ -17482,6 +17521,11 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         .d(u_rbnz$d),
         .q(u_rbnz$q),
         .clock(u_rbnz$clock)
+    );
+    nc_engine$core$rx$u_take u_take(
+        .d(u_take$d),
+        .q(u_take$q),
+        .clock(u_take$clock)
     );
     nc_engine$core$rx$u_fresh u_fresh(
         .d(u_fresh$d),
@@ -17717,32 +17761,38 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         judge$copy_seq = copy_seq;
         r_oa$clock = clock;
         r_ob$clock = clock;
-        r_oc$clock = clock;
+        r_oc1$clock = clock;
+        r_oc2$clock = clock;
         r_odf$clock = clock;
         r_odd$clock = clock;
         r_ofr$clock = clock;
         r_pa$clock = clock;
         r_pb$clock = clock;
-        r_pc$clock = clock;
+        r_pc1$clock = clock;
+        r_pc2$clock = clock;
         r_pd$clock = clock;
         u_restart$clock = clock;
         u_apply$clock = clock;
         u_rbnz$clock = clock;
+        u_take$clock = clock;
         u_fresh$clock = clock;
         u_out$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
-        r_oc$d = r_oc$q;
+        r_oc1$d = r_oc1$q;
+        r_oc2$d = r_oc2$q;
         r_odf$d = r_odf$q;
         r_odd$d = r_odd$q;
         r_ofr$d = r_ofr$q;
         r_pa$d = r_pa$q;
         r_pb$d = r_pb$q;
-        r_pc$d = r_pc$q;
+        r_pc1$d = r_pc1$q;
+        r_pc2$d = r_pc2$q;
         r_pd$d = r_pd$q;
         u_restart$d = u_restart$q;
         u_apply$d = u_apply$q;
         u_rbnz$d = u_rbnz$q;
+        u_take$d = u_take$q;
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
         if (u_restart$q) begin
@@ -17754,9 +17804,13 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
                 sel_o = r_odd$q;
                 sel_p = r_pd$q;
             end
+            else if (u_rbnz$q && u_take$q) begin
+                sel_o = r_oc1$q;
+                sel_p = r_pc1$q;
+            end
             else if (u_rbnz$q) begin
-                sel_o = r_oc$q;
-                sel_p = r_pc$q;
+                sel_o = r_oc2$q;
+                sel_p = r_pc2$q;
             end
             else begin
                 sel_o = r_ofr$q;
@@ -17774,6 +17828,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         u_restart$d = restart;
         u_apply$d = apply;
         u_rbnz$d = |restart_base;
+        u_take$d = lock_take;
         u_fresh$d = r_ofr$q;
         u_out$d = sel_o;
         pre$trees = trees;
@@ -17783,7 +17838,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         pre$e_seq = copy_seq;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
-        pre$rb = restart_base;
+        pre$lock_kept = lock_kept;
         pre$q_next0 = r_next0$q;
         pre$q_next1 = r_next1$q;
         pre$q_next2 = r_next2$q;
@@ -17794,13 +17849,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_
         pre$q_full = r_full$q;
         r_oa$d = pre$o_a;
         r_ob$d = pre$o_b;
-        r_oc$d = pre$o_c;
+        r_oc1$d = pre$o_c1;
+        r_oc2$d = pre$o_c2;
         r_odf$d = pre$o_df;
         r_odd$d = pre$o_dd;
         r_ofr$d = pre$o_fresh;
         r_pa$d = pre$p_a;
         r_pb$d = pre$p_b;
-        r_pc$d = pre$p_c;
+        r_pc1$d = pre$p_c1;
+        r_pc2$d = pre$p_c2;
         r_pd$d = pre$p_d;
         upd$restart = restart;
         upd$restart_base = restart_base;
@@ -17912,7 +17969,7 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
 endmodule // nc_engine$core$rx$judge
 
 
-module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c,o_df,o_dd,o_fresh,p_a,p_b,p_c,p_d);
+module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -17922,7 +17979,7 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     input wire  [31:0] e_seq;
     input wire  e_deliver;
     input wire  e_push;
-    input wire  [31:0] rb;
+    input wire  [31:0] lock_kept;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
@@ -17933,13 +17990,15 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     input wire  q_full;
     output reg  [2:0] o_a;
     output reg  [2:0] o_b;
-    output reg  [2:0] o_c;
+    output reg  [2:0] o_c1;
+    output reg  [2:0] o_c2;
     output reg  [2:0] o_df;
     output reg  [2:0] o_dd;
     output reg  [2:0] o_fresh;
     output reg  p_a;
     output reg  p_b;
-    output reg  p_c;
+    output reg  p_c1;
+    output reg  p_c2;
     output reg  p_d;
     
     // Constant declarations
@@ -17968,12 +18027,18 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     reg  v_b$full;
     reg  v_b$done;
     wire  [2:0] v_b$outcome;
-    reg  v_c$neg;
-    reg  v_c$zero;
-    reg  v_c$p;
-    reg  v_c$full;
-    reg  v_c$done;
-    wire  [2:0] v_c$outcome;
+    reg  v_c1$neg;
+    reg  v_c1$zero;
+    reg  v_c1$p;
+    reg  v_c1$full;
+    reg  v_c1$done;
+    wire  [2:0] v_c1$outcome;
+    reg  v_c2$neg;
+    reg  v_c2$zero;
+    reg  v_c2$p;
+    reg  v_c2$full;
+    reg  v_c2$done;
+    wire  [2:0] v_c2$outcome;
     reg  v_df$neg;
     reg  v_df$zero;
     reg  v_df$p;
@@ -18000,13 +18065,20 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     reg  [31:0] dn_b$n3;
     reg  [31:0] dn_b$base;
     wire  dn_b$done;
-    reg  [2:0] dn_c$trees;
-    reg  [31:0] dn_c$n0;
-    reg  [31:0] dn_c$n1;
-    reg  [31:0] dn_c$n2;
-    reg  [31:0] dn_c$n3;
-    reg  [31:0] dn_c$base;
-    wire  dn_c$done;
+    reg  [2:0] dn_c1$trees;
+    reg  [31:0] dn_c1$n0;
+    reg  [31:0] dn_c1$n1;
+    reg  [31:0] dn_c1$n2;
+    reg  [31:0] dn_c1$n3;
+    reg  [31:0] dn_c1$base;
+    wire  dn_c1$done;
+    reg  [2:0] dn_c2$trees;
+    reg  [31:0] dn_c2$n0;
+    reg  [31:0] dn_c2$n1;
+    reg  [31:0] dn_c2$n2;
+    reg  [31:0] dn_c2$n3;
+    reg  [31:0] dn_c2$base;
+    wire  dn_c2$done;
     reg  [2:0] dn_df$trees;
     reg  [31:0] dn_df$n0;
     reg  [31:0] dn_df$n1;
@@ -18031,7 +18103,8 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     reg  [31:0] ea;
     reg  [31:0] da;
     reg  [31:0] db;
-    reg  [31:0] dc;
+    reg  [31:0] dc1;
+    reg  [31:0] dc2;
     reg  [31:0] dd;
     reg  [31:0] bx0;
     reg  [31:0] bx1;
@@ -18059,13 +18132,21 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         .done(v_b$done),
         .outcome(v_b$outcome)
     );
-    nc_engine$core$rx$pre$v_c v_c(
-        .neg(v_c$neg),
-        .zero(v_c$zero),
-        .p(v_c$p),
-        .full(v_c$full),
-        .done(v_c$done),
-        .outcome(v_c$outcome)
+    nc_engine$core$rx$pre$v_c1 v_c1(
+        .neg(v_c1$neg),
+        .zero(v_c1$zero),
+        .p(v_c1$p),
+        .full(v_c1$full),
+        .done(v_c1$done),
+        .outcome(v_c1$outcome)
+    );
+    nc_engine$core$rx$pre$v_c2 v_c2(
+        .neg(v_c2$neg),
+        .zero(v_c2$zero),
+        .p(v_c2$p),
+        .full(v_c2$full),
+        .done(v_c2$done),
+        .outcome(v_c2$outcome)
     );
     nc_engine$core$rx$pre$v_df v_df(
         .neg(v_df$neg),
@@ -18101,14 +18182,23 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         .base(dn_b$base),
         .done(dn_b$done)
     );
-    nc_engine$core$rx$pre$dn_c dn_c(
-        .trees(dn_c$trees),
-        .n0(dn_c$n0),
-        .n1(dn_c$n1),
-        .n2(dn_c$n2),
-        .n3(dn_c$n3),
-        .base(dn_c$base),
-        .done(dn_c$done)
+    nc_engine$core$rx$pre$dn_c1 dn_c1(
+        .trees(dn_c1$trees),
+        .n0(dn_c1$n0),
+        .n1(dn_c1$n1),
+        .n2(dn_c1$n2),
+        .n3(dn_c1$n3),
+        .base(dn_c1$base),
+        .done(dn_c1$done)
+    );
+    nc_engine$core$rx$pre$dn_c2 dn_c2(
+        .trees(dn_c2$trees),
+        .n0(dn_c2$n0),
+        .n1(dn_c2$n1),
+        .n2(dn_c2$n2),
+        .n3(dn_c2$n3),
+        .base(dn_c2$base),
+        .done(dn_c2$done)
     );
     nc_engine$core$rx$pre$dn_df dn_df(
         .trees(dn_df$trees),
@@ -18188,13 +18278,20 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
-        dc = in_seq - rb;
-        dn_c$trees = trees;
-        dn_c$base = rb;
-        dn_c$n0 = rb;
-        dn_c$n1 = rb;
-        dn_c$n2 = rb;
-        dn_c$n3 = rb;
+        dc1 = in_seq - e1;
+        dn_c1$trees = trees;
+        dn_c1$base = e1;
+        dn_c1$n0 = e1;
+        dn_c1$n1 = e1;
+        dn_c1$n2 = e1;
+        dn_c1$n3 = e1;
+        dc2 = in_seq - lock_kept;
+        dn_c2$trees = trees;
+        dn_c2$base = lock_kept;
+        dn_c2$n0 = lock_kept;
+        dn_c2$n1 = lock_kept;
+        dn_c2$n2 = lock_kept;
+        dn_c2$n3 = lock_kept;
         dx0 = c0_32;
         dx1 = c0_32;
         dx2 = c0_32;
@@ -18232,28 +18329,32 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         if (in_tree == tree0) begin
             dn_a$n0 = s1;
             dn_b$n0 = s1;
-            dn_c$n0 = s1;
+            dn_c1$n0 = s1;
+            dn_c2$n0 = s1;
             dn_df$n0 = s1;
             dn_dd$n0 = s1;
         end
         else if (in_tree == tree1) begin
             dn_a$n1 = s1;
             dn_b$n1 = s1;
-            dn_c$n1 = s1;
+            dn_c1$n1 = s1;
+            dn_c2$n1 = s1;
             dn_df$n1 = s1;
             dn_dd$n1 = s1;
         end
         else if (in_tree == tree2) begin
             dn_a$n2 = s1;
             dn_b$n2 = s1;
-            dn_c$n2 = s1;
+            dn_c1$n2 = s1;
+            dn_c2$n2 = s1;
             dn_df$n2 = s1;
             dn_dd$n2 = s1;
         end
         else begin
             dn_a$n3 = s1;
             dn_b$n3 = s1;
-            dn_c$n3 = s1;
+            dn_c1$n3 = s1;
+            dn_c2$n3 = s1;
             dn_df$n3 = s1;
             dn_dd$n3 = s1;
         end
@@ -18264,7 +18365,8 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         else begin
             p_b = in_seq == q_top;
         end
-        p_c = in_seq == rb;
+        p_c1 = in_seq == e1;
+        p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
         v_a$neg = da[32'h1f];
         v_a$zero = ~|da;
@@ -18284,11 +18386,16 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
             v_b$full = q_full;
         end
         v_b$done = dn_b$done;
-        v_c$neg = dc[32'h1f];
-        v_c$zero = ~|dc;
-        v_c$p = p_c;
-        v_c$full = 1'b0;
-        v_c$done = dn_c$done;
+        v_c1$neg = dc1[32'h1f];
+        v_c1$zero = ~|dc1;
+        v_c1$p = p_c1;
+        v_c1$full = 1'b0;
+        v_c1$done = dn_c1$done;
+        v_c2$neg = dc2[32'h1f];
+        v_c2$zero = ~|dc2;
+        v_c2$p = p_c2;
+        v_c2$full = 1'b0;
+        v_c2$done = dn_c2$done;
         v_df$neg = dd[32'h1f];
         v_df$zero = ~|dd;
         v_df$p = p_d;
@@ -18301,7 +18408,8 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         v_dd$done = dn_dd$done;
         o_a = v_a$outcome;
         o_b = v_b$outcome;
-        o_c = v_c$outcome;
+        o_c1 = v_c1$outcome;
+        o_c2 = v_c2$outcome;
         o_df = v_df$outcome;
         o_dd = v_dd$outcome;
         if (|in_seq) begin
@@ -18371,7 +18479,7 @@ module nc_engine$core$rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
 endmodule // nc_engine$core$rx$pre$dn_b
 
 
-module nc_engine$core$rx$pre$dn_c(trees,n0,n1,n2,n3,base,done);
+module nc_engine$core$rx$pre$dn_c1(trees,n0,n1,n2,n3,base,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -18392,7 +18500,31 @@ module nc_engine$core$rx$pre$dn_c(trees,n0,n1,n2,n3,base,done);
         done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
     end
     
-endmodule // nc_engine$core$rx$pre$dn_c
+endmodule // nc_engine$core$rx$pre$dn_c1
+
+
+module nc_engine$core$rx$pre$dn_c2(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_engine$core$rx$pre$dn_c2
 
 
 module nc_engine$core$rx$pre$dn_dd(trees,n0,n1,n2,n3,base,done);
@@ -18529,7 +18661,7 @@ module nc_engine$core$rx$pre$v_b(neg,zero,p,full,done,outcome);
 endmodule // nc_engine$core$rx$pre$v_b
 
 
-module nc_engine$core$rx$pre$v_c(neg,zero,p,full,done,outcome);
+module nc_engine$core$rx$pre$v_c1(neg,zero,p,full,done,outcome);
     
     // Module arguments
     input wire  neg;
@@ -18569,7 +18701,50 @@ module nc_engine$core$rx$pre$v_c(neg,zero,p,full,done,outcome);
         end
     end
     
-endmodule // nc_engine$core$rx$pre$v_c
+endmodule // nc_engine$core$rx$pre$v_c1
+
+
+module nc_engine$core$rx$pre$v_c2(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_engine$core$rx$pre$v_c2
 
 
 module nc_engine$core$rx$pre$v_dd(neg,zero,p,full,done,outcome);
@@ -18981,7 +19156,7 @@ module nc_engine$core$rx$r_ob(d,q,clock);
 endmodule // nc_engine$core$rx$r_ob
 
 
-module nc_engine$core$rx$r_oc(d,q,clock);
+module nc_engine$core$rx$r_oc1(d,q,clock);
     
     // Module arguments
     input wire  [2:0] d;
@@ -18997,7 +19172,26 @@ module nc_engine$core$rx$r_oc(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$rx$r_oc
+endmodule // nc_engine$core$rx$r_oc1
+
+
+module nc_engine$core$rx$r_oc2(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_oc2
 
 
 module nc_engine$core$rx$r_odd(d,q,clock);
@@ -19095,7 +19289,7 @@ module nc_engine$core$rx$r_pb(d,q,clock);
 endmodule // nc_engine$core$rx$r_pb
 
 
-module nc_engine$core$rx$r_pc(d,q,clock);
+module nc_engine$core$rx$r_pc1(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19111,7 +19305,26 @@ module nc_engine$core$rx$r_pc(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$rx$r_pc
+endmodule // nc_engine$core$rx$r_pc1
+
+
+module nc_engine$core$rx$r_pc2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_pc2
 
 
 module nc_engine$core$rx$r_pd(d,q,clock);
@@ -19303,6 +19516,25 @@ module nc_engine$core$rx$u_restart(d,q,clock);
     end
           
 endmodule // nc_engine$core$rx$u_restart
+
+
+module nc_engine$core$rx$u_take(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$u_take
 
 
 module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);

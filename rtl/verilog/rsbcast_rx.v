@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -11,6 +11,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     input wire  apply;
     input wire  [1:0] copy_tree;
     input wire  [31:0] copy_seq;
+    input wire  lock_take;
+    input wire  [31:0] lock_kept;
     input wire  [1:0] in_tree;
     input wire  [31:0] in_seq;
     input wire  [2:0] trees;
@@ -49,7 +51,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     reg  [31:0] pre$e_seq;
     reg  pre$e_deliver;
     reg  pre$e_push;
-    reg  [31:0] pre$rb;
+    reg  [31:0] pre$lock_kept;
     reg  [31:0] pre$q_next0;
     reg  [31:0] pre$q_next1;
     reg  [31:0] pre$q_next2;
@@ -60,13 +62,15 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     reg  pre$q_full;
     wire  [2:0] pre$o_a;
     wire  [2:0] pre$o_b;
-    wire  [2:0] pre$o_c;
+    wire  [2:0] pre$o_c1;
+    wire  [2:0] pre$o_c2;
     wire  [2:0] pre$o_df;
     wire  [2:0] pre$o_dd;
     wire  [2:0] pre$o_fresh;
     wire  pre$p_a;
     wire  pre$p_b;
-    wire  pre$p_c;
+    wire  pre$p_c1;
+    wire  pre$p_c2;
     wire  pre$p_d;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
@@ -74,9 +78,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     reg  [2:0] r_ob$d;
     wire  [2:0] r_ob$q;
     reg  r_ob$clock;
-    reg  [2:0] r_oc$d;
-    wire  [2:0] r_oc$q;
-    reg  r_oc$clock;
+    reg  [2:0] r_oc1$d;
+    wire  [2:0] r_oc1$q;
+    reg  r_oc1$clock;
+    reg  [2:0] r_oc2$d;
+    wire  [2:0] r_oc2$q;
+    reg  r_oc2$clock;
     reg  [2:0] r_odf$d;
     wire  [2:0] r_odf$q;
     reg  r_odf$clock;
@@ -92,9 +99,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     reg  r_pb$d;
     wire  r_pb$q;
     reg  r_pb$clock;
-    reg  r_pc$d;
-    wire  r_pc$q;
-    reg  r_pc$clock;
+    reg  r_pc1$d;
+    wire  r_pc1$q;
+    reg  r_pc1$clock;
+    reg  r_pc2$d;
+    wire  r_pc2$q;
+    reg  r_pc2$clock;
     reg  r_pd$d;
     wire  r_pd$q;
     reg  r_pd$clock;
@@ -107,6 +117,9 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
     reg  u_rbnz$d;
     wire  u_rbnz$q;
     reg  u_rbnz$clock;
+    reg  u_take$d;
+    wire  u_take$q;
+    reg  u_take$clock;
     reg  [2:0] u_fresh$d;
     wire  [2:0] u_fresh$q;
     reg  u_fresh$clock;
@@ -253,7 +266,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         .e_seq(pre$e_seq),
         .e_deliver(pre$e_deliver),
         .e_push(pre$e_push),
-        .rb(pre$rb),
+        .lock_kept(pre$lock_kept),
         .q_next0(pre$q_next0),
         .q_next1(pre$q_next1),
         .q_next2(pre$q_next2),
@@ -264,13 +277,15 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         .q_full(pre$q_full),
         .o_a(pre$o_a),
         .o_b(pre$o_b),
-        .o_c(pre$o_c),
+        .o_c1(pre$o_c1),
+        .o_c2(pre$o_c2),
         .o_df(pre$o_df),
         .o_dd(pre$o_dd),
         .o_fresh(pre$o_fresh),
         .p_a(pre$p_a),
         .p_b(pre$p_b),
-        .p_c(pre$p_c),
+        .p_c1(pre$p_c1),
+        .p_c2(pre$p_c2),
         .p_d(pre$p_d)
     );
     rsbcast_rx$r_oa r_oa(
@@ -283,10 +298,15 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         .q(r_ob$q),
         .clock(r_ob$clock)
     );
-    rsbcast_rx$r_oc r_oc(
-        .d(r_oc$d),
-        .q(r_oc$q),
-        .clock(r_oc$clock)
+    rsbcast_rx$r_oc1 r_oc1(
+        .d(r_oc1$d),
+        .q(r_oc1$q),
+        .clock(r_oc1$clock)
+    );
+    rsbcast_rx$r_oc2 r_oc2(
+        .d(r_oc2$d),
+        .q(r_oc2$q),
+        .clock(r_oc2$clock)
     );
     rsbcast_rx$r_odf r_odf(
         .d(r_odf$d),
@@ -313,10 +333,15 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         .q(r_pb$q),
         .clock(r_pb$clock)
     );
-    rsbcast_rx$r_pc r_pc(
-        .d(r_pc$d),
-        .q(r_pc$q),
-        .clock(r_pc$clock)
+    rsbcast_rx$r_pc1 r_pc1(
+        .d(r_pc1$d),
+        .q(r_pc1$q),
+        .clock(r_pc1$clock)
+    );
+    rsbcast_rx$r_pc2 r_pc2(
+        .d(r_pc2$d),
+        .q(r_pc2$q),
+        .clock(r_pc2$clock)
     );
     rsbcast_rx$r_pd r_pd(
         .d(r_pd$d),
@@ -337,6 +362,11 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         .d(u_rbnz$d),
         .q(u_rbnz$q),
         .clock(u_rbnz$clock)
+    );
+    rsbcast_rx$u_take u_take(
+        .d(u_take$d),
+        .q(u_take$q),
+        .clock(u_take$clock)
     );
     rsbcast_rx$u_fresh u_fresh(
         .d(u_fresh$d),
@@ -572,32 +602,38 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         judge$copy_seq = copy_seq;
         r_oa$clock = clock;
         r_ob$clock = clock;
-        r_oc$clock = clock;
+        r_oc1$clock = clock;
+        r_oc2$clock = clock;
         r_odf$clock = clock;
         r_odd$clock = clock;
         r_ofr$clock = clock;
         r_pa$clock = clock;
         r_pb$clock = clock;
-        r_pc$clock = clock;
+        r_pc1$clock = clock;
+        r_pc2$clock = clock;
         r_pd$clock = clock;
         u_restart$clock = clock;
         u_apply$clock = clock;
         u_rbnz$clock = clock;
+        u_take$clock = clock;
         u_fresh$clock = clock;
         u_out$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
-        r_oc$d = r_oc$q;
+        r_oc1$d = r_oc1$q;
+        r_oc2$d = r_oc2$q;
         r_odf$d = r_odf$q;
         r_odd$d = r_odd$q;
         r_ofr$d = r_ofr$q;
         r_pa$d = r_pa$q;
         r_pb$d = r_pb$q;
-        r_pc$d = r_pc$q;
+        r_pc1$d = r_pc1$q;
+        r_pc2$d = r_pc2$q;
         r_pd$d = r_pd$q;
         u_restart$d = u_restart$q;
         u_apply$d = u_apply$q;
         u_rbnz$d = u_rbnz$q;
+        u_take$d = u_take$q;
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
         if (u_restart$q) begin
@@ -609,9 +645,13 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
                 sel_o = r_odd$q;
                 sel_p = r_pd$q;
             end
+            else if (u_rbnz$q && u_take$q) begin
+                sel_o = r_oc1$q;
+                sel_p = r_pc1$q;
+            end
             else if (u_rbnz$q) begin
-                sel_o = r_oc$q;
-                sel_p = r_pc$q;
+                sel_o = r_oc2$q;
+                sel_p = r_pc2$q;
             end
             else begin
                 sel_o = r_ofr$q;
@@ -629,6 +669,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         u_restart$d = restart;
         u_apply$d = apply;
         u_rbnz$d = |restart_base;
+        u_take$d = lock_take;
         u_fresh$d = r_ofr$q;
         u_out$d = sel_o;
         pre$trees = trees;
@@ -638,7 +679,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         pre$e_seq = copy_seq;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
-        pre$rb = restart_base;
+        pre$lock_kept = lock_kept;
         pre$q_next0 = r_next0$q;
         pre$q_next1 = r_next1$q;
         pre$q_next2 = r_next2$q;
@@ -649,13 +690,15 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,in_tree,in
         pre$q_full = r_full$q;
         r_oa$d = pre$o_a;
         r_ob$d = pre$o_b;
-        r_oc$d = pre$o_c;
+        r_oc1$d = pre$o_c1;
+        r_oc2$d = pre$o_c2;
         r_odf$d = pre$o_df;
         r_odd$d = pre$o_dd;
         r_ofr$d = pre$o_fresh;
         r_pa$d = pre$p_a;
         r_pb$d = pre$p_b;
-        r_pc$d = pre$p_c;
+        r_pc1$d = pre$p_c1;
+        r_pc2$d = pre$p_c2;
         r_pd$d = pre$p_d;
         upd$restart = restart;
         upd$restart_base = restart_base;
@@ -767,7 +810,7 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
 endmodule // rsbcast_rx$judge
 
 
-module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c,o_df,o_dd,o_fresh,p_a,p_b,p_c,p_d);
+module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -777,7 +820,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
     input wire  [31:0] e_seq;
     input wire  e_deliver;
     input wire  e_push;
-    input wire  [31:0] rb;
+    input wire  [31:0] lock_kept;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
@@ -788,13 +831,15 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
     input wire  q_full;
     output reg  [2:0] o_a;
     output reg  [2:0] o_b;
-    output reg  [2:0] o_c;
+    output reg  [2:0] o_c1;
+    output reg  [2:0] o_c2;
     output reg  [2:0] o_df;
     output reg  [2:0] o_dd;
     output reg  [2:0] o_fresh;
     output reg  p_a;
     output reg  p_b;
-    output reg  p_c;
+    output reg  p_c1;
+    output reg  p_c2;
     output reg  p_d;
     
     // Constant declarations
@@ -823,12 +868,18 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
     reg  v_b$full;
     reg  v_b$done;
     wire  [2:0] v_b$outcome;
-    reg  v_c$neg;
-    reg  v_c$zero;
-    reg  v_c$p;
-    reg  v_c$full;
-    reg  v_c$done;
-    wire  [2:0] v_c$outcome;
+    reg  v_c1$neg;
+    reg  v_c1$zero;
+    reg  v_c1$p;
+    reg  v_c1$full;
+    reg  v_c1$done;
+    wire  [2:0] v_c1$outcome;
+    reg  v_c2$neg;
+    reg  v_c2$zero;
+    reg  v_c2$p;
+    reg  v_c2$full;
+    reg  v_c2$done;
+    wire  [2:0] v_c2$outcome;
     reg  v_df$neg;
     reg  v_df$zero;
     reg  v_df$p;
@@ -855,13 +906,20 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
     reg  [31:0] dn_b$n3;
     reg  [31:0] dn_b$base;
     wire  dn_b$done;
-    reg  [2:0] dn_c$trees;
-    reg  [31:0] dn_c$n0;
-    reg  [31:0] dn_c$n1;
-    reg  [31:0] dn_c$n2;
-    reg  [31:0] dn_c$n3;
-    reg  [31:0] dn_c$base;
-    wire  dn_c$done;
+    reg  [2:0] dn_c1$trees;
+    reg  [31:0] dn_c1$n0;
+    reg  [31:0] dn_c1$n1;
+    reg  [31:0] dn_c1$n2;
+    reg  [31:0] dn_c1$n3;
+    reg  [31:0] dn_c1$base;
+    wire  dn_c1$done;
+    reg  [2:0] dn_c2$trees;
+    reg  [31:0] dn_c2$n0;
+    reg  [31:0] dn_c2$n1;
+    reg  [31:0] dn_c2$n2;
+    reg  [31:0] dn_c2$n3;
+    reg  [31:0] dn_c2$base;
+    wire  dn_c2$done;
     reg  [2:0] dn_df$trees;
     reg  [31:0] dn_df$n0;
     reg  [31:0] dn_df$n1;
@@ -886,7 +944,8 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
     reg  [31:0] ea;
     reg  [31:0] da;
     reg  [31:0] db;
-    reg  [31:0] dc;
+    reg  [31:0] dc1;
+    reg  [31:0] dc2;
     reg  [31:0] dd;
     reg  [31:0] bx0;
     reg  [31:0] bx1;
@@ -914,13 +973,21 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         .done(v_b$done),
         .outcome(v_b$outcome)
     );
-    rsbcast_rx$pre$v_c v_c(
-        .neg(v_c$neg),
-        .zero(v_c$zero),
-        .p(v_c$p),
-        .full(v_c$full),
-        .done(v_c$done),
-        .outcome(v_c$outcome)
+    rsbcast_rx$pre$v_c1 v_c1(
+        .neg(v_c1$neg),
+        .zero(v_c1$zero),
+        .p(v_c1$p),
+        .full(v_c1$full),
+        .done(v_c1$done),
+        .outcome(v_c1$outcome)
+    );
+    rsbcast_rx$pre$v_c2 v_c2(
+        .neg(v_c2$neg),
+        .zero(v_c2$zero),
+        .p(v_c2$p),
+        .full(v_c2$full),
+        .done(v_c2$done),
+        .outcome(v_c2$outcome)
     );
     rsbcast_rx$pre$v_df v_df(
         .neg(v_df$neg),
@@ -956,14 +1023,23 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         .base(dn_b$base),
         .done(dn_b$done)
     );
-    rsbcast_rx$pre$dn_c dn_c(
-        .trees(dn_c$trees),
-        .n0(dn_c$n0),
-        .n1(dn_c$n1),
-        .n2(dn_c$n2),
-        .n3(dn_c$n3),
-        .base(dn_c$base),
-        .done(dn_c$done)
+    rsbcast_rx$pre$dn_c1 dn_c1(
+        .trees(dn_c1$trees),
+        .n0(dn_c1$n0),
+        .n1(dn_c1$n1),
+        .n2(dn_c1$n2),
+        .n3(dn_c1$n3),
+        .base(dn_c1$base),
+        .done(dn_c1$done)
+    );
+    rsbcast_rx$pre$dn_c2 dn_c2(
+        .trees(dn_c2$trees),
+        .n0(dn_c2$n0),
+        .n1(dn_c2$n1),
+        .n2(dn_c2$n2),
+        .n3(dn_c2$n3),
+        .base(dn_c2$base),
+        .done(dn_c2$done)
     );
     rsbcast_rx$pre$dn_df dn_df(
         .trees(dn_df$trees),
@@ -1043,13 +1119,20 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
-        dc = in_seq - rb;
-        dn_c$trees = trees;
-        dn_c$base = rb;
-        dn_c$n0 = rb;
-        dn_c$n1 = rb;
-        dn_c$n2 = rb;
-        dn_c$n3 = rb;
+        dc1 = in_seq - e1;
+        dn_c1$trees = trees;
+        dn_c1$base = e1;
+        dn_c1$n0 = e1;
+        dn_c1$n1 = e1;
+        dn_c1$n2 = e1;
+        dn_c1$n3 = e1;
+        dc2 = in_seq - lock_kept;
+        dn_c2$trees = trees;
+        dn_c2$base = lock_kept;
+        dn_c2$n0 = lock_kept;
+        dn_c2$n1 = lock_kept;
+        dn_c2$n2 = lock_kept;
+        dn_c2$n3 = lock_kept;
         dx0 = c0_32;
         dx1 = c0_32;
         dx2 = c0_32;
@@ -1087,28 +1170,32 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         if (in_tree == tree0) begin
             dn_a$n0 = s1;
             dn_b$n0 = s1;
-            dn_c$n0 = s1;
+            dn_c1$n0 = s1;
+            dn_c2$n0 = s1;
             dn_df$n0 = s1;
             dn_dd$n0 = s1;
         end
         else if (in_tree == tree1) begin
             dn_a$n1 = s1;
             dn_b$n1 = s1;
-            dn_c$n1 = s1;
+            dn_c1$n1 = s1;
+            dn_c2$n1 = s1;
             dn_df$n1 = s1;
             dn_dd$n1 = s1;
         end
         else if (in_tree == tree2) begin
             dn_a$n2 = s1;
             dn_b$n2 = s1;
-            dn_c$n2 = s1;
+            dn_c1$n2 = s1;
+            dn_c2$n2 = s1;
             dn_df$n2 = s1;
             dn_dd$n2 = s1;
         end
         else begin
             dn_a$n3 = s1;
             dn_b$n3 = s1;
-            dn_c$n3 = s1;
+            dn_c1$n3 = s1;
+            dn_c2$n3 = s1;
             dn_df$n3 = s1;
             dn_dd$n3 = s1;
         end
@@ -1119,7 +1206,8 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         else begin
             p_b = in_seq == q_top;
         end
-        p_c = in_seq == rb;
+        p_c1 = in_seq == e1;
+        p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
         v_a$neg = da[32'h1f];
         v_a$zero = ~|da;
@@ -1139,11 +1227,16 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
             v_b$full = q_full;
         end
         v_b$done = dn_b$done;
-        v_c$neg = dc[32'h1f];
-        v_c$zero = ~|dc;
-        v_c$p = p_c;
-        v_c$full = 1'b0;
-        v_c$done = dn_c$done;
+        v_c1$neg = dc1[32'h1f];
+        v_c1$zero = ~|dc1;
+        v_c1$p = p_c1;
+        v_c1$full = 1'b0;
+        v_c1$done = dn_c1$done;
+        v_c2$neg = dc2[32'h1f];
+        v_c2$zero = ~|dc2;
+        v_c2$p = p_c2;
+        v_c2$full = 1'b0;
+        v_c2$done = dn_c2$done;
         v_df$neg = dd[32'h1f];
         v_df$zero = ~|dd;
         v_df$p = p_d;
@@ -1156,7 +1249,8 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,rb,q_ne
         v_dd$done = dn_dd$done;
         o_a = v_a$outcome;
         o_b = v_b$outcome;
-        o_c = v_c$outcome;
+        o_c1 = v_c1$outcome;
+        o_c2 = v_c2$outcome;
         o_df = v_df$outcome;
         o_dd = v_dd$outcome;
         if (|in_seq) begin
@@ -1226,7 +1320,7 @@ module rsbcast_rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
 endmodule // rsbcast_rx$pre$dn_b
 
 
-module rsbcast_rx$pre$dn_c(trees,n0,n1,n2,n3,base,done);
+module rsbcast_rx$pre$dn_c1(trees,n0,n1,n2,n3,base,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -1247,7 +1341,31 @@ module rsbcast_rx$pre$dn_c(trees,n0,n1,n2,n3,base,done);
         done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
     end
     
-endmodule // rsbcast_rx$pre$dn_c
+endmodule // rsbcast_rx$pre$dn_c1
+
+
+module rsbcast_rx$pre$dn_c2(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // rsbcast_rx$pre$dn_c2
 
 
 module rsbcast_rx$pre$dn_dd(trees,n0,n1,n2,n3,base,done);
@@ -1384,7 +1502,7 @@ module rsbcast_rx$pre$v_b(neg,zero,p,full,done,outcome);
 endmodule // rsbcast_rx$pre$v_b
 
 
-module rsbcast_rx$pre$v_c(neg,zero,p,full,done,outcome);
+module rsbcast_rx$pre$v_c1(neg,zero,p,full,done,outcome);
     
     // Module arguments
     input wire  neg;
@@ -1424,7 +1542,50 @@ module rsbcast_rx$pre$v_c(neg,zero,p,full,done,outcome);
         end
     end
     
-endmodule // rsbcast_rx$pre$v_c
+endmodule // rsbcast_rx$pre$v_c1
+
+
+module rsbcast_rx$pre$v_c2(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // rsbcast_rx$pre$v_c2
 
 
 module rsbcast_rx$pre$v_dd(neg,zero,p,full,done,outcome);
@@ -1836,7 +1997,7 @@ module rsbcast_rx$r_ob(d,q,clock);
 endmodule // rsbcast_rx$r_ob
 
 
-module rsbcast_rx$r_oc(d,q,clock);
+module rsbcast_rx$r_oc1(d,q,clock);
     
     // Module arguments
     input wire  [2:0] d;
@@ -1852,7 +2013,26 @@ module rsbcast_rx$r_oc(d,q,clock);
        q <= d;
     end
           
-endmodule // rsbcast_rx$r_oc
+endmodule // rsbcast_rx$r_oc1
+
+
+module rsbcast_rx$r_oc2(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_oc2
 
 
 module rsbcast_rx$r_odd(d,q,clock);
@@ -1950,7 +2130,7 @@ module rsbcast_rx$r_pb(d,q,clock);
 endmodule // rsbcast_rx$r_pb
 
 
-module rsbcast_rx$r_pc(d,q,clock);
+module rsbcast_rx$r_pc1(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1966,7 +2146,26 @@ module rsbcast_rx$r_pc(d,q,clock);
        q <= d;
     end
           
-endmodule // rsbcast_rx$r_pc
+endmodule // rsbcast_rx$r_pc1
+
+
+module rsbcast_rx$r_pc2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_pc2
 
 
 module rsbcast_rx$r_pd(d,q,clock);
@@ -2158,6 +2357,25 @@ module rsbcast_rx$u_restart(d,q,clock);
     end
           
 endmodule // rsbcast_rx$u_restart
+
+
+module rsbcast_rx$u_take(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$u_take
 
 
 module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);

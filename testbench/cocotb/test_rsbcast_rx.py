@@ -23,6 +23,8 @@ class Rx:
         dut.copy_seq.value = 0
         dut.in_tree.value = 0
         dut.in_seq.value = 0
+        dut.lock_take.value = 0
+        dut.lock_kept.value = 0
         self.cycle = 0
         self.expired = []  # (cycle, missing)
         nctb.start_clock(dut.clock)
@@ -40,6 +42,9 @@ class Rx:
         await RisingEdge(self.dut.clock)
         self.dut.restart.value = 1
         self.dut.restart_base.value = base
+        # a lock-on point as lowi_core gives it beside the restart (the newest seq kept + 1)
+        self.dut.lock_take.value = 0
+        self.dut.lock_kept.value = base
         await RisingEdge(self.dut.clock)
         self.dut.restart.value = 0
         self.dut.restart_base.value = 0
