@@ -56,6 +56,13 @@ block! {
         pub out_mac: Signal<Out, Bits<48>>,
         pub out_ip: Signal<Out, Bits<32>>,
         pub out_port: Signal<Out, Bits<16>>,
+        /// The request fields of the cycle before (what a push in this cycle stores): the
+        /// request the core acts on now, for its NOT_LEADER reply.
+        pub last_client: Signal<Out, Bits<32>>,
+        pub last_seq: Signal<Out, Bits<64>>,
+        pub last_mac: Signal<Out, Bits<48>>,
+        pub last_ip: Signal<Out, Bits<32>>,
+        pub last_port: Signal<Out, Bits<16>>,
         ram_client: RAM<Bits<32>, A>,
         ram_seq: RAM<Bits<64>, A>,
         ram_len: RAM<Bits<8>, A>,
@@ -205,5 +212,10 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.out_mac.next = self.ram_mac.read_data.val();
         self.out_ip.next = self.ram_ip.read_data.val();
         self.out_port.next = self.ram_port.read_data.val();
+        self.last_client.next = self.w_client.q.val();
+        self.last_seq.next = self.w_seq.q.val();
+        self.last_mac.next = self.w_mac.q.val();
+        self.last_ip.next = self.w_ip.q.val();
+        self.last_port.next = self.w_port.q.val();
     }
 }

@@ -102,6 +102,13 @@ block! {
         pub nl_reply: Signal<Out, Bit>,
         pub nl_leader: Signal<Out, Bits<8>>,
         pub nl_epoch: Signal<Out, Bits<32>>,
+        /// The request `nl_reply` answers (the one that came on `cl_*` in the cycle before):
+        /// its client, seq and where it came from.
+        pub nl_client: Signal<Out, Bits<32>>,
+        pub nl_seq: Signal<Out, Bits<64>>,
+        pub nl_mac: Signal<Out, Bits<48>>,
+        pub nl_ip: Signal<Out, Bits<32>>,
+        pub nl_port: Signal<Out, Bits<16>>,
         pub state: Signal<Out, Bits<STATE_BITS>>,
         pub status: Signal<Out, Bits<32>>,
         pub epoch: Signal<Out, Bits<32>>,
@@ -336,6 +343,11 @@ impl<const P: usize> Logic for NcCore<P> {
         self.nl_reply.next = self.core.nl_reply.val();
         self.nl_leader.next = self.core.nl_leader.val();
         self.nl_epoch.next = self.core.nl_epoch.val();
+        self.nl_client.next = self.fifo.last_client.val();
+        self.nl_seq.next = self.fifo.last_seq.val();
+        self.nl_mac.next = self.fifo.last_mac.val();
+        self.nl_ip.next = self.fifo.last_ip.val();
+        self.nl_port.next = self.fifo.last_port.val();
         self.state.next = self.core.state.val();
         self.status.next = self.core.status.val();
         self.epoch.next = self.core.epoch.val();

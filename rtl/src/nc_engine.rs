@@ -344,13 +344,6 @@ block! {
         hc_eth_dst: DFF<Bits<48>>,
         hc_ip_src: DFF<Bits<32>>,
         hc_udp_src: DFF<Bits<16>>,
-        /// The client holding register, one cycle later: the request the core acts on (and may
-        /// answer NOT_LEADER) is the one taken in the cycle before.
-        nl_client: DFF<Bits<32>>,
-        nl_seq: DFF<Bits<64>>,
-        nl_mac: DFF<Bits<48>>,
-        nl_ip: DFF<Bits<32>>,
-        nl_port: DFF<Bits<16>>,
         takec: Signal<Local, Bit>,
         k0_2: Constant<Bits<2>> = Constant::new(0.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
@@ -460,18 +453,8 @@ impl Logic for NcEngine {
             hc_eth_src,
             hc_eth_dst,
             hc_ip_src,
-            hc_udp_src,
-            nl_client,
-            nl_seq,
-            nl_mac,
-            nl_ip,
-            nl_port
+            hc_udp_src
         );
-        self.nl_client.d.next = self.hc_client.q.val();
-        self.nl_seq.d.next = self.hc_req_seq.q.val();
-        self.nl_mac.d.next = self.hc_eth_src.q.val();
-        self.nl_ip.d.next = self.hc_ip_src.q.val();
-        self.nl_port.d.next = self.hc_udp_src.q.val();
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wdata.next = self.csr_wdata.val();
         self.core.csr_write.next = self.csr_write.val();
@@ -899,13 +882,13 @@ impl Logic for NcEngine {
         self.reply_gen.ok_ip.next = self.core.ok_ip.val();
         self.reply_gen.ok_port.next = self.core.ok_port.val();
         self.reply_gen.nl_valid.next = self.core.nl_reply.val();
-        self.reply_gen.nl_client.next = self.nl_client.q.val();
-        self.reply_gen.nl_seq.next = self.nl_seq.q.val();
+        self.reply_gen.nl_client.next = self.core.nl_client.val();
+        self.reply_gen.nl_seq.next = self.core.nl_seq.val();
         self.reply_gen.nl_leader.next = self.core.nl_leader.val();
         self.reply_gen.nl_epoch.next = self.core.nl_epoch.val();
-        self.reply_gen.nl_mac.next = self.nl_mac.q.val();
-        self.reply_gen.nl_ip.next = self.nl_ip.q.val();
-        self.reply_gen.nl_port.next = self.nl_port.q.val();
+        self.reply_gen.nl_mac.next = self.core.nl_mac.val();
+        self.reply_gen.nl_ip.next = self.core.nl_ip.val();
+        self.reply_gen.nl_port.next = self.core.nl_port.val();
         self.reply_gen.src_mac.next = self.src_mac.out.val();
         self.reply_gen.src_ip.next = self.core.cfg_src_ip.val();
         self.reply_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);

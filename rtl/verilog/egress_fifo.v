@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -26,6 +26,11 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
+    output reg  [31:0] last_client;
+    output reg  [63:0] last_seq;
+    output reg  [47:0] last_mac;
+    output reg  [31:0] last_ip;
+    output reg  [15:0] last_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -376,6 +381,11 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         out_mac = ram_mac$read_data;
         out_ip = ram_ip$read_data;
         out_port = ram_port$read_data;
+        last_client = w_client$q;
+        last_seq = w_seq$q;
+        last_mac = w_mac$q;
+        last_ip = w_ip$q;
+        last_port = w_port$q;
     end
     
 endmodule // egress_fifo

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,nl_client,nl_seq,nl_mac,nl_ip,nl_port,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -59,6 +59,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  nl_reply;
     output reg  [7:0] nl_leader;
     output reg  [31:0] nl_epoch;
+    output reg  [31:0] nl_client;
+    output reg  [63:0] nl_seq;
+    output reg  [47:0] nl_mac;
+    output reg  [31:0] nl_ip;
+    output reg  [15:0] nl_port;
     output reg  [2:0] state;
     output reg  [31:0] status;
     output reg  [31:0] epoch;
@@ -243,6 +248,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [47:0] fifo$out_mac;
     wire  [31:0] fifo$out_ip;
     wire  [15:0] fifo$out_port;
+    wire  [31:0] fifo$last_client;
+    wire  [63:0] fifo$last_seq;
+    wire  [47:0] fifo$last_mac;
+    wire  [31:0] fifo$last_ip;
+    wire  [15:0] fifo$last_port;
     reg  [2:0] r_bmax$d;
     wire  [2:0] r_bmax$q;
     reg  r_bmax$clock;
@@ -484,7 +494,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .out_payload(fifo$out_payload),
         .out_mac(fifo$out_mac),
         .out_ip(fifo$out_ip),
-        .out_port(fifo$out_port)
+        .out_port(fifo$out_port),
+        .last_client(fifo$last_client),
+        .last_seq(fifo$last_seq),
+        .last_mac(fifo$last_mac),
+        .last_ip(fifo$last_ip),
+        .last_port(fifo$last_port)
     );
     nc_core$r_bmax r_bmax(
         .d(r_bmax$d),
@@ -774,6 +789,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         nl_reply = core$nl_reply;
         nl_leader = core$nl_leader;
         nl_epoch = core$nl_epoch;
+        nl_client = fifo$last_client;
+        nl_seq = fifo$last_seq;
+        nl_mac = fifo$last_mac;
+        nl_ip = fifo$last_ip;
+        nl_port = fifo$last_port;
         state = core$state;
         status = core$status;
         epoch = core$epoch;
@@ -2929,7 +2949,7 @@ module nc_core$core$r_tmo_member(d,q,clock);
 endmodule // nc_core$core$r_tmo_member
 
 
-module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -2953,6 +2973,11 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
+    output reg  [31:0] last_client;
+    output reg  [63:0] last_seq;
+    output reg  [47:0] last_mac;
+    output reg  [31:0] last_ip;
+    output reg  [15:0] last_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -3303,6 +3328,11 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         out_mac = ram_mac$read_data;
         out_ip = ram_ip$read_data;
         out_port = ram_port$read_data;
+        last_client = w_client$q;
+        last_seq = w_seq$q;
+        last_mac = w_mac$q;
+        last_ip = w_ip$q;
+        last_port = w_port$q;
     end
     
 endmodule // nc_core$fifo

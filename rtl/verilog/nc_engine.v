@@ -224,6 +224,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  core$nl_reply;
     wire  [7:0] core$nl_leader;
     wire  [31:0] core$nl_epoch;
+    wire  [31:0] core$nl_client;
+    wire  [63:0] core$nl_seq;
+    wire  [47:0] core$nl_mac;
+    wire  [31:0] core$nl_ip;
+    wire  [15:0] core$nl_port;
     wire  [2:0] core$state;
     wire  [31:0] core$status;
     wire  [31:0] core$epoch;
@@ -850,21 +855,6 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] hc_udp_src$d;
     wire  [15:0] hc_udp_src$q;
     reg  hc_udp_src$clock;
-    reg  [31:0] nl_client$d;
-    wire  [31:0] nl_client$q;
-    reg  nl_client$clock;
-    reg  [63:0] nl_seq$d;
-    wire  [63:0] nl_seq$q;
-    reg  nl_seq$clock;
-    reg  [47:0] nl_mac$d;
-    wire  [47:0] nl_mac$q;
-    reg  nl_mac$clock;
-    reg  [31:0] nl_ip$d;
-    wire  [31:0] nl_ip$q;
-    reg  nl_ip$clock;
-    reg  [15:0] nl_port$d;
-    wire  [15:0] nl_port$q;
-    reg  nl_port$clock;
     
     // Local signals
     reg  room0;
@@ -933,6 +923,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .nl_reply(core$nl_reply),
         .nl_leader(core$nl_leader),
         .nl_epoch(core$nl_epoch),
+        .nl_client(core$nl_client),
+        .nl_seq(core$nl_seq),
+        .nl_mac(core$nl_mac),
+        .nl_ip(core$nl_ip),
+        .nl_port(core$nl_port),
         .state(core$state),
         .status(core$status),
         .epoch(core$epoch),
@@ -1766,31 +1761,6 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(hc_udp_src$q),
         .clock(hc_udp_src$clock)
     );
-    nc_engine$nl_client nl_client(
-        .d(nl_client$d),
-        .q(nl_client$q),
-        .clock(nl_client$clock)
-    );
-    nc_engine$nl_seq nl_seq(
-        .d(nl_seq$d),
-        .q(nl_seq$q),
-        .clock(nl_seq$clock)
-    );
-    nc_engine$nl_mac nl_mac(
-        .d(nl_mac$d),
-        .q(nl_mac$q),
-        .clock(nl_mac$clock)
-    );
-    nc_engine$nl_ip nl_ip(
-        .d(nl_ip$d),
-        .q(nl_ip$q),
-        .clock(nl_ip$clock)
-    );
-    nc_engine$nl_port nl_port(
-        .d(nl_port$d),
-        .q(nl_port$q),
-        .clock(nl_port$clock)
-    );
     
     // Update code
     always @(*) begin
@@ -1891,11 +1861,6 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$clock = clock;
         hc_ip_src$clock = clock;
         hc_udp_src$clock = clock;
-        nl_client$clock = clock;
-        nl_seq$clock = clock;
-        nl_mac$clock = clock;
-        nl_ip$clock = clock;
-        nl_port$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1982,16 +1947,6 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$d = hc_eth_dst$q;
         hc_ip_src$d = hc_ip_src$q;
         hc_udp_src$d = hc_udp_src$q;
-        nl_client$d = nl_client$q;
-        nl_seq$d = nl_seq$q;
-        nl_mac$d = nl_mac$q;
-        nl_ip$d = nl_ip$q;
-        nl_port$d = nl_port$q;
-        nl_client$d = hc_client$q;
-        nl_seq$d = hc_req_seq$q;
-        nl_mac$d = hc_eth_src$q;
-        nl_ip$d = hc_ip_src$q;
-        nl_port$d = hc_udp_src$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -2393,13 +2348,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         reply_gen$ok_ip = core$ok_ip;
         reply_gen$ok_port = core$ok_port;
         reply_gen$nl_valid = core$nl_reply;
-        reply_gen$nl_client = nl_client$q;
-        reply_gen$nl_seq = nl_seq$q;
+        reply_gen$nl_client = core$nl_client;
+        reply_gen$nl_seq = core$nl_seq;
         reply_gen$nl_leader = core$nl_leader;
         reply_gen$nl_epoch = core$nl_epoch;
-        reply_gen$nl_mac = nl_mac$q;
-        reply_gen$nl_ip = nl_ip$q;
-        reply_gen$nl_port = nl_port$q;
+        reply_gen$nl_mac = core$nl_mac;
+        reply_gen$nl_ip = core$nl_ip;
+        reply_gen$nl_port = core$nl_port;
         reply_gen$src_mac = src_mac$out;
         reply_gen$src_ip = core$cfg_src_ip;
         reply_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
@@ -2497,7 +2452,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,nl_client,nl_seq,nl_mac,nl_ip,nl_port,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
     
     // Module arguments
     input wire  clock;
@@ -2554,6 +2509,11 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  nl_reply;
     output reg  [7:0] nl_leader;
     output reg  [31:0] nl_epoch;
+    output reg  [31:0] nl_client;
+    output reg  [63:0] nl_seq;
+    output reg  [47:0] nl_mac;
+    output reg  [31:0] nl_ip;
+    output reg  [15:0] nl_port;
     output reg  [2:0] state;
     output reg  [31:0] status;
     output reg  [31:0] epoch;
@@ -2738,6 +2698,11 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [47:0] fifo$out_mac;
     wire  [31:0] fifo$out_ip;
     wire  [15:0] fifo$out_port;
+    wire  [31:0] fifo$last_client;
+    wire  [63:0] fifo$last_seq;
+    wire  [47:0] fifo$last_mac;
+    wire  [31:0] fifo$last_ip;
+    wire  [15:0] fifo$last_port;
     reg  [2:0] r_bmax$d;
     wire  [2:0] r_bmax$q;
     reg  r_bmax$clock;
@@ -2979,7 +2944,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .out_payload(fifo$out_payload),
         .out_mac(fifo$out_mac),
         .out_ip(fifo$out_ip),
-        .out_port(fifo$out_port)
+        .out_port(fifo$out_port),
+        .last_client(fifo$last_client),
+        .last_seq(fifo$last_seq),
+        .last_mac(fifo$last_mac),
+        .last_ip(fifo$last_ip),
+        .last_port(fifo$last_port)
     );
     nc_engine$core$r_bmax r_bmax(
         .d(r_bmax$d),
@@ -3269,6 +3239,11 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         nl_reply = core$nl_reply;
         nl_leader = core$nl_leader;
         nl_epoch = core$nl_epoch;
+        nl_client = fifo$last_client;
+        nl_seq = fifo$last_seq;
+        nl_mac = fifo$last_mac;
+        nl_ip = fifo$last_ip;
+        nl_port = fifo$last_port;
         state = core$state;
         status = core$status;
         epoch = core$epoch;
@@ -5424,7 +5399,7 @@ module nc_engine$core$core$r_tmo_member(d,q,clock);
 endmodule // nc_engine$core$core$r_tmo_member
 
 
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -5448,6 +5423,11 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     output reg  [47:0] out_mac;
     output reg  [31:0] out_ip;
     output reg  [15:0] out_port;
+    output reg  [31:0] last_client;
+    output reg  [63:0] last_seq;
+    output reg  [47:0] last_mac;
+    output reg  [31:0] last_ip;
+    output reg  [15:0] last_port;
     
     // Constant declarations
     localparam  k0_13 = 13'b0;
@@ -5798,6 +5778,11 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         out_mac = ram_mac$read_data;
         out_ip = ram_ip$read_data;
         out_port = ram_port$read_data;
+        last_client = w_client$q;
+        last_seq = w_seq$q;
+        last_mac = w_mac$q;
+        last_ip = w_ip$q;
+        last_port = w_port$q;
     end
     
 endmodule // nc_engine$core$fifo
@@ -30811,101 +30796,6 @@ module nc_engine$hq$xk(narrow,wide);
     // Update code (custom)
     always @(*) wide = {65'd0, narrow};
 endmodule // nc_engine$hq$xk
-
-
-module nc_engine$nl_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$nl_client
-
-
-module nc_engine$nl_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$nl_ip
-
-
-module nc_engine$nl_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$nl_mac
-
-
-module nc_engine$nl_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$nl_port
-
-
-module nc_engine$nl_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$nl_seq
 
 
 module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
