@@ -42,7 +42,10 @@ block! {
         pub clear: Signal<In, Bit>,
         /// The part of `clear` that can come with a `push` (the core's tick: a new epoch; an
         /// event that clears is never a request): it alone places the pushed entry in the RAM,
-        /// so the RAM's write address does not wait for the event's judgement.
+        /// so the RAM's write address does not wait for the event's judgement. `reserve` is 0
+        /// in its cycle (the tick empties the queue before its send, which then takes nothing),
+        /// so the pushed entry goes to `res` itself: no adder in front of the RAM's write address
+        /// (`res + reserve` there was `nc_core`'s longest path, from the tick's send decision).
         pub clear_tick: Signal<In, Bit>,
         /// Logical length.
         pub len: Signal<Out, Bits<13>>,
@@ -130,7 +133,7 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.ram_port.read_clock.next = self.clock.val();
         self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
         if self.clear_tick.val() {
-            self.waddr.next = self.res_next.val().get_bits::<A>(0);
+            self.waddr.next = self.res.q.val().get_bits::<A>(0);
         } else {
             self.waddr.next = self.wr.q.val().get_bits::<A>(0);
         }

@@ -25,6 +25,7 @@ use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
+use crate::prim::ZeroExtend;
 use crate::rsbcast_rx::outcome;
 
 /// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
@@ -93,6 +94,83 @@ pub const ENGINE_MAX_PAYLOAD: u64 = proto::regs::PAYLOAD_RTL as u64;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
+}
+
+block! {
+    /// The judge stage's test of a copy's epoch `x` against one value `r` the epoch register can
+    /// have when the copy is acted on (`r1` = `r + 1`), registered: `x < r`, `x > r`, and the
+    /// same against `r + 1` (what a timeout in the act cycle makes it). The `r + 1` pair is
+    /// derived (`x < r + 1` is `x <= r`), so it holds whenever `r` is not `u32::MAX`, the only
+    /// case a timeout can use it (a timeout at `u32::MAX` is EpochExhausted).
+    pub struct EpochJudge() {
+        pub clock: Signal<In, Clock>,
+        pub x: Signal<In, Bits<32>>,
+        pub r: Signal<In, Bits<32>>,
+        pub r1: Signal<In, Bits<32>>,
+        pub lt: Signal<Out, Bit>,
+        pub gt: Signal<Out, Bit>,
+        pub lt1: Signal<Out, Bit>,
+        pub gt1: Signal<Out, Bit>,
+        q_lt: DFF<Bit>,
+        q_gt: DFF<Bit>,
+        q_lt1: DFF<Bit>,
+        q_gt1: DFF<Bit>,
+        z_gt: Signal<Local, Bit>,
+    }
+}
+
+impl Default for EpochJudge {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for EpochJudge {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, q_lt, q_gt, q_lt1, q_gt1);
+        self.z_gt.next = self.x.val() > self.r.val();
+        self.q_lt.d.next = self.x.val() < self.r.val();
+        self.q_gt.d.next = self.z_gt.val();
+        self.q_lt1.d.next = !self.z_gt.val();
+        self.q_gt1.d.next = self.z_gt.val() && (self.x.val() != self.r1.val());
+        self.lt.next = self.q_lt.q.val();
+        self.gt.next = self.q_gt.q.val();
+        self.lt1.next = self.q_lt1.q.val();
+        self.gt1.next = self.q_gt1.q.val();
+    }
+}
+
+block! {
+    /// The judge stage's test of a copy's instance `x` against one pair of values the registers
+    /// `r_lins1` / `r_lins2` can have when the copy is acted on, registered.
+    pub struct InstJudge() {
+        pub clock: Signal<In, Clock>,
+        pub x: Signal<In, Bits<64>>,
+        pub a: Signal<In, Bits<64>>,
+        pub b: Signal<In, Bits<64>>,
+        pub eq_a: Signal<Out, Bit>,
+        pub eq_b: Signal<Out, Bit>,
+        q_a: DFF<Bit>,
+        q_b: DFF<Bit>,
+    }
+}
+
+impl Default for InstJudge {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for InstJudge {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, q_a, q_b);
+        self.q_a.d.next = self.x.val() == self.a.val();
+        self.q_b.d.next = self.x.val() == self.b.val();
+        self.eq_a.next = self.q_a.q.val();
+        self.eq_b.next = self.q_b.q.val();
+    }
 }
 
 block! {
@@ -181,7 +259,7 @@ block! {
         /// Drop every queued request (after this cycle's reservation).
         pub fifo_clear: Signal<Out, Bit>,
         /// The tick's part of `fifo_clear` (a NET-FAULT or a new epoch): the only clear that
-        /// can come with a push.
+        /// can come with a push, and never with a reserve (the tick's send takes nothing then).
         pub fifo_clear_tick: Signal<Out, Bit>,
         /// Requests taken by this cycle's send.
         pub fifo_reserve: Signal<Out, Bits<13>>,
@@ -382,11 +460,17 @@ block! {
         p_since_rx: Signal<Local, Bits<32>>,
         p_in_flight: Signal<Local, Bit>,
         e_len: Signal<Local, Bits<13>>,
-        /// From registers only: `min(fifo_len, batch_max)`, what a batch would leave, and both
-        /// (and an empty FIFO) against `fifo_depth`; the tick picks.
+        /// From registers only: `min(fifo_len, batch_max)` and what a batch would leave; whether
+        /// that and the FIFO (and an empty FIFO) leave room below `fifo_depth`; the tick picks.
+        /// What a batch leaves has room when `fifo_len < batch_max + fifo_depth` (and
+        /// `fifo_depth` is not 0): no `min` and no subtraction in front of the comparison.
         f_min: Signal<Local, Bits<13>>,
         f_rest: Signal<Local, Bits<13>>,
         f_zero: Signal<Local, Bit>,
+        f_bd: Signal<Local, Bits<14>>,
+        zx_bmax: ZeroExtend<13, 14>,
+        zx_depth: ZeroExtend<13, 14>,
+        zx_len: ZeroExtend<13, 14>,
         f_lt_rest: Signal<Local, Bit>,
         f_lt_len: Signal<Local, Bit>,
         q_room: Signal<Local, Bit>,
@@ -414,12 +498,60 @@ block! {
         j_mask: Signal<Local, Bits<4>>,
         j_v: Signal<Local, Bits<4>>,
         j_lock: Signal<Local, Bit>,
-        j_d: Signal<Local, Bits<32>>,
+        j_newer: Signal<Local, Bit>,
         j_take: Signal<Local, Bit>,
         j_seq1: Signal<Local, Bits<32>>,
         j_start: Signal<Local, Bits<32>>,
         j_new_epoch: Signal<Local, Bit>,
         j_skip_d: Signal<Local, Bit>,
+        /// The judge stage's skip test of the copy that comes (`seq − skip_seq` negative), against
+        /// each value `r_skip_seq` can have when the copy is acted on: unchanged, or a lock-on by
+        /// the copy acted on now at its `seq + 1` or at the kept `r_newest1`. `u_lock` / `u_take`
+        /// record what the act stage did, and pick one a cycle later.
+        g_skip_a: DFF<Bit>,
+        g_skip_b: DFF<Bit>,
+        g_skip_c: DFF<Bit>,
+        u_lock: DFF<Bit>,
+        u_take: DFF<Bit>,
+        /// The copy's epoch judged against each value `r_epoch` can have when it is acted on:
+        /// unchanged (`ej_a`), a timeout's `r_epoch + 1` (`ej_b`), 0 after a mode change
+        /// (`ej_z`), the copy acted on now's epoch, adopted or locked on (`ej_d`); the act stage's
+        /// record (`u_ep_*`) picks one a cycle later.
+        ej_a: EpochJudge,
+        ej_b: EpochJudge,
+        ej_z: EpochJudge,
+        ej_d: EpochJudge,
+        z_b1: Signal<Local, Bits<32>>,
+        z_d1: Signal<Local, Bits<32>>,
+        u_ep_rx: DFF<Bit>,
+        u_ep_zero: DFF<Bit>,
+        u_ep_inc: DFF<Bit>,
+        /// Joining: the copy's epoch against `r_sepoch` (or, `u_jgo`, the copy before's, in
+        /// `ej_d`), and whether its seq is newer than `r_newest` (or the copy before's seq, when
+        /// that one was taken).
+        g_same_a: DFF<Bit>,
+        g_new_a: DFF<Bit>,
+        g_new_b: DFF<Bit>,
+        z_nd_a: Signal<Local, Bits<32>>,
+        z_nd_b: Signal<Local, Bits<32>>,
+        u_jgo: DFF<Bit>,
+        /// The copy's instance against each pair `r_lins1` / `r_lins2` can hold when it is acted
+        /// on: unchanged (`ij_a`), after a batch send (`ij_v`), placed before the copy acted on
+        /// now (`ij_p`), or delivered by it (`ij_d`); `u_li_*` picks. A mode change needs no
+        /// candidate: it leaves the node Disabled, Armed or Joining before its first delivery,
+        /// where the instance is not compared (or it was Disabled, with the registers at 1 / 2
+        /// already, and START makes it the leader). And the instance's own tests: 0, the last.
+        ij_a: InstJudge,
+        ij_v: InstJudge,
+        ij_p: InstJudge,
+        ij_d: InstJudge,
+        u_li_v: DFF<Bit>,
+        u_li_p: DFF<Bit>,
+        u_li_d: DFF<Bit>,
+        g_i_zero: DFF<Bit>,
+        g_i_max: DFF<Bit>,
+        /// The request's length against the MTU and the FIFO entry (judged as it comes).
+        g_oversize: DFF<Bit>,
         j_skipped: Signal<Local, Bit>,
         j_placed: Signal<Local, Bit>,
         j_act_rx: Signal<Local, Bit>,
@@ -580,6 +712,24 @@ impl Logic for LowiCore {
             r_skip_seq,
             r_tmo_member,
             r_act_rx,
+            g_skip_a,
+            g_skip_b,
+            g_skip_c,
+            u_lock,
+            u_take,
+            u_ep_rx,
+            u_ep_zero,
+            u_ep_inc,
+            g_same_a,
+            g_new_a,
+            g_new_b,
+            u_jgo,
+            u_li_v,
+            u_li_p,
+            u_li_d,
+            g_i_zero,
+            g_i_max,
+            g_oversize,
             i_rx_valid,
             i_rx_port,
             i_rx_class,
@@ -663,7 +813,12 @@ impl Logic for LowiCore {
             self.f_min.next = self.fifo_len.val();
         }
         self.f_rest.next = self.fifo_len.val() - self.f_min.val();
-        self.f_lt_rest.next = self.f_rest.val() < self.fifo_depth.val();
+        self.zx_bmax.narrow.next = self.batch_max.val();
+        self.zx_depth.narrow.next = self.fifo_depth.val();
+        self.zx_len.narrow.next = self.fifo_len.val();
+        self.f_bd.next = self.zx_bmax.wide.val() + self.zx_depth.wide.val();
+        self.f_lt_rest.next =
+            self.fifo_depth.val().any() && (self.zx_len.wide.val() < self.f_bd.val());
         self.f_lt_len.next = self.fifo_len.val() < self.fifo_depth.val();
         // p_fifo_len is fifo_len, or 0 after a fault or a new epoch in the tick.
         self.f_zero.next = self.t_fault.val() || self.t_new_epoch.val();
@@ -765,8 +920,14 @@ impl Logic for LowiCore {
         // Lock-on (the model's `sync_copy`): the trees that showed a copy of one epoch (a copy
         // of another epoch starts over) and the newest seq those copies carried; once every
         // tree has, the receiver starts at that seq plus one.
-        self.j_same.next =
-            !self.r_sv.q.val().any() || (self.i_rx_epoch.q.val() == self.r_sepoch.q.val());
+        // (Judged a cycle before: the copy's epoch against `r_sepoch`, or the copy before's
+        // when that one set it.)
+        if self.u_jgo.q.val() {
+            self.j_same.next =
+                !self.r_sv.q.val().any() || (!self.ej_d.lt.val() && !self.ej_d.gt.val());
+        } else {
+            self.j_same.next = !self.r_sv.q.val().any() || self.g_same_a.q.val();
+        }
         if self.i_rx_port.q.val() == self.k0_2.val() {
             self.j_one.next = self.k_t0.val();
         } else if self.i_rx_port.q.val() == self.k1_2.val() {
@@ -795,10 +956,13 @@ impl Logic for LowiCore {
         // The newest seq: this copy's when it is the first of the epoch or newer than the kept
         // one ((seq - newest) as i32 > 0), else the kept one; its successor is the lock-on point
         // (`r_newest1` kept beside `r_newest`, `seq + 1` beside the comparison).
-        self.j_d.next = self.i_rx_seq.q.val() - self.r_newest.q.val();
-        self.j_take.next = !self.j_same.val()
-            || !self.r_sv.q.val().any()
-            || (self.j_d.val().any() && (self.j_d.val() < self.k_half_32.val()));
+        // (Judged a cycle before, against `r_newest` or the copy before's seq if it took it.)
+        if self.u_jgo.q.val() && self.u_take.q.val() {
+            self.j_newer.next = self.g_new_b.q.val();
+        } else {
+            self.j_newer.next = self.g_new_a.q.val();
+        }
+        self.j_take.next = !self.j_same.val() || !self.r_sv.q.val().any() || self.j_newer.val();
         self.j_seq1.next = self.i_rx_seq.q.val() + self.k1_32.val();
         self.lock_take.next = self.j_take.val();
         self.lock_kept.next = self.r_newest1.q.val();
@@ -807,14 +971,31 @@ impl Logic for LowiCore {
         } else {
             self.j_start.next = self.r_newest1.q.val();
         }
-        self.j_new_epoch.next =
-            self.j_lock.val() && (self.i_rx_epoch.q.val() != self.r_epoch.q.val());
-        // The copy's epoch against p_epoch (r_epoch, or r_epoch + 1 after a timeout): both
-        // comparisons are made on registers, the tick picks one.
-        self.e_lt0.next = self.i_rx_epoch.q.val() < self.r_epoch.q.val();
-        self.e_gt0.next = self.i_rx_epoch.q.val() > self.r_epoch.q.val();
-        self.e_lt1.next = self.i_rx_epoch.q.val() < self.r_epoch1.q.val();
-        self.e_gt1.next = self.i_rx_epoch.q.val() > self.r_epoch1.q.val();
+        // The copy's epoch against r_epoch (`e_*0`) and r_epoch + 1 (`e_*1`), judged a cycle
+        // before against every value r_epoch can have now; the record of what the act stage did
+        // then picks one, and this cycle's tick picks the pair below.
+        if self.u_ep_rx.q.val() {
+            self.e_lt0.next = self.ej_d.lt.val();
+            self.e_gt0.next = self.ej_d.gt.val();
+            self.e_lt1.next = self.ej_d.lt1.val();
+            self.e_gt1.next = self.ej_d.gt1.val();
+        } else if self.u_ep_zero.q.val() {
+            self.e_lt0.next = self.ej_z.lt.val();
+            self.e_gt0.next = self.ej_z.gt.val();
+            self.e_lt1.next = self.ej_z.lt1.val();
+            self.e_gt1.next = self.ej_z.gt1.val();
+        } else if self.u_ep_inc.q.val() {
+            self.e_lt0.next = self.ej_b.lt.val();
+            self.e_gt0.next = self.ej_b.gt.val();
+            self.e_lt1.next = self.ej_b.lt1.val();
+            self.e_gt1.next = self.ej_b.gt1.val();
+        } else {
+            self.e_lt0.next = self.ej_a.lt.val();
+            self.e_gt0.next = self.ej_a.gt.val();
+            self.e_lt1.next = self.ej_a.lt1.val();
+            self.e_gt1.next = self.ej_a.gt1.val();
+        }
+        self.j_new_epoch.next = self.j_lock.val() && (self.e_lt0.val() || self.e_gt0.val());
         if self.t_new_epoch.val() {
             self.e_lt.next = self.e_lt1.val();
             self.e_gt.next = self.e_gt1.val();
@@ -831,8 +1012,19 @@ impl Logic for LowiCore {
         // Copies of the lock-on epoch before the lock-on point are not ours (a later epoch
         // starts the receiver afresh and ends this).
         // (seq - skip_seq) as i32 < 0: the difference's top bit.
-        self.j_skip_d.next =
-            (self.i_rx_seq.q.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.g_skip_a.d.next =
+            (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.g_skip_b.d.next = (self.rx_seq.val() - self.j_seq1.val()) >= self.k_half_32.val();
+        self.g_skip_c.d.next = (self.rx_seq.val() - self.r_newest1.q.val()) >= self.k_half_32.val();
+        self.u_lock.d.next = self.j_lock.val();
+        self.u_take.d.next = self.j_take.val();
+        if !self.u_lock.q.val() {
+            self.j_skip_d.next = self.g_skip_a.q.val();
+        } else if self.u_take.q.val() {
+            self.j_skip_d.next = self.g_skip_b.q.val();
+        } else {
+            self.j_skip_d.next = self.g_skip_c.q.val();
+        }
         self.j_skipped.next = self.r_go.val()
             && self.r_skip.q.val()
             && !self.e_lt.val()
@@ -873,12 +1065,24 @@ impl Logic for LowiCore {
         self.r_bad_start.next = self.r_complete.val()
             && self.r_armed.val()
             && self.r_start_kind.val()
-            && ((self.i_rx_instance.q.val() == self.k0_64.val())
-                || (self.i_rx_instance.q.val() == self.k_max_64.val()));
+            && (self.g_i_zero.q.val() || self.g_i_max.q.val());
         // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
         // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
-        self.m_eq1.next = self.i_rx_instance.q.val() == self.r_lins1.q.val();
-        self.m_eq2.next = self.i_rx_instance.q.val() == self.r_lins2.q.val();
+        // (Judged a cycle before against every pair r_lins1 / r_lins2 can hold now; the record of
+        // what the act stage did then picks one.)
+        if self.u_li_d.q.val() {
+            self.m_eq1.next = self.ij_d.eq_a.val();
+            self.m_eq2.next = self.ij_d.eq_b.val();
+        } else if self.u_li_p.q.val() {
+            self.m_eq1.next = self.ij_p.eq_a.val();
+            self.m_eq2.next = self.ij_p.eq_b.val();
+        } else if self.u_li_v.q.val() {
+            self.m_eq1.next = self.ij_v.eq_a.val();
+            self.m_eq2.next = self.ij_v.eq_b.val();
+        } else {
+            self.m_eq1.next = self.ij_a.eq_a.val();
+            self.m_eq2.next = self.ij_a.eq_b.val();
+        }
         if self.t_value.val() {
             self.m_ok.next = self.m_eq2.val();
         } else {
@@ -886,11 +1090,11 @@ impl Logic for LowiCore {
         }
         // A joining node's first delivery sets its place: any instance but 0 (and the last).
         if self.r_lins_none.q.val() {
-            self.m_ok.next = self.i_rx_instance.q.val().any();
+            self.m_ok.next = !self.g_i_zero.q.val();
         }
         self.r_mismatch.next = self.r_complete.val()
             && !self.r_armed.val()
-            && (!self.m_ok.val() || (self.i_rx_instance.q.val() == self.k_max_64.val()));
+            && (!self.m_ok.val() || self.g_i_max.q.val());
         self.r_any_fault.next = self.r_inflight_fault.val()
             || self.r_seq_fault.val()
             || self.r_bad_start.val()
@@ -910,8 +1114,8 @@ impl Logic for LowiCore {
             self.i_cl_valid.q.val() && (self.i_cl_class.q.val() == self.c_expected.val());
         // The FIFO stores payloads of up to `max_payload` bytes (`LowiCore::new`); longer ones
         // count as oversize.
-        self.q_oversize.next = ((self.i_cl_len.q.val() + self.k_overhead.val()) > self.mtu.val())
-            || (self.i_cl_len.q.val() > self.k_max_payload.val());
+        // (Judged in the cycle the request came, `g_oversize`.)
+        self.q_oversize.next = self.g_oversize.q.val();
 
         // ================= outputs =================
         self.send.next = self.t_send.val() || self.c_start.val();
@@ -1287,5 +1491,62 @@ impl Logic for LowiCore {
         } else {
             self.status.next = self.s_base.val();
         }
+
+        // ================= judge stage (the copy that comes, raw `rx_*`) =================
+        // Against every value the state can have when the copy is acted on next cycle; the
+        // act stage records what it did (`u_*`) and picks then (rtl/README, "Step 2").
+        self.u_ep_rx.d.next = self.r_adopt.val() || self.j_new_epoch.val();
+        self.u_ep_zero.d.next = self.c_mode.val();
+        self.u_ep_inc.d.next = self.t_new_epoch.val();
+        self.z_b1.next = self.r_epoch1.q.val() + self.k1_32.val();
+        self.z_d1.next = self.i_rx_epoch.q.val() + self.k1_32.val();
+        self.ej_a.clock.next = self.clock.val();
+        self.ej_a.x.next = self.rx_epoch.val();
+        self.ej_a.r.next = self.r_epoch.q.val();
+        self.ej_a.r1.next = self.r_epoch1.q.val();
+        self.ej_b.clock.next = self.clock.val();
+        self.ej_b.x.next = self.rx_epoch.val();
+        self.ej_b.r.next = self.r_epoch1.q.val();
+        self.ej_b.r1.next = self.z_b1.val();
+        self.ej_z.clock.next = self.clock.val();
+        self.ej_z.x.next = self.rx_epoch.val();
+        self.ej_z.r.next = self.k0_32.val();
+        self.ej_z.r1.next = self.k1_32.val();
+        self.ej_d.clock.next = self.clock.val();
+        self.ej_d.x.next = self.rx_epoch.val();
+        self.ej_d.r.next = self.i_rx_epoch.q.val();
+        self.ej_d.r1.next = self.z_d1.val();
+        self.u_jgo.d.next = self.j_go.val();
+        self.g_same_a.d.next = self.rx_epoch.val() == self.r_sepoch.q.val();
+        self.z_nd_a.next = self.rx_seq.val() - self.r_newest.q.val();
+        self.z_nd_b.next = self.rx_seq.val() - self.i_rx_seq.q.val();
+        self.g_new_a.d.next = self.z_nd_a.val().any() && (self.z_nd_a.val() < self.k_half_32.val());
+        self.g_new_b.d.next = self.z_nd_b.val().any() && (self.z_nd_b.val() < self.k_half_32.val());
+        self.u_li_d.d.next = self.rx_deliver.val();
+        self.u_li_p.d.next =
+            self.r_start_ok.val() || (self.j_placed.val() && !self.r_value_kind.val());
+        self.u_li_v.d.next = self.t_value.val();
+        self.ij_a.clock.next = self.clock.val();
+        self.ij_a.x.next = self.rx_instance.val();
+        self.ij_a.a.next = self.r_lins1.q.val();
+        self.ij_a.b.next = self.r_lins2.q.val();
+        self.ij_v.clock.next = self.clock.val();
+        self.ij_v.x.next = self.rx_instance.val();
+        self.ij_v.a.next = self.r_lins2.q.val();
+        self.ij_v.b.next = self.l2_inc.val();
+        self.ij_p.clock.next = self.clock.val();
+        self.ij_p.x.next = self.rx_instance.val();
+        self.ij_p.a.next = self.i_rx_instance.q.val();
+        self.ij_p.b.next = self.l2_rx1.val();
+        self.ij_d.clock.next = self.clock.val();
+        self.ij_d.x.next = self.rx_instance.val();
+        self.ij_d.a.next = self.l2_rx1.val();
+        self.ij_d.b.next = self.l2_rx2.val();
+        self.g_i_zero.d.next = self.rx_instance.val() == self.k0_64.val();
+        self.g_i_max.d.next = self.rx_instance.val() == self.k_max_64.val();
+        // The FIFO stores payloads of up to `max_payload` bytes (`LowiCore::new`); longer ones
+        // count as oversize.
+        self.g_oversize.d.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())
+            || (self.cl_len.val() > self.k_max_payload.val());
     }
 }

@@ -297,7 +297,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         ram_port$read_clock = clock;
         res_next = (res$q + reserve) & k_mask;
         if (clear_tick) begin
-            waddr = res_next[(32'h0)+:(6)];
+            waddr = res$q[(32'h0)+:(6)];
         end
         else begin
             waddr = wr$q[(32'h0)+:(6)];

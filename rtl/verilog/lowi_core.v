@@ -290,6 +290,122 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_act_rx$d;
     wire  r_act_rx$q;
     reg  r_act_rx$clock;
+    reg  [12:0] zx_bmax$narrow;
+    wire  [13:0] zx_bmax$wide;
+    reg  [12:0] zx_depth$narrow;
+    wire  [13:0] zx_depth$wide;
+    reg  [12:0] zx_len$narrow;
+    wire  [13:0] zx_len$wide;
+    reg  g_skip_a$d;
+    wire  g_skip_a$q;
+    reg  g_skip_a$clock;
+    reg  g_skip_b$d;
+    wire  g_skip_b$q;
+    reg  g_skip_b$clock;
+    reg  g_skip_c$d;
+    wire  g_skip_c$q;
+    reg  g_skip_c$clock;
+    reg  u_lock$d;
+    wire  u_lock$q;
+    reg  u_lock$clock;
+    reg  u_take$d;
+    wire  u_take$q;
+    reg  u_take$clock;
+    reg  ej_a$clock;
+    reg  [31:0] ej_a$x;
+    reg  [31:0] ej_a$r;
+    reg  [31:0] ej_a$r1;
+    wire  ej_a$lt;
+    wire  ej_a$gt;
+    wire  ej_a$lt1;
+    wire  ej_a$gt1;
+    reg  ej_b$clock;
+    reg  [31:0] ej_b$x;
+    reg  [31:0] ej_b$r;
+    reg  [31:0] ej_b$r1;
+    wire  ej_b$lt;
+    wire  ej_b$gt;
+    wire  ej_b$lt1;
+    wire  ej_b$gt1;
+    reg  ej_z$clock;
+    reg  [31:0] ej_z$x;
+    reg  [31:0] ej_z$r;
+    reg  [31:0] ej_z$r1;
+    wire  ej_z$lt;
+    wire  ej_z$gt;
+    wire  ej_z$lt1;
+    wire  ej_z$gt1;
+    reg  ej_d$clock;
+    reg  [31:0] ej_d$x;
+    reg  [31:0] ej_d$r;
+    reg  [31:0] ej_d$r1;
+    wire  ej_d$lt;
+    wire  ej_d$gt;
+    wire  ej_d$lt1;
+    wire  ej_d$gt1;
+    reg  u_ep_rx$d;
+    wire  u_ep_rx$q;
+    reg  u_ep_rx$clock;
+    reg  u_ep_zero$d;
+    wire  u_ep_zero$q;
+    reg  u_ep_zero$clock;
+    reg  u_ep_inc$d;
+    wire  u_ep_inc$q;
+    reg  u_ep_inc$clock;
+    reg  g_same_a$d;
+    wire  g_same_a$q;
+    reg  g_same_a$clock;
+    reg  g_new_a$d;
+    wire  g_new_a$q;
+    reg  g_new_a$clock;
+    reg  g_new_b$d;
+    wire  g_new_b$q;
+    reg  g_new_b$clock;
+    reg  u_jgo$d;
+    wire  u_jgo$q;
+    reg  u_jgo$clock;
+    reg  ij_a$clock;
+    reg  [63:0] ij_a$x;
+    reg  [63:0] ij_a$a;
+    reg  [63:0] ij_a$b;
+    wire  ij_a$eq_a;
+    wire  ij_a$eq_b;
+    reg  ij_v$clock;
+    reg  [63:0] ij_v$x;
+    reg  [63:0] ij_v$a;
+    reg  [63:0] ij_v$b;
+    wire  ij_v$eq_a;
+    wire  ij_v$eq_b;
+    reg  ij_p$clock;
+    reg  [63:0] ij_p$x;
+    reg  [63:0] ij_p$a;
+    reg  [63:0] ij_p$b;
+    wire  ij_p$eq_a;
+    wire  ij_p$eq_b;
+    reg  ij_d$clock;
+    reg  [63:0] ij_d$x;
+    reg  [63:0] ij_d$a;
+    reg  [63:0] ij_d$b;
+    wire  ij_d$eq_a;
+    wire  ij_d$eq_b;
+    reg  u_li_v$d;
+    wire  u_li_v$q;
+    reg  u_li_v$clock;
+    reg  u_li_p$d;
+    wire  u_li_p$q;
+    reg  u_li_p$clock;
+    reg  u_li_d$d;
+    wire  u_li_d$q;
+    reg  u_li_d$clock;
+    reg  g_i_zero$d;
+    wire  g_i_zero$q;
+    reg  g_i_zero$clock;
+    reg  g_i_max$d;
+    wire  g_i_max$q;
+    reg  g_i_max$clock;
+    reg  g_oversize$d;
+    wire  g_oversize$q;
+    reg  g_oversize$clock;
     
     // Local signals
     reg  [63:0] l2_inc;
@@ -339,6 +455,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [12:0] f_min;
     reg  [12:0] f_rest;
     reg  f_zero;
+    reg  [13:0] f_bd;
     reg  f_lt_rest;
     reg  f_lt_len;
     reg  q_room;
@@ -364,12 +481,16 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [3:0] j_mask;
     reg  [3:0] j_v;
     reg  j_lock;
-    reg  [31:0] j_d;
+    reg  j_newer;
     reg  j_take;
     reg  [31:0] j_seq1;
     reg  [31:0] j_start;
     reg  j_new_epoch;
     reg  j_skip_d;
+    reg  [31:0] z_b1;
+    reg  [31:0] z_d1;
+    reg  [31:0] z_nd_a;
+    reg  [31:0] z_nd_b;
     reg  j_skipped;
     reg  j_placed;
     reg  j_act_rx;
@@ -595,6 +716,180 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_act_rx$q),
         .clock(r_act_rx$clock)
     );
+    lowi_core$zx_bmax zx_bmax(
+        .narrow(zx_bmax$narrow),
+        .wide(zx_bmax$wide)
+    );
+    lowi_core$zx_depth zx_depth(
+        .narrow(zx_depth$narrow),
+        .wide(zx_depth$wide)
+    );
+    lowi_core$zx_len zx_len(
+        .narrow(zx_len$narrow),
+        .wide(zx_len$wide)
+    );
+    lowi_core$g_skip_a g_skip_a(
+        .d(g_skip_a$d),
+        .q(g_skip_a$q),
+        .clock(g_skip_a$clock)
+    );
+    lowi_core$g_skip_b g_skip_b(
+        .d(g_skip_b$d),
+        .q(g_skip_b$q),
+        .clock(g_skip_b$clock)
+    );
+    lowi_core$g_skip_c g_skip_c(
+        .d(g_skip_c$d),
+        .q(g_skip_c$q),
+        .clock(g_skip_c$clock)
+    );
+    lowi_core$u_lock u_lock(
+        .d(u_lock$d),
+        .q(u_lock$q),
+        .clock(u_lock$clock)
+    );
+    lowi_core$u_take u_take(
+        .d(u_take$d),
+        .q(u_take$q),
+        .clock(u_take$clock)
+    );
+    lowi_core$ej_a ej_a(
+        .clock(ej_a$clock),
+        .x(ej_a$x),
+        .r(ej_a$r),
+        .r1(ej_a$r1),
+        .lt(ej_a$lt),
+        .gt(ej_a$gt),
+        .lt1(ej_a$lt1),
+        .gt1(ej_a$gt1)
+    );
+    lowi_core$ej_b ej_b(
+        .clock(ej_b$clock),
+        .x(ej_b$x),
+        .r(ej_b$r),
+        .r1(ej_b$r1),
+        .lt(ej_b$lt),
+        .gt(ej_b$gt),
+        .lt1(ej_b$lt1),
+        .gt1(ej_b$gt1)
+    );
+    lowi_core$ej_z ej_z(
+        .clock(ej_z$clock),
+        .x(ej_z$x),
+        .r(ej_z$r),
+        .r1(ej_z$r1),
+        .lt(ej_z$lt),
+        .gt(ej_z$gt),
+        .lt1(ej_z$lt1),
+        .gt1(ej_z$gt1)
+    );
+    lowi_core$ej_d ej_d(
+        .clock(ej_d$clock),
+        .x(ej_d$x),
+        .r(ej_d$r),
+        .r1(ej_d$r1),
+        .lt(ej_d$lt),
+        .gt(ej_d$gt),
+        .lt1(ej_d$lt1),
+        .gt1(ej_d$gt1)
+    );
+    lowi_core$u_ep_rx u_ep_rx(
+        .d(u_ep_rx$d),
+        .q(u_ep_rx$q),
+        .clock(u_ep_rx$clock)
+    );
+    lowi_core$u_ep_zero u_ep_zero(
+        .d(u_ep_zero$d),
+        .q(u_ep_zero$q),
+        .clock(u_ep_zero$clock)
+    );
+    lowi_core$u_ep_inc u_ep_inc(
+        .d(u_ep_inc$d),
+        .q(u_ep_inc$q),
+        .clock(u_ep_inc$clock)
+    );
+    lowi_core$g_same_a g_same_a(
+        .d(g_same_a$d),
+        .q(g_same_a$q),
+        .clock(g_same_a$clock)
+    );
+    lowi_core$g_new_a g_new_a(
+        .d(g_new_a$d),
+        .q(g_new_a$q),
+        .clock(g_new_a$clock)
+    );
+    lowi_core$g_new_b g_new_b(
+        .d(g_new_b$d),
+        .q(g_new_b$q),
+        .clock(g_new_b$clock)
+    );
+    lowi_core$u_jgo u_jgo(
+        .d(u_jgo$d),
+        .q(u_jgo$q),
+        .clock(u_jgo$clock)
+    );
+    lowi_core$ij_a ij_a(
+        .clock(ij_a$clock),
+        .x(ij_a$x),
+        .a(ij_a$a),
+        .b(ij_a$b),
+        .eq_a(ij_a$eq_a),
+        .eq_b(ij_a$eq_b)
+    );
+    lowi_core$ij_v ij_v(
+        .clock(ij_v$clock),
+        .x(ij_v$x),
+        .a(ij_v$a),
+        .b(ij_v$b),
+        .eq_a(ij_v$eq_a),
+        .eq_b(ij_v$eq_b)
+    );
+    lowi_core$ij_p ij_p(
+        .clock(ij_p$clock),
+        .x(ij_p$x),
+        .a(ij_p$a),
+        .b(ij_p$b),
+        .eq_a(ij_p$eq_a),
+        .eq_b(ij_p$eq_b)
+    );
+    lowi_core$ij_d ij_d(
+        .clock(ij_d$clock),
+        .x(ij_d$x),
+        .a(ij_d$a),
+        .b(ij_d$b),
+        .eq_a(ij_d$eq_a),
+        .eq_b(ij_d$eq_b)
+    );
+    lowi_core$u_li_v u_li_v(
+        .d(u_li_v$d),
+        .q(u_li_v$q),
+        .clock(u_li_v$clock)
+    );
+    lowi_core$u_li_p u_li_p(
+        .d(u_li_p$d),
+        .q(u_li_p$q),
+        .clock(u_li_p$clock)
+    );
+    lowi_core$u_li_d u_li_d(
+        .d(u_li_d$d),
+        .q(u_li_d$q),
+        .clock(u_li_d$clock)
+    );
+    lowi_core$g_i_zero g_i_zero(
+        .d(g_i_zero$d),
+        .q(g_i_zero$q),
+        .clock(g_i_zero$clock)
+    );
+    lowi_core$g_i_max g_i_max(
+        .d(g_i_max$d),
+        .q(g_i_max$q),
+        .clock(g_i_max$clock)
+    );
+    lowi_core$g_oversize g_oversize(
+        .d(g_oversize$d),
+        .q(g_oversize$q),
+        .clock(g_oversize$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -625,6 +920,24 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
+        g_skip_a$clock = clock;
+        g_skip_b$clock = clock;
+        g_skip_c$clock = clock;
+        u_lock$clock = clock;
+        u_take$clock = clock;
+        u_ep_rx$clock = clock;
+        u_ep_zero$clock = clock;
+        u_ep_inc$clock = clock;
+        g_same_a$clock = clock;
+        g_new_a$clock = clock;
+        g_new_b$clock = clock;
+        u_jgo$clock = clock;
+        u_li_v$clock = clock;
+        u_li_p$clock = clock;
+        u_li_d$clock = clock;
+        g_i_zero$clock = clock;
+        g_i_max$clock = clock;
+        g_oversize$clock = clock;
         i_rx_valid$clock = clock;
         i_rx_port$clock = clock;
         i_rx_class$clock = clock;
@@ -664,6 +977,24 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
+        g_skip_a$d = g_skip_a$q;
+        g_skip_b$d = g_skip_b$q;
+        g_skip_c$d = g_skip_c$q;
+        u_lock$d = u_lock$q;
+        u_take$d = u_take$q;
+        u_ep_rx$d = u_ep_rx$q;
+        u_ep_zero$d = u_ep_zero$q;
+        u_ep_inc$d = u_ep_inc$q;
+        g_same_a$d = g_same_a$q;
+        g_new_a$d = g_new_a$q;
+        g_new_b$d = g_new_b$q;
+        u_jgo$d = u_jgo$q;
+        u_li_v$d = u_li_v$q;
+        u_li_p$d = u_li_p$q;
+        u_li_d$d = u_li_d$q;
+        g_i_zero$d = g_i_zero$q;
+        g_i_max$d = g_i_max$q;
+        g_oversize$d = g_oversize$q;
         i_rx_valid$d = i_rx_valid$q;
         i_rx_port$d = i_rx_port$q;
         i_rx_class$d = i_rx_class$q;
@@ -729,7 +1060,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             f_min = fifo_len;
         end
         f_rest = fifo_len - f_min;
-        f_lt_rest = f_rest < fifo_depth;
+        zx_bmax$narrow = batch_max;
+        zx_depth$narrow = fifo_depth;
+        zx_len$narrow = fifo_len;
+        f_bd = zx_bmax$wide + zx_depth$wide;
+        f_lt_rest = |fifo_depth && (zx_len$wide < f_bd);
         f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
         if (f_zero) begin
@@ -784,7 +1119,12 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         j_syncing = j_joining && ~r_synced$q;
         r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
         j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
-        j_same = ~|r_sv$q || (i_rx_epoch$q == r_sepoch$q);
+        if (u_jgo$q) begin
+            j_same = ~|r_sv$q || (~ej_d$lt && ~ej_d$gt);
+        end
+        else begin
+            j_same = ~|r_sv$q || g_same_a$q;
+        end
         if (i_rx_port$q == k0_2) begin
             j_one = k_t0;
         end
@@ -816,8 +1156,13 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             j_mask = k_m4;
         end
         j_lock = j_go && ((j_v & j_mask) == j_mask);
-        j_d = i_rx_seq$q - r_newest$q;
-        j_take = ~j_same || ~|r_sv$q || (|j_d && (j_d < k_half_32));
+        if (u_jgo$q && u_take$q) begin
+            j_newer = g_new_b$q;
+        end
+        else begin
+            j_newer = g_new_a$q;
+        end
+        j_take = ~j_same || ~|r_sv$q || j_newer;
         j_seq1 = i_rx_seq$q + k1_32;
         lock_take = j_take;
         lock_kept = r_newest1$q;
@@ -827,11 +1172,31 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             j_start = r_newest1$q;
         end
-        j_new_epoch = j_lock && (i_rx_epoch$q != r_epoch$q);
-        e_lt0 = i_rx_epoch$q < r_epoch$q;
-        e_gt0 = i_rx_epoch$q > r_epoch$q;
-        e_lt1 = i_rx_epoch$q < r_epoch1$q;
-        e_gt1 = i_rx_epoch$q > r_epoch1$q;
+        if (u_ep_rx$q) begin
+            e_lt0 = ej_d$lt;
+            e_gt0 = ej_d$gt;
+            e_lt1 = ej_d$lt1;
+            e_gt1 = ej_d$gt1;
+        end
+        else if (u_ep_zero$q) begin
+            e_lt0 = ej_z$lt;
+            e_gt0 = ej_z$gt;
+            e_lt1 = ej_z$lt1;
+            e_gt1 = ej_z$gt1;
+        end
+        else if (u_ep_inc$q) begin
+            e_lt0 = ej_b$lt;
+            e_gt0 = ej_b$gt;
+            e_lt1 = ej_b$lt1;
+            e_gt1 = ej_b$gt1;
+        end
+        else begin
+            e_lt0 = ej_a$lt;
+            e_gt0 = ej_a$gt;
+            e_lt1 = ej_a$lt1;
+            e_gt1 = ej_a$gt1;
+        end
+        j_new_epoch = j_lock && (e_lt0 || e_gt0);
         if (t_new_epoch) begin
             e_lt = e_lt1;
             e_gt = e_gt1;
@@ -845,7 +1210,20 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        j_skip_d = (i_rx_seq$q - r_skip_seq$q) >= k_half_32;
+        g_skip_a$d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        g_skip_b$d = (rx_seq - j_seq1) >= k_half_32;
+        g_skip_c$d = (rx_seq - r_newest1$q) >= k_half_32;
+        u_lock$d = j_lock;
+        u_take$d = j_take;
+        if (~u_lock$q) begin
+            j_skip_d = g_skip_a$q;
+        end
+        else if (u_take$q) begin
+            j_skip_d = g_skip_b$q;
+        end
+        else begin
+            j_skip_d = g_skip_c$q;
+        end
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
@@ -869,9 +1247,23 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_armed = p_state == s_armed;
         r_start_kind = i_rx_kind$q == k_start;
         r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
-        r_bad_start = r_complete && r_armed && r_start_kind && ((i_rx_instance$q == k0_64) || (i_rx_instance$q == k_max_64));
-        m_eq1 = i_rx_instance$q == r_lins1$q;
-        m_eq2 = i_rx_instance$q == r_lins2$q;
+        r_bad_start = r_complete && r_armed && r_start_kind && (g_i_zero$q || g_i_max$q);
+        if (u_li_d$q) begin
+            m_eq1 = ij_d$eq_a;
+            m_eq2 = ij_d$eq_b;
+        end
+        else if (u_li_p$q) begin
+            m_eq1 = ij_p$eq_a;
+            m_eq2 = ij_p$eq_b;
+        end
+        else if (u_li_v$q) begin
+            m_eq1 = ij_v$eq_a;
+            m_eq2 = ij_v$eq_b;
+        end
+        else begin
+            m_eq1 = ij_a$eq_a;
+            m_eq2 = ij_a$eq_b;
+        end
         if (t_value) begin
             m_ok = m_eq2;
         end
@@ -879,15 +1271,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             m_ok = m_eq1;
         end
         if (r_lins_none$q) begin
-            m_ok = |i_rx_instance$q;
+            m_ok = ~g_i_zero$q;
         end
-        r_mismatch = r_complete && ~r_armed && (~m_ok || (i_rx_instance$q == k_max_64));
+        r_mismatch = r_complete && ~r_armed && (~m_ok || g_i_max$q);
         r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
         q_req = i_cl_valid$q && (i_cl_class$q == c_expected);
-        q_oversize = ((i_cl_len$q + k_overhead) > mtu) || (i_cl_len$q > k_max_payload);
+        q_oversize = g_oversize$q;
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
@@ -1228,9 +1620,833 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             status = s_base;
         end
+        u_ep_rx$d = r_adopt || j_new_epoch;
+        u_ep_zero$d = c_mode;
+        u_ep_inc$d = t_new_epoch;
+        z_b1 = r_epoch1$q + k1_32;
+        z_d1 = i_rx_epoch$q + k1_32;
+        ej_a$clock = clock;
+        ej_a$x = rx_epoch;
+        ej_a$r = r_epoch$q;
+        ej_a$r1 = r_epoch1$q;
+        ej_b$clock = clock;
+        ej_b$x = rx_epoch;
+        ej_b$r = r_epoch1$q;
+        ej_b$r1 = z_b1;
+        ej_z$clock = clock;
+        ej_z$x = rx_epoch;
+        ej_z$r = k0_32;
+        ej_z$r1 = k1_32;
+        ej_d$clock = clock;
+        ej_d$x = rx_epoch;
+        ej_d$r = i_rx_epoch$q;
+        ej_d$r1 = z_d1;
+        u_jgo$d = j_go;
+        g_same_a$d = rx_epoch == r_sepoch$q;
+        z_nd_a = rx_seq - r_newest$q;
+        z_nd_b = rx_seq - i_rx_seq$q;
+        g_new_a$d = |z_nd_a && (z_nd_a < k_half_32);
+        g_new_b$d = |z_nd_b && (z_nd_b < k_half_32);
+        u_li_d$d = rx_deliver;
+        u_li_p$d = r_start_ok || (j_placed && ~r_value_kind);
+        u_li_v$d = t_value;
+        ij_a$clock = clock;
+        ij_a$x = rx_instance;
+        ij_a$a = r_lins1$q;
+        ij_a$b = r_lins2$q;
+        ij_v$clock = clock;
+        ij_v$x = rx_instance;
+        ij_v$a = r_lins2$q;
+        ij_v$b = l2_inc;
+        ij_p$clock = clock;
+        ij_p$x = rx_instance;
+        ij_p$a = i_rx_instance$q;
+        ij_p$b = l2_rx1;
+        ij_d$clock = clock;
+        ij_d$x = rx_instance;
+        ij_d$a = l2_rx1;
+        ij_d$b = l2_rx2;
+        g_i_zero$d = rx_instance == k0_64;
+        g_i_max$d = rx_instance == k_max_64;
+        g_oversize$d = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
     end
     
 endmodule // lowi_core
+
+
+module lowi_core$ej_a(clock,x,r,r1,lt,gt,lt1,gt1);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] x;
+    input wire  [31:0] r;
+    input wire  [31:0] r1;
+    output reg  lt;
+    output reg  gt;
+    output reg  lt1;
+    output reg  gt1;
+    
+    // Stub signals
+    reg  q_lt$d;
+    wire  q_lt$q;
+    reg  q_lt$clock;
+    reg  q_gt$d;
+    wire  q_gt$q;
+    reg  q_gt$clock;
+    reg  q_lt1$d;
+    wire  q_lt1$q;
+    reg  q_lt1$clock;
+    reg  q_gt1$d;
+    wire  q_gt1$q;
+    reg  q_gt1$clock;
+    
+    // Local signals
+    reg  z_gt;
+    
+    // Sub module instances
+    lowi_core$ej_a$q_lt q_lt(
+        .d(q_lt$d),
+        .q(q_lt$q),
+        .clock(q_lt$clock)
+    );
+    lowi_core$ej_a$q_gt q_gt(
+        .d(q_gt$d),
+        .q(q_gt$q),
+        .clock(q_gt$clock)
+    );
+    lowi_core$ej_a$q_lt1 q_lt1(
+        .d(q_lt1$d),
+        .q(q_lt1$q),
+        .clock(q_lt1$clock)
+    );
+    lowi_core$ej_a$q_gt1 q_gt1(
+        .d(q_gt1$d),
+        .q(q_gt1$q),
+        .clock(q_gt1$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_lt$clock = clock;
+        q_gt$clock = clock;
+        q_lt1$clock = clock;
+        q_gt1$clock = clock;
+        q_lt$d = q_lt$q;
+        q_gt$d = q_gt$q;
+        q_lt1$d = q_lt1$q;
+        q_gt1$d = q_gt1$q;
+        z_gt = x > r;
+        q_lt$d = x < r;
+        q_gt$d = z_gt;
+        q_lt1$d = ~z_gt;
+        q_gt1$d = z_gt && (x != r1);
+        lt = q_lt$q;
+        gt = q_gt$q;
+        lt1 = q_lt1$q;
+        gt1 = q_gt1$q;
+    end
+    
+endmodule // lowi_core$ej_a
+
+
+module lowi_core$ej_a$q_gt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_a$q_gt
+
+
+module lowi_core$ej_a$q_gt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_a$q_gt1
+
+
+module lowi_core$ej_a$q_lt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_a$q_lt
+
+
+module lowi_core$ej_a$q_lt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_a$q_lt1
+
+
+module lowi_core$ej_b(clock,x,r,r1,lt,gt,lt1,gt1);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] x;
+    input wire  [31:0] r;
+    input wire  [31:0] r1;
+    output reg  lt;
+    output reg  gt;
+    output reg  lt1;
+    output reg  gt1;
+    
+    // Stub signals
+    reg  q_lt$d;
+    wire  q_lt$q;
+    reg  q_lt$clock;
+    reg  q_gt$d;
+    wire  q_gt$q;
+    reg  q_gt$clock;
+    reg  q_lt1$d;
+    wire  q_lt1$q;
+    reg  q_lt1$clock;
+    reg  q_gt1$d;
+    wire  q_gt1$q;
+    reg  q_gt1$clock;
+    
+    // Local signals
+    reg  z_gt;
+    
+    // Sub module instances
+    lowi_core$ej_b$q_lt q_lt(
+        .d(q_lt$d),
+        .q(q_lt$q),
+        .clock(q_lt$clock)
+    );
+    lowi_core$ej_b$q_gt q_gt(
+        .d(q_gt$d),
+        .q(q_gt$q),
+        .clock(q_gt$clock)
+    );
+    lowi_core$ej_b$q_lt1 q_lt1(
+        .d(q_lt1$d),
+        .q(q_lt1$q),
+        .clock(q_lt1$clock)
+    );
+    lowi_core$ej_b$q_gt1 q_gt1(
+        .d(q_gt1$d),
+        .q(q_gt1$q),
+        .clock(q_gt1$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_lt$clock = clock;
+        q_gt$clock = clock;
+        q_lt1$clock = clock;
+        q_gt1$clock = clock;
+        q_lt$d = q_lt$q;
+        q_gt$d = q_gt$q;
+        q_lt1$d = q_lt1$q;
+        q_gt1$d = q_gt1$q;
+        z_gt = x > r;
+        q_lt$d = x < r;
+        q_gt$d = z_gt;
+        q_lt1$d = ~z_gt;
+        q_gt1$d = z_gt && (x != r1);
+        lt = q_lt$q;
+        gt = q_gt$q;
+        lt1 = q_lt1$q;
+        gt1 = q_gt1$q;
+    end
+    
+endmodule // lowi_core$ej_b
+
+
+module lowi_core$ej_b$q_gt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_b$q_gt
+
+
+module lowi_core$ej_b$q_gt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_b$q_gt1
+
+
+module lowi_core$ej_b$q_lt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_b$q_lt
+
+
+module lowi_core$ej_b$q_lt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_b$q_lt1
+
+
+module lowi_core$ej_d(clock,x,r,r1,lt,gt,lt1,gt1);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] x;
+    input wire  [31:0] r;
+    input wire  [31:0] r1;
+    output reg  lt;
+    output reg  gt;
+    output reg  lt1;
+    output reg  gt1;
+    
+    // Stub signals
+    reg  q_lt$d;
+    wire  q_lt$q;
+    reg  q_lt$clock;
+    reg  q_gt$d;
+    wire  q_gt$q;
+    reg  q_gt$clock;
+    reg  q_lt1$d;
+    wire  q_lt1$q;
+    reg  q_lt1$clock;
+    reg  q_gt1$d;
+    wire  q_gt1$q;
+    reg  q_gt1$clock;
+    
+    // Local signals
+    reg  z_gt;
+    
+    // Sub module instances
+    lowi_core$ej_d$q_lt q_lt(
+        .d(q_lt$d),
+        .q(q_lt$q),
+        .clock(q_lt$clock)
+    );
+    lowi_core$ej_d$q_gt q_gt(
+        .d(q_gt$d),
+        .q(q_gt$q),
+        .clock(q_gt$clock)
+    );
+    lowi_core$ej_d$q_lt1 q_lt1(
+        .d(q_lt1$d),
+        .q(q_lt1$q),
+        .clock(q_lt1$clock)
+    );
+    lowi_core$ej_d$q_gt1 q_gt1(
+        .d(q_gt1$d),
+        .q(q_gt1$q),
+        .clock(q_gt1$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_lt$clock = clock;
+        q_gt$clock = clock;
+        q_lt1$clock = clock;
+        q_gt1$clock = clock;
+        q_lt$d = q_lt$q;
+        q_gt$d = q_gt$q;
+        q_lt1$d = q_lt1$q;
+        q_gt1$d = q_gt1$q;
+        z_gt = x > r;
+        q_lt$d = x < r;
+        q_gt$d = z_gt;
+        q_lt1$d = ~z_gt;
+        q_gt1$d = z_gt && (x != r1);
+        lt = q_lt$q;
+        gt = q_gt$q;
+        lt1 = q_lt1$q;
+        gt1 = q_gt1$q;
+    end
+    
+endmodule // lowi_core$ej_d
+
+
+module lowi_core$ej_d$q_gt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_d$q_gt
+
+
+module lowi_core$ej_d$q_gt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_d$q_gt1
+
+
+module lowi_core$ej_d$q_lt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_d$q_lt
+
+
+module lowi_core$ej_d$q_lt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_d$q_lt1
+
+
+module lowi_core$ej_z(clock,x,r,r1,lt,gt,lt1,gt1);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] x;
+    input wire  [31:0] r;
+    input wire  [31:0] r1;
+    output reg  lt;
+    output reg  gt;
+    output reg  lt1;
+    output reg  gt1;
+    
+    // Stub signals
+    reg  q_lt$d;
+    wire  q_lt$q;
+    reg  q_lt$clock;
+    reg  q_gt$d;
+    wire  q_gt$q;
+    reg  q_gt$clock;
+    reg  q_lt1$d;
+    wire  q_lt1$q;
+    reg  q_lt1$clock;
+    reg  q_gt1$d;
+    wire  q_gt1$q;
+    reg  q_gt1$clock;
+    
+    // Local signals
+    reg  z_gt;
+    
+    // Sub module instances
+    lowi_core$ej_z$q_lt q_lt(
+        .d(q_lt$d),
+        .q(q_lt$q),
+        .clock(q_lt$clock)
+    );
+    lowi_core$ej_z$q_gt q_gt(
+        .d(q_gt$d),
+        .q(q_gt$q),
+        .clock(q_gt$clock)
+    );
+    lowi_core$ej_z$q_lt1 q_lt1(
+        .d(q_lt1$d),
+        .q(q_lt1$q),
+        .clock(q_lt1$clock)
+    );
+    lowi_core$ej_z$q_gt1 q_gt1(
+        .d(q_gt1$d),
+        .q(q_gt1$q),
+        .clock(q_gt1$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_lt$clock = clock;
+        q_gt$clock = clock;
+        q_lt1$clock = clock;
+        q_gt1$clock = clock;
+        q_lt$d = q_lt$q;
+        q_gt$d = q_gt$q;
+        q_lt1$d = q_lt1$q;
+        q_gt1$d = q_gt1$q;
+        z_gt = x > r;
+        q_lt$d = x < r;
+        q_gt$d = z_gt;
+        q_lt1$d = ~z_gt;
+        q_gt1$d = z_gt && (x != r1);
+        lt = q_lt$q;
+        gt = q_gt$q;
+        lt1 = q_lt1$q;
+        gt1 = q_gt1$q;
+    end
+    
+endmodule // lowi_core$ej_z
+
+
+module lowi_core$ej_z$q_gt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_z$q_gt
+
+
+module lowi_core$ej_z$q_gt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_z$q_gt1
+
+
+module lowi_core$ej_z$q_lt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_z$q_lt
+
+
+module lowi_core$ej_z$q_lt1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ej_z$q_lt1
+
+
+module lowi_core$g_i_max(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_i_max
+
+
+module lowi_core$g_i_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_i_zero
+
+
+module lowi_core$g_new_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_new_a
+
+
+module lowi_core$g_new_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_new_b
+
+
+module lowi_core$g_oversize(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_oversize
+
+
+module lowi_core$g_same_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_same_a
+
+
+module lowi_core$g_skip_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_skip_a
+
+
+module lowi_core$g_skip_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_skip_b
+
+
+module lowi_core$g_skip_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$g_skip_c
 
 
 module lowi_core$i_cl_class(d,q,clock);
@@ -1459,6 +2675,338 @@ module lowi_core$i_rx_valid(d,q,clock);
     end
           
 endmodule // lowi_core$i_rx_valid
+
+
+module lowi_core$ij_a(clock,x,a,b,eq_a,eq_b);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] x;
+    input wire  [63:0] a;
+    input wire  [63:0] b;
+    output reg  eq_a;
+    output reg  eq_b;
+    
+    // Stub signals
+    reg  q_a$d;
+    wire  q_a$q;
+    reg  q_a$clock;
+    reg  q_b$d;
+    wire  q_b$q;
+    reg  q_b$clock;
+    
+    // Sub module instances
+    lowi_core$ij_a$q_a q_a(
+        .d(q_a$d),
+        .q(q_a$q),
+        .clock(q_a$clock)
+    );
+    lowi_core$ij_a$q_b q_b(
+        .d(q_b$d),
+        .q(q_b$q),
+        .clock(q_b$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_a$clock = clock;
+        q_b$clock = clock;
+        q_a$d = q_a$q;
+        q_b$d = q_b$q;
+        q_a$d = x == a;
+        q_b$d = x == b;
+        eq_a = q_a$q;
+        eq_b = q_b$q;
+    end
+    
+endmodule // lowi_core$ij_a
+
+
+module lowi_core$ij_a$q_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_a$q_a
+
+
+module lowi_core$ij_a$q_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_a$q_b
+
+
+module lowi_core$ij_d(clock,x,a,b,eq_a,eq_b);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] x;
+    input wire  [63:0] a;
+    input wire  [63:0] b;
+    output reg  eq_a;
+    output reg  eq_b;
+    
+    // Stub signals
+    reg  q_a$d;
+    wire  q_a$q;
+    reg  q_a$clock;
+    reg  q_b$d;
+    wire  q_b$q;
+    reg  q_b$clock;
+    
+    // Sub module instances
+    lowi_core$ij_d$q_a q_a(
+        .d(q_a$d),
+        .q(q_a$q),
+        .clock(q_a$clock)
+    );
+    lowi_core$ij_d$q_b q_b(
+        .d(q_b$d),
+        .q(q_b$q),
+        .clock(q_b$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_a$clock = clock;
+        q_b$clock = clock;
+        q_a$d = q_a$q;
+        q_b$d = q_b$q;
+        q_a$d = x == a;
+        q_b$d = x == b;
+        eq_a = q_a$q;
+        eq_b = q_b$q;
+    end
+    
+endmodule // lowi_core$ij_d
+
+
+module lowi_core$ij_d$q_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_d$q_a
+
+
+module lowi_core$ij_d$q_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_d$q_b
+
+
+module lowi_core$ij_p(clock,x,a,b,eq_a,eq_b);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] x;
+    input wire  [63:0] a;
+    input wire  [63:0] b;
+    output reg  eq_a;
+    output reg  eq_b;
+    
+    // Stub signals
+    reg  q_a$d;
+    wire  q_a$q;
+    reg  q_a$clock;
+    reg  q_b$d;
+    wire  q_b$q;
+    reg  q_b$clock;
+    
+    // Sub module instances
+    lowi_core$ij_p$q_a q_a(
+        .d(q_a$d),
+        .q(q_a$q),
+        .clock(q_a$clock)
+    );
+    lowi_core$ij_p$q_b q_b(
+        .d(q_b$d),
+        .q(q_b$q),
+        .clock(q_b$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_a$clock = clock;
+        q_b$clock = clock;
+        q_a$d = q_a$q;
+        q_b$d = q_b$q;
+        q_a$d = x == a;
+        q_b$d = x == b;
+        eq_a = q_a$q;
+        eq_b = q_b$q;
+    end
+    
+endmodule // lowi_core$ij_p
+
+
+module lowi_core$ij_p$q_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_p$q_a
+
+
+module lowi_core$ij_p$q_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_p$q_b
+
+
+module lowi_core$ij_v(clock,x,a,b,eq_a,eq_b);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [63:0] x;
+    input wire  [63:0] a;
+    input wire  [63:0] b;
+    output reg  eq_a;
+    output reg  eq_b;
+    
+    // Stub signals
+    reg  q_a$d;
+    wire  q_a$q;
+    reg  q_a$clock;
+    reg  q_b$d;
+    wire  q_b$q;
+    reg  q_b$clock;
+    
+    // Sub module instances
+    lowi_core$ij_v$q_a q_a(
+        .d(q_a$d),
+        .q(q_a$q),
+        .clock(q_a$clock)
+    );
+    lowi_core$ij_v$q_b q_b(
+        .d(q_b$d),
+        .q(q_b$q),
+        .clock(q_b$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        q_a$clock = clock;
+        q_b$clock = clock;
+        q_a$d = q_a$q;
+        q_b$d = q_b$q;
+        q_a$d = x == a;
+        q_b$d = x == b;
+        eq_a = q_a$q;
+        eq_b = q_b$q;
+    end
+    
+endmodule // lowi_core$ij_v
+
+
+module lowi_core$ij_v$q_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_v$q_a
+
+
+module lowi_core$ij_v$q_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$ij_v$q_b
 
 
 module lowi_core$r_act_rx(d,q,clock);
@@ -2068,3 +3616,207 @@ module lowi_core$r_tmo_member(d,q,clock);
     end
           
 endmodule // lowi_core$r_tmo_member
+
+
+module lowi_core$u_ep_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_ep_inc
+
+
+module lowi_core$u_ep_rx(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_ep_rx
+
+
+module lowi_core$u_ep_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_ep_zero
+
+
+module lowi_core$u_jgo(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_jgo
+
+
+module lowi_core$u_li_d(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_li_d
+
+
+module lowi_core$u_li_p(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_li_p
+
+
+module lowi_core$u_li_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_li_v
+
+
+module lowi_core$u_lock(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_lock
+
+
+module lowi_core$u_take(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_take
+
+
+module lowi_core$zx_bmax(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [13:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1'd0, narrow};
+endmodule // lowi_core$zx_bmax
+
+
+module lowi_core$zx_depth(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [13:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1'd0, narrow};
+endmodule // lowi_core$zx_depth
+
+
+module lowi_core$zx_len(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [13:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {1'd0, narrow};
+endmodule // lowi_core$zx_len

@@ -42,7 +42,8 @@ class Fifo:
         d.push.value = int(push is not None)
         d.reserve.value = reserve
         d.clear.value = clear
-        d.clear_tick.value = clear  # a clear with a push comes from the core's tick
+        # A clear with a push comes from the core's tick, whose send then takes nothing.
+        d.clear_tick.value = clear if reserve == 0 else 0
         await ReadOnly()
         cyc = self.cycle
         await RisingEdge(d.clock)

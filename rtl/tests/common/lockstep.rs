@@ -1523,8 +1523,8 @@ impl Env {
     /// Join runs: the rest of the CSR sequence (proto/README, "Recovery on a card"). Once the
     /// node has locked on and decided, the members' timeout (TIMEOUT, not always) and ACTIVATE,
     /// sometimes after a silence of more than a timeout; ACTIVATE at random moments too (refused
-    /// unless the node may activate), JOIN without ENABLE (refused); after a safe exit, CTRL
-    /// <- 0 and ENABLE|JOIN again.
+    /// unless the node may activate), JOIN without ENABLE (refused); ENABLE|JOIN again while
+    /// Active (joining again); after a safe exit, CTRL <- 0 and ENABLE|JOIN again.
     fn join_steps(&mut self, t: u64, m: &Node) {
         if m.state() != State::Joining {
             self.activating = false;
@@ -1578,6 +1578,17 @@ impl Env {
                 Event::Write {
                     addr: addr::CTRL,
                     value,
+                },
+            );
+        }
+        if m.state() == State::Active && self.rng.one_in(300) {
+            // Joining again from Active: a mode change while the stream goes on (the epoch and
+            // the receiver start over, and the next copies meet them in the cycle after).
+            self.at(
+                t,
+                Event::Write {
+                    addr: addr::CTRL,
+                    value: join,
                 },
             );
         }
