@@ -36,8 +36,11 @@ block! {
         pub push_mac: Signal<In, Bits<48>>,
         pub push_ip: Signal<In, Bits<32>>,
         pub push_port: Signal<In, Bits<16>>,
-        /// Requests taken by this cycle's send.
-        pub reserve: Signal<In, Bits<13>>,
+        /// How many requests a send in this cycle takes (from registers, early: every sum and
+        /// difference with it is made before `reserve` is known).
+        pub take: Signal<In, Bits<13>>,
+        /// A send takes `take` requests this cycle (late: the core's tick; it only selects).
+        pub reserve: Signal<In, Bit>,
         /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
         pub clear: Signal<In, Bit>,
         /// The part of `clear` that can come with a `push` (the core's tick: a new epoch; an
@@ -91,6 +94,12 @@ block! {
         w_port: DFF<Bits<16>>,
         res_next: Signal<Local, Bits<13>>,
         res_next1: Signal<Local, Bits<13>>,
+        res_t: Signal<Local, Bits<13>>,
+        res_t1: Signal<Local, Bits<13>>,
+        res1: Signal<Local, Bits<13>>,
+        cnt_t: Signal<Local, Bits<13>>,
+        cnt_t1: Signal<Local, Bits<13>>,
+        cnt1: Signal<Local, Bits<13>>,
         wr1: Signal<Local, Bits<13>>,
         waddr: Signal<Local, Bits<A>>,
         k0_13: Constant<Bits<13>> = Constant::new(0.into()),
@@ -131,7 +140,18 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.ram_ip.read_clock.next = self.clock.val();
         self.ram_port.write_clock.next = self.clock.val();
         self.ram_port.read_clock.next = self.clock.val();
-        self.res_next.next = (self.res.q.val() + self.reserve.val()) & self.k_mask.val();
+        // Every sum with `take` is made beside `reserve`, which only selects.
+        self.res_t.next = (self.res.q.val() + self.take.val()) & self.k_mask.val();
+        self.res_t1.next =
+            (self.res.q.val() + self.take.val() + self.k1_13.val()) & self.k_mask.val();
+        self.res1.next = (self.res.q.val() + self.k1_13.val()) & self.k_mask.val();
+        if self.reserve.val() {
+            self.res_next.next = self.res_t.val();
+            self.res_next1.next = self.res_t1.val();
+        } else {
+            self.res_next.next = self.res.q.val();
+            self.res_next1.next = self.res1.val();
+        }
         if self.clear_tick.val() {
             self.waddr.next = self.res.q.val().get_bits::<A>(0);
         } else {
@@ -169,8 +189,6 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         // `wr` moves to `waddr` (+ 1 with a push). Both candidates of `waddr + 1` are summed
         // beside `clear` and `push` (which come late, from the core's event phase), so they only
         // select.
-        self.res_next1.next =
-            (self.res.q.val() + self.reserve.val() + self.k1_13.val()) & self.k_mask.val();
         self.wr1.next = (self.wr.q.val() + self.k1_13.val()) & self.k_mask.val();
         if self.clear.val() {
             if self.push.val() {
@@ -183,6 +201,9 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         } else {
             self.wr.d.next = self.wr.q.val();
         }
+        self.cnt_t.next = self.count.q.val() - self.take.val();
+        self.cnt_t1.next = self.count.q.val() - self.take.val() + self.k1_13.val();
+        self.cnt1.next = self.count.q.val() + self.k1_13.val();
         if self.clear.val() {
             if self.push.val() {
                 self.count.d.next = self.k1_13.val();
@@ -190,9 +211,15 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
                 self.count.d.next = self.k0_13.val();
             }
         } else if self.push.val() {
-            self.count.d.next = self.count.q.val() - self.reserve.val() + self.k1_13.val();
+            if self.reserve.val() {
+                self.count.d.next = self.cnt_t1.val();
+            } else {
+                self.count.d.next = self.cnt1.val();
+            }
+        } else if self.reserve.val() {
+            self.count.d.next = self.cnt_t.val();
         } else {
-            self.count.d.next = self.count.q.val() - self.reserve.val();
+            self.count.d.next = self.count.q.val();
         }
         self.len.next = self.count.q.val();
         // Read-out of taken entries: the RAM read is registered, so data follow one cycle later.

@@ -261,8 +261,11 @@ block! {
         /// The tick's part of `fifo_clear` (a NET-FAULT or a new epoch): the only clear that
         /// can come with a push, and never with a reserve (the tick's send takes nothing then).
         pub fifo_clear_tick: Signal<Out, Bit>,
-        /// Requests taken by this cycle's send.
-        pub fifo_reserve: Signal<Out, Bits<13>>,
+        /// The requests this cycle's send takes, in two parts: how many a batch send would take
+        /// (`min(fifo_len, batch_max)`, from registers, early), and whether one does this cycle
+        /// (the FIFO's sums with the first are made before the second is known).
+        pub fifo_take: Signal<Out, Bits<13>>,
+        pub fifo_take_now: Signal<Out, Bit>,
         // ---- actions
         /// A DECIDE goes out on every tree this cycle.
         pub send: Signal<Out, Bit>,
@@ -400,8 +403,6 @@ block! {
         /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
         r_ge: DFF<Bit>,
         s_inc: Signal<Local, Bits<32>>,
-        s_sub: Signal<Local, Bits<32>>,
-        s_sub_inc: Signal<Local, Bits<32>>,
         r_sync_viol: DFF<Bit>,
         r_leader: DFF<Bits<8>>,
         // ---- joining (Control::EnableJoin in the model)
@@ -441,7 +442,6 @@ block! {
         t_become: Signal<Local, Bit>,
         t_send: Signal<Local, Bit>,
         t_value: Signal<Local, Bit>,
-        t_count: Signal<Local, Bits<13>>,
         t_seq: Signal<Local, Bits<32>>,
         p_state: Signal<Local, Bits<STATE_BITS>>,
         p_epoch: Signal<Local, Bits<32>>,
@@ -822,11 +822,6 @@ impl Logic for LowiCore {
         self.f_lt_len.next = self.fifo_len.val() < self.fifo_depth.val();
         // p_fifo_len is fifo_len, or 0 after a fault or a new epoch in the tick.
         self.f_zero.next = self.t_fault.val() || self.t_new_epoch.val();
-        if self.f_zero.val() {
-            self.t_count.next = self.k0_13.val();
-        } else {
-            self.t_count.next = self.f_min.val();
-        }
         if self.t_become.val() {
             self.t_seq.next = self.k0_32.val();
         } else {
@@ -1126,7 +1121,9 @@ impl Logic for LowiCore {
         self.send_seq.next = self.t_seq.val();
         if self.t_value.val() {
             self.send_kind.next = self.k_batch.val();
-            self.send_count.next = self.t_count.val().get_bits::<8>(0);
+            // A batch takes min(fifo_len, batch_max): never after a fault or a new epoch in
+            // this tick, which empty the FIFO first (p_fifo_len = 0, so no batch).
+            self.send_count.next = self.f_min.val().get_bits::<8>(0);
         }
         if self.c_start.val() {
             self.send_kind.next = self.k_start.val();
@@ -1137,10 +1134,8 @@ impl Logic for LowiCore {
             }
         }
         self.lead_deliver.next = self.t_value.val();
-        self.fifo_reserve.next = self.k0_13.val();
-        if self.t_value.val() {
-            self.fifo_reserve.next = self.t_count.val();
-        }
+        self.fifo_take.next = self.f_min.val();
+        self.fifo_take_now.next = self.t_value.val();
         self.tick_leader_changed.next = self.t_new_epoch.val();
         self.tick_epoch.next = self.p_epoch.val();
         self.tick_leader.next = self.t_leader.val();
@@ -1279,17 +1274,18 @@ impl Logic for LowiCore {
             self.r_since_rx.d.next = self.p_since_rx.val() + self.k1_32.val();
         }
         // r_ge follows r_since_rx: both candidates of the count (with and without a timeout's
-        // subtraction) are compared with `timeout` from registers, the tick picks one.
-        self.s_sub.next = self.r_since_rx.q.val() - self.timeout.val();
+        // subtraction) are compared with `timeout` from registers, the tick picks one. With
+        // s = r_since_rx (>= timeout t when a timeout fires), the count after one is s - t + 1
+        // (saturated: s - t), and s - t + 1 >= t is s + 1 >= 2t, i.e. (s_inc >> 1) >= t: one
+        // comparison behind the increment instead of a subtraction, an increment and a
+        // comparison in series (at s = u32::MAX both sides are t <= 2^31 - 1).
         if self.r_since_rx.q.val() == self.k_max_32.val() {
             self.s_inc.next = self.r_since_rx.q.val();
-            self.s_sub_inc.next = self.s_sub.val();
         } else {
             self.s_inc.next = self.r_since_rx.q.val() + self.k1_32.val();
-            self.s_sub_inc.next = self.s_sub.val() + self.k1_32.val();
         }
         if self.t_new_epoch.val() {
-            self.r_ge.d.next = self.s_sub_inc.val() >= self.timeout.val();
+            self.r_ge.d.next = (self.s_inc.val() >> 1) >= self.timeout.val();
         } else {
             self.r_ge.d.next = self.s_inc.val() >= self.timeout.val();
         }

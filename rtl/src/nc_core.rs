@@ -359,7 +359,8 @@ impl<const P: usize> Logic for NcCore<P> {
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();
         self.fifo.clear_tick.next = self.core.fifo_clear_tick.val();
-        self.fifo.reserve.next = self.core.fifo_reserve.val();
+        self.fifo.take.next = self.core.fifo_take.val();
+        self.fifo.reserve.next = self.core.fifo_take_now.val();
         // The request's fields as it comes; the core pushes it (or not) in the next cycle.
         self.fifo.push_payload.next = self.cl_payload.val();
         self.fifo.push_len.next = self.cl_len.val().get_bits::<8>(0);

@@ -413,11 +413,12 @@ fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
         c.settle();
         assert_eq!(val(c.uut.len.val()), 3, "round {round}");
         // Take 2 of the 3; the third is dropped by a clear one cycle later.
-        c.uut.reserve.next = bits(2);
+        c.uut.take.next = bits(2);
+        c.uut.reserve.next = true;
         c.settle();
         let t_send = c.cycle;
         c.edge();
-        c.uut.reserve.next = bits(0);
+        c.uut.reserve.next = false;
         c.uut.clear.next = true;
         c.settle();
         assert_eq!(val(c.uut.len.val()), 1);

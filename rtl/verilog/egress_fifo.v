@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -14,7 +14,8 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
-    input wire  [12:0] reserve;
+    input wire  [12:0] take;
+    input wire  reserve;
     input wire  clear;
     input wire  clear_tick;
     output reg  [12:0] len;
@@ -127,6 +128,12 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     // Local signals
     reg  [12:0] res_next;
     reg  [12:0] res_next1;
+    reg  [12:0] res_t;
+    reg  [12:0] res_t1;
+    reg  [12:0] res1;
+    reg  [12:0] cnt_t;
+    reg  [12:0] cnt_t1;
+    reg  [12:0] cnt1;
     reg  [12:0] wr1;
     reg  [5:0] waddr;
     
@@ -295,7 +302,17 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         ram_ip$read_clock = clock;
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
-        res_next = (res$q + reserve) & k_mask;
+        res_t = (res$q + take) & k_mask;
+        res_t1 = (res$q + take + k1_13) & k_mask;
+        res1 = (res$q + k1_13) & k_mask;
+        if (reserve) begin
+            res_next = res_t;
+            res_next1 = res_t1;
+        end
+        else begin
+            res_next = res$q;
+            res_next1 = res1;
+        end
         if (clear_tick) begin
             waddr = res$q[(32'h0)+:(6)];
         end
@@ -331,7 +348,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         ram_port$write_enable = push;
         w_port$d = push_port;
         res$d = res_next;
-        res_next1 = (res$q + reserve + k1_13) & k_mask;
         wr1 = (wr$q + k1_13) & k_mask;
         if (clear) begin
             if (push) begin
@@ -347,6 +363,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         else begin
             wr$d = wr$q;
         end
+        cnt_t = count$q - take;
+        cnt_t1 = count$q - take + k1_13;
+        cnt1 = count$q + k1_13;
         if (clear) begin
             if (push) begin
                 count$d = k1_13;
@@ -356,10 +375,18 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
             end
         end
         else if (push) begin
-            count$d = count$q - reserve + k1_13;
+            if (reserve) begin
+                count$d = cnt_t1;
+            end
+            else begin
+                count$d = cnt1;
+            end
+        end
+        else if (reserve) begin
+            count$d = cnt_t;
         end
         else begin
-            count$d = count$q - reserve;
+            count$d = count$q;
         end
         len = count$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];

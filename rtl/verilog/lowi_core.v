@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -43,7 +43,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  fifo_push;
     output reg  fifo_clear;
     output reg  fifo_clear_tick;
-    output reg  [12:0] fifo_reserve;
+    output reg  [12:0] fifo_take;
+    output reg  fifo_take_now;
     output reg  send;
     output reg  [1:0] send_kind;
     output reg  [7:0] send_count;
@@ -413,8 +414,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  [31:0] s_inc;
-    reg  [31:0] s_sub;
-    reg  [31:0] s_sub_inc;
     reg  t_on;
     reg  t_expire;
     reg  t_timeout;
@@ -433,7 +432,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  t_become;
     reg  t_send;
     reg  t_value;
-    reg  [12:0] t_count;
     reg  [31:0] t_seq;
     reg  [2:0] p_state;
     reg  [31:0] p_epoch;
@@ -1067,12 +1065,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         f_lt_rest = |fifo_depth && (zx_len$wide < f_bd);
         f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
-        if (f_zero) begin
-            t_count = k0_13;
-        end
-        else begin
-            t_count = f_min;
-        end
         if (t_become) begin
             t_seq = k0_32;
         end
@@ -1288,7 +1280,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         send_seq = t_seq;
         if (t_value) begin
             send_kind = k_batch;
-            send_count = t_count[(32'h0)+:(8)];
+            send_count = f_min[(32'h0)+:(8)];
         end
         if (c_start) begin
             send_kind = k_start;
@@ -1299,10 +1291,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             end
         end
         lead_deliver = t_value;
-        fifo_reserve = k0_13;
-        if (t_value) begin
-            fifo_reserve = t_count;
-        end
+        fifo_take = f_min;
+        fifo_take_now = t_value;
         tick_leader_changed = t_new_epoch;
         tick_epoch = p_epoch;
         tick_leader = t_leader;
@@ -1412,17 +1402,14 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             r_since_rx$d = p_since_rx + k1_32;
         end
-        s_sub = r_since_rx$q - timeout;
         if (r_since_rx$q == k_max_32) begin
             s_inc = r_since_rx$q;
-            s_sub_inc = s_sub;
         end
         else begin
             s_inc = r_since_rx$q + k1_32;
-            s_sub_inc = s_sub + k1_32;
         end
         if (t_new_epoch) begin
-            r_ge$d = s_sub_inc >= timeout;
+            r_ge$d = (s_inc >> 32'h1) >= timeout;
         end
         else begin
             r_ge$d = s_inc >= timeout;

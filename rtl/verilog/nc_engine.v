@@ -2605,7 +2605,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  core$fifo_push;
     wire  core$fifo_clear;
     wire  core$fifo_clear_tick;
-    wire  [12:0] core$fifo_reserve;
+    wire  [12:0] core$fifo_take;
+    wire  core$fifo_take_now;
     wire  core$send;
     wire  [1:0] core$send_kind;
     wire  [7:0] core$send_count;
@@ -2686,7 +2687,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [47:0] fifo$push_mac;
     reg  [31:0] fifo$push_ip;
     reg  [15:0] fifo$push_port;
-    reg  [12:0] fifo$reserve;
+    reg  [12:0] fifo$take;
+    reg  fifo$reserve;
     reg  fifo$clear;
     reg  fifo$clear_tick;
     wire  [12:0] fifo$len;
@@ -2848,7 +2850,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
         .fifo_clear_tick(core$fifo_clear_tick),
-        .fifo_reserve(core$fifo_reserve),
+        .fifo_take(core$fifo_take),
+        .fifo_take_now(core$fifo_take_now),
         .send(core$send),
         .send_kind(core$send_kind),
         .send_count(core$send_count),
@@ -2933,6 +2936,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .push_mac(fifo$push_mac),
         .push_ip(fifo$push_ip),
         .push_port(fifo$push_port),
+        .take(fifo$take),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
         .clear_tick(fifo$clear_tick),
@@ -3254,7 +3258,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
         fifo$clear_tick = core$fifo_clear_tick;
-        fifo$reserve = core$fifo_reserve;
+        fifo$take = core$fifo_take;
+        fifo$reserve = core$fifo_take_now;
         fifo$push_payload = cl_payload;
         fifo$push_len = cl_len[(32'h0)+:(8)];
         fifo$push_seq = cl_seq;
@@ -3331,7 +3336,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_reserve,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -3372,7 +3377,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  fifo_push;
     output reg  fifo_clear;
     output reg  fifo_clear_tick;
-    output reg  [12:0] fifo_reserve;
+    output reg  [12:0] fifo_take;
+    output reg  fifo_take_now;
     output reg  send;
     output reg  [1:0] send_kind;
     output reg  [7:0] send_count;
@@ -3742,8 +3748,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  [31:0] s_inc;
-    reg  [31:0] s_sub;
-    reg  [31:0] s_sub_inc;
     reg  t_on;
     reg  t_expire;
     reg  t_timeout;
@@ -3762,7 +3766,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  t_become;
     reg  t_send;
     reg  t_value;
-    reg  [12:0] t_count;
     reg  [31:0] t_seq;
     reg  [2:0] p_state;
     reg  [31:0] p_epoch;
@@ -4396,12 +4399,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         f_lt_rest = |fifo_depth && (zx_len$wide < f_bd);
         f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
-        if (f_zero) begin
-            t_count = k0_13;
-        end
-        else begin
-            t_count = f_min;
-        end
         if (t_become) begin
             t_seq = k0_32;
         end
@@ -4617,7 +4614,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         send_seq = t_seq;
         if (t_value) begin
             send_kind = k_batch;
-            send_count = t_count[(32'h0)+:(8)];
+            send_count = f_min[(32'h0)+:(8)];
         end
         if (c_start) begin
             send_kind = k_start;
@@ -4628,10 +4625,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             end
         end
         lead_deliver = t_value;
-        fifo_reserve = k0_13;
-        if (t_value) begin
-            fifo_reserve = t_count;
-        end
+        fifo_take = f_min;
+        fifo_take_now = t_value;
         tick_leader_changed = t_new_epoch;
         tick_epoch = p_epoch;
         tick_leader = t_leader;
@@ -4741,17 +4736,14 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         else begin
             r_since_rx$d = p_since_rx + k1_32;
         end
-        s_sub = r_since_rx$q - timeout;
         if (r_since_rx$q == k_max_32) begin
             s_inc = r_since_rx$q;
-            s_sub_inc = s_sub;
         end
         else begin
             s_inc = r_since_rx$q + k1_32;
-            s_sub_inc = s_sub + k1_32;
         end
         if (t_new_epoch) begin
-            r_ge$d = s_sub_inc >= timeout;
+            r_ge$d = (s_inc >> 32'h1) >= timeout;
         end
         else begin
             r_ge$d = s_inc >= timeout;
@@ -7151,7 +7143,7 @@ module nc_engine$core$core$zx_len(narrow,wide);
 endmodule // nc_engine$core$core$zx_len
 
 
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -7163,7 +7155,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
-    input wire  [12:0] reserve;
+    input wire  [12:0] take;
+    input wire  reserve;
     input wire  clear;
     input wire  clear_tick;
     output reg  [12:0] len;
@@ -7276,6 +7269,12 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     // Local signals
     reg  [12:0] res_next;
     reg  [12:0] res_next1;
+    reg  [12:0] res_t;
+    reg  [12:0] res_t1;
+    reg  [12:0] res1;
+    reg  [12:0] cnt_t;
+    reg  [12:0] cnt_t1;
+    reg  [12:0] cnt1;
     reg  [12:0] wr1;
     reg  [5:0] waddr;
     
@@ -7444,7 +7443,17 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_ip$read_clock = clock;
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
-        res_next = (res$q + reserve) & k_mask;
+        res_t = (res$q + take) & k_mask;
+        res_t1 = (res$q + take + k1_13) & k_mask;
+        res1 = (res$q + k1_13) & k_mask;
+        if (reserve) begin
+            res_next = res_t;
+            res_next1 = res_t1;
+        end
+        else begin
+            res_next = res$q;
+            res_next1 = res1;
+        end
         if (clear_tick) begin
             waddr = res$q[(32'h0)+:(6)];
         end
@@ -7480,7 +7489,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_port$write_enable = push;
         w_port$d = push_port;
         res$d = res_next;
-        res_next1 = (res$q + reserve + k1_13) & k_mask;
         wr1 = (wr$q + k1_13) & k_mask;
         if (clear) begin
             if (push) begin
@@ -7496,6 +7504,9 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         else begin
             wr$d = wr$q;
         end
+        cnt_t = count$q - take;
+        cnt_t1 = count$q - take + k1_13;
+        cnt1 = count$q + k1_13;
         if (clear) begin
             if (push) begin
                 count$d = k1_13;
@@ -7505,10 +7516,18 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
             end
         end
         else if (push) begin
-            count$d = count$q - reserve + k1_13;
+            if (reserve) begin
+                count$d = cnt_t1;
+            end
+            else begin
+                count$d = cnt1;
+            end
+        end
+        else if (reserve) begin
+            count$d = cnt_t;
         end
         else begin
-            count$d = count$q - reserve;
+            count$d = count$q;
         end
         len = count$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];

@@ -9,7 +9,7 @@ import nctb
 class Fifo:
     def __init__(self, dut):
         self.dut = dut
-        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "reserve", "clear",
+        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "take", "reserve", "clear",
                   "clear_tick"):
             getattr(dut, s).value = 0
         self.out = []  # (cycle, client, seq, len, payload)
@@ -40,7 +40,8 @@ class Fifo:
             d.push_payload.value = int.from_bytes(payload.ljust(len(d.push_payload) // 8, b"\0"), "big")
             await RisingEdge(d.clock)
         d.push.value = int(push is not None)
-        d.reserve.value = reserve
+        d.take.value = reserve
+        d.reserve.value = int(reserve > 0)
         d.clear.value = clear
         # A clear with a push comes from the core's tick, whose send then takes nothing.
         d.clear_tick.value = clear if reserve == 0 else 0
@@ -48,6 +49,7 @@ class Fifo:
         cyc = self.cycle
         await RisingEdge(d.clock)
         d.push.value = 0
+        d.take.value = 0
         d.reserve.value = 0
         d.clear.value = 0
         d.clear_tick.value = 0
