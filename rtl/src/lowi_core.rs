@@ -366,7 +366,6 @@ block! {
         i_rx_class: DFF<Bits<CLASS_BITS>>,
         i_rx_sender: DFF<Bits<8>>,
         i_rx_epoch: DFF<Bits<32>>,
-        i_rx_tree: DFF<Bits<8>>,
         i_rx_kind: DFF<Bits<2>>,
         i_rx_instance: DFF<Bits<64>>,
         i_rx_seq: DFF<Bits<32>>,
@@ -552,6 +551,10 @@ block! {
         g_i_max: DFF<Bit>,
         /// The request's length against the MTU and the FIFO entry (judged as it comes).
         g_oversize: DFF<Bit>,
+        /// The copy's class and sender (an expected DECIDE from another node), and its tree
+        /// against its port and `trees` (judged as it comes).
+        g_decide: DFF<Bit>,
+        g_port_ok: DFF<Bit>,
         j_skipped: Signal<Local, Bit>,
         j_placed: Signal<Local, Bit>,
         j_act_rx: Signal<Local, Bit>,
@@ -730,12 +733,13 @@ impl Logic for LowiCore {
             g_i_zero,
             g_i_max,
             g_oversize,
+            g_decide,
+            g_port_ok,
             i_rx_valid,
             i_rx_port,
             i_rx_class,
             i_rx_sender,
             i_rx_epoch,
-            i_rx_tree,
             i_rx_kind,
             i_rx_instance,
             i_rx_seq,
@@ -750,7 +754,6 @@ impl Logic for LowiCore {
         self.i_rx_class.d.next = self.rx_class.val();
         self.i_rx_sender.d.next = self.rx_sender.val();
         self.i_rx_epoch.d.next = self.rx_epoch.val();
-        self.i_rx_tree.d.next = self.rx_tree.val();
         self.i_rx_kind.d.next = self.rx_kind.val();
         self.i_rx_instance.d.next = self.rx_instance.val();
         self.i_rx_seq.d.next = self.rx_seq.val();
@@ -781,6 +784,10 @@ impl Logic for LowiCore {
             self.p_state.next = self.s_faulted.val();
         }
         self.p_epoch.next = self.r_epoch.q.val();
+        // r_epoch + 2 and the acted copy's epoch + 1: r_epoch1's candidates, and the judge
+        // stage's.
+        self.z_b1.next = self.r_epoch1.q.val() + self.k1_32.val();
+        self.z_d1.next = self.i_rx_epoch.q.val() + self.k1_32.val();
         self.p_lead.next = self.r_lead.q.val();
         self.p_leader.next = self.r_leader.q.val();
         self.p_since_rx.next = self.r_since_rx.q.val();
@@ -891,11 +898,9 @@ impl Logic for LowiCore {
         self.c_act_now.next = self.c_act.val() && (self.r_since_rx.q.val() < self.timeout.val());
 
         // ================= event phase: DECIDE copy =================
-        self.r_decide.next = (self.i_rx_class.q.val() == self.c_expected.val())
-            && (self.i_rx_sender.q.val() != self.node_id.val());
-        self.r_port_ok.next = (self.i_rx_tree.q.val() < self.trees.val())
-            && (self.i_rx_tree.q.val().get_bits::<6>(2) == self.k0_6.val())
-            && (self.i_rx_tree.q.val().get_bits::<2>(0) == self.i_rx_port.q.val());
+        // (Judged in the cycle the copy came: its class and sender, its tree against its port.)
+        self.r_decide.next = self.g_decide.q.val();
+        self.r_port_ok.next = self.g_port_ok.q.val();
         self.r_listen.next = (self.p_state.val() == self.s_active.val())
             || (self.p_state.val() == self.s_joining.val())
             || ((self.p_state.val() == self.s_armed.val())
@@ -1422,7 +1427,20 @@ impl Logic for LowiCore {
         }
 
         // The values kept beside r_lins and r_leader, from their next values.
-        self.r_epoch1.d.next = self.r_epoch.d.val() + self.k1_32.val();
+        // r_epoch1 follows r_epoch's next value (+1) from each of its candidates, summed
+        // beside it (no adder behind the copy's judgement): r_epoch1 (+1 after a timeout), 1
+        // after a mode change, an adopted or locked-on epoch's + 1.
+        if self.t_new_epoch.val() {
+            self.r_epoch1.d.next = self.z_b1.val();
+        } else {
+            self.r_epoch1.d.next = self.r_epoch1.q.val();
+        }
+        if self.c_mode.val() {
+            self.r_epoch1.d.next = self.k1_32.val();
+        }
+        if self.r_adopt.val() || self.j_new_epoch.val() {
+            self.r_epoch1.d.next = self.z_d1.val();
+        }
         // r_nl / r_nl_me follow r_leader's next value, from each of its candidates: r_leader
         // (next: r_nl), after a timeout r_nl (next: n_nl), 0 (next: 1 mod n) and an adopted
         // epoch's sender (next: s_nl).
@@ -1494,8 +1512,6 @@ impl Logic for LowiCore {
         self.u_ep_rx.d.next = self.r_adopt.val() || self.j_new_epoch.val();
         self.u_ep_zero.d.next = self.c_mode.val();
         self.u_ep_inc.d.next = self.t_new_epoch.val();
-        self.z_b1.next = self.r_epoch1.q.val() + self.k1_32.val();
-        self.z_d1.next = self.i_rx_epoch.q.val() + self.k1_32.val();
         self.ej_a.clock.next = self.clock.val();
         self.ej_a.x.next = self.rx_epoch.val();
         self.ej_a.r.next = self.r_epoch.q.val();
@@ -1540,6 +1556,11 @@ impl Logic for LowiCore {
         self.ij_d.b.next = self.l2_rx2.val();
         self.g_i_zero.d.next = self.rx_instance.val() == self.k0_64.val();
         self.g_i_max.d.next = self.rx_instance.val() == self.k_max_64.val();
+        self.g_decide.d.next = (self.rx_class.val() == self.c_expected.val())
+            && (self.rx_sender.val() != self.node_id.val());
+        self.g_port_ok.d.next = (self.rx_tree.val() < self.trees.val())
+            && (self.rx_tree.val().get_bits::<6>(2) == self.k0_6.val())
+            && (self.rx_tree.val().get_bits::<2>(0) == self.rx_port.val());
         // The FIFO stores payloads of up to `max_payload` bytes (`LowiCore::new`); longer ones
         // count as oversize.
         self.g_oversize.d.next = ((self.cl_len.val() + self.k_overhead.val()) > self.mtu.val())

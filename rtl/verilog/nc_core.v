@@ -1073,9 +1073,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] i_rx_epoch$d;
     wire  [31:0] i_rx_epoch$q;
     reg  i_rx_epoch$clock;
-    reg  [7:0] i_rx_tree$d;
-    wire  [7:0] i_rx_tree$q;
-    reg  i_rx_tree$clock;
     reg  [1:0] i_rx_kind$d;
     wire  [1:0] i_rx_kind$q;
     reg  i_rx_kind$clock;
@@ -1291,6 +1288,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  g_oversize$d;
     wire  g_oversize$q;
     reg  g_oversize$clock;
+    reg  g_decide$d;
+    wire  g_decide$q;
+    reg  g_decide$clock;
+    reg  g_port_ok$d;
+    wire  g_port_ok$q;
+    reg  g_port_ok$clock;
     
     // Local signals
     reg  [63:0] l2_inc;
@@ -1427,11 +1430,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .d(i_rx_epoch$d),
         .q(i_rx_epoch$q),
         .clock(i_rx_epoch$clock)
-    );
-    nc_core$core$i_rx_tree i_rx_tree(
-        .d(i_rx_tree$d),
-        .q(i_rx_tree$q),
-        .clock(i_rx_tree$clock)
     );
     nc_core$core$i_rx_kind i_rx_kind(
         .d(i_rx_kind$d),
@@ -1772,6 +1770,16 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(g_oversize$q),
         .clock(g_oversize$clock)
     );
+    nc_core$core$g_decide g_decide(
+        .d(g_decide$d),
+        .q(g_decide$q),
+        .clock(g_decide$clock)
+    );
+    nc_core$core$g_port_ok g_port_ok(
+        .d(g_port_ok$d),
+        .q(g_port_ok$q),
+        .clock(g_port_ok$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1820,12 +1828,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         g_i_zero$clock = clock;
         g_i_max$clock = clock;
         g_oversize$clock = clock;
+        g_decide$clock = clock;
+        g_port_ok$clock = clock;
         i_rx_valid$clock = clock;
         i_rx_port$clock = clock;
         i_rx_class$clock = clock;
         i_rx_sender$clock = clock;
         i_rx_epoch$clock = clock;
-        i_rx_tree$clock = clock;
         i_rx_kind$clock = clock;
         i_rx_instance$clock = clock;
         i_rx_seq$clock = clock;
@@ -1877,12 +1886,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         g_i_zero$d = g_i_zero$q;
         g_i_max$d = g_i_max$q;
         g_oversize$d = g_oversize$q;
+        g_decide$d = g_decide$q;
+        g_port_ok$d = g_port_ok$q;
         i_rx_valid$d = i_rx_valid$q;
         i_rx_port$d = i_rx_port$q;
         i_rx_class$d = i_rx_class$q;
         i_rx_sender$d = i_rx_sender$q;
         i_rx_epoch$d = i_rx_epoch$q;
-        i_rx_tree$d = i_rx_tree$q;
         i_rx_kind$d = i_rx_kind$q;
         i_rx_instance$d = i_rx_instance$q;
         i_rx_seq$d = i_rx_seq$q;
@@ -1894,7 +1904,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         i_rx_class$d = rx_class;
         i_rx_sender$d = rx_sender;
         i_rx_epoch$d = rx_epoch;
-        i_rx_tree$d = rx_tree;
         i_rx_kind$d = rx_kind;
         i_rx_instance$d = rx_instance;
         i_rx_seq$d = rx_seq;
@@ -1916,6 +1925,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_state = s_faulted;
         end
         p_epoch = r_epoch$q;
+        z_b1 = r_epoch1$q + k1_32;
+        z_d1 = i_rx_epoch$q + k1_32;
         p_lead = r_lead$q;
         p_leader = r_leader$q;
         p_since_rx = r_since_rx$q;
@@ -1988,8 +1999,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_start = c_ok && c_start_bit;
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
-        r_decide = (i_rx_class$q == c_expected) && (i_rx_sender$q != node_id);
-        r_port_ok = (i_rx_tree$q < trees) && (i_rx_tree$q[(32'h2)+:(6)] == k0_6) && (i_rx_tree$q[(32'h0)+:(2)] == i_rx_port$q);
+        r_decide = g_decide$q;
+        r_port_ok = g_port_ok$q;
         r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((i_rx_kind$q == k_start) || p_in_flight));
         j_joining = p_state == s_joining;
         j_syncing = j_joining && ~r_synced$q;
@@ -2421,7 +2432,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (r_any_fault) begin
             r_state$d = s_faulted;
         end
-        r_epoch1$d = r_epoch$d + k1_32;
+        if (t_new_epoch) begin
+            r_epoch1$d = z_b1;
+        end
+        else begin
+            r_epoch1$d = r_epoch1$q;
+        end
+        if (c_mode) begin
+            r_epoch1$d = k1_32;
+        end
+        if (r_adopt || j_new_epoch) begin
+            r_epoch1$d = z_d1;
+        end
         n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
             n_nl = k0_8;
@@ -2494,8 +2516,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_ep_rx$d = r_adopt || j_new_epoch;
         u_ep_zero$d = c_mode;
         u_ep_inc$d = t_new_epoch;
-        z_b1 = r_epoch1$q + k1_32;
-        z_d1 = i_rx_epoch$q + k1_32;
         ej_a$clock = clock;
         ej_a$x = rx_epoch;
         ej_a$r = r_epoch$q;
@@ -2539,6 +2559,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ij_d$b = l2_rx2;
         g_i_zero$d = rx_instance == k0_64;
         g_i_max$d = rx_instance == k_max_64;
+        g_decide$d = (rx_class == c_expected) && (rx_sender != node_id);
+        g_port_ok$d = (rx_tree < trees) && (rx_tree[(32'h2)+:(6)] == k0_6) && (rx_tree[(32'h0)+:(2)] == rx_port);
         g_oversize$d = ((cl_len + k_overhead) > mtu) || (cl_len > k_max_payload);
     end
     
@@ -3149,6 +3171,25 @@ module nc_core$core$ej_z$q_lt1(d,q,clock);
 endmodule // nc_core$core$ej_z$q_lt1
 
 
+module nc_core$core$g_decide(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$g_decide
+
+
 module nc_core$core$g_i_max(d,q,clock);
     
     // Module arguments
@@ -3242,6 +3283,25 @@ module nc_core$core$g_oversize(d,q,clock);
     end
           
 endmodule // nc_core$core$g_oversize
+
+
+module nc_core$core$g_port_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$g_port_ok
 
 
 module nc_core$core$g_same_a(d,q,clock);
@@ -3508,25 +3568,6 @@ module nc_core$core$i_rx_seq(d,q,clock);
     end
           
 endmodule // nc_core$core$i_rx_seq
-
-
-module nc_core$core$i_rx_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$i_rx_tree
 
 
 module nc_core$core$i_rx_valid(d,q,clock);
