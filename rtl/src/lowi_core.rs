@@ -456,6 +456,9 @@ block! {
         p_fifo_len: Signal<Local, Bits<13>>,
         p_lins: Signal<Local, Bits<64>>,
         p_send_seq: Signal<Local, Bits<32>>,
+        p_send_seq1: Signal<Local, Bits<32>>,
+        ss1: Signal<Local, Bits<32>>,
+        ss2: Signal<Local, Bits<32>>,
         p_since_rx: Signal<Local, Bits<32>>,
         p_in_flight: Signal<Local, Bit>,
         e_len: Signal<Local, Bits<13>>,
@@ -634,6 +637,7 @@ block! {
         s_base: Signal<Local, Bits<32>>,
         k0_32: Constant<Bits<32>> = k(0),
         k1_32: Constant<Bits<32>> = k(1),
+        k2_32: Constant<Bits<32>> = k(2),
         k_max_32: Constant<Bits<32>> = k(u32::MAX as u64),
         k_half_32: Constant<Bits<32>> = k(1 << 31),
         k0_64: Constant<Bits<64>> = k(0),
@@ -835,11 +839,26 @@ impl Logic for LowiCore {
             self.t_seq.next = self.r_send_seq.q.val();
         }
         self.p_lins.next = self.r_lins.q.val();
-        self.p_send_seq.next = self.t_seq.val();
-        self.e_len.next = self.p_fifo_len.val();
-        if self.t_send.val() {
-            self.p_send_seq.next = self.t_seq.val() + self.k1_32.val();
+        // The send seq after the tick (`p_send_seq`) and after a START as well (`p_send_seq1`),
+        // from r_send_seq + 1 / + 2 summed beside the tick, which only selects.
+        self.ss1.next = self.r_send_seq.q.val() + self.k1_32.val();
+        self.ss2.next = self.r_send_seq.q.val() + self.k2_32.val();
+        if self.t_become.val() {
+            if self.t_send.val() {
+                self.p_send_seq.next = self.k1_32.val();
+                self.p_send_seq1.next = self.k2_32.val();
+            } else {
+                self.p_send_seq.next = self.k0_32.val();
+                self.p_send_seq1.next = self.k1_32.val();
+            }
+        } else if self.t_send.val() {
+            self.p_send_seq.next = self.ss1.val();
+            self.p_send_seq1.next = self.ss2.val();
+        } else {
+            self.p_send_seq.next = self.r_send_seq.q.val();
+            self.p_send_seq1.next = self.ss1.val();
         }
+        self.e_len.next = self.p_fifo_len.val();
         if self.t_value.val() {
             self.p_lins.next = self.r_lins1.q.val();
             self.e_len.next = self.f_rest.val();
@@ -1367,7 +1386,7 @@ impl Logic for LowiCore {
             if self.c_mode.val() {
                 self.r_send_seq.d.next = self.k1_32.val();
             } else {
-                self.r_send_seq.d.next = self.p_send_seq.val() + self.k1_32.val();
+                self.r_send_seq.d.next = self.p_send_seq1.val();
             }
         }
         // DECIDE copy.

@@ -1034,6 +1034,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k1_13 = 13'b1;
     localparam  k0_32 = 32'h0;
     localparam  k1_32 = 32'h1;
+    localparam  k2_32 = 32'h2;
     localparam  k_max_32 = 32'hffffffff;
     localparam  k_half_32 = 32'h80000000;
     localparam  k0_64 = 64'h0;
@@ -1334,6 +1335,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [12:0] p_fifo_len;
     reg  [63:0] p_lins;
     reg  [31:0] p_send_seq;
+    reg  [31:0] p_send_seq1;
+    reg  [31:0] ss1;
+    reg  [31:0] ss2;
     reg  [31:0] p_since_rx;
     reg  p_in_flight;
     reg  [12:0] e_len;
@@ -1967,11 +1971,27 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             t_seq = r_send_seq$q;
         end
         p_lins = r_lins$q;
-        p_send_seq = t_seq;
-        e_len = p_fifo_len;
-        if (t_send) begin
-            p_send_seq = t_seq + k1_32;
+        ss1 = r_send_seq$q + k1_32;
+        ss2 = r_send_seq$q + k2_32;
+        if (t_become) begin
+            if (t_send) begin
+                p_send_seq = k1_32;
+                p_send_seq1 = k2_32;
+            end
+            else begin
+                p_send_seq = k0_32;
+                p_send_seq1 = k1_32;
+            end
         end
+        else if (t_send) begin
+            p_send_seq = ss1;
+            p_send_seq1 = ss2;
+        end
+        else begin
+            p_send_seq = r_send_seq$q;
+            p_send_seq1 = ss1;
+        end
+        e_len = p_fifo_len;
         if (t_value) begin
             p_lins = r_lins1$q;
             e_len = f_rest;
@@ -2381,7 +2401,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
                 r_send_seq$d = k1_32;
             end
             else begin
-                r_send_seq$d = p_send_seq + k1_32;
+                r_send_seq$d = p_send_seq1;
             end
         end
         if (r_adopt) begin
