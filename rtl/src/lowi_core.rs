@@ -10,7 +10,11 @@
 //!    copy from a tree, or a parsed client request. A copy or a request is taken into the
 //!    event register (`i_rx_*`, `i_cl_*`) in the cycle it comes and acted on in the next; a
 //!    CTRL write comes registered from `csr` (rtl/README, "The event pipeline"). The tick is
-//!    not delayed: in the model's terms every event arrives one cycle later.
+//!    not delayed: in the model's terms every event arrives one cycle later. The copy's
+//!    comparisons with the state (epoch, instance, the joining tests, its class and tree, a
+//!    request's length) are made in the cycle it comes, against every value the state can
+//!    have when it is acted on; a record of what the act stage did picks one (the judge
+//!    stage, at the end of `update`; rtl/README "Step 2, `lowi_core`'s part").
 //!
 //! Its outputs are the actions of that cycle (strobes with their fields) and counter
 //! increments, split into the tick part and the event part so that CLEAR_COUNTERS (an event)
@@ -377,6 +381,8 @@ block! {
         /// `r_epoch + 1`, kept beside it (a timeout's epoch without an adder in the tick phase).
         r_epoch1: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(1u64)),
 
+        /// `r_epoch == u32::MAX`, kept beside it (from the candidates of its next value).
+        r_emax: DFF<Bit>,
         r_lead: DFF<Bit>,
         r_lins: DFF<Bits<64>>,
         /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
@@ -695,6 +701,7 @@ impl Logic for LowiCore {
             r_state,
             r_epoch,
             r_epoch1,
+            r_emax,
             r_lead,
             r_lins,
             r_lins1,
@@ -777,7 +784,7 @@ impl Logic for LowiCore {
             && (self.r_state.q.val() == self.s_active.val())
             && !self.r_lead.q.val()
             && self.r_ge.q.val();
-        self.t_exhaust.next = self.t_timeout.val() && (self.r_epoch.q.val() == self.k_max_32.val());
+        self.t_exhaust.next = self.t_timeout.val() && self.r_emax.q.val();
         self.t_new_epoch.next = self.t_timeout.val() && !self.t_exhaust.val();
         self.t_fault.next = self.t_expire.val() || self.t_exhaust.val();
         self.t_leader.next = self.r_nl.q.val();
@@ -1459,6 +1466,18 @@ impl Logic for LowiCore {
         }
         if self.r_adopt.val() || self.j_new_epoch.val() {
             self.r_epoch1.d.next = self.z_d1.val();
+        }
+        // r_emax likewise: r_epoch1 == MAX after a timeout, 0 after a mode change, the copy's.
+        if self.t_new_epoch.val() {
+            self.r_emax.d.next = self.r_epoch1.q.val() == self.k_max_32.val();
+        } else {
+            self.r_emax.d.next = self.r_emax.q.val();
+        }
+        if self.c_mode.val() {
+            self.r_emax.d.next = false;
+        }
+        if self.r_adopt.val() || self.j_new_epoch.val() {
+            self.r_emax.d.next = self.i_rx_epoch.q.val() == self.k_max_32.val();
         }
         // r_nl / r_nl_me follow r_leader's next value, from each of its candidates: r_leader
         // (next: r_nl), after a timeout r_nl (next: n_nl), 0 (next: 1 mod n) and an adopted

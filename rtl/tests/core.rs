@@ -217,6 +217,43 @@ fn a_follower_delivers_in_the_cycle_after_the_last_copy_and_succession_is_exact(
     ls.compare_registers().unwrap();
 }
 
+/// The last epoch: a follower that reaches epoch `u32::MAX` (by a timeout, or by adopting a
+/// copy's) faults with EpochExhausted at its next timeout instead of wrapping the leader
+/// counter (`NetFault::EpochExhausted`; `lowi_core` keeps `r_epoch == MAX` in a register).
+#[test]
+fn a_timeout_at_the_last_epoch_is_a_net_fault() {
+    let c = cfg(1);
+    let exhausted = |ls: &Lockstep| {
+        ls.last
+            .iter()
+            .any(|r| matches!(r, Rec::Fault { code, .. } if *code == 6))
+    };
+    for adopted in [u32::MAX - 1, u32::MAX] {
+        let mut ls = setup(&c);
+        // START of epoch `adopted` from its leader (never node 1): adopted, then Active.
+        ls.step(Some(copy(&c, adopted, 0, 0, 1, DecideKind::Start)))
+            .unwrap();
+        act(&mut ls, copy(&c, adopted, 0, 1, 1, DecideKind::Start));
+        assert_eq!(ls.model.epoch(), adopted);
+        assert!(ls.last.contains(&Rec::State(rtl::lowi_core::state::ACTIVE)));
+        // Silence: every timeout advances the epoch until the one at u32::MAX.
+        let mut at = None;
+        for _ in 0..(3 * c.timeout as u64) {
+            ls.step(None).unwrap();
+            if at.is_none() && exhausted(&ls) {
+                at = Some(ls.model.epoch());
+            }
+        }
+        assert_eq!(
+            at,
+            Some(u32::MAX),
+            "EpochExhausted after adopting {adopted}"
+        );
+        assert_eq!(ls.model.state(), proto::node::State::Faulted);
+        ls.compare_registers().unwrap();
+    }
+}
+
 #[test]
 fn bad_input_is_dropped_and_counted_and_nothing_is_delivered() {
     let c = cfg(2);

@@ -217,6 +217,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [31:0] r_epoch1$d;
     wire  [31:0] r_epoch1$q;
     reg  r_epoch1$clock;
+    reg  r_emax$d;
+    wire  r_emax$q;
+    reg  r_emax$clock;
     reg  r_lead$d;
     wire  r_lead$q;
     reg  r_lead$clock;
@@ -596,6 +599,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_epoch1$q),
         .clock(r_epoch1$clock)
     );
+    lowi_core$r_emax r_emax(
+        .d(r_emax$d),
+        .q(r_emax$q),
+        .clock(r_emax$clock)
+    );
     lowi_core$r_lead r_lead(
         .d(r_lead$d),
         .q(r_lead$q),
@@ -906,6 +914,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_state$clock = clock;
         r_epoch$clock = clock;
         r_epoch1$clock = clock;
+        r_emax$clock = clock;
         r_lead$clock = clock;
         r_lins$clock = clock;
         r_lins1$clock = clock;
@@ -964,6 +973,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
+        r_emax$d = r_emax$q;
         r_lead$d = r_lead$q;
         r_lins$d = r_lins$q;
         r_lins1$d = r_lins1$q;
@@ -1035,7 +1045,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
-        t_exhaust = t_timeout && (r_epoch$q == k_max_32);
+        t_exhaust = t_timeout && r_emax$q;
         t_new_epoch = t_timeout && ~t_exhaust;
         t_fault = t_expire || t_exhaust;
         t_leader = r_nl$q;
@@ -1579,6 +1589,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         if (r_adopt || j_new_epoch) begin
             r_epoch1$d = z_d1;
+        end
+        if (t_new_epoch) begin
+            r_emax$d = r_epoch1$q == k_max_32;
+        end
+        else begin
+            r_emax$d = r_emax$q;
+        end
+        if (c_mode) begin
+            r_emax$d = 1'b0;
+        end
+        if (r_adopt || j_new_epoch) begin
+            r_emax$d = i_rx_epoch$q == k_max_32;
         end
         n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
@@ -3074,6 +3096,25 @@ module lowi_core$r_act_rx(d,q,clock);
     end
           
 endmodule // lowi_core$r_act_rx
+
+
+module lowi_core$r_emax(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_emax
 
 
 module lowi_core$r_epoch(d,q,clock);

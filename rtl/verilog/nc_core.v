@@ -1101,6 +1101,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] r_epoch1$d;
     wire  [31:0] r_epoch1$q;
     reg  r_epoch1$clock;
+    reg  r_emax$d;
+    wire  r_emax$q;
+    reg  r_emax$clock;
     reg  r_lead$d;
     wire  r_lead$q;
     reg  r_lead$clock;
@@ -1480,6 +1483,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_epoch1$q),
         .clock(r_epoch1$clock)
     );
+    nc_core$core$r_emax r_emax(
+        .d(r_emax$d),
+        .q(r_emax$q),
+        .clock(r_emax$clock)
+    );
     nc_core$core$r_lead r_lead(
         .d(r_lead$d),
         .q(r_lead$q),
@@ -1790,6 +1798,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_state$clock = clock;
         r_epoch$clock = clock;
         r_epoch1$clock = clock;
+        r_emax$clock = clock;
         r_lead$clock = clock;
         r_lins$clock = clock;
         r_lins1$clock = clock;
@@ -1848,6 +1857,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_state$d = r_state$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
+        r_emax$d = r_emax$q;
         r_lead$d = r_lead$q;
         r_lins$d = r_lins$q;
         r_lins1$d = r_lins1$q;
@@ -1919,7 +1929,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
-        t_exhaust = t_timeout && (r_epoch$q == k_max_32);
+        t_exhaust = t_timeout && r_emax$q;
         t_new_epoch = t_timeout && ~t_exhaust;
         t_fault = t_expire || t_exhaust;
         t_leader = r_nl$q;
@@ -2463,6 +2473,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (r_adopt || j_new_epoch) begin
             r_epoch1$d = z_d1;
+        end
+        if (t_new_epoch) begin
+            r_emax$d = r_epoch1$q == k_max_32;
+        end
+        else begin
+            r_emax$d = r_emax$q;
+        end
+        if (c_mode) begin
+            r_emax$d = 1'b0;
+        end
+        if (r_adopt || j_new_epoch) begin
+            r_emax$d = i_rx_epoch$q == k_max_32;
         end
         n_inc = r_nl$q + k1_8;
         if (n_inc == node_count) begin
@@ -3958,6 +3980,25 @@ module nc_core$core$r_act_rx(d,q,clock);
     end
           
 endmodule // nc_core$core$r_act_rx
+
+
+module nc_core$core$r_emax(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_emax
 
 
 module nc_core$core$r_epoch(d,q,clock);
