@@ -373,6 +373,9 @@ block! {
         i_rx_kind: DFF<Bits<2>>,
         i_rx_instance: DFF<Bits<64>>,
         i_rx_seq: DFF<Bits<32>>,
+        /// `rx_seq + 1`, registered beside it (the lock-on point and its comparisons without an
+        /// adder in front).
+        i_rx_seq1: DFF<Bits<32>>,
         i_cl_valid: DFF<Bit>,
         i_cl_class: DFF<Bits<CLASS_BITS>>,
         i_cl_len: DFF<Bits<16>>,
@@ -754,6 +757,7 @@ impl Logic for LowiCore {
             i_rx_kind,
             i_rx_instance,
             i_rx_seq,
+            i_rx_seq1,
             i_cl_valid,
             i_cl_class,
             i_cl_len
@@ -768,6 +772,7 @@ impl Logic for LowiCore {
         self.i_rx_kind.d.next = self.rx_kind.val();
         self.i_rx_instance.d.next = self.rx_instance.val();
         self.i_rx_seq.d.next = self.rx_seq.val();
+        self.i_rx_seq1.d.next = self.rx_seq.val() + self.k1_32.val();
         self.i_cl_valid.d.next = self.cl_valid.val();
         self.i_cl_class.d.next = self.cl_class.val();
         self.i_cl_len.d.next = self.cl_len.val();
@@ -989,7 +994,7 @@ impl Logic for LowiCore {
             self.j_newer.next = self.g_new_a.q.val();
         }
         self.j_take.next = !self.j_same.val() || !self.r_sv.q.val().any() || self.j_newer.val();
-        self.j_seq1.next = self.i_rx_seq.q.val() + self.k1_32.val();
+        self.j_seq1.next = self.i_rx_seq1.q.val();
         self.lock_take.next = self.j_take.val();
         self.lock_kept.next = self.r_newest1.q.val();
         if self.j_take.val() {

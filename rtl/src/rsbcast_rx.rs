@@ -244,9 +244,9 @@ block! {
     /// The judge stage (rtl/README, "The event pipeline"): what the copy that comes this cycle
     /// (`in_tree`, `in_seq`) will do in the next, when the core acts on it. The state it will
     /// meet then is the registered one changed by what the act stage does in this cycle to the
-    /// copy before it (`e_tree`, `e_seq`), which is not known in time; so the copy is judged
-    /// against every state that can be, each from registers and inputs only, and the act stage
-    /// picks one by what this cycle's act stage did (registered):
+    /// copy before it (`e_tree`, and `e_seq1`: its seq + 1), which is not known in time; so
+    /// the copy is judged against every state that can be, each from registers and inputs
+    /// only, and the act stage picks one by what this cycle's act stage did (registered):
     /// - `o_a`: nothing changed (no copy applied, no restart);
     /// - `o_b`: the copy before was applied (FIRST / MORE / DELIVER; `e_deliver`, `e_push`: its
     ///   outcome was DELIVER, it was a new message — both from registers through the act
@@ -263,7 +263,9 @@ block! {
         pub in_tree: Signal<In, Bits<2>>,
         pub in_seq: Signal<In, Bits<32>>,
         pub e_tree: Signal<In, Bits<2>>,
-        pub e_seq: Signal<In, Bits<32>>,
+        /// The copy before's `seq + 1` (registered when it came: no adder in front of the
+        /// comparisons with it).
+        pub e_seq1: Signal<In, Bits<32>>,
         pub e_deliver: Signal<In, Bit>,
         pub e_push: Signal<In, Bit>,
         /// A restart at a lock-on point takes `e_seq + 1` (when the copy before is the newest
@@ -303,7 +305,6 @@ block! {
         dn_df: RxDone,
         dn_dd: RxDone,
         s1: Signal<Local, Bits<32>>,
-        e1: Signal<Local, Bits<32>>,
         base1: Signal<Local, Bits<32>>,
         top1: Signal<Local, Bits<32>>,
         same: Signal<Local, Bit>,
@@ -345,7 +346,6 @@ impl<const A: usize> Logic for RxPre<A> {
     #[hdl_gen]
     fn update(&mut self) {
         self.s1.next = self.in_seq.val() + self.c1_32.val();
-        self.e1.next = self.e_seq.val() + self.c1_32.val();
         self.base1.next = self.q_base.val() + self.c1_32.val();
         self.top1.next = self.q_top.val() + self.c1_32.val();
         self.same.next = self.in_tree.val() == self.e_tree.val();
@@ -373,16 +373,16 @@ impl<const A: usize> Logic for RxPre<A> {
         self.bx2.next = self.q_next2.val();
         self.bx3.next = self.q_next3.val();
         if self.e_tree.val() == self.tree0.val() {
-            self.bx0.next = self.e1.val();
+            self.bx0.next = self.e_seq1.val();
         } else if self.e_tree.val() == self.tree1.val() {
-            self.bx1.next = self.e1.val();
+            self.bx1.next = self.e_seq1.val();
         } else if self.e_tree.val() == self.tree2.val() {
-            self.bx2.next = self.e1.val();
+            self.bx2.next = self.e_seq1.val();
         } else {
-            self.bx3.next = self.e1.val();
+            self.bx3.next = self.e_seq1.val();
         }
         if self.same.val() {
-            self.db.next = self.in_seq.val() - self.e1.val();
+            self.db.next = self.in_seq.val() - self.e_seq1.val();
         } else {
             self.db.next = self.da.val();
         }
@@ -398,13 +398,13 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_b.n3.next = self.bx3.val();
         // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
         // `lock_kept` (c2).
-        self.dc1.next = self.in_seq.val() - self.e1.val();
+        self.dc1.next = self.in_seq.val() - self.e_seq1.val();
         self.dn_c1.trees.next = self.trees.val();
-        self.dn_c1.base.next = self.e1.val();
-        self.dn_c1.n0.next = self.e1.val();
-        self.dn_c1.n1.next = self.e1.val();
-        self.dn_c1.n2.next = self.e1.val();
-        self.dn_c1.n3.next = self.e1.val();
+        self.dn_c1.base.next = self.e_seq1.val();
+        self.dn_c1.n0.next = self.e_seq1.val();
+        self.dn_c1.n1.next = self.e_seq1.val();
+        self.dn_c1.n2.next = self.e_seq1.val();
+        self.dn_c1.n3.next = self.e_seq1.val();
         self.dc2.next = self.in_seq.val() - self.lock_kept.val();
         self.dn_c2.trees.next = self.trees.val();
         self.dn_c2.base.next = self.lock_kept.val();
@@ -481,7 +481,7 @@ impl<const A: usize> Logic for RxPre<A> {
         } else {
             self.p_b.next = self.in_seq.val() == self.q_top.val();
         }
-        self.p_c1.next = self.in_seq.val() == self.e1.val();
+        self.p_c1.next = self.in_seq.val() == self.e_seq1.val();
         self.p_c2.next = self.in_seq.val() == self.lock_kept.val();
         self.p_d.next = self.in_seq.val() == self.c1_32.val();
         self.v_a.neg.next = self.da.val().get_bit(31);
@@ -788,6 +788,10 @@ block! {
         pub outcome_fresh: Signal<Out, Bits<3>>,
         judge: RxJudge<A>,
         pre: RxPre<A>,
+        /// `in_seq + 1`, registered: the next cycle's `copy_seq + 1` (`copy_*` is the copy that
+        /// came as `in_*` in the cycle before).
+        r_in1: DFF<Bits<32>>,
+        k1_32: Constant<Bits<32>> = k(1),
         // The judge stage's verdicts on the copy acted on now, against each state it can meet.
         r_oa: DFF<Bits<3>>,
         r_ob: DFF<Bits<3>>,
@@ -923,7 +927,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         // act stage of that cycle left.
         dff_setup!(
             self, clock, r_oa, r_ob, r_oc1, r_oc2, r_odf, r_odd, r_ofr, r_pa, r_pb, r_pc1, r_pc2,
-            r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out
+            r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out, r_in1
         );
         if self.u_restart.q.val() {
             if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_first.val()) {
@@ -964,7 +968,10 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.pre.in_tree.next = self.in_tree.val();
         self.pre.in_seq.next = self.in_seq.val();
         self.pre.e_tree.next = self.copy_tree.val();
-        self.pre.e_seq.next = self.copy_seq.val();
+        // The copy acted on now came as `in_seq` in the cycle before: its `seq + 1` was summed
+        // then (`r_in1`).
+        self.r_in1.d.next = self.in_seq.val() + self.k1_32.val();
+        self.pre.e_seq1.next = self.r_in1.q.val();
         self.pre.e_deliver.next = self.sel_o.val() == self.k_deliver.val();
         self.pre.e_push.next = self.sel_p.val();
         self.pre.lock_kept.next = self.lock_kept.val();

@@ -199,6 +199,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [31:0] i_rx_seq$d;
     wire  [31:0] i_rx_seq$q;
     reg  i_rx_seq$clock;
+    reg  [31:0] i_rx_seq1$d;
+    wire  [31:0] i_rx_seq1$q;
+    reg  i_rx_seq1$clock;
     reg  i_cl_valid$d;
     wire  i_cl_valid$q;
     reg  i_cl_valid$clock;
@@ -568,6 +571,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .d(i_rx_seq$d),
         .q(i_rx_seq$q),
         .clock(i_rx_seq$clock)
+    );
+    lowi_core$i_rx_seq1 i_rx_seq1(
+        .d(i_rx_seq1$d),
+        .q(i_rx_seq1$q),
+        .clock(i_rx_seq1$clock)
     );
     lowi_core$i_cl_valid i_cl_valid(
         .d(i_cl_valid$d),
@@ -967,6 +975,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         i_rx_kind$clock = clock;
         i_rx_instance$clock = clock;
         i_rx_seq$clock = clock;
+        i_rx_seq1$clock = clock;
         i_cl_valid$clock = clock;
         i_cl_class$clock = clock;
         i_cl_len$clock = clock;
@@ -1026,6 +1035,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         i_rx_kind$d = i_rx_kind$q;
         i_rx_instance$d = i_rx_instance$q;
         i_rx_seq$d = i_rx_seq$q;
+        i_rx_seq1$d = i_rx_seq1$q;
         i_cl_valid$d = i_cl_valid$q;
         i_cl_class$d = i_cl_class$q;
         i_cl_len$d = i_cl_len$q;
@@ -1037,6 +1047,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         i_rx_kind$d = rx_kind;
         i_rx_instance$d = rx_instance;
         i_rx_seq$d = rx_seq;
+        i_rx_seq1$d = rx_seq + k1_32;
         i_cl_valid$d = cl_valid;
         i_cl_class$d = cl_class;
         i_cl_len$d = cl_len;
@@ -1196,7 +1207,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             j_newer = g_new_a$q;
         end
         j_take = ~j_same || ~|r_sv$q || j_newer;
-        j_seq1 = i_rx_seq$q + k1_32;
+        j_seq1 = i_rx_seq1$q;
         lock_take = j_take;
         lock_kept = r_newest1$q;
         if (j_take) begin
@@ -2726,6 +2737,25 @@ module lowi_core$i_rx_seq(d,q,clock);
     end
           
 endmodule // lowi_core$i_rx_seq
+
+
+module lowi_core$i_rx_seq1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$i_rx_seq1
 
 
 module lowi_core$i_rx_valid(d,q,clock);

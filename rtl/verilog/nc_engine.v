@@ -3533,6 +3533,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [31:0] i_rx_seq$d;
     wire  [31:0] i_rx_seq$q;
     reg  i_rx_seq$clock;
+    reg  [31:0] i_rx_seq1$d;
+    wire  [31:0] i_rx_seq1$q;
+    reg  i_rx_seq1$clock;
     reg  i_cl_valid$d;
     wire  i_cl_valid$q;
     reg  i_cl_valid$clock;
@@ -3902,6 +3905,11 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         .d(i_rx_seq$d),
         .q(i_rx_seq$q),
         .clock(i_rx_seq$clock)
+    );
+    nc_engine$core$core$i_rx_seq1 i_rx_seq1(
+        .d(i_rx_seq1$d),
+        .q(i_rx_seq1$q),
+        .clock(i_rx_seq1$clock)
     );
     nc_engine$core$core$i_cl_valid i_cl_valid(
         .d(i_cl_valid$d),
@@ -4301,6 +4309,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         i_rx_kind$clock = clock;
         i_rx_instance$clock = clock;
         i_rx_seq$clock = clock;
+        i_rx_seq1$clock = clock;
         i_cl_valid$clock = clock;
         i_cl_class$clock = clock;
         i_cl_len$clock = clock;
@@ -4360,6 +4369,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         i_rx_kind$d = i_rx_kind$q;
         i_rx_instance$d = i_rx_instance$q;
         i_rx_seq$d = i_rx_seq$q;
+        i_rx_seq1$d = i_rx_seq1$q;
         i_cl_valid$d = i_cl_valid$q;
         i_cl_class$d = i_cl_class$q;
         i_cl_len$d = i_cl_len$q;
@@ -4371,6 +4381,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         i_rx_kind$d = rx_kind;
         i_rx_instance$d = rx_instance;
         i_rx_seq$d = rx_seq;
+        i_rx_seq1$d = rx_seq + k1_32;
         i_cl_valid$d = cl_valid;
         i_cl_class$d = cl_class;
         i_cl_len$d = cl_len;
@@ -4530,7 +4541,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             j_newer = g_new_a$q;
         end
         j_take = ~j_same || ~|r_sv$q || j_newer;
-        j_seq1 = i_rx_seq$q + k1_32;
+        j_seq1 = i_rx_seq1$q;
         lock_take = j_take;
         lock_kept = r_newest1$q;
         if (j_take) begin
@@ -6060,6 +6071,25 @@ module nc_engine$core$core$i_rx_seq(d,q,clock);
     end
           
 endmodule // nc_engine$core$core$i_rx_seq
+
+
+module nc_engine$core$core$i_rx_seq1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$i_rx_seq1
 
 
 module nc_engine$core$core$i_rx_valid(d,q,clock);
@@ -19041,6 +19071,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     output reg  [2:0] outcome_fresh;
     
     // Constant declarations
+    localparam  k1_32 = 32'h1;
     localparam  k_first = 3'b1;
     localparam  k_more = 3'b10;
     localparam  k_deliver = 3'b11;
@@ -19065,7 +19096,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [1:0] pre$in_tree;
     reg  [31:0] pre$in_seq;
     reg  [1:0] pre$e_tree;
-    reg  [31:0] pre$e_seq;
+    reg  [31:0] pre$e_seq1;
     reg  pre$e_deliver;
     reg  pre$e_push;
     reg  [31:0] pre$lock_kept;
@@ -19089,6 +19120,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     wire  pre$p_c1;
     wire  pre$p_c2;
     wire  pre$p_d;
+    reg  [31:0] r_in1$d;
+    wire  [31:0] r_in1$q;
+    reg  r_in1$clock;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
     reg  r_oa$clock;
@@ -19280,7 +19314,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .in_tree(pre$in_tree),
         .in_seq(pre$in_seq),
         .e_tree(pre$e_tree),
-        .e_seq(pre$e_seq),
+        .e_seq1(pre$e_seq1),
         .e_deliver(pre$e_deliver),
         .e_push(pre$e_push),
         .lock_kept(pre$lock_kept),
@@ -19304,6 +19338,11 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .p_c1(pre$p_c1),
         .p_c2(pre$p_c2),
         .p_d(pre$p_d)
+    );
+    nc_engine$core$rx$r_in1 r_in1(
+        .d(r_in1$d),
+        .q(r_in1$q),
+        .clock(r_in1$clock)
     );
     nc_engine$core$rx$r_oa r_oa(
         .d(r_oa$d),
@@ -19635,6 +19674,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         u_take$clock = clock;
         u_fresh$clock = clock;
         u_out$clock = clock;
+        r_in1$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
         r_oc1$d = r_oc1$q;
@@ -19653,6 +19693,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         u_take$d = u_take$q;
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
+        r_in1$d = r_in1$q;
         if (u_restart$q) begin
             if (u_apply$q && (u_fresh$q == k_first)) begin
                 sel_o = r_odf$q;
@@ -19693,7 +19734,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         pre$in_tree = in_tree;
         pre$in_seq = in_seq;
         pre$e_tree = copy_tree;
-        pre$e_seq = copy_seq;
+        r_in1$d = in_seq + k1_32;
+        pre$e_seq1 = r_in1$q;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
         pre$lock_kept = lock_kept;
@@ -19827,14 +19869,14 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
 endmodule // nc_engine$core$rx$judge
 
 
-module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
+module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
     
     // Module arguments
     input wire  [2:0] trees;
     input wire  [1:0] in_tree;
     input wire  [31:0] in_seq;
     input wire  [1:0] e_tree;
-    input wire  [31:0] e_seq;
+    input wire  [31:0] e_seq1;
     input wire  e_deliver;
     input wire  e_push;
     input wire  [31:0] lock_kept;
@@ -19954,7 +19996,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     
     // Local signals
     reg  [31:0] s1;
-    reg  [31:0] e1;
     reg  [31:0] base1;
     reg  [31:0] top1;
     reg  same;
@@ -20080,7 +20121,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
     // Update code
     always @(*) begin
         s1 = in_seq + c1_32;
-        e1 = e_seq + c1_32;
         base1 = q_base + c1_32;
         top1 = q_top + c1_32;
         same = in_tree == e_tree;
@@ -20108,19 +20148,19 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         bx2 = q_next2;
         bx3 = q_next3;
         if (e_tree == tree0) begin
-            bx0 = e1;
+            bx0 = e_seq1;
         end
         else if (e_tree == tree1) begin
-            bx1 = e1;
+            bx1 = e_seq1;
         end
         else if (e_tree == tree2) begin
-            bx2 = e1;
+            bx2 = e_seq1;
         end
         else begin
-            bx3 = e1;
+            bx3 = e_seq1;
         end
         if (same) begin
-            db = in_seq - e1;
+            db = in_seq - e_seq1;
         end
         else begin
             db = da;
@@ -20136,13 +20176,13 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
-        dc1 = in_seq - e1;
+        dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
-        dn_c1$base = e1;
-        dn_c1$n0 = e1;
-        dn_c1$n1 = e1;
-        dn_c1$n2 = e1;
-        dn_c1$n3 = e1;
+        dn_c1$base = e_seq1;
+        dn_c1$n0 = e_seq1;
+        dn_c1$n1 = e_seq1;
+        dn_c1$n2 = e_seq1;
+        dn_c1$n3 = e_seq1;
         dc2 = in_seq - lock_kept;
         dn_c2$trees = trees;
         dn_c2$base = lock_kept;
@@ -20223,7 +20263,7 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,
         else begin
             p_b = in_seq == q_top;
         end
-        p_c1 = in_seq == e1;
+        p_c1 = in_seq == e_seq1;
         p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
         v_a$neg = da[32'h1f];
@@ -20860,6 +20900,25 @@ module nc_engine$core$rx$r_full(d,q,clock);
     end
           
 endmodule // nc_engine$core$rx$r_full
+
+
+module nc_engine$core$rx$r_in1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_in1
 
 
 module nc_engine$core$rx$r_moved(d,q,clock);

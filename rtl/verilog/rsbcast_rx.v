@@ -24,6 +24,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     output reg  [2:0] outcome_fresh;
     
     // Constant declarations
+    localparam  k1_32 = 32'h1;
     localparam  k_first = 3'b1;
     localparam  k_more = 3'b10;
     localparam  k_deliver = 3'b11;
@@ -48,7 +49,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [1:0] pre$in_tree;
     reg  [31:0] pre$in_seq;
     reg  [1:0] pre$e_tree;
-    reg  [31:0] pre$e_seq;
+    reg  [31:0] pre$e_seq1;
     reg  pre$e_deliver;
     reg  pre$e_push;
     reg  [31:0] pre$lock_kept;
@@ -72,6 +73,9 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     wire  pre$p_c1;
     wire  pre$p_c2;
     wire  pre$p_d;
+    reg  [31:0] r_in1$d;
+    wire  [31:0] r_in1$q;
+    reg  r_in1$clock;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
     reg  r_oa$clock;
@@ -263,7 +267,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .in_tree(pre$in_tree),
         .in_seq(pre$in_seq),
         .e_tree(pre$e_tree),
-        .e_seq(pre$e_seq),
+        .e_seq1(pre$e_seq1),
         .e_deliver(pre$e_deliver),
         .e_push(pre$e_push),
         .lock_kept(pre$lock_kept),
@@ -287,6 +291,11 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .p_c1(pre$p_c1),
         .p_c2(pre$p_c2),
         .p_d(pre$p_d)
+    );
+    rsbcast_rx$r_in1 r_in1(
+        .d(r_in1$d),
+        .q(r_in1$q),
+        .clock(r_in1$clock)
     );
     rsbcast_rx$r_oa r_oa(
         .d(r_oa$d),
@@ -618,6 +627,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         u_take$clock = clock;
         u_fresh$clock = clock;
         u_out$clock = clock;
+        r_in1$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
         r_oc1$d = r_oc1$q;
@@ -636,6 +646,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         u_take$d = u_take$q;
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
+        r_in1$d = r_in1$q;
         if (u_restart$q) begin
             if (u_apply$q && (u_fresh$q == k_first)) begin
                 sel_o = r_odf$q;
@@ -676,7 +687,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         pre$in_tree = in_tree;
         pre$in_seq = in_seq;
         pre$e_tree = copy_tree;
-        pre$e_seq = copy_seq;
+        r_in1$d = in_seq + k1_32;
+        pre$e_seq1 = r_in1$q;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
         pre$lock_kept = lock_kept;
@@ -810,14 +822,14 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
 endmodule // rsbcast_rx$judge
 
 
-module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
+module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_kept,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,o_a,o_b,o_c1,o_c2,o_df,o_dd,o_fresh,p_a,p_b,p_c1,p_c2,p_d);
     
     // Module arguments
     input wire  [2:0] trees;
     input wire  [1:0] in_tree;
     input wire  [31:0] in_seq;
     input wire  [1:0] e_tree;
-    input wire  [31:0] e_seq;
+    input wire  [31:0] e_seq1;
     input wire  e_deliver;
     input wire  e_push;
     input wire  [31:0] lock_kept;
@@ -937,7 +949,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_ke
     
     // Local signals
     reg  [31:0] s1;
-    reg  [31:0] e1;
     reg  [31:0] base1;
     reg  [31:0] top1;
     reg  same;
@@ -1063,7 +1074,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_ke
     // Update code
     always @(*) begin
         s1 = in_seq + c1_32;
-        e1 = e_seq + c1_32;
         base1 = q_base + c1_32;
         top1 = q_top + c1_32;
         same = in_tree == e_tree;
@@ -1091,19 +1101,19 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_ke
         bx2 = q_next2;
         bx3 = q_next3;
         if (e_tree == tree0) begin
-            bx0 = e1;
+            bx0 = e_seq1;
         end
         else if (e_tree == tree1) begin
-            bx1 = e1;
+            bx1 = e_seq1;
         end
         else if (e_tree == tree2) begin
-            bx2 = e1;
+            bx2 = e_seq1;
         end
         else begin
-            bx3 = e1;
+            bx3 = e_seq1;
         end
         if (same) begin
-            db = in_seq - e1;
+            db = in_seq - e_seq1;
         end
         else begin
             db = da;
@@ -1119,13 +1129,13 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_ke
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
-        dc1 = in_seq - e1;
+        dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
-        dn_c1$base = e1;
-        dn_c1$n0 = e1;
-        dn_c1$n1 = e1;
-        dn_c1$n2 = e1;
-        dn_c1$n3 = e1;
+        dn_c1$base = e_seq1;
+        dn_c1$n0 = e_seq1;
+        dn_c1$n1 = e_seq1;
+        dn_c1$n2 = e_seq1;
+        dn_c1$n3 = e_seq1;
         dc2 = in_seq - lock_kept;
         dn_c2$trees = trees;
         dn_c2$base = lock_kept;
@@ -1206,7 +1216,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq,e_deliver,e_push,lock_ke
         else begin
             p_b = in_seq == q_top;
         end
-        p_c1 = in_seq == e1;
+        p_c1 = in_seq == e_seq1;
         p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
         v_a$neg = da[32'h1f];
@@ -1843,6 +1853,25 @@ module rsbcast_rx$r_full(d,q,clock);
     end
           
 endmodule // rsbcast_rx$r_full
+
+
+module rsbcast_rx$r_in1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_in1
 
 
 module rsbcast_rx$r_moved(d,q,clock);
