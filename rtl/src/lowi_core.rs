@@ -493,6 +493,13 @@ block! {
         c_clear_bit: Signal<Local, Bit>,
         c_undef: Signal<Local, Bit>,
         c_may_start: Signal<Local, Bit>,
+        /// The CTRL verdict against the state before the tick (`_r`) and against Faulted
+        /// (`_f`, the tick's only change of state); the tick picks (`c_ok`, `c_mode`).
+        c_base: Signal<Local, Bit>,
+        c_ok_r: Signal<Local, Bit>,
+        c_mode_r: Signal<Local, Bit>,
+        c_ok_f: Signal<Local, Bit>,
+        c_mode_f: Signal<Local, Bit>,
         c_ok: Signal<Local, Bit>,
         c_mode: Signal<Local, Bit>,
         c_start: Signal<Local, Bit>,
@@ -891,37 +898,51 @@ impl Logic for LowiCore {
         self.c_activate.next = (self.ctrl_value.val() & self.k_ctrl_activate.val()).any();
         self.c_clear_bit.next = (self.ctrl_value.val() & self.k_ctrl_clear.val()).any();
         self.c_undef.next = (self.ctrl_value.val() & self.k_ctrl_undef.val()).any();
+        // The state the CTRL write meets is the tick's (`p_state`): `r_state`, or Faulted after an
+        // expiry or an exhausted epoch. The verdict is made against both from registers, beside
+        // the tick, which only picks (no state decode behind the tick's decisions).
         self.c_may_start.next = self.c_en.val()
             && !self.c_join.val()
             && !self.node_id.val().any()
-            && ((self.p_state.val() == self.s_armed.val())
-                || (self.p_state.val() == self.s_disabled.val()));
+            && ((self.r_state.q.val() == self.s_armed.val())
+                || (self.r_state.q.val() == self.s_disabled.val()));
         // ACTIVATE: a joining node that locked onto the stream, decided an instance and took the
         // members' timeout (a TIMEOUT write while joining); JOIN needs ENABLE. A refused write
         // changes nothing.
         self.c_may_act.next = self.c_en.val()
             && self.c_join.val()
-            && (self.p_state.val() == self.s_joining.val())
+            && (self.r_state.q.val() == self.s_joining.val())
             && self.r_synced.q.val()
             && !self.r_lins_none.q.val()
             && (self.r_tmo_member.q.val() || self.timeout_written.val());
-        self.c_ok.next = self.ctrl_write.val()
-            && !self.c_undef.val()
+        self.c_base.next =
+            self.ctrl_write.val() && !self.c_undef.val() && (!self.c_join.val() || self.c_en.val());
+        self.c_ok_r.next = self.c_base.val()
             && (!self.c_start_bit.val() || self.c_may_start.val())
-            && (!self.c_activate.val() || self.c_may_act.val())
-            && (!self.c_join.val() || self.c_en.val());
-        self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
+            && (!self.c_activate.val() || self.c_may_act.val());
         // The mode changes unless it is the current one: ENABLE|JOIN while Joining, ENABLE while
         // Armed / Active / Faulted, 0 while Disabled.
-        self.c_mode.next = self.c_ok.val()
+        self.c_mode_r.next = self.c_ok_r.val()
             && ((self.c_en.val()
                 && self.c_join.val()
-                && (self.p_state.val() != self.s_joining.val()))
+                && (self.r_state.q.val() != self.s_joining.val()))
                 || (self.c_en.val()
                     && !self.c_join.val()
-                    && ((self.p_state.val() == self.s_disabled.val())
-                        || (self.p_state.val() == self.s_joining.val())))
-                || (!self.c_en.val() && (self.p_state.val() != self.s_disabled.val())));
+                    && ((self.r_state.q.val() == self.s_disabled.val())
+                        || (self.r_state.q.val() == self.s_joining.val())))
+                || (!self.c_en.val() && (self.r_state.q.val() != self.s_disabled.val())));
+        // Faulted: no START (only Armed or Disabled start), no ACTIVATE (only Joining); the mode
+        // changes on ENABLE|JOIN and on 0, not on ENABLE alone.
+        self.c_ok_f.next = self.c_base.val() && !self.c_start_bit.val() && !self.c_activate.val();
+        self.c_mode_f.next = self.c_ok_f.val() && (self.c_join.val() || !self.c_en.val());
+        if self.t_fault.val() {
+            self.c_ok.next = self.c_ok_f.val();
+            self.c_mode.next = self.c_mode_f.val();
+        } else {
+            self.c_ok.next = self.c_ok_r.val();
+            self.c_mode.next = self.c_mode_r.val();
+        }
+        self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
         self.c_start.next = self.c_ok.val() && self.c_start_bit.val();
         // ACTIVATE: Active now if a copy came within the last timeout (the timeout counter is in
         // step with the members'), else at the next accepted copy.

@@ -254,6 +254,90 @@ fn a_timeout_at_the_last_epoch_is_a_net_fault() {
     }
 }
 
+/// A CTRL write acted on in the cycle the tick faults meets Faulted, not the state before the tick
+/// (the model ticks first). `lowi_core` judges the write against both beside the tick, and the
+/// tick picks: this covers the pick. Two expiries: a node 0 still Armed (START allowed there,
+/// refused when Faulted) and a joining node locked on (ENABLE|JOIN keeps Joining, changes
+/// Faulted; ENABLE the other way round; ACTIVATE). Each CTRL value is written one cycle before,
+/// in, and one cycle after the fault's cycle, in lockstep.
+#[test]
+fn a_ctrl_write_in_the_cycle_of_a_fault_meets_the_fault() {
+    let values = [
+        ctrl::ENABLE | ctrl::START,
+        ctrl::ENABLE,
+        ctrl::ENABLE | ctrl::JOIN,
+        0,
+        ctrl::ENABLE | ctrl::JOIN | ctrl::ACTIVATE,
+        ctrl::ENABLE | ctrl::CLEAR_COUNTERS,
+    ];
+    // Node 0, Armed: epoch 1's START on tree 0 only is adopted and in flight, then expires.
+    let armed = || {
+        let c = cfg(0);
+        let mut ls = setup(&c);
+        act(&mut ls, copy(&c, 1, 0, 0, 1, DecideKind::Start));
+        assert_eq!(ls.model.state(), proto::node::State::Armed);
+        ls
+    };
+    // Node 1, Joining: epoch 0's heartbeat seq 5 on both trees locks on; seq 6 on tree 0 only
+    // is in flight, then expires.
+    let joining = || {
+        let c = cfg(1);
+        let mut ls = setup(&c);
+        act(
+            &mut ls,
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE | ctrl::JOIN,
+            },
+        );
+        ls.step(Some(copy(&c, 0, 5, 0, 3, DecideKind::Heartbeat)))
+            .unwrap();
+        act(&mut ls, copy(&c, 0, 5, 1, 3, DecideKind::Heartbeat));
+        act(&mut ls, copy(&c, 0, 6, 0, 4, DecideKind::Heartbeat));
+        assert_eq!(ls.model.state(), proto::node::State::Joining);
+        assert_ne!(ls.model.status_bits() & proto::regs::status::SYNCED, 0);
+        ls
+    };
+    for (name, scenario) in [
+        ("armed", &armed as &dyn Fn() -> Lockstep),
+        ("joining", &joining),
+    ] {
+        // The cycle of the fault, undisturbed.
+        let mut ls = scenario();
+        let mut at = None;
+        for _ in 0..200 {
+            ls.step(None).unwrap();
+            if ls.last.iter().any(|r| matches!(r, Rec::Fault { .. })) {
+                at = Some(ls.now() - 1);
+                break;
+            }
+        }
+        let at = at.unwrap_or_else(|| panic!("{name}: the copy in flight expires"));
+        assert_eq!(ls.model.state(), proto::node::State::Faulted);
+        for value in values {
+            for acted in [at - 1, at, at + 1] {
+                let mut ls = scenario();
+                // Taken in the cycle before the one it is acted on.
+                while ls.now() + 1 < acted {
+                    ls.step(None).unwrap();
+                }
+                ls.step(Some(Event::Write {
+                    addr: addr::CTRL,
+                    value,
+                }))
+                .unwrap_or_else(|e| panic!("{name}, CTRL {value:#x} acted at {acted}: {e}"));
+                for _ in 0..8 {
+                    ls.step(None).unwrap_or_else(|e| {
+                        panic!("{name}, CTRL {value:#x} acted at {acted}: {e}")
+                    });
+                }
+                ls.compare_registers()
+                    .unwrap_or_else(|e| panic!("{name}, CTRL {value:#x} acted at {acted}: {e}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_input_is_dropped_and_counted_and_nothing_is_delivered() {
     let c = cfg(2);

@@ -1361,6 +1361,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  c_clear_bit;
     reg  c_undef;
     reg  c_may_start;
+    reg  c_base;
+    reg  c_ok_r;
+    reg  c_mode_r;
+    reg  c_ok_f;
+    reg  c_mode_f;
     reg  c_ok;
     reg  c_mode;
     reg  c_start;
@@ -2032,11 +2037,22 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_activate = |(ctrl_value & k_ctrl_activate);
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
         c_undef = |(ctrl_value & k_ctrl_undef);
-        c_may_start = c_en && ~c_join && ~|node_id && ((p_state == s_armed) || (p_state == s_disabled));
-        c_may_act = c_en && c_join && (p_state == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
-        c_ok = ctrl_write && ~c_undef && (~c_start_bit || c_may_start) && (~c_activate || c_may_act) && (~c_join || c_en);
+        c_may_start = c_en && ~c_join && ~|node_id && ((r_state$q == s_armed) || (r_state$q == s_disabled));
+        c_may_act = c_en && c_join && (r_state$q == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
+        c_base = ctrl_write && ~c_undef && (~c_join || c_en);
+        c_ok_r = c_base && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
+        c_mode_r = c_ok_r && ((c_en && c_join && (r_state$q != s_joining)) || (c_en && ~c_join && ((r_state$q == s_disabled) || (r_state$q == s_joining))) || (~c_en && (r_state$q != s_disabled)));
+        c_ok_f = c_base && ~c_start_bit && ~c_activate;
+        c_mode_f = c_ok_f && (c_join || ~c_en);
+        if (t_fault) begin
+            c_ok = c_ok_f;
+            c_mode = c_mode_f;
+        end
+        else begin
+            c_ok = c_ok_r;
+            c_mode = c_mode_r;
+        end
         c_clear = c_ok && c_clear_bit;
-        c_mode = c_ok && ((c_en && c_join && (p_state != s_joining)) || (c_en && ~c_join && ((p_state == s_disabled) || (p_state == s_joining))) || (~c_en && (p_state != s_disabled)));
         c_start = c_ok && c_start_bit;
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
