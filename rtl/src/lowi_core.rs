@@ -387,13 +387,27 @@ block! {
         /// `r_epoch == u32::MAX`, kept beside it (from the candidates of its next value).
         r_emax: DFF<Bit>,
         r_lead: DFF<Bit>,
+        /// The last instance (`lins`), `lins + 1` and `lins + 2` are applied a cycle late: the
+        /// act stage records what it did (`u_li_d` delivered, `u_li_p` placed, `u_ep_zero` mode
+        /// change, `u_li_v` batch sent) and registers the candidates (`w_*`); the values of this
+        /// cycle (`e_lins*`) are picked from those registers, and `r_lins*` keep them every
+        /// cycle, so no act-stage decision drives an enable of 192 flip-flops.
         r_lins: DFF<Bits<64>>,
-        /// `r_lins + 1`, kept beside it (no 64-bit adder after the tick phase).
+        /// `lins + 1`, kept beside it (no 64-bit adder after the tick phase).
         r_lins1: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(1u64)),
-        /// `r_lins1 + 1`, kept beside it too (a completing copy in the cycle of a batch send is
+        /// `lins + 2`, kept beside it too (a completing copy in the cycle of a batch send is
         /// compared with it; a 64-bit adder in front of that comparison was the critical path).
         r_lins2: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(2u64)),
-        /// Adders of the candidates of `r_lins2`'s next value.
+        e_lins: Signal<Local, Bits<64>>,
+        e_lins1: Signal<Local, Bits<64>>,
+        e_lins2: Signal<Local, Bits<64>>,
+        /// The acted copy's instance, − 1, + 1, + 2, and `lins + 3` after a batch send.
+        w_inst: DFF<Bits<64>>,
+        w_m1: DFF<Bits<64>>,
+        w_p1: DFF<Bits<64>>,
+        w_p2: DFF<Bits<64>>,
+        w_l2inc: DFF<Bits<64>>,
+        /// Adders of the candidates of `lins2`'s next value.
         l2_inc: Signal<Local, Bits<64>>,
         l2_rx1: Signal<Local, Bits<64>>,
         l2_rx2: Signal<Local, Bits<64>>,
@@ -463,7 +477,6 @@ block! {
         p_leader: Signal<Local, Bits<8>>,
         p_is_leader: Signal<Local, Bit>,
         p_fifo_len: Signal<Local, Bits<13>>,
-        p_lins: Signal<Local, Bits<64>>,
         p_send_seq: Signal<Local, Bits<32>>,
         p_send_seq1: Signal<Local, Bits<32>>,
         ss1: Signal<Local, Bits<32>>,
@@ -716,6 +729,11 @@ impl Logic for LowiCore {
             r_lins,
             r_lins1,
             r_lins2,
+            w_inst,
+            w_m1,
+            w_p1,
+            w_p2,
+            w_l2inc,
             r_nl,
             r_nl_me,
             r_send_seq,
@@ -785,6 +803,31 @@ impl Logic for LowiCore {
         self.i_cl_len.d.next = self.cl_len.val();
         self.ev_port.next = self.i_rx_port.q.val();
         self.ev_seq.next = self.i_rx_seq.q.val();
+
+        // ================= the instance registers, a cycle late =================
+        // What the act stage did last cycle, in its order (a delivery, a START or a joining
+        // node's first heartbeat, a mode change, a batch send): the values of this cycle.
+        if self.u_li_d.q.val() {
+            self.e_lins.next = self.w_inst.q.val();
+            self.e_lins1.next = self.w_p1.q.val();
+            self.e_lins2.next = self.w_p2.q.val();
+        } else if self.u_li_p.q.val() {
+            self.e_lins.next = self.w_m1.q.val();
+            self.e_lins1.next = self.w_inst.q.val();
+            self.e_lins2.next = self.w_p1.q.val();
+        } else if self.u_ep_zero.q.val() {
+            self.e_lins.next = self.k0_64.val();
+            self.e_lins1.next = self.k1_64.val();
+            self.e_lins2.next = self.k2_64.val();
+        } else if self.u_li_v.q.val() {
+            self.e_lins.next = self.r_lins1.q.val();
+            self.e_lins1.next = self.r_lins2.q.val();
+            self.e_lins2.next = self.w_l2inc.q.val();
+        } else {
+            self.e_lins.next = self.r_lins.q.val();
+            self.e_lins1.next = self.r_lins1.q.val();
+            self.e_lins2.next = self.r_lins2.q.val();
+        }
 
         // ================= tick phase =================
         // The window runs while armed, active, or joining once locked onto the stream.
@@ -857,7 +900,6 @@ impl Logic for LowiCore {
         } else {
             self.t_seq.next = self.r_send_seq.q.val();
         }
-        self.p_lins.next = self.r_lins.q.val();
         // The send seq after the tick (`p_send_seq`) and after a START as well (`p_send_seq1`),
         // from r_send_seq + 1 / + 2 summed beside the tick, which only selects.
         self.ss1.next = self.r_send_seq.q.val() + self.k1_32.val();
@@ -879,7 +921,6 @@ impl Logic for LowiCore {
         }
         self.e_len.next = self.p_fifo_len.val();
         if self.t_value.val() {
-            self.p_lins.next = self.r_lins1.q.val();
             self.e_len.next = self.f_rest.val();
         }
 
@@ -1173,7 +1214,7 @@ impl Logic for LowiCore {
         self.send.next = self.t_send.val() || self.c_start.val();
         self.send_count.next = self.k0_8.val();
         self.send_kind.next = self.k_hb.val();
-        self.send_instance.next = self.r_lins1.q.val();
+        self.send_instance.next = self.e_lins1.val();
         self.send_epoch.next = self.p_epoch.val();
         self.send_seq.next = self.t_seq.val();
         if self.t_value.val() {
@@ -1308,22 +1349,19 @@ impl Logic for LowiCore {
         self.r_epoch.d.next = self.p_epoch.val();
         self.r_lead.d.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
-        self.r_lins.d.next = self.p_lins.val();
-        // r_lins1 follows r_lins (+1) in every branch, from registers and inputs.
-        if self.t_value.val() {
-            self.r_lins1.d.next = self.r_lins2.q.val();
-        } else {
-            self.r_lins1.d.next = self.r_lins1.q.val();
-        }
-        // r_lins2 follows r_lins1 (+1) the same way.
-        self.l2_inc.next = self.r_lins2.q.val() + self.k1_64.val();
+        // The instance registers keep this cycle's values; what the act stage does to them
+        // shows in the next cycle's `e_lins*` (the candidates below, the record `u_*`).
+        self.r_lins.d.next = self.e_lins.val();
+        self.r_lins1.d.next = self.e_lins1.val();
+        self.r_lins2.d.next = self.e_lins2.val();
+        self.l2_inc.next = self.e_lins2.val() + self.k1_64.val();
         self.l2_rx1.next = self.i_rx_instance.q.val() + self.k1_64.val();
         self.l2_rx2.next = self.i_rx_instance.q.val() + self.k2_64.val();
-        if self.t_value.val() {
-            self.r_lins2.d.next = self.l2_inc.val();
-        } else {
-            self.r_lins2.d.next = self.r_lins2.q.val();
-        }
+        self.w_inst.d.next = self.i_rx_instance.q.val();
+        self.w_m1.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
+        self.w_p1.d.next = self.l2_rx1.val();
+        self.w_p2.d.next = self.l2_rx2.val();
+        self.w_l2inc.d.next = self.l2_inc.val();
         self.r_send_seq.d.next = self.p_send_seq.val();
         if self.r_since_rx.q.val() == self.k_max_32.val() {
             self.r_since_rx.d.next = self.p_since_rx.val();
@@ -1398,9 +1436,6 @@ impl Logic for LowiCore {
             self.r_epoch.d.next = self.k0_32.val();
             self.r_lead.d.next = false;
             self.r_leader.d.next = self.k0_8.val();
-            self.r_lins.d.next = self.k0_64.val();
-            self.r_lins1.d.next = self.k1_64.val();
-            self.r_lins2.d.next = self.k2_64.val();
             self.r_send_seq.d.next = self.k0_32.val();
             self.r_since_rx.d.next = self.k0_32.val();
             self.r_ge.d.next = !self.timeout.val().any();
@@ -1459,20 +1494,6 @@ impl Logic for LowiCore {
         }
         if self.r_start_ok.val() {
             self.r_state.d.next = self.s_active.val();
-            self.r_lins.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
-            self.r_lins1.d.next = self.i_rx_instance.q.val();
-            self.r_lins2.d.next = self.l2_rx1.val();
-        }
-        // A joining node's first delivery of a heartbeat sets its place before it.
-        if self.j_placed.val() && !self.r_value_kind.val() {
-            self.r_lins.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
-            self.r_lins1.d.next = self.i_rx_instance.q.val();
-            self.r_lins2.d.next = self.l2_rx1.val();
-        }
-        if self.rx_deliver.val() {
-            self.r_lins.d.next = self.i_rx_instance.q.val();
-            self.r_lins1.d.next = self.l2_rx1.val();
-            self.r_lins2.d.next = self.l2_rx2.val();
         }
         if self.r_any_fault.val() {
             self.r_state.d.next = self.s_faulted.val();
@@ -1545,7 +1566,7 @@ impl Logic for LowiCore {
         self.state.next = self.r_state.q.val();
         self.epoch.next = self.r_epoch.q.val();
         self.leader.next = self.r_leader.q.val();
-        self.last_instance.next = self.r_lins.q.val();
+        self.last_instance.next = self.e_lins.val();
         self.s_base.next = self.k_st_zero.val();
         if self.r_state.q.val() == self.s_active.val() {
             if self.r_lead.q.val() {
@@ -1604,11 +1625,11 @@ impl Logic for LowiCore {
         self.u_li_v.d.next = self.t_value.val();
         self.ij_a.clock.next = self.clock.val();
         self.ij_a.x.next = self.rx_instance.val();
-        self.ij_a.a.next = self.r_lins1.q.val();
-        self.ij_a.b.next = self.r_lins2.q.val();
+        self.ij_a.a.next = self.e_lins1.val();
+        self.ij_a.b.next = self.e_lins2.val();
         self.ij_v.clock.next = self.clock.val();
         self.ij_v.x.next = self.rx_instance.val();
-        self.ij_v.a.next = self.r_lins2.q.val();
+        self.ij_v.a.next = self.e_lins2.val();
         self.ij_v.b.next = self.l2_inc.val();
         self.ij_p.clock.next = self.clock.val();
         self.ij_p.x.next = self.rx_instance.val();

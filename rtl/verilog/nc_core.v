@@ -1119,6 +1119,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] r_lins2$d;
     wire  [63:0] r_lins2$q;
     reg  r_lins2$clock;
+    reg  [63:0] w_inst$d;
+    wire  [63:0] w_inst$q;
+    reg  w_inst$clock;
+    reg  [63:0] w_m1$d;
+    wire  [63:0] w_m1$q;
+    reg  w_m1$clock;
+    reg  [63:0] w_p1$d;
+    wire  [63:0] w_p1$q;
+    reg  w_p1$clock;
+    reg  [63:0] w_p2$d;
+    wire  [63:0] w_p2$q;
+    reg  w_p2$clock;
+    reg  [63:0] w_l2inc$d;
+    wire  [63:0] w_l2inc$q;
+    reg  w_l2inc$clock;
     reg  [7:0] r_nl$d;
     wire  [7:0] r_nl$q;
     reg  r_nl$clock;
@@ -1303,6 +1318,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  g_port_ok$clock;
     
     // Local signals
+    reg  [63:0] e_lins;
+    reg  [63:0] e_lins1;
+    reg  [63:0] e_lins2;
     reg  [63:0] l2_inc;
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
@@ -1339,7 +1357,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [7:0] p_leader;
     reg  p_is_leader;
     reg  [12:0] p_fifo_len;
-    reg  [63:0] p_lins;
     reg  [31:0] p_send_seq;
     reg  [31:0] p_send_seq1;
     reg  [31:0] ss1;
@@ -1520,6 +1537,31 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .d(r_lins2$d),
         .q(r_lins2$q),
         .clock(r_lins2$clock)
+    );
+    nc_core$core$w_inst w_inst(
+        .d(w_inst$d),
+        .q(w_inst$q),
+        .clock(w_inst$clock)
+    );
+    nc_core$core$w_m1 w_m1(
+        .d(w_m1$d),
+        .q(w_m1$q),
+        .clock(w_m1$clock)
+    );
+    nc_core$core$w_p1 w_p1(
+        .d(w_p1$d),
+        .q(w_p1$q),
+        .clock(w_p1$clock)
+    );
+    nc_core$core$w_p2 w_p2(
+        .d(w_p2$d),
+        .q(w_p2$q),
+        .clock(w_p2$clock)
+    );
+    nc_core$core$w_l2inc w_l2inc(
+        .d(w_l2inc$d),
+        .q(w_l2inc$q),
+        .clock(w_l2inc$clock)
     );
     nc_core$core$r_nl r_nl(
         .d(r_nl$d),
@@ -1816,6 +1858,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lins$clock = clock;
         r_lins1$clock = clock;
         r_lins2$clock = clock;
+        w_inst$clock = clock;
+        w_m1$clock = clock;
+        w_p1$clock = clock;
+        w_p2$clock = clock;
+        w_l2inc$clock = clock;
         r_nl$clock = clock;
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
@@ -1876,6 +1923,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_lins$d = r_lins$q;
         r_lins1$d = r_lins1$q;
         r_lins2$d = r_lins2$q;
+        w_inst$d = w_inst$q;
+        w_m1$d = w_m1$q;
+        w_p1$d = w_p1$q;
+        w_p2$d = w_p2$q;
+        w_l2inc$d = w_l2inc$q;
         r_nl$d = r_nl$q;
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
@@ -1942,6 +1994,31 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         i_cl_len$d = cl_len;
         ev_port = i_rx_port$q;
         ev_seq = i_rx_seq$q;
+        if (u_li_d$q) begin
+            e_lins = w_inst$q;
+            e_lins1 = w_p1$q;
+            e_lins2 = w_p2$q;
+        end
+        else if (u_li_p$q) begin
+            e_lins = w_m1$q;
+            e_lins1 = w_inst$q;
+            e_lins2 = w_p1$q;
+        end
+        else if (u_ep_zero$q) begin
+            e_lins = k0_64;
+            e_lins1 = k1_64;
+            e_lins2 = k2_64;
+        end
+        else if (u_li_v$q) begin
+            e_lins = r_lins1$q;
+            e_lins1 = r_lins2$q;
+            e_lins2 = w_l2inc$q;
+        end
+        else begin
+            e_lins = r_lins$q;
+            e_lins1 = r_lins1$q;
+            e_lins2 = r_lins2$q;
+        end
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
         t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
@@ -1996,7 +2073,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             t_seq = r_send_seq$q;
         end
-        p_lins = r_lins$q;
         ss1 = r_send_seq$q + k1_32;
         ss2 = r_send_seq$q + k2_32;
         if (t_become) begin
@@ -2019,7 +2095,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         e_len = p_fifo_len;
         if (t_value) begin
-            p_lins = r_lins1$q;
             e_len = f_rest;
         end
         if (f_zero) begin
@@ -2227,7 +2302,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         send = t_send || c_start;
         send_count = k0_8;
         send_kind = k_hb;
-        send_instance = r_lins1$q;
+        send_instance = e_lins1;
         send_epoch = p_epoch;
         send_seq = t_seq;
         if (t_value) begin
@@ -2331,22 +2406,17 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_epoch$d = p_epoch;
         r_lead$d = p_lead;
         r_leader$d = p_leader;
-        r_lins$d = p_lins;
-        if (t_value) begin
-            r_lins1$d = r_lins2$q;
-        end
-        else begin
-            r_lins1$d = r_lins1$q;
-        end
-        l2_inc = r_lins2$q + k1_64;
+        r_lins$d = e_lins;
+        r_lins1$d = e_lins1;
+        r_lins2$d = e_lins2;
+        l2_inc = e_lins2 + k1_64;
         l2_rx1 = i_rx_instance$q + k1_64;
         l2_rx2 = i_rx_instance$q + k2_64;
-        if (t_value) begin
-            r_lins2$d = l2_inc;
-        end
-        else begin
-            r_lins2$d = r_lins2$q;
-        end
+        w_inst$d = i_rx_instance$q;
+        w_m1$d = i_rx_instance$q - k1_64;
+        w_p1$d = l2_rx1;
+        w_p2$d = l2_rx2;
+        w_l2inc$d = l2_inc;
         r_send_seq$d = p_send_seq;
         if (r_since_rx$q == k_max_32) begin
             r_since_rx$d = p_since_rx;
@@ -2415,9 +2485,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_epoch$d = k0_32;
             r_lead$d = 1'b0;
             r_leader$d = k0_8;
-            r_lins$d = k0_64;
-            r_lins1$d = k1_64;
-            r_lins2$d = k2_64;
             r_send_seq$d = k0_32;
             r_since_rx$d = k0_32;
             r_ge$d = ~|timeout;
@@ -2472,19 +2539,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (r_start_ok) begin
             r_state$d = s_active;
-            r_lins$d = i_rx_instance$q - k1_64;
-            r_lins1$d = i_rx_instance$q;
-            r_lins2$d = l2_rx1;
-        end
-        if (j_placed && ~r_value_kind) begin
-            r_lins$d = i_rx_instance$q - k1_64;
-            r_lins1$d = i_rx_instance$q;
-            r_lins2$d = l2_rx1;
-        end
-        if (rx_deliver) begin
-            r_lins$d = i_rx_instance$q;
-            r_lins1$d = l2_rx1;
-            r_lins2$d = l2_rx2;
         end
         if (r_any_fault) begin
             r_state$d = s_faulted;
@@ -2552,7 +2606,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         state = r_state$q;
         epoch = r_epoch$q;
         leader = r_leader$q;
-        last_instance = r_lins$q;
+        last_instance = e_lins;
         s_base = k_st_zero;
         if (r_state$q == s_active) begin
             if (r_lead$q) begin
@@ -2612,11 +2666,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_li_v$d = t_value;
         ij_a$clock = clock;
         ij_a$x = rx_instance;
-        ij_a$a = r_lins1$q;
-        ij_a$b = r_lins2$q;
+        ij_a$a = e_lins1;
+        ij_a$b = e_lins2;
         ij_v$clock = clock;
         ij_v$x = rx_instance;
-        ij_v$a = r_lins2$q;
+        ij_v$a = e_lins2;
         ij_v$b = l2_inc;
         ij_p$clock = clock;
         ij_p$x = rx_instance;
@@ -4806,6 +4860,101 @@ module nc_core$core$u_take(d,q,clock);
     end
           
 endmodule // nc_core$core$u_take
+
+
+module nc_core$core$w_inst(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$w_inst
+
+
+module nc_core$core$w_l2inc(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$w_l2inc
+
+
+module nc_core$core$w_m1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$w_m1
+
+
+module nc_core$core$w_p1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$w_p1
+
+
+module nc_core$core$w_p2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$w_p2
 
 
 module nc_core$core$zx_bmax(narrow,wide);
