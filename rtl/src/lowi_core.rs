@@ -398,17 +398,19 @@ block! {
         /// `lins + 2`, kept beside it too (a completing copy in the cycle of a batch send is
         /// compared with it; a 64-bit adder in front of that comparison was the critical path).
         r_lins2: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(2u64)),
+        /// `lins + 3`, kept beside it (`lins + 2` after a batch send; no adder behind the pick).
+        r_lins3: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(3u64)),
         e_lins: Signal<Local, Bits<64>>,
         e_lins1: Signal<Local, Bits<64>>,
         e_lins2: Signal<Local, Bits<64>>,
-        /// The acted copy's instance, − 1, + 1, + 2, and `lins + 3` after a batch send.
+        e_lins3: Signal<Local, Bits<64>>,
+        /// The acted copy's instance, − 1, + 1, + 2, + 3, and `lins + 4` (after a batch send).
         w_inst: DFF<Bits<64>>,
         w_m1: DFF<Bits<64>>,
         w_p1: DFF<Bits<64>>,
         w_p2: DFF<Bits<64>>,
-        w_l2inc: DFF<Bits<64>>,
-        /// Adders of the candidates of `lins2`'s next value.
-        l2_inc: Signal<Local, Bits<64>>,
+        w_p3: DFF<Bits<64>>,
+        w_l4: DFF<Bits<64>>,
         l2_rx1: Signal<Local, Bits<64>>,
         l2_rx2: Signal<Local, Bits<64>>,
         /// The leader after `r_leader` (`(r_leader + 1) mod n`), and whether that is this node,
@@ -672,6 +674,7 @@ block! {
         k0_64: Constant<Bits<64>> = k(0),
         k1_64: Constant<Bits<64>> = k(1),
         k2_64: Constant<Bits<64>> = k(2),
+        k3_64: Constant<Bits<64>> = k(3),
         k_max_64: Constant<Bits<64>> = k(u64::MAX),
         /// CTRL bits (`proto::regs::ctrl`) and the bits it does not define.
         k_ctrl_enable: Constant<Bits<32>> = k(ctrl::ENABLE as u64),
@@ -733,7 +736,9 @@ impl Logic for LowiCore {
             w_m1,
             w_p1,
             w_p2,
-            w_l2inc,
+            r_lins3,
+            w_p3,
+            w_l4,
             r_nl,
             r_nl_me,
             r_send_seq,
@@ -811,22 +816,27 @@ impl Logic for LowiCore {
             self.e_lins.next = self.w_inst.q.val();
             self.e_lins1.next = self.w_p1.q.val();
             self.e_lins2.next = self.w_p2.q.val();
+            self.e_lins3.next = self.w_p3.q.val();
         } else if self.u_li_p.q.val() {
             self.e_lins.next = self.w_m1.q.val();
             self.e_lins1.next = self.w_inst.q.val();
             self.e_lins2.next = self.w_p1.q.val();
+            self.e_lins3.next = self.w_p2.q.val();
         } else if self.u_ep_zero.q.val() {
             self.e_lins.next = self.k0_64.val();
             self.e_lins1.next = self.k1_64.val();
             self.e_lins2.next = self.k2_64.val();
+            self.e_lins3.next = self.k3_64.val();
         } else if self.u_li_v.q.val() {
             self.e_lins.next = self.r_lins1.q.val();
             self.e_lins1.next = self.r_lins2.q.val();
-            self.e_lins2.next = self.w_l2inc.q.val();
+            self.e_lins2.next = self.r_lins3.q.val();
+            self.e_lins3.next = self.w_l4.q.val();
         } else {
             self.e_lins.next = self.r_lins.q.val();
             self.e_lins1.next = self.r_lins1.q.val();
             self.e_lins2.next = self.r_lins2.q.val();
+            self.e_lins3.next = self.r_lins3.q.val();
         }
 
         // ================= tick phase =================
@@ -873,12 +883,14 @@ impl Logic for LowiCore {
         self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
         // Fig. 4: the send trigger is loop counter AND leader (AND the generator can take it);
         // the FIFO state picks the kind. Early sends: one more comparator, the loop counter
-        // against `min_gap` while the FIFO holds requests.
+        // against `min_gap` while the FIFO holds requests. (`fifo_len`, not the tick's
+        // `p_fifo_len`: they differ only after a fault, where no one leads, or a new epoch, where
+        // the new leader sends anyway.)
         self.t_send.next = self.p_is_leader.val()
             && !self.tx_hold.val()
             && (self.t_become.val()
                 || self.r_lp.q.val()
-                || (self.min_gap.val().any() && self.p_fifo_len.val().any() && self.r_mg.q.val()));
+                || (self.min_gap.val().any() && self.fifo_len.val().any() && self.r_mg.q.val()));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
         if self.fifo_len.val() >= self.batch_max.val() {
             self.f_min.next = self.batch_max.val();
@@ -1354,14 +1366,15 @@ impl Logic for LowiCore {
         self.r_lins.d.next = self.e_lins.val();
         self.r_lins1.d.next = self.e_lins1.val();
         self.r_lins2.d.next = self.e_lins2.val();
-        self.l2_inc.next = self.e_lins2.val() + self.k1_64.val();
+        self.r_lins3.d.next = self.e_lins3.val();
         self.l2_rx1.next = self.i_rx_instance.q.val() + self.k1_64.val();
         self.l2_rx2.next = self.i_rx_instance.q.val() + self.k2_64.val();
         self.w_inst.d.next = self.i_rx_instance.q.val();
         self.w_m1.d.next = self.i_rx_instance.q.val() - self.k1_64.val();
         self.w_p1.d.next = self.l2_rx1.val();
         self.w_p2.d.next = self.l2_rx2.val();
-        self.w_l2inc.d.next = self.l2_inc.val();
+        self.w_p3.d.next = self.i_rx_instance.q.val() + self.k3_64.val();
+        self.w_l4.d.next = self.e_lins3.val() + self.k1_64.val();
         self.r_send_seq.d.next = self.p_send_seq.val();
         if self.r_since_rx.q.val() == self.k_max_32.val() {
             self.r_since_rx.d.next = self.p_since_rx.val();
@@ -1630,7 +1643,7 @@ impl Logic for LowiCore {
         self.ij_v.clock.next = self.clock.val();
         self.ij_v.x.next = self.rx_instance.val();
         self.ij_v.a.next = self.e_lins2.val();
-        self.ij_v.b.next = self.l2_inc.val();
+        self.ij_v.b.next = self.e_lins3.val();
         self.ij_p.clock.next = self.clock.val();
         self.ij_p.x.next = self.rx_instance.val();
         self.ij_p.a.next = self.i_rx_instance.q.val();

@@ -3490,6 +3490,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     localparam  k0_64 = 64'h0;
     localparam  k1_64 = 64'h1;
     localparam  k2_64 = 64'h2;
+    localparam  k3_64 = 64'h3;
     localparam  k_max_64 = 64'hffffffffffffffff;
     localparam  k_ctrl_enable = 32'h1;
     localparam  k_ctrl_join = 32'h2;
@@ -3569,6 +3570,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [63:0] r_lins2$d;
     wire  [63:0] r_lins2$q;
     reg  r_lins2$clock;
+    reg  [63:0] r_lins3$d;
+    wire  [63:0] r_lins3$q;
+    reg  r_lins3$clock;
     reg  [63:0] w_inst$d;
     wire  [63:0] w_inst$q;
     reg  w_inst$clock;
@@ -3581,9 +3585,12 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [63:0] w_p2$d;
     wire  [63:0] w_p2$q;
     reg  w_p2$clock;
-    reg  [63:0] w_l2inc$d;
-    wire  [63:0] w_l2inc$q;
-    reg  w_l2inc$clock;
+    reg  [63:0] w_p3$d;
+    wire  [63:0] w_p3$q;
+    reg  w_p3$clock;
+    reg  [63:0] w_l4$d;
+    wire  [63:0] w_l4$q;
+    reg  w_l4$clock;
     reg  [7:0] r_nl$d;
     wire  [7:0] r_nl$q;
     reg  r_nl$clock;
@@ -3771,7 +3778,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [63:0] e_lins;
     reg  [63:0] e_lins1;
     reg  [63:0] e_lins2;
-    reg  [63:0] l2_inc;
+    reg  [63:0] e_lins3;
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
@@ -3988,6 +3995,11 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         .q(r_lins2$q),
         .clock(r_lins2$clock)
     );
+    nc_engine$core$core$r_lins3 r_lins3(
+        .d(r_lins3$d),
+        .q(r_lins3$q),
+        .clock(r_lins3$clock)
+    );
     nc_engine$core$core$w_inst w_inst(
         .d(w_inst$d),
         .q(w_inst$q),
@@ -4008,10 +4020,15 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         .q(w_p2$q),
         .clock(w_p2$clock)
     );
-    nc_engine$core$core$w_l2inc w_l2inc(
-        .d(w_l2inc$d),
-        .q(w_l2inc$q),
-        .clock(w_l2inc$clock)
+    nc_engine$core$core$w_p3 w_p3(
+        .d(w_p3$d),
+        .q(w_p3$q),
+        .clock(w_p3$clock)
+    );
+    nc_engine$core$core$w_l4 w_l4(
+        .d(w_l4$d),
+        .q(w_l4$q),
+        .clock(w_l4$clock)
     );
     nc_engine$core$core$r_nl r_nl(
         .d(r_nl$d),
@@ -4312,7 +4329,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         w_m1$clock = clock;
         w_p1$clock = clock;
         w_p2$clock = clock;
-        w_l2inc$clock = clock;
+        r_lins3$clock = clock;
+        w_p3$clock = clock;
+        w_l4$clock = clock;
         r_nl$clock = clock;
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
@@ -4377,7 +4396,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         w_m1$d = w_m1$q;
         w_p1$d = w_p1$q;
         w_p2$d = w_p2$q;
-        w_l2inc$d = w_l2inc$q;
+        r_lins3$d = r_lins3$q;
+        w_p3$d = w_p3$q;
+        w_l4$d = w_l4$q;
         r_nl$d = r_nl$q;
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
@@ -4448,26 +4469,31 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             e_lins = w_inst$q;
             e_lins1 = w_p1$q;
             e_lins2 = w_p2$q;
+            e_lins3 = w_p3$q;
         end
         else if (u_li_p$q) begin
             e_lins = w_m1$q;
             e_lins1 = w_inst$q;
             e_lins2 = w_p1$q;
+            e_lins3 = w_p2$q;
         end
         else if (u_ep_zero$q) begin
             e_lins = k0_64;
             e_lins1 = k1_64;
             e_lins2 = k2_64;
+            e_lins3 = k3_64;
         end
         else if (u_li_v$q) begin
             e_lins = r_lins1$q;
             e_lins1 = r_lins2$q;
-            e_lins2 = w_l2inc$q;
+            e_lins2 = r_lins3$q;
+            e_lins3 = w_l4$q;
         end
         else begin
             e_lins = r_lins$q;
             e_lins1 = r_lins1$q;
             e_lins2 = r_lins2$q;
+            e_lins3 = r_lins3$q;
         end
         t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
         t_expire = t_on && rx_expired;
@@ -4501,7 +4527,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|min_gap && |p_fifo_len && r_mg$q));
+        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|min_gap && |fifo_len && r_mg$q));
         t_value = t_send && |p_fifo_len;
         if (fifo_len >= batch_max) begin
             f_min = batch_max;
@@ -4859,14 +4885,15 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_lins$d = e_lins;
         r_lins1$d = e_lins1;
         r_lins2$d = e_lins2;
-        l2_inc = e_lins2 + k1_64;
+        r_lins3$d = e_lins3;
         l2_rx1 = i_rx_instance$q + k1_64;
         l2_rx2 = i_rx_instance$q + k2_64;
         w_inst$d = i_rx_instance$q;
         w_m1$d = i_rx_instance$q - k1_64;
         w_p1$d = l2_rx1;
         w_p2$d = l2_rx2;
-        w_l2inc$d = l2_inc;
+        w_p3$d = i_rx_instance$q + k3_64;
+        w_l4$d = e_lins3 + k1_64;
         r_send_seq$d = p_send_seq;
         if (r_since_rx$q == k_max_32) begin
             r_since_rx$d = p_since_rx;
@@ -5121,7 +5148,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         ij_v$clock = clock;
         ij_v$x = rx_instance;
         ij_v$a = e_lins2;
-        ij_v$b = l2_inc;
+        ij_v$b = e_lins3;
         ij_p$clock = clock;
         ij_p$x = rx_instance;
         ij_p$a = i_rx_instance$q;
@@ -6799,6 +6826,57 @@ module nc_engine$core$core$r_lins2$dff(d,q,clock);
 endmodule // nc_engine$core$core$r_lins2$dff
 
 
+module nc_engine$core$core$r_lins3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 64'h3;
+    
+    // Stub signals
+    reg  [63:0] dff$d;
+    wire  [63:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$core$core$r_lins3$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$core$core$r_lins3
+
+
+module nc_engine$core$core$r_lins3$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$r_lins3$dff
+
+
 module nc_engine$core$core$r_lins_none(d,q,clock);
     
     // Module arguments
@@ -7331,7 +7409,7 @@ module nc_engine$core$core$w_inst(d,q,clock);
 endmodule // nc_engine$core$core$w_inst
 
 
-module nc_engine$core$core$w_l2inc(d,q,clock);
+module nc_engine$core$core$w_l4(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -7347,7 +7425,7 @@ module nc_engine$core$core$w_l2inc(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$core$w_l2inc
+endmodule // nc_engine$core$core$w_l4
 
 
 module nc_engine$core$core$w_m1(d,q,clock);
@@ -7405,6 +7483,25 @@ module nc_engine$core$core$w_p2(d,q,clock);
     end
           
 endmodule // nc_engine$core$core$w_p2
+
+
+module nc_engine$core$core$w_p3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$w_p3
 
 
 module nc_engine$core$core$zx_bmax(narrow,wide);
