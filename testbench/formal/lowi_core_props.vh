@@ -104,9 +104,13 @@ always @(*) begin
 `endif
     // every group: the state is one of the five codes, and the successors kept beside the
     // epoch and the instance are theirs, as is the epoch's last-value flag (r_emax, kept from
-    // the candidates of r_epoch's next value since 2026-11-28)
+    // the candidates of r_epoch's next value since 2026-11-28; r_lins3, kept beside the
+    // instance registers that are applied a cycle late since 2026-11-28: the candidates w_*
+    // are set from the cycle before, so an induction of length 2 or more needs no invariant
+    // of theirs)
     assert(r_state$q <= s_joining);
     assert(r_epoch1$q == r_epoch$q + 32'd1);
     assert(r_emax$q == (r_epoch$q == 32'hffffffff));
     assert(r_lins2$q == r_lins1$q + 64'd1);
+    assert(r_lins3$q == r_lins2$q + 64'd1);
 end
