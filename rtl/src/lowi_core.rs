@@ -1116,13 +1116,7 @@ impl Logic for LowiCore {
             self.r_go.val() && !self.e_lt.val() && !self.e_gt.val() && self.p_is_leader.val();
         // Copies of the lock-on epoch before the lock-on point are not ours (a later epoch
         // starts the receiver afresh and ends this).
-        // (seq - skip_seq) as i32 < 0: the difference's top bit.
-        self.g_skip_a.d.next =
-            (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
-        self.g_skip_b.d.next = (self.rx_seq.val() - self.j_seq1.val()) >= self.k_half_32.val();
-        self.g_skip_c.d.next = (self.rx_seq.val() - self.r_newest1.q.val()) >= self.k_half_32.val();
-        self.u_lock.d.next = self.j_lock.val();
-        self.u_take.d.next = self.j_take.val();
+        // (Judged a cycle before against `r_skip_seq` or either lock-on point, `g_skip_*`.)
         if !self.u_lock.q.val() {
             self.j_skip_d.next = self.g_skip_a.q.val();
         } else if self.u_take.q.val() {
@@ -1627,6 +1621,15 @@ impl Logic for LowiCore {
         self.ej_d.r.next = self.i_rx_epoch.q.val();
         self.ej_d.r1.next = self.z_d1.val();
         self.u_jgo.d.next = self.j_go.val();
+        // The lock-on skip test, (seq - skip_seq) as i32 < 0 (the difference's top bit):
+        // against `r_skip_seq`, or a lock-on by the copy acted on now at its `seq + 1` or at
+        // the kept `r_newest1`; `u_lock` / `u_take` pick.
+        self.g_skip_a.d.next =
+            (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.g_skip_b.d.next = (self.rx_seq.val() - self.j_seq1.val()) >= self.k_half_32.val();
+        self.g_skip_c.d.next = (self.rx_seq.val() - self.r_newest1.q.val()) >= self.k_half_32.val();
+        self.u_lock.d.next = self.j_lock.val();
+        self.u_take.d.next = self.j_take.val();
         self.g_same_a.d.next = self.rx_epoch.val() == self.r_sepoch.q.val();
         self.z_nd_a.next = self.rx_seq.val() - self.r_newest.q.val();
         self.z_nd_b.next = self.rx_seq.val() - self.i_rx_seq.q.val();

@@ -4705,11 +4705,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        g_skip_a$d = (rx_seq - r_skip_seq$q) >= k_half_32;
-        g_skip_b$d = (rx_seq - j_seq1) >= k_half_32;
-        g_skip_c$d = (rx_seq - r_newest1$q) >= k_half_32;
-        u_lock$d = j_lock;
-        u_take$d = j_take;
         if (~u_lock$q) begin
             j_skip_d = g_skip_a$q;
         end
@@ -5133,6 +5128,11 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         ej_d$r = i_rx_epoch$q;
         ej_d$r1 = z_d1;
         u_jgo$d = j_go;
+        g_skip_a$d = (rx_seq - r_skip_seq$q) >= k_half_32;
+        g_skip_b$d = (rx_seq - j_seq1) >= k_half_32;
+        g_skip_c$d = (rx_seq - r_newest1$q) >= k_half_32;
+        u_lock$d = j_lock;
+        u_take$d = j_take;
         g_same_a$d = rx_epoch == r_sepoch$q;
         z_nd_a = rx_seq - r_newest$q;
         z_nd_b = rx_seq - i_rx_seq$q;
