@@ -304,14 +304,41 @@ impl<B: RegisterBus> Registers<B> {
         self.read(&r)
     }
 
-    /// Write by name: refused unless writable and within the legal range.
+    /// Write by name: refused unless writable and within the legal range, and, for a
+    /// configuration register, unless the configuration it makes passes the cross-field rules
+    /// (`Config::validate`: the timeout bound of §5.2, node_id < node_count, ...). The model
+    /// (the software engine) checks those itself; a card's CSR block checks each register's
+    /// own range only and leaves them to the control software (rtl/README), so without this a
+    /// TIMEOUT written by hand while a card joins could break the timeout bound.
     pub fn set(&mut self, name: &str, value: u64) -> Result<(), RegAccessError> {
         let r = lookup(name)?;
         if r.access == Access::ReadOnly {
             return Err(RegAccessError::Refused(format!("{} is read-only", r.name)));
         }
         regs::check_range(&r, value).map_err(|e| RegAccessError::Refused(e.to_string()))?;
+        if r.access == Access::Config {
+            let mut c = self.config()?;
+            c.set(r.addr, value)
+                .map_err(|e| RegAccessError::Refused(e.to_string()))?;
+            c.validate()
+                .map_err(|e| RegAccessError::Refused(e.to_string()))?;
+        }
         self.bus.write32(r.addr, value as u32)
+    }
+
+    /// The device's configuration, read register by register.
+    pub fn config(&mut self) -> Result<proto::regs::Config, RegAccessError> {
+        let mut c = proto::regs::Config::default();
+        for reg in regs::REGISTERS
+            .iter()
+            .filter(|g| g.access == Access::Config)
+        {
+            let v = self.read(reg)?;
+            c.set(reg.addr, v).map_err(|e| {
+                RegAccessError::Refused(format!("the device holds an illegal {}: {e}", reg.name))
+            })?;
+        }
+        Ok(c)
     }
 
     /// Every register and counter with its value, in map order.
@@ -421,6 +448,12 @@ pub fn rejoin_by_csr<B: RegisterBus>(
         Some(t) => t,
         None => r.get("timeout").map_err(e)?,
     };
+    // Step 5's TIMEOUT against the node's configuration before step 1 writes anything: a card
+    // takes any value in range (its CSR block leaves the cross-field rules to soc-ctl).
+    let mut c = r.config().map_err(e)?;
+    c.set(regs::addr::TIMEOUT, t)
+        .map_err(|x| format!("--timeout: {x}"))?;
+    c.validate().map_err(|x| format!("--timeout: {x}"))?;
     if st & status::NET_FAULT != 0 {
         say("1. STATUS.NET_FAULT = 1: the node made the safe exit");
         r.set("ctrl", 0).map_err(e)?;

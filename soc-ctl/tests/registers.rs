@@ -70,6 +70,16 @@ fn suite<B: RegisterBus>(r: &mut Registers<B>) {
     let d = r.dump().unwrap();
     assert_eq!(d.len(), regs::REGISTERS.len() + regs::Counter::ALL.len());
     assert_eq!(d[0].0.name, "magic");
+    // The cross-field rules (here the timeout bound of §5.2): refused, nothing written. The
+    // engine checks them itself; a card's CSR block does not, so `Registers` checks them on
+    // both backends before the write.
+    let before = r.get("timeout").unwrap();
+    let e = r.set("timeout", 10).unwrap_err().to_string();
+    assert!(
+        e.contains("timeout") && e.contains("legal here"),
+        "{what}: {e}"
+    );
+    assert_eq!(r.get("timeout").unwrap(), before, "{what}");
     // Put things back.
     r.set("fifo_depth", regs::by_name("fifo_depth").unwrap().reset)
         .unwrap();
@@ -86,9 +96,7 @@ fn suite_on_the_engine_socket() {
     assert_eq!(mode & 0o777, 0o600, "the control socket must be private");
     let mut r = Registers::new(EngineBus::connect(&c.ctl(0)).unwrap());
     suite(&mut r);
-    // What only a live device can do: the cross-field rules and the enabled state.
-    let e = r.set("timeout", 10).unwrap_err().to_string();
-    assert!(e.contains("timeout") && e.contains("legal here"), "{e}");
+    // What only a live device can do: the enabled state.
     r.set("ctrl", regs::ctrl::ENABLE as u64).unwrap();
     let e = r.set("fifo_depth", 10).unwrap_err().to_string();
     assert!(e.contains("ENABLE=0"), "{e}");
@@ -102,9 +110,9 @@ fn suite_on_a_mapped_bar_file() {
     let mut r = Registers::new(MmioBus::open(&bar).unwrap());
     suite(&mut r);
     // Words land little-endian at the map's addresses (what the card's CSR bus decodes).
-    r.set("loop_period", 0x0102_0304).unwrap();
+    r.set("cluster_id", 0x0102_0304).unwrap();
     let img = std::fs::read(&bar).unwrap();
-    let a = regs::addr::LOOP_PERIOD as usize;
+    let a = regs::addr::CLUSTER_ID as usize;
     assert_eq!(img[a..a + 4], [4, 3, 2, 1]);
     // A file too small for the map is refused.
     let small = dir.path().join("small");
@@ -129,6 +137,11 @@ fn cli_refuses_illegal_values_with_the_field_and_range() {
             "tree_group0",
         ),
         (vec!["regs", "set", "status", "1"], "status is read-only"),
+        (
+            vec!["regs", "set", "timeout", "10"],
+            "timeout=10 is illegal: timeout must exceed",
+        ),
+        (vec!["rejoin", "--timeout", "10"], "timeout=10 is illegal"),
         (vec!["regs", "set", "loop_period", "ten"], "not a number"),
         (vec!["regs", "get", "nope"], "no register named 'nope'"),
         (vec!["join", "--member", "1"], "needs the host application"),
@@ -294,4 +307,30 @@ fn rejoin_over_a_bar_says_when_the_card_has_no_join() {
         proto::regs::ctrl::ENABLE | proto::regs::ctrl::JOIN,
         "step 3 was written"
     );
+}
+
+/// `soc-ctl init` over a card's BAR writes a whole configuration register by register: with the
+/// cross-field rules checked on every write (a card does not check them), it finds an order in
+/// which each intermediate configuration passes, as over the engine's socket, and the BAR ends
+/// up holding the node's configuration.
+#[test]
+fn init_over_a_bar_writes_the_whole_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let file = test_file(3, 2, 53);
+    let cfg = dir.path().join("cluster.toml");
+    std::fs::write(&cfg, file.to_toml()).unwrap();
+    let o = Command::new(SOC_CTL)
+        .arg("--bar")
+        .arg(&bar)
+        .args(["--node", "2", "init", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = file.node(2).unwrap().config;
+    let mut r = Registers::new(MmioBus::open(&bar).unwrap());
+    assert_eq!(r.config().unwrap(), want);
+    assert_eq!(r.get("ctrl").unwrap(), regs::ctrl::ENABLE as u64);
 }
