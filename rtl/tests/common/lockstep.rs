@@ -367,6 +367,16 @@ impl EngineSide {
     }
 }
 
+/// The fields of the event the core acts on, from the RTL's event inputs.
+#[derive(Clone, Copy, Debug, Default)]
+struct EvFields {
+    client: u64,
+    seq: u64,
+    epoch: u64,
+    instance: u64,
+    kind: u64,
+}
+
 /// The RTL outputs one cycle's comparison reads (the same names on both tops).
 #[derive(Clone, Debug, Default)]
 struct Snap {
@@ -396,11 +406,9 @@ struct Snap {
     nl_reply: bool,
     nl_leader: u64,
     nl_epoch: u64,
-    ev_client: u64,
-    ev_seq: u64,
-    ev_epoch: u64,
-    ev_instance: u64,
-    ev_kind: u64,
+    /// The fields of the event the core acts on (a request's, a copy's), as its inputs
+    /// carried them in the cycle it was taken.
+    ev: EvFields,
     ok_valid: bool,
     ok_client: u64,
     ok_seq: u64,
@@ -445,11 +453,13 @@ macro_rules! snap {
             nl_reply: $u.nl_reply.val(),
             nl_leader: val($u.nl_leader.val()),
             nl_epoch: val($u.nl_epoch.val()),
-            ev_client: val($u.$cc.val()),
-            ev_seq: val($u.$cs.val()),
-            ev_epoch: val($u.$re.val()),
-            ev_instance: val($u.$ri.val()),
-            ev_kind: val($u.$rk.val()),
+            ev: EvFields {
+                client: val($u.$cc.val()),
+                seq: val($u.$cs.val()),
+                epoch: val($u.$re.val()),
+                instance: val($u.$ri.val()),
+                kind: val($u.$rk.val()),
+            },
             ok_valid: $u.ok_valid.val(),
             ok_client: val($u.ok_client.val()),
             ok_seq: val($u.ok_seq.val()),
@@ -533,7 +543,7 @@ pub struct Lockstep {
     pending: Option<Event>,
     /// Its fields as the RTL's inputs carried them (client, seq, epoch, instance, kind), for
     /// the records of the actions it causes.
-    pending_fields: [u64; 5],
+    pending_fields: EvFields,
 }
 
 impl Default for Lockstep {
@@ -585,7 +595,7 @@ impl Lockstep {
             last: Vec::new(),
             synced: false,
             pending: None,
-            pending_fields: [0; 5],
+            pending_fields: EvFields::default(),
         }
     }
 
@@ -705,20 +715,10 @@ impl Lockstep {
         // ---- compare this cycle's actions
         let want = self.model_recs(t, &out)?;
         let mut snap = self.rtl.snap();
-        let fields = [
-            snap.ev_client,
-            snap.ev_seq,
-            snap.ev_epoch,
-            snap.ev_instance,
-            snap.ev_kind,
-        ];
-        [
-            snap.ev_client,
-            snap.ev_seq,
-            snap.ev_epoch,
-            snap.ev_instance,
-            snap.ev_kind,
-        ] = std::mem::replace(&mut self.pending_fields, fields);
+        // The inputs of this cycle are the next cycle's event; this cycle's actions belong to
+        // the event taken in the cycle before.
+        let fields = snap.ev;
+        snap.ev = std::mem::replace(&mut self.pending_fields, fields);
         let got = rtl_recs(&snap, self.model.config().trees);
         let me = self.model.config().node_id;
         for r in &want {
@@ -1102,7 +1102,7 @@ fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
         sends(&mut r);
     }
     // Event phase: DECIDE copy.
-    let rx_epoch = u.ev_epoch as u32;
+    let rx_epoch = u.ev.epoch as u32;
     if u.viol_stale {
         r.push(Rec::Stale(rx_epoch));
     }
@@ -1137,16 +1137,16 @@ fn rtl_recs(u: &Snap, trees: u8) -> Vec<Rec> {
     }
     if u.rx_deliver {
         r.push(Rec::Deliver {
-            instance: u.ev_instance,
+            instance: u.ev.instance,
             epoch: rx_epoch,
-            kind: u.ev_kind as u8,
+            kind: u.ev.kind as u8,
         });
     }
     // Event phase: client request.
     if u.nl_reply {
         r.push(Rec::NotLeader {
-            client: u.ev_client as u32,
-            seq: u.ev_seq,
+            client: u.ev.client as u32,
+            seq: u.ev.seq,
             leader: u.nl_leader as u8,
             epoch: u.nl_epoch as u32,
         });
