@@ -387,11 +387,11 @@ block! {
         /// `r_epoch == u32::MAX`, kept beside it (from the candidates of its next value).
         r_emax: DFF<Bit>,
         r_lead: DFF<Bit>,
-        /// The last instance (`lins`), `lins + 1` and `lins + 2` are applied a cycle late: the
+        /// The last instance (`lins`) and `lins + 1`, `+ 2`, `+ 3` are applied a cycle late: the
         /// act stage records what it did (`u_li_d` delivered, `u_li_p` placed, `u_ep_zero` mode
         /// change, `u_li_v` batch sent) and registers the candidates (`w_*`); the values of this
         /// cycle (`e_lins*`) are picked from those registers, and `r_lins*` keep them every
-        /// cycle, so no act-stage decision drives an enable of 192 flip-flops.
+        /// cycle, so no act-stage decision drives an enable of these 256 flip-flops.
         r_lins: DFF<Bits<64>>,
         /// `lins + 1`, kept beside it (no 64-bit adder after the tick phase).
         r_lins1: DFFWithInit<Bits<64>> = DFFWithInit::new(Bits::<64>::from(1u64)),
