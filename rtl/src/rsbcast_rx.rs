@@ -606,6 +606,32 @@ block! {
         pub r4: Signal<Out, Bits<A>>,
         x0: Signal<Local, Bits<32>>,
         x1: Signal<Local, Bits<32>>,
+        /// The state after applying a copy without a restart (`a_*`) and with one (`ra_*`),
+        /// computed before `restart` and `apply` (the act stage's late decisions) pick.
+        a_next0: Signal<Local, Bits<32>>,
+        a_next1: Signal<Local, Bits<32>>,
+        a_next2: Signal<Local, Bits<32>>,
+        a_next3: Signal<Local, Bits<32>>,
+        a_base: Signal<Local, Bits<32>>,
+        a_count: Signal<Local, Bits<16>>,
+        a_top: Signal<Local, Bits<32>>,
+        a_full: Signal<Local, Bit>,
+        a_first0: Signal<Local, Bits<32>>,
+        a_first1: Signal<Local, Bits<32>>,
+        a_first2: Signal<Local, Bits<32>>,
+        a_moved: Signal<Local, Bit>,
+        a_expired: Signal<Local, Bit>,
+        a_wen: Signal<Local, Bit>,
+        ra_next0: Signal<Local, Bits<32>>,
+        ra_next1: Signal<Local, Bits<32>>,
+        ra_next2: Signal<Local, Bits<32>>,
+        ra_next3: Signal<Local, Bits<32>>,
+        ra_base: Signal<Local, Bits<32>>,
+        ra_count: Signal<Local, Bits<16>>,
+        ra_top: Signal<Local, Bits<32>>,
+        ra_first0: Signal<Local, Bits<32>>,
+        ra_expired: Signal<Local, Bit>,
+        q_expired: Signal<Local, Bit>,
         e0: Signal<Local, Bit>,
         e1: Signal<Local, Bit>,
         ez: Signal<Local, Bit>,
@@ -638,18 +664,6 @@ impl<const A: usize> Default for RxUpdate<A> {
 impl<const A: usize> Logic for RxUpdate<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        self.d_next0.next = self.q_next0.val();
-        self.d_next1.next = self.q_next1.val();
-        self.d_next2.next = self.q_next2.val();
-        self.d_next3.next = self.q_next3.val();
-        self.d_base.next = self.q_base.val();
-        self.d_count.next = self.q_count.val();
-        self.d_top.next = self.q_top.val();
-        self.d_full.next = self.q_full.val();
-        self.d_first0.next = self.q_first0.val();
-        self.d_first1.next = self.q_first1.val();
-        self.d_first2.next = self.q_first2.val();
-        self.d_moved.next = false;
         self.d_now.next = self.q_now.val() + self.c1_32.val();
         // The window check of the next cycle, from registers only, for each candidate of the
         // next queue head's `first`: `(now + 1) - first > window` is `now - first >= window`
@@ -661,7 +675,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.e0.next = (self.x0.val() >= self.window.val()) && !self.x0.val().all();
         self.e1.next = (self.x1.val() >= self.window.val()) && !self.x1.val().all();
         self.ez.next = self.window.val() == self.c0_32.val();
-        self.d_expired.next = self.q_count.val().any() && self.e0.val();
+        self.q_expired.next = self.q_count.val().any() && self.e0.val();
         // The RAM: a pushed message's `first` at its seq; reads of `base + 3` and `base + 4`
         // from the registers (no copy's judgement in front of a RAM address), so that a
         // delivery finds the time of the message after the three head registers' last
@@ -677,77 +691,147 @@ impl<const A: usize> Logic for RxUpdate<A> {
         } else {
             self.first3.next = self.ram3.val();
         }
-        if self.restart.val() {
-            self.d_expired.next = false;
-            self.d_next0.next = self.restart_base.val();
-            self.d_next1.next = self.restart_base.val();
-            self.d_next2.next = self.restart_base.val();
-            self.d_next3.next = self.restart_base.val();
-            self.d_base.next = self.restart_base.val();
-            self.d_count.next = self.c0_16.val();
-            self.d_top.next = self.restart_base.val();
-            self.d_full.next = false;
-            // A copy applied in a restart's cycle is judged against a receiver at seq 0
-            // (`outcome_fresh`): the caller restarts at another seq only without one.
-            if self.apply.val() {
-                if self.outcome_fresh.val() == self.o_deliver.val() {
-                    // |G| = 1: seq 0 delivered at once.
-                    self.d_next0.next = self.c1_32.val();
-                    self.d_base.next = self.c1_32.val();
-                    self.d_top.next = self.c1_32.val();
-                } else if self.outcome_fresh.val() == self.o_first.val() {
-                    if self.copy_tree.val() == self.tree0.val() {
-                        self.d_next0.next = self.c1_32.val();
-                    } else if self.copy_tree.val() == self.tree1.val() {
-                        self.d_next1.next = self.c1_32.val();
-                    } else if self.copy_tree.val() == self.tree2.val() {
-                        self.d_next2.next = self.c1_32.val();
-                    } else {
-                        self.d_next3.next = self.c1_32.val();
-                    }
-                    self.d_count.next = self.c1_16.val();
-                    self.d_top.next = self.c1_32.val();
-                    self.d_first0.next = self.q_now.val();
-                    self.d_expired.next = self.ez.val();
-                }
-            }
-        } else if self.apply.val()
-            && ((self.outcome.val() == self.o_deliver.val())
-                || (self.outcome.val() == self.o_first.val())
-                || (self.outcome.val() == self.o_more.val()))
+        // A copy applied without a restart.
+        self.a_next0.next = self.q_next0.val();
+        self.a_next1.next = self.q_next1.val();
+        self.a_next2.next = self.q_next2.val();
+        self.a_next3.next = self.q_next3.val();
+        self.a_base.next = self.q_base.val();
+        self.a_count.next = self.q_count.val();
+        self.a_top.next = self.q_top.val();
+        self.a_full.next = self.q_full.val();
+        self.a_first0.next = self.q_first0.val();
+        self.a_first1.next = self.q_first1.val();
+        self.a_first2.next = self.q_first2.val();
+        self.a_moved.next = false;
+        self.a_expired.next = self.q_expired.val();
+        self.a_wen.next = false;
+        if (self.outcome.val() == self.o_deliver.val())
+            || (self.outcome.val() == self.o_first.val())
+            || (self.outcome.val() == self.o_more.val())
         {
-            self.d_next0.next = self.n0.val();
-            self.d_next1.next = self.n1.val();
-            self.d_next2.next = self.n2.val();
-            self.d_next3.next = self.n3.val();
+            self.a_next0.next = self.n0.val();
+            self.a_next1.next = self.n1.val();
+            self.a_next2.next = self.n2.val();
+            self.a_next3.next = self.n3.val();
             if self.outcome.val() == self.o_deliver.val() {
-                self.d_base.next = self.q_base.val() + self.c1_32.val();
-                self.d_moved.next = true;
+                self.a_base.next = self.q_base.val() + self.c1_32.val();
+                self.a_moved.next = true;
                 if self.push.val() {
                     // |G| = 1: a new message delivered at once.
-                    self.d_top.next = self.q_top.val() + self.c1_32.val();
+                    self.a_top.next = self.q_top.val() + self.c1_32.val();
                 } else {
-                    self.d_full.next = false;
-                    self.d_count.next = self.q_count.val() - self.c1_16.val();
-                    self.d_expired.next = (self.q_count.val() > self.c1_16.val()) && self.e1.val();
-                    self.d_first0.next = self.q_first1.val();
-                    self.d_first1.next = self.q_first2.val();
-                    self.d_first2.next = self.first3.val();
+                    self.a_full.next = false;
+                    self.a_count.next = self.q_count.val() - self.c1_16.val();
+                    self.a_expired.next = (self.q_count.val() > self.c1_16.val()) && self.e1.val();
+                    self.a_first0.next = self.q_first1.val();
+                    self.a_first1.next = self.q_first2.val();
+                    self.a_first2.next = self.first3.val();
                 }
             } else if self.push.val() {
-                self.d_count.next = self.q_count.val() + self.c1_16.val();
-                self.d_top.next = self.q_top.val() + self.c1_32.val();
-                self.d_full.next = self.q_count.val() == self.c_last.val();
-                self.w_en.next = true;
+                self.a_count.next = self.q_count.val() + self.c1_16.val();
+                self.a_top.next = self.q_top.val() + self.c1_32.val();
+                self.a_full.next = self.q_count.val() == self.c_last.val();
+                self.a_wen.next = true;
                 if self.q_count.val() == self.c0_16.val() {
-                    self.d_first0.next = self.q_now.val();
-                    self.d_expired.next = self.ez.val();
+                    self.a_first0.next = self.q_now.val();
+                    self.a_expired.next = self.ez.val();
                 } else if self.q_count.val() == self.c1_16.val() {
-                    self.d_first1.next = self.q_now.val();
+                    self.a_first1.next = self.q_now.val();
                 } else if self.q_count.val() == self.c2_16.val() {
-                    self.d_first2.next = self.q_now.val();
+                    self.a_first2.next = self.q_now.val();
                 }
             }
+        }
+        // A copy applied in a restart's cycle is judged against a receiver at seq 0
+        // (`outcome_fresh`): the caller restarts at another seq only without one.
+        self.ra_next0.next = self.restart_base.val();
+        self.ra_next1.next = self.restart_base.val();
+        self.ra_next2.next = self.restart_base.val();
+        self.ra_next3.next = self.restart_base.val();
+        self.ra_base.next = self.restart_base.val();
+        self.ra_count.next = self.c0_16.val();
+        self.ra_top.next = self.restart_base.val();
+        self.ra_first0.next = self.q_first0.val();
+        self.ra_expired.next = false;
+        if self.outcome_fresh.val() == self.o_deliver.val() {
+            // |G| = 1: seq 0 delivered at once.
+            self.ra_next0.next = self.c1_32.val();
+            self.ra_base.next = self.c1_32.val();
+            self.ra_top.next = self.c1_32.val();
+        } else if self.outcome_fresh.val() == self.o_first.val() {
+            if self.copy_tree.val() == self.tree0.val() {
+                self.ra_next0.next = self.c1_32.val();
+            } else if self.copy_tree.val() == self.tree1.val() {
+                self.ra_next1.next = self.c1_32.val();
+            } else if self.copy_tree.val() == self.tree2.val() {
+                self.ra_next2.next = self.c1_32.val();
+            } else {
+                self.ra_next3.next = self.c1_32.val();
+            }
+            self.ra_count.next = self.c1_16.val();
+            self.ra_top.next = self.c1_32.val();
+            self.ra_first0.next = self.q_now.val();
+            self.ra_expired.next = self.ez.val();
+        }
+        // The act stage's decisions pick last: restart, then apply.
+        if self.restart.val() {
+            if self.apply.val() {
+                self.d_next0.next = self.ra_next0.val();
+                self.d_next1.next = self.ra_next1.val();
+                self.d_next2.next = self.ra_next2.val();
+                self.d_next3.next = self.ra_next3.val();
+                self.d_base.next = self.ra_base.val();
+                self.d_count.next = self.ra_count.val();
+                self.d_top.next = self.ra_top.val();
+                self.d_first0.next = self.ra_first0.val();
+                self.d_expired.next = self.ra_expired.val();
+            } else {
+                self.d_next0.next = self.restart_base.val();
+                self.d_next1.next = self.restart_base.val();
+                self.d_next2.next = self.restart_base.val();
+                self.d_next3.next = self.restart_base.val();
+                self.d_base.next = self.restart_base.val();
+                self.d_count.next = self.c0_16.val();
+                self.d_top.next = self.restart_base.val();
+                self.d_first0.next = self.q_first0.val();
+                self.d_expired.next = false;
+            }
+            self.d_full.next = false;
+            self.d_first1.next = self.q_first1.val();
+            self.d_first2.next = self.q_first2.val();
+            self.d_moved.next = false;
+            self.w_en.next = false;
+        } else if self.apply.val() {
+            self.d_next0.next = self.a_next0.val();
+            self.d_next1.next = self.a_next1.val();
+            self.d_next2.next = self.a_next2.val();
+            self.d_next3.next = self.a_next3.val();
+            self.d_base.next = self.a_base.val();
+            self.d_count.next = self.a_count.val();
+            self.d_top.next = self.a_top.val();
+            self.d_full.next = self.a_full.val();
+            self.d_first0.next = self.a_first0.val();
+            self.d_first1.next = self.a_first1.val();
+            self.d_first2.next = self.a_first2.val();
+            self.d_moved.next = self.a_moved.val();
+            self.d_expired.next = self.a_expired.val();
+            self.w_en.next = self.a_wen.val();
+        } else {
+            self.d_next0.next = self.q_next0.val();
+            self.d_next1.next = self.q_next1.val();
+            self.d_next2.next = self.q_next2.val();
+            self.d_next3.next = self.q_next3.val();
+            self.d_base.next = self.q_base.val();
+            self.d_count.next = self.q_count.val();
+            self.d_top.next = self.q_top.val();
+            self.d_full.next = self.q_full.val();
+            self.d_first0.next = self.q_first0.val();
+            self.d_first1.next = self.q_first1.val();
+            self.d_first2.next = self.q_first2.val();
+            self.d_moved.next = false;
+            self.d_expired.next = self.q_expired.val();
+            self.w_en.next = false;
         }
     }
 }

@@ -19336,6 +19336,30 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     // Local signals
     reg  [31:0] x0;
     reg  [31:0] x1;
+    reg  [31:0] a_next0;
+    reg  [31:0] a_next1;
+    reg  [31:0] a_next2;
+    reg  [31:0] a_next3;
+    reg  [31:0] a_base;
+    reg  [15:0] a_count;
+    reg  [31:0] a_top;
+    reg  a_full;
+    reg  [31:0] a_first0;
+    reg  [31:0] a_first1;
+    reg  [31:0] a_first2;
+    reg  a_moved;
+    reg  a_expired;
+    reg  a_wen;
+    reg  [31:0] ra_next0;
+    reg  [31:0] ra_next1;
+    reg  [31:0] ra_next2;
+    reg  [31:0] ra_next3;
+    reg  [31:0] ra_base;
+    reg  [15:0] ra_count;
+    reg  [31:0] ra_top;
+    reg  [31:0] ra_first0;
+    reg  ra_expired;
+    reg  q_expired;
     reg  e0;
     reg  e1;
     reg  ez;
@@ -19343,25 +19367,13 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     
     // Update code
     always @(*) begin
-        d_next0 = q_next0;
-        d_next1 = q_next1;
-        d_next2 = q_next2;
-        d_next3 = q_next3;
-        d_base = q_base;
-        d_count = q_count;
-        d_top = q_top;
-        d_full = q_full;
-        d_first0 = q_first0;
-        d_first1 = q_first1;
-        d_first2 = q_first2;
-        d_moved = 1'b0;
         d_now = q_now + c1_32;
         x0 = q_now - q_first0;
         x1 = q_now - q_first1;
         e0 = (x0 >= window) && ~&x0;
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
-        d_expired = |q_count && e0;
+        q_expired = |q_count && e0;
         w_en = 1'b0;
         w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
         r3 = q_base[(32'h0)+:(10)] + c3_a;
@@ -19375,78 +19387,149 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         else begin
             first3 = ram3;
         end
-        if (restart) begin
-            d_expired = 1'b0;
-            d_next0 = restart_base;
-            d_next1 = restart_base;
-            d_next2 = restart_base;
-            d_next3 = restart_base;
-            d_base = restart_base;
-            d_count = c0_16;
-            d_top = restart_base;
-            d_full = 1'b0;
-            if (apply) begin
-                if (outcome_fresh == o_deliver) begin
-                    d_next0 = c1_32;
-                    d_base = c1_32;
-                    d_top = c1_32;
-                end
-                else if (outcome_fresh == o_first) begin
-                    if (copy_tree == tree0) begin
-                        d_next0 = c1_32;
-                    end
-                    else if (copy_tree == tree1) begin
-                        d_next1 = c1_32;
-                    end
-                    else if (copy_tree == tree2) begin
-                        d_next2 = c1_32;
-                    end
-                    else begin
-                        d_next3 = c1_32;
-                    end
-                    d_count = c1_16;
-                    d_top = c1_32;
-                    d_first0 = q_now;
-                    d_expired = ez;
-                end
-            end
-        end
-        else if (apply && ((outcome == o_deliver) || (outcome == o_first) || (outcome == o_more))) begin
-            d_next0 = n0;
-            d_next1 = n1;
-            d_next2 = n2;
-            d_next3 = n3;
+        a_next0 = q_next0;
+        a_next1 = q_next1;
+        a_next2 = q_next2;
+        a_next3 = q_next3;
+        a_base = q_base;
+        a_count = q_count;
+        a_top = q_top;
+        a_full = q_full;
+        a_first0 = q_first0;
+        a_first1 = q_first1;
+        a_first2 = q_first2;
+        a_moved = 1'b0;
+        a_expired = q_expired;
+        a_wen = 1'b0;
+        if ((outcome == o_deliver) || (outcome == o_first) || (outcome == o_more)) begin
+            a_next0 = n0;
+            a_next1 = n1;
+            a_next2 = n2;
+            a_next3 = n3;
             if (outcome == o_deliver) begin
-                d_base = q_base + c1_32;
-                d_moved = 1'b1;
+                a_base = q_base + c1_32;
+                a_moved = 1'b1;
                 if (push) begin
-                    d_top = q_top + c1_32;
+                    a_top = q_top + c1_32;
                 end
                 else begin
-                    d_full = 1'b0;
-                    d_count = q_count - c1_16;
-                    d_expired = (q_count > c1_16) && e1;
-                    d_first0 = q_first1;
-                    d_first1 = q_first2;
-                    d_first2 = first3;
+                    a_full = 1'b0;
+                    a_count = q_count - c1_16;
+                    a_expired = (q_count > c1_16) && e1;
+                    a_first0 = q_first1;
+                    a_first1 = q_first2;
+                    a_first2 = first3;
                 end
             end
             else if (push) begin
-                d_count = q_count + c1_16;
-                d_top = q_top + c1_32;
-                d_full = q_count == c_last;
-                w_en = 1'b1;
+                a_count = q_count + c1_16;
+                a_top = q_top + c1_32;
+                a_full = q_count == c_last;
+                a_wen = 1'b1;
                 if (q_count == c0_16) begin
-                    d_first0 = q_now;
-                    d_expired = ez;
+                    a_first0 = q_now;
+                    a_expired = ez;
                 end
                 else if (q_count == c1_16) begin
-                    d_first1 = q_now;
+                    a_first1 = q_now;
                 end
                 else if (q_count == c2_16) begin
-                    d_first2 = q_now;
+                    a_first2 = q_now;
                 end
             end
+        end
+        ra_next0 = restart_base;
+        ra_next1 = restart_base;
+        ra_next2 = restart_base;
+        ra_next3 = restart_base;
+        ra_base = restart_base;
+        ra_count = c0_16;
+        ra_top = restart_base;
+        ra_first0 = q_first0;
+        ra_expired = 1'b0;
+        if (outcome_fresh == o_deliver) begin
+            ra_next0 = c1_32;
+            ra_base = c1_32;
+            ra_top = c1_32;
+        end
+        else if (outcome_fresh == o_first) begin
+            if (copy_tree == tree0) begin
+                ra_next0 = c1_32;
+            end
+            else if (copy_tree == tree1) begin
+                ra_next1 = c1_32;
+            end
+            else if (copy_tree == tree2) begin
+                ra_next2 = c1_32;
+            end
+            else begin
+                ra_next3 = c1_32;
+            end
+            ra_count = c1_16;
+            ra_top = c1_32;
+            ra_first0 = q_now;
+            ra_expired = ez;
+        end
+        if (restart) begin
+            if (apply) begin
+                d_next0 = ra_next0;
+                d_next1 = ra_next1;
+                d_next2 = ra_next2;
+                d_next3 = ra_next3;
+                d_base = ra_base;
+                d_count = ra_count;
+                d_top = ra_top;
+                d_first0 = ra_first0;
+                d_expired = ra_expired;
+            end
+            else begin
+                d_next0 = restart_base;
+                d_next1 = restart_base;
+                d_next2 = restart_base;
+                d_next3 = restart_base;
+                d_base = restart_base;
+                d_count = c0_16;
+                d_top = restart_base;
+                d_first0 = q_first0;
+                d_expired = 1'b0;
+            end
+            d_full = 1'b0;
+            d_first1 = q_first1;
+            d_first2 = q_first2;
+            d_moved = 1'b0;
+            w_en = 1'b0;
+        end
+        else if (apply) begin
+            d_next0 = a_next0;
+            d_next1 = a_next1;
+            d_next2 = a_next2;
+            d_next3 = a_next3;
+            d_base = a_base;
+            d_count = a_count;
+            d_top = a_top;
+            d_full = a_full;
+            d_first0 = a_first0;
+            d_first1 = a_first1;
+            d_first2 = a_first2;
+            d_moved = a_moved;
+            d_expired = a_expired;
+            w_en = a_wen;
+        end
+        else begin
+            d_next0 = q_next0;
+            d_next1 = q_next1;
+            d_next2 = q_next2;
+            d_next3 = q_next3;
+            d_base = q_base;
+            d_count = q_count;
+            d_top = q_top;
+            d_full = q_full;
+            d_first0 = q_first0;
+            d_first1 = q_first1;
+            d_first2 = q_first2;
+            d_moved = 1'b0;
+            d_expired = q_expired;
+            w_en = 1'b0;
         end
     end
     
