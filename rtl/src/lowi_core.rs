@@ -427,6 +427,7 @@ block! {
         /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
         r_ge: DFF<Bit>,
         s_inc: Signal<Local, Bits<32>>,
+        s_max: Signal<Local, Bit>,
         r_sync_viol: DFF<Bit>,
         r_leader: DFF<Bits<8>>,
         // ---- joining (Control::EnableJoin in the model)
@@ -1381,15 +1382,19 @@ impl Logic for LowiCore {
         // (saturated: s - t), and s - t + 1 >= t is s + 1 >= 2t, i.e. (s_inc >> 1) >= t: one
         // comparison behind the increment instead of a subtraction, an increment and a
         // comparison in series (at s = u32::MAX both sides are t <= 2^31 - 1).
-        if self.r_since_rx.q.val() == self.k_max_32.val() {
-            self.s_inc.next = self.r_since_rx.q.val();
-        } else {
-            self.s_inc.next = self.r_since_rx.q.val() + self.k1_32.val();
-        }
+        // The saturation picks between the comparisons' results, not in front of them: the
+        // comparators take the plain `s + 1` (s = u32::MAX: `u32::MAX >= t` always, and
+        // `u32::MAX >> 1 >= t` is `t < 2^31`).
+        self.s_max.next = self.r_since_rx.q.val() == self.k_max_32.val();
+        self.s_inc.next = self.r_since_rx.q.val() + self.k1_32.val();
         if self.t_new_epoch.val() {
-            self.r_ge.d.next = (self.s_inc.val() >> 1) >= self.timeout.val();
+            if self.s_max.val() {
+                self.r_ge.d.next = !self.timeout.val().get_bit(31);
+            } else {
+                self.r_ge.d.next = (self.s_inc.val() >> 1) >= self.timeout.val();
+            }
         } else {
-            self.r_ge.d.next = self.s_inc.val() >= self.timeout.val();
+            self.r_ge.d.next = self.s_max.val() || (self.s_inc.val() >= self.timeout.val());
         }
         if self.r_loop.q.val() != self.k_max_32.val() {
             self.l_inc.next = self.r_loop.q.val() + self.k1_32.val();

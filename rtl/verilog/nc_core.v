@@ -1333,6 +1333,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  [31:0] s_inc;
+    reg  s_max;
     reg  t_on;
     reg  t_expire;
     reg  t_timeout;
@@ -2446,17 +2447,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             r_since_rx$d = p_since_rx + k1_32;
         end
-        if (r_since_rx$q == k_max_32) begin
-            s_inc = r_since_rx$q;
-        end
-        else begin
-            s_inc = r_since_rx$q + k1_32;
-        end
+        s_max = r_since_rx$q == k_max_32;
+        s_inc = r_since_rx$q + k1_32;
         if (t_new_epoch) begin
-            r_ge$d = (s_inc >> 32'h1) >= timeout;
+            if (s_max) begin
+                r_ge$d = ~timeout[32'h1f];
+            end
+            else begin
+                r_ge$d = (s_inc >> 32'h1) >= timeout;
+            end
         end
         else begin
-            r_ge$d = s_inc >= timeout;
+            r_ge$d = s_max || (s_inc >= timeout);
         end
         if (r_loop$q != k_max_32) begin
             l_inc = r_loop$q + k1_32;
