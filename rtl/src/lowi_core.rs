@@ -1381,7 +1381,9 @@ impl Logic for LowiCore {
         // s = r_since_rx (>= timeout t when a timeout fires), the count after one is s - t + 1
         // (saturated: s - t), and s - t + 1 >= t is s + 1 >= 2t, i.e. (s_inc >> 1) >= t: one
         // comparison behind the increment instead of a subtraction, an increment and a
-        // comparison in series (at s = u32::MAX both sides are t <= 2^31 - 1).
+        // comparison in series. The two differ only at s = u32::MAX with t = 2^31 (the count
+        // saturated: s - t + 1 >= t holds, (s_inc >> 1) >= t does not), which no follower
+        // reaches: it times out when s reaches t, long before s saturates.
         // The saturation picks between the comparisons' results, not in front of them: the
         // comparators take the plain `s + 1` (s = u32::MAX: `u32::MAX >= t` always, and
         // `u32::MAX >> 1 >= t` is `t < 2^31`).
