@@ -317,13 +317,20 @@ impl<B: RegisterBus> Registers<B> {
         }
         regs::check_range(&r, value).map_err(|e| RegAccessError::Refused(e.to_string()))?;
         if r.access == Access::Config {
-            let mut c = self.config()?;
-            c.set(r.addr, value)
-                .map_err(|e| RegAccessError::Refused(e.to_string()))?;
-            c.validate()
-                .map_err(|e| RegAccessError::Refused(e.to_string()))?;
+            self.check_config_write(r.addr, value)?;
         }
         self.bus.write32(r.addr, value as u32)
+    }
+
+    /// Whether writing `value` to the configuration register at `addr` leaves the device's
+    /// configuration (read first) legal under `Config::validate`; `Refused` names the field
+    /// and the legal range. Nothing is written.
+    pub fn check_config_write(&mut self, addr: u16, value: u64) -> Result<(), RegAccessError> {
+        let mut c = self.config()?;
+        c.set(addr, value)
+            .map_err(|e| RegAccessError::Refused(e.to_string()))?;
+        c.validate()
+            .map_err(|e| RegAccessError::Refused(e.to_string()))
     }
 
     /// The device's configuration, read register by register.
@@ -450,10 +457,11 @@ pub fn rejoin_by_csr<B: RegisterBus>(
     };
     // Step 5's TIMEOUT against the node's configuration before step 1 writes anything: a card
     // takes any value in range (its CSR block leaves the cross-field rules to soc-ctl).
-    let mut c = r.config().map_err(e)?;
-    c.set(regs::addr::TIMEOUT, t)
-        .map_err(|x| format!("--timeout: {x}"))?;
-    c.validate().map_err(|x| format!("--timeout: {x}"))?;
+    r.check_config_write(regs::addr::TIMEOUT, t)
+        .map_err(|x| match x {
+            RegAccessError::Refused(m) => format!("--timeout: {m}"),
+            other => other.to_string(),
+        })?;
     if st & status::NET_FAULT != 0 {
         say("1. STATUS.NET_FAULT = 1: the node made the safe exit");
         r.set("ctrl", 0).map_err(e)?;
