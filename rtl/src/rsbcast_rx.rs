@@ -679,8 +679,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
         // The RAM: a pushed message's `first` at its seq; reads of `base + 3` and `base + 4`
         // from the registers (no copy's judgement in front of a RAM address), so that a
         // delivery finds the time of the message after the three head registers' last
-        // whether or not `base` moved in the cycle before.
-        self.w_en.next = false;
+        // whether or not `base` moved in the cycle before (the write's enable is picked with
+        // the state, below).
         self.w_addr.next = self.q_base.val().get_bits::<A>(0) + self.q_count.val().get_bits::<A>(0);
         self.r3.next = self.q_base.val().get_bits::<A>(0) + self.c3_a.val();
         self.r4.next = self.q_base.val().get_bits::<A>(0) + self.c4_a.val();

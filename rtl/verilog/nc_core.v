@@ -19376,7 +19376,6 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
         q_expired = |q_count && e0;
-        w_en = 1'b0;
         w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
         r3 = q_base[(32'h0)+:(10)] + c3_a;
         r4 = q_base[(32'h0)+:(10)] + c4_a;
