@@ -306,10 +306,12 @@ impl<B: RegisterBus> Registers<B> {
 
     /// Write by name: refused unless writable and within the legal range, and, for a
     /// configuration register, unless the configuration it makes passes the cross-field rules
-    /// (`Config::validate`: the timeout bound of §5.2, node_id < node_count, ...). The model
-    /// (the software engine) checks those itself; a card's CSR block checks each register's
-    /// own range only and leaves them to the control software (rtl/README), so without this a
-    /// TIMEOUT written by hand while a card joins could break the timeout bound.
+    /// of the datapath behind the bus (`Config::validate_for`: the timeout bound of §5.2,
+    /// node_id < node_count, and on a card its own limits, such as the MTU a fixed batch of 4
+    /// needs). The model (the software engine) checks its rules itself; a card's CSR block
+    /// checks each register's own range only and leaves them to the control software
+    /// (rtl/README), so without this a TIMEOUT written by hand while a card joins could break
+    /// the timeout bound.
     pub fn set(&mut self, name: &str, value: u64) -> Result<(), RegAccessError> {
         let r = lookup(name)?;
         if r.access == Access::ReadOnly {
@@ -323,13 +325,13 @@ impl<B: RegisterBus> Registers<B> {
     }
 
     /// Whether writing `value` to the configuration register at `addr` leaves the device's
-    /// configuration (read first) legal under `Config::validate`; `Refused` names the field
-    /// and the legal range. Nothing is written.
+    /// configuration (read first) legal under `Config::validate_for` the bus's datapath;
+    /// `Refused` names the field and the legal range. Nothing is written.
     pub fn check_config_write(&mut self, addr: u16, value: u64) -> Result<(), RegAccessError> {
         let mut c = self.config()?;
         c.set(addr, value)
             .map_err(|e| RegAccessError::Refused(e.to_string()))?;
-        c.validate()
+        c.validate_for(self.bus.datapath())
             .map_err(|e| RegAccessError::Refused(e.to_string()))
     }
 
@@ -388,6 +390,7 @@ pub fn configure<B: RegisterBus>(
         .map(|reg| (reg.name, config.get(reg.addr).expect("a config register")))
         .collect();
     let mut last_err = None;
+    let mut parked: Vec<&'static str> = Vec::new();
     while !todo.is_empty() {
         let before = todo.len();
         let mut left = Vec::new();
@@ -401,6 +404,13 @@ pub fn configure<B: RegisterBus>(
             }
         }
         todo = left;
+        // No write went through: a cycle such as two tree groups (or ports) swapped, where
+        // each write alone makes two registers equal. Park one of them at a value no register
+        // holds now or is to hold (the node is disabled, so it is never used) and go on; each
+        // register is parked at most once, so this ends.
+        if todo.len() == before && park_one(r, &todo, &mut parked)? {
+            continue;
+        }
         if todo.len() == before {
             return Err(format!(
                 "{} (while writing {})",
@@ -414,6 +424,37 @@ pub fn configure<B: RegisterBus>(
     }
     r.set("ctrl", regs::ctrl::ENABLE as u64)
         .map_err(|e| e.to_string())
+}
+
+/// For [`configure`]: write one of the `todo` registers not parked yet to a value that no
+/// configuration register holds now or in `todo`, and that the cross-field rules take. Whether
+/// one was parked.
+fn park_one<B: RegisterBus>(
+    r: &mut Registers<B>,
+    todo: &[(&'static str, u64)],
+    parked: &mut Vec<&'static str>,
+) -> Result<bool, String> {
+    let mut taken: Vec<u64> = todo.iter().map(|(_, v)| *v).collect();
+    for reg in regs::REGISTERS
+        .iter()
+        .filter(|g| g.access == Access::Config)
+    {
+        taken.push(r.read(reg).map_err(|e| e.to_string())?);
+    }
+    for &(name, _) in todo {
+        if parked.contains(&name) {
+            continue;
+        }
+        let reg = lookup(name).map_err(|e| e.to_string())?;
+        let free = (reg.min..=reg.max).take(64).find(|x| !taken.contains(x));
+        if let Some(x) = free
+            && r.set(name, x).is_ok()
+        {
+            parked.push(name);
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Join a running cluster through `member` (§5.2): the engine is set to ENABLE|JOIN, follows the

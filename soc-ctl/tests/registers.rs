@@ -96,6 +96,19 @@ fn suite_on_the_engine_socket() {
     assert_eq!(mode & 0o777, 0o600, "the control socket must be private");
     let mut r = Registers::new(EngineBus::connect(&c.ctl(0)).unwrap());
     suite(&mut r);
+    // The software leader cuts a batch at the MTU: a small MTU is legal with any batch_max.
+    r.set("mtu", 600).unwrap();
+    assert_eq!(r.get("mtu").unwrap(), 600);
+    r.set("mtu", 1500).unwrap();
+    // `init`'s write order through a swap of two trees' groups and two ports (each single
+    // write of the swap is refused: two registers would be equal), on the engine's own checks.
+    let mut f = c.file.clone();
+    f.trees.swap(0, 1);
+    (f.ports.decide, f.ports.client) = (f.ports.client, f.ports.decide);
+    let want = f.node(0).unwrap().config;
+    soc_ctl::regfile::configure(&mut r, &want).unwrap();
+    r.set("ctrl", 0).unwrap();
+    assert_eq!(r.config().unwrap(), want);
     // What only a live device can do: the enabled state.
     r.set("ctrl", regs::ctrl::ENABLE as u64).unwrap();
     let e = r.set("fifo_depth", 10).unwrap_err().to_string();
@@ -109,6 +122,26 @@ fn suite_on_a_mapped_bar_file() {
     write_reset_image(&bar).unwrap();
     let mut r = Registers::new(MmioBus::open(&bar).unwrap());
     suite(&mut r);
+    // A card's own limits (`Config::validate_for(Datapath::CARD)`): its leader does not cut a
+    // batch at the MTU, so with the reset batch_max (16, of which it takes 4) an MTU under a
+    // DECIDE of 4 requests of 128 bytes is refused, naming the legal range; with batch_max 2
+    // it is taken, and batch_max cannot then go back up past what the MTU holds.
+    assert_eq!(r.get("batch_max").unwrap(), 16);
+    let e = r.set("mtu", 600).unwrap_err().to_string();
+    assert!(
+        e.contains("mtu=600 is illegal") && e.contains("legal here: 648..=9000"),
+        "{e}"
+    );
+    assert_eq!(
+        r.get("mtu").unwrap(),
+        1500,
+        "a refused write changed the value"
+    );
+    r.set("batch_max", 2).unwrap();
+    r.set("mtu", 600).unwrap();
+    let e = r.set("batch_max", 4).unwrap_err().to_string();
+    assert!(e.contains("mtu=600 is illegal"), "{e}");
+    assert_eq!(r.get("batch_max").unwrap(), 2);
     // Words land little-endian at the map's addresses (what the card's CSR bus decodes).
     r.set("cluster_id", 0x0102_0304).unwrap();
     let img = std::fs::read(&bar).unwrap();
@@ -142,6 +175,10 @@ fn cli_refuses_illegal_values_with_the_field_and_range() {
             "timeout=10 is illegal: timeout must exceed",
         ),
         (vec!["rejoin", "--timeout", "10"], "timeout=10 is illegal"),
+        (
+            vec!["regs", "set", "mtu", "600"],
+            "mtu=600 is illegal: this datapath's leader does not cut a batch",
+        ),
         (vec!["regs", "set", "loop_period", "ten"], "not a number"),
         (vec!["regs", "get", "nope"], "no register named 'nope'"),
         (vec!["join", "--member", "1"], "needs the host application"),
@@ -333,4 +370,36 @@ fn init_over_a_bar_writes_the_whole_configuration() {
     let mut r = Registers::new(MmioBus::open(&bar).unwrap());
     assert_eq!(r.config().unwrap(), want);
     assert_eq!(r.get("ctrl").unwrap(), regs::ctrl::ENABLE as u64);
+}
+
+/// `soc-ctl init` again with a configuration that swaps two trees' groups and two ports: every
+/// single write of the swap makes two registers equal (which the cross-field rules refuse), so
+/// no order of plain writes gets there; `init` must still end with the new configuration.
+#[test]
+fn init_again_with_swapped_groups_and_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let bar = dir.path().join("resource0");
+    write_reset_image(&bar).unwrap();
+    let mut file = test_file(3, 2, 54);
+    let cfg = dir.path().join("cluster.toml");
+    let init = |file: &soc_ctl::cluster::ClusterFile| {
+        std::fs::write(&cfg, file.to_toml()).unwrap();
+        let o = Command::new(SOC_CTL)
+            .arg("--bar")
+            .arg(&bar)
+            .args(["--node", "1", "init", "--config"])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut r = Registers::new(MmioBus::open(&bar).unwrap());
+        assert_eq!(r.config().unwrap(), file.node(1).unwrap().config);
+        assert_eq!(r.get("ctrl").unwrap(), regs::ctrl::ENABLE as u64);
+    };
+    init(&file);
+    file.trees.swap(0, 1);
+    let p = &mut file.ports;
+    (p.decide, p.client) = (p.client, p.decide);
+    file.validate().unwrap();
+    init(&file);
 }
