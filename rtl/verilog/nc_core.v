@@ -1348,7 +1348,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [7:0] z_nl;
     reg  m_eq1;
     reg  m_eq2;
-    reg  m_ok;
+    reg  m_ok_v;
+    reg  m_ok_n;
     reg  t_become;
     reg  t_send;
     reg  t_value;
@@ -1406,6 +1407,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [3:0] j_mask;
     reg  [3:0] j_v;
     reg  j_lock;
+    reg  j_full_s;
+    reg  j_full_n;
     reg  j_newer;
     reg  j_take;
     reg  [31:0] j_seq1;
@@ -1439,6 +1442,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_value_kind;
     reg  r_bad_start;
     reg  r_mismatch;
+    reg  r_mm_v;
+    reg  r_mm_n;
+    reg  r_af_v;
+    reg  r_af_n;
     reg  r_any_fault;
     reg  q_req;
     reg  q_oversize;
@@ -2078,7 +2085,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_fifo_len = k0_13;
         end
         p_is_leader = (p_state == s_active) && p_lead;
-        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|min_gap && |fifo_len && r_mg$q));
+        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|fifo_len && r_mg$q));
         t_value = t_send && |p_fifo_len;
         if (fifo_len >= batch_max) begin
             f_min = batch_max;
@@ -2201,7 +2208,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             j_mask = k_m4;
         end
-        j_lock = j_go && ((j_v & j_mask) == j_mask);
+        j_full_s = ((r_sv$q | j_one) & j_mask) == j_mask;
+        j_full_n = (j_one & j_mask) == j_mask;
+        if (j_same) begin
+            j_lock = j_go && j_full_s;
+        end
+        else begin
+            j_lock = j_go && j_full_n;
+        end
         if (u_jgo$q && u_take$q) begin
             j_newer = g_new_b$q;
         end
@@ -2305,17 +2319,24 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             m_eq1 = ij_a$eq_a;
             m_eq2 = ij_a$eq_b;
         end
+        m_ok_v = m_eq2;
+        m_ok_n = m_eq1;
+        if (r_lins_none$q) begin
+            m_ok_v = ~g_i_zero$q;
+            m_ok_n = ~g_i_zero$q;
+        end
+        r_mm_v = r_complete && ~r_armed && (~m_ok_v || g_i_max$q);
+        r_mm_n = r_complete && ~r_armed && (~m_ok_n || g_i_max$q);
+        r_af_v = r_inflight_fault || r_seq_fault || r_bad_start || r_mm_v;
+        r_af_n = r_inflight_fault || r_seq_fault || r_bad_start || r_mm_n;
         if (t_value) begin
-            m_ok = m_eq2;
+            r_mismatch = r_mm_v;
+            r_any_fault = r_af_v;
         end
         else begin
-            m_ok = m_eq1;
+            r_mismatch = r_mm_n;
+            r_any_fault = r_af_n;
         end
-        if (r_lins_none$q) begin
-            m_ok = ~g_i_zero$q;
-        end
-        r_mismatch = r_complete && ~r_armed && (~m_ok || g_i_max$q);
-        r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
@@ -2469,12 +2490,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (t_send || c_start) begin
             r_loop$d = k1_32;
             r_lp$d = loop_period <= k1_32;
-            r_mg$d = min_gap <= k1_32;
+            r_mg$d = |min_gap && (min_gap <= k1_32);
         end
         else begin
             r_loop$d = l_inc;
             r_lp$d = l_inc >= loop_period;
-            r_mg$d = l_inc >= min_gap;
+            r_mg$d = |min_gap && (l_inc >= min_gap);
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (c_clear) begin

@@ -93,7 +93,7 @@ always @(*) begin
     // the loop comparisons kept beside r_loop (recomputed every cycle)
     if (f_past) begin
         assert(r_lp$q == (r_loop$q >= loop_period));
-        assert(r_mg$q == (r_loop$q >= min_gap));
+        assert(r_mg$q == (min_gap != 32'd0 && r_loop$q >= min_gap));
     end
     if (f_had_send && !f_ctrl)
         assert(r_epoch$q >= f_last_epoch);
