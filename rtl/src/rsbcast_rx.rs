@@ -294,12 +294,14 @@ block! {
         pub p_d: Signal<Out, Bit>,
         v_a: RxVerdict,
         v_b: RxVerdict,
+        v_bd: RxVerdict,
         v_c1: RxVerdict,
         v_c2: RxVerdict,
         v_df: RxVerdict,
         v_dd: RxVerdict,
         dn_a: RxDone,
         dn_b: RxDone,
+        dn_bd: RxDone,
         dn_c1: RxDone,
         dn_c2: RxDone,
         dn_df: RxDone,
@@ -308,9 +310,14 @@ block! {
         base1: Signal<Local, Bits<32>>,
         top1: Signal<Local, Bits<32>>,
         same: Signal<Local, Bit>,
-        ea: Signal<Local, Bits<32>>,
-        da: Signal<Local, Bits<32>>,
-        db: Signal<Local, Bits<32>>,
+        d0: Signal<Local, Bits<32>>,
+        d1: Signal<Local, Bits<32>>,
+        d2: Signal<Local, Bits<32>>,
+        d3: Signal<Local, Bits<32>>,
+        a_neg: Signal<Local, Bit>,
+        a_zero: Signal<Local, Bit>,
+        b_neg: Signal<Local, Bit>,
+        b_zero: Signal<Local, Bit>,
         dc1: Signal<Local, Bits<32>>,
         dc2: Signal<Local, Bits<32>>,
         dd: Signal<Local, Bits<32>>,
@@ -349,17 +356,26 @@ impl<const A: usize> Logic for RxPre<A> {
         self.base1.next = self.q_base.val() + self.c1_32.val();
         self.top1.next = self.q_top.val() + self.c1_32.val();
         self.same.next = self.in_tree.val() == self.e_tree.val();
-        // (a) The registered state.
+        // (a) The registered state. `in_seq - next[t]` (negative: a duplicate; not 0: a gap)
+        // is computed for every tree and the copy's tree picks the two bits (no 32-bit
+        // multiplexer in front of the subtraction).
+        self.d0.next = self.in_seq.val() - self.q_next0.val();
+        self.d1.next = self.in_seq.val() - self.q_next1.val();
+        self.d2.next = self.in_seq.val() - self.q_next2.val();
+        self.d3.next = self.in_seq.val() - self.q_next3.val();
         if self.in_tree.val() == self.tree0.val() {
-            self.ea.next = self.q_next0.val();
+            self.a_neg.next = self.d0.val().get_bit(31);
+            self.a_zero.next = !self.d0.val().any();
         } else if self.in_tree.val() == self.tree1.val() {
-            self.ea.next = self.q_next1.val();
+            self.a_neg.next = self.d1.val().get_bit(31);
+            self.a_zero.next = !self.d1.val().any();
         } else if self.in_tree.val() == self.tree2.val() {
-            self.ea.next = self.q_next2.val();
+            self.a_neg.next = self.d2.val().get_bit(31);
+            self.a_zero.next = !self.d2.val().any();
         } else {
-            self.ea.next = self.q_next3.val();
+            self.a_neg.next = self.d3.val().get_bit(31);
+            self.a_zero.next = !self.d3.val().any();
         }
-        self.da.next = self.in_seq.val() - self.ea.val();
         self.dn_a.trees.next = self.trees.val();
         self.dn_a.base.next = self.q_base.val();
         self.dn_a.n0.next = self.q_next0.val();
@@ -381,21 +397,20 @@ impl<const A: usize> Logic for RxPre<A> {
         } else {
             self.bx3.next = self.e_seq1.val();
         }
-        if self.same.val() {
-            self.db.next = self.in_seq.val() - self.e_seq1.val();
-        } else {
-            self.db.next = self.da.val();
-        }
+        // Judged both ways, `base` kept (`dn_b`, `v_b`) and moved on (`dn_bd`, `v_bd`): the
+        // copy before's outcome (`e_deliver`) comes late and picks the verdict last.
         self.dn_b.trees.next = self.trees.val();
-        if self.e_deliver.val() {
-            self.dn_b.base.next = self.base1.val();
-        } else {
-            self.dn_b.base.next = self.q_base.val();
-        }
+        self.dn_b.base.next = self.q_base.val();
         self.dn_b.n0.next = self.bx0.val();
         self.dn_b.n1.next = self.bx1.val();
         self.dn_b.n2.next = self.bx2.val();
         self.dn_b.n3.next = self.bx3.val();
+        self.dn_bd.trees.next = self.trees.val();
+        self.dn_bd.base.next = self.base1.val();
+        self.dn_bd.n0.next = self.bx0.val();
+        self.dn_bd.n1.next = self.bx1.val();
+        self.dn_bd.n2.next = self.bx2.val();
+        self.dn_bd.n3.next = self.bx3.val();
         // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
         // `lock_kept` (c2).
         self.dc1.next = self.in_seq.val() - self.e_seq1.val();
@@ -448,6 +463,7 @@ impl<const A: usize> Logic for RxPre<A> {
         if self.in_tree.val() == self.tree0.val() {
             self.dn_a.n0.next = self.s1.val();
             self.dn_b.n0.next = self.s1.val();
+            self.dn_bd.n0.next = self.s1.val();
             self.dn_c1.n0.next = self.s1.val();
             self.dn_c2.n0.next = self.s1.val();
             self.dn_df.n0.next = self.s1.val();
@@ -455,6 +471,7 @@ impl<const A: usize> Logic for RxPre<A> {
         } else if self.in_tree.val() == self.tree1.val() {
             self.dn_a.n1.next = self.s1.val();
             self.dn_b.n1.next = self.s1.val();
+            self.dn_bd.n1.next = self.s1.val();
             self.dn_c1.n1.next = self.s1.val();
             self.dn_c2.n1.next = self.s1.val();
             self.dn_df.n1.next = self.s1.val();
@@ -462,6 +479,7 @@ impl<const A: usize> Logic for RxPre<A> {
         } else if self.in_tree.val() == self.tree2.val() {
             self.dn_a.n2.next = self.s1.val();
             self.dn_b.n2.next = self.s1.val();
+            self.dn_bd.n2.next = self.s1.val();
             self.dn_c1.n2.next = self.s1.val();
             self.dn_c2.n2.next = self.s1.val();
             self.dn_df.n2.next = self.s1.val();
@@ -469,6 +487,7 @@ impl<const A: usize> Logic for RxPre<A> {
         } else {
             self.dn_a.n3.next = self.s1.val();
             self.dn_b.n3.next = self.s1.val();
+            self.dn_bd.n3.next = self.s1.val();
             self.dn_c1.n3.next = self.s1.val();
             self.dn_c2.n3.next = self.s1.val();
             self.dn_df.n3.next = self.s1.val();
@@ -484,24 +503,35 @@ impl<const A: usize> Logic for RxPre<A> {
         self.p_c1.next = self.in_seq.val() == self.e_seq1.val();
         self.p_c2.next = self.in_seq.val() == self.lock_kept.val();
         self.p_d.next = self.in_seq.val() == self.c1_32.val();
-        self.v_a.neg.next = self.da.val().get_bit(31);
-        self.v_a.zero.next = !self.da.val().any();
+        self.v_a.neg.next = self.a_neg.val();
+        self.v_a.zero.next = self.a_zero.val();
         self.v_a.p.next = self.p_a.val();
         self.v_a.full.next = self.q_full.val();
         self.v_a.done.next = self.dn_a.done.val();
-        self.v_b.neg.next = self.db.val().get_bit(31);
-        self.v_b.zero.next = !self.db.val().any();
+        // (b) The copy's tree is the copy before's: it owes `e_seq + 1` (as in (c1)).
+        if self.same.val() {
+            self.b_neg.next = self.dc1.val().get_bit(31);
+            self.b_zero.next = !self.dc1.val().any();
+        } else {
+            self.b_neg.next = self.a_neg.val();
+            self.b_zero.next = self.a_zero.val();
+        }
+        self.v_b.neg.next = self.b_neg.val();
+        self.v_b.zero.next = self.b_zero.val();
         self.v_b.p.next = self.p_b.val();
+        self.v_bd.neg.next = self.b_neg.val();
+        self.v_bd.zero.next = self.b_zero.val();
+        self.v_bd.p.next = self.p_b.val();
         // A new message fills the queue when it was one short; a delivery that is no new
         // message frees an entry.
-        if self.e_deliver.val() {
-            self.v_b.full.next = self.q_full.val() && self.e_push.val();
-        } else if self.e_push.val() {
+        self.v_bd.full.next = self.q_full.val() && self.e_push.val();
+        if self.e_push.val() {
             self.v_b.full.next = self.q_count.val() == self.c_last.val();
         } else {
             self.v_b.full.next = self.q_full.val();
         }
         self.v_b.done.next = self.dn_b.done.val();
+        self.v_bd.done.next = self.dn_bd.done.val();
         self.v_c1.neg.next = self.dc1.val().get_bit(31);
         self.v_c1.zero.next = !self.dc1.val().any();
         self.v_c1.p.next = self.p_c1.val();
@@ -523,7 +553,11 @@ impl<const A: usize> Logic for RxPre<A> {
         self.v_dd.full.next = false;
         self.v_dd.done.next = self.dn_dd.done.val();
         self.o_a.next = self.v_a.outcome.val();
-        self.o_b.next = self.v_b.outcome.val();
+        if self.e_deliver.val() {
+            self.o_b.next = self.v_bd.outcome.val();
+        } else {
+            self.o_b.next = self.v_b.outcome.val();
+        }
         self.o_c1.next = self.v_c1.outcome.val();
         self.o_c2.next = self.v_c2.outcome.val();
         self.o_df.next = self.v_df.outcome.val();
