@@ -404,6 +404,8 @@ block! {
         w_write: DFF<Bit>,
         w_addr: DFF<Bits<16>>,
         w_data: DFF<Bits<32>>,
+        /// The registered write is to CTRL (decoded from the bus, beside `w_addr`).
+        w_ctrl: DFF<Bit>,
         t_writable: Signal<Local, Bit>,
         r_tw: DFF<Bit>,
         a_timeout: Constant<Bits<16>> = k(addr::TIMEOUT as u64),
@@ -811,10 +813,12 @@ impl Logic for Csr {
         self.w_write.clock.next = self.clock.val();
         self.w_addr.clock.next = self.clock.val();
         self.w_data.clock.next = self.clock.val();
+        self.w_ctrl.clock.next = self.clock.val();
         self.w_write.d.next = self.bus_write.val();
         self.w_addr.d.next = self.bus_addr.val();
         self.w_data.d.next = self.bus_wdata.val();
-        self.ctrl_write.next = self.w_write.q.val() && (self.w_addr.q.val() == self.a_ctrl.val());
+        self.w_ctrl.d.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
+        self.ctrl_write.next = self.w_ctrl.q.val();
         self.ctrl_value.next = self.w_data.q.val();
         self.leader32.narrow.next = self.leader.val();
         self.fixed.next = self.zero32.val();
