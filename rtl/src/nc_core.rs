@@ -178,6 +178,13 @@ block! {
         rec_cnt2: DFF<Bits<8>>,
         rec_cnt3: DFF<Bits<8>>,
         ok_idx: DFF<Bits<8>>,
+        /// The batch the leader sent (`lead_deliver`, its instance and count), registered: it
+        /// joins the records a cycle later, which is still before its first entry leaves the
+        /// FIFO (two cycles after the send's `reserve`), and the send decision drives one
+        /// flip-flop's enable instead of every record's.
+        st_v: DFF<Bit>,
+        st_inst: DFF<Bits<64>>,
+        st_cnt: DFF<Bits<8>>,
         pop: Signal<Local, Bit>,
         slot: Signal<Local, Bits<3>>,
         k0_3: Constant<Bits<3>> = Constant::new(0.into()),
@@ -200,7 +207,7 @@ impl<const P: usize> Logic for NcCore<P> {
         clock!(self, clock, core, rx, fifo, regs);
         dff_setup!(
             self, clock, r_bmax, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0,
-            rec_cnt1, rec_cnt2, rec_cnt3, ok_idx
+            rec_cnt1, rec_cnt2, rec_cnt3, ok_idx, st_v, st_inst, st_cnt
         );
         // CSR bus and configuration.
         self.regs.bus_addr.next = self.csr_addr.val();
@@ -391,19 +398,22 @@ impl<const P: usize> Logic for NcCore<P> {
         } else {
             self.slot.next = self.rec_n.q.val();
         }
-        if self.core.lead_deliver.val() {
+        self.st_v.d.next = self.core.lead_deliver.val();
+        self.st_inst.d.next = self.core.send_instance.val();
+        self.st_cnt.d.next = self.core.send_count.val();
+        if self.st_v.q.val() {
             if self.slot.val() == self.k0_3.val() {
-                self.rec_inst0.d.next = self.core.send_instance.val();
-                self.rec_cnt0.d.next = self.core.send_count.val();
+                self.rec_inst0.d.next = self.st_inst.q.val();
+                self.rec_cnt0.d.next = self.st_cnt.q.val();
             } else if self.slot.val() == self.k1_3.val() {
-                self.rec_inst1.d.next = self.core.send_instance.val();
-                self.rec_cnt1.d.next = self.core.send_count.val();
+                self.rec_inst1.d.next = self.st_inst.q.val();
+                self.rec_cnt1.d.next = self.st_cnt.q.val();
             } else if self.slot.val() == self.k2_3.val() {
-                self.rec_inst2.d.next = self.core.send_instance.val();
-                self.rec_cnt2.d.next = self.core.send_count.val();
+                self.rec_inst2.d.next = self.st_inst.q.val();
+                self.rec_cnt2.d.next = self.st_cnt.q.val();
             } else {
-                self.rec_inst3.d.next = self.core.send_instance.val();
-                self.rec_cnt3.d.next = self.core.send_count.val();
+                self.rec_inst3.d.next = self.st_inst.q.val();
+                self.rec_cnt3.d.next = self.st_cnt.q.val();
             }
             self.rec_n.d.next = self.slot.val() + self.k1_3.val();
         } else {

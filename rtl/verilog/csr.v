@@ -506,6 +506,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
+    reg  w_ctrl$d;
+    wire  w_ctrl$q;
+    reg  w_ctrl$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
@@ -1039,6 +1042,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .q(w_data$q),
         .clock(w_data$clock)
     );
+    csr$w_ctrl w_ctrl(
+        .d(w_ctrl$d),
+        .q(w_ctrl$q),
+        .clock(w_ctrl$clock)
+    );
     csr$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -1412,10 +1420,12 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         w_write$clock = clock;
         w_addr$clock = clock;
         w_data$clock = clock;
+        w_ctrl$clock = clock;
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        ctrl_write = w_write$q && (w_addr$q == a_ctrl);
+        w_ctrl$d = bus_write && (bus_addr == a_ctrl);
+        ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
         leader32$narrow = leader;
         fixed = zero32;
@@ -10680,6 +10690,25 @@ module csr$w_addr(d,q,clock);
     end
           
 endmodule // csr$w_addr
+
+
+module csr$w_ctrl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$w_ctrl
 
 
 module csr$w_data(d,q,clock);

@@ -355,6 +355,15 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [7:0] ok_idx$d;
     wire  [7:0] ok_idx$q;
     reg  ok_idx$clock;
+    reg  st_v$d;
+    wire  st_v$q;
+    reg  st_v$clock;
+    reg  [63:0] st_inst$d;
+    wire  [63:0] st_inst$q;
+    reg  st_inst$clock;
+    reg  [7:0] st_cnt$d;
+    wire  [7:0] st_cnt$q;
+    reg  st_cnt$clock;
     
     // Local signals
     reg  pop;
@@ -631,6 +640,21 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .q(ok_idx$q),
         .clock(ok_idx$clock)
     );
+    nc_core$st_v st_v(
+        .d(st_v$d),
+        .q(st_v$q),
+        .clock(st_v$clock)
+    );
+    nc_core$st_inst st_inst(
+        .d(st_inst$d),
+        .q(st_inst$q),
+        .clock(st_inst$clock)
+    );
+    nc_core$st_cnt st_cnt(
+        .d(st_cnt$d),
+        .q(st_cnt$q),
+        .clock(st_cnt$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -649,6 +673,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rec_cnt2$clock = clock;
         rec_cnt3$clock = clock;
         ok_idx$clock = clock;
+        st_v$clock = clock;
+        st_inst$clock = clock;
+        st_cnt$clock = clock;
         r_bmax$d = r_bmax$q;
         rec_n$d = rec_n$q;
         rec_inst0$d = rec_inst0$q;
@@ -660,6 +687,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         rec_cnt2$d = rec_cnt2$q;
         rec_cnt3$d = rec_cnt3$q;
         ok_idx$d = ok_idx$q;
+        st_v$d = st_v$q;
+        st_inst$d = st_inst$q;
+        st_cnt$d = st_cnt$q;
         regs$bus_addr = csr_addr;
         regs$bus_wdata = csr_wdata;
         regs$bus_write = csr_write;
@@ -838,22 +868,25 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         else begin
             slot = rec_n$q;
         end
-        if (core$lead_deliver) begin
+        st_v$d = core$lead_deliver;
+        st_inst$d = core$send_instance;
+        st_cnt$d = core$send_count;
+        if (st_v$q) begin
             if (slot == k0_3) begin
-                rec_inst0$d = core$send_instance;
-                rec_cnt0$d = core$send_count;
+                rec_inst0$d = st_inst$q;
+                rec_cnt0$d = st_cnt$q;
             end
             else if (slot == k1_3) begin
-                rec_inst1$d = core$send_instance;
-                rec_cnt1$d = core$send_count;
+                rec_inst1$d = st_inst$q;
+                rec_cnt1$d = st_cnt$q;
             end
             else if (slot == k2_3) begin
-                rec_inst2$d = core$send_instance;
-                rec_cnt2$d = core$send_count;
+                rec_inst2$d = st_inst$q;
+                rec_cnt2$d = st_cnt$q;
             end
             else begin
-                rec_inst3$d = core$send_instance;
-                rec_cnt3$d = core$send_count;
+                rec_inst3$d = st_inst$q;
+                rec_cnt3$d = st_cnt$q;
             end
             rec_n$d = slot + k1_3;
         end
@@ -6670,6 +6703,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
+    reg  w_ctrl$d;
+    wire  w_ctrl$q;
+    reg  w_ctrl$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
@@ -7203,6 +7239,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .q(w_data$q),
         .clock(w_data$clock)
     );
+    nc_core$regs$w_ctrl w_ctrl(
+        .d(w_ctrl$d),
+        .q(w_ctrl$q),
+        .clock(w_ctrl$clock)
+    );
     nc_core$regs$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -7576,10 +7617,12 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         w_write$clock = clock;
         w_addr$clock = clock;
         w_data$clock = clock;
+        w_ctrl$clock = clock;
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        ctrl_write = w_write$q && (w_addr$q == a_ctrl);
+        w_ctrl$d = bus_write && (bus_addr == a_ctrl);
+        ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
         leader32$narrow = leader;
         fixed = zero32;
@@ -16846,6 +16889,25 @@ module nc_core$regs$w_addr(d,q,clock);
 endmodule // nc_core$regs$w_addr
 
 
+module nc_core$regs$w_ctrl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$w_ctrl
+
+
 module nc_core$regs$w_data(d,q,clock);
     
     // Module arguments
@@ -17762,6 +17824,12 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  v_b$full;
     reg  v_b$done;
     wire  [2:0] v_b$outcome;
+    reg  v_bd$neg;
+    reg  v_bd$zero;
+    reg  v_bd$p;
+    reg  v_bd$full;
+    reg  v_bd$done;
+    wire  [2:0] v_bd$outcome;
     reg  v_c1$neg;
     reg  v_c1$zero;
     reg  v_c1$p;
@@ -17800,6 +17868,13 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] dn_b$n3;
     reg  [31:0] dn_b$base;
     wire  dn_b$done;
+    reg  [2:0] dn_bd$trees;
+    reg  [31:0] dn_bd$n0;
+    reg  [31:0] dn_bd$n1;
+    reg  [31:0] dn_bd$n2;
+    reg  [31:0] dn_bd$n3;
+    reg  [31:0] dn_bd$base;
+    wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
     reg  [31:0] dn_c1$n1;
@@ -17834,9 +17909,14 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] base1;
     reg  [31:0] top1;
     reg  same;
-    reg  [31:0] ea;
-    reg  [31:0] da;
-    reg  [31:0] db;
+    reg  [31:0] d0;
+    reg  [31:0] d1;
+    reg  [31:0] d2;
+    reg  [31:0] d3;
+    reg  a_neg;
+    reg  a_zero;
+    reg  b_neg;
+    reg  b_zero;
     reg  [31:0] dc1;
     reg  [31:0] dc2;
     reg  [31:0] dd;
@@ -17865,6 +17945,14 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .full(v_b$full),
         .done(v_b$done),
         .outcome(v_b$outcome)
+    );
+    nc_core$rx$pre$v_bd v_bd(
+        .neg(v_bd$neg),
+        .zero(v_bd$zero),
+        .p(v_bd$p),
+        .full(v_bd$full),
+        .done(v_bd$done),
+        .outcome(v_bd$outcome)
     );
     nc_core$rx$pre$v_c1 v_c1(
         .neg(v_c1$neg),
@@ -17916,6 +18004,15 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .base(dn_b$base),
         .done(dn_b$done)
     );
+    nc_core$rx$pre$dn_bd dn_bd(
+        .trees(dn_bd$trees),
+        .n0(dn_bd$n0),
+        .n1(dn_bd$n1),
+        .n2(dn_bd$n2),
+        .n3(dn_bd$n3),
+        .base(dn_bd$base),
+        .done(dn_bd$done)
+    );
     nc_core$rx$pre$dn_c1 dn_c1(
         .trees(dn_c1$trees),
         .n0(dn_c1$n0),
@@ -17959,19 +18056,26 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         base1 = q_base + c1_32;
         top1 = q_top + c1_32;
         same = in_tree == e_tree;
+        d0 = in_seq - q_next0;
+        d1 = in_seq - q_next1;
+        d2 = in_seq - q_next2;
+        d3 = in_seq - q_next3;
         if (in_tree == tree0) begin
-            ea = q_next0;
+            a_neg = d0[32'h1f];
+            a_zero = ~|d0;
         end
         else if (in_tree == tree1) begin
-            ea = q_next1;
+            a_neg = d1[32'h1f];
+            a_zero = ~|d1;
         end
         else if (in_tree == tree2) begin
-            ea = q_next2;
+            a_neg = d2[32'h1f];
+            a_zero = ~|d2;
         end
         else begin
-            ea = q_next3;
+            a_neg = d3[32'h1f];
+            a_zero = ~|d3;
         end
-        da = in_seq - ea;
         dn_a$trees = trees;
         dn_a$base = q_base;
         dn_a$n0 = q_next0;
@@ -17994,23 +18098,18 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else begin
             bx3 = e_seq1;
         end
-        if (same) begin
-            db = in_seq - e_seq1;
-        end
-        else begin
-            db = da;
-        end
         dn_b$trees = trees;
-        if (e_deliver) begin
-            dn_b$base = base1;
-        end
-        else begin
-            dn_b$base = q_base;
-        end
+        dn_b$base = q_base;
         dn_b$n0 = bx0;
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
+        dn_bd$trees = trees;
+        dn_bd$base = base1;
+        dn_bd$n0 = bx0;
+        dn_bd$n1 = bx1;
+        dn_bd$n2 = bx2;
+        dn_bd$n3 = bx3;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -18062,6 +18161,7 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         if (in_tree == tree0) begin
             dn_a$n0 = s1;
             dn_b$n0 = s1;
+            dn_bd$n0 = s1;
             dn_c1$n0 = s1;
             dn_c2$n0 = s1;
             dn_df$n0 = s1;
@@ -18070,6 +18170,7 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else if (in_tree == tree1) begin
             dn_a$n1 = s1;
             dn_b$n1 = s1;
+            dn_bd$n1 = s1;
             dn_c1$n1 = s1;
             dn_c2$n1 = s1;
             dn_df$n1 = s1;
@@ -18078,6 +18179,7 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else if (in_tree == tree2) begin
             dn_a$n2 = s1;
             dn_b$n2 = s1;
+            dn_bd$n2 = s1;
             dn_c1$n2 = s1;
             dn_c2$n2 = s1;
             dn_df$n2 = s1;
@@ -18086,6 +18188,7 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else begin
             dn_a$n3 = s1;
             dn_b$n3 = s1;
+            dn_bd$n3 = s1;
             dn_c1$n3 = s1;
             dn_c2$n3 = s1;
             dn_df$n3 = s1;
@@ -18101,24 +18204,34 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         p_c1 = in_seq == e_seq1;
         p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
-        v_a$neg = da[32'h1f];
-        v_a$zero = ~|da;
+        v_a$neg = a_neg;
+        v_a$zero = a_zero;
         v_a$p = p_a;
         v_a$full = q_full;
         v_a$done = dn_a$done;
-        v_b$neg = db[32'h1f];
-        v_b$zero = ~|db;
-        v_b$p = p_b;
-        if (e_deliver) begin
-            v_b$full = q_full && e_push;
+        if (same) begin
+            b_neg = dc1[32'h1f];
+            b_zero = ~|dc1;
         end
-        else if (e_push) begin
+        else begin
+            b_neg = a_neg;
+            b_zero = a_zero;
+        end
+        v_b$neg = b_neg;
+        v_b$zero = b_zero;
+        v_b$p = p_b;
+        v_bd$neg = b_neg;
+        v_bd$zero = b_zero;
+        v_bd$p = p_b;
+        v_bd$full = q_full && e_push;
+        if (e_push) begin
             v_b$full = q_count == c_last;
         end
         else begin
             v_b$full = q_full;
         end
         v_b$done = dn_b$done;
+        v_bd$done = dn_bd$done;
         v_c1$neg = dc1[32'h1f];
         v_c1$zero = ~|dc1;
         v_c1$p = p_c1;
@@ -18140,7 +18253,12 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         v_dd$full = 1'b0;
         v_dd$done = dn_dd$done;
         o_a = v_a$outcome;
-        o_b = v_b$outcome;
+        if (e_deliver) begin
+            o_b = v_bd$outcome;
+        end
+        else begin
+            o_b = v_b$outcome;
+        end
         o_c1 = v_c1$outcome;
         o_c2 = v_c2$outcome;
         o_df = v_df$outcome;
@@ -18210,6 +18328,30 @@ module nc_core$rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
     end
     
 endmodule // nc_core$rx$pre$dn_b
+
+
+module nc_core$rx$pre$dn_bd(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // nc_core$rx$pre$dn_bd
 
 
 module nc_core$rx$pre$dn_c1(trees,n0,n1,n2,n3,base,done);
@@ -18392,6 +18534,49 @@ module nc_core$rx$pre$v_b(neg,zero,p,full,done,outcome);
     end
     
 endmodule // nc_core$rx$pre$v_b
+
+
+module nc_core$rx$pre$v_bd(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // nc_core$rx$pre$v_bd
 
 
 module nc_core$rx$pre$v_c1(neg,zero,p,full,done,outcome);
@@ -19556,3 +19741,60 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     end
     
 endmodule // nc_core$rx$upd
+
+
+module nc_core$st_cnt(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$st_cnt
+
+
+module nc_core$st_inst(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$st_inst
+
+
+module nc_core$st_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$st_v

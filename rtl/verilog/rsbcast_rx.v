@@ -880,6 +880,12 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  v_b$full;
     reg  v_b$done;
     wire  [2:0] v_b$outcome;
+    reg  v_bd$neg;
+    reg  v_bd$zero;
+    reg  v_bd$p;
+    reg  v_bd$full;
+    reg  v_bd$done;
+    wire  [2:0] v_bd$outcome;
     reg  v_c1$neg;
     reg  v_c1$zero;
     reg  v_c1$p;
@@ -918,6 +924,13 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] dn_b$n3;
     reg  [31:0] dn_b$base;
     wire  dn_b$done;
+    reg  [2:0] dn_bd$trees;
+    reg  [31:0] dn_bd$n0;
+    reg  [31:0] dn_bd$n1;
+    reg  [31:0] dn_bd$n2;
+    reg  [31:0] dn_bd$n3;
+    reg  [31:0] dn_bd$base;
+    wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
     reg  [31:0] dn_c1$n1;
@@ -952,9 +965,14 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] base1;
     reg  [31:0] top1;
     reg  same;
-    reg  [31:0] ea;
-    reg  [31:0] da;
-    reg  [31:0] db;
+    reg  [31:0] d0;
+    reg  [31:0] d1;
+    reg  [31:0] d2;
+    reg  [31:0] d3;
+    reg  a_neg;
+    reg  a_zero;
+    reg  b_neg;
+    reg  b_zero;
     reg  [31:0] dc1;
     reg  [31:0] dc2;
     reg  [31:0] dd;
@@ -983,6 +1001,14 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .full(v_b$full),
         .done(v_b$done),
         .outcome(v_b$outcome)
+    );
+    rsbcast_rx$pre$v_bd v_bd(
+        .neg(v_bd$neg),
+        .zero(v_bd$zero),
+        .p(v_bd$p),
+        .full(v_bd$full),
+        .done(v_bd$done),
+        .outcome(v_bd$outcome)
     );
     rsbcast_rx$pre$v_c1 v_c1(
         .neg(v_c1$neg),
@@ -1034,6 +1060,15 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .base(dn_b$base),
         .done(dn_b$done)
     );
+    rsbcast_rx$pre$dn_bd dn_bd(
+        .trees(dn_bd$trees),
+        .n0(dn_bd$n0),
+        .n1(dn_bd$n1),
+        .n2(dn_bd$n2),
+        .n3(dn_bd$n3),
+        .base(dn_bd$base),
+        .done(dn_bd$done)
+    );
     rsbcast_rx$pre$dn_c1 dn_c1(
         .trees(dn_c1$trees),
         .n0(dn_c1$n0),
@@ -1077,19 +1112,26 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         base1 = q_base + c1_32;
         top1 = q_top + c1_32;
         same = in_tree == e_tree;
+        d0 = in_seq - q_next0;
+        d1 = in_seq - q_next1;
+        d2 = in_seq - q_next2;
+        d3 = in_seq - q_next3;
         if (in_tree == tree0) begin
-            ea = q_next0;
+            a_neg = d0[32'h1f];
+            a_zero = ~|d0;
         end
         else if (in_tree == tree1) begin
-            ea = q_next1;
+            a_neg = d1[32'h1f];
+            a_zero = ~|d1;
         end
         else if (in_tree == tree2) begin
-            ea = q_next2;
+            a_neg = d2[32'h1f];
+            a_zero = ~|d2;
         end
         else begin
-            ea = q_next3;
+            a_neg = d3[32'h1f];
+            a_zero = ~|d3;
         end
-        da = in_seq - ea;
         dn_a$trees = trees;
         dn_a$base = q_base;
         dn_a$n0 = q_next0;
@@ -1112,23 +1154,18 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else begin
             bx3 = e_seq1;
         end
-        if (same) begin
-            db = in_seq - e_seq1;
-        end
-        else begin
-            db = da;
-        end
         dn_b$trees = trees;
-        if (e_deliver) begin
-            dn_b$base = base1;
-        end
-        else begin
-            dn_b$base = q_base;
-        end
+        dn_b$base = q_base;
         dn_b$n0 = bx0;
         dn_b$n1 = bx1;
         dn_b$n2 = bx2;
         dn_b$n3 = bx3;
+        dn_bd$trees = trees;
+        dn_bd$base = base1;
+        dn_bd$n0 = bx0;
+        dn_bd$n1 = bx1;
+        dn_bd$n2 = bx2;
+        dn_bd$n3 = bx3;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -1180,6 +1217,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         if (in_tree == tree0) begin
             dn_a$n0 = s1;
             dn_b$n0 = s1;
+            dn_bd$n0 = s1;
             dn_c1$n0 = s1;
             dn_c2$n0 = s1;
             dn_df$n0 = s1;
@@ -1188,6 +1226,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else if (in_tree == tree1) begin
             dn_a$n1 = s1;
             dn_b$n1 = s1;
+            dn_bd$n1 = s1;
             dn_c1$n1 = s1;
             dn_c2$n1 = s1;
             dn_df$n1 = s1;
@@ -1196,6 +1235,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else if (in_tree == tree2) begin
             dn_a$n2 = s1;
             dn_b$n2 = s1;
+            dn_bd$n2 = s1;
             dn_c1$n2 = s1;
             dn_c2$n2 = s1;
             dn_df$n2 = s1;
@@ -1204,6 +1244,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         else begin
             dn_a$n3 = s1;
             dn_b$n3 = s1;
+            dn_bd$n3 = s1;
             dn_c1$n3 = s1;
             dn_c2$n3 = s1;
             dn_df$n3 = s1;
@@ -1219,24 +1260,34 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         p_c1 = in_seq == e_seq1;
         p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
-        v_a$neg = da[32'h1f];
-        v_a$zero = ~|da;
+        v_a$neg = a_neg;
+        v_a$zero = a_zero;
         v_a$p = p_a;
         v_a$full = q_full;
         v_a$done = dn_a$done;
-        v_b$neg = db[32'h1f];
-        v_b$zero = ~|db;
-        v_b$p = p_b;
-        if (e_deliver) begin
-            v_b$full = q_full && e_push;
+        if (same) begin
+            b_neg = dc1[32'h1f];
+            b_zero = ~|dc1;
         end
-        else if (e_push) begin
+        else begin
+            b_neg = a_neg;
+            b_zero = a_zero;
+        end
+        v_b$neg = b_neg;
+        v_b$zero = b_zero;
+        v_b$p = p_b;
+        v_bd$neg = b_neg;
+        v_bd$zero = b_zero;
+        v_bd$p = p_b;
+        v_bd$full = q_full && e_push;
+        if (e_push) begin
             v_b$full = q_count == c_last;
         end
         else begin
             v_b$full = q_full;
         end
         v_b$done = dn_b$done;
+        v_bd$done = dn_bd$done;
         v_c1$neg = dc1[32'h1f];
         v_c1$zero = ~|dc1;
         v_c1$p = p_c1;
@@ -1258,7 +1309,12 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         v_dd$full = 1'b0;
         v_dd$done = dn_dd$done;
         o_a = v_a$outcome;
-        o_b = v_b$outcome;
+        if (e_deliver) begin
+            o_b = v_bd$outcome;
+        end
+        else begin
+            o_b = v_b$outcome;
+        end
         o_c1 = v_c1$outcome;
         o_c2 = v_c2$outcome;
         o_df = v_df$outcome;
@@ -1328,6 +1384,30 @@ module rsbcast_rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
     end
     
 endmodule // rsbcast_rx$pre$dn_b
+
+
+module rsbcast_rx$pre$dn_bd(trees,n0,n1,n2,n3,base,done);
+    
+    // Module arguments
+    input wire  [2:0] trees;
+    input wire  [31:0] n0;
+    input wire  [31:0] n1;
+    input wire  [31:0] n2;
+    input wire  [31:0] n3;
+    input wire  [31:0] base;
+    output reg  done;
+    
+    // Constant declarations
+    localparam  c1_3 = 3'b1;
+    localparam  c2_3 = 3'b10;
+    localparam  c3_3 = 3'b11;
+    
+    // Update code
+    always @(*) begin
+        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+    end
+    
+endmodule // rsbcast_rx$pre$dn_bd
 
 
 module rsbcast_rx$pre$dn_c1(trees,n0,n1,n2,n3,base,done);
@@ -1510,6 +1590,49 @@ module rsbcast_rx$pre$v_b(neg,zero,p,full,done,outcome);
     end
     
 endmodule // rsbcast_rx$pre$v_b
+
+
+module rsbcast_rx$pre$v_bd(neg,zero,p,full,done,outcome);
+    
+    // Module arguments
+    input wire  neg;
+    input wire  zero;
+    input wire  p;
+    input wire  full;
+    input wire  done;
+    output reg  [2:0] outcome;
+    
+    // Constant declarations
+    localparam  o_more = 3'b10;
+    localparam  o_first = 3'b1;
+    localparam  o_deliver = 3'b11;
+    localparam  o_duplicate = 3'b100;
+    localparam  o_gap = 3'b101;
+    localparam  o_too_many = 3'b110;
+    
+    // Update code
+    always @(*) begin
+        if (neg) begin
+            outcome = o_duplicate;
+        end
+        else if (~zero) begin
+            outcome = o_gap;
+        end
+        else if (p && full) begin
+            outcome = o_too_many;
+        end
+        else if (done) begin
+            outcome = o_deliver;
+        end
+        else if (p) begin
+            outcome = o_first;
+        end
+        else begin
+            outcome = o_more;
+        end
+    end
+    
+endmodule // rsbcast_rx$pre$v_bd
 
 
 module rsbcast_rx$pre$v_c1(neg,zero,p,full,done,outcome);
