@@ -241,6 +241,77 @@ impl Logic for RxDone {
 }
 
 block! {
+    /// [`RxDone`] from the trees' comparisons with `base`, made beside the registers: tree `t`
+    /// owes `s` (`next != base` for the copy's own tree, `in_tree`), `e` (the copy before's
+    /// tree `e_tree`, when `e_on`) or `q_t` (its registered `next`). The copies pick 1-bit
+    /// results instead of 32-bit values in front of the comparators.
+    pub struct RxDoneSel() {
+        pub trees: Signal<In, Bits<3>>,
+        pub in_tree: Signal<In, Bits<2>>,
+        pub e_tree: Signal<In, Bits<2>>,
+        pub e_on: Signal<In, Bit>,
+        pub q0: Signal<In, Bit>,
+        pub q1: Signal<In, Bit>,
+        pub q2: Signal<In, Bit>,
+        pub q3: Signal<In, Bit>,
+        pub e: Signal<In, Bit>,
+        pub s: Signal<In, Bit>,
+        pub done: Signal<Out, Bit>,
+        ne0: Signal<Local, Bit>,
+        ne1: Signal<Local, Bit>,
+        ne2: Signal<Local, Bit>,
+        ne3: Signal<Local, Bit>,
+        c1_3: Constant<Bits<3>> = k(1),
+        c2_3: Constant<Bits<3>> = k(2),
+        c3_3: Constant<Bits<3>> = k(3),
+        tree0: Constant<Bits<2>> = k(0),
+        tree1: Constant<Bits<2>> = k(1),
+        tree2: Constant<Bits<2>> = k(2),
+        tree3: Constant<Bits<2>> = k(3),
+    }
+}
+
+impl Default for RxDoneSel {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for RxDoneSel {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.ne0.next = self.q0.val();
+        self.ne1.next = self.q1.val();
+        self.ne2.next = self.q2.val();
+        self.ne3.next = self.q3.val();
+        if self.e_on.val() {
+            if self.e_tree.val() == self.tree0.val() {
+                self.ne0.next = self.e.val();
+            } else if self.e_tree.val() == self.tree1.val() {
+                self.ne1.next = self.e.val();
+            } else if self.e_tree.val() == self.tree2.val() {
+                self.ne2.next = self.e.val();
+            } else {
+                self.ne3.next = self.e.val();
+            }
+        }
+        if self.in_tree.val() == self.tree0.val() {
+            self.ne0.next = self.s.val();
+        } else if self.in_tree.val() == self.tree1.val() {
+            self.ne1.next = self.s.val();
+        } else if self.in_tree.val() == self.tree2.val() {
+            self.ne2.next = self.s.val();
+        } else if self.in_tree.val() == self.tree3.val() {
+            self.ne3.next = self.s.val();
+        }
+        self.done.next = self.ne0.val()
+            && ((self.trees.val() <= self.c1_3.val()) || self.ne1.val())
+            && ((self.trees.val() <= self.c2_3.val()) || self.ne2.val())
+            && ((self.trees.val() <= self.c3_3.val()) || self.ne3.val());
+    }
+}
+
+block! {
     /// The judge stage (rtl/README, "The event pipeline"): what the copy that comes this cycle
     /// (`in_tree`, `in_seq`) will do in the next, when the core acts on it. The state it will
     /// meet then is the registered one changed by what the act stage does in this cycle to the
@@ -299,9 +370,23 @@ block! {
         v_c2: RxVerdict,
         v_df: RxVerdict,
         v_dd: RxVerdict,
-        dn_a: RxDone,
-        dn_b: RxDone,
-        dn_bd: RxDone,
+        dn_a: RxDoneSel,
+        dn_b: RxDoneSel,
+        dn_bd: RxDoneSel,
+        /// `next[t] != base`, `next[t] != base + 1`, the copy before's `e_seq1` against both,
+        /// and the copy's own `seq + 1` against both (`in_seq != base` for `base + 1`).
+        qa0: Signal<Local, Bit>,
+        qa1: Signal<Local, Bit>,
+        qa2: Signal<Local, Bit>,
+        qa3: Signal<Local, Bit>,
+        qd0: Signal<Local, Bit>,
+        qd1: Signal<Local, Bit>,
+        qd2: Signal<Local, Bit>,
+        qd3: Signal<Local, Bit>,
+        ea_ne: Signal<Local, Bit>,
+        ed_ne: Signal<Local, Bit>,
+        sa_ne: Signal<Local, Bit>,
+        sd_ne: Signal<Local, Bit>,
         dn_c1: RxDone,
         dn_c2: RxDone,
         dn_df: RxDone,
@@ -321,10 +406,6 @@ block! {
         dc1: Signal<Local, Bits<32>>,
         dc2: Signal<Local, Bits<32>>,
         dd: Signal<Local, Bits<32>>,
-        bx0: Signal<Local, Bits<32>>,
-        bx1: Signal<Local, Bits<32>>,
-        bx2: Signal<Local, Bits<32>>,
-        bx3: Signal<Local, Bits<32>>,
         dx0: Signal<Local, Bits<32>>,
         dx1: Signal<Local, Bits<32>>,
         dx2: Signal<Local, Bits<32>>,
@@ -376,41 +457,54 @@ impl<const A: usize> Logic for RxPre<A> {
             self.a_neg.next = self.d3.val().get_bit(31);
             self.a_zero.next = !self.d3.val().any();
         }
+        // Whether the message at `base` (or `base + 1`) is then done: every tree's `next` is
+        // past it, which for a tree's `next` here is `next != base` (trees deliver in order).
+        self.qa0.next = self.q_next0.val() != self.q_base.val();
+        self.qa1.next = self.q_next1.val() != self.q_base.val();
+        self.qa2.next = self.q_next2.val() != self.q_base.val();
+        self.qa3.next = self.q_next3.val() != self.q_base.val();
+        self.qd0.next = self.q_next0.val() != self.base1.val();
+        self.qd1.next = self.q_next1.val() != self.base1.val();
+        self.qd2.next = self.q_next2.val() != self.base1.val();
+        self.qd3.next = self.q_next3.val() != self.base1.val();
+        self.ea_ne.next = self.e_seq1.val() != self.q_base.val();
+        self.ed_ne.next = self.e_seq1.val() != self.base1.val();
+        self.sa_ne.next = self.s1.val() != self.q_base.val();
+        self.sd_ne.next = self.in_seq.val() != self.q_base.val();
         self.dn_a.trees.next = self.trees.val();
-        self.dn_a.base.next = self.q_base.val();
-        self.dn_a.n0.next = self.q_next0.val();
-        self.dn_a.n1.next = self.q_next1.val();
-        self.dn_a.n2.next = self.q_next2.val();
-        self.dn_a.n3.next = self.q_next3.val();
+        self.dn_a.in_tree.next = self.in_tree.val();
+        self.dn_a.e_tree.next = self.e_tree.val();
+        self.dn_a.e_on.next = false;
+        self.dn_a.q0.next = self.qa0.val();
+        self.dn_a.q1.next = self.qa1.val();
+        self.dn_a.q2.next = self.qa2.val();
+        self.dn_a.q3.next = self.qa3.val();
+        self.dn_a.e.next = self.ea_ne.val();
+        self.dn_a.s.next = self.sa_ne.val();
         // (b) The copy before applied: its tree owes `e_seq + 1`, `base` moved on if it
         // delivered, `top` if it was a new message.
-        self.bx0.next = self.q_next0.val();
-        self.bx1.next = self.q_next1.val();
-        self.bx2.next = self.q_next2.val();
-        self.bx3.next = self.q_next3.val();
-        if self.e_tree.val() == self.tree0.val() {
-            self.bx0.next = self.e_seq1.val();
-        } else if self.e_tree.val() == self.tree1.val() {
-            self.bx1.next = self.e_seq1.val();
-        } else if self.e_tree.val() == self.tree2.val() {
-            self.bx2.next = self.e_seq1.val();
-        } else {
-            self.bx3.next = self.e_seq1.val();
-        }
         // Judged both ways, `base` kept (`dn_b`, `v_b`) and moved on (`dn_bd`, `v_bd`): the
         // copy before's outcome (`e_deliver`) comes late and picks the verdict last.
         self.dn_b.trees.next = self.trees.val();
-        self.dn_b.base.next = self.q_base.val();
-        self.dn_b.n0.next = self.bx0.val();
-        self.dn_b.n1.next = self.bx1.val();
-        self.dn_b.n2.next = self.bx2.val();
-        self.dn_b.n3.next = self.bx3.val();
+        self.dn_b.in_tree.next = self.in_tree.val();
+        self.dn_b.e_tree.next = self.e_tree.val();
+        self.dn_b.e_on.next = true;
+        self.dn_b.q0.next = self.qa0.val();
+        self.dn_b.q1.next = self.qa1.val();
+        self.dn_b.q2.next = self.qa2.val();
+        self.dn_b.q3.next = self.qa3.val();
+        self.dn_b.e.next = self.ea_ne.val();
+        self.dn_b.s.next = self.sa_ne.val();
         self.dn_bd.trees.next = self.trees.val();
-        self.dn_bd.base.next = self.base1.val();
-        self.dn_bd.n0.next = self.bx0.val();
-        self.dn_bd.n1.next = self.bx1.val();
-        self.dn_bd.n2.next = self.bx2.val();
-        self.dn_bd.n3.next = self.bx3.val();
+        self.dn_bd.in_tree.next = self.in_tree.val();
+        self.dn_bd.e_tree.next = self.e_tree.val();
+        self.dn_bd.e_on.next = true;
+        self.dn_bd.q0.next = self.qd0.val();
+        self.dn_bd.q1.next = self.qd1.val();
+        self.dn_bd.q2.next = self.qd2.val();
+        self.dn_bd.q3.next = self.qd3.val();
+        self.dn_bd.e.next = self.ed_ne.val();
+        self.dn_bd.s.next = self.sd_ne.val();
         // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
         // `lock_kept` (c2).
         self.dc1.next = self.in_seq.val() - self.e_seq1.val();
@@ -461,33 +555,21 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_dd.n3.next = self.dx3.val();
         // The copy's own tree owes `in_seq + 1` once it is applied, in every state.
         if self.in_tree.val() == self.tree0.val() {
-            self.dn_a.n0.next = self.s1.val();
-            self.dn_b.n0.next = self.s1.val();
-            self.dn_bd.n0.next = self.s1.val();
             self.dn_c1.n0.next = self.s1.val();
             self.dn_c2.n0.next = self.s1.val();
             self.dn_df.n0.next = self.s1.val();
             self.dn_dd.n0.next = self.s1.val();
         } else if self.in_tree.val() == self.tree1.val() {
-            self.dn_a.n1.next = self.s1.val();
-            self.dn_b.n1.next = self.s1.val();
-            self.dn_bd.n1.next = self.s1.val();
             self.dn_c1.n1.next = self.s1.val();
             self.dn_c2.n1.next = self.s1.val();
             self.dn_df.n1.next = self.s1.val();
             self.dn_dd.n1.next = self.s1.val();
         } else if self.in_tree.val() == self.tree2.val() {
-            self.dn_a.n2.next = self.s1.val();
-            self.dn_b.n2.next = self.s1.val();
-            self.dn_bd.n2.next = self.s1.val();
             self.dn_c1.n2.next = self.s1.val();
             self.dn_c2.n2.next = self.s1.val();
             self.dn_df.n2.next = self.s1.val();
             self.dn_dd.n2.next = self.s1.val();
         } else {
-            self.dn_a.n3.next = self.s1.val();
-            self.dn_b.n3.next = self.s1.val();
-            self.dn_bd.n3.next = self.s1.val();
             self.dn_c1.n3.next = self.s1.val();
             self.dn_c2.n3.next = self.s1.val();
             self.dn_df.n3.next = self.s1.val();

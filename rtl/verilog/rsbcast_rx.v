@@ -911,25 +911,37 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  v_dd$done;
     wire  [2:0] v_dd$outcome;
     reg  [2:0] dn_a$trees;
-    reg  [31:0] dn_a$n0;
-    reg  [31:0] dn_a$n1;
-    reg  [31:0] dn_a$n2;
-    reg  [31:0] dn_a$n3;
-    reg  [31:0] dn_a$base;
+    reg  [1:0] dn_a$in_tree;
+    reg  [1:0] dn_a$e_tree;
+    reg  dn_a$e_on;
+    reg  dn_a$q0;
+    reg  dn_a$q1;
+    reg  dn_a$q2;
+    reg  dn_a$q3;
+    reg  dn_a$e;
+    reg  dn_a$s;
     wire  dn_a$done;
     reg  [2:0] dn_b$trees;
-    reg  [31:0] dn_b$n0;
-    reg  [31:0] dn_b$n1;
-    reg  [31:0] dn_b$n2;
-    reg  [31:0] dn_b$n3;
-    reg  [31:0] dn_b$base;
+    reg  [1:0] dn_b$in_tree;
+    reg  [1:0] dn_b$e_tree;
+    reg  dn_b$e_on;
+    reg  dn_b$q0;
+    reg  dn_b$q1;
+    reg  dn_b$q2;
+    reg  dn_b$q3;
+    reg  dn_b$e;
+    reg  dn_b$s;
     wire  dn_b$done;
     reg  [2:0] dn_bd$trees;
-    reg  [31:0] dn_bd$n0;
-    reg  [31:0] dn_bd$n1;
-    reg  [31:0] dn_bd$n2;
-    reg  [31:0] dn_bd$n3;
-    reg  [31:0] dn_bd$base;
+    reg  [1:0] dn_bd$in_tree;
+    reg  [1:0] dn_bd$e_tree;
+    reg  dn_bd$e_on;
+    reg  dn_bd$q0;
+    reg  dn_bd$q1;
+    reg  dn_bd$q2;
+    reg  dn_bd$q3;
+    reg  dn_bd$e;
+    reg  dn_bd$s;
     wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
@@ -961,6 +973,18 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     wire  dn_dd$done;
     
     // Local signals
+    reg  qa0;
+    reg  qa1;
+    reg  qa2;
+    reg  qa3;
+    reg  qd0;
+    reg  qd1;
+    reg  qd2;
+    reg  qd3;
+    reg  ea_ne;
+    reg  ed_ne;
+    reg  sa_ne;
+    reg  sd_ne;
     reg  [31:0] s1;
     reg  [31:0] base1;
     reg  [31:0] top1;
@@ -976,10 +1000,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] dc1;
     reg  [31:0] dc2;
     reg  [31:0] dd;
-    reg  [31:0] bx0;
-    reg  [31:0] bx1;
-    reg  [31:0] bx2;
-    reg  [31:0] bx3;
     reg  [31:0] dx0;
     reg  [31:0] dx1;
     reg  [31:0] dx2;
@@ -1044,29 +1064,41 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     );
     rsbcast_rx$pre$dn_a dn_a(
         .trees(dn_a$trees),
-        .n0(dn_a$n0),
-        .n1(dn_a$n1),
-        .n2(dn_a$n2),
-        .n3(dn_a$n3),
-        .base(dn_a$base),
+        .in_tree(dn_a$in_tree),
+        .e_tree(dn_a$e_tree),
+        .e_on(dn_a$e_on),
+        .q0(dn_a$q0),
+        .q1(dn_a$q1),
+        .q2(dn_a$q2),
+        .q3(dn_a$q3),
+        .e(dn_a$e),
+        .s(dn_a$s),
         .done(dn_a$done)
     );
     rsbcast_rx$pre$dn_b dn_b(
         .trees(dn_b$trees),
-        .n0(dn_b$n0),
-        .n1(dn_b$n1),
-        .n2(dn_b$n2),
-        .n3(dn_b$n3),
-        .base(dn_b$base),
+        .in_tree(dn_b$in_tree),
+        .e_tree(dn_b$e_tree),
+        .e_on(dn_b$e_on),
+        .q0(dn_b$q0),
+        .q1(dn_b$q1),
+        .q2(dn_b$q2),
+        .q3(dn_b$q3),
+        .e(dn_b$e),
+        .s(dn_b$s),
         .done(dn_b$done)
     );
     rsbcast_rx$pre$dn_bd dn_bd(
         .trees(dn_bd$trees),
-        .n0(dn_bd$n0),
-        .n1(dn_bd$n1),
-        .n2(dn_bd$n2),
-        .n3(dn_bd$n3),
-        .base(dn_bd$base),
+        .in_tree(dn_bd$in_tree),
+        .e_tree(dn_bd$e_tree),
+        .e_on(dn_bd$e_on),
+        .q0(dn_bd$q0),
+        .q1(dn_bd$q1),
+        .q2(dn_bd$q2),
+        .q3(dn_bd$q3),
+        .e(dn_bd$e),
+        .s(dn_bd$s),
         .done(dn_bd$done)
     );
     rsbcast_rx$pre$dn_c1 dn_c1(
@@ -1132,40 +1164,48 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
             a_neg = d3[32'h1f];
             a_zero = ~|d3;
         end
+        qa0 = q_next0 != q_base;
+        qa1 = q_next1 != q_base;
+        qa2 = q_next2 != q_base;
+        qa3 = q_next3 != q_base;
+        qd0 = q_next0 != base1;
+        qd1 = q_next1 != base1;
+        qd2 = q_next2 != base1;
+        qd3 = q_next3 != base1;
+        ea_ne = e_seq1 != q_base;
+        ed_ne = e_seq1 != base1;
+        sa_ne = s1 != q_base;
+        sd_ne = in_seq != q_base;
         dn_a$trees = trees;
-        dn_a$base = q_base;
-        dn_a$n0 = q_next0;
-        dn_a$n1 = q_next1;
-        dn_a$n2 = q_next2;
-        dn_a$n3 = q_next3;
-        bx0 = q_next0;
-        bx1 = q_next1;
-        bx2 = q_next2;
-        bx3 = q_next3;
-        if (e_tree == tree0) begin
-            bx0 = e_seq1;
-        end
-        else if (e_tree == tree1) begin
-            bx1 = e_seq1;
-        end
-        else if (e_tree == tree2) begin
-            bx2 = e_seq1;
-        end
-        else begin
-            bx3 = e_seq1;
-        end
+        dn_a$in_tree = in_tree;
+        dn_a$e_tree = e_tree;
+        dn_a$e_on = 1'b0;
+        dn_a$q0 = qa0;
+        dn_a$q1 = qa1;
+        dn_a$q2 = qa2;
+        dn_a$q3 = qa3;
+        dn_a$e = ea_ne;
+        dn_a$s = sa_ne;
         dn_b$trees = trees;
-        dn_b$base = q_base;
-        dn_b$n0 = bx0;
-        dn_b$n1 = bx1;
-        dn_b$n2 = bx2;
-        dn_b$n3 = bx3;
+        dn_b$in_tree = in_tree;
+        dn_b$e_tree = e_tree;
+        dn_b$e_on = 1'b1;
+        dn_b$q0 = qa0;
+        dn_b$q1 = qa1;
+        dn_b$q2 = qa2;
+        dn_b$q3 = qa3;
+        dn_b$e = ea_ne;
+        dn_b$s = sa_ne;
         dn_bd$trees = trees;
-        dn_bd$base = base1;
-        dn_bd$n0 = bx0;
-        dn_bd$n1 = bx1;
-        dn_bd$n2 = bx2;
-        dn_bd$n3 = bx3;
+        dn_bd$in_tree = in_tree;
+        dn_bd$e_tree = e_tree;
+        dn_bd$e_on = 1'b1;
+        dn_bd$q0 = qd0;
+        dn_bd$q1 = qd1;
+        dn_bd$q2 = qd2;
+        dn_bd$q3 = qd3;
+        dn_bd$e = ed_ne;
+        dn_bd$s = sd_ne;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -1215,36 +1255,24 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_dd$n2 = dx2;
         dn_dd$n3 = dx3;
         if (in_tree == tree0) begin
-            dn_a$n0 = s1;
-            dn_b$n0 = s1;
-            dn_bd$n0 = s1;
             dn_c1$n0 = s1;
             dn_c2$n0 = s1;
             dn_df$n0 = s1;
             dn_dd$n0 = s1;
         end
         else if (in_tree == tree1) begin
-            dn_a$n1 = s1;
-            dn_b$n1 = s1;
-            dn_bd$n1 = s1;
             dn_c1$n1 = s1;
             dn_c2$n1 = s1;
             dn_df$n1 = s1;
             dn_dd$n1 = s1;
         end
         else if (in_tree == tree2) begin
-            dn_a$n2 = s1;
-            dn_b$n2 = s1;
-            dn_bd$n2 = s1;
             dn_c1$n2 = s1;
             dn_c2$n2 = s1;
             dn_df$n2 = s1;
             dn_dd$n2 = s1;
         end
         else begin
-            dn_a$n3 = s1;
-            dn_b$n3 = s1;
-            dn_bd$n3 = s1;
             dn_c1$n3 = s1;
             dn_c2$n3 = s1;
             dn_df$n3 = s1;
@@ -1338,73 +1366,205 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
 endmodule // rsbcast_rx$pre
 
 
-module rsbcast_rx$pre$dn_a(trees,n0,n1,n2,n3,base,done);
+module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     
     // Module arguments
     input wire  [2:0] trees;
-    input wire  [31:0] n0;
-    input wire  [31:0] n1;
-    input wire  [31:0] n2;
-    input wire  [31:0] n3;
-    input wire  [31:0] base;
+    input wire  [1:0] in_tree;
+    input wire  [1:0] e_tree;
+    input wire  e_on;
+    input wire  q0;
+    input wire  q1;
+    input wire  q2;
+    input wire  q3;
+    input wire  e;
+    input wire  s;
     output reg  done;
     
     // Constant declarations
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
     localparam  c3_3 = 3'b11;
+    localparam  tree0 = 2'b0;
+    localparam  tree1 = 2'b1;
+    localparam  tree2 = 2'b10;
+    localparam  tree3 = 2'b11;
+    
+    // Local signals
+    reg  ne0;
+    reg  ne1;
+    reg  ne2;
+    reg  ne3;
     
     // Update code
     always @(*) begin
-        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+        ne0 = q0;
+        ne1 = q1;
+        ne2 = q2;
+        ne3 = q3;
+        if (e_on) begin
+            if (e_tree == tree0) begin
+                ne0 = e;
+            end
+            else if (e_tree == tree1) begin
+                ne1 = e;
+            end
+            else if (e_tree == tree2) begin
+                ne2 = e;
+            end
+            else begin
+                ne3 = e;
+            end
+        end
+        if (in_tree == tree0) begin
+            ne0 = s;
+        end
+        else if (in_tree == tree1) begin
+            ne1 = s;
+        end
+        else if (in_tree == tree2) begin
+            ne2 = s;
+        end
+        else if (in_tree == tree3) begin
+            ne3 = s;
+        end
+        done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
     
 endmodule // rsbcast_rx$pre$dn_a
 
 
-module rsbcast_rx$pre$dn_b(trees,n0,n1,n2,n3,base,done);
+module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     
     // Module arguments
     input wire  [2:0] trees;
-    input wire  [31:0] n0;
-    input wire  [31:0] n1;
-    input wire  [31:0] n2;
-    input wire  [31:0] n3;
-    input wire  [31:0] base;
+    input wire  [1:0] in_tree;
+    input wire  [1:0] e_tree;
+    input wire  e_on;
+    input wire  q0;
+    input wire  q1;
+    input wire  q2;
+    input wire  q3;
+    input wire  e;
+    input wire  s;
     output reg  done;
     
     // Constant declarations
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
     localparam  c3_3 = 3'b11;
+    localparam  tree0 = 2'b0;
+    localparam  tree1 = 2'b1;
+    localparam  tree2 = 2'b10;
+    localparam  tree3 = 2'b11;
+    
+    // Local signals
+    reg  ne0;
+    reg  ne1;
+    reg  ne2;
+    reg  ne3;
     
     // Update code
     always @(*) begin
-        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+        ne0 = q0;
+        ne1 = q1;
+        ne2 = q2;
+        ne3 = q3;
+        if (e_on) begin
+            if (e_tree == tree0) begin
+                ne0 = e;
+            end
+            else if (e_tree == tree1) begin
+                ne1 = e;
+            end
+            else if (e_tree == tree2) begin
+                ne2 = e;
+            end
+            else begin
+                ne3 = e;
+            end
+        end
+        if (in_tree == tree0) begin
+            ne0 = s;
+        end
+        else if (in_tree == tree1) begin
+            ne1 = s;
+        end
+        else if (in_tree == tree2) begin
+            ne2 = s;
+        end
+        else if (in_tree == tree3) begin
+            ne3 = s;
+        end
+        done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
     
 endmodule // rsbcast_rx$pre$dn_b
 
 
-module rsbcast_rx$pre$dn_bd(trees,n0,n1,n2,n3,base,done);
+module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     
     // Module arguments
     input wire  [2:0] trees;
-    input wire  [31:0] n0;
-    input wire  [31:0] n1;
-    input wire  [31:0] n2;
-    input wire  [31:0] n3;
-    input wire  [31:0] base;
+    input wire  [1:0] in_tree;
+    input wire  [1:0] e_tree;
+    input wire  e_on;
+    input wire  q0;
+    input wire  q1;
+    input wire  q2;
+    input wire  q3;
+    input wire  e;
+    input wire  s;
     output reg  done;
     
     // Constant declarations
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
     localparam  c3_3 = 3'b11;
+    localparam  tree0 = 2'b0;
+    localparam  tree1 = 2'b1;
+    localparam  tree2 = 2'b10;
+    localparam  tree3 = 2'b11;
+    
+    // Local signals
+    reg  ne0;
+    reg  ne1;
+    reg  ne2;
+    reg  ne3;
     
     // Update code
     always @(*) begin
-        done = (n0 != base) && ((trees <= c1_3) || (n1 != base)) && ((trees <= c2_3) || (n2 != base)) && ((trees <= c3_3) || (n3 != base));
+        ne0 = q0;
+        ne1 = q1;
+        ne2 = q2;
+        ne3 = q3;
+        if (e_on) begin
+            if (e_tree == tree0) begin
+                ne0 = e;
+            end
+            else if (e_tree == tree1) begin
+                ne1 = e;
+            end
+            else if (e_tree == tree2) begin
+                ne2 = e;
+            end
+            else begin
+                ne3 = e;
+            end
+        end
+        if (in_tree == tree0) begin
+            ne0 = s;
+        end
+        else if (in_tree == tree1) begin
+            ne1 = s;
+        end
+        else if (in_tree == tree2) begin
+            ne2 = s;
+        end
+        else if (in_tree == tree3) begin
+            ne3 = s;
+        end
+        done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
     
 endmodule // rsbcast_rx$pre$dn_bd
