@@ -424,6 +424,11 @@ block! {
         r_lp: DFF<Bit>,
         r_mg: DFF<Bit>,
         l_inc: Signal<Local, Bits<32>>,
+        /// `r_loop + 1` (not saturated) and `r_loop == u32::MAX`: the comparisons take the
+        /// plain increment, and the saturation picks between their results (at `u32::MAX`
+        /// both comparisons hold).
+        l_raw: Signal<Local, Bits<32>>,
+        l_max: Signal<Local, Bit>,
         r_since_rx: DFF<Bits<32>>,
         /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
         r_ge: DFF<Bit>,
@@ -1432,10 +1437,12 @@ impl Logic for LowiCore {
         } else {
             self.r_ge.d.next = self.s_max.val() || (self.s_inc.val() >= self.timeout.val());
         }
-        if self.r_loop.q.val() != self.k_max_32.val() {
-            self.l_inc.next = self.r_loop.q.val() + self.k1_32.val();
-        } else {
+        self.l_raw.next = self.r_loop.q.val() + self.k1_32.val();
+        self.l_max.next = self.r_loop.q.val() == self.k_max_32.val();
+        if self.l_max.val() {
             self.l_inc.next = self.r_loop.q.val();
+        } else {
+            self.l_inc.next = self.l_raw.val();
         }
         if self.t_send.val() || self.c_start.val() {
             self.r_loop.d.next = self.k1_32.val();
@@ -1443,8 +1450,9 @@ impl Logic for LowiCore {
             self.r_mg.d.next = self.min_gap.val().any() && (self.min_gap.val() <= self.k1_32.val());
         } else {
             self.r_loop.d.next = self.l_inc.val();
-            self.r_lp.d.next = self.l_inc.val() >= self.loop_period.val();
-            self.r_mg.d.next = self.min_gap.val().any() && (self.l_inc.val() >= self.min_gap.val());
+            self.r_lp.d.next = self.l_max.val() || (self.l_raw.val() >= self.loop_period.val());
+            self.r_mg.d.next = self.min_gap.val().any()
+                && (self.l_max.val() || (self.l_raw.val() >= self.min_gap.val()));
         }
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();

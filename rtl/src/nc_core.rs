@@ -185,6 +185,11 @@ block! {
         st_v: DFF<Bit>,
         st_inst: DFF<Bits<64>>,
         st_cnt: DFF<Bits<8>>,
+        /// `ok_idx + 1 == rec_cnt0`, kept beside them (from their next values): the entry the
+        /// FIFO hands out now is the last of the oldest batch.
+        r_last: DFF<Bit>,
+        n_idx: Signal<Local, Bits<8>>,
+        n_cnt0: Signal<Local, Bits<8>>,
         pop: Signal<Local, Bit>,
         slot: Signal<Local, Bits<3>>,
         k0_3: Constant<Bits<3>> = Constant::new(0.into()),
@@ -207,7 +212,7 @@ impl<const P: usize> Logic for NcCore<P> {
         clock!(self, clock, core, rx, fifo, regs);
         dff_setup!(
             self, clock, r_bmax, rec_n, rec_inst0, rec_inst1, rec_inst2, rec_inst3, rec_cnt0,
-            rec_cnt1, rec_cnt2, rec_cnt3, ok_idx, st_v, st_inst, st_cnt
+            rec_cnt1, rec_cnt2, rec_cnt3, ok_idx, st_v, st_inst, st_cnt, r_last
         );
         // CSR bus and configuration.
         self.regs.bus_addr.next = self.csr_addr.val();
@@ -378,20 +383,22 @@ impl<const P: usize> Logic for NcCore<P> {
         self.fifo.push_port.next = self.cl_port.val();
         // OK replies: the taken entries stream out of the FIFO in order; each belongs to the
         // oldest batch record, whose count says when to move on to the next.
-        self.pop.next = self.fifo.out_valid.val()
-            && ((self.ok_idx.q.val() + self.k1_8.val()) == self.rec_cnt0.q.val());
+        self.pop.next = self.fifo.out_valid.val() && self.r_last.q.val();
+        self.n_idx.next = self.ok_idx.q.val();
         if self.fifo.out_valid.val() {
             if self.pop.val() {
-                self.ok_idx.d.next = self.k0_8.val();
+                self.n_idx.next = self.k0_8.val();
             } else {
-                self.ok_idx.d.next = self.ok_idx.q.val() + self.k1_8.val();
+                self.n_idx.next = self.ok_idx.q.val() + self.k1_8.val();
             }
         }
+        self.ok_idx.d.next = self.n_idx.val();
+        self.n_cnt0.next = self.rec_cnt0.q.val();
         if self.pop.val() {
             self.rec_inst0.d.next = self.rec_inst1.q.val();
             self.rec_inst1.d.next = self.rec_inst2.q.val();
             self.rec_inst2.d.next = self.rec_inst3.q.val();
-            self.rec_cnt0.d.next = self.rec_cnt1.q.val();
+            self.n_cnt0.next = self.rec_cnt1.q.val();
             self.rec_cnt1.d.next = self.rec_cnt2.q.val();
             self.rec_cnt2.d.next = self.rec_cnt3.q.val();
             self.slot.next = self.rec_n.q.val() - self.k1_3.val();
@@ -404,7 +411,7 @@ impl<const P: usize> Logic for NcCore<P> {
         if self.st_v.q.val() {
             if self.slot.val() == self.k0_3.val() {
                 self.rec_inst0.d.next = self.st_inst.q.val();
-                self.rec_cnt0.d.next = self.st_cnt.q.val();
+                self.n_cnt0.next = self.st_cnt.q.val();
             } else if self.slot.val() == self.k1_3.val() {
                 self.rec_inst1.d.next = self.st_inst.q.val();
                 self.rec_cnt1.d.next = self.st_cnt.q.val();
@@ -419,6 +426,8 @@ impl<const P: usize> Logic for NcCore<P> {
         } else {
             self.rec_n.d.next = self.slot.val();
         }
+        self.rec_cnt0.d.next = self.n_cnt0.val();
+        self.r_last.d.next = (self.n_idx.val() + self.k1_8.val()) == self.n_cnt0.val();
         self.ok_valid.next = self.fifo.out_valid.val();
         self.ok_client.next = self.fifo.out_client.val();
         self.ok_seq.next = self.fifo.out_seq.val();

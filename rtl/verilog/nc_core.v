@@ -364,8 +364,13 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [7:0] st_cnt$d;
     wire  [7:0] st_cnt$q;
     reg  st_cnt$clock;
+    reg  r_last$d;
+    wire  r_last$q;
+    reg  r_last$clock;
     
     // Local signals
+    reg  [7:0] n_idx;
+    reg  [7:0] n_cnt0;
     reg  pop;
     reg  [2:0] slot;
     
@@ -655,6 +660,11 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .q(st_cnt$q),
         .clock(st_cnt$clock)
     );
+    nc_core$r_last r_last(
+        .d(r_last$d),
+        .q(r_last$q),
+        .clock(r_last$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -676,6 +686,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         st_v$clock = clock;
         st_inst$clock = clock;
         st_cnt$clock = clock;
+        r_last$clock = clock;
         r_bmax$d = r_bmax$q;
         rec_n$d = rec_n$q;
         rec_inst0$d = rec_inst0$q;
@@ -690,6 +701,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         st_v$d = st_v$q;
         st_inst$d = st_inst$q;
         st_cnt$d = st_cnt$q;
+        r_last$d = r_last$q;
         regs$bus_addr = csr_addr;
         regs$bus_wdata = csr_wdata;
         regs$bus_write = csr_write;
@@ -847,20 +859,23 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         fifo$push_mac = cl_mac;
         fifo$push_ip = cl_ip;
         fifo$push_port = cl_port;
-        pop = fifo$out_valid && ((ok_idx$q + k1_8) == rec_cnt0$q);
+        pop = fifo$out_valid && r_last$q;
+        n_idx = ok_idx$q;
         if (fifo$out_valid) begin
             if (pop) begin
-                ok_idx$d = k0_8;
+                n_idx = k0_8;
             end
             else begin
-                ok_idx$d = ok_idx$q + k1_8;
+                n_idx = ok_idx$q + k1_8;
             end
         end
+        ok_idx$d = n_idx;
+        n_cnt0 = rec_cnt0$q;
         if (pop) begin
             rec_inst0$d = rec_inst1$q;
             rec_inst1$d = rec_inst2$q;
             rec_inst2$d = rec_inst3$q;
-            rec_cnt0$d = rec_cnt1$q;
+            n_cnt0 = rec_cnt1$q;
             rec_cnt1$d = rec_cnt2$q;
             rec_cnt2$d = rec_cnt3$q;
             slot = rec_n$q - k1_3;
@@ -874,7 +889,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         if (st_v$q) begin
             if (slot == k0_3) begin
                 rec_inst0$d = st_inst$q;
-                rec_cnt0$d = st_cnt$q;
+                n_cnt0 = st_cnt$q;
             end
             else if (slot == k1_3) begin
                 rec_inst1$d = st_inst$q;
@@ -893,6 +908,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         else begin
             rec_n$d = slot;
         end
+        rec_cnt0$d = n_cnt0;
+        r_last$d = (n_idx + k1_8) == n_cnt0;
         ok_valid = fifo$out_valid;
         ok_client = fifo$out_client;
         ok_seq = fifo$out_seq;
@@ -1371,6 +1388,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
+    reg  [31:0] l_raw;
+    reg  l_max;
     reg  [31:0] s_inc;
     reg  s_max;
     reg  t_on;
@@ -2534,11 +2553,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             r_ge$d = s_max || (s_inc >= timeout);
         end
-        if (r_loop$q != k_max_32) begin
-            l_inc = r_loop$q + k1_32;
+        l_raw = r_loop$q + k1_32;
+        l_max = r_loop$q == k_max_32;
+        if (l_max) begin
+            l_inc = r_loop$q;
         end
         else begin
-            l_inc = r_loop$q;
+            l_inc = l_raw;
         end
         if (t_send || c_start) begin
             r_loop$d = k1_32;
@@ -2547,8 +2568,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         else begin
             r_loop$d = l_inc;
-            r_lp$d = l_inc >= loop_period;
-            r_mg$d = |min_gap && (l_inc >= min_gap);
+            r_lp$d = l_max || (l_raw >= loop_period);
+            r_mg$d = |min_gap && (l_max || (l_raw >= min_gap));
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (c_clear) begin
@@ -6084,6 +6105,25 @@ module nc_core$r_bmax(d,q,clock);
     end
           
 endmodule // nc_core$r_bmax
+
+
+module nc_core$r_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$r_last
 
 
 module nc_core$rec_cnt0(d,q,clock);

@@ -2814,8 +2814,13 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [7:0] st_cnt$d;
     wire  [7:0] st_cnt$q;
     reg  st_cnt$clock;
+    reg  r_last$d;
+    wire  r_last$q;
+    reg  r_last$clock;
     
     // Local signals
+    reg  [7:0] n_idx;
+    reg  [7:0] n_cnt0;
     reg  pop;
     reg  [2:0] slot;
     
@@ -3105,6 +3110,11 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .q(st_cnt$q),
         .clock(st_cnt$clock)
     );
+    nc_engine$core$r_last r_last(
+        .d(r_last$d),
+        .q(r_last$q),
+        .clock(r_last$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -3126,6 +3136,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         st_v$clock = clock;
         st_inst$clock = clock;
         st_cnt$clock = clock;
+        r_last$clock = clock;
         r_bmax$d = r_bmax$q;
         rec_n$d = rec_n$q;
         rec_inst0$d = rec_inst0$q;
@@ -3140,6 +3151,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         st_v$d = st_v$q;
         st_inst$d = st_inst$q;
         st_cnt$d = st_cnt$q;
+        r_last$d = r_last$q;
         regs$bus_addr = csr_addr;
         regs$bus_wdata = csr_wdata;
         regs$bus_write = csr_write;
@@ -3297,20 +3309,23 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         fifo$push_mac = cl_mac;
         fifo$push_ip = cl_ip;
         fifo$push_port = cl_port;
-        pop = fifo$out_valid && ((ok_idx$q + k1_8) == rec_cnt0$q);
+        pop = fifo$out_valid && r_last$q;
+        n_idx = ok_idx$q;
         if (fifo$out_valid) begin
             if (pop) begin
-                ok_idx$d = k0_8;
+                n_idx = k0_8;
             end
             else begin
-                ok_idx$d = ok_idx$q + k1_8;
+                n_idx = ok_idx$q + k1_8;
             end
         end
+        ok_idx$d = n_idx;
+        n_cnt0 = rec_cnt0$q;
         if (pop) begin
             rec_inst0$d = rec_inst1$q;
             rec_inst1$d = rec_inst2$q;
             rec_inst2$d = rec_inst3$q;
-            rec_cnt0$d = rec_cnt1$q;
+            n_cnt0 = rec_cnt1$q;
             rec_cnt1$d = rec_cnt2$q;
             rec_cnt2$d = rec_cnt3$q;
             slot = rec_n$q - k1_3;
@@ -3324,7 +3339,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         if (st_v$q) begin
             if (slot == k0_3) begin
                 rec_inst0$d = st_inst$q;
-                rec_cnt0$d = st_cnt$q;
+                n_cnt0 = st_cnt$q;
             end
             else if (slot == k1_3) begin
                 rec_inst1$d = st_inst$q;
@@ -3343,6 +3358,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         else begin
             rec_n$d = slot;
         end
+        rec_cnt0$d = n_cnt0;
+        r_last$d = (n_idx + k1_8) == n_cnt0;
         ok_valid = fifo$out_valid;
         ok_client = fifo$out_client;
         ok_seq = fifo$out_seq;
@@ -3821,6 +3838,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
+    reg  [31:0] l_raw;
+    reg  l_max;
     reg  [31:0] s_inc;
     reg  s_max;
     reg  t_on;
@@ -4984,11 +5003,13 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         else begin
             r_ge$d = s_max || (s_inc >= timeout);
         end
-        if (r_loop$q != k_max_32) begin
-            l_inc = r_loop$q + k1_32;
+        l_raw = r_loop$q + k1_32;
+        l_max = r_loop$q == k_max_32;
+        if (l_max) begin
+            l_inc = r_loop$q;
         end
         else begin
-            l_inc = r_loop$q;
+            l_inc = l_raw;
         end
         if (t_send || c_start) begin
             r_loop$d = k1_32;
@@ -4997,8 +5018,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         end
         else begin
             r_loop$d = l_inc;
-            r_lp$d = l_inc >= loop_period;
-            r_mg$d = |min_gap && (l_inc >= min_gap);
+            r_lp$d = l_max || (l_raw >= loop_period);
+            r_mg$d = |min_gap && (l_max || (l_raw >= min_gap));
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (c_clear) begin
@@ -8534,6 +8555,25 @@ module nc_engine$core$r_bmax(d,q,clock);
     end
           
 endmodule // nc_engine$core$r_bmax
+
+
+module nc_engine$core$r_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$r_last
 
 
 module nc_engine$core$rec_cnt0(d,q,clock);
