@@ -269,7 +269,10 @@ block! {
         pub bus_write: Signal<In, Bit>,
         /// Read data of `bus_addr` (combinational; reads have no side effects).
         pub bus_rdata: Signal<Out, Bits<32>>,
-        /// A write to CTRL (handled by `lowi_core`).
+        /// A write to CTRL that the core can take (handled by `lowi_core`): its value has no
+        /// undefined bit, and JOIN only with ENABLE. The others change nothing, as the model
+        /// refuses them, and are judged here in the bus cycle (no 32-bit test in front of the
+        /// core's CTRL verdict).
         pub ctrl_write: Signal<Out, Bit>,
         /// Its value.
         pub ctrl_value: Signal<Out, Bits<32>>,
@@ -404,7 +407,8 @@ block! {
         w_write: DFF<Bit>,
         w_addr: DFF<Bits<16>>,
         w_data: DFF<Bits<32>>,
-        /// The registered write is to CTRL (decoded from the bus, beside `w_addr`).
+        /// The registered write is to CTRL with a value the core can take (decoded from the
+        /// bus, beside `w_addr`).
         w_ctrl: DFF<Bit>,
         t_writable: Signal<Local, Bit>,
         r_tw: DFF<Bit>,
@@ -414,6 +418,8 @@ block! {
         fixed: Signal<Local, Bits<32>>,
         a_magic: Constant<Bits<16>> = k(addr::MAGIC as u64),
         a_ctrl: Constant<Bits<16>> = k(addr::CTRL as u64),
+        v_undef: Constant<Bits<32>> = k(!ctrl::ALL as u64),
+        v_join: Constant<Bits<32>> = k(ctrl::JOIN as u64),
         a_status: Constant<Bits<16>> = k(addr::STATUS as u64),
         a_epoch: Constant<Bits<16>> = k(addr::EPOCH as u64),
         a_leader: Constant<Bits<16>> = k(addr::LEADER as u64),
@@ -817,7 +823,11 @@ impl Logic for Csr {
         self.w_write.d.next = self.bus_write.val();
         self.w_addr.d.next = self.bus_addr.val();
         self.w_data.d.next = self.bus_wdata.val();
-        self.w_ctrl.d.next = self.bus_write.val() && (self.bus_addr.val() == self.a_ctrl.val());
+        self.w_ctrl.d.next = self.bus_write.val()
+            && (self.bus_addr.val() == self.a_ctrl.val())
+            && !(self.bus_wdata.val() & self.v_undef.val()).any()
+            && (!(self.bus_wdata.val() & self.v_join.val()).any()
+                || (self.bus_wdata.val() & self.v_enable.val()).any());
         self.ctrl_write.next = self.w_ctrl.q.val();
         self.ctrl_value.next = self.w_data.q.val();
         self.leader32.narrow.next = self.leader.val();

@@ -203,7 +203,9 @@ block! {
         /// `mtu`.
         pub mtu: Signal<In, Bits<16>>,
         // ---- events
-        /// A CTRL register write this cycle.
+        /// A CTRL register write this cycle, with a value the core can take: no undefined bit,
+        /// JOIN only with ENABLE (`csr` judges that in the bus cycle; the others change
+        /// nothing and do not come here).
         pub ctrl_write: Signal<In, Bit>,
         /// Its value.
         pub ctrl_value: Signal<In, Bits<32>>,
@@ -517,7 +519,6 @@ block! {
         c_start_bit: Signal<Local, Bit>,
         c_activate: Signal<Local, Bit>,
         c_clear_bit: Signal<Local, Bit>,
-        c_undef: Signal<Local, Bit>,
         c_may_start: Signal<Local, Bit>,
         /// The CTRL verdict against the state before the tick (`_r`) and against Faulted
         /// (`_f`, the tick's only change of state); the tick picks (`c_ok`, `c_mode`).
@@ -699,7 +700,6 @@ block! {
         k_ctrl_start: Constant<Bits<32>> = k(ctrl::START as u64),
         k_ctrl_activate: Constant<Bits<32>> = k(ctrl::ACTIVATE as u64),
         k_ctrl_clear: Constant<Bits<32>> = k(ctrl::CLEAR_COUNTERS as u64),
-        k_ctrl_undef: Constant<Bits<32>> = k(!ctrl::ALL as u64),
         k_overhead: Constant<Bits<16>> = k(overhead),
         k_max_payload: Constant<Bits<16>> = k(max_payload),
         k_st_leader: Constant<Bits<32>> = k(status::LEADER as u64),
@@ -969,7 +969,6 @@ impl Logic for LowiCore {
         self.c_start_bit.next = (self.ctrl_value.val() & self.k_ctrl_start.val()).any();
         self.c_activate.next = (self.ctrl_value.val() & self.k_ctrl_activate.val()).any();
         self.c_clear_bit.next = (self.ctrl_value.val() & self.k_ctrl_clear.val()).any();
-        self.c_undef.next = (self.ctrl_value.val() & self.k_ctrl_undef.val()).any();
         // The state the CTRL write meets is the tick's (`p_state`): `r_state`, or Faulted after an
         // expiry or an exhausted epoch. The verdict is made against both from registers, beside
         // the tick, which only picks (no state decode behind the tick's decisions).
@@ -987,8 +986,7 @@ impl Logic for LowiCore {
             && self.r_synced.q.val()
             && !self.r_lins_none.q.val()
             && (self.r_tmo_member.q.val() || self.timeout_written.val());
-        self.c_base.next =
-            self.ctrl_write.val() && !self.c_undef.val() && (!self.c_join.val() || self.c_en.val());
+        self.c_base.next = self.ctrl_write.val();
         self.c_ok_r.next = self.c_base.val()
             && (!self.c_start_bit.val() || self.c_may_start.val())
             && (!self.c_activate.val() || self.c_may_act.val());

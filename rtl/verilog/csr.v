@@ -79,6 +79,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     localparam  t_span = 32'hfffffffe;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
+    localparam  v_undef = 32'hffffffe0;
+    localparam  v_join = 32'h2;
     localparam  a_status = 16'h8;
     localparam  a_epoch = 16'h80;
     localparam  a_leader = 16'h84;
@@ -1424,7 +1426,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        w_ctrl$d = bus_write && (bus_addr == a_ctrl);
+        w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
         leader32$narrow = leader;

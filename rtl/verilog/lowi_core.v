@@ -163,7 +163,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k_ctrl_start = 32'h4;
     localparam  k_ctrl_activate = 32'h8;
     localparam  k_ctrl_clear = 32'h10;
-    localparam  k_ctrl_undef = 32'hffffffe0;
     localparam  k_overhead = 16'h58;
     localparam  k_max_payload = 16'h80;
     localparam  k_st_leader = 32'h1;
@@ -508,7 +507,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  c_start_bit;
     reg  c_activate;
     reg  c_clear_bit;
-    reg  c_undef;
     reg  c_may_start;
     reg  c_base;
     reg  c_ok_r;
@@ -1283,10 +1281,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         c_start_bit = |(ctrl_value & k_ctrl_start);
         c_activate = |(ctrl_value & k_ctrl_activate);
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
-        c_undef = |(ctrl_value & k_ctrl_undef);
         c_may_start = c_en && ~c_join && ~|node_id && ((r_state$q == s_armed) || (r_state$q == s_disabled));
         c_may_act = c_en && c_join && (r_state$q == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
-        c_base = ctrl_write && ~c_undef && (~c_join || c_en);
+        c_base = ctrl_write;
         c_ok_r = c_base && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
         c_mode_r = c_ok_r && ((c_en && c_join && (r_state$q != s_joining)) || (c_en && ~c_join && ((r_state$q == s_disabled) || (r_state$q == s_joining))) || (~c_en && (r_state$q != s_disabled)));
         c_ok_f = c_base && ~c_start_bit && ~c_activate;

@@ -1097,7 +1097,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k_ctrl_start = 32'h4;
     localparam  k_ctrl_activate = 32'h8;
     localparam  k_ctrl_clear = 32'h10;
-    localparam  k_ctrl_undef = 32'hffffffe0;
     localparam  k_overhead = 16'h58;
     localparam  k_max_payload = 16'h80;
     localparam  k_st_leader = 32'h1;
@@ -1442,7 +1441,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  c_start_bit;
     reg  c_activate;
     reg  c_clear_bit;
-    reg  c_undef;
     reg  c_may_start;
     reg  c_base;
     reg  c_ok_r;
@@ -2217,10 +2215,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_start_bit = |(ctrl_value & k_ctrl_start);
         c_activate = |(ctrl_value & k_ctrl_activate);
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
-        c_undef = |(ctrl_value & k_ctrl_undef);
         c_may_start = c_en && ~c_join && ~|node_id && ((r_state$q == s_armed) || (r_state$q == s_disabled));
         c_may_act = c_en && c_join && (r_state$q == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
-        c_base = ctrl_write && ~c_undef && (~c_join || c_en);
+        c_base = ctrl_write;
         c_ok_r = c_base && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
         c_mode_r = c_ok_r && ((c_en && c_join && (r_state$q != s_joining)) || (c_en && ~c_join && ((r_state$q == s_disabled) || (r_state$q == s_joining))) || (~c_en && (r_state$q != s_disabled)));
         c_ok_f = c_base && ~c_start_bit && ~c_activate;
@@ -6374,6 +6371,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     localparam  t_span = 32'hfffffffe;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
+    localparam  v_undef = 32'hffffffe0;
+    localparam  v_join = 32'h2;
     localparam  a_status = 16'h8;
     localparam  a_epoch = 16'h80;
     localparam  a_leader = 16'h84;
@@ -7719,7 +7718,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        w_ctrl$d = bus_write && (bus_addr == a_ctrl);
+        w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
         leader32$narrow = leader;

@@ -24,6 +24,9 @@ always @(*) begin
     assume(node_id < node_count);
     assume(loop_period >= 32'd1);
     assume(min_gap <= loop_period);
+    // csr passes a CTRL write on only with a value the core can take: no undefined bit, JOIN
+    // only with ENABLE (lowi_core's `ctrl_write` contract).
+    assume(!ctrl_write || (ctrl_value[31:5] == 27'd0 && (!ctrl_value[1] || ctrl_value[0])));
     // The input contract of a DECIDE copy (pkt_parser, as proto's Node, refuses as UNAUTHORIZED
     // every DECIDE whose sender is not its epoch's leader, epoch mod n): an EXPECTED copy's
     // sender is that leader, so below n. The core takes an adopted epoch's leader from it,
