@@ -241,10 +241,13 @@ impl Logic for RxDone {
 }
 
 block! {
-    /// [`RxDone`] from the trees' comparisons with `base`, made beside the registers: tree `t`
-    /// owes `s` (`next != base` for the copy's own tree, `in_tree`), `e` (the copy before's
-    /// tree `e_tree`, when `e_on`) or `q_t` (its registered `next`). The copies pick 1-bit
-    /// results instead of 32-bit values in front of the comparators.
+    /// [`RxDone`] from the trees' comparisons with `base`, made beside the registers: for tree
+    /// `t`, `e` (`next != base` for the copy before's tree `e_tree`, when `e_on`) or `q_t` (its
+    /// registered `next`). The copies pick 1-bit results instead of 32-bit values in front of
+    /// the comparators. The copy's own tree (`in_tree`) is past `base` whenever the verdict
+    /// reads `done`: the copy is then neither a duplicate nor a gap (`in_seq == next`, which
+    /// is at least `base`), so its tree owes `in_seq + 1 > base` (and `> base + 1` in the
+    /// state where `base` moved on, all trees being past the old `base`).
     pub struct RxDoneSel() {
         pub trees: Signal<In, Bits<3>>,
         pub in_tree: Signal<In, Bits<2>>,
@@ -255,7 +258,6 @@ block! {
         pub q2: Signal<In, Bit>,
         pub q3: Signal<In, Bit>,
         pub e: Signal<In, Bit>,
-        pub s: Signal<In, Bit>,
         pub done: Signal<Out, Bit>,
         ne0: Signal<Local, Bit>,
         ne1: Signal<Local, Bit>,
@@ -296,13 +298,13 @@ impl Logic for RxDoneSel {
             }
         }
         if self.in_tree.val() == self.tree0.val() {
-            self.ne0.next = self.s.val();
+            self.ne0.next = true;
         } else if self.in_tree.val() == self.tree1.val() {
-            self.ne1.next = self.s.val();
+            self.ne1.next = true;
         } else if self.in_tree.val() == self.tree2.val() {
-            self.ne2.next = self.s.val();
+            self.ne2.next = true;
         } else if self.in_tree.val() == self.tree3.val() {
-            self.ne3.next = self.s.val();
+            self.ne3.next = true;
         }
         self.done.next = self.ne0.val()
             && ((self.trees.val() <= self.c1_3.val()) || self.ne1.val())
@@ -373,8 +375,7 @@ block! {
         dn_a: RxDoneSel,
         dn_b: RxDoneSel,
         dn_bd: RxDoneSel,
-        /// `next[t] != base`, `next[t] != base + 1`, the copy before's `e_seq1` against both,
-        /// and the copy's own `seq + 1` against both (`in_seq != base` for `base + 1`).
+        /// `next[t] != base`, `next[t] != base + 1`, and the copy before's `e_seq1` against both.
         qa0: Signal<Local, Bit>,
         qa1: Signal<Local, Bit>,
         qa2: Signal<Local, Bit>,
@@ -385,8 +386,6 @@ block! {
         qd3: Signal<Local, Bit>,
         ea_ne: Signal<Local, Bit>,
         ed_ne: Signal<Local, Bit>,
-        sa_ne: Signal<Local, Bit>,
-        sd_ne: Signal<Local, Bit>,
         dn_c1: RxDone,
         dn_c2: RxDone,
         dn_df: RxDone,
@@ -469,8 +468,6 @@ impl<const A: usize> Logic for RxPre<A> {
         self.qd3.next = self.q_next3.val() != self.base1.val();
         self.ea_ne.next = self.e_seq1.val() != self.q_base.val();
         self.ed_ne.next = self.e_seq1.val() != self.base1.val();
-        self.sa_ne.next = self.s1.val() != self.q_base.val();
-        self.sd_ne.next = self.in_seq.val() != self.q_base.val();
         self.dn_a.trees.next = self.trees.val();
         self.dn_a.in_tree.next = self.in_tree.val();
         self.dn_a.e_tree.next = self.e_tree.val();
@@ -480,7 +477,6 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_a.q2.next = self.qa2.val();
         self.dn_a.q3.next = self.qa3.val();
         self.dn_a.e.next = self.ea_ne.val();
-        self.dn_a.s.next = self.sa_ne.val();
         // (b) The copy before applied: its tree owes `e_seq + 1`, `base` moved on if it
         // delivered, `top` if it was a new message.
         // Judged both ways, `base` kept (`dn_b`, `v_b`) and moved on (`dn_bd`, `v_bd`): the
@@ -494,7 +490,6 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_b.q2.next = self.qa2.val();
         self.dn_b.q3.next = self.qa3.val();
         self.dn_b.e.next = self.ea_ne.val();
-        self.dn_b.s.next = self.sa_ne.val();
         self.dn_bd.trees.next = self.trees.val();
         self.dn_bd.in_tree.next = self.in_tree.val();
         self.dn_bd.e_tree.next = self.e_tree.val();
@@ -504,7 +499,6 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_bd.q2.next = self.qd2.val();
         self.dn_bd.q3.next = self.qd3.val();
         self.dn_bd.e.next = self.ed_ne.val();
-        self.dn_bd.s.next = self.sd_ne.val();
         // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
         // `lock_kept` (c2).
         self.dc1.next = self.in_seq.val() - self.e_seq1.val();

@@ -17960,7 +17960,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_a$q2;
     reg  dn_a$q3;
     reg  dn_a$e;
-    reg  dn_a$s;
     wire  dn_a$done;
     reg  [2:0] dn_b$trees;
     reg  [1:0] dn_b$in_tree;
@@ -17971,7 +17970,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_b$q2;
     reg  dn_b$q3;
     reg  dn_b$e;
-    reg  dn_b$s;
     wire  dn_b$done;
     reg  [2:0] dn_bd$trees;
     reg  [1:0] dn_bd$in_tree;
@@ -17982,7 +17980,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_bd$q2;
     reg  dn_bd$q3;
     reg  dn_bd$e;
-    reg  dn_bd$s;
     wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
@@ -18024,8 +18021,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  qd3;
     reg  ea_ne;
     reg  ed_ne;
-    reg  sa_ne;
-    reg  sd_ne;
     reg  [31:0] s1;
     reg  [31:0] base1;
     reg  [31:0] top1;
@@ -18113,7 +18108,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_a$q2),
         .q3(dn_a$q3),
         .e(dn_a$e),
-        .s(dn_a$s),
         .done(dn_a$done)
     );
     nc_core$rx$pre$dn_b dn_b(
@@ -18126,7 +18120,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_b$q2),
         .q3(dn_b$q3),
         .e(dn_b$e),
-        .s(dn_b$s),
         .done(dn_b$done)
     );
     nc_core$rx$pre$dn_bd dn_bd(
@@ -18139,7 +18132,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_bd$q2),
         .q3(dn_bd$q3),
         .e(dn_bd$e),
-        .s(dn_bd$s),
         .done(dn_bd$done)
     );
     nc_core$rx$pre$dn_c1 dn_c1(
@@ -18215,8 +18207,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         qd3 = q_next3 != base1;
         ea_ne = e_seq1 != q_base;
         ed_ne = e_seq1 != base1;
-        sa_ne = s1 != q_base;
-        sd_ne = in_seq != q_base;
         dn_a$trees = trees;
         dn_a$in_tree = in_tree;
         dn_a$e_tree = e_tree;
@@ -18226,7 +18216,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_a$q2 = qa2;
         dn_a$q3 = qa3;
         dn_a$e = ea_ne;
-        dn_a$s = sa_ne;
         dn_b$trees = trees;
         dn_b$in_tree = in_tree;
         dn_b$e_tree = e_tree;
@@ -18236,7 +18225,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_b$q2 = qa2;
         dn_b$q3 = qa3;
         dn_b$e = ea_ne;
-        dn_b$s = sa_ne;
         dn_bd$trees = trees;
         dn_bd$in_tree = in_tree;
         dn_bd$e_tree = e_tree;
@@ -18246,7 +18234,6 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_bd$q2 = qd2;
         dn_bd$q3 = qd3;
         dn_bd$e = ed_ne;
-        dn_bd$s = sd_ne;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -18407,7 +18394,7 @@ module nc_core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
 endmodule // nc_core$rx$pre
 
 
-module nc_core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -18419,7 +18406,6 @@ module nc_core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -18458,16 +18444,16 @@ module nc_core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -18475,7 +18461,7 @@ module nc_core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
 endmodule // nc_core$rx$pre$dn_a
 
 
-module nc_core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -18487,7 +18473,6 @@ module nc_core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -18526,16 +18511,16 @@ module nc_core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -18543,7 +18528,7 @@ module nc_core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
 endmodule // nc_core$rx$pre$dn_b
 
 
-module nc_core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -18555,7 +18540,6 @@ module nc_core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -18594,16 +18578,16 @@ module nc_core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end

@@ -20410,7 +20410,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     reg  dn_a$q2;
     reg  dn_a$q3;
     reg  dn_a$e;
-    reg  dn_a$s;
     wire  dn_a$done;
     reg  [2:0] dn_b$trees;
     reg  [1:0] dn_b$in_tree;
@@ -20421,7 +20420,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     reg  dn_b$q2;
     reg  dn_b$q3;
     reg  dn_b$e;
-    reg  dn_b$s;
     wire  dn_b$done;
     reg  [2:0] dn_bd$trees;
     reg  [1:0] dn_bd$in_tree;
@@ -20432,7 +20430,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     reg  dn_bd$q2;
     reg  dn_bd$q3;
     reg  dn_bd$e;
-    reg  dn_bd$s;
     wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
@@ -20474,8 +20471,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     reg  qd3;
     reg  ea_ne;
     reg  ed_ne;
-    reg  sa_ne;
-    reg  sd_ne;
     reg  [31:0] s1;
     reg  [31:0] base1;
     reg  [31:0] top1;
@@ -20563,7 +20558,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         .q2(dn_a$q2),
         .q3(dn_a$q3),
         .e(dn_a$e),
-        .s(dn_a$s),
         .done(dn_a$done)
     );
     nc_engine$core$rx$pre$dn_b dn_b(
@@ -20576,7 +20570,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         .q2(dn_b$q2),
         .q3(dn_b$q3),
         .e(dn_b$e),
-        .s(dn_b$s),
         .done(dn_b$done)
     );
     nc_engine$core$rx$pre$dn_bd dn_bd(
@@ -20589,7 +20582,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         .q2(dn_bd$q2),
         .q3(dn_bd$q3),
         .e(dn_bd$e),
-        .s(dn_bd$s),
         .done(dn_bd$done)
     );
     nc_engine$core$rx$pre$dn_c1 dn_c1(
@@ -20665,8 +20657,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         qd3 = q_next3 != base1;
         ea_ne = e_seq1 != q_base;
         ed_ne = e_seq1 != base1;
-        sa_ne = s1 != q_base;
-        sd_ne = in_seq != q_base;
         dn_a$trees = trees;
         dn_a$in_tree = in_tree;
         dn_a$e_tree = e_tree;
@@ -20676,7 +20666,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         dn_a$q2 = qa2;
         dn_a$q3 = qa3;
         dn_a$e = ea_ne;
-        dn_a$s = sa_ne;
         dn_b$trees = trees;
         dn_b$in_tree = in_tree;
         dn_b$e_tree = e_tree;
@@ -20686,7 +20675,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         dn_b$q2 = qa2;
         dn_b$q3 = qa3;
         dn_b$e = ea_ne;
-        dn_b$s = sa_ne;
         dn_bd$trees = trees;
         dn_bd$in_tree = in_tree;
         dn_bd$e_tree = e_tree;
@@ -20696,7 +20684,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         dn_bd$q2 = qd2;
         dn_bd$q3 = qd3;
         dn_bd$e = ed_ne;
-        dn_bd$s = sd_ne;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -20857,7 +20844,7 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
 endmodule // nc_engine$core$rx$pre
 
 
-module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -20869,7 +20856,6 @@ module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -20908,16 +20894,16 @@ module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -20925,7 +20911,7 @@ module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
 endmodule // nc_engine$core$rx$pre$dn_a
 
 
-module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -20937,7 +20923,6 @@ module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -20976,16 +20961,16 @@ module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -20993,7 +20978,7 @@ module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done
 endmodule // nc_engine$core$rx$pre$dn_b
 
 
-module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -21005,7 +20990,6 @@ module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,don
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -21044,16 +21028,16 @@ module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,don
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end

@@ -919,7 +919,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_a$q2;
     reg  dn_a$q3;
     reg  dn_a$e;
-    reg  dn_a$s;
     wire  dn_a$done;
     reg  [2:0] dn_b$trees;
     reg  [1:0] dn_b$in_tree;
@@ -930,7 +929,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_b$q2;
     reg  dn_b$q3;
     reg  dn_b$e;
-    reg  dn_b$s;
     wire  dn_b$done;
     reg  [2:0] dn_bd$trees;
     reg  [1:0] dn_bd$in_tree;
@@ -941,7 +939,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  dn_bd$q2;
     reg  dn_bd$q3;
     reg  dn_bd$e;
-    reg  dn_bd$s;
     wire  dn_bd$done;
     reg  [2:0] dn_c1$trees;
     reg  [31:0] dn_c1$n0;
@@ -983,8 +980,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  qd3;
     reg  ea_ne;
     reg  ed_ne;
-    reg  sa_ne;
-    reg  sd_ne;
     reg  [31:0] s1;
     reg  [31:0] base1;
     reg  [31:0] top1;
@@ -1072,7 +1067,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_a$q2),
         .q3(dn_a$q3),
         .e(dn_a$e),
-        .s(dn_a$s),
         .done(dn_a$done)
     );
     rsbcast_rx$pre$dn_b dn_b(
@@ -1085,7 +1079,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_b$q2),
         .q3(dn_b$q3),
         .e(dn_b$e),
-        .s(dn_b$s),
         .done(dn_b$done)
     );
     rsbcast_rx$pre$dn_bd dn_bd(
@@ -1098,7 +1091,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .q2(dn_bd$q2),
         .q3(dn_bd$q3),
         .e(dn_bd$e),
-        .s(dn_bd$s),
         .done(dn_bd$done)
     );
     rsbcast_rx$pre$dn_c1 dn_c1(
@@ -1174,8 +1166,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         qd3 = q_next3 != base1;
         ea_ne = e_seq1 != q_base;
         ed_ne = e_seq1 != base1;
-        sa_ne = s1 != q_base;
-        sd_ne = in_seq != q_base;
         dn_a$trees = trees;
         dn_a$in_tree = in_tree;
         dn_a$e_tree = e_tree;
@@ -1185,7 +1175,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_a$q2 = qa2;
         dn_a$q3 = qa3;
         dn_a$e = ea_ne;
-        dn_a$s = sa_ne;
         dn_b$trees = trees;
         dn_b$in_tree = in_tree;
         dn_b$e_tree = e_tree;
@@ -1195,7 +1184,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_b$q2 = qa2;
         dn_b$q3 = qa3;
         dn_b$e = ea_ne;
-        dn_b$s = sa_ne;
         dn_bd$trees = trees;
         dn_bd$in_tree = in_tree;
         dn_bd$e_tree = e_tree;
@@ -1205,7 +1193,6 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_bd$q2 = qd2;
         dn_bd$q3 = qd3;
         dn_bd$e = ed_ne;
-        dn_bd$s = sd_ne;
         dc1 = in_seq - e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
@@ -1366,7 +1353,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
 endmodule // rsbcast_rx$pre
 
 
-module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -1378,7 +1365,6 @@ module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -1417,16 +1403,16 @@ module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -1434,7 +1420,7 @@ module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
 endmodule // rsbcast_rx$pre$dn_a
 
 
-module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -1446,7 +1432,6 @@ module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -1485,16 +1470,16 @@ module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
@@ -1502,7 +1487,7 @@ module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
 endmodule // rsbcast_rx$pre$dn_b
 
 
-module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
+module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -1514,7 +1499,6 @@ module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
     input wire  q2;
     input wire  q3;
     input wire  e;
-    input wire  s;
     output reg  done;
     
     // Constant declarations
@@ -1553,16 +1537,16 @@ module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,s,done);
             end
         end
         if (in_tree == tree0) begin
-            ne0 = s;
+            ne0 = 1'b1;
         end
         else if (in_tree == tree1) begin
-            ne1 = s;
+            ne1 = 1'b1;
         end
         else if (in_tree == tree2) begin
-            ne2 = s;
+            ne2 = 1'b1;
         end
         else if (in_tree == tree3) begin
-            ne3 = s;
+            ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
     end
