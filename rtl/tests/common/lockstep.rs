@@ -1898,12 +1898,15 @@ impl Env {
         }
         // CSR writes.
         if self.rng.pct(1) {
-            let w = match self.rng.range(0, 4) {
+            let w = match self.rng.range(0, 6) {
                 0 => (addr::CTRL, mode | ctrl::CLEAR_COUNTERS),
                 1 => (addr::TIMEOUT, self.cfg.timeout + 1), // refused while enabled
                 2 => (addr::CTRL, mode | ctrl::START),      // refused unless node 0 armed
                 3 => (addr::MTU, 100),                      // out of range: refused
-                _ => (addr::EPOCH, 5),                      // read-only: refused
+                // An undefined CTRL bit: refused (the model's range check; csr's bus cycle).
+                4 => (addr::CTRL, mode | ctrl::CLEAR_COUNTERS | 0x20),
+                5 => (addr::CTRL, mode | 0x8000_0000),
+                _ => (addr::EPOCH, 5), // read-only: refused
             };
             self.at(
                 t,
