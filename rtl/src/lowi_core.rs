@@ -522,7 +522,6 @@ block! {
         c_may_start: Signal<Local, Bit>,
         /// The CTRL verdict against the state before the tick (`_r`) and against Faulted
         /// (`_f`, the tick's only change of state); the tick picks (`c_ok`, `c_mode`).
-        c_base: Signal<Local, Bit>,
         c_ok_r: Signal<Local, Bit>,
         c_mode_r: Signal<Local, Bit>,
         c_ok_f: Signal<Local, Bit>,
@@ -629,8 +628,6 @@ block! {
         r_mismatch: Signal<Local, Bit>,
         r_mm_v: Signal<Local, Bit>,
         r_mm_n: Signal<Local, Bit>,
-        r_af_v: Signal<Local, Bit>,
-        r_af_n: Signal<Local, Bit>,
         r_any_fault: Signal<Local, Bit>,
         // client
         q_req: Signal<Local, Bit>,
@@ -986,8 +983,7 @@ impl Logic for LowiCore {
             && self.r_synced.q.val()
             && !self.r_lins_none.q.val()
             && (self.r_tmo_member.q.val() || self.timeout_written.val());
-        self.c_base.next = self.ctrl_write.val();
-        self.c_ok_r.next = self.c_base.val()
+        self.c_ok_r.next = self.ctrl_write.val()
             && (!self.c_start_bit.val() || self.c_may_start.val())
             && (!self.c_activate.val() || self.c_may_act.val());
         // The mode changes unless it is the current one: ENABLE|JOIN while Joining, ENABLE while
@@ -1003,7 +999,8 @@ impl Logic for LowiCore {
                 || (!self.c_en.val() && (self.r_state.q.val() != self.s_disabled.val())));
         // Faulted: no START (only Armed or Disabled start), no ACTIVATE (only Joining); the mode
         // changes on ENABLE|JOIN and on 0, not on ENABLE alone.
-        self.c_ok_f.next = self.c_base.val() && !self.c_start_bit.val() && !self.c_activate.val();
+        self.c_ok_f.next =
+            self.ctrl_write.val() && !self.c_start_bit.val() && !self.c_activate.val();
         self.c_mode_f.next = self.c_ok_f.val() && (self.c_join.val() || !self.c_en.val());
         if self.t_fault.val() {
             self.c_ok.next = self.c_ok_f.val();
@@ -1207,7 +1204,8 @@ impl Logic for LowiCore {
             self.m_eq2.next = self.ij_a.eq_b.val();
         }
         // Both outcomes of this cycle's send are judged (`_v`: it decided a batch), and the
-        // tick's `t_value` picks last, in front of the fault and the FIFO's clear.
+        // tick's `t_value` picks last, in front of the fault and the FIFO's clear (the faults
+        // that do not depend on the send are ORed in after the pick).
         self.m_ok_v.next = self.m_eq2.val();
         self.m_ok_n.next = self.m_eq1.val();
         // A joining node's first delivery sets its place: any instance but 0 (and the last).
@@ -1221,21 +1219,15 @@ impl Logic for LowiCore {
         self.r_mm_n.next = self.r_complete.val()
             && !self.r_armed.val()
             && (!self.m_ok_n.val() || self.g_i_max.q.val());
-        self.r_af_v.next = self.r_inflight_fault.val()
-            || self.r_seq_fault.val()
-            || self.r_bad_start.val()
-            || self.r_mm_v.val();
-        self.r_af_n.next = self.r_inflight_fault.val()
-            || self.r_seq_fault.val()
-            || self.r_bad_start.val()
-            || self.r_mm_n.val();
         if self.t_value.val() {
             self.r_mismatch.next = self.r_mm_v.val();
-            self.r_any_fault.next = self.r_af_v.val();
         } else {
             self.r_mismatch.next = self.r_mm_n.val();
-            self.r_any_fault.next = self.r_af_n.val();
         }
+        self.r_any_fault.next = self.r_inflight_fault.val()
+            || self.r_seq_fault.val()
+            || self.r_bad_start.val()
+            || self.r_mismatch.val();
         self.j_placed.next = self.r_complete.val()
             && !self.r_armed.val()
             && !self.r_mismatch.val()

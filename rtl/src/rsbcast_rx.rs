@@ -269,7 +269,6 @@ block! {
         tree0: Constant<Bits<2>> = k(0),
         tree1: Constant<Bits<2>> = k(1),
         tree2: Constant<Bits<2>> = k(2),
-        tree3: Constant<Bits<2>> = k(3),
     }
 }
 
@@ -303,7 +302,7 @@ impl Logic for RxDoneSel {
             self.ne1.next = true;
         } else if self.in_tree.val() == self.tree2.val() {
             self.ne2.next = true;
-        } else if self.in_tree.val() == self.tree3.val() {
+        } else {
             self.ne3.next = true;
         }
         self.done.next = self.ne0.val()
@@ -547,7 +546,8 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_dd.n1.next = self.dx1.val();
         self.dn_dd.n2.next = self.dx2.val();
         self.dn_dd.n3.next = self.dx3.val();
-        // The copy's own tree owes `in_seq + 1` once it is applied, in every state.
+        // The copy's own tree owes `in_seq + 1` once it is applied, in the states (c) and (d)
+        // (`RxDoneSel` takes it as past `base` in (a) and (b)).
         if self.in_tree.val() == self.tree0.val() {
             self.dn_c1.n0.next = self.s1.val();
             self.dn_c2.n0.next = self.s1.val();

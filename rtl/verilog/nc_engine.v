@@ -3892,7 +3892,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  c_activate;
     reg  c_clear_bit;
     reg  c_may_start;
-    reg  c_base;
     reg  c_ok_r;
     reg  c_mode_r;
     reg  c_ok_f;
@@ -3949,8 +3948,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  r_mismatch;
     reg  r_mm_v;
     reg  r_mm_n;
-    reg  r_af_v;
-    reg  r_af_n;
     reg  r_any_fault;
     reg  q_req;
     reg  q_oversize;
@@ -4667,10 +4664,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
         c_may_start = c_en && ~c_join && ~|node_id && ((r_state$q == s_armed) || (r_state$q == s_disabled));
         c_may_act = c_en && c_join && (r_state$q == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
-        c_base = ctrl_write;
-        c_ok_r = c_base && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
+        c_ok_r = ctrl_write && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
         c_mode_r = c_ok_r && ((c_en && c_join && (r_state$q != s_joining)) || (c_en && ~c_join && ((r_state$q == s_disabled) || (r_state$q == s_joining))) || (~c_en && (r_state$q != s_disabled)));
-        c_ok_f = c_base && ~c_start_bit && ~c_activate;
+        c_ok_f = ctrl_write && ~c_start_bit && ~c_activate;
         c_mode_f = c_ok_f && (c_join || ~c_en);
         if (t_fault) begin
             c_ok = c_ok_f;
@@ -4846,16 +4842,13 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         end
         r_mm_v = r_complete && ~r_armed && (~m_ok_v || g_i_max$q);
         r_mm_n = r_complete && ~r_armed && (~m_ok_n || g_i_max$q);
-        r_af_v = r_inflight_fault || r_seq_fault || r_bad_start || r_mm_v;
-        r_af_n = r_inflight_fault || r_seq_fault || r_bad_start || r_mm_n;
         if (t_value) begin
             r_mismatch = r_mm_v;
-            r_any_fault = r_af_v;
         end
         else begin
             r_mismatch = r_mm_n;
-            r_any_fault = r_af_n;
         end
+        r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
@@ -20865,7 +20858,6 @@ module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -20902,7 +20894,7 @@ module nc_engine$core$rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
@@ -20932,7 +20924,6 @@ module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -20969,7 +20960,7 @@ module nc_engine$core$rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
@@ -20999,7 +20990,6 @@ module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done)
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -21036,7 +21026,7 @@ module nc_engine$core$rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done)
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);

@@ -1374,7 +1374,6 @@ module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -1411,7 +1410,7 @@ module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
@@ -1441,7 +1440,6 @@ module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -1478,7 +1476,7 @@ module rsbcast_rx$pre$dn_b(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
@@ -1508,7 +1506,6 @@ module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  tree3 = 2'b11;
     
     // Local signals
     reg  ne0;
@@ -1545,7 +1542,7 @@ module rsbcast_rx$pre$dn_bd(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
         else if (in_tree == tree2) begin
             ne2 = 1'b1;
         end
-        else if (in_tree == tree3) begin
+        else begin
             ne3 = 1'b1;
         end
         done = ne0 && ((trees <= c1_3) || ne1) && ((trees <= c2_3) || ne2) && ((trees <= c3_3) || ne3);
