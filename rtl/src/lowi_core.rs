@@ -456,8 +456,18 @@ block! {
         r_tmo_member: DFF<Bit>,
         /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
         r_act_rx: DFF<Bit>,
+        /// Decodes of the state kept beside it (from the next values of `r_state`, `r_synced`
+        /// and `r_lead`), so the tick's decisions are one or two LUTs from registers: `r_on`
+        /// the window runs (Armed, Active, or Joining locked on), `r_fol` Active and not
+        /// leading, `r_led` Active and leading.
+        r_on: DFF<Bit>,
+        r_fol: DFF<Bit>,
+        r_led: DFF<Bit>,
+        /// The next values of `r_state`, `r_synced` and `r_lead` (the decodes above read them).
+        n_state: Signal<Local, Bits<STATE_BITS>>,
+        n_synced: Signal<Local, Bit>,
+        n_lead: Signal<Local, Bit>,
         // tick phase
-        t_on: Signal<Local, Bit>,
         t_expire: Signal<Local, Bit>,
         t_timeout: Signal<Local, Bit>,
         t_exhaust: Signal<Local, Bit>,
@@ -739,6 +749,9 @@ impl Logic for LowiCore {
             self,
             clock,
             r_state,
+            r_on,
+            r_fol,
+            r_led,
             r_bd,
             r_dnz,
             r_epoch,
@@ -856,17 +869,13 @@ impl Logic for LowiCore {
         }
 
         // ================= tick phase =================
-        // The window runs while armed, active, or joining once locked onto the stream.
-        self.t_on.next = (self.r_state.q.val() == self.s_armed.val())
-            || (self.r_state.q.val() == self.s_active.val())
-            || ((self.r_state.q.val() == self.s_joining.val()) && self.r_synced.q.val());
-        self.t_expire.next = self.t_on.val() && self.rx_expired.val();
-        self.t_timeout.next = !self.t_expire.val()
-            && (self.r_state.q.val() == self.s_active.val())
-            && !self.r_lead.q.val()
-            && self.r_ge.q.val();
+        // The window runs while armed, active, or joining once locked onto the stream (`r_on`).
+        // Every decision is made from the state's decodes kept beside it: a timeout needs a
+        // follower (`r_fol`), which the window covers, so it is one with the stream alive.
+        self.t_expire.next = self.r_on.q.val() && self.rx_expired.val();
+        self.t_timeout.next = self.r_fol.q.val() && !self.rx_expired.val() && self.r_ge.q.val();
         self.t_exhaust.next = self.t_timeout.val() && self.r_emax.q.val();
-        self.t_new_epoch.next = self.t_timeout.val() && !self.t_exhaust.val();
+        self.t_new_epoch.next = self.t_timeout.val() && !self.r_emax.q.val();
         self.t_fault.next = self.t_expire.val() || self.t_exhaust.val();
         self.t_leader.next = self.r_nl.q.val();
         self.t_become.next = self.t_new_epoch.val() && self.r_nl_me.q.val();
@@ -896,7 +905,10 @@ impl Logic for LowiCore {
             self.p_in_flight.next = false;
             self.p_fifo_len.next = self.k0_13.val();
         }
-        self.p_is_leader.next = (self.p_state.val() == self.s_active.val()) && self.p_lead.val();
+        // Leader after the tick: Active and leading with the stream alive (an expiry faults;
+        // a leader never times out), or a follower that becomes the leader of a new epoch.
+        self.p_is_leader.next =
+            (self.r_led.q.val() && !self.rx_expired.val()) || self.t_become.val();
         // Fig. 4: the send trigger is loop counter AND leader (AND the generator can take it);
         // the FIFO state picks the kind. Early sends: one more comparator, the loop counter
         // against `min_gap` while the FIFO holds requests. (`fifo_len`, not the tick's
@@ -1381,9 +1393,9 @@ impl Logic for LowiCore {
         self.ev_oversize.next = self.q_req.val() && self.p_is_leader.val() && self.q_oversize.val();
 
         // ================= next state =================
-        self.r_state.d.next = self.p_state.val();
+        self.n_state.next = self.p_state.val();
         self.r_epoch.d.next = self.p_epoch.val();
-        self.r_lead.d.next = self.p_lead.val();
+        self.n_lead.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
         // The instance registers keep this cycle's values; what the act stage does to them
         // shows in the next cycle's `e_lins*` (the candidates below, the record `u_*`).
@@ -1451,7 +1463,7 @@ impl Logic for LowiCore {
             self.r_sync_viol.d.next = false;
         }
         // Joining registers: kept unless an event below changes them.
-        self.r_synced.d.next = self.r_synced.q.val();
+        self.n_synced.next = self.r_synced.q.val();
         self.r_lins_none.d.next = self.r_lins_none.q.val() && !self.j_placed.val();
         self.r_sv.d.next = self.r_sv.q.val();
         self.r_sepoch.d.next = self.r_sepoch.q.val();
@@ -1467,20 +1479,20 @@ impl Logic for LowiCore {
         self.r_act_rx.d.next = self.r_act_rx.q.val() && !self.j_act_rx.val();
         if self.c_mode.val() {
             if self.c_en.val() && self.c_join.val() {
-                self.r_state.d.next = self.s_joining.val();
+                self.n_state.next = self.s_joining.val();
             } else if self.c_en.val() {
-                self.r_state.d.next = self.s_armed.val();
+                self.n_state.next = self.s_armed.val();
             } else {
-                self.r_state.d.next = self.s_disabled.val();
+                self.n_state.next = self.s_disabled.val();
             }
-            self.r_synced.d.next = false;
+            self.n_synced.next = false;
             self.r_lins_none.d.next = self.c_en.val() && self.c_join.val();
             self.r_sv.d.next = self.k0_4.val();
             self.r_skip.d.next = false;
             self.r_tmo_member.d.next = false;
             self.r_act_rx.d.next = false;
             self.r_epoch.d.next = self.k0_32.val();
-            self.r_lead.d.next = false;
+            self.n_lead.next = false;
             self.r_leader.d.next = self.k0_8.val();
             self.r_send_seq.d.next = self.k0_32.val();
             self.r_since_rx.d.next = self.k0_32.val();
@@ -1489,14 +1501,14 @@ impl Logic for LowiCore {
         }
         if self.c_act.val() {
             if self.c_act_now.val() {
-                self.r_state.d.next = self.s_active.val();
+                self.n_state.next = self.s_active.val();
             } else {
                 self.r_act_rx.d.next = true;
             }
         }
         if self.c_start.val() {
-            self.r_state.d.next = self.s_active.val();
-            self.r_lead.d.next = true;
+            self.n_state.next = self.s_active.val();
+            self.n_lead.next = true;
             if self.c_mode.val() {
                 self.r_send_seq.d.next = self.k1_32.val();
             } else {
@@ -1506,7 +1518,7 @@ impl Logic for LowiCore {
         // DECIDE copy.
         if self.r_adopt.val() {
             self.r_epoch.d.next = self.i_rx_epoch.q.val();
-            self.r_lead.d.next = false;
+            self.n_lead.next = false;
             // The adopted epoch's leader is `epoch mod node_count`, which is the copy's sender:
             // a DECIDE from anyone else is UNAUTHORIZED (pkt_parser, as the model refuses it),
             // never EXPECTED, so it never gets here.
@@ -1523,7 +1535,7 @@ impl Logic for LowiCore {
             }
         }
         if self.j_lock.val() {
-            self.r_synced.d.next = true;
+            self.n_synced.next = true;
             self.r_skip.d.next = true;
             self.r_skip_seq.d.next = self.j_start.val();
         }
@@ -1536,14 +1548,22 @@ impl Logic for LowiCore {
             self.r_ge.d.next = self.timeout.val() <= self.k1_32.val();
         }
         if self.j_act_rx.val() {
-            self.r_state.d.next = self.s_active.val();
+            self.n_state.next = self.s_active.val();
         }
         if self.r_start_ok.val() {
-            self.r_state.d.next = self.s_active.val();
+            self.n_state.next = self.s_active.val();
         }
         if self.r_any_fault.val() {
-            self.r_state.d.next = self.s_faulted.val();
+            self.n_state.next = self.s_faulted.val();
         }
+        self.r_state.d.next = self.n_state.val();
+        self.r_synced.d.next = self.n_synced.val();
+        self.r_lead.d.next = self.n_lead.val();
+        self.r_on.d.next = (self.n_state.val() == self.s_armed.val())
+            || (self.n_state.val() == self.s_active.val())
+            || ((self.n_state.val() == self.s_joining.val()) && self.n_synced.val());
+        self.r_fol.d.next = (self.n_state.val() == self.s_active.val()) && !self.n_lead.val();
+        self.r_led.d.next = (self.n_state.val() == self.s_active.val()) && self.n_lead.val();
 
         // The values kept beside r_lins and r_leader, from their next values.
         // r_epoch1 follows r_epoch's next value (+1) from each of its candidates, summed

@@ -1250,6 +1250,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_act_rx$d;
     wire  r_act_rx$q;
     reg  r_act_rx$clock;
+    reg  r_on$d;
+    wire  r_on$q;
+    reg  r_on$clock;
+    reg  r_fol$d;
+    wire  r_fol$q;
+    reg  r_fol$clock;
+    reg  r_led$d;
+    wire  r_led$q;
+    reg  r_led$clock;
     reg  [13:0] r_bd$d;
     wire  [13:0] r_bd$q;
     reg  r_bd$clock;
@@ -1391,7 +1400,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  l_max;
     reg  [31:0] s_inc;
     reg  s_max;
-    reg  t_on;
+    reg  [2:0] n_state;
+    reg  n_synced;
+    reg  n_lead;
     reg  t_expire;
     reg  t_timeout;
     reg  t_exhaust;
@@ -1740,6 +1751,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_act_rx$q),
         .clock(r_act_rx$clock)
     );
+    nc_core$core$r_on r_on(
+        .d(r_on$d),
+        .q(r_on$q),
+        .clock(r_on$clock)
+    );
+    nc_core$core$r_fol r_fol(
+        .d(r_fol$d),
+        .q(r_fol$q),
+        .clock(r_fol$clock)
+    );
+    nc_core$core$r_led r_led(
+        .d(r_led$d),
+        .q(r_led$q),
+        .clock(r_led$clock)
+    );
     nc_core$core$r_bd r_bd(
         .d(r_bd$d),
         .q(r_bd$q),
@@ -1938,6 +1964,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     // Update code
     always @(*) begin
         r_state$clock = clock;
+        r_on$clock = clock;
+        r_fol$clock = clock;
+        r_led$clock = clock;
         r_bd$clock = clock;
         r_dnz$clock = clock;
         r_epoch$clock = clock;
@@ -2007,6 +2036,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         i_cl_class$clock = clock;
         i_cl_len$clock = clock;
         r_state$d = r_state$q;
+        r_on$d = r_on$q;
+        r_fol$d = r_fol$q;
+        r_led$d = r_led$q;
         r_bd$d = r_bd$q;
         r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
@@ -2119,11 +2151,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             e_lins2 = r_lins2$q;
             e_lins3 = r_lins3$q;
         end
-        t_on = (r_state$q == s_armed) || (r_state$q == s_active) || ((r_state$q == s_joining) && r_synced$q);
-        t_expire = t_on && rx_expired;
-        t_timeout = ~t_expire && (r_state$q == s_active) && ~r_lead$q && r_ge$q;
+        t_expire = r_on$q && rx_expired;
+        t_timeout = r_fol$q && ~rx_expired && r_ge$q;
         t_exhaust = t_timeout && r_emax$q;
-        t_new_epoch = t_timeout && ~t_exhaust;
+        t_new_epoch = t_timeout && ~r_emax$q;
         t_fault = t_expire || t_exhaust;
         t_leader = r_nl$q;
         t_become = t_new_epoch && r_nl_me$q;
@@ -2150,7 +2181,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_in_flight = 1'b0;
             p_fifo_len = k0_13;
         end
-        p_is_leader = (p_state == s_active) && p_lead;
+        p_is_leader = (r_led$q && ~rx_expired) || t_become;
         t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|fifo_len && r_mg$q));
         t_value = t_send && |p_fifo_len;
         if (fifo_len >= batch_max) begin
@@ -2507,9 +2538,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ev_not_leader = nl_reply;
         ev_sent_hb = c_start;
         ev_oversize = q_req && p_is_leader && q_oversize;
-        r_state$d = p_state;
+        n_state = p_state;
         r_epoch$d = p_epoch;
-        r_lead$d = p_lead;
+        n_lead = p_lead;
         r_leader$d = p_leader;
         r_lins$d = e_lins;
         r_lins1$d = e_lins1;
@@ -2565,7 +2596,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         if (c_clear) begin
             r_sync_viol$d = 1'b0;
         end
-        r_synced$d = r_synced$q;
+        n_synced = r_synced$q;
         r_lins_none$d = r_lins_none$q && ~j_placed;
         r_sv$d = r_sv$q;
         r_sepoch$d = r_sepoch$q;
@@ -2577,22 +2608,22 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_act_rx$d = r_act_rx$q && ~j_act_rx;
         if (c_mode) begin
             if (c_en && c_join) begin
-                r_state$d = s_joining;
+                n_state = s_joining;
             end
             else if (c_en) begin
-                r_state$d = s_armed;
+                n_state = s_armed;
             end
             else begin
-                r_state$d = s_disabled;
+                n_state = s_disabled;
             end
-            r_synced$d = 1'b0;
+            n_synced = 1'b0;
             r_lins_none$d = c_en && c_join;
             r_sv$d = k0_4;
             r_skip$d = 1'b0;
             r_tmo_member$d = 1'b0;
             r_act_rx$d = 1'b0;
             r_epoch$d = k0_32;
-            r_lead$d = 1'b0;
+            n_lead = 1'b0;
             r_leader$d = k0_8;
             r_send_seq$d = k0_32;
             r_since_rx$d = k0_32;
@@ -2601,15 +2632,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (c_act) begin
             if (c_act_now) begin
-                r_state$d = s_active;
+                n_state = s_active;
             end
             else begin
                 r_act_rx$d = 1'b1;
             end
         end
         if (c_start) begin
-            r_state$d = s_active;
-            r_lead$d = 1'b1;
+            n_state = s_active;
+            n_lead = 1'b1;
             if (c_mode) begin
                 r_send_seq$d = k1_32;
             end
@@ -2619,7 +2650,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (r_adopt) begin
             r_epoch$d = i_rx_epoch$q;
-            r_lead$d = 1'b0;
+            n_lead = 1'b0;
             r_leader$d = i_rx_sender$q;
         end
         if (j_go) begin
@@ -2631,7 +2662,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             end
         end
         if (j_lock) begin
-            r_synced$d = 1'b1;
+            n_synced = 1'b1;
             r_skip$d = 1'b1;
             r_skip_seq$d = j_start;
         end
@@ -2644,14 +2675,20 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_ge$d = timeout <= k1_32;
         end
         if (j_act_rx) begin
-            r_state$d = s_active;
+            n_state = s_active;
         end
         if (r_start_ok) begin
-            r_state$d = s_active;
+            n_state = s_active;
         end
         if (r_any_fault) begin
-            r_state$d = s_faulted;
+            n_state = s_faulted;
         end
+        r_state$d = n_state;
+        r_synced$d = n_synced;
+        r_lead$d = n_lead;
+        r_on$d = (n_state == s_armed) || (n_state == s_active) || ((n_state == s_joining) && n_synced);
+        r_fol$d = (n_state == s_active) && ~n_lead;
+        r_led$d = (n_state == s_active) && n_lead;
         if (t_new_epoch) begin
             r_epoch1$d = z_b1;
         end
@@ -4323,6 +4360,25 @@ module nc_core$core$r_epoch1$dff(d,q,clock);
 endmodule // nc_core$core$r_epoch1$dff
 
 
+module nc_core$core$r_fol(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_fol
+
+
 module nc_core$core$r_ge(d,q,clock);
     
     // Module arguments
@@ -4378,6 +4434,25 @@ module nc_core$core$r_leader(d,q,clock);
     end
           
 endmodule // nc_core$core$r_leader
+
+
+module nc_core$core$r_led(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_led
 
 
 module nc_core$core$r_lins(d,q,clock);
@@ -4702,6 +4777,25 @@ module nc_core$core$r_nl_me(d,q,clock);
     end
           
 endmodule // nc_core$core$r_nl_me
+
+
+module nc_core$core$r_on(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_on
 
 
 module nc_core$core$r_send_seq(d,q,clock);

@@ -105,13 +105,19 @@ always @(*) begin
     if (r_state$q == s_joining && f_had_send)
         assert(f_ctrl);
 `endif
-    // every group: the state is one of the five codes, and the successors kept beside the
+    // every group: the state is one of the five codes (and its decodes are its own), and the successors kept beside the
     // epoch and the instance are theirs, as is the epoch's last-value flag (r_emax, kept from
     // the candidates of r_epoch's next value since 2026-11-28; r_lins3, kept beside the
     // instance registers that are applied a cycle late since 2026-11-28: the candidates w_*
     // are set from the cycle before, so an induction of length 2 or more needs no invariant
     // of theirs)
     assert(r_state$q <= s_joining);
+    // the state's decodes the tick reads, kept beside r_state / r_synced / r_lead (since
+    // 2026-11-28, from their next values)
+    assert(r_on$q == ((r_state$q == s_armed) || (r_state$q == s_active)
+                      || (r_state$q == s_joining && r_synced$q)));
+    assert(r_fol$q == (r_state$q == s_active && !r_lead$q));
+    assert(r_led$q == (r_state$q == s_active && r_lead$q));
     assert(r_epoch1$q == r_epoch$q + 32'd1);
     assert(r_emax$q == (r_epoch$q == 32'hffffffff));
     assert(r_lins2$q == r_lins1$q + 64'd1);
