@@ -52,6 +52,9 @@ block! {
         pub clear_tick: Signal<In, Bit>,
         /// Logical length.
         pub len: Signal<Out, Bits<13>>,
+        /// `len != 0`, registered beside it from its candidates (no 13-input OR in front of the
+        /// core's send decision).
+        pub nz: Signal<Out, Bit>,
         /// A taken request streams out this cycle.
         pub out_valid: Signal<Out, Bit>,
         /// Its client_id, seq, payload_len and payload.
@@ -80,6 +83,7 @@ block! {
         res: DFF<Bits<13>>,
         rd: DFF<Bits<13>>,
         count: DFF<Bits<13>>,
+        r_nz: DFF<Bit>,
         valid: DFF<Bit>,
         /// The request fields, registered every cycle: a push writes the ones of the cycle before
         /// (the core decides on a request one cycle after it comes). A pushed entry can be read
@@ -123,8 +127,8 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr, res, rd, count, valid, w_client, w_seq, w_len, w_payload, w_mac, w_ip,
-            w_port
+            self, clock, wr, res, rd, count, r_nz, valid, w_client, w_seq, w_len, w_payload, w_mac,
+            w_ip, w_port
         );
         self.ram_client.write_clock.next = self.clock.val();
         self.ram_client.read_clock.next = self.clock.val();
@@ -222,6 +226,18 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
             self.count.d.next = self.count.q.val();
         }
         self.len.next = self.count.q.val();
+        // `count`'s next value is not 0 after a push (`take` <= `count`); after a send alone
+        // unless it took every entry; otherwise as before.
+        if self.clear.val() {
+            self.r_nz.d.next = self.push.val();
+        } else if self.push.val() {
+            self.r_nz.d.next = true;
+        } else if self.reserve.val() {
+            self.r_nz.d.next = self.count.q.val() != self.take.val();
+        } else {
+            self.r_nz.d.next = self.r_nz.q.val();
+        }
+        self.nz.next = self.r_nz.q.val();
         // Read-out of taken entries: the RAM read is registered, so data follow one cycle later.
         self.ram_client.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.ram_seq.read_address.next = self.rd.q.val().get_bits::<A>(0);

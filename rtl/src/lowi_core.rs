@@ -205,7 +205,9 @@ block! {
         // ---- events
         /// A CTRL register write this cycle, with a value the core can take: no undefined bit,
         /// JOIN only with ENABLE (`csr` judges that in the bus cycle; the others change
-        /// nothing and do not come here).
+        /// nothing and do not come here), and with `node_id` unchanged since the cycle before
+        /// (`csr` passes a CTRL write on a cycle after its bus cycle and takes configuration
+        /// writes only while Disabled; so never in the first cycle).
         pub ctrl_write: Signal<In, Bit>,
         /// Its value.
         pub ctrl_value: Signal<In, Bits<32>>,
@@ -255,6 +257,9 @@ block! {
         pub rx_restart_base: Signal<Out, Bits<32>>,
         /// Logical egress FIFO length (requests not yet taken by a send).
         pub fifo_len: Signal<In, Bits<13>>,
+        /// `fifo_len != 0`, registered beside it by the FIFO (`egress_fifo`'s `nz`): the
+        /// tick's send reads it instead of a 13-input OR.
+        pub fifo_nz: Signal<In, Bit>,
         /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
         /// never dropped). Never high when `loop_period` covers a frame's time (the covered
         /// subset).
@@ -463,6 +468,13 @@ block! {
         r_on: DFF<Bit>,
         r_fol: DFF<Bit>,
         r_led: DFF<Bit>,
+        /// Armed, Disabled (where a START is taken), and `node_id == 0` (the node that may
+        /// start), kept beside the state and the configuration. `node_id` is stable for a cycle
+        /// before every CTRL write: `csr` takes configuration writes only while Disabled and
+        /// passes a CTRL write on a cycle after its bus cycle.
+        r_arm: DFF<Bit>,
+        r_dis: DFFWithInit<Bit> = DFFWithInit::new(true),
+        r_id0: DFFWithInit<Bit> = DFFWithInit::new(true),
         /// The next values of `r_state`, `r_synced` and `r_lead` (the decodes above read them).
         n_state: Signal<Local, Bits<STATE_BITS>>,
         n_synced: Signal<Local, Bit>,
@@ -752,6 +764,9 @@ impl Logic for LowiCore {
             r_on,
             r_fol,
             r_led,
+            r_arm,
+            r_dis,
+            r_id0,
             r_bd,
             r_dnz,
             r_epoch,
@@ -918,8 +933,10 @@ impl Logic for LowiCore {
             && !self.tx_hold.val()
             && (self.t_become.val()
                 || self.r_lp.q.val()
-                || (self.fifo_len.val().any() && self.r_mg.q.val()));
-        self.t_value.next = self.t_send.val() && self.p_fifo_len.val().any();
+                || (self.fifo_nz.val() && self.r_mg.q.val()));
+        // `p_fifo_len` is not 0: the FIFO holds requests and the tick did not empty it (a send
+        // comes from a leader, so never with a fault; a new epoch's first send is a heartbeat).
+        self.t_value.next = self.t_send.val() && self.fifo_nz.val() && !self.t_new_epoch.val();
         if self.fifo_len.val() >= self.batch_max.val() {
             self.f_min.next = self.batch_max.val();
         } else {
@@ -1022,7 +1039,16 @@ impl Logic for LowiCore {
             self.c_mode.next = self.c_mode_r.val();
         }
         self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
-        self.c_start.next = self.c_ok.val() && self.c_start_bit.val();
+        // START (`c_ok && c_start_bit`, from the decodes): ENABLE without JOIN or ACTIVATE (an
+        // ACTIVATE is taken only while joining) on node 0, Disabled, or Armed with the stream
+        // alive (an Armed node whose window expires faults in this tick's).
+        self.c_start.next = self.ctrl_write.val()
+            && self.c_start_bit.val()
+            && self.c_en.val()
+            && !self.c_join.val()
+            && !self.c_activate.val()
+            && self.r_id0.q.val()
+            && (self.r_dis.q.val() || (self.r_arm.q.val() && !self.rx_expired.val()));
         // ACTIVATE: Active now if a copy came within the last timeout (the timeout counter is in
         // step with the members'), else at the next accepted copy.
         self.c_act.next = self.c_ok.val() && self.c_activate.val();
@@ -1564,6 +1590,9 @@ impl Logic for LowiCore {
             || ((self.n_state.val() == self.s_joining.val()) && self.n_synced.val());
         self.r_fol.d.next = (self.n_state.val() == self.s_active.val()) && !self.n_lead.val();
         self.r_led.d.next = (self.n_state.val() == self.s_active.val()) && self.n_lead.val();
+        self.r_arm.d.next = self.n_state.val() == self.s_armed.val();
+        self.r_dis.d.next = self.n_state.val() == self.s_disabled.val();
+        self.r_id0.d.next = !self.node_id.val().any();
 
         // The values kept beside r_lins and r_leader, from their next values.
         // r_epoch1 follows r_epoch's next value (+1) from each of its candidates, summed

@@ -367,6 +367,7 @@ impl<const P: usize> Logic for NcCore<P> {
         self.last_instance.next = self.core.last_instance.val();
         // Egress FIFO.
         self.core.fifo_len.next = self.fifo.len.val();
+        self.core.fifo_nz.next = self.fifo.nz.val();
         self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();

@@ -451,6 +451,47 @@ fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
     );
 }
 
+/// `nz` is `len != 0` in every cycle, whatever the FIFO is told: random pushes, sends that
+/// take up to every entry (a send that takes all is the case the FIFO judges from `take`),
+/// clears with and without a push.
+#[test]
+fn egress_fifo_nz_is_len_not_zero_in_every_cycle() {
+    for seed in 1..=20u64 {
+        let mut c = Cycle::new(EgressFifo::<4>::default(), |f| &mut f.clock);
+        let mut r = Rng::new(seed);
+        let (mut empties, mut all_taken) = (0, 0);
+        for cycle in 0..400 {
+            c.settle();
+            let len = val(c.uut.len.val());
+            assert_eq!(
+                c.uut.nz.val(),
+                len != 0,
+                "seed {seed} cycle {cycle}: nz with len {len}"
+            );
+            empties += (len == 0) as u32;
+            // At most 8 entries in the 16-entry RAM (the core's depth rule).
+            let push = len < 8 && r.pct(50);
+            let reserve = len > 0 && r.pct(30);
+            let take = if reserve { r.range(1, len) } else { 0 };
+            all_taken += (reserve && take == len && !push) as u32;
+            let clear = r.one_in(12);
+            // A clear with a push comes from the tick, whose send then takes nothing.
+            let clear_tick = clear && !reserve && r.pct(50);
+            let push = push && (!clear || clear_tick);
+            c.uut.push.next = push;
+            c.uut.take.next = bits(take);
+            c.uut.reserve.next = reserve;
+            c.uut.clear.next = clear;
+            c.uut.clear_tick.next = clear_tick;
+            c.edge();
+        }
+        assert!(
+            empties > 10 && all_taken > 3,
+            "seed {seed}: the run reached an empty FIFO {empties} times, a send of every entry {all_taken} times"
+        );
+    }
+}
+
 // ---------------------------------------------------------------- csr
 
 fn csr() -> Cycle<Csr> {

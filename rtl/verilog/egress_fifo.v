@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -19,6 +19,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  clear;
     input wire  clear_tick;
     output reg  [12:0] len;
+    output reg  nz;
     output reg  out_valid;
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
@@ -100,6 +101,9 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [12:0] count$d;
     wire  [12:0] count$q;
     reg  count$clock;
+    reg  r_nz$d;
+    wire  r_nz$q;
+    reg  r_nz$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -221,6 +225,11 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .q(count$q),
         .clock(count$clock)
     );
+    egress_fifo$r_nz r_nz(
+        .d(r_nz$d),
+        .q(r_nz$q),
+        .clock(r_nz$clock)
+    );
     egress_fifo$valid valid(
         .d(valid$d),
         .q(valid$q),
@@ -268,6 +277,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         res$clock = clock;
         rd$clock = clock;
         count$clock = clock;
+        r_nz$clock = clock;
         valid$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
@@ -280,6 +290,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         res$d = res$q;
         rd$d = rd$q;
         count$d = count$q;
+        r_nz$d = r_nz$q;
         valid$d = valid$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
@@ -389,6 +400,19 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
             count$d = count$q;
         end
         len = count$q;
+        if (clear) begin
+            r_nz$d = push;
+        end
+        else if (push) begin
+            r_nz$d = 1'b1;
+        end
+        else if (reserve) begin
+            r_nz$d = count$q != take;
+        end
+        else begin
+            r_nz$d = r_nz$q;
+        end
+        nz = r_nz$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
@@ -435,6 +459,25 @@ module egress_fifo$count(d,q,clock);
     end
           
 endmodule // egress_fifo$count
+
+
+module egress_fifo$r_nz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$r_nz
 
 
 module egress_fifo$ram_client(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -39,6 +39,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  rx_restart;
     output reg  [31:0] rx_restart_base;
     input wire  [12:0] fifo_len;
+    input wire  fifo_nz;
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
@@ -325,6 +326,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_led$d;
     wire  r_led$q;
     reg  r_led$clock;
+    reg  r_arm$d;
+    wire  r_arm$q;
+    reg  r_arm$clock;
+    reg  r_dis$d;
+    wire  r_dis$q;
+    reg  r_dis$clock;
+    reg  r_id0$d;
+    wire  r_id0$q;
+    reg  r_id0$clock;
     reg  [13:0] r_bd$d;
     wire  [13:0] r_bd$q;
     reg  r_bd$clock;
@@ -832,6 +842,21 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_led$q),
         .clock(r_led$clock)
     );
+    lowi_core$r_arm r_arm(
+        .d(r_arm$d),
+        .q(r_arm$q),
+        .clock(r_arm$clock)
+    );
+    lowi_core$r_dis r_dis(
+        .d(r_dis$d),
+        .q(r_dis$q),
+        .clock(r_dis$clock)
+    );
+    lowi_core$r_id0 r_id0(
+        .d(r_id0$d),
+        .q(r_id0$q),
+        .clock(r_id0$clock)
+    );
     lowi_core$r_bd r_bd(
         .d(r_bd$d),
         .q(r_bd$q),
@@ -1033,6 +1058,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_on$clock = clock;
         r_fol$clock = clock;
         r_led$clock = clock;
+        r_arm$clock = clock;
+        r_dis$clock = clock;
+        r_id0$clock = clock;
         r_bd$clock = clock;
         r_dnz$clock = clock;
         r_epoch$clock = clock;
@@ -1105,6 +1133,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_on$d = r_on$q;
         r_fol$d = r_fol$q;
         r_led$d = r_led$q;
+        r_arm$d = r_arm$q;
+        r_dis$d = r_dis$q;
+        r_id0$d = r_id0$q;
         r_bd$d = r_bd$q;
         r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
@@ -1248,8 +1279,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             p_fifo_len = k0_13;
         end
         p_is_leader = (r_led$q && ~rx_expired) || t_become;
-        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|fifo_len && r_mg$q));
-        t_value = t_send && |p_fifo_len;
+        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (fifo_nz && r_mg$q));
+        t_value = t_send && fifo_nz && ~t_new_epoch;
         if (fifo_len >= batch_max) begin
             f_min = batch_max;
         end
@@ -1324,7 +1355,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             c_mode = c_mode_r;
         end
         c_clear = c_ok && c_clear_bit;
-        c_start = c_ok && c_start_bit;
+        c_start = ctrl_write && c_start_bit && c_en && ~c_join && ~c_activate && r_id0$q && (r_dis$q || (r_arm$q && ~rx_expired));
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
         r_decide = g_decide$q;
@@ -1755,6 +1786,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_on$d = (n_state == s_armed) || (n_state == s_active) || ((n_state == s_joining) && n_synced);
         r_fol$d = (n_state == s_active) && ~n_lead;
         r_led$d = (n_state == s_active) && n_lead;
+        r_arm$d = n_state == s_armed;
+        r_dis$d = n_state == s_disabled;
+        r_id0$d = ~|node_id;
         if (t_new_epoch) begin
             r_epoch1$d = z_b1;
         end
@@ -3299,6 +3333,25 @@ module lowi_core$r_act_rx(d,q,clock);
 endmodule // lowi_core$r_act_rx
 
 
+module lowi_core$r_arm(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_arm
+
+
 module lowi_core$r_bd(d,q,clock);
     
     // Module arguments
@@ -3316,6 +3369,57 @@ module lowi_core$r_bd(d,q,clock);
     end
           
 endmodule // lowi_core$r_bd
+
+
+module lowi_core$r_dis(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    lowi_core$r_dis$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // lowi_core$r_dis
+
+
+module lowi_core$r_dis$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_dis$dff
 
 
 module lowi_core$r_dnz(d,q,clock);
@@ -3462,6 +3566,57 @@ module lowi_core$r_ge(d,q,clock);
     end
           
 endmodule // lowi_core$r_ge
+
+
+module lowi_core$r_id0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    lowi_core$r_id0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // lowi_core$r_id0
+
+
+module lowi_core$r_id0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_id0$dff
 
 
 module lowi_core$r_lead(d,q,clock);

@@ -151,6 +151,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  core$rx_restart;
     wire  [31:0] core$rx_restart_base;
     reg  [12:0] core$fifo_len;
+    reg  core$fifo_nz;
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
@@ -242,6 +243,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  fifo$clear;
     reg  fifo$clear_tick;
     wire  [12:0] fifo$len;
+    wire  fifo$nz;
     wire  fifo$out_valid;
     wire  [31:0] fifo$out_client;
     wire  [63:0] fifo$out_seq;
@@ -410,6 +412,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .rx_restart(core$rx_restart),
         .rx_restart_base(core$rx_restart_base),
         .fifo_len(core$fifo_len),
+        .fifo_nz(core$fifo_nz),
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
@@ -505,6 +508,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .clear(fifo$clear),
         .clear_tick(fifo$clear_tick),
         .len(fifo$len),
+        .nz(fifo$nz),
         .out_valid(fifo$out_valid),
         .out_client(fifo$out_client),
         .out_seq(fifo$out_seq),
@@ -846,6 +850,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         leader = core$leader;
         last_instance = core$last_instance;
         core$fifo_len = fifo$len;
+        core$fifo_nz = fifo$nz;
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
@@ -936,7 +941,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -973,6 +978,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  rx_restart;
     output reg  [31:0] rx_restart_base;
     input wire  [12:0] fifo_len;
+    input wire  fifo_nz;
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
@@ -1259,6 +1265,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_led$d;
     wire  r_led$q;
     reg  r_led$clock;
+    reg  r_arm$d;
+    wire  r_arm$q;
+    reg  r_arm$clock;
+    reg  r_dis$d;
+    wire  r_dis$q;
+    reg  r_dis$clock;
+    reg  r_id0$d;
+    wire  r_id0$q;
+    reg  r_id0$clock;
     reg  [13:0] r_bd$d;
     wire  [13:0] r_bd$q;
     reg  r_bd$clock;
@@ -1766,6 +1781,21 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_led$q),
         .clock(r_led$clock)
     );
+    nc_core$core$r_arm r_arm(
+        .d(r_arm$d),
+        .q(r_arm$q),
+        .clock(r_arm$clock)
+    );
+    nc_core$core$r_dis r_dis(
+        .d(r_dis$d),
+        .q(r_dis$q),
+        .clock(r_dis$clock)
+    );
+    nc_core$core$r_id0 r_id0(
+        .d(r_id0$d),
+        .q(r_id0$q),
+        .clock(r_id0$clock)
+    );
     nc_core$core$r_bd r_bd(
         .d(r_bd$d),
         .q(r_bd$q),
@@ -1967,6 +1997,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_on$clock = clock;
         r_fol$clock = clock;
         r_led$clock = clock;
+        r_arm$clock = clock;
+        r_dis$clock = clock;
+        r_id0$clock = clock;
         r_bd$clock = clock;
         r_dnz$clock = clock;
         r_epoch$clock = clock;
@@ -2039,6 +2072,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_on$d = r_on$q;
         r_fol$d = r_fol$q;
         r_led$d = r_led$q;
+        r_arm$d = r_arm$q;
+        r_dis$d = r_dis$q;
+        r_id0$d = r_id0$q;
         r_bd$d = r_bd$q;
         r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
@@ -2182,8 +2218,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             p_fifo_len = k0_13;
         end
         p_is_leader = (r_led$q && ~rx_expired) || t_become;
-        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (|fifo_len && r_mg$q));
-        t_value = t_send && |p_fifo_len;
+        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (fifo_nz && r_mg$q));
+        t_value = t_send && fifo_nz && ~t_new_epoch;
         if (fifo_len >= batch_max) begin
             f_min = batch_max;
         end
@@ -2258,7 +2294,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             c_mode = c_mode_r;
         end
         c_clear = c_ok && c_clear_bit;
-        c_start = c_ok && c_start_bit;
+        c_start = ctrl_write && c_start_bit && c_en && ~c_join && ~c_activate && r_id0$q && (r_dis$q || (r_arm$q && ~rx_expired));
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
         r_decide = g_decide$q;
@@ -2689,6 +2725,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_on$d = (n_state == s_armed) || (n_state == s_active) || ((n_state == s_joining) && n_synced);
         r_fol$d = (n_state == s_active) && ~n_lead;
         r_led$d = (n_state == s_active) && n_lead;
+        r_arm$d = n_state == s_armed;
+        r_dis$d = n_state == s_disabled;
+        r_id0$d = ~|node_id;
         if (t_new_epoch) begin
             r_epoch1$d = z_b1;
         end
@@ -4233,6 +4272,25 @@ module nc_core$core$r_act_rx(d,q,clock);
 endmodule // nc_core$core$r_act_rx
 
 
+module nc_core$core$r_arm(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_arm
+
+
 module nc_core$core$r_bd(d,q,clock);
     
     // Module arguments
@@ -4250,6 +4308,57 @@ module nc_core$core$r_bd(d,q,clock);
     end
           
 endmodule // nc_core$core$r_bd
+
+
+module nc_core$core$r_dis(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_dis$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_dis
+
+
+module nc_core$core$r_dis$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_dis$dff
 
 
 module nc_core$core$r_dnz(d,q,clock);
@@ -4396,6 +4505,57 @@ module nc_core$core$r_ge(d,q,clock);
     end
           
 endmodule // nc_core$core$r_ge
+
+
+module nc_core$core$r_id0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_id0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_id0
+
+
+module nc_core$core$r_id0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_id0$dff
 
 
 module nc_core$core$r_lead(d,q,clock);
@@ -5306,7 +5466,7 @@ module nc_core$core$zx_len(narrow,wide);
 endmodule // nc_core$core$zx_len
 
 
-module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -5323,6 +5483,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     input wire  clear;
     input wire  clear_tick;
     output reg  [12:0] len;
+    output reg  nz;
     output reg  out_valid;
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
@@ -5404,6 +5565,9 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     reg  [12:0] count$d;
     wire  [12:0] count$q;
     reg  count$clock;
+    reg  r_nz$d;
+    wire  r_nz$q;
+    reg  r_nz$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -5525,6 +5689,11 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         .q(count$q),
         .clock(count$clock)
     );
+    nc_core$fifo$r_nz r_nz(
+        .d(r_nz$d),
+        .q(r_nz$q),
+        .clock(r_nz$clock)
+    );
     nc_core$fifo$valid valid(
         .d(valid$d),
         .q(valid$q),
@@ -5572,6 +5741,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         res$clock = clock;
         rd$clock = clock;
         count$clock = clock;
+        r_nz$clock = clock;
         valid$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
@@ -5584,6 +5754,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
         res$d = res$q;
         rd$d = rd$q;
         count$d = count$q;
+        r_nz$d = r_nz$q;
         valid$d = valid$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
@@ -5693,6 +5864,19 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
             count$d = count$q;
         end
         len = count$q;
+        if (clear) begin
+            r_nz$d = push;
+        end
+        else if (push) begin
+            r_nz$d = 1'b1;
+        end
+        else if (reserve) begin
+            r_nz$d = count$q != take;
+        end
+        else begin
+            r_nz$d = r_nz$q;
+        end
+        nz = r_nz$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
@@ -5739,6 +5923,25 @@ module nc_core$fifo$count(d,q,clock);
     end
           
 endmodule // nc_core$fifo$count
+
+
+module nc_core$fifo$r_nz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$fifo$r_nz
 
 
 module nc_core$fifo$ram_client(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -57,7 +57,9 @@ class Fifo:
 
     async def length(self):
         await ReadOnly()
-        return int(self.dut.len.value)
+        n = int(self.dut.len.value)
+        assert int(self.dut.nz.value) == int(n != 0), f"nz {self.dut.nz.value} with len {n}"
+        return n
 
 
 @cocotb.test()

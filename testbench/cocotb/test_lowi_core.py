@@ -23,7 +23,7 @@ class Core:
         for s in ("ctrl_write", "ctrl_value", "rx_valid", "rx_port", "rx_class", "rx_sender",
                   "rx_epoch", "rx_tree", "rx_kind", "rx_instance", "cl_valid", "cl_class",
                   "cl_len", "rx_expired", "rx_missing", "rx_in_flight", "rx_outcome",
-                  "rx_outcome_fresh", "fifo_len", "tx_hold", "min_gap", "rx_seq",
+                  "rx_outcome_fresh", "fifo_len", "fifo_nz", "tx_hold", "min_gap", "rx_seq",
                   "timeout_written"):
             getattr(dut, s).value = 0
         self.cycle = 0
@@ -93,8 +93,10 @@ async def leader_loop_heartbeats_batches_and_instances(dut):
     t0 = await c.step(ctrl_write=1, ctrl_value=nctb.ENABLE | nctb.START_BIT)
     await nctb.cycles(dut.clock, 3 * LOOP)
     dut.fifo_len.value = 6  # six queued requests: batch_max 4 per send
+    dut.fifo_nz.value = 1  # the FIFO's registered len != 0
     await nctb.cycles(dut.clock, 2 * LOOP)
     dut.fifo_len.value = 0
+    dut.fifo_nz.value = 0
     await nctb.cycles(dut.clock, 2 * LOOP)
     s = c.events("send")
     assert s[0]["cycle"] == t0 and s[0]["kind"] == nf.START and s[0]["instance"] == 1
@@ -154,9 +156,11 @@ async def requests_queue_drop_oversize_and_not_leader(dut):
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
     assert len(c.events("fifo_push")) == 1
     dut.fifo_len.value = 2  # full
+    dut.fifo_nz.value = 1
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
     assert len(c.events("fifo_push")) == 1 and [e["dropped"] for e in c.log if e["dropped"]] == [1]
     dut.fifo_len.value = 0
+    dut.fifo_nz.value = 0
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=129)  # beyond the 128-byte entries
     assert len(c.events("ev_oversize")) == 1 and len(c.events("fifo_push")) == 1
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=128)  # the longest an entry holds

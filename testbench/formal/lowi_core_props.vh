@@ -24,6 +24,8 @@ always @(*) begin
     assume(node_id < node_count);
     assume(loop_period >= 32'd1);
     assume(min_gap <= loop_period);
+    // egress_fifo's nz is its length's `!= 0`, registered beside it
+    assume(fifo_nz == (fifo_len != 13'd0));
     // csr passes a CTRL write on only with a value the core can take: no undefined bit, JOIN
     // only with ENABLE (lowi_core's `ctrl_write` contract).
     assume(!ctrl_write || (ctrl_value[31:5] == 27'd0 && (!ctrl_value[1] || ctrl_value[0])));
@@ -59,6 +61,12 @@ always @(posedge clock) begin
     end
     f_was_faulted <= (r_state$q == s_faulted);
     f_disable_write <= ctrl_write && (!ctrl_value[0] || ctrl_value[1]);
+end
+
+always @(*) begin
+    // csr passes a CTRL write on a cycle after its bus cycle, with node_id as it was then
+    // (r_id0 keeps node_id == 0 beside it): never in the first cycle.
+    assume(!ctrl_write || f_past);
 end
 
 // Each property group is proved separately (run.sh defines one of P1, P2, P3 per proof).
@@ -118,6 +126,10 @@ always @(*) begin
                       || (r_state$q == s_joining && r_synced$q)));
     assert(r_fol$q == (r_state$q == s_active && !r_lead$q));
     assert(r_led$q == (r_state$q == s_active && r_lead$q));
+    assert(r_arm$q == (r_state$q == s_armed));
+    assert(r_dis$q == (r_state$q == s_disabled));
+    if (f_past)
+        assert(r_id0$q == (node_id == 8'd0));
     assert(r_epoch1$q == r_epoch$q + 32'd1);
     assert(r_emax$q == (r_epoch$q == 32'hffffffff));
     assert(r_lins2$q == r_lins1$q + 64'd1);
