@@ -399,15 +399,6 @@ block! {
         d3: Signal<Local, Bits<32>>,
         a_neg: Signal<Local, Bit>,
         a_zero: Signal<Local, Bit>,
-        /// `in_seq == next[t]` for every tree, and `in_seq` is 0: the zero tests of the
-        /// differences as equality comparisons beside the subtractions (not behind their
-        /// carry chains), which give only the sign.
-        z0: Signal<Local, Bit>,
-        z1: Signal<Local, Bit>,
-        z2: Signal<Local, Bit>,
-        z3: Signal<Local, Bit>,
-        s_zero: Signal<Local, Bit>,
-        d_zero: Signal<Local, Bit>,
         b_neg: Signal<Local, Bit>,
         b_zero: Signal<Local, Bit>,
         dc1: Signal<Local, Bits<32>>,
@@ -419,9 +410,6 @@ block! {
         dx3: Signal<Local, Bits<32>>,
         c0_32: Constant<Bits<32>> = k(0),
         c1_32: Constant<Bits<32>> = k(1),
-        /// A difference at or above 2^31 is negative (its sign bit; compared whole, so every
-        /// bit of the difference is read).
-        c_half: Constant<Bits<32>> = k(1 << 31),
         c_last: Constant<Bits<16>> = k((1 << A) - 1),
         c1_3: Constant<Bits<3>> = k(1),
         tree0: Constant<Bits<2>> = k(0),
@@ -454,22 +442,18 @@ impl<const A: usize> Logic for RxPre<A> {
         self.d1.next = self.in_seq.val() - self.q_next1.val();
         self.d2.next = self.in_seq.val() - self.q_next2.val();
         self.d3.next = self.in_seq.val() - self.q_next3.val();
-        self.z0.next = self.in_seq.val() == self.q_next0.val();
-        self.z1.next = self.in_seq.val() == self.q_next1.val();
-        self.z2.next = self.in_seq.val() == self.q_next2.val();
-        self.z3.next = self.in_seq.val() == self.q_next3.val();
         if self.in_tree.val() == self.tree0.val() {
-            self.a_neg.next = (self.d0.val() >= self.c_half.val());
-            self.a_zero.next = self.z0.val();
+            self.a_neg.next = self.d0.val().get_bit(31);
+            self.a_zero.next = !self.d0.val().any();
         } else if self.in_tree.val() == self.tree1.val() {
-            self.a_neg.next = (self.d1.val() >= self.c_half.val());
-            self.a_zero.next = self.z1.val();
+            self.a_neg.next = self.d1.val().get_bit(31);
+            self.a_zero.next = !self.d1.val().any();
         } else if self.in_tree.val() == self.tree2.val() {
-            self.a_neg.next = (self.d2.val() >= self.c_half.val());
-            self.a_zero.next = self.z2.val();
+            self.a_neg.next = self.d2.val().get_bit(31);
+            self.a_zero.next = !self.d2.val().any();
         } else {
-            self.a_neg.next = (self.d3.val() >= self.c_half.val());
-            self.a_zero.next = self.z3.val();
+            self.a_neg.next = self.d3.val().get_bit(31);
+            self.a_zero.next = !self.d3.val().any();
         }
         // Whether the message at `base` (or `base + 1`) is then done: every tree's `next` is
         // past it, which for a tree's `next` here is `next != base` (trees deliver in order).
@@ -602,8 +586,8 @@ impl<const A: usize> Logic for RxPre<A> {
         self.v_a.done.next = self.dn_a.done.val();
         // (b) The copy's tree is the copy before's: it owes `e_seq + 1` (as in (c1)).
         if self.same.val() {
-            self.b_neg.next = (self.dc1.val() >= self.c_half.val());
-            self.b_zero.next = self.p_c1.val();
+            self.b_neg.next = self.dc1.val().get_bit(31);
+            self.b_zero.next = !self.dc1.val().any();
         } else {
             self.b_neg.next = self.a_neg.val();
             self.b_zero.next = self.a_zero.val();
@@ -624,30 +608,23 @@ impl<const A: usize> Logic for RxPre<A> {
         }
         self.v_b.done.next = self.dn_b.done.val();
         self.v_bd.done.next = self.dn_bd.done.val();
-        self.v_c1.neg.next = (self.dc1.val() >= self.c_half.val());
-        self.v_c1.zero.next = self.p_c1.val();
+        self.v_c1.neg.next = self.dc1.val().get_bit(31);
+        self.v_c1.zero.next = !self.dc1.val().any();
         self.v_c1.p.next = self.p_c1.val();
         self.v_c1.full.next = false;
         self.v_c1.done.next = self.dn_c1.done.val();
-        self.v_c2.neg.next = (self.dc2.val() >= self.c_half.val());
-        self.v_c2.zero.next = self.p_c2.val();
+        self.v_c2.neg.next = self.dc2.val().get_bit(31);
+        self.v_c2.zero.next = !self.dc2.val().any();
         self.v_c2.p.next = self.p_c2.val();
         self.v_c2.full.next = false;
         self.v_c2.done.next = self.dn_c2.done.val();
-        // `dd` is 0: `in_seq` is 1 on the copy before's tree, else 0.
-        self.s_zero.next = !self.in_seq.val().any();
-        if self.same.val() {
-            self.d_zero.next = self.p_d.val();
-        } else {
-            self.d_zero.next = self.s_zero.val();
-        }
-        self.v_df.neg.next = (self.dd.val() >= self.c_half.val());
-        self.v_df.zero.next = self.d_zero.val();
+        self.v_df.neg.next = self.dd.val().get_bit(31);
+        self.v_df.zero.next = !self.dd.val().any();
         self.v_df.p.next = self.p_d.val();
         self.v_df.full.next = false;
         self.v_df.done.next = self.dn_df.done.val();
-        self.v_dd.neg.next = (self.dd.val() >= self.c_half.val());
-        self.v_dd.zero.next = self.d_zero.val();
+        self.v_dd.neg.next = self.dd.val().get_bit(31);
+        self.v_dd.zero.next = !self.dd.val().any();
         self.v_dd.p.next = self.p_d.val();
         self.v_dd.full.next = false;
         self.v_dd.done.next = self.dn_dd.done.val();

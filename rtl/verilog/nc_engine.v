@@ -20638,7 +20638,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     // Constant declarations
     localparam  c0_32 = 32'h0;
     localparam  c1_32 = 32'h1;
-    localparam  c_half = 32'h80000000;
     localparam  c_last = 16'h3ff;
     localparam  c1_3 = 3'b1;
     localparam  tree0 = 2'b0;
@@ -20772,12 +20771,6 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
     reg  [31:0] d3;
     reg  a_neg;
     reg  a_zero;
-    reg  z0;
-    reg  z1;
-    reg  z2;
-    reg  z3;
-    reg  s_zero;
-    reg  d_zero;
     reg  b_neg;
     reg  b_zero;
     reg  [31:0] dc1;
@@ -20928,25 +20921,21 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         d1 = in_seq - q_next1;
         d2 = in_seq - q_next2;
         d3 = in_seq - q_next3;
-        z0 = in_seq == q_next0;
-        z1 = in_seq == q_next1;
-        z2 = in_seq == q_next2;
-        z3 = in_seq == q_next3;
         if (in_tree == tree0) begin
-            a_neg = (d0 >= c_half);
-            a_zero = z0;
+            a_neg = d0[32'h1f];
+            a_zero = ~|d0;
         end
         else if (in_tree == tree1) begin
-            a_neg = (d1 >= c_half);
-            a_zero = z1;
+            a_neg = d1[32'h1f];
+            a_zero = ~|d1;
         end
         else if (in_tree == tree2) begin
-            a_neg = (d2 >= c_half);
-            a_zero = z2;
+            a_neg = d2[32'h1f];
+            a_zero = ~|d2;
         end
         else begin
-            a_neg = (d3 >= c_half);
-            a_zero = z3;
+            a_neg = d3[32'h1f];
+            a_zero = ~|d3;
         end
         qa0 = q_next0 != q_base;
         qa1 = q_next1 != q_base;
@@ -21073,8 +21062,8 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         v_a$full = q_full;
         v_a$done = dn_a$done;
         if (same) begin
-            b_neg = (dc1 >= c_half);
-            b_zero = p_c1;
+            b_neg = dc1[32'h1f];
+            b_zero = ~|dc1;
         end
         else begin
             b_neg = a_neg;
@@ -21095,30 +21084,23 @@ module nc_engine$core$rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push
         end
         v_b$done = dn_b$done;
         v_bd$done = dn_bd$done;
-        v_c1$neg = (dc1 >= c_half);
-        v_c1$zero = p_c1;
+        v_c1$neg = dc1[32'h1f];
+        v_c1$zero = ~|dc1;
         v_c1$p = p_c1;
         v_c1$full = 1'b0;
         v_c1$done = dn_c1$done;
-        v_c2$neg = (dc2 >= c_half);
-        v_c2$zero = p_c2;
+        v_c2$neg = dc2[32'h1f];
+        v_c2$zero = ~|dc2;
         v_c2$p = p_c2;
         v_c2$full = 1'b0;
         v_c2$done = dn_c2$done;
-        s_zero = ~|in_seq;
-        if (same) begin
-            d_zero = p_d;
-        end
-        else begin
-            d_zero = s_zero;
-        end
-        v_df$neg = (dd >= c_half);
-        v_df$zero = d_zero;
+        v_df$neg = dd[32'h1f];
+        v_df$zero = ~|dd;
         v_df$p = p_d;
         v_df$full = 1'b0;
         v_df$done = dn_df$done;
-        v_dd$neg = (dd >= c_half);
-        v_dd$zero = d_zero;
+        v_dd$neg = dd[32'h1f];
+        v_dd$zero = ~|dd;
         v_dd$p = p_d;
         v_dd$full = 1'b0;
         v_dd$done = dn_dd$done;
