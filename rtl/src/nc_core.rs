@@ -186,8 +186,20 @@ block! {
         st_inst: DFF<Bits<64>>,
         st_cnt: DFF<Bits<8>>,
         /// `ok_idx + 1 == rec_cnt0`, kept beside them (from their next values): the entry the
-        /// FIFO hands out now is the last of the oldest batch.
+        /// FIFO hands out now is the last of the oldest batch. Its next value is compared for
+        /// every pair of next index and next count beside the registers (`e_*`), and the pop,
+        /// the FIFO's valid and the staged batch only pick.
         r_last: DFF<Bit>,
+        i1: Signal<Local, Bits<8>>,
+        i2: Signal<Local, Bits<8>>,
+        e_a0: Signal<Local, Bit>,
+        e_as: Signal<Local, Bit>,
+        e_b0: Signal<Local, Bit>,
+        e_bs: Signal<Local, Bit>,
+        e_c1: Signal<Local, Bit>,
+        e_cs: Signal<Local, Bit>,
+        st_first: Signal<Local, Bit>,
+        st_second: Signal<Local, Bit>,
         n_idx: Signal<Local, Bits<8>>,
         n_cnt0: Signal<Local, Bits<8>>,
         pop: Signal<Local, Bit>,
@@ -197,6 +209,7 @@ block! {
         k2_3: Constant<Bits<3>> = Constant::new(2.into()),
         k0_8: Constant<Bits<8>> = Constant::new(0.into()),
         k1_8: Constant<Bits<8>> = Constant::new(1.into()),
+        k2_8: Constant<Bits<8>> = Constant::new(2.into()),
     }
 }
 
@@ -385,12 +398,14 @@ impl<const P: usize> Logic for NcCore<P> {
         // OK replies: the taken entries stream out of the FIFO in order; each belongs to the
         // oldest batch record, whose count says when to move on to the next.
         self.pop.next = self.fifo.out_valid.val() && self.r_last.q.val();
+        self.i1.next = self.ok_idx.q.val() + self.k1_8.val();
+        self.i2.next = self.ok_idx.q.val() + self.k2_8.val();
         self.n_idx.next = self.ok_idx.q.val();
         if self.fifo.out_valid.val() {
             if self.pop.val() {
                 self.n_idx.next = self.k0_8.val();
             } else {
-                self.n_idx.next = self.ok_idx.q.val() + self.k1_8.val();
+                self.n_idx.next = self.i1.val();
             }
         }
         self.ok_idx.d.next = self.n_idx.val();
@@ -428,7 +443,34 @@ impl<const P: usize> Logic for NcCore<P> {
             self.rec_n.d.next = self.slot.val();
         }
         self.rec_cnt0.d.next = self.n_cnt0.val();
-        self.r_last.d.next = (self.n_idx.val() + self.k1_8.val()) == self.n_cnt0.val();
+        // `n_idx + 1 == n_cnt0`: the index after a pop is 0, after another entry `ok_idx + 1`,
+        // else `ok_idx`; the count is the staged batch's when it lands in slot 0 (`rec_n` 1
+        // with a pop, 0 without), else `rec_cnt1` after a pop, else `rec_cnt0`.
+        self.e_a0.next = self.i1.val() == self.rec_cnt0.q.val();
+        self.e_as.next = self.i1.val() == self.st_cnt.q.val();
+        self.e_b0.next = self.i2.val() == self.rec_cnt0.q.val();
+        self.e_bs.next = self.i2.val() == self.st_cnt.q.val();
+        self.e_c1.next = self.rec_cnt1.q.val() == self.k1_8.val();
+        self.e_cs.next = self.st_cnt.q.val() == self.k1_8.val();
+        self.st_first.next = self.st_v.q.val() && (self.rec_n.q.val() == self.k0_3.val());
+        self.st_second.next = self.st_v.q.val() && (self.rec_n.q.val() == self.k1_3.val());
+        if self.pop.val() {
+            if self.st_second.val() {
+                self.r_last.d.next = self.e_cs.val();
+            } else {
+                self.r_last.d.next = self.e_c1.val();
+            }
+        } else if self.fifo.out_valid.val() {
+            if self.st_first.val() {
+                self.r_last.d.next = self.e_bs.val();
+            } else {
+                self.r_last.d.next = self.e_b0.val();
+            }
+        } else if self.st_first.val() {
+            self.r_last.d.next = self.e_as.val();
+        } else {
+            self.r_last.d.next = self.e_a0.val();
+        }
         self.ok_valid.next = self.fifo.out_valid.val();
         self.ok_client.next = self.fifo.out_client.val();
         self.ok_seq.next = self.fifo.out_seq.val();

@@ -2565,6 +2565,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     localparam  k2_3 = 3'b10;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
+    localparam  k2_8 = 8'h2;
     
     // Stub signals
     reg  core$clock;
@@ -2821,6 +2822,16 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  r_last$clock;
     
     // Local signals
+    reg  [7:0] i1;
+    reg  [7:0] i2;
+    reg  e_a0;
+    reg  e_as;
+    reg  e_b0;
+    reg  e_bs;
+    reg  e_c1;
+    reg  e_cs;
+    reg  st_first;
+    reg  st_second;
     reg  [7:0] n_idx;
     reg  [7:0] n_cnt0;
     reg  pop;
@@ -3315,13 +3326,15 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         fifo$push_ip = cl_ip;
         fifo$push_port = cl_port;
         pop = fifo$out_valid && r_last$q;
+        i1 = ok_idx$q + k1_8;
+        i2 = ok_idx$q + k2_8;
         n_idx = ok_idx$q;
         if (fifo$out_valid) begin
             if (pop) begin
                 n_idx = k0_8;
             end
             else begin
-                n_idx = ok_idx$q + k1_8;
+                n_idx = i1;
             end
         end
         ok_idx$d = n_idx;
@@ -3364,7 +3377,36 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
             rec_n$d = slot;
         end
         rec_cnt0$d = n_cnt0;
-        r_last$d = (n_idx + k1_8) == n_cnt0;
+        e_a0 = i1 == rec_cnt0$q;
+        e_as = i1 == st_cnt$q;
+        e_b0 = i2 == rec_cnt0$q;
+        e_bs = i2 == st_cnt$q;
+        e_c1 = rec_cnt1$q == k1_8;
+        e_cs = st_cnt$q == k1_8;
+        st_first = st_v$q && (rec_n$q == k0_3);
+        st_second = st_v$q && (rec_n$q == k1_3);
+        if (pop) begin
+            if (st_second) begin
+                r_last$d = e_cs;
+            end
+            else begin
+                r_last$d = e_c1;
+            end
+        end
+        else if (fifo$out_valid) begin
+            if (st_first) begin
+                r_last$d = e_bs;
+            end
+            else begin
+                r_last$d = e_b0;
+            end
+        end
+        else if (st_first) begin
+            r_last$d = e_as;
+        end
+        else begin
+            r_last$d = e_a0;
+        end
         ok_valid = fifo$out_valid;
         ok_client = fifo$out_client;
         ok_seq = fifo$out_seq;
