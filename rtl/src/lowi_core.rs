@@ -473,10 +473,16 @@ block! {
         /// before every CTRL write: `csr` takes configuration writes only while Disabled and
         /// passes a CTRL write on a cycle after its bus cycle.
         r_arm: DFF<Bit>,
+        /// Joining (the CTRL verdict and the copy's listen test read it).
+        r_jn: DFF<Bit>,
         r_dis: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_id0: DFFWithInit<Bit> = DFFWithInit::new(true),
         /// The next values of `r_state`, `r_synced` and `r_lead` (the decodes above read them).
         n_state: Signal<Local, Bits<STATE_BITS>>,
+        /// Active, Joining, Armed after the tick (`p_state`), from the decodes.
+        p_act: Signal<Local, Bit>,
+        p_jn: Signal<Local, Bit>,
+        p_arm: Signal<Local, Bit>,
         n_synced: Signal<Local, Bit>,
         n_lead: Signal<Local, Bit>,
         // tick phase
@@ -765,6 +771,7 @@ impl Logic for LowiCore {
             r_fol,
             r_led,
             r_arm,
+            r_jn,
             r_dis,
             r_id0,
             r_bd,
@@ -1000,15 +1007,14 @@ impl Logic for LowiCore {
         // the tick, which only picks (no state decode behind the tick's decisions).
         self.c_may_start.next = self.c_en.val()
             && !self.c_join.val()
-            && !self.node_id.val().any()
-            && ((self.r_state.q.val() == self.s_armed.val())
-                || (self.r_state.q.val() == self.s_disabled.val()));
+            && self.r_id0.q.val()
+            && (self.r_arm.q.val() || self.r_dis.q.val());
         // ACTIVATE: a joining node that locked onto the stream, decided an instance and took the
         // members' timeout (a TIMEOUT write while joining); JOIN needs ENABLE. A refused write
         // changes nothing.
         self.c_may_act.next = self.c_en.val()
             && self.c_join.val()
-            && (self.r_state.q.val() == self.s_joining.val())
+            && self.r_jn.q.val()
             && self.r_synced.q.val()
             && !self.r_lins_none.q.val()
             && (self.r_tmo_member.q.val() || self.timeout_written.val());
@@ -1018,14 +1024,11 @@ impl Logic for LowiCore {
         // The mode changes unless it is the current one: ENABLE|JOIN while Joining, ENABLE while
         // Armed / Active / Faulted, 0 while Disabled.
         self.c_mode_r.next = self.c_ok_r.val()
-            && ((self.c_en.val()
-                && self.c_join.val()
-                && (self.r_state.q.val() != self.s_joining.val()))
+            && ((self.c_en.val() && self.c_join.val() && !self.r_jn.q.val())
                 || (self.c_en.val()
                     && !self.c_join.val()
-                    && ((self.r_state.q.val() == self.s_disabled.val())
-                        || (self.r_state.q.val() == self.s_joining.val())))
-                || (!self.c_en.val() && (self.r_state.q.val() != self.s_disabled.val())));
+                    && (self.r_dis.q.val() || self.r_jn.q.val()))
+                || (!self.c_en.val() && !self.r_dis.q.val()));
         // Faulted: no START (only Armed or Disabled start), no ACTIVATE (only Joining); the mode
         // changes on ENABLE|JOIN and on 0, not on ENABLE alone.
         self.c_ok_f.next =
@@ -1058,12 +1061,16 @@ impl Logic for LowiCore {
         // (Judged in the cycle the copy came: its class and sender, its tree against its port.)
         self.r_decide.next = self.g_decide.q.val();
         self.r_port_ok.next = self.g_port_ok.q.val();
-        self.r_listen.next = (self.p_state.val() == self.s_active.val())
-            || (self.p_state.val() == self.s_joining.val())
-            || ((self.p_state.val() == self.s_armed.val())
+        // The state after the tick, from the decodes: a fault leaves none of these.
+        self.p_act.next = !self.t_fault.val() && (self.r_fol.q.val() || self.r_led.q.val());
+        self.p_jn.next = !self.t_fault.val() && self.r_jn.q.val();
+        self.p_arm.next = !self.t_fault.val() && self.r_arm.q.val();
+        self.r_listen.next = self.p_act.val()
+            || self.p_jn.val()
+            || (self.p_arm.val()
                 && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.p_in_flight.val()));
         // A joining node before its lock-on only watches the trees (`j_go`, below).
-        self.j_joining.next = self.p_state.val() == self.s_joining.val();
+        self.j_joining.next = self.p_jn.val();
         self.j_syncing.next = self.j_joining.val() && !self.r_synced.q.val();
         self.r_go.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
@@ -1216,7 +1223,7 @@ impl Logic for LowiCore {
             || (self.r_copy.val()
                 && ((self.r_out.val() == self.k_o_first.val())
                     || (self.r_out.val() == self.k_o_more.val())));
-        self.r_armed.next = self.p_state.val() == self.s_armed.val();
+        self.r_armed.next = self.p_arm.val();
         self.r_start_kind.next = self.i_rx_kind.q.val() == self.k_start.val();
         self.r_value_kind.next = (self.i_rx_kind.q.val() == self.k_batch.val())
             || (self.i_rx_kind.q.val() == self.k_config.val());
@@ -1349,8 +1356,7 @@ impl Logic for LowiCore {
         self.viol_stale.next = self.r_stale.val();
         self.viol_deposed.next = self.r_higher.val() && self.p_is_leader.val();
         self.nl_reply.next = self.q_req.val() && !self.p_is_leader.val();
-        if ((self.p_state.val() == self.s_active.val())
-            || (self.j_joining.val() && self.r_synced.q.val()))
+        if (self.p_act.val() || (self.j_joining.val() && self.r_synced.q.val()))
             && (self.p_leader.val() != self.node_id.val())
         {
             self.nl_leader.next = self.p_leader.val();
@@ -1363,11 +1369,13 @@ impl Logic for LowiCore {
             && !self.q_oversize.val()
             && self.q_room.val();
         self.fifo_clear_tick.next = self.t_fault.val() || self.t_new_epoch.val();
+        // A CTRL mode change clears; with a fault in the tick the FIFO is cleared anyway, so
+        // the verdict against the registered state (`c_mode_r`) does, without the tick's pick.
         self.fifo_clear.next = self.t_fault.val()
             || self.t_new_epoch.val()
             || self.r_adopt.val()
             || self.r_any_fault.val()
-            || self.c_mode.val();
+            || self.c_mode_r.val();
 
         // counters
         self.clear_counters.next = self.c_clear.val();
@@ -1591,6 +1599,7 @@ impl Logic for LowiCore {
         self.r_fol.d.next = (self.n_state.val() == self.s_active.val()) && !self.n_lead.val();
         self.r_led.d.next = (self.n_state.val() == self.s_active.val()) && self.n_lead.val();
         self.r_arm.d.next = self.n_state.val() == self.s_armed.val();
+        self.r_jn.d.next = self.n_state.val() == self.s_joining.val();
         self.r_dis.d.next = self.n_state.val() == self.s_disabled.val();
         self.r_id0.d.next = !self.node_id.val().any();
 

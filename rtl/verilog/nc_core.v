@@ -1310,6 +1310,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_arm$d;
     wire  r_arm$q;
     reg  r_arm$clock;
+    reg  r_jn$d;
+    wire  r_jn$q;
+    reg  r_jn$clock;
     reg  r_dis$d;
     wire  r_dis$q;
     reg  r_dis$clock;
@@ -1458,6 +1461,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] s_inc;
     reg  s_max;
     reg  [2:0] n_state;
+    reg  p_act;
+    reg  p_jn;
+    reg  p_arm;
     reg  n_synced;
     reg  n_lead;
     reg  t_expire;
@@ -1828,6 +1834,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_arm$q),
         .clock(r_arm$clock)
     );
+    nc_core$core$r_jn r_jn(
+        .d(r_jn$d),
+        .q(r_jn$q),
+        .clock(r_jn$clock)
+    );
     nc_core$core$r_dis r_dis(
         .d(r_dis$d),
         .q(r_dis$q),
@@ -2040,6 +2051,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_fol$clock = clock;
         r_led$clock = clock;
         r_arm$clock = clock;
+        r_jn$clock = clock;
         r_dis$clock = clock;
         r_id0$clock = clock;
         r_bd$clock = clock;
@@ -2115,6 +2127,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_fol$d = r_fol$q;
         r_led$d = r_led$q;
         r_arm$d = r_arm$q;
+        r_jn$d = r_jn$q;
         r_dis$d = r_dis$q;
         r_id0$d = r_id0$q;
         r_bd$d = r_bd$q;
@@ -2321,10 +2334,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_start_bit = |(ctrl_value & k_ctrl_start);
         c_activate = |(ctrl_value & k_ctrl_activate);
         c_clear_bit = |(ctrl_value & k_ctrl_clear);
-        c_may_start = c_en && ~c_join && ~|node_id && ((r_state$q == s_armed) || (r_state$q == s_disabled));
-        c_may_act = c_en && c_join && (r_state$q == s_joining) && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
+        c_may_start = c_en && ~c_join && r_id0$q && (r_arm$q || r_dis$q);
+        c_may_act = c_en && c_join && r_jn$q && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
         c_ok_r = ctrl_write && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
-        c_mode_r = c_ok_r && ((c_en && c_join && (r_state$q != s_joining)) || (c_en && ~c_join && ((r_state$q == s_disabled) || (r_state$q == s_joining))) || (~c_en && (r_state$q != s_disabled)));
+        c_mode_r = c_ok_r && ((c_en && c_join && ~r_jn$q) || (c_en && ~c_join && (r_dis$q || r_jn$q)) || (~c_en && ~r_dis$q));
         c_ok_f = ctrl_write && ~c_start_bit && ~c_activate;
         c_mode_f = c_ok_f && (c_join || ~c_en);
         if (t_fault) begin
@@ -2341,8 +2354,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_act_now = c_act && (r_since_rx$q < timeout);
         r_decide = g_decide$q;
         r_port_ok = g_port_ok$q;
-        r_listen = (p_state == s_active) || (p_state == s_joining) || ((p_state == s_armed) && ((i_rx_kind$q == k_start) || p_in_flight));
-        j_joining = p_state == s_joining;
+        p_act = ~t_fault && (r_fol$q || r_led$q);
+        p_jn = ~t_fault && r_jn$q;
+        p_arm = ~t_fault && r_arm$q;
+        r_listen = p_act || p_jn || (p_arm && ((i_rx_kind$q == k_start) || p_in_flight));
+        j_joining = p_jn;
         j_syncing = j_joining && ~r_synced$q;
         r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
         j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
@@ -2473,7 +2489,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_seq_fault = r_copy && ((r_out == k_o_gap) || (r_out == k_o_too_many));
         r_complete = r_copy && (r_out == k_o_deliver);
         r_accept = r_complete || (r_copy && ((r_out == k_o_first) || (r_out == k_o_more)));
-        r_armed = p_state == s_armed;
+        r_armed = p_arm;
         r_start_kind = i_rx_kind$q == k_start;
         r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
         r_bad_start = r_complete && r_armed && r_start_kind && (g_i_zero$q || g_i_max$q);
@@ -2578,7 +2594,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         viol_stale = r_stale;
         viol_deposed = r_higher && p_is_leader;
         nl_reply = q_req && ~p_is_leader;
-        if (((p_state == s_active) || (j_joining && r_synced$q)) && (p_leader != node_id)) begin
+        if ((p_act || (j_joining && r_synced$q)) && (p_leader != node_id)) begin
             nl_leader = p_leader;
         end
         else begin
@@ -2587,7 +2603,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
         fifo_clear_tick = t_fault || t_new_epoch;
-        fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode;
+        fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode_r;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
         tick_timeout = t_timeout;
@@ -2768,6 +2784,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_fol$d = (n_state == s_active) && ~n_lead;
         r_led$d = (n_state == s_active) && n_lead;
         r_arm$d = n_state == s_armed;
+        r_jn$d = n_state == s_joining;
         r_dis$d = n_state == s_disabled;
         r_id0$d = ~|node_id;
         if (t_new_epoch) begin
@@ -4598,6 +4615,25 @@ module nc_core$core$r_id0$dff(d,q,clock);
     end
           
 endmodule // nc_core$core$r_id0$dff
+
+
+module nc_core$core$r_jn(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_jn
 
 
 module nc_core$core$r_lead(d,q,clock);

@@ -127,6 +127,7 @@ always @(*) begin
     assert(r_fol$q == (r_state$q == s_active && !r_lead$q));
     assert(r_led$q == (r_state$q == s_active && r_lead$q));
     assert(r_arm$q == (r_state$q == s_armed));
+    assert(r_jn$q == (r_state$q == s_joining));
     assert(r_dis$q == (r_state$q == s_disabled));
     if (f_past)
         assert(r_id0$q == (node_id == 8'd0));
