@@ -483,6 +483,13 @@ block! {
         p_act: Signal<Local, Bit>,
         p_jn: Signal<Local, Bit>,
         p_arm: Signal<Local, Bit>,
+        /// The next state's decodes, from the events (see the end of `update`).
+        d_go: Signal<Local, Bit>,
+        d_keep: Signal<Local, Bit>,
+        d_act: Signal<Local, Bit>,
+        d_arm: Signal<Local, Bit>,
+        d_jn: Signal<Local, Bit>,
+        d_dis: Signal<Local, Bit>,
         n_synced: Signal<Local, Bit>,
         n_lead: Signal<Local, Bit>,
         // tick phase
@@ -1593,14 +1600,32 @@ impl Logic for LowiCore {
         self.r_state.d.next = self.n_state.val();
         self.r_synced.d.next = self.n_synced.val();
         self.r_lead.d.next = self.n_lead.val();
-        self.r_on.d.next = (self.n_state.val() == self.s_armed.val())
-            || (self.n_state.val() == self.s_active.val())
-            || ((self.n_state.val() == self.s_joining.val()) && self.n_synced.val());
-        self.r_fol.d.next = (self.n_state.val() == self.s_active.val()) && !self.n_lead.val();
-        self.r_led.d.next = (self.n_state.val() == self.s_active.val()) && self.n_lead.val();
-        self.r_arm.d.next = self.n_state.val() == self.s_armed.val();
-        self.r_jn.d.next = self.n_state.val() == self.s_joining.val();
-        self.r_dis.d.next = self.n_state.val() == self.s_disabled.val();
+        // The decodes from the events themselves, beside `n_state`'s chain (not behind it):
+        // a fault ends Faulted; a start, an activation or a START makes Active (`d_go`); a
+        // mode change Joining / Armed / Disabled; else the state after the tick.
+        self.d_go.next = self.r_start_ok.val()
+            || self.j_act_rx.val()
+            || self.c_start.val()
+            || (self.c_act.val() && self.c_act_now.val());
+        self.d_keep.next = !self.r_any_fault.val() && !self.d_go.val();
+        self.d_act.next = !self.r_any_fault.val()
+            && (self.d_go.val() || (!self.c_mode.val() && self.p_act.val()));
+        if self.c_mode.val() {
+            self.d_arm.next = self.d_keep.val() && self.c_en.val() && !self.c_join.val();
+            self.d_jn.next = self.d_keep.val() && self.c_en.val() && self.c_join.val();
+            self.d_dis.next = self.d_keep.val() && !self.c_en.val();
+        } else {
+            self.d_arm.next = self.d_keep.val() && self.p_arm.val();
+            self.d_jn.next = self.d_keep.val() && self.p_jn.val();
+            self.d_dis.next = self.d_keep.val() && self.r_dis.q.val();
+        }
+        self.r_on.d.next =
+            self.d_arm.val() || self.d_act.val() || (self.d_jn.val() && self.n_synced.val());
+        self.r_fol.d.next = self.d_act.val() && !self.n_lead.val();
+        self.r_led.d.next = self.d_act.val() && self.n_lead.val();
+        self.r_arm.d.next = self.d_arm.val();
+        self.r_jn.d.next = self.d_jn.val();
+        self.r_dis.d.next = self.d_dis.val();
         self.r_id0.d.next = !self.node_id.val().any();
 
         // The values kept beside r_lins and r_leader, from their next values.

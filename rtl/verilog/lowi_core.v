@@ -483,6 +483,12 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  p_act;
     reg  p_jn;
     reg  p_arm;
+    reg  d_go;
+    reg  d_keep;
+    reg  d_act;
+    reg  d_arm;
+    reg  d_jn;
+    reg  d_dis;
     reg  n_synced;
     reg  n_lead;
     reg  t_expire;
@@ -1799,12 +1805,25 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_state$d = n_state;
         r_synced$d = n_synced;
         r_lead$d = n_lead;
-        r_on$d = (n_state == s_armed) || (n_state == s_active) || ((n_state == s_joining) && n_synced);
-        r_fol$d = (n_state == s_active) && ~n_lead;
-        r_led$d = (n_state == s_active) && n_lead;
-        r_arm$d = n_state == s_armed;
-        r_jn$d = n_state == s_joining;
-        r_dis$d = n_state == s_disabled;
+        d_go = r_start_ok || j_act_rx || c_start || (c_act && c_act_now);
+        d_keep = ~r_any_fault && ~d_go;
+        d_act = ~r_any_fault && (d_go || (~c_mode && p_act));
+        if (c_mode) begin
+            d_arm = d_keep && c_en && ~c_join;
+            d_jn = d_keep && c_en && c_join;
+            d_dis = d_keep && ~c_en;
+        end
+        else begin
+            d_arm = d_keep && p_arm;
+            d_jn = d_keep && p_jn;
+            d_dis = d_keep && r_dis$q;
+        end
+        r_on$d = d_arm || d_act || (d_jn && n_synced);
+        r_fol$d = d_act && ~n_lead;
+        r_led$d = d_act && n_lead;
+        r_arm$d = d_arm;
+        r_jn$d = d_jn;
+        r_dis$d = d_dis;
         r_id0$d = ~|node_id;
         if (t_new_epoch) begin
             r_epoch1$d = z_b1;
