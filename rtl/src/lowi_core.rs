@@ -461,8 +461,9 @@ block! {
         r_tmo_member: DFF<Bit>,
         /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
         r_act_rx: DFF<Bit>,
-        /// Decodes of the state kept beside it (from the next values of `r_state`, `r_synced`
-        /// and `r_lead`), so the tick's decisions are one or two LUTs from registers: `r_on`
+        /// Decodes of the state kept beside it (their next values made from the events beside
+        /// `n_state`'s chain, at the end of `update`), so the tick's decisions are one or two
+        /// LUTs from registers: `r_on`
         /// the window runs (Armed, Active, or Joining locked on), `r_fol` Active and not
         /// leading, `r_led` Active and leading.
         r_on: DFF<Bit>,
@@ -477,7 +478,7 @@ block! {
         r_jn: DFF<Bit>,
         r_dis: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_id0: DFFWithInit<Bit> = DFFWithInit::new(true),
-        /// The next values of `r_state`, `r_synced` and `r_lead` (the decodes above read them).
+        /// The next values of `r_state`, `r_synced` and `r_lead`.
         n_state: Signal<Local, Bits<STATE_BITS>>,
         /// Active, Joining, Armed after the tick (`p_state`), from the decodes.
         p_act: Signal<Local, Bit>,
