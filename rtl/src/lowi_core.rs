@@ -462,7 +462,7 @@ block! {
         /// ACTIVATE came after a silence of a timeout: Active at the next accepted copy.
         r_act_rx: DFF<Bit>,
         /// Decodes of the state kept beside it (their next values made from the events beside
-        /// `n_state`'s chain, at the end of `update`), so the tick's decisions are one or two
+        /// `r_state`'s next-value chain, at the end of `update`), so the tick's decisions are one or two
         /// LUTs from registers: `r_on`
         /// the window runs (Armed, Active, or Joining locked on), `r_fol` Active and not
         /// leading, `r_led` Active and leading.
@@ -478,8 +478,7 @@ block! {
         r_jn: DFF<Bit>,
         r_dis: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_id0: DFFWithInit<Bit> = DFFWithInit::new(true),
-        /// The next values of `r_state`, `r_synced` and `r_lead`.
-        n_state: Signal<Local, Bits<STATE_BITS>>,
+        /// The next values of `r_synced` and `r_lead` (the decodes read them).
         /// Active, Joining, Armed after the tick (`p_state`), from the decodes.
         p_act: Signal<Local, Bit>,
         p_jn: Signal<Local, Bit>,
@@ -1050,16 +1049,14 @@ impl Logic for LowiCore {
             self.c_mode.next = self.c_mode_r.val();
         }
         self.c_clear.next = self.c_ok.val() && self.c_clear_bit.val();
-        // START (`c_ok && c_start_bit`, from the decodes): ENABLE without JOIN or ACTIVATE (an
-        // ACTIVATE is taken only while joining) on node 0, Disabled, or Armed with the stream
-        // alive (an Armed node whose window expires faults in this tick's).
+        // START (`c_ok && c_start_bit`, without the tick's pick): what `c_may_start` takes,
+        // without ACTIVATE (taken only while joining), and Armed only with the stream alive
+        // (an Armed node whose window expires faults in this tick's).
         self.c_start.next = self.ctrl_write.val()
             && self.c_start_bit.val()
-            && self.c_en.val()
-            && !self.c_join.val()
+            && self.c_may_start.val()
             && !self.c_activate.val()
-            && self.r_id0.q.val()
-            && (self.r_dis.q.val() || (self.r_arm.q.val() && !self.rx_expired.val()));
+            && (self.r_dis.q.val() || !self.rx_expired.val());
         // ACTIVATE: Active now if a copy came within the last timeout (the timeout counter is in
         // step with the members'), else at the next accepted copy.
         self.c_act.next = self.c_ok.val() && self.c_activate.val();
@@ -1435,7 +1432,7 @@ impl Logic for LowiCore {
         self.ev_oversize.next = self.q_req.val() && self.p_is_leader.val() && self.q_oversize.val();
 
         // ================= next state =================
-        self.n_state.next = self.p_state.val();
+        self.r_state.d.next = self.p_state.val();
         self.r_epoch.d.next = self.p_epoch.val();
         self.n_lead.next = self.p_lead.val();
         self.r_leader.d.next = self.p_leader.val();
@@ -1521,11 +1518,11 @@ impl Logic for LowiCore {
         self.r_act_rx.d.next = self.r_act_rx.q.val() && !self.j_act_rx.val();
         if self.c_mode.val() {
             if self.c_en.val() && self.c_join.val() {
-                self.n_state.next = self.s_joining.val();
+                self.r_state.d.next = self.s_joining.val();
             } else if self.c_en.val() {
-                self.n_state.next = self.s_armed.val();
+                self.r_state.d.next = self.s_armed.val();
             } else {
-                self.n_state.next = self.s_disabled.val();
+                self.r_state.d.next = self.s_disabled.val();
             }
             self.n_synced.next = false;
             self.r_lins_none.d.next = self.c_en.val() && self.c_join.val();
@@ -1543,13 +1540,13 @@ impl Logic for LowiCore {
         }
         if self.c_act.val() {
             if self.c_act_now.val() {
-                self.n_state.next = self.s_active.val();
+                self.r_state.d.next = self.s_active.val();
             } else {
                 self.r_act_rx.d.next = true;
             }
         }
         if self.c_start.val() {
-            self.n_state.next = self.s_active.val();
+            self.r_state.d.next = self.s_active.val();
             self.n_lead.next = true;
             if self.c_mode.val() {
                 self.r_send_seq.d.next = self.k1_32.val();
@@ -1590,18 +1587,17 @@ impl Logic for LowiCore {
             self.r_ge.d.next = self.timeout.val() <= self.k1_32.val();
         }
         if self.j_act_rx.val() {
-            self.n_state.next = self.s_active.val();
+            self.r_state.d.next = self.s_active.val();
         }
         if self.r_start_ok.val() {
-            self.n_state.next = self.s_active.val();
+            self.r_state.d.next = self.s_active.val();
         }
         if self.r_any_fault.val() {
-            self.n_state.next = self.s_faulted.val();
+            self.r_state.d.next = self.s_faulted.val();
         }
-        self.r_state.d.next = self.n_state.val();
         self.r_synced.d.next = self.n_synced.val();
         self.r_lead.d.next = self.n_lead.val();
-        // The decodes from the events themselves, beside `n_state`'s chain (not behind it):
+        // The decodes from the events themselves, beside `r_state`'s chain (not behind it):
         // a fault ends Faulted; a start, an activation or a START makes Active (`d_go`); a
         // mode change Joining / Armed / Disabled; else the state after the tick.
         self.d_go.next = self.r_start_ok.val()

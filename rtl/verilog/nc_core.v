@@ -1460,7 +1460,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  l_max;
     reg  [31:0] s_inc;
     reg  s_max;
-    reg  [2:0] n_state;
     reg  p_act;
     reg  p_jn;
     reg  p_arm;
@@ -2355,7 +2354,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             c_mode = c_mode_r;
         end
         c_clear = c_ok && c_clear_bit;
-        c_start = ctrl_write && c_start_bit && c_en && ~c_join && ~c_activate && r_id0$q && (r_dis$q || (r_arm$q && ~rx_expired));
+        c_start = ctrl_write && c_start_bit && c_may_start && ~c_activate && (r_dis$q || ~rx_expired);
         c_act = c_ok && c_activate;
         c_act_now = c_act && (r_since_rx$q < timeout);
         r_decide = g_decide$q;
@@ -2638,7 +2637,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ev_not_leader = nl_reply;
         ev_sent_hb = c_start;
         ev_oversize = q_req && p_is_leader && q_oversize;
-        n_state = p_state;
+        r_state$d = p_state;
         r_epoch$d = p_epoch;
         n_lead = p_lead;
         r_leader$d = p_leader;
@@ -2708,13 +2707,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_act_rx$d = r_act_rx$q && ~j_act_rx;
         if (c_mode) begin
             if (c_en && c_join) begin
-                n_state = s_joining;
+                r_state$d = s_joining;
             end
             else if (c_en) begin
-                n_state = s_armed;
+                r_state$d = s_armed;
             end
             else begin
-                n_state = s_disabled;
+                r_state$d = s_disabled;
             end
             n_synced = 1'b0;
             r_lins_none$d = c_en && c_join;
@@ -2732,14 +2731,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         if (c_act) begin
             if (c_act_now) begin
-                n_state = s_active;
+                r_state$d = s_active;
             end
             else begin
                 r_act_rx$d = 1'b1;
             end
         end
         if (c_start) begin
-            n_state = s_active;
+            r_state$d = s_active;
             n_lead = 1'b1;
             if (c_mode) begin
                 r_send_seq$d = k1_32;
@@ -2775,15 +2774,14 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_ge$d = timeout <= k1_32;
         end
         if (j_act_rx) begin
-            n_state = s_active;
+            r_state$d = s_active;
         end
         if (r_start_ok) begin
-            n_state = s_active;
+            r_state$d = s_active;
         end
         if (r_any_fault) begin
-            n_state = s_faulted;
+            r_state$d = s_faulted;
         end
-        r_state$d = n_state;
         r_synced$d = n_synced;
         r_lead$d = n_lead;
         d_go = r_start_ok || j_act_rx || c_start || (c_act && c_act_now);
