@@ -50,6 +50,11 @@ class Core:
                            dropped=int(d.ev_dropped.value))
                 self.log.append(hit)
 
+    def fifo(self, n):
+        """The FIFO's length as egress_fifo shows it: `fifo_len` and its registered `nz`."""
+        self.dut.fifo_len.value = n
+        self.dut.fifo_nz.value = int(n != 0)
+
     def events(self, name):
         return [e for e in self.log if e[name]]
 
@@ -92,11 +97,9 @@ async def leader_loop_heartbeats_batches_and_instances(dut):
     await c.enable()
     t0 = await c.step(ctrl_write=1, ctrl_value=nctb.ENABLE | nctb.START_BIT)
     await nctb.cycles(dut.clock, 3 * LOOP)
-    dut.fifo_len.value = 6  # six queued requests: batch_max 4 per send
-    dut.fifo_nz.value = 1  # the FIFO's registered len != 0
+    c.fifo(6)  # six queued requests: batch_max 4 per send
     await nctb.cycles(dut.clock, 2 * LOOP)
-    dut.fifo_len.value = 0
-    dut.fifo_nz.value = 0
+    c.fifo(0)
     await nctb.cycles(dut.clock, 2 * LOOP)
     s = c.events("send")
     assert s[0]["cycle"] == t0 and s[0]["kind"] == nf.START and s[0]["instance"] == 1
@@ -155,12 +158,10 @@ async def requests_queue_drop_oversize_and_not_leader(dut):
     await c.step(ctrl_write=1, ctrl_value=nctb.ENABLE | nctb.START_BIT)
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
     assert len(c.events("fifo_push")) == 1
-    dut.fifo_len.value = 2  # full
-    dut.fifo_nz.value = 1
+    c.fifo(2)  # full
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=3)
     assert len(c.events("fifo_push")) == 1 and [e["dropped"] for e in c.log if e["dropped"]] == [1]
-    dut.fifo_len.value = 0
-    dut.fifo_nz.value = 0
+    c.fifo(0)
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=129)  # beyond the 128-byte entries
     assert len(c.events("ev_oversize")) == 1 and len(c.events("fifo_push")) == 1
     await c.step(cl_valid=1, cl_class=nf.EXPECTED, cl_len=128)  # the longest an entry holds
