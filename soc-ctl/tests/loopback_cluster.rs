@@ -805,8 +805,8 @@ fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
     stop.store(true, Ordering::Relaxed);
     let r = client.join().unwrap().expect("load across the stall");
     assert!(r.decided > 0);
-    c.wait(Duration::from_secs(30), "node 2 back in", |c| {
-        c.status(2)["state"] == "Active"
+    c.wait(Duration::from_secs(30), "every node back in", |c| {
+        (0..3u8).all(|i| c.status(i)["state"] == "Active")
     });
     c.settle(&[0, 1, 2]);
     let st2 = c.status(2);
@@ -815,22 +815,47 @@ fn a_follower_whose_kernel_dropped_copies_rejoins_instead_of_leading() {
         "the stall was too short to overflow node 2's buffers: {st2}"
     );
     assert!(counter(&st2, "net_faults") > 0, "{st2}");
+    // What the test is about: node 2 never timed out into leadership from its holed log.
     assert_eq!(counter(&st2, "timeouts"), 0, "node 2 timed out: {st2}");
+    let leader = c.status(0)["leader"].as_u64().expect("node 0's leader");
     for i in 0..3u8 {
-        assert_eq!(c.status(i)["leader"], 0, "node {i}: {}", c.status(i));
+        assert_eq!(
+            c.status(i)["leader"].as_u64(),
+            Some(leader),
+            "node {i}: {}",
+            c.status(i)
+        );
     }
-    assert_eq!(counter(&c.status(0), "timeouts"), 0);
-    assert_eq!(counter(&c.status(1), "timeouts"), 0);
-    let log0 = c.log(0);
-    assert_eq!(c.log(1), log0);
-    // Node 2 rejoined: its log holds the leader's from where it joined on.
-    let log2 = c.log(2);
-    assert!(
-        log2.iter().all(|l| log0.contains(l)),
-        "node 2's log differs"
-    );
+    assert_ne!(leader, 2, "node 2 leads: {st2}");
+    let st0 = c.status(0);
+    if leader != 0 {
+        // The host ran node 0's loop later than its lease allows (a loaded CI machine): node 0
+        // stepped down safely and node 1 timed out into the next epoch. That is the protocol
+        // working, not this test's failure; anything else moving the leader is.
+        let late = st0["engine"]["late_tick_max_ns"].as_u64().unwrap_or(0);
+        let stops = st0["recovery"]["leader_stops"].as_u64().unwrap_or(0);
+        assert!(
+            late > 0 && stops > 0,
+            "node {leader} leads without a late tick at node 0 to explain it: {st0}"
+        );
+        println!("node 0 stepped down after a late tick of {late} ns; node {leader} leads");
+    } else {
+        assert_eq!(counter(&st0, "timeouts"), 0, "{st0}");
+        assert_eq!(counter(&c.status(1), "timeouts"), 0);
+        assert_eq!(c.log(1), c.log(0));
+    }
+    // Every node's log agrees with the leader's (a node that rejoined holds it from where it
+    // joined on).
+    let log_l = c.log(leader as u8);
+    for i in (0..3u8).filter(|&i| u64::from(i) != leader) {
+        let log = c.log(i);
+        assert!(
+            log.iter().all(|l| log_l.contains(l)),
+            "node {i}'s log differs from the leader's"
+        );
+    }
     // Every OK names the place its request holds in the leader's log.
-    let entries = entries_of(&c, 0);
+    let entries = entries_of(&c, leader as u8);
     let mut checked = 0;
     for ((inst, idx), (cl, sq)) in &r.oks {
         if let Some(reqs) = entries.get(inst) {
