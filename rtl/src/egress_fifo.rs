@@ -41,15 +41,12 @@ block! {
         pub take: Signal<In, Bits<13>>,
         /// A send takes `take` requests this cycle (late: the core's tick; it only selects).
         pub reserve: Signal<In, Bit>,
-        /// Drop every request not taken (after this cycle's `reserve`, before its `push`).
+        /// Drop every request not taken (before this cycle's `push`). Never with `reserve`
+        /// (the core's clears come from its tick, whose send then takes nothing, or from a
+        /// register, when it does not lead), so a request pushed with it goes to `res` itself:
+        /// no adder in front of the RAM's write address (`res + reserve` there was `nc_core`'s
+        /// longest path, from the tick's send decision).
         pub clear: Signal<In, Bit>,
-        /// The part of `clear` that can come with a `push` (the core's tick: a new epoch; an
-        /// event that clears is never a request): it alone places the pushed entry in the RAM,
-        /// so the RAM's write address does not wait for the event's judgement. `reserve` is 0
-        /// in its cycle (the tick empties the queue before its send, which then takes nothing),
-        /// so the pushed entry goes to `res` itself: no adder in front of the RAM's write address
-        /// (`res + reserve` there was `nc_core`'s longest path, from the tick's send decision).
-        pub clear_tick: Signal<In, Bit>,
         /// Logical length.
         pub len: Signal<Out, Bits<13>>,
         /// `len != 0`, registered beside it from its candidates (no 13-input OR in front of the
@@ -156,7 +153,7 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
             self.res_next.next = self.res.q.val();
             self.res_next1.next = self.res1.val();
         }
-        if self.clear_tick.val() {
+        if self.clear.val() {
             self.waddr.next = self.res.q.val().get_bits::<A>(0);
         } else {
             self.waddr.next = self.wr.q.val().get_bits::<A>(0);
@@ -191,8 +188,8 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.w_port.d.next = self.push_port.val();
         self.res.d.next = self.res_next.val();
         // `wr` moves to `waddr` (+ 1 with a push). Both candidates of `waddr + 1` are summed
-        // beside `clear` and `push` (which come late, from the core's event phase), so they only
-        // select.
+        // beside `clear` and `push` (`push` comes late, from the core's event phase), so they
+        // only select.
         self.wr1.next = (self.wr.q.val() + self.k1_13.val()) & self.k_mask.val();
         if self.clear.val() {
             if self.push.val() {

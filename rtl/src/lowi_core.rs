@@ -267,11 +267,12 @@ block! {
         // ---- egress FIFO control
         /// Queue this cycle's client request.
         pub fifo_push: Signal<Out, Bit>,
-        /// Drop every queued request (after this cycle's reservation).
+        /// Drop every queued request. From the tick (a NET-FAULT or a new epoch) and from a
+        /// register: an event that clears (an adopted epoch, a copy's NET-FAULT, a CTRL mode
+        /// change) clears a cycle later (`u_clr`), when the node does not lead by its registers.
+        /// Never with a send that takes requests (a fault's tick sends nothing, a new epoch's
+        /// first send is a heartbeat, and `u_clr` comes to a node that does not lead).
         pub fifo_clear: Signal<Out, Bit>,
-        /// The tick's part of `fifo_clear` (a NET-FAULT or a new epoch): the only clear that
-        /// can come with a push, and never with a reserve (the tick's send takes nothing then).
-        pub fifo_clear_tick: Signal<Out, Bit>,
         /// The requests this cycle's send takes, in two parts: how many a batch send would take
         /// (`min(fifo_len, batch_max)`, from registers, early), and whether one does this cycle
         /// (the FIFO's sums with the first are made before the second is known).
@@ -607,6 +608,9 @@ block! {
         u_ep_rx: DFF<Bit>,
         u_ep_zero: DFF<Bit>,
         u_ep_inc: DFF<Bit>,
+        /// An event cleared the FIFO last cycle: the FIFO drops its requests now (the model
+        /// dropped them then, and they were counted then).
+        u_clr: DFF<Bit>,
         /// Joining: the copy's epoch against `r_sepoch` (or, `u_jgo`, the copy before's, in
         /// `ej_d`), and whether its seq is newer than `r_newest` (or the copy before's seq, when
         /// that one was taken).
@@ -825,6 +829,7 @@ impl Logic for LowiCore {
             u_ep_rx,
             u_ep_zero,
             u_ep_inc,
+            u_clr,
             g_same_a,
             g_new_a,
             g_new_b,
@@ -923,7 +928,8 @@ impl Logic for LowiCore {
         self.p_since_rx.next = self.r_since_rx.q.val();
         self.p_in_flight.next = self.rx_in_flight.val().any();
         self.p_fifo_len.next = self.fifo_len.val();
-        if self.t_fault.val() {
+        // (`u_clr`: an event's clear still to come; its requests were counted dropped then.)
+        if self.t_fault.val() || self.u_clr.q.val() {
             self.p_fifo_len.next = self.k0_13.val();
         }
         if self.t_new_epoch.val() {
@@ -1373,14 +1379,19 @@ impl Logic for LowiCore {
             && self.p_is_leader.val()
             && !self.q_oversize.val()
             && self.q_room.val();
-        self.fifo_clear_tick.next = self.t_fault.val() || self.t_new_epoch.val();
-        // A CTRL mode change clears; with a fault in the tick the FIFO is cleared anyway, so
-        // the verdict against the registered state (`c_mode_r`) does, without the tick's pick.
-        self.fifo_clear.next = self.t_fault.val()
-            || self.t_new_epoch.val()
-            || self.r_adopt.val()
-            || self.r_any_fault.val()
-            || self.c_mode_r.val();
+        // An event's clear comes a cycle later, from `u_clr` (no judgement of this cycle's
+        // copy or CTRL write in front of the FIFO's pointers). The stale length is read in that
+        // cycle only where it is not a leader's: the count of dropped requests, which
+        // `p_fifo_len` makes 0 (another event's clear in it must not count them twice). The
+        // tick reads `fifo_len` / `fifo_nz` only for a leader, and the node does not lead by
+        // its registers then: an adopted epoch makes it a follower, a fault Faulted, a mode
+        // change Armed, Joining or Disabled, and ENABLE|START leads from Disabled, whose FIFO
+        // is already empty; nor does it time out or expire then (the timeout counter and the
+        // receiver restart with every clearing event but a fault, which stops both). A CTRL
+        // mode change clears; with a fault in the tick the FIFO is cleared anyway, so the
+        // verdict against the registered state (`c_mode_r`) does, without the tick's pick.
+        self.u_clr.d.next = self.r_adopt.val() || self.r_any_fault.val() || self.c_mode_r.val();
+        self.fifo_clear.next = self.t_fault.val() || self.t_new_epoch.val() || self.u_clr.q.val();
 
         // counters
         self.clear_counters.next = self.c_clear.val();

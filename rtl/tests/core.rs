@@ -442,3 +442,65 @@ fn at_loop_period_one_the_core_decides_every_cycle() {
     );
     assert_eq!(ls.model.counter(Counter::RequestsDropped), 0);
 }
+
+/// An event that clears the FIFO (an adopted epoch, a copy's NET-FAULT, a CTRL mode change)
+/// drops the requests at once in the model and a cycle later in `egress_fifo` (`u_clr`,
+/// rtl/README "Step 6"). A second clearing event in that cycle meets the stale length: the
+/// dropped requests must be counted once, and every action and register stay the model's.
+#[test]
+fn requests_dropped_by_a_clearing_event_count_once_when_another_clears_next() {
+    // The loop (30 cycles) does not come round before the deposing copy.
+    let c = cfg(0);
+    let seconds: [(&str, Event); 4] = [
+        (
+            "disable",
+            Event::Write {
+                addr: addr::CTRL,
+                value: 0,
+            },
+        ),
+        (
+            "rejoin",
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE | ctrl::JOIN,
+            },
+        ),
+        ("a later epoch", copy(&c, 2, 0, 0, 1, DecideKind::Start)),
+        ("a gap", copy(&c, 1, 5, 1, 1, DecideKind::Start)),
+    ];
+    for (name, second) in seconds {
+        let mut ls = setup(&c);
+        act(
+            &mut ls,
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE | ctrl::START,
+            },
+        );
+        for i in 0..3 {
+            act(
+                &mut ls,
+                Event::Client {
+                    bytes: request(c.cluster_id, 1, i + 1, b"queued"),
+                },
+            );
+        }
+        assert_eq!(ls.model.fifo_len(), 3, "{name}: requests wait for the loop");
+        // Epoch 1's START from node 1 deposes the leader: its 3 requests are dropped.
+        ls.step(Some(copy(&c, 1, 0, 0, 1, DecideKind::Start)))
+            .unwrap();
+        ls.step(Some(second))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for _ in 0..6 {
+            ls.step(None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert_eq!(
+            ls.model.counter(Counter::RequestsDropped),
+            3,
+            "{name}: the model counts the deposed leader's requests once"
+        );
+        ls.compare_registers()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

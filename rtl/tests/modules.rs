@@ -474,15 +474,12 @@ fn egress_fifo_nz_is_len_not_zero_in_every_cycle() {
             let reserve = len > 0 && r.pct(30);
             let take = if reserve { r.range(1, len) } else { 0 };
             all_taken += (reserve && take == len && !push) as u32;
-            let clear = r.one_in(12);
-            // A clear with a push comes from the tick, whose send then takes nothing.
-            let clear_tick = clear && !reserve && r.pct(50);
-            let push = push && (!clear || clear_tick);
+            // A clear never comes with a send that takes requests (the core's contract).
+            let clear = !reserve && r.one_in(8);
             c.uut.push.next = push;
             c.uut.take.next = bits(take);
             c.uut.reserve.next = reserve;
             c.uut.clear.next = clear;
-            c.uut.clear_tick.next = clear_tick;
             c.edge();
         }
         assert!(

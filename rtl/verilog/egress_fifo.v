@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -17,7 +17,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
-    input wire  clear_tick;
     output reg  [12:0] len;
     output reg  nz;
     output reg  out_valid;
@@ -324,7 +323,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
             res_next = res$q;
             res_next1 = res1;
         end
-        if (clear_tick) begin
+        if (clear) begin
             waddr = res$q[(32'h0)+:(6)];
         end
         else begin

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -43,7 +43,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
-    output reg  fifo_clear_tick;
     output reg  [12:0] fifo_take;
     output reg  fifo_take_now;
     output reg  send;
@@ -406,6 +405,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  u_ep_inc$d;
     wire  u_ep_inc$q;
     reg  u_ep_inc$clock;
+    reg  u_clr$d;
+    wire  u_clr$q;
+    reg  u_clr$clock;
     reg  g_same_a$d;
     wire  g_same_a$q;
     reg  g_same_a$clock;
@@ -975,6 +977,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(u_ep_inc$q),
         .clock(u_ep_inc$clock)
     );
+    lowi_core$u_clr u_clr(
+        .d(u_clr$d),
+        .q(u_clr$q),
+        .clock(u_clr$clock)
+    );
     lowi_core$g_same_a g_same_a(
         .d(g_same_a$d),
         .q(g_same_a$q),
@@ -1122,6 +1129,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         u_ep_rx$clock = clock;
         u_ep_zero$clock = clock;
         u_ep_inc$clock = clock;
+        u_clr$clock = clock;
         g_same_a$clock = clock;
         g_new_a$clock = clock;
         g_new_b$clock = clock;
@@ -1198,6 +1206,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         u_ep_rx$d = u_ep_rx$q;
         u_ep_zero$d = u_ep_zero$q;
         u_ep_inc$d = u_ep_inc$q;
+        u_clr$d = u_clr$q;
         g_same_a$d = g_same_a$q;
         g_new_a$d = g_new_a$q;
         g_new_b$d = g_new_b$q;
@@ -1285,7 +1294,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         p_since_rx = r_since_rx$q;
         p_in_flight = |rx_in_flight;
         p_fifo_len = fifo_len;
-        if (t_fault) begin
+        if (t_fault || u_clr$q) begin
             p_fifo_len = k0_13;
         end
         if (t_new_epoch) begin
@@ -1626,8 +1635,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
-        fifo_clear_tick = t_fault || t_new_epoch;
-        fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode_r;
+        u_clr$d = r_adopt || r_any_fault || c_mode_r;
+        fifo_clear = t_fault || t_new_epoch || u_clr$q;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
         tick_timeout = t_timeout;
@@ -4260,6 +4269,25 @@ module lowi_core$r_tmo_member(d,q,clock);
     end
           
 endmodule // lowi_core$r_tmo_member
+
+
+module lowi_core$u_clr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$u_clr
 
 
 module lowi_core$u_ep_inc(d,q,clock);

@@ -156,7 +156,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
-    wire  core$fifo_clear_tick;
     wire  [12:0] core$fifo_take;
     wire  core$fifo_take_now;
     wire  core$send;
@@ -242,7 +241,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [12:0] fifo$take;
     reg  fifo$reserve;
     reg  fifo$clear;
-    reg  fifo$clear_tick;
     wire  [12:0] fifo$len;
     wire  fifo$nz;
     wire  fifo$out_valid;
@@ -427,7 +425,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
-        .fifo_clear_tick(core$fifo_clear_tick),
         .fifo_take(core$fifo_take),
         .fifo_take_now(core$fifo_take_now),
         .send(core$send),
@@ -517,7 +514,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .take(fifo$take),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
-        .clear_tick(fifo$clear_tick),
         .len(fifo$len),
         .nz(fifo$nz),
         .out_valid(fifo$out_valid),
@@ -865,7 +861,6 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
-        fifo$clear_tick = core$fifo_clear_tick;
         fifo$take = core$fifo_take;
         fifo$reserve = core$fifo_take_now;
         fifo$push_payload = cl_payload;
@@ -983,7 +978,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_clear_tick,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -1024,7 +1019,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
-    output reg  fifo_clear_tick;
     output reg  [12:0] fifo_take;
     output reg  fifo_take_now;
     output reg  send;
@@ -1387,6 +1381,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  u_ep_inc$d;
     wire  u_ep_inc$q;
     reg  u_ep_inc$clock;
+    reg  u_clr$d;
+    wire  u_clr$q;
+    reg  u_clr$clock;
     reg  g_same_a$d;
     wire  g_same_a$q;
     reg  g_same_a$clock;
@@ -1956,6 +1953,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(u_ep_inc$q),
         .clock(u_ep_inc$clock)
     );
+    nc_core$core$u_clr u_clr(
+        .d(u_clr$d),
+        .q(u_clr$q),
+        .clock(u_clr$clock)
+    );
     nc_core$core$g_same_a g_same_a(
         .d(g_same_a$d),
         .q(g_same_a$q),
@@ -2103,6 +2105,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_ep_rx$clock = clock;
         u_ep_zero$clock = clock;
         u_ep_inc$clock = clock;
+        u_clr$clock = clock;
         g_same_a$clock = clock;
         g_new_a$clock = clock;
         g_new_b$clock = clock;
@@ -2179,6 +2182,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_ep_rx$d = u_ep_rx$q;
         u_ep_zero$d = u_ep_zero$q;
         u_ep_inc$d = u_ep_inc$q;
+        u_clr$d = u_clr$q;
         g_same_a$d = g_same_a$q;
         g_new_a$d = g_new_a$q;
         g_new_b$d = g_new_b$q;
@@ -2266,7 +2270,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         p_since_rx = r_since_rx$q;
         p_in_flight = |rx_in_flight;
         p_fifo_len = fifo_len;
-        if (t_fault) begin
+        if (t_fault || u_clr$q) begin
             p_fifo_len = k0_13;
         end
         if (t_new_epoch) begin
@@ -2607,8 +2611,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
-        fifo_clear_tick = t_fault || t_new_epoch;
-        fifo_clear = t_fault || t_new_epoch || r_adopt || r_any_fault || c_mode_r;
+        u_clr$d = r_adopt || r_any_fault || c_mode_r;
+        fifo_clear = t_fault || t_new_epoch || u_clr$q;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
         tick_timeout = t_timeout;
@@ -5243,6 +5247,25 @@ module nc_core$core$r_tmo_member(d,q,clock);
 endmodule // nc_core$core$r_tmo_member
 
 
+module nc_core$core$u_clr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$u_clr
+
+
 module nc_core$core$u_ep_inc(d,q,clock);
     
     // Module arguments
@@ -5561,7 +5584,7 @@ module nc_core$core$zx_len(narrow,wide);
 endmodule // nc_core$core$zx_len
 
 
-module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,clear_tick,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -5576,7 +5599,6 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
     input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
-    input wire  clear_tick;
     output reg  [12:0] len;
     output reg  nz;
     output reg  out_valid;
@@ -5883,7 +5905,7 @@ module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_m
             res_next = res$q;
             res_next1 = res1;
         end
-        if (clear_tick) begin
+        if (clear) begin
             waddr = res$q[(32'h0)+:(6)];
         end
         else begin
