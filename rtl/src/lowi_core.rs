@@ -562,6 +562,13 @@ block! {
         c_mode_r: Signal<Local, Bit>,
         c_ok_f: Signal<Local, Bit>,
         c_mode_f: Signal<Local, Bit>,
+        /// The CTRL values that change the mode in some state, by the value alone (a write
+        /// comes only with a value the core can take: JOIN only with ENABLE; ACTIVATE never
+        /// changes the mode): 0, ENABLE|JOIN, ENABLE, ENABLE|START (CLEAR_COUNTERS aside).
+        m_dis: Signal<Local, Bit>,
+        m_join: Signal<Local, Bit>,
+        m_en: Signal<Local, Bit>,
+        m_start: Signal<Local, Bit>,
         c_ok: Signal<Local, Bit>,
         c_mode: Signal<Local, Bit>,
         c_start: Signal<Local, Bit>,
@@ -1035,18 +1042,31 @@ impl Logic for LowiCore {
             && (!self.c_start_bit.val() || self.c_may_start.val())
             && (!self.c_activate.val() || self.c_may_act.val());
         // The mode changes unless it is the current one: ENABLE|JOIN while Joining, ENABLE while
-        // Armed / Active / Faulted, 0 while Disabled.
-        self.c_mode_r.next = self.c_ok_r.val()
-            && ((self.c_en.val() && self.c_join.val() && !self.r_jn.q.val())
-                || (self.c_en.val()
-                    && !self.c_join.val()
-                    && (self.r_dis.q.val() || self.r_jn.q.val()))
-                || (!self.c_en.val() && !self.r_dis.q.val()));
+        // Armed / Active / Faulted, 0 while Disabled. By value (`m_*`), so that the verdict on
+        // ACTIVATE (which never changes the mode: it is taken only while Joining, with JOIN)
+        // and on START is not in front of it: 0 changes it unless Disabled, ENABLE|JOIN unless
+        // Joining, ENABLE from Disabled or Joining, ENABLE|START (taken by node 0 while Armed
+        // or Disabled) from Disabled.
+        self.m_dis.next = !self.c_en.val() && !self.c_start_bit.val() && !self.c_activate.val();
+        self.m_join.next = self.c_join.val() && !self.c_start_bit.val() && !self.c_activate.val();
+        self.m_en.next = self.c_en.val()
+            && !self.c_join.val()
+            && !self.c_start_bit.val()
+            && !self.c_activate.val();
+        self.m_start.next = self.c_en.val()
+            && !self.c_join.val()
+            && self.c_start_bit.val()
+            && !self.c_activate.val();
+        self.c_mode_r.next = self.ctrl_write.val()
+            && ((self.m_dis.val() && !self.r_dis.q.val())
+                || (self.m_join.val() && !self.r_jn.q.val())
+                || (self.m_en.val() && (self.r_dis.q.val() || self.r_jn.q.val()))
+                || (self.m_start.val() && self.r_id0.q.val() && self.r_dis.q.val()));
         // Faulted: no START (only Armed or Disabled start), no ACTIVATE (only Joining); the mode
         // changes on ENABLE|JOIN and on 0, not on ENABLE alone.
         self.c_ok_f.next =
             self.ctrl_write.val() && !self.c_start_bit.val() && !self.c_activate.val();
-        self.c_mode_f.next = self.c_ok_f.val() && (self.c_join.val() || !self.c_en.val());
+        self.c_mode_f.next = self.ctrl_write.val() && (self.m_dis.val() || self.m_join.val());
         if self.t_fault.val() {
             self.c_ok.next = self.c_ok_f.val();
             self.c_mode.next = self.c_mode_f.val();

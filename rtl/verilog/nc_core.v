@@ -1522,6 +1522,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  c_mode_r;
     reg  c_ok_f;
     reg  c_mode_f;
+    reg  m_dis;
+    reg  m_join;
+    reg  m_en;
+    reg  m_start;
     reg  c_ok;
     reg  c_mode;
     reg  c_start;
@@ -2346,9 +2350,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         c_may_start = c_en && ~c_join && r_id0$q && (r_arm$q || r_dis$q);
         c_may_act = c_en && c_join && r_jn$q && r_synced$q && ~r_lins_none$q && (r_tmo_member$q || timeout_written);
         c_ok_r = ctrl_write && (~c_start_bit || c_may_start) && (~c_activate || c_may_act);
-        c_mode_r = c_ok_r && ((c_en && c_join && ~r_jn$q) || (c_en && ~c_join && (r_dis$q || r_jn$q)) || (~c_en && ~r_dis$q));
+        m_dis = ~c_en && ~c_start_bit && ~c_activate;
+        m_join = c_join && ~c_start_bit && ~c_activate;
+        m_en = c_en && ~c_join && ~c_start_bit && ~c_activate;
+        m_start = c_en && ~c_join && c_start_bit && ~c_activate;
+        c_mode_r = ctrl_write && ((m_dis && ~r_dis$q) || (m_join && ~r_jn$q) || (m_en && (r_dis$q || r_jn$q)) || (m_start && r_id0$q && r_dis$q));
         c_ok_f = ctrl_write && ~c_start_bit && ~c_activate;
-        c_mode_f = c_ok_f && (c_join || ~c_en);
+        c_mode_f = ctrl_write && (m_dis || m_join);
         if (t_fault) begin
             c_ok = c_ok_f;
             c_mode = c_mode_f;
