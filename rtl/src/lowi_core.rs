@@ -243,8 +243,8 @@ block! {
         pub rx_expired: Signal<In, Bit>,
         /// From `rsbcast_rx`: trees that missed it.
         pub rx_missing: Signal<In, Bits<4>>,
-        /// From `rsbcast_rx`: messages in flight.
-        pub rx_in_flight: Signal<In, Bits<16>>,
+        /// From `rsbcast_rx`: a message is in flight (a register).
+        pub rx_busy: Signal<In, Bit>,
         /// From `rsbcast_rx`: what this cycle's copy does (registered state).
         pub rx_outcome: Signal<In, Bits<3>>,
         /// From `rsbcast_rx`: what it does against a fresh receiver.
@@ -933,7 +933,7 @@ impl Logic for LowiCore {
         self.p_lead.next = self.r_lead.q.val();
         self.p_leader.next = self.r_leader.q.val();
         self.p_since_rx.next = self.r_since_rx.q.val();
-        self.p_in_flight.next = self.rx_in_flight.val().any();
+        self.p_in_flight.next = self.rx_busy.val();
         self.p_fifo_len.next = self.fifo_len.val();
         // (`u_clr`: an event's clear still to come; its requests were counted dropped then.)
         if self.t_fault.val() || self.u_clr.q.val() {

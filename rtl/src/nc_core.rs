@@ -255,7 +255,7 @@ impl<const P: usize> Logic for NcCore<P> {
         self.core.timeout_written.next = self.regs.timeout_written.val();
         self.core.rx_expired.next = self.rx.expired.val();
         self.core.rx_missing.next = self.rx.missing.val();
-        self.core.rx_in_flight.next = self.rx.in_flight.val();
+        self.core.rx_busy.next = self.rx.busy.val();
         self.core.rx_outcome.next = self.rx.outcome.val();
         self.core.rx_outcome_fresh.next = self.rx.outcome_fresh.val();
         // A batch is at most what pkt_gen's frame holds (`pkt_gen::SLOTS`): with a larger

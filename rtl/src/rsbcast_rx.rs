@@ -71,7 +71,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 block! {
     /// The act stage's view of the copy the core acts on (`copy_tree`, `copy_seq`, which came in
     /// the cycle before): each tree's next seq if it is applied, and the oldest message's missing
-    /// trees and the count in flight (combinational, from the registered state).
+    /// trees (combinational, from the registered state).
     pub struct RxJudge<const A: usize>() {
         pub trees: Signal<In, Bits<3>>,
         pub copy_tree: Signal<In, Bits<2>>,
@@ -81,10 +81,8 @@ block! {
         pub q_next2: Signal<In, Bits<32>>,
         pub q_next3: Signal<In, Bits<32>>,
         pub q_base: Signal<In, Bits<32>>,
-        pub q_count: Signal<In, Bits<16>>,
         /// Trees (bit t) that have not delivered the oldest message.
         pub missing: Signal<Out, Bits<4>>,
-        pub in_flight: Signal<Out, Bits<16>>,
         /// `next[t]` after the copy is applied.
         pub n0: Signal<Out, Bits<32>>,
         pub n1: Signal<Out, Bits<32>>,
@@ -144,7 +142,6 @@ impl<const A: usize> Logic for RxJudge<A> {
             self.m3.next = self.c0_4.val();
         }
         self.missing.next = self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val();
-        self.in_flight.next = self.q_count.val();
         self.seq1.next = self.copy_seq.val() + self.c1_32.val();
         self.n0.next = self.q_next0.val();
         self.n1.next = self.q_next1.val();
@@ -677,6 +674,8 @@ block! {
         pub q_count: Signal<In, Bits<16>>,
         pub q_top: Signal<In, Bits<32>>,
         pub q_full: Signal<In, Bit>,
+        /// `count != 0`, registered beside `count` (`d_busy`).
+        pub q_busy: Signal<In, Bit>,
         pub q_first0: Signal<In, Bits<32>>,
         pub q_first1: Signal<In, Bits<32>>,
         pub q_first2: Signal<In, Bits<32>>,
@@ -702,6 +701,8 @@ block! {
         pub d_count: Signal<Out, Bits<16>>,
         pub d_top: Signal<Out, Bits<32>>,
         pub d_full: Signal<Out, Bit>,
+        /// Next `count != 0`, from the candidates of the next count (no 16-input OR behind it).
+        pub d_busy: Signal<Out, Bit>,
         pub d_first0: Signal<Out, Bits<32>>,
         pub d_first1: Signal<Out, Bits<32>>,
         pub d_first2: Signal<Out, Bits<32>>,
@@ -726,6 +727,7 @@ block! {
         a_count: Signal<Local, Bits<16>>,
         a_top: Signal<Local, Bits<32>>,
         a_full: Signal<Local, Bit>,
+        a_busy: Signal<Local, Bit>,
         a_first0: Signal<Local, Bits<32>>,
         a_first1: Signal<Local, Bits<32>>,
         a_first2: Signal<Local, Bits<32>>,
@@ -738,10 +740,13 @@ block! {
         ra_next3: Signal<Local, Bits<32>>,
         ra_base: Signal<Local, Bits<32>>,
         ra_count: Signal<Local, Bits<16>>,
+        ra_busy: Signal<Local, Bit>,
         ra_top: Signal<Local, Bits<32>>,
         ra_first0: Signal<Local, Bits<32>>,
         ra_expired: Signal<Local, Bit>,
         q_expired: Signal<Local, Bit>,
+        /// `count > 1`: a delivery leaves messages in flight.
+        gt1: Signal<Local, Bit>,
         e0: Signal<Local, Bit>,
         e1: Signal<Local, Bit>,
         ez: Signal<Local, Bit>,
@@ -785,7 +790,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.e0.next = (self.x0.val() >= self.window.val()) && !self.x0.val().all();
         self.e1.next = (self.x1.val() >= self.window.val()) && !self.x1.val().all();
         self.ez.next = self.window.val() == self.c0_32.val();
-        self.q_expired.next = self.q_count.val().any() && self.e0.val();
+        self.q_expired.next = self.q_busy.val() && self.e0.val();
+        self.gt1.next = self.q_count.val() > self.c1_16.val();
         // The RAM: a pushed message's `first` at its seq; reads of `base + 3` and `base + 4`
         // from the registers (no copy's judgement in front of a RAM address), so that a
         // delivery finds the time of the message after the three head registers' last
@@ -810,6 +816,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.a_count.next = self.q_count.val();
         self.a_top.next = self.q_top.val();
         self.a_full.next = self.q_full.val();
+        self.a_busy.next = self.q_busy.val();
         self.a_first0.next = self.q_first0.val();
         self.a_first1.next = self.q_first1.val();
         self.a_first2.next = self.q_first2.val();
@@ -833,13 +840,15 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 } else {
                     self.a_full.next = false;
                     self.a_count.next = self.q_count.val() - self.c1_16.val();
-                    self.a_expired.next = (self.q_count.val() > self.c1_16.val()) && self.e1.val();
+                    self.a_busy.next = self.gt1.val();
+                    self.a_expired.next = self.gt1.val() && self.e1.val();
                     self.a_first0.next = self.q_first1.val();
                     self.a_first1.next = self.q_first2.val();
                     self.a_first2.next = self.first3.val();
                 }
             } else if self.push.val() {
                 self.a_count.next = self.q_count.val() + self.c1_16.val();
+                self.a_busy.next = true;
                 self.a_top.next = self.q_top.val() + self.c1_32.val();
                 self.a_full.next = self.q_count.val() == self.c_last.val();
                 self.a_wen.next = true;
@@ -861,6 +870,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.ra_next3.next = self.restart_base.val();
         self.ra_base.next = self.restart_base.val();
         self.ra_count.next = self.c0_16.val();
+        self.ra_busy.next = false;
         self.ra_top.next = self.restart_base.val();
         self.ra_first0.next = self.q_first0.val();
         self.ra_expired.next = false;
@@ -880,6 +890,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.ra_next3.next = self.c1_32.val();
             }
             self.ra_count.next = self.c1_16.val();
+            self.ra_busy.next = true;
             self.ra_top.next = self.c1_32.val();
             self.ra_first0.next = self.q_now.val();
             self.ra_expired.next = self.ez.val();
@@ -893,6 +904,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.d_next3.next = self.ra_next3.val();
                 self.d_base.next = self.ra_base.val();
                 self.d_count.next = self.ra_count.val();
+                self.d_busy.next = self.ra_busy.val();
                 self.d_top.next = self.ra_top.val();
                 self.d_first0.next = self.ra_first0.val();
                 self.d_expired.next = self.ra_expired.val();
@@ -903,6 +915,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.d_next3.next = self.restart_base.val();
                 self.d_base.next = self.restart_base.val();
                 self.d_count.next = self.c0_16.val();
+                self.d_busy.next = false;
                 self.d_top.next = self.restart_base.val();
                 self.d_first0.next = self.q_first0.val();
                 self.d_expired.next = false;
@@ -919,6 +932,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_next3.next = self.a_next3.val();
             self.d_base.next = self.a_base.val();
             self.d_count.next = self.a_count.val();
+            self.d_busy.next = self.a_busy.val();
             self.d_top.next = self.a_top.val();
             self.d_full.next = self.a_full.val();
             self.d_first0.next = self.a_first0.val();
@@ -934,6 +948,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_next3.next = self.q_next3.val();
             self.d_base.next = self.q_base.val();
             self.d_count.next = self.q_count.val();
+            self.d_busy.next = self.q_busy.val();
             self.d_top.next = self.q_top.val();
             self.d_full.next = self.q_full.val();
             self.d_first0.next = self.q_first0.val();
@@ -977,7 +992,8 @@ block! {
         pub window: Signal<In, Bits<32>>,
         pub expired: Signal<Out, Bit>,
         pub missing: Signal<Out, Bits<4>>,
-        pub in_flight: Signal<Out, Bits<16>>,
+        /// A message is in flight (`count != 0`; a register).
+        pub busy: Signal<Out, Bit>,
         pub outcome: Signal<Out, Bits<3>>,
         pub outcome_fresh: Signal<Out, Bits<3>>,
         judge: RxJudge<A>,
@@ -1018,7 +1034,9 @@ block! {
         r_next2: DFF<Bits<32>>,
         r_next3: DFF<Bits<32>>,
         r_base: DFF<Bits<32>>,
-        r_count: DFF<Bits<16>>,
+        /// Messages in flight (public for the tests; `busy` is `!= 0`, kept beside it).
+        pub r_count: DFF<Bits<16>>,
+        r_busy: DFF<Bit>,
         r_top: DFF<Bits<32>>,
         r_full: DFF<Bit>,
         r_first0: DFF<Bits<32>>,
@@ -1070,8 +1088,10 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.q_base.next = self.r_base.q.val();
         self.r_count.clock.next = self.clock.val();
         self.r_count.d.next = self.upd.d_count.val();
-        self.judge.q_count.next = self.r_count.q.val();
         self.upd.q_count.next = self.r_count.q.val();
+        self.r_busy.clock.next = self.clock.val();
+        self.r_busy.d.next = self.upd.d_busy.val();
+        self.upd.q_busy.next = self.r_busy.q.val();
         self.r_top.clock.next = self.clock.val();
         self.r_top.d.next = self.upd.d_top.val();
         self.upd.q_top.next = self.r_top.q.val();
@@ -1201,7 +1221,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.n2.next = self.judge.n2.val();
         self.upd.n3.next = self.judge.n3.val();
         self.missing.next = self.judge.missing.val();
-        self.in_flight.next = self.judge.in_flight.val();
+        self.busy.next = self.r_busy.q.val();
         self.outcome.next = self.sel_o.val();
         self.outcome_fresh.next = self.r_ofr.q.val();
     }

@@ -78,6 +78,13 @@ fn offer<const A: usize>(
     offer_run(c, &[(tree, seq, apply)])[0]
 }
 
+/// Messages in flight, and `busy` checked against it.
+fn in_flight<const A: usize>(c: &Cycle<RsbcastRx<A>>) -> u64 {
+    let n = val(c.uut.r_count.q.val());
+    assert_eq!(c.uut.busy.val(), n != 0, "busy with {n} in flight");
+    n
+}
+
 fn idle<const A: usize>(c: &mut Cycle<RsbcastRx<A>>, n: u64) {
     for _ in 0..n {
         c.edge();
@@ -88,7 +95,7 @@ fn idle<const A: usize>(c: &mut Cycle<RsbcastRx<A>>, n: u64) {
 fn rsbcast_rx_delivers_when_every_tree_arrived_within_the_window() {
     let mut c = rx(3, 10);
     assert_eq!(offer(&mut c, 0, 0, true).0, outcome::FIRST);
-    assert_eq!(val(c.uut.in_flight.val()), 1);
+    assert_eq!(in_flight(&c), 1);
     assert_eq!(val(c.uut.missing.val()), 0b110);
     idle(&mut c, 4);
     assert_eq!(offer(&mut c, 2, 0, true).0, outcome::MORE);
@@ -96,7 +103,7 @@ fn rsbcast_rx_delivers_when_every_tree_arrived_within_the_window() {
     assert_eq!(val(c.uut.missing.val()), 0b010);
     assert!(!c.uut.expired.val());
     assert_eq!(offer(&mut c, 1, 0, true).0, outcome::DELIVER);
-    assert_eq!(val(c.uut.in_flight.val()), 0);
+    assert_eq!(in_flight(&c), 0);
     assert_eq!(offer(&mut c, 1, 2, true).0, outcome::GAP);
 }
 
@@ -123,7 +130,7 @@ fn tracks_capacity_in_flight<const A: usize>() {
     for round in 0..3 {
         for s in base..base + cap {
             assert_eq!(offer(&mut c, 0, s, true).0, outcome::FIRST, "round {round}");
-            assert_eq!(val(c.uut.in_flight.val()), (s - base + 1) as u64);
+            assert_eq!(in_flight(&c), (s - base + 1) as u64);
         }
         assert_eq!(
             offer(&mut c, 0, base + cap, false).0,
@@ -141,7 +148,7 @@ fn tracks_capacity_in_flight<const A: usize>() {
                 "round {round}"
             );
         }
-        assert_eq!(val(c.uut.in_flight.val()), 0);
+        assert_eq!(in_flight(&c), 0);
         base += cap;
     }
     // Against a fresh receiver: seq 0 is a first copy, others a gap or a duplicate.
@@ -153,7 +160,7 @@ fn tracks_capacity_in_flight<const A: usize>() {
     offer(&mut c, 1, 0, true);
     c.uut.restart.next = false;
     c.settle();
-    assert_eq!(val(c.uut.in_flight.val()), 1);
+    assert_eq!(in_flight(&c), 1);
     assert_eq!(val(c.uut.missing.val()), 0b01);
 }
 
@@ -307,6 +314,8 @@ fn random_copies_against_the_model<const A: usize>() {
                 exp.is_some(),
                 "seed {seed} cycle {now}"
             );
+            // `busy` against the count in every cycle.
+            in_flight(&c);
             if let Some(FaultKind::MissingCopy { missing }) = exp {
                 assert_eq!(val(c.uut.missing.val()), missing as u64, "seed {seed}");
                 break;
@@ -372,11 +381,7 @@ fn random_copies_against_the_model<const A: usize>() {
             c.edge();
             acted = come;
             if acted.is_none() && want.is_some() {
-                assert_eq!(
-                    val(c.uut.in_flight.val()),
-                    m.in_flight() as u64,
-                    "seed {seed}"
-                );
+                assert_eq!(in_flight(&c), m.in_flight() as u64, "seed {seed}");
             }
         }
     }

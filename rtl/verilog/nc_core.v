@@ -145,7 +145,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [15:0] core$cl_len;
     reg  core$rx_expired;
     reg  [3:0] core$rx_missing;
-    reg  [15:0] core$rx_in_flight;
+    reg  core$rx_busy;
     reg  [2:0] core$rx_outcome;
     reg  [2:0] core$rx_outcome_fresh;
     wire  core$rx_apply;
@@ -226,7 +226,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [31:0] rx$window;
     wire  rx$expired;
     wire  [3:0] rx$missing;
-    wire  [15:0] rx$in_flight;
+    wire  rx$busy;
     wire  [2:0] rx$outcome;
     wire  [2:0] rx$outcome_fresh;
     reg  fifo$clock;
@@ -414,7 +414,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .cl_len(core$cl_len),
         .rx_expired(core$rx_expired),
         .rx_missing(core$rx_missing),
-        .rx_in_flight(core$rx_in_flight),
+        .rx_busy(core$rx_busy),
         .rx_outcome(core$rx_outcome),
         .rx_outcome_fresh(core$rx_outcome_fresh),
         .rx_apply(core$rx_apply),
@@ -497,7 +497,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .window(rx$window),
         .expired(rx$expired),
         .missing(rx$missing),
-        .in_flight(rx$in_flight),
+        .busy(rx$busy),
         .outcome(rx$outcome),
         .outcome_fresh(rx$outcome_fresh)
     );
@@ -738,7 +738,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$timeout_written = regs$timeout_written;
         core$rx_expired = rx$expired;
         core$rx_missing = rx$missing;
-        core$rx_in_flight = rx$in_flight;
+        core$rx_busy = rx$busy;
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
         if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
@@ -978,7 +978,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -1008,7 +1008,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
-    input wire  [15:0] rx_in_flight;
+    input wire  rx_busy;
     input wire  [2:0] rx_outcome;
     input wire  [2:0] rx_outcome_fresh;
     output reg  rx_apply;
@@ -2272,7 +2272,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         p_lead = r_lead$q;
         p_leader = r_leader$q;
         p_since_rx = r_since_rx$q;
-        p_in_flight = |rx_in_flight;
+        p_in_flight = rx_busy;
         p_fifo_len = fifo_len;
         if (t_fault || u_clr$q) begin
             p_fifo_len = k0_13;
@@ -17458,7 +17458,7 @@ module nc_core$regs$w_write(d,q,clock);
 endmodule // nc_core$regs$w_write
 
 
-module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -17475,7 +17475,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     input wire  [31:0] window;
     output reg  expired;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
+    output reg  busy;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
     
@@ -17494,9 +17494,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
-    reg  [15:0] judge$q_count;
     wire  [3:0] judge$missing;
-    wire  [15:0] judge$in_flight;
     wire  [31:0] judge$n0;
     wire  [31:0] judge$n1;
     wire  [31:0] judge$n2;
@@ -17606,6 +17604,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [15:0] upd$q_count;
     reg  [31:0] upd$q_top;
     reg  upd$q_full;
+    reg  upd$q_busy;
     reg  [31:0] upd$q_first0;
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
@@ -17624,6 +17623,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     wire  [15:0] upd$d_count;
     wire  [31:0] upd$d_top;
     wire  upd$d_full;
+    wire  upd$d_busy;
     wire  [31:0] upd$d_first0;
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
@@ -17654,6 +17654,9 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [15:0] r_count$d;
     wire  [15:0] r_count$q;
     reg  r_count$clock;
+    reg  r_busy$d;
+    wire  r_busy$q;
+    reg  r_busy$clock;
     reg  [31:0] r_top$d;
     wire  [31:0] r_top$q;
     reg  r_top$clock;
@@ -17710,9 +17713,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_next2(judge$q_next2),
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
-        .q_count(judge$q_count),
         .missing(judge$missing),
-        .in_flight(judge$in_flight),
         .n0(judge$n0),
         .n1(judge$n1),
         .n2(judge$n2),
@@ -17864,6 +17865,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_count(upd$q_count),
         .q_top(upd$q_top),
         .q_full(upd$q_full),
+        .q_busy(upd$q_busy),
         .q_first0(upd$q_first0),
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
@@ -17882,6 +17884,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d_count(upd$d_count),
         .d_top(upd$d_top),
         .d_full(upd$d_full),
+        .d_busy(upd$d_busy),
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
@@ -17926,6 +17929,11 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d(r_count$d),
         .q(r_count$q),
         .clock(r_count$clock)
+    );
+    nc_core$rx$r_busy r_busy(
+        .d(r_busy$d),
+        .q(r_busy$q),
+        .clock(r_busy$clock)
     );
     nc_core$rx$r_top r_top(
         .d(r_top$d),
@@ -18018,8 +18026,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         upd$q_base = r_base$q;
         r_count$clock = clock;
         r_count$d = upd$d_count;
-        judge$q_count = r_count$q;
         upd$q_count = r_count$q;
+        r_busy$clock = clock;
+        r_busy$d = upd$d_busy;
+        upd$q_busy = r_busy$q;
         r_top$clock = clock;
         r_top$d = upd$d_top;
         upd$q_top = r_top$q;
@@ -18180,7 +18190,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
         missing = judge$missing;
-        in_flight = judge$in_flight;
+        busy = r_busy$q;
         outcome = sel_o;
         outcome_fresh = r_ofr$q;
     end
@@ -18188,7 +18198,7 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
 endmodule // nc_core$rx
 
 
-module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,n0,n1,n2,n3);
+module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -18199,9 +18209,7 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
-    input wire  [15:0] q_count;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
     output reg  [31:0] n0;
     output reg  [31:0] n1;
     output reg  [31:0] n2;
@@ -18255,7 +18263,6 @@ module nc_core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
             m3 = c0_4;
         end
         missing = m0 | m1 | m2 | m3;
-        in_flight = q_count;
         seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
@@ -19423,6 +19430,25 @@ module nc_core$rx$r_base(d,q,clock);
 endmodule // nc_core$rx$r_base
 
 
+module nc_core$rx$r_busy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_busy
+
+
 module nc_core$rx$r_byp3(d,q,clock);
     
     // Module arguments
@@ -20127,7 +20153,7 @@ module nc_core$rx$u_take(d,q,clock);
 endmodule // nc_core$rx$u_take
 
 
-module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -20150,6 +20176,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     input wire  [15:0] q_count;
     input wire  [31:0] q_top;
     input wire  q_full;
+    input wire  q_busy;
     input wire  [31:0] q_first0;
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
@@ -20168,6 +20195,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     output reg  [15:0] d_count;
     output reg  [31:0] d_top;
     output reg  d_full;
+    output reg  d_busy;
     output reg  [31:0] d_first0;
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
@@ -20205,6 +20233,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  [15:0] a_count;
     reg  [31:0] a_top;
     reg  a_full;
+    reg  a_busy;
     reg  [31:0] a_first0;
     reg  [31:0] a_first1;
     reg  [31:0] a_first2;
@@ -20217,10 +20246,12 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  [31:0] ra_next3;
     reg  [31:0] ra_base;
     reg  [15:0] ra_count;
+    reg  ra_busy;
     reg  [31:0] ra_top;
     reg  [31:0] ra_first0;
     reg  ra_expired;
     reg  q_expired;
+    reg  gt1;
     reg  e0;
     reg  e1;
     reg  ez;
@@ -20234,7 +20265,8 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         e0 = (x0 >= window) && ~&x0;
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
-        q_expired = |q_count && e0;
+        q_expired = q_busy && e0;
+        gt1 = q_count > c1_16;
         w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
         r3 = q_base[(32'h0)+:(10)] + c3_a;
         r4 = q_base[(32'h0)+:(10)] + c4_a;
@@ -20255,6 +20287,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         a_count = q_count;
         a_top = q_top;
         a_full = q_full;
+        a_busy = q_busy;
         a_first0 = q_first0;
         a_first1 = q_first1;
         a_first2 = q_first2;
@@ -20275,7 +20308,8 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 else begin
                     a_full = 1'b0;
                     a_count = q_count - c1_16;
-                    a_expired = (q_count > c1_16) && e1;
+                    a_busy = gt1;
+                    a_expired = gt1 && e1;
                     a_first0 = q_first1;
                     a_first1 = q_first2;
                     a_first2 = first3;
@@ -20283,6 +20317,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             end
             else if (push) begin
                 a_count = q_count + c1_16;
+                a_busy = 1'b1;
                 a_top = q_top + c1_32;
                 a_full = q_count == c_last;
                 a_wen = 1'b1;
@@ -20304,6 +20339,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         ra_next3 = restart_base;
         ra_base = restart_base;
         ra_count = c0_16;
+        ra_busy = 1'b0;
         ra_top = restart_base;
         ra_first0 = q_first0;
         ra_expired = 1'b0;
@@ -20326,6 +20362,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 ra_next3 = c1_32;
             end
             ra_count = c1_16;
+            ra_busy = 1'b1;
             ra_top = c1_32;
             ra_first0 = q_now;
             ra_expired = ez;
@@ -20338,6 +20375,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 d_next3 = ra_next3;
                 d_base = ra_base;
                 d_count = ra_count;
+                d_busy = ra_busy;
                 d_top = ra_top;
                 d_first0 = ra_first0;
                 d_expired = ra_expired;
@@ -20349,6 +20387,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 d_next3 = restart_base;
                 d_base = restart_base;
                 d_count = c0_16;
+                d_busy = 1'b0;
                 d_top = restart_base;
                 d_first0 = q_first0;
                 d_expired = 1'b0;
@@ -20366,6 +20405,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_next3 = a_next3;
             d_base = a_base;
             d_count = a_count;
+            d_busy = a_busy;
             d_top = a_top;
             d_full = a_full;
             d_first0 = a_first0;
@@ -20382,6 +20422,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_next3 = q_next3;
             d_base = q_base;
             d_count = q_count;
+            d_busy = q_busy;
             d_top = q_top;
             d_full = q_full;
             d_first0 = q_first0;

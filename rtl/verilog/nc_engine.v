@@ -2595,7 +2595,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [15:0] core$cl_len;
     reg  core$rx_expired;
     reg  [3:0] core$rx_missing;
-    reg  [15:0] core$rx_in_flight;
+    reg  core$rx_busy;
     reg  [2:0] core$rx_outcome;
     reg  [2:0] core$rx_outcome_fresh;
     wire  core$rx_apply;
@@ -2676,7 +2676,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [31:0] rx$window;
     wire  rx$expired;
     wire  [3:0] rx$missing;
-    wire  [15:0] rx$in_flight;
+    wire  rx$busy;
     wire  [2:0] rx$outcome;
     wire  [2:0] rx$outcome_fresh;
     reg  fifo$clock;
@@ -2864,7 +2864,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .cl_len(core$cl_len),
         .rx_expired(core$rx_expired),
         .rx_missing(core$rx_missing),
-        .rx_in_flight(core$rx_in_flight),
+        .rx_busy(core$rx_busy),
         .rx_outcome(core$rx_outcome),
         .rx_outcome_fresh(core$rx_outcome_fresh),
         .rx_apply(core$rx_apply),
@@ -2947,7 +2947,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .window(rx$window),
         .expired(rx$expired),
         .missing(rx$missing),
-        .in_flight(rx$in_flight),
+        .busy(rx$busy),
         .outcome(rx$outcome),
         .outcome_fresh(rx$outcome_fresh)
     );
@@ -3188,7 +3188,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$timeout_written = regs$timeout_written;
         core$rx_expired = rx$expired;
         core$rx_missing = rx$missing;
-        core$rx_in_flight = rx$in_flight;
+        core$rx_busy = rx$busy;
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
         if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
@@ -3428,7 +3428,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_in_flight,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -3458,7 +3458,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     input wire  [15:0] cl_len;
     input wire  rx_expired;
     input wire  [3:0] rx_missing;
-    input wire  [15:0] rx_in_flight;
+    input wire  rx_busy;
     input wire  [2:0] rx_outcome;
     input wire  [2:0] rx_outcome_fresh;
     output reg  rx_apply;
@@ -4722,7 +4722,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         p_lead = r_lead$q;
         p_leader = r_leader$q;
         p_since_rx = r_since_rx$q;
-        p_in_flight = |rx_in_flight;
+        p_in_flight = rx_busy;
         p_fifo_len = fifo_len;
         if (t_fault || u_clr$q) begin
             p_fifo_len = k0_13;
@@ -19908,7 +19908,7 @@ module nc_engine$core$regs$w_write(d,q,clock);
 endmodule // nc_engine$core$regs$w_write
 
 
-module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -19925,7 +19925,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     input wire  [31:0] window;
     output reg  expired;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
+    output reg  busy;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
     
@@ -19944,9 +19944,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
-    reg  [15:0] judge$q_count;
     wire  [3:0] judge$missing;
-    wire  [15:0] judge$in_flight;
     wire  [31:0] judge$n0;
     wire  [31:0] judge$n1;
     wire  [31:0] judge$n2;
@@ -20056,6 +20054,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [15:0] upd$q_count;
     reg  [31:0] upd$q_top;
     reg  upd$q_full;
+    reg  upd$q_busy;
     reg  [31:0] upd$q_first0;
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
@@ -20074,6 +20073,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     wire  [15:0] upd$d_count;
     wire  [31:0] upd$d_top;
     wire  upd$d_full;
+    wire  upd$d_busy;
     wire  [31:0] upd$d_first0;
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
@@ -20104,6 +20104,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [15:0] r_count$d;
     wire  [15:0] r_count$q;
     reg  r_count$clock;
+    reg  r_busy$d;
+    wire  r_busy$q;
+    reg  r_busy$clock;
     reg  [31:0] r_top$d;
     wire  [31:0] r_top$q;
     reg  r_top$clock;
@@ -20160,9 +20163,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .q_next2(judge$q_next2),
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
-        .q_count(judge$q_count),
         .missing(judge$missing),
-        .in_flight(judge$in_flight),
         .n0(judge$n0),
         .n1(judge$n1),
         .n2(judge$n2),
@@ -20314,6 +20315,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .q_count(upd$q_count),
         .q_top(upd$q_top),
         .q_full(upd$q_full),
+        .q_busy(upd$q_busy),
         .q_first0(upd$q_first0),
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
@@ -20332,6 +20334,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d_count(upd$d_count),
         .d_top(upd$d_top),
         .d_full(upd$d_full),
+        .d_busy(upd$d_busy),
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
@@ -20376,6 +20379,11 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d(r_count$d),
         .q(r_count$q),
         .clock(r_count$clock)
+    );
+    nc_engine$core$rx$r_busy r_busy(
+        .d(r_busy$d),
+        .q(r_busy$q),
+        .clock(r_busy$clock)
     );
     nc_engine$core$rx$r_top r_top(
         .d(r_top$d),
@@ -20468,8 +20476,10 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         upd$q_base = r_base$q;
         r_count$clock = clock;
         r_count$d = upd$d_count;
-        judge$q_count = r_count$q;
         upd$q_count = r_count$q;
+        r_busy$clock = clock;
+        r_busy$d = upd$d_busy;
+        upd$q_busy = r_busy$q;
         r_top$clock = clock;
         r_top$d = upd$d_top;
         upd$q_top = r_top$q;
@@ -20630,7 +20640,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
         missing = judge$missing;
-        in_flight = judge$in_flight;
+        busy = r_busy$q;
         outcome = sel_o;
         outcome_fresh = r_ofr$q;
     end
@@ -20638,7 +20648,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
 endmodule // nc_engine$core$rx
 
 
-module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,n0,n1,n2,n3);
+module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -20649,9 +20659,7 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
-    input wire  [15:0] q_count;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
     output reg  [31:0] n0;
     output reg  [31:0] n1;
     output reg  [31:0] n2;
@@ -20705,7 +20713,6 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
             m3 = c0_4;
         end
         missing = m0 | m1 | m2 | m3;
-        in_flight = q_count;
         seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
@@ -21873,6 +21880,25 @@ module nc_engine$core$rx$r_base(d,q,clock);
 endmodule // nc_engine$core$rx$r_base
 
 
+module nc_engine$core$rx$r_busy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_busy
+
+
 module nc_engine$core$rx$r_byp3(d,q,clock);
     
     // Module arguments
@@ -22577,7 +22603,7 @@ module nc_engine$core$rx$u_take(d,q,clock);
 endmodule // nc_engine$core$rx$u_take
 
 
-module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -22600,6 +22626,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     input wire  [15:0] q_count;
     input wire  [31:0] q_top;
     input wire  q_full;
+    input wire  q_busy;
     input wire  [31:0] q_first0;
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
@@ -22618,6 +22645,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     output reg  [15:0] d_count;
     output reg  [31:0] d_top;
     output reg  d_full;
+    output reg  d_busy;
     output reg  [31:0] d_first0;
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
@@ -22655,6 +22683,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  [15:0] a_count;
     reg  [31:0] a_top;
     reg  a_full;
+    reg  a_busy;
     reg  [31:0] a_first0;
     reg  [31:0] a_first1;
     reg  [31:0] a_first2;
@@ -22667,10 +22696,12 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  [31:0] ra_next3;
     reg  [31:0] ra_base;
     reg  [15:0] ra_count;
+    reg  ra_busy;
     reg  [31:0] ra_top;
     reg  [31:0] ra_first0;
     reg  ra_expired;
     reg  q_expired;
+    reg  gt1;
     reg  e0;
     reg  e1;
     reg  ez;
@@ -22684,7 +22715,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         e0 = (x0 >= window) && ~&x0;
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
-        q_expired = |q_count && e0;
+        q_expired = q_busy && e0;
+        gt1 = q_count > c1_16;
         w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
         r3 = q_base[(32'h0)+:(10)] + c3_a;
         r4 = q_base[(32'h0)+:(10)] + c4_a;
@@ -22705,6 +22737,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         a_count = q_count;
         a_top = q_top;
         a_full = q_full;
+        a_busy = q_busy;
         a_first0 = q_first0;
         a_first1 = q_first1;
         a_first2 = q_first2;
@@ -22725,7 +22758,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 else begin
                     a_full = 1'b0;
                     a_count = q_count - c1_16;
-                    a_expired = (q_count > c1_16) && e1;
+                    a_busy = gt1;
+                    a_expired = gt1 && e1;
                     a_first0 = q_first1;
                     a_first1 = q_first2;
                     a_first2 = first3;
@@ -22733,6 +22767,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             end
             else if (push) begin
                 a_count = q_count + c1_16;
+                a_busy = 1'b1;
                 a_top = q_top + c1_32;
                 a_full = q_count == c_last;
                 a_wen = 1'b1;
@@ -22754,6 +22789,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         ra_next3 = restart_base;
         ra_base = restart_base;
         ra_count = c0_16;
+        ra_busy = 1'b0;
         ra_top = restart_base;
         ra_first0 = q_first0;
         ra_expired = 1'b0;
@@ -22776,6 +22812,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 ra_next3 = c1_32;
             end
             ra_count = c1_16;
+            ra_busy = 1'b1;
             ra_top = c1_32;
             ra_first0 = q_now;
             ra_expired = ez;
@@ -22788,6 +22825,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 d_next3 = ra_next3;
                 d_base = ra_base;
                 d_count = ra_count;
+                d_busy = ra_busy;
                 d_top = ra_top;
                 d_first0 = ra_first0;
                 d_expired = ra_expired;
@@ -22799,6 +22837,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 d_next3 = restart_base;
                 d_base = restart_base;
                 d_count = c0_16;
+                d_busy = 1'b0;
                 d_top = restart_base;
                 d_first0 = q_first0;
                 d_expired = 1'b0;
@@ -22816,6 +22855,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_next3 = a_next3;
             d_base = a_base;
             d_count = a_count;
+            d_busy = a_busy;
             d_top = a_top;
             d_full = a_full;
             d_first0 = a_first0;
@@ -22832,6 +22872,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_next3 = q_next3;
             d_base = q_base;
             d_count = q_count;
+            d_busy = q_busy;
             d_top = q_top;
             d_full = q_full;
             d_first0 = q_first0;

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,in_flight,outcome,outcome_fresh);
+module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -19,7 +19,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     input wire  [31:0] window;
     output reg  expired;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
+    output reg  busy;
     output reg  [2:0] outcome;
     output reg  [2:0] outcome_fresh;
     
@@ -38,9 +38,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] judge$q_next2;
     reg  [31:0] judge$q_next3;
     reg  [31:0] judge$q_base;
-    reg  [15:0] judge$q_count;
     wire  [3:0] judge$missing;
-    wire  [15:0] judge$in_flight;
     wire  [31:0] judge$n0;
     wire  [31:0] judge$n1;
     wire  [31:0] judge$n2;
@@ -150,6 +148,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [15:0] upd$q_count;
     reg  [31:0] upd$q_top;
     reg  upd$q_full;
+    reg  upd$q_busy;
     reg  [31:0] upd$q_first0;
     reg  [31:0] upd$q_first1;
     reg  [31:0] upd$q_first2;
@@ -168,6 +167,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     wire  [15:0] upd$d_count;
     wire  [31:0] upd$d_top;
     wire  upd$d_full;
+    wire  upd$d_busy;
     wire  [31:0] upd$d_first0;
     wire  [31:0] upd$d_first1;
     wire  [31:0] upd$d_first2;
@@ -198,6 +198,9 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [15:0] r_count$d;
     wire  [15:0] r_count$q;
     reg  r_count$clock;
+    reg  r_busy$d;
+    wire  r_busy$q;
+    reg  r_busy$clock;
     reg  [31:0] r_top$d;
     wire  [31:0] r_top$q;
     reg  r_top$clock;
@@ -254,9 +257,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_next2(judge$q_next2),
         .q_next3(judge$q_next3),
         .q_base(judge$q_base),
-        .q_count(judge$q_count),
         .missing(judge$missing),
-        .in_flight(judge$in_flight),
         .n0(judge$n0),
         .n1(judge$n1),
         .n2(judge$n2),
@@ -408,6 +409,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_count(upd$q_count),
         .q_top(upd$q_top),
         .q_full(upd$q_full),
+        .q_busy(upd$q_busy),
         .q_first0(upd$q_first0),
         .q_first1(upd$q_first1),
         .q_first2(upd$q_first2),
@@ -426,6 +428,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d_count(upd$d_count),
         .d_top(upd$d_top),
         .d_full(upd$d_full),
+        .d_busy(upd$d_busy),
         .d_first0(upd$d_first0),
         .d_first1(upd$d_first1),
         .d_first2(upd$d_first2),
@@ -470,6 +473,11 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d(r_count$d),
         .q(r_count$q),
         .clock(r_count$clock)
+    );
+    rsbcast_rx$r_busy r_busy(
+        .d(r_busy$d),
+        .q(r_busy$q),
+        .clock(r_busy$clock)
     );
     rsbcast_rx$r_top r_top(
         .d(r_top$d),
@@ -562,8 +570,10 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         upd$q_base = r_base$q;
         r_count$clock = clock;
         r_count$d = upd$d_count;
-        judge$q_count = r_count$q;
         upd$q_count = r_count$q;
+        r_busy$clock = clock;
+        r_busy$d = upd$d_busy;
+        upd$q_busy = r_busy$q;
         r_top$clock = clock;
         r_top$d = upd$d_top;
         upd$q_top = r_top$q;
@@ -724,7 +734,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         upd$n2 = judge$n2;
         upd$n3 = judge$n3;
         missing = judge$missing;
-        in_flight = judge$in_flight;
+        busy = r_busy$q;
         outcome = sel_o;
         outcome_fresh = r_ofr$q;
     end
@@ -732,7 +742,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
 endmodule // rsbcast_rx
 
 
-module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,q_count,missing,in_flight,n0,n1,n2,n3);
+module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
@@ -743,9 +753,7 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     input wire  [31:0] q_next2;
     input wire  [31:0] q_next3;
     input wire  [31:0] q_base;
-    input wire  [15:0] q_count;
     output reg  [3:0] missing;
-    output reg  [15:0] in_flight;
     output reg  [31:0] n0;
     output reg  [31:0] n1;
     output reg  [31:0] n2;
@@ -799,7 +807,6 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
             m3 = c0_4;
         end
         missing = m0 | m1 | m2 | m3;
-        in_flight = q_count;
         seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
@@ -1967,6 +1974,25 @@ module rsbcast_rx$r_base(d,q,clock);
 endmodule // rsbcast_rx$r_base
 
 
+module rsbcast_rx$r_busy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_busy
+
+
 module rsbcast_rx$r_byp3(d,q,clock);
     
     // Module arguments
@@ -2671,7 +2697,7 @@ module rsbcast_rx$u_take(d,q,clock);
 endmodule // rsbcast_rx$u_take
 
 
-module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -2694,6 +2720,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     input wire  [15:0] q_count;
     input wire  [31:0] q_top;
     input wire  q_full;
+    input wire  q_busy;
     input wire  [31:0] q_first0;
     input wire  [31:0] q_first1;
     input wire  [31:0] q_first2;
@@ -2712,6 +2739,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     output reg  [15:0] d_count;
     output reg  [31:0] d_top;
     output reg  d_full;
+    output reg  d_busy;
     output reg  [31:0] d_first0;
     output reg  [31:0] d_first1;
     output reg  [31:0] d_first2;
@@ -2749,6 +2777,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  [15:0] a_count;
     reg  [31:0] a_top;
     reg  a_full;
+    reg  a_busy;
     reg  [31:0] a_first0;
     reg  [31:0] a_first1;
     reg  [31:0] a_first2;
@@ -2761,10 +2790,12 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  [31:0] ra_next3;
     reg  [31:0] ra_base;
     reg  [15:0] ra_count;
+    reg  ra_busy;
     reg  [31:0] ra_top;
     reg  [31:0] ra_first0;
     reg  ra_expired;
     reg  q_expired;
+    reg  gt1;
     reg  e0;
     reg  e1;
     reg  ez;
@@ -2778,7 +2809,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         e0 = (x0 >= window) && ~&x0;
         e1 = (x1 >= window) && ~&x1;
         ez = window == c0_32;
-        q_expired = |q_count && e0;
+        q_expired = q_busy && e0;
+        gt1 = q_count > c1_16;
         w_addr = q_base[(32'h0)+:(10)] + q_count[(32'h0)+:(10)];
         r3 = q_base[(32'h0)+:(10)] + c3_a;
         r4 = q_base[(32'h0)+:(10)] + c4_a;
@@ -2799,6 +2831,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         a_count = q_count;
         a_top = q_top;
         a_full = q_full;
+        a_busy = q_busy;
         a_first0 = q_first0;
         a_first1 = q_first1;
         a_first2 = q_first2;
@@ -2819,7 +2852,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 else begin
                     a_full = 1'b0;
                     a_count = q_count - c1_16;
-                    a_expired = (q_count > c1_16) && e1;
+                    a_busy = gt1;
+                    a_expired = gt1 && e1;
                     a_first0 = q_first1;
                     a_first1 = q_first2;
                     a_first2 = first3;
@@ -2827,6 +2861,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             end
             else if (push) begin
                 a_count = q_count + c1_16;
+                a_busy = 1'b1;
                 a_top = q_top + c1_32;
                 a_full = q_count == c_last;
                 a_wen = 1'b1;
@@ -2848,6 +2883,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         ra_next3 = restart_base;
         ra_base = restart_base;
         ra_count = c0_16;
+        ra_busy = 1'b0;
         ra_top = restart_base;
         ra_first0 = q_first0;
         ra_expired = 1'b0;
@@ -2870,6 +2906,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 ra_next3 = c1_32;
             end
             ra_count = c1_16;
+            ra_busy = 1'b1;
             ra_top = c1_32;
             ra_first0 = q_now;
             ra_expired = ez;
@@ -2882,6 +2919,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 d_next3 = ra_next3;
                 d_base = ra_base;
                 d_count = ra_count;
+                d_busy = ra_busy;
                 d_top = ra_top;
                 d_first0 = ra_first0;
                 d_expired = ra_expired;
@@ -2893,6 +2931,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                 d_next3 = restart_base;
                 d_base = restart_base;
                 d_count = c0_16;
+                d_busy = 1'b0;
                 d_top = restart_base;
                 d_first0 = q_first0;
                 d_expired = 1'b0;
@@ -2910,6 +2949,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_next3 = a_next3;
             d_base = a_base;
             d_count = a_count;
+            d_busy = a_busy;
             d_top = a_top;
             d_full = a_full;
             d_first0 = a_first0;
@@ -2926,6 +2966,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_next3 = q_next3;
             d_base = q_base;
             d_count = q_count;
+            d_busy = q_busy;
             d_top = q_top;
             d_full = q_full;
             d_first0 = q_first0;

@@ -22,7 +22,7 @@ class Core:
             getattr(dut, k).value = v
         for s in ("ctrl_write", "ctrl_value", "rx_valid", "rx_port", "rx_class", "rx_sender",
                   "rx_epoch", "rx_tree", "rx_kind", "rx_instance", "cl_valid", "cl_class",
-                  "cl_len", "rx_expired", "rx_missing", "rx_in_flight", "rx_outcome",
+                  "cl_len", "rx_expired", "rx_missing", "rx_busy", "rx_outcome",
                   "rx_outcome_fresh", "fifo_len", "fifo_nz", "tx_hold", "min_gap", "rx_seq",
                   "timeout_written"):
             getattr(dut, s).value = 0
