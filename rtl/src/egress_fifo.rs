@@ -14,7 +14,12 @@
 //! `P` is the payload width in bits (a multiple of 64): an entry holds up to `P / 8` payload
 //! bytes, first byte in bits `P-1..P-8`, in a RAM of `2^A` words of `P` bits beside the other
 //! fields (synchronous write, registered read: block RAM in a vendor flow). `nc_core` (exported)
-//! stores 128 bytes (`P` = 1024), `nc_engine` 8 (`P` = 64; its frame generator carries no more).
+//! stores 128 bytes (`P` = 1024), and so does `nc_engine`'s (issue 17).
+//!
+//! The RAMs are written in every cycle, at the slot a push would take (`wr`, or `res` with a
+//! clear): that slot is free (nothing read out or queued lives there), so a cycle without a push
+//! writes a slot the next push overwrites, and the write enable waits for no verdict (a
+//! request's judgement in front of every RAM's write enable was `nc_core`'s longest path).
 
 use rust_hdl::prelude::*;
 
@@ -153,6 +158,7 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
             self.res_next.next = self.res.q.val();
             self.res_next1.next = self.res1.val();
         }
+        // Where this cycle's request goes if it is pushed (written whether or not it is).
         if self.clear.val() {
             self.waddr.next = self.res.q.val().get_bits::<A>(0);
         } else {
@@ -160,31 +166,31 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         }
         self.ram_client.write_address.next = self.waddr.val();
         self.ram_client.write_data.next = self.w_client.q.val();
-        self.ram_client.write_enable.next = self.push.val();
+        self.ram_client.write_enable.next = true;
         self.w_client.d.next = self.push_client.val();
         self.ram_seq.write_address.next = self.waddr.val();
         self.ram_seq.write_data.next = self.w_seq.q.val();
-        self.ram_seq.write_enable.next = self.push.val();
+        self.ram_seq.write_enable.next = true;
         self.w_seq.d.next = self.push_seq.val();
         self.ram_len.write_address.next = self.waddr.val();
         self.ram_len.write_data.next = self.w_len.q.val();
-        self.ram_len.write_enable.next = self.push.val();
+        self.ram_len.write_enable.next = true;
         self.w_len.d.next = self.push_len.val();
         self.ram_payload.write_address.next = self.waddr.val();
         self.ram_payload.write_data.next = self.w_payload.q.val();
-        self.ram_payload.write_enable.next = self.push.val();
+        self.ram_payload.write_enable.next = true;
         self.w_payload.d.next = self.push_payload.val();
         self.ram_mac.write_address.next = self.waddr.val();
         self.ram_mac.write_data.next = self.w_mac.q.val();
-        self.ram_mac.write_enable.next = self.push.val();
+        self.ram_mac.write_enable.next = true;
         self.w_mac.d.next = self.push_mac.val();
         self.ram_ip.write_address.next = self.waddr.val();
         self.ram_ip.write_data.next = self.w_ip.q.val();
-        self.ram_ip.write_enable.next = self.push.val();
+        self.ram_ip.write_enable.next = true;
         self.w_ip.d.next = self.push_ip.val();
         self.ram_port.write_address.next = self.waddr.val();
         self.ram_port.write_data.next = self.w_port.q.val();
-        self.ram_port.write_enable.next = self.push.val();
+        self.ram_port.write_enable.next = true;
         self.w_port.d.next = self.push_port.val();
         self.res.d.next = self.res_next.val();
         // `wr` moves to `waddr` (+ 1 with a push). Both candidates of `waddr + 1` are summed
