@@ -23,6 +23,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::prim::ZeroExtend;
+
 block! {
     /// The FIFO (`A`: address bits of the RAM).
     pub struct EgressFifo<const A: usize, const P: usize = 64>() {
@@ -52,11 +54,21 @@ block! {
         /// no adder in front of the RAM's write address (`res + reserve` there was `nc_core`'s
         /// longest path, from the tick's send decision).
         pub clear: Signal<In, Bit>,
+        /// `fifo_depth` and `batch_max` (configuration: they change only while nothing is pushed
+        /// or taken, and `room` / `room_b` follow a change one cycle later).
+        pub depth: Signal<In, Bits<13>>,
+        pub bmax: Signal<In, Bits<13>>,
         /// Logical length.
         pub len: Signal<Out, Bits<13>>,
         /// `len != 0`, registered beside it from its candidates (no 13-input OR in front of the
         /// core's send decision).
         pub nz: Signal<Out, Bit>,
+        /// `len < depth` (a push has room) and `len < depth + bmax` (what a batch leaves has
+        /// room, if `depth` is not 0: `len - min(len, bmax) < depth`), registered like `nz` from
+        /// the candidates of the next count, judged against this cycle's `depth` and `bmax`.
+        /// They assume that a send takes `min(len, bmax)` (`take`, as the core asks).
+        pub room: Signal<Out, Bit>,
+        pub room_b: Signal<Out, Bit>,
         /// A taken request streams out this cycle.
         pub out_valid: Signal<Out, Bit>,
         /// Its client_id, seq, payload_len and payload.
@@ -86,6 +98,8 @@ block! {
         rd: DFF<Bits<13>>,
         count: DFF<Bits<13>>,
         r_nz: DFF<Bit>,
+        r_room: DFF<Bit>,
+        r_room_b: DFF<Bit>,
         valid: DFF<Bit>,
         /// The request fields, registered every cycle: a push writes the ones of the cycle before
         /// (the core decides on a request one cycle after it comes). A pushed entry can be read
@@ -107,9 +121,32 @@ block! {
         cnt_t1: Signal<Local, Bits<13>>,
         cnt1: Signal<Local, Bits<13>>,
         wr1: Signal<Local, Bits<13>>,
+        // `room` / `room_b`'s candidates: `count` and `count + 1` against `depth`, `depth +
+        // bmax` (bd) and `depth + 2 bmax` (bbd) in 15 bits, and `count >= bmax` (a send takes
+        // `bmax`, else every entry).
+        zx_c: ZeroExtend<13, 15>,
+        zx_c1: ZeroExtend<13, 15>,
+        zx_d: ZeroExtend<13, 15>,
+        zx_b: ZeroExtend<13, 15>,
+        s_bd: Signal<Local, Bits<15>>,
+        s_bbd: Signal<Local, Bits<15>>,
+        c_ge_b: Signal<Local, Bit>,
+        l_c: Signal<Local, Bit>,
+        l_c1: Signal<Local, Bit>,
+        l_t: Signal<Local, Bit>,
+        l_t1: Signal<Local, Bit>,
+        b_c: Signal<Local, Bit>,
+        b_c1: Signal<Local, Bit>,
+        b_t: Signal<Local, Bit>,
+        b_t1: Signal<Local, Bit>,
+        d_nz: Signal<Local, Bit>,
+        d_gt1: Signal<Local, Bit>,
+        bd_nz: Signal<Local, Bit>,
+        bd_gt1: Signal<Local, Bit>,
         waddr: Signal<Local, Bits<A>>,
         k0_13: Constant<Bits<13>> = Constant::new(0.into()),
         k1_13: Constant<Bits<13>> = Constant::new(1.into()),
+        k1_15: Constant<Bits<15>> = Constant::new(1.into()),
         k_mask: Constant<Bits<13>> = Constant::new(((1u64 << A) - 1).into()),
     }
 }
@@ -129,8 +166,8 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr, res, rd, count, r_nz, valid, w_client, w_seq, w_len, w_payload, w_mac,
-            w_ip, w_port
+            self, clock, wr, res, rd, count, r_nz, r_room, r_room_b, valid, w_client, w_seq, w_len,
+            w_payload, w_mac, w_ip, w_port
         );
         self.ram_client.write_clock.next = self.clock.val();
         self.ram_client.read_clock.next = self.clock.val();
@@ -241,6 +278,62 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
             self.r_nz.d.next = self.r_nz.q.val();
         }
         self.nz.next = self.r_nz.q.val();
+        // `room` / `room_b` for each candidate of the next count, compared from registers only;
+        // the cycle's clear, push and reserve pick, as they pick the count. After a send that
+        // takes `bmax` (`count >= bmax`) the count is `count - bmax` (+ 1 with a push), below
+        // `d` iff `count` (+ 1) is below `d + bmax`; after a send that takes every entry it is 0
+        // (or 1).
+        self.zx_c.narrow.next = self.count.q.val();
+        self.zx_c1.narrow.next = self.cnt1.val();
+        self.zx_d.narrow.next = self.depth.val();
+        self.zx_b.narrow.next = self.bmax.val();
+        self.s_bd.next = self.zx_d.wide.val() + self.zx_b.wide.val();
+        self.s_bbd.next = self.s_bd.val() + self.zx_b.wide.val();
+        self.c_ge_b.next = self.count.q.val() >= self.bmax.val();
+        self.d_nz.next = self.depth.val().any();
+        self.d_gt1.next = self.depth.val() > self.k1_13.val();
+        self.bd_nz.next = self.s_bd.val().any();
+        self.bd_gt1.next = self.s_bd.val() > self.k1_15.val();
+        self.l_c.next = self.zx_c.wide.val() < self.zx_d.wide.val();
+        self.l_c1.next = self.zx_c1.wide.val() < self.zx_d.wide.val();
+        self.b_c.next = self.zx_c.wide.val() < self.s_bd.val();
+        self.b_c1.next = self.zx_c1.wide.val() < self.s_bd.val();
+        if self.c_ge_b.val() {
+            self.l_t.next = self.b_c.val();
+            self.l_t1.next = self.b_c1.val();
+            self.b_t.next = self.zx_c.wide.val() < self.s_bbd.val();
+            self.b_t1.next = self.zx_c1.wide.val() < self.s_bbd.val();
+        } else {
+            self.l_t.next = self.d_nz.val();
+            self.l_t1.next = self.d_gt1.val();
+            self.b_t.next = self.bd_nz.val();
+            self.b_t1.next = self.bd_gt1.val();
+        }
+        if self.clear.val() {
+            if self.push.val() {
+                self.r_room.d.next = self.d_gt1.val();
+                self.r_room_b.d.next = self.bd_gt1.val();
+            } else {
+                self.r_room.d.next = self.d_nz.val();
+                self.r_room_b.d.next = self.bd_nz.val();
+            }
+        } else if self.push.val() {
+            if self.reserve.val() {
+                self.r_room.d.next = self.l_t1.val();
+                self.r_room_b.d.next = self.b_t1.val();
+            } else {
+                self.r_room.d.next = self.l_c1.val();
+                self.r_room_b.d.next = self.b_c1.val();
+            }
+        } else if self.reserve.val() {
+            self.r_room.d.next = self.l_t.val();
+            self.r_room_b.d.next = self.b_t.val();
+        } else {
+            self.r_room.d.next = self.l_c.val();
+            self.r_room_b.d.next = self.b_c.val();
+        }
+        self.room.next = self.r_room.q.val();
+        self.room_b.next = self.r_room_b.q.val();
         // Read-out of taken entries: the RAM read is registered, so data follow one cycle later.
         self.ram_client.read_address.next = self.rd.q.val().get_bits::<A>(0);
         self.ram_seq.read_address.next = self.rd.q.val().get_bits::<A>(0);

@@ -29,7 +29,6 @@ use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
-use crate::prim::ZeroExtend;
 use crate::rsbcast_rx::outcome;
 
 /// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
@@ -260,6 +259,12 @@ block! {
         /// `fifo_len != 0`, registered beside it by the FIFO (`egress_fifo`'s `nz`): the
         /// tick's send reads it instead of a 13-input OR.
         pub fifo_nz: Signal<In, Bit>,
+        /// `fifo_len < fifo_depth` and `fifo_len < fifo_depth + batch_max`, registered beside it
+        /// by the FIFO (`egress_fifo`'s `room` / `room_b`, from the candidates of its next
+        /// count): whether a request has room is a pick of register bits, no comparison of the
+        /// length in front of the push.
+        pub fifo_room: Signal<In, Bit>,
+        pub fifo_room_b: Signal<In, Bit>,
         /// The frame generator cannot take a send this cycle: the loop waits (a send is late,
         /// never dropped). Never high when `loop_period` covers a frame's time (the covered
         /// subset).
@@ -532,22 +537,16 @@ block! {
         p_since_rx: Signal<Local, Bits<32>>,
         p_in_flight: Signal<Local, Bit>,
         e_len: Signal<Local, Bits<13>>,
-        /// From registers only: `min(fifo_len, batch_max)` and what a batch would leave; whether
-        /// that and the FIFO (and an empty FIFO) leave room below `fifo_depth`; the tick picks.
-        /// What a batch leaves has room when `fifo_len < batch_max + fifo_depth` (and
-        /// `fifo_depth` is not 0): no `min` and no subtraction in front of the comparison.
+        /// From registers only: `min(fifo_len, batch_max)` and what a batch would leave; the
+        /// FIFO's registered comparisons say whether that and the FIFO (and an empty FIFO) leave
+        /// room below `fifo_depth`; the tick picks. What a batch leaves has room when
+        /// `fifo_len < batch_max + fifo_depth` (`fifo_room_b`) and `fifo_depth` is not 0.
         f_min: Signal<Local, Bits<13>>,
         f_rest: Signal<Local, Bits<13>>,
         f_zero: Signal<Local, Bit>,
-        /// `batch_max + fifo_depth` and `fifo_depth != 0`, registered: both are configuration,
-        /// which changes only while Disabled, and are read only while leading.
-        r_bd: DFF<Bits<14>>,
+        /// `fifo_depth != 0`, registered: configuration, which changes only while Disabled, and
+        /// is read only while leading.
         r_dnz: DFF<Bit>,
-        zx_bmax: ZeroExtend<13, 14>,
-        zx_depth: ZeroExtend<13, 14>,
-        zx_len: ZeroExtend<13, 14>,
-        f_lt_rest: Signal<Local, Bit>,
-        f_lt_len: Signal<Local, Bit>,
         q_room: Signal<Local, Bit>,
         // ctrl
         c_en: Signal<Local, Bit>,
@@ -792,7 +791,6 @@ impl Logic for LowiCore {
             r_jn,
             r_dis,
             r_id0,
-            r_bd,
             r_dnz,
             r_epoch,
             r_epoch1,
@@ -970,13 +968,7 @@ impl Logic for LowiCore {
             self.f_min.next = self.fifo_len.val();
         }
         self.f_rest.next = self.fifo_len.val() - self.f_min.val();
-        self.zx_bmax.narrow.next = self.batch_max.val();
-        self.zx_depth.narrow.next = self.fifo_depth.val();
-        self.zx_len.narrow.next = self.fifo_len.val();
-        self.r_bd.d.next = self.zx_bmax.wide.val() + self.zx_depth.wide.val();
         self.r_dnz.d.next = self.fifo_depth.val().any();
-        self.f_lt_rest.next = self.r_dnz.q.val() && (self.zx_len.wide.val() < self.r_bd.q.val());
-        self.f_lt_len.next = self.fifo_len.val() < self.fifo_depth.val();
         // p_fifo_len is fifo_len, or 0 after a fault or a new epoch in the tick.
         self.f_zero.next = self.t_fault.val() || self.t_new_epoch.val();
         if self.t_become.val() {
@@ -1011,9 +1003,9 @@ impl Logic for LowiCore {
         if self.f_zero.val() {
             self.q_room.next = self.fifo_depth.val().any();
         } else if self.t_value.val() {
-            self.q_room.next = self.f_lt_rest.val();
+            self.q_room.next = self.r_dnz.q.val() && self.fifo_room_b.val();
         } else {
-            self.q_room.next = self.f_lt_len.val();
+            self.q_room.next = self.fifo_room.val();
         }
 
         // ================= event phase: CTRL =================

@@ -381,6 +381,14 @@ impl<const P: usize> Logic for NcCore<P> {
         // Egress FIFO.
         self.core.fifo_len.next = self.fifo.len.val();
         self.core.fifo_nz.next = self.fifo.nz.val();
+        self.core.fifo_room.next = self.fifo.room.val();
+        self.core.fifo_room_b.next = self.fifo.room_b.val();
+        // The FIFO's `room` / `room_b` are judged against the core's `fifo_depth` and
+        // `batch_max` (a register, above): `room_b` follows a `batch_max` write three edges
+        // later, and is read only for a value send, which needs a request pushed, at least a
+        // cycle after the core led (rtl/README "Step 6").
+        self.fifo.depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
+        self.fifo.bmax.next = self.bmax13.wide.val();
         self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();

@@ -494,6 +494,69 @@ fn egress_fifo_nz_is_len_not_zero_in_every_cycle() {
     }
 }
 
+/// `room` is `len < depth` and `room_b` is `len < depth + bmax` in every cycle (from the second
+/// cycle after a change of `depth` or `bmax`, which are configuration), when every send takes
+/// `min(len, bmax)` as the core asks: random pushes (up to `depth`, the core's rule), sends of a
+/// full batch and of every entry, clears with and without a push, `depth` and `bmax` changed
+/// now and then (1..=8 and 1..=5, the registers' legal range starts at 1).
+#[test]
+fn egress_fifo_room_is_len_below_depth_in_every_cycle() {
+    for seed in 1..=20u64 {
+        let mut c = Cycle::new(EgressFifo::<4>::default(), |f| &mut f.clock);
+        let mut r = Rng::new(seed);
+        let (mut depth, mut bmax) = (r.range(1, 8), r.range(1, 5));
+        let mut changed = 2;
+        let (mut full, mut batch_full, mut checked) = (0, 0, 0);
+        for cycle in 0..600 {
+            c.uut.depth.next = bits(depth);
+            c.uut.bmax.next = bits(bmax);
+            c.settle();
+            let len = val(c.uut.len.val());
+            if changed == 0 {
+                checked += 1;
+                assert_eq!(
+                    c.uut.room.val(),
+                    len < depth,
+                    "seed {seed} cycle {cycle}: room with len {len}, depth {depth}"
+                );
+                assert_eq!(
+                    c.uut.room_b.val(),
+                    len < depth + bmax,
+                    "seed {seed} cycle {cycle}: room_b with len {len}, depth {depth}, bmax {bmax}"
+                );
+                full += (len >= depth) as u32;
+                batch_full += (len >= depth && len < depth + bmax) as u32;
+            } else {
+                changed -= 1;
+            }
+            let reserve = len > 0 && r.pct(25);
+            let take = len.min(bmax);
+            let push = len - if reserve { take } else { 0 } < depth && r.pct(60);
+            let clear = !reserve && r.one_in(12);
+            c.uut.push.next = push;
+            c.uut.take.next = bits(take);
+            c.uut.reserve.next = reserve;
+            c.uut.clear.next = clear;
+            c.edge();
+            if r.one_in(100) {
+                // Configuration changes while nothing is queued (Disabled): empty the FIFO.
+                c.uut.push.next = false;
+                c.uut.reserve.next = false;
+                c.uut.clear.next = true;
+                c.edge();
+                c.uut.clear.next = false;
+                depth = r.range(1, 8);
+                bmax = r.range(1, 5);
+                changed = 1;
+            }
+        }
+        assert!(
+            checked > 400 && full > 10 && batch_full > 5,
+            "seed {seed}: {checked} cycles checked, {full} with a full FIFO, {batch_full} with a full FIFO a batch would free"
+        );
+    }
+}
+
 // ---------------------------------------------------------------- csr
 
 fn csr() -> Cycle<Csr> {

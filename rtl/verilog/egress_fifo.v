@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -17,8 +17,12 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
+    input wire  [12:0] depth;
+    input wire  [12:0] bmax;
     output reg  [12:0] len;
     output reg  nz;
+    output reg  room;
+    output reg  room_b;
     output reg  out_valid;
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
@@ -36,6 +40,7 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     // Constant declarations
     localparam  k0_13 = 13'b0;
     localparam  k1_13 = 13'b1;
+    localparam  k1_15 = 15'b1;
     localparam  k_mask = 13'b111111;
     
     // Stub signals
@@ -103,6 +108,12 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  r_nz$d;
     wire  r_nz$q;
     reg  r_nz$clock;
+    reg  r_room$d;
+    wire  r_room$q;
+    reg  r_room$clock;
+    reg  r_room_b$d;
+    wire  r_room_b$q;
+    reg  r_room_b$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -127,6 +138,14 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [15:0] w_port$d;
     wire  [15:0] w_port$q;
     reg  w_port$clock;
+    reg  [12:0] zx_c$narrow;
+    wire  [14:0] zx_c$wide;
+    reg  [12:0] zx_c1$narrow;
+    wire  [14:0] zx_c1$wide;
+    reg  [12:0] zx_d$narrow;
+    wire  [14:0] zx_d$wide;
+    reg  [12:0] zx_b$narrow;
+    wire  [14:0] zx_b$wide;
     
     // Local signals
     reg  [12:0] res_next;
@@ -138,6 +157,21 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [12:0] cnt_t1;
     reg  [12:0] cnt1;
     reg  [12:0] wr1;
+    reg  [14:0] s_bd;
+    reg  [14:0] s_bbd;
+    reg  c_ge_b;
+    reg  l_c;
+    reg  l_c1;
+    reg  l_t;
+    reg  l_t1;
+    reg  b_c;
+    reg  b_c1;
+    reg  b_t;
+    reg  b_t1;
+    reg  d_nz;
+    reg  d_gt1;
+    reg  bd_nz;
+    reg  bd_gt1;
     reg  [5:0] waddr;
     
     // Sub module instances
@@ -229,6 +263,16 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .q(r_nz$q),
         .clock(r_nz$clock)
     );
+    egress_fifo$r_room r_room(
+        .d(r_room$d),
+        .q(r_room$q),
+        .clock(r_room$clock)
+    );
+    egress_fifo$r_room_b r_room_b(
+        .d(r_room_b$d),
+        .q(r_room_b$q),
+        .clock(r_room_b$clock)
+    );
     egress_fifo$valid valid(
         .d(valid$d),
         .q(valid$q),
@@ -269,6 +313,22 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .q(w_port$q),
         .clock(w_port$clock)
     );
+    egress_fifo$zx_c zx_c(
+        .narrow(zx_c$narrow),
+        .wide(zx_c$wide)
+    );
+    egress_fifo$zx_c1 zx_c1(
+        .narrow(zx_c1$narrow),
+        .wide(zx_c1$wide)
+    );
+    egress_fifo$zx_d zx_d(
+        .narrow(zx_d$narrow),
+        .wide(zx_d$wide)
+    );
+    egress_fifo$zx_b zx_b(
+        .narrow(zx_b$narrow),
+        .wide(zx_b$wide)
+    );
     
     // Update code
     always @(*) begin
@@ -277,6 +337,8 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         rd$clock = clock;
         count$clock = clock;
         r_nz$clock = clock;
+        r_room$clock = clock;
+        r_room_b$clock = clock;
         valid$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
@@ -290,6 +352,8 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         rd$d = rd$q;
         count$d = count$q;
         r_nz$d = r_nz$q;
+        r_room$d = r_room$q;
+        r_room_b$d = r_room_b$q;
         valid$d = valid$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
@@ -412,6 +476,63 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
             r_nz$d = r_nz$q;
         end
         nz = r_nz$q;
+        zx_c$narrow = count$q;
+        zx_c1$narrow = cnt1;
+        zx_d$narrow = depth;
+        zx_b$narrow = bmax;
+        s_bd = zx_d$wide + zx_b$wide;
+        s_bbd = s_bd + zx_b$wide;
+        c_ge_b = count$q >= bmax;
+        d_nz = |depth;
+        d_gt1 = depth > k1_13;
+        bd_nz = |s_bd;
+        bd_gt1 = s_bd > k1_15;
+        l_c = zx_c$wide < zx_d$wide;
+        l_c1 = zx_c1$wide < zx_d$wide;
+        b_c = zx_c$wide < s_bd;
+        b_c1 = zx_c1$wide < s_bd;
+        if (c_ge_b) begin
+            l_t = b_c;
+            l_t1 = b_c1;
+            b_t = zx_c$wide < s_bbd;
+            b_t1 = zx_c1$wide < s_bbd;
+        end
+        else begin
+            l_t = d_nz;
+            l_t1 = d_gt1;
+            b_t = bd_nz;
+            b_t1 = bd_gt1;
+        end
+        if (clear) begin
+            if (push) begin
+                r_room$d = d_gt1;
+                r_room_b$d = bd_gt1;
+            end
+            else begin
+                r_room$d = d_nz;
+                r_room_b$d = bd_nz;
+            end
+        end
+        else if (push) begin
+            if (reserve) begin
+                r_room$d = l_t1;
+                r_room_b$d = b_t1;
+            end
+            else begin
+                r_room$d = l_c1;
+                r_room_b$d = b_c1;
+            end
+        end
+        else if (reserve) begin
+            r_room$d = l_t;
+            r_room_b$d = b_t;
+        end
+        else begin
+            r_room$d = l_c;
+            r_room_b$d = b_c;
+        end
+        room = r_room$q;
+        room_b = r_room_b$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
@@ -477,6 +598,44 @@ module egress_fifo$r_nz(d,q,clock);
     end
           
 endmodule // egress_fifo$r_nz
+
+
+module egress_fifo$r_room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$r_room
+
+
+module egress_fifo$r_room_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // egress_fifo$r_room_b
 
 
 module egress_fifo$ram_client(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -889,3 +1048,47 @@ module egress_fifo$wr(d,q,clock);
     end
           
 endmodule // egress_fifo$wr
+
+
+module egress_fifo$zx_b(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // egress_fifo$zx_b
+
+
+module egress_fifo$zx_c(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // egress_fifo$zx_c
+
+
+module egress_fifo$zx_c1(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // egress_fifo$zx_c1
+
+
+module egress_fifo$zx_d(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // egress_fifo$zx_d

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -40,6 +40,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  [31:0] rx_restart_base;
     input wire  [12:0] fifo_len;
     input wire  fifo_nz;
+    input wire  fifo_room;
+    input wire  fifo_room_b;
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
@@ -337,18 +339,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_id0$d;
     wire  r_id0$q;
     reg  r_id0$clock;
-    reg  [13:0] r_bd$d;
-    wire  [13:0] r_bd$q;
-    reg  r_bd$clock;
     reg  r_dnz$d;
     wire  r_dnz$q;
     reg  r_dnz$clock;
-    reg  [12:0] zx_bmax$narrow;
-    wire  [13:0] zx_bmax$wide;
-    reg  [12:0] zx_depth$narrow;
-    wire  [13:0] zx_depth$wide;
-    reg  [12:0] zx_len$narrow;
-    wire  [13:0] zx_len$wide;
     reg  g_skip_a$d;
     wire  g_skip_a$q;
     reg  g_skip_a$clock;
@@ -533,8 +526,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [12:0] f_min;
     reg  [12:0] f_rest;
     reg  f_zero;
-    reg  f_lt_rest;
-    reg  f_lt_len;
     reg  q_room;
     reg  c_en;
     reg  c_join;
@@ -879,27 +870,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_id0$q),
         .clock(r_id0$clock)
     );
-    lowi_core$r_bd r_bd(
-        .d(r_bd$d),
-        .q(r_bd$q),
-        .clock(r_bd$clock)
-    );
     lowi_core$r_dnz r_dnz(
         .d(r_dnz$d),
         .q(r_dnz$q),
         .clock(r_dnz$clock)
-    );
-    lowi_core$zx_bmax zx_bmax(
-        .narrow(zx_bmax$narrow),
-        .wide(zx_bmax$wide)
-    );
-    lowi_core$zx_depth zx_depth(
-        .narrow(zx_depth$narrow),
-        .wide(zx_depth$wide)
-    );
-    lowi_core$zx_len zx_len(
-        .narrow(zx_len$narrow),
-        .wide(zx_len$wide)
     );
     lowi_core$g_skip_a g_skip_a(
         .d(g_skip_a$d),
@@ -1089,7 +1063,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_jn$clock = clock;
         r_dis$clock = clock;
         r_id0$clock = clock;
-        r_bd$clock = clock;
         r_dnz$clock = clock;
         r_epoch$clock = clock;
         r_epoch1$clock = clock;
@@ -1166,7 +1139,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_jn$d = r_jn$q;
         r_dis$d = r_dis$q;
         r_id0$d = r_id0$q;
-        r_bd$d = r_bd$q;
         r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -1319,13 +1291,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             f_min = fifo_len;
         end
         f_rest = fifo_len - f_min;
-        zx_bmax$narrow = batch_max;
-        zx_depth$narrow = fifo_depth;
-        zx_len$narrow = fifo_len;
-        r_bd$d = zx_bmax$wide + zx_depth$wide;
         r_dnz$d = |fifo_depth;
-        f_lt_rest = r_dnz$q && (zx_len$wide < r_bd$q);
-        f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
         if (t_become) begin
             t_seq = k0_32;
@@ -1361,10 +1327,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             q_room = |fifo_depth;
         end
         else if (t_value) begin
-            q_room = f_lt_rest;
+            q_room = r_dnz$q && fifo_room_b;
         end
         else begin
-            q_room = f_lt_len;
+            q_room = fifo_room;
         end
         c_en = |(ctrl_value & k_ctrl_enable);
         c_join = |(ctrl_value & k_ctrl_join);
@@ -3403,25 +3369,6 @@ module lowi_core$r_arm(d,q,clock);
 endmodule // lowi_core$r_arm
 
 
-module lowi_core$r_bd(d,q,clock);
-    
-    // Module arguments
-    input wire  [13:0] d;
-    output reg  [13:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 14'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$r_bd
-
-
 module lowi_core$r_dis(d,q,clock);
     
     // Module arguments
@@ -4581,36 +4528,3 @@ module lowi_core$w_p3(d,q,clock);
     end
           
 endmodule // lowi_core$w_p3
-
-
-module lowi_core$zx_bmax(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // lowi_core$zx_bmax
-
-
-module lowi_core$zx_depth(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // lowi_core$zx_depth
-
-
-module lowi_core$zx_len(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // lowi_core$zx_len

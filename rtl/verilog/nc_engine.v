@@ -2603,6 +2603,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [31:0] core$rx_restart_base;
     reg  [12:0] core$fifo_len;
     reg  core$fifo_nz;
+    reg  core$fifo_room;
+    reg  core$fifo_room_b;
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
@@ -2691,8 +2693,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [12:0] fifo$take;
     reg  fifo$reserve;
     reg  fifo$clear;
+    reg  [12:0] fifo$depth;
+    reg  [12:0] fifo$bmax;
     wire  [12:0] fifo$len;
     wire  fifo$nz;
+    wire  fifo$room;
+    wire  fifo$room_b;
     wire  fifo$out_valid;
     wire  [31:0] fifo$out_client;
     wire  [63:0] fifo$out_seq;
@@ -2872,6 +2878,8 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .rx_restart_base(core$rx_restart_base),
         .fifo_len(core$fifo_len),
         .fifo_nz(core$fifo_nz),
+        .fifo_room(core$fifo_room),
+        .fifo_room_b(core$fifo_room_b),
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
@@ -2964,8 +2972,12 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .take(fifo$take),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
+        .depth(fifo$depth),
+        .bmax(fifo$bmax),
         .len(fifo$len),
         .nz(fifo$nz),
+        .room(fifo$room),
+        .room_b(fifo$room_b),
         .out_valid(fifo$out_valid),
         .out_client(fifo$out_client),
         .out_seq(fifo$out_seq),
@@ -3308,6 +3320,10 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         last_instance = core$last_instance;
         core$fifo_len = fifo$len;
         core$fifo_nz = fifo$nz;
+        core$fifo_room = fifo$room;
+        core$fifo_room_b = fifo$room_b;
+        fifo$depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
+        fifo$bmax = bmax13$wide;
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
@@ -3428,7 +3444,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -3466,6 +3482,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [31:0] rx_restart_base;
     input wire  [12:0] fifo_len;
     input wire  fifo_nz;
+    input wire  fifo_room;
+    input wire  fifo_room_b;
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
@@ -3763,18 +3781,9 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  r_id0$d;
     wire  r_id0$q;
     reg  r_id0$clock;
-    reg  [13:0] r_bd$d;
-    wire  [13:0] r_bd$q;
-    reg  r_bd$clock;
     reg  r_dnz$d;
     wire  r_dnz$q;
     reg  r_dnz$clock;
-    reg  [12:0] zx_bmax$narrow;
-    wire  [13:0] zx_bmax$wide;
-    reg  [12:0] zx_depth$narrow;
-    wire  [13:0] zx_depth$wide;
-    reg  [12:0] zx_len$narrow;
-    wire  [13:0] zx_len$wide;
     reg  g_skip_a$d;
     wire  g_skip_a$q;
     reg  g_skip_a$clock;
@@ -3959,8 +3968,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  [12:0] f_min;
     reg  [12:0] f_rest;
     reg  f_zero;
-    reg  f_lt_rest;
-    reg  f_lt_len;
     reg  q_room;
     reg  c_en;
     reg  c_join;
@@ -4305,27 +4312,10 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         .q(r_id0$q),
         .clock(r_id0$clock)
     );
-    nc_engine$core$core$r_bd r_bd(
-        .d(r_bd$d),
-        .q(r_bd$q),
-        .clock(r_bd$clock)
-    );
     nc_engine$core$core$r_dnz r_dnz(
         .d(r_dnz$d),
         .q(r_dnz$q),
         .clock(r_dnz$clock)
-    );
-    nc_engine$core$core$zx_bmax zx_bmax(
-        .narrow(zx_bmax$narrow),
-        .wide(zx_bmax$wide)
-    );
-    nc_engine$core$core$zx_depth zx_depth(
-        .narrow(zx_depth$narrow),
-        .wide(zx_depth$wide)
-    );
-    nc_engine$core$core$zx_len zx_len(
-        .narrow(zx_len$narrow),
-        .wide(zx_len$wide)
     );
     nc_engine$core$core$g_skip_a g_skip_a(
         .d(g_skip_a$d),
@@ -4515,7 +4505,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_jn$clock = clock;
         r_dis$clock = clock;
         r_id0$clock = clock;
-        r_bd$clock = clock;
         r_dnz$clock = clock;
         r_epoch$clock = clock;
         r_epoch1$clock = clock;
@@ -4592,7 +4581,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         r_jn$d = r_jn$q;
         r_dis$d = r_dis$q;
         r_id0$d = r_id0$q;
-        r_bd$d = r_bd$q;
         r_dnz$d = r_dnz$q;
         r_epoch$d = r_epoch$q;
         r_epoch1$d = r_epoch1$q;
@@ -4745,13 +4733,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             f_min = fifo_len;
         end
         f_rest = fifo_len - f_min;
-        zx_bmax$narrow = batch_max;
-        zx_depth$narrow = fifo_depth;
-        zx_len$narrow = fifo_len;
-        r_bd$d = zx_bmax$wide + zx_depth$wide;
         r_dnz$d = |fifo_depth;
-        f_lt_rest = r_dnz$q && (zx_len$wide < r_bd$q);
-        f_lt_len = fifo_len < fifo_depth;
         f_zero = t_fault || t_new_epoch;
         if (t_become) begin
             t_seq = k0_32;
@@ -4787,10 +4769,10 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             q_room = |fifo_depth;
         end
         else if (t_value) begin
-            q_room = f_lt_rest;
+            q_room = r_dnz$q && fifo_room_b;
         end
         else begin
-            q_room = f_lt_len;
+            q_room = fifo_room;
         end
         c_en = |(ctrl_value & k_ctrl_enable);
         c_join = |(ctrl_value & k_ctrl_join);
@@ -6829,25 +6811,6 @@ module nc_engine$core$core$r_arm(d,q,clock);
 endmodule // nc_engine$core$core$r_arm
 
 
-module nc_engine$core$core$r_bd(d,q,clock);
-    
-    // Module arguments
-    input wire  [13:0] d;
-    output reg  [13:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 14'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$core$r_bd
-
-
 module nc_engine$core$core$r_dis(d,q,clock);
     
     // Module arguments
@@ -8009,40 +7972,7 @@ module nc_engine$core$core$w_p3(d,q,clock);
 endmodule // nc_engine$core$core$w_p3
 
 
-module nc_engine$core$core$zx_bmax(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // nc_engine$core$core$zx_bmax
-
-
-module nc_engine$core$core$zx_depth(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // nc_engine$core$core$zx_depth
-
-
-module nc_engine$core$core$zx_len(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [13:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
-endmodule // nc_engine$core$core$zx_len
-
-
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,len,nz,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -8057,8 +7987,12 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
+    input wire  [12:0] depth;
+    input wire  [12:0] bmax;
     output reg  [12:0] len;
     output reg  nz;
+    output reg  room;
+    output reg  room_b;
     output reg  out_valid;
     output reg  [31:0] out_client;
     output reg  [63:0] out_seq;
@@ -8076,6 +8010,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     // Constant declarations
     localparam  k0_13 = 13'b0;
     localparam  k1_13 = 13'b1;
+    localparam  k1_15 = 15'b1;
     localparam  k_mask = 13'b111111;
     
     // Stub signals
@@ -8143,6 +8078,12 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  r_nz$d;
     wire  r_nz$q;
     reg  r_nz$clock;
+    reg  r_room$d;
+    wire  r_room$q;
+    reg  r_room$clock;
+    reg  r_room_b$d;
+    wire  r_room_b$q;
+    reg  r_room_b$clock;
     reg  valid$d;
     wire  valid$q;
     reg  valid$clock;
@@ -8167,6 +8108,14 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  [15:0] w_port$d;
     wire  [15:0] w_port$q;
     reg  w_port$clock;
+    reg  [12:0] zx_c$narrow;
+    wire  [14:0] zx_c$wide;
+    reg  [12:0] zx_c1$narrow;
+    wire  [14:0] zx_c1$wide;
+    reg  [12:0] zx_d$narrow;
+    wire  [14:0] zx_d$wide;
+    reg  [12:0] zx_b$narrow;
+    wire  [14:0] zx_b$wide;
     
     // Local signals
     reg  [12:0] res_next;
@@ -8178,6 +8127,21 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  [12:0] cnt_t1;
     reg  [12:0] cnt1;
     reg  [12:0] wr1;
+    reg  [14:0] s_bd;
+    reg  [14:0] s_bbd;
+    reg  c_ge_b;
+    reg  l_c;
+    reg  l_c1;
+    reg  l_t;
+    reg  l_t1;
+    reg  b_c;
+    reg  b_c1;
+    reg  b_t;
+    reg  b_t1;
+    reg  d_nz;
+    reg  d_gt1;
+    reg  bd_nz;
+    reg  bd_gt1;
     reg  [5:0] waddr;
     
     // Sub module instances
@@ -8269,6 +8233,16 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         .q(r_nz$q),
         .clock(r_nz$clock)
     );
+    nc_engine$core$fifo$r_room r_room(
+        .d(r_room$d),
+        .q(r_room$q),
+        .clock(r_room$clock)
+    );
+    nc_engine$core$fifo$r_room_b r_room_b(
+        .d(r_room_b$d),
+        .q(r_room_b$q),
+        .clock(r_room_b$clock)
+    );
     nc_engine$core$fifo$valid valid(
         .d(valid$d),
         .q(valid$q),
@@ -8309,6 +8283,22 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         .q(w_port$q),
         .clock(w_port$clock)
     );
+    nc_engine$core$fifo$zx_c zx_c(
+        .narrow(zx_c$narrow),
+        .wide(zx_c$wide)
+    );
+    nc_engine$core$fifo$zx_c1 zx_c1(
+        .narrow(zx_c1$narrow),
+        .wide(zx_c1$wide)
+    );
+    nc_engine$core$fifo$zx_d zx_d(
+        .narrow(zx_d$narrow),
+        .wide(zx_d$wide)
+    );
+    nc_engine$core$fifo$zx_b zx_b(
+        .narrow(zx_b$narrow),
+        .wide(zx_b$wide)
+    );
     
     // Update code
     always @(*) begin
@@ -8317,6 +8307,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         rd$clock = clock;
         count$clock = clock;
         r_nz$clock = clock;
+        r_room$clock = clock;
+        r_room_b$clock = clock;
         valid$clock = clock;
         w_client$clock = clock;
         w_seq$clock = clock;
@@ -8330,6 +8322,8 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         rd$d = rd$q;
         count$d = count$q;
         r_nz$d = r_nz$q;
+        r_room$d = r_room$q;
+        r_room_b$d = r_room_b$q;
         valid$d = valid$q;
         w_client$d = w_client$q;
         w_seq$d = w_seq$q;
@@ -8452,6 +8446,63 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
             r_nz$d = r_nz$q;
         end
         nz = r_nz$q;
+        zx_c$narrow = count$q;
+        zx_c1$narrow = cnt1;
+        zx_d$narrow = depth;
+        zx_b$narrow = bmax;
+        s_bd = zx_d$wide + zx_b$wide;
+        s_bbd = s_bd + zx_b$wide;
+        c_ge_b = count$q >= bmax;
+        d_nz = |depth;
+        d_gt1 = depth > k1_13;
+        bd_nz = |s_bd;
+        bd_gt1 = s_bd > k1_15;
+        l_c = zx_c$wide < zx_d$wide;
+        l_c1 = zx_c1$wide < zx_d$wide;
+        b_c = zx_c$wide < s_bd;
+        b_c1 = zx_c1$wide < s_bd;
+        if (c_ge_b) begin
+            l_t = b_c;
+            l_t1 = b_c1;
+            b_t = zx_c$wide < s_bbd;
+            b_t1 = zx_c1$wide < s_bbd;
+        end
+        else begin
+            l_t = d_nz;
+            l_t1 = d_gt1;
+            b_t = bd_nz;
+            b_t1 = bd_gt1;
+        end
+        if (clear) begin
+            if (push) begin
+                r_room$d = d_gt1;
+                r_room_b$d = bd_gt1;
+            end
+            else begin
+                r_room$d = d_nz;
+                r_room_b$d = bd_nz;
+            end
+        end
+        else if (push) begin
+            if (reserve) begin
+                r_room$d = l_t1;
+                r_room_b$d = b_t1;
+            end
+            else begin
+                r_room$d = l_c1;
+                r_room_b$d = b_c1;
+            end
+        end
+        else if (reserve) begin
+            r_room$d = l_t;
+            r_room_b$d = b_t;
+        end
+        else begin
+            r_room$d = l_c;
+            r_room_b$d = b_c;
+        end
+        room = r_room$q;
+        room_b = r_room_b$q;
         ram_client$read_address = rd$q[(32'h0)+:(6)];
         ram_seq$read_address = rd$q[(32'h0)+:(6)];
         ram_len$read_address = rd$q[(32'h0)+:(6)];
@@ -8517,6 +8568,44 @@ module nc_engine$core$fifo$r_nz(d,q,clock);
     end
           
 endmodule // nc_engine$core$fifo$r_nz
+
+
+module nc_engine$core$fifo$r_room(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$fifo$r_room
+
+
+module nc_engine$core$fifo$r_room_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$fifo$r_room_b
 
 
 module nc_engine$core$fifo$ram_client(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -8929,6 +9018,50 @@ module nc_engine$core$fifo$wr(d,q,clock);
     end
           
 endmodule // nc_engine$core$fifo$wr
+
+
+module nc_engine$core$fifo$zx_b(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$core$fifo$zx_b
+
+
+module nc_engine$core$fifo$zx_c(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$core$fifo$zx_c
+
+
+module nc_engine$core$fifo$zx_c1(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$core$fifo$zx_c1
+
+
+module nc_engine$core$fifo$zx_d(narrow,wide);
+    
+    // Module arguments
+    input wire  [12:0] narrow;
+    output reg  [14:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {2'd0, narrow};
+endmodule // nc_engine$core$fifo$zx_d
 
 
 module nc_engine$core$ok_idx(d,q,clock);

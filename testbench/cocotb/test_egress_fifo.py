@@ -11,6 +11,10 @@ class Fifo:
         self.dut = dut
         for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "take", "reserve", "clear"):
             getattr(dut, s).value = 0
+        # fifo_depth and batch_max, for `room` / `room_b`; a send's `take` is min(len, bmax)
+        # in the core, so `op` sets bmax to each send's take.
+        dut.depth.value = 4
+        dut.bmax.value = 3
         self.out = []  # (cycle, client, seq, len, payload)
         self.cycle = 0
         nctb.start_clock(dut.clock)
@@ -40,6 +44,8 @@ class Fifo:
             await RisingEdge(d.clock)
         d.push.value = int(push is not None)
         d.take.value = reserve
+        if reserve:
+            d.bmax.value = reserve
         d.reserve.value = int(reserve > 0)
         # A clear never comes with a send that takes requests (the core's contract).
         assert not (clear and reserve), "a clear with a reserve"
@@ -56,7 +62,12 @@ class Fifo:
     async def length(self):
         await ReadOnly()
         n = int(self.dut.len.value)
-        assert int(self.dut.nz.value) == int(n != 0), f"nz {self.dut.nz.value} with len {n}"
+        d = self.dut
+        assert int(d.nz.value) == int(n != 0), f"nz {d.nz.value} with len {n}"
+        depth, bmax = int(d.depth.value), int(d.bmax.value)
+        assert int(d.room.value) == int(n < depth), f"room {d.room.value}: len {n}, depth {depth}"
+        assert int(d.room_b.value) == int(n < depth + bmax), \
+            f"room_b {d.room_b.value}: len {n}, depth {depth}, bmax {bmax}"
         return n
 
 

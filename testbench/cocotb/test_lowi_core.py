@@ -23,9 +23,11 @@ class Core:
         for s in ("ctrl_write", "ctrl_value", "rx_valid", "rx_port", "rx_class", "rx_sender",
                   "rx_epoch", "rx_tree", "rx_kind", "rx_instance", "cl_valid", "cl_class",
                   "cl_len", "rx_expired", "rx_missing", "rx_busy", "rx_outcome",
-                  "rx_outcome_fresh", "fifo_len", "fifo_nz", "tx_hold", "min_gap", "rx_seq",
+                  "rx_outcome_fresh", "fifo_len", "fifo_nz", "fifo_room", "fifo_room_b", "tx_hold", "min_gap", "rx_seq",
                   "timeout_written"):
             getattr(dut, s).value = 0
+        self.depth, self.bmax = base["fifo_depth"], base["batch_max"]
+        self.fifo(0)
         self.cycle = 0
         self.log = []  # per cycle: dict of the interesting outputs when any strobe is high
         nctb.start_clock(dut.clock)
@@ -51,9 +53,12 @@ class Core:
                 self.log.append(hit)
 
     def fifo(self, n):
-        """The FIFO's length as egress_fifo shows it: `fifo_len` and its registered `nz`."""
+        """The FIFO's length as egress_fifo shows it: `fifo_len` and its registered `nz`,
+        `room` (below fifo_depth) and `room_b` (below fifo_depth + batch_max)."""
         self.dut.fifo_len.value = n
         self.dut.fifo_nz.value = int(n != 0)
+        self.dut.fifo_room.value = int(n < self.depth)
+        self.dut.fifo_room_b.value = int(n < self.depth + self.bmax)
 
     def events(self, name):
         return [e for e in self.log if e[name]]

@@ -26,6 +26,9 @@ always @(*) begin
     assume(min_gap <= loop_period);
     // egress_fifo's nz is its length's `!= 0`, registered beside it
     assume(fifo_nz == (fifo_len != 13'd0));
+    // and its room / room_b are the length's comparisons with fifo_depth (+ batch_max)
+    assume(fifo_room == (fifo_len < fifo_depth));
+    assume(fifo_room_b == ({1'b0, fifo_len} < {1'b0, fifo_depth} + {1'b0, batch_max}));
     // csr passes a CTRL write on only with a value the core can take: no undefined bit, JOIN
     // only with ENABLE (lowi_core's `ctrl_write` contract).
     assume(!ctrl_write || (ctrl_value[31:5] == 27'd0 && (!ctrl_value[1] || ctrl_value[0])));
