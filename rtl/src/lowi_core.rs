@@ -954,14 +954,24 @@ impl Logic for LowiCore {
         // against `min_gap` while the FIFO holds requests. (`fifo_len`, not the tick's
         // `p_fifo_len`: they differ only after a fault, where no one leads, or a new epoch, where
         // the new leader sends anyway.)
-        self.t_send.next = self.p_is_leader.val()
+        // Written as two terms, the leader's and the new leader's: a node that leads by its
+        // registers (`r_led`) is no Active follower, so it never times out into a new epoch;
+        // the leader's term waits for six register bits, not for the timeout's chain.
+        self.t_send.next = (self.r_led.q.val()
+            && !self.rx_expired.val()
             && !self.tx_hold.val()
-            && (self.t_become.val()
-                || self.r_lp.q.val()
-                || (self.fifo_nz.val() && self.r_mg.q.val()));
+            && (self.r_lp.q.val() || (self.fifo_nz.val() && self.r_mg.q.val())))
+            || (self.t_become.val() && !self.tx_hold.val());
         // `p_fifo_len` is not 0: the FIFO holds requests and the tick did not empty it (a send
         // comes from a leader, so never with a fault; a new epoch's first send is a heartbeat).
-        self.t_value.next = self.t_send.val() && self.fifo_nz.val() && !self.t_new_epoch.val();
+        // Only the leader's term of `t_send` sends a batch (the new leader's is the new epoch's
+        // heartbeat), so `t_value` is six register bits and every event's pick of the send's two
+        // outcomes (the instance check, the request's room, the FIFO) waits for two LUTs.
+        self.t_value.next = self.r_led.q.val()
+            && !self.rx_expired.val()
+            && !self.tx_hold.val()
+            && self.fifo_nz.val()
+            && (self.r_lp.q.val() || self.r_mg.q.val());
         if self.fifo_len.val() >= self.batch_max.val() {
             self.f_min.next = self.batch_max.val();
         } else {

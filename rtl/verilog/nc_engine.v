@@ -4724,8 +4724,8 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             p_fifo_len = k0_13;
         end
         p_is_leader = (r_led$q && ~rx_expired) || t_become;
-        t_send = p_is_leader && ~tx_hold && (t_become || r_lp$q || (fifo_nz && r_mg$q));
-        t_value = t_send && fifo_nz && ~t_new_epoch;
+        t_send = (r_led$q && ~rx_expired && ~tx_hold && (r_lp$q || (fifo_nz && r_mg$q))) || (t_become && ~tx_hold);
+        t_value = r_led$q && ~rx_expired && ~tx_hold && fifo_nz && (r_lp$q || r_mg$q);
         if (fifo_len >= batch_max) begin
             f_min = batch_max;
         end
