@@ -5,17 +5,19 @@
 //! `base + i` arrived, for up to [`IN_FLIGHT`] messages (as many as the model tracks,
 //! `proto::regs::MAX_IN_FLIGHT`). `first` of message `s` is written, when its first copy
 //! arrives, to a RAM at address `s mod 2^A` (block RAM in a vendor flow: 2 DP16KD on an ECP5
-//! for 1,024 × 32 bits); the head's two entries are also kept in registers (`first0`,
-//! `first1`), and the RAM's registered read port always holds the third (`base + 2`: the read
-//! address is the next cycle's `base + 2`, a write to that address in the same cycle is
-//! forwarded), so a delivery shifts the head by one every cycle if need be. The bitmask of copies seen for
-//! a message is implicit: tree `t` has delivered message `s` iff `next[t] > s` (trees are FIFO);
-//! `missing` is that mask for the oldest message, and `expired` says its Δ window (counted from
-//! its first copy) has passed. `expired` is a register: [`RxUpdate`] computes next cycle's value
-//! from the registers only (`now - first ≥ window` for the head kept and for the head shifted out,
-//! `window = 0` for a first copy into an empty queue), and the cycle's `apply` / `restart` only
-//! pick one, so no 32-bit subtraction and comparison sits in front of the caller's tick. It is
-//! judged against the `window` of the cycle before; `window` may change only while nothing is in
+//! for 1,024 × 32 bits). The three oldest messages are kept in registers as their ages
+//! (`age0..age2`: `now - first`, modulo 2^32, counted up every cycle beside `now`); the RAM's
+//! two registered read ports hold `first` of `base + 3` (one for `base` kept, one for `base`
+//! moved; a write to the address read in the same cycle is forwarded), which becomes `age2`
+//! when the head shifts, so a delivery shifts the head by one every cycle if need be. The
+//! bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
+//! `next[t] > s` (trees are FIFO); `missing` is that mask for the oldest message, and `expired`
+//! says its Δ window (counted from its first copy) has passed. `expired` is a register:
+//! [`RxUpdate`] computes next cycle's value from the registers only (`age ≥ window` for the
+//! head kept and for the head shifted out, `window = 0` for a first copy into an empty queue:
+//! one comparison of a register with `window`, no subtraction in front), and the cycle's
+//! `apply` / `restart` only pick one, so no 32-bit comparison sits in front of the caller's
+//! tick. It is judged against the `window` of the cycle before; `window` may change only while nothing is in
 //! flight or before a `restart` (the core's configuration changes only while Disabled, and
 //! leaving Disabled restarts the receiver).
 //!
@@ -676,9 +678,12 @@ block! {
         pub q_full: Signal<In, Bit>,
         /// `count != 0`, registered beside `count` (`d_busy`).
         pub q_busy: Signal<In, Bit>,
-        pub q_first0: Signal<In, Bits<32>>,
-        pub q_first1: Signal<In, Bits<32>>,
-        pub q_first2: Signal<In, Bits<32>>,
+        /// The ages of the three oldest messages in flight (`now - first`, modulo 2^32, of
+        /// `base`, `base + 1`, `base + 2`): counters kept beside `now`, so that the expiry is one
+        /// comparison of a register with `window`.
+        pub q_age0: Signal<In, Bits<32>>,
+        pub q_age1: Signal<In, Bits<32>>,
+        pub q_age2: Signal<In, Bits<32>>,
         /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
         pub q_moved: Signal<In, Bit>,
         /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
@@ -703,11 +708,11 @@ block! {
         pub d_full: Signal<Out, Bit>,
         /// Next `count != 0`, from the candidates of the next count (no 16-input OR behind it).
         pub d_busy: Signal<Out, Bit>,
-        pub d_first0: Signal<Out, Bits<32>>,
-        pub d_first1: Signal<Out, Bits<32>>,
-        pub d_first2: Signal<Out, Bits<32>>,
+        pub d_age0: Signal<Out, Bits<32>>,
+        pub d_age1: Signal<Out, Bits<32>>,
+        pub d_age2: Signal<Out, Bits<32>>,
         pub d_moved: Signal<Out, Bit>,
-        /// Next cycle's `expired`: `count > 0 && now - first0 > window` of the next state.
+        /// Next cycle's `expired`: `count > 0 && age0 > window` of the next state.
         pub d_expired: Signal<Out, Bit>,
         /// RAM write of a pushed message's `first` (`now`) at its seq (`base + count`).
         pub w_en: Signal<Out, Bit>,
@@ -715,8 +720,12 @@ block! {
         /// RAM reads: `base + 3` and `base + 4`, from the registers only.
         pub r3: Signal<Out, Bits<A>>,
         pub r4: Signal<Out, Bits<A>>,
-        x0: Signal<Local, Bits<32>>,
-        x1: Signal<Local, Bits<32>>,
+        /// Each age one cycle on (`age + 1`), and the next cycle's age of the message after the
+        /// three heads (`now + 1 - first3`): the candidates of the next ages.
+        inc0: Signal<Local, Bits<32>>,
+        inc1: Signal<Local, Bits<32>>,
+        inc2: Signal<Local, Bits<32>>,
+        y3: Signal<Local, Bits<32>>,
         /// The state after applying a copy without a restart (`a_*`) and with one (`ra_*`),
         /// computed before `restart` and `apply` (the act stage's late decisions) pick.
         a_next0: Signal<Local, Bits<32>>,
@@ -728,9 +737,9 @@ block! {
         a_top: Signal<Local, Bits<32>>,
         a_full: Signal<Local, Bit>,
         a_busy: Signal<Local, Bit>,
-        a_first0: Signal<Local, Bits<32>>,
-        a_first1: Signal<Local, Bits<32>>,
-        a_first2: Signal<Local, Bits<32>>,
+        a_age0: Signal<Local, Bits<32>>,
+        a_age1: Signal<Local, Bits<32>>,
+        a_age2: Signal<Local, Bits<32>>,
         a_moved: Signal<Local, Bit>,
         a_expired: Signal<Local, Bit>,
         a_wen: Signal<Local, Bit>,
@@ -742,7 +751,7 @@ block! {
         ra_count: Signal<Local, Bits<16>>,
         ra_busy: Signal<Local, Bit>,
         ra_top: Signal<Local, Bits<32>>,
-        ra_first0: Signal<Local, Bits<32>>,
+        ra_age0: Signal<Local, Bits<32>>,
         ra_expired: Signal<Local, Bit>,
         q_expired: Signal<Local, Bit>,
         /// `count > 1`: a delivery leaves messages in flight.
@@ -781,14 +790,11 @@ impl<const A: usize> Logic for RxUpdate<A> {
     fn update(&mut self) {
         self.d_now.next = self.q_now.val() + self.c1_32.val();
         // The window check of the next cycle, from registers only, for each candidate of the
-        // next queue head's `first`: `(now + 1) - first > window` is `now - first >= window`
-        // unless `now - first` is all ones (then `now + 1 - first` wraps to 0). Head kept: e0;
-        // head shifted out (delivery): e1; a first copy into an empty queue (`first = now`):
-        // `1 > window`.
-        self.x0.next = self.q_now.val() - self.q_first0.val();
-        self.x1.next = self.q_now.val() - self.q_first1.val();
-        self.e0.next = (self.x0.val() >= self.window.val()) && !self.x0.val().all();
-        self.e1.next = (self.x1.val() >= self.window.val()) && !self.x1.val().all();
+        // next queue head's age: `age + 1 > window` is `age >= window` unless `age` is all ones
+        // (then `age + 1` wraps to 0, as `now + 1 - first` did). Head kept: e0; head shifted
+        // out (delivery): e1; a first copy into an empty queue (age 1): `1 > window`.
+        self.e0.next = (self.q_age0.val() >= self.window.val()) && !self.q_age0.val().all();
+        self.e1.next = (self.q_age1.val() >= self.window.val()) && !self.q_age1.val().all();
         self.ez.next = self.window.val() == self.c0_32.val();
         self.q_expired.next = self.q_busy.val() && self.e0.val();
         self.gt1.next = self.q_count.val() > self.c1_16.val();
@@ -807,6 +813,10 @@ impl<const A: usize> Logic for RxUpdate<A> {
         } else {
             self.first3.next = self.ram3.val();
         }
+        self.inc0.next = self.q_age0.val() + self.c1_32.val();
+        self.inc1.next = self.q_age1.val() + self.c1_32.val();
+        self.inc2.next = self.q_age2.val() + self.c1_32.val();
+        self.y3.next = self.d_now.val() - self.first3.val();
         // A copy applied without a restart.
         self.a_next0.next = self.q_next0.val();
         self.a_next1.next = self.q_next1.val();
@@ -817,9 +827,9 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.a_top.next = self.q_top.val();
         self.a_full.next = self.q_full.val();
         self.a_busy.next = self.q_busy.val();
-        self.a_first0.next = self.q_first0.val();
-        self.a_first1.next = self.q_first1.val();
-        self.a_first2.next = self.q_first2.val();
+        self.a_age0.next = self.inc0.val();
+        self.a_age1.next = self.inc1.val();
+        self.a_age2.next = self.inc2.val();
         self.a_moved.next = false;
         self.a_expired.next = self.q_expired.val();
         self.a_wen.next = false;
@@ -842,9 +852,9 @@ impl<const A: usize> Logic for RxUpdate<A> {
                     self.a_count.next = self.q_count.val() - self.c1_16.val();
                     self.a_busy.next = self.gt1.val();
                     self.a_expired.next = self.gt1.val() && self.e1.val();
-                    self.a_first0.next = self.q_first1.val();
-                    self.a_first1.next = self.q_first2.val();
-                    self.a_first2.next = self.first3.val();
+                    self.a_age0.next = self.inc1.val();
+                    self.a_age1.next = self.inc2.val();
+                    self.a_age2.next = self.y3.val();
                 }
             } else if self.push.val() {
                 self.a_count.next = self.q_count.val() + self.c1_16.val();
@@ -853,12 +863,12 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.a_full.next = self.q_count.val() == self.c_last.val();
                 self.a_wen.next = true;
                 if self.q_count.val() == self.c0_16.val() {
-                    self.a_first0.next = self.q_now.val();
+                    self.a_age0.next = self.c1_32.val();
                     self.a_expired.next = self.ez.val();
                 } else if self.q_count.val() == self.c1_16.val() {
-                    self.a_first1.next = self.q_now.val();
+                    self.a_age1.next = self.c1_32.val();
                 } else if self.q_count.val() == self.c2_16.val() {
-                    self.a_first2.next = self.q_now.val();
+                    self.a_age2.next = self.c1_32.val();
                 }
             }
         }
@@ -872,7 +882,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.ra_count.next = self.c0_16.val();
         self.ra_busy.next = false;
         self.ra_top.next = self.restart_base.val();
-        self.ra_first0.next = self.q_first0.val();
+        self.ra_age0.next = self.inc0.val();
         self.ra_expired.next = false;
         if self.outcome_fresh.val() == self.o_deliver.val() {
             // |G| = 1: seq 0 delivered at once.
@@ -892,7 +902,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.ra_count.next = self.c1_16.val();
             self.ra_busy.next = true;
             self.ra_top.next = self.c1_32.val();
-            self.ra_first0.next = self.q_now.val();
+            self.ra_age0.next = self.c1_32.val();
             self.ra_expired.next = self.ez.val();
         }
         // The act stage's decisions pick last: restart, then apply.
@@ -906,7 +916,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.d_count.next = self.ra_count.val();
                 self.d_busy.next = self.ra_busy.val();
                 self.d_top.next = self.ra_top.val();
-                self.d_first0.next = self.ra_first0.val();
+                self.d_age0.next = self.ra_age0.val();
                 self.d_expired.next = self.ra_expired.val();
             } else {
                 self.d_next0.next = self.restart_base.val();
@@ -917,12 +927,12 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 self.d_count.next = self.c0_16.val();
                 self.d_busy.next = false;
                 self.d_top.next = self.restart_base.val();
-                self.d_first0.next = self.q_first0.val();
+                self.d_age0.next = self.inc0.val();
                 self.d_expired.next = false;
             }
             self.d_full.next = false;
-            self.d_first1.next = self.q_first1.val();
-            self.d_first2.next = self.q_first2.val();
+            self.d_age1.next = self.inc1.val();
+            self.d_age2.next = self.inc2.val();
             self.d_moved.next = false;
             self.w_en.next = false;
         } else if self.apply.val() {
@@ -935,9 +945,9 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_busy.next = self.a_busy.val();
             self.d_top.next = self.a_top.val();
             self.d_full.next = self.a_full.val();
-            self.d_first0.next = self.a_first0.val();
-            self.d_first1.next = self.a_first1.val();
-            self.d_first2.next = self.a_first2.val();
+            self.d_age0.next = self.a_age0.val();
+            self.d_age1.next = self.a_age1.val();
+            self.d_age2.next = self.a_age2.val();
             self.d_moved.next = self.a_moved.val();
             self.d_expired.next = self.a_expired.val();
             self.w_en.next = self.a_wen.val();
@@ -951,9 +961,9 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_busy.next = self.q_busy.val();
             self.d_top.next = self.q_top.val();
             self.d_full.next = self.q_full.val();
-            self.d_first0.next = self.q_first0.val();
-            self.d_first1.next = self.q_first1.val();
-            self.d_first2.next = self.q_first2.val();
+            self.d_age0.next = self.inc0.val();
+            self.d_age1.next = self.inc1.val();
+            self.d_age2.next = self.inc2.val();
             self.d_moved.next = false;
             self.d_expired.next = self.q_expired.val();
             self.w_en.next = false;
@@ -1039,9 +1049,9 @@ block! {
         r_busy: DFF<Bit>,
         r_top: DFF<Bits<32>>,
         r_full: DFF<Bit>,
-        r_first0: DFF<Bits<32>>,
-        r_first1: DFF<Bits<32>>,
-        r_first2: DFF<Bits<32>>,
+        r_age0: DFF<Bits<32>>,
+        r_age1: DFF<Bits<32>>,
+        r_age2: DFF<Bits<32>>,
         r_moved: DFF<Bit>,
         /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
         ram3: RAM<Bits<32>, A>,
@@ -1098,15 +1108,15 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_full.clock.next = self.clock.val();
         self.r_full.d.next = self.upd.d_full.val();
         self.upd.q_full.next = self.r_full.q.val();
-        self.r_first0.clock.next = self.clock.val();
-        self.r_first0.d.next = self.upd.d_first0.val();
-        self.upd.q_first0.next = self.r_first0.q.val();
-        self.r_first1.clock.next = self.clock.val();
-        self.r_first1.d.next = self.upd.d_first1.val();
-        self.upd.q_first1.next = self.r_first1.q.val();
-        self.r_first2.clock.next = self.clock.val();
-        self.r_first2.d.next = self.upd.d_first2.val();
-        self.upd.q_first2.next = self.r_first2.q.val();
+        self.r_age0.clock.next = self.clock.val();
+        self.r_age0.d.next = self.upd.d_age0.val();
+        self.upd.q_age0.next = self.r_age0.q.val();
+        self.r_age1.clock.next = self.clock.val();
+        self.r_age1.d.next = self.upd.d_age1.val();
+        self.upd.q_age1.next = self.r_age1.q.val();
+        self.r_age2.clock.next = self.clock.val();
+        self.r_age2.d.next = self.upd.d_age2.val();
+        self.upd.q_age2.next = self.r_age2.q.val();
         self.r_moved.clock.next = self.clock.val();
         self.r_moved.d.next = self.upd.d_moved.val();
         self.upd.q_moved.next = self.r_moved.q.val();

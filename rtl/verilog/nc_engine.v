@@ -20188,9 +20188,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [31:0] upd$q_top;
     reg  upd$q_full;
     reg  upd$q_busy;
-    reg  [31:0] upd$q_first0;
-    reg  [31:0] upd$q_first1;
-    reg  [31:0] upd$q_first2;
+    reg  [31:0] upd$q_age0;
+    reg  [31:0] upd$q_age1;
+    reg  [31:0] upd$q_age2;
     reg  upd$q_moved;
     reg  [31:0] upd$ram3;
     reg  [31:0] upd$ram4;
@@ -20207,9 +20207,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     wire  [31:0] upd$d_top;
     wire  upd$d_full;
     wire  upd$d_busy;
-    wire  [31:0] upd$d_first0;
-    wire  [31:0] upd$d_first1;
-    wire  [31:0] upd$d_first2;
+    wire  [31:0] upd$d_age0;
+    wire  [31:0] upd$d_age1;
+    wire  [31:0] upd$d_age2;
     wire  upd$d_moved;
     wire  upd$d_expired;
     wire  upd$w_en;
@@ -20246,15 +20246,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  r_full$d;
     wire  r_full$q;
     reg  r_full$clock;
-    reg  [31:0] r_first0$d;
-    wire  [31:0] r_first0$q;
-    reg  r_first0$clock;
-    reg  [31:0] r_first1$d;
-    wire  [31:0] r_first1$q;
-    reg  r_first1$clock;
-    reg  [31:0] r_first2$d;
-    wire  [31:0] r_first2$q;
-    reg  r_first2$clock;
+    reg  [31:0] r_age0$d;
+    wire  [31:0] r_age0$q;
+    reg  r_age0$clock;
+    reg  [31:0] r_age1$d;
+    wire  [31:0] r_age1$q;
+    reg  r_age1$clock;
+    reg  [31:0] r_age2$d;
+    wire  [31:0] r_age2$q;
+    reg  r_age2$clock;
     reg  r_moved$d;
     wire  r_moved$q;
     reg  r_moved$clock;
@@ -20449,9 +20449,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .q_top(upd$q_top),
         .q_full(upd$q_full),
         .q_busy(upd$q_busy),
-        .q_first0(upd$q_first0),
-        .q_first1(upd$q_first1),
-        .q_first2(upd$q_first2),
+        .q_age0(upd$q_age0),
+        .q_age1(upd$q_age1),
+        .q_age2(upd$q_age2),
         .q_moved(upd$q_moved),
         .ram3(upd$ram3),
         .ram4(upd$ram4),
@@ -20468,9 +20468,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d_top(upd$d_top),
         .d_full(upd$d_full),
         .d_busy(upd$d_busy),
-        .d_first0(upd$d_first0),
-        .d_first1(upd$d_first1),
-        .d_first2(upd$d_first2),
+        .d_age0(upd$d_age0),
+        .d_age1(upd$d_age1),
+        .d_age2(upd$d_age2),
         .d_moved(upd$d_moved),
         .d_expired(upd$d_expired),
         .w_en(upd$w_en),
@@ -20528,20 +20528,20 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .q(r_full$q),
         .clock(r_full$clock)
     );
-    nc_engine$core$rx$r_first0 r_first0(
-        .d(r_first0$d),
-        .q(r_first0$q),
-        .clock(r_first0$clock)
+    nc_engine$core$rx$r_age0 r_age0(
+        .d(r_age0$d),
+        .q(r_age0$q),
+        .clock(r_age0$clock)
     );
-    nc_engine$core$rx$r_first1 r_first1(
-        .d(r_first1$d),
-        .q(r_first1$q),
-        .clock(r_first1$clock)
+    nc_engine$core$rx$r_age1 r_age1(
+        .d(r_age1$d),
+        .q(r_age1$q),
+        .clock(r_age1$clock)
     );
-    nc_engine$core$rx$r_first2 r_first2(
-        .d(r_first2$d),
-        .q(r_first2$q),
-        .clock(r_first2$clock)
+    nc_engine$core$rx$r_age2 r_age2(
+        .d(r_age2$d),
+        .q(r_age2$q),
+        .clock(r_age2$clock)
     );
     nc_engine$core$rx$r_moved r_moved(
         .d(r_moved$d),
@@ -20619,15 +20619,15 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         r_full$clock = clock;
         r_full$d = upd$d_full;
         upd$q_full = r_full$q;
-        r_first0$clock = clock;
-        r_first0$d = upd$d_first0;
-        upd$q_first0 = r_first0$q;
-        r_first1$clock = clock;
-        r_first1$d = upd$d_first1;
-        upd$q_first1 = r_first1$q;
-        r_first2$clock = clock;
-        r_first2$d = upd$d_first2;
-        upd$q_first2 = r_first2$q;
+        r_age0$clock = clock;
+        r_age0$d = upd$d_age0;
+        upd$q_age0 = r_age0$q;
+        r_age1$clock = clock;
+        r_age1$d = upd$d_age1;
+        upd$q_age1 = r_age1$q;
+        r_age2$clock = clock;
+        r_age2$d = upd$d_age2;
+        upd$q_age2 = r_age2$q;
         r_moved$clock = clock;
         r_moved$d = upd$d_moved;
         upd$q_moved = r_moved$q;
@@ -21994,6 +21994,63 @@ module nc_engine$core$rx$pre$v_df(neg,zero,p,full,done,outcome);
 endmodule // nc_engine$core$rx$pre$v_df
 
 
+module nc_engine$core$rx$r_age0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_age0
+
+
+module nc_engine$core$rx$r_age1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_age1
+
+
+module nc_engine$core$rx$r_age2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_age2
+
+
 module nc_engine$core$rx$r_base(d,q,clock);
     
     // Module arguments
@@ -22106,63 +22163,6 @@ module nc_engine$core$rx$r_expired(d,q,clock);
     end
           
 endmodule // nc_engine$core$rx$r_expired
-
-
-module nc_engine$core$rx$r_first0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$rx$r_first0
-
-
-module nc_engine$core$rx$r_first1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$rx$r_first1
-
-
-module nc_engine$core$rx$r_first2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$rx$r_first2
 
 
 module nc_engine$core$rx$r_full(d,q,clock);
@@ -22736,7 +22736,7 @@ module nc_engine$core$rx$u_take(d,q,clock);
 endmodule // nc_engine$core$rx$u_take
 
 
-module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_first0,q_first1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_first0,d_first1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_age0,q_age1,q_age2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_age0,d_age1,d_age2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -22760,9 +22760,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     input wire  [31:0] q_top;
     input wire  q_full;
     input wire  q_busy;
-    input wire  [31:0] q_first0;
-    input wire  [31:0] q_first1;
-    input wire  [31:0] q_first2;
+    input wire  [31:0] q_age0;
+    input wire  [31:0] q_age1;
+    input wire  [31:0] q_age2;
     input wire  q_moved;
     input wire  [31:0] ram3;
     input wire  [31:0] ram4;
@@ -22779,9 +22779,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     output reg  [31:0] d_top;
     output reg  d_full;
     output reg  d_busy;
-    output reg  [31:0] d_first0;
-    output reg  [31:0] d_first1;
-    output reg  [31:0] d_first2;
+    output reg  [31:0] d_age0;
+    output reg  [31:0] d_age1;
+    output reg  [31:0] d_age2;
     output reg  d_moved;
     output reg  d_expired;
     output reg  w_en;
@@ -22806,8 +22806,10 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     localparam  o_deliver = 3'b11;
     
     // Local signals
-    reg  [31:0] x0;
-    reg  [31:0] x1;
+    reg  [31:0] inc0;
+    reg  [31:0] inc1;
+    reg  [31:0] inc2;
+    reg  [31:0] y3;
     reg  [31:0] a_next0;
     reg  [31:0] a_next1;
     reg  [31:0] a_next2;
@@ -22817,9 +22819,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  [31:0] a_top;
     reg  a_full;
     reg  a_busy;
-    reg  [31:0] a_first0;
-    reg  [31:0] a_first1;
-    reg  [31:0] a_first2;
+    reg  [31:0] a_age0;
+    reg  [31:0] a_age1;
+    reg  [31:0] a_age2;
     reg  a_moved;
     reg  a_expired;
     reg  a_wen;
@@ -22831,7 +22833,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  [15:0] ra_count;
     reg  ra_busy;
     reg  [31:0] ra_top;
-    reg  [31:0] ra_first0;
+    reg  [31:0] ra_age0;
     reg  ra_expired;
     reg  q_expired;
     reg  gt1;
@@ -22843,10 +22845,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     // Update code
     always @(*) begin
         d_now = q_now + c1_32;
-        x0 = q_now - q_first0;
-        x1 = q_now - q_first1;
-        e0 = (x0 >= window) && ~&x0;
-        e1 = (x1 >= window) && ~&x1;
+        e0 = (q_age0 >= window) && ~&q_age0;
+        e1 = (q_age1 >= window) && ~&q_age1;
         ez = window == c0_32;
         q_expired = q_busy && e0;
         gt1 = q_count > c1_16;
@@ -22862,6 +22862,10 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         else begin
             first3 = ram3;
         end
+        inc0 = q_age0 + c1_32;
+        inc1 = q_age1 + c1_32;
+        inc2 = q_age2 + c1_32;
+        y3 = d_now - first3;
         a_next0 = q_next0;
         a_next1 = q_next1;
         a_next2 = q_next2;
@@ -22871,9 +22875,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         a_top = q_top;
         a_full = q_full;
         a_busy = q_busy;
-        a_first0 = q_first0;
-        a_first1 = q_first1;
-        a_first2 = q_first2;
+        a_age0 = inc0;
+        a_age1 = inc1;
+        a_age2 = inc2;
         a_moved = 1'b0;
         a_expired = q_expired;
         a_wen = 1'b0;
@@ -22893,9 +22897,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                     a_count = q_count - c1_16;
                     a_busy = gt1;
                     a_expired = gt1 && e1;
-                    a_first0 = q_first1;
-                    a_first1 = q_first2;
-                    a_first2 = first3;
+                    a_age0 = inc1;
+                    a_age1 = inc2;
+                    a_age2 = y3;
                 end
             end
             else if (push) begin
@@ -22905,14 +22909,14 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 a_full = q_count == c_last;
                 a_wen = 1'b1;
                 if (q_count == c0_16) begin
-                    a_first0 = q_now;
+                    a_age0 = c1_32;
                     a_expired = ez;
                 end
                 else if (q_count == c1_16) begin
-                    a_first1 = q_now;
+                    a_age1 = c1_32;
                 end
                 else if (q_count == c2_16) begin
-                    a_first2 = q_now;
+                    a_age2 = c1_32;
                 end
             end
         end
@@ -22924,7 +22928,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         ra_count = c0_16;
         ra_busy = 1'b0;
         ra_top = restart_base;
-        ra_first0 = q_first0;
+        ra_age0 = inc0;
         ra_expired = 1'b0;
         if (outcome_fresh == o_deliver) begin
             ra_next0 = c1_32;
@@ -22947,7 +22951,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             ra_count = c1_16;
             ra_busy = 1'b1;
             ra_top = c1_32;
-            ra_first0 = q_now;
+            ra_age0 = c1_32;
             ra_expired = ez;
         end
         if (restart) begin
@@ -22960,7 +22964,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 d_count = ra_count;
                 d_busy = ra_busy;
                 d_top = ra_top;
-                d_first0 = ra_first0;
+                d_age0 = ra_age0;
                 d_expired = ra_expired;
             end
             else begin
@@ -22972,12 +22976,12 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                 d_count = c0_16;
                 d_busy = 1'b0;
                 d_top = restart_base;
-                d_first0 = q_first0;
+                d_age0 = inc0;
                 d_expired = 1'b0;
             end
             d_full = 1'b0;
-            d_first1 = q_first1;
-            d_first2 = q_first2;
+            d_age1 = inc1;
+            d_age2 = inc2;
             d_moved = 1'b0;
             w_en = 1'b0;
         end
@@ -22991,9 +22995,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_busy = a_busy;
             d_top = a_top;
             d_full = a_full;
-            d_first0 = a_first0;
-            d_first1 = a_first1;
-            d_first2 = a_first2;
+            d_age0 = a_age0;
+            d_age1 = a_age1;
+            d_age2 = a_age2;
             d_moved = a_moved;
             d_expired = a_expired;
             w_en = a_wen;
@@ -23008,9 +23012,9 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_busy = q_busy;
             d_top = q_top;
             d_full = q_full;
-            d_first0 = q_first0;
-            d_first1 = q_first1;
-            d_first2 = q_first2;
+            d_age0 = inc0;
+            d_age1 = inc1;
+            d_age2 = inc2;
             d_moved = 1'b0;
             d_expired = q_expired;
             w_en = 1'b0;
