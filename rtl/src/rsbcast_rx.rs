@@ -5,11 +5,13 @@
 //! `base + i` arrived, for up to [`IN_FLIGHT`] messages (as many as the model tracks,
 //! `proto::regs::MAX_IN_FLIGHT`). `first` of message `s` is written, when its first copy
 //! arrives, to a RAM at address `s mod 2^A` (block RAM in a vendor flow: 2 DP16KD on an ECP5
-//! for 1,024 × 32 bits). The three oldest messages are kept in registers as their ages
-//! (`age0..age2`: `now - first`, modulo 2^32, counted up every cycle beside `now`); the RAM's
-//! two registered read ports hold `first` of `base + 3` (one for `base` kept, one for `base`
-//! moved; a write to the address read in the same cycle is forwarded), which becomes `age2`
-//! when the head shifts, so a delivery shifts the head by one every cycle if need be. The
+//! for 1,024 × 32 bits). The two oldest messages are kept in registers as their ages
+//! (`age0`, `age1`: `now - first`, modulo 2^32, counted up every cycle beside `now`), the third
+//! as its time (`first2`), and the RAM's two registered read ports hold `first` of `base + 3`
+//! (one for `base` kept, one for `base` moved; a write to the address read in the same cycle is
+//! forwarded). When the head shifts, `age1` takes `(now + 1) - first2` (`now + 1` is a register
+//! too) and `first2` the RAM's word, which reaches its register through a multiplexer only (the
+//! block RAM's output is late), so a delivery shifts the head by one every cycle if need be. The
 //! bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
 //! `next[t] > s` (trees are FIFO); `missing` is that mask for the oldest message, and `expired`
 //! says its Δ window (counted from its first copy) has passed. `expired` is a register:
@@ -17,8 +19,8 @@
 //! head kept and for the head shifted out, `window = 0` for a first copy into an empty queue:
 //! one comparison of a register with `window`, no subtraction in front), and the cycle's
 //! `apply` / `restart` only pick one, so no 32-bit comparison sits in front of the caller's
-//! tick. It is judged against the `window` of the cycle before; `window` may change only while nothing is in
-//! flight or before a `restart` (the core's configuration changes only while Disabled, and
+//! tick. It is judged against the `window` of the cycle before; `window` may change only while
+//! nothing is in flight or before a `restart` (the core's configuration changes only while Disabled, and
 //! leaving Disabled restarts the receiver).
 //!
 //! `top` (`base + count`, the seq of the next new message) and `full` (`count` at the
@@ -678,12 +680,17 @@ block! {
         pub q_full: Signal<In, Bit>,
         /// `count != 0`, registered beside `count` (`d_busy`).
         pub q_busy: Signal<In, Bit>,
-        /// The ages of the three oldest messages in flight (`now - first`, modulo 2^32, of
-        /// `base`, `base + 1`, `base + 2`): counters kept beside `now`, so that the expiry is one
-        /// comparison of a register with `window`.
+        /// `now + 1`, registered beside `now` (from the first clock edge on: both start at 0,
+        /// and nothing is in flight before a copy comes).
+        pub q_now1: Signal<In, Bits<32>>,
+        /// The ages of the two oldest messages in flight (`now - first`, modulo 2^32, of `base`
+        /// and `base + 1`): counters kept beside `now`, so that the expiry is one comparison of a
+        /// register with `window`.
         pub q_age0: Signal<In, Bits<32>>,
         pub q_age1: Signal<In, Bits<32>>,
-        pub q_age2: Signal<In, Bits<32>>,
+        /// `first` of `base + 2` (a time, as the RAM keeps it: the RAM's read goes into it
+        /// through a multiplexer only).
+        pub q_first2: Signal<In, Bits<32>>,
         /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
         pub q_moved: Signal<In, Bit>,
         /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
@@ -708,9 +715,10 @@ block! {
         pub d_full: Signal<Out, Bit>,
         /// Next `count != 0`, from the candidates of the next count (no 16-input OR behind it).
         pub d_busy: Signal<Out, Bit>,
+        pub d_now1: Signal<Out, Bits<32>>,
         pub d_age0: Signal<Out, Bits<32>>,
         pub d_age1: Signal<Out, Bits<32>>,
-        pub d_age2: Signal<Out, Bits<32>>,
+        pub d_first2: Signal<Out, Bits<32>>,
         pub d_moved: Signal<Out, Bit>,
         /// Next cycle's `expired`: `count > 0 && age0 > window` of the next state.
         pub d_expired: Signal<Out, Bit>,
@@ -720,12 +728,11 @@ block! {
         /// RAM reads: `base + 3` and `base + 4`, from the registers only.
         pub r3: Signal<Out, Bits<A>>,
         pub r4: Signal<Out, Bits<A>>,
-        /// Each age one cycle on (`age + 1`), and the next cycle's age of the message after the
-        /// three heads (`now + 1 - first3`): the candidates of the next ages.
+        /// Each age one cycle on (`age + 1`), and the next cycle's age of `base + 2`
+        /// (`(now + 1) - first2`, one subtraction of registers): the candidates of the next ages.
         inc0: Signal<Local, Bits<32>>,
         inc1: Signal<Local, Bits<32>>,
-        inc2: Signal<Local, Bits<32>>,
-        y3: Signal<Local, Bits<32>>,
+        y2: Signal<Local, Bits<32>>,
         /// The state after applying a copy without a restart (`a_*`) and with one (`ra_*`),
         /// computed before `restart` and `apply` (the act stage's late decisions) pick.
         a_next0: Signal<Local, Bits<32>>,
@@ -739,7 +746,7 @@ block! {
         a_busy: Signal<Local, Bit>,
         a_age0: Signal<Local, Bits<32>>,
         a_age1: Signal<Local, Bits<32>>,
-        a_age2: Signal<Local, Bits<32>>,
+        a_first2: Signal<Local, Bits<32>>,
         a_moved: Signal<Local, Bit>,
         a_expired: Signal<Local, Bit>,
         a_wen: Signal<Local, Bit>,
@@ -762,6 +769,7 @@ block! {
         first3: Signal<Local, Bits<32>>,
         c0_32: Constant<Bits<32>> = k(0),
         c1_32: Constant<Bits<32>> = k(1),
+        c2_32: Constant<Bits<32>> = k(2),
         // Modulo the RAM's size (with 4 entries `base + 4` is `base`, never read: the
         // three head registers and one RAM word hold everything in flight).
         c3_a: Constant<Bits<A>> = k(3 % (1 << A)),
@@ -789,6 +797,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
     #[hdl_gen]
     fn update(&mut self) {
         self.d_now.next = self.q_now.val() + self.c1_32.val();
+        self.d_now1.next = self.q_now.val() + self.c2_32.val();
         // The window check of the next cycle, from registers only, for each candidate of the
         // next queue head's age: `age + 1 > window` is `age >= window` unless `age` is all ones
         // (then `age + 1` wraps to 0, as `now + 1 - first` did). Head kept: e0; head shifted
@@ -815,8 +824,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         }
         self.inc0.next = self.q_age0.val() + self.c1_32.val();
         self.inc1.next = self.q_age1.val() + self.c1_32.val();
-        self.inc2.next = self.q_age2.val() + self.c1_32.val();
-        self.y3.next = self.d_now.val() - self.first3.val();
+        self.y2.next = self.q_now1.val() - self.q_first2.val();
         // A copy applied without a restart.
         self.a_next0.next = self.q_next0.val();
         self.a_next1.next = self.q_next1.val();
@@ -829,7 +837,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.a_busy.next = self.q_busy.val();
         self.a_age0.next = self.inc0.val();
         self.a_age1.next = self.inc1.val();
-        self.a_age2.next = self.inc2.val();
+        self.a_first2.next = self.q_first2.val();
         self.a_moved.next = false;
         self.a_expired.next = self.q_expired.val();
         self.a_wen.next = false;
@@ -853,8 +861,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
                     self.a_busy.next = self.gt1.val();
                     self.a_expired.next = self.gt1.val() && self.e1.val();
                     self.a_age0.next = self.inc1.val();
-                    self.a_age1.next = self.inc2.val();
-                    self.a_age2.next = self.y3.val();
+                    self.a_age1.next = self.y2.val();
+                    self.a_first2.next = self.first3.val();
                 }
             } else if self.push.val() {
                 self.a_count.next = self.q_count.val() + self.c1_16.val();
@@ -868,7 +876,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                 } else if self.q_count.val() == self.c1_16.val() {
                     self.a_age1.next = self.c1_32.val();
                 } else if self.q_count.val() == self.c2_16.val() {
-                    self.a_age2.next = self.c1_32.val();
+                    self.a_first2.next = self.q_now.val();
                 }
             }
         }
@@ -932,7 +940,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             }
             self.d_full.next = false;
             self.d_age1.next = self.inc1.val();
-            self.d_age2.next = self.inc2.val();
+            self.d_first2.next = self.q_first2.val();
             self.d_moved.next = false;
             self.w_en.next = false;
         } else if self.apply.val() {
@@ -947,7 +955,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_full.next = self.a_full.val();
             self.d_age0.next = self.a_age0.val();
             self.d_age1.next = self.a_age1.val();
-            self.d_age2.next = self.a_age2.val();
+            self.d_first2.next = self.a_first2.val();
             self.d_moved.next = self.a_moved.val();
             self.d_expired.next = self.a_expired.val();
             self.w_en.next = self.a_wen.val();
@@ -963,7 +971,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_full.next = self.q_full.val();
             self.d_age0.next = self.inc0.val();
             self.d_age1.next = self.inc1.val();
-            self.d_age2.next = self.inc2.val();
+            self.d_first2.next = self.q_first2.val();
             self.d_moved.next = false;
             self.d_expired.next = self.q_expired.val();
             self.w_en.next = false;
@@ -1051,7 +1059,8 @@ block! {
         r_full: DFF<Bit>,
         r_age0: DFF<Bits<32>>,
         r_age1: DFF<Bits<32>>,
-        r_age2: DFF<Bits<32>>,
+        r_first2: DFF<Bits<32>>,
+        r_now1: DFF<Bits<32>>,
         r_moved: DFF<Bit>,
         /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
         ram3: RAM<Bits<32>, A>,
@@ -1114,9 +1123,12 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_age1.clock.next = self.clock.val();
         self.r_age1.d.next = self.upd.d_age1.val();
         self.upd.q_age1.next = self.r_age1.q.val();
-        self.r_age2.clock.next = self.clock.val();
-        self.r_age2.d.next = self.upd.d_age2.val();
-        self.upd.q_age2.next = self.r_age2.q.val();
+        self.r_first2.clock.next = self.clock.val();
+        self.r_first2.d.next = self.upd.d_first2.val();
+        self.upd.q_first2.next = self.r_first2.q.val();
+        self.r_now1.clock.next = self.clock.val();
+        self.r_now1.d.next = self.upd.d_now1.val();
+        self.upd.q_now1.next = self.r_now1.q.val();
         self.r_moved.clock.next = self.clock.val();
         self.r_moved.d.next = self.upd.d_moved.val();
         self.upd.q_moved.next = self.r_moved.q.val();

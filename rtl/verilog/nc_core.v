@@ -17738,9 +17738,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] upd$q_top;
     reg  upd$q_full;
     reg  upd$q_busy;
+    reg  [31:0] upd$q_now1;
     reg  [31:0] upd$q_age0;
     reg  [31:0] upd$q_age1;
-    reg  [31:0] upd$q_age2;
+    reg  [31:0] upd$q_first2;
     reg  upd$q_moved;
     reg  [31:0] upd$ram3;
     reg  [31:0] upd$ram4;
@@ -17757,9 +17758,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     wire  [31:0] upd$d_top;
     wire  upd$d_full;
     wire  upd$d_busy;
+    wire  [31:0] upd$d_now1;
     wire  [31:0] upd$d_age0;
     wire  [31:0] upd$d_age1;
-    wire  [31:0] upd$d_age2;
+    wire  [31:0] upd$d_first2;
     wire  upd$d_moved;
     wire  upd$d_expired;
     wire  upd$w_en;
@@ -17802,9 +17804,12 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] r_age1$d;
     wire  [31:0] r_age1$q;
     reg  r_age1$clock;
-    reg  [31:0] r_age2$d;
-    wire  [31:0] r_age2$q;
-    reg  r_age2$clock;
+    reg  [31:0] r_first2$d;
+    wire  [31:0] r_first2$q;
+    reg  r_first2$clock;
+    reg  [31:0] r_now1$d;
+    wire  [31:0] r_now1$q;
+    reg  r_now1$clock;
     reg  r_moved$d;
     wire  r_moved$q;
     reg  r_moved$clock;
@@ -17999,9 +18004,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_top(upd$q_top),
         .q_full(upd$q_full),
         .q_busy(upd$q_busy),
+        .q_now1(upd$q_now1),
         .q_age0(upd$q_age0),
         .q_age1(upd$q_age1),
-        .q_age2(upd$q_age2),
+        .q_first2(upd$q_first2),
         .q_moved(upd$q_moved),
         .ram3(upd$ram3),
         .ram4(upd$ram4),
@@ -18018,9 +18024,10 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d_top(upd$d_top),
         .d_full(upd$d_full),
         .d_busy(upd$d_busy),
+        .d_now1(upd$d_now1),
         .d_age0(upd$d_age0),
         .d_age1(upd$d_age1),
-        .d_age2(upd$d_age2),
+        .d_first2(upd$d_first2),
         .d_moved(upd$d_moved),
         .d_expired(upd$d_expired),
         .w_en(upd$w_en),
@@ -18088,10 +18095,15 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q(r_age1$q),
         .clock(r_age1$clock)
     );
-    nc_core$rx$r_age2 r_age2(
-        .d(r_age2$d),
-        .q(r_age2$q),
-        .clock(r_age2$clock)
+    nc_core$rx$r_first2 r_first2(
+        .d(r_first2$d),
+        .q(r_first2$q),
+        .clock(r_first2$clock)
+    );
+    nc_core$rx$r_now1 r_now1(
+        .d(r_now1$d),
+        .q(r_now1$q),
+        .clock(r_now1$clock)
     );
     nc_core$rx$r_moved r_moved(
         .d(r_moved$d),
@@ -18175,9 +18187,12 @@ module nc_core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         r_age1$clock = clock;
         r_age1$d = upd$d_age1;
         upd$q_age1 = r_age1$q;
-        r_age2$clock = clock;
-        r_age2$d = upd$d_age2;
-        upd$q_age2 = r_age2$q;
+        r_first2$clock = clock;
+        r_first2$d = upd$d_first2;
+        upd$q_first2 = r_first2$q;
+        r_now1$clock = clock;
+        r_now1$d = upd$d_now1;
+        upd$q_now1 = r_now1$q;
         r_moved$clock = clock;
         r_moved$d = upd$d_moved;
         upd$q_moved = r_moved$q;
@@ -19582,25 +19597,6 @@ module nc_core$rx$r_age1(d,q,clock);
 endmodule // nc_core$rx$r_age1
 
 
-module nc_core$rx$r_age2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$rx$r_age2
-
-
 module nc_core$rx$r_base(d,q,clock);
     
     // Module arguments
@@ -19713,6 +19709,25 @@ module nc_core$rx$r_expired(d,q,clock);
     end
           
 endmodule // nc_core$rx$r_expired
+
+
+module nc_core$rx$r_first2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_first2
 
 
 module nc_core$rx$r_full(d,q,clock);
@@ -19865,6 +19880,25 @@ module nc_core$rx$r_now(d,q,clock);
     end
           
 endmodule // nc_core$rx$r_now
+
+
+module nc_core$rx$r_now1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rx$r_now1
 
 
 module nc_core$rx$r_oa(d,q,clock);
@@ -20286,7 +20320,7 @@ module nc_core$rx$u_take(d,q,clock);
 endmodule // nc_core$rx$u_take
 
 
-module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_age0,q_age1,q_age2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_age0,d_age1,d_age2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -20310,9 +20344,10 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     input wire  [31:0] q_top;
     input wire  q_full;
     input wire  q_busy;
+    input wire  [31:0] q_now1;
     input wire  [31:0] q_age0;
     input wire  [31:0] q_age1;
-    input wire  [31:0] q_age2;
+    input wire  [31:0] q_first2;
     input wire  q_moved;
     input wire  [31:0] ram3;
     input wire  [31:0] ram4;
@@ -20329,9 +20364,10 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     output reg  [31:0] d_top;
     output reg  d_full;
     output reg  d_busy;
+    output reg  [31:0] d_now1;
     output reg  [31:0] d_age0;
     output reg  [31:0] d_age1;
-    output reg  [31:0] d_age2;
+    output reg  [31:0] d_first2;
     output reg  d_moved;
     output reg  d_expired;
     output reg  w_en;
@@ -20342,6 +20378,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     // Constant declarations
     localparam  c0_32 = 32'h0;
     localparam  c1_32 = 32'h1;
+    localparam  c2_32 = 32'h2;
     localparam  c3_a = 10'b11;
     localparam  c4_a = 10'b100;
     localparam  c0_16 = 16'h0;
@@ -20358,8 +20395,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     // Local signals
     reg  [31:0] inc0;
     reg  [31:0] inc1;
-    reg  [31:0] inc2;
-    reg  [31:0] y3;
+    reg  [31:0] y2;
     reg  [31:0] a_next0;
     reg  [31:0] a_next1;
     reg  [31:0] a_next2;
@@ -20371,7 +20407,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  a_busy;
     reg  [31:0] a_age0;
     reg  [31:0] a_age1;
-    reg  [31:0] a_age2;
+    reg  [31:0] a_first2;
     reg  a_moved;
     reg  a_expired;
     reg  a_wen;
@@ -20395,6 +20431,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     // Update code
     always @(*) begin
         d_now = q_now + c1_32;
+        d_now1 = q_now + c2_32;
         e0 = (q_age0 >= window) && ~&q_age0;
         e1 = (q_age1 >= window) && ~&q_age1;
         ez = window == c0_32;
@@ -20414,8 +20451,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         end
         inc0 = q_age0 + c1_32;
         inc1 = q_age1 + c1_32;
-        inc2 = q_age2 + c1_32;
-        y3 = d_now - first3;
+        y2 = q_now1 - q_first2;
         a_next0 = q_next0;
         a_next1 = q_next1;
         a_next2 = q_next2;
@@ -20427,7 +20463,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         a_busy = q_busy;
         a_age0 = inc0;
         a_age1 = inc1;
-        a_age2 = inc2;
+        a_first2 = q_first2;
         a_moved = 1'b0;
         a_expired = q_expired;
         a_wen = 1'b0;
@@ -20448,8 +20484,8 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                     a_busy = gt1;
                     a_expired = gt1 && e1;
                     a_age0 = inc1;
-                    a_age1 = inc2;
-                    a_age2 = y3;
+                    a_age1 = y2;
+                    a_first2 = first3;
                 end
             end
             else if (push) begin
@@ -20466,7 +20502,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                     a_age1 = c1_32;
                 end
                 else if (q_count == c2_16) begin
-                    a_age2 = c1_32;
+                    a_first2 = q_now;
                 end
             end
         end
@@ -20531,7 +20567,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             end
             d_full = 1'b0;
             d_age1 = inc1;
-            d_age2 = inc2;
+            d_first2 = q_first2;
             d_moved = 1'b0;
             w_en = 1'b0;
         end
@@ -20547,7 +20583,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_full = a_full;
             d_age0 = a_age0;
             d_age1 = a_age1;
-            d_age2 = a_age2;
+            d_first2 = a_first2;
             d_moved = a_moved;
             d_expired = a_expired;
             w_en = a_wen;
@@ -20564,7 +20600,7 @@ module nc_core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_full = q_full;
             d_age0 = inc0;
             d_age1 = inc1;
-            d_age2 = inc2;
+            d_first2 = q_first2;
             d_moved = 1'b0;
             d_expired = q_expired;
             w_en = 1'b0;
