@@ -662,6 +662,12 @@ block! {
         r_adopt: Signal<Local, Bit>,
         r_own: Signal<Local, Bit>,
         r_copy: Signal<Local, Bit>,
+        /// `r_own` / `r_copy` for each outcome of the tick: no new epoch (`_n`), a new epoch
+        /// (`_e`); the receiver's `apply` picks one by `t_new_epoch`.
+        x_own_n: Signal<Local, Bit>,
+        x_copy_n: Signal<Local, Bit>,
+        x_own_e: Signal<Local, Bit>,
+        x_copy_e: Signal<Local, Bit>,
         r_dup: Signal<Local, Bit>,
         r_seq_fault: Signal<Local, Bit>,
         r_accept: Signal<Local, Bit>,
@@ -1234,14 +1240,46 @@ impl Logic for LowiCore {
             && !self.r_inflight_fault.val()
             && !self.r_own.val()
             && !self.j_skipped.val();
-        self.rx_restart.next =
-            self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() || self.j_lock.val();
+        // The receiver's `apply` and `restart` are `r_copy` and the restarting events, judged
+        // for both outcomes of the tick and picked last by `t_new_epoch` (one LUT after the
+        // registers), not through the tick's leadership (`t_become`, `p_is_leader`) and its
+        // picks of the epoch's verdicts: the receiver's whole next state waits for them.
+        // Without a new epoch the copy meets r_epoch (`e_*0`), `p_in_flight` is `rx_busy` and
+        // the node leads iff `r_led` and no expiry; with one it meets r_epoch + 1 (`e_*1`),
+        // nothing is in flight and it leads iff it is the new leader (`r_nl_me`: a leader by its
+        // registers is no follower, so never times out). `r_adopt` only adds to a restart
+        // that the new epoch makes anyway. (`j_skipped` is `r_skip && !e_gt && j_skip_d` once
+        // the copy is neither stale nor our own.)
+        self.x_own_n.next = self.r_go.val()
+            && !self.e_lt0.val()
+            && !self.e_gt0.val()
+            && self.r_led.q.val()
+            && !self.rx_expired.val();
+        self.x_copy_n.next = self.r_go.val()
+            && !self.e_lt0.val()
+            && !(self.e_gt0.val() && self.rx_busy.val())
+            && !self.x_own_n.val()
+            && !(self.r_skip.q.val() && !self.e_gt0.val() && self.j_skip_d.val());
+        self.x_own_e.next =
+            self.r_go.val() && !self.e_lt1.val() && !self.e_gt1.val() && self.r_nl_me.q.val();
+        self.x_copy_e.next = self.r_go.val()
+            && !self.e_lt1.val()
+            && !self.x_own_e.val()
+            && !(self.r_skip.q.val() && !self.e_gt1.val() && self.j_skip_d.val());
+        self.rx_restart.next = self.t_new_epoch.val()
+            || (self.r_go.val() && self.e_gt0.val() && !self.rx_busy.val())
+            || self.c_mode.val()
+            || self.j_lock.val();
         if self.j_lock.val() {
             self.rx_restart_base.next = self.j_start.val();
         } else {
             self.rx_restart_base.next = self.k0_32.val();
         }
-        self.rx_apply.next = self.r_copy.val();
+        if self.t_new_epoch.val() {
+            self.rx_apply.next = self.x_copy_e.val();
+        } else {
+            self.rx_apply.next = self.x_copy_n.val();
+        }
         if self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() {
             self.r_out.next = self.rx_outcome_fresh.val();
         } else {

@@ -4024,6 +4024,10 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     reg  r_adopt;
     reg  r_own;
     reg  r_copy;
+    reg  x_own_n;
+    reg  x_copy_n;
+    reg  x_own_e;
+    reg  x_copy_e;
     reg  r_dup;
     reg  r_seq_fault;
     reg  r_accept;
@@ -4920,14 +4924,23 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         end
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
-        rx_restart = t_new_epoch || r_adopt || c_mode || j_lock;
+        x_own_n = r_go && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
+        x_copy_n = r_go && ~e_lt0 && ~(e_gt0 && rx_busy) && ~x_own_n && ~(r_skip$q && ~e_gt0 && j_skip_d);
+        x_own_e = r_go && ~e_lt1 && ~e_gt1 && r_nl_me$q;
+        x_copy_e = r_go && ~e_lt1 && ~x_own_e && ~(r_skip$q && ~e_gt1 && j_skip_d);
+        rx_restart = t_new_epoch || (r_go && e_gt0 && ~rx_busy) || c_mode || j_lock;
         if (j_lock) begin
             rx_restart_base = j_start;
         end
         else begin
             rx_restart_base = k0_32;
         end
-        rx_apply = r_copy;
+        if (t_new_epoch) begin
+            rx_apply = x_copy_e;
+        end
+        else begin
+            rx_apply = x_copy_n;
+        end
         if (t_new_epoch || r_adopt || c_mode) begin
             r_out = rx_outcome_fresh;
         end
