@@ -1257,15 +1257,15 @@ impl Logic for LowiCore {
             && !self.rx_expired.val();
         self.x_copy_n.next = self.r_go.val()
             && !self.e_lt0.val()
-            && !(self.e_gt0.val() && self.rx_busy.val())
+            && (!self.e_gt0.val() || !self.rx_busy.val())
             && !self.x_own_n.val()
-            && !(self.r_skip.q.val() && !self.e_gt0.val() && self.j_skip_d.val());
+            && (!self.r_skip.q.val() || self.e_gt0.val() || !self.j_skip_d.val());
         self.x_own_e.next =
             self.r_go.val() && !self.e_lt1.val() && !self.e_gt1.val() && self.r_nl_me.q.val();
         self.x_copy_e.next = self.r_go.val()
             && !self.e_lt1.val()
             && !self.x_own_e.val()
-            && !(self.r_skip.q.val() && !self.e_gt1.val() && self.j_skip_d.val());
+            && (!self.r_skip.q.val() || self.e_gt1.val() || !self.j_skip_d.val());
         self.rx_restart.next = self.t_new_epoch.val()
             || (self.r_go.val() && self.e_gt0.val() && !self.rx_busy.val())
             || self.c_mode.val()

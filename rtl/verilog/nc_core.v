@@ -2475,9 +2475,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         x_own_n = r_go && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
-        x_copy_n = r_go && ~e_lt0 && ~(e_gt0 && rx_busy) && ~x_own_n && ~(r_skip$q && ~e_gt0 && j_skip_d);
+        x_copy_n = r_go && ~e_lt0 && (~e_gt0 || ~rx_busy) && ~x_own_n && (~r_skip$q || e_gt0 || ~j_skip_d);
         x_own_e = r_go && ~e_lt1 && ~e_gt1 && r_nl_me$q;
-        x_copy_e = r_go && ~e_lt1 && ~x_own_e && ~(r_skip$q && ~e_gt1 && j_skip_d);
+        x_copy_e = r_go && ~e_lt1 && ~x_own_e && (~r_skip$q || e_gt1 || ~j_skip_d);
         rx_restart = t_new_epoch || (r_go && e_gt0 && ~rx_busy) || c_mode || j_lock;
         if (j_lock) begin
             rx_restart_base = j_start;
