@@ -30,10 +30,27 @@ pub(super) fn bind_control(path: &Path) -> io::Result<UnixListener> {
     {
         std::fs::create_dir_all(dir)?;
     }
-    let l = ctx(UnixListener::bind(path), || {
-        format!("control socket {}", path.display())
+    // Bound and listening under a temporary name, then renamed into place: the socket file
+    // appears only once it accepts (a client that waits for the file, as scripts do, is never
+    // refused in the moment between bind and listen), and with its final permissions.
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let l = ctx(UnixListener::bind(&tmp), || {
+        format!("control socket {}", tmp.display())
     })?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io::Error::new(
+            e.kind(),
+            format!("control socket {}: {e}", path.display()),
+        ));
+    }
     Ok(l)
 }
 
