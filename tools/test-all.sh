@@ -87,7 +87,7 @@ step "nc-sim n=1" "$sim" --nodes 1 --trees 2 --seeds 1000
 # --- rtl --- (the rust-hdl simulation tests, the lockstep test and the Verilog freshness
 # test run in "unit, property and checker tests" above)
 step "rtl: verilator -Wall lint and iverilog -g2012 compile of rtl/verilog" bash rtl/lint.sh
-# nc_core (the engine without the 512-bit host datapath) synthesises in ~4 min; the whole
+# nc_core (the consensus core without the packet parsers and generators) takes ~4 min; the whole
 # nc_engine takes ~15 min of generic synthesis on 2 cores and is a benchmark: `bash rtl/synth.sh
 # nc_engine` (or placed and routed: `rtl/pnr.sh`; rtl/README.md "Place and route").
 step "rtl: yosys synthesis of nc_core" bash rtl/synth.sh nc_core

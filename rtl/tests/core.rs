@@ -506,10 +506,10 @@ fn requests_dropped_by_a_clearing_event_count_once_when_another_clears_next() {
 }
 
 /// A copy of the epoch this node becomes the leader of, acted on in the cycle its timeout makes
-/// it the leader (and in the cycles around it): the model ignores a copy of its own epoch from
-/// someone else (two nodes with one id), and the core must not record it in the receiver, where
-/// it would sit in flight and expire. `lowi_core` judges the receiver's `apply` for both
-/// outcomes of the tick and picks by the new epoch: this covers the new epoch's side.
+/// it the leader (and in the cycles around it), in lockstep with the model, which ignores it.
+/// Such a copy carries this node's id as its sender (the only one the sender check lets through
+/// for that epoch), so the core drops it before the receiver (`g_decide`); the test checks that
+/// cycle, not `x_own_e`, which no legal copy reaches.
 #[test]
 fn a_copy_of_its_own_new_epoch_in_the_cycle_it_becomes_leader_is_ignored() {
     // Node 1 follows epoch 0 (leader 0) and times out into epoch 1, which it leads.
