@@ -98,6 +98,8 @@ block! {
         m2: Signal<Local, Bits<4>>,
         m3: Signal<Local, Bits<4>>,
         c1_32: Constant<Bits<32>> = k(1),
+        /// The low `A + 1` bits (`next[t] - base` is 0 to `2^A`: see `missing`).
+        c_lo: Constant<Bits<32>> = k((2 << A) - 1),
         c1_3: Constant<Bits<3>> = k(1),
         c2_3: Constant<Bits<3>> = k(2),
         c3_3: Constant<Bits<3>> = k(3),
@@ -125,22 +127,33 @@ impl<const A: usize> Default for RxJudge<A> {
 impl<const A: usize> Logic for RxJudge<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        if self.q_next0.val() == self.q_base.val() {
+        // `next[t] == base` on the low `A + 1` bits: every tree's `next` is at least `base`
+        // (trees deliver in order, and `base` moves past a message only once every tree has
+        // it) and at most `top = base + count`, `count` ≤ `2^A`; so `next[t] - base` is 0 to
+        // `2^A` (modulo 2^32) and its low `A + 1` bits are 0 only when it is. An 11-bit
+        // comparison instead of a 32-bit one, a LUT level less behind the `next` registers.
+        if !((self.q_next0.val() ^ self.q_base.val()) & self.c_lo.val()).any() {
             self.m0.next = self.bit0_4.val();
         } else {
             self.m0.next = self.c0_4.val();
         }
-        if (self.trees.val() > self.c1_3.val()) && (self.q_next1.val() == self.q_base.val()) {
+        if (self.trees.val() > self.c1_3.val())
+            && !((self.q_next1.val() ^ self.q_base.val()) & self.c_lo.val()).any()
+        {
             self.m1.next = self.bit1_4.val();
         } else {
             self.m1.next = self.c0_4.val();
         }
-        if (self.trees.val() > self.c2_3.val()) && (self.q_next2.val() == self.q_base.val()) {
+        if (self.trees.val() > self.c2_3.val())
+            && !((self.q_next2.val() ^ self.q_base.val()) & self.c_lo.val()).any()
+        {
             self.m2.next = self.bit2_4.val();
         } else {
             self.m2.next = self.c0_4.val();
         }
-        if (self.trees.val() > self.c3_3.val()) && (self.q_next3.val() == self.q_base.val()) {
+        if (self.trees.val() > self.c3_3.val())
+            && !((self.q_next3.val() ^ self.q_base.val()) & self.c_lo.val()).any()
+        {
             self.m3.next = self.bit3_4.val();
         } else {
             self.m3.next = self.c0_4.val();
@@ -412,6 +425,8 @@ block! {
         c0_32: Constant<Bits<32>> = k(0),
         c1_32: Constant<Bits<32>> = k(1),
         c_last: Constant<Bits<16>> = k((1 << A) - 1),
+        /// The low `A + 1` bits (`RxJudge::c_lo`).
+        c_lo: Constant<Bits<32>> = k((2 << A) - 1),
         c1_3: Constant<Bits<3>> = k(1),
         tree0: Constant<Bits<2>> = k(0),
         tree1: Constant<Bits<2>> = k(1),
@@ -458,16 +473,19 @@ impl<const A: usize> Logic for RxPre<A> {
         }
         // Whether the message at `base` (or `base + 1`) is then done: every tree's `next` is
         // past it, which for a tree's `next` here is `next != base` (trees deliver in order).
-        self.qa0.next = self.q_next0.val() != self.q_base.val();
-        self.qa1.next = self.q_next1.val() != self.q_base.val();
-        self.qa2.next = self.q_next2.val() != self.q_base.val();
-        self.qa3.next = self.q_next3.val() != self.q_base.val();
-        self.qd0.next = self.q_next0.val() != self.base1.val();
-        self.qd1.next = self.q_next1.val() != self.base1.val();
-        self.qd2.next = self.q_next2.val() != self.base1.val();
-        self.qd3.next = self.q_next3.val() != self.base1.val();
-        self.ea_ne.next = self.e_seq1.val() != self.q_base.val();
-        self.ed_ne.next = self.e_seq1.val() != self.base1.val();
+        // Compared on the low `A + 1` bits, as `RxJudge`'s `missing`: each `next` (and, in the
+        // states (b) where these verdicts are picked, the copy before's `e_seq1`, its tree's
+        // next) is 0 to `2^A` past the `base` of its state.
+        self.qa0.next = ((self.q_next0.val() ^ self.q_base.val()) & self.c_lo.val()).any();
+        self.qa1.next = ((self.q_next1.val() ^ self.q_base.val()) & self.c_lo.val()).any();
+        self.qa2.next = ((self.q_next2.val() ^ self.q_base.val()) & self.c_lo.val()).any();
+        self.qa3.next = ((self.q_next3.val() ^ self.q_base.val()) & self.c_lo.val()).any();
+        self.qd0.next = ((self.q_next0.val() ^ self.base1.val()) & self.c_lo.val()).any();
+        self.qd1.next = ((self.q_next1.val() ^ self.base1.val()) & self.c_lo.val()).any();
+        self.qd2.next = ((self.q_next2.val() ^ self.base1.val()) & self.c_lo.val()).any();
+        self.qd3.next = ((self.q_next3.val() ^ self.base1.val()) & self.c_lo.val()).any();
+        self.ea_ne.next = ((self.e_seq1.val() ^ self.q_base.val()) & self.c_lo.val()).any();
+        self.ed_ne.next = ((self.e_seq1.val() ^ self.base1.val()) & self.c_lo.val()).any();
         self.dn_a.trees.next = self.trees.val();
         self.dn_a.in_tree.next = self.in_tree.val();
         self.dn_a.e_tree.next = self.e_tree.val();

@@ -776,6 +776,7 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     
     // Constant declarations
     localparam  c1_32 = 32'h1;
+    localparam  c_lo = 32'h7ff;
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
     localparam  c3_3 = 3'b11;
@@ -797,25 +798,25 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     
     // Update code
     always @(*) begin
-        if (q_next0 == q_base) begin
+        if (~|((q_next0 ^ q_base) & c_lo)) begin
             m0 = bit0_4;
         end
         else begin
             m0 = c0_4;
         end
-        if ((trees > c1_3) && (q_next1 == q_base)) begin
+        if ((trees > c1_3) && ~|((q_next1 ^ q_base) & c_lo)) begin
             m1 = bit1_4;
         end
         else begin
             m1 = c0_4;
         end
-        if ((trees > c2_3) && (q_next2 == q_base)) begin
+        if ((trees > c2_3) && ~|((q_next2 ^ q_base) & c_lo)) begin
             m2 = bit2_4;
         end
         else begin
             m2 = c0_4;
         end
-        if ((trees > c3_3) && (q_next3 == q_base)) begin
+        if ((trees > c3_3) && ~|((q_next3 ^ q_base) & c_lo)) begin
             m3 = bit3_4;
         end
         else begin
@@ -880,6 +881,7 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     localparam  c0_32 = 32'h0;
     localparam  c1_32 = 32'h1;
     localparam  c_last = 16'h3ff;
+    localparam  c_lo = 32'h7ff;
     localparam  c1_3 = 3'b1;
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
@@ -1178,16 +1180,16 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
             a_neg = d3[32'h1f];
             a_zero = ~|d3;
         end
-        qa0 = q_next0 != q_base;
-        qa1 = q_next1 != q_base;
-        qa2 = q_next2 != q_base;
-        qa3 = q_next3 != q_base;
-        qd0 = q_next0 != base1;
-        qd1 = q_next1 != base1;
-        qd2 = q_next2 != base1;
-        qd3 = q_next3 != base1;
-        ea_ne = e_seq1 != q_base;
-        ed_ne = e_seq1 != base1;
+        qa0 = |((q_next0 ^ q_base) & c_lo);
+        qa1 = |((q_next1 ^ q_base) & c_lo);
+        qa2 = |((q_next2 ^ q_base) & c_lo);
+        qa3 = |((q_next3 ^ q_base) & c_lo);
+        qd0 = |((q_next0 ^ base1) & c_lo);
+        qd1 = |((q_next1 ^ base1) & c_lo);
+        qd2 = |((q_next2 ^ base1) & c_lo);
+        qd3 = |((q_next3 ^ base1) & c_lo);
+        ea_ne = |((e_seq1 ^ q_base) & c_lo);
+        ed_ne = |((e_seq1 ^ base1) & c_lo);
         dn_a$trees = trees;
         dn_a$in_tree = in_tree;
         dn_a$e_tree = e_tree;
