@@ -656,6 +656,8 @@ block! {
         r_port_ok: Signal<Local, Bit>,
         r_listen: Signal<Local, Bit>,
         r_go: Signal<Local, Bit>,
+        /// `r_go` without the tick's fault (which stops every copy: `r_go = !t_fault && r_go_nf`).
+        r_go_nf: Signal<Local, Bit>,
         r_stale: Signal<Local, Bit>,
         r_higher: Signal<Local, Bit>,
         r_inflight_fault: Signal<Local, Bit>,
@@ -680,6 +682,22 @@ block! {
         r_mm_v: Signal<Local, Bit>,
         r_mm_n: Signal<Local, Bit>,
         r_any_fault: Signal<Local, Bit>,
+        /// The copy's verdicts for each outcome of the tick without a fault: no new epoch and
+        /// no batch sent (`_n`), a batch sent (`_v`), a new epoch (`_e`); picked last by
+        /// `t_value`, `t_new_epoch` and `t_fault` (which stops the copy).
+        y_inflight_n: Signal<Local, Bit>,
+        y_adopt_n: Signal<Local, Bit>,
+        y_out_n: Signal<Local, Bits<3>>,
+        y_complete_n: Signal<Local, Bit>,
+        y_complete_e: Signal<Local, Bit>,
+        y_fault_n: Signal<Local, Bit>,
+        y_fault_v: Signal<Local, Bit>,
+        y_fault_e: Signal<Local, Bit>,
+        y_dl_n: Signal<Local, Bit>,
+        y_dl_v: Signal<Local, Bit>,
+        y_dl_e: Signal<Local, Bit>,
+        /// `r_adopt || r_any_fault`: the copy empties the FIFO (its requests count as dropped).
+        y_drop: Signal<Local, Bit>,
         // client
         q_req: Signal<Local, Bit>,
         q_oversize: Signal<Local, Bit>,
@@ -1111,11 +1129,19 @@ impl Logic for LowiCore {
         // A joining node before its lock-on only watches the trees (`j_go`, below).
         self.j_joining.next = self.p_jn.val();
         self.j_syncing.next = self.j_joining.val() && !self.r_synced.q.val();
-        self.r_go.next = self.i_rx_valid.q.val()
+        // Without a fault in the tick, a node listens while Active, Joining, or Armed for a
+        // START or with messages in flight (a new epoch comes from an Active follower, which
+        // listens, so `rx_busy` for `p_in_flight` changes nothing).
+        self.r_go_nf.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
-            && self.r_listen.val()
-            && !self.j_syncing.val();
+            && (self.r_fol.q.val()
+                || self.r_led.q.val()
+                || self.r_jn.q.val()
+                || (self.r_arm.q.val()
+                    && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.rx_busy.val())))
+            && (!self.r_jn.q.val() || self.r_synced.q.val());
+        self.r_go.next = !self.t_fault.val() && self.r_go_nf.val();
         self.j_go.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
@@ -1241,28 +1267,29 @@ impl Logic for LowiCore {
             && !self.r_own.val()
             && !self.j_skipped.val();
         // The receiver's `apply` and `restart` are `r_copy` and the restarting events, judged
-        // for both outcomes of the tick and picked last by `t_new_epoch` (one LUT after the
-        // registers), not through the tick's leadership (`t_become`, `p_is_leader`) and its
-        // picks of the epoch's verdicts: the receiver's whole next state waits for them.
+        // for both outcomes of the tick and picked last by `t_new_epoch` (and stopped by
+        // `t_fault`: one LUT after the registers), not through the tick's leadership
+        // (`t_become`, `p_is_leader`) and its picks of the epoch's verdicts: the receiver's
+        // whole next state waits for them.
         // Without a new epoch the copy meets r_epoch (`e_*0`), `p_in_flight` is `rx_busy` and
         // the node leads iff `r_led` and no expiry; with one it meets r_epoch + 1 (`e_*1`),
         // nothing is in flight and it leads iff it is the new leader (`r_nl_me`: a leader by its
         // registers is no follower, so never times out). `r_adopt` only adds to a restart
         // that the new epoch makes anyway. (`j_skipped` is `r_skip && !e_gt && j_skip_d` once
         // the copy is neither stale nor our own.)
-        self.x_own_n.next = self.r_go.val()
+        self.x_own_n.next = self.r_go_nf.val()
             && !self.e_lt0.val()
             && !self.e_gt0.val()
             && self.r_led.q.val()
             && !self.rx_expired.val();
-        self.x_copy_n.next = self.r_go.val()
+        self.x_copy_n.next = self.r_go_nf.val()
             && !self.e_lt0.val()
             && (!self.e_gt0.val() || !self.rx_busy.val())
             && !self.x_own_n.val()
             && (!self.r_skip.q.val() || self.e_gt0.val() || !self.j_skip_d.val());
         self.x_own_e.next =
-            self.r_go.val() && !self.e_lt1.val() && !self.e_gt1.val() && self.r_nl_me.q.val();
-        self.x_copy_e.next = self.r_go.val()
+            self.r_go_nf.val() && !self.e_lt1.val() && !self.e_gt1.val() && self.r_nl_me.q.val();
+        self.x_copy_e.next = self.r_go_nf.val()
             && !self.e_lt1.val()
             && !self.x_own_e.val()
             && (!self.r_skip.q.val() || self.e_gt1.val() || !self.j_skip_d.val());
@@ -1279,6 +1306,9 @@ impl Logic for LowiCore {
             self.rx_apply.next = self.x_copy_e.val();
         } else {
             self.rx_apply.next = self.x_copy_n.val();
+        }
+        if self.t_fault.val() {
+            self.rx_apply.next = false;
         }
         if self.t_new_epoch.val() || self.r_adopt.val() || self.c_mode.val() {
             self.r_out.next = self.rx_outcome_fresh.val();
@@ -1340,10 +1370,85 @@ impl Logic for LowiCore {
         } else {
             self.r_mismatch.next = self.r_mm_n.val();
         }
-        self.r_any_fault.next = self.r_inflight_fault.val()
-            || self.r_seq_fault.val()
-            || self.r_bad_start.val()
-            || self.r_mismatch.val();
+        // The copy's faults, its emptying of the FIFO and its delivery, judged for each outcome
+        // of the tick (a fault stops the copy; without one the copy meets the registered
+        // decodes: Armed is `r_arm`, a mode change is `c_mode_r`) and picked last, so that the
+        // tick's `t_value` and `t_new_epoch` are one LUT from the counters, the FIFO's clear and
+        // the host port. `y_*_n` is the state `r_complete`, `r_out`, `r_adopt` and
+        // `r_inflight_fault` stand for without a new epoch, `y_*_e` with one (nothing in flight,
+        // a fresh receiver, the epoch `r_epoch + 1`: `x_copy_e`).
+        self.y_inflight_n.next = self.r_go_nf.val() && self.e_gt0.val() && self.rx_busy.val();
+        self.y_adopt_n.next = self.r_go_nf.val() && self.e_gt0.val() && !self.rx_busy.val();
+        if self.y_adopt_n.val() || self.c_mode_r.val() {
+            self.y_out_n.next = self.rx_outcome_fresh.val();
+        } else {
+            self.y_out_n.next = self.rx_outcome.val();
+        }
+        self.y_complete_n.next =
+            self.x_copy_n.val() && (self.y_out_n.val() == self.k_o_deliver.val());
+        self.y_complete_e.next =
+            self.x_copy_e.val() && (self.rx_outcome_fresh.val() == self.k_o_deliver.val());
+        self.y_fault_n.next = self.y_inflight_n.val()
+            || (self.x_copy_n.val()
+                && ((self.y_out_n.val() == self.k_o_gap.val())
+                    || (self.y_out_n.val() == self.k_o_too_many.val())))
+            || (self.y_complete_n.val()
+                && self.r_arm.q.val()
+                && self.r_start_kind.val()
+                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+            || (self.y_complete_n.val()
+                && !self.r_arm.q.val()
+                && (!self.m_ok_n.val() || self.g_i_max.q.val()));
+        self.y_fault_v.next = self.y_inflight_n.val()
+            || (self.x_copy_n.val()
+                && ((self.y_out_n.val() == self.k_o_gap.val())
+                    || (self.y_out_n.val() == self.k_o_too_many.val())))
+            || (self.y_complete_n.val()
+                && self.r_arm.q.val()
+                && self.r_start_kind.val()
+                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+            || (self.y_complete_n.val()
+                && !self.r_arm.q.val()
+                && (!self.m_ok_v.val() || self.g_i_max.q.val()));
+        self.y_fault_e.next = (self.x_copy_e.val()
+            && ((self.rx_outcome_fresh.val() == self.k_o_gap.val())
+                || (self.rx_outcome_fresh.val() == self.k_o_too_many.val())))
+            || (self.y_complete_e.val()
+                && self.r_arm.q.val()
+                && self.r_start_kind.val()
+                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+            || (self.y_complete_e.val()
+                && !self.r_arm.q.val()
+                && (!self.m_ok_n.val() || self.g_i_max.q.val()));
+        self.y_dl_n.next = self.y_complete_n.val()
+            && !self.r_arm.q.val()
+            && self.m_ok_n.val()
+            && !self.g_i_max.q.val()
+            && self.r_value_kind.val();
+        self.y_dl_v.next = self.y_complete_n.val()
+            && !self.r_arm.q.val()
+            && self.m_ok_v.val()
+            && !self.g_i_max.q.val()
+            && self.r_value_kind.val();
+        self.y_dl_e.next = self.y_complete_e.val()
+            && !self.r_arm.q.val()
+            && self.m_ok_n.val()
+            && !self.g_i_max.q.val()
+            && self.r_value_kind.val();
+        if self.t_value.val() {
+            self.r_any_fault.next = self.y_fault_v.val();
+            self.y_drop.next = self.y_adopt_n.val() || self.y_fault_v.val();
+        } else if self.t_new_epoch.val() {
+            self.r_any_fault.next = self.y_fault_e.val();
+            self.y_drop.next = (self.r_go_nf.val() && self.e_gt1.val()) || self.y_fault_e.val();
+        } else {
+            self.r_any_fault.next = self.y_fault_n.val();
+            self.y_drop.next = self.y_adopt_n.val() || self.y_fault_n.val();
+        }
+        if self.t_fault.val() {
+            self.r_any_fault.next = false;
+            self.y_drop.next = false;
+        }
         self.j_placed.next = self.r_complete.val()
             && !self.r_armed.val()
             && !self.r_mismatch.val()
@@ -1408,10 +1513,16 @@ impl Logic for LowiCore {
                 self.rx_fault_code.next = self.k_f_too_many.val();
             }
         }
-        self.rx_deliver.next = self.r_complete.val()
-            && !self.r_armed.val()
-            && !self.r_mismatch.val()
-            && self.r_value_kind.val();
+        if self.t_value.val() {
+            self.rx_deliver.next = self.y_dl_v.val();
+        } else if self.t_new_epoch.val() {
+            self.rx_deliver.next = self.y_dl_e.val();
+        } else {
+            self.rx_deliver.next = self.y_dl_n.val();
+        }
+        if self.t_fault.val() {
+            self.rx_deliver.next = false;
+        }
         self.state_mode.next = self.c_mode.val() || self.c_act_now.val();
         if self.c_act_now.val() {
             self.mode_state.next = self.s_active.val();
@@ -1450,7 +1561,7 @@ impl Logic for LowiCore {
         // receiver restart with every clearing event but a fault, which stops both). A CTRL
         // mode change clears; with a fault in the tick the FIFO is cleared anyway, so the
         // verdict against the registered state (`c_mode_r`) does, without the tick's pick.
-        self.u_clr.d.next = self.r_adopt.val() || self.r_any_fault.val() || self.c_mode_r.val();
+        self.u_clr.d.next = self.y_drop.val() || self.c_mode_r.val();
         self.fifo_clear.next = self.t_fault.val() || self.t_new_epoch.val() || self.u_clr.q.val();
 
         // counters
@@ -1487,7 +1598,7 @@ impl Logic for LowiCore {
         self.ev_net_fault.next = self.r_any_fault.val();
         self.ev_delivered.next = self.rx_deliver.val();
         self.ev_dropped.next = self.k0_13.val();
-        if self.r_adopt.val() || self.r_any_fault.val() {
+        if self.y_drop.val() {
             self.ev_dropped.next = self.e_len.val();
         }
         if self.q_req.val()

@@ -576,6 +576,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_port_ok;
     reg  r_listen;
     reg  r_go;
+    reg  r_go_nf;
     reg  r_stale;
     reg  r_higher;
     reg  r_inflight_fault;
@@ -598,6 +599,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_mm_v;
     reg  r_mm_n;
     reg  r_any_fault;
+    reg  y_inflight_n;
+    reg  y_adopt_n;
+    reg  [2:0] y_out_n;
+    reg  y_complete_n;
+    reg  y_complete_e;
+    reg  y_fault_n;
+    reg  y_fault_v;
+    reg  y_fault_e;
+    reg  y_dl_n;
+    reg  y_dl_v;
+    reg  y_dl_e;
+    reg  y_drop;
     reg  q_req;
     reg  q_oversize;
     reg  [2:0] r_out;
@@ -1371,7 +1384,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_listen = p_act || p_jn || (p_arm && ((i_rx_kind$q == k_start) || p_in_flight));
         j_joining = p_jn;
         j_syncing = j_joining && ~r_synced$q;
-        r_go = i_rx_valid$q && r_decide && r_port_ok && r_listen && ~j_syncing;
+        r_go_nf = i_rx_valid$q && r_decide && r_port_ok && (r_fol$q || r_led$q || r_jn$q || (r_arm$q && ((i_rx_kind$q == k_start) || rx_busy))) && (~r_jn$q || r_synced$q);
+        r_go = ~t_fault && r_go_nf;
         j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
         if (u_jgo$q) begin
             j_same = ~|r_sv$q || (~ej_d$lt && ~ej_d$gt);
@@ -1482,10 +1496,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
-        x_own_n = r_go && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
-        x_copy_n = r_go && ~e_lt0 && (~e_gt0 || ~rx_busy) && ~x_own_n && (~r_skip$q || e_gt0 || ~j_skip_d);
-        x_own_e = r_go && ~e_lt1 && ~e_gt1 && r_nl_me$q;
-        x_copy_e = r_go && ~e_lt1 && ~x_own_e && (~r_skip$q || e_gt1 || ~j_skip_d);
+        x_own_n = r_go_nf && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
+        x_copy_n = r_go_nf && ~e_lt0 && (~e_gt0 || ~rx_busy) && ~x_own_n && (~r_skip$q || e_gt0 || ~j_skip_d);
+        x_own_e = r_go_nf && ~e_lt1 && ~e_gt1 && r_nl_me$q;
+        x_copy_e = r_go_nf && ~e_lt1 && ~x_own_e && (~r_skip$q || e_gt1 || ~j_skip_d);
         rx_restart = t_new_epoch || (r_go && e_gt0 && ~rx_busy) || c_mode || j_lock;
         if (j_lock) begin
             rx_restart_base = j_start;
@@ -1498,6 +1512,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         else begin
             rx_apply = x_copy_n;
+        end
+        if (t_fault) begin
+            rx_apply = 1'b0;
         end
         if (t_new_epoch || r_adopt || c_mode) begin
             r_out = rx_outcome_fresh;
@@ -1543,7 +1560,38 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             r_mismatch = r_mm_n;
         end
-        r_any_fault = r_inflight_fault || r_seq_fault || r_bad_start || r_mismatch;
+        y_inflight_n = r_go_nf && e_gt0 && rx_busy;
+        y_adopt_n = r_go_nf && e_gt0 && ~rx_busy;
+        if (y_adopt_n || c_mode_r) begin
+            y_out_n = rx_outcome_fresh;
+        end
+        else begin
+            y_out_n = rx_outcome;
+        end
+        y_complete_n = x_copy_n && (y_out_n == k_o_deliver);
+        y_complete_e = x_copy_e && (rx_outcome_fresh == k_o_deliver);
+        y_fault_n = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_n && ~r_arm$q && (~m_ok_n || g_i_max$q));
+        y_fault_v = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_n && ~r_arm$q && (~m_ok_v || g_i_max$q));
+        y_fault_e = (x_copy_e && ((rx_outcome_fresh == k_o_gap) || (rx_outcome_fresh == k_o_too_many))) || (y_complete_e && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_e && ~r_arm$q && (~m_ok_n || g_i_max$q));
+        y_dl_n = y_complete_n && ~r_arm$q && m_ok_n && ~g_i_max$q && r_value_kind;
+        y_dl_v = y_complete_n && ~r_arm$q && m_ok_v && ~g_i_max$q && r_value_kind;
+        y_dl_e = y_complete_e && ~r_arm$q && m_ok_n && ~g_i_max$q && r_value_kind;
+        if (t_value) begin
+            r_any_fault = y_fault_v;
+            y_drop = y_adopt_n || y_fault_v;
+        end
+        else if (t_new_epoch) begin
+            r_any_fault = y_fault_e;
+            y_drop = (r_go_nf && e_gt1) || y_fault_e;
+        end
+        else begin
+            r_any_fault = y_fault_n;
+            y_drop = y_adopt_n || y_fault_n;
+        end
+        if (t_fault) begin
+            r_any_fault = 1'b0;
+            y_drop = 1'b0;
+        end
         j_placed = r_complete && ~r_armed && ~r_mismatch && r_lins_none$q;
         j_act_rx = r_accept && j_joining && r_act_rx$q;
         r_start_ok = r_complete && r_armed && r_start_kind && ~r_bad_start;
@@ -1595,7 +1643,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
                 rx_fault_code = k_f_too_many;
             end
         end
-        rx_deliver = r_complete && ~r_armed && ~r_mismatch && r_value_kind;
+        if (t_value) begin
+            rx_deliver = y_dl_v;
+        end
+        else if (t_new_epoch) begin
+            rx_deliver = y_dl_e;
+        end
+        else begin
+            rx_deliver = y_dl_n;
+        end
+        if (t_fault) begin
+            rx_deliver = 1'b0;
+        end
         state_mode = c_mode || c_act_now;
         if (c_act_now) begin
             mode_state = s_active;
@@ -1622,7 +1681,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         nl_epoch = p_epoch;
         fifo_push = q_req && p_is_leader && ~q_oversize && q_room;
-        u_clr$d = r_adopt || r_any_fault || c_mode_r;
+        u_clr$d = y_drop || c_mode_r;
         fifo_clear = t_fault || t_new_epoch || u_clr$q;
         clear_counters = c_clear;
         tick_net_fault = t_fault;
@@ -1642,7 +1701,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         ev_net_fault = r_any_fault;
         ev_delivered = rx_deliver;
         ev_dropped = k0_13;
-        if (r_adopt || r_any_fault) begin
+        if (y_drop) begin
             ev_dropped = e_len;
         end
         if (q_req && p_is_leader && ~q_oversize && ~q_room) begin
