@@ -554,3 +554,71 @@ fn a_copy_of_its_own_new_epoch_in_the_cycle_it_becomes_leader_is_ignored() {
         }
     }
 }
+
+/// A leader deposed in the cycle it sends a batch: it acts on the first copy of a later epoch
+/// (one tree, so the copy completes its message) in the cycle before, of and after one of its
+/// batch sends. In the cycle of the send the copy must continue the log past the batch just
+/// decided (`lins + 2`, the `t_value` outcome of the instance check), else it is a NET-FAULT;
+/// in the others past `lins` only. The copy's instance is tried at both, in lockstep.
+#[test]
+fn a_copy_of_a_later_epoch_acted_on_in_the_cycle_of_a_batch_send_meets_the_batch() {
+    let c = Config { trees: 1, ..cfg(0) };
+    // Node 0 leads epoch 0, with a request waiting for every loop.
+    let leader = || {
+        let mut ls = setup(&c);
+        act(
+            &mut ls,
+            Event::Write {
+                addr: addr::CTRL,
+                value: ctrl::ENABLE | ctrl::START,
+            },
+        );
+        ls
+    };
+    let req = |i: u64| Event::Client {
+        bytes: request(c.cluster_id, 1, i + 1, b"v"),
+    };
+    let batch = |recs: &[Rec]| {
+        recs.iter().find_map(|r| match r {
+            Rec::Send { kind, instance, .. } if *kind == DecideKind::Batch as u8 => Some(*instance),
+            _ => None,
+        })
+    };
+    // Where the second batch goes and what instance it takes.
+    let mut ls = leader();
+    let mut seen = Vec::new();
+    for i in 0..(3 * c.loop_period as u64) {
+        ls.step(Some(req(i))).unwrap();
+        if let Some(inst) = batch(&ls.last) {
+            seen.push((ls.now() - 1, inst));
+        }
+    }
+    let (at, inst) = *seen.get(1).expect("two batch sends");
+    for acted in [at - 1, at, at + 1] {
+        for instance in [inst, inst + 1, inst + 2] {
+            let what = format!("acted at {acted} (batch {inst} sent at {at}), instance {instance}");
+            let mut ls = leader();
+            let mut i = 0;
+            while ls.now() + 1 < acted {
+                ls.step(Some(req(i)))
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                i += 1;
+            }
+            // Epoch 1's leader is node 1.
+            ls.step(Some(copy(&c, 1, 0, 0, instance, DecideKind::Heartbeat)))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            for _ in 0..(2 * (c.delta + c.drift) as u64 + 8) {
+                ls.step(None).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            if acted == at {
+                assert_eq!(
+                    ls.model.state() == proto::node::State::Faulted,
+                    instance != inst + 1,
+                    "{what}: only the instance after the batch continues the log"
+                );
+            }
+            ls.compare_registers()
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+    }
+}
