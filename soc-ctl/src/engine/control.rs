@@ -23,12 +23,16 @@ pub(super) fn bind_control(path: &Path) -> io::Result<UnixListener> {
                 ),
             ));
         }
-        std::fs::remove_file(path)?;
+        ctx(std::fs::remove_file(path), || {
+            format!("stale control socket {}", path.display())
+        })?;
     }
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(dir)?;
+        ctx(std::fs::create_dir_all(dir), || {
+            format!("control socket directory {}", dir.display())
+        })?;
     }
     // Bound and listening under a temporary name, then renamed into place: the socket file
     // appears only once it accepts (a client that waits for the file, as scripts do, is never
@@ -44,13 +48,10 @@ pub(super) fn bind_control(path: &Path) -> io::Result<UnixListener> {
     })?;
     let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
         .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = placed {
+    if placed.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(io::Error::new(
-            e.kind(),
-            format!("control socket {}: {e}", path.display()),
-        ));
     }
+    ctx(placed, || format!("control socket {}", path.display()))?;
     Ok(l)
 }
 
