@@ -690,6 +690,9 @@ block! {
         y_out_n: Signal<Local, Bits<3>>,
         y_complete_n: Signal<Local, Bit>,
         y_complete_e: Signal<Local, Bit>,
+        y_bad_start: Signal<Local, Bit>,
+        y_dl_ok: Signal<Local, Bit>,
+        y_fixed_n: Signal<Local, Bit>,
         y_fault_n: Signal<Local, Bit>,
         y_fault_v: Signal<Local, Bit>,
         y_fault_e: Signal<Local, Bit>,
@@ -1388,53 +1391,36 @@ impl Logic for LowiCore {
             self.x_copy_n.val() && (self.y_out_n.val() == self.k_o_deliver.val());
         self.y_complete_e.next =
             self.x_copy_e.val() && (self.rx_outcome_fresh.val() == self.k_o_deliver.val());
-        self.y_fault_n.next = self.y_inflight_n.val()
+        // (The parts that do not depend on the outcome: a START's bad instance while Armed, a
+        // delivery's kind and state; and without a new epoch, the faults that are not the
+        // instance check.)
+        self.y_bad_start.next = self.r_arm.q.val()
+            && self.r_start_kind.val()
+            && (self.g_i_zero.q.val() || self.g_i_max.q.val());
+        self.y_dl_ok.next = !self.r_arm.q.val() && !self.g_i_max.q.val() && self.r_value_kind.val();
+        self.y_fixed_n.next = self.y_inflight_n.val()
             || (self.x_copy_n.val()
                 && ((self.y_out_n.val() == self.k_o_gap.val())
                     || (self.y_out_n.val() == self.k_o_too_many.val())))
-            || (self.y_complete_n.val()
-                && self.r_arm.q.val()
-                && self.r_start_kind.val()
-                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+            || (self.y_complete_n.val() && self.y_bad_start.val());
+        self.y_fault_n.next = self.y_fixed_n.val()
             || (self.y_complete_n.val()
                 && !self.r_arm.q.val()
                 && (!self.m_ok_n.val() || self.g_i_max.q.val()));
-        self.y_fault_v.next = self.y_inflight_n.val()
-            || (self.x_copy_n.val()
-                && ((self.y_out_n.val() == self.k_o_gap.val())
-                    || (self.y_out_n.val() == self.k_o_too_many.val())))
-            || (self.y_complete_n.val()
-                && self.r_arm.q.val()
-                && self.r_start_kind.val()
-                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+        self.y_fault_v.next = self.y_fixed_n.val()
             || (self.y_complete_n.val()
                 && !self.r_arm.q.val()
                 && (!self.m_ok_v.val() || self.g_i_max.q.val()));
         self.y_fault_e.next = (self.x_copy_e.val()
             && ((self.rx_outcome_fresh.val() == self.k_o_gap.val())
                 || (self.rx_outcome_fresh.val() == self.k_o_too_many.val())))
-            || (self.y_complete_e.val()
-                && self.r_arm.q.val()
-                && self.r_start_kind.val()
-                && (self.g_i_zero.q.val() || self.g_i_max.q.val()))
+            || (self.y_complete_e.val() && self.y_bad_start.val())
             || (self.y_complete_e.val()
                 && !self.r_arm.q.val()
                 && (!self.m_ok_n.val() || self.g_i_max.q.val()));
-        self.y_dl_n.next = self.y_complete_n.val()
-            && !self.r_arm.q.val()
-            && self.m_ok_n.val()
-            && !self.g_i_max.q.val()
-            && self.r_value_kind.val();
-        self.y_dl_v.next = self.y_complete_n.val()
-            && !self.r_arm.q.val()
-            && self.m_ok_v.val()
-            && !self.g_i_max.q.val()
-            && self.r_value_kind.val();
-        self.y_dl_e.next = self.y_complete_e.val()
-            && !self.r_arm.q.val()
-            && self.m_ok_n.val()
-            && !self.g_i_max.q.val()
-            && self.r_value_kind.val();
+        self.y_dl_n.next = self.y_complete_n.val() && self.y_dl_ok.val() && self.m_ok_n.val();
+        self.y_dl_v.next = self.y_complete_n.val() && self.y_dl_ok.val() && self.m_ok_v.val();
+        self.y_dl_e.next = self.y_complete_e.val() && self.y_dl_ok.val() && self.m_ok_n.val();
         if self.t_value.val() {
             self.r_any_fault.next = self.y_fault_v.val();
             self.y_drop.next = self.y_adopt_n.val() || self.y_fault_v.val();

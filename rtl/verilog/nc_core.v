@@ -1596,6 +1596,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [2:0] y_out_n;
     reg  y_complete_n;
     reg  y_complete_e;
+    reg  y_bad_start;
+    reg  y_dl_ok;
+    reg  y_fixed_n;
     reg  y_fault_n;
     reg  y_fault_v;
     reg  y_fault_e;
@@ -2562,12 +2565,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         y_complete_n = x_copy_n && (y_out_n == k_o_deliver);
         y_complete_e = x_copy_e && (rx_outcome_fresh == k_o_deliver);
-        y_fault_n = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_n && ~r_arm$q && (~m_ok_n || g_i_max$q));
-        y_fault_v = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_n && ~r_arm$q && (~m_ok_v || g_i_max$q));
-        y_fault_e = (x_copy_e && ((rx_outcome_fresh == k_o_gap) || (rx_outcome_fresh == k_o_too_many))) || (y_complete_e && r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q)) || (y_complete_e && ~r_arm$q && (~m_ok_n || g_i_max$q));
-        y_dl_n = y_complete_n && ~r_arm$q && m_ok_n && ~g_i_max$q && r_value_kind;
-        y_dl_v = y_complete_n && ~r_arm$q && m_ok_v && ~g_i_max$q && r_value_kind;
-        y_dl_e = y_complete_e && ~r_arm$q && m_ok_n && ~g_i_max$q && r_value_kind;
+        y_bad_start = r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q);
+        y_dl_ok = ~r_arm$q && ~g_i_max$q && r_value_kind;
+        y_fixed_n = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && y_bad_start);
+        y_fault_n = y_fixed_n || (y_complete_n && ~r_arm$q && (~m_ok_n || g_i_max$q));
+        y_fault_v = y_fixed_n || (y_complete_n && ~r_arm$q && (~m_ok_v || g_i_max$q));
+        y_fault_e = (x_copy_e && ((rx_outcome_fresh == k_o_gap) || (rx_outcome_fresh == k_o_too_many))) || (y_complete_e && y_bad_start) || (y_complete_e && ~r_arm$q && (~m_ok_n || g_i_max$q));
+        y_dl_n = y_complete_n && y_dl_ok && m_ok_n;
+        y_dl_v = y_complete_n && y_dl_ok && m_ok_v;
+        y_dl_e = y_complete_e && y_dl_ok && m_ok_n;
         if (t_value) begin
             r_any_fault = y_fault_v;
             y_drop = y_adopt_n || y_fault_v;
