@@ -35,6 +35,20 @@ fn setup(cfg: &Config) -> Lockstep {
     ls
 }
 
+/// `setup`, then ENABLE|START acted on: the node leads epoch 0 (`ls.last` holds the START
+/// cycle's actions, `ls.now() - 1` is that cycle).
+fn leading(cfg: &Config) -> Lockstep {
+    let mut ls = setup(cfg);
+    act(
+        &mut ls,
+        Event::Write {
+            addr: addr::CTRL,
+            value: ctrl::ENABLE | ctrl::START,
+        },
+    );
+    ls
+}
+
 fn cfg(node_id: u8) -> Config {
     Config {
         node_id,
@@ -79,14 +93,7 @@ fn sends(recs: &[Rec]) -> Vec<(u8, u32, u32)> {
 #[test]
 fn the_leader_loops_every_period_and_requests_do_not_move_the_loop() {
     let c = cfg(0);
-    let mut ls = setup(&c);
-    act(
-        &mut ls,
-        Event::Write {
-            addr: addr::CTRL,
-            value: ctrl::ENABLE | ctrl::START,
-        },
-    );
+    let mut ls = leading(&c);
     let start = ls.now() - 1;
     assert_eq!(
         sends(&ls.last).len(),
@@ -121,14 +128,7 @@ fn early_sends_leave_at_min_gap_when_requests_wait_and_heartbeats_stay_on_the_lo
         min_gap: 10,
         ..cfg(0)
     };
-    let mut ls = setup(&c);
-    act(
-        &mut ls,
-        Event::Write {
-            addr: addr::CTRL,
-            value: ctrl::ENABLE | ctrl::START,
-        },
-    );
+    let mut ls = leading(&c);
     let mut sent = vec![(ls.now() - 1, DecideKind::Start as u8)];
     for i in 0..150u64 {
         // A request 3 cycles after every fourth send's cycle window, some while the gap runs.
@@ -407,14 +407,7 @@ fn at_loop_period_one_the_core_decides_every_cycle() {
         fifo_depth: 32,
         ..Config::default()
     };
-    let mut ls = setup(&c);
-    act(
-        &mut ls,
-        Event::Write {
-            addr: addr::CTRL,
-            value: ctrl::ENABLE | ctrl::START,
-        },
-    );
+    let mut ls = leading(&c);
     let (mut cycles, mut values, mut heartbeats) = (0u64, 0u64, 0u64);
     for i in 0..300u64 {
         ls.step(Some(Event::Client {
@@ -470,14 +463,7 @@ fn requests_dropped_by_a_clearing_event_count_once_when_another_clears_next() {
         ("a gap", copy(&c, 1, 5, 1, 1, DecideKind::Start)),
     ];
     for (name, second) in seconds {
-        let mut ls = setup(&c);
-        act(
-            &mut ls,
-            Event::Write {
-                addr: addr::CTRL,
-                value: ctrl::ENABLE | ctrl::START,
-            },
-        );
+        let mut ls = leading(&c);
         for i in 0..3 {
             act(
                 &mut ls,
@@ -564,17 +550,7 @@ fn a_copy_of_its_own_new_epoch_in_the_cycle_it_becomes_leader_is_ignored() {
 fn a_copy_of_a_later_epoch_acted_on_in_the_cycle_of_a_batch_send_meets_the_batch() {
     let c = Config { trees: 1, ..cfg(0) };
     // Node 0 leads epoch 0, with a request waiting for every loop.
-    let leader = || {
-        let mut ls = setup(&c);
-        act(
-            &mut ls,
-            Event::Write {
-                addr: addr::CTRL,
-                value: ctrl::ENABLE | ctrl::START,
-            },
-        );
-        ls
-    };
+    let leader = || leading(&c);
     let req = |i: u64| Event::Client {
         bytes: request(c.cluster_id, 1, i + 1, b"v"),
     };
