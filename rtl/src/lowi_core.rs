@@ -654,6 +654,8 @@ block! {
         // rx
         r_decide: Signal<Local, Bit>,
         r_port_ok: Signal<Local, Bit>,
+        /// `r_listen` without the tick's fault (`r_listen = !t_fault && r_listen_nf`).
+        r_listen_nf: Signal<Local, Bit>,
         r_listen: Signal<Local, Bit>,
         r_go: Signal<Local, Bit>,
         /// `r_go` without the tick's fault (which stops every copy: `r_go = !t_fault && r_go_nf`).
@@ -1125,24 +1127,22 @@ impl Logic for LowiCore {
         self.p_act.next = !self.t_fault.val() && (self.r_fol.q.val() || self.r_led.q.val());
         self.p_jn.next = !self.t_fault.val() && self.r_jn.q.val();
         self.p_arm.next = !self.t_fault.val() && self.r_arm.q.val();
-        self.r_listen.next = self.p_act.val()
-            || self.p_jn.val()
-            || (self.p_arm.val()
-                && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.p_in_flight.val()));
+        // Without a fault in the tick, a node listens while Active, Joining, or Armed for a
+        // START or with messages in flight (a new epoch comes from an Active follower, which
+        // listens, so `rx_busy` for `p_in_flight` changes nothing); a fault stops it.
+        self.r_listen_nf.next = self.r_fol.q.val()
+            || self.r_led.q.val()
+            || self.r_jn.q.val()
+            || (self.r_arm.q.val()
+                && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.rx_busy.val()));
+        self.r_listen.next = !self.t_fault.val() && self.r_listen_nf.val();
         // A joining node before its lock-on only watches the trees (`j_go`, below).
         self.j_joining.next = self.p_jn.val();
         self.j_syncing.next = self.j_joining.val() && !self.r_synced.q.val();
-        // Without a fault in the tick, a node listens while Active, Joining, or Armed for a
-        // START or with messages in flight (a new epoch comes from an Active follower, which
-        // listens, so `rx_busy` for `p_in_flight` changes nothing).
         self.r_go_nf.next = self.i_rx_valid.q.val()
             && self.r_decide.val()
             && self.r_port_ok.val()
-            && (self.r_fol.q.val()
-                || self.r_led.q.val()
-                || self.r_jn.q.val()
-                || (self.r_arm.q.val()
-                    && ((self.i_rx_kind.q.val() == self.k_start.val()) || self.rx_busy.val())))
+            && self.r_listen_nf.val()
             && (!self.r_jn.q.val() || self.r_synced.q.val());
         self.r_go.next = !self.t_fault.val() && self.r_go_nf.val();
         self.j_go.next = self.i_rx_valid.q.val()
@@ -1331,10 +1331,12 @@ impl Logic for LowiCore {
         self.r_start_kind.next = self.i_rx_kind.q.val() == self.k_start.val();
         self.r_value_kind.next = (self.i_rx_kind.q.val() == self.k_batch.val())
             || (self.i_rx_kind.q.val() == self.k_config.val());
-        self.r_bad_start.next = self.r_complete.val()
-            && self.r_armed.val()
+        // A START's bad instance while Armed (`r_complete` has no fault in the tick, so Armed
+        // is `r_arm`); the per-outcome verdicts below read it too.
+        self.y_bad_start.next = self.r_arm.q.val()
             && self.r_start_kind.val()
             && (self.g_i_zero.q.val() || self.g_i_max.q.val());
+        self.r_bad_start.next = self.r_complete.val() && self.y_bad_start.val();
         // The copy must continue the log: instance = p_lins + 1, i.e. r_lins + 2 when this
         // cycle's send decided a batch, else r_lins + 1 (both compared before the tick is known).
         // (Judged a cycle before against every pair r_lins1 / r_lins2 can hold now; the record of
@@ -1391,12 +1393,8 @@ impl Logic for LowiCore {
             self.x_copy_n.val() && (self.y_out_n.val() == self.k_o_deliver.val());
         self.y_complete_e.next =
             self.x_copy_e.val() && (self.rx_outcome_fresh.val() == self.k_o_deliver.val());
-        // (The parts that do not depend on the outcome: a START's bad instance while Armed, a
-        // delivery's kind and state; and without a new epoch, the faults that are not the
-        // instance check.)
-        self.y_bad_start.next = self.r_arm.q.val()
-            && self.r_start_kind.val()
-            && (self.g_i_zero.q.val() || self.g_i_max.q.val());
+        // (The parts that do not depend on the outcome: `y_bad_start` above, a delivery's kind
+        // and state; and without a new epoch, the faults that are not the instance check.)
         self.y_dl_ok.next = !self.r_arm.q.val() && !self.g_i_max.q.val() && self.r_value_kind.val();
         self.y_fixed_n.next = self.y_inflight_n.val()
             || (self.x_copy_n.val()

@@ -574,6 +574,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_start_ok;
     reg  r_decide;
     reg  r_port_ok;
+    reg  r_listen_nf;
     reg  r_listen;
     reg  r_go;
     reg  r_go_nf;
@@ -1384,10 +1385,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         p_act = ~t_fault && (r_fol$q || r_led$q);
         p_jn = ~t_fault && r_jn$q;
         p_arm = ~t_fault && r_arm$q;
-        r_listen = p_act || p_jn || (p_arm && ((i_rx_kind$q == k_start) || p_in_flight));
+        r_listen_nf = r_fol$q || r_led$q || r_jn$q || (r_arm$q && ((i_rx_kind$q == k_start) || rx_busy));
+        r_listen = ~t_fault && r_listen_nf;
         j_joining = p_jn;
         j_syncing = j_joining && ~r_synced$q;
-        r_go_nf = i_rx_valid$q && r_decide && r_port_ok && (r_fol$q || r_led$q || r_jn$q || (r_arm$q && ((i_rx_kind$q == k_start) || rx_busy))) && (~r_jn$q || r_synced$q);
+        r_go_nf = i_rx_valid$q && r_decide && r_port_ok && r_listen_nf && (~r_jn$q || r_synced$q);
         r_go = ~t_fault && r_go_nf;
         j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;
         if (u_jgo$q) begin
@@ -1532,7 +1534,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_armed = p_arm;
         r_start_kind = i_rx_kind$q == k_start;
         r_value_kind = (i_rx_kind$q == k_batch) || (i_rx_kind$q == k_config);
-        r_bad_start = r_complete && r_armed && r_start_kind && (g_i_zero$q || g_i_max$q);
+        y_bad_start = r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q);
+        r_bad_start = r_complete && y_bad_start;
         if (u_li_d$q) begin
             m_eq1 = ij_d$eq_a;
             m_eq2 = ij_d$eq_b;
@@ -1573,7 +1576,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         end
         y_complete_n = x_copy_n && (y_out_n == k_o_deliver);
         y_complete_e = x_copy_e && (rx_outcome_fresh == k_o_deliver);
-        y_bad_start = r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q);
         y_dl_ok = ~r_arm$q && ~g_i_max$q && r_value_kind;
         y_fixed_n = y_inflight_n || (x_copy_n && ((y_out_n == k_o_gap) || (y_out_n == k_o_too_many))) || (y_complete_n && y_bad_start);
         y_fault_n = y_fixed_n || (y_complete_n && ~r_arm$q && (~m_ok_n || g_i_max$q));

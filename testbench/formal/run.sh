@@ -72,7 +72,7 @@ while IFS='#' read -r name prop expr desc; do
 done <<'MUT'
 broken_wrap#P1#s/if (n_inc == node_count) begin/if (n_inc == (node_count + 8'd1)) begin/#leader counter wraps at n+1 instead of n
 broken_adopt#P1#s/r_leader\$d = i_rx_sender\$q;/r_leader$d = i_rx_sender$q + 8'd1;/#an adopted epoch's leader is the sender + 1
-broken_fault#P2#s/(r_fol\$q || r_led\$q || r_jn\$q ||/(r_fol$q || r_led$q || r_jn$q || (p_state == s_faulted) ||/#a faulted node still takes DECIDE copies
+broken_fault#P2#s/r_listen_nf = r_fol\$q ||/r_listen_nf = r_fol$q || (p_state == s_faulted) ||/#a faulted node still takes DECIDE copies
 broken_loop#P3#s/(r_lp\$q ||/(((r_loop$q + 32'd1) >= loop_period) ||/g#the loop fires one cycle early
 broken_gap#P3#s/ r_mg\$q)/ ((r_loop$q + 32'd1) >= min_gap))/g#an early send fires one cycle before min_gap
 MUT
