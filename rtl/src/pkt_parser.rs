@@ -459,6 +459,13 @@ pub struct PktParser {
     bq2: DFF<Bit>,
     bq3: DFF<Bit>,
     bq4: DFF<Bit>,
+    /// The beat now streaming is beat 5 / … / 9: the header registers' write enables (with
+    /// `!bn0` and `bq1`–`bq4`), no beat comparison in front of them.
+    bq5: DFF<Bit>,
+    bq6: DFF<Bit>,
+    bq7: DFF<Bit>,
+    bq8: DFF<Bit>,
+    bq9: DFF<Bit>,
     u_lanes: LaneMask,
     sw_ulen: ByteSwap<16>,
     i_chk: CsaIsFfff,
@@ -495,9 +502,53 @@ pub struct PktParser {
     o_mult: Constant<Bits<10>>,
     k_ep_lo_beat: Constant<Bits<16>>,
     has_tag: Signal<Local, Bit>,
+    /// `HEADER_LEN + 8`, `+ TAG_LEN` when tagged: what `body_len` adds up to `udp_len` with.
     tag_len: Signal<Local, Bits<16>>,
     v_base: Signal<Local, Bits<CLASS_BITS>>,
     bad_sender: Signal<Local, Bit>,
+    /// The format checks that read only header fields (no frame length, configuration or
+    /// checksum), judged a cycle early: from the header as it will be after the beat on the bus
+    /// (`beats_n`) and registered, so that in the verdict cycle each `ck_*.q` is the check of
+    /// the header registers, and that cycle adds only the frame length, the checksums and the
+    /// configuration (see `update`). `f_*` fields other than the outputs' read `beats_n`.
+    beats_n: JoinBeats,
+    beats_n_rest: Unused<624>,
+    /// IPv4 / UDP: not Ethernet II IPv4 (foreign); the IPv4 header's format (malformed); a
+    /// fragment or not UDP (foreign); the UDP length's format (malformed); a UDP checksum is
+    /// present; `plen` < 4 (foreign); `plen` above the largest packet (malformed).
+    ck_eth: DFF<Bit>,
+    /// `ip_total_len + 14`, the IPv4 datagram's end in the frame (compared with `flen` in the
+    /// verdict cycle).
+    ip_end: DFF<Bits<16>>,
+    ck_ip: DFF<Bit>,
+    ck_frag: DFF<Bit>,
+    ck_udp: DFF<Bit>,
+    ck_csum: DFF<Bit>,
+    ck_short: DFF<Bit>,
+    ck_long: DFF<Bit>,
+    /// Nano-consensus: magic / version (foreign); shorter than the header (malformed); kind and
+    /// lengths (malformed); a tag (`key_id` ≠ 0).
+    ck_magic: DFF<Bit>,
+    ck_hdr: DFF<Bit>,
+    ck_kind: DFF<Bit>,
+    ck_tag: DFF<Bit>,
+    /// Tree port: not a DECIDE (other); the DECIDE header's format (malformed); a value
+    /// (BATCH / CONFIG); a value's count (malformed); a HEARTBEAT's / START's (malformed).
+    ck_t_other: DFF<Bit>,
+    ck_t_head: DFF<Bit>,
+    ck_t_value: DFF<Bit>,
+    ck_t_count: DFF<Bit>,
+    ck_t_empty: DFF<Bit>,
+    /// Client port: not a REQUEST (other); the entry's format (malformed); a CONFIG request.
+    ck_c_other: DFF<Bit>,
+    ck_c_entry: DFF<Bit>,
+    ck_c_config: DFF<Bit>,
+    /// The output fields the checks also read, from `beats_n`.
+    n_d_kind: Signal<Local, Bits<8>>,
+    sw_n_e_len: ByteSwap<16>,
+    n_e_len: Signal<Local, Bits<16>>,
+    sw_n_e_seq: ByteSwap<64>,
+    n_e_seq: Signal<Local, Bits<64>>,
     beats: JoinBeats,
     /// The kept beats' bytes no field reads (the IPv4 header's other words: its checksum is
     /// summed as it streams).
@@ -565,7 +616,8 @@ pub struct PktParser {
     o_d_tree: Constant<Bits<10>>,
     f_d_tree: Signal<Local, Bits<8>>,
     o_d_kind: Constant<Bits<10>>,
-    f_d_kind: Signal<Local, Bits<8>>,
+    /// The output's two bits (the check reads all 8 as `n_d_kind`).
+    f_d_kind: Signal<Local, Bits<2>>,
     o_d_count: Constant<Bits<10>>,
     sw_d_count: ByteSwap<16>,
     f_d_count: Signal<Local, Bits<16>>,
@@ -588,7 +640,6 @@ pub struct PktParser {
     o_e_payload: Constant<Bits<10>>,
     sw_e_payload: ByteSwap<64>,
     f_e_payload: Signal<Local, Bits<64>>,
-    plen: Signal<Local, Bits<16>>,
     pos: Signal<Local, Bits<16>>,
     nbytes: Signal<Local, Bits<16>>,
     k0_16: Constant<Bits<16>>,
@@ -615,8 +666,6 @@ pub struct PktParser {
     k_flag_config: Constant<Bits<8>>,
     k_flags_other: Constant<Bits<8>>,
     k_magic: Constant<Bits<16>>,
-    k_max_packet: Constant<Bits<16>>,
-    k_hdr: Constant<Bits<16>>,
     k_dhdr: Constant<Bits<16>>,
     k_ehdr: Constant<Bits<16>>,
     k_ehdr_shift: Constant<Bits<16>>,
@@ -628,7 +677,11 @@ pub struct PktParser {
     c_foreign: Constant<Bits<CLASS_BITS>>,
     c_malformed: Constant<Bits<CLASS_BITS>>,
     c_unauthorized: Constant<Bits<CLASS_BITS>>,
-    k_tag_len: Constant<Bits<16>>,
+    k_hdr_udp: Constant<Bits<16>>,
+    k_hdr_udp_tag: Constant<Bits<16>>,
+    k_max_udp: Constant<Bits<16>>,
+    k12_16: Constant<Bits<16>>,
+    k28_16: Constant<Bits<16>>,
     k9_16: Constant<Bits<16>>,
     k_keep1: Constant<Bits<8>>,
     k_keep2: Constant<Bits<8>>,
@@ -736,6 +789,11 @@ impl Default for PktParser {
             bq2: Default::default(),
             bq3: Default::default(),
             bq4: Default::default(),
+            bq5: Default::default(),
+            bq6: Default::default(),
+            bq7: Default::default(),
+            bq8: Default::default(),
+            bq9: Default::default(),
             u_lanes: Default::default(),
             sw_ulen: Default::default(),
             i_chk: Default::default(),
@@ -770,6 +828,33 @@ impl Default for PktParser {
             tag_len: Default::default(),
             v_base: Default::default(),
             bad_sender: Default::default(),
+            beats_n: Default::default(),
+            beats_n_rest: Default::default(),
+            ck_eth: Default::default(),
+            ip_end: Default::default(),
+            ck_ip: Default::default(),
+            ck_frag: Default::default(),
+            ck_udp: Default::default(),
+            ck_csum: Default::default(),
+            ck_short: Default::default(),
+            ck_long: Default::default(),
+            ck_magic: Default::default(),
+            ck_hdr: Default::default(),
+            ck_kind: Default::default(),
+            ck_tag: Default::default(),
+            ck_t_other: Default::default(),
+            ck_t_head: Default::default(),
+            ck_t_value: Default::default(),
+            ck_t_count: Default::default(),
+            ck_t_empty: Default::default(),
+            ck_c_other: Default::default(),
+            ck_c_entry: Default::default(),
+            ck_c_config: Default::default(),
+            n_d_kind: Default::default(),
+            sw_n_e_len: Default::default(),
+            n_e_len: Default::default(),
+            sw_n_e_seq: Default::default(),
+            n_e_seq: Default::default(),
             beats: Default::default(),
             beats_rest: Default::default(),
             o_eth_dst: bit(l.eth_dst),
@@ -858,7 +943,6 @@ impl Default for PktParser {
             o_e_payload: bit(l.e_payload),
             sw_e_payload: Default::default(),
             f_e_payload: Default::default(),
-            plen: Default::default(),
             pos: Default::default(),
             nbytes: Default::default(),
             k0_16: k(0),
@@ -885,8 +969,6 @@ impl Default for PktParser {
             k_flag_config: k(wire::ENTRY_FLAG_CONFIG as u64),
             k_flags_other: k(!(wire::ENTRY_FLAG_CONFIG as u64) & 0xFF),
             k_magic: k(wire::MAGIC as u64),
-            k_max_packet: k(wire::MAX_PACKET_LEN as u64),
-            k_hdr: k(wire::HEADER_LEN as u64),
             k_dhdr: k(wire::DECIDE_HEADER_LEN as u64),
             k_ehdr: k(wire::ENTRY_HEADER_LEN as u64),
             k_ehdr_shift: k(wire::ENTRY_HEADER_LEN.trailing_zeros() as u64),
@@ -898,7 +980,11 @@ impl Default for PktParser {
             c_foreign: k(class::FOREIGN),
             c_malformed: k(class::MALFORMED),
             c_unauthorized: k(class::UNAUTHORIZED),
-            k_tag_len: k(wire::TAG_LEN as u64),
+            k_hdr_udp: k(wire::HEADER_LEN as u64 + 8),
+            k_hdr_udp_tag: k((wire::HEADER_LEN + wire::TAG_LEN) as u64 + 8),
+            k_max_udp: k(wire::MAX_PACKET_LEN as u64 + 8),
+            k12_16: k(12),
+            k28_16: k(28),
             k9_16: k(9),
             k_keep1: k(1),
             k_keep2: k(3),
@@ -918,9 +1004,66 @@ impl Logic for PktParser {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, beat, h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, flen, done, at_eplo,
-            ep_a_lo, ep_a_hi, ep_b_lo, ep_b_hi, ep_s, ep_p, ep_in, i_s, i_c, u_s, u_c, i_mask,
-            u_mask, u_rem, bn0, bq1, bq2, bq3, bq4
+            self,
+            clock,
+            beat,
+            h0,
+            h1,
+            h2,
+            h3,
+            h4,
+            h5,
+            h6,
+            h7,
+            h8,
+            h9,
+            flen,
+            done,
+            at_eplo,
+            ep_a_lo,
+            ep_a_hi,
+            ep_b_lo,
+            ep_b_hi,
+            ep_s,
+            ep_p,
+            ep_in,
+            i_s,
+            i_c,
+            u_s,
+            u_c,
+            i_mask,
+            u_mask,
+            u_rem,
+            bn0,
+            bq1,
+            bq2,
+            bq3,
+            bq4,
+            bq5,
+            bq6,
+            bq7,
+            bq8,
+            bq9,
+            ck_eth,
+            ip_end,
+            ck_ip,
+            ck_frag,
+            ck_udp,
+            ck_csum,
+            ck_short,
+            ck_long,
+            ck_magic,
+            ck_hdr,
+            ck_kind,
+            ck_tag,
+            ck_t_other,
+            ck_t_head,
+            ck_t_value,
+            ck_t_count,
+            ck_t_empty,
+            ck_c_other,
+            ck_c_entry,
+            ck_c_config
         );
         self.s_ready.next = true;
         // ---- capture
@@ -960,30 +1103,30 @@ impl Logic for PktParser {
             .get_bits::<16>(self.o_udp_src.val().index());
         self.f_udp_src.next = self.sw_udp_src.out.val();
         self.sw_ether_type.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_ether_type.val().index());
         self.f_ether_type.next = self.sw_ether_type.out.val();
         self.f_ip_vihl.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_ip_vihl.val().index());
         self.sw_ip_total_len.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_ip_total_len.val().index());
         self.f_ip_total_len.next = self.sw_ip_total_len.out.val();
         self.sw_ip_frag.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_ip_frag.val().index());
         self.f_ip_frag.next = self.sw_ip_frag.out.val();
         self.f_ip_proto.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_ip_proto.val().index());
@@ -994,30 +1137,30 @@ impl Logic for PktParser {
             .get_bits::<16>(self.o_udp_dst.val().index());
         self.f_udp_dst.next = self.sw_udp_dst.out.val();
         self.sw_udp_len.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_udp_len.val().index());
         self.f_udp_len.next = self.sw_udp_len.out.val();
         self.sw_udp_csum.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_udp_csum.val().index());
         self.f_udp_csum.next = self.sw_udp_csum.out.val();
         self.sw_magic.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_magic.val().index());
         self.f_magic.next = self.sw_magic.out.val();
         self.f_version.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_version.val().index());
         self.f_kind.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_kind.val().index());
@@ -1028,7 +1171,7 @@ impl Logic for PktParser {
             .get_bits::<32>(self.o_cluster.val().index());
         self.f_cluster.next = self.sw_cluster.out.val();
         self.sw_body_len.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_body_len.val().index());
@@ -1039,7 +1182,7 @@ impl Logic for PktParser {
             .val()
             .get_bits::<8>(self.o_sender.val().index());
         self.f_key_id.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_key_id.val().index());
@@ -1070,15 +1213,15 @@ impl Logic for PktParser {
             .beats
             .out
             .val()
-            .get_bits::<8>(self.o_d_kind.val().index());
+            .get_bits::<2>(self.o_d_kind.val().index());
         self.sw_d_count.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_d_count.val().index());
         self.f_d_count.next = self.sw_d_count.out.val();
         self.sw_d_reserved.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<32>(self.o_d_reserved.val().index());
@@ -1096,12 +1239,12 @@ impl Logic for PktParser {
             .get_bits::<16>(self.o_e_len.val().index());
         self.f_e_len.next = self.sw_e_len.out.val();
         self.f_e_flags.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_e_flags.val().index());
         self.f_e_reserved.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<8>(self.o_e_reserved.val().index());
@@ -1117,8 +1260,6 @@ impl Logic for PktParser {
             .val()
             .get_bits::<64>(self.o_e_payload.val().index());
         self.f_e_payload.next = self.sw_e_payload.out.val();
-        // UDP length as captured so far (beat 4 holds it; valid from beat 5 on).
-        self.plen.next = self.f_udp_len.val() - self.k8_16.val();
         self.pos.next = self.beat.q.val() << self.k3_16.val();
         // ---- the checksums, streamed: each beat's words that belong to the IPv4 header / to
         // the UDP checksum (the pseudo-header's addresses, the UDP header and the datagram:
@@ -1267,9 +1408,14 @@ impl Logic for PktParser {
         self.bq2.d.next = self.beat_n.val() == self.k2_16.val();
         self.bq3.d.next = self.beat_n.val() == self.k3_16.val();
         self.bq4.d.next = self.beat_n.val() == self.k4_16.val();
+        self.bq5.d.next = self.beat_n.val() == self.k5_16.val();
+        self.bq6.d.next = self.beat_n.val() == self.k6_16.val();
+        self.bq7.d.next = self.beat_n.val() == self.k7_16.val();
+        self.bq8.d.next = self.beat_n.val() == self.k8_16.val();
+        self.bq9.d.next = self.beat_n.val() == self.k9_16.val();
         self.done.d.next = false;
         if self.s_valid.val() {
-            if self.beat.q.val() == self.k0_16.val() {
+            if !self.bn0.q.val() {
                 self.h0.d.next = self.s_data.val();
                 self.h1.d.next = self.k0_64.val();
                 self.h2.d.next = self.k0_64.val();
@@ -1281,31 +1427,31 @@ impl Logic for PktParser {
                 self.h8.d.next = self.k0_64.val();
                 self.h9.d.next = self.k0_48.val();
             }
-            if self.beat.q.val() == self.k1_16.val() {
+            if self.bq1.q.val() {
                 self.h1.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k2_16.val() {
+            if self.bq2.q.val() {
                 self.h2.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k3_16.val() {
+            if self.bq3.q.val() {
                 self.h3.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k4_16.val() {
+            if self.bq4.q.val() {
                 self.h4.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k5_16.val() {
+            if self.bq5.q.val() {
                 self.h5.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k6_16.val() {
+            if self.bq6.q.val() {
                 self.h6.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k7_16.val() {
+            if self.bq7.q.val() {
                 self.h7.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k8_16.val() {
+            if self.bq8.q.val() {
                 self.h8.d.next = self.s_data.val();
             }
-            if self.beat.q.val() == self.k9_16.val() {
+            if self.bq9.q.val() {
                 self.h9.d.next = self.s_data.val().get_bits::<48>(0);
             }
             if self.s_last.val() {
@@ -1324,88 +1470,51 @@ impl Logic for PktParser {
         // (in proto's order: the tag after parsing, then a DECIDE's sender): a tagged packet
         // (key_id != 0; the card holds no keys, so every key is unknown) and, on a tree port, a
         // DECIDE whose sender is not the leader of its epoch.
-        self.has_tag.next = self.f_key_id.val().any();
-        if self.has_tag.val() {
-            self.tag_len.next = self.k_tag_len.val();
-        } else {
-            self.tag_len.next = self.k0_16.val();
-        }
+        self.has_tag.next = self.ck_tag.q.val();
         self.bad_sender.next =
             !(self.client_mode.val() || (self.ep_in.q.val() && self.ep_hit.hit.val()));
+        // proto's order of checks; each `ck_*` was judged a cycle early (below), so this cycle
+        // adds only the checksums and the configuration (port, cluster, the port's kind).
         self.v_base.next = self.c_expected.val();
-        if self.flen.q.val() < self.k14_16.val() || self.f_ether_type.val() != self.k_eth.val() {
+        if self.flen.q.val() < self.k14_16.val() || self.ck_eth.q.val() {
             self.v_base.next = self.c_foreign.val();
         } else if self.flen.q.val() < self.k34_16.val()
-            || self.f_ip_vihl.val() != self.k_vihl.val()
-            || self.f_ip_total_len.val() < self.k20_16.val()
-            || (self.f_ip_total_len.val() + self.k14_16.val()) > self.flen.q.val()
+            || self.ck_ip.q.val()
+            || self.ip_end.q.val() > self.flen.q.val()
             || !self.i_chk.eq.val()
         {
             self.v_base.next = self.c_malformed.val();
-        } else if (self.f_ip_frag.val() & self.k_frag_mask.val()) != self.k0_16.val()
-            || self.f_ip_proto.val() != self.k_udp.val()
-        {
+        } else if self.ck_frag.q.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if (self.f_ip_total_len.val() - self.k20_16.val()) < self.k8_16.val()
-            || self.f_udp_len.val() != (self.f_ip_total_len.val() - self.k20_16.val())
-            || (self.f_udp_csum.val() != self.k0_16.val() && !self.u_chk.eq.val())
-        {
+        } else if self.ck_udp.q.val() || (self.ck_csum.q.val() && !self.u_chk.eq.val()) {
             self.v_base.next = self.c_malformed.val();
-        } else if self.f_udp_dst.val() != self.port.val() || self.plen.val() < self.k4_16.val() {
+        } else if self.f_udp_dst.val() != self.port.val() || self.ck_short.q.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if self.plen.val() > self.k_max_packet.val() {
+        } else if self.ck_long.q.val() {
             // Longer than any DECIDE at the largest MTU (proto refuses it too).
             self.v_base.next = self.c_malformed.val();
-        } else if self.f_magic.val() != self.k_magic.val()
-            || self.f_version.val() != self.k_version.val()
-        {
+        } else if self.ck_magic.q.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if self.plen.val() < self.k_hdr.val() {
+        } else if self.ck_hdr.q.val() {
             self.v_base.next = self.c_malformed.val();
         } else if self.f_cluster.val() != self.cluster_id.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if self.f_kind.val() == self.k0_8.val()
-            || self.f_kind.val() > self.k_kind_max.val()
-            || (self.f_body_len.val() + self.k_hdr.val() + self.tag_len.val()) != self.plen.val()
-        {
+        } else if self.ck_kind.q.val() {
             self.v_base.next = self.c_malformed.val();
         } else if !self.client_mode.val() {
-            if self.f_kind.val() != self.k_kind_decide.val() {
+            if self.ck_t_other.q.val() {
                 self.v_base.next = self.c_other.val();
-            } else if self.f_body_len.val() < self.k_dhdr.val()
-                || self.f_d_reserved.val() != self.k0_32.val()
-                || self.f_d_kind.val() > self.k_dk_max.val()
+            } else if self.ck_t_head.q.val()
+                || (self.ck_t_value.q.val() && self.ck_t_count.q.val())
+                || (!self.ck_t_value.q.val() && self.ck_t_empty.q.val())
             {
-                self.v_base.next = self.c_malformed.val();
-            } else if self.f_d_kind.val() == self.k_dk_batch.val()
-                || self.f_d_kind.val() == self.k_dk_config.val()
-            {
-                // A value: at least one entry (exactly one for CONFIG), and room for the
-                // entries' headers (their insides are not checked here).
-                if self.f_d_count.val() == self.k0_16.val()
-                    || (self.f_d_kind.val() == self.k_dk_config.val()
-                        && self.f_d_count.val() != self.k1_count.val())
-                    || self.f_d_count.val()
-                        > ((self.f_body_len.val() - self.k_dhdr.val()) >> self.k_ehdr_shift.val())
-                {
-                    self.v_base.next = self.c_malformed.val();
-                }
-            } else if self.f_d_count.val() != self.k0_16.val()
-                || self.f_body_len.val() != self.k_dhdr.val()
-            {
-                // HEARTBEAT and START carry no entries.
                 self.v_base.next = self.c_malformed.val();
             }
-        } else if self.f_kind.val() != self.k_kind_request.val() {
+        } else if self.ck_c_other.q.val() {
             self.v_base.next = self.c_other.val();
-        } else if self.f_body_len.val() < self.k_ehdr.val()
-            || (self.f_e_flags.val() & self.k_flags_other.val()) != self.k0_8.val()
-            || self.f_e_reserved.val() != self.k0_8.val()
-            || self.f_e_seq.val() == self.k0_64.val()
-            || (self.f_e_len.val() + self.k_ehdr.val()) != self.f_body_len.val()
-        {
+        } else if self.ck_c_entry.q.val() {
             self.v_base.next = self.c_malformed.val();
-        } else if self.f_e_flags.val() == self.k_flag_config.val() {
+        } else if self.ck_c_config.q.val() {
             // CONFIG requests are not implemented in the RTL: ignored (and counted so).
             self.v_base.next = self.c_other.val();
         }
@@ -1426,11 +1535,137 @@ impl Logic for PktParser {
         self.epoch.next = self.f_d_epoch.val();
         self.seq.next = self.f_d_seq.val();
         self.tree.next = self.f_d_tree.val();
-        self.decide_kind.next = self.f_d_kind.val().get_bits::<2>(0);
+        self.decide_kind.next = self.f_d_kind.val();
         self.decide_instance.next = self.f_d_instance.val();
         self.client.next = self.f_e_client.val();
         self.req_seq.next = self.f_e_seq.val();
         self.req_len.next = self.f_e_len.val();
         self.req_payload.next = self.f_e_payload.val();
+        // ---- the header-only checks, a cycle early: the header as it will be after this
+        // beat, joined, its fields read (`f_*` but the outputs' and the configuration's;
+        // `n_*`), and each check registered. In the verdict cycle (after a frame's last beat)
+        // each `ck_*.q` is the check of the header registers.
+        // The bytes of a header beat on the bus are its next value when it is taken; a
+        // frame's last beat is always taken, and a clear (beat 0) is the next value only for
+        // a frame of one beat, which `flen` < 14 makes foreign before any check is read.
+        if !self.bn0.q.val() {
+            self.beats_n.h0.next = self.s_data.val();
+        } else {
+            self.beats_n.h0.next = self.h0.q.val();
+        }
+        if self.bq1.q.val() {
+            self.beats_n.h1.next = self.s_data.val();
+        } else {
+            self.beats_n.h1.next = self.h1.q.val();
+        }
+        if self.bq2.q.val() {
+            self.beats_n.h2.next = self.s_data.val();
+        } else {
+            self.beats_n.h2.next = self.h2.q.val();
+        }
+        if self.bq3.q.val() {
+            self.beats_n.h3.next = self.s_data.val();
+        } else {
+            self.beats_n.h3.next = self.h3.q.val();
+        }
+        if self.bq4.q.val() {
+            self.beats_n.h4.next = self.s_data.val();
+        } else {
+            self.beats_n.h4.next = self.h4.q.val();
+        }
+        if self.bq5.q.val() {
+            self.beats_n.h5.next = self.s_data.val();
+        } else {
+            self.beats_n.h5.next = self.h5.q.val();
+        }
+        if self.bq6.q.val() {
+            self.beats_n.h6.next = self.s_data.val();
+        } else {
+            self.beats_n.h6.next = self.h6.q.val();
+        }
+        if self.bq7.q.val() {
+            self.beats_n.h7.next = self.s_data.val();
+        } else {
+            self.beats_n.h7.next = self.h7.q.val();
+        }
+        if self.bq8.q.val() {
+            self.beats_n.h8.next = self.s_data.val();
+        } else {
+            self.beats_n.h8.next = self.h8.q.val();
+        }
+        if self.bq9.q.val() {
+            self.beats_n.h9.next = self.s_data.val().get_bits::<48>(0);
+        } else {
+            self.beats_n.h9.next = self.h9.q.val();
+        }
+        self.beats_n_rest.x.next = self.beats_n.out.val();
+        self.n_d_kind.next = self
+            .beats_n
+            .out
+            .val()
+            .get_bits::<8>(self.o_d_kind.val().index());
+        self.sw_n_e_len.inp.next = self
+            .beats_n
+            .out
+            .val()
+            .get_bits::<16>(self.o_e_len.val().index());
+        self.n_e_len.next = self.sw_n_e_len.out.val();
+        self.sw_n_e_seq.inp.next = self
+            .beats_n
+            .out
+            .val()
+            .get_bits::<64>(self.o_e_seq.val().index());
+        self.n_e_seq.next = self.sw_n_e_seq.out.val();
+        self.ck_tag.d.next = self.f_key_id.val().any();
+        // `body_len + header + tag ≠ plen` as `body_len + (header + 8 + tag) ≠ udp_len`.
+        if self.f_key_id.val().any() {
+            self.tag_len.next = self.k_hdr_udp_tag.val();
+        } else {
+            self.tag_len.next = self.k_hdr_udp.val();
+        }
+        self.ck_eth.d.next = self.f_ether_type.val() != self.k_eth.val();
+        self.ck_ip.d.next = self.f_ip_vihl.val() != self.k_vihl.val()
+            || self.f_ip_total_len.val() < self.k20_16.val();
+        self.ip_end.d.next = self.f_ip_total_len.val() + self.k14_16.val();
+        self.ck_frag.d.next = (self.f_ip_frag.val() & self.k_frag_mask.val()) != self.k0_16.val()
+            || self.f_ip_proto.val() != self.k_udp.val();
+        // `total_len − 20 < 8` as `total_len < 28`: the same wherever it is read (after
+        // `ck_ip`, so `total_len` ≥ 20); `udp_len ≠ total_len − 20` as `udp_len + 20 ≠
+        // total_len` (modulo 2^16, the same).
+        self.ck_udp.d.next = self.f_ip_total_len.val() < self.k28_16.val()
+            || (self.f_udp_len.val() + self.k20_16.val()) != self.f_ip_total_len.val();
+        self.ck_csum.d.next = self.f_udp_csum.val() != self.k0_16.val();
+        // The payload length `plen` = `udp_len − 8` in these, compared as `udp_len` with the
+        // bounds + 8: the same wherever they are read (after `ck_udp`, so `udp_len` ≥ 8).
+        self.ck_short.d.next = self.f_udp_len.val() < self.k12_16.val();
+        self.ck_long.d.next = self.f_udp_len.val() > self.k_max_udp.val();
+        self.ck_magic.d.next = self.f_magic.val() != self.k_magic.val()
+            || self.f_version.val() != self.k_version.val();
+        self.ck_hdr.d.next = self.f_udp_len.val() < self.k_hdr_udp.val();
+        self.ck_kind.d.next = self.f_kind.val() == self.k0_8.val()
+            || self.f_kind.val() > self.k_kind_max.val()
+            || (self.f_body_len.val() + self.tag_len.val()) != self.f_udp_len.val();
+        self.ck_t_other.d.next = self.f_kind.val() != self.k_kind_decide.val();
+        self.ck_t_head.d.next = self.f_body_len.val() < self.k_dhdr.val()
+            || self.f_d_reserved.val() != self.k0_32.val()
+            || self.n_d_kind.val() > self.k_dk_max.val();
+        self.ck_t_value.d.next = self.n_d_kind.val() == self.k_dk_batch.val()
+            || self.n_d_kind.val() == self.k_dk_config.val();
+        // A value: at least one entry (exactly one for CONFIG), and room for the entries'
+        // headers (their insides are not checked here). HEARTBEAT and START carry no entries.
+        self.ck_t_count.d.next = self.f_d_count.val() == self.k0_16.val()
+            || (self.n_d_kind.val() == self.k_dk_config.val()
+                && self.f_d_count.val() != self.k1_count.val())
+            || self.f_d_count.val()
+                > ((self.f_body_len.val() - self.k_dhdr.val()) >> self.k_ehdr_shift.val());
+        self.ck_t_empty.d.next =
+            self.f_d_count.val() != self.k0_16.val() || self.f_body_len.val() != self.k_dhdr.val();
+        self.ck_c_other.d.next = self.f_kind.val() != self.k_kind_request.val();
+        self.ck_c_entry.d.next = self.f_body_len.val() < self.k_ehdr.val()
+            || (self.f_e_flags.val() & self.k_flags_other.val()) != self.k0_8.val()
+            || self.f_e_reserved.val() != self.k0_8.val()
+            || self.n_e_seq.val() == self.k0_64.val()
+            || (self.n_e_len.val() + self.k_ehdr.val()) != self.f_body_len.val();
+        self.ck_c_config.d.next = self.f_e_flags.val() == self.k_flag_config.val();
     }
 }

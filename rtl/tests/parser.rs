@@ -349,6 +349,72 @@ fn client_port_verdicts_and_fields_match_proto() {
 /// after the beat bringing the epoch's low half), back to back, and for every second
 /// node_count with idle cycles inside and between the frames: the epoch's leader is heard,
 /// every other sender is refused.
+/// The length checks at their bounds, which random frames rarely reach: every UDP payload
+/// length from 0 to past the Nano-consensus header (a valid packet cut short, re-framed with
+/// valid checksums), and an IPv4 total length of 20 to 28 (a UDP length below its own 8-byte
+/// header, the UDP length field 0 to 8, no UDP checksum), on both ports, each compared with
+/// proto. `pkt_parser` judges most of these a cycle before the verdict, rewritten without the
+/// subtractions (`udp_len < 12` for `plen < 4`, `total_len < 28` for `total_len − 20 < 8`).
+#[test]
+fn the_length_checks_match_proto_at_their_bounds() {
+    let ipv4_csum = |h: &[u8]| {
+        let mut sum = h
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum::<u32>();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        !(sum as u16)
+    };
+    for client_mode in [false, true] {
+        let full = if client_mode {
+            request(CLUSTER, 9, 5, b"abc")
+        } else {
+            decide(
+                CLUSTER,
+                1,
+                DecideMeta {
+                    instance: 4,
+                    epoch: 1,
+                    msg_seq: 2,
+                    tree: 0,
+                    kind: DecideKind::Heartbeat,
+                },
+                &[],
+            )
+        };
+        let mut frames: Vec<Vec<u8>> = (0..=full.len()).map(|k| frame(&full[..k], PORT)).collect();
+        for ulen in 0..=8u16 {
+            let mut f = frame(&[], PORT);
+            f[16..18].copy_from_slice(&(20 + ulen).to_be_bytes());
+            f[24..26].copy_from_slice(&[0, 0]);
+            let c = ipv4_csum(&f[14..34]);
+            f[24..26].copy_from_slice(&c.to_be_bytes());
+            f[38..40].copy_from_slice(&ulen.to_be_bytes());
+            f[40..42].copy_from_slice(&[0, 0]);
+            frames.push(f);
+        }
+        let mut p = Parser::new(client_mode, 3);
+        let got = p.run(&frames);
+        assert_eq!(got.len(), frames.len(), "one verdict per frame");
+        let mut seen = [0u32; 5];
+        for (f, (_, verdict, _)) in frames.iter().zip(&got) {
+            let (want, _, _) = expected(f, client_mode, 3).expect("a frame the RTL checks");
+            seen[want as usize] += 1;
+            assert_eq!(*verdict, want, "client_mode {client_mode}: frame {f:02x?}");
+        }
+        // Each kind of bound is reached: foreign (a payload under 4 bytes), malformed (a
+        // header cut short, a UDP length under 8) and the whole packet.
+        assert!(
+            seen[class::FOREIGN as usize] >= 4
+                && seen[class::MALFORMED as usize] >= 9
+                && seen[class::EXPECTED as usize] >= 1,
+            "{seen:?}"
+        );
+    }
+}
+
 #[test]
 fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
     let mut rng = Rng::new(18);

@@ -34386,8 +34386,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -34399,7 +34397,11 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -34503,6 +34505,21 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -34566,6 +34583,82 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -34630,6 +34723,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -34653,7 +34749,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -34662,7 +34758,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -34809,6 +34904,31 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    nc_engine$p0$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    nc_engine$p0$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    nc_engine$p0$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    nc_engine$p0$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    nc_engine$p0$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     nc_engine$p0$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -34909,6 +35029,130 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    nc_engine$p0$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    nc_engine$p0$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    nc_engine$p0$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    nc_engine$p0$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    nc_engine$p0$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    nc_engine$p0$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    nc_engine$p0$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    nc_engine$p0$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    nc_engine$p0$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    nc_engine$p0$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    nc_engine$p0$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    nc_engine$p0$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    nc_engine$p0$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    nc_engine$p0$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    nc_engine$p0$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    nc_engine$p0$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    nc_engine$p0$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    nc_engine$p0$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    nc_engine$p0$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    nc_engine$p0$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    nc_engine$p0$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    nc_engine$p0$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    nc_engine$p0$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    nc_engine$p0$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     nc_engine$p0$beats beats(
         .h0(beats$h0),
@@ -35050,6 +35294,31 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -35083,6 +35352,31 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -35103,30 +35397,30 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -35134,22 +35428,21 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -35275,9 +35568,14 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -35289,31 +35587,31 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -35327,68 +35625,54 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -35403,12 +35687,104 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // nc_engine$p0
@@ -35470,6 +35846,38 @@ module nc_engine$p0$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // nc_engine$p0$beats
+
+
+module nc_engine$p0$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // nc_engine$p0$beats_n
+
+
+module nc_engine$p0$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p0$beats_n_rest
 
 
 module nc_engine$p0$beats_rest(x);
@@ -35577,6 +35985,462 @@ module nc_engine$p0$bq4(d,q,clock);
     end
           
 endmodule // nc_engine$p0$bq4
+
+
+module nc_engine$p0$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq5
+
+
+module nc_engine$p0$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq6
+
+
+module nc_engine$p0$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq7
+
+
+module nc_engine$p0$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq8
+
+
+module nc_engine$p0$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$bq9
+
+
+module nc_engine$p0$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_c_config
+
+
+module nc_engine$p0$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_c_entry
+
+
+module nc_engine$p0$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_c_other
+
+
+module nc_engine$p0$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_csum
+
+
+module nc_engine$p0$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_eth
+
+
+module nc_engine$p0$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_frag
+
+
+module nc_engine$p0$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_hdr
+
+
+module nc_engine$p0$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_ip
+
+
+module nc_engine$p0$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_kind
+
+
+module nc_engine$p0$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_long
+
+
+module nc_engine$p0$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_magic
+
+
+module nc_engine$p0$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_short
+
+
+module nc_engine$p0$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_t_count
+
+
+module nc_engine$p0$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_t_empty
+
+
+module nc_engine$p0$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_t_head
+
+
+module nc_engine$p0$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_t_other
+
+
+module nc_engine$p0$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_t_value
+
+
+module nc_engine$p0$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_tag
+
+
+module nc_engine$p0$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_udp
 
 
 module nc_engine$p0$done(d,q,clock);
@@ -36135,6 +36999,25 @@ module nc_engine$p0$i_s(d,q,clock);
 endmodule // nc_engine$p0$i_s
 
 
+module nc_engine$p0$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ip_end
+
+
 module nc_engine$p0$sw_body_len(inp,out);
     
     // Module arguments
@@ -36353,6 +37236,28 @@ module nc_engine$p0$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // nc_engine$p0$sw_magic
+
+
+module nc_engine$p0$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p0$sw_n_e_len
+
+
+module nc_engine$p0$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // nc_engine$p0$sw_n_e_seq
 
 
 module nc_engine$p0$sw_udp_csum(inp,out);
@@ -36660,8 +37565,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -36673,7 +37576,11 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -36777,6 +37684,21 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -36840,6 +37762,82 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -36904,6 +37902,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -36927,7 +37928,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -36936,7 +37937,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -37083,6 +38083,31 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    nc_engine$p1$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    nc_engine$p1$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    nc_engine$p1$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    nc_engine$p1$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    nc_engine$p1$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     nc_engine$p1$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -37183,6 +38208,130 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    nc_engine$p1$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    nc_engine$p1$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    nc_engine$p1$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    nc_engine$p1$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    nc_engine$p1$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    nc_engine$p1$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    nc_engine$p1$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    nc_engine$p1$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    nc_engine$p1$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    nc_engine$p1$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    nc_engine$p1$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    nc_engine$p1$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    nc_engine$p1$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    nc_engine$p1$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    nc_engine$p1$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    nc_engine$p1$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    nc_engine$p1$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    nc_engine$p1$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    nc_engine$p1$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    nc_engine$p1$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    nc_engine$p1$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    nc_engine$p1$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    nc_engine$p1$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    nc_engine$p1$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     nc_engine$p1$beats beats(
         .h0(beats$h0),
@@ -37324,6 +38473,31 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -37357,6 +38531,31 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -37377,30 +38576,30 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -37408,22 +38607,21 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -37549,9 +38747,14 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -37563,31 +38766,31 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -37601,68 +38804,54 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -37677,12 +38866,104 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // nc_engine$p1
@@ -37744,6 +39025,38 @@ module nc_engine$p1$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // nc_engine$p1$beats
+
+
+module nc_engine$p1$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // nc_engine$p1$beats_n
+
+
+module nc_engine$p1$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p1$beats_n_rest
 
 
 module nc_engine$p1$beats_rest(x);
@@ -37851,6 +39164,462 @@ module nc_engine$p1$bq4(d,q,clock);
     end
           
 endmodule // nc_engine$p1$bq4
+
+
+module nc_engine$p1$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq5
+
+
+module nc_engine$p1$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq6
+
+
+module nc_engine$p1$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq7
+
+
+module nc_engine$p1$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq8
+
+
+module nc_engine$p1$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$bq9
+
+
+module nc_engine$p1$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_c_config
+
+
+module nc_engine$p1$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_c_entry
+
+
+module nc_engine$p1$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_c_other
+
+
+module nc_engine$p1$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_csum
+
+
+module nc_engine$p1$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_eth
+
+
+module nc_engine$p1$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_frag
+
+
+module nc_engine$p1$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_hdr
+
+
+module nc_engine$p1$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_ip
+
+
+module nc_engine$p1$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_kind
+
+
+module nc_engine$p1$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_long
+
+
+module nc_engine$p1$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_magic
+
+
+module nc_engine$p1$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_short
+
+
+module nc_engine$p1$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_t_count
+
+
+module nc_engine$p1$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_t_empty
+
+
+module nc_engine$p1$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_t_head
+
+
+module nc_engine$p1$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_t_other
+
+
+module nc_engine$p1$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_t_value
+
+
+module nc_engine$p1$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_tag
+
+
+module nc_engine$p1$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_udp
 
 
 module nc_engine$p1$done(d,q,clock);
@@ -38409,6 +40178,25 @@ module nc_engine$p1$i_s(d,q,clock);
 endmodule // nc_engine$p1$i_s
 
 
+module nc_engine$p1$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ip_end
+
+
 module nc_engine$p1$sw_body_len(inp,out);
     
     // Module arguments
@@ -38627,6 +40415,28 @@ module nc_engine$p1$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // nc_engine$p1$sw_magic
+
+
+module nc_engine$p1$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p1$sw_n_e_len
+
+
+module nc_engine$p1$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // nc_engine$p1$sw_n_e_seq
 
 
 module nc_engine$p1$sw_udp_csum(inp,out);
@@ -38934,8 +40744,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -38947,7 +40755,11 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -39051,6 +40863,21 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -39114,6 +40941,82 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -39178,6 +41081,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -39201,7 +41107,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -39210,7 +41116,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -39357,6 +41262,31 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    nc_engine$p2$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    nc_engine$p2$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    nc_engine$p2$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    nc_engine$p2$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    nc_engine$p2$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     nc_engine$p2$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -39457,6 +41387,130 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    nc_engine$p2$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    nc_engine$p2$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    nc_engine$p2$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    nc_engine$p2$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    nc_engine$p2$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    nc_engine$p2$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    nc_engine$p2$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    nc_engine$p2$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    nc_engine$p2$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    nc_engine$p2$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    nc_engine$p2$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    nc_engine$p2$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    nc_engine$p2$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    nc_engine$p2$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    nc_engine$p2$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    nc_engine$p2$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    nc_engine$p2$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    nc_engine$p2$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    nc_engine$p2$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    nc_engine$p2$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    nc_engine$p2$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    nc_engine$p2$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    nc_engine$p2$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    nc_engine$p2$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     nc_engine$p2$beats beats(
         .h0(beats$h0),
@@ -39598,6 +41652,31 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -39631,6 +41710,31 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -39651,30 +41755,30 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -39682,22 +41786,21 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -39823,9 +41926,14 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -39837,31 +41945,31 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -39875,68 +41983,54 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -39951,12 +42045,104 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // nc_engine$p2
@@ -40018,6 +42204,38 @@ module nc_engine$p2$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // nc_engine$p2$beats
+
+
+module nc_engine$p2$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // nc_engine$p2$beats_n
+
+
+module nc_engine$p2$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p2$beats_n_rest
 
 
 module nc_engine$p2$beats_rest(x);
@@ -40125,6 +42343,462 @@ module nc_engine$p2$bq4(d,q,clock);
     end
           
 endmodule // nc_engine$p2$bq4
+
+
+module nc_engine$p2$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq5
+
+
+module nc_engine$p2$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq6
+
+
+module nc_engine$p2$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq7
+
+
+module nc_engine$p2$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq8
+
+
+module nc_engine$p2$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$bq9
+
+
+module nc_engine$p2$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_c_config
+
+
+module nc_engine$p2$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_c_entry
+
+
+module nc_engine$p2$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_c_other
+
+
+module nc_engine$p2$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_csum
+
+
+module nc_engine$p2$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_eth
+
+
+module nc_engine$p2$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_frag
+
+
+module nc_engine$p2$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_hdr
+
+
+module nc_engine$p2$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_ip
+
+
+module nc_engine$p2$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_kind
+
+
+module nc_engine$p2$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_long
+
+
+module nc_engine$p2$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_magic
+
+
+module nc_engine$p2$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_short
+
+
+module nc_engine$p2$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_t_count
+
+
+module nc_engine$p2$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_t_empty
+
+
+module nc_engine$p2$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_t_head
+
+
+module nc_engine$p2$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_t_other
+
+
+module nc_engine$p2$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_t_value
+
+
+module nc_engine$p2$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_tag
+
+
+module nc_engine$p2$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_udp
 
 
 module nc_engine$p2$done(d,q,clock);
@@ -40683,6 +43357,25 @@ module nc_engine$p2$i_s(d,q,clock);
 endmodule // nc_engine$p2$i_s
 
 
+module nc_engine$p2$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ip_end
+
+
 module nc_engine$p2$sw_body_len(inp,out);
     
     // Module arguments
@@ -40901,6 +43594,28 @@ module nc_engine$p2$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // nc_engine$p2$sw_magic
+
+
+module nc_engine$p2$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p2$sw_n_e_len
+
+
+module nc_engine$p2$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // nc_engine$p2$sw_n_e_seq
 
 
 module nc_engine$p2$sw_udp_csum(inp,out);
@@ -41208,8 +43923,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -41221,7 +43934,11 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -41325,6 +44042,21 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -41388,6 +44120,82 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -41452,6 +44260,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -41475,7 +44286,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -41484,7 +44295,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -41631,6 +44441,31 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    nc_engine$p3$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    nc_engine$p3$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    nc_engine$p3$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    nc_engine$p3$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    nc_engine$p3$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     nc_engine$p3$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -41731,6 +44566,130 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    nc_engine$p3$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    nc_engine$p3$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    nc_engine$p3$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    nc_engine$p3$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    nc_engine$p3$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    nc_engine$p3$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    nc_engine$p3$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    nc_engine$p3$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    nc_engine$p3$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    nc_engine$p3$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    nc_engine$p3$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    nc_engine$p3$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    nc_engine$p3$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    nc_engine$p3$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    nc_engine$p3$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    nc_engine$p3$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    nc_engine$p3$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    nc_engine$p3$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    nc_engine$p3$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    nc_engine$p3$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    nc_engine$p3$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    nc_engine$p3$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    nc_engine$p3$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    nc_engine$p3$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     nc_engine$p3$beats beats(
         .h0(beats$h0),
@@ -41872,6 +44831,31 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -41905,6 +44889,31 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -41925,30 +44934,30 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -41956,22 +44965,21 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -42097,9 +45105,14 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -42111,31 +45124,31 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -42149,68 +45162,54 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -42225,12 +45224,104 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // nc_engine$p3
@@ -42292,6 +45383,38 @@ module nc_engine$p3$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // nc_engine$p3$beats
+
+
+module nc_engine$p3$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // nc_engine$p3$beats_n
+
+
+module nc_engine$p3$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$p3$beats_n_rest
 
 
 module nc_engine$p3$beats_rest(x);
@@ -42399,6 +45522,462 @@ module nc_engine$p3$bq4(d,q,clock);
     end
           
 endmodule // nc_engine$p3$bq4
+
+
+module nc_engine$p3$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq5
+
+
+module nc_engine$p3$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq6
+
+
+module nc_engine$p3$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq7
+
+
+module nc_engine$p3$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq8
+
+
+module nc_engine$p3$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$bq9
+
+
+module nc_engine$p3$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_c_config
+
+
+module nc_engine$p3$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_c_entry
+
+
+module nc_engine$p3$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_c_other
+
+
+module nc_engine$p3$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_csum
+
+
+module nc_engine$p3$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_eth
+
+
+module nc_engine$p3$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_frag
+
+
+module nc_engine$p3$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_hdr
+
+
+module nc_engine$p3$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_ip
+
+
+module nc_engine$p3$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_kind
+
+
+module nc_engine$p3$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_long
+
+
+module nc_engine$p3$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_magic
+
+
+module nc_engine$p3$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_short
+
+
+module nc_engine$p3$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_t_count
+
+
+module nc_engine$p3$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_t_empty
+
+
+module nc_engine$p3$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_t_head
+
+
+module nc_engine$p3$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_t_other
+
+
+module nc_engine$p3$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_t_value
+
+
+module nc_engine$p3$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_tag
+
+
+module nc_engine$p3$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_udp
 
 
 module nc_engine$p3$done(d,q,clock);
@@ -42957,6 +46536,25 @@ module nc_engine$p3$i_s(d,q,clock);
 endmodule // nc_engine$p3$i_s
 
 
+module nc_engine$p3$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ip_end
+
+
 module nc_engine$p3$sw_body_len(inp,out);
     
     // Module arguments
@@ -43175,6 +46773,28 @@ module nc_engine$p3$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // nc_engine$p3$sw_magic
+
+
+module nc_engine$p3$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p3$sw_n_e_len
+
+
+module nc_engine$p3$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // nc_engine$p3$sw_n_e_seq
 
 
 module nc_engine$p3$sw_udp_csum(inp,out);
@@ -43482,8 +47102,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -43495,7 +47113,11 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -43599,6 +47221,21 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -43662,6 +47299,82 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -43726,6 +47439,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -43749,7 +47465,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -43758,7 +47474,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -43905,6 +47620,31 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    nc_engine$pc$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    nc_engine$pc$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    nc_engine$pc$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    nc_engine$pc$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    nc_engine$pc$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     nc_engine$pc$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -44005,6 +47745,130 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    nc_engine$pc$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    nc_engine$pc$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    nc_engine$pc$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    nc_engine$pc$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    nc_engine$pc$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    nc_engine$pc$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    nc_engine$pc$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    nc_engine$pc$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    nc_engine$pc$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    nc_engine$pc$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    nc_engine$pc$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    nc_engine$pc$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    nc_engine$pc$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    nc_engine$pc$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    nc_engine$pc$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    nc_engine$pc$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    nc_engine$pc$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    nc_engine$pc$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    nc_engine$pc$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    nc_engine$pc$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    nc_engine$pc$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    nc_engine$pc$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    nc_engine$pc$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    nc_engine$pc$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     nc_engine$pc$beats beats(
         .h0(beats$h0),
@@ -44146,6 +48010,31 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -44179,6 +48068,31 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -44199,30 +48113,30 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -44230,22 +48144,21 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -44371,9 +48284,14 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -44385,31 +48303,31 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -44423,68 +48341,54 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -44499,12 +48403,104 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // nc_engine$pc
@@ -44566,6 +48562,38 @@ module nc_engine$pc$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // nc_engine$pc$beats
+
+
+module nc_engine$pc$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // nc_engine$pc$beats_n
+
+
+module nc_engine$pc$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // nc_engine$pc$beats_n_rest
 
 
 module nc_engine$pc$beats_rest(x);
@@ -44673,6 +48701,462 @@ module nc_engine$pc$bq4(d,q,clock);
     end
           
 endmodule // nc_engine$pc$bq4
+
+
+module nc_engine$pc$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq5
+
+
+module nc_engine$pc$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq6
+
+
+module nc_engine$pc$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq7
+
+
+module nc_engine$pc$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq8
+
+
+module nc_engine$pc$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$bq9
+
+
+module nc_engine$pc$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_c_config
+
+
+module nc_engine$pc$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_c_entry
+
+
+module nc_engine$pc$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_c_other
+
+
+module nc_engine$pc$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_csum
+
+
+module nc_engine$pc$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_eth
+
+
+module nc_engine$pc$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_frag
+
+
+module nc_engine$pc$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_hdr
+
+
+module nc_engine$pc$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_ip
+
+
+module nc_engine$pc$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_kind
+
+
+module nc_engine$pc$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_long
+
+
+module nc_engine$pc$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_magic
+
+
+module nc_engine$pc$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_short
+
+
+module nc_engine$pc$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_t_count
+
+
+module nc_engine$pc$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_t_empty
+
+
+module nc_engine$pc$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_t_head
+
+
+module nc_engine$pc$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_t_other
+
+
+module nc_engine$pc$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_t_value
+
+
+module nc_engine$pc$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_tag
+
+
+module nc_engine$pc$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_udp
 
 
 module nc_engine$pc$done(d,q,clock);
@@ -45231,6 +49715,25 @@ module nc_engine$pc$i_s(d,q,clock);
 endmodule // nc_engine$pc$i_s
 
 
+module nc_engine$pc$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ip_end
+
+
 module nc_engine$pc$sw_body_len(inp,out);
     
     // Module arguments
@@ -45449,6 +49952,28 @@ module nc_engine$pc$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // nc_engine$pc$sw_magic
+
+
+module nc_engine$pc$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$pc$sw_n_e_len
+
+
+module nc_engine$pc$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // nc_engine$pc$sw_n_e_seq
 
 
 module nc_engine$pc$sw_udp_csum(inp,out);

@@ -100,8 +100,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  k_flag_config = 8'h1;
     localparam  k_flags_other = 8'hfe;
     localparam  k_magic = 16'h4e43;
-    localparam  k_max_packet = 16'h230c;
-    localparam  k_hdr = 16'hc;
     localparam  k_dhdr = 16'h18;
     localparam  k_ehdr = 16'h10;
     localparam  k_ehdr_shift = 16'h4;
@@ -113,7 +111,11 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  c_foreign = 3'b10;
     localparam  c_malformed = 3'b11;
     localparam  c_unauthorized = 3'b100;
-    localparam  k_tag_len = 16'h8;
+    localparam  k_hdr_udp = 16'h14;
+    localparam  k_hdr_udp_tag = 16'h1c;
+    localparam  k_max_udp = 16'h2314;
+    localparam  k12_16 = 16'hc;
+    localparam  k28_16 = 16'h1c;
     localparam  k9_16 = 16'h9;
     localparam  k_keep1 = 8'h1;
     localparam  k_keep2 = 8'h3;
@@ -217,6 +219,21 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  bq4$d;
     wire  bq4$q;
     reg  bq4$clock;
+    reg  bq5$d;
+    wire  bq5$q;
+    reg  bq5$clock;
+    reg  bq6$d;
+    wire  bq6$q;
+    reg  bq6$clock;
+    reg  bq7$d;
+    wire  bq7$q;
+    reg  bq7$clock;
+    reg  bq8$d;
+    wire  bq8$q;
+    reg  bq8$clock;
+    reg  bq9$d;
+    wire  bq9$q;
+    reg  bq9$clock;
     reg  [15:0] u_lanes$ulen;
     reg  [15:0] u_lanes$rem;
     reg  u_lanes$at4;
@@ -280,6 +297,82 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [9:0] ep_hit$s;
     reg  [79:0] ep_hit$p;
     wire  ep_hit$hit;
+    reg  [63:0] beats_n$h0;
+    reg  [63:0] beats_n$h1;
+    reg  [63:0] beats_n$h2;
+    reg  [63:0] beats_n$h3;
+    reg  [63:0] beats_n$h4;
+    reg  [63:0] beats_n$h5;
+    reg  [63:0] beats_n$h6;
+    reg  [63:0] beats_n$h7;
+    reg  [63:0] beats_n$h8;
+    reg  [47:0] beats_n$h9;
+    wire  [623:0] beats_n$out;
+    reg  [623:0] beats_n_rest$x;
+    reg  ck_eth$d;
+    wire  ck_eth$q;
+    reg  ck_eth$clock;
+    reg  [15:0] ip_end$d;
+    wire  [15:0] ip_end$q;
+    reg  ip_end$clock;
+    reg  ck_ip$d;
+    wire  ck_ip$q;
+    reg  ck_ip$clock;
+    reg  ck_frag$d;
+    wire  ck_frag$q;
+    reg  ck_frag$clock;
+    reg  ck_udp$d;
+    wire  ck_udp$q;
+    reg  ck_udp$clock;
+    reg  ck_csum$d;
+    wire  ck_csum$q;
+    reg  ck_csum$clock;
+    reg  ck_short$d;
+    wire  ck_short$q;
+    reg  ck_short$clock;
+    reg  ck_long$d;
+    wire  ck_long$q;
+    reg  ck_long$clock;
+    reg  ck_magic$d;
+    wire  ck_magic$q;
+    reg  ck_magic$clock;
+    reg  ck_hdr$d;
+    wire  ck_hdr$q;
+    reg  ck_hdr$clock;
+    reg  ck_kind$d;
+    wire  ck_kind$q;
+    reg  ck_kind$clock;
+    reg  ck_tag$d;
+    wire  ck_tag$q;
+    reg  ck_tag$clock;
+    reg  ck_t_other$d;
+    wire  ck_t_other$q;
+    reg  ck_t_other$clock;
+    reg  ck_t_head$d;
+    wire  ck_t_head$q;
+    reg  ck_t_head$clock;
+    reg  ck_t_value$d;
+    wire  ck_t_value$q;
+    reg  ck_t_value$clock;
+    reg  ck_t_count$d;
+    wire  ck_t_count$q;
+    reg  ck_t_count$clock;
+    reg  ck_t_empty$d;
+    wire  ck_t_empty$q;
+    reg  ck_t_empty$clock;
+    reg  ck_c_other$d;
+    wire  ck_c_other$q;
+    reg  ck_c_other$clock;
+    reg  ck_c_entry$d;
+    wire  ck_c_entry$q;
+    reg  ck_c_entry$clock;
+    reg  ck_c_config$d;
+    wire  ck_c_config$q;
+    reg  ck_c_config$clock;
+    reg  [15:0] sw_n_e_len$inp;
+    wire  [15:0] sw_n_e_len$out;
+    reg  [63:0] sw_n_e_seq$inp;
+    wire  [63:0] sw_n_e_seq$out;
     reg  [63:0] beats$h0;
     reg  [63:0] beats$h1;
     reg  [63:0] beats$h2;
@@ -344,6 +437,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [15:0] tag_len;
     reg  [2:0] v_base;
     reg  bad_sender;
+    reg  [7:0] n_d_kind;
+    reg  [15:0] n_e_len;
+    reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
     reg  [47:0] f_eth_src;
     reg  [31:0] f_ip_src;
@@ -367,7 +463,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [31:0] f_d_epoch;
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
-    reg  [7:0] f_d_kind;
+    reg  [1:0] f_d_kind;
     reg  [15:0] f_d_count;
     reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
@@ -376,7 +472,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [7:0] f_e_reserved;
     reg  [63:0] f_e_seq;
     reg  [63:0] f_e_payload;
-    reg  [15:0] plen;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
     
@@ -523,6 +618,31 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .q(bq4$q),
         .clock(bq4$clock)
     );
+    pkt_parser$bq5 bq5(
+        .d(bq5$d),
+        .q(bq5$q),
+        .clock(bq5$clock)
+    );
+    pkt_parser$bq6 bq6(
+        .d(bq6$d),
+        .q(bq6$q),
+        .clock(bq6$clock)
+    );
+    pkt_parser$bq7 bq7(
+        .d(bq7$d),
+        .q(bq7$q),
+        .clock(bq7$clock)
+    );
+    pkt_parser$bq8 bq8(
+        .d(bq8$d),
+        .q(bq8$q),
+        .clock(bq8$clock)
+    );
+    pkt_parser$bq9 bq9(
+        .d(bq9$d),
+        .q(bq9$q),
+        .clock(bq9$clock)
+    );
     pkt_parser$u_lanes u_lanes(
         .ulen(u_lanes$ulen),
         .rem(u_lanes$rem),
@@ -623,6 +743,130 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .s(ep_hit$s),
         .p(ep_hit$p),
         .hit(ep_hit$hit)
+    );
+    pkt_parser$beats_n beats_n(
+        .h0(beats_n$h0),
+        .h1(beats_n$h1),
+        .h2(beats_n$h2),
+        .h3(beats_n$h3),
+        .h4(beats_n$h4),
+        .h5(beats_n$h5),
+        .h6(beats_n$h6),
+        .h7(beats_n$h7),
+        .h8(beats_n$h8),
+        .h9(beats_n$h9),
+        .out(beats_n$out)
+    );
+    pkt_parser$beats_n_rest beats_n_rest(
+        .x(beats_n_rest$x)
+    );
+    pkt_parser$ck_eth ck_eth(
+        .d(ck_eth$d),
+        .q(ck_eth$q),
+        .clock(ck_eth$clock)
+    );
+    pkt_parser$ip_end ip_end(
+        .d(ip_end$d),
+        .q(ip_end$q),
+        .clock(ip_end$clock)
+    );
+    pkt_parser$ck_ip ck_ip(
+        .d(ck_ip$d),
+        .q(ck_ip$q),
+        .clock(ck_ip$clock)
+    );
+    pkt_parser$ck_frag ck_frag(
+        .d(ck_frag$d),
+        .q(ck_frag$q),
+        .clock(ck_frag$clock)
+    );
+    pkt_parser$ck_udp ck_udp(
+        .d(ck_udp$d),
+        .q(ck_udp$q),
+        .clock(ck_udp$clock)
+    );
+    pkt_parser$ck_csum ck_csum(
+        .d(ck_csum$d),
+        .q(ck_csum$q),
+        .clock(ck_csum$clock)
+    );
+    pkt_parser$ck_short ck_short(
+        .d(ck_short$d),
+        .q(ck_short$q),
+        .clock(ck_short$clock)
+    );
+    pkt_parser$ck_long ck_long(
+        .d(ck_long$d),
+        .q(ck_long$q),
+        .clock(ck_long$clock)
+    );
+    pkt_parser$ck_magic ck_magic(
+        .d(ck_magic$d),
+        .q(ck_magic$q),
+        .clock(ck_magic$clock)
+    );
+    pkt_parser$ck_hdr ck_hdr(
+        .d(ck_hdr$d),
+        .q(ck_hdr$q),
+        .clock(ck_hdr$clock)
+    );
+    pkt_parser$ck_kind ck_kind(
+        .d(ck_kind$d),
+        .q(ck_kind$q),
+        .clock(ck_kind$clock)
+    );
+    pkt_parser$ck_tag ck_tag(
+        .d(ck_tag$d),
+        .q(ck_tag$q),
+        .clock(ck_tag$clock)
+    );
+    pkt_parser$ck_t_other ck_t_other(
+        .d(ck_t_other$d),
+        .q(ck_t_other$q),
+        .clock(ck_t_other$clock)
+    );
+    pkt_parser$ck_t_head ck_t_head(
+        .d(ck_t_head$d),
+        .q(ck_t_head$q),
+        .clock(ck_t_head$clock)
+    );
+    pkt_parser$ck_t_value ck_t_value(
+        .d(ck_t_value$d),
+        .q(ck_t_value$q),
+        .clock(ck_t_value$clock)
+    );
+    pkt_parser$ck_t_count ck_t_count(
+        .d(ck_t_count$d),
+        .q(ck_t_count$q),
+        .clock(ck_t_count$clock)
+    );
+    pkt_parser$ck_t_empty ck_t_empty(
+        .d(ck_t_empty$d),
+        .q(ck_t_empty$q),
+        .clock(ck_t_empty$clock)
+    );
+    pkt_parser$ck_c_other ck_c_other(
+        .d(ck_c_other$d),
+        .q(ck_c_other$q),
+        .clock(ck_c_other$clock)
+    );
+    pkt_parser$ck_c_entry ck_c_entry(
+        .d(ck_c_entry$d),
+        .q(ck_c_entry$q),
+        .clock(ck_c_entry$clock)
+    );
+    pkt_parser$ck_c_config ck_c_config(
+        .d(ck_c_config$d),
+        .q(ck_c_config$q),
+        .clock(ck_c_config$clock)
+    );
+    pkt_parser$sw_n_e_len sw_n_e_len(
+        .inp(sw_n_e_len$inp),
+        .out(sw_n_e_len$out)
+    );
+    pkt_parser$sw_n_e_seq sw_n_e_seq(
+        .inp(sw_n_e_seq$inp),
+        .out(sw_n_e_seq$out)
     );
     pkt_parser$beats beats(
         .h0(beats$h0),
@@ -764,6 +1008,31 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq2$clock = clock;
         bq3$clock = clock;
         bq4$clock = clock;
+        bq5$clock = clock;
+        bq6$clock = clock;
+        bq7$clock = clock;
+        bq8$clock = clock;
+        bq9$clock = clock;
+        ck_eth$clock = clock;
+        ip_end$clock = clock;
+        ck_ip$clock = clock;
+        ck_frag$clock = clock;
+        ck_udp$clock = clock;
+        ck_csum$clock = clock;
+        ck_short$clock = clock;
+        ck_long$clock = clock;
+        ck_magic$clock = clock;
+        ck_hdr$clock = clock;
+        ck_kind$clock = clock;
+        ck_tag$clock = clock;
+        ck_t_other$clock = clock;
+        ck_t_head$clock = clock;
+        ck_t_value$clock = clock;
+        ck_t_count$clock = clock;
+        ck_t_empty$clock = clock;
+        ck_c_other$clock = clock;
+        ck_c_entry$clock = clock;
+        ck_c_config$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -797,6 +1066,31 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq2$d = bq2$q;
         bq3$d = bq3$q;
         bq4$d = bq4$q;
+        bq5$d = bq5$q;
+        bq6$d = bq6$q;
+        bq7$d = bq7$q;
+        bq8$d = bq8$q;
+        bq9$d = bq9$q;
+        ck_eth$d = ck_eth$q;
+        ip_end$d = ip_end$q;
+        ck_ip$d = ck_ip$q;
+        ck_frag$d = ck_frag$q;
+        ck_udp$d = ck_udp$q;
+        ck_csum$d = ck_csum$q;
+        ck_short$d = ck_short$q;
+        ck_long$d = ck_long$q;
+        ck_magic$d = ck_magic$q;
+        ck_hdr$d = ck_hdr$q;
+        ck_kind$d = ck_kind$q;
+        ck_tag$d = ck_tag$q;
+        ck_t_other$d = ck_t_other$q;
+        ck_t_head$d = ck_t_head$q;
+        ck_t_value$d = ck_t_value$q;
+        ck_t_count$d = ck_t_count$q;
+        ck_t_empty$d = ck_t_empty$q;
+        ck_c_other$d = ck_c_other$q;
+        ck_c_entry$d = ck_c_entry$q;
+        ck_c_config$d = ck_c_config$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -817,30 +1111,30 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         f_ip_src = sw_ip_src$out;
         sw_udp_src$inp = beats$out[(o_udp_src)+:(16)];
         f_udp_src = sw_udp_src$out;
-        sw_ether_type$inp = beats$out[(o_ether_type)+:(16)];
+        sw_ether_type$inp = beats_n$out[(o_ether_type)+:(16)];
         f_ether_type = sw_ether_type$out;
-        f_ip_vihl = beats$out[(o_ip_vihl)+:(8)];
-        sw_ip_total_len$inp = beats$out[(o_ip_total_len)+:(16)];
+        f_ip_vihl = beats_n$out[(o_ip_vihl)+:(8)];
+        sw_ip_total_len$inp = beats_n$out[(o_ip_total_len)+:(16)];
         f_ip_total_len = sw_ip_total_len$out;
-        sw_ip_frag$inp = beats$out[(o_ip_frag)+:(16)];
+        sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
-        f_ip_proto = beats$out[(o_ip_proto)+:(8)];
+        f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
         sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
-        sw_udp_len$inp = beats$out[(o_udp_len)+:(16)];
+        sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
-        sw_udp_csum$inp = beats$out[(o_udp_csum)+:(16)];
+        sw_udp_csum$inp = beats_n$out[(o_udp_csum)+:(16)];
         f_udp_csum = sw_udp_csum$out;
-        sw_magic$inp = beats$out[(o_magic)+:(16)];
+        sw_magic$inp = beats_n$out[(o_magic)+:(16)];
         f_magic = sw_magic$out;
-        f_version = beats$out[(o_version)+:(8)];
-        f_kind = beats$out[(o_kind)+:(8)];
+        f_version = beats_n$out[(o_version)+:(8)];
+        f_kind = beats_n$out[(o_kind)+:(8)];
         sw_cluster$inp = beats$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
-        sw_body_len$inp = beats$out[(o_body_len)+:(16)];
+        sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
         f_sender = beats$out[(o_sender)+:(8)];
-        f_key_id = beats$out[(o_key_id)+:(8)];
+        f_key_id = beats_n$out[(o_key_id)+:(8)];
         sw_d_instance$inp = beats$out[(o_d_instance)+:(64)];
         f_d_instance = sw_d_instance$out;
         sw_d_epoch$inp = beats$out[(o_d_epoch)+:(32)];
@@ -848,22 +1142,21 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         sw_d_seq$inp = beats$out[(o_d_seq)+:(32)];
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
-        f_d_kind = beats$out[(o_d_kind)+:(8)];
-        sw_d_count$inp = beats$out[(o_d_count)+:(16)];
+        f_d_kind = beats$out[(o_d_kind)+:(2)];
+        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
         f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats$out[(o_d_reserved)+:(32)];
+        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
         f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
         f_e_len = sw_e_len$out;
-        f_e_flags = beats$out[(o_e_flags)+:(8)];
-        f_e_reserved = beats$out[(o_e_reserved)+:(8)];
+        f_e_flags = beats_n$out[(o_e_flags)+:(8)];
+        f_e_reserved = beats_n$out[(o_e_reserved)+:(8)];
         sw_e_seq$inp = beats$out[(o_e_seq)+:(64)];
         f_e_seq = sw_e_seq$out;
         sw_e_payload$inp = beats$out[(o_e_payload)+:(64)];
         f_e_payload = sw_e_payload$out;
-        plen = f_udp_len - k8_16;
         pos = beat$q << k3_16;
         i_csa$s = i_s$q;
         i_csa$c = i_c$q;
@@ -989,9 +1282,14 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq2$d = beat_n == k2_16;
         bq3$d = beat_n == k3_16;
         bq4$d = beat_n == k4_16;
+        bq5$d = beat_n == k5_16;
+        bq6$d = beat_n == k6_16;
+        bq7$d = beat_n == k7_16;
+        bq8$d = beat_n == k8_16;
+        bq9$d = beat_n == k9_16;
         done$d = 1'b0;
         if (s_valid) begin
-            if (beat$q == k0_16) begin
+            if (~bn0$q) begin
                 h0$d = s_data;
                 h1$d = k0_64;
                 h2$d = k0_64;
@@ -1003,31 +1301,31 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
                 h8$d = k0_64;
                 h9$d = k0_48;
             end
-            if (beat$q == k1_16) begin
+            if (bq1$q) begin
                 h1$d = s_data;
             end
-            if (beat$q == k2_16) begin
+            if (bq2$q) begin
                 h2$d = s_data;
             end
-            if (beat$q == k3_16) begin
+            if (bq3$q) begin
                 h3$d = s_data;
             end
-            if (beat$q == k4_16) begin
+            if (bq4$q) begin
                 h4$d = s_data;
             end
-            if (beat$q == k5_16) begin
+            if (bq5$q) begin
                 h5$d = s_data;
             end
-            if (beat$q == k6_16) begin
+            if (bq6$q) begin
                 h6$d = s_data;
             end
-            if (beat$q == k7_16) begin
+            if (bq7$q) begin
                 h7$d = s_data;
             end
-            if (beat$q == k8_16) begin
+            if (bq8$q) begin
                 h8$d = s_data;
             end
-            if (beat$q == k9_16) begin
+            if (bq9$q) begin
                 h9$d = s_data[(32'h0)+:(48)];
             end
             if (s_last) begin
@@ -1041,68 +1339,54 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = |f_key_id;
-        if (has_tag) begin
-            tag_len = k_tag_len;
-        end
-        else begin
-            tag_len = k0_16;
-        end
+        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || f_ether_type != k_eth) begin
+        if (flen$q < k14_16 || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || f_ip_vihl != k_vihl || f_ip_total_len < k20_16 || (f_ip_total_len + k14_16) > flen$q || ~i_chk$eq) begin
+        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
-        else if ((f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp) begin
+        else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if ((f_ip_total_len - k20_16) < k8_16 || f_udp_len != (f_ip_total_len - k20_16) || (f_udp_csum != k0_16 && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || plen < k4_16) begin
+        else if (f_udp_dst != port || ck_short$q) begin
             v_base = c_foreign;
         end
-        else if (plen > k_max_packet) begin
+        else if (ck_long$q) begin
             v_base = c_malformed;
         end
-        else if (f_magic != k_magic || f_version != k_version) begin
+        else if (ck_magic$q) begin
             v_base = c_foreign;
         end
-        else if (plen < k_hdr) begin
+        else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
         else if (f_cluster != cluster_id) begin
             v_base = c_foreign;
         end
-        else if (f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + k_hdr + tag_len) != plen) begin
+        else if (ck_kind$q) begin
             v_base = c_malformed;
         end
         else if (~client_mode) begin
-            if (f_kind != k_kind_decide) begin
+            if (ck_t_other$q) begin
                 v_base = c_other;
             end
-            else if (f_body_len < k_dhdr || f_d_reserved != k0_32 || f_d_kind > k_dk_max) begin
-                v_base = c_malformed;
-            end
-            else if (f_d_kind == k_dk_batch || f_d_kind == k_dk_config) begin
-                if (f_d_count == k0_16 || (f_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift)) begin
-                    v_base = c_malformed;
-                end
-            end
-            else if (f_d_count != k0_16 || f_body_len != k_dhdr) begin
+            else if (ck_t_head$q || (ck_t_value$q && ck_t_count$q) || (~ck_t_value$q && ck_t_empty$q)) begin
                 v_base = c_malformed;
             end
         end
-        else if (f_kind != k_kind_request) begin
+        else if (ck_c_other$q) begin
             v_base = c_other;
         end
-        else if (f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || f_e_seq == k0_64 || (f_e_len + k_ehdr) != f_body_len) begin
+        else if (ck_c_entry$q) begin
             v_base = c_malformed;
         end
-        else if (f_e_flags == k_flag_config) begin
+        else if (ck_c_config$q) begin
             v_base = c_other;
         end
         verdict = v_base;
@@ -1117,12 +1401,104 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         epoch = f_d_epoch;
         seq = f_d_seq;
         tree = f_d_tree;
-        decide_kind = f_d_kind[(32'h0)+:(2)];
+        decide_kind = f_d_kind;
         decide_instance = f_d_instance;
         client = f_e_client;
         req_seq = f_e_seq;
         req_len = f_e_len;
         req_payload = f_e_payload;
+        if (~bn0$q) begin
+            beats_n$h0 = s_data;
+        end
+        else begin
+            beats_n$h0 = h0$q;
+        end
+        if (bq1$q) begin
+            beats_n$h1 = s_data;
+        end
+        else begin
+            beats_n$h1 = h1$q;
+        end
+        if (bq2$q) begin
+            beats_n$h2 = s_data;
+        end
+        else begin
+            beats_n$h2 = h2$q;
+        end
+        if (bq3$q) begin
+            beats_n$h3 = s_data;
+        end
+        else begin
+            beats_n$h3 = h3$q;
+        end
+        if (bq4$q) begin
+            beats_n$h4 = s_data;
+        end
+        else begin
+            beats_n$h4 = h4$q;
+        end
+        if (bq5$q) begin
+            beats_n$h5 = s_data;
+        end
+        else begin
+            beats_n$h5 = h5$q;
+        end
+        if (bq6$q) begin
+            beats_n$h6 = s_data;
+        end
+        else begin
+            beats_n$h6 = h6$q;
+        end
+        if (bq7$q) begin
+            beats_n$h7 = s_data;
+        end
+        else begin
+            beats_n$h7 = h7$q;
+        end
+        if (bq8$q) begin
+            beats_n$h8 = s_data;
+        end
+        else begin
+            beats_n$h8 = h8$q;
+        end
+        if (bq9$q) begin
+            beats_n$h9 = s_data[(32'h0)+:(48)];
+        end
+        else begin
+            beats_n$h9 = h9$q;
+        end
+        beats_n_rest$x = beats_n$out;
+        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
+        n_e_len = sw_n_e_len$out;
+        sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
+        n_e_seq = sw_n_e_seq$out;
+        ck_tag$d = |f_key_id;
+        if (|f_key_id) begin
+            tag_len = k_hdr_udp_tag;
+        end
+        else begin
+            tag_len = k_hdr_udp;
+        end
+        ck_eth$d = f_ether_type != k_eth;
+        ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
+        ip_end$d = f_ip_total_len + k14_16;
+        ck_frag$d = (f_ip_frag & k_frag_mask) != k0_16 || f_ip_proto != k_udp;
+        ck_udp$d = f_ip_total_len < k28_16 || (f_udp_len + k20_16) != f_ip_total_len;
+        ck_csum$d = f_udp_csum != k0_16;
+        ck_short$d = f_udp_len < k12_16;
+        ck_long$d = f_udp_len > k_max_udp;
+        ck_magic$d = f_magic != k_magic || f_version != k_version;
+        ck_hdr$d = f_udp_len < k_hdr_udp;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_t_other$d = f_kind != k_kind_decide;
+        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
+        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
+        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
+        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_c_other$d = f_kind != k_kind_request;
+        ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
+        ck_c_config$d = f_e_flags == k_flag_config;
     end
     
 endmodule // pkt_parser
@@ -1184,6 +1560,38 @@ module pkt_parser$beats(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
     // Update code (custom)
     always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
 endmodule // pkt_parser$beats
+
+
+module pkt_parser$beats_n(h0,h1,h2,h3,h4,h5,h6,h7,h8,h9,out);
+    
+    // Module arguments
+    input wire  [63:0] h0;
+    input wire  [63:0] h1;
+    input wire  [63:0] h2;
+    input wire  [63:0] h3;
+    input wire  [63:0] h4;
+    input wire  [63:0] h5;
+    input wire  [63:0] h6;
+    input wire  [63:0] h7;
+    input wire  [63:0] h8;
+    input wire  [47:0] h9;
+    output reg  [623:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {h9, h8, h7, h6, h5, h4, h3, h2, h1, h0};
+endmodule // pkt_parser$beats_n
+
+
+module pkt_parser$beats_n_rest(x);
+    
+    // Module arguments
+    input wire  [623:0] x;
+    
+    // Update code (custom)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = ^x;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule // pkt_parser$beats_n_rest
 
 
 module pkt_parser$beats_rest(x);
@@ -1291,6 +1699,462 @@ module pkt_parser$bq4(d,q,clock);
     end
           
 endmodule // pkt_parser$bq4
+
+
+module pkt_parser$bq5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq5
+
+
+module pkt_parser$bq6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq6
+
+
+module pkt_parser$bq7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq7
+
+
+module pkt_parser$bq8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq8
+
+
+module pkt_parser$bq9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$bq9
+
+
+module pkt_parser$ck_c_config(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_c_config
+
+
+module pkt_parser$ck_c_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_c_entry
+
+
+module pkt_parser$ck_c_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_c_other
+
+
+module pkt_parser$ck_csum(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_csum
+
+
+module pkt_parser$ck_eth(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_eth
+
+
+module pkt_parser$ck_frag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_frag
+
+
+module pkt_parser$ck_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_hdr
+
+
+module pkt_parser$ck_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_ip
+
+
+module pkt_parser$ck_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_kind
+
+
+module pkt_parser$ck_long(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_long
+
+
+module pkt_parser$ck_magic(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_magic
+
+
+module pkt_parser$ck_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_short
+
+
+module pkt_parser$ck_t_count(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_t_count
+
+
+module pkt_parser$ck_t_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_t_empty
+
+
+module pkt_parser$ck_t_head(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_t_head
+
+
+module pkt_parser$ck_t_other(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_t_other
+
+
+module pkt_parser$ck_t_value(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_t_value
+
+
+module pkt_parser$ck_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_tag
+
+
+module pkt_parser$ck_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_udp
 
 
 module pkt_parser$done(d,q,clock);
@@ -1849,6 +2713,25 @@ module pkt_parser$i_s(d,q,clock);
 endmodule // pkt_parser$i_s
 
 
+module pkt_parser$ip_end(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ip_end
+
+
 module pkt_parser$sw_body_len(inp,out);
     
     // Module arguments
@@ -2067,6 +2950,28 @@ module pkt_parser$sw_magic(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
 endmodule // pkt_parser$sw_magic
+
+
+module pkt_parser$sw_n_e_len(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // pkt_parser$sw_n_e_len
+
+
+module pkt_parser$sw_n_e_seq(inp,out);
+    
+    // Module arguments
+    input wire  [63:0] inp;
+    output reg  [63:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
+endmodule // pkt_parser$sw_n_e_seq
 
 
 module pkt_parser$sw_udp_csum(inp,out);
