@@ -501,9 +501,8 @@ pub struct PktParser {
     o_ep_lo_lane: Constant<Bits<6>>,
     o_mult: Constant<Bits<10>>,
     k_ep_lo_beat: Constant<Bits<16>>,
-    has_tag: Signal<Local, Bit>,
     /// `HEADER_LEN + 8`, `+ TAG_LEN` when tagged: what `body_len` adds up to `udp_len` with.
-    tag_len: Signal<Local, Bits<16>>,
+    hdr_udp: Signal<Local, Bits<16>>,
     v_base: Signal<Local, Bits<CLASS_BITS>>,
     bad_sender: Signal<Local, Bit>,
     /// The format checks that read only header fields (no frame length, configuration or
@@ -824,8 +823,7 @@ impl Default for PktParser {
             o_ep_lo_lane: k(8 * ((ep as u64 + 2) % 8)),
             o_mult: k(TAB_MULT as u64),
             k_ep_lo_beat: k(lo_beat),
-            has_tag: Default::default(),
-            tag_len: Default::default(),
+            hdr_udp: Default::default(),
             v_base: Default::default(),
             bad_sender: Default::default(),
             beats_n: Default::default(),
@@ -1470,7 +1468,6 @@ impl Logic for PktParser {
         // (in proto's order: the tag after parsing, then a DECIDE's sender): a tagged packet
         // (key_id != 0; the card holds no keys, so every key is unknown) and, on a tree port, a
         // DECIDE whose sender is not the leader of its epoch.
-        self.has_tag.next = self.ck_tag.q.val();
         self.bad_sender.next =
             !(self.client_mode.val() || (self.ep_in.q.val() && self.ep_hit.hit.val()));
         // proto's order of checks; each `ck_*` was judged a cycle early (below), so this cycle
@@ -1522,8 +1519,8 @@ impl Logic for PktParser {
         // enters last, one multiplexer before the output).
         self.verdict.next = self.v_base.val();
         if ((self.v_base.val() == self.c_expected.val())
-            && (self.has_tag.val() || self.bad_sender.val()))
-            || ((self.v_base.val() == self.c_other.val()) && self.has_tag.val())
+            && (self.ck_tag.q.val() || self.bad_sender.val()))
+            || ((self.v_base.val() == self.c_other.val()) && self.ck_tag.q.val())
         {
             self.verdict.next = self.c_unauthorized.val();
         }
@@ -1619,9 +1616,9 @@ impl Logic for PktParser {
         self.ck_tag.d.next = self.f_key_id.val().any();
         // `body_len + header + tag ≠ plen` as `body_len + (header + 8 + tag) ≠ udp_len`.
         if self.f_key_id.val().any() {
-            self.tag_len.next = self.k_hdr_udp_tag.val();
+            self.hdr_udp.next = self.k_hdr_udp_tag.val();
         } else {
-            self.tag_len.next = self.k_hdr_udp.val();
+            self.hdr_udp.next = self.k_hdr_udp.val();
         }
         self.ck_eth.d.next = self.f_ether_type.val() != self.k_eth.val();
         self.ck_ip.d.next = self.f_ip_vihl.val() != self.k_vihl.val()
@@ -1644,7 +1641,7 @@ impl Logic for PktParser {
         self.ck_hdr.d.next = self.f_udp_len.val() < self.k_hdr_udp.val();
         self.ck_kind.d.next = self.f_kind.val() == self.k0_8.val()
             || self.f_kind.val() > self.k_kind_max.val()
-            || (self.f_body_len.val() + self.tag_len.val()) != self.f_udp_len.val();
+            || (self.f_body_len.val() + self.hdr_udp.val()) != self.f_udp_len.val();
         self.ck_t_other.d.next = self.f_kind.val() != self.k_kind_decide.val();
         self.ck_t_head.d.next = self.f_body_len.val() < self.k_dhdr.val()
             || self.f_d_reserved.val() != self.k0_32.val()

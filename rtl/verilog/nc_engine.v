@@ -34719,8 +34719,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -35625,7 +35624,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -35676,7 +35674,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -35761,10 +35759,10 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -35776,7 +35774,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
@@ -37898,8 +37896,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -38804,7 +38801,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -38855,7 +38851,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -38940,10 +38936,10 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -38955,7 +38951,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
@@ -41077,8 +41073,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -41983,7 +41978,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -42034,7 +42028,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -42119,10 +42113,10 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -42134,7 +42128,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
@@ -44256,8 +44250,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -45162,7 +45155,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -45213,7 +45205,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -45298,10 +45290,10 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -45313,7 +45305,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
@@ -47435,8 +47427,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -48341,7 +48332,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -48392,7 +48382,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -48477,10 +48467,10 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -48492,7 +48482,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;

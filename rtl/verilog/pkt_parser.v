@@ -433,8 +433,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     // Local signals
     reg  [15:0] u_rem_n;
     reg  [15:0] beat_n;
-    reg  has_tag;
-    reg  [15:0] tag_len;
+    reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
     reg  [7:0] n_d_kind;
@@ -1339,7 +1338,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         u_chk$c = u_c$q;
         valid = done$q;
         frame_len = flen$q;
-        has_tag = ck_tag$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (flen$q < k14_16 || ck_eth$q) begin
@@ -1390,7 +1388,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             v_base = c_other;
         end
         verdict = v_base;
-        if (((v_base == c_expected) && (has_tag || bad_sender)) || ((v_base == c_other) && has_tag)) begin
+        if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
             verdict = c_unauthorized;
         end
         sender = f_sender;
@@ -1475,10 +1473,10 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         n_e_seq = sw_n_e_seq$out;
         ck_tag$d = |f_key_id;
         if (|f_key_id) begin
-            tag_len = k_hdr_udp_tag;
+            hdr_udp = k_hdr_udp_tag;
         end
         else begin
-            tag_len = k_hdr_udp;
+            hdr_udp = k_hdr_udp;
         end
         ck_eth$d = f_ether_type != k_eth;
         ck_ip$d = f_ip_vihl != k_vihl || f_ip_total_len < k20_16;
@@ -1490,7 +1488,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         ck_long$d = f_udp_len > k_max_udp;
         ck_magic$d = f_magic != k_magic || f_version != k_version;
         ck_hdr$d = f_udp_len < k_hdr_udp;
-        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + tag_len) != f_udp_len;
+        ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
         ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
         ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
