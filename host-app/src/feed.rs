@@ -255,30 +255,61 @@ impl Feed {
         // The engine lacks `from`: truncated or joined after it (a state transfer is needed),
         // or not decided there yet (a host copy can overtake the engine's publish: wait).
         if hole || got.first.is_some_and(|f| f > from) || self.ahead.len() > AHEAD_MAX {
-            // An engine that is joining again merges what it missed into its log when the join
-            // completes: until it is an active member, its log can show a hole that closes.
-            if !self.engine_active() {
-                return Next::Idle;
-            }
-            self.stats.unrepairable += 1;
-            return Next::Behind {
-                need: from,
-                engine_first: got.first,
-            };
+            return self.confirm_behind(from, to);
         }
         Next::Idle
     }
 
-    /// The engine is an active member, not coming back from a safe exit.
-    fn engine_active(&mut self) -> bool {
-        let Some(bus) = self.bus.as_mut() else {
-            return false;
+    /// The engine's log lacked `from`. An engine that is joining again merges what it missed
+    /// into its log when the join completes: until it is an active member its log can show a
+    /// hole that closes, and the join can complete between the log's answer and a status
+    /// asked after it. So: the engine settled (active, not rejoining), then its log asked
+    /// again, then the same settled status (no safe exit or rejoin in between). Only a hole
+    /// seen inside that is a lost instance ([`Next::Behind`]).
+    fn confirm_behind(&mut self, from: u64, to: u64) -> Next {
+        let Some(before) = self.engine_settled() else {
+            return Next::Idle;
         };
+        let Ok(got) = self.ask_engine(from, to) else {
+            return Next::Idle;
+        };
+        let first = got.first;
+        let mut added = 0;
+        for (i, l) in got.log.map {
+            if i >= from {
+                added += u64::from(self.ahead.insert(i, l).is_none());
+            }
+        }
+        if let Some(l) = self.ahead.remove(&from) {
+            self.stats.repairs += 1;
+            self.stats.repaired += added.max(1);
+            return Next::Decision(from, l);
+        }
+        if self.engine_settled() != Some(before) {
+            return Next::Idle;
+        }
+        self.stats.unrepairable += 1;
+        Next::Behind {
+            need: from,
+            engine_first: first,
+        }
+    }
+
+    /// The engine is an active member, not coming back from a safe exit: its epoch and the
+    /// counts of its rejoins and recoveries (which change when it leaves and comes back), or
+    /// `None` when it is not settled or cannot be asked.
+    fn engine_settled(&mut self) -> Option<(u64, u64, u64)> {
+        let bus = self.bus.as_mut()?;
         match bus.request("status") {
-            Ok(v) => v["state"] == "Active" && v["recovery"]["rejoining"] != true,
+            Ok(v) if v["state"] == "Active" && v["recovery"]["rejoining"] != true => Some((
+                v["epoch"].as_u64()?,
+                v["recovery"]["rejoins_started"].as_u64()?,
+                v["recovery"]["recoveries"].as_u64()?,
+            )),
+            Ok(_) => None,
             Err(_) => {
                 self.bus = None;
-                false
+                None
             }
         }
     }
@@ -302,4 +333,144 @@ impl Feed {
 enum Arrived {
     Instance(u64, Arc<Logged>),
     Gap,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::wire::DecideKind;
+    use serde_json::{Value, json};
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixListener;
+
+    fn logged(i: u64) -> Arc<Logged> {
+        Arc::new(Logged {
+            kind: DecideKind::Batch,
+            count: 0,
+            entries: i.to_be_bytes().to_vec(),
+        })
+    }
+
+    /// The answer to `decisions FROM TO` from a log holding `held`.
+    fn decisions(held: &[u64], from: u64) -> Value {
+        let range: Vec<_> = held
+            .iter()
+            .filter(|i| **i >= from)
+            .map(|i| (*i, logged(*i)))
+            .collect();
+        json!({
+            "first": held.first(),
+            "last": held.last(),
+            "count": range.len(),
+            "hex": soc_ctl::log::to_hex(&soc_ctl::log::encode(&range)),
+        })
+    }
+
+    fn status(state: &str, rejoining: bool, rejoins: u64) -> Value {
+        json!({
+            "state": state,
+            "epoch": 4,
+            "recovery": { "rejoining": rejoining, "rejoins_started": rejoins, "recoveries": 1 },
+        })
+    }
+
+    /// A feed whose engine is a control socket answering the scripted `decisions` and `status`
+    /// answers in turn (the last one repeats), and the number of requests of each.
+    fn feed_with_engine(
+        dir: &std::path::Path,
+        logs: Vec<Value>,
+        statuses: Vec<Value>,
+    ) -> (Feed, std::thread::JoinHandle<(usize, usize)>) {
+        let path = dir.join("ctl");
+        let l = UnixListener::bind(&path).unwrap();
+        let engine = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            let mut w = s.try_clone().unwrap();
+            let (mut nd, mut ns) = (0, 0);
+            for line in BufReader::new(s).lines() {
+                let line = line.unwrap();
+                let ok = if line.starts_with("decisions") {
+                    nd += 1;
+                    logs[(nd - 1).min(logs.len() - 1)].clone()
+                } else {
+                    assert_eq!(line, "status");
+                    ns += 1;
+                    statuses[(ns - 1).min(statuses.len() - 1)].clone()
+                };
+                writeln!(w, "{}", json!({ "ok": ok })).unwrap();
+            }
+            (nd, ns)
+        });
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        (Feed::new(Source::Udp(udp), 1, Some(path)), engine)
+    }
+
+    /// The replica applied 2; no host copy comes, so the feed asks the engine for 3 on.
+    fn next_after_2(feed: &mut Feed) -> Next {
+        feed.next(2, Duration::from_millis(1))
+    }
+
+    #[test]
+    fn a_hole_that_a_join_closes_while_the_feed_looks_is_not_a_lost_instance() {
+        let dir = tempfile::tempdir().unwrap();
+        // The first answer shows the rejoining engine's hole (it locked onto the stream at 5);
+        // the join completes before the status is asked: the log holds 3 and 4 by then.
+        let (mut feed, engine) = feed_with_engine(
+            dir.path(),
+            vec![decisions(&[5, 6], 3), decisions(&[3, 4, 5, 6], 3)],
+            vec![status("Active", false, 1)],
+        );
+        match next_after_2(&mut feed) {
+            Next::Decision(3, l) => assert_eq!(l, logged(3)),
+            other => panic!("expected instance 3, got {other:?}"),
+        }
+        for i in 4..=6 {
+            assert!(
+                matches!(feed.next(i - 1, Duration::from_millis(1)), Next::Decision(n, _) if n == i)
+            );
+        }
+        assert_eq!(feed.stats.unrepairable, 0);
+        drop(feed);
+        assert_eq!(engine.join().unwrap(), (2, 1));
+    }
+
+    #[test]
+    fn a_hole_in_a_settled_engine_is_a_lost_instance() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut feed, engine) = feed_with_engine(
+            dir.path(),
+            vec![decisions(&[5, 6], 3)],
+            vec![status("Active", false, 1)],
+        );
+        match next_after_2(&mut feed) {
+            Next::Behind {
+                need: 3,
+                engine_first: Some(5),
+            } => {}
+            other => panic!("expected Behind at 3, got {other:?}"),
+        }
+        assert_eq!(feed.stats.unrepairable, 1);
+        drop(feed);
+        assert_eq!(engine.join().unwrap(), (2, 2));
+    }
+
+    #[test]
+    fn a_hole_in_an_engine_that_is_not_settled_is_waited_for() {
+        for statuses in [
+            // Joining, or rejoining after a safe exit: the join merges the hole.
+            vec![status("Joining", false, 0)],
+            vec![status("Active", true, 1)],
+            // Settled, then a safe exit and a rejoin between the two looks.
+            vec![status("Active", false, 1), status("Active", false, 2)],
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let (mut feed, engine) =
+                feed_with_engine(dir.path(), vec![decisions(&[5, 6], 3)], statuses);
+            let got = next_after_2(&mut feed);
+            assert!(matches!(got, Next::Idle), "{got:?}");
+            assert_eq!(feed.stats.unrepairable, 0);
+            drop(feed);
+            engine.join().unwrap();
+        }
+    }
 }
