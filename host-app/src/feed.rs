@@ -181,6 +181,84 @@ impl Feed {
         None
     }
 
+    /// Run `transfer` (taking and installing a snapshot from a peer, which takes as long as the
+    /// dataset is large) and meanwhile keep, on a thread of its own, the host copies that
+    /// arrive. Under load the XDP log and the engine's log cover only so many instances (1,024
+    /// slots; `--log-keep`): a replica that ignored its feed for the transfer's duration would
+    /// find both past the snapshot's instance and need another transfer, then another, never
+    /// catching up. What is kept here follows the snapshot (taken after the keeping began),
+    /// and whatever lies between the two the engine's log repairs. At most [`AHEAD_MAX`]
+    /// instances are kept. `transfer` runs on the calling thread: a server it starts (with
+    /// `PDEATHSIG`, which follows the thread that started it) lives as long as that thread.
+    pub fn while_transferring<T>(&mut self, transfer: impl FnOnce() -> T) -> T {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let keeper = s.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Acquire) {
+                    self.keep_arrivals(Duration::from_millis(5));
+                }
+            });
+            // Set when `transfer` returns or unwinds (the scope waits for the keeper).
+            struct Done<'a>(&'a std::sync::atomic::AtomicBool);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+            let t = {
+                let _done = Done(&done);
+                transfer()
+            };
+            if let Err(p) = keeper.join() {
+                std::panic::resume_unwind(p);
+            }
+            t
+        })
+    }
+
+    /// Keep what arrives within about `wait`, in order, wherever the source is: a position the
+    /// XDP log no longer holds moves to the oldest one it holds.
+    fn keep_arrivals(&mut self, wait: Duration) {
+        if self.ahead.len() >= AHEAD_MAX {
+            std::thread::sleep(wait);
+            return;
+        }
+        let cluster = self.cluster;
+        let got = match &mut self.source {
+            Source::Udp(_) => match self.receive(0, wait) {
+                Some(Arrived::Instance(i, l)) => Some((i, l)),
+                _ => None,
+            },
+            Source::Xdp(log) => match log.next_timeout(wait) {
+                Ok(Some(d)) => {
+                    self.stats.received += 1;
+                    Logged::from_packet(&d.packet, cluster).map(|(i, l)| (i, Arc::new(l)))
+                }
+                Ok(None) => None,
+                // Lapped (resume at the oldest instance held) or missed (resume after it:
+                // the engine's log repairs it later).
+                Err(xdp_log::LogError::Gap {
+                    expected,
+                    oldest_available,
+                }) => {
+                    log.seek(oldest_available.unwrap_or(0).max(expected + 1));
+                    None
+                }
+                Err(xdp_log::LogError::Corrupt { instance, .. }) => {
+                    log.seek(instance + 1);
+                    None
+                }
+                Err(_) => {
+                    std::thread::sleep(wait);
+                    None
+                }
+            },
+        };
+        if let Some((i, l)) = got {
+            self.ahead.insert(i, l);
+        }
+    }
+
     fn receive(&mut self, want: u64, wait: Duration) -> Option<Arrived> {
         let cluster = self.cluster;
         match &mut self.source {
@@ -408,6 +486,66 @@ mod tests {
     /// The replica applied 2; no host copy comes, so the feed asks the engine for 3 on.
     fn next_after_2(feed: &mut Feed) -> Next {
         feed.next(2, Duration::from_millis(1))
+    }
+
+    /// A host copy of instance `i` (one request whose payload is `i`).
+    fn host_copy(i: u64) -> Vec<u8> {
+        use proto::wire::{Decide, DecideMeta, Entry, Packet};
+        let payload = i.to_be_bytes();
+        let e = Entry {
+            client_id: 7,
+            seq: i,
+            flags: 0,
+            payload: &payload,
+        };
+        let mut raw = vec![0u8; e.wire_len()];
+        proto::wire::emit_entries([e].iter(), &mut raw).unwrap();
+        let meta = DecideMeta {
+            instance: i,
+            epoch: 0,
+            msg_seq: i as u32,
+            tree: 0,
+            kind: DecideKind::Batch,
+        };
+        Packet::Decide(Decide {
+            meta,
+            count: 1,
+            entries_raw: &raw,
+        })
+        .to_vec(1, 0)
+        .unwrap()
+    }
+
+    #[test]
+    fn host_copies_arriving_during_a_transfer_are_kept_for_after_it() {
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = udp.local_addr().unwrap();
+        // No engine: a gap could only be filled by another transfer.
+        let mut feed = Feed::new(Source::Udp(udp), 1, None);
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The transfer installs a snapshot of instance 104 while 100..=110 arrive.
+        let snapshot = feed.while_transferring(|| {
+            for i in 100..=110 {
+                tx.send_to(&host_copy(i), to).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            104
+        });
+        // Nothing arrives after it: 105..=110 come from what was kept, in order.
+        for i in snapshot + 1..=110 {
+            match feed.next(i - 1, Duration::from_millis(1)) {
+                Next::Decision(n, l) => {
+                    assert_eq!(n, i);
+                    assert_eq!(l.requests(), vec![(7, i)]);
+                }
+                other => panic!("instance {i}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            feed.next(110, Duration::from_millis(1)),
+            Next::Idle
+        ));
+        assert_eq!(feed.stats.received, 11);
     }
 
     #[test]

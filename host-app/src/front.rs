@@ -1166,7 +1166,8 @@ pub fn apply_loop(
                     }
                 }
                 node.wake_all();
-                match transfer(&node, &peers, need, applier.applied) {
+                let applied = applier.applied;
+                match feed.while_transferring(|| transfer(&node, &peers, need, applied)) {
                     Ok(a) => applier = a,
                     Err(e) => {
                         tracing::warn!(

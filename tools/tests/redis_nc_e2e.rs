@@ -81,12 +81,13 @@ fn redis_nc_survives_kills_restarts_a_join_and_drops_with_linearizable_history()
         .expect("node 2's engine joins again");
     rl.start_node_app(2).expect("node 2's redis-nc");
     let mut c2 = rl.connect(2).unwrap();
-    wait_for(
+    if let Err(e) = wait_for(
         Duration::from_secs(60),
         "node 2's replica serves again",
         || caught_up(&info(&mut c2), 50),
-    )
-    .unwrap();
+    ) {
+        panic!("{e}\nnode 2:\n{}\n{}", info(&mut c2), rl.log_tails(2, 40));
+    }
     println!("node 2 after its restart:\n{}", info(&mut c2));
 
     // Node 3 joins with its redis-server, with one command: `redis-nc --join MEMBER`.

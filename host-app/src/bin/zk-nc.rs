@@ -399,7 +399,10 @@ fn run_node(file: &ClusterFile, a: NodeArgs, password: Option<Password>) -> Resu
                 }
                 Next::Behind { need, .. } => {
                     feed_node.set_transferring(Some(format!("it lacks instance {need}")));
-                    match snapshot_from_peers(&peers, password.as_ref(), need, at) {
+                    let password = password.as_ref();
+                    match feed
+                        .while_transferring(|| snapshot_from_peers(&peers, password, need, at))
+                    {
                         Ok(snap) => {
                             tracing::info!(
                                 node,
