@@ -360,7 +360,7 @@ impl Feed {
         }
         if let Some(l) = self.ahead.remove(&from) {
             self.stats.repairs += 1;
-            self.stats.repaired += added.max(1);
+            self.stats.repaired += added;
             return Next::Decision(from, l);
         }
         if self.engine_settled() != Some(before) {
