@@ -68,6 +68,8 @@ pub struct Feed {
     ahead: BTreeMap<u64, Arc<Logged>>,
     /// When the engine was last asked while the feed was quiet.
     last_idle_check: Option<Instant>,
+    /// When the source was last read on while a backlog was applied ([`Feed::take_kept`]).
+    last_drain: Option<Instant>,
     /// How often a quiet feed asks the engine whether it missed something.
     idle_check: Duration,
     buf: Vec<u8>,
@@ -81,6 +83,11 @@ pub struct Feed {
 /// More than this many early decisions kept means the gap will not close by itself.
 const AHEAD_MAX: usize = 100_000;
 
+/// While a backlog is applied, the source is read on at most this often, at most
+/// [`DRAIN_MAX`] decisions at a time.
+const DRAIN_EVERY: Duration = Duration::from_millis(1);
+const DRAIN_MAX: usize = 4096;
+
 impl Feed {
     /// A feed from `source`; gaps are repaired from the engine whose control socket is `engine`
     /// (without one, every gap needs a state transfer).
@@ -92,6 +99,7 @@ impl Feed {
             bus: None,
             ahead: BTreeMap::new(),
             last_idle_check: None,
+            last_drain: None,
             idle_check: Duration::from_millis(20),
             buf: vec![0u8; 65536],
             udp_timeout: None,
@@ -106,7 +114,7 @@ impl Feed {
         while self.ahead.first_key_value().is_some_and(|(i, _)| *i < want) {
             self.ahead.pop_first();
         }
-        if let Some(l) = self.ahead.remove(&want) {
+        if let Some(l) = self.take_kept(want) {
             return Next::Decision(want, l);
         }
         match self.receive(want, wait) {
@@ -140,7 +148,7 @@ impl Feed {
     /// in one pipelined write. Anything else (a later instance, a gap) is left to [`Feed::next`].
     pub fn next_ready(&mut self, applied: u64) -> Option<(u64, Arc<Logged>)> {
         let want = applied + 1;
-        if let Some(l) = self.ahead.remove(&want) {
+        if let Some(l) = self.take_kept(want) {
             return Some((want, l));
         }
         let cluster = self.cluster;
@@ -217,11 +225,13 @@ impl Feed {
     }
 
     /// Keep what arrives within about `wait`, in order, wherever the source is: a position the
-    /// XDP log no longer holds moves to the oldest one it holds.
-    fn keep_arrivals(&mut self, wait: Duration) {
+    /// XDP log no longer holds moves to the oldest one it holds. A hole below what arrived
+    /// (lost host copies) is repaired from the engine's log at once, while it still holds
+    /// them. Whether anything was read.
+    fn keep_arrivals(&mut self, wait: Duration) -> bool {
         if self.ahead.len() >= AHEAD_MAX {
             std::thread::sleep(wait);
-            return;
+            return false;
         }
         let cluster = self.cluster;
         let got = match &mut self.source {
@@ -242,11 +252,11 @@ impl Feed {
                     oldest_available,
                 }) => {
                     log.seek(oldest_available.unwrap_or(0).max(expected + 1));
-                    None
+                    return true;
                 }
                 Err(xdp_log::LogError::Corrupt { instance, .. }) => {
                     log.seek(instance + 1);
-                    None
+                    return true;
                 }
                 Err(_) => {
                     std::thread::sleep(wait);
@@ -254,9 +264,42 @@ impl Feed {
                 }
             },
         };
-        if let Some((i, l)) = got {
-            self.ahead.insert(i, l);
+        let Some((i, l)) = got else {
+            return false;
+        };
+        let below = self.ahead.range(..i).next_back().map(|(k, _)| *k);
+        self.ahead.insert(i, l);
+        if let Some(b) = below
+            && b + 1 < i
+            && self.engine.is_some()
+            && let Ok(got) = self.ask_engine(b + 1, i - 1)
+        {
+            let mut added = 0;
+            for (k, l) in got.log.map.range(b + 1..i) {
+                added += u64::from(self.ahead.insert(*k, l.clone()).is_none());
+            }
+            if added > 0 {
+                self.stats.repairs += 1;
+                self.stats.repaired += added;
+            }
         }
+        true
+    }
+
+    /// `want` if it was kept; while more is kept behind it (a backlog after a transfer or a
+    /// gap), the source is read on too (at most every millisecond, without waiting), so that
+    /// the XDP ring does not lap and lost copies are repaired while the engine holds them.
+    fn take_kept(&mut self, want: u64) -> Option<Arc<Logged>> {
+        let l = self.ahead.remove(&want)?;
+        if !self.ahead.is_empty() && self.last_drain.is_none_or(|t| t.elapsed() >= DRAIN_EVERY) {
+            for _ in 0..DRAIN_MAX {
+                if !self.keep_arrivals(Duration::ZERO) {
+                    break;
+                }
+            }
+            self.last_drain = Some(Instant::now());
+        }
+        Some(l)
     }
 
     fn receive(&mut self, want: u64, wait: Duration) -> Option<Arrived> {
@@ -459,6 +502,15 @@ mod tests {
         logs: Vec<Value>,
         statuses: Vec<Value>,
     ) -> (Feed, std::thread::JoinHandle<(usize, usize)>) {
+        feed_with_engine_fn(dir, move |n| logs[n.min(logs.len() - 1)].clone(), statuses)
+    }
+
+    /// [`feed_with_engine`] with the `n`-th `decisions` answer (from 0) given by `log`.
+    fn feed_with_engine_fn(
+        dir: &std::path::Path,
+        mut log: impl FnMut(usize) -> Value + Send + 'static,
+        statuses: Vec<Value>,
+    ) -> (Feed, std::thread::JoinHandle<(usize, usize)>) {
         let path = dir.join("ctl");
         let l = UnixListener::bind(&path).unwrap();
         let engine = std::thread::spawn(move || {
@@ -469,7 +521,7 @@ mod tests {
                 let line = line.unwrap();
                 let ok = if line.starts_with("decisions") {
                     nd += 1;
-                    logs[(nd - 1).min(logs.len() - 1)].clone()
+                    log(nd - 1)
                 } else {
                     assert_eq!(line, "status");
                     ns += 1;
@@ -546,6 +598,50 @@ mod tests {
             Next::Idle
         ));
         assert_eq!(feed.stats.received, 11);
+    }
+
+    #[test]
+    fn a_copy_lost_during_a_transfer_is_repaired_from_the_engine_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // The engine's log holds 100..=110 now; asked later it would hold 109 on only (its
+        // log is short and moves on): the keeper must ask while it still holds 103.
+        let moved_on = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (mut feed, engine) = feed_with_engine_fn(
+            dir.path(),
+            {
+                let moved_on = moved_on.clone();
+                move |_| {
+                    if moved_on.load(std::sync::atomic::Ordering::SeqCst) {
+                        decisions(&[109, 110], 103)
+                    } else {
+                        decisions(&(100..=110).collect::<Vec<_>>(), 103)
+                    }
+                }
+            },
+            vec![status("Active", false, 1)],
+        );
+        let Source::Udp(s) = &feed.source else {
+            unreachable!()
+        };
+        let to = s.local_addr().unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let snapshot = feed.while_transferring(|| {
+            for i in (100..=110).filter(|i| *i != 103) {
+                tx.send_to(&host_copy(i), to).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            moved_on.store(true, std::sync::atomic::Ordering::SeqCst);
+            101
+        });
+        for i in snapshot + 1..=110 {
+            match feed.next(i - 1, Duration::from_millis(1)) {
+                Next::Decision(n, _) => assert_eq!(n, i),
+                other => panic!("instance {i}: {other:?}"),
+            }
+        }
+        assert_eq!((feed.stats.repairs, feed.stats.repaired), (1, 1));
+        drop(feed);
+        assert_eq!(engine.join().unwrap(), (1, 0));
     }
 
     #[test]
