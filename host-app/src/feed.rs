@@ -274,14 +274,8 @@ impl Feed {
             && self.engine.is_some()
             && let Ok(got) = self.ask_engine(b + 1, i - 1)
         {
-            let mut added = 0;
-            for (k, l) in got.log.map.range(b + 1..i) {
-                added += u64::from(self.ahead.insert(*k, l.clone()).is_none());
-            }
-            if added > 0 {
-                self.stats.repairs += 1;
-                self.stats.repaired += added;
-            }
+            let added = self.keep_from_engine(got.log, b + 1, i - 1);
+            self.count_repair(added);
         }
         true
     }
@@ -360,22 +354,15 @@ impl Feed {
             .map
             .first_key_value()
             .is_some_and(|(i, _)| *i > from);
-        let mut added = 0;
-        for (i, l) in got.log.map {
-            if i >= from {
-                added += u64::from(self.ahead.insert(i, l).is_none());
-            }
-        }
+        let first = got.first;
+        let added = self.keep_from_engine(got.log, from, to);
         if let Some(l) = self.ahead.remove(&from) {
-            if added > 0 {
-                self.stats.repairs += 1;
-                self.stats.repaired += added;
-            }
+            self.count_repair(added);
             return Next::Decision(from, l);
         }
         // The engine lacks `from`: truncated or joined after it (a state transfer is needed),
         // or not decided there yet (a host copy can overtake the engine's publish: wait).
-        if hole || got.first.is_some_and(|f| f > from) || self.ahead.len() > AHEAD_MAX {
+        if hole || first.is_some_and(|f| f > from) || self.ahead.len() > AHEAD_MAX {
             return self.confirm_behind(from, to);
         }
         Next::Idle
@@ -395,15 +382,9 @@ impl Feed {
             return Next::Idle;
         };
         let first = got.first;
-        let mut added = 0;
-        for (i, l) in got.log.map {
-            if i >= from {
-                added += u64::from(self.ahead.insert(i, l).is_none());
-            }
-        }
+        let added = self.keep_from_engine(got.log, from, to);
         if let Some(l) = self.ahead.remove(&from) {
-            self.stats.repairs += 1;
-            self.stats.repaired += added;
+            self.count_repair(added);
             return Next::Decision(from, l);
         }
         if self.engine_settled() != Some(before) {
@@ -413,6 +394,23 @@ impl Feed {
         Next::Behind {
             need: from,
             engine_first: first,
+        }
+    }
+
+    /// Keep the instances `from..=to` of what the engine's log answered; how many were new.
+    fn keep_from_engine(&mut self, log: soc_ctl::log::DecisionLog, from: u64, to: u64) -> u64 {
+        let mut added = 0;
+        for (i, l) in log.map.range(from..=to) {
+            added += u64::from(self.ahead.insert(*i, l.clone()).is_none());
+        }
+        added
+    }
+
+    /// One repair, if it brought instances.
+    fn count_repair(&mut self, added: u64) {
+        if added > 0 {
+            self.stats.repairs += 1;
+            self.stats.repaired += added;
         }
     }
 
@@ -540,6 +538,16 @@ mod tests {
         feed.next(2, Duration::from_millis(1))
     }
 
+    /// The feed hands out `from..=to` in order (the replica applied `from - 1`).
+    fn decisions_in_order(feed: &mut Feed, from: u64, to: u64) -> Vec<Arc<Logged>> {
+        (from..=to)
+            .map(|i| match feed.next(i - 1, Duration::from_millis(1)) {
+                Next::Decision(n, l) if n == i => l,
+                other => panic!("instance {i}: {other:?}"),
+            })
+            .collect()
+    }
+
     /// A host copy of instance `i` (one request whose payload is `i`).
     fn host_copy(i: u64) -> Vec<u8> {
         use proto::wire::{Decide, DecideMeta, Entry, Packet};
@@ -584,14 +592,11 @@ mod tests {
             104
         });
         // Nothing arrives after it: 105..=110 come from what was kept, in order.
-        for i in snapshot + 1..=110 {
-            match feed.next(i - 1, Duration::from_millis(1)) {
-                Next::Decision(n, l) => {
-                    assert_eq!(n, i);
-                    assert_eq!(l.requests(), vec![(7, i)]);
-                }
-                other => panic!("instance {i}: {other:?}"),
-            }
+        for (l, i) in decisions_in_order(&mut feed, snapshot + 1, 110)
+            .iter()
+            .zip(105..)
+        {
+            assert_eq!(l.requests(), vec![(7, i)]);
         }
         assert!(matches!(
             feed.next(110, Duration::from_millis(1)),
@@ -633,12 +638,7 @@ mod tests {
             moved_on.store(true, std::sync::atomic::Ordering::SeqCst);
             101
         });
-        for i in snapshot + 1..=110 {
-            match feed.next(i - 1, Duration::from_millis(1)) {
-                Next::Decision(n, _) => assert_eq!(n, i),
-                other => panic!("instance {i}: {other:?}"),
-            }
-        }
+        decisions_in_order(&mut feed, snapshot + 1, 110);
         assert_eq!((feed.stats.repairs, feed.stats.repaired), (1, 1));
         drop(feed);
         assert_eq!(engine.join().unwrap(), (1, 0));
@@ -658,11 +658,7 @@ mod tests {
             Next::Decision(3, l) => assert_eq!(l, logged(3)),
             other => panic!("expected instance 3, got {other:?}"),
         }
-        for i in 4..=6 {
-            assert!(
-                matches!(feed.next(i - 1, Duration::from_millis(1)), Next::Decision(n, _) if n == i)
-            );
-        }
+        decisions_in_order(&mut feed, 4, 6);
         assert_eq!(feed.stats.unrepairable, 0);
         drop(feed);
         assert_eq!(engine.join().unwrap(), (2, 1));
