@@ -519,6 +519,13 @@ pub struct PktParser {
     /// `ip_total_len + 14`, the IPv4 datagram's end in the frame (compared with `flen` in the
     /// verdict cycle).
     ip_end: DFF<Bits<16>>,
+    /// The frame length's checks (`flen` < 14, `flen` < 34, `ip_end` > `flen`), judged in the
+    /// cycle of the last beat from the length it gives (`flen_n`, what `flen` takes then) and
+    /// registered: the verdict cycle reads three bits instead of two comparisons and a carry
+    /// chain (`ip_end > flen` was the start of `nc_engine`'s longest path, 2026-12-02).
+    ck_f14: DFF<Bit>,
+    ck_f34: DFF<Bit>,
+    ck_end: DFF<Bit>,
     ck_ip: DFF<Bit>,
     ck_frag: DFF<Bit>,
     ck_udp: DFF<Bit>,
@@ -641,6 +648,7 @@ pub struct PktParser {
     f_e_payload: Signal<Local, Bits<64>>,
     pos: Signal<Local, Bits<16>>,
     nbytes: Signal<Local, Bits<16>>,
+    flen_n: Signal<Local, Bits<16>>,
     k0_16: Constant<Bits<16>>,
     k1_16: Constant<Bits<16>>,
     k8_16: Constant<Bits<16>>,
@@ -830,6 +838,9 @@ impl Default for PktParser {
             beats_n_rest: Default::default(),
             ck_eth: Default::default(),
             ip_end: Default::default(),
+            ck_f14: Default::default(),
+            ck_f34: Default::default(),
+            ck_end: Default::default(),
             ck_ip: Default::default(),
             ck_frag: Default::default(),
             ck_udp: Default::default(),
@@ -943,6 +954,7 @@ impl Default for PktParser {
             f_e_payload: Default::default(),
             pos: Default::default(),
             nbytes: Default::default(),
+            flen_n: Default::default(),
             k0_16: k(0),
             k1_16: k(1),
             k8_16: k(8),
@@ -1044,6 +1056,9 @@ impl Logic for PktParser {
             bq9,
             ck_eth,
             ip_end,
+            ck_f14,
+            ck_f34,
+            ck_end,
             ck_ip,
             ck_frag,
             ck_udp,
@@ -1351,6 +1366,8 @@ impl Logic for PktParser {
         if self.s_keep.val() == self.k_keep7.val() {
             self.nbytes.next = self.k7_16.val();
         }
+        // The frame length if this beat is the last (what `flen` takes then).
+        self.flen_n.next = self.pos.val() + self.nbytes.val();
         // ---- is the sender the leader of the epoch (`epoch mod n`)? Each half of the epoch
         // gives two pair sums of nibble residues (< 2n each): the high half from the kept beats
         // (every cycle), the low half from the bus as it passes; then their total and
@@ -1454,9 +1471,16 @@ impl Logic for PktParser {
             }
             if self.s_last.val() {
                 self.done.d.next = true;
-                self.flen.d.next = self.pos.val() + self.nbytes.val();
+                self.flen.d.next = self.flen_n.val();
             }
         }
+        // The frame length's checks if this beat is the last: in the verdict cycle (after
+        // the last beat) `ck_f14`, `ck_f34` and `ck_end` are the checks of `flen`. `ip_end` is
+        // final by then in every frame whose verdict reads it: a frame that ends before beat 4
+        // is shorter than 34 bytes (malformed, or foreign if shorter than 14) whatever it says.
+        self.ck_f14.d.next = self.flen_n.val() < self.k14_16.val();
+        self.ck_f34.d.next = self.flen_n.val() < self.k34_16.val();
+        self.ck_end.d.next = self.ip_end.q.val() > self.flen_n.val();
         // ---- verdict (the cycle after the last beat, from the registers)
         self.i_chk.s.next = self.i_s.q.val();
         self.i_chk.c.next = self.i_c.q.val();
@@ -1473,11 +1497,11 @@ impl Logic for PktParser {
         // proto's order of checks; each `ck_*` was judged a cycle early (below), so this cycle
         // adds only the checksums and the configuration (port, cluster, the port's kind).
         self.v_base.next = self.c_expected.val();
-        if self.flen.q.val() < self.k14_16.val() || self.ck_eth.q.val() {
+        if self.ck_f14.q.val() || self.ck_eth.q.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if self.flen.q.val() < self.k34_16.val()
+        } else if self.ck_f34.q.val()
             || self.ck_ip.q.val()
-            || self.ip_end.q.val() > self.flen.q.val()
+            || self.ck_end.q.val()
             || !self.i_chk.eq.val()
         {
             self.v_base.next = self.c_malformed.val();

@@ -34601,6 +34601,15 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -34759,6 +34768,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     nc_engine$p0$beat beat(
@@ -35055,6 +35065,21 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    nc_engine$p0$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    nc_engine$p0$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    nc_engine$p0$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     nc_engine$p0$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -35300,6 +35325,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -35358,6 +35386,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -35528,6 +35559,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -35615,9 +35647,12 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -35626,10 +35661,10 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -36156,6 +36191,25 @@ module nc_engine$p0$ck_csum(d,q,clock);
 endmodule // nc_engine$p0$ck_csum
 
 
+module nc_engine$p0$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_end
+
+
 module nc_engine$p0$ck_eth(d,q,clock);
     
     // Module arguments
@@ -36173,6 +36227,44 @@ module nc_engine$p0$ck_eth(d,q,clock);
     end
           
 endmodule // nc_engine$p0$ck_eth
+
+
+module nc_engine$p0$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_f14
+
+
+module nc_engine$p0$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_f34
 
 
 module nc_engine$p0$ck_frag(d,q,clock);
@@ -37778,6 +37870,15 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -37936,6 +38037,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     nc_engine$p1$beat beat(
@@ -38232,6 +38334,21 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    nc_engine$p1$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    nc_engine$p1$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    nc_engine$p1$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     nc_engine$p1$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -38477,6 +38594,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -38535,6 +38655,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -38705,6 +38828,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -38792,9 +38916,12 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -38803,10 +38930,10 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -39333,6 +39460,25 @@ module nc_engine$p1$ck_csum(d,q,clock);
 endmodule // nc_engine$p1$ck_csum
 
 
+module nc_engine$p1$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_end
+
+
 module nc_engine$p1$ck_eth(d,q,clock);
     
     // Module arguments
@@ -39350,6 +39496,44 @@ module nc_engine$p1$ck_eth(d,q,clock);
     end
           
 endmodule // nc_engine$p1$ck_eth
+
+
+module nc_engine$p1$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_f14
+
+
+module nc_engine$p1$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_f34
 
 
 module nc_engine$p1$ck_frag(d,q,clock);
@@ -40955,6 +41139,15 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -41113,6 +41306,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     nc_engine$p2$beat beat(
@@ -41409,6 +41603,21 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    nc_engine$p2$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    nc_engine$p2$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    nc_engine$p2$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     nc_engine$p2$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -41654,6 +41863,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -41712,6 +41924,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -41882,6 +42097,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -41969,9 +42185,12 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -41980,10 +42199,10 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -42510,6 +42729,25 @@ module nc_engine$p2$ck_csum(d,q,clock);
 endmodule // nc_engine$p2$ck_csum
 
 
+module nc_engine$p2$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_end
+
+
 module nc_engine$p2$ck_eth(d,q,clock);
     
     // Module arguments
@@ -42527,6 +42765,44 @@ module nc_engine$p2$ck_eth(d,q,clock);
     end
           
 endmodule // nc_engine$p2$ck_eth
+
+
+module nc_engine$p2$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_f14
+
+
+module nc_engine$p2$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_f34
 
 
 module nc_engine$p2$ck_frag(d,q,clock);
@@ -44132,6 +44408,15 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -44290,6 +44575,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     nc_engine$p3$beat beat(
@@ -44586,6 +44872,21 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    nc_engine$p3$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    nc_engine$p3$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    nc_engine$p3$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     nc_engine$p3$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -44831,6 +45132,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -44889,6 +45193,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -45059,6 +45366,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -45146,9 +45454,12 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -45157,10 +45468,10 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -45687,6 +45998,25 @@ module nc_engine$p3$ck_csum(d,q,clock);
 endmodule // nc_engine$p3$ck_csum
 
 
+module nc_engine$p3$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_end
+
+
 module nc_engine$p3$ck_eth(d,q,clock);
     
     // Module arguments
@@ -45704,6 +46034,44 @@ module nc_engine$p3$ck_eth(d,q,clock);
     end
           
 endmodule // nc_engine$p3$ck_eth
+
+
+module nc_engine$p3$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_f14
+
+
+module nc_engine$p3$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_f34
 
 
 module nc_engine$p3$ck_frag(d,q,clock);
@@ -47309,6 +47677,15 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -47467,6 +47844,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     nc_engine$pc$beat beat(
@@ -47763,6 +48141,21 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    nc_engine$pc$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    nc_engine$pc$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    nc_engine$pc$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     nc_engine$pc$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -48008,6 +48401,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -48066,6 +48462,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -48236,6 +48635,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -48323,9 +48723,12 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -48334,10 +48737,10 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -48864,6 +49267,25 @@ module nc_engine$pc$ck_csum(d,q,clock);
 endmodule // nc_engine$pc$ck_csum
 
 
+module nc_engine$pc$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_end
+
+
 module nc_engine$pc$ck_eth(d,q,clock);
     
     // Module arguments
@@ -48881,6 +49303,44 @@ module nc_engine$pc$ck_eth(d,q,clock);
     end
           
 endmodule // nc_engine$pc$ck_eth
+
+
+module nc_engine$pc$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_f14
+
+
+module nc_engine$pc$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_f34
 
 
 module nc_engine$pc$ck_frag(d,q,clock);

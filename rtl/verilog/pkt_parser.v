@@ -315,6 +315,15 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [15:0] ip_end$d;
     wire  [15:0] ip_end$q;
     reg  ip_end$clock;
+    reg  ck_f14$d;
+    wire  ck_f14$q;
+    reg  ck_f14$clock;
+    reg  ck_f34$d;
+    wire  ck_f34$q;
+    reg  ck_f34$clock;
+    reg  ck_end$d;
+    wire  ck_end$q;
+    reg  ck_end$clock;
     reg  ck_ip$d;
     wire  ck_ip$q;
     reg  ck_ip$clock;
@@ -473,6 +482,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [63:0] f_e_payload;
     reg  [15:0] pos;
     reg  [15:0] nbytes;
+    reg  [15:0] flen_n;
     
     // Sub module instances
     pkt_parser$beat beat(
@@ -769,6 +779,21 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .q(ip_end$q),
         .clock(ip_end$clock)
     );
+    pkt_parser$ck_f14 ck_f14(
+        .d(ck_f14$d),
+        .q(ck_f14$q),
+        .clock(ck_f14$clock)
+    );
+    pkt_parser$ck_f34 ck_f34(
+        .d(ck_f34$d),
+        .q(ck_f34$q),
+        .clock(ck_f34$clock)
+    );
+    pkt_parser$ck_end ck_end(
+        .d(ck_end$d),
+        .q(ck_end$q),
+        .clock(ck_end$clock)
+    );
     pkt_parser$ck_ip ck_ip(
         .d(ck_ip$d),
         .q(ck_ip$q),
@@ -1014,6 +1039,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq9$clock = clock;
         ck_eth$clock = clock;
         ip_end$clock = clock;
+        ck_f14$clock = clock;
+        ck_f34$clock = clock;
+        ck_end$clock = clock;
         ck_ip$clock = clock;
         ck_frag$clock = clock;
         ck_udp$clock = clock;
@@ -1072,6 +1100,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq9$d = bq9$q;
         ck_eth$d = ck_eth$q;
         ip_end$d = ip_end$q;
+        ck_f14$d = ck_f14$q;
+        ck_f34$d = ck_f34$q;
+        ck_end$d = ck_end$q;
         ck_ip$d = ck_ip$q;
         ck_frag$d = ck_frag$q;
         ck_udp$d = ck_udp$q;
@@ -1242,6 +1273,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         if (s_keep == k_keep7) begin
             nbytes = k7_16;
         end
+        flen_n = pos + nbytes;
         sw_ep_hi$inp = beats$out[(o_ep_hi)+:(16)];
         ep_hi$value = sw_ep_hi$out;
         ep_hi$tab = sender_tab[(32'h168)+:(360)];
@@ -1329,9 +1361,12 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             end
             if (s_last) begin
                 done$d = 1'b1;
-                flen$d = pos + nbytes;
+                flen$d = flen_n;
             end
         end
+        ck_f14$d = flen_n < k14_16;
+        ck_f34$d = flen_n < k34_16;
+        ck_end$d = ip_end$q > flen_n;
         i_chk$s = i_s$q;
         i_chk$c = i_c$q;
         u_chk$s = u_s$q;
@@ -1340,10 +1375,10 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
-        if (flen$q < k14_16 || ck_eth$q) begin
+        if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (flen$q < k34_16 || ck_ip$q || ip_end$q > flen$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
@@ -1870,6 +1905,25 @@ module pkt_parser$ck_csum(d,q,clock);
 endmodule // pkt_parser$ck_csum
 
 
+module pkt_parser$ck_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_end
+
+
 module pkt_parser$ck_eth(d,q,clock);
     
     // Module arguments
@@ -1887,6 +1941,44 @@ module pkt_parser$ck_eth(d,q,clock);
     end
           
 endmodule // pkt_parser$ck_eth
+
+
+module pkt_parser$ck_f14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_f14
+
+
+module pkt_parser$ck_f34(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_f34
 
 
 module pkt_parser$ck_frag(d,q,clock);
