@@ -395,6 +395,20 @@ fn the_length_checks_match_proto_at_their_bounds() {
             f[40..42].copy_from_slice(&[0, 0]);
             frames.push(f);
         }
+        // An IPv4 header and nothing after it (total_len 20), cut at 33 to 35 bytes, not UDP
+        // and UDP: the frame length's bound at 34 (foreign when not UDP from 34 bytes on).
+        for len in 33..=35 {
+            for ip_proto in [6u8, 17] {
+                let mut f = frame(&[], PORT);
+                f[16..18].copy_from_slice(&20u16.to_be_bytes());
+                f[23] = ip_proto;
+                f[24..26].copy_from_slice(&[0, 0]);
+                let c = ipv4_csum(&f[14..34]);
+                f[24..26].copy_from_slice(&c.to_be_bytes());
+                f.truncate(len);
+                frames.push(f);
+            }
+        }
         let mut p = Parser::new(client_mode, 3);
         let got = p.run(&frames);
         assert_eq!(got.len(), frames.len(), "one verdict per frame");
