@@ -48,9 +48,14 @@ step() {
         local line
         while IFS= read -r line; do
             details+=("$name: $line")
-        # A panic's message is on the line after "panicked at": both are kept.
+        # A panic's message follows "panicked at", up to rust's "note: run with RUST_BACKTRACE"
+        # line: kept whole (at most 60 lines), since a test's message often carries the logs of
+        # the processes it ran, and a CI report may show only the end of the run.
         done < <(awk '/^test .* \.\.\. FAILED$|^error(\[|:)|^FAIL|FAILED/ { print; next }
-                      /panicked at/ { print; if ((getline l) > 0) print "    " l; next }' "$step_log" | head -n 24)
+                      /panicked at/ { print; n = 0
+                          while ((getline l) > 0 && l !~ /^note: run with/ && n < 60) {
+                              print "    " l; n++ }
+                          next }' "$step_log" | head -n 120)
     fi
 }
 

@@ -659,17 +659,29 @@ fn deploy_md_followed_in_the_namespace_lab() {
     }
     let password = Password::new(PASSWORD).unwrap();
     let clients = lab.clients();
-    let connect = |i: u8| -> RespConn {
+    // A front that cannot be reached: whether its process still runs, and every log.
+    let connect = |svc: &mut Services, i: u8| -> RespConn {
         let mut c = connect_in(
             Some(clients.clone()),
             front_addr(i),
             Duration::from_secs(20),
         )
-        .unwrap_or_else(|e| panic!("front {i}: {e}\n{}", show_logs()));
+        .unwrap_or_else(|e| {
+            let name = format!("redis-nc@{i}");
+            let state = match svc.procs.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, child)) => match child.try_wait() {
+                    Ok(Some(st)) => format!("{name} exited: {st}"),
+                    Ok(None) => format!("{name} still runs"),
+                    Err(e) => format!("{name}: {e}"),
+                },
+                None => format!("{name} was not started"),
+            };
+            panic!("front {i}: {e} ({state})\n{}", show_logs())
+        });
         c.auth(&password).expect("AUTH");
         c
     };
-    let mut f: Vec<RespConn> = (0..3).map(connect).collect();
+    let mut f: Vec<RespConn> = (0..3).map(|i| connect(&mut svc, i)).collect();
     for c in f.iter_mut() {
         assert_eq!(call(c, &[b"PING"]), Value::Simple("PONG".into()));
     }
@@ -729,7 +741,7 @@ fn deploy_md_followed_in_the_namespace_lab() {
     let out = host.soc_ctl(&["--ctl", &host.ctl(3), "join", "--member", "1"]);
     assert!(out.contains("joined"), "{out}");
     start_front(&mut svc, 3);
-    f.push(connect(3));
+    f.push(connect(&mut svc, 3));
     let out = nc_client(&["load", "--requests", "200", "--window", "4"]);
     assert!(out.contains("200 decided"), "{out}");
     assert_eq!(
