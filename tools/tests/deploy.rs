@@ -217,7 +217,14 @@ impl Host {
         }
         c.args(argv);
         // A service starts with systemd's environment, not ours.
-        for v in ["NC_CTL", "NC_BAR", "REDIS_NC_PASSWORD", "ZK_NC_PASSWORD"] {
+        // (RUST_MIN_STACK: what .cargo/config.toml gives the test harness's threads.)
+        for v in [
+            "NC_CTL",
+            "NC_BAR",
+            "REDIS_NC_PASSWORD",
+            "ZK_NC_PASSWORD",
+            "RUST_MIN_STACK",
+        ] {
             c.env_remove(v);
         }
         c
