@@ -11,14 +11,16 @@
 //!
 //! - each entry is turned into its wire bytes as it arrives (the 16-byte entry header from the
 //!   probed layout, then the payload bytes, those past `payload_len` zeroed): up to 144 bytes
-//!   (18 words of 64 bits) in a slot, with the beat and lane where it starts in the frame (from
-//!   the frame length before it, summed as the entries arrive). There are two banks of four
+//!   (18 words of 64 bits) in a slot of [`SlotRam`] (a memory per word: distributed RAM, not
+//!   flip-flops), with the beat and lane where it starts in the frame (from the frame length
+//!   before it, summed as the entries arrive, in registers). There are two banks of four
 //!   slots: each latched command's entries fill the bank the frame before it does not read, so
 //!   they can arrive while that frame streams, as with the image, and nothing is copied when a
 //!   frame starts;
 //! - the body is read out word by word: each entry of the frame walks its words with a one-hot
-//!   select (a register set 4 beats before the entry's first beat, then shifted), each step
-//!   registered (the word in its group of 6, the three groups ORed), and beat b's body bytes
+//!   select (a register set 4 beats before the entry's first beat, then shifted; word k's
+//!   memory is read at the slot that picks it, registered, then the picked word taken from
+//!   the 18 memories' outputs and registered), and beat b's body bytes
 //!   are, for every entry, its word and the one before it shifted to the entry's first lane (an
 //!   8-way byte multiplexer), ORed: bytes outside an entry are zero. The body starts at frame
 //!   byte 78 (beat 9, lane 6).
@@ -35,7 +37,7 @@ use proto::wire::{self, DecideKind};
 use rust_hdl::prelude::*;
 
 use crate::pkt_gen::{GenReady, SLOTS, entry_head_map, header_map, ip_const_sum};
-use crate::prim::{ByteAlign, ByteSwap, EntryHead, HeaderBytes, OnesAdd, WordSel, ZeroExtend};
+use crate::prim::{ByteAlign, ByteSwap, EntryHead, HeaderBytes, OnesAdd, ZeroExtend};
 
 /// Payload bytes an entry can carry.
 pub const MAX_ENTRY_PAYLOAD: usize = 128;
@@ -43,9 +45,6 @@ pub const MAX_ENTRY_PAYLOAD: usize = 128;
 pub const ENTRY_BITS: usize = 8 * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
 /// 64-bit words of an entry's wire bytes.
 pub const WORDS: usize = ENTRY_BITS / 64;
-/// An entry's word is read in two registered steps: the word among each group of 6 (three
-/// 64-bit results), then the three ORed.
-const GROUP_BITS: usize = 3 * 64;
 /// The longest frame (bytes): header and [`SLOTS`] entries of [`MAX_ENTRY_PAYLOAD`] bytes.
 pub const MAX_FRAME: usize = HDR_LEN + SLOTS * (wire::ENTRY_HEADER_LEN + MAX_ENTRY_PAYLOAD);
 
@@ -141,6 +140,188 @@ impl Logic for TreeHeader {
         } else {
             self.out.next = self.k0_64.val();
         }
+    }
+}
+
+/// Slots of the streaming generator: [`BANK_SLOTS`] entries' wire bytes (two banks of
+/// [`SLOTS`]), each read one 64-bit word per cycle. An entry arrives whole (`wdata`, written at
+/// slot `waddr` when `we`), so each of the [`WORDS`] words of a slot is a memory of its own
+/// (word k of every slot: [`BANK_SLOTS`] × 64 bits, synchronous write, registered read:
+/// distributed RAM in a vendor flow) instead of 1,152 flip-flops per slot. Slot s reads the
+/// word its one-hot `sel<s>` picks, and `out<s>` is that word in the next cycle (0 when
+/// nothing was picked), as a register fed by a word multiplexer would give it. Word k's memory
+/// is read at the slot whose select has bit k; at most one slot picks a given word in a cycle
+/// (the generator's slots start their walks in different cycles and shift one word per cycle;
+/// the simulator panics otherwise). A write and a read of the same slot in one cycle read the
+/// old word (never done: a command's entries fill the bank the streaming frame does not read).
+#[derive(LogicBlock)]
+pub struct SlotRam {
+    pub clock: Signal<In, Clock>,
+    pub we: Signal<In, Bit>,
+    pub waddr: Signal<In, Bits<3>>,
+    pub wdata: Signal<In, Bits<ENTRY_BITS>>,
+    pub sel0: Signal<In, Bits<WORDS>>,
+    pub sel1: Signal<In, Bits<WORDS>>,
+    pub sel2: Signal<In, Bits<WORDS>>,
+    pub sel3: Signal<In, Bits<WORDS>>,
+    pub sel4: Signal<In, Bits<WORDS>>,
+    pub sel5: Signal<In, Bits<WORDS>>,
+    pub sel6: Signal<In, Bits<WORDS>>,
+    pub sel7: Signal<In, Bits<WORDS>>,
+    pub out0: Signal<Out, Bits<64>>,
+    pub out1: Signal<Out, Bits<64>>,
+    pub out2: Signal<Out, Bits<64>>,
+    pub out3: Signal<Out, Bits<64>>,
+    pub out4: Signal<Out, Bits<64>>,
+    pub out5: Signal<Out, Bits<64>>,
+    pub out6: Signal<Out, Bits<64>>,
+    pub out7: Signal<Out, Bits<64>>,
+    /// Simulation state: the slots' words (`mem[slot][word]`) and each slot's word read in the
+    /// last cycle.
+    _mem: Box<[[u64; WORDS]; BANK_SLOTS]>,
+    _out: [u64; BANK_SLOTS],
+}
+
+/// Entry slots of `PktGen`: two banks of [`SLOTS`].
+pub const BANK_SLOTS: usize = 2 * SLOTS;
+
+impl Default for SlotRam {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            we: Default::default(),
+            waddr: Default::default(),
+            wdata: Default::default(),
+            sel0: Default::default(),
+            sel1: Default::default(),
+            sel2: Default::default(),
+            sel3: Default::default(),
+            sel4: Default::default(),
+            sel5: Default::default(),
+            sel6: Default::default(),
+            sel7: Default::default(),
+            out0: Default::default(),
+            out1: Default::default(),
+            out2: Default::default(),
+            out3: Default::default(),
+            out4: Default::default(),
+            out5: Default::default(),
+            out6: Default::default(),
+            out7: Default::default(),
+            _mem: Box::new([[0; WORDS]; BANK_SLOTS]),
+            _out: [0; BANK_SLOTS],
+        }
+    }
+}
+
+const _: () = assert!(BANK_SLOTS == 8 && WORDS <= 64);
+
+impl Logic for SlotRam {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            let sels = [
+                self.sel0.val(),
+                self.sel1.val(),
+                self.sel2.val(),
+                self.sel3.val(),
+                self.sel4.val(),
+                self.sel5.val(),
+                self.sel6.val(),
+                self.sel7.val(),
+            ];
+            let mut taken = 0u64;
+            for (s, sel) in sels.iter().enumerate() {
+                let sel = crate::prim::u64_of(*sel);
+                assert!(
+                    sel & taken == 0,
+                    "SlotRam: two slots read word(s) {:#x} in one cycle",
+                    sel & taken
+                );
+                taken |= sel;
+                self._out[s] = (0..WORDS)
+                    .filter(|&k| sel >> k & 1 == 1)
+                    .fold(0, |o, k| o | self._mem[s][k]);
+            }
+            if self.we.val() {
+                let w = self.wdata.val();
+                let slot = &mut self._mem[self.waddr.val().index()];
+                for (k, word) in slot.iter_mut().enumerate() {
+                    *word = crate::prim::u64_of(w.get_bits::<64>(64 * k));
+                }
+            }
+        }
+        self.out0.next = Bits::from(self._out[0]);
+        self.out1.next = Bits::from(self._out[1]);
+        self.out2.next = Bits::from(self._out[2]);
+        self.out3.next = Bits::from(self._out[3]);
+        self.out4.next = Bits::from(self._out[4]);
+        self.out5.next = Bits::from(self._out[5]);
+        self.out6.next = Bits::from(self._out[6]);
+        self.out7.next = Bits::from(self._out[7]);
+    }
+    fn connect(&mut self) {
+        self.out0.connect();
+        self.out1.connect();
+        self.out2.connect();
+        self.out3.connect();
+        self.out4.connect();
+        self.out5.connect();
+        self.out6.connect();
+        self.out7.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::new();
+        for k in 0..WORDS {
+            v += &format!(
+                "reg [63:0] m{k} [0:{}];\nreg [63:0] rd{k};\n",
+                BANK_SLOTS - 1
+            );
+            // Word k's read address: the slot whose select has bit k.
+            let terms: Vec<String> = (1..BANK_SLOTS)
+                .map(|s| format!("({{3{{sel{s}[{k}]}}}} & 3'd{s})"))
+                .collect();
+            v += &format!("wire [2:0] ra{k} = {};\n", terms.join(" | "));
+        }
+        for s in 0..BANK_SLOTS {
+            v += &format!("reg [{}:0] sd{s};\n", WORDS - 1);
+        }
+        // Everything starts at 0, as in the simulator (an FPGA's power-on values).
+        v += "integer i;\ninitial begin\n";
+        v += &format!("    for (i = 0; i < {BANK_SLOTS}; i = i + 1) begin\n");
+        for k in 0..WORDS {
+            v += &format!("        m{k}[i] = 64'd0;\n");
+        }
+        v += "    end\n";
+        for k in 0..WORDS {
+            v += &format!("    rd{k} = 64'd0;\n");
+        }
+        for s in 0..BANK_SLOTS {
+            v += &format!("    sd{s} = {WORDS}'d0;\n");
+        }
+        v += "end\nalways @(posedge clock) begin\n";
+        for k in 0..WORDS {
+            v += &format!("    rd{k} <= m{k}[ra{k}];\n");
+        }
+        for s in 0..BANK_SLOTS {
+            v += &format!("    sd{s} <= sel{s};\n");
+        }
+        v += "    if (we) begin\n";
+        for k in 0..WORDS {
+            v += &format!(
+                "        m{k}[waddr] <= wdata[{}:{}];\n",
+                64 * k + 63,
+                64 * k
+            );
+        }
+        v += "    end\nend\nalways @(*) begin\n";
+        for s in 0..BANK_SLOTS {
+            let terms: Vec<String> = (0..WORDS)
+                .map(|k| format!("({{64{{sd{s}[{k}]}}}} & rd{k})"))
+                .collect();
+            v += &format!("    out{s} = {};\n", terms.join("\n        | "));
+        }
+        v += "end";
+        Verilog::Custom(v)
     }
 }
 
@@ -245,14 +426,6 @@ block! {
         // Two banks of four entry slots (`r_w<bank><slot>`): an entry's wire bytes (byte x in
         // bits 8x+7..8x), with its first beat in the frame less 5 (`r_q`) and its first lane
         // (`r_a`), both from the frame length before it.
-        r_w00: DFF<Bits<ENTRY_BITS>>,
-        r_w01: DFF<Bits<ENTRY_BITS>>,
-        r_w02: DFF<Bits<ENTRY_BITS>>,
-        r_w03: DFF<Bits<ENTRY_BITS>>,
-        r_w10: DFF<Bits<ENTRY_BITS>>,
-        r_w11: DFF<Bits<ENTRY_BITS>>,
-        r_w12: DFF<Bits<ENTRY_BITS>>,
-        r_w13: DFF<Bits<ENTRY_BITS>>,
         r_q00: DFF<Bits<8>>,
         r_q01: DFF<Bits<8>>,
         r_q02: DFF<Bits<8>>,
@@ -269,6 +442,9 @@ block! {
         r_a11: DFF<Bits<3>>,
         r_a12: DFF<Bits<3>>,
         r_a13: DFF<Bits<3>>,
+        /// The entries' wire bytes, in [`SlotRam`] (slot `4 · bank + i`).
+        slots: SlotRam,
+        wa: Signal<Local, Bits<3>>,
         // The streaming frame's entries (`e` = 0..3): in the frame (`r_fe`), first beat less 5
         // (`r_fq`), first lane (`r_fa`); the one-hot word each reads next from bank 0 (`r_sa`)
         // or bank 1 (`r_sb`), the words read (`r_win`, and bytes 1..8 of the one before it,
@@ -298,30 +474,14 @@ block! {
         r_win2: DFF<Bits<64>>,
         r_win3: DFF<Bits<64>>,
         r_wp0: DFF<Bits<56>>,
-        r_ga0: DFF<Bits<GROUP_BITS>>,
-        r_gb0: DFF<Bits<GROUP_BITS>>,
         r_wp1: DFF<Bits<56>>,
-        r_ga1: DFF<Bits<GROUP_BITS>>,
-        r_gb1: DFF<Bits<GROUP_BITS>>,
         r_wp2: DFF<Bits<56>>,
-        r_ga2: DFF<Bits<GROUP_BITS>>,
-        r_gb2: DFF<Bits<GROUP_BITS>>,
         r_wp3: DFF<Bits<56>>,
-        r_ga3: DFF<Bits<GROUP_BITS>>,
-        r_gb3: DFF<Bits<GROUP_BITS>>,
         /// The next beat's body bytes; this beat is a body beat (`r_body`).
         r_bw: DFF<Bits<64>>,
         r_body: DFF<Bit>,
         /// The frame's first beat (`start` in the cycle before).
         r_st: DFF<Bit>,
-        ws_a0: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_a1: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_a2: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_a3: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_b0: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_b1: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_b2: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
-        ws_b3: WordSel<ENTRY_BITS, WORDS, GROUP_BITS>,
         al0: ByteAlign,
         al1: ByteAlign,
         al2: ByteAlign,
@@ -394,6 +554,11 @@ block! {
         k0_5: Constant<Bits<5>> = k(0),
         k0_4: Constant<Bits<4>> = k(0),
         k1_5: Constant<Bits<5>> = k(1),
+        k2_3: Constant<Bits<3>> = k(2),
+        k3_3: Constant<Bits<3>> = k(3),
+        k4_3: Constant<Bits<3>> = k(4),
+        k5_3: Constant<Bits<3>> = k(5),
+        k6_3: Constant<Bits<3>> = k(6),
         k7_3: Constant<Bits<3>> = k(7),
         k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
         k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
@@ -452,14 +617,6 @@ impl Logic for PktGen {
             r_fb,
             r_wsa,
             r_wsb,
-            r_w00,
-            r_w01,
-            r_w02,
-            r_w03,
-            r_w10,
-            r_w11,
-            r_w12,
-            r_w13,
             r_q00,
             r_q01,
             r_q02,
@@ -505,17 +662,9 @@ impl Logic for PktGen {
             r_win3,
             r_hit3,
             r_wp0,
-            r_ga0,
-            r_gb0,
             r_wp1,
-            r_ga1,
-            r_gb1,
             r_wp2,
-            r_ga2,
-            r_gb2,
             r_wp3,
-            r_ga3,
-            r_gb3,
             r_bw,
             r_body,
             r_st
@@ -589,8 +738,8 @@ impl Logic for PktGen {
         // Entries of the waiting command, in order, into its bank's slots: slot i is written
         // when the count so far is i (`r_ng`, one-hot; `r_wsa`/`r_wsb` per bank); `r_eq` says
         // the count so far is the waiting command's. Both are kept as the entries arrive, so
-        // that `start` and the slots' write enables (1,152 flip-flops each) follow registers by
-        // a gate or two. A frame's start begins the count again; no entry arrives in that cycle
+        // that `start` and the slots' write enable and address follow registers by a gate or
+        // two. A frame's start begins the count again; no entry arrives in that cycle
         // (`egress_fifo` streams a send's entries from 2 cycles after it, and the next send is
         // taken in the start cycle at the earliest).
         self.got_any.next = !self.r_ng.q.val().get_bit(4);
@@ -627,51 +776,66 @@ impl Logic for PktGen {
         // `r_len mod 8`.
         self.lq.next = self.r_len.q.val().get_bits::<8>(3) - self.k5_8.val();
         self.la.next = self.r_len.q.val().get_bits::<3>(0);
+        // Its wire bytes go to the slot's words in `slots`, its place to the slot's registers.
+        if self.r_wsa.q.val().get_bit(0) {
+            self.wa.next = self.k0_3.val();
+        } else if self.r_wsa.q.val().get_bit(1) {
+            self.wa.next = self.k1_3.val();
+        } else if self.r_wsa.q.val().get_bit(2) {
+            self.wa.next = self.k2_3.val();
+        } else if self.r_wsa.q.val().get_bit(3) {
+            self.wa.next = self.k3_3.val();
+        } else if self.r_wsb.q.val().get_bit(0) {
+            self.wa.next = self.k4_3.val();
+        } else if self.r_wsb.q.val().get_bit(1) {
+            self.wa.next = self.k5_3.val();
+        } else if self.r_wsb.q.val().get_bit(2) {
+            self.wa.next = self.k6_3.val();
+        } else {
+            self.wa.next = self.k7_3.val();
+        }
+        self.slots.clock.next = self.clock.val();
+        self.slots.waddr.next = self.wa.val();
+        self.slots.wdata.next = self.e_img.val();
+        self.slots.we.next =
+            self.e_valid.val() && ((self.r_wsa.q.val() | self.r_wsb.q.val()) != self.k0_4.val());
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(0) {
-            self.r_w00.d.next = self.e_img.val();
             self.r_q00.d.next = self.lq.val();
             self.r_a00.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsb.q.val().get_bit(0) {
-            self.r_w10.d.next = self.e_img.val();
             self.r_q10.d.next = self.lq.val();
             self.r_a10.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(1) {
-            self.r_w01.d.next = self.e_img.val();
             self.r_q01.d.next = self.lq.val();
             self.r_a01.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsb.q.val().get_bit(1) {
-            self.r_w11.d.next = self.e_img.val();
             self.r_q11.d.next = self.lq.val();
             self.r_a11.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(2) {
-            self.r_w02.d.next = self.e_img.val();
             self.r_q02.d.next = self.lq.val();
             self.r_a02.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsb.q.val().get_bit(2) {
-            self.r_w12.d.next = self.e_img.val();
             self.r_q12.d.next = self.lq.val();
             self.r_a12.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(3) {
-            self.r_w03.d.next = self.e_img.val();
             self.r_q03.d.next = self.lq.val();
             self.r_a03.d.next = self.la.val();
         }
         if self.e_valid.val() && self.r_wsb.q.val().get_bit(3) {
-            self.r_w13.d.next = self.e_img.val();
             self.r_q13.d.next = self.lq.val();
             self.r_a13.d.next = self.la.val();
         }
         // The body: every entry of the frame reads its words in turn, the word for beat b
-        // picked in its group of 6 in the cycle of beat b − 3 (`r_sa`/`r_sb` one-hot, set in
-        // beat `first beat − 4` from a comparison registered in the beat before (`r_hit`),
-        // then shifted, cleared in a frame's first beat; `r_ga`/`r_gb`), the groups ORed in
-        // beat b − 2 (`r_win`), and beat b's body bytes are each entry's word and the one
+        // read from its memory in `slots` in the cycle of beat b − 3 (`r_sa`/`r_sb` one-hot,
+        // set in beat `first beat − 4` from a comparison registered in the beat before
+        // (`r_hit`), then shifted, cleared in a frame's first beat), picked from the memories'
+        // outputs in beat b − 2 (`r_win`), and beat b's body bytes are each entry's word and the one
         // before it, aligned to its first lane and ORed in beat b − 1 (`r_bw`): bytes outside
         // an entry are zero. Every select comes from a register; nothing is shifted by a
         // variable amount wider than a word (rtl/README "Place and route").
@@ -692,18 +856,9 @@ impl Logic for PktGen {
             self.r_sa0.d.next = self.r_sa0.q.val() << self.k1_5.val();
             self.r_sb0.d.next = self.r_sb0.q.val() << self.k1_5.val();
         }
-        self.ws_a0.data.next = self.r_w00.q.val();
-        self.ws_a0.sel.next = self.r_sa0.q.val();
-        self.ws_b0.data.next = self.r_w10.q.val();
-        self.ws_b0.sel.next = self.r_sb0.q.val();
-        self.r_ga0.d.next = self.ws_a0.out.val();
-        self.r_gb0.d.next = self.ws_b0.out.val();
-        self.r_win0.d.next = self.r_ga0.q.val().get_bits::<64>(0)
-            | self.r_ga0.q.val().get_bits::<64>(64)
-            | self.r_ga0.q.val().get_bits::<64>(128)
-            | self.r_gb0.q.val().get_bits::<64>(0)
-            | self.r_gb0.q.val().get_bits::<64>(64)
-            | self.r_gb0.q.val().get_bits::<64>(128);
+        self.slots.sel0.next = self.r_sa0.q.val();
+        self.slots.sel4.next = self.r_sb0.q.val();
+        self.r_win0.d.next = self.slots.out0.val() | self.slots.out4.val();
         self.r_wp0.d.next = self.r_win0.q.val().get_bits::<56>(8);
         self.al0.hi.next = self.r_win0.q.val();
         self.al0.lo.next = self.r_wp0.q.val();
@@ -725,18 +880,9 @@ impl Logic for PktGen {
             self.r_sa1.d.next = self.r_sa1.q.val() << self.k1_5.val();
             self.r_sb1.d.next = self.r_sb1.q.val() << self.k1_5.val();
         }
-        self.ws_a1.data.next = self.r_w01.q.val();
-        self.ws_a1.sel.next = self.r_sa1.q.val();
-        self.ws_b1.data.next = self.r_w11.q.val();
-        self.ws_b1.sel.next = self.r_sb1.q.val();
-        self.r_ga1.d.next = self.ws_a1.out.val();
-        self.r_gb1.d.next = self.ws_b1.out.val();
-        self.r_win1.d.next = self.r_ga1.q.val().get_bits::<64>(0)
-            | self.r_ga1.q.val().get_bits::<64>(64)
-            | self.r_ga1.q.val().get_bits::<64>(128)
-            | self.r_gb1.q.val().get_bits::<64>(0)
-            | self.r_gb1.q.val().get_bits::<64>(64)
-            | self.r_gb1.q.val().get_bits::<64>(128);
+        self.slots.sel1.next = self.r_sa1.q.val();
+        self.slots.sel5.next = self.r_sb1.q.val();
+        self.r_win1.d.next = self.slots.out1.val() | self.slots.out5.val();
         self.r_wp1.d.next = self.r_win1.q.val().get_bits::<56>(8);
         self.al1.hi.next = self.r_win1.q.val();
         self.al1.lo.next = self.r_wp1.q.val();
@@ -758,18 +904,9 @@ impl Logic for PktGen {
             self.r_sa2.d.next = self.r_sa2.q.val() << self.k1_5.val();
             self.r_sb2.d.next = self.r_sb2.q.val() << self.k1_5.val();
         }
-        self.ws_a2.data.next = self.r_w02.q.val();
-        self.ws_a2.sel.next = self.r_sa2.q.val();
-        self.ws_b2.data.next = self.r_w12.q.val();
-        self.ws_b2.sel.next = self.r_sb2.q.val();
-        self.r_ga2.d.next = self.ws_a2.out.val();
-        self.r_gb2.d.next = self.ws_b2.out.val();
-        self.r_win2.d.next = self.r_ga2.q.val().get_bits::<64>(0)
-            | self.r_ga2.q.val().get_bits::<64>(64)
-            | self.r_ga2.q.val().get_bits::<64>(128)
-            | self.r_gb2.q.val().get_bits::<64>(0)
-            | self.r_gb2.q.val().get_bits::<64>(64)
-            | self.r_gb2.q.val().get_bits::<64>(128);
+        self.slots.sel2.next = self.r_sa2.q.val();
+        self.slots.sel6.next = self.r_sb2.q.val();
+        self.r_win2.d.next = self.slots.out2.val() | self.slots.out6.val();
         self.r_wp2.d.next = self.r_win2.q.val().get_bits::<56>(8);
         self.al2.hi.next = self.r_win2.q.val();
         self.al2.lo.next = self.r_wp2.q.val();
@@ -791,18 +928,9 @@ impl Logic for PktGen {
             self.r_sa3.d.next = self.r_sa3.q.val() << self.k1_5.val();
             self.r_sb3.d.next = self.r_sb3.q.val() << self.k1_5.val();
         }
-        self.ws_a3.data.next = self.r_w03.q.val();
-        self.ws_a3.sel.next = self.r_sa3.q.val();
-        self.ws_b3.data.next = self.r_w13.q.val();
-        self.ws_b3.sel.next = self.r_sb3.q.val();
-        self.r_ga3.d.next = self.ws_a3.out.val();
-        self.r_gb3.d.next = self.ws_b3.out.val();
-        self.r_win3.d.next = self.r_ga3.q.val().get_bits::<64>(0)
-            | self.r_ga3.q.val().get_bits::<64>(64)
-            | self.r_ga3.q.val().get_bits::<64>(128)
-            | self.r_gb3.q.val().get_bits::<64>(0)
-            | self.r_gb3.q.val().get_bits::<64>(64)
-            | self.r_gb3.q.val().get_bits::<64>(128);
+        self.slots.sel3.next = self.r_sa3.q.val();
+        self.slots.sel7.next = self.r_sb3.q.val();
+        self.r_win3.d.next = self.slots.out3.val() | self.slots.out7.val();
         self.r_wp3.d.next = self.r_win3.q.val().get_bits::<56>(8);
         self.al3.hi.next = self.r_win3.q.val();
         self.al3.lo.next = self.r_wp3.q.val();

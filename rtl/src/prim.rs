@@ -595,57 +595,6 @@ impl Logic for KeepMask {
     }
 }
 
-/// pkt_gen: the 64-bit words of `data` (`N` words, word k in bits `64k + 63 .. 64k`) that the
-/// one-hot `sel` picks, in `O / 64` groups of consecutive words: output word g (bits
-/// `64g + 63 .. 64g`) is the OR of the picked words of group g (words `g·N/G .. (g+1)·N/G`, G =
-/// O / 64), 0 when none is picked. One AND-OR per bit, no decoder: the select comes from a
-/// register that walks the words, and the groups let the caller register the OR in two steps.
-#[derive(LogicBlock, Default)]
-pub struct WordSel<const W: usize, const N: usize, const O: usize> {
-    pub data: Signal<In, Bits<W>>,
-    pub sel: Signal<In, Bits<N>>,
-    pub out: Signal<Out, Bits<O>>,
-}
-
-impl<const W: usize, const N: usize, const O: usize> Logic for WordSel<W, N, O> {
-    fn update(&mut self) {
-        let d = self.data.val();
-        let s = self.sel.val();
-        let per = N / (O / 64);
-        let mut out = Bits::<O>::default();
-        for k in (0..N).filter(|&k| s.get_bit(k)) {
-            let g = 64 * (k / per);
-            out.set_bits::<64>(g, out.get_bits::<64>(g) | d.get_bits::<64>(64 * k));
-        }
-        self.out.next = out;
-    }
-    fn connect(&mut self) {
-        self.out.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        assert_eq!(W, 64 * N, "WordSel: W = 64 · N");
-        assert!(
-            O.is_multiple_of(64) && N.is_multiple_of(O / 64),
-            "WordSel: groups of words"
-        );
-        let per = N / (O / 64);
-        let groups: Vec<String> = (0..O / 64)
-            .map(|g| {
-                let terms: Vec<String> = (g * per..(g + 1) * per)
-                    .map(|k| format!("({{64{{sel[{k}]}}}} & data[{}:{}])", 64 * k + 63, 64 * k))
-                    .collect();
-                format!(
-                    "    out[{}:{}] = {};",
-                    64 * g + 63,
-                    64 * g,
-                    terms.join("\n        | ")
-                )
-            })
-            .collect();
-        Verilog::Custom(format!("always @(*) begin\n{}\nend", groups.join("\n")))
-    }
-}
-
 /// pkt_gen: a beat of an entry that starts at lane `a` of a beat: lanes `a..8` are the low
 /// `8 − a` bytes of `hi` (the entry's word k) and lanes `0..a` the high `a` bytes of its word
 /// k − 1, whose bytes 1..8 `lo` is (byte 0 is never needed): `({hi, lo, 8'b0} >> (64 −

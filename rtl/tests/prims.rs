@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use rtl::pkt_parser::{AnyEqual, NibbleSum, SenderMatch, sender_table};
-use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa, WordSel};
+use rtl::pkt_stream::{BANK_SLOTS, SlotRam, WORDS};
+use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa};
 use rtl::sim::Rng;
 use rust_hdl::prelude::*;
 
@@ -77,7 +78,13 @@ macro_rules! vector {
 
 /// Runs `vectors` through `block`'s exported Verilog on Icarus; panics at the first output
 /// that differs from the Rust model's.
-fn against_icarus<B: Block>(name: &str, mut block: B, vectors: &[Vector]) {
+fn against_icarus<B: Block>(name: &str, block: B, vectors: &[Vector]) {
+    against_icarus_clocked(name, block, vectors, false)
+}
+
+/// As [`against_icarus`]; with `clocked`, the block's `clock` input rises and falls after each
+/// vector's outputs are read (as [`edge`] does in Rust).
+fn against_icarus_clocked<B: Block>(name: &str, mut block: B, vectors: &[Vector], clocked: bool) {
     block.connect_all();
     let dut = generate_verilog(&block);
     let first = &vectors[0];
@@ -96,6 +103,11 @@ fn against_icarus<B: Block>(name: &str, mut block: B, vectors: &[Vector]) {
         .chain(outs.iter().map(|(n, _)| *n))
         .map(|n| format!(".{n}({n})"))
         .collect();
+    let mut ports = ports;
+    if clocked {
+        tb += "reg clock = 0;\n";
+        ports.push(".clock(clock)".into());
+    }
     writeln!(tb, "top dut({});\ninitial begin", ports.join(", ")).unwrap();
     let fmt = vec!["%h"; outs.len()].join(" ");
     let names: Vec<&str> = outs.iter().map(|(n, _)| *n).collect();
@@ -104,6 +116,9 @@ fn against_icarus<B: Block>(name: &str, mut block: B, vectors: &[Vector]) {
             writeln!(tb, "    {n} = {w}'h{x};").unwrap();
         }
         writeln!(tb, "    #1 $display(\"{fmt}\", {});", names.join(", ")).unwrap();
+        if clocked {
+            tb += "    clock = 1;\n    #1 clock = 0;\n";
+        }
     }
     tb += "    $finish;\nend\nendmodule\n";
     let dir = std::env::temp_dir().join(format!("nc-prims-{}-{name}", std::process::id()));
@@ -141,6 +156,14 @@ fn against_icarus<B: Block>(name: &str, mut block: B, vectors: &[Vector]) {
 /// Settles a block whose inputs were set and reads it back.
 fn settle<B: Block>(b: &mut B) {
     assert!(simulate(b, 200), "did not converge");
+}
+
+/// A rising and a falling edge of `clock` (the outputs read before it are the vector's).
+fn edge<B: Block>(b: &mut B, clock: fn(&mut B) -> &mut Signal<In, Clock>) {
+    clock(b).next = Clock { clk: true };
+    settle(b);
+    clock(b).next = Clock { clk: false };
+    settle(b);
 }
 
 #[test]
@@ -389,22 +412,8 @@ fn the_sender_checks_and_lane_primitives() {
 }
 
 #[test]
-fn the_generator_word_primitives() {
+fn the_generator_byte_alignment() {
     let mut rng = Rng::new(5);
-    // WordSel: one-hot selects (every word), none, and two at once (the OR).
-    let mut b = WordSel::<1152, 18, 192>::default();
-    b.connect_all();
-    let mut vs = Vec::new();
-    for i in 0..120 {
-        let data = random::<1152>(&mut rng);
-        let sel = match i % 4 {
-            0 | 1 => Bits::<18>::from(1u64 << rng.range(0, 17)),
-            2 => Bits::<18>::default(),
-            _ => Bits::<18>::from((1u64 << rng.range(0, 17)) | (1u64 << rng.range(0, 17))),
-        };
-        vs.push(vector!(b, [data = data, sel = sel], [out]));
-    }
-    against_icarus("WordSel", WordSel::<1152, 18, 192>::default(), &vs);
     // ByteAlign: every lane offset, and the byte order against a plain 128-bit shift.
     let mut b = ByteAlign::default();
     b.connect_all();
@@ -429,4 +438,88 @@ fn the_generator_word_primitives() {
         vs.push(v);
     }
     against_icarus("ByteAlign", ByteAlign::default(), &vs);
+}
+
+#[test]
+fn the_generator_slot_memory() {
+    // SlotRam: random writes and reads, each word picked by at most one slot per cycle (a
+    // slot may pick several: their OR), the outputs a cycle after the picks, against Icarus;
+    // and against a plain model of the slots.
+    let mut rng = Rng::new(7);
+    let mut b = SlotRam::default();
+    b.connect_all();
+    let mut mem = [[0u64; WORDS]; BANK_SLOTS];
+    let mut want = [0u64; BANK_SLOTS];
+    let mut vs = Vec::new();
+    for i in 0..300 {
+        let wdata = random::<1152>(&mut rng);
+        let waddr = rng.range(0, BANK_SLOTS as u64 - 1) as usize;
+        let we = rng.pct(60) || i < 16;
+        let mut sel = [0u64; BANK_SLOTS];
+        for k in 0..WORDS {
+            if rng.pct(50) {
+                sel[rng.range(0, BANK_SLOTS as u64 - 1) as usize] |= 1 << k;
+            }
+        }
+        let s = |x: u64| Bits::<WORDS>::from(x);
+        let v = vector!(
+            b,
+            [
+                we = we,
+                waddr = Bits::<3>::from(waddr as u64),
+                wdata = wdata,
+                sel0 = s(sel[0]),
+                sel1 = s(sel[1]),
+                sel2 = s(sel[2]),
+                sel3 = s(sel[3]),
+                sel4 = s(sel[4]),
+                sel5 = s(sel[5]),
+                sel6 = s(sel[6]),
+                sel7 = s(sel[7])
+            ],
+            [out0, out1, out2, out3, out4, out5, out6, out7]
+        );
+        let outs = [
+            b.out0.val(),
+            b.out1.val(),
+            b.out2.val(),
+            b.out3.val(),
+            b.out4.val(),
+            b.out5.val(),
+            b.out6.val(),
+            b.out7.val(),
+        ];
+        for (slot, out) in outs.iter().enumerate() {
+            assert_eq!(
+                hex(*out),
+                format!("{:016x}", want[slot]),
+                "cycle {i}, slot {slot}"
+            );
+        }
+        vs.push(v);
+        // The next cycle's outputs: the words picked now, read before this cycle's write.
+        for (slot, w) in want.iter_mut().enumerate() {
+            *w = (0..WORDS)
+                .filter(|&k| sel[slot] >> k & 1 == 1)
+                .fold(0, |o, k| o | mem[slot][k]);
+        }
+        if we {
+            for (k, word) in mem[waddr].iter_mut().enumerate() {
+                *word = (0..64).fold(0u64, |a, j| a | (wdata.get_bit(64 * k + j) as u64) << j);
+            }
+        }
+        edge(&mut b, |b| &mut b.clock);
+    }
+    against_icarus_clocked("SlotRam", SlotRam::default(), &vs, true);
+}
+
+#[test]
+#[should_panic(expected = "two slots read word")]
+fn the_generator_slot_memory_refuses_two_reads_of_one_word() {
+    let mut b = SlotRam::default();
+    b.connect_all();
+    b.sel1.next = Bits::<WORDS>::from(0b100u64);
+    b.sel6.next = Bits::<WORDS>::from(0b110u64);
+    settle(&mut b);
+    edge(&mut b, |b| &mut b.clock);
 }

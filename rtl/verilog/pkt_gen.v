@@ -76,6 +76,11 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k0_5 = 5'b0;
     localparam  k0_4 = 4'h0;
     localparam  k1_5 = 5'b1;
+    localparam  k2_3 = 3'b10;
+    localparam  k3_3 = 3'b11;
+    localparam  k4_3 = 3'b100;
+    localparam  k5_3 = 3'b101;
+    localparam  k6_3 = 3'b110;
     localparam  k7_3 = 3'b111;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
@@ -176,30 +181,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [3:0] r_wsb$d;
     wire  [3:0] r_wsb$q;
     reg  r_wsb$clock;
-    reg  [1151:0] r_w00$d;
-    wire  [1151:0] r_w00$q;
-    reg  r_w00$clock;
-    reg  [1151:0] r_w01$d;
-    wire  [1151:0] r_w01$q;
-    reg  r_w01$clock;
-    reg  [1151:0] r_w02$d;
-    wire  [1151:0] r_w02$q;
-    reg  r_w02$clock;
-    reg  [1151:0] r_w03$d;
-    wire  [1151:0] r_w03$q;
-    reg  r_w03$clock;
-    reg  [1151:0] r_w10$d;
-    wire  [1151:0] r_w10$q;
-    reg  r_w10$clock;
-    reg  [1151:0] r_w11$d;
-    wire  [1151:0] r_w11$q;
-    reg  r_w11$clock;
-    reg  [1151:0] r_w12$d;
-    wire  [1151:0] r_w12$q;
-    reg  r_w12$clock;
-    reg  [1151:0] r_w13$d;
-    wire  [1151:0] r_w13$q;
-    reg  r_w13$clock;
     reg  [7:0] r_q00$d;
     wire  [7:0] r_q00$q;
     reg  r_q00$clock;
@@ -248,6 +229,26 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [2:0] r_a13$d;
     wire  [2:0] r_a13$q;
     reg  r_a13$clock;
+    reg  slots$clock;
+    reg  slots$we;
+    reg  [2:0] slots$waddr;
+    reg  [1151:0] slots$wdata;
+    reg  [17:0] slots$sel0;
+    reg  [17:0] slots$sel1;
+    reg  [17:0] slots$sel2;
+    reg  [17:0] slots$sel3;
+    reg  [17:0] slots$sel4;
+    reg  [17:0] slots$sel5;
+    reg  [17:0] slots$sel6;
+    reg  [17:0] slots$sel7;
+    wire  [63:0] slots$out0;
+    wire  [63:0] slots$out1;
+    wire  [63:0] slots$out2;
+    wire  [63:0] slots$out3;
+    wire  [63:0] slots$out4;
+    wire  [63:0] slots$out5;
+    wire  [63:0] slots$out6;
+    wire  [63:0] slots$out7;
     reg  r_fe0$d;
     wire  r_fe0$q;
     reg  r_fe0$clock;
@@ -323,39 +324,15 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [55:0] r_wp0$d;
     wire  [55:0] r_wp0$q;
     reg  r_wp0$clock;
-    reg  [191:0] r_ga0$d;
-    wire  [191:0] r_ga0$q;
-    reg  r_ga0$clock;
-    reg  [191:0] r_gb0$d;
-    wire  [191:0] r_gb0$q;
-    reg  r_gb0$clock;
     reg  [55:0] r_wp1$d;
     wire  [55:0] r_wp1$q;
     reg  r_wp1$clock;
-    reg  [191:0] r_ga1$d;
-    wire  [191:0] r_ga1$q;
-    reg  r_ga1$clock;
-    reg  [191:0] r_gb1$d;
-    wire  [191:0] r_gb1$q;
-    reg  r_gb1$clock;
     reg  [55:0] r_wp2$d;
     wire  [55:0] r_wp2$q;
     reg  r_wp2$clock;
-    reg  [191:0] r_ga2$d;
-    wire  [191:0] r_ga2$q;
-    reg  r_ga2$clock;
-    reg  [191:0] r_gb2$d;
-    wire  [191:0] r_gb2$q;
-    reg  r_gb2$clock;
     reg  [55:0] r_wp3$d;
     wire  [55:0] r_wp3$q;
     reg  r_wp3$clock;
-    reg  [191:0] r_ga3$d;
-    wire  [191:0] r_ga3$q;
-    reg  r_ga3$clock;
-    reg  [191:0] r_gb3$d;
-    wire  [191:0] r_gb3$q;
-    reg  r_gb3$clock;
     reg  [63:0] r_bw$d;
     wire  [63:0] r_bw$q;
     reg  r_bw$clock;
@@ -365,30 +342,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  r_st$d;
     wire  r_st$q;
     reg  r_st$clock;
-    reg  [1151:0] ws_a0$data;
-    reg  [17:0] ws_a0$sel;
-    wire  [191:0] ws_a0$out;
-    reg  [1151:0] ws_a1$data;
-    reg  [17:0] ws_a1$sel;
-    wire  [191:0] ws_a1$out;
-    reg  [1151:0] ws_a2$data;
-    reg  [17:0] ws_a2$sel;
-    wire  [191:0] ws_a2$out;
-    reg  [1151:0] ws_a3$data;
-    reg  [17:0] ws_a3$sel;
-    wire  [191:0] ws_a3$out;
-    reg  [1151:0] ws_b0$data;
-    reg  [17:0] ws_b0$sel;
-    wire  [191:0] ws_b0$out;
-    reg  [1151:0] ws_b1$data;
-    reg  [17:0] ws_b1$sel;
-    wire  [191:0] ws_b1$out;
-    reg  [1151:0] ws_b2$data;
-    reg  [17:0] ws_b2$sel;
-    wire  [191:0] ws_b2$out;
-    reg  [1151:0] ws_b3$data;
-    reg  [17:0] ws_b3$sel;
-    wire  [191:0] ws_b3$out;
     reg  [63:0] al0$hi;
     reg  [55:0] al0$lo;
     reg  [2:0] al0$a;
@@ -518,6 +471,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     wire  [63:0] th3$out;
     
     // Local signals
+    reg  [2:0] wa;
     reg  start;
     reg  last_beat;
     reg  [4:0] ng_next;
@@ -686,46 +640,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_wsb$q),
         .clock(r_wsb$clock)
     );
-    pkt_gen$r_w00 r_w00(
-        .d(r_w00$d),
-        .q(r_w00$q),
-        .clock(r_w00$clock)
-    );
-    pkt_gen$r_w01 r_w01(
-        .d(r_w01$d),
-        .q(r_w01$q),
-        .clock(r_w01$clock)
-    );
-    pkt_gen$r_w02 r_w02(
-        .d(r_w02$d),
-        .q(r_w02$q),
-        .clock(r_w02$clock)
-    );
-    pkt_gen$r_w03 r_w03(
-        .d(r_w03$d),
-        .q(r_w03$q),
-        .clock(r_w03$clock)
-    );
-    pkt_gen$r_w10 r_w10(
-        .d(r_w10$d),
-        .q(r_w10$q),
-        .clock(r_w10$clock)
-    );
-    pkt_gen$r_w11 r_w11(
-        .d(r_w11$d),
-        .q(r_w11$q),
-        .clock(r_w11$clock)
-    );
-    pkt_gen$r_w12 r_w12(
-        .d(r_w12$d),
-        .q(r_w12$q),
-        .clock(r_w12$clock)
-    );
-    pkt_gen$r_w13 r_w13(
-        .d(r_w13$d),
-        .q(r_w13$q),
-        .clock(r_w13$clock)
-    );
     pkt_gen$r_q00 r_q00(
         .d(r_q00$d),
         .q(r_q00$q),
@@ -805,6 +719,28 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_a13$d),
         .q(r_a13$q),
         .clock(r_a13$clock)
+    );
+    pkt_gen$slots slots(
+        .clock(slots$clock),
+        .we(slots$we),
+        .waddr(slots$waddr),
+        .wdata(slots$wdata),
+        .sel0(slots$sel0),
+        .sel1(slots$sel1),
+        .sel2(slots$sel2),
+        .sel3(slots$sel3),
+        .sel4(slots$sel4),
+        .sel5(slots$sel5),
+        .sel6(slots$sel6),
+        .sel7(slots$sel7),
+        .out0(slots$out0),
+        .out1(slots$out1),
+        .out2(slots$out2),
+        .out3(slots$out3),
+        .out4(slots$out4),
+        .out5(slots$out5),
+        .out6(slots$out6),
+        .out7(slots$out7)
     );
     pkt_gen$r_fe0 r_fe0(
         .d(r_fe0$d),
@@ -931,60 +867,20 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_wp0$q),
         .clock(r_wp0$clock)
     );
-    pkt_gen$r_ga0 r_ga0(
-        .d(r_ga0$d),
-        .q(r_ga0$q),
-        .clock(r_ga0$clock)
-    );
-    pkt_gen$r_gb0 r_gb0(
-        .d(r_gb0$d),
-        .q(r_gb0$q),
-        .clock(r_gb0$clock)
-    );
     pkt_gen$r_wp1 r_wp1(
         .d(r_wp1$d),
         .q(r_wp1$q),
         .clock(r_wp1$clock)
-    );
-    pkt_gen$r_ga1 r_ga1(
-        .d(r_ga1$d),
-        .q(r_ga1$q),
-        .clock(r_ga1$clock)
-    );
-    pkt_gen$r_gb1 r_gb1(
-        .d(r_gb1$d),
-        .q(r_gb1$q),
-        .clock(r_gb1$clock)
     );
     pkt_gen$r_wp2 r_wp2(
         .d(r_wp2$d),
         .q(r_wp2$q),
         .clock(r_wp2$clock)
     );
-    pkt_gen$r_ga2 r_ga2(
-        .d(r_ga2$d),
-        .q(r_ga2$q),
-        .clock(r_ga2$clock)
-    );
-    pkt_gen$r_gb2 r_gb2(
-        .d(r_gb2$d),
-        .q(r_gb2$q),
-        .clock(r_gb2$clock)
-    );
     pkt_gen$r_wp3 r_wp3(
         .d(r_wp3$d),
         .q(r_wp3$q),
         .clock(r_wp3$clock)
-    );
-    pkt_gen$r_ga3 r_ga3(
-        .d(r_ga3$d),
-        .q(r_ga3$q),
-        .clock(r_ga3$clock)
-    );
-    pkt_gen$r_gb3 r_gb3(
-        .d(r_gb3$d),
-        .q(r_gb3$q),
-        .clock(r_gb3$clock)
     );
     pkt_gen$r_bw r_bw(
         .d(r_bw$d),
@@ -1000,46 +896,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_st$d),
         .q(r_st$q),
         .clock(r_st$clock)
-    );
-    pkt_gen$ws_a0 ws_a0(
-        .data(ws_a0$data),
-        .sel(ws_a0$sel),
-        .out(ws_a0$out)
-    );
-    pkt_gen$ws_a1 ws_a1(
-        .data(ws_a1$data),
-        .sel(ws_a1$sel),
-        .out(ws_a1$out)
-    );
-    pkt_gen$ws_a2 ws_a2(
-        .data(ws_a2$data),
-        .sel(ws_a2$sel),
-        .out(ws_a2$out)
-    );
-    pkt_gen$ws_a3 ws_a3(
-        .data(ws_a3$data),
-        .sel(ws_a3$sel),
-        .out(ws_a3$out)
-    );
-    pkt_gen$ws_b0 ws_b0(
-        .data(ws_b0$data),
-        .sel(ws_b0$sel),
-        .out(ws_b0$out)
-    );
-    pkt_gen$ws_b1 ws_b1(
-        .data(ws_b1$data),
-        .sel(ws_b1$sel),
-        .out(ws_b1$out)
-    );
-    pkt_gen$ws_b2 ws_b2(
-        .data(ws_b2$data),
-        .sel(ws_b2$sel),
-        .out(ws_b2$out)
-    );
-    pkt_gen$ws_b3 ws_b3(
-        .data(ws_b3$data),
-        .sel(ws_b3$sel),
-        .out(ws_b3$out)
     );
     pkt_gen$al0 al0(
         .hi(al0$hi),
@@ -1243,14 +1099,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_fb$clock = clock;
         r_wsa$clock = clock;
         r_wsb$clock = clock;
-        r_w00$clock = clock;
-        r_w01$clock = clock;
-        r_w02$clock = clock;
-        r_w03$clock = clock;
-        r_w10$clock = clock;
-        r_w11$clock = clock;
-        r_w12$clock = clock;
-        r_w13$clock = clock;
         r_q00$clock = clock;
         r_q01$clock = clock;
         r_q02$clock = clock;
@@ -1296,17 +1144,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_win3$clock = clock;
         r_hit3$clock = clock;
         r_wp0$clock = clock;
-        r_ga0$clock = clock;
-        r_gb0$clock = clock;
         r_wp1$clock = clock;
-        r_ga1$clock = clock;
-        r_gb1$clock = clock;
         r_wp2$clock = clock;
-        r_ga2$clock = clock;
-        r_gb2$clock = clock;
         r_wp3$clock = clock;
-        r_ga3$clock = clock;
-        r_gb3$clock = clock;
         r_bw$clock = clock;
         r_body$clock = clock;
         r_st$clock = clock;
@@ -1336,14 +1176,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_fb$d = r_fb$q;
         r_wsa$d = r_wsa$q;
         r_wsb$d = r_wsb$q;
-        r_w00$d = r_w00$q;
-        r_w01$d = r_w01$q;
-        r_w02$d = r_w02$q;
-        r_w03$d = r_w03$q;
-        r_w10$d = r_w10$q;
-        r_w11$d = r_w11$q;
-        r_w12$d = r_w12$q;
-        r_w13$d = r_w13$q;
         r_q00$d = r_q00$q;
         r_q01$d = r_q01$q;
         r_q02$d = r_q02$q;
@@ -1389,17 +1221,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_win3$d = r_win3$q;
         r_hit3$d = r_hit3$q;
         r_wp0$d = r_wp0$q;
-        r_ga0$d = r_ga0$q;
-        r_gb0$d = r_gb0$q;
         r_wp1$d = r_wp1$q;
-        r_ga1$d = r_ga1$q;
-        r_gb1$d = r_gb1$q;
         r_wp2$d = r_wp2$q;
-        r_ga2$d = r_ga2$q;
-        r_gb2$d = r_gb2$q;
         r_wp3$d = r_wp3$q;
-        r_ga3$d = r_ga3$q;
-        r_gb3$d = r_gb3$q;
         r_bw$d = r_bw$q;
         r_body$d = r_body$q;
         r_st$d = r_st$q;
@@ -1489,43 +1313,63 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_eq$d = (ng_next & (k1_5 << count_next)) != k0_5;
         lq = r_len$q[(32'h3)+:(8)] - k5_8;
         la = r_len$q[(32'h0)+:(3)];
+        if (r_wsa$q[32'h0]) begin
+            wa = k0_3;
+        end
+        else if (r_wsa$q[32'h1]) begin
+            wa = k1_3;
+        end
+        else if (r_wsa$q[32'h2]) begin
+            wa = k2_3;
+        end
+        else if (r_wsa$q[32'h3]) begin
+            wa = k3_3;
+        end
+        else if (r_wsb$q[32'h0]) begin
+            wa = k4_3;
+        end
+        else if (r_wsb$q[32'h1]) begin
+            wa = k5_3;
+        end
+        else if (r_wsb$q[32'h2]) begin
+            wa = k6_3;
+        end
+        else begin
+            wa = k7_3;
+        end
+        slots$clock = clock;
+        slots$waddr = wa;
+        slots$wdata = e_img;
+        slots$we = e_valid && ((r_wsa$q | r_wsb$q) != k0_4);
         if (e_valid && r_wsa$q[32'h0]) begin
-            r_w00$d = e_img;
             r_q00$d = lq;
             r_a00$d = la;
         end
         if (e_valid && r_wsb$q[32'h0]) begin
-            r_w10$d = e_img;
             r_q10$d = lq;
             r_a10$d = la;
         end
         if (e_valid && r_wsa$q[32'h1]) begin
-            r_w01$d = e_img;
             r_q01$d = lq;
             r_a01$d = la;
         end
         if (e_valid && r_wsb$q[32'h1]) begin
-            r_w11$d = e_img;
             r_q11$d = lq;
             r_a11$d = la;
         end
         if (e_valid && r_wsa$q[32'h2]) begin
-            r_w02$d = e_img;
             r_q02$d = lq;
             r_a02$d = la;
         end
         if (e_valid && r_wsb$q[32'h2]) begin
-            r_w12$d = e_img;
             r_q12$d = lq;
             r_a12$d = la;
         end
         if (e_valid && r_wsa$q[32'h3]) begin
-            r_w03$d = e_img;
             r_q03$d = lq;
             r_a03$d = la;
         end
         if (e_valid && r_wsb$q[32'h3]) begin
-            r_w13$d = e_img;
             r_q13$d = lq;
             r_a13$d = la;
         end
@@ -1547,13 +1391,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_sa0$d = r_sa0$q << k1_5;
             r_sb0$d = r_sb0$q << k1_5;
         end
-        ws_a0$data = r_w00$q;
-        ws_a0$sel = r_sa0$q;
-        ws_b0$data = r_w10$q;
-        ws_b0$sel = r_sb0$q;
-        r_ga0$d = ws_a0$out;
-        r_gb0$d = ws_b0$out;
-        r_win0$d = r_ga0$q[(32'h0)+:(64)] | r_ga0$q[(32'h40)+:(64)] | r_ga0$q[(32'h80)+:(64)] | r_gb0$q[(32'h0)+:(64)] | r_gb0$q[(32'h40)+:(64)] | r_gb0$q[(32'h80)+:(64)];
+        slots$sel0 = r_sa0$q;
+        slots$sel4 = r_sb0$q;
+        r_win0$d = slots$out0 | slots$out4;
         r_wp0$d = r_win0$q[(32'h8)+:(56)];
         al0$hi = r_win0$q;
         al0$lo = r_wp0$q;
@@ -1576,13 +1416,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_sa1$d = r_sa1$q << k1_5;
             r_sb1$d = r_sb1$q << k1_5;
         end
-        ws_a1$data = r_w01$q;
-        ws_a1$sel = r_sa1$q;
-        ws_b1$data = r_w11$q;
-        ws_b1$sel = r_sb1$q;
-        r_ga1$d = ws_a1$out;
-        r_gb1$d = ws_b1$out;
-        r_win1$d = r_ga1$q[(32'h0)+:(64)] | r_ga1$q[(32'h40)+:(64)] | r_ga1$q[(32'h80)+:(64)] | r_gb1$q[(32'h0)+:(64)] | r_gb1$q[(32'h40)+:(64)] | r_gb1$q[(32'h80)+:(64)];
+        slots$sel1 = r_sa1$q;
+        slots$sel5 = r_sb1$q;
+        r_win1$d = slots$out1 | slots$out5;
         r_wp1$d = r_win1$q[(32'h8)+:(56)];
         al1$hi = r_win1$q;
         al1$lo = r_wp1$q;
@@ -1605,13 +1441,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_sa2$d = r_sa2$q << k1_5;
             r_sb2$d = r_sb2$q << k1_5;
         end
-        ws_a2$data = r_w02$q;
-        ws_a2$sel = r_sa2$q;
-        ws_b2$data = r_w12$q;
-        ws_b2$sel = r_sb2$q;
-        r_ga2$d = ws_a2$out;
-        r_gb2$d = ws_b2$out;
-        r_win2$d = r_ga2$q[(32'h0)+:(64)] | r_ga2$q[(32'h40)+:(64)] | r_ga2$q[(32'h80)+:(64)] | r_gb2$q[(32'h0)+:(64)] | r_gb2$q[(32'h40)+:(64)] | r_gb2$q[(32'h80)+:(64)];
+        slots$sel2 = r_sa2$q;
+        slots$sel6 = r_sb2$q;
+        r_win2$d = slots$out2 | slots$out6;
         r_wp2$d = r_win2$q[(32'h8)+:(56)];
         al2$hi = r_win2$q;
         al2$lo = r_wp2$q;
@@ -1634,13 +1466,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_sa3$d = r_sa3$q << k1_5;
             r_sb3$d = r_sb3$q << k1_5;
         end
-        ws_a3$data = r_w03$q;
-        ws_a3$sel = r_sa3$q;
-        ws_b3$data = r_w13$q;
-        ws_b3$sel = r_sb3$q;
-        r_ga3$d = ws_a3$out;
-        r_gb3$d = ws_b3$out;
-        r_win3$d = r_ga3$q[(32'h0)+:(64)] | r_ga3$q[(32'h40)+:(64)] | r_ga3$q[(32'h80)+:(64)] | r_gb3$q[(32'h0)+:(64)] | r_gb3$q[(32'h40)+:(64)] | r_gb3$q[(32'h80)+:(64)];
+        slots$sel3 = r_sa3$q;
+        slots$sel7 = r_sb3$q;
+        r_win3$d = slots$out3 | slots$out7;
         r_wp3$d = r_win3$q[(32'h8)+:(56)];
         al3$hi = r_win3$q;
         al3$lo = r_wp3$q;
@@ -2748,158 +2576,6 @@ module pkt_gen$r_fq3(d,q,clock);
 endmodule // pkt_gen$r_fq3
 
 
-module pkt_gen$r_ga0(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_ga0
-
-
-module pkt_gen$r_ga1(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_ga1
-
-
-module pkt_gen$r_ga2(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_ga2
-
-
-module pkt_gen$r_ga3(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_ga3
-
-
-module pkt_gen$r_gb0(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_gb0
-
-
-module pkt_gen$r_gb1(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_gb1
-
-
-module pkt_gen$r_gb2(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_gb2
-
-
-module pkt_gen$r_gb3(d,q,clock);
-    
-    // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_gb3
-
-
 module pkt_gen$r_hit0(d,q,clock);
     
     // Module arguments
@@ -3496,158 +3172,6 @@ module pkt_gen$r_streaming(d,q,clock);
 endmodule // pkt_gen$r_streaming
 
 
-module pkt_gen$r_w00(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w00
-
-
-module pkt_gen$r_w01(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w01
-
-
-module pkt_gen$r_w02(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w02
-
-
-module pkt_gen$r_w03(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w03
-
-
-module pkt_gen$r_w10(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w10
-
-
-module pkt_gen$r_w11(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w11
-
-
-module pkt_gen$r_w12(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w12
-
-
-module pkt_gen$r_w13(d,q,clock);
-    
-    // Module arguments
-    input wire  [1151:0] d;
-    output reg  [1151:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1152'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // pkt_gen$r_w13
-
-
 module pkt_gen$r_win0(d,q,clock);
     
     // Module arguments
@@ -3901,6 +3425,339 @@ module pkt_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats,n_got,count,
     end
     
 endmodule // pkt_gen$ready_unit
+
+
+module pkt_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,sel4,sel5,sel6,sel7,out0,out1,out2,out3,out4,out5,out6,out7);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [2:0] waddr;
+    input wire  [1151:0] wdata;
+    input wire  [17:0] sel0;
+    input wire  [17:0] sel1;
+    input wire  [17:0] sel2;
+    input wire  [17:0] sel3;
+    input wire  [17:0] sel4;
+    input wire  [17:0] sel5;
+    input wire  [17:0] sel6;
+    input wire  [17:0] sel7;
+    output reg  [63:0] out0;
+    output reg  [63:0] out1;
+    output reg  [63:0] out2;
+    output reg  [63:0] out3;
+    output reg  [63:0] out4;
+    output reg  [63:0] out5;
+    output reg  [63:0] out6;
+    output reg  [63:0] out7;
+    
+    // Update code (custom)
+    reg [63:0] m0 [0:7];
+    reg [63:0] rd0;
+    wire [2:0] ra0 = ({3{sel1[0]}} & 3'd1) | ({3{sel2[0]}} & 3'd2) | ({3{sel3[0]}} & 3'd3) | ({3{sel4[0]}} & 3'd4) | ({3{sel5[0]}} & 3'd5) | ({3{sel6[0]}} & 3'd6) | ({3{sel7[0]}} & 3'd7);
+    reg [63:0] m1 [0:7];
+    reg [63:0] rd1;
+    wire [2:0] ra1 = ({3{sel1[1]}} & 3'd1) | ({3{sel2[1]}} & 3'd2) | ({3{sel3[1]}} & 3'd3) | ({3{sel4[1]}} & 3'd4) | ({3{sel5[1]}} & 3'd5) | ({3{sel6[1]}} & 3'd6) | ({3{sel7[1]}} & 3'd7);
+    reg [63:0] m2 [0:7];
+    reg [63:0] rd2;
+    wire [2:0] ra2 = ({3{sel1[2]}} & 3'd1) | ({3{sel2[2]}} & 3'd2) | ({3{sel3[2]}} & 3'd3) | ({3{sel4[2]}} & 3'd4) | ({3{sel5[2]}} & 3'd5) | ({3{sel6[2]}} & 3'd6) | ({3{sel7[2]}} & 3'd7);
+    reg [63:0] m3 [0:7];
+    reg [63:0] rd3;
+    wire [2:0] ra3 = ({3{sel1[3]}} & 3'd1) | ({3{sel2[3]}} & 3'd2) | ({3{sel3[3]}} & 3'd3) | ({3{sel4[3]}} & 3'd4) | ({3{sel5[3]}} & 3'd5) | ({3{sel6[3]}} & 3'd6) | ({3{sel7[3]}} & 3'd7);
+    reg [63:0] m4 [0:7];
+    reg [63:0] rd4;
+    wire [2:0] ra4 = ({3{sel1[4]}} & 3'd1) | ({3{sel2[4]}} & 3'd2) | ({3{sel3[4]}} & 3'd3) | ({3{sel4[4]}} & 3'd4) | ({3{sel5[4]}} & 3'd5) | ({3{sel6[4]}} & 3'd6) | ({3{sel7[4]}} & 3'd7);
+    reg [63:0] m5 [0:7];
+    reg [63:0] rd5;
+    wire [2:0] ra5 = ({3{sel1[5]}} & 3'd1) | ({3{sel2[5]}} & 3'd2) | ({3{sel3[5]}} & 3'd3) | ({3{sel4[5]}} & 3'd4) | ({3{sel5[5]}} & 3'd5) | ({3{sel6[5]}} & 3'd6) | ({3{sel7[5]}} & 3'd7);
+    reg [63:0] m6 [0:7];
+    reg [63:0] rd6;
+    wire [2:0] ra6 = ({3{sel1[6]}} & 3'd1) | ({3{sel2[6]}} & 3'd2) | ({3{sel3[6]}} & 3'd3) | ({3{sel4[6]}} & 3'd4) | ({3{sel5[6]}} & 3'd5) | ({3{sel6[6]}} & 3'd6) | ({3{sel7[6]}} & 3'd7);
+    reg [63:0] m7 [0:7];
+    reg [63:0] rd7;
+    wire [2:0] ra7 = ({3{sel1[7]}} & 3'd1) | ({3{sel2[7]}} & 3'd2) | ({3{sel3[7]}} & 3'd3) | ({3{sel4[7]}} & 3'd4) | ({3{sel5[7]}} & 3'd5) | ({3{sel6[7]}} & 3'd6) | ({3{sel7[7]}} & 3'd7);
+    reg [63:0] m8 [0:7];
+    reg [63:0] rd8;
+    wire [2:0] ra8 = ({3{sel1[8]}} & 3'd1) | ({3{sel2[8]}} & 3'd2) | ({3{sel3[8]}} & 3'd3) | ({3{sel4[8]}} & 3'd4) | ({3{sel5[8]}} & 3'd5) | ({3{sel6[8]}} & 3'd6) | ({3{sel7[8]}} & 3'd7);
+    reg [63:0] m9 [0:7];
+    reg [63:0] rd9;
+    wire [2:0] ra9 = ({3{sel1[9]}} & 3'd1) | ({3{sel2[9]}} & 3'd2) | ({3{sel3[9]}} & 3'd3) | ({3{sel4[9]}} & 3'd4) | ({3{sel5[9]}} & 3'd5) | ({3{sel6[9]}} & 3'd6) | ({3{sel7[9]}} & 3'd7);
+    reg [63:0] m10 [0:7];
+    reg [63:0] rd10;
+    wire [2:0] ra10 = ({3{sel1[10]}} & 3'd1) | ({3{sel2[10]}} & 3'd2) | ({3{sel3[10]}} & 3'd3) | ({3{sel4[10]}} & 3'd4) | ({3{sel5[10]}} & 3'd5) | ({3{sel6[10]}} & 3'd6) | ({3{sel7[10]}} & 3'd7);
+    reg [63:0] m11 [0:7];
+    reg [63:0] rd11;
+    wire [2:0] ra11 = ({3{sel1[11]}} & 3'd1) | ({3{sel2[11]}} & 3'd2) | ({3{sel3[11]}} & 3'd3) | ({3{sel4[11]}} & 3'd4) | ({3{sel5[11]}} & 3'd5) | ({3{sel6[11]}} & 3'd6) | ({3{sel7[11]}} & 3'd7);
+    reg [63:0] m12 [0:7];
+    reg [63:0] rd12;
+    wire [2:0] ra12 = ({3{sel1[12]}} & 3'd1) | ({3{sel2[12]}} & 3'd2) | ({3{sel3[12]}} & 3'd3) | ({3{sel4[12]}} & 3'd4) | ({3{sel5[12]}} & 3'd5) | ({3{sel6[12]}} & 3'd6) | ({3{sel7[12]}} & 3'd7);
+    reg [63:0] m13 [0:7];
+    reg [63:0] rd13;
+    wire [2:0] ra13 = ({3{sel1[13]}} & 3'd1) | ({3{sel2[13]}} & 3'd2) | ({3{sel3[13]}} & 3'd3) | ({3{sel4[13]}} & 3'd4) | ({3{sel5[13]}} & 3'd5) | ({3{sel6[13]}} & 3'd6) | ({3{sel7[13]}} & 3'd7);
+    reg [63:0] m14 [0:7];
+    reg [63:0] rd14;
+    wire [2:0] ra14 = ({3{sel1[14]}} & 3'd1) | ({3{sel2[14]}} & 3'd2) | ({3{sel3[14]}} & 3'd3) | ({3{sel4[14]}} & 3'd4) | ({3{sel5[14]}} & 3'd5) | ({3{sel6[14]}} & 3'd6) | ({3{sel7[14]}} & 3'd7);
+    reg [63:0] m15 [0:7];
+    reg [63:0] rd15;
+    wire [2:0] ra15 = ({3{sel1[15]}} & 3'd1) | ({3{sel2[15]}} & 3'd2) | ({3{sel3[15]}} & 3'd3) | ({3{sel4[15]}} & 3'd4) | ({3{sel5[15]}} & 3'd5) | ({3{sel6[15]}} & 3'd6) | ({3{sel7[15]}} & 3'd7);
+    reg [63:0] m16 [0:7];
+    reg [63:0] rd16;
+    wire [2:0] ra16 = ({3{sel1[16]}} & 3'd1) | ({3{sel2[16]}} & 3'd2) | ({3{sel3[16]}} & 3'd3) | ({3{sel4[16]}} & 3'd4) | ({3{sel5[16]}} & 3'd5) | ({3{sel6[16]}} & 3'd6) | ({3{sel7[16]}} & 3'd7);
+    reg [63:0] m17 [0:7];
+    reg [63:0] rd17;
+    wire [2:0] ra17 = ({3{sel1[17]}} & 3'd1) | ({3{sel2[17]}} & 3'd2) | ({3{sel3[17]}} & 3'd3) | ({3{sel4[17]}} & 3'd4) | ({3{sel5[17]}} & 3'd5) | ({3{sel6[17]}} & 3'd6) | ({3{sel7[17]}} & 3'd7);
+    reg [17:0] sd0;
+    reg [17:0] sd1;
+    reg [17:0] sd2;
+    reg [17:0] sd3;
+    reg [17:0] sd4;
+    reg [17:0] sd5;
+    reg [17:0] sd6;
+    reg [17:0] sd7;
+    integer i;
+    initial begin
+        for (i = 0; i < 8; i = i + 1) begin
+            m0[i] = 64'd0;
+            m1[i] = 64'd0;
+            m2[i] = 64'd0;
+            m3[i] = 64'd0;
+            m4[i] = 64'd0;
+            m5[i] = 64'd0;
+            m6[i] = 64'd0;
+            m7[i] = 64'd0;
+            m8[i] = 64'd0;
+            m9[i] = 64'd0;
+            m10[i] = 64'd0;
+            m11[i] = 64'd0;
+            m12[i] = 64'd0;
+            m13[i] = 64'd0;
+            m14[i] = 64'd0;
+            m15[i] = 64'd0;
+            m16[i] = 64'd0;
+            m17[i] = 64'd0;
+        end
+        rd0 = 64'd0;
+        rd1 = 64'd0;
+        rd2 = 64'd0;
+        rd3 = 64'd0;
+        rd4 = 64'd0;
+        rd5 = 64'd0;
+        rd6 = 64'd0;
+        rd7 = 64'd0;
+        rd8 = 64'd0;
+        rd9 = 64'd0;
+        rd10 = 64'd0;
+        rd11 = 64'd0;
+        rd12 = 64'd0;
+        rd13 = 64'd0;
+        rd14 = 64'd0;
+        rd15 = 64'd0;
+        rd16 = 64'd0;
+        rd17 = 64'd0;
+        sd0 = 18'd0;
+        sd1 = 18'd0;
+        sd2 = 18'd0;
+        sd3 = 18'd0;
+        sd4 = 18'd0;
+        sd5 = 18'd0;
+        sd6 = 18'd0;
+        sd7 = 18'd0;
+    end
+    always @(posedge clock) begin
+        rd0 <= m0[ra0];
+        rd1 <= m1[ra1];
+        rd2 <= m2[ra2];
+        rd3 <= m3[ra3];
+        rd4 <= m4[ra4];
+        rd5 <= m5[ra5];
+        rd6 <= m6[ra6];
+        rd7 <= m7[ra7];
+        rd8 <= m8[ra8];
+        rd9 <= m9[ra9];
+        rd10 <= m10[ra10];
+        rd11 <= m11[ra11];
+        rd12 <= m12[ra12];
+        rd13 <= m13[ra13];
+        rd14 <= m14[ra14];
+        rd15 <= m15[ra15];
+        rd16 <= m16[ra16];
+        rd17 <= m17[ra17];
+        sd0 <= sel0;
+        sd1 <= sel1;
+        sd2 <= sel2;
+        sd3 <= sel3;
+        sd4 <= sel4;
+        sd5 <= sel5;
+        sd6 <= sel6;
+        sd7 <= sel7;
+        if (we) begin
+            m0[waddr] <= wdata[63:0];
+            m1[waddr] <= wdata[127:64];
+            m2[waddr] <= wdata[191:128];
+            m3[waddr] <= wdata[255:192];
+            m4[waddr] <= wdata[319:256];
+            m5[waddr] <= wdata[383:320];
+            m6[waddr] <= wdata[447:384];
+            m7[waddr] <= wdata[511:448];
+            m8[waddr] <= wdata[575:512];
+            m9[waddr] <= wdata[639:576];
+            m10[waddr] <= wdata[703:640];
+            m11[waddr] <= wdata[767:704];
+            m12[waddr] <= wdata[831:768];
+            m13[waddr] <= wdata[895:832];
+            m14[waddr] <= wdata[959:896];
+            m15[waddr] <= wdata[1023:960];
+            m16[waddr] <= wdata[1087:1024];
+            m17[waddr] <= wdata[1151:1088];
+        end
+    end
+    always @(*) begin
+        out0 = ({64{sd0[0]}} & rd0)
+            | ({64{sd0[1]}} & rd1)
+            | ({64{sd0[2]}} & rd2)
+            | ({64{sd0[3]}} & rd3)
+            | ({64{sd0[4]}} & rd4)
+            | ({64{sd0[5]}} & rd5)
+            | ({64{sd0[6]}} & rd6)
+            | ({64{sd0[7]}} & rd7)
+            | ({64{sd0[8]}} & rd8)
+            | ({64{sd0[9]}} & rd9)
+            | ({64{sd0[10]}} & rd10)
+            | ({64{sd0[11]}} & rd11)
+            | ({64{sd0[12]}} & rd12)
+            | ({64{sd0[13]}} & rd13)
+            | ({64{sd0[14]}} & rd14)
+            | ({64{sd0[15]}} & rd15)
+            | ({64{sd0[16]}} & rd16)
+            | ({64{sd0[17]}} & rd17);
+        out1 = ({64{sd1[0]}} & rd0)
+            | ({64{sd1[1]}} & rd1)
+            | ({64{sd1[2]}} & rd2)
+            | ({64{sd1[3]}} & rd3)
+            | ({64{sd1[4]}} & rd4)
+            | ({64{sd1[5]}} & rd5)
+            | ({64{sd1[6]}} & rd6)
+            | ({64{sd1[7]}} & rd7)
+            | ({64{sd1[8]}} & rd8)
+            | ({64{sd1[9]}} & rd9)
+            | ({64{sd1[10]}} & rd10)
+            | ({64{sd1[11]}} & rd11)
+            | ({64{sd1[12]}} & rd12)
+            | ({64{sd1[13]}} & rd13)
+            | ({64{sd1[14]}} & rd14)
+            | ({64{sd1[15]}} & rd15)
+            | ({64{sd1[16]}} & rd16)
+            | ({64{sd1[17]}} & rd17);
+        out2 = ({64{sd2[0]}} & rd0)
+            | ({64{sd2[1]}} & rd1)
+            | ({64{sd2[2]}} & rd2)
+            | ({64{sd2[3]}} & rd3)
+            | ({64{sd2[4]}} & rd4)
+            | ({64{sd2[5]}} & rd5)
+            | ({64{sd2[6]}} & rd6)
+            | ({64{sd2[7]}} & rd7)
+            | ({64{sd2[8]}} & rd8)
+            | ({64{sd2[9]}} & rd9)
+            | ({64{sd2[10]}} & rd10)
+            | ({64{sd2[11]}} & rd11)
+            | ({64{sd2[12]}} & rd12)
+            | ({64{sd2[13]}} & rd13)
+            | ({64{sd2[14]}} & rd14)
+            | ({64{sd2[15]}} & rd15)
+            | ({64{sd2[16]}} & rd16)
+            | ({64{sd2[17]}} & rd17);
+        out3 = ({64{sd3[0]}} & rd0)
+            | ({64{sd3[1]}} & rd1)
+            | ({64{sd3[2]}} & rd2)
+            | ({64{sd3[3]}} & rd3)
+            | ({64{sd3[4]}} & rd4)
+            | ({64{sd3[5]}} & rd5)
+            | ({64{sd3[6]}} & rd6)
+            | ({64{sd3[7]}} & rd7)
+            | ({64{sd3[8]}} & rd8)
+            | ({64{sd3[9]}} & rd9)
+            | ({64{sd3[10]}} & rd10)
+            | ({64{sd3[11]}} & rd11)
+            | ({64{sd3[12]}} & rd12)
+            | ({64{sd3[13]}} & rd13)
+            | ({64{sd3[14]}} & rd14)
+            | ({64{sd3[15]}} & rd15)
+            | ({64{sd3[16]}} & rd16)
+            | ({64{sd3[17]}} & rd17);
+        out4 = ({64{sd4[0]}} & rd0)
+            | ({64{sd4[1]}} & rd1)
+            | ({64{sd4[2]}} & rd2)
+            | ({64{sd4[3]}} & rd3)
+            | ({64{sd4[4]}} & rd4)
+            | ({64{sd4[5]}} & rd5)
+            | ({64{sd4[6]}} & rd6)
+            | ({64{sd4[7]}} & rd7)
+            | ({64{sd4[8]}} & rd8)
+            | ({64{sd4[9]}} & rd9)
+            | ({64{sd4[10]}} & rd10)
+            | ({64{sd4[11]}} & rd11)
+            | ({64{sd4[12]}} & rd12)
+            | ({64{sd4[13]}} & rd13)
+            | ({64{sd4[14]}} & rd14)
+            | ({64{sd4[15]}} & rd15)
+            | ({64{sd4[16]}} & rd16)
+            | ({64{sd4[17]}} & rd17);
+        out5 = ({64{sd5[0]}} & rd0)
+            | ({64{sd5[1]}} & rd1)
+            | ({64{sd5[2]}} & rd2)
+            | ({64{sd5[3]}} & rd3)
+            | ({64{sd5[4]}} & rd4)
+            | ({64{sd5[5]}} & rd5)
+            | ({64{sd5[6]}} & rd6)
+            | ({64{sd5[7]}} & rd7)
+            | ({64{sd5[8]}} & rd8)
+            | ({64{sd5[9]}} & rd9)
+            | ({64{sd5[10]}} & rd10)
+            | ({64{sd5[11]}} & rd11)
+            | ({64{sd5[12]}} & rd12)
+            | ({64{sd5[13]}} & rd13)
+            | ({64{sd5[14]}} & rd14)
+            | ({64{sd5[15]}} & rd15)
+            | ({64{sd5[16]}} & rd16)
+            | ({64{sd5[17]}} & rd17);
+        out6 = ({64{sd6[0]}} & rd0)
+            | ({64{sd6[1]}} & rd1)
+            | ({64{sd6[2]}} & rd2)
+            | ({64{sd6[3]}} & rd3)
+            | ({64{sd6[4]}} & rd4)
+            | ({64{sd6[5]}} & rd5)
+            | ({64{sd6[6]}} & rd6)
+            | ({64{sd6[7]}} & rd7)
+            | ({64{sd6[8]}} & rd8)
+            | ({64{sd6[9]}} & rd9)
+            | ({64{sd6[10]}} & rd10)
+            | ({64{sd6[11]}} & rd11)
+            | ({64{sd6[12]}} & rd12)
+            | ({64{sd6[13]}} & rd13)
+            | ({64{sd6[14]}} & rd14)
+            | ({64{sd6[15]}} & rd15)
+            | ({64{sd6[16]}} & rd16)
+            | ({64{sd6[17]}} & rd17);
+        out7 = ({64{sd7[0]}} & rd0)
+            | ({64{sd7[1]}} & rd1)
+            | ({64{sd7[2]}} & rd2)
+            | ({64{sd7[3]}} & rd3)
+            | ({64{sd7[4]}} & rd4)
+            | ({64{sd7[5]}} & rd5)
+            | ({64{sd7[6]}} & rd6)
+            | ({64{sd7[7]}} & rd7)
+            | ({64{sd7[8]}} & rd8)
+            | ({64{sd7[9]}} & rd9)
+            | ({64{sd7[10]}} & rd10)
+            | ({64{sd7[11]}} & rd11)
+            | ({64{sd7[12]}} & rd12)
+            | ({64{sd7[13]}} & rd13)
+            | ({64{sd7[14]}} & rd14)
+            | ({64{sd7[15]}} & rd15)
+            | ({64{sd7[16]}} & rd16)
+            | ({64{sd7[17]}} & rd17);
+    end
+endmodule // pkt_gen$slots
 
 
 module pkt_gen$swap(inp,out);
@@ -4947,254 +4804,6 @@ module pkt_gen$ttlw(narrow,wide);
     // Update code (custom)
     always @(*) wide = {8'd0, narrow};
 endmodule // pkt_gen$ttlw
-
-
-module pkt_gen$ws_a0(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_a0
-
-
-module pkt_gen$ws_a1(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_a1
-
-
-module pkt_gen$ws_a2(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_a2
-
-
-module pkt_gen$ws_a3(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_a3
-
-
-module pkt_gen$ws_b0(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_b0
-
-
-module pkt_gen$ws_b1(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_b1
-
-
-module pkt_gen$ws_b2(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_b2
-
-
-module pkt_gen$ws_b3(data,sel,out);
-    
-    // Module arguments
-    input wire  [1151:0] data;
-    input wire  [17:0] sel;
-    output reg  [191:0] out;
-    
-    // Update code (custom)
-    always @(*) begin
-        out[63:0] = ({64{sel[0]}} & data[63:0])
-            | ({64{sel[1]}} & data[127:64])
-            | ({64{sel[2]}} & data[191:128])
-            | ({64{sel[3]}} & data[255:192])
-            | ({64{sel[4]}} & data[319:256])
-            | ({64{sel[5]}} & data[383:320]);
-        out[127:64] = ({64{sel[6]}} & data[447:384])
-            | ({64{sel[7]}} & data[511:448])
-            | ({64{sel[8]}} & data[575:512])
-            | ({64{sel[9]}} & data[639:576])
-            | ({64{sel[10]}} & data[703:640])
-            | ({64{sel[11]}} & data[767:704]);
-        out[191:128] = ({64{sel[12]}} & data[831:768])
-            | ({64{sel[13]}} & data[895:832])
-            | ({64{sel[14]}} & data[959:896])
-            | ({64{sel[15]}} & data[1023:960])
-            | ({64{sel[16]}} & data[1087:1024])
-            | ({64{sel[17]}} & data[1151:1088]);
-    end
-endmodule // pkt_gen$ws_b3
 
 
 module pkt_gen$xhead(narrow,wide);
