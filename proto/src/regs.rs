@@ -30,8 +30,9 @@ pub const MAX_IN_FLIGHT: u32 = 1024;
 /// before 2026-11-27.
 pub const IN_FLIGHT_RTL: u32 = MAX_IN_FLIGHT;
 /// Most requests the RTL leader puts in one DECIDE (`rtl::pkt_gen::SLOTS`, its frame slots):
-/// with a larger `batch_max` it decides batches of at most this many.
-pub const BATCH_RTL: u32 = 4;
+/// with a larger `batch_max` it decides batches of at most this many. It was 4 before
+/// 2026-12-06.
+pub const BATCH_RTL: u32 = 6;
 /// Largest request payload the RTL takes (bytes; `rtl::lowi_core::ENGINE_MAX_PAYLOAD`):
 /// longer ones count as oversize.
 pub const PAYLOAD_RTL: u32 = 128;
@@ -58,7 +59,7 @@ impl Datapath {
         fixed_batch: None,
     };
     /// The RTL core (rtl/README): 1,024 messages in flight, no packet tags (the card refuses
-    /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 4 requests of at most 128
+    /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 6 requests of at most 128
     /// bytes, not cut at the MTU.
     pub const CARD: Datapath = Datapath {
         in_flight: IN_FLIGHT_RTL,
@@ -1033,7 +1034,7 @@ impl Config {
                     + (self.batch_max as u64).min(entries as u64)
                         * (crate::wire::ENTRY_HEADER_LEN as u64 + payload as u64))
                     .max(one),
-                "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 4) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
+                "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 6) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
             ),
             None => (one, "a DECIDE with one request must fit"),
         };
@@ -1186,16 +1187,16 @@ mod tests {
         c.min_gap = c.loop_period + 1;
         let e = c.validate().unwrap_err();
         assert_eq!((e.field, e.max), ("min_gap", 125));
-        // A card's leader does not cut a batch at the MTU: 4 requests of 128 bytes must fit
-        // (28 + 36 + 8 + 4 × 144 = 648 bytes); fewer with a smaller batch_max. The model cuts.
+        // A card's leader does not cut a batch at the MTU: 6 requests of 128 bytes must fit
+        // (28 + 36 + 8 + 6 × 144 = 936 bytes); fewer with a smaller batch_max. The model cuts.
         let mut c = Config {
-            mtu: 647,
+            mtu: 935,
             ..Config::default()
         };
         assert!(c.validate().is_ok());
         let e = c.validate_for(Datapath::CARD).unwrap_err();
-        assert_eq!((e.field, e.value, e.min), ("mtu", 647, 648));
-        c.mtu = 648;
+        assert_eq!((e.field, e.value, e.min), ("mtu", 935, 936));
+        c.mtu = 936;
         assert!(c.validate_for(Datapath::CARD).is_ok());
         c.mtu = 576;
         c.batch_max = 3;
@@ -1205,6 +1206,8 @@ mod tests {
         );
         c.batch_max = 4;
         assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 648);
+        c.batch_max = 5;
+        assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 792);
         assert_eq!(Config::default().send_gap(), 125);
         let mut c = Config::default();
         assert_eq!(

@@ -16,7 +16,7 @@
 //!
 //! Issue 17: frames are not latched as whole images any more but kept in RAM (a vendor flow maps
 //! it to block RAM) and read back beat by beat, so a copy may be as long as one capture buffer
-//! ([`MAX_FRAME_BYTES`] = 1024 bytes; a DECIDE of 4 entries of 128 payload bytes is 654).
+//! ([`MAX_FRAME_BYTES`] = 1024 bytes; a DECIDE of 6 entries of 128 payload bytes, the most `pkt_gen` builds, is 942).
 //!
 //! Five input streams are captured, each by a [`Capture`]: the four tree inputs exactly as
 //! `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid; bytes

@@ -162,7 +162,7 @@ block! {
         fifo: EgressFifo<FIFO_ADDR_BITS, P>,
         k_slots: Constant<Bits<13>> = Constant::new(Bits::<13>::from(crate::pkt_gen::SLOTS as u64)),
         /// `min(batch_max, SLOTS)`, registered: `batch_max` changes only while Disabled, and the
-        /// core reads it only while leading (see `update`). Three bits hold SLOTS (4).
+        /// core reads it only while leading (see `update`). Three bits hold SLOTS (6).
         r_bmax: DFF<Bits<3>>,
         bmax13: ZeroExtend<3, 13>,
         regs: Csr,

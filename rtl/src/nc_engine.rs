@@ -36,7 +36,7 @@ use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
 use crate::req_capture::ReqCapture;
 
-/// Address bits of each tree stream's output FIFO (128 beats: a longest DECIDE frame, 82 beats,
+/// Address bits of each tree stream's output FIFO (128 beats: a longest DECIDE frame, 118 beats,
 /// and the last beat of the one before it).
 pub const TREE_FIFO_BITS: usize = 7;
 /// Address bits of the host stream's output FIFO (256 beats: a longest host frame, 128 beats,
@@ -47,6 +47,8 @@ const TREE_ROOM: u64 = crate::pkt_stream::MAX_FRAME.div_ceil(8) as u64 + 1;
 /// A host frame may start when the host FIFO has this many beats free.
 const HOST_ROOM: u64 = crate::host_gen::BUF_BEATS as u64 + 1;
 const _: () = assert!(TREE_ROOM <= 1 << TREE_FIFO_BITS && HOST_ROOM <= 1 << HOST_FIFO_BITS);
+// `host_gen` forwards every DECIDE frame `pkt_gen` builds.
+const _: () = assert!(crate::pkt_stream::MAX_FRAME <= crate::host_gen::MAX_FRAME_BYTES);
 
 block! {
     /// The engine.

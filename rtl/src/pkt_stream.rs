@@ -13,8 +13,8 @@
 //!   probed layout, then the payload bytes, those past `payload_len` zeroed): up to 144 bytes
 //!   (18 words of 64 bits) in a slot of [`SlotRam`] (a memory per word: distributed RAM, not
 //!   flip-flops), with the beat and lane where it starts in the frame (from the frame length
-//!   before it, summed as the entries arrive, in registers). There are two banks of four
-//!   slots: each latched command's entries fill the bank the frame before it does not read, so
+//!   before it, summed as the entries arrive, in registers). There are two banks of [`SLOTS`]
+//!   (6) slots: each latched command's entries fill the bank the frame before it does not read, so
 //!   they can arrive while that frame streams, as with the image, and nothing is copied when a
 //!   frame starts;
 //! - the body is read out word by word: each entry of the frame walks its words with a one-hot
@@ -27,7 +27,8 @@
 //!
 //! So no select drives more than a word's worth of multiplexers and nothing wider than two
 //! words is shifted (`pkt_gen` placed at 120 MHz with a 152-byte shifting packer; rtl/README
-//! "Place and route"); the frame is up to 78 + 4 × 144 = 654 bytes (82 beats).
+//! "Place and route"); the frame is up to 78 + 6 × 144 = 942 bytes (118 beats). Four readers
+//! read the entries (reader r: entries r and r + 4), since 2026-12-06 (4 entries before).
 //!
 //! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load` is
 //! high; tree 0's frame is the host copy (`host_gen` takes its beats from `m0_*`).
@@ -143,47 +144,53 @@ impl Logic for TreeHeader {
     }
 }
 
+/// Entries per bank of the generator's slots (the layout; [`SLOTS`] of them are used).
+pub const BANK: usize = 8;
+/// Slot address bits: bank, then the entry in the bank.
+pub const SLOT_BITS: usize = 4;
+/// Slots of the generator: two banks.
+pub const BANK_SLOTS: usize = 2 * BANK;
+/// Readers of the slots: reader r reads entries r, r + 4, … of a frame.
+pub const READERS: usize = 4;
+/// `r_ng`'s width: one-hot counts 0..=BANK.
+const NG: usize = BANK + 1;
+const _: () = assert!(SLOTS <= BANK && BANK_SLOTS == 1 << SLOT_BITS && SLOTS <= 2 * READERS);
+
 /// Slots of the streaming generator: [`BANK_SLOTS`] entries' wire bytes (two banks of
-/// [`SLOTS`]), each read one 64-bit word per cycle. An entry arrives whole (`wdata`, written at
-/// slot `waddr` when `we`), so each of the [`WORDS`] words of a slot is a memory of its own
-/// (word k of every slot: [`BANK_SLOTS`] × 64 bits, synchronous write, registered read:
-/// distributed RAM in a vendor flow) instead of 1,152 flip-flops per slot. Slot s reads the
-/// word its one-hot `sel<s>` picks, and `out<s>` is that word in the next cycle (0 when
-/// nothing was picked), as a register fed by a word multiplexer would give it. Word k's memory
-/// is read at the slot whose select has bit k; at most one slot picks a given word in a cycle
-/// (the generator's slots start their walks in different cycles and shift one word per cycle;
-/// the simulator panics otherwise). A write and a read of the same slot in one cycle read the
-/// old word (never done: a command's entries fill the bank the streaming frame does not read).
+/// [`BANK`]), read by [`READERS`] readers one 64-bit word per cycle each. An entry arrives whole
+/// (`wdata`, written at slot `waddr` when `we`), so each of the [`WORDS`] words of a slot is a
+/// memory of its own (word k of every slot: [`BANK_SLOTS`] × 64 bits, synchronous write,
+/// registered read: distributed RAM in a vendor flow) instead of 1,152 flip-flops per slot.
+/// Reader r reads, at slot `addr<r>`, the word its one-hot `sel<r>` picks, and `out<r>` is that
+/// word in the next cycle (0 when nothing was picked), as a register fed by a word multiplexer
+/// would give it. Word k's memory is read at the address of the reader whose select has bit k;
+/// at most one reader picks a given word in a cycle (the generator's readers start their walks
+/// in different cycles and shift one word per cycle; the simulator panics otherwise). A write
+/// and a read of the same slot in one cycle read the old word (never done: a command's entries
+/// fill the bank the streaming frame does not read).
 #[derive(LogicBlock)]
 pub struct SlotRam {
     pub clock: Signal<In, Clock>,
     pub we: Signal<In, Bit>,
-    pub waddr: Signal<In, Bits<3>>,
+    pub waddr: Signal<In, Bits<SLOT_BITS>>,
     pub wdata: Signal<In, Bits<ENTRY_BITS>>,
     pub sel0: Signal<In, Bits<WORDS>>,
     pub sel1: Signal<In, Bits<WORDS>>,
     pub sel2: Signal<In, Bits<WORDS>>,
     pub sel3: Signal<In, Bits<WORDS>>,
-    pub sel4: Signal<In, Bits<WORDS>>,
-    pub sel5: Signal<In, Bits<WORDS>>,
-    pub sel6: Signal<In, Bits<WORDS>>,
-    pub sel7: Signal<In, Bits<WORDS>>,
+    pub addr0: Signal<In, Bits<SLOT_BITS>>,
+    pub addr1: Signal<In, Bits<SLOT_BITS>>,
+    pub addr2: Signal<In, Bits<SLOT_BITS>>,
+    pub addr3: Signal<In, Bits<SLOT_BITS>>,
     pub out0: Signal<Out, Bits<64>>,
     pub out1: Signal<Out, Bits<64>>,
     pub out2: Signal<Out, Bits<64>>,
     pub out3: Signal<Out, Bits<64>>,
-    pub out4: Signal<Out, Bits<64>>,
-    pub out5: Signal<Out, Bits<64>>,
-    pub out6: Signal<Out, Bits<64>>,
-    pub out7: Signal<Out, Bits<64>>,
-    /// Simulation state: the slots' words (`mem[slot][word]`) and each slot's word read in the
-    /// last cycle.
+    /// Simulation state: the slots' words (`mem[slot][word]`) and each reader's word read in
+    /// the last cycle.
     _mem: Box<[[u64; WORDS]; BANK_SLOTS]>,
-    _out: [u64; BANK_SLOTS],
+    _out: [u64; READERS],
 }
-
-/// Entry slots of `PktGen`: two banks of [`SLOTS`].
-pub const BANK_SLOTS: usize = 2 * SLOTS;
 
 impl Default for SlotRam {
     fn default() -> Self {
@@ -193,54 +200,47 @@ impl Default for SlotRam {
             waddr: Default::default(),
             wdata: Default::default(),
             sel0: Default::default(),
-            sel1: Default::default(),
-            sel2: Default::default(),
-            sel3: Default::default(),
-            sel4: Default::default(),
-            sel5: Default::default(),
-            sel6: Default::default(),
-            sel7: Default::default(),
+            addr0: Default::default(),
             out0: Default::default(),
+            sel1: Default::default(),
+            addr1: Default::default(),
             out1: Default::default(),
+            sel2: Default::default(),
+            addr2: Default::default(),
             out2: Default::default(),
+            sel3: Default::default(),
+            addr3: Default::default(),
             out3: Default::default(),
-            out4: Default::default(),
-            out5: Default::default(),
-            out6: Default::default(),
-            out7: Default::default(),
             _mem: Box::new([[0; WORDS]; BANK_SLOTS]),
-            _out: [0; BANK_SLOTS],
+            _out: [0; READERS],
         }
     }
 }
 
-const _: () = assert!(BANK_SLOTS == 8 && WORDS <= 64);
+const _: () = assert!(READERS == 4 && WORDS <= 64);
 
 impl Logic for SlotRam {
     fn update(&mut self) {
         if self.clock.pos_edge() {
-            let sels = [
-                self.sel0.val(),
-                self.sel1.val(),
-                self.sel2.val(),
-                self.sel3.val(),
-                self.sel4.val(),
-                self.sel5.val(),
-                self.sel6.val(),
-                self.sel7.val(),
+            let reads = [
+                (self.sel0.val(), self.addr0.val()),
+                (self.sel1.val(), self.addr1.val()),
+                (self.sel2.val(), self.addr2.val()),
+                (self.sel3.val(), self.addr3.val()),
             ];
             let mut taken = 0u64;
-            for (s, sel) in sels.iter().enumerate() {
+            for (r, (sel, addr)) in reads.iter().enumerate() {
                 let sel = crate::prim::u64_of(*sel);
                 assert!(
                     sel & taken == 0,
-                    "SlotRam: two slots read word(s) {:#x} in one cycle",
+                    "SlotRam: two readers read word(s) {:#x} in one cycle",
                     sel & taken
                 );
                 taken |= sel;
-                self._out[s] = (0..WORDS)
+                let slot = &self._mem[addr.index()];
+                self._out[r] = (0..WORDS)
                     .filter(|&k| sel >> k & 1 == 1)
-                    .fold(0, |o, k| o | self._mem[s][k]);
+                    .fold(0, |o, k| o | slot[k]);
             }
             if self.we.val() {
                 let w = self.wdata.val();
@@ -254,20 +254,12 @@ impl Logic for SlotRam {
         self.out1.next = Bits::from(self._out[1]);
         self.out2.next = Bits::from(self._out[2]);
         self.out3.next = Bits::from(self._out[3]);
-        self.out4.next = Bits::from(self._out[4]);
-        self.out5.next = Bits::from(self._out[5]);
-        self.out6.next = Bits::from(self._out[6]);
-        self.out7.next = Bits::from(self._out[7]);
     }
     fn connect(&mut self) {
         self.out0.connect();
         self.out1.connect();
         self.out2.connect();
         self.out3.connect();
-        self.out4.connect();
-        self.out5.connect();
-        self.out6.connect();
-        self.out7.connect();
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
@@ -276,14 +268,18 @@ impl Logic for SlotRam {
                 "reg [63:0] m{k} [0:{}];\nreg [63:0] rd{k};\n",
                 BANK_SLOTS - 1
             );
-            // Word k's read address: the slot whose select has bit k.
-            let terms: Vec<String> = (1..BANK_SLOTS)
-                .map(|s| format!("({{3{{sel{s}[{k}]}}}} & 3'd{s})"))
+            // Word k's read address: that of the reader whose select has bit k.
+            let terms: Vec<String> = (0..READERS)
+                .map(|r| format!("({{{SLOT_BITS}{{sel{r}[{k}]}}}} & addr{r})"))
                 .collect();
-            v += &format!("wire [2:0] ra{k} = {};\n", terms.join(" | "));
+            v += &format!(
+                "wire [{}:0] ra{k} = {};\n",
+                SLOT_BITS - 1,
+                terms.join(" | ")
+            );
         }
-        for s in 0..BANK_SLOTS {
-            v += &format!("reg [{}:0] sd{s};\n", WORDS - 1);
+        for r in 0..READERS {
+            v += &format!("reg [{}:0] sd{r};\n", WORDS - 1);
         }
         // Everything starts at 0, as in the simulator (an FPGA's power-on values).
         v += "integer i;\ninitial begin\n";
@@ -295,15 +291,15 @@ impl Logic for SlotRam {
         for k in 0..WORDS {
             v += &format!("    rd{k} = 64'd0;\n");
         }
-        for s in 0..BANK_SLOTS {
-            v += &format!("    sd{s} = {WORDS}'d0;\n");
+        for r in 0..READERS {
+            v += &format!("    sd{r} = {WORDS}'d0;\n");
         }
         v += "end\nalways @(posedge clock) begin\n";
         for k in 0..WORDS {
             v += &format!("    rd{k} <= m{k}[ra{k}];\n");
         }
-        for s in 0..BANK_SLOTS {
-            v += &format!("    sd{s} <= sel{s};\n");
+        for r in 0..READERS {
+            v += &format!("    sd{r} <= sel{r};\n");
         }
         v += "    if (we) begin\n";
         for k in 0..WORDS {
@@ -314,11 +310,11 @@ impl Logic for SlotRam {
             );
         }
         v += "    end\nend\nalways @(*) begin\n";
-        for s in 0..BANK_SLOTS {
+        for r in 0..READERS {
             let terms: Vec<String> = (0..WORDS)
-                .map(|k| format!("({{64{{sd{s}[{k}]}}}} & rd{k})"))
+                .map(|k| format!("({{64{{sd{r}[{k}]}}}} & rd{k})"))
                 .collect();
-            v += &format!("    out{s} = {};\n", terms.join("\n        | "));
+            v += &format!("    out{r} = {};\n", terms.join("\n        | "));
         }
         v += "end";
         Verilog::Custom(v)
@@ -402,8 +398,8 @@ block! {
         r_nbeats: DFF<Bits<8>>,
         /// `r_beat` is the frame's last beat.
         r_blast: DFF<Bit>,
-        /// `r_n_got` one-hot (bit i: i entries so far, 0..=4).
-        r_ng: DFFWithInit<Bits<5>> = DFFWithInit::new(Bits::<5>::from(1u64)),
+        /// `r_n_got` one-hot (bit i: i entries so far, 0..=SLOTS).
+        r_ng: DFFWithInit<Bits<NG>> = DFFWithInit::new(Bits::<NG>::from(1u64)),
         /// `r_n_got` equals `r_c_count`.
         r_eq: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_lastkeep: DFF<Bits<8>>,
@@ -421,61 +417,86 @@ block! {
         r_fb: DFF<Bit>,
         /// The slot the next entry goes to (`r_ng` in bank `r_cb`), one-hot per bank, kept a
         /// cycle ahead so that a slot's write enable is the entry's `e_valid` and one flip-flop.
-        r_wsa: DFFWithInit<Bits<4>> = DFFWithInit::new(Bits::<4>::from(1u64)),
-        r_wsb: DFF<Bits<4>>,
-        // Two banks of four entry slots (`r_w<bank><slot>`): an entry's wire bytes (byte x in
-        // bits 8x+7..8x), with its first beat in the frame less 5 (`r_q`) and its first lane
-        // (`r_a`), both from the frame length before it.
+        r_wsa: DFFWithInit<Bits<BANK>> = DFFWithInit::new(Bits::<BANK>::from(1u64)),
+        r_wsb: DFF<Bits<BANK>>,
+        // Two banks of BANK entry slots: an entry's first beat in the frame less 5 (`r_q<bank><slot>`)
+        // and its first lane (`r_a<bank><slot>`), both from the frame length before it; its wire
+        // bytes are in `slots`.
         r_q00: DFF<Bits<8>>,
         r_q01: DFF<Bits<8>>,
         r_q02: DFF<Bits<8>>,
         r_q03: DFF<Bits<8>>,
+        r_q04: DFF<Bits<8>>,
+        r_q05: DFF<Bits<8>>,
+        r_q06: DFF<Bits<8>>,
+        r_q07: DFF<Bits<8>>,
         r_q10: DFF<Bits<8>>,
         r_q11: DFF<Bits<8>>,
         r_q12: DFF<Bits<8>>,
         r_q13: DFF<Bits<8>>,
+        r_q14: DFF<Bits<8>>,
+        r_q15: DFF<Bits<8>>,
+        r_q16: DFF<Bits<8>>,
+        r_q17: DFF<Bits<8>>,
         r_a00: DFF<Bits<3>>,
         r_a01: DFF<Bits<3>>,
         r_a02: DFF<Bits<3>>,
         r_a03: DFF<Bits<3>>,
+        r_a04: DFF<Bits<3>>,
+        r_a05: DFF<Bits<3>>,
+        r_a06: DFF<Bits<3>>,
+        r_a07: DFF<Bits<3>>,
         r_a10: DFF<Bits<3>>,
         r_a11: DFF<Bits<3>>,
         r_a12: DFF<Bits<3>>,
         r_a13: DFF<Bits<3>>,
-        /// The entries' wire bytes, in [`SlotRam`] (slot `4 · bank + i`).
+        r_a14: DFF<Bits<3>>,
+        r_a15: DFF<Bits<3>>,
+        r_a16: DFF<Bits<3>>,
+        r_a17: DFF<Bits<3>>,
+        /// The entries' wire bytes, in [`SlotRam`] (slot `BANK · bank + i`).
         slots: SlotRam,
-        wa: Signal<Local, Bits<3>>,
-        // The streaming frame's entries (`e` = 0..3): in the frame (`r_fe`), first beat less 5
-        // (`r_fq`), first lane (`r_fa`); the one-hot word each reads next from bank 0 (`r_sa`)
-        // or bank 1 (`r_sb`), the words read (`r_win`, and bytes 1..8 of the one before it,
-        // `r_wp`).
+        wa: Signal<Local, Bits<SLOT_BITS>>,
+        // Four readers: reader r reads entries r, r + 4, … of the streaming frame in turn. The
+        // entry it waits for: in the frame (`r_fe`), first beat less 5 (`r_fq`), first lane
+        // (`r_pa`), its second (`r_pn`, entry r + 4); the entry it reads: first lane (`r_fa`),
+        // slot (`r_sl`), the one-hot word it reads next (`r_sel`); the words read (`r_win`, and
+        // bytes 1..8 of the one before it, `r_wp`).
         r_fe0: DFF<Bit>,
-        r_fe1: DFF<Bit>,
-        r_fe2: DFF<Bit>,
-        r_fe3: DFF<Bit>,
         r_fq0: DFF<Bits<8>>,
-        r_fq1: DFF<Bits<8>>,
-        r_fq2: DFF<Bits<8>>,
-        r_fq3: DFF<Bits<8>>,
+        r_pa0: DFF<Bits<3>>,
+        r_pn0: DFF<Bit>,
         r_fa0: DFF<Bits<3>>,
-        r_fa1: DFF<Bits<3>>,
-        r_fa2: DFF<Bits<3>>,
-        r_fa3: DFF<Bits<3>>,
-        r_sa0: DFF<Bits<WORDS>>,
-        r_sa1: DFF<Bits<WORDS>>,
-        r_sa2: DFF<Bits<WORDS>>,
-        r_sa3: DFF<Bits<WORDS>>,
-        r_sb0: DFF<Bits<WORDS>>,
-        r_sb1: DFF<Bits<WORDS>>,
-        r_sb2: DFF<Bits<WORDS>>,
-        r_sb3: DFF<Bits<WORDS>>,
+        r_sl0: DFF<Bits<SLOT_BITS>>,
+        r_sel0: DFF<Bits<WORDS>>,
         r_win0: DFF<Bits<64>>,
-        r_win1: DFF<Bits<64>>,
-        r_win2: DFF<Bits<64>>,
-        r_win3: DFF<Bits<64>>,
         r_wp0: DFF<Bits<56>>,
+        r_fe1: DFF<Bit>,
+        r_fq1: DFF<Bits<8>>,
+        r_pa1: DFF<Bits<3>>,
+        r_pn1: DFF<Bit>,
+        r_fa1: DFF<Bits<3>>,
+        r_sl1: DFF<Bits<SLOT_BITS>>,
+        r_sel1: DFF<Bits<WORDS>>,
+        r_win1: DFF<Bits<64>>,
         r_wp1: DFF<Bits<56>>,
+        r_fe2: DFF<Bit>,
+        r_fq2: DFF<Bits<8>>,
+        r_pa2: DFF<Bits<3>>,
+        r_pn2: DFF<Bit>,
+        r_fa2: DFF<Bits<3>>,
+        r_sl2: DFF<Bits<SLOT_BITS>>,
+        r_sel2: DFF<Bits<WORDS>>,
+        r_win2: DFF<Bits<64>>,
         r_wp2: DFF<Bits<56>>,
+        r_fe3: DFF<Bit>,
+        r_fq3: DFF<Bits<8>>,
+        r_pa3: DFF<Bits<3>>,
+        r_pn3: DFF<Bit>,
+        r_fa3: DFF<Bits<3>>,
+        r_sl3: DFF<Bits<SLOT_BITS>>,
+        r_sel3: DFF<Bits<WORDS>>,
+        r_win3: DFF<Bits<64>>,
         r_wp3: DFF<Bits<56>>,
         /// The next beat's body bytes; this beat is a body beat (`r_body`).
         r_bw: DFF<Bits<64>>,
@@ -488,7 +509,7 @@ block! {
         al3: ByteAlign,
         start: Signal<Local, Bit>,
         last_beat: Signal<Local, Bit>,
-        ng_next: Signal<Local, Bits<5>>,
+        ng_next: Signal<Local, Bits<NG>>,
         got_any: Signal<Local, Bit>,
         count_next: Signal<Local, Bits<8>>,
         wr_ok: Signal<Local, Bit>,
@@ -550,16 +571,37 @@ block! {
         k_keep_all: Constant<Bits<8>> = k(0xFF),
         k0_3: Constant<Bits<3>> = k(0),
         k1_3: Constant<Bits<3>> = k(1),
-        k_ng0: Constant<Bits<5>> = k(1),
-        k0_5: Constant<Bits<5>> = k(0),
-        k0_4: Constant<Bits<4>> = k(0),
+        k_ng0: Constant<Bits<NG>> = k(1),
+        k0_ng: Constant<Bits<NG>> = k(0),
+        k1_ng: Constant<Bits<NG>> = k(1),
+        k_full: Constant<Bits<NG>> = k(1 << SLOTS),
+        k0_bank: Constant<Bits<BANK>> = k(0),
         k1_5: Constant<Bits<5>> = k(1),
-        k2_3: Constant<Bits<3>> = k(2),
-        k3_3: Constant<Bits<3>> = k(3),
-        k4_3: Constant<Bits<3>> = k(4),
-        k5_3: Constant<Bits<3>> = k(5),
-        k6_3: Constant<Bits<3>> = k(6),
         k7_3: Constant<Bits<3>> = k(7),
+        ks00: Constant<Bits<SLOT_BITS>> = k(0),
+        ks01: Constant<Bits<SLOT_BITS>> = k(1),
+        ks02: Constant<Bits<SLOT_BITS>> = k(2),
+        ks03: Constant<Bits<SLOT_BITS>> = k(3),
+        ks04: Constant<Bits<SLOT_BITS>> = k(4),
+        ks05: Constant<Bits<SLOT_BITS>> = k(5),
+        ks06: Constant<Bits<SLOT_BITS>> = k(6),
+        ks07: Constant<Bits<SLOT_BITS>> = k(7),
+        ks10: Constant<Bits<SLOT_BITS>> = k(8),
+        ks11: Constant<Bits<SLOT_BITS>> = k(9),
+        ks12: Constant<Bits<SLOT_BITS>> = k(10),
+        ks13: Constant<Bits<SLOT_BITS>> = k(11),
+        ks14: Constant<Bits<SLOT_BITS>> = k(12),
+        ks15: Constant<Bits<SLOT_BITS>> = k(13),
+        ks16: Constant<Bits<SLOT_BITS>> = k(14),
+        ks17: Constant<Bits<SLOT_BITS>> = k(15),
+        ke0: Constant<Bits<8>> = k(0),
+        ke1: Constant<Bits<8>> = k(1),
+        ke2: Constant<Bits<8>> = k(2),
+        ke3: Constant<Bits<8>> = k(3),
+        ke4: Constant<Bits<8>> = k(4),
+        ke5: Constant<Bits<8>> = k(5),
+        ke6: Constant<Bits<8>> = k(6),
+        ke7: Constant<Bits<8>> = k(7),
         k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
         k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
         k_ones1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::mask()),
@@ -621,49 +663,73 @@ impl Logic for PktGen {
             r_q01,
             r_q02,
             r_q03,
+            r_q04,
+            r_q05,
+            r_q06,
+            r_q07,
             r_q10,
             r_q11,
             r_q12,
             r_q13,
+            r_q14,
+            r_q15,
+            r_q16,
+            r_q17,
             r_a00,
             r_a01,
             r_a02,
             r_a03,
+            r_a04,
+            r_a05,
+            r_a06,
+            r_a07,
             r_a10,
             r_a11,
             r_a12,
             r_a13,
+            r_a14,
+            r_a15,
+            r_a16,
+            r_a17,
             r_fe0,
-            r_fe1,
-            r_fe2,
-            r_fe3,
             r_fq0,
-            r_fq1,
-            r_fq2,
-            r_fq3,
+            r_pa0,
+            r_pn0,
             r_fa0,
-            r_fa1,
-            r_fa2,
-            r_fa3,
-            r_sa0,
-            r_sa1,
-            r_sa2,
-            r_sa3,
-            r_sb0,
-            r_sb1,
-            r_sb2,
-            r_sb3,
+            r_sl0,
+            r_sel0,
             r_win0,
             r_hit0,
+            r_wp0,
+            r_fe1,
+            r_fq1,
+            r_pa1,
+            r_pn1,
+            r_fa1,
+            r_sl1,
+            r_sel1,
             r_win1,
             r_hit1,
+            r_wp1,
+            r_fe2,
+            r_fq2,
+            r_pa2,
+            r_pn2,
+            r_fa2,
+            r_sl2,
+            r_sel2,
             r_win2,
             r_hit2,
+            r_wp2,
+            r_fe3,
+            r_fq3,
+            r_pa3,
+            r_pn3,
+            r_fa3,
+            r_sl3,
+            r_sel3,
             r_win3,
             r_hit3,
-            r_wp0,
-            r_wp1,
-            r_wp2,
             r_wp3,
             r_bw,
             r_body,
@@ -690,7 +756,7 @@ impl Logic for PktGen {
         // arrive (`r_len`, below), so that a starting frame's length, beat count and last keep
         // come from a register (rtl/README "Place and route").
         self.l_len.next = self.r_len.q.val();
-        // Beats: len / 8, rounded up (a frame is at most 654 bytes, 82 beats).
+        // Beats: len / 8, rounded up (a frame is at most [`MAX_FRAME`] bytes: 942, 118 beats).
         if self.l_len.val().get_bits::<3>(0) == self.k0_3.val() {
             self.l_nbeats.next = self.l_len.val().get_bits::<8>(3);
         } else {
@@ -742,7 +808,7 @@ impl Logic for PktGen {
         // two. A frame's start begins the count again; no entry arrives in that cycle
         // (`egress_fifo` streams a send's entries from 2 cycles after it, and the next send is
         // taken in the start cycle at the earliest).
-        self.got_any.next = !self.r_ng.q.val().get_bit(4);
+        self.got_any.next = (self.r_ng.q.val() & self.k_full.val()) == self.k0_ng.val();
         self.wr_ok.next = self.e_valid.val() && self.got_any.val();
         if self.start.val() {
             self.r_len.d.next = self.k_hdr_len.val();
@@ -751,17 +817,17 @@ impl Logic for PktGen {
         } else if self.wr_ok.val() {
             self.r_len.d.next = self.r_len.q.val() + self.k16_16.val() + self.elenw.wide.val();
             self.r_n_got.d.next = self.r_n_got.q.val() + self.k1_8.val();
-            self.ng_next.next = self.r_ng.q.val() << self.k1_5.val();
+            self.ng_next.next = self.r_ng.q.val() << self.k1_ng.val();
         } else {
             self.ng_next.next = self.r_ng.q.val();
         }
         self.r_ng.d.next = self.ng_next.val();
         if self.cb_next.val() {
-            self.r_wsa.d.next = self.k0_4.val();
-            self.r_wsb.d.next = self.ng_next.val().get_bits::<4>(0);
+            self.r_wsa.d.next = self.k0_bank.val();
+            self.r_wsb.d.next = self.ng_next.val().get_bits::<BANK>(0);
         } else {
-            self.r_wsa.d.next = self.ng_next.val().get_bits::<4>(0);
-            self.r_wsb.d.next = self.k0_4.val();
+            self.r_wsa.d.next = self.ng_next.val().get_bits::<BANK>(0);
+            self.r_wsb.d.next = self.k0_bank.val();
         }
         // The waiting command's count after this cycle (a send taken now replaces it).
         if self.latch.val() {
@@ -770,7 +836,7 @@ impl Logic for PktGen {
             self.count_next.next = self.r_c_count.q.val();
         }
         self.r_eq.d.next =
-            (self.ng_next.val() & (self.k1_5.val() << self.count_next.val())) != self.k0_5.val();
+            (self.ng_next.val() & (self.k1_ng.val() << self.count_next.val())) != self.k0_ng.val();
         // Where the entry goes in the frame: it starts at frame byte `r_len`, so in beat
         // `r_len / 8` (kept less 5: the cycle before its first word's read starts), lane
         // `r_len mod 8`.
@@ -778,27 +844,45 @@ impl Logic for PktGen {
         self.la.next = self.r_len.q.val().get_bits::<3>(0);
         // Its wire bytes go to the slot's words in `slots`, its place to the slot's registers.
         if self.r_wsa.q.val().get_bit(0) {
-            self.wa.next = self.k0_3.val();
+            self.wa.next = self.ks00.val();
         } else if self.r_wsa.q.val().get_bit(1) {
-            self.wa.next = self.k1_3.val();
+            self.wa.next = self.ks01.val();
         } else if self.r_wsa.q.val().get_bit(2) {
-            self.wa.next = self.k2_3.val();
+            self.wa.next = self.ks02.val();
         } else if self.r_wsa.q.val().get_bit(3) {
-            self.wa.next = self.k3_3.val();
+            self.wa.next = self.ks03.val();
+        } else if self.r_wsa.q.val().get_bit(4) {
+            self.wa.next = self.ks04.val();
+        } else if self.r_wsa.q.val().get_bit(5) {
+            self.wa.next = self.ks05.val();
+        } else if self.r_wsa.q.val().get_bit(6) {
+            self.wa.next = self.ks06.val();
+        } else if self.r_wsa.q.val().get_bit(7) {
+            self.wa.next = self.ks07.val();
         } else if self.r_wsb.q.val().get_bit(0) {
-            self.wa.next = self.k4_3.val();
+            self.wa.next = self.ks10.val();
         } else if self.r_wsb.q.val().get_bit(1) {
-            self.wa.next = self.k5_3.val();
+            self.wa.next = self.ks11.val();
         } else if self.r_wsb.q.val().get_bit(2) {
-            self.wa.next = self.k6_3.val();
+            self.wa.next = self.ks12.val();
+        } else if self.r_wsb.q.val().get_bit(3) {
+            self.wa.next = self.ks13.val();
+        } else if self.r_wsb.q.val().get_bit(4) {
+            self.wa.next = self.ks14.val();
+        } else if self.r_wsb.q.val().get_bit(5) {
+            self.wa.next = self.ks15.val();
+        } else if self.r_wsb.q.val().get_bit(6) {
+            self.wa.next = self.ks16.val();
+        } else if self.r_wsb.q.val().get_bit(7) {
+            self.wa.next = self.ks17.val();
         } else {
-            self.wa.next = self.k7_3.val();
+            self.wa.next = self.ks00.val();
         }
         self.slots.clock.next = self.clock.val();
         self.slots.waddr.next = self.wa.val();
         self.slots.wdata.next = self.e_img.val();
         self.slots.we.next =
-            self.e_valid.val() && ((self.r_wsa.q.val() | self.r_wsb.q.val()) != self.k0_4.val());
+            self.e_valid.val() && ((self.r_wsa.q.val() | self.r_wsb.q.val()) != self.k0_bank.val());
         if self.e_valid.val() && self.r_wsa.q.val().get_bit(0) {
             self.r_q00.d.next = self.lq.val();
             self.r_a00.d.next = self.la.val();
@@ -831,34 +915,76 @@ impl Logic for PktGen {
             self.r_q13.d.next = self.lq.val();
             self.r_a13.d.next = self.la.val();
         }
-        // The body: every entry of the frame reads its words in turn, the word for beat b
-        // read from its memory in `slots` in the cycle of beat b − 3 (`r_sa`/`r_sb` one-hot,
-        // set in beat `first beat − 4` from a comparison registered in the beat before
-        // (`r_hit`), then shifted, cleared in a frame's first beat), picked from the memories'
-        // outputs in beat b − 2 (`r_win`), and beat b's body bytes are each entry's word and the one
-        // before it, aligned to its first lane and ORed in beat b − 1 (`r_bw`): bytes outside
-        // an entry are zero. Every select comes from a register; nothing is shifted by a
-        // variable amount wider than a word (rtl/README "Place and route").
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(4) {
+            self.r_q04.d.next = self.lq.val();
+            self.r_a04.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(4) {
+            self.r_q14.d.next = self.lq.val();
+            self.r_a14.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(5) {
+            self.r_q05.d.next = self.lq.val();
+            self.r_a05.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(5) {
+            self.r_q15.d.next = self.lq.val();
+            self.r_a15.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(6) {
+            self.r_q06.d.next = self.lq.val();
+            self.r_a06.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(6) {
+            self.r_q16.d.next = self.lq.val();
+            self.r_a16.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsa.q.val().get_bit(7) {
+            self.r_q07.d.next = self.lq.val();
+            self.r_a07.d.next = self.la.val();
+        }
+        if self.e_valid.val() && self.r_wsb.q.val().get_bit(7) {
+            self.r_q17.d.next = self.lq.val();
+            self.r_a17.d.next = self.la.val();
+        }
+        // The body: every entry of the frame reads its words in turn (reader r reads entries
+        // r, r + 4, …), the word for beat b read from its memory in `slots` in the cycle of beat
+        // b − 3 (`r_sel` one-hot, set to word 0 in beat `first beat − 3` by a comparison
+        // registered in the beat before (`r_hit`), then shifted, cleared in a frame's first
+        // beat), picked from the memories' outputs in beat b − 2 (`r_win`), and beat b's body
+        // bytes are each reader's word and the one before it, aligned to its entry's first lane
+        // and ORed in beat b − 1 (`r_bw`): bytes outside an entry are zero (a slot's words past
+        // its entry are zero, and a reader's next entry starts at least 6 beats after its last
+        // one ends, so its walk over them reads zeros). A reader takes its next entry's lane and
+        // slot when the walk starts, and the entry after it to wait for: every select comes from
+        // a register; nothing is shifted by a variable amount wider than a word (rtl/README
+        // "Place and route").
         self.hit0.next = self.r_streaming.q.val()
             && self.r_fe0.q.val()
             && (self.r_beat.q.val() == self.r_fq0.q.val());
         self.r_hit0.d.next = self.hit0.val() && !self.start.val();
         if self.r_st.q.val() {
-            self.r_sa0.d.next = self.k0_w.val();
-            self.r_sb0.d.next = self.k0_w.val();
-        } else if self.r_hit0.q.val() && !self.r_fb.q.val() {
-            self.r_sa0.d.next = (self.r_sa0.q.val() << self.k1_5.val()) | self.k1_w.val();
-            self.r_sb0.d.next = self.r_sb0.q.val() << self.k1_5.val();
+            self.r_sel0.d.next = self.k0_w.val();
         } else if self.r_hit0.q.val() {
-            self.r_sa0.d.next = self.r_sa0.q.val() << self.k1_5.val();
-            self.r_sb0.d.next = (self.r_sb0.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sel0.d.next = self.k1_w.val();
         } else {
-            self.r_sa0.d.next = self.r_sa0.q.val() << self.k1_5.val();
-            self.r_sb0.d.next = self.r_sb0.q.val() << self.k1_5.val();
+            self.r_sel0.d.next = self.r_sel0.q.val() << self.k1_5.val();
         }
-        self.slots.sel0.next = self.r_sa0.q.val();
-        self.slots.sel4.next = self.r_sb0.q.val();
-        self.r_win0.d.next = self.slots.out0.val() | self.slots.out4.val();
+        if self.r_hit0.q.val() {
+            self.r_fa0.d.next = self.r_pa0.q.val();
+            if self.r_fb.q.val() && self.r_pn0.q.val() {
+                self.r_sl0.d.next = self.ks14.val();
+            } else if self.r_fb.q.val() {
+                self.r_sl0.d.next = self.ks10.val();
+            } else if self.r_pn0.q.val() {
+                self.r_sl0.d.next = self.ks04.val();
+            } else {
+                self.r_sl0.d.next = self.ks00.val();
+            }
+        }
+        self.slots.sel0.next = self.r_sel0.q.val();
+        self.slots.addr0.next = self.r_sl0.q.val();
+        self.r_win0.d.next = self.slots.out0.val();
         self.r_wp0.d.next = self.r_win0.q.val().get_bits::<56>(8);
         self.al0.hi.next = self.r_win0.q.val();
         self.al0.lo.next = self.r_wp0.q.val();
@@ -868,21 +994,27 @@ impl Logic for PktGen {
             && (self.r_beat.q.val() == self.r_fq1.q.val());
         self.r_hit1.d.next = self.hit1.val() && !self.start.val();
         if self.r_st.q.val() {
-            self.r_sa1.d.next = self.k0_w.val();
-            self.r_sb1.d.next = self.k0_w.val();
-        } else if self.r_hit1.q.val() && !self.r_fb.q.val() {
-            self.r_sa1.d.next = (self.r_sa1.q.val() << self.k1_5.val()) | self.k1_w.val();
-            self.r_sb1.d.next = self.r_sb1.q.val() << self.k1_5.val();
+            self.r_sel1.d.next = self.k0_w.val();
         } else if self.r_hit1.q.val() {
-            self.r_sa1.d.next = self.r_sa1.q.val() << self.k1_5.val();
-            self.r_sb1.d.next = (self.r_sb1.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sel1.d.next = self.k1_w.val();
         } else {
-            self.r_sa1.d.next = self.r_sa1.q.val() << self.k1_5.val();
-            self.r_sb1.d.next = self.r_sb1.q.val() << self.k1_5.val();
+            self.r_sel1.d.next = self.r_sel1.q.val() << self.k1_5.val();
         }
-        self.slots.sel1.next = self.r_sa1.q.val();
-        self.slots.sel5.next = self.r_sb1.q.val();
-        self.r_win1.d.next = self.slots.out1.val() | self.slots.out5.val();
+        if self.r_hit1.q.val() {
+            self.r_fa1.d.next = self.r_pa1.q.val();
+            if self.r_fb.q.val() && self.r_pn1.q.val() {
+                self.r_sl1.d.next = self.ks15.val();
+            } else if self.r_fb.q.val() {
+                self.r_sl1.d.next = self.ks11.val();
+            } else if self.r_pn1.q.val() {
+                self.r_sl1.d.next = self.ks05.val();
+            } else {
+                self.r_sl1.d.next = self.ks01.val();
+            }
+        }
+        self.slots.sel1.next = self.r_sel1.q.val();
+        self.slots.addr1.next = self.r_sl1.q.val();
+        self.r_win1.d.next = self.slots.out1.val();
         self.r_wp1.d.next = self.r_win1.q.val().get_bits::<56>(8);
         self.al1.hi.next = self.r_win1.q.val();
         self.al1.lo.next = self.r_wp1.q.val();
@@ -892,21 +1024,27 @@ impl Logic for PktGen {
             && (self.r_beat.q.val() == self.r_fq2.q.val());
         self.r_hit2.d.next = self.hit2.val() && !self.start.val();
         if self.r_st.q.val() {
-            self.r_sa2.d.next = self.k0_w.val();
-            self.r_sb2.d.next = self.k0_w.val();
-        } else if self.r_hit2.q.val() && !self.r_fb.q.val() {
-            self.r_sa2.d.next = (self.r_sa2.q.val() << self.k1_5.val()) | self.k1_w.val();
-            self.r_sb2.d.next = self.r_sb2.q.val() << self.k1_5.val();
+            self.r_sel2.d.next = self.k0_w.val();
         } else if self.r_hit2.q.val() {
-            self.r_sa2.d.next = self.r_sa2.q.val() << self.k1_5.val();
-            self.r_sb2.d.next = (self.r_sb2.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sel2.d.next = self.k1_w.val();
         } else {
-            self.r_sa2.d.next = self.r_sa2.q.val() << self.k1_5.val();
-            self.r_sb2.d.next = self.r_sb2.q.val() << self.k1_5.val();
+            self.r_sel2.d.next = self.r_sel2.q.val() << self.k1_5.val();
         }
-        self.slots.sel2.next = self.r_sa2.q.val();
-        self.slots.sel6.next = self.r_sb2.q.val();
-        self.r_win2.d.next = self.slots.out2.val() | self.slots.out6.val();
+        if self.r_hit2.q.val() {
+            self.r_fa2.d.next = self.r_pa2.q.val();
+            if self.r_fb.q.val() && self.r_pn2.q.val() {
+                self.r_sl2.d.next = self.ks16.val();
+            } else if self.r_fb.q.val() {
+                self.r_sl2.d.next = self.ks12.val();
+            } else if self.r_pn2.q.val() {
+                self.r_sl2.d.next = self.ks06.val();
+            } else {
+                self.r_sl2.d.next = self.ks02.val();
+            }
+        }
+        self.slots.sel2.next = self.r_sel2.q.val();
+        self.slots.addr2.next = self.r_sl2.q.val();
+        self.r_win2.d.next = self.slots.out2.val();
         self.r_wp2.d.next = self.r_win2.q.val().get_bits::<56>(8);
         self.al2.hi.next = self.r_win2.q.val();
         self.al2.lo.next = self.r_wp2.q.val();
@@ -916,21 +1054,27 @@ impl Logic for PktGen {
             && (self.r_beat.q.val() == self.r_fq3.q.val());
         self.r_hit3.d.next = self.hit3.val() && !self.start.val();
         if self.r_st.q.val() {
-            self.r_sa3.d.next = self.k0_w.val();
-            self.r_sb3.d.next = self.k0_w.val();
-        } else if self.r_hit3.q.val() && !self.r_fb.q.val() {
-            self.r_sa3.d.next = (self.r_sa3.q.val() << self.k1_5.val()) | self.k1_w.val();
-            self.r_sb3.d.next = self.r_sb3.q.val() << self.k1_5.val();
+            self.r_sel3.d.next = self.k0_w.val();
         } else if self.r_hit3.q.val() {
-            self.r_sa3.d.next = self.r_sa3.q.val() << self.k1_5.val();
-            self.r_sb3.d.next = (self.r_sb3.q.val() << self.k1_5.val()) | self.k1_w.val();
+            self.r_sel3.d.next = self.k1_w.val();
         } else {
-            self.r_sa3.d.next = self.r_sa3.q.val() << self.k1_5.val();
-            self.r_sb3.d.next = self.r_sb3.q.val() << self.k1_5.val();
+            self.r_sel3.d.next = self.r_sel3.q.val() << self.k1_5.val();
         }
-        self.slots.sel3.next = self.r_sa3.q.val();
-        self.slots.sel7.next = self.r_sb3.q.val();
-        self.r_win3.d.next = self.slots.out3.val() | self.slots.out7.val();
+        if self.r_hit3.q.val() {
+            self.r_fa3.d.next = self.r_pa3.q.val();
+            if self.r_fb.q.val() && self.r_pn3.q.val() {
+                self.r_sl3.d.next = self.ks17.val();
+            } else if self.r_fb.q.val() {
+                self.r_sl3.d.next = self.ks13.val();
+            } else if self.r_pn3.q.val() {
+                self.r_sl3.d.next = self.ks07.val();
+            } else {
+                self.r_sl3.d.next = self.ks03.val();
+            }
+        }
+        self.slots.sel3.next = self.r_sel3.q.val();
+        self.slots.addr3.next = self.r_sl3.q.val();
+        self.r_win3.d.next = self.slots.out3.val();
         self.r_wp3.d.next = self.r_win3.q.val().get_bits::<56>(8);
         self.al3.hi.next = self.r_win3.q.val();
         self.al3.lo.next = self.r_wp3.q.val();
@@ -954,37 +1098,41 @@ impl Logic for PktGen {
             self.r_f_seq.d.next = self.r_c_seq.q.val();
             // The frame reads the bank its command filled.
             self.r_fb.d.next = self.r_cb.q.val();
-            self.r_fe0.d.next = self.k0_8.val() < self.r_c_count.q.val();
-            self.r_fe1.d.next = self.k1_8.val() < self.r_c_count.q.val();
-            self.r_fe2.d.next = self.k2_8.val() < self.r_c_count.q.val();
-            self.r_fe3.d.next = self.k3_8.val() < self.r_c_count.q.val();
+            self.r_fe0.d.next = self.ke0.val() < self.r_c_count.q.val();
+            self.r_pn0.d.next = false;
             if self.r_cb.q.val() {
                 self.r_fq0.d.next = self.r_q10.q.val();
-                self.r_fa0.d.next = self.r_a10.q.val();
+                self.r_pa0.d.next = self.r_a10.q.val();
             } else {
                 self.r_fq0.d.next = self.r_q00.q.val();
-                self.r_fa0.d.next = self.r_a00.q.val();
+                self.r_pa0.d.next = self.r_a00.q.val();
             }
+            self.r_fe1.d.next = self.ke1.val() < self.r_c_count.q.val();
+            self.r_pn1.d.next = false;
             if self.r_cb.q.val() {
                 self.r_fq1.d.next = self.r_q11.q.val();
-                self.r_fa1.d.next = self.r_a11.q.val();
+                self.r_pa1.d.next = self.r_a11.q.val();
             } else {
                 self.r_fq1.d.next = self.r_q01.q.val();
-                self.r_fa1.d.next = self.r_a01.q.val();
+                self.r_pa1.d.next = self.r_a01.q.val();
             }
+            self.r_fe2.d.next = self.ke2.val() < self.r_c_count.q.val();
+            self.r_pn2.d.next = false;
             if self.r_cb.q.val() {
                 self.r_fq2.d.next = self.r_q12.q.val();
-                self.r_fa2.d.next = self.r_a12.q.val();
+                self.r_pa2.d.next = self.r_a12.q.val();
             } else {
                 self.r_fq2.d.next = self.r_q02.q.val();
-                self.r_fa2.d.next = self.r_a02.q.val();
+                self.r_pa2.d.next = self.r_a02.q.val();
             }
+            self.r_fe3.d.next = self.ke3.val() < self.r_c_count.q.val();
+            self.r_pn3.d.next = false;
             if self.r_cb.q.val() {
                 self.r_fq3.d.next = self.r_q13.q.val();
-                self.r_fa3.d.next = self.r_a13.q.val();
+                self.r_pa3.d.next = self.r_a13.q.val();
             } else {
                 self.r_fq3.d.next = self.r_q03.q.val();
-                self.r_fa3.d.next = self.r_a03.q.val();
+                self.r_pa3.d.next = self.r_a03.q.val();
             }
         } else if self.last_beat.val() {
             self.r_streaming.d.next = false;
@@ -993,6 +1141,51 @@ impl Logic for PktGen {
             self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
             self.r_blast.d.next = self.r_beat.q.val() == self.r_nbeats.q.val() - self.k2_8.val();
             self.r_body.d.next = self.r_beat.q.val() >= self.k_body_beat.val() - self.k1_8.val();
+        }
+        // A reader whose walk starts waits for its next entry (start, above, loads the first).
+        if !self.start.val() && self.r_hit0.q.val() {
+            self.r_pn0.d.next = true;
+            self.r_fe0.d.next = !self.r_pn0.q.val() && (self.ke4.val() < self.r_f_count.q.val());
+            if self.r_fb.q.val() {
+                self.r_fq0.d.next = self.r_q14.q.val();
+                self.r_pa0.d.next = self.r_a14.q.val();
+            } else {
+                self.r_fq0.d.next = self.r_q04.q.val();
+                self.r_pa0.d.next = self.r_a04.q.val();
+            }
+        }
+        if !self.start.val() && self.r_hit1.q.val() {
+            self.r_pn1.d.next = true;
+            self.r_fe1.d.next = !self.r_pn1.q.val() && (self.ke5.val() < self.r_f_count.q.val());
+            if self.r_fb.q.val() {
+                self.r_fq1.d.next = self.r_q15.q.val();
+                self.r_pa1.d.next = self.r_a15.q.val();
+            } else {
+                self.r_fq1.d.next = self.r_q05.q.val();
+                self.r_pa1.d.next = self.r_a05.q.val();
+            }
+        }
+        if !self.start.val() && self.r_hit2.q.val() {
+            self.r_pn2.d.next = true;
+            self.r_fe2.d.next = !self.r_pn2.q.val() && (self.ke6.val() < self.r_f_count.q.val());
+            if self.r_fb.q.val() {
+                self.r_fq2.d.next = self.r_q16.q.val();
+                self.r_pa2.d.next = self.r_a16.q.val();
+            } else {
+                self.r_fq2.d.next = self.r_q06.q.val();
+                self.r_pa2.d.next = self.r_a06.q.val();
+            }
+        }
+        if !self.start.val() && self.r_hit3.q.val() {
+            self.r_pn3.d.next = true;
+            self.r_fe3.d.next = !self.r_pn3.q.val() && (self.ke7.val() < self.r_f_count.q.val());
+            if self.r_fb.q.val() {
+                self.r_fq3.d.next = self.r_q17.q.val();
+                self.r_pa3.d.next = self.r_a17.q.val();
+            } else {
+                self.r_fq3.d.next = self.r_q07.q.val();
+                self.r_pa3.d.next = self.r_a07.q.val();
+            }
         }
         if self.r_body.q.val() {
             self.body.next = self.r_bw.q.val();

@@ -61,6 +61,8 @@ trait Uut: Block + Sized {
     const BYTES: usize;
     /// Payload bytes an entry can carry.
     const MAX_PAYLOAD: usize;
+    /// Entries a frame can carry.
+    const MAX_ENTRIES: u64;
     fn make() -> Cycle<Self>;
     fn configure(&mut self, trees: u8, src: Src);
     /// Per tree: valid, the beat's bytes, keep bits, last.
@@ -154,6 +156,7 @@ macro_rules! uut_common {
 impl<const W: usize, const K: usize, const I: usize, const Q: usize> Uut for PktGenImg<W, K, I, Q> {
     const BYTES: usize = K;
     const MAX_PAYLOAD: usize = 8;
+    const MAX_ENTRIES: u64 = 4;
     fn make() -> Cycle<Self> {
         Cycle::new(Self::default(), |g| &mut g.clock)
     }
@@ -182,6 +185,7 @@ impl<const W: usize, const K: usize, const I: usize, const Q: usize> Uut for Pkt
 impl Uut for PktGen {
     const BYTES: usize = 8;
     const MAX_PAYLOAD: usize = MAX_ENTRY_PAYLOAD;
+    const MAX_ENTRIES: u64 = rtl::pkt_gen::SLOTS as u64;
     fn make() -> Cycle<Self> {
         let mut c = Cycle::new(Self::default(), |g| &mut g.clock);
         // The streams' receivers take a beat every cycle (no output FIFO in front of them).
@@ -298,13 +302,16 @@ impl<G: Uut> Gen<G> {
     }
 }
 
-/// A random heartbeat, START or batch of 1–4 entries with 0..=`max` payload bytes (for
-/// `max` > 8, a quarter of them exactly `max`), every payload byte different.
-fn random_batch(rng: &mut Rng, max: usize) -> (DecideMeta, Entries) {
+/// A random heartbeat, START or batch of 1..=`most` entries (a third of the batches exactly
+/// `most`) with 0..=`max` payload bytes (for `max` > 8, a quarter of them exactly `max`),
+/// every payload byte different.
+fn random_batch(rng: &mut Rng, most: u64, max: usize) -> (DecideMeta, Entries) {
     let kind =
         [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
-    let n = if kind == DecideKind::Batch {
-        rng.range(1, 4)
+    let n = if kind == DecideKind::Batch && rng.one_in(3) {
+        most
+    } else if kind == DecideKind::Batch {
+        rng.range(1, most)
     } else {
         0
     };
@@ -346,7 +353,7 @@ fn every_tree_gets_the_frame_proto_emits<G: Uut>() -> (usize, usize) {
         let mut g = Gen::<G>::new(trees, src);
         let mut want = Vec::new();
         for _ in 0..3 {
-            let (meta, entries) = random_batch(&mut rng, G::MAX_PAYLOAD);
+            let (meta, entries) = random_batch(&mut rng, G::MAX_ENTRIES, G::MAX_PAYLOAD);
             over8 += entries.iter().filter(|e| e.2.len() > 8).count();
             full += entries.iter().filter(|e| e.2.len() == 128).count();
             g.send(meta, entries.len());
@@ -356,7 +363,8 @@ fn every_tree_gets_the_frame_proto_emits<G: Uut>() -> (usize, usize) {
                 g.entry(e);
                 g.cycle();
             }
-            for _ in 0..90 {
+            // (A frame is at most 118 beats: 6 entries of 128 bytes.)
+            for _ in 0..130 {
                 g.cycle();
             }
             want.push((meta, entries));
@@ -421,7 +429,7 @@ fn sends_at_ready_with_random_batches<G: Uut>() {
             );
             g.c.settle();
             if want.len() < sends && g.c.uut.ready() {
-                let (meta, entries) = random_batch(&mut rng, G::MAX_PAYLOAD);
+                let (meta, entries) = random_batch(&mut rng, G::MAX_ENTRIES, G::MAX_PAYLOAD);
                 g.send(meta, entries.len());
                 for e in &entries {
                     let at = (g.c.cycle + 2).max(last_out + 1);
@@ -746,10 +754,12 @@ fn wide_heartbeats_at_line_rate() {
 #[test]
 fn narrow_rates_for_comparison() {
     for (count, len, what) in [
-        (4, 8, "full batches"),
+        (4, 8, "batches of 4 8-byte requests"),
         (1, 8, "batch of 1"),
         (0, 0, "heartbeats"),
-        (4, 128, "full batches of 128-byte requests"),
+        (4, 128, "batches of 4 128-byte requests"),
+        (6, 128, "full batches of 128-byte requests"),
+        (6, 8, "full batches of 8-byte requests"),
         (1, 128, "batch of 1 of 128 bytes"),
         (3, 77, "batch of 3 of 77 bytes"),
     ] {

@@ -362,13 +362,18 @@ fn check(seed: u64, cfg: &Cfg, plan: &Plan, tr: &Trace) {
     }
 }
 
-/// A random DECIDE packet from a random other sender, as a frame on tree `tree`: entries of 0
-/// to `max` payload bytes (a quarter of them exactly `max` when it is more than 8).
-fn random_copy(rng: &mut Rng, tree: u8, max: u64) -> (Vec<u8>, Vec<u8>) {
+/// Entries of the largest DECIDE `pkt_gen` builds.
+const SLOTS: u64 = rtl::pkt_gen::SLOTS as u64;
+
+/// A random DECIDE packet from a random other sender, as a frame on tree `tree`: 1 to `most`
+/// entries (the random runs: `pkt_gen::SLOTS`, 6; the directed tests keep the 4 of before
+/// 2026-12-06, whose frames their timings were written for) of 0 to `max` payload bytes (a
+/// quarter of them exactly `max` when it is more than 8).
+fn random_copy(rng: &mut Rng, tree: u8, max: u64, most: u64) -> (Vec<u8>, Vec<u8>) {
     let kind =
         [DecideKind::Heartbeat, DecideKind::Batch, DecideKind::Start][rng.range(0, 2) as usize];
     let n = if kind == DecideKind::Batch {
-        rng.range(1, 4)
+        rng.range(1, most)
     } else {
         0
     };
@@ -430,7 +435,7 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
         for t in 0..4u8 {
             let mut c = rng.range(0, 20);
             while c < horizon {
-                let (mut f, p) = random_copy(&mut rng, t, 128);
+                let (mut f, p) = random_copy(&mut rng, t, 128, SLOTS);
                 let mut oversize = false;
                 if rng.one_in(4) {
                     // Padding after the IPv4 datagram (the UDP length, not the frame, ends it).
@@ -463,7 +468,7 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
         let mut c = rng.range(0, 10);
         while c < horizon {
             let tree = rng.range(0, 3) as u8;
-            let (f, _) = random_copy(&mut rng, tree, 128);
+            let (f, _) = random_copy(&mut rng, tree, 128, SLOTS);
             let len = if rng.one_in(10) {
                 rng.range(MAX_FRAME_BYTES as u64 + 1, 1400) as u16
             } else {
@@ -506,10 +511,10 @@ fn last_copy_beat_to_first_host_beat_is_three_cycles() {
         let mut rng = Rng::new(1000 + t as u64);
         let cfg = Cfg::random(&mut rng);
         let mut plan = Plan::default();
-        let (f, p) = random_copy(&mut rng, t, 128);
+        let (f, p) = random_copy(&mut rng, t, 128, 4);
         let last = plan.frame(t as usize, 5, &f);
         plan.deliver(t, last + 2, Some(p));
-        let (lf, _) = random_copy(&mut rng, 0, 128);
+        let (lf, _) = random_copy(&mut rng, 0, 128, 4);
         let len = lf.len() as u16;
         let lead_at = last + 90;
         plan.lead(lead_at, lf, len);
@@ -545,10 +550,10 @@ fn queued_decisions_leave_back_to_back_and_a_full_queue_drops() {
     let mut rng = Rng::new(2000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (a, _) = random_copy(&mut rng, 0, 128);
-    let (b, pb) = random_copy(&mut rng, 1, 128);
-    let (c, pc) = random_copy(&mut rng, 2, 128);
-    let (d, pd) = random_copy(&mut rng, 3, 128);
+    let (a, _) = random_copy(&mut rng, 0, 128, 4);
+    let (b, pb) = random_copy(&mut rng, 1, 128, 4);
+    let (c, pc) = random_copy(&mut rng, 2, 128, 4);
+    let (d, pd) = random_copy(&mut rng, 3, 128, 4);
     let lc = plan.frame(2, 0, &c);
     let lb = plan.frame(1, lc + 1, &b);
     let la = a.len() as u16;
@@ -603,15 +608,15 @@ fn frames_longer_than_the_image_are_dropped() {
     let mut rng = Rng::new(3000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (mut big, _) = random_copy(&mut rng, 0, 128);
+    let (mut big, _) = random_copy(&mut rng, 0, 128, 4);
     big.resize(MAX_FRAME_BYTES + 1, 0x55);
     let lbig = plan.frame(0, 0, &big);
     plan.deliver(0, lbig + 2, None);
-    let (mut fit, pfit) = random_copy(&mut rng, 2, 128);
+    let (mut fit, pfit) = random_copy(&mut rng, 2, 128, 4);
     fit.resize(MAX_FRAME_BYTES, 0x66);
     let lfit = plan.frame(2, 40, &fit);
     plan.deliver(2, lfit + 5, Some(pfit));
-    let (limg, _) = random_copy(&mut rng, 1, 128);
+    let (limg, _) = random_copy(&mut rng, 1, 128, 4);
     plan.lead(200, limg, MAX_FRAME_BYTES as u16 + 1);
     let tr = run(&cfg, &plan);
     check(3000, &cfg, &plan, &tr);
@@ -628,9 +633,9 @@ fn a_frame_right_after_the_delivered_copy_does_not_overwrite_it() {
     let mut rng = Rng::new(4000);
     let cfg = Cfg::random(&mut rng);
     let mut plan = Plan::default();
-    let (a, pa) = random_copy(&mut rng, 2, 128);
-    let (b, pb) = random_copy(&mut rng, 2, 8);
-    let (c, _) = random_copy(&mut rng, 2, 8);
+    let (a, pa) = random_copy(&mut rng, 2, 128, 4);
+    let (b, pb) = random_copy(&mut rng, 2, 8, 4);
+    let (c, _) = random_copy(&mut rng, 2, 8, 4);
     let la = plan.frame(2, 3, &a);
     let lb = plan.frame(2, la + 1, &b);
     let _ = plan.frame(2, lb + 1, &c);

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use rtl::pkt_parser::{AnyEqual, NibbleSum, SenderMatch, sender_table};
-use rtl::pkt_stream::{BANK_SLOTS, SlotRam, WORDS};
+use rtl::pkt_stream::{BANK_SLOTS, READERS, SLOT_BITS, SlotRam, WORDS};
 use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa};
 use rtl::sim::Rng;
 use rust_hdl::prelude::*;
@@ -442,66 +442,65 @@ fn the_generator_byte_alignment() {
 
 #[test]
 fn the_generator_slot_memory() {
-    // SlotRam: random writes and reads, each word picked by at most one slot per cycle (a
-    // slot may pick several: their OR), the outputs a cycle after the picks, against Icarus;
-    // and against a plain model of the slots.
+    // SlotRam: random writes and reads, each word picked by at most one reader per cycle (a
+    // reader may pick several: their OR), each reader at a random slot, the outputs a cycle
+    // after the picks, against Icarus; and against a plain model of the slots.
     let mut rng = Rng::new(7);
     let mut b = SlotRam::default();
     b.connect_all();
     let mut mem = [[0u64; WORDS]; BANK_SLOTS];
-    let mut want = [0u64; BANK_SLOTS];
+    let mut want = [0u64; READERS];
     let mut vs = Vec::new();
+    let slot = |rng: &mut Rng| rng.range(0, BANK_SLOTS as u64 - 1) as usize;
     for i in 0..300 {
         let wdata = random::<1152>(&mut rng);
-        let waddr = rng.range(0, BANK_SLOTS as u64 - 1) as usize;
+        let waddr = slot(&mut rng);
         let we = rng.pct(60) || i < 16;
-        let mut sel = [0u64; BANK_SLOTS];
+        let mut sel = [0u64; READERS];
         for k in 0..WORDS {
-            if rng.pct(50) {
-                sel[rng.range(0, BANK_SLOTS as u64 - 1) as usize] |= 1 << k;
+            if rng.pct(60) {
+                sel[rng.range(0, READERS as u64 - 1) as usize] |= 1 << k;
             }
         }
+        let addr = [
+            slot(&mut rng),
+            slot(&mut rng),
+            slot(&mut rng),
+            slot(&mut rng),
+        ];
         let s = |x: u64| Bits::<WORDS>::from(x);
+        let a = |x: usize| Bits::<SLOT_BITS>::from(x as u64);
         let v = vector!(
             b,
             [
                 we = we,
-                waddr = Bits::<3>::from(waddr as u64),
+                waddr = a(waddr),
                 wdata = wdata,
                 sel0 = s(sel[0]),
                 sel1 = s(sel[1]),
                 sel2 = s(sel[2]),
                 sel3 = s(sel[3]),
-                sel4 = s(sel[4]),
-                sel5 = s(sel[5]),
-                sel6 = s(sel[6]),
-                sel7 = s(sel[7])
+                addr0 = a(addr[0]),
+                addr1 = a(addr[1]),
+                addr2 = a(addr[2]),
+                addr3 = a(addr[3])
             ],
-            [out0, out1, out2, out3, out4, out5, out6, out7]
+            [out0, out1, out2, out3]
         );
-        let outs = [
-            b.out0.val(),
-            b.out1.val(),
-            b.out2.val(),
-            b.out3.val(),
-            b.out4.val(),
-            b.out5.val(),
-            b.out6.val(),
-            b.out7.val(),
-        ];
-        for (slot, out) in outs.iter().enumerate() {
+        let outs = [b.out0.val(), b.out1.val(), b.out2.val(), b.out3.val()];
+        for (r, out) in outs.iter().enumerate() {
             assert_eq!(
                 hex(*out),
-                format!("{:016x}", want[slot]),
-                "cycle {i}, slot {slot}"
+                format!("{:016x}", want[r]),
+                "cycle {i}, reader {r}"
             );
         }
         vs.push(v);
         // The next cycle's outputs: the words picked now, read before this cycle's write.
-        for (slot, w) in want.iter_mut().enumerate() {
+        for (r, w) in want.iter_mut().enumerate() {
             *w = (0..WORDS)
-                .filter(|&k| sel[slot] >> k & 1 == 1)
-                .fold(0, |o, k| o | mem[slot][k]);
+                .filter(|&k| sel[r] >> k & 1 == 1)
+                .fold(0, |o, k| o | mem[addr[r]][k]);
         }
         if we {
             for (k, word) in mem[waddr].iter_mut().enumerate() {
@@ -514,12 +513,12 @@ fn the_generator_slot_memory() {
 }
 
 #[test]
-#[should_panic(expected = "two slots read word")]
+#[should_panic(expected = "two readers read word")]
 fn the_generator_slot_memory_refuses_two_reads_of_one_word() {
     let mut b = SlotRam::default();
     b.connect_all();
     b.sel1.next = Bits::<WORDS>::from(0b100u64);
-    b.sel6.next = Bits::<WORDS>::from(0b110u64);
+    b.sel3.next = Bits::<WORDS>::from(0b110u64);
     settle(&mut b);
     edge(&mut b, |b| &mut b.clock);
 }

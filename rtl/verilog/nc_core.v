@@ -109,7 +109,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
-    localparam  k_slots = 13'b100;
+    localparam  k_slots = 13'b110;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;

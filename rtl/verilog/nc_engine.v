@@ -159,7 +159,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  reply_busy;
     
     // Constant declarations
-    localparam  k_tree_room = 16'h53;
+    localparam  k_tree_room = 16'h77;
     localparam  k_host_room = 16'h81;
     localparam  k_t1_8 = 8'h1;
     localparam  k_t2_8 = 8'h2;
@@ -2559,7 +2559,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
-    localparam  k_slots = 13'b100;
+    localparam  k_slots = 13'b110;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
@@ -23269,16 +23269,37 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k_keep_all = 8'hff;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
-    localparam  k_ng0 = 5'b1;
-    localparam  k0_5 = 5'b0;
-    localparam  k0_4 = 4'h0;
+    localparam  k_ng0 = 9'b1;
+    localparam  k0_ng = 9'b0;
+    localparam  k1_ng = 9'b1;
+    localparam  k_full = 9'b1000000;
+    localparam  k0_bank = 8'h0;
     localparam  k1_5 = 5'b1;
-    localparam  k2_3 = 3'b10;
-    localparam  k3_3 = 3'b11;
-    localparam  k4_3 = 3'b100;
-    localparam  k5_3 = 3'b101;
-    localparam  k6_3 = 3'b110;
     localparam  k7_3 = 3'b111;
+    localparam  ks00 = 4'h0;
+    localparam  ks01 = 4'h1;
+    localparam  ks02 = 4'h2;
+    localparam  ks03 = 4'h3;
+    localparam  ks04 = 4'h4;
+    localparam  ks05 = 4'h5;
+    localparam  ks06 = 4'h6;
+    localparam  ks07 = 4'h7;
+    localparam  ks10 = 4'h8;
+    localparam  ks11 = 4'h9;
+    localparam  ks12 = 4'ha;
+    localparam  ks13 = 4'hb;
+    localparam  ks14 = 4'hc;
+    localparam  ks15 = 4'hd;
+    localparam  ks16 = 4'he;
+    localparam  ks17 = 4'hf;
+    localparam  ke0 = 8'h0;
+    localparam  ke1 = 8'h1;
+    localparam  ke2 = 8'h2;
+    localparam  ke3 = 8'h3;
+    localparam  ke4 = 8'h4;
+    localparam  ke5 = 8'h5;
+    localparam  ke6 = 8'h6;
+    localparam  ke7 = 8'h7;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
     localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
@@ -23336,8 +23357,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  r_blast$d;
     wire  r_blast$q;
     reg  r_blast$clock;
-    reg  [4:0] r_ng$d;
-    wire  [4:0] r_ng$q;
+    reg  [8:0] r_ng$d;
+    wire  [8:0] r_ng$q;
     reg  r_ng$clock;
     reg  r_eq$d;
     wire  r_eq$q;
@@ -23372,11 +23393,11 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  r_fb$d;
     wire  r_fb$q;
     reg  r_fb$clock;
-    reg  [3:0] r_wsa$d;
-    wire  [3:0] r_wsa$q;
+    reg  [7:0] r_wsa$d;
+    wire  [7:0] r_wsa$q;
     reg  r_wsa$clock;
-    reg  [3:0] r_wsb$d;
-    wire  [3:0] r_wsb$q;
+    reg  [7:0] r_wsb$d;
+    wire  [7:0] r_wsb$q;
     reg  r_wsb$clock;
     reg  [7:0] r_q00$d;
     wire  [7:0] r_q00$q;
@@ -23390,6 +23411,18 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_q03$d;
     wire  [7:0] r_q03$q;
     reg  r_q03$clock;
+    reg  [7:0] r_q04$d;
+    wire  [7:0] r_q04$q;
+    reg  r_q04$clock;
+    reg  [7:0] r_q05$d;
+    wire  [7:0] r_q05$q;
+    reg  r_q05$clock;
+    reg  [7:0] r_q06$d;
+    wire  [7:0] r_q06$q;
+    reg  r_q06$clock;
+    reg  [7:0] r_q07$d;
+    wire  [7:0] r_q07$q;
+    reg  r_q07$clock;
     reg  [7:0] r_q10$d;
     wire  [7:0] r_q10$q;
     reg  r_q10$clock;
@@ -23402,6 +23435,18 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_q13$d;
     wire  [7:0] r_q13$q;
     reg  r_q13$clock;
+    reg  [7:0] r_q14$d;
+    wire  [7:0] r_q14$q;
+    reg  r_q14$clock;
+    reg  [7:0] r_q15$d;
+    wire  [7:0] r_q15$q;
+    reg  r_q15$clock;
+    reg  [7:0] r_q16$d;
+    wire  [7:0] r_q16$q;
+    reg  r_q16$clock;
+    reg  [7:0] r_q17$d;
+    wire  [7:0] r_q17$q;
+    reg  r_q17$clock;
     reg  [2:0] r_a00$d;
     wire  [2:0] r_a00$q;
     reg  r_a00$clock;
@@ -23414,6 +23459,18 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [2:0] r_a03$d;
     wire  [2:0] r_a03$q;
     reg  r_a03$clock;
+    reg  [2:0] r_a04$d;
+    wire  [2:0] r_a04$q;
+    reg  r_a04$clock;
+    reg  [2:0] r_a05$d;
+    wire  [2:0] r_a05$q;
+    reg  r_a05$clock;
+    reg  [2:0] r_a06$d;
+    wire  [2:0] r_a06$q;
+    reg  r_a06$clock;
+    reg  [2:0] r_a07$d;
+    wire  [2:0] r_a07$q;
+    reg  r_a07$clock;
     reg  [2:0] r_a10$d;
     wire  [2:0] r_a10$q;
     reg  r_a10$clock;
@@ -23426,107 +23483,139 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [2:0] r_a13$d;
     wire  [2:0] r_a13$q;
     reg  r_a13$clock;
+    reg  [2:0] r_a14$d;
+    wire  [2:0] r_a14$q;
+    reg  r_a14$clock;
+    reg  [2:0] r_a15$d;
+    wire  [2:0] r_a15$q;
+    reg  r_a15$clock;
+    reg  [2:0] r_a16$d;
+    wire  [2:0] r_a16$q;
+    reg  r_a16$clock;
+    reg  [2:0] r_a17$d;
+    wire  [2:0] r_a17$q;
+    reg  r_a17$clock;
     reg  slots$clock;
     reg  slots$we;
-    reg  [2:0] slots$waddr;
+    reg  [3:0] slots$waddr;
     reg  [1151:0] slots$wdata;
     reg  [17:0] slots$sel0;
     reg  [17:0] slots$sel1;
     reg  [17:0] slots$sel2;
     reg  [17:0] slots$sel3;
-    reg  [17:0] slots$sel4;
-    reg  [17:0] slots$sel5;
-    reg  [17:0] slots$sel6;
-    reg  [17:0] slots$sel7;
+    reg  [3:0] slots$addr0;
+    reg  [3:0] slots$addr1;
+    reg  [3:0] slots$addr2;
+    reg  [3:0] slots$addr3;
     wire  [63:0] slots$out0;
     wire  [63:0] slots$out1;
     wire  [63:0] slots$out2;
     wire  [63:0] slots$out3;
-    wire  [63:0] slots$out4;
-    wire  [63:0] slots$out5;
-    wire  [63:0] slots$out6;
-    wire  [63:0] slots$out7;
     reg  r_fe0$d;
     wire  r_fe0$q;
     reg  r_fe0$clock;
-    reg  r_fe1$d;
-    wire  r_fe1$q;
-    reg  r_fe1$clock;
-    reg  r_fe2$d;
-    wire  r_fe2$q;
-    reg  r_fe2$clock;
-    reg  r_fe3$d;
-    wire  r_fe3$q;
-    reg  r_fe3$clock;
     reg  [7:0] r_fq0$d;
     wire  [7:0] r_fq0$q;
     reg  r_fq0$clock;
-    reg  [7:0] r_fq1$d;
-    wire  [7:0] r_fq1$q;
-    reg  r_fq1$clock;
-    reg  [7:0] r_fq2$d;
-    wire  [7:0] r_fq2$q;
-    reg  r_fq2$clock;
-    reg  [7:0] r_fq3$d;
-    wire  [7:0] r_fq3$q;
-    reg  r_fq3$clock;
+    reg  [2:0] r_pa0$d;
+    wire  [2:0] r_pa0$q;
+    reg  r_pa0$clock;
+    reg  r_pn0$d;
+    wire  r_pn0$q;
+    reg  r_pn0$clock;
     reg  [2:0] r_fa0$d;
     wire  [2:0] r_fa0$q;
     reg  r_fa0$clock;
-    reg  [2:0] r_fa1$d;
-    wire  [2:0] r_fa1$q;
-    reg  r_fa1$clock;
-    reg  [2:0] r_fa2$d;
-    wire  [2:0] r_fa2$q;
-    reg  r_fa2$clock;
-    reg  [2:0] r_fa3$d;
-    wire  [2:0] r_fa3$q;
-    reg  r_fa3$clock;
-    reg  [17:0] r_sa0$d;
-    wire  [17:0] r_sa0$q;
-    reg  r_sa0$clock;
-    reg  [17:0] r_sa1$d;
-    wire  [17:0] r_sa1$q;
-    reg  r_sa1$clock;
-    reg  [17:0] r_sa2$d;
-    wire  [17:0] r_sa2$q;
-    reg  r_sa2$clock;
-    reg  [17:0] r_sa3$d;
-    wire  [17:0] r_sa3$q;
-    reg  r_sa3$clock;
-    reg  [17:0] r_sb0$d;
-    wire  [17:0] r_sb0$q;
-    reg  r_sb0$clock;
-    reg  [17:0] r_sb1$d;
-    wire  [17:0] r_sb1$q;
-    reg  r_sb1$clock;
-    reg  [17:0] r_sb2$d;
-    wire  [17:0] r_sb2$q;
-    reg  r_sb2$clock;
-    reg  [17:0] r_sb3$d;
-    wire  [17:0] r_sb3$q;
-    reg  r_sb3$clock;
+    reg  [3:0] r_sl0$d;
+    wire  [3:0] r_sl0$q;
+    reg  r_sl0$clock;
+    reg  [17:0] r_sel0$d;
+    wire  [17:0] r_sel0$q;
+    reg  r_sel0$clock;
     reg  [63:0] r_win0$d;
     wire  [63:0] r_win0$q;
     reg  r_win0$clock;
-    reg  [63:0] r_win1$d;
-    wire  [63:0] r_win1$q;
-    reg  r_win1$clock;
-    reg  [63:0] r_win2$d;
-    wire  [63:0] r_win2$q;
-    reg  r_win2$clock;
-    reg  [63:0] r_win3$d;
-    wire  [63:0] r_win3$q;
-    reg  r_win3$clock;
     reg  [55:0] r_wp0$d;
     wire  [55:0] r_wp0$q;
     reg  r_wp0$clock;
+    reg  r_fe1$d;
+    wire  r_fe1$q;
+    reg  r_fe1$clock;
+    reg  [7:0] r_fq1$d;
+    wire  [7:0] r_fq1$q;
+    reg  r_fq1$clock;
+    reg  [2:0] r_pa1$d;
+    wire  [2:0] r_pa1$q;
+    reg  r_pa1$clock;
+    reg  r_pn1$d;
+    wire  r_pn1$q;
+    reg  r_pn1$clock;
+    reg  [2:0] r_fa1$d;
+    wire  [2:0] r_fa1$q;
+    reg  r_fa1$clock;
+    reg  [3:0] r_sl1$d;
+    wire  [3:0] r_sl1$q;
+    reg  r_sl1$clock;
+    reg  [17:0] r_sel1$d;
+    wire  [17:0] r_sel1$q;
+    reg  r_sel1$clock;
+    reg  [63:0] r_win1$d;
+    wire  [63:0] r_win1$q;
+    reg  r_win1$clock;
     reg  [55:0] r_wp1$d;
     wire  [55:0] r_wp1$q;
     reg  r_wp1$clock;
+    reg  r_fe2$d;
+    wire  r_fe2$q;
+    reg  r_fe2$clock;
+    reg  [7:0] r_fq2$d;
+    wire  [7:0] r_fq2$q;
+    reg  r_fq2$clock;
+    reg  [2:0] r_pa2$d;
+    wire  [2:0] r_pa2$q;
+    reg  r_pa2$clock;
+    reg  r_pn2$d;
+    wire  r_pn2$q;
+    reg  r_pn2$clock;
+    reg  [2:0] r_fa2$d;
+    wire  [2:0] r_fa2$q;
+    reg  r_fa2$clock;
+    reg  [3:0] r_sl2$d;
+    wire  [3:0] r_sl2$q;
+    reg  r_sl2$clock;
+    reg  [17:0] r_sel2$d;
+    wire  [17:0] r_sel2$q;
+    reg  r_sel2$clock;
+    reg  [63:0] r_win2$d;
+    wire  [63:0] r_win2$q;
+    reg  r_win2$clock;
     reg  [55:0] r_wp2$d;
     wire  [55:0] r_wp2$q;
     reg  r_wp2$clock;
+    reg  r_fe3$d;
+    wire  r_fe3$q;
+    reg  r_fe3$clock;
+    reg  [7:0] r_fq3$d;
+    wire  [7:0] r_fq3$q;
+    reg  r_fq3$clock;
+    reg  [2:0] r_pa3$d;
+    wire  [2:0] r_pa3$q;
+    reg  r_pa3$clock;
+    reg  r_pn3$d;
+    wire  r_pn3$q;
+    reg  r_pn3$clock;
+    reg  [2:0] r_fa3$d;
+    wire  [2:0] r_fa3$q;
+    reg  r_fa3$clock;
+    reg  [3:0] r_sl3$d;
+    wire  [3:0] r_sl3$q;
+    reg  r_sl3$clock;
+    reg  [17:0] r_sel3$d;
+    wire  [17:0] r_sel3$q;
+    reg  r_sel3$clock;
+    reg  [63:0] r_win3$d;
+    wire  [63:0] r_win3$q;
+    reg  r_win3$clock;
     reg  [55:0] r_wp3$d;
     wire  [55:0] r_wp3$q;
     reg  r_wp3$clock;
@@ -23668,10 +23757,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [63:0] th3$out;
     
     // Local signals
-    reg  [2:0] wa;
+    reg  [3:0] wa;
     reg  start;
     reg  last_beat;
-    reg  [4:0] ng_next;
+    reg  [8:0] ng_next;
     reg  got_any;
     reg  [7:0] count_next;
     reg  wr_ok;
@@ -23857,6 +23946,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_q03$q),
         .clock(r_q03$clock)
     );
+    nc_engine$decide_gen$r_q04 r_q04(
+        .d(r_q04$d),
+        .q(r_q04$q),
+        .clock(r_q04$clock)
+    );
+    nc_engine$decide_gen$r_q05 r_q05(
+        .d(r_q05$d),
+        .q(r_q05$q),
+        .clock(r_q05$clock)
+    );
+    nc_engine$decide_gen$r_q06 r_q06(
+        .d(r_q06$d),
+        .q(r_q06$q),
+        .clock(r_q06$clock)
+    );
+    nc_engine$decide_gen$r_q07 r_q07(
+        .d(r_q07$d),
+        .q(r_q07$q),
+        .clock(r_q07$clock)
+    );
     nc_engine$decide_gen$r_q10 r_q10(
         .d(r_q10$d),
         .q(r_q10$q),
@@ -23876,6 +23985,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_q13$d),
         .q(r_q13$q),
         .clock(r_q13$clock)
+    );
+    nc_engine$decide_gen$r_q14 r_q14(
+        .d(r_q14$d),
+        .q(r_q14$q),
+        .clock(r_q14$clock)
+    );
+    nc_engine$decide_gen$r_q15 r_q15(
+        .d(r_q15$d),
+        .q(r_q15$q),
+        .clock(r_q15$clock)
+    );
+    nc_engine$decide_gen$r_q16 r_q16(
+        .d(r_q16$d),
+        .q(r_q16$q),
+        .clock(r_q16$clock)
+    );
+    nc_engine$decide_gen$r_q17 r_q17(
+        .d(r_q17$d),
+        .q(r_q17$q),
+        .clock(r_q17$clock)
     );
     nc_engine$decide_gen$r_a00 r_a00(
         .d(r_a00$d),
@@ -23897,6 +24026,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_a03$q),
         .clock(r_a03$clock)
     );
+    nc_engine$decide_gen$r_a04 r_a04(
+        .d(r_a04$d),
+        .q(r_a04$q),
+        .clock(r_a04$clock)
+    );
+    nc_engine$decide_gen$r_a05 r_a05(
+        .d(r_a05$d),
+        .q(r_a05$q),
+        .clock(r_a05$clock)
+    );
+    nc_engine$decide_gen$r_a06 r_a06(
+        .d(r_a06$d),
+        .q(r_a06$q),
+        .clock(r_a06$clock)
+    );
+    nc_engine$decide_gen$r_a07 r_a07(
+        .d(r_a07$d),
+        .q(r_a07$q),
+        .clock(r_a07$clock)
+    );
     nc_engine$decide_gen$r_a10 r_a10(
         .d(r_a10$d),
         .q(r_a10$q),
@@ -23917,6 +24066,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_a13$q),
         .clock(r_a13$clock)
     );
+    nc_engine$decide_gen$r_a14 r_a14(
+        .d(r_a14$d),
+        .q(r_a14$q),
+        .clock(r_a14$clock)
+    );
+    nc_engine$decide_gen$r_a15 r_a15(
+        .d(r_a15$d),
+        .q(r_a15$q),
+        .clock(r_a15$clock)
+    );
+    nc_engine$decide_gen$r_a16 r_a16(
+        .d(r_a16$d),
+        .q(r_a16$q),
+        .clock(r_a16$clock)
+    );
+    nc_engine$decide_gen$r_a17 r_a17(
+        .d(r_a17$d),
+        .q(r_a17$q),
+        .clock(r_a17$clock)
+    );
     nc_engine$decide_gen$slots slots(
         .clock(slots$clock),
         .we(slots$we),
@@ -23926,153 +24095,189 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .sel1(slots$sel1),
         .sel2(slots$sel2),
         .sel3(slots$sel3),
-        .sel4(slots$sel4),
-        .sel5(slots$sel5),
-        .sel6(slots$sel6),
-        .sel7(slots$sel7),
+        .addr0(slots$addr0),
+        .addr1(slots$addr1),
+        .addr2(slots$addr2),
+        .addr3(slots$addr3),
         .out0(slots$out0),
         .out1(slots$out1),
         .out2(slots$out2),
-        .out3(slots$out3),
-        .out4(slots$out4),
-        .out5(slots$out5),
-        .out6(slots$out6),
-        .out7(slots$out7)
+        .out3(slots$out3)
     );
     nc_engine$decide_gen$r_fe0 r_fe0(
         .d(r_fe0$d),
         .q(r_fe0$q),
         .clock(r_fe0$clock)
     );
-    nc_engine$decide_gen$r_fe1 r_fe1(
-        .d(r_fe1$d),
-        .q(r_fe1$q),
-        .clock(r_fe1$clock)
-    );
-    nc_engine$decide_gen$r_fe2 r_fe2(
-        .d(r_fe2$d),
-        .q(r_fe2$q),
-        .clock(r_fe2$clock)
-    );
-    nc_engine$decide_gen$r_fe3 r_fe3(
-        .d(r_fe3$d),
-        .q(r_fe3$q),
-        .clock(r_fe3$clock)
-    );
     nc_engine$decide_gen$r_fq0 r_fq0(
         .d(r_fq0$d),
         .q(r_fq0$q),
         .clock(r_fq0$clock)
     );
-    nc_engine$decide_gen$r_fq1 r_fq1(
-        .d(r_fq1$d),
-        .q(r_fq1$q),
-        .clock(r_fq1$clock)
+    nc_engine$decide_gen$r_pa0 r_pa0(
+        .d(r_pa0$d),
+        .q(r_pa0$q),
+        .clock(r_pa0$clock)
     );
-    nc_engine$decide_gen$r_fq2 r_fq2(
-        .d(r_fq2$d),
-        .q(r_fq2$q),
-        .clock(r_fq2$clock)
-    );
-    nc_engine$decide_gen$r_fq3 r_fq3(
-        .d(r_fq3$d),
-        .q(r_fq3$q),
-        .clock(r_fq3$clock)
+    nc_engine$decide_gen$r_pn0 r_pn0(
+        .d(r_pn0$d),
+        .q(r_pn0$q),
+        .clock(r_pn0$clock)
     );
     nc_engine$decide_gen$r_fa0 r_fa0(
         .d(r_fa0$d),
         .q(r_fa0$q),
         .clock(r_fa0$clock)
     );
-    nc_engine$decide_gen$r_fa1 r_fa1(
-        .d(r_fa1$d),
-        .q(r_fa1$q),
-        .clock(r_fa1$clock)
+    nc_engine$decide_gen$r_sl0 r_sl0(
+        .d(r_sl0$d),
+        .q(r_sl0$q),
+        .clock(r_sl0$clock)
     );
-    nc_engine$decide_gen$r_fa2 r_fa2(
-        .d(r_fa2$d),
-        .q(r_fa2$q),
-        .clock(r_fa2$clock)
-    );
-    nc_engine$decide_gen$r_fa3 r_fa3(
-        .d(r_fa3$d),
-        .q(r_fa3$q),
-        .clock(r_fa3$clock)
-    );
-    nc_engine$decide_gen$r_sa0 r_sa0(
-        .d(r_sa0$d),
-        .q(r_sa0$q),
-        .clock(r_sa0$clock)
-    );
-    nc_engine$decide_gen$r_sa1 r_sa1(
-        .d(r_sa1$d),
-        .q(r_sa1$q),
-        .clock(r_sa1$clock)
-    );
-    nc_engine$decide_gen$r_sa2 r_sa2(
-        .d(r_sa2$d),
-        .q(r_sa2$q),
-        .clock(r_sa2$clock)
-    );
-    nc_engine$decide_gen$r_sa3 r_sa3(
-        .d(r_sa3$d),
-        .q(r_sa3$q),
-        .clock(r_sa3$clock)
-    );
-    nc_engine$decide_gen$r_sb0 r_sb0(
-        .d(r_sb0$d),
-        .q(r_sb0$q),
-        .clock(r_sb0$clock)
-    );
-    nc_engine$decide_gen$r_sb1 r_sb1(
-        .d(r_sb1$d),
-        .q(r_sb1$q),
-        .clock(r_sb1$clock)
-    );
-    nc_engine$decide_gen$r_sb2 r_sb2(
-        .d(r_sb2$d),
-        .q(r_sb2$q),
-        .clock(r_sb2$clock)
-    );
-    nc_engine$decide_gen$r_sb3 r_sb3(
-        .d(r_sb3$d),
-        .q(r_sb3$q),
-        .clock(r_sb3$clock)
+    nc_engine$decide_gen$r_sel0 r_sel0(
+        .d(r_sel0$d),
+        .q(r_sel0$q),
+        .clock(r_sel0$clock)
     );
     nc_engine$decide_gen$r_win0 r_win0(
         .d(r_win0$d),
         .q(r_win0$q),
         .clock(r_win0$clock)
     );
-    nc_engine$decide_gen$r_win1 r_win1(
-        .d(r_win1$d),
-        .q(r_win1$q),
-        .clock(r_win1$clock)
-    );
-    nc_engine$decide_gen$r_win2 r_win2(
-        .d(r_win2$d),
-        .q(r_win2$q),
-        .clock(r_win2$clock)
-    );
-    nc_engine$decide_gen$r_win3 r_win3(
-        .d(r_win3$d),
-        .q(r_win3$q),
-        .clock(r_win3$clock)
-    );
     nc_engine$decide_gen$r_wp0 r_wp0(
         .d(r_wp0$d),
         .q(r_wp0$q),
         .clock(r_wp0$clock)
+    );
+    nc_engine$decide_gen$r_fe1 r_fe1(
+        .d(r_fe1$d),
+        .q(r_fe1$q),
+        .clock(r_fe1$clock)
+    );
+    nc_engine$decide_gen$r_fq1 r_fq1(
+        .d(r_fq1$d),
+        .q(r_fq1$q),
+        .clock(r_fq1$clock)
+    );
+    nc_engine$decide_gen$r_pa1 r_pa1(
+        .d(r_pa1$d),
+        .q(r_pa1$q),
+        .clock(r_pa1$clock)
+    );
+    nc_engine$decide_gen$r_pn1 r_pn1(
+        .d(r_pn1$d),
+        .q(r_pn1$q),
+        .clock(r_pn1$clock)
+    );
+    nc_engine$decide_gen$r_fa1 r_fa1(
+        .d(r_fa1$d),
+        .q(r_fa1$q),
+        .clock(r_fa1$clock)
+    );
+    nc_engine$decide_gen$r_sl1 r_sl1(
+        .d(r_sl1$d),
+        .q(r_sl1$q),
+        .clock(r_sl1$clock)
+    );
+    nc_engine$decide_gen$r_sel1 r_sel1(
+        .d(r_sel1$d),
+        .q(r_sel1$q),
+        .clock(r_sel1$clock)
+    );
+    nc_engine$decide_gen$r_win1 r_win1(
+        .d(r_win1$d),
+        .q(r_win1$q),
+        .clock(r_win1$clock)
     );
     nc_engine$decide_gen$r_wp1 r_wp1(
         .d(r_wp1$d),
         .q(r_wp1$q),
         .clock(r_wp1$clock)
     );
+    nc_engine$decide_gen$r_fe2 r_fe2(
+        .d(r_fe2$d),
+        .q(r_fe2$q),
+        .clock(r_fe2$clock)
+    );
+    nc_engine$decide_gen$r_fq2 r_fq2(
+        .d(r_fq2$d),
+        .q(r_fq2$q),
+        .clock(r_fq2$clock)
+    );
+    nc_engine$decide_gen$r_pa2 r_pa2(
+        .d(r_pa2$d),
+        .q(r_pa2$q),
+        .clock(r_pa2$clock)
+    );
+    nc_engine$decide_gen$r_pn2 r_pn2(
+        .d(r_pn2$d),
+        .q(r_pn2$q),
+        .clock(r_pn2$clock)
+    );
+    nc_engine$decide_gen$r_fa2 r_fa2(
+        .d(r_fa2$d),
+        .q(r_fa2$q),
+        .clock(r_fa2$clock)
+    );
+    nc_engine$decide_gen$r_sl2 r_sl2(
+        .d(r_sl2$d),
+        .q(r_sl2$q),
+        .clock(r_sl2$clock)
+    );
+    nc_engine$decide_gen$r_sel2 r_sel2(
+        .d(r_sel2$d),
+        .q(r_sel2$q),
+        .clock(r_sel2$clock)
+    );
+    nc_engine$decide_gen$r_win2 r_win2(
+        .d(r_win2$d),
+        .q(r_win2$q),
+        .clock(r_win2$clock)
+    );
     nc_engine$decide_gen$r_wp2 r_wp2(
         .d(r_wp2$d),
         .q(r_wp2$q),
         .clock(r_wp2$clock)
+    );
+    nc_engine$decide_gen$r_fe3 r_fe3(
+        .d(r_fe3$d),
+        .q(r_fe3$q),
+        .clock(r_fe3$clock)
+    );
+    nc_engine$decide_gen$r_fq3 r_fq3(
+        .d(r_fq3$d),
+        .q(r_fq3$q),
+        .clock(r_fq3$clock)
+    );
+    nc_engine$decide_gen$r_pa3 r_pa3(
+        .d(r_pa3$d),
+        .q(r_pa3$q),
+        .clock(r_pa3$clock)
+    );
+    nc_engine$decide_gen$r_pn3 r_pn3(
+        .d(r_pn3$d),
+        .q(r_pn3$q),
+        .clock(r_pn3$clock)
+    );
+    nc_engine$decide_gen$r_fa3 r_fa3(
+        .d(r_fa3$d),
+        .q(r_fa3$q),
+        .clock(r_fa3$clock)
+    );
+    nc_engine$decide_gen$r_sl3 r_sl3(
+        .d(r_sl3$d),
+        .q(r_sl3$q),
+        .clock(r_sl3$clock)
+    );
+    nc_engine$decide_gen$r_sel3 r_sel3(
+        .d(r_sel3$d),
+        .q(r_sel3$q),
+        .clock(r_sel3$clock)
+    );
+    nc_engine$decide_gen$r_win3 r_win3(
+        .d(r_win3$d),
+        .q(r_win3$q),
+        .clock(r_win3$clock)
     );
     nc_engine$decide_gen$r_wp3 r_wp3(
         .d(r_wp3$d),
@@ -24300,49 +24505,73 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_q01$clock = clock;
         r_q02$clock = clock;
         r_q03$clock = clock;
+        r_q04$clock = clock;
+        r_q05$clock = clock;
+        r_q06$clock = clock;
+        r_q07$clock = clock;
         r_q10$clock = clock;
         r_q11$clock = clock;
         r_q12$clock = clock;
         r_q13$clock = clock;
+        r_q14$clock = clock;
+        r_q15$clock = clock;
+        r_q16$clock = clock;
+        r_q17$clock = clock;
         r_a00$clock = clock;
         r_a01$clock = clock;
         r_a02$clock = clock;
         r_a03$clock = clock;
+        r_a04$clock = clock;
+        r_a05$clock = clock;
+        r_a06$clock = clock;
+        r_a07$clock = clock;
         r_a10$clock = clock;
         r_a11$clock = clock;
         r_a12$clock = clock;
         r_a13$clock = clock;
+        r_a14$clock = clock;
+        r_a15$clock = clock;
+        r_a16$clock = clock;
+        r_a17$clock = clock;
         r_fe0$clock = clock;
-        r_fe1$clock = clock;
-        r_fe2$clock = clock;
-        r_fe3$clock = clock;
         r_fq0$clock = clock;
-        r_fq1$clock = clock;
-        r_fq2$clock = clock;
-        r_fq3$clock = clock;
+        r_pa0$clock = clock;
+        r_pn0$clock = clock;
         r_fa0$clock = clock;
-        r_fa1$clock = clock;
-        r_fa2$clock = clock;
-        r_fa3$clock = clock;
-        r_sa0$clock = clock;
-        r_sa1$clock = clock;
-        r_sa2$clock = clock;
-        r_sa3$clock = clock;
-        r_sb0$clock = clock;
-        r_sb1$clock = clock;
-        r_sb2$clock = clock;
-        r_sb3$clock = clock;
+        r_sl0$clock = clock;
+        r_sel0$clock = clock;
         r_win0$clock = clock;
         r_hit0$clock = clock;
+        r_wp0$clock = clock;
+        r_fe1$clock = clock;
+        r_fq1$clock = clock;
+        r_pa1$clock = clock;
+        r_pn1$clock = clock;
+        r_fa1$clock = clock;
+        r_sl1$clock = clock;
+        r_sel1$clock = clock;
         r_win1$clock = clock;
         r_hit1$clock = clock;
+        r_wp1$clock = clock;
+        r_fe2$clock = clock;
+        r_fq2$clock = clock;
+        r_pa2$clock = clock;
+        r_pn2$clock = clock;
+        r_fa2$clock = clock;
+        r_sl2$clock = clock;
+        r_sel2$clock = clock;
         r_win2$clock = clock;
         r_hit2$clock = clock;
+        r_wp2$clock = clock;
+        r_fe3$clock = clock;
+        r_fq3$clock = clock;
+        r_pa3$clock = clock;
+        r_pn3$clock = clock;
+        r_fa3$clock = clock;
+        r_sl3$clock = clock;
+        r_sel3$clock = clock;
         r_win3$clock = clock;
         r_hit3$clock = clock;
-        r_wp0$clock = clock;
-        r_wp1$clock = clock;
-        r_wp2$clock = clock;
         r_wp3$clock = clock;
         r_bw$clock = clock;
         r_body$clock = clock;
@@ -24377,49 +24606,73 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_q01$d = r_q01$q;
         r_q02$d = r_q02$q;
         r_q03$d = r_q03$q;
+        r_q04$d = r_q04$q;
+        r_q05$d = r_q05$q;
+        r_q06$d = r_q06$q;
+        r_q07$d = r_q07$q;
         r_q10$d = r_q10$q;
         r_q11$d = r_q11$q;
         r_q12$d = r_q12$q;
         r_q13$d = r_q13$q;
+        r_q14$d = r_q14$q;
+        r_q15$d = r_q15$q;
+        r_q16$d = r_q16$q;
+        r_q17$d = r_q17$q;
         r_a00$d = r_a00$q;
         r_a01$d = r_a01$q;
         r_a02$d = r_a02$q;
         r_a03$d = r_a03$q;
+        r_a04$d = r_a04$q;
+        r_a05$d = r_a05$q;
+        r_a06$d = r_a06$q;
+        r_a07$d = r_a07$q;
         r_a10$d = r_a10$q;
         r_a11$d = r_a11$q;
         r_a12$d = r_a12$q;
         r_a13$d = r_a13$q;
+        r_a14$d = r_a14$q;
+        r_a15$d = r_a15$q;
+        r_a16$d = r_a16$q;
+        r_a17$d = r_a17$q;
         r_fe0$d = r_fe0$q;
-        r_fe1$d = r_fe1$q;
-        r_fe2$d = r_fe2$q;
-        r_fe3$d = r_fe3$q;
         r_fq0$d = r_fq0$q;
-        r_fq1$d = r_fq1$q;
-        r_fq2$d = r_fq2$q;
-        r_fq3$d = r_fq3$q;
+        r_pa0$d = r_pa0$q;
+        r_pn0$d = r_pn0$q;
         r_fa0$d = r_fa0$q;
-        r_fa1$d = r_fa1$q;
-        r_fa2$d = r_fa2$q;
-        r_fa3$d = r_fa3$q;
-        r_sa0$d = r_sa0$q;
-        r_sa1$d = r_sa1$q;
-        r_sa2$d = r_sa2$q;
-        r_sa3$d = r_sa3$q;
-        r_sb0$d = r_sb0$q;
-        r_sb1$d = r_sb1$q;
-        r_sb2$d = r_sb2$q;
-        r_sb3$d = r_sb3$q;
+        r_sl0$d = r_sl0$q;
+        r_sel0$d = r_sel0$q;
         r_win0$d = r_win0$q;
         r_hit0$d = r_hit0$q;
+        r_wp0$d = r_wp0$q;
+        r_fe1$d = r_fe1$q;
+        r_fq1$d = r_fq1$q;
+        r_pa1$d = r_pa1$q;
+        r_pn1$d = r_pn1$q;
+        r_fa1$d = r_fa1$q;
+        r_sl1$d = r_sl1$q;
+        r_sel1$d = r_sel1$q;
         r_win1$d = r_win1$q;
         r_hit1$d = r_hit1$q;
+        r_wp1$d = r_wp1$q;
+        r_fe2$d = r_fe2$q;
+        r_fq2$d = r_fq2$q;
+        r_pa2$d = r_pa2$q;
+        r_pn2$d = r_pn2$q;
+        r_fa2$d = r_fa2$q;
+        r_sl2$d = r_sl2$q;
+        r_sel2$d = r_sel2$q;
         r_win2$d = r_win2$q;
         r_hit2$d = r_hit2$q;
+        r_wp2$d = r_wp2$q;
+        r_fe3$d = r_fe3$q;
+        r_fq3$d = r_fq3$q;
+        r_pa3$d = r_pa3$q;
+        r_pn3$d = r_pn3$q;
+        r_fa3$d = r_fa3$q;
+        r_sl3$d = r_sl3$q;
+        r_sel3$d = r_sel3$q;
         r_win3$d = r_win3$q;
         r_hit3$d = r_hit3$q;
-        r_wp0$d = r_wp0$q;
-        r_wp1$d = r_wp1$q;
-        r_wp2$d = r_wp2$q;
         r_wp3$d = r_wp3$q;
         r_bw$d = r_bw$q;
         r_body$d = r_body$q;
@@ -24477,7 +24730,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else if (start) begin
             r_c_pending$d = 1'b0;
         end
-        got_any = ~r_ng$q[32'h4];
+        got_any = (r_ng$q & k_full) == k0_ng;
         wr_ok = e_valid && got_any;
         if (start) begin
             r_len$d = k_hdr_len;
@@ -24487,19 +24740,19 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else if (wr_ok) begin
             r_len$d = r_len$q + k16_16 + elenw$wide;
             r_n_got$d = r_n_got$q + k1_8;
-            ng_next = r_ng$q << k1_5;
+            ng_next = r_ng$q << k1_ng;
         end
         else begin
             ng_next = r_ng$q;
         end
         r_ng$d = ng_next;
         if (cb_next) begin
-            r_wsa$d = k0_4;
-            r_wsb$d = ng_next[(32'h0)+:(4)];
+            r_wsa$d = k0_bank;
+            r_wsb$d = ng_next[(32'h0)+:(8)];
         end
         else begin
-            r_wsa$d = ng_next[(32'h0)+:(4)];
-            r_wsb$d = k0_4;
+            r_wsa$d = ng_next[(32'h0)+:(8)];
+            r_wsb$d = k0_bank;
         end
         if (latch) begin
             count_next = send_count;
@@ -24507,37 +24760,64 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         else begin
             count_next = r_c_count$q;
         end
-        r_eq$d = (ng_next & (k1_5 << count_next)) != k0_5;
+        r_eq$d = (ng_next & (k1_ng << count_next)) != k0_ng;
         lq = r_len$q[(32'h3)+:(8)] - k5_8;
         la = r_len$q[(32'h0)+:(3)];
         if (r_wsa$q[32'h0]) begin
-            wa = k0_3;
+            wa = ks00;
         end
         else if (r_wsa$q[32'h1]) begin
-            wa = k1_3;
+            wa = ks01;
         end
         else if (r_wsa$q[32'h2]) begin
-            wa = k2_3;
+            wa = ks02;
         end
         else if (r_wsa$q[32'h3]) begin
-            wa = k3_3;
+            wa = ks03;
+        end
+        else if (r_wsa$q[32'h4]) begin
+            wa = ks04;
+        end
+        else if (r_wsa$q[32'h5]) begin
+            wa = ks05;
+        end
+        else if (r_wsa$q[32'h6]) begin
+            wa = ks06;
+        end
+        else if (r_wsa$q[32'h7]) begin
+            wa = ks07;
         end
         else if (r_wsb$q[32'h0]) begin
-            wa = k4_3;
+            wa = ks10;
         end
         else if (r_wsb$q[32'h1]) begin
-            wa = k5_3;
+            wa = ks11;
         end
         else if (r_wsb$q[32'h2]) begin
-            wa = k6_3;
+            wa = ks12;
+        end
+        else if (r_wsb$q[32'h3]) begin
+            wa = ks13;
+        end
+        else if (r_wsb$q[32'h4]) begin
+            wa = ks14;
+        end
+        else if (r_wsb$q[32'h5]) begin
+            wa = ks15;
+        end
+        else if (r_wsb$q[32'h6]) begin
+            wa = ks16;
+        end
+        else if (r_wsb$q[32'h7]) begin
+            wa = ks17;
         end
         else begin
-            wa = k7_3;
+            wa = ks00;
         end
         slots$clock = clock;
         slots$waddr = wa;
         slots$wdata = e_img;
-        slots$we = e_valid && ((r_wsa$q | r_wsb$q) != k0_4);
+        slots$we = e_valid && ((r_wsa$q | r_wsb$q) != k0_bank);
         if (e_valid && r_wsa$q[32'h0]) begin
             r_q00$d = lq;
             r_a00$d = la;
@@ -24570,27 +24850,67 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_q13$d = lq;
             r_a13$d = la;
         end
+        if (e_valid && r_wsa$q[32'h4]) begin
+            r_q04$d = lq;
+            r_a04$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h4]) begin
+            r_q14$d = lq;
+            r_a14$d = la;
+        end
+        if (e_valid && r_wsa$q[32'h5]) begin
+            r_q05$d = lq;
+            r_a05$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h5]) begin
+            r_q15$d = lq;
+            r_a15$d = la;
+        end
+        if (e_valid && r_wsa$q[32'h6]) begin
+            r_q06$d = lq;
+            r_a06$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h6]) begin
+            r_q16$d = lq;
+            r_a16$d = la;
+        end
+        if (e_valid && r_wsa$q[32'h7]) begin
+            r_q07$d = lq;
+            r_a07$d = la;
+        end
+        if (e_valid && r_wsb$q[32'h7]) begin
+            r_q17$d = lq;
+            r_a17$d = la;
+        end
         hit0 = r_streaming$q && r_fe0$q && (r_beat$q == r_fq0$q);
         r_hit0$d = hit0 && ~start;
         if (r_st$q) begin
-            r_sa0$d = k0_w;
-            r_sb0$d = k0_w;
-        end
-        else if (r_hit0$q && ~r_fb$q) begin
-            r_sa0$d = (r_sa0$q << k1_5) | k1_w;
-            r_sb0$d = r_sb0$q << k1_5;
+            r_sel0$d = k0_w;
         end
         else if (r_hit0$q) begin
-            r_sa0$d = r_sa0$q << k1_5;
-            r_sb0$d = (r_sb0$q << k1_5) | k1_w;
+            r_sel0$d = k1_w;
         end
         else begin
-            r_sa0$d = r_sa0$q << k1_5;
-            r_sb0$d = r_sb0$q << k1_5;
+            r_sel0$d = r_sel0$q << k1_5;
         end
-        slots$sel0 = r_sa0$q;
-        slots$sel4 = r_sb0$q;
-        r_win0$d = slots$out0 | slots$out4;
+        if (r_hit0$q) begin
+            r_fa0$d = r_pa0$q;
+            if (r_fb$q && r_pn0$q) begin
+                r_sl0$d = ks14;
+            end
+            else if (r_fb$q) begin
+                r_sl0$d = ks10;
+            end
+            else if (r_pn0$q) begin
+                r_sl0$d = ks04;
+            end
+            else begin
+                r_sl0$d = ks00;
+            end
+        end
+        slots$sel0 = r_sel0$q;
+        slots$addr0 = r_sl0$q;
+        r_win0$d = slots$out0;
         r_wp0$d = r_win0$q[(32'h8)+:(56)];
         al0$hi = r_win0$q;
         al0$lo = r_wp0$q;
@@ -24598,24 +24918,32 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hit1 = r_streaming$q && r_fe1$q && (r_beat$q == r_fq1$q);
         r_hit1$d = hit1 && ~start;
         if (r_st$q) begin
-            r_sa1$d = k0_w;
-            r_sb1$d = k0_w;
-        end
-        else if (r_hit1$q && ~r_fb$q) begin
-            r_sa1$d = (r_sa1$q << k1_5) | k1_w;
-            r_sb1$d = r_sb1$q << k1_5;
+            r_sel1$d = k0_w;
         end
         else if (r_hit1$q) begin
-            r_sa1$d = r_sa1$q << k1_5;
-            r_sb1$d = (r_sb1$q << k1_5) | k1_w;
+            r_sel1$d = k1_w;
         end
         else begin
-            r_sa1$d = r_sa1$q << k1_5;
-            r_sb1$d = r_sb1$q << k1_5;
+            r_sel1$d = r_sel1$q << k1_5;
         end
-        slots$sel1 = r_sa1$q;
-        slots$sel5 = r_sb1$q;
-        r_win1$d = slots$out1 | slots$out5;
+        if (r_hit1$q) begin
+            r_fa1$d = r_pa1$q;
+            if (r_fb$q && r_pn1$q) begin
+                r_sl1$d = ks15;
+            end
+            else if (r_fb$q) begin
+                r_sl1$d = ks11;
+            end
+            else if (r_pn1$q) begin
+                r_sl1$d = ks05;
+            end
+            else begin
+                r_sl1$d = ks01;
+            end
+        end
+        slots$sel1 = r_sel1$q;
+        slots$addr1 = r_sl1$q;
+        r_win1$d = slots$out1;
         r_wp1$d = r_win1$q[(32'h8)+:(56)];
         al1$hi = r_win1$q;
         al1$lo = r_wp1$q;
@@ -24623,24 +24951,32 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hit2 = r_streaming$q && r_fe2$q && (r_beat$q == r_fq2$q);
         r_hit2$d = hit2 && ~start;
         if (r_st$q) begin
-            r_sa2$d = k0_w;
-            r_sb2$d = k0_w;
-        end
-        else if (r_hit2$q && ~r_fb$q) begin
-            r_sa2$d = (r_sa2$q << k1_5) | k1_w;
-            r_sb2$d = r_sb2$q << k1_5;
+            r_sel2$d = k0_w;
         end
         else if (r_hit2$q) begin
-            r_sa2$d = r_sa2$q << k1_5;
-            r_sb2$d = (r_sb2$q << k1_5) | k1_w;
+            r_sel2$d = k1_w;
         end
         else begin
-            r_sa2$d = r_sa2$q << k1_5;
-            r_sb2$d = r_sb2$q << k1_5;
+            r_sel2$d = r_sel2$q << k1_5;
         end
-        slots$sel2 = r_sa2$q;
-        slots$sel6 = r_sb2$q;
-        r_win2$d = slots$out2 | slots$out6;
+        if (r_hit2$q) begin
+            r_fa2$d = r_pa2$q;
+            if (r_fb$q && r_pn2$q) begin
+                r_sl2$d = ks16;
+            end
+            else if (r_fb$q) begin
+                r_sl2$d = ks12;
+            end
+            else if (r_pn2$q) begin
+                r_sl2$d = ks06;
+            end
+            else begin
+                r_sl2$d = ks02;
+            end
+        end
+        slots$sel2 = r_sel2$q;
+        slots$addr2 = r_sl2$q;
+        r_win2$d = slots$out2;
         r_wp2$d = r_win2$q[(32'h8)+:(56)];
         al2$hi = r_win2$q;
         al2$lo = r_wp2$q;
@@ -24648,24 +24984,32 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         hit3 = r_streaming$q && r_fe3$q && (r_beat$q == r_fq3$q);
         r_hit3$d = hit3 && ~start;
         if (r_st$q) begin
-            r_sa3$d = k0_w;
-            r_sb3$d = k0_w;
-        end
-        else if (r_hit3$q && ~r_fb$q) begin
-            r_sa3$d = (r_sa3$q << k1_5) | k1_w;
-            r_sb3$d = r_sb3$q << k1_5;
+            r_sel3$d = k0_w;
         end
         else if (r_hit3$q) begin
-            r_sa3$d = r_sa3$q << k1_5;
-            r_sb3$d = (r_sb3$q << k1_5) | k1_w;
+            r_sel3$d = k1_w;
         end
         else begin
-            r_sa3$d = r_sa3$q << k1_5;
-            r_sb3$d = r_sb3$q << k1_5;
+            r_sel3$d = r_sel3$q << k1_5;
         end
-        slots$sel3 = r_sa3$q;
-        slots$sel7 = r_sb3$q;
-        r_win3$d = slots$out3 | slots$out7;
+        if (r_hit3$q) begin
+            r_fa3$d = r_pa3$q;
+            if (r_fb$q && r_pn3$q) begin
+                r_sl3$d = ks17;
+            end
+            else if (r_fb$q) begin
+                r_sl3$d = ks13;
+            end
+            else if (r_pn3$q) begin
+                r_sl3$d = ks07;
+            end
+            else begin
+                r_sl3$d = ks03;
+            end
+        end
+        slots$sel3 = r_sel3$q;
+        slots$addr3 = r_sl3$q;
+        r_win3$d = slots$out3;
         r_wp3$d = r_win3$q[(32'h8)+:(56)];
         al3$hi = r_win3$q;
         al3$lo = r_wp3$q;
@@ -24686,41 +25030,45 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_f_epoch$d = r_c_epoch$q;
             r_f_seq$d = r_c_seq$q;
             r_fb$d = r_cb$q;
-            r_fe0$d = k0_8 < r_c_count$q;
-            r_fe1$d = k1_8 < r_c_count$q;
-            r_fe2$d = k2_8 < r_c_count$q;
-            r_fe3$d = k3_8 < r_c_count$q;
+            r_fe0$d = ke0 < r_c_count$q;
+            r_pn0$d = 1'b0;
             if (r_cb$q) begin
                 r_fq0$d = r_q10$q;
-                r_fa0$d = r_a10$q;
+                r_pa0$d = r_a10$q;
             end
             else begin
                 r_fq0$d = r_q00$q;
-                r_fa0$d = r_a00$q;
+                r_pa0$d = r_a00$q;
             end
+            r_fe1$d = ke1 < r_c_count$q;
+            r_pn1$d = 1'b0;
             if (r_cb$q) begin
                 r_fq1$d = r_q11$q;
-                r_fa1$d = r_a11$q;
+                r_pa1$d = r_a11$q;
             end
             else begin
                 r_fq1$d = r_q01$q;
-                r_fa1$d = r_a01$q;
+                r_pa1$d = r_a01$q;
             end
+            r_fe2$d = ke2 < r_c_count$q;
+            r_pn2$d = 1'b0;
             if (r_cb$q) begin
                 r_fq2$d = r_q12$q;
-                r_fa2$d = r_a12$q;
+                r_pa2$d = r_a12$q;
             end
             else begin
                 r_fq2$d = r_q02$q;
-                r_fa2$d = r_a02$q;
+                r_pa2$d = r_a02$q;
             end
+            r_fe3$d = ke3 < r_c_count$q;
+            r_pn3$d = 1'b0;
             if (r_cb$q) begin
                 r_fq3$d = r_q13$q;
-                r_fa3$d = r_a13$q;
+                r_pa3$d = r_a13$q;
             end
             else begin
                 r_fq3$d = r_q03$q;
-                r_fa3$d = r_a03$q;
+                r_pa3$d = r_a03$q;
             end
         end
         else if (last_beat) begin
@@ -24731,6 +25079,54 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_beat$d = r_beat$q + k1_8;
             r_blast$d = r_beat$q == r_nbeats$q - k2_8;
             r_body$d = r_beat$q >= k_body_beat - k1_8;
+        end
+        if (~start && r_hit0$q) begin
+            r_pn0$d = 1'b1;
+            r_fe0$d = ~r_pn0$q && (ke4 < r_f_count$q);
+            if (r_fb$q) begin
+                r_fq0$d = r_q14$q;
+                r_pa0$d = r_a14$q;
+            end
+            else begin
+                r_fq0$d = r_q04$q;
+                r_pa0$d = r_a04$q;
+            end
+        end
+        if (~start && r_hit1$q) begin
+            r_pn1$d = 1'b1;
+            r_fe1$d = ~r_pn1$q && (ke5 < r_f_count$q);
+            if (r_fb$q) begin
+                r_fq1$d = r_q15$q;
+                r_pa1$d = r_a15$q;
+            end
+            else begin
+                r_fq1$d = r_q05$q;
+                r_pa1$d = r_a05$q;
+            end
+        end
+        if (~start && r_hit2$q) begin
+            r_pn2$d = 1'b1;
+            r_fe2$d = ~r_pn2$q && (ke6 < r_f_count$q);
+            if (r_fb$q) begin
+                r_fq2$d = r_q16$q;
+                r_pa2$d = r_a16$q;
+            end
+            else begin
+                r_fq2$d = r_q06$q;
+                r_pa2$d = r_a06$q;
+            end
+        end
+        if (~start && r_hit3$q) begin
+            r_pn3$d = 1'b1;
+            r_fe3$d = ~r_pn3$q && (ke7 < r_f_count$q);
+            if (r_fb$q) begin
+                r_fq3$d = r_q17$q;
+                r_pa3$d = r_a17$q;
+            end
+            else begin
+                r_fq3$d = r_q07$q;
+                r_pa3$d = r_a07$q;
+            end
         end
         if (r_body$q) begin
             body = r_bw$q;
@@ -25076,6 +25472,82 @@ module nc_engine$decide_gen$r_a03(d,q,clock);
 endmodule // nc_engine$decide_gen$r_a03
 
 
+module nc_engine$decide_gen$r_a04(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a04
+
+
+module nc_engine$decide_gen$r_a05(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a05
+
+
+module nc_engine$decide_gen$r_a06(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a06
+
+
+module nc_engine$decide_gen$r_a07(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a07
+
+
 module nc_engine$decide_gen$r_a10(d,q,clock);
     
     // Module arguments
@@ -25150,6 +25622,82 @@ module nc_engine$decide_gen$r_a13(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_a13
+
+
+module nc_engine$decide_gen$r_a14(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a14
+
+
+module nc_engine$decide_gen$r_a15(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a15
+
+
+module nc_engine$decide_gen$r_a16(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a16
+
+
+module nc_engine$decide_gen$r_a17(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_a17
 
 
 module nc_engine$decide_gen$r_beat(d,q,clock);
@@ -25960,16 +26508,16 @@ endmodule // nc_engine$decide_gen$r_nbeats
 module nc_engine$decide_gen$r_ng(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Constant declarations
-    localparam  init = 5'b1;
+    localparam  init = 9'b1;
     
     // Stub signals
-    reg  [4:0] dff$d;
-    wire  [4:0] dff$q;
+    reg  [8:0] dff$d;
+    wire  [8:0] dff$q;
     reg  dff$clock;
     
     // Sub module instances
@@ -25992,13 +26540,13 @@ endmodule // nc_engine$decide_gen$r_ng
 module nc_engine$decide_gen$r_ng$dff(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -26006,6 +26554,158 @@ module nc_engine$decide_gen$r_ng$dff(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_ng$dff
+
+
+module nc_engine$decide_gen$r_pa0(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pa0
+
+
+module nc_engine$decide_gen$r_pa1(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pa1
+
+
+module nc_engine$decide_gen$r_pa2(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pa2
+
+
+module nc_engine$decide_gen$r_pa3(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pa3
+
+
+module nc_engine$decide_gen$r_pn0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pn0
+
+
+module nc_engine$decide_gen$r_pn1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pn1
+
+
+module nc_engine$decide_gen$r_pn2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pn2
+
+
+module nc_engine$decide_gen$r_pn3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pn3
 
 
 module nc_engine$decide_gen$r_ps(d,q,clock);
@@ -26103,6 +26803,82 @@ module nc_engine$decide_gen$r_q03(d,q,clock);
 endmodule // nc_engine$decide_gen$r_q03
 
 
+module nc_engine$decide_gen$r_q04(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q04
+
+
+module nc_engine$decide_gen$r_q05(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q05
+
+
+module nc_engine$decide_gen$r_q06(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q06
+
+
+module nc_engine$decide_gen$r_q07(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q07
+
+
 module nc_engine$decide_gen$r_q10(d,q,clock);
     
     // Module arguments
@@ -26179,7 +26955,83 @@ module nc_engine$decide_gen$r_q13(d,q,clock);
 endmodule // nc_engine$decide_gen$r_q13
 
 
-module nc_engine$decide_gen$r_sa0(d,q,clock);
+module nc_engine$decide_gen$r_q14(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q14
+
+
+module nc_engine$decide_gen$r_q15(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q15
+
+
+module nc_engine$decide_gen$r_q16(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q16
+
+
+module nc_engine$decide_gen$r_q17(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_q17
+
+
+module nc_engine$decide_gen$r_sel0(d,q,clock);
     
     // Module arguments
     input wire  [17:0] d;
@@ -26195,10 +27047,10 @@ module nc_engine$decide_gen$r_sa0(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sa0
+endmodule // nc_engine$decide_gen$r_sel0
 
 
-module nc_engine$decide_gen$r_sa1(d,q,clock);
+module nc_engine$decide_gen$r_sel1(d,q,clock);
     
     // Module arguments
     input wire  [17:0] d;
@@ -26214,10 +27066,10 @@ module nc_engine$decide_gen$r_sa1(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sa1
+endmodule // nc_engine$decide_gen$r_sel1
 
 
-module nc_engine$decide_gen$r_sa2(d,q,clock);
+module nc_engine$decide_gen$r_sel2(d,q,clock);
     
     // Module arguments
     input wire  [17:0] d;
@@ -26233,10 +27085,10 @@ module nc_engine$decide_gen$r_sa2(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sa2
+endmodule // nc_engine$decide_gen$r_sel2
 
 
-module nc_engine$decide_gen$r_sa3(d,q,clock);
+module nc_engine$decide_gen$r_sel3(d,q,clock);
     
     // Module arguments
     input wire  [17:0] d;
@@ -26252,83 +27104,83 @@ module nc_engine$decide_gen$r_sa3(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sa3
+endmodule // nc_engine$decide_gen$r_sel3
 
 
-module nc_engine$decide_gen$r_sb0(d,q,clock);
+module nc_engine$decide_gen$r_sl0(d,q,clock);
     
     // Module arguments
-    input wire  [17:0] d;
-    output reg  [17:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 18'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sb0
+endmodule // nc_engine$decide_gen$r_sl0
 
 
-module nc_engine$decide_gen$r_sb1(d,q,clock);
+module nc_engine$decide_gen$r_sl1(d,q,clock);
     
     // Module arguments
-    input wire  [17:0] d;
-    output reg  [17:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 18'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sb1
+endmodule // nc_engine$decide_gen$r_sl1
 
 
-module nc_engine$decide_gen$r_sb2(d,q,clock);
+module nc_engine$decide_gen$r_sl2(d,q,clock);
     
     // Module arguments
-    input wire  [17:0] d;
-    output reg  [17:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 18'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sb2
+endmodule // nc_engine$decide_gen$r_sl2
 
 
-module nc_engine$decide_gen$r_sb3(d,q,clock);
+module nc_engine$decide_gen$r_sl3(d,q,clock);
     
     // Module arguments
-    input wire  [17:0] d;
-    output reg  [17:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 18'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$decide_gen$r_sb3
+endmodule // nc_engine$decide_gen$r_sl3
 
 
 module nc_engine$decide_gen$r_st(d,q,clock);
@@ -26524,16 +27376,16 @@ endmodule // nc_engine$decide_gen$r_wp3
 module nc_engine$decide_gen$r_wsa(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Constant declarations
-    localparam  init = 4'h1;
+    localparam  init = 8'h1;
     
     // Stub signals
-    reg  [3:0] dff$d;
-    wire  [3:0] dff$q;
+    reg  [7:0] dff$d;
+    wire  [7:0] dff$q;
     reg  dff$clock;
     
     // Sub module instances
@@ -26556,13 +27408,13 @@ endmodule // nc_engine$decide_gen$r_wsa
 module nc_engine$decide_gen$r_wsa$dff(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -26575,13 +27427,13 @@ endmodule // nc_engine$decide_gen$r_wsa$dff
 module nc_engine$decide_gen$r_wsb(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -26624,96 +27476,88 @@ module nc_engine$decide_gen$ready_unit(c_pending,q_pending,streaming,beat,nbeats
 endmodule // nc_engine$decide_gen$ready_unit
 
 
-module nc_engine$decide_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,sel4,sel5,sel6,sel7,out0,out1,out2,out3,out4,out5,out6,out7);
+module nc_engine$decide_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,addr0,addr1,addr2,addr3,out0,out1,out2,out3);
     
     // Module arguments
     input wire  clock;
     input wire  we;
-    input wire  [2:0] waddr;
+    input wire  [3:0] waddr;
     input wire  [1151:0] wdata;
     input wire  [17:0] sel0;
     input wire  [17:0] sel1;
     input wire  [17:0] sel2;
     input wire  [17:0] sel3;
-    input wire  [17:0] sel4;
-    input wire  [17:0] sel5;
-    input wire  [17:0] sel6;
-    input wire  [17:0] sel7;
+    input wire  [3:0] addr0;
+    input wire  [3:0] addr1;
+    input wire  [3:0] addr2;
+    input wire  [3:0] addr3;
     output reg  [63:0] out0;
     output reg  [63:0] out1;
     output reg  [63:0] out2;
     output reg  [63:0] out3;
-    output reg  [63:0] out4;
-    output reg  [63:0] out5;
-    output reg  [63:0] out6;
-    output reg  [63:0] out7;
     
     // Update code (custom)
-    reg [63:0] m0 [0:7];
+    reg [63:0] m0 [0:15];
     reg [63:0] rd0;
-    wire [2:0] ra0 = ({3{sel1[0]}} & 3'd1) | ({3{sel2[0]}} & 3'd2) | ({3{sel3[0]}} & 3'd3) | ({3{sel4[0]}} & 3'd4) | ({3{sel5[0]}} & 3'd5) | ({3{sel6[0]}} & 3'd6) | ({3{sel7[0]}} & 3'd7);
-    reg [63:0] m1 [0:7];
+    wire [3:0] ra0 = ({4{sel0[0]}} & addr0) | ({4{sel1[0]}} & addr1) | ({4{sel2[0]}} & addr2) | ({4{sel3[0]}} & addr3);
+    reg [63:0] m1 [0:15];
     reg [63:0] rd1;
-    wire [2:0] ra1 = ({3{sel1[1]}} & 3'd1) | ({3{sel2[1]}} & 3'd2) | ({3{sel3[1]}} & 3'd3) | ({3{sel4[1]}} & 3'd4) | ({3{sel5[1]}} & 3'd5) | ({3{sel6[1]}} & 3'd6) | ({3{sel7[1]}} & 3'd7);
-    reg [63:0] m2 [0:7];
+    wire [3:0] ra1 = ({4{sel0[1]}} & addr0) | ({4{sel1[1]}} & addr1) | ({4{sel2[1]}} & addr2) | ({4{sel3[1]}} & addr3);
+    reg [63:0] m2 [0:15];
     reg [63:0] rd2;
-    wire [2:0] ra2 = ({3{sel1[2]}} & 3'd1) | ({3{sel2[2]}} & 3'd2) | ({3{sel3[2]}} & 3'd3) | ({3{sel4[2]}} & 3'd4) | ({3{sel5[2]}} & 3'd5) | ({3{sel6[2]}} & 3'd6) | ({3{sel7[2]}} & 3'd7);
-    reg [63:0] m3 [0:7];
+    wire [3:0] ra2 = ({4{sel0[2]}} & addr0) | ({4{sel1[2]}} & addr1) | ({4{sel2[2]}} & addr2) | ({4{sel3[2]}} & addr3);
+    reg [63:0] m3 [0:15];
     reg [63:0] rd3;
-    wire [2:0] ra3 = ({3{sel1[3]}} & 3'd1) | ({3{sel2[3]}} & 3'd2) | ({3{sel3[3]}} & 3'd3) | ({3{sel4[3]}} & 3'd4) | ({3{sel5[3]}} & 3'd5) | ({3{sel6[3]}} & 3'd6) | ({3{sel7[3]}} & 3'd7);
-    reg [63:0] m4 [0:7];
+    wire [3:0] ra3 = ({4{sel0[3]}} & addr0) | ({4{sel1[3]}} & addr1) | ({4{sel2[3]}} & addr2) | ({4{sel3[3]}} & addr3);
+    reg [63:0] m4 [0:15];
     reg [63:0] rd4;
-    wire [2:0] ra4 = ({3{sel1[4]}} & 3'd1) | ({3{sel2[4]}} & 3'd2) | ({3{sel3[4]}} & 3'd3) | ({3{sel4[4]}} & 3'd4) | ({3{sel5[4]}} & 3'd5) | ({3{sel6[4]}} & 3'd6) | ({3{sel7[4]}} & 3'd7);
-    reg [63:0] m5 [0:7];
+    wire [3:0] ra4 = ({4{sel0[4]}} & addr0) | ({4{sel1[4]}} & addr1) | ({4{sel2[4]}} & addr2) | ({4{sel3[4]}} & addr3);
+    reg [63:0] m5 [0:15];
     reg [63:0] rd5;
-    wire [2:0] ra5 = ({3{sel1[5]}} & 3'd1) | ({3{sel2[5]}} & 3'd2) | ({3{sel3[5]}} & 3'd3) | ({3{sel4[5]}} & 3'd4) | ({3{sel5[5]}} & 3'd5) | ({3{sel6[5]}} & 3'd6) | ({3{sel7[5]}} & 3'd7);
-    reg [63:0] m6 [0:7];
+    wire [3:0] ra5 = ({4{sel0[5]}} & addr0) | ({4{sel1[5]}} & addr1) | ({4{sel2[5]}} & addr2) | ({4{sel3[5]}} & addr3);
+    reg [63:0] m6 [0:15];
     reg [63:0] rd6;
-    wire [2:0] ra6 = ({3{sel1[6]}} & 3'd1) | ({3{sel2[6]}} & 3'd2) | ({3{sel3[6]}} & 3'd3) | ({3{sel4[6]}} & 3'd4) | ({3{sel5[6]}} & 3'd5) | ({3{sel6[6]}} & 3'd6) | ({3{sel7[6]}} & 3'd7);
-    reg [63:0] m7 [0:7];
+    wire [3:0] ra6 = ({4{sel0[6]}} & addr0) | ({4{sel1[6]}} & addr1) | ({4{sel2[6]}} & addr2) | ({4{sel3[6]}} & addr3);
+    reg [63:0] m7 [0:15];
     reg [63:0] rd7;
-    wire [2:0] ra7 = ({3{sel1[7]}} & 3'd1) | ({3{sel2[7]}} & 3'd2) | ({3{sel3[7]}} & 3'd3) | ({3{sel4[7]}} & 3'd4) | ({3{sel5[7]}} & 3'd5) | ({3{sel6[7]}} & 3'd6) | ({3{sel7[7]}} & 3'd7);
-    reg [63:0] m8 [0:7];
+    wire [3:0] ra7 = ({4{sel0[7]}} & addr0) | ({4{sel1[7]}} & addr1) | ({4{sel2[7]}} & addr2) | ({4{sel3[7]}} & addr3);
+    reg [63:0] m8 [0:15];
     reg [63:0] rd8;
-    wire [2:0] ra8 = ({3{sel1[8]}} & 3'd1) | ({3{sel2[8]}} & 3'd2) | ({3{sel3[8]}} & 3'd3) | ({3{sel4[8]}} & 3'd4) | ({3{sel5[8]}} & 3'd5) | ({3{sel6[8]}} & 3'd6) | ({3{sel7[8]}} & 3'd7);
-    reg [63:0] m9 [0:7];
+    wire [3:0] ra8 = ({4{sel0[8]}} & addr0) | ({4{sel1[8]}} & addr1) | ({4{sel2[8]}} & addr2) | ({4{sel3[8]}} & addr3);
+    reg [63:0] m9 [0:15];
     reg [63:0] rd9;
-    wire [2:0] ra9 = ({3{sel1[9]}} & 3'd1) | ({3{sel2[9]}} & 3'd2) | ({3{sel3[9]}} & 3'd3) | ({3{sel4[9]}} & 3'd4) | ({3{sel5[9]}} & 3'd5) | ({3{sel6[9]}} & 3'd6) | ({3{sel7[9]}} & 3'd7);
-    reg [63:0] m10 [0:7];
+    wire [3:0] ra9 = ({4{sel0[9]}} & addr0) | ({4{sel1[9]}} & addr1) | ({4{sel2[9]}} & addr2) | ({4{sel3[9]}} & addr3);
+    reg [63:0] m10 [0:15];
     reg [63:0] rd10;
-    wire [2:0] ra10 = ({3{sel1[10]}} & 3'd1) | ({3{sel2[10]}} & 3'd2) | ({3{sel3[10]}} & 3'd3) | ({3{sel4[10]}} & 3'd4) | ({3{sel5[10]}} & 3'd5) | ({3{sel6[10]}} & 3'd6) | ({3{sel7[10]}} & 3'd7);
-    reg [63:0] m11 [0:7];
+    wire [3:0] ra10 = ({4{sel0[10]}} & addr0) | ({4{sel1[10]}} & addr1) | ({4{sel2[10]}} & addr2) | ({4{sel3[10]}} & addr3);
+    reg [63:0] m11 [0:15];
     reg [63:0] rd11;
-    wire [2:0] ra11 = ({3{sel1[11]}} & 3'd1) | ({3{sel2[11]}} & 3'd2) | ({3{sel3[11]}} & 3'd3) | ({3{sel4[11]}} & 3'd4) | ({3{sel5[11]}} & 3'd5) | ({3{sel6[11]}} & 3'd6) | ({3{sel7[11]}} & 3'd7);
-    reg [63:0] m12 [0:7];
+    wire [3:0] ra11 = ({4{sel0[11]}} & addr0) | ({4{sel1[11]}} & addr1) | ({4{sel2[11]}} & addr2) | ({4{sel3[11]}} & addr3);
+    reg [63:0] m12 [0:15];
     reg [63:0] rd12;
-    wire [2:0] ra12 = ({3{sel1[12]}} & 3'd1) | ({3{sel2[12]}} & 3'd2) | ({3{sel3[12]}} & 3'd3) | ({3{sel4[12]}} & 3'd4) | ({3{sel5[12]}} & 3'd5) | ({3{sel6[12]}} & 3'd6) | ({3{sel7[12]}} & 3'd7);
-    reg [63:0] m13 [0:7];
+    wire [3:0] ra12 = ({4{sel0[12]}} & addr0) | ({4{sel1[12]}} & addr1) | ({4{sel2[12]}} & addr2) | ({4{sel3[12]}} & addr3);
+    reg [63:0] m13 [0:15];
     reg [63:0] rd13;
-    wire [2:0] ra13 = ({3{sel1[13]}} & 3'd1) | ({3{sel2[13]}} & 3'd2) | ({3{sel3[13]}} & 3'd3) | ({3{sel4[13]}} & 3'd4) | ({3{sel5[13]}} & 3'd5) | ({3{sel6[13]}} & 3'd6) | ({3{sel7[13]}} & 3'd7);
-    reg [63:0] m14 [0:7];
+    wire [3:0] ra13 = ({4{sel0[13]}} & addr0) | ({4{sel1[13]}} & addr1) | ({4{sel2[13]}} & addr2) | ({4{sel3[13]}} & addr3);
+    reg [63:0] m14 [0:15];
     reg [63:0] rd14;
-    wire [2:0] ra14 = ({3{sel1[14]}} & 3'd1) | ({3{sel2[14]}} & 3'd2) | ({3{sel3[14]}} & 3'd3) | ({3{sel4[14]}} & 3'd4) | ({3{sel5[14]}} & 3'd5) | ({3{sel6[14]}} & 3'd6) | ({3{sel7[14]}} & 3'd7);
-    reg [63:0] m15 [0:7];
+    wire [3:0] ra14 = ({4{sel0[14]}} & addr0) | ({4{sel1[14]}} & addr1) | ({4{sel2[14]}} & addr2) | ({4{sel3[14]}} & addr3);
+    reg [63:0] m15 [0:15];
     reg [63:0] rd15;
-    wire [2:0] ra15 = ({3{sel1[15]}} & 3'd1) | ({3{sel2[15]}} & 3'd2) | ({3{sel3[15]}} & 3'd3) | ({3{sel4[15]}} & 3'd4) | ({3{sel5[15]}} & 3'd5) | ({3{sel6[15]}} & 3'd6) | ({3{sel7[15]}} & 3'd7);
-    reg [63:0] m16 [0:7];
+    wire [3:0] ra15 = ({4{sel0[15]}} & addr0) | ({4{sel1[15]}} & addr1) | ({4{sel2[15]}} & addr2) | ({4{sel3[15]}} & addr3);
+    reg [63:0] m16 [0:15];
     reg [63:0] rd16;
-    wire [2:0] ra16 = ({3{sel1[16]}} & 3'd1) | ({3{sel2[16]}} & 3'd2) | ({3{sel3[16]}} & 3'd3) | ({3{sel4[16]}} & 3'd4) | ({3{sel5[16]}} & 3'd5) | ({3{sel6[16]}} & 3'd6) | ({3{sel7[16]}} & 3'd7);
-    reg [63:0] m17 [0:7];
+    wire [3:0] ra16 = ({4{sel0[16]}} & addr0) | ({4{sel1[16]}} & addr1) | ({4{sel2[16]}} & addr2) | ({4{sel3[16]}} & addr3);
+    reg [63:0] m17 [0:15];
     reg [63:0] rd17;
-    wire [2:0] ra17 = ({3{sel1[17]}} & 3'd1) | ({3{sel2[17]}} & 3'd2) | ({3{sel3[17]}} & 3'd3) | ({3{sel4[17]}} & 3'd4) | ({3{sel5[17]}} & 3'd5) | ({3{sel6[17]}} & 3'd6) | ({3{sel7[17]}} & 3'd7);
+    wire [3:0] ra17 = ({4{sel0[17]}} & addr0) | ({4{sel1[17]}} & addr1) | ({4{sel2[17]}} & addr2) | ({4{sel3[17]}} & addr3);
     reg [17:0] sd0;
     reg [17:0] sd1;
     reg [17:0] sd2;
     reg [17:0] sd3;
-    reg [17:0] sd4;
-    reg [17:0] sd5;
-    reg [17:0] sd6;
-    reg [17:0] sd7;
     integer i;
     initial begin
-        for (i = 0; i < 8; i = i + 1) begin
+        for (i = 0; i < 16; i = i + 1) begin
             m0[i] = 64'd0;
             m1[i] = 64'd0;
             m2[i] = 64'd0;
@@ -26755,10 +27599,6 @@ module nc_engine$decide_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,sel4,
         sd1 = 18'd0;
         sd2 = 18'd0;
         sd3 = 18'd0;
-        sd4 = 18'd0;
-        sd5 = 18'd0;
-        sd6 = 18'd0;
-        sd7 = 18'd0;
     end
     always @(posedge clock) begin
         rd0 <= m0[ra0];
@@ -26783,10 +27623,6 @@ module nc_engine$decide_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,sel4,
         sd1 <= sel1;
         sd2 <= sel2;
         sd3 <= sel3;
-        sd4 <= sel4;
-        sd5 <= sel5;
-        sd6 <= sel6;
-        sd7 <= sel7;
         if (we) begin
             m0[waddr] <= wdata[63:0];
             m1[waddr] <= wdata[127:64];
@@ -26881,78 +27717,6 @@ module nc_engine$decide_gen$slots(clock,we,waddr,wdata,sel0,sel1,sel2,sel3,sel4,
             | ({64{sd3[15]}} & rd15)
             | ({64{sd3[16]}} & rd16)
             | ({64{sd3[17]}} & rd17);
-        out4 = ({64{sd4[0]}} & rd0)
-            | ({64{sd4[1]}} & rd1)
-            | ({64{sd4[2]}} & rd2)
-            | ({64{sd4[3]}} & rd3)
-            | ({64{sd4[4]}} & rd4)
-            | ({64{sd4[5]}} & rd5)
-            | ({64{sd4[6]}} & rd6)
-            | ({64{sd4[7]}} & rd7)
-            | ({64{sd4[8]}} & rd8)
-            | ({64{sd4[9]}} & rd9)
-            | ({64{sd4[10]}} & rd10)
-            | ({64{sd4[11]}} & rd11)
-            | ({64{sd4[12]}} & rd12)
-            | ({64{sd4[13]}} & rd13)
-            | ({64{sd4[14]}} & rd14)
-            | ({64{sd4[15]}} & rd15)
-            | ({64{sd4[16]}} & rd16)
-            | ({64{sd4[17]}} & rd17);
-        out5 = ({64{sd5[0]}} & rd0)
-            | ({64{sd5[1]}} & rd1)
-            | ({64{sd5[2]}} & rd2)
-            | ({64{sd5[3]}} & rd3)
-            | ({64{sd5[4]}} & rd4)
-            | ({64{sd5[5]}} & rd5)
-            | ({64{sd5[6]}} & rd6)
-            | ({64{sd5[7]}} & rd7)
-            | ({64{sd5[8]}} & rd8)
-            | ({64{sd5[9]}} & rd9)
-            | ({64{sd5[10]}} & rd10)
-            | ({64{sd5[11]}} & rd11)
-            | ({64{sd5[12]}} & rd12)
-            | ({64{sd5[13]}} & rd13)
-            | ({64{sd5[14]}} & rd14)
-            | ({64{sd5[15]}} & rd15)
-            | ({64{sd5[16]}} & rd16)
-            | ({64{sd5[17]}} & rd17);
-        out6 = ({64{sd6[0]}} & rd0)
-            | ({64{sd6[1]}} & rd1)
-            | ({64{sd6[2]}} & rd2)
-            | ({64{sd6[3]}} & rd3)
-            | ({64{sd6[4]}} & rd4)
-            | ({64{sd6[5]}} & rd5)
-            | ({64{sd6[6]}} & rd6)
-            | ({64{sd6[7]}} & rd7)
-            | ({64{sd6[8]}} & rd8)
-            | ({64{sd6[9]}} & rd9)
-            | ({64{sd6[10]}} & rd10)
-            | ({64{sd6[11]}} & rd11)
-            | ({64{sd6[12]}} & rd12)
-            | ({64{sd6[13]}} & rd13)
-            | ({64{sd6[14]}} & rd14)
-            | ({64{sd6[15]}} & rd15)
-            | ({64{sd6[16]}} & rd16)
-            | ({64{sd6[17]}} & rd17);
-        out7 = ({64{sd7[0]}} & rd0)
-            | ({64{sd7[1]}} & rd1)
-            | ({64{sd7[2]}} & rd2)
-            | ({64{sd7[3]}} & rd3)
-            | ({64{sd7[4]}} & rd4)
-            | ({64{sd7[5]}} & rd5)
-            | ({64{sd7[6]}} & rd6)
-            | ({64{sd7[7]}} & rd7)
-            | ({64{sd7[8]}} & rd8)
-            | ({64{sd7[9]}} & rd9)
-            | ({64{sd7[10]}} & rd10)
-            | ({64{sd7[11]}} & rd11)
-            | ({64{sd7[12]}} & rd12)
-            | ({64{sd7[13]}} & rd13)
-            | ({64{sd7[14]}} & rd14)
-            | ({64{sd7[15]}} & rd15)
-            | ({64{sd7[16]}} & rd16)
-            | ({64{sd7[17]}} & rd17);
     end
 endmodule // nc_engine$decide_gen$slots
 

@@ -185,6 +185,8 @@ pub struct EngineSide {
     got_frame: [Vec<u8>; 4],
     /// Frames compared so far.
     pub frames_compared: u64,
+    /// The most requests one compared DECIDE frame carried.
+    pub most_entries: u16,
     /// Host-path frames the model's decisions call for, not yet seen on `h_*`.
     want_host: VecDeque<Vec<u8>>,
     got_host: Vec<u8>,
@@ -570,6 +572,7 @@ impl Lockstep {
             want_frames: Default::default(),
             got_frame: Default::default(),
             frames_compared: 0,
+            most_entries: 0,
             want_host: Default::default(),
             got_host: Default::default(),
             host_compared: 0,
@@ -867,6 +870,12 @@ impl Lockstep {
                         ));
                     }
                     e.frames_compared += 1;
+                    let cluster = self.model.config().cluster_id;
+                    if let Ok(Ok((_, Packet::Decide(d)))) =
+                        frame::parse_udp(&got).map(|(_, p)| wire::parse(p, cluster))
+                    {
+                        e.most_entries = e.most_entries.max(d.count);
+                    }
                 }
             }
             if let Some(b) = bad {
@@ -1412,7 +1421,7 @@ impl Env {
         cfg.trees = rng.range(1, 4) as u8;
         cfg.delta = rng.range(12, 30) as u32;
         cfg.drift = rng.range(0, 4) as u32;
-        cfg.batch_max = rng.range(1, 4) as u8;
+        cfg.batch_max = rng.range(1, rtl::pkt_gen::SLOTS as u64) as u8;
         cfg.fifo_depth = rng.range(1, 8) as u16;
         let w = cfg.window();
         // Batches drained before the next send; in half the runs at most 4 messages in flight
@@ -1978,10 +1987,12 @@ pub fn run_engine(
     let mut ls = Lockstep::engine();
     setup(&mut ls);
     // A DECIDE frame of `batch_max` entries of up to 128 bytes is (78 + 144 · batch_max) / 8
-    // beats (82 for 4); its entries leave the FIFO within 6 cycles: a loop period that long never
-    // waits for the generator (the model does not).
+    // beats (82 for 4, 118 for 6); its entries leave the FIFO within 2 + `batch_max` cycles (at
+    // least 6 are kept): a loop period that long never waits for the generator (the model does
+    // not).
     let min_loop = |c: &Config| {
-        (78 + (16 + rtl::lowi_core::ENGINE_MAX_PAYLOAD) * c.batch_max as u64).div_ceil(8) + 6
+        (78 + (16 + rtl::lowi_core::ENGINE_MAX_PAYLOAD) * c.batch_max as u64).div_ceil(8)
+            + 6.max(2 + c.batch_max as u64)
     };
     drive_env(
         ls,
