@@ -555,7 +555,6 @@ block! {
         k0_8: Constant<Bits<8>> = k(0),
         k1_8: Constant<Bits<8>> = k(1),
         k2_8: Constant<Bits<8>> = k(2),
-        k3_8: Constant<Bits<8>> = k(3),
         k5_8: Constant<Bits<8>> = k(5),
         k_body_beat: Constant<Bits<8>> = k(BODY_BEAT),
         k3_16: Constant<Bits<16>> = k(3),

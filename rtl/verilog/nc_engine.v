@@ -23253,7 +23253,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
-    localparam  k3_8 = 8'h3;
     localparam  k5_8 = 8'h5;
     localparam  k_body_beat = 8'h9;
     localparam  k3_16 = 16'h3;
