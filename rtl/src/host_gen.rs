@@ -36,8 +36,9 @@
 //!   frame can complete on that tree in between (its last beat comes 8 or more cycles later).
 //!   The payload length is the captured frame's UDP length, not the frame length (a frame may be
 //!   padded).
-//! - **Leader** (`lead_load`, in the first beat of the decided frame on `l_*`, with its length
-//!   `lead_len`; payload = bytes 42..`lead_len`): the decision refers to the buffer being written.
+//! - **Leader** (`lead_load`, in the first beat of the decided frame on `l_*`, with its UDP
+//!   length `lead_ulen`, which `pkt_gen` keeps in a register; payload = bytes 42..34 +
+//!   `lead_ulen`): the decision refers to the buffer being written.
 //!   When it can start at once it streams *live*: each beat is the leader stream's beat of the
 //!   cycle before (registered), so its first beat still comes one cycle after `lead_load`; when
 //!   it waits in the pending slot it is read back from its buffer, which is written ahead of
@@ -52,8 +53,8 @@
 //! streams waits there and starts in the cycle after that frame's last beat; one that comes
 //! while the stream and the slot are both taken is dropped (`drop` high in its strobe cycle; two
 //! drops in one cycle give one pulse), never a corrupted frame. A frame that does not fit a
-//! buffer (a captured frame of more than 128 beats, a UDP length outside 8..=990, a `lead_len`
-//! outside 42..=1024) cannot be forwarded: `drop` too. Lanes whose `h_keep` bit is 0 carry
+//! buffer (a captured frame of more than 128 beats, a UDP length outside 8..=990, from the
+//! captured frame or from `lead_ulen`) cannot be forwarded: `drop` too. Lanes whose `h_keep` bit is 0 carry
 //! don't-care bytes.
 
 use proto::frame::{self, UdpMeta};
@@ -163,16 +164,17 @@ block! {
         pub last: Signal<In, Bit>,
         /// Buffers the host stream and the pending slot read (one bit each).
         pub used: Signal<In, Bits<4>>,
-        /// The leader's stream only: the length of the frame starting in this beat (`lead_len`).
-        pub lead_len: Signal<In, Bits<16>>,
+        /// The leader's stream only: the UDP length of the frame starting in this beat
+        /// (`lead_ulen`).
+        pub lead_ulen: Signal<In, Bits<16>>,
         /// The frame a decision of this cycle refers to: for a tree the last completed one (its
         /// buffer, UDP length, and whether it had more beats than a buffer); for the leader's
-        /// stream the one being written (its UDP length from `lead_len`).
+        /// stream the one being written (its UDP length from `lead_ulen`).
         pub pick: Signal<Out, Bits<2>>,
         pub pick_ulen: Signal<Out, Bits<16>>,
         /// The frame may be forwarded: not longer than a buffer and a UDP length in the range a
         /// host frame takes (for a tree registered with the frame's last beat, so that a decision
-        /// needs no comparison; for the leader's stream from `lead_len`).
+        /// needs no comparison; for the leader's stream from `lead_ulen`).
         pub pick_ok: Signal<Out, Bit>,
         /// Read port: {buffer, beat}; data one cycle later.
         pub raddr: Signal<In, Bits<9>>,
@@ -211,7 +213,6 @@ block! {
         k7_9: Constant<Bits<9>> = k(7),
         k8_16: Constant<Bits<16>> = k(8),
         k0_16: Constant<Bits<16>> = k(0),
-        k_udp_off: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
         k_leader: Constant<Bit> = Constant::new(leader),
         k_min_ulen: Constant<Bits<16>> = k(frame::UDP_LEN as u64),
         k_max_ulen: Constant<Bits<16>> =
@@ -308,7 +309,7 @@ impl Logic for Capture {
         }
         if self.k_leader.val() {
             self.pick.next = self.r_cur.q.val();
-            self.pick_ulen.next = self.lead_len.val() - self.k_udp_off.val();
+            self.pick_ulen.next = self.lead_ulen.val();
             self.pick_ok.next = (self.pick_ulen.val() >= self.k_min_ulen.val())
                 && (self.pick_ulen.val() <= self.k_max_ulen.val());
         } else {
@@ -351,9 +352,10 @@ block! {
         /// A follower decision: the last completed frame of tree `rx_port` is the decided copy.
         pub rx_deliver: Signal<In, Bit>,
         pub rx_port: Signal<In, Bits<2>>,
-        /// A leader decision, in the first beat of its frame on `l_*`, which is `lead_len` bytes.
+        /// A leader decision, in the first beat of its frame on `l_*`, whose UDP length is
+        /// `lead_ulen` (frame length - 34).
         pub lead_load: Signal<In, Bit>,
-        pub lead_len: Signal<In, Bits<16>>,
+        pub lead_ulen: Signal<In, Bits<16>>,
         /// Config: the node's MAC (most significant byte first on the wire), IPv4 address and
         /// UDP source port; the host's MAC, IPv4 address and UDP port; the IPv4 TTL (register
         /// `ttl`).
@@ -556,11 +558,11 @@ impl Logic for HostGen {
         self.cap4.keep.next = self.l_keep.val();
         self.cap4.valid.next = self.l_valid.val();
         self.cap4.last.next = self.l_last.val();
-        self.cap0.lead_len.next = self.lead_len.val();
-        self.cap1.lead_len.next = self.lead_len.val();
-        self.cap2.lead_len.next = self.lead_len.val();
-        self.cap3.lead_len.next = self.lead_len.val();
-        self.cap4.lead_len.next = self.lead_len.val();
+        self.cap0.lead_ulen.next = self.lead_ulen.val();
+        self.cap1.lead_ulen.next = self.lead_ulen.val();
+        self.cap2.lead_ulen.next = self.lead_ulen.val();
+        self.cap3.lead_ulen.next = self.lead_ulen.val();
+        self.cap4.lead_ulen.next = self.lead_ulen.val();
         self.r_ldata.d.next = self.l_data.val();
         // The buffers the stream and the pending slot read, per source.
         if self.r_streaming.q.val() {
@@ -651,7 +653,6 @@ impl Logic for HostGen {
             self.rx_src.next = self.k3_3s.val();
         }
         self.rx_ok.next = self.rx_deliver.val() && self.rx_fwd.val();
-        // (`lead_len` in 42..=1024 is the UDP length in 8..=990, a shorter one wraps past it.)
         self.lead_ok.next = self.lead_load.val() && self.cap4.pick_ok.val();
         // Who goes where: the pending decision first, then the leader's, then the follower's;
         // the first takes the stream if it is free (idle or in its last beat), the next the

@@ -848,7 +848,7 @@ impl Logic for NcEngine {
         self.host_gen.rx_deliver.next = self.core.rx_deliver.val();
         self.host_gen.rx_port.next = self.core.rx_deliver_port.val();
         self.host_gen.lead_load.next = self.decide_gen.h_load.val();
-        self.host_gen.lead_len.next = self.decide_gen.h_len.val();
+        self.host_gen.lead_ulen.next = self.decide_gen.h_ulen.val();
         self.host_gen.l_data.next = self.decide_gen.m0_data.val();
         self.host_gen.l_keep.next = self.decide_gen.m0_keep.val();
         self.host_gen.l_valid.next = self.decide_gen.h_valid.val();

@@ -382,8 +382,9 @@ block! {
         pub h_load: Signal<Out, Bit>,
         /// A frame streams (tree 0's beats are on `m0_data`/`m0_keep`/`m0_last` whatever `trees`).
         pub h_valid: Signal<Out, Bit>,
-        /// The streaming frame's length in bytes.
-        pub h_len: Signal<Out, Bits<16>>,
+        /// The streaming frame's UDP length in bytes (frame length - 34), from a register: the
+        /// host path checks it in `h_load`'s cycle.
+        pub h_ulen: Signal<Out, Bits<16>>,
         r_c_pending: DFF<Bit>,
         r_c_kind: DFF<Bits<2>>,
         r_c_count: DFF<Bits<8>>,
@@ -404,6 +405,7 @@ block! {
         r_eq: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_lastkeep: DFF<Bits<8>>,
         r_f_len: DFF<Bits<16>>,
+        r_f_ulen: DFF<Bits<16>>,
         r_f_kind: DFF<Bits<2>>,
         r_f_count: DFF<Bits<8>>,
         r_f_instance: DFF<Bits<64>>,
@@ -648,6 +650,7 @@ impl Logic for PktGen {
             r_eq,
             r_lastkeep,
             r_f_len,
+            r_f_ulen,
             r_f_kind,
             r_f_count,
             r_f_instance,
@@ -1090,6 +1093,7 @@ impl Logic for PktGen {
             self.r_lastkeep.d.next =
                 self.k_keep_all.val() >> (self.k7_3.val() - self.l_last1.val());
             self.r_f_len.d.next = self.l_len.val();
+            self.r_f_ulen.d.next = self.l_len.val() - self.k_udp_off.val();
             self.r_f_kind.d.next = self.r_c_kind.q.val();
             self.r_f_count.d.next = self.r_c_count.q.val();
             self.r_f_instance.d.next = self.r_c_instance.q.val();
@@ -1205,7 +1209,7 @@ impl Logic for PktGen {
         self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
         self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
-        self.udp_len.next = self.r_f_len.q.val() - self.k_udp_off.val();
+        self.udp_len.next = self.r_f_ulen.q.val();
         self.body_len.next = self.r_f_len.q.val() - self.k_pkt_off.val();
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
@@ -1301,7 +1305,7 @@ impl Logic for PktGen {
             self.m3_keep.next = self.k_keep_all.val();
         }
         self.h_valid.next = self.r_streaming.q.val();
-        self.h_len.next = self.r_f_len.q.val();
+        self.h_ulen.next = self.r_f_ulen.q.val();
         self.h_load.next = self.r_streaming.q.val()
             && (self.r_beat.q.val() == self.k0_8.val())
             && ((self.r_f_kind.q.val() == self.k_batch.val())

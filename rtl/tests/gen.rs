@@ -73,6 +73,10 @@ trait Uut: Block + Sized {
     fn h_load(&self) -> bool;
     /// The image generators offer tree 0's whole frame with `h_load`.
     fn h_img(&self) -> Option<Vec<u8>>;
+    /// The streaming generator offers its frame's UDP length with `h_load`.
+    fn h_ulen(&self) -> Option<u64> {
+        None
+    }
     fn set_send(&mut self, on: bool, meta: DecideMeta, count: usize);
     fn set_entry(&mut self, on: bool, e: &Entry);
 }
@@ -197,6 +201,9 @@ impl Uut for PktGen {
     fn h_img(&self) -> Option<Vec<u8>> {
         None
     }
+    fn h_ulen(&self) -> Option<u64> {
+        Some(val(self.h_ulen.val()))
+    }
     fn set_entry(&mut self, on: bool, e: &Entry) {
         // The FIFO's payload word may carry junk past payload_len (Ethernet padding).
         let mut w: Vec<u8> = e.2.clone();
@@ -218,8 +225,9 @@ struct Gen<G: Uut> {
     /// Host copies offered (`h_load`): the image's first `h_len` bytes (image generators) or
     /// tree 0's frame that starts in that beat (the streaming one), and the cycle.
     host: Vec<(Vec<u8>, u64)>,
-    /// `h_load` cycles of the streaming generator, waiting for their frame to end.
-    host_open: Vec<u64>,
+    /// `h_load` cycles of the streaming generator and its `h_ulen` there, waiting for their
+    /// frame to end.
+    host_open: Vec<(u64, u64)>,
     /// Cycles with `overrun` high (a send dropped).
     overruns: Vec<u64>,
 }
@@ -251,7 +259,9 @@ impl<G: Uut> Gen<G> {
         if u.h_load() {
             match u.h_img() {
                 Some(img) => self.host.push((img, self.c.cycle)),
-                None => self.host_open.push(self.c.cycle),
+                None => self
+                    .host_open
+                    .push((self.c.cycle, u.h_ulen().expect("a streaming generator"))),
             }
         }
         for (t, (v, d, k, l)) in outs.into_iter().enumerate() {
@@ -271,8 +281,13 @@ impl<G: Uut> Gen<G> {
                 if t == 0 {
                     self.last_beats.push(self.c.cycle);
                     let first = *self.first_beats.last().unwrap();
-                    if self.host_open.first() == Some(&first) {
-                        self.host_open.remove(0);
+                    if self.host_open.first().map(|h| h.0) == Some(first) {
+                        let (_, ulen) = self.host_open.remove(0);
+                        assert_eq!(
+                            ulen as usize,
+                            f.len() - frame::ETH_LEN - frame::IPV4_LEN,
+                            "h_ulen is the host copy's UDP length"
+                        );
                         self.host.push((f.clone(), first));
                     }
                 }

@@ -80,7 +80,7 @@ struct In {
     /// Per tree, then the leader's stream: (data, keep, last).
     beats: [Option<(u64, u8, bool)>; 5],
     rx: Option<u8>,
-    /// lead_len, in the first beat of the leader's frame.
+    /// The leader frame's length, in its first beat (driven as `lead_ulen` = length - 34).
     lead: Option<u16>,
 }
 
@@ -138,7 +138,7 @@ impl Plan {
         self.dec.push((c, false, payload));
     }
     /// A leader decision: its frame `f` streams on the leader's input from cycle `c`, with
-    /// `lead_load` and `lead_len` = `len` in its first beat; the last beat's cycle.
+    /// `lead_load` and `lead_ulen` = `len` - 34 in its first beat; the last beat's cycle.
     fn lead(&mut self, c: u64, f: Vec<u8>, len: u16) -> u64 {
         let payload = (len as usize <= MAX_FRAME_BYTES)
             .then(|| f[frame::PAYLOAD_OFFSET..len as usize].to_vec());
@@ -244,7 +244,11 @@ fn run(cfg: &Cfg, plan: &Plan) -> Trace {
         u.rx_deliver.next = inp.rx.is_some();
         u.rx_port.next = bits(inp.rx.unwrap_or((i % 4) as u8) as u64);
         u.lead_load.next = inp.lead.is_some();
-        u.lead_len.next = bits(inp.lead.unwrap_or(i as u16) as u64);
+        u.lead_ulen.next = bits(
+            inp.lead
+                .unwrap_or(i as u16)
+                .wrapping_sub((frame::ETH_LEN + frame::IPV4_LEN) as u16) as u64,
+        );
         c.settle();
         let now = c.cycle;
         let u = &c.uut;
@@ -600,8 +604,8 @@ fn queued_decisions_leave_back_to_back_and_a_full_queue_drops() {
     );
 }
 
-/// A captured copy longer than a capture buffer (1025 bytes) and a leader frame with `lead_len`
-/// past it are dropped, with no frame; a padded copy of exactly 1024 bytes goes out with its UDP
+/// A captured copy longer than a capture buffer (1025 bytes) and a leader frame whose
+/// `lead_ulen` puts it past one are dropped, with no frame; a padded copy of exactly 1024 bytes goes out with its UDP
 /// payload only.
 #[test]
 fn frames_longer_than_the_image_are_dropped() {

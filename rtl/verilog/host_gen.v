@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
+module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_ulen,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -29,7 +29,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     input wire  rx_deliver;
     input wire  [1:0] rx_port;
     input wire  lead_load;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
     input wire  [15:0] src_port;
@@ -82,7 +82,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  cap0$valid;
     reg  cap0$last;
     reg  [3:0] cap0$used;
-    reg  [15:0] cap0$lead_len;
+    reg  [15:0] cap0$lead_ulen;
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
     wire  cap0$pick_ok;
@@ -94,7 +94,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  cap1$valid;
     reg  cap1$last;
     reg  [3:0] cap1$used;
-    reg  [15:0] cap1$lead_len;
+    reg  [15:0] cap1$lead_ulen;
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
     wire  cap1$pick_ok;
@@ -106,7 +106,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  cap2$valid;
     reg  cap2$last;
     reg  [3:0] cap2$used;
-    reg  [15:0] cap2$lead_len;
+    reg  [15:0] cap2$lead_ulen;
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
     wire  cap2$pick_ok;
@@ -118,7 +118,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  cap3$valid;
     reg  cap3$last;
     reg  [3:0] cap3$used;
-    reg  [15:0] cap3$lead_len;
+    reg  [15:0] cap3$lead_ulen;
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
     wire  cap3$pick_ok;
@@ -130,7 +130,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  cap4$valid;
     reg  cap4$last;
     reg  [3:0] cap4$used;
-    reg  [15:0] cap4$lead_len;
+    reg  [15:0] cap4$lead_ulen;
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
     wire  cap4$pick_ok;
@@ -290,7 +290,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .valid(cap0$valid),
         .last(cap0$last),
         .used(cap0$used),
-        .lead_len(cap0$lead_len),
+        .lead_ulen(cap0$lead_ulen),
         .pick(cap0$pick),
         .pick_ulen(cap0$pick_ulen),
         .pick_ok(cap0$pick_ok),
@@ -304,7 +304,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .valid(cap1$valid),
         .last(cap1$last),
         .used(cap1$used),
-        .lead_len(cap1$lead_len),
+        .lead_ulen(cap1$lead_ulen),
         .pick(cap1$pick),
         .pick_ulen(cap1$pick_ulen),
         .pick_ok(cap1$pick_ok),
@@ -318,7 +318,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .valid(cap2$valid),
         .last(cap2$last),
         .used(cap2$used),
-        .lead_len(cap2$lead_len),
+        .lead_ulen(cap2$lead_ulen),
         .pick(cap2$pick),
         .pick_ulen(cap2$pick_ulen),
         .pick_ok(cap2$pick_ok),
@@ -332,7 +332,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .valid(cap3$valid),
         .last(cap3$last),
         .used(cap3$used),
-        .lead_len(cap3$lead_len),
+        .lead_ulen(cap3$lead_ulen),
         .pick(cap3$pick),
         .pick_ulen(cap3$pick_ulen),
         .pick_ok(cap3$pick_ok),
@@ -346,7 +346,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         .valid(cap4$valid),
         .last(cap4$last),
         .used(cap4$used),
-        .lead_len(cap4$lead_len),
+        .lead_ulen(cap4$lead_ulen),
         .pick(cap4$pick),
         .pick_ulen(cap4$pick_ulen),
         .pick_ok(cap4$pick_ok),
@@ -581,11 +581,11 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         cap4$keep = l_keep;
         cap4$valid = l_valid;
         cap4$last = l_last;
-        cap0$lead_len = lead_len;
-        cap1$lead_len = lead_len;
-        cap2$lead_len = lead_len;
-        cap3$lead_len = lead_len;
-        cap4$lead_len = lead_len;
+        cap0$lead_ulen = lead_ulen;
+        cap1$lead_ulen = lead_ulen;
+        cap2$lead_ulen = lead_ulen;
+        cap3$lead_ulen = lead_ulen;
+        cap4$lead_ulen = lead_ulen;
         r_ldata$d = l_data;
         if (r_streaming$q) begin
             st_used = k1_4 << r_buf$q;
@@ -1008,7 +1008,7 @@ module host_gen$beatw(narrow,wide);
 endmodule // host_gen$beatw
 
 
-module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1017,7 +1017,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -1038,7 +1038,6 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -1241,7 +1240,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -1487,7 +1486,7 @@ module host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap0$ram
 
 
-module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1496,7 +1495,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -1517,7 +1516,6 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -1720,7 +1718,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -1966,7 +1964,7 @@ module host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap1$ram
 
 
-module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1975,7 +1973,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -1996,7 +1994,6 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -2199,7 +2196,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -2445,7 +2442,7 @@ module host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap2$ram
 
 
-module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2454,7 +2451,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -2475,7 +2472,6 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -2678,7 +2674,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -2924,7 +2920,7 @@ module host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // host_gen$cap3$ram
 
 
-module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2933,7 +2929,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -2954,7 +2950,6 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b1;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -3157,7 +3152,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin

@@ -317,7 +317,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  decide_gen$ready;
     wire  decide_gen$h_load;
     wire  decide_gen$h_valid;
-    wire  [15:0] decide_gen$h_len;
+    wire  [15:0] decide_gen$h_ulen;
     reg  tq0$clock;
     reg  [63:0] tq0$in_data;
     reg  [7:0] tq0$in_keep;
@@ -410,7 +410,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  host_gen$rx_deliver;
     reg  [1:0] host_gen$rx_port;
     reg  host_gen$lead_load;
-    reg  [15:0] host_gen$lead_len;
+    reg  [15:0] host_gen$lead_ulen;
     reg  [47:0] host_gen$src_mac;
     reg  [31:0] host_gen$src_ip;
     reg  [15:0] host_gen$src_port;
@@ -1018,7 +1018,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .ready(decide_gen$ready),
         .h_load(decide_gen$h_load),
         .h_valid(decide_gen$h_valid),
-        .h_len(decide_gen$h_len)
+        .h_ulen(decide_gen$h_ulen)
     );
     nc_engine$tq0 tq0(
         .clock(tq0$clock),
@@ -1127,7 +1127,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .rx_deliver(host_gen$rx_deliver),
         .rx_port(host_gen$rx_port),
         .lead_load(host_gen$lead_load),
-        .lead_len(host_gen$lead_len),
+        .lead_ulen(host_gen$lead_ulen),
         .src_mac(host_gen$src_mac),
         .src_ip(host_gen$src_ip),
         .src_port(host_gen$src_port),
@@ -2314,7 +2314,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$rx_deliver = core$rx_deliver;
         host_gen$rx_port = core$rx_deliver_port;
         host_gen$lead_load = decide_gen$h_load;
-        host_gen$lead_len = decide_gen$h_len;
+        host_gen$lead_ulen = decide_gen$h_ulen;
         host_gen$l_data = decide_gen$m0_data;
         host_gen$l_keep = decide_gen$m0_keep;
         host_gen$l_valid = decide_gen$h_valid;
@@ -23199,7 +23199,7 @@ module nc_engine$core$st_v(d,q,clock);
 endmodule // nc_engine$core$st_v
 
 
-module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
+module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_ulen);
     
     // Module arguments
     input wire  clock;
@@ -23247,7 +23247,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     output reg  ready;
     output reg  h_load;
     output reg  h_valid;
-    output reg  [15:0] h_len;
+    output reg  [15:0] h_ulen;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
@@ -23368,6 +23368,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] r_f_len$d;
     wire  [15:0] r_f_len$q;
     reg  r_f_len$clock;
+    reg  [15:0] r_f_ulen$d;
+    wire  [15:0] r_f_ulen$q;
+    reg  r_f_ulen$clock;
     reg  [1:0] r_f_kind$d;
     wire  [1:0] r_f_kind$q;
     reg  r_f_kind$clock;
@@ -23874,6 +23877,11 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .d(r_f_len$d),
         .q(r_f_len$q),
         .clock(r_f_len$clock)
+    );
+    nc_engine$decide_gen$r_f_ulen r_f_ulen(
+        .d(r_f_ulen$d),
+        .q(r_f_ulen$q),
+        .clock(r_f_ulen$clock)
     );
     nc_engine$decide_gen$r_f_kind r_f_kind(
         .d(r_f_kind$d),
@@ -24490,6 +24498,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_eq$clock = clock;
         r_lastkeep$clock = clock;
         r_f_len$clock = clock;
+        r_f_ulen$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
@@ -24591,6 +24600,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_eq$d = r_eq$q;
         r_lastkeep$d = r_lastkeep$q;
         r_f_len$d = r_f_len$q;
+        r_f_ulen$d = r_f_ulen$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
@@ -25023,6 +25033,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_nbeats$d = l_nbeats;
             r_lastkeep$d = k_keep_all >> (k7_3 - l_last1);
             r_f_len$d = l_len;
+            r_f_ulen$d = l_len - k_udp_off;
             r_f_kind$d = r_c_kind$q;
             r_f_count$d = r_c_count$q;
             r_f_instance$d = r_c_instance$q;
@@ -25145,7 +25156,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         total_len = r_f_len$q - k_eth;
-        udp_len = r_f_len$q - k_udp_off;
+        udp_len = r_f_ulen$q;
         body_len = r_f_len$q - k_pkt_off;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
@@ -25242,7 +25253,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             m3_keep = k_keep_all;
         end
         h_valid = r_streaming$q;
-        h_len = r_f_len$q;
+        h_ulen = r_f_ulen$q;
         h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
     end
     
@@ -26071,6 +26082,25 @@ module nc_engine$decide_gen$r_f_seq(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_f_seq
+
+
+module nc_engine$decide_gen$r_f_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_ulen
 
 
 module nc_engine$decide_gen$r_fa0(d,q,clock);
@@ -30422,7 +30452,7 @@ module nc_engine$hc_verdict(d,q,clock);
 endmodule // nc_engine$hc_verdict
 
 
-module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_len,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
+module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_ulen,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
     
     // Module arguments
     input wire  clock;
@@ -30449,7 +30479,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     input wire  rx_deliver;
     input wire  [1:0] rx_port;
     input wire  lead_load;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     input wire  [47:0] src_mac;
     input wire  [31:0] src_ip;
     input wire  [15:0] src_port;
@@ -30502,7 +30532,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  cap0$valid;
     reg  cap0$last;
     reg  [3:0] cap0$used;
-    reg  [15:0] cap0$lead_len;
+    reg  [15:0] cap0$lead_ulen;
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
     wire  cap0$pick_ok;
@@ -30514,7 +30544,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  cap1$valid;
     reg  cap1$last;
     reg  [3:0] cap1$used;
-    reg  [15:0] cap1$lead_len;
+    reg  [15:0] cap1$lead_ulen;
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
     wire  cap1$pick_ok;
@@ -30526,7 +30556,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  cap2$valid;
     reg  cap2$last;
     reg  [3:0] cap2$used;
-    reg  [15:0] cap2$lead_len;
+    reg  [15:0] cap2$lead_ulen;
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
     wire  cap2$pick_ok;
@@ -30538,7 +30568,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  cap3$valid;
     reg  cap3$last;
     reg  [3:0] cap3$used;
-    reg  [15:0] cap3$lead_len;
+    reg  [15:0] cap3$lead_ulen;
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
     wire  cap3$pick_ok;
@@ -30550,7 +30580,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  cap4$valid;
     reg  cap4$last;
     reg  [3:0] cap4$used;
-    reg  [15:0] cap4$lead_len;
+    reg  [15:0] cap4$lead_ulen;
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
     wire  cap4$pick_ok;
@@ -30710,7 +30740,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .valid(cap0$valid),
         .last(cap0$last),
         .used(cap0$used),
-        .lead_len(cap0$lead_len),
+        .lead_ulen(cap0$lead_ulen),
         .pick(cap0$pick),
         .pick_ulen(cap0$pick_ulen),
         .pick_ok(cap0$pick_ok),
@@ -30724,7 +30754,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .valid(cap1$valid),
         .last(cap1$last),
         .used(cap1$used),
-        .lead_len(cap1$lead_len),
+        .lead_ulen(cap1$lead_ulen),
         .pick(cap1$pick),
         .pick_ulen(cap1$pick_ulen),
         .pick_ok(cap1$pick_ok),
@@ -30738,7 +30768,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .valid(cap2$valid),
         .last(cap2$last),
         .used(cap2$used),
-        .lead_len(cap2$lead_len),
+        .lead_ulen(cap2$lead_ulen),
         .pick(cap2$pick),
         .pick_ulen(cap2$pick_ulen),
         .pick_ok(cap2$pick_ok),
@@ -30752,7 +30782,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .valid(cap3$valid),
         .last(cap3$last),
         .used(cap3$used),
-        .lead_len(cap3$lead_len),
+        .lead_ulen(cap3$lead_ulen),
         .pick(cap3$pick),
         .pick_ulen(cap3$pick_ulen),
         .pick_ok(cap3$pick_ok),
@@ -30766,7 +30796,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         .valid(cap4$valid),
         .last(cap4$last),
         .used(cap4$used),
-        .lead_len(cap4$lead_len),
+        .lead_ulen(cap4$lead_ulen),
         .pick(cap4$pick),
         .pick_ulen(cap4$pick_ulen),
         .pick_ok(cap4$pick_ok),
@@ -31001,11 +31031,11 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         cap4$keep = l_keep;
         cap4$valid = l_valid;
         cap4$last = l_last;
-        cap0$lead_len = lead_len;
-        cap1$lead_len = lead_len;
-        cap2$lead_len = lead_len;
-        cap3$lead_len = lead_len;
-        cap4$lead_len = lead_len;
+        cap0$lead_ulen = lead_ulen;
+        cap1$lead_ulen = lead_ulen;
+        cap2$lead_ulen = lead_ulen;
+        cap3$lead_ulen = lead_ulen;
+        cap4$lead_ulen = lead_ulen;
         r_ldata$d = l_data;
         if (r_streaming$q) begin
             st_used = k1_4 << r_buf$q;
@@ -31428,7 +31458,7 @@ module nc_engine$host_gen$beatw(narrow,wide);
 endmodule // nc_engine$host_gen$beatw
 
 
-module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -31437,7 +31467,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -31458,7 +31488,6 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -31661,7 +31690,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -31907,7 +31936,7 @@ module nc_engine$host_gen$cap0$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap0$ram
 
 
-module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -31916,7 +31945,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -31937,7 +31966,6 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -32140,7 +32168,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -32386,7 +32414,7 @@ module nc_engine$host_gen$cap1$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap1$ram
 
 
-module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -32395,7 +32423,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -32416,7 +32444,6 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -32619,7 +32646,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -32865,7 +32892,7 @@ module nc_engine$host_gen$cap2$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap2$ram
 
 
-module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -32874,7 +32901,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -32895,7 +32922,6 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -33098,7 +33124,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin
@@ -33344,7 +33370,7 @@ module nc_engine$host_gen$cap3$ram(read_address,read_clock,read_data,write_addre
 endmodule // nc_engine$host_gen$cap3$ram
 
 
-module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pick_ulen,pick_ok,raddr,rdata);
+module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pick_ok,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -33353,7 +33379,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     input wire  valid;
     input wire  last;
     input wire  [3:0] used;
-    input wire  [15:0] lead_len;
+    input wire  [15:0] lead_ulen;
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
@@ -33374,7 +33400,6 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
     localparam  k7_9 = 9'b111;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
-    localparam  k_udp_off = 16'h22;
     localparam  k_leader = 1'b1;
     localparam  k_min_ulen = 16'h8;
     localparam  k_max_ulen = 16'h3de;
@@ -33577,7 +33602,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_len,pick,pic
         end
         if (k_leader) begin
             pick = r_cur$q;
-            pick_ulen = lead_len - k_udp_off;
+            pick_ulen = lead_ulen;
             pick_ok = (pick_ulen >= k_min_ulen) && (pick_ulen <= k_max_ulen);
         end
         else begin

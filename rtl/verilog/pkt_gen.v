@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_len);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_ulen);
     
     // Module arguments
     input wire  clock;
@@ -50,7 +50,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  ready;
     output reg  h_load;
     output reg  h_valid;
-    output reg  [15:0] h_len;
+    output reg  [15:0] h_ulen;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
@@ -171,6 +171,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [15:0] r_f_len$d;
     wire  [15:0] r_f_len$q;
     reg  r_f_len$clock;
+    reg  [15:0] r_f_ulen$d;
+    wire  [15:0] r_f_ulen$q;
+    reg  r_f_ulen$clock;
     reg  [1:0] r_f_kind$d;
     wire  [1:0] r_f_kind$q;
     reg  r_f_kind$clock;
@@ -677,6 +680,11 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .d(r_f_len$d),
         .q(r_f_len$q),
         .clock(r_f_len$clock)
+    );
+    pkt_gen$r_f_ulen r_f_ulen(
+        .d(r_f_ulen$d),
+        .q(r_f_ulen$q),
+        .clock(r_f_ulen$clock)
     );
     pkt_gen$r_f_kind r_f_kind(
         .d(r_f_kind$d),
@@ -1293,6 +1301,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_eq$clock = clock;
         r_lastkeep$clock = clock;
         r_f_len$clock = clock;
+        r_f_ulen$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
@@ -1394,6 +1403,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_eq$d = r_eq$q;
         r_lastkeep$d = r_lastkeep$q;
         r_f_len$d = r_f_len$q;
+        r_f_ulen$d = r_f_ulen$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
@@ -1826,6 +1836,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_nbeats$d = l_nbeats;
             r_lastkeep$d = k_keep_all >> (k7_3 - l_last1);
             r_f_len$d = l_len;
+            r_f_ulen$d = l_len - k_udp_off;
             r_f_kind$d = r_c_kind$q;
             r_f_count$d = r_c_count$q;
             r_f_instance$d = r_c_instance$q;
@@ -1948,7 +1959,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         total_len = r_f_len$q - k_eth;
-        udp_len = r_f_len$q - k_udp_off;
+        udp_len = r_f_ulen$q;
         body_len = r_f_len$q - k_pkt_off;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
@@ -2045,7 +2056,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             m3_keep = k_keep_all;
         end
         h_valid = r_streaming$q;
-        h_len = r_f_len$q;
+        h_ulen = r_f_ulen$q;
         h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
     end
     
@@ -2874,6 +2885,25 @@ module pkt_gen$r_f_seq(d,q,clock);
     end
           
 endmodule // pkt_gen$r_f_seq
+
+
+module pkt_gen$r_f_ulen(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_f_ulen
 
 
 module pkt_gen$r_fa0(d,q,clock);

@@ -1,5 +1,5 @@
 """Bench of host_gen alone: DECIDE copies streamed on the four tree inputs (follower decisions
-at `rx_deliver`) and the leader's DECIDE frames streamed on `l_*` (`lead_load` and `lead_len` in
+at `rx_deliver`) and the leader's DECIDE frames streamed on `l_*` (`lead_load` and `lead_ulen` in
 the first beat, as pkt_gen's tree 0 gives them) in, one host-path frame per decision out
 on the 64-bit `h_*` stream. Every host frame must be byte for byte the frame ncframes.py builds:
 the decided copy's UDP payload from the `src_mac`/`src_ip`/`src_port` inputs to
@@ -56,7 +56,7 @@ class Host:
         dut.rx_deliver.value = 0
         dut.rx_port.value = 0
         dut.lead_load.value = 0
-        dut.lead_len.value = 0
+        dut.lead_ulen.value = 0
         dut.src_mac.value = int.from_bytes(cfg["src_mac"], "big")
         dut.src_ip.value = cfg["src_ip"]
         dut.src_port.value = cfg["src_port"]
@@ -129,8 +129,9 @@ class Host:
         await RisingEdge(d.clock)
 
     async def lead_stream(self, frame):
-        """The leader's frame on l_*, one beat per cycle from now, lead_load and lead_len in
-        its first beat (as nc_engine wires pkt_gen's h_load / h_len / m0_*)."""
+        """The leader's frame on l_*, one beat per cycle from now, lead_load and lead_ulen (the
+        UDP length: frame length - 34) in its first beat (as nc_engine wires pkt_gen's h_load /
+        h_ulen / m0_*)."""
         d = self.dut
         for i, (data, keep, last) in enumerate(nf.beats(frame)):
             d.l_data.value = data
@@ -138,7 +139,7 @@ class Host:
             d.l_valid.value = 1
             d.l_last.value = int(last)
             d.lead_load.value = int(i == 0)
-            d.lead_len.value = len(frame)
+            d.lead_ulen.value = len(frame) - 34
             await RisingEdge(d.clock)
             d.lead_load.value = 0
         for s in ("data", "keep", "valid", "last"):
@@ -203,7 +204,7 @@ async def follower_copy_on_every_tree_and_padded_copy(dut):
 @cocotb.test()
 async def leader_frames_and_other_config(dut):
     """lead_load in the first beat of pkt_gen's tree-0 frame: the host frame (payload = bytes
-    42..lead_len) starts in the next cycle (streamed live, one cycle behind); every header field
+    42..34 + lead_ulen) starts in the next cycle (streamed live, one cycle behind); every header field
     follows the config inputs. Issue 17: entries of up to 128 payload bytes (a 654-byte frame)."""
     h = Host(dut, OTHER_CFG)
     await h.settle()
