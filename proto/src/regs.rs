@@ -31,8 +31,8 @@ pub const MAX_IN_FLIGHT: u32 = 1024;
 pub const IN_FLIGHT_RTL: u32 = MAX_IN_FLIGHT;
 /// Most requests the RTL leader puts in one DECIDE (`rtl::pkt_gen::SLOTS`, its frame slots):
 /// with a larger `batch_max` it decides batches of at most this many. It was 4 before
-/// 2026-12-06.
-pub const BATCH_RTL: u32 = 6;
+/// 2026-12-06, then 6.
+pub const BATCH_RTL: u32 = 8;
 /// Largest request payload the RTL takes (bytes; `rtl::lowi_core::ENGINE_MAX_PAYLOAD`):
 /// longer ones count as oversize.
 pub const PAYLOAD_RTL: u32 = 128;
@@ -1187,16 +1187,16 @@ mod tests {
         c.min_gap = c.loop_period + 1;
         let e = c.validate().unwrap_err();
         assert_eq!((e.field, e.max), ("min_gap", 125));
-        // A card's leader does not cut a batch at the MTU: 6 requests of 128 bytes must fit
-        // (28 + 36 + 8 + 6 × 144 = 936 bytes); fewer with a smaller batch_max. The model cuts.
+        // A card's leader does not cut a batch at the MTU: 8 requests of 128 bytes must fit
+        // (28 + 36 + 8 + 8 × 144 = 1224 bytes); fewer with a smaller batch_max. The model cuts.
         let mut c = Config {
-            mtu: 935,
+            mtu: 1223,
             ..Config::default()
         };
         assert!(c.validate().is_ok());
         let e = c.validate_for(Datapath::CARD).unwrap_err();
-        assert_eq!((e.field, e.value, e.min), ("mtu", 935, 936));
-        c.mtu = 936;
+        assert_eq!((e.field, e.value, e.min), ("mtu", 1223, 1224));
+        c.mtu = 1224;
         assert!(c.validate_for(Datapath::CARD).is_ok());
         c.mtu = 576;
         c.batch_max = 3;
@@ -1208,6 +1208,8 @@ mod tests {
         assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 648);
         c.batch_max = 5;
         assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 792);
+        c.batch_max = 7;
+        assert_eq!(c.validate_for(Datapath::CARD).unwrap_err().min, 1080);
         assert_eq!(Config::default().send_gap(), 125);
         let mut c = Config::default();
         assert_eq!(

@@ -16,7 +16,8 @@
 //!
 //! Issue 17: frames are not latched as whole images any more but kept in RAM (a vendor flow maps
 //! it to block RAM) and read back beat by beat, so a copy may be as long as one capture buffer
-//! ([`MAX_FRAME_BYTES`] = 1024 bytes; a DECIDE of 6 entries of 128 payload bytes, the most `pkt_gen` builds, is 942).
+//! ([`MAX_FRAME_BYTES`] = 2048 bytes; a DECIDE of 8 entries of 128 payload bytes, the most
+//! `pkt_gen` builds, is 1,230).
 //!
 //! Five input streams are captured, each by a [`Capture`]: the four tree inputs exactly as
 //! `nc_engine` receives them (`t<p>_data/keep/valid/last`, one beat per cycle when valid; bytes
@@ -53,7 +54,7 @@
 //! streams waits there and starts in the cycle after that frame's last beat; one that comes
 //! while the stream and the slot are both taken is dropped (`drop` high in its strobe cycle; two
 //! drops in one cycle give one pulse), never a corrupted frame. A frame that does not fit a
-//! buffer (a captured frame of more than 128 beats, a UDP length outside 8..=990, from the
+//! buffer (a captured frame of more than 256 beats, a UDP length outside 8..=2014, from the
 //! captured frame or from `lead_ulen`) cannot be forwarded: `drop` too. Lanes whose `h_keep` bit is 0 carry
 //! don't-care bytes.
 
@@ -64,7 +65,13 @@ use crate::layout::{Field, Layout};
 use crate::prim::{ByteSrc, HostHeader, KeepMask, OnesAdd, ZeroExtend};
 
 /// Beats of one capture buffer.
-pub const BUF_BEATS: usize = 128;
+pub const BUF_BEATS: usize = 1 << BEAT_BITS;
+/// Address bits of a beat in a buffer.
+const BEAT_BITS: usize = 8;
+/// A capture RAM's address: {buffer, beat}.
+const ADDR_BITS: usize = BEAT_BITS + 2;
+/// A capture's beat counter: one bit above a buffer's beats (it saturates there).
+const CNT_BITS: usize = BEAT_BITS + 1;
 /// Buffers per input stream: the one being written, the last completed one, and the ones the
 /// host stream and the pending slot read.
 pub const BUFS: usize = 4;
@@ -177,13 +184,13 @@ block! {
         /// needs no comparison; for the leader's stream from `lead_ulen`).
         pub pick_ok: Signal<Out, Bit>,
         /// Read port: {buffer, beat}; data one cycle later.
-        pub raddr: Signal<In, Bits<9>>,
+        pub raddr: Signal<In, Bits<ADDR_BITS>>,
         pub rdata: Signal<Out, Bits<64>>,
-        ram: RAM<Bits<64>, 9>,
+        ram: RAM<Bits<64>, ADDR_BITS>,
         kmask: KeepMask,
         r_cur: DFF<Bits<2>>,
         r_done: DFF<Bits<2>>,
-        r_beat: DFF<Bits<8>>,
+        r_beat: DFF<Bits<CNT_BITS>>,
         r_big: DFF<Bit>,
         r_ulen: DFF<Bits<16>>,
         r_done_ulen: DFF<Bits<16>>,
@@ -193,8 +200,8 @@ block! {
         r_at_ulen: DFF<Bit>,
         r_ulen_ok: DFF<Bit>,
         ok_now: Signal<Local, Bit>,
-        curw: ZeroExtend<2, 9>,
-        beatw: ZeroExtend<7, 9>,
+        curw: ZeroExtend<2, ADDR_BITS>,
+        beatw: ZeroExtend<BEAT_BITS, ADDR_BITS>,
         avail: Signal<Local, Bits<4>>,
         free: Signal<Local, Bits<2>>,
         ulen_le: Signal<Local, Bits<16>>,
@@ -205,12 +212,12 @@ block! {
         k2_2: Constant<Bits<2>> = k(2),
         k3_2: Constant<Bits<2>> = k(3),
         k1_4: Constant<Bits<4>> = k(1),
-        k0_8: Constant<Bits<8>> = k(0),
-        k1_8: Constant<Bits<8>> = k(1),
-        k_sat8: Constant<Bits<8>> = k(0xFF),
-        k_beats: Constant<Bits<8>> = k(BUF_BEATS as u64),
-        k_ulen_beat1: Constant<Bits<8>> = k(UDP_LEN_BEAT - 1),
-        k7_9: Constant<Bits<9>> = k(7),
+        k0_c: Constant<Bits<CNT_BITS>> = k(0),
+        k1_c: Constant<Bits<CNT_BITS>> = k(1),
+        k_sat: Constant<Bits<CNT_BITS>> = k((1 << CNT_BITS) - 1),
+        k_beats: Constant<Bits<CNT_BITS>> = k(BUF_BEATS as u64),
+        k_ulen_beat1: Constant<Bits<CNT_BITS>> = k(UDP_LEN_BEAT - 1),
+        k_bb: Constant<Bits<ADDR_BITS>> = k(BEAT_BITS as u64),
         k8_16: Constant<Bits<16>> = k(8),
         k0_16: Constant<Bits<16>> = k(0),
         k_leader: Constant<Bit> = Constant::new(leader),
@@ -253,9 +260,9 @@ impl Logic for Capture {
         self.ram.read_clock.next = self.clock.val();
         self.kmask.keep.next = self.keep.val();
         self.curw.narrow.next = self.r_cur.q.val();
-        self.beatw.narrow.next = self.r_beat.q.val().get_bits::<7>(0);
+        self.beatw.narrow.next = self.r_beat.q.val().get_bits::<BEAT_BITS>(0);
         self.ram.write_address.next =
-            (self.curw.wide.val() << self.k7_9.val()) | self.beatw.wide.val();
+            (self.curw.wide.val() << self.k_bb.val()) | self.beatw.wide.val();
         self.ram.write_data.next = self.data.val() & self.kmask.out.val();
         self.ram.write_enable.next = self.valid.val() && (self.r_beat.q.val() < self.k_beats.val());
         self.ram.read_address.next = self.raddr.val();
@@ -291,7 +298,7 @@ impl Logic for Capture {
             self.r_ulen_ok.d.next = self.ok_now.val();
             self.r_big.d.next = self.big_now.val();
             self.r_at_ulen.d.next = self.r_beat.q.val() == self.k_ulen_beat1.val();
-            if self.r_beat.q.val() == self.k0_8.val() {
+            if self.r_beat.q.val() == self.k0_c.val() {
                 self.r_ulen.d.next = self.k0_16.val();
                 self.r_ulen_ok.d.next = false;
                 self.r_big.d.next = false;
@@ -302,9 +309,9 @@ impl Logic for Capture {
                 self.r_done_ulen.d.next = self.ulen_now.val();
                 self.r_done_ok.d.next = !self.big_now.val() && self.ok_now.val();
                 self.r_cur.d.next = self.free.val();
-                self.r_beat.d.next = self.k0_8.val();
-            } else if self.r_beat.q.val() != self.k_sat8.val() {
-                self.r_beat.d.next = self.r_beat.q.val() + self.k1_8.val();
+                self.r_beat.d.next = self.k0_c.val();
+            } else if self.r_beat.q.val() != self.k_sat.val() {
+                self.r_beat.d.next = self.r_beat.q.val() + self.k1_c.val();
             }
         }
         if self.k_leader.val() {
@@ -438,9 +445,9 @@ block! {
         px3: Signal<Local, Bits<4>>,
         sx4: Signal<Local, Bits<4>>,
         px4: Signal<Local, Bits<4>>,
-        rd_bufw: ZeroExtend<2, 9>,
-        rd_beatw: ZeroExtend<8, 9>,
-        raddr: Signal<Local, Bits<9>>,
+        rd_bufw: ZeroExtend<2, ADDR_BITS>,
+        rd_beatw: ZeroExtend<BEAT_BITS, ADDR_BITS>,
+        raddr: Signal<Local, Bits<ADDR_BITS>>,
         body: Signal<Local, Bits<64>>,
         hbeat: Signal<Local, Bits<64>>,
         lastidx: Signal<Local, Bits<16>>,
@@ -484,7 +491,7 @@ block! {
         k_lastidx: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
         k_tail: Constant<Bits<3>> = k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
         k6_9: Constant<Bits<9>> = k(6),
-        k7_9: Constant<Bits<9>> = k(7),
+        k_bb: Constant<Bits<ADDR_BITS>> = k(BEAT_BITS as u64),
         k_hdr_beats: Constant<Bits<9>> = k(frame::PAYLOAD_OFFSET.div_ceil(8) as u64),
         k_mixed_beat: Constant<Bits<8>> = k((frame::PAYLOAD_OFFSET / 8) as u64),
         k_ip_len: Constant<Bits<16>> = k(frame::IPV4_LEN as u64),
@@ -769,8 +776,8 @@ impl Logic for HostGen {
         // and `start` stays out of the address (rtl/README "Place and route").
         self.rd_bufw.narrow.next = self.r_buf.q.val();
         self.rd_beatw.narrow.next = self.beat_nx.val();
-        // Beats are below 128: the address is the buffer number above the beat, no addition.
-        self.raddr.next = (self.rd_bufw.wide.val() << self.k7_9.val()) | self.rd_beatw.wide.val();
+        // Beats are below BUF_BEATS: the address is the buffer number above the beat, no addition.
+        self.raddr.next = (self.rd_bufw.wide.val() << self.k_bb.val()) | self.rd_beatw.wide.val();
         self.cap0.raddr.next = self.raddr.val();
         self.cap1.raddr.next = self.raddr.val();
         self.cap2.raddr.next = self.raddr.val();

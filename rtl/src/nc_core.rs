@@ -17,8 +17,8 @@ pub const FIFO_ADDR_BITS: usize = 6;
 const _: () = assert!(PAYLOAD_BITS / 8 == crate::lowi_core::MAX_PAYLOAD as usize);
 const _: () = assert!(ENGINE_PAYLOAD_BITS / 8 == crate::lowi_core::ENGINE_MAX_PAYLOAD as usize);
 
-// `r_bmax` holds `min(batch_max, SLOTS)` in three bits.
-const _: () = assert!(crate::pkt_gen::SLOTS < 8);
+// `r_bmax` holds `min(batch_max, SLOTS)` in four bits.
+const _: () = assert!(crate::pkt_gen::SLOTS < 16);
 
 /// Payload width of the exported `nc_core` (bits): requests of up to 128 payload bytes
 /// ([`crate::lowi_core::MAX_PAYLOAD`]).
@@ -162,9 +162,9 @@ block! {
         fifo: EgressFifo<FIFO_ADDR_BITS, P>,
         k_slots: Constant<Bits<13>> = Constant::new(Bits::<13>::from(crate::pkt_gen::SLOTS as u64)),
         /// `min(batch_max, SLOTS)`, registered: `batch_max` changes only while Disabled, and the
-        /// core reads it only while leading (see `update`). Three bits hold SLOTS (6).
-        r_bmax: DFF<Bits<3>>,
-        bmax13: ZeroExtend<3, 13>,
+        /// core reads it only while leading (see `update`). Four bits hold SLOTS (8).
+        r_bmax: DFF<Bits<4>>,
+        bmax13: ZeroExtend<4, 13>,
         regs: Csr,
         // OK replies: the batches whose entries are still streaming out of the FIFO, oldest first
         // (instance, count), and the index within the oldest.
@@ -265,9 +265,9 @@ impl<const P: usize> Logic for NcCore<P> {
         // it only while it leads (sends, and the room a send leaves), which is at least two
         // edges after the write: the CTRL write that leaves Disabled comes in a later cycle.
         if self.regs.cfg_batch_max.val().get_bits::<13>(0) > self.k_slots.val() {
-            self.r_bmax.d.next = self.k_slots.val().get_bits::<3>(0);
+            self.r_bmax.d.next = self.k_slots.val().get_bits::<4>(0);
         } else {
-            self.r_bmax.d.next = self.regs.cfg_batch_max.val().get_bits::<3>(0);
+            self.r_bmax.d.next = self.regs.cfg_batch_max.val().get_bits::<4>(0);
         }
         self.bmax13.narrow.next = self.r_bmax.q.val();
         self.core.batch_max.next = self.bmax13.wide.val();

@@ -36,12 +36,12 @@ use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
 use crate::req_capture::ReqCapture;
 
-/// Address bits of each tree stream's output FIFO (128 beats: a longest DECIDE frame, 118 beats,
+/// Address bits of each tree stream's output FIFO (256 beats: a longest DECIDE frame, 154 beats,
 /// and the last beat of the one before it).
-pub const TREE_FIFO_BITS: usize = 7;
-/// Address bits of the host stream's output FIFO (256 beats: a longest host frame, 128 beats,
+pub const TREE_FIFO_BITS: usize = 8;
+/// Address bits of the host stream's output FIFO (512 beats: a longest host frame, 256 beats,
 /// and the last beat of the one before it).
-pub const HOST_FIFO_BITS: usize = 8;
+pub const HOST_FIFO_BITS: usize = 9;
 /// A DECIDE frame may start when its tree FIFOs have this many beats free.
 const TREE_ROOM: u64 = crate::pkt_stream::MAX_FRAME.div_ceil(8) as u64 + 1;
 /// A host frame may start when the host FIFO has this many beats free.

@@ -27,8 +27,9 @@
 //!
 //! So no select drives more than a word's worth of multiplexers and nothing wider than two
 //! words is shifted (`pkt_gen` placed at 120 MHz with a 152-byte shifting packer; rtl/README
-//! "Place and route"); the frame is up to 78 + 6 × 144 = 942 bytes (118 beats). Four readers
-//! read the entries (reader r: entries r and r + 4), since 2026-12-06 (4 entries before).
+//! "Place and route"); the frame is up to 78 + 8 × 144 = 1,230 bytes (154 beats). Four readers
+//! read the entries (reader r: entries r and r + 4), since 2026-12-06 (4 entries before it, then
+//! 6, now 8: every slot of the two banks).
 //!
 //! The host path: in the first beat of a value frame (BATCH or CONFIG: a decision) `h_load` is
 //! high; tree 0's frame is the host copy (`host_gen` takes its beats from `m0_*`).
@@ -144,7 +145,7 @@ impl Logic for TreeHeader {
     }
 }
 
-/// Entries per bank of the generator's slots (the layout; [`SLOTS`] of them are used).
+/// Entries per bank of the generator's slots ([`SLOTS`]: every one is used).
 pub const BANK: usize = 8;
 /// Slot address bits: bank, then the entry in the bank.
 pub const SLOT_BITS: usize = 4;
@@ -154,7 +155,7 @@ pub const BANK_SLOTS: usize = 2 * BANK;
 pub const READERS: usize = 4;
 /// `r_ng`'s width: one-hot counts 0..=BANK.
 const NG: usize = BANK + 1;
-const _: () = assert!(SLOTS <= BANK && BANK_SLOTS == 1 << SLOT_BITS && SLOTS <= 2 * READERS);
+const _: () = assert!(SLOTS == BANK && BANK_SLOTS == 1 << SLOT_BITS && SLOTS <= 2 * READERS);
 
 /// Slots of the streaming generator: [`BANK_SLOTS`] entries' wire bytes (two banks of
 /// [`BANK`]), read by [`READERS`] readers one 64-bit word per cycle each. An entry arrives whole
@@ -758,7 +759,7 @@ impl Logic for PktGen {
         // arrive (`r_len`, below), so that a starting frame's length, beat count and last keep
         // come from a register (rtl/README "Place and route").
         self.l_len.next = self.r_len.q.val();
-        // Beats: len / 8, rounded up (a frame is at most [`MAX_FRAME`] bytes: 942, 118 beats).
+        // Beats: len / 8, rounded up (a frame is at most [`MAX_FRAME`] bytes: 1,230, 154 beats).
         if self.l_len.val().get_bits::<3>(0) == self.k0_3.val() {
             self.l_nbeats.next = self.l_len.val().get_bits::<8>(3);
         } else {

@@ -378,8 +378,8 @@ fn every_tree_gets_the_frame_proto_emits<G: Uut>() -> (usize, usize) {
                 g.entry(e);
                 g.cycle();
             }
-            // (A frame is at most 118 beats: 6 entries of 128 bytes.)
-            for _ in 0..130 {
+            // (A frame is at most 154 beats: 8 entries of 128 bytes.)
+            for _ in 0..166 {
                 g.cycle();
             }
             want.push((meta, entries));
@@ -773,8 +773,10 @@ fn narrow_rates_for_comparison() {
         (1, 8, "batch of 1"),
         (0, 0, "heartbeats"),
         (4, 128, "batches of 4 128-byte requests"),
-        (6, 128, "full batches of 128-byte requests"),
-        (6, 8, "full batches of 8-byte requests"),
+        (6, 128, "batches of 6 128-byte requests"),
+        (6, 8, "batches of 6 8-byte requests"),
+        (8, 128, "full batches of 128-byte requests"),
+        (8, 8, "full batches of 8-byte requests"),
         (1, 128, "batch of 1 of 128 bytes"),
         (3, 77, "batch of 3 of 77 bytes"),
     ] {

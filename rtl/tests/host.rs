@@ -4,10 +4,10 @@
 //! from frames streamed on the four tree inputs (random gaps, sometimes padded, sometimes a next
 //! frame right after, `rx_deliver` 2..7 cycles after the last beat as `nc_engine` raises it),
 //! leader decisions from the leader's DECIDE stream (`pkt_gen`'s tree 0, `lead_load` in its first
-//! beat). Issue 17: copies carry entries of up to 128 payload bytes (frames of up to 654 bytes).
+//! beat). Issue 17: copies carry entries of up to 128 payload bytes (frames of up to 1,230 bytes).
 //! Timing: the first beat one cycle after the strobe, back to back frames, one pending slot,
 //! `drop` when the stream and the slot are taken or the frame does not fit a capture buffer
-//! (1024 bytes).
+//! (2048 bytes).
 
 mod common;
 
@@ -447,7 +447,10 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
                     f.extend((0..pad).map(|_| rng.next_u64() as u8));
                 }
                 if rng.one_in(12) {
-                    f.resize(rng.range(MAX_FRAME_BYTES as u64 + 1, 1100) as usize, 0x77);
+                    f.resize(
+                        rng.range(MAX_FRAME_BYTES as u64 + 1, MAX_FRAME_BYTES as u64 + 76) as usize,
+                        0x77,
+                    );
                 }
                 if f.len() > MAX_FRAME_BYTES {
                     oversize = true;
@@ -474,7 +477,7 @@ fn random_decisions_give_proto_frames_with_exact_timing() {
             let tree = rng.range(0, 3) as u8;
             let (f, _) = random_copy(&mut rng, tree, 128, SLOTS);
             let len = if rng.one_in(10) {
-                rng.range(MAX_FRAME_BYTES as u64 + 1, 1400) as u16
+                rng.range(MAX_FRAME_BYTES as u64 + 1, MAX_FRAME_BYTES as u64 + 376) as u16
             } else {
                 f.len() as u16
             };
@@ -604,8 +607,8 @@ fn queued_decisions_leave_back_to_back_and_a_full_queue_drops() {
     );
 }
 
-/// A captured copy longer than a capture buffer (1025 bytes) and a leader frame whose
-/// `lead_ulen` puts it past one are dropped, with no frame; a padded copy of exactly 1024 bytes goes out with its UDP
+/// A captured copy longer than a capture buffer (2049 bytes) and a leader frame whose
+/// `lead_ulen` puts it past one are dropped, with no frame; a padded copy of exactly 2048 bytes goes out with its UDP
 /// payload only.
 #[test]
 fn frames_longer_than_the_image_are_dropped() {
@@ -621,10 +624,10 @@ fn frames_longer_than_the_image_are_dropped() {
     let lfit = plan.frame(2, 40, &fit);
     plan.deliver(2, lfit + 5, Some(pfit));
     let (limg, _) = random_copy(&mut rng, 1, 128, 4);
-    plan.lead(200, limg, MAX_FRAME_BYTES as u16 + 1);
+    plan.lead(400, limg, MAX_FRAME_BYTES as u16 + 1);
     let tr = run(&cfg, &plan);
     check(3000, &cfg, &plan, &tr);
-    assert_eq!(tr.drops, vec![lbig + 2, 200]);
+    assert_eq!(tr.drops, vec![lbig + 2, 400]);
     assert_eq!(tr.frames.len(), 1);
     assert_eq!(tr.frames[0].first, lfit + 6);
 }

@@ -121,6 +121,7 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
          {ENGINE_TRACES} traces: {seen:#?}"
     );
     eprintln!("nc_engine: {stalls} cycles with a reply beat offered and not taken");
+    eprintln!("nc_engine: the largest DECIDE compared carried {most} requests");
     assert!(
         stalls > 100,
         "the client stream was hardly paused ({stalls} cycles)"
@@ -160,6 +161,32 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
         seen.keys().any(|k| k.starts_with("net fault")),
         "no NET-FAULT: {seen:?}"
     );
+}
+
+/// Full batches through `nc_engine`: a leader with `batch_max` = `pkt_gen::SLOTS` and requests
+/// in 12 % of the cycles (payloads of 0 to 128 bytes, a quarter of them 128) fills whole DECIDE
+/// frames, each compared byte for byte with the model's (issue 17: "batches of `batch_max`").
+#[test]
+fn full_batches_through_nc_engine_match_the_model() {
+    let (mut frames, mut most, mut seen) = (0, 0, BTreeMap::<String, u64>::new());
+    for seed in 0..3 {
+        let ls = lockstep::run_engine_with(2000 + seed, 3 * CYCLES, true, |_| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        if let lockstep::Rtl::Engine(e) = &ls.rtl {
+            frames += e.frames_compared;
+            most = most.max(e.most_entries);
+        }
+        for (k, v) in ls.seen {
+            *seen.entry(k).or_default() += v;
+        }
+    }
+    eprintln!("nc_engine, full batches: {frames} DECIDE frames, the largest of {most} requests");
+    assert_eq!(
+        most,
+        rtl::pkt_gen::SLOTS as u16,
+        "no DECIDE of pkt_gen::SLOTS requests compared: {seen:?}"
+    );
+    assert!(seen.get("ok payload of MAX_PAYLOAD").copied().unwrap_or(0) > 0);
 }
 
 #[test]

@@ -66,7 +66,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
     localparam  k6_9 = 9'b110;
-    localparam  k7_9 = 9'b111;
+    localparam  k_bb = 10'b1000;
     localparam  k_hdr_beats = 9'b110;
     localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
@@ -86,7 +86,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
     wire  cap0$pick_ok;
-    reg  [8:0] cap0$raddr;
+    reg  [9:0] cap0$raddr;
     wire  [63:0] cap0$rdata;
     reg  cap1$clock;
     reg  [63:0] cap1$data;
@@ -98,7 +98,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
     wire  cap1$pick_ok;
-    reg  [8:0] cap1$raddr;
+    reg  [9:0] cap1$raddr;
     wire  [63:0] cap1$rdata;
     reg  cap2$clock;
     reg  [63:0] cap2$data;
@@ -110,7 +110,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
     wire  cap2$pick_ok;
-    reg  [8:0] cap2$raddr;
+    reg  [9:0] cap2$raddr;
     wire  [63:0] cap2$rdata;
     reg  cap3$clock;
     reg  [63:0] cap3$data;
@@ -122,7 +122,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
     wire  cap3$pick_ok;
-    reg  [8:0] cap3$raddr;
+    reg  [9:0] cap3$raddr;
     wire  [63:0] cap3$rdata;
     reg  cap4$clock;
     reg  [63:0] cap4$data;
@@ -134,7 +134,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
     wire  cap4$pick_ok;
-    reg  [8:0] cap4$raddr;
+    reg  [9:0] cap4$raddr;
     wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
     wire  r_streaming$q;
@@ -196,9 +196,9 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     wire  [15:0] r_p_ulen$q;
     reg  r_p_ulen$clock;
     reg  [1:0] rd_bufw$narrow;
-    wire  [8:0] rd_bufw$wide;
+    wire  [9:0] rd_bufw$wide;
     reg  [7:0] rd_beatw$narrow;
-    wire  [8:0] rd_beatw$wide;
+    wire  [9:0] rd_beatw$wide;
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
@@ -267,7 +267,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
     reg  [3:0] px3;
     reg  [3:0] sx4;
     reg  [3:0] px4;
-    reg  [8:0] raddr;
+    reg  [9:0] raddr;
     reg  [63:0] body;
     reg  [63:0] hbeat;
     reg  [15:0] lastidx;
@@ -800,7 +800,7 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         end
         rd_bufw$narrow = r_buf$q;
         rd_beatw$narrow = beat_nx;
-        raddr = (rd_bufw$wide << k7_9) | rd_beatw$wide;
+        raddr = (rd_bufw$wide << k_bb) | rd_beatw$wide;
         cap0$raddr = raddr;
         cap1$raddr = raddr;
         cap2$raddr = raddr;
@@ -1021,7 +1021,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -1030,23 +1030,23 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -1058,8 +1058,8 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -1080,9 +1080,9 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -1184,8 +1184,8 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -1221,7 +1221,7 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -1232,10 +1232,10 @@ module host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -1256,8 +1256,8 @@ endmodule // host_gen$cap0
 module host_gen$cap0$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -1268,10 +1268,10 @@ module host_gen$cap0$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$cap0$curw
 
 
@@ -1308,13 +1308,13 @@ endmodule // host_gen$cap0$r_at_ulen
 module host_gen$cap0$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -1460,16 +1460,16 @@ endmodule // host_gen$cap0$r_ulen_ok
 module host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -1499,7 +1499,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -1508,23 +1508,23 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -1536,8 +1536,8 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -1558,9 +1558,9 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -1662,8 +1662,8 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -1699,7 +1699,7 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -1710,10 +1710,10 @@ module host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -1734,8 +1734,8 @@ endmodule // host_gen$cap1
 module host_gen$cap1$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -1746,10 +1746,10 @@ module host_gen$cap1$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$cap1$curw
 
 
@@ -1786,13 +1786,13 @@ endmodule // host_gen$cap1$r_at_ulen
 module host_gen$cap1$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -1938,16 +1938,16 @@ endmodule // host_gen$cap1$r_ulen_ok
 module host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -1977,7 +1977,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -1986,23 +1986,23 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -2014,8 +2014,8 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -2036,9 +2036,9 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -2140,8 +2140,8 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -2177,7 +2177,7 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -2188,10 +2188,10 @@ module host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -2212,8 +2212,8 @@ endmodule // host_gen$cap2
 module host_gen$cap2$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -2224,10 +2224,10 @@ module host_gen$cap2$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$cap2$curw
 
 
@@ -2264,13 +2264,13 @@ endmodule // host_gen$cap2$r_at_ulen
 module host_gen$cap2$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -2416,16 +2416,16 @@ endmodule // host_gen$cap2$r_ulen_ok
 module host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -2455,7 +2455,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -2464,23 +2464,23 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -2492,8 +2492,8 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -2514,9 +2514,9 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -2618,8 +2618,8 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -2655,7 +2655,7 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -2666,10 +2666,10 @@ module host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -2690,8 +2690,8 @@ endmodule // host_gen$cap3
 module host_gen$cap3$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -2702,10 +2702,10 @@ module host_gen$cap3$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$cap3$curw
 
 
@@ -2742,13 +2742,13 @@ endmodule // host_gen$cap3$r_at_ulen
 module host_gen$cap3$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -2894,16 +2894,16 @@ endmodule // host_gen$cap3$r_ulen_ok
 module host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -2933,7 +2933,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -2942,23 +2942,23 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b1;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -2970,8 +2970,8 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -2992,9 +2992,9 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -3096,8 +3096,8 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -3133,7 +3133,7 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -3144,10 +3144,10 @@ module host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pick_ulen,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -3168,8 +3168,8 @@ endmodule // host_gen$cap4
 module host_gen$cap4$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -3180,10 +3180,10 @@ module host_gen$cap4$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$cap4$curw
 
 
@@ -3220,13 +3220,13 @@ endmodule // host_gen$cap4$r_at_ulen
 module host_gen$cap4$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -3372,16 +3372,16 @@ endmodule // host_gen$cap4$r_ulen_ok
 module host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -3783,10 +3783,10 @@ module host_gen$rd_beatw(narrow,wide);
     
     // Module arguments
     input wire  [7:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
+    always @(*) wide = {2'd0, narrow};
 endmodule // host_gen$rd_beatw
 
 
@@ -3794,10 +3794,10 @@ module host_gen$rd_bufw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // host_gen$rd_bufw
 
 

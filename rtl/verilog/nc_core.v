@@ -109,7 +109,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
-    localparam  k_slots = 13'b110;
+    localparam  k_slots = 13'b1000;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
@@ -262,10 +262,10 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  [47:0] fifo$last_mac;
     wire  [31:0] fifo$last_ip;
     wire  [15:0] fifo$last_port;
-    reg  [2:0] r_bmax$d;
-    wire  [2:0] r_bmax$q;
+    reg  [3:0] r_bmax$d;
+    wire  [3:0] r_bmax$q;
     reg  r_bmax$clock;
-    reg  [2:0] bmax13$narrow;
+    reg  [3:0] bmax13$narrow;
     wire  [12:0] bmax13$wide;
     reg  regs$clock;
     reg  [15:0] regs$bus_addr;
@@ -754,10 +754,10 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
         if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
-            r_bmax$d = k_slots[(32'h0)+:(3)];
+            r_bmax$d = k_slots[(32'h0)+:(4)];
         end
         else begin
-            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(3)];
+            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(4)];
         end
         bmax13$narrow = r_bmax$q;
         core$batch_max = bmax13$wide;
@@ -986,11 +986,11 @@ endmodule // nc_core
 module nc_core$bmax13(narrow,wide);
     
     // Module arguments
-    input wire  [2:0] narrow;
+    input wire  [3:0] narrow;
     output reg  [12:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {10'd0, narrow};
+    always @(*) wide = {9'd0, narrow};
 endmodule // nc_core$bmax13
 
 
@@ -6716,13 +6716,13 @@ endmodule // nc_core$ok_idx
 module nc_core$r_bmax(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin

@@ -159,8 +159,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  reply_busy;
     
     // Constant declarations
-    localparam  k_tree_room = 16'h77;
-    localparam  k_host_room = 16'h81;
+    localparam  k_tree_room = 16'h9b;
+    localparam  k_host_room = 16'h101;
     localparam  k_t1_8 = 8'h1;
     localparam  k_t2_8 = 8'h2;
     localparam  k_t3_8 = 8'h3;
@@ -2559,7 +2559,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [31:0] cfg_auth_key;
     
     // Constant declarations
-    localparam  k_slots = 13'b110;
+    localparam  k_slots = 13'b1000;
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
@@ -2712,10 +2712,10 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [47:0] fifo$last_mac;
     wire  [31:0] fifo$last_ip;
     wire  [15:0] fifo$last_port;
-    reg  [2:0] r_bmax$d;
-    wire  [2:0] r_bmax$q;
+    reg  [3:0] r_bmax$d;
+    wire  [3:0] r_bmax$q;
     reg  r_bmax$clock;
-    reg  [2:0] bmax13$narrow;
+    reg  [3:0] bmax13$narrow;
     wire  [12:0] bmax13$wide;
     reg  regs$clock;
     reg  [15:0] regs$bus_addr;
@@ -3204,10 +3204,10 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
         if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
-            r_bmax$d = k_slots[(32'h0)+:(3)];
+            r_bmax$d = k_slots[(32'h0)+:(4)];
         end
         else begin
-            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(3)];
+            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(4)];
         end
         bmax13$narrow = r_bmax$q;
         core$batch_max = bmax13$wide;
@@ -3436,11 +3436,11 @@ endmodule // nc_engine$core
 module nc_engine$core$bmax13(narrow,wide);
     
     // Module arguments
-    input wire  [2:0] narrow;
+    input wire  [3:0] narrow;
     output reg  [12:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {10'd0, narrow};
+    always @(*) wide = {9'd0, narrow};
 endmodule // nc_engine$core$bmax13
 
 
@@ -9166,13 +9166,13 @@ endmodule // nc_engine$core$ok_idx
 module nc_engine$core$r_bmax(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
     
     always @(posedge clock) begin
@@ -23271,7 +23271,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     localparam  k_ng0 = 9'b1;
     localparam  k0_ng = 9'b0;
     localparam  k1_ng = 9'b1;
-    localparam  k_full = 9'b1000000;
+    localparam  k_full = 9'b100000000;
     localparam  k0_bank = 8'h0;
     localparam  k1_5 = 5'b1;
     localparam  k7_3 = 3'b111;
@@ -30516,7 +30516,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k_lastidx = 16'h21;
     localparam  k_tail = 3'b10;
     localparam  k6_9 = 9'b110;
-    localparam  k7_9 = 9'b111;
+    localparam  k_bb = 10'b1000;
     localparam  k_hdr_beats = 9'b110;
     localparam  k_mixed_beat = 8'h5;
     localparam  k_ip_len = 16'h14;
@@ -30536,7 +30536,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [1:0] cap0$pick;
     wire  [15:0] cap0$pick_ulen;
     wire  cap0$pick_ok;
-    reg  [8:0] cap0$raddr;
+    reg  [9:0] cap0$raddr;
     wire  [63:0] cap0$rdata;
     reg  cap1$clock;
     reg  [63:0] cap1$data;
@@ -30548,7 +30548,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [1:0] cap1$pick;
     wire  [15:0] cap1$pick_ulen;
     wire  cap1$pick_ok;
-    reg  [8:0] cap1$raddr;
+    reg  [9:0] cap1$raddr;
     wire  [63:0] cap1$rdata;
     reg  cap2$clock;
     reg  [63:0] cap2$data;
@@ -30560,7 +30560,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [1:0] cap2$pick;
     wire  [15:0] cap2$pick_ulen;
     wire  cap2$pick_ok;
-    reg  [8:0] cap2$raddr;
+    reg  [9:0] cap2$raddr;
     wire  [63:0] cap2$rdata;
     reg  cap3$clock;
     reg  [63:0] cap3$data;
@@ -30572,7 +30572,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [1:0] cap3$pick;
     wire  [15:0] cap3$pick_ulen;
     wire  cap3$pick_ok;
-    reg  [8:0] cap3$raddr;
+    reg  [9:0] cap3$raddr;
     wire  [63:0] cap3$rdata;
     reg  cap4$clock;
     reg  [63:0] cap4$data;
@@ -30584,7 +30584,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [1:0] cap4$pick;
     wire  [15:0] cap4$pick_ulen;
     wire  cap4$pick_ok;
-    reg  [8:0] cap4$raddr;
+    reg  [9:0] cap4$raddr;
     wire  [63:0] cap4$rdata;
     reg  r_streaming$d;
     wire  r_streaming$q;
@@ -30646,9 +30646,9 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [15:0] r_p_ulen$q;
     reg  r_p_ulen$clock;
     reg  [1:0] rd_bufw$narrow;
-    wire  [8:0] rd_bufw$wide;
+    wire  [9:0] rd_bufw$wide;
     reg  [7:0] rd_beatw$narrow;
-    wire  [8:0] rd_beatw$wide;
+    wire  [9:0] rd_beatw$wide;
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
@@ -30717,7 +30717,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [3:0] px3;
     reg  [3:0] sx4;
     reg  [3:0] px4;
-    reg  [8:0] raddr;
+    reg  [9:0] raddr;
     reg  [63:0] body;
     reg  [63:0] hbeat;
     reg  [15:0] lastidx;
@@ -31250,7 +31250,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         end
         rd_bufw$narrow = r_buf$q;
         rd_beatw$narrow = beat_nx;
-        raddr = (rd_bufw$wide << k7_9) | rd_beatw$wide;
+        raddr = (rd_bufw$wide << k_bb) | rd_beatw$wide;
         cap0$raddr = raddr;
         cap1$raddr = raddr;
         cap2$raddr = raddr;
@@ -31471,7 +31471,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -31480,23 +31480,23 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -31508,8 +31508,8 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -31530,9 +31530,9 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -31634,8 +31634,8 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -31671,7 +31671,7 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -31682,10 +31682,10 @@ module nc_engine$host_gen$cap0(clock,data,keep,valid,last,used,lead_ulen,pick,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -31706,8 +31706,8 @@ endmodule // nc_engine$host_gen$cap0
 module nc_engine$host_gen$cap0$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -31718,10 +31718,10 @@ module nc_engine$host_gen$cap0$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$cap0$curw
 
 
@@ -31758,13 +31758,13 @@ endmodule // nc_engine$host_gen$cap0$r_at_ulen
 module nc_engine$host_gen$cap0$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -31910,16 +31910,16 @@ endmodule // nc_engine$host_gen$cap0$r_ulen_ok
 module nc_engine$host_gen$cap0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -31949,7 +31949,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -31958,23 +31958,23 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -31986,8 +31986,8 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -32008,9 +32008,9 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -32112,8 +32112,8 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -32149,7 +32149,7 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -32160,10 +32160,10 @@ module nc_engine$host_gen$cap1(clock,data,keep,valid,last,used,lead_ulen,pick,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -32184,8 +32184,8 @@ endmodule // nc_engine$host_gen$cap1
 module nc_engine$host_gen$cap1$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -32196,10 +32196,10 @@ module nc_engine$host_gen$cap1$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$cap1$curw
 
 
@@ -32236,13 +32236,13 @@ endmodule // nc_engine$host_gen$cap1$r_at_ulen
 module nc_engine$host_gen$cap1$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -32388,16 +32388,16 @@ endmodule // nc_engine$host_gen$cap1$r_ulen_ok
 module nc_engine$host_gen$cap1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -32427,7 +32427,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -32436,23 +32436,23 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -32464,8 +32464,8 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -32486,9 +32486,9 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -32590,8 +32590,8 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -32627,7 +32627,7 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -32638,10 +32638,10 @@ module nc_engine$host_gen$cap2(clock,data,keep,valid,last,used,lead_ulen,pick,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -32662,8 +32662,8 @@ endmodule // nc_engine$host_gen$cap2
 module nc_engine$host_gen$cap2$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -32674,10 +32674,10 @@ module nc_engine$host_gen$cap2$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$cap2$curw
 
 
@@ -32714,13 +32714,13 @@ endmodule // nc_engine$host_gen$cap2$r_at_ulen
 module nc_engine$host_gen$cap2$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -32866,16 +32866,16 @@ endmodule // nc_engine$host_gen$cap2$r_ulen_ok
 module nc_engine$host_gen$cap2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -32905,7 +32905,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -32914,23 +32914,23 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b0;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -32942,8 +32942,8 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -32964,9 +32964,9 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -33068,8 +33068,8 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -33105,7 +33105,7 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -33116,10 +33116,10 @@ module nc_engine$host_gen$cap3(clock,data,keep,valid,last,used,lead_ulen,pick,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -33140,8 +33140,8 @@ endmodule // nc_engine$host_gen$cap3
 module nc_engine$host_gen$cap3$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -33152,10 +33152,10 @@ module nc_engine$host_gen$cap3$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$cap3$curw
 
 
@@ -33192,13 +33192,13 @@ endmodule // nc_engine$host_gen$cap3$r_at_ulen
 module nc_engine$host_gen$cap3$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -33344,16 +33344,16 @@ endmodule // nc_engine$host_gen$cap3$r_ulen_ok
 module nc_engine$host_gen$cap3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -33383,7 +33383,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     output reg  [1:0] pick;
     output reg  [15:0] pick_ulen;
     output reg  pick_ok;
-    input wire  [8:0] raddr;
+    input wire  [9:0] raddr;
     output reg  [63:0] rdata;
     
     // Constant declarations
@@ -33392,23 +33392,23 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
     localparam  k1_4 = 4'h1;
-    localparam  k0_8 = 8'h0;
-    localparam  k1_8 = 8'h1;
-    localparam  k_sat8 = 8'hff;
-    localparam  k_beats = 8'h80;
-    localparam  k_ulen_beat1 = 8'h3;
-    localparam  k7_9 = 9'b111;
+    localparam  k0_c = 9'b0;
+    localparam  k1_c = 9'b1;
+    localparam  k_sat = 9'b111111111;
+    localparam  k_beats = 9'b100000000;
+    localparam  k_ulen_beat1 = 9'b11;
+    localparam  k_bb = 10'b1000;
     localparam  k8_16 = 16'h8;
     localparam  k0_16 = 16'h0;
     localparam  k_leader = 1'b1;
     localparam  k_min_ulen = 16'h8;
-    localparam  k_max_ulen = 16'h3de;
+    localparam  k_max_ulen = 16'h7de;
     
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [9:0] ram$read_address;
     reg  ram$read_clock;
     wire  [63:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [9:0] ram$write_address;
     reg  ram$write_clock;
     reg  [63:0] ram$write_data;
     reg  ram$write_enable;
@@ -33420,8 +33420,8 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     reg  [1:0] r_done$d;
     wire  [1:0] r_done$q;
     reg  r_done$clock;
-    reg  [7:0] r_beat$d;
-    wire  [7:0] r_beat$q;
+    reg  [8:0] r_beat$d;
+    wire  [8:0] r_beat$q;
     reg  r_beat$clock;
     reg  r_big$d;
     wire  r_big$q;
@@ -33442,9 +33442,9 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
     wire  r_ulen_ok$q;
     reg  r_ulen_ok$clock;
     reg  [1:0] curw$narrow;
-    wire  [8:0] curw$wide;
-    reg  [6:0] beatw$narrow;
-    wire  [8:0] beatw$wide;
+    wire  [9:0] curw$wide;
+    reg  [7:0] beatw$narrow;
+    wire  [9:0] beatw$wide;
     
     // Local signals
     reg  ok_now;
@@ -33546,8 +33546,8 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
         ram$read_clock = clock;
         kmask$keep = keep;
         curw$narrow = r_cur$q;
-        beatw$narrow = r_beat$q[(32'h0)+:(7)];
-        ram$write_address = (curw$wide << k7_9) | beatw$wide;
+        beatw$narrow = r_beat$q[(32'h0)+:(8)];
+        ram$write_address = (curw$wide << k_bb) | beatw$wide;
         ram$write_data = data & kmask$out;
         ram$write_enable = valid && (r_beat$q < k_beats);
         ram$read_address = raddr;
@@ -33583,7 +33583,7 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
             r_ulen_ok$d = ok_now;
             r_big$d = big_now;
             r_at_ulen$d = r_beat$q == k_ulen_beat1;
-            if (r_beat$q == k0_8) begin
+            if (r_beat$q == k0_c) begin
                 r_ulen$d = k0_16;
                 r_ulen_ok$d = 1'b0;
                 r_big$d = 1'b0;
@@ -33594,10 +33594,10 @@ module nc_engine$host_gen$cap4(clock,data,keep,valid,last,used,lead_ulen,pick,pi
                 r_done_ulen$d = ulen_now;
                 r_done_ok$d = ~big_now && ok_now;
                 r_cur$d = free;
-                r_beat$d = k0_8;
+                r_beat$d = k0_c;
             end
-            else if (r_beat$q != k_sat8) begin
-                r_beat$d = r_beat$q + k1_8;
+            else if (r_beat$q != k_sat) begin
+                r_beat$d = r_beat$q + k1_c;
             end
         end
         if (k_leader) begin
@@ -33618,8 +33618,8 @@ endmodule // nc_engine$host_gen$cap4
 module nc_engine$host_gen$cap4$beatw(narrow,wide);
     
     // Module arguments
-    input wire  [6:0] narrow;
-    output reg  [8:0] wide;
+    input wire  [7:0] narrow;
+    output reg  [9:0] wide;
     
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
@@ -33630,10 +33630,10 @@ module nc_engine$host_gen$cap4$curw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$cap4$curw
 
 
@@ -33670,13 +33670,13 @@ endmodule // nc_engine$host_gen$cap4$r_at_ulen
 module nc_engine$host_gen$cap4$r_beat(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -33822,16 +33822,16 @@ endmodule // nc_engine$host_gen$cap4$r_ulen_ok
 module nc_engine$host_gen$cap4$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [9:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [9:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[63:0] mem[511:0];
+    reg[63:0] mem[1023:0];
     
     
     
@@ -34233,10 +34233,10 @@ module nc_engine$host_gen$rd_beatw(narrow,wide);
     
     // Module arguments
     input wire  [7:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {1'd0, narrow};
+    always @(*) wide = {2'd0, narrow};
 endmodule // nc_engine$host_gen$rd_beatw
 
 
@@ -34244,10 +34244,10 @@ module nc_engine$host_gen$rd_bufw(narrow,wide);
     
     // Module arguments
     input wire  [1:0] narrow;
-    output reg  [8:0] wide;
+    output reg  [9:0] wide;
     
     // Update code (custom)
-    always @(*) wide = {7'd0, narrow};
+    always @(*) wide = {8'd0, narrow};
 endmodule // nc_engine$host_gen$rd_bufw
 
 
@@ -34305,24 +34305,24 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
-    localparam  k_depth = 16'h100;
-    localparam  k1_a = 8'h1;
+    localparam  k_depth = 16'h200;
+    localparam  k1_a = 9'b1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
     
     // Stub signals
-    reg  [7:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [72:0] ram$read_data;
-    reg  [7:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [72:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [7:0] wr$d;
-    wire  [7:0] wr$q;
+    reg  [8:0] wr$d;
+    wire  [8:0] wr$q;
     reg  wr$clock;
-    reg  [7:0] rd$d;
-    wire  [7:0] rd$q;
+    reg  [8:0] rd$d;
+    wire  [8:0] rd$q;
     reg  rd$clock;
     reg  [15:0] n_store$d;
     wire  [15:0] n_store$q;
@@ -34352,7 +34352,7 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     reg  take;
     reg  load;
     reg  write;
-    reg  [7:0] raddr;
+    reg  [8:0] raddr;
     reg  [72:0] word;
     
     // Sub module instances
@@ -34599,16 +34599,16 @@ endmodule // nc_engine$hq$o_valid
 module nc_engine$hq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [72:0] read_data;
-    input wire  [7:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [72:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[72:0] mem[255:0];
+    reg[72:0] mem[511:0];
     
     
     
@@ -34628,13 +34628,13 @@ endmodule // nc_engine$hq$ram
 module nc_engine$hq$rd(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -34647,13 +34647,13 @@ endmodule // nc_engine$hq$rd
 module nc_engine$hq$wr(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 9'h0;
     end
     
     always @(posedge clock) begin
@@ -54140,24 +54140,24 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
-    localparam  k_depth = 16'h80;
-    localparam  k1_a = 7'b1;
+    localparam  k_depth = 16'h100;
+    localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
     
     // Stub signals
-    reg  [6:0] ram$read_address;
+    reg  [7:0] ram$read_address;
     reg  ram$read_clock;
     wire  [72:0] ram$read_data;
-    reg  [6:0] ram$write_address;
+    reg  [7:0] ram$write_address;
     reg  ram$write_clock;
     reg  [72:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [6:0] wr$d;
-    wire  [6:0] wr$q;
+    reg  [7:0] wr$d;
+    wire  [7:0] wr$q;
     reg  wr$clock;
-    reg  [6:0] rd$d;
-    wire  [6:0] rd$q;
+    reg  [7:0] rd$d;
+    wire  [7:0] rd$q;
     reg  rd$clock;
     reg  [15:0] n_store$d;
     wire  [15:0] n_store$q;
@@ -54187,7 +54187,7 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  take;
     reg  load;
     reg  write;
-    reg  [6:0] raddr;
+    reg  [7:0] raddr;
     reg  [72:0] word;
     
     // Sub module instances
@@ -54434,16 +54434,16 @@ endmodule // nc_engine$tq0$o_valid
 module nc_engine$tq0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [6:0] read_address;
+    input wire  [7:0] read_address;
     input wire  read_clock;
     output reg  [72:0] read_data;
-    input wire  [6:0] write_address;
+    input wire  [7:0] write_address;
     input wire  write_clock;
     input wire  [72:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[72:0] mem[127:0];
+    reg[72:0] mem[255:0];
     
     
     
@@ -54463,13 +54463,13 @@ endmodule // nc_engine$tq0$ram
 module nc_engine$tq0$rd(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -54482,13 +54482,13 @@ endmodule // nc_engine$tq0$rd
 module nc_engine$tq0$wr(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -54540,24 +54540,24 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
-    localparam  k_depth = 16'h80;
-    localparam  k1_a = 7'b1;
+    localparam  k_depth = 16'h100;
+    localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
     
     // Stub signals
-    reg  [6:0] ram$read_address;
+    reg  [7:0] ram$read_address;
     reg  ram$read_clock;
     wire  [72:0] ram$read_data;
-    reg  [6:0] ram$write_address;
+    reg  [7:0] ram$write_address;
     reg  ram$write_clock;
     reg  [72:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [6:0] wr$d;
-    wire  [6:0] wr$q;
+    reg  [7:0] wr$d;
+    wire  [7:0] wr$q;
     reg  wr$clock;
-    reg  [6:0] rd$d;
-    wire  [6:0] rd$q;
+    reg  [7:0] rd$d;
+    wire  [7:0] rd$q;
     reg  rd$clock;
     reg  [15:0] n_store$d;
     wire  [15:0] n_store$q;
@@ -54587,7 +54587,7 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  take;
     reg  load;
     reg  write;
-    reg  [6:0] raddr;
+    reg  [7:0] raddr;
     reg  [72:0] word;
     
     // Sub module instances
@@ -54834,16 +54834,16 @@ endmodule // nc_engine$tq1$o_valid
 module nc_engine$tq1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [6:0] read_address;
+    input wire  [7:0] read_address;
     input wire  read_clock;
     output reg  [72:0] read_data;
-    input wire  [6:0] write_address;
+    input wire  [7:0] write_address;
     input wire  write_clock;
     input wire  [72:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[72:0] mem[127:0];
+    reg[72:0] mem[255:0];
     
     
     
@@ -54863,13 +54863,13 @@ endmodule // nc_engine$tq1$ram
 module nc_engine$tq1$rd(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -54882,13 +54882,13 @@ endmodule // nc_engine$tq1$rd
 module nc_engine$tq1$wr(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -54940,24 +54940,24 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
-    localparam  k_depth = 16'h80;
-    localparam  k1_a = 7'b1;
+    localparam  k_depth = 16'h100;
+    localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
     
     // Stub signals
-    reg  [6:0] ram$read_address;
+    reg  [7:0] ram$read_address;
     reg  ram$read_clock;
     wire  [72:0] ram$read_data;
-    reg  [6:0] ram$write_address;
+    reg  [7:0] ram$write_address;
     reg  ram$write_clock;
     reg  [72:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [6:0] wr$d;
-    wire  [6:0] wr$q;
+    reg  [7:0] wr$d;
+    wire  [7:0] wr$q;
     reg  wr$clock;
-    reg  [6:0] rd$d;
-    wire  [6:0] rd$q;
+    reg  [7:0] rd$d;
+    wire  [7:0] rd$q;
     reg  rd$clock;
     reg  [15:0] n_store$d;
     wire  [15:0] n_store$q;
@@ -54987,7 +54987,7 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  take;
     reg  load;
     reg  write;
-    reg  [6:0] raddr;
+    reg  [7:0] raddr;
     reg  [72:0] word;
     
     // Sub module instances
@@ -55234,16 +55234,16 @@ endmodule // nc_engine$tq2$o_valid
 module nc_engine$tq2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [6:0] read_address;
+    input wire  [7:0] read_address;
     input wire  read_clock;
     output reg  [72:0] read_data;
-    input wire  [6:0] write_address;
+    input wire  [7:0] write_address;
     input wire  write_clock;
     input wire  [72:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[72:0] mem[127:0];
+    reg[72:0] mem[255:0];
     
     
     
@@ -55263,13 +55263,13 @@ endmodule // nc_engine$tq2$ram
 module nc_engine$tq2$rd(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -55282,13 +55282,13 @@ endmodule // nc_engine$tq2$rd
 module nc_engine$tq2$wr(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -55340,24 +55340,24 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
-    localparam  k_depth = 16'h80;
-    localparam  k1_a = 7'b1;
+    localparam  k_depth = 16'h100;
+    localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
     
     // Stub signals
-    reg  [6:0] ram$read_address;
+    reg  [7:0] ram$read_address;
     reg  ram$read_clock;
     wire  [72:0] ram$read_data;
-    reg  [6:0] ram$write_address;
+    reg  [7:0] ram$write_address;
     reg  ram$write_clock;
     reg  [72:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [6:0] wr$d;
-    wire  [6:0] wr$q;
+    reg  [7:0] wr$d;
+    wire  [7:0] wr$q;
     reg  wr$clock;
-    reg  [6:0] rd$d;
-    wire  [6:0] rd$q;
+    reg  [7:0] rd$d;
+    wire  [7:0] rd$q;
     reg  rd$clock;
     reg  [15:0] n_store$d;
     wire  [15:0] n_store$q;
@@ -55387,7 +55387,7 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  take;
     reg  load;
     reg  write;
-    reg  [6:0] raddr;
+    reg  [7:0] raddr;
     reg  [72:0] word;
     
     // Sub module instances
@@ -55634,16 +55634,16 @@ endmodule // nc_engine$tq3$o_valid
 module nc_engine$tq3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
-    input wire  [6:0] read_address;
+    input wire  [7:0] read_address;
     input wire  read_clock;
     output reg  [72:0] read_data;
-    input wire  [6:0] write_address;
+    input wire  [7:0] write_address;
     input wire  write_clock;
     input wire  [72:0] write_data;
     input wire  write_enable;
     
     // Update code (custom)
-    reg[72:0] mem[127:0];
+    reg[72:0] mem[255:0];
     
     
     
@@ -55663,13 +55663,13 @@ endmodule // nc_engine$tq3$ram
 module nc_engine$tq3$rd(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
@@ -55682,13 +55682,13 @@ endmodule // nc_engine$tq3$rd
 module nc_engine$tq3$wr(d,q,clock);
     
     // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 7'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin

@@ -74,7 +74,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k_ng0 = 9'b1;
     localparam  k0_ng = 9'b0;
     localparam  k1_ng = 9'b1;
-    localparam  k_full = 9'b1000000;
+    localparam  k_full = 9'b100000000;
     localparam  k0_bank = 8'h0;
     localparam  k1_5 = 5'b1;
     localparam  k7_3 = 3'b111;

@@ -123,13 +123,13 @@ fn suite_on_a_mapped_bar_file() {
     let mut r = Registers::new(MmioBus::open(&bar).unwrap());
     suite(&mut r);
     // A card's own limits (`Config::validate_for(Datapath::CARD)`): its leader does not cut a
-    // batch at the MTU, so with the reset batch_max (16, of which it takes 6) an MTU under a
-    // DECIDE of 6 requests of 128 bytes is refused, naming the legal range; with batch_max 2
+    // batch at the MTU, so with the reset batch_max (16, of which it takes 8) an MTU under a
+    // DECIDE of 8 requests of 128 bytes is refused, naming the legal range; with batch_max 2
     // it is taken, and batch_max cannot then go back up past what the MTU holds.
     assert_eq!(r.get("batch_max").unwrap(), 16);
     let e = r.set("mtu", 600).unwrap_err().to_string();
     assert!(
-        e.contains("mtu=600 is illegal") && e.contains("legal here: 936..=9000"),
+        e.contains("mtu=600 is illegal") && e.contains("legal here: 1224..=9000"),
         "{e}"
     );
     assert_eq!(

@@ -16,7 +16,7 @@ from nodelib import (GEN_SRC_IP, GEN_SRC_MAC, GEN_TTL, HOST_IP, HOST_MAC, HOST_P
                      generated_decide, host_copy, tree_frame)
 
 CLUSTER, SENDER = 0x0A0B0C0D, 1
-MAX_FRAME = 1024  # one capture buffer: 128 beats
+MAX_FRAME = 2048  # one capture buffer: 256 beats
 # The registers' reset values (those nodelib.host_copy assumes) ...
 DEFAULT_CFG = dict(src_mac=GEN_SRC_MAC, src_ip=GEN_SRC_IP, src_port=nf.DECIDE_PORT,
                    host_mac=HOST_MAC, host_ip=HOST_IP, host_port=HOST_PORT, ttl=GEN_TTL)
@@ -205,28 +205,29 @@ async def follower_copy_on_every_tree_and_padded_copy(dut):
 async def leader_frames_and_other_config(dut):
     """lead_load in the first beat of pkt_gen's tree-0 frame: the host frame (payload = bytes
     42..34 + lead_ulen) starts in the next cycle (streamed live, one cycle behind); every header field
-    follows the config inputs. Issue 17: entries of up to 128 payload bytes (a 654-byte frame)."""
+    follows the config inputs. Issue 17: entries of up to 128 payload bytes (a 1,230-byte frame
+    of 8 x 128, the largest pkt_gen builds, past the 1,024 bytes of the buffers before 8 slots)."""
     h = Host(dut, OTHER_CFG)
     await h.settle()
     ents = [(0xCAFE0001, 0x1111, b"hello"), (0xCAFE0002, 0x2222, b"x"),
             (0xCAFE0003, 0x3333, b""), (0xCAFE0004, 0x4444, b"87654321")]
-    big = [(0xBEEF0000 + i, i, bytes((i * 31 + j) & 0xFF for j in range(128))) for i in range(4)]
+    big = [(0xBEEF0000 + i, i, bytes((i * 31 + j) & 0xFF for j in range(128))) for i in range(8)]
     imgs = [generated_decide(CLUSTER, SENDER, 0, nf.BATCH, 41, 3, 9, ents),
             generated_decide(CLUSTER, SENDER, 0, nf.HEARTBEAT, 42, 3, 10),
             generated_decide(CLUSTER, SENDER, 0, nf.BATCH, 43, 3, 11, big)]
-    assert len(imgs[2]) == 654
+    assert len(imgs[2]) == 1230
     for img in imgs:
         await h.strobe(lead=img)
-        await nctb.cycles(dut.clock, 90)
+        await nctb.cycles(dut.clock, 170)
         first, last, got = h.frames[-1]
         assert first == h.loads[-1] + 1, f"first beat {first}, lead_load {h.loads[-1]}"
         assert got == host_frame(img, OTHER_CFG), diff(got, host_frame(img, OTHER_CFG))
         assert got[6:12] == OTHER_CFG["src_mac"] and got[0:6] == OTHER_CFG["host_mac"]
-    # follower copies under the same config, one of them with 128-byte entries
-    for c in (copy_frame(3, 43, 11, nf.BATCH, ents[:2]), copy_frame(0, 44, 12, nf.BATCH, big[:3])):
+    # follower copies under the same config, one of them of 8 128-byte entries
+    for c in (copy_frame(3, 43, 11, nf.BATCH, ents[:2]), copy_frame(0, 44, 12, nf.BATCH, big)):
         await h.stream(3, c)
         await h.strobe(deliver=3)
-        await nctb.cycles(dut.clock, 70)
+        await nctb.cycles(dut.clock, 170)
         assert h.frames[-1][0] == h.delivers[-1][0] + 1
         assert h.frames[-1][2] == host_frame(c, OTHER_CFG), \
             diff(h.frames[-1][2], host_frame(c, OTHER_CFG))

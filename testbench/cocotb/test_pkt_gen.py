@@ -117,22 +117,22 @@ async def start_on_four_trees_and_back_to_back_frames(dut):
 async def full_size_entries(dut):
     """Issue 17: entries of up to 128 payload bytes (a Redis SET with a 64-byte value is about
     100), streamed into the frame: 4 entries of 128, 64, 0 and 101 bytes, then the largest
-    frame (942 bytes: 6 x 128; four readers, so entries 4 and 5 are readers 0 and 1's second)."""
+    frame (1,230 bytes: 8 x 128; four readers, so entries 4..7 are each reader's second)."""
     g = Gen(dut, trees=3)
     ents = [(1, 2, bytes((i * 7 + 1) & 0xFF for i in range(128))),
             (3, 4, bytes(range(64, 128))), (5, 6, b""), (7, 8, bytes(range(101)))]
-    full = [(9 + i, 10 + i, bytes((i + j) & 0xFF for j in range(128))) for i in range(6)]
+    full = [(9 + i, 10 + i, bytes((i + j) & 0xFF for j in range(128))) for i in range(8)]
     await g.send(nf.BATCH, 40, 2, 5, ents)
     await nctb.cycles(dut.clock, 80)
     await g.send(nf.BATCH, 41, 2, 6, full)
-    await nctb.cycles(dut.clock, 140)
+    await nctb.cycles(dut.clock, 176)
     for t in range(3):
         got = [f[2] for f in g.frames[t]]
         want = [expected(t, nf.BATCH, 40, 2, 5, ents), expected(t, nf.BATCH, 41, 2, 6, full)]
         assert len(got) == 2, (t, len(got))
         for k in range(2):
             assert got[k] == want[k], (t, k, diff(got[k], want[k]))
-        assert len(got[1]) == 942 and all(
+        assert len(got[1]) == 1230 and all(
             f[1] - f[0] + 1 == (len(f[2]) + 7) // 8 for f in g.frames[t])
     assert g.overruns == 0
 
@@ -140,7 +140,7 @@ async def full_size_entries(dut):
 @cocotb.test()
 async def sends_at_ready_with_random_batches(dut):
     """As nc_engine's loop drives it: a send in every cycle `ready` allows, each a random
-    heartbeat or batch of 1-6 entries of 0-128 bytes, the entries as egress_fifo streams them
+    heartbeat or batch of 1-8 entries of 0-128 bytes, the entries as egress_fifo streams them
     (one per cycle, from 2 cycles after the send, behind the earlier ones). The next batch's
     entries arrive while the frame before it streams (it must not overwrite that frame's), the
     frames leave back to back, and every one is ncframes' frame."""
@@ -162,7 +162,7 @@ async def sends_at_ready_with_random_batches(dut):
             kind = rng.choice([nf.HEARTBEAT, nf.BATCH, nf.BATCH])
             ents = []
             if kind == nf.BATCH:
-                for _ in range(rng.randint(1, 6)):
+                for _ in range(rng.randint(1, 8)):
                     ln = 128 if rng.random() < 0.25 else rng.randint(0, 128)
                     ents.append((rng.getrandbits(32), rng.getrandbits(64) | 1,
                                  bytes(rng.getrandbits(8) for _ in range(ln))))

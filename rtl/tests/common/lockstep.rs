@@ -1399,6 +1399,8 @@ pub struct Env {
     stream_lins: u64,
     /// Join runs: TIMEOUT and ACTIVATE are scheduled for this join.
     activating: bool,
+    /// A client request comes in this percentage of the cycles.
+    client_pct: u64,
 }
 
 impl Env {
@@ -1410,6 +1412,13 @@ impl Env {
     /// The same with `loop_period` at least `min_loop` (nc_engine: a frame must leave
     /// before the next send, see `pkt_gen`).
     pub fn with_min_loop(seed: u64, min_loop: impl Fn(&Config) -> u64) -> Self {
+        Self::drawn(seed, min_loop, false)
+    }
+
+    /// The same; with `full`, runs that fill whole DECIDE frames: node 0 (it leads the first
+    /// epoch), `batch_max` = `pkt_gen::SLOTS`, a FIFO deeper than two batches, no join, and a
+    /// request in twice as many cycles (every other draw as in the other runs).
+    fn drawn(seed: u64, min_loop: impl Fn(&Config) -> u64, full: bool) -> Self {
         let mut rng = Rng::new(seed);
         let mut cfg = Config::default();
         cfg.node_count = rng.range(1, 5) as u8;
@@ -1421,17 +1430,25 @@ impl Env {
         cfg.trees = rng.range(1, 4) as u8;
         cfg.delta = rng.range(12, 30) as u32;
         cfg.drift = rng.range(0, 4) as u32;
-        cfg.batch_max = rng.range(1, rtl::pkt_gen::SLOTS as u64) as u8;
-        cfg.fifo_depth = rng.range(1, 8) as u16;
-        let w = cfg.window();
         // Batches drained before the next send; in half the runs at most 4 messages in flight
         // (the RTL's bound before 2026-11-27), in the others as many as the loop allows.
         // (Drawn apart from the trace's generator, so that these runs are the traces of
         // before: the same draws from the same seeds.)
         let few = Rng::new(seed ^ 0x1F11_6470).pct(50);
+        // Batches of up to `SLOTS` (8); in the runs with many messages in flight at most 6 (as
+        // before 8 slots), whose shorter loop floor (`batch_max` + 3) keeps 4 or more in flight
+        // within reach of the window.
+        cfg.batch_max = rng.range(1, if few { rtl::pkt_gen::SLOTS as u64 } else { 6 }) as u8;
+        cfg.fifo_depth = rng.range(1, 8) as u16;
+        if full {
+            cfg.node_id = 0;
+            cfg.batch_max = rtl::pkt_gen::SLOTS as u8;
+            cfg.fifo_depth = 2 * rtl::pkt_gen::SLOTS as u16 + 1;
+        }
+        let w = cfg.window();
         // A quarter of the runs join a running cluster (drawn apart too; never alone).
         let mut jr = Rng::new(seed ^ 0x0A01_5EED);
-        let join = jr.pct(25) && cfg.node_count > 1;
+        let join = jr.pct(25) && cfg.node_count > 1 && !full;
         let lo =
             (cfg.batch_max as u64 + 3)
                 .max(min_loop(&cfg))
@@ -1467,6 +1484,7 @@ impl Env {
             join,
             stream_lins: 0,
             activating: false,
+            client_pct: if full { 12 } else { 6 },
         };
         let mut t = 0;
         for (a, v) in config_writes(&cfg) {
@@ -1817,7 +1835,7 @@ impl Env {
             }
         }
         // Clients and junk.
-        if self.rng.pct(6) {
+        if self.rng.pct(self.client_pct) {
             let c = self.rng.range(0, 3) as usize;
             self.client_seq[c] += 1;
             let payload = self.request_payload(t << 8 | c as u64);
@@ -1984,10 +2002,21 @@ pub fn run_engine(
     cycles: u64,
     setup: impl FnOnce(&mut Lockstep),
 ) -> Result<Lockstep, String> {
+    run_engine_with(seed, cycles, false, setup)
+}
+
+/// [`run_engine`]; with `full`, a leader that fills whole DECIDE frames (`Env::drawn`).
+#[allow(dead_code)]
+pub fn run_engine_with(
+    seed: u64,
+    cycles: u64,
+    full: bool,
+    setup: impl FnOnce(&mut Lockstep),
+) -> Result<Lockstep, String> {
     let mut ls = Lockstep::engine();
     setup(&mut ls);
     // A DECIDE frame of `batch_max` entries of up to 128 bytes is (78 + 144 · batch_max) / 8
-    // beats (82 for 4, 118 for 6); its entries leave the FIFO within 2 + `batch_max` cycles (at
+    // beats (82 for 4, 118 for 6, 154 for 8); its entries leave the FIFO within 2 + `batch_max` cycles (at
     // least 6 are kept): a loop period that long never waits for the generator (the model does
     // not).
     let min_loop = |c: &Config| {
@@ -1996,7 +2025,7 @@ pub fn run_engine(
     };
     drive_env(
         ls,
-        Env::with_min_loop(seed, min_loop)
+        Env::drawn(seed, min_loop, full)
             .with_max_payload(rtl::lowi_core::ENGINE_MAX_PAYLOAD as usize),
         seed,
         cycles,
