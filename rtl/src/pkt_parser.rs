@@ -42,7 +42,8 @@ use rust_hdl::prelude::*;
 
 use crate::layout::Layout;
 use crate::lowi_core::{CLASS_BITS, class};
-use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, ZeroExtend, u64_of};
+use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, ZeroExtend};
+use crate::sim::val;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
@@ -259,10 +260,10 @@ pub struct NibbleSum {
 
 impl Logic for NibbleSum {
     fn update(&mut self) {
-        let (tab, v) = (self.tab.val(), u64_of(self.value.val()));
+        let (tab, v) = (self.tab.val(), val(self.value.val()));
         let r = |p: usize| match (v >> (4 * p)) & 15 {
             0 => 0,
-            k => u64_of(tab.get_bits::<6>(6 * (15 * p + k as usize - 1))),
+            k => val(tab.get_bits::<6>(6 * (15 * p + k as usize - 1))),
         };
         self.lo.next = (r(0) + r(1)).into();
         self.hi.next = (r(2) + r(3)).into();
@@ -320,11 +321,11 @@ pub struct SenderMatch {
 
 impl Logic for SenderMatch {
     fn update(&mut self) {
-        let (mult, snd) = (self.mult.val(), u64_of(self.sender.val()));
-        let m = |i: usize| u64_of(mult.get_bits::<9>(9 * (i - 1)));
+        let (mult, snd) = (self.mult.val(), val(self.sender.val()));
+        let m = |i: usize| val(mult.get_bits::<9>(9 * (i - 1)));
         self.s.next = [&self.a_lo, &self.a_hi, &self.b_lo, &self.b_hi]
             .iter()
-            .map(|x| u64_of(x.val()))
+            .map(|x| val(x.val()))
             .sum::<u64>()
             .into();
         let mut p = Bits::<80>::default();

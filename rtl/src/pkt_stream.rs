@@ -14,7 +14,7 @@
 //!   (18 words of 64 bits) in a slot of [`SlotRam`] (a memory per word: distributed RAM, not
 //!   flip-flops), with the beat and lane where it starts in the frame (from the frame length
 //!   before it, summed as the entries arrive, in registers). There are two banks of [`SLOTS`]
-//!   (6) slots: each latched command's entries fill the bank the frame before it does not read, so
+//!   (8) slots: each latched command's entries fill the bank the frame before it does not read, so
 //!   they can arrive while that frame streams, as with the image, and nothing is copied when a
 //!   frame starts;
 //! - the body is read out word by word: each entry of the frame walks its words with a one-hot
@@ -231,7 +231,7 @@ impl Logic for SlotRam {
             ];
             let mut taken = 0u64;
             for (r, (sel, addr)) in reads.iter().enumerate() {
-                let sel = crate::prim::u64_of(*sel);
+                let sel = crate::sim::val(*sel);
                 assert!(
                     sel & taken == 0,
                     "SlotRam: two readers read word(s) {:#x} in one cycle",
@@ -247,7 +247,7 @@ impl Logic for SlotRam {
                 let w = self.wdata.val();
                 let slot = &mut self._mem[self.waddr.val().index()];
                 for (k, word) in slot.iter_mut().enumerate() {
-                    *word = crate::prim::u64_of(w.get_bits::<64>(64 * k));
+                    *word = crate::sim::word(w, 64 * k);
                 }
             }
         }

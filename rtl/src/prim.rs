@@ -4,6 +4,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::sim::val;
+
 /// `wide = {0, narrow}`.
 #[derive(LogicBlock, Default)]
 pub struct ZeroExtend<const N: usize, const M: usize> {
@@ -41,7 +43,7 @@ pub struct OnesAdd {
 
 impl Logic for OnesAdd {
     fn update(&mut self) {
-        let s = u64_of(self.a.val()) + u64_of(self.b.val());
+        let s = val(self.a.val()) + val(self.b.val());
         self.out.next = Bits::<16>::from((s & 0xFFFF) + (s >> 16));
     }
     fn connect(&mut self) {
@@ -88,7 +90,7 @@ pub struct OnesCsa {
 
 impl Logic for OnesCsa {
     fn update(&mut self) {
-        let (d, m) = (u64_of(self.data.val()), u64_of(self.mask.val()));
+        let (d, m) = (val(self.data.val()), val(self.mask.val()));
         let w = |i: u64| {
             let lane = |l: u64| ((d >> (8 * l)) & 0xFF) * ((m >> l) & 1);
             (lane(2 * i) << 8) | lane(2 * i + 1)
@@ -99,9 +101,9 @@ impl Logic for OnesCsa {
             w(3)
         };
         let (s, c) = if self.first.val() {
-            (u64_of(self.init.val()), 0)
+            (val(self.init.val()), 0)
         } else {
-            (u64_of(self.s.val()), u64_of(self.c.val()))
+            (val(self.s.val()), val(self.c.val()))
         };
         let (s1, c1) = csa16(s, c, w(0));
         let (s2, c2) = csa16(w(1), w(2), w3);
@@ -166,7 +168,7 @@ pub struct CsaIsFfff {
 
 impl Logic for CsaIsFfff {
     fn update(&mut self) {
-        let t = u64_of(self.s.val()) + u64_of(self.c.val());
+        let t = val(self.s.val()) + val(self.c.val());
         self.eq.next = t == 0xFFFF || t == 0x1FFFE;
     }
     fn connect(&mut self) {
@@ -206,9 +208,9 @@ pub struct LaneMask {
 impl Logic for LaneMask {
     fn update(&mut self) {
         let (x, base) = if self.at4.val() {
-            (u64_of(self.ulen.val()), 6)
+            (val(self.ulen.val()), 6)
         } else {
-            (u64_of(self.rem.val()), 8)
+            (val(self.rem.val()), 8)
         };
         self.mask.next = ((1u64 << x.saturating_sub(base).min(8)) - 1).into();
     }
@@ -363,10 +365,6 @@ pub enum ByteSrc {
     Field(usize, usize),
 }
 
-pub(crate) fn u64_of<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
-
 /// A block whose output bytes are constants or bytes of its inputs, by a map fixed when the
 /// circuit is built (output byte `x` in bits `8x+7..8x`: frame order on a little-endian bus).
 macro_rules! byte_map {
@@ -392,7 +390,7 @@ macro_rules! byte_map {
 
         impl Logic for $name {
             fn update(&mut self) {
-                let ins: Vec<(u64, usize)> = vec![$((u64_of(self.$f.val()), $w)),*];
+                let ins: Vec<(u64, usize)> = vec![$((val(self.$f.val()), $w)),*];
                 let mut v = Bits::<$bits>::default();
                 for src in self._map.iter().rev() {
                     let byte = match *src {
@@ -545,7 +543,7 @@ impl Logic for ReqPayload {
         le.set_bits::<48>(976, self.c.val());
         let mut v = Bits::<1024>::default();
         for j in 0..16 {
-            let w = u64_of(le.get_bits::<64>(64 * j)).swap_bytes();
+            let w = val(le.get_bits::<64>(64 * j)).swap_bytes();
             v.set_bits::<64>(1024 - 64 * (j + 1), Bits::<64>::from(w));
         }
         self.out.next = v;
@@ -573,7 +571,7 @@ pub struct KeepMask {
 
 impl Logic for KeepMask {
     fn update(&mut self) {
-        let k = u64_of(self.keep.val());
+        let k = val(self.keep.val());
         let m = (0..8).fold(0u64, |m, b| {
             if k >> b & 1 == 1 {
                 m | 0xFF << (8 * b)
@@ -610,8 +608,8 @@ pub struct ByteAlign {
 impl Logic for ByteAlign {
     fn update(&mut self) {
         let a = self.a.val().index();
-        let hi = u64_of(self.hi.val());
-        let lo = u64_of(self.lo.val()) << 8;
+        let hi = val(self.hi.val());
+        let lo = val(self.lo.val()) << 8;
         let v = if a == 0 {
             hi
         } else {

@@ -1,6 +1,8 @@
 //! Cycle stepping of a rust-hdl circuit without the threaded `Simulation` testbench:
 //! set inputs, [`Cycle::settle`] (combinational outputs of this cycle), read outputs,
-//! [`Cycle::edge`] (rising and falling clock edge).
+//! [`Cycle::edge`] (rising and falling clock edge). Also the few helpers every bench needs:
+//! [`bits`] and [`val`] between `u64` and `Bits`, [`word`] (64 bits of a wide value),
+//! [`settle`] and [`clock_edge`] for a block driven without a `Cycle`.
 
 use rust_hdl::prelude::*;
 
@@ -30,21 +32,47 @@ impl<B: Block> Cycle<B> {
 
     /// Propagate the combinational logic until nothing changes.
     pub fn settle(&mut self) {
-        assert!(
-            simulate(self.uut.as_mut(), 200),
-            "circuit did not converge (combinational loop?)"
-        );
+        settle(self.uut.as_mut());
     }
 
     /// One clock cycle: rising edge (registers take their inputs), settle, falling edge.
     pub fn edge(&mut self) {
         self.settle();
-        (self.clock)(self.uut.as_mut()).next = Clock { clk: true };
-        self.settle();
-        (self.clock)(self.uut.as_mut()).next = Clock { clk: false };
-        self.settle();
+        clock_edge(self.uut.as_mut(), self.clock);
         self.cycle += 1;
     }
+}
+
+/// Propagate a block's combinational logic until nothing changes.
+pub fn settle<B: Block>(b: &mut B) {
+    assert!(
+        simulate(b, 200),
+        "circuit did not converge (combinational loop?)"
+    );
+}
+
+/// A rising and a falling edge of `clock`, each settled (outputs read before it are the
+/// cycle's; registers take their inputs at the rising edge).
+pub fn clock_edge<B: Block>(b: &mut B, clock: fn(&mut B) -> &mut Signal<In, Clock>) {
+    clock(b).next = Clock { clk: true };
+    settle(b);
+    clock(b).next = Clock { clk: false };
+    settle(b);
+}
+
+/// `v` as an N-bit value (bits above N dropped).
+pub fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+
+/// The low 64 bits of `b` (all of it when N ≤ 64).
+pub fn val<const N: usize>(b: Bits<N>) -> u64 {
+    word(b, 0)
+}
+
+/// Bits `at..at + 64` of `b` (those below N; the rest 0).
+pub fn word<const N: usize>(b: Bits<N>, at: usize) -> u64 {
+    (at..N.min(at + 64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << (i - at))
 }
 
 /// A small deterministic PRNG (xorshift64*), so tests need no extra crate and print seeds.

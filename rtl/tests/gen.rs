@@ -15,15 +15,8 @@ use std::collections::VecDeque;
 
 use rtl::pkt_gen::{IMG_BITS_512, PktGen, PktGenImg};
 use rtl::pkt_stream::MAX_ENTRY_PAYLOAD;
-use rtl::sim::{Cycle, Rng};
+use rtl::sim::{Cycle, Rng, bits, val};
 use rust_hdl::prelude::*;
-
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
 
 const GROUPS: [u32; 4] = [0xEF4E_4301, 0xEF4E_4302, 0xEF00_0003, 0xE123_4567];
 const PORT: u16 = 7400;

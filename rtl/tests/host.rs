@@ -15,15 +15,8 @@ use common::lockstep::{decide, generated_frame};
 use proto::frame::{self, UdpMeta};
 use proto::wire::{DecideKind, DecideMeta};
 use rtl::host_gen::{HostGen, MAX_FRAME_BYTES};
-use rtl::sim::{Cycle, Rng};
-use rust_hdl::prelude::*;
+use rtl::sim::{Cycle, Rng, bits, val};
 
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
 fn be(b: &[u8]) -> u64 {
     b.iter().fold(0, |a, &x| a << 8 | x as u64)
 }
@@ -370,7 +363,7 @@ fn check(seed: u64, cfg: &Cfg, plan: &Plan, tr: &Trace) {
 const SLOTS: u64 = rtl::pkt_gen::SLOTS as u64;
 
 /// A random DECIDE packet from a random other sender, as a frame on tree `tree`: 1 to `most`
-/// entries (the random runs: `pkt_gen::SLOTS`, 6; the directed tests keep the 4 of before
+/// entries (the random runs: `pkt_gen::SLOTS`, 8; the directed tests keep the 4 of before
 /// 2026-12-06, whose frames their timings were written for) of 0 to `max` payload bytes (a
 /// quarter of them exactly `max` when it is more than 8).
 fn random_copy(rng: &mut Rng, tree: u8, max: u64, most: u64) -> (Vec<u8>, Vec<u8>) {

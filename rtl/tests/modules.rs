@@ -8,15 +8,7 @@ use rtl::csr::{COUNTER_FIELDS, Csr};
 use rtl::egress_fifo::EgressFifo;
 use rtl::lowi_core::state;
 use rtl::rsbcast_rx::{IN_FLIGHT, RsbcastRx, outcome};
-use rtl::sim::{Cycle, Rng};
-use rust_hdl::prelude::*;
-
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
+use rtl::sim::{Cycle, Rng, bits, val};
 
 // ---------------------------------------------------------------- rsbcast_rx
 

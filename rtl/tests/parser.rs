@@ -10,15 +10,7 @@ use proto::frame::{self, UdpMeta};
 use proto::wire::{self, DecideKind, DecideMeta, Entry, Packet, ParseError};
 use rtl::lowi_core::class;
 use rtl::pkt_parser::PktParser;
-use rtl::sim::{Cycle, Rng};
-use rust_hdl::prelude::*;
-
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
+use rtl::sim::{Cycle, Rng, bits, val};
 
 const CLUSTER: u32 = 0xC0FFEE;
 const PORT: u16 = 7400;

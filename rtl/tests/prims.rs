@@ -10,7 +10,7 @@ use std::process::Command;
 use rtl::pkt_parser::{AnyEqual, NibbleSum, SenderMatch, sender_table};
 use rtl::pkt_stream::{BANK_SLOTS, READERS, SLOT_BITS, SlotRam, WORDS};
 use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa};
-use rtl::sim::Rng;
+use rtl::sim::{Rng, clock_edge, settle, word};
 use rust_hdl::prelude::*;
 
 /// `N` bits as Icarus prints them with `%h`: ⌈N/4⌉ lowercase hex digits.
@@ -151,19 +151,6 @@ fn against_icarus_clocked<B: Block>(name: &str, mut block: B, vectors: &[Vector]
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Settles a block whose inputs were set and reads it back.
-fn settle<B: Block>(b: &mut B) {
-    assert!(simulate(b, 200), "did not converge");
-}
-
-/// A rising and a falling edge of `clock` (the outputs read before it are the vector's).
-fn edge<B: Block>(b: &mut B, clock: fn(&mut B) -> &mut Signal<In, Clock>) {
-    clock(b).next = Clock { clk: true };
-    settle(b);
-    clock(b).next = Clock { clk: false };
-    settle(b);
 }
 
 #[test]
@@ -503,11 +490,11 @@ fn the_generator_slot_memory() {
                 .fold(0, |o, k| o | mem[addr[r]][k]);
         }
         if we {
-            for (k, word) in mem[waddr].iter_mut().enumerate() {
-                *word = (0..64).fold(0u64, |a, j| a | (wdata.get_bit(64 * k + j) as u64) << j);
+            for (k, w) in mem[waddr].iter_mut().enumerate() {
+                *w = word(wdata, 64 * k);
             }
         }
-        edge(&mut b, |b| &mut b.clock);
+        clock_edge(&mut b, |b| &mut b.clock);
     }
     against_icarus_clocked("SlotRam", SlotRam::default(), &vs, true);
 }
@@ -520,5 +507,5 @@ fn the_generator_slot_memory_refuses_two_reads_of_one_word() {
     b.sel1.next = Bits::<WORDS>::from(0b100u64);
     b.sel3.next = Bits::<WORDS>::from(0b110u64);
     settle(&mut b);
-    edge(&mut b, |b| &mut b.clock);
+    clock_edge(&mut b, |b| &mut b.clock);
 }

@@ -14,15 +14,7 @@ use proto::frame::{self, UdpMeta};
 use proto::wire::{self, Packet, ReplyNotLeader, ReplyOk};
 use rtl::layout::mac_bytes;
 use rtl::reply_gen::ReplyGen;
-use rtl::sim::{Cycle, Rng};
-use rust_hdl::prelude::*;
-
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
+use rtl::sim::{Cycle, Rng, bits, val};
 
 #[derive(Clone, Copy, Debug)]
 struct Cfg {

@@ -22,7 +22,7 @@ use rtl::layout::mac_bytes;
 use rtl::lowi_core::{class, fault, state};
 use rtl::nc_core::NcCore;
 use rtl::nc_engine::NcEngine;
-use rtl::sim::{Cycle, Rng};
+use rtl::sim::{Cycle, Rng, bits, val};
 
 /// One input event.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,14 +137,6 @@ fn fault_rec(f: NetFault) -> Rec {
 
 /// An OK reply the RTL owes: (cycle due, client, seq, payload, instance, index).
 type Ok = (u64, u32, u64, Vec<u8>, u64, u16);
-
-fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-
-fn val<const N: usize>(b: Bits<N>) -> u64 {
-    (0..N.min(64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << i)
-}
 
 /// Payload bytes as `nc_core` takes them: the first byte in the top 8 bits of `P`, bytes past
 /// `P / 8` left out (the core refuses such a request as oversize and stores nothing).
@@ -1432,8 +1424,8 @@ impl Env {
         cfg.drift = rng.range(0, 4) as u32;
         // Batches drained before the next send; in half the runs at most 4 messages in flight
         // (the RTL's bound before 2026-11-27), in the others as many as the loop allows.
-        // (Drawn apart from the trace's generator, so that these runs are the traces of
-        // before: the same draws from the same seeds.)
+        // (Drawn apart from the trace's generator, so that adding it left the other draws as
+        // they were.)
         let few = Rng::new(seed ^ 0x1F11_6470).pct(50);
         // Batches of up to `SLOTS` (8); in the runs with many messages in flight at most 6 (as
         // before 8 slots), whose shorter loop floor (`batch_max` + 3) keeps 4 or more in flight
