@@ -59,7 +59,7 @@ impl Datapath {
         fixed_batch: None,
     };
     /// The RTL core (rtl/README): 1,024 messages in flight, no packet tags (the card refuses
-    /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 6 requests of at most 128
+    /// `auth_mode` ≠ 0; rtl/README says why), batches of at most 8 requests of at most 128
     /// bytes, not cut at the MTU.
     pub const CARD: Datapath = Datapath {
         in_flight: IN_FLIGHT_RTL,
@@ -1034,7 +1034,7 @@ impl Config {
                     + (self.batch_max as u64).min(entries as u64)
                         * (crate::wire::ENTRY_HEADER_LEN as u64 + payload as u64))
                     .max(one),
-                "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 6) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
+                "this datapath's leader does not cut a batch at the MTU: a DECIDE of min(batch_max, 8) requests of 128 bytes must fit (a card: rtl/README; or lower batch_max)",
             ),
             None => (one, "a DECIDE with one request must fit"),
         };
@@ -1196,6 +1196,20 @@ mod tests {
         assert!(c.validate().is_ok());
         let e = c.validate_for(Datapath::CARD).unwrap_err();
         assert_eq!((e.field, e.value, e.min), ("mtu", 1223, 1224));
+        // The message names the card's batch (one digit) and payload (128) limits.
+        let digit = [b'0' + BATCH_RTL as u8];
+        let batch = core::str::from_utf8(&digit).unwrap();
+        let after = e.rule.split("min(batch_max, ").nth(1).unwrap_or("");
+        assert!(
+            BATCH_RTL < 10 && PAYLOAD_RTL == 128 && after.starts_with(batch),
+            "{}",
+            e.rule
+        );
+        assert!(
+            after[1..].starts_with(") requests of 128 bytes"),
+            "{}",
+            e.rule
+        );
         c.mtu = 1224;
         assert!(c.validate_for(Datapath::CARD).is_ok());
         c.mtu = 576;

@@ -72,6 +72,8 @@ const BEAT_BITS: usize = 8;
 const ADDR_BITS: usize = BEAT_BITS + 2;
 /// A capture's beat counter: one bit above a buffer's beats (it saturates there).
 const CNT_BITS: usize = BEAT_BITS + 1;
+// The host stream's beat registers (`r_beat`, `beat_nx`, `beat16`) are written as 8 bits.
+const _: () = assert!(BEAT_BITS == 8);
 /// Buffers per input stream: the one being written, the last completed one, and the ones the
 /// host stream and the pending slot read.
 pub const BUFS: usize = 4;

@@ -8,7 +8,7 @@
 //! DECIDE frames and `host_gen` forwards the decided frames from its capture RAMs.
 //!
 //! Every output stream has a `ready` input (AXI-Stream; issue 17 item 2): the MAC may pause it.
-//! The tree and host streams go through an output FIFO each (`out_fifo`: 128 and 256 beats;
+//! The tree and host streams go through an output FIFO each (`out_fifo`: 256 and 512 beats;
 //! an empty FIFO passes a beat through in the cycle it comes), and `pkt_gen` / `host_gen` start a frame only when their FIFOs have
 //! room for the longest one, so a frame never stalls once started and leaves without a gap
 //! unless the MAC pauses it. A paused tree holds the loop (`pkt_gen` not ready: the send

@@ -8,7 +8,7 @@
 //! x / (W/8)).
 //!
 //! A send latches its command; once the batch's entries have arrived the whole frame image is
-//! latched (header + entries, at most [`SLOTS`] entries of up to 8 payload bytes) and streamed,
+//! latched (header + entries, at most 4 entries of up to 8 payload bytes) and streamed,
 //! one beat per cycle, identically on every tree except each tree's destination MAC/IP, IPv4
 //! checksum and `tree` byte. The next frame starts in the cycle after the last beat when it
 //! is ready (back to back). A send while another is still waiting to start is dropped
@@ -34,14 +34,15 @@ use rust_hdl::prelude::*;
 use crate::layout::{Field, Layout};
 use crate::prim::{ByteSrc, EntryBytes, HeaderBytes, OnesAdd, ZeroExtend};
 
-/// Entries one frame can carry (covered: `batch_max` ≤ SLOTS).
+/// Entries one frame of the streaming generator ([`crate::pkt_stream::PktGen`]) can carry
+/// (`nc_core` caps a batch there); the image generators here take 4.
 pub const SLOTS: usize = proto::regs::BATCH_RTL as usize;
 /// Source MAC of the reference frame (any: the generated frames take it from `src_mac`).
 const REF_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 /// TTL of the reference frames the byte maps are cut from (any: the generated frames take
 /// it from the `ttl` register).
 const REF_TTL: u8 = 64;
-/// Image width: the header and SLOTS entries of at most 24 bytes, rounded up to whole beats.
+/// Image width: the header and 4 entries of at most 24 bytes, rounded up to whole beats.
 pub const IMG_BITS: usize = 1408;
 /// The 512-bit generator's image: [`IMG_BITS`] rounded up to whole 512-bit beats (3).
 pub const IMG_BITS_512: usize = 1536;

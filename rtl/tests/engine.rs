@@ -316,7 +316,11 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
     assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
     let (first, _, got) = &e.streams[H].frames[0];
     assert_eq!(*first, last + 4, "last copy beat → first host beat");
-    let packet = &f1[frame::PAYLOAD_OFFSET..];
+    assert_eq!(got, &host_frame(&c, &f1));
+}
+
+/// The host frame of a decided copy `f`: its UDP payload readdressed to the host.
+fn host_frame(c: &Config, f: &[u8]) -> Vec<u8> {
     let meta = UdpMeta {
         src_mac: rtl::layout::mac_bytes(c.src_mac),
         dst_mac: rtl::layout::mac_bytes(c.host_mac),
@@ -326,7 +330,43 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
         dst_port: c.host_port,
         ttl: c.ttl,
     };
-    assert_eq!(got, &common::lockstep::generated_frame(meta, packet));
+    common::lockstep::generated_frame(meta, &f[frame::PAYLOAD_OFFSET..])
+}
+
+/// A follower's copy of the largest DECIDE the card builds (`pkt_gen::SLOTS` = 8 entries of
+/// 128 bytes: 1,230 bytes, past the 1,024-byte capture buffers of before 2026-12-06's batches
+/// of 8) is delivered and reaches the host port whole, 4 cycles after its last copy beat.
+#[test]
+fn a_follower_copy_of_a_full_batch_reaches_the_host_whole() {
+    // The copies follow each other (154 beats each): a window and a timeout that span both.
+    let c = Config {
+        delta: 200,
+        timeout: 1000,
+        ..cfg()
+    };
+    assert!(c.validate().is_ok(), "{:?}", c.validate());
+    let mut e = started(&c);
+    let entries: Vec<(u32, u64, Vec<u8>)> = (0..rtl::pkt_gen::SLOTS as u64)
+        .map(|i| {
+            (
+                i as u32 + 1,
+                10 + i,
+                (0..128).map(|j| (i * 37 + j) as u8).collect(),
+            )
+        })
+        .collect();
+    let f0 = copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries);
+    assert_eq!(f0.len(), 1230);
+    e.frame(0, &f0);
+    let f1 = copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries);
+    let last = e.frame(1, &f1);
+    e.idle(170);
+    assert_eq!(e.delivered_at, vec![last + 3]);
+    assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
+    let (first, _, got) = &e.streams[H].frames[0];
+    assert_eq!(*first, last + 4, "last copy beat → first host beat");
+    assert_eq!(got, &host_frame(&c, &f1));
+    assert_eq!(e.counter(Counter::HostDropped), 0);
 }
 
 #[test]
@@ -559,8 +599,8 @@ fn at_loop_period_one_frames_leave_back_to_back_and_none_is_dropped() {
     assert_eq!(beats, cycles, "no idle beat");
 }
 
-/// `batch_max` above what a frame holds (the reset value is 16; `pkt_gen` carries 4): the
-/// leader decides batches of at most 4 (`pkt_gen::SLOTS`) and the loop goes on, every request
+/// `batch_max` above what a frame holds (the reset value is 16; `pkt_gen` carries 8): the
+/// leader decides batches of at most 8 (`pkt_gen::SLOTS`) and the loop goes on, every request
 /// in one frame, in order.
 #[test]
 fn a_batch_max_above_the_frame_slots_decides_smaller_batches() {

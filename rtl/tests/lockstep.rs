@@ -127,8 +127,8 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
         "the client stream was hardly paused ({stalls} cycles)"
     );
     assert!(frames > 50, "only {frames} DECIDE frames compared");
-    // Batches beyond the generator's former 4 slots (6 since 2026-12-06; gen.rs and the cocotb
-    // pkt_gen bench build batches of all 6).
+    // Batches beyond the generator's former 4 slots (8 since 2026-12-06; gen.rs, the cocotb
+    // pkt_gen bench and `full_batches_through_nc_engine_match_the_model` build batches of 8).
     assert!(
         most > 4,
         "the largest DECIDE compared carried {most} requests"
@@ -168,25 +168,31 @@ fn random_frame_traces_through_nc_engine_match_the_model() {
 /// frames, each compared byte for byte with the model's (issue 17: "batches of `batch_max`").
 #[test]
 fn full_batches_through_nc_engine_match_the_model() {
-    let (mut frames, mut most, mut seen) = (0, 0, BTreeMap::<String, u64>::new());
+    let (mut frames, mut host, mut most) = (0, 0, 0);
+    let mut seen = BTreeMap::<String, u64>::new();
     for seed in 0..3 {
         let ls = lockstep::run_engine_with(2000 + seed, 3 * CYCLES, true, |_| {})
             .unwrap_or_else(|e| panic!("{e}"));
         if let lockstep::Rtl::Engine(e) = &ls.rtl {
             frames += e.frames_compared;
+            host += e.host_compared;
             most = most.max(e.most_entries);
         }
         for (k, v) in ls.seen {
             *seen.entry(k).or_default() += v;
         }
     }
-    eprintln!("nc_engine, full batches: {frames} DECIDE frames, the largest of {most} requests");
+    eprintln!(
+        "nc_engine, full batches: {frames} DECIDE frames ({host} host frames), the largest of \
+         {most} requests"
+    );
     assert_eq!(
         most,
         rtl::pkt_gen::SLOTS as u16,
         "no DECIDE of pkt_gen::SLOTS requests compared: {seen:?}"
     );
     assert!(seen.get("ok payload of MAX_PAYLOAD").copied().unwrap_or(0) > 0);
+    assert!(host > 0, "no host frame compared");
 }
 
 #[test]
