@@ -514,7 +514,11 @@ block! {
         last_beat: Signal<Local, Bit>,
         ng_next: Signal<Local, Bits<NG>>,
         got_any: Signal<Local, Bit>,
-        count_next: Signal<Local, Bits<8>>,
+        /// The count so far after this cycle if no frame starts, and `r_eq` for each count the
+        /// waiting command may have after it (a send taken now, or the one waiting).
+        ng_w: Signal<Local, Bits<NG>>,
+        eq_send: Signal<Local, Bit>,
+        eq_wait: Signal<Local, Bit>,
         wr_ok: Signal<Local, Bit>,
         latch: Signal<Local, Bit>,
         cb_next: Signal<Local, Bit>,
@@ -832,14 +836,31 @@ impl Logic for PktGen {
             self.r_wsa.d.next = self.ng_next.val().get_bits::<BANK>(0);
             self.r_wsb.d.next = self.k0_bank.val();
         }
-        // The waiting command's count after this cycle (a send taken now replaces it).
-        if self.latch.val() {
-            self.count_next.next = self.send_count.val();
+        // `r_eq` after this cycle: the count so far (0 when a frame starts, else `ng_w`) equals
+        // the waiting command's count (a send taken now replaces it: `latch`, which is `send`
+        // when a frame starts and `send && !r_c_pending` otherwise). Judged for each case from
+        // registers and inputs, and picked last by `start`, so that `start` does not drive the
+        // count's decoder.
+        if self.wr_ok.val() {
+            self.ng_w.next = self.r_ng.q.val() << self.k1_ng.val();
         } else {
-            self.count_next.next = self.r_c_count.q.val();
+            self.ng_w.next = self.r_ng.q.val();
         }
-        self.r_eq.d.next =
-            (self.ng_next.val() & (self.k1_ng.val() << self.count_next.val())) != self.k0_ng.val();
+        self.eq_send.next =
+            (self.ng_w.val() & (self.k1_ng.val() << self.send_count.val())) != self.k0_ng.val();
+        self.eq_wait.next =
+            (self.ng_w.val() & (self.k1_ng.val() << self.r_c_count.q.val())) != self.k0_ng.val();
+        if self.start.val() {
+            if self.send.val() {
+                self.r_eq.d.next = self.send_count.val() == self.k0_8.val();
+            } else {
+                self.r_eq.d.next = self.r_c_count.q.val() == self.k0_8.val();
+            }
+        } else if self.send.val() && !self.r_c_pending.q.val() {
+            self.r_eq.d.next = self.eq_send.val();
+        } else {
+            self.r_eq.d.next = self.eq_wait.val();
+        }
         // Where the entry goes in the frame: it starts at frame byte `r_len`, so in beat
         // `r_len / 8` (kept less 5: the cycle before its first word's read starts), lane
         // `r_len mod 8`.

@@ -567,7 +567,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  last_beat;
     reg  [8:0] ng_next;
     reg  got_any;
-    reg  [7:0] count_next;
+    reg  [8:0] ng_w;
+    reg  eq_send;
+    reg  eq_wait;
     reg  wr_ok;
     reg  latch;
     reg  cb_next;
@@ -1566,13 +1568,28 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_wsa$d = ng_next[(32'h0)+:(8)];
             r_wsb$d = k0_bank;
         end
-        if (latch) begin
-            count_next = send_count;
+        if (wr_ok) begin
+            ng_w = r_ng$q << k1_ng;
         end
         else begin
-            count_next = r_c_count$q;
+            ng_w = r_ng$q;
         end
-        r_eq$d = (ng_next & (k1_ng << count_next)) != k0_ng;
+        eq_send = (ng_w & (k1_ng << send_count)) != k0_ng;
+        eq_wait = (ng_w & (k1_ng << r_c_count$q)) != k0_ng;
+        if (start) begin
+            if (send) begin
+                r_eq$d = send_count == k0_8;
+            end
+            else begin
+                r_eq$d = r_c_count$q == k0_8;
+            end
+        end
+        else if (send && ~r_c_pending$q) begin
+            r_eq$d = eq_send;
+        end
+        else begin
+            r_eq$d = eq_wait;
+        end
         lq = r_len$q[(32'h3)+:(8)] - k5_8;
         la = r_len$q[(32'h0)+:(3)];
         if (r_wsa$q[32'h0]) begin
