@@ -43,6 +43,9 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
     let stop = Arc::new(AtomicBool::new(false));
     let history = Arc::new(Mutex::new(Vec::<Event>::new()));
     let incrs = Arc::new(Mutex::new(Vec::<i64>::new()));
+    // The INCR client's other answers (error replies and I/O errors, counted by text) and its
+    // slowest answer, so that a run with few INCRs says why.
+    let incr_errors = Arc::new(Mutex::new(std::collections::BTreeMap::<String, u64>::new()));
     let ops = Arc::new(AtomicU64::new(0));
     let mut workers = Vec::new();
     // Load: unique-key writers at fronts 0 and 1 (they move the log on).
@@ -131,16 +134,34 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
     let mut registers = vec![register_client(0, 0), register_client(1, 1)];
     // INCR at front 1: every reply must be unique.
     {
-        let (stop, incrs) = (stop.clone(), incrs.clone());
+        let (stop, incrs, errors) = (stop.clone(), incrs.clone(), incr_errors.clone());
         let SocketAddr::V4(a) = f.addr(1) else {
             unreachable!()
         };
         workers.push(std::thread::spawn(move || {
             let mut r = connect_in(None, a, Duration::from_secs(20)).unwrap();
+            let mut slowest = Duration::ZERO;
             while !stop.load(Ordering::Relaxed) {
-                if let Ok(Value::Integer(i)) = r.call(&[b"INCR", b"counter"]) {
-                    incrs.lock().unwrap().push(i);
+                let t = Instant::now();
+                let answer = r.call(&[b"INCR", b"counter"]);
+                if t.elapsed() > slowest {
+                    slowest = t.elapsed();
+                    errors
+                        .lock()
+                        .unwrap()
+                        .insert("slowest answer (ms)".into(), slowest.as_millis() as u64);
                 }
+                let other = match answer {
+                    Ok(Value::Integer(i)) => {
+                        incrs.lock().unwrap().push(i);
+                        continue;
+                    }
+                    Ok(v) => format!("{v:?}"),
+                    Err(e) => format!("I/O: {e}"),
+                };
+                // (The first 60 characters: error texts may name an instance or a count.)
+                let key: String = other.chars().take(60).collect();
+                *errors.lock().unwrap().entry(key).or_default() += 1;
             }
         }));
     }
@@ -259,7 +280,13 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted.len(), incrs.len(), "an INCR reply was given twice");
-    assert!(incrs.len() > 10, "too few INCRs: {}", incrs.len());
+    let incr_errors = incr_errors.lock().unwrap().clone();
+    println!("the INCR client's other answers: {incr_errors:?}");
+    assert!(
+        incrs.len() > 10,
+        "too few INCRs: {} (other answers: {incr_errors:?})",
+        incrs.len()
+    );
     let history = history.lock().unwrap().clone();
     println!(
         "{} register operations, {} INCRs, {} writes; digests {digests:?}",
