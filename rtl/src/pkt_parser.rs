@@ -42,8 +42,7 @@ use rust_hdl::prelude::*;
 
 use crate::layout::Layout;
 use crate::lowi_core::{CLASS_BITS, class};
-use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, ZeroExtend};
-use crate::sim::val;
+use crate::prim::{ByteSwap, CsaIsFfff, JoinBeats, LaneMask, OnesCsa, Unused, ZeroExtend, val};
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))

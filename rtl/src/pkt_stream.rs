@@ -231,7 +231,7 @@ impl Logic for SlotRam {
             ];
             let mut taken = 0u64;
             for (r, (sel, addr)) in reads.iter().enumerate() {
-                let sel = crate::sim::val(*sel);
+                let sel = crate::prim::val(*sel);
                 assert!(
                     sel & taken == 0,
                     "SlotRam: two readers read word(s) {:#x} in one cycle",
@@ -247,7 +247,7 @@ impl Logic for SlotRam {
                 let w = self.wdata.val();
                 let slot = &mut self._mem[self.waddr.val().index()];
                 for (k, word) in slot.iter_mut().enumerate() {
-                    *word = crate::sim::word(w, 64 * k);
+                    *word = crate::prim::word(w, 64 * k);
                 }
             }
         }
@@ -550,7 +550,6 @@ block! {
         l_last1: Signal<Local, Bits<3>>,
         body: Signal<Local, Bits<64>>,
         total_len: Signal<Local, Bits<16>>,
-        udp_len: Signal<Local, Bits<16>>,
         body_len: Signal<Local, Bits<16>>,
         kindw: ZeroExtend<2, 8>,
         countw: ZeroExtend<8, 16>,
@@ -1231,7 +1230,6 @@ impl Logic for PktGen {
         self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
         self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
-        self.udp_len.next = self.r_f_ulen.q.val();
         self.body_len.next = self.r_f_len.q.val() - self.k_pkt_off.val();
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
@@ -1247,10 +1245,10 @@ impl Logic for PktGen {
         self.th1.total_len.next = self.total_len.val();
         self.th2.total_len.next = self.total_len.val();
         self.th3.total_len.next = self.total_len.val();
-        self.th0.udp_len.next = self.udp_len.val();
-        self.th1.udp_len.next = self.udp_len.val();
-        self.th2.udp_len.next = self.udp_len.val();
-        self.th3.udp_len.next = self.udp_len.val();
+        self.th0.udp_len.next = self.r_f_ulen.q.val();
+        self.th1.udp_len.next = self.r_f_ulen.q.val();
+        self.th2.udp_len.next = self.r_f_ulen.q.val();
+        self.th3.udp_len.next = self.r_f_ulen.q.val();
         self.th0.body_len.next = self.body_len.val();
         self.th1.body_len.next = self.body_len.val();
         self.th2.body_len.next = self.body_len.val();

@@ -4,7 +4,20 @@
 
 use rust_hdl::prelude::*;
 
-use crate::sim::val;
+/// `v` as an N-bit value (bits above N dropped).
+pub fn bits<const N: usize>(v: u64) -> Bits<N> {
+    Bits::<N>::from(v)
+}
+
+/// The low 64 bits of `b` (all of it when N ≤ 64).
+pub fn val<const N: usize>(b: Bits<N>) -> u64 {
+    word(b, 0)
+}
+
+/// Bits `at..at + 64` of `b` (those below N; the rest 0).
+pub fn word<const N: usize>(b: Bits<N>, at: usize) -> u64 {
+    (at..N.min(at + 64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << (i - at))
+}
 
 /// `wide = {0, narrow}`.
 #[derive(LogicBlock, Default)]

@@ -60,20 +60,8 @@ pub fn clock_edge<B: Block>(b: &mut B, clock: fn(&mut B) -> &mut Signal<In, Cloc
     settle(b);
 }
 
-/// `v` as an N-bit value (bits above N dropped).
-pub fn bits<const N: usize>(v: u64) -> Bits<N> {
-    Bits::<N>::from(v)
-}
-
-/// The low 64 bits of `b` (all of it when N ≤ 64).
-pub fn val<const N: usize>(b: Bits<N>) -> u64 {
-    word(b, 0)
-}
-
-/// Bits `at..at + 64` of `b` (those below N; the rest 0).
-pub fn word<const N: usize>(b: Bits<N>, at: usize) -> u64 {
-    (at..N.min(at + 64)).fold(0u64, |a, i| a | (b.get_bit(i) as u64) << (i - at))
-}
+/// The value helpers, defined with the primitives whose simulation models use them.
+pub use crate::prim::{bits, val, word};
 
 /// A small deterministic PRNG (xorshift64*), so tests need no extra crate and print seeds.
 #[derive(Clone, Debug)]

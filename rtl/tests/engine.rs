@@ -306,17 +306,29 @@ fn last_beat_of_the_last_copy_to_the_first_host_frame_beat_is_four_cycles() {
         ttl: 7,
         ..cfg()
     };
-    let mut e = started(&c);
     let entries = [(9, 1, b"abc".to_vec()), (4, 7, b"12345678".to_vec())];
-    e.frame(0, &copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries));
-    let f1 = copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries);
+    follower_decides_and_hands_the_copy_to_the_host(&c, &entries);
+}
+
+/// A started follower gets a BATCH copy of `entries` on trees 0 and 1, one after the other:
+/// it decides 3 cycles after the last copy beat, and its one host frame (first beat a cycle
+/// later) is the decided copy readdressed to the host.
+fn follower_decides_and_hands_the_copy_to_the_host(
+    c: &Config,
+    entries: &[(u32, u64, Vec<u8>)],
+) -> Engine {
+    let mut e = started(c);
+    e.frame(0, &copy(c, 0, 1, 0, 1, DecideKind::Batch, entries));
+    let f1 = copy(c, 0, 1, 1, 1, DecideKind::Batch, entries);
     let last = e.frame(1, &f1);
-    e.idle(30);
+    // The host frame is as long as the copy; its last beat leaves by then.
+    e.idle(f1.len() as u64 / 8 + 16);
     assert_eq!(e.delivered_at, vec![last + 3]);
     assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
     let (first, _, got) = &e.streams[H].frames[0];
     assert_eq!(*first, last + 4, "last copy beat → first host beat");
-    assert_eq!(got, &host_frame(&c, &f1));
+    assert_eq!(got, &host_frame(c, &f1));
+    e
 }
 
 /// The host frame of a decided copy `f`: its UDP payload readdressed to the host.
@@ -345,7 +357,6 @@ fn a_follower_copy_of_a_full_batch_reaches_the_host_whole() {
         ..cfg()
     };
     assert!(c.validate().is_ok(), "{:?}", c.validate());
-    let mut e = started(&c);
     let entries: Vec<(u32, u64, Vec<u8>)> = (0..rtl::pkt_gen::SLOTS as u64)
         .map(|i| {
             (
@@ -355,17 +366,11 @@ fn a_follower_copy_of_a_full_batch_reaches_the_host_whole() {
             )
         })
         .collect();
-    let f0 = copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries);
-    assert_eq!(f0.len(), 1230);
-    e.frame(0, &f0);
-    let f1 = copy(&c, 0, 1, 1, 1, DecideKind::Batch, &entries);
-    let last = e.frame(1, &f1);
-    e.idle(170);
-    assert_eq!(e.delivered_at, vec![last + 3]);
-    assert_eq!(e.streams[H].frames.len(), 1, "one host frame per decision");
-    let (first, _, got) = &e.streams[H].frames[0];
-    assert_eq!(*first, last + 4, "last copy beat → first host beat");
-    assert_eq!(got, &host_frame(&c, &f1));
+    assert_eq!(
+        copy(&c, 0, 1, 0, 1, DecideKind::Batch, &entries).len(),
+        1230
+    );
+    let mut e = follower_decides_and_hands_the_copy_to_the_host(&c, &entries);
     assert_eq!(e.counter(Counter::HostDropped), 0);
 }
 

@@ -589,7 +589,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [2:0] l_last1;
     reg  [63:0] body;
     reg  [15:0] total_len;
-    reg  [15:0] udp_len;
     reg  [15:0] body_len;
     
     // Sub module instances
@@ -1976,7 +1975,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
         total_len = r_f_len$q - k_eth;
-        udp_len = r_f_ulen$q;
         body_len = r_f_len$q - k_pkt_off;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
@@ -1992,10 +1990,10 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         th1$total_len = total_len;
         th2$total_len = total_len;
         th3$total_len = total_len;
-        th0$udp_len = udp_len;
-        th1$udp_len = udp_len;
-        th2$udp_len = udp_len;
-        th3$udp_len = udp_len;
+        th0$udp_len = r_f_ulen$q;
+        th1$udp_len = r_f_ulen$q;
+        th2$udp_len = r_f_ulen$q;
+        th3$udp_len = r_f_ulen$q;
         th0$body_len = body_len;
         th1$body_len = body_len;
         th2$body_len = body_len;
