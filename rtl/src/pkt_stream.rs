@@ -64,8 +64,8 @@ block! {
     /// checksum, `tree` byte), beat `beat` of them (0 past beat 9).
     pub struct TreeHeader(tree: u8) {
         pub group: Signal<In, Bits<32>>,
-        /// IPv4 checksum's constant part (constant words + source address + TTL), registered.
-        pub ps: Signal<In, Bits<16>>,
+        /// The IPv4 header checksum (registered by `PktGen`).
+        pub ip_csum: Signal<In, Bits<16>>,
         pub total_len: Signal<In, Bits<16>>,
         pub udp_len: Signal<In, Bits<16>>,
         pub body_len: Signal<In, Bits<16>>,
@@ -84,12 +84,6 @@ block! {
         pub out: Signal<Out, Bits<64>>,
         hdr: HeaderBytes = HeaderBytes::new(header_map()),
         xh: ZeroExtend<624, 640>,
-        add_cs_a: OnesAdd,
-        cs_b: Signal<Local, Bits<16>>,
-        add_cs_c: OnesAdd,
-        cs_d: Signal<Local, Bits<16>>,
-        add_cs_e: OnesAdd,
-        cs_f: Signal<Local, Bits<16>>,
         boff: Signal<Local, Bits<10>>,
         bw: ZeroExtend<8, 10>,
         k_tree: Constant<Bits<8>> = k(tree as u64),
@@ -120,18 +114,7 @@ impl Logic for TreeHeader {
         self.hdr.src_mac.next = self.src_mac.val();
         self.hdr.src_ip.next = self.src_ip.val();
         self.hdr.ttl.next = self.ttl.val();
-        // One's-complement sum: the registered constant part + total_len + both halves of the
-        // group address.
-        self.add_cs_a.a.next = self.ps.val();
-        self.add_cs_a.b.next = self.total_len.val();
-        self.cs_b.next = self.add_cs_a.out.val();
-        self.add_cs_c.a.next = self.cs_b.val();
-        self.add_cs_c.b.next = self.group.val().get_bits::<16>(16);
-        self.cs_d.next = self.add_cs_c.out.val();
-        self.add_cs_e.a.next = self.cs_d.val();
-        self.add_cs_e.b.next = self.group.val().get_bits::<16>(0);
-        self.cs_f.next = self.add_cs_e.out.val();
-        self.hdr.ip_csum.next = !self.cs_f.val();
+        self.hdr.ip_csum.next = self.ip_csum.val();
         self.xh.narrow.next = self.hdr.out.val();
         self.bw.narrow.next = self.beat.val();
         self.boff.next = self.bw.wide.val() << self.k6_10.val();
@@ -405,8 +388,41 @@ block! {
         /// `r_n_got` equals `r_c_count`.
         r_eq: DFFWithInit<Bit> = DFFWithInit::new(true),
         r_lastkeep: DFF<Bits<8>>,
-        r_f_len: DFF<Bits<16>>,
+        /// The streaming frame's lengths, set when it starts from the summed length `r_len`:
+        /// its IPv4 total length, UDP length and DECIDE body length (no subtractor between a
+        /// register and an output beat).
+        r_f_tl: DFF<Bits<16>>,
         r_f_ulen: DFF<Bits<16>>,
+        r_f_bl: DFF<Bits<16>>,
+        /// Each tree's IPv4 checksum part that is configuration only: `r_ps` + both halves of
+        /// its group address, registered like `r_ps` (configuration changes only while the core
+        /// is disabled, so it is settled long before a send).
+        r_pg0: DFF<Bits<16>>,
+        r_pg1: DFF<Bits<16>>,
+        r_pg2: DFF<Bits<16>>,
+        r_pg3: DFF<Bits<16>>,
+        /// Each tree's IPv4 header checksum for the streaming frame: `!(r_pg + r_f_tl)`,
+        /// registered every cycle (valid from beat 1's cycle; the checksum is in beat 3).
+        r_cs0: DFF<Bits<16>>,
+        r_cs1: DFF<Bits<16>>,
+        r_cs2: DFF<Bits<16>>,
+        r_cs3: DFF<Bits<16>>,
+        add_pg0_a: OnesAdd,
+        pg0_b: Signal<Local, Bits<16>>,
+        add_pg0_c: OnesAdd,
+        add_cs0: OnesAdd,
+        add_pg1_a: OnesAdd,
+        pg1_b: Signal<Local, Bits<16>>,
+        add_pg1_c: OnesAdd,
+        add_cs1: OnesAdd,
+        add_pg2_a: OnesAdd,
+        pg2_b: Signal<Local, Bits<16>>,
+        add_pg2_c: OnesAdd,
+        add_cs2: OnesAdd,
+        add_pg3_a: OnesAdd,
+        pg3_b: Signal<Local, Bits<16>>,
+        add_pg3_c: OnesAdd,
+        add_cs3: OnesAdd,
         r_f_kind: DFF<Bits<2>>,
         r_f_count: DFF<Bits<8>>,
         r_f_instance: DFF<Bits<64>>,
@@ -549,8 +565,6 @@ block! {
         l_nbeats: Signal<Local, Bits<8>>,
         l_last1: Signal<Local, Bits<3>>,
         body: Signal<Local, Bits<64>>,
-        total_len: Signal<Local, Bits<16>>,
-        body_len: Signal<Local, Bits<16>>,
         kindw: ZeroExtend<2, 8>,
         countw: ZeroExtend<8, 16>,
         ttlw: ZeroExtend<8, 16>,
@@ -653,8 +667,17 @@ impl Logic for PktGen {
             r_ng,
             r_eq,
             r_lastkeep,
-            r_f_len,
+            r_f_tl,
             r_f_ulen,
+            r_f_bl,
+            r_pg0,
+            r_pg1,
+            r_pg2,
+            r_pg3,
+            r_cs0,
+            r_cs1,
+            r_cs2,
+            r_cs3,
             r_f_kind,
             r_f_count,
             r_f_instance,
@@ -1113,8 +1136,9 @@ impl Logic for PktGen {
             self.r_nbeats.d.next = self.l_nbeats.val();
             self.r_lastkeep.d.next =
                 self.k_keep_all.val() >> (self.k7_3.val() - self.l_last1.val());
-            self.r_f_len.d.next = self.l_len.val();
+            self.r_f_tl.d.next = self.l_len.val() - self.k_eth.val();
             self.r_f_ulen.d.next = self.l_len.val() - self.k_udp_off.val();
+            self.r_f_bl.d.next = self.l_len.val() - self.k_pkt_off.val();
             self.r_f_kind.d.next = self.r_c_kind.q.val();
             self.r_f_count.d.next = self.r_c_count.q.val();
             self.r_f_instance.d.next = self.r_c_instance.q.val();
@@ -1229,30 +1253,68 @@ impl Logic for PktGen {
         self.add_ps_e.b.next = self.ps_d.val();
         self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
-        self.total_len.next = self.r_f_len.q.val() - self.k_eth.val();
-        self.body_len.next = self.r_f_len.q.val() - self.k_pkt_off.val();
+        // Each tree's IPv4 checksum: the one's-complement sum of the configuration's part
+        // (`r_ps` + the group's halves, `r_pg*`) and the total length, inverted. The order of
+        // the terms does not change the sum (a one's-complement sum is 0 only when every term
+        // is).
+        self.add_pg0_a.a.next = self.r_ps.q.val();
+        self.add_pg0_a.b.next = self.group0.val().get_bits::<16>(16);
+        self.pg0_b.next = self.add_pg0_a.out.val();
+        self.add_pg0_c.a.next = self.pg0_b.val();
+        self.add_pg0_c.b.next = self.group0.val().get_bits::<16>(0);
+        self.r_pg0.d.next = self.add_pg0_c.out.val();
+        self.add_cs0.a.next = self.r_pg0.q.val();
+        self.add_cs0.b.next = self.r_f_tl.q.val();
+        self.r_cs0.d.next = !self.add_cs0.out.val();
+        self.add_pg1_a.a.next = self.r_ps.q.val();
+        self.add_pg1_a.b.next = self.group1.val().get_bits::<16>(16);
+        self.pg1_b.next = self.add_pg1_a.out.val();
+        self.add_pg1_c.a.next = self.pg1_b.val();
+        self.add_pg1_c.b.next = self.group1.val().get_bits::<16>(0);
+        self.r_pg1.d.next = self.add_pg1_c.out.val();
+        self.add_cs1.a.next = self.r_pg1.q.val();
+        self.add_cs1.b.next = self.r_f_tl.q.val();
+        self.r_cs1.d.next = !self.add_cs1.out.val();
+        self.add_pg2_a.a.next = self.r_ps.q.val();
+        self.add_pg2_a.b.next = self.group2.val().get_bits::<16>(16);
+        self.pg2_b.next = self.add_pg2_a.out.val();
+        self.add_pg2_c.a.next = self.pg2_b.val();
+        self.add_pg2_c.b.next = self.group2.val().get_bits::<16>(0);
+        self.r_pg2.d.next = self.add_pg2_c.out.val();
+        self.add_cs2.a.next = self.r_pg2.q.val();
+        self.add_cs2.b.next = self.r_f_tl.q.val();
+        self.r_cs2.d.next = !self.add_cs2.out.val();
+        self.add_pg3_a.a.next = self.r_ps.q.val();
+        self.add_pg3_a.b.next = self.group3.val().get_bits::<16>(16);
+        self.pg3_b.next = self.add_pg3_a.out.val();
+        self.add_pg3_c.a.next = self.pg3_b.val();
+        self.add_pg3_c.b.next = self.group3.val().get_bits::<16>(0);
+        self.r_pg3.d.next = self.add_pg3_c.out.val();
+        self.add_cs3.a.next = self.r_pg3.q.val();
+        self.add_cs3.b.next = self.r_f_tl.q.val();
+        self.r_cs3.d.next = !self.add_cs3.out.val();
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
         self.th0.group.next = self.group0.val();
         self.th1.group.next = self.group1.val();
         self.th2.group.next = self.group2.val();
         self.th3.group.next = self.group3.val();
-        self.th0.ps.next = self.r_ps.q.val();
-        self.th1.ps.next = self.r_ps.q.val();
-        self.th2.ps.next = self.r_ps.q.val();
-        self.th3.ps.next = self.r_ps.q.val();
-        self.th0.total_len.next = self.total_len.val();
-        self.th1.total_len.next = self.total_len.val();
-        self.th2.total_len.next = self.total_len.val();
-        self.th3.total_len.next = self.total_len.val();
+        self.th0.ip_csum.next = self.r_cs0.q.val();
+        self.th1.ip_csum.next = self.r_cs1.q.val();
+        self.th2.ip_csum.next = self.r_cs2.q.val();
+        self.th3.ip_csum.next = self.r_cs3.q.val();
+        self.th0.total_len.next = self.r_f_tl.q.val();
+        self.th1.total_len.next = self.r_f_tl.q.val();
+        self.th2.total_len.next = self.r_f_tl.q.val();
+        self.th3.total_len.next = self.r_f_tl.q.val();
         self.th0.udp_len.next = self.r_f_ulen.q.val();
         self.th1.udp_len.next = self.r_f_ulen.q.val();
         self.th2.udp_len.next = self.r_f_ulen.q.val();
         self.th3.udp_len.next = self.r_f_ulen.q.val();
-        self.th0.body_len.next = self.body_len.val();
-        self.th1.body_len.next = self.body_len.val();
-        self.th2.body_len.next = self.body_len.val();
-        self.th3.body_len.next = self.body_len.val();
+        self.th0.body_len.next = self.r_f_bl.q.val();
+        self.th1.body_len.next = self.r_f_bl.q.val();
+        self.th2.body_len.next = self.r_f_bl.q.val();
+        self.th3.body_len.next = self.r_f_bl.q.val();
         self.th0.port.next = self.port.val();
         self.th1.port.next = self.port.val();
         self.th2.port.next = self.port.val();

@@ -23365,12 +23365,75 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] r_lastkeep$d;
     wire  [7:0] r_lastkeep$q;
     reg  r_lastkeep$clock;
-    reg  [15:0] r_f_len$d;
-    wire  [15:0] r_f_len$q;
-    reg  r_f_len$clock;
+    reg  [15:0] r_f_tl$d;
+    wire  [15:0] r_f_tl$q;
+    reg  r_f_tl$clock;
     reg  [15:0] r_f_ulen$d;
     wire  [15:0] r_f_ulen$q;
     reg  r_f_ulen$clock;
+    reg  [15:0] r_f_bl$d;
+    wire  [15:0] r_f_bl$q;
+    reg  r_f_bl$clock;
+    reg  [15:0] r_pg0$d;
+    wire  [15:0] r_pg0$q;
+    reg  r_pg0$clock;
+    reg  [15:0] r_pg1$d;
+    wire  [15:0] r_pg1$q;
+    reg  r_pg1$clock;
+    reg  [15:0] r_pg2$d;
+    wire  [15:0] r_pg2$q;
+    reg  r_pg2$clock;
+    reg  [15:0] r_pg3$d;
+    wire  [15:0] r_pg3$q;
+    reg  r_pg3$clock;
+    reg  [15:0] r_cs0$d;
+    wire  [15:0] r_cs0$q;
+    reg  r_cs0$clock;
+    reg  [15:0] r_cs1$d;
+    wire  [15:0] r_cs1$q;
+    reg  r_cs1$clock;
+    reg  [15:0] r_cs2$d;
+    wire  [15:0] r_cs2$q;
+    reg  r_cs2$clock;
+    reg  [15:0] r_cs3$d;
+    wire  [15:0] r_cs3$q;
+    reg  r_cs3$clock;
+    reg  [15:0] add_pg0_a$a;
+    reg  [15:0] add_pg0_a$b;
+    wire  [15:0] add_pg0_a$out;
+    reg  [15:0] add_pg0_c$a;
+    reg  [15:0] add_pg0_c$b;
+    wire  [15:0] add_pg0_c$out;
+    reg  [15:0] add_cs0$a;
+    reg  [15:0] add_cs0$b;
+    wire  [15:0] add_cs0$out;
+    reg  [15:0] add_pg1_a$a;
+    reg  [15:0] add_pg1_a$b;
+    wire  [15:0] add_pg1_a$out;
+    reg  [15:0] add_pg1_c$a;
+    reg  [15:0] add_pg1_c$b;
+    wire  [15:0] add_pg1_c$out;
+    reg  [15:0] add_cs1$a;
+    reg  [15:0] add_cs1$b;
+    wire  [15:0] add_cs1$out;
+    reg  [15:0] add_pg2_a$a;
+    reg  [15:0] add_pg2_a$b;
+    wire  [15:0] add_pg2_a$out;
+    reg  [15:0] add_pg2_c$a;
+    reg  [15:0] add_pg2_c$b;
+    wire  [15:0] add_pg2_c$out;
+    reg  [15:0] add_cs2$a;
+    reg  [15:0] add_cs2$b;
+    wire  [15:0] add_cs2$out;
+    reg  [15:0] add_pg3_a$a;
+    reg  [15:0] add_pg3_a$b;
+    wire  [15:0] add_pg3_a$out;
+    reg  [15:0] add_pg3_c$a;
+    reg  [15:0] add_pg3_c$b;
+    wire  [15:0] add_pg3_c$out;
+    reg  [15:0] add_cs3$a;
+    reg  [15:0] add_cs3$b;
+    wire  [15:0] add_cs3$out;
     reg  [1:0] r_f_kind$d;
     wire  [1:0] r_f_kind$q;
     reg  r_f_kind$clock;
@@ -23686,7 +23749,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] ttlw$narrow;
     wire  [15:0] ttlw$wide;
     reg  [31:0] th0$group;
-    reg  [15:0] th0$ps;
+    reg  [15:0] th0$ip_csum;
     reg  [15:0] th0$total_len;
     reg  [15:0] th0$udp_len;
     reg  [15:0] th0$body_len;
@@ -23704,7 +23767,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] th0$beat;
     wire  [63:0] th0$out;
     reg  [31:0] th1$group;
-    reg  [15:0] th1$ps;
+    reg  [15:0] th1$ip_csum;
     reg  [15:0] th1$total_len;
     reg  [15:0] th1$udp_len;
     reg  [15:0] th1$body_len;
@@ -23722,7 +23785,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] th1$beat;
     wire  [63:0] th1$out;
     reg  [31:0] th2$group;
-    reg  [15:0] th2$ps;
+    reg  [15:0] th2$ip_csum;
     reg  [15:0] th2$total_len;
     reg  [15:0] th2$udp_len;
     reg  [15:0] th2$body_len;
@@ -23740,7 +23803,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] th2$beat;
     wire  [63:0] th2$out;
     reg  [31:0] th3$group;
-    reg  [15:0] th3$ps;
+    reg  [15:0] th3$ip_csum;
     reg  [15:0] th3$total_len;
     reg  [15:0] th3$udp_len;
     reg  [15:0] th3$body_len;
@@ -23759,6 +23822,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [63:0] th3$out;
     
     // Local signals
+    reg  [15:0] pg0_b;
+    reg  [15:0] pg1_b;
+    reg  [15:0] pg2_b;
+    reg  [15:0] pg3_b;
     reg  [3:0] wa;
     reg  start;
     reg  last_beat;
@@ -23785,8 +23852,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [7:0] l_nbeats;
     reg  [2:0] l_last1;
     reg  [63:0] body;
-    reg  [15:0] total_len;
-    reg  [15:0] body_len;
     
     // Sub module instances
     nc_engine$decide_gen$r_c_pending r_c_pending(
@@ -23874,15 +23939,120 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_lastkeep$q),
         .clock(r_lastkeep$clock)
     );
-    nc_engine$decide_gen$r_f_len r_f_len(
-        .d(r_f_len$d),
-        .q(r_f_len$q),
-        .clock(r_f_len$clock)
+    nc_engine$decide_gen$r_f_tl r_f_tl(
+        .d(r_f_tl$d),
+        .q(r_f_tl$q),
+        .clock(r_f_tl$clock)
     );
     nc_engine$decide_gen$r_f_ulen r_f_ulen(
         .d(r_f_ulen$d),
         .q(r_f_ulen$q),
         .clock(r_f_ulen$clock)
+    );
+    nc_engine$decide_gen$r_f_bl r_f_bl(
+        .d(r_f_bl$d),
+        .q(r_f_bl$q),
+        .clock(r_f_bl$clock)
+    );
+    nc_engine$decide_gen$r_pg0 r_pg0(
+        .d(r_pg0$d),
+        .q(r_pg0$q),
+        .clock(r_pg0$clock)
+    );
+    nc_engine$decide_gen$r_pg1 r_pg1(
+        .d(r_pg1$d),
+        .q(r_pg1$q),
+        .clock(r_pg1$clock)
+    );
+    nc_engine$decide_gen$r_pg2 r_pg2(
+        .d(r_pg2$d),
+        .q(r_pg2$q),
+        .clock(r_pg2$clock)
+    );
+    nc_engine$decide_gen$r_pg3 r_pg3(
+        .d(r_pg3$d),
+        .q(r_pg3$q),
+        .clock(r_pg3$clock)
+    );
+    nc_engine$decide_gen$r_cs0 r_cs0(
+        .d(r_cs0$d),
+        .q(r_cs0$q),
+        .clock(r_cs0$clock)
+    );
+    nc_engine$decide_gen$r_cs1 r_cs1(
+        .d(r_cs1$d),
+        .q(r_cs1$q),
+        .clock(r_cs1$clock)
+    );
+    nc_engine$decide_gen$r_cs2 r_cs2(
+        .d(r_cs2$d),
+        .q(r_cs2$q),
+        .clock(r_cs2$clock)
+    );
+    nc_engine$decide_gen$r_cs3 r_cs3(
+        .d(r_cs3$d),
+        .q(r_cs3$q),
+        .clock(r_cs3$clock)
+    );
+    nc_engine$decide_gen$add_pg0_a add_pg0_a(
+        .a(add_pg0_a$a),
+        .b(add_pg0_a$b),
+        .out(add_pg0_a$out)
+    );
+    nc_engine$decide_gen$add_pg0_c add_pg0_c(
+        .a(add_pg0_c$a),
+        .b(add_pg0_c$b),
+        .out(add_pg0_c$out)
+    );
+    nc_engine$decide_gen$add_cs0 add_cs0(
+        .a(add_cs0$a),
+        .b(add_cs0$b),
+        .out(add_cs0$out)
+    );
+    nc_engine$decide_gen$add_pg1_a add_pg1_a(
+        .a(add_pg1_a$a),
+        .b(add_pg1_a$b),
+        .out(add_pg1_a$out)
+    );
+    nc_engine$decide_gen$add_pg1_c add_pg1_c(
+        .a(add_pg1_c$a),
+        .b(add_pg1_c$b),
+        .out(add_pg1_c$out)
+    );
+    nc_engine$decide_gen$add_cs1 add_cs1(
+        .a(add_cs1$a),
+        .b(add_cs1$b),
+        .out(add_cs1$out)
+    );
+    nc_engine$decide_gen$add_pg2_a add_pg2_a(
+        .a(add_pg2_a$a),
+        .b(add_pg2_a$b),
+        .out(add_pg2_a$out)
+    );
+    nc_engine$decide_gen$add_pg2_c add_pg2_c(
+        .a(add_pg2_c$a),
+        .b(add_pg2_c$b),
+        .out(add_pg2_c$out)
+    );
+    nc_engine$decide_gen$add_cs2 add_cs2(
+        .a(add_cs2$a),
+        .b(add_cs2$b),
+        .out(add_cs2$out)
+    );
+    nc_engine$decide_gen$add_pg3_a add_pg3_a(
+        .a(add_pg3_a$a),
+        .b(add_pg3_a$b),
+        .out(add_pg3_a$out)
+    );
+    nc_engine$decide_gen$add_pg3_c add_pg3_c(
+        .a(add_pg3_c$a),
+        .b(add_pg3_c$b),
+        .out(add_pg3_c$out)
+    );
+    nc_engine$decide_gen$add_cs3 add_cs3(
+        .a(add_cs3$a),
+        .b(add_cs3$b),
+        .out(add_cs3$out)
     );
     nc_engine$decide_gen$r_f_kind r_f_kind(
         .d(r_f_kind$d),
@@ -24402,7 +24572,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     );
     nc_engine$decide_gen$th0 th0(
         .group(th0$group),
-        .ps(th0$ps),
+        .ip_csum(th0$ip_csum),
         .total_len(th0$total_len),
         .udp_len(th0$udp_len),
         .body_len(th0$body_len),
@@ -24422,7 +24592,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     );
     nc_engine$decide_gen$th1 th1(
         .group(th1$group),
-        .ps(th1$ps),
+        .ip_csum(th1$ip_csum),
         .total_len(th1$total_len),
         .udp_len(th1$udp_len),
         .body_len(th1$body_len),
@@ -24442,7 +24612,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     );
     nc_engine$decide_gen$th2 th2(
         .group(th2$group),
-        .ps(th2$ps),
+        .ip_csum(th2$ip_csum),
         .total_len(th2$total_len),
         .udp_len(th2$udp_len),
         .body_len(th2$body_len),
@@ -24462,7 +24632,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     );
     nc_engine$decide_gen$th3 th3(
         .group(th3$group),
-        .ps(th3$ps),
+        .ip_csum(th3$ip_csum),
         .total_len(th3$total_len),
         .udp_len(th3$udp_len),
         .body_len(th3$body_len),
@@ -24498,8 +24668,17 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_ng$clock = clock;
         r_eq$clock = clock;
         r_lastkeep$clock = clock;
-        r_f_len$clock = clock;
+        r_f_tl$clock = clock;
         r_f_ulen$clock = clock;
+        r_f_bl$clock = clock;
+        r_pg0$clock = clock;
+        r_pg1$clock = clock;
+        r_pg2$clock = clock;
+        r_pg3$clock = clock;
+        r_cs0$clock = clock;
+        r_cs1$clock = clock;
+        r_cs2$clock = clock;
+        r_cs3$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
@@ -24600,8 +24779,17 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_ng$d = r_ng$q;
         r_eq$d = r_eq$q;
         r_lastkeep$d = r_lastkeep$q;
-        r_f_len$d = r_f_len$q;
+        r_f_tl$d = r_f_tl$q;
         r_f_ulen$d = r_f_ulen$q;
+        r_f_bl$d = r_f_bl$q;
+        r_pg0$d = r_pg0$q;
+        r_pg1$d = r_pg1$q;
+        r_pg2$d = r_pg2$q;
+        r_pg3$d = r_pg3$q;
+        r_cs0$d = r_cs0$q;
+        r_cs1$d = r_cs1$q;
+        r_cs2$d = r_cs2$q;
+        r_cs3$d = r_cs3$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
@@ -25048,8 +25236,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_body$d = 1'b0;
             r_nbeats$d = l_nbeats;
             r_lastkeep$d = k_keep_all >> (k7_3 - l_last1);
-            r_f_len$d = l_len;
+            r_f_tl$d = l_len - k_eth;
             r_f_ulen$d = l_len - k_udp_off;
+            r_f_bl$d = l_len - k_pkt_off;
             r_f_kind$d = r_c_kind$q;
             r_f_count$d = r_c_count$q;
             r_f_instance$d = r_c_instance$q;
@@ -25171,30 +25360,64 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         add_ps_e$b = ps_d;
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
-        total_len = r_f_len$q - k_eth;
-        body_len = r_f_len$q - k_pkt_off;
+        add_pg0_a$a = r_ps$q;
+        add_pg0_a$b = group0[(32'h10)+:(16)];
+        pg0_b = add_pg0_a$out;
+        add_pg0_c$a = pg0_b;
+        add_pg0_c$b = group0[(32'h0)+:(16)];
+        r_pg0$d = add_pg0_c$out;
+        add_cs0$a = r_pg0$q;
+        add_cs0$b = r_f_tl$q;
+        r_cs0$d = ~add_cs0$out;
+        add_pg1_a$a = r_ps$q;
+        add_pg1_a$b = group1[(32'h10)+:(16)];
+        pg1_b = add_pg1_a$out;
+        add_pg1_c$a = pg1_b;
+        add_pg1_c$b = group1[(32'h0)+:(16)];
+        r_pg1$d = add_pg1_c$out;
+        add_cs1$a = r_pg1$q;
+        add_cs1$b = r_f_tl$q;
+        r_cs1$d = ~add_cs1$out;
+        add_pg2_a$a = r_ps$q;
+        add_pg2_a$b = group2[(32'h10)+:(16)];
+        pg2_b = add_pg2_a$out;
+        add_pg2_c$a = pg2_b;
+        add_pg2_c$b = group2[(32'h0)+:(16)];
+        r_pg2$d = add_pg2_c$out;
+        add_cs2$a = r_pg2$q;
+        add_cs2$b = r_f_tl$q;
+        r_cs2$d = ~add_cs2$out;
+        add_pg3_a$a = r_ps$q;
+        add_pg3_a$b = group3[(32'h10)+:(16)];
+        pg3_b = add_pg3_a$out;
+        add_pg3_c$a = pg3_b;
+        add_pg3_c$b = group3[(32'h0)+:(16)];
+        r_pg3$d = add_pg3_c$out;
+        add_cs3$a = r_pg3$q;
+        add_cs3$b = r_f_tl$q;
+        r_cs3$d = ~add_cs3$out;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         th0$group = group0;
         th1$group = group1;
         th2$group = group2;
         th3$group = group3;
-        th0$ps = r_ps$q;
-        th1$ps = r_ps$q;
-        th2$ps = r_ps$q;
-        th3$ps = r_ps$q;
-        th0$total_len = total_len;
-        th1$total_len = total_len;
-        th2$total_len = total_len;
-        th3$total_len = total_len;
+        th0$ip_csum = r_cs0$q;
+        th1$ip_csum = r_cs1$q;
+        th2$ip_csum = r_cs2$q;
+        th3$ip_csum = r_cs3$q;
+        th0$total_len = r_f_tl$q;
+        th1$total_len = r_f_tl$q;
+        th2$total_len = r_f_tl$q;
+        th3$total_len = r_f_tl$q;
         th0$udp_len = r_f_ulen$q;
         th1$udp_len = r_f_ulen$q;
         th2$udp_len = r_f_ulen$q;
         th3$udp_len = r_f_ulen$q;
-        th0$body_len = body_len;
-        th1$body_len = body_len;
-        th2$body_len = body_len;
-        th3$body_len = body_len;
+        th0$body_len = r_f_bl$q;
+        th1$body_len = r_f_bl$q;
+        th2$body_len = r_f_bl$q;
+        th3$body_len = r_f_bl$q;
         th0$port = port;
         th1$port = port;
         th2$port = port;
@@ -25273,6 +25496,198 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     end
     
 endmodule // nc_engine$decide_gen
+
+
+module nc_engine$decide_gen$add_cs0(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_cs0
+
+
+module nc_engine$decide_gen$add_cs1(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_cs1
+
+
+module nc_engine$decide_gen$add_cs2(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_cs2
+
+
+module nc_engine$decide_gen$add_cs3(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_cs3
+
+
+module nc_engine$decide_gen$add_pg0_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg0_a
+
+
+module nc_engine$decide_gen$add_pg0_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg0_c
+
+
+module nc_engine$decide_gen$add_pg1_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg1_a
+
+
+module nc_engine$decide_gen$add_pg1_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg1_c
+
+
+module nc_engine$decide_gen$add_pg2_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg2_a
+
+
+module nc_engine$decide_gen$add_pg2_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg2_c
+
+
+module nc_engine$decide_gen$add_pg3_a(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg3_a
+
+
+module nc_engine$decide_gen$add_pg3_c(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$add_pg3_c
 
 
 module nc_engine$decide_gen$add_ps_a(a,b,out);
@@ -25934,6 +26349,82 @@ module nc_engine$decide_gen$r_cb(d,q,clock);
 endmodule // nc_engine$decide_gen$r_cb
 
 
+module nc_engine$decide_gen$r_cs0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_cs0
+
+
+module nc_engine$decide_gen$r_cs1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_cs1
+
+
+module nc_engine$decide_gen$r_cs2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_cs2
+
+
+module nc_engine$decide_gen$r_cs3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_cs3
+
+
 module nc_engine$decide_gen$r_eq(d,q,clock);
     
     // Module arguments
@@ -25983,6 +26474,25 @@ module nc_engine$decide_gen$r_eq$dff(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_eq$dff
+
+
+module nc_engine$decide_gen$r_f_bl(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_bl
 
 
 module nc_engine$decide_gen$r_f_count(d,q,clock);
@@ -26061,25 +26571,6 @@ module nc_engine$decide_gen$r_f_kind(d,q,clock);
 endmodule // nc_engine$decide_gen$r_f_kind
 
 
-module nc_engine$decide_gen$r_f_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_f_len
-
-
 module nc_engine$decide_gen$r_f_seq(d,q,clock);
     
     // Module arguments
@@ -26097,6 +26588,25 @@ module nc_engine$decide_gen$r_f_seq(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_f_seq
+
+
+module nc_engine$decide_gen$r_f_tl(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_f_tl
 
 
 module nc_engine$decide_gen$r_f_ulen(d,q,clock);
@@ -26674,6 +27184,82 @@ module nc_engine$decide_gen$r_pa3(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_pa3
+
+
+module nc_engine$decide_gen$r_pg0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pg0
+
+
+module nc_engine$decide_gen$r_pg1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pg1
+
+
+module nc_engine$decide_gen$r_pg2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pg2
+
+
+module nc_engine$decide_gen$r_pg3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_pg3
 
 
 module nc_engine$decide_gen$r_pn0(d,q,clock);
@@ -27776,11 +28362,11 @@ module nc_engine$decide_gen$swap(inp,out);
 endmodule // nc_engine$decide_gen$swap
 
 
-module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+module nc_engine$decide_gen$th0(group,ip_csum,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
     
     // Module arguments
     input wire  [31:0] group;
-    input wire  [15:0] ps;
+    input wire  [15:0] ip_csum;
     input wire  [15:0] total_len;
     input wire  [15:0] udp_len;
     input wire  [15:0] body_len;
@@ -27827,22 +28413,10 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
-    reg  [15:0] add_cs_a$a;
-    reg  [15:0] add_cs_a$b;
-    wire  [15:0] add_cs_a$out;
-    reg  [15:0] add_cs_c$a;
-    reg  [15:0] add_cs_c$b;
-    wire  [15:0] add_cs_c$out;
-    reg  [15:0] add_cs_e$a;
-    reg  [15:0] add_cs_e$b;
-    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_b;
-    reg  [15:0] cs_d;
-    reg  [15:0] cs_f;
     reg  [9:0] boff;
     
     // Sub module instances
@@ -27871,21 +28445,6 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
-    nc_engine$decide_gen$th0$add_cs_a add_cs_a(
-        .a(add_cs_a$a),
-        .b(add_cs_a$b),
-        .out(add_cs_a$out)
-    );
-    nc_engine$decide_gen$th0$add_cs_c add_cs_c(
-        .a(add_cs_c$a),
-        .b(add_cs_c$b),
-        .out(add_cs_c$out)
-    );
-    nc_engine$decide_gen$th0$add_cs_e add_cs_e(
-        .a(add_cs_e$a),
-        .b(add_cs_e$b),
-        .out(add_cs_e$out)
-    );
     nc_engine$decide_gen$th0$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -27910,16 +28469,7 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        add_cs_a$a = ps;
-        add_cs_a$b = total_len;
-        cs_b = add_cs_a$out;
-        add_cs_c$a = cs_b;
-        add_cs_c$b = group[(32'h10)+:(16)];
-        cs_d = add_cs_c$out;
-        add_cs_e$a = cs_d;
-        add_cs_e$b = group[(32'h0)+:(16)];
-        cs_f = add_cs_e$out;
-        hdr$ip_csum = ~cs_f;
+        hdr$ip_csum = ip_csum;
         xh$narrow = hdr$out;
         bw$narrow = beat;
         boff = bw$wide << k6_10;
@@ -27932,54 +28482,6 @@ module nc_engine$decide_gen$th0(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th0
-
-
-module nc_engine$decide_gen$th0$add_cs_a(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th0$add_cs_a
-
-
-module nc_engine$decide_gen$th0$add_cs_c(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th0$add_cs_c
-
-
-module nc_engine$decide_gen$th0$add_cs_e(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th0$add_cs_e
 
 
 module nc_engine$decide_gen$th0$bw(narrow,wide);
@@ -28032,11 +28534,11 @@ module nc_engine$decide_gen$th0$xh(narrow,wide);
 endmodule // nc_engine$decide_gen$th0$xh
 
 
-module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+module nc_engine$decide_gen$th1(group,ip_csum,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
     
     // Module arguments
     input wire  [31:0] group;
-    input wire  [15:0] ps;
+    input wire  [15:0] ip_csum;
     input wire  [15:0] total_len;
     input wire  [15:0] udp_len;
     input wire  [15:0] body_len;
@@ -28083,22 +28585,10 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
-    reg  [15:0] add_cs_a$a;
-    reg  [15:0] add_cs_a$b;
-    wire  [15:0] add_cs_a$out;
-    reg  [15:0] add_cs_c$a;
-    reg  [15:0] add_cs_c$b;
-    wire  [15:0] add_cs_c$out;
-    reg  [15:0] add_cs_e$a;
-    reg  [15:0] add_cs_e$b;
-    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_b;
-    reg  [15:0] cs_d;
-    reg  [15:0] cs_f;
     reg  [9:0] boff;
     
     // Sub module instances
@@ -28127,21 +28617,6 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
-    nc_engine$decide_gen$th1$add_cs_a add_cs_a(
-        .a(add_cs_a$a),
-        .b(add_cs_a$b),
-        .out(add_cs_a$out)
-    );
-    nc_engine$decide_gen$th1$add_cs_c add_cs_c(
-        .a(add_cs_c$a),
-        .b(add_cs_c$b),
-        .out(add_cs_c$out)
-    );
-    nc_engine$decide_gen$th1$add_cs_e add_cs_e(
-        .a(add_cs_e$a),
-        .b(add_cs_e$b),
-        .out(add_cs_e$out)
-    );
     nc_engine$decide_gen$th1$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -28166,16 +28641,7 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        add_cs_a$a = ps;
-        add_cs_a$b = total_len;
-        cs_b = add_cs_a$out;
-        add_cs_c$a = cs_b;
-        add_cs_c$b = group[(32'h10)+:(16)];
-        cs_d = add_cs_c$out;
-        add_cs_e$a = cs_d;
-        add_cs_e$b = group[(32'h0)+:(16)];
-        cs_f = add_cs_e$out;
-        hdr$ip_csum = ~cs_f;
+        hdr$ip_csum = ip_csum;
         xh$narrow = hdr$out;
         bw$narrow = beat;
         boff = bw$wide << k6_10;
@@ -28188,54 +28654,6 @@ module nc_engine$decide_gen$th1(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th1
-
-
-module nc_engine$decide_gen$th1$add_cs_a(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th1$add_cs_a
-
-
-module nc_engine$decide_gen$th1$add_cs_c(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th1$add_cs_c
-
-
-module nc_engine$decide_gen$th1$add_cs_e(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th1$add_cs_e
 
 
 module nc_engine$decide_gen$th1$bw(narrow,wide);
@@ -28288,11 +28706,11 @@ module nc_engine$decide_gen$th1$xh(narrow,wide);
 endmodule // nc_engine$decide_gen$th1$xh
 
 
-module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+module nc_engine$decide_gen$th2(group,ip_csum,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
     
     // Module arguments
     input wire  [31:0] group;
-    input wire  [15:0] ps;
+    input wire  [15:0] ip_csum;
     input wire  [15:0] total_len;
     input wire  [15:0] udp_len;
     input wire  [15:0] body_len;
@@ -28339,22 +28757,10 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
-    reg  [15:0] add_cs_a$a;
-    reg  [15:0] add_cs_a$b;
-    wire  [15:0] add_cs_a$out;
-    reg  [15:0] add_cs_c$a;
-    reg  [15:0] add_cs_c$b;
-    wire  [15:0] add_cs_c$out;
-    reg  [15:0] add_cs_e$a;
-    reg  [15:0] add_cs_e$b;
-    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_b;
-    reg  [15:0] cs_d;
-    reg  [15:0] cs_f;
     reg  [9:0] boff;
     
     // Sub module instances
@@ -28383,21 +28789,6 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
-    nc_engine$decide_gen$th2$add_cs_a add_cs_a(
-        .a(add_cs_a$a),
-        .b(add_cs_a$b),
-        .out(add_cs_a$out)
-    );
-    nc_engine$decide_gen$th2$add_cs_c add_cs_c(
-        .a(add_cs_c$a),
-        .b(add_cs_c$b),
-        .out(add_cs_c$out)
-    );
-    nc_engine$decide_gen$th2$add_cs_e add_cs_e(
-        .a(add_cs_e$a),
-        .b(add_cs_e$b),
-        .out(add_cs_e$out)
-    );
     nc_engine$decide_gen$th2$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -28422,16 +28813,7 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        add_cs_a$a = ps;
-        add_cs_a$b = total_len;
-        cs_b = add_cs_a$out;
-        add_cs_c$a = cs_b;
-        add_cs_c$b = group[(32'h10)+:(16)];
-        cs_d = add_cs_c$out;
-        add_cs_e$a = cs_d;
-        add_cs_e$b = group[(32'h0)+:(16)];
-        cs_f = add_cs_e$out;
-        hdr$ip_csum = ~cs_f;
+        hdr$ip_csum = ip_csum;
         xh$narrow = hdr$out;
         bw$narrow = beat;
         boff = bw$wide << k6_10;
@@ -28444,54 +28826,6 @@ module nc_engine$decide_gen$th2(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th2
-
-
-module nc_engine$decide_gen$th2$add_cs_a(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th2$add_cs_a
-
-
-module nc_engine$decide_gen$th2$add_cs_c(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th2$add_cs_c
-
-
-module nc_engine$decide_gen$th2$add_cs_e(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th2$add_cs_e
 
 
 module nc_engine$decide_gen$th2$bw(narrow,wide);
@@ -28544,11 +28878,11 @@ module nc_engine$decide_gen$th2$xh(narrow,wide);
 endmodule // nc_engine$decide_gen$th2$xh
 
 
-module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
+module nc_engine$decide_gen$th3(group,ip_csum,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
     
     // Module arguments
     input wire  [31:0] group;
-    input wire  [15:0] ps;
+    input wire  [15:0] ip_csum;
     input wire  [15:0] total_len;
     input wire  [15:0] udp_len;
     input wire  [15:0] body_len;
@@ -28595,22 +28929,10 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
     wire  [623:0] hdr$out;
     reg  [623:0] xh$narrow;
     wire  [639:0] xh$wide;
-    reg  [15:0] add_cs_a$a;
-    reg  [15:0] add_cs_a$b;
-    wire  [15:0] add_cs_a$out;
-    reg  [15:0] add_cs_c$a;
-    reg  [15:0] add_cs_c$b;
-    wire  [15:0] add_cs_c$out;
-    reg  [15:0] add_cs_e$a;
-    reg  [15:0] add_cs_e$b;
-    wire  [15:0] add_cs_e$out;
     reg  [7:0] bw$narrow;
     wire  [9:0] bw$wide;
     
     // Local signals
-    reg  [15:0] cs_b;
-    reg  [15:0] cs_d;
-    reg  [15:0] cs_f;
     reg  [9:0] boff;
     
     // Sub module instances
@@ -28639,21 +28961,6 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
         .narrow(xh$narrow),
         .wide(xh$wide)
     );
-    nc_engine$decide_gen$th3$add_cs_a add_cs_a(
-        .a(add_cs_a$a),
-        .b(add_cs_a$b),
-        .out(add_cs_a$out)
-    );
-    nc_engine$decide_gen$th3$add_cs_c add_cs_c(
-        .a(add_cs_c$a),
-        .b(add_cs_c$b),
-        .out(add_cs_c$out)
-    );
-    nc_engine$decide_gen$th3$add_cs_e add_cs_e(
-        .a(add_cs_e$a),
-        .b(add_cs_e$b),
-        .out(add_cs_e$out)
-    );
     nc_engine$decide_gen$th3$bw bw(
         .narrow(bw$narrow),
         .wide(bw$wide)
@@ -28678,16 +28985,7 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
         hdr$src_mac = src_mac;
         hdr$src_ip = src_ip;
         hdr$ttl = ttl;
-        add_cs_a$a = ps;
-        add_cs_a$b = total_len;
-        cs_b = add_cs_a$out;
-        add_cs_c$a = cs_b;
-        add_cs_c$b = group[(32'h10)+:(16)];
-        cs_d = add_cs_c$out;
-        add_cs_e$a = cs_d;
-        add_cs_e$b = group[(32'h0)+:(16)];
-        cs_f = add_cs_e$out;
-        hdr$ip_csum = ~cs_f;
+        hdr$ip_csum = ip_csum;
         xh$narrow = hdr$out;
         bw$narrow = beat;
         boff = bw$wide << k6_10;
@@ -28700,54 +28998,6 @@ module nc_engine$decide_gen$th3(group,ps,total_len,udp_len,body_len,port,cluster
     end
     
 endmodule // nc_engine$decide_gen$th3
-
-
-module nc_engine$decide_gen$th3$add_cs_a(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th3$add_cs_a
-
-
-module nc_engine$decide_gen$th3$add_cs_c(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th3$add_cs_c
-
-
-module nc_engine$decide_gen$th3$add_cs_e(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$th3$add_cs_e
 
 
 module nc_engine$decide_gen$th3$bw(narrow,wide);
