@@ -855,6 +855,66 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [15:0] hc_udp_src$d;
     wire  [15:0] hc_udp_src$q;
     reg  hc_udp_src$clock;
+    reg  e_valid$d;
+    wire  e_valid$q;
+    reg  e_valid$clock;
+    reg  e_cl$d;
+    wire  e_cl$q;
+    reg  e_cl$clock;
+    reg  [1:0] e_port$d;
+    wire  [1:0] e_port$q;
+    reg  e_port$clock;
+    reg  [2:0] e_verdict$d;
+    wire  [2:0] e_verdict$q;
+    reg  e_verdict$clock;
+    reg  [7:0] e_sender$d;
+    wire  [7:0] e_sender$q;
+    reg  e_sender$clock;
+    reg  [31:0] e_epoch$d;
+    wire  [31:0] e_epoch$q;
+    reg  e_epoch$clock;
+    reg  [31:0] e_seq$d;
+    wire  [31:0] e_seq$q;
+    reg  e_seq$clock;
+    reg  [7:0] e_tree$d;
+    wire  [7:0] e_tree$q;
+    reg  e_tree$clock;
+    reg  [1:0] e_decide_kind$d;
+    wire  [1:0] e_decide_kind$q;
+    reg  e_decide_kind$clock;
+    reg  [63:0] e_decide_instance$d;
+    wire  [63:0] e_decide_instance$q;
+    reg  e_decide_instance$clock;
+    reg  [31:0] e_client$d;
+    wire  [31:0] e_client$q;
+    reg  e_client$clock;
+    reg  [63:0] e_req_seq$d;
+    wire  [63:0] e_req_seq$q;
+    reg  e_req_seq$clock;
+    reg  [15:0] e_req_len$d;
+    wire  [15:0] e_req_len$q;
+    reg  e_req_len$clock;
+    reg  [63:0] e_req_payload$d;
+    wire  [63:0] e_req_payload$q;
+    reg  e_req_payload$clock;
+    reg  [15:0] e_frame_len$d;
+    wire  [15:0] e_frame_len$q;
+    reg  e_frame_len$clock;
+    reg  [47:0] e_eth_src$d;
+    wire  [47:0] e_eth_src$q;
+    reg  e_eth_src$clock;
+    reg  [47:0] e_eth_dst$d;
+    wire  [47:0] e_eth_dst$q;
+    reg  e_eth_dst$clock;
+    reg  [31:0] e_ip_src$d;
+    wire  [31:0] e_ip_src$q;
+    reg  e_ip_src$clock;
+    reg  [15:0] e_udp_src$d;
+    wire  [15:0] e_udp_src$q;
+    reg  e_udp_src$clock;
+    reg  [1023:0] e_req_full$d;
+    wire  [1023:0] e_req_full$q;
+    reg  e_req_full$clock;
     
     // Local signals
     reg  room0;
@@ -866,6 +926,48 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  take2;
     reg  take3;
     reg  takec;
+    reg  take;
+    reg  free;
+    reg  held;
+    reg  goc;
+    reg  go0;
+    reg  go1;
+    reg  go2;
+    reg  go3;
+    reg  [1:0] s_port;
+    reg  [1:0] l_port;
+    reg  [2:0] s_verdict;
+    reg  [2:0] l_verdict;
+    reg  [7:0] s_sender;
+    reg  [7:0] l_sender;
+    reg  [31:0] s_epoch;
+    reg  [31:0] l_epoch;
+    reg  [31:0] s_seq;
+    reg  [31:0] l_seq;
+    reg  [7:0] s_tree;
+    reg  [7:0] l_tree;
+    reg  [1:0] s_decide_kind;
+    reg  [1:0] l_decide_kind;
+    reg  [63:0] s_decide_instance;
+    reg  [63:0] l_decide_instance;
+    reg  [31:0] s_client;
+    reg  [31:0] l_client;
+    reg  [63:0] s_req_seq;
+    reg  [63:0] l_req_seq;
+    reg  [15:0] s_req_len;
+    reg  [15:0] l_req_len;
+    reg  [63:0] s_req_payload;
+    reg  [63:0] l_req_payload;
+    reg  [15:0] s_frame_len;
+    reg  [15:0] l_frame_len;
+    reg  [47:0] s_eth_src;
+    reg  [47:0] l_eth_src;
+    reg  [47:0] s_eth_dst;
+    reg  [47:0] l_eth_dst;
+    reg  [31:0] s_ip_src;
+    reg  [31:0] l_ip_src;
+    reg  [15:0] s_udp_src;
+    reg  [15:0] l_udp_src;
     
     // Sub module instances
     nc_engine$core core(
@@ -1761,6 +1863,106 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(hc_udp_src$q),
         .clock(hc_udp_src$clock)
     );
+    nc_engine$e_valid e_valid(
+        .d(e_valid$d),
+        .q(e_valid$q),
+        .clock(e_valid$clock)
+    );
+    nc_engine$e_cl e_cl(
+        .d(e_cl$d),
+        .q(e_cl$q),
+        .clock(e_cl$clock)
+    );
+    nc_engine$e_port e_port(
+        .d(e_port$d),
+        .q(e_port$q),
+        .clock(e_port$clock)
+    );
+    nc_engine$e_verdict e_verdict(
+        .d(e_verdict$d),
+        .q(e_verdict$q),
+        .clock(e_verdict$clock)
+    );
+    nc_engine$e_sender e_sender(
+        .d(e_sender$d),
+        .q(e_sender$q),
+        .clock(e_sender$clock)
+    );
+    nc_engine$e_epoch e_epoch(
+        .d(e_epoch$d),
+        .q(e_epoch$q),
+        .clock(e_epoch$clock)
+    );
+    nc_engine$e_seq e_seq(
+        .d(e_seq$d),
+        .q(e_seq$q),
+        .clock(e_seq$clock)
+    );
+    nc_engine$e_tree e_tree(
+        .d(e_tree$d),
+        .q(e_tree$q),
+        .clock(e_tree$clock)
+    );
+    nc_engine$e_decide_kind e_decide_kind(
+        .d(e_decide_kind$d),
+        .q(e_decide_kind$q),
+        .clock(e_decide_kind$clock)
+    );
+    nc_engine$e_decide_instance e_decide_instance(
+        .d(e_decide_instance$d),
+        .q(e_decide_instance$q),
+        .clock(e_decide_instance$clock)
+    );
+    nc_engine$e_client e_client(
+        .d(e_client$d),
+        .q(e_client$q),
+        .clock(e_client$clock)
+    );
+    nc_engine$e_req_seq e_req_seq(
+        .d(e_req_seq$d),
+        .q(e_req_seq$q),
+        .clock(e_req_seq$clock)
+    );
+    nc_engine$e_req_len e_req_len(
+        .d(e_req_len$d),
+        .q(e_req_len$q),
+        .clock(e_req_len$clock)
+    );
+    nc_engine$e_req_payload e_req_payload(
+        .d(e_req_payload$d),
+        .q(e_req_payload$q),
+        .clock(e_req_payload$clock)
+    );
+    nc_engine$e_frame_len e_frame_len(
+        .d(e_frame_len$d),
+        .q(e_frame_len$q),
+        .clock(e_frame_len$clock)
+    );
+    nc_engine$e_eth_src e_eth_src(
+        .d(e_eth_src$d),
+        .q(e_eth_src$q),
+        .clock(e_eth_src$clock)
+    );
+    nc_engine$e_eth_dst e_eth_dst(
+        .d(e_eth_dst$d),
+        .q(e_eth_dst$q),
+        .clock(e_eth_dst$clock)
+    );
+    nc_engine$e_ip_src e_ip_src(
+        .d(e_ip_src$d),
+        .q(e_ip_src$q),
+        .clock(e_ip_src$clock)
+    );
+    nc_engine$e_udp_src e_udp_src(
+        .d(e_udp_src$d),
+        .q(e_udp_src$q),
+        .clock(e_udp_src$clock)
+    );
+    nc_engine$e_req_full e_req_full(
+        .d(e_req_full$d),
+        .q(e_req_full$q),
+        .clock(e_req_full$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1861,6 +2063,26 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$clock = clock;
         hc_ip_src$clock = clock;
         hc_udp_src$clock = clock;
+        e_valid$clock = clock;
+        e_cl$clock = clock;
+        e_port$clock = clock;
+        e_verdict$clock = clock;
+        e_sender$clock = clock;
+        e_epoch$clock = clock;
+        e_seq$clock = clock;
+        e_tree$clock = clock;
+        e_decide_kind$clock = clock;
+        e_decide_instance$clock = clock;
+        e_client$clock = clock;
+        e_req_seq$clock = clock;
+        e_req_len$clock = clock;
+        e_req_payload$clock = clock;
+        e_frame_len$clock = clock;
+        e_eth_src$clock = clock;
+        e_eth_dst$clock = clock;
+        e_ip_src$clock = clock;
+        e_udp_src$clock = clock;
+        e_req_full$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1947,6 +2169,26 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hc_eth_dst$d = hc_eth_dst$q;
         hc_ip_src$d = hc_ip_src$q;
         hc_udp_src$d = hc_udp_src$q;
+        e_valid$d = e_valid$q;
+        e_cl$d = e_cl$q;
+        e_port$d = e_port$q;
+        e_verdict$d = e_verdict$q;
+        e_sender$d = e_sender$q;
+        e_epoch$d = e_epoch$q;
+        e_seq$d = e_seq$q;
+        e_tree$d = e_tree$q;
+        e_decide_kind$d = e_decide_kind$q;
+        e_decide_instance$d = e_decide_instance$q;
+        e_client$d = e_client$q;
+        e_req_seq$d = e_req_seq$q;
+        e_req_len$d = e_req_len$q;
+        e_req_payload$d = e_req_payload$q;
+        e_frame_len$d = e_frame_len$q;
+        e_eth_src$d = e_eth_src$q;
+        e_eth_dst$d = e_eth_dst$q;
+        e_ip_src$d = e_ip_src$q;
+        e_udp_src$d = e_udp_src$q;
+        e_req_full$d = e_req_full$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -2000,16 +2242,24 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         pc$sender_tab = sender_tab$tab;
         pc$port = core$cfg_client_port[(32'h0)+:(16)];
         pc$client_mode = 1'b1;
-        takec = ~csr_write && hc_valid$q;
-        take0 = ~csr_write && ~takec && h0_valid$q;
-        take1 = ~csr_write && ~takec && ~h0_valid$q && h1_valid$q;
-        take2 = ~csr_write && ~takec && ~h0_valid$q && ~h1_valid$q && h2_valid$q;
-        take3 = ~csr_write && ~takec && ~h0_valid$q && ~h1_valid$q && ~h2_valid$q && h3_valid$q;
+        take = e_valid$q && ~csr_write;
+        free = ~e_valid$q || ~csr_write;
+        held = hc_valid$q || h0_valid$q || h1_valid$q || h2_valid$q || h3_valid$q;
+        takec = free && hc_valid$q;
+        take0 = free && ~hc_valid$q && h0_valid$q;
+        take1 = free && ~hc_valid$q && ~h0_valid$q && h1_valid$q;
+        take2 = free && ~hc_valid$q && ~h0_valid$q && ~h1_valid$q && h2_valid$q;
+        take3 = free && ~hc_valid$q && ~h0_valid$q && ~h1_valid$q && ~h2_valid$q && h3_valid$q;
+        goc = free && ~held && pc$valid;
+        go0 = free && ~held && ~pc$valid && p0$valid;
+        go1 = free && ~held && ~pc$valid && ~p0$valid && p1$valid;
+        go2 = free && ~held && ~pc$valid && ~p0$valid && ~p1$valid && p2$valid;
+        go3 = free && ~held && ~pc$valid && ~p0$valid && ~p1$valid && ~p2$valid && p3$valid;
         if (take0) begin
             h0_valid$d = 1'b0;
         end
         if (p0$valid) begin
-            h0_valid$d = 1'b1;
+            h0_valid$d = ~go0;
             h0_verdict$d = p0$verdict;
             h0_sender$d = p0$sender;
             h0_epoch$d = p0$epoch;
@@ -2031,7 +2281,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             h1_valid$d = 1'b0;
         end
         if (p1$valid) begin
-            h1_valid$d = 1'b1;
+            h1_valid$d = ~go1;
             h1_verdict$d = p1$verdict;
             h1_sender$d = p1$sender;
             h1_epoch$d = p1$epoch;
@@ -2053,7 +2303,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             h2_valid$d = 1'b0;
         end
         if (p2$valid) begin
-            h2_valid$d = 1'b1;
+            h2_valid$d = ~go2;
             h2_verdict$d = p2$verdict;
             h2_sender$d = p2$sender;
             h2_epoch$d = p2$epoch;
@@ -2075,7 +2325,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             h3_valid$d = 1'b0;
         end
         if (p3$valid) begin
-            h3_valid$d = 1'b1;
+            h3_valid$d = ~go3;
             h3_verdict$d = p3$verdict;
             h3_sender$d = p3$sender;
             h3_epoch$d = p3$epoch;
@@ -2097,7 +2347,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             hc_valid$d = 1'b0;
         end
         if (pc$valid) begin
-            hc_valid$d = 1'b1;
+            hc_valid$d = ~goc;
             hc_verdict$d = pc$verdict;
             hc_sender$d = pc$sender;
             hc_epoch$d = pc$epoch;
@@ -2116,112 +2366,270 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             hc_ip_src$d = pc$ip_src;
             hc_udp_src$d = pc$udp_src;
         end
-        cl_taken = takec;
-        rx_taken = take0 || take1 || take2 || take3;
-        core$cl_valid = takec;
-        core$cl_class = hc_verdict$q;
-        core$cl_client = hc_client$q;
-        core$cl_seq = hc_req_seq$q;
-        core$cl_len = hc_req_len$q;
-        core$cl_payload = hc_req_full$q;
-        core$cl_mac = hc_eth_src$q;
-        core$cl_ip = hc_ip_src$q;
-        core$cl_port = hc_udp_src$q;
-        core$rx_valid = take0 || take1 || take2 || take3;
-        rx_port = k0_2;
-        if (takec) begin
-            ev_verdict = hc_verdict$q;
-            ev_sender = hc_sender$q;
-            ev_epoch = hc_epoch$q;
-            ev_seq = hc_seq$q;
-            ev_tree = hc_tree$q;
-            ev_decide_kind = hc_decide_kind$q;
-            ev_decide_instance = hc_decide_instance$q;
-            ev_client = hc_client$q;
-            ev_req_seq = hc_req_seq$q;
-            ev_req_len = hc_req_len$q;
-            ev_req_payload = hc_req_payload$q;
-            ev_frame_len = hc_frame_len$q;
-            ev_eth_src = hc_eth_src$q;
-            ev_eth_dst = hc_eth_dst$q;
-            ev_ip_src = hc_ip_src$q;
-            ev_udp_src = hc_udp_src$q;
+        if (hc_valid$q) begin
+            s_port = k0_2;
+            s_verdict = hc_verdict$q;
+            s_sender = hc_sender$q;
+            s_epoch = hc_epoch$q;
+            s_seq = hc_seq$q;
+            s_tree = hc_tree$q;
+            s_decide_kind = hc_decide_kind$q;
+            s_decide_instance = hc_decide_instance$q;
+            s_client = hc_client$q;
+            s_req_seq = hc_req_seq$q;
+            s_req_len = hc_req_len$q;
+            s_req_payload = hc_req_payload$q;
+            s_frame_len = hc_frame_len$q;
+            s_eth_src = hc_eth_src$q;
+            s_eth_dst = hc_eth_dst$q;
+            s_ip_src = hc_ip_src$q;
+            s_udp_src = hc_udp_src$q;
         end
-        else if (take1) begin
-            rx_port = k1_2;
-            ev_verdict = h1_verdict$q;
-            ev_sender = h1_sender$q;
-            ev_epoch = h1_epoch$q;
-            ev_seq = h1_seq$q;
-            ev_tree = h1_tree$q;
-            ev_decide_kind = h1_decide_kind$q;
-            ev_decide_instance = h1_decide_instance$q;
-            ev_client = h1_client$q;
-            ev_req_seq = h1_req_seq$q;
-            ev_req_len = h1_req_len$q;
-            ev_req_payload = h1_req_payload$q;
-            ev_frame_len = h1_frame_len$q;
-            ev_eth_src = h1_eth_src$q;
-            ev_eth_dst = h1_eth_dst$q;
-            ev_ip_src = h1_ip_src$q;
-            ev_udp_src = h1_udp_src$q;
+        else if (h0_valid$q) begin
+            s_port = k0_2;
+            s_verdict = h0_verdict$q;
+            s_sender = h0_sender$q;
+            s_epoch = h0_epoch$q;
+            s_seq = h0_seq$q;
+            s_tree = h0_tree$q;
+            s_decide_kind = h0_decide_kind$q;
+            s_decide_instance = h0_decide_instance$q;
+            s_client = h0_client$q;
+            s_req_seq = h0_req_seq$q;
+            s_req_len = h0_req_len$q;
+            s_req_payload = h0_req_payload$q;
+            s_frame_len = h0_frame_len$q;
+            s_eth_src = h0_eth_src$q;
+            s_eth_dst = h0_eth_dst$q;
+            s_ip_src = h0_ip_src$q;
+            s_udp_src = h0_udp_src$q;
         end
-        else if (take2) begin
-            rx_port = k2_2;
-            ev_verdict = h2_verdict$q;
-            ev_sender = h2_sender$q;
-            ev_epoch = h2_epoch$q;
-            ev_seq = h2_seq$q;
-            ev_tree = h2_tree$q;
-            ev_decide_kind = h2_decide_kind$q;
-            ev_decide_instance = h2_decide_instance$q;
-            ev_client = h2_client$q;
-            ev_req_seq = h2_req_seq$q;
-            ev_req_len = h2_req_len$q;
-            ev_req_payload = h2_req_payload$q;
-            ev_frame_len = h2_frame_len$q;
-            ev_eth_src = h2_eth_src$q;
-            ev_eth_dst = h2_eth_dst$q;
-            ev_ip_src = h2_ip_src$q;
-            ev_udp_src = h2_udp_src$q;
+        else if (h1_valid$q) begin
+            s_port = k1_2;
+            s_verdict = h1_verdict$q;
+            s_sender = h1_sender$q;
+            s_epoch = h1_epoch$q;
+            s_seq = h1_seq$q;
+            s_tree = h1_tree$q;
+            s_decide_kind = h1_decide_kind$q;
+            s_decide_instance = h1_decide_instance$q;
+            s_client = h1_client$q;
+            s_req_seq = h1_req_seq$q;
+            s_req_len = h1_req_len$q;
+            s_req_payload = h1_req_payload$q;
+            s_frame_len = h1_frame_len$q;
+            s_eth_src = h1_eth_src$q;
+            s_eth_dst = h1_eth_dst$q;
+            s_ip_src = h1_ip_src$q;
+            s_udp_src = h1_udp_src$q;
         end
-        else if (take3) begin
-            rx_port = k3_2;
-            ev_verdict = h3_verdict$q;
-            ev_sender = h3_sender$q;
-            ev_epoch = h3_epoch$q;
-            ev_seq = h3_seq$q;
-            ev_tree = h3_tree$q;
-            ev_decide_kind = h3_decide_kind$q;
-            ev_decide_instance = h3_decide_instance$q;
-            ev_client = h3_client$q;
-            ev_req_seq = h3_req_seq$q;
-            ev_req_len = h3_req_len$q;
-            ev_req_payload = h3_req_payload$q;
-            ev_frame_len = h3_frame_len$q;
-            ev_eth_src = h3_eth_src$q;
-            ev_eth_dst = h3_eth_dst$q;
-            ev_ip_src = h3_ip_src$q;
-            ev_udp_src = h3_udp_src$q;
+        else if (h2_valid$q) begin
+            s_port = k2_2;
+            s_verdict = h2_verdict$q;
+            s_sender = h2_sender$q;
+            s_epoch = h2_epoch$q;
+            s_seq = h2_seq$q;
+            s_tree = h2_tree$q;
+            s_decide_kind = h2_decide_kind$q;
+            s_decide_instance = h2_decide_instance$q;
+            s_client = h2_client$q;
+            s_req_seq = h2_req_seq$q;
+            s_req_len = h2_req_len$q;
+            s_req_payload = h2_req_payload$q;
+            s_frame_len = h2_frame_len$q;
+            s_eth_src = h2_eth_src$q;
+            s_eth_dst = h2_eth_dst$q;
+            s_ip_src = h2_ip_src$q;
+            s_udp_src = h2_udp_src$q;
         end
         else begin
-            ev_verdict = h0_verdict$q;
-            ev_sender = h0_sender$q;
-            ev_epoch = h0_epoch$q;
-            ev_seq = h0_seq$q;
-            ev_tree = h0_tree$q;
-            ev_decide_kind = h0_decide_kind$q;
-            ev_decide_instance = h0_decide_instance$q;
-            ev_client = h0_client$q;
-            ev_req_seq = h0_req_seq$q;
-            ev_req_len = h0_req_len$q;
-            ev_req_payload = h0_req_payload$q;
-            ev_frame_len = h0_frame_len$q;
-            ev_eth_src = h0_eth_src$q;
-            ev_eth_dst = h0_eth_dst$q;
-            ev_ip_src = h0_ip_src$q;
-            ev_udp_src = h0_udp_src$q;
+            s_port = k3_2;
+            s_verdict = h3_verdict$q;
+            s_sender = h3_sender$q;
+            s_epoch = h3_epoch$q;
+            s_seq = h3_seq$q;
+            s_tree = h3_tree$q;
+            s_decide_kind = h3_decide_kind$q;
+            s_decide_instance = h3_decide_instance$q;
+            s_client = h3_client$q;
+            s_req_seq = h3_req_seq$q;
+            s_req_len = h3_req_len$q;
+            s_req_payload = h3_req_payload$q;
+            s_frame_len = h3_frame_len$q;
+            s_eth_src = h3_eth_src$q;
+            s_eth_dst = h3_eth_dst$q;
+            s_ip_src = h3_ip_src$q;
+            s_udp_src = h3_udp_src$q;
         end
+        if (pc$valid) begin
+            l_port = k0_2;
+            l_verdict = pc$verdict;
+            l_sender = pc$sender;
+            l_epoch = pc$epoch;
+            l_seq = pc$seq;
+            l_tree = pc$tree;
+            l_decide_kind = pc$decide_kind;
+            l_decide_instance = pc$decide_instance;
+            l_client = pc$client;
+            l_req_seq = pc$req_seq;
+            l_req_len = pc$req_len;
+            l_req_payload = pc$req_payload;
+            l_frame_len = pc$frame_len;
+            l_eth_src = pc$eth_src;
+            l_eth_dst = pc$eth_dst;
+            l_ip_src = pc$ip_src;
+            l_udp_src = pc$udp_src;
+        end
+        else if (p0$valid) begin
+            l_port = k0_2;
+            l_verdict = p0$verdict;
+            l_sender = p0$sender;
+            l_epoch = p0$epoch;
+            l_seq = p0$seq;
+            l_tree = p0$tree;
+            l_decide_kind = p0$decide_kind;
+            l_decide_instance = p0$decide_instance;
+            l_client = p0$client;
+            l_req_seq = p0$req_seq;
+            l_req_len = p0$req_len;
+            l_req_payload = p0$req_payload;
+            l_frame_len = p0$frame_len;
+            l_eth_src = p0$eth_src;
+            l_eth_dst = p0$eth_dst;
+            l_ip_src = p0$ip_src;
+            l_udp_src = p0$udp_src;
+        end
+        else if (p1$valid) begin
+            l_port = k1_2;
+            l_verdict = p1$verdict;
+            l_sender = p1$sender;
+            l_epoch = p1$epoch;
+            l_seq = p1$seq;
+            l_tree = p1$tree;
+            l_decide_kind = p1$decide_kind;
+            l_decide_instance = p1$decide_instance;
+            l_client = p1$client;
+            l_req_seq = p1$req_seq;
+            l_req_len = p1$req_len;
+            l_req_payload = p1$req_payload;
+            l_frame_len = p1$frame_len;
+            l_eth_src = p1$eth_src;
+            l_eth_dst = p1$eth_dst;
+            l_ip_src = p1$ip_src;
+            l_udp_src = p1$udp_src;
+        end
+        else if (p2$valid) begin
+            l_port = k2_2;
+            l_verdict = p2$verdict;
+            l_sender = p2$sender;
+            l_epoch = p2$epoch;
+            l_seq = p2$seq;
+            l_tree = p2$tree;
+            l_decide_kind = p2$decide_kind;
+            l_decide_instance = p2$decide_instance;
+            l_client = p2$client;
+            l_req_seq = p2$req_seq;
+            l_req_len = p2$req_len;
+            l_req_payload = p2$req_payload;
+            l_frame_len = p2$frame_len;
+            l_eth_src = p2$eth_src;
+            l_eth_dst = p2$eth_dst;
+            l_ip_src = p2$ip_src;
+            l_udp_src = p2$udp_src;
+        end
+        else begin
+            l_port = k3_2;
+            l_verdict = p3$verdict;
+            l_sender = p3$sender;
+            l_epoch = p3$epoch;
+            l_seq = p3$seq;
+            l_tree = p3$tree;
+            l_decide_kind = p3$decide_kind;
+            l_decide_instance = p3$decide_instance;
+            l_client = p3$client;
+            l_req_seq = p3$req_seq;
+            l_req_len = p3$req_len;
+            l_req_payload = p3$req_payload;
+            l_frame_len = p3$frame_len;
+            l_eth_src = p3$eth_src;
+            l_eth_dst = p3$eth_dst;
+            l_ip_src = p3$ip_src;
+            l_udp_src = p3$udp_src;
+        end
+        if (free) begin
+            e_valid$d = held || pc$valid || p0$valid || p1$valid || p2$valid || p3$valid;
+            if (held) begin
+                e_cl$d = hc_valid$q;
+                e_port$d = s_port;
+                e_req_full$d = hc_req_full$q;
+                e_verdict$d = s_verdict;
+                e_sender$d = s_sender;
+                e_epoch$d = s_epoch;
+                e_seq$d = s_seq;
+                e_tree$d = s_tree;
+                e_decide_kind$d = s_decide_kind;
+                e_decide_instance$d = s_decide_instance;
+                e_client$d = s_client;
+                e_req_seq$d = s_req_seq;
+                e_req_len$d = s_req_len;
+                e_req_payload$d = s_req_payload;
+                e_frame_len$d = s_frame_len;
+                e_eth_src$d = s_eth_src;
+                e_eth_dst$d = s_eth_dst;
+                e_ip_src$d = s_ip_src;
+                e_udp_src$d = s_udp_src;
+            end
+            else begin
+                e_cl$d = pc$valid;
+                e_port$d = l_port;
+                e_req_full$d = req_cap$payload;
+                e_verdict$d = l_verdict;
+                e_sender$d = l_sender;
+                e_epoch$d = l_epoch;
+                e_seq$d = l_seq;
+                e_tree$d = l_tree;
+                e_decide_kind$d = l_decide_kind;
+                e_decide_instance$d = l_decide_instance;
+                e_client$d = l_client;
+                e_req_seq$d = l_req_seq;
+                e_req_len$d = l_req_len;
+                e_req_payload$d = l_req_payload;
+                e_frame_len$d = l_frame_len;
+                e_eth_src$d = l_eth_src;
+                e_eth_dst$d = l_eth_dst;
+                e_ip_src$d = l_ip_src;
+                e_udp_src$d = l_udp_src;
+            end
+        end
+        cl_taken = take && e_cl$q;
+        rx_taken = take && ~e_cl$q;
+        core$cl_valid = take && e_cl$q;
+        core$cl_class = e_verdict$q;
+        core$cl_client = e_client$q;
+        core$cl_seq = e_req_seq$q;
+        core$cl_len = e_req_len$q;
+        core$cl_payload = e_req_full$q;
+        core$cl_mac = e_eth_src$q;
+        core$cl_ip = e_ip_src$q;
+        core$cl_port = e_udp_src$q;
+        core$rx_valid = take && ~e_cl$q;
+        rx_port = e_port$q;
+        ev_verdict = e_verdict$q;
+        ev_sender = e_sender$q;
+        ev_epoch = e_epoch$q;
+        ev_seq = e_seq$q;
+        ev_tree = e_tree$q;
+        ev_decide_kind = e_decide_kind$q;
+        ev_decide_instance = e_decide_instance$q;
+        ev_client = e_client$q;
+        ev_req_seq = e_req_seq$q;
+        ev_req_len = e_req_len$q;
+        ev_req_payload = e_req_payload$q;
+        ev_frame_len = e_frame_len$q;
+        ev_eth_src = e_eth_src$q;
+        ev_eth_dst = e_eth_dst$q;
+        ev_ip_src = e_ip_src$q;
+        ev_udp_src = e_udp_src$q;
         decide_gen$send = core$send;
         decide_gen$send_kind = core$send_kind;
         decide_gen$send_count = core$send_count;
@@ -29081,6 +29489,386 @@ module nc_engine$decide_gen$xpay(narrow,wide);
     // Update code (custom)
     always @(*) wide = {128'd0, narrow};
 endmodule // nc_engine$decide_gen$xpay
+
+
+module nc_engine$e_cl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_cl
+
+
+module nc_engine$e_client(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_client
+
+
+module nc_engine$e_decide_instance(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_decide_instance
+
+
+module nc_engine$e_decide_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_decide_kind
+
+
+module nc_engine$e_epoch(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_epoch
+
+
+module nc_engine$e_eth_dst(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_eth_dst
+
+
+module nc_engine$e_eth_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_eth_src
+
+
+module nc_engine$e_frame_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_frame_len
+
+
+module nc_engine$e_ip_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_ip_src
+
+
+module nc_engine$e_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_port
+
+
+module nc_engine$e_req_full(d,q,clock);
+    
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_req_full
+
+
+module nc_engine$e_req_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_req_len
+
+
+module nc_engine$e_req_payload(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_req_payload
+
+
+module nc_engine$e_req_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_req_seq
+
+
+module nc_engine$e_sender(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_sender
+
+
+module nc_engine$e_seq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_seq
+
+
+module nc_engine$e_tree(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_tree
+
+
+module nc_engine$e_udp_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_udp_src
+
+
+module nc_engine$e_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_valid
+
+
+module nc_engine$e_verdict(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_verdict
 
 
 module nc_engine$h0_client(d,q,clock);
