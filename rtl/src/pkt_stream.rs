@@ -394,9 +394,13 @@ block! {
         r_f_tl: DFF<Bits<16>>,
         r_f_ulen: DFF<Bits<16>>,
         r_f_bl: DFF<Bits<16>>,
-        /// Each tree's IPv4 checksum part that is configuration only: `r_ps` + both halves of
-        /// its group address, registered like `r_ps` (configuration changes only while the core
-        /// is disabled, so it is settled long before a send).
+        /// Each tree's IPv4 checksum part that is configuration only: `r_ps` + its group
+        /// address's halves summed (`r_gs*`), one adder per register like `r_ps` (configuration
+        /// changes only while the core is disabled, so it is settled long before a send).
+        r_gs0: DFF<Bits<16>>,
+        r_gs1: DFF<Bits<16>>,
+        r_gs2: DFF<Bits<16>>,
+        r_gs3: DFF<Bits<16>>,
         r_pg0: DFF<Bits<16>>,
         r_pg1: DFF<Bits<16>>,
         r_pg2: DFF<Bits<16>>,
@@ -407,21 +411,17 @@ block! {
         r_cs1: DFF<Bits<16>>,
         r_cs2: DFF<Bits<16>>,
         r_cs3: DFF<Bits<16>>,
-        add_pg0_a: OnesAdd,
-        pg0_b: Signal<Local, Bits<16>>,
-        add_pg0_c: OnesAdd,
+        add_gs0: OnesAdd,
+        add_pg0: OnesAdd,
         add_cs0: OnesAdd,
-        add_pg1_a: OnesAdd,
-        pg1_b: Signal<Local, Bits<16>>,
-        add_pg1_c: OnesAdd,
+        add_gs1: OnesAdd,
+        add_pg1: OnesAdd,
         add_cs1: OnesAdd,
-        add_pg2_a: OnesAdd,
-        pg2_b: Signal<Local, Bits<16>>,
-        add_pg2_c: OnesAdd,
+        add_gs2: OnesAdd,
+        add_pg2: OnesAdd,
         add_cs2: OnesAdd,
-        add_pg3_a: OnesAdd,
-        pg3_b: Signal<Local, Bits<16>>,
-        add_pg3_c: OnesAdd,
+        add_gs3: OnesAdd,
+        add_pg3: OnesAdd,
         add_cs3: OnesAdd,
         r_f_kind: DFF<Bits<2>>,
         r_f_count: DFF<Bits<8>>,
@@ -475,7 +475,11 @@ block! {
         r_a17: DFF<Bits<3>>,
         /// The entries' wire bytes, in [`SlotRam`] (slot `BANK · bank + i`).
         slots: SlotRam,
-        wa: Signal<Local, Bits<SLOT_BITS>>,
+        /// The slot the next entry is written to (`BANK` · bank + the count so far mod
+        /// `BANK`), a register kept beside `r_wsa`/`r_wsb` (which say whether it is written),
+        /// so the slots' write address comes from a flip-flop, not a priority chain.
+        r_wa: DFF<Bits<SLOT_BITS>>,
+        n_lo: Signal<Local, Bits<SLOT_BITS>>,
         // Four readers: reader r reads entries r, r + 4, … of the streaming frame in turn. The
         // entry it waits for: in the frame (`r_fe`), first beat less 5 (`r_fq`), first lane
         // (`r_pa`), its second (`r_pn`, entry r + 4); the entry it reads: first lane (`r_fa`),
@@ -670,6 +674,10 @@ impl Logic for PktGen {
             r_f_tl,
             r_f_ulen,
             r_f_bl,
+            r_gs0,
+            r_gs1,
+            r_gs2,
+            r_gs3,
             r_pg0,
             r_pg1,
             r_pg2,
@@ -688,6 +696,7 @@ impl Logic for PktGen {
             r_fb,
             r_wsa,
             r_wsb,
+            r_wa,
             r_q00,
             r_q01,
             r_q02,
@@ -858,6 +867,21 @@ impl Logic for PktGen {
             self.r_wsa.d.next = self.ng_next.val().get_bits::<BANK>(0);
             self.r_wsb.d.next = self.k0_bank.val();
         }
+        // The same slot as a binary address: the count after this cycle mod `BANK` (a count
+        // of `BANK` or more writes no slot: `r_wsa`/`r_wsb` are then 0), in the bank `cb_next`.
+        if self.start.val() {
+            self.n_lo.next = self.ks00.val();
+        } else if self.wr_ok.val() {
+            self.n_lo.next =
+                (self.r_n_got.q.val().get_bits::<SLOT_BITS>(0) + self.ks01.val()) & self.ks07.val();
+        } else {
+            self.n_lo.next = self.r_n_got.q.val().get_bits::<SLOT_BITS>(0) & self.ks07.val();
+        }
+        if self.cb_next.val() {
+            self.r_wa.d.next = self.n_lo.val() | self.ks10.val();
+        } else {
+            self.r_wa.d.next = self.n_lo.val();
+        }
         // `r_eq` after this cycle: the count so far (0 when a frame starts, else `ng_w`) equals
         // the waiting command's count (a send taken now replaces it: `latch`, which is `send`
         // when a frame starts and `send && !r_c_pending` otherwise). Judged for each case from
@@ -889,43 +913,8 @@ impl Logic for PktGen {
         self.lq.next = self.r_len.q.val().get_bits::<8>(3) - self.k5_8.val();
         self.la.next = self.r_len.q.val().get_bits::<3>(0);
         // Its wire bytes go to the slot's words in `slots`, its place to the slot's registers.
-        if self.r_wsa.q.val().get_bit(0) {
-            self.wa.next = self.ks00.val();
-        } else if self.r_wsa.q.val().get_bit(1) {
-            self.wa.next = self.ks01.val();
-        } else if self.r_wsa.q.val().get_bit(2) {
-            self.wa.next = self.ks02.val();
-        } else if self.r_wsa.q.val().get_bit(3) {
-            self.wa.next = self.ks03.val();
-        } else if self.r_wsa.q.val().get_bit(4) {
-            self.wa.next = self.ks04.val();
-        } else if self.r_wsa.q.val().get_bit(5) {
-            self.wa.next = self.ks05.val();
-        } else if self.r_wsa.q.val().get_bit(6) {
-            self.wa.next = self.ks06.val();
-        } else if self.r_wsa.q.val().get_bit(7) {
-            self.wa.next = self.ks07.val();
-        } else if self.r_wsb.q.val().get_bit(0) {
-            self.wa.next = self.ks10.val();
-        } else if self.r_wsb.q.val().get_bit(1) {
-            self.wa.next = self.ks11.val();
-        } else if self.r_wsb.q.val().get_bit(2) {
-            self.wa.next = self.ks12.val();
-        } else if self.r_wsb.q.val().get_bit(3) {
-            self.wa.next = self.ks13.val();
-        } else if self.r_wsb.q.val().get_bit(4) {
-            self.wa.next = self.ks14.val();
-        } else if self.r_wsb.q.val().get_bit(5) {
-            self.wa.next = self.ks15.val();
-        } else if self.r_wsb.q.val().get_bit(6) {
-            self.wa.next = self.ks16.val();
-        } else if self.r_wsb.q.val().get_bit(7) {
-            self.wa.next = self.ks17.val();
-        } else {
-            self.wa.next = self.ks00.val();
-        }
         self.slots.clock.next = self.clock.val();
-        self.slots.waddr.next = self.wa.val();
+        self.slots.waddr.next = self.r_wa.q.val();
         self.slots.wdata.next = self.e_img.val();
         self.slots.we.next =
             self.e_valid.val() && ((self.r_wsa.q.val() | self.r_wsb.q.val()) != self.k0_bank.val());
@@ -1254,42 +1243,42 @@ impl Logic for PktGen {
         self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
         // Each tree's IPv4 checksum: the one's-complement sum of the configuration's part
-        // (`r_ps` + the group's halves, `r_pg*`) and the total length, inverted. The order of
+        // (`r_ps` + the group's halves, `r_gs*`, in `r_pg*`) and the total length, inverted. The order of
         // the terms does not change the sum (a one's-complement sum is 0 only when every term
         // is).
-        self.add_pg0_a.a.next = self.r_ps.q.val();
-        self.add_pg0_a.b.next = self.group0.val().get_bits::<16>(16);
-        self.pg0_b.next = self.add_pg0_a.out.val();
-        self.add_pg0_c.a.next = self.pg0_b.val();
-        self.add_pg0_c.b.next = self.group0.val().get_bits::<16>(0);
-        self.r_pg0.d.next = self.add_pg0_c.out.val();
+        self.add_gs0.a.next = self.group0.val().get_bits::<16>(16);
+        self.add_gs0.b.next = self.group0.val().get_bits::<16>(0);
+        self.r_gs0.d.next = self.add_gs0.out.val();
+        self.add_pg0.a.next = self.r_ps.q.val();
+        self.add_pg0.b.next = self.r_gs0.q.val();
+        self.r_pg0.d.next = self.add_pg0.out.val();
         self.add_cs0.a.next = self.r_pg0.q.val();
         self.add_cs0.b.next = self.r_f_tl.q.val();
         self.r_cs0.d.next = !self.add_cs0.out.val();
-        self.add_pg1_a.a.next = self.r_ps.q.val();
-        self.add_pg1_a.b.next = self.group1.val().get_bits::<16>(16);
-        self.pg1_b.next = self.add_pg1_a.out.val();
-        self.add_pg1_c.a.next = self.pg1_b.val();
-        self.add_pg1_c.b.next = self.group1.val().get_bits::<16>(0);
-        self.r_pg1.d.next = self.add_pg1_c.out.val();
+        self.add_gs1.a.next = self.group1.val().get_bits::<16>(16);
+        self.add_gs1.b.next = self.group1.val().get_bits::<16>(0);
+        self.r_gs1.d.next = self.add_gs1.out.val();
+        self.add_pg1.a.next = self.r_ps.q.val();
+        self.add_pg1.b.next = self.r_gs1.q.val();
+        self.r_pg1.d.next = self.add_pg1.out.val();
         self.add_cs1.a.next = self.r_pg1.q.val();
         self.add_cs1.b.next = self.r_f_tl.q.val();
         self.r_cs1.d.next = !self.add_cs1.out.val();
-        self.add_pg2_a.a.next = self.r_ps.q.val();
-        self.add_pg2_a.b.next = self.group2.val().get_bits::<16>(16);
-        self.pg2_b.next = self.add_pg2_a.out.val();
-        self.add_pg2_c.a.next = self.pg2_b.val();
-        self.add_pg2_c.b.next = self.group2.val().get_bits::<16>(0);
-        self.r_pg2.d.next = self.add_pg2_c.out.val();
+        self.add_gs2.a.next = self.group2.val().get_bits::<16>(16);
+        self.add_gs2.b.next = self.group2.val().get_bits::<16>(0);
+        self.r_gs2.d.next = self.add_gs2.out.val();
+        self.add_pg2.a.next = self.r_ps.q.val();
+        self.add_pg2.b.next = self.r_gs2.q.val();
+        self.r_pg2.d.next = self.add_pg2.out.val();
         self.add_cs2.a.next = self.r_pg2.q.val();
         self.add_cs2.b.next = self.r_f_tl.q.val();
         self.r_cs2.d.next = !self.add_cs2.out.val();
-        self.add_pg3_a.a.next = self.r_ps.q.val();
-        self.add_pg3_a.b.next = self.group3.val().get_bits::<16>(16);
-        self.pg3_b.next = self.add_pg3_a.out.val();
-        self.add_pg3_c.a.next = self.pg3_b.val();
-        self.add_pg3_c.b.next = self.group3.val().get_bits::<16>(0);
-        self.r_pg3.d.next = self.add_pg3_c.out.val();
+        self.add_gs3.a.next = self.group3.val().get_bits::<16>(16);
+        self.add_gs3.b.next = self.group3.val().get_bits::<16>(0);
+        self.r_gs3.d.next = self.add_gs3.out.val();
+        self.add_pg3.a.next = self.r_ps.q.val();
+        self.add_pg3.b.next = self.r_gs3.q.val();
+        self.r_pg3.d.next = self.add_pg3.out.val();
         self.add_cs3.a.next = self.r_pg3.q.val();
         self.add_cs3.b.next = self.r_f_tl.q.val();
         self.r_cs3.d.next = !self.add_cs3.out.val();

@@ -23782,6 +23782,18 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] r_f_bl$d;
     wire  [15:0] r_f_bl$q;
     reg  r_f_bl$clock;
+    reg  [15:0] r_gs0$d;
+    wire  [15:0] r_gs0$q;
+    reg  r_gs0$clock;
+    reg  [15:0] r_gs1$d;
+    wire  [15:0] r_gs1$q;
+    reg  r_gs1$clock;
+    reg  [15:0] r_gs2$d;
+    wire  [15:0] r_gs2$q;
+    reg  r_gs2$clock;
+    reg  [15:0] r_gs3$d;
+    wire  [15:0] r_gs3$q;
+    reg  r_gs3$clock;
     reg  [15:0] r_pg0$d;
     wire  [15:0] r_pg0$q;
     reg  r_pg0$clock;
@@ -23806,39 +23818,39 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] r_cs3$d;
     wire  [15:0] r_cs3$q;
     reg  r_cs3$clock;
-    reg  [15:0] add_pg0_a$a;
-    reg  [15:0] add_pg0_a$b;
-    wire  [15:0] add_pg0_a$out;
-    reg  [15:0] add_pg0_c$a;
-    reg  [15:0] add_pg0_c$b;
-    wire  [15:0] add_pg0_c$out;
+    reg  [15:0] add_gs0$a;
+    reg  [15:0] add_gs0$b;
+    wire  [15:0] add_gs0$out;
+    reg  [15:0] add_pg0$a;
+    reg  [15:0] add_pg0$b;
+    wire  [15:0] add_pg0$out;
     reg  [15:0] add_cs0$a;
     reg  [15:0] add_cs0$b;
     wire  [15:0] add_cs0$out;
-    reg  [15:0] add_pg1_a$a;
-    reg  [15:0] add_pg1_a$b;
-    wire  [15:0] add_pg1_a$out;
-    reg  [15:0] add_pg1_c$a;
-    reg  [15:0] add_pg1_c$b;
-    wire  [15:0] add_pg1_c$out;
+    reg  [15:0] add_gs1$a;
+    reg  [15:0] add_gs1$b;
+    wire  [15:0] add_gs1$out;
+    reg  [15:0] add_pg1$a;
+    reg  [15:0] add_pg1$b;
+    wire  [15:0] add_pg1$out;
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
-    reg  [15:0] add_pg2_a$a;
-    reg  [15:0] add_pg2_a$b;
-    wire  [15:0] add_pg2_a$out;
-    reg  [15:0] add_pg2_c$a;
-    reg  [15:0] add_pg2_c$b;
-    wire  [15:0] add_pg2_c$out;
+    reg  [15:0] add_gs2$a;
+    reg  [15:0] add_gs2$b;
+    wire  [15:0] add_gs2$out;
+    reg  [15:0] add_pg2$a;
+    reg  [15:0] add_pg2$b;
+    wire  [15:0] add_pg2$out;
     reg  [15:0] add_cs2$a;
     reg  [15:0] add_cs2$b;
     wire  [15:0] add_cs2$out;
-    reg  [15:0] add_pg3_a$a;
-    reg  [15:0] add_pg3_a$b;
-    wire  [15:0] add_pg3_a$out;
-    reg  [15:0] add_pg3_c$a;
-    reg  [15:0] add_pg3_c$b;
-    wire  [15:0] add_pg3_c$out;
+    reg  [15:0] add_gs3$a;
+    reg  [15:0] add_gs3$b;
+    wire  [15:0] add_gs3$out;
+    reg  [15:0] add_pg3$a;
+    reg  [15:0] add_pg3$b;
+    wire  [15:0] add_pg3$out;
     reg  [15:0] add_cs3$a;
     reg  [15:0] add_cs3$b;
     wire  [15:0] add_cs3$out;
@@ -23984,6 +23996,9 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [63:0] slots$out1;
     wire  [63:0] slots$out2;
     wire  [63:0] slots$out3;
+    reg  [3:0] r_wa$d;
+    wire  [3:0] r_wa$q;
+    reg  r_wa$clock;
     reg  r_fe0$d;
     wire  r_fe0$q;
     reg  r_fe0$clock;
@@ -24230,11 +24245,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     wire  [63:0] th3$out;
     
     // Local signals
-    reg  [15:0] pg0_b;
-    reg  [15:0] pg1_b;
-    reg  [15:0] pg2_b;
-    reg  [15:0] pg3_b;
-    reg  [3:0] wa;
+    reg  [3:0] n_lo;
     reg  start;
     reg  last_beat;
     reg  [8:0] ng_next;
@@ -24362,6 +24373,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_f_bl$q),
         .clock(r_f_bl$clock)
     );
+    nc_engine$decide_gen$r_gs0 r_gs0(
+        .d(r_gs0$d),
+        .q(r_gs0$q),
+        .clock(r_gs0$clock)
+    );
+    nc_engine$decide_gen$r_gs1 r_gs1(
+        .d(r_gs1$d),
+        .q(r_gs1$q),
+        .clock(r_gs1$clock)
+    );
+    nc_engine$decide_gen$r_gs2 r_gs2(
+        .d(r_gs2$d),
+        .q(r_gs2$q),
+        .clock(r_gs2$clock)
+    );
+    nc_engine$decide_gen$r_gs3 r_gs3(
+        .d(r_gs3$d),
+        .q(r_gs3$q),
+        .clock(r_gs3$clock)
+    );
     nc_engine$decide_gen$r_pg0 r_pg0(
         .d(r_pg0$d),
         .q(r_pg0$q),
@@ -24402,60 +24433,60 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_cs3$q),
         .clock(r_cs3$clock)
     );
-    nc_engine$decide_gen$add_pg0_a add_pg0_a(
-        .a(add_pg0_a$a),
-        .b(add_pg0_a$b),
-        .out(add_pg0_a$out)
+    nc_engine$decide_gen$add_gs0 add_gs0(
+        .a(add_gs0$a),
+        .b(add_gs0$b),
+        .out(add_gs0$out)
     );
-    nc_engine$decide_gen$add_pg0_c add_pg0_c(
-        .a(add_pg0_c$a),
-        .b(add_pg0_c$b),
-        .out(add_pg0_c$out)
+    nc_engine$decide_gen$add_pg0 add_pg0(
+        .a(add_pg0$a),
+        .b(add_pg0$b),
+        .out(add_pg0$out)
     );
     nc_engine$decide_gen$add_cs0 add_cs0(
         .a(add_cs0$a),
         .b(add_cs0$b),
         .out(add_cs0$out)
     );
-    nc_engine$decide_gen$add_pg1_a add_pg1_a(
-        .a(add_pg1_a$a),
-        .b(add_pg1_a$b),
-        .out(add_pg1_a$out)
+    nc_engine$decide_gen$add_gs1 add_gs1(
+        .a(add_gs1$a),
+        .b(add_gs1$b),
+        .out(add_gs1$out)
     );
-    nc_engine$decide_gen$add_pg1_c add_pg1_c(
-        .a(add_pg1_c$a),
-        .b(add_pg1_c$b),
-        .out(add_pg1_c$out)
+    nc_engine$decide_gen$add_pg1 add_pg1(
+        .a(add_pg1$a),
+        .b(add_pg1$b),
+        .out(add_pg1$out)
     );
     nc_engine$decide_gen$add_cs1 add_cs1(
         .a(add_cs1$a),
         .b(add_cs1$b),
         .out(add_cs1$out)
     );
-    nc_engine$decide_gen$add_pg2_a add_pg2_a(
-        .a(add_pg2_a$a),
-        .b(add_pg2_a$b),
-        .out(add_pg2_a$out)
+    nc_engine$decide_gen$add_gs2 add_gs2(
+        .a(add_gs2$a),
+        .b(add_gs2$b),
+        .out(add_gs2$out)
     );
-    nc_engine$decide_gen$add_pg2_c add_pg2_c(
-        .a(add_pg2_c$a),
-        .b(add_pg2_c$b),
-        .out(add_pg2_c$out)
+    nc_engine$decide_gen$add_pg2 add_pg2(
+        .a(add_pg2$a),
+        .b(add_pg2$b),
+        .out(add_pg2$out)
     );
     nc_engine$decide_gen$add_cs2 add_cs2(
         .a(add_cs2$a),
         .b(add_cs2$b),
         .out(add_cs2$out)
     );
-    nc_engine$decide_gen$add_pg3_a add_pg3_a(
-        .a(add_pg3_a$a),
-        .b(add_pg3_a$b),
-        .out(add_pg3_a$out)
+    nc_engine$decide_gen$add_gs3 add_gs3(
+        .a(add_gs3$a),
+        .b(add_gs3$b),
+        .out(add_gs3$out)
     );
-    nc_engine$decide_gen$add_pg3_c add_pg3_c(
-        .a(add_pg3_c$a),
-        .b(add_pg3_c$b),
-        .out(add_pg3_c$out)
+    nc_engine$decide_gen$add_pg3 add_pg3(
+        .a(add_pg3$a),
+        .b(add_pg3$b),
+        .out(add_pg3$out)
     );
     nc_engine$decide_gen$add_cs3 add_cs3(
         .a(add_cs3$a),
@@ -24689,6 +24720,11 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .out1(slots$out1),
         .out2(slots$out2),
         .out3(slots$out3)
+    );
+    nc_engine$decide_gen$r_wa r_wa(
+        .d(r_wa$d),
+        .q(r_wa$q),
+        .clock(r_wa$clock)
     );
     nc_engine$decide_gen$r_fe0 r_fe0(
         .d(r_fe0$d),
@@ -25079,6 +25115,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_tl$clock = clock;
         r_f_ulen$clock = clock;
         r_f_bl$clock = clock;
+        r_gs0$clock = clock;
+        r_gs1$clock = clock;
+        r_gs2$clock = clock;
+        r_gs3$clock = clock;
         r_pg0$clock = clock;
         r_pg1$clock = clock;
         r_pg2$clock = clock;
@@ -25097,6 +25137,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_fb$clock = clock;
         r_wsa$clock = clock;
         r_wsb$clock = clock;
+        r_wa$clock = clock;
         r_q00$clock = clock;
         r_q01$clock = clock;
         r_q02$clock = clock;
@@ -25190,6 +25231,10 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_tl$d = r_f_tl$q;
         r_f_ulen$d = r_f_ulen$q;
         r_f_bl$d = r_f_bl$q;
+        r_gs0$d = r_gs0$q;
+        r_gs1$d = r_gs1$q;
+        r_gs2$d = r_gs2$q;
+        r_gs3$d = r_gs3$q;
         r_pg0$d = r_pg0$q;
         r_pg1$d = r_pg1$q;
         r_pg2$d = r_pg2$q;
@@ -25208,6 +25253,7 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_fb$d = r_fb$q;
         r_wsa$d = r_wsa$q;
         r_wsb$d = r_wsb$q;
+        r_wa$d = r_wa$q;
         r_q00$d = r_q00$q;
         r_q01$d = r_q01$q;
         r_q02$d = r_q02$q;
@@ -25360,6 +25406,21 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_wsa$d = ng_next[(32'h0)+:(8)];
             r_wsb$d = k0_bank;
         end
+        if (start) begin
+            n_lo = ks00;
+        end
+        else if (wr_ok) begin
+            n_lo = (r_n_got$q[(32'h0)+:(4)] + ks01) & ks07;
+        end
+        else begin
+            n_lo = r_n_got$q[(32'h0)+:(4)] & ks07;
+        end
+        if (cb_next) begin
+            r_wa$d = n_lo | ks10;
+        end
+        else begin
+            r_wa$d = n_lo;
+        end
         if (wr_ok) begin
             ng_w = r_ng$q << k1_ng;
         end
@@ -25384,59 +25445,8 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         end
         lq = r_len$q[(32'h3)+:(8)] - k5_8;
         la = r_len$q[(32'h0)+:(3)];
-        if (r_wsa$q[32'h0]) begin
-            wa = ks00;
-        end
-        else if (r_wsa$q[32'h1]) begin
-            wa = ks01;
-        end
-        else if (r_wsa$q[32'h2]) begin
-            wa = ks02;
-        end
-        else if (r_wsa$q[32'h3]) begin
-            wa = ks03;
-        end
-        else if (r_wsa$q[32'h4]) begin
-            wa = ks04;
-        end
-        else if (r_wsa$q[32'h5]) begin
-            wa = ks05;
-        end
-        else if (r_wsa$q[32'h6]) begin
-            wa = ks06;
-        end
-        else if (r_wsa$q[32'h7]) begin
-            wa = ks07;
-        end
-        else if (r_wsb$q[32'h0]) begin
-            wa = ks10;
-        end
-        else if (r_wsb$q[32'h1]) begin
-            wa = ks11;
-        end
-        else if (r_wsb$q[32'h2]) begin
-            wa = ks12;
-        end
-        else if (r_wsb$q[32'h3]) begin
-            wa = ks13;
-        end
-        else if (r_wsb$q[32'h4]) begin
-            wa = ks14;
-        end
-        else if (r_wsb$q[32'h5]) begin
-            wa = ks15;
-        end
-        else if (r_wsb$q[32'h6]) begin
-            wa = ks16;
-        end
-        else if (r_wsb$q[32'h7]) begin
-            wa = ks17;
-        end
-        else begin
-            wa = ks00;
-        end
         slots$clock = clock;
-        slots$waddr = wa;
+        slots$waddr = r_wa$q;
         slots$wdata = e_img;
         slots$we = e_valid && ((r_wsa$q | r_wsb$q) != k0_bank);
         if (e_valid && r_wsa$q[32'h0]) begin
@@ -25768,39 +25778,39 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         add_ps_e$b = ps_d;
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
-        add_pg0_a$a = r_ps$q;
-        add_pg0_a$b = group0[(32'h10)+:(16)];
-        pg0_b = add_pg0_a$out;
-        add_pg0_c$a = pg0_b;
-        add_pg0_c$b = group0[(32'h0)+:(16)];
-        r_pg0$d = add_pg0_c$out;
+        add_gs0$a = group0[(32'h10)+:(16)];
+        add_gs0$b = group0[(32'h0)+:(16)];
+        r_gs0$d = add_gs0$out;
+        add_pg0$a = r_ps$q;
+        add_pg0$b = r_gs0$q;
+        r_pg0$d = add_pg0$out;
         add_cs0$a = r_pg0$q;
         add_cs0$b = r_f_tl$q;
         r_cs0$d = ~add_cs0$out;
-        add_pg1_a$a = r_ps$q;
-        add_pg1_a$b = group1[(32'h10)+:(16)];
-        pg1_b = add_pg1_a$out;
-        add_pg1_c$a = pg1_b;
-        add_pg1_c$b = group1[(32'h0)+:(16)];
-        r_pg1$d = add_pg1_c$out;
+        add_gs1$a = group1[(32'h10)+:(16)];
+        add_gs1$b = group1[(32'h0)+:(16)];
+        r_gs1$d = add_gs1$out;
+        add_pg1$a = r_ps$q;
+        add_pg1$b = r_gs1$q;
+        r_pg1$d = add_pg1$out;
         add_cs1$a = r_pg1$q;
         add_cs1$b = r_f_tl$q;
         r_cs1$d = ~add_cs1$out;
-        add_pg2_a$a = r_ps$q;
-        add_pg2_a$b = group2[(32'h10)+:(16)];
-        pg2_b = add_pg2_a$out;
-        add_pg2_c$a = pg2_b;
-        add_pg2_c$b = group2[(32'h0)+:(16)];
-        r_pg2$d = add_pg2_c$out;
+        add_gs2$a = group2[(32'h10)+:(16)];
+        add_gs2$b = group2[(32'h0)+:(16)];
+        r_gs2$d = add_gs2$out;
+        add_pg2$a = r_ps$q;
+        add_pg2$b = r_gs2$q;
+        r_pg2$d = add_pg2$out;
         add_cs2$a = r_pg2$q;
         add_cs2$b = r_f_tl$q;
         r_cs2$d = ~add_cs2$out;
-        add_pg3_a$a = r_ps$q;
-        add_pg3_a$b = group3[(32'h10)+:(16)];
-        pg3_b = add_pg3_a$out;
-        add_pg3_c$a = pg3_b;
-        add_pg3_c$b = group3[(32'h0)+:(16)];
-        r_pg3$d = add_pg3_c$out;
+        add_gs3$a = group3[(32'h10)+:(16)];
+        add_gs3$b = group3[(32'h0)+:(16)];
+        r_gs3$d = add_gs3$out;
+        add_pg3$a = r_ps$q;
+        add_pg3$b = r_gs3$q;
+        r_pg3$d = add_pg3$out;
         add_cs3$a = r_pg3$q;
         add_cs3$b = r_f_tl$q;
         r_cs3$d = ~add_cs3$out;
@@ -25970,7 +25980,7 @@ module nc_engine$decide_gen$add_cs3(a,b,out);
 endmodule // nc_engine$decide_gen$add_cs3
 
 
-module nc_engine$decide_gen$add_pg0_a(a,b,out);
+module nc_engine$decide_gen$add_gs0(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -25983,10 +25993,10 @@ module nc_engine$decide_gen$add_pg0_a(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg0_a
+endmodule // nc_engine$decide_gen$add_gs0
 
 
-module nc_engine$decide_gen$add_pg0_c(a,b,out);
+module nc_engine$decide_gen$add_gs1(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -25999,10 +26009,10 @@ module nc_engine$decide_gen$add_pg0_c(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg0_c
+endmodule // nc_engine$decide_gen$add_gs1
 
 
-module nc_engine$decide_gen$add_pg1_a(a,b,out);
+module nc_engine$decide_gen$add_gs2(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26015,10 +26025,10 @@ module nc_engine$decide_gen$add_pg1_a(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg1_a
+endmodule // nc_engine$decide_gen$add_gs2
 
 
-module nc_engine$decide_gen$add_pg1_c(a,b,out);
+module nc_engine$decide_gen$add_gs3(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26031,10 +26041,10 @@ module nc_engine$decide_gen$add_pg1_c(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg1_c
+endmodule // nc_engine$decide_gen$add_gs3
 
 
-module nc_engine$decide_gen$add_pg2_a(a,b,out);
+module nc_engine$decide_gen$add_pg0(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26047,10 +26057,10 @@ module nc_engine$decide_gen$add_pg2_a(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg2_a
+endmodule // nc_engine$decide_gen$add_pg0
 
 
-module nc_engine$decide_gen$add_pg2_c(a,b,out);
+module nc_engine$decide_gen$add_pg1(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26063,10 +26073,10 @@ module nc_engine$decide_gen$add_pg2_c(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg2_c
+endmodule // nc_engine$decide_gen$add_pg1
 
 
-module nc_engine$decide_gen$add_pg3_a(a,b,out);
+module nc_engine$decide_gen$add_pg2(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26079,10 +26089,10 @@ module nc_engine$decide_gen$add_pg3_a(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg3_a
+endmodule // nc_engine$decide_gen$add_pg2
 
 
-module nc_engine$decide_gen$add_pg3_c(a,b,out);
+module nc_engine$decide_gen$add_pg3(a,b,out);
     
     // Module arguments
     input wire  [15:0] a;
@@ -26095,7 +26105,7 @@ module nc_engine$decide_gen$add_pg3_c(a,b,out);
     wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
     /* verilator lint_on UNUSEDSIGNAL */
     always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg3_c
+endmodule // nc_engine$decide_gen$add_pg3
 
 
 module nc_engine$decide_gen$add_ps_a(a,b,out);
@@ -27283,6 +27293,82 @@ module nc_engine$decide_gen$r_fq3(d,q,clock);
 endmodule // nc_engine$decide_gen$r_fq3
 
 
+module nc_engine$decide_gen$r_gs0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gs0
+
+
+module nc_engine$decide_gen$r_gs1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gs1
+
+
+module nc_engine$decide_gen$r_gs2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gs2
+
+
+module nc_engine$decide_gen$r_gs3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_gs3
+
+
 module nc_engine$decide_gen$r_hit0(d,q,clock);
     
     // Module arguments
@@ -28257,6 +28343,25 @@ module nc_engine$decide_gen$r_streaming(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_streaming
+
+
+module nc_engine$decide_gen$r_wa(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$r_wa
 
 
 module nc_engine$decide_gen$r_win0(d,q,clock);
