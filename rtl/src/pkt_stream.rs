@@ -60,6 +60,54 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 }
 
 block! {
+    /// One tree's IPv4 header checksum for the streaming frame, registered: `!(ps + the group
+    /// address's halves + total_len)`. The configuration's part takes two registered adders
+    /// (`r_gs` = the group's halves, `r_pg` = `ps` + `r_gs`: configuration changes only while
+    /// the core is disabled, so it is settled long before a send); `r_cs` adds the total length
+    /// every cycle (valid from beat 1's cycle; the checksum is in beat 3). The order of the terms
+    /// does not change the sum (a one's-complement sum is 0 only when every term is).
+    pub struct TreeChecksum() {
+        pub clock: Signal<In, Clock>,
+        pub group: Signal<In, Bits<32>>,
+        /// IPv4 checksum's part common to all trees (constant words + source address + TTL),
+        /// registered.
+        pub ps: Signal<In, Bits<16>>,
+        /// The streaming frame's IPv4 total length, a register.
+        pub total_len: Signal<In, Bits<16>>,
+        pub csum: Signal<Out, Bits<16>>,
+        r_gs: DFF<Bits<16>>,
+        r_pg: DFF<Bits<16>>,
+        r_cs: DFF<Bits<16>>,
+        add_gs: OnesAdd,
+        add_pg: OnesAdd,
+        add_cs: OnesAdd,
+    }
+}
+
+impl Default for TreeChecksum {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for TreeChecksum {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r_gs, r_pg, r_cs);
+        self.add_gs.a.next = self.group.val().get_bits::<16>(16);
+        self.add_gs.b.next = self.group.val().get_bits::<16>(0);
+        self.r_gs.d.next = self.add_gs.out.val();
+        self.add_pg.a.next = self.ps.val();
+        self.add_pg.b.next = self.r_gs.q.val();
+        self.r_pg.d.next = self.add_pg.out.val();
+        self.add_cs.a.next = self.r_pg.q.val();
+        self.add_cs.b.next = self.total_len.val();
+        self.r_cs.d.next = !self.add_cs.out.val();
+        self.csum.next = self.r_cs.q.val();
+    }
+}
+
+block! {
     /// One tree's header beat: the 78 DECIDE header bytes for this tree (destination MAC/IP, IPv4
     /// checksum, `tree` byte), beat `beat` of them (0 past beat 9).
     pub struct TreeHeader(tree: u8) {
@@ -394,35 +442,11 @@ block! {
         r_f_tl: DFF<Bits<16>>,
         r_f_ulen: DFF<Bits<16>>,
         r_f_bl: DFF<Bits<16>>,
-        /// Each tree's IPv4 checksum part that is configuration only: `r_ps` + its group
-        /// address's halves summed (`r_gs*`), one adder per register like `r_ps` (configuration
-        /// changes only while the core is disabled, so it is settled long before a send).
-        r_gs0: DFF<Bits<16>>,
-        r_gs1: DFF<Bits<16>>,
-        r_gs2: DFF<Bits<16>>,
-        r_gs3: DFF<Bits<16>>,
-        r_pg0: DFF<Bits<16>>,
-        r_pg1: DFF<Bits<16>>,
-        r_pg2: DFF<Bits<16>>,
-        r_pg3: DFF<Bits<16>>,
-        /// Each tree's IPv4 header checksum for the streaming frame: `!(r_pg + r_f_tl)`,
-        /// registered every cycle (valid from beat 1's cycle; the checksum is in beat 3).
-        r_cs0: DFF<Bits<16>>,
-        r_cs1: DFF<Bits<16>>,
-        r_cs2: DFF<Bits<16>>,
-        r_cs3: DFF<Bits<16>>,
-        add_gs0: OnesAdd,
-        add_pg0: OnesAdd,
-        add_cs0: OnesAdd,
-        add_gs1: OnesAdd,
-        add_pg1: OnesAdd,
-        add_cs1: OnesAdd,
-        add_gs2: OnesAdd,
-        add_pg2: OnesAdd,
-        add_cs2: OnesAdd,
-        add_gs3: OnesAdd,
-        add_pg3: OnesAdd,
-        add_cs3: OnesAdd,
+        /// Each tree's IPv4 checksum for the streaming frame, registered.
+        tc0: TreeChecksum,
+        tc1: TreeChecksum,
+        tc2: TreeChecksum,
+        tc3: TreeChecksum,
         r_f_kind: DFF<Bits<2>>,
         r_f_count: DFF<Bits<8>>,
         r_f_instance: DFF<Bits<64>>,
@@ -674,18 +698,6 @@ impl Logic for PktGen {
             r_f_tl,
             r_f_ulen,
             r_f_bl,
-            r_gs0,
-            r_gs1,
-            r_gs2,
-            r_gs3,
-            r_pg0,
-            r_pg1,
-            r_pg2,
-            r_pg3,
-            r_cs0,
-            r_cs1,
-            r_cs2,
-            r_cs3,
             r_f_kind,
             r_f_count,
             r_f_instance,
@@ -1242,56 +1254,32 @@ impl Logic for PktGen {
         self.add_ps_e.b.next = self.ps_d.val();
         self.ps_f.next = self.add_ps_e.out.val();
         self.r_ps.d.next = self.ps_f.val();
-        // Each tree's IPv4 checksum: the one's-complement sum of the configuration's part
-        // (`r_ps` + the group's halves, `r_gs*`, in `r_pg*`) and the total length, inverted. The order of
-        // the terms does not change the sum (a one's-complement sum is 0 only when every term
-        // is).
-        self.add_gs0.a.next = self.group0.val().get_bits::<16>(16);
-        self.add_gs0.b.next = self.group0.val().get_bits::<16>(0);
-        self.r_gs0.d.next = self.add_gs0.out.val();
-        self.add_pg0.a.next = self.r_ps.q.val();
-        self.add_pg0.b.next = self.r_gs0.q.val();
-        self.r_pg0.d.next = self.add_pg0.out.val();
-        self.add_cs0.a.next = self.r_pg0.q.val();
-        self.add_cs0.b.next = self.r_f_tl.q.val();
-        self.r_cs0.d.next = !self.add_cs0.out.val();
-        self.add_gs1.a.next = self.group1.val().get_bits::<16>(16);
-        self.add_gs1.b.next = self.group1.val().get_bits::<16>(0);
-        self.r_gs1.d.next = self.add_gs1.out.val();
-        self.add_pg1.a.next = self.r_ps.q.val();
-        self.add_pg1.b.next = self.r_gs1.q.val();
-        self.r_pg1.d.next = self.add_pg1.out.val();
-        self.add_cs1.a.next = self.r_pg1.q.val();
-        self.add_cs1.b.next = self.r_f_tl.q.val();
-        self.r_cs1.d.next = !self.add_cs1.out.val();
-        self.add_gs2.a.next = self.group2.val().get_bits::<16>(16);
-        self.add_gs2.b.next = self.group2.val().get_bits::<16>(0);
-        self.r_gs2.d.next = self.add_gs2.out.val();
-        self.add_pg2.a.next = self.r_ps.q.val();
-        self.add_pg2.b.next = self.r_gs2.q.val();
-        self.r_pg2.d.next = self.add_pg2.out.val();
-        self.add_cs2.a.next = self.r_pg2.q.val();
-        self.add_cs2.b.next = self.r_f_tl.q.val();
-        self.r_cs2.d.next = !self.add_cs2.out.val();
-        self.add_gs3.a.next = self.group3.val().get_bits::<16>(16);
-        self.add_gs3.b.next = self.group3.val().get_bits::<16>(0);
-        self.r_gs3.d.next = self.add_gs3.out.val();
-        self.add_pg3.a.next = self.r_ps.q.val();
-        self.add_pg3.b.next = self.r_gs3.q.val();
-        self.r_pg3.d.next = self.add_pg3.out.val();
-        self.add_cs3.a.next = self.r_pg3.q.val();
-        self.add_cs3.b.next = self.r_f_tl.q.val();
-        self.r_cs3.d.next = !self.add_cs3.out.val();
+        self.tc0.clock.next = self.clock.val();
+        self.tc0.group.next = self.group0.val();
+        self.tc0.ps.next = self.r_ps.q.val();
+        self.tc0.total_len.next = self.r_f_tl.q.val();
+        self.tc1.clock.next = self.clock.val();
+        self.tc1.group.next = self.group1.val();
+        self.tc1.ps.next = self.r_ps.q.val();
+        self.tc1.total_len.next = self.r_f_tl.q.val();
+        self.tc2.clock.next = self.clock.val();
+        self.tc2.group.next = self.group2.val();
+        self.tc2.ps.next = self.r_ps.q.val();
+        self.tc2.total_len.next = self.r_f_tl.q.val();
+        self.tc3.clock.next = self.clock.val();
+        self.tc3.group.next = self.group3.val();
+        self.tc3.ps.next = self.r_ps.q.val();
+        self.tc3.total_len.next = self.r_f_tl.q.val();
         self.kindw.narrow.next = self.r_f_kind.q.val();
         self.countw.narrow.next = self.r_f_count.q.val();
         self.th0.group.next = self.group0.val();
         self.th1.group.next = self.group1.val();
         self.th2.group.next = self.group2.val();
         self.th3.group.next = self.group3.val();
-        self.th0.ip_csum.next = self.r_cs0.q.val();
-        self.th1.ip_csum.next = self.r_cs1.q.val();
-        self.th2.ip_csum.next = self.r_cs2.q.val();
-        self.th3.ip_csum.next = self.r_cs3.q.val();
+        self.th0.ip_csum.next = self.tc0.csum.val();
+        self.th1.ip_csum.next = self.tc1.csum.val();
+        self.th2.ip_csum.next = self.tc2.csum.val();
+        self.th3.ip_csum.next = self.tc3.csum.val();
         self.th0.total_len.next = self.r_f_tl.q.val();
         self.th1.total_len.next = self.r_f_tl.q.val();
         self.th2.total_len.next = self.r_f_tl.q.val();

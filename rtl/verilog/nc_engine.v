@@ -23782,78 +23782,26 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     reg  [15:0] r_f_bl$d;
     wire  [15:0] r_f_bl$q;
     reg  r_f_bl$clock;
-    reg  [15:0] r_gs0$d;
-    wire  [15:0] r_gs0$q;
-    reg  r_gs0$clock;
-    reg  [15:0] r_gs1$d;
-    wire  [15:0] r_gs1$q;
-    reg  r_gs1$clock;
-    reg  [15:0] r_gs2$d;
-    wire  [15:0] r_gs2$q;
-    reg  r_gs2$clock;
-    reg  [15:0] r_gs3$d;
-    wire  [15:0] r_gs3$q;
-    reg  r_gs3$clock;
-    reg  [15:0] r_pg0$d;
-    wire  [15:0] r_pg0$q;
-    reg  r_pg0$clock;
-    reg  [15:0] r_pg1$d;
-    wire  [15:0] r_pg1$q;
-    reg  r_pg1$clock;
-    reg  [15:0] r_pg2$d;
-    wire  [15:0] r_pg2$q;
-    reg  r_pg2$clock;
-    reg  [15:0] r_pg3$d;
-    wire  [15:0] r_pg3$q;
-    reg  r_pg3$clock;
-    reg  [15:0] r_cs0$d;
-    wire  [15:0] r_cs0$q;
-    reg  r_cs0$clock;
-    reg  [15:0] r_cs1$d;
-    wire  [15:0] r_cs1$q;
-    reg  r_cs1$clock;
-    reg  [15:0] r_cs2$d;
-    wire  [15:0] r_cs2$q;
-    reg  r_cs2$clock;
-    reg  [15:0] r_cs3$d;
-    wire  [15:0] r_cs3$q;
-    reg  r_cs3$clock;
-    reg  [15:0] add_gs0$a;
-    reg  [15:0] add_gs0$b;
-    wire  [15:0] add_gs0$out;
-    reg  [15:0] add_pg0$a;
-    reg  [15:0] add_pg0$b;
-    wire  [15:0] add_pg0$out;
-    reg  [15:0] add_cs0$a;
-    reg  [15:0] add_cs0$b;
-    wire  [15:0] add_cs0$out;
-    reg  [15:0] add_gs1$a;
-    reg  [15:0] add_gs1$b;
-    wire  [15:0] add_gs1$out;
-    reg  [15:0] add_pg1$a;
-    reg  [15:0] add_pg1$b;
-    wire  [15:0] add_pg1$out;
-    reg  [15:0] add_cs1$a;
-    reg  [15:0] add_cs1$b;
-    wire  [15:0] add_cs1$out;
-    reg  [15:0] add_gs2$a;
-    reg  [15:0] add_gs2$b;
-    wire  [15:0] add_gs2$out;
-    reg  [15:0] add_pg2$a;
-    reg  [15:0] add_pg2$b;
-    wire  [15:0] add_pg2$out;
-    reg  [15:0] add_cs2$a;
-    reg  [15:0] add_cs2$b;
-    wire  [15:0] add_cs2$out;
-    reg  [15:0] add_gs3$a;
-    reg  [15:0] add_gs3$b;
-    wire  [15:0] add_gs3$out;
-    reg  [15:0] add_pg3$a;
-    reg  [15:0] add_pg3$b;
-    wire  [15:0] add_pg3$out;
-    reg  [15:0] add_cs3$a;
-    reg  [15:0] add_cs3$b;
-    wire  [15:0] add_cs3$out;
+    reg  tc0$clock;
+    reg  [31:0] tc0$group;
+    reg  [15:0] tc0$ps;
+    reg  [15:0] tc0$total_len;
+    wire  [15:0] tc0$csum;
+    reg  tc1$clock;
+    reg  [31:0] tc1$group;
+    reg  [15:0] tc1$ps;
+    reg  [15:0] tc1$total_len;
+    wire  [15:0] tc1$csum;
+    reg  tc2$clock;
+    reg  [31:0] tc2$group;
+    reg  [15:0] tc2$ps;
+    reg  [15:0] tc2$total_len;
+    wire  [15:0] tc2$csum;
+    reg  tc3$clock;
+    reg  [31:0] tc3$group;
+    reg  [15:0] tc3$ps;
+    reg  [15:0] tc3$total_len;
+    wire  [15:0] tc3$csum;
     reg  [1:0] r_f_kind$d;
     wire  [1:0] r_f_kind$q;
     reg  r_f_kind$clock;
@@ -24373,125 +24321,33 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         .q(r_f_bl$q),
         .clock(r_f_bl$clock)
     );
-    nc_engine$decide_gen$r_gs0 r_gs0(
-        .d(r_gs0$d),
-        .q(r_gs0$q),
-        .clock(r_gs0$clock)
+    nc_engine$decide_gen$tc0 tc0(
+        .clock(tc0$clock),
+        .group(tc0$group),
+        .ps(tc0$ps),
+        .total_len(tc0$total_len),
+        .csum(tc0$csum)
     );
-    nc_engine$decide_gen$r_gs1 r_gs1(
-        .d(r_gs1$d),
-        .q(r_gs1$q),
-        .clock(r_gs1$clock)
+    nc_engine$decide_gen$tc1 tc1(
+        .clock(tc1$clock),
+        .group(tc1$group),
+        .ps(tc1$ps),
+        .total_len(tc1$total_len),
+        .csum(tc1$csum)
     );
-    nc_engine$decide_gen$r_gs2 r_gs2(
-        .d(r_gs2$d),
-        .q(r_gs2$q),
-        .clock(r_gs2$clock)
+    nc_engine$decide_gen$tc2 tc2(
+        .clock(tc2$clock),
+        .group(tc2$group),
+        .ps(tc2$ps),
+        .total_len(tc2$total_len),
+        .csum(tc2$csum)
     );
-    nc_engine$decide_gen$r_gs3 r_gs3(
-        .d(r_gs3$d),
-        .q(r_gs3$q),
-        .clock(r_gs3$clock)
-    );
-    nc_engine$decide_gen$r_pg0 r_pg0(
-        .d(r_pg0$d),
-        .q(r_pg0$q),
-        .clock(r_pg0$clock)
-    );
-    nc_engine$decide_gen$r_pg1 r_pg1(
-        .d(r_pg1$d),
-        .q(r_pg1$q),
-        .clock(r_pg1$clock)
-    );
-    nc_engine$decide_gen$r_pg2 r_pg2(
-        .d(r_pg2$d),
-        .q(r_pg2$q),
-        .clock(r_pg2$clock)
-    );
-    nc_engine$decide_gen$r_pg3 r_pg3(
-        .d(r_pg3$d),
-        .q(r_pg3$q),
-        .clock(r_pg3$clock)
-    );
-    nc_engine$decide_gen$r_cs0 r_cs0(
-        .d(r_cs0$d),
-        .q(r_cs0$q),
-        .clock(r_cs0$clock)
-    );
-    nc_engine$decide_gen$r_cs1 r_cs1(
-        .d(r_cs1$d),
-        .q(r_cs1$q),
-        .clock(r_cs1$clock)
-    );
-    nc_engine$decide_gen$r_cs2 r_cs2(
-        .d(r_cs2$d),
-        .q(r_cs2$q),
-        .clock(r_cs2$clock)
-    );
-    nc_engine$decide_gen$r_cs3 r_cs3(
-        .d(r_cs3$d),
-        .q(r_cs3$q),
-        .clock(r_cs3$clock)
-    );
-    nc_engine$decide_gen$add_gs0 add_gs0(
-        .a(add_gs0$a),
-        .b(add_gs0$b),
-        .out(add_gs0$out)
-    );
-    nc_engine$decide_gen$add_pg0 add_pg0(
-        .a(add_pg0$a),
-        .b(add_pg0$b),
-        .out(add_pg0$out)
-    );
-    nc_engine$decide_gen$add_cs0 add_cs0(
-        .a(add_cs0$a),
-        .b(add_cs0$b),
-        .out(add_cs0$out)
-    );
-    nc_engine$decide_gen$add_gs1 add_gs1(
-        .a(add_gs1$a),
-        .b(add_gs1$b),
-        .out(add_gs1$out)
-    );
-    nc_engine$decide_gen$add_pg1 add_pg1(
-        .a(add_pg1$a),
-        .b(add_pg1$b),
-        .out(add_pg1$out)
-    );
-    nc_engine$decide_gen$add_cs1 add_cs1(
-        .a(add_cs1$a),
-        .b(add_cs1$b),
-        .out(add_cs1$out)
-    );
-    nc_engine$decide_gen$add_gs2 add_gs2(
-        .a(add_gs2$a),
-        .b(add_gs2$b),
-        .out(add_gs2$out)
-    );
-    nc_engine$decide_gen$add_pg2 add_pg2(
-        .a(add_pg2$a),
-        .b(add_pg2$b),
-        .out(add_pg2$out)
-    );
-    nc_engine$decide_gen$add_cs2 add_cs2(
-        .a(add_cs2$a),
-        .b(add_cs2$b),
-        .out(add_cs2$out)
-    );
-    nc_engine$decide_gen$add_gs3 add_gs3(
-        .a(add_gs3$a),
-        .b(add_gs3$b),
-        .out(add_gs3$out)
-    );
-    nc_engine$decide_gen$add_pg3 add_pg3(
-        .a(add_pg3$a),
-        .b(add_pg3$b),
-        .out(add_pg3$out)
-    );
-    nc_engine$decide_gen$add_cs3 add_cs3(
-        .a(add_cs3$a),
-        .b(add_cs3$b),
-        .out(add_cs3$out)
+    nc_engine$decide_gen$tc3 tc3(
+        .clock(tc3$clock),
+        .group(tc3$group),
+        .ps(tc3$ps),
+        .total_len(tc3$total_len),
+        .csum(tc3$csum)
     );
     nc_engine$decide_gen$r_f_kind r_f_kind(
         .d(r_f_kind$d),
@@ -25115,18 +24971,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_tl$clock = clock;
         r_f_ulen$clock = clock;
         r_f_bl$clock = clock;
-        r_gs0$clock = clock;
-        r_gs1$clock = clock;
-        r_gs2$clock = clock;
-        r_gs3$clock = clock;
-        r_pg0$clock = clock;
-        r_pg1$clock = clock;
-        r_pg2$clock = clock;
-        r_pg3$clock = clock;
-        r_cs0$clock = clock;
-        r_cs1$clock = clock;
-        r_cs2$clock = clock;
-        r_cs3$clock = clock;
         r_f_kind$clock = clock;
         r_f_count$clock = clock;
         r_f_instance$clock = clock;
@@ -25231,18 +25075,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         r_f_tl$d = r_f_tl$q;
         r_f_ulen$d = r_f_ulen$q;
         r_f_bl$d = r_f_bl$q;
-        r_gs0$d = r_gs0$q;
-        r_gs1$d = r_gs1$q;
-        r_gs2$d = r_gs2$q;
-        r_gs3$d = r_gs3$q;
-        r_pg0$d = r_pg0$q;
-        r_pg1$d = r_pg1$q;
-        r_pg2$d = r_pg2$q;
-        r_pg3$d = r_pg3$q;
-        r_cs0$d = r_cs0$q;
-        r_cs1$d = r_cs1$q;
-        r_cs2$d = r_cs2$q;
-        r_cs3$d = r_cs3$q;
         r_f_kind$d = r_f_kind$q;
         r_f_count$d = r_f_count$q;
         r_f_instance$d = r_f_instance$q;
@@ -25778,52 +25610,32 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
         add_ps_e$b = ps_d;
         ps_f = add_ps_e$out;
         r_ps$d = ps_f;
-        add_gs0$a = group0[(32'h10)+:(16)];
-        add_gs0$b = group0[(32'h0)+:(16)];
-        r_gs0$d = add_gs0$out;
-        add_pg0$a = r_ps$q;
-        add_pg0$b = r_gs0$q;
-        r_pg0$d = add_pg0$out;
-        add_cs0$a = r_pg0$q;
-        add_cs0$b = r_f_tl$q;
-        r_cs0$d = ~add_cs0$out;
-        add_gs1$a = group1[(32'h10)+:(16)];
-        add_gs1$b = group1[(32'h0)+:(16)];
-        r_gs1$d = add_gs1$out;
-        add_pg1$a = r_ps$q;
-        add_pg1$b = r_gs1$q;
-        r_pg1$d = add_pg1$out;
-        add_cs1$a = r_pg1$q;
-        add_cs1$b = r_f_tl$q;
-        r_cs1$d = ~add_cs1$out;
-        add_gs2$a = group2[(32'h10)+:(16)];
-        add_gs2$b = group2[(32'h0)+:(16)];
-        r_gs2$d = add_gs2$out;
-        add_pg2$a = r_ps$q;
-        add_pg2$b = r_gs2$q;
-        r_pg2$d = add_pg2$out;
-        add_cs2$a = r_pg2$q;
-        add_cs2$b = r_f_tl$q;
-        r_cs2$d = ~add_cs2$out;
-        add_gs3$a = group3[(32'h10)+:(16)];
-        add_gs3$b = group3[(32'h0)+:(16)];
-        r_gs3$d = add_gs3$out;
-        add_pg3$a = r_ps$q;
-        add_pg3$b = r_gs3$q;
-        r_pg3$d = add_pg3$out;
-        add_cs3$a = r_pg3$q;
-        add_cs3$b = r_f_tl$q;
-        r_cs3$d = ~add_cs3$out;
+        tc0$clock = clock;
+        tc0$group = group0;
+        tc0$ps = r_ps$q;
+        tc0$total_len = r_f_tl$q;
+        tc1$clock = clock;
+        tc1$group = group1;
+        tc1$ps = r_ps$q;
+        tc1$total_len = r_f_tl$q;
+        tc2$clock = clock;
+        tc2$group = group2;
+        tc2$ps = r_ps$q;
+        tc2$total_len = r_f_tl$q;
+        tc3$clock = clock;
+        tc3$group = group3;
+        tc3$ps = r_ps$q;
+        tc3$total_len = r_f_tl$q;
         kindw$narrow = r_f_kind$q;
         countw$narrow = r_f_count$q;
         th0$group = group0;
         th1$group = group1;
         th2$group = group2;
         th3$group = group3;
-        th0$ip_csum = r_cs0$q;
-        th1$ip_csum = r_cs1$q;
-        th2$ip_csum = r_cs2$q;
-        th3$ip_csum = r_cs3$q;
+        th0$ip_csum = tc0$csum;
+        th1$ip_csum = tc1$csum;
+        th2$ip_csum = tc2$csum;
+        th3$ip_csum = tc3$csum;
         th0$total_len = r_f_tl$q;
         th1$total_len = r_f_tl$q;
         th2$total_len = r_f_tl$q;
@@ -25914,198 +25726,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
     end
     
 endmodule // nc_engine$decide_gen
-
-
-module nc_engine$decide_gen$add_cs0(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_cs0
-
-
-module nc_engine$decide_gen$add_cs1(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_cs1
-
-
-module nc_engine$decide_gen$add_cs2(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_cs2
-
-
-module nc_engine$decide_gen$add_cs3(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_cs3
-
-
-module nc_engine$decide_gen$add_gs0(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_gs0
-
-
-module nc_engine$decide_gen$add_gs1(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_gs1
-
-
-module nc_engine$decide_gen$add_gs2(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_gs2
-
-
-module nc_engine$decide_gen$add_gs3(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_gs3
-
-
-module nc_engine$decide_gen$add_pg0(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg0
-
-
-module nc_engine$decide_gen$add_pg1(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg1
-
-
-module nc_engine$decide_gen$add_pg2(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg2
-
-
-module nc_engine$decide_gen$add_pg3(a,b,out);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    output reg  [15:0] out;
-    
-    // Update code (custom)
-    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
-    /* verilator lint_on UNUSEDSIGNAL */
-    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
-endmodule // nc_engine$decide_gen$add_pg3
 
 
 module nc_engine$decide_gen$add_ps_a(a,b,out);
@@ -26767,82 +26387,6 @@ module nc_engine$decide_gen$r_cb(d,q,clock);
 endmodule // nc_engine$decide_gen$r_cb
 
 
-module nc_engine$decide_gen$r_cs0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_cs0
-
-
-module nc_engine$decide_gen$r_cs1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_cs1
-
-
-module nc_engine$decide_gen$r_cs2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_cs2
-
-
-module nc_engine$decide_gen$r_cs3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_cs3
-
-
 module nc_engine$decide_gen$r_eq(d,q,clock);
     
     // Module arguments
@@ -27293,82 +26837,6 @@ module nc_engine$decide_gen$r_fq3(d,q,clock);
 endmodule // nc_engine$decide_gen$r_fq3
 
 
-module nc_engine$decide_gen$r_gs0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_gs0
-
-
-module nc_engine$decide_gen$r_gs1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_gs1
-
-
-module nc_engine$decide_gen$r_gs2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_gs2
-
-
-module nc_engine$decide_gen$r_gs3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_gs3
-
-
 module nc_engine$decide_gen$r_hit0(d,q,clock);
     
     // Module arguments
@@ -27678,82 +27146,6 @@ module nc_engine$decide_gen$r_pa3(d,q,clock);
     end
           
 endmodule // nc_engine$decide_gen$r_pa3
-
-
-module nc_engine$decide_gen$r_pg0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_pg0
-
-
-module nc_engine$decide_gen$r_pg1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_pg1
-
-
-module nc_engine$decide_gen$r_pg2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_pg2
-
-
-module nc_engine$decide_gen$r_pg3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$decide_gen$r_pg3
 
 
 module nc_engine$decide_gen$r_pn0(d,q,clock);
@@ -28873,6 +28265,762 @@ module nc_engine$decide_gen$swap(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56], inp[71:64], inp[79:72], inp[87:80], inp[95:88], inp[103:96], inp[111:104], inp[119:112], inp[127:120], inp[135:128], inp[143:136], inp[151:144], inp[159:152], inp[167:160], inp[175:168], inp[183:176], inp[191:184], inp[199:192], inp[207:200], inp[215:208], inp[223:216], inp[231:224], inp[239:232], inp[247:240], inp[255:248], inp[263:256], inp[271:264], inp[279:272], inp[287:280], inp[295:288], inp[303:296], inp[311:304], inp[319:312], inp[327:320], inp[335:328], inp[343:336], inp[351:344], inp[359:352], inp[367:360], inp[375:368], inp[383:376], inp[391:384], inp[399:392], inp[407:400], inp[415:408], inp[423:416], inp[431:424], inp[439:432], inp[447:440], inp[455:448], inp[463:456], inp[471:464], inp[479:472], inp[487:480], inp[495:488], inp[503:496], inp[511:504], inp[519:512], inp[527:520], inp[535:528], inp[543:536], inp[551:544], inp[559:552], inp[567:560], inp[575:568], inp[583:576], inp[591:584], inp[599:592], inp[607:600], inp[615:608], inp[623:616], inp[631:624], inp[639:632], inp[647:640], inp[655:648], inp[663:656], inp[671:664], inp[679:672], inp[687:680], inp[695:688], inp[703:696], inp[711:704], inp[719:712], inp[727:720], inp[735:728], inp[743:736], inp[751:744], inp[759:752], inp[767:760], inp[775:768], inp[783:776], inp[791:784], inp[799:792], inp[807:800], inp[815:808], inp[823:816], inp[831:824], inp[839:832], inp[847:840], inp[855:848], inp[863:856], inp[871:864], inp[879:872], inp[887:880], inp[895:888], inp[903:896], inp[911:904], inp[919:912], inp[927:920], inp[935:928], inp[943:936], inp[951:944], inp[959:952], inp[967:960], inp[975:968], inp[983:976], inp[991:984], inp[999:992], inp[1007:1000], inp[1015:1008], inp[1023:1016]};
 endmodule // nc_engine$decide_gen$swap
+
+
+module nc_engine$decide_gen$tc0(clock,group,ps,total_len,csum);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    output reg  [15:0] csum;
+    
+    // Stub signals
+    reg  [15:0] r_gs$d;
+    wire  [15:0] r_gs$q;
+    reg  r_gs$clock;
+    reg  [15:0] r_pg$d;
+    wire  [15:0] r_pg$q;
+    reg  r_pg$clock;
+    reg  [15:0] r_cs$d;
+    wire  [15:0] r_cs$q;
+    reg  r_cs$clock;
+    reg  [15:0] add_gs$a;
+    reg  [15:0] add_gs$b;
+    wire  [15:0] add_gs$out;
+    reg  [15:0] add_pg$a;
+    reg  [15:0] add_pg$b;
+    wire  [15:0] add_pg$out;
+    reg  [15:0] add_cs$a;
+    reg  [15:0] add_cs$b;
+    wire  [15:0] add_cs$out;
+    
+    // Sub module instances
+    nc_engine$decide_gen$tc0$r_gs r_gs(
+        .d(r_gs$d),
+        .q(r_gs$q),
+        .clock(r_gs$clock)
+    );
+    nc_engine$decide_gen$tc0$r_pg r_pg(
+        .d(r_pg$d),
+        .q(r_pg$q),
+        .clock(r_pg$clock)
+    );
+    nc_engine$decide_gen$tc0$r_cs r_cs(
+        .d(r_cs$d),
+        .q(r_cs$q),
+        .clock(r_cs$clock)
+    );
+    nc_engine$decide_gen$tc0$add_gs add_gs(
+        .a(add_gs$a),
+        .b(add_gs$b),
+        .out(add_gs$out)
+    );
+    nc_engine$decide_gen$tc0$add_pg add_pg(
+        .a(add_pg$a),
+        .b(add_pg$b),
+        .out(add_pg$out)
+    );
+    nc_engine$decide_gen$tc0$add_cs add_cs(
+        .a(add_cs$a),
+        .b(add_cs$b),
+        .out(add_cs$out)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_gs$clock = clock;
+        r_pg$clock = clock;
+        r_cs$clock = clock;
+        r_gs$d = r_gs$q;
+        r_pg$d = r_pg$q;
+        r_cs$d = r_cs$q;
+        add_gs$a = group[(32'h10)+:(16)];
+        add_gs$b = group[(32'h0)+:(16)];
+        r_gs$d = add_gs$out;
+        add_pg$a = ps;
+        add_pg$b = r_gs$q;
+        r_pg$d = add_pg$out;
+        add_cs$a = r_pg$q;
+        add_cs$b = total_len;
+        r_cs$d = ~add_cs$out;
+        csum = r_cs$q;
+    end
+    
+endmodule // nc_engine$decide_gen$tc0
+
+
+module nc_engine$decide_gen$tc0$add_cs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc0$add_cs
+
+
+module nc_engine$decide_gen$tc0$add_gs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc0$add_gs
+
+
+module nc_engine$decide_gen$tc0$add_pg(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc0$add_pg
+
+
+module nc_engine$decide_gen$tc0$r_cs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc0$r_cs
+
+
+module nc_engine$decide_gen$tc0$r_gs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc0$r_gs
+
+
+module nc_engine$decide_gen$tc0$r_pg(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc0$r_pg
+
+
+module nc_engine$decide_gen$tc1(clock,group,ps,total_len,csum);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    output reg  [15:0] csum;
+    
+    // Stub signals
+    reg  [15:0] r_gs$d;
+    wire  [15:0] r_gs$q;
+    reg  r_gs$clock;
+    reg  [15:0] r_pg$d;
+    wire  [15:0] r_pg$q;
+    reg  r_pg$clock;
+    reg  [15:0] r_cs$d;
+    wire  [15:0] r_cs$q;
+    reg  r_cs$clock;
+    reg  [15:0] add_gs$a;
+    reg  [15:0] add_gs$b;
+    wire  [15:0] add_gs$out;
+    reg  [15:0] add_pg$a;
+    reg  [15:0] add_pg$b;
+    wire  [15:0] add_pg$out;
+    reg  [15:0] add_cs$a;
+    reg  [15:0] add_cs$b;
+    wire  [15:0] add_cs$out;
+    
+    // Sub module instances
+    nc_engine$decide_gen$tc1$r_gs r_gs(
+        .d(r_gs$d),
+        .q(r_gs$q),
+        .clock(r_gs$clock)
+    );
+    nc_engine$decide_gen$tc1$r_pg r_pg(
+        .d(r_pg$d),
+        .q(r_pg$q),
+        .clock(r_pg$clock)
+    );
+    nc_engine$decide_gen$tc1$r_cs r_cs(
+        .d(r_cs$d),
+        .q(r_cs$q),
+        .clock(r_cs$clock)
+    );
+    nc_engine$decide_gen$tc1$add_gs add_gs(
+        .a(add_gs$a),
+        .b(add_gs$b),
+        .out(add_gs$out)
+    );
+    nc_engine$decide_gen$tc1$add_pg add_pg(
+        .a(add_pg$a),
+        .b(add_pg$b),
+        .out(add_pg$out)
+    );
+    nc_engine$decide_gen$tc1$add_cs add_cs(
+        .a(add_cs$a),
+        .b(add_cs$b),
+        .out(add_cs$out)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_gs$clock = clock;
+        r_pg$clock = clock;
+        r_cs$clock = clock;
+        r_gs$d = r_gs$q;
+        r_pg$d = r_pg$q;
+        r_cs$d = r_cs$q;
+        add_gs$a = group[(32'h10)+:(16)];
+        add_gs$b = group[(32'h0)+:(16)];
+        r_gs$d = add_gs$out;
+        add_pg$a = ps;
+        add_pg$b = r_gs$q;
+        r_pg$d = add_pg$out;
+        add_cs$a = r_pg$q;
+        add_cs$b = total_len;
+        r_cs$d = ~add_cs$out;
+        csum = r_cs$q;
+    end
+    
+endmodule // nc_engine$decide_gen$tc1
+
+
+module nc_engine$decide_gen$tc1$add_cs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc1$add_cs
+
+
+module nc_engine$decide_gen$tc1$add_gs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc1$add_gs
+
+
+module nc_engine$decide_gen$tc1$add_pg(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc1$add_pg
+
+
+module nc_engine$decide_gen$tc1$r_cs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc1$r_cs
+
+
+module nc_engine$decide_gen$tc1$r_gs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc1$r_gs
+
+
+module nc_engine$decide_gen$tc1$r_pg(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc1$r_pg
+
+
+module nc_engine$decide_gen$tc2(clock,group,ps,total_len,csum);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    output reg  [15:0] csum;
+    
+    // Stub signals
+    reg  [15:0] r_gs$d;
+    wire  [15:0] r_gs$q;
+    reg  r_gs$clock;
+    reg  [15:0] r_pg$d;
+    wire  [15:0] r_pg$q;
+    reg  r_pg$clock;
+    reg  [15:0] r_cs$d;
+    wire  [15:0] r_cs$q;
+    reg  r_cs$clock;
+    reg  [15:0] add_gs$a;
+    reg  [15:0] add_gs$b;
+    wire  [15:0] add_gs$out;
+    reg  [15:0] add_pg$a;
+    reg  [15:0] add_pg$b;
+    wire  [15:0] add_pg$out;
+    reg  [15:0] add_cs$a;
+    reg  [15:0] add_cs$b;
+    wire  [15:0] add_cs$out;
+    
+    // Sub module instances
+    nc_engine$decide_gen$tc2$r_gs r_gs(
+        .d(r_gs$d),
+        .q(r_gs$q),
+        .clock(r_gs$clock)
+    );
+    nc_engine$decide_gen$tc2$r_pg r_pg(
+        .d(r_pg$d),
+        .q(r_pg$q),
+        .clock(r_pg$clock)
+    );
+    nc_engine$decide_gen$tc2$r_cs r_cs(
+        .d(r_cs$d),
+        .q(r_cs$q),
+        .clock(r_cs$clock)
+    );
+    nc_engine$decide_gen$tc2$add_gs add_gs(
+        .a(add_gs$a),
+        .b(add_gs$b),
+        .out(add_gs$out)
+    );
+    nc_engine$decide_gen$tc2$add_pg add_pg(
+        .a(add_pg$a),
+        .b(add_pg$b),
+        .out(add_pg$out)
+    );
+    nc_engine$decide_gen$tc2$add_cs add_cs(
+        .a(add_cs$a),
+        .b(add_cs$b),
+        .out(add_cs$out)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_gs$clock = clock;
+        r_pg$clock = clock;
+        r_cs$clock = clock;
+        r_gs$d = r_gs$q;
+        r_pg$d = r_pg$q;
+        r_cs$d = r_cs$q;
+        add_gs$a = group[(32'h10)+:(16)];
+        add_gs$b = group[(32'h0)+:(16)];
+        r_gs$d = add_gs$out;
+        add_pg$a = ps;
+        add_pg$b = r_gs$q;
+        r_pg$d = add_pg$out;
+        add_cs$a = r_pg$q;
+        add_cs$b = total_len;
+        r_cs$d = ~add_cs$out;
+        csum = r_cs$q;
+    end
+    
+endmodule // nc_engine$decide_gen$tc2
+
+
+module nc_engine$decide_gen$tc2$add_cs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc2$add_cs
+
+
+module nc_engine$decide_gen$tc2$add_gs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc2$add_gs
+
+
+module nc_engine$decide_gen$tc2$add_pg(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc2$add_pg
+
+
+module nc_engine$decide_gen$tc2$r_cs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc2$r_cs
+
+
+module nc_engine$decide_gen$tc2$r_gs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc2$r_gs
+
+
+module nc_engine$decide_gen$tc2$r_pg(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc2$r_pg
+
+
+module nc_engine$decide_gen$tc3(clock,group,ps,total_len,csum);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [31:0] group;
+    input wire  [15:0] ps;
+    input wire  [15:0] total_len;
+    output reg  [15:0] csum;
+    
+    // Stub signals
+    reg  [15:0] r_gs$d;
+    wire  [15:0] r_gs$q;
+    reg  r_gs$clock;
+    reg  [15:0] r_pg$d;
+    wire  [15:0] r_pg$q;
+    reg  r_pg$clock;
+    reg  [15:0] r_cs$d;
+    wire  [15:0] r_cs$q;
+    reg  r_cs$clock;
+    reg  [15:0] add_gs$a;
+    reg  [15:0] add_gs$b;
+    wire  [15:0] add_gs$out;
+    reg  [15:0] add_pg$a;
+    reg  [15:0] add_pg$b;
+    wire  [15:0] add_pg$out;
+    reg  [15:0] add_cs$a;
+    reg  [15:0] add_cs$b;
+    wire  [15:0] add_cs$out;
+    
+    // Sub module instances
+    nc_engine$decide_gen$tc3$r_gs r_gs(
+        .d(r_gs$d),
+        .q(r_gs$q),
+        .clock(r_gs$clock)
+    );
+    nc_engine$decide_gen$tc3$r_pg r_pg(
+        .d(r_pg$d),
+        .q(r_pg$q),
+        .clock(r_pg$clock)
+    );
+    nc_engine$decide_gen$tc3$r_cs r_cs(
+        .d(r_cs$d),
+        .q(r_cs$q),
+        .clock(r_cs$clock)
+    );
+    nc_engine$decide_gen$tc3$add_gs add_gs(
+        .a(add_gs$a),
+        .b(add_gs$b),
+        .out(add_gs$out)
+    );
+    nc_engine$decide_gen$tc3$add_pg add_pg(
+        .a(add_pg$a),
+        .b(add_pg$b),
+        .out(add_pg$out)
+    );
+    nc_engine$decide_gen$tc3$add_cs add_cs(
+        .a(add_cs$a),
+        .b(add_cs$b),
+        .out(add_cs$out)
+    );
+    
+    // Update code
+    always @(*) begin
+        r_gs$clock = clock;
+        r_pg$clock = clock;
+        r_cs$clock = clock;
+        r_gs$d = r_gs$q;
+        r_pg$d = r_pg$q;
+        r_cs$d = r_cs$q;
+        add_gs$a = group[(32'h10)+:(16)];
+        add_gs$b = group[(32'h0)+:(16)];
+        r_gs$d = add_gs$out;
+        add_pg$a = ps;
+        add_pg$b = r_gs$q;
+        r_pg$d = add_pg$out;
+        add_cs$a = r_pg$q;
+        add_cs$b = total_len;
+        r_cs$d = ~add_cs$out;
+        csum = r_cs$q;
+    end
+    
+endmodule // nc_engine$decide_gen$tc3
+
+
+module nc_engine$decide_gen$tc3$add_cs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc3$add_cs
+
+
+module nc_engine$decide_gen$tc3$add_gs(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc3$add_gs
+
+
+module nc_engine$decide_gen$tc3$add_pg(a,b,out);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    wire [16:0] s0 = {1'b0, a} + {1'b0, b};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [16:0] s1 = {a, 1'b1} + {b, 1'b1}; // bit 0 is always 0
+    /* verilator lint_on UNUSEDSIGNAL */
+    always @(*) out = s0[16] ? s1[16:1] : s0[15:0];
+endmodule // nc_engine$decide_gen$tc3$add_pg
+
+
+module nc_engine$decide_gen$tc3$r_cs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc3$r_cs
+
+
+module nc_engine$decide_gen$tc3$r_gs(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc3$r_gs
+
+
+module nc_engine$decide_gen$tc3$r_pg(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$decide_gen$tc3$r_pg
 
 
 module nc_engine$decide_gen$th0(group,ip_csum,total_len,udp_len,body_len,port,cluster,sender,inst,epoch,seq,kind,count,src_mac,src_ip,ttl,beat,out);
