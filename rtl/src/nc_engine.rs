@@ -17,7 +17,7 @@
 //! fills `reply_gen`'s queue, then counts replies in `replies_dropped`. Tie every `ready` high
 //! where the receivers take a beat every cycle.
 //!
-//! The core takes at most one event per cycle, from one event register (`e_*`): a CSR write on
+//! The core takes at most one event per cycle, from one event register (`e`): a CSR write on
 //! the bus first (the registered event then waits a cycle), else the register's event. The
 //! register takes the next event when it is free: a verdict waiting in a port's one-deep holding
 //! register (the client port, then trees 0..3), else a verdict a parser gives in this cycle (same
@@ -26,7 +26,9 @@
 //! the arbitration, and the core's judge stage reads a register. A port's next verdict comes at
 //! least eight cycles (a minimum Ethernet frame, 60 bytes) after the previous one, so with five
 //! ports and CSR writes in bursts of fewer than eight a holding register is free again in time.
-//! `rx_taken` / `cl_taken` say which event the core took this cycle.
+//! `rx_taken` / `cl_taken` say which event the core took this cycle. A verdict and its fields
+//! are one `pkt_parser::Record` everywhere on this path (the parser's `rec`, the holding
+//! registers `h0`–`h3`/`hc`, the picks `s_rec`/`l_rec`, the event register `e`).
 
 use rust_hdl::prelude::*;
 
@@ -35,7 +37,7 @@ use crate::lowi_core::{CLASS_BITS, STATE_BITS};
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
 use crate::out_fifo::OutFifo;
 use crate::pkt_gen::PktGen;
-use crate::pkt_parser::{PktParser, SenderTable};
+use crate::pkt_parser::{PktParser, Record, SenderTable};
 use crate::prim::JoinMac;
 use crate::reply_gen::ReplyGen;
 use crate::req_capture::ReqCapture;
@@ -246,7 +248,7 @@ block! {
         k_t3_8: Constant<Bits<8>> = Constant::new(3.into()),
         /// The client port's REQUEST payload, first 128 bytes (beside `pc`, which keeps 8).
         req_cap: ReqCapture,
-        /// The held request's whole payload (`hc_req_payload` keeps the first 8 bytes for the
+        /// The held request's whole payload (`hc.req_payload` keeps the first 8 bytes for the
         /// `ev_*` record).
         hc_req_full: DFF<Bits<ENGINE_PAYLOAD_BITS>>,
         host_gen: HostGen,
@@ -262,94 +264,19 @@ block! {
         p3: PktParser,
         pc: PktParser,
         h0_valid: DFF<Bit>,
-        h0_verdict: DFF<Bits<CLASS_BITS>>,
-        h0_sender: DFF<Bits<8>>,
-        h0_epoch: DFF<Bits<32>>,
-        h0_seq: DFF<Bits<32>>,
-        h0_tree: DFF<Bits<8>>,
-        h0_decide_kind: DFF<Bits<2>>,
-        h0_decide_instance: DFF<Bits<64>>,
-        h0_client: DFF<Bits<32>>,
-        h0_req_seq: DFF<Bits<64>>,
-        h0_req_len: DFF<Bits<16>>,
-        h0_req_payload: DFF<Bits<64>>,
-        h0_frame_len: DFF<Bits<16>>,
-        h0_eth_src: DFF<Bits<48>>,
-        h0_eth_dst: DFF<Bits<48>>,
-        h0_ip_src: DFF<Bits<32>>,
-        h0_udp_src: DFF<Bits<16>>,
+        h0: DFF<Record>,
         take0: Signal<Local, Bit>,
         h1_valid: DFF<Bit>,
-        h1_verdict: DFF<Bits<CLASS_BITS>>,
-        h1_sender: DFF<Bits<8>>,
-        h1_epoch: DFF<Bits<32>>,
-        h1_seq: DFF<Bits<32>>,
-        h1_tree: DFF<Bits<8>>,
-        h1_decide_kind: DFF<Bits<2>>,
-        h1_decide_instance: DFF<Bits<64>>,
-        h1_client: DFF<Bits<32>>,
-        h1_req_seq: DFF<Bits<64>>,
-        h1_req_len: DFF<Bits<16>>,
-        h1_req_payload: DFF<Bits<64>>,
-        h1_frame_len: DFF<Bits<16>>,
-        h1_eth_src: DFF<Bits<48>>,
-        h1_eth_dst: DFF<Bits<48>>,
-        h1_ip_src: DFF<Bits<32>>,
-        h1_udp_src: DFF<Bits<16>>,
+        h1: DFF<Record>,
         take1: Signal<Local, Bit>,
         h2_valid: DFF<Bit>,
-        h2_verdict: DFF<Bits<CLASS_BITS>>,
-        h2_sender: DFF<Bits<8>>,
-        h2_epoch: DFF<Bits<32>>,
-        h2_seq: DFF<Bits<32>>,
-        h2_tree: DFF<Bits<8>>,
-        h2_decide_kind: DFF<Bits<2>>,
-        h2_decide_instance: DFF<Bits<64>>,
-        h2_client: DFF<Bits<32>>,
-        h2_req_seq: DFF<Bits<64>>,
-        h2_req_len: DFF<Bits<16>>,
-        h2_req_payload: DFF<Bits<64>>,
-        h2_frame_len: DFF<Bits<16>>,
-        h2_eth_src: DFF<Bits<48>>,
-        h2_eth_dst: DFF<Bits<48>>,
-        h2_ip_src: DFF<Bits<32>>,
-        h2_udp_src: DFF<Bits<16>>,
+        h2: DFF<Record>,
         take2: Signal<Local, Bit>,
         h3_valid: DFF<Bit>,
-        h3_verdict: DFF<Bits<CLASS_BITS>>,
-        h3_sender: DFF<Bits<8>>,
-        h3_epoch: DFF<Bits<32>>,
-        h3_seq: DFF<Bits<32>>,
-        h3_tree: DFF<Bits<8>>,
-        h3_decide_kind: DFF<Bits<2>>,
-        h3_decide_instance: DFF<Bits<64>>,
-        h3_client: DFF<Bits<32>>,
-        h3_req_seq: DFF<Bits<64>>,
-        h3_req_len: DFF<Bits<16>>,
-        h3_req_payload: DFF<Bits<64>>,
-        h3_frame_len: DFF<Bits<16>>,
-        h3_eth_src: DFF<Bits<48>>,
-        h3_eth_dst: DFF<Bits<48>>,
-        h3_ip_src: DFF<Bits<32>>,
-        h3_udp_src: DFF<Bits<16>>,
+        h3: DFF<Record>,
         take3: Signal<Local, Bit>,
         hc_valid: DFF<Bit>,
-        hc_verdict: DFF<Bits<CLASS_BITS>>,
-        hc_sender: DFF<Bits<8>>,
-        hc_epoch: DFF<Bits<32>>,
-        hc_seq: DFF<Bits<32>>,
-        hc_tree: DFF<Bits<8>>,
-        hc_decide_kind: DFF<Bits<2>>,
-        hc_decide_instance: DFF<Bits<64>>,
-        hc_client: DFF<Bits<32>>,
-        hc_req_seq: DFF<Bits<64>>,
-        hc_req_len: DFF<Bits<16>>,
-        hc_req_payload: DFF<Bits<64>>,
-        hc_frame_len: DFF<Bits<16>>,
-        hc_eth_src: DFF<Bits<48>>,
-        hc_eth_dst: DFF<Bits<48>>,
-        hc_ip_src: DFF<Bits<32>>,
-        hc_udp_src: DFF<Bits<16>>,
+        hc: DFF<Record>,
         takec: Signal<Local, Bit>,
         /// The event register (issue 17 item 3): the event the core takes in the next cycle,
         /// picked from the held verdicts (a CSR write, then the client, then trees 0..3) or,
@@ -360,22 +287,7 @@ block! {
         /// The event is the client port's (else a tree's, `e_port`).
         e_cl: DFF<Bit>,
         e_port: DFF<Bits<2>>,
-        e_verdict: DFF<Bits<CLASS_BITS>>,
-        e_sender: DFF<Bits<8>>,
-        e_epoch: DFF<Bits<32>>,
-        e_seq: DFF<Bits<32>>,
-        e_tree: DFF<Bits<8>>,
-        e_decide_kind: DFF<Bits<2>>,
-        e_decide_instance: DFF<Bits<64>>,
-        e_client: DFF<Bits<32>>,
-        e_req_seq: DFF<Bits<64>>,
-        e_req_len: DFF<Bits<16>>,
-        e_req_payload: DFF<Bits<64>>,
-        e_frame_len: DFF<Bits<16>>,
-        e_eth_src: DFF<Bits<48>>,
-        e_eth_dst: DFF<Bits<48>>,
-        e_ip_src: DFF<Bits<32>>,
-        e_udp_src: DFF<Bits<16>>,
+        e: DFF<Record>,
         /// The client event's whole payload.
         e_req_full: DFF<Bits<ENGINE_PAYLOAD_BITS>>,
         /// The core takes the event register this cycle (no CSR write on the bus).
@@ -390,41 +302,11 @@ block! {
         go1: Signal<Local, Bit>,
         go2: Signal<Local, Bit>,
         go3: Signal<Local, Bit>,
-        /// The held verdict picked (`s_*`) and the live one picked (`l_*`).
+        /// The held verdict picked (`s_port`, `s_rec`) and the live one picked (`l_port`, `l_rec`).
         s_port: Signal<Local, Bits<2>>,
         l_port: Signal<Local, Bits<2>>,
-        s_verdict: Signal<Local, Bits<CLASS_BITS>>,
-        l_verdict: Signal<Local, Bits<CLASS_BITS>>,
-        s_sender: Signal<Local, Bits<8>>,
-        l_sender: Signal<Local, Bits<8>>,
-        s_epoch: Signal<Local, Bits<32>>,
-        l_epoch: Signal<Local, Bits<32>>,
-        s_seq: Signal<Local, Bits<32>>,
-        l_seq: Signal<Local, Bits<32>>,
-        s_tree: Signal<Local, Bits<8>>,
-        l_tree: Signal<Local, Bits<8>>,
-        s_decide_kind: Signal<Local, Bits<2>>,
-        l_decide_kind: Signal<Local, Bits<2>>,
-        s_decide_instance: Signal<Local, Bits<64>>,
-        l_decide_instance: Signal<Local, Bits<64>>,
-        s_client: Signal<Local, Bits<32>>,
-        l_client: Signal<Local, Bits<32>>,
-        s_req_seq: Signal<Local, Bits<64>>,
-        l_req_seq: Signal<Local, Bits<64>>,
-        s_req_len: Signal<Local, Bits<16>>,
-        l_req_len: Signal<Local, Bits<16>>,
-        s_req_payload: Signal<Local, Bits<64>>,
-        l_req_payload: Signal<Local, Bits<64>>,
-        s_frame_len: Signal<Local, Bits<16>>,
-        l_frame_len: Signal<Local, Bits<16>>,
-        s_eth_src: Signal<Local, Bits<48>>,
-        l_eth_src: Signal<Local, Bits<48>>,
-        s_eth_dst: Signal<Local, Bits<48>>,
-        l_eth_dst: Signal<Local, Bits<48>>,
-        s_ip_src: Signal<Local, Bits<32>>,
-        l_ip_src: Signal<Local, Bits<32>>,
-        s_udp_src: Signal<Local, Bits<16>>,
-        l_udp_src: Signal<Local, Bits<16>>,
+        s_rec: Signal<Local, Record>,
+        l_rec: Signal<Local, Record>,
         k0_2: Constant<Bits<2>> = Constant::new(0.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
         k2_2: Constant<Bits<2>> = Constant::new(2.into()),
@@ -453,106 +335,16 @@ impl Logic for NcEngine {
             h2_valid,
             h3_valid,
             hc_valid,
-            h0_verdict,
-            h0_sender,
-            h0_epoch,
-            h0_seq,
-            h0_tree,
-            h0_decide_kind,
-            h0_decide_instance,
-            h0_client,
-            h0_req_seq,
-            h0_req_len,
-            h0_req_payload,
-            h0_frame_len,
-            h0_eth_src,
-            h0_eth_dst,
-            h0_ip_src,
-            h0_udp_src,
-            h1_verdict,
-            h1_sender,
-            h1_epoch,
-            h1_seq,
-            h1_tree,
-            h1_decide_kind,
-            h1_decide_instance,
-            h1_client,
-            h1_req_seq,
-            h1_req_len,
-            h1_req_payload,
-            h1_frame_len,
-            h1_eth_src,
-            h1_eth_dst,
-            h1_ip_src,
-            h1_udp_src,
-            h2_verdict,
-            h2_sender,
-            h2_epoch,
-            h2_seq,
-            h2_tree,
-            h2_decide_kind,
-            h2_decide_instance,
-            h2_client,
-            h2_req_seq,
-            h2_req_len,
-            h2_req_payload,
-            h2_frame_len,
-            h2_eth_src,
-            h2_eth_dst,
-            h2_ip_src,
-            h2_udp_src,
-            h3_verdict,
-            h3_sender,
-            h3_epoch,
-            h3_seq,
-            h3_tree,
-            h3_decide_kind,
-            h3_decide_instance,
-            h3_client,
-            h3_req_seq,
-            h3_req_len,
-            h3_req_payload,
-            h3_frame_len,
-            h3_eth_src,
-            h3_eth_dst,
-            h3_ip_src,
-            h3_udp_src,
-            hc_verdict,
-            hc_sender,
-            hc_epoch,
-            hc_seq,
-            hc_tree,
-            hc_decide_kind,
-            hc_decide_instance,
-            hc_client,
-            hc_req_seq,
-            hc_req_len,
-            hc_req_payload,
+            h0,
+            h1,
+            h2,
+            h3,
+            hc,
             hc_req_full,
-            hc_frame_len,
-            hc_eth_src,
-            hc_eth_dst,
-            hc_ip_src,
-            hc_udp_src,
             e_valid,
             e_cl,
             e_port,
-            e_verdict,
-            e_sender,
-            e_epoch,
-            e_seq,
-            e_tree,
-            e_decide_kind,
-            e_decide_instance,
-            e_client,
-            e_req_seq,
-            e_req_len,
-            e_req_payload,
-            e_frame_len,
-            e_eth_src,
-            e_eth_dst,
-            e_ip_src,
-            e_udp_src,
+            e,
             e_req_full
         );
         self.core.csr_addr.next = self.csr_addr.val();
@@ -608,7 +400,7 @@ impl Logic for NcEngine {
         self.pc.sender_tab.next = self.sender_tab.tab.val();
         self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
         self.pc.client_mode.next = true;
-        // Arbitration into the event register (`e_*`). The core takes the register's event
+        // Arbitration into the event register (`e`, `e_cl`, `e_port`, `e_req_full`). The core takes the register's event
         // unless a CSR write is on the bus; the register then takes the next event: a held
         // verdict if any (client, then trees 0..3), else a verdict a parser gives this cycle
         // (same order), which is then not held. The others wait in their holding registers.
@@ -662,293 +454,68 @@ impl Logic for NcEngine {
         }
         if self.p0.valid.val() {
             self.h0_valid.d.next = !self.go0.val();
-            self.h0_verdict.d.next = self.p0.verdict.val();
-            self.h0_sender.d.next = self.p0.sender.val();
-            self.h0_epoch.d.next = self.p0.epoch.val();
-            self.h0_seq.d.next = self.p0.seq.val();
-            self.h0_tree.d.next = self.p0.tree.val();
-            self.h0_decide_kind.d.next = self.p0.decide_kind.val();
-            self.h0_decide_instance.d.next = self.p0.decide_instance.val();
-            self.h0_client.d.next = self.p0.client.val();
-            self.h0_req_seq.d.next = self.p0.req_seq.val();
-            self.h0_req_len.d.next = self.p0.req_len.val();
-            self.h0_req_payload.d.next = self.p0.req_payload.val();
-            self.h0_frame_len.d.next = self.p0.frame_len.val();
-            self.h0_eth_src.d.next = self.p0.eth_src.val();
-            self.h0_eth_dst.d.next = self.p0.eth_dst.val();
-            self.h0_ip_src.d.next = self.p0.ip_src.val();
-            self.h0_udp_src.d.next = self.p0.udp_src.val();
+            self.h0.d.next = self.p0.rec.val();
         }
         if self.take1.val() {
             self.h1_valid.d.next = false;
         }
         if self.p1.valid.val() {
             self.h1_valid.d.next = !self.go1.val();
-            self.h1_verdict.d.next = self.p1.verdict.val();
-            self.h1_sender.d.next = self.p1.sender.val();
-            self.h1_epoch.d.next = self.p1.epoch.val();
-            self.h1_seq.d.next = self.p1.seq.val();
-            self.h1_tree.d.next = self.p1.tree.val();
-            self.h1_decide_kind.d.next = self.p1.decide_kind.val();
-            self.h1_decide_instance.d.next = self.p1.decide_instance.val();
-            self.h1_client.d.next = self.p1.client.val();
-            self.h1_req_seq.d.next = self.p1.req_seq.val();
-            self.h1_req_len.d.next = self.p1.req_len.val();
-            self.h1_req_payload.d.next = self.p1.req_payload.val();
-            self.h1_frame_len.d.next = self.p1.frame_len.val();
-            self.h1_eth_src.d.next = self.p1.eth_src.val();
-            self.h1_eth_dst.d.next = self.p1.eth_dst.val();
-            self.h1_ip_src.d.next = self.p1.ip_src.val();
-            self.h1_udp_src.d.next = self.p1.udp_src.val();
+            self.h1.d.next = self.p1.rec.val();
         }
         if self.take2.val() {
             self.h2_valid.d.next = false;
         }
         if self.p2.valid.val() {
             self.h2_valid.d.next = !self.go2.val();
-            self.h2_verdict.d.next = self.p2.verdict.val();
-            self.h2_sender.d.next = self.p2.sender.val();
-            self.h2_epoch.d.next = self.p2.epoch.val();
-            self.h2_seq.d.next = self.p2.seq.val();
-            self.h2_tree.d.next = self.p2.tree.val();
-            self.h2_decide_kind.d.next = self.p2.decide_kind.val();
-            self.h2_decide_instance.d.next = self.p2.decide_instance.val();
-            self.h2_client.d.next = self.p2.client.val();
-            self.h2_req_seq.d.next = self.p2.req_seq.val();
-            self.h2_req_len.d.next = self.p2.req_len.val();
-            self.h2_req_payload.d.next = self.p2.req_payload.val();
-            self.h2_frame_len.d.next = self.p2.frame_len.val();
-            self.h2_eth_src.d.next = self.p2.eth_src.val();
-            self.h2_eth_dst.d.next = self.p2.eth_dst.val();
-            self.h2_ip_src.d.next = self.p2.ip_src.val();
-            self.h2_udp_src.d.next = self.p2.udp_src.val();
+            self.h2.d.next = self.p2.rec.val();
         }
         if self.take3.val() {
             self.h3_valid.d.next = false;
         }
         if self.p3.valid.val() {
             self.h3_valid.d.next = !self.go3.val();
-            self.h3_verdict.d.next = self.p3.verdict.val();
-            self.h3_sender.d.next = self.p3.sender.val();
-            self.h3_epoch.d.next = self.p3.epoch.val();
-            self.h3_seq.d.next = self.p3.seq.val();
-            self.h3_tree.d.next = self.p3.tree.val();
-            self.h3_decide_kind.d.next = self.p3.decide_kind.val();
-            self.h3_decide_instance.d.next = self.p3.decide_instance.val();
-            self.h3_client.d.next = self.p3.client.val();
-            self.h3_req_seq.d.next = self.p3.req_seq.val();
-            self.h3_req_len.d.next = self.p3.req_len.val();
-            self.h3_req_payload.d.next = self.p3.req_payload.val();
-            self.h3_frame_len.d.next = self.p3.frame_len.val();
-            self.h3_eth_src.d.next = self.p3.eth_src.val();
-            self.h3_eth_dst.d.next = self.p3.eth_dst.val();
-            self.h3_ip_src.d.next = self.p3.ip_src.val();
-            self.h3_udp_src.d.next = self.p3.udp_src.val();
+            self.h3.d.next = self.p3.rec.val();
         }
         if self.takec.val() {
             self.hc_valid.d.next = false;
         }
         if self.pc.valid.val() {
             self.hc_valid.d.next = !self.goc.val();
-            self.hc_verdict.d.next = self.pc.verdict.val();
-            self.hc_sender.d.next = self.pc.sender.val();
-            self.hc_epoch.d.next = self.pc.epoch.val();
-            self.hc_seq.d.next = self.pc.seq.val();
-            self.hc_tree.d.next = self.pc.tree.val();
-            self.hc_decide_kind.d.next = self.pc.decide_kind.val();
-            self.hc_decide_instance.d.next = self.pc.decide_instance.val();
-            self.hc_client.d.next = self.pc.client.val();
-            self.hc_req_seq.d.next = self.pc.req_seq.val();
-            self.hc_req_len.d.next = self.pc.req_len.val();
-            self.hc_req_payload.d.next = self.pc.req_payload.val();
+            self.hc.d.next = self.pc.rec.val();
             self.hc_req_full.d.next = self.req_cap.payload.val();
-            self.hc_frame_len.d.next = self.pc.frame_len.val();
-            self.hc_eth_src.d.next = self.pc.eth_src.val();
-            self.hc_eth_dst.d.next = self.pc.eth_dst.val();
-            self.hc_ip_src.d.next = self.pc.ip_src.val();
-            self.hc_udp_src.d.next = self.pc.udp_src.val();
         }
         if self.hc_valid.q.val() {
             self.s_port.next = self.k0_2.val();
-            self.s_verdict.next = self.hc_verdict.q.val();
-            self.s_sender.next = self.hc_sender.q.val();
-            self.s_epoch.next = self.hc_epoch.q.val();
-            self.s_seq.next = self.hc_seq.q.val();
-            self.s_tree.next = self.hc_tree.q.val();
-            self.s_decide_kind.next = self.hc_decide_kind.q.val();
-            self.s_decide_instance.next = self.hc_decide_instance.q.val();
-            self.s_client.next = self.hc_client.q.val();
-            self.s_req_seq.next = self.hc_req_seq.q.val();
-            self.s_req_len.next = self.hc_req_len.q.val();
-            self.s_req_payload.next = self.hc_req_payload.q.val();
-            self.s_frame_len.next = self.hc_frame_len.q.val();
-            self.s_eth_src.next = self.hc_eth_src.q.val();
-            self.s_eth_dst.next = self.hc_eth_dst.q.val();
-            self.s_ip_src.next = self.hc_ip_src.q.val();
-            self.s_udp_src.next = self.hc_udp_src.q.val();
+            self.s_rec.next = self.hc.q.val();
         } else if self.h0_valid.q.val() {
             self.s_port.next = self.k0_2.val();
-            self.s_verdict.next = self.h0_verdict.q.val();
-            self.s_sender.next = self.h0_sender.q.val();
-            self.s_epoch.next = self.h0_epoch.q.val();
-            self.s_seq.next = self.h0_seq.q.val();
-            self.s_tree.next = self.h0_tree.q.val();
-            self.s_decide_kind.next = self.h0_decide_kind.q.val();
-            self.s_decide_instance.next = self.h0_decide_instance.q.val();
-            self.s_client.next = self.h0_client.q.val();
-            self.s_req_seq.next = self.h0_req_seq.q.val();
-            self.s_req_len.next = self.h0_req_len.q.val();
-            self.s_req_payload.next = self.h0_req_payload.q.val();
-            self.s_frame_len.next = self.h0_frame_len.q.val();
-            self.s_eth_src.next = self.h0_eth_src.q.val();
-            self.s_eth_dst.next = self.h0_eth_dst.q.val();
-            self.s_ip_src.next = self.h0_ip_src.q.val();
-            self.s_udp_src.next = self.h0_udp_src.q.val();
+            self.s_rec.next = self.h0.q.val();
         } else if self.h1_valid.q.val() {
             self.s_port.next = self.k1_2.val();
-            self.s_verdict.next = self.h1_verdict.q.val();
-            self.s_sender.next = self.h1_sender.q.val();
-            self.s_epoch.next = self.h1_epoch.q.val();
-            self.s_seq.next = self.h1_seq.q.val();
-            self.s_tree.next = self.h1_tree.q.val();
-            self.s_decide_kind.next = self.h1_decide_kind.q.val();
-            self.s_decide_instance.next = self.h1_decide_instance.q.val();
-            self.s_client.next = self.h1_client.q.val();
-            self.s_req_seq.next = self.h1_req_seq.q.val();
-            self.s_req_len.next = self.h1_req_len.q.val();
-            self.s_req_payload.next = self.h1_req_payload.q.val();
-            self.s_frame_len.next = self.h1_frame_len.q.val();
-            self.s_eth_src.next = self.h1_eth_src.q.val();
-            self.s_eth_dst.next = self.h1_eth_dst.q.val();
-            self.s_ip_src.next = self.h1_ip_src.q.val();
-            self.s_udp_src.next = self.h1_udp_src.q.val();
+            self.s_rec.next = self.h1.q.val();
         } else if self.h2_valid.q.val() {
             self.s_port.next = self.k2_2.val();
-            self.s_verdict.next = self.h2_verdict.q.val();
-            self.s_sender.next = self.h2_sender.q.val();
-            self.s_epoch.next = self.h2_epoch.q.val();
-            self.s_seq.next = self.h2_seq.q.val();
-            self.s_tree.next = self.h2_tree.q.val();
-            self.s_decide_kind.next = self.h2_decide_kind.q.val();
-            self.s_decide_instance.next = self.h2_decide_instance.q.val();
-            self.s_client.next = self.h2_client.q.val();
-            self.s_req_seq.next = self.h2_req_seq.q.val();
-            self.s_req_len.next = self.h2_req_len.q.val();
-            self.s_req_payload.next = self.h2_req_payload.q.val();
-            self.s_frame_len.next = self.h2_frame_len.q.val();
-            self.s_eth_src.next = self.h2_eth_src.q.val();
-            self.s_eth_dst.next = self.h2_eth_dst.q.val();
-            self.s_ip_src.next = self.h2_ip_src.q.val();
-            self.s_udp_src.next = self.h2_udp_src.q.val();
+            self.s_rec.next = self.h2.q.val();
         } else {
             self.s_port.next = self.k3_2.val();
-            self.s_verdict.next = self.h3_verdict.q.val();
-            self.s_sender.next = self.h3_sender.q.val();
-            self.s_epoch.next = self.h3_epoch.q.val();
-            self.s_seq.next = self.h3_seq.q.val();
-            self.s_tree.next = self.h3_tree.q.val();
-            self.s_decide_kind.next = self.h3_decide_kind.q.val();
-            self.s_decide_instance.next = self.h3_decide_instance.q.val();
-            self.s_client.next = self.h3_client.q.val();
-            self.s_req_seq.next = self.h3_req_seq.q.val();
-            self.s_req_len.next = self.h3_req_len.q.val();
-            self.s_req_payload.next = self.h3_req_payload.q.val();
-            self.s_frame_len.next = self.h3_frame_len.q.val();
-            self.s_eth_src.next = self.h3_eth_src.q.val();
-            self.s_eth_dst.next = self.h3_eth_dst.q.val();
-            self.s_ip_src.next = self.h3_ip_src.q.val();
-            self.s_udp_src.next = self.h3_udp_src.q.val();
+            self.s_rec.next = self.h3.q.val();
         }
         if self.pc.valid.val() {
             self.l_port.next = self.k0_2.val();
-            self.l_verdict.next = self.pc.verdict.val();
-            self.l_sender.next = self.pc.sender.val();
-            self.l_epoch.next = self.pc.epoch.val();
-            self.l_seq.next = self.pc.seq.val();
-            self.l_tree.next = self.pc.tree.val();
-            self.l_decide_kind.next = self.pc.decide_kind.val();
-            self.l_decide_instance.next = self.pc.decide_instance.val();
-            self.l_client.next = self.pc.client.val();
-            self.l_req_seq.next = self.pc.req_seq.val();
-            self.l_req_len.next = self.pc.req_len.val();
-            self.l_req_payload.next = self.pc.req_payload.val();
-            self.l_frame_len.next = self.pc.frame_len.val();
-            self.l_eth_src.next = self.pc.eth_src.val();
-            self.l_eth_dst.next = self.pc.eth_dst.val();
-            self.l_ip_src.next = self.pc.ip_src.val();
-            self.l_udp_src.next = self.pc.udp_src.val();
+            self.l_rec.next = self.pc.rec.val();
         } else if self.p0.valid.val() {
             self.l_port.next = self.k0_2.val();
-            self.l_verdict.next = self.p0.verdict.val();
-            self.l_sender.next = self.p0.sender.val();
-            self.l_epoch.next = self.p0.epoch.val();
-            self.l_seq.next = self.p0.seq.val();
-            self.l_tree.next = self.p0.tree.val();
-            self.l_decide_kind.next = self.p0.decide_kind.val();
-            self.l_decide_instance.next = self.p0.decide_instance.val();
-            self.l_client.next = self.p0.client.val();
-            self.l_req_seq.next = self.p0.req_seq.val();
-            self.l_req_len.next = self.p0.req_len.val();
-            self.l_req_payload.next = self.p0.req_payload.val();
-            self.l_frame_len.next = self.p0.frame_len.val();
-            self.l_eth_src.next = self.p0.eth_src.val();
-            self.l_eth_dst.next = self.p0.eth_dst.val();
-            self.l_ip_src.next = self.p0.ip_src.val();
-            self.l_udp_src.next = self.p0.udp_src.val();
+            self.l_rec.next = self.p0.rec.val();
         } else if self.p1.valid.val() {
             self.l_port.next = self.k1_2.val();
-            self.l_verdict.next = self.p1.verdict.val();
-            self.l_sender.next = self.p1.sender.val();
-            self.l_epoch.next = self.p1.epoch.val();
-            self.l_seq.next = self.p1.seq.val();
-            self.l_tree.next = self.p1.tree.val();
-            self.l_decide_kind.next = self.p1.decide_kind.val();
-            self.l_decide_instance.next = self.p1.decide_instance.val();
-            self.l_client.next = self.p1.client.val();
-            self.l_req_seq.next = self.p1.req_seq.val();
-            self.l_req_len.next = self.p1.req_len.val();
-            self.l_req_payload.next = self.p1.req_payload.val();
-            self.l_frame_len.next = self.p1.frame_len.val();
-            self.l_eth_src.next = self.p1.eth_src.val();
-            self.l_eth_dst.next = self.p1.eth_dst.val();
-            self.l_ip_src.next = self.p1.ip_src.val();
-            self.l_udp_src.next = self.p1.udp_src.val();
+            self.l_rec.next = self.p1.rec.val();
         } else if self.p2.valid.val() {
             self.l_port.next = self.k2_2.val();
-            self.l_verdict.next = self.p2.verdict.val();
-            self.l_sender.next = self.p2.sender.val();
-            self.l_epoch.next = self.p2.epoch.val();
-            self.l_seq.next = self.p2.seq.val();
-            self.l_tree.next = self.p2.tree.val();
-            self.l_decide_kind.next = self.p2.decide_kind.val();
-            self.l_decide_instance.next = self.p2.decide_instance.val();
-            self.l_client.next = self.p2.client.val();
-            self.l_req_seq.next = self.p2.req_seq.val();
-            self.l_req_len.next = self.p2.req_len.val();
-            self.l_req_payload.next = self.p2.req_payload.val();
-            self.l_frame_len.next = self.p2.frame_len.val();
-            self.l_eth_src.next = self.p2.eth_src.val();
-            self.l_eth_dst.next = self.p2.eth_dst.val();
-            self.l_ip_src.next = self.p2.ip_src.val();
-            self.l_udp_src.next = self.p2.udp_src.val();
+            self.l_rec.next = self.p2.rec.val();
         } else {
             self.l_port.next = self.k3_2.val();
-            self.l_verdict.next = self.p3.verdict.val();
-            self.l_sender.next = self.p3.sender.val();
-            self.l_epoch.next = self.p3.epoch.val();
-            self.l_seq.next = self.p3.seq.val();
-            self.l_tree.next = self.p3.tree.val();
-            self.l_decide_kind.next = self.p3.decide_kind.val();
-            self.l_decide_instance.next = self.p3.decide_instance.val();
-            self.l_client.next = self.p3.client.val();
-            self.l_req_seq.next = self.p3.req_seq.val();
-            self.l_req_len.next = self.p3.req_len.val();
-            self.l_req_payload.next = self.p3.req_payload.val();
-            self.l_frame_len.next = self.p3.frame_len.val();
-            self.l_eth_src.next = self.p3.eth_src.val();
-            self.l_eth_dst.next = self.p3.eth_dst.val();
-            self.l_ip_src.next = self.p3.ip_src.val();
-            self.l_udp_src.next = self.p3.udp_src.val();
+            self.l_rec.next = self.p3.rec.val();
         }
         if self.free.val() {
             self.e_valid.d.next = self.held.val()
@@ -961,74 +528,44 @@ impl Logic for NcEngine {
                 self.e_cl.d.next = self.hc_valid.q.val();
                 self.e_port.d.next = self.s_port.val();
                 self.e_req_full.d.next = self.hc_req_full.q.val();
-                self.e_verdict.d.next = self.s_verdict.val();
-                self.e_sender.d.next = self.s_sender.val();
-                self.e_epoch.d.next = self.s_epoch.val();
-                self.e_seq.d.next = self.s_seq.val();
-                self.e_tree.d.next = self.s_tree.val();
-                self.e_decide_kind.d.next = self.s_decide_kind.val();
-                self.e_decide_instance.d.next = self.s_decide_instance.val();
-                self.e_client.d.next = self.s_client.val();
-                self.e_req_seq.d.next = self.s_req_seq.val();
-                self.e_req_len.d.next = self.s_req_len.val();
-                self.e_req_payload.d.next = self.s_req_payload.val();
-                self.e_frame_len.d.next = self.s_frame_len.val();
-                self.e_eth_src.d.next = self.s_eth_src.val();
-                self.e_eth_dst.d.next = self.s_eth_dst.val();
-                self.e_ip_src.d.next = self.s_ip_src.val();
-                self.e_udp_src.d.next = self.s_udp_src.val();
+                self.e.d.next = self.s_rec.val();
             } else {
                 self.e_cl.d.next = self.pc.valid.val();
                 self.e_port.d.next = self.l_port.val();
                 self.e_req_full.d.next = self.req_cap.payload.val();
-                self.e_verdict.d.next = self.l_verdict.val();
-                self.e_sender.d.next = self.l_sender.val();
-                self.e_epoch.d.next = self.l_epoch.val();
-                self.e_seq.d.next = self.l_seq.val();
-                self.e_tree.d.next = self.l_tree.val();
-                self.e_decide_kind.d.next = self.l_decide_kind.val();
-                self.e_decide_instance.d.next = self.l_decide_instance.val();
-                self.e_client.d.next = self.l_client.val();
-                self.e_req_seq.d.next = self.l_req_seq.val();
-                self.e_req_len.d.next = self.l_req_len.val();
-                self.e_req_payload.d.next = self.l_req_payload.val();
-                self.e_frame_len.d.next = self.l_frame_len.val();
-                self.e_eth_src.d.next = self.l_eth_src.val();
-                self.e_eth_dst.d.next = self.l_eth_dst.val();
-                self.e_ip_src.d.next = self.l_ip_src.val();
-                self.e_udp_src.d.next = self.l_udp_src.val();
+                self.e.d.next = self.l_rec.val();
             }
         }
         // The core's event: the register's.
         self.cl_taken.next = self.take.val() && self.e_cl.q.val();
         self.rx_taken.next = self.take.val() && !self.e_cl.q.val();
         self.core.cl_valid.next = self.take.val() && self.e_cl.q.val();
-        self.core.cl_class.next = self.e_verdict.q.val();
-        self.core.cl_client.next = self.e_client.q.val();
-        self.core.cl_seq.next = self.e_req_seq.q.val();
-        self.core.cl_len.next = self.e_req_len.q.val();
+        self.core.cl_class.next = self.e.q.val().verdict;
+        self.core.cl_client.next = self.e.q.val().client;
+        self.core.cl_seq.next = self.e.q.val().req_seq;
+        self.core.cl_len.next = self.e.q.val().req_len;
         self.core.cl_payload.next = self.e_req_full.q.val();
-        self.core.cl_mac.next = self.e_eth_src.q.val();
-        self.core.cl_ip.next = self.e_ip_src.q.val();
-        self.core.cl_port.next = self.e_udp_src.q.val();
+        self.core.cl_mac.next = self.e.q.val().eth_src;
+        self.core.cl_ip.next = self.e.q.val().ip_src;
+        self.core.cl_port.next = self.e.q.val().udp_src;
         self.core.rx_valid.next = self.take.val() && !self.e_cl.q.val();
         self.rx_port.next = self.e_port.q.val();
-        self.ev_verdict.next = self.e_verdict.q.val();
-        self.ev_sender.next = self.e_sender.q.val();
-        self.ev_epoch.next = self.e_epoch.q.val();
-        self.ev_seq.next = self.e_seq.q.val();
-        self.ev_tree.next = self.e_tree.q.val();
-        self.ev_decide_kind.next = self.e_decide_kind.q.val();
-        self.ev_decide_instance.next = self.e_decide_instance.q.val();
-        self.ev_client.next = self.e_client.q.val();
-        self.ev_req_seq.next = self.e_req_seq.q.val();
-        self.ev_req_len.next = self.e_req_len.q.val();
-        self.ev_req_payload.next = self.e_req_payload.q.val();
-        self.ev_frame_len.next = self.e_frame_len.q.val();
-        self.ev_eth_src.next = self.e_eth_src.q.val();
-        self.ev_eth_dst.next = self.e_eth_dst.q.val();
-        self.ev_ip_src.next = self.e_ip_src.q.val();
-        self.ev_udp_src.next = self.e_udp_src.q.val();
+        self.ev_verdict.next = self.e.q.val().verdict;
+        self.ev_sender.next = self.e.q.val().sender;
+        self.ev_epoch.next = self.e.q.val().epoch;
+        self.ev_seq.next = self.e.q.val().seq;
+        self.ev_tree.next = self.e.q.val().tree;
+        self.ev_decide_kind.next = self.e.q.val().decide_kind;
+        self.ev_decide_instance.next = self.e.q.val().decide_instance;
+        self.ev_client.next = self.e.q.val().client;
+        self.ev_req_seq.next = self.e.q.val().req_seq;
+        self.ev_req_len.next = self.e.q.val().req_len;
+        self.ev_req_payload.next = self.e.q.val().req_payload;
+        self.ev_frame_len.next = self.e.q.val().frame_len;
+        self.ev_eth_src.next = self.e.q.val().eth_src;
+        self.ev_eth_dst.next = self.e.q.val().eth_dst;
+        self.ev_ip_src.next = self.e.q.val().ip_src;
+        self.ev_udp_src.next = self.e.q.val().udp_src;
         // DECIDE frames: the send command, then the batch's entries as they leave the FIFO.
         self.decide_gen.send.next = self.core.send.val();
         self.decide_gen.send_kind.next = self.core.send_kind.val();

@@ -384,6 +384,33 @@ impl Logic for AnyEqual {
     }
 }
 
+/// A judged frame's record: its verdict and the fields read after it (issue 17 item 5: one
+/// definition for the parser's `rec`, `nc_engine`'s holding registers, their picks and its
+/// event register; in Verilog one vector, the fields in this order from bit 0).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Record {
+    /// `lowi_core::class`.
+    pub verdict: Bits<CLASS_BITS>,
+    pub sender: Bits<8>,
+    pub epoch: Bits<32>,
+    pub seq: Bits<32>,
+    pub tree: Bits<8>,
+    pub decide_kind: Bits<2>,
+    pub decide_instance: Bits<64>,
+    pub client: Bits<32>,
+    pub req_seq: Bits<64>,
+    pub req_len: Bits<16>,
+    /// Request payload, first byte in bits 63..56.
+    pub req_payload: Bits<64>,
+    /// The frame's length in bytes.
+    pub frame_len: Bits<16>,
+    /// The sender's addresses (where a reply goes).
+    pub eth_src: Bits<48>,
+    pub eth_dst: Bits<48>,
+    pub ip_src: Bits<32>,
+    pub udp_src: Bits<16>,
+}
+
 /// The parser.
 #[derive(LogicBlock)]
 pub struct PktParser {
@@ -407,26 +434,8 @@ pub struct PktParser {
     pub sender_tab: Signal<In, Bits<SENDER_TAB_BITS>>,
     /// A frame ended in the previous cycle: its verdict and fields are valid now.
     pub valid: Signal<Out, Bit>,
-    /// `lowi_core::class`.
-    pub verdict: Signal<Out, Bits<CLASS_BITS>>,
-    pub sender: Signal<Out, Bits<8>>,
-    pub epoch: Signal<Out, Bits<32>>,
-    pub seq: Signal<Out, Bits<32>>,
-    pub tree: Signal<Out, Bits<8>>,
-    pub decide_kind: Signal<Out, Bits<2>>,
-    pub decide_instance: Signal<Out, Bits<64>>,
-    pub client: Signal<Out, Bits<32>>,
-    pub req_seq: Signal<Out, Bits<64>>,
-    pub req_len: Signal<Out, Bits<16>>,
-    /// Request payload, first byte in bits 63..56.
-    pub req_payload: Signal<Out, Bits<64>>,
-    /// The sender's addresses (where a reply goes).
-    pub eth_src: Signal<Out, Bits<48>>,
-    pub eth_dst: Signal<Out, Bits<48>>,
-    pub ip_src: Signal<Out, Bits<32>>,
-    pub udp_src: Signal<Out, Bits<16>>,
-    /// The frame's length in bytes.
-    pub frame_len: Signal<Out, Bits<16>>,
+    /// The frame's verdict and fields (valid with `valid`).
+    pub rec: Signal<Out, Record>,
     beat: DFF<Bits<16>>,
     h0: DFF<Bits<64>>,
     h1: DFF<Bits<64>>,
@@ -753,22 +762,7 @@ impl Default for PktParser {
             cluster_id: Default::default(),
             sender_tab: Default::default(),
             valid: Default::default(),
-            verdict: Default::default(),
-            sender: Default::default(),
-            epoch: Default::default(),
-            seq: Default::default(),
-            tree: Default::default(),
-            decide_kind: Default::default(),
-            decide_instance: Default::default(),
-            client: Default::default(),
-            req_seq: Default::default(),
-            req_len: Default::default(),
-            req_payload: Default::default(),
-            frame_len: Default::default(),
-            eth_src: Default::default(),
-            eth_dst: Default::default(),
-            ip_src: Default::default(),
-            udp_src: Default::default(),
+            rec: Default::default(),
             beat: Default::default(),
             h0: Default::default(),
             h1: Default::default(),
@@ -1487,7 +1481,6 @@ impl Logic for PktParser {
         self.u_chk.s.next = self.u_s.q.val();
         self.u_chk.c.next = self.u_c.q.val();
         self.valid.next = self.done.q.val();
-        self.frame_len.next = self.flen.q.val();
         // Issue 18: what passes every format check may still be refused as not from a member
         // (in proto's order: the tag after parsing, then a DECIDE's sender): a tagged packet
         // (key_id != 0; the card holds no keys, so every key is unknown) and, on a tree port, a
@@ -1541,27 +1534,28 @@ impl Logic for PktParser {
         }
         // Refused as not from a member, once every format check passed (the check's result
         // enters last, one multiplexer before the output).
-        self.verdict.next = self.v_base.val();
+        self.rec.next.verdict = self.v_base.val();
         if ((self.v_base.val() == self.c_expected.val())
             && (self.ck_tag.q.val() || self.bad_sender.val()))
             || ((self.v_base.val() == self.c_other.val()) && self.ck_tag.q.val())
         {
-            self.verdict.next = self.c_unauthorized.val();
+            self.rec.next.verdict = self.c_unauthorized.val();
         }
-        self.sender.next = self.f_sender.val();
-        self.eth_src.next = self.f_eth_src.val();
-        self.eth_dst.next = self.f_eth_dst.val();
-        self.ip_src.next = self.f_ip_src.val();
-        self.udp_src.next = self.f_udp_src.val();
-        self.epoch.next = self.f_d_epoch.val();
-        self.seq.next = self.f_d_seq.val();
-        self.tree.next = self.f_d_tree.val();
-        self.decide_kind.next = self.f_d_kind.val();
-        self.decide_instance.next = self.f_d_instance.val();
-        self.client.next = self.f_e_client.val();
-        self.req_seq.next = self.f_e_seq.val();
-        self.req_len.next = self.f_e_len.val();
-        self.req_payload.next = self.f_e_payload.val();
+        self.rec.next.sender = self.f_sender.val();
+        self.rec.next.epoch = self.f_d_epoch.val();
+        self.rec.next.seq = self.f_d_seq.val();
+        self.rec.next.tree = self.f_d_tree.val();
+        self.rec.next.decide_kind = self.f_d_kind.val();
+        self.rec.next.decide_instance = self.f_d_instance.val();
+        self.rec.next.client = self.f_e_client.val();
+        self.rec.next.req_seq = self.f_e_seq.val();
+        self.rec.next.req_len = self.f_e_len.val();
+        self.rec.next.req_payload = self.f_e_payload.val();
+        self.rec.next.frame_len = self.flen.q.val();
+        self.rec.next.eth_src = self.f_eth_src.val();
+        self.rec.next.eth_dst = self.f_eth_dst.val();
+        self.rec.next.ip_src = self.f_ip_src.val();
+        self.rec.next.udp_src = self.f_udp_src.val();
         // ---- the header-only checks, a cycle early: the header as it will be after this
         // beat, joined, its fields read (`f_*` but the outputs' and the configuration's;
         // `n_*`), and each check registered. In the verdict cycle (after a frame's last beat)

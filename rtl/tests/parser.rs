@@ -124,21 +124,22 @@ impl Parser {
         let mut out = Vec::new();
         let collect = |c: &Cycle<PktParser>, out: &mut Vec<(u64, u64, Vec<u64>)>| {
             let u = &c.uut;
+            let r = u.rec.val();
             if u.valid.val() {
                 out.push((
                     c.cycle,
-                    val(u.verdict.val()),
+                    val(r.verdict),
                     vec![
-                        val(u.decide_instance.val()),
-                        val(u.epoch.val()),
-                        val(u.seq.val()),
-                        val(u.tree.val()),
-                        val(u.decide_kind.val()),
-                        val(u.client.val()),
-                        val(u.req_seq.val()),
-                        val(u.req_len.val()),
-                        val(u.req_payload.val()),
-                        val(u.frame_len.val()),
+                        val(r.decide_instance),
+                        val(r.epoch),
+                        val(r.seq),
+                        val(r.tree),
+                        val(r.decide_kind),
+                        val(r.client),
+                        val(r.req_seq),
+                        val(r.req_len),
+                        val(r.req_payload),
+                        val(r.frame_len),
                     ],
                 ));
             }
@@ -534,10 +535,10 @@ fn req_capture_keeps_the_first_128_payload_bytes_of_each_request() {
             return;
         }
         let want: Option<Vec<u8>> = pending.take().expect("a verdict for a streamed frame");
-        let (Some(want), true) = (want, val(p.uut.verdict.val()) == class::EXPECTED) else {
+        let (Some(want), true) = (want, val(p.uut.rec.val().verdict) == class::EXPECTED) else {
             return;
         };
-        assert_eq!(val(p.uut.req_len.val()) as usize, want.len());
+        assert_eq!(val(p.uut.rec.val().req_len) as usize, want.len());
         let mut w = want.clone();
         w.resize(KEPT, 0);
         w.truncate(KEPT);

@@ -476,22 +476,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p0$cluster_id;
     reg  [782:0] p0$sender_tab;
     wire  p0$valid;
-    wire  [2:0] p0$verdict;
-    wire  [7:0] p0$sender;
-    wire  [31:0] p0$epoch;
-    wire  [31:0] p0$seq;
-    wire  [7:0] p0$tree;
-    wire  [1:0] p0$decide_kind;
-    wire  [63:0] p0$decide_instance;
-    wire  [31:0] p0$client;
-    wire  [63:0] p0$req_seq;
-    wire  [15:0] p0$req_len;
-    wire  [63:0] p0$req_payload;
-    wire  [47:0] p0$eth_src;
-    wire  [47:0] p0$eth_dst;
-    wire  [31:0] p0$ip_src;
-    wire  [15:0] p0$udp_src;
-    wire  [15:0] p0$frame_len;
+    wire  [484:0] p0$rec;
     reg  p1$clock;
     reg  [63:0] p1$s_data;
     reg  [7:0] p1$s_keep;
@@ -503,22 +488,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p1$cluster_id;
     reg  [782:0] p1$sender_tab;
     wire  p1$valid;
-    wire  [2:0] p1$verdict;
-    wire  [7:0] p1$sender;
-    wire  [31:0] p1$epoch;
-    wire  [31:0] p1$seq;
-    wire  [7:0] p1$tree;
-    wire  [1:0] p1$decide_kind;
-    wire  [63:0] p1$decide_instance;
-    wire  [31:0] p1$client;
-    wire  [63:0] p1$req_seq;
-    wire  [15:0] p1$req_len;
-    wire  [63:0] p1$req_payload;
-    wire  [47:0] p1$eth_src;
-    wire  [47:0] p1$eth_dst;
-    wire  [31:0] p1$ip_src;
-    wire  [15:0] p1$udp_src;
-    wire  [15:0] p1$frame_len;
+    wire  [484:0] p1$rec;
     reg  p2$clock;
     reg  [63:0] p2$s_data;
     reg  [7:0] p2$s_keep;
@@ -530,22 +500,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p2$cluster_id;
     reg  [782:0] p2$sender_tab;
     wire  p2$valid;
-    wire  [2:0] p2$verdict;
-    wire  [7:0] p2$sender;
-    wire  [31:0] p2$epoch;
-    wire  [31:0] p2$seq;
-    wire  [7:0] p2$tree;
-    wire  [1:0] p2$decide_kind;
-    wire  [63:0] p2$decide_instance;
-    wire  [31:0] p2$client;
-    wire  [63:0] p2$req_seq;
-    wire  [15:0] p2$req_len;
-    wire  [63:0] p2$req_payload;
-    wire  [47:0] p2$eth_src;
-    wire  [47:0] p2$eth_dst;
-    wire  [31:0] p2$ip_src;
-    wire  [15:0] p2$udp_src;
-    wire  [15:0] p2$frame_len;
+    wire  [484:0] p2$rec;
     reg  p3$clock;
     reg  [63:0] p3$s_data;
     reg  [7:0] p3$s_keep;
@@ -557,22 +512,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p3$cluster_id;
     reg  [782:0] p3$sender_tab;
     wire  p3$valid;
-    wire  [2:0] p3$verdict;
-    wire  [7:0] p3$sender;
-    wire  [31:0] p3$epoch;
-    wire  [31:0] p3$seq;
-    wire  [7:0] p3$tree;
-    wire  [1:0] p3$decide_kind;
-    wire  [63:0] p3$decide_instance;
-    wire  [31:0] p3$client;
-    wire  [63:0] p3$req_seq;
-    wire  [15:0] p3$req_len;
-    wire  [63:0] p3$req_payload;
-    wire  [47:0] p3$eth_src;
-    wire  [47:0] p3$eth_dst;
-    wire  [31:0] p3$ip_src;
-    wire  [15:0] p3$udp_src;
-    wire  [15:0] p3$frame_len;
+    wire  [484:0] p3$rec;
     reg  pc$clock;
     reg  [63:0] pc$s_data;
     reg  [7:0] pc$s_keep;
@@ -584,277 +524,37 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] pc$cluster_id;
     reg  [782:0] pc$sender_tab;
     wire  pc$valid;
-    wire  [2:0] pc$verdict;
-    wire  [7:0] pc$sender;
-    wire  [31:0] pc$epoch;
-    wire  [31:0] pc$seq;
-    wire  [7:0] pc$tree;
-    wire  [1:0] pc$decide_kind;
-    wire  [63:0] pc$decide_instance;
-    wire  [31:0] pc$client;
-    wire  [63:0] pc$req_seq;
-    wire  [15:0] pc$req_len;
-    wire  [63:0] pc$req_payload;
-    wire  [47:0] pc$eth_src;
-    wire  [47:0] pc$eth_dst;
-    wire  [31:0] pc$ip_src;
-    wire  [15:0] pc$udp_src;
-    wire  [15:0] pc$frame_len;
+    wire  [484:0] pc$rec;
     reg  h0_valid$d;
     wire  h0_valid$q;
     reg  h0_valid$clock;
-    reg  [2:0] h0_verdict$d;
-    wire  [2:0] h0_verdict$q;
-    reg  h0_verdict$clock;
-    reg  [7:0] h0_sender$d;
-    wire  [7:0] h0_sender$q;
-    reg  h0_sender$clock;
-    reg  [31:0] h0_epoch$d;
-    wire  [31:0] h0_epoch$q;
-    reg  h0_epoch$clock;
-    reg  [31:0] h0_seq$d;
-    wire  [31:0] h0_seq$q;
-    reg  h0_seq$clock;
-    reg  [7:0] h0_tree$d;
-    wire  [7:0] h0_tree$q;
-    reg  h0_tree$clock;
-    reg  [1:0] h0_decide_kind$d;
-    wire  [1:0] h0_decide_kind$q;
-    reg  h0_decide_kind$clock;
-    reg  [63:0] h0_decide_instance$d;
-    wire  [63:0] h0_decide_instance$q;
-    reg  h0_decide_instance$clock;
-    reg  [31:0] h0_client$d;
-    wire  [31:0] h0_client$q;
-    reg  h0_client$clock;
-    reg  [63:0] h0_req_seq$d;
-    wire  [63:0] h0_req_seq$q;
-    reg  h0_req_seq$clock;
-    reg  [15:0] h0_req_len$d;
-    wire  [15:0] h0_req_len$q;
-    reg  h0_req_len$clock;
-    reg  [63:0] h0_req_payload$d;
-    wire  [63:0] h0_req_payload$q;
-    reg  h0_req_payload$clock;
-    reg  [15:0] h0_frame_len$d;
-    wire  [15:0] h0_frame_len$q;
-    reg  h0_frame_len$clock;
-    reg  [47:0] h0_eth_src$d;
-    wire  [47:0] h0_eth_src$q;
-    reg  h0_eth_src$clock;
-    reg  [47:0] h0_eth_dst$d;
-    wire  [47:0] h0_eth_dst$q;
-    reg  h0_eth_dst$clock;
-    reg  [31:0] h0_ip_src$d;
-    wire  [31:0] h0_ip_src$q;
-    reg  h0_ip_src$clock;
-    reg  [15:0] h0_udp_src$d;
-    wire  [15:0] h0_udp_src$q;
-    reg  h0_udp_src$clock;
+    reg  [484:0] h0$d;
+    wire  [484:0] h0$q;
+    reg  h0$clock;
     reg  h1_valid$d;
     wire  h1_valid$q;
     reg  h1_valid$clock;
-    reg  [2:0] h1_verdict$d;
-    wire  [2:0] h1_verdict$q;
-    reg  h1_verdict$clock;
-    reg  [7:0] h1_sender$d;
-    wire  [7:0] h1_sender$q;
-    reg  h1_sender$clock;
-    reg  [31:0] h1_epoch$d;
-    wire  [31:0] h1_epoch$q;
-    reg  h1_epoch$clock;
-    reg  [31:0] h1_seq$d;
-    wire  [31:0] h1_seq$q;
-    reg  h1_seq$clock;
-    reg  [7:0] h1_tree$d;
-    wire  [7:0] h1_tree$q;
-    reg  h1_tree$clock;
-    reg  [1:0] h1_decide_kind$d;
-    wire  [1:0] h1_decide_kind$q;
-    reg  h1_decide_kind$clock;
-    reg  [63:0] h1_decide_instance$d;
-    wire  [63:0] h1_decide_instance$q;
-    reg  h1_decide_instance$clock;
-    reg  [31:0] h1_client$d;
-    wire  [31:0] h1_client$q;
-    reg  h1_client$clock;
-    reg  [63:0] h1_req_seq$d;
-    wire  [63:0] h1_req_seq$q;
-    reg  h1_req_seq$clock;
-    reg  [15:0] h1_req_len$d;
-    wire  [15:0] h1_req_len$q;
-    reg  h1_req_len$clock;
-    reg  [63:0] h1_req_payload$d;
-    wire  [63:0] h1_req_payload$q;
-    reg  h1_req_payload$clock;
-    reg  [15:0] h1_frame_len$d;
-    wire  [15:0] h1_frame_len$q;
-    reg  h1_frame_len$clock;
-    reg  [47:0] h1_eth_src$d;
-    wire  [47:0] h1_eth_src$q;
-    reg  h1_eth_src$clock;
-    reg  [47:0] h1_eth_dst$d;
-    wire  [47:0] h1_eth_dst$q;
-    reg  h1_eth_dst$clock;
-    reg  [31:0] h1_ip_src$d;
-    wire  [31:0] h1_ip_src$q;
-    reg  h1_ip_src$clock;
-    reg  [15:0] h1_udp_src$d;
-    wire  [15:0] h1_udp_src$q;
-    reg  h1_udp_src$clock;
+    reg  [484:0] h1$d;
+    wire  [484:0] h1$q;
+    reg  h1$clock;
     reg  h2_valid$d;
     wire  h2_valid$q;
     reg  h2_valid$clock;
-    reg  [2:0] h2_verdict$d;
-    wire  [2:0] h2_verdict$q;
-    reg  h2_verdict$clock;
-    reg  [7:0] h2_sender$d;
-    wire  [7:0] h2_sender$q;
-    reg  h2_sender$clock;
-    reg  [31:0] h2_epoch$d;
-    wire  [31:0] h2_epoch$q;
-    reg  h2_epoch$clock;
-    reg  [31:0] h2_seq$d;
-    wire  [31:0] h2_seq$q;
-    reg  h2_seq$clock;
-    reg  [7:0] h2_tree$d;
-    wire  [7:0] h2_tree$q;
-    reg  h2_tree$clock;
-    reg  [1:0] h2_decide_kind$d;
-    wire  [1:0] h2_decide_kind$q;
-    reg  h2_decide_kind$clock;
-    reg  [63:0] h2_decide_instance$d;
-    wire  [63:0] h2_decide_instance$q;
-    reg  h2_decide_instance$clock;
-    reg  [31:0] h2_client$d;
-    wire  [31:0] h2_client$q;
-    reg  h2_client$clock;
-    reg  [63:0] h2_req_seq$d;
-    wire  [63:0] h2_req_seq$q;
-    reg  h2_req_seq$clock;
-    reg  [15:0] h2_req_len$d;
-    wire  [15:0] h2_req_len$q;
-    reg  h2_req_len$clock;
-    reg  [63:0] h2_req_payload$d;
-    wire  [63:0] h2_req_payload$q;
-    reg  h2_req_payload$clock;
-    reg  [15:0] h2_frame_len$d;
-    wire  [15:0] h2_frame_len$q;
-    reg  h2_frame_len$clock;
-    reg  [47:0] h2_eth_src$d;
-    wire  [47:0] h2_eth_src$q;
-    reg  h2_eth_src$clock;
-    reg  [47:0] h2_eth_dst$d;
-    wire  [47:0] h2_eth_dst$q;
-    reg  h2_eth_dst$clock;
-    reg  [31:0] h2_ip_src$d;
-    wire  [31:0] h2_ip_src$q;
-    reg  h2_ip_src$clock;
-    reg  [15:0] h2_udp_src$d;
-    wire  [15:0] h2_udp_src$q;
-    reg  h2_udp_src$clock;
+    reg  [484:0] h2$d;
+    wire  [484:0] h2$q;
+    reg  h2$clock;
     reg  h3_valid$d;
     wire  h3_valid$q;
     reg  h3_valid$clock;
-    reg  [2:0] h3_verdict$d;
-    wire  [2:0] h3_verdict$q;
-    reg  h3_verdict$clock;
-    reg  [7:0] h3_sender$d;
-    wire  [7:0] h3_sender$q;
-    reg  h3_sender$clock;
-    reg  [31:0] h3_epoch$d;
-    wire  [31:0] h3_epoch$q;
-    reg  h3_epoch$clock;
-    reg  [31:0] h3_seq$d;
-    wire  [31:0] h3_seq$q;
-    reg  h3_seq$clock;
-    reg  [7:0] h3_tree$d;
-    wire  [7:0] h3_tree$q;
-    reg  h3_tree$clock;
-    reg  [1:0] h3_decide_kind$d;
-    wire  [1:0] h3_decide_kind$q;
-    reg  h3_decide_kind$clock;
-    reg  [63:0] h3_decide_instance$d;
-    wire  [63:0] h3_decide_instance$q;
-    reg  h3_decide_instance$clock;
-    reg  [31:0] h3_client$d;
-    wire  [31:0] h3_client$q;
-    reg  h3_client$clock;
-    reg  [63:0] h3_req_seq$d;
-    wire  [63:0] h3_req_seq$q;
-    reg  h3_req_seq$clock;
-    reg  [15:0] h3_req_len$d;
-    wire  [15:0] h3_req_len$q;
-    reg  h3_req_len$clock;
-    reg  [63:0] h3_req_payload$d;
-    wire  [63:0] h3_req_payload$q;
-    reg  h3_req_payload$clock;
-    reg  [15:0] h3_frame_len$d;
-    wire  [15:0] h3_frame_len$q;
-    reg  h3_frame_len$clock;
-    reg  [47:0] h3_eth_src$d;
-    wire  [47:0] h3_eth_src$q;
-    reg  h3_eth_src$clock;
-    reg  [47:0] h3_eth_dst$d;
-    wire  [47:0] h3_eth_dst$q;
-    reg  h3_eth_dst$clock;
-    reg  [31:0] h3_ip_src$d;
-    wire  [31:0] h3_ip_src$q;
-    reg  h3_ip_src$clock;
-    reg  [15:0] h3_udp_src$d;
-    wire  [15:0] h3_udp_src$q;
-    reg  h3_udp_src$clock;
+    reg  [484:0] h3$d;
+    wire  [484:0] h3$q;
+    reg  h3$clock;
     reg  hc_valid$d;
     wire  hc_valid$q;
     reg  hc_valid$clock;
-    reg  [2:0] hc_verdict$d;
-    wire  [2:0] hc_verdict$q;
-    reg  hc_verdict$clock;
-    reg  [7:0] hc_sender$d;
-    wire  [7:0] hc_sender$q;
-    reg  hc_sender$clock;
-    reg  [31:0] hc_epoch$d;
-    wire  [31:0] hc_epoch$q;
-    reg  hc_epoch$clock;
-    reg  [31:0] hc_seq$d;
-    wire  [31:0] hc_seq$q;
-    reg  hc_seq$clock;
-    reg  [7:0] hc_tree$d;
-    wire  [7:0] hc_tree$q;
-    reg  hc_tree$clock;
-    reg  [1:0] hc_decide_kind$d;
-    wire  [1:0] hc_decide_kind$q;
-    reg  hc_decide_kind$clock;
-    reg  [63:0] hc_decide_instance$d;
-    wire  [63:0] hc_decide_instance$q;
-    reg  hc_decide_instance$clock;
-    reg  [31:0] hc_client$d;
-    wire  [31:0] hc_client$q;
-    reg  hc_client$clock;
-    reg  [63:0] hc_req_seq$d;
-    wire  [63:0] hc_req_seq$q;
-    reg  hc_req_seq$clock;
-    reg  [15:0] hc_req_len$d;
-    wire  [15:0] hc_req_len$q;
-    reg  hc_req_len$clock;
-    reg  [63:0] hc_req_payload$d;
-    wire  [63:0] hc_req_payload$q;
-    reg  hc_req_payload$clock;
-    reg  [15:0] hc_frame_len$d;
-    wire  [15:0] hc_frame_len$q;
-    reg  hc_frame_len$clock;
-    reg  [47:0] hc_eth_src$d;
-    wire  [47:0] hc_eth_src$q;
-    reg  hc_eth_src$clock;
-    reg  [47:0] hc_eth_dst$d;
-    wire  [47:0] hc_eth_dst$q;
-    reg  hc_eth_dst$clock;
-    reg  [31:0] hc_ip_src$d;
-    wire  [31:0] hc_ip_src$q;
-    reg  hc_ip_src$clock;
-    reg  [15:0] hc_udp_src$d;
-    wire  [15:0] hc_udp_src$q;
-    reg  hc_udp_src$clock;
+    reg  [484:0] hc$d;
+    wire  [484:0] hc$q;
+    reg  hc$clock;
     reg  e_valid$d;
     wire  e_valid$q;
     reg  e_valid$clock;
@@ -864,54 +564,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [1:0] e_port$d;
     wire  [1:0] e_port$q;
     reg  e_port$clock;
-    reg  [2:0] e_verdict$d;
-    wire  [2:0] e_verdict$q;
-    reg  e_verdict$clock;
-    reg  [7:0] e_sender$d;
-    wire  [7:0] e_sender$q;
-    reg  e_sender$clock;
-    reg  [31:0] e_epoch$d;
-    wire  [31:0] e_epoch$q;
-    reg  e_epoch$clock;
-    reg  [31:0] e_seq$d;
-    wire  [31:0] e_seq$q;
-    reg  e_seq$clock;
-    reg  [7:0] e_tree$d;
-    wire  [7:0] e_tree$q;
-    reg  e_tree$clock;
-    reg  [1:0] e_decide_kind$d;
-    wire  [1:0] e_decide_kind$q;
-    reg  e_decide_kind$clock;
-    reg  [63:0] e_decide_instance$d;
-    wire  [63:0] e_decide_instance$q;
-    reg  e_decide_instance$clock;
-    reg  [31:0] e_client$d;
-    wire  [31:0] e_client$q;
-    reg  e_client$clock;
-    reg  [63:0] e_req_seq$d;
-    wire  [63:0] e_req_seq$q;
-    reg  e_req_seq$clock;
-    reg  [15:0] e_req_len$d;
-    wire  [15:0] e_req_len$q;
-    reg  e_req_len$clock;
-    reg  [63:0] e_req_payload$d;
-    wire  [63:0] e_req_payload$q;
-    reg  e_req_payload$clock;
-    reg  [15:0] e_frame_len$d;
-    wire  [15:0] e_frame_len$q;
-    reg  e_frame_len$clock;
-    reg  [47:0] e_eth_src$d;
-    wire  [47:0] e_eth_src$q;
-    reg  e_eth_src$clock;
-    reg  [47:0] e_eth_dst$d;
-    wire  [47:0] e_eth_dst$q;
-    reg  e_eth_dst$clock;
-    reg  [31:0] e_ip_src$d;
-    wire  [31:0] e_ip_src$q;
-    reg  e_ip_src$clock;
-    reg  [15:0] e_udp_src$d;
-    wire  [15:0] e_udp_src$q;
-    reg  e_udp_src$clock;
+    reg  [484:0] e$d;
+    wire  [484:0] e$q;
+    reg  e$clock;
     reg  [1023:0] e_req_full$d;
     wire  [1023:0] e_req_full$q;
     reg  e_req_full$clock;
@@ -936,38 +591,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  go3;
     reg  [1:0] s_port;
     reg  [1:0] l_port;
-    reg  [2:0] s_verdict;
-    reg  [2:0] l_verdict;
-    reg  [7:0] s_sender;
-    reg  [7:0] l_sender;
-    reg  [31:0] s_epoch;
-    reg  [31:0] l_epoch;
-    reg  [31:0] s_seq;
-    reg  [31:0] l_seq;
-    reg  [7:0] s_tree;
-    reg  [7:0] l_tree;
-    reg  [1:0] s_decide_kind;
-    reg  [1:0] l_decide_kind;
-    reg  [63:0] s_decide_instance;
-    reg  [63:0] l_decide_instance;
-    reg  [31:0] s_client;
-    reg  [31:0] l_client;
-    reg  [63:0] s_req_seq;
-    reg  [63:0] l_req_seq;
-    reg  [15:0] s_req_len;
-    reg  [15:0] l_req_len;
-    reg  [63:0] s_req_payload;
-    reg  [63:0] l_req_payload;
-    reg  [15:0] s_frame_len;
-    reg  [15:0] l_frame_len;
-    reg  [47:0] s_eth_src;
-    reg  [47:0] l_eth_src;
-    reg  [47:0] s_eth_dst;
-    reg  [47:0] l_eth_dst;
-    reg  [31:0] s_ip_src;
-    reg  [31:0] l_ip_src;
-    reg  [15:0] s_udp_src;
-    reg  [15:0] l_udp_src;
+    reg  [484:0] s_rec;
+    reg  [484:0] l_rec;
     
     // Sub module instances
     nc_engine$core core(
@@ -1305,22 +930,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p0$cluster_id),
         .sender_tab(p0$sender_tab),
         .valid(p0$valid),
-        .verdict(p0$verdict),
-        .sender(p0$sender),
-        .epoch(p0$epoch),
-        .seq(p0$seq),
-        .tree(p0$tree),
-        .decide_kind(p0$decide_kind),
-        .decide_instance(p0$decide_instance),
-        .client(p0$client),
-        .req_seq(p0$req_seq),
-        .req_len(p0$req_len),
-        .req_payload(p0$req_payload),
-        .eth_src(p0$eth_src),
-        .eth_dst(p0$eth_dst),
-        .ip_src(p0$ip_src),
-        .udp_src(p0$udp_src),
-        .frame_len(p0$frame_len)
+        .rec(p0$rec)
     );
     nc_engine$p1 p1(
         .clock(p1$clock),
@@ -1334,22 +944,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p1$cluster_id),
         .sender_tab(p1$sender_tab),
         .valid(p1$valid),
-        .verdict(p1$verdict),
-        .sender(p1$sender),
-        .epoch(p1$epoch),
-        .seq(p1$seq),
-        .tree(p1$tree),
-        .decide_kind(p1$decide_kind),
-        .decide_instance(p1$decide_instance),
-        .client(p1$client),
-        .req_seq(p1$req_seq),
-        .req_len(p1$req_len),
-        .req_payload(p1$req_payload),
-        .eth_src(p1$eth_src),
-        .eth_dst(p1$eth_dst),
-        .ip_src(p1$ip_src),
-        .udp_src(p1$udp_src),
-        .frame_len(p1$frame_len)
+        .rec(p1$rec)
     );
     nc_engine$p2 p2(
         .clock(p2$clock),
@@ -1363,22 +958,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p2$cluster_id),
         .sender_tab(p2$sender_tab),
         .valid(p2$valid),
-        .verdict(p2$verdict),
-        .sender(p2$sender),
-        .epoch(p2$epoch),
-        .seq(p2$seq),
-        .tree(p2$tree),
-        .decide_kind(p2$decide_kind),
-        .decide_instance(p2$decide_instance),
-        .client(p2$client),
-        .req_seq(p2$req_seq),
-        .req_len(p2$req_len),
-        .req_payload(p2$req_payload),
-        .eth_src(p2$eth_src),
-        .eth_dst(p2$eth_dst),
-        .ip_src(p2$ip_src),
-        .udp_src(p2$udp_src),
-        .frame_len(p2$frame_len)
+        .rec(p2$rec)
     );
     nc_engine$p3 p3(
         .clock(p3$clock),
@@ -1392,22 +972,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p3$cluster_id),
         .sender_tab(p3$sender_tab),
         .valid(p3$valid),
-        .verdict(p3$verdict),
-        .sender(p3$sender),
-        .epoch(p3$epoch),
-        .seq(p3$seq),
-        .tree(p3$tree),
-        .decide_kind(p3$decide_kind),
-        .decide_instance(p3$decide_instance),
-        .client(p3$client),
-        .req_seq(p3$req_seq),
-        .req_len(p3$req_len),
-        .req_payload(p3$req_payload),
-        .eth_src(p3$eth_src),
-        .eth_dst(p3$eth_dst),
-        .ip_src(p3$ip_src),
-        .udp_src(p3$udp_src),
-        .frame_len(p3$frame_len)
+        .rec(p3$rec)
     );
     nc_engine$pc pc(
         .clock(pc$clock),
@@ -1421,447 +986,57 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(pc$cluster_id),
         .sender_tab(pc$sender_tab),
         .valid(pc$valid),
-        .verdict(pc$verdict),
-        .sender(pc$sender),
-        .epoch(pc$epoch),
-        .seq(pc$seq),
-        .tree(pc$tree),
-        .decide_kind(pc$decide_kind),
-        .decide_instance(pc$decide_instance),
-        .client(pc$client),
-        .req_seq(pc$req_seq),
-        .req_len(pc$req_len),
-        .req_payload(pc$req_payload),
-        .eth_src(pc$eth_src),
-        .eth_dst(pc$eth_dst),
-        .ip_src(pc$ip_src),
-        .udp_src(pc$udp_src),
-        .frame_len(pc$frame_len)
+        .rec(pc$rec)
     );
     nc_engine$h0_valid h0_valid(
         .d(h0_valid$d),
         .q(h0_valid$q),
         .clock(h0_valid$clock)
     );
-    nc_engine$h0_verdict h0_verdict(
-        .d(h0_verdict$d),
-        .q(h0_verdict$q),
-        .clock(h0_verdict$clock)
-    );
-    nc_engine$h0_sender h0_sender(
-        .d(h0_sender$d),
-        .q(h0_sender$q),
-        .clock(h0_sender$clock)
-    );
-    nc_engine$h0_epoch h0_epoch(
-        .d(h0_epoch$d),
-        .q(h0_epoch$q),
-        .clock(h0_epoch$clock)
-    );
-    nc_engine$h0_seq h0_seq(
-        .d(h0_seq$d),
-        .q(h0_seq$q),
-        .clock(h0_seq$clock)
-    );
-    nc_engine$h0_tree h0_tree(
-        .d(h0_tree$d),
-        .q(h0_tree$q),
-        .clock(h0_tree$clock)
-    );
-    nc_engine$h0_decide_kind h0_decide_kind(
-        .d(h0_decide_kind$d),
-        .q(h0_decide_kind$q),
-        .clock(h0_decide_kind$clock)
-    );
-    nc_engine$h0_decide_instance h0_decide_instance(
-        .d(h0_decide_instance$d),
-        .q(h0_decide_instance$q),
-        .clock(h0_decide_instance$clock)
-    );
-    nc_engine$h0_client h0_client(
-        .d(h0_client$d),
-        .q(h0_client$q),
-        .clock(h0_client$clock)
-    );
-    nc_engine$h0_req_seq h0_req_seq(
-        .d(h0_req_seq$d),
-        .q(h0_req_seq$q),
-        .clock(h0_req_seq$clock)
-    );
-    nc_engine$h0_req_len h0_req_len(
-        .d(h0_req_len$d),
-        .q(h0_req_len$q),
-        .clock(h0_req_len$clock)
-    );
-    nc_engine$h0_req_payload h0_req_payload(
-        .d(h0_req_payload$d),
-        .q(h0_req_payload$q),
-        .clock(h0_req_payload$clock)
-    );
-    nc_engine$h0_frame_len h0_frame_len(
-        .d(h0_frame_len$d),
-        .q(h0_frame_len$q),
-        .clock(h0_frame_len$clock)
-    );
-    nc_engine$h0_eth_src h0_eth_src(
-        .d(h0_eth_src$d),
-        .q(h0_eth_src$q),
-        .clock(h0_eth_src$clock)
-    );
-    nc_engine$h0_eth_dst h0_eth_dst(
-        .d(h0_eth_dst$d),
-        .q(h0_eth_dst$q),
-        .clock(h0_eth_dst$clock)
-    );
-    nc_engine$h0_ip_src h0_ip_src(
-        .d(h0_ip_src$d),
-        .q(h0_ip_src$q),
-        .clock(h0_ip_src$clock)
-    );
-    nc_engine$h0_udp_src h0_udp_src(
-        .d(h0_udp_src$d),
-        .q(h0_udp_src$q),
-        .clock(h0_udp_src$clock)
+    nc_engine$h0 h0(
+        .d(h0$d),
+        .q(h0$q),
+        .clock(h0$clock)
     );
     nc_engine$h1_valid h1_valid(
         .d(h1_valid$d),
         .q(h1_valid$q),
         .clock(h1_valid$clock)
     );
-    nc_engine$h1_verdict h1_verdict(
-        .d(h1_verdict$d),
-        .q(h1_verdict$q),
-        .clock(h1_verdict$clock)
-    );
-    nc_engine$h1_sender h1_sender(
-        .d(h1_sender$d),
-        .q(h1_sender$q),
-        .clock(h1_sender$clock)
-    );
-    nc_engine$h1_epoch h1_epoch(
-        .d(h1_epoch$d),
-        .q(h1_epoch$q),
-        .clock(h1_epoch$clock)
-    );
-    nc_engine$h1_seq h1_seq(
-        .d(h1_seq$d),
-        .q(h1_seq$q),
-        .clock(h1_seq$clock)
-    );
-    nc_engine$h1_tree h1_tree(
-        .d(h1_tree$d),
-        .q(h1_tree$q),
-        .clock(h1_tree$clock)
-    );
-    nc_engine$h1_decide_kind h1_decide_kind(
-        .d(h1_decide_kind$d),
-        .q(h1_decide_kind$q),
-        .clock(h1_decide_kind$clock)
-    );
-    nc_engine$h1_decide_instance h1_decide_instance(
-        .d(h1_decide_instance$d),
-        .q(h1_decide_instance$q),
-        .clock(h1_decide_instance$clock)
-    );
-    nc_engine$h1_client h1_client(
-        .d(h1_client$d),
-        .q(h1_client$q),
-        .clock(h1_client$clock)
-    );
-    nc_engine$h1_req_seq h1_req_seq(
-        .d(h1_req_seq$d),
-        .q(h1_req_seq$q),
-        .clock(h1_req_seq$clock)
-    );
-    nc_engine$h1_req_len h1_req_len(
-        .d(h1_req_len$d),
-        .q(h1_req_len$q),
-        .clock(h1_req_len$clock)
-    );
-    nc_engine$h1_req_payload h1_req_payload(
-        .d(h1_req_payload$d),
-        .q(h1_req_payload$q),
-        .clock(h1_req_payload$clock)
-    );
-    nc_engine$h1_frame_len h1_frame_len(
-        .d(h1_frame_len$d),
-        .q(h1_frame_len$q),
-        .clock(h1_frame_len$clock)
-    );
-    nc_engine$h1_eth_src h1_eth_src(
-        .d(h1_eth_src$d),
-        .q(h1_eth_src$q),
-        .clock(h1_eth_src$clock)
-    );
-    nc_engine$h1_eth_dst h1_eth_dst(
-        .d(h1_eth_dst$d),
-        .q(h1_eth_dst$q),
-        .clock(h1_eth_dst$clock)
-    );
-    nc_engine$h1_ip_src h1_ip_src(
-        .d(h1_ip_src$d),
-        .q(h1_ip_src$q),
-        .clock(h1_ip_src$clock)
-    );
-    nc_engine$h1_udp_src h1_udp_src(
-        .d(h1_udp_src$d),
-        .q(h1_udp_src$q),
-        .clock(h1_udp_src$clock)
+    nc_engine$h1 h1(
+        .d(h1$d),
+        .q(h1$q),
+        .clock(h1$clock)
     );
     nc_engine$h2_valid h2_valid(
         .d(h2_valid$d),
         .q(h2_valid$q),
         .clock(h2_valid$clock)
     );
-    nc_engine$h2_verdict h2_verdict(
-        .d(h2_verdict$d),
-        .q(h2_verdict$q),
-        .clock(h2_verdict$clock)
-    );
-    nc_engine$h2_sender h2_sender(
-        .d(h2_sender$d),
-        .q(h2_sender$q),
-        .clock(h2_sender$clock)
-    );
-    nc_engine$h2_epoch h2_epoch(
-        .d(h2_epoch$d),
-        .q(h2_epoch$q),
-        .clock(h2_epoch$clock)
-    );
-    nc_engine$h2_seq h2_seq(
-        .d(h2_seq$d),
-        .q(h2_seq$q),
-        .clock(h2_seq$clock)
-    );
-    nc_engine$h2_tree h2_tree(
-        .d(h2_tree$d),
-        .q(h2_tree$q),
-        .clock(h2_tree$clock)
-    );
-    nc_engine$h2_decide_kind h2_decide_kind(
-        .d(h2_decide_kind$d),
-        .q(h2_decide_kind$q),
-        .clock(h2_decide_kind$clock)
-    );
-    nc_engine$h2_decide_instance h2_decide_instance(
-        .d(h2_decide_instance$d),
-        .q(h2_decide_instance$q),
-        .clock(h2_decide_instance$clock)
-    );
-    nc_engine$h2_client h2_client(
-        .d(h2_client$d),
-        .q(h2_client$q),
-        .clock(h2_client$clock)
-    );
-    nc_engine$h2_req_seq h2_req_seq(
-        .d(h2_req_seq$d),
-        .q(h2_req_seq$q),
-        .clock(h2_req_seq$clock)
-    );
-    nc_engine$h2_req_len h2_req_len(
-        .d(h2_req_len$d),
-        .q(h2_req_len$q),
-        .clock(h2_req_len$clock)
-    );
-    nc_engine$h2_req_payload h2_req_payload(
-        .d(h2_req_payload$d),
-        .q(h2_req_payload$q),
-        .clock(h2_req_payload$clock)
-    );
-    nc_engine$h2_frame_len h2_frame_len(
-        .d(h2_frame_len$d),
-        .q(h2_frame_len$q),
-        .clock(h2_frame_len$clock)
-    );
-    nc_engine$h2_eth_src h2_eth_src(
-        .d(h2_eth_src$d),
-        .q(h2_eth_src$q),
-        .clock(h2_eth_src$clock)
-    );
-    nc_engine$h2_eth_dst h2_eth_dst(
-        .d(h2_eth_dst$d),
-        .q(h2_eth_dst$q),
-        .clock(h2_eth_dst$clock)
-    );
-    nc_engine$h2_ip_src h2_ip_src(
-        .d(h2_ip_src$d),
-        .q(h2_ip_src$q),
-        .clock(h2_ip_src$clock)
-    );
-    nc_engine$h2_udp_src h2_udp_src(
-        .d(h2_udp_src$d),
-        .q(h2_udp_src$q),
-        .clock(h2_udp_src$clock)
+    nc_engine$h2 h2(
+        .d(h2$d),
+        .q(h2$q),
+        .clock(h2$clock)
     );
     nc_engine$h3_valid h3_valid(
         .d(h3_valid$d),
         .q(h3_valid$q),
         .clock(h3_valid$clock)
     );
-    nc_engine$h3_verdict h3_verdict(
-        .d(h3_verdict$d),
-        .q(h3_verdict$q),
-        .clock(h3_verdict$clock)
-    );
-    nc_engine$h3_sender h3_sender(
-        .d(h3_sender$d),
-        .q(h3_sender$q),
-        .clock(h3_sender$clock)
-    );
-    nc_engine$h3_epoch h3_epoch(
-        .d(h3_epoch$d),
-        .q(h3_epoch$q),
-        .clock(h3_epoch$clock)
-    );
-    nc_engine$h3_seq h3_seq(
-        .d(h3_seq$d),
-        .q(h3_seq$q),
-        .clock(h3_seq$clock)
-    );
-    nc_engine$h3_tree h3_tree(
-        .d(h3_tree$d),
-        .q(h3_tree$q),
-        .clock(h3_tree$clock)
-    );
-    nc_engine$h3_decide_kind h3_decide_kind(
-        .d(h3_decide_kind$d),
-        .q(h3_decide_kind$q),
-        .clock(h3_decide_kind$clock)
-    );
-    nc_engine$h3_decide_instance h3_decide_instance(
-        .d(h3_decide_instance$d),
-        .q(h3_decide_instance$q),
-        .clock(h3_decide_instance$clock)
-    );
-    nc_engine$h3_client h3_client(
-        .d(h3_client$d),
-        .q(h3_client$q),
-        .clock(h3_client$clock)
-    );
-    nc_engine$h3_req_seq h3_req_seq(
-        .d(h3_req_seq$d),
-        .q(h3_req_seq$q),
-        .clock(h3_req_seq$clock)
-    );
-    nc_engine$h3_req_len h3_req_len(
-        .d(h3_req_len$d),
-        .q(h3_req_len$q),
-        .clock(h3_req_len$clock)
-    );
-    nc_engine$h3_req_payload h3_req_payload(
-        .d(h3_req_payload$d),
-        .q(h3_req_payload$q),
-        .clock(h3_req_payload$clock)
-    );
-    nc_engine$h3_frame_len h3_frame_len(
-        .d(h3_frame_len$d),
-        .q(h3_frame_len$q),
-        .clock(h3_frame_len$clock)
-    );
-    nc_engine$h3_eth_src h3_eth_src(
-        .d(h3_eth_src$d),
-        .q(h3_eth_src$q),
-        .clock(h3_eth_src$clock)
-    );
-    nc_engine$h3_eth_dst h3_eth_dst(
-        .d(h3_eth_dst$d),
-        .q(h3_eth_dst$q),
-        .clock(h3_eth_dst$clock)
-    );
-    nc_engine$h3_ip_src h3_ip_src(
-        .d(h3_ip_src$d),
-        .q(h3_ip_src$q),
-        .clock(h3_ip_src$clock)
-    );
-    nc_engine$h3_udp_src h3_udp_src(
-        .d(h3_udp_src$d),
-        .q(h3_udp_src$q),
-        .clock(h3_udp_src$clock)
+    nc_engine$h3 h3(
+        .d(h3$d),
+        .q(h3$q),
+        .clock(h3$clock)
     );
     nc_engine$hc_valid hc_valid(
         .d(hc_valid$d),
         .q(hc_valid$q),
         .clock(hc_valid$clock)
     );
-    nc_engine$hc_verdict hc_verdict(
-        .d(hc_verdict$d),
-        .q(hc_verdict$q),
-        .clock(hc_verdict$clock)
-    );
-    nc_engine$hc_sender hc_sender(
-        .d(hc_sender$d),
-        .q(hc_sender$q),
-        .clock(hc_sender$clock)
-    );
-    nc_engine$hc_epoch hc_epoch(
-        .d(hc_epoch$d),
-        .q(hc_epoch$q),
-        .clock(hc_epoch$clock)
-    );
-    nc_engine$hc_seq hc_seq(
-        .d(hc_seq$d),
-        .q(hc_seq$q),
-        .clock(hc_seq$clock)
-    );
-    nc_engine$hc_tree hc_tree(
-        .d(hc_tree$d),
-        .q(hc_tree$q),
-        .clock(hc_tree$clock)
-    );
-    nc_engine$hc_decide_kind hc_decide_kind(
-        .d(hc_decide_kind$d),
-        .q(hc_decide_kind$q),
-        .clock(hc_decide_kind$clock)
-    );
-    nc_engine$hc_decide_instance hc_decide_instance(
-        .d(hc_decide_instance$d),
-        .q(hc_decide_instance$q),
-        .clock(hc_decide_instance$clock)
-    );
-    nc_engine$hc_client hc_client(
-        .d(hc_client$d),
-        .q(hc_client$q),
-        .clock(hc_client$clock)
-    );
-    nc_engine$hc_req_seq hc_req_seq(
-        .d(hc_req_seq$d),
-        .q(hc_req_seq$q),
-        .clock(hc_req_seq$clock)
-    );
-    nc_engine$hc_req_len hc_req_len(
-        .d(hc_req_len$d),
-        .q(hc_req_len$q),
-        .clock(hc_req_len$clock)
-    );
-    nc_engine$hc_req_payload hc_req_payload(
-        .d(hc_req_payload$d),
-        .q(hc_req_payload$q),
-        .clock(hc_req_payload$clock)
-    );
-    nc_engine$hc_frame_len hc_frame_len(
-        .d(hc_frame_len$d),
-        .q(hc_frame_len$q),
-        .clock(hc_frame_len$clock)
-    );
-    nc_engine$hc_eth_src hc_eth_src(
-        .d(hc_eth_src$d),
-        .q(hc_eth_src$q),
-        .clock(hc_eth_src$clock)
-    );
-    nc_engine$hc_eth_dst hc_eth_dst(
-        .d(hc_eth_dst$d),
-        .q(hc_eth_dst$q),
-        .clock(hc_eth_dst$clock)
-    );
-    nc_engine$hc_ip_src hc_ip_src(
-        .d(hc_ip_src$d),
-        .q(hc_ip_src$q),
-        .clock(hc_ip_src$clock)
-    );
-    nc_engine$hc_udp_src hc_udp_src(
-        .d(hc_udp_src$d),
-        .q(hc_udp_src$q),
-        .clock(hc_udp_src$clock)
+    nc_engine$hc hc(
+        .d(hc$d),
+        .q(hc$q),
+        .clock(hc$clock)
     );
     nc_engine$e_valid e_valid(
         .d(e_valid$d),
@@ -1878,85 +1053,10 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(e_port$q),
         .clock(e_port$clock)
     );
-    nc_engine$e_verdict e_verdict(
-        .d(e_verdict$d),
-        .q(e_verdict$q),
-        .clock(e_verdict$clock)
-    );
-    nc_engine$e_sender e_sender(
-        .d(e_sender$d),
-        .q(e_sender$q),
-        .clock(e_sender$clock)
-    );
-    nc_engine$e_epoch e_epoch(
-        .d(e_epoch$d),
-        .q(e_epoch$q),
-        .clock(e_epoch$clock)
-    );
-    nc_engine$e_seq e_seq(
-        .d(e_seq$d),
-        .q(e_seq$q),
-        .clock(e_seq$clock)
-    );
-    nc_engine$e_tree e_tree(
-        .d(e_tree$d),
-        .q(e_tree$q),
-        .clock(e_tree$clock)
-    );
-    nc_engine$e_decide_kind e_decide_kind(
-        .d(e_decide_kind$d),
-        .q(e_decide_kind$q),
-        .clock(e_decide_kind$clock)
-    );
-    nc_engine$e_decide_instance e_decide_instance(
-        .d(e_decide_instance$d),
-        .q(e_decide_instance$q),
-        .clock(e_decide_instance$clock)
-    );
-    nc_engine$e_client e_client(
-        .d(e_client$d),
-        .q(e_client$q),
-        .clock(e_client$clock)
-    );
-    nc_engine$e_req_seq e_req_seq(
-        .d(e_req_seq$d),
-        .q(e_req_seq$q),
-        .clock(e_req_seq$clock)
-    );
-    nc_engine$e_req_len e_req_len(
-        .d(e_req_len$d),
-        .q(e_req_len$q),
-        .clock(e_req_len$clock)
-    );
-    nc_engine$e_req_payload e_req_payload(
-        .d(e_req_payload$d),
-        .q(e_req_payload$q),
-        .clock(e_req_payload$clock)
-    );
-    nc_engine$e_frame_len e_frame_len(
-        .d(e_frame_len$d),
-        .q(e_frame_len$q),
-        .clock(e_frame_len$clock)
-    );
-    nc_engine$e_eth_src e_eth_src(
-        .d(e_eth_src$d),
-        .q(e_eth_src$q),
-        .clock(e_eth_src$clock)
-    );
-    nc_engine$e_eth_dst e_eth_dst(
-        .d(e_eth_dst$d),
-        .q(e_eth_dst$q),
-        .clock(e_eth_dst$clock)
-    );
-    nc_engine$e_ip_src e_ip_src(
-        .d(e_ip_src$d),
-        .q(e_ip_src$q),
-        .clock(e_ip_src$clock)
-    );
-    nc_engine$e_udp_src e_udp_src(
-        .d(e_udp_src$d),
-        .q(e_udp_src$q),
-        .clock(e_udp_src$clock)
+    nc_engine$e e(
+        .d(e$d),
+        .q(e$q),
+        .clock(e$clock)
     );
     nc_engine$e_req_full e_req_full(
         .d(e_req_full$d),
@@ -1982,212 +1082,32 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         h2_valid$clock = clock;
         h3_valid$clock = clock;
         hc_valid$clock = clock;
-        h0_verdict$clock = clock;
-        h0_sender$clock = clock;
-        h0_epoch$clock = clock;
-        h0_seq$clock = clock;
-        h0_tree$clock = clock;
-        h0_decide_kind$clock = clock;
-        h0_decide_instance$clock = clock;
-        h0_client$clock = clock;
-        h0_req_seq$clock = clock;
-        h0_req_len$clock = clock;
-        h0_req_payload$clock = clock;
-        h0_frame_len$clock = clock;
-        h0_eth_src$clock = clock;
-        h0_eth_dst$clock = clock;
-        h0_ip_src$clock = clock;
-        h0_udp_src$clock = clock;
-        h1_verdict$clock = clock;
-        h1_sender$clock = clock;
-        h1_epoch$clock = clock;
-        h1_seq$clock = clock;
-        h1_tree$clock = clock;
-        h1_decide_kind$clock = clock;
-        h1_decide_instance$clock = clock;
-        h1_client$clock = clock;
-        h1_req_seq$clock = clock;
-        h1_req_len$clock = clock;
-        h1_req_payload$clock = clock;
-        h1_frame_len$clock = clock;
-        h1_eth_src$clock = clock;
-        h1_eth_dst$clock = clock;
-        h1_ip_src$clock = clock;
-        h1_udp_src$clock = clock;
-        h2_verdict$clock = clock;
-        h2_sender$clock = clock;
-        h2_epoch$clock = clock;
-        h2_seq$clock = clock;
-        h2_tree$clock = clock;
-        h2_decide_kind$clock = clock;
-        h2_decide_instance$clock = clock;
-        h2_client$clock = clock;
-        h2_req_seq$clock = clock;
-        h2_req_len$clock = clock;
-        h2_req_payload$clock = clock;
-        h2_frame_len$clock = clock;
-        h2_eth_src$clock = clock;
-        h2_eth_dst$clock = clock;
-        h2_ip_src$clock = clock;
-        h2_udp_src$clock = clock;
-        h3_verdict$clock = clock;
-        h3_sender$clock = clock;
-        h3_epoch$clock = clock;
-        h3_seq$clock = clock;
-        h3_tree$clock = clock;
-        h3_decide_kind$clock = clock;
-        h3_decide_instance$clock = clock;
-        h3_client$clock = clock;
-        h3_req_seq$clock = clock;
-        h3_req_len$clock = clock;
-        h3_req_payload$clock = clock;
-        h3_frame_len$clock = clock;
-        h3_eth_src$clock = clock;
-        h3_eth_dst$clock = clock;
-        h3_ip_src$clock = clock;
-        h3_udp_src$clock = clock;
-        hc_verdict$clock = clock;
-        hc_sender$clock = clock;
-        hc_epoch$clock = clock;
-        hc_seq$clock = clock;
-        hc_tree$clock = clock;
-        hc_decide_kind$clock = clock;
-        hc_decide_instance$clock = clock;
-        hc_client$clock = clock;
-        hc_req_seq$clock = clock;
-        hc_req_len$clock = clock;
-        hc_req_payload$clock = clock;
+        h0$clock = clock;
+        h1$clock = clock;
+        h2$clock = clock;
+        h3$clock = clock;
+        hc$clock = clock;
         hc_req_full$clock = clock;
-        hc_frame_len$clock = clock;
-        hc_eth_src$clock = clock;
-        hc_eth_dst$clock = clock;
-        hc_ip_src$clock = clock;
-        hc_udp_src$clock = clock;
         e_valid$clock = clock;
         e_cl$clock = clock;
         e_port$clock = clock;
-        e_verdict$clock = clock;
-        e_sender$clock = clock;
-        e_epoch$clock = clock;
-        e_seq$clock = clock;
-        e_tree$clock = clock;
-        e_decide_kind$clock = clock;
-        e_decide_instance$clock = clock;
-        e_client$clock = clock;
-        e_req_seq$clock = clock;
-        e_req_len$clock = clock;
-        e_req_payload$clock = clock;
-        e_frame_len$clock = clock;
-        e_eth_src$clock = clock;
-        e_eth_dst$clock = clock;
-        e_ip_src$clock = clock;
-        e_udp_src$clock = clock;
+        e$clock = clock;
         e_req_full$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
         h3_valid$d = h3_valid$q;
         hc_valid$d = hc_valid$q;
-        h0_verdict$d = h0_verdict$q;
-        h0_sender$d = h0_sender$q;
-        h0_epoch$d = h0_epoch$q;
-        h0_seq$d = h0_seq$q;
-        h0_tree$d = h0_tree$q;
-        h0_decide_kind$d = h0_decide_kind$q;
-        h0_decide_instance$d = h0_decide_instance$q;
-        h0_client$d = h0_client$q;
-        h0_req_seq$d = h0_req_seq$q;
-        h0_req_len$d = h0_req_len$q;
-        h0_req_payload$d = h0_req_payload$q;
-        h0_frame_len$d = h0_frame_len$q;
-        h0_eth_src$d = h0_eth_src$q;
-        h0_eth_dst$d = h0_eth_dst$q;
-        h0_ip_src$d = h0_ip_src$q;
-        h0_udp_src$d = h0_udp_src$q;
-        h1_verdict$d = h1_verdict$q;
-        h1_sender$d = h1_sender$q;
-        h1_epoch$d = h1_epoch$q;
-        h1_seq$d = h1_seq$q;
-        h1_tree$d = h1_tree$q;
-        h1_decide_kind$d = h1_decide_kind$q;
-        h1_decide_instance$d = h1_decide_instance$q;
-        h1_client$d = h1_client$q;
-        h1_req_seq$d = h1_req_seq$q;
-        h1_req_len$d = h1_req_len$q;
-        h1_req_payload$d = h1_req_payload$q;
-        h1_frame_len$d = h1_frame_len$q;
-        h1_eth_src$d = h1_eth_src$q;
-        h1_eth_dst$d = h1_eth_dst$q;
-        h1_ip_src$d = h1_ip_src$q;
-        h1_udp_src$d = h1_udp_src$q;
-        h2_verdict$d = h2_verdict$q;
-        h2_sender$d = h2_sender$q;
-        h2_epoch$d = h2_epoch$q;
-        h2_seq$d = h2_seq$q;
-        h2_tree$d = h2_tree$q;
-        h2_decide_kind$d = h2_decide_kind$q;
-        h2_decide_instance$d = h2_decide_instance$q;
-        h2_client$d = h2_client$q;
-        h2_req_seq$d = h2_req_seq$q;
-        h2_req_len$d = h2_req_len$q;
-        h2_req_payload$d = h2_req_payload$q;
-        h2_frame_len$d = h2_frame_len$q;
-        h2_eth_src$d = h2_eth_src$q;
-        h2_eth_dst$d = h2_eth_dst$q;
-        h2_ip_src$d = h2_ip_src$q;
-        h2_udp_src$d = h2_udp_src$q;
-        h3_verdict$d = h3_verdict$q;
-        h3_sender$d = h3_sender$q;
-        h3_epoch$d = h3_epoch$q;
-        h3_seq$d = h3_seq$q;
-        h3_tree$d = h3_tree$q;
-        h3_decide_kind$d = h3_decide_kind$q;
-        h3_decide_instance$d = h3_decide_instance$q;
-        h3_client$d = h3_client$q;
-        h3_req_seq$d = h3_req_seq$q;
-        h3_req_len$d = h3_req_len$q;
-        h3_req_payload$d = h3_req_payload$q;
-        h3_frame_len$d = h3_frame_len$q;
-        h3_eth_src$d = h3_eth_src$q;
-        h3_eth_dst$d = h3_eth_dst$q;
-        h3_ip_src$d = h3_ip_src$q;
-        h3_udp_src$d = h3_udp_src$q;
-        hc_verdict$d = hc_verdict$q;
-        hc_sender$d = hc_sender$q;
-        hc_epoch$d = hc_epoch$q;
-        hc_seq$d = hc_seq$q;
-        hc_tree$d = hc_tree$q;
-        hc_decide_kind$d = hc_decide_kind$q;
-        hc_decide_instance$d = hc_decide_instance$q;
-        hc_client$d = hc_client$q;
-        hc_req_seq$d = hc_req_seq$q;
-        hc_req_len$d = hc_req_len$q;
-        hc_req_payload$d = hc_req_payload$q;
+        h0$d = h0$q;
+        h1$d = h1$q;
+        h2$d = h2$q;
+        h3$d = h3$q;
+        hc$d = hc$q;
         hc_req_full$d = hc_req_full$q;
-        hc_frame_len$d = hc_frame_len$q;
-        hc_eth_src$d = hc_eth_src$q;
-        hc_eth_dst$d = hc_eth_dst$q;
-        hc_ip_src$d = hc_ip_src$q;
-        hc_udp_src$d = hc_udp_src$q;
         e_valid$d = e_valid$q;
         e_cl$d = e_cl$q;
         e_port$d = e_port$q;
-        e_verdict$d = e_verdict$q;
-        e_sender$d = e_sender$q;
-        e_epoch$d = e_epoch$q;
-        e_seq$d = e_seq$q;
-        e_tree$d = e_tree$q;
-        e_decide_kind$d = e_decide_kind$q;
-        e_decide_instance$d = e_decide_instance$q;
-        e_client$d = e_client$q;
-        e_req_seq$d = e_req_seq$q;
-        e_req_len$d = e_req_len$q;
-        e_req_payload$d = e_req_payload$q;
-        e_frame_len$d = e_frame_len$q;
-        e_eth_src$d = e_eth_src$q;
-        e_eth_dst$d = e_eth_dst$q;
-        e_ip_src$d = e_ip_src$q;
-        e_udp_src$d = e_udp_src$q;
+        e$d = e$q;
         e_req_full$d = e_req_full$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
@@ -2260,301 +1180,76 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         end
         if (p0$valid) begin
             h0_valid$d = ~go0;
-            h0_verdict$d = p0$verdict;
-            h0_sender$d = p0$sender;
-            h0_epoch$d = p0$epoch;
-            h0_seq$d = p0$seq;
-            h0_tree$d = p0$tree;
-            h0_decide_kind$d = p0$decide_kind;
-            h0_decide_instance$d = p0$decide_instance;
-            h0_client$d = p0$client;
-            h0_req_seq$d = p0$req_seq;
-            h0_req_len$d = p0$req_len;
-            h0_req_payload$d = p0$req_payload;
-            h0_frame_len$d = p0$frame_len;
-            h0_eth_src$d = p0$eth_src;
-            h0_eth_dst$d = p0$eth_dst;
-            h0_ip_src$d = p0$ip_src;
-            h0_udp_src$d = p0$udp_src;
+            h0$d = p0$rec;
         end
         if (take1) begin
             h1_valid$d = 1'b0;
         end
         if (p1$valid) begin
             h1_valid$d = ~go1;
-            h1_verdict$d = p1$verdict;
-            h1_sender$d = p1$sender;
-            h1_epoch$d = p1$epoch;
-            h1_seq$d = p1$seq;
-            h1_tree$d = p1$tree;
-            h1_decide_kind$d = p1$decide_kind;
-            h1_decide_instance$d = p1$decide_instance;
-            h1_client$d = p1$client;
-            h1_req_seq$d = p1$req_seq;
-            h1_req_len$d = p1$req_len;
-            h1_req_payload$d = p1$req_payload;
-            h1_frame_len$d = p1$frame_len;
-            h1_eth_src$d = p1$eth_src;
-            h1_eth_dst$d = p1$eth_dst;
-            h1_ip_src$d = p1$ip_src;
-            h1_udp_src$d = p1$udp_src;
+            h1$d = p1$rec;
         end
         if (take2) begin
             h2_valid$d = 1'b0;
         end
         if (p2$valid) begin
             h2_valid$d = ~go2;
-            h2_verdict$d = p2$verdict;
-            h2_sender$d = p2$sender;
-            h2_epoch$d = p2$epoch;
-            h2_seq$d = p2$seq;
-            h2_tree$d = p2$tree;
-            h2_decide_kind$d = p2$decide_kind;
-            h2_decide_instance$d = p2$decide_instance;
-            h2_client$d = p2$client;
-            h2_req_seq$d = p2$req_seq;
-            h2_req_len$d = p2$req_len;
-            h2_req_payload$d = p2$req_payload;
-            h2_frame_len$d = p2$frame_len;
-            h2_eth_src$d = p2$eth_src;
-            h2_eth_dst$d = p2$eth_dst;
-            h2_ip_src$d = p2$ip_src;
-            h2_udp_src$d = p2$udp_src;
+            h2$d = p2$rec;
         end
         if (take3) begin
             h3_valid$d = 1'b0;
         end
         if (p3$valid) begin
             h3_valid$d = ~go3;
-            h3_verdict$d = p3$verdict;
-            h3_sender$d = p3$sender;
-            h3_epoch$d = p3$epoch;
-            h3_seq$d = p3$seq;
-            h3_tree$d = p3$tree;
-            h3_decide_kind$d = p3$decide_kind;
-            h3_decide_instance$d = p3$decide_instance;
-            h3_client$d = p3$client;
-            h3_req_seq$d = p3$req_seq;
-            h3_req_len$d = p3$req_len;
-            h3_req_payload$d = p3$req_payload;
-            h3_frame_len$d = p3$frame_len;
-            h3_eth_src$d = p3$eth_src;
-            h3_eth_dst$d = p3$eth_dst;
-            h3_ip_src$d = p3$ip_src;
-            h3_udp_src$d = p3$udp_src;
+            h3$d = p3$rec;
         end
         if (takec) begin
             hc_valid$d = 1'b0;
         end
         if (pc$valid) begin
             hc_valid$d = ~goc;
-            hc_verdict$d = pc$verdict;
-            hc_sender$d = pc$sender;
-            hc_epoch$d = pc$epoch;
-            hc_seq$d = pc$seq;
-            hc_tree$d = pc$tree;
-            hc_decide_kind$d = pc$decide_kind;
-            hc_decide_instance$d = pc$decide_instance;
-            hc_client$d = pc$client;
-            hc_req_seq$d = pc$req_seq;
-            hc_req_len$d = pc$req_len;
-            hc_req_payload$d = pc$req_payload;
+            hc$d = pc$rec;
             hc_req_full$d = req_cap$payload;
-            hc_frame_len$d = pc$frame_len;
-            hc_eth_src$d = pc$eth_src;
-            hc_eth_dst$d = pc$eth_dst;
-            hc_ip_src$d = pc$ip_src;
-            hc_udp_src$d = pc$udp_src;
         end
         if (hc_valid$q) begin
             s_port = k0_2;
-            s_verdict = hc_verdict$q;
-            s_sender = hc_sender$q;
-            s_epoch = hc_epoch$q;
-            s_seq = hc_seq$q;
-            s_tree = hc_tree$q;
-            s_decide_kind = hc_decide_kind$q;
-            s_decide_instance = hc_decide_instance$q;
-            s_client = hc_client$q;
-            s_req_seq = hc_req_seq$q;
-            s_req_len = hc_req_len$q;
-            s_req_payload = hc_req_payload$q;
-            s_frame_len = hc_frame_len$q;
-            s_eth_src = hc_eth_src$q;
-            s_eth_dst = hc_eth_dst$q;
-            s_ip_src = hc_ip_src$q;
-            s_udp_src = hc_udp_src$q;
+            s_rec = hc$q;
         end
         else if (h0_valid$q) begin
             s_port = k0_2;
-            s_verdict = h0_verdict$q;
-            s_sender = h0_sender$q;
-            s_epoch = h0_epoch$q;
-            s_seq = h0_seq$q;
-            s_tree = h0_tree$q;
-            s_decide_kind = h0_decide_kind$q;
-            s_decide_instance = h0_decide_instance$q;
-            s_client = h0_client$q;
-            s_req_seq = h0_req_seq$q;
-            s_req_len = h0_req_len$q;
-            s_req_payload = h0_req_payload$q;
-            s_frame_len = h0_frame_len$q;
-            s_eth_src = h0_eth_src$q;
-            s_eth_dst = h0_eth_dst$q;
-            s_ip_src = h0_ip_src$q;
-            s_udp_src = h0_udp_src$q;
+            s_rec = h0$q;
         end
         else if (h1_valid$q) begin
             s_port = k1_2;
-            s_verdict = h1_verdict$q;
-            s_sender = h1_sender$q;
-            s_epoch = h1_epoch$q;
-            s_seq = h1_seq$q;
-            s_tree = h1_tree$q;
-            s_decide_kind = h1_decide_kind$q;
-            s_decide_instance = h1_decide_instance$q;
-            s_client = h1_client$q;
-            s_req_seq = h1_req_seq$q;
-            s_req_len = h1_req_len$q;
-            s_req_payload = h1_req_payload$q;
-            s_frame_len = h1_frame_len$q;
-            s_eth_src = h1_eth_src$q;
-            s_eth_dst = h1_eth_dst$q;
-            s_ip_src = h1_ip_src$q;
-            s_udp_src = h1_udp_src$q;
+            s_rec = h1$q;
         end
         else if (h2_valid$q) begin
             s_port = k2_2;
-            s_verdict = h2_verdict$q;
-            s_sender = h2_sender$q;
-            s_epoch = h2_epoch$q;
-            s_seq = h2_seq$q;
-            s_tree = h2_tree$q;
-            s_decide_kind = h2_decide_kind$q;
-            s_decide_instance = h2_decide_instance$q;
-            s_client = h2_client$q;
-            s_req_seq = h2_req_seq$q;
-            s_req_len = h2_req_len$q;
-            s_req_payload = h2_req_payload$q;
-            s_frame_len = h2_frame_len$q;
-            s_eth_src = h2_eth_src$q;
-            s_eth_dst = h2_eth_dst$q;
-            s_ip_src = h2_ip_src$q;
-            s_udp_src = h2_udp_src$q;
+            s_rec = h2$q;
         end
         else begin
             s_port = k3_2;
-            s_verdict = h3_verdict$q;
-            s_sender = h3_sender$q;
-            s_epoch = h3_epoch$q;
-            s_seq = h3_seq$q;
-            s_tree = h3_tree$q;
-            s_decide_kind = h3_decide_kind$q;
-            s_decide_instance = h3_decide_instance$q;
-            s_client = h3_client$q;
-            s_req_seq = h3_req_seq$q;
-            s_req_len = h3_req_len$q;
-            s_req_payload = h3_req_payload$q;
-            s_frame_len = h3_frame_len$q;
-            s_eth_src = h3_eth_src$q;
-            s_eth_dst = h3_eth_dst$q;
-            s_ip_src = h3_ip_src$q;
-            s_udp_src = h3_udp_src$q;
+            s_rec = h3$q;
         end
         if (pc$valid) begin
             l_port = k0_2;
-            l_verdict = pc$verdict;
-            l_sender = pc$sender;
-            l_epoch = pc$epoch;
-            l_seq = pc$seq;
-            l_tree = pc$tree;
-            l_decide_kind = pc$decide_kind;
-            l_decide_instance = pc$decide_instance;
-            l_client = pc$client;
-            l_req_seq = pc$req_seq;
-            l_req_len = pc$req_len;
-            l_req_payload = pc$req_payload;
-            l_frame_len = pc$frame_len;
-            l_eth_src = pc$eth_src;
-            l_eth_dst = pc$eth_dst;
-            l_ip_src = pc$ip_src;
-            l_udp_src = pc$udp_src;
+            l_rec = pc$rec;
         end
         else if (p0$valid) begin
             l_port = k0_2;
-            l_verdict = p0$verdict;
-            l_sender = p0$sender;
-            l_epoch = p0$epoch;
-            l_seq = p0$seq;
-            l_tree = p0$tree;
-            l_decide_kind = p0$decide_kind;
-            l_decide_instance = p0$decide_instance;
-            l_client = p0$client;
-            l_req_seq = p0$req_seq;
-            l_req_len = p0$req_len;
-            l_req_payload = p0$req_payload;
-            l_frame_len = p0$frame_len;
-            l_eth_src = p0$eth_src;
-            l_eth_dst = p0$eth_dst;
-            l_ip_src = p0$ip_src;
-            l_udp_src = p0$udp_src;
+            l_rec = p0$rec;
         end
         else if (p1$valid) begin
             l_port = k1_2;
-            l_verdict = p1$verdict;
-            l_sender = p1$sender;
-            l_epoch = p1$epoch;
-            l_seq = p1$seq;
-            l_tree = p1$tree;
-            l_decide_kind = p1$decide_kind;
-            l_decide_instance = p1$decide_instance;
-            l_client = p1$client;
-            l_req_seq = p1$req_seq;
-            l_req_len = p1$req_len;
-            l_req_payload = p1$req_payload;
-            l_frame_len = p1$frame_len;
-            l_eth_src = p1$eth_src;
-            l_eth_dst = p1$eth_dst;
-            l_ip_src = p1$ip_src;
-            l_udp_src = p1$udp_src;
+            l_rec = p1$rec;
         end
         else if (p2$valid) begin
             l_port = k2_2;
-            l_verdict = p2$verdict;
-            l_sender = p2$sender;
-            l_epoch = p2$epoch;
-            l_seq = p2$seq;
-            l_tree = p2$tree;
-            l_decide_kind = p2$decide_kind;
-            l_decide_instance = p2$decide_instance;
-            l_client = p2$client;
-            l_req_seq = p2$req_seq;
-            l_req_len = p2$req_len;
-            l_req_payload = p2$req_payload;
-            l_frame_len = p2$frame_len;
-            l_eth_src = p2$eth_src;
-            l_eth_dst = p2$eth_dst;
-            l_ip_src = p2$ip_src;
-            l_udp_src = p2$udp_src;
+            l_rec = p2$rec;
         end
         else begin
             l_port = k3_2;
-            l_verdict = p3$verdict;
-            l_sender = p3$sender;
-            l_epoch = p3$epoch;
-            l_seq = p3$seq;
-            l_tree = p3$tree;
-            l_decide_kind = p3$decide_kind;
-            l_decide_instance = p3$decide_instance;
-            l_client = p3$client;
-            l_req_seq = p3$req_seq;
-            l_req_len = p3$req_len;
-            l_req_payload = p3$req_payload;
-            l_frame_len = p3$frame_len;
-            l_eth_src = p3$eth_src;
-            l_eth_dst = p3$eth_dst;
-            l_ip_src = p3$ip_src;
-            l_udp_src = p3$udp_src;
+            l_rec = p3$rec;
         end
         if (free) begin
             e_valid$d = held || pc$valid || p0$valid || p1$valid || p2$valid || p3$valid;
@@ -2562,74 +1257,44 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
                 e_cl$d = hc_valid$q;
                 e_port$d = s_port;
                 e_req_full$d = hc_req_full$q;
-                e_verdict$d = s_verdict;
-                e_sender$d = s_sender;
-                e_epoch$d = s_epoch;
-                e_seq$d = s_seq;
-                e_tree$d = s_tree;
-                e_decide_kind$d = s_decide_kind;
-                e_decide_instance$d = s_decide_instance;
-                e_client$d = s_client;
-                e_req_seq$d = s_req_seq;
-                e_req_len$d = s_req_len;
-                e_req_payload$d = s_req_payload;
-                e_frame_len$d = s_frame_len;
-                e_eth_src$d = s_eth_src;
-                e_eth_dst$d = s_eth_dst;
-                e_ip_src$d = s_ip_src;
-                e_udp_src$d = s_udp_src;
+                e$d = s_rec;
             end
             else begin
                 e_cl$d = pc$valid;
                 e_port$d = l_port;
                 e_req_full$d = req_cap$payload;
-                e_verdict$d = l_verdict;
-                e_sender$d = l_sender;
-                e_epoch$d = l_epoch;
-                e_seq$d = l_seq;
-                e_tree$d = l_tree;
-                e_decide_kind$d = l_decide_kind;
-                e_decide_instance$d = l_decide_instance;
-                e_client$d = l_client;
-                e_req_seq$d = l_req_seq;
-                e_req_len$d = l_req_len;
-                e_req_payload$d = l_req_payload;
-                e_frame_len$d = l_frame_len;
-                e_eth_src$d = l_eth_src;
-                e_eth_dst$d = l_eth_dst;
-                e_ip_src$d = l_ip_src;
-                e_udp_src$d = l_udp_src;
+                e$d = l_rec;
             end
         end
         cl_taken = take && e_cl$q;
         rx_taken = take && ~e_cl$q;
         core$cl_valid = take && e_cl$q;
-        core$cl_class = e_verdict$q;
-        core$cl_client = e_client$q;
-        core$cl_seq = e_req_seq$q;
-        core$cl_len = e_req_len$q;
+        core$cl_class = e$q[(32'h0)+:(3)];
+        core$cl_client = e$q[(32'h95)+:(32)];
+        core$cl_seq = e$q[(32'hb5)+:(64)];
+        core$cl_len = e$q[(32'hf5)+:(16)];
         core$cl_payload = e_req_full$q;
-        core$cl_mac = e_eth_src$q;
-        core$cl_ip = e_ip_src$q;
-        core$cl_port = e_udp_src$q;
+        core$cl_mac = e$q[(32'h155)+:(48)];
+        core$cl_ip = e$q[(32'h1b5)+:(32)];
+        core$cl_port = e$q[(32'h1d5)+:(16)];
         core$rx_valid = take && ~e_cl$q;
         rx_port = e_port$q;
-        ev_verdict = e_verdict$q;
-        ev_sender = e_sender$q;
-        ev_epoch = e_epoch$q;
-        ev_seq = e_seq$q;
-        ev_tree = e_tree$q;
-        ev_decide_kind = e_decide_kind$q;
-        ev_decide_instance = e_decide_instance$q;
-        ev_client = e_client$q;
-        ev_req_seq = e_req_seq$q;
-        ev_req_len = e_req_len$q;
-        ev_req_payload = e_req_payload$q;
-        ev_frame_len = e_frame_len$q;
-        ev_eth_src = e_eth_src$q;
-        ev_eth_dst = e_eth_dst$q;
-        ev_ip_src = e_ip_src$q;
-        ev_udp_src = e_udp_src$q;
+        ev_verdict = e$q[(32'h0)+:(3)];
+        ev_sender = e$q[(32'h3)+:(8)];
+        ev_epoch = e$q[(32'hb)+:(32)];
+        ev_seq = e$q[(32'h2b)+:(32)];
+        ev_tree = e$q[(32'h4b)+:(8)];
+        ev_decide_kind = e$q[(32'h53)+:(2)];
+        ev_decide_instance = e$q[(32'h55)+:(64)];
+        ev_client = e$q[(32'h95)+:(32)];
+        ev_req_seq = e$q[(32'hb5)+:(64)];
+        ev_req_len = e$q[(32'hf5)+:(16)];
+        ev_req_payload = e$q[(32'h105)+:(64)];
+        ev_frame_len = e$q[(32'h145)+:(16)];
+        ev_eth_src = e$q[(32'h155)+:(48)];
+        ev_eth_dst = e$q[(32'h185)+:(48)];
+        ev_ip_src = e$q[(32'h1b5)+:(32)];
+        ev_udp_src = e$q[(32'h1d5)+:(16)];
         decide_gen$send = core$send;
         decide_gen$send_kind = core$send_kind;
         decide_gen$send_count = core$send_count;
@@ -29744,6 +28409,25 @@ module nc_engine$decide_gen$xpay(narrow,wide);
 endmodule // nc_engine$decide_gen$xpay
 
 
+module nc_engine$e(d,q,clock);
+    
+    // Module arguments
+    input wire  [484:0] d;
+    output reg  [484:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 485'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e
+
+
 module nc_engine$e_cl(d,q,clock);
     
     // Module arguments
@@ -29761,158 +28445,6 @@ module nc_engine$e_cl(d,q,clock);
     end
           
 endmodule // nc_engine$e_cl
-
-
-module nc_engine$e_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_client
-
-
-module nc_engine$e_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_decide_instance
-
-
-module nc_engine$e_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_decide_kind
-
-
-module nc_engine$e_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_epoch
-
-
-module nc_engine$e_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_eth_dst
-
-
-module nc_engine$e_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_eth_src
-
-
-module nc_engine$e_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_frame_len
-
-
-module nc_engine$e_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_ip_src
 
 
 module nc_engine$e_port(d,q,clock);
@@ -29953,139 +28485,6 @@ module nc_engine$e_req_full(d,q,clock);
 endmodule // nc_engine$e_req_full
 
 
-module nc_engine$e_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_req_len
-
-
-module nc_engine$e_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_req_payload
-
-
-module nc_engine$e_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_req_seq
-
-
-module nc_engine$e_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_sender
-
-
-module nc_engine$e_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_seq
-
-
-module nc_engine$e_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_tree
-
-
-module nc_engine$e_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$e_udp_src
-
-
 module nc_engine$e_valid(d,q,clock);
     
     // Module arguments
@@ -30105,308 +28504,23 @@ module nc_engine$e_valid(d,q,clock);
 endmodule // nc_engine$e_valid
 
 
-module nc_engine$e_verdict(d,q,clock);
+module nc_engine$h0(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [484:0] d;
+    output reg  [484:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 485'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$e_verdict
-
-
-module nc_engine$h0_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_client
-
-
-module nc_engine$h0_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_decide_instance
-
-
-module nc_engine$h0_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_decide_kind
-
-
-module nc_engine$h0_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_epoch
-
-
-module nc_engine$h0_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_eth_dst
-
-
-module nc_engine$h0_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_eth_src
-
-
-module nc_engine$h0_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_frame_len
-
-
-module nc_engine$h0_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_ip_src
-
-
-module nc_engine$h0_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_req_len
-
-
-module nc_engine$h0_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_req_payload
-
-
-module nc_engine$h0_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_req_seq
-
-
-module nc_engine$h0_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_sender
-
-
-module nc_engine$h0_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_seq
-
-
-module nc_engine$h0_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_tree
-
-
-module nc_engine$h0_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h0_udp_src
+endmodule // nc_engine$h0
 
 
 module nc_engine$h0_valid(d,q,clock);
@@ -30428,308 +28542,23 @@ module nc_engine$h0_valid(d,q,clock);
 endmodule // nc_engine$h0_valid
 
 
-module nc_engine$h0_verdict(d,q,clock);
+module nc_engine$h1(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [484:0] d;
+    output reg  [484:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 485'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$h0_verdict
-
-
-module nc_engine$h1_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_client
-
-
-module nc_engine$h1_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_decide_instance
-
-
-module nc_engine$h1_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_decide_kind
-
-
-module nc_engine$h1_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_epoch
-
-
-module nc_engine$h1_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_eth_dst
-
-
-module nc_engine$h1_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_eth_src
-
-
-module nc_engine$h1_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_frame_len
-
-
-module nc_engine$h1_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_ip_src
-
-
-module nc_engine$h1_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_req_len
-
-
-module nc_engine$h1_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_req_payload
-
-
-module nc_engine$h1_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_req_seq
-
-
-module nc_engine$h1_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_sender
-
-
-module nc_engine$h1_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_seq
-
-
-module nc_engine$h1_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_tree
-
-
-module nc_engine$h1_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h1_udp_src
+endmodule // nc_engine$h1
 
 
 module nc_engine$h1_valid(d,q,clock);
@@ -30751,308 +28580,23 @@ module nc_engine$h1_valid(d,q,clock);
 endmodule // nc_engine$h1_valid
 
 
-module nc_engine$h1_verdict(d,q,clock);
+module nc_engine$h2(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [484:0] d;
+    output reg  [484:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 485'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$h1_verdict
-
-
-module nc_engine$h2_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_client
-
-
-module nc_engine$h2_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_decide_instance
-
-
-module nc_engine$h2_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_decide_kind
-
-
-module nc_engine$h2_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_epoch
-
-
-module nc_engine$h2_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_eth_dst
-
-
-module nc_engine$h2_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_eth_src
-
-
-module nc_engine$h2_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_frame_len
-
-
-module nc_engine$h2_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_ip_src
-
-
-module nc_engine$h2_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_req_len
-
-
-module nc_engine$h2_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_req_payload
-
-
-module nc_engine$h2_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_req_seq
-
-
-module nc_engine$h2_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_sender
-
-
-module nc_engine$h2_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_seq
-
-
-module nc_engine$h2_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_tree
-
-
-module nc_engine$h2_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h2_udp_src
+endmodule // nc_engine$h2
 
 
 module nc_engine$h2_valid(d,q,clock);
@@ -31074,308 +28618,23 @@ module nc_engine$h2_valid(d,q,clock);
 endmodule // nc_engine$h2_valid
 
 
-module nc_engine$h2_verdict(d,q,clock);
+module nc_engine$h3(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [484:0] d;
+    output reg  [484:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 485'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$h2_verdict
-
-
-module nc_engine$h3_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_client
-
-
-module nc_engine$h3_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_decide_instance
-
-
-module nc_engine$h3_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_decide_kind
-
-
-module nc_engine$h3_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_epoch
-
-
-module nc_engine$h3_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_eth_dst
-
-
-module nc_engine$h3_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_eth_src
-
-
-module nc_engine$h3_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_frame_len
-
-
-module nc_engine$h3_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_ip_src
-
-
-module nc_engine$h3_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_req_len
-
-
-module nc_engine$h3_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_req_payload
-
-
-module nc_engine$h3_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_req_seq
-
-
-module nc_engine$h3_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_sender
-
-
-module nc_engine$h3_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_seq
-
-
-module nc_engine$h3_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_tree
-
-
-module nc_engine$h3_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$h3_udp_src
+endmodule // nc_engine$h3
 
 
 module nc_engine$h3_valid(d,q,clock);
@@ -31397,175 +28656,23 @@ module nc_engine$h3_valid(d,q,clock);
 endmodule // nc_engine$h3_valid
 
 
-module nc_engine$h3_verdict(d,q,clock);
+module nc_engine$hc(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [484:0] d;
+    output reg  [484:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 485'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // nc_engine$h3_verdict
-
-
-module nc_engine$hc_client(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_client
-
-
-module nc_engine$hc_decide_instance(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_decide_instance
-
-
-module nc_engine$hc_decide_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_decide_kind
-
-
-module nc_engine$hc_epoch(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_epoch
-
-
-module nc_engine$hc_eth_dst(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_eth_dst
-
-
-module nc_engine$hc_eth_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_eth_src
-
-
-module nc_engine$hc_frame_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_frame_len
-
-
-module nc_engine$hc_ip_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_ip_src
+endmodule // nc_engine$hc
 
 
 module nc_engine$hc_req_full(d,q,clock);
@@ -31587,139 +28694,6 @@ module nc_engine$hc_req_full(d,q,clock);
 endmodule // nc_engine$hc_req_full
 
 
-module nc_engine$hc_req_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_req_len
-
-
-module nc_engine$hc_req_payload(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_req_payload
-
-
-module nc_engine$hc_req_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_req_seq
-
-
-module nc_engine$hc_sender(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_sender
-
-
-module nc_engine$hc_seq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_seq
-
-
-module nc_engine$hc_tree(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_tree
-
-
-module nc_engine$hc_udp_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_udp_src
-
-
 module nc_engine$hc_valid(d,q,clock);
     
     // Module arguments
@@ -31737,25 +28711,6 @@ module nc_engine$hc_valid(d,q,clock);
     end
           
 endmodule // nc_engine$hc_valid
-
-
-module nc_engine$hc_verdict(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$hc_verdict
 
 
 module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,t1_last,t2_data,t2_keep,t2_valid,t2_last,t3_data,t3_keep,t3_valid,t3_last,l_data,l_keep,l_valid,l_last,rx_deliver,rx_port,lead_load,lead_ulen,src_mac,src_ip,src_port,host_mac,host_ip,host_port,ttl,room,h_data,h_keep,h_valid,h_last,busy,drop);
@@ -35991,7 +32946,7 @@ module nc_engine$hq$xk(narrow,wide);
 endmodule // nc_engine$hq$xk
 
 
-module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -36005,22 +32960,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -37361,7 +34301,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -37411,24 +34350,25 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end
@@ -39260,7 +36200,7 @@ module nc_engine$p0$u_s(d,q,clock);
 endmodule // nc_engine$p0$u_s
 
 
-module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -39274,22 +36214,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -40630,7 +37555,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -40680,24 +37604,25 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end
@@ -42529,7 +39454,7 @@ module nc_engine$p1$u_s(d,q,clock);
 endmodule // nc_engine$p1$u_s
 
 
-module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -42543,22 +39468,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -43899,7 +40809,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -43949,24 +40858,25 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end
@@ -45798,7 +42708,7 @@ module nc_engine$p2$u_s(d,q,clock);
 endmodule // nc_engine$p2$u_s
 
 
-module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -45812,22 +42722,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -47168,7 +44063,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -47218,24 +44112,25 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end
@@ -49067,7 +45962,7 @@ module nc_engine$p3$u_s(d,q,clock);
 endmodule // nc_engine$p3$u_s
 
 
-module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -49081,22 +45976,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -50437,7 +47317,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -50487,24 +47366,25 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,verdict,sender,epoch,seq,tree,decide_kind,decide_instance,client,req_seq,req_len,req_payload,eth_src,eth_dst,ip_src,udp_src,frame_len);
+module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
     
     // Module arguments
     input wire  clock;
@@ -16,22 +16,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
-    output reg  [2:0] verdict;
-    output reg  [7:0] sender;
-    output reg  [31:0] epoch;
-    output reg  [31:0] seq;
-    output reg  [7:0] tree;
-    output reg  [1:0] decide_kind;
-    output reg  [63:0] decide_instance;
-    output reg  [31:0] client;
-    output reg  [63:0] req_seq;
-    output reg  [15:0] req_len;
-    output reg  [63:0] req_payload;
-    output reg  [47:0] eth_src;
-    output reg  [47:0] eth_dst;
-    output reg  [31:0] ip_src;
-    output reg  [15:0] udp_src;
-    output reg  [15:0] frame_len;
+    output reg  [484:0] rec;
     
     // Constant declarations
     localparam  k_ip_first = 8'hc0;
@@ -1372,7 +1357,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         u_chk$s = u_s$q;
         u_chk$c = u_c$q;
         valid = done$q;
-        frame_len = flen$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
@@ -1422,24 +1406,25 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         else if (ck_c_config$q) begin
             v_base = c_other;
         end
-        verdict = v_base;
+        rec[(32'h0)+:(3)] = v_base;
         if (((v_base == c_expected) && (ck_tag$q || bad_sender)) || ((v_base == c_other) && ck_tag$q)) begin
-            verdict = c_unauthorized;
+            rec[(32'h0)+:(3)] = c_unauthorized;
         end
-        sender = f_sender;
-        eth_src = f_eth_src;
-        eth_dst = f_eth_dst;
-        ip_src = f_ip_src;
-        udp_src = f_udp_src;
-        epoch = f_d_epoch;
-        seq = f_d_seq;
-        tree = f_d_tree;
-        decide_kind = f_d_kind;
-        decide_instance = f_d_instance;
-        client = f_e_client;
-        req_seq = f_e_seq;
-        req_len = f_e_len;
-        req_payload = f_e_payload;
+        rec[(32'h3)+:(8)] = f_sender;
+        rec[(32'hb)+:(32)] = f_d_epoch;
+        rec[(32'h2b)+:(32)] = f_d_seq;
+        rec[(32'h4b)+:(8)] = f_d_tree;
+        rec[(32'h53)+:(2)] = f_d_kind;
+        rec[(32'h55)+:(64)] = f_d_instance;
+        rec[(32'h95)+:(32)] = f_e_client;
+        rec[(32'hb5)+:(64)] = f_e_seq;
+        rec[(32'hf5)+:(16)] = f_e_len;
+        rec[(32'h105)+:(64)] = f_e_payload;
+        rec[(32'h145)+:(16)] = flen$q;
+        rec[(32'h155)+:(48)] = f_eth_src;
+        rec[(32'h185)+:(48)] = f_eth_dst;
+        rec[(32'h1b5)+:(32)] = f_ip_src;
+        rec[(32'h1d5)+:(16)] = f_udp_src;
         if (~bn0$q) begin
             beats_n$h0 = s_data;
         end

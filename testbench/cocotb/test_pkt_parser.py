@@ -10,6 +10,22 @@ from badframes import bad_frames
 CLUSTER = 9
 NODE_COUNT = 7  # a DECIDE must come from epoch mod NODE_COUNT
 
+# The `rec` output: `pkt_parser::Record`'s fields in order from bit 0, with their widths.
+RECORD = [("verdict", 3), ("sender", 8), ("epoch", 32), ("seq", 32), ("tree", 8),
+          ("decide_kind", 2), ("decide_instance", 64), ("client", 32), ("req_seq", 64),
+          ("req_len", 16), ("req_payload", 64), ("frame_len", 16), ("eth_src", 48),
+          ("eth_dst", 48), ("ip_src", 32), ("udp_src", 16)]
+
+
+def record(rec):
+    """`rec`'s value as {field: int}; its width must be the fields' (a changed Record fails)."""
+    assert len(rec) == sum(w for _, w in RECORD), (len(rec), "pkt_parser::Record changed")
+    v, out = int(rec.value), {}
+    for name, w in RECORD:
+        out[name] = v & ((1 << w) - 1)
+        v >>= w
+    return out
+
 
 def worked_example_matches_readme():
     # proto/README.md, "Worked example: a heartbeat DECIDE" (cluster 0xAABBCCDD, sender 3,
@@ -43,10 +59,7 @@ class Parser:
             await ReadOnly()
             assert int(d.s_ready.value) == 1, "the parser never stalls"
             if int(d.valid.value):
-                self.results.append({k: int(getattr(d, k).value) for k in (
-                    "verdict", "sender", "epoch", "seq", "tree", "decide_kind", "decide_instance",
-                    "client", "req_seq", "req_len", "req_payload", "eth_src", "ip_src", "udp_src",
-                    "frame_len")})
+                self.results.append(record(d.rec))
 
     async def send(self, frames, gap=1):
         """Stream frames back to back (`gap` idle cycles between them)."""
