@@ -257,6 +257,44 @@ pub const COUNTER_FIELDS: [Counter; 21] = [
     Counter::Unauthorized,
 ];
 
+/// The configuration registers' values, as `csr` holds them (issue 17 item 5: one port, one
+/// definition, from `csr` through `nc_core` to `nc_engine`; in Verilog one vector, the fields
+/// in this order from bit 0, 32 bits each). `auth_mode` and `auth_key` are exported like every
+/// configuration register and acted on by nothing (the card holds no keys and tags nothing;
+/// rtl/README "Who is heard").
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Cfg {
+    pub node_id: Bits<32>,
+    pub node_count: Bits<32>,
+    pub cluster_id: Bits<32>,
+    pub trees: Bits<32>,
+    pub loop_period: Bits<32>,
+    pub timeout: Bits<32>,
+    pub delta: Bits<32>,
+    pub drift: Bits<32>,
+    pub fifo_depth: Bits<32>,
+    pub batch_max: Bits<32>,
+    pub mtu: Bits<32>,
+    pub decide_port: Bits<32>,
+    pub client_port: Bits<32>,
+    pub host_port: Bits<32>,
+    pub late_tick_slack: Bits<32>,
+    pub min_gap: Bits<32>,
+    pub tree_group0: Bits<32>,
+    pub tree_group1: Bits<32>,
+    pub tree_group2: Bits<32>,
+    pub tree_group3: Bits<32>,
+    pub src_mac_hi: Bits<32>,
+    pub src_mac_lo: Bits<32>,
+    pub src_ip: Bits<32>,
+    pub host_mac_hi: Bits<32>,
+    pub host_mac_lo: Bits<32>,
+    pub host_ip: Bits<32>,
+    pub ttl: Bits<32>,
+    pub auth_mode: Bits<32>,
+    pub auth_key: Bits<32>,
+}
+
 block! {
     /// The register file.
     pub struct Csr() {
@@ -309,37 +347,8 @@ block! {
         pub ev_oversize: Signal<In, Bit>,
         pub tick_dropped: Signal<In, Bits<13>>,
         pub ev_dropped: Signal<In, Bits<13>>,
-        pub cfg_node_id: Signal<Out, Bits<32>>,
-        pub cfg_node_count: Signal<Out, Bits<32>>,
-        pub cfg_cluster_id: Signal<Out, Bits<32>>,
-        pub cfg_trees: Signal<Out, Bits<32>>,
-        pub cfg_loop_period: Signal<Out, Bits<32>>,
-        pub cfg_timeout: Signal<Out, Bits<32>>,
-        pub cfg_delta: Signal<Out, Bits<32>>,
-        pub cfg_drift: Signal<Out, Bits<32>>,
-        pub cfg_fifo_depth: Signal<Out, Bits<32>>,
-        pub cfg_batch_max: Signal<Out, Bits<32>>,
-        pub cfg_mtu: Signal<Out, Bits<32>>,
-        pub cfg_decide_port: Signal<Out, Bits<32>>,
-        pub cfg_client_port: Signal<Out, Bits<32>>,
-        pub cfg_host_port: Signal<Out, Bits<32>>,
-        pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
-        pub cfg_min_gap: Signal<Out, Bits<32>>,
-        pub cfg_tree_group0: Signal<Out, Bits<32>>,
-        pub cfg_tree_group1: Signal<Out, Bits<32>>,
-        pub cfg_tree_group2: Signal<Out, Bits<32>>,
-        pub cfg_tree_group3: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_src_ip: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_host_ip: Signal<Out, Bits<32>>,
-        pub cfg_ttl: Signal<Out, Bits<32>>,
-        /// `auth_mode` and `auth_key`: exported like every configuration register, acted on by
-        /// nothing (the card holds no keys and tags nothing; rtl/README "Who is heard").
-        pub cfg_auth_mode: Signal<Out, Bits<32>>,
-        pub cfg_auth_key: Signal<Out, Bits<32>>,
+        /// The configuration registers' values.
+        pub cfg: Signal<Out, Cfg>,
         /// `delta + drift`: the RSBCAST window (registered: both change only while disabled, and
         /// the sum follows a write one cycle later, before an ENABLE can follow it).
         pub window: Signal<Out, Bits<32>>,
@@ -503,31 +512,31 @@ impl Logic for Csr {
         self.r_node_id.bus_wdata.next = self.w_data.q.val();
         self.r_node_id.bus_write.next = self.w_write.q.val();
         self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_node_id.next = self.r_node_id.value.val();
+        self.cfg.next.node_id = self.r_node_id.value.val();
         self.r_node_count.bus_addr.next = self.bus_addr.val();
         self.r_node_count.bus_waddr.next = self.w_addr.q.val();
         self.r_node_count.bus_wdata.next = self.w_data.q.val();
         self.r_node_count.bus_write.next = self.w_write.q.val();
         self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_node_count.next = self.r_node_count.value.val();
+        self.cfg.next.node_count = self.r_node_count.value.val();
         self.r_cluster_id.bus_addr.next = self.bus_addr.val();
         self.r_cluster_id.bus_waddr.next = self.w_addr.q.val();
         self.r_cluster_id.bus_wdata.next = self.w_data.q.val();
         self.r_cluster_id.bus_write.next = self.w_write.q.val();
         self.r_cluster_id.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_cluster_id.next = self.r_cluster_id.value.val();
+        self.cfg.next.cluster_id = self.r_cluster_id.value.val();
         self.r_trees.bus_addr.next = self.bus_addr.val();
         self.r_trees.bus_waddr.next = self.w_addr.q.val();
         self.r_trees.bus_wdata.next = self.w_data.q.val();
         self.r_trees.bus_write.next = self.w_write.q.val();
         self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_trees.next = self.r_trees.value.val();
+        self.cfg.next.trees = self.r_trees.value.val();
         self.r_loop_period.bus_addr.next = self.bus_addr.val();
         self.r_loop_period.bus_waddr.next = self.w_addr.q.val();
         self.r_loop_period.bus_wdata.next = self.w_data.q.val();
         self.r_loop_period.bus_write.next = self.w_write.q.val();
         self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_loop_period.next = self.r_loop_period.value.val();
+        self.cfg.next.loop_period = self.r_loop_period.value.val();
         self.r_timeout.bus_addr.next = self.bus_addr.val();
         self.r_timeout.bus_waddr.next = self.w_addr.q.val();
         self.r_timeout.bus_wdata.next = self.w_data.q.val();
@@ -545,135 +554,135 @@ impl Logic for Csr {
             && (self.w_addr.q.val() == self.a_timeout.val())
             && ((self.w_data.q.val() - self.t_min.val()) <= self.t_span.val());
         self.timeout_written.next = self.r_tw.q.val();
-        self.cfg_timeout.next = self.r_timeout.value.val();
+        self.cfg.next.timeout = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
         self.r_delta.bus_waddr.next = self.w_addr.q.val();
         self.r_delta.bus_wdata.next = self.w_data.q.val();
         self.r_delta.bus_write.next = self.w_write.q.val();
         self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_delta.next = self.r_delta.value.val();
+        self.cfg.next.delta = self.r_delta.value.val();
         self.r_drift.bus_addr.next = self.bus_addr.val();
         self.r_drift.bus_waddr.next = self.w_addr.q.val();
         self.r_drift.bus_wdata.next = self.w_data.q.val();
         self.r_drift.bus_write.next = self.w_write.q.val();
         self.r_drift.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_drift.next = self.r_drift.value.val();
+        self.cfg.next.drift = self.r_drift.value.val();
         self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
         self.r_fifo_depth.bus_waddr.next = self.w_addr.q.val();
         self.r_fifo_depth.bus_wdata.next = self.w_data.q.val();
         self.r_fifo_depth.bus_write.next = self.w_write.q.val();
         self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_fifo_depth.next = self.r_fifo_depth.value.val();
+        self.cfg.next.fifo_depth = self.r_fifo_depth.value.val();
         self.r_batch_max.bus_addr.next = self.bus_addr.val();
         self.r_batch_max.bus_waddr.next = self.w_addr.q.val();
         self.r_batch_max.bus_wdata.next = self.w_data.q.val();
         self.r_batch_max.bus_write.next = self.w_write.q.val();
         self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_batch_max.next = self.r_batch_max.value.val();
+        self.cfg.next.batch_max = self.r_batch_max.value.val();
         self.r_mtu.bus_addr.next = self.bus_addr.val();
         self.r_mtu.bus_waddr.next = self.w_addr.q.val();
         self.r_mtu.bus_wdata.next = self.w_data.q.val();
         self.r_mtu.bus_write.next = self.w_write.q.val();
         self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_mtu.next = self.r_mtu.value.val();
+        self.cfg.next.mtu = self.r_mtu.value.val();
         self.r_decide_port.bus_addr.next = self.bus_addr.val();
         self.r_decide_port.bus_waddr.next = self.w_addr.q.val();
         self.r_decide_port.bus_wdata.next = self.w_data.q.val();
         self.r_decide_port.bus_write.next = self.w_write.q.val();
         self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_decide_port.next = self.r_decide_port.value.val();
+        self.cfg.next.decide_port = self.r_decide_port.value.val();
         self.r_client_port.bus_addr.next = self.bus_addr.val();
         self.r_client_port.bus_waddr.next = self.w_addr.q.val();
         self.r_client_port.bus_wdata.next = self.w_data.q.val();
         self.r_client_port.bus_write.next = self.w_write.q.val();
         self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_client_port.next = self.r_client_port.value.val();
+        self.cfg.next.client_port = self.r_client_port.value.val();
         self.r_host_port.bus_addr.next = self.bus_addr.val();
         self.r_host_port.bus_waddr.next = self.w_addr.q.val();
         self.r_host_port.bus_wdata.next = self.w_data.q.val();
         self.r_host_port.bus_write.next = self.w_write.q.val();
         self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_host_port.next = self.r_host_port.value.val();
+        self.cfg.next.host_port = self.r_host_port.value.val();
         self.r_late_tick_slack.bus_addr.next = self.bus_addr.val();
         self.r_late_tick_slack.bus_waddr.next = self.w_addr.q.val();
         self.r_late_tick_slack.bus_wdata.next = self.w_data.q.val();
         self.r_late_tick_slack.bus_write.next = self.w_write.q.val();
         self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_late_tick_slack.next = self.r_late_tick_slack.value.val();
+        self.cfg.next.late_tick_slack = self.r_late_tick_slack.value.val();
         self.r_min_gap.bus_addr.next = self.bus_addr.val();
         self.r_min_gap.bus_waddr.next = self.w_addr.q.val();
         self.r_min_gap.bus_wdata.next = self.w_data.q.val();
         self.r_min_gap.bus_write.next = self.w_write.q.val();
         self.r_min_gap.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_min_gap.next = self.r_min_gap.value.val();
+        self.cfg.next.min_gap = self.r_min_gap.value.val();
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
         self.r_tree_group0.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group0.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group0.bus_write.next = self.w_write.q.val();
         self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_tree_group0.next = self.r_tree_group0.value.val();
+        self.cfg.next.tree_group0 = self.r_tree_group0.value.val();
         self.r_tree_group1.bus_addr.next = self.bus_addr.val();
         self.r_tree_group1.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group1.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group1.bus_write.next = self.w_write.q.val();
         self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_tree_group1.next = self.r_tree_group1.value.val();
+        self.cfg.next.tree_group1 = self.r_tree_group1.value.val();
         self.r_tree_group2.bus_addr.next = self.bus_addr.val();
         self.r_tree_group2.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group2.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group2.bus_write.next = self.w_write.q.val();
         self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_tree_group2.next = self.r_tree_group2.value.val();
+        self.cfg.next.tree_group2 = self.r_tree_group2.value.val();
         self.r_tree_group3.bus_addr.next = self.bus_addr.val();
         self.r_tree_group3.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group3.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group3.bus_write.next = self.w_write.q.val();
         self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_tree_group3.next = self.r_tree_group3.value.val();
+        self.cfg.next.tree_group3 = self.r_tree_group3.value.val();
         self.r_src_mac_hi.bus_addr.next = self.bus_addr.val();
         self.r_src_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_src_mac_hi.bus_wdata.next = self.w_data.q.val();
         self.r_src_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_src_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_src_mac_hi.next = self.r_src_mac_hi.value.val();
+        self.cfg.next.src_mac_hi = self.r_src_mac_hi.value.val();
         self.r_src_mac_lo.bus_addr.next = self.bus_addr.val();
         self.r_src_mac_lo.bus_waddr.next = self.w_addr.q.val();
         self.r_src_mac_lo.bus_wdata.next = self.w_data.q.val();
         self.r_src_mac_lo.bus_write.next = self.w_write.q.val();
         self.r_src_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_src_mac_lo.next = self.r_src_mac_lo.value.val();
+        self.cfg.next.src_mac_lo = self.r_src_mac_lo.value.val();
         self.r_src_ip.bus_addr.next = self.bus_addr.val();
         self.r_src_ip.bus_waddr.next = self.w_addr.q.val();
         self.r_src_ip.bus_wdata.next = self.w_data.q.val();
         self.r_src_ip.bus_write.next = self.w_write.q.val();
         self.r_src_ip.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_src_ip.next = self.r_src_ip.value.val();
+        self.cfg.next.src_ip = self.r_src_ip.value.val();
         self.r_host_mac_hi.bus_addr.next = self.bus_addr.val();
         self.r_host_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_host_mac_hi.bus_wdata.next = self.w_data.q.val();
         self.r_host_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_host_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_host_mac_hi.next = self.r_host_mac_hi.value.val();
+        self.cfg.next.host_mac_hi = self.r_host_mac_hi.value.val();
         self.r_host_mac_lo.bus_addr.next = self.bus_addr.val();
         self.r_host_mac_lo.bus_waddr.next = self.w_addr.q.val();
         self.r_host_mac_lo.bus_wdata.next = self.w_data.q.val();
         self.r_host_mac_lo.bus_write.next = self.w_write.q.val();
         self.r_host_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_host_mac_lo.next = self.r_host_mac_lo.value.val();
+        self.cfg.next.host_mac_lo = self.r_host_mac_lo.value.val();
         self.r_host_ip.bus_addr.next = self.bus_addr.val();
         self.r_host_ip.bus_waddr.next = self.w_addr.q.val();
         self.r_host_ip.bus_wdata.next = self.w_data.q.val();
         self.r_host_ip.bus_write.next = self.w_write.q.val();
         self.r_host_ip.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_host_ip.next = self.r_host_ip.value.val();
+        self.cfg.next.host_ip = self.r_host_ip.value.val();
         self.r_ttl.bus_addr.next = self.bus_addr.val();
         self.r_ttl.bus_waddr.next = self.w_addr.q.val();
         self.r_ttl.bus_wdata.next = self.w_data.q.val();
         self.r_ttl.bus_write.next = self.w_write.q.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
-        self.cfg_ttl.next = self.r_ttl.value.val();
-        self.cfg_auth_mode.next = self.r_auth_mode.value.val();
-        self.cfg_auth_key.next = self.r_auth_key.value.val();
+        self.cfg.next.ttl = self.r_ttl.value.val();
+        self.cfg.next.auth_mode = self.r_auth_mode.value.val();
+        self.cfg.next.auth_key = self.r_auth_key.value.val();
         self.r_auth_mode.bus_addr.next = self.bus_addr.val();
         self.r_auth_mode.bus_waddr.next = self.w_addr.q.val();
         self.r_auth_mode.bus_wdata.next = self.w_data.q.val();

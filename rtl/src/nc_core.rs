@@ -4,7 +4,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::csr::Csr;
+use crate::csr::{Cfg, Csr};
 use crate::egress_fifo::EgressFifo;
 use crate::lowi_core::{CLASS_BITS, LowiCore, STATE_BITS};
 use crate::prim::ZeroExtend;
@@ -129,34 +129,8 @@ block! {
         /// OK reply: its UDP port.
         pub ok_port: Signal<Out, Bits<16>>,
         /// The configuration registers (for the packet parser and generator).
-        pub cfg_node_id: Signal<Out, Bits<32>>,
-        pub cfg_node_count: Signal<Out, Bits<32>>,
-        pub cfg_cluster_id: Signal<Out, Bits<32>>,
-        pub cfg_trees: Signal<Out, Bits<32>>,
-        pub cfg_loop_period: Signal<Out, Bits<32>>,
-        pub cfg_timeout: Signal<Out, Bits<32>>,
-        pub cfg_delta: Signal<Out, Bits<32>>,
-        pub cfg_drift: Signal<Out, Bits<32>>,
-        pub cfg_fifo_depth: Signal<Out, Bits<32>>,
-        pub cfg_batch_max: Signal<Out, Bits<32>>,
-        pub cfg_mtu: Signal<Out, Bits<32>>,
-        pub cfg_decide_port: Signal<Out, Bits<32>>,
-        pub cfg_client_port: Signal<Out, Bits<32>>,
-        pub cfg_host_port: Signal<Out, Bits<32>>,
-        pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
-        pub cfg_tree_group0: Signal<Out, Bits<32>>,
-        pub cfg_tree_group1: Signal<Out, Bits<32>>,
-        pub cfg_tree_group2: Signal<Out, Bits<32>>,
-        pub cfg_tree_group3: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_src_ip: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_host_ip: Signal<Out, Bits<32>>,
-        pub cfg_ttl: Signal<Out, Bits<32>>,
-        pub cfg_auth_mode: Signal<Out, Bits<32>>,
-        pub cfg_auth_key: Signal<Out, Bits<32>>,
+        /// The configuration registers' values.
+        pub cfg: Signal<Out, Cfg>,
         core: LowiCore = LowiCore::new((P / 8) as u64),
         rx: RsbcastRx,
         fifo: EgressFifo<FIFO_ADDR_BITS, P>,
@@ -232,13 +206,13 @@ impl<const P: usize> Logic for NcCore<P> {
         self.regs.bus_wdata.next = self.csr_wdata.val();
         self.regs.bus_write.next = self.csr_write.val();
         self.csr_rdata.next = self.regs.bus_rdata.val();
-        self.core.node_id.next = self.regs.cfg_node_id.val().get_bits::<8>(0);
-        self.core.node_count.next = self.regs.cfg_node_count.val().get_bits::<8>(0);
-        self.core.trees.next = self.regs.cfg_trees.val().get_bits::<8>(0);
-        self.core.loop_period.next = self.regs.cfg_loop_period.val();
-        self.core.min_gap.next = self.regs.cfg_min_gap.val();
-        self.core.timeout.next = self.regs.cfg_timeout.val();
-        self.rx.trees.next = self.regs.cfg_trees.val().get_bits::<3>(0);
+        self.core.node_id.next = self.regs.cfg.val().node_id.get_bits::<8>(0);
+        self.core.node_count.next = self.regs.cfg.val().node_count.get_bits::<8>(0);
+        self.core.trees.next = self.regs.cfg.val().trees.get_bits::<8>(0);
+        self.core.loop_period.next = self.regs.cfg.val().loop_period;
+        self.core.min_gap.next = self.regs.cfg.val().min_gap;
+        self.core.timeout.next = self.regs.cfg.val().timeout;
+        self.rx.trees.next = self.regs.cfg.val().trees.get_bits::<3>(0);
         self.rx.window.next = self.regs.window.val();
         // The receiver judges the copy the core acts on (the one that came in the cycle before).
         self.rx.copy_tree.next = self.core.ev_port.val();
@@ -264,45 +238,18 @@ impl<const P: usize> Logic for NcCore<P> {
         // `batch_max` write (only while Disabled) reaches it two edges later, and the core uses
         // it only while it leads (sends, and the room a send leaves), which is at least two
         // edges after the write: the CTRL write that leaves Disabled comes in a later cycle.
-        if self.regs.cfg_batch_max.val().get_bits::<13>(0) > self.k_slots.val() {
+        if self.regs.cfg.val().batch_max.get_bits::<13>(0) > self.k_slots.val() {
             self.r_bmax.d.next = self.k_slots.val().get_bits::<4>(0);
         } else {
-            self.r_bmax.d.next = self.regs.cfg_batch_max.val().get_bits::<4>(0);
+            self.r_bmax.d.next = self.regs.cfg.val().batch_max.get_bits::<4>(0);
         }
         self.bmax13.narrow.next = self.r_bmax.q.val();
         self.core.batch_max.next = self.bmax13.wide.val();
-        self.core.fifo_depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
-        self.core.mtu.next = self.regs.cfg_mtu.val().get_bits::<16>(0);
+        self.core.fifo_depth.next = self.regs.cfg.val().fifo_depth.get_bits::<13>(0);
+        self.core.mtu.next = self.regs.cfg.val().mtu.get_bits::<16>(0);
         self.core.ctrl_write.next = self.regs.ctrl_write.val();
         self.core.ctrl_value.next = self.regs.ctrl_value.val();
-        self.cfg_node_id.next = self.regs.cfg_node_id.val();
-        self.cfg_node_count.next = self.regs.cfg_node_count.val();
-        self.cfg_cluster_id.next = self.regs.cfg_cluster_id.val();
-        self.cfg_trees.next = self.regs.cfg_trees.val();
-        self.cfg_loop_period.next = self.regs.cfg_loop_period.val();
-        self.cfg_timeout.next = self.regs.cfg_timeout.val();
-        self.cfg_delta.next = self.regs.cfg_delta.val();
-        self.cfg_drift.next = self.regs.cfg_drift.val();
-        self.cfg_fifo_depth.next = self.regs.cfg_fifo_depth.val();
-        self.cfg_batch_max.next = self.regs.cfg_batch_max.val();
-        self.cfg_mtu.next = self.regs.cfg_mtu.val();
-        self.cfg_decide_port.next = self.regs.cfg_decide_port.val();
-        self.cfg_client_port.next = self.regs.cfg_client_port.val();
-        self.cfg_host_port.next = self.regs.cfg_host_port.val();
-        self.cfg_late_tick_slack.next = self.regs.cfg_late_tick_slack.val();
-        self.cfg_tree_group0.next = self.regs.cfg_tree_group0.val();
-        self.cfg_tree_group1.next = self.regs.cfg_tree_group1.val();
-        self.cfg_tree_group2.next = self.regs.cfg_tree_group2.val();
-        self.cfg_tree_group3.next = self.regs.cfg_tree_group3.val();
-        self.cfg_src_mac_hi.next = self.regs.cfg_src_mac_hi.val();
-        self.cfg_src_mac_lo.next = self.regs.cfg_src_mac_lo.val();
-        self.cfg_src_ip.next = self.regs.cfg_src_ip.val();
-        self.cfg_host_mac_hi.next = self.regs.cfg_host_mac_hi.val();
-        self.cfg_host_mac_lo.next = self.regs.cfg_host_mac_lo.val();
-        self.cfg_host_ip.next = self.regs.cfg_host_ip.val();
-        self.cfg_ttl.next = self.regs.cfg_ttl.val();
-        self.cfg_auth_mode.next = self.regs.cfg_auth_mode.val();
-        self.cfg_auth_key.next = self.regs.cfg_auth_key.val();
+        self.cfg.next = self.regs.cfg.val();
         self.regs.state.next = self.core.state.val();
         self.regs.status.next = self.core.status.val();
         self.regs.epoch.next = self.core.epoch.val();
@@ -387,7 +334,7 @@ impl<const P: usize> Logic for NcCore<P> {
         // `batch_max` (a register, above): `room_b` follows a `batch_max` write three edges
         // later, and is read only for a value send, which needs a request pushed, at least a
         // cycle after the core led (rtl/README "Step 6").
-        self.fifo.depth.next = self.regs.cfg_fifo_depth.val().get_bits::<13>(0);
+        self.fifo.depth.next = self.regs.cfg.val().fifo_depth.get_bits::<13>(0);
         self.fifo.bmax.next = self.bmax13.wide.val();
         self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();

@@ -32,6 +32,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::csr::Cfg;
 use crate::host_gen::HostGen;
 use crate::lowi_core::{CLASS_BITS, STATE_BITS};
 use crate::nc_core::{ENGINE_PAYLOAD_BITS, NcCore};
@@ -154,34 +155,8 @@ block! {
         pub ok_index: Signal<Out, Bits<8>>,
         pub ok_payload: Signal<Out, Bits<ENGINE_PAYLOAD_BITS>>,
         pub ok_len: Signal<Out, Bits<8>>,
-        pub cfg_node_id: Signal<Out, Bits<32>>,
-        pub cfg_node_count: Signal<Out, Bits<32>>,
-        pub cfg_cluster_id: Signal<Out, Bits<32>>,
-        pub cfg_trees: Signal<Out, Bits<32>>,
-        pub cfg_loop_period: Signal<Out, Bits<32>>,
-        pub cfg_timeout: Signal<Out, Bits<32>>,
-        pub cfg_delta: Signal<Out, Bits<32>>,
-        pub cfg_drift: Signal<Out, Bits<32>>,
-        pub cfg_fifo_depth: Signal<Out, Bits<32>>,
-        pub cfg_batch_max: Signal<Out, Bits<32>>,
-        pub cfg_mtu: Signal<Out, Bits<32>>,
-        pub cfg_decide_port: Signal<Out, Bits<32>>,
-        pub cfg_client_port: Signal<Out, Bits<32>>,
-        pub cfg_host_port: Signal<Out, Bits<32>>,
-        pub cfg_late_tick_slack: Signal<Out, Bits<32>>,
-        pub cfg_tree_group0: Signal<Out, Bits<32>>,
-        pub cfg_tree_group1: Signal<Out, Bits<32>>,
-        pub cfg_tree_group2: Signal<Out, Bits<32>>,
-        pub cfg_tree_group3: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_src_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_src_ip: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_hi: Signal<Out, Bits<32>>,
-        pub cfg_host_mac_lo: Signal<Out, Bits<32>>,
-        pub cfg_host_ip: Signal<Out, Bits<32>>,
-        pub cfg_ttl: Signal<Out, Bits<32>>,
-        pub cfg_auth_mode: Signal<Out, Bits<32>>,
-        pub cfg_auth_key: Signal<Out, Bits<32>>,
+        /// The configuration registers' values.
+        pub cfg: Signal<Out, Cfg>,
         /// DECIDE frames out, one stream per tree.
         pub g0_data: Signal<Out, Bits<64>>,
         pub g0_keep: Signal<Out, Bits<8>>,
@@ -356,37 +331,37 @@ impl Logic for NcEngine {
         self.p0.s_valid.next = self.t0_valid.val();
         self.p0.s_last.next = self.t0_last.val();
         self.t0_ready.next = self.p0.s_ready.val();
-        self.p0.cluster_id.next = self.core.cfg_cluster_id.val();
-        self.sender_tab.node_count.next = self.core.cfg_node_count.val().get_bits::<6>(0);
+        self.p0.cluster_id.next = self.core.cfg.val().cluster_id;
+        self.sender_tab.node_count.next = self.core.cfg.val().node_count.get_bits::<6>(0);
         self.p0.sender_tab.next = self.sender_tab.tab.val();
-        self.p0.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p0.port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
         self.p0.client_mode.next = false;
         self.p1.s_data.next = self.t1_data.val();
         self.p1.s_keep.next = self.t1_keep.val();
         self.p1.s_valid.next = self.t1_valid.val();
         self.p1.s_last.next = self.t1_last.val();
         self.t1_ready.next = self.p1.s_ready.val();
-        self.p1.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p1.cluster_id.next = self.core.cfg.val().cluster_id;
         self.p1.sender_tab.next = self.sender_tab.tab.val();
-        self.p1.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p1.port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
         self.p1.client_mode.next = false;
         self.p2.s_data.next = self.t2_data.val();
         self.p2.s_keep.next = self.t2_keep.val();
         self.p2.s_valid.next = self.t2_valid.val();
         self.p2.s_last.next = self.t2_last.val();
         self.t2_ready.next = self.p2.s_ready.val();
-        self.p2.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p2.cluster_id.next = self.core.cfg.val().cluster_id;
         self.p2.sender_tab.next = self.sender_tab.tab.val();
-        self.p2.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p2.port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
         self.p2.client_mode.next = false;
         self.p3.s_data.next = self.t3_data.val();
         self.p3.s_keep.next = self.t3_keep.val();
         self.p3.s_valid.next = self.t3_valid.val();
         self.p3.s_last.next = self.t3_last.val();
         self.t3_ready.next = self.p3.s_ready.val();
-        self.p3.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.p3.cluster_id.next = self.core.cfg.val().cluster_id;
         self.p3.sender_tab.next = self.sender_tab.tab.val();
-        self.p3.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.p3.port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
         self.p3.client_mode.next = false;
         self.pc.s_data.next = self.c_data.val();
         self.req_cap.s_data.next = self.c_data.val();
@@ -396,9 +371,9 @@ impl Logic for NcEngine {
         self.pc.s_valid.next = self.c_valid.val();
         self.pc.s_last.next = self.c_last.val();
         self.c_ready.next = self.pc.s_ready.val();
-        self.pc.cluster_id.next = self.core.cfg_cluster_id.val();
+        self.pc.cluster_id.next = self.core.cfg.val().cluster_id;
         self.pc.sender_tab.next = self.sender_tab.tab.val();
-        self.pc.port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
+        self.pc.port.next = self.core.cfg.val().client_port.get_bits::<16>(0);
         self.pc.client_mode.next = true;
         // Arbitration into the event register (`e`, `e_cl`, `e_port`, `e_req_full`). The core takes the register's event
         // unless a CSR write is on the bus; the register then takes the next event: a held
@@ -578,21 +553,21 @@ impl Logic for NcEngine {
         self.decide_gen.e_seq.next = self.core.ok_seq.val();
         self.decide_gen.e_len.next = self.core.ok_len.val();
         self.decide_gen.e_payload.next = self.core.ok_payload.val();
-        self.decide_gen.sender.next = self.core.cfg_node_id.val().get_bits::<8>(0);
-        self.decide_gen.cluster.next = self.core.cfg_cluster_id.val();
-        self.decide_gen.trees.next = self.core.cfg_trees.val().get_bits::<8>(0);
-        self.decide_gen.port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
-        self.decide_gen.group0.next = self.core.cfg_tree_group0.val();
-        self.decide_gen.group1.next = self.core.cfg_tree_group1.val();
-        self.decide_gen.group2.next = self.core.cfg_tree_group2.val();
-        self.decide_gen.group3.next = self.core.cfg_tree_group3.val();
-        self.src_mac.hi.next = self.core.cfg_src_mac_hi.val().get_bits::<16>(0);
-        self.src_mac.lo.next = self.core.cfg_src_mac_lo.val();
-        self.host_mac.hi.next = self.core.cfg_host_mac_hi.val().get_bits::<16>(0);
-        self.host_mac.lo.next = self.core.cfg_host_mac_lo.val();
+        self.decide_gen.sender.next = self.core.cfg.val().node_id.get_bits::<8>(0);
+        self.decide_gen.cluster.next = self.core.cfg.val().cluster_id;
+        self.decide_gen.trees.next = self.core.cfg.val().trees.get_bits::<8>(0);
+        self.decide_gen.port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
+        self.decide_gen.group0.next = self.core.cfg.val().tree_group0;
+        self.decide_gen.group1.next = self.core.cfg.val().tree_group1;
+        self.decide_gen.group2.next = self.core.cfg.val().tree_group2;
+        self.decide_gen.group3.next = self.core.cfg.val().tree_group3;
+        self.src_mac.hi.next = self.core.cfg.val().src_mac_hi.get_bits::<16>(0);
+        self.src_mac.lo.next = self.core.cfg.val().src_mac_lo;
+        self.host_mac.hi.next = self.core.cfg.val().host_mac_hi.get_bits::<16>(0);
+        self.host_mac.lo.next = self.core.cfg.val().host_mac_lo;
         self.decide_gen.src_mac.next = self.src_mac.out.val();
-        self.decide_gen.src_ip.next = self.core.cfg_src_ip.val();
-        self.decide_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
+        self.decide_gen.src_ip.next = self.core.cfg.val().src_ip;
+        self.decide_gen.ttl.next = self.core.cfg.val().ttl.get_bits::<8>(0);
         // Each tree's frames go through its output FIFO; a frame starts only when every tree
         // in use has room for the longest one (a tree not in use has no frames).
         self.tq0.clock.next = self.clock.val();
@@ -677,12 +652,12 @@ impl Logic for NcEngine {
         self.host_gen.l_valid.next = self.decide_gen.h_valid.val();
         self.host_gen.l_last.next = self.decide_gen.m0_last.val();
         self.host_gen.src_mac.next = self.src_mac.out.val();
-        self.host_gen.src_ip.next = self.core.cfg_src_ip.val();
-        self.host_gen.src_port.next = self.core.cfg_decide_port.val().get_bits::<16>(0);
+        self.host_gen.src_ip.next = self.core.cfg.val().src_ip;
+        self.host_gen.src_port.next = self.core.cfg.val().decide_port.get_bits::<16>(0);
         self.host_gen.host_mac.next = self.host_mac.out.val();
-        self.host_gen.host_ip.next = self.core.cfg_host_ip.val();
-        self.host_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
-        self.host_gen.host_port.next = self.core.cfg_host_port.val().get_bits::<16>(0);
+        self.host_gen.host_ip.next = self.core.cfg.val().host_ip;
+        self.host_gen.ttl.next = self.core.cfg.val().ttl.get_bits::<8>(0);
+        self.host_gen.host_port.next = self.core.cfg.val().host_port.get_bits::<16>(0);
         self.hq.clock.next = self.clock.val();
         self.hq.in_data.next = self.host_gen.h_data.val();
         self.hq.in_keep.next = self.host_gen.h_keep.val();
@@ -715,11 +690,11 @@ impl Logic for NcEngine {
         self.reply_gen.nl_ip.next = self.core.nl_ip.val();
         self.reply_gen.nl_port.next = self.core.nl_port.val();
         self.reply_gen.src_mac.next = self.src_mac.out.val();
-        self.reply_gen.src_ip.next = self.core.cfg_src_ip.val();
-        self.reply_gen.ttl.next = self.core.cfg_ttl.val().get_bits::<8>(0);
-        self.reply_gen.src_port.next = self.core.cfg_client_port.val().get_bits::<16>(0);
-        self.reply_gen.cluster.next = self.core.cfg_cluster_id.val();
-        self.reply_gen.sender.next = self.core.cfg_node_id.val().get_bits::<8>(0);
+        self.reply_gen.src_ip.next = self.core.cfg.val().src_ip;
+        self.reply_gen.ttl.next = self.core.cfg.val().ttl.get_bits::<8>(0);
+        self.reply_gen.src_port.next = self.core.cfg.val().client_port.get_bits::<16>(0);
+        self.reply_gen.cluster.next = self.core.cfg.val().cluster_id;
+        self.reply_gen.sender.next = self.core.cfg.val().node_id.get_bits::<8>(0);
         self.r_data.next = self.reply_gen.r_data.val();
         self.r_keep.next = self.reply_gen.r_keep.val();
         self.r_valid.next = self.reply_gen.r_valid.val();
@@ -779,33 +754,6 @@ impl Logic for NcEngine {
         self.ok_index.next = self.core.ok_index.val();
         self.ok_payload.next = self.core.ok_payload.val();
         self.ok_len.next = self.core.ok_len.val();
-        self.cfg_node_id.next = self.core.cfg_node_id.val();
-        self.cfg_node_count.next = self.core.cfg_node_count.val();
-        self.cfg_cluster_id.next = self.core.cfg_cluster_id.val();
-        self.cfg_trees.next = self.core.cfg_trees.val();
-        self.cfg_loop_period.next = self.core.cfg_loop_period.val();
-        self.cfg_timeout.next = self.core.cfg_timeout.val();
-        self.cfg_delta.next = self.core.cfg_delta.val();
-        self.cfg_drift.next = self.core.cfg_drift.val();
-        self.cfg_fifo_depth.next = self.core.cfg_fifo_depth.val();
-        self.cfg_batch_max.next = self.core.cfg_batch_max.val();
-        self.cfg_mtu.next = self.core.cfg_mtu.val();
-        self.cfg_decide_port.next = self.core.cfg_decide_port.val();
-        self.cfg_client_port.next = self.core.cfg_client_port.val();
-        self.cfg_host_port.next = self.core.cfg_host_port.val();
-        self.cfg_late_tick_slack.next = self.core.cfg_late_tick_slack.val();
-        self.cfg_tree_group0.next = self.core.cfg_tree_group0.val();
-        self.cfg_tree_group1.next = self.core.cfg_tree_group1.val();
-        self.cfg_tree_group2.next = self.core.cfg_tree_group2.val();
-        self.cfg_tree_group3.next = self.core.cfg_tree_group3.val();
-        self.cfg_src_mac_hi.next = self.core.cfg_src_mac_hi.val();
-        self.cfg_src_mac_lo.next = self.core.cfg_src_mac_lo.val();
-        self.cfg_src_ip.next = self.core.cfg_src_ip.val();
-        self.cfg_host_mac_hi.next = self.core.cfg_host_mac_hi.val();
-        self.cfg_host_mac_lo.next = self.core.cfg_host_mac_lo.val();
-        self.cfg_host_ip.next = self.core.cfg_host_ip.val();
-        self.cfg_ttl.next = self.core.cfg_ttl.val();
-        self.cfg_auth_mode.next = self.core.cfg_auth_mode.val();
-        self.cfg_auth_key.next = self.core.cfg_auth_key.val();
+        self.cfg.next = self.core.cfg.val();
     }
 }

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,g0_data,g0_keep,g0_valid,g0_last,g0_ready,g1_data,g1_keep,g1_valid,g1_last,g1_ready,g2_data,g2_keep,g2_valid,g2_last,g2_ready,g3_data,g3_keep,g3_valid,g3_last,g3_ready,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,h_ready,host_drop,host_busy,r_data,r_keep,r_valid,r_last,r_ready,reply_drop_ok,reply_drop_nl,reply_busy);
+module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0_valid,t0_last,t0_ready,t1_data,t1_keep,t1_valid,t1_last,t1_ready,t2_data,t2_keep,t2_valid,t2_last,t2_ready,t3_data,t3_keep,t3_valid,t3_last,t3_ready,c_data,c_keep,c_valid,c_last,c_ready,rx_taken,rx_port,cl_taken,ev_verdict,ev_sender,ev_epoch,ev_seq,ev_tree,ev_decide_kind,ev_decide_instance,ev_client,ev_req_seq,ev_req_len,ev_req_payload,ev_frame_len,ev_eth_src,ev_eth_dst,ev_ip_src,ev_udp_src,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,cfg,g0_data,g0_keep,g0_valid,g0_last,g0_ready,g1_data,g1_keep,g1_valid,g1_last,g1_ready,g2_data,g2_keep,g2_valid,g2_last,g2_ready,g3_data,g3_keep,g3_valid,g3_last,g3_ready,gen_overrun,gen_busy,h_data,h_keep,h_valid,h_last,h_ready,host_drop,host_busy,r_data,r_keep,r_valid,r_last,r_ready,reply_drop_ok,reply_drop_nl,reply_busy);
     
     // Module arguments
     input wire  clock;
@@ -92,34 +92,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     output reg  [7:0] ok_index;
     output reg  [1023:0] ok_payload;
     output reg  [7:0] ok_len;
-    output reg  [31:0] cfg_node_id;
-    output reg  [31:0] cfg_node_count;
-    output reg  [31:0] cfg_cluster_id;
-    output reg  [31:0] cfg_trees;
-    output reg  [31:0] cfg_loop_period;
-    output reg  [31:0] cfg_timeout;
-    output reg  [31:0] cfg_delta;
-    output reg  [31:0] cfg_drift;
-    output reg  [31:0] cfg_fifo_depth;
-    output reg  [31:0] cfg_batch_max;
-    output reg  [31:0] cfg_mtu;
-    output reg  [31:0] cfg_decide_port;
-    output reg  [31:0] cfg_client_port;
-    output reg  [31:0] cfg_host_port;
-    output reg  [31:0] cfg_late_tick_slack;
-    output reg  [31:0] cfg_tree_group0;
-    output reg  [31:0] cfg_tree_group1;
-    output reg  [31:0] cfg_tree_group2;
-    output reg  [31:0] cfg_tree_group3;
-    output reg  [31:0] cfg_src_mac_hi;
-    output reg  [31:0] cfg_src_mac_lo;
-    output reg  [31:0] cfg_src_ip;
-    output reg  [31:0] cfg_host_mac_hi;
-    output reg  [31:0] cfg_host_mac_lo;
-    output reg  [31:0] cfg_host_ip;
-    output reg  [31:0] cfg_ttl;
-    output reg  [31:0] cfg_auth_mode;
-    output reg  [31:0] cfg_auth_key;
+    output reg  [927:0] cfg;
     output reg  [63:0] g0_data;
     output reg  [7:0] g0_keep;
     output reg  g0_valid;
@@ -244,34 +217,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  [47:0] core$ok_mac;
     wire  [31:0] core$ok_ip;
     wire  [15:0] core$ok_port;
-    wire  [31:0] core$cfg_node_id;
-    wire  [31:0] core$cfg_node_count;
-    wire  [31:0] core$cfg_cluster_id;
-    wire  [31:0] core$cfg_trees;
-    wire  [31:0] core$cfg_loop_period;
-    wire  [31:0] core$cfg_timeout;
-    wire  [31:0] core$cfg_delta;
-    wire  [31:0] core$cfg_drift;
-    wire  [31:0] core$cfg_fifo_depth;
-    wire  [31:0] core$cfg_batch_max;
-    wire  [31:0] core$cfg_mtu;
-    wire  [31:0] core$cfg_decide_port;
-    wire  [31:0] core$cfg_client_port;
-    wire  [31:0] core$cfg_host_port;
-    wire  [31:0] core$cfg_late_tick_slack;
-    wire  [31:0] core$cfg_tree_group0;
-    wire  [31:0] core$cfg_tree_group1;
-    wire  [31:0] core$cfg_tree_group2;
-    wire  [31:0] core$cfg_tree_group3;
-    wire  [31:0] core$cfg_src_mac_hi;
-    wire  [31:0] core$cfg_src_mac_lo;
-    wire  [31:0] core$cfg_src_ip;
-    wire  [31:0] core$cfg_host_mac_hi;
-    wire  [31:0] core$cfg_host_mac_lo;
-    wire  [31:0] core$cfg_host_ip;
-    wire  [31:0] core$cfg_ttl;
-    wire  [31:0] core$cfg_auth_mode;
-    wire  [31:0] core$cfg_auth_key;
+    wire  [927:0] core$cfg;
     reg  decide_gen$clock;
     reg  decide_gen$send;
     reg  [1:0] decide_gen$send_kind;
@@ -670,34 +616,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .ok_mac(core$ok_mac),
         .ok_ip(core$ok_ip),
         .ok_port(core$ok_port),
-        .cfg_node_id(core$cfg_node_id),
-        .cfg_node_count(core$cfg_node_count),
-        .cfg_cluster_id(core$cfg_cluster_id),
-        .cfg_trees(core$cfg_trees),
-        .cfg_loop_period(core$cfg_loop_period),
-        .cfg_timeout(core$cfg_timeout),
-        .cfg_delta(core$cfg_delta),
-        .cfg_drift(core$cfg_drift),
-        .cfg_fifo_depth(core$cfg_fifo_depth),
-        .cfg_batch_max(core$cfg_batch_max),
-        .cfg_mtu(core$cfg_mtu),
-        .cfg_decide_port(core$cfg_decide_port),
-        .cfg_client_port(core$cfg_client_port),
-        .cfg_host_port(core$cfg_host_port),
-        .cfg_late_tick_slack(core$cfg_late_tick_slack),
-        .cfg_tree_group0(core$cfg_tree_group0),
-        .cfg_tree_group1(core$cfg_tree_group1),
-        .cfg_tree_group2(core$cfg_tree_group2),
-        .cfg_tree_group3(core$cfg_tree_group3),
-        .cfg_src_mac_hi(core$cfg_src_mac_hi),
-        .cfg_src_mac_lo(core$cfg_src_mac_lo),
-        .cfg_src_ip(core$cfg_src_ip),
-        .cfg_host_mac_hi(core$cfg_host_mac_hi),
-        .cfg_host_mac_lo(core$cfg_host_mac_lo),
-        .cfg_host_ip(core$cfg_host_ip),
-        .cfg_ttl(core$cfg_ttl),
-        .cfg_auth_mode(core$cfg_auth_mode),
-        .cfg_auth_key(core$cfg_auth_key)
+        .cfg(core$cfg)
     );
     nc_engine$decide_gen decide_gen(
         .clock(decide_gen$clock),
@@ -1118,37 +1037,37 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         p0$s_valid = t0_valid;
         p0$s_last = t0_last;
         t0_ready = p0$s_ready;
-        p0$cluster_id = core$cfg_cluster_id;
-        sender_tab$node_count = core$cfg_node_count[(32'h0)+:(6)];
+        p0$cluster_id = core$cfg[(32'h40)+:(32)];
+        sender_tab$node_count = core$cfg[(32'h20)+:(6)];
         p0$sender_tab = sender_tab$tab;
-        p0$port = core$cfg_decide_port[(32'h0)+:(16)];
+        p0$port = core$cfg[(32'h160)+:(16)];
         p0$client_mode = 1'b0;
         p1$s_data = t1_data;
         p1$s_keep = t1_keep;
         p1$s_valid = t1_valid;
         p1$s_last = t1_last;
         t1_ready = p1$s_ready;
-        p1$cluster_id = core$cfg_cluster_id;
+        p1$cluster_id = core$cfg[(32'h40)+:(32)];
         p1$sender_tab = sender_tab$tab;
-        p1$port = core$cfg_decide_port[(32'h0)+:(16)];
+        p1$port = core$cfg[(32'h160)+:(16)];
         p1$client_mode = 1'b0;
         p2$s_data = t2_data;
         p2$s_keep = t2_keep;
         p2$s_valid = t2_valid;
         p2$s_last = t2_last;
         t2_ready = p2$s_ready;
-        p2$cluster_id = core$cfg_cluster_id;
+        p2$cluster_id = core$cfg[(32'h40)+:(32)];
         p2$sender_tab = sender_tab$tab;
-        p2$port = core$cfg_decide_port[(32'h0)+:(16)];
+        p2$port = core$cfg[(32'h160)+:(16)];
         p2$client_mode = 1'b0;
         p3$s_data = t3_data;
         p3$s_keep = t3_keep;
         p3$s_valid = t3_valid;
         p3$s_last = t3_last;
         t3_ready = p3$s_ready;
-        p3$cluster_id = core$cfg_cluster_id;
+        p3$cluster_id = core$cfg[(32'h40)+:(32)];
         p3$sender_tab = sender_tab$tab;
-        p3$port = core$cfg_decide_port[(32'h0)+:(16)];
+        p3$port = core$cfg[(32'h160)+:(16)];
         p3$client_mode = 1'b0;
         pc$s_data = c_data;
         req_cap$s_data = c_data;
@@ -1158,9 +1077,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         pc$s_valid = c_valid;
         pc$s_last = c_last;
         c_ready = pc$s_ready;
-        pc$cluster_id = core$cfg_cluster_id;
+        pc$cluster_id = core$cfg[(32'h40)+:(32)];
         pc$sender_tab = sender_tab$tab;
-        pc$port = core$cfg_client_port[(32'h0)+:(16)];
+        pc$port = core$cfg[(32'h180)+:(16)];
         pc$client_mode = 1'b1;
         take = e_valid$q && ~csr_write;
         free = ~e_valid$q || ~csr_write;
@@ -1306,21 +1225,21 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         decide_gen$e_seq = core$ok_seq;
         decide_gen$e_len = core$ok_len;
         decide_gen$e_payload = core$ok_payload;
-        decide_gen$sender = core$cfg_node_id[(32'h0)+:(8)];
-        decide_gen$cluster = core$cfg_cluster_id;
-        decide_gen$trees = core$cfg_trees[(32'h0)+:(8)];
-        decide_gen$port = core$cfg_decide_port[(32'h0)+:(16)];
-        decide_gen$group0 = core$cfg_tree_group0;
-        decide_gen$group1 = core$cfg_tree_group1;
-        decide_gen$group2 = core$cfg_tree_group2;
-        decide_gen$group3 = core$cfg_tree_group3;
-        src_mac$hi = core$cfg_src_mac_hi[(32'h0)+:(16)];
-        src_mac$lo = core$cfg_src_mac_lo;
-        host_mac$hi = core$cfg_host_mac_hi[(32'h0)+:(16)];
-        host_mac$lo = core$cfg_host_mac_lo;
+        decide_gen$sender = core$cfg[(32'h0)+:(8)];
+        decide_gen$cluster = core$cfg[(32'h40)+:(32)];
+        decide_gen$trees = core$cfg[(32'h60)+:(8)];
+        decide_gen$port = core$cfg[(32'h160)+:(16)];
+        decide_gen$group0 = core$cfg[(32'h200)+:(32)];
+        decide_gen$group1 = core$cfg[(32'h220)+:(32)];
+        decide_gen$group2 = core$cfg[(32'h240)+:(32)];
+        decide_gen$group3 = core$cfg[(32'h260)+:(32)];
+        src_mac$hi = core$cfg[(32'h280)+:(16)];
+        src_mac$lo = core$cfg[(32'h2a0)+:(32)];
+        host_mac$hi = core$cfg[(32'h2e0)+:(16)];
+        host_mac$lo = core$cfg[(32'h300)+:(32)];
         decide_gen$src_mac = src_mac$out;
-        decide_gen$src_ip = core$cfg_src_ip;
-        decide_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
+        decide_gen$src_ip = core$cfg[(32'h2c0)+:(32)];
+        decide_gen$ttl = core$cfg[(32'h340)+:(8)];
         tq0$clock = clock;
         tq0$in_data = decide_gen$m0_data;
         tq0$in_keep = decide_gen$m0_keep;
@@ -1393,12 +1312,12 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         host_gen$l_valid = decide_gen$h_valid;
         host_gen$l_last = decide_gen$m0_last;
         host_gen$src_mac = src_mac$out;
-        host_gen$src_ip = core$cfg_src_ip;
-        host_gen$src_port = core$cfg_decide_port[(32'h0)+:(16)];
+        host_gen$src_ip = core$cfg[(32'h2c0)+:(32)];
+        host_gen$src_port = core$cfg[(32'h160)+:(16)];
         host_gen$host_mac = host_mac$out;
-        host_gen$host_ip = core$cfg_host_ip;
-        host_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
-        host_gen$host_port = core$cfg_host_port[(32'h0)+:(16)];
+        host_gen$host_ip = core$cfg[(32'h320)+:(32)];
+        host_gen$ttl = core$cfg[(32'h340)+:(8)];
+        host_gen$host_port = core$cfg[(32'h1a0)+:(16)];
         hq$clock = clock;
         hq$in_data = host_gen$h_data;
         hq$in_keep = host_gen$h_keep;
@@ -1429,11 +1348,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         reply_gen$nl_ip = core$nl_ip;
         reply_gen$nl_port = core$nl_port;
         reply_gen$src_mac = src_mac$out;
-        reply_gen$src_ip = core$cfg_src_ip;
-        reply_gen$ttl = core$cfg_ttl[(32'h0)+:(8)];
-        reply_gen$src_port = core$cfg_client_port[(32'h0)+:(16)];
-        reply_gen$cluster = core$cfg_cluster_id;
-        reply_gen$sender = core$cfg_node_id[(32'h0)+:(8)];
+        reply_gen$src_ip = core$cfg[(32'h2c0)+:(32)];
+        reply_gen$ttl = core$cfg[(32'h340)+:(8)];
+        reply_gen$src_port = core$cfg[(32'h180)+:(16)];
+        reply_gen$cluster = core$cfg[(32'h40)+:(32)];
+        reply_gen$sender = core$cfg[(32'h0)+:(8)];
         r_data = reply_gen$r_data;
         r_keep = reply_gen$r_keep;
         r_valid = reply_gen$r_valid;
@@ -1492,40 +1411,13 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         ok_index = core$ok_index;
         ok_payload = core$ok_payload;
         ok_len = core$ok_len;
-        cfg_node_id = core$cfg_node_id;
-        cfg_node_count = core$cfg_node_count;
-        cfg_cluster_id = core$cfg_cluster_id;
-        cfg_trees = core$cfg_trees;
-        cfg_loop_period = core$cfg_loop_period;
-        cfg_timeout = core$cfg_timeout;
-        cfg_delta = core$cfg_delta;
-        cfg_drift = core$cfg_drift;
-        cfg_fifo_depth = core$cfg_fifo_depth;
-        cfg_batch_max = core$cfg_batch_max;
-        cfg_mtu = core$cfg_mtu;
-        cfg_decide_port = core$cfg_decide_port;
-        cfg_client_port = core$cfg_client_port;
-        cfg_host_port = core$cfg_host_port;
-        cfg_late_tick_slack = core$cfg_late_tick_slack;
-        cfg_tree_group0 = core$cfg_tree_group0;
-        cfg_tree_group1 = core$cfg_tree_group1;
-        cfg_tree_group2 = core$cfg_tree_group2;
-        cfg_tree_group3 = core$cfg_tree_group3;
-        cfg_src_mac_hi = core$cfg_src_mac_hi;
-        cfg_src_mac_lo = core$cfg_src_mac_lo;
-        cfg_src_ip = core$cfg_src_ip;
-        cfg_host_mac_hi = core$cfg_host_mac_hi;
-        cfg_host_mac_lo = core$cfg_host_mac_lo;
-        cfg_host_ip = core$cfg_host_ip;
-        cfg_ttl = core$cfg_ttl;
-        cfg_auth_mode = core$cfg_auth_mode;
-        cfg_auth_key = core$cfg_auth_key;
+        cfg = core$cfg;
     end
     
 endmodule // nc_engine
 
 
-module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,nl_client,nl_seq,nl_mac,nl_ip,nl_port,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key);
+module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_seq,rx_tree,rx_kind,rx_instance,cl_valid,cl_class,cl_len,cl_client,cl_seq,cl_payload,drop_reply_ok,drop_reply_nl,drop_host,tx_hold,cl_mac,cl_ip,cl_port,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,rx_deliver_port,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,nl_client,nl_seq,nl_mac,nl_ip,nl_port,state,status,epoch,leader,last_instance,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_payload,ok_len,ok_mac,ok_ip,ok_port,cfg);
     
     // Module arguments
     input wire  clock;
@@ -1602,34 +1494,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     output reg  [47:0] ok_mac;
     output reg  [31:0] ok_ip;
     output reg  [15:0] ok_port;
-    output reg  [31:0] cfg_node_id;
-    output reg  [31:0] cfg_node_count;
-    output reg  [31:0] cfg_cluster_id;
-    output reg  [31:0] cfg_trees;
-    output reg  [31:0] cfg_loop_period;
-    output reg  [31:0] cfg_timeout;
-    output reg  [31:0] cfg_delta;
-    output reg  [31:0] cfg_drift;
-    output reg  [31:0] cfg_fifo_depth;
-    output reg  [31:0] cfg_batch_max;
-    output reg  [31:0] cfg_mtu;
-    output reg  [31:0] cfg_decide_port;
-    output reg  [31:0] cfg_client_port;
-    output reg  [31:0] cfg_host_port;
-    output reg  [31:0] cfg_late_tick_slack;
-    output reg  [31:0] cfg_tree_group0;
-    output reg  [31:0] cfg_tree_group1;
-    output reg  [31:0] cfg_tree_group2;
-    output reg  [31:0] cfg_tree_group3;
-    output reg  [31:0] cfg_src_mac_hi;
-    output reg  [31:0] cfg_src_mac_lo;
-    output reg  [31:0] cfg_src_ip;
-    output reg  [31:0] cfg_host_mac_hi;
-    output reg  [31:0] cfg_host_mac_lo;
-    output reg  [31:0] cfg_host_ip;
-    output reg  [31:0] cfg_ttl;
-    output reg  [31:0] cfg_auth_mode;
-    output reg  [31:0] cfg_auth_key;
+    output reg  [927:0] cfg;
     
     // Constant declarations
     localparam  k_slots = 13'b1000;
@@ -1825,35 +1690,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  regs$ev_oversize;
     reg  [12:0] regs$tick_dropped;
     reg  [12:0] regs$ev_dropped;
-    wire  [31:0] regs$cfg_node_id;
-    wire  [31:0] regs$cfg_node_count;
-    wire  [31:0] regs$cfg_cluster_id;
-    wire  [31:0] regs$cfg_trees;
-    wire  [31:0] regs$cfg_loop_period;
-    wire  [31:0] regs$cfg_timeout;
-    wire  [31:0] regs$cfg_delta;
-    wire  [31:0] regs$cfg_drift;
-    wire  [31:0] regs$cfg_fifo_depth;
-    wire  [31:0] regs$cfg_batch_max;
-    wire  [31:0] regs$cfg_mtu;
-    wire  [31:0] regs$cfg_decide_port;
-    wire  [31:0] regs$cfg_client_port;
-    wire  [31:0] regs$cfg_host_port;
-    wire  [31:0] regs$cfg_late_tick_slack;
-    wire  [31:0] regs$cfg_min_gap;
-    wire  [31:0] regs$cfg_tree_group0;
-    wire  [31:0] regs$cfg_tree_group1;
-    wire  [31:0] regs$cfg_tree_group2;
-    wire  [31:0] regs$cfg_tree_group3;
-    wire  [31:0] regs$cfg_src_mac_hi;
-    wire  [31:0] regs$cfg_src_mac_lo;
-    wire  [31:0] regs$cfg_src_ip;
-    wire  [31:0] regs$cfg_host_mac_hi;
-    wire  [31:0] regs$cfg_host_mac_lo;
-    wire  [31:0] regs$cfg_host_ip;
-    wire  [31:0] regs$cfg_ttl;
-    wire  [31:0] regs$cfg_auth_mode;
-    wire  [31:0] regs$cfg_auth_key;
+    wire  [927:0] regs$cfg;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
@@ -2110,35 +1947,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .ev_oversize(regs$ev_oversize),
         .tick_dropped(regs$tick_dropped),
         .ev_dropped(regs$ev_dropped),
-        .cfg_node_id(regs$cfg_node_id),
-        .cfg_node_count(regs$cfg_node_count),
-        .cfg_cluster_id(regs$cfg_cluster_id),
-        .cfg_trees(regs$cfg_trees),
-        .cfg_loop_period(regs$cfg_loop_period),
-        .cfg_timeout(regs$cfg_timeout),
-        .cfg_delta(regs$cfg_delta),
-        .cfg_drift(regs$cfg_drift),
-        .cfg_fifo_depth(regs$cfg_fifo_depth),
-        .cfg_batch_max(regs$cfg_batch_max),
-        .cfg_mtu(regs$cfg_mtu),
-        .cfg_decide_port(regs$cfg_decide_port),
-        .cfg_client_port(regs$cfg_client_port),
-        .cfg_host_port(regs$cfg_host_port),
-        .cfg_late_tick_slack(regs$cfg_late_tick_slack),
-        .cfg_min_gap(regs$cfg_min_gap),
-        .cfg_tree_group0(regs$cfg_tree_group0),
-        .cfg_tree_group1(regs$cfg_tree_group1),
-        .cfg_tree_group2(regs$cfg_tree_group2),
-        .cfg_tree_group3(regs$cfg_tree_group3),
-        .cfg_src_mac_hi(regs$cfg_src_mac_hi),
-        .cfg_src_mac_lo(regs$cfg_src_mac_lo),
-        .cfg_src_ip(regs$cfg_src_ip),
-        .cfg_host_mac_hi(regs$cfg_host_mac_hi),
-        .cfg_host_mac_lo(regs$cfg_host_mac_lo),
-        .cfg_host_ip(regs$cfg_host_ip),
-        .cfg_ttl(regs$cfg_ttl),
-        .cfg_auth_mode(regs$cfg_auth_mode),
-        .cfg_auth_key(regs$cfg_auth_key),
+        .cfg(regs$cfg),
         .window(regs$window)
     );
     nc_engine$core$rec_n rec_n(
@@ -2252,13 +2061,13 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         regs$bus_wdata = csr_wdata;
         regs$bus_write = csr_write;
         csr_rdata = regs$bus_rdata;
-        core$node_id = regs$cfg_node_id[(32'h0)+:(8)];
-        core$node_count = regs$cfg_node_count[(32'h0)+:(8)];
-        core$trees = regs$cfg_trees[(32'h0)+:(8)];
-        core$loop_period = regs$cfg_loop_period;
-        core$min_gap = regs$cfg_min_gap;
-        core$timeout = regs$cfg_timeout;
-        rx$trees = regs$cfg_trees[(32'h0)+:(3)];
+        core$node_id = regs$cfg[(32'h0)+:(8)];
+        core$node_count = regs$cfg[(32'h20)+:(8)];
+        core$trees = regs$cfg[(32'h60)+:(8)];
+        core$loop_period = regs$cfg[(32'h80)+:(32)];
+        core$min_gap = regs$cfg[(32'h1e0)+:(32)];
+        core$timeout = regs$cfg[(32'ha0)+:(32)];
+        rx$trees = regs$cfg[(32'h60)+:(3)];
         rx$window = regs$window;
         rx$copy_tree = core$ev_port;
         rx$copy_seq = core$ev_seq;
@@ -2276,46 +2085,19 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$rx_busy = rx$busy;
         core$rx_outcome = rx$outcome;
         core$rx_outcome_fresh = rx$outcome_fresh;
-        if (regs$cfg_batch_max[(32'h0)+:(13)] > k_slots) begin
+        if (regs$cfg[(32'h120)+:(13)] > k_slots) begin
             r_bmax$d = k_slots[(32'h0)+:(4)];
         end
         else begin
-            r_bmax$d = regs$cfg_batch_max[(32'h0)+:(4)];
+            r_bmax$d = regs$cfg[(32'h120)+:(4)];
         end
         bmax13$narrow = r_bmax$q;
         core$batch_max = bmax13$wide;
-        core$fifo_depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
-        core$mtu = regs$cfg_mtu[(32'h0)+:(16)];
+        core$fifo_depth = regs$cfg[(32'h100)+:(13)];
+        core$mtu = regs$cfg[(32'h140)+:(16)];
         core$ctrl_write = regs$ctrl_write;
         core$ctrl_value = regs$ctrl_value;
-        cfg_node_id = regs$cfg_node_id;
-        cfg_node_count = regs$cfg_node_count;
-        cfg_cluster_id = regs$cfg_cluster_id;
-        cfg_trees = regs$cfg_trees;
-        cfg_loop_period = regs$cfg_loop_period;
-        cfg_timeout = regs$cfg_timeout;
-        cfg_delta = regs$cfg_delta;
-        cfg_drift = regs$cfg_drift;
-        cfg_fifo_depth = regs$cfg_fifo_depth;
-        cfg_batch_max = regs$cfg_batch_max;
-        cfg_mtu = regs$cfg_mtu;
-        cfg_decide_port = regs$cfg_decide_port;
-        cfg_client_port = regs$cfg_client_port;
-        cfg_host_port = regs$cfg_host_port;
-        cfg_late_tick_slack = regs$cfg_late_tick_slack;
-        cfg_tree_group0 = regs$cfg_tree_group0;
-        cfg_tree_group1 = regs$cfg_tree_group1;
-        cfg_tree_group2 = regs$cfg_tree_group2;
-        cfg_tree_group3 = regs$cfg_tree_group3;
-        cfg_src_mac_hi = regs$cfg_src_mac_hi;
-        cfg_src_mac_lo = regs$cfg_src_mac_lo;
-        cfg_src_ip = regs$cfg_src_ip;
-        cfg_host_mac_hi = regs$cfg_host_mac_hi;
-        cfg_host_mac_lo = regs$cfg_host_mac_lo;
-        cfg_host_ip = regs$cfg_host_ip;
-        cfg_ttl = regs$cfg_ttl;
-        cfg_auth_mode = regs$cfg_auth_mode;
-        cfg_auth_key = regs$cfg_auth_key;
+        cfg = regs$cfg;
         regs$state = core$state;
         regs$status = core$status;
         regs$epoch = core$epoch;
@@ -2395,7 +2177,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$fifo_nz = fifo$nz;
         core$fifo_room = fifo$room;
         core$fifo_room_b = fifo$room_b;
-        fifo$depth = regs$cfg_fifo_depth[(32'h0)+:(13)];
+        fifo$depth = regs$cfg[(32'h100)+:(13)];
         fifo$bmax = bmax13$wide;
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
@@ -8445,7 +8227,7 @@ module nc_engine$core$rec_n(d,q,clock);
 endmodule // nc_engine$core$rec_n
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg_node_id,cfg_node_count,cfg_cluster_id,cfg_trees,cfg_loop_period,cfg_timeout,cfg_delta,cfg_drift,cfg_fifo_depth,cfg_batch_max,cfg_mtu,cfg_decide_port,cfg_client_port,cfg_host_port,cfg_late_tick_slack,cfg_min_gap,cfg_tree_group0,cfg_tree_group1,cfg_tree_group2,cfg_tree_group3,cfg_src_mac_hi,cfg_src_mac_lo,cfg_src_ip,cfg_host_mac_hi,cfg_host_mac_lo,cfg_host_ip,cfg_ttl,cfg_auth_mode,cfg_auth_key,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
     
     // Module arguments
     input wire  clock;
@@ -8483,35 +8265,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     input wire  ev_oversize;
     input wire  [12:0] tick_dropped;
     input wire  [12:0] ev_dropped;
-    output reg  [31:0] cfg_node_id;
-    output reg  [31:0] cfg_node_count;
-    output reg  [31:0] cfg_cluster_id;
-    output reg  [31:0] cfg_trees;
-    output reg  [31:0] cfg_loop_period;
-    output reg  [31:0] cfg_timeout;
-    output reg  [31:0] cfg_delta;
-    output reg  [31:0] cfg_drift;
-    output reg  [31:0] cfg_fifo_depth;
-    output reg  [31:0] cfg_batch_max;
-    output reg  [31:0] cfg_mtu;
-    output reg  [31:0] cfg_decide_port;
-    output reg  [31:0] cfg_client_port;
-    output reg  [31:0] cfg_host_port;
-    output reg  [31:0] cfg_late_tick_slack;
-    output reg  [31:0] cfg_min_gap;
-    output reg  [31:0] cfg_tree_group0;
-    output reg  [31:0] cfg_tree_group1;
-    output reg  [31:0] cfg_tree_group2;
-    output reg  [31:0] cfg_tree_group3;
-    output reg  [31:0] cfg_src_mac_hi;
-    output reg  [31:0] cfg_src_mac_lo;
-    output reg  [31:0] cfg_src_ip;
-    output reg  [31:0] cfg_host_mac_hi;
-    output reg  [31:0] cfg_host_mac_lo;
-    output reg  [31:0] cfg_host_ip;
-    output reg  [31:0] cfg_ttl;
-    output reg  [31:0] cfg_auth_mode;
-    output reg  [31:0] cfg_auth_key;
+    output reg  [927:0] cfg;
     output reg  [31:0] window;
     
     // Constant declarations
@@ -9556,31 +9310,31 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_node_id$bus_wdata = w_data$q;
         r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
-        cfg_node_id = r_node_id$value;
+        cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
         r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
         r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
-        cfg_node_count = r_node_count$value;
+        cfg[(32'h20)+:(32)] = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
         r_cluster_id$bus_waddr = w_addr$q;
         r_cluster_id$bus_wdata = w_data$q;
         r_cluster_id$bus_write = w_write$q;
         r_cluster_id$writable = state == s_disabled;
-        cfg_cluster_id = r_cluster_id$value;
+        cfg[(32'h40)+:(32)] = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
         r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
         r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
-        cfg_trees = r_trees$value;
+        cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
         r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
         r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
-        cfg_loop_period = r_loop_period$value;
+        cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
@@ -9590,135 +9344,135 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_tw$clock = clock;
         r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
         timeout_written = r_tw$q;
-        cfg_timeout = r_timeout$value;
+        cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
         r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
-        cfg_delta = r_delta$value;
+        cfg[(32'hc0)+:(32)] = r_delta$value;
         r_drift$bus_addr = bus_addr;
         r_drift$bus_waddr = w_addr$q;
         r_drift$bus_wdata = w_data$q;
         r_drift$bus_write = w_write$q;
         r_drift$writable = state == s_disabled;
-        cfg_drift = r_drift$value;
+        cfg[(32'he0)+:(32)] = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
         r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
         r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
-        cfg_fifo_depth = r_fifo_depth$value;
+        cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
         r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
         r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
-        cfg_batch_max = r_batch_max$value;
+        cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
         r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
         r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
-        cfg_mtu = r_mtu$value;
+        cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
         r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
         r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
-        cfg_decide_port = r_decide_port$value;
+        cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
         r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
         r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
-        cfg_client_port = r_client_port$value;
+        cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
         r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
         r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
-        cfg_host_port = r_host_port$value;
+        cfg[(32'h1a0)+:(32)] = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
         r_late_tick_slack$bus_waddr = w_addr$q;
         r_late_tick_slack$bus_wdata = w_data$q;
         r_late_tick_slack$bus_write = w_write$q;
         r_late_tick_slack$writable = state == s_disabled;
-        cfg_late_tick_slack = r_late_tick_slack$value;
+        cfg[(32'h1c0)+:(32)] = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
         r_min_gap$bus_waddr = w_addr$q;
         r_min_gap$bus_wdata = w_data$q;
         r_min_gap$bus_write = w_write$q;
         r_min_gap$writable = state == s_disabled;
-        cfg_min_gap = r_min_gap$value;
+        cfg[(32'h1e0)+:(32)] = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
         r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
         r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
-        cfg_tree_group0 = r_tree_group0$value;
+        cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
         r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
         r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
-        cfg_tree_group1 = r_tree_group1$value;
+        cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
         r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
         r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
-        cfg_tree_group2 = r_tree_group2$value;
+        cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
         r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
         r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
-        cfg_tree_group3 = r_tree_group3$value;
+        cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
         r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
         r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
-        cfg_src_mac_hi = r_src_mac_hi$value;
+        cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
         r_src_mac_lo$bus_waddr = w_addr$q;
         r_src_mac_lo$bus_wdata = w_data$q;
         r_src_mac_lo$bus_write = w_write$q;
         r_src_mac_lo$writable = state == s_disabled;
-        cfg_src_mac_lo = r_src_mac_lo$value;
+        cfg[(32'h2a0)+:(32)] = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
         r_src_ip$bus_waddr = w_addr$q;
         r_src_ip$bus_wdata = w_data$q;
         r_src_ip$bus_write = w_write$q;
         r_src_ip$writable = state == s_disabled;
-        cfg_src_ip = r_src_ip$value;
+        cfg[(32'h2c0)+:(32)] = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
         r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
         r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
-        cfg_host_mac_hi = r_host_mac_hi$value;
+        cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
         r_host_mac_lo$bus_waddr = w_addr$q;
         r_host_mac_lo$bus_wdata = w_data$q;
         r_host_mac_lo$bus_write = w_write$q;
         r_host_mac_lo$writable = state == s_disabled;
-        cfg_host_mac_lo = r_host_mac_lo$value;
+        cfg[(32'h300)+:(32)] = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
         r_host_ip$bus_waddr = w_addr$q;
         r_host_ip$bus_wdata = w_data$q;
         r_host_ip$bus_write = w_write$q;
         r_host_ip$writable = state == s_disabled;
-        cfg_host_ip = r_host_ip$value;
+        cfg[(32'h320)+:(32)] = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
         r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
         r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
-        cfg_ttl = r_ttl$value;
-        cfg_auth_mode = r_auth_mode$value;
-        cfg_auth_key = r_auth_key$value;
+        cfg[(32'h340)+:(32)] = r_ttl$value;
+        cfg[(32'h360)+:(32)] = r_auth_mode$value;
+        cfg[(32'h380)+:(32)] = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;

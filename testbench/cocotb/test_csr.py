@@ -76,7 +76,9 @@ async def config_registers_ranges_and_freeze(dut):
     await RisingEdge(dut.clock)
     await ReadOnly()
     assert int(dut.window.value) == 43, "RSBCAST window = delta + drift"
-    assert int(dut.cfg_delta.value) == 40
+    # `cfg` is csr::Cfg: 29 fields of 32 bits from bit 0, `delta` the seventh.
+    assert len(dut.cfg) == 29 * 32, "csr::Cfg changed"
+    assert (int(dut.cfg.value) >> (6 * 32)) & 0xFFFFFFFF == 40
     for st in (nctb.ARMED, nctb.ACTIVE, nctb.FAULTED):
         await RisingEdge(dut.clock)
         dut.state.value = st
