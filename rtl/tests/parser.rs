@@ -348,18 +348,112 @@ fn client_port_verdicts_and_fields_match_proto() {
 /// header, the UDP length field 0 to 8, no UDP checksum), on both ports, each compared with
 /// proto. `pkt_parser` judges most of these a cycle before the verdict, rewritten without the
 /// subtractions (`udp_len < 12` for `plen < 4`, `total_len < 28` for `total_len − 20 < 8`).
+/// The IPv4 header checksum of `h` (20 bytes, its checksum field zero).
+fn ipv4_csum(h: &[u8]) -> u16 {
+    let mut sum = h
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum::<u32>();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Set `f`'s IPv4 header checksum right.
+fn fix_ipv4_csum(f: &mut [u8]) {
+    f[24..26].copy_from_slice(&[0, 0]);
+    let c = ipv4_csum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Other traffic on the wire is foreign whatever the bytes where our checksums would be:
+/// frames that are not IPv4 (ARP, IPv6, VLAN-tagged, any type; their "IPv4 header checksum"
+/// almost never holds), IPv4 that is not UDP (TCP, ICMP: their "UDP checksum" is present and
+/// wrong) and UDP fragments with a broken UDP checksum. The parser picks the checksums' verdicts
+/// last, beside the others (`v_ibad`, `v_ubad`): proto's order, where "not IPv4" comes before
+/// the IPv4 header's checksum and "a fragment, not UDP" before the UDP checksum.
+#[test]
+fn other_protocols_are_foreign_whatever_their_checksums() {
+    let mut rng = Rng::new(17);
+    for client_mode in [false, true] {
+        let mut frames = Vec::new();
+        for i in 0..240 {
+            let payload = if rng.pct(50) {
+                request(CLUSTER, 9, 5, b"abcdefgh")
+            } else {
+                decide(
+                    CLUSTER,
+                    1,
+                    DecideMeta {
+                        instance: 4,
+                        epoch: 1,
+                        msg_seq: 2,
+                        tree: 0,
+                        kind: DecideKind::Heartbeat,
+                    },
+                    &[],
+                )
+            };
+            let mut f = frame(&payload, PORT);
+            match i % 3 {
+                0 => {
+                    let types = [
+                        0x0806u16,
+                        0x86DD,
+                        0x8100,
+                        0x88CC,
+                        rng.range(0, 0xFFFF) as u16,
+                    ];
+                    let t = types[rng.range(0, types.len() as u64 - 1) as usize];
+                    let t = if t == 0x0800 { 0x0801 } else { t };
+                    f[12..14].copy_from_slice(&t.to_be_bytes());
+                    for b in &mut f[14..] {
+                        *b = rng.next_u64() as u8;
+                    }
+                }
+                1 => {
+                    let protos = [6u8, 1, 2, rng.range(0, 255) as u8];
+                    let p = protos[rng.range(0, protos.len() as u64 - 1) as usize];
+                    f[23] = if p == 17 { 6 } else { p };
+                    fix_ipv4_csum(&mut f);
+                    for b in &mut f[34..] {
+                        *b = rng.next_u64() as u8;
+                    }
+                    if f[40..42] == [0, 0] {
+                        f[40] = 1;
+                    }
+                }
+                _ => {
+                    // More fragments, or an offset: a fragment of a UDP datagram.
+                    let frag = if rng.pct(50) {
+                        0x2000u16
+                    } else {
+                        1 + rng.range(0, 0x1FFE) as u16
+                    };
+                    f[20..22].copy_from_slice(&frag.to_be_bytes());
+                    fix_ipv4_csum(&mut f);
+                    f[40] ^= 0x5A;
+                    if f[40..42] == [0, 0] {
+                        f[41] = 1;
+                    }
+                }
+            }
+            frames.push(f);
+        }
+        let mut p = Parser::new(client_mode, 3);
+        let got = p.run(&frames);
+        assert_eq!(got.len(), frames.len(), "one verdict per frame");
+        for (f, (_, verdict, _)) in frames.iter().zip(&got) {
+            let (want, _, _) = expected(f, client_mode, 3).expect("a frame the RTL checks");
+            assert_eq!(want, class::FOREIGN, "proto: foreign: {f:02x?}");
+            assert_eq!(*verdict, want, "client_mode {client_mode}: frame {f:02x?}");
+        }
+    }
+}
+
 #[test]
 fn the_length_checks_match_proto_at_their_bounds() {
-    let ipv4_csum = |h: &[u8]| {
-        let mut sum = h
-            .chunks(2)
-            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-            .sum::<u32>();
-        while sum > 0xFFFF {
-            sum = (sum & 0xFFFF) + (sum >> 16);
-        }
-        !(sum as u16)
-    };
     for client_mode in [false, true] {
         let full = if client_mode {
             request(CLUSTER, 9, 5, b"abc")
@@ -381,9 +475,7 @@ fn the_length_checks_match_proto_at_their_bounds() {
         for ulen in 0..=8u16 {
             let mut f = frame(&[], PORT);
             f[16..18].copy_from_slice(&(20 + ulen).to_be_bytes());
-            f[24..26].copy_from_slice(&[0, 0]);
-            let c = ipv4_csum(&f[14..34]);
-            f[24..26].copy_from_slice(&c.to_be_bytes());
+            fix_ipv4_csum(&mut f);
             f[38..40].copy_from_slice(&ulen.to_be_bytes());
             f[40..42].copy_from_slice(&[0, 0]);
             frames.push(f);
@@ -395,9 +487,7 @@ fn the_length_checks_match_proto_at_their_bounds() {
                 let mut f = frame(&[], PORT);
                 f[16..18].copy_from_slice(&20u16.to_be_bytes());
                 f[23] = ip_proto;
-                f[24..26].copy_from_slice(&[0, 0]);
-                let c = ipv4_csum(&f[14..34]);
-                f[24..26].copy_from_slice(&c.to_be_bytes());
+                fix_ipv4_csum(&mut f);
                 f.truncate(len);
                 frames.push(f);
             }
