@@ -23,7 +23,11 @@
 //! register (the client port, then trees 0..3), else a verdict a parser gives in this cycle (same
 //! order); the verdicts not taken wait in their holding registers. So an event reaches the core
 //! in the cycle after its parser's verdict, as when the core read the holding registers through
-//! the arbitration, and the core's judge stage reads a register. A port's next verdict comes at
+//! the arbitration, and the core's judge stage reads a register. A client event's 128 payload
+//! bytes never go from `req_capture` into the event register in one cycle: they are always
+//! taken from the client's holding register (`hc_req_full`, which takes every client verdict's
+//! payload), a live event's in the cycle after, when the core reads `hc_req_full` itself
+//! (`e_fresh`; rtl/README "Step 15"). A port's next verdict comes at
 //! least eight cycles (a minimum Ethernet frame, 60 bytes) after the previous one, so with five
 //! ports and CSR writes in bursts of fewer than eight a holding register is free again in time.
 //! `rx_taken` / `cl_taken` say which event the core took this cycle. A verdict and its fields
@@ -263,8 +267,13 @@ block! {
         e_cl: DFF<Bit>,
         e_port: DFF<Bits<2>>,
         e: DFF<Record>,
-        /// The client event's whole payload.
+        /// The client event's whole payload, always from `hc_req_full` (no path from
+        /// `req_capture` to it): a held client event's when it is taken into the register, a
+        /// live one's in the cycle after (`e_fresh`), when `hc_req_full` holds it.
         e_req_full: DFF<Bits<ENGINE_PAYLOAD_BITS>>,
+        /// The register took a live client event in the cycle before: its payload is
+        /// `hc_req_full`'s this cycle (`e_req_full` has it from the next).
+        e_fresh: DFF<Bit>,
         /// The core takes the event register this cycle (no CSR write on the bus).
         take: Signal<Local, Bit>,
         /// The event register is free for the next cycle's event.
@@ -320,7 +329,8 @@ impl Logic for NcEngine {
             e_cl,
             e_port,
             e,
-            e_req_full
+            e_req_full,
+            e_fresh
         );
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wdata.next = self.csr_wdata.val();
@@ -492,6 +502,14 @@ impl Logic for NcEngine {
             self.l_port.next = self.k3_2.val();
             self.l_rec.next = self.p3.rec.val();
         }
+        // A live client event's payload reaches `e_req_full` a cycle late, through
+        // `hc_req_full` (which takes every client verdict's payload; the next comes eight
+        // cycles later at the earliest), so `req_capture`'s 1,024 bits go into one register
+        // only; the core reads `hc_req_full` in that cycle (`e_fresh`).
+        self.e_fresh.d.next = self.goc.val();
+        if self.takec.val() || self.e_fresh.q.val() {
+            self.e_req_full.d.next = self.hc_req_full.q.val();
+        }
         if self.free.val() {
             self.e_valid.d.next = self.held.val()
                 || self.pc.valid.val()
@@ -502,12 +520,10 @@ impl Logic for NcEngine {
             if self.held.val() {
                 self.e_cl.d.next = self.hc_valid.q.val();
                 self.e_port.d.next = self.s_port.val();
-                self.e_req_full.d.next = self.hc_req_full.q.val();
                 self.e.d.next = self.s_rec.val();
             } else {
                 self.e_cl.d.next = self.pc.valid.val();
                 self.e_port.d.next = self.l_port.val();
-                self.e_req_full.d.next = self.req_cap.payload.val();
                 self.e.d.next = self.l_rec.val();
             }
         }
@@ -520,6 +536,9 @@ impl Logic for NcEngine {
         self.core.cl_seq.next = self.e.q.val().req_seq;
         self.core.cl_len.next = self.e.q.val().req_len;
         self.core.cl_payload.next = self.e_req_full.q.val();
+        if self.e_fresh.q.val() {
+            self.core.cl_payload.next = self.hc_req_full.q.val();
+        }
         self.core.cl_mac.next = self.e.q.val().eth_src;
         self.core.cl_ip.next = self.e.q.val().ip_src;
         self.core.cl_port.next = self.e.q.val().udp_src;

@@ -516,6 +516,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [1023:0] e_req_full$d;
     wire  [1023:0] e_req_full$q;
     reg  e_req_full$clock;
+    reg  e_fresh$d;
+    wire  e_fresh$q;
+    reg  e_fresh$clock;
     
     // Local signals
     reg  room0;
@@ -982,6 +985,11 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(e_req_full$q),
         .clock(e_req_full$clock)
     );
+    nc_engine$e_fresh e_fresh(
+        .d(e_fresh$d),
+        .q(e_fresh$q),
+        .clock(e_fresh$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1012,6 +1020,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e_port$clock = clock;
         e$clock = clock;
         e_req_full$clock = clock;
+        e_fresh$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1028,6 +1037,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e_port$d = e_port$q;
         e$d = e$q;
         e_req_full$d = e_req_full$q;
+        e_fresh$d = e_fresh$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -1170,18 +1180,20 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
             l_port = k3_2;
             l_rec = p3$rec;
         end
+        e_fresh$d = goc;
+        if (takec || e_fresh$q) begin
+            e_req_full$d = hc_req_full$q;
+        end
         if (free) begin
             e_valid$d = held || pc$valid || p0$valid || p1$valid || p2$valid || p3$valid;
             if (held) begin
                 e_cl$d = hc_valid$q;
                 e_port$d = s_port;
-                e_req_full$d = hc_req_full$q;
                 e$d = s_rec;
             end
             else begin
                 e_cl$d = pc$valid;
                 e_port$d = l_port;
-                e_req_full$d = req_cap$payload;
                 e$d = l_rec;
             end
         end
@@ -1193,6 +1205,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         core$cl_seq = e$q[(32'hb5)+:(64)];
         core$cl_len = e$q[(32'hf5)+:(16)];
         core$cl_payload = e_req_full$q;
+        if (e_fresh$q) begin
+            core$cl_payload = hc_req_full$q;
+        end
         core$cl_mac = e$q[(32'h155)+:(48)];
         core$cl_ip = e$q[(32'h1b5)+:(32)];
         core$cl_port = e$q[(32'h1d5)+:(16)];
@@ -28199,6 +28214,25 @@ module nc_engine$e_cl(d,q,clock);
     end
           
 endmodule // nc_engine$e_cl
+
+
+module nc_engine$e_fresh(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_fresh
 
 
 module nc_engine$e_port(d,q,clock);
