@@ -348,6 +348,22 @@ fn client_port_verdicts_and_fields_match_proto() {
 /// header, the UDP length field 0 to 8, no UDP checksum), on both ports, each compared with
 /// proto. `pkt_parser` judges most of these a cycle before the verdict, rewritten without the
 /// subtractions (`udp_len < 12` for `plen < 4`, `total_len < 28` for `total_len − 20 < 8`).
+/// A HEARTBEAT from node 1 of epoch 1 (its leader with 3 nodes).
+fn heartbeat() -> Vec<u8> {
+    decide(
+        CLUSTER,
+        1,
+        DecideMeta {
+            instance: 4,
+            epoch: 1,
+            msg_seq: 2,
+            tree: 0,
+            kind: DecideKind::Heartbeat,
+        },
+        &[],
+    )
+}
+
 /// The IPv4 header checksum of `h` (20 bytes, its checksum field zero).
 fn ipv4_csum(h: &[u8]) -> u16 {
     let mut sum = h
@@ -382,18 +398,7 @@ fn other_protocols_are_foreign_whatever_their_checksums() {
             let payload = if rng.pct(50) {
                 request(CLUSTER, 9, 5, b"abcdefgh")
             } else {
-                decide(
-                    CLUSTER,
-                    1,
-                    DecideMeta {
-                        instance: 4,
-                        epoch: 1,
-                        msg_seq: 2,
-                        tree: 0,
-                        kind: DecideKind::Heartbeat,
-                    },
-                    &[],
-                )
+                heartbeat()
             };
             let mut f = frame(&payload, PORT);
             match i % 3 {
@@ -458,18 +463,7 @@ fn the_length_checks_match_proto_at_their_bounds() {
         let full = if client_mode {
             request(CLUSTER, 9, 5, b"abc")
         } else {
-            decide(
-                CLUSTER,
-                1,
-                DecideMeta {
-                    instance: 4,
-                    epoch: 1,
-                    msg_seq: 2,
-                    tree: 0,
-                    kind: DecideKind::Heartbeat,
-                },
-                &[],
-            )
+            heartbeat()
         };
         let mut frames: Vec<Vec<u8>> = (0..=full.len()).map(|k| frame(&full[..k], PORT)).collect();
         for ulen in 0..=8u16 {
