@@ -337,17 +337,6 @@ fn client_port_verdicts_and_fields_match_proto() {
     check(true, 60);
 }
 
-/// The sender check (`epoch mod node_count`) on every legal node_count, at the edges of the
-/// epoch's range and at random, in the shortest DECIDE frames (whose verdict comes two cycles
-/// after the beat bringing the epoch's low half), back to back, and for every second
-/// node_count with idle cycles inside and between the frames: the epoch's leader is heard,
-/// every other sender is refused.
-/// The length checks at their bounds, which random frames rarely reach: every UDP payload
-/// length from 0 to past the Nano-consensus header (a valid packet cut short, re-framed with
-/// valid checksums), and an IPv4 total length of 20 to 28 (a UDP length below its own 8-byte
-/// header, the UDP length field 0 to 8, no UDP checksum), on both ports, each compared with
-/// proto. `pkt_parser` judges most of these a cycle before the verdict, rewritten without the
-/// subtractions (`udp_len < 12` for `plen < 4`, `total_len < 28` for `total_len − 20 < 8`).
 /// A HEARTBEAT from node 1 of epoch 1 (its leader with 3 nodes).
 fn heartbeat() -> Vec<u8> {
     decide(
@@ -386,9 +375,9 @@ fn fix_ipv4_csum(f: &mut [u8]) {
 /// Other traffic on the wire is foreign whatever the bytes where our checksums would be:
 /// frames that are not IPv4 (ARP, IPv6, VLAN-tagged, any type; their "IPv4 header checksum"
 /// almost never holds), IPv4 that is not UDP (TCP, ICMP: their "UDP checksum" is present and
-/// wrong) and UDP fragments with a broken UDP checksum. The parser picks the checksums' verdicts
-/// last, beside the others (`v_ibad`, `v_ubad`): proto's order, where "not IPv4" comes before
-/// the IPv4 header's checksum and "a fragment, not UDP" before the UDP checksum.
+/// wrong) and UDP fragments with a broken UDP checksum: proto's order, where "not IPv4" comes
+/// before the IPv4 header's checksum and "a fragment, not UDP" before the UDP checksum, which
+/// the random frames never test together (one change each).
 #[test]
 fn other_protocols_are_foreign_whatever_their_checksums() {
     let mut rng = Rng::new(17);
@@ -457,6 +446,12 @@ fn other_protocols_are_foreign_whatever_their_checksums() {
     }
 }
 
+/// The length checks at their bounds, which random frames rarely reach: every UDP payload
+/// length from 0 to past the Nano-consensus header (a valid packet cut short, re-framed with
+/// valid checksums), and an IPv4 total length of 20 to 28 (a UDP length below its own 8-byte
+/// header, the UDP length field 0 to 8, no UDP checksum), on both ports, each compared with
+/// proto. `pkt_parser` judges most of these a cycle before the verdict, rewritten without the
+/// subtractions (`udp_len < 12` for `plen < 4`, `total_len < 28` for `total_len − 20 < 8`).
 #[test]
 fn the_length_checks_match_proto_at_their_bounds() {
     for client_mode in [false, true] {
@@ -506,6 +501,11 @@ fn the_length_checks_match_proto_at_their_bounds() {
     }
 }
 
+/// The sender check (`epoch mod node_count`) on every legal node_count, at the edges of the
+/// epoch's range and at random, in the shortest DECIDE frames (whose verdict comes two cycles
+/// after the beat bringing the epoch's low half), back to back, and for every second
+/// node_count with idle cycles inside and between the frames: the epoch's leader is heard,
+/// every other sender is refused.
 #[test]
 fn a_decide_is_heard_only_from_the_leader_of_its_epoch() {
     let mut rng = Rng::new(18);
