@@ -7,7 +7,9 @@
 # whether it is met.
 #   bash rtl/pnr.sh                       # lowi_core nc_core nc_engine (the issue's three)
 #   bash rtl/pnr.sh MODULE...             # others: rsbcast_rx csr pkt_parser pkt_gen ...
-#   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR
+#   OUT=DIR bash rtl/pnr.sh lowi_core     # keep the netlists, logs (critical paths) and reports in DIR,
+#                                         # and DIR/MODULE.sta.txt: every late register, grouped,
+#                                         # with where its late paths start (rtl/sta.py on the SDF)
 #   SEED=3 bash rtl/pnr.sh ...            # another placement seed (default 1)
 #   SYNTH= bash rtl/pnr.sh ...            # synth_ecp5 options (default -abc9; empty: plain ABC)
 #   ROUTER=router2 bash rtl/pnr.sh ...    # nextpnr's router (default router1, which every figure
@@ -84,7 +86,7 @@ for top in "$@"; do
     # Relative paths from the build folder: the WebAssembly build sees only the working folder.
     (cd "$build" && "$nextpnr" --85k --package CABGA381 --speed 8 --out-of-context --json "$top.json" \
         --freq "$want" --seed "$seed" --threads "$threads" --router "$router" --timing-allow-fail \
-        --report "$top.report.json" -l "$top.pnr.log" -q "${route_opt[@]}" >/dev/null 2>&1) || {
+        --report "$top.report.json" --sdf "$top.sdf" -l "$top.pnr.log" -q "${route_opt[@]}" >/dev/null 2>&1) || {
         echo "rtl/pnr.sh: nextpnr failed on $top (OUT=DIR keeps the log)" >&2
         tail -20 "$build/$top.pnr.log" >&2 || true
         exit 1
@@ -95,6 +97,10 @@ for top in "$@"; do
     [ -n "$fmax" ] || { echo "rtl/pnr.sh: no Fmax in $build/$top.pnr.log" >&2; exit 1; }
     comb=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["utilization"]["TRELLIS_COMB"]["used"])' \
         "$build/$top.report.json")
+    # Every late register, not only nextpnr's one critical path (rtl/sta.py; its worst arrival
+    # is nextpnr's 1 / Fmax).
+    python3 "$here/sta.py" "$build/$top.sdf" --period "$(awk -v g="$want" 'BEGIN {printf "%.3f", 1000 / g}')" \
+        > "$build/$top.sta.txt" || { echo "rtl/pnr.sh: rtl/sta.py failed on $build/$top.sdf" >&2; exit 1; }
     met=$(awk -v f="$fmax" -v g="$want" 'BEGIN {print (f >= g) ? "yes" : "no"}')
     [ "$route" = 0 ] && met=est
     printf '%-12s %7s %6s %6s %7s %6s %7s %9s %7s %4s   (synth %ss, pnr %ss)\n' \
