@@ -21,7 +21,10 @@
 //! the bus first (the registered event then waits a cycle), else the register's event. The
 //! register takes the next event when it is free: a verdict waiting in a port's one-deep holding
 //! register (the client port, then trees 0..3), else a verdict a parser gives in this cycle (same
-//! order); the verdicts not taken wait in their holding registers. So an event reaches the core
+//! order); the verdicts not taken wait in their holding registers. Which of them it takes is
+//! decided a cycle early into `e_sel` (from the holding registers' next values and the
+//! parsers' `ends`), so in its cycle the pick is one registered select gated by whether the
+//! register is free (rtl/README "Step 16"). So an event reaches the core
 //! in the cycle after its parser's verdict, as when the core read the holding registers through
 //! the arbitration, and the core's judge stage reads a register. A client event's 128 payload
 //! bytes never go from `req_capture` into the event register in one cycle: they are always
@@ -32,7 +35,7 @@
 //! ports and CSR writes in bursts of fewer than eight a holding register is free again in time.
 //! `rx_taken` / `cl_taken` say which event the core took this cycle. A verdict and its fields
 //! are one `pkt_parser::Record` everywhere on this path (the parser's `rec`, the holding
-//! registers `h0`–`h3`/`hc`, the picks `s_rec`/`l_rec`, the event register `e`).
+//! registers `h0`–`h3`/`hc`, the event register `e`).
 
 use rust_hdl::prelude::*;
 
@@ -278,19 +281,34 @@ block! {
         take: Signal<Local, Bit>,
         /// The event register is free for the next cycle's event.
         free: Signal<Local, Bit>,
-        /// A verdict is held (it goes first).
-        held: Signal<Local, Bit>,
         /// A live verdict goes straight into the event register (client, trees 0..3).
         goc: Signal<Local, Bit>,
         go0: Signal<Local, Bit>,
         go1: Signal<Local, Bit>,
         go2: Signal<Local, Bit>,
         go3: Signal<Local, Bit>,
-        /// The held verdict picked (`s_port`, `s_rec`) and the live one picked (`l_port`, `l_rec`).
-        s_port: Signal<Local, Bits<2>>,
-        l_port: Signal<Local, Bits<2>>,
-        s_rec: Signal<Local, Record>,
-        l_rec: Signal<Local, Record>,
+        /// The holding registers' next `valid`s.
+        hc_vn: Signal<Local, Bit>,
+        h0_vn: Signal<Local, Bit>,
+        h1_vn: Signal<Local, Bit>,
+        h2_vn: Signal<Local, Bit>,
+        h3_vn: Signal<Local, Bit>,
+        /// What the event register takes when it is free, decided in the cycle before: a held
+        /// verdict (`ks_hc`, `ks_h0`..`ks_h3`), else a live one (`ks_lc`, `ks_l0`..`ks_l3`), else
+        /// nothing (`ks_none`, the power-on value); `e_any`: any of them.
+        e_sel: DFF<Bits<4>>,
+        e_any: DFF<Bit>,
+        ks_hc: Constant<Bits<4>> = Constant::new(1.into()),
+        ks_h0: Constant<Bits<4>> = Constant::new(2.into()),
+        ks_h1: Constant<Bits<4>> = Constant::new(3.into()),
+        ks_h2: Constant<Bits<4>> = Constant::new(4.into()),
+        ks_h3: Constant<Bits<4>> = Constant::new(5.into()),
+        ks_lc: Constant<Bits<4>> = Constant::new(6.into()),
+        ks_l0: Constant<Bits<4>> = Constant::new(7.into()),
+        ks_l1: Constant<Bits<4>> = Constant::new(8.into()),
+        ks_l2: Constant<Bits<4>> = Constant::new(9.into()),
+        ks_l3: Constant<Bits<4>> = Constant::new(10.into()),
+        ks_none: Constant<Bits<4>> = Constant::new(0.into()),
         k0_2: Constant<Bits<2>> = Constant::new(0.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
         k2_2: Constant<Bits<2>> = Constant::new(2.into()),
@@ -330,7 +348,9 @@ impl Logic for NcEngine {
             e_port,
             e,
             e_req_full,
-            e_fresh
+            e_fresh,
+            e_sel,
+            e_any
         );
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wdata.next = self.csr_wdata.val();
@@ -385,122 +405,167 @@ impl Logic for NcEngine {
         self.pc.sender_tab.next = self.sender_tab.tab.val();
         self.pc.port.next = self.core.cfg.val().client_port.get_bits::<16>(0);
         self.pc.client_mode.next = true;
-        // Arbitration into the event register (`e`, `e_cl`, `e_port`, `e_req_full`). The core takes the register's event
-        // unless a CSR write is on the bus; the register then takes the next event: a held
-        // verdict if any (client, then trees 0..3), else a verdict a parser gives this cycle
-        // (same order), which is then not held. The others wait in their holding registers.
+        // Arbitration into the event register (`e`, `e_cl`, `e_port`, `e_req_full`). The core
+        // takes the register's event unless a CSR write is on the bus; the register then takes
+        // the next event: a held verdict if any (client, then trees 0..3), else a verdict a
+        // parser gives this cycle (same order), which is then not held. The others wait in
+        // their holding registers. Which source that is was decided a cycle early, from the
+        // holding registers' next values and the parsers' `ends` (`e_sel`, `e_any`), so this
+        // cycle only gates the pick with `free` (rtl/README "Step 16").
         self.take.next = self.e_valid.q.val() && !self.csr_write.val();
         self.free.next = !self.e_valid.q.val() || !self.csr_write.val();
-        self.held.next = self.hc_valid.q.val()
-            || self.h0_valid.q.val()
-            || self.h1_valid.q.val()
-            || self.h2_valid.q.val()
-            || self.h3_valid.q.val();
-        self.takec.next = self.free.val() && self.hc_valid.q.val();
-        self.take0.next = self.free.val() && !self.hc_valid.q.val() && self.h0_valid.q.val();
-        self.take1.next = self.free.val()
-            && !self.hc_valid.q.val()
-            && !self.h0_valid.q.val()
-            && self.h1_valid.q.val();
-        self.take2.next = self.free.val()
-            && !self.hc_valid.q.val()
-            && !self.h0_valid.q.val()
-            && !self.h1_valid.q.val()
-            && self.h2_valid.q.val();
-        self.take3.next = self.free.val()
-            && !self.hc_valid.q.val()
-            && !self.h0_valid.q.val()
-            && !self.h1_valid.q.val()
-            && !self.h2_valid.q.val()
-            && self.h3_valid.q.val();
-        self.goc.next = self.free.val() && !self.held.val() && self.pc.valid.val();
-        self.go0.next =
-            self.free.val() && !self.held.val() && !self.pc.valid.val() && self.p0.valid.val();
-        self.go1.next = self.free.val()
-            && !self.held.val()
-            && !self.pc.valid.val()
-            && !self.p0.valid.val()
-            && self.p1.valid.val();
-        self.go2.next = self.free.val()
-            && !self.held.val()
-            && !self.pc.valid.val()
-            && !self.p0.valid.val()
-            && !self.p1.valid.val()
-            && self.p2.valid.val();
-        self.go3.next = self.free.val()
-            && !self.held.val()
-            && !self.pc.valid.val()
-            && !self.p0.valid.val()
-            && !self.p1.valid.val()
-            && !self.p2.valid.val()
-            && self.p3.valid.val();
-        if self.take0.val() {
-            self.h0_valid.d.next = false;
+        self.takec.next = false;
+        self.take0.next = false;
+        self.take1.next = false;
+        self.take2.next = false;
+        self.take3.next = false;
+        self.goc.next = false;
+        self.go0.next = false;
+        self.go1.next = false;
+        self.go2.next = false;
+        self.go3.next = false;
+        if self.free.val() {
+            self.e_valid.d.next = self.e_any.q.val();
+            // The arms are the `ks_*` codes.
+            match self.e_sel.q.val().index() {
+                1 => {
+                    self.takec.next = true;
+                    self.e_cl.d.next = true;
+                    self.e_port.d.next = self.k0_2.val();
+                    self.e.d.next = self.hc.q.val();
+                }
+                2 => {
+                    self.take0.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k0_2.val();
+                    self.e.d.next = self.h0.q.val();
+                }
+                3 => {
+                    self.take1.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k1_2.val();
+                    self.e.d.next = self.h1.q.val();
+                }
+                4 => {
+                    self.take2.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k2_2.val();
+                    self.e.d.next = self.h2.q.val();
+                }
+                5 => {
+                    self.take3.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k3_2.val();
+                    self.e.d.next = self.h3.q.val();
+                }
+                6 => {
+                    self.goc.next = true;
+                    self.e_cl.d.next = true;
+                    self.e_port.d.next = self.k0_2.val();
+                    self.e.d.next = self.pc.rec.val();
+                }
+                7 => {
+                    self.go0.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k0_2.val();
+                    self.e.d.next = self.p0.rec.val();
+                }
+                8 => {
+                    self.go1.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k1_2.val();
+                    self.e.d.next = self.p1.rec.val();
+                }
+                9 => {
+                    self.go2.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k2_2.val();
+                    self.e.d.next = self.p2.rec.val();
+                }
+                10 => {
+                    self.go3.next = true;
+                    self.e_cl.d.next = false;
+                    self.e_port.d.next = self.k3_2.val();
+                    self.e.d.next = self.p3.rec.val();
+                }
+                _ => {}
+            }
         }
+        // The holding registers: a verdict not taken live is held; a held one is kept until
+        // taken.
+        self.h0_vn.next = self.h0_valid.q.val() && !self.take0.val();
         if self.p0.valid.val() {
-            self.h0_valid.d.next = !self.go0.val();
+            self.h0_vn.next = !self.go0.val();
             self.h0.d.next = self.p0.rec.val();
         }
-        if self.take1.val() {
-            self.h1_valid.d.next = false;
-        }
+        self.h0_valid.d.next = self.h0_vn.val();
+        self.h1_vn.next = self.h1_valid.q.val() && !self.take1.val();
         if self.p1.valid.val() {
-            self.h1_valid.d.next = !self.go1.val();
+            self.h1_vn.next = !self.go1.val();
             self.h1.d.next = self.p1.rec.val();
         }
-        if self.take2.val() {
-            self.h2_valid.d.next = false;
-        }
+        self.h1_valid.d.next = self.h1_vn.val();
+        self.h2_vn.next = self.h2_valid.q.val() && !self.take2.val();
         if self.p2.valid.val() {
-            self.h2_valid.d.next = !self.go2.val();
+            self.h2_vn.next = !self.go2.val();
             self.h2.d.next = self.p2.rec.val();
         }
-        if self.take3.val() {
-            self.h3_valid.d.next = false;
-        }
+        self.h2_valid.d.next = self.h2_vn.val();
+        self.h3_vn.next = self.h3_valid.q.val() && !self.take3.val();
         if self.p3.valid.val() {
-            self.h3_valid.d.next = !self.go3.val();
+            self.h3_vn.next = !self.go3.val();
             self.h3.d.next = self.p3.rec.val();
         }
-        if self.takec.val() {
-            self.hc_valid.d.next = false;
-        }
+        self.h3_valid.d.next = self.h3_vn.val();
+        self.hc_vn.next = self.hc_valid.q.val() && !self.takec.val();
         if self.pc.valid.val() {
-            self.hc_valid.d.next = !self.goc.val();
+            self.hc_vn.next = !self.goc.val();
             self.hc.d.next = self.pc.rec.val();
             self.hc_req_full.d.next = self.req_cap.payload.val();
         }
-        if self.hc_valid.q.val() {
-            self.s_port.next = self.k0_2.val();
-            self.s_rec.next = self.hc.q.val();
-        } else if self.h0_valid.q.val() {
-            self.s_port.next = self.k0_2.val();
-            self.s_rec.next = self.h0.q.val();
-        } else if self.h1_valid.q.val() {
-            self.s_port.next = self.k1_2.val();
-            self.s_rec.next = self.h1.q.val();
-        } else if self.h2_valid.q.val() {
-            self.s_port.next = self.k2_2.val();
-            self.s_rec.next = self.h2.q.val();
-        } else {
-            self.s_port.next = self.k3_2.val();
-            self.s_rec.next = self.h3.q.val();
+        self.hc_valid.d.next = self.hc_vn.val();
+        // The next cycle's pick: its held verdicts are these next values, its live ones those
+        // of the frames that end now (a parser's `valid` follows its `ends` by a cycle).
+        self.e_any.d.next = self.hc_vn.val()
+            || self.h0_vn.val()
+            || self.h1_vn.val()
+            || self.h2_vn.val()
+            || self.h3_vn.val()
+            || self.pc.ends.val()
+            || self.p0.ends.val()
+            || self.p1.ends.val()
+            || self.p2.ends.val()
+            || self.p3.ends.val();
+        self.e_sel.d.next = self.ks_none.val();
+        if self.p3.ends.val() {
+            self.e_sel.d.next = self.ks_l3.val();
         }
-        if self.pc.valid.val() {
-            self.l_port.next = self.k0_2.val();
-            self.l_rec.next = self.pc.rec.val();
-        } else if self.p0.valid.val() {
-            self.l_port.next = self.k0_2.val();
-            self.l_rec.next = self.p0.rec.val();
-        } else if self.p1.valid.val() {
-            self.l_port.next = self.k1_2.val();
-            self.l_rec.next = self.p1.rec.val();
-        } else if self.p2.valid.val() {
-            self.l_port.next = self.k2_2.val();
-            self.l_rec.next = self.p2.rec.val();
-        } else {
-            self.l_port.next = self.k3_2.val();
-            self.l_rec.next = self.p3.rec.val();
+        if self.p2.ends.val() {
+            self.e_sel.d.next = self.ks_l2.val();
+        }
+        if self.p1.ends.val() {
+            self.e_sel.d.next = self.ks_l1.val();
+        }
+        if self.p0.ends.val() {
+            self.e_sel.d.next = self.ks_l0.val();
+        }
+        if self.pc.ends.val() {
+            self.e_sel.d.next = self.ks_lc.val();
+        }
+        if self.h3_vn.val() {
+            self.e_sel.d.next = self.ks_h3.val();
+        }
+        if self.h2_vn.val() {
+            self.e_sel.d.next = self.ks_h2.val();
+        }
+        if self.h1_vn.val() {
+            self.e_sel.d.next = self.ks_h1.val();
+        }
+        if self.h0_vn.val() {
+            self.e_sel.d.next = self.ks_h0.val();
+        }
+        if self.hc_vn.val() {
+            self.e_sel.d.next = self.ks_hc.val();
         }
         // A live client event's payload reaches `e_req_full` a cycle late, through
         // `hc_req_full` (which takes every client verdict's payload; the next comes eight
@@ -509,23 +574,6 @@ impl Logic for NcEngine {
         self.e_fresh.d.next = self.goc.val();
         if self.takec.val() || self.e_fresh.q.val() {
             self.e_req_full.d.next = self.hc_req_full.q.val();
-        }
-        if self.free.val() {
-            self.e_valid.d.next = self.held.val()
-                || self.pc.valid.val()
-                || self.p0.valid.val()
-                || self.p1.valid.val()
-                || self.p2.valid.val()
-                || self.p3.valid.val();
-            if self.held.val() {
-                self.e_cl.d.next = self.hc_valid.q.val();
-                self.e_port.d.next = self.s_port.val();
-                self.e.d.next = self.s_rec.val();
-            } else {
-                self.e_cl.d.next = self.pc.valid.val();
-                self.e_port.d.next = self.l_port.val();
-                self.e.d.next = self.l_rec.val();
-            }
         }
         // The core's event: the register's.
         self.cl_taken.next = self.take.val() && self.e_cl.q.val();
@@ -595,6 +643,7 @@ impl Logic for NcEngine {
         self.tq0.in_valid.next = self.decide_gen.m0_valid.val();
         self.tq0.in_last.next = self.decide_gen.m0_last.val();
         self.tq0.out_ready.next = self.g0_ready.val();
+        self.tq0.room_min.next = self.k_tree_room.val();
         self.g0_data.next = self.tq0.out_data.val();
         self.g0_keep.next = self.tq0.out_keep.val();
         self.g0_valid.next = self.tq0.out_valid.val();
@@ -605,6 +654,7 @@ impl Logic for NcEngine {
         self.tq1.in_valid.next = self.decide_gen.m1_valid.val();
         self.tq1.in_last.next = self.decide_gen.m1_last.val();
         self.tq1.out_ready.next = self.g1_ready.val();
+        self.tq1.room_min.next = self.k_tree_room.val();
         self.g1_data.next = self.tq1.out_data.val();
         self.g1_keep.next = self.tq1.out_keep.val();
         self.g1_valid.next = self.tq1.out_valid.val();
@@ -615,6 +665,7 @@ impl Logic for NcEngine {
         self.tq2.in_valid.next = self.decide_gen.m2_valid.val();
         self.tq2.in_last.next = self.decide_gen.m2_last.val();
         self.tq2.out_ready.next = self.g2_ready.val();
+        self.tq2.room_min.next = self.k_tree_room.val();
         self.g2_data.next = self.tq2.out_data.val();
         self.g2_keep.next = self.tq2.out_keep.val();
         self.g2_valid.next = self.tq2.out_valid.val();
@@ -625,17 +676,15 @@ impl Logic for NcEngine {
         self.tq3.in_valid.next = self.decide_gen.m3_valid.val();
         self.tq3.in_last.next = self.decide_gen.m3_last.val();
         self.tq3.out_ready.next = self.g3_ready.val();
+        self.tq3.room_min.next = self.k_tree_room.val();
         self.g3_data.next = self.tq3.out_data.val();
         self.g3_keep.next = self.tq3.out_keep.val();
         self.g3_valid.next = self.tq3.out_valid.val();
         self.g3_last.next = self.tq3.out_last.val();
-        self.room0.next = self.tq0.free.val() >= self.k_tree_room.val();
-        self.room1.next = (self.decide_gen.trees.val() <= self.k_t1_8.val())
-            || (self.tq1.free.val() >= self.k_tree_room.val());
-        self.room2.next = (self.decide_gen.trees.val() <= self.k_t2_8.val())
-            || (self.tq2.free.val() >= self.k_tree_room.val());
-        self.room3.next = (self.decide_gen.trees.val() <= self.k_t3_8.val())
-            || (self.tq3.free.val() >= self.k_tree_room.val());
+        self.room0.next = self.tq0.room.val();
+        self.room1.next = (self.decide_gen.trees.val() <= self.k_t1_8.val()) || self.tq1.room.val();
+        self.room2.next = (self.decide_gen.trees.val() <= self.k_t2_8.val()) || self.tq2.room.val();
+        self.room3.next = (self.decide_gen.trees.val() <= self.k_t3_8.val()) || self.tq3.room.val();
         self.decide_gen.room.next =
             self.room0.val() && self.room1.val() && self.room2.val() && self.room3.val();
         self.gen_overrun.next = self.decide_gen.overrun.val();
@@ -683,7 +732,8 @@ impl Logic for NcEngine {
         self.hq.in_valid.next = self.host_gen.h_valid.val();
         self.hq.in_last.next = self.host_gen.h_last.val();
         self.hq.out_ready.next = self.h_ready.val();
-        self.host_gen.room.next = self.hq.free.val() >= self.k_host_room.val();
+        self.hq.room_min.next = self.k_host_room.val();
+        self.host_gen.room.next = self.hq.room.val();
         self.h_data.next = self.hq.out_data.val();
         self.h_keep.next = self.hq.out_keep.val();
         self.h_valid.next = self.hq.out_valid.val();

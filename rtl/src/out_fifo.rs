@@ -12,9 +12,10 @@
 //! offer is free (or taken in cycle t) it goes straight into the output register; else it is
 //! written into the RAM and read out (a registered read) in its turn.
 //!
-//! The generators never stall inside a frame: a generator starts a frame only when `free` (the
-//! entries neither offered-and-taken nor empty, from registers only) leaves room for its
-//! longest frame, so a frame always goes into the FIFO whole and leaves it without a gap unless
+//! The generators never stall inside a frame: a generator starts a frame only when `room` says
+//! that the free entries (neither written and not yet taken) hold its longest frame
+//! (`room_min`; `room` is one register, decided a cycle early from the count and that cycle's
+//! write and take), so a frame always goes into the FIFO whole and leaves it without a gap unless
 //! the MAC pauses. A beat written into a full FIFO is dropped (the engine's room rule never lets
 //! that happen; the module test checks the drop).
 //!
@@ -41,10 +42,14 @@ block! {
         pub out_valid: Signal<Out, Bit>,
         pub out_last: Signal<Out, Bit>,
         pub out_ready: Signal<In, Bit>,
-        /// Entries free (2^A less the beats written and not yet taken), from registers.
-        pub free: Signal<Out, Bits<16>>,
         /// The FIFO holds no beat (none written and not yet taken), from registers.
         pub empty: Signal<Out, Bit>,
+        /// A constant at most `2^A`: the entries the writer's longest frame needs free.
+        pub room_min: Signal<In, Bits<16>>,
+        /// At least `room_min` entries free (`2^A` less the beats written and not yet taken),
+        /// from one register (decided in the cycle before from the count
+        /// and the cycle's write and take; the writer's start decision reads no adder).
+        pub room: Signal<Out, Bit>,
         ram: RAM<Bits<WORD>, A>,
         /// Next RAM address to write.
         wr: DFF<Bits<A>>,
@@ -58,6 +63,14 @@ block! {
         o_valid: DFF<Bit>,
         o_reg_sel: DFF<Bit>,
         o_reg: DFF<Bits<WORD>>,
+        /// Not `room` (so that the power-on value, an empty FIFO, has room).
+        r_noroom: DFF<Bit>,
+        /// `2^A - room_min` (the most beats with room left) and one more.
+        lim: Signal<Local, Bits<16>>,
+        lim1: Signal<Local, Bits<16>>,
+        /// The count grows (a beat stored, none taken) or shrinks (taken, none stored).
+        grow: Signal<Local, Bit>,
+        shrink: Signal<Local, Bit>,
         bypass: Signal<Local, Bit>,
         /// The FIFO holds nothing and a beat comes: it is offered in this cycle.
         through: Signal<Local, Bit>,
@@ -92,7 +105,7 @@ impl<const A: usize> Logic for OutFifo<A> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr, rd, n_store, n_avail, o_valid, o_reg_sel, o_reg
+            self, clock, wr, rd, n_store, n_avail, o_valid, o_reg_sel, o_reg, r_noroom
         );
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_clock.next = self.clock.val();
@@ -145,11 +158,24 @@ impl<const A: usize> Logic for OutFifo<A> {
         } else if !self.write.val() && self.load.val() {
             self.n_avail.d.next = self.n_avail.q.val() - self.k1_16.val();
         }
-        if (self.write.val() || self.bypass.val()) && !self.take.val() {
+        self.grow.next = (self.write.val() || self.bypass.val()) && !self.take.val();
+        self.shrink.next = !(self.write.val() || self.bypass.val()) && self.take.val();
+        if self.grow.val() {
             self.n_store.d.next = self.n_store.q.val() + self.k1_16.val();
-        } else if !(self.write.val() || self.bypass.val()) && self.take.val() {
+        } else if self.shrink.val() {
             self.n_store.d.next = self.n_store.q.val() - self.k1_16.val();
         }
+        // `room` for the next cycle: the next count at most `lim`, compared from this count
+        // (`n_store + 1 <= lim` is `n_store < lim`; `n_store - 1 <= lim` is `n_store <= lim + 1`).
+        self.lim.next = self.k_depth.val() - self.room_min.val();
+        self.lim1.next = self.lim.val() + self.k1_16.val();
+        self.r_noroom.d.next = self.n_store.q.val() > self.lim.val();
+        if self.grow.val() {
+            self.r_noroom.d.next = self.n_store.q.val() >= self.lim.val();
+        } else if self.shrink.val() {
+            self.r_noroom.d.next = self.n_store.q.val() > self.lim1.val();
+        }
+        self.room.next = !self.r_noroom.q.val();
         self.o_valid.d.next =
             self.load.val() || self.bypass.val() || (self.o_valid.q.val() && !self.take.val());
         if self.load.val() {
@@ -173,7 +199,6 @@ impl<const A: usize> Logic for OutFifo<A> {
             self.out_keep.next = self.in_keep.val();
             self.out_last.next = self.in_last.val();
         }
-        self.free.next = self.k_depth.val() - self.n_store.q.val();
         self.empty.next = self.n_store.q.val() == self.k0_16.val();
     }
 }

@@ -434,6 +434,10 @@ pub struct PktParser {
     pub sender_tab: Signal<In, Bits<SENDER_TAB_BITS>>,
     /// A frame ended in the previous cycle: its verdict and fields are valid now.
     pub valid: Signal<Out, Bit>,
+    /// A frame ends in this cycle (its last beat is on the bus): `valid` is high in the next
+    /// cycle. Lets a consumer register a decision on the next cycle's verdict
+    /// (`nc_engine`'s arbitration, rtl/README "Step 16").
+    pub ends: Signal<Out, Bit>,
     /// The frame's verdict and fields (valid with `valid`).
     pub rec: Signal<Out, Record>,
     beat: DFF<Bits<16>>,
@@ -762,6 +766,7 @@ impl Default for PktParser {
             cluster_id: Default::default(),
             sender_tab: Default::default(),
             valid: Default::default(),
+            ends: Default::default(),
             rec: Default::default(),
             beat: Default::default(),
             h0: Default::default(),
@@ -1423,6 +1428,7 @@ impl Logic for PktParser {
         self.bq8.d.next = self.beat_n.val() == self.k8_16.val();
         self.bq9.d.next = self.beat_n.val() == self.k9_16.val();
         self.done.d.next = false;
+        self.ends.next = self.s_valid.val() && self.s_last.val();
         if self.s_valid.val() {
             if !self.bn0.q.val() {
                 self.h0.d.next = self.s_data.val();

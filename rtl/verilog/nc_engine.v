@@ -137,6 +137,17 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     localparam  k_t1_8 = 8'h1;
     localparam  k_t2_8 = 8'h2;
     localparam  k_t3_8 = 8'h3;
+    localparam  ks_hc = 4'h1;
+    localparam  ks_h0 = 4'h2;
+    localparam  ks_h1 = 4'h3;
+    localparam  ks_h2 = 4'h4;
+    localparam  ks_h3 = 4'h5;
+    localparam  ks_lc = 4'h6;
+    localparam  ks_l0 = 4'h7;
+    localparam  ks_l1 = 4'h8;
+    localparam  ks_l2 = 4'h9;
+    localparam  ks_l3 = 4'ha;
+    localparam  ks_none = 4'h0;
     localparam  k0_2 = 2'b0;
     localparam  k1_2 = 2'b1;
     localparam  k2_2 = 2'b10;
@@ -274,8 +285,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  tq0$out_valid;
     wire  tq0$out_last;
     reg  tq0$out_ready;
-    wire  [15:0] tq0$free;
     wire  tq0$empty;
+    reg  [15:0] tq0$room_min;
+    wire  tq0$room;
     reg  tq1$clock;
     reg  [63:0] tq1$in_data;
     reg  [7:0] tq1$in_keep;
@@ -286,8 +298,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  tq1$out_valid;
     wire  tq1$out_last;
     reg  tq1$out_ready;
-    wire  [15:0] tq1$free;
     wire  tq1$empty;
+    reg  [15:0] tq1$room_min;
+    wire  tq1$room;
     reg  tq2$clock;
     reg  [63:0] tq2$in_data;
     reg  [7:0] tq2$in_keep;
@@ -298,8 +311,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  tq2$out_valid;
     wire  tq2$out_last;
     reg  tq2$out_ready;
-    wire  [15:0] tq2$free;
     wire  tq2$empty;
+    reg  [15:0] tq2$room_min;
+    wire  tq2$room;
     reg  tq3$clock;
     reg  [63:0] tq3$in_data;
     reg  [7:0] tq3$in_keep;
@@ -310,8 +324,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  tq3$out_valid;
     wire  tq3$out_last;
     reg  tq3$out_ready;
-    wire  [15:0] tq3$free;
     wire  tq3$empty;
+    reg  [15:0] tq3$room_min;
+    wire  tq3$room;
     reg  hq$clock;
     reg  [63:0] hq$in_data;
     reg  [7:0] hq$in_keep;
@@ -322,8 +337,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     wire  hq$out_valid;
     wire  hq$out_last;
     reg  hq$out_ready;
-    wire  [15:0] hq$free;
     wire  hq$empty;
+    reg  [15:0] hq$room_min;
+    wire  hq$room;
     reg  req_cap$clock;
     reg  [63:0] req_cap$s_data;
     reg  req_cap$s_valid;
@@ -422,6 +438,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p0$cluster_id;
     reg  [782:0] p0$sender_tab;
     wire  p0$valid;
+    wire  p0$ends;
     wire  [484:0] p0$rec;
     reg  p1$clock;
     reg  [63:0] p1$s_data;
@@ -434,6 +451,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p1$cluster_id;
     reg  [782:0] p1$sender_tab;
     wire  p1$valid;
+    wire  p1$ends;
     wire  [484:0] p1$rec;
     reg  p2$clock;
     reg  [63:0] p2$s_data;
@@ -446,6 +464,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p2$cluster_id;
     reg  [782:0] p2$sender_tab;
     wire  p2$valid;
+    wire  p2$ends;
     wire  [484:0] p2$rec;
     reg  p3$clock;
     reg  [63:0] p3$s_data;
@@ -458,6 +477,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] p3$cluster_id;
     reg  [782:0] p3$sender_tab;
     wire  p3$valid;
+    wire  p3$ends;
     wire  [484:0] p3$rec;
     reg  pc$clock;
     reg  [63:0] pc$s_data;
@@ -470,6 +490,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  [31:0] pc$cluster_id;
     reg  [782:0] pc$sender_tab;
     wire  pc$valid;
+    wire  pc$ends;
     wire  [484:0] pc$rec;
     reg  h0_valid$d;
     wire  h0_valid$q;
@@ -519,6 +540,12 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  e_fresh$d;
     wire  e_fresh$q;
     reg  e_fresh$clock;
+    reg  [3:0] e_sel$d;
+    wire  [3:0] e_sel$q;
+    reg  e_sel$clock;
+    reg  e_any$d;
+    wire  e_any$q;
+    reg  e_any$clock;
     
     // Local signals
     reg  room0;
@@ -532,16 +559,16 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  takec;
     reg  take;
     reg  free;
-    reg  held;
     reg  goc;
     reg  go0;
     reg  go1;
     reg  go2;
     reg  go3;
-    reg  [1:0] s_port;
-    reg  [1:0] l_port;
-    reg  [484:0] s_rec;
-    reg  [484:0] l_rec;
+    reg  hc_vn;
+    reg  h0_vn;
+    reg  h1_vn;
+    reg  h2_vn;
+    reg  h3_vn;
     
     // Sub module instances
     nc_engine$core core(
@@ -680,8 +707,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .out_valid(tq0$out_valid),
         .out_last(tq0$out_last),
         .out_ready(tq0$out_ready),
-        .free(tq0$free),
-        .empty(tq0$empty)
+        .empty(tq0$empty),
+        .room_min(tq0$room_min),
+        .room(tq0$room)
     );
     nc_engine$tq1 tq1(
         .clock(tq1$clock),
@@ -694,8 +722,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .out_valid(tq1$out_valid),
         .out_last(tq1$out_last),
         .out_ready(tq1$out_ready),
-        .free(tq1$free),
-        .empty(tq1$empty)
+        .empty(tq1$empty),
+        .room_min(tq1$room_min),
+        .room(tq1$room)
     );
     nc_engine$tq2 tq2(
         .clock(tq2$clock),
@@ -708,8 +737,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .out_valid(tq2$out_valid),
         .out_last(tq2$out_last),
         .out_ready(tq2$out_ready),
-        .free(tq2$free),
-        .empty(tq2$empty)
+        .empty(tq2$empty),
+        .room_min(tq2$room_min),
+        .room(tq2$room)
     );
     nc_engine$tq3 tq3(
         .clock(tq3$clock),
@@ -722,8 +752,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .out_valid(tq3$out_valid),
         .out_last(tq3$out_last),
         .out_ready(tq3$out_ready),
-        .free(tq3$free),
-        .empty(tq3$empty)
+        .empty(tq3$empty),
+        .room_min(tq3$room_min),
+        .room(tq3$room)
     );
     nc_engine$hq hq(
         .clock(hq$clock),
@@ -736,8 +767,9 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .out_valid(hq$out_valid),
         .out_last(hq$out_last),
         .out_ready(hq$out_ready),
-        .free(hq$free),
-        .empty(hq$empty)
+        .empty(hq$empty),
+        .room_min(hq$room_min),
+        .room(hq$room)
     );
     nc_engine$req_cap req_cap(
         .clock(req_cap$clock),
@@ -852,6 +884,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p0$cluster_id),
         .sender_tab(p0$sender_tab),
         .valid(p0$valid),
+        .ends(p0$ends),
         .rec(p0$rec)
     );
     nc_engine$p1 p1(
@@ -866,6 +899,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p1$cluster_id),
         .sender_tab(p1$sender_tab),
         .valid(p1$valid),
+        .ends(p1$ends),
         .rec(p1$rec)
     );
     nc_engine$p2 p2(
@@ -880,6 +914,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p2$cluster_id),
         .sender_tab(p2$sender_tab),
         .valid(p2$valid),
+        .ends(p2$ends),
         .rec(p2$rec)
     );
     nc_engine$p3 p3(
@@ -894,6 +929,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(p3$cluster_id),
         .sender_tab(p3$sender_tab),
         .valid(p3$valid),
+        .ends(p3$ends),
         .rec(p3$rec)
     );
     nc_engine$pc pc(
@@ -908,6 +944,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .cluster_id(pc$cluster_id),
         .sender_tab(pc$sender_tab),
         .valid(pc$valid),
+        .ends(pc$ends),
         .rec(pc$rec)
     );
     nc_engine$h0_valid h0_valid(
@@ -990,6 +1027,16 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(e_fresh$q),
         .clock(e_fresh$clock)
     );
+    nc_engine$e_sel e_sel(
+        .d(e_sel$d),
+        .q(e_sel$q),
+        .clock(e_sel$clock)
+    );
+    nc_engine$e_any e_any(
+        .d(e_any$d),
+        .q(e_any$q),
+        .clock(e_any$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1021,6 +1068,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e$clock = clock;
         e_req_full$clock = clock;
         e_fresh$clock = clock;
+        e_sel$clock = clock;
+        e_any$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1038,6 +1087,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e$d = e$q;
         e_req_full$d = e_req_full$q;
         e_fresh$d = e_fresh$q;
+        e_sel$d = e_sel$q;
+        e_any$d = e_any$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -1093,109 +1144,160 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         pc$client_mode = 1'b1;
         take = e_valid$q && ~csr_write;
         free = ~e_valid$q || ~csr_write;
-        held = hc_valid$q || h0_valid$q || h1_valid$q || h2_valid$q || h3_valid$q;
-        takec = free && hc_valid$q;
-        take0 = free && ~hc_valid$q && h0_valid$q;
-        take1 = free && ~hc_valid$q && ~h0_valid$q && h1_valid$q;
-        take2 = free && ~hc_valid$q && ~h0_valid$q && ~h1_valid$q && h2_valid$q;
-        take3 = free && ~hc_valid$q && ~h0_valid$q && ~h1_valid$q && ~h2_valid$q && h3_valid$q;
-        goc = free && ~held && pc$valid;
-        go0 = free && ~held && ~pc$valid && p0$valid;
-        go1 = free && ~held && ~pc$valid && ~p0$valid && p1$valid;
-        go2 = free && ~held && ~pc$valid && ~p0$valid && ~p1$valid && p2$valid;
-        go3 = free && ~held && ~pc$valid && ~p0$valid && ~p1$valid && ~p2$valid && p3$valid;
-        if (take0) begin
-            h0_valid$d = 1'b0;
+        takec = 1'b0;
+        take0 = 1'b0;
+        take1 = 1'b0;
+        take2 = 1'b0;
+        take3 = 1'b0;
+        goc = 1'b0;
+        go0 = 1'b0;
+        go1 = 1'b0;
+        go2 = 1'b0;
+        go3 = 1'b0;
+        if (free) begin
+            e_valid$d = e_any$q;
+            case (e_sel$q)
+                1:
+                    begin
+                        takec = 1'b1;
+                        e_cl$d = 1'b1;
+                        e_port$d = k0_2;
+                        e$d = hc$q;
+                    end
+                2:
+                    begin
+                        take0 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k0_2;
+                        e$d = h0$q;
+                    end
+                3:
+                    begin
+                        take1 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k1_2;
+                        e$d = h1$q;
+                    end
+                4:
+                    begin
+                        take2 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k2_2;
+                        e$d = h2$q;
+                    end
+                5:
+                    begin
+                        take3 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k3_2;
+                        e$d = h3$q;
+                    end
+                6:
+                    begin
+                        goc = 1'b1;
+                        e_cl$d = 1'b1;
+                        e_port$d = k0_2;
+                        e$d = pc$rec;
+                    end
+                7:
+                    begin
+                        go0 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k0_2;
+                        e$d = p0$rec;
+                    end
+                8:
+                    begin
+                        go1 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k1_2;
+                        e$d = p1$rec;
+                    end
+                9:
+                    begin
+                        go2 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k2_2;
+                        e$d = p2$rec;
+                    end
+                10:
+                    begin
+                        go3 = 1'b1;
+                        e_cl$d = 1'b0;
+                        e_port$d = k3_2;
+                        e$d = p3$rec;
+                    end
+                default:
+                    begin
+                    end
+            endcase
         end
+        h0_vn = h0_valid$q && ~take0;
         if (p0$valid) begin
-            h0_valid$d = ~go0;
+            h0_vn = ~go0;
             h0$d = p0$rec;
         end
-        if (take1) begin
-            h1_valid$d = 1'b0;
-        end
+        h0_valid$d = h0_vn;
+        h1_vn = h1_valid$q && ~take1;
         if (p1$valid) begin
-            h1_valid$d = ~go1;
+            h1_vn = ~go1;
             h1$d = p1$rec;
         end
-        if (take2) begin
-            h2_valid$d = 1'b0;
-        end
+        h1_valid$d = h1_vn;
+        h2_vn = h2_valid$q && ~take2;
         if (p2$valid) begin
-            h2_valid$d = ~go2;
+            h2_vn = ~go2;
             h2$d = p2$rec;
         end
-        if (take3) begin
-            h3_valid$d = 1'b0;
-        end
+        h2_valid$d = h2_vn;
+        h3_vn = h3_valid$q && ~take3;
         if (p3$valid) begin
-            h3_valid$d = ~go3;
+            h3_vn = ~go3;
             h3$d = p3$rec;
         end
-        if (takec) begin
-            hc_valid$d = 1'b0;
-        end
+        h3_valid$d = h3_vn;
+        hc_vn = hc_valid$q && ~takec;
         if (pc$valid) begin
-            hc_valid$d = ~goc;
+            hc_vn = ~goc;
             hc$d = pc$rec;
             hc_req_full$d = req_cap$payload;
         end
-        if (hc_valid$q) begin
-            s_port = k0_2;
-            s_rec = hc$q;
+        hc_valid$d = hc_vn;
+        e_any$d = hc_vn || h0_vn || h1_vn || h2_vn || h3_vn || pc$ends || p0$ends || p1$ends || p2$ends || p3$ends;
+        e_sel$d = ks_none;
+        if (p3$ends) begin
+            e_sel$d = ks_l3;
         end
-        else if (h0_valid$q) begin
-            s_port = k0_2;
-            s_rec = h0$q;
+        if (p2$ends) begin
+            e_sel$d = ks_l2;
         end
-        else if (h1_valid$q) begin
-            s_port = k1_2;
-            s_rec = h1$q;
+        if (p1$ends) begin
+            e_sel$d = ks_l1;
         end
-        else if (h2_valid$q) begin
-            s_port = k2_2;
-            s_rec = h2$q;
+        if (p0$ends) begin
+            e_sel$d = ks_l0;
         end
-        else begin
-            s_port = k3_2;
-            s_rec = h3$q;
+        if (pc$ends) begin
+            e_sel$d = ks_lc;
         end
-        if (pc$valid) begin
-            l_port = k0_2;
-            l_rec = pc$rec;
+        if (h3_vn) begin
+            e_sel$d = ks_h3;
         end
-        else if (p0$valid) begin
-            l_port = k0_2;
-            l_rec = p0$rec;
+        if (h2_vn) begin
+            e_sel$d = ks_h2;
         end
-        else if (p1$valid) begin
-            l_port = k1_2;
-            l_rec = p1$rec;
+        if (h1_vn) begin
+            e_sel$d = ks_h1;
         end
-        else if (p2$valid) begin
-            l_port = k2_2;
-            l_rec = p2$rec;
+        if (h0_vn) begin
+            e_sel$d = ks_h0;
         end
-        else begin
-            l_port = k3_2;
-            l_rec = p3$rec;
+        if (hc_vn) begin
+            e_sel$d = ks_hc;
         end
         e_fresh$d = goc;
         if (takec || e_fresh$q) begin
             e_req_full$d = hc_req_full$q;
-        end
-        if (free) begin
-            e_valid$d = held || pc$valid || p0$valid || p1$valid || p2$valid || p3$valid;
-            if (held) begin
-                e_cl$d = hc_valid$q;
-                e_port$d = s_port;
-                e$d = s_rec;
-            end
-            else begin
-                e_cl$d = pc$valid;
-                e_port$d = l_port;
-                e$d = l_rec;
-            end
         end
         cl_taken = take && e_cl$q;
         rx_taken = take && ~e_cl$q;
@@ -1261,6 +1363,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         tq0$in_valid = decide_gen$m0_valid;
         tq0$in_last = decide_gen$m0_last;
         tq0$out_ready = g0_ready;
+        tq0$room_min = k_tree_room;
         g0_data = tq0$out_data;
         g0_keep = tq0$out_keep;
         g0_valid = tq0$out_valid;
@@ -1271,6 +1374,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         tq1$in_valid = decide_gen$m1_valid;
         tq1$in_last = decide_gen$m1_last;
         tq1$out_ready = g1_ready;
+        tq1$room_min = k_tree_room;
         g1_data = tq1$out_data;
         g1_keep = tq1$out_keep;
         g1_valid = tq1$out_valid;
@@ -1281,6 +1385,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         tq2$in_valid = decide_gen$m2_valid;
         tq2$in_last = decide_gen$m2_last;
         tq2$out_ready = g2_ready;
+        tq2$room_min = k_tree_room;
         g2_data = tq2$out_data;
         g2_keep = tq2$out_keep;
         g2_valid = tq2$out_valid;
@@ -1291,14 +1396,15 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         tq3$in_valid = decide_gen$m3_valid;
         tq3$in_last = decide_gen$m3_last;
         tq3$out_ready = g3_ready;
+        tq3$room_min = k_tree_room;
         g3_data = tq3$out_data;
         g3_keep = tq3$out_keep;
         g3_valid = tq3$out_valid;
         g3_last = tq3$out_last;
-        room0 = tq0$free >= k_tree_room;
-        room1 = (decide_gen$trees <= k_t1_8) || (tq1$free >= k_tree_room);
-        room2 = (decide_gen$trees <= k_t2_8) || (tq2$free >= k_tree_room);
-        room3 = (decide_gen$trees <= k_t3_8) || (tq3$free >= k_tree_room);
+        room0 = tq0$room;
+        room1 = (decide_gen$trees <= k_t1_8) || tq1$room;
+        room2 = (decide_gen$trees <= k_t2_8) || tq2$room;
+        room3 = (decide_gen$trees <= k_t3_8) || tq3$room;
         decide_gen$room = room0 && room1 && room2 && room3;
         gen_overrun = decide_gen$overrun;
         gen_busy = decide_gen$busy || ~tq0$empty || ~tq1$empty || ~tq2$empty || ~tq3$empty;
@@ -1339,7 +1445,8 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         hq$in_valid = host_gen$h_valid;
         hq$in_last = host_gen$h_last;
         hq$out_ready = h_ready;
-        host_gen$room = hq$free >= k_host_room;
+        hq$room_min = k_host_room;
+        host_gen$room = hq$room;
         h_data = hq$out_data;
         h_keep = hq$out_keep;
         h_valid = hq$out_valid;
@@ -28197,6 +28304,25 @@ module nc_engine$e(d,q,clock);
 endmodule // nc_engine$e
 
 
+module nc_engine$e_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_any
+
+
 module nc_engine$e_cl(d,q,clock);
     
     // Module arguments
@@ -28271,6 +28397,25 @@ module nc_engine$e_req_full(d,q,clock);
     end
           
 endmodule // nc_engine$e_req_full
+
+
+module nc_engine$e_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_sel
 
 
 module nc_engine$e_valid(d,q,clock);
@@ -32334,7 +32479,7 @@ module nc_engine$host_mac(hi,lo,out);
 endmodule // nc_engine$host_mac
 
 
-module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,empty,room_min,room);
     
     // Module arguments
     input wire  clock;
@@ -32347,8 +32492,9 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     output reg  out_valid;
     output reg  out_last;
     input wire  out_ready;
-    output reg  [15:0] free;
     output reg  empty;
+    input wire  [15:0] room_min;
+    output reg  room;
     
     // Constant declarations
     localparam  k0_16 = 16'h0;
@@ -32388,12 +32534,19 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     reg  [72:0] o_reg$d;
     wire  [72:0] o_reg$q;
     reg  o_reg$clock;
+    reg  r_noroom$d;
+    wire  r_noroom$q;
+    reg  r_noroom$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  [15:0] lim;
+    reg  [15:0] lim1;
+    reg  grow;
+    reg  shrink;
     reg  bypass;
     reg  through;
     reg  passed;
@@ -32449,6 +32602,11 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         .q(o_reg$q),
         .clock(o_reg$clock)
     );
+    nc_engine$hq$r_noroom r_noroom(
+        .d(r_noroom$d),
+        .q(r_noroom$q),
+        .clock(r_noroom$clock)
+    );
     nc_engine$hq$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -32467,6 +32625,7 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
+        r_noroom$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
@@ -32474,6 +32633,7 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
+        r_noroom$d = r_noroom$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
@@ -32512,12 +32672,24 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if ((write || bypass) && ~take) begin
+        grow = (write || bypass) && ~take;
+        shrink = ~(write || bypass) && take;
+        if (grow) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~(write || bypass) && take) begin
+        else if (shrink) begin
             n_store$d = n_store$q - k1_16;
         end
+        lim = k_depth - room_min;
+        lim1 = lim + k1_16;
+        r_noroom$d = n_store$q > lim;
+        if (grow) begin
+            r_noroom$d = n_store$q >= lim;
+        end
+        else if (shrink) begin
+            r_noroom$d = n_store$q > lim1;
+        end
+        room = ~r_noroom$q;
         o_valid$d = load || bypass || (o_valid$q && ~take);
         if (load) begin
             o_reg_sel$d = 1'b0;
@@ -32543,7 +32715,6 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
             out_keep = in_keep;
             out_last = in_last;
         end
-        free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
     
@@ -32645,6 +32816,25 @@ module nc_engine$hq$o_valid(d,q,clock);
 endmodule // nc_engine$hq$o_valid
 
 
+module nc_engine$hq$r_noroom(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$r_noroom
+
+
 module nc_engine$hq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -32734,7 +32924,7 @@ module nc_engine$hq$xk(narrow,wide);
 endmodule // nc_engine$hq$xk
 
 
-module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -32748,6 +32938,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -34036,6 +34227,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -35988,7 +36180,7 @@ module nc_engine$p0$u_s(d,q,clock);
 endmodule // nc_engine$p0$u_s
 
 
-module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -36002,6 +36194,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -37290,6 +37483,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -39242,7 +39436,7 @@ module nc_engine$p1$u_s(d,q,clock);
 endmodule // nc_engine$p1$u_s
 
 
-module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -39256,6 +39450,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -40544,6 +40739,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -42496,7 +42692,7 @@ module nc_engine$p2$u_s(d,q,clock);
 endmodule // nc_engine$p2$u_s
 
 
-module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -42510,6 +42706,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -43798,6 +43995,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -45750,7 +45948,7 @@ module nc_engine$p3$u_s(d,q,clock);
 endmodule // nc_engine$p3$u_s
 
 
-module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -45764,6 +45962,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -47052,6 +47251,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -52094,7 +52294,7 @@ module nc_engine$src_mac(hi,lo,out);
 endmodule // nc_engine$src_mac
 
 
-module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,empty,room_min,room);
     
     // Module arguments
     input wire  clock;
@@ -52107,8 +52307,9 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  out_valid;
     output reg  out_last;
     input wire  out_ready;
-    output reg  [15:0] free;
     output reg  empty;
+    input wire  [15:0] room_min;
+    output reg  room;
     
     // Constant declarations
     localparam  k0_16 = 16'h0;
@@ -52148,12 +52349,19 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [72:0] o_reg$d;
     wire  [72:0] o_reg$q;
     reg  o_reg$clock;
+    reg  r_noroom$d;
+    wire  r_noroom$q;
+    reg  r_noroom$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  [15:0] lim;
+    reg  [15:0] lim1;
+    reg  grow;
+    reg  shrink;
     reg  bypass;
     reg  through;
     reg  passed;
@@ -52209,6 +52417,11 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_reg$q),
         .clock(o_reg$clock)
     );
+    nc_engine$tq0$r_noroom r_noroom(
+        .d(r_noroom$d),
+        .q(r_noroom$q),
+        .clock(r_noroom$clock)
+    );
     nc_engine$tq0$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -52227,6 +52440,7 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
+        r_noroom$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
@@ -52234,6 +52448,7 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
+        r_noroom$d = r_noroom$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
@@ -52272,12 +52487,24 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if ((write || bypass) && ~take) begin
+        grow = (write || bypass) && ~take;
+        shrink = ~(write || bypass) && take;
+        if (grow) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~(write || bypass) && take) begin
+        else if (shrink) begin
             n_store$d = n_store$q - k1_16;
         end
+        lim = k_depth - room_min;
+        lim1 = lim + k1_16;
+        r_noroom$d = n_store$q > lim;
+        if (grow) begin
+            r_noroom$d = n_store$q >= lim;
+        end
+        else if (shrink) begin
+            r_noroom$d = n_store$q > lim1;
+        end
+        room = ~r_noroom$q;
         o_valid$d = load || bypass || (o_valid$q && ~take);
         if (load) begin
             o_reg_sel$d = 1'b0;
@@ -52303,7 +52530,6 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
     
@@ -52405,6 +52631,25 @@ module nc_engine$tq0$o_valid(d,q,clock);
 endmodule // nc_engine$tq0$o_valid
 
 
+module nc_engine$tq0$r_noroom(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$r_noroom
+
+
 module nc_engine$tq0$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -52494,7 +52739,7 @@ module nc_engine$tq0$xk(narrow,wide);
 endmodule // nc_engine$tq0$xk
 
 
-module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,empty,room_min,room);
     
     // Module arguments
     input wire  clock;
@@ -52507,8 +52752,9 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  out_valid;
     output reg  out_last;
     input wire  out_ready;
-    output reg  [15:0] free;
     output reg  empty;
+    input wire  [15:0] room_min;
+    output reg  room;
     
     // Constant declarations
     localparam  k0_16 = 16'h0;
@@ -52548,12 +52794,19 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [72:0] o_reg$d;
     wire  [72:0] o_reg$q;
     reg  o_reg$clock;
+    reg  r_noroom$d;
+    wire  r_noroom$q;
+    reg  r_noroom$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  [15:0] lim;
+    reg  [15:0] lim1;
+    reg  grow;
+    reg  shrink;
     reg  bypass;
     reg  through;
     reg  passed;
@@ -52609,6 +52862,11 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_reg$q),
         .clock(o_reg$clock)
     );
+    nc_engine$tq1$r_noroom r_noroom(
+        .d(r_noroom$d),
+        .q(r_noroom$q),
+        .clock(r_noroom$clock)
+    );
     nc_engine$tq1$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -52627,6 +52885,7 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
+        r_noroom$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
@@ -52634,6 +52893,7 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
+        r_noroom$d = r_noroom$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
@@ -52672,12 +52932,24 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if ((write || bypass) && ~take) begin
+        grow = (write || bypass) && ~take;
+        shrink = ~(write || bypass) && take;
+        if (grow) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~(write || bypass) && take) begin
+        else if (shrink) begin
             n_store$d = n_store$q - k1_16;
         end
+        lim = k_depth - room_min;
+        lim1 = lim + k1_16;
+        r_noroom$d = n_store$q > lim;
+        if (grow) begin
+            r_noroom$d = n_store$q >= lim;
+        end
+        else if (shrink) begin
+            r_noroom$d = n_store$q > lim1;
+        end
+        room = ~r_noroom$q;
         o_valid$d = load || bypass || (o_valid$q && ~take);
         if (load) begin
             o_reg_sel$d = 1'b0;
@@ -52703,7 +52975,6 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
     
@@ -52805,6 +53076,25 @@ module nc_engine$tq1$o_valid(d,q,clock);
 endmodule // nc_engine$tq1$o_valid
 
 
+module nc_engine$tq1$r_noroom(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$r_noroom
+
+
 module nc_engine$tq1$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -52894,7 +53184,7 @@ module nc_engine$tq1$xk(narrow,wide);
 endmodule // nc_engine$tq1$xk
 
 
-module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,empty,room_min,room);
     
     // Module arguments
     input wire  clock;
@@ -52907,8 +53197,9 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  out_valid;
     output reg  out_last;
     input wire  out_ready;
-    output reg  [15:0] free;
     output reg  empty;
+    input wire  [15:0] room_min;
+    output reg  room;
     
     // Constant declarations
     localparam  k0_16 = 16'h0;
@@ -52948,12 +53239,19 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [72:0] o_reg$d;
     wire  [72:0] o_reg$q;
     reg  o_reg$clock;
+    reg  r_noroom$d;
+    wire  r_noroom$q;
+    reg  r_noroom$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  [15:0] lim;
+    reg  [15:0] lim1;
+    reg  grow;
+    reg  shrink;
     reg  bypass;
     reg  through;
     reg  passed;
@@ -53009,6 +53307,11 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_reg$q),
         .clock(o_reg$clock)
     );
+    nc_engine$tq2$r_noroom r_noroom(
+        .d(r_noroom$d),
+        .q(r_noroom$q),
+        .clock(r_noroom$clock)
+    );
     nc_engine$tq2$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -53027,6 +53330,7 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
+        r_noroom$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
@@ -53034,6 +53338,7 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
+        r_noroom$d = r_noroom$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
@@ -53072,12 +53377,24 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if ((write || bypass) && ~take) begin
+        grow = (write || bypass) && ~take;
+        shrink = ~(write || bypass) && take;
+        if (grow) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~(write || bypass) && take) begin
+        else if (shrink) begin
             n_store$d = n_store$q - k1_16;
         end
+        lim = k_depth - room_min;
+        lim1 = lim + k1_16;
+        r_noroom$d = n_store$q > lim;
+        if (grow) begin
+            r_noroom$d = n_store$q >= lim;
+        end
+        else if (shrink) begin
+            r_noroom$d = n_store$q > lim1;
+        end
+        room = ~r_noroom$q;
         o_valid$d = load || bypass || (o_valid$q && ~take);
         if (load) begin
             o_reg_sel$d = 1'b0;
@@ -53103,7 +53420,6 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
     
@@ -53205,6 +53521,25 @@ module nc_engine$tq2$o_valid(d,q,clock);
 endmodule // nc_engine$tq2$o_valid
 
 
+module nc_engine$tq2$r_noroom(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$r_noroom
+
+
 module nc_engine$tq2$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
     
     // Module arguments
@@ -53294,7 +53629,7 @@ module nc_engine$tq2$xk(narrow,wide);
 endmodule // nc_engine$tq2$xk
 
 
-module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,free,empty);
+module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out_valid,out_last,out_ready,empty,room_min,room);
     
     // Module arguments
     input wire  clock;
@@ -53307,8 +53642,9 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  out_valid;
     output reg  out_last;
     input wire  out_ready;
-    output reg  [15:0] free;
     output reg  empty;
+    input wire  [15:0] room_min;
+    output reg  room;
     
     // Constant declarations
     localparam  k0_16 = 16'h0;
@@ -53348,12 +53684,19 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [72:0] o_reg$d;
     wire  [72:0] o_reg$q;
     reg  o_reg$clock;
+    reg  r_noroom$d;
+    wire  r_noroom$q;
+    reg  r_noroom$clock;
     reg  [63:0] xd$narrow;
     wire  [72:0] xd$wide;
     reg  [7:0] xk$narrow;
     wire  [72:0] xk$wide;
     
     // Local signals
+    reg  [15:0] lim;
+    reg  [15:0] lim1;
+    reg  grow;
+    reg  shrink;
     reg  bypass;
     reg  through;
     reg  passed;
@@ -53409,6 +53752,11 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(o_reg$q),
         .clock(o_reg$clock)
     );
+    nc_engine$tq3$r_noroom r_noroom(
+        .d(r_noroom$d),
+        .q(r_noroom$q),
+        .clock(r_noroom$clock)
+    );
     nc_engine$tq3$xd xd(
         .narrow(xd$narrow),
         .wide(xd$wide)
@@ -53427,6 +53775,7 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
+        r_noroom$clock = clock;
         wr$d = wr$q;
         rd$d = rd$q;
         n_store$d = n_store$q;
@@ -53434,6 +53783,7 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
+        r_noroom$d = r_noroom$q;
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
@@ -53472,12 +53822,24 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
         end
-        if ((write || bypass) && ~take) begin
+        grow = (write || bypass) && ~take;
+        shrink = ~(write || bypass) && take;
+        if (grow) begin
             n_store$d = n_store$q + k1_16;
         end
-        else if (~(write || bypass) && take) begin
+        else if (shrink) begin
             n_store$d = n_store$q - k1_16;
         end
+        lim = k_depth - room_min;
+        lim1 = lim + k1_16;
+        r_noroom$d = n_store$q > lim;
+        if (grow) begin
+            r_noroom$d = n_store$q >= lim;
+        end
+        else if (shrink) begin
+            r_noroom$d = n_store$q > lim1;
+        end
+        room = ~r_noroom$q;
         o_valid$d = load || bypass || (o_valid$q && ~take);
         if (load) begin
             o_reg_sel$d = 1'b0;
@@ -53503,7 +53865,6 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        free = k_depth - n_store$q;
         empty = n_store$q == k0_16;
     end
     
@@ -53603,6 +53964,25 @@ module nc_engine$tq3$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$tq3$o_valid
+
+
+module nc_engine$tq3$r_noroom(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$r_noroom
 
 
 module nc_engine$tq3$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,rec);
+module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cluster_id,sender_tab,valid,ends,rec);
     
     // Module arguments
     input wire  clock;
@@ -16,6 +16,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     input wire  [31:0] cluster_id;
     input wire  [782:0] sender_tab;
     output reg  valid;
+    output reg  ends;
     output reg  [484:0] rec;
     
     // Constant declarations
@@ -1304,6 +1305,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
+        ends = s_valid && s_last;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
