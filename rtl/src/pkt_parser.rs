@@ -1428,7 +1428,9 @@ impl Logic for PktParser {
         self.bq8.d.next = self.beat_n.val() == self.k8_16.val();
         self.bq9.d.next = self.beat_n.val() == self.k9_16.val();
         self.done.d.next = false;
-        self.ends.next = self.s_valid.val() && self.s_last.val();
+        // Set where `done` is (so an unknown `s_valid` in a simulator's first cycles gives
+        // neither).
+        self.ends.next = false;
         if self.s_valid.val() {
             if !self.bn0.q.val() {
                 self.h0.d.next = self.s_data.val();
@@ -1471,6 +1473,7 @@ impl Logic for PktParser {
             }
             if self.s_last.val() {
                 self.done.d.next = true;
+                self.ends.next = true;
                 self.flen.d.next = self.flen_n.val();
             }
         }

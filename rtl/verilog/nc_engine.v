@@ -34227,7 +34227,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -34270,6 +34270,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end
@@ -37483,7 +37484,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -37526,6 +37527,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end
@@ -40739,7 +40741,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -40782,6 +40784,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end
@@ -43995,7 +43998,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -44038,6 +44041,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end
@@ -47251,7 +47255,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -47294,6 +47298,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end

@@ -1305,7 +1305,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         bq8$d = beat_n == k8_16;
         bq9$d = beat_n == k9_16;
         done$d = 1'b0;
-        ends = s_valid && s_last;
+        ends = 1'b0;
         if (s_valid) begin
             if (~bn0$q) begin
                 h0$d = s_data;
@@ -1348,6 +1348,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             end
             if (s_last) begin
                 done$d = 1'b1;
+                ends = 1'b1;
                 flen$d = flen_n;
             end
         end
