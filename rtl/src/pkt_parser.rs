@@ -483,6 +483,10 @@ pub struct PktParser {
     sw_ulen: ByteSwap<16>,
     i_chk: CsaIsFfff,
     u_chk: CsaIsFfff,
+    /// The checksums' tests of the sums after the last beat taken (`i_chk`, `u_chk` of the
+    /// sums' next values, registered with them): final in a frame's verdict cycle.
+    i_ok: DFF<Bit>,
+    u_ok: DFF<Bit>,
     k_ip_first: Constant<Bits<8>>,
     k_ip_last: Constant<Bits<8>>,
     k_udp_first: Constant<Bits<8>>,
@@ -804,6 +808,8 @@ impl Default for PktParser {
             sw_ulen: Default::default(),
             i_chk: Default::default(),
             u_chk: Default::default(),
+            i_ok: Default::default(),
+            u_ok: Default::default(),
             k_ip_first: k(0xC0),
             k_ip_last: k(0x03),
             k_udp_first: k(0xFC),
@@ -1040,6 +1046,8 @@ impl Logic for PktParser {
             i_c,
             u_s,
             u_c,
+            i_ok,
+            u_ok,
             i_mask,
             u_mask,
             u_rem,
@@ -1278,7 +1286,8 @@ impl Logic for PktParser {
         // frame bytes 26 to 34 + udp_len), by lane masks registered at the beat before, go
         // into a running ones-complement sum kept in carry-save form (`OnesCsa`: no carry
         // chain); the UDP one starts from the pseudo-header's protocol word and counts the UDP
-        // length (beat 4's last word) twice. The verdict cycle checks both (`CsaIsFfff`).
+        // length (beat 4's last word) twice. Each sum is tested (`CsaIsFfff`) as it is
+        // registered (`i_ok`, `u_ok`), the verdict cycle reads the tests.
         self.i_csa.s.next = self.i_s.q.val();
         self.i_csa.c.next = self.i_c.q.val();
         self.i_csa.first.next = !self.bn0.q.val();
@@ -1293,11 +1302,19 @@ impl Logic for PktParser {
         self.u_csa.data.next = self.s_data.val();
         self.u_csa.mask.next = self.u_mask.q.val();
         self.u_csa.dbl3.next = self.bq4.q.val();
+        // Each sum's test is made on its next value and registered with it, so the verdict
+        // cycle reads a register, not the test (rtl/README "Step 16").
+        self.i_chk.s.next = self.i_csa.s_n.val();
+        self.i_chk.c.next = self.i_csa.c_n.val();
+        self.u_chk.s.next = self.u_csa.s_n.val();
+        self.u_chk.c.next = self.u_csa.c_n.val();
         if self.s_valid.val() {
             self.i_s.d.next = self.i_csa.s_n.val();
             self.i_c.d.next = self.i_csa.c_n.val();
             self.u_s.d.next = self.u_csa.s_n.val();
             self.u_c.d.next = self.u_csa.c_n.val();
+            self.i_ok.d.next = self.i_chk.eq.val();
+            self.u_ok.d.next = self.u_chk.eq.val();
         }
         self.sw_ulen.inp.next = self.s_data.val().get_bits::<16>(48);
         // The masks of the next beat: the IPv4 header is frame bytes 14..34 (beat 1 lanes 6-7
@@ -1485,10 +1502,6 @@ impl Logic for PktParser {
         self.ck_f34.d.next = self.flen_n.val() < self.k34_16.val();
         self.ck_end.d.next = self.ip_end.q.val() > self.flen_n.val();
         // ---- verdict (the cycle after the last beat, from the registers)
-        self.i_chk.s.next = self.i_s.q.val();
-        self.i_chk.c.next = self.i_c.q.val();
-        self.u_chk.s.next = self.u_s.q.val();
-        self.u_chk.c.next = self.u_c.q.val();
         self.valid.next = self.done.q.val();
         // Issue 18: what passes every format check may still be refused as not from a member
         // (in proto's order: the tag after parsing, then a DECIDE's sender): a tagged packet
@@ -1504,12 +1517,12 @@ impl Logic for PktParser {
         } else if self.ck_f34.q.val()
             || self.ck_ip.q.val()
             || self.ck_end.q.val()
-            || !self.i_chk.eq.val()
+            || !self.i_ok.q.val()
         {
             self.v_base.next = self.c_malformed.val();
         } else if self.ck_frag.q.val() {
             self.v_base.next = self.c_foreign.val();
-        } else if self.ck_udp.q.val() || (self.ck_csum.q.val() && !self.u_chk.eq.val()) {
+        } else if self.ck_udp.q.val() || (self.ck_csum.q.val() && !self.u_ok.q.val()) {
             self.v_base.next = self.c_malformed.val();
         } else if self.f_udp_dst.val() != self.port.val() || self.ck_short.q.val() {
             self.v_base.next = self.c_foreign.val();

@@ -33154,6 +33154,12 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -33580,6 +33586,16 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    nc_engine$p0$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    nc_engine$p0$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     nc_engine$p0$done done(
         .d(done$d),
         .q(done$q),
@@ -33932,6 +33948,8 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -33993,6 +34011,8 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -34110,11 +34130,17 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -34277,23 +34303,19 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -35694,6 +35716,25 @@ module nc_engine$p0$i_mask(d,q,clock);
 endmodule // nc_engine$p0$i_mask
 
 
+module nc_engine$p0$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$i_ok
+
+
 module nc_engine$p0$i_s(d,q,clock);
     
     // Module arguments
@@ -36143,6 +36184,25 @@ module nc_engine$p0$u_mask(d,q,clock);
 endmodule // nc_engine$p0$u_mask
 
 
+module nc_engine$p0$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$u_ok
+
+
 module nc_engine$p0$u_rem(d,q,clock);
     
     // Module arguments
@@ -36411,6 +36471,12 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -36837,6 +36903,16 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    nc_engine$p1$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    nc_engine$p1$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     nc_engine$p1$done done(
         .d(done$d),
         .q(done$q),
@@ -37189,6 +37265,8 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -37250,6 +37328,8 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -37367,11 +37447,17 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -37534,23 +37620,19 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -38951,6 +39033,25 @@ module nc_engine$p1$i_mask(d,q,clock);
 endmodule // nc_engine$p1$i_mask
 
 
+module nc_engine$p1$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$i_ok
+
+
 module nc_engine$p1$i_s(d,q,clock);
     
     // Module arguments
@@ -39400,6 +39501,25 @@ module nc_engine$p1$u_mask(d,q,clock);
 endmodule // nc_engine$p1$u_mask
 
 
+module nc_engine$p1$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$u_ok
+
+
 module nc_engine$p1$u_rem(d,q,clock);
     
     // Module arguments
@@ -39668,6 +39788,12 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -40094,6 +40220,16 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    nc_engine$p2$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    nc_engine$p2$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     nc_engine$p2$done done(
         .d(done$d),
         .q(done$q),
@@ -40446,6 +40582,8 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -40507,6 +40645,8 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -40624,11 +40764,17 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -40791,23 +40937,19 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -42208,6 +42350,25 @@ module nc_engine$p2$i_mask(d,q,clock);
 endmodule // nc_engine$p2$i_mask
 
 
+module nc_engine$p2$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$i_ok
+
+
 module nc_engine$p2$i_s(d,q,clock);
     
     // Module arguments
@@ -42657,6 +42818,25 @@ module nc_engine$p2$u_mask(d,q,clock);
 endmodule // nc_engine$p2$u_mask
 
 
+module nc_engine$p2$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$u_ok
+
+
 module nc_engine$p2$u_rem(d,q,clock);
     
     // Module arguments
@@ -42925,6 +43105,12 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -43351,6 +43537,16 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    nc_engine$p3$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    nc_engine$p3$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     nc_engine$p3$done done(
         .d(done$d),
         .q(done$q),
@@ -43703,6 +43899,8 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -43764,6 +43962,8 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -43881,11 +44081,17 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -44048,23 +44254,19 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -45465,6 +45667,25 @@ module nc_engine$p3$i_mask(d,q,clock);
 endmodule // nc_engine$p3$i_mask
 
 
+module nc_engine$p3$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$i_ok
+
+
 module nc_engine$p3$i_s(d,q,clock);
     
     // Module arguments
@@ -45914,6 +46135,25 @@ module nc_engine$p3$u_mask(d,q,clock);
 endmodule // nc_engine$p3$u_mask
 
 
+module nc_engine$p3$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$u_ok
+
+
 module nc_engine$p3$u_rem(d,q,clock);
     
     // Module arguments
@@ -46182,6 +46422,12 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -46608,6 +46854,16 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    nc_engine$pc$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    nc_engine$pc$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     nc_engine$pc$done done(
         .d(done$d),
         .q(done$q),
@@ -46960,6 +47216,8 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -47021,6 +47279,8 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -47138,11 +47398,17 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -47305,23 +47571,19 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -48722,6 +48984,25 @@ module nc_engine$pc$i_mask(d,q,clock);
 endmodule // nc_engine$pc$i_mask
 
 
+module nc_engine$pc$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$i_ok
+
+
 module nc_engine$pc$i_s(d,q,clock);
     
     // Module arguments
@@ -49169,6 +49450,25 @@ module nc_engine$pc$u_mask(d,q,clock);
     end
           
 endmodule // nc_engine$pc$u_mask
+
+
+module nc_engine$pc$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$u_ok
 
 
 module nc_engine$pc$u_rem(d,q,clock);

@@ -232,6 +232,12 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [15:0] u_chk$s;
     reg  [15:0] u_chk$c;
     wire  u_chk$eq;
+    reg  i_ok$d;
+    wire  i_ok$q;
+    reg  i_ok$clock;
+    reg  u_ok$d;
+    wire  u_ok$q;
+    reg  u_ok$clock;
     reg  done$d;
     wire  done$q;
     reg  done$clock;
@@ -658,6 +664,16 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .c(u_chk$c),
         .eq(u_chk$eq)
     );
+    pkt_parser$i_ok i_ok(
+        .d(i_ok$d),
+        .q(i_ok$q),
+        .clock(i_ok$clock)
+    );
+    pkt_parser$u_ok u_ok(
+        .d(u_ok$d),
+        .q(u_ok$q),
+        .clock(u_ok$clock)
+    );
     pkt_parser$done done(
         .d(done$d),
         .q(done$q),
@@ -1010,6 +1026,8 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         i_c$clock = clock;
         u_s$clock = clock;
         u_c$clock = clock;
+        i_ok$clock = clock;
+        u_ok$clock = clock;
         i_mask$clock = clock;
         u_mask$clock = clock;
         u_rem$clock = clock;
@@ -1071,6 +1089,8 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         i_c$d = i_c$q;
         u_s$d = u_s$q;
         u_c$d = u_c$q;
+        i_ok$d = i_ok$q;
+        u_ok$d = u_ok$q;
         i_mask$d = i_mask$q;
         u_mask$d = u_mask$q;
         u_rem$d = u_rem$q;
@@ -1188,11 +1208,17 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         u_csa$data = s_data;
         u_csa$mask = u_mask$q;
         u_csa$dbl3 = bq4$q;
+        i_chk$s = i_csa$s_n;
+        i_chk$c = i_csa$c_n;
+        u_chk$s = u_csa$s_n;
+        u_chk$c = u_csa$c_n;
         if (s_valid) begin
             i_s$d = i_csa$s_n;
             i_c$d = i_csa$c_n;
             u_s$d = u_csa$s_n;
             u_c$d = u_csa$c_n;
+            i_ok$d = i_chk$eq;
+            u_ok$d = u_chk$eq;
         end
         sw_ulen$inp = s_data[(32'h30)+:(16)];
         if (bq4$q) begin
@@ -1355,23 +1381,19 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         ck_f14$d = flen_n < k14_16;
         ck_f34$d = flen_n < k34_16;
         ck_end$d = ip_end$q > flen_n;
-        i_chk$s = i_s$q;
-        i_chk$c = i_c$q;
-        u_chk$s = u_s$q;
-        u_chk$c = u_c$q;
         valid = done$q;
         bad_sender = ~(client_mode || (ep_in$q && ep_hit$hit));
         v_base = c_expected;
         if (ck_f14$q || ck_eth$q) begin
             v_base = c_foreign;
         end
-        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_chk$eq) begin
+        else if (ck_f34$q || ck_ip$q || ck_end$q || ~i_ok$q) begin
             v_base = c_malformed;
         end
         else if (ck_frag$q) begin
             v_base = c_foreign;
         end
-        else if (ck_udp$q || (ck_csum$q && ~u_chk$eq)) begin
+        else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
         else if (f_udp_dst != port || ck_short$q) begin
@@ -2772,6 +2794,25 @@ module pkt_parser$i_mask(d,q,clock);
 endmodule // pkt_parser$i_mask
 
 
+module pkt_parser$i_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$i_ok
+
+
 module pkt_parser$i_s(d,q,clock);
     
     // Module arguments
@@ -3219,6 +3260,25 @@ module pkt_parser$u_mask(d,q,clock);
     end
           
 endmodule // pkt_parser$u_mask
+
+
+module pkt_parser$u_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$u_ok
 
 
 module pkt_parser$u_rem(d,q,clock);
