@@ -49,7 +49,6 @@ def split_pin(path):
 def parse(path):
     edges = defaultdict(list)  # (inst, pin) -> [((inst, pin), delay)]
     setup = {}  # (inst, pin) -> setup ps, for pins checked against a clock
-    clocked = set()  # (inst, out pin) driven from a clock pin (clock to output)
     cell_type = {}
     inst = None
     with open(path) as f:
@@ -62,8 +61,8 @@ def parse(path):
             if m:
                 a, b = m.group(1), m.group(2)
                 d = ps(m.group(3, 4, 5))
-                if a.upper().startswith("CLK") or a.upper() in ("CLKA", "CLKB", "WCK"):
-                    clocked.add((inst, b))
+                # A clock-to-output arc (CLK, CLKA, CLKB, the RAM's WCK) starts a path.
+                if a.upper().startswith("CLK") or a.upper() == "WCK":
                     edges[("<clock>", "")].append(((inst, b), d))
                 else:
                     edges[(inst, a)].append(((inst, b), d))
