@@ -225,9 +225,6 @@ block! {
         room3: Signal<Local, Bit>,
         k_tree_room: Constant<Bits<16>> = Constant::new(TREE_ROOM.into()),
         k_host_room: Constant<Bits<16>> = Constant::new(HOST_ROOM.into()),
-        k_t1_8: Constant<Bits<8>> = Constant::new(1.into()),
-        k_t2_8: Constant<Bits<8>> = Constant::new(2.into()),
-        k_t3_8: Constant<Bits<8>> = Constant::new(3.into()),
         /// The client port's REQUEST payload, first 128 bytes (beside `pc`, which keeps 8).
         req_cap: ReqCapture,
         /// The held request's whole payload (`hc.req_payload` keeps the first 8 bytes for the
@@ -682,9 +679,9 @@ impl Logic for NcEngine {
         self.g3_valid.next = self.tq3.out_valid.val();
         self.g3_last.next = self.tq3.out_last.val();
         self.room0.next = self.tq0.room.val();
-        self.room1.next = (self.decide_gen.trees.val() <= self.k_t1_8.val()) || self.tq1.room.val();
-        self.room2.next = (self.decide_gen.trees.val() <= self.k_t2_8.val()) || self.tq2.room.val();
-        self.room3.next = (self.decide_gen.trees.val() <= self.k_t3_8.val()) || self.tq3.room.val();
+        self.room1.next = !self.decide_gen.use1.val() || self.tq1.room.val();
+        self.room2.next = !self.decide_gen.use2.val() || self.tq2.room.val();
+        self.room3.next = !self.decide_gen.use3.val() || self.tq3.room.val();
         self.decide_gen.room.next =
             self.room0.val() && self.room1.val() && self.room2.val() && self.room3.val();
         self.gen_overrun.next = self.decide_gen.overrun.val();

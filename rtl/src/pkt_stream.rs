@@ -417,6 +417,22 @@ block! {
         /// The streaming frame's UDP length in bytes (frame length - 34), from a register: the
         /// host path checks it in `h_load`'s cycle.
         pub h_ulen: Signal<Out, Bits<16>>,
+        /// Trees 1..3 in use (`trees` > k), from registers: a frame streams on the trees in use
+        /// when it starts (`nc_engine` asks their output FIFOs for room, and only theirs).
+        pub use1: Signal<Out, Bit>,
+        pub use2: Signal<Out, Bit>,
+        pub use3: Signal<Out, Bit>,
+        /// `trees` > k, registered (`trees` is written only while the core is disabled): no
+        /// comparison of the configuration between the start decision and the streams.
+        r_use0: DFF<Bit>,
+        r_use1: DFF<Bit>,
+        r_use2: DFF<Bit>,
+        r_use3: DFF<Bit>,
+        /// The streaming frame goes out on tree k (`r_use<k>` when it started).
+        r_on0: DFF<Bit>,
+        r_on1: DFF<Bit>,
+        r_on2: DFF<Bit>,
+        r_on3: DFF<Bit>,
         r_c_pending: DFF<Bit>,
         r_c_kind: DFF<Bits<2>>,
         r_c_count: DFF<Bits<8>>,
@@ -550,6 +566,8 @@ block! {
         r_body: DFF<Bit>,
         /// The frame's first beat (`start` in the cycle before).
         r_st: DFF<Bit>,
+        /// `h_load` for the next cycle: a value frame (BATCH or CONFIG) starts.
+        r_hl: DFF<Bit>,
         al0: ByteAlign,
         al1: ByteAlign,
         al2: ByteAlign,
@@ -680,6 +698,14 @@ impl Logic for PktGen {
         dff_setup!(
             self,
             clock,
+            r_use0,
+            r_use1,
+            r_use2,
+            r_use3,
+            r_on0,
+            r_on1,
+            r_on2,
+            r_on3,
             r_c_pending,
             r_c_kind,
             r_c_count,
@@ -783,7 +809,8 @@ impl Logic for PktGen {
             r_wp3,
             r_bw,
             r_body,
-            r_st
+            r_st,
+            r_hl
         );
         // An arriving entry as wire bytes: the 16-byte header, then the payload (first byte
         // first, bytes past payload_len zero).
@@ -1127,8 +1154,24 @@ impl Logic for PktGen {
         self.al3.lo.next = self.r_wp3.q.val();
         self.al3.a.next = self.r_fa3.q.val();
         self.r_st.d.next = self.start.val();
+        self.r_hl.d.next = self.start.val()
+            && ((self.r_c_kind.q.val() == self.k_batch.val())
+                || (self.r_c_kind.q.val() == self.k_config.val()));
         self.r_bw.d.next =
             self.al0.out.val() | self.al1.out.val() | self.al2.out.val() | self.al3.out.val();
+        self.r_use0.d.next = self.kt0.val() < self.trees.val();
+        self.r_use1.d.next = self.kt1.val() < self.trees.val();
+        self.r_use2.d.next = self.kt2.val() < self.trees.val();
+        self.r_use3.d.next = self.kt3.val() < self.trees.val();
+        self.use1.next = self.r_use1.q.val();
+        self.use2.next = self.r_use2.q.val();
+        self.use3.next = self.r_use3.q.val();
+        if self.start.val() {
+            self.r_on0.d.next = self.r_use0.q.val();
+            self.r_on1.d.next = self.r_use1.q.val();
+            self.r_on2.d.next = self.r_use2.q.val();
+            self.r_on3.d.next = self.r_use3.q.val();
+        }
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
@@ -1344,10 +1387,10 @@ impl Logic for PktGen {
         self.m1_data.next = self.th1.out.val() | self.body.val();
         self.m2_data.next = self.th2.out.val() | self.body.val();
         self.m3_data.next = self.th3.out.val() | self.body.val();
-        self.m0_valid.next = self.r_streaming.q.val() && (self.kt0.val() < self.trees.val());
-        self.m1_valid.next = self.r_streaming.q.val() && (self.kt1.val() < self.trees.val());
-        self.m2_valid.next = self.r_streaming.q.val() && (self.kt2.val() < self.trees.val());
-        self.m3_valid.next = self.r_streaming.q.val() && (self.kt3.val() < self.trees.val());
+        self.m0_valid.next = self.r_streaming.q.val() && self.r_on0.q.val();
+        self.m1_valid.next = self.r_streaming.q.val() && self.r_on1.q.val();
+        self.m2_valid.next = self.r_streaming.q.val() && self.r_on2.q.val();
+        self.m3_valid.next = self.r_streaming.q.val() && self.r_on3.q.val();
         self.m0_last.next = self.last_beat.val();
         self.m1_last.next = self.last_beat.val();
         self.m2_last.next = self.last_beat.val();
@@ -1365,9 +1408,8 @@ impl Logic for PktGen {
         }
         self.h_valid.next = self.r_streaming.q.val();
         self.h_ulen.next = self.r_f_ulen.q.val();
-        self.h_load.next = self.r_streaming.q.val()
-            && (self.r_beat.q.val() == self.k0_8.val())
-            && ((self.r_f_kind.q.val() == self.k_batch.val())
-                || (self.r_f_kind.q.val() == self.k_config.val()));
+        // The frame's first beat (`start` in the cycle before) of a value frame, from one
+        // register (`host_gen`'s start decision reads it).
+        self.h_load.next = self.r_hl.q.val();
     }
 }

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_ulen);
+module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq,e_valid,e_client,e_seq,e_len,e_payload,sender,cluster,trees,port,group0,group1,group2,group3,src_mac,src_ip,ttl,room,m0_data,m0_keep,m0_valid,m0_last,m1_data,m1_keep,m1_valid,m1_last,m2_data,m2_keep,m2_valid,m2_last,m3_data,m3_keep,m3_valid,m3_last,busy,overrun,ready,h_load,h_valid,h_ulen,use1,use2,use3);
     
     // Module arguments
     input wire  clock;
@@ -51,6 +51,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     output reg  h_load;
     output reg  h_valid;
     output reg  [15:0] h_ulen;
+    output reg  use1;
+    output reg  use2;
+    output reg  use3;
     
     // Constant declarations
     localparam  k0_8 = 8'h0;
@@ -115,6 +118,30 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  kt3 = 8'h3;
     
     // Stub signals
+    reg  r_use0$d;
+    wire  r_use0$q;
+    reg  r_use0$clock;
+    reg  r_use1$d;
+    wire  r_use1$q;
+    reg  r_use1$clock;
+    reg  r_use2$d;
+    wire  r_use2$q;
+    reg  r_use2$clock;
+    reg  r_use3$d;
+    wire  r_use3$q;
+    reg  r_use3$clock;
+    reg  r_on0$d;
+    wire  r_on0$q;
+    reg  r_on0$clock;
+    reg  r_on1$d;
+    wire  r_on1$q;
+    reg  r_on1$clock;
+    reg  r_on2$d;
+    wire  r_on2$q;
+    reg  r_on2$clock;
+    reg  r_on3$d;
+    wire  r_on3$q;
+    reg  r_on3$clock;
     reg  r_c_pending$d;
     wire  r_c_pending$q;
     reg  r_c_pending$clock;
@@ -459,6 +486,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  r_st$d;
     wire  r_st$q;
     reg  r_st$clock;
+    reg  r_hl$d;
+    wire  r_hl$q;
+    reg  r_hl$clock;
     reg  [63:0] al0$hi;
     reg  [55:0] al0$lo;
     reg  [2:0] al0$a;
@@ -616,6 +646,46 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [63:0] body;
     
     // Sub module instances
+    pkt_gen$r_use0 r_use0(
+        .d(r_use0$d),
+        .q(r_use0$q),
+        .clock(r_use0$clock)
+    );
+    pkt_gen$r_use1 r_use1(
+        .d(r_use1$d),
+        .q(r_use1$q),
+        .clock(r_use1$clock)
+    );
+    pkt_gen$r_use2 r_use2(
+        .d(r_use2$d),
+        .q(r_use2$q),
+        .clock(r_use2$clock)
+    );
+    pkt_gen$r_use3 r_use3(
+        .d(r_use3$d),
+        .q(r_use3$q),
+        .clock(r_use3$clock)
+    );
+    pkt_gen$r_on0 r_on0(
+        .d(r_on0$d),
+        .q(r_on0$q),
+        .clock(r_on0$clock)
+    );
+    pkt_gen$r_on1 r_on1(
+        .d(r_on1$d),
+        .q(r_on1$q),
+        .clock(r_on1$clock)
+    );
+    pkt_gen$r_on2 r_on2(
+        .d(r_on2$d),
+        .q(r_on2$q),
+        .clock(r_on2$clock)
+    );
+    pkt_gen$r_on3 r_on3(
+        .d(r_on3$d),
+        .q(r_on3$q),
+        .clock(r_on3$clock)
+    );
     pkt_gen$r_c_pending r_c_pending(
         .d(r_c_pending$d),
         .q(r_c_pending$q),
@@ -1172,6 +1242,11 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .q(r_st$q),
         .clock(r_st$clock)
     );
+    pkt_gen$r_hl r_hl(
+        .d(r_hl$d),
+        .q(r_hl$q),
+        .clock(r_hl$clock)
+    );
     pkt_gen$al0 al0(
         .hi(al0$hi),
         .lo(al0$lo),
@@ -1348,6 +1423,14 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     
     // Update code
     always @(*) begin
+        r_use0$clock = clock;
+        r_use1$clock = clock;
+        r_use2$clock = clock;
+        r_use3$clock = clock;
+        r_on0$clock = clock;
+        r_on1$clock = clock;
+        r_on2$clock = clock;
+        r_on3$clock = clock;
         r_c_pending$clock = clock;
         r_c_kind$clock = clock;
         r_c_count$clock = clock;
@@ -1452,6 +1535,15 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_bw$clock = clock;
         r_body$clock = clock;
         r_st$clock = clock;
+        r_hl$clock = clock;
+        r_use0$d = r_use0$q;
+        r_use1$d = r_use1$q;
+        r_use2$d = r_use2$q;
+        r_use3$d = r_use3$q;
+        r_on0$d = r_on0$q;
+        r_on1$d = r_on1$q;
+        r_on2$d = r_on2$q;
+        r_on3$d = r_on3$q;
         r_c_pending$d = r_c_pending$q;
         r_c_kind$d = r_c_kind$q;
         r_c_count$d = r_c_count$q;
@@ -1556,6 +1648,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_bw$d = r_bw$q;
         r_body$d = r_body$q;
         r_st$d = r_st$q;
+        r_hl$d = r_hl$q;
         elenw$narrow = e_len;
         if (e_len == k0_8) begin
             pmask = k0_1024;
@@ -1873,7 +1966,21 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         al3$lo = r_wp3$q;
         al3$a = r_fa3$q;
         r_st$d = start;
+        r_hl$d = start && ((r_c_kind$q == k_batch) || (r_c_kind$q == k_config));
         r_bw$d = al0$out | al1$out | al2$out | al3$out;
+        r_use0$d = kt0 < trees;
+        r_use1$d = kt1 < trees;
+        r_use2$d = kt2 < trees;
+        r_use3$d = kt3 < trees;
+        use1 = r_use1$q;
+        use2 = r_use2$q;
+        use3 = r_use3$q;
+        if (start) begin
+            r_on0$d = r_use0$q;
+            r_on1$d = r_use1$q;
+            r_on2$d = r_use2$q;
+            r_on3$d = r_use3$q;
+        end
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
@@ -2095,10 +2202,10 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         m1_data = th1$out | body;
         m2_data = th2$out | body;
         m3_data = th3$out | body;
-        m0_valid = r_streaming$q && (kt0 < trees);
-        m1_valid = r_streaming$q && (kt1 < trees);
-        m2_valid = r_streaming$q && (kt2 < trees);
-        m3_valid = r_streaming$q && (kt3 < trees);
+        m0_valid = r_streaming$q && r_on0$q;
+        m1_valid = r_streaming$q && r_on1$q;
+        m2_valid = r_streaming$q && r_on2$q;
+        m3_valid = r_streaming$q && r_on3$q;
         m0_last = last_beat;
         m1_last = last_beat;
         m2_last = last_beat;
@@ -2117,7 +2224,7 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         end
         h_valid = r_streaming$q;
         h_ulen = r_f_ulen$q;
-        h_load = r_streaming$q && (r_beat$q == k0_8) && ((r_f_kind$q == k_batch) || (r_f_kind$q == k_config));
+        h_load = r_hl$q;
     end
     
 endmodule // pkt_gen
@@ -3308,6 +3415,25 @@ module pkt_gen$r_hit3(d,q,clock);
 endmodule // pkt_gen$r_hit3
 
 
+module pkt_gen$r_hl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_hl
+
+
 module pkt_gen$r_lastkeep(d,q,clock);
     
     // Module arguments
@@ -3465,6 +3591,82 @@ module pkt_gen$r_ng$dff(d,q,clock);
     end
           
 endmodule // pkt_gen$r_ng$dff
+
+
+module pkt_gen$r_on0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_on0
+
+
+module pkt_gen$r_on1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_on1
+
+
+module pkt_gen$r_on2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_on2
+
+
+module pkt_gen$r_on3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_on3
 
 
 module pkt_gen$r_pa0(d,q,clock);
@@ -4130,6 +4332,82 @@ module pkt_gen$r_streaming(d,q,clock);
     end
           
 endmodule // pkt_gen$r_streaming
+
+
+module pkt_gen$r_use0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_use0
+
+
+module pkt_gen$r_use1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_use1
+
+
+module pkt_gen$r_use2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_use2
+
+
+module pkt_gen$r_use3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_gen$r_use3
 
 
 module pkt_gen$r_wa(d,q,clock);
