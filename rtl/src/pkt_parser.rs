@@ -566,8 +566,37 @@ pub struct PktParser {
     ck_c_other: DFF<Bit>,
     ck_c_entry: DFF<Bit>,
     ck_c_config: DFF<Bit>,
-    /// The output fields the checks also read, from `beats_n`.
-    n_d_kind: Signal<Local, Bits<8>>,
+    /// The configuration's checks, a cycle early like the others (the configuration is written
+    /// only while the core is disabled): the UDP destination is not the port's, the cluster is
+    /// not ours. The verdict cycle reads no configuration register (they sit in `csr`, across
+    /// the die from the parsers).
+    ck_port: DFF<Bit>,
+    ck_cluster: DFF<Bit>,
+    /// The DECIDE header's checks, each made on the bus beat (`*_s`) and on the kept beat
+    /// (`*_h`) and picked by the beat flag last (as `beats_n` would pick the bytes): the beat
+    /// flags' fan-out reaches a few multiplexers instead of every byte of the fields.
+    /// Field offsets within their beat (beat 8: `d_kind`; beat 9: `d_count`, `d_reserved`).
+    o8_d_kind: Constant<Bits<6>>,
+    o9_d_count: Constant<Bits<6>>,
+    o9_d_reserved: Constant<Bits<6>>,
+    kind_s: Signal<Local, Bits<8>>,
+    kind_h: Signal<Local, Bits<8>>,
+    /// The DECIDE kind after this beat is above the largest, a value (BATCH or CONFIG), CONFIG.
+    kind_bad: Signal<Local, Bit>,
+    kind_val: Signal<Local, Bit>,
+    kind_cfg: Signal<Local, Bit>,
+    /// The DECIDE header's reserved word after this beat is not 0.
+    res_nz: Signal<Local, Bit>,
+    sw_cnt_s: ByteSwap<16>,
+    sw_cnt_h: ByteSwap<16>,
+    cnt_s: Signal<Local, Bits<16>>,
+    cnt_h: Signal<Local, Bits<16>>,
+    /// The entries the body has room for: (body_len − header) / 16.
+    ent_room: Signal<Local, Bits<16>>,
+    /// `ck_t_count` and "the count is not 0" with the count from the bus beat / the kept one.
+    cnt_bad_s: Signal<Local, Bit>,
+    cnt_bad_h: Signal<Local, Bit>,
+    cnt_nz: Signal<Local, Bit>,
     sw_n_e_len: ByteSwap<16>,
     n_e_len: Signal<Local, Bits<16>>,
     sw_n_e_seq: ByteSwap<64>,
@@ -639,14 +668,8 @@ pub struct PktParser {
     o_d_tree: Constant<Bits<10>>,
     f_d_tree: Signal<Local, Bits<8>>,
     o_d_kind: Constant<Bits<10>>,
-    /// The output's two bits (the check reads all 8 as `n_d_kind`).
+    /// The output's two bits (the checks read all 8: `kind_s`, `kind_h`).
     f_d_kind: Signal<Local, Bits<2>>,
-    o_d_count: Constant<Bits<10>>,
-    sw_d_count: ByteSwap<16>,
-    f_d_count: Signal<Local, Bits<16>>,
-    o_d_reserved: Constant<Bits<10>>,
-    sw_d_reserved: ByteSwap<32>,
-    f_d_reserved: Signal<Local, Bits<32>>,
     o_e_client: Constant<Bits<10>>,
     sw_e_client: ByteSwap<32>,
     f_e_client: Signal<Local, Bits<32>>,
@@ -728,6 +751,18 @@ impl Default for PktParser {
         );
         let l = Layout::probe();
         let bit = |f: crate::layout::Field| k::<10>(8 * f.off as u64);
+        // The DECIDE header's checks read `d_kind` in beat 8 and `d_count`, `d_reserved` in
+        // beat 9's six kept bytes (`h9`).
+        assert!(
+            l.d_kind.off >= 64 && l.d_kind.off + l.d_kind.len <= 72,
+            "d_kind in beat 8"
+        );
+        for f in [l.d_count, l.d_reserved] {
+            assert!(
+                f.off >= 72 && f.off + f.len <= 78,
+                "d_count, d_reserved in h9"
+            );
+        }
         // The checksums' lane masks (`update`) are written for Ethernet II and a 20-byte IPv4
         // header: the IPv4 header is frame bytes 14..34 (beat 1 lane 6 to beat 4 lane 1), the
         // pseudo-header's addresses start at byte 26 (beat 3 lane 2), and beat 4 ends with the
@@ -864,7 +899,25 @@ impl Default for PktParser {
             ck_c_other: Default::default(),
             ck_c_entry: Default::default(),
             ck_c_config: Default::default(),
-            n_d_kind: Default::default(),
+            ck_port: Default::default(),
+            ck_cluster: Default::default(),
+            o8_d_kind: k(8 * l.d_kind.off as u64 - 512),
+            o9_d_count: k(8 * l.d_count.off as u64 - 576),
+            o9_d_reserved: k(8 * l.d_reserved.off as u64 - 576),
+            kind_s: Default::default(),
+            kind_h: Default::default(),
+            kind_bad: Default::default(),
+            kind_val: Default::default(),
+            kind_cfg: Default::default(),
+            res_nz: Default::default(),
+            sw_cnt_s: Default::default(),
+            sw_cnt_h: Default::default(),
+            cnt_s: Default::default(),
+            cnt_h: Default::default(),
+            ent_room: Default::default(),
+            cnt_bad_s: Default::default(),
+            cnt_bad_h: Default::default(),
+            cnt_nz: Default::default(),
             sw_n_e_len: Default::default(),
             n_e_len: Default::default(),
             sw_n_e_seq: Default::default(),
@@ -935,12 +988,6 @@ impl Default for PktParser {
             f_d_tree: Default::default(),
             o_d_kind: bit(l.d_kind),
             f_d_kind: Default::default(),
-            o_d_count: bit(l.d_count),
-            sw_d_count: Default::default(),
-            f_d_count: Default::default(),
-            o_d_reserved: bit(l.d_reserved),
-            sw_d_reserved: Default::default(),
-            f_d_reserved: Default::default(),
             o_e_client: bit(l.e_client),
             sw_e_client: Default::default(),
             f_e_client: Default::default(),
@@ -1083,7 +1130,9 @@ impl Logic for PktParser {
             ck_t_empty,
             ck_c_other,
             ck_c_entry,
-            ck_c_config
+            ck_c_config,
+            ck_port,
+            ck_cluster
         );
         self.s_ready.next = true;
         // ---- capture
@@ -1151,7 +1200,7 @@ impl Logic for PktParser {
             .val()
             .get_bits::<8>(self.o_ip_proto.val().index());
         self.sw_udp_dst.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<16>(self.o_udp_dst.val().index());
@@ -1185,7 +1234,7 @@ impl Logic for PktParser {
             .val()
             .get_bits::<8>(self.o_kind.val().index());
         self.sw_cluster.inp.next = self
-            .beats
+            .beats_n
             .out
             .val()
             .get_bits::<32>(self.o_cluster.val().index());
@@ -1234,18 +1283,6 @@ impl Logic for PktParser {
             .out
             .val()
             .get_bits::<2>(self.o_d_kind.val().index());
-        self.sw_d_count.inp.next = self
-            .beats_n
-            .out
-            .val()
-            .get_bits::<16>(self.o_d_count.val().index());
-        self.f_d_count.next = self.sw_d_count.out.val();
-        self.sw_d_reserved.inp.next = self
-            .beats_n
-            .out
-            .val()
-            .get_bits::<32>(self.o_d_reserved.val().index());
-        self.f_d_reserved.next = self.sw_d_reserved.out.val();
         self.sw_e_client.inp.next = self
             .beats
             .out
@@ -1509,8 +1546,8 @@ impl Logic for PktParser {
         // DECIDE whose sender is not the leader of its epoch.
         self.bad_sender.next =
             !(self.client_mode.val() || (self.ep_in.q.val() && self.ep_hit.hit.val()));
-        // proto's order of checks; each `ck_*` was judged a cycle early (below), so this cycle
-        // adds only the checksums and the configuration (port, cluster, the port's kind).
+        // proto's order of checks; each `ck_*` was judged a cycle early (below), the
+        // configuration's too, so this cycle adds only the port's kind.
         self.v_base.next = self.c_expected.val();
         if self.ck_f14.q.val() || self.ck_eth.q.val() {
             self.v_base.next = self.c_foreign.val();
@@ -1524,7 +1561,7 @@ impl Logic for PktParser {
             self.v_base.next = self.c_foreign.val();
         } else if self.ck_udp.q.val() || (self.ck_csum.q.val() && !self.u_ok.q.val()) {
             self.v_base.next = self.c_malformed.val();
-        } else if self.f_udp_dst.val() != self.port.val() || self.ck_short.q.val() {
+        } else if self.ck_port.q.val() || self.ck_short.q.val() {
             self.v_base.next = self.c_foreign.val();
         } else if self.ck_long.q.val() {
             // Longer than any DECIDE at the largest MTU (proto refuses it too).
@@ -1533,7 +1570,7 @@ impl Logic for PktParser {
             self.v_base.next = self.c_foreign.val();
         } else if self.ck_hdr.q.val() {
             self.v_base.next = self.c_malformed.val();
-        } else if self.f_cluster.val() != self.cluster_id.val() {
+        } else if self.ck_cluster.q.val() {
             self.v_base.next = self.c_foreign.val();
         } else if self.ck_kind.q.val() {
             self.v_base.next = self.c_malformed.val();
@@ -1636,11 +1673,49 @@ impl Logic for PktParser {
             self.beats_n.h9.next = self.h9.q.val();
         }
         self.beats_n_rest.x.next = self.beats_n.out.val();
-        self.n_d_kind.next = self
-            .beats_n
-            .out
+        // The DECIDE header's fields in beats 8 and 9, checked on the bus beat and on the kept
+        // one, each check picked by its beat's flag.
+        self.kind_s.next = self
+            .s_data
             .val()
-            .get_bits::<8>(self.o_d_kind.val().index());
+            .get_bits::<8>(self.o8_d_kind.val().index());
+        self.kind_h.next = self.h8.q.val().get_bits::<8>(self.o8_d_kind.val().index());
+        if self.bq8.q.val() {
+            self.kind_bad.next = self.kind_s.val() > self.k_dk_max.val();
+            self.kind_val.next = self.kind_s.val() == self.k_dk_batch.val()
+                || self.kind_s.val() == self.k_dk_config.val();
+            self.kind_cfg.next = self.kind_s.val() == self.k_dk_config.val();
+        } else {
+            self.kind_bad.next = self.kind_h.val() > self.k_dk_max.val();
+            self.kind_val.next = self.kind_h.val() == self.k_dk_batch.val()
+                || self.kind_h.val() == self.k_dk_config.val();
+            self.kind_cfg.next = self.kind_h.val() == self.k_dk_config.val();
+        }
+        if self.bq9.q.val() {
+            self.res_nz.next = self
+                .s_data
+                .val()
+                .get_bits::<32>(self.o9_d_reserved.val().index())
+                != self.k0_32.val();
+        } else {
+            self.res_nz.next = self
+                .h9
+                .q
+                .val()
+                .get_bits::<32>(self.o9_d_reserved.val().index())
+                != self.k0_32.val();
+        }
+        self.sw_cnt_s.inp.next = self
+            .s_data
+            .val()
+            .get_bits::<16>(self.o9_d_count.val().index());
+        self.cnt_s.next = self.sw_cnt_s.out.val();
+        self.sw_cnt_h.inp.next = self
+            .h9
+            .q
+            .val()
+            .get_bits::<16>(self.o9_d_count.val().index());
+        self.cnt_h.next = self.sw_cnt_h.out.val();
         self.sw_n_e_len.inp.next = self
             .beats_n
             .out
@@ -1683,20 +1758,26 @@ impl Logic for PktParser {
             || self.f_kind.val() > self.k_kind_max.val()
             || (self.f_body_len.val() + self.hdr_udp.val()) != self.f_udp_len.val();
         self.ck_t_other.d.next = self.f_kind.val() != self.k_kind_decide.val();
-        self.ck_t_head.d.next = self.f_body_len.val() < self.k_dhdr.val()
-            || self.f_d_reserved.val() != self.k0_32.val()
-            || self.n_d_kind.val() > self.k_dk_max.val();
-        self.ck_t_value.d.next = self.n_d_kind.val() == self.k_dk_batch.val()
-            || self.n_d_kind.val() == self.k_dk_config.val();
+        self.ck_t_head.d.next =
+            self.f_body_len.val() < self.k_dhdr.val() || self.res_nz.val() || self.kind_bad.val();
+        self.ck_t_value.d.next = self.kind_val.val();
         // A value: at least one entry (exactly one for CONFIG), and room for the entries'
         // headers (their insides are not checked here). HEARTBEAT and START carry no entries.
-        self.ck_t_count.d.next = self.f_d_count.val() == self.k0_16.val()
-            || (self.n_d_kind.val() == self.k_dk_config.val()
-                && self.f_d_count.val() != self.k1_count.val())
-            || self.f_d_count.val()
-                > ((self.f_body_len.val() - self.k_dhdr.val()) >> self.k_ehdr_shift.val());
-        self.ck_t_empty.d.next =
-            self.f_d_count.val() != self.k0_16.val() || self.f_body_len.val() != self.k_dhdr.val();
+        self.ent_room.next = (self.f_body_len.val() - self.k_dhdr.val()) >> self.k_ehdr_shift.val();
+        self.cnt_bad_s.next = self.cnt_s.val() == self.k0_16.val()
+            || (self.kind_cfg.val() && self.cnt_s.val() != self.k1_count.val())
+            || self.cnt_s.val() > self.ent_room.val();
+        self.cnt_bad_h.next = self.cnt_h.val() == self.k0_16.val()
+            || (self.kind_cfg.val() && self.cnt_h.val() != self.k1_count.val())
+            || self.cnt_h.val() > self.ent_room.val();
+        if self.bq9.q.val() {
+            self.ck_t_count.d.next = self.cnt_bad_s.val();
+            self.cnt_nz.next = self.cnt_s.val() != self.k0_16.val();
+        } else {
+            self.ck_t_count.d.next = self.cnt_bad_h.val();
+            self.cnt_nz.next = self.cnt_h.val() != self.k0_16.val();
+        }
+        self.ck_t_empty.d.next = self.cnt_nz.val() || self.f_body_len.val() != self.k_dhdr.val();
         self.ck_c_other.d.next = self.f_kind.val() != self.k_kind_request.val();
         self.ck_c_entry.d.next = self.f_body_len.val() < self.k_ehdr.val()
             || (self.f_e_flags.val() & self.k_flags_other.val()) != self.k0_8.val()
@@ -1704,5 +1785,7 @@ impl Logic for PktParser {
             || self.n_e_seq.val() == self.k0_64.val()
             || (self.n_e_len.val() + self.k_ehdr.val()) != self.f_body_len.val();
         self.ck_c_config.d.next = self.f_e_flags.val() == self.k_flag_config.val();
+        self.ck_port.d.next = self.f_udp_dst.val() != self.port.val();
+        self.ck_cluster.d.next = self.f_cluster.val() != self.cluster_id.val();
     }
 }

@@ -33233,6 +33233,9 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -33257,8 +33260,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -33573,6 +33574,16 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -33621,10 +33632,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -33640,7 +33647,18 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -33667,8 +33685,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -34089,6 +34105,24 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    nc_engine$p0$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    nc_engine$p0$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    nc_engine$p0$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    nc_engine$p0$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     nc_engine$p0$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -34177,14 +34211,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    nc_engine$p0$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    nc_engine$p0$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     nc_engine$p0$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -34267,6 +34293,8 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -34330,6 +34358,8 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -34358,7 +34388,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -34368,7 +34398,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -34382,10 +34412,6 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -34599,7 +34625,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -34611,7 +34637,7 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -34714,7 +34740,28 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -34738,13 +34785,25 @@ module nc_engine$p0(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // nc_engine$p0
@@ -35099,6 +35158,25 @@ module nc_engine$p0$ck_c_other(d,q,clock);
 endmodule // nc_engine$p0$ck_c_other
 
 
+module nc_engine$p0$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_cluster
+
+
 module nc_engine$p0$ck_csum(d,q,clock);
     
     // Module arguments
@@ -35306,6 +35384,25 @@ module nc_engine$p0$ck_magic(d,q,clock);
     end
           
 endmodule // nc_engine$p0$ck_magic
+
+
+module nc_engine$p0$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p0$ck_port
 
 
 module nc_engine$p0$ck_short(d,q,clock);
@@ -36076,7 +36173,7 @@ module nc_engine$p0$sw_cluster(inp,out);
 endmodule // nc_engine$p0$sw_cluster
 
 
-module nc_engine$p0$sw_d_count(inp,out);
+module nc_engine$p0$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -36084,7 +36181,18 @@ module nc_engine$p0$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p0$sw_d_count
+endmodule // nc_engine$p0$sw_cnt_h
+
+
+module nc_engine$p0$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p0$sw_cnt_s
 
 
 module nc_engine$p0$sw_d_epoch(inp,out);
@@ -36107,17 +36215,6 @@ module nc_engine$p0$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // nc_engine$p0$sw_d_instance
-
-
-module nc_engine$p0$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // nc_engine$p0$sw_d_reserved
 
 
 module nc_engine$p0$sw_d_seq(inp,out);
@@ -36550,6 +36647,9 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -36574,8 +36674,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -36890,6 +36988,16 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -36938,10 +37046,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -36957,7 +37061,18 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -36984,8 +37099,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -37406,6 +37519,24 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    nc_engine$p1$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    nc_engine$p1$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    nc_engine$p1$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    nc_engine$p1$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     nc_engine$p1$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -37494,14 +37625,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    nc_engine$p1$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    nc_engine$p1$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     nc_engine$p1$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -37584,6 +37707,8 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -37647,6 +37772,8 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -37675,7 +37802,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -37685,7 +37812,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -37699,10 +37826,6 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -37916,7 +38039,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -37928,7 +38051,7 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -38031,7 +38154,28 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -38055,13 +38199,25 @@ module nc_engine$p1(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // nc_engine$p1
@@ -38416,6 +38572,25 @@ module nc_engine$p1$ck_c_other(d,q,clock);
 endmodule // nc_engine$p1$ck_c_other
 
 
+module nc_engine$p1$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_cluster
+
+
 module nc_engine$p1$ck_csum(d,q,clock);
     
     // Module arguments
@@ -38623,6 +38798,25 @@ module nc_engine$p1$ck_magic(d,q,clock);
     end
           
 endmodule // nc_engine$p1$ck_magic
+
+
+module nc_engine$p1$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p1$ck_port
 
 
 module nc_engine$p1$ck_short(d,q,clock);
@@ -39393,7 +39587,7 @@ module nc_engine$p1$sw_cluster(inp,out);
 endmodule // nc_engine$p1$sw_cluster
 
 
-module nc_engine$p1$sw_d_count(inp,out);
+module nc_engine$p1$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -39401,7 +39595,18 @@ module nc_engine$p1$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p1$sw_d_count
+endmodule // nc_engine$p1$sw_cnt_h
+
+
+module nc_engine$p1$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p1$sw_cnt_s
 
 
 module nc_engine$p1$sw_d_epoch(inp,out);
@@ -39424,17 +39629,6 @@ module nc_engine$p1$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // nc_engine$p1$sw_d_instance
-
-
-module nc_engine$p1$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // nc_engine$p1$sw_d_reserved
 
 
 module nc_engine$p1$sw_d_seq(inp,out);
@@ -39867,6 +40061,9 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -39891,8 +40088,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -40207,6 +40402,16 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -40255,10 +40460,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -40274,7 +40475,18 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -40301,8 +40513,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -40723,6 +40933,24 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    nc_engine$p2$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    nc_engine$p2$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    nc_engine$p2$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    nc_engine$p2$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     nc_engine$p2$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -40811,14 +41039,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    nc_engine$p2$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    nc_engine$p2$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     nc_engine$p2$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -40901,6 +41121,8 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -40964,6 +41186,8 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -40992,7 +41216,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -41002,7 +41226,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -41016,10 +41240,6 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -41233,7 +41453,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -41245,7 +41465,7 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -41348,7 +41568,28 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -41372,13 +41613,25 @@ module nc_engine$p2(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // nc_engine$p2
@@ -41733,6 +41986,25 @@ module nc_engine$p2$ck_c_other(d,q,clock);
 endmodule // nc_engine$p2$ck_c_other
 
 
+module nc_engine$p2$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_cluster
+
+
 module nc_engine$p2$ck_csum(d,q,clock);
     
     // Module arguments
@@ -41940,6 +42212,25 @@ module nc_engine$p2$ck_magic(d,q,clock);
     end
           
 endmodule // nc_engine$p2$ck_magic
+
+
+module nc_engine$p2$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p2$ck_port
 
 
 module nc_engine$p2$ck_short(d,q,clock);
@@ -42710,7 +43001,7 @@ module nc_engine$p2$sw_cluster(inp,out);
 endmodule // nc_engine$p2$sw_cluster
 
 
-module nc_engine$p2$sw_d_count(inp,out);
+module nc_engine$p2$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -42718,7 +43009,18 @@ module nc_engine$p2$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p2$sw_d_count
+endmodule // nc_engine$p2$sw_cnt_h
+
+
+module nc_engine$p2$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p2$sw_cnt_s
 
 
 module nc_engine$p2$sw_d_epoch(inp,out);
@@ -42741,17 +43043,6 @@ module nc_engine$p2$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // nc_engine$p2$sw_d_instance
-
-
-module nc_engine$p2$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // nc_engine$p2$sw_d_reserved
 
 
 module nc_engine$p2$sw_d_seq(inp,out);
@@ -43184,6 +43475,9 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -43208,8 +43502,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -43524,6 +43816,16 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -43572,10 +43874,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -43591,7 +43889,18 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -43618,8 +43927,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -44040,6 +44347,24 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    nc_engine$p3$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    nc_engine$p3$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    nc_engine$p3$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    nc_engine$p3$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     nc_engine$p3$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -44128,14 +44453,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    nc_engine$p3$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    nc_engine$p3$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     nc_engine$p3$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -44218,6 +44535,8 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -44281,6 +44600,8 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -44309,7 +44630,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -44319,7 +44640,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -44333,10 +44654,6 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -44550,7 +44867,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -44562,7 +44879,7 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -44665,7 +44982,28 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -44689,13 +45027,25 @@ module nc_engine$p3(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // nc_engine$p3
@@ -45050,6 +45400,25 @@ module nc_engine$p3$ck_c_other(d,q,clock);
 endmodule // nc_engine$p3$ck_c_other
 
 
+module nc_engine$p3$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_cluster
+
+
 module nc_engine$p3$ck_csum(d,q,clock);
     
     // Module arguments
@@ -45257,6 +45626,25 @@ module nc_engine$p3$ck_magic(d,q,clock);
     end
           
 endmodule // nc_engine$p3$ck_magic
+
+
+module nc_engine$p3$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$p3$ck_port
 
 
 module nc_engine$p3$ck_short(d,q,clock);
@@ -46027,7 +46415,7 @@ module nc_engine$p3$sw_cluster(inp,out);
 endmodule // nc_engine$p3$sw_cluster
 
 
-module nc_engine$p3$sw_d_count(inp,out);
+module nc_engine$p3$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -46035,7 +46423,18 @@ module nc_engine$p3$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$p3$sw_d_count
+endmodule // nc_engine$p3$sw_cnt_h
+
+
+module nc_engine$p3$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$p3$sw_cnt_s
 
 
 module nc_engine$p3$sw_d_epoch(inp,out);
@@ -46058,17 +46457,6 @@ module nc_engine$p3$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // nc_engine$p3$sw_d_instance
-
-
-module nc_engine$p3$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // nc_engine$p3$sw_d_reserved
 
 
 module nc_engine$p3$sw_d_seq(inp,out);
@@ -46501,6 +46889,9 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -46525,8 +46916,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -46841,6 +47230,16 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -46889,10 +47288,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -46908,7 +47303,18 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -46935,8 +47341,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -47357,6 +47761,24 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    nc_engine$pc$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    nc_engine$pc$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    nc_engine$pc$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    nc_engine$pc$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     nc_engine$pc$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -47445,14 +47867,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    nc_engine$pc$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    nc_engine$pc$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     nc_engine$pc$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -47535,6 +47949,8 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -47598,6 +48014,8 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -47626,7 +48044,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -47636,7 +48054,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -47650,10 +48068,6 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -47867,7 +48281,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -47879,7 +48293,7 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -47982,7 +48396,28 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -48006,13 +48441,25 @@ module nc_engine$pc(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // nc_engine$pc
@@ -48367,6 +48814,25 @@ module nc_engine$pc$ck_c_other(d,q,clock);
 endmodule // nc_engine$pc$ck_c_other
 
 
+module nc_engine$pc$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_cluster
+
+
 module nc_engine$pc$ck_csum(d,q,clock);
     
     // Module arguments
@@ -48574,6 +49040,25 @@ module nc_engine$pc$ck_magic(d,q,clock);
     end
           
 endmodule // nc_engine$pc$ck_magic
+
+
+module nc_engine$pc$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$pc$ck_port
 
 
 module nc_engine$pc$ck_short(d,q,clock);
@@ -49344,7 +49829,7 @@ module nc_engine$pc$sw_cluster(inp,out);
 endmodule // nc_engine$pc$sw_cluster
 
 
-module nc_engine$pc$sw_d_count(inp,out);
+module nc_engine$pc$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -49352,7 +49837,18 @@ module nc_engine$pc$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // nc_engine$pc$sw_d_count
+endmodule // nc_engine$pc$sw_cnt_h
+
+
+module nc_engine$pc$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // nc_engine$pc$sw_cnt_s
 
 
 module nc_engine$pc$sw_d_epoch(inp,out);
@@ -49375,17 +49871,6 @@ module nc_engine$pc$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // nc_engine$pc$sw_d_instance
-
-
-module nc_engine$pc$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // nc_engine$pc$sw_d_reserved
 
 
 module nc_engine$pc$sw_d_seq(inp,out);

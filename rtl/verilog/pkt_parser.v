@@ -30,6 +30,9 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  o_ep_lo_lane = 6'b0;
     localparam  o_mult = 10'b1011010000;
     localparam  k_ep_lo_beat = 16'h8;
+    localparam  o8_d_kind = 6'b111000;
+    localparam  o9_d_count = 6'b0;
+    localparam  o9_d_reserved = 6'b10000;
     localparam  o_eth_dst = 10'b0;
     localparam  o_eth_src = 10'b110000;
     localparam  o_ip_src = 10'b11010000;
@@ -54,8 +57,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     localparam  o_d_seq = 10'b1000010000;
     localparam  o_d_tree = 10'b1000110000;
     localparam  o_d_kind = 10'b1000111000;
-    localparam  o_d_count = 10'b1001000000;
-    localparam  o_d_reserved = 10'b1001010000;
     localparam  o_e_client = 10'b110110000;
     localparam  o_e_len = 10'b111010000;
     localparam  o_e_flags = 10'b111100000;
@@ -370,6 +371,16 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  ck_c_config$d;
     wire  ck_c_config$q;
     reg  ck_c_config$clock;
+    reg  ck_port$d;
+    wire  ck_port$q;
+    reg  ck_port$clock;
+    reg  ck_cluster$d;
+    wire  ck_cluster$q;
+    reg  ck_cluster$clock;
+    reg  [15:0] sw_cnt_s$inp;
+    wire  [15:0] sw_cnt_s$out;
+    reg  [15:0] sw_cnt_h$inp;
+    wire  [15:0] sw_cnt_h$out;
     reg  [15:0] sw_n_e_len$inp;
     wire  [15:0] sw_n_e_len$out;
     reg  [63:0] sw_n_e_seq$inp;
@@ -418,10 +429,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     wire  [31:0] sw_d_epoch$out;
     reg  [31:0] sw_d_seq$inp;
     wire  [31:0] sw_d_seq$out;
-    reg  [15:0] sw_d_count$inp;
-    wire  [15:0] sw_d_count$out;
-    reg  [31:0] sw_d_reserved$inp;
-    wire  [31:0] sw_d_reserved$out;
     reg  [31:0] sw_e_client$inp;
     wire  [31:0] sw_e_client$out;
     reg  [15:0] sw_e_len$inp;
@@ -437,7 +444,18 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [15:0] hdr_udp;
     reg  [2:0] v_base;
     reg  bad_sender;
-    reg  [7:0] n_d_kind;
+    reg  [7:0] kind_s;
+    reg  [7:0] kind_h;
+    reg  kind_bad;
+    reg  kind_val;
+    reg  kind_cfg;
+    reg  res_nz;
+    reg  [15:0] cnt_s;
+    reg  [15:0] cnt_h;
+    reg  [15:0] ent_room;
+    reg  cnt_bad_s;
+    reg  cnt_bad_h;
+    reg  cnt_nz;
     reg  [15:0] n_e_len;
     reg  [63:0] n_e_seq;
     reg  [47:0] f_eth_dst;
@@ -464,8 +482,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
     reg  [31:0] f_d_seq;
     reg  [7:0] f_d_tree;
     reg  [1:0] f_d_kind;
-    reg  [15:0] f_d_count;
-    reg  [31:0] f_d_reserved;
     reg  [31:0] f_e_client;
     reg  [15:0] f_e_len;
     reg  [7:0] f_e_flags;
@@ -886,6 +902,24 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .q(ck_c_config$q),
         .clock(ck_c_config$clock)
     );
+    pkt_parser$ck_port ck_port(
+        .d(ck_port$d),
+        .q(ck_port$q),
+        .clock(ck_port$clock)
+    );
+    pkt_parser$ck_cluster ck_cluster(
+        .d(ck_cluster$d),
+        .q(ck_cluster$q),
+        .clock(ck_cluster$clock)
+    );
+    pkt_parser$sw_cnt_s sw_cnt_s(
+        .inp(sw_cnt_s$inp),
+        .out(sw_cnt_s$out)
+    );
+    pkt_parser$sw_cnt_h sw_cnt_h(
+        .inp(sw_cnt_h$inp),
+        .out(sw_cnt_h$out)
+    );
     pkt_parser$sw_n_e_len sw_n_e_len(
         .inp(sw_n_e_len$inp),
         .out(sw_n_e_len$out)
@@ -974,14 +1008,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         .inp(sw_d_seq$inp),
         .out(sw_d_seq$out)
     );
-    pkt_parser$sw_d_count sw_d_count(
-        .inp(sw_d_count$inp),
-        .out(sw_d_count$out)
-    );
-    pkt_parser$sw_d_reserved sw_d_reserved(
-        .inp(sw_d_reserved$inp),
-        .out(sw_d_reserved$out)
-    );
     pkt_parser$sw_e_client sw_e_client(
         .inp(sw_e_client$inp),
         .out(sw_e_client$out)
@@ -1064,6 +1090,8 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         ck_c_other$clock = clock;
         ck_c_entry$clock = clock;
         ck_c_config$clock = clock;
+        ck_port$clock = clock;
+        ck_cluster$clock = clock;
         beat$d = beat$q;
         h0$d = h0$q;
         h1$d = h1$q;
@@ -1127,6 +1155,8 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         ck_c_other$d = ck_c_other$q;
         ck_c_entry$d = ck_c_entry$q;
         ck_c_config$d = ck_c_config$q;
+        ck_port$d = ck_port$q;
+        ck_cluster$d = ck_cluster$q;
         s_ready = 1'b1;
         beats$h0 = h0$q;
         beats$h1 = h1$q;
@@ -1155,7 +1185,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         sw_ip_frag$inp = beats_n$out[(o_ip_frag)+:(16)];
         f_ip_frag = sw_ip_frag$out;
         f_ip_proto = beats_n$out[(o_ip_proto)+:(8)];
-        sw_udp_dst$inp = beats$out[(o_udp_dst)+:(16)];
+        sw_udp_dst$inp = beats_n$out[(o_udp_dst)+:(16)];
         f_udp_dst = sw_udp_dst$out;
         sw_udp_len$inp = beats_n$out[(o_udp_len)+:(16)];
         f_udp_len = sw_udp_len$out;
@@ -1165,7 +1195,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         f_magic = sw_magic$out;
         f_version = beats_n$out[(o_version)+:(8)];
         f_kind = beats_n$out[(o_kind)+:(8)];
-        sw_cluster$inp = beats$out[(o_cluster)+:(32)];
+        sw_cluster$inp = beats_n$out[(o_cluster)+:(32)];
         f_cluster = sw_cluster$out;
         sw_body_len$inp = beats_n$out[(o_body_len)+:(16)];
         f_body_len = sw_body_len$out;
@@ -1179,10 +1209,6 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         f_d_seq = sw_d_seq$out;
         f_d_tree = beats$out[(o_d_tree)+:(8)];
         f_d_kind = beats$out[(o_d_kind)+:(2)];
-        sw_d_count$inp = beats_n$out[(o_d_count)+:(16)];
-        f_d_count = sw_d_count$out;
-        sw_d_reserved$inp = beats_n$out[(o_d_reserved)+:(32)];
-        f_d_reserved = sw_d_reserved$out;
         sw_e_client$inp = beats$out[(o_e_client)+:(32)];
         f_e_client = sw_e_client$out;
         sw_e_len$inp = beats$out[(o_e_len)+:(16)];
@@ -1396,7 +1422,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         else if (ck_udp$q || (ck_csum$q && ~u_ok$q)) begin
             v_base = c_malformed;
         end
-        else if (f_udp_dst != port || ck_short$q) begin
+        else if (ck_port$q || ck_short$q) begin
             v_base = c_foreign;
         end
         else if (ck_long$q) begin
@@ -1408,7 +1434,7 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         else if (ck_hdr$q) begin
             v_base = c_malformed;
         end
-        else if (f_cluster != cluster_id) begin
+        else if (ck_cluster$q) begin
             v_base = c_foreign;
         end
         else if (ck_kind$q) begin
@@ -1511,7 +1537,28 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
             beats_n$h9 = h9$q;
         end
         beats_n_rest$x = beats_n$out;
-        n_d_kind = beats_n$out[(o_d_kind)+:(8)];
+        kind_s = s_data[(o8_d_kind)+:(8)];
+        kind_h = h8$q[(o8_d_kind)+:(8)];
+        if (bq8$q) begin
+            kind_bad = kind_s > k_dk_max;
+            kind_val = kind_s == k_dk_batch || kind_s == k_dk_config;
+            kind_cfg = kind_s == k_dk_config;
+        end
+        else begin
+            kind_bad = kind_h > k_dk_max;
+            kind_val = kind_h == k_dk_batch || kind_h == k_dk_config;
+            kind_cfg = kind_h == k_dk_config;
+        end
+        if (bq9$q) begin
+            res_nz = s_data[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        else begin
+            res_nz = h9$q[(o9_d_reserved)+:(32)] != k0_32;
+        end
+        sw_cnt_s$inp = s_data[(o9_d_count)+:(16)];
+        cnt_s = sw_cnt_s$out;
+        sw_cnt_h$inp = h9$q[(o9_d_count)+:(16)];
+        cnt_h = sw_cnt_h$out;
         sw_n_e_len$inp = beats_n$out[(o_e_len)+:(16)];
         n_e_len = sw_n_e_len$out;
         sw_n_e_seq$inp = beats_n$out[(o_e_seq)+:(64)];
@@ -1535,13 +1582,25 @@ module pkt_parser(clock,s_data,s_keep,s_valid,s_last,s_ready,client_mode,port,cl
         ck_hdr$d = f_udp_len < k_hdr_udp;
         ck_kind$d = f_kind == k0_8 || f_kind > k_kind_max || (f_body_len + hdr_udp) != f_udp_len;
         ck_t_other$d = f_kind != k_kind_decide;
-        ck_t_head$d = f_body_len < k_dhdr || f_d_reserved != k0_32 || n_d_kind > k_dk_max;
-        ck_t_value$d = n_d_kind == k_dk_batch || n_d_kind == k_dk_config;
-        ck_t_count$d = f_d_count == k0_16 || (n_d_kind == k_dk_config && f_d_count != k1_count) || f_d_count > ((f_body_len - k_dhdr) >> k_ehdr_shift);
-        ck_t_empty$d = f_d_count != k0_16 || f_body_len != k_dhdr;
+        ck_t_head$d = f_body_len < k_dhdr || res_nz || kind_bad;
+        ck_t_value$d = kind_val;
+        ent_room = (f_body_len - k_dhdr) >> k_ehdr_shift;
+        cnt_bad_s = cnt_s == k0_16 || (kind_cfg && cnt_s != k1_count) || cnt_s > ent_room;
+        cnt_bad_h = cnt_h == k0_16 || (kind_cfg && cnt_h != k1_count) || cnt_h > ent_room;
+        if (bq9$q) begin
+            ck_t_count$d = cnt_bad_s;
+            cnt_nz = cnt_s != k0_16;
+        end
+        else begin
+            ck_t_count$d = cnt_bad_h;
+            cnt_nz = cnt_h != k0_16;
+        end
+        ck_t_empty$d = cnt_nz || f_body_len != k_dhdr;
         ck_c_other$d = f_kind != k_kind_request;
         ck_c_entry$d = f_body_len < k_ehdr || (f_e_flags & k_flags_other) != k0_8 || f_e_reserved != k0_8 || n_e_seq == k0_64 || (n_e_len + k_ehdr) != f_body_len;
         ck_c_config$d = f_e_flags == k_flag_config;
+        ck_port$d = f_udp_dst != port;
+        ck_cluster$d = f_cluster != cluster_id;
     end
     
 endmodule // pkt_parser
@@ -1896,6 +1955,25 @@ module pkt_parser$ck_c_other(d,q,clock);
 endmodule // pkt_parser$ck_c_other
 
 
+module pkt_parser$ck_cluster(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_cluster
+
+
 module pkt_parser$ck_csum(d,q,clock);
     
     // Module arguments
@@ -2103,6 +2181,25 @@ module pkt_parser$ck_magic(d,q,clock);
     end
           
 endmodule // pkt_parser$ck_magic
+
+
+module pkt_parser$ck_port(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // pkt_parser$ck_port
 
 
 module pkt_parser$ck_short(d,q,clock);
@@ -2873,7 +2970,7 @@ module pkt_parser$sw_cluster(inp,out);
 endmodule // pkt_parser$sw_cluster
 
 
-module pkt_parser$sw_d_count(inp,out);
+module pkt_parser$sw_cnt_h(inp,out);
     
     // Module arguments
     input wire  [15:0] inp;
@@ -2881,7 +2978,18 @@ module pkt_parser$sw_d_count(inp,out);
     
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8]};
-endmodule // pkt_parser$sw_d_count
+endmodule // pkt_parser$sw_cnt_h
+
+
+module pkt_parser$sw_cnt_s(inp,out);
+    
+    // Module arguments
+    input wire  [15:0] inp;
+    output reg  [15:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {inp[7:0], inp[15:8]};
+endmodule // pkt_parser$sw_cnt_s
 
 
 module pkt_parser$sw_d_epoch(inp,out);
@@ -2904,17 +3012,6 @@ module pkt_parser$sw_d_instance(inp,out);
     // Update code (custom)
     always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24], inp[39:32], inp[47:40], inp[55:48], inp[63:56]};
 endmodule // pkt_parser$sw_d_instance
-
-
-module pkt_parser$sw_d_reserved(inp,out);
-    
-    // Module arguments
-    input wire  [31:0] inp;
-    output reg  [31:0] out;
-    
-    // Update code (custom)
-    always @(*) out = {inp[7:0], inp[15:8], inp[23:16], inp[31:24]};
-endmodule // pkt_parser$sw_d_reserved
 
 
 module pkt_parser$sw_d_seq(inp,out);
