@@ -39,7 +39,7 @@ use proto::wire::{self, DecideKind};
 use rust_hdl::prelude::*;
 
 use crate::pkt_gen::{GenReady, SLOTS, entry_head_map, header_map, ip_const_sum};
-use crate::prim::{ByteAlign, ByteSwap, EntryHead, HeaderBytes, OnesAdd, ZeroExtend};
+use crate::prim::{ByteAlign, ByteSwap, EntryHead, HeaderBytes, OnesAdd, PayloadMask, ZeroExtend};
 
 /// Payload bytes an entry can carry.
 pub const MAX_ENTRY_PAYLOAD: usize = 128;
@@ -600,7 +600,7 @@ block! {
         ps_d: Signal<Local, Bits<16>>,
         add_ps_e: OnesAdd,
         ps_f: Signal<Local, Bits<16>>,
-        pmask: Signal<Local, Bits<1024>>,
+        pm: PayloadMask,
         e_img: Signal<Local, Bits<ENTRY_BITS>>,
         elenw: ZeroExtend<8, 16>,
         head: EntryHead = EntryHead::new(entry_head_map()),
@@ -623,11 +623,9 @@ block! {
         k2_8: Constant<Bits<8>> = k(2),
         k5_8: Constant<Bits<8>> = k(5),
         k_body_beat: Constant<Bits<8>> = k(BODY_BEAT),
-        k3_16: Constant<Bits<16>> = k(3),
         k8_16: Constant<Bits<16>> = k(8),
         k16_16: Constant<Bits<16>> = k(wire::ENTRY_HEADER_LEN as u64),
         k128_16: Constant<Bits<16>> = k(128),
-        k1024_16: Constant<Bits<16>> = k(1024),
         k_hdr_len: Constant<Bits<16>> = k(HDR_LEN as u64),
         k_eth: Constant<Bits<16>> = k(frame::ETH_LEN as u64),
         k_udp_off: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN) as u64),
@@ -669,8 +667,6 @@ block! {
         ke7: Constant<Bits<8>> = k(7),
         k_batch: Constant<Bits<2>> = k(DecideKind::Batch as u64),
         k_config: Constant<Bits<2>> = k(DecideKind::Config as u64),
-        k_ones1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::mask()),
-        k0_1024: Constant<Bits<1024>> = Constant::new(Bits::<1024>::default()),
         k0_w: Constant<Bits<WORDS>> = k(0),
         k1_w: Constant<Bits<WORDS>> = k(1),
         k0_64: Constant<Bits<64>> = k(0),
@@ -815,14 +811,9 @@ impl Logic for PktGen {
         // An arriving entry as wire bytes: the 16-byte header, then the payload (first byte
         // first, bytes past payload_len zero).
         self.elenw.narrow.next = self.e_len.val();
-        if self.e_len.val() == self.k0_8.val() {
-            self.pmask.next = self.k0_1024.val();
-        } else {
-            self.pmask.next = self.e_payload.val()
-                & (self.k_ones1024.val()
-                    << (self.k1024_16.val() - (self.elenw.wide.val() << self.k3_16.val())));
-        }
-        self.swap.inp.next = self.pmask.val();
+        self.pm.data.next = self.e_payload.val();
+        self.pm.len.next = self.e_len.val();
+        self.swap.inp.next = self.pm.out.val();
         self.head.client.next = self.e_client.val();
         self.head.len.next = self.e_len.val();
         self.head.seq.next = self.e_seq.val();

@@ -575,6 +575,41 @@ impl Logic for ReqPayload {
     }
 }
 
+/// pkt_gen: a request's payload with the bytes past its length cleared (byte 0 in bits
+/// 1023..1016; byte `j` kept when `j < len`, every byte when `len` is above 128). One
+/// comparison of `len` with a constant per byte, not a shifter of a 1,024-bit mask by `8 · len`
+/// (which Yosys made a subtraction and ten multiplexer levels, rtl/README "Step 17").
+#[derive(LogicBlock, Default)]
+pub struct PayloadMask {
+    pub data: Signal<In, Bits<1024>>,
+    pub len: Signal<In, Bits<8>>,
+    pub out: Signal<Out, Bits<1024>>,
+}
+
+impl Logic for PayloadMask {
+    fn update(&mut self) {
+        let n = self.len.val().index().min(128);
+        let mask = if n == 0 {
+            Bits::<1024>::default()
+        } else {
+            Bits::<1024>::mask() << (1024 - 8 * n) as u64
+        };
+        self.out.next = self.data.val() & mask;
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let bytes: Vec<String> = (0..128)
+            .map(|j| {
+                let hi = 1023 - 8 * j;
+                format!("(len > 8'd{j} ? data[{hi}:{}] : 8'd0)", hi - 7)
+            })
+            .collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", bytes.join(", ")))
+    }
+}
+
 /// host_gen: the 64-bit byte mask of a beat's `keep` bits (byte x all ones when keep bit x is 1).
 #[derive(LogicBlock, Default)]
 pub struct KeepMask {

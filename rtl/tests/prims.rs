@@ -9,7 +9,7 @@ use std::process::Command;
 
 use rtl::pkt_parser::{AnyEqual, NibbleSum, SenderMatch, sender_table};
 use rtl::pkt_stream::{BANK_SLOTS, READERS, SLOT_BITS, SlotRam, WORDS};
-use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa};
+use rtl::prim::{ByteAlign, CsaIsFfff, LaneMask, LaneWrite, OnesAdd, OnesCsa, PayloadMask};
 use rtl::sim::{Rng, clock_edge, settle, word};
 use rust_hdl::prelude::*;
 
@@ -425,6 +425,32 @@ fn the_generator_byte_alignment() {
         vs.push(v);
     }
     against_icarus("ByteAlign", ByteAlign::default(), &vs);
+}
+
+#[test]
+fn the_generator_payload_mask() {
+    // PayloadMask: every length from 0 to 255 (above 128 every byte is kept; the core never
+    // gives one), each byte against the rule `j < len` on random data.
+    let mut rng = Rng::new(6);
+    let mut b = PayloadMask::default();
+    b.connect_all();
+    let mut vs = Vec::new();
+    for len in 0..256u64 {
+        let data = random::<1024>(&mut rng);
+        let v = vector!(b, [data = data, len = Bits::<8>::from(len)], [out]);
+        let got = b.out.val();
+        for j in 0..128 {
+            let bit = 1023 - 8 * j;
+            let want = if (j as u64) < len || len > 128 {
+                data.get_bits::<8>(bit - 7)
+            } else {
+                Bits::<8>::default()
+            };
+            assert_eq!(got.get_bits::<8>(bit - 7), want, "len {len}, byte {j}");
+        }
+        vs.push(v);
+    }
+    against_icarus("PayloadMask", PayloadMask::default(), &vs);
 }
 
 #[test]

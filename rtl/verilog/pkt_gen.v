@@ -61,11 +61,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  k2_8 = 8'h2;
     localparam  k5_8 = 8'h5;
     localparam  k_body_beat = 8'h9;
-    localparam  k3_16 = 16'h3;
     localparam  k8_16 = 16'h8;
     localparam  k16_16 = 16'h10;
     localparam  k128_16 = 16'h80;
-    localparam  k1024_16 = 16'h400;
     localparam  k_hdr_len = 16'h4e;
     localparam  k_eth = 16'he;
     localparam  k_udp_off = 16'h22;
@@ -107,8 +105,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     localparam  ke7 = 8'h7;
     localparam  k_batch = 2'b1;
     localparam  k_config = 2'b11;
-    localparam  k_ones1024 = 1024'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
-    localparam  k0_1024 = 1024'h0;
     localparam  k0_w = 18'b0;
     localparam  k1_w = 18'b1;
     localparam  k0_64 = 64'h0;
@@ -526,6 +522,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [15:0] add_ps_e$a;
     reg  [15:0] add_ps_e$b;
     wire  [15:0] add_ps_e$out;
+    reg  [1023:0] pm$data;
+    reg  [7:0] pm$len;
+    wire  [1023:0] pm$out;
     reg  [7:0] elenw$narrow;
     wire  [15:0] elenw$wide;
     reg  [31:0] head$client;
@@ -638,7 +637,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
     reg  [15:0] ps_b;
     reg  [15:0] ps_d;
     reg  [15:0] ps_f;
-    reg  [1023:0] pmask;
     reg  [1151:0] e_img;
     reg  [15:0] l_len;
     reg  [7:0] l_nbeats;
@@ -1306,6 +1304,11 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         .b(add_ps_e$b),
         .out(add_ps_e$out)
     );
+    pkt_gen$pm pm(
+        .data(pm$data),
+        .len(pm$len),
+        .out(pm$out)
+    );
     pkt_gen$elenw elenw(
         .narrow(elenw$narrow),
         .wide(elenw$wide)
@@ -1650,13 +1653,9 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
         r_st$d = r_st$q;
         r_hl$d = r_hl$q;
         elenw$narrow = e_len;
-        if (e_len == k0_8) begin
-            pmask = k0_1024;
-        end
-        else begin
-            pmask = e_payload & (k_ones1024 << (k1024_16 - (elenw$wide << k3_16)));
-        end
-        swap$inp = pmask;
+        pm$data = e_payload;
+        pm$len = e_len;
+        swap$inp = pm$out;
         head$client = e_client;
         head$len = e_len;
         head$seq = e_seq;
@@ -2374,6 +2373,18 @@ module pkt_gen$kindw(narrow,wide);
     // Update code (custom)
     always @(*) wide = {6'd0, narrow};
 endmodule // pkt_gen$kindw
+
+
+module pkt_gen$pm(data,len,out);
+    
+    // Module arguments
+    input wire  [1023:0] data;
+    input wire  [7:0] len;
+    output reg  [1023:0] out;
+    
+    // Update code (custom)
+    always @(*) out = {(len > 8'd0 ? data[1023:1016] : 8'd0), (len > 8'd1 ? data[1015:1008] : 8'd0), (len > 8'd2 ? data[1007:1000] : 8'd0), (len > 8'd3 ? data[999:992] : 8'd0), (len > 8'd4 ? data[991:984] : 8'd0), (len > 8'd5 ? data[983:976] : 8'd0), (len > 8'd6 ? data[975:968] : 8'd0), (len > 8'd7 ? data[967:960] : 8'd0), (len > 8'd8 ? data[959:952] : 8'd0), (len > 8'd9 ? data[951:944] : 8'd0), (len > 8'd10 ? data[943:936] : 8'd0), (len > 8'd11 ? data[935:928] : 8'd0), (len > 8'd12 ? data[927:920] : 8'd0), (len > 8'd13 ? data[919:912] : 8'd0), (len > 8'd14 ? data[911:904] : 8'd0), (len > 8'd15 ? data[903:896] : 8'd0), (len > 8'd16 ? data[895:888] : 8'd0), (len > 8'd17 ? data[887:880] : 8'd0), (len > 8'd18 ? data[879:872] : 8'd0), (len > 8'd19 ? data[871:864] : 8'd0), (len > 8'd20 ? data[863:856] : 8'd0), (len > 8'd21 ? data[855:848] : 8'd0), (len > 8'd22 ? data[847:840] : 8'd0), (len > 8'd23 ? data[839:832] : 8'd0), (len > 8'd24 ? data[831:824] : 8'd0), (len > 8'd25 ? data[823:816] : 8'd0), (len > 8'd26 ? data[815:808] : 8'd0), (len > 8'd27 ? data[807:800] : 8'd0), (len > 8'd28 ? data[799:792] : 8'd0), (len > 8'd29 ? data[791:784] : 8'd0), (len > 8'd30 ? data[783:776] : 8'd0), (len > 8'd31 ? data[775:768] : 8'd0), (len > 8'd32 ? data[767:760] : 8'd0), (len > 8'd33 ? data[759:752] : 8'd0), (len > 8'd34 ? data[751:744] : 8'd0), (len > 8'd35 ? data[743:736] : 8'd0), (len > 8'd36 ? data[735:728] : 8'd0), (len > 8'd37 ? data[727:720] : 8'd0), (len > 8'd38 ? data[719:712] : 8'd0), (len > 8'd39 ? data[711:704] : 8'd0), (len > 8'd40 ? data[703:696] : 8'd0), (len > 8'd41 ? data[695:688] : 8'd0), (len > 8'd42 ? data[687:680] : 8'd0), (len > 8'd43 ? data[679:672] : 8'd0), (len > 8'd44 ? data[671:664] : 8'd0), (len > 8'd45 ? data[663:656] : 8'd0), (len > 8'd46 ? data[655:648] : 8'd0), (len > 8'd47 ? data[647:640] : 8'd0), (len > 8'd48 ? data[639:632] : 8'd0), (len > 8'd49 ? data[631:624] : 8'd0), (len > 8'd50 ? data[623:616] : 8'd0), (len > 8'd51 ? data[615:608] : 8'd0), (len > 8'd52 ? data[607:600] : 8'd0), (len > 8'd53 ? data[599:592] : 8'd0), (len > 8'd54 ? data[591:584] : 8'd0), (len > 8'd55 ? data[583:576] : 8'd0), (len > 8'd56 ? data[575:568] : 8'd0), (len > 8'd57 ? data[567:560] : 8'd0), (len > 8'd58 ? data[559:552] : 8'd0), (len > 8'd59 ? data[551:544] : 8'd0), (len > 8'd60 ? data[543:536] : 8'd0), (len > 8'd61 ? data[535:528] : 8'd0), (len > 8'd62 ? data[527:520] : 8'd0), (len > 8'd63 ? data[519:512] : 8'd0), (len > 8'd64 ? data[511:504] : 8'd0), (len > 8'd65 ? data[503:496] : 8'd0), (len > 8'd66 ? data[495:488] : 8'd0), (len > 8'd67 ? data[487:480] : 8'd0), (len > 8'd68 ? data[479:472] : 8'd0), (len > 8'd69 ? data[471:464] : 8'd0), (len > 8'd70 ? data[463:456] : 8'd0), (len > 8'd71 ? data[455:448] : 8'd0), (len > 8'd72 ? data[447:440] : 8'd0), (len > 8'd73 ? data[439:432] : 8'd0), (len > 8'd74 ? data[431:424] : 8'd0), (len > 8'd75 ? data[423:416] : 8'd0), (len > 8'd76 ? data[415:408] : 8'd0), (len > 8'd77 ? data[407:400] : 8'd0), (len > 8'd78 ? data[399:392] : 8'd0), (len > 8'd79 ? data[391:384] : 8'd0), (len > 8'd80 ? data[383:376] : 8'd0), (len > 8'd81 ? data[375:368] : 8'd0), (len > 8'd82 ? data[367:360] : 8'd0), (len > 8'd83 ? data[359:352] : 8'd0), (len > 8'd84 ? data[351:344] : 8'd0), (len > 8'd85 ? data[343:336] : 8'd0), (len > 8'd86 ? data[335:328] : 8'd0), (len > 8'd87 ? data[327:320] : 8'd0), (len > 8'd88 ? data[319:312] : 8'd0), (len > 8'd89 ? data[311:304] : 8'd0), (len > 8'd90 ? data[303:296] : 8'd0), (len > 8'd91 ? data[295:288] : 8'd0), (len > 8'd92 ? data[287:280] : 8'd0), (len > 8'd93 ? data[279:272] : 8'd0), (len > 8'd94 ? data[271:264] : 8'd0), (len > 8'd95 ? data[263:256] : 8'd0), (len > 8'd96 ? data[255:248] : 8'd0), (len > 8'd97 ? data[247:240] : 8'd0), (len > 8'd98 ? data[239:232] : 8'd0), (len > 8'd99 ? data[231:224] : 8'd0), (len > 8'd100 ? data[223:216] : 8'd0), (len > 8'd101 ? data[215:208] : 8'd0), (len > 8'd102 ? data[207:200] : 8'd0), (len > 8'd103 ? data[199:192] : 8'd0), (len > 8'd104 ? data[191:184] : 8'd0), (len > 8'd105 ? data[183:176] : 8'd0), (len > 8'd106 ? data[175:168] : 8'd0), (len > 8'd107 ? data[167:160] : 8'd0), (len > 8'd108 ? data[159:152] : 8'd0), (len > 8'd109 ? data[151:144] : 8'd0), (len > 8'd110 ? data[143:136] : 8'd0), (len > 8'd111 ? data[135:128] : 8'd0), (len > 8'd112 ? data[127:120] : 8'd0), (len > 8'd113 ? data[119:112] : 8'd0), (len > 8'd114 ? data[111:104] : 8'd0), (len > 8'd115 ? data[103:96] : 8'd0), (len > 8'd116 ? data[95:88] : 8'd0), (len > 8'd117 ? data[87:80] : 8'd0), (len > 8'd118 ? data[79:72] : 8'd0), (len > 8'd119 ? data[71:64] : 8'd0), (len > 8'd120 ? data[63:56] : 8'd0), (len > 8'd121 ? data[55:48] : 8'd0), (len > 8'd122 ? data[47:40] : 8'd0), (len > 8'd123 ? data[39:32] : 8'd0), (len > 8'd124 ? data[31:24] : 8'd0), (len > 8'd125 ? data[23:16] : 8'd0), (len > 8'd126 ? data[15:8] : 8'd0), (len > 8'd127 ? data[7:0] : 8'd0)};
+endmodule // pkt_gen$pm
 
 
 module pkt_gen$r_a00(d,q,clock);
