@@ -59,6 +59,11 @@ block! {
         n_store: DFF<Bits<16>>,
         /// Beats written and not yet read out.
         n_avail: DFF<Bits<16>>,
+        /// `n_store == 0`, `n_store == 2^A` and `n_avail == 0`, kept beside the counts (the
+        /// take, bypass and write decisions read a flip-flop, not a 16-bit comparison).
+        r_empty: DFFWithInit<Bit> = DFFWithInit::new(true),
+        r_full: DFF<Bit>,
+        r_na0: DFFWithInit<Bit> = DFFWithInit::new(true),
         /// A beat is offered: the RAM's read data, or `o_reg` when `o_reg_sel`.
         o_valid: DFF<Bit>,
         o_reg_sel: DFF<Bit>,
@@ -84,10 +89,10 @@ block! {
         xd: ZeroExtend<64, WORD>,
         xk: ZeroExtend<8, WORD>,
         word: Signal<Local, Bits<WORD>>,
-        k0_16: Constant<Bits<16>> = Constant::new(0.into()),
         k1_16: Constant<Bits<16>> = Constant::new(1.into()),
         k64_16: Constant<Bits<16>> = Constant::new(64.into()),
         k_depth: Constant<Bits<16>> = Constant::new((1u64 << A).into()),
+        k_depth1: Constant<Bits<16>> = Constant::new(((1u64 << A) - 1).into()),
         k1_a: Constant<Bits<A>> = Constant::new(1.into()),
         k_last: Constant<Bits<WORD>> = Constant::new(Bits::<WORD>::from(1u64) << 72),
         k0_w: Constant<Bits<WORD>> = Constant::new(Bits::<WORD>::default()),
@@ -105,28 +110,26 @@ impl<const A: usize> Logic for OutFifo<A> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wr, rd, n_store, n_avail, o_valid, o_reg_sel, o_reg, r_noroom
+            self, clock, wr, rd, n_store, n_avail, r_empty, r_full, r_na0, o_valid, o_reg_sel,
+            o_reg, r_noroom
         );
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_clock.next = self.clock.val();
         self.take.next = self.o_valid.q.val() && self.out_ready.val();
         // A beat is read out when one was written (at an earlier edge) and the offer is free or
         // taken this cycle.
-        self.load.next = (self.n_avail.q.val() != self.k0_16.val())
-            && (!self.o_valid.q.val() || self.take.val());
+        self.load.next = !self.r_na0.q.val() && (!self.o_valid.q.val() || self.take.val());
         // Into an empty FIFO the arriving beat is offered at once; taken at once, it is done.
-        self.through.next = self.in_valid.val() && (self.n_store.q.val() == self.k0_16.val());
+        self.through.next = self.in_valid.val() && self.r_empty.q.val();
         self.passed.next = self.through.val() && self.out_ready.val();
         // With no beat waiting in the RAM and the offer free, the arriving beat (not passed
         // through) goes straight into the output register.
         self.bypass.next = self.in_valid.val()
             && !self.passed.val()
-            && (self.n_avail.q.val() == self.k0_16.val())
+            && self.r_na0.q.val()
             && (!self.o_valid.q.val() || self.take.val());
-        self.write.next = self.in_valid.val()
-            && !self.passed.val()
-            && !self.bypass.val()
-            && (self.n_store.q.val() != self.k_depth.val());
+        self.write.next =
+            self.in_valid.val() && !self.passed.val() && !self.bypass.val() && !self.r_full.q.val();
         // The read address: the next beat when one is read out, else the offered beat again (so
         // that the registered read keeps offering it).
         if self.load.val() {
@@ -155,15 +158,21 @@ impl<const A: usize> Logic for OutFifo<A> {
         }
         if self.write.val() && !self.load.val() {
             self.n_avail.d.next = self.n_avail.q.val() + self.k1_16.val();
+            self.r_na0.d.next = false;
         } else if !self.write.val() && self.load.val() {
             self.n_avail.d.next = self.n_avail.q.val() - self.k1_16.val();
+            self.r_na0.d.next = self.n_avail.q.val() == self.k1_16.val();
         }
         self.grow.next = (self.write.val() || self.bypass.val()) && !self.take.val();
         self.shrink.next = !(self.write.val() || self.bypass.val()) && self.take.val();
         if self.grow.val() {
             self.n_store.d.next = self.n_store.q.val() + self.k1_16.val();
+            self.r_empty.d.next = false;
+            self.r_full.d.next = self.n_store.q.val() == self.k_depth1.val();
         } else if self.shrink.val() {
             self.n_store.d.next = self.n_store.q.val() - self.k1_16.val();
+            self.r_empty.d.next = self.n_store.q.val() == self.k1_16.val();
+            self.r_full.d.next = false;
         }
         // `room` for the next cycle: the next count at most `lim`, compared from this count
         // (`n_store + 1 <= lim` is `n_store < lim`; `n_store - 1 <= lim` is `n_store <= lim + 1`).
@@ -199,6 +208,6 @@ impl<const A: usize> Logic for OutFifo<A> {
             self.out_keep.next = self.in_keep.val();
             self.out_last.next = self.in_last.val();
         }
-        self.empty.next = self.n_store.q.val() == self.k0_16.val();
+        self.empty.next = self.r_empty.q.val();
     }
 }
