@@ -525,16 +525,16 @@ block! {
         acc_ok: Signal<Local, Bit>,
         acc_nl: Signal<Local, Bit>,
         wa1: Signal<Local, Bits<A>>,
-        inc1: Signal<Local, Bit>,
-        inc2: Signal<Local, Bit>,
+        /// Room for a NOT_LEADER (beside this cycle's OK, if one is taken).
+        nl_room: Signal<Local, Bit>,
+        /// An OK is taken and the head does not leave, or the head leaves and no OK is taken.
+        ok_in: Signal<Local, Bit>,
+        ok_out: Signal<Local, Bit>,
         wp3: Signal<Local, Bits<8>>,
         wp4: Signal<Local, Bits<8>>,
         cm1: Signal<Local, Bits<8>>,
         cp1: Signal<Local, Bits<8>>,
         cp2: Signal<Local, Bits<8>>,
-        dm1: Signal<Local, Bit>,
-        dp1: Signal<Local, Bit>,
-        dp2: Signal<Local, Bit>,
         boff: Signal<Local, Bits<IDX_BITS>>,
         add_cs_a: OnesAdd,
         cs_b: Signal<Local, Bits<16>>,
@@ -614,24 +614,31 @@ impl<const A: usize> Logic for ReplyGen<A> {
         // then when one more is.
         self.acc_ok.next = self.ok_valid.val() && (!self.r_full.q.val() || self.last.val());
         if self.acc_ok.val() {
-            self.acc_nl.next = self.nl_valid.val()
-                && (self.r_has2.q.val() || (self.r_full1.q.val() && self.last.val()));
+            self.nl_room.next = self.r_has2.q.val() || (self.r_full1.q.val() && self.last.val());
             self.wa1.next = self.r_wp1.q.val().get_bits::<A>(0);
         } else {
-            self.acc_nl.next = self.nl_valid.val() && (!self.r_full.q.val() || self.last.val());
+            self.nl_room.next = !self.r_full.q.val() || self.last.val();
             self.wa1.next = self.r_wp.q.val().get_bits::<A>(0);
         }
+        self.acc_nl.next = self.nl_valid.val() && self.nl_room.val();
         self.drop_ok.next = self.ok_valid.val() && !self.acc_ok.val();
         self.drop_nl.next = self.nl_valid.val() && !self.acc_nl.val();
-        self.inc2.next = self.acc_ok.val() && self.acc_nl.val();
-        self.inc1.next = self.acc_ok.val() ^ self.acc_nl.val();
+        // Every register below is picked last by `acc_nl` (a NOT_LEADER comes from the core's
+        // leadership after this cycle's tick, the latest of the inputs): its two outcomes are
+        // made from the registers, `acc_ok` and `last` alone.
         self.wp3.next = self.r_wp2.q.val() + self.k1_8.val();
         self.wp4.next = self.r_wp2.q.val() + self.k2_8.val();
-        if self.inc2.val() {
-            self.r_wp.d.next = self.r_wp2.q.val();
-            self.r_wp1.d.next = self.wp3.val();
-            self.r_wp2.d.next = self.wp4.val();
-        } else if self.inc1.val() {
+        if self.acc_nl.val() {
+            if self.acc_ok.val() {
+                self.r_wp.d.next = self.r_wp2.q.val();
+                self.r_wp1.d.next = self.wp3.val();
+                self.r_wp2.d.next = self.wp4.val();
+            } else {
+                self.r_wp.d.next = self.r_wp1.q.val();
+                self.r_wp1.d.next = self.r_wp2.q.val();
+                self.r_wp2.d.next = self.wp3.val();
+            }
+        } else if self.acc_ok.val() {
             self.r_wp.d.next = self.r_wp1.q.val();
             self.r_wp1.d.next = self.r_wp2.q.val();
             self.r_wp2.d.next = self.wp3.val();
@@ -649,27 +656,33 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.cm1.next = self.r_count.q.val() - self.k1_8.val();
         self.cp1.next = self.r_count.q.val() + self.k1_8.val();
         self.cp2.next = self.r_count.q.val() + self.k2_8.val();
-        self.dm1.next = self.last.val() && !self.inc1.val() && !self.inc2.val();
-        self.dp1.next =
-            (self.last.val() && self.inc2.val()) || (!self.last.val() && self.inc1.val());
-        self.dp2.next = !self.last.val() && self.inc2.val();
-        if self.dm1.val() {
+        self.ok_in.next = self.acc_ok.val() && !self.last.val();
+        self.ok_out.next = !self.acc_ok.val() && self.last.val();
+        if self.acc_nl.val() {
+            if self.ok_in.val() {
+                self.r_count.d.next = self.cp2.val();
+                self.r_full.d.next = self.r_count.q.val() == self.k_depth2.val();
+                self.r_full1.d.next = self.r_count.q.val() == self.k_depth3.val();
+                self.r_has2.d.next = self.r_count.q.val() < self.k_depth3.val();
+                self.r_act.d.next = true;
+            } else if !self.ok_out.val() {
+                self.r_count.d.next = self.cp1.val();
+                self.r_full.d.next = self.r_count.q.val() == self.k_depth1.val();
+                self.r_full1.d.next = self.r_count.q.val() == self.k_depth2.val();
+                self.r_has2.d.next = self.r_count.q.val() < self.k_depth2.val();
+                self.r_act.d.next = true;
+            }
+        } else if self.ok_out.val() {
             self.r_count.d.next = self.cm1.val();
             self.r_full.d.next = false;
             self.r_full1.d.next = self.r_count.q.val() == self.k_depth.val();
             self.r_has2.d.next = self.r_count.q.val() < self.k_depth.val();
             self.r_act.d.next = self.r_count.q.val() != self.k1_8.val();
-        } else if self.dp1.val() {
+        } else if self.ok_in.val() {
             self.r_count.d.next = self.cp1.val();
             self.r_full.d.next = self.r_count.q.val() == self.k_depth1.val();
             self.r_full1.d.next = self.r_count.q.val() == self.k_depth2.val();
             self.r_has2.d.next = self.r_count.q.val() < self.k_depth2.val();
-            self.r_act.d.next = true;
-        } else if self.dp2.val() {
-            self.r_count.d.next = self.cp2.val();
-            self.r_full.d.next = self.r_count.q.val() == self.k_depth2.val();
-            self.r_full1.d.next = self.r_count.q.val() == self.k_depth3.val();
-            self.r_has2.d.next = self.r_count.q.val() < self.k_depth3.val();
             self.r_act.d.next = true;
         }
         self.busy.next = self.active.val();

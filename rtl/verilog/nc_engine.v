@@ -32789,10 +32789,10 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     output reg  room;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
     localparam  k_depth = 16'h200;
+    localparam  k_depth1 = 16'h1ff;
     localparam  k1_a = 9'b1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
@@ -32817,6 +32817,15 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
     reg  [15:0] n_avail$d;
     wire  [15:0] n_avail$q;
     reg  n_avail$clock;
+    reg  r_empty$d;
+    wire  r_empty$q;
+    reg  r_empty$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_na0$d;
+    wire  r_na0$q;
+    reg  r_na0$clock;
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
@@ -32879,6 +32888,21 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         .q(n_avail$q),
         .clock(n_avail$clock)
     );
+    nc_engine$hq$r_empty r_empty(
+        .d(r_empty$d),
+        .q(r_empty$q),
+        .clock(r_empty$clock)
+    );
+    nc_engine$hq$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$hq$r_na0 r_na0(
+        .d(r_na0$d),
+        .q(r_na0$q),
+        .clock(r_na0$clock)
+    );
     nc_engine$hq$o_valid o_valid(
         .d(o_valid$d),
         .q(o_valid$q),
@@ -32914,6 +32938,9 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         rd$clock = clock;
         n_store$clock = clock;
         n_avail$clock = clock;
+        r_empty$clock = clock;
+        r_full$clock = clock;
+        r_na0$clock = clock;
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
@@ -32922,6 +32949,9 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
+        r_empty$d = r_empty$q;
+        r_full$d = r_full$q;
+        r_na0$d = r_na0$q;
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
@@ -32929,11 +32959,11 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
-        load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        through = in_valid && (n_store$q == k0_16);
+        load = ~r_na0$q && (~o_valid$q || take);
+        through = in_valid && r_empty$q;
         passed = through && out_ready;
-        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
+        bypass = in_valid && ~passed && r_na0$q && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && ~r_full$q;
         if (load) begin
             raddr = rd$q;
         end
@@ -32960,17 +32990,23 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
         end
         if (write && ~load) begin
             n_avail$d = n_avail$q + k1_16;
+            r_na0$d = 1'b0;
         end
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
+            r_na0$d = n_avail$q == k1_16;
         end
         grow = (write || bypass) && ~take;
         shrink = ~(write || bypass) && take;
         if (grow) begin
             n_store$d = n_store$q + k1_16;
+            r_empty$d = 1'b0;
+            r_full$d = n_store$q == k_depth1;
         end
         else if (shrink) begin
             n_store$d = n_store$q - k1_16;
+            r_empty$d = n_store$q == k1_16;
+            r_full$d = 1'b0;
         end
         lim = k_depth - room_min;
         lim1 = lim + k1_16;
@@ -33007,7 +33043,7 @@ module nc_engine$hq(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,out
             out_keep = in_keep;
             out_last = in_last;
         end
-        empty = n_store$q == k0_16;
+        empty = r_empty$q;
     end
     
 endmodule // nc_engine$hq
@@ -33106,6 +33142,127 @@ module nc_engine$hq$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$hq$o_valid
+
+
+module nc_engine$hq$r_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$hq$r_empty$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$hq$r_empty
+
+
+module nc_engine$hq$r_empty$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$r_empty$dff
+
+
+module nc_engine$hq$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$r_full
+
+
+module nc_engine$hq$r_na0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$hq$r_na0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$hq$r_na0
+
+
+module nc_engine$hq$r_na0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$hq$r_na0$dff
 
 
 module nc_engine$hq$r_noroom(d,q,clock);
@@ -50522,16 +50679,14 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
     reg  acc_ok;
     reg  acc_nl;
     reg  [2:0] wa1;
-    reg  inc1;
-    reg  inc2;
+    reg  nl_room;
+    reg  ok_in;
+    reg  ok_out;
     reg  [7:0] wp3;
     reg  [7:0] wp4;
     reg  [7:0] cm1;
     reg  [7:0] cp1;
     reg  [7:0] cp2;
-    reg  dm1;
-    reg  dp1;
-    reg  dp2;
     reg  [9:0] boff;
     reg  [15:0] cs_b;
     reg  [15:0] cs_d;
@@ -50837,25 +50992,31 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         last = at_last && r_ready;
         acc_ok = ok_valid && (~r_full$q || last);
         if (acc_ok) begin
-            acc_nl = nl_valid && (r_has2$q || (r_full1$q && last));
+            nl_room = r_has2$q || (r_full1$q && last);
             wa1 = r_wp1$q[(32'h0)+:(3)];
         end
         else begin
-            acc_nl = nl_valid && (~r_full$q || last);
+            nl_room = ~r_full$q || last;
             wa1 = r_wp$q[(32'h0)+:(3)];
         end
+        acc_nl = nl_valid && nl_room;
         drop_ok = ok_valid && ~acc_ok;
         drop_nl = nl_valid && ~acc_nl;
-        inc2 = acc_ok && acc_nl;
-        inc1 = acc_ok ^ acc_nl;
         wp3 = r_wp2$q + k1_8;
         wp4 = r_wp2$q + k2_8;
-        if (inc2) begin
-            r_wp$d = r_wp2$q;
-            r_wp1$d = wp3;
-            r_wp2$d = wp4;
+        if (acc_nl) begin
+            if (acc_ok) begin
+                r_wp$d = r_wp2$q;
+                r_wp1$d = wp3;
+                r_wp2$d = wp4;
+            end
+            else begin
+                r_wp$d = r_wp1$q;
+                r_wp1$d = r_wp2$q;
+                r_wp2$d = wp3;
+            end
         end
-        else if (inc1) begin
+        else if (acc_ok) begin
             r_wp$d = r_wp1$q;
             r_wp1$d = r_wp2$q;
             r_wp2$d = wp3;
@@ -50872,28 +51033,36 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         cm1 = r_count$q - k1_8;
         cp1 = r_count$q + k1_8;
         cp2 = r_count$q + k2_8;
-        dm1 = last && ~inc1 && ~inc2;
-        dp1 = (last && inc2) || (~last && inc1);
-        dp2 = ~last && inc2;
-        if (dm1) begin
+        ok_in = acc_ok && ~last;
+        ok_out = ~acc_ok && last;
+        if (acc_nl) begin
+            if (ok_in) begin
+                r_count$d = cp2;
+                r_full$d = r_count$q == k_depth2;
+                r_full1$d = r_count$q == k_depth3;
+                r_has2$d = r_count$q < k_depth3;
+                r_act$d = 1'b1;
+            end
+            else if (~ok_out) begin
+                r_count$d = cp1;
+                r_full$d = r_count$q == k_depth1;
+                r_full1$d = r_count$q == k_depth2;
+                r_has2$d = r_count$q < k_depth2;
+                r_act$d = 1'b1;
+            end
+        end
+        else if (ok_out) begin
             r_count$d = cm1;
             r_full$d = 1'b0;
             r_full1$d = r_count$q == k_depth;
             r_has2$d = r_count$q < k_depth;
             r_act$d = r_count$q != k1_8;
         end
-        else if (dp1) begin
+        else if (ok_in) begin
             r_count$d = cp1;
             r_full$d = r_count$q == k_depth1;
             r_full1$d = r_count$q == k_depth2;
             r_has2$d = r_count$q < k_depth2;
-            r_act$d = 1'b1;
-        end
-        else if (dp2) begin
-            r_count$d = cp2;
-            r_full$d = r_count$q == k_depth2;
-            r_full1$d = r_count$q == k_depth3;
-            r_has2$d = r_count$q < k_depth3;
             r_act$d = 1'b1;
         end
         busy = active;
@@ -53394,10 +53563,10 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  room;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
     localparam  k_depth = 16'h100;
+    localparam  k_depth1 = 16'hff;
     localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
@@ -53422,6 +53591,15 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [15:0] n_avail$d;
     wire  [15:0] n_avail$q;
     reg  n_avail$clock;
+    reg  r_empty$d;
+    wire  r_empty$q;
+    reg  r_empty$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_na0$d;
+    wire  r_na0$q;
+    reg  r_na0$clock;
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
@@ -53484,6 +53662,21 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(n_avail$q),
         .clock(n_avail$clock)
     );
+    nc_engine$tq0$r_empty r_empty(
+        .d(r_empty$d),
+        .q(r_empty$q),
+        .clock(r_empty$clock)
+    );
+    nc_engine$tq0$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$tq0$r_na0 r_na0(
+        .d(r_na0$d),
+        .q(r_na0$q),
+        .clock(r_na0$clock)
+    );
     nc_engine$tq0$o_valid o_valid(
         .d(o_valid$d),
         .q(o_valid$q),
@@ -53519,6 +53712,9 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$clock = clock;
         n_store$clock = clock;
         n_avail$clock = clock;
+        r_empty$clock = clock;
+        r_full$clock = clock;
+        r_na0$clock = clock;
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
@@ -53527,6 +53723,9 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
+        r_empty$d = r_empty$q;
+        r_full$d = r_full$q;
+        r_na0$d = r_na0$q;
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
@@ -53534,11 +53733,11 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
-        load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        through = in_valid && (n_store$q == k0_16);
+        load = ~r_na0$q && (~o_valid$q || take);
+        through = in_valid && r_empty$q;
         passed = through && out_ready;
-        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
+        bypass = in_valid && ~passed && r_na0$q && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && ~r_full$q;
         if (load) begin
             raddr = rd$q;
         end
@@ -53565,17 +53764,23 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         end
         if (write && ~load) begin
             n_avail$d = n_avail$q + k1_16;
+            r_na0$d = 1'b0;
         end
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
+            r_na0$d = n_avail$q == k1_16;
         end
         grow = (write || bypass) && ~take;
         shrink = ~(write || bypass) && take;
         if (grow) begin
             n_store$d = n_store$q + k1_16;
+            r_empty$d = 1'b0;
+            r_full$d = n_store$q == k_depth1;
         end
         else if (shrink) begin
             n_store$d = n_store$q - k1_16;
+            r_empty$d = n_store$q == k1_16;
+            r_full$d = 1'b0;
         end
         lim = k_depth - room_min;
         lim1 = lim + k1_16;
@@ -53612,7 +53817,7 @@ module nc_engine$tq0(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        empty = n_store$q == k0_16;
+        empty = r_empty$q;
     end
     
 endmodule // nc_engine$tq0
@@ -53711,6 +53916,127 @@ module nc_engine$tq0$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$tq0$o_valid
+
+
+module nc_engine$tq0$r_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq0$r_empty$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq0$r_empty
+
+
+module nc_engine$tq0$r_empty$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$r_empty$dff
+
+
+module nc_engine$tq0$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$r_full
+
+
+module nc_engine$tq0$r_na0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq0$r_na0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq0$r_na0
+
+
+module nc_engine$tq0$r_na0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq0$r_na0$dff
 
 
 module nc_engine$tq0$r_noroom(d,q,clock);
@@ -53839,10 +54165,10 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  room;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
     localparam  k_depth = 16'h100;
+    localparam  k_depth1 = 16'hff;
     localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
@@ -53867,6 +54193,15 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [15:0] n_avail$d;
     wire  [15:0] n_avail$q;
     reg  n_avail$clock;
+    reg  r_empty$d;
+    wire  r_empty$q;
+    reg  r_empty$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_na0$d;
+    wire  r_na0$q;
+    reg  r_na0$clock;
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
@@ -53929,6 +54264,21 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(n_avail$q),
         .clock(n_avail$clock)
     );
+    nc_engine$tq1$r_empty r_empty(
+        .d(r_empty$d),
+        .q(r_empty$q),
+        .clock(r_empty$clock)
+    );
+    nc_engine$tq1$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$tq1$r_na0 r_na0(
+        .d(r_na0$d),
+        .q(r_na0$q),
+        .clock(r_na0$clock)
+    );
     nc_engine$tq1$o_valid o_valid(
         .d(o_valid$d),
         .q(o_valid$q),
@@ -53964,6 +54314,9 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$clock = clock;
         n_store$clock = clock;
         n_avail$clock = clock;
+        r_empty$clock = clock;
+        r_full$clock = clock;
+        r_na0$clock = clock;
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
@@ -53972,6 +54325,9 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
+        r_empty$d = r_empty$q;
+        r_full$d = r_full$q;
+        r_na0$d = r_na0$q;
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
@@ -53979,11 +54335,11 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
-        load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        through = in_valid && (n_store$q == k0_16);
+        load = ~r_na0$q && (~o_valid$q || take);
+        through = in_valid && r_empty$q;
         passed = through && out_ready;
-        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
+        bypass = in_valid && ~passed && r_na0$q && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && ~r_full$q;
         if (load) begin
             raddr = rd$q;
         end
@@ -54010,17 +54366,23 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         end
         if (write && ~load) begin
             n_avail$d = n_avail$q + k1_16;
+            r_na0$d = 1'b0;
         end
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
+            r_na0$d = n_avail$q == k1_16;
         end
         grow = (write || bypass) && ~take;
         shrink = ~(write || bypass) && take;
         if (grow) begin
             n_store$d = n_store$q + k1_16;
+            r_empty$d = 1'b0;
+            r_full$d = n_store$q == k_depth1;
         end
         else if (shrink) begin
             n_store$d = n_store$q - k1_16;
+            r_empty$d = n_store$q == k1_16;
+            r_full$d = 1'b0;
         end
         lim = k_depth - room_min;
         lim1 = lim + k1_16;
@@ -54057,7 +54419,7 @@ module nc_engine$tq1(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        empty = n_store$q == k0_16;
+        empty = r_empty$q;
     end
     
 endmodule // nc_engine$tq1
@@ -54156,6 +54518,127 @@ module nc_engine$tq1$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$tq1$o_valid
+
+
+module nc_engine$tq1$r_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq1$r_empty$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq1$r_empty
+
+
+module nc_engine$tq1$r_empty$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$r_empty$dff
+
+
+module nc_engine$tq1$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$r_full
+
+
+module nc_engine$tq1$r_na0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq1$r_na0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq1$r_na0
+
+
+module nc_engine$tq1$r_na0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq1$r_na0$dff
 
 
 module nc_engine$tq1$r_noroom(d,q,clock);
@@ -54284,10 +54767,10 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  room;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
     localparam  k_depth = 16'h100;
+    localparam  k_depth1 = 16'hff;
     localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
@@ -54312,6 +54795,15 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [15:0] n_avail$d;
     wire  [15:0] n_avail$q;
     reg  n_avail$clock;
+    reg  r_empty$d;
+    wire  r_empty$q;
+    reg  r_empty$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_na0$d;
+    wire  r_na0$q;
+    reg  r_na0$clock;
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
@@ -54374,6 +54866,21 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(n_avail$q),
         .clock(n_avail$clock)
     );
+    nc_engine$tq2$r_empty r_empty(
+        .d(r_empty$d),
+        .q(r_empty$q),
+        .clock(r_empty$clock)
+    );
+    nc_engine$tq2$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$tq2$r_na0 r_na0(
+        .d(r_na0$d),
+        .q(r_na0$q),
+        .clock(r_na0$clock)
+    );
     nc_engine$tq2$o_valid o_valid(
         .d(o_valid$d),
         .q(o_valid$q),
@@ -54409,6 +54916,9 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$clock = clock;
         n_store$clock = clock;
         n_avail$clock = clock;
+        r_empty$clock = clock;
+        r_full$clock = clock;
+        r_na0$clock = clock;
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
@@ -54417,6 +54927,9 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
+        r_empty$d = r_empty$q;
+        r_full$d = r_full$q;
+        r_na0$d = r_na0$q;
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
@@ -54424,11 +54937,11 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
-        load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        through = in_valid && (n_store$q == k0_16);
+        load = ~r_na0$q && (~o_valid$q || take);
+        through = in_valid && r_empty$q;
         passed = through && out_ready;
-        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
+        bypass = in_valid && ~passed && r_na0$q && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && ~r_full$q;
         if (load) begin
             raddr = rd$q;
         end
@@ -54455,17 +54968,23 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         end
         if (write && ~load) begin
             n_avail$d = n_avail$q + k1_16;
+            r_na0$d = 1'b0;
         end
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
+            r_na0$d = n_avail$q == k1_16;
         end
         grow = (write || bypass) && ~take;
         shrink = ~(write || bypass) && take;
         if (grow) begin
             n_store$d = n_store$q + k1_16;
+            r_empty$d = 1'b0;
+            r_full$d = n_store$q == k_depth1;
         end
         else if (shrink) begin
             n_store$d = n_store$q - k1_16;
+            r_empty$d = n_store$q == k1_16;
+            r_full$d = 1'b0;
         end
         lim = k_depth - room_min;
         lim1 = lim + k1_16;
@@ -54502,7 +55021,7 @@ module nc_engine$tq2(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        empty = n_store$q == k0_16;
+        empty = r_empty$q;
     end
     
 endmodule // nc_engine$tq2
@@ -54601,6 +55120,127 @@ module nc_engine$tq2$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$tq2$o_valid
+
+
+module nc_engine$tq2$r_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq2$r_empty$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq2$r_empty
+
+
+module nc_engine$tq2$r_empty$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$r_empty$dff
+
+
+module nc_engine$tq2$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$r_full
+
+
+module nc_engine$tq2$r_na0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq2$r_na0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq2$r_na0
+
+
+module nc_engine$tq2$r_na0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq2$r_na0$dff
 
 
 module nc_engine$tq2$r_noroom(d,q,clock);
@@ -54729,10 +55369,10 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     output reg  room;
     
     // Constant declarations
-    localparam  k0_16 = 16'h0;
     localparam  k1_16 = 16'h1;
     localparam  k64_16 = 16'h40;
     localparam  k_depth = 16'h100;
+    localparam  k_depth1 = 16'hff;
     localparam  k1_a = 8'h1;
     localparam  k_last = 73'h1000000000000000000;
     localparam  k0_w = 73'h0;
@@ -54757,6 +55397,15 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
     reg  [15:0] n_avail$d;
     wire  [15:0] n_avail$q;
     reg  n_avail$clock;
+    reg  r_empty$d;
+    wire  r_empty$q;
+    reg  r_empty$clock;
+    reg  r_full$d;
+    wire  r_full$q;
+    reg  r_full$clock;
+    reg  r_na0$d;
+    wire  r_na0$q;
+    reg  r_na0$clock;
     reg  o_valid$d;
     wire  o_valid$q;
     reg  o_valid$clock;
@@ -54819,6 +55468,21 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         .q(n_avail$q),
         .clock(n_avail$clock)
     );
+    nc_engine$tq3$r_empty r_empty(
+        .d(r_empty$d),
+        .q(r_empty$q),
+        .clock(r_empty$clock)
+    );
+    nc_engine$tq3$r_full r_full(
+        .d(r_full$d),
+        .q(r_full$q),
+        .clock(r_full$clock)
+    );
+    nc_engine$tq3$r_na0 r_na0(
+        .d(r_na0$d),
+        .q(r_na0$q),
+        .clock(r_na0$clock)
+    );
     nc_engine$tq3$o_valid o_valid(
         .d(o_valid$d),
         .q(o_valid$q),
@@ -54854,6 +55518,9 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$clock = clock;
         n_store$clock = clock;
         n_avail$clock = clock;
+        r_empty$clock = clock;
+        r_full$clock = clock;
+        r_na0$clock = clock;
         o_valid$clock = clock;
         o_reg_sel$clock = clock;
         o_reg$clock = clock;
@@ -54862,6 +55529,9 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         rd$d = rd$q;
         n_store$d = n_store$q;
         n_avail$d = n_avail$q;
+        r_empty$d = r_empty$q;
+        r_full$d = r_full$q;
+        r_na0$d = r_na0$q;
         o_valid$d = o_valid$q;
         o_reg_sel$d = o_reg_sel$q;
         o_reg$d = o_reg$q;
@@ -54869,11 +55539,11 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         ram$write_clock = clock;
         ram$read_clock = clock;
         take = o_valid$q && out_ready;
-        load = (n_avail$q != k0_16) && (~o_valid$q || take);
-        through = in_valid && (n_store$q == k0_16);
+        load = ~r_na0$q && (~o_valid$q || take);
+        through = in_valid && r_empty$q;
         passed = through && out_ready;
-        bypass = in_valid && ~passed && (n_avail$q == k0_16) && (~o_valid$q || take);
-        write = in_valid && ~passed && ~bypass && (n_store$q != k_depth);
+        bypass = in_valid && ~passed && r_na0$q && (~o_valid$q || take);
+        write = in_valid && ~passed && ~bypass && ~r_full$q;
         if (load) begin
             raddr = rd$q;
         end
@@ -54900,17 +55570,23 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
         end
         if (write && ~load) begin
             n_avail$d = n_avail$q + k1_16;
+            r_na0$d = 1'b0;
         end
         else if (~write && load) begin
             n_avail$d = n_avail$q - k1_16;
+            r_na0$d = n_avail$q == k1_16;
         end
         grow = (write || bypass) && ~take;
         shrink = ~(write || bypass) && take;
         if (grow) begin
             n_store$d = n_store$q + k1_16;
+            r_empty$d = 1'b0;
+            r_full$d = n_store$q == k_depth1;
         end
         else if (shrink) begin
             n_store$d = n_store$q - k1_16;
+            r_empty$d = n_store$q == k1_16;
+            r_full$d = 1'b0;
         end
         lim = k_depth - room_min;
         lim1 = lim + k1_16;
@@ -54947,7 +55623,7 @@ module nc_engine$tq3(clock,in_data,in_keep,in_valid,in_last,out_data,out_keep,ou
             out_keep = in_keep;
             out_last = in_last;
         end
-        empty = n_store$q == k0_16;
+        empty = r_empty$q;
     end
     
 endmodule // nc_engine$tq3
@@ -55046,6 +55722,127 @@ module nc_engine$tq3$o_valid(d,q,clock);
     end
           
 endmodule // nc_engine$tq3$o_valid
+
+
+module nc_engine$tq3$r_empty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq3$r_empty$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq3$r_empty
+
+
+module nc_engine$tq3$r_empty$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$r_empty$dff
+
+
+module nc_engine$tq3$r_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$r_full
+
+
+module nc_engine$tq3$r_na0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 1'b1;
+    
+    // Stub signals
+    reg  dff$d;
+    wire  dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_engine$tq3$r_na0$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_engine$tq3$r_na0
+
+
+module nc_engine$tq3$r_na0$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$tq3$r_na0$dff
 
 
 module nc_engine$tq3$r_noroom(d,q,clock);

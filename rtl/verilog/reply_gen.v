@@ -238,16 +238,14 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
     reg  acc_ok;
     reg  acc_nl;
     reg  [2:0] wa1;
-    reg  inc1;
-    reg  inc2;
+    reg  nl_room;
+    reg  ok_in;
+    reg  ok_out;
     reg  [7:0] wp3;
     reg  [7:0] wp4;
     reg  [7:0] cm1;
     reg  [7:0] cp1;
     reg  [7:0] cp2;
-    reg  dm1;
-    reg  dp1;
-    reg  dp2;
     reg  [9:0] boff;
     reg  [15:0] cs_b;
     reg  [15:0] cs_d;
@@ -553,25 +551,31 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         last = at_last && r_ready;
         acc_ok = ok_valid && (~r_full$q || last);
         if (acc_ok) begin
-            acc_nl = nl_valid && (r_has2$q || (r_full1$q && last));
+            nl_room = r_has2$q || (r_full1$q && last);
             wa1 = r_wp1$q[(32'h0)+:(3)];
         end
         else begin
-            acc_nl = nl_valid && (~r_full$q || last);
+            nl_room = ~r_full$q || last;
             wa1 = r_wp$q[(32'h0)+:(3)];
         end
+        acc_nl = nl_valid && nl_room;
         drop_ok = ok_valid && ~acc_ok;
         drop_nl = nl_valid && ~acc_nl;
-        inc2 = acc_ok && acc_nl;
-        inc1 = acc_ok ^ acc_nl;
         wp3 = r_wp2$q + k1_8;
         wp4 = r_wp2$q + k2_8;
-        if (inc2) begin
-            r_wp$d = r_wp2$q;
-            r_wp1$d = wp3;
-            r_wp2$d = wp4;
+        if (acc_nl) begin
+            if (acc_ok) begin
+                r_wp$d = r_wp2$q;
+                r_wp1$d = wp3;
+                r_wp2$d = wp4;
+            end
+            else begin
+                r_wp$d = r_wp1$q;
+                r_wp1$d = r_wp2$q;
+                r_wp2$d = wp3;
+            end
         end
-        else if (inc1) begin
+        else if (acc_ok) begin
             r_wp$d = r_wp1$q;
             r_wp1$d = r_wp2$q;
             r_wp2$d = wp3;
@@ -588,28 +592,36 @@ module reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,ok_mac,ok_
         cm1 = r_count$q - k1_8;
         cp1 = r_count$q + k1_8;
         cp2 = r_count$q + k2_8;
-        dm1 = last && ~inc1 && ~inc2;
-        dp1 = (last && inc2) || (~last && inc1);
-        dp2 = ~last && inc2;
-        if (dm1) begin
+        ok_in = acc_ok && ~last;
+        ok_out = ~acc_ok && last;
+        if (acc_nl) begin
+            if (ok_in) begin
+                r_count$d = cp2;
+                r_full$d = r_count$q == k_depth2;
+                r_full1$d = r_count$q == k_depth3;
+                r_has2$d = r_count$q < k_depth3;
+                r_act$d = 1'b1;
+            end
+            else if (~ok_out) begin
+                r_count$d = cp1;
+                r_full$d = r_count$q == k_depth1;
+                r_full1$d = r_count$q == k_depth2;
+                r_has2$d = r_count$q < k_depth2;
+                r_act$d = 1'b1;
+            end
+        end
+        else if (ok_out) begin
             r_count$d = cm1;
             r_full$d = 1'b0;
             r_full1$d = r_count$q == k_depth;
             r_has2$d = r_count$q < k_depth;
             r_act$d = r_count$q != k1_8;
         end
-        else if (dp1) begin
+        else if (ok_in) begin
             r_count$d = cp1;
             r_full$d = r_count$q == k_depth1;
             r_full1$d = r_count$q == k_depth2;
             r_has2$d = r_count$q < k_depth2;
-            r_act$d = 1'b1;
-        end
-        else if (dp2) begin
-            r_count$d = cp2;
-            r_full$d = r_count$q == k_depth2;
-            r_full1$d = r_count$q == k_depth3;
-            r_has2$d = r_count$q < k_depth3;
             r_act$d = 1'b1;
         end
         busy = active;
