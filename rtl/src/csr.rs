@@ -42,12 +42,16 @@ block! {
         pub bus_waddr: Signal<In, Bits<16>>,
         pub bus_wdata: Signal<In, Bits<32>>,
         pub bus_write: Signal<In, Bit>,
+        /// The bus's write data in its own cycle (`bus_wdata` is it registered): its range is
+        /// judged then and registered beside it.
+        pub bus_data: Signal<In, Bits<32>>,
         /// Configuration writes allowed (core Disabled).
         pub writable: Signal<In, Bit>,
         pub value: Signal<Out, Bits<32>>,
         /// `value` when addressed, else 0 (OR-ed into the read data).
         pub rdata: Signal<Out, Bits<32>>,
         r: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(r.reset)),
+        r_ok: DFF<Bit>,
         address: Constant<Bits<16>> = k(r.addr as u64),
         min: Constant<Bits<32>> = k(r.min),
         span: Constant<Bits<32>> = k(r.max - r.min),
@@ -72,12 +76,15 @@ impl Logic for ConfigReg {
     #[hdl_gen]
     fn update(&mut self) {
         self.r.clock.next = self.clock.val();
+        self.r_ok.clock.next = self.clock.val();
         self.r.d.next = self.r.q.val();
-        // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping).
+        // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping), made in
+        // the bus cycle and registered with the data (no carry chain in front of the write).
+        self.r_ok.d.next = (self.bus_data.val() - self.min.val()) <= self.span.val();
         if self.bus_write.val()
             && self.writable.val()
             && (self.bus_waddr.val() == self.address.val())
-            && ((self.bus_wdata.val() - self.min.val()) <= self.span.val())
+            && self.r_ok.q.val()
         {
             self.r.d.next = self.bus_wdata.val();
         }
@@ -416,14 +423,17 @@ block! {
         w_write: DFF<Bit>,
         w_addr: DFF<Bits<16>>,
         w_data: DFF<Bits<32>>,
+        /// The bus's write data inside TIMEOUT's range, judged in the bus cycle (as
+        /// `ConfigReg` judges its own).
+        r_t_ok: DFF<Bit>,
+        t_min: Constant<Bits<32>> = k(reg(addr::TIMEOUT).min),
+        t_span: Constant<Bits<32>> = k(reg(addr::TIMEOUT).max - reg(addr::TIMEOUT).min),
         /// The registered write is to CTRL with a value the core can take (decoded from the
         /// bus, beside `w_addr`).
         w_ctrl: DFF<Bit>,
         t_writable: Signal<Local, Bit>,
         r_tw: DFF<Bit>,
         a_timeout: Constant<Bits<16>> = k(addr::TIMEOUT as u64),
-        t_min: Constant<Bits<32>> = k(reg(addr::TIMEOUT).min),
-        t_span: Constant<Bits<32>> = k(reg(addr::TIMEOUT).max - reg(addr::TIMEOUT).min),
         fixed: Signal<Local, Bits<32>>,
         a_magic: Constant<Bits<16>> = k(addr::MAGIC as u64),
         a_ctrl: Constant<Bits<16>> = k(addr::CTRL as u64),
@@ -510,12 +520,14 @@ impl Logic for Csr {
         self.r_node_id.bus_addr.next = self.bus_addr.val();
         self.r_node_id.bus_waddr.next = self.w_addr.q.val();
         self.r_node_id.bus_wdata.next = self.w_data.q.val();
+        self.r_node_id.bus_data.next = self.bus_wdata.val();
         self.r_node_id.bus_write.next = self.w_write.q.val();
         self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.node_id = self.r_node_id.value.val();
         self.r_node_count.bus_addr.next = self.bus_addr.val();
         self.r_node_count.bus_waddr.next = self.w_addr.q.val();
         self.r_node_count.bus_wdata.next = self.w_data.q.val();
+        self.r_node_count.bus_data.next = self.bus_wdata.val();
         self.r_node_count.bus_write.next = self.w_write.q.val();
         self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.node_count = self.r_node_count.value.val();
@@ -528,18 +540,21 @@ impl Logic for Csr {
         self.r_trees.bus_addr.next = self.bus_addr.val();
         self.r_trees.bus_waddr.next = self.w_addr.q.val();
         self.r_trees.bus_wdata.next = self.w_data.q.val();
+        self.r_trees.bus_data.next = self.bus_wdata.val();
         self.r_trees.bus_write.next = self.w_write.q.val();
         self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.trees = self.r_trees.value.val();
         self.r_loop_period.bus_addr.next = self.bus_addr.val();
         self.r_loop_period.bus_waddr.next = self.w_addr.q.val();
         self.r_loop_period.bus_wdata.next = self.w_data.q.val();
+        self.r_loop_period.bus_data.next = self.bus_wdata.val();
         self.r_loop_period.bus_write.next = self.w_write.q.val();
         self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.loop_period = self.r_loop_period.value.val();
         self.r_timeout.bus_addr.next = self.bus_addr.val();
         self.r_timeout.bus_waddr.next = self.w_addr.q.val();
         self.r_timeout.bus_wdata.next = self.w_data.q.val();
+        self.r_timeout.bus_data.next = self.bus_wdata.val();
         self.r_timeout.bus_write.next = self.w_write.q.val();
         // TIMEOUT also while Joining (the members' timeout from the state transfer), unless the
         // tick's NET-FAULT ends the join in this cycle.
@@ -552,12 +567,13 @@ impl Logic for Csr {
         self.r_tw.d.next = self.w_write.q.val()
             && self.t_writable.val()
             && (self.w_addr.q.val() == self.a_timeout.val())
-            && ((self.w_data.q.val() - self.t_min.val()) <= self.t_span.val());
+            && self.r_t_ok.q.val();
         self.timeout_written.next = self.r_tw.q.val();
         self.cfg.next.timeout = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
         self.r_delta.bus_waddr.next = self.w_addr.q.val();
         self.r_delta.bus_wdata.next = self.w_data.q.val();
+        self.r_delta.bus_data.next = self.bus_wdata.val();
         self.r_delta.bus_write.next = self.w_write.q.val();
         self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.delta = self.r_delta.value.val();
@@ -570,36 +586,42 @@ impl Logic for Csr {
         self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
         self.r_fifo_depth.bus_waddr.next = self.w_addr.q.val();
         self.r_fifo_depth.bus_wdata.next = self.w_data.q.val();
+        self.r_fifo_depth.bus_data.next = self.bus_wdata.val();
         self.r_fifo_depth.bus_write.next = self.w_write.q.val();
         self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.fifo_depth = self.r_fifo_depth.value.val();
         self.r_batch_max.bus_addr.next = self.bus_addr.val();
         self.r_batch_max.bus_waddr.next = self.w_addr.q.val();
         self.r_batch_max.bus_wdata.next = self.w_data.q.val();
+        self.r_batch_max.bus_data.next = self.bus_wdata.val();
         self.r_batch_max.bus_write.next = self.w_write.q.val();
         self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.batch_max = self.r_batch_max.value.val();
         self.r_mtu.bus_addr.next = self.bus_addr.val();
         self.r_mtu.bus_waddr.next = self.w_addr.q.val();
         self.r_mtu.bus_wdata.next = self.w_data.q.val();
+        self.r_mtu.bus_data.next = self.bus_wdata.val();
         self.r_mtu.bus_write.next = self.w_write.q.val();
         self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.mtu = self.r_mtu.value.val();
         self.r_decide_port.bus_addr.next = self.bus_addr.val();
         self.r_decide_port.bus_waddr.next = self.w_addr.q.val();
         self.r_decide_port.bus_wdata.next = self.w_data.q.val();
+        self.r_decide_port.bus_data.next = self.bus_wdata.val();
         self.r_decide_port.bus_write.next = self.w_write.q.val();
         self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.decide_port = self.r_decide_port.value.val();
         self.r_client_port.bus_addr.next = self.bus_addr.val();
         self.r_client_port.bus_waddr.next = self.w_addr.q.val();
         self.r_client_port.bus_wdata.next = self.w_data.q.val();
+        self.r_client_port.bus_data.next = self.bus_wdata.val();
         self.r_client_port.bus_write.next = self.w_write.q.val();
         self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.client_port = self.r_client_port.value.val();
         self.r_host_port.bus_addr.next = self.bus_addr.val();
         self.r_host_port.bus_waddr.next = self.w_addr.q.val();
         self.r_host_port.bus_wdata.next = self.w_data.q.val();
+        self.r_host_port.bus_data.next = self.bus_wdata.val();
         self.r_host_port.bus_write.next = self.w_write.q.val();
         self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_port = self.r_host_port.value.val();
@@ -618,30 +640,35 @@ impl Logic for Csr {
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
         self.r_tree_group0.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group0.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group0.bus_data.next = self.bus_wdata.val();
         self.r_tree_group0.bus_write.next = self.w_write.q.val();
         self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group0 = self.r_tree_group0.value.val();
         self.r_tree_group1.bus_addr.next = self.bus_addr.val();
         self.r_tree_group1.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group1.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group1.bus_data.next = self.bus_wdata.val();
         self.r_tree_group1.bus_write.next = self.w_write.q.val();
         self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group1 = self.r_tree_group1.value.val();
         self.r_tree_group2.bus_addr.next = self.bus_addr.val();
         self.r_tree_group2.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group2.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group2.bus_data.next = self.bus_wdata.val();
         self.r_tree_group2.bus_write.next = self.w_write.q.val();
         self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group2 = self.r_tree_group2.value.val();
         self.r_tree_group3.bus_addr.next = self.bus_addr.val();
         self.r_tree_group3.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group3.bus_wdata.next = self.w_data.q.val();
+        self.r_tree_group3.bus_data.next = self.bus_wdata.val();
         self.r_tree_group3.bus_write.next = self.w_write.q.val();
         self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group3 = self.r_tree_group3.value.val();
         self.r_src_mac_hi.bus_addr.next = self.bus_addr.val();
         self.r_src_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_src_mac_hi.bus_wdata.next = self.w_data.q.val();
+        self.r_src_mac_hi.bus_data.next = self.bus_wdata.val();
         self.r_src_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_src_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.src_mac_hi = self.r_src_mac_hi.value.val();
@@ -660,6 +687,7 @@ impl Logic for Csr {
         self.r_host_mac_hi.bus_addr.next = self.bus_addr.val();
         self.r_host_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_host_mac_hi.bus_wdata.next = self.w_data.q.val();
+        self.r_host_mac_hi.bus_data.next = self.bus_wdata.val();
         self.r_host_mac_hi.bus_write.next = self.w_write.q.val();
         self.r_host_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_mac_hi = self.r_host_mac_hi.value.val();
@@ -678,6 +706,7 @@ impl Logic for Csr {
         self.r_ttl.bus_addr.next = self.bus_addr.val();
         self.r_ttl.bus_waddr.next = self.w_addr.q.val();
         self.r_ttl.bus_wdata.next = self.w_data.q.val();
+        self.r_ttl.bus_data.next = self.bus_wdata.val();
         self.r_ttl.bus_write.next = self.w_write.q.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.ttl = self.r_ttl.value.val();
@@ -686,11 +715,13 @@ impl Logic for Csr {
         self.r_auth_mode.bus_addr.next = self.bus_addr.val();
         self.r_auth_mode.bus_waddr.next = self.w_addr.q.val();
         self.r_auth_mode.bus_wdata.next = self.w_data.q.val();
+        self.r_auth_mode.bus_data.next = self.bus_wdata.val();
         self.r_auth_mode.bus_write.next = self.w_write.q.val();
         self.r_auth_mode.writable.next = self.state.val() == self.s_disabled.val();
         self.r_auth_key.bus_addr.next = self.bus_addr.val();
         self.r_auth_key.bus_waddr.next = self.w_addr.q.val();
         self.r_auth_key.bus_wdata.next = self.w_data.q.val();
+        self.r_auth_key.bus_data.next = self.bus_wdata.val();
         self.r_auth_key.bus_write.next = self.w_write.q.val();
         self.r_auth_key.writable.next = self.state.val() == self.s_disabled.val();
         self.r_window.d.next = self.r_delta.value.val() + self.r_drift.value.val();
@@ -832,6 +863,8 @@ impl Logic for Csr {
         self.w_write.d.next = self.bus_write.val();
         self.w_addr.d.next = self.bus_addr.val();
         self.w_data.d.next = self.bus_wdata.val();
+        self.r_t_ok.clock.next = self.clock.val();
+        self.r_t_ok.d.next = (self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val();
         self.w_ctrl.d.next = self.bus_write.val()
             && (self.bus_addr.val() == self.a_ctrl.val())
             && !(self.bus_wdata.val() & self.v_undef.val()).any()

@@ -649,6 +649,24 @@ fn csr_reset_values_and_ranges_come_from_the_register_map() {
         "the core is told in the cycle after the write is applied"
     );
     assert_eq!(read(&mut c, regs::addr::TIMEOUT), before - 2);
+    // Out of range (below its minimum) while joining: refused, and the core is not told.
+    let t = regs::REGISTERS
+        .iter()
+        .find(|r| r.addr == regs::addr::TIMEOUT)
+        .unwrap();
+    assert!(t.min > 0);
+    c.uut.bus_addr.next = bits(regs::addr::TIMEOUT as u64);
+    c.uut.bus_wdata.next = bits(t.min - 1);
+    c.uut.bus_write.next = true;
+    c.edge();
+    c.uut.bus_write.next = false;
+    c.edge();
+    c.settle();
+    assert!(
+        !c.uut.timeout_written.val(),
+        "an out-of-range TIMEOUT is not told"
+    );
+    assert_eq!(read(&mut c, regs::addr::TIMEOUT), before - 2);
     // Read-only registers ignore writes.
     write(&mut c, regs::addr::MAGIC, 0);
     assert_eq!(read(&mut c, regs::addr::MAGIC), regs::MAGIC_VALUE);

@@ -46,9 +46,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     // Constant declarations
     localparam  s_disabled = 3'b0;
     localparam  s_joining = 3'b100;
-    localparam  a_timeout = 16'h24;
     localparam  t_min = 32'h1;
     localparam  t_span = 32'hfffffffe;
+    localparam  a_timeout = 16'h24;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
     localparam  v_undef = 32'hffffffe0;
@@ -74,6 +74,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
+    reg  [31:0] r_node_id$bus_data;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
@@ -82,6 +83,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
+    reg  [31:0] r_node_count$bus_data;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
@@ -98,6 +100,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
+    reg  [31:0] r_trees$bus_data;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
@@ -106,6 +109,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
+    reg  [31:0] r_loop_period$bus_data;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
@@ -114,6 +118,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
+    reg  [31:0] r_timeout$bus_data;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
@@ -122,6 +127,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
+    reg  [31:0] r_delta$bus_data;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
@@ -138,6 +144,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
+    reg  [31:0] r_fifo_depth$bus_data;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
@@ -146,6 +153,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
+    reg  [31:0] r_batch_max$bus_data;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
@@ -154,6 +162,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
+    reg  [31:0] r_mtu$bus_data;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
@@ -162,6 +171,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
+    reg  [31:0] r_decide_port$bus_data;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
@@ -170,6 +180,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
+    reg  [31:0] r_client_port$bus_data;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
@@ -178,6 +189,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
+    reg  [31:0] r_host_port$bus_data;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
@@ -202,6 +214,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
+    reg  [31:0] r_tree_group0$bus_data;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
@@ -210,6 +223,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
+    reg  [31:0] r_tree_group1$bus_data;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
@@ -218,6 +232,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
+    reg  [31:0] r_tree_group2$bus_data;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
@@ -226,6 +241,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
+    reg  [31:0] r_tree_group3$bus_data;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
@@ -234,6 +250,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
+    reg  [31:0] r_src_mac_hi$bus_data;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
@@ -258,6 +275,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
+    reg  [31:0] r_host_mac_hi$bus_data;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
@@ -282,6 +300,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
+    reg  [31:0] r_ttl$bus_data;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
@@ -290,6 +309,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
+    reg  [31:0] r_auth_mode$bus_data;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
@@ -298,6 +318,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
+    reg  [31:0] r_auth_key$bus_data;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -480,6 +501,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
+    reg  r_t_ok$d;
+    wire  r_t_ok$q;
+    reg  r_t_ok$clock;
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
@@ -503,6 +527,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
+        .bus_data(r_node_id$bus_data),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -513,6 +538,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
+        .bus_data(r_node_count$bus_data),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -533,6 +559,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
+        .bus_data(r_trees$bus_data),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -543,6 +570,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
+        .bus_data(r_loop_period$bus_data),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -553,6 +581,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
+        .bus_data(r_timeout$bus_data),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -563,6 +592,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
+        .bus_data(r_delta$bus_data),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -583,6 +613,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
+        .bus_data(r_fifo_depth$bus_data),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -593,6 +624,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
+        .bus_data(r_batch_max$bus_data),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -603,6 +635,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
+        .bus_data(r_mtu$bus_data),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -613,6 +646,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
+        .bus_data(r_decide_port$bus_data),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -623,6 +657,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
+        .bus_data(r_client_port$bus_data),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -633,6 +668,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
+        .bus_data(r_host_port$bus_data),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -663,6 +699,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
+        .bus_data(r_tree_group0$bus_data),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -673,6 +710,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
+        .bus_data(r_tree_group1$bus_data),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -683,6 +721,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
+        .bus_data(r_tree_group2$bus_data),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -693,6 +732,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
+        .bus_data(r_tree_group3$bus_data),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -703,6 +743,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
+        .bus_data(r_src_mac_hi$bus_data),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -733,6 +774,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
+        .bus_data(r_host_mac_hi$bus_data),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -763,6 +805,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
+        .bus_data(r_ttl$bus_data),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -773,6 +816,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
+        .bus_data(r_auth_mode$bus_data),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -783,6 +827,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
+        .bus_data(r_auth_key$bus_data),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -1016,6 +1061,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .q(w_data$q),
         .clock(w_data$clock)
     );
+    csr$r_t_ok r_t_ok(
+        .d(r_t_ok$d),
+        .q(r_t_ok$q),
+        .clock(r_t_ok$clock)
+    );
     csr$w_ctrl w_ctrl(
         .d(w_ctrl$d),
         .q(w_ctrl$q),
@@ -1083,12 +1133,14 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_data = bus_wdata;
         r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
         r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_data = bus_wdata;
         r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
@@ -1101,28 +1153,32 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_trees$bus_addr = bus_addr;
         r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
+        r_trees$bus_data = bus_wdata;
         r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
         r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_data = bus_wdata;
         r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_data = bus_wdata;
         r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && r_t_ok$q;
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
+        r_delta$bus_data = bus_wdata;
         r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
@@ -1135,36 +1191,42 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_fifo_depth$bus_addr = bus_addr;
         r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_data = bus_wdata;
         r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
         r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_data = bus_wdata;
         r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
         r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_data = bus_wdata;
         r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
         r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_data = bus_wdata;
         r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
         r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_data = bus_wdata;
         r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
         r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_data = bus_wdata;
         r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
@@ -1183,30 +1245,35 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_tree_group0$bus_addr = bus_addr;
         r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_data = bus_wdata;
         r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
         r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_data = bus_wdata;
         r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
         r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_data = bus_wdata;
         r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
         r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_data = bus_wdata;
         r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
         r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_data = bus_wdata;
         r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
@@ -1225,6 +1292,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_host_mac_hi$bus_addr = bus_addr;
         r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_data = bus_wdata;
         r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
@@ -1243,6 +1311,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_ttl$bus_addr = bus_addr;
         r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_data = bus_wdata;
         r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
@@ -1251,11 +1320,13 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_data = bus_wdata;
         r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
         r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_data = bus_wdata;
         r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
@@ -1398,6 +1469,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
+        r_t_ok$clock = clock;
+        r_t_ok$d = (bus_wdata - t_min) <= t_span;
         w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
@@ -7725,7 +7798,7 @@ module csr$leader32(narrow,wide);
 endmodule // csr$leader32
 
 
-module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7733,6 +7806,7 @@ module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,valu
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -7747,6 +7821,9 @@ module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,valu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_auth_key$r r(
@@ -7754,12 +7831,19 @@ module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,valu
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_auth_key$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7825,7 +7909,26 @@ module csr$r_auth_key$r$dff(d,q,clock);
 endmodule // csr$r_auth_key$r$dff
 
 
-module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_auth_key$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_auth_key$r_ok
+
+
+module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7833,6 +7936,7 @@ module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -7847,6 +7951,9 @@ module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_auth_mode$r r(
@@ -7854,12 +7961,19 @@ module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_auth_mode$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7925,7 +8039,26 @@ module csr$r_auth_mode$r$dff(d,q,clock);
 endmodule // csr$r_auth_mode$r$dff
 
 
-module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_auth_mode$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_auth_mode$r_ok
+
+
+module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7933,6 +8066,7 @@ module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -7947,6 +8081,9 @@ module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_batch_max$r r(
@@ -7954,12 +8091,19 @@ module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_batch_max$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8025,7 +8169,26 @@ module csr$r_batch_max$r$dff(d,q,clock);
 endmodule // csr$r_batch_max$r$dff
 
 
-module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_batch_max$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_batch_max$r_ok
+
+
+module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8033,6 +8196,7 @@ module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8047,6 +8211,9 @@ module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_client_port$r r(
@@ -8054,12 +8221,19 @@ module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_client_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8123,6 +8297,25 @@ module csr$r_client_port$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_client_port$r$dff
+
+
+module csr$r_client_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_client_port$r_ok
 
 
 module csr$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -8223,7 +8416,7 @@ module csr$r_cluster_id$r$dff(d,q,clock);
 endmodule // csr$r_cluster_id$r$dff
 
 
-module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8231,6 +8424,7 @@ module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8245,6 +8439,9 @@ module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_decide_port$r r(
@@ -8252,12 +8449,19 @@ module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_decide_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8323,7 +8527,26 @@ module csr$r_decide_port$r$dff(d,q,clock);
 endmodule // csr$r_decide_port$r$dff
 
 
-module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_decide_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_decide_port$r_ok
+
+
+module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8331,6 +8554,7 @@ module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8345,6 +8569,9 @@ module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_delta$r r(
@@ -8352,12 +8579,19 @@ module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_delta$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8421,6 +8655,25 @@ module csr$r_delta$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_delta$r$dff
+
+
+module csr$r_delta$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_delta$r_ok
 
 
 module csr$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -8521,7 +8774,7 @@ module csr$r_drift$r$dff(d,q,clock);
 endmodule // csr$r_drift$r$dff
 
 
-module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8529,6 +8782,7 @@ module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8543,6 +8797,9 @@ module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_fifo_depth$r r(
@@ -8550,12 +8807,19 @@ module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_fifo_depth$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8619,6 +8883,25 @@ module csr$r_fifo_depth$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_fifo_depth$r$dff
+
+
+module csr$r_fifo_depth$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_fifo_depth$r_ok
 
 
 module csr$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -8719,7 +9002,7 @@ module csr$r_host_ip$r$dff(d,q,clock);
 endmodule // csr$r_host_ip$r$dff
 
 
-module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8727,6 +9010,7 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8741,6 +9025,9 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_host_mac_hi$r r(
@@ -8748,12 +9035,19 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_host_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8817,6 +9111,25 @@ module csr$r_host_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_host_mac_hi$r$dff
+
+
+module csr$r_host_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_mac_hi$r_ok
 
 
 module csr$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -8917,7 +9230,7 @@ module csr$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_host_mac_lo$r$dff
 
 
-module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8925,6 +9238,7 @@ module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8939,6 +9253,9 @@ module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_host_port$r r(
@@ -8946,12 +9263,19 @@ module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,val
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_host_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9015,6 +9339,25 @@ module csr$r_host_port$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_host_port$r$dff
+
+
+module csr$r_host_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_port$r_ok
 
 
 module csr$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -9115,7 +9458,7 @@ module csr$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // csr$r_late_tick_slack$r$dff
 
 
-module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9123,6 +9466,7 @@ module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9137,6 +9481,9 @@ module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_loop_period$r r(
@@ -9144,12 +9491,19 @@ module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_loop_period$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9213,6 +9567,25 @@ module csr$r_loop_period$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_loop_period$r$dff
+
+
+module csr$r_loop_period$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_loop_period$r_ok
 
 
 module csr$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -9313,7 +9686,7 @@ module csr$r_min_gap$r$dff(d,q,clock);
 endmodule // csr$r_min_gap$r$dff
 
 
-module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9321,6 +9694,7 @@ module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9335,6 +9709,9 @@ module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_mtu$r r(
@@ -9342,12 +9719,19 @@ module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_mtu$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9413,7 +9797,26 @@ module csr$r_mtu$r$dff(d,q,clock);
 endmodule // csr$r_mtu$r$dff
 
 
-module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_mtu$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_mtu$r_ok
+
+
+module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9421,6 +9824,7 @@ module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9435,6 +9839,9 @@ module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_node_count$r r(
@@ -9442,12 +9849,19 @@ module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_node_count$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9513,7 +9927,26 @@ module csr$r_node_count$r$dff(d,q,clock);
 endmodule // csr$r_node_count$r$dff
 
 
-module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_node_count$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_node_count$r_ok
+
+
+module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9521,6 +9954,7 @@ module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9535,6 +9969,9 @@ module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_node_id$r r(
@@ -9542,12 +9979,19 @@ module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_node_id$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9611,6 +10055,25 @@ module csr$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_node_id$r$dff
+
+
+module csr$r_node_id$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_node_id$r_ok
 
 
 module csr$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -9711,7 +10174,7 @@ module csr$r_src_ip$r$dff(d,q,clock);
 endmodule // csr$r_src_ip$r$dff
 
 
-module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9719,6 +10182,7 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9733,6 +10197,9 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_src_mac_hi$r r(
@@ -9740,12 +10207,19 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_src_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9809,6 +10283,25 @@ module csr$r_src_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_src_mac_hi$r$dff
+
+
+module csr$r_src_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_mac_hi$r_ok
 
 
 module csr$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -9909,7 +10402,26 @@ module csr$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_src_mac_lo$r$dff
 
 
-module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_t_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_t_ok
+
+
+module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9917,6 +10429,7 @@ module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9931,6 +10444,9 @@ module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_timeout$r r(
@@ -9938,12 +10454,19 @@ module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_timeout$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10009,7 +10532,26 @@ module csr$r_timeout$r$dff(d,q,clock);
 endmodule // csr$r_timeout$r$dff
 
 
-module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_timeout$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_timeout$r_ok
+
+
+module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10017,6 +10559,7 @@ module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10031,6 +10574,9 @@ module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_tree_group0$r r(
@@ -10038,12 +10584,19 @@ module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_tree_group0$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10109,7 +10662,26 @@ module csr$r_tree_group0$r$dff(d,q,clock);
 endmodule // csr$r_tree_group0$r$dff
 
 
-module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group0$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_tree_group0$r_ok
+
+
+module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10117,6 +10689,7 @@ module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10131,6 +10704,9 @@ module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_tree_group1$r r(
@@ -10138,12 +10714,19 @@ module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_tree_group1$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10209,7 +10792,26 @@ module csr$r_tree_group1$r$dff(d,q,clock);
 endmodule // csr$r_tree_group1$r$dff
 
 
-module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group1$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_tree_group1$r_ok
+
+
+module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10217,6 +10819,7 @@ module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10231,6 +10834,9 @@ module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_tree_group2$r r(
@@ -10238,12 +10844,19 @@ module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_tree_group2$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10309,7 +10922,26 @@ module csr$r_tree_group2$r$dff(d,q,clock);
 endmodule // csr$r_tree_group2$r$dff
 
 
-module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group2$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_tree_group2$r_ok
+
+
+module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10317,6 +10949,7 @@ module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10331,6 +10964,9 @@ module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_tree_group3$r r(
@@ -10338,12 +10974,19 @@ module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_tree_group3$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10409,7 +11052,26 @@ module csr$r_tree_group3$r$dff(d,q,clock);
 endmodule // csr$r_tree_group3$r$dff
 
 
-module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_tree_group3$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_tree_group3$r_ok
+
+
+module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10417,6 +11079,7 @@ module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10431,6 +11094,9 @@ module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_trees$r r(
@@ -10438,12 +11104,19 @@ module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_trees$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10509,7 +11182,26 @@ module csr$r_trees$r$dff(d,q,clock);
 endmodule // csr$r_trees$r$dff
 
 
-module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_trees$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_trees$r_ok
+
+
+module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10517,6 +11209,7 @@ module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10531,6 +11224,9 @@ module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     csr$r_ttl$r r(
@@ -10538,12 +11234,19 @@ module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rda
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_ttl$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10607,6 +11310,25 @@ module csr$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // csr$r_ttl$r$dff
+
+
+module csr$r_ttl$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_ttl$r_ok
 
 
 module csr$r_tw(d,q,clock);

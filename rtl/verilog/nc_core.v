@@ -6856,9 +6856,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     // Constant declarations
     localparam  s_disabled = 3'b0;
     localparam  s_joining = 3'b100;
-    localparam  a_timeout = 16'h24;
     localparam  t_min = 32'h1;
     localparam  t_span = 32'hfffffffe;
+    localparam  a_timeout = 16'h24;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
     localparam  v_undef = 32'hffffffe0;
@@ -6884,6 +6884,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
+    reg  [31:0] r_node_id$bus_data;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
@@ -6892,6 +6893,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
+    reg  [31:0] r_node_count$bus_data;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
@@ -6908,6 +6910,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
+    reg  [31:0] r_trees$bus_data;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
@@ -6916,6 +6919,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
+    reg  [31:0] r_loop_period$bus_data;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
@@ -6924,6 +6928,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
+    reg  [31:0] r_timeout$bus_data;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
@@ -6932,6 +6937,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
+    reg  [31:0] r_delta$bus_data;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
@@ -6948,6 +6954,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
+    reg  [31:0] r_fifo_depth$bus_data;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
@@ -6956,6 +6963,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
+    reg  [31:0] r_batch_max$bus_data;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
@@ -6964,6 +6972,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
+    reg  [31:0] r_mtu$bus_data;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
@@ -6972,6 +6981,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
+    reg  [31:0] r_decide_port$bus_data;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
@@ -6980,6 +6990,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
+    reg  [31:0] r_client_port$bus_data;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
@@ -6988,6 +6999,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
+    reg  [31:0] r_host_port$bus_data;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
@@ -7012,6 +7024,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
+    reg  [31:0] r_tree_group0$bus_data;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
@@ -7020,6 +7033,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
+    reg  [31:0] r_tree_group1$bus_data;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
@@ -7028,6 +7042,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
+    reg  [31:0] r_tree_group2$bus_data;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
@@ -7036,6 +7051,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
+    reg  [31:0] r_tree_group3$bus_data;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
@@ -7044,6 +7060,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
+    reg  [31:0] r_src_mac_hi$bus_data;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
@@ -7068,6 +7085,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
+    reg  [31:0] r_host_mac_hi$bus_data;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
@@ -7092,6 +7110,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
+    reg  [31:0] r_ttl$bus_data;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
@@ -7100,6 +7119,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
+    reg  [31:0] r_auth_mode$bus_data;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
@@ -7108,6 +7128,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
+    reg  [31:0] r_auth_key$bus_data;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -7290,6 +7311,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
+    reg  r_t_ok$d;
+    wire  r_t_ok$q;
+    reg  r_t_ok$clock;
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
@@ -7313,6 +7337,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
+        .bus_data(r_node_id$bus_data),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -7323,6 +7348,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
+        .bus_data(r_node_count$bus_data),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -7343,6 +7369,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
+        .bus_data(r_trees$bus_data),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -7353,6 +7380,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
+        .bus_data(r_loop_period$bus_data),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -7363,6 +7391,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
+        .bus_data(r_timeout$bus_data),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -7373,6 +7402,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
+        .bus_data(r_delta$bus_data),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -7393,6 +7423,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
+        .bus_data(r_fifo_depth$bus_data),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -7403,6 +7434,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
+        .bus_data(r_batch_max$bus_data),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -7413,6 +7445,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
+        .bus_data(r_mtu$bus_data),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -7423,6 +7456,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
+        .bus_data(r_decide_port$bus_data),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -7433,6 +7467,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
+        .bus_data(r_client_port$bus_data),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -7443,6 +7478,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
+        .bus_data(r_host_port$bus_data),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -7473,6 +7509,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
+        .bus_data(r_tree_group0$bus_data),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -7483,6 +7520,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
+        .bus_data(r_tree_group1$bus_data),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -7493,6 +7531,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
+        .bus_data(r_tree_group2$bus_data),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -7503,6 +7542,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
+        .bus_data(r_tree_group3$bus_data),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -7513,6 +7553,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
+        .bus_data(r_src_mac_hi$bus_data),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -7543,6 +7584,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
+        .bus_data(r_host_mac_hi$bus_data),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -7573,6 +7615,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
+        .bus_data(r_ttl$bus_data),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -7583,6 +7626,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
+        .bus_data(r_auth_mode$bus_data),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -7593,6 +7637,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
+        .bus_data(r_auth_key$bus_data),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -7826,6 +7871,11 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .q(w_data$q),
         .clock(w_data$clock)
     );
+    nc_core$regs$r_t_ok r_t_ok(
+        .d(r_t_ok$d),
+        .q(r_t_ok$q),
+        .clock(r_t_ok$clock)
+    );
     nc_core$regs$w_ctrl w_ctrl(
         .d(w_ctrl$d),
         .q(w_ctrl$q),
@@ -7893,12 +7943,14 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_data = bus_wdata;
         r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
         r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_data = bus_wdata;
         r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
@@ -7911,28 +7963,32 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_trees$bus_addr = bus_addr;
         r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
+        r_trees$bus_data = bus_wdata;
         r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
         r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_data = bus_wdata;
         r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_data = bus_wdata;
         r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && r_t_ok$q;
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
+        r_delta$bus_data = bus_wdata;
         r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
@@ -7945,36 +8001,42 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_fifo_depth$bus_addr = bus_addr;
         r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_data = bus_wdata;
         r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
         r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_data = bus_wdata;
         r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
         r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_data = bus_wdata;
         r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
         r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_data = bus_wdata;
         r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
         r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_data = bus_wdata;
         r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
         r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_data = bus_wdata;
         r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
@@ -7993,30 +8055,35 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_tree_group0$bus_addr = bus_addr;
         r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_data = bus_wdata;
         r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
         r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_data = bus_wdata;
         r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
         r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_data = bus_wdata;
         r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
         r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_data = bus_wdata;
         r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
         r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_data = bus_wdata;
         r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
@@ -8035,6 +8102,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_host_mac_hi$bus_addr = bus_addr;
         r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_data = bus_wdata;
         r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
@@ -8053,6 +8121,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_ttl$bus_addr = bus_addr;
         r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_data = bus_wdata;
         r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
@@ -8061,11 +8130,13 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_data = bus_wdata;
         r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
         r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_data = bus_wdata;
         r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
@@ -8208,6 +8279,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
+        r_t_ok$clock = clock;
+        r_t_ok$d = (bus_wdata - t_min) <= t_span;
         w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
@@ -14535,7 +14608,7 @@ module nc_core$regs$leader32(narrow,wide);
 endmodule // nc_core$regs$leader32
 
 
-module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14543,6 +14616,7 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writ
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14557,6 +14631,9 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_auth_key$r r(
@@ -14564,12 +14641,19 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writ
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_auth_key$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14635,7 +14719,26 @@ module nc_core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_key$r$dff
 
 
-module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_auth_key$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_auth_key$r_ok
+
+
+module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14643,6 +14746,7 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14657,6 +14761,9 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_auth_mode$r r(
@@ -14664,12 +14771,19 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_auth_mode$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14735,7 +14849,26 @@ module nc_core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_mode$r$dff
 
 
-module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_auth_mode$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_auth_mode$r_ok
+
+
+module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14743,6 +14876,7 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14757,6 +14891,9 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_batch_max$r r(
@@ -14764,12 +14901,19 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_batch_max$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14835,7 +14979,26 @@ module nc_core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_batch_max$r$dff
 
 
-module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_batch_max$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_batch_max$r_ok
+
+
+module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14843,6 +15006,7 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14857,6 +15021,9 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_client_port$r r(
@@ -14864,12 +15031,19 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_client_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14933,6 +15107,25 @@ module nc_core$regs$r_client_port$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_client_port$r$dff
+
+
+module nc_core$regs$r_client_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_client_port$r_ok
 
 
 module nc_core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -15033,7 +15226,7 @@ module nc_core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_cluster_id$r$dff
 
 
-module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15041,6 +15234,7 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15055,6 +15249,9 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_decide_port$r r(
@@ -15062,12 +15259,19 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_decide_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15133,7 +15337,26 @@ module nc_core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_decide_port$r$dff
 
 
-module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_decide_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_decide_port$r_ok
+
+
+module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15141,6 +15364,7 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15155,6 +15379,9 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_delta$r r(
@@ -15162,12 +15389,19 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_delta$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15231,6 +15465,25 @@ module nc_core$regs$r_delta$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_delta$r$dff
+
+
+module nc_core$regs$r_delta$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_delta$r_ok
 
 
 module nc_core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -15331,7 +15584,7 @@ module nc_core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_drift$r$dff
 
 
-module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15339,6 +15592,7 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15353,6 +15607,9 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_fifo_depth$r r(
@@ -15360,12 +15617,19 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_fifo_depth$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15429,6 +15693,25 @@ module nc_core$regs$r_fifo_depth$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_fifo_depth$r$dff
+
+
+module nc_core$regs$r_fifo_depth$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_fifo_depth$r_ok
 
 
 module nc_core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -15529,7 +15812,7 @@ module nc_core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_ip$r$dff
 
 
-module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15537,6 +15820,7 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15551,6 +15835,9 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_host_mac_hi$r r(
@@ -15558,12 +15845,19 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_host_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15627,6 +15921,25 @@ module nc_core$regs$r_host_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_host_mac_hi$r$dff
+
+
+module nc_core$regs$r_host_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_mac_hi$r_ok
 
 
 module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -15727,7 +16040,7 @@ module nc_core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_mac_lo$r$dff
 
 
-module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15735,6 +16048,7 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15749,6 +16063,9 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_host_port$r r(
@@ -15756,12 +16073,19 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wri
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_host_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15825,6 +16149,25 @@ module nc_core$regs$r_host_port$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_host_port$r$dff
+
+
+module nc_core$regs$r_host_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_port$r_ok
 
 
 module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -15925,7 +16268,7 @@ module nc_core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_late_tick_slack$r$dff
 
 
-module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15933,6 +16276,7 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15947,6 +16291,9 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_loop_period$r r(
@@ -15954,12 +16301,19 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_loop_period$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16023,6 +16377,25 @@ module nc_core$regs$r_loop_period$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_loop_period$r$dff
+
+
+module nc_core$regs$r_loop_period$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_loop_period$r_ok
 
 
 module nc_core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -16123,7 +16496,7 @@ module nc_core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_min_gap$r$dff
 
 
-module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16131,6 +16504,7 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16145,6 +16519,9 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_mtu$r r(
@@ -16152,12 +16529,19 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_mtu$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16223,7 +16607,26 @@ module nc_core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_mtu$r$dff
 
 
-module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_mtu$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_mtu$r_ok
+
+
+module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16231,6 +16634,7 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16245,6 +16649,9 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_node_count$r r(
@@ -16252,12 +16659,19 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_node_count$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16323,7 +16737,26 @@ module nc_core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_node_count$r$dff
 
 
-module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_node_count$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_node_count$r_ok
+
+
+module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16331,6 +16764,7 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16345,6 +16779,9 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_node_id$r r(
@@ -16352,12 +16789,19 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_node_id$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16421,6 +16865,25 @@ module nc_core$regs$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_node_id$r$dff
+
+
+module nc_core$regs$r_node_id$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_node_id$r_ok
 
 
 module nc_core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -16521,7 +16984,7 @@ module nc_core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_ip$r$dff
 
 
-module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16529,6 +16992,7 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16543,6 +17007,9 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_src_mac_hi$r r(
@@ -16550,12 +17017,19 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_src_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16619,6 +17093,25 @@ module nc_core$regs$r_src_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_src_mac_hi$r$dff
+
+
+module nc_core$regs$r_src_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_mac_hi$r_ok
 
 
 module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -16719,7 +17212,26 @@ module nc_core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_mac_lo$r$dff
 
 
-module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_t_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_t_ok
+
+
+module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16727,6 +17239,7 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16741,6 +17254,9 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_timeout$r r(
@@ -16748,12 +17264,19 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_timeout$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16819,7 +17342,26 @@ module nc_core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_timeout$r$dff
 
 
-module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_timeout$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_timeout$r_ok
+
+
+module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16827,6 +17369,7 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16841,6 +17384,9 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group0$r r(
@@ -16848,12 +17394,19 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_tree_group0$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16919,7 +17472,26 @@ module nc_core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group0$r$dff
 
 
-module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group0$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_tree_group0$r_ok
+
+
+module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16927,6 +17499,7 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16941,6 +17514,9 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group1$r r(
@@ -16948,12 +17524,19 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_tree_group1$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17019,7 +17602,26 @@ module nc_core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group1$r$dff
 
 
-module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group1$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_tree_group1$r_ok
+
+
+module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17027,6 +17629,7 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17041,6 +17644,9 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group2$r r(
@@ -17048,12 +17654,19 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_tree_group2$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17119,7 +17732,26 @@ module nc_core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group2$r$dff
 
 
-module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group2$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_tree_group2$r_ok
+
+
+module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17127,6 +17759,7 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17141,6 +17774,9 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group3$r r(
@@ -17148,12 +17784,19 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_tree_group3$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17219,7 +17862,26 @@ module nc_core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group3$r$dff
 
 
-module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_tree_group3$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_tree_group3$r_ok
+
+
+module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17227,6 +17889,7 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17241,6 +17904,9 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_trees$r r(
@@ -17248,12 +17914,19 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_trees$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17319,7 +17992,26 @@ module nc_core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_trees$r$dff
 
 
-module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_trees$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_trees$r_ok
+
+
+module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17327,6 +18019,7 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17341,6 +18034,9 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_core$regs$r_ttl$r r(
@@ -17348,12 +18044,19 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_ttl$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17417,6 +18120,25 @@ module nc_core$regs$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // nc_core$regs$r_ttl$r$dff
+
+
+module nc_core$regs$r_ttl$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_ttl$r_ok
 
 
 module nc_core$regs$r_tw(d,q,clock);

@@ -8396,9 +8396,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     // Constant declarations
     localparam  s_disabled = 3'b0;
     localparam  s_joining = 3'b100;
-    localparam  a_timeout = 16'h24;
     localparam  t_min = 32'h1;
     localparam  t_span = 32'hfffffffe;
+    localparam  a_timeout = 16'h24;
     localparam  a_magic = 16'h0;
     localparam  a_ctrl = 16'h4;
     localparam  v_undef = 32'hffffffe0;
@@ -8424,6 +8424,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_node_id$bus_waddr;
     reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$bus_write;
+    reg  [31:0] r_node_id$bus_data;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
@@ -8432,6 +8433,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_node_count$bus_waddr;
     reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$bus_write;
+    reg  [31:0] r_node_count$bus_data;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
@@ -8448,6 +8450,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_trees$bus_waddr;
     reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$bus_write;
+    reg  [31:0] r_trees$bus_data;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
@@ -8456,6 +8459,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_loop_period$bus_waddr;
     reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$bus_write;
+    reg  [31:0] r_loop_period$bus_data;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
@@ -8464,6 +8468,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_timeout$bus_waddr;
     reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$bus_write;
+    reg  [31:0] r_timeout$bus_data;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
@@ -8472,6 +8477,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_delta$bus_waddr;
     reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$bus_write;
+    reg  [31:0] r_delta$bus_data;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
@@ -8488,6 +8494,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_fifo_depth$bus_waddr;
     reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$bus_write;
+    reg  [31:0] r_fifo_depth$bus_data;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
@@ -8496,6 +8503,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_batch_max$bus_waddr;
     reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$bus_write;
+    reg  [31:0] r_batch_max$bus_data;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
@@ -8504,6 +8512,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_mtu$bus_waddr;
     reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$bus_write;
+    reg  [31:0] r_mtu$bus_data;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
@@ -8512,6 +8521,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_decide_port$bus_waddr;
     reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$bus_write;
+    reg  [31:0] r_decide_port$bus_data;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
@@ -8520,6 +8530,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_client_port$bus_waddr;
     reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$bus_write;
+    reg  [31:0] r_client_port$bus_data;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
@@ -8528,6 +8539,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_host_port$bus_waddr;
     reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$bus_write;
+    reg  [31:0] r_host_port$bus_data;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
@@ -8552,6 +8564,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_tree_group0$bus_waddr;
     reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$bus_write;
+    reg  [31:0] r_tree_group0$bus_data;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
@@ -8560,6 +8573,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_tree_group1$bus_waddr;
     reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$bus_write;
+    reg  [31:0] r_tree_group1$bus_data;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
@@ -8568,6 +8582,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_tree_group2$bus_waddr;
     reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$bus_write;
+    reg  [31:0] r_tree_group2$bus_data;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
@@ -8576,6 +8591,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_tree_group3$bus_waddr;
     reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$bus_write;
+    reg  [31:0] r_tree_group3$bus_data;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
@@ -8584,6 +8600,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_src_mac_hi$bus_waddr;
     reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$bus_write;
+    reg  [31:0] r_src_mac_hi$bus_data;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
@@ -8608,6 +8625,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_host_mac_hi$bus_waddr;
     reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$bus_write;
+    reg  [31:0] r_host_mac_hi$bus_data;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
@@ -8632,6 +8650,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_ttl$bus_waddr;
     reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$bus_write;
+    reg  [31:0] r_ttl$bus_data;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
@@ -8640,6 +8659,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_auth_mode$bus_waddr;
     reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$bus_write;
+    reg  [31:0] r_auth_mode$bus_data;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
@@ -8648,6 +8668,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [15:0] r_auth_key$bus_waddr;
     reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$bus_write;
+    reg  [31:0] r_auth_key$bus_data;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -8830,6 +8851,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
+    reg  r_t_ok$d;
+    wire  r_t_ok$q;
+    reg  r_t_ok$clock;
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
@@ -8853,6 +8877,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_node_id$bus_waddr),
         .bus_wdata(r_node_id$bus_wdata),
         .bus_write(r_node_id$bus_write),
+        .bus_data(r_node_id$bus_data),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -8863,6 +8888,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_node_count$bus_waddr),
         .bus_wdata(r_node_count$bus_wdata),
         .bus_write(r_node_count$bus_write),
+        .bus_data(r_node_count$bus_data),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -8883,6 +8909,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_trees$bus_waddr),
         .bus_wdata(r_trees$bus_wdata),
         .bus_write(r_trees$bus_write),
+        .bus_data(r_trees$bus_data),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -8893,6 +8920,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_loop_period$bus_waddr),
         .bus_wdata(r_loop_period$bus_wdata),
         .bus_write(r_loop_period$bus_write),
+        .bus_data(r_loop_period$bus_data),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -8903,6 +8931,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_timeout$bus_waddr),
         .bus_wdata(r_timeout$bus_wdata),
         .bus_write(r_timeout$bus_write),
+        .bus_data(r_timeout$bus_data),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -8913,6 +8942,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_delta$bus_waddr),
         .bus_wdata(r_delta$bus_wdata),
         .bus_write(r_delta$bus_write),
+        .bus_data(r_delta$bus_data),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -8933,6 +8963,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_fifo_depth$bus_waddr),
         .bus_wdata(r_fifo_depth$bus_wdata),
         .bus_write(r_fifo_depth$bus_write),
+        .bus_data(r_fifo_depth$bus_data),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -8943,6 +8974,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_batch_max$bus_waddr),
         .bus_wdata(r_batch_max$bus_wdata),
         .bus_write(r_batch_max$bus_write),
+        .bus_data(r_batch_max$bus_data),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -8953,6 +8985,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_mtu$bus_waddr),
         .bus_wdata(r_mtu$bus_wdata),
         .bus_write(r_mtu$bus_write),
+        .bus_data(r_mtu$bus_data),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -8963,6 +8996,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_decide_port$bus_waddr),
         .bus_wdata(r_decide_port$bus_wdata),
         .bus_write(r_decide_port$bus_write),
+        .bus_data(r_decide_port$bus_data),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -8973,6 +9007,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_client_port$bus_waddr),
         .bus_wdata(r_client_port$bus_wdata),
         .bus_write(r_client_port$bus_write),
+        .bus_data(r_client_port$bus_data),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -8983,6 +9018,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_host_port$bus_waddr),
         .bus_wdata(r_host_port$bus_wdata),
         .bus_write(r_host_port$bus_write),
+        .bus_data(r_host_port$bus_data),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -9013,6 +9049,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_tree_group0$bus_waddr),
         .bus_wdata(r_tree_group0$bus_wdata),
         .bus_write(r_tree_group0$bus_write),
+        .bus_data(r_tree_group0$bus_data),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -9023,6 +9060,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_tree_group1$bus_waddr),
         .bus_wdata(r_tree_group1$bus_wdata),
         .bus_write(r_tree_group1$bus_write),
+        .bus_data(r_tree_group1$bus_data),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -9033,6 +9071,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_tree_group2$bus_waddr),
         .bus_wdata(r_tree_group2$bus_wdata),
         .bus_write(r_tree_group2$bus_write),
+        .bus_data(r_tree_group2$bus_data),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -9043,6 +9082,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_tree_group3$bus_waddr),
         .bus_wdata(r_tree_group3$bus_wdata),
         .bus_write(r_tree_group3$bus_write),
+        .bus_data(r_tree_group3$bus_data),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -9053,6 +9093,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_src_mac_hi$bus_waddr),
         .bus_wdata(r_src_mac_hi$bus_wdata),
         .bus_write(r_src_mac_hi$bus_write),
+        .bus_data(r_src_mac_hi$bus_data),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -9083,6 +9124,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_host_mac_hi$bus_waddr),
         .bus_wdata(r_host_mac_hi$bus_wdata),
         .bus_write(r_host_mac_hi$bus_write),
+        .bus_data(r_host_mac_hi$bus_data),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -9113,6 +9155,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_ttl$bus_waddr),
         .bus_wdata(r_ttl$bus_wdata),
         .bus_write(r_ttl$bus_write),
+        .bus_data(r_ttl$bus_data),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -9123,6 +9166,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_auth_mode$bus_waddr),
         .bus_wdata(r_auth_mode$bus_wdata),
         .bus_write(r_auth_mode$bus_write),
+        .bus_data(r_auth_mode$bus_data),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -9133,6 +9177,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .bus_waddr(r_auth_key$bus_waddr),
         .bus_wdata(r_auth_key$bus_wdata),
         .bus_write(r_auth_key$bus_write),
+        .bus_data(r_auth_key$bus_data),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -9366,6 +9411,11 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .q(w_data$q),
         .clock(w_data$clock)
     );
+    nc_engine$core$regs$r_t_ok r_t_ok(
+        .d(r_t_ok$d),
+        .q(r_t_ok$q),
+        .clock(r_t_ok$clock)
+    );
     nc_engine$core$regs$w_ctrl w_ctrl(
         .d(w_ctrl$d),
         .q(w_ctrl$q),
@@ -9433,12 +9483,14 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_node_id$bus_addr = bus_addr;
         r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
+        r_node_id$bus_data = bus_wdata;
         r_node_id$bus_write = w_write$q;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
         r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
+        r_node_count$bus_data = bus_wdata;
         r_node_count$bus_write = w_write$q;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
@@ -9451,28 +9503,32 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_trees$bus_addr = bus_addr;
         r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
+        r_trees$bus_data = bus_wdata;
         r_trees$bus_write = w_write$q;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
         r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
+        r_loop_period$bus_data = bus_wdata;
         r_loop_period$bus_write = w_write$q;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
         r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
+        r_timeout$bus_data = bus_wdata;
         r_timeout$bus_write = w_write$q;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && ((w_data$q - t_min) <= t_span);
+        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && r_t_ok$q;
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
         r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
+        r_delta$bus_data = bus_wdata;
         r_delta$bus_write = w_write$q;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
@@ -9485,36 +9541,42 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_fifo_depth$bus_addr = bus_addr;
         r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
+        r_fifo_depth$bus_data = bus_wdata;
         r_fifo_depth$bus_write = w_write$q;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
         r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
+        r_batch_max$bus_data = bus_wdata;
         r_batch_max$bus_write = w_write$q;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
         r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
+        r_mtu$bus_data = bus_wdata;
         r_mtu$bus_write = w_write$q;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
         r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
+        r_decide_port$bus_data = bus_wdata;
         r_decide_port$bus_write = w_write$q;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
         r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
+        r_client_port$bus_data = bus_wdata;
         r_client_port$bus_write = w_write$q;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
         r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
+        r_host_port$bus_data = bus_wdata;
         r_host_port$bus_write = w_write$q;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
@@ -9533,30 +9595,35 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_tree_group0$bus_addr = bus_addr;
         r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
+        r_tree_group0$bus_data = bus_wdata;
         r_tree_group0$bus_write = w_write$q;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
         r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
+        r_tree_group1$bus_data = bus_wdata;
         r_tree_group1$bus_write = w_write$q;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
         r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
+        r_tree_group2$bus_data = bus_wdata;
         r_tree_group2$bus_write = w_write$q;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
         r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
+        r_tree_group3$bus_data = bus_wdata;
         r_tree_group3$bus_write = w_write$q;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
         r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
+        r_src_mac_hi$bus_data = bus_wdata;
         r_src_mac_hi$bus_write = w_write$q;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
@@ -9575,6 +9642,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_host_mac_hi$bus_addr = bus_addr;
         r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
+        r_host_mac_hi$bus_data = bus_wdata;
         r_host_mac_hi$bus_write = w_write$q;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
@@ -9593,6 +9661,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_ttl$bus_addr = bus_addr;
         r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
+        r_ttl$bus_data = bus_wdata;
         r_ttl$bus_write = w_write$q;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
@@ -9601,11 +9670,13 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         r_auth_mode$bus_addr = bus_addr;
         r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
+        r_auth_mode$bus_data = bus_wdata;
         r_auth_mode$bus_write = w_write$q;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
         r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
+        r_auth_key$bus_data = bus_wdata;
         r_auth_key$bus_write = w_write$q;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
@@ -9748,6 +9819,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         w_write$d = bus_write;
         w_addr$d = bus_addr;
         w_data$d = bus_wdata;
+        r_t_ok$clock = clock;
+        r_t_ok$d = (bus_wdata - t_min) <= t_span;
         w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         ctrl_write = w_ctrl$q;
         ctrl_value = w_data$q;
@@ -16075,7 +16148,7 @@ module nc_engine$core$regs$leader32(narrow,wide);
 endmodule // nc_engine$core$regs$leader32
 
 
-module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16083,6 +16156,7 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16097,6 +16171,9 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_auth_key$r r(
@@ -16104,12 +16181,19 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_auth_key$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16175,7 +16259,26 @@ module nc_engine$core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_key$r$dff
 
 
-module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_auth_key$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_auth_key$r_ok
+
+
+module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16183,6 +16286,7 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16197,6 +16301,9 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_auth_mode$r r(
@@ -16204,12 +16311,19 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_auth_mode$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16275,7 +16389,26 @@ module nc_engine$core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_mode$r$dff
 
 
-module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_auth_mode$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_auth_mode$r_ok
+
+
+module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16283,6 +16416,7 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16297,6 +16431,9 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_batch_max$r r(
@@ -16304,12 +16441,19 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_batch_max$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16375,7 +16519,26 @@ module nc_engine$core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_batch_max$r$dff
 
 
-module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_batch_max$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_batch_max$r_ok
+
+
+module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16383,6 +16546,7 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16397,6 +16561,9 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_client_port$r r(
@@ -16404,12 +16571,19 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_client_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16473,6 +16647,25 @@ module nc_engine$core$regs$r_client_port$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_client_port$r$dff
+
+
+module nc_engine$core$regs$r_client_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_client_port$r_ok
 
 
 module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -16573,7 +16766,7 @@ module nc_engine$core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_cluster_id$r$dff
 
 
-module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16581,6 +16774,7 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16595,6 +16789,9 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_decide_port$r r(
@@ -16602,12 +16799,19 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_decide_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16673,7 +16877,26 @@ module nc_engine$core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_decide_port$r$dff
 
 
-module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_decide_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_decide_port$r_ok
+
+
+module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16681,6 +16904,7 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16695,6 +16919,9 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_delta$r r(
@@ -16702,12 +16929,19 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_delta$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16771,6 +17005,25 @@ module nc_engine$core$regs$r_delta$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_delta$r$dff
+
+
+module nc_engine$core$regs$r_delta$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_delta$r_ok
 
 
 module nc_engine$core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -16871,7 +17124,7 @@ module nc_engine$core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_drift$r$dff
 
 
-module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16879,6 +17132,7 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16893,6 +17147,9 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_fifo_depth$r r(
@@ -16900,12 +17157,19 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_fifo_depth$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16969,6 +17233,25 @@ module nc_engine$core$regs$r_fifo_depth$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_fifo_depth$r$dff
+
+
+module nc_engine$core$regs$r_fifo_depth$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_fifo_depth$r_ok
 
 
 module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -17069,7 +17352,7 @@ module nc_engine$core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_ip$r$dff
 
 
-module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17077,6 +17360,7 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17091,6 +17375,9 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_mac_hi$r r(
@@ -17098,12 +17385,19 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_host_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17167,6 +17461,25 @@ module nc_engine$core$regs$r_host_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_host_mac_hi$r$dff
+
+
+module nc_engine$core$regs$r_host_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_mac_hi$r_ok
 
 
 module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -17267,7 +17580,7 @@ module nc_engine$core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_mac_lo$r$dff
 
 
-module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17275,6 +17588,7 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17289,6 +17603,9 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_port$r r(
@@ -17296,12 +17613,19 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_host_port$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17365,6 +17689,25 @@ module nc_engine$core$regs$r_host_port$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_host_port$r$dff
+
+
+module nc_engine$core$regs$r_host_port$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_port$r_ok
 
 
 module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -17465,7 +17808,7 @@ module nc_engine$core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_late_tick_slack$r$dff
 
 
-module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17473,6 +17816,7 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17487,6 +17831,9 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_loop_period$r r(
@@ -17494,12 +17841,19 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_loop_period$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17563,6 +17917,25 @@ module nc_engine$core$regs$r_loop_period$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_loop_period$r$dff
+
+
+module nc_engine$core$regs$r_loop_period$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_loop_period$r_ok
 
 
 module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -17663,7 +18036,7 @@ module nc_engine$core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_min_gap$r$dff
 
 
-module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17671,6 +18044,7 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17685,6 +18059,9 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_mtu$r r(
@@ -17692,12 +18069,19 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_mtu$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17763,7 +18147,26 @@ module nc_engine$core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_mtu$r$dff
 
 
-module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_mtu$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_mtu$r_ok
+
+
+module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17771,6 +18174,7 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17785,6 +18189,9 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_node_count$r r(
@@ -17792,12 +18199,19 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_node_count$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17863,7 +18277,26 @@ module nc_engine$core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_node_count$r$dff
 
 
-module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_node_count$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_node_count$r_ok
+
+
+module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -17871,6 +18304,7 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17885,6 +18319,9 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_node_id$r r(
@@ -17892,12 +18329,19 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_node_id$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17961,6 +18405,25 @@ module nc_engine$core$regs$r_node_id$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_node_id$r$dff
+
+
+module nc_engine$core$regs$r_node_id$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_node_id$r_ok
 
 
 module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -18061,7 +18524,7 @@ module nc_engine$core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_ip$r$dff
 
 
-module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18069,6 +18532,7 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18083,6 +18547,9 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_src_mac_hi$r r(
@@ -18090,12 +18557,19 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_src_mac_hi$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18159,6 +18633,25 @@ module nc_engine$core$regs$r_src_mac_hi$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_src_mac_hi$r$dff
+
+
+module nc_engine$core$regs$r_src_mac_hi$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_mac_hi$r_ok
 
 
 module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
@@ -18259,7 +18752,26 @@ module nc_engine$core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_lo$r$dff
 
 
-module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_t_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_t_ok
+
+
+module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18267,6 +18779,7 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18281,6 +18794,9 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_timeout$r r(
@@ -18288,12 +18804,19 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_timeout$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18359,7 +18882,26 @@ module nc_engine$core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_timeout$r$dff
 
 
-module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_timeout$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_timeout$r_ok
+
+
+module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18367,6 +18909,7 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18381,6 +18924,9 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group0$r r(
@@ -18388,12 +18934,19 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_tree_group0$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18459,7 +19012,26 @@ module nc_engine$core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group0$r$dff
 
 
-module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group0$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_tree_group0$r_ok
+
+
+module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18467,6 +19039,7 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18481,6 +19054,9 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group1$r r(
@@ -18488,12 +19064,19 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_tree_group1$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18559,7 +19142,26 @@ module nc_engine$core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group1$r$dff
 
 
-module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group1$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_tree_group1$r_ok
+
+
+module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18567,6 +19169,7 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18581,6 +19184,9 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group2$r r(
@@ -18588,12 +19194,19 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_tree_group2$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18659,7 +19272,26 @@ module nc_engine$core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group2$r$dff
 
 
-module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group2$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_tree_group2$r_ok
+
+
+module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18667,6 +19299,7 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18681,6 +19314,9 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group3$r r(
@@ -18688,12 +19324,19 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_tree_group3$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18759,7 +19402,26 @@ module nc_engine$core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group3$r$dff
 
 
-module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group3$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_tree_group3$r_ok
+
+
+module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18767,6 +19429,7 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18781,6 +19444,9 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_trees$r r(
@@ -18788,12 +19454,19 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_trees$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18859,7 +19532,26 @@ module nc_engine$core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_trees$r$dff
 
 
-module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_trees$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_trees$r_ok
+
+
+module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
@@ -18867,6 +19559,7 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     input wire  [15:0] bus_waddr;
     input wire  [31:0] bus_wdata;
     input wire  bus_write;
+    input wire  [31:0] bus_data;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18881,6 +19574,9 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_ok$d;
+    wire  r_ok$q;
+    reg  r_ok$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_ttl$r r(
@@ -18888,12 +19584,19 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_ttl$r_ok r_ok(
+        .d(r_ok$d),
+        .q(r_ok$q),
+        .clock(r_ok$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_ok$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address) && ((bus_wdata - min) <= span)) begin
+        r_ok$d = (bus_data - min) <= span;
+        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18957,6 +19660,25 @@ module nc_engine$core$regs$r_ttl$r$dff(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$r_ttl$r$dff
+
+
+module nc_engine$core$regs$r_ttl$r_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_ttl$r_ok
 
 
 module nc_engine$core$regs$r_tw(d,q,clock);
