@@ -522,11 +522,12 @@ pub struct PktParser {
     hdr_udp: Signal<Local, Bits<16>>,
     v_base: Signal<Local, Bits<CLASS_BITS>>,
     bad_sender: Signal<Local, Bit>,
-    /// The format checks that read only header fields (no frame length, configuration or
-    /// checksum), judged a cycle early: from the header as it will be after the beat on the bus
-    /// (`beats_n`) and registered, so that in the verdict cycle each `ck_*.q` is the check of
-    /// the header registers, and that cycle adds only the frame length, the checksums and the
-    /// configuration (see `update`). `f_*` fields other than the outputs' read `beats_n`.
+    /// The format checks, judged a cycle early: from the header as it will be after the beat
+    /// on the bus (`beats_n`) and registered, so that in the verdict cycle each `ck_*.q` is
+    /// the check of the header registers (the frame length's and the checksums' tests are
+    /// registered too, and the port and cluster are compared with the configuration of the
+    /// last beat's cycle), and that cycle only picks the class in proto's order (see
+    /// `update`). `f_*` fields other than the outputs' read `beats_n`.
     beats_n: JoinBeats,
     beats_n_rest: Unused<624>,
     /// IPv4 / UDP: not Ethernet II IPv4 (foreign); the IPv4 header's format (malformed); a
@@ -1547,7 +1548,9 @@ impl Logic for PktParser {
         self.bad_sender.next =
             !(self.client_mode.val() || (self.ep_in.q.val() && self.ep_hit.hit.val()));
         // proto's order of checks; each `ck_*` was judged a cycle early (below), the
-        // configuration's too, so this cycle adds only the port's kind.
+        // configuration's too, and the checksums' tests (`i_ok`, `u_ok`) and the sender's
+        // (`ep_in`, `ep_hit`) are registers, so this cycle only picks the class in that order
+        // (and reads the port's kind).
         self.v_base.next = self.c_expected.val();
         if self.ck_f14.q.val() || self.ck_eth.q.val() {
             self.v_base.next = self.c_foreign.val();
@@ -1616,8 +1619,9 @@ impl Logic for PktParser {
         self.rec.next.ip_src = self.f_ip_src.val();
         self.rec.next.udp_src = self.f_udp_src.val();
         // ---- the header-only checks, a cycle early: the header as it will be after this
-        // beat, joined, its fields read (`f_*` but the outputs' and the configuration's;
-        // `n_*`), and each check registered. In the verdict cycle (after a frame's last beat)
+        // beat, joined, its fields read (`f_*` but the outputs'; `n_*`, and the DECIDE
+        // header's fields in beats 8 and 9 checked on each side of the beat flag), and each
+        // check registered. In the verdict cycle (after a frame's last beat)
         // each `ck_*.q` is the check of the header registers.
         // The bytes of a header beat on the bus are its next value when it is taken; a
         // frame's last beat is always taken, and a clear (beat 0) is the next value only for

@@ -576,7 +576,8 @@ impl Logic for ReqPayload {
 }
 
 /// pkt_gen: a request's payload with the bytes past its length cleared (byte 0 in bits
-/// 1023..1016; byte `j` kept when `j < len`, every byte when `len` is above 128). One
+/// 1023..1016; byte `j` kept when `j < len`, every byte when `len` is above 128, which the
+/// core never gives: the shifter before it cleared every byte then). One
 /// comparison of `len` with a constant per byte, not a shifter of a 1,024-bit mask by `8 · len`
 /// (which Yosys made a subtraction and ten multiplexer levels, rtl/README "Step 17").
 #[derive(LogicBlock, Default)]
