@@ -1162,8 +1162,6 @@ impl Logic for PktGen {
             self.r_on1.d.next = self.r_use1.q.val();
             self.r_on2.d.next = self.r_use2.q.val();
             self.r_on3.d.next = self.r_use3.q.val();
-        }
-        if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
             self.r_blast.d.next = false; // a frame has 10 beats or more

@@ -623,22 +623,17 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.acc_nl.next = self.nl_valid.val() && self.nl_room.val();
         self.drop_ok.next = self.ok_valid.val() && !self.acc_ok.val();
         self.drop_nl.next = self.nl_valid.val() && !self.acc_nl.val();
-        // Every register below is picked last by `acc_nl` (a NOT_LEADER comes from the core's
-        // leadership after this cycle's tick, the latest of the inputs): its two outcomes are
-        // made from the registers, `acc_ok` and `last` alone.
+        // `acc_nl` enters every register's update last (a NOT_LEADER comes from the core's
+        // leadership after this cycle's tick, the latest of the inputs): each update's
+        // condition is one gate of `acc_nl` and terms made from the registers, `acc_ok` and
+        // `last` alone (no count of the entries taken in between).
         self.wp3.next = self.r_wp2.q.val() + self.k1_8.val();
         self.wp4.next = self.r_wp2.q.val() + self.k2_8.val();
-        if self.acc_nl.val() {
-            if self.acc_ok.val() {
-                self.r_wp.d.next = self.r_wp2.q.val();
-                self.r_wp1.d.next = self.wp3.val();
-                self.r_wp2.d.next = self.wp4.val();
-            } else {
-                self.r_wp.d.next = self.r_wp1.q.val();
-                self.r_wp1.d.next = self.r_wp2.q.val();
-                self.r_wp2.d.next = self.wp3.val();
-            }
-        } else if self.acc_ok.val() {
+        if self.acc_nl.val() && self.acc_ok.val() {
+            self.r_wp.d.next = self.r_wp2.q.val();
+            self.r_wp1.d.next = self.wp3.val();
+            self.r_wp2.d.next = self.wp4.val();
+        } else if self.acc_nl.val() || self.acc_ok.val() {
             self.r_wp.d.next = self.r_wp1.q.val();
             self.r_wp1.d.next = self.r_wp2.q.val();
             self.r_wp2.d.next = self.wp3.val();
@@ -658,27 +653,23 @@ impl<const A: usize> Logic for ReplyGen<A> {
         self.cp2.next = self.r_count.q.val() + self.k2_8.val();
         self.ok_in.next = self.acc_ok.val() && !self.last.val();
         self.ok_out.next = !self.acc_ok.val() && self.last.val();
-        if self.acc_nl.val() {
-            if self.ok_in.val() {
-                self.r_count.d.next = self.cp2.val();
-                self.r_full.d.next = self.r_count.q.val() == self.k_depth2.val();
-                self.r_full1.d.next = self.r_count.q.val() == self.k_depth3.val();
-                self.r_has2.d.next = self.r_count.q.val() < self.k_depth3.val();
-                self.r_act.d.next = true;
-            } else if !self.ok_out.val() {
-                self.r_count.d.next = self.cp1.val();
-                self.r_full.d.next = self.r_count.q.val() == self.k_depth1.val();
-                self.r_full1.d.next = self.r_count.q.val() == self.k_depth2.val();
-                self.r_has2.d.next = self.r_count.q.val() < self.k_depth2.val();
-                self.r_act.d.next = true;
-            }
-        } else if self.ok_out.val() {
+        // +2: a NOT_LEADER and an OK in, the head staying; +1: a NOT_LEADER with the OK and
+        // the head balanced, or an OK in alone; −1: the head out alone.
+        if self.acc_nl.val() && self.ok_in.val() {
+            self.r_count.d.next = self.cp2.val();
+            self.r_full.d.next = self.r_count.q.val() == self.k_depth2.val();
+            self.r_full1.d.next = self.r_count.q.val() == self.k_depth3.val();
+            self.r_has2.d.next = self.r_count.q.val() < self.k_depth3.val();
+            self.r_act.d.next = true;
+        } else if !self.acc_nl.val() && self.ok_out.val() {
             self.r_count.d.next = self.cm1.val();
             self.r_full.d.next = false;
             self.r_full1.d.next = self.r_count.q.val() == self.k_depth.val();
             self.r_has2.d.next = self.r_count.q.val() < self.k_depth.val();
             self.r_act.d.next = self.r_count.q.val() != self.k1_8.val();
-        } else if self.ok_in.val() {
+        } else if (self.acc_nl.val() && !self.ok_out.val())
+            || (!self.acc_nl.val() && self.ok_in.val())
+        {
             self.r_count.d.next = self.cp1.val();
             self.r_full.d.next = self.r_count.q.val() == self.k_depth1.val();
             self.r_full1.d.next = self.r_count.q.val() == self.k_depth2.val();

@@ -24850,8 +24850,6 @@ module nc_engine$decide_gen(clock,send,send_kind,send_count,send_instance,send_e
             r_on1$d = r_use1$q;
             r_on2$d = r_use2$q;
             r_on3$d = r_use3$q;
-        end
-        if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
             r_blast$d = 1'b0;
@@ -51726,19 +51724,12 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         drop_nl = nl_valid && ~acc_nl;
         wp3 = r_wp2$q + k1_8;
         wp4 = r_wp2$q + k2_8;
-        if (acc_nl) begin
-            if (acc_ok) begin
-                r_wp$d = r_wp2$q;
-                r_wp1$d = wp3;
-                r_wp2$d = wp4;
-            end
-            else begin
-                r_wp$d = r_wp1$q;
-                r_wp1$d = r_wp2$q;
-                r_wp2$d = wp3;
-            end
+        if (acc_nl && acc_ok) begin
+            r_wp$d = r_wp2$q;
+            r_wp1$d = wp3;
+            r_wp2$d = wp4;
         end
-        else if (acc_ok) begin
+        else if (acc_nl || acc_ok) begin
             r_wp$d = r_wp1$q;
             r_wp1$d = r_wp2$q;
             r_wp2$d = wp3;
@@ -51757,30 +51748,21 @@ module nc_engine$reply_gen(clock,ok_valid,ok_client,ok_seq,ok_instance,ok_index,
         cp2 = r_count$q + k2_8;
         ok_in = acc_ok && ~last;
         ok_out = ~acc_ok && last;
-        if (acc_nl) begin
-            if (ok_in) begin
-                r_count$d = cp2;
-                r_full$d = r_count$q == k_depth2;
-                r_full1$d = r_count$q == k_depth3;
-                r_has2$d = r_count$q < k_depth3;
-                r_act$d = 1'b1;
-            end
-            else if (~ok_out) begin
-                r_count$d = cp1;
-                r_full$d = r_count$q == k_depth1;
-                r_full1$d = r_count$q == k_depth2;
-                r_has2$d = r_count$q < k_depth2;
-                r_act$d = 1'b1;
-            end
+        if (acc_nl && ok_in) begin
+            r_count$d = cp2;
+            r_full$d = r_count$q == k_depth2;
+            r_full1$d = r_count$q == k_depth3;
+            r_has2$d = r_count$q < k_depth3;
+            r_act$d = 1'b1;
         end
-        else if (ok_out) begin
+        else if (~acc_nl && ok_out) begin
             r_count$d = cm1;
             r_full$d = 1'b0;
             r_full1$d = r_count$q == k_depth;
             r_has2$d = r_count$q < k_depth;
             r_act$d = r_count$q != k1_8;
         end
-        else if (ok_in) begin
+        else if ((acc_nl && ~ok_out) || (~acc_nl && ok_in)) begin
             r_count$d = cp1;
             r_full$d = r_count$q == k_depth1;
             r_full1$d = r_count$q == k_depth2;

@@ -1979,8 +1979,6 @@ module pkt_gen(clock,send,send_kind,send_count,send_instance,send_epoch,send_seq
             r_on1$d = r_use1$q;
             r_on2$d = r_use2$q;
             r_on3$d = r_use3$q;
-        end
-        if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
             r_blast$d = 1'b0;
