@@ -319,7 +319,7 @@ block! {
         /// refuses them, and are judged here in the bus cycle (no 32-bit test in front of the
         /// core's CTRL verdict).
         pub ctrl_write: Signal<Out, Bit>,
-        /// Its value.
+        /// Its value (0 in the cycles without `ctrl_write`).
         pub ctrl_value: Signal<Out, Bits<32>>,
         /// A TIMEOUT write was taken in the cycle before (while Disabled, or Joining: `lowi_core`
         /// notes the latter).
@@ -431,6 +431,13 @@ block! {
         /// The registered write is to CTRL with a value the core can take (decoded from the
         /// bus, beside `w_addr`).
         w_ctrl: DFF<Bit>,
+        /// The value of a write `w_ctrl` takes, else 0: its own register beside the core's CTRL
+        /// verdict, not `w_data`, whose bits every configuration register loads (a different
+        /// input, so Yosys keeps the two apart). ENABLE was `w_data`'s bit 0, placed among the
+        /// configuration registers: the longest routed path of `880373a` ran from it into the
+        /// core's act decision.
+        w_cv: DFF<Bits<32>>,
+        c_ctrl: Signal<Local, Bit>,
         t_writable: Signal<Local, Bit>,
         r_tw: DFF<Bit>,
         a_timeout: Constant<Bits<16>> = k(addr::TIMEOUT as u64),
@@ -865,13 +872,19 @@ impl Logic for Csr {
         self.w_data.d.next = self.bus_wdata.val();
         self.r_t_ok.clock.next = self.clock.val();
         self.r_t_ok.d.next = (self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val();
-        self.w_ctrl.d.next = self.bus_write.val()
+        self.c_ctrl.next = self.bus_write.val()
             && (self.bus_addr.val() == self.a_ctrl.val())
             && !(self.bus_wdata.val() & self.v_undef.val()).any()
             && (!(self.bus_wdata.val() & self.v_join.val()).any()
                 || (self.bus_wdata.val() & self.v_enable.val()).any());
+        self.w_ctrl.d.next = self.c_ctrl.val();
+        self.w_cv.clock.next = self.clock.val();
+        self.w_cv.d.next = self.zero32.val();
+        if self.c_ctrl.val() {
+            self.w_cv.d.next = self.bus_wdata.val();
+        }
         self.ctrl_write.next = self.w_ctrl.q.val();
-        self.ctrl_value.next = self.w_data.q.val();
+        self.ctrl_value.next = self.w_cv.q.val();
         self.leader32.narrow.next = self.leader.val();
         self.fixed.next = self.zero32.val();
         if self.bus_addr.val() == self.a_magic.val() {

@@ -8857,11 +8857,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
+    reg  [31:0] w_cv$d;
+    wire  [31:0] w_cv$q;
+    reg  w_cv$clock;
     reg  r_tw$d;
     wire  r_tw$q;
     reg  r_tw$clock;
     
     // Local signals
+    reg  c_ctrl;
     reg  t_writable;
     reg  [31:0] fixed;
     
@@ -9421,6 +9425,11 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .q(w_ctrl$q),
         .clock(w_ctrl$clock)
     );
+    nc_engine$core$regs$w_cv w_cv(
+        .d(w_cv$d),
+        .q(w_cv$q),
+        .clock(w_cv$clock)
+    );
     nc_engine$core$regs$r_tw r_tw(
         .d(r_tw$d),
         .q(r_tw$q),
@@ -9821,9 +9830,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         w_data$d = bus_wdata;
         r_t_ok$clock = clock;
         r_t_ok$d = (bus_wdata - t_min) <= t_span;
-        w_ctrl$d = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
+        c_ctrl = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
+        w_ctrl$d = c_ctrl;
+        w_cv$clock = clock;
+        w_cv$d = zero32;
+        if (c_ctrl) begin
+            w_cv$d = bus_wdata;
+        end
         ctrl_write = w_ctrl$q;
-        ctrl_value = w_data$q;
+        ctrl_value = w_cv$q;
         leader32$narrow = leader;
         fixed = zero32;
         if (bus_addr == a_magic) begin
@@ -19755,6 +19770,25 @@ module nc_engine$core$regs$w_ctrl(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$w_ctrl
+
+
+module nc_engine$core$regs$w_cv(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$w_cv
 
 
 module nc_engine$core$regs$w_data(d,q,clock);
