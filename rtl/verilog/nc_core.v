@@ -86,6 +86,9 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
+    localparam  k0_2 = 2'b0;
+    localparam  k1_2 = 2'b1;
+    localparam  k2_2 = 2'b10;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
@@ -280,6 +283,12 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  [2:0] rec_n$d;
     wire  [2:0] rec_n$q;
     reg  rec_n$clock;
+    reg  [1:0] rec_wp$d;
+    wire  [1:0] rec_wp$q;
+    reg  rec_wp$clock;
+    reg  [1:0] rec_rp$d;
+    wire  [1:0] rec_rp$q;
+    reg  rec_rp$clock;
     reg  [63:0] rec_inst0$d;
     wire  [63:0] rec_inst0$q;
     reg  rec_inst0$clock;
@@ -540,6 +549,16 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .q(rec_n$q),
         .clock(rec_n$clock)
     );
+    nc_core$rec_wp rec_wp(
+        .d(rec_wp$d),
+        .q(rec_wp$q),
+        .clock(rec_wp$clock)
+    );
+    nc_core$rec_rp rec_rp(
+        .d(rec_rp$d),
+        .q(rec_rp$q),
+        .clock(rec_rp$clock)
+    );
     nc_core$rec_inst0 rec_inst0(
         .d(rec_inst0$d),
         .q(rec_inst0$q),
@@ -614,6 +633,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         regs$clock = clock;
         r_bmax$clock = clock;
         rec_n$clock = clock;
+        rec_wp$clock = clock;
+        rec_rp$clock = clock;
         rec_inst0$clock = clock;
         rec_inst1$clock = clock;
         rec_inst2$clock = clock;
@@ -629,6 +650,8 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         r_last$clock = clock;
         r_bmax$d = r_bmax$q;
         rec_n$d = rec_n$q;
+        rec_wp$d = rec_wp$q;
+        rec_rp$d = rec_rp$q;
         rec_inst0$d = rec_inst0$q;
         rec_inst1$d = rec_inst1$q;
         rec_inst2$d = rec_inst2$q;
@@ -791,9 +814,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         ok_idx$d = n_idx;
         n_cnt0 = rec_cnt0$q;
         if (pop) begin
-            rec_inst0$d = rec_inst1$q;
-            rec_inst1$d = rec_inst2$q;
-            rec_inst2$d = rec_inst3$q;
+            rec_rp$d = rec_rp$q + k1_2;
             n_cnt0 = rec_cnt1$q;
             rec_cnt1$d = rec_cnt2$q;
             rec_cnt2$d = rec_cnt3$q;
@@ -807,21 +828,30 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         st_cnt$d = core$send_count;
         if (st_v$q) begin
             if (slot == k0_3) begin
-                rec_inst0$d = st_inst$q;
                 n_cnt0 = st_cnt$q;
             end
             else if (slot == k1_3) begin
-                rec_inst1$d = st_inst$q;
                 rec_cnt1$d = st_cnt$q;
             end
             else if (slot == k2_3) begin
-                rec_inst2$d = st_inst$q;
                 rec_cnt2$d = st_cnt$q;
             end
             else begin
-                rec_inst3$d = st_inst$q;
                 rec_cnt3$d = st_cnt$q;
             end
+            if (rec_wp$q == k0_2) begin
+                rec_inst0$d = st_inst$q;
+            end
+            else if (rec_wp$q == k1_2) begin
+                rec_inst1$d = st_inst$q;
+            end
+            else if (rec_wp$q == k2_2) begin
+                rec_inst2$d = st_inst$q;
+            end
+            else begin
+                rec_inst3$d = st_inst$q;
+            end
+            rec_wp$d = rec_wp$q + k1_2;
             rec_n$d = slot + k1_3;
         end
         else begin
@@ -866,7 +896,18 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         ok_mac = fifo$out_mac;
         ok_ip = fifo$out_ip;
         ok_port = fifo$out_port;
-        ok_instance = rec_inst0$q;
+        if (rec_rp$q == k0_2) begin
+            ok_instance = rec_inst0$q;
+        end
+        else if (rec_rp$q == k1_2) begin
+            ok_instance = rec_inst1$q;
+        end
+        else if (rec_rp$q == k2_2) begin
+            ok_instance = rec_inst2$q;
+        end
+        else begin
+            ok_instance = rec_inst3$q;
+        end
         ok_index = ok_idx$q;
     end
     
@@ -6810,6 +6851,44 @@ module nc_core$rec_n(d,q,clock);
     end
           
 endmodule // nc_core$rec_n
+
+
+module nc_core$rec_rp(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_rp
+
+
+module nc_core$rec_wp(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$rec_wp
 
 
 module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
