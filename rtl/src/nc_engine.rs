@@ -107,7 +107,11 @@ block! {
         pub rx_port: Signal<Out, Bits<2>>,
         /// A client frame was taken by the core this cycle.
         pub cl_taken: Signal<Out, Bit>,
-        /// The taken frame's record (as `pkt_parser` gave it).
+        /// The taken frame's record (as `pkt_parser` gave it): the verdict, `frame_len` and
+        /// `eth_dst` of every frame; the tree fields (`sender` .. `decide_instance`) of a tree
+        /// frame and the client fields (`client` .. `req_payload`, `eth_src`, `ip_src`,
+        /// `udp_src`) of a client frame, each group keeping the last such frame's values in
+        /// the other class's events.
         pub ev_verdict: Signal<Out, Bits<CLASS_BITS>>,
         pub ev_sender: Signal<Out, Bits<8>>,
         pub ev_epoch: Signal<Out, Bits<32>>,
@@ -295,6 +299,23 @@ block! {
         /// nothing (`ks_none`, the power-on value); `e_any`: any of them.
         e_sel: DFF<Bits<4>>,
         e_any: DFF<Bit>,
+        /// `e_sel`'s next value.
+        n_sel: Signal<Local, Bits<4>>,
+        /// The same pick per group of the record's fields, so that each group's multiplexer
+        /// has only the sources that can fill it and a select of its own (one `e_sel` drove
+        /// ten sources into all 726 bits of `e`: 592 of them arrived late on `880373a`, routed,
+        /// 10.0 ns from `e_sel` alone). `e_lt` / `e_st`: the next event is a tree's, from held
+        /// verdict 0..3 or live verdict 4..7 (h0..h3, p0..p3); its tree fields (sender, epoch,
+        /// seq, tree, kind, instance) come from there. `e_lc` / `e_sc`: it is the client's,
+        /// from `hc` (0) or `pc` (1); its client fields (client, seq, length, payload word and
+        /// the reply address) come from there. A group another class's event would fill keeps
+        /// the last event's values: nothing reads it for that class (`lowi_core` reads a copy's
+        /// fields on `rx_valid`, a request's on `cl_valid`). The verdict and the two fields only
+        /// the `ev_*` outputs show (`frame_len`, `eth_dst`) keep the ten-way pick.
+        e_lt: DFF<Bit>,
+        e_st: DFF<Bits<3>>,
+        e_lc: DFF<Bit>,
+        e_sc: DFF<Bit>,
         ks_hc: Constant<Bits<4>> = Constant::new(1.into()),
         ks_h0: Constant<Bits<4>> = Constant::new(2.into()),
         ks_h1: Constant<Bits<4>> = Constant::new(3.into()),
@@ -307,6 +328,14 @@ block! {
         ks_l3: Constant<Bits<4>> = Constant::new(10.into()),
         ks_none: Constant<Bits<4>> = Constant::new(0.into()),
         k0_2: Constant<Bits<2>> = Constant::new(0.into()),
+        k0_3: Constant<Bits<3>> = Constant::new(0.into()),
+        k1_3: Constant<Bits<3>> = Constant::new(1.into()),
+        k2_3: Constant<Bits<3>> = Constant::new(2.into()),
+        k3_3: Constant<Bits<3>> = Constant::new(3.into()),
+        k4_3: Constant<Bits<3>> = Constant::new(4.into()),
+        k5_3: Constant<Bits<3>> = Constant::new(5.into()),
+        k6_3: Constant<Bits<3>> = Constant::new(6.into()),
+        k7_3: Constant<Bits<3>> = Constant::new(7.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
         k2_2: Constant<Bits<2>> = Constant::new(2.into()),
         k3_2: Constant<Bits<2>> = Constant::new(3.into()),
@@ -347,7 +376,11 @@ impl Logic for NcEngine {
             e_req_full,
             e_fresh,
             e_sel,
-            e_any
+            e_any,
+            e_lt,
+            e_st,
+            e_lc,
+            e_sc
         );
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wdata.next = self.csr_wdata.val();
@@ -429,63 +462,170 @@ impl Logic for NcEngine {
                     self.takec.next = true;
                     self.e_cl.d.next = true;
                     self.e_port.d.next = self.k0_2.val();
-                    self.e.d.next = self.hc.q.val();
+                    self.e.d.next.verdict = self.hc.q.val().verdict;
+                    self.e.d.next.frame_len = self.hc.q.val().frame_len;
+                    self.e.d.next.eth_dst = self.hc.q.val().eth_dst;
                 }
                 2 => {
                     self.take0.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k0_2.val();
-                    self.e.d.next = self.h0.q.val();
+                    self.e.d.next.verdict = self.h0.q.val().verdict;
+                    self.e.d.next.frame_len = self.h0.q.val().frame_len;
+                    self.e.d.next.eth_dst = self.h0.q.val().eth_dst;
                 }
                 3 => {
                     self.take1.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k1_2.val();
-                    self.e.d.next = self.h1.q.val();
+                    self.e.d.next.verdict = self.h1.q.val().verdict;
+                    self.e.d.next.frame_len = self.h1.q.val().frame_len;
+                    self.e.d.next.eth_dst = self.h1.q.val().eth_dst;
                 }
                 4 => {
                     self.take2.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k2_2.val();
-                    self.e.d.next = self.h2.q.val();
+                    self.e.d.next.verdict = self.h2.q.val().verdict;
+                    self.e.d.next.frame_len = self.h2.q.val().frame_len;
+                    self.e.d.next.eth_dst = self.h2.q.val().eth_dst;
                 }
                 5 => {
                     self.take3.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k3_2.val();
-                    self.e.d.next = self.h3.q.val();
+                    self.e.d.next.verdict = self.h3.q.val().verdict;
+                    self.e.d.next.frame_len = self.h3.q.val().frame_len;
+                    self.e.d.next.eth_dst = self.h3.q.val().eth_dst;
                 }
                 6 => {
                     self.goc.next = true;
                     self.e_cl.d.next = true;
                     self.e_port.d.next = self.k0_2.val();
-                    self.e.d.next = self.pc.rec.val();
+                    self.e.d.next.verdict = self.pc.rec.val().verdict;
+                    self.e.d.next.frame_len = self.pc.rec.val().frame_len;
+                    self.e.d.next.eth_dst = self.pc.rec.val().eth_dst;
                 }
                 7 => {
                     self.go0.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k0_2.val();
-                    self.e.d.next = self.p0.rec.val();
+                    self.e.d.next.verdict = self.p0.rec.val().verdict;
+                    self.e.d.next.frame_len = self.p0.rec.val().frame_len;
+                    self.e.d.next.eth_dst = self.p0.rec.val().eth_dst;
                 }
                 8 => {
                     self.go1.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k1_2.val();
-                    self.e.d.next = self.p1.rec.val();
+                    self.e.d.next.verdict = self.p1.rec.val().verdict;
+                    self.e.d.next.frame_len = self.p1.rec.val().frame_len;
+                    self.e.d.next.eth_dst = self.p1.rec.val().eth_dst;
                 }
                 9 => {
                     self.go2.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k2_2.val();
-                    self.e.d.next = self.p2.rec.val();
+                    self.e.d.next.verdict = self.p2.rec.val().verdict;
+                    self.e.d.next.frame_len = self.p2.rec.val().frame_len;
+                    self.e.d.next.eth_dst = self.p2.rec.val().eth_dst;
                 }
                 10 => {
                     self.go3.next = true;
                     self.e_cl.d.next = false;
                     self.e_port.d.next = self.k3_2.val();
-                    self.e.d.next = self.p3.rec.val();
+                    self.e.d.next.verdict = self.p3.rec.val().verdict;
+                    self.e.d.next.frame_len = self.p3.rec.val().frame_len;
+                    self.e.d.next.eth_dst = self.p3.rec.val().eth_dst;
                 }
                 _ => {}
+            }
+            if self.e_lt.q.val() {
+                match self.e_st.q.val().index() {
+                    0 => {
+                        self.e.d.next.sender = self.h0.q.val().sender;
+                        self.e.d.next.epoch = self.h0.q.val().epoch;
+                        self.e.d.next.seq = self.h0.q.val().seq;
+                        self.e.d.next.tree = self.h0.q.val().tree;
+                        self.e.d.next.decide_kind = self.h0.q.val().decide_kind;
+                        self.e.d.next.decide_instance = self.h0.q.val().decide_instance;
+                    }
+                    1 => {
+                        self.e.d.next.sender = self.h1.q.val().sender;
+                        self.e.d.next.epoch = self.h1.q.val().epoch;
+                        self.e.d.next.seq = self.h1.q.val().seq;
+                        self.e.d.next.tree = self.h1.q.val().tree;
+                        self.e.d.next.decide_kind = self.h1.q.val().decide_kind;
+                        self.e.d.next.decide_instance = self.h1.q.val().decide_instance;
+                    }
+                    2 => {
+                        self.e.d.next.sender = self.h2.q.val().sender;
+                        self.e.d.next.epoch = self.h2.q.val().epoch;
+                        self.e.d.next.seq = self.h2.q.val().seq;
+                        self.e.d.next.tree = self.h2.q.val().tree;
+                        self.e.d.next.decide_kind = self.h2.q.val().decide_kind;
+                        self.e.d.next.decide_instance = self.h2.q.val().decide_instance;
+                    }
+                    3 => {
+                        self.e.d.next.sender = self.h3.q.val().sender;
+                        self.e.d.next.epoch = self.h3.q.val().epoch;
+                        self.e.d.next.seq = self.h3.q.val().seq;
+                        self.e.d.next.tree = self.h3.q.val().tree;
+                        self.e.d.next.decide_kind = self.h3.q.val().decide_kind;
+                        self.e.d.next.decide_instance = self.h3.q.val().decide_instance;
+                    }
+                    4 => {
+                        self.e.d.next.sender = self.p0.rec.val().sender;
+                        self.e.d.next.epoch = self.p0.rec.val().epoch;
+                        self.e.d.next.seq = self.p0.rec.val().seq;
+                        self.e.d.next.tree = self.p0.rec.val().tree;
+                        self.e.d.next.decide_kind = self.p0.rec.val().decide_kind;
+                        self.e.d.next.decide_instance = self.p0.rec.val().decide_instance;
+                    }
+                    5 => {
+                        self.e.d.next.sender = self.p1.rec.val().sender;
+                        self.e.d.next.epoch = self.p1.rec.val().epoch;
+                        self.e.d.next.seq = self.p1.rec.val().seq;
+                        self.e.d.next.tree = self.p1.rec.val().tree;
+                        self.e.d.next.decide_kind = self.p1.rec.val().decide_kind;
+                        self.e.d.next.decide_instance = self.p1.rec.val().decide_instance;
+                    }
+                    6 => {
+                        self.e.d.next.sender = self.p2.rec.val().sender;
+                        self.e.d.next.epoch = self.p2.rec.val().epoch;
+                        self.e.d.next.seq = self.p2.rec.val().seq;
+                        self.e.d.next.tree = self.p2.rec.val().tree;
+                        self.e.d.next.decide_kind = self.p2.rec.val().decide_kind;
+                        self.e.d.next.decide_instance = self.p2.rec.val().decide_instance;
+                    }
+                    _ => {
+                        self.e.d.next.sender = self.p3.rec.val().sender;
+                        self.e.d.next.epoch = self.p3.rec.val().epoch;
+                        self.e.d.next.seq = self.p3.rec.val().seq;
+                        self.e.d.next.tree = self.p3.rec.val().tree;
+                        self.e.d.next.decide_kind = self.p3.rec.val().decide_kind;
+                        self.e.d.next.decide_instance = self.p3.rec.val().decide_instance;
+                    }
+                }
+            }
+            if self.e_lc.q.val() {
+                if self.e_sc.q.val() {
+                    self.e.d.next.client = self.pc.rec.val().client;
+                    self.e.d.next.req_seq = self.pc.rec.val().req_seq;
+                    self.e.d.next.req_len = self.pc.rec.val().req_len;
+                    self.e.d.next.req_payload = self.pc.rec.val().req_payload;
+                    self.e.d.next.eth_src = self.pc.rec.val().eth_src;
+                    self.e.d.next.ip_src = self.pc.rec.val().ip_src;
+                    self.e.d.next.udp_src = self.pc.rec.val().udp_src;
+                } else {
+                    self.e.d.next.client = self.hc.q.val().client;
+                    self.e.d.next.req_seq = self.hc.q.val().req_seq;
+                    self.e.d.next.req_len = self.hc.q.val().req_len;
+                    self.e.d.next.req_payload = self.hc.q.val().req_payload;
+                    self.e.d.next.eth_src = self.hc.q.val().eth_src;
+                    self.e.d.next.ip_src = self.hc.q.val().ip_src;
+                    self.e.d.next.udp_src = self.hc.q.val().udp_src;
+                }
             }
         }
         // The holding registers: a verdict not taken live is held; a held one is kept until
@@ -533,36 +673,78 @@ impl Logic for NcEngine {
             || self.p1.ends.val()
             || self.p2.ends.val()
             || self.p3.ends.val();
-        self.e_sel.d.next = self.ks_none.val();
+        self.n_sel.next = self.ks_none.val();
         if self.p3.ends.val() {
-            self.e_sel.d.next = self.ks_l3.val();
+            self.n_sel.next = self.ks_l3.val();
         }
         if self.p2.ends.val() {
-            self.e_sel.d.next = self.ks_l2.val();
+            self.n_sel.next = self.ks_l2.val();
         }
         if self.p1.ends.val() {
-            self.e_sel.d.next = self.ks_l1.val();
+            self.n_sel.next = self.ks_l1.val();
         }
         if self.p0.ends.val() {
-            self.e_sel.d.next = self.ks_l0.val();
+            self.n_sel.next = self.ks_l0.val();
         }
         if self.pc.ends.val() {
-            self.e_sel.d.next = self.ks_lc.val();
+            self.n_sel.next = self.ks_lc.val();
         }
         if self.h3_vn.val() {
-            self.e_sel.d.next = self.ks_h3.val();
+            self.n_sel.next = self.ks_h3.val();
         }
         if self.h2_vn.val() {
-            self.e_sel.d.next = self.ks_h2.val();
+            self.n_sel.next = self.ks_h2.val();
         }
         if self.h1_vn.val() {
-            self.e_sel.d.next = self.ks_h1.val();
+            self.n_sel.next = self.ks_h1.val();
         }
         if self.h0_vn.val() {
-            self.e_sel.d.next = self.ks_h0.val();
+            self.n_sel.next = self.ks_h0.val();
         }
         if self.hc_vn.val() {
-            self.e_sel.d.next = self.ks_hc.val();
+            self.n_sel.next = self.ks_hc.val();
+        }
+        self.e_sel.d.next = self.n_sel.val();
+        self.e_lc.d.next = false;
+        self.e_sc.d.next = false;
+        self.e_lt.d.next = false;
+        self.e_st.d.next = self.k0_3.val();
+        match self.n_sel.val().index() {
+            1 => self.e_lc.d.next = true,
+            2 => self.e_lt.d.next = true,
+            3 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k1_3.val();
+            }
+            4 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k2_3.val();
+            }
+            5 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k3_3.val();
+            }
+            6 => {
+                self.e_lc.d.next = true;
+                self.e_sc.d.next = true;
+            }
+            7 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k4_3.val();
+            }
+            8 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k5_3.val();
+            }
+            9 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k6_3.val();
+            }
+            10 => {
+                self.e_lt.d.next = true;
+                self.e_st.d.next = self.k7_3.val();
+            }
+            _ => {}
         }
         // A live client event's payload reaches `e_req_full` a cycle late, through
         // `hc_req_full` (which takes every client verdict's payload; the next comes eight

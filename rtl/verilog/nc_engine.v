@@ -146,6 +146,14 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     localparam  ks_l3 = 4'ha;
     localparam  ks_none = 4'h0;
     localparam  k0_2 = 2'b0;
+    localparam  k0_3 = 3'b0;
+    localparam  k1_3 = 3'b1;
+    localparam  k2_3 = 3'b10;
+    localparam  k3_3 = 3'b11;
+    localparam  k4_3 = 3'b100;
+    localparam  k5_3 = 3'b101;
+    localparam  k6_3 = 3'b110;
+    localparam  k7_3 = 3'b111;
     localparam  k1_2 = 2'b1;
     localparam  k2_2 = 2'b10;
     localparam  k3_2 = 2'b11;
@@ -546,6 +554,18 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  e_any$d;
     wire  e_any$q;
     reg  e_any$clock;
+    reg  e_lt$d;
+    wire  e_lt$q;
+    reg  e_lt$clock;
+    reg  [2:0] e_st$d;
+    wire  [2:0] e_st$q;
+    reg  e_st$clock;
+    reg  e_lc$d;
+    wire  e_lc$q;
+    reg  e_lc$clock;
+    reg  e_sc$d;
+    wire  e_sc$q;
+    reg  e_sc$clock;
     
     // Local signals
     reg  room0;
@@ -569,6 +589,7 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
     reg  h1_vn;
     reg  h2_vn;
     reg  h3_vn;
+    reg  [3:0] n_sel;
     
     // Sub module instances
     nc_engine$core core(
@@ -1040,6 +1061,26 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         .q(e_any$q),
         .clock(e_any$clock)
     );
+    nc_engine$e_lt e_lt(
+        .d(e_lt$d),
+        .q(e_lt$q),
+        .clock(e_lt$clock)
+    );
+    nc_engine$e_st e_st(
+        .d(e_st$d),
+        .q(e_st$q),
+        .clock(e_st$clock)
+    );
+    nc_engine$e_lc e_lc(
+        .d(e_lc$d),
+        .q(e_lc$q),
+        .clock(e_lc$clock)
+    );
+    nc_engine$e_sc e_sc(
+        .d(e_sc$d),
+        .q(e_sc$q),
+        .clock(e_sc$clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1073,6 +1114,10 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e_fresh$clock = clock;
         e_sel$clock = clock;
         e_any$clock = clock;
+        e_lt$clock = clock;
+        e_st$clock = clock;
+        e_lc$clock = clock;
+        e_sc$clock = clock;
         h0_valid$d = h0_valid$q;
         h1_valid$d = h1_valid$q;
         h2_valid$d = h2_valid$q;
@@ -1092,6 +1137,10 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         e_fresh$d = e_fresh$q;
         e_sel$d = e_sel$q;
         e_any$d = e_any$q;
+        e_lt$d = e_lt$q;
+        e_st$d = e_st$q;
+        e_lc$d = e_lc$q;
+        e_sc$d = e_sc$q;
         core$csr_addr = csr_addr;
         core$csr_wdata = csr_wdata;
         core$csr_write = csr_write;
@@ -1165,75 +1214,191 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
                         takec = 1'b1;
                         e_cl$d = 1'b1;
                         e_port$d = k0_2;
-                        e$d = hc$q;
+                        e$d[(32'h0)+:(3)] = hc$q[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = hc$q[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = hc$q[(32'h185)+:(48)];
                     end
                 2:
                     begin
                         take0 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k0_2;
-                        e$d = h0$q;
+                        e$d[(32'h0)+:(3)] = h0$q[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = h0$q[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = h0$q[(32'h185)+:(48)];
                     end
                 3:
                     begin
                         take1 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k1_2;
-                        e$d = h1$q;
+                        e$d[(32'h0)+:(3)] = h1$q[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = h1$q[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = h1$q[(32'h185)+:(48)];
                     end
                 4:
                     begin
                         take2 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k2_2;
-                        e$d = h2$q;
+                        e$d[(32'h0)+:(3)] = h2$q[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = h2$q[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = h2$q[(32'h185)+:(48)];
                     end
                 5:
                     begin
                         take3 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k3_2;
-                        e$d = h3$q;
+                        e$d[(32'h0)+:(3)] = h3$q[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = h3$q[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = h3$q[(32'h185)+:(48)];
                     end
                 6:
                     begin
                         goc = 1'b1;
                         e_cl$d = 1'b1;
                         e_port$d = k0_2;
-                        e$d = pc$rec;
+                        e$d[(32'h0)+:(3)] = pc$rec[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = pc$rec[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = pc$rec[(32'h185)+:(48)];
                     end
                 7:
                     begin
                         go0 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k0_2;
-                        e$d = p0$rec;
+                        e$d[(32'h0)+:(3)] = p0$rec[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = p0$rec[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = p0$rec[(32'h185)+:(48)];
                     end
                 8:
                     begin
                         go1 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k1_2;
-                        e$d = p1$rec;
+                        e$d[(32'h0)+:(3)] = p1$rec[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = p1$rec[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = p1$rec[(32'h185)+:(48)];
                     end
                 9:
                     begin
                         go2 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k2_2;
-                        e$d = p2$rec;
+                        e$d[(32'h0)+:(3)] = p2$rec[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = p2$rec[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = p2$rec[(32'h185)+:(48)];
                     end
                 10:
                     begin
                         go3 = 1'b1;
                         e_cl$d = 1'b0;
                         e_port$d = k3_2;
-                        e$d = p3$rec;
+                        e$d[(32'h0)+:(3)] = p3$rec[(32'h0)+:(3)];
+                        e$d[(32'h145)+:(16)] = p3$rec[(32'h145)+:(16)];
+                        e$d[(32'h185)+:(48)] = p3$rec[(32'h185)+:(48)];
                     end
                 default:
                     begin
                     end
             endcase
+            if (e_lt$q) begin
+                case (e_st$q)
+                    0:
+                        begin
+                            e$d[(32'h3)+:(8)] = h0$q[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = h0$q[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = h0$q[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = h0$q[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = h0$q[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = h0$q[(32'h55)+:(64)];
+                        end
+                    1:
+                        begin
+                            e$d[(32'h3)+:(8)] = h1$q[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = h1$q[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = h1$q[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = h1$q[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = h1$q[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = h1$q[(32'h55)+:(64)];
+                        end
+                    2:
+                        begin
+                            e$d[(32'h3)+:(8)] = h2$q[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = h2$q[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = h2$q[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = h2$q[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = h2$q[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = h2$q[(32'h55)+:(64)];
+                        end
+                    3:
+                        begin
+                            e$d[(32'h3)+:(8)] = h3$q[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = h3$q[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = h3$q[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = h3$q[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = h3$q[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = h3$q[(32'h55)+:(64)];
+                        end
+                    4:
+                        begin
+                            e$d[(32'h3)+:(8)] = p0$rec[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = p0$rec[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = p0$rec[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = p0$rec[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = p0$rec[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = p0$rec[(32'h55)+:(64)];
+                        end
+                    5:
+                        begin
+                            e$d[(32'h3)+:(8)] = p1$rec[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = p1$rec[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = p1$rec[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = p1$rec[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = p1$rec[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = p1$rec[(32'h55)+:(64)];
+                        end
+                    6:
+                        begin
+                            e$d[(32'h3)+:(8)] = p2$rec[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = p2$rec[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = p2$rec[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = p2$rec[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = p2$rec[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = p2$rec[(32'h55)+:(64)];
+                        end
+                    default:
+                        begin
+                            e$d[(32'h3)+:(8)] = p3$rec[(32'h3)+:(8)];
+                            e$d[(32'hb)+:(32)] = p3$rec[(32'hb)+:(32)];
+                            e$d[(32'h2b)+:(32)] = p3$rec[(32'h2b)+:(32)];
+                            e$d[(32'h4b)+:(8)] = p3$rec[(32'h4b)+:(8)];
+                            e$d[(32'h53)+:(2)] = p3$rec[(32'h53)+:(2)];
+                            e$d[(32'h55)+:(64)] = p3$rec[(32'h55)+:(64)];
+                        end
+                endcase
+            end
+            if (e_lc$q) begin
+                if (e_sc$q) begin
+                    e$d[(32'h95)+:(32)] = pc$rec[(32'h95)+:(32)];
+                    e$d[(32'hb5)+:(64)] = pc$rec[(32'hb5)+:(64)];
+                    e$d[(32'hf5)+:(16)] = pc$rec[(32'hf5)+:(16)];
+                    e$d[(32'h105)+:(64)] = pc$rec[(32'h105)+:(64)];
+                    e$d[(32'h155)+:(48)] = pc$rec[(32'h155)+:(48)];
+                    e$d[(32'h1b5)+:(32)] = pc$rec[(32'h1b5)+:(32)];
+                    e$d[(32'h1d5)+:(16)] = pc$rec[(32'h1d5)+:(16)];
+                end
+                else begin
+                    e$d[(32'h95)+:(32)] = hc$q[(32'h95)+:(32)];
+                    e$d[(32'hb5)+:(64)] = hc$q[(32'hb5)+:(64)];
+                    e$d[(32'hf5)+:(16)] = hc$q[(32'hf5)+:(16)];
+                    e$d[(32'h105)+:(64)] = hc$q[(32'h105)+:(64)];
+                    e$d[(32'h155)+:(48)] = hc$q[(32'h155)+:(48)];
+                    e$d[(32'h1b5)+:(32)] = hc$q[(32'h1b5)+:(32)];
+                    e$d[(32'h1d5)+:(16)] = hc$q[(32'h1d5)+:(16)];
+                end
+            end
         end
         h0_vn = h0_valid$q && ~take0;
         if (p0$valid) begin
@@ -1267,37 +1432,95 @@ module nc_engine(clock,csr_addr,csr_wdata,csr_write,csr_rdata,t0_data,t0_keep,t0
         end
         hc_valid$d = hc_vn;
         e_any$d = hc_vn || h0_vn || h1_vn || h2_vn || h3_vn || pc$ends || p0$ends || p1$ends || p2$ends || p3$ends;
-        e_sel$d = ks_none;
+        n_sel = ks_none;
         if (p3$ends) begin
-            e_sel$d = ks_l3;
+            n_sel = ks_l3;
         end
         if (p2$ends) begin
-            e_sel$d = ks_l2;
+            n_sel = ks_l2;
         end
         if (p1$ends) begin
-            e_sel$d = ks_l1;
+            n_sel = ks_l1;
         end
         if (p0$ends) begin
-            e_sel$d = ks_l0;
+            n_sel = ks_l0;
         end
         if (pc$ends) begin
-            e_sel$d = ks_lc;
+            n_sel = ks_lc;
         end
         if (h3_vn) begin
-            e_sel$d = ks_h3;
+            n_sel = ks_h3;
         end
         if (h2_vn) begin
-            e_sel$d = ks_h2;
+            n_sel = ks_h2;
         end
         if (h1_vn) begin
-            e_sel$d = ks_h1;
+            n_sel = ks_h1;
         end
         if (h0_vn) begin
-            e_sel$d = ks_h0;
+            n_sel = ks_h0;
         end
         if (hc_vn) begin
-            e_sel$d = ks_hc;
+            n_sel = ks_hc;
         end
+        e_sel$d = n_sel;
+        e_lc$d = 1'b0;
+        e_sc$d = 1'b0;
+        e_lt$d = 1'b0;
+        e_st$d = k0_3;
+        case (n_sel)
+            1:
+                begin
+                    e_lc$d = 1'b1;
+                end
+            2:
+                begin
+                    e_lt$d = 1'b1;
+                end
+            3:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k1_3;
+                end
+            4:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k2_3;
+                end
+            5:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k3_3;
+                end
+            6:
+                begin
+                    e_lc$d = 1'b1;
+                    e_sc$d = 1'b1;
+                end
+            7:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k4_3;
+                end
+            8:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k5_3;
+                end
+            9:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k6_3;
+                end
+            10:
+                begin
+                    e_lt$d = 1'b1;
+                    e_st$d = k7_3;
+                end
+            default:
+                begin
+                end
+        endcase
         e_fresh$d = goc;
         if (takec || e_fresh$q) begin
             e_req_full$d = hc_req_full$q;
@@ -29486,6 +29709,44 @@ module nc_engine$e_fresh(d,q,clock);
 endmodule // nc_engine$e_fresh
 
 
+module nc_engine$e_lc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_lc
+
+
+module nc_engine$e_lt(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_lt
+
+
 module nc_engine$e_port(d,q,clock);
     
     // Module arguments
@@ -29524,6 +29785,25 @@ module nc_engine$e_req_full(d,q,clock);
 endmodule // nc_engine$e_req_full
 
 
+module nc_engine$e_sc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_sc
+
+
 module nc_engine$e_sel(d,q,clock);
     
     // Module arguments
@@ -29541,6 +29821,25 @@ module nc_engine$e_sel(d,q,clock);
     end
           
 endmodule // nc_engine$e_sel
+
+
+module nc_engine$e_st(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$e_st
 
 
 module nc_engine$e_valid(d,q,clock);
