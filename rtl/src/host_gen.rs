@@ -330,6 +330,43 @@ impl Logic for Capture {
 }
 
 block! {
+    /// A frame's last beat from its UDP length: the index of the beat
+    /// (`(ulen + 34 + 7) / 8 - 1`) and its keep (frame length mod 8, 0 = all eight bytes).
+    /// `HostGen` has one per candidate (the pending slot, the leader's frame, each tree's
+    /// copy) so that the start decision picks results, with no adder behind it.
+    pub struct FrameEnd() {
+        pub ulen: Signal<In, Bits<16>>,
+        pub lastidx: Signal<Out, Bits<16>>,
+        pub lastkeep: Signal<Out, Bits<8>>,
+        tail: Signal<Local, Bits<3>>,
+        k_lastidx: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
+        k_tail: Constant<Bits<3>> = k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
+        k_ff8: Constant<Bits<8>> = k(0xFF),
+        k3_16: Constant<Bits<16>> = k(3),
+        k0_3: Constant<Bits<3>> = k(0),
+    }
+}
+
+impl Default for FrameEnd {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for FrameEnd {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.lastidx.next = (self.ulen.val() + self.k_lastidx.val()) >> self.k3_16.val();
+        self.tail.next = self.ulen.val().get_bits::<3>(0) + self.k_tail.val();
+        if self.tail.val() == self.k0_3.val() {
+            self.lastkeep.next = self.k_ff8.val();
+        } else {
+            self.lastkeep.next = !(self.k_ff8.val() << self.tail.val());
+        }
+    }
+}
+
+block! {
     /// The host-path frame generator.
     pub struct HostGen() {
         pub clock: Signal<In, Clock>,
@@ -452,9 +489,18 @@ block! {
         raddr: Signal<Local, Bits<ADDR_BITS>>,
         body: Signal<Local, Bits<64>>,
         hbeat: Signal<Local, Bits<64>>,
-        lastidx: Signal<Local, Bits<16>>,
-        tail: Signal<Local, Bits<3>>,
-        lastkeep: Signal<Local, Bits<8>>,
+        /// The started frame's last beat (index, keep), picked from the candidates' (`fe_*`).
+        s_lastidx: Signal<Local, Bits<16>>,
+        s_lastkeep: Signal<Local, Bits<8>>,
+        fe_p: FrameEnd,
+        fe_l: FrameEnd,
+        fe0: FrameEnd,
+        fe1: FrameEnd,
+        fe2: FrameEnd,
+        fe3: FrameEnd,
+        /// The follower's copy's (`fe0`..`fe3` picked by `rx_port`, as `rx_ulen`).
+        rx_lastidx: Signal<Local, Bits<16>>,
+        rx_lastkeep: Signal<Local, Bits<8>>,
         total_len: Signal<Local, Bits<16>>,
         boff: Signal<Local, Bits<9>>,
         add_cs1: OnesAdd,
@@ -487,11 +533,7 @@ block! {
         k1_8: Constant<Bits<8>> = k(1),
         k_ff8: Constant<Bits<8>> = k(0xFF),
         k8_16: Constant<Bits<16>> = k(8),
-        k3_16: Constant<Bits<16>> = k(3),
         k1_16: Constant<Bits<16>> = k(1),
-        k0_3: Constant<Bits<3>> = k(0),
-        k_lastidx: Constant<Bits<16>> = k((frame::ETH_LEN + frame::IPV4_LEN + 7 - 8) as u64),
-        k_tail: Constant<Bits<3>> = k(((frame::ETH_LEN + frame::IPV4_LEN) % 8) as u64),
         k6_9: Constant<Bits<9>> = k(6),
         k_bb: Constant<Bits<ADDR_BITS>> = k(BEAT_BITS as u64),
         k_hdr_beats: Constant<Bits<9>> = k(frame::PAYLOAD_OFFSET.div_ceil(8) as u64),
@@ -640,24 +682,36 @@ impl Logic for HostGen {
         }
         self.cap4.used.next = self.sx4.val() | self.px4.val();
         // The follower's copy: the last completed frame of tree rx_port.
+        self.fe0.ulen.next = self.cap0.pick_ulen.val();
+        self.fe1.ulen.next = self.cap1.pick_ulen.val();
+        self.fe2.ulen.next = self.cap2.pick_ulen.val();
+        self.fe3.ulen.next = self.cap3.pick_ulen.val();
         if self.rx_port.val() == self.k0_2.val() {
             self.rx_buf.next = self.cap0.pick.val();
             self.rx_ulen.next = self.cap0.pick_ulen.val();
+            self.rx_lastidx.next = self.fe0.lastidx.val();
+            self.rx_lastkeep.next = self.fe0.lastkeep.val();
             self.rx_fwd.next = self.cap0.pick_ok.val();
             self.rx_src.next = self.k0_3s.val();
         } else if self.rx_port.val() == self.k1_2.val() {
             self.rx_buf.next = self.cap1.pick.val();
             self.rx_ulen.next = self.cap1.pick_ulen.val();
+            self.rx_lastidx.next = self.fe1.lastidx.val();
+            self.rx_lastkeep.next = self.fe1.lastkeep.val();
             self.rx_fwd.next = self.cap1.pick_ok.val();
             self.rx_src.next = self.k1_3s.val();
         } else if self.rx_port.val() == self.k2_2.val() {
             self.rx_buf.next = self.cap2.pick.val();
             self.rx_ulen.next = self.cap2.pick_ulen.val();
+            self.rx_lastidx.next = self.fe2.lastidx.val();
+            self.rx_lastkeep.next = self.fe2.lastkeep.val();
             self.rx_fwd.next = self.cap2.pick_ok.val();
             self.rx_src.next = self.k2_3s.val();
         } else {
             self.rx_buf.next = self.cap3.pick.val();
             self.rx_ulen.next = self.cap3.pick_ulen.val();
+            self.rx_lastidx.next = self.fe3.lastidx.val();
+            self.rx_lastkeep.next = self.fe3.lastkeep.val();
             self.rx_fwd.next = self.cap3.pick_ok.val();
             self.rx_src.next = self.k3_3s.val();
         }
@@ -677,6 +731,10 @@ impl Logic for HostGen {
         self.s_src.next = self.r_p_src.q.val();
         self.s_buf.next = self.r_p_buf.q.val();
         self.s_ulen.next = self.r_p_ulen.q.val();
+        self.fe_p.ulen.next = self.r_p_ulen.q.val();
+        self.fe_l.ulen.next = self.cap4.pick_ulen.val();
+        self.s_lastidx.next = self.fe_p.lastidx.val();
+        self.s_lastkeep.next = self.fe_p.lastkeep.val();
         self.s_live.next = false;
         self.p_load.next = false;
         self.p_free.next = false;
@@ -704,6 +762,8 @@ impl Logic for HostGen {
                 self.s_src.next = self.k_lead.val();
                 self.s_buf.next = self.cap4.pick.val();
                 self.s_ulen.next = self.cap4.pick_ulen.val();
+                self.s_lastidx.next = self.fe_l.lastidx.val();
+                self.s_lastkeep.next = self.fe_l.lastkeep.val();
                 self.s_live.next = true;
                 if self.rx_ok.val() {
                     self.p_load.next = true;
@@ -716,6 +776,8 @@ impl Logic for HostGen {
                 self.s_src.next = self.rx_src.val();
                 self.s_buf.next = self.rx_buf.val();
                 self.s_ulen.next = self.rx_ulen.val();
+                self.s_lastidx.next = self.rx_lastidx.val();
+                self.s_lastkeep.next = self.rx_lastkeep.val();
             }
         } else if self.r_p_valid.q.val() {
             if self.lead_ok.val() || self.rx_ok.val() {
@@ -741,25 +803,17 @@ impl Logic for HostGen {
             self.r_p_valid.d.next = false;
         }
         self.busy.next = self.r_streaming.q.val() || self.r_p_valid.q.val();
-        // The stream: a started frame's source, buffer and UDP length are latched; the index of
-        // its last beat ((ulen + 34 + 7) / 8 - 1) and the last beat's keep (frame length mod 8,
-        // 0 = all eight bytes) come straight from the UDP length.
-        self.lastidx.next = (self.s_ulen.val() + self.k_lastidx.val()) >> self.k3_16.val();
-        self.tail.next = self.s_ulen.val().get_bits::<3>(0) + self.k_tail.val();
-        if self.tail.val() == self.k0_3.val() {
-            self.lastkeep.next = self.k_ff8.val();
-        } else {
-            self.lastkeep.next = !(self.k_ff8.val() << self.tail.val());
-        }
+        // The stream: a started frame's source, buffer and UDP length are latched, and its last
+        // beat's index and keep, computed from each candidate's UDP length (`FrameEnd`).
         self.beat_nx.next = self.r_beat.q.val() + self.k1_8.val();
         self.beat16.narrow.next = self.r_beat.q.val();
         if self.start.val() {
             self.r_streaming.d.next = true;
             self.r_beat.d.next = self.k0_8.val();
-            self.r_lastidx.d.next = self.lastidx.val();
+            self.r_lastidx.d.next = self.s_lastidx.val();
             // A frame has at least 5 beats (42 header bytes): beat 0 is never its last.
             self.r_at_last.d.next = false;
-            self.r_lastkeep.d.next = self.lastkeep.val();
+            self.r_lastkeep.d.next = self.s_lastkeep.val();
             self.r_ulen.d.next = self.s_ulen.val();
             self.r_src.d.next = self.s_src.val();
             self.r_buf.d.next = self.s_buf.val();

@@ -30128,11 +30128,7 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     localparam  k1_8 = 8'h1;
     localparam  k_ff8 = 8'hff;
     localparam  k8_16 = 16'h8;
-    localparam  k3_16 = 16'h3;
     localparam  k1_16 = 16'h1;
-    localparam  k0_3 = 3'b0;
-    localparam  k_lastidx = 16'h21;
-    localparam  k_tail = 3'b10;
     localparam  k6_9 = 9'b110;
     localparam  k_bb = 10'b1000;
     localparam  k_hdr_beats = 9'b110;
@@ -30267,6 +30263,24 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     wire  [9:0] rd_bufw$wide;
     reg  [7:0] rd_beatw$narrow;
     wire  [9:0] rd_beatw$wide;
+    reg  [15:0] fe_p$ulen;
+    wire  [15:0] fe_p$lastidx;
+    wire  [7:0] fe_p$lastkeep;
+    reg  [15:0] fe_l$ulen;
+    wire  [15:0] fe_l$lastidx;
+    wire  [7:0] fe_l$lastkeep;
+    reg  [15:0] fe0$ulen;
+    wire  [15:0] fe0$lastidx;
+    wire  [7:0] fe0$lastkeep;
+    reg  [15:0] fe1$ulen;
+    wire  [15:0] fe1$lastidx;
+    wire  [7:0] fe1$lastkeep;
+    reg  [15:0] fe2$ulen;
+    wire  [15:0] fe2$lastidx;
+    wire  [7:0] fe2$lastkeep;
+    reg  [15:0] fe3$ulen;
+    wire  [15:0] fe3$lastidx;
+    wire  [7:0] fe3$lastkeep;
     reg  [15:0] add_cs1$a;
     reg  [15:0] add_cs1$b;
     wire  [15:0] add_cs1$out;
@@ -30338,9 +30352,10 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     reg  [9:0] raddr;
     reg  [63:0] body;
     reg  [63:0] hbeat;
-    reg  [15:0] lastidx;
-    reg  [2:0] tail;
-    reg  [7:0] lastkeep;
+    reg  [15:0] s_lastidx;
+    reg  [7:0] s_lastkeep;
+    reg  [15:0] rx_lastidx;
+    reg  [7:0] rx_lastkeep;
     reg  [15:0] total_len;
     reg  [8:0] boff;
     reg  [15:0] cs1c;
@@ -30527,6 +30542,36 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
     nc_engine$host_gen$rd_beatw rd_beatw(
         .narrow(rd_beatw$narrow),
         .wide(rd_beatw$wide)
+    );
+    nc_engine$host_gen$fe_p fe_p(
+        .ulen(fe_p$ulen),
+        .lastidx(fe_p$lastidx),
+        .lastkeep(fe_p$lastkeep)
+    );
+    nc_engine$host_gen$fe_l fe_l(
+        .ulen(fe_l$ulen),
+        .lastidx(fe_l$lastidx),
+        .lastkeep(fe_l$lastkeep)
+    );
+    nc_engine$host_gen$fe0 fe0(
+        .ulen(fe0$ulen),
+        .lastidx(fe0$lastidx),
+        .lastkeep(fe0$lastkeep)
+    );
+    nc_engine$host_gen$fe1 fe1(
+        .ulen(fe1$ulen),
+        .lastidx(fe1$lastidx),
+        .lastkeep(fe1$lastkeep)
+    );
+    nc_engine$host_gen$fe2 fe2(
+        .ulen(fe2$ulen),
+        .lastidx(fe2$lastidx),
+        .lastkeep(fe2$lastkeep)
+    );
+    nc_engine$host_gen$fe3 fe3(
+        .ulen(fe3$ulen),
+        .lastidx(fe3$lastidx),
+        .lastkeep(fe3$lastkeep)
     );
     nc_engine$host_gen$add_cs1 add_cs1(
         .a(add_cs1$a),
@@ -30732,27 +30777,39 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             px4 = k0_4;
         end
         cap4$used = sx4 | px4;
+        fe0$ulen = cap0$pick_ulen;
+        fe1$ulen = cap1$pick_ulen;
+        fe2$ulen = cap2$pick_ulen;
+        fe3$ulen = cap3$pick_ulen;
         if (rx_port == k0_2) begin
             rx_buf = cap0$pick;
             rx_ulen = cap0$pick_ulen;
+            rx_lastidx = fe0$lastidx;
+            rx_lastkeep = fe0$lastkeep;
             rx_fwd = cap0$pick_ok;
             rx_src = k0_3s;
         end
         else if (rx_port == k1_2) begin
             rx_buf = cap1$pick;
             rx_ulen = cap1$pick_ulen;
+            rx_lastidx = fe1$lastidx;
+            rx_lastkeep = fe1$lastkeep;
             rx_fwd = cap1$pick_ok;
             rx_src = k1_3s;
         end
         else if (rx_port == k2_2) begin
             rx_buf = cap2$pick;
             rx_ulen = cap2$pick_ulen;
+            rx_lastidx = fe2$lastidx;
+            rx_lastkeep = fe2$lastkeep;
             rx_fwd = cap2$pick_ok;
             rx_src = k2_3s;
         end
         else begin
             rx_buf = cap3$pick;
             rx_ulen = cap3$pick_ulen;
+            rx_lastidx = fe3$lastidx;
+            rx_lastkeep = fe3$lastkeep;
             rx_fwd = cap3$pick_ok;
             rx_src = k3_3s;
         end
@@ -30765,6 +30822,10 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
         s_src = r_p_src$q;
         s_buf = r_p_buf$q;
         s_ulen = r_p_ulen$q;
+        fe_p$ulen = r_p_ulen$q;
+        fe_l$ulen = cap4$pick_ulen;
+        s_lastidx = fe_p$lastidx;
+        s_lastkeep = fe_p$lastkeep;
         s_live = 1'b0;
         p_load = 1'b0;
         p_free = 1'b0;
@@ -30795,6 +30856,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
                 s_src = k_lead;
                 s_buf = cap4$pick;
                 s_ulen = cap4$pick_ulen;
+                s_lastidx = fe_l$lastidx;
+                s_lastkeep = fe_l$lastkeep;
                 s_live = 1'b1;
                 if (rx_ok) begin
                     p_load = 1'b1;
@@ -30808,6 +30871,8 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
                 s_src = rx_src;
                 s_buf = rx_buf;
                 s_ulen = rx_ulen;
+                s_lastidx = rx_lastidx;
+                s_lastkeep = rx_lastkeep;
             end
         end
         else if (r_p_valid$q) begin
@@ -30837,22 +30902,14 @@ module nc_engine$host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep
             r_p_valid$d = 1'b0;
         end
         busy = r_streaming$q || r_p_valid$q;
-        lastidx = (s_ulen + k_lastidx) >> k3_16;
-        tail = s_ulen[(32'h0)+:(3)] + k_tail;
-        if (tail == k0_3) begin
-            lastkeep = k_ff8;
-        end
-        else begin
-            lastkeep = ~(k_ff8 << tail);
-        end
         beat_nx = r_beat$q + k1_8;
         beat16$narrow = r_beat$q;
         if (start) begin
             r_streaming$d = 1'b1;
             r_beat$d = k0_8;
-            r_lastidx$d = lastidx;
+            r_lastidx$d = s_lastidx;
             r_at_last$d = 1'b0;
-            r_lastkeep$d = lastkeep;
+            r_lastkeep$d = s_lastkeep;
             r_ulen$d = s_ulen;
             r_src$d = s_src;
             r_buf$d = s_buf;
@@ -33464,6 +33521,198 @@ module nc_engine$host_gen$cap4$ram(read_address,read_clock,read_data,write_addre
     end
                 
 endmodule // nc_engine$host_gen$cap4$ram
+
+
+module nc_engine$host_gen$fe0(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe0
+
+
+module nc_engine$host_gen$fe1(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe1
+
+
+module nc_engine$host_gen$fe2(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe2
+
+
+module nc_engine$host_gen$fe3(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe3
+
+
+module nc_engine$host_gen$fe_l(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe_l
+
+
+module nc_engine$host_gen$fe_p(ulen,lastidx,lastkeep);
+    
+    // Module arguments
+    input wire  [15:0] ulen;
+    output reg  [15:0] lastidx;
+    output reg  [7:0] lastkeep;
+    
+    // Constant declarations
+    localparam  k_lastidx = 16'h21;
+    localparam  k_tail = 3'b10;
+    localparam  k_ff8 = 8'hff;
+    localparam  k3_16 = 16'h3;
+    localparam  k0_3 = 3'b0;
+    
+    // Local signals
+    reg  [2:0] tail;
+    
+    // Update code
+    always @(*) begin
+        lastidx = (ulen + k_lastidx) >> k3_16;
+        tail = ulen[(32'h0)+:(3)] + k_tail;
+        if (tail == k0_3) begin
+            lastkeep = k_ff8;
+        end
+        else begin
+            lastkeep = ~(k_ff8 << tail);
+        end
+    end
+    
+endmodule // nc_engine$host_gen$fe_p
 
 
 module nc_engine$host_gen$hdr(dst_mac,src_mac,total_len,ip_csum,src_ip,dst_ip,src_port,dst_port,udp_len,ttl,out);
