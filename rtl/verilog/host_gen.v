@@ -863,23 +863,30 @@ module host_gen(clock,t0_data,t0_keep,t0_valid,t0_last,t1_data,t1_keep,t1_valid,
         cap2$raddr = raddr;
         cap3$raddr = raddr;
         cap4$raddr = raddr;
+        case (r_src$q)
+            0:
+                begin
+                    body = cap0$rdata;
+                end
+            1:
+                begin
+                    body = cap1$rdata;
+                end
+            2:
+                begin
+                    body = cap2$rdata;
+                end
+            3:
+                begin
+                    body = cap3$rdata;
+                end
+            default:
+                begin
+                    body = cap4$rdata;
+                end
+        endcase
         if (r_live$q) begin
             body = r_ldata$q;
-        end
-        else if (r_src$q == k0_3s) begin
-            body = cap0$rdata;
-        end
-        else if (r_src$q == k1_3s) begin
-            body = cap1$rdata;
-        end
-        else if (r_src$q == k2_3s) begin
-            body = cap2$rdata;
-        end
-        else if (r_src$q == k3_3s) begin
-            body = cap3$rdata;
-        end
-        else begin
-            body = cap4$rdata;
         end
         add_cs1$a = src_ip[(32'h10)+:(16)];
         add_cs1$b = src_ip[(32'h0)+:(16)];
