@@ -188,9 +188,7 @@ block! {
         k0_3: Constant<Bits<3>> = Constant::new(0.into()),
         k1_3: Constant<Bits<3>> = Constant::new(1.into()),
         k2_3: Constant<Bits<3>> = Constant::new(2.into()),
-        k0_2: Constant<Bits<2>> = Constant::new(0.into()),
         k1_2: Constant<Bits<2>> = Constant::new(1.into()),
-        k2_2: Constant<Bits<2>> = Constant::new(2.into()),
         k0_8: Constant<Bits<8>> = Constant::new(0.into()),
         k1_8: Constant<Bits<8>> = Constant::new(1.into()),
         k2_8: Constant<Bits<8>> = Constant::new(2.into()),
@@ -397,14 +395,11 @@ impl<const P: usize> Logic for NcCore<P> {
                 self.rec_cnt3.d.next = self.st_cnt.q.val();
             }
             // The instance into the ring's next free entry (registers only in front of it).
-            if self.rec_wp.q.val() == self.k0_2.val() {
-                self.rec_inst0.d.next = self.st_inst.q.val();
-            } else if self.rec_wp.q.val() == self.k1_2.val() {
-                self.rec_inst1.d.next = self.st_inst.q.val();
-            } else if self.rec_wp.q.val() == self.k2_2.val() {
-                self.rec_inst2.d.next = self.st_inst.q.val();
-            } else {
-                self.rec_inst3.d.next = self.st_inst.q.val();
+            match self.rec_wp.q.val().index() {
+                0 => self.rec_inst0.d.next = self.st_inst.q.val(),
+                1 => self.rec_inst1.d.next = self.st_inst.q.val(),
+                2 => self.rec_inst2.d.next = self.st_inst.q.val(),
+                _ => self.rec_inst3.d.next = self.st_inst.q.val(),
             }
             self.rec_wp.d.next = self.rec_wp.q.val() + self.k1_2.val();
             self.rec_n.d.next = self.slot.val() + self.k1_3.val();
@@ -448,14 +443,11 @@ impl<const P: usize> Logic for NcCore<P> {
         self.ok_mac.next = self.fifo.out_mac.val();
         self.ok_ip.next = self.fifo.out_ip.val();
         self.ok_port.next = self.fifo.out_port.val();
-        if self.rec_rp.q.val() == self.k0_2.val() {
-            self.ok_instance.next = self.rec_inst0.q.val();
-        } else if self.rec_rp.q.val() == self.k1_2.val() {
-            self.ok_instance.next = self.rec_inst1.q.val();
-        } else if self.rec_rp.q.val() == self.k2_2.val() {
-            self.ok_instance.next = self.rec_inst2.q.val();
-        } else {
-            self.ok_instance.next = self.rec_inst3.q.val();
+        match self.rec_rp.q.val().index() {
+            0 => self.ok_instance.next = self.rec_inst0.q.val(),
+            1 => self.ok_instance.next = self.rec_inst1.q.val(),
+            2 => self.ok_instance.next = self.rec_inst2.q.val(),
+            _ => self.ok_instance.next = self.rec_inst3.q.val(),
         }
         self.ok_index.next = self.ok_idx.q.val();
     }

@@ -86,9 +86,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     localparam  k0_3 = 3'b0;
     localparam  k1_3 = 3'b1;
     localparam  k2_3 = 3'b10;
-    localparam  k0_2 = 2'b0;
     localparam  k1_2 = 2'b1;
-    localparam  k2_2 = 2'b10;
     localparam  k0_8 = 8'h0;
     localparam  k1_8 = 8'h1;
     localparam  k2_8 = 8'h2;
@@ -839,18 +837,24 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
             else begin
                 rec_cnt3$d = st_cnt$q;
             end
-            if (rec_wp$q == k0_2) begin
-                rec_inst0$d = st_inst$q;
-            end
-            else if (rec_wp$q == k1_2) begin
-                rec_inst1$d = st_inst$q;
-            end
-            else if (rec_wp$q == k2_2) begin
-                rec_inst2$d = st_inst$q;
-            end
-            else begin
-                rec_inst3$d = st_inst$q;
-            end
+            case (rec_wp$q)
+                0:
+                    begin
+                        rec_inst0$d = st_inst$q;
+                    end
+                1:
+                    begin
+                        rec_inst1$d = st_inst$q;
+                    end
+                2:
+                    begin
+                        rec_inst2$d = st_inst$q;
+                    end
+                default:
+                    begin
+                        rec_inst3$d = st_inst$q;
+                    end
+            endcase
             rec_wp$d = rec_wp$q + k1_2;
             rec_n$d = slot + k1_3;
         end
@@ -896,18 +900,24 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         ok_mac = fifo$out_mac;
         ok_ip = fifo$out_ip;
         ok_port = fifo$out_port;
-        if (rec_rp$q == k0_2) begin
-            ok_instance = rec_inst0$q;
-        end
-        else if (rec_rp$q == k1_2) begin
-            ok_instance = rec_inst1$q;
-        end
-        else if (rec_rp$q == k2_2) begin
-            ok_instance = rec_inst2$q;
-        end
-        else begin
-            ok_instance = rec_inst3$q;
-        end
+        case (rec_rp$q)
+            0:
+                begin
+                    ok_instance = rec_inst0$q;
+                end
+            1:
+                begin
+                    ok_instance = rec_inst1$q;
+                end
+            2:
+                begin
+                    ok_instance = rec_inst2$q;
+                end
+            default:
+                begin
+                    ok_instance = rec_inst3$q;
+                end
+        endcase
         ok_index = ok_idx$q;
     end
     
