@@ -594,12 +594,15 @@ block! {
         j_skip_d: Signal<Local, Bit>,
         /// The judge stage's skip test of the copy that comes (`seq − skip_seq` negative), against
         /// each value `r_skip_seq` can have when the copy is acted on: unchanged, or a lock-on by
-        /// the copy acted on now at its `seq + 1` or at the kept `r_newest1`. `u_lock` / `u_take`
-        /// record what the act stage did, and pick one a cycle later.
-        g_skip_a: DFF<Bit>,
-        g_skip_b: DFF<Bit>,
-        g_skip_c: DFF<Bit>,
-        u_lock: DFF<Bit>,
+        /// the copy acted on now at its `seq + 1` or at the kept `r_newest1`.
+        g_skip_a: Signal<Local, Bit>,
+        g_skip_b: Signal<Local, Bit>,
+        g_skip_c: Signal<Local, Bit>,
+        /// The one of them that holds when the copy is acted on, picked in the judge stage by
+        /// what the act stage does in the same cycle (`j_lock`, `j_take`): `r_skip_seq` next
+        /// cycle. (Picked after the registers a cycle later, by `u_lock` / `u_take`, until
+        /// 2026-12-07: `u_lock`'s fan-out then led the core's longest paths.)
+        u_skip: DFF<Bit>,
         u_take: DFF<Bit>,
         /// The copy's epoch judged against each value `r_epoch` can have when it is acted on:
         /// unchanged (`ej_a`), a timeout's `r_epoch + 1` (`ej_b`), 0 after a mode change
@@ -855,10 +858,7 @@ impl Logic for LowiCore {
             r_skip_seq,
             r_tmo_member,
             r_act_rx,
-            g_skip_a,
-            g_skip_b,
-            g_skip_c,
-            u_lock,
+            u_skip,
             u_take,
             u_ep_rx,
             u_ep_zero,
@@ -1250,14 +1250,9 @@ impl Logic for LowiCore {
             self.r_go.val() && !self.e_lt.val() && !self.e_gt.val() && self.p_is_leader.val();
         // Copies of the lock-on epoch before the lock-on point are not ours (a later epoch
         // starts the receiver afresh and ends this).
-        // (Judged a cycle before against `r_skip_seq` or either lock-on point, `g_skip_*`.)
-        if !self.u_lock.q.val() {
-            self.j_skip_d.next = self.g_skip_a.q.val();
-        } else if self.u_take.q.val() {
-            self.j_skip_d.next = self.g_skip_b.q.val();
-        } else {
-            self.j_skip_d.next = self.g_skip_c.q.val();
-        }
+        // (Judged a cycle before against `r_skip_seq` or either lock-on point, `g_skip_*`,
+        // and picked then: `u_skip`.)
+        self.j_skip_d.next = self.u_skip.q.val();
         self.j_skipped.next = self.r_go.val()
             && self.r_skip.q.val()
             && !self.e_lt.val()
@@ -1908,12 +1903,17 @@ impl Logic for LowiCore {
         self.u_jgo.d.next = self.j_go.val();
         // The lock-on skip test, (seq - skip_seq) as i32 < 0 (the difference's top bit):
         // against `r_skip_seq`, or a lock-on by the copy acted on now at its `seq + 1` or at
-        // the kept `r_newest1`; `u_lock` / `u_take` pick.
-        self.g_skip_a.d.next =
-            (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
-        self.g_skip_b.d.next = (self.rx_seq.val() - self.j_seq1.val()) >= self.k_half_32.val();
-        self.g_skip_c.d.next = (self.rx_seq.val() - self.r_newest1.q.val()) >= self.k_half_32.val();
-        self.u_lock.d.next = self.j_lock.val();
+        // the kept `r_newest1`; this cycle's act stage picks (`r_skip_seq`'s next value below).
+        self.g_skip_a.next = (self.rx_seq.val() - self.r_skip_seq.q.val()) >= self.k_half_32.val();
+        self.g_skip_b.next = (self.rx_seq.val() - self.j_seq1.val()) >= self.k_half_32.val();
+        self.g_skip_c.next = (self.rx_seq.val() - self.r_newest1.q.val()) >= self.k_half_32.val();
+        if !self.j_lock.val() {
+            self.u_skip.d.next = self.g_skip_a.val();
+        } else if self.j_take.val() {
+            self.u_skip.d.next = self.g_skip_b.val();
+        } else {
+            self.u_skip.d.next = self.g_skip_c.val();
+        }
         self.u_take.d.next = self.j_take.val();
         self.g_same_a.d.next = self.rx_epoch.val() == self.r_sepoch.q.val();
         self.z_nd_a.next = self.rx_seq.val() - self.r_newest.q.val();

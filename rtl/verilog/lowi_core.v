@@ -342,18 +342,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_dnz$d;
     wire  r_dnz$q;
     reg  r_dnz$clock;
-    reg  g_skip_a$d;
-    wire  g_skip_a$q;
-    reg  g_skip_a$clock;
-    reg  g_skip_b$d;
-    wire  g_skip_b$q;
-    reg  g_skip_b$clock;
-    reg  g_skip_c$d;
-    wire  g_skip_c$q;
-    reg  g_skip_c$clock;
-    reg  u_lock$d;
-    wire  u_lock$q;
-    reg  u_lock$clock;
+    reg  u_skip$d;
+    wire  u_skip$q;
+    reg  u_skip$clock;
     reg  u_take$d;
     wire  u_take$q;
     reg  u_take$clock;
@@ -564,6 +555,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [31:0] j_start;
     reg  j_new_epoch;
     reg  j_skip_d;
+    reg  g_skip_a;
+    reg  g_skip_b;
+    reg  g_skip_c;
     reg  [31:0] z_b1;
     reg  [31:0] z_d1;
     reg  [31:0] z_nd_a;
@@ -896,25 +890,10 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_dnz$q),
         .clock(r_dnz$clock)
     );
-    lowi_core$g_skip_a g_skip_a(
-        .d(g_skip_a$d),
-        .q(g_skip_a$q),
-        .clock(g_skip_a$clock)
-    );
-    lowi_core$g_skip_b g_skip_b(
-        .d(g_skip_b$d),
-        .q(g_skip_b$q),
-        .clock(g_skip_b$clock)
-    );
-    lowi_core$g_skip_c g_skip_c(
-        .d(g_skip_c$d),
-        .q(g_skip_c$q),
-        .clock(g_skip_c$clock)
-    );
-    lowi_core$u_lock u_lock(
-        .d(u_lock$d),
-        .q(u_lock$q),
-        .clock(u_lock$clock)
+    lowi_core$u_skip u_skip(
+        .d(u_skip$d),
+        .q(u_skip$q),
+        .clock(u_skip$clock)
     );
     lowi_core$u_take u_take(
         .d(u_take$d),
@@ -1119,10 +1098,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
-        g_skip_a$clock = clock;
-        g_skip_b$clock = clock;
-        g_skip_c$clock = clock;
-        u_lock$clock = clock;
+        u_skip$clock = clock;
         u_take$clock = clock;
         u_ep_rx$clock = clock;
         u_ep_zero$clock = clock;
@@ -1195,10 +1171,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
-        g_skip_a$d = g_skip_a$q;
-        g_skip_b$d = g_skip_b$q;
-        g_skip_c$d = g_skip_c$q;
-        u_lock$d = u_lock$q;
+        u_skip$d = u_skip$q;
         u_take$d = u_take$q;
         u_ep_rx$d = u_ep_rx$q;
         u_ep_zero$d = u_ep_zero$q;
@@ -1490,15 +1463,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        if (~u_lock$q) begin
-            j_skip_d = g_skip_a$q;
-        end
-        else if (u_take$q) begin
-            j_skip_d = g_skip_b$q;
-        end
-        else begin
-            j_skip_d = g_skip_c$q;
-        end
+        j_skip_d = u_skip$q;
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         x_own_n = r_go_nf && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
@@ -1999,10 +1964,18 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         ej_d$r = i_rx_epoch$q;
         ej_d$r1 = z_d1;
         u_jgo$d = j_go;
-        g_skip_a$d = (rx_seq - r_skip_seq$q) >= k_half_32;
-        g_skip_b$d = (rx_seq - j_seq1) >= k_half_32;
-        g_skip_c$d = (rx_seq - r_newest1$q) >= k_half_32;
-        u_lock$d = j_lock;
+        g_skip_a = (rx_seq - r_skip_seq$q) >= k_half_32;
+        g_skip_b = (rx_seq - j_seq1) >= k_half_32;
+        g_skip_c = (rx_seq - r_newest1$q) >= k_half_32;
+        if (~j_lock) begin
+            u_skip$d = g_skip_a;
+        end
+        else if (j_take) begin
+            u_skip$d = g_skip_b;
+        end
+        else begin
+            u_skip$d = g_skip_c;
+        end
         u_take$d = j_take;
         g_same_a$d = rx_epoch == r_sepoch$q;
         z_nd_a = rx_seq - r_newest$q;
@@ -2792,63 +2765,6 @@ module lowi_core$g_same_a(d,q,clock);
     end
           
 endmodule // lowi_core$g_same_a
-
-
-module lowi_core$g_skip_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$g_skip_a
-
-
-module lowi_core$g_skip_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$g_skip_b
-
-
-module lowi_core$g_skip_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$g_skip_c
 
 
 module lowi_core$i_cl_class(d,q,clock);
@@ -4458,7 +4374,7 @@ module lowi_core$u_li_v(d,q,clock);
 endmodule // lowi_core$u_li_v
 
 
-module lowi_core$u_lock(d,q,clock);
+module lowi_core$u_skip(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -4474,7 +4390,7 @@ module lowi_core$u_lock(d,q,clock);
        q <= d;
     end
           
-endmodule // lowi_core$u_lock
+endmodule // lowi_core$u_skip
 
 
 module lowi_core$u_take(d,q,clock);

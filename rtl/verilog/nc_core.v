@@ -1275,18 +1275,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_dnz$d;
     wire  r_dnz$q;
     reg  r_dnz$clock;
-    reg  g_skip_a$d;
-    wire  g_skip_a$q;
-    reg  g_skip_a$clock;
-    reg  g_skip_b$d;
-    wire  g_skip_b$q;
-    reg  g_skip_b$clock;
-    reg  g_skip_c$d;
-    wire  g_skip_c$q;
-    reg  g_skip_c$clock;
-    reg  u_lock$d;
-    wire  u_lock$q;
-    reg  u_lock$clock;
+    reg  u_skip$d;
+    wire  u_skip$q;
+    reg  u_skip$clock;
     reg  u_take$d;
     wire  u_take$q;
     reg  u_take$clock;
@@ -1497,6 +1488,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] j_start;
     reg  j_new_epoch;
     reg  j_skip_d;
+    reg  g_skip_a;
+    reg  g_skip_b;
+    reg  g_skip_c;
     reg  [31:0] z_b1;
     reg  [31:0] z_d1;
     reg  [31:0] z_nd_a;
@@ -1829,25 +1823,10 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_dnz$q),
         .clock(r_dnz$clock)
     );
-    nc_core$core$g_skip_a g_skip_a(
-        .d(g_skip_a$d),
-        .q(g_skip_a$q),
-        .clock(g_skip_a$clock)
-    );
-    nc_core$core$g_skip_b g_skip_b(
-        .d(g_skip_b$d),
-        .q(g_skip_b$q),
-        .clock(g_skip_b$clock)
-    );
-    nc_core$core$g_skip_c g_skip_c(
-        .d(g_skip_c$d),
-        .q(g_skip_c$q),
-        .clock(g_skip_c$clock)
-    );
-    nc_core$core$u_lock u_lock(
-        .d(u_lock$d),
-        .q(u_lock$q),
-        .clock(u_lock$clock)
+    nc_core$core$u_skip u_skip(
+        .d(u_skip$d),
+        .q(u_skip$q),
+        .clock(u_skip$clock)
     );
     nc_core$core$u_take u_take(
         .d(u_take$d),
@@ -2052,10 +2031,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_skip_seq$clock = clock;
         r_tmo_member$clock = clock;
         r_act_rx$clock = clock;
-        g_skip_a$clock = clock;
-        g_skip_b$clock = clock;
-        g_skip_c$clock = clock;
-        u_lock$clock = clock;
+        u_skip$clock = clock;
         u_take$clock = clock;
         u_ep_rx$clock = clock;
         u_ep_zero$clock = clock;
@@ -2128,10 +2104,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_skip_seq$d = r_skip_seq$q;
         r_tmo_member$d = r_tmo_member$q;
         r_act_rx$d = r_act_rx$q;
-        g_skip_a$d = g_skip_a$q;
-        g_skip_b$d = g_skip_b$q;
-        g_skip_c$d = g_skip_c$q;
-        u_lock$d = u_lock$q;
+        u_skip$d = u_skip$q;
         u_take$d = u_take$q;
         u_ep_rx$d = u_ep_rx$q;
         u_ep_zero$d = u_ep_zero$q;
@@ -2423,15 +2396,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_inflight_fault = r_higher && p_in_flight;
         r_adopt = r_higher && ~p_in_flight;
         r_own = r_go && ~e_lt && ~e_gt && p_is_leader;
-        if (~u_lock$q) begin
-            j_skip_d = g_skip_a$q;
-        end
-        else if (u_take$q) begin
-            j_skip_d = g_skip_b$q;
-        end
-        else begin
-            j_skip_d = g_skip_c$q;
-        end
+        j_skip_d = u_skip$q;
         j_skipped = r_go && r_skip$q && ~e_lt && ~e_gt && ~r_own && j_skip_d;
         r_copy = r_go && ~r_stale && ~r_inflight_fault && ~r_own && ~j_skipped;
         x_own_n = r_go_nf && ~e_lt0 && ~e_gt0 && r_led$q && ~rx_expired;
@@ -2932,10 +2897,18 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ej_d$r = i_rx_epoch$q;
         ej_d$r1 = z_d1;
         u_jgo$d = j_go;
-        g_skip_a$d = (rx_seq - r_skip_seq$q) >= k_half_32;
-        g_skip_b$d = (rx_seq - j_seq1) >= k_half_32;
-        g_skip_c$d = (rx_seq - r_newest1$q) >= k_half_32;
-        u_lock$d = j_lock;
+        g_skip_a = (rx_seq - r_skip_seq$q) >= k_half_32;
+        g_skip_b = (rx_seq - j_seq1) >= k_half_32;
+        g_skip_c = (rx_seq - r_newest1$q) >= k_half_32;
+        if (~j_lock) begin
+            u_skip$d = g_skip_a;
+        end
+        else if (j_take) begin
+            u_skip$d = g_skip_b;
+        end
+        else begin
+            u_skip$d = g_skip_c;
+        end
         u_take$d = j_take;
         g_same_a$d = rx_epoch == r_sepoch$q;
         z_nd_a = rx_seq - r_newest$q;
@@ -3725,63 +3698,6 @@ module nc_core$core$g_same_a(d,q,clock);
     end
           
 endmodule // nc_core$core$g_same_a
-
-
-module nc_core$core$g_skip_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$g_skip_a
-
-
-module nc_core$core$g_skip_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$g_skip_b
-
-
-module nc_core$core$g_skip_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$g_skip_c
 
 
 module nc_core$core$i_cl_class(d,q,clock);
@@ -5391,7 +5307,7 @@ module nc_core$core$u_li_v(d,q,clock);
 endmodule // nc_core$core$u_li_v
 
 
-module nc_core$core$u_lock(d,q,clock);
+module nc_core$core$u_skip(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -5407,7 +5323,7 @@ module nc_core$core$u_lock(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$core$u_lock
+endmodule // nc_core$core$u_skip
 
 
 module nc_core$core$u_take(d,q,clock);
