@@ -43,10 +43,11 @@ block! {
         pub push_mac: Signal<In, Bits<48>>,
         pub push_ip: Signal<In, Bits<32>>,
         pub push_port: Signal<In, Bits<16>>,
-        /// How many requests a send in this cycle takes (from registers, early: every sum and
-        /// difference with it is made before `reserve` is known).
-        pub take: Signal<In, Bits<13>>,
-        /// A send takes `take` requests this cycle (late: the core's tick; it only selects).
+        /// A send takes `min(len, bmax)` requests this cycle, as the core's batch does (late:
+        /// the core's tick; it only selects). The FIFO computes what it takes from its own
+        /// `count` and `bmax`: every sum is made beside the comparison `count >= bmax`, not
+        /// behind a `min` (the core's `take` input until 2026-12-07: its comparison and the
+        /// difference in series were `nc_core`'s longest path, `count` → `count`).
         pub reserve: Signal<In, Bit>,
         /// Drop every request not taken (before this cycle's `push`). Never with `reserve`
         /// (the core's clears come from its tick, whose send then takes nothing, or from a
@@ -66,7 +67,7 @@ block! {
         /// `len < depth` (a push has room) and `len < depth + bmax` (what a batch leaves has
         /// room, if `depth` is not 0: `len - min(len, bmax) < depth`), registered like `nz` from
         /// the candidates of the next count, judged against this cycle's `depth` and `bmax`.
-        /// They assume that a send takes `min(len, bmax)` (`take`, as the core asks).
+        /// A send takes `min(len, bmax)` (`reserve`).
         pub room: Signal<Out, Bit>,
         pub room_b: Signal<Out, Bit>,
         /// A taken request streams out this cycle.
@@ -116,16 +117,22 @@ block! {
         res_next1: Signal<Local, Bits<13>>,
         res_t: Signal<Local, Bits<13>>,
         res_t1: Signal<Local, Bits<13>>,
+        res_b: Signal<Local, Bits<13>>,
+        res_b1: Signal<Local, Bits<13>>,
+        res_c: Signal<Local, Bits<13>>,
+        res_c1: Signal<Local, Bits<13>>,
         res1: Signal<Local, Bits<13>>,
         cnt_t: Signal<Local, Bits<13>>,
         cnt_t1: Signal<Local, Bits<13>>,
+        cnt_b: Signal<Local, Bits<13>>,
+        cnt_b1: Signal<Local, Bits<13>>,
         cnt1: Signal<Local, Bits<13>>,
         wr1: Signal<Local, Bits<13>>,
         // `room` / `room_b`'s candidates: `count` and `count + 1` against `depth`, `depth +
         // bmax` (bd) and `depth + 2 bmax` (bbd) in 15 bits, and `count >= bmax` (a send takes
         // `bmax`, else every entry).
         zx_c: ZeroExtend<13, 15>,
-        zx_c1: ZeroExtend<13, 15>,
+        c1w: Signal<Local, Bits<15>>,
         zx_d: ZeroExtend<13, 15>,
         zx_b: ZeroExtend<13, 15>,
         s_bd: Signal<Local, Bits<15>>,
@@ -183,10 +190,23 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.ram_ip.read_clock.next = self.clock.val();
         self.ram_port.write_clock.next = self.clock.val();
         self.ram_port.read_clock.next = self.clock.val();
-        // Every sum with `take` is made beside `reserve`, which only selects.
-        self.res_t.next = (self.res.q.val() + self.take.val()) & self.k_mask.val();
-        self.res_t1.next =
-            (self.res.q.val() + self.take.val() + self.k1_13.val()) & self.k_mask.val();
+        // What a send takes, `min(count, bmax)`: `bmax` if `count >= bmax`, else `count`. Every
+        // sum with it is made for both beside the comparison, which selects, and `reserve`
+        // selects last.
+        self.c_ge_b.next = self.count.q.val() >= self.bmax.val();
+        self.res_b.next = (self.res.q.val() + self.bmax.val()) & self.k_mask.val();
+        self.res_b1.next =
+            (self.res.q.val() + self.bmax.val() + self.k1_13.val()) & self.k_mask.val();
+        self.res_c.next = (self.res.q.val() + self.count.q.val()) & self.k_mask.val();
+        self.res_c1.next =
+            (self.res.q.val() + self.count.q.val() + self.k1_13.val()) & self.k_mask.val();
+        if self.c_ge_b.val() {
+            self.res_t.next = self.res_b.val();
+            self.res_t1.next = self.res_b1.val();
+        } else {
+            self.res_t.next = self.res_c.val();
+            self.res_t1.next = self.res_c1.val();
+        }
         self.res1.next = (self.res.q.val() + self.k1_13.val()) & self.k_mask.val();
         if self.reserve.val() {
             self.res_next.next = self.res_t.val();
@@ -245,8 +265,16 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         } else {
             self.wr.d.next = self.wr.q.val();
         }
-        self.cnt_t.next = self.count.q.val() - self.take.val();
-        self.cnt_t1.next = self.count.q.val() - self.take.val() + self.k1_13.val();
+        // What a send leaves: `count - bmax`, or nothing when it takes every entry.
+        self.cnt_b.next = self.count.q.val() - self.bmax.val();
+        self.cnt_b1.next = self.count.q.val() - self.bmax.val() + self.k1_13.val();
+        if self.c_ge_b.val() {
+            self.cnt_t.next = self.cnt_b.val();
+            self.cnt_t1.next = self.cnt_b1.val();
+        } else {
+            self.cnt_t.next = self.k0_13.val();
+            self.cnt_t1.next = self.k1_13.val();
+        }
         self.cnt1.next = self.count.q.val() + self.k1_13.val();
         if self.clear.val() {
             if self.push.val() {
@@ -266,14 +294,14 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
             self.count.d.next = self.count.q.val();
         }
         self.len.next = self.count.q.val();
-        // `count`'s next value is not 0 after a push (`take` <= `count`); after a send alone
-        // unless it took every entry; otherwise as before.
+        // `count`'s next value is not 0 after a push; after a send alone unless it took every
+        // entry (`count <= bmax`); otherwise as before.
         if self.clear.val() {
             self.r_nz.d.next = self.push.val();
         } else if self.push.val() {
             self.r_nz.d.next = true;
         } else if self.reserve.val() {
-            self.r_nz.d.next = self.count.q.val() != self.take.val();
+            self.r_nz.d.next = self.count.q.val() > self.bmax.val();
         } else {
             self.r_nz.d.next = self.r_nz.q.val();
         }
@@ -284,25 +312,24 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         // `d` iff `count` (+ 1) is below `d + bmax`; after a send that takes every entry it is 0
         // (or 1).
         self.zx_c.narrow.next = self.count.q.val();
-        self.zx_c1.narrow.next = self.cnt1.val();
         self.zx_d.narrow.next = self.depth.val();
+        self.c1w.next = self.zx_c.wide.val() + self.k1_15.val();
         self.zx_b.narrow.next = self.bmax.val();
         self.s_bd.next = self.zx_d.wide.val() + self.zx_b.wide.val();
         self.s_bbd.next = self.s_bd.val() + self.zx_b.wide.val();
-        self.c_ge_b.next = self.count.q.val() >= self.bmax.val();
         self.d_nz.next = self.depth.val().any();
         self.d_gt1.next = self.depth.val() > self.k1_13.val();
         self.bd_nz.next = self.s_bd.val().any();
         self.bd_gt1.next = self.s_bd.val() > self.k1_15.val();
         self.l_c.next = self.zx_c.wide.val() < self.zx_d.wide.val();
-        self.l_c1.next = self.zx_c1.wide.val() < self.zx_d.wide.val();
+        self.l_c1.next = self.c1w.val() < self.zx_d.wide.val();
         self.b_c.next = self.zx_c.wide.val() < self.s_bd.val();
-        self.b_c1.next = self.zx_c1.wide.val() < self.s_bd.val();
+        self.b_c1.next = self.c1w.val() < self.s_bd.val();
         if self.c_ge_b.val() {
             self.l_t.next = self.b_c.val();
             self.l_t1.next = self.b_c1.val();
             self.b_t.next = self.zx_c.wide.val() < self.s_bbd.val();
-            self.b_t1.next = self.zx_c1.wide.val() < self.s_bbd.val();
+            self.b_t1.next = self.c1w.val() < self.s_bbd.val();
         } else {
             self.l_t.next = self.d_nz.val();
             self.l_t1.next = self.d_gt1.val();

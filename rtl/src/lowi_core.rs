@@ -278,10 +278,8 @@ block! {
         /// Never with a send that takes requests (a fault's tick sends nothing, a new epoch's
         /// first send is a heartbeat, and `u_clr` comes to a node that does not lead).
         pub fifo_clear: Signal<Out, Bit>,
-        /// The requests this cycle's send takes, in two parts: how many a batch send would take
-        /// (`min(fifo_len, batch_max)`, from registers, early), and whether one does this cycle
-        /// (the FIFO's sums with the first are made before the second is known).
-        pub fifo_take: Signal<Out, Bits<13>>,
+        /// This cycle's send is a batch: it takes `min(fifo_len, batch_max)` requests (its
+        /// `send_count`; the FIFO computes that number itself, from its length and `bmax`).
         pub fifo_take_now: Signal<Out, Bit>,
         // ---- actions
         /// A DECIDE goes out on every tree this cycle.
@@ -1468,7 +1466,6 @@ impl Logic for LowiCore {
             }
         }
         self.lead_deliver.next = self.t_value.val();
-        self.fifo_take.next = self.f_min.val();
         self.fifo_take_now.next = self.t_value.val();
         self.tick_leader_changed.next = self.t_new_epoch.val();
         self.tick_epoch.next = self.p_epoch.val();

@@ -347,7 +347,6 @@ impl<const P: usize> Logic for NcCore<P> {
         self.core.tx_hold.next = self.tx_hold.val();
         self.fifo.push.next = self.core.fifo_push.val();
         self.fifo.clear.next = self.core.fifo_clear.val();
-        self.fifo.take.next = self.core.fifo_take.val();
         self.fifo.reserve.next = self.core.fifo_take_now.val();
         // The request's fields as it comes; the core pushes it (or not) in the next cycle.
         self.fifo.push_payload.next = self.cl_payload.val();

@@ -385,6 +385,8 @@ fn random_copies_against_the_model<const A: usize>() {
 #[test]
 fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
     let mut c = Cycle::new(EgressFifo::<3>::default(), |f| &mut f.clock);
+    // A send takes `min(len, bmax)`: 2.
+    c.uut.bmax.next = bits(2);
     // The request's fields in one cycle, the push in the next (the core decides on a request
     // one cycle after it comes).
     let push = |c: &mut Cycle<EgressFifo<3>>, id: u64| {
@@ -410,7 +412,6 @@ fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
         c.settle();
         assert_eq!(val(c.uut.len.val()), 3, "round {round}");
         // Take 2 of the 3; the third is dropped by a clear one cycle later.
-        c.uut.take.next = bits(2);
         c.uut.reserve.next = true;
         c.settle();
         let t_send = c.cycle;
@@ -448,18 +449,21 @@ fn egress_fifo_streams_taken_requests_in_order_and_clear_drops_the_rest() {
     );
 }
 
-/// `nz` is `len != 0` in every cycle, whatever the FIFO is told: random pushes, sends that
-/// take up to every entry (a send that takes all is the case the FIFO judges from `take`),
-/// clears with and without a push.
+/// `len` follows every push, send (of `min(len, bmax)`) and clear, and `nz` is `len != 0` in
+/// every cycle, whatever the FIFO is told: random pushes, sends that take a part or every
+/// entry (a send that takes all is the case the FIFO judges from `count <= bmax`), `bmax`
+/// from 1 to 5 picked anew in every cycle, clears with and without a push.
 #[test]
 fn egress_fifo_nz_is_len_not_zero_in_every_cycle() {
     for seed in 1..=20u64 {
         let mut c = Cycle::new(EgressFifo::<4>::default(), |f| &mut f.clock);
         let mut r = Rng::new(seed);
-        let (mut empties, mut all_taken) = (0, 0);
+        let (mut empties, mut all_taken, mut part_taken) = (0, 0, 0);
+        let mut want = 0;
         for cycle in 0..400 {
             c.settle();
             let len = val(c.uut.len.val());
+            assert_eq!(len, want, "seed {seed} cycle {cycle}: len");
             assert_eq!(
                 c.uut.nz.val(),
                 len != 0,
@@ -469,19 +473,22 @@ fn egress_fifo_nz_is_len_not_zero_in_every_cycle() {
             // At most 8 entries in the 16-entry RAM (the core's depth rule).
             let push = len < 8 && r.pct(50);
             let reserve = len > 0 && r.pct(30);
-            let take = if reserve { r.range(1, len) } else { 0 };
+            let bmax = r.range(1, 5);
+            let take = if reserve { len.min(bmax) } else { 0 };
             all_taken += (reserve && take == len && !push) as u32;
+            part_taken += (reserve && take < len) as u32;
             // A clear never comes with a send that takes requests (the core's contract).
             let clear = !reserve && r.one_in(8);
             c.uut.push.next = push;
-            c.uut.take.next = bits(take);
+            c.uut.bmax.next = bits(bmax);
             c.uut.reserve.next = reserve;
             c.uut.clear.next = clear;
+            want = if clear { 0 } else { len - take } + push as u64;
             c.edge();
         }
         assert!(
-            empties > 10 && all_taken > 3,
-            "seed {seed}: the run reached an empty FIFO {empties} times, a send of every entry {all_taken} times"
+            empties > 10 && all_taken > 3 && part_taken > 3,
+            "seed {seed}: the run reached an empty FIFO {empties} times, a send of every entry {all_taken} times, of a part {part_taken} times"
         );
     }
 }
@@ -526,7 +533,6 @@ fn egress_fifo_room_is_len_below_depth_in_every_cycle() {
             let push = len - if reserve { take } else { 0 } < depth && r.pct(60);
             let clear = !reserve && r.one_in(12);
             c.uut.push.next = push;
-            c.uut.take.next = bits(take);
             c.uut.reserve.next = reserve;
             c.uut.clear.next = clear;
             c.edge();

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -14,7 +14,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
-    input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
     input wire  [12:0] depth;
@@ -140,8 +139,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  w_port$clock;
     reg  [12:0] zx_c$narrow;
     wire  [14:0] zx_c$wide;
-    reg  [12:0] zx_c1$narrow;
-    wire  [14:0] zx_c1$wide;
     reg  [12:0] zx_d$narrow;
     wire  [14:0] zx_d$wide;
     reg  [12:0] zx_b$narrow;
@@ -152,11 +149,18 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
     reg  [12:0] res_next1;
     reg  [12:0] res_t;
     reg  [12:0] res_t1;
+    reg  [12:0] res_b;
+    reg  [12:0] res_b1;
+    reg  [12:0] res_c;
+    reg  [12:0] res_c1;
     reg  [12:0] res1;
     reg  [12:0] cnt_t;
     reg  [12:0] cnt_t1;
+    reg  [12:0] cnt_b;
+    reg  [12:0] cnt_b1;
     reg  [12:0] cnt1;
     reg  [12:0] wr1;
+    reg  [14:0] c1w;
     reg  [14:0] s_bd;
     reg  [14:0] s_bbd;
     reg  c_ge_b;
@@ -317,10 +321,6 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         .narrow(zx_c$narrow),
         .wide(zx_c$wide)
     );
-    egress_fifo$zx_c1 zx_c1(
-        .narrow(zx_c1$narrow),
-        .wide(zx_c1$wide)
-    );
     egress_fifo$zx_d zx_d(
         .narrow(zx_d$narrow),
         .wide(zx_d$wide)
@@ -376,8 +376,19 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         ram_ip$read_clock = clock;
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
-        res_t = (res$q + take) & k_mask;
-        res_t1 = (res$q + take + k1_13) & k_mask;
+        c_ge_b = count$q >= bmax;
+        res_b = (res$q + bmax) & k_mask;
+        res_b1 = (res$q + bmax + k1_13) & k_mask;
+        res_c = (res$q + count$q) & k_mask;
+        res_c1 = (res$q + count$q + k1_13) & k_mask;
+        if (c_ge_b) begin
+            res_t = res_b;
+            res_t1 = res_b1;
+        end
+        else begin
+            res_t = res_c;
+            res_t1 = res_c1;
+        end
         res1 = (res$q + k1_13) & k_mask;
         if (reserve) begin
             res_next = res_t;
@@ -437,8 +448,16 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
         else begin
             wr$d = wr$q;
         end
-        cnt_t = count$q - take;
-        cnt_t1 = count$q - take + k1_13;
+        cnt_b = count$q - bmax;
+        cnt_b1 = count$q - bmax + k1_13;
+        if (c_ge_b) begin
+            cnt_t = cnt_b;
+            cnt_t1 = cnt_b1;
+        end
+        else begin
+            cnt_t = k0_13;
+            cnt_t1 = k1_13;
+        end
         cnt1 = count$q + k1_13;
         if (clear) begin
             if (push) begin
@@ -470,32 +489,31 @@ module egress_fifo(clock,push,push_client,push_seq,push_len,push_payload,push_ma
             r_nz$d = 1'b1;
         end
         else if (reserve) begin
-            r_nz$d = count$q != take;
+            r_nz$d = count$q > bmax;
         end
         else begin
             r_nz$d = r_nz$q;
         end
         nz = r_nz$q;
         zx_c$narrow = count$q;
-        zx_c1$narrow = cnt1;
         zx_d$narrow = depth;
+        c1w = zx_c$wide + k1_15;
         zx_b$narrow = bmax;
         s_bd = zx_d$wide + zx_b$wide;
         s_bbd = s_bd + zx_b$wide;
-        c_ge_b = count$q >= bmax;
         d_nz = |depth;
         d_gt1 = depth > k1_13;
         bd_nz = |s_bd;
         bd_gt1 = s_bd > k1_15;
         l_c = zx_c$wide < zx_d$wide;
-        l_c1 = zx_c1$wide < zx_d$wide;
+        l_c1 = c1w < zx_d$wide;
         b_c = zx_c$wide < s_bd;
-        b_c1 = zx_c1$wide < s_bd;
+        b_c1 = c1w < s_bd;
         if (c_ge_b) begin
             l_t = b_c;
             l_t1 = b_c1;
             b_t = zx_c$wide < s_bbd;
-            b_t1 = zx_c1$wide < s_bbd;
+            b_t1 = c1w < s_bbd;
         end
         else begin
             l_t = d_nz;
@@ -1070,17 +1088,6 @@ module egress_fifo$zx_c(narrow,wide);
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
 endmodule // egress_fifo$zx_c
-
-
-module egress_fifo$zx_c1(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [14:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {2'd0, narrow};
-endmodule // egress_fifo$zx_c1
 
 
 module egress_fifo$zx_d(narrow,wide);

@@ -1895,7 +1895,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  core$tx_hold;
     wire  core$fifo_push;
     wire  core$fifo_clear;
-    wire  [12:0] core$fifo_take;
     wire  core$fifo_take_now;
     wire  core$send;
     wire  [1:0] core$send_kind;
@@ -1977,7 +1976,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [47:0] fifo$push_mac;
     reg  [31:0] fifo$push_ip;
     reg  [15:0] fifo$push_port;
-    reg  [12:0] fifo$take;
     reg  fifo$reserve;
     reg  fifo$clear;
     reg  [12:0] fifo$depth;
@@ -2148,7 +2146,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .tx_hold(core$tx_hold),
         .fifo_push(core$fifo_push),
         .fifo_clear(core$fifo_clear),
-        .fifo_take(core$fifo_take),
         .fifo_take_now(core$fifo_take_now),
         .send(core$send),
         .send_kind(core$send_kind),
@@ -2234,7 +2231,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .push_mac(fifo$push_mac),
         .push_ip(fifo$push_ip),
         .push_port(fifo$push_port),
-        .take(fifo$take),
         .reserve(fifo$reserve),
         .clear(fifo$clear),
         .depth(fifo$depth),
@@ -2551,7 +2547,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         core$tx_hold = tx_hold;
         fifo$push = core$fifo_push;
         fifo$clear = core$fifo_clear;
-        fifo$take = core$fifo_take;
         fifo$reserve = core$fifo_take_now;
         fifo$push_payload = cl_payload;
         fifo$push_len = cl_len[(32'h0)+:(8)];
@@ -2698,7 +2693,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -2741,7 +2736,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     input wire  tx_hold;
     output reg  fifo_push;
     output reg  fifo_clear;
-    output reg  [12:0] fifo_take;
     output reg  fifo_take_now;
     output reg  send;
     output reg  [1:0] send_kind;
@@ -4285,7 +4279,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
             end
         end
         lead_deliver = t_value;
-        fifo_take = f_min;
         fifo_take_now = t_value;
         tick_leader_changed = t_new_epoch;
         tick_epoch = p_epoch;
@@ -7222,7 +7215,7 @@ module nc_engine$core$core$w_p3(d,q,clock);
 endmodule // nc_engine$core$core$w_p3
 
 
-module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,take,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
+module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
     
     // Module arguments
     input wire  clock;
@@ -7234,7 +7227,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     input wire  [47:0] push_mac;
     input wire  [31:0] push_ip;
     input wire  [15:0] push_port;
-    input wire  [12:0] take;
     input wire  reserve;
     input wire  clear;
     input wire  [12:0] depth;
@@ -7360,8 +7352,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  w_port$clock;
     reg  [12:0] zx_c$narrow;
     wire  [14:0] zx_c$wide;
-    reg  [12:0] zx_c1$narrow;
-    wire  [14:0] zx_c1$wide;
     reg  [12:0] zx_d$narrow;
     wire  [14:0] zx_d$wide;
     reg  [12:0] zx_b$narrow;
@@ -7372,11 +7362,18 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
     reg  [12:0] res_next1;
     reg  [12:0] res_t;
     reg  [12:0] res_t1;
+    reg  [12:0] res_b;
+    reg  [12:0] res_b1;
+    reg  [12:0] res_c;
+    reg  [12:0] res_c1;
     reg  [12:0] res1;
     reg  [12:0] cnt_t;
     reg  [12:0] cnt_t1;
+    reg  [12:0] cnt_b;
+    reg  [12:0] cnt_b1;
     reg  [12:0] cnt1;
     reg  [12:0] wr1;
+    reg  [14:0] c1w;
     reg  [14:0] s_bd;
     reg  [14:0] s_bbd;
     reg  c_ge_b;
@@ -7537,10 +7534,6 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         .narrow(zx_c$narrow),
         .wide(zx_c$wide)
     );
-    nc_engine$core$fifo$zx_c1 zx_c1(
-        .narrow(zx_c1$narrow),
-        .wide(zx_c1$wide)
-    );
     nc_engine$core$fifo$zx_d zx_d(
         .narrow(zx_d$narrow),
         .wide(zx_d$wide)
@@ -7596,8 +7589,19 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         ram_ip$read_clock = clock;
         ram_port$write_clock = clock;
         ram_port$read_clock = clock;
-        res_t = (res$q + take) & k_mask;
-        res_t1 = (res$q + take + k1_13) & k_mask;
+        c_ge_b = count$q >= bmax;
+        res_b = (res$q + bmax) & k_mask;
+        res_b1 = (res$q + bmax + k1_13) & k_mask;
+        res_c = (res$q + count$q) & k_mask;
+        res_c1 = (res$q + count$q + k1_13) & k_mask;
+        if (c_ge_b) begin
+            res_t = res_b;
+            res_t1 = res_b1;
+        end
+        else begin
+            res_t = res_c;
+            res_t1 = res_c1;
+        end
         res1 = (res$q + k1_13) & k_mask;
         if (reserve) begin
             res_next = res_t;
@@ -7657,8 +7661,16 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         else begin
             wr$d = wr$q;
         end
-        cnt_t = count$q - take;
-        cnt_t1 = count$q - take + k1_13;
+        cnt_b = count$q - bmax;
+        cnt_b1 = count$q - bmax + k1_13;
+        if (c_ge_b) begin
+            cnt_t = cnt_b;
+            cnt_t1 = cnt_b1;
+        end
+        else begin
+            cnt_t = k0_13;
+            cnt_t1 = k1_13;
+        end
         cnt1 = count$q + k1_13;
         if (clear) begin
             if (push) begin
@@ -7690,32 +7702,31 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
             r_nz$d = 1'b1;
         end
         else if (reserve) begin
-            r_nz$d = count$q != take;
+            r_nz$d = count$q > bmax;
         end
         else begin
             r_nz$d = r_nz$q;
         end
         nz = r_nz$q;
         zx_c$narrow = count$q;
-        zx_c1$narrow = cnt1;
         zx_d$narrow = depth;
+        c1w = zx_c$wide + k1_15;
         zx_b$narrow = bmax;
         s_bd = zx_d$wide + zx_b$wide;
         s_bbd = s_bd + zx_b$wide;
-        c_ge_b = count$q >= bmax;
         d_nz = |depth;
         d_gt1 = depth > k1_13;
         bd_nz = |s_bd;
         bd_gt1 = s_bd > k1_15;
         l_c = zx_c$wide < zx_d$wide;
-        l_c1 = zx_c1$wide < zx_d$wide;
+        l_c1 = c1w < zx_d$wide;
         b_c = zx_c$wide < s_bd;
-        b_c1 = zx_c1$wide < s_bd;
+        b_c1 = c1w < s_bd;
         if (c_ge_b) begin
             l_t = b_c;
             l_t1 = b_c1;
             b_t = zx_c$wide < s_bbd;
-            b_t1 = zx_c1$wide < s_bbd;
+            b_t1 = c1w < s_bbd;
         end
         else begin
             l_t = d_nz;
@@ -8290,17 +8301,6 @@ module nc_engine$core$fifo$zx_c(narrow,wide);
     // Update code (custom)
     always @(*) wide = {2'd0, narrow};
 endmodule // nc_engine$core$fifo$zx_c
-
-
-module nc_engine$core$fifo$zx_c1(narrow,wide);
-    
-    // Module arguments
-    input wire  [12:0] narrow;
-    output reg  [14:0] wide;
-    
-    // Update code (custom)
-    always @(*) wide = {2'd0, narrow};
-endmodule // nc_engine$core$fifo$zx_c1
 
 
 module nc_engine$core$fifo$zx_d(narrow,wide);

@@ -9,10 +9,10 @@ import nctb
 class Fifo:
     def __init__(self, dut):
         self.dut = dut
-        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "take", "reserve", "clear"):
+        for s in ("push", "push_client", "push_seq", "push_len", "push_payload", "reserve", "clear"):
             getattr(dut, s).value = 0
-        # fifo_depth and batch_max, for `room` / `room_b`; a send's `take` is min(len, bmax)
-        # in the core, so `op` sets bmax to each send's take.
+        # fifo_depth and batch_max: a send takes min(len, bmax), so `op` sets bmax to each
+        # send's count (`room` / `room_b` follow it).
         dut.depth.value = 4
         dut.bmax.value = 3
         self.out = []  # (cycle, client, seq, len, payload)
@@ -43,7 +43,6 @@ class Fifo:
             d.push_payload.value = int.from_bytes(payload.ljust(len(d.push_payload) // 8, b"\0"), "big")
             await RisingEdge(d.clock)
         d.push.value = int(push is not None)
-        d.take.value = reserve
         if reserve:
             d.bmax.value = reserve
         d.reserve.value = int(reserve > 0)
@@ -54,7 +53,6 @@ class Fifo:
         cyc = self.cycle
         await RisingEdge(d.clock)
         d.push.value = 0
-        d.take.value = 0
         d.reserve.value = 0
         d.clear.value = 0
         return cyc

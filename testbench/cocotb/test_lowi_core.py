@@ -46,7 +46,7 @@ class Core:
                 hit.update(cycle=self.cycle, kind=int(d.send_kind.value),
                            count=int(d.send_count.value), instance=int(d.send_instance.value),
                            epoch=int(d.send_epoch.value), seq=int(d.send_seq.value),
-                           reserve=int(d.fifo_take.value) if int(d.fifo_take_now.value) else 0,
+                           reserve=int(d.send_count.value) if int(d.fifo_take_now.value) else 0,
                            leader=int(d.tick_leader.value),
                            fault_code=int(d.tick_fault_code.value),
                            dropped=int(d.ev_dropped.value))
