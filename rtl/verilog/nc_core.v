@@ -2288,7 +2288,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_listen_nf = r_fol$q || r_led$q || r_jn$q || (r_arm$q && ((i_rx_kind$q == k_start) || rx_busy));
         r_listen = ~t_fault && r_listen_nf;
         j_joining = p_jn;
-        j_syncing = j_joining && ~r_synced$q;
+        j_syncing = r_jn$q && ~r_synced$q;
         r_go_nf = i_rx_valid$q && r_decide && r_port_ok && r_listen_nf && (~r_jn$q || r_synced$q);
         r_go = ~t_fault && r_go_nf;
         j_go = i_rx_valid$q && r_decide && r_port_ok && j_syncing;

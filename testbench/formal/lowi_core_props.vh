@@ -134,6 +134,11 @@ always @(*) begin
     assert(r_dis$q == (r_state$q == s_disabled));
     if (f_past)
         assert(r_id0$q == (node_id == 8'd0));
+    // a joining node's tick cannot fault before its lock-on (no window, no timeout):
+    // lowi_core's lock-on judgement (`j_syncing`) leaves the tick's fault out on this
+    // (since 2026-12-07)
+    if (r_jn$q && !r_synced$q)
+        assert(!t_fault);
     assert(r_epoch1$q == r_epoch$q + 32'd1);
     assert(r_emax$q == (r_epoch$q == 32'hffffffff));
     assert(r_lins2$q == r_lins1$q + 64'd1);
